@@ -1,0 +1,114 @@
+// This module is browser compatible.
+
+/**
+ * Error classes. A file that is wrong is a {@linkcode ModelFormatError}; a
+ * server that refuses is a {@linkcode HubRequestError}; a bad argument is a
+ * `TypeError` or `RangeError` thrown before any I/O; a bad command line is a
+ * {@linkcode UsageError}. The CLI turns all four into one line and exit code 2.
+ *
+ * @module
+ */
+
+/** Which file format a {@linkcode ModelFormatError} concerns. */
+export type FormatName =
+  | "APR"
+  | "SafeTensors"
+  | "SafeTensors index"
+  | "GGUF"
+  | "QNAT"
+  | "JSON"
+  | "model";
+
+/** Options of {@linkcode ModelFormatError}. */
+export interface ModelFormatErrorOptions extends ErrorOptions {
+  /** Byte offset in the file where the problem was found. */
+  offset?: number;
+}
+
+/**
+ * A file is malformed: do not retry, fix the file. Carries the format, the
+ * file's path or URL, and the byte offset where the problem was found.
+ *
+ * @example Usage
+ * ```ts
+ * import { ModelFormatError } from "./errors.ts";
+ * const e = new ModelFormatError("APR", "m.apr", "wrong magic", { offset: 0 });
+ * console.assert(e.message === 'Cannot read APR file "m.apr": wrong magic (at byte 0)');
+ * ```
+ */
+export class ModelFormatError extends SyntaxError {
+  /** The format being read. */
+  readonly format: FormatName;
+  /** Path or URL of the file. */
+  readonly path: string;
+  /** Byte offset of the problem, when it is known. */
+  readonly offset: number | undefined;
+  /** The rule that was broken, without the file name. */
+  readonly reason: string;
+
+  /**
+   * Describe a malformed file.
+   *
+   * @param format The format being read.
+   * @param path Path or URL of the file.
+   * @param reason What is wrong, e.g. `"header CRC mismatch"`.
+   * @param options Byte offset and cause.
+   */
+  constructor(
+    format: FormatName,
+    path: string,
+    reason: string,
+    options: ModelFormatErrorOptions = {},
+  ) {
+    const at = options.offset === undefined ? "" : ` (at byte ${options.offset})`;
+    super(`Cannot read ${format} file "${path}": ${reason}${at}`, options);
+    this.name = "ModelFormatError";
+    this.format = format;
+    this.path = path;
+    this.offset = options.offset;
+    this.reason = reason;
+  }
+}
+
+/**
+ * A Hugging Face Hub (or any HTTP) request failed in a way retries did not
+ * fix. `status` is the HTTP status, or 0 when no response arrived.
+ */
+export class HubRequestError extends Error {
+  /** HTTP status, 0 for a network failure. */
+  readonly status: number;
+  /** The URL requested (never carries the token). */
+  readonly url: string;
+
+  /**
+   * Describe a failed request.
+   *
+   * @param message What failed, for the user.
+   * @param status HTTP status, 0 for a network failure.
+   * @param url The URL requested.
+   * @param options The cause.
+   */
+  constructor(message: string, status: number, url: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "HubRequestError";
+    this.status = status;
+    this.url = url;
+  }
+}
+
+/**
+ * The command line or an option is wrong (unknown flag, missing argument,
+ * output exists without `--force`). The CLI prints the message and exits 2.
+ */
+export class UsageError extends TypeError {
+  /**
+   * Describe a usage mistake.
+   *
+   * @param message What is wrong, for the user.
+   * @param options The cause.
+   */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "UsageError";
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * A {@linkcode ByteSource} over a local file: positioned reads, never the
+ * whole file in memory.
+ *
+ * @module
+ */
+
+import { assertRange, type ByteSource, DEFAULT_CHUNK_SIZE, streamByReads } from "./byte_source.ts";
+
+/**
+ * Open a local file for random-access reading.
+ *
+ * @param path Path of the file.
+ * @returns A ByteSource; close it when done.
+ * @throws {Deno.errors.NotFound} When the file does not exist.
+ */
+export async function openFileSource(path: string): Promise<FileSource> {
+  const file = await Deno.open(path, { read: true });
+  try {
+    const { size, isFile } = await file.stat();
+    if (!isFile) throw new TypeError(`Cannot read "${path}": not a regular file`);
+    return new FileSource(path, file, size);
+  } catch (error) {
+    file.close();
+    throw error;
+  }
+}
+
+/** A local file as a ByteSource. Reads are serialized on one handle (seek, then read). */
+export class FileSource implements ByteSource {
+  /** The path the file was opened with. */
+  readonly name: string;
+  /** File size in bytes, as of opening. */
+  readonly size: number;
+  #file: Deno.FsFile;
+  #closed = false;
+  // Seek-then-read is two calls on a shared cursor: chain them so concurrent
+  // callers never interleave.
+  #queue: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Take ownership of an open handle.
+   *
+   * @param name Path, for messages.
+   * @param file An open handle, now owned by this source.
+   * @param size Size of the file.
+   */
+  constructor(name: string, file: Deno.FsFile, size: number) {
+    this.name = name;
+    this.#file = file;
+    this.size = size;
+  }
+
+  /** Read exactly `length` bytes at `offset`. */
+  read(offset: number, length: number): Promise<Uint8Array> {
+    assertRange(this.name, this.size, offset, length);
+    const result = this.#queue.then(() => this.#readAt(offset, length));
+    this.#queue = result.catch(() => {});
+    return result;
+  }
+
+  async #readAt(offset: number, length: number): Promise<Uint8Array> {
+    if (this.#closed) throw new TypeError(`Cannot read "${this.name}": the file is closed`);
+    const buffer = new Uint8Array(length);
+    await this.#file.seek(offset, Deno.SeekMode.Start);
+    let filled = 0;
+    while (filled < length) {
+      const n = await this.#file.read(buffer.subarray(filled));
+      if (n === null) {
+        throw new RangeError(
+          `Cannot read "${this.name}": file ended at byte ${offset + filled}, expected ${
+            offset + length
+          } (was it truncated while open?)`,
+        );
+      }
+      filled += n;
+    }
+    return buffer;
+  }
+
+  /** Stream `[start, end)` in chunks. */
+  stream(
+    start: number,
+    end: number,
+    chunkSize: number = DEFAULT_CHUNK_SIZE,
+  ): ReadableStream<Uint8Array> {
+    return streamByReads(this, start, end, chunkSize);
+  }
+
+  /** Close the file handle. */
+  close(): Promise<void> {
+    if (!this.#closed) {
+      this.#closed = true;
+      // Wait for reads in flight before releasing the handle.
+      return this.#queue.then(() => this.#file.close());
+    }
+    return Promise.resolve();
+  }
+}
