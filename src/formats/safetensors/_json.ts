@@ -1,0 +1,241 @@
+// This module is browser compatible.
+
+/**
+ * A strict JSON parser for SafeTensors headers. `JSON.parse` cannot be used
+ * directly: it silently keeps the last of two equal keys (FORMATS.md S11) and
+ * rounds integers above 2^53 (S13), so a header could mean something other
+ * than what the file says. This parser keeps every number's source text and
+ * reports duplicate keys, with their position.
+ *
+ * @module
+ */
+
+/** A JSON number with its source text, so integer checks see what the file says. */
+export class JsonNumber {
+  /** The number as written, e.g. `"18446744073709551614"` or `"1.5"`. */
+  readonly raw: string;
+
+  /** @param raw The number's source text. */
+  constructor(raw: string) {
+    this.raw = raw;
+  }
+
+  /**
+   * The value when the text is a plain non-negative integer (`0` or
+   * `[1-9][0-9]*`, no sign, fraction or exponent) of at most 2^53 − 1.
+   * Returns `"unsafe"` for larger integers and `undefined` for anything else.
+   */
+  safeInteger(): number | "unsafe" | undefined {
+    if (!/^(?:0|[1-9][0-9]*)$/.test(this.raw)) return undefined;
+    const value = BigInt(this.raw);
+    return value > BigInt(Number.MAX_SAFE_INTEGER) ? "unsafe" : Number(value);
+  }
+}
+
+/** A parsed JSON object: keys in source order with the position of each key. */
+export class JsonObject {
+  /** Values by key, in source order. */
+  readonly values: Map<string, JsonValue> = new Map();
+  /** Character position of each key's opening quote. */
+  readonly positions: Map<string, number> = new Map();
+}
+
+/** A parsed JSON value. */
+export type JsonValue = null | boolean | string | JsonNumber | JsonValue[] | JsonObject;
+
+/** Thrown for malformed JSON; `position` is a character index into the text. */
+export class JsonSyntaxError extends Error {
+  /** Character index of the problem. */
+  readonly position: number;
+  /** Set when the problem is a repeated key: the key, and the nesting depth (1 = top level). */
+  readonly duplicate: { key: string; depth: number } | undefined;
+
+  /**
+   * @param message What is wrong.
+   * @param position Character index of the problem.
+   * @param duplicate The repeated key, when that is the problem.
+   */
+  constructor(message: string, position: number, duplicate?: { key: string; depth: number }) {
+    super(message);
+    this.position = position;
+    this.duplicate = duplicate;
+  }
+}
+
+// SafeTensors headers nest three levels deep ({name: {shape: [..]}}); a cap far
+// above that keeps a hostile `[[[[...` from exhausting the call stack.
+const MAX_DEPTH = 64;
+
+const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+
+/**
+ * Parse JSON text strictly (RFC 8259), rejecting duplicate keys in any object.
+ *
+ * @param text The JSON text.
+ * @returns The value, numbers kept as {@linkcode JsonNumber}.
+ * @throws {JsonSyntaxError} On malformed JSON or a repeated key.
+ */
+export function parseJsonStrict(text: string): JsonValue {
+  let i = 0;
+
+  const fail = (message: string, at = i): never => {
+    throw new JsonSyntaxError(message, at);
+  };
+  const skipSpace = (): void => {
+    for (;;) {
+      const c = text.charCodeAt(i);
+      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
+      else return;
+    }
+  };
+  const describe = (): string => i >= text.length ? "end of text" : JSON.stringify(text[i]);
+
+  const parseString = (): string => {
+    const start = i;
+    i++; // opening quote
+    let out = "";
+    let runStart = i;
+    for (;;) {
+      if (i >= text.length) fail("unterminated string", start);
+      const c = text.charCodeAt(i);
+      if (c === 0x22) {
+        out += text.slice(runStart, i);
+        i++;
+        return out;
+      }
+      if (c < 0x20) fail("control character in string");
+      if (c !== 0x5c) {
+        i++;
+        continue;
+      }
+      out += text.slice(runStart, i);
+      const e = text[i + 1];
+      switch (e) {
+        case '"':
+        case "\\":
+        case "/":
+          out += e;
+          i += 2;
+          break;
+        case "b":
+          out += "\b";
+          i += 2;
+          break;
+        case "f":
+          out += "\f";
+          i += 2;
+          break;
+        case "n":
+          out += "\n";
+          i += 2;
+          break;
+        case "r":
+          out += "\r";
+          i += 2;
+          break;
+        case "t":
+          out += "\t";
+          i += 2;
+          break;
+        case "u": {
+          const hex = text.slice(i + 2, i + 6);
+          if (!/^[0-9a-fA-F]{4}$/.test(hex)) fail("invalid \\u escape");
+          out += String.fromCharCode(parseInt(hex, 16));
+          i += 6;
+          break;
+        }
+        default:
+          fail("invalid escape in string");
+      }
+      runStart = i;
+    }
+  };
+
+  const parseValue = (depth: number): JsonValue => {
+    skipSpace();
+    const c = text[i];
+    if (c === "{") {
+      if (depth >= MAX_DEPTH) fail(`nesting deeper than ${MAX_DEPTH} levels`);
+      const object = new JsonObject();
+      i++;
+      skipSpace();
+      if (text[i] === "}") {
+        i++;
+        return object;
+      }
+      for (;;) {
+        skipSpace();
+        if (text[i] !== '"') fail(`expected a key string, found ${describe()}`);
+        const keyAt = i;
+        const key = parseString();
+        if (object.values.has(key)) {
+          throw new JsonSyntaxError(`key ${JSON.stringify(key)} appears twice`, keyAt, {
+            key,
+            depth: depth + 1,
+          });
+        }
+        skipSpace();
+        if (text[i] !== ":") fail(`expected ":", found ${describe()}`);
+        i++;
+        object.positions.set(key, keyAt);
+        object.values.set(key, parseValue(depth + 1));
+        skipSpace();
+        if (text[i] === ",") {
+          i++;
+          continue;
+        }
+        if (text[i] === "}") {
+          i++;
+          return object;
+        }
+        fail(`expected "," or "}", found ${describe()}`);
+      }
+    }
+    if (c === "[") {
+      if (depth >= MAX_DEPTH) fail(`nesting deeper than ${MAX_DEPTH} levels`);
+      const array: JsonValue[] = [];
+      i++;
+      skipSpace();
+      if (text[i] === "]") {
+        i++;
+        return array;
+      }
+      for (;;) {
+        array.push(parseValue(depth + 1));
+        skipSpace();
+        if (text[i] === ",") {
+          i++;
+          continue;
+        }
+        if (text[i] === "]") {
+          i++;
+          return array;
+        }
+        fail(`expected "," or "]", found ${describe()}`);
+      }
+    }
+    if (c === '"') return parseString();
+    if (text.startsWith("true", i)) {
+      i += 4;
+      return true;
+    }
+    if (text.startsWith("false", i)) {
+      i += 5;
+      return false;
+    }
+    if (text.startsWith("null", i)) {
+      i += 4;
+      return null;
+    }
+    NUMBER.lastIndex = i;
+    const match = NUMBER.exec(text);
+    if (match === null) fail(`unexpected ${describe()}`);
+    i += match![0].length;
+    return new JsonNumber(match![0]);
+  };
+
+  const value = parseValue(0);
+  skipSpace();
+  if (i < text.length) fail(`unexpected ${describe()} after the JSON value`);
+  return value;
+}
