@@ -1,0 +1,404 @@
+/**
+ * Hugging Face companion files (`config.json`, `tokenizer.json`,
+ * `tokenizer_config.json`, `generation_config.json`, `chat_template.jinja`)
+ * turned into APR metadata (APR_V2.md §3, DESIGN.md §2.4).
+ *
+ * Choices, so readers of the APR file find what they need:
+ *
+ * - One spelling per field (APR_V2.md §3 alias trap): `hidden_size`,
+ *   `num_layers`, `num_heads`, `num_kv_heads`, `vocab_size`,
+ *   `intermediate_size`, `max_position_embeddings`, `rms_norm_eps`, whatever
+ *   spelling the config used.
+ * - `tokenizer.vocabulary[id]` is the token string of `id`, added tokens
+ *   included. Ids no token claims (holes, and rows up to the config's
+ *   `vocab_size` when the embedding is padded) get `"[PAD<id>]"`, as llama.cpp's
+ *   converter does, so the index always equals the id and the length matches
+ *   the embedding rows.
+ * - `tokenizer.merges` is always `"a b"` strings; the newer `[a, b]` pair form
+ *   is joined with one space.
+ * - The chat template is written twice: `chat_template` (aprender's field) and
+ *   `tokenizer.chat_template` (the custom key realizar reads). Neither is in an
+ *   alias group, so both are safe.
+ * - `tokenizer.bos_token_id`/`eos_token_id` come from `generation_config.json`,
+ *   else `config.json`, else by looking up the tokenizer_config's token string;
+ *   when several EOS ids are listed, the first is used.
+ *
+ * @module
+ */
+
+import { ModelFormatError } from "../errors.ts";
+import type { ModelMetadata } from "../tensor.ts";
+import type { ModelFiles } from "./model_files.ts";
+
+/**
+ * Largest config-like companion read (`config.json`, `tokenizer_config.json`,
+ * `generation_config.json`, `chat_template.jinja`): real ones are kilobytes;
+ * a few MB with a huge `added_tokens_decoder`.
+ */
+export const MAX_CONFIG_BYTES = 32_000_000;
+
+/** Largest `tokenizer.json` read: the largest real ones (256k-token vocabularies) are ~35 MB. */
+export const MAX_TOKENIZER_BYTES = 200_000_000;
+
+/** Parsed companion files; each may be absent. */
+export interface HfCompanions {
+  /** `config.json`. */
+  config?: unknown;
+  /** `tokenizer.json`. */
+  tokenizer?: unknown;
+  /** `tokenizer_config.json`. */
+  tokenizerConfig?: unknown;
+  /** `generation_config.json`. */
+  generationConfig?: unknown;
+  /** `chat_template.jinja`, used when `tokenizer_config.json` has no template. */
+  chatTemplate?: string;
+}
+
+/** Options of {@linkcode readHfCompanions}. */
+export interface ReadHfCompanionsOptions {
+  /**
+   * Folder of the repository holding the model (for models in a subfolder).
+   *
+   * @default {""}
+   */
+  directory?: string;
+}
+
+/**
+ * Hugging Face `architectures[0]` → the architecture name aprender and
+ * realizar use. Unlisted classes fall back to the lowercased `model_type`.
+ */
+const ARCHITECTURES: Readonly<Record<string, string>> = {
+  LlamaForCausalLM: "llama",
+  MistralForCausalLM: "mistral",
+  MixtralForCausalLM: "mixtral",
+  Qwen2ForCausalLM: "qwen2",
+  Qwen2MoeForCausalLM: "qwen2moe",
+  Qwen3ForCausalLM: "qwen3",
+  Qwen3MoeForCausalLM: "qwen3moe",
+  PhiForCausalLM: "phi2",
+  Phi3ForCausalLM: "phi3",
+  GemmaForCausalLM: "gemma",
+  Gemma2ForCausalLM: "gemma2",
+  Gemma3ForCausalLM: "gemma3",
+  Gemma3ForConditionalGeneration: "gemma3",
+  GPT2LMHeadModel: "gpt2",
+  GPTNeoXForCausalLM: "gptneox",
+  FalconForCausalLM: "falcon",
+  StableLmForCausalLM: "stablelm",
+  Starcoder2ForCausalLM: "starcoder2",
+  DeepseekV2ForCausalLM: "deepseek2",
+  DeepseekV3ForCausalLM: "deepseek2",
+  OlmoForCausalLM: "olmo",
+  BertModel: "bert",
+  BertForMaskedLM: "bert",
+};
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === "object" && !Array.isArray(value)
+    ? value as Record<string, unknown>
+    : undefined;
+}
+
+function firstNumber(source: Record<string, unknown>, keys: readonly string[]): number | undefined {
+  for (const key of keys) {
+    const v = source[key];
+    if (typeof v === "number" && Number.isFinite(v)) return v;
+  }
+  return undefined;
+}
+
+function firstId(value: unknown): number | undefined {
+  if (Array.isArray(value)) value = value[0];
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+}
+
+/** A special token in tokenizer_config.json: a string, or `{content: "..."}` (AddedToken). */
+function tokenString(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  const content = record(value)?.["content"];
+  return typeof content === "string" ? content : undefined;
+}
+
+interface Vocabulary {
+  tokens: string[];
+  scores: number[] | undefined;
+  merges: string[] | undefined;
+  modelType: string | undefined;
+  ids: Map<string, number>;
+}
+
+function readVocabulary(tokenizer: unknown, minSize: number | undefined): Vocabulary | undefined {
+  const model = record(record(tokenizer)?.["model"]);
+  if (model === undefined) return undefined;
+  const modelType = typeof model["type"] === "string" ? model["type"] : undefined;
+  const byId: (string | undefined)[] = [];
+  let scores: number[] | undefined;
+  const vocab = model["vocab"];
+  if (Array.isArray(vocab)) {
+    // Unigram: [[token, score], ...], id = index.
+    scores = [];
+    for (const [id, entry] of vocab.entries()) {
+      if (Array.isArray(entry) && typeof entry[0] === "string") {
+        byId[id] = entry[0];
+        scores[id] = typeof entry[1] === "number" ? entry[1] : 0;
+      }
+    }
+  } else {
+    const map = record(vocab);
+    if (map !== undefined) {
+      for (const [token, id] of Object.entries(map)) {
+        if (typeof id === "number" && Number.isSafeInteger(id) && id >= 0) byId[id] = token;
+      }
+    }
+  }
+  const added = record(tokenizer)?.["added_tokens"];
+  if (Array.isArray(added)) {
+    for (const entry of added) {
+      const t = record(entry);
+      const id = t?.["id"];
+      if (
+        typeof t?.["content"] === "string" && typeof id === "number" && Number.isSafeInteger(id) &&
+        id >= 0
+      ) {
+        byId[id] = t["content"];
+      }
+    }
+  }
+  const length = Math.max(byId.length, minSize ?? 0);
+  const tokens: string[] = [];
+  const ids = new Map<string, number>();
+  for (let id = 0; id < length; id++) {
+    const token = byId[id] ?? `[PAD${id}]`;
+    tokens.push(token);
+    if (byId[id] !== undefined && !ids.has(token)) ids.set(token, id);
+  }
+  if (scores !== undefined) {
+    for (let id = 0; id < length; id++) scores[id] ??= 0;
+  }
+  let merges: string[] | undefined;
+  if (Array.isArray(model["merges"])) {
+    merges = [];
+    for (const m of model["merges"]) {
+      if (typeof m === "string") merges.push(m);
+      else if (Array.isArray(m) && m.length === 2) merges.push(`${m[0]} ${m[1]}`);
+    }
+  }
+  return { tokens, scores, merges, modelType, ids };
+}
+
+function chatTemplateOf(tokenizerConfig: Record<string, unknown>, fallback: string | undefined) {
+  const t = tokenizerConfig["chat_template"];
+  if (typeof t === "string") return t;
+  // Several named templates: [{name, template}]; take "default", else the first.
+  if (Array.isArray(t)) {
+    const named = t.map(record).filter((x) => typeof x?.["template"] === "string");
+    const chosen = named.find((x) => x?.["name"] === "default") ?? named[0];
+    if (chosen !== undefined) return chosen["template"] as string;
+  }
+  return fallback;
+}
+
+/**
+ * Map Hugging Face companion files to APR metadata. Pure: no I/O.
+ *
+ * @example Usage
+ * ```ts
+ * import { aprMetadataFromHf } from "./hf_metadata.ts";
+ * const m = aprMetadataFromHf({
+ *   config: { architectures: ["LlamaForCausalLM"], model_type: "llama", num_hidden_layers: 2 },
+ * });
+ * console.assert(m.architecture === "llama" && m.num_layers === 2);
+ * ```
+ *
+ * @param files The parsed files; absent ones contribute nothing.
+ * @returns Metadata in APR's vocabulary, one spelling per field.
+ */
+export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
+  const config = record(files.config) ?? {};
+  const tokenizerConfig = record(files.tokenizerConfig) ?? {};
+  const generation = record(files.generationConfig) ?? {};
+  // Multimodal configs keep the language model's numbers under text_config.
+  const text = { ...record(config["text_config"]), ...config };
+  const out: ModelMetadata = {};
+
+  const chatTemplate = chatTemplateOf(tokenizerConfig, files.chatTemplate);
+  if (chatTemplate !== undefined) out.chat_template = chatTemplate;
+
+  const special: NonNullable<ModelMetadata["special_tokens"]> = {};
+  for (const key of ["bos_token", "eos_token", "unk_token", "pad_token"] as const) {
+    const token = tokenString(tokenizerConfig[key]);
+    if (token !== undefined) special[key] = token;
+  }
+
+  const hfArchitecture = Array.isArray(config["architectures"]) &&
+      typeof config["architectures"][0] === "string"
+    ? config["architectures"][0]
+    : undefined;
+  const hfModelType = typeof config["model_type"] === "string" ? config["model_type"] : undefined;
+  const architecture = (hfArchitecture === undefined ? undefined : ARCHITECTURES[hfArchitecture]) ??
+    hfModelType?.toLowerCase();
+  if (architecture !== undefined) out.architecture = architecture;
+  if (hfArchitecture !== undefined) out.hf_architecture = hfArchitecture;
+  if (hfModelType !== undefined) out.hf_model_type = hfModelType;
+
+  const set = (key: keyof ModelMetadata, value: number | undefined): void => {
+    if (value !== undefined) out[key] = value;
+  };
+  set("hidden_size", firstNumber(text, ["hidden_size", "n_embd", "d_model", "hidden_dim"]));
+  set("num_layers", firstNumber(text, ["num_hidden_layers", "n_layer", "n_layers", "num_layers"]));
+  const heads = firstNumber(text, ["num_attention_heads", "n_head", "n_heads", "num_heads"]);
+  set("num_heads", heads);
+  // Without num_key_value_heads, Llama-style configs mean one KV head per head.
+  set(
+    "num_kv_heads",
+    firstNumber(text, ["num_key_value_heads", "n_kv_heads", "num_kv_heads"]) ?? heads,
+  );
+  const vocabSize = firstNumber(text, ["vocab_size", "n_vocab"]);
+  set("vocab_size", vocabSize);
+  set(
+    "intermediate_size",
+    firstNumber(text, ["intermediate_size", "n_inner", "ffn_dim", "intermediate_dim"]),
+  );
+  set(
+    "max_position_embeddings",
+    firstNumber(text, [
+      "max_position_embeddings",
+      "n_positions",
+      "max_seq_len",
+      "seq_length",
+      "n_ctx",
+    ]),
+  );
+  set(
+    "rope_theta",
+    firstNumber(text, ["rope_theta"]) ??
+      firstNumber(record(text["rope_parameters"]) ?? {}, ["rope_theta"]),
+  );
+  set(
+    "rms_norm_eps",
+    firstNumber(text, ["rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "norm_eps"]),
+  );
+  set("head_dim", firstNumber(text, ["head_dim"]));
+  set("num_experts", firstNumber(text, ["num_local_experts", "num_experts", "n_routed_experts"]));
+  set("num_experts_per_tok", firstNumber(text, ["num_experts_per_tok"]));
+  set("moe_intermediate_size", firstNumber(text, ["moe_intermediate_size"]));
+
+  const vocabulary = readVocabulary(files.tokenizer, vocabSize);
+  if (vocabulary !== undefined) {
+    if (vocabulary.ids.has("<|im_start|>")) special.im_start_token = "<|im_start|>";
+    if (vocabulary.ids.has("<|im_end|>")) special.im_end_token = "<|im_end|>";
+  }
+  if (Object.keys(special).length > 0) out.special_tokens = special;
+
+  if (vocabulary !== undefined) {
+    out["tokenizer.vocabulary"] = vocabulary.tokens;
+    if (vocabulary.merges !== undefined) out["tokenizer.merges"] = vocabulary.merges;
+    out["tokenizer.vocab_size"] = vocabulary.tokens.length;
+  }
+  const lookup = (token: string | undefined) =>
+    token === undefined ? undefined : vocabulary?.ids.get(token);
+  const bos = firstId(generation["bos_token_id"]) ?? firstId(config["bos_token_id"]) ??
+    lookup(special.bos_token ?? undefined);
+  const eos = firstId(generation["eos_token_id"]) ?? firstId(config["eos_token_id"]) ??
+    lookup(special.eos_token ?? undefined);
+  if (bos !== undefined) out["tokenizer.bos_token_id"] = bos;
+  if (eos !== undefined) out["tokenizer.eos_token_id"] = eos;
+  if (vocabulary?.modelType !== undefined) out["tokenizer.model_type"] = vocabulary.modelType;
+  if (vocabulary?.scores !== undefined) out["tokenizer.scores"] = vocabulary.scores;
+  if (chatTemplate !== undefined) out["tokenizer.chat_template"] = chatTemplate;
+  if (typeof text["tie_word_embeddings"] === "boolean") {
+    out["tied_embeddings"] = text["tie_word_embeddings"];
+  }
+  return out;
+}
+
+async function readCompanion(
+  files: ModelFiles,
+  listing: ReadonlySet<string>,
+  path: string,
+  maxBytes: number,
+): Promise<string | undefined> {
+  if (!listing.has(path)) return undefined;
+  const source = await files.open(path);
+  try {
+    // Checked before reading, so a hostile file cannot exhaust memory.
+    if (source.size > maxBytes) {
+      throw new ModelFormatError(
+        "JSON",
+        files.locate(path),
+        `too large: ${source.size} bytes exceeds the ${maxBytes}-byte limit for this file`,
+      );
+    }
+    const bytes = await source.read(0, source.size);
+    try {
+      return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    } catch (cause) {
+      throw new ModelFormatError("JSON", files.locate(path), "not valid UTF-8", { cause });
+    }
+  } finally {
+    await source.close();
+  }
+}
+
+function parseCompanion(files: ModelFiles, path: string, text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (cause) {
+    throw new ModelFormatError(
+      "JSON",
+      files.locate(path),
+      `invalid JSON: ${(cause as Error).message}`,
+      {
+        cause,
+      },
+    );
+  }
+  if (record(value) === undefined) {
+    throw new ModelFormatError("JSON", files.locate(path), "invalid JSON: not an object");
+  }
+  return value;
+}
+
+/**
+ * Read a repository's companion files, those present, and map them to APR
+ * metadata with {@linkcode aprMetadataFromHf}.
+ *
+ * @param files The repository.
+ * @param options The folder of the model inside the repository.
+ * @returns The metadata (empty when no companion exists).
+ * @throws {ModelFormatError} When a companion is over its size cap, not UTF-8,
+ * or not a JSON object.
+ */
+export async function readHfCompanions(
+  files: ModelFiles,
+  options: ReadHfCompanionsOptions = {},
+): Promise<ModelMetadata> {
+  const prefix = options.directory ? `${options.directory.replace(/\/+$/, "")}/` : "";
+  const listing = new Set(await files.list());
+  const json = async (name: string, maxBytes: number): Promise<unknown> =>
+    parseCompanion(
+      files,
+      prefix + name,
+      await readCompanion(files, listing, prefix + name, maxBytes),
+    );
+  const companions: HfCompanions = {};
+  const config = await json("config.json", MAX_CONFIG_BYTES);
+  if (config !== undefined) companions.config = config;
+  const tokenizer = await json("tokenizer.json", MAX_TOKENIZER_BYTES);
+  if (tokenizer !== undefined) companions.tokenizer = tokenizer;
+  const tokenizerConfig = await json("tokenizer_config.json", MAX_CONFIG_BYTES);
+  if (tokenizerConfig !== undefined) companions.tokenizerConfig = tokenizerConfig;
+  const generationConfig = await json("generation_config.json", MAX_CONFIG_BYTES);
+  if (generationConfig !== undefined) companions.generationConfig = generationConfig;
+  const chatTemplate = await readCompanion(
+    files,
+    listing,
+    prefix + "chat_template.jinja",
+    MAX_CONFIG_BYTES,
+  );
+  if (chatTemplate !== undefined) companions.chatTemplate = chatTemplate;
+  return aprMetadataFromHf(companions);
+}
