@@ -1,0 +1,181 @@
+/**
+ * The Hugging Face cache layout, shared with every Hugging Face tool
+ * (FORMATS.md §4): `models--{org}--{name}/blobs/{etag}`,
+ * `refs/{revision}` (a file holding the commit) and
+ * `snapshots/{commit}/{path}` → a RELATIVE symlink to `../../blobs/{etag}`.
+ * Partial downloads are `blobs/{etag}.incomplete`.
+ *
+ * @module
+ */
+
+import { dirname, join } from "node:path";
+
+const COMMIT_PATTERN = /^[0-9a-f]{40}$/;
+
+/**
+ * One repository's folder in the cache.
+ *
+ * @example Usage
+ * ```ts
+ * import { HubCache } from "./hub_cache.ts";
+ * const cache = new HubCache("/tmp/hub", "org/name");
+ * console.assert(cache.repoDir === "/tmp/hub/models--org--name");
+ * ```
+ */
+export class HubCache {
+  /** The cache root (`HF_HUB_CACHE`). */
+  readonly cacheDir: string;
+  /** `org/name`. */
+  readonly repoId: string;
+  /** `{cacheDir}/models--{org}--{name}`. */
+  readonly repoDir: string;
+
+  /**
+   * Name a repository's cache folder (nothing is created yet).
+   *
+   * @param cacheDir The cache root.
+   * @param repoId `org/name`.
+   */
+  constructor(cacheDir: string, repoId: string) {
+    this.cacheDir = cacheDir;
+    this.repoId = repoId;
+    this.repoDir = join(cacheDir, `models--${repoId.replaceAll("/", "--")}`);
+  }
+
+  /**
+   * The path of a complete blob.
+   *
+   * @param etag The blob's etag.
+   * @returns `blobs/{etag}`.
+   */
+  blobPath(etag: string): string {
+    return join(this.repoDir, "blobs", etag);
+  }
+
+  /**
+   * The path of a partial download.
+   *
+   * @param etag The blob's etag.
+   * @returns `blobs/{etag}.incomplete`.
+   */
+  incompletePath(etag: string): string {
+    return `${this.blobPath(etag)}.incomplete`;
+  }
+
+  /**
+   * The folder of one commit's files.
+   *
+   * @param commit The commit.
+   * @returns `snapshots/{commit}`.
+   */
+  snapshotDir(commit: string): string {
+    return join(this.repoDir, "snapshots", commit);
+  }
+
+  /**
+   * The commit a revision pointed at when last resolved, from `refs/`. A
+   * revision that is itself a commit id resolves to itself.
+   *
+   * @param revision Branch, tag or commit.
+   * @returns The commit, or `undefined` when unknown.
+   */
+  async readRef(revision: string): Promise<string | undefined> {
+    if (COMMIT_PATTERN.test(revision)) return revision;
+    try {
+      const commit = (await Deno.readTextFile(join(this.repoDir, "refs", revision))).trim();
+      return COMMIT_PATTERN.test(commit) ? commit : undefined;
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * Record the commit of a revision in `refs/{revision}` (no newline, as the
+   * Hugging Face tools write it). Commit ids are not recorded.
+   *
+   * @param revision Branch or tag.
+   * @param commit The commit it points at.
+   */
+  async writeRef(revision: string, commit: string): Promise<void> {
+    if (revision === commit) return;
+    const path = join(this.repoDir, "refs", revision);
+    await Deno.mkdir(dirname(path), { recursive: true });
+    if ((await this.readRef(revision)) === commit) return;
+    await atomicWrite(path, commit);
+  }
+
+  /**
+   * Whether a snapshot file is present and its blob complete.
+   *
+   * @param commit The commit.
+   * @param path Path inside the repository.
+   * @returns `true` when `snapshots/{commit}/{path}` resolves to a file.
+   */
+  async hasSnapshotFile(commit: string, path: string): Promise<boolean> {
+    try {
+      return (await Deno.stat(join(this.snapshotDir(commit), path))).isFile;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Whether a complete blob is present.
+   *
+   * @param etag The blob's etag.
+   * @param size Its expected size, when known.
+   * @returns `true` when `blobs/{etag}` exists (with that size).
+   */
+  async hasBlob(etag: string, size?: number): Promise<boolean> {
+    try {
+      const info = await Deno.stat(this.blobPath(etag));
+      return info.isFile && (size === undefined || info.size === size);
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Point `snapshots/{commit}/{path}` at `blobs/{etag}` with a relative
+   * symlink (`../../blobs/{etag}`, one more `../` per folder in `path`),
+   * replacing an older link.
+   *
+   * @param commit The commit.
+   * @param path Path inside the repository.
+   * @param etag The blob's etag.
+   */
+  async linkSnapshot(commit: string, path: string, etag: string): Promise<void> {
+    const link = join(this.snapshotDir(commit), path);
+    await Deno.mkdir(dirname(link), { recursive: true });
+    const depth = path.split("/").length - 1;
+    const target = `${"../".repeat(depth + 2)}blobs/${etag}`;
+    try {
+      if ((await Deno.readLink(link)) === target) return;
+      await Deno.remove(link);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) {
+        // Not a link (a copied file, as on file systems without symlinks): replace it.
+        await Deno.remove(link).catch(() => {});
+      }
+    }
+    await Deno.symlink(target, link);
+  }
+}
+
+/**
+ * Write a small file so that readers see the old or the new content, never half.
+ *
+ * @param path The file.
+ * @param text Its new content.
+ */
+export async function atomicWrite(path: string, text: string): Promise<void> {
+  const temporary = `${path}.${crypto.randomUUID()}.tmp`;
+  await Deno.writeTextFile(temporary, text);
+  try {
+    await Deno.rename(temporary, path);
+  } catch (error) {
+    await Deno.remove(temporary).catch(() => {});
+    throw error;
+  }
+}

@@ -1,0 +1,407 @@
+/**
+ * Download one file into the cache's `blobs/` (FORMATS.md §4): resumable from
+ * `blobs/{etag}.incomplete`, in parallel byte ranges for big files, verified
+ * against the LFS sha256, and never leaving a wrong blob behind.
+ *
+ * **Resume.** Without a sidecar, the `.incomplete` file's length is the valid
+ * prefix (the rule the Hugging Face tools use, so their partial downloads
+ * resume here and ours there). When a file is fetched as several ranges at
+ * once, the ranges land at their offsets with positioned writes and a small
+ * sidecar `blobs/{etag}.incomplete.parts.json` records, per range,
+ * `{start, end, next}` (bytes `[start, next)` are written). It is replaced
+ * atomically (write + rename) after each chunk is written, so after a kill it
+ * may understate progress (those bytes are fetched again and rewritten with the
+ * same content) but never overstate it. It is deleted when the blob is complete.
+ *
+ * **Hashing.** A file fetched as one sequential range is hashed while it
+ * downloads (a resumed prefix is re-hashed from disk first). A file fetched as
+ * parallel ranges is hashed by one sequential pass over the finished file:
+ * an extra read of the file (from the page cache when it fits in memory) is the
+ * price of not stalling fast ranges behind slow ones.
+ *
+ * @module
+ */
+
+import { createHash } from "node:crypto";
+import { HubRequestError } from "../errors.ts";
+import type { HttpSource } from "../io/http_source.ts";
+import type { HubCache } from "./hub_cache.ts";
+
+/** Size of the writes to disk and of the chunks hashed. */
+const WRITE_CHUNK_SIZE = 1024 * 1024;
+/** Buffer of the hash pass over finished files. */
+const HASH_CHUNK_SIZE = 4 * 1024 * 1024;
+/** Default size of the byte ranges a big file is split into for parallel download. */
+export const DEFAULT_PART_SIZE = 64 * 1024 * 1024;
+/** Version of the sidecar format; another version is ignored (and the download restarted). */
+const PARTS_VERSION = 1;
+
+/** The disk filled up while downloading (FORMATS.md D8); the partial download is kept for resume. */
+export class DiskFullError extends Error {
+  /** The file being written. */
+  readonly path: string;
+
+  /**
+   * Describe a full disk.
+   *
+   * @param path The file being written.
+   * @param options The cause.
+   */
+  constructor(path: string, options?: ErrorOptions) {
+    super(
+      `Cannot write "${path}": the disk is full (FORMATS.md D8); the partial download is kept, free some space and run again to resume`,
+      options,
+    );
+    this.name = "DiskFullError";
+    this.path = path;
+  }
+}
+
+/** Bounds how many ranges download at once across all files. */
+export class JobLimiter {
+  /** The most jobs at once. */
+  readonly jobs: number;
+  #active = 0;
+  #waiting: (() => void)[] = [];
+
+  /**
+   * Make a limiter.
+   *
+   * @param jobs The most jobs at once (at least 1).
+   */
+  constructor(jobs: number) {
+    if (!Number.isSafeInteger(jobs) || jobs < 1) {
+      throw new RangeError(`Cannot limit jobs: ${jobs} is not a positive integer`);
+    }
+    this.jobs = jobs;
+  }
+
+  /**
+   * Run a job when a slot is free.
+   *
+   * @param job The work.
+   * @returns Its result.
+   */
+  async run<T>(job: () => Promise<T>): Promise<T> {
+    if (this.#active >= this.jobs) await new Promise<void>((r) => this.#waiting.push(r));
+    this.#active++;
+    try {
+      return await job();
+    } finally {
+      this.#active--;
+      this.#waiting.shift()?.();
+    }
+  }
+}
+
+/** Options of {@linkcode downloadBlob}. */
+export interface DownloadBlobOptions {
+  /** The cache of the repository. */
+  cache: HubCache;
+  /** The blob's etag (its file name in `blobs/`). */
+  etag: string;
+  /** The content's sha256 (LFS files); checked before the blob is kept. */
+  sha256: string | undefined;
+  /** The remote file. */
+  source: Pick<HttpSource, "size" | "name" | "stream">;
+  /** Shared bound on concurrent ranges. */
+  limiter: JobLimiter;
+  /**
+   * Split files larger than this into ranges fetched in parallel (when the limiter allows more than one job).
+   *
+   * @default {67108864}
+   */
+  partSize?: number;
+  /** Called with the bytes found already downloaded, before fetching. */
+  onResume?: (bytes: number) => void;
+  /** Called with each newly written byte count. */
+  onBytes?: (bytes: number) => void;
+  /** Stops the download (the partial is kept). */
+  signal?: AbortSignal;
+}
+
+/** What {@linkcode downloadBlob} did. */
+export interface DownloadBlobResult {
+  /** Bytes fetched in this run. */
+  downloaded: number;
+  /** Bytes of a partial download found and kept. */
+  resumed: number;
+}
+
+interface Part {
+  start: number;
+  end: number;
+  next: number;
+}
+
+interface PartsFile {
+  version: number;
+  size: number;
+  parts: Part[];
+}
+
+/**
+ * Fetch a file into `blobs/{etag}` through `blobs/{etag}.incomplete`.
+ *
+ * @param options What to fetch, where, and how.
+ * @returns Bytes fetched and resumed.
+ * @throws {HubRequestError} On a transport failure or a sha256 mismatch (the partial is then deleted).
+ * @throws {DiskFullError} When the disk fills (the partial is kept).
+ */
+export async function downloadBlob(options: DownloadBlobOptions): Promise<DownloadBlobResult> {
+  const { cache, etag, source } = options;
+  const size = source.size;
+  const partSize = options.partSize ?? DEFAULT_PART_SIZE;
+  if (!Number.isSafeInteger(partSize) || partSize < 1) {
+    throw new RangeError(`Cannot download: part size ${partSize} is not a positive integer`);
+  }
+  const blobPath = cache.blobPath(etag);
+  const incomplete = cache.incompletePath(etag);
+  const partsPath = `${incomplete}.parts.json`;
+  await Deno.mkdir(`${cache.repoDir}/blobs`, { recursive: true });
+
+  let parts = await readParts(partsPath, size);
+  let sequentialHash: ReturnType<typeof createHash> | undefined;
+  if (parts === undefined) {
+    let prefix = await fileLength(incomplete);
+    if (prefix > size) {
+      // Longer than the file can be: not a prefix of it. Start over.
+      await Deno.truncate(incomplete, 0);
+      prefix = 0;
+    }
+    const remaining = size - prefix;
+    if (options.limiter.jobs > 1 && remaining > partSize) {
+      parts = prefix > 0 ? [{ start: 0, end: prefix, next: prefix }] : [];
+      for (let start = prefix; start < size; start += partSize) {
+        parts.push({ start, end: Math.min(size, start + partSize), next: start });
+      }
+      // Written before any range byte lands beyond the prefix (see the module doc).
+      await writeParts(partsPath, { version: PARTS_VERSION, size, parts });
+    } else {
+      parts = [{ start: 0, end: size, next: prefix }];
+      if (options.sha256 !== undefined) {
+        // D7: re-hash the prefix kept from an earlier run, then hash as bytes arrive.
+        sequentialHash = createHash("sha256");
+        await hashFile(incomplete, prefix, sequentialHash);
+      }
+    }
+  }
+  const resumed = parts.reduce((sum, p) => sum + (p.next - p.start), 0);
+  options.onResume?.(resumed);
+  const saver = parts.length > 1 ? new PartsSaver(partsPath, size, parts) : undefined;
+
+  let downloaded = 0;
+  const fetchPart = async (part: Part): Promise<void> => {
+    if (part.next >= part.end) return;
+    await options.limiter.run(async () => {
+      options.signal?.throwIfAborted();
+      const file = await Deno.open(incomplete, { write: true, create: true });
+      const reader = source.stream(part.next, part.end, WRITE_CHUNK_SIZE).getReader();
+      try {
+        await file.seek(part.next, Deno.SeekMode.Start);
+        while (true) {
+          options.signal?.throwIfAborted();
+          const { done, value } = await reader.read();
+          if (done) break;
+          await writeAll(file, value, incomplete);
+          sequentialHash?.update(value);
+          part.next += value.length;
+          downloaded += value.length;
+          saver?.save();
+          options.onBytes?.(value.length);
+        }
+      } finally {
+        await reader.cancel().catch(() => {});
+        file.close();
+      }
+    });
+  };
+
+  try {
+    const results = await Promise.allSettled(parts.map(fetchPart));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) throw failed.reason;
+  } finally {
+    await saver?.flush();
+  }
+
+  const length = await fileLength(incomplete);
+  if (length !== size) {
+    // Should not happen (every range ended where announced); never accept it (D4).
+    await discard(incomplete, partsPath);
+    throw new HubRequestError(
+      `Cannot download "${source.name}": got ${length} bytes, the Hub announced ${size} (FORMATS.md D4); the partial download was deleted`,
+      200,
+      source.name,
+    );
+  }
+  if (options.sha256 !== undefined) {
+    let hash = sequentialHash;
+    if (hash === undefined) {
+      hash = createHash("sha256");
+      await hashFile(incomplete, size, hash);
+    }
+    const actual = hash.digest("hex");
+    if (actual !== options.sha256) {
+      // D5: never cache content that is not what the Hub announced.
+      await discard(incomplete, partsPath);
+      throw new HubRequestError(
+        `Cannot download "${source.name}": its sha256 is ${actual} but the Hub announced ${options.sha256} (FORMATS.md D5); the download was deleted and not cached, run again to retry`,
+        200,
+        source.name,
+      );
+    }
+  }
+  await Deno.rename(incomplete, blobPath);
+  await Deno.remove(partsPath).catch(() => {});
+  return { downloaded, resumed };
+}
+
+async function writeAll(file: Deno.FsFile, bytes: Uint8Array, path: string): Promise<void> {
+  let written = 0;
+  try {
+    while (written < bytes.length) written += await file.write(bytes.subarray(written));
+  } catch (error) {
+    if (isDiskFull(error)) throw new DiskFullError(path, { cause: error });
+    throw error;
+  }
+}
+
+/**
+ * Whether an error is "no space left on device" (ENOSPC) or a quota error.
+ *
+ * @param error Anything thrown by a write.
+ * @returns `true` for a full disk.
+ */
+export function isDiskFull(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "ENOSPC" || code === "EDQUOT" ||
+    (error instanceof Error && /No space left on device|os error 28\b/.test(error.message));
+}
+
+async function fileLength(path: string): Promise<number> {
+  try {
+    const info = await Deno.stat(path);
+    return info.isFile ? info.size : 0;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return 0;
+    throw error;
+  }
+}
+
+async function discard(incomplete: string, partsPath: string): Promise<void> {
+  await Deno.remove(incomplete).catch(() => {});
+  await Deno.remove(partsPath).catch(() => {});
+}
+
+/** Feed the first `length` bytes of a file to a hash. */
+async function hashFile(
+  path: string,
+  length: number,
+  hash: ReturnType<typeof createHash>,
+): Promise<void> {
+  if (length === 0) return;
+  const file = await Deno.open(path, { read: true });
+  try {
+    const buffer = new Uint8Array(Math.min(HASH_CHUNK_SIZE, length));
+    let done = 0;
+    while (done < length) {
+      const n = await file.read(buffer.subarray(0, Math.min(buffer.length, length - done)));
+      if (n === null) throw new Error(`Cannot hash "${path}": it ended at byte ${done}`);
+      hash.update(buffer.subarray(0, n));
+      done += n;
+    }
+  } finally {
+    file.close();
+  }
+}
+
+/** The sidecar's ranges, or `undefined` when absent or not for this file. */
+async function readParts(path: string, size: number): Promise<Part[] | undefined> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch {
+    return undefined;
+  }
+  try {
+    const data = JSON.parse(text) as PartsFile;
+    if (data.version !== PARTS_VERSION || data.size !== size || !Array.isArray(data.parts)) {
+      throw new Error("stale");
+    }
+    let expected = 0;
+    for (const p of data.parts) {
+      const ok = Number.isSafeInteger(p.start) && Number.isSafeInteger(p.end) &&
+        Number.isSafeInteger(p.next) && p.start === expected && p.start <= p.next &&
+        p.next <= p.end;
+      if (!ok) throw new Error("bad range");
+      expected = p.end;
+    }
+    if (expected !== size) throw new Error("ranges do not cover the file");
+    return data.parts.map(({ start, end, next }) => ({ start, end, next }));
+  } catch {
+    // A sidecar we cannot trust makes the whole partial untrustworthy: start over.
+    await Deno.remove(path).catch(() => {});
+    await Deno.remove(path.replace(/\.parts\.json$/, "")).catch(() => {});
+    return undefined;
+  }
+}
+
+async function writeParts(path: string, data: PartsFile): Promise<void> {
+  const temporary = `${path}.tmp`;
+  await Deno.writeTextFile(temporary, JSON.stringify(data));
+  await Deno.rename(temporary, path);
+}
+
+/** Saves the sidecar after writes, coalescing saves requested while one is in flight. */
+class PartsSaver {
+  #path: string;
+  #size: number;
+  #parts: Part[];
+  #dirty = false;
+  #writing: Promise<void> | undefined;
+  #error: unknown;
+
+  constructor(path: string, size: number, parts: Part[]) {
+    this.#path = path;
+    this.#size = size;
+    this.#parts = parts;
+  }
+
+  save(): void {
+    if (this.#writing !== undefined) {
+      this.#dirty = true;
+      return;
+    }
+    this.#writing = (async () => {
+      do {
+        this.#dirty = false;
+        // Snapshot the ranges now: bytes written later are not yet promised.
+        const data = {
+          version: PARTS_VERSION,
+          size: this.#size,
+          parts: this.#parts.map((p) => ({ ...p })),
+        };
+        try {
+          await writeParts(this.#path, data);
+        } catch (error) {
+          this.#error = error;
+          return;
+        }
+      } while (this.#dirty);
+    })().finally(() => {
+      this.#writing = undefined;
+    });
+  }
+
+  async flush(): Promise<void> {
+    await this.#writing;
+    if (this.#dirty) {
+      this.save();
+      await this.#writing;
+    }
+    if (this.#error !== undefined && isDiskFull(this.#error)) {
+      throw new DiskFullError(this.#path, { cause: this.#error });
+    }
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * A Hub repository as {@linkcode ModelFiles} over HTTP, for `--no-cache`
+ * imports (DESIGN.md principle 3): format readers read shard headers and
+ * stream tensor ranges straight from Range requests, and nothing is written
+ * to disk.
+ *
+ * @module
+ */
+
+import { HubRequestError } from "../errors.ts";
+import type { ByteSource } from "../io/byte_source.ts";
+import type { RetryOptions } from "../io/http_source.ts";
+import type { ModelFiles } from "./model_files.ts";
+import { HubClient } from "./hub_client.ts";
+import { DEFAULT_REVISION, formatHubRef, type HubRef, parseHubRef } from "./hub_ref.ts";
+import { type HubSettings, hubSettingsFromEnv } from "./hub_settings.ts";
+
+/** Options of {@linkcode openHubModelFiles}. */
+export interface HubModelFilesOptions extends RetryOptions {
+  /** Hub settings. Default: {@linkcode hubSettingsFromEnv}. */
+  settings?: HubSettings;
+  /** Revision, overriding the reference's `@revision`. Default: `main`. */
+  revision?: string | undefined;
+}
+
+/**
+ * Open a Hub repository (or the sub-folder its reference names) for reading
+ * over HTTP. The revision is resolved to a commit once, so every file comes
+ * from the same commit even if the branch moves meanwhile.
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { openHubModelFiles } from "./hub_files.ts";
+ * const files = await openHubModelFiles("hf://org/name");
+ * const config = await files.open("config.json");
+ * ```
+ *
+ * @param ref The model, as `hf://org/name[@revision][/folder]` or parsed.
+ * @param options Settings, revision, retries.
+ * @returns The files; paths are relative to the folder the reference names.
+ * @throws {HubRequestError} When offline, or the repository or revision cannot be read.
+ */
+export async function openHubModelFiles(
+  ref: HubRef | string,
+  options: HubModelFilesOptions = {},
+): Promise<ModelFiles> {
+  const parsed = typeof ref === "string" ? parseHubRef(ref) : ref;
+  const settings = options.settings ?? hubSettingsFromEnv();
+  const revision = options.revision ?? parsed.revision ?? DEFAULT_REVISION;
+  if (settings.offline) {
+    const name = formatHubRef({ ...parsed, revision });
+    throw new HubRequestError(
+      `Cannot stream ${name}: HF_HUB_OFFLINE is set and streaming without the cache needs the network; unset it, or import from the cache`,
+      0,
+      name,
+    );
+  }
+  const { settings: _s, revision: _r, ...retry } = options;
+  const client = new HubClient({ ...retry, endpoint: settings.endpoint, token: settings.token });
+  const info = await client.repoInfo(parsed.repoId, revision);
+  const prefix = parsed.path === undefined ? "" : `${parsed.path}/`;
+  const files = info.files.filter((f) => f.startsWith(prefix)).map((f) => f.slice(prefix.length));
+  if (parsed.path !== undefined && files.length === 0) {
+    throw new HubRequestError(
+      `Cannot stream ${
+        formatHubRef(parsed)
+      }: no folder "${parsed.path}" in hf://${parsed.repoId} at revision "${revision}"`,
+      404,
+      formatHubRef(parsed),
+    );
+  }
+  return new HubModelFiles(client, parsed.repoId, info.commit, prefix, files);
+}
+
+class HubModelFiles implements ModelFiles {
+  readonly name: string;
+  #client: HubClient;
+  #repoId: string;
+  #commit: string;
+  #prefix: string;
+  #files: string[];
+
+  constructor(client: HubClient, repoId: string, commit: string, prefix: string, files: string[]) {
+    this.#client = client;
+    this.#repoId = repoId;
+    this.#commit = commit;
+    this.#prefix = prefix;
+    this.#files = files;
+    this.name = `hf://${repoId}@${commit}${prefix === "" ? "" : `/${prefix.slice(0, -1)}`}`;
+  }
+
+  list(): Promise<string[]> {
+    return Promise.resolve([...this.#files]);
+  }
+
+  open(path: string): Promise<ByteSource> {
+    return this.#client.openFile(this.#repoId, this.#commit, this.#prefix + path);
+  }
+
+  locate(path: string): string {
+    return `hf://${this.#repoId}@${this.#commit}/${this.#prefix}${path}`;
+  }
+}

@@ -1,0 +1,171 @@
+// This module is browser compatible.
+
+/**
+ * Which files of a repository a model needs (DESIGN.md §2.4): the shards its
+ * `model.safetensors.index.json` names, or `model.safetensors`, or a single
+ * `.gguf`; plus the companion JSON files. Never stray weights; `include`
+ * globs override the choice.
+ *
+ * @module
+ */
+
+/** Companion files read for APR metadata, fetched when present. */
+export const COMPANION_FILES: readonly string[] = [
+  "config.json",
+  "generation_config.json",
+  "special_tokens_map.json",
+  "tokenizer.json",
+  "tokenizer_config.json",
+];
+
+/** The index of a sharded SafeTensors model. */
+export const INDEX_FILE = "model.safetensors.index.json";
+/** The single-file SafeTensors model. */
+export const SINGLE_FILE = "model.safetensors";
+
+/** Options of {@linkcode selectModelFiles}. */
+export interface SelectModelFilesOptions {
+  /** A file or sub-folder of the repository (the path of an `hf://` reference). */
+  path?: string | undefined;
+  /** Globs (`*`, `**`, `?`) choosing files instead of the model rules. */
+  include?: readonly string[] | undefined;
+}
+
+/**
+ * Choose the files to fetch.
+ *
+ * @param files Every file of the repository.
+ * @param readText Read a small file of the repository (used for the index).
+ * @param options Sub-path and include globs.
+ * @returns The chosen paths, sorted; the index first in importance but sorted here.
+ * @throws {TypeError} When nothing matches, naming what was looked for.
+ */
+export async function selectModelFiles(
+  files: readonly string[],
+  readText: (path: string) => Promise<string>,
+  options: SelectModelFilesOptions = {},
+): Promise<string[]> {
+  const all = new Set(files);
+  if (options.include !== undefined && options.include.length > 0) {
+    const patterns = options.include.map(globToRegExp);
+    const chosen = files.filter((f) => patterns.some((p) => p.test(f)));
+    if (chosen.length === 0) {
+      throw new TypeError(
+        `Cannot select files: no file matches ${options.include.map((g) => `"${g}"`).join(", ")}`,
+      );
+    }
+    return [...new Set(chosen)].sort();
+  }
+  const path = options.path;
+  if (path !== undefined && all.has(path)) {
+    // A reference naming one file selects that file and its folder's companions.
+    const folder = path.includes("/") ? path.slice(0, path.lastIndexOf("/") + 1) : "";
+    return [path, ...companions(all, folder)].filter(unique).sort();
+  }
+  const folder = path === undefined ? "" : `${path}/`;
+  if (path !== undefined && !files.some((f) => f.startsWith(folder))) {
+    throw new TypeError(
+      `Cannot select files: "${path}" is neither a file nor a folder of the repository`,
+    );
+  }
+  const chosen: string[] = [];
+  if (all.has(folder + INDEX_FILE)) {
+    const indexPath = folder + INDEX_FILE;
+    chosen.push(indexPath, ...shardsOf(await readText(indexPath), indexPath, folder));
+  } else if (all.has(folder + SINGLE_FILE)) {
+    chosen.push(folder + SINGLE_FILE);
+  } else {
+    const ggufs = files.filter((f) =>
+      f.startsWith(folder) && !f.slice(folder.length).includes("/") && f.endsWith(".gguf")
+    );
+    if (ggufs.length === 1) {
+      chosen.push(ggufs[0]!);
+    } else if (ggufs.length > 1) {
+      throw new TypeError(
+        `Cannot select files: ${ggufs.length} GGUF files in "${
+          folder || "/"
+        }"; name one, e.g. hf://org/name/${ggufs[0]}`,
+      );
+    } else {
+      throw new TypeError(
+        `Cannot select files: no ${INDEX_FILE}, ${SINGLE_FILE} or .gguf file in "${folder || "/"}"`,
+      );
+    }
+  }
+  return [...chosen, ...companions(all, folder)].filter(unique).sort();
+}
+
+function unique(value: string, index: number, array: string[]): boolean {
+  return array.indexOf(value) === index;
+}
+
+function companions(all: ReadonlySet<string>, folder: string): string[] {
+  return COMPANION_FILES.map((f) => folder + f).filter((f) => all.has(f));
+}
+
+/** The shard files an index names (FORMATS.md §2), checked to be safe names (I4). */
+function shardsOf(text: string, indexPath: string, folder: string): string[] {
+  let index: unknown;
+  try {
+    index = JSON.parse(text);
+  } catch (error) {
+    throw new TypeError(`Cannot select files: "${indexPath}" is not JSON (FORMATS.md I1)`, {
+      cause: error,
+    });
+  }
+  const weightMap = (index as { weight_map?: unknown } | null)?.weight_map;
+  if (typeof weightMap !== "object" || weightMap === null || Array.isArray(weightMap)) {
+    throw new TypeError(
+      `Cannot select files: "${indexPath}" has no weight_map object (FORMATS.md I2)`,
+    );
+  }
+  const shards = new Set<string>();
+  for (const [tensor, shard] of Object.entries(weightMap)) {
+    if (typeof shard !== "string") {
+      throw new TypeError(
+        `Cannot select files: "${indexPath}" maps "${tensor}" to a non-string (FORMATS.md I3)`,
+      );
+    }
+    if (
+      shard.includes("..") || shard.startsWith("/") || shard.includes("\\") || shard.includes("://")
+    ) {
+      throw new TypeError(
+        `Cannot select files: "${indexPath}" names an unsafe shard "${shard}" (FORMATS.md I4)`,
+      );
+    }
+    shards.add(folder + shard);
+  }
+  return [...shards];
+}
+
+/**
+ * Translate a glob to a regular expression: `**` crosses folders, `*` and `?`
+ * do not.
+ *
+ * @param glob The pattern.
+ * @returns A regular expression matching whole paths.
+ */
+export function globToRegExp(glob: string): RegExp {
+  let source = "";
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === "*") {
+      if (glob[i + 1] === "*") {
+        i++;
+        if (glob[i + 1] === "/") {
+          i++;
+          source += "(?:.*/)?";
+        } else {
+          source += ".*";
+        }
+      } else {
+        source += "[^/]*";
+      }
+    } else if (c === "?") {
+      source += "[^/]";
+    } else {
+      source += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+    }
+  }
+  return new RegExp(`^${source}$`);
+}
