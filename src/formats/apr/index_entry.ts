@@ -34,6 +34,8 @@ export interface AprIndexEntry {
   readonly offset: number;
   /** Exact payload size in bytes. */
   readonly size: number;
+  /** Absolute byte offset of this index entry in the file (for messages). */
+  readonly entryOffset: number;
 }
 
 /** What {@linkcode encodeAprIndex} needs per tensor. */
@@ -249,7 +251,15 @@ export function parseAprIndex(
         codeAt,
       );
     }
-    entries.push({ name, dtype: dtype!, dtypeCode, shape, offset, size });
+    entries.push({
+      name,
+      dtype: dtype!,
+      dtypeCode,
+      shape,
+      offset,
+      size,
+      entryOffset: baseOffset + start,
+    });
   }
   return entries;
 }

@@ -32,8 +32,9 @@ Deno.test("parseAprIndex() round-trips encodeAprIndex()", () => {
     { name: "c", dtype: "U8" as const, shape: [1, 1, 1, 1, 1, 1, 1, 2], offset: 384, size: 2 },
   ];
   const parsed = parseAprIndex(encodeAprIndex(entries), 3);
-  assert.deepEqual(parsed.map(({ dtypeCode: _, ...e }) => e), entries);
+  assert.deepEqual(parsed.map(({ dtypeCode: _, entryOffset: _o, ...e }) => e), entries);
   assert.deepEqual(parsed.map((e) => e.dtypeCode), [0, 12, 7]);
+  assert.deepEqual(parsed.map((e) => e.entryOffset), [0, 21, 58]);
 });
 
 function entryBytes(code: number, shape: number[], size: number, name = "t"): Uint8Array {
