@@ -1,0 +1,355 @@
+// This module is browser compatible.
+
+/**
+ * GGUF metadata ↔ APR metadata (APR_V2.md §3). Reading maps llama.cpp's keys
+ * (`{arch}.embedding_length`, `tokenizer.ggml.tokens`…) to APR's vocabulary,
+ * writing one spelling per alias group; writing (for GGUF export) is the
+ * inverse.
+ *
+ * The full GGUF metadata, minus the large arrays already carried as
+ * `tokenizer.*` keys, is also kept verbatim under the custom key
+ * `gguf_metadata`: an object `key → {type, value}` (plus `array_types` for
+ * arrays), spelled like gguf-py's dump (`"UINT32"`, `"FLOAT32"`…). The types
+ * make the export exact (`10000.0` stays FLOAT32, not UINT32); 64-bit
+ * integers beyond 2^53 are kept as decimal strings, since JSON numbers would
+ * round them.
+ *
+ * @module
+ */
+
+import type { ModelMetadata } from "../../tensor.ts";
+import { type GgufKvEntry, type GgufValue, GgufValueType, ggufValueTypeName } from "./header.ts";
+import type { GgufKvInput } from "./writer.ts";
+
+/** Arrays longer than this are left out of `gguf_metadata` (vocabularies belong in `tokenizer.*`). */
+export const GGUF_METADATA_MAX_ARRAY = 64;
+
+/**
+ * RoPE style per architecture, as llama.cpp's `llama_model_rope_type()`
+ * assigns it: NORM (0) rotates adjacent pairs, NEOX (2) pairs offset by half
+ * the head. llama.cpp permutes llama's Q/K rows at conversion for NORM.
+ */
+const ROPE_NORM = new Set([
+  "llama",
+  "deci",
+  "baichuan",
+  "starcoder",
+  "plamo",
+  "orion",
+  "internlm2",
+  "minicpm",
+  "xverse",
+  "command-r",
+  "cohere2",
+  "olmo",
+  "arctic",
+  "deepseek",
+  "deepseek2",
+  "chatglm",
+  "granite",
+  "granitemoe",
+  "chameleon",
+]);
+const ROPE_NEOX = new Set([
+  "falcon",
+  "grok",
+  "dbrx",
+  "bert",
+  "nomic-bert",
+  "stablelm",
+  "bitnet",
+  "qwen",
+  "qwen2",
+  "qwen2moe",
+  "qwen3",
+  "qwen3moe",
+  "olmo2",
+  "olmoe",
+  "phi2",
+  "phi3",
+  "phimoe",
+  "gemma",
+  "gemma2",
+  "gemma3",
+  "starcoder2",
+  "openelm",
+  "gptneox",
+  "codeshell",
+  "nemotron",
+  "exaone",
+  "minicpm3",
+]);
+
+/** Hugging Face class and model_type for the architectures whose names we map. */
+const HF_CLASSES: Readonly<Record<string, readonly [string, string]>> = {
+  llama: ["LlamaForCausalLM", "llama"],
+  mistral: ["MistralForCausalLM", "mistral"],
+  qwen2: ["Qwen2ForCausalLM", "qwen2"],
+  qwen3: ["Qwen3ForCausalLM", "qwen3"],
+};
+
+/** APR size fields ↔ `{arch}.` GGUF keys (one APR spelling each: APR_V2.md §3 alias trap). */
+const ARCH_FIELDS: readonly (readonly [keyof ModelMetadata & string, string, GgufValueType])[] = [
+  ["max_position_embeddings", "context_length", GgufValueType.UINT32],
+  ["hidden_size", "embedding_length", GgufValueType.UINT32],
+  ["num_layers", "block_count", GgufValueType.UINT32],
+  ["intermediate_size", "feed_forward_length", GgufValueType.UINT32],
+  ["num_heads", "attention.head_count", GgufValueType.UINT32],
+  ["num_kv_heads", "attention.head_count_kv", GgufValueType.UINT32],
+  ["rope_theta", "rope.freq_base", GgufValueType.FLOAT32],
+  ["rms_norm_eps", "attention.layer_norm_rms_epsilon", GgufValueType.FLOAT32],
+  ["head_dim", "attention.key_length", GgufValueType.UINT32],
+  ["num_experts", "expert_count", GgufValueType.UINT32],
+  ["num_experts_per_tok", "expert_used_count", GgufValueType.UINT32],
+  ["moe_intermediate_size", "expert_feed_forward_length", GgufValueType.UINT32],
+  ["vocab_size", "vocab_size", GgufValueType.UINT32],
+];
+
+/** APR string fields ↔ `general.` GGUF keys. */
+const GENERAL_FIELDS: readonly (readonly [keyof ModelMetadata & string, string])[] = [
+  ["name", "general.name"],
+  ["description", "general.description"],
+  ["author", "general.author"],
+  ["license", "general.license"],
+  ["version", "general.version"],
+];
+
+/** Tokenizer custom keys (APR_V2.md §3) ↔ GGUF keys, with their GGUF types. */
+const TOKENIZER_ARRAYS: readonly (readonly [string, string, GgufValueType])[] = [
+  ["tokenizer.vocabulary", "tokenizer.ggml.tokens", GgufValueType.STRING],
+  ["tokenizer.merges", "tokenizer.ggml.merges", GgufValueType.STRING],
+  ["tokenizer.scores", "tokenizer.ggml.scores", GgufValueType.FLOAT32],
+  // Not read by realizar, but llama.cpp needs it to tell control tokens apart.
+  ["tokenizer.token_type", "tokenizer.ggml.token_type", GgufValueType.INT32],
+];
+const TOKENIZER_IDS: readonly (readonly [string, string])[] = [
+  ["tokenizer.bos_token_id", "tokenizer.ggml.bos_token_id"],
+  ["tokenizer.eos_token_id", "tokenizer.ggml.eos_token_id"],
+];
+const SPECIAL_TOKEN_IDS: readonly (readonly [string, string])[] = [
+  ["bos_token", "tokenizer.ggml.bos_token_id"],
+  ["eos_token", "tokenizer.ggml.eos_token_id"],
+  ["unk_token", "tokenizer.ggml.unknown_token_id"],
+  ["pad_token", "tokenizer.ggml.padding_token_id"],
+];
+
+/** Keys whose value describes the source file, not the model: not carried to an export. */
+const NOT_EXPORTED = new Set(["general.alignment", "general.file_type"]);
+
+/** One entry of the `gguf_metadata` custom key. */
+export interface GgufMetadataEntry {
+  /** gguf-py's type name, e.g. `"UINT32"`. */
+  type: string;
+  /** For arrays, the element type names. */
+  array_types?: string[];
+  /** The value; 64-bit integers beyond 2^53 as decimal strings. */
+  value: unknown;
+}
+
+/**
+ * Map GGUF metadata to APR metadata: `general.architecture` and the
+ * `{arch}.*` sizes, RoPE style, tokenizer arrays and ids, chat template,
+ * `general.*` descriptions, `original_format: "gguf"`, and the verbatim
+ * `gguf_metadata` (see the module doc).
+ *
+ * @example Usage
+ * ```ts
+ * import { ggufToAprMetadata } from "./metadata.ts";
+ * const m = ggufToAprMetadata(new Map([
+ *   ["general.architecture", { type: 8, value: "qwen2", offset: 24 }],
+ *   ["qwen2.block_count", { type: 4, value: 24, offset: 60 }],
+ * ]));
+ * console.assert(m.num_layers === 24 && m.rope_type === 2);
+ * ```
+ *
+ * @param kv GGUF metadata, as {@linkcode parseGgufHeader} returns it.
+ * @returns APR metadata.
+ */
+export function ggufToAprMetadata(kv: ReadonlyMap<string, GgufKvEntry>): ModelMetadata {
+  const get = (key: string): GgufValue | undefined => kv.get(key)?.value;
+  const str = (key: string): string | undefined => {
+    const v = get(key);
+    return typeof v === "string" ? v : undefined;
+  };
+  const num = (key: string): number | undefined => {
+    const v = get(key);
+    return typeof v === "number" ? v : undefined;
+  };
+  const m: ModelMetadata = {};
+  for (const [field, key] of GENERAL_FIELDS) {
+    const v = str(key);
+    if (v !== undefined) m[field] = v;
+  }
+  m.original_format = "gguf";
+  const arch = str("general.architecture");
+  const tokens = get("tokenizer.ggml.tokens");
+  const tokenList = Array.isArray(tokens) && tokens.every((t) => typeof t === "string")
+    ? tokens as string[]
+    : undefined;
+  const template = str("tokenizer.chat_template");
+  if (template !== undefined) m.chat_template = template;
+  const special: Record<string, string> = {};
+  for (const [field, key] of SPECIAL_TOKEN_IDS) {
+    const id = num(key);
+    const token = id === undefined ? undefined : tokenList?.[id];
+    if (token !== undefined) special[field] = token;
+  }
+  if (Object.keys(special).length > 0) m.special_tokens = special;
+  if (arch !== undefined) {
+    m.architecture = arch;
+    const hf = HF_CLASSES[arch];
+    if (hf !== undefined) {
+      m.hf_architecture = hf[0];
+      m.hf_model_type = hf[1];
+    }
+    for (const [field, suffix] of ARCH_FIELDS) {
+      // Some architectures give per-layer arrays (e.g. head counts): only scalars map.
+      const v = num(`${arch}.${suffix}`);
+      if (v !== undefined) m[field] = v;
+    }
+    if (m.vocab_size === undefined && tokenList !== undefined) m.vocab_size = tokenList.length;
+    if (ROPE_NORM.has(arch)) m.rope_type = 0;
+    else if (ROPE_NEOX.has(arch)) m.rope_type = 2;
+  } else if (tokenList !== undefined) {
+    m.vocab_size = tokenList.length;
+  }
+  // Custom keys, after the known fields (APR_V2.md §3 order).
+  for (const [aprKey, ggufKey] of TOKENIZER_ARRAYS) {
+    const v = get(ggufKey);
+    if (Array.isArray(v)) m[aprKey] = v;
+  }
+  if (tokenList !== undefined) m["tokenizer.vocab_size"] = tokenList.length;
+  for (const [aprKey, ggufKey] of TOKENIZER_IDS) {
+    const v = num(ggufKey);
+    if (v !== undefined) m[aprKey] = v;
+  }
+  const model = str("tokenizer.ggml.model");
+  if (model !== undefined) m["tokenizer.model_type"] = model;
+  if (template !== undefined) m["tokenizer.chat_template"] = template;
+  const verbatim: Record<string, GgufMetadataEntry> = {};
+  for (const [key, entry] of kv) {
+    if (key === "tokenizer.chat_template") continue; // already carried, twice
+    if (Array.isArray(entry.value) && entry.value.length > GGUF_METADATA_MAX_ARRAY) continue;
+    const out: GgufMetadataEntry = {
+      type: ggufValueTypeName(entry.type),
+      value: toJson(entry.value),
+    };
+    if (entry.arrayTypes !== undefined) out.array_types = entry.arrayTypes.map(ggufValueTypeName);
+    verbatim[key] = out;
+  }
+  m.gguf_metadata = verbatim;
+  return m;
+}
+
+/**
+ * Map APR metadata back to GGUF metadata, for export: the inverse of
+ * {@linkcode ggufToAprMetadata}. Starts from `gguf_metadata` when present
+ * (exact types and order, minus `general.alignment` and `general.file_type`,
+ * which describe the old file), then writes every APR field over it, so
+ * fields edited in APR win.
+ *
+ * @example Usage
+ * ```ts
+ * import { aprToGgufKv } from "./metadata.ts";
+ * const kv = aprToGgufKv({ architecture: "llama", hidden_size: 4096, rope_theta: 10000 });
+ * console.assert(kv.get("llama.embedding_length")?.value === 4096);
+ * console.assert(kv.get("llama.rope.freq_base")?.type === 6);
+ * ```
+ *
+ * @param metadata APR metadata.
+ * @returns GGUF metadata pairs in order, ready for {@linkcode encodeGgufHeader}.
+ * @throws {TypeError} When `gguf_metadata` is malformed.
+ */
+export function aprToGgufKv(metadata: ModelMetadata): Map<string, GgufKvInput> {
+  const kv = new Map<string, GgufKvInput>();
+  const verbatim = metadata.gguf_metadata;
+  const arch = typeof metadata.architecture === "string"
+    ? metadata.architecture
+    : readVerbatimArch(verbatim);
+  if (arch !== undefined) {
+    kv.set("general.architecture", { type: GgufValueType.STRING, value: arch });
+  }
+  if (verbatim !== undefined && verbatim !== null) {
+    if (typeof verbatim !== "object" || Array.isArray(verbatim)) {
+      throw new TypeError("Cannot export GGUF metadata: gguf_metadata is not an object");
+    }
+    for (const [key, entry] of Object.entries(verbatim as Record<string, unknown>)) {
+      if (NOT_EXPORTED.has(key) || key === "general.architecture") continue;
+      kv.set(key, fromVerbatim(key, entry));
+    }
+  }
+  const set = (key: string, type: GgufValueType, value: unknown): void => {
+    if (value === undefined || value === null) return;
+    if (type === GgufValueType.STRING && typeof value !== "string") return;
+    if (type !== GgufValueType.STRING && typeof value !== "number") return;
+    kv.set(key, { type, value: value as GgufValue });
+  };
+  for (const [field, key] of GENERAL_FIELDS) set(key, GgufValueType.STRING, metadata[field]);
+  if (arch !== undefined) {
+    for (const [field, suffix, type] of ARCH_FIELDS) {
+      // vocab_size is implied by the token list; write it only if the source had it.
+      if (field === "vocab_size" && !kv.has(`${arch}.vocab_size`)) continue;
+      set(`${arch}.${suffix}`, type, metadata[field]);
+    }
+  }
+  set("tokenizer.ggml.model", GgufValueType.STRING, metadata["tokenizer.model_type"]);
+  for (const [aprKey, ggufKey, type] of TOKENIZER_ARRAYS) {
+    const v = metadata[aprKey];
+    if (Array.isArray(v)) {
+      kv.set(ggufKey, { type: GgufValueType.ARRAY, value: v, arrayTypes: [type] });
+    }
+  }
+  for (const [aprKey, ggufKey] of TOKENIZER_IDS) {
+    set(ggufKey, GgufValueType.UINT32, metadata[aprKey]);
+  }
+  const template = metadata.chat_template ?? metadata["tokenizer.chat_template"];
+  set("tokenizer.chat_template", GgufValueType.STRING, template);
+  return kv;
+}
+
+function readVerbatimArch(verbatim: unknown): string | undefined {
+  if (typeof verbatim !== "object" || verbatim === null) return undefined;
+  const entry = (verbatim as Record<string, unknown>)["general.architecture"];
+  const value = (entry as { value?: unknown } | undefined)?.value;
+  return typeof value === "string" ? value : undefined;
+}
+
+const TYPE_IDS: ReadonlyMap<string, GgufValueType> = new Map(
+  Object.entries(GgufValueType).map(([name, id]) => [name, id]),
+);
+
+function fromVerbatim(key: string, entry: unknown): GgufKvInput {
+  const e = entry as Partial<GgufMetadataEntry> | null;
+  const type = typeof e?.type === "string" ? TYPE_IDS.get(e.type) : undefined;
+  if (e === null || type === undefined || !("value" in e)) {
+    throw new TypeError(`Cannot export GGUF metadata: gguf_metadata["${key}"] is malformed`);
+  }
+  const arrayTypes = (e.array_types ?? []).map((name) => {
+    const t = TYPE_IDS.get(name);
+    if (t === undefined) {
+      throw new TypeError(`Cannot export GGUF metadata: gguf_metadata["${key}"] has type ${name}`);
+    }
+    return t;
+  });
+  const value = fromJson(e.value, [type, ...arrayTypes]);
+  return type === GgufValueType.ARRAY ? { type, value, arrayTypes } : { type, value };
+}
+
+function toJson(v: GgufValue): unknown {
+  if (typeof v === "bigint") return v.toString();
+  if (Array.isArray(v)) return v.map(toJson);
+  return v;
+}
+
+/** Undo {@linkcode toJson}: 64-bit integers written as strings become bigints again. */
+function fromJson(v: unknown, types: readonly GgufValueType[]): GgufValue {
+  const [type, ...rest] = types;
+  if (Array.isArray(v)) return v.map((x) => fromJson(x, rest));
+  if (
+    typeof v === "string" && (type === GgufValueType.UINT64 || type === GgufValueType.INT64) &&
+    /^-?\d+$/.test(v)
+  ) {
+    return BigInt(v);
+  }
+  return v as GgufValue;
+}
