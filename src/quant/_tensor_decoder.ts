@@ -1,0 +1,152 @@
+// This module is browser compatible.
+
+/**
+ * Internal: an incremental decoder of one tensor's payload into f32 values.
+ * It accepts chunks of any size, carries partial blocks (and APR_Q8's 4-byte
+ * scale prefix) between them, drops the row padding of ggml block types and
+ * APR_Q4's zero-filled tail, and emits batches of bounded size.
+ *
+ * @module
+ */
+
+import { DTYPES, elementCount } from "../dtype.ts";
+import type { DTypeSpec } from "../dtype.ts";
+import type { TensorInfo } from "../tensor.ts";
+import { type BlockDecodeFn, blockDecoder, noFloatForm } from "./_block_decoders.ts";
+import { decodeAprQ8 } from "./apr_q8.ts";
+
+/** Default upper bound on the values of one emitted batch (4 MiB of f32). */
+export const DEFAULT_MAX_CHUNK_ELEMENTS = 1 << 20;
+
+/** Incremental payload → f32 decoder for one tensor. */
+export class TensorDecoder {
+  #info: TensorInfo;
+  #spec: DTypeSpec;
+  #fn: BlockDecodeFn;
+  #blockBytes: number;
+  #blockElements: number;
+  #total: number;
+  #expectBytes: number;
+  #consumed = 0;
+  #emitted = 0;
+  #carry: Uint8Array;
+  #carryLen = 0;
+  #maxBlocks: number;
+  // APR_Q8: the scale prefix still to read, then the scale.
+  #prefixLeft = 0;
+  #scale = 1;
+  // Row padding of ggml block types.
+  #cols = 0;
+  #rowBlocks = 0;
+  #blockInRow = 0;
+  #padded = false;
+
+  constructor(info: TensorInfo, maxChunkElements = DEFAULT_MAX_CHUNK_ELEMENTS) {
+    this.#info = info;
+    this.#spec = DTYPES[info.dtype];
+    this.#total = elementCount(info.shape);
+    this.#expectBytes = info.byteLength;
+    const spec = this.#spec;
+    if (spec.layout === "scale_prefix") {
+      this.#prefixLeft = this.#total === 0 ? 0 : 4;
+      this.#fn = (b, o) => void decodeAprQ8(b, this.#scale, o);
+    } else {
+      this.#fn = blockDecoder(info.dtype) ?? noFloatForm(info.dtype, info.name);
+    }
+    this.#blockBytes = spec.blockBytes;
+    this.#blockElements = spec.blockElements;
+    this.#carry = new Uint8Array(Math.max(4, spec.blockBytes));
+    this.#maxBlocks = Math.max(1, Math.floor(maxChunkElements / spec.blockElements));
+    if (spec.layout === "row_blocks" && this.#total > 0) {
+      const cols = info.shape.length === 0 ? 1 : info.shape[info.shape.length - 1]!;
+      this.#cols = cols;
+      this.#rowBlocks = Math.ceil(cols / spec.blockElements);
+      this.#padded = cols % spec.blockElements !== 0;
+    }
+  }
+
+  /** Values emitted so far. */
+  get emitted(): number {
+    return this.#emitted;
+  }
+
+  /** Feed one payload chunk; `emit` receives decoded batches (fresh arrays). */
+  push(chunk: Uint8Array, emit: (values: Float32Array) => void): void {
+    this.#consumed += chunk.length;
+    if (this.#consumed > this.#expectBytes) {
+      throw new RangeError(
+        `Cannot decode tensor "${this.#info.name}": payload exceeds its ${this.#expectBytes} bytes`,
+      );
+    }
+    let off = 0;
+    const len = chunk.length;
+    if (this.#prefixLeft > 0) {
+      const take = Math.min(this.#prefixLeft, len);
+      this.#carry.set(chunk.subarray(0, take), 4 - this.#prefixLeft);
+      this.#prefixLeft -= take;
+      off = take;
+      if (this.#prefixLeft > 0) return;
+      this.#scale = new DataView(this.#carry.buffer, 0, 4).getFloat32(0, true);
+    }
+    const bb = this.#blockBytes;
+    if (this.#carryLen > 0) {
+      const take = Math.min(bb - this.#carryLen, len - off);
+      this.#carry.set(chunk.subarray(off, off + take), this.#carryLen);
+      this.#carryLen += take;
+      off += take;
+      if (this.#carryLen < bb) return;
+      this.#blocks(this.#carry.subarray(0, bb), 1, emit);
+      this.#carryLen = 0;
+    }
+    let whole = Math.floor((len - off) / bb);
+    while (whole > 0) {
+      const k = Math.min(whole, this.#maxBlocks);
+      this.#blocks(chunk.subarray(off, off + k * bb), k, emit);
+      off += k * bb;
+      whole -= k;
+    }
+    if (off < len) {
+      this.#carry.set(chunk.subarray(off), 0);
+      this.#carryLen = len - off;
+    }
+  }
+
+  /** Check that the payload was complete. */
+  finish(): void {
+    if (this.#consumed !== this.#expectBytes || this.#carryLen !== 0 || this.#prefixLeft > 0) {
+      throw new RangeError(
+        `Cannot decode tensor "${this.#info.name}": payload ended after ${this.#consumed} of ${this.#expectBytes} bytes`,
+      );
+    }
+  }
+
+  #blocks(bytes: Uint8Array, k: number, emit: (values: Float32Array) => void): void {
+    const be = this.#blockElements;
+    const dec = new Float32Array(k * be);
+    this.#fn(bytes, dec);
+    let out = dec;
+    if (this.#padded) {
+      // Drop each row's padding (APR_V2.md §5: rows padded to whole blocks).
+      let real = 0;
+      const cols = this.#cols;
+      let bir = this.#blockInRow;
+      for (let b = 0; b < k; b++) {
+        real += Math.min(be, cols - bir * be);
+        if (++bir === this.#rowBlocks) bir = 0;
+      }
+      out = new Float32Array(real);
+      let pos = 0;
+      for (let b = 0; b < k; b++) {
+        const r = Math.min(be, cols - this.#blockInRow * be);
+        out.set(dec.subarray(b * be, b * be + r), pos);
+        pos += r;
+        if (++this.#blockInRow === this.#rowBlocks) this.#blockInRow = 0;
+      }
+    } else if (this.#emitted + out.length > this.#total) {
+      // APR_Q4's zero-filled last block.
+      out = dec.slice(0, this.#total - this.#emitted);
+    }
+    this.#emitted += out.length;
+    if (out.length > 0) emit(out);
+  }
+}

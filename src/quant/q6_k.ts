@@ -1,0 +1,209 @@
+// This module is browser compatible.
+
+/**
+ * Q6_K (APR_V2.md §5, FORMATS.md §3): super-blocks of 256 values in 210 bytes
+ * — `ql[128]` low nibbles, `qh[64]` high 2-bit pairs, 16 i8 sub-block scales,
+ * f16 `d`.
+ *
+ * The encoder is a port of llama.cpp's reference quantizer
+ * (`quantize_row_q6_K_ref` with `make_qx_quants`, what `llama-quantize` runs
+ * without an importance matrix) in f32 arithmetic, so it produces the same
+ * bytes. The decoder is bit-exact with `dequantize_row_q6_K`.
+ *
+ * @module
+ */
+
+import { nearestInt } from "./_round.ts";
+import { f16Table, f32ToF16 } from "./f16.ts";
+
+/** Values per Q6_K super-block. */
+export const Q6_K_BLOCK_ELEMENTS = 256;
+/** Bytes per Q6_K super-block. */
+export const Q6_K_BLOCK_BYTES = 210;
+
+const fr = Math.fround;
+const F_0_1 = fr(0.1);
+/** ggml's GROUP_MAX_EPS: below it a group counts as all zero. */
+const GROUP_MAX_EPS = fr(1e-15);
+
+/**
+ * llama.cpp's `make_qx_quants` with `rmse_type = 1` and no importance weights
+ * (weights `x²`): a symmetric scale for one group, searched over 19 candidates.
+ * Writes `L[i] = l + nmax` and returns the scale.
+ */
+function makeQxQuants(
+  n: number,
+  nmax: number,
+  x: Float32Array,
+  xo: number,
+  L: Uint8Array,
+  lo: number,
+): number {
+  let max = 0;
+  let amax = 0;
+  for (let i = 0; i < n; i++) {
+    const v = x[xo + i]!;
+    const ax = Math.abs(v);
+    if (ax > amax) {
+      amax = ax;
+      max = v;
+    }
+  }
+  if (amax < GROUP_MAX_EPS) {
+    L.fill(0, lo, lo + n);
+    return 0;
+  }
+  let iscale = fr(-nmax / max);
+  let sumlx = 0;
+  let suml2 = 0;
+  for (let i = 0; i < n; i++) {
+    const v = x[xo + i]!;
+    let l = nearestInt(fr(iscale * v));
+    l = l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;
+    L[lo + i] = l + nmax;
+    const w = fr(v * v);
+    sumlx = fr(sumlx + fr(fr(w * v) * l));
+    suml2 = fr(suml2 + fr(fr(w * l) * l));
+  }
+  let scale = suml2 !== 0 ? fr(sumlx / suml2) : 0;
+  let best = fr(scale * sumlx);
+  for (let is = -9; is <= 9; is++) {
+    if (is === 0) continue;
+    iscale = fr(-fr(nmax + fr(F_0_1 * is)) / max);
+    sumlx = 0;
+    suml2 = 0;
+    for (let i = 0; i < n; i++) {
+      const v = x[xo + i]!;
+      let l = nearestInt(fr(iscale * v));
+      l = l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;
+      const w = fr(v * v);
+      sumlx = fr(sumlx + fr(fr(w * v) * l));
+      suml2 = fr(suml2 + fr(fr(w * l) * l));
+    }
+    if (suml2 > 0 && fr(sumlx * sumlx) > fr(best * suml2)) {
+      for (let i = 0; i < n; i++) {
+        const l = nearestInt(fr(iscale * x[xo + i]!));
+        L[lo + i] = nmax + (l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l);
+      }
+      scale = fr(sumlx / suml2);
+      best = fr(scale * sumlx);
+    }
+  }
+  return scale;
+}
+
+/**
+ * Quantize values to Q6_K super-blocks (llama.cpp's reference algorithm).
+ *
+ * @param values A whole number of 256-value super-blocks (pad rows with zeros first).
+ * @param out Destination of `values.length / 256 * 210` bytes.
+ * @returns `out`, or a new array when `out` is not given.
+ * @throws {RangeError} When `values.length` is not a multiple of 256.
+ */
+export function encodeQ6K(values: Float32Array, out?: Uint8Array): Uint8Array {
+  if (values.length % Q6_K_BLOCK_ELEMENTS !== 0) {
+    throw new RangeError(
+      `Cannot encode Q6_K: ${values.length} values are not a whole number of 256-value blocks`,
+    );
+  }
+  const nb = values.length / Q6_K_BLOCK_ELEMENTS;
+  const y = out ?? new Uint8Array(nb * Q6_K_BLOCK_BYTES);
+  const t = f16Table();
+  const L = new Uint8Array(256);
+  const scales = new Float32Array(16);
+  for (let i = 0; i < nb; i++) {
+    const xo = i * 256;
+    const o = i * Q6_K_BLOCK_BYTES;
+    let maxScale = 0;
+    let maxAbsScale = 0;
+    for (let ib = 0; ib < 16; ib++) {
+      const scale = makeQxQuants(16, 32, values, xo + 16 * ib, L, 16 * ib);
+      scales[ib] = scale;
+      const abs = Math.abs(scale);
+      if (abs > maxAbsScale) {
+        maxAbsScale = abs;
+        maxScale = scale;
+      }
+    }
+    if (maxAbsScale < GROUP_MAX_EPS) {
+      y.fill(0, o, o + Q6_K_BLOCK_BYTES);
+      continue;
+    }
+    const iscale = fr(-128 / maxScale);
+    const dBits = f32ToF16(fr(1 / iscale));
+    y[o + 208] = dBits & 255;
+    y[o + 209] = dBits >>> 8;
+    const dF = t[dBits]!;
+    for (let ib = 0; ib < 16; ib++) {
+      const q = nearestInt(fr(iscale * scales[ib]!));
+      y[o + 192 + ib] = (q > 127 ? 127 : q) & 255;
+    }
+    for (let j = 0; j < 16; j++) {
+      const sc = (y[o + 192 + j]! << 24) >> 24;
+      const d = fr(dF * sc);
+      if (d === 0) continue;
+      const base = xo + 16 * j;
+      for (let ii = 0; ii < 16; ii++) {
+        let l = nearestInt(fr(values[base + ii]! / d));
+        l = l < -32 ? -32 : l > 31 ? 31 : l;
+        L[16 * j + ii] = l + 32;
+      }
+    }
+    let ql = o;
+    let qh = o + 128;
+    for (let j = 0; j < 256; j += 128) {
+      for (let l = 0; l < 32; l++) {
+        const a = L[j + l]!;
+        const b = L[j + l + 32]!;
+        const c = L[j + l + 64]!;
+        const e = L[j + l + 96]!;
+        y[ql + l] = (a & 15) | ((c & 15) << 4);
+        y[ql + l + 32] = (b & 15) | ((e & 15) << 4);
+        y[qh + l] = (a >>> 4) | ((b >>> 4) << 2) | ((c >>> 4) << 4) | ((e >>> 4) << 6);
+      }
+      ql += 64;
+      qh += 32;
+    }
+  }
+  return y;
+}
+
+/**
+ * Dequantize Q6_K super-blocks, bit-exact with llama.cpp's `dequantize_row_q6_K`.
+ *
+ * @param bytes Whole blocks of 210 bytes, at any offset.
+ * @param out Destination of `256 * blocks` values.
+ * @returns `out`, or a new array when `out` is not given.
+ */
+export function decodeQ6K(bytes: Uint8Array, out?: Float32Array): Float32Array {
+  const nb = Math.floor(bytes.length / Q6_K_BLOCK_BYTES);
+  const y = out ?? new Float32Array(nb * 256);
+  const t = f16Table();
+  for (let i = 0; i < nb; i++) {
+    const o = i * Q6_K_BLOCK_BYTES;
+    const d = t[bytes[o + 208]! | (bytes[o + 209]! << 8)]!;
+    for (let h = 0; h < 2; h++) {
+      const ql = o + 64 * h;
+      const qh = o + 128 + 32 * h;
+      const sc = o + 192 + 8 * h;
+      const yi = i * 256 + 128 * h;
+      for (let l = 0; l < 32; l++) {
+        const is = l >>> 4;
+        const a = bytes[ql + l]!;
+        const b = bytes[ql + l + 32]!;
+        const hb = bytes[qh + l]!;
+        // d * sc is exact in f32 (11 + 8 bits); (d * sc) * q is then one rounding,
+        // which the double product followed by the f32 store reproduces.
+        const s1 = d * ((bytes[sc + is]! << 24) >> 24);
+        const s2 = d * ((bytes[sc + is + 2]! << 24) >> 24);
+        const s3 = d * ((bytes[sc + is + 4]! << 24) >> 24);
+        const s4 = d * ((bytes[sc + is + 6]! << 24) >> 24);
+        y[yi + l] = s1 * (((a & 15) | ((hb & 3) << 4)) - 32);
+        y[yi + l + 32] = s2 * (((b & 15) | (((hb >>> 2) & 3) << 4)) - 32);
+        y[yi + l + 64] = s3 * (((a >>> 4) | (((hb >>> 4) & 3) << 4)) - 32);
+        y[yi + l + 96] = s4 * (((b >>> 4) | (((hb >>> 6) & 3) << 4)) - 32);
+      }
+    }
+  }
+  return y;
+}
