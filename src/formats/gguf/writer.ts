@@ -339,6 +339,7 @@ class ByteWriter {
     return this.#length;
   }
 
+  // Callers must call this before touching #buffer/#view: it may replace them.
   #reserve(n: number): number {
     const at = this.#length;
     if (at + n > this.#buffer.length) {
@@ -353,26 +354,33 @@ class ByteWriter {
     return at;
   }
   u8(v: number): void {
-    this.#view.setUint8(this.#reserve(1), v);
+    const at = this.#reserve(1);
+    this.#view.setUint8(at, v);
   }
   u16(v: number): void {
-    this.#view.setUint16(this.#reserve(2), v, true);
+    const at = this.#reserve(2);
+    this.#view.setUint16(at, v, true);
   }
   u32(v: number): void {
-    this.#view.setUint32(this.#reserve(4), v, true);
+    const at = this.#reserve(4);
+    this.#view.setUint32(at, v, true);
   }
   u64(v: bigint): void {
-    this.#view.setBigUint64(this.#reserve(8), v, true);
+    const at = this.#reserve(8);
+    this.#view.setBigUint64(at, v, true);
   }
   f32(v: number): void {
-    this.#view.setFloat32(this.#reserve(4), v, true);
+    const at = this.#reserve(4);
+    this.#view.setFloat32(at, v, true);
   }
   f64(v: number): void {
-    this.#view.setFloat64(this.#reserve(8), v, true);
+    const at = this.#reserve(8);
+    this.#view.setFloat64(at, v, true);
   }
   string(bytes: Uint8Array): void {
     this.u64(BigInt(bytes.length));
-    this.#buffer.set(bytes, this.#reserve(bytes.length));
+    const at = this.#reserve(bytes.length);
+    this.#buffer.set(bytes, at);
   }
   /** The bytes written, zero-padded to `size`. */
   finish(size: number): Uint8Array {

@@ -1,0 +1,277 @@
+/**
+ * A streaming GGUF v3 file writer for export: a `WritableStream` of
+ * {@linkcode ModelChunk}s. The header chunk fixes the whole layout, so the
+ * GGUF header is written once with final offsets and every payload streams
+ * to its place; memory stays at one chunk. Output goes to `PATH.partial`,
+ * renamed to `PATH` only when complete.
+ *
+ * @module
+ */
+
+import { UsageError } from "../../errors.ts";
+import { DTYPES, tensorByteLength } from "../../dtype.ts";
+import type { ModelChunk, ModelHeader, ProgressCallback, TensorEntry } from "../../tensor.ts";
+import { aprToGgufKv } from "./metadata.ts";
+import { hfToGgufName } from "./names.ts";
+import { encodeGgufHeader, type GgufLayout, type GgufTensorSpec } from "./writer.ts";
+
+/** Options of {@linkcode GgufSink.create}. */
+export interface GgufSinkOptions {
+  /**
+   * Replace an existing file at the path.
+   *
+   * @default {false}
+   */
+  force?: boolean;
+  /** Called after each tensor is written (phase `"export"`). */
+  onProgress?: ProgressCallback;
+  /**
+   * Write tensor names as they arrive instead of mapping Hugging Face names
+   * back to GGUF names (`model.layers.0.self_attn.q_proj.weight` →
+   * `blk.0.attn_q.weight`).
+   *
+   * @default {false}
+   */
+  keepNames?: boolean;
+  /**
+   * Data alignment in bytes (a power of two).
+   *
+   * @default {32}
+   */
+  alignment?: number;
+}
+
+/**
+ * Write a model stream as a GGUF v3 file. Metadata is mapped back from APR
+ * (`aprToGgufKv`), names with `hfToGgufName`, shapes reversed to ggml's
+ * `ne` order. Only ggml types are accepted (F32, F16, BF16, Q8_0, Q4_K,
+ * Q6_K…): APR_Q8 / APR_Q4 must be converted upstream.
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { GgufSink } from "./sink.ts";
+ * import { openGguf } from "./reader.ts";
+ * import { modelChunks } from "../../tensor.ts";
+ * import { openFileSource } from "../../io/file_source.ts";
+ * const model = await openGguf(await openFileSource("in.gguf"));
+ * await modelChunks(model).pipeTo(await GgufSink.create("out.gguf", { force: true }));
+ * ```
+ */
+export class GgufSink extends WritableStream<ModelChunk> {
+  /** The final path (the file is written to `path + ".partial"` first). */
+  readonly path: string;
+
+  /**
+   * Use {@linkcode GgufSink.create}, which checks the path and opens the file.
+   *
+   * @param path The final path.
+   * @param writer The state machine doing the work.
+   */
+  private constructor(path: string, writer: GgufFileWriter) {
+    super({
+      write: (chunk) => writer.write(chunk),
+      close: () => writer.finish(),
+      abort: () => writer.discard(),
+    }, { highWaterMark: 1 });
+    this.path = path;
+  }
+
+  /**
+   * Open `path + ".partial"` for writing.
+   *
+   * @param path Where the GGUF file goes.
+   * @param options Overwrite, progress, names, alignment.
+   * @returns The sink; pipe a model stream into it.
+   * @throws {UsageError} When `path` exists and `force` is not set.
+   * @throws {RangeError} When the alignment is not a power of two (before any I/O).
+   */
+  static async create(path: string, options: GgufSinkOptions = {}): Promise<GgufSink> {
+    const alignment = options.alignment ?? 32;
+    if (!Number.isSafeInteger(alignment) || alignment <= 0 || (alignment & (alignment - 1)) !== 0) {
+      throw new RangeError(`Cannot write GGUF: alignment ${alignment} is not a power of two`);
+    }
+    if (options.force !== true && await exists(path)) {
+      throw new UsageError(`Cannot write "${path}": the file exists (use --force to replace it)`);
+    }
+    const partial = `${path}.partial`;
+    const file = await Deno.open(partial, { write: true, create: true, truncate: true });
+    return new GgufSink(path, new GgufFileWriter(path, partial, file, { ...options, alignment }));
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
+/** The sink's state: header first, then tensors in header order. */
+class GgufFileWriter {
+  #path: string;
+  #partial: string;
+  #file: Deno.FsFile;
+  #options: GgufSinkOptions & { alignment: number };
+  #header: ModelHeader | undefined;
+  #layout: GgufLayout | undefined;
+  #next = 0;
+  #bytesDone = 0;
+  #closed = false;
+
+  constructor(
+    path: string,
+    partial: string,
+    file: Deno.FsFile,
+    options: GgufSinkOptions & { alignment: number },
+  ) {
+    this.#path = path;
+    this.#partial = partial;
+    this.#file = file;
+    this.#options = options;
+  }
+
+  async write(chunk: ModelChunk): Promise<void> {
+    try {
+      if (chunk.type === "header") await this.#writeHeader(chunk.header);
+      else await this.#writeTensor(chunk.tensor);
+    } catch (error) {
+      await this.discard();
+      throw error;
+    }
+  }
+
+  async #writeHeader(header: ModelHeader): Promise<void> {
+    if (this.#header !== undefined) {
+      throw new TypeError(`Cannot write "${this.#path}": a second header chunk arrived`);
+    }
+    this.#header = header;
+    const specs: GgufTensorSpec[] = header.tensors.map((t) => {
+      const spec = DTYPES[t.dtype];
+      if (spec.ggufType === undefined) {
+        throw new TypeError(
+          `Cannot write "${this.#path}": tensor "${t.name}" is ${t.dtype}, which GGUF cannot ` +
+            `hold; convert it first (to F16, BF16, Q8_0, Q4_K or Q6_K)`,
+        );
+      }
+      const expected = tensorByteLength(t.dtype, t.shape);
+      if (expected !== t.byteLength) {
+        throw new RangeError(
+          `Cannot write "${this.#path}": tensor "${t.name}" declares ${t.byteLength} bytes, ` +
+            `but ${t.dtype} [${t.shape}] takes ${expected}`,
+        );
+      }
+      return {
+        name: this.#options.keepNames === true ? t.name : hfToGgufName(t.name),
+        dtype: t.dtype,
+        // ggml's ne runs fastest-varying first; a scalar is one element.
+        ne: t.shape.length === 0 ? [1] : [...t.shape].reverse(),
+      };
+    });
+    const layout = encodeGgufHeader(aprToGgufKv(header.metadata), specs, {
+      alignment: this.#options.alignment,
+    });
+    this.#layout = layout;
+    await this.#writeAt(0, layout.header);
+    // A file without tensor data still has its full padded length.
+    await this.#file.truncate(layout.fileSize);
+    this.#report(undefined);
+  }
+
+  async #writeTensor(entry: TensorEntry): Promise<void> {
+    const header = this.#header;
+    const layout = this.#layout;
+    if (header === undefined || layout === undefined) {
+      throw new TypeError(`Cannot write "${this.#path}": a tensor arrived before the header`);
+    }
+    const expected = header.tensors[this.#next];
+    if (expected === undefined || expected.name !== entry.info.name) {
+      throw new TypeError(
+        `Cannot write "${this.#path}": tensor "${entry.info.name}" arrived, expected ${
+          expected === undefined ? "no more tensors" : `"${expected.name}"`
+        } (tensors must follow header order)`,
+      );
+    }
+    const place = layout.tensors[this.#next]!;
+    await this.#file.seek(place.offset, Deno.SeekMode.Start);
+    let written = 0;
+    for await (const chunk of entry.open()) {
+      if (written + chunk.length > place.byteLength) {
+        throw new RangeError(
+          `Cannot write "${this.#path}": tensor "${expected.name}" yields more than its ` +
+            `${place.byteLength} bytes`,
+        );
+      }
+      await writeAll(this.#file, chunk);
+      written += chunk.length;
+      this.#bytesDone += chunk.length;
+    }
+    if (written !== place.byteLength) {
+      throw new RangeError(
+        `Cannot write "${this.#path}": tensor "${expected.name}" yielded ${written} of its ` +
+          `${place.byteLength} bytes`,
+      );
+    }
+    this.#next++;
+    this.#report(expected.name);
+  }
+
+  #report(current: string | undefined): void {
+    const header = this.#header!;
+    const total = header.tensors.reduce((n, t) => n + t.byteLength, 0);
+    this.#options.onProgress?.({
+      phase: "export",
+      bytesDone: this.#bytesDone,
+      bytesTotal: total,
+      itemsDone: this.#next,
+      itemsTotal: header.tensors.length,
+      ...(current === undefined ? {} : { current }),
+    });
+  }
+
+  async #writeAt(offset: number, bytes: Uint8Array): Promise<void> {
+    await this.#file.seek(offset, Deno.SeekMode.Start);
+    await writeAll(this.#file, bytes);
+  }
+
+  async finish(): Promise<void> {
+    try {
+      if (this.#header === undefined) {
+        throw new TypeError(`Cannot write "${this.#path}": the stream ended before its header`);
+      }
+      if (this.#next !== this.#header.tensors.length) {
+        throw new TypeError(
+          `Cannot write "${this.#path}": the stream ended after ${this.#next} of ` +
+            `${this.#header.tensors.length} tensors`,
+        );
+      }
+      await this.#file.sync();
+      this.#file.close();
+      this.#closed = true;
+      await Deno.rename(this.#partial, this.#path);
+    } catch (error) {
+      await this.discard();
+      throw error;
+    }
+  }
+
+  /** Close and remove the partial file; never leave a half-written output (DESIGN.md §2.3). */
+  async discard(): Promise<void> {
+    if (!this.#closed) {
+      this.#closed = true;
+      try {
+        this.#file.close();
+      } catch {
+        // Already closed.
+      }
+    }
+    await Deno.remove(this.#partial).catch(() => {});
+  }
+}
+
+async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+  let n = 0;
+  while (n < bytes.length) n += await file.write(bytes.subarray(n));
+}
