@@ -1,0 +1,515 @@
+/**
+ * A Hugging Face SafeTensors model as one logical {@linkcode ModelReader}:
+ * either `model.safetensors.index.json` and exactly the shards it names
+ * (FORMATS.md §2, never a glob), or a single `model.safetensors`, plus the
+ * companion metadata (`config.json`, `tokenizer.json`…).
+ *
+ * @module
+ */
+
+import { ModelFormatError } from "../../errors.ts";
+import { type ByteSource, DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
+import { readHfCompanions } from "../../sources/hf_metadata.ts";
+import type { ModelFiles } from "../../sources/model_files.ts";
+import type {
+  ModelHeader,
+  ModelMetadata,
+  ModelReader,
+  TensorEntry,
+  TensorInfo,
+} from "../../tensor.ts";
+import { parseSafetensorsHeader, type SafetensorsHeader } from "./header.ts";
+import { openSafetensors } from "./reader.ts";
+
+/** The index file name `transformers` writes. */
+export const SAFETENSORS_INDEX_NAME = "model.safetensors.index.json";
+
+/** The single-file name `transformers` writes when a model fits in one shard. */
+export const SAFETENSORS_SINGLE_NAME = "model.safetensors";
+
+/** Most shards an index may name (FORMATS.md I5): the largest real models use a few hundred. */
+export const MAX_SHARDS = 10_000;
+
+/** Largest index file read (FORMATS.md I5), checked before reading: real ones are under 10 MB. */
+export const MAX_INDEX_BYTES = 250_000_000;
+
+/**
+ * Shards kept open at once. Tensors are usually read shard by shard, so a
+ * few open handles suffice, and a 10,000-shard set cannot exhaust file
+ * descriptors.
+ */
+const MAX_OPEN_SHARDS = 16;
+
+/** Options of {@linkcode openSafetensorsModel}. */
+export interface OpenSafetensorsModelOptions {
+  /**
+   * Path of the index file inside `files`, when it is not the default name
+   * (e.g. a path the user gave). Shards are resolved beside it.
+   *
+   * @default {"model.safetensors.index.json", else "model.safetensors"}
+   */
+  indexPath?: string;
+  /** Receives warnings that do not stop reading (FORMATS.md I12). */
+  onWarning?: (message: string) => void;
+  /**
+   * Largest chunk a tensor payload stream yields, in bytes.
+   *
+   * @default {DEFAULT_CHUNK_SIZE}
+   */
+  chunkSize?: number;
+  /**
+   * Read `config.json`, `tokenizer.json`… into the metadata.
+   *
+   * @default {true}
+   */
+  companions?: boolean;
+}
+
+/** A SafeTensors model (one file or N shards) as one reader. */
+export interface SafetensorsModelReader extends ModelReader {
+  /** Paths inside the repository of the SafeTensors files read, in reading order. */
+  readonly shards: readonly string[];
+}
+
+/** N shards as one reader. */
+class ShardedReader implements SafetensorsModelReader {
+  readonly header: ModelHeader;
+  readonly tensors: readonly TensorEntry[];
+  readonly shards: readonly string[];
+  #pool: ShardPool;
+
+  constructor(
+    metadata: ModelMetadata,
+    shards: readonly string[],
+    headers: readonly SafetensorsHeader[],
+    pool: ShardPool,
+    chunkSize: number,
+  ) {
+    this.shards = shards;
+    this.#pool = pool;
+    const infos: TensorInfo[] = [];
+    const entries: TensorEntry[] = [];
+    headers.forEach((header, shard) => {
+      for (const t of header.tensors) {
+        const info: TensorInfo = {
+          name: t.name,
+          dtype: t.dtype,
+          shape: t.shape,
+          byteLength: t.byteLength,
+        };
+        const start = header.dataOffset + t.dataOffsets[0];
+        const end = header.dataOffset + t.dataOffsets[1];
+        infos.push(info);
+        entries.push({ info, open: () => pool.stream(shard, start, end, chunkSize, t.name) });
+      }
+    });
+    this.header = { format: "safetensors", metadata, tensors: infos };
+    this.tensors = entries;
+  }
+
+  close(): Promise<void> {
+    return this.#pool.close();
+  }
+}
+
+/** Opens shards on demand and keeps at most {@linkcode MAX_OPEN_SHARDS} idle ones. */
+class ShardPool {
+  #files: ModelFiles;
+  #paths: readonly string[];
+  #sizes: readonly number[];
+  #open = new Map<number, Promise<ByteSource>>();
+  #active = new Map<number, number>();
+  #closed = false;
+
+  constructor(files: ModelFiles, paths: readonly string[], sizes: readonly number[]) {
+    this.#files = files;
+    this.#paths = paths;
+    this.#sizes = sizes;
+  }
+
+  async #acquire(shard: number): Promise<ByteSource> {
+    if (this.#closed) {
+      throw new TypeError(`Cannot read "${this.#files.name}": the reader is closed`);
+    }
+    this.#active.set(shard, (this.#active.get(shard) ?? 0) + 1);
+    try {
+      let opening = this.#open.get(shard);
+      if (opening === undefined) {
+        opening = this.#files.open(this.#paths[shard]!);
+        this.#open.set(shard, opening);
+        opening.catch(() => this.#open.delete(shard));
+        await this.#evict(shard);
+      }
+      const source = await opening;
+      // The header was validated against this size; a file replaced since
+      // then could put other bytes at those offsets.
+      if (source.size !== this.#sizes[shard]) {
+        throw new ModelFormatError(
+          "SafeTensors",
+          source.name,
+          `changed while reading: ${source.size} bytes now, ${
+            this.#sizes[shard]
+          } when its header was read`,
+        );
+      }
+      return source;
+    } catch (error) {
+      this.#release(shard);
+      throw error;
+    }
+  }
+
+  #release(shard: number): void {
+    this.#active.set(shard, (this.#active.get(shard) ?? 1) - 1);
+  }
+
+  async #evict(keep: number): Promise<void> {
+    for (const [shard, opening] of this.#open) {
+      if (this.#open.size <= MAX_OPEN_SHARDS) return;
+      if (shard === keep || (this.#active.get(shard) ?? 0) > 0) continue;
+      this.#open.delete(shard);
+      await (await opening.catch(() => undefined))?.close();
+    }
+  }
+
+  stream(
+    shard: number,
+    start: number,
+    end: number,
+    chunkSize: number,
+    name: string,
+  ): ReadableStream<Uint8Array> {
+    if (this.#closed) throw new TypeError(`Cannot read tensor "${name}": the reader is closed`);
+    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+    let held = false;
+    const release = (): void => {
+      if (held) this.#release(shard);
+      held = false;
+    };
+    return new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        try {
+          if (reader === undefined) {
+            const source = await this.#acquire(shard);
+            held = true;
+            reader = source.stream(start, end, chunkSize).getReader();
+          }
+          const result = await reader.read();
+          if (result.done) {
+            release();
+            controller.close();
+          } else {
+            controller.enqueue(result.value);
+          }
+        } catch (error) {
+          release();
+          throw error;
+        }
+      },
+      cancel: async (reason) => {
+        try {
+          await reader?.cancel(reason);
+        } finally {
+          release();
+        }
+      },
+    }, { highWaterMark: 0 });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const open = [...this.#open.values()];
+    this.#open.clear();
+    for (const opening of open) await (await opening.catch(() => undefined))?.close();
+  }
+}
+
+/** A model read from a single SafeTensors file plus companion metadata. */
+class SingleFileReader implements SafetensorsModelReader {
+  readonly header: ModelHeader;
+  readonly tensors: readonly TensorEntry[];
+  readonly shards: readonly string[] = [SAFETENSORS_SINGLE_NAME];
+  #inner: ModelReader;
+
+  constructor(inner: ModelReader, metadata: ModelMetadata) {
+    this.#inner = inner;
+    this.header = { ...inner.header, metadata };
+    this.tensors = inner.tensors;
+  }
+
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
+}
+
+function dirname(path: string): string {
+  const slash = path.lastIndexOf("/");
+  return slash === -1 ? "" : path.slice(0, slash);
+}
+
+/** FORMATS.md I4: a name that could point outside the model's folder. */
+function unsafeShardName(name: string): string | undefined {
+  if (name === "") return "it is empty";
+  if (name.includes("..")) return 'it contains ".."';
+  if (name.startsWith("/")) return 'it starts with "/"';
+  if (name.includes("\\")) return 'it contains "\\"';
+  if (name.includes("://")) return 'it contains "://"';
+  // deno-lint-ignore no-control-regex
+  if (/[\u0000-\u001f]/.test(name)) return "it contains a control character";
+  return undefined;
+}
+
+function mergeMetadata(
+  companions: ModelMetadata,
+  sourceMetadata: Record<string, string> | undefined,
+): ModelMetadata {
+  const metadata: ModelMetadata = { original_format: "safetensors", ...companions };
+  metadata.original_format = "safetensors";
+  if (sourceMetadata !== undefined) metadata["source_metadata"] = sourceMetadata;
+  return metadata;
+}
+
+/**
+ * Open a Hugging Face SafeTensors model: `model.safetensors.index.json` and
+ * the shards it names if it exists (never a glob: stray `*.safetensors` files
+ * are not read), else `model.safetensors`. Every shard header is read and
+ * checked against the index (FORMATS.md I1–I12) before this resolves;
+ * tensor data is read only when a payload is opened. Companion files in the
+ * same folder feed the metadata (see `readHfCompanions`).
+ *
+ * Metadata: `original_format: "safetensors"`, the companion fields, and
+ * `source_metadata`, the shards' `__metadata__` merged (the first shard that
+ * sets a key wins). Tensor order: shards sorted by name, then data offset.
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { openSafetensorsModel } from "./sharded.ts";
+ * import { LocalModelFiles } from "../../sources/model_files.ts";
+ * const model = await openSafetensorsModel(new LocalModelFiles("./phi-4"), {
+ *   onWarning: (message) => console.warn(message),
+ * });
+ * console.log(model.header.tensors.length);
+ * await model.close();
+ * ```
+ *
+ * @param files The repository (local folder, Hub cache snapshot, remote Hub).
+ * @param options Index path, warnings, chunk size, companions.
+ * @returns One reader over all shards; close it to close them.
+ * @throws {ModelFormatError} For a bad index (format `"SafeTensors index"`),
+ * a bad shard (`"SafeTensors"`), or when neither file exists (`"model"`).
+ */
+export async function openSafetensorsModel(
+  files: ModelFiles,
+  options: OpenSafetensorsModelOptions = {},
+): Promise<SafetensorsModelReader> {
+  const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
+  if (!Number.isSafeInteger(chunkSize) || chunkSize <= 0) {
+    throw new RangeError(`Cannot open "${files.name}": chunk size ${chunkSize} is not positive`);
+  }
+  const listing = new Set(await files.list());
+  let indexPath = options.indexPath;
+  if (indexPath !== undefined && !listing.has(indexPath)) {
+    throw new ModelFormatError("model", files.name, `no file "${indexPath}" in the model`);
+  }
+  if (indexPath === undefined && listing.has(SAFETENSORS_INDEX_NAME)) {
+    indexPath = SAFETENSORS_INDEX_NAME;
+  }
+  const companions = async (directory: string): Promise<ModelMetadata> =>
+    options.companions === false ? {} : await readHfCompanions(files, { directory });
+
+  if (indexPath === undefined) {
+    if (!listing.has(SAFETENSORS_SINGLE_NAME)) {
+      throw new ModelFormatError(
+        "model",
+        files.name,
+        `no "${SAFETENSORS_INDEX_NAME}" or "${SAFETENSORS_SINGLE_NAME}" found`,
+      );
+    }
+    const reader = await openSafetensors(await files.open(SAFETENSORS_SINGLE_NAME), { chunkSize });
+    try {
+      const metadata = mergeMetadata(
+        await companions(""),
+        reader.safetensorsHeader.metadata === undefined
+          ? undefined
+          : { ...reader.safetensorsHeader.metadata },
+      );
+      return new SingleFileReader(reader, metadata);
+    } catch (error) {
+      await reader.close();
+      throw error;
+    }
+  }
+
+  const indexLocation = files.locate(indexPath);
+  const fail = (reason: string, cause?: unknown): ModelFormatError =>
+    new ModelFormatError(
+      "SafeTensors index",
+      indexLocation,
+      reason,
+      cause === undefined ? {} : { cause },
+    );
+  const index = await readIndex(files, indexPath, fail);
+  const directory = dirname(indexPath);
+  const prefix = directory === "" ? "" : `${directory}/`;
+
+  // Shards in name order: transformers zero-pads the numbers, so this is
+  // 00001, 00002, … whatever order the weight_map lists tensors in.
+  const shardNames = [...new Set(index.weightMap.values())].sort();
+  if (shardNames.length > MAX_SHARDS) {
+    throw fail(`too large: ${shardNames.length} shards exceeds the ${MAX_SHARDS}-shard limit`);
+  }
+  for (const name of shardNames) {
+    const unsafe = unsafeShardName(name);
+    if (unsafe !== undefined) {
+      throw fail(`unsafe shard name ${JSON.stringify(name)}: ${unsafe}`);
+    }
+  }
+  // I8: check every shard exists before reading any.
+  for (const name of shardNames) {
+    if (!listing.has(prefix + name)) {
+      throw fail(`missing shard "${name}": the index names it but the file does not exist`);
+    }
+  }
+
+  const paths = shardNames.map((name) => prefix + name);
+  const headers: SafetensorsHeader[] = [];
+  const sizes: number[] = [];
+  for (const path of paths) {
+    const source = await files.open(path);
+    try {
+      headers.push(await parseSafetensorsHeader(source));
+      sizes.push(source.size);
+    } finally {
+      await source.close();
+    }
+  }
+
+  // I6, I7, I9, I10: the shards must hold exactly the tensors the index maps to them.
+  const foundIn = new Map<string, number[]>();
+  headers.forEach((header, shard) => {
+    for (const t of header.tensors) {
+      const list = foundIn.get(t.name);
+      if (list === undefined) foundIn.set(t.name, [shard]);
+      else list.push(shard);
+    }
+  });
+  for (const [name, shards] of foundIn) {
+    if (shards.length > 1) {
+      throw fail(
+        `duplicate tensor "${name}": it is in both "${shardNames[shards[0]!]}" and "${
+          shardNames[shards[1]!]
+        }"`,
+      );
+    }
+    const mapped = index.weightMap.get(name);
+    const actual = shardNames[shards[0]!]!;
+    if (mapped === undefined) {
+      throw fail(`unexpected tensor "${name}" in shard "${actual}": the index does not list it`);
+    }
+    if (mapped !== actual) {
+      throw fail(
+        `mismatch: tensor "${name}" is mapped to shard "${mapped}" but found only in "${actual}"`,
+      );
+    }
+  }
+  for (const [name, shard] of index.weightMap) {
+    if (!foundIn.has(name)) {
+      throw fail(
+        `missing tensor "${name}": the index maps it to shard "${shard}", which does not contain it`,
+      );
+    }
+  }
+
+  // I12: a wrong total_size is a sign, not a reason to refuse the model.
+  const total = headers.reduce((sum, h) => sum + h.dataByteLength, 0);
+  if (typeof index.totalSize === "number" && index.totalSize !== total) {
+    options.onWarning?.(
+      `"${indexLocation}": metadata.total_size is ${index.totalSize} but the tensors hold ${total} bytes`,
+    );
+  }
+
+  let sourceMetadata: Record<string, string> | undefined;
+  for (const header of headers) {
+    if (header.metadata === undefined) continue;
+    sourceMetadata ??= {};
+    for (const [k, v] of Object.entries(header.metadata)) {
+      if (!Object.hasOwn(sourceMetadata, k)) {
+        Object.defineProperty(sourceMetadata, k, {
+          value: v,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+    }
+  }
+  const metadata = mergeMetadata(await companions(directory), sourceMetadata);
+  return new ShardedReader(
+    metadata,
+    paths,
+    headers,
+    new ShardPool(files, paths, sizes),
+    chunkSize,
+  );
+}
+
+interface SafetensorsIndex {
+  weightMap: Map<string, string>;
+  totalSize: unknown;
+}
+
+/** I1, I2, I3, I5 (file size): read and shape-check the index. */
+async function readIndex(
+  files: ModelFiles,
+  path: string,
+  fail: (reason: string, cause?: unknown) => ModelFormatError,
+): Promise<SafetensorsIndex> {
+  const source = await files.open(path);
+  let text: string;
+  try {
+    if (source.size > MAX_INDEX_BYTES) {
+      throw fail(`too large: ${source.size} bytes exceeds the ${MAX_INDEX_BYTES}-byte limit`);
+    }
+    const bytes = await source.read(0, source.size);
+    try {
+      text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    } catch (cause) {
+      throw fail("invalid index: not valid UTF-8", cause);
+    }
+  } finally {
+    await source.close();
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (cause) {
+    throw fail(`invalid index: not JSON (${(cause as Error).message})`, cause);
+  }
+  if (json === null || typeof json !== "object" || Array.isArray(json)) {
+    throw fail("invalid index: the JSON is not an object");
+  }
+  const root = json as Record<string, unknown>;
+  const map = root["weight_map"];
+  if (map === null || typeof map !== "object" || Array.isArray(map)) {
+    throw fail(`invalid index: "weight_map" is ${map === undefined ? "missing" : "not an object"}`);
+  }
+  const weightMap = new Map<string, string>();
+  for (const [name, shard] of Object.entries(map)) {
+    if (typeof shard !== "string") {
+      throw fail(
+        `invalid index: "weight_map" value of tensor ${JSON.stringify(name)} is not a string`,
+      );
+    }
+    weightMap.set(name, shard);
+  }
+  const meta = root["metadata"];
+  let totalSize: unknown;
+  if (meta !== undefined && meta !== null) {
+    if (typeof meta !== "object" || Array.isArray(meta)) {
+      throw fail('invalid index: "metadata" is not an object');
+    }
+    totalSize = (meta as Record<string, unknown>)["total_size"];
+  }
+  return { weightMap, totalSize };
+}
