@@ -122,9 +122,9 @@ export const GGUF_MAX_KEY_LENGTH = 65535;
  * keys are invalid) + value type (4) + the smallest value (1). G4 checks the
  * counts against the file size with these minimums before allocating anything.
  */
-export const GGUF_MIN_KV_BYTES = 8 + 1 + 4 + 1;
+export const GGUF_MIN_KV_BYTES: number = 8 + 1 + 4 + 1;
 /** Fewest bytes one tensor info can occupy: name length (8) + 1-byte name + n_dims (4) + type (4) + offset (8). */
-export const GGUF_MIN_TENSOR_INFO_BYTES = 8 + 1 + 4 + 4 + 8;
+export const GGUF_MIN_TENSOR_INFO_BYTES: number = 8 + 1 + 4 + 4 + 8;
 /** Size of magic + version + tensor count + KV count. */
 const FIXED_HEADER_BYTES = 24;
 
