@@ -137,6 +137,8 @@ export async function pullModel(
   const result = new Map<string, PulledFile>();
   const fetchOne = async (path: string, meta?: HubFileInfo): Promise<void> => {
     const file = meta ?? await client.fileInfo(parsed.repoId, commit, path);
+    progress.total += file.size;
+    progress.itemCount++;
     if (!(await cache.hasBlob(file.etag, file.size))) {
       const source = await client.openFile(parsed.repoId, commit, path, file);
       const row = { path, bytesDone: 0, bytesTotal: file.size };
@@ -225,8 +227,6 @@ export async function pullModel(
     const metas = await Promise.all(
       todo.map((path) => limiter.run(() => client.fileInfo(parsed.repoId, commit, path))),
     );
-    progress.total = metas.reduce((sum, m) => sum + m.size, 0);
-    progress.itemCount = metas.length;
     await checkFreeSpace(cache, metas);
     const settled = await Promise.allSettled(
       metas.map((meta) =>
