@@ -1,16 +1,181 @@
 /**
- * Entry of the `apr` CLI: dispatches to a command and maps errors to exit codes.
+ * Entry of the `apr` CLI: dispatches to a command and maps errors to exit
+ * codes — 0 success, 1 unexpected failure, 2 bad usage or bad input (one line,
+ * no stack trace unless `--verbose`).
  *
  * @module
  */
+
+import denoJson from "../../deno.json" with { type: "json" };
+import { HubRequestError, ModelFormatError, UsageError } from "../errors.ts";
+import { type CommandContext, commandHelp, type CommandSpec, parseCommandArgs } from "./command.ts";
+import { COMMANDS } from "./commands.ts";
+import { ProgressDisplay, type ProgressMode } from "./progress_display.ts";
+
+/** The version in deno.json, printed by `apr --version`. */
+export const VERSION: string = denoJson.version;
+
+/** Where the CLI writes; the real console by default, arrays in tests. */
+export interface MainIo {
+  /** Standard output. */
+  out(text: string): void;
+  /** Standard error. */
+  err(text: string): void;
+  /** Whether stderr is a terminal (live progress bars). */
+  errIsTerminal: boolean;
+  /** Terminal width. */
+  columns: number;
+  /** `NO_COLOR` is set. */
+  noColor: boolean;
+}
+
+const encoder = new TextEncoder();
+
+function consoleIo(): MainIo {
+  const errIsTerminal = Deno.stderr.isTerminal();
+  let columns = 100;
+  try {
+    if (errIsTerminal) columns = Deno.consoleSize().columns;
+  } catch { /* not a console: keep the default */ }
+  return {
+    out: (text) => writeAll(Deno.stdout, text),
+    err: (text) => writeAll(Deno.stderr, text),
+    errIsTerminal,
+    columns,
+    noColor: Deno.noColor,
+  };
+}
+
+function writeAll(stream: typeof Deno.stdout, text: string): void {
+  const bytes = encoder.encode(text);
+  let written = 0;
+  while (written < bytes.length) written += stream.writeSync(bytes.subarray(written));
+}
+
+function mainHelp(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return [
+    `apr ${VERSION} — import models into the APR v2 format, streaming, in bounded memory`,
+    "",
+    "Usage: apr COMMAND [OPTIONS]",
+    "",
+    "Commands:",
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    "",
+    "Every command takes --json, --quiet, --verbose and --help.",
+    'Run "apr COMMAND --help" for its flags and examples.',
+    "",
+    "Examples:",
+    "  apr import hf://Qwen/Qwen2.5-0.5B -o qwen.apr --quantize q4_k",
+    "  apr import ./model-dir/ -o model.apr",
+    "  apr inspect model.apr",
+    "  apr validate --deep model.apr",
+    "",
+    "Exit codes: 0 success, 1 unexpected failure, 2 bad usage or bad input.",
+    "",
+  ].join("\n");
+}
 
 /**
  * Run the CLI.
  *
  * @param args Command-line arguments, without the program name.
+ * @param io Where to write; the console by default.
  * @returns The exit code: 0 success, 1 unexpected failure, 2 bad usage or bad input.
  */
-export function main(args: readonly string[]): Promise<number> {
-  console.log(`apr: ${args.join(" ")}`);
-  return Promise.resolve(0);
+export async function main(args: readonly string[], io: MainIo = consoleIo()): Promise<number> {
+  const [name, ...rest] = args;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    const topic = name === "help" ? COMMANDS.find((c) => c.name === rest[0]) : undefined;
+    io.out(topic ? commandHelp(topic) : mainHelp());
+    return name === undefined ? 2 : 0;
+  }
+  if (name === "--version" || name === "-V") {
+    io.out(`apr ${VERSION}\n`);
+    return 0;
+  }
+  const verbose = rest.includes("--verbose") || rest.includes("-v");
+  const command = COMMANDS.find((c) => c.name === name);
+  try {
+    if (!command) {
+      throw new UsageError(`apr: unknown command "${name}" (run "apr --help" for the list)`);
+    }
+    const { values, positionals } = parseCommandArgs(command, rest);
+    if (values.help) {
+      io.out(commandHelp(command));
+      return 0;
+    }
+    return await command.run(makeContext(io, values), values, positionals);
+  } catch (error) {
+    return reportError(io, error, verbose);
+  }
+}
+
+function makeContext(io: MainIo, values: Record<string, unknown>): CommandContext {
+  const json = values.json === true;
+  const quiet = values.quiet === true;
+  const mode: ProgressMode = quiet ? "quiet" : io.errIsTerminal ? "tty" : "plain";
+  const plainIntervalMs = Number(Deno.env.get("APR_PROGRESS_INTERVAL_MS") ?? 5000);
+  return {
+    out: io.out,
+    err: io.err,
+    json,
+    quiet,
+    verbose: values.verbose === true,
+    progress: () =>
+      new ProgressDisplay({
+        mode,
+        write: io.err,
+        color: !io.noColor,
+        columns: io.columns,
+        plainIntervalMs,
+      }),
+    warn: (message) => {
+      if (!quiet) io.err(`warning: ${message}\n`);
+    },
+  };
+}
+
+/**
+ * Whether an error is the user's to fix (bad input, bad usage, missing file)
+ * rather than a fault in aprkit.
+ *
+ * @param error Anything thrown.
+ * @returns True for exit code 2.
+ */
+export function isUserError(error: unknown): boolean {
+  if (error instanceof ModelFormatError || error instanceof UsageError) return true;
+  if (error instanceof HubRequestError) return error.status >= 400 && error.status < 500;
+  if (
+    error instanceof Deno.errors.NotFound || error instanceof Deno.errors.AlreadyExists ||
+    error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.IsADirectory ||
+    error instanceof Deno.errors.NotADirectory
+  ) {
+    return true;
+  }
+  // Argument checks in aprkit throw TypeError/RangeError phrased "Cannot …".
+  return (error instanceof RangeError || error instanceof TypeError) &&
+    error.message.startsWith("Cannot ");
+}
+
+function reportError(io: MainIo, error: unknown, verbose: boolean): number {
+  const userError = isUserError(error);
+  const message = error instanceof Error ? error.message : String(error);
+  if (verbose && error instanceof Error && error.stack) {
+    io.err(`${error.stack}\n`);
+    let cause = error.cause;
+    while (cause instanceof Error) {
+      io.err(`caused by: ${cause.stack ?? cause.message}\n`);
+      cause = cause.cause;
+    }
+  } else {
+    io.err(`apr: ${message.split("\n")[0]}\n`);
+    if (!userError) io.err("apr: this looks like a bug; run again with --verbose for details\n");
+  }
+  return userError ? 2 : 1;
+}
+
+/** The command list, for tests and docs. */
+export function commands(): readonly CommandSpec[] {
+  return COMMANDS;
 }

@@ -1,0 +1,73 @@
+/**
+ * `deno task compile`: build the single-binary `apr` with `deno compile`, then
+ * smoke-test it (`--version`, and the demo import).
+ *
+ * `deno compile` needs the `denort` runtime for the target. It downloads it,
+ * which fails on machines without internet access; there it uses the runtime
+ * named by `DENORT_BIN`. So this script compiles when `DENORT_BIN` is set or
+ * when running in GitHub Actions, and otherwise skips with a message saying so.
+ *
+ * Usage: deno task compile [--target TRIPLE] [--output PATH]
+ */
+
+import { parseArgs } from "node:util";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: { target: { type: "string" }, output: { type: "string" } },
+});
+
+const canCompile = Deno.env.get("DENORT_BIN") !== undefined ||
+  Deno.env.get("GITHUB_ACTIONS") === "true";
+if (!canCompile) {
+  console.log(
+    "compile: skipped — deno compile must download its runtime (denort), which this machine " +
+      "cannot; set DENORT_BIN to a denort binary of the same Deno version to compile here. " +
+      "The release workflow compiles for every target.",
+  );
+  Deno.exit(0);
+}
+
+const windows = values.target?.includes("windows") ?? Deno.build.os === "windows";
+const output = values.output ?? `dist/apr${windows ? ".exe" : ""}`;
+const permissions = ["--allow-read", "--allow-write", "--allow-env", "--allow-net", "--allow-sys"];
+const args = [
+  "compile",
+  ...permissions,
+  ...(values.target ? ["--target", values.target] : []),
+  "--include",
+  "deno.json",
+  "--output",
+  output,
+  "cli.ts",
+];
+await run(Deno.execPath(), args);
+
+const native = values.target === undefined || values.target.includes(Deno.build.target);
+if (native) {
+  await run(output, ["--version"]);
+  const demoOut = "demo-out/compiled-demo.apr";
+  await run(output, [
+    "import",
+    "examples/tiny-llama",
+    "-o",
+    demoOut,
+    "--quantize",
+    "q4_k",
+    "--force",
+  ]);
+  await run(output, ["validate", "--deep", demoOut]);
+} else {
+  console.log(
+    `compile: built ${output} for ${values.target}; not runnable on ${Deno.build.target}`,
+  );
+}
+
+async function run(command: string, commandArgs: string[]): Promise<void> {
+  console.log(`$ ${command} ${commandArgs.join(" ")}`);
+  const { code } = await new Deno.Command(command, { args: commandArgs }).spawn().status;
+  if (code !== 0) {
+    console.error(`compile: "${command} ${commandArgs[0]}" exited with ${code}`);
+    Deno.exit(1);
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * What every `apr` command is made of: its flags (with help text), its
+ * positional arguments, and a `run` that returns an exit code. Parsing and
+ * help are generated from this description, so `--help` never drifts from
+ * what the parser accepts.
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { UsageError } from "../errors.ts";
+import type { ProgressDisplay } from "./progress_display.ts";
+
+/** One flag of a command. */
+export interface OptionSpec {
+  /** `boolean` for a switch, `string` for a flag taking a value. */
+  readonly type: "boolean" | "string";
+  /** One-letter alias, e.g. `"o"` for `--output`. */
+  readonly short?: string;
+  /** May be given several times (values collected in order). */
+  readonly multiple?: boolean;
+  /** Placeholder shown in help, e.g. `"FILE"`. */
+  readonly valueName?: string;
+  /** One line of help. */
+  readonly description: string;
+}
+
+/** Values parsed from the command line. */
+export type OptionValues = Record<string, string | boolean | string[] | boolean[] | undefined>;
+
+/** What a command gets to talk to the world. */
+export interface CommandContext {
+  /** Write to standard output (results, `--json`). */
+  readonly out: (text: string) => void;
+  /** Write to standard error (progress, warnings). */
+  readonly err: (text: string) => void;
+  /** `--json` was given: print one JSON document on stdout, nothing else there. */
+  readonly json: boolean;
+  /** `--quiet` was given: no progress, no chatter. */
+  readonly quiet: boolean;
+  /** `--verbose` was given. */
+  readonly verbose: boolean;
+  /** Make a progress display honouring `--quiet`, the terminal and `NO_COLOR`. */
+  progress(): ProgressDisplay;
+  /** Print a warning line on stderr (unless quiet). */
+  warn(message: string): void;
+}
+
+/** One command of the CLI. */
+export interface CommandSpec {
+  /** Word after `apr`. */
+  readonly name: string;
+  /** One line for the command list. */
+  readonly summary: string;
+  /** Synopsis, e.g. `apr inspect SOURCE [--json]`. */
+  readonly usage: string;
+  /** A paragraph of help. */
+  readonly description: string;
+  /** The command's own flags (the common ones are added). */
+  readonly options: Readonly<Record<string, OptionSpec>>;
+  /** Positional arguments: at least `min`, at most `max`. */
+  readonly positionals: { readonly min: number; readonly max: number; readonly names: string };
+  /** Example command lines with a comment each. */
+  readonly examples: readonly string[];
+  /** Do the work. */
+  run(ctx: CommandContext, values: OptionValues, positionals: string[]): Promise<number>;
+}
+
+/** Flags every command accepts. */
+export const COMMON_OPTIONS: Readonly<Record<string, OptionSpec>> = {
+  json: { type: "boolean", description: "print a machine-readable JSON result on stdout" },
+  quiet: { type: "boolean", short: "q", description: "no progress or informational output" },
+  verbose: { type: "boolean", short: "v", description: "show stack traces and details on errors" },
+  help: { type: "boolean", short: "h", description: "show this help" },
+};
+
+/**
+ * Parse a command's arguments against its spec.
+ *
+ * @param spec The command.
+ * @param args Arguments after the command name.
+ * @returns Flag values and positionals.
+ * @throws {UsageError} On an unknown flag, a missing value, or the wrong number of positionals.
+ */
+export function parseCommandArgs(
+  spec: CommandSpec,
+  args: readonly string[],
+): { values: OptionValues; positionals: string[] } {
+  const options = { ...COMMON_OPTIONS, ...spec.options };
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...args],
+      options: Object.fromEntries(
+        Object.entries(options).map(([name, o]) => [name, {
+          type: o.type,
+          ...(o.short ? { short: o.short } : {}),
+          ...(o.multiple ? { multiple: true } : {}),
+        }]),
+      ),
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    // node:util phrases these for its own CLI; keep its text, prefix ours.
+    const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
+    throw new UsageError(`apr ${spec.name}: ${message} (see "apr ${spec.name} --help")`);
+  }
+  const values = parsed.values as OptionValues;
+  if (values.help) return { values, positionals: parsed.positionals };
+  const { min, max, names } = spec.positionals;
+  if (parsed.positionals.length < min) {
+    throw new UsageError(`apr ${spec.name}: missing ${names} (usage: ${spec.usage})`);
+  }
+  if (parsed.positionals.length > max) {
+    throw new UsageError(
+      `apr ${spec.name}: unexpected argument "${parsed.positionals[max]}" (usage: ${spec.usage})`,
+    );
+  }
+  return { values, positionals: parsed.positionals };
+}
+
+/**
+ * The `--help` text of a command.
+ *
+ * @param spec The command.
+ * @returns Help text ending in a newline.
+ */
+export function commandHelp(spec: CommandSpec): string {
+  const options = { ...spec.options, ...COMMON_OPTIONS };
+  const rows = Object.entries(options).map(([name, o]) => {
+    const flag = `${o.short ? `-${o.short}, ` : "    "}--${name}${
+      o.type === "string" ? ` ${o.valueName ?? "VALUE"}` : ""
+    }`;
+    return [flag, o.description + (o.multiple ? " (repeatable)" : "")];
+  });
+  const width = Math.max(...rows.map(([flag]) => flag!.length));
+  return [
+    `Usage: ${spec.usage}`,
+    "",
+    spec.description,
+    "",
+    "Options:",
+    ...rows.map(([flag, text]) => `  ${flag!.padEnd(width)}  ${text}`),
+    "",
+    "Examples:",
+    ...spec.examples.map((e) => `  ${e}`),
+    "",
+  ].join("\n");
+}
+
+/**
+ * Read a string flag, or `undefined`.
+ *
+ * @param values Parsed values.
+ * @param name Flag name.
+ * @returns The value when given once.
+ */
+export function stringOption(values: OptionValues, name: string): string | undefined {
+  const v = values[name];
+  return typeof v === "string" ? v : undefined;
+}
+
+/**
+ * Read a repeatable string flag.
+ *
+ * @param values Parsed values.
+ * @param name Flag name.
+ * @returns Every value given, in order.
+ */
+export function stringList(values: OptionValues, name: string): string[] {
+  const v = values[name];
+  if (Array.isArray(v)) return v.filter((x): x is string => typeof x === "string");
+  return typeof v === "string" ? [v] : [];
+}
+
+/**
+ * Parse a positive integer flag such as `--jobs 4`.
+ *
+ * @param values Parsed values.
+ * @param name Flag name.
+ * @returns The integer, or `undefined` when absent.
+ * @throws {UsageError} When the value is not a positive integer.
+ */
+export function integerOption(values: OptionValues, name: string): number | undefined {
+  const text = stringOption(values, name);
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) || n <= 0) {
+    throw new UsageError(`--${name} must be a positive whole number, got "${text}"`);
+  }
+  return n;
+}

@@ -1,0 +1,128 @@
+/**
+ * `apr inspect`: header, metadata and a tensor summary of any model, reading
+ * headers only (a remote 50 GB file costs a few KB).
+ *
+ * @module
+ */
+
+import { AprReader } from "../formats/apr/reader.ts";
+import { openModel } from "../pipeline/open_model.ts";
+import { formatBytes, formatCount, formatTable } from "./format.ts";
+import { parameterCount, shortenValue, summarizeByDtype } from "./_summary.ts";
+import { type CommandSpec, stringOption } from "./command.ts";
+
+const FLAG_NAMES: Record<number, string> = {
+  0x0001: "LZ4",
+  0x0002: "ZSTD",
+  0x0004: "ENCRYPTED",
+  0x0008: "SIGNED",
+  0x0010: "SHARDED",
+  0x0020: "QUANTIZED",
+  0x0040: "HAS_FILTERBANK",
+  0x0080: "HAS_MODEL_CARD",
+  0x0100: "STREAMING",
+  0x0200: "HAS_VOCAB",
+  0x0400: "LAYOUT_ROW_MAJOR",
+  0x0800: "LAYOUT_COLUMN_MAJOR",
+};
+
+/** Names of the flags set in an APR header's flag word. */
+export function flagNames(flags: number): string[] {
+  return Object.entries(FLAG_NAMES).filter(([bit]) => (flags & Number(bit)) !== 0).map(([, n]) =>
+    n
+  );
+}
+
+/** The `inspect` command. */
+export const inspectCommand: CommandSpec = {
+  name: "inspect",
+  summary: "show a model's header, metadata and tensor summary (reads headers only)",
+  usage: "apr inspect SOURCE [--revision R] [--json]",
+  description:
+    "SOURCE is an .apr, .gguf or .safetensors file, a model folder, an index.json, an\n" +
+    "http(s):// URL or hf://org/name[@revision][/path]. Only headers are read: remote\n" +
+    "files are inspected with a few range requests and nothing is downloaded.",
+  options: {
+    revision: {
+      type: "string",
+      valueName: "R",
+      description: "Hub revision (branch, tag or commit)",
+    },
+  },
+  positionals: { min: 1, max: 1, names: "SOURCE" },
+  examples: [
+    "apr inspect model.apr",
+    "apr inspect hf://Qwen/Qwen2.5-0.5B            # headers over HTTP, no download",
+    "apr inspect model.gguf --json | jq .metadata",
+  ],
+  async run(ctx, values, [source]) {
+    const model = await openModel(source!, {
+      noCache: true,
+      revision: stringOption(values, "revision"),
+      onWarning: ctx.warn,
+    });
+    try {
+      const header = model.header;
+      const byDtype = summarizeByDtype(header);
+      const params = parameterCount(header);
+      const bytes = byDtype.reduce((s, r) => s + r.bytes, 0);
+      const apr = model.reader instanceof AprReader ? model.reader : undefined;
+      const result = {
+        source: source!,
+        format: header.format,
+        ...(apr
+          ? {
+            fileSize: apr.fileSize,
+            version: `${apr.aprHeader.versionMajor}.${apr.aprHeader.versionMinor}`,
+            flags: flagNames(apr.aprHeader.flags),
+          }
+          : {}),
+        tensorCount: header.tensors.length,
+        parameterCount: params,
+        tensorBytes: bytes,
+        dtypes: byDtype,
+        metadata: shortenValue(header.metadata),
+      };
+      if (ctx.json) {
+        ctx.out(`${JSON.stringify(result, null, 2)}\n`);
+        return 0;
+      }
+      const lines = [
+        `source:      ${source}`,
+        `format:      ${header.format}${apr ? ` v${result.version}` : ""}`,
+      ];
+      if (apr) {
+        lines.push(
+          `file size:   ${formatBytes(apr.fileSize)} (${formatCount(apr.fileSize)} bytes)`,
+        );
+        lines.push(`flags:       ${result.flags?.join(", ") || "none"}`);
+      }
+      lines.push(
+        `tensors:     ${formatCount(header.tensors.length)}`,
+        `parameters:  ${formatCount(params)}`,
+        `tensor data: ${formatBytes(bytes)}`,
+        "",
+        "metadata:",
+      );
+      for (const [key, value] of Object.entries(result.metadata as Record<string, unknown>)) {
+        lines.push(`  ${key}: ${JSON.stringify(value)}`);
+      }
+      lines.push("", "tensors by dtype:");
+      lines.push(
+        ...formatTable([
+          ["dtype", "tensors", "parameters", "bytes"],
+          ...byDtype.map((r) => [
+            r.dtype,
+            formatCount(r.tensors),
+            formatCount(r.params),
+            formatBytes(r.bytes),
+          ]),
+        ]).map((l) => `  ${l}`),
+      );
+      ctx.out(`${lines.join("\n")}\n`);
+      return 0;
+    } finally {
+      await model.close();
+    }
+  },
+};

@@ -1,0 +1,219 @@
+// This module is browser compatible.
+
+/**
+ * Progress on stderr: live bars on a terminal (one overall row plus one row
+ * per active item, e.g. each file being downloaded), a plain line every few
+ * seconds otherwise, nothing when quiet.
+ *
+ * @module
+ */
+
+import type { ProgressEvent } from "../tensor.ts";
+import { formatBytes, formatDuration } from "./format.ts";
+
+/** How progress is shown. */
+export type ProgressMode = "tty" | "plain" | "quiet";
+
+/** Options of {@linkcode ProgressDisplay}. */
+export interface ProgressDisplayOptions {
+  /** Where text goes (stderr in the CLI). */
+  write: (text: string) => void;
+  /** Live bars, plain lines, or nothing. */
+  mode: ProgressMode;
+  /** Colour the bars (off when `NO_COLOR` is set). @default false */
+  color?: boolean;
+  /** Terminal width. @default 100 */
+  columns?: number;
+  /** Milliseconds between plain lines. @default 5000 */
+  plainIntervalMs?: number;
+  /** Milliseconds between redraws on a terminal. @default 100 */
+  ttyIntervalMs?: number;
+  /** Clock, for tests. @default performance.now */
+  now?: () => number;
+}
+
+interface ItemState {
+  done: number;
+  total: number;
+}
+
+// Rate over a sliding window, so an ETA reacts to a stall within seconds.
+const RATE_WINDOW_MS = 5000;
+
+/**
+ * Renders {@linkcode ProgressEvent}s for people.
+ *
+ * @example Plain lines into an array
+ * ```ts
+ * import { ProgressDisplay } from "./progress_display.ts";
+ * const lines: string[] = [];
+ * const display = new ProgressDisplay({ mode: "plain", write: (t) => lines.push(t) });
+ * display.update({ phase: "import", bytesDone: 0, bytesTotal: 10, itemsDone: 0, itemsTotal: 1 });
+ * display.finish();
+ * ```
+ */
+export class ProgressDisplay {
+  #options: Required<ProgressDisplayOptions>;
+  #last: ProgressEvent | undefined;
+  #items = new Map<string, ItemState>();
+  #samples: { t: number; bytes: number }[] = [];
+  #lastDraw = -Infinity;
+  #rowsDrawn = 0;
+  #started: number;
+
+  /**
+   * Create a display.
+   *
+   * @param options Where to write and how.
+   */
+  constructor(options: ProgressDisplayOptions) {
+    this.#options = {
+      color: false,
+      columns: 100,
+      plainIntervalMs: 5000,
+      ttyIntervalMs: 100,
+      now: () => performance.now(),
+      ...options,
+    };
+    this.#started = this.#options.now();
+  }
+
+  /**
+   * Record overall progress; redraws when enough time has passed.
+   *
+   * @param event The latest progress.
+   */
+  update(event: ProgressEvent): void {
+    if (this.#options.mode === "quiet") return;
+    const t = this.#options.now();
+    this.#last = event;
+    this.#samples.push({ t, bytes: event.bytesDone });
+    while (this.#samples.length > 2 && t - this.#samples[0]!.t > RATE_WINDOW_MS) {
+      this.#samples.shift();
+    }
+    this.#maybeDraw(t);
+  }
+
+  /**
+   * Record progress of one item (a file being downloaded); shown as its own row on a terminal.
+   *
+   * @param name The item.
+   * @param done Bytes done.
+   * @param total Bytes in all; the row disappears once `done >= total`.
+   */
+  updateItem(name: string, done: number, total: number): void {
+    if (this.#options.mode === "quiet") return;
+    if (done >= total) this.#items.delete(name);
+    else this.#items.set(name, { done, total });
+    this.#maybeDraw(this.#options.now());
+  }
+
+  /**
+   * Print a message line (above the bars on a terminal).
+   *
+   * @param line The message, without a newline.
+   */
+  log(line: string): void {
+    if (this.#options.mode === "quiet") return;
+    this.#clear();
+    this.#options.write(`${line}\n`);
+    if (this.#options.mode === "tty") this.#draw();
+  }
+
+  /** Draw the final state and leave the cursor on a fresh line. */
+  finish(): void {
+    if (this.#options.mode === "quiet" || this.#last === undefined) return;
+    this.#items.clear();
+    if (this.#options.mode === "tty") {
+      this.#draw();
+      this.#rowsDrawn = 0;
+    } else {
+      this.#options.write(`${this.#plainLine(this.#options.now())}\n`);
+    }
+  }
+
+  /** Bytes per second over the recent window. */
+  rate(): number {
+    const first = this.#samples[0];
+    const last = this.#samples[this.#samples.length - 1];
+    if (!first || !last || last.t - first.t < 1) return 0;
+    return ((last.bytes - first.bytes) * 1000) / (last.t - first.t);
+  }
+
+  #maybeDraw(t: number): void {
+    const interval = this.#options.mode === "tty"
+      ? this.#options.ttyIntervalMs
+      : this.#options.plainIntervalMs;
+    if (t - this.#lastDraw < interval) return;
+    this.#lastDraw = t;
+    if (this.#options.mode === "tty") this.#draw();
+    else if (this.#last) this.#options.write(`${this.#plainLine(t)}\n`);
+  }
+
+  #plainLine(t: number): string {
+    const e = this.#last!;
+    const percent = e.bytesTotal > 0 ? ((100 * e.bytesDone) / e.bytesTotal).toFixed(1) : "100.0";
+    const elapsed = formatDuration((t - this.#started) / 1000);
+    const current = e.current ? ` ${e.current}` : "";
+    return `${e.phase}: ${percent}% ${formatBytes(e.bytesDone)}/${formatBytes(e.bytesTotal)} ` +
+      `${e.itemsDone}/${e.itemsTotal} ${this.#rateText()} elapsed ${elapsed} eta ${this.#eta()}${current}`;
+  }
+
+  #rateText(): string {
+    return `${formatBytes(Math.round(this.rate()))}/s`;
+  }
+
+  #eta(): string {
+    const e = this.#last!;
+    const rate = this.rate();
+    return rate > 0 ? formatDuration((e.bytesTotal - e.bytesDone) / rate) : "--:--";
+  }
+
+  #clear(): void {
+    if (this.#options.mode !== "tty" || this.#rowsDrawn === 0) return;
+    // Move up over the rows drawn last time and erase to the end of the screen.
+    this.#options.write(`\r\x1b[${this.#rowsDrawn}A\x1b[J`);
+    this.#rowsDrawn = 0;
+  }
+
+  #draw(): void {
+    if (!this.#last) return;
+    this.#clear();
+    const e = this.#last;
+    const width = this.#options.columns;
+    const rows = [
+      this.#barRow(e.phase, e.bytesDone, e.bytesTotal, width, [
+        `${e.itemsDone}/${e.itemsTotal}`,
+        this.#rateText(),
+        `eta ${this.#eta()}`,
+        e.current ?? "",
+      ]),
+    ];
+    for (const [name, item] of this.#items) {
+      rows.push(this.#barRow(`  ${shorten(name, 28)}`, item.done, item.total, width, []));
+    }
+    this.#options.write(rows.map((r) => `${r}\n`).join(""));
+    this.#rowsDrawn = rows.length;
+  }
+
+  #barRow(label: string, done: number, total: number, width: number, extra: string[]): string {
+    const fraction = total > 0 ? Math.min(1, done / total) : 1;
+    const barWidth = 24;
+    const filled = Math.round(fraction * barWidth);
+    let bar = "█".repeat(filled) + "░".repeat(barWidth - filled);
+    if (this.#options.color) bar = `\x1b[36m${bar}\x1b[0m`;
+    const text = [
+      label,
+      bar,
+      `${(fraction * 100).toFixed(0).padStart(3)}%`,
+      `${formatBytes(done)}/${formatBytes(total)}`,
+      ...extra,
+    ].filter((s) => s !== "").join(" ");
+    // Never wrap: a wrapped row breaks the cursor arithmetic of the redraw.
+    return shorten(text, width - 1 + (this.#options.color ? 9 : 0));
+  }
+}
+
+function shorten(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
+}

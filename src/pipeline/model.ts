@@ -1,0 +1,123 @@
+// This module is browser compatible.
+
+/**
+ * A model opened for reading, whatever its format: its header, its stream of
+ * chunks for the pipeline, and random access to each tensor's bytes or
+ * decoded values.
+ *
+ * @module
+ */
+
+import { decodeToFloat32 } from "../quant/decode.ts";
+import {
+  type ModelChunk,
+  modelChunks,
+  type ModelHeader,
+  type ModelReader,
+  type TensorEntry,
+  type TensorInfo,
+} from "../tensor.ts";
+
+/** One tensor of an opened {@linkcode Model}. */
+export class ModelTensor {
+  /** Name, dtype, shape and payload size. */
+  readonly info: TensorInfo;
+  #entry: TensorEntry;
+
+  /**
+   * Wrap a tensor entry.
+   *
+   * @param entry The entry from a format reader.
+   */
+  constructor(entry: TensorEntry) {
+    this.#entry = entry;
+    this.info = entry.info;
+  }
+
+  /** The raw payload as a stream of bounded chunks. */
+  stream(): ReadableStream<Uint8Array> {
+    return this.#entry.open();
+  }
+
+  /**
+   * The raw payload in one array, in its native dtype (f16/bf16 bits, Q4_K
+   * blocks…). Holds the whole tensor in memory: for big tensors prefer
+   * {@linkcode ModelTensor.stream}.
+   */
+  async bytes(): Promise<Uint8Array> {
+    const out = new Uint8Array(this.info.byteLength);
+    let offset = 0;
+    for await (const chunk of this.#entry.open()) {
+      if (offset + chunk.length > out.length) {
+        throw new RangeError(
+          `Cannot read tensor "${this.info.name}": payload longer than its size`,
+        );
+      }
+      out.set(chunk, offset);
+      offset += chunk.length;
+    }
+    if (offset !== out.length) {
+      throw new RangeError(
+        `Cannot read tensor "${this.info.name}": payload ended after ${offset} of ${out.length} bytes`,
+      );
+    }
+    return out;
+  }
+
+  /** The values decoded to float32, for any dtype. */
+  async toFloat32(): Promise<Float32Array> {
+    return decodeToFloat32(this.info.dtype, await this.bytes(), this.info.shape);
+  }
+}
+
+/** A model opened by {@linkcode openModel}: any format, local or remote. */
+export class Model {
+  /** Format, APR-vocabulary metadata and tensor infos. */
+  readonly header: ModelHeader;
+  /** Where the model came from (path, URL or `hf://` name), for messages. */
+  readonly location: string;
+  /** The format reader underneath (an `AprReader`, `GgufReader`…), for format-specific detail. */
+  readonly reader: ModelReader;
+  #byName: Map<string, TensorEntry>;
+
+  /**
+   * Wrap a format reader.
+   *
+   * @param reader The reader; closed by {@linkcode Model.close}.
+   * @param location Where the model came from.
+   */
+  constructor(reader: ModelReader, location: string) {
+    this.reader = reader;
+    this.header = reader.header;
+    this.location = location;
+    this.#byName = new Map(reader.tensors.map((t) => [t.info.name, t]));
+  }
+
+  /** Tensor names in stream order. */
+  names(): string[] {
+    return this.reader.tensors.map((t) => t.info.name);
+  }
+
+  /** The model as a stream: the header chunk, then one chunk per tensor. */
+  chunks(): ReadableStream<ModelChunk> {
+    return modelChunks(this.reader);
+  }
+
+  /**
+   * One tensor by name.
+   *
+   * @param name The tensor's name.
+   * @returns The tensor.
+   * @throws {RangeError} When the model has no such tensor.
+   */
+  tensor(name: string): ModelTensor {
+    const entry = this.#byName.get(name);
+    if (!entry) throw new RangeError(`Cannot find tensor "${name}" in "${this.location}"`);
+    return new ModelTensor(entry);
+  }
+
+  /** Release files and connections. */
+  close(): Promise<void> {
+    return this.reader.close();
+  }
+}

@@ -1,0 +1,213 @@
+/**
+ * `openModel()`: open any model aprkit reads — a local file or folder, a URL,
+ * a `Blob`, or a Hugging Face reference — as one {@linkcode Model}.
+ *
+ * @module
+ */
+
+import { posix } from "node:path";
+import { ModelFormatError } from "../errors.ts";
+import { openApr } from "../formats/apr/reader.ts";
+import { openGguf } from "../formats/gguf/reader.ts";
+import { openSafetensors } from "../formats/safetensors/reader.ts";
+import {
+  openSafetensorsModel,
+  SAFETENSORS_INDEX_NAME,
+  SAFETENSORS_SINGLE_NAME,
+} from "../formats/safetensors/sharded.ts";
+import { BlobSource } from "../io/blob_source.ts";
+import type { ByteSource } from "../io/byte_source.ts";
+import { openFileSource } from "../io/file_source.ts";
+import { openHttpSource } from "../io/http_source.ts";
+import { openHubModelFiles } from "../sources/hub_files.ts";
+import { pullModel, type PullProgressEvent } from "../sources/hub_pull.ts";
+import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
+import { type HubSettings, hubSettingsFromEnv } from "../sources/hub_settings.ts";
+import { LocalModelFiles, type ModelFiles } from "../sources/model_files.ts";
+import type { ModelReader } from "../tensor.ts";
+import { DETECT_BYTES, detectFormat } from "./detect_format.ts";
+import { Model } from "./model.ts";
+
+/** Where a model can come from. */
+export type ModelLocation = string | URL | Blob;
+
+/** Options of {@linkcode openModel}. */
+export interface OpenModelOptions {
+  /** Keep GGUF tensor names instead of mapping them to Hugging Face names. @default false */
+  keepNames?: boolean;
+  /** Hub revision (branch, tag or commit), overriding `@revision` in the reference. */
+  revision?: string | undefined;
+  /** For `hf://`: stream byte ranges from the Hub instead of filling the cache. @default false */
+  noCache?: boolean;
+  /** For `hf://`: parallel downloads. */
+  jobs?: number | undefined;
+  /** Hub settings; by default read from `HF_*` environment variables. */
+  hubSettings?: HubSettings;
+  /** Download progress of an `hf://` model filling the cache. */
+  onDownloadProgress?: (event: PullProgressEvent) => void;
+  /** Warnings that do not stop reading (e.g. an index's `total_size` mismatch). */
+  onWarning?: (message: string) => void;
+}
+
+/**
+ * Open a model for reading. Formats are detected by their bytes, not their
+ * names. A folder is read as a Hugging Face model: its
+ * `model.safetensors.index.json` if present (never a glob of shards), else
+ * `model.safetensors`, else its one `.gguf` or `.apr` file.
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { openModel } from "./open_model.ts";
+ * const model = await openModel("model.safetensors");
+ * const values = await model.tensor("model.norm.weight").toFloat32();
+ * await model.close();
+ * ```
+ *
+ * @param location A path, an `http(s)://` URL, a `Blob`, or `hf://org/name[@revision][/path]`.
+ * @param options Hub and naming options.
+ * @returns The opened model; close it when done.
+ * @throws {ModelFormatError} When the input is malformed or holds no model.
+ */
+export async function openModel(
+  location: ModelLocation,
+  options: OpenModelOptions = {},
+): Promise<Model> {
+  if (location instanceof Blob) {
+    const name = location instanceof File ? location.name : "blob";
+    return new Model(await openModelFile(new BlobSource(location, name), options), name);
+  }
+  const text = location instanceof URL ? location.href : location;
+  if (isHubRef(text)) return await openHubModel(text, options);
+  if (/^https?:\/\//i.test(text)) {
+    return new Model(await openModelFile(await openHttpSource(text), options), text);
+  }
+  return new Model(await openLocalModel(text, options), text);
+}
+
+async function openLocalModel(path: string, options: OpenModelOptions): Promise<ModelReader> {
+  const stat = await Deno.stat(path).catch((error) => {
+    if (error instanceof Deno.errors.NotFound) {
+      throw new Deno.errors.NotFound(`Cannot open "${path}": no such file or folder`);
+    }
+    throw error;
+  });
+  if (stat.isDirectory) return await openModelFolder(new LocalModelFiles(path), options);
+  if (path.endsWith(".json")) {
+    // A path to an index: its folder is the repository, its name the index.
+    const folder = posix.dirname(path.replaceAll("\\", "/"));
+    const files = new LocalModelFiles(folder);
+    return await openSafetensorsModel(files, {
+      indexPath: posix.basename(path.replaceAll("\\", "/")),
+      ...warnings(options),
+    });
+  }
+  return await openModelFile(await openFileSource(path), options);
+}
+
+/**
+ * Open the model held by a repository folder.
+ *
+ * @param files The folder's files.
+ * @param options Naming options and warnings.
+ * @returns The model reader.
+ */
+export async function openModelFolder(
+  files: ModelFiles,
+  options: OpenModelOptions = {},
+): Promise<ModelReader> {
+  const listing = await files.list();
+  if (listing.includes(SAFETENSORS_INDEX_NAME) || listing.includes(SAFETENSORS_SINGLE_NAME)) {
+    return await openSafetensorsModel(files, warnings(options));
+  }
+  const candidates = listing.filter((p) => !p.includes("/") && /\.(gguf|apr)$/i.test(p));
+  if (candidates.length === 1) {
+    return await openModelFile(await files.open(candidates[0]!), options);
+  }
+  const found = candidates.length === 0 ? "none" : candidates.join(", ");
+  throw new ModelFormatError(
+    "model",
+    files.name,
+    `no model found: expected ${SAFETENSORS_INDEX_NAME}, ${SAFETENSORS_SINGLE_NAME}, or exactly one .gguf or .apr file (found ${found})`,
+  );
+}
+
+/**
+ * Open one model file of any format, detected from its first bytes.
+ *
+ * @param source The file's bytes; owned by the returned reader.
+ * @param options Naming options.
+ * @returns The model reader.
+ * @throws {ModelFormatError} When the bytes match no format aprkit reads.
+ */
+export async function openModelFile(
+  source: ByteSource,
+  options: OpenModelOptions = {},
+): Promise<ModelReader> {
+  try {
+    const head = await source.read(0, Math.min(DETECT_BYTES, source.size));
+    let format = detectFormat(head);
+    // A file named .safetensors whose head looks wrong still goes to the
+    // SafeTensors parser, which names the exact rule it breaks (FORMATS.md S1–S4).
+    if (format === undefined && /\.safetensors$/i.test(source.name)) format = "safetensors";
+    switch (format) {
+      case "apr":
+        return await openApr(source);
+      case "gguf":
+        return await openGguf(source, { keepNames: options.keepNames === true });
+      case "safetensors":
+        return await openSafetensors(source);
+      case undefined: {
+        const hex = [...head.subarray(0, 8)].map((b) => b.toString(16).padStart(2, "0")).join(" ");
+        throw new ModelFormatError(
+          "model",
+          source.name,
+          `not an APR, GGUF or SafeTensors file (first bytes: ${hex || "none"})`,
+          { offset: 0 },
+        );
+      }
+    }
+  } catch (error) {
+    await source.close();
+    throw error;
+  }
+}
+
+async function openHubModel(text: string, options: OpenModelOptions): Promise<Model> {
+  const ref = parseHubRef(text);
+  const settings = options.hubSettings ?? hubSettingsFromEnv();
+  const revision = options.revision ?? ref.revision;
+  const isFile = ref.path !== undefined && /\.(gguf|apr|safetensors|json)$/i.test(ref.path);
+  if (options.noCache) {
+    const folderRef = isFile ? { ...ref, path: parentOf(ref.path!) } : ref;
+    const files = await openHubModelFiles(folderRef, { settings, revision });
+    if (isFile && !ref.path!.endsWith(".json")) {
+      return new Model(
+        await openModelFile(await files.open(posix.basename(ref.path!)), options),
+        text,
+      );
+    }
+    const reader = isFile
+      ? await openSafetensorsModel(files, {
+        indexPath: posix.basename(ref.path!),
+        ...warnings(options),
+      })
+      : await openModelFolder(files, options);
+    return new Model(reader, text);
+  }
+  const pulled = await pullModel(ref, {
+    settings,
+    revision,
+    ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
+    ...(options.onDownloadProgress ? { onProgress: options.onDownloadProgress } : {}),
+  });
+  return new Model(await openLocalModel(pulled.modelPath, options), text);
+}
+
+function parentOf(path: string): string | undefined {
+  const parent = posix.dirname(path);
+  return parent === "." ? undefined : parent;
+}
+
+function warnings(options: OpenModelOptions): { onWarning?: (message: string) => void } {
+  return options.onWarning ? { onWarning: options.onWarning } : {};
+}
