@@ -12,7 +12,8 @@
  * arrays), spelled like gguf-py's dump (`"UINT32"`, `"FLOAT32"`…). The types
  * make the export exact (`10000.0` stays FLOAT32, not UINT32); 64-bit
  * integers beyond 2^53 are kept as decimal strings, since JSON numbers would
- * round them.
+ * round them. JSON (APR's metadata encoding) has no `-0`, `NaN` or infinities:
+ * a `-0.0` score comes back from an APR file as `0`.
  *
  * @module
  */
