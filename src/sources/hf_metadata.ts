@@ -1,3 +1,5 @@
+// This module is browser compatible.
+
 /**
  * Hugging Face companion files (`config.json`, `tokenizer.json`,
  * `tokenizer_config.json`, `generation_config.json`, `chat_template.jinja`)

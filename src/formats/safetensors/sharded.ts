@@ -1,3 +1,5 @@
+// This module is browser compatible.
+
 /**
  * A Hugging Face SafeTensors model as one logical {@linkcode ModelReader}:
  * either `model.safetensors.index.json` and exactly the shards it names
