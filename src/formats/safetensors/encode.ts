@@ -49,7 +49,7 @@ export interface EncodeSafetensorsInput {
  * @throws {TypeError} For a dtype SafeTensors lacks, or a reserved or repeated name.
  * @throws {RangeError} When a payload's length disagrees with dtype × shape.
  */
-export function encodeSafetensors(input: EncodeSafetensorsInput): Uint8Array {
+export function encodeSafetensors(input: EncodeSafetensorsInput): Uint8Array<ArrayBuffer> {
   const infos = input.tensors.map((t) => ({
     name: t.name,
     dtype: t.dtype,
