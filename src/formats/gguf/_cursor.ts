@@ -12,8 +12,13 @@
 import type { ByteSource } from "../../io/byte_source.ts";
 import { ModelFormatError } from "../../errors.ts";
 
-/** Bytes fetched per refill: small enough for a remote header probe, large enough to amortize reads. */
+/** Bytes fetched by the first refill: small enough for a remote header probe. */
 export const CURSOR_WINDOW = 64 * 1024;
+/**
+ * Largest refill. Windows double up to this, so a 10 MB vocabulary over HTTP
+ * takes a handful of range requests, not hundreds, while memory stays bounded.
+ */
+export const CURSOR_MAX_WINDOW = 4 * 1024 * 1024;
 
 /** A forward cursor reading little-endian fields; every read is bounds-checked (G5). */
 export class Cursor {
@@ -24,6 +29,7 @@ export class Cursor {
   #bufferStart = 0;
   /** Current file offset. */
   #position = 0;
+  #window = CURSOR_WINDOW;
 
   constructor(source: ByteSource) {
     this.#source = source;
@@ -66,7 +72,8 @@ export class Cursor {
         `truncated: ${what} needs ${n} bytes at byte ${this.#position}, but the file ends at byte ${size}`,
       );
     }
-    const length = Math.min(Math.max(CURSOR_WINDOW, n), size - this.#position);
+    const length = Math.min(Math.max(this.#window, n), size - this.#position);
+    this.#window = Math.min(this.#window * 2, CURSOR_MAX_WINDOW);
     this.#buffer = await this.#source.read(this.#position, length);
     this.#view = new DataView(
       this.#buffer.buffer,

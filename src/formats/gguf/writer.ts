@@ -96,8 +96,9 @@ const I64_MAX = (1n << 63n) - 1n;
  * @param tensors Tensor infos in order.
  * @param options Alignment.
  * @returns The header bytes and the layout.
- * @throws {TypeError} For a value that does not match its type, an empty or duplicate key.
- * @throws {RangeError} For an invalid alignment, shape or dtype that ggml cannot hold.
+ * @throws {TypeError} For a value that does not match its type, an empty or
+ * duplicate key, or a dtype ggml cannot hold (APR_Q8, APR_Q4: convert first).
+ * @throws {RangeError} For an invalid alignment or shape.
  */
 export function encodeGgufHeader(
   kv: Iterable<readonly [string, GgufKvInput]>,
@@ -151,7 +152,7 @@ export function encodeGgufHeader(
   for (const t of tensors) {
     const spec = DTYPES[t.dtype];
     if (spec.ggufType === undefined) {
-      throw new RangeError(
+      throw new TypeError(
         `Cannot encode GGUF: tensor "${t.name}" has dtype ${t.dtype}, which ggml cannot hold; ` +
           `convert it first (e.g. to F16, Q8_0 or Q4_K)`,
       );

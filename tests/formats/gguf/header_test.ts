@@ -370,3 +370,29 @@ Deno.test("parseGgufHeader() reads the vocabulary-only GPT-2 file (zero tensors)
     await source.close();
   }
 });
+
+Deno.test("parseGgufHeader() reads only the header, in bounded windows", async () => {
+  const source = await openFileSource(new URL("tiny-llama-f32.gguf", DATA).pathname);
+  const reads: number[] = [];
+  const counting = {
+    name: source.name,
+    size: source.size,
+    read: (offset: number, length: number) => {
+      reads.push(length);
+      return source.read(offset, length);
+    },
+    stream: () => {
+      throw new Error("the header parser must not stream");
+    },
+    close: () => source.close(),
+  };
+  try {
+    const h = await parseGgufHeader(counting);
+    const total = reads.reduce((a, b) => a + b, 0);
+    // 7 MB file, 13 KB header: one 64 KiB window suffices.
+    assert.ok(total <= 64 * 1024, `read ${total} bytes`);
+    assert.ok(h.headerEnd <= total);
+  } finally {
+    await source.close();
+  }
+});

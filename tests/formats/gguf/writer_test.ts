@@ -84,19 +84,19 @@ Deno.test("encodeGgufHeader() rejects what GGUF cannot hold", async (t) => {
     [
       "APR_Q8 dtype",
       () => encodeGgufHeader([], [{ name: "w", dtype: "APR_Q8", ne: [4] }]),
-      RangeError,
+      TypeError,
       /tensor "w" has dtype APR_Q8, which ggml cannot hold; convert it first/,
     ],
     [
       "APR_Q4 dtype",
       () => encodeGgufHeader([], [{ name: "w", dtype: "APR_Q4", ne: [32] }]),
-      RangeError,
+      TypeError,
       /APR_Q4, which ggml cannot hold/,
     ],
     [
       "U8 dtype",
       () => encodeGgufHeader([], [{ name: "w", dtype: "U8", ne: [4] }]),
-      RangeError,
+      TypeError,
       /U8, which ggml cannot hold/,
     ],
     [
