@@ -63,8 +63,7 @@ function makeQkx2Quants(
     res[0] = -min;
     return 0;
   }
-  const range = fr(max - min);
-  let iscale = fr(nmax / range);
+  let iscale = fr(nmax / fr(max - min));
   let scale = fr(1 / iscale);
   let bestError = 0;
   for (let i = 0; i < n; i++) {
@@ -81,7 +80,8 @@ function makeQkx2Quants(
     return scale;
   }
   for (let is = 0; is <= nstep; is++) {
-    iscale = fr(fr(fr(rmin + fr(rdelta * is)) + nmax) / range);
+    // `min` may have moved to a better fit: C re-reads it here, and so must we.
+    iscale = fr(fr(fr(rmin + fr(rdelta * is)) + nmax) / fr(max - min));
     let sumL = 0;
     let sumL2 = 0;
     let sumXL = 0;
