@@ -231,3 +231,21 @@ Deno.test("openGguf() rejects two tensors that map to one name, and a bad chunk 
   assert.equal((await openGguf(sourceOf(b), { keepNames: true })).tensors.length, 2);
   await assert.rejects(openGguf(sourceOf(b), { chunkSize: 0 }), RangeError);
 });
+
+Deno.test("openGguf() payload streams can be cancelled part way", async () => {
+  const model = await openGguf(
+    await openFileSource(new URL("tiny-llama-f32.gguf", DATA).pathname),
+    { chunkSize: 1024 },
+  );
+  try {
+    const reader = model.tensors[0]!.open().getReader();
+    const first = await reader.read();
+    assert.equal(first.value?.length, 1024);
+    await reader.cancel();
+    // The source stays usable for other entries.
+    const second = await new Response(model.tensors[1]!.open()).arrayBuffer();
+    assert.equal(second.byteLength, model.tensors[1]!.info.byteLength);
+  } finally {
+    await model.close();
+  }
+});

@@ -184,3 +184,26 @@ Deno.test("GgufSink rejects bad streams and leaves no output behind", async (t) 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("GgufSink removes the partial file when the upstream fails", async () => {
+  const dir = await Deno.makeTempDir();
+  const out = `${dir}/x.gguf`;
+  try {
+    let sent = false;
+    const failing = new ReadableStream<ModelChunk>({
+      pull(controller) {
+        if (!sent) {
+          sent = true;
+          controller.enqueue(header("F32"));
+        } else {
+          controller.error(new Error("network down"));
+        }
+      },
+    });
+    await assert.rejects(failing.pipeTo(await GgufSink.create(out)), /network down/);
+    assert.equal(await exists(out), false);
+    assert.equal(await exists(`${out}.partial`), false);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
