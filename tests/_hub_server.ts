@@ -348,7 +348,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     if (request.method === "HEAD") return new Response(null, { status, headers });
     const drop = takeFault(
       "drop",
-      (f) => f.path === file.path && start >= (f.fromOffset ?? 0),
+      (f) => f.path === file.path && start >= (f.fromOffset ?? 0) && end - start > f.afterBytes,
     );
     const stall = faults.find((f) => f.kind === "stall" && f.path === file.path) as
       | { afterBytes: number }

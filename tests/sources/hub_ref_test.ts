@@ -1,0 +1,203 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { formatHubRef, parseHubRef } from "../../src/sources/hub_ref.ts";
+import { selectModelFiles } from "../../src/sources/hub_select.ts";
+import { hubSettingsFromEnv } from "../../src/sources/hub_settings.ts";
+
+Deno.test("parseHubRef() reads org, name, revision and path", async (t) => {
+  const cases: [string, string, string | undefined, string | undefined][] = [
+    ["hf://microsoft/phi-4", "microsoft/phi-4", undefined, undefined],
+    ["hf://microsoft/phi-4@main", "microsoft/phi-4", "main", undefined],
+    ["hf://org/m.v2@abc123/sub/dir/", "org/m.v2", "abc123", "sub/dir"],
+    ["hf://org/m/model-q4.gguf", "org/m", undefined, "model-q4.gguf"],
+    ["hf://org/m@refs%2Fpr%2F1/x.gguf", "org/m", "refs/pr/1", "x.gguf"],
+  ];
+  for (const [text, repoId, revision, path] of cases) {
+    await t.step(text, () => {
+      const ref = parseHubRef(text);
+      assert.deepEqual(ref, { repoId, revision, path });
+      assert.deepEqual(parseHubRef(formatHubRef(ref)), ref);
+    });
+  }
+});
+
+Deno.test("parseHubRef() rejects malformed references", async (t) => {
+  const cases: [string, RegExp][] = [
+    ["microsoft/phi-4", /must start with "hf:\/\/"/],
+    ["hf://phi-4", /expected hf:\/\/org\/name/],
+    ["hf://org/", /"" is not a valid repository name/],
+    ["hf://-org/m", /"-org" is not a valid owner name/],
+    ["hf://org/m@", /revision after "@" is empty/],
+    ["hf://org/m@%zz", /not valid percent-encoding/],
+    ["hf://org/m@..%2Fx", /revision "..\/x" is not allowed/],
+    ["hf://org/m/../../etc", /not a plain relative path/],
+    ["hf://org/m/a\\b", /not a plain relative path/],
+  ];
+  for (const [text, message] of cases) {
+    await t.step(text, () => {
+      assert.throws(() => parseHubRef(text), (e: Error) => {
+        assert.ok(e instanceof TypeError);
+        assert.match(e.message, /^Cannot parse Hub reference/);
+        assert.match(e.message, message);
+        return true;
+      });
+    });
+  }
+});
+
+Deno.test("hubSettingsFromEnv() follows the Hugging Face variables", async (t) => {
+  await t.step("defaults", () => {
+    const s = hubSettingsFromEnv({ HOME: "/home/u" });
+    assert.deepEqual({ ...s, token: undefined }, {
+      endpoint: "https://huggingface.co",
+      token: undefined,
+      home: "/home/u/.cache/huggingface",
+      cacheDir: "/home/u/.cache/huggingface/hub",
+      offline: false,
+    });
+  });
+  await t.step("explicit values", () => {
+    const s = hubSettingsFromEnv({
+      HF_ENDPOINT: "http://127.0.0.1:9/",
+      HF_HOME: "/hf",
+      HF_HUB_CACHE: "/cache",
+      HF_TOKEN: "hf_x",
+      HF_HUB_OFFLINE: "1",
+    });
+    assert.deepEqual(s, {
+      endpoint: "http://127.0.0.1:9",
+      token: "hf_x",
+      home: "/hf",
+      cacheDir: "/cache",
+      offline: true,
+    });
+  });
+  for (
+    const [value, offline] of [["0", false], ["true", true], ["YES", true], ["", false]] as const
+  ) {
+    await t.step(`HF_HUB_OFFLINE=${JSON.stringify(value)}`, () => {
+      assert.equal(
+        hubSettingsFromEnv({ HF_HUB_OFFLINE: value, HF_HOME: "/none" }).offline,
+        offline,
+      );
+    });
+  }
+  await t.step("token file in HF_HOME", async () => {
+    const home = await Deno.makeTempDir();
+    try {
+      await Deno.writeTextFile(join(home, "token"), "hf_from_file\n");
+      assert.equal(hubSettingsFromEnv({ HF_HOME: home }).token, "hf_from_file");
+      assert.equal(hubSettingsFromEnv({ HF_HOME: home, HF_TOKEN: "hf_env" }).token, "hf_env");
+    } finally {
+      await Deno.remove(home, { recursive: true });
+    }
+  });
+});
+
+Deno.test("selectModelFiles() picks only what the model needs", async (t) => {
+  const index = JSON.stringify({ weight_map: { a: "s-1.safetensors", b: "s-2.safetensors" } });
+  const read = (text: string) => () => Promise.resolve(text);
+  const cases: [string, string[], string | undefined, string[]][] = [
+    [
+      "sharded, ignoring strays",
+      [
+        "README.md",
+        "config.json",
+        "model.safetensors.index.json",
+        "s-1.safetensors",
+        "s-2.safetensors",
+        "stray.safetensors",
+        "pytorch_model.bin",
+        "tokenizer.json",
+        "special_tokens_map.json",
+      ],
+      undefined,
+      [
+        "config.json",
+        "model.safetensors.index.json",
+        "s-1.safetensors",
+        "s-2.safetensors",
+        "special_tokens_map.json",
+        "tokenizer.json",
+      ],
+    ],
+    [
+      "single file",
+      ["model.safetensors", "config.json", "model.gguf"],
+      undefined,
+      ["config.json", "model.safetensors"],
+    ],
+    ["single gguf", ["m-Q4_K.gguf", "README.md"], undefined, ["m-Q4_K.gguf"]],
+    ["a named file", ["a.gguf", "b.gguf"], "b.gguf", ["b.gguf"]],
+    [
+      "a sub-folder",
+      ["x/model.safetensors", "x/config.json", "config.json", "model.safetensors"],
+      "x",
+      ["x/config.json", "x/model.safetensors"],
+    ],
+  ];
+  for (const [name, files, path, expected] of cases) {
+    await t.step(name, async () => {
+      assert.deepEqual(await selectModelFiles(files, read(index), { path }), expected);
+    });
+  }
+  await t.step("include globs override", async () => {
+    const files = ["a/b.json", "c.json", "w.gguf", "x/y/z.gguf"];
+    assert.deepEqual(await selectModelFiles(files, read(index), { include: ["*.json"] }), [
+      "c.json",
+    ]);
+    assert.deepEqual(await selectModelFiles(files, read(index), { include: ["**/*.gguf"] }), [
+      "w.gguf",
+      "x/y/z.gguf",
+    ]);
+  });
+});
+
+Deno.test("selectModelFiles() rejects what it cannot choose from", async (t) => {
+  const cases: [string, string[], string, RegExp][] = [
+    ["two ggufs", ["a.gguf", "b.gguf"], "{}", /2 GGUF files in "\/"; name one/],
+    [
+      "no weights",
+      ["README.md"],
+      "{}",
+      /no model\.safetensors\.index\.json, model\.safetensors or \.gguf/,
+    ],
+    ["index not JSON", ["model.safetensors.index.json"], "{", /is not JSON \(FORMATS\.md I1\)/],
+    [
+      "no weight_map",
+      ["model.safetensors.index.json"],
+      "{}",
+      /no weight_map object \(FORMATS\.md I2\)/,
+    ],
+    [
+      "non-string shard",
+      ["model.safetensors.index.json"],
+      '{"weight_map":{"a":1}}',
+      /maps "a" to a non-string \(FORMATS\.md I3\)/,
+    ],
+    [
+      "unsafe shard",
+      ["model.safetensors.index.json"],
+      '{"weight_map":{"a":"../../x.safetensors"}}',
+      /unsafe shard "\.\.\/\.\.\/x\.safetensors" \(FORMATS\.md I4\)/,
+    ],
+  ];
+  for (const [name, files, indexText, message] of cases) {
+    await t.step(name, async () => {
+      await assert.rejects(
+        selectModelFiles(files, () => Promise.resolve(indexText)),
+        (e: Error) => {
+          assert.ok(e instanceof TypeError);
+          assert.match(e.message, message);
+          return true;
+        },
+      );
+    });
+  }
+  await t.step("include matching nothing", async () => {
+    await assert.rejects(
+      selectModelFiles(["a.json"], () => Promise.resolve(""), { include: ["*.gguf"] }),
+      /no file matches "\*\.gguf"/,
+    );
+  });
+});
