@@ -335,3 +335,33 @@ Deno.test("validateApr() verifies the footer CRC only with deep", async () => {
   const good = await validateApr(source(GOLDEN), { deep: true });
   assert.deepEqual(good.at(-1), { check: "footer CRC", ok: true, detail: "0x550f3f35" });
 });
+
+Deno.test("AprReader.open() reads only the header, metadata and index", async () => {
+  const big = bytesOf(1 << 20, 5);
+  const file = encodeApr({
+    metadata: { model_type: "m" },
+    tensors: [{ name: "big", dtype: "U8", shape: [big.length], data: big }],
+  });
+  const inner = source(file, "big.apr");
+  let bytesRead = 0;
+  const counting = {
+    name: inner.name,
+    size: inner.size,
+    read: (offset: number, length: number) => {
+      bytesRead += length;
+      return inner.read(offset, length);
+    },
+    stream: (start: number, end: number, chunk?: number) => inner.stream(start, end, chunk),
+    close: () => inner.close(),
+  };
+  const reader = await openApr(counting);
+  assert.ok(bytesRead <= reader.aprHeader.dataOffset, `read ${bytesRead} bytes`);
+  assert.equal(reader.tensors[0]!.size, big.length);
+});
+
+Deno.test("validateApr() reports an APR v1 file at the version check", async () => {
+  const path = testdata("apr/tsp-eil51-aco.apr");
+  const checks = await validateApr(source(Deno.readFileSync(path), path));
+  assert.deepEqual(checks.map((c) => [c.check, c.ok]), [["magic", true], ["version 2.0", false]]);
+  assert.match(checks[1]!.detail!, /APR v1 file/);
+});
