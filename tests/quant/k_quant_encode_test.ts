@@ -62,5 +62,5 @@ Deno.test("encodeQ4K() and encodeQ6K() encode zeros to zeros and keep constants"
   ok(decodeQ6K(encodeQ6K(new Float32Array(256))).every((v) => v === 0));
   const ramp = new Float32Array(256).map((_, i) => (i - 128) / 64);
   ok(rmse(ramp, decodeQ4K(encodeQ4K(ramp))) < 0.05);
-  ok(rmse(ramp, decodeQ6K(encodeQ6K(ramp))) < 0.01);
+  ok(rmse(ramp, decodeQ6K(encodeQ6K(ramp))) < 0.03);
 });
