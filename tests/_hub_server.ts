@@ -87,6 +87,8 @@ export interface HubServerOptions {
   faults?: HubFault[];
   /** Entries per page of the tree listing (exercises `Link` pagination). Default 2. */
   treePageSize?: number;
+  /** Size of the body chunks sent. Default 64 KiB (benchmarks use more). */
+  serveChunkSize?: number;
 }
 
 /** A running local Hub. */
@@ -133,6 +135,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
   const commit = options.commit ?? TEST_COMMIT;
   const faults = options.faults ?? [];
   const pageSize = options.treePageSize ?? 2;
+  const serveChunk = options.serveChunkSize ?? SERVE_CHUNK;
   const counters: HubServerCounters = {
     requests: [],
     bytesServed: 0,
@@ -362,7 +365,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
           controller.close();
           return;
         }
-        let length = Math.min(SERVE_CHUNK, end - position);
+        let length = Math.min(serveChunk, end - position);
         if (drop && sent + length > drop.afterBytes) length = drop.afterBytes - sent;
         const total = servedByFile.get(file.path) ?? 0;
         if (stall && total + length > stall.afterBytes) length = stall.afterBytes - total;

@@ -17,4 +17,7 @@ if (ref === undefined) {
 const jobs = Number(Deno.env.get("APR_PULL_JOBS") ?? "8");
 const partSize = Number(Deno.env.get("APR_PULL_PART_SIZE") ?? String(64 * 1024 * 1024));
 const result = await pullModel(ref, { jobs, partSize, retryDelayMs: 10 });
-console.log(JSON.stringify(result));
+// Peak resident memory, for the benchmark (Linux only).
+const status = await Deno.readTextFile("/proc/self/status").catch(() => "");
+const peakRssKiB = Number(/VmHWM:\s*(\d+)/.exec(status)?.[1] ?? NaN);
+console.log(JSON.stringify({ ...result, peakRssKiB }));
