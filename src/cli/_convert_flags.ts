@@ -1,0 +1,183 @@
+/**
+ * Flags shared by `import`, `convert` and `export`, and the code that turns
+ * them into {@linkcode ConvertOptions} and runs the conversion with progress.
+ *
+ * @module
+ */
+
+import { basename } from "node:path";
+import { UsageError } from "../errors.ts";
+import {
+  convertModel,
+  type ConvertOptions,
+  type ConvertResult,
+  QUANTIZE_TARGETS,
+  type QuantizeTarget,
+} from "../pipeline/convert_model.ts";
+import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
+import { formatBytes, formatCount, formatDuration, parseSize } from "./format.ts";
+import {
+  type CommandContext,
+  integerOption,
+  type OptionSpec,
+  type OptionValues,
+  stringOption,
+} from "./command.ts";
+
+/** Flags of every command that writes a model. */
+export const WRITE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
+  output: { type: "string", short: "o", valueName: "OUT", description: "output path" },
+  quantize: {
+    type: "string",
+    valueName: "T",
+    description: `quantize weights: ${
+      QUANTIZE_TARGETS.join(", ")
+    } (default none: keep source types)`,
+  },
+  "quantize-all": {
+    type: "boolean",
+    description:
+      "quantize every float tensor (default keeps norms, biases, tensors < 1024 elements)",
+  },
+  force: { type: "boolean", short: "f", description: "replace the output if it exists" },
+  "keep-names": {
+    type: "boolean",
+    description: "keep GGUF tensor names instead of mapping them to Hugging Face names",
+  },
+};
+
+/** Flags of commands that read from the Hub. */
+export const HUB_OPTIONS: Readonly<Record<string, OptionSpec>> = {
+  revision: { type: "string", valueName: "R", description: "Hub revision: branch, tag or commit" },
+  "no-cache": {
+    type: "boolean",
+    description: "hf:// only: stream from the Hub; write nothing but the output",
+  },
+  jobs: {
+    type: "string",
+    short: "j",
+    valueName: "N",
+    description: "parallel downloads (default 8)",
+  },
+};
+
+/**
+ * Default output path: the source's name with a new extension, in the working directory.
+ *
+ * @param source The source as given.
+ * @param extension E.g. `".apr"`.
+ * @returns The output path.
+ */
+export function defaultOutput(source: string, extension: string): string {
+  let name: string;
+  if (isHubRef(source)) {
+    const ref = parseHubRef(source);
+    name = basename(ref.path ?? ref.repoId);
+  } else {
+    name = basename(source.replace(/[\\/]+$/, "")) || "model";
+  }
+  name = name.replace(/\.(apr|gguf|safetensors|json)$/i, "").replace(/\.safetensors\.index$/i, "");
+  return `${name || "model"}${extension}`;
+}
+
+/**
+ * Read the flags every writing command shares.
+ *
+ * @param values Parsed flags.
+ * @returns The conversion options they select.
+ */
+export function convertOptionsFrom(values: OptionValues): ConvertOptions {
+  const quantize = stringOption(values, "quantize");
+  if (quantize !== undefined && !QUANTIZE_TARGETS.includes(quantize as QuantizeTarget)) {
+    throw new UsageError(
+      `--quantize "${quantize}" is not one of ${QUANTIZE_TARGETS.join(", ")}`,
+    );
+  }
+  const maxShard = stringOption(values, "max-shard-size");
+  let maxShardSize: number | undefined;
+  if (maxShard !== undefined) {
+    try {
+      maxShardSize = parseSize(maxShard);
+    } catch (error) {
+      throw new UsageError(`--max-shard-size: ${(error as Error).message}`);
+    }
+  }
+  const jobs = integerOption(values, "jobs");
+  return {
+    ...(quantize !== undefined ? { quantize: quantize as QuantizeTarget } : {}),
+    quantizeAll: values["quantize-all"] === true,
+    force: values.force === true,
+    resume: values.resume === true,
+    keepNames: values["keep-names"] === true,
+    noCache: values["no-cache"] === true,
+    revision: stringOption(values, "revision"),
+    ...(jobs !== undefined ? { jobs } : {}),
+    ...(maxShardSize !== undefined ? { maxShardSize } : {}),
+  };
+}
+
+/**
+ * Run a conversion with progress on stderr and a summary (or JSON) on stdout.
+ *
+ * @param ctx The command context.
+ * @param source The source as given.
+ * @param output The output path.
+ * @param options Conversion options.
+ * @returns The exit code.
+ */
+export async function runConversion(
+  ctx: CommandContext,
+  source: string,
+  output: string,
+  options: ConvertOptions,
+): Promise<number> {
+  const display = ctx.progress();
+  let result: ConvertResult;
+  try {
+    result = await convertModel(source, output, {
+      ...options,
+      onWarning: (message) => display.log(`warning: ${message}`),
+      onDownloadProgress: (event) => {
+        display.update(event);
+        for (const file of event.active) {
+          display.updateItem(file.path, file.bytesDone, file.bytesTotal);
+        }
+      },
+      onProgress: (event) => display.update(event),
+    });
+  } catch (error) {
+    display.finish();
+    if (await exists(`${output}.partial.journal`)) {
+      ctx.err(
+        `apr: the partial output "${output}.partial" is kept; run the same command with --resume to continue\n`,
+      );
+    }
+    throw error;
+  }
+  display.finish();
+  if (ctx.json) {
+    ctx.out(`${JSON.stringify(result, null, 2)}\n`);
+  } else if (!ctx.quiet) {
+    const dtypes = Object.entries(result.dtypes).map(([d, n]) => `${n} ${d}`).join(", ");
+    const resumed = result.resumedTensors ? `, ${result.resumedTensors} resumed` : "";
+    ctx.out(
+      `wrote ${output}: ${result.format}, ${
+        formatCount(result.tensors)
+      } tensors (${dtypes}${resumed}), ` +
+        `${formatCount(result.parameters)} parameters, ${
+          formatBytes(result.tensorBytes)
+        } of tensor data ` +
+        `in ${formatDuration(result.durationMs / 1000)}\n`,
+    );
+  }
+  return 0;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * `apr convert` and `apr export`: any model to APR, SafeTensors or GGUF,
+ * through the same streaming pipeline as `import`.
+ *
+ * @module
+ */
+
+import { UsageError } from "../errors.ts";
+import { formatFromPath, OUTPUT_FORMATS, type OutputFormat } from "../pipeline/convert_model.ts";
+import {
+  convertOptionsFrom,
+  defaultOutput,
+  HUB_OPTIONS,
+  runConversion,
+  WRITE_OPTIONS,
+} from "./_convert_flags.ts";
+import { type CommandSpec, type OptionSpec, type OptionValues, stringOption } from "./command.ts";
+
+const EXPORT_OPTIONS: Readonly<Record<string, OptionSpec>> = {
+  format: {
+    type: "string",
+    valueName: "F",
+    description: `output format: ${OUTPUT_FORMATS.join(", ")} (default: from OUT's extension)`,
+  },
+  dtype: {
+    type: "string",
+    valueName: "f32",
+    description:
+      "decode every tensor to this type (only f32); types the format lacks become F32 anyway",
+  },
+  "max-shard-size": {
+    type: "string",
+    valueName: "SIZE",
+    description: "SafeTensors: split into shards of at most SIZE (e.g. 5GB, 500MiB) plus an index",
+  },
+};
+
+function outputFormat(values: OptionValues, output: string | undefined): OutputFormat {
+  const text = stringOption(values, "format");
+  if (text !== undefined) {
+    if (!OUTPUT_FORMATS.includes(text as OutputFormat)) {
+      throw new UsageError(`--format "${text}" is not one of ${OUTPUT_FORMATS.join(", ")}`);
+    }
+    return text as OutputFormat;
+  }
+  const implied = output === undefined ? undefined : formatFromPath(output);
+  if (implied === undefined) {
+    throw new UsageError(
+      "give --format (apr, safetensors or gguf), or an output ending in .apr, .safetensors or .gguf",
+    );
+  }
+  return implied;
+}
+
+function float32(values: OptionValues): boolean {
+  const dtype = stringOption(values, "dtype");
+  if (dtype === undefined) return false;
+  if (dtype.toLowerCase() !== "f32") {
+    throw new UsageError(`--dtype "${dtype}": only f32 is supported`);
+  }
+  return true;
+}
+
+function run(
+  ctx: Parameters<CommandSpec["run"]>[0],
+  values: OptionValues,
+  source: string,
+): Promise<number> {
+  const given = stringOption(values, "output");
+  const format = outputFormat(values, given);
+  const output = given ?? defaultOutput(source, `.${format}`);
+  return runConversion(ctx, source, output, {
+    ...convertOptionsFrom(values),
+    format,
+    float32: float32(values),
+  });
+}
+
+/** The `convert` command. */
+export const convertCommand: CommandSpec = {
+  name: "convert",
+  summary: "convert between APR, SafeTensors and GGUF, optionally re-quantizing",
+  usage: "apr convert SOURCE -o OUT [--format F] [--quantize T] [--json]",
+  description:
+    "Reads SOURCE (any format aprkit reads, local or hf://) and writes OUT in the format\n" +
+    "--format names or OUT's extension implies, streaming, in bounded memory. Tensors\n" +
+    "whose type the output format lacks (e.g. Q4_K in SafeTensors) are written as F32.",
+  options: { ...WRITE_OPTIONS, ...EXPORT_OPTIONS, ...HUB_OPTIONS },
+  positionals: { min: 1, max: 1, names: "SOURCE" },
+  examples: [
+    "apr convert model.apr -o model-q4k.apr --quantize q4_k",
+    "apr convert model.gguf -o model.safetensors --dtype f32",
+    "apr convert ./hf-folder/ -o model.gguf",
+  ],
+  run: (ctx, values, [source]) => run(ctx, values, source!),
+};
+
+/** The `export` command. */
+export const exportCommand: CommandSpec = {
+  name: "export",
+  summary: "export a model to SafeTensors (optionally sharded) or GGUF",
+  usage: "apr export FILE --format safetensors|gguf -o OUT [--max-shard-size SIZE] [--dtype f32]",
+  description:
+    "Writes FILE (usually an .apr) in another format. SafeTensors keeps every tensor's\n" +
+    "bytes when its type exists there (SafeTensors -> APR -> SafeTensors is exact);\n" +
+    "--max-shard-size writes model-0000N-of-0000M.safetensors shards beside OUT plus\n" +
+    "model.safetensors.index.json. GGUF maps names and metadata back to llama.cpp's\n" +
+    "and copies Q4_K/Q6_K blocks verbatim. --dtype f32 decodes everything to F32.",
+  options: { ...WRITE_OPTIONS, ...EXPORT_OPTIONS },
+  positionals: { min: 1, max: 1, names: "FILE" },
+  examples: [
+    "apr export model.apr --format safetensors -o out/model.safetensors",
+    "apr export model.apr --format safetensors -o out/model.safetensors --max-shard-size 2GB",
+    "apr export model.apr --format gguf -o model.gguf",
+    "apr export model.gguf --format safetensors --dtype f32 -o decoded.safetensors",
+  ],
+  run: (ctx, values, [source]) => run(ctx, values, source!),
+};

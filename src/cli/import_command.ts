@@ -1,0 +1,50 @@
+/**
+ * `apr import`: any source — a SafeTensors file or sharded folder, a GGUF
+ * file, an `hf://` model — into one APR v2 file.
+ *
+ * @module
+ */
+
+import {
+  convertOptionsFrom,
+  defaultOutput,
+  HUB_OPTIONS,
+  runConversion,
+  WRITE_OPTIONS,
+} from "./_convert_flags.ts";
+import { type CommandSpec, stringOption } from "./command.ts";
+
+/** The `import` command. */
+export const importCommand: CommandSpec = {
+  name: "import",
+  summary: "import a SafeTensors/GGUF model or hf://org/name into one .apr file",
+  usage: "apr import SOURCE [-o OUT] [--quantize T] [--resume] [--force] [--no-cache] [--json]",
+  description:
+    "Converts SOURCE into APR v2 in one streaming pass: memory stays bounded whatever\n" +
+    "the model's size, and each output byte is written once, to OUT.partial, renamed\n" +
+    "to OUT when complete. SOURCE is a model folder (model.safetensors.index.json or\n" +
+    "model.safetensors, plus config.json and tokenizer.json), a .safetensors, .gguf or\n" +
+    ".apr file, an index.json, or hf://org/name[@revision][/path]. hf:// models are\n" +
+    "downloaded into the shared Hugging Face cache (resumable, verified) unless\n" +
+    "--no-cache. If an import is interrupted, run the same command with --resume.",
+  options: {
+    ...WRITE_OPTIONS,
+    resume: {
+      type: "boolean",
+      description: "continue an interrupted import from OUT.partial and its journal",
+    },
+    ...HUB_OPTIONS,
+  },
+  positionals: { min: 1, max: 1, names: "SOURCE" },
+  examples: [
+    "apr import ./Qwen2.5-0.5B/ -o qwen.apr                  # sharded folder, keep BF16",
+    "apr import hf://microsoft/phi-4 -o phi-4.apr --quantize q4_k",
+    "apr import hf://microsoft/phi-4 -o phi-4.apr --resume   # after an interruption",
+    "apr import model-Q4_K_M.gguf -o model.apr                # Q4_K/Q6_K copied verbatim",
+    "apr import hf://org/name --no-cache --json               # stream, nothing cached",
+  ],
+  run(ctx, values, [source]) {
+    const output = stringOption(values, "output") ?? defaultOutput(source!, ".apr");
+    return runConversion(ctx, source!, output, { ...convertOptionsFrom(values), format: "apr" });
+  },
+};

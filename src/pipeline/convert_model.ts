@@ -1,0 +1,271 @@
+/**
+ * `convertModel()` and `importModel()`: any model in, one file out, through
+ * the stream pipeline — reader → quantizer → (decoder) → sink — in one pass
+ * and bounded memory.
+ *
+ * @module
+ */
+
+import { DTYPES, elementCount } from "../dtype.ts";
+import { UsageError } from "../errors.ts";
+import { AprSink } from "../formats/apr/sink.ts";
+import { GgufSink } from "../formats/gguf/sink.ts";
+import { SafetensorsSink } from "../formats/safetensors/writer.ts";
+import { QUANTIZE_TARGETS, type QuantizeTarget } from "../quant/plan_quantization.ts";
+import { QuantizeStream } from "../quant/quantize_stream.ts";
+import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
+import type {
+  ModelChunk,
+  ModelHeader,
+  ModelMetadata,
+  ProgressCallback,
+  TensorInfo,
+} from "../tensor.ts";
+import { DequantizeStream } from "./dequantize_stream.ts";
+import type { Model } from "./model.ts";
+import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
+
+export type { QuantizeTarget };
+
+/** Output formats of {@linkcode convertModel}. */
+export type OutputFormat = "apr" | "safetensors" | "gguf";
+
+/** Every output format, for validation and help. */
+export const OUTPUT_FORMATS: readonly OutputFormat[] = ["apr", "safetensors", "gguf"];
+
+export { QUANTIZE_TARGETS };
+
+/** Options of {@linkcode convertModel}. */
+export interface ConvertOptions extends OpenModelOptions {
+  /** Output format. @default from the output's extension, else `"apr"` */
+  format?: OutputFormat;
+  /** Quantize weights to this type (`none` keeps source types). @default "none" */
+  quantize?: QuantizeTarget;
+  /** Quantize every float tensor, not only large weight matrices. @default false */
+  quantizeAll?: boolean;
+  /** Decode every tensor to F32 (exports). @default false */
+  float32?: boolean;
+  /** Continue an interrupted APR output from its partial file and journal. @default false */
+  resume?: boolean;
+  /** Replace an existing output. @default false */
+  force?: boolean;
+  /** SafeTensors output: split into shards of at most this many bytes. */
+  maxShardSize?: number;
+  /** Progress of the write (bytes and tensors). */
+  onProgress?: ProgressCallback;
+}
+
+/** What {@linkcode convertModel} wrote. */
+export interface ConvertResult {
+  /** The output path. */
+  output: string;
+  /** The output format. */
+  format: OutputFormat;
+  /** The source's format. */
+  sourceFormat: string;
+  /** Tensors written. */
+  tensors: number;
+  /** Parameters (elements) written. */
+  parameters: number;
+  /** Tensor payload bytes written. */
+  tensorBytes: number;
+  /** Tensors found complete in a resumed partial output (APR only). */
+  resumedTensors: number;
+  /** Tensors stored in each dtype. */
+  dtypes: Record<string, number>;
+  /** Wall time in milliseconds. */
+  durationMs: number;
+}
+
+/**
+ * Convert any model aprkit reads into APR, SafeTensors or GGUF.
+ *
+ * @example Import a Hugging Face folder, quantized
+ * ```ts ignore
+ * import { convertModel } from "./convert_model.ts";
+ * await convertModel("./phi-4/", "phi-4.apr", { quantize: "q4_k" });
+ * ```
+ *
+ * @param source A path, URL, Blob or `hf://` reference.
+ * @param output The output path.
+ * @param options Format, quantization, resume, progress.
+ * @returns What was written.
+ */
+export async function convertModel(
+  source: ModelLocation,
+  output: string,
+  options: ConvertOptions = {},
+): Promise<ConvertResult> {
+  const started = performance.now();
+  const format = options.format ?? formatFromPath(output) ?? "apr";
+  checkOptions(format, options);
+  const model = await openModel(source, options);
+  try {
+    let header: ModelHeader | undefined;
+    let stream = model.chunks();
+    if (format === "apr" || options.quantize !== undefined) {
+      stream = stream.pipeThrough(
+        new QuantizeStream({ to: options.quantize ?? "none", all: options.quantizeAll === true }),
+      );
+    }
+    if (format !== "apr") {
+      stream = stream.pipeThrough(
+        new DequantizeStream({
+          keep: (info) => !options.float32 && representable(format, info),
+          onDecode: (infos) => {
+            if (!options.float32) {
+              options.onWarning?.(
+                `${infos.length} tensor(s) of types ${
+                  [...new Set(infos.map((i) => i.dtype))].join(", ")
+                } have no ${format} type; writing them as F32`,
+              );
+            }
+          },
+        }),
+      );
+    }
+    stream = stream.pipeThrough(finalizeMetadata(model, source, (h) => (header = h)));
+    const sink = await createSink(format, output, options);
+    await stream.pipeTo(sink);
+    const written = header!;
+    const dtypes: Record<string, number> = {};
+    for (const t of written.tensors) dtypes[t.dtype] = (dtypes[t.dtype] ?? 0) + 1;
+    return {
+      output,
+      format,
+      sourceFormat: model.header.format,
+      tensors: written.tensors.length,
+      parameters: written.tensors.reduce((s, t) => s + elementCount(t.shape), 0),
+      tensorBytes: written.tensors.reduce((s, t) => s + t.byteLength, 0),
+      resumedTensors: sink instanceof AprSink ? sink.result?.resumedTensors ?? 0 : 0,
+      dtypes,
+      durationMs: Math.round(performance.now() - started),
+    };
+  } finally {
+    await model.close();
+  }
+}
+
+/**
+ * Import any model into one APR v2 file: {@linkcode convertModel} with the APR format.
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { importModel } from "./convert_model.ts";
+ * await importModel("hf://org/name", "model.apr", { quantize: "q4_k" });
+ * ```
+ *
+ * @param source A path, URL, Blob or `hf://` reference.
+ * @param output The `.apr` path.
+ * @param options Quantization, resume, progress.
+ * @returns What was written.
+ */
+export function importModel(
+  source: ModelLocation,
+  output: string,
+  options: Omit<ConvertOptions, "format"> = {},
+): Promise<ConvertResult> {
+  return convertModel(source, output, { ...options, format: "apr" });
+}
+
+/**
+ * The output format an output path implies.
+ *
+ * @param path The output path.
+ * @returns The format, or `undefined` for an unknown extension.
+ */
+export function formatFromPath(path: string): OutputFormat | undefined {
+  const lower = path.toLowerCase();
+  if (lower.endsWith(".apr")) return "apr";
+  if (lower.endsWith(".safetensors")) return "safetensors";
+  if (lower.endsWith(".gguf")) return "gguf";
+  return undefined;
+}
+
+function checkOptions(format: OutputFormat, options: ConvertOptions): void {
+  if (!OUTPUT_FORMATS.includes(format)) {
+    throw new UsageError(
+      `Unknown format "${format}": expected one of ${OUTPUT_FORMATS.join(", ")}`,
+    );
+  }
+  if (options.quantize !== undefined && !QUANTIZE_TARGETS.includes(options.quantize)) {
+    throw new UsageError(
+      `Unknown quantization "${options.quantize}": expected one of ${QUANTIZE_TARGETS.join(", ")}`,
+    );
+  }
+  if (options.resume && format !== "apr") {
+    throw new UsageError(`--resume works for APR output only, not ${format}`);
+  }
+  if (options.maxShardSize !== undefined && format !== "safetensors") {
+    throw new UsageError(`--max-shard-size works for SafeTensors output only, not ${format}`);
+  }
+}
+
+function representable(format: OutputFormat, info: TensorInfo): boolean {
+  const spec = DTYPES[info.dtype];
+  return format === "safetensors" ? spec.safetensors !== undefined : spec.ggufType !== undefined;
+}
+
+function createSink(
+  format: OutputFormat,
+  output: string,
+  options: ConvertOptions,
+): Promise<WritableStream<ModelChunk>> {
+  const common = {
+    force: options.force === true,
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+  };
+  switch (format) {
+    case "apr":
+      return AprSink.create(output, {
+        ...common,
+        resume: options.resume === true,
+        planKey: JSON.stringify({
+          quantize: options.quantize ?? "none",
+          all: options.quantizeAll === true,
+          keepNames: options.keepNames === true,
+        }),
+      });
+    case "safetensors":
+      return SafetensorsSink.create(output, {
+        ...common,
+        ...(options.maxShardSize !== undefined ? { maxShardSize: options.maxShardSize } : {}),
+      });
+    case "gguf":
+      return GgufSink.create(output, { ...common, keepNames: options.keepNames === true });
+  }
+}
+
+/**
+ * Last stage before the sink: set the metadata that depends on the final
+ * tensors (parameter count, total size) and where the model came from. No
+ * timestamp is written, so the same input and options give the same bytes.
+ */
+function finalizeMetadata(
+  model: Model,
+  source: ModelLocation,
+  onHeader: (header: ModelHeader) => void,
+): TransformStream<ModelChunk, ModelChunk> {
+  return new TransformStream<ModelChunk, ModelChunk>({
+    transform(chunk, controller) {
+      if (chunk.type !== "header") {
+        controller.enqueue(chunk);
+        return;
+      }
+      const tensors = chunk.header.tensors;
+      const metadata: ModelMetadata = {
+        ...chunk.header.metadata,
+        original_format: chunk.header.metadata.original_format ?? model.header.format,
+        total_size: tensors.reduce((s, t) => s + t.byteLength, 0),
+        param_count: tensors.reduce((s, t) => s + elementCount(t.shape), 0),
+      };
+      if (typeof source === "string" && isHubRef(source)) {
+        const ref = parseHubRef(source);
+        metadata.source = `hf://${ref.repoId}${ref.path ? `/${ref.path}` : ""}`;
+      }
+      const header = { ...chunk.header, metadata };
+      onHeader(header);
+      controller.enqueue({ type: "header", header });
+    },
+  });
+}
