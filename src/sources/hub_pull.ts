@@ -12,7 +12,7 @@ import { HubRequestError } from "../errors.ts";
 import type { RetryOptions } from "../io/http_source.ts";
 import type { ProgressEvent } from "../tensor.ts";
 import { HubCache } from "./hub_cache.ts";
-import { HubClient, type HubFileInfo } from "./hub_client.ts";
+import { HubClient, type HubFileInfo, type HubRepoInfo } from "./hub_client.ts";
 import { DEFAULT_PART_SIZE, downloadBlob, JobLimiter } from "./hub_download.ts";
 import { DEFAULT_REVISION, formatHubRef, type HubRef, parseHubRef } from "./hub_ref.ts";
 import { selectModelFiles } from "./hub_select.ts";
@@ -127,7 +127,19 @@ export async function pullModel(
     ...retry
   } = options;
   const client = new HubClient({ ...retry, endpoint: settings.endpoint, token: settings.token });
-  const info = await client.repoInfo(parsed.repoId, revision);
+  let info: HubRepoInfo;
+  try {
+    info = await client.repoInfo(parsed.repoId, revision);
+  } catch (error) {
+    // No connection at all (status 0): use the cache if it holds the model,
+    // as the Hugging Face tools do; otherwise report the network error.
+    if (!(error instanceof HubRequestError) || error.status !== 0) throw error;
+    try {
+      return await pullOffline(parsed, revision, cache, options);
+    } catch {
+      throw error;
+    }
+  }
   const commit = info.commit;
   await cache.writeRef(revision, commit);
   const snapshot = cache.snapshotDir(commit);
@@ -135,46 +147,59 @@ export async function pullModel(
   let bytesDownloaded = 0;
   let bytesReused = 0;
   const result = new Map<string, PulledFile>();
+  const downloading = new Map<string, Promise<void>>();
   const fetchOne = async (path: string, meta?: HubFileInfo): Promise<void> => {
     const file = meta ?? await client.fileInfo(parsed.repoId, commit, path);
     progress.total += file.size;
     progress.itemCount++;
-    if (!(await cache.hasBlob(file.etag, file.size))) {
-      const source = await client.openFile(parsed.repoId, commit, path, file);
-      const row = { path, bytesDone: 0, bytesTotal: file.size };
-      active.add(row);
-      try {
-        const { downloaded, resumed } = await downloadBlob({
-          cache,
-          etag: file.etag,
-          sha256: file.sha256,
-          source,
-          limiter,
-          partSize: options.partSize ?? DEFAULT_PART_SIZE,
-          signal: abort.signal,
-          onResume: (bytes) => {
-            row.bytesDone += bytes;
-            progress.done += bytes;
-            bytesReused += bytes;
-            report(path);
-          },
-          onBytes: (bytes) => {
-            row.bytesDone += bytes;
-            progress.done += bytes;
-            report(path);
-          },
-        });
-        bytesDownloaded += downloaded;
-        void resumed;
-      } finally {
-        active.delete(row);
+    // Two paths with the same content share one blob: download it once. The
+    // check and the claim happen with no await between them.
+    for (let running = downloading.get(file.etag); running !== undefined;) {
+      await running;
+      running = downloading.get(file.etag);
+    }
+    let finished = (): void => {};
+    downloading.set(file.etag, new Promise<void>((resolve) => (finished = resolve)));
+    try {
+      if (!(await cache.hasBlob(file.etag, file.size))) {
+        const source = await client.openFile(parsed.repoId, commit, path, file);
+        const row = { path, bytesDone: 0, bytesTotal: file.size };
+        active.add(row);
+        try {
+          const { downloaded } = await downloadBlob({
+            cache,
+            etag: file.etag,
+            sha256: file.sha256,
+            source,
+            limiter,
+            partSize: options.partSize ?? DEFAULT_PART_SIZE,
+            signal: abort.signal,
+            onResume: (bytes) => {
+              row.bytesDone += bytes;
+              progress.done += bytes;
+              bytesReused += bytes;
+              report(path);
+            },
+            onBytes: (bytes) => {
+              row.bytesDone += bytes;
+              progress.done += bytes;
+              report(path);
+            },
+          });
+          bytesDownloaded += downloaded;
+        } finally {
+          active.delete(row);
+        }
+        result.set(path, { path, size: file.size, reused: false });
+      } else {
+        // Same content already cached (another commit or path): link it, fetch nothing.
+        bytesReused += file.size;
+        progress.done += file.size;
+        result.set(path, { path, size: file.size, reused: true });
       }
-      result.set(path, { path, size: file.size, reused: false });
-    } else {
-      // Same content already cached under another commit: link it, fetch nothing.
-      bytesReused += file.size;
-      progress.done += file.size;
-      result.set(path, { path, size: file.size, reused: true });
+    } finally {
+      downloading.delete(file.etag);
+      finished();
     }
     await cache.linkSnapshot(commit, path, file.etag);
     progress.items++;

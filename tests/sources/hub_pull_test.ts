@@ -465,3 +465,48 @@ Deno.test("pullModel() rejects bad arguments before any I/O", async (t) => {
     });
   }
 });
+
+Deno.test("pullModel() downloads a blob shared by two paths once", async () => {
+  const same = new TextEncoder().encode('{"same": true}');
+  const weights = buildTinyShardedModel().find((f) =>
+    f.path === "model-00001-of-00002.safetensors"
+  )!;
+  const files: HubServerFile[] = [
+    { path: "config.json", data: same },
+    { path: "generation_config.json", data: same },
+    { path: "model.safetensors", data: weights.data!, lfs: true },
+  ];
+  await withHub({ files }, async (server, settings) => {
+    const result = await pullModel(REF, { ...FAST, settings });
+    assert.deepEqual(result.files.map((f) => f.path), [
+      "config.json",
+      "generation_config.json",
+      "model.safetensors",
+    ]);
+    const gets = server.dataRequests().filter((r) => r.file?.endsWith("config.json"));
+    assert.equal(gets.length, 1);
+    assert.equal(
+      await Deno.readLink(join(result.snapshotPath, "config.json")),
+      await Deno.readLink(join(result.snapshotPath, "generation_config.json")),
+    );
+  });
+});
+
+Deno.test("pullModel() falls back to a complete cache when the Hub is unreachable", async (t) => {
+  await withHub({}, async (server, settings) => {
+    await pullModel(REF, { ...FAST, settings });
+    await server.close();
+    await t.step("cached model", async () => {
+      const result = await pullModel(REF, { ...FAST, settings, retries: 0 });
+      assert.equal(result.commit, server.commit);
+      assert.equal(result.bytesDownloaded, 0);
+    });
+    await t.step("model not cached: the network error", async () => {
+      const error = await pullModel("hf://test-org/other", { ...FAST, settings, retries: 0 })
+        .catch((e) => e);
+      assert.ok(error instanceof HubRequestError);
+      assert.equal(error.status, 0);
+      assert.match(error.message, /gave up after 1 attempts/);
+    });
+  });
+});
