@@ -1,0 +1,209 @@
+// This module is browser compatible.
+
+/**
+ * {@linkcode QuantizeStream}: the stream-protocol stage (DESIGN.md §2.2, §2.5)
+ * that rewrites the header and converts each tensor's payload lazily, in
+ * bounded memory.
+ *
+ * @module
+ */
+
+import type { ModelChunk, TensorEntry } from "../tensor.ts";
+import { planModel, type QuantizeOptions, type TensorPlan } from "./plan_quantization.ts";
+import { DEFAULT_MAX_CHUNK_ELEMENTS, TensorDecoder } from "./_tensor_decoder.ts";
+import { isEncodeTarget, TensorEncoder } from "./_tensor_encoder.ts";
+import { IntegerWidener } from "./_integer_widener.ts";
+import { aprQ8Absmax, aprQ8Scale } from "./apr_q8.ts";
+
+/** Options of {@linkcode QuantizeStream}. */
+export interface QuantizeStreamOptions extends QuantizeOptions {
+  /**
+   * Upper bound on the f32 values decoded at once (4 bytes each); bounds the
+   * size of intermediate and output chunks.
+   *
+   * @default {1048576}
+   */
+  maxChunkElements?: number;
+}
+
+interface Converter {
+  push(bytes: Uint8Array, emit: (out: Uint8Array) => void): void;
+  finish(emit: (out: Uint8Array) => void): void;
+}
+
+/**
+ * Quantize a model stream: the header chunk is rewritten by
+ * {@linkcode planQuantization}'s rules (dtype and exact byteLength of every
+ * tensor, `metadata.quantization`), and each tensor chunk's `open()` is
+ * wrapped so that its payload is converted as the sink reads it. Nothing is
+ * read from a tensor until the sink opens it. APR_Q8 makes two passes over a
+ * re-opened source (absmax first), never buffering the tensor. Input chunks
+ * may have any size; partial blocks and elements are carried between them.
+ *
+ * @example Usage
+ * ```ts
+ * import { QuantizeStream } from "./quantize_stream.ts";
+ * import type { ModelChunk } from "../tensor.ts";
+ * const values = new Float32Array(2048).fill(0.5);
+ * const info = { name: "w", dtype: "F32" as const, shape: [2048], byteLength: 8192 };
+ * const input = ReadableStream.from<ModelChunk>([
+ *   { type: "header", header: { format: "test", metadata: {}, tensors: [info] } },
+ *   { type: "tensor", tensor: { info, open: () => ReadableStream.from([new Uint8Array(values.buffer)]) } },
+ * ]);
+ * const chunks = await Array.fromAsync(input.pipeThrough(new QuantizeStream({ to: "f16" })));
+ * const header = chunks[0]!.type === "header" ? chunks[0]!.header : undefined;
+ * console.assert(header?.tensors[0]!.byteLength === 4096);
+ * ```
+ */
+export class QuantizeStream extends TransformStream<ModelChunk, ModelChunk> {
+  /**
+   * Create the stage.
+   *
+   * @param options Target, policy and batch size.
+   * @throws {TypeError} For an unknown target (before any chunk is read).
+   */
+  constructor(options: QuantizeStreamOptions = {}) {
+    // Validate the target now, not at the first chunk.
+    planModel({ format: "", metadata: {}, tensors: [] }, options);
+    const maxElements = options.maxChunkElements ?? DEFAULT_MAX_CHUNK_ELEMENTS;
+    if (!Number.isSafeInteger(maxElements) || maxElements < 1) {
+      throw new RangeError(
+        `Cannot quantize: maxChunkElements ${maxElements} is not a positive integer`,
+      );
+    }
+    let plans: TensorPlan[] | undefined;
+    let next = 0;
+    super({
+      transform(chunk, controller) {
+        if (chunk.type === "header") {
+          if (plans !== undefined) {
+            throw new TypeError("Cannot quantize the model stream: a second header chunk arrived");
+          }
+          const planned = planModel(chunk.header, options);
+          plans = planned.plans;
+          controller.enqueue({ type: "header", header: planned.header });
+          return;
+        }
+        if (plans === undefined) {
+          throw new TypeError(
+            "Cannot quantize the model stream: a tensor arrived before the header",
+          );
+        }
+        const plan = plans[next++];
+        const info = chunk.tensor.info;
+        if (
+          plan === undefined || plan.source.name !== info.name ||
+          plan.source.dtype !== info.dtype ||
+          plan.source.byteLength !== info.byteLength
+        ) {
+          throw new TypeError(
+            `Cannot quantize tensor "${info.name}": it does not match the header's tensor ${
+              next - 1
+            }`,
+          );
+        }
+        controller.enqueue({
+          type: "tensor",
+          tensor: convertEntry(chunk.tensor, plan, maxElements),
+        });
+      },
+    });
+  }
+}
+
+function convertEntry(entry: TensorEntry, plan: TensorPlan, maxElements: number): TensorEntry {
+  if (plan.action === "copy") return { info: plan.info, open: () => entry.open() };
+  return { info: plan.info, open: () => convertedPayload(entry, plan, maxElements) };
+}
+
+async function absmaxPass(entry: TensorEntry, maxElements: number): Promise<number> {
+  const decoder = new TensorDecoder(entry.info, maxElements);
+  let absmax = 0;
+  const reader = entry.open().getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      decoder.push(value, (v) => absmax = aprQ8Absmax(v, absmax));
+    }
+    decoder.finish();
+  } catch (e) {
+    await reader.cancel(e).catch(() => {});
+    throw e;
+  } finally {
+    reader.releaseLock();
+  }
+  return absmax;
+}
+
+async function makeConverter(
+  entry: TensorEntry,
+  plan: TensorPlan,
+  maxElements: number,
+): Promise<Converter> {
+  if (plan.action === "integer") {
+    const w = new IntegerWidener(plan.source, plan.info.dtype);
+    return { push: (b, emit) => w.push(b, emit), finish: () => w.finish() };
+  }
+  const target = plan.info.dtype;
+  if (!isEncodeTarget(target)) {
+    throw new TypeError(`Cannot quantize tensor "${plan.info.name}" to ${target}`);
+  }
+  // APR_Q8's scale needs the whole tensor's absmax: a first pass over a
+  // re-opened source (DESIGN.md principle 2), never a buffered tensor.
+  const scale = target === "APR_Q8" && plan.info.byteLength > 0
+    ? aprQ8Scale(await absmaxPass(entry, maxElements))
+    : 1;
+  const decoder = new TensorDecoder(plan.source, maxElements);
+  const encoder = new TensorEncoder(target, plan.info.shape, scale);
+  return {
+    push: (b, emit) => decoder.push(b, (v) => encoder.push(v, emit)),
+    finish: (emit) => {
+      decoder.finish();
+      encoder.finish(emit);
+    },
+  };
+}
+
+function convertedPayload(
+  entry: TensorEntry,
+  plan: TensorPlan,
+  maxElements: number,
+): ReadableStream<Uint8Array> {
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  let converter: Converter | undefined;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      // Opened on the first pull: a payload nobody reads costs nothing.
+      if (converter === undefined) {
+        converter = await makeConverter(entry, plan, maxElements);
+        reader = entry.open().getReader();
+      }
+      let produced = false;
+      const emit = (b: Uint8Array) => {
+        if (b.length > 0) {
+          controller.enqueue(b);
+          produced = true;
+        }
+      };
+      try {
+        while (!produced) {
+          const { done, value } = await reader!.read();
+          if (done) {
+            converter.finish(emit);
+            controller.close();
+            return;
+          }
+          converter.push(value, emit);
+        }
+      } catch (e) {
+        // Close the source on a conversion error (e.g. a U64 above 2^63 - 1).
+        await reader!.cancel(e).catch(() => {});
+        throw e;
+      }
+    },
+    async cancel(reason) {
+      await reader?.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+}

@@ -1,0 +1,288 @@
+import { deepStrictEqual as assertEquals, ok, rejects, throws } from "node:assert/strict";
+import { QuantizeStream } from "../../src/quant/quantize_stream.ts";
+import { planQuantization } from "../../src/quant/plan_quantization.ts";
+import { encodeF16 } from "../../src/quant/f16.ts";
+import { encodeBf16 } from "../../src/quant/bf16.ts";
+import { encodeAprQ8Tensor } from "../../src/quant/apr_q8.ts";
+import { encodeAprQ4 } from "../../src/quant/apr_q4.ts";
+import { encodeQ4K } from "../../src/quant/q4_k.ts";
+import { encodeQ6K } from "../../src/quant/q6_k.ts";
+import type { ModelChunk, ModelHeader, TensorEntry, TensorInfo } from "../../src/tensor.ts";
+import { loadFixture, sha256 } from "./_gguf_fixtures.ts";
+
+/** A re-openable in-memory tensor that counts opens and serves `size`-byte chunks. */
+function memoryEntry(info: TensorInfo, bytes: Uint8Array, size: number) {
+  const counter = { opens: 0 };
+  const entry: TensorEntry = {
+    info,
+    open() {
+      counter.opens++;
+      let pos = 0;
+      return new ReadableStream<Uint8Array>({
+        pull(c) {
+          if (pos >= bytes.length) return c.close();
+          // Fresh buffer at an odd offset: unaligned like real network chunks.
+          const part = new Uint8Array(Math.min(size, bytes.length - pos) + 1).subarray(1);
+          part.set(bytes.subarray(pos, pos + part.length));
+          pos += part.length;
+          c.enqueue(part);
+        },
+      });
+    },
+  };
+  return { entry, counter };
+}
+
+function modelStream(header: ModelHeader, entries: TensorEntry[]): ReadableStream<ModelChunk> {
+  return ReadableStream.from<ModelChunk>([
+    { type: "header", header },
+    ...entries.map((tensor) => ({ type: "tensor" as const, tensor })),
+  ]);
+}
+
+async function readAll(s: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const parts = await Array.fromAsync(s);
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let pos = 0;
+  for (const p of parts) {
+    out.set(p, pos);
+    pos += p.length;
+  }
+  return out;
+}
+
+function f32Info(name: string, shape: number[]): TensorInfo {
+  return { name, dtype: "F32", shape, byteLength: 4 * shape.reduce((a, b) => a * b, 1) };
+}
+
+function padRows(values: Float32Array, cols: number, block: number): Float32Array {
+  const rows = values.length / cols;
+  const padded = Math.ceil(cols / block) * block;
+  const out = new Float32Array(rows * padded);
+  for (let r = 0; r < rows; r++) out.set(values.subarray(r * cols, (r + 1) * cols), r * padded);
+  return out;
+}
+
+Deno.test("planQuantization() applies aprender's policy and makes every tensor APR-storable", async (t) => {
+  const header: ModelHeader = {
+    format: "test",
+    metadata: { total_size: 0 },
+    tensors: [
+      f32Info("blk.0.attn_q.weight", [64, 256]),
+      f32Info("blk.0.attn_norm.weight", [4096]),
+      f32Info("blk.0.attn_q.bias", [4096]),
+      f32Info("small.weight", [10, 100]),
+      { name: "q8", dtype: "Q8_0", shape: [32, 64], byteLength: 32 * 2 * 34 },
+      { name: "q4k", dtype: "Q4_K", shape: [4, 256], byteLength: 4 * 144 },
+      { name: "mask", dtype: "BOOL", shape: [8], byteLength: 8 },
+      { name: "ids", dtype: "U64", shape: [2], byteLength: 16 },
+      { name: "i16", dtype: "I16", shape: [2], byteLength: 4 },
+      { name: "u32", dtype: "U32", shape: [2], byteLength: 8 },
+      { name: "fp8", dtype: "F8_E4M3", shape: [2048], byteLength: 2048 },
+      { name: "e8", dtype: "F8_E8M0", shape: [4], byteLength: 4 },
+      { name: "f64", dtype: "F64", shape: [2], byteLength: 16 },
+    ],
+  };
+  await t.step("to q4_k quantizes only large non-norm floats", () => {
+    const out = planQuantization(header, { to: "q4_k" });
+    const types = out.tensors.map((x) => `${x.name}:${x.dtype}:${x.byteLength}`);
+    assertEquals(types, [
+      "blk.0.attn_q.weight:Q4_K:9216",
+      "blk.0.attn_norm.weight:F32:16384",
+      "blk.0.attn_q.bias:F32:16384",
+      "small.weight:F32:4000",
+      "q8:Q4_K:4608",
+      "q4k:Q4_K:576",
+      "mask:U8:8",
+      "ids:I64:16",
+      "i16:I32:8",
+      "u32:I64:16",
+      "fp8:Q4_K:1152",
+      "e8:BF16:8",
+      "f64:F32:8",
+    ]);
+    assertEquals(out.metadata.quantization, {
+      quant_type: "q4_k",
+      bits: 4,
+      block_size: 256,
+      symmetric: false,
+    });
+    assertEquals(out.metadata.total_size, out.tensors.reduce((s, x) => s + x.byteLength, 0));
+    assertEquals(header.tensors[0]!.dtype, "F32");
+  });
+  await t.step("to none only makes tensors storable", () => {
+    const out = planQuantization(header, {});
+    assertEquals(out.tensors.map((x) => x.dtype), [
+      "F32",
+      "F32",
+      "F32",
+      "F32",
+      "F32",
+      "Q4_K",
+      "U8",
+      "I64",
+      "I32",
+      "I64",
+      "F16",
+      "BF16",
+      "F32",
+    ]);
+    assertEquals(out.metadata.quantization, undefined);
+  });
+  await t.step("all: true quantizes norms and small tensors too", () => {
+    const out = planQuantization(header, { to: "q8", all: true });
+    assertEquals(out.tensors.slice(0, 4).map((x) => x.dtype), [
+      "APR_Q8",
+      "APR_Q8",
+      "APR_Q8",
+      "APR_Q8",
+    ]);
+    assertEquals(out.tensors[3]!.byteLength, 4 + 1000);
+    assertEquals(out.metadata.quantization?.quant_type, "q8");
+  });
+  await t.step("f16 does not claim quantization; keepF64 keeps F64", () => {
+    const out = planQuantization(header, { to: "f16", keepF64: true });
+    assertEquals(out.tensors[0]!.dtype, "F16");
+    assertEquals(out.tensors[12]!.dtype, "F64");
+    assertEquals(out.metadata.quantization, undefined);
+  });
+  await t.step("C64 is rejected naming the tensor", () => {
+    const bad: ModelHeader = {
+      ...header,
+      tensors: [{ name: "spectrum", dtype: "C64", shape: [2], byteLength: 16 }],
+    };
+    throws(
+      () => planQuantization(bad, {}),
+      (e: unknown) => e instanceof TypeError && /tensor "spectrum".*C64/.test(e.message),
+    );
+  });
+  await t.step("an unknown target is rejected", () => {
+    throws(
+      () => new QuantizeStream({ to: "q3" as "q4" }),
+      (e: unknown) => e instanceof TypeError && /Cannot quantize to "q3"/.test(e.message),
+    );
+  });
+});
+
+const TARGETS = [
+  { to: "f16", kernel: (v: Float32Array) => encodeF16(v) },
+  { to: "bf16", kernel: (v: Float32Array) => encodeBf16(v) },
+  { to: "q8", kernel: (v: Float32Array) => encodeAprQ8Tensor(v) },
+  { to: "q4", kernel: (v: Float32Array) => encodeAprQ4(v) },
+  { to: "q4_k", kernel: (v: Float32Array) => encodeQ4K(padRows(v, 300, 256)) },
+  { to: "q6_k", kernel: (v: Float32Array) => encodeQ6K(padRows(v, 300, 256)) },
+] as const;
+
+Deno.test("QuantizeStream payloads equal the kernels' output for odd chunk sizes", async (t) => {
+  // 3 rows of 300 columns: K-quant rows pad to 512; 900 is not a multiple of 32.
+  const values = new Float32Array(900).map((_, i) => Math.sin(i * 0.37) * (1 + (i % 7)));
+  values[5] = 2.5;
+  const bytes = new Uint8Array(values.buffer);
+  const info = f32Info("w", [3, 300]);
+  for (const target of TARGETS) {
+    const want = target.kernel(values);
+    for (const size of [1, 7, 1000]) {
+      await t.step(`${target.to} in ${size}-byte chunks`, async () => {
+        const { entry, counter } = memoryEntry(info, bytes, size);
+        const out = await Array.fromAsync(
+          modelStream({ format: "t", metadata: {}, tensors: [info] }, [entry])
+            .pipeThrough(new QuantizeStream({ to: target.to, all: true, maxChunkElements: 64 })),
+        );
+        const header = out[0]!.type === "header" ? out[0]!.header : undefined;
+        const tensor = out[1]!.type === "tensor" ? out[1]!.tensor : undefined;
+        ok(header !== undefined && tensor !== undefined);
+        assertEquals(header.tensors[0]!.byteLength, want.length);
+        assertEquals(tensor.info, header.tensors[0]);
+        assertEquals(counter.opens, 0);
+        const got = await readAll(tensor.open());
+        assertEquals(got, want);
+        assertEquals(counter.opens, target.to === "q8" ? 2 : 1);
+      });
+    }
+  }
+});
+
+Deno.test("QuantizeStream opens nothing when the sink never opens a tensor", async () => {
+  const info = f32Info("w", [2048]);
+  const { entry, counter } = memoryEntry(info, new Uint8Array(8192), 1000);
+  const out = await Array.fromAsync(
+    modelStream({ format: "t", metadata: {}, tensors: [info] }, [entry])
+      .pipeThrough(new QuantizeStream({ to: "q8" })),
+  );
+  assertEquals(out.length, 2);
+  assertEquals(counter.opens, 0);
+});
+
+Deno.test("QuantizeStream passes Q4_K through verbatim and dequantizes Q8_0 exactly", async () => {
+  const { bytes, manifest } = loadFixture("tiny-llama-q4_k_m");
+  const q8 = loadFixture("tiny-llama-q8_0");
+  const mk = manifest.tensors.find((m) => m.type === "Q4_K")!;
+  const m8 = q8.manifest.tensors.find((m) => m.type === "Q8_0")!;
+  const k: TensorInfo = {
+    name: mk.name,
+    dtype: "Q4_K",
+    shape: mk.numpy_shape,
+    byteLength: mk.n_bytes,
+  };
+  const z: TensorInfo = {
+    name: m8.name,
+    dtype: "Q8_0",
+    shape: m8.numpy_shape,
+    byteLength: m8.n_bytes,
+  };
+  const a = memoryEntry(k, bytes.subarray(mk.abs_offset, mk.abs_offset + mk.n_bytes), 7);
+  const b = memoryEntry(z, q8.bytes.subarray(m8.abs_offset, m8.abs_offset + m8.n_bytes), 7);
+  const out = await Array.fromAsync(
+    modelStream({ format: "gguf", metadata: {}, tensors: [k, z] }, [a.entry, b.entry])
+      .pipeThrough(new QuantizeStream({ to: "q6_k" })),
+  );
+  const header = out[0]!.type === "header" ? out[0]!.header : undefined;
+  assertEquals(header?.tensors.map((x) => x.dtype), ["Q4_K", "Q6_K"]);
+  const [t1, t2] = out.slice(1).map((c) => c.type === "tensor" ? c.tensor : undefined);
+  assertEquals(sha256(await readAll(t1!.open())), mk.raw_sha256);
+  // to: "none" dequantizes Q8_0 to F32, bit-exact with llama.cpp.
+  const plain = await Array.fromAsync(
+    modelStream({ format: "gguf", metadata: {}, tensors: [z] }, [b.entry])
+      .pipeThrough(new QuantizeStream()),
+  );
+  const f32 = plain[1]!.type === "tensor" ? plain[1]!.tensor : undefined;
+  assertEquals(f32?.info.dtype, "F32");
+  assertEquals(sha256(await readAll(f32!.open())), m8.f32_sha256);
+  ok(t2 !== undefined);
+});
+
+Deno.test("QuantizeStream widens integers and rejects U64 values above 2^63 - 1", async () => {
+  const i16: TensorInfo = { name: "i16", dtype: "I16", shape: [3], byteLength: 6 };
+  const u64: TensorInfo = { name: "ids", dtype: "U64", shape: [2], byteLength: 16 };
+  const big = new Uint8Array(16);
+  new DataView(big.buffer).setBigUint64(8, 2n ** 63n, true);
+  const a = memoryEntry(i16, new Uint8Array(new Int16Array([-2, 7, -32768]).buffer), 1);
+  const b = memoryEntry(u64, big, 3);
+  const out = await Array.fromAsync(
+    modelStream({ format: "t", metadata: {}, tensors: [i16, u64] }, [a.entry, b.entry])
+      .pipeThrough(new QuantizeStream()),
+  );
+  const [t1, t2] = out.slice(1).map((c) => c.type === "tensor" ? c.tensor : undefined);
+  assertEquals(t1!.info.dtype, "I32");
+  assertEquals([...new Int32Array((await readAll(t1!.open())).buffer)], [-2, 7, -32768]);
+  assertEquals(t2!.info.dtype, "I64");
+  await rejects(readAll(t2!.open()), (e: unknown) =>
+    e instanceof RangeError &&
+    /tensor "ids" as I64: value 9223372036854775808 at element 1 exceeds 2\^63 - 1/.test(
+      e.message,
+    ));
+});
+
+Deno.test("QuantizeStream rejects a tensor that does not match the header", async () => {
+  const info = f32Info("w", [4]);
+  const other = memoryEntry(f32Info("x", [4]), new Uint8Array(16), 4);
+  await rejects(
+    Array.fromAsync(
+      modelStream({ format: "t", metadata: {}, tensors: [info] }, [other.entry])
+        .pipeThrough(new QuantizeStream()),
+    ),
+    (e: unknown) =>
+      e instanceof TypeError &&
+      /tensor "x": it does not match the header's tensor 0/.test(e.message),
+  );
+});
