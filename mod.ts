@@ -1,12 +1,172 @@
 /**
- * aprkit: import machine-learning models (Hugging Face SafeTensors, GGUF) into
- * the APR v2 tensor format, streaming, in bounded memory.
+ * aprkit: import machine-learning models — Hugging Face repositories of
+ * (sharded) SafeTensors, GGUF files — into the single-file APR v2 tensor
+ * format that aprender and realizar read, streaming, in bounded memory, with
+ * resume. Also reads APR back, validates it, quantizes, and exports to
+ * SafeTensors and GGUF.
+ *
+ * A model flows as a `ReadableStream` of {@linkcode ModelChunk}s (a header,
+ * then one re-openable tensor payload each) through `TransformStream`
+ * quantizers into a `WritableStream` sink.
+ *
+ * @example Import a model in one call
+ * ```ts ignore
+ * import { importModel } from "@aprkit/apr";
+ * await importModel("hf://Qwen/Qwen2.5-0.5B", "qwen.apr", { quantize: "q4_k" });
+ * ```
+ *
+ * @example Compose the streams yourself
+ * ```ts ignore
+ * import { AprSink, openModel, QuantizeStream } from "@aprkit/apr";
+ * const model = await openModel("model.safetensors");
+ * await model.chunks()
+ *   .pipeThrough(new QuantizeStream({ to: "f16" }))
+ *   .pipeTo(await AprSink.create("model.apr"));
+ * ```
+ *
+ * @example Random access to any tensor, any format
+ * ```ts ignore
+ * import { openModel } from "@aprkit/apr";
+ * const model = await openModel("model.gguf");
+ * const values = await model.tensor("model.embed_tokens.weight").toFloat32();
+ * await model.close();
+ * ```
  *
  * @module
  */
 
-export * from "./src/dtype.ts";
-export * from "./src/errors.ts";
-export * from "./src/tensor.ts";
+// Shared vocabulary.
+export {
+  type DType,
+  dtypeFromAprCode,
+  dtypeFromGgufType,
+  dtypeFromSafetensors,
+  type DTypeLayout,
+  DTYPES,
+  type DTypeSpec,
+  elementCount,
+  tensorByteLength,
+} from "./src/dtype.ts";
+export { type FormatName, HubRequestError, ModelFormatError, UsageError } from "./src/errors.ts";
+export {
+  type ModelChunk,
+  modelChunks,
+  type ModelHeader,
+  type ModelMetadata,
+  type ModelReader,
+  type ProgressCallback,
+  type ProgressEvent,
+  type TensorEntry,
+  type TensorInfo,
+} from "./src/tensor.ts";
+
+// Opening, importing, converting.
+export { Model, ModelTensor } from "./src/pipeline/model.ts";
+export { type ModelLocation, openModel, type OpenModelOptions } from "./src/pipeline/open_model.ts";
+export {
+  convertModel,
+  type ConvertOptions,
+  type ConvertResult,
+  importModel,
+  type OutputFormat,
+} from "./src/pipeline/convert_model.ts";
+export {
+  DequantizeStream,
+  type DequantizeStreamOptions,
+} from "./src/pipeline/dequantize_stream.ts";
+export { type TensorStats, tensorStats } from "./src/pipeline/tensor_stats.ts";
+export { compareTensors, type TensorDifference } from "./src/pipeline/compare_tensors.ts";
+
+// Quantization.
+export { QuantizeStream, type QuantizeStreamOptions } from "./src/quant/quantize_stream.ts";
+export {
+  planQuantization,
+  type QuantizeOptions,
+  type QuantizeTarget,
+} from "./src/quant/plan_quantization.ts";
+export { decodeStream, type DecodeStreamOptions, decodeToFloat32 } from "./src/quant/decode.ts";
+
+// APR v2.
+export {
+  type AprCheck,
+  type AprDataOrder,
+  type AprFooterCheck,
+  type AprHeader,
+  type AprLayoutOptions,
+  AprReader,
+  type AprReaderOptions,
+  AprSink,
+  type AprSinkOptions,
+  type AprSinkResult,
+  type AprTensorData,
+  type AprTensorEntry,
+  AprWriter,
+  type AprWriterOptions,
+  encodeApr,
+  type EncodeAprInput,
+  openApr,
+  validateApr,
+  type ValidateAprOptions,
+} from "./src/formats/apr/mod.ts";
+
+// SafeTensors.
+export {
+  encodeSafetensors,
+  type EncodeSafetensorsInput,
+  type EncodeSafetensorsTensor,
+  openSafetensors,
+  openSafetensorsModel,
+  type OpenSafetensorsModelOptions,
+  type OpenSafetensorsOptions,
+  type SafetensorsHeader,
+  type SafetensorsModelReader,
+  SafetensorsReader,
+  SafetensorsSink,
+  type SafetensorsSinkOptions,
+  type SafetensorsTensorInfo,
+} from "./src/formats/safetensors/mod.ts";
+
+// GGUF.
+export {
+  encodeGguf,
+  type EncodeGgufOptions,
+  type GgufHeader,
+  type GgufKvEntry,
+  type GgufKvInput,
+  type GgufReader,
+  GgufSink,
+  type GgufSinkOptions,
+  type GgufTensorInfo,
+  type GgufTensorInput,
+  type GgufTensorSpec,
+  ggufToHfName,
+  type GgufValue,
+  GgufValueType,
+  hfToGgufName,
+  openGguf,
+  type OpenGgufOptions,
+} from "./src/formats/gguf/mod.ts";
+
+// Byte sources and the Hugging Face Hub.
 export type { ByteSource } from "./src/io/byte_source.ts";
 export { BlobSource } from "./src/io/blob_source.ts";
+export { FileSource, openFileSource } from "./src/io/file_source.ts";
+export {
+  type HttpLocation,
+  HttpSource,
+  type HttpSourceOptions,
+  openHttpSource,
+  type RetryOptions,
+} from "./src/io/http_source.ts";
+export { LocalModelFiles, type ModelFiles } from "./src/sources/model_files.ts";
+export { type HubRef, parseHubRef } from "./src/sources/hub_ref.ts";
+export { type HubEnv, type HubSettings, hubSettingsFromEnv } from "./src/sources/hub_settings.ts";
+export {
+  type PulledFile,
+  type PullFileProgress,
+  pullModel,
+  type PullOptions,
+  type PullProgressEvent,
+  type PullResult,
+} from "./src/sources/hub_pull.ts";
+export { type HubModelFilesOptions, openHubModelFiles } from "./src/sources/hub_files.ts";

@@ -8,6 +8,7 @@
 
 import denoJson from "../../deno.json" with { type: "json" };
 import { HubRequestError, ModelFormatError, UsageError } from "../errors.ts";
+import { DiskFullError } from "../sources/hub_download.ts";
 import { type CommandContext, commandHelp, type CommandSpec, parseCommandArgs } from "./command.ts";
 import { COMMANDS } from "./commands.ts";
 import { ProgressDisplay, type ProgressMode } from "./progress_display.ts";
@@ -158,6 +159,15 @@ export function isUserError(error: unknown): boolean {
     error.message.startsWith("Cannot ");
 }
 
+/**
+ * Whether an error comes from the machine or the network (a full disk, a
+ * server that kept failing): not the user's input, but not a bug either.
+ */
+function isEnvironmentError(error: unknown): boolean {
+  return error instanceof DiskFullError || error instanceof HubRequestError ||
+    (error instanceof Error && /ENOSPC|No space left/i.test(error.message));
+}
+
 function reportError(io: MainIo, error: unknown, verbose: boolean): number {
   const userError = isUserError(error);
   const message = error instanceof Error ? error.message : String(error);
@@ -170,7 +180,9 @@ function reportError(io: MainIo, error: unknown, verbose: boolean): number {
     }
   } else {
     io.err(`apr: ${message.split("\n")[0]}\n`);
-    if (!userError) io.err("apr: this looks like a bug; run again with --verbose for details\n");
+    if (!userError && !isEnvironmentError(error)) {
+      io.err("apr: this looks like a bug; run again with --verbose for details\n");
+    }
   }
   return userError ? 2 : 1;
 }
