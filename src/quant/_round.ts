@@ -6,13 +6,6 @@
  * @module
  */
 
-/**
- * Rust's `f32::round`: halves away from zero. NaN stays NaN.
- */
-export function roundHalfAway(x: number): number {
-  return x < 0 ? -Math.round(-x) : Math.round(x);
-}
-
 const NI_F32 = new Float32Array(1);
 const NI_I32 = new Int32Array(NI_F32.buffer);
 
@@ -24,11 +17,9 @@ const NI_I32 = new Int32Array(NI_F32.buffer);
  */
 export function nearestInt(x: number): number {
   if (x >= -4194303 && x <= 4194303) {
-    const f = Math.floor(x);
-    const d = x - f;
-    if (d > 0.5) return f + 1;
-    if (d < 0.5) return f;
-    return (f & 1) === 0 ? f : f + 1;
+    // x is an f32 value, exact in f64; adding and removing 1.5·2^52 rounds it to
+    // an integer with the FPU's ties-to-even, as the f32 trick does for |x| < 2^22.
+    return (x + 6755399441055744) - 6755399441055744;
   }
   NI_F32[0] = x + 12582912;
   return (NI_I32[0]! & 0x007fffff) - 0x00400000;

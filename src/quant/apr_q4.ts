@@ -9,7 +9,6 @@
  * @module
  */
 
-import { roundHalfAway } from "./_round.ts";
 import { f16Table, f32ToF16 } from "./f16.ts";
 import { readU16, writeU16 } from "./_bytes.ts";
 
@@ -53,9 +52,13 @@ export function encodeAprQ4(values: Float32Array, out?: Uint8Array): Uint8Array 
 }
 
 function quant4(v: number, s: number): number {
-  const q = roundHalfAway(fr(v / s));
-  // NaN casts to 0 in Rust.
-  return (q !== q ? 0 : q > 7 ? 7 : q < -8 ? -8 : q) + 8;
+  // Halves away from zero, clamped to [-8, 7]; NaN gives 0 as Rust's cast does.
+  const r = fr(v / s);
+  if (r < 0) {
+    const a = -r;
+    return 8 - (a >= 8 ? 8 : (a + 0.5) | 0);
+  }
+  return 8 + (r >= 7 ? 7 : (r + 0.5) | 0);
 }
 
 /**

@@ -12,8 +12,6 @@
  * @module
  */
 
-import { roundHalfAway } from "./_round.ts";
-
 const fr = Math.fround;
 
 /**
@@ -57,9 +55,12 @@ export function encodeAprQ8(values: Float32Array, scale: number, out?: Uint8Arra
   const dst = out ?? new Uint8Array(n);
   const s = fr(scale);
   for (let i = 0; i < n; i++) {
-    const q = roundHalfAway(fr(values[i]! / s));
-    // NaN casts to 0 in Rust (`as i8`).
-    dst[i] = q !== q ? 0 : (q > 127 ? 127 : q < -127 ? -127 : q) & 255;
+    // round() halves away from zero: floor(|r| + 0.5) is exact for an f32 r.
+    // NaN falls through to (NaN + 0.5) | 0 = 0, as Rust's `as i8` gives.
+    const r = fr(values[i]! / s);
+    const a = r < 0 ? -r : r;
+    const q = a >= 127 ? 127 : (a + 0.5) | 0;
+    dst[i] = r < 0 ? -q : q;
   }
   return dst;
 }

@@ -79,17 +79,29 @@ function makeQkx2Quants(
     res[0] = -min;
     return scale;
   }
+  // A candidate whose levels equal the previous candidate's (with the same
+  // min) yields the same sums and error, so C's choice cannot change: skip it.
+  let prevMin = NaN;
   for (let is = 0; is <= nstep; is++) {
     // `min` may have moved to a better fit: C re-reads it here, and so must we.
     iscale = fr(fr(fr(rmin + fr(rdelta * is)) + nmax) / fr(max - min));
+    let same = min === prevMin;
+    for (let i = 0; i < n; i++) {
+      let l = nearestInt(fr(iscale * fr(x[xo + i]! - min)));
+      l = l < 0 ? 0 : l > nmax ? nmax : l;
+      if (laux[i] !== l) {
+        laux[i] = l;
+        same = false;
+      }
+    }
+    if (same) continue;
+    prevMin = min;
     let sumL = 0;
     let sumL2 = 0;
     let sumXL = 0;
     for (let i = 0; i < n; i++) {
       const xi = x[xo + i]!;
-      let l = nearestInt(fr(iscale * fr(xi - min)));
-      l = l < 0 ? 0 : l > nmax ? nmax : l;
-      laux[i] = l;
+      const l = laux[i]!;
       const wl = fr(w[i]! * l);
       sumL = fr(sumL + wl);
       sumL2 = fr(sumL2 + fr(wl * l));

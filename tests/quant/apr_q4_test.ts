@@ -37,3 +37,24 @@ Deno.test("encodeAprQ4() stores scale 1 for an all-zero block", () => {
   const out = encodeAprQ4(new Float32Array(5));
   assertEquals([...out], [0x00, 0x3c, ...new Array(16).fill(0x88)]);
 });
+
+Deno.test("encodeAprQ4() equals a plain reading of APR_V2.md §5 on random blocks", () => {
+  const v = new Float32Array(32 * 50 + 7).map(() => (Math.random() - 0.5) * 3);
+  v.set([NaN, 0.5, -0.5, 7.5], 40);
+  const got = encodeAprQ4(v);
+  for (let b = 0; b * 32 < v.length; b++) {
+    const block = v.subarray(b * 32, Math.min(v.length, b * 32 + 32));
+    let absmax = 0;
+    for (const x of block) if (Math.abs(x) > absmax) absmax = Math.abs(x);
+    const s = absmax === 0 ? 1 : Math.fround(absmax / 7);
+    for (let i = 0; i < 32; i++) {
+      const x = i < block.length ? block[i]! : 0;
+      const r = Math.fround(x / s);
+      const q = Number.isNaN(r)
+        ? 0
+        : Math.max(-8, Math.min(7, Math.sign(r) * Math.round(Math.abs(r))));
+      const byte = got[b * 18 + 2 + (i >> 1)]!;
+      assertEquals((i & 1 ? byte >> 4 : byte & 15) - 8, q === 0 ? 0 : q, `block ${b} index ${i}`);
+    }
+  }
+});

@@ -31,3 +31,16 @@ Deno.test("encodeAprQ8() clamps, maps NaN to 0, and decodes back", () => {
   assertEquals(encodeAprQ8Tensor(new Float32Array(0)).length, 0);
   assertEquals([...encodeAprQ8Tensor(new Float32Array([0, 0]))], [0, 0, 0x80, 0x3f, 0, 0]);
 });
+
+Deno.test("encodeAprQ8() equals a plain reading of APR_V2.md §5 on random and special values", () => {
+  const v = new Float32Array(5000).map(() => (Math.random() - 0.5) * 10);
+  v.set([NaN, Infinity, -Infinity, 0.5, -0.5, 1.5, -1.5, 2.5], 0);
+  const scale = Math.fround(3 / 127);
+  const got = encodeAprQ8(v, scale);
+  for (let i = 0; i < v.length; i++) {
+    const r = Math.fround(v[i]! / scale);
+    let q = Number.isNaN(r) ? 0 : Math.sign(r) * Math.round(Math.abs(r));
+    q = Math.max(-127, Math.min(127, q));
+    assertEquals((got[i]! << 24) >> 24, q === 0 ? 0 : q, `index ${i}`);
+  }
+});

@@ -1,0 +1,124 @@
+/**
+ * Kernel throughput: `deno bench bench/kernels_bench.ts`. Each function works
+ * on N = 2^20 elements (a few MiB, like one stream chunk), so elements/s is
+ * N divided by the reported time per iteration (docs/QUANTIZATION.md lists
+ * measured numbers). Inputs are built once, outside the measured functions.
+ *
+ * @module
+ */
+
+import {
+  aprQ8Absmax,
+  aprQ8Scale,
+  decodeAprQ4,
+  decodeAprQ8,
+  decodeBf16,
+  decodeF16,
+  decodeQ4_0,
+  decodeQ4K,
+  decodeQ5K,
+  decodeQ6K,
+  decodeQ8_0,
+  encodeAprQ4,
+  encodeAprQ8,
+  encodeBf16,
+  encodeF16,
+  encodeQ4K,
+  encodeQ6K,
+} from "../src/quant/mod.ts";
+
+const N = 1 << 20;
+const values = new Float32Array(N);
+let seed = 1;
+for (let i = 0; i < N; i++) {
+  // Deterministic pseudo-normal weights (sum of uniforms), scale ~0.02 like LLM weights.
+  let s = 0;
+  for (let k = 0; k < 4; k++) {
+    seed = (seed * 1103515245 + 12345) >>> 0;
+    s += seed / 2 ** 32;
+  }
+  values[i] = (s - 2) * 0.035;
+}
+const f32Bytes = new Uint8Array(values.buffer);
+const copyOut = new Uint8Array(f32Bytes.length);
+const f16Out = new Uint8Array(2 * N);
+const f16Bytes = encodeF16(values);
+const bf16Bytes = encodeBf16(values);
+const floatsOut = new Float32Array(N);
+const q8Scale = aprQ8Scale(aprQ8Absmax(values));
+const q8Out = new Uint8Array(N);
+const q8Bytes = encodeAprQ8(values, q8Scale);
+const q4Bytes = encodeAprQ4(values);
+const q4kBytes = encodeQ4K(values);
+const q6kBytes = encodeQ6K(values);
+const q8_0Bytes = new Uint8Array((N / 32) * 34).map((_, i) => (i * 7) & 255);
+const q4_0Bytes = new Uint8Array((N / 32) * 18).map((_, i) => (i * 13) & 255);
+const q5kBytes = new Uint8Array((N / 256) * 176).map((_, i) => (i * 11) & 255);
+for (const b of [q8_0Bytes, q4_0Bytes]) {
+  for (let o = 0; o < b.length; o += b === q8_0Bytes ? 34 : 18) b[o + 1] = 0x20;
+}
+for (let o = 0; o < q5kBytes.length; o += 176) {
+  q5kBytes[o + 1] = 0x20;
+  q5kBytes[o + 3] = 0x20;
+}
+
+// A smaller input for the slow search-based K-quant encoders.
+const K_N = 1 << 16;
+const kValues = values.subarray(0, K_N);
+
+Deno.bench("copy f32 bytes (1 Mi elements)", { group: "encode", baseline: true }, () => {
+  copyOut.set(f32Bytes);
+});
+Deno.bench("encodeF16 (1 Mi elements)", { group: "encode" }, () => {
+  encodeF16(values, f16Out);
+});
+Deno.bench("encodeBf16 (1 Mi elements)", { group: "encode" }, () => {
+  encodeBf16(values, f16Out);
+});
+Deno.bench("APR_Q8 absmax + encode (1 Mi elements)", { group: "encode" }, () => {
+  encodeAprQ8(values, aprQ8Scale(aprQ8Absmax(values)), q8Out);
+});
+Deno.bench("encodeAprQ4 (1 Mi elements)", { group: "encode" }, () => {
+  encodeAprQ4(values);
+});
+
+Deno.bench("copy f32 bytes (64 Ki elements)", { group: "k-quant encode", baseline: true }, () => {
+  copyOut.set(f32Bytes.subarray(0, 4 * K_N));
+});
+Deno.bench("encodeQ4K (64 Ki elements)", { group: "k-quant encode" }, () => {
+  encodeQ4K(kValues);
+});
+Deno.bench("encodeQ6K (64 Ki elements)", { group: "k-quant encode" }, () => {
+  encodeQ6K(kValues);
+});
+
+Deno.bench("copy f32 bytes (1 Mi elements)", { group: "decode", baseline: true }, () => {
+  copyOut.set(f32Bytes);
+});
+Deno.bench("decodeF16 (1 Mi elements)", { group: "decode" }, () => {
+  decodeF16(f16Bytes, floatsOut);
+});
+Deno.bench("decodeBf16 (1 Mi elements)", { group: "decode" }, () => {
+  decodeBf16(bf16Bytes, floatsOut);
+});
+Deno.bench("decodeAprQ8 (1 Mi elements)", { group: "decode" }, () => {
+  decodeAprQ8(q8Bytes, q8Scale, floatsOut);
+});
+Deno.bench("decodeAprQ4 (1 Mi elements)", { group: "decode" }, () => {
+  decodeAprQ4(q4Bytes, floatsOut);
+});
+Deno.bench("decodeQ8_0 (1 Mi elements)", { group: "decode" }, () => {
+  decodeQ8_0(q8_0Bytes, floatsOut);
+});
+Deno.bench("decodeQ4_0 (1 Mi elements)", { group: "decode" }, () => {
+  decodeQ4_0(q4_0Bytes, floatsOut);
+});
+Deno.bench("decodeQ4K (1 Mi elements)", { group: "decode" }, () => {
+  decodeQ4K(q4kBytes, floatsOut);
+});
+Deno.bench("decodeQ5K (1 Mi elements)", { group: "decode" }, () => {
+  decodeQ5K(q5kBytes, floatsOut);
+});
+Deno.bench("decodeQ6K (1 Mi elements)", { group: "decode" }, () => {
+  decodeQ6K(q6kBytes, floatsOut);
+});
