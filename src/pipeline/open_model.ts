@@ -149,6 +149,10 @@ export async function openModelFile(
     // A file named .safetensors whose head looks wrong still goes to the
     // SafeTensors parser, which names the exact rule it breaks (FORMATS.md S1–S4).
     if (format === undefined && /\.safetensors$/i.test(source.name)) format = "safetensors";
+    // Likewise a .gguf or .apr file with the wrong magic gets its own parser's
+    // message ("not a GGUF file: magic is …", FORMATS.md G1).
+    if (format === undefined && /\.gguf$/i.test(source.name)) format = "gguf";
+    if (format === undefined && /\.apr$/i.test(source.name)) format = "apr";
     switch (format) {
       case "apr":
         return await openApr(source);
