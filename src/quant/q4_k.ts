@@ -25,6 +25,8 @@ export const Q4_K_BLOCK_BYTES = 144;
 
 const fr = Math.fround;
 const F_0_1 = fr(0.1);
+/** Scratch: `x[i] - min` in f32 for the current min (32 values at most). */
+const shifted = new Float32Array(32);
 
 /**
  * llama.cpp's `make_qkx2_quants`: fit `x ≈ scale * L - min` over one sub-block
@@ -82,12 +84,17 @@ function makeQkx2Quants(
   // A candidate whose levels equal the previous candidate's (with the same
   // min) yields the same sums and error, so C's choice cannot change: skip it.
   let prevMin = NaN;
+  let shiftedMin = NaN;
   for (let is = 0; is <= nstep; is++) {
     // `min` may have moved to a better fit: C re-reads it here, and so must we.
     iscale = fr(fr(fr(rmin + fr(rdelta * is)) + nmax) / fr(max - min));
     let same = min === prevMin;
+    if (min !== shiftedMin) {
+      for (let i = 0; i < n; i++) shifted[i] = fr(x[xo + i]! - min);
+      shiftedMin = min;
+    }
     for (let i = 0; i < n; i++) {
-      let l = nearestInt(fr(iscale * fr(x[xo + i]! - min)));
+      let l = nearestInt(fr(iscale * shifted[i]!));
       l = l < 0 ? 0 : l > nmax ? nmax : l;
       if (laux[i] !== l) {
         laux[i] = l;
@@ -120,6 +127,9 @@ function makeQkx2Quants(
         let diff = fr(fr(fr(thisScale * laux[i]!) + thisMin) - x[xo + i]!);
         diff = fr(diff * diff);
         curError = fr(curError + fr(w[i]! * diff));
+        // The terms are >= 0 and f32 addition is monotone, so once the running
+        // sum reaches bestError the candidate can no longer win.
+        if (curError >= bestError) break;
       }
       if (curError < bestError) {
         for (let i = 0; i < n; i++) L[lo + i] = laux[i]!;

@@ -25,6 +25,10 @@ const fr = Math.fround;
 const F_0_1 = fr(0.1);
 /** ggml's GROUP_MAX_EPS: below it a group counts as all zero. */
 const GROUP_MAX_EPS = fr(1e-15);
+// Scratch for one 16-value group.
+const W = new Float32Array(16);
+const WX = new Float32Array(16);
+const CAND = new Int8Array(16);
 
 /**
  * llama.cpp's `make_qx_quants` with `rmse_type = 1` and no importance weights
@@ -53,38 +57,50 @@ function makeQxQuants(
     L.fill(0, lo, lo + n);
     return 0;
   }
+  // Weights x² and x³ are the same for every candidate: compute them once.
+  for (let i = 0; i < n; i++) {
+    const v = x[xo + i]!;
+    W[i] = fr(v * v);
+    WX[i] = fr(W[i]! * v);
+  }
   let iscale = fr(-nmax / max);
   let sumlx = 0;
   let suml2 = 0;
   for (let i = 0; i < n; i++) {
-    const v = x[xo + i]!;
-    let l = nearestInt(fr(iscale * v));
+    let l = nearestInt(fr(iscale * x[xo + i]!));
     l = l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;
     L[lo + i] = l + nmax;
-    const w = fr(v * v);
-    sumlx = fr(sumlx + fr(fr(w * v) * l));
-    suml2 = fr(suml2 + fr(fr(w * l) * l));
+    CAND[i] = l;
+    sumlx = fr(sumlx + fr(WX[i]! * l));
+    suml2 = fr(suml2 + fr(fr(W[i]! * l) * l));
   }
   let scale = suml2 !== 0 ? fr(sumlx / suml2) : 0;
   let best = fr(scale * sumlx);
   for (let is = -9; is <= 9; is++) {
     if (is === 0) continue;
     iscale = fr(-fr(nmax + fr(F_0_1 * is)) / max);
+    // Levels equal to the previous candidate's give the same sums, and C's
+    // outcome on them (accept again with the same state, or reject) changes
+    // nothing: skip the sums.
+    let same = true;
+    for (let i = 0; i < n; i++) {
+      let l = nearestInt(fr(iscale * x[xo + i]!));
+      l = l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;
+      if (CAND[i] !== l) {
+        CAND[i] = l;
+        same = false;
+      }
+    }
+    if (same) continue;
     sumlx = 0;
     suml2 = 0;
     for (let i = 0; i < n; i++) {
-      const v = x[xo + i]!;
-      let l = nearestInt(fr(iscale * v));
-      l = l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;
-      const w = fr(v * v);
-      sumlx = fr(sumlx + fr(fr(w * v) * l));
-      suml2 = fr(suml2 + fr(fr(w * l) * l));
+      const l = CAND[i]!;
+      sumlx = fr(sumlx + fr(WX[i]! * l));
+      suml2 = fr(suml2 + fr(fr(W[i]! * l) * l));
     }
     if (suml2 > 0 && fr(sumlx * sumlx) > fr(best * suml2)) {
-      for (let i = 0; i < n; i++) {
-        const l = nearestInt(fr(iscale * x[xo + i]!));
-        L[lo + i] = nmax + (l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l);
-      }
+      for (let i = 0; i < n; i++) L[lo + i] = nmax + CAND[i]!;
       scale = fr(sumlx / suml2);
       best = fr(scale * sumlx);
     }
