@@ -37,12 +37,20 @@ export const validateCommand: CommandSpec = {
     const deep = values.deep === true;
     const checks: AprCheck[] = [];
     let format = "model";
-    const stat = await Deno.stat(path!);
+    const stat = await Deno.stat(path!).catch((error) => {
+      if (error instanceof Deno.errors.NotFound) {
+        throw new Deno.errors.NotFound(`Cannot open "${path}": no such file or folder`);
+      }
+      throw error;
+    });
     let isApr = false;
     if (stat.isFile) {
       const source = await openFileSource(path!);
       try {
-        isApr = detectFormat(await source.read(0, Math.min(DETECT_BYTES, source.size))) === "apr";
+        const detected = detectFormat(await source.read(0, Math.min(DETECT_BYTES, source.size)));
+        // A .apr file whose magic is wrong still gets the APR checklist, which
+        // names the failed check ("magic") instead of "not a model file".
+        isApr = detected === "apr" || (detected === undefined && /\.apr$/i.test(path!));
         if (isApr) {
           format = "apr";
           checks.push(...(await validateApr(source, { deep: false })));
