@@ -6,6 +6,7 @@
  * @module
  */
 
+import { dirname } from "node:path";
 import { DTYPES, elementCount } from "../dtype.ts";
 import { UsageError } from "../errors.ts";
 import { AprSink } from "../formats/apr/sink.ts";
@@ -125,6 +126,9 @@ export async function convertModel(
       );
     }
     stream = stream.pipeThrough(finalizeMetadata(model, source, (h) => (header = h)));
+    // `-o out/model.safetensors` into a folder that does not exist yet (the
+    // export examples do this): create it, as the shards and index go there.
+    await Deno.mkdir(dirname(output), { recursive: true });
     const sink = await createSink(format, output, options);
     await stream.pipeTo(sink);
     const written = header!;
