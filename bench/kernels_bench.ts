@@ -25,7 +25,9 @@ import {
   encodeF16,
   encodeQ4K,
   encodeQ6K,
+  QuantizeStream,
 } from "../src/quant/mod.ts";
+import type { ModelChunk } from "../src/tensor.ts";
 
 const N = 1 << 20;
 const values = new Float32Array(N);
@@ -122,3 +124,50 @@ Deno.bench("decodeQ5K (1 Mi elements)", { group: "decode" }, () => {
 Deno.bench("decodeQ6K (1 Mi elements)", { group: "decode" }, () => {
   decodeQ6K(q6kBytes, floatsOut);
 });
+
+// QuantizeStream end to end on one 1024 × 1024 F32 tensor: in-thread vs a worker pool.
+const streamInfo = { name: "w", dtype: "F32" as const, shape: [1024, 1024], byteLength: 4 * N };
+const streamEntry = {
+  info: streamInfo,
+  open: () => {
+    const CHUNK = 1 << 20;
+    let pos = 0;
+    return new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (pos >= f32Bytes.length) return c.close();
+        c.enqueue(f32Bytes.slice(pos, pos + CHUNK));
+        pos += CHUNK;
+      },
+    });
+  },
+};
+
+async function quantizeThroughStream(to: "q4_k" | "q6_k", workers: number): Promise<void> {
+  const input = ReadableStream.from<ModelChunk>([
+    { type: "header", header: { format: "bench", metadata: {}, tensors: [streamInfo] } },
+    { type: "tensor", tensor: streamEntry },
+  ]);
+  for await (const chunk of input.pipeThrough(new QuantizeStream({ to, workers }))) {
+    if (chunk.type === "tensor") {
+      for await (const _ of chunk.tensor.open()) { /* drain */ }
+    }
+  }
+}
+
+for (const to of ["q4_k", "q6_k"] as const) {
+  Deno.bench(`QuantizeStream ${to}, in-thread (1 Mi elements)`, {
+    group: `stream ${to}`,
+    baseline: true,
+    n: 4,
+    warmup: 1,
+  }, async () => {
+    await quantizeThroughStream(to, 0);
+  });
+  Deno.bench(`QuantizeStream ${to}, 2 workers (1 Mi elements)`, {
+    group: `stream ${to}`,
+    n: 4,
+    warmup: 1,
+  }, async () => {
+    await quantizeThroughStream(to, 2);
+  });
+}

@@ -18,6 +18,10 @@ import { encodeAprQ8 } from "./apr_q8.ts";
 import { encodeAprQ4 } from "./apr_q4.ts";
 import { encodeQ4K } from "./q4_k.ts";
 import { encodeQ6K } from "./q6_k.ts";
+import type { EncoderPool } from "./_encoder_pool.ts";
+
+/** Receives encoded payload pieces, in order (promises when a worker pool encodes). */
+export type EmitBytes = (bytes: Uint8Array | Promise<Uint8Array>) => void;
 
 /** Dtypes {@linkcode TensorEncoder} can produce. */
 export type EncodeTarget = "F32" | "F16" | "BF16" | "APR_Q8" | "APR_Q4" | "Q4_K" | "Q6_K";
@@ -28,7 +32,7 @@ export function isEncodeTarget(dtype: DType): dtype is EncodeTarget {
     dtype === "APR_Q4" || dtype === "Q4_K" || dtype === "Q6_K";
 }
 
-/** Default upper bound on values encoded per emitted chunk. */
+/** Default upper bound on values encoded per emitted piece (4 MiB of f32). */
 const MAX_BATCH_VALUES = 1 << 20;
 
 type BlockFn = (values: Float32Array, out?: Uint8Array) => Uint8Array;
@@ -45,29 +49,43 @@ export class TensorEncoder {
   #bufLen = 0;
   #cols = Infinity;
   #colPos = 0;
+  #pool: EncoderPool | undefined;
+  #batchValues: number;
 
   /**
    * @param target The payload dtype.
    * @param shape The tensor's shape (K-quant rows are its last dimension).
    * @param scale APR_Q8's tensor scale (required for APR_Q8).
+   * @param pool Workers for the block encoders; in-thread when absent.
+   * @param batchValues Values encoded per emitted piece (rounded to whole blocks).
    */
-  constructor(target: EncodeTarget, shape: readonly number[], scale = 1) {
+  constructor(
+    target: EncodeTarget,
+    shape: readonly number[],
+    scale = 1,
+    pool?: EncoderPool,
+    batchValues = MAX_BATCH_VALUES,
+  ) {
     this.#target = target;
+    this.#batchValues = batchValues;
+    this.#pool = pool;
     this.#scale = scale;
     const n = elementCount(shape);
     this.#prefixDone = target !== "APR_Q8" || n === 0;
     if (target === "APR_Q4" || target === "Q4_K" || target === "Q6_K") {
       this.#blockFn = target === "APR_Q4" ? encodeAprQ4 : target === "Q4_K" ? encodeQ4K : encodeQ6K;
-      this.#blockElements = DTYPES[target].blockElements;
-      this.#buf = new Float32Array(this.#blockElements);
-      if (target !== "APR_Q4" && n > 0) {
-        this.#cols = shape.length === 0 ? 1 : shape[shape.length - 1]!;
-      }
+      const be = DTYPES[target].blockElements;
+      this.#blockElements = be;
+      // The staging batch: a whole number of blocks.
+      this.#buf = new Float32Array(Math.max(1, Math.floor(batchValues / be)) * be);
+      const cols = shape.length === 0 ? 1 : shape[shape.length - 1]!;
+      // Rows matter only when they need padding (K-quants, cols not a multiple of 256).
+      if (target !== "APR_Q4" && n > 0 && cols % be !== 0) this.#cols = cols;
     }
   }
 
   /** Encode a batch of values; `emit` receives payload chunks. */
-  push(values: Float32Array, emit: (bytes: Uint8Array) => void): void {
+  push(values: Float32Array, emit: EmitBytes): void {
     if (!this.#prefixDone) {
       const p = new Uint8Array(4);
       new DataView(p.buffer).setFloat32(0, this.#scale, true);
@@ -75,8 +93,8 @@ export class TensorEncoder {
       this.#prefixDone = true;
     }
     if (this.#blockFn === undefined) {
-      for (let off = 0; off < values.length; off += MAX_BATCH_VALUES) {
-        const part = values.subarray(off, Math.min(values.length, off + MAX_BATCH_VALUES));
+      for (let off = 0; off < values.length; off += this.#batchValues) {
+        const part = values.subarray(off, Math.min(values.length, off + this.#batchValues));
         emit(this.#elementwise(part));
       }
       return;
@@ -85,11 +103,13 @@ export class TensorEncoder {
   }
 
   /** Flush the last partial block (zero-filled). */
-  finish(emit: (bytes: Uint8Array) => void): void {
+  finish(emit: EmitBytes): void {
     if (!this.#prefixDone) this.push(new Float32Array(0), emit);
     if (this.#blockFn !== undefined && this.#bufLen > 0) {
-      this.#buf!.fill(0, this.#bufLen);
-      emit(this.#blockFn(this.#buf!));
+      // APR_Q4's last block is zero-filled; K-quant rows were padded already.
+      const end = Math.ceil(this.#bufLen / this.#blockElements) * this.#blockElements;
+      this.#buf!.fill(0, this.#bufLen, end);
+      this.#encode(this.#buf!.subarray(0, end), emit);
       this.#bufLen = 0;
     }
   }
@@ -115,38 +135,48 @@ export class TensorEncoder {
     }
   }
 
-  #pushBlocks(values: Float32Array, emit: (bytes: Uint8Array) => void): void {
+  #pushBlocks(values: Float32Array, emit: EmitBytes): void {
     const be = this.#blockElements;
-    const fn = this.#blockFn!;
-    const buf = this.#buf!;
+    const stage = this.#buf!;
+    const cap = stage.length;
     const len = values.length;
     let off = 0;
     while (off < len) {
-      const rowLeft = this.#cols - this.#colPos;
-      if (this.#bufLen === 0) {
-        // Whole blocks straight from the batch, never crossing a row end.
-        let k = Math.floor(Math.min(len - off, rowLeft) / be);
+      if (this.#bufLen === 0 && this.#cols === Infinity) {
+        // Unpadded layout: whole blocks straight from the batch, no copy.
+        const k = Math.min(Math.floor((len - off) / be), cap / be);
         if (k > 0) {
-          k = Math.min(k, Math.floor(MAX_BATCH_VALUES / be));
-          emit(fn(values.subarray(off, off + k * be)));
+          this.#encode(values.subarray(off, off + k * be), emit);
           off += k * be;
-          this.#advance(k * be);
           continue;
         }
       }
-      const take = Math.min(be - this.#bufLen, len - off, rowLeft);
-      buf.set(values.subarray(off, off + take), this.#bufLen);
+      // Stage values (and each row's zero padding) until a batch is full, so
+      // batches stay large even when rows are short.
+      const take = Math.min(cap - this.#bufLen, len - off, this.#cols - this.#colPos);
+      stage.set(values.subarray(off, off + take), this.#bufLen);
       this.#bufLen += take;
       off += take;
       if (this.#advance(take)) {
         // Row end: pad the row's last block with zeros (APR_V2.md §5).
-        buf.fill(0, this.#bufLen);
-        this.#bufLen = be;
+        const pad = (be - (this.#bufLen % be)) % be;
+        stage.fill(0, this.#bufLen, this.#bufLen + pad);
+        this.#bufLen += pad;
       }
-      if (this.#bufLen === be) {
-        emit(fn(buf));
+      if (this.#bufLen === cap) {
+        this.#encode(stage, emit);
         this.#bufLen = 0;
       }
+    }
+  }
+
+  /** Encode whole blocks, in a worker when there is a pool. */
+  #encode(values: Float32Array, emit: EmitBytes): void {
+    if (this.#pool === undefined) {
+      emit(this.#blockFn!(values));
+    } else {
+      // A copy, because the pool transfers (detaches) the buffer it sends.
+      emit(this.#pool.encode(this.#target, values.slice()));
     }
   }
 

@@ -12,7 +12,8 @@
  * - each element's code is the index of the level nearest to
  *   `fround((x - z) / s)`, compared in f32 against the midpoints between
  *   adjacent levels: a value exactly on a midpoint takes the LOWER level
- *   (the more negative one); a block with `s == 0` is all code 7 (level 0);
+ *   (the more negative one); a block with `s == 0` is all code 7 (level 0),
+ *   and so is a NaN element;
  * - two codes per byte, element `2i` in the LOW nibble of byte `i`, `2i+1`
  *   in the high nibble (as bitsandbytes' CPU reference does for storage);
  * - dequant `fround(fround(LEVEL[code] * s) + z)`.
@@ -63,7 +64,7 @@ export const NF4_DEFAULT_BLOCK_SIZE = 64;
  */
 export const NF4_MAX_BLOCK_SIZE = 1 << 20;
 
-/** Largest gap between adjacent levels (`1 - 0.7229…`): the error bound is `s × this / 2`. */
+/** Largest gap between adjacent levels (-1 to -0.6962): the error bound is `s × this / 2`. */
 export const NF4_MAX_LEVEL_GAP: number = (() => {
   let gap = 0;
   for (let i = 1; i < 16; i++) gap = Math.max(gap, NF4_LEVELS[i]! - NF4_LEVELS[i - 1]!);
@@ -103,6 +104,8 @@ export function checkNf4BlockSize(blockSize: number): void {
  * @returns The code, 0..15.
  */
 export function nearestNf4Code(v: number): number {
+  // NaN compares false with everything: give it level 0 rather than level -1.
+  if (v !== v) return NF4_ZERO_CODE;
   // Binary search over the 15 midpoints: code = number of midpoints strictly below v.
   let lo = 0;
   let hi = 15;

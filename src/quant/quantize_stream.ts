@@ -11,7 +11,8 @@
 import type { ModelChunk, TensorEntry } from "../tensor.ts";
 import { planModel, type QuantizeOptions, type TensorPlan } from "./plan_quantization.ts";
 import { DEFAULT_MAX_CHUNK_ELEMENTS, TensorDecoder } from "./_tensor_decoder.ts";
-import { isEncodeTarget, TensorEncoder } from "./_tensor_encoder.ts";
+import { type EmitBytes, isEncodeTarget, TensorEncoder } from "./_tensor_encoder.ts";
+import { EncoderPool } from "./_encoder_pool.ts";
 import { IntegerWidener } from "./_integer_widener.ts";
 import { aprQ8Absmax, aprQ8Scale } from "./apr_q8.ts";
 
@@ -24,11 +25,22 @@ export interface QuantizeStreamOptions extends QuantizeOptions {
    * @default {1048576}
    */
   maxChunkElements?: number;
+  /**
+   * Workers running the APR_Q4, Q4_K and Q6_K encoders, so a tensor's blocks
+   * are encoded on several cores (0: in the calling thread). Workers start on
+   * the first block and stop when the stream has ended and every payload is read.
+   *
+   * @default {0}
+   */
+  workers?: number;
 }
 
+/** Most workers a stream may start. */
+const MAX_WORKERS = 64;
+
 interface Converter {
-  push(bytes: Uint8Array, emit: (out: Uint8Array) => void): void;
-  finish(emit: (out: Uint8Array) => void): void;
+  push(bytes: Uint8Array, emit: EmitBytes): void;
+  finish(emit: EmitBytes): void;
 }
 
 /**
@@ -71,9 +83,22 @@ export class QuantizeStream extends TransformStream<ModelChunk, ModelChunk> {
         `Cannot quantize: maxChunkElements ${maxElements} is not a positive integer`,
       );
     }
+    const workers = options.workers ?? 0;
+    if (!Number.isSafeInteger(workers) || workers < 0 || workers > MAX_WORKERS) {
+      throw new RangeError(
+        `Cannot quantize: workers ${workers} is not an integer from 0 to ${MAX_WORKERS}`,
+      );
+    }
+    const pool = workers > 0 ? new EncoderPool(workers) : undefined;
     let plans: TensorPlan[] | undefined;
     let next = 0;
     super({
+      flush() {
+        pool?.close();
+      },
+      cancel() {
+        pool?.close();
+      },
       transform(chunk, controller) {
         if (chunk.type === "header") {
           if (plans !== undefined) {
@@ -104,16 +129,21 @@ export class QuantizeStream extends TransformStream<ModelChunk, ModelChunk> {
         }
         controller.enqueue({
           type: "tensor",
-          tensor: convertEntry(chunk.tensor, plan, maxElements),
+          tensor: convertEntry(chunk.tensor, plan, maxElements, pool),
         });
       },
     });
   }
 }
 
-function convertEntry(entry: TensorEntry, plan: TensorPlan, maxElements: number): TensorEntry {
+function convertEntry(
+  entry: TensorEntry,
+  plan: TensorPlan,
+  maxElements: number,
+  pool: EncoderPool | undefined,
+): TensorEntry {
   if (plan.action === "copy") return { info: plan.info, open: () => entry.open() };
-  return { info: plan.info, open: () => convertedPayload(entry, plan, maxElements) };
+  return { info: plan.info, open: () => convertedPayload(entry, plan, maxElements, pool) };
 }
 
 async function absmaxPass(entry: TensorEntry, maxElements: number): Promise<number> {
@@ -140,6 +170,7 @@ async function makeConverter(
   entry: TensorEntry,
   plan: TensorPlan,
   maxElements: number,
+  pool: EncoderPool | undefined,
 ): Promise<Converter> {
   if (plan.action === "integer") {
     const w = new IntegerWidener(plan.source, plan.info.dtype);
@@ -155,7 +186,7 @@ async function makeConverter(
     ? aprQ8Scale(await absmaxPass(entry, maxElements))
     : 1;
   const decoder = new TensorDecoder(plan.source, maxElements);
-  const encoder = new TensorEncoder(target, plan.info.shape, scale);
+  const encoder = new TensorEncoder(target, plan.info.shape, scale, pool, maxElements);
   return {
     push: (b, emit) => decoder.push(b, (v) => encoder.push(v, emit)),
     finish: (emit) => {
@@ -169,40 +200,73 @@ function convertedPayload(
   entry: TensorEntry,
   plan: TensorPlan,
   maxElements: number,
+  pool: EncoderPool | undefined,
 ): ReadableStream<Uint8Array> {
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   let converter: Converter | undefined;
+  // Encoded pieces in payload order; promises while a worker encodes them.
+  const pending: (Uint8Array | Promise<Uint8Array>)[] = [];
+  // Enough jobs in flight to keep every worker busy, and no more (bounded memory).
+  const maxPending = pool === undefined ? 1 : 2 * (pool.size);
+  let sourceDone = false;
+  let released = false;
+  const release = () => {
+    if (!released && pool !== undefined && converter !== undefined) pool.release();
+    released = true;
+  };
+  const emit: EmitBytes = (b) => {
+    if (b instanceof Promise) b.catch(() => {}); // awaited later, in order
+    pending.push(b);
+  };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      // Opened on the first pull: a payload nobody reads costs nothing.
-      if (converter === undefined) {
-        converter = await makeConverter(entry, plan, maxElements);
-        reader = entry.open().getReader();
-      }
-      let produced = false;
-      const emit = (b: Uint8Array) => {
-        if (b.length > 0) {
-          controller.enqueue(b);
-          produced = true;
-        }
-      };
       try {
-        while (!produced) {
-          const { done, value } = await reader!.read();
-          if (done) {
-            converter.finish(emit);
+        // Opened on the first pull: a payload nobody reads costs nothing.
+        if (converter === undefined) {
+          converter = await makeConverter(entry, plan, maxElements, pool);
+          pool?.acquire();
+          reader = entry.open().getReader();
+        }
+        for (;;) {
+          let delivered = false;
+          while (pending.length > 0 && pending[0] instanceof Uint8Array) {
+            const b = pending.shift() as Uint8Array;
+            if (b.length > 0) {
+              controller.enqueue(b);
+              delivered = true;
+            }
+          }
+          if (delivered) return;
+          if (pending.length > 0 && (sourceDone || pending.length >= maxPending)) {
+            const b = await pending.shift()!;
+            if (b.length > 0) {
+              controller.enqueue(b);
+              return;
+            }
+            continue;
+          }
+          if (sourceDone) {
+            release();
             controller.close();
             return;
           }
-          converter.push(value, emit);
+          const { done, value } = await reader!.read();
+          if (done) {
+            converter.finish(emit);
+            sourceDone = true;
+          } else {
+            converter.push(value, emit);
+          }
         }
       } catch (e) {
         // Close the source on a conversion error (e.g. a U64 above 2^63 - 1).
-        await reader!.cancel(e).catch(() => {});
+        release();
+        await reader?.cancel(e).catch(() => {});
         throw e;
       }
     },
     async cancel(reason) {
+      release();
       await reader?.cancel(reason);
     },
   }, { highWaterMark: 0 });

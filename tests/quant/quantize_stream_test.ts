@@ -286,3 +286,28 @@ Deno.test("QuantizeStream rejects a tensor that does not match the header", asyn
       /tensor "x": it does not match the header's tensor 0/.test(e.message),
   );
 });
+
+Deno.test("QuantizeStream with workers gives the same bytes and stops its workers", async (t) => {
+  const values = new Float32Array(3 * 700).map((_, i) => Math.cos(i * 0.11) * (1 + (i % 5)));
+  const bytes = new Uint8Array(values.buffer);
+  const info = f32Info("w", [3, 700]);
+  for (const target of TARGETS.filter((x) => ["q4", "q4_k", "q6_k"].includes(x.to))) {
+    await t.step(target.to, async () => {
+      const want = target.to === "q4"
+        ? encodeAprQ4(values)
+        : target.to === "q4_k"
+        ? encodeQ4K(padRows(values, 700, 256))
+        : encodeQ6K(padRows(values, 700, 256));
+      const { entry } = memoryEntry(info, bytes, 1000);
+      // Rows of 700 values: 2 whole blocks per row go to workers, the padded third in-thread.
+      const out = await Array.fromAsync(
+        modelStream({ format: "t", metadata: {}, tensors: [info, info] }, [entry, entry])
+          .pipeThrough(new QuantizeStream({ to: target.to, workers: 2, maxChunkElements: 512 })),
+      );
+      for (const c of out.slice(1)) {
+        const tensor = c.type === "tensor" ? c.tensor : undefined;
+        assertEquals(await readAll(tensor!.open()), want);
+      }
+    });
+  }
+});
