@@ -147,7 +147,9 @@ export async function runConversion(
     });
   } catch (error) {
     display.finish();
-    if (await exists(`${output}.partial.journal`)) {
+    // A refused resume (other options) or bad usage is not an interruption:
+    // "run the same command with --resume" would be wrong advice there.
+    if (!(error instanceof UsageError) && await exists(`${output}.partial.journal`)) {
       ctx.err(
         `apr: the partial output "${output}.partial" is kept; run the same command with --resume to continue\n`,
       );
