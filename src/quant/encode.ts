@@ -1,0 +1,64 @@
+// This module is browser compatible.
+
+/**
+ * Encode a whole in-memory tensor from float32 values into any dtype aprkit
+ * writes, with the same layout rules as {@linkcode QuantizeStream}: K-quant
+ * rows padded to whole 256-value super-blocks, APR_Q4's last block
+ * zero-filled, APR_Q8's scale first.
+ *
+ * @module
+ */
+
+import type { DType } from "../dtype.ts";
+import { elementCount, tensorByteLength } from "../dtype.ts";
+import { isEncodeTarget, TensorEncoder } from "./_tensor_encoder.ts";
+import { aprQ8Absmax, aprQ8Scale } from "./apr_q8.ts";
+
+/**
+ * Encode float32 values as a `dtype` payload.
+ *
+ * @example Usage
+ * ```ts
+ * import { encodeFromFloat32 } from "./encode.ts";
+ * const values = new Float32Array(300).fill(1);
+ * const bytes = encodeFromFloat32("Q4_K", values, [1, 300]); // one row, padded to 512
+ * console.assert(bytes.length === 2 * 144);
+ * ```
+ *
+ * @param dtype One of F32, F16, BF16, APR_Q8, APR_Q4, Q4_K, Q6_K.
+ * @param values One value per element, row-major.
+ * @param shape The tensor's dimensions, outermost first.
+ * @returns The exact payload (`tensorByteLength(dtype, shape)` bytes).
+ * @throws {TypeError} For a dtype aprkit does not encode.
+ * @throws {RangeError} When `values.length` does not match the shape.
+ */
+export function encodeFromFloat32(
+  dtype: DType,
+  values: Float32Array,
+  shape: readonly number[],
+): Uint8Array {
+  if (!isEncodeTarget(dtype)) {
+    throw new TypeError(
+      `Cannot encode ${dtype}: expected one of F32, F16, BF16, APR_Q8, APR_Q4, Q4_K, Q6_K`,
+    );
+  }
+  const n = elementCount(shape);
+  if (values.length !== n) {
+    throw new RangeError(
+      `Cannot encode ${dtype} [${shape}]: ${values.length} values given, ${n} expected`,
+    );
+  }
+  const out = new Uint8Array(tensorByteLength(dtype, shape));
+  const scale = dtype === "APR_Q8" ? aprQ8Scale(aprQ8Absmax(values)) : 1;
+  const encoder = new TensorEncoder(dtype, shape, scale);
+  let pos = 0;
+  const emit = (b: Uint8Array | Promise<Uint8Array>) => {
+    // Without a worker pool every piece is synchronous.
+    const bytes = b as Uint8Array;
+    out.set(bytes, pos);
+    pos += bytes.length;
+  };
+  encoder.push(values, emit);
+  encoder.finish(emit);
+  return out;
+}
