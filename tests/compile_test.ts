@@ -10,9 +10,9 @@
  */
 
 import assert from "node:assert/strict";
-import { fromFileUrl } from "node:url";
+import { fileURLToPath } from "node:url";
 
-const root = fromFileUrl(new URL("../", import.meta.url));
+const root = fileURLToPath(new URL("../", import.meta.url));
 const denort = Deno.env.get("DENORT_BIN");
 
 if (!denort) {
