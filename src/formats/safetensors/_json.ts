@@ -27,6 +27,8 @@ export class JsonNumber {
    */
   safeInteger(): number | "unsafe" | undefined {
     if (!/^(?:0|[1-9][0-9]*)$/.test(this.raw)) return undefined;
+    // Up to 15 digits is always below 2^53: skip the BigInt.
+    if (this.raw.length <= 15) return Number(this.raw);
     const value = BigInt(this.raw);
     return value > BigInt(Number.MAX_SAFE_INTEGER) ? "unsafe" : Number(value);
   }
@@ -34,10 +36,40 @@ export class JsonNumber {
 
 /** A parsed JSON object: keys in source order with the position of each key. */
 export class JsonObject {
-  /** Values by key, in source order. */
-  readonly values: Map<string, JsonValue> = new Map();
-  /** Character position of each key's opening quote. */
-  readonly positions: Map<string, number> = new Map();
+  /** Keys, in source order. */
+  readonly keys: string[] = [];
+  /** Values, parallel to `keys`. */
+  readonly values: JsonValue[] = [];
+  /** Character position of each key's opening quote, parallel to `keys`. */
+  readonly positions: number[] = [];
+  // Header entries have three keys: a linear scan beats building a Map per
+  // entry; the top-level object (one key per tensor) gets a Map.
+  #index: Map<string, number> | undefined;
+
+  /** Index of `key` in `keys`, or -1. */
+  indexOf(key: string): number {
+    if (this.#index !== undefined) return this.#index.get(key) ?? -1;
+    return this.keys.indexOf(key);
+  }
+
+  /** The value of `key`, or `undefined`. */
+  get(key: string): JsonValue | undefined {
+    const i = this.indexOf(key);
+    return i === -1 ? undefined : this.values[i];
+  }
+
+  /** Add an entry; returns false (adding nothing) when the key is already there. */
+  add(key: string, value: JsonValue, position: number): boolean {
+    if (this.indexOf(key) !== -1) return false;
+    if (this.#index === undefined && this.keys.length >= 8) {
+      this.#index = new Map(this.keys.map((k, i) => [k, i]));
+    }
+    this.#index?.set(key, this.keys.length);
+    this.keys.push(key);
+    this.values.push(value);
+    this.positions.push(position);
+    return true;
+  }
 }
 
 /** A parsed JSON value. */
@@ -168,7 +200,7 @@ export function parseJsonStrict(text: string): JsonValue {
         if (text[i] !== '"') fail(`expected a key string, found ${describe()}`);
         const keyAt = i;
         const key = parseString();
-        if (object.values.has(key)) {
+        if (object.indexOf(key) !== -1) {
           throw new JsonSyntaxError(`key ${JSON.stringify(key)} appears twice`, keyAt, {
             key,
             depth: depth + 1,
@@ -177,8 +209,7 @@ export function parseJsonStrict(text: string): JsonValue {
         skipSpace();
         if (text[i] !== ":") fail(`expected ":", found ${describe()}`);
         i++;
-        object.positions.set(key, keyAt);
-        object.values.set(key, parseValue(depth + 1));
+        object.add(key, parseValue(depth + 1), keyAt);
         skipSpace();
         if (text[i] === ",") {
           i++;

@@ -146,12 +146,15 @@ export async function parseSafetensorsHeader(source: ByteSource): Promise<Safete
 
   let metadata: Record<string, string> | undefined;
   const tensors: SafetensorsTensorInfo[] = [];
-  for (const [name, value] of root.values) {
-    const offset = at(root.positions.get(name)!);
+  for (const [index, name] of root.keys.entries()) {
+    const value = root.values[index]!;
+    // Offsets are computed only for an error: doing it per entry would be
+    // quadratic in the header size.
+    const entryFail: EntryFail = (reason) => fail(reason, at(root.positions[index]!));
     if (name === METADATA_KEY) {
-      metadata = readMetadata(value, offset, fail);
+      metadata = readMetadata(value, entryFail);
     } else {
-      tensors.push(readTensor(name, value, offset, fail));
+      tensors.push(readTensor(name, value, entryFail));
     }
   }
 
@@ -199,34 +202,34 @@ export async function parseSafetensorsHeader(source: ByteSource): Promise<Safete
   return { headerByteLength, dataOffset, dataByteLength: end, metadata, tensors: sorted };
 }
 
-type Fail = (reason: string, offset?: number, cause?: unknown) => ModelFormatError;
+/** Builds the error for one header entry; its byte offset is computed only when needed. */
+type EntryFail = (reason: string) => ModelFormatError;
 
 function isTensorLike(value: JsonObject): boolean {
   return ["dtype", "shape", "data_offsets"].some((key) => {
-    const v = value.values.get(key);
+    const v = value.get(key);
     return v !== undefined && typeof v !== "string";
   });
 }
 
 /** S8, S17: `__metadata__` maps strings to strings and is not a tensor. */
-function readMetadata(value: JsonValue, offset: number, fail: Fail): Record<string, string> {
+function readMetadata(value: JsonValue, fail: EntryFail): Record<string, string> {
   if (!(value instanceof JsonObject)) {
-    throw fail(`invalid header: "${METADATA_KEY}" must be an object of strings`, offset);
+    throw fail(`invalid header: "${METADATA_KEY}" must be an object of strings`);
   }
   if (isTensorLike(value)) {
     throw fail(
       `invalid header: a tensor may not be named "${METADATA_KEY}" (the name is reserved for metadata)`,
-      offset,
     );
   }
   const metadata: Record<string, string> = {};
-  for (const [key, v] of value.values) {
+  for (const [i, key] of value.keys.entries()) {
+    const v = value.values[i]!;
     if (typeof v !== "string") {
       throw fail(
         `invalid header: "${METADATA_KEY}" value of ${JSON.stringify(key)} is ${
           describeJson(v)
         }, not a string`,
-        offset,
       );
     }
     Object.defineProperty(metadata, key, {
@@ -251,17 +254,16 @@ function describeJson(value: JsonValue): string {
 function readTensor(
   name: string,
   value: JsonValue,
-  offset: number,
-  fail: Fail,
+  fail: EntryFail,
 ): SafetensorsTensorInfo {
   const tensor = JSON.stringify(name);
   if (!(value instanceof JsonObject)) {
-    throw fail(`invalid header: tensor ${tensor} is ${describeJson(value)}, not an object`, offset);
+    throw fail(`invalid header: tensor ${tensor} is ${describeJson(value)}, not an object`);
   }
 
-  const rawDtype = value.values.get("dtype");
+  const rawDtype = value.get("dtype");
   if (typeof rawDtype !== "string") {
-    throw fail(`invalid header: tensor ${tensor} has no "dtype" string`, offset);
+    throw fail(`invalid header: tensor ${tensor} has no "dtype" string`);
   }
   const dtype: DType | undefined = dtypeFromSafetensors(rawDtype);
   if (dtype === undefined) {
@@ -271,14 +273,13 @@ function readTensor(
       : ` (dtypes are upper case: "${rawDtype.toUpperCase()}")`;
     throw fail(
       `invalid header: tensor ${tensor} has unknown dtype ${JSON.stringify(rawDtype)}${hint}`,
-      offset,
     );
   }
 
   const integers = (key: string, what: string): number[] => {
-    const list = value.values.get(key);
+    const list = value.get(key);
     if (!Array.isArray(list)) {
-      throw fail(`invalid header: tensor ${tensor} has no "${key}" array`, offset);
+      throw fail(`invalid header: tensor ${tensor} has no "${key}" array`);
     }
     return list.map((item) => {
       const n = item instanceof JsonNumber ? item.safeInteger() : undefined;
@@ -288,7 +289,6 @@ function readTensor(
           `unsafe integer: tensor ${tensor} has ${what} ${
             (item as JsonNumber).raw
           }, above 2^53 − 1 (overflow)`,
-          offset,
         );
       }
       if (n === undefined) {
@@ -296,7 +296,6 @@ function readTensor(
           `invalid header: tensor ${tensor} has ${what} ${
             item instanceof JsonNumber ? item.raw : describeJson(item)
           }, not a non-negative integer`,
-          offset,
         );
       }
       return n;
@@ -308,7 +307,6 @@ function readTensor(
   if (offsets.length !== 2) {
     throw fail(
       `invalid header: tensor ${tensor} has ${offsets.length} data_offsets, expected [BEGIN, END]`,
-      offset,
     );
   }
   const [begin, end] = offsets as [number, number];
@@ -320,7 +318,6 @@ function readTensor(
   if (elements > BigInt(Number.MAX_SAFE_INTEGER)) {
     throw fail(
       `overflow: tensor ${tensor} has shape [${shape}], whose ${elements} elements exceed 2^53 − 1`,
-      offset,
     );
   }
   // S14: sub-byte types (F4, F6_*) must fill whole bytes.
@@ -331,11 +328,10 @@ function readTensor(
       `misaligned: tensor ${tensor} (${dtype}, shape [${shape}]) is ${
         elements * BigInt(bitsPerElement)
       } bits, not a whole number of bytes`,
-      offset,
     );
   }
   if (bits / 8n > BigInt(Number.MAX_SAFE_INTEGER)) {
-    throw fail(`overflow: tensor ${tensor} is larger than 2^53 − 1 bytes`, offset);
+    throw fail(`overflow: tensor ${tensor} is larger than 2^53 − 1 bytes`);
   }
   const byteLength = tensorByteLength(dtype, shape);
 
@@ -343,7 +339,6 @@ function readTensor(
   if (end < begin) {
     throw fail(
       `invalid offsets: tensor ${tensor} ends at data byte ${end}, before it begins at ${begin}`,
-      offset,
     );
   }
   // S9.
@@ -352,7 +347,6 @@ function readTensor(
       `tensor size mismatch: tensor ${tensor} (${dtype}, shape [${shape}]) needs ${byteLength} bytes but its data_offsets [${begin}, ${end}] hold ${
         end - begin
       }`,
-      offset,
     );
   }
   return { name, dtype, shape, byteLength, dataOffsets: [begin, end] };
