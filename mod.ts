@@ -147,6 +147,28 @@ export {
   type OpenGgufOptions,
 } from "./src/formats/gguf/mod.ts";
 
+// QNAT (QLoRA NF4).
+export {
+  openQnat,
+  type OpenQnatOptions,
+  QNAT_FLAGS,
+  type QnatComputeDtype,
+  type QnatFixedHeader,
+  type QnatMetadata,
+  QnatReader,
+  QnatSink,
+  type QnatSinkOptions,
+  type QnatTensorEntry,
+  type QnatTensorHeader,
+} from "./src/formats/qnat/mod.ts";
+export {
+  dequantizeNf4,
+  NF4_LEVELS,
+  type Nf4Tensor,
+  quantizeNf4,
+  type QuantizeNf4Options,
+} from "./src/quant/nf4.ts";
+
 // Byte sources and the Hugging Face Hub.
 export type { ByteSource } from "./src/io/byte_source.ts";
 export { BlobSource } from "./src/io/blob_source.ts";

@@ -103,6 +103,7 @@ export function convertOptionsFrom(values: OptionValues): ConvertOptions {
     }
   }
   const jobs = integerOption(values, "jobs");
+  const blockSize = integerOption(values, "block-size");
   return {
     ...(quantize !== undefined ? { quantize: quantize as QuantizeTarget } : {}),
     quantizeAll: values["quantize-all"] === true,
@@ -113,6 +114,8 @@ export function convertOptionsFrom(values: OptionValues): ConvertOptions {
     revision: stringOption(values, "revision"),
     ...(jobs !== undefined ? { jobs } : {}),
     ...(maxShardSize !== undefined ? { maxShardSize } : {}),
+    ...(blockSize !== undefined ? { blockSize } : {}),
+    ...(values["double-quant"] === true ? { doubleQuant: true } : {}),
   };
 }
 

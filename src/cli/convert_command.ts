@@ -33,6 +33,15 @@ const EXPORT_OPTIONS: Readonly<Record<string, OptionSpec>> = {
     valueName: "SIZE",
     description: "SafeTensors: split into shards of at most SIZE (e.g. 5GB, 500MiB) plus an index",
   },
+  "block-size": {
+    type: "string",
+    valueName: "N",
+    description: "QNAT: elements per NF4 block, even, dividing each NF4 tensor (default 64)",
+  },
+  "double-quant": {
+    type: "boolean",
+    description: "QNAT: store NF4 block scales as 8 bits plus one f32 factor per tensor",
+  },
 };
 
 function outputFormat(values: OptionValues, output: string | undefined): OutputFormat {
@@ -46,7 +55,7 @@ function outputFormat(values: OptionValues, output: string | undefined): OutputF
   const implied = output === undefined ? undefined : formatFromPath(output);
   if (implied === undefined) {
     throw new UsageError(
-      "give --format (apr, safetensors or gguf), or an output ending in .apr, .safetensors or .gguf",
+      "give --format (apr, safetensors, gguf or qnat), or an output ending in .apr, .safetensors, .gguf or .qnat",
     );
   }
   return implied;
@@ -98,8 +107,9 @@ export const convertCommand: CommandSpec = {
 /** The `export` command. */
 export const exportCommand: CommandSpec = {
   name: "export",
-  summary: "export a model to SafeTensors (optionally sharded) or GGUF",
-  usage: "apr export FILE --format safetensors|gguf -o OUT [--max-shard-size SIZE] [--dtype f32]",
+  summary: "export a model to SafeTensors (optionally sharded), GGUF or QNAT (NF4)",
+  usage:
+    "apr export FILE --format safetensors|gguf|qnat -o OUT [--max-shard-size SIZE] [--dtype f32] [--block-size N] [--double-quant]",
   description:
     "Writes FILE (usually an .apr) in another format. SafeTensors keeps every tensor's\n" +
     "bytes when its type exists there (SafeTensors -> APR -> SafeTensors is exact);\n" +
@@ -112,6 +122,7 @@ export const exportCommand: CommandSpec = {
     "apr export model.apr --format safetensors -o out/model.safetensors",
     "apr export model.apr --format safetensors -o out/model.safetensors --max-shard-size 2GB",
     "apr export model.apr --format gguf -o model.gguf",
+    "apr export model.apr --format qnat -o model.qnat --double-quant",
     "apr export model.gguf --format safetensors --dtype f32 -o decoded.safetensors",
   ],
   run: (ctx, values, [source]) => run(ctx, values, source!),

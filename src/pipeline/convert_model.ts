@@ -11,6 +11,7 @@ import { DTYPES, elementCount } from "../dtype.ts";
 import { UsageError } from "../errors.ts";
 import { AprSink } from "../formats/apr/sink.ts";
 import { GgufSink } from "../formats/gguf/sink.ts";
+import { QnatSink } from "../formats/qnat/sink.ts";
 import { SafetensorsSink } from "../formats/safetensors/writer.ts";
 import { QUANTIZE_TARGETS, type QuantizeTarget } from "../quant/plan_quantization.ts";
 import { QuantizeStream } from "../quant/quantize_stream.ts";
@@ -29,10 +30,10 @@ import { type ModelLocation, openModel, type OpenModelOptions } from "./open_mod
 export type { QuantizeTarget };
 
 /** Output formats of {@linkcode convertModel}. */
-export type OutputFormat = "apr" | "safetensors" | "gguf";
+export type OutputFormat = "apr" | "safetensors" | "gguf" | "qnat";
 
 /** Every output format, for validation and help. */
-export const OUTPUT_FORMATS: readonly OutputFormat[] = ["apr", "safetensors", "gguf"];
+export const OUTPUT_FORMATS: readonly OutputFormat[] = ["apr", "safetensors", "gguf", "qnat"];
 
 export { QUANTIZE_TARGETS };
 
@@ -54,6 +55,10 @@ export interface ConvertOptions extends OpenModelOptions {
   maxShardSize?: number;
   /** Progress of the write (bytes and tensors). */
   onProgress?: ProgressCallback;
+  /** QNAT output: elements per NF4 block (even, must divide each NF4 tensor). @default 64 */
+  blockSize?: number;
+  /** QNAT output: double-quantize the NF4 block scales to 8 bits. @default false */
+  doubleQuant?: boolean;
 }
 
 /** What {@linkcode convertModel} wrote. */
@@ -183,6 +188,7 @@ export function formatFromPath(path: string): OutputFormat | undefined {
   if (lower.endsWith(".apr")) return "apr";
   if (lower.endsWith(".safetensors")) return "safetensors";
   if (lower.endsWith(".gguf")) return "gguf";
+  if (lower.endsWith(".qnat")) return "qnat";
   return undefined;
 }
 
@@ -200,6 +206,11 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
   if (options.resume && format !== "apr") {
     throw new UsageError(`--resume works for APR output only, not ${format}`);
   }
+  if ((options.blockSize !== undefined || options.doubleQuant) && format !== "qnat") {
+    throw new UsageError(
+      `--block-size and --double-quant work for QNAT output only, not ${format}`,
+    );
+  }
   if (options.maxShardSize !== undefined && format !== "safetensors") {
     throw new UsageError(`--max-shard-size works for SafeTensors output only, not ${format}`);
   }
@@ -207,6 +218,8 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
 
 function representable(format: OutputFormat, info: TensorInfo): boolean {
   const spec = DTYPES[info.dtype];
+  // QnatSink decodes every input type itself (NF4 or F32 sections).
+  if (format === "qnat") return true;
   return format === "safetensors" ? spec.safetensors !== undefined : spec.ggufType !== undefined;
 }
 
@@ -237,6 +250,12 @@ function createSink(
       });
     case "gguf":
       return GgufSink.create(output, { ...common, keepNames: options.keepNames === true });
+    case "qnat":
+      return QnatSink.create(output, {
+        ...common,
+        ...(options.blockSize !== undefined ? { blockSize: options.blockSize } : {}),
+        doubleQuant: options.doubleQuant === true,
+      });
   }
 }
 

@@ -8,7 +8,7 @@
  */
 
 /** Formats aprkit reads. */
-export type ModelFileFormat = "apr" | "gguf" | "safetensors";
+export type ModelFileFormat = "apr" | "gguf" | "safetensors" | "qnat";
 
 const JSON_START = new Set([0x7b, 0x20, 0x09, 0x0a, 0x0d]); // { space tab LF CR
 
@@ -32,6 +32,7 @@ export function detectFormat(head: Uint8Array): ModelFileFormat | undefined {
   // realizar also accepts the spelling "APR2" (APR_V2.md §6).
   if (magic === "APR\0" || magic === "APR2") return "apr";
   if (magic === "GGUF") return "gguf";
+  if (magic === "QNAT") return "qnat";
   // SafeTensors has no magic: a u64 header length, then a JSON object, which
   // may start with whitespace (FORMATS.md §1).
   if (head.length >= 9 && JSON_START.has(head[8]!)) return "safetensors";

@@ -9,6 +9,7 @@ import { posix } from "node:path";
 import { ModelFormatError } from "../errors.ts";
 import { openApr } from "../formats/apr/reader.ts";
 import { openGguf } from "../formats/gguf/reader.ts";
+import { openQnat } from "../formats/qnat/reader.ts";
 import { openSafetensors } from "../formats/safetensors/reader.ts";
 import {
   openSafetensorsModel,
@@ -160,12 +161,14 @@ export async function openModelFile(
         return await openGguf(source, { keepNames: options.keepNames === true });
       case "safetensors":
         return await openSafetensors(source);
+      case "qnat":
+        return await openQnat(source);
       case undefined: {
         const hex = [...head.subarray(0, 8)].map((b) => b.toString(16).padStart(2, "0")).join(" ");
         throw new ModelFormatError(
           "model",
           source.name,
-          `not an APR, GGUF or SafeTensors file (first bytes: ${hex || "none"})`,
+          `not an APR, GGUF, SafeTensors or QNAT file (first bytes: ${hex || "none"})`,
           { offset: 0 },
         );
       }
