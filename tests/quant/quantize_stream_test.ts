@@ -311,3 +311,66 @@ Deno.test("QuantizeStream with workers gives the same bytes and stops its worker
     });
   }
 });
+
+Deno.test("QuantizeStream payloads propagate cancellation to the source and source errors to the sink", async (t) => {
+  const info = f32Info("w", [4096]);
+  await t.step("cancel reaches the source", async () => {
+    let cancelled: unknown;
+    const entry: TensorEntry = {
+      info,
+      open: () =>
+        new ReadableStream<Uint8Array>({
+          pull(c) {
+            c.enqueue(new Uint8Array(1024));
+          },
+          cancel(reason) {
+            cancelled = reason;
+          },
+        }),
+    };
+    const out = await Array.fromAsync(
+      modelStream({ format: "t", metadata: {}, tensors: [info] }, [entry])
+        .pipeThrough(new QuantizeStream({ to: "f16" })),
+    );
+    const tensor = out[1]!.type === "tensor" ? out[1]!.tensor : undefined;
+    const reader = tensor!.open().getReader();
+    const first = await reader.read();
+    ok(first.value !== undefined && first.value.length > 0);
+    await reader.cancel("stop");
+    assertEquals(cancelled, "stop");
+  });
+  await t.step("a source error reaches the reader", async () => {
+    const entry: TensorEntry = {
+      info,
+      open: () =>
+        new ReadableStream<Uint8Array>({
+          pull(c) {
+            c.error(new Error("disk gone"));
+          },
+        }),
+    };
+    const out = await Array.fromAsync(
+      modelStream({ format: "t", metadata: {}, tensors: [info] }, [entry])
+        .pipeThrough(new QuantizeStream({ to: "q8" })),
+    );
+    const tensor = out[1]!.type === "tensor" ? out[1]!.tensor : undefined;
+    await rejects(
+      readAll(tensor!.open()),
+      (e: unknown) => e instanceof Error && e.message === "disk gone",
+    );
+  });
+  await t.step("a truncated source is reported with the tensor name", async () => {
+    const { entry } = memoryEntry(info, new Uint8Array(100), 7);
+    const out = await Array.fromAsync(
+      modelStream({ format: "t", metadata: {}, tensors: [info] }, [entry])
+        .pipeThrough(new QuantizeStream({ to: "bf16" })),
+    );
+    const tensor = out[1]!.type === "tensor" ? out[1]!.tensor : undefined;
+    await rejects(
+      readAll(tensor!.open()),
+      (e: unknown) =>
+        e instanceof RangeError &&
+        /tensor "w": payload ended after 100 of 16384 bytes/.test(e.message),
+    );
+  });
+});
