@@ -42,6 +42,9 @@ export const MAX_INDEX_BYTES = 250_000_000;
  */
 const MAX_OPEN_SHARDS = 16;
 
+/** Shard headers read at once while opening a model. */
+const HEADER_READ_CONCURRENCY = 8;
+
 /** Options of {@linkcode openSafetensorsModel}. */
 export interface OpenSafetensorsModelOptions {
   /**
@@ -375,17 +378,33 @@ export async function openSafetensorsModel(
   }
 
   const paths = shardNames.map((name) => prefix + name);
-  const headers: SafetensorsHeader[] = [];
-  const sizes: number[] = [];
-  for (const path of paths) {
-    const source = await files.open(path);
-    try {
-      headers.push(await parseSafetensorsHeader(source));
-      sizes.push(source.size);
-    } finally {
-      await source.close();
+  const headers: SafetensorsHeader[] = new Array(paths.length);
+  const sizes: number[] = new Array(paths.length);
+  // A few headers at a time: over HTTP each is two small range requests, and
+  // a 163-shard model should not wait for them one by one.
+  let next = 0;
+  let failed = false;
+  const worker = async (): Promise<void> => {
+    while (next < paths.length && !failed) {
+      const shard = next++;
+      const source = await files.open(paths[shard]!);
+      try {
+        headers[shard] = await parseSafetensorsHeader(source);
+        sizes[shard] = source.size;
+      } catch (error) {
+        failed = true;
+        throw error;
+      } finally {
+        await source.close();
+      }
     }
-  }
+  };
+  const results = await Promise.allSettled(
+    Array.from({ length: Math.min(HEADER_READ_CONCURRENCY, paths.length) }, worker),
+  );
+  // Every worker has closed its source by now; report the first failure.
+  const rejected = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (rejected !== undefined) throw rejected.reason;
 
   // I6, I7, I9, I10: the shards must hold exactly the tensors the index maps to them.
   const foundIn = new Map<string, number[]>();
