@@ -25,8 +25,8 @@ export const Q4_K_BLOCK_BYTES = 144;
 
 const fr = Math.fround;
 const F_0_1 = fr(0.1);
-/** Scratch: `x[i] - min` in f32 for the current min (32 values at most). */
-const shifted = new Float32Array(32);
+/** Scratch: `x[i] - min`, rounded to f32, for the current min (f64 storage avoids conversions). */
+const shifted = new Float64Array(32);
 
 /**
  * llama.cpp's `make_qkx2_quants`: fit `x ≈ scale * L - min` over one sub-block
@@ -38,10 +38,10 @@ function makeQkx2Quants(
   nmax: number,
   x: Float32Array,
   xo: number,
-  w: Float32Array,
+  w: Float64Array,
   L: Uint8Array,
   lo: number,
-  laux: Uint8Array,
+  laux: Float64Array,
   rmin: number,
   rdelta: number,
   nstep: number,
@@ -161,8 +161,8 @@ export function encodeQ4K(values: Float32Array, out?: Uint8Array): Uint8Array {
   const y = out ?? new Uint8Array(nb * Q4_K_BLOCK_BYTES);
   const t = f16Table();
   const L = new Uint8Array(256);
-  const laux = new Uint8Array(32);
-  const weights = new Float32Array(32);
+  const laux = new Float64Array(32);
+  const weights = new Float64Array(32);
   const mins = new Float32Array(8);
   const scales = new Float32Array(8);
   const res = new Float32Array(1);
@@ -180,7 +180,7 @@ export function encodeQ4K(values: Float32Array, out?: Uint8Array): Uint8Array {
         sumX2 = fr(sumX2 + fr(v * v));
       }
       const avX = fr(Math.sqrt(fr(sumX2 / 32)));
-      for (let l = 0; l < 32; l++) weights[l] = avX + Math.abs(values[base + l]!);
+      for (let l = 0; l < 32; l++) weights[l] = fr(avX + Math.abs(values[base + l]!));
       const scale = makeQkx2Quants(
         32,
         15,

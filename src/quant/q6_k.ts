@@ -25,10 +25,10 @@ const fr = Math.fround;
 const F_0_1 = fr(0.1);
 /** ggml's GROUP_MAX_EPS: below it a group counts as all zero. */
 const GROUP_MAX_EPS = fr(1e-15);
-// Scratch for one 16-value group.
-const W = new Float32Array(16);
-const WX = new Float32Array(16);
-const CAND = new Int8Array(16);
+// Scratch for one 16-value group (f64 storage of f32-rounded values avoids conversions).
+const W = new Float64Array(16);
+const WX = new Float64Array(16);
+const CAND = new Float64Array(16);
 
 /**
  * llama.cpp's `make_qx_quants` with `rmse_type = 1` and no importance weights
@@ -60,8 +60,9 @@ function makeQxQuants(
   // Weights x² and x³ are the same for every candidate: compute them once.
   for (let i = 0; i < n; i++) {
     const v = x[xo + i]!;
-    W[i] = fr(v * v);
-    WX[i] = fr(W[i]! * v);
+    const w = fr(v * v);
+    W[i] = w;
+    WX[i] = fr(w * v);
   }
   let iscale = fr(-nmax / max);
   let sumlx = 0;
