@@ -146,7 +146,12 @@ function makeContext(io: MainIo, values: Record<string, unknown>): CommandContex
  */
 export function isUserError(error: unknown): boolean {
   if (error instanceof ModelFormatError || error instanceof UsageError) return true;
-  if (error instanceof HubRequestError) return error.status >= 400 && error.status < 500;
+  if (error instanceof HubRequestError) {
+    // HF_HUB_OFFLINE set without the files in the cache is the user's setting
+    // to change, not a transient network failure: the sources say so by
+    // naming the variable (hub_pull.ts, hub_files.ts).
+    return (error.status >= 400 && error.status < 500) || error.message.includes("HF_HUB_OFFLINE");
+  }
   if (
     error instanceof Deno.errors.NotFound || error instanceof Deno.errors.AlreadyExists ||
     error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.IsADirectory ||
