@@ -1,5 +1,6 @@
 import { deepStrictEqual as assertEquals, throws } from "node:assert/strict";
 import { decodeStream, decodeToFloat32 } from "../../src/quant/decode.ts";
+import { encodeFromFloat32 } from "../../src/quant/encode.ts";
 import { loadFixture, sha256 } from "./_gguf_fixtures.ts";
 import type { TensorInfo } from "../../src/tensor.ts";
 
@@ -126,4 +127,35 @@ Deno.test("decodeStream() rejects a truncated payload", async () => {
   }
   assertEquals(err instanceof RangeError, true);
   assertEquals(/tensor "t": payload ended after 10 of 16 bytes/.test((err as Error).message), true);
+});
+
+Deno.test("decodeStream() equals decodeToFloat32() for padded and partial-block layouts", async (t) => {
+  const values = new Float32Array(3 * 300).map((_, i) => Math.sin(i * 0.3));
+  const cases = [
+    { dtype: "APR_Q4" as const, shape: [33] },
+    { dtype: "APR_Q4" as const, shape: [3, 300] },
+    { dtype: "Q4_K" as const, shape: [3, 300] },
+    { dtype: "Q6_K" as const, shape: [3, 300] },
+    { dtype: "APR_Q8" as const, shape: [3, 300] },
+    { dtype: "F16" as const, shape: [3, 300] },
+  ];
+  for (const c of cases) {
+    const n = c.shape.reduce((a, b) => a * b, 1);
+    const bytes = encodeFromFloat32(c.dtype, values.subarray(0, n), c.shape);
+    const want = decodeToFloat32(c.dtype, bytes, c.shape);
+    for (const size of [1, 7, 1000]) {
+      await t.step(`${c.dtype} [${c.shape}] in ${size}-byte chunks`, async () => {
+        const info: TensorInfo = {
+          name: "t",
+          dtype: c.dtype,
+          shape: c.shape,
+          byteLength: bytes.length,
+        };
+        assertEquals(
+          await collect(decodeStream(info, chunked(bytes, size), { maxChunkElements: 100 })),
+          want,
+        );
+      });
+    }
+  }
 });
