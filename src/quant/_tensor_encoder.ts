@@ -76,9 +76,15 @@ export class TensorEncoder {
       this.#blockFn = target === "APR_Q4" ? encodeAprQ4 : target === "Q4_K" ? encodeQ4K : encodeQ6K;
       const be = DTYPES[target].blockElements;
       this.#blockElements = be;
-      // The staging batch: a whole number of blocks.
-      this.#buf = new Float32Array(Math.max(1, Math.floor(batchValues / be)) * be);
       const cols = shape.length === 0 ? 1 : shape[shape.length - 1]!;
+      // The staging batch: a whole number of blocks, no more than the tensor needs.
+      const tensorBlocks = target === "APR_Q4"
+        ? Math.ceil(n / be)
+        : n === 0
+        ? 0
+        : (n / cols) * Math.ceil(cols / be);
+      const stageBlocks = Math.max(1, Math.min(Math.floor(batchValues / be), tensorBlocks));
+      this.#buf = new Float32Array(stageBlocks * be);
       // Rows matter only when they need padding (K-quants, cols not a multiple of 256).
       if (target !== "APR_Q4" && n > 0 && cols % be !== 0) this.#cols = cols;
     }
