@@ -1,0 +1,140 @@
+/**
+ * `apr import` as a subprocess: summary and `--json`, default output name,
+ * an existing output without `--force`, quantization, and progress on stderr
+ * (`--quiet`, plain lines when stderr is not a terminal).
+ *
+ * @module
+ */
+
+import { deepEqual, equal, match, ok } from "node:assert/strict";
+import {
+  assertOneLineError,
+  DEMO_MODEL,
+  exists,
+  lines,
+  listDir,
+  runApr,
+  sha256,
+  testdata,
+  withTempDir,
+} from "./_run_apr.ts";
+
+Deno.test("apr import prints a summary, or the result as JSON", async () => {
+  await withTempDir(async (dir) => {
+    const [text, json] = await Promise.all([
+      runApr(["import", DEMO_MODEL, "-o", `${dir}/a.apr`]),
+      runApr(["import", DEMO_MODEL, "-o", `${dir}/b.apr`, "--json"]),
+    ]);
+    equal(text.code, 0, text.stderr);
+    match(
+      text.stdout,
+      new RegExp(`^wrote ${dir}/a\\.apr: apr, 20 tensors \\(20 BF16\\), 279,168 parameters, `),
+    );
+    equal(lines(text.stdout).length, 1);
+    equal(json.code, 0, json.stderr);
+    const result = JSON.parse(json.stdout);
+    equal(result.output, `${dir}/b.apr`);
+    equal(result.format, "apr");
+    equal(result.sourceFormat, "safetensors");
+    equal(result.tensors, 20);
+    equal(result.parameters, 279_168);
+    deepEqual(result.dtypes, { BF16: 20 });
+    equal(result.resumedTensors, 0);
+    equal(await sha256(`${dir}/a.apr`), await sha256(`${dir}/b.apr`));
+  });
+});
+
+Deno.test("apr import without -o writes NAME.apr in the working directory", async () => {
+  await withTempDir(async (dir) => {
+    const [folder, gguf] = await Promise.all([
+      runApr(["import", `${DEMO_MODEL}/`, "--quiet"], { cwd: dir }),
+      runApr(["import", testdata("gguf/tiny-llama-q8_0.gguf"), "--quiet"], { cwd: dir }),
+    ]);
+    equal(folder.code, 0, folder.stderr);
+    equal(gguf.code, 0, gguf.stderr);
+    deepEqual(await listDir(dir), ["tiny-llama-q8_0.apr", "tiny-llama.apr"]);
+  });
+});
+
+Deno.test("apr import leaves an existing output alone without --force", async () => {
+  await withTempDir(async (dir) => {
+    const out = `${dir}/model.apr`;
+    await Deno.writeTextFile(out, "precious\n");
+    const run = await runApr(["import", DEMO_MODEL, "-o", out]);
+    assertOneLineError(run, `"${out}"`, /exists/, /--force/);
+    equal(await Deno.readTextFile(out), "precious\n");
+    deepEqual(await listDir(dir), ["model.apr"]);
+    const forced = await runApr(["import", DEMO_MODEL, "-o", out, "--force", "--quiet"]);
+    equal(forced.code, 0, forced.stderr);
+    equal((await runApr(["validate", out])).code, 0);
+    deepEqual(await listDir(dir), ["model.apr"]);
+  });
+});
+
+Deno.test("apr import --quantize q8 quantizes the weight matrices only", async () => {
+  await withTempDir(async (dir) => {
+    const run = await runApr([
+      "import",
+      DEMO_MODEL,
+      "-o",
+      `${dir}/q8.apr`,
+      "--quantize",
+      "q8",
+      "--json",
+    ]);
+    equal(run.code, 0, run.stderr);
+    deepEqual(JSON.parse(run.stdout).dtypes, { APR_Q8: 15, BF16: 5 });
+    const all = await runApr([
+      "import",
+      DEMO_MODEL,
+      "-o",
+      `${dir}/q8-all.apr`,
+      "--quantize",
+      "q8",
+      "--quantize-all",
+      "--json",
+    ]);
+    equal(all.code, 0, all.stderr);
+    deepEqual(JSON.parse(all.stdout).dtypes, { APR_Q8: 20 });
+    const inspect = JSON.parse((await runApr(["inspect", `${dir}/q8.apr`, "--json"])).stdout);
+    equal(inspect.metadata.quantization.quant_type, "q8");
+  });
+});
+
+Deno.test("apr import --quiet prints nothing at all", async () => {
+  await withTempDir(async (dir) => {
+    const run = await runApr(["import", DEMO_MODEL, "-o", `${dir}/q.apr`, "--quiet"], {
+      env: { APR_PROGRESS_INTERVAL_MS: "0" },
+    });
+    equal(run.code, 0);
+    equal(run.stderr, "");
+    equal(run.stdout, "");
+    ok(await exists(`${dir}/q.apr`));
+  });
+});
+
+Deno.test("apr import shows plain progress lines on a non-terminal stderr", async () => {
+  await withTempDir(async (dir) => {
+    const [every, rare] = await Promise.all([
+      runApr(["import", DEMO_MODEL, "-o", `${dir}/p.apr`], {
+        env: { APR_PROGRESS_INTERVAL_MS: "0" },
+      }),
+      runApr(["import", DEMO_MODEL, "-o", `${dir}/r.apr`], {
+        env: { APR_PROGRESS_INTERVAL_MS: "3600000" },
+      }),
+    ]);
+    equal(every.code, 0, every.stderr);
+    const plain =
+      /^write: \d+\.\d% [\d.]+ [KMG]?i?B\/[\d.]+ [KMG]?i?B \d+\/20 [\d.]+ [KMG]?i?B\/s elapsed \d+:\d\d eta (\d+:\d\d|--:--)/;
+    const progress = lines(every.stderr);
+    // Interval 0: a line per update (20 tensors), plus the final one.
+    ok(progress.length > 20, every.stderr);
+    for (const l of progress) match(l, plain);
+    ok(!every.stderr.includes("\x1b["), "no terminal escapes when stderr is not a TTY");
+    match(progress.at(-1)!, /^write: 100\.0% .* 20\/20 /);
+    // A long interval: the first update and the final state only.
+    equal(rare.code, 0, rare.stderr);
+    equal(lines(rare.stderr).length, 2, rare.stderr);
+    match(lines(rare.stderr)[1]!, /^write: 100\.0% /);
+  });
+});
