@@ -74,12 +74,15 @@ export class EncoderPool {
         this.#jobs.delete(e.data.id);
         if (e.data.bytes !== undefined) job.resolve(e.data.bytes);
         else job.reject(new Error(e.data.error ?? "encoder worker failed"));
+        // A payload abandoned with jobs in flight: stop once they are done.
+        this.#maybeStop();
       };
       w.onerror = (e: ErrorEvent) => {
         e.preventDefault();
         const error = new Error(`Cannot encode in a worker: ${e.message}`);
         for (const job of this.#jobs.values()) job.reject(error);
         this.#jobs.clear();
+        this.#maybeStop();
       };
       this.#workers.push(w);
     }
