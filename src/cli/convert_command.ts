@@ -31,7 +31,8 @@ const EXPORT_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   "max-shard-size": {
     type: "string",
     valueName: "SIZE",
-    description: "SafeTensors: split into shards of at most SIZE (e.g. 5GB, 500MiB) plus an index",
+    description:
+      "SafeTensors or APR: split into shards of at most SIZE (e.g. 5GB, 500MiB) plus an index/manifest",
   },
   "block-size": {
     type: "string",

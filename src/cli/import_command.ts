@@ -33,6 +33,12 @@ export const importCommand: CommandSpec = {
       type: "boolean",
       description: "continue an interrupted import from OUT.partial and its journal",
     },
+    "max-shard-size": {
+      type: "string",
+      valueName: "SIZE",
+      description:
+        "split into NAME-0000i-of-0000N.apr shards of at most SIZE of tensor data (e.g. 2GB) plus NAME.apr.manifest.json",
+    },
     ...HUB_OPTIONS,
   },
   positionals: { min: 1, max: 1, names: "SOURCE" },

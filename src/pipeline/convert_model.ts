@@ -10,6 +10,7 @@ import { dirname } from "node:path";
 import { DTYPES, elementCount } from "../dtype.ts";
 import { UsageError } from "../errors.ts";
 import { AprSink } from "../formats/apr/sink.ts";
+import { ShardedAprSink } from "../formats/apr/sharded_sink.ts";
 import { GgufSink } from "../formats/gguf/sink.ts";
 import { QnatSink } from "../formats/qnat/sink.ts";
 import { SafetensorsSink } from "../formats/safetensors/writer.ts";
@@ -51,7 +52,10 @@ export interface ConvertOptions extends OpenModelOptions {
   resume?: boolean;
   /** Replace an existing output. @default false */
   force?: boolean;
-  /** SafeTensors output: split into shards of at most this many bytes. */
+  /**
+   * SafeTensors or APR output: split into shards of at most this many bytes of
+   * tensor data (APR: `NAME-0000i-of-0000N.apr` plus `NAME.apr.manifest.json`).
+   */
   maxShardSize?: number;
   /** Progress of the write (bytes and tensors). */
   onProgress?: ProgressCallback;
@@ -146,7 +150,9 @@ export async function convertModel(
       tensors: written.tensors.length,
       parameters: written.tensors.reduce((s, t) => s + elementCount(t.shape), 0),
       tensorBytes: written.tensors.reduce((s, t) => s + t.byteLength, 0),
-      resumedTensors: sink instanceof AprSink ? sink.result?.resumedTensors ?? 0 : 0,
+      resumedTensors: sink instanceof AprSink || sink instanceof ShardedAprSink
+        ? sink.result?.resumedTensors ?? 0
+        : 0,
       dtypes,
       durationMs: Math.round(performance.now() - started),
     };
@@ -211,8 +217,10 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
       `--block-size and --double-quant work for QNAT output only, not ${format}`,
     );
   }
-  if (options.maxShardSize !== undefined && format !== "safetensors") {
-    throw new UsageError(`--max-shard-size works for SafeTensors output only, not ${format}`);
+  if (options.maxShardSize !== undefined && format !== "safetensors" && format !== "apr") {
+    throw new UsageError(
+      `--max-shard-size works for SafeTensors and APR output only, not ${format}`,
+    );
   }
 }
 
@@ -234,6 +242,18 @@ function createSink(
   };
   switch (format) {
     case "apr":
+      if (options.maxShardSize !== undefined) {
+        return ShardedAprSink.create(output, {
+          ...common,
+          maxShardSize: options.maxShardSize,
+          resume: options.resume === true,
+          planKey: JSON.stringify({
+            quantize: options.quantize ?? "none",
+            all: options.quantizeAll === true,
+            keepNames: options.keepNames === true,
+          }),
+        });
+      }
       return AprSink.create(output, {
         ...common,
         resume: options.resume === true,

@@ -10,6 +10,8 @@ import { ModelFormatError } from "../errors.ts";
 import { openApr } from "../formats/apr/reader.ts";
 import { openGguf } from "../formats/gguf/reader.ts";
 import { openQnat } from "../formats/qnat/reader.ts";
+import { APR_MANIFEST_SUFFIX } from "../formats/apr/sharded_manifest.ts";
+import { isAprShard, openShardedApr } from "../formats/apr/sharded_reader.ts";
 import { openSafetensors } from "../formats/safetensors/reader.ts";
 import {
   openSafetensorsModel,
@@ -93,6 +95,11 @@ async function openLocalModel(path: string, options: OpenModelOptions): Promise<
     throw error;
   });
   if (stat.isDirectory) return await openModelFolder(new LocalModelFiles(path), options);
+  if (path.toLowerCase().endsWith(APR_MANIFEST_SUFFIX)) {
+    // A sharded APR set's manifest (APR_V2.md §8): the set as one model.
+    const unix = path.replaceAll("\\", "/");
+    return await openShardedApr(new LocalModelFiles(posix.dirname(unix)), posix.basename(unix));
+  }
   if (path.endsWith(".json")) {
     // A path to an index: its folder is the repository, its name the index.
     const folder = posix.dirname(path.replaceAll("\\", "/"));
@@ -102,7 +109,14 @@ async function openLocalModel(path: string, options: OpenModelOptions): Promise<
       ...warnings(options),
     });
   }
-  return await openModelFile(await openFileSource(path), options);
+  const reader = await openModelFile(await openFileSource(path), options);
+  if (isAprShard(reader)) {
+    // One shard of a sharded APR set: read the whole set it belongs to.
+    await reader.close();
+    const unix = path.replaceAll("\\", "/");
+    return await openShardedApr(new LocalModelFiles(posix.dirname(unix)), posix.basename(unix));
+  }
+  return reader;
 }
 
 /**
@@ -120,6 +134,10 @@ export async function openModelFolder(
   if (listing.includes(SAFETENSORS_INDEX_NAME) || listing.includes(SAFETENSORS_SINGLE_NAME)) {
     return await openSafetensorsModel(files, warnings(options));
   }
+  const manifests = listing.filter((p) =>
+    !p.includes("/") && p.toLowerCase().endsWith(APR_MANIFEST_SUFFIX)
+  );
+  if (manifests.length === 1) return await openShardedApr(files, manifests[0]!);
   const candidates = listing.filter((p) => !p.includes("/") && /\.(gguf|apr)$/i.test(p));
   if (candidates.length === 1) {
     return await openModelFile(await files.open(candidates[0]!), options);

@@ -67,3 +67,27 @@ export {
   type AprSinkResult,
 } from "./sink.ts";
 export { AprWriter, type AprWriterOptions } from "./writer.ts";
+export {
+  APR_MANIFEST_SUFFIX,
+  APR_MAX_MANIFEST_BYTES,
+  APR_MAX_SHARDS,
+  type AprManifestShard,
+  type AprShardManifest,
+  type AprShardNames,
+  aprShardNames,
+  parseAprManifest,
+  planAprShards,
+  shardFileName,
+} from "./sharded_manifest.ts";
+export {
+  aprManifestNameOf,
+  isAprShard,
+  openShardedApr,
+  type OpenShardedAprOptions,
+  type ShardedAprReader,
+} from "./sharded_reader.ts";
+export {
+  ShardedAprSink,
+  type ShardedAprSinkOptions,
+  type ShardedAprSinkResult,
+} from "./sharded_sink.ts";
