@@ -19,7 +19,7 @@ export interface DequantizeStreamOptions {
    * @default every tensor is decoded except F32 ones
    */
   keep?: (info: TensorInfo) => boolean;
-  /** Called once with the names of the tensors that will be decoded, when there are any. */
+  /** Called once with the tensors that will be decoded (as they arrive, before decoding), when there are any. */
   onDecode?: (infos: readonly TensorInfo[]) => void;
 }
 
@@ -43,6 +43,8 @@ export class DequantizeStream extends TransformStream<ModelChunk, ModelChunk> {
   constructor(options: DequantizeStreamOptions = {}) {
     const keep = options.keep ?? ((info: TensorInfo) => info.dtype === "F32");
     const decoded = new Map<string, TensorInfo>();
+    // The infos as they arrive, for onDecode: "Q4_K has no SafeTensors type", not "F32".
+    const sources: TensorInfo[] = [];
     super({
       transform(chunk, controller) {
         if (chunk.type === "header") {
@@ -60,9 +62,10 @@ export class DequantizeStream extends TransformStream<ModelChunk, ModelChunk> {
               byteLength: elementCount(info.shape) * 4,
             };
             decoded.set(info.name, f32);
+            sources.push(info);
             return f32;
           });
-          if (decoded.size > 0) options.onDecode?.([...decoded.values()]);
+          if (sources.length > 0) options.onDecode?.(sources);
           controller.enqueue({ type: "header", header: { ...chunk.header, tensors } });
           return;
         }
