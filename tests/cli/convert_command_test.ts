@@ -1,0 +1,169 @@
+/**
+ * `apr convert` and `apr export` as subprocesses: SafeTensors round trips
+ * (single file and `--max-shard-size`), GGUF decoded to F32 exactly as
+ * llama.cpp does, re-quantization, and their usage errors.
+ *
+ * @module
+ */
+
+import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { ggufToHfName } from "../../src/formats/gguf/names.ts";
+import { openModel } from "../../src/pipeline/open_model.ts";
+import {
+  assertOneLineError,
+  DEMO_MODEL,
+  exists,
+  listDir,
+  runApr,
+  sha256,
+  testdata,
+  withTempDir,
+} from "./_run_apr.ts";
+
+const Q4_K_M_GGUF = testdata("gguf/tiny-llama-q4_k_m.gguf");
+
+/** name → sha256 of each tensor's raw bytes. */
+async function tensorHashes(path: string): Promise<Record<string, string>> {
+  const model = await openModel(path);
+  try {
+    const out: Record<string, string> = {};
+    for (const name of model.names()) out[name] = await sha256(await model.tensor(name).bytes());
+    return out;
+  } finally {
+    await model.close();
+  }
+}
+
+Deno.test("apr export --format safetensors returns the source's tensor bytes, single and sharded", async () => {
+  await withTempDir(async (dir) => {
+    const apr = `${dir}/demo.apr`;
+    equal((await runApr(["import", DEMO_MODEL, "-o", apr, "--quiet"])).code, 0);
+    const [single, sharded] = await Promise.all([
+      runApr(["export", apr, "--format", "safetensors", "-o", `${dir}/one/model.safetensors`]),
+      runApr([
+        "export",
+        apr,
+        "--format",
+        "safetensors",
+        "-o",
+        `${dir}/many/model.safetensors`,
+        "--max-shard-size",
+        "200KB",
+        "--json",
+      ]),
+    ]);
+    equal(single.code, 0, single.stderr);
+    equal(sharded.code, 0, sharded.stderr);
+    equal(JSON.parse(sharded.stdout).format, "safetensors");
+    deepEqual(await listDir(`${dir}/one`), ["model.safetensors"]);
+    const shards = await listDir(`${dir}/many`);
+    ok(shards.includes("model.safetensors.index.json"), shards.join());
+    const shardFiles = shards.filter((n) => n !== "model.safetensors.index.json");
+    ok(shardFiles.length >= 3, shards.join());
+    for (const n of shardFiles) {
+      match(n, new RegExp(`^model-\\d{5}-of-${String(shardFiles.length).padStart(5, "0")}\\.`));
+      ok((await Deno.stat(`${dir}/many/${n}`)).size <= 200_000 + 4096, n);
+    }
+    const expected = await tensorHashes(DEMO_MODEL);
+    deepEqual(await tensorHashes(`${dir}/one/model.safetensors`), expected);
+    deepEqual(await tensorHashes(`${dir}/many`), expected);
+  });
+});
+
+Deno.test("apr export --dtype f32 of a Q4_K_M GGUF gives llama.cpp's float32 values", async () => {
+  await withTempDir(async (dir) => {
+    const out = `${dir}/decoded.safetensors`;
+    const run = await runApr([
+      "export",
+      Q4_K_M_GGUF,
+      "--format",
+      "safetensors",
+      "--dtype",
+      "f32",
+      "-o",
+      out,
+      "--quiet",
+    ]);
+    equal(run.code, 0, run.stderr);
+    const manifest: { tensors: { name: string; f32_sha256: string }[] } = JSON.parse(
+      await Deno.readTextFile(testdata("gguf/tiny-llama-q4_k_m.manifest.json")),
+    );
+    const hashes = await tensorHashes(out);
+    equal(Object.keys(hashes).length, manifest.tensors.length);
+    for (const t of manifest.tensors) equal(hashes[ggufToHfName(t.name)], t.f32_sha256, t.name);
+  });
+});
+
+Deno.test("apr export of a GGUF to SafeTensors without --dtype warns about K-quants and writes F32", async () => {
+  await withTempDir(async (dir) => {
+    const run = await runApr([
+      "export",
+      Q4_K_M_GGUF,
+      "-o",
+      `${dir}/out.safetensors`,
+      "--json",
+    ]);
+    equal(run.code, 0, run.stderr);
+    deepEqual(JSON.parse(run.stdout).dtypes, { F32: 21 });
+    // The warning names the source types, not the F32 they become.
+    match(
+      run.stderr,
+      /^warning: 16 tensor\(s\) of types (Q6_K, Q4_K|Q4_K, Q6_K) have no safetensors type; writing them as F32$/m,
+    );
+  });
+});
+
+Deno.test("apr convert re-quantizes an APR file and round-trips GGUF", async () => {
+  await withTempDir(async (dir) => {
+    const apr = `${dir}/demo.apr`;
+    equal((await runApr(["import", DEMO_MODEL, "-o", apr, "--quiet"])).code, 0);
+    const [q4k, gguf] = await Promise.all([
+      runApr(["convert", apr, "-o", `${dir}/q4k.apr`, "--quantize", "q4_k", "--json"]),
+      runApr(["convert", apr, "-o", `${dir}/demo.gguf`, "--json"]),
+    ]);
+    equal(q4k.code, 0, q4k.stderr);
+    deepEqual(JSON.parse(q4k.stdout).dtypes, { Q4_K: 15, BF16: 5 });
+    equal((await runApr(["validate", `${dir}/q4k.apr`, "--deep"])).code, 0);
+    equal(gguf.code, 0, gguf.stderr);
+    equal(JSON.parse(gguf.stdout).format, "gguf");
+    // GGUF -> APR again: the same tensors, bytes unchanged.
+    const back = await runApr(["import", `${dir}/demo.gguf`, "-o", `${dir}/back.apr`, "--quiet"]);
+    equal(back.code, 0, back.stderr);
+    deepEqual(await tensorHashes(`${dir}/back.apr`), await tensorHashes(apr));
+  });
+});
+
+Deno.test("apr convert and export reject bad options with one line and write nothing", async (t) => {
+  await withTempDir(async (dir) => {
+    const apr = `${dir}/demo.apr`;
+    equal((await runApr(["import", DEMO_MODEL, "-o", apr, "--quiet"])).code, 0);
+    const cases: { name: string; args: string[]; expect: RegExp[] }[] = [
+      {
+        name: "unknown format",
+        args: ["export", apr, "--format", "onnx", "-o", `${dir}/x.onnx`],
+        expect: [/--format "onnx" is not one of/],
+      },
+      {
+        name: "--max-shard-size for GGUF output",
+        args: ["convert", apr, "-o", `${dir}/x.gguf`, "--max-shard-size", "1MB"],
+        expect: [/--max-shard-size works for SafeTensors\b.* output only, not gguf/],
+      },
+      {
+        name: "--max-shard-size not a size",
+        args: ["export", apr, "-o", `${dir}/x.safetensors`, "--max-shard-size", "big"],
+        expect: [/--max-shard-size/],
+      },
+      {
+        name: "unknown quantization",
+        args: ["convert", apr, "-o", `${dir}/x.apr`, "--quantize", "q2"],
+        expect: [/--quantize "q2" is not one of/],
+      },
+    ];
+    const runs = await Promise.all(cases.map((c) => runApr(c.args)));
+    for (const [i, c] of cases.entries()) {
+      await t.step(c.name, () => assertOneLineError(runs[i]!, ...c.expect));
+    }
+    deepEqual(await listDir(dir), ["demo.apr"]);
+    ok(!(await exists(`${dir}/x.safetensors.partial`)));
+  });
+});
