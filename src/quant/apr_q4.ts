@@ -25,6 +25,14 @@ const fr = Math.fround;
  * @param values The values (a whole number of blocks, except at the tensor's end).
  * @param out Destination of `ceil(n / 32) * 18` bytes.
  * @returns `out`, or a new array when `out` is not given.
+ *
+ * @example Usage
+ * ```ts
+ * import { decodeAprQ4, encodeAprQ4 } from "./apr_q4.ts";
+ * const bytes = encodeAprQ4(new Float32Array([7, 2.5, -2.5])); // one zero-filled block
+ * console.assert(bytes.length === 18);
+ * console.assert(decodeAprQ4(bytes).subarray(0, 3).join() === "7,3,-3");
+ * ```
  */
 export function encodeAprQ4(values: Float32Array, out?: Uint8Array): Uint8Array {
   const n = values.length;

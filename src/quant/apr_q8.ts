@@ -49,6 +49,17 @@ export function aprQ8Scale(absmax: number): number {
  * @param scale The tensor's scale from {@linkcode aprQ8Scale}.
  * @param out Destination of `values.length` bytes.
  * @returns `out`, or a new array when `out` is not given.
+ *
+ * @example Usage: two passes over a tensor's chunks
+ * ```ts
+ * import { aprQ8Absmax, aprQ8Scale, encodeAprQ8 } from "./apr_q8.ts";
+ * const chunks = [new Float32Array([1, -2.5]), new Float32Array([127])];
+ * let absmax = 0;
+ * for (const c of chunks) absmax = aprQ8Absmax(c, absmax);
+ * const scale = aprQ8Scale(absmax); // 1
+ * const q = chunks.map((c) => [...encodeAprQ8(c, scale)]);
+ * console.assert(JSON.stringify(q) === "[[1,253],[127]]"); // -2.5 rounds to -3
+ * ```
  */
 export function encodeAprQ8(values: Float32Array, scale: number, out?: Uint8Array): Uint8Array {
   const n = values.length;

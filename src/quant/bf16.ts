@@ -54,6 +54,12 @@ export function bf16ToF32(h: number): number {
  * @param values The values.
  * @param out Destination of `2 * values.length` bytes, at any byte offset.
  * @returns `out`, or a new array when `out` is not given.
+ *
+ * @example Usage
+ * ```ts
+ * import { encodeBf16 } from "./bf16.ts";
+ * console.assert(encodeBf16(new Float32Array([1, -2])).join() === "128,63,0,192");
+ * ```
  */
 export function encodeBf16(values: Float32Array, out?: Uint8Array): Uint8Array {
   const n = values.length;

@@ -20,19 +20,19 @@ import { DEFAULT_MAX_CHUNK_ELEMENTS, TensorDecoder } from "./_tensor_decoder.ts"
 /**
  * Decode a whole tensor payload to float32.
  *
- * @example Usage
- * ```ts
- * import { decodeToFloat32 } from "./decode.ts";
- * const bytes = new Uint8Array([0x00, 0x3c, 0x00, 0xc0]); // f16 1, -2
- * console.assert(decodeToFloat32("F16", bytes, [2]).join() === "1,-2");
- * ```
- *
  * @param dtype The payload's element type.
  * @param bytes The exact payload (`tensorByteLength(dtype, shape)` bytes), at any offset.
  * @param shape The tensor's dimensions, outermost first.
  * @returns One f32 per element, row padding of block types removed.
  * @throws {TypeError} For C64, which has no float form.
  * @throws {RangeError} When `bytes` is not exactly the payload size.
+ *
+ * @example Usage
+ * ```ts
+ * import { decodeToFloat32 } from "./decode.ts";
+ * const bytes = new Uint8Array([0x00, 0x3c, 0x00, 0xc0]); // f16 1, -2
+ * console.assert(decodeToFloat32("F16", bytes, [2]).join() === "1,-2");
+ * ```
  */
 export function decodeToFloat32(
   dtype: DType,
@@ -82,6 +82,12 @@ export interface DecodeStreamOptions {
  * partial blocks are carried between input chunks of any size, APR_Q8's scale
  * prefix is read first, and the row padding of ggml block types is dropped.
  *
+ * @param info The tensor's dtype, shape and exact payload size.
+ * @param payload The payload, in chunks of any size.
+ * @param options Batch size.
+ * @returns Batches of f32 values, in element order.
+ * @throws {TypeError} For C64 (before reading anything).
+ *
  * @example Usage
  * ```ts
  * import { decodeStream } from "./decode.ts";
@@ -91,12 +97,6 @@ export interface DecodeStreamOptions {
  * for await (const batch of decodeStream(info, payload)) values.push(...batch);
  * console.assert(values.join() === "1,-2");
  * ```
- *
- * @param info The tensor's dtype, shape and exact payload size.
- * @param payload The payload, in chunks of any size.
- * @param options Batch size.
- * @returns Batches of f32 values, in element order.
- * @throws {TypeError} For C64 (before reading anything).
  */
 export function decodeStream(
   info: TensorInfo,

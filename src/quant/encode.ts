@@ -17,6 +17,13 @@ import { aprQ8Absmax, aprQ8Scale } from "./apr_q8.ts";
 /**
  * Encode float32 values as a `dtype` payload.
  *
+ * @param dtype One of F32, F16, BF16, APR_Q8, APR_Q4, Q4_K, Q6_K.
+ * @param values One value per element, row-major.
+ * @param shape The tensor's dimensions, outermost first.
+ * @returns The exact payload (`tensorByteLength(dtype, shape)` bytes).
+ * @throws {TypeError} For a dtype aprkit does not encode.
+ * @throws {RangeError} When `values.length` does not match the shape.
+ *
  * @example Usage
  * ```ts
  * import { encodeFromFloat32 } from "./encode.ts";
@@ -24,13 +31,6 @@ import { aprQ8Absmax, aprQ8Scale } from "./apr_q8.ts";
  * const bytes = encodeFromFloat32("Q4_K", values, [1, 300]); // one row, padded to 512
  * console.assert(bytes.length === 2 * 144);
  * ```
- *
- * @param dtype One of F32, F16, BF16, APR_Q8, APR_Q4, Q4_K, Q6_K.
- * @param values One value per element, row-major.
- * @param shape The tensor's dimensions, outermost first.
- * @returns The exact payload (`tensorByteLength(dtype, shape)` bytes).
- * @throws {TypeError} For a dtype aprkit does not encode.
- * @throws {RangeError} When `values.length` does not match the shape.
  */
 export function encodeFromFloat32(
   dtype: DType,

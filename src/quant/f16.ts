@@ -107,6 +107,13 @@ export function f16ToF32(h: number): number {
  * @param values The values.
  * @param out Destination of `2 * values.length` bytes, at any byte offset.
  * @returns `out`, or a new array when `out` is not given.
+ *
+ * @example Usage
+ * ```ts
+ * import { encodeF16 } from "./f16.ts";
+ * const bytes = encodeF16(new Float32Array([1, 65520, -0]));
+ * console.assert(bytes.join() === "0,60,0,124,0,128"); // 0x3c00, +inf, -0
+ * ```
  */
 export function encodeF16(values: Float32Array, out?: Uint8Array): Uint8Array {
   const n = values.length;
@@ -137,6 +144,12 @@ export function encodeF16(values: Float32Array, out?: Uint8Array): Uint8Array {
  * @param bytes Payload of `2n` bytes, at any byte offset.
  * @param out Destination of `n` values.
  * @returns `out`, or a new array when `out` is not given.
+ *
+ * @example Usage
+ * ```ts
+ * import { decodeF16 } from "./f16.ts";
+ * console.assert(decodeF16(new Uint8Array([0xff, 0x7b])).join() === "65504");
+ * ```
  */
 export function decodeF16(bytes: Uint8Array, out?: Float32Array): Float32Array {
   const n = bytes.length >>> 1;

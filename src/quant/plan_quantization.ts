@@ -172,6 +172,11 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
  * are dequantized to F32, BOOL → U8, I16/U16 → I32, U32/U64 → I64, F8/F6/F4
  * → F16 (F8_E8M0 → BF16), F64 → F32 (unless `keepF64`).
  *
+ * @param header The incoming header.
+ * @param options Target and policy.
+ * @returns The outgoing header (the input is not modified).
+ * @throws {TypeError} For an unknown target or a C64 tensor (named).
+ *
  * @example Usage
  * ```ts
  * import { planQuantization } from "./plan_quantization.ts";
@@ -187,11 +192,6 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
  * console.assert(out.tensors[0]!.dtype === "Q4_K" && out.tensors[0]!.byteLength === 64 * 144);
  * console.assert(out.tensors[1]!.dtype === "F32");
  * ```
- *
- * @param header The incoming header.
- * @param options Target and policy.
- * @returns The outgoing header (the input is not modified).
- * @throws {TypeError} For an unknown target or a C64 tensor (named).
  */
 export function planQuantization(header: ModelHeader, options: QuantizeOptions = {}): ModelHeader {
   return planModel(header, options).header;

@@ -150,6 +150,14 @@ function makeQkx2Quants(
  * @param out Destination of `values.length / 256 * 144` bytes.
  * @returns `out`, or a new array when `out` is not given.
  * @throws {RangeError} When `values.length` is not a multiple of 256.
+ *
+ * @example Usage
+ * ```ts
+ * import { decodeQ4K, encodeQ4K } from "./q4_k.ts";
+ * const values = new Float32Array(256).map((_, i) => Math.sin(i));
+ * const back = decodeQ4K(encodeQ4K(values));
+ * console.assert(back.every((v, i) => Math.abs(v - values[i]!) < 0.1));
+ * ```
  */
 export function encodeQ4K(values: Float32Array, out?: Uint8Array): Uint8Array {
   if (values.length % Q4_K_BLOCK_ELEMENTS !== 0) {

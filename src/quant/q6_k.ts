@@ -116,6 +116,14 @@ function makeQxQuants(
  * @param out Destination of `values.length / 256 * 210` bytes.
  * @returns `out`, or a new array when `out` is not given.
  * @throws {RangeError} When `values.length` is not a multiple of 256.
+ *
+ * @example Usage
+ * ```ts
+ * import { decodeQ6K, encodeQ6K } from "./q6_k.ts";
+ * const values = new Float32Array(256).map((_, i) => Math.sin(i));
+ * const back = decodeQ6K(encodeQ6K(values));
+ * console.assert(back.every((v, i) => Math.abs(v - values[i]!) < 0.03));
+ * ```
  */
 export function encodeQ6K(values: Float32Array, out?: Uint8Array): Uint8Array {
   if (values.length % Q6_K_BLOCK_ELEMENTS !== 0) {
