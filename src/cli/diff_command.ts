@@ -7,6 +7,7 @@
  */
 
 import { elementCount } from "../dtype.ts";
+import { UsageError } from "../errors.ts";
 import { compareTensors, type TensorDifference } from "../pipeline/compare_tensors.ts";
 import { openModel } from "../pipeline/open_model.ts";
 import type { TensorEntry } from "../tensor.ts";
@@ -51,8 +52,20 @@ export const diffCommand: CommandSpec = {
   ],
   async run(ctx, values, [pathA, pathB]) {
     const filterText = stringOption(values, "filter");
-    const filter = filterText === undefined ? undefined : new RegExp(filterText);
-    const tolerance = Number(stringOption(values, "tolerance") ?? 0);
+    let filter: RegExp | undefined;
+    try {
+      filter = filterText === undefined ? undefined : new RegExp(filterText);
+    } catch (error) {
+      throw new UsageError(`--filter "${filterText}" is not a valid regular expression`, {
+        cause: error,
+      });
+    }
+    const toleranceText = stringOption(values, "tolerance") ?? "0";
+    const tolerance = Number(toleranceText);
+    // NaN would make every comparison false: every tensor "different".
+    if (toleranceText.trim() === "" || !Number.isFinite(tolerance) || tolerance < 0) {
+      throw new UsageError(`--tolerance must be a number >= 0, got "${toleranceText}"`);
+    }
     const keepNames = values["keep-names"] === true;
     const a = await openModel(pathA!, { keepNames, onWarning: ctx.warn });
     try {
