@@ -30,6 +30,7 @@ const { values } = parseArgs({
     child: { type: "string" },
     quantize: { type: "string" },
     output: { type: "string" },
+    "no-cache": { type: "boolean", default: false },
   },
 });
 
@@ -42,6 +43,7 @@ if (values.child !== undefined) {
   await importModel(values.child, values.output!, {
     quantize: values.quantize as "none",
     force: true,
+    noCache: values["no-cache"] === true,
   });
   const seconds = (performance.now() - t0) / 1000;
   const status = await Deno.readTextFile("/proc/self/status");
