@@ -93,6 +93,8 @@ export {
   type AprFooterCheck,
   type AprHeader,
   type AprLayoutOptions,
+  AprLz4Sink,
+  type AprLz4SinkOptions,
   type AprManifestShard,
   AprReader,
   type AprReaderOptions,

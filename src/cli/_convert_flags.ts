@@ -116,8 +116,28 @@ export function convertOptionsFrom(values: OptionValues): ConvertOptions {
     ...(maxShardSize !== undefined ? { maxShardSize } : {}),
     ...(blockSize !== undefined ? { blockSize } : {}),
     ...(values["double-quant"] === true ? { doubleQuant: true } : {}),
+    ...compressOption(values),
   };
 }
+
+/** `--compress lz4` (APR output). */
+function compressOption(values: OptionValues): { compress?: "lz4" } {
+  const text = stringOption(values, "compress");
+  if (text === undefined) return {};
+  if (text.toLowerCase() !== "lz4") {
+    throw new UsageError(`--compress "${text}": only lz4 is supported`);
+  }
+  return { compress: "lz4" };
+}
+
+/** The `--compress` flag of commands writing APR. */
+export const COMPRESS_OPTION: Readonly<Record<string, OptionSpec>> = {
+  compress: {
+    type: "string",
+    valueName: "lz4",
+    description: "APR: compress the file as one LZ4 block (realizar reads it; under 4 GiB)",
+  },
+};
 
 /**
  * Run a conversion with progress on stderr and a summary (or JSON) on stdout.

@@ -8,6 +8,7 @@
 import { UsageError } from "../errors.ts";
 import { formatFromPath, OUTPUT_FORMATS, type OutputFormat } from "../pipeline/convert_model.ts";
 import {
+  COMPRESS_OPTION,
   convertOptionsFrom,
   defaultOutput,
   HUB_OPTIONS,
@@ -95,7 +96,7 @@ export const convertCommand: CommandSpec = {
     "Reads SOURCE (any format aprkit reads, local or hf://) and writes OUT in the format\n" +
     "--format names or OUT's extension implies, streaming, in bounded memory. Tensors\n" +
     "whose type the output format lacks (e.g. Q4_K in SafeTensors) are written as F32.",
-  options: { ...WRITE_OPTIONS, ...EXPORT_OPTIONS, ...HUB_OPTIONS },
+  options: { ...WRITE_OPTIONS, ...EXPORT_OPTIONS, ...COMPRESS_OPTION, ...HUB_OPTIONS },
   positionals: { min: 1, max: 1, names: "SOURCE" },
   examples: [
     "apr convert model.apr -o model-q4k.apr --quantize q4_k",

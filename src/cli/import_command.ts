@@ -6,6 +6,7 @@
  */
 
 import {
+  COMPRESS_OPTION,
   convertOptionsFrom,
   defaultOutput,
   HUB_OPTIONS,
@@ -39,6 +40,7 @@ export const importCommand: CommandSpec = {
       description:
         "split into NAME-0000i-of-0000N.apr shards of at most SIZE of tensor data (e.g. 2GB) plus NAME.apr.manifest.json",
     },
+    ...COMPRESS_OPTION,
     ...HUB_OPTIONS,
   },
   positionals: { min: 1, max: 1, names: "SOURCE" },

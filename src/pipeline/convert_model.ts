@@ -10,6 +10,7 @@ import { dirname } from "node:path";
 import { DTYPES, elementCount } from "../dtype.ts";
 import { UsageError } from "../errors.ts";
 import { AprSink } from "../formats/apr/sink.ts";
+import { AprLz4Sink } from "../formats/apr/lz4_sink.ts";
 import { ShardedAprSink } from "../formats/apr/sharded_sink.ts";
 import { GgufSink } from "../formats/gguf/sink.ts";
 import { QnatSink } from "../formats/qnat/sink.ts";
@@ -63,6 +64,11 @@ export interface ConvertOptions extends OpenModelOptions {
   blockSize?: number;
   /** QNAT output: double-quantize the NF4 block scales to 8 bits. @default false */
   doubleQuant?: boolean;
+  /**
+   * APR output: compress the file as one LZ4 block (flag 0x0001, realizar's
+   * layout; files under 4 GiB, built in memory, no resume). @default none
+   */
+  compress?: "lz4";
 }
 
 /** What {@linkcode convertModel} wrote. */
@@ -212,6 +218,18 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
   if (options.resume && format !== "apr") {
     throw new UsageError(`--resume works for APR output only, not ${format}`);
   }
+  if (options.compress !== undefined) {
+    if (options.compress !== "lz4") {
+      throw new UsageError(`Unknown compression "${options.compress}": expected lz4`);
+    }
+    if (format !== "apr") {
+      throw new UsageError(`--compress works for APR output only, not ${format}`);
+    }
+    if (options.resume) throw new UsageError("--compress lz4 cannot be combined with --resume");
+    if (options.maxShardSize !== undefined) {
+      throw new UsageError("--compress lz4 cannot be combined with --max-shard-size");
+    }
+  }
   if ((options.blockSize !== undefined || options.doubleQuant) && format !== "qnat") {
     throw new UsageError(
       `--block-size and --double-quant work for QNAT output only, not ${format}`,
@@ -242,6 +260,7 @@ function createSink(
   };
   switch (format) {
     case "apr":
+      if (options.compress === "lz4") return AprLz4Sink.create(output, common);
       if (options.maxShardSize !== undefined) {
         return ShardedAprSink.create(output, {
           ...common,

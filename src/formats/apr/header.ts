@@ -173,10 +173,15 @@ export function readAprU64(
  *
  * @param bytes The first bytes of the file (64, or all of a shorter file).
  * @param path File name, for messages.
+ * @param options `lz4: true` accepts flag LZ4 (the caller decompresses, APR_V2.md §8).
  * @returns The decoded header.
  * @throws {ModelFormatError} When the header breaks a rule.
  */
-export function parseAprHeader(bytes: Uint8Array, path = "<memory>"): AprHeader {
+export function parseAprHeader(
+  bytes: Uint8Array,
+  path = "<memory>",
+  options: { lz4?: boolean } = {},
+): AprHeader {
   const fail = (reason: string, offset: number): never => {
     throw new ModelFormatError("APR", path, reason, { offset });
   };
@@ -213,7 +218,8 @@ export function parseAprHeader(bytes: Uint8Array, path = "<memory>"): AprHeader 
   if ((flags & APR_FLAGS.LAYOUT_COLUMN_MAJOR) !== 0) {
     fail("column-major layout (flag 0x0800) is not supported: tensors must be row-major", 6);
   }
-  const unsupported = flags & (APR_FLAGS.LZ4 | APR_FLAGS.ZSTD | APR_FLAGS.ENCRYPTED);
+  const unsupported = flags &
+    ((options.lz4 ? 0 : APR_FLAGS.LZ4) | APR_FLAGS.ZSTD | APR_FLAGS.ENCRYPTED);
   if (unsupported !== 0) {
     const names = Object.entries(APR_FLAGS).filter(([, bit]) => (unsupported & bit) !== 0)
       .map(([n]) => n);

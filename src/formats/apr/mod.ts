@@ -91,3 +91,5 @@ export {
   type ShardedAprSinkOptions,
   type ShardedAprSinkResult,
 } from "./sharded_sink.ts";
+export { APR_LZ4_MAX_IMAGE_SIZE, encodeAprLz4, openAprLz4Image } from "./lz4_image.ts";
+export { AprLz4Sink, type AprLz4SinkOptions } from "./lz4_sink.ts";

@@ -13,7 +13,8 @@ import { ModelFormatError } from "../../errors.ts";
 import { type ByteSource, DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
 import type { ModelHeader, ModelReader, TensorEntry, TensorInfo } from "../../tensor.ts";
 import { crc32 } from "./crc32.ts";
-import { APR_HEADER_SIZE, type AprHeader, parseAprHeader } from "./header.ts";
+import { APR_FLAGS, APR_HEADER_SIZE, type AprHeader, parseAprHeader } from "./header.ts";
+import { openAprLz4Image } from "./lz4_image.ts";
 import {
   APR_MAX_DIMS,
   APR_MAX_NAME_BYTES,
@@ -312,7 +313,7 @@ async function openChecked(
     throw new RangeError(`Cannot open APR file: chunk size ${chunkSize} is not positive`);
   }
   const path = source.name;
-  const size = source.size;
+  let size = source.size;
   const fail = (reason: string, offset: number): never => {
     throw new ModelFormatError("APR", path, reason, { offset });
   };
@@ -322,7 +323,7 @@ async function openChecked(
   const head = await source.read(0, Math.min(APR_HEADER_SIZE, size));
   let h: AprHeader;
   try {
-    h = parseAprHeader(head, path);
+    h = parseAprHeader(head, path, { lz4: true });
   } catch (error) {
     if (error instanceof ModelFormatError) {
       const failed = headerCheckOf(error.reason);
@@ -338,6 +339,14 @@ async function openChecked(
   for (const c of HEADER_CHECKS) {
     list.start(c);
     list.pass();
+  }
+  if ((h.flags & APR_FLAGS.LZ4) !== 0) {
+    // APR_V2.md §8: the rest of the file is one LZ4 block; every later check
+    // and read applies to the decompressed image, which replaces the source.
+    list.start("LZ4 decompression");
+    source = await openAprLz4Image(source);
+    size = source.size;
+    list.pass(`${size} bytes decompressed`);
   }
 
   // Metadata region and JSON.
