@@ -211,6 +211,9 @@ async function openHubModel(text: string, options: OpenModelOptions): Promise<Mo
         text,
       );
     }
+    if (isFile && ref.path!.toLowerCase().endsWith(APR_MANIFEST_SUFFIX)) {
+      return new Model(await openShardedApr(files, posix.basename(ref.path!)), text);
+    }
     const reader = isFile
       ? await openSafetensorsModel(files, {
         indexPath: posix.basename(ref.path!),
