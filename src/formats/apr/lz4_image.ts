@@ -15,8 +15,7 @@
  */
 
 import { ModelFormatError } from "../../errors.ts";
-import { BlobSource } from "../../io/blob_source.ts";
-import type { ByteSource } from "../../io/byte_source.ts";
+import { assertRange, type ByteSource, streamByReads } from "../../io/byte_source.ts";
 import { Lz4BlockError, lz4CompressBlock, lz4DecompressBlock } from "./_lz4.ts";
 import { APR_HEADER_SIZE } from "./header.ts";
 
@@ -77,14 +76,18 @@ export async function openAprLz4Image(source: ByteSource): Promise<ByteSource> {
         error,
       );
     }
-    const memory = new BlobSource(new Blob([image]), path);
-    return {
+    // Served from the one decompressed array (no Blob copy): reads return copies.
+    const memory: ByteSource = {
       name: path,
-      size: memory.size,
-      read: (offset, length) => memory.read(offset, length),
-      stream: (start, end, chunkSize) => memory.stream(start, end, chunkSize),
+      size: image.length,
+      read: (offset, length) => {
+        assertRange(path, image.length, offset, length);
+        return Promise.resolve(image.slice(offset, offset + length));
+      },
+      stream: (start, end, chunkSize) => streamByReads(memory, start, end, chunkSize),
       close: () => source.close(),
     };
+    return memory;
   }
 }
 
