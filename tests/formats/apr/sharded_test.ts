@@ -356,3 +356,58 @@ Deno.test("openShardedApr() rejects inconsistent sets", async (t) => {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("ShardedAprSink resumes each shard from its journal after an interruption", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const tensors = model();
+    const failing = (failOn: string | undefined): ReadableStream<ModelChunk> => {
+      const entries: TensorEntry[] = tensors.map((t) => ({
+        info: { name: t.name, dtype: "F32", shape: t.shape, byteLength: t.data.length },
+        open: () =>
+          t.name === failOn
+            ? new ReadableStream<Uint8Array>({
+              start(c) {
+                c.enqueue(t.data.slice(0, 10));
+              },
+              pull(c) {
+                c.error(new Error("connection reset"));
+              },
+            })
+            : ReadableStream.from([t.data.slice()]),
+      }));
+      return ReadableStream.from<ModelChunk>([
+        {
+          type: "header",
+          header: { format: "t", metadata: METADATA, tensors: entries.map((e) => e.info) },
+        },
+        ...entries.map((tensor) => ({ type: "tensor" as const, tensor })),
+      ]);
+    };
+    const options = { maxShardSize: 2048, resume: true, commitBytes: 0 };
+    await assert.rejects(
+      async () => failing("c").pipeTo(await ShardedAprSink.create(`${dir}/m.apr`, options)),
+      /connection reset/,
+    );
+    const left = [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+    assert.ok(left.includes("m-00001-of-00003.apr.partial.journal"), left.join());
+    assert.ok(!left.includes("m.apr.manifest.json"));
+    const sink = await ShardedAprSink.create(`${dir}/m.apr`, options);
+    await failing(undefined).pipeTo(sink);
+    assert.equal(sink.result?.resumedTensors, 3, "a, b and big were already written");
+    const fresh = await Deno.makeTempDir();
+    try {
+      await writeSet(fresh);
+      for (const name of aprShardNames("m.apr", 3).files) {
+        assert.deepEqual(
+          await Deno.readFile(`${dir}/${name}`),
+          await Deno.readFile(`${fresh}/${name}`),
+        );
+      }
+    } finally {
+      await Deno.remove(fresh, { recursive: true });
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
