@@ -5,7 +5,7 @@
  * @module
  */
 
-import { basename } from "node:path";
+import { basename, dirname } from "node:path";
 import { UsageError } from "../errors.ts";
 import {
   convertModel,
@@ -176,6 +176,13 @@ export async function runConversion(
       ctx.err(
         `apr: the partial output "${output}.partial" is kept; run the same command with --resume to continue\n`,
       );
+    } else if (
+      !(error instanceof UsageError) && options.maxShardSize !== undefined &&
+      await shardJournalExists(output)
+    ) {
+      ctx.err(
+        `apr: the partial shards of "${output}" are kept; run the same command with --resume to continue\n`,
+      );
     }
     throw error;
   }
@@ -196,6 +203,20 @@ export async function runConversion(
     );
   }
   return 0;
+}
+
+/** Whether a sharded APR output left a shard journal (NAME-0000i-of-0000N.apr.partial.journal). */
+async function shardJournalExists(output: string): Promise<boolean> {
+  const stem = basename(output).replace(/\.apr$/i, "");
+  const pattern = /^(.*)-\d{5}-of-\d{5}\.apr\.partial\.journal$/;
+  try {
+    for await (const entry of Deno.readDir(dirname(output))) {
+      if (pattern.exec(entry.name)?.[1] === stem) return true;
+    }
+  } catch {
+    // No folder: nothing kept.
+  }
+  return false;
 }
 
 async function exists(path: string): Promise<boolean> {
