@@ -52,6 +52,43 @@ export function assertRange(name: string, size: number, offset: number, length: 
   }
 }
 
+// Buffers handed downstream by a producer that keeps no reference to them
+// (see markReleasable). A WeakSet, so an unreleased chunk is still collected
+// normally.
+const RELEASABLE = new WeakSet<ArrayBufferLike>();
+
+/**
+ * Mark a chunk as exclusively owned by whoever receives it: its producer
+ * keeps no reference to its buffer, and no other view of the buffer exists.
+ * The final consumer may then free it at once with {@linkcode releaseChunk}
+ * instead of leaving it for the garbage collector, which collects buffers
+ * lazily (tens of MiB of dead chunks otherwise pile up: DESIGN.md §1.2).
+ * Consumers that keep chunks simply do not release them.
+ *
+ * @param chunk A fresh chunk whose buffer nothing else references.
+ * @returns `chunk`.
+ */
+export function markReleasable<T extends ArrayBufferView>(chunk: T): T {
+  RELEASABLE.add(chunk.buffer);
+  return chunk;
+}
+
+/**
+ * Free a chunk's memory now, if its producer marked it with
+ * {@linkcode markReleasable}; otherwise do nothing. Call it only when done
+ * with the chunk and holding no other view of it: the buffer is detached
+ * (`ArrayBuffer.prototype.transfer(0)`), so every view of it becomes empty.
+ *
+ * @param chunk A chunk received from a stream and no longer needed.
+ */
+export function releaseChunk(chunk: ArrayBufferView): void {
+  const buffer = chunk.buffer;
+  if (!RELEASABLE.delete(buffer)) return;
+  // Engines without ArrayBuffer.prototype.transfer (ES2024) fall back to GC.
+  const b = buffer as ArrayBuffer & { transfer?: (length: number) => ArrayBuffer };
+  if (typeof b.transfer === "function" && !b.detached) b.transfer(0);
+}
+
 /**
  * Build the `stream()` of a ByteSource from its `read()`: pull-based, one
  * chunk at a time, so memory stays at one chunk per open stream.
@@ -60,6 +97,9 @@ export function assertRange(name: string, size: number, offset: number, length: 
  * @param start First byte.
  * @param end One past the last byte.
  * @param chunkSize Largest chunk.
+ * @param releasable True when `read()` returns arrays with their own buffer
+ *   that the source keeps no reference to: chunks are then marked with
+ *   {@linkcode markReleasable}, so the final consumer can free them at once.
  * @returns A stream of fresh chunks covering `[start, end)`.
  */
 export function streamByReads(
@@ -67,6 +107,7 @@ export function streamByReads(
   start: number,
   end: number,
   chunkSize: number = DEFAULT_CHUNK_SIZE,
+  releasable = false,
 ): ReadableStream<Uint8Array> {
   assertRange(source.name, source.size, start, end - start);
   if (!Number.isSafeInteger(chunkSize) || chunkSize <= 0) {
@@ -82,7 +123,7 @@ export function streamByReads(
       const length = Math.min(chunkSize, end - position);
       const chunk = await source.read(position, length);
       position += length;
-      controller.enqueue(chunk);
+      controller.enqueue(releasable ? markReleasable(chunk) : chunk);
     },
     // One chunk of read-ahead overlaps reading with the consumer's work.
   }, { highWaterMark: 1 });

@@ -84,7 +84,8 @@ export class FileSource implements ByteSource {
     end: number,
     chunkSize: number = DEFAULT_CHUNK_SIZE,
   ): ReadableStream<Uint8Array> {
-    return streamByReads(this, start, end, chunkSize);
+    // #readAt returns a new buffer per read and keeps no reference to it.
+    return streamByReads(this, start, end, chunkSize, true);
   }
 
   /** Close the file handle. */

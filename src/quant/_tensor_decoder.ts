@@ -14,6 +14,7 @@ import type { DTypeSpec } from "../dtype.ts";
 import type { TensorInfo } from "../tensor.ts";
 import { type BlockDecodeFn, blockDecoder, noFloatForm } from "./_block_decoders.ts";
 import { decodeAprQ8 } from "./apr_q8.ts";
+import { markReleasable, releaseChunk } from "../io/byte_source.ts";
 
 /** Default upper bound on the values of one emitted batch (4 MiB of f32). */
 export const DEFAULT_MAX_CHUNK_ELEMENTS = 1 << 20;
@@ -40,8 +41,20 @@ export class TensorDecoder {
   #rowBlocks = 0;
   #blockInRow = 0;
   #padded = false;
+  // With `reuse`: the batch buffers, allocated once (bounded by maxChunkElements).
+  #reuse: boolean;
+  #dec: Float32Array | undefined;
+  #rows: Float32Array | undefined;
 
-  constructor(info: TensorInfo, maxChunkElements = DEFAULT_MAX_CHUNK_ELEMENTS) {
+  /**
+   * @param info The tensor (dtype, shape, payload size).
+   * @param maxChunkElements Largest batch emitted.
+   * @param reuse Emit views of internal buffers that are overwritten by the
+   *   next batch (for consumers that finish with each batch inside `emit`):
+   *   no allocation per batch, so no garbage waiting for the GC.
+   */
+  constructor(info: TensorInfo, maxChunkElements = DEFAULT_MAX_CHUNK_ELEMENTS, reuse = false) {
+    this.#reuse = reuse;
     this.#info = info;
     this.#spec = DTYPES[info.dtype];
     this.#total = elementCount(info.shape);
@@ -70,7 +83,10 @@ export class TensorDecoder {
     return this.#emitted;
   }
 
-  /** Feed one payload chunk; `emit` receives decoded batches (fresh arrays). */
+  /**
+   * Feed one payload chunk; `emit` receives decoded batches (fresh arrays,
+   * or views valid only during the call with `reuse`).
+   */
   push(chunk: Uint8Array, emit: (values: Float32Array) => void): void {
     this.#consumed += chunk.length;
     if (this.#consumed > this.#expectBytes) {
@@ -111,8 +127,13 @@ export class TensorDecoder {
     }
   }
 
-  /** Check that the payload was complete. */
+  /** Check that the payload was complete (and free the reused buffers). */
   finish(): void {
+    // One decoder per tensor: free its batch buffers now rather than leaving
+    // megabytes per tensor to the GC (nothing else holds views of them).
+    if (this.#dec !== undefined) releaseChunk(this.#dec);
+    if (this.#rows !== undefined) releaseChunk(this.#rows);
+    this.#dec = this.#rows = undefined;
     if (this.#consumed !== this.#expectBytes || this.#carryLen !== 0 || this.#prefixLeft > 0) {
       throw new RangeError(
         `Cannot decode tensor "${this.#info.name}": payload ended after ${this.#consumed} of ${this.#expectBytes} bytes`,
@@ -122,7 +143,7 @@ export class TensorDecoder {
 
   #blocks(bytes: Uint8Array, k: number, emit: (values: Float32Array) => void): void {
     const be = this.#blockElements;
-    const dec = new Float32Array(k * be);
+    const dec = this.#reuse ? this.#scratch(k * be, false) : new Float32Array(k * be);
     this.#fn(bytes, dec);
     let out = dec;
     if (this.#padded) {
@@ -134,7 +155,7 @@ export class TensorDecoder {
         real += Math.min(be, cols - bir * be);
         if (++bir === this.#rowBlocks) bir = 0;
       }
-      out = new Float32Array(real);
+      out = this.#reuse ? this.#scratch(real, true) : new Float32Array(real);
       let pos = 0;
       for (let b = 0; b < k; b++) {
         const r = Math.min(be, cols - this.#blockInRow * be);
@@ -144,9 +165,23 @@ export class TensorDecoder {
       }
     } else if (this.#emitted + out.length > this.#total) {
       // APR_Q4's zero-filled last block.
-      out = dec.slice(0, this.#total - this.#emitted);
+      const n = this.#total - this.#emitted;
+      out = this.#reuse ? dec.subarray(0, n) : dec.slice(0, n);
     }
     this.#emitted += out.length;
     if (out.length > 0) emit(out);
+  }
+
+  /** A reused buffer of at least `n` values (a view of exactly `n`). */
+  #scratch(n: number, rows: boolean): Float32Array {
+    let b = rows ? this.#rows : this.#dec;
+    if (b === undefined || b.length < n) {
+      // Batches never exceed maxBlocks blocks, so this grows at most to that bound.
+      if (b !== undefined) releaseChunk(b);
+      b = markReleasable(new Float32Array(n));
+      if (rows) this.#rows = b;
+      else this.#dec = b;
+    }
+    return b.length === n ? b : b.subarray(0, n);
   }
 }

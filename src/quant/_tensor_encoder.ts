@@ -19,6 +19,7 @@ import { encodeAprQ4 } from "./apr_q4.ts";
 import { encodeQ4K } from "./q4_k.ts";
 import { encodeQ6K } from "./q6_k.ts";
 import type { EncoderPool } from "./_encoder_pool.ts";
+import { markReleasable, releaseChunk } from "../io/byte_source.ts";
 
 /** Receives encoded payload pieces, in order (promises when a worker pool encodes). */
 export type EmitBytes = (bytes: Uint8Array | Promise<Uint8Array>) => void;
@@ -84,7 +85,8 @@ export class TensorEncoder {
         ? 0
         : (n / cols) * Math.ceil(cols / be);
       const stageBlocks = Math.max(1, Math.min(Math.floor(batchValues / be), tensorBlocks));
-      this.#buf = new Float32Array(stageBlocks * be);
+      // Freed in finish(): it is ours alone (workers get copies).
+      this.#buf = markReleasable(new Float32Array(stageBlocks * be));
       // Rows matter only when they need padding (K-quants, cols not a multiple of 256).
       if (target !== "APR_Q4" && n > 0 && cols % be !== 0) this.#cols = cols;
     }
@@ -118,6 +120,8 @@ export class TensorEncoder {
       this.#encode(this.#buf!.subarray(0, end), emit);
       this.#bufLen = 0;
     }
+    // One encoder per tensor: free the staging batch now, not when the GC runs.
+    if (this.#buf !== undefined) releaseChunk(this.#buf);
   }
 
   #elementwise(v: Float32Array): Uint8Array {

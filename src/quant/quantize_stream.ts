@@ -15,6 +15,7 @@ import { type EmitBytes, isEncodeTarget, TensorEncoder } from "./_tensor_encoder
 import { EncoderPool } from "./_encoder_pool.ts";
 import { IntegerWidener } from "./_integer_widener.ts";
 import { aprQ8Absmax, aprQ8Scale } from "./apr_q8.ts";
+import { markReleasable, releaseChunk } from "../io/byte_source.ts";
 
 /** Options of {@linkcode QuantizeStream}. */
 export interface QuantizeStreamOptions extends QuantizeOptions {
@@ -147,7 +148,8 @@ function convertEntry(
 }
 
 async function absmaxPass(entry: TensorEntry, maxElements: number): Promise<number> {
-  const decoder = new TensorDecoder(entry.info, maxElements);
+  // Batches are folded inside the callback: reuse one buffer (no garbage).
+  const decoder = new TensorDecoder(entry.info, maxElements, true);
   let absmax = 0;
   const reader = entry.open().getReader();
   try {
@@ -155,6 +157,8 @@ async function absmaxPass(entry: TensorEntry, maxElements: number): Promise<numb
       const { done, value } = await reader.read();
       if (done) break;
       decoder.push(value, (v) => absmax = aprQ8Absmax(v, absmax));
+      // Decoded (partial blocks were copied): free it now if the source allows.
+      releaseChunk(value);
     }
     decoder.finish();
   } catch (e) {
@@ -185,7 +189,9 @@ async function makeConverter(
   const scale = target === "APR_Q8" && plan.info.byteLength > 0
     ? aprQ8Scale(await absmaxPass(entry, maxElements))
     : 1;
-  const decoder = new TensorDecoder(plan.source, maxElements);
+  // The encoder is done with each batch when push() returns (it copies what it
+  // carries over, and copies what it sends to a worker): reuse one buffer.
+  const decoder = new TensorDecoder(plan.source, maxElements, true);
   const encoder = new TensorEncoder(target, plan.info.shape, scale, pool, maxElements);
   return {
     push: (b, emit) => decoder.push(b, (v) => encoder.push(v, emit)),
@@ -214,9 +220,16 @@ function convertedPayload(
     if (!released && pool !== undefined && converter !== undefined) pool.release();
     released = true;
   };
+  // Every encoded piece is a new buffer handed over to the consumer: mark it so
+  // the sink can free it as soon as it is written.
   const emit: EmitBytes = (b) => {
-    if (b instanceof Promise) b.catch(() => {}); // awaited later, in order
-    pending.push(b);
+    if (b instanceof Promise) {
+      const p = b.then(markReleasable);
+      p.catch(() => {}); // awaited later, in order
+      pending.push(p);
+    } else {
+      pending.push(markReleasable(b));
+    }
   };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -256,6 +269,9 @@ function convertedPayload(
             sourceDone = true;
           } else {
             converter.push(value, emit);
+            // Converted (partial blocks and elements were copied): free it now
+            // if the source allows, rather than when the GC gets to it.
+            releaseChunk(value);
           }
         }
       } catch (e) {

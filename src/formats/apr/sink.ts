@@ -12,7 +12,7 @@
 
 import { createHash } from "node:crypto";
 import { ModelFormatError, UsageError } from "../../errors.ts";
-import { DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
+import { DEFAULT_CHUNK_SIZE, releaseChunk } from "../../io/byte_source.ts";
 import { FileSink } from "../../io/file_sink.ts";
 import type { ModelChunk, ModelHeader, ProgressCallback, TensorEntry } from "../../tensor.ts";
 import { crc32, crc32Combine } from "./crc32.ts";
@@ -314,6 +314,9 @@ class SinkState {
         crc = crc32(value, crc);
         written += value.length;
         this.bytesDone += value.length;
+        // Written and summed: free it now if its producer allows (bounded memory,
+        // DESIGN.md §1.2), rather than when the GC gets to it.
+        releaseChunk(value);
         this.progress(name);
       }
     } catch (error) {

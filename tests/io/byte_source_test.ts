@@ -1,0 +1,59 @@
+import assert from "node:assert/strict";
+import { markReleasable, releaseChunk, streamByReads } from "../../src/io/byte_source.ts";
+import { openFileSource } from "../../src/io/file_source.ts";
+
+Deno.test("releaseChunk() frees a chunk marked releasable, once", () => {
+  const chunk = markReleasable(new Uint8Array(16).fill(7));
+  releaseChunk(chunk);
+  assert.equal(chunk.length, 0);
+  assert.equal(chunk.buffer.byteLength, 0);
+  releaseChunk(chunk); // already freed: no-op, no throw
+  assert.equal(chunk.length, 0);
+});
+
+Deno.test("releaseChunk() leaves an unmarked chunk alone", () => {
+  const chunk = new Uint8Array([1, 2, 3]);
+  releaseChunk(chunk);
+  assert.deepEqual([...chunk], [1, 2, 3]);
+});
+
+Deno.test("streamByReads() marks chunks only when told read() returns owned buffers", async (t) => {
+  const data = new Uint8Array(10).map((_, i) => i);
+  const source = {
+    name: "mem",
+    size: 10,
+    read: (o: number, n: number) => Promise.resolve(data.slice(o, o + n)),
+  };
+  await t.step("not releasable by default", async () => {
+    const chunks = await Array.fromAsync(streamByReads(source, 0, 10, 4));
+    for (const c of chunks) releaseChunk(c);
+    assert.deepEqual(chunks.map((c) => c.length), [4, 4, 2]);
+  });
+  await t.step("releasable when asked", async () => {
+    const chunks = await Array.fromAsync(streamByReads(source, 0, 10, 4, true));
+    assert.deepEqual([...chunks[2]!], [8, 9]);
+    for (const c of chunks) releaseChunk(c);
+    assert.deepEqual(chunks.map((c) => c.length), [0, 0, 0]);
+  });
+});
+
+Deno.test("FileSource.stream() chunks can be released; read() results cannot", async () => {
+  const path = await Deno.makeTempFile();
+  try {
+    await Deno.writeFile(path, new Uint8Array(100).fill(5));
+    const source = await openFileSource(path);
+    try {
+      const chunks = await Array.fromAsync(source.stream(0, 100, 64));
+      assert.deepEqual(chunks.map((c) => c.length), [64, 36]);
+      releaseChunk(chunks[0]!);
+      assert.equal(chunks[0]!.length, 0);
+      const read = await source.read(0, 10);
+      releaseChunk(read);
+      assert.equal(read.length, 10);
+    } finally {
+      await source.close();
+    }
+  } finally {
+    await Deno.remove(path);
+  }
+});
