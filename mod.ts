@@ -47,7 +47,13 @@ export {
   elementCount,
   tensorByteLength,
 } from "./src/dtype.ts";
-export { type FormatName, HubRequestError, ModelFormatError, UsageError } from "./src/errors.ts";
+export {
+  type FormatName,
+  HubOfflineError,
+  HubRequestError,
+  ModelFormatError,
+  UsageError,
+} from "./src/errors.ts";
 export {
   type ModelChunk,
   modelChunks,

@@ -97,6 +97,23 @@ export class HubRequestError extends Error {
 }
 
 /**
+ * `HF_HUB_OFFLINE` is set and what was asked needs the network (the files
+ * are not in the cache). The user's setting to change, so the CLI exits 2.
+ */
+export class HubOfflineError extends HubRequestError {
+  /**
+   * Describe what offline mode could not do.
+   *
+   * @param message What is missing, for the user.
+   * @param name The model reference.
+   */
+  constructor(message: string, name: string) {
+    super(message, 0, name);
+    this.name = "HubOfflineError";
+  }
+}
+
+/**
  * The command line or an option is wrong (unknown flag, missing argument,
  * output exists without `--force`). The CLI prints the message and exits 2.
  */

@@ -7,7 +7,7 @@
  */
 
 import denoJson from "../../deno.json" with { type: "json" };
-import { HubRequestError, ModelFormatError, UsageError } from "../errors.ts";
+import { HubOfflineError, HubRequestError, ModelFormatError, UsageError } from "../errors.ts";
 import { DiskFullError } from "../sources/hub_download.ts";
 import { type CommandContext, commandHelp, type CommandSpec, parseCommandArgs } from "./command.ts";
 import { COMMANDS } from "./commands.ts";
@@ -146,12 +146,10 @@ function makeContext(io: MainIo, values: Record<string, unknown>): CommandContex
  */
 export function isUserError(error: unknown): boolean {
   if (error instanceof ModelFormatError || error instanceof UsageError) return true;
-  if (error instanceof HubRequestError) {
-    // HF_HUB_OFFLINE set without the files in the cache is the user's setting
-    // to change, not a transient network failure: the sources say so by
-    // naming the variable (hub_pull.ts, hub_files.ts).
-    return (error.status >= 400 && error.status < 500) || error.message.includes("HF_HUB_OFFLINE");
-  }
+  // HF_HUB_OFFLINE without the files in the cache is the user's setting to
+  // change, not a transient network failure.
+  if (error instanceof HubOfflineError) return true;
+  if (error instanceof HubRequestError) return error.status >= 400 && error.status < 500;
   if (
     error instanceof Deno.errors.NotFound || error instanceof Deno.errors.AlreadyExists ||
     error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.IsADirectory ||

@@ -202,7 +202,9 @@ async function openHubModel(text: string, options: OpenModelOptions): Promise<Mo
   const settings = options.hubSettings ?? hubSettingsFromEnv();
   const revision = options.revision ?? ref.revision;
   const isFile = ref.path !== undefined && /\.(gguf|apr|safetensors|json)$/i.test(ref.path);
-  if (options.noCache) {
+  // Offline, the cache is the only place to read from, even for --no-cache
+  // (which then writes nothing either) and for `inspect`.
+  if (options.noCache && !settings.offline) {
     const folderRef = isFile ? { ...ref, path: parentOf(ref.path!) } : ref;
     const files = await openHubModelFiles(folderRef, { settings, revision });
     if (isFile && !ref.path!.endsWith(".json")) {

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { HubRequestError } from "../errors.ts";
+import { HubOfflineError, HubRequestError } from "../errors.ts";
 import type { ByteSource } from "../io/byte_source.ts";
 import type { RetryOptions } from "../io/http_source.ts";
 import type { ModelFiles } from "./model_files.ts";
@@ -49,9 +49,8 @@ export async function openHubModelFiles(
   const revision = options.revision ?? parsed.revision ?? DEFAULT_REVISION;
   if (settings.offline) {
     const name = formatHubRef({ ...parsed, revision });
-    throw new HubRequestError(
+    throw new HubOfflineError(
       `Cannot stream ${name}: HF_HUB_OFFLINE is set and streaming without the cache needs the network; unset it, or import from the cache`,
-      0,
       name,
     );
   }

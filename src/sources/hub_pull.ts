@@ -8,7 +8,7 @@
  */
 
 import { join } from "node:path";
-import { HubRequestError } from "../errors.ts";
+import { HubOfflineError, HubRequestError } from "../errors.ts";
 import type { RetryOptions } from "../io/http_source.ts";
 import type { ProgressEvent } from "../tensor.ts";
 import { HubCache } from "./hub_cache.ts";
@@ -285,9 +285,8 @@ async function pullOffline(
 ): Promise<PullResult> {
   const name = formatHubRef({ ...ref, revision, path: undefined });
   const fail = (what: string): never => {
-    throw new HubRequestError(
+    throw new HubOfflineError(
       `Cannot use ${name} offline (HF_HUB_OFFLINE is set): ${what} in the cache "${cache.cacheDir}"; run "apr pull ${name}" with the network first`,
-      0,
       name,
     );
   };

@@ -118,6 +118,16 @@ Deno.test("apr pull / import / inspect / offline against a local Hub", async (t)
         equal(await sha256(out), cachedSha);
       });
 
+      await t.step("HF_HUB_OFFLINE=1 inspects from the cache without a request", async () => {
+        server.reset();
+        const run = await runApr(["inspect", REF, "--json"], {
+          env: hubEnv(server.endpoint, home, true),
+        });
+        equal(run.code, 0, run.stderr);
+        equal(JSON.parse(run.stdout).tensorCount, 3);
+        equal(server.counters.requests.length, 0);
+      });
+
       await t.step("HF_HUB_OFFLINE=1 without a cache fails with one line", async () => {
         const out = `${dir}/offline-empty.apr`;
         const run = await runApr(["import", REF, "-o", out], {
