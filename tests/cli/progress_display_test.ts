@@ -1,0 +1,67 @@
+import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { ProgressDisplay } from "../../src/cli/progress_display.ts";
+
+const event = (bytesDone: number, current = "w") => ({
+  phase: "write",
+  bytesDone,
+  bytesTotal: 1000,
+  itemsDone: bytesDone / 100,
+  itemsTotal: 10,
+  current,
+});
+
+Deno.test("ProgressDisplay in plain mode prints a line per interval and a final line", () => {
+  const out: string[] = [];
+  let now = 0;
+  const display = new ProgressDisplay({
+    mode: "plain",
+    write: (t) => out.push(t),
+    plainIntervalMs: 5000,
+    now: () => now,
+  });
+  display.update(event(0));
+  now = 1000;
+  display.update(event(100)); // within the interval: no line
+  now = 6000;
+  display.update(event(600));
+  display.finish();
+  equal(out.length, 3);
+  match(out[1]!, /^write: 60\.0% 600 B\/1000 B 6\/10 .*eta .* w\n$/);
+  match(out[2]!, /^write: 60\.0%/);
+});
+
+Deno.test("ProgressDisplay on a terminal redraws an overall bar and one row per active item", () => {
+  const out: string[] = [];
+  let now = 0;
+  const display = new ProgressDisplay({
+    mode: "tty",
+    write: (t) => out.push(t),
+    ttyIntervalMs: 0,
+    columns: 120,
+    now: () => now,
+  });
+  display.update(event(500, "model.layers.0.mlp.up_proj.weight"));
+  now = 10;
+  display.updateItem("model-00001-of-00002.safetensors", 50, 100);
+  const last = out.at(-1)!;
+  // Redraw: cursor up over the one row drawn before, erase, then two rows.
+  ok(out.some((t) => t.startsWith("\r\x1b[1A\x1b[J")), JSON.stringify(out));
+  const rows = last.split("\n").filter(Boolean);
+  equal(rows.length, 2);
+  match(rows[0]!, /write .* 50% 500 B\/1000 B 5\/10 .* model\.layers\.0\.mlp\.up_proj\.weight/);
+  match(rows[1]!, /model-00001-of-00002\.saf.* 50% 50 B\/100 B/);
+  for (const row of rows) ok(row.length < 120, "rows never wrap");
+  // A finished item's row disappears.
+  display.updateItem("model-00001-of-00002.safetensors", 100, 100);
+  equal(out.at(-1)!.split("\n").filter(Boolean).length, 1);
+});
+
+Deno.test("ProgressDisplay in quiet mode writes nothing", () => {
+  const out: string[] = [];
+  const display = new ProgressDisplay({ mode: "quiet", write: (t) => out.push(t) });
+  display.update(event(100));
+  display.updateItem("f", 1, 2);
+  display.log("hello");
+  display.finish();
+  deepEqual(out, []);
+});
