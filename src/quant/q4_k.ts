@@ -27,6 +27,19 @@ const fr = Math.fround;
 const F_0_1 = fr(0.1);
 /** Scratch: `x[i] - min`, rounded to f32, for the current min (f64 storage avoids conversions). */
 const shifted = new Float64Array(32);
+/** Scratch: the previous candidate's levels, as int32 (valid after a fast-path candidate). */
+const LEVELS = new Int32Array(32);
+/** Scratch: the sub-block's values (f64 storage of f32 values: no conversion per use). */
+const XS = new Float64Array(32);
+/**
+ * While `|iscale| * max|shifted|` (computed in f64) stays below this, every
+ * `fr(iscale * shifted[i])` is at most 4e6 in magnitude (f32 rounding is
+ * monotone and 4e6 is an f32), inside `nearestInt`'s exact fast range
+ * (|x| <= 2^22 - 1), so the range check can be made once per candidate.
+ */
+const FAST_PRODUCT_BOUND = 4e6;
+/** 1.5·2^52: `(x + RNE) - RNE` rounds an f64 `x` with |x| < 2^51 half-to-even (see _round.ts). */
+const RNE = 6755399441055744;
 
 /**
  * llama.cpp's `make_qkx2_quants`: fit `x ≈ scale * L - min` over one sub-block
@@ -51,8 +64,10 @@ function makeQkx2Quants(
   let max = min;
   let sumW = w[0]!;
   let sumX = fr(sumW * min);
+  XS[0] = min;
   for (let i = 1; i < n; i++) {
     const xi = x[xo + i]!;
+    XS[i] = xi;
     if (xi < min) min = xi;
     if (xi > max) max = xi;
     const wi = w[i]!;
@@ -69,7 +84,7 @@ function makeQkx2Quants(
   let scale = fr(1 / iscale);
   let bestError = 0;
   for (let i = 0; i < n; i++) {
-    const xi = x[xo + i]!;
+    const xi = XS[i]!;
     let l = nearestInt(fr(iscale * fr(xi - min)));
     l = l < 0 ? 0 : l > nmax ? nmax : l;
     L[lo + i] = l;
@@ -81,39 +96,72 @@ function makeQkx2Quants(
     res[0] = -min;
     return scale;
   }
-  // A candidate whose levels equal the previous candidate's (with the same
-  // min) yields the same sums and error, so C's choice cannot change: skip it.
   let prevMin = NaN;
+  // True when LEVELS holds the previous candidate's levels.
+  let levelsInt = false;
   let shiftedMin = NaN;
+  let maxShifted = 0;
   for (let is = 0; is <= nstep; is++) {
     // `min` may have moved to a better fit: C re-reads it here, and so must we.
     iscale = fr(fr(fr(rmin + fr(rdelta * is)) + nmax) / fr(max - min));
     let same = min === prevMin;
     if (min !== shiftedMin) {
-      for (let i = 0; i < n; i++) shifted[i] = fr(x[xo + i]! - min);
+      maxShifted = 0;
+      for (let i = 0; i < n; i++) {
+        const v = fr(XS[i]! - min);
+        shifted[i] = v;
+        const a = Math.abs(v);
+        // NaN (never from finite inputs) must also disable the fast path.
+        if (!(a <= maxShifted)) maxShifted = a !== a ? Infinity : a;
+      }
       shiftedMin = min;
     }
-    for (let i = 0; i < n; i++) {
-      let l = nearestInt(fr(iscale * shifted[i]!));
-      l = l < 0 ? 0 : l > nmax ? nmax : l;
-      if (laux[i] !== l) {
-        laux[i] = l;
-        same = false;
-      }
-    }
-    if (same) continue;
-    prevMin = min;
+    // Levels and C's three sums in one pass (the sums are wasted only when the
+    // levels turn out unchanged, which is rarer than not).
     let sumL = 0;
     let sumL2 = 0;
     let sumXL = 0;
-    for (let i = 0; i < n; i++) {
-      const xi = x[xo + i]!;
-      const l = laux[i]!;
-      const wl = fr(w[i]! * l);
-      sumL = fr(sumL + wl);
-      sumL2 = fr(sumL2 + fr(wl * l));
-      sumXL = fr(sumXL + fr(wl * xi));
+    if (Math.abs(iscale) * maxShifted < FAST_PRODUCT_BOUND) {
+      // Branch-free: whether a level changes, or clamps, is data-dependent and
+      // mispredicted branches cost more than the arithmetic here. |l| <= 4e6,
+      // so int32 bit tricks clamp exactly.
+      let changed = 0;
+      for (let i = 0; i < n; i++) {
+        let l = ((fr(iscale * shifted[i]!) + RNE) - RNE) | 0;
+        l &= ~(l >> 31); // max(l, 0)
+        const over = l - nmax;
+        l -= over & ~(over >> 31); // min(l, nmax)
+        changed |= LEVELS[i]! ^ l;
+        LEVELS[i] = l;
+        laux[i] = l;
+        const wl = fr(w[i]! * l);
+        sumL = fr(sumL + wl);
+        sumL2 = fr(sumL2 + fr(wl * l));
+        sumXL = fr(sumXL + fr(wl * XS[i]!));
+      }
+      if (changed !== 0 || !levelsInt) same = false;
+      levelsInt = true;
+    } else {
+      // Levels may be NaN here (garbage in), which LEVELS cannot hold: compare
+      // against laux, and make the next fast-path candidate do the same.
+      levelsInt = false;
+      for (let i = 0; i < n; i++) {
+        let l = nearestInt(fr(iscale * shifted[i]!));
+        l = l < 0 ? 0 : l > nmax ? nmax : l;
+        if (laux[i] !== l) {
+          laux[i] = l;
+          same = false;
+        }
+        const wl = fr(w[i]! * l);
+        sumL = fr(sumL + wl);
+        sumL2 = fr(sumL2 + fr(wl * l));
+        sumXL = fr(sumXL + fr(wl * XS[i]!));
+      }
     }
+    // A candidate whose levels equal the previous candidate's (with the same
+    // min) yields the same sums and error, so C's choice cannot change: skip it.
+    if (same) continue;
+    prevMin = min;
     const D = fr(fr(sumW * sumL2) - fr(sumL * sumL));
     if (D > 0) {
       let thisScale = fr(fr(fr(sumW * sumXL) - fr(sumX * sumL)) / D);
@@ -124,7 +172,7 @@ function makeQkx2Quants(
       }
       let curError = 0;
       for (let i = 0; i < n; i++) {
-        let diff = fr(fr(fr(thisScale * laux[i]!) + thisMin) - x[xo + i]!);
+        let diff = fr(fr(fr(thisScale * laux[i]!) + thisMin) - XS[i]!);
         diff = fr(diff * diff);
         curError = fr(curError + fr(w[i]! * diff));
         // The terms are >= 0 and f32 addition is monotone, so once the running
