@@ -29,6 +29,17 @@ const GROUP_MAX_EPS = fr(1e-15);
 const W = new Float64Array(16);
 const WX = new Float64Array(16);
 const CAND = new Float64Array(16);
+const X = new Float64Array(16);
+/** The previous candidate's levels as int32 (valid while `levelsInt`). */
+const LEVELS = new Int32Array(16);
+/**
+ * While `|iscale| * amax` (f64) is below this, every `fr(iscale * x[i])` is at
+ * most 4e6 in magnitude (f32 rounding is monotone, 4e6 is an f32): inside
+ * `nearestInt`'s exact fast range (|x| <= 2^22 - 1).
+ */
+const FAST_PRODUCT_BOUND = 4e6;
+/** 1.5·2^52: `(x + RNE) - RNE` rounds an f64 `x` with |x| < 2^51 half-to-even (see _round.ts). */
+const RNE = 6755399441055744;
 
 /**
  * llama.cpp's `make_qx_quants` with `rmse_type = 1` and no importance weights
@@ -58,13 +69,19 @@ function makeQxQuants(
     return 0;
   }
   // Weights x² and x³ are the same for every candidate: compute them once.
+  let finite = true; // NaN is not in amax (comparisons skip it), so check for it
   for (let i = 0; i < n; i++) {
     const v = x[xo + i]!;
+    X[i] = v;
+    if (v !== v) finite = false;
     const w = fr(v * v);
     W[i] = w;
     WX[i] = fr(w * v);
   }
   let iscale = fr(-nmax / max);
+  // LEVELS does not hold the initial levels: the first candidate is not skipped
+  // (re-evaluating an unchanged candidate cannot change C's result either).
+  let levelsInt = false;
   let sumlx = 0;
   let suml2 = 0;
   for (let i = 0; i < n; i++) {
@@ -84,22 +101,43 @@ function makeQxQuants(
     // outcome on them (accept again with the same state, or reject) changes
     // nothing: skip the sums.
     let same = true;
-    for (let i = 0; i < n; i++) {
-      let l = nearestInt(fr(iscale * x[xo + i]!));
-      l = l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;
-      if (CAND[i] !== l) {
+    sumlx = 0;
+    suml2 = 0;
+    if (finite && Math.abs(iscale) * amax < FAST_PRODUCT_BOUND) {
+      // Every |fr(iscale * x)| <= 4e6: nearestInt's fast range, int32 levels.
+      // Branch-free (clamps and changes are data-dependent, so mispredicted),
+      // and the sums in the same pass (wasted only when the levels repeat).
+      let changed = 0;
+      const top = 2 * nmax - 1;
+      for (let i = 0; i < n; i++) {
+        let t = (((fr(iscale * X[i]!) + RNE) - RNE) | 0) + nmax;
+        t &= ~(t >> 31); // max(l, -nmax)
+        const over = t - top;
+        t -= over & ~(over >> 31); // min(l, nmax - 1)
+        const l = t - nmax;
+        changed |= LEVELS[i]! ^ l;
+        LEVELS[i] = l;
         CAND[i] = l;
-        same = false;
+        sumlx = fr(sumlx + fr(WX[i]! * l));
+        suml2 = fr(suml2 + fr(fr(W[i]! * l) * l));
+      }
+      same = levelsInt && changed === 0;
+      levelsInt = true;
+    } else {
+      // NaN levels are possible here (garbage in), which LEVELS cannot hold.
+      levelsInt = false;
+      for (let i = 0; i < n; i++) {
+        let l = nearestInt(fr(iscale * X[i]!));
+        l = l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;
+        if (CAND[i] !== l) {
+          CAND[i] = l;
+          same = false;
+        }
+        sumlx = fr(sumlx + fr(WX[i]! * l));
+        suml2 = fr(suml2 + fr(fr(W[i]! * l) * l));
       }
     }
     if (same) continue;
-    sumlx = 0;
-    suml2 = 0;
-    for (let i = 0; i < n; i++) {
-      const l = CAND[i]!;
-      sumlx = fr(sumlx + fr(WX[i]! * l));
-      suml2 = fr(suml2 + fr(fr(W[i]! * l) * l));
-    }
     if (suml2 > 0 && fr(sumlx * sumlx) > fr(best * suml2)) {
       for (let i = 0; i < n; i++) L[lo + i] = nmax + CAND[i]!;
       scale = fr(sumlx / suml2);
