@@ -125,8 +125,13 @@ Deno.bench("decodeQ6K (1 Mi elements)", { group: "decode" }, () => {
   decodeQ6K(q6kBytes, floatsOut);
 });
 
-// QuantizeStream end to end on one 1024 × 1024 F32 tensor: in-thread vs a worker pool.
-const streamInfo = { name: "w", dtype: "F32" as const, shape: [1024, 1024], byteLength: 4 * N };
+// QuantizeStream end to end on one 2048 × 2048 F32 tensor (a typical 7B layer
+// matrix, 4 Mi values), in-thread vs a worker pool (started anew each iteration,
+// so its start-up is included).
+const S_N = 4 * N;
+const streamBytes = new Uint8Array(4 * S_N);
+for (let o = 0; o < streamBytes.length; o += f32Bytes.length) streamBytes.set(f32Bytes, o);
+const streamInfo = { name: "w", dtype: "F32" as const, shape: [2048, 2048], byteLength: 4 * S_N };
 const streamEntry = {
   info: streamInfo,
   open: () => {
@@ -134,8 +139,8 @@ const streamEntry = {
     let pos = 0;
     return new ReadableStream<Uint8Array>({
       pull(c) {
-        if (pos >= f32Bytes.length) return c.close();
-        c.enqueue(f32Bytes.slice(pos, pos + CHUNK));
+        if (pos >= streamBytes.length) return c.close();
+        c.enqueue(streamBytes.slice(pos, pos + CHUNK));
         pos += CHUNK;
       },
     });
@@ -155,17 +160,17 @@ async function quantizeThroughStream(to: "q4_k" | "q6_k", workers: number): Prom
 }
 
 for (const to of ["q4_k", "q6_k"] as const) {
-  Deno.bench(`QuantizeStream ${to}, in-thread (1 Mi elements)`, {
+  Deno.bench(`QuantizeStream ${to}, in-thread (4 Mi elements)`, {
     group: `stream ${to}`,
     baseline: true,
-    n: 4,
+    n: 3,
     warmup: 1,
   }, async () => {
     await quantizeThroughStream(to, 0);
   });
-  Deno.bench(`QuantizeStream ${to}, 2 workers (1 Mi elements)`, {
+  Deno.bench(`QuantizeStream ${to}, 2 workers (4 Mi elements)`, {
     group: `stream ${to}`,
-    n: 4,
+    n: 3,
     warmup: 1,
   }, async () => {
     await quantizeThroughStream(to, 2);

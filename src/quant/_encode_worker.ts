@@ -26,6 +26,9 @@ scope.onmessage = (e: MessageEvent<{ id: number; target: string; values: Float32
     const fn = ENCODERS[target];
     if (fn === undefined) throw new TypeError(`Cannot encode ${target} in a worker`);
     const bytes = fn(values);
+    // The batch was transferred to us and is done with: free it now, not when
+    // this worker's GC gets to it (megabytes per job otherwise pile up).
+    (values.buffer as ArrayBuffer).transfer?.(0);
     scope.postMessage({ id, bytes }, [bytes.buffer as ArrayBuffer]);
   } catch (error) {
     scope.postMessage({ id, error: String(error) });

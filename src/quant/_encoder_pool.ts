@@ -23,14 +23,26 @@ export class EncoderPool {
   #ids = 0;
   #users = 0;
   #closing = false;
+  #minElements: number;
 
-  constructor(size: number) {
+  /**
+   * @param size Number of workers.
+   * @param minElements Tensors with fewer values are encoded in-thread (a
+   *   worker's start-up, ~0.1 s, is not worth it for them).
+   */
+  constructor(size: number, minElements = 0) {
     this.#size = size;
+    this.#minElements = minElements;
   }
 
   /** Number of workers. */
   get size(): number {
     return this.#size;
+  }
+
+  /** Smallest tensor (in values) worth sending to the workers. */
+  get minElements(): number {
+    return this.#minElements;
   }
 
   /** Register a user (one converting payload). */

@@ -36,6 +36,9 @@ export function isEncodeTarget(dtype: DType): dtype is EncodeTarget {
 /** Default upper bound on values encoded per emitted piece (4 MiB of f32). */
 const MAX_BATCH_VALUES = 1 << 20;
 
+/** Smallest batch sent to a worker: 16 Ki values, milliseconds of work against ~0.1 ms of messaging. */
+const MIN_JOB_BLOCKS = 64;
+
 type BlockFn = (values: Float32Array, out?: Uint8Array) => Uint8Array;
 
 /** Incremental f32 → payload encoder for one tensor. */
@@ -84,7 +87,13 @@ export class TensorEncoder {
         : n === 0
         ? 0
         : (n / cols) * Math.ceil(cols / be);
-      const stageBlocks = Math.max(1, Math.min(Math.floor(batchValues / be), tensorBlocks));
+      let stageBlocks = Math.max(1, Math.min(Math.floor(batchValues / be), tensorBlocks));
+      if (pool !== undefined) {
+        // Enough jobs to keep every worker busy on this tensor alone (the next
+        // tensor starts only when this one is written), but not tiny ones.
+        const perJob = Math.ceil(tensorBlocks / (2 * pool.size));
+        stageBlocks = Math.max(1, Math.min(stageBlocks, Math.max(MIN_JOB_BLOCKS, perJob)));
+      }
       // Freed in finish(): it is ours alone (workers get copies).
       this.#buf = markReleasable(new Float32Array(stageBlocks * be));
       // Rows matter only when they need padding (K-quants, cols not a multiple of 256).

@@ -9,6 +9,7 @@
  */
 
 import type { ModelChunk, TensorEntry } from "../tensor.ts";
+import { elementCount } from "../dtype.ts";
 import { planModel, type QuantizeOptions, type TensorPlan } from "./plan_quantization.ts";
 import { DEFAULT_MAX_CHUNK_ELEMENTS, TensorDecoder } from "./_tensor_decoder.ts";
 import { type EmitBytes, isEncodeTarget, TensorEncoder } from "./_tensor_encoder.ts";
@@ -30,14 +31,35 @@ export interface QuantizeStreamOptions extends QuantizeOptions {
    * Workers running the APR_Q4, Q4_K and Q6_K encoders, so a tensor's blocks
    * are encoded on several cores (0: in the calling thread). Workers start on
    * the first block and stop when the stream has ended and every payload is read.
+   * By default, `navigator.hardwareConcurrency` workers (at most 4, none on a
+   * single core), used only for tensors of at least 2^20 values; a number
+   * given here applies to every tensor.
    *
-   * @default {0}
+   * @default {min(hardwareConcurrency, 4), or 0 on one core}
    */
   workers?: number;
 }
 
 /** Most workers a stream may start. */
 const MAX_WORKERS = 64;
+/**
+ * Most workers started by default: each holds its own runtime (~10 MiB) and
+ * up to two batches in flight, so more would break the memory bound for
+ * little gain (the main thread reads, decodes and writes meanwhile).
+ */
+const DEFAULT_MAX_WORKERS = 4;
+/**
+ * By default, smaller tensors are encoded in-thread: ~0.2 s of Q4_K work and
+ * less does not repay starting the workers (and tiny models stay light).
+ */
+const DEFAULT_MIN_POOL_ELEMENTS = 1 << 20;
+
+/** The default worker count: one per core, capped; none on a single core. */
+function defaultWorkers(): number {
+  const cores = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator
+    ?.hardwareConcurrency ?? 1;
+  return cores >= 2 ? Math.min(cores, DEFAULT_MAX_WORKERS) : 0;
+}
 
 interface Converter {
   push(bytes: Uint8Array, emit: EmitBytes): void;
@@ -84,13 +106,15 @@ export class QuantizeStream extends TransformStream<ModelChunk, ModelChunk> {
         `Cannot quantize: maxChunkElements ${maxElements} is not a positive integer`,
       );
     }
-    const workers = options.workers ?? 0;
+    const workers = options.workers ?? defaultWorkers();
     if (!Number.isSafeInteger(workers) || workers < 0 || workers > MAX_WORKERS) {
       throw new RangeError(
         `Cannot quantize: workers ${workers} is not an integer from 0 to ${MAX_WORKERS}`,
       );
     }
-    const pool = workers > 0 ? new EncoderPool(workers) : undefined;
+    const pool = workers > 0
+      ? new EncoderPool(workers, options.workers === undefined ? DEFAULT_MIN_POOL_ELEMENTS : 0)
+      : undefined;
     let plans: TensorPlan[] | undefined;
     let next = 0;
     super({
@@ -206,8 +230,11 @@ function convertedPayload(
   entry: TensorEntry,
   plan: TensorPlan,
   maxElements: number,
-  pool: EncoderPool | undefined,
+  sharedPool: EncoderPool | undefined,
 ): ReadableStream<Uint8Array> {
+  const pool = sharedPool !== undefined && elementCount(plan.info.shape) >= sharedPool.minElements
+    ? sharedPool
+    : undefined;
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   let converter: Converter | undefined;
   // Encoded pieces in payload order; promises while a worker encodes them.
