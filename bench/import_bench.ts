@@ -11,8 +11,14 @@
  * The machine is shared and noisy, so results are ratios against the `cp` of
  * the same run, never absolute targets.
  *
+ * With `--repeat N`, rounds of (cp, then every mode) run N times and the
+ * table shows median wall times and ratios of medians (peak RSS: the
+ * largest); writeback on this machine varies several-fold from run to run.
+ * An untimed `sync` precedes every timed command, so one step's dirty pages
+ * do not bill the next.
+ *
  * Usage:
- *   deno run -A bench/import_bench.ts [--gib 2.25] [--modes none,f16,q8,q4_k] [--keep]
+ *   deno run -A bench/import_bench.ts [--gib 2.25] [--modes none,f16,q8,q4_k] [--repeat 1] [--keep]
  *
  * @module
  */
@@ -25,6 +31,7 @@ const { values } = parseArgs({
   options: {
     gib: { type: "string", default: "2.25" },
     modes: { type: "string", default: "none,f16,q8,q4_k" },
+    repeat: { type: "string", default: "1" },
     out: { type: "string", default: "bench/out" },
     keep: { type: "boolean", default: false },
     child: { type: "string" },
@@ -158,53 +165,74 @@ const totalBytes = (await Promise.all(
 await run("sh", ["-c", `cat ${shardNames.map((n) => `'${modelDir}/${n}'`).join(" ")} > /dev/null`]);
 
 const cpDir = `${dir}/cp-copy`;
-await Deno.mkdir(cpDir, { recursive: true });
-const cp = await run("sh", [
-  "-c",
-  `cp ${shardNames.map((n) => `'${modelDir}/${n}'`).join(" ")} '${cpDir}/' && sync`,
-]);
-await Deno.remove(cpDir, { recursive: true });
-
-const rows: { mode: string; seconds: number; peakRssMiB: number; outBytes: number }[] = [];
-for (const mode of values.modes!.split(",")) {
-  const output = `${dir}/import-${mode}.apr`;
-  const { stdout, seconds: wall } = await run(Deno.execPath(), [
-    "run",
-    "-A",
-    new URL(import.meta.url).pathname,
-    "--child",
-    modelDir,
-    "--quantize",
-    mode,
-    "--output",
-    output,
+const modes = values.modes!.split(",");
+const repeat = Math.max(1, Number(values.repeat));
+const cpTimes: number[] = [];
+const runs = new Map<string, { seconds: number[]; peakRssMiB: number; outBytes: number }>();
+for (let round = 0; round < repeat; round++) {
+  await Deno.mkdir(cpDir, { recursive: true });
+  await run("sync", []);
+  const cp = await run("sh", [
+    "-c",
+    `cp ${shardNames.map((n) => `'${modelDir}/${n}'`).join(" ")} '${cpDir}/' && sync`,
   ]);
-  const child = JSON.parse(stdout.trim().split("\n").pop()!);
-  rows.push({
-    mode,
-    seconds: wall,
-    peakRssMiB: child.peakRssMiB,
-    outBytes: (await Deno.stat(output)).size,
-  });
-  await Deno.remove(output);
+  cpTimes.push(cp.seconds);
+  await Deno.remove(cpDir, { recursive: true });
+  for (const mode of modes) {
+    const output = `${dir}/import-${mode}.apr`;
+    await run("sync", []);
+    const { stdout, seconds: wall } = await run(Deno.execPath(), [
+      "run",
+      "-A",
+      new URL(import.meta.url).pathname,
+      "--child",
+      modelDir,
+      "--quantize",
+      mode,
+      "--output",
+      output,
+    ]);
+    const child = JSON.parse(stdout.trim().split("\n").pop()!);
+    const r = runs.get(mode) ?? { seconds: [], peakRssMiB: 0, outBytes: 0 };
+    r.seconds.push(wall);
+    r.peakRssMiB = Math.max(r.peakRssMiB, child.peakRssMiB);
+    r.outBytes = (await Deno.stat(output)).size;
+    runs.set(mode, r);
+    await Deno.remove(output);
+  }
 }
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+const cpSeconds = median(cpTimes);
+const rows = [...runs].map(([mode, r]) => ({
+  mode,
+  seconds: median(r.seconds),
+  all: r.seconds,
+  peakRssMiB: r.peakRssMiB,
+  outBytes: r.outBytes,
+}));
 
 const gib = (b: number) => (b / 1024 ** 3).toFixed(2);
 console.log(
   `\nmodel: ${gib(totalBytes)} GiB BF16 in ${shardNames.length} shards, largest tensor 512 MiB`,
 );
+const list = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(" / ");
 console.log(
-  `cp + sync of the shards: ${cp.seconds.toFixed(2)} s (${
-    (totalBytes / MiB / cp.seconds).toFixed(0)
-  } MiB/s)\n`,
+  `cp + sync of the shards: ${cpSeconds.toFixed(2)} s (${
+    (totalBytes / MiB / cpSeconds).toFixed(0)
+  } MiB/s)${repeat > 1 ? `, median of ${list(cpTimes)} s` : ""}\n`,
 );
 console.log("| mode | wall time | × cp | peak RSS | output |");
 console.log("|---|---|---|---|---|");
 for (const r of rows) {
   console.log(
-    `| ${r.mode} | ${r.seconds.toFixed(2)} s | ${(r.seconds / cp.seconds).toFixed(2)} | ${
-      r.peakRssMiB.toFixed(0)
-    } MiB | ${gib(r.outBytes)} GiB |`,
+    `| ${r.mode} | ${r.seconds.toFixed(2)} s${repeat > 1 ? ` (${list(r.all)})` : ""} | ${
+      (r.seconds / cpSeconds).toFixed(2)
+    } | ${r.peakRssMiB.toFixed(0)} MiB | ${gib(r.outBytes)} GiB |`,
   );
 }
 if (!values.keep) await Deno.remove(modelDir, { recursive: true });

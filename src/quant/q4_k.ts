@@ -27,6 +27,9 @@ const fr = Math.fround;
 const F_0_1 = fr(0.1);
 /** Scratch: `x[i] - min`, rounded to f32, for the current min (f64 storage avoids conversions). */
 const shifted = new Float64Array(32);
+/** Scratch: the 6-bit scales and mins of the current super-block. */
+const LS = new Uint8Array(8);
+const LM = new Uint8Array(8);
 /** Scratch: the previous candidate's levels, as int32 (valid after a fast-path candidate). */
 const LEVELS = new Int32Array(32);
 /** Scratch: the sub-block's values (f64 storage of f32 values: no conversion per use). */
@@ -222,7 +225,6 @@ export function encodeQ4K(values: Float32Array, out?: Uint8Array): Uint8Array {
   const mins = new Float32Array(8);
   const scales = new Float32Array(8);
   const res = new Float32Array(1);
-  const sm = new Uint8Array(2);
   for (let i = 0; i < nb; i++) {
     const xo = i * 256;
     const o = i * Q4_K_BLOCK_BYTES;
@@ -265,6 +267,9 @@ export function encodeQ4K(values: Float32Array, out?: Uint8Array): Uint8Array {
       let lm = nearestInt(fr(invMin * mins[j]!)) & 255;
       if (ls > 63) ls = 63;
       if (lm > 63) lm = 63;
+      // What get_scale_min_k4 reads back from the packed bytes below.
+      LS[j] = ls;
+      LM[j] = lm;
       if (j < 4) {
         y[s + j] = ls;
         y[s + j + 4] = lm;
@@ -283,14 +288,16 @@ export function encodeQ4K(values: Float32Array, out?: Uint8Array): Uint8Array {
     const dF = t[dBits]!;
     const mF = t[mBits]!;
     for (let j = 0; j < 8; j++) {
-      scaleMinK4(j, y, s, sm);
-      const d = fr(dF * sm[0]!);
+      const d = fr(dF * LS[j]!);
       if (d === 0) continue;
-      const dm = fr(mF * sm[1]!);
+      const dm = fr(mF * LM[j]!);
       const base = xo + 32 * j;
       for (let ii = 0; ii < 32; ii++) {
-        let l = nearestInt(fr(fr(values[base + ii]! + dm) / d));
-        l = l < 0 ? 0 : l > 15 ? 15 : l;
+        // nearestInt always returns an int32 (NaN gives 0): clamp branch-free.
+        let l = nearestInt(fr(fr(values[base + ii]! + dm) / d)) | 0;
+        l &= ~(l >> 31); // max(l, 0)
+        const over = l - 15;
+        l -= over & ~(over >> 31); // min(l, 15)
         L[32 * j + ii] = l;
       }
     }
