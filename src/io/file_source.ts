@@ -5,7 +5,13 @@
  * @module
  */
 
-import { assertRange, type ByteSource, DEFAULT_CHUNK_SIZE, streamByReads } from "./byte_source.ts";
+import {
+  assertRange,
+  type ByteSource,
+  DEFAULT_CHUNK_SIZE,
+  streamByReads,
+  takeBuffer,
+} from "./byte_source.ts";
 
 /**
  * Open a local file for random-access reading.
@@ -61,7 +67,9 @@ export class FileSource implements ByteSource {
 
   async #readAt(offset: number, length: number): Promise<Uint8Array> {
     if (this.#closed) throw new TypeError(`Cannot read "${this.name}": the file is closed`);
-    const buffer = new Uint8Array(length);
+    // Recycled memory when a consumer released an earlier chunk: every byte is
+    // overwritten below, or the read throws.
+    const buffer = new Uint8Array(takeBuffer(length));
     await this.#file.seek(offset, Deno.SeekMode.Start);
     let filled = 0;
     while (filled < length) {

@@ -14,7 +14,7 @@ import type { DTypeSpec } from "../dtype.ts";
 import type { TensorInfo } from "../tensor.ts";
 import { type BlockDecodeFn, blockDecoder, noFloatForm } from "./_block_decoders.ts";
 import { decodeAprQ8 } from "./apr_q8.ts";
-import { markReleasable, releaseChunk } from "../io/byte_source.ts";
+import { markReleasable, releaseChunk, takeBuffer } from "../io/byte_source.ts";
 
 /** Default upper bound on the values of one emitted batch (4 MiB of f32). */
 export const DEFAULT_MAX_CHUNK_ELEMENTS = 1 << 20;
@@ -178,7 +178,8 @@ export class TensorDecoder {
     if (b === undefined || b.length < n) {
       // Batches never exceed maxBlocks blocks, so this grows at most to that bound.
       if (b !== undefined) releaseChunk(b);
-      b = markReleasable(new Float32Array(n));
+      // Fully overwritten by each batch before it is read.
+      b = markReleasable(new Float32Array(takeBuffer(4 * n)));
       if (rows) this.#rows = b;
       else this.#dec = b;
     }

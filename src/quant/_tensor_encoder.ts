@@ -19,7 +19,7 @@ import { encodeAprQ4 } from "./apr_q4.ts";
 import { encodeQ4K } from "./q4_k.ts";
 import { encodeQ6K } from "./q6_k.ts";
 import type { EncoderPool } from "./_encoder_pool.ts";
-import { markReleasable, releaseChunk } from "../io/byte_source.ts";
+import { markReleasable, releaseChunk, takeBuffer } from "../io/byte_source.ts";
 
 /** Receives encoded payload pieces, in order (promises when a worker pool encodes). */
 export type EmitBytes = (bytes: Uint8Array | Promise<Uint8Array>) => void;
@@ -95,7 +95,8 @@ export class TensorEncoder {
         stageBlocks = Math.max(1, Math.min(stageBlocks, Math.max(MIN_JOB_BLOCKS, perJob)));
       }
       // Freed in finish(): it is ours alone (workers get copies).
-      this.#buf = markReleasable(new Float32Array(stageBlocks * be));
+      // Values are always staged before they are encoded, so recycled memory is fine.
+      this.#buf = markReleasable(new Float32Array(takeBuffer(4 * stageBlocks * be)));
       // Rows matter only when they need padding (K-quants, cols not a multiple of 256).
       if (target !== "APR_Q4" && n > 0 && cols % be !== 0) this.#cols = cols;
     }
@@ -135,14 +136,15 @@ export class TensorEncoder {
 
   #elementwise(v: Float32Array): Uint8Array {
     switch (this.#target) {
+      // Outputs in recycled memory (every byte is written), released by the sink.
       case "F16":
-        return encodeF16(v);
+        return encodeF16(v, new Uint8Array(takeBuffer(2 * v.length)));
       case "BF16":
-        return encodeBf16(v);
+        return encodeBf16(v, new Uint8Array(takeBuffer(2 * v.length)));
       case "APR_Q8":
-        return encodeAprQ8(v, this.#scale);
+        return encodeAprQ8(v, this.#scale, new Uint8Array(takeBuffer(v.length)));
       default: {
-        const out = new Uint8Array(v.length * 4);
+        const out = new Uint8Array(takeBuffer(v.length * 4));
         if (LITTLE_ENDIAN) {
           out.set(new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
         } else {

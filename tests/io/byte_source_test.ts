@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { markReleasable, releaseChunk, streamByReads } from "../../src/io/byte_source.ts";
+import {
+  markReleasable,
+  releaseChunk,
+  streamByReads,
+  takeBuffer,
+} from "../../src/io/byte_source.ts";
 import { openFileSource } from "../../src/io/file_source.ts";
 
 Deno.test("releaseChunk() frees a chunk marked releasable, once", () => {
@@ -56,4 +61,16 @@ Deno.test("FileSource.stream() chunks can be released; read() results cannot", a
   } finally {
     await Deno.remove(path);
   }
+});
+
+Deno.test("takeBuffer() hands out released memory again, detached from the old views", () => {
+  const size = 12345; // a size nothing else in this process uses
+  const chunk = markReleasable(new Uint8Array(size).fill(9));
+  releaseChunk(chunk);
+  assert.equal(chunk.length, 0);
+  const again = takeBuffer(size);
+  assert.equal(again.byteLength, size);
+  assert.equal(new Uint8Array(again)[0], 9); // recycled: contents are arbitrary
+  const fresh = takeBuffer(size); // nothing left of that size: a new buffer
+  assert.equal(new Uint8Array(fresh)[0], 0);
 });
