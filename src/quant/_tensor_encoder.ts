@@ -38,6 +38,11 @@ const MAX_BATCH_VALUES = 1 << 20;
 
 /** Smallest batch sent to a worker: 16 Ki values, milliseconds of work against ~0.1 ms of messaging. */
 const MIN_JOB_BLOCKS = 64;
+/**
+ * Largest batch sent to a worker: 256 Ki values (1 MiB of f32, ~50 ms of
+ * Q4_K). Up to two per worker are in flight, so this bounds their memory.
+ */
+const MAX_JOB_BLOCKS = 1024;
 
 type BlockFn = (values: Float32Array, out?: Uint8Array) => Uint8Array;
 
@@ -92,7 +97,8 @@ export class TensorEncoder {
         // Enough jobs to keep every worker busy on this tensor alone (the next
         // tensor starts only when this one is written), but not tiny ones.
         const perJob = Math.ceil(tensorBlocks / (2 * pool.size));
-        stageBlocks = Math.max(1, Math.min(stageBlocks, Math.max(MIN_JOB_BLOCKS, perJob)));
+        const job = Math.min(MAX_JOB_BLOCKS, Math.max(MIN_JOB_BLOCKS, perJob));
+        stageBlocks = Math.max(1, Math.min(stageBlocks, job));
       }
       // Freed in finish(): it is ours alone (workers get copies).
       // Values are always staged before they are encoded, so recycled memory is fine.
