@@ -26,213 +26,223 @@
 import { parseArgs } from "node:util";
 import { encodeBf16 } from "../src/quant/bf16.ts";
 
-const { values } = parseArgs({
-  args: Deno.args,
-  options: {
-    gib: { type: "string", default: "2.25" },
-    modes: { type: "string", default: "none,f16,q8,q4_k" },
-    repeat: { type: "string", default: "1" },
-    out: { type: "string", default: "bench/out" },
-    keep: { type: "boolean", default: false },
-    child: { type: "string" },
-    quantize: { type: "string" },
-    output: { type: "string" },
-    "no-cache": { type: "boolean", default: false },
-  },
-});
-
-const MiB = 1024 * 1024;
-
-if (values.child !== undefined) {
-  // Child mode: one import in this process, then report peak RSS.
-  const { importModel } = await import("../src/pipeline/convert_model.ts");
-  const t0 = performance.now();
-  await importModel(values.child, values.output!, {
-    quantize: values.quantize as "none",
-    force: true,
-    noCache: values["no-cache"] === true,
+// `deno bench bench/` loads this file too (its name matches the pattern): it
+// is a whole-run benchmark for `deno run`, so it does nothing there.
+if (import.meta.main) {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: {
+      gib: { type: "string", default: "2.25" },
+      modes: { type: "string", default: "none,f16,q8,q4_k" },
+      repeat: { type: "string", default: "1" },
+      out: { type: "string", default: "bench/out" },
+      keep: { type: "boolean", default: false },
+      child: { type: "string" },
+      quantize: { type: "string" },
+      output: { type: "string" },
+      "no-cache": { type: "boolean", default: false },
+    },
   });
-  const seconds = (performance.now() - t0) / 1000;
-  const status = await Deno.readTextFile("/proc/self/status");
-  const hwmKiB = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? NaN);
-  console.log(JSON.stringify({ seconds, peakRssMiB: hwmKiB / 1024 }));
-  Deno.exit(0);
-}
 
-const dir = values.out!;
-const modelDir = `${dir}/synthetic-bf16`;
-const targetBytes = Math.round(Number(values.gib) * 1024 * MiB);
+  const MiB = 1024 * 1024;
 
-// --- Generate the model -----------------------------------------------------
-// One 512 MiB embedding ([131072, 2048] BF16) plus 8 MiB blocks, spread over 3 shards.
-const HIDDEN = 2048;
-const tensors: { name: string; shape: number[] }[] = [
-  { name: "model.embed_tokens.weight", shape: [131072, HIDDEN] },
-];
-let planned = 131072 * HIDDEN * 2;
-for (let i = 0; planned < targetBytes; i++) {
-  for (const part of ["q_proj", "k_proj", "v_proj", "o_proj"]) {
-    tensors.push({ name: `model.layers.${i}.self_attn.${part}.weight`, shape: [HIDDEN, HIDDEN] });
-    planned += HIDDEN * HIDDEN * 2;
-  }
-  tensors.push({ name: `model.layers.${i}.input_layernorm.weight`, shape: [HIDDEN] });
-  planned += HIDDEN * 2;
-}
-const perShard = Math.ceil(planned / 3);
-
-// A pool of realistic BF16 values (normal, std 0.02), reused for every tensor.
-const pool = (() => {
-  const n = 4 * MiB / 2;
-  const v = new Float32Array(n);
-  let seed = 12345;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296);
-  for (let i = 0; i < n; i++) {
-    v[i] = 0.02 * Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
-  }
-  return encodeBf16(v);
-})();
-
-async function generate(): Promise<string[]> {
-  await Deno.mkdir(modelDir, { recursive: true });
-  const shards: { name: string; shape: number[] }[][] = [[]];
-  let size = 0;
-  for (const t of tensors) {
-    const bytes = t.shape.reduce((a, b) => a * b, 1) * 2;
-    if (size > 0 && size + bytes > perShard && shards.length < 3) {
-      shards.push([]);
-      size = 0;
-    }
-    shards[shards.length - 1]!.push(t);
-    size += bytes;
-  }
-  const names: string[] = [];
-  const weightMap: Record<string, string> = {};
-  let total = 0;
-  for (const [i, list] of shards.entries()) {
-    const name = `model-0000${i + 1}-of-0000${shards.length}.safetensors`;
-    names.push(name);
-    const header: Record<string, unknown> = {};
-    let offset = 0;
-    for (const t of list) {
-      const bytes = t.shape.reduce((a, b) => a * b, 1) * 2;
-      header[t.name] = { dtype: "BF16", shape: t.shape, data_offsets: [offset, offset + bytes] };
-      offset += bytes;
-      weightMap[t.name] = name;
-    }
-    total += offset;
-    let json = JSON.stringify(header);
-    json += " ".repeat((8 - ((8 + json.length) % 8)) % 8);
-    const file = await Deno.open(`${modelDir}/${name}`, {
-      write: true,
-      create: true,
-      truncate: true,
+  if (values.child !== undefined) {
+    // Child mode: one import in this process, then report peak RSS.
+    const { importModel } = await import("../src/pipeline/convert_model.ts");
+    const t0 = performance.now();
+    await importModel(values.child, values.output!, {
+      quantize: values.quantize as "none",
+      force: true,
+      noCache: values["no-cache"] === true,
     });
-    const prefix = new Uint8Array(8 + json.length);
-    new DataView(prefix.buffer).setBigUint64(0, BigInt(json.length), true);
-    prefix.set(new TextEncoder().encode(json), 8);
-    await writeAll(file, prefix);
-    for (let left = offset; left > 0;) {
-      const n = Math.min(left, pool.length);
-      await writeAll(file, pool.subarray(0, n));
-      left -= n;
+    const seconds = (performance.now() - t0) / 1000;
+    const status = await Deno.readTextFile("/proc/self/status");
+    const hwmKiB = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+    console.log(JSON.stringify({ seconds, peakRssMiB: hwmKiB / 1024 }));
+    Deno.exit(0);
+  }
+
+  const dir = values.out!;
+  const modelDir = `${dir}/synthetic-bf16`;
+  const targetBytes = Math.round(Number(values.gib) * 1024 * MiB);
+
+  // --- Generate the model -----------------------------------------------------
+  // One 512 MiB embedding ([131072, 2048] BF16) plus 8 MiB blocks, spread over 3 shards.
+  const HIDDEN = 2048;
+  const tensors: { name: string; shape: number[] }[] = [
+    { name: "model.embed_tokens.weight", shape: [131072, HIDDEN] },
+  ];
+  let planned = 131072 * HIDDEN * 2;
+  for (let i = 0; planned < targetBytes; i++) {
+    for (const part of ["q_proj", "k_proj", "v_proj", "o_proj"]) {
+      tensors.push({ name: `model.layers.${i}.self_attn.${part}.weight`, shape: [HIDDEN, HIDDEN] });
+      planned += HIDDEN * HIDDEN * 2;
     }
-    file.close();
+    tensors.push({ name: `model.layers.${i}.input_layernorm.weight`, shape: [HIDDEN] });
+    planned += HIDDEN * 2;
   }
-  await Deno.writeTextFile(
-    `${modelDir}/model.safetensors.index.json`,
-    JSON.stringify({ metadata: { total_size: total }, weight_map: weightMap }),
-  );
-  return names;
-}
+  const perShard = Math.ceil(planned / 3);
 
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
-  for (let done = 0; done < bytes.length;) done += await file.write(bytes.subarray(done));
-}
+  // A pool of realistic BF16 values (normal, std 0.02), reused for every tensor.
+  const pool = (() => {
+    const n = 4 * MiB / 2;
+    const v = new Float32Array(n);
+    let seed = 12345;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296);
+    for (let i = 0; i < n; i++) {
+      v[i] = 0.02 * Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
+    }
+    return encodeBf16(v);
+  })();
 
-async function run(cmd: string, args: string[]): Promise<{ seconds: number; stdout: string }> {
-  const t0 = performance.now();
-  const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "inherit" }).output();
-  const seconds = (performance.now() - t0) / 1000;
-  if (!out.success) throw new Error(`${cmd} ${args.join(" ")} failed`);
-  return { seconds, stdout: new TextDecoder().decode(out.stdout) };
-}
+  const generate = async (): Promise<string[]> => {
+    await Deno.mkdir(modelDir, { recursive: true });
+    const shards: { name: string; shape: number[] }[][] = [[]];
+    let size = 0;
+    for (const t of tensors) {
+      const bytes = t.shape.reduce((a, b) => a * b, 1) * 2;
+      if (size > 0 && size + bytes > perShard && shards.length < 3) {
+        shards.push([]);
+        size = 0;
+      }
+      shards[shards.length - 1]!.push(t);
+      size += bytes;
+    }
+    const names: string[] = [];
+    const weightMap: Record<string, string> = {};
+    let total = 0;
+    for (const [i, list] of shards.entries()) {
+      const name = `model-0000${i + 1}-of-0000${shards.length}.safetensors`;
+      names.push(name);
+      const header: Record<string, unknown> = {};
+      let offset = 0;
+      for (const t of list) {
+        const bytes = t.shape.reduce((a, b) => a * b, 1) * 2;
+        header[t.name] = { dtype: "BF16", shape: t.shape, data_offsets: [offset, offset + bytes] };
+        offset += bytes;
+        weightMap[t.name] = name;
+      }
+      total += offset;
+      let json = JSON.stringify(header);
+      json += " ".repeat((8 - ((8 + json.length) % 8)) % 8);
+      const file = await Deno.open(`${modelDir}/${name}`, {
+        write: true,
+        create: true,
+        truncate: true,
+      });
+      const prefix = new Uint8Array(8 + json.length);
+      new DataView(prefix.buffer).setBigUint64(0, BigInt(json.length), true);
+      prefix.set(new TextEncoder().encode(json), 8);
+      await writeAll(file, prefix);
+      for (let left = offset; left > 0;) {
+        const n = Math.min(left, pool.length);
+        await writeAll(file, pool.subarray(0, n));
+        left -= n;
+      }
+      file.close();
+    }
+    await Deno.writeTextFile(
+      `${modelDir}/model.safetensors.index.json`,
+      JSON.stringify({ metadata: { total_size: total }, weight_map: weightMap }),
+    );
+    return names;
+  };
 
-const shardNames = await generate();
-const totalBytes = (await Promise.all(
-  shardNames.map(async (n) => (await Deno.stat(`${modelDir}/${n}`)).size),
-)).reduce((a, b) => a + b, 0);
-// Warm the page cache for both contenders alike.
-await run("sh", ["-c", `cat ${shardNames.map((n) => `'${modelDir}/${n}'`).join(" ")} > /dev/null`]);
+  const writeAll = async (file: Deno.FsFile, bytes: Uint8Array): Promise<void> => {
+    for (let done = 0; done < bytes.length;) done += await file.write(bytes.subarray(done));
+  };
 
-const cpDir = `${dir}/cp-copy`;
-const modes = values.modes!.split(",");
-const repeat = Math.max(1, Number(values.repeat));
-const cpTimes: number[] = [];
-const runs = new Map<string, { seconds: number[]; peakRssMiB: number; outBytes: number }>();
-for (let round = 0; round < repeat; round++) {
-  await Deno.mkdir(cpDir, { recursive: true });
-  await run("sync", []);
-  const cp = await run("sh", [
+  const run = async (
+    cmd: string,
+    args: string[],
+  ): Promise<{ seconds: number; stdout: string }> => {
+    const t0 = performance.now();
+    const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "inherit" }).output();
+    const seconds = (performance.now() - t0) / 1000;
+    if (!out.success) throw new Error(`${cmd} ${args.join(" ")} failed`);
+    return { seconds, stdout: new TextDecoder().decode(out.stdout) };
+  };
+
+  const shardNames = await generate();
+  const totalBytes = (await Promise.all(
+    shardNames.map(async (n) => (await Deno.stat(`${modelDir}/${n}`)).size),
+  )).reduce((a, b) => a + b, 0);
+  // Warm the page cache for both contenders alike.
+  await run("sh", [
     "-c",
-    `cp ${shardNames.map((n) => `'${modelDir}/${n}'`).join(" ")} '${cpDir}/' && sync`,
+    `cat ${shardNames.map((n) => `'${modelDir}/${n}'`).join(" ")} > /dev/null`,
   ]);
-  cpTimes.push(cp.seconds);
-  await Deno.remove(cpDir, { recursive: true });
-  for (const mode of modes) {
-    const output = `${dir}/import-${mode}.apr`;
+
+  const cpDir = `${dir}/cp-copy`;
+  const modes = values.modes!.split(",");
+  const repeat = Math.max(1, Number(values.repeat));
+  const cpTimes: number[] = [];
+  const runs = new Map<string, { seconds: number[]; peakRssMiB: number; outBytes: number }>();
+  for (let round = 0; round < repeat; round++) {
+    await Deno.mkdir(cpDir, { recursive: true });
     await run("sync", []);
-    const { stdout, seconds: wall } = await run(Deno.execPath(), [
-      "run",
-      "-A",
-      new URL(import.meta.url).pathname,
-      "--child",
-      modelDir,
-      "--quantize",
-      mode,
-      "--output",
-      output,
+    const cp = await run("sh", [
+      "-c",
+      `cp ${shardNames.map((n) => `'${modelDir}/${n}'`).join(" ")} '${cpDir}/' && sync`,
     ]);
-    const child = JSON.parse(stdout.trim().split("\n").pop()!);
-    const r = runs.get(mode) ?? { seconds: [], peakRssMiB: 0, outBytes: 0 };
-    r.seconds.push(wall);
-    r.peakRssMiB = Math.max(r.peakRssMiB, child.peakRssMiB);
-    r.outBytes = (await Deno.stat(output)).size;
-    runs.set(mode, r);
-    await Deno.remove(output);
+    cpTimes.push(cp.seconds);
+    await Deno.remove(cpDir, { recursive: true });
+    for (const mode of modes) {
+      const output = `${dir}/import-${mode}.apr`;
+      await run("sync", []);
+      const { stdout, seconds: wall } = await run(Deno.execPath(), [
+        "run",
+        "-A",
+        new URL(import.meta.url).pathname,
+        "--child",
+        modelDir,
+        "--quantize",
+        mode,
+        "--output",
+        output,
+      ]);
+      const child = JSON.parse(stdout.trim().split("\n").pop()!);
+      const r = runs.get(mode) ?? { seconds: [], peakRssMiB: 0, outBytes: 0 };
+      r.seconds.push(wall);
+      r.peakRssMiB = Math.max(r.peakRssMiB, child.peakRssMiB);
+      r.outBytes = (await Deno.stat(output)).size;
+      runs.set(mode, r);
+      await Deno.remove(output);
+    }
   }
-}
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-const cpSeconds = median(cpTimes);
-const rows = [...runs].map(([mode, r]) => ({
-  mode,
-  seconds: median(r.seconds),
-  all: r.seconds,
-  peakRssMiB: r.peakRssMiB,
-  outBytes: r.outBytes,
-}));
+  const median = (xs: number[]): number => {
+    const s = [...xs].sort((a, b) => a - b);
+    const m = s.length >> 1;
+    return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  };
+  const cpSeconds = median(cpTimes);
+  const rows = [...runs].map(([mode, r]) => ({
+    mode,
+    seconds: median(r.seconds),
+    all: r.seconds,
+    peakRssMiB: r.peakRssMiB,
+    outBytes: r.outBytes,
+  }));
 
-const gib = (b: number) => (b / 1024 ** 3).toFixed(2);
-console.log(
-  `\nmodel: ${gib(totalBytes)} GiB BF16 in ${shardNames.length} shards, largest tensor 512 MiB`,
-);
-const list = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(" / ");
-console.log(
-  `cp + sync of the shards: ${cpSeconds.toFixed(2)} s (${
-    (totalBytes / MiB / cpSeconds).toFixed(0)
-  } MiB/s)${repeat > 1 ? `, median of ${list(cpTimes)} s` : ""}\n`,
-);
-console.log("| mode | wall time | × cp | peak RSS | output |");
-console.log("|---|---|---|---|---|");
-for (const r of rows) {
+  const gib = (b: number) => (b / 1024 ** 3).toFixed(2);
   console.log(
-    `| ${r.mode} | ${r.seconds.toFixed(2)} s${repeat > 1 ? ` (${list(r.all)})` : ""} | ${
-      (r.seconds / cpSeconds).toFixed(2)
-    } | ${r.peakRssMiB.toFixed(0)} MiB | ${gib(r.outBytes)} GiB |`,
+    `\nmodel: ${gib(totalBytes)} GiB BF16 in ${shardNames.length} shards, largest tensor 512 MiB`,
   );
+  const list = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(" / ");
+  console.log(
+    `cp + sync of the shards: ${cpSeconds.toFixed(2)} s (${
+      (totalBytes / MiB / cpSeconds).toFixed(0)
+    } MiB/s)${repeat > 1 ? `, median of ${list(cpTimes)} s` : ""}\n`,
+  );
+  console.log("| mode | wall time | × cp | peak RSS | output |");
+  console.log("|---|---|---|---|---|");
+  for (const r of rows) {
+    console.log(
+      `| ${r.mode} | ${r.seconds.toFixed(2)} s${repeat > 1 ? ` (${list(r.all)})` : ""} | ${
+        (r.seconds / cpSeconds).toFixed(2)
+      } | ${r.peakRssMiB.toFixed(0)} MiB | ${gib(r.outBytes)} GiB |`,
+    );
+  }
+  if (!values.keep) await Deno.remove(modelDir, { recursive: true });
 }
-if (!values.keep) await Deno.remove(modelDir, { recursive: true });
