@@ -9,9 +9,26 @@
  * @module
  */
 
+import { encodeAprQ4 } from "./apr_q4.ts";
+import { encodeQ4K } from "./q4_k.ts";
+import { encodeQ6K } from "./q6_k.ts";
+import { releaseChunk } from "../io/byte_source.ts";
+
 interface Job {
   resolve(bytes: Uint8Array): void;
   reject(error: Error): void;
+  target: string;
+  // Kept until the result arrives: if the worker fails (e.g. a compiled
+  // binary without the worker module), the job is encoded here instead.
+  values: Float32Array;
+}
+
+/** The same encoders as the worker's, for the in-thread fallback. */
+function encodeHere(target: string, values: Float32Array): Uint8Array {
+  if (target === "APR_Q4") return encodeAprQ4(values);
+  if (target === "Q4_K") return encodeQ4K(values);
+  if (target === "Q6_K") return encodeQ6K(values);
+  throw new TypeError(`Cannot encode ${target} in a worker`);
 }
 
 /** A lazily started pool of encoder workers. */
@@ -24,15 +41,23 @@ export class EncoderPool {
   #users = 0;
   #closing = false;
   #minElements: number;
+  #workerUrl: string;
+  // Set when a worker failed: every job from then on is encoded in-thread.
+  #broken = false;
 
   /**
    * @param size Number of workers.
    * @param minElements Tensors with fewer values are encoded in-thread (a
    *   worker's start-up, ~0.1 s, is not worth it for them).
    */
-  constructor(size: number, minElements = 0) {
+  constructor(
+    size: number,
+    minElements = 0,
+    workerUrl: string = new URL("./_encode_worker.ts", import.meta.url).href,
+  ) {
     this.#size = size;
     this.#minElements = minElements;
+    this.#workerUrl = workerUrl;
   }
 
   /** Number of workers. */
@@ -63,38 +88,62 @@ export class EncoderPool {
   }
 
   /**
-   * Encode `values` (transferred: do not reuse the array) in a worker.
+   * Encode `values` in a worker (the array is kept until the result arrives:
+   * do not reuse it). When workers cannot run, encodes in this thread.
    */
   encode(target: string, values: Float32Array): Promise<Uint8Array> {
+    if (this.#broken) {
+      try {
+        const bytes = encodeHere(target, values);
+        releaseChunk(values);
+        return Promise.resolve(bytes);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
     if (this.#workers.length === 0) this.#start();
     const id = this.#ids++;
     const worker = this.#workers[this.#next++ % this.#workers.length]!;
     return new Promise<Uint8Array>((resolve, reject) => {
-      this.#jobs.set(id, { resolve, reject });
-      worker.postMessage({ id, target, values }, [values.buffer as ArrayBuffer]);
+      this.#jobs.set(id, { resolve, reject, target, values });
+      // Copied, not transferred (1 MiB at most per job), so a failed worker
+      // loses nothing.
+      worker.postMessage({ id, target, values });
     });
   }
 
   #start(): void {
     for (let i = 0; i < this.#size; i++) {
-      const w = new Worker(new URL("./_encode_worker.ts", import.meta.url).href, {
-        type: "module",
-      });
+      const w = new Worker(this.#workerUrl, { type: "module" });
       w.onmessage = (e: MessageEvent<{ id: number; bytes?: Uint8Array; error?: string }>) => {
         const job = this.#jobs.get(e.data.id);
         if (job === undefined) return;
         this.#jobs.delete(e.data.id);
+        // The worker had its own copy: ours can be recycled now (if its owner marked it).
+        releaseChunk(job.values);
         if (e.data.bytes !== undefined) job.resolve(e.data.bytes);
         else job.reject(new Error(e.data.error ?? "encoder worker failed"));
         // A payload abandoned with jobs in flight: stop once they are done.
         this.#maybeStop();
       };
       w.onerror = (e: ErrorEvent) => {
+        // A worker that cannot run (its module missing from a compiled binary,
+        // workers unavailable) must not fail the conversion: stop them all and
+        // encode every pending and later job here. Same encoders, same bytes.
         e.preventDefault();
-        const error = new Error(`Cannot encode in a worker: ${e.message}`);
-        for (const job of this.#jobs.values()) job.reject(error);
+        this.#broken = true;
+        for (const worker of this.#workers) worker.terminate();
+        this.#workers = [];
+        const jobs = [...this.#jobs.values()];
         this.#jobs.clear();
-        this.#maybeStop();
+        for (const job of jobs) {
+          try {
+            job.resolve(encodeHere(job.target, job.values));
+            releaseChunk(job.values);
+          } catch (error) {
+            job.reject(error instanceof Error ? error : new Error(String(error)));
+          }
+        }
       };
       this.#workers.push(w);
     }

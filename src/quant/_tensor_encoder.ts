@@ -202,8 +202,11 @@ export class TensorEncoder {
     if (this.#pool === undefined) {
       emit(this.#blockFn!(values));
     } else {
-      // A copy, because the pool transfers (detaches) the buffer it sends.
-      emit(this.#pool.encode(this.#target, values.slice()));
+      // A copy the pool keeps until the job is done (the stage is refilled
+      // meanwhile), in recycled memory that the pool gives back.
+      const job = markReleasable(new Float32Array(takeBuffer(4 * values.length)));
+      job.set(values);
+      emit(this.#pool.encode(this.#target, job));
     }
   }
 
