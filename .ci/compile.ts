@@ -37,6 +37,10 @@ const args = [
   ...(values.target ? ["--target", values.target] : []),
   "--include",
   "deno.json",
+  // Quantization workers are loaded by URL at run time, so the compiler does
+  // not see them; without this the binary quantizes on one thread.
+  "--include",
+  "src/quant/_encode_worker.ts",
   "--output",
   output,
   "cli.ts",

@@ -30,7 +30,17 @@ Deno.test({
     try {
       const binary = `${dir}/apr${Deno.build.os === "windows" ? ".exe" : ""}`;
       const compile = await new Deno.Command(Deno.execPath(), {
-        args: ["compile", "-A", "--include", "deno.json", "--output", binary, "cli.ts"],
+        args: [
+          "compile",
+          "-A",
+          "--include",
+          "deno.json",
+          "--include",
+          "src/quant/_encode_worker.ts",
+          "--output",
+          binary,
+          "cli.ts",
+        ],
         cwd: root,
       }).output();
       assert.equal(compile.code, 0, new TextDecoder().decode(compile.stderr));
