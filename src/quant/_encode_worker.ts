@@ -2,7 +2,8 @@
 
 /**
  * Internal: the worker side of {@linkcode EncoderPool}. Receives
- * `{ id, target, values }` (values copied), answers `{ id, bytes }` or
+ * `{ ready: true }` once loaded, then for each `{ id, target, values }` (values
+ * transferred) answers `{ id, bytes }` or
  * `{ id, error }` (bytes transferred).
  *
  * @module
@@ -26,7 +27,7 @@ scope.onmessage = (e: MessageEvent<{ id: number; target: string; values: Float32
     const fn = ENCODERS[target];
     if (fn === undefined) throw new TypeError(`Cannot encode ${target} in a worker`);
     const bytes = fn(values);
-    // The batch (our own copy) is done with: free it now, not when
+    // The batch was transferred to us and is done with: free it now, not when
     // this worker's GC gets to it (megabytes per job otherwise pile up).
     (values.buffer as ArrayBuffer).transfer?.(0);
     scope.postMessage({ id, bytes }, [bytes.buffer as ArrayBuffer]);
@@ -34,3 +35,7 @@ scope.onmessage = (e: MessageEvent<{ id: number; target: string; values: Float32
     scope.postMessage({ id, error: String(error) });
   }
 };
+
+// Tell the pool this module loaded: jobs are held (not transferred) until then,
+// so a worker that cannot start loses none.
+scope.postMessage({ ready: true });

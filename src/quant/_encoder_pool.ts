@@ -18,9 +18,19 @@ interface Job {
   resolve(bytes: Uint8Array): void;
   reject(error: Error): void;
   target: string;
-  // Kept until the result arrives: if the worker fails (e.g. a compiled
-  // binary without the worker module), the job is encoded here instead.
+  // Kept until sent (transferred) to a worker that has started: if workers
+  // cannot start (e.g. a compiled binary without the worker module), the job
+  // is encoded here instead.
   values: Float32Array;
+  sent: boolean;
+}
+
+interface Slot {
+  worker: Worker;
+  // True once the worker's module has loaded (it says so first).
+  ready: boolean;
+  // Jobs waiting for the worker to be ready.
+  queue: number[];
 }
 
 /** The same encoders as the worker's, for the in-thread fallback. */
@@ -34,7 +44,7 @@ function encodeHere(target: string, values: Float32Array): Uint8Array {
 /** A lazily started pool of encoder workers. */
 export class EncoderPool {
   #size: number;
-  #workers: Worker[] = [];
+  #workers: Slot[] = [];
   #next = 0;
   #jobs = new Map<number, Job>();
   #ids = 0;
@@ -88,8 +98,8 @@ export class EncoderPool {
   }
 
   /**
-   * Encode `values` in a worker (the array is kept until the result arrives:
-   * do not reuse it). When workers cannot run, encodes in this thread.
+   * Encode `values` in a worker (transferred once the worker has started: do
+   * not reuse the array). When workers cannot start, encodes in this thread.
    */
   encode(target: string, values: Float32Array): Promise<Uint8Array> {
     if (this.#broken) {
@@ -103,55 +113,77 @@ export class EncoderPool {
     }
     if (this.#workers.length === 0) this.#start();
     const id = this.#ids++;
-    const worker = this.#workers[this.#next++ % this.#workers.length]!;
+    const slot = this.#workers[this.#next++ % this.#workers.length]!;
     return new Promise<Uint8Array>((resolve, reject) => {
-      this.#jobs.set(id, { resolve, reject, target, values });
-      // Copied, not transferred (1 MiB at most per job), so a failed worker
-      // loses nothing.
-      worker.postMessage({ id, target, values });
+      this.#jobs.set(id, { resolve, reject, target, values, sent: false });
+      if (slot.ready) this.#send(slot, id);
+      else slot.queue.push(id);
     });
+  }
+
+  /** Transfer a job's values to a worker that has started. */
+  #send(slot: Slot, id: number): void {
+    const job = this.#jobs.get(id);
+    if (job === undefined) return;
+    job.sent = true;
+    const { target, values } = job;
+    slot.worker.postMessage({ id, target, values }, [values.buffer as ArrayBuffer]);
   }
 
   #start(): void {
     for (let i = 0; i < this.#size; i++) {
       const w = new Worker(this.#workerUrl, { type: "module" });
-      w.onmessage = (e: MessageEvent<{ id: number; bytes?: Uint8Array; error?: string }>) => {
+      const slot: Slot = { worker: w, ready: false, queue: [] };
+      w.onmessage = (
+        e: MessageEvent<{ ready?: boolean; id: number; bytes?: Uint8Array; error?: string }>,
+      ) => {
+        if (e.data.ready === true) {
+          slot.ready = true;
+          for (const id of slot.queue) this.#send(slot, id);
+          slot.queue = [];
+          return;
+        }
         const job = this.#jobs.get(e.data.id);
         if (job === undefined) return;
         this.#jobs.delete(e.data.id);
-        // The worker had its own copy: ours can be recycled now (if its owner marked it).
-        releaseChunk(job.values);
         if (e.data.bytes !== undefined) job.resolve(e.data.bytes);
         else job.reject(new Error(e.data.error ?? "encoder worker failed"));
         // A payload abandoned with jobs in flight: stop once they are done.
         this.#maybeStop();
       };
       w.onerror = (e: ErrorEvent) => {
-        // A worker that cannot run (its module missing from a compiled binary,
-        // workers unavailable) must not fail the conversion: stop them all and
-        // encode every pending and later job here. Same encoders, same bytes.
+        // A worker that cannot start (its module missing from a compiled
+        // binary) must not fail the conversion: stop them all and encode every
+        // job not yet sent, and every later one, here (same encoders, same
+        // bytes). Jobs a running worker had taken are lost with it: rejected.
         e.preventDefault();
         this.#broken = true;
-        for (const worker of this.#workers) worker.terminate();
+        for (const other of this.#workers) other.worker.terminate();
         this.#workers = [];
         const jobs = [...this.#jobs.values()];
         this.#jobs.clear();
+        const error = new Error(`Cannot encode in a worker: ${e.message}`);
         for (const job of jobs) {
+          if (job.sent) {
+            job.reject(error);
+            continue;
+          }
           try {
             job.resolve(encodeHere(job.target, job.values));
             releaseChunk(job.values);
-          } catch (error) {
-            job.reject(error instanceof Error ? error : new Error(String(error)));
+          } catch (err) {
+            job.reject(err instanceof Error ? err : new Error(String(err)));
           }
         }
+        this.#maybeStop();
       };
-      this.#workers.push(w);
+      this.#workers.push(slot);
     }
   }
 
   #maybeStop(): void {
     if (this.#closing && this.#users <= 0 && this.#jobs.size === 0) {
-      for (const w of this.#workers) w.terminate();
+      for (const slot of this.#workers) slot.worker.terminate();
       this.#workers = [];
     }
   }

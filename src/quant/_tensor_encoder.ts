@@ -202,8 +202,8 @@ export class TensorEncoder {
     if (this.#pool === undefined) {
       emit(this.#blockFn!(values));
     } else {
-      // A copy the pool keeps until the job is done (the stage is refilled
-      // meanwhile), in recycled memory that the pool gives back.
+      // A copy (the stage is refilled meanwhile) that the pool transfers to a
+      // worker, or encodes here and gives back if workers cannot start.
       const job = markReleasable(new Float32Array(takeBuffer(4 * values.length)));
       job.set(values);
       emit(this.#pool.encode(this.#target, job));
