@@ -3,7 +3,8 @@
  *
  * Generates a synthetic sharded BF16 model (default 2.25 GiB in 3 shards, one
  * tensor of 512 MiB), then in the same run measures:
- * - `cp` of the same shards followed by `sync` (the reference), and
+ * - `cp` of the same shards followed by `sync -d` of the copies (fdatasync, as the
+ *   import's sink does; the reference), and
  * - `apr import` with `--quantize none`, `f16`, `q8`, `q4_k`, each in a fresh
  *   process, reporting wall time and peak RSS (VmHWM, read by the child itself
  *   from /proc at exit, so it is exact).
@@ -183,7 +184,10 @@ if (import.meta.main) {
     await run("sync", []);
     const cp = await run("sh", [
       "-c",
-      `cp ${shardNames.map((n) => `'${modelDir}/${n}'`).join(" ")} '${cpDir}/' && sync`,
+      // fdatasync of the copies, the same durability the import's sink asks for.
+      `cp ${
+        shardNames.map((n) => `'${modelDir}/${n}'`).join(" ")
+      } '${cpDir}/' && sync -d '${cpDir}'/*`,
     ]);
     cpTimes.push(cp.seconds);
     await Deno.remove(cpDir, { recursive: true });

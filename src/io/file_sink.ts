@@ -22,6 +22,8 @@ export class FileSink {
   #closed = false;
   // Seek-then-write is two calls on a shared cursor: chain them.
   #queue: Promise<unknown> = Promise.resolve();
+  // A second handle for syncing beside the writes (see syncDataBeside).
+  #syncHandle: Deno.FsFile | undefined;
 
   /**
    * Take ownership of an open handle; use {@linkcode FileSink.open}.
@@ -133,11 +135,24 @@ export class FileSink {
   }
 
   /** Close the handle after pending operations. Safe to call twice. */
+  /**
+   * Flush to disk every write that has completed so far, without holding up
+   * the writes queued after it: the sync runs on a second handle of the same
+   * file (fdatasync flushes the file, whichever handle asks). Lets a writer
+   * keep streaming while its last batch becomes durable.
+   */
+  async syncDataBeside(): Promise<void> {
+    this.#syncHandle ??= await Deno.open(this.path, { write: true });
+    await this.#syncHandle.syncData();
+  }
+
   close(): Promise<void> {
     if (this.#closed) return Promise.resolve();
     const done = this.#queue.then(() => {
       this.#closed = true;
       this.#file.close();
+      this.#syncHandle?.close();
+      this.#syncHandle = undefined;
     });
     this.#queue = done.catch(() => {});
     return done;
