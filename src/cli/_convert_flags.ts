@@ -23,6 +23,7 @@ import {
   type OptionValues,
   stringOption,
 } from "./command.ts";
+import { pathExists } from "../io/fs_paths.ts";
 
 /** Flags of every command that writes a model. */
 export const WRITE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
@@ -172,7 +173,10 @@ export async function runConversion(
     display.finish();
     // A refused resume (other options) or bad usage is not an interruption:
     // "run the same command with --resume" would be wrong advice there.
-    if (!(error instanceof UsageError) && await exists(`${output}.partial.journal`)) {
+    if (
+      !(error instanceof UsageError) &&
+      await pathExists(`${output}.partial.journal`).catch(() => false)
+    ) {
       ctx.err(
         `apr: the partial output "${output}.partial" is kept; run the same command with --resume to continue\n`,
       );
@@ -217,13 +221,4 @@ async function shardJournalExists(output: string): Promise<boolean> {
     // No folder: nothing kept.
   }
   return false;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

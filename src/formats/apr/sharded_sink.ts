@@ -22,6 +22,7 @@ import {
   planAprShards,
 } from "./sharded_manifest.ts";
 import { AprSink, type AprSinkOptions, type AprSinkResult } from "./sink.ts";
+import { pathExists } from "../../io/fs_paths.ts";
 
 /** Options of {@linkcode ShardedAprSink.create}. */
 export interface ShardedAprSinkOptions extends Omit<AprSinkOptions, "flags"> {
@@ -37,16 +38,6 @@ export interface ShardedAprSinkResult {
   readonly shards: readonly AprSinkResult[];
   /** Tensors found complete in resumed partial shards. */
   readonly resumedTensors: number;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
 }
 
 /**
@@ -159,7 +150,7 @@ class ShardedState {
     const plan = planAprShards(header.tensors, this.#options.maxShardSize);
     const names = aprShardNames(basename(this.#path), plan.length);
     this.#names = names;
-    if (!this.#options.force && await exists(this.#manifestPath)) {
+    if (!this.#options.force && await pathExists(this.#manifestPath)) {
       throw new UsageError(
         `Cannot write "${this.#manifestPath}": it exists; use --force to overwrite it`,
       );
@@ -248,7 +239,7 @@ class ShardedState {
       weight_map: Object.fromEntries(this.#shardOf),
     };
     const path = this.#manifestPath;
-    if (!this.#options.force && await exists(path)) {
+    if (!this.#options.force && await pathExists(path)) {
       throw new UsageError(`Cannot write "${path}": it exists; use --force to overwrite it`);
     }
     await Deno.writeTextFile(`${path}.partial`, JSON.stringify(manifest, null, 2) + "\n");

@@ -23,6 +23,7 @@ import {
   type AprPlannedTensor,
   planAprLayout,
 } from "./layout.ts";
+import { pathExists, removeIfExists } from "../../io/fs_paths.ts";
 
 /** Commit (sync + journal) at least every this many written bytes: bounds the work a crash can lose. */
 export const APR_SINK_COMMIT_BYTES = 64 * 1024 * 1024;
@@ -84,24 +85,6 @@ interface Commit {
 function isBadInput(reason: unknown): boolean {
   return reason instanceof ModelFormatError || reason instanceof TypeError ||
     reason instanceof RangeError;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
-}
-
-async function removeIfExists(path: string): Promise<void> {
-  try {
-    await Deno.remove(path);
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  }
 }
 
 function outputExists(path: string): UsageError {
@@ -183,7 +166,7 @@ class SinkState {
       ...(this.options.dataOrder === undefined ? {} : { dataOrder: this.options.dataOrder }),
       ...(this.options.flags === undefined ? {} : { flags: this.options.flags }),
     });
-    if (!this.options.force && await exists(this.path)) throw outputExists(this.path);
+    if (!this.options.force && await pathExists(this.path)) throw outputExists(this.path);
     const plan = createHash("sha256").update(JOURNAL_VERSION).update("\0")
       .update(this.options.planKey ?? "").update("\0").update(layout.prefix).digest("hex");
     const firstLine = JSON.stringify({
@@ -192,8 +175,8 @@ class SinkState {
       fileSize: layout.fileSize,
       tensors: layout.tensors.length,
     });
-    const resumable = this.options.resume === true && await exists(this.partialPath) &&
-      await exists(this.journalPath);
+    const resumable = this.options.resume === true && await pathExists(this.partialPath) &&
+      await pathExists(this.journalPath);
     if (resumable) {
       const lines = (await Deno.readTextFile(this.journalPath)).split("\n");
       let recorded: unknown;
@@ -414,7 +397,7 @@ class SinkState {
       await file.writeAt(layout.fileSize - APR_FOOTER_SIZE, bytes);
       await file.syncData();
       await file.close();
-      if (!this.options.force && await exists(this.path)) throw outputExists(this.path);
+      if (!this.options.force && await pathExists(this.path)) throw outputExists(this.path);
       await Deno.rename(this.partialPath, this.path);
       this.finished = true;
       await removeIfExists(this.journalPath);
@@ -509,7 +492,7 @@ export class AprSink extends WritableStream<ModelChunk> {
    */
   static async create(path: string, options: AprSinkOptions = {}): Promise<AprSink> {
     checkOptions(path, options);
-    if (!options.force && await exists(path)) throw outputExists(path);
+    if (!options.force && await pathExists(path)) throw outputExists(path);
     return new AprSink(path, options);
   }
 

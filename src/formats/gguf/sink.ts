@@ -14,6 +14,7 @@ import type { ModelChunk, ModelHeader, ProgressCallback, TensorEntry } from "../
 import { aprToGgufKv } from "./metadata.ts";
 import { hfToGgufName } from "./names.ts";
 import { encodeGgufHeader, type GgufLayout, type GgufTensorSpec } from "./writer.ts";
+import { pathExists } from "../../io/fs_paths.ts";
 
 /** Options of {@linkcode GgufSink.create}. */
 export interface GgufSinkOptions {
@@ -90,22 +91,12 @@ export class GgufSink extends WritableStream<ModelChunk> {
     if (!Number.isSafeInteger(alignment) || alignment <= 0 || (alignment & (alignment - 1)) !== 0) {
       throw new RangeError(`Cannot write GGUF: alignment ${alignment} is not a power of two`);
     }
-    if (options.force !== true && await exists(path)) {
+    if (options.force !== true && await pathExists(path)) {
       throw new UsageError(`Cannot write "${path}": the file exists (use --force to replace it)`);
     }
     const partial = `${path}.partial`;
     const file = await Deno.open(partial, { write: true, create: true, truncate: true });
     return new GgufSink(path, new GgufFileWriter(path, partial, file, { ...options, alignment }));
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
   }
 }
 

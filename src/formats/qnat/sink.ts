@@ -45,6 +45,7 @@ import {
   qnatSectionLayout,
   type QnatTensorHeader,
 } from "./header.ts";
+import { pathExists } from "../../io/fs_paths.ts";
 
 /** Tensors with fewer elements stay F32 (norms, biases, tiny tables): NF4 gains nothing there. */
 export const QNAT_MIN_NF4_ELEMENTS = 1024;
@@ -131,23 +132,13 @@ export class QnatSink extends WritableStream<ModelChunk> {
       throw new TypeError("Cannot create QNAT sink: the output path is empty");
     }
     checkNf4BlockSize(options.blockSize ?? NF4_DEFAULT_BLOCK_SIZE);
-    if (!options.force && await exists(path)) throw outputExists(path);
+    if (!options.force && await pathExists(path)) throw outputExists(path);
     return new QnatSink(path, new QnatFileWriter(path, options));
   }
 }
 
 function outputExists(path: string): UsageError {
   return new UsageError(`Cannot write "${path}": it exists; use --force to overwrite it`);
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
 }
 
 /** A fixed-size buffer flushed to consecutive file offsets. */
@@ -281,7 +272,7 @@ class QnatFileWriter {
     header.tensors.forEach((info, i) => {
       this.#byName.set(info.name, { header: layout.tensors[i]!, info });
     });
-    if (!this.#options.force && await exists(this.#path)) throw outputExists(this.#path);
+    if (!this.#options.force && await pathExists(this.#path)) throw outputExists(this.#path);
     this.#file = await FileSink.open(this.#partial, { truncate: true });
     this.#layout = layout;
     await this.#file.writeAt(0, layout.prefix);
@@ -440,7 +431,7 @@ class QnatFileWriter {
       const file = this.#file!;
       await file.syncData();
       await file.close();
-      if (!this.#options.force && await exists(this.#path)) throw outputExists(this.#path);
+      if (!this.#options.force && await pathExists(this.#path)) throw outputExists(this.#path);
       await Deno.rename(this.#partial, this.#path);
       this.#finished = true;
     } catch (error) {

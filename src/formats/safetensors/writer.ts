@@ -28,6 +28,7 @@ import type {
   TensorInfo,
 } from "../../tensor.ts";
 import { checkSafetensorsTensors, layoutSafetensors, stringEntries } from "./_layout.ts";
+import { pathExists } from "../../io/fs_paths.ts";
 
 /** Options of {@linkcode SafetensorsSink.create}. */
 export interface SafetensorsSinkOptions {
@@ -104,16 +105,6 @@ function planShards(
   };
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
-}
-
 /**
  * Write a model stream as SafeTensors: one file, or shards plus an index
  * with `maxShardSize`. Only dtypes SafeTensors has are accepted (F32, F16,
@@ -179,7 +170,7 @@ export class SafetensorsSink extends WritableStream<ModelChunk> {
     if (max !== undefined && (!Number.isSafeInteger(max) || max <= 0)) {
       throw new RangeError(`Cannot write SafeTensors: shard size ${max} is not a positive integer`);
     }
-    if (options.force !== true && await exists(path)) {
+    if (options.force !== true && await pathExists(path)) {
       throw new UsageError(`Cannot write "${path}": the file exists (use --force to replace it)`);
     }
     return new SafetensorsSink(path, new SafetensorsFilesWriter(path, options));
@@ -235,7 +226,7 @@ class SafetensorsFilesWriter {
     this.#indexPath = plan.indexPath;
     if (this.#options.force !== true) {
       for (const path of this.outputs) {
-        if (await exists(path)) {
+        if (await pathExists(path)) {
           throw new UsageError(
             `Cannot write "${path}": the file exists (use --force to replace it)`,
           );
