@@ -321,6 +321,11 @@ function finalizeMetadata(
         total_size: tensors.reduce((s, t) => s + t.byteLength, 0),
         param_count: tensors.reduce((s, t) => s + elementCount(t.shape), 0),
       };
+      // aprender's importer names an imported transformer's model_type after
+      // its architecture ("llama", "qwen2"); an APR source keeps its own.
+      if (!metadata.model_type && typeof metadata.architecture === "string") {
+        metadata.model_type = metadata.architecture;
+      }
       if (typeof source === "string" && isHubRef(source)) {
         const ref = parseHubRef(source);
         metadata.source = `hf://${ref.repoId}${ref.path ? `/${ref.path}` : ""}`;

@@ -66,6 +66,9 @@ export interface ReadHfCompanionsOptions {
   directory?: string;
 }
 
+/** APR `rope_type` of NEOX-style rotation (APR_V2.md §3). */
+const ROPE_TYPE_NEOX = 2;
+
 /**
  * Hugging Face `architectures[0]` → the architecture name aprender and
  * realizar use. Unlisted classes fall back to the lowercased `model_type`.
@@ -277,6 +280,12 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
     firstNumber(text, ["rope_theta"]) ??
       firstNumber(record(text["rope_parameters"]) ?? {}, ["rope_theta"]),
   );
+  // A RoPE model in Hugging Face layout rotates pairs (i, i + head_dim/2):
+  // transformers' rotate_half, which is NEOX style (APR rope_type 2). GGUF's
+  // llama files differ because llama.cpp's converter permutes Q/K rows for
+  // its NORM style; imported HF weights are not permuted, so NEOX is right
+  // for every architecture here.
+  if (out.rope_theta !== undefined) out.rope_type = ROPE_TYPE_NEOX;
   set(
     "rms_norm_eps",
     firstNumber(text, ["rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "norm_eps"]),

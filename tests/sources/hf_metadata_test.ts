@@ -90,6 +90,7 @@ Deno.test("aprMetadataFromHf() maps HF architectures and alternative spellings",
       num_kv_heads: 12,
       max_position_embeddings: 1024,
       rms_norm_eps: 1e-5,
+      rope_type: undefined, // no RoPE: no rope_type
     }],
     ["rope_theta, head_dim, experts, tied embeddings", {
       rope_theta: 1000000,
@@ -99,6 +100,7 @@ Deno.test("aprMetadataFromHf() maps HF architectures and alternative spellings",
       tie_word_embeddings: true,
     }, {
       rope_theta: 1000000,
+      rope_type: 2, // HF layout rotates with rotate_half: NEOX
       head_dim: 128,
       num_experts: 8,
       num_experts_per_tok: 2,
