@@ -156,6 +156,22 @@ export async function runConversion(
   options: ConvertOptions,
 ): Promise<number> {
   const display = ctx.progress();
+  const journal = `${output}.partial.journal`;
+  if (!options.resume && await pathExists(journal).catch(() => false)) {
+    ctx.warn(
+      `an interrupted import left "${output}.partial"; starting over (use --resume to continue it)`,
+    );
+  }
+  // Ctrl-C ends the process at once; what is written stays in OUT.partial
+  // with its journal, so say how to continue rather than die silently.
+  const onInterrupt = (): void => {
+    display.finish();
+    ctx.err(
+      `\napr: interrupted; run the same command with --resume to continue from "${output}.partial"\n`,
+    );
+    Deno.exit(130);
+  };
+  const listening = (options.format ?? "apr") === "apr" && addInterruptListener(onInterrupt);
   let result: ConvertResult;
   try {
     result = await convertModel(source, output, {
@@ -189,6 +205,8 @@ export async function runConversion(
       );
     }
     throw error;
+  } finally {
+    if (listening) Deno.removeSignalListener("SIGINT", onInterrupt);
   }
   display.finish();
   if (ctx.json) {
@@ -221,4 +239,15 @@ async function shardJournalExists(output: string): Promise<boolean> {
     // No folder: nothing kept.
   }
   return false;
+}
+
+function addInterruptListener(handler: () => void): boolean {
+  try {
+    Deno.addSignalListener("SIGINT", handler);
+    return true;
+  } catch {
+    // Signals are not available everywhere (e.g. some embedders): the
+    // default behaviour, ending the process, still keeps the partial output.
+    return false;
+  }
 }

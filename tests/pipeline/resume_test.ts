@@ -45,8 +45,16 @@ async function committedLines(journal: string): Promise<number> {
   }
 }
 
-/** Start an import and SIGKILL it once its journal holds a committed tensor. */
-async function killMidway(source: string, out: string): Promise<boolean> {
+/**
+ * Start an import and send `signal` once its journal holds a committed
+ * tensor. Resolves with the child's status and stderr, or `undefined` when
+ * the import finished before the signal could be sent.
+ */
+async function interruptMidway(
+  source: string,
+  out: string,
+  signal: Deno.Signal,
+): Promise<{ status: Deno.CommandStatus; stderr: string } | undefined> {
   const child = apr(["import", source, "-o", out, "--quiet"]).spawn();
   let exited = false;
   const status = child.status.then((s) => {
@@ -54,17 +62,26 @@ async function killMidway(source: string, out: string): Promise<boolean> {
     return s;
   });
   // Drain the pipes so the child never blocks on them.
-  const drained = Promise.all([child.stdout.cancel(), child.stderr.cancel()]);
+  const stderr = new Response(child.stderr).text();
+  const drained = child.stdout.cancel();
+  let sent = false;
   while (!exited) {
     if (await committedLines(`${out}.partial.journal`) > 0) {
-      child.kill("SIGKILL");
+      child.kill(signal);
+      sent = true;
       break;
     }
     await new Promise((r) => setTimeout(r, 1));
   }
   const s = await status;
   await drained;
-  return !s.success && s.signal === "SIGKILL";
+  return sent && !s.success ? { status: s, stderr: await stderr } : undefined;
+}
+
+/** Start an import and SIGKILL it once its journal holds a committed tensor. */
+async function killMidway(source: string, out: string): Promise<boolean> {
+  const result = await interruptMidway(source, out, "SIGKILL");
+  return result?.status.signal === "SIGKILL";
 }
 
 Deno.test("apr import --resume after SIGKILL gives the bytes of an uninterrupted import", async () => {
@@ -113,4 +130,50 @@ Deno.test("apr import --resume after SIGKILL gives the bytes of an uninterrupted
     ok(!(await Deno.stat(`${out}.partial`).catch(() => undefined)), "partial removed");
     ok(!(await Deno.stat(`${out}.partial.journal`).catch(() => undefined)), "journal removed");
   });
+});
+
+Deno.test({
+  name: "apr import interrupted by Ctrl-C (SIGINT) says how to resume, and --resume completes it",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    await withTempDir(async (dir) => {
+      const source = `${dir}/big.safetensors`;
+      const tensors: Record<string, number> = {};
+      for (let i = 0; i < TENSORS; i++) tensors[`model.layers.${i}.weight`] = TENSOR_ELEMENTS;
+      await writeBigSafetensors(source, tensors);
+      const reference = `${dir}/reference.apr`;
+      await importModel(source, reference);
+      const expected = await sha256(reference);
+
+      const out = `${dir}/out.apr`;
+      let interrupted;
+      for (let attempt = 0; attempt < 3 && !interrupted; attempt++) {
+        await Deno.remove(out).catch(() => {});
+        interrupted = await interruptMidway(source, out, "SIGINT");
+      }
+      ok(interrupted, "could not interrupt the import between its first commit and its end");
+      equal(interrupted.status.code, 130);
+      match(interrupted.stderr, /interrupted; run the same command with --resume/);
+      ok(!/^\s+at /m.test(interrupted.stderr), "no stack trace");
+      ok(!(await Deno.stat(out).catch(() => undefined)), "no OUT after an interrupt");
+
+      // Without --resume, the leftover is named and the import starts over
+      // (on a copy, so the original stays for the resume below).
+      const other = `${dir}/other.apr`;
+      await Deno.copyFile(`${out}.partial`, `${other}.partial`);
+      await Deno.copyFile(`${out}.partial.journal`, `${other}.partial.journal`);
+      const again = await run(["import", source, "-o", other]);
+      equal(again.code, 0, again.stderr);
+      match(
+        again.stderr,
+        /interrupted import left .*starting over \(use --resume to continue it\)/,
+      );
+      equal(await sha256(other), expected);
+
+      const resumed = await run(["import", source, "-o", out, "--resume", "--json"]);
+      equal(resumed.code, 0, resumed.stderr);
+      ok(JSON.parse(resumed.stdout).resumedTensors >= 1);
+      equal(await sha256(out), expected);
+    });
+  },
 });
