@@ -9,6 +9,7 @@
 import { elementCount } from "../dtype.ts";
 import { UsageError } from "../errors.ts";
 import { compareTensors, type TensorDifference } from "../pipeline/compare_tensors.ts";
+import { EMBED_TOKENS, LM_HEAD } from "../pipeline/tied_embeddings.ts";
 import { openModel } from "../pipeline/open_model.ts";
 import type { TensorEntry } from "../tensor.ts";
 import { formatTable } from "./format.ts";
@@ -74,6 +75,12 @@ export const diffCommand: CommandSpec = {
         const byName = (ts: readonly TensorEntry[]) => new Map(ts.map((t) => [t.info.name, t]));
         const mapA = byName(a.reader.tensors);
         const mapB = byName(b.reader.tensors);
+        // An APR import stores an explicit lm_head for tied embeddings, which
+        // its source only has as the embedding: compare the two.
+        for (const [x, y] of [[mapA, mapB], [mapB, mapA]] as const) {
+          const embed = x.get(EMBED_TOKENS);
+          if (embed && !x.has(LM_HEAD) && y.has(LM_HEAD)) x.set(LM_HEAD, embed);
+        }
         const names = [...new Set([...mapA.keys(), ...mapB.keys()])]
           .filter((n) => !filter || filter.test(n));
         const rows: DiffRow[] = [];

@@ -26,6 +26,7 @@ import type {
   TensorInfo,
 } from "../tensor.ts";
 import { DequantizeStream } from "./dequantize_stream.ts";
+import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
 import type { Model } from "./model.ts";
 import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
 
@@ -118,7 +119,9 @@ export async function convertModel(
   const model = await openModel(source, options);
   try {
     let header: ModelHeader | undefined;
-    let stream = model.chunks();
+    // APR output gets an explicit lm_head for tied embeddings (realizar needs
+    // it); other formats tie it themselves, so a copy is dropped there.
+    let stream = model.chunks().pipeThrough(format === "apr" ? addTiedLmHead() : dropTiedLmHead());
     if (format === "apr" || options.quantize !== undefined) {
       stream = stream.pipeThrough(
         new QuantizeStream({ to: options.quantize ?? "none", all: options.quantizeAll === true }),

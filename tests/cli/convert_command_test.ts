@@ -122,7 +122,7 @@ Deno.test("apr convert re-quantizes an APR file and round-trips GGUF", async () 
       runApr(["convert", apr, "-o", `${dir}/demo.gguf`, "--json"]),
     ]);
     equal(q4k.code, 0, q4k.stderr);
-    deepEqual(JSON.parse(q4k.stdout).dtypes, { Q4_K: 15, BF16: 5 });
+    deepEqual(JSON.parse(q4k.stdout).dtypes, { Q4_K: 16, BF16: 5 });
     equal((await runApr(["validate", `${dir}/q4k.apr`, "--deep"])).code, 0);
     equal(gguf.code, 0, gguf.stderr);
     equal(JSON.parse(gguf.stdout).format, "gguf");

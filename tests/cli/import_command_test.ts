@@ -28,7 +28,7 @@ Deno.test("apr import prints a summary, or the result as JSON", async () => {
     equal(text.code, 0, text.stderr);
     match(
       text.stdout,
-      new RegExp(`^wrote ${dir}/a\\.apr: apr, 20 tensors \\(20 BF16\\), 279,168 parameters, `),
+      new RegExp(`^wrote ${dir}/a\\.apr: apr, 21 tensors \\(21 BF16\\), 311,936 parameters, `),
     );
     equal(lines(text.stdout).length, 1);
     equal(json.code, 0, json.stderr);
@@ -36,9 +36,10 @@ Deno.test("apr import prints a summary, or the result as JSON", async () => {
     equal(result.output, `${dir}/b.apr`);
     equal(result.format, "apr");
     equal(result.sourceFormat, "safetensors");
-    equal(result.tensors, 20);
-    equal(result.parameters, 279_168);
-    deepEqual(result.dtypes, { BF16: 20 });
+    // 20 tensors of the source plus the explicit lm_head of its tied embedding.
+    equal(result.tensors, 21);
+    equal(result.parameters, 311_936);
+    deepEqual(result.dtypes, { BF16: 21 });
     equal(result.resumedTensors, 0);
     equal(await sha256(`${dir}/a.apr`), await sha256(`${dir}/b.apr`));
   });
@@ -83,7 +84,7 @@ Deno.test("apr import --quantize q8 quantizes the weight matrices only", async (
       "--json",
     ]);
     equal(run.code, 0, run.stderr);
-    deepEqual(JSON.parse(run.stdout).dtypes, { APR_Q8: 15, BF16: 5 });
+    deepEqual(JSON.parse(run.stdout).dtypes, { APR_Q8: 16, BF16: 5 });
     const all = await runApr([
       "import",
       DEMO_MODEL,
@@ -95,7 +96,7 @@ Deno.test("apr import --quantize q8 quantizes the weight matrices only", async (
       "--json",
     ]);
     equal(all.code, 0, all.stderr);
-    deepEqual(JSON.parse(all.stdout).dtypes, { APR_Q8: 20 });
+    deepEqual(JSON.parse(all.stdout).dtypes, { APR_Q8: 21 });
     const inspect = JSON.parse((await runApr(["inspect", `${dir}/q8.apr`, "--json"])).stdout);
     equal(inspect.metadata.quantization.quant_type, "q8");
   });
@@ -126,13 +127,13 @@ Deno.test("apr import shows plain progress lines on a non-terminal stderr", asyn
     equal(every.code, 0, every.stderr);
     // Kept loose (units, eta forms) but exact in shape; on failure the whole stderr is shown.
     const plain =
-      /^write: \d+\.\d% [\d.]+ [KMG]?i?B\/[\d.]+ [KMG]?i?B \d+\/20 [\d.]+ [KMG]?i?B\/s elapsed \d+:\d\d eta (\d+:\d\d|--:--)/;
+      /^write: \d+\.\d% [\d.]+ [KMG]?i?B\/[\d.]+ [KMG]?i?B \d+\/21 [\d.]+ [KMG]?i?B\/s elapsed \d+:\d\d eta (\d+:\d\d|--:--)/;
     const progress = lines(every.stderr);
-    // Interval 0: a line per update (20 tensors), plus the final one.
-    ok(progress.length > 20, every.stderr);
+    // Interval 0: a line per update (21 tensors), plus the final one.
+    ok(progress.length > 21, every.stderr);
     for (const l of progress) match(l, plain, every.stderr);
     ok(!every.stderr.includes("\x1b["), "no terminal escapes when stderr is not a TTY");
-    match(progress.at(-1)!, /^write: 100\.0% .* 20\/20 /, every.stderr);
+    match(progress.at(-1)!, /^write: 100\.0% .* 21\/21 /, every.stderr);
     // A long interval: the first update and the final state only.
     equal(rare.code, 0, rare.stderr);
     equal(lines(rare.stderr).length, 2, rare.stderr);

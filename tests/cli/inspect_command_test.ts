@@ -23,15 +23,15 @@ Deno.test("apr inspect --json describes an APR file", async () => {
     equal(result.version, "2.0");
     deepEqual(result.flags, ["LAYOUT_ROW_MAJOR"]);
     equal(result.fileSize, (await Deno.stat(out)).size);
-    equal(result.tensorCount, 20);
-    equal(result.parameterCount, 279_168);
+    equal(result.tensorCount, 21); // with the explicit lm_head of the tied embedding
+    equal(result.parameterCount, 311_936);
     deepEqual(result.dtypes.map((d: { dtype: string }) => d.dtype), ["BF16"]);
     equal(result.metadata.architecture, "llama");
-    equal(result.metadata.param_count, 279_168);
+    equal(result.metadata.param_count, 311_936);
     equal(text.code, 0);
     match(text.stdout, /^format: +apr v2\.0$/m);
-    match(text.stdout, /^tensors: +20$/m);
-    match(text.stdout, /^parameters: +279,168$/m);
+    match(text.stdout, /^tensors: +21$/m);
+    match(text.stdout, /^parameters: +311,936$/m);
   });
 });
 

@@ -50,15 +50,22 @@ Deno.test("importModel() without quantization copies every tensor's bytes exactl
     const result = await importModel(DEMO_MODEL, out);
     equal(result.format, "apr");
     equal(result.sourceFormat, "safetensors");
-    equal(result.tensors, 20);
+    // The demo ties its output layer to the embedding (no lm_head in the
+    // source): the import adds the explicit copy realizar reads.
+    equal(result.tensors, 21);
     await withModels([DEMO_MODEL, out], async (source, imported) => {
-      deepEqual(imported.names().sort(), source.names().sort());
+      deepEqual(imported.names().sort(), [...source.names(), "lm_head.weight"].sort());
       for (const name of source.names()) {
         const a = source.tensor(name), b = imported.tensor(name);
         deepEqual(b.info, a.info, name);
         deepEqual(await b.bytes(), await a.bytes(), name);
       }
+      const embed = source.tensor("model.embed_tokens.weight");
+      const lmHead = imported.tensor("lm_head.weight");
+      deepEqual(lmHead.info.shape, embed.info.shape);
+      deepEqual(await lmHead.bytes(), await embed.bytes(), "lm_head is the embedding");
       const meta = imported.header.metadata;
+      equal(meta.tied_embeddings, true);
       equal(meta.original_format, "safetensors");
       equal(meta.param_count, result.parameters);
       equal(meta.total_size, result.tensorBytes);
@@ -126,8 +133,9 @@ Deno.test("importModel() quantizes within each type's error bound", async (t) =>
           q4: "APR_Q4",
           q4_k: "Q4_K",
         }[target];
-        // The policy quantizes the 15 weight matrices, keeps the 5 norms (BF16).
-        equal(result.dtypes[expectedDtype], target === "bf16" ? 20 : 15);
+        // The policy quantizes the 15 weight matrices and the added lm_head,
+        // keeps the 5 norms (BF16).
+        equal(result.dtypes[expectedDtype], target === "bf16" ? 21 : 16);
         await withModels([DEMO_MODEL, out], async (source, imported) => {
           for (const name of source.names()) {
             const a = source.tensor(name), b = imported.tensor(name);

@@ -1,0 +1,109 @@
+// This module is browser compatible.
+
+/**
+ * Tied embeddings across formats. Hugging Face and GGUF models whose output
+ * layer shares the embedding matrix store it once (no `lm_head.weight`).
+ * realizar's APR forward pass reads a shared `embed_tokens` matrix as
+ * `[hidden, vocab]` (GGUF's layout), which is wrong for the `[vocab, hidden]`
+ * matrix of a Hugging Face name, so aprender's importer writes an explicit
+ * `lm_head.weight` copy and records `tied_embeddings: true`. aprkit does the
+ * same on APR output, and drops the copy again when exporting to SafeTensors
+ * or GGUF, whose readers tie the weights themselves.
+ *
+ * @module
+ */
+
+import type { ModelChunk, ModelHeader, TensorEntry } from "../tensor.ts";
+
+/** Name of the output projection in Hugging Face naming. */
+export const LM_HEAD = "lm_head.weight";
+/** Name of the token embedding in Hugging Face naming. */
+export const EMBED_TOKENS = "model.embed_tokens.weight";
+
+/**
+ * Whether a header describes a transformer LM whose output layer is tied to
+ * its embedding and not stored: an embedding, no `lm_head.weight`, and a
+ * known architecture.
+ *
+ * @param header The model header.
+ * @returns `true` when an explicit `lm_head.weight` should be written.
+ */
+export function needsTiedLmHead(header: ModelHeader): boolean {
+  const names = new Set(header.tensors.map((t) => t.name));
+  return names.has(EMBED_TOKENS) && !names.has(LM_HEAD) &&
+    typeof header.metadata.architecture === "string";
+}
+
+/**
+ * Add `lm_head.weight` as a second entry over the embedding's payload, right
+ * after the embedding, and set `tied_embeddings: true`. Nothing is buffered:
+ * the new entry re-opens the embedding's source when the sink reads it.
+ *
+ * @returns The transform (a pass-through for models that need nothing).
+ */
+export function addTiedLmHead(): TransformStream<ModelChunk, ModelChunk> {
+  let active = false;
+  return new TransformStream<ModelChunk, ModelChunk>({
+    transform(chunk, controller) {
+      if (chunk.type === "header") {
+        active = needsTiedLmHead(chunk.header);
+        if (!active) {
+          controller.enqueue(chunk);
+          return;
+        }
+        const tensors = chunk.header.tensors.flatMap((t) =>
+          t.name === EMBED_TOKENS ? [t, { ...t, name: LM_HEAD }] : [t]
+        );
+        controller.enqueue({
+          type: "header",
+          header: {
+            ...chunk.header,
+            metadata: { ...chunk.header.metadata, tied_embeddings: true },
+            tensors,
+          },
+        });
+        return;
+      }
+      controller.enqueue(chunk);
+      if (active && chunk.tensor.info.name === EMBED_TOKENS) {
+        const embed: TensorEntry = chunk.tensor;
+        controller.enqueue({
+          type: "tensor",
+          tensor: { info: { ...embed.info, name: LM_HEAD }, open: () => embed.open() },
+        });
+      }
+    },
+  });
+}
+
+/**
+ * Drop an `lm_head.weight` that `tied_embeddings: true` marks as a copy of
+ * the embedding (for SafeTensors and GGUF output, whose readers tie it).
+ *
+ * @returns The transform.
+ */
+export function dropTiedLmHead(): TransformStream<ModelChunk, ModelChunk> {
+  let active = false;
+  return new TransformStream<ModelChunk, ModelChunk>({
+    transform(chunk, controller) {
+      if (chunk.type === "header") {
+        const names = new Set(chunk.header.tensors.map((t) => t.name));
+        active = chunk.header.metadata.tied_embeddings === true && names.has(LM_HEAD) &&
+          names.has(EMBED_TOKENS);
+        controller.enqueue(
+          active
+            ? {
+              type: "header",
+              header: {
+                ...chunk.header,
+                tensors: chunk.header.tensors.filter((t) => t.name !== LM_HEAD),
+              },
+            }
+            : chunk,
+        );
+        return;
+      }
+      if (!(active && chunk.tensor.info.name === LM_HEAD)) controller.enqueue(chunk);
+    },
+  });
+}
