@@ -41,6 +41,11 @@ export const WRITE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
       "quantize every float tensor (default keeps norms, biases, tensors < 1024 elements)",
   },
   force: { type: "boolean", short: "f", description: "replace the output if it exists" },
+  threads: {
+    type: "string",
+    valueName: "N",
+    description: "quantization worker threads (default: one per core, at most 4; 0: none)",
+  },
   "keep-names": {
     type: "boolean",
     description: "keep GGUF tensor names instead of mapping them to Hugging Face names",
@@ -104,6 +109,11 @@ export function convertOptionsFrom(values: OptionValues): ConvertOptions {
     }
   }
   const jobs = integerOption(values, "jobs");
+  const threadsText = stringOption(values, "threads");
+  const threads = threadsText === undefined ? undefined : Number(threadsText);
+  if (threads !== undefined && !(Number.isSafeInteger(threads) && threads >= 0 && threads <= 64)) {
+    throw new UsageError(`--threads must be a whole number from 0 to 64, got "${threadsText}"`);
+  }
   const blockSize = integerOption(values, "block-size");
   return {
     ...(quantize !== undefined ? { quantize: quantize as QuantizeTarget } : {}),
@@ -114,6 +124,7 @@ export function convertOptionsFrom(values: OptionValues): ConvertOptions {
     noCache: values["no-cache"] === true,
     revision: stringOption(values, "revision"),
     ...(jobs !== undefined ? { jobs } : {}),
+    ...(threads !== undefined ? { threads } : {}),
     ...(maxShardSize !== undefined ? { maxShardSize } : {}),
     ...(blockSize !== undefined ? { blockSize } : {}),
     ...(values["double-quant"] === true ? { doubleQuant: true } : {}),

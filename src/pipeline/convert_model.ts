@@ -48,6 +48,12 @@ export interface ConvertOptions extends OpenModelOptions {
   quantize?: QuantizeTarget;
   /** Quantize every float tensor, not only large weight matrices. @default false */
   quantizeAll?: boolean;
+  /**
+   * Encoder worker threads for q4_k/q6_k and the other quantizers (each
+   * costs ~25 MiB); 0 encodes on the main thread.
+   * @default one per core, at most 4
+   */
+  threads?: number;
   /** Decode every tensor to F32 (exports). @default false */
   float32?: boolean;
   /** Continue an interrupted APR output from its partial file and journal. @default false */
@@ -124,7 +130,11 @@ export async function convertModel(
     let stream = model.chunks().pipeThrough(format === "apr" ? addTiedLmHead() : dropTiedLmHead());
     if (format === "apr" || options.quantize !== undefined) {
       stream = stream.pipeThrough(
-        new QuantizeStream({ to: options.quantize ?? "none", all: options.quantizeAll === true }),
+        new QuantizeStream({
+          to: options.quantize ?? "none",
+          all: options.quantizeAll === true,
+          ...(options.threads !== undefined ? { workers: options.threads } : {}),
+        }),
       );
     }
     if (format !== "apr") {

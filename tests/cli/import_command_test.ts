@@ -140,3 +140,29 @@ Deno.test("apr import shows plain progress lines on a non-terminal stderr", asyn
     match(lines(rare.stderr)[1]!, /^write: 100\.0% /, rare.stderr);
   });
 });
+
+Deno.test("apr import --threads sets the quantization workers without changing the bytes", async () => {
+  await withTempDir(async (dir) => {
+    const runs = await Promise.all(
+      ["0", "2"].map((n) =>
+        runApr([
+          "import",
+          DEMO_MODEL,
+          "-o",
+          `${dir}/t${n}.apr`,
+          "--quantize",
+          "q4_k",
+          "--quantize-all",
+          "--threads",
+          n,
+          "--quiet",
+        ])
+      ),
+    );
+    for (const run of runs) equal(run.code, 0, run.stderr);
+    equal(await sha256(`${dir}/t0.apr`), await sha256(`${dir}/t2.apr`));
+    const bad = await runApr(["import", DEMO_MODEL, "-o", `${dir}/bad.apr`, "--threads", "-1"]);
+    equal(bad.code, 2);
+    match(bad.stderr, /--threads/);
+  });
+});
