@@ -12,7 +12,6 @@ import {
   assertOneLineError,
   exists,
   f32Safetensors,
-  ggufHeader,
   lines,
   listDir,
   noise,
@@ -21,6 +20,7 @@ import {
   testdata,
   withTempDir,
 } from "./_run_apr.ts";
+import { rawHeader } from "../formats/gguf/_raw_gguf.ts";
 
 const text = new TextEncoder();
 
@@ -230,7 +230,7 @@ const I_ROWS: BadCase[] = [
 function ggufWith(
   options: { version?: number; type?: number; dataBytes?: number; magic?: string } = {},
 ): Uint8Array {
-  const b = ggufHeader(1, 1, options.version ?? 3)
+  const b = rawHeader(1, 1, options.version ?? 3)
     .str("general.architecture").u32(8).str("llama")
     .tensor("token_embd.weight", [8], options.type ?? 0, 0)
     .pad()
@@ -273,7 +273,7 @@ const G_ROWS: BadCase[] = [
     row: "G5 truncated inside the KV pairs",
     // The counts are plausible; the file ends inside the first KV's value.
     files: {
-      "bad.gguf": ggufHeader(0, 1).str("general.architecture").u32(8).u64(5)
+      "bad.gguf": rawHeader(0, 1).str("general.architecture").u32(8).u64(5)
         .raw(text.encode("ll")).bytes(),
     },
     source: "bad.gguf",
