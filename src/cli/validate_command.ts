@@ -6,7 +6,7 @@
  */
 
 import { ModelFormatError } from "../errors.ts";
-import { type AprCheck, AprReader, validateApr } from "../formats/apr/reader.ts";
+import { type AprCheck, validateApr } from "../formats/apr/reader.ts";
 import { openFileSource } from "../io/file_source.ts";
 import { DETECT_BYTES, detectFormat } from "../pipeline/detect_format.ts";
 import { openModel } from "../pipeline/open_model.ts";
@@ -53,16 +53,17 @@ export const validateCommand: CommandSpec = {
         isApr = detected === "apr" || (detected === undefined && /\.apr$/i.test(path!));
         if (isApr) {
           format = "apr";
-          checks.push(...(await validateApr(source, { deep: false })));
+          // validateApr checks the structure and, when deep, the footer CRC.
+          checks.push(...(await validateApr(source, { deep })));
         }
       } finally {
         await source.close();
       }
     }
-    const structureOk = checks.every((c) => c.ok);
-    if (structureOk) {
-      // Other formats: their readers are the validators (they throw on the first
-      // broken rule); deep decoding is common to all formats.
+    // APR files were checked above; other formats are checked by their
+    // strict readers, which throw on the first broken rule. Decoding every
+    // tensor (deep) is common to all formats.
+    if (checks.every((c) => c.ok) && (!isApr || deep)) {
       let model;
       try {
         model = await openModel(path!, { onWarning: ctx.warn });
@@ -74,18 +75,6 @@ export const validateCommand: CommandSpec = {
       }
       if (model) {
         try {
-          if (deep && model.reader instanceof AprReader) {
-            const footer = await model.reader.verifyFooter();
-            checks.push({
-              check: "footer CRC",
-              ok: footer.ok,
-              detail: footer.ok
-                ? `0x${footer.stored.toString(16).padStart(8, "0")}`
-                : `stored 0x${footer.stored.toString(16).padStart(8, "0")}, computed 0x${
-                  footer.computed.toString(16).padStart(8, "0")
-                }`,
-            });
-          }
           if (deep) checks.push(await decodeAll(model.reader.tensors));
         } finally {
           await model.close();
