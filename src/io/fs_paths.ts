@@ -5,6 +5,8 @@
  * @module
  */
 
+import { UsageError } from "../errors.ts";
+
 /**
  * Whether anything (file, folder or link, even a dangling one) is at `path`.
  *
@@ -19,6 +21,20 @@ export async function pathExists(path: string): Promise<boolean> {
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return false;
     throw error;
+  }
+}
+
+/**
+ * Refuse to replace an existing output unless `force` is set: every writer
+ * checks this before starting and again before its final rename.
+ *
+ * @param path The output path.
+ * @param force Whether replacing it is allowed.
+ * @throws {UsageError} When `path` exists and `force` is not set.
+ */
+export async function assertOutputFree(path: string, force: boolean | undefined): Promise<void> {
+  if (force !== true && await pathExists(path)) {
+    throw new UsageError(`Cannot write "${path}": it exists; use --force to overwrite it`);
   }
 }
 

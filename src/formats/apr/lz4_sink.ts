@@ -19,7 +19,7 @@ import { crc32 } from "./crc32.ts";
 import { APR_FLAGS } from "./header.ts";
 import { APR_FOOTER_SIZE, type AprLayout, planAprLayout } from "./layout.ts";
 import { APR_LZ4_MAX_IMAGE_SIZE, encodeAprLz4 } from "./lz4_image.ts";
-import { pathExists } from "../../io/fs_paths.ts";
+import { assertOutputFree } from "../../io/fs_paths.ts";
 
 /** Options of {@linkcode AprLz4Sink.create}. */
 export interface AprLz4SinkOptions {
@@ -27,10 +27,6 @@ export interface AprLz4SinkOptions {
   force?: boolean;
   /** Called as tensors are copied into the image (phase `"write"`). */
   onProgress?: ProgressCallback;
-}
-
-function outputExists(path: string): UsageError {
-  return new UsageError(`Cannot write "${path}": it exists; use --force to overwrite it`);
 }
 
 /**
@@ -72,7 +68,7 @@ export class AprLz4Sink extends WritableStream<ModelChunk> {
     if (typeof path !== "string" || path === "") {
       throw new TypeError("Cannot create APR sink: the output path is empty");
     }
-    if (!options.force && await pathExists(path)) throw outputExists(path);
+    await assertOutputFree(path, options.force);
     return new AprLz4Sink(path, new Lz4State(path, options));
   }
 }
@@ -177,7 +173,7 @@ class Lz4State {
     const partial = `${this.#path}.partial`;
     try {
       await Deno.writeFile(partial, bytes);
-      if (!this.#options.force && await pathExists(this.#path)) throw outputExists(this.#path);
+      await assertOutputFree(this.#path, this.#options.force);
       await Deno.rename(partial, this.#path);
     } catch (error) {
       await Deno.remove(partial).catch(() => {});

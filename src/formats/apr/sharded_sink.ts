@@ -12,7 +12,6 @@
 
 import { basename, dirname, join } from "node:path";
 import { elementCount } from "../../dtype.ts";
-import { UsageError } from "../../errors.ts";
 import type { ModelChunk, ModelHeader, ModelMetadata, ProgressEvent } from "../../tensor.ts";
 import { APR_FLAGS } from "./header.ts";
 import {
@@ -22,7 +21,7 @@ import {
   planAprShards,
 } from "./sharded_manifest.ts";
 import { AprSink, type AprSinkOptions, type AprSinkResult } from "./sink.ts";
-import { pathExists } from "../../io/fs_paths.ts";
+import { assertOutputFree } from "../../io/fs_paths.ts";
 
 /** Options of {@linkcode ShardedAprSink.create}. */
 export interface ShardedAprSinkOptions extends Omit<AprSinkOptions, "flags"> {
@@ -150,11 +149,7 @@ class ShardedState {
     const plan = planAprShards(header.tensors, this.#options.maxShardSize);
     const names = aprShardNames(basename(this.#path), plan.length);
     this.#names = names;
-    if (!this.#options.force && await pathExists(this.#manifestPath)) {
-      throw new UsageError(
-        `Cannot write "${this.#manifestPath}": it exists; use --force to overwrite it`,
-      );
-    }
+    await assertOutputFree(this.#manifestPath, this.#options.force);
     this.#totalSize = header.tensors.reduce((s, t) => s + t.byteLength, 0);
     const dir = dirname(this.#path);
     const { maxShardSize: _, onProgress, ...common } = this.#options;
@@ -239,9 +234,7 @@ class ShardedState {
       weight_map: Object.fromEntries(this.#shardOf),
     };
     const path = this.#manifestPath;
-    if (!this.#options.force && await pathExists(path)) {
-      throw new UsageError(`Cannot write "${path}": it exists; use --force to overwrite it`);
-    }
+    await assertOutputFree(path, this.#options.force);
     await Deno.writeTextFile(`${path}.partial`, JSON.stringify(manifest, null, 2) + "\n");
     await Deno.rename(`${path}.partial`, path);
     this.result = {

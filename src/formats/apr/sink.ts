@@ -23,7 +23,7 @@ import {
   type AprPlannedTensor,
   planAprLayout,
 } from "./layout.ts";
-import { pathExists, removeIfExists } from "../../io/fs_paths.ts";
+import { assertOutputFree, pathExists, removeIfExists } from "../../io/fs_paths.ts";
 
 /** Commit (sync + journal) at least every this many written bytes: bounds the work a crash can lose. */
 export const APR_SINK_COMMIT_BYTES = 64 * 1024 * 1024;
@@ -85,10 +85,6 @@ interface Commit {
 function isBadInput(reason: unknown): boolean {
   return reason instanceof ModelFormatError || reason instanceof TypeError ||
     reason instanceof RangeError;
-}
-
-function outputExists(path: string): UsageError {
-  return new UsageError(`Cannot write "${path}": it exists; use --force to overwrite it`);
 }
 
 /** CRC of a tensor's padded segment, from the CRC of its payload. */
@@ -166,7 +162,7 @@ class SinkState {
       ...(this.options.dataOrder === undefined ? {} : { dataOrder: this.options.dataOrder }),
       ...(this.options.flags === undefined ? {} : { flags: this.options.flags }),
     });
-    if (!this.options.force && await pathExists(this.path)) throw outputExists(this.path);
+    await assertOutputFree(this.path, this.options.force);
     const plan = createHash("sha256").update(JOURNAL_VERSION).update("\0")
       .update(this.options.planKey ?? "").update("\0").update(layout.prefix).digest("hex");
     const firstLine = JSON.stringify({
@@ -397,7 +393,7 @@ class SinkState {
       await file.writeAt(layout.fileSize - APR_FOOTER_SIZE, bytes);
       await file.syncData();
       await file.close();
-      if (!this.options.force && await pathExists(this.path)) throw outputExists(this.path);
+      await assertOutputFree(this.path, this.options.force);
       await Deno.rename(this.partialPath, this.path);
       this.finished = true;
       await removeIfExists(this.journalPath);
@@ -492,7 +488,7 @@ export class AprSink extends WritableStream<ModelChunk> {
    */
   static async create(path: string, options: AprSinkOptions = {}): Promise<AprSink> {
     checkOptions(path, options);
-    if (!options.force && await pathExists(path)) throw outputExists(path);
+    await assertOutputFree(path, options.force);
     return new AprSink(path, options);
   }
 

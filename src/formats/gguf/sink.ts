@@ -8,13 +8,12 @@
  * @module
  */
 
-import { UsageError } from "../../errors.ts";
 import { DTYPES, tensorByteLength } from "../../dtype.ts";
 import type { ModelChunk, ModelHeader, ProgressCallback, TensorEntry } from "../../tensor.ts";
 import { aprToGgufKv } from "./metadata.ts";
 import { hfToGgufName } from "./names.ts";
 import { encodeGgufHeader, type GgufLayout, type GgufTensorSpec } from "./writer.ts";
-import { pathExists } from "../../io/fs_paths.ts";
+import { assertOutputFree } from "../../io/fs_paths.ts";
 
 /** Options of {@linkcode GgufSink.create}. */
 export interface GgufSinkOptions {
@@ -91,9 +90,7 @@ export class GgufSink extends WritableStream<ModelChunk> {
     if (!Number.isSafeInteger(alignment) || alignment <= 0 || (alignment & (alignment - 1)) !== 0) {
       throw new RangeError(`Cannot write GGUF: alignment ${alignment} is not a power of two`);
     }
-    if (options.force !== true && await pathExists(path)) {
-      throw new UsageError(`Cannot write "${path}": the file exists (use --force to replace it)`);
-    }
+    await assertOutputFree(path, options.force);
     const partial = `${path}.partial`;
     const file = await Deno.open(partial, { write: true, create: true, truncate: true });
     return new GgufSink(path, new GgufFileWriter(path, partial, file, { ...options, alignment }));

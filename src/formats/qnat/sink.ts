@@ -17,7 +17,6 @@
  */
 
 import { DTYPES, elementCount } from "../../dtype.ts";
-import { UsageError } from "../../errors.ts";
 import { FileSink } from "../../io/file_sink.ts";
 import { decodeStream } from "../../quant/decode.ts";
 import {
@@ -45,7 +44,7 @@ import {
   qnatSectionLayout,
   type QnatTensorHeader,
 } from "./header.ts";
-import { pathExists } from "../../io/fs_paths.ts";
+import { assertOutputFree } from "../../io/fs_paths.ts";
 
 /** Tensors with fewer elements stay F32 (norms, biases, tiny tables): NF4 gains nothing there. */
 export const QNAT_MIN_NF4_ELEMENTS = 1024;
@@ -132,13 +131,9 @@ export class QnatSink extends WritableStream<ModelChunk> {
       throw new TypeError("Cannot create QNAT sink: the output path is empty");
     }
     checkNf4BlockSize(options.blockSize ?? NF4_DEFAULT_BLOCK_SIZE);
-    if (!options.force && await pathExists(path)) throw outputExists(path);
+    await assertOutputFree(path, options.force);
     return new QnatSink(path, new QnatFileWriter(path, options));
   }
-}
-
-function outputExists(path: string): UsageError {
-  return new UsageError(`Cannot write "${path}": it exists; use --force to overwrite it`);
 }
 
 /** A fixed-size buffer flushed to consecutive file offsets. */
@@ -272,7 +267,7 @@ class QnatFileWriter {
     header.tensors.forEach((info, i) => {
       this.#byName.set(info.name, { header: layout.tensors[i]!, info });
     });
-    if (!this.#options.force && await pathExists(this.#path)) throw outputExists(this.#path);
+    await assertOutputFree(this.#path, this.#options.force);
     this.#file = await FileSink.open(this.#partial, { truncate: true });
     this.#layout = layout;
     await this.#file.writeAt(0, layout.prefix);
@@ -431,7 +426,7 @@ class QnatFileWriter {
       const file = this.#file!;
       await file.syncData();
       await file.close();
-      if (!this.#options.force && await pathExists(this.#path)) throw outputExists(this.#path);
+      await assertOutputFree(this.#path, this.#options.force);
       await Deno.rename(this.#partial, this.#path);
       this.#finished = true;
     } catch (error) {

@@ -18,7 +18,6 @@
  * @module
  */
 
-import { UsageError } from "../../errors.ts";
 import { FileSink } from "../../io/file_sink.ts";
 import type {
   ModelChunk,
@@ -28,7 +27,7 @@ import type {
   TensorInfo,
 } from "../../tensor.ts";
 import { checkSafetensorsTensors, layoutSafetensors, stringEntries } from "./_layout.ts";
-import { pathExists } from "../../io/fs_paths.ts";
+import { assertOutputFree } from "../../io/fs_paths.ts";
 
 /** Options of {@linkcode SafetensorsSink.create}. */
 export interface SafetensorsSinkOptions {
@@ -170,9 +169,7 @@ export class SafetensorsSink extends WritableStream<ModelChunk> {
     if (max !== undefined && (!Number.isSafeInteger(max) || max <= 0)) {
       throw new RangeError(`Cannot write SafeTensors: shard size ${max} is not a positive integer`);
     }
-    if (options.force !== true && await pathExists(path)) {
-      throw new UsageError(`Cannot write "${path}": the file exists (use --force to replace it)`);
-    }
+    await assertOutputFree(path, options.force);
     return new SafetensorsSink(path, new SafetensorsFilesWriter(path, options));
   }
 }
@@ -224,15 +221,7 @@ class SafetensorsFilesWriter {
     const plan = planShards(this.#path, header.tensors, this.#options.maxShardSize);
     this.#shards = plan.shards;
     this.#indexPath = plan.indexPath;
-    if (this.#options.force !== true) {
-      for (const path of this.outputs) {
-        if (await pathExists(path)) {
-          throw new UsageError(
-            `Cannot write "${path}": the file exists (use --force to replace it)`,
-          );
-        }
-      }
-    }
+    for (const path of this.outputs) await assertOutputFree(path, this.#options.force);
     const metadata = stringEntries(header.metadata["source_metadata"]) ?? {};
     if (!Object.hasOwn(metadata, "format")) metadata["format"] = "pt";
     this.#metadata = metadata;

@@ -279,7 +279,7 @@ Deno.test("SafetensorsSink refuses what it cannot write and leaves no file behin
       await rejection(
         () => SafetensorsSink.create(`${dir}/x.safetensors`),
         UsageError,
-        "the file exists (use --force to replace it)",
+        "it exists; use --force to overwrite it",
       );
       await modelChunks(memoryModel([ok])).pipeTo(
         await SafetensorsSink.create(`${dir}/x.safetensors`, { force: true }),
@@ -296,7 +296,7 @@ Deno.test("SafetensorsSink refuses what it cannot write and leaves no file behin
             await SafetensorsSink.create(`${dir}/y.safetensors`, { maxShardSize: 4 }),
           ),
         UsageError,
-        `Cannot write "${dir}/y.safetensors.index.json": the file exists`,
+        `Cannot write "${dir}/y.safetensors.index.json": it exists; use --force to overwrite it`,
       );
     });
     await t.step("a bad maxShardSize, before any I/O", async () => {
