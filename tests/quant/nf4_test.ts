@@ -9,21 +9,7 @@ import {
   nf4ScaleFactor,
   quantizeNf4,
 } from "../../src/quant/nf4.ts";
-
-function random(n: number, seed: number, scale = 1): Float32Array {
-  const out = new Float32Array(n);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    // Roughly normal: sum of uniforms.
-    out[i] = (((x & 0xffff) / 0xffff + ((x >>> 16) / 0xffff)) - 1) * scale;
-  }
-  return out;
-}
+import { randomF32 } from "../formats/qnat/_qnat_fixtures.ts";
 
 Deno.test("NF4_LEVELS are bitsandbytes' float32 table", () => {
   assert.equal(NF4_LEVELS.length, 16);
@@ -76,7 +62,7 @@ Deno.test("quantizeNf4() packs the even element in the low nibble", () => {
 Deno.test("quantizeNf4() stays within absmax × half the largest level gap", async (t) => {
   for (const blockSize of [2, 64, 256]) {
     await t.step(`block size ${blockSize}`, () => {
-      const x = random(blockSize * 40, blockSize + 7, 3);
+      const x = randomF32(blockSize * 40, blockSize + 7, 3);
       const q = quantizeNf4(x, { blockSize });
       const y = dequantizeNf4(q);
       for (let b = 0; b < q.scales.length; b++) {
@@ -93,7 +79,7 @@ Deno.test("quantizeNf4() stays within absmax × half the largest level gap", asy
     });
   }
   await t.step("zero points: bound is half the range × half the gap", () => {
-    const x = random(64 * 10, 99, 2).map((v) => v + 5);
+    const x = randomF32(64 * 10, 99, 2).map((v) => v + 5);
     const q = quantizeNf4(x, { zeroPoint: true });
     const y = dequantizeNf4(q);
     for (let b = 0; b < 10; b++) {
@@ -112,7 +98,7 @@ Deno.test("quantizeNf4() stays within absmax × half the largest level gap", asy
 
 Deno.test("quantizeNf4() double quantization keeps the largest scale and bounds the error", () => {
   const blockSize = 64;
-  const x = random(blockSize * 300, 5, 1);
+  const x = randomF32(blockSize * 300, 5, 1);
   // One block much larger than the rest, one tiny.
   for (let i = 0; i < blockSize; i++) x[i] = x[i]! * 1000;
   for (let i = blockSize; i < 2 * blockSize; i++) x[i] = x[i]! * 1e-6;
