@@ -5,52 +5,9 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
-
-/** Absolute path of the demo model. */
-export const DEMO_MODEL: string = new URL("../../examples/tiny-llama", import.meta.url).pathname;
-
-/** Absolute path of the CLI entry. */
-export const CLI_PATH: string = new URL("../../cli.ts", import.meta.url).pathname;
-
-/**
- * Absolute path of a file under tests/testdata/.
- *
- * @param path Path inside tests/testdata/.
- * @returns The absolute path.
- */
-export function testdata(path: string): string {
-  return new URL(`../testdata/${path}`, import.meta.url).pathname;
-}
-
-/**
- * Run `fn` with a fresh temporary folder, removed afterwards.
- *
- * @param fn What to do with the folder.
- * @returns What `fn` returns.
- */
-export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await Deno.makeTempDir({ prefix: "aprkit-pipeline-test-" });
-  try {
-    return await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
-/**
- * sha256 of bytes or of a file, hex.
- *
- * @param data Bytes, or a file path.
- * @returns The hex digest.
- */
-export async function sha256(data: Uint8Array | string): Promise<string> {
-  const hash = createHash("sha256");
-  if (typeof data !== "string") return hash.update(data).digest("hex");
-  using file = await Deno.open(data);
-  for await (const chunk of file.readable) hash.update(chunk);
-  return hash.digest("hex");
-}
+// Paths, temp folders and hashing are the CLI tests' helpers; only the big
+// model generator is the pipeline tests' own.
+export { CLI_PATH, DEMO_MODEL, sha256, testdata, withTempDir } from "../cli/_run_apr.ts";
 
 /**
  * Write a SafeTensors file of F32 tensors filled with a cheap deterministic
