@@ -9,7 +9,7 @@
 import denoJson from "../../deno.json" with { type: "json" };
 import { HubOfflineError, HubRequestError, ModelFormatError, UsageError } from "../errors.ts";
 import { DiskFullError } from "../sources/hub_download.ts";
-import { type CommandContext, commandHelp, type CommandSpec, parseCommandArgs } from "./command.ts";
+import { type CommandContext, commandHelp, parseCommandArgs } from "./command.ts";
 import { COMMANDS } from "./commands.ts";
 import { ProgressDisplay, type ProgressMode } from "./progress_display.ts";
 
@@ -188,9 +188,4 @@ function reportError(io: MainIo, error: unknown, verbose: boolean): number {
     }
   }
   return userError ? 2 : 1;
-}
-
-/** The command list, for tests and docs. */
-export function commands(): readonly CommandSpec[] {
-  return COMMANDS;
 }
