@@ -49,6 +49,7 @@ export {
 } from "./src/dtype.ts";
 export {
   type FormatName,
+  HubAnswerError,
   HubOfflineError,
   HubRequestError,
   ModelFormatError,
@@ -198,7 +199,12 @@ export {
 } from "./src/io/http_source.ts";
 export { LocalModelFiles, type ModelFiles } from "./src/sources/model_files.ts";
 export { type HubRef, parseHubRef } from "./src/sources/hub_ref.ts";
-export { type HubEnv, type HubSettings, hubSettingsFromEnv } from "./src/sources/hub_settings.ts";
+export {
+  type HttpTimeouts,
+  type HubEnv,
+  type HubSettings,
+  hubSettingsFromEnv,
+} from "./src/sources/hub_settings.ts";
 export {
   type PulledFile,
   type PullFileProgress,

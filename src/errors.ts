@@ -114,6 +114,33 @@ export class HubOfflineError extends HubRequestError {
 }
 
 /**
+ * A server answered, but what it said cannot be used: a file name that would
+ * leave the cache, a malformed commit id or ETag, content whose sha256 differs
+ * from what was announced, a JSON body over its size limit. Like a malformed
+ * file, this is not retried; the CLI reports it with exit code 2.
+ *
+ * @example Usage
+ * ```ts
+ * import { HubAnswerError } from "./errors.ts";
+ * const e = new HubAnswerError("Cannot use the file list: bad name", "https://hub/api");
+ * console.assert(e.status === 200 && e.url === "https://hub/api");
+ * ```
+ */
+export class HubAnswerError extends HubRequestError {
+  /**
+   * Describe an unusable answer.
+   *
+   * @param message What is wrong, naming the entry.
+   * @param url The URL that gave the answer (without the token).
+   * @param options The cause.
+   */
+  constructor(message: string, url: string, options?: ErrorOptions) {
+    super(message, 200, url, options);
+    this.name = "HubAnswerError";
+  }
+}
+
+/**
  * The command line or an option is wrong (unknown flag, missing argument,
  * output exists without `--force`). The CLI prints the message and exits 2.
  */

@@ -7,7 +7,13 @@
  */
 
 import denoJson from "../../deno.json" with { type: "json" };
-import { HubOfflineError, HubRequestError, ModelFormatError, UsageError } from "../errors.ts";
+import {
+  HubAnswerError,
+  HubOfflineError,
+  HubRequestError,
+  ModelFormatError,
+  UsageError,
+} from "../errors.ts";
 import { DiskFullError } from "../sources/hub_download.ts";
 import { type CommandContext, commandHelp, parseCommandArgs } from "./command.ts";
 import { COMMANDS } from "./commands.ts";
@@ -149,6 +155,9 @@ export function isUserError(error: unknown): boolean {
   // HF_HUB_OFFLINE without the files in the cache is the user's setting to
   // change, not a transient network failure.
   if (error instanceof HubOfflineError) return true;
+  // A server's answer that cannot be used (an unsafe file name, a wrong
+  // sha256) is bad input, like a malformed file.
+  if (error instanceof HubAnswerError) return true;
   if (error instanceof HubRequestError) return error.status >= 400 && error.status < 500;
   if (
     error instanceof Deno.errors.NotFound || error instanceof Deno.errors.AlreadyExists ||

@@ -7,10 +7,16 @@
  * the unwanted prefix discarded, and a body shorter or longer than announced
  * is never accepted.
  *
+ * Nothing waits forever on a server (docs/SECURITY.md): the response headers
+ * must come within a time limit, a body that sends nothing for a while is a
+ * dropped connection, a body slower than a floor over a window is too (a
+ * trickle defeats an idle timeout), and slow windows count against a budget
+ * that progress does not reset.
+ *
  * @module
  */
 
-import { HubRequestError } from "../errors.ts";
+import { HubAnswerError, HubRequestError } from "../errors.ts";
 import { assertRange, type ByteSource, DEFAULT_CHUNK_SIZE } from "./byte_source.ts";
 
 /** Retries of one request before giving up (D2: bounded). */
@@ -21,6 +27,14 @@ export const DEFAULT_RETRY_DELAY_MS = 500;
 export const DEFAULT_MAX_RETRY_DELAY_MS = 30_000;
 /** Re-resolutions of an expired signed URL (FORMATS.md §4) before a 401/403 is final. */
 const MAX_REFRESHES = 3;
+/** Wait for a response's headers (connect included) before the attempt counts as failed. */
+export const DEFAULT_HEADER_TIMEOUT_MS = 30_000;
+/** Silence in a body after which the connection counts as dropped. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
+/** A body averaging less than this over {@linkcode DEFAULT_SPEED_WINDOW_MS} counts as dropped (curl's --speed-limit). */
+export const DEFAULT_MIN_BYTES_PER_SECOND = 1024;
+/** The window of the speed floor (curl's --speed-time). */
+export const DEFAULT_SPEED_WINDOW_MS = 30_000;
 /** Statuses that say "try again later" (FORMATS.md D2). */
 const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 504]);
 
@@ -51,6 +65,134 @@ export interface RetryOptions {
   fetch?: typeof fetch;
   /** Aborts requests and waits. */
   signal?: AbortSignal;
+  /**
+   * Milliseconds to wait for a response's headers, connecting included
+   * (`HF_HUB_ETAG_TIMEOUT` in seconds, through the Hub settings).
+   *
+   * @default {30000}
+   */
+  headerTimeoutMs?: number;
+  /**
+   * Milliseconds a body may send nothing before the connection counts as
+   * dropped (`HF_HUB_DOWNLOAD_TIMEOUT` in seconds, through the Hub settings).
+   *
+   * @default {30000}
+   */
+  idleTimeoutMs?: number;
+  /**
+   * A body slower than this many bytes per second over `speedWindowMs` counts
+   * as dropped; such slow windows are retried `retries` times in all, however
+   * much progress they made. 0 disables the floor.
+   *
+   * @default {1024}
+   */
+  minBytesPerSecond?: number;
+  /**
+   * The window of the speed floor, in milliseconds.
+   *
+   * @default {30000}
+   */
+  speedWindowMs?: number;
+}
+
+/** A server that did not answer in time. */
+class TimeoutError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "TimeoutError";
+  }
+}
+
+/**
+ * `reader.read()`, failing with a timeout after `ms` of silence; the
+ * connection is then aborted through `abort`.
+ */
+async function readWithin<T>(
+  reader: ReadableStreamDefaultReader<T>,
+  ms: number,
+  abort: (reason: Error) => void,
+): Promise<ReadableStreamReadResult<T>> {
+  const read = reader.read();
+  // The read is abandoned on a timeout and then rejects: keep that quiet.
+  read.catch(() => {});
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new TimeoutError(`no data for ${ms / 1000} s`);
+      abort(error);
+      reject(error);
+    }, ms);
+  });
+  try {
+    return await Promise.race([read, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Read a whole response body of at most `limit` bytes (an API answer, a small
+ * file), with the idle timeout of `options`. A longer body is refused as soon
+ * as it is announced or exceeded, so a server cannot exhaust memory.
+ *
+ * @param response The response.
+ * @param limit Largest body accepted, in bytes.
+ * @param what What the body is, for the message (e.g. `the file list of hf://org/name`).
+ * @param options The idle timeout.
+ * @returns The body's bytes.
+ * @throws {HubAnswerError} When the body is larger than `limit`.
+ * @throws {HubRequestError} When the body stalls or breaks.
+ */
+export async function readBodyLimited(
+  response: Response,
+  limit: number,
+  what: string,
+  options: RetryOptions = {},
+): Promise<Uint8Array> {
+  const tooLarge = (): HubAnswerError =>
+    new HubAnswerError(
+      `Cannot use ${what}: the answer is larger than the ${limit} bytes allowed`,
+      redactUrl(response.url),
+    );
+  const announced = Number(response.headers.get("content-length") ?? NaN);
+  if (announced > limit) {
+    await response.body?.cancel().catch(() => {});
+    throw tooLarge();
+  }
+  if (response.body === null) return new Uint8Array(0);
+  const reader = response.body.getReader();
+  const pieces: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await readWithin(
+        reader,
+        options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+        (reason) => void reader.cancel(reason).catch(() => {}),
+      );
+      if (done) break;
+      total += value.byteLength;
+      if (total > limit) throw tooLarge();
+      pieces.push(value);
+    }
+  } catch (error) {
+    if (error instanceof HubRequestError) throw error;
+    throw new HubRequestError(
+      `Cannot use ${what}: ${describe(error)}`,
+      0,
+      redactUrl(response.url),
+      { cause: error },
+    );
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  const body = new Uint8Array(total);
+  let offset = 0;
+  for (const piece of pieces) {
+    body.set(piece, offset);
+    offset += piece.byteLength;
+  }
+  return body;
 }
 
 /**
@@ -137,13 +279,22 @@ export async function fetchWithRetry(
   const doFetch = options.fetch ?? fetch;
   for (let attempt = 0;; attempt++) {
     let response: Response;
+    // Each attempt gets its headers within the time limit or is aborted; the
+    // caller's signals (its own and the options') still abort it too.
+    const deadline = new AbortController();
+    const signals = [deadline.signal];
+    if (options.signal) signals.push(options.signal);
+    if (init.signal) signals.push(init.signal);
+    const headerTimeout = options.headerTimeoutMs ?? DEFAULT_HEADER_TIMEOUT_MS;
+    const timer = setTimeout(
+      () => deadline.abort(new TimeoutError(`no response within ${headerTimeout / 1000} s`)),
+      headerTimeout,
+    );
     try {
-      response = await doFetch(
-        url,
-        options.signal === undefined ? init : { ...init, signal: options.signal },
-      );
-    } catch (error) {
-      if (options.signal?.aborted) throw error;
+      response = await doFetch(url, { ...init, signal: AbortSignal.any(signals) });
+    } catch (thrown) {
+      if (options.signal?.aborted || init.signal?.aborted) throw thrown;
+      const error = deadline.signal.aborted ? deadline.signal.reason : thrown;
       if (attempt >= retries) {
         throw new HubRequestError(
           `Cannot fetch "${redactUrl(url)}": ${describe(error)} (gave up after ${
@@ -156,6 +307,8 @@ export async function fetchWithRetry(
       }
       await waitBeforeRetry(attempt, null, options);
       continue;
+    } finally {
+      clearTimeout(timer);
     }
     if (!RETRYABLE_STATUSES.has(response.status)) return response;
     const retryAfter = response.headers.get("retry-after");
@@ -375,16 +528,24 @@ export class HttpSource implements ByteSource {
     const retries = this.#options.retries ?? DEFAULT_RETRIES;
     let position = start;
     let failures = 0;
+    let slowWindows = 0;
     let refreshes = 0;
+    const minSpeed = this.#options.minBytesPerSecond ?? DEFAULT_MIN_BYTES_PER_SECOND;
+    const speedWindow = minSpeed > 0
+      ? this.#options.speedWindowMs ?? DEFAULT_SPEED_WINDOW_MS
+      : Number.POSITIVE_INFINITY;
     while (position < end) {
       if (this.#closed) throw new TypeError(`Cannot read "${this.name}": the source is closed`);
       const { url, headers } = this.#location;
+      // Aborted when the body goes silent or too slow, to drop the connection.
+      const connection = new AbortController();
       const response = await fetchWithRetry(url, {
         headers: {
           ...headers,
           range: `bytes=${position}-${end - 1}`,
           "accept-encoding": "identity",
         },
+        signal: connection.signal,
       }, this.#options);
       if (
         (response.status === 401 || response.status === 403) && this.#options.refresh &&
@@ -429,16 +590,24 @@ export class HttpSource implements ByteSource {
         throw this.#protocolError("the response has no body", response.status);
       }
       const reader = response.body.getReader();
+      const idle = this.#options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+      const drop = (reason: Error): void => connection.abort(reason);
       let progressed = false;
       let dropped: unknown;
+      let slow = false;
+      // Only the time spent waiting for the server counts, not the consumer's.
+      let windowWaitMs = 0;
+      let windowBytes = 0;
       try {
         while (position < end) {
           let result: ReadableStreamReadResult<Uint8Array>;
+          const waitStart = performance.now();
           try {
-            result = await reader.read();
+            result = await readWithin(reader, idle, drop);
+            windowWaitMs += performance.now() - waitStart;
           } catch (error) {
             if (this.#options.signal?.aborted) throw error;
-            dropped = error; // D1: the connection dropped mid-body.
+            dropped = error; // D1: the connection dropped mid-body (or went silent).
             break;
           }
           if (result.done) {
@@ -466,11 +635,28 @@ export class HttpSource implements ByteSource {
           if (position + piece.length > end) piece = piece.subarray(0, end - position);
           position += piece.length;
           progressed = true;
+          windowBytes += piece.length;
           yield piece;
+          if (windowWaitMs >= speedWindow) {
+            if (windowBytes * 1000 < minSpeed * windowWaitMs && position < end) {
+              // A trickle keeps an idle timeout from firing: drop it, and count it.
+              slow = true;
+              dropped = new TimeoutError(
+                `slower than ${minSpeed} bytes/s over ${speedWindow / 1000} s`,
+              );
+              drop(dropped as Error);
+              break;
+            }
+            windowWaitMs = 0;
+            windowBytes = 0;
+          }
         }
         if (dropped === undefined && bodyEnd === end) {
           // The body should end exactly here; anything more is D4.
-          const extra = await reader.read().catch(() => ({ done: true, value: undefined }));
+          const extra = await readWithin(reader, idle, drop).catch(() => ({
+            done: true,
+            value: undefined,
+          }));
           if (!extra.done && extra.value !== undefined && extra.value.length > 0) {
             throw this.#protocolError(
               `the server sent more bytes than the ${end - start} announced`,
@@ -484,7 +670,18 @@ export class HttpSource implements ByteSource {
       if (dropped !== undefined) {
         // Progress resets the count: a long download may survive many drops,
         // but a connection that never advances gives up after `retries`.
-        failures = progressed ? 1 : failures + 1;
+        // Slow windows have a budget of their own that progress does not reset.
+        if (slow && ++slowWindows > retries) {
+          throw new HubRequestError(
+            `Cannot download "${this.name}": the server stayed ${
+              describe(dropped)
+            } (${slowWindows} times)`,
+            0,
+            this.name,
+            { cause: dropped },
+          );
+        }
+        failures = progressed && !slow ? 1 : failures + 1;
         if (failures > retries) {
           throw new HubRequestError(
             `Cannot download "${this.name}": the connection dropped at byte ${position} ${failures} times without progress (${

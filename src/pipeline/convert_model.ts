@@ -25,6 +25,7 @@ import type {
   ProgressCallback,
   TensorInfo,
 } from "../tensor.ts";
+import { checkBeforeClose } from "./_check_before_close.ts";
 import { DequantizeStream } from "./dequantize_stream.ts";
 import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
 import type { Model } from "./model.ts";
@@ -158,7 +159,9 @@ export async function convertModel(
     // export examples do this): create it, as the shards and index go there.
     await Deno.mkdir(dirname(output), { recursive: true });
     const sink = await createSink(format, output, options);
-    await stream.pipeTo(sink);
+    // A Hub model streamed without the cache is checked against its sha256s
+    // before the output is renamed into place (FORMATS.md D5).
+    await stream.pipeTo(checkBeforeClose(sink, () => model.verify()));
     const written = header!;
     const dtypes: Record<string, number> = {};
     for (const t of written.tensors) dtypes[t.dtype] = (dtypes[t.dtype] ?? 0) + 1;

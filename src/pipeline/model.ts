@@ -79,18 +79,34 @@ export class Model {
   /** The format reader underneath (an `AprReader`, `GgufReader`…), for format-specific detail. */
   readonly reader: ModelReader;
   #byName: Map<string, TensorEntry>;
+  #verify: () => Promise<void>;
 
   /**
    * Wrap a format reader.
    *
    * @param reader The reader; closed by {@linkcode Model.close}.
    * @param location Where the model came from.
+   * @param verify Checks the source's bytes against what it announced (see
+   *   {@linkcode Model.verify}); by default there is nothing to check.
    */
-  constructor(reader: ModelReader, location: string) {
+  constructor(reader: ModelReader, location: string, verify?: () => Promise<void>) {
     this.reader = reader;
     this.header = reader.header;
     this.location = location;
     this.#byName = new Map(reader.tensors.map((t) => [t.info.name, t]));
+    this.#verify = verify ?? (() => Promise.resolve());
+  }
+
+  /**
+   * Check the bytes read against the checksums the source announced, reading
+   * what was not read yet: a Hub model streamed without the cache is checked
+   * against its LFS sha256s here. Call it before keeping anything made from
+   * the model; `convertModel` does so before it renames its output.
+   *
+   * @throws {HubAnswerError} When a file's content differs from its checksum.
+   */
+  verify(): Promise<void> {
+    return this.#verify();
   }
 
   /** Tensor names in stream order. */

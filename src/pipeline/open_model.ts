@@ -82,7 +82,8 @@ export async function openModel(
   const text = location instanceof URL ? location.href : location;
   if (isHubRef(text)) return await openHubModel(text, options);
   if (/^https?:\/\//i.test(text)) {
-    return new Model(await openModelFile(await openHttpSource(text), options), text);
+    const { timeouts } = options.hubSettings ?? hubSettingsFromEnv();
+    return new Model(await openModelFile(await openHttpSource(text, timeouts), options), text);
   }
   return new Model(await openLocalModel(text, options), text);
 }
@@ -207,14 +208,16 @@ async function openHubModel(text: string, options: OpenModelOptions): Promise<Mo
   if (options.noCache && !settings.offline) {
     const folderRef = isFile ? { ...ref, path: parentOf(ref.path!) } : ref;
     const files = await openHubModelFiles(folderRef, { settings, revision });
+    const verify = (): Promise<void> => files.verify?.() ?? Promise.resolve();
     if (isFile && !ref.path!.endsWith(".json")) {
       return new Model(
         await openModelFile(await files.open(posix.basename(ref.path!)), options),
         text,
+        verify,
       );
     }
     if (isFile && ref.path!.toLowerCase().endsWith(APR_MANIFEST_SUFFIX)) {
-      return new Model(await openShardedApr(files, posix.basename(ref.path!)), text);
+      return new Model(await openShardedApr(files, posix.basename(ref.path!)), text, verify);
     }
     const reader = isFile
       ? await openSafetensorsModel(files, {
@@ -222,7 +225,7 @@ async function openHubModel(text: string, options: OpenModelOptions): Promise<Mo
         ...warnings(options),
       })
       : await openModelFolder(files, options);
-    return new Model(reader, text);
+    return new Model(reader, text, verify);
   }
   const pulled = await pullModel(ref, {
     settings,

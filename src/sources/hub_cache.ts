@@ -5,12 +5,21 @@
  * `snapshots/{commit}/{path}` → a RELATIVE symlink to `../../blobs/{etag}`.
  * Partial downloads are `blobs/{etag}.incomplete`.
  *
+ * Every name that becomes part of a path here (etag, commit, revision, file
+ * path) is checked first by the rules of `hub_names.ts`, whoever calls: the
+ * names come from a server, and nothing may be created outside `repoDir`.
+ *
  * @module
  */
 
 import { dirname, join } from "node:path";
-
-const COMMIT_PATTERN = /^[0-9a-f]{40}$/;
+import {
+  assertSafeRepoPath,
+  assertSafeRevision,
+  isBlobEtag,
+  isCommitId,
+  quoteName,
+} from "./hub_names.ts";
 
 /**
  * One repository's folder in the cache.
@@ -49,6 +58,11 @@ export class HubCache {
    * @returns `blobs/{etag}`.
    */
   blobPath(etag: string): string {
+    if (!isBlobEtag(etag)) {
+      throw new TypeError(
+        `Cannot use ETag ${quoteName(etag)} as a blob name: it is not a git blob id or sha256`,
+      );
+    }
     return join(this.repoDir, "blobs", etag);
   }
 
@@ -69,6 +83,9 @@ export class HubCache {
    * @returns `snapshots/{commit}`.
    */
   snapshotDir(commit: string): string {
+    if (!isCommitId(commit)) {
+      throw new TypeError(`Cannot use commit ${quoteName(commit)}: it is not 40 hex digits`);
+    }
     return join(this.repoDir, "snapshots", commit);
   }
 
@@ -80,10 +97,11 @@ export class HubCache {
    * @returns The commit, or `undefined` when unknown.
    */
   async readRef(revision: string): Promise<string | undefined> {
-    if (COMMIT_PATTERN.test(revision)) return revision;
+    if (isCommitId(revision)) return revision;
+    assertSafeRevision(revision);
     try {
       const commit = (await Deno.readTextFile(join(this.repoDir, "refs", revision))).trim();
-      return COMMIT_PATTERN.test(commit) ? commit : undefined;
+      return isCommitId(commit) ? commit : undefined;
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return undefined;
       throw error;
@@ -99,6 +117,8 @@ export class HubCache {
    */
   async writeRef(revision: string, commit: string): Promise<void> {
     if (revision === commit) return;
+    assertSafeRevision(revision);
+    this.snapshotDir(commit); // checks the commit
     const path = join(this.repoDir, "refs", revision);
     await Deno.mkdir(dirname(path), { recursive: true });
     if ((await this.readRef(revision)) === commit) return;
@@ -113,8 +133,9 @@ export class HubCache {
    * @returns `true` when `snapshots/{commit}/{path}` resolves to a file.
    */
   async hasSnapshotFile(commit: string, path: string): Promise<boolean> {
+    const file = join(this.snapshotDir(commit), assertSafeRepoPath(path, "a cached file"));
     try {
-      return (await Deno.stat(join(this.snapshotDir(commit), path))).isFile;
+      return (await Deno.stat(file)).isFile;
     } catch {
       return false;
     }
@@ -146,7 +167,8 @@ export class HubCache {
    * @param etag The blob's etag.
    */
   async linkSnapshot(commit: string, path: string, etag: string): Promise<void> {
-    const link = join(this.snapshotDir(commit), path);
+    const link = join(this.snapshotDir(commit), assertSafeRepoPath(path, "a cached file"));
+    this.blobPath(etag); // checks the etag
     await Deno.mkdir(dirname(link), { recursive: true });
     const depth = path.split("/").length - 1;
     const target = `${"../".repeat(depth + 2)}blobs/${etag}`;

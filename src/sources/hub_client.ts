@@ -6,14 +6,16 @@
  * @module
  */
 
-import { HubRequestError } from "../errors.ts";
+import { HubAnswerError, HubRequestError } from "../errors.ts";
 import {
   fetchWithRetry,
   type HttpLocation,
   HttpSource,
+  readBodyLimited,
   redactUrl,
   type RetryOptions,
 } from "../io/http_source.ts";
+import { assertSafeRepoPath, isBlobEtag, isCommitId, quoteName } from "./hub_names.ts";
 
 /** Options of {@linkcode HubClient}. */
 export interface HubClientOptions extends RetryOptions {
@@ -65,11 +67,15 @@ export interface HubFileInfo {
 
 /** Longest chain of same-host redirects followed (renamed repositories). */
 const MAX_REDIRECTS = 5;
+/**
+ * Largest API answer read (a revision's info, one page of a tree listing).
+ * The Hub's pages hold about a thousand entries, well under a megabyte; a
+ * repository with 10^5 files lists in under 50 MB. Anything longer is a
+ * server trying to exhaust memory (docs/SECURITY.md).
+ */
+export const MAX_API_ANSWER_BYTES = 64 * 1024 * 1024;
 /** Pages of a tree listing before giving up (a loop in `Link` headers). */
 const MAX_TREE_PAGES = 10_000;
-/** Etags become file names in the cache: only plain names are accepted. */
-const ETAG_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
-const COMMIT_PATTERN = /^[0-9a-f]{40}$/;
 
 /** What a request was about, for a 404 message that says which thing is missing. */
 type Subject =
@@ -122,6 +128,8 @@ export class HubClient {
    * @returns The URL.
    */
   resolveUrl(repoId: string, revision: string, path: string): string {
+    // A ".." segment would be normalised away by URL parsing: refuse it first.
+    assertSafeRepoPath(path, `a file of hf://${repoId}`);
     const encodedPath = path.split("/").map(encodeURIComponent).join("/");
     return `${this.endpoint}/${repoId}/resolve/${encodeURIComponent(revision)}/${encodedPath}`;
   }
@@ -141,7 +149,7 @@ export class HubClient {
       sha?: unknown;
       siblings?: { rfilename?: unknown }[];
     };
-    if (typeof body?.sha !== "string" || !COMMIT_PATTERN.test(body.sha)) {
+    if (typeof body?.sha !== "string" || !isCommitId(body.sha)) {
       throw this.#badAnswer(url, "no commit id (sha) in the revision info");
     }
     const files = (Array.isArray(body.siblings) ? body.siblings : [])
@@ -165,7 +173,7 @@ export class HubClient {
     for (let page = 0; url !== undefined; page++) {
       if (page >= MAX_TREE_PAGES) throw this.#badAnswer(url, "too many pages in the file listing");
       const response = await this.#get(url, subject);
-      const body = await response.json().catch(() => undefined);
+      const body = await this.#readJson(response, url);
       if (!Array.isArray(body)) throw this.#badAnswer(url, "the file listing is not a JSON array");
       for (const item of body as Record<string, unknown>[]) {
         if (item?.type !== "file" || typeof item.path !== "string") continue;
@@ -221,13 +229,14 @@ export class HubClient {
       const rawEtag = headers.get("x-linked-etag") ?? headers.get("etag") ?? "";
       const etag = rawEtag.replace(/^W\//, "").replace(/^"|"$/g, "");
       const size = Number(headers.get("x-linked-size") ?? headers.get("content-length") ?? NaN);
-      if (!ETAG_PATTERN.test(etag)) {
-        throw this.#badAnswer(url, `no usable ETag for "${path}" (got ${JSON.stringify(rawEtag)})`);
+      if (!isBlobEtag(etag)) {
+        // The ETag becomes a file name in the cache: only a plain hex digest will do.
+        throw this.#badAnswer(url, `no usable ETag for "${path}" (got ${quoteName(rawEtag)})`);
       }
       if (!Number.isSafeInteger(size) || size < 0) {
         throw this.#badAnswer(url, `no usable size for "${path}"`);
       }
-      if (!COMMIT_PATTERN.test(commit)) {
+      if (!isCommitId(commit)) {
         throw this.#badAnswer(url, `no X-Repo-Commit for "${path}"`);
       }
       const sha256 = headers.has("x-linked-etag") && /^[0-9a-f]{64}$/.test(etag) ? etag : undefined;
@@ -322,18 +331,23 @@ export class HubClient {
   }
 
   async #getJson(url: string, subject: Subject): Promise<unknown> {
-    const response = await this.#get(url, subject);
+    return await this.#readJson(await this.#get(url, subject), url);
+  }
+
+  /** A JSON answer of at most {@linkcode MAX_API_ANSWER_BYTES}. */
+  async #readJson(response: Response, url: string): Promise<unknown> {
+    const what = `the answer of "${redactUrl(url)}"`;
+    const bytes = await readBodyLimited(response, MAX_API_ANSWER_BYTES, what, this.#retry);
     try {
-      return await response.json();
+      return JSON.parse(new TextDecoder().decode(bytes));
     } catch (error) {
       throw this.#badAnswer(url, "the answer is not JSON", error);
     }
   }
 
-  #badAnswer(url: string, reason: string, cause?: unknown): HubRequestError {
-    return new HubRequestError(
+  #badAnswer(url: string, reason: string, cause?: unknown): HubAnswerError {
+    return new HubAnswerError(
       `Cannot use the answer of "${redactUrl(url)}": ${reason}`,
-      200,
       redactUrl(url),
       cause === undefined ? undefined : { cause },
     );

@@ -9,9 +9,11 @@
 
 import { HubOfflineError, HubRequestError } from "../errors.ts";
 import type { ByteSource } from "../io/byte_source.ts";
+import { ContentDigest } from "../io/digest_source.ts";
 import type { RetryOptions } from "../io/http_source.ts";
 import type { ModelFiles } from "./model_files.ts";
 import { HubClient } from "./hub_client.ts";
+import { assertSafeRevision } from "./hub_names.ts";
 import { DEFAULT_REVISION, formatHubRef, type HubRef, parseHubRef } from "./hub_ref.ts";
 import { type HubSettings, hubSettingsFromEnv } from "./hub_settings.ts";
 
@@ -25,7 +27,8 @@ export interface HubModelFilesOptions extends RetryOptions {
 
 /**
  * Open a Hub repository (or the sub-folder its reference names) for reading
- * over HTTP. The revision is resolved to a commit once, so every file comes
+ * over HTTP. Files stored in LFS are checked against their sha256 as they
+ * stream; `verify()` completes the check. The revision is resolved to a commit once, so every file comes
  * from the same commit even if the branch moves meanwhile.
  *
  * @example Usage
@@ -46,7 +49,7 @@ export async function openHubModelFiles(
 ): Promise<ModelFiles> {
   const parsed = typeof ref === "string" ? parseHubRef(ref) : ref;
   const settings = options.settings ?? hubSettingsFromEnv();
-  const revision = options.revision ?? parsed.revision ?? DEFAULT_REVISION;
+  const revision = assertSafeRevision(options.revision ?? parsed.revision ?? DEFAULT_REVISION);
   if (settings.offline) {
     const name = formatHubRef({ ...parsed, revision });
     throw new HubOfflineError(
@@ -55,7 +58,12 @@ export async function openHubModelFiles(
     );
   }
   const { settings: _s, revision: _r, ...retry } = options;
-  const client = new HubClient({ ...retry, endpoint: settings.endpoint, token: settings.token });
+  const client = new HubClient({
+    ...settings.timeouts,
+    ...retry,
+    endpoint: settings.endpoint,
+    token: settings.token,
+  });
   const info = await client.repoInfo(parsed.repoId, revision);
   const prefix = parsed.path === undefined ? "" : `${parsed.path}/`;
   const files = info.files.filter((f) => f.startsWith(prefix)).map((f) => f.slice(prefix.length));
@@ -78,6 +86,8 @@ class HubModelFiles implements ModelFiles {
   #commit: string;
   #prefix: string;
   #files: string[];
+  /** One running sha256 per LFS file opened, kept across re-opens. */
+  #digests = new Map<string, ContentDigest>();
 
   constructor(client: HubClient, repoId: string, commit: string, prefix: string, files: string[]) {
     this.#client = client;
@@ -92,8 +102,25 @@ class HubModelFiles implements ModelFiles {
     return Promise.resolve([...this.#files]);
   }
 
-  open(path: string): Promise<ByteSource> {
-    return this.#client.openFile(this.#repoId, this.#commit, this.#prefix + path);
+  async open(path: string): Promise<ByteSource> {
+    const fullPath = this.#prefix + path;
+    const info = await this.#client.fileInfo(this.#repoId, this.#commit, fullPath);
+    const source = await this.#client.openFile(this.#repoId, this.#commit, fullPath, info);
+    // LFS files (every weight file) carry a sha256: bytes are hashed as they
+    // stream, and verify() settles it before any output is kept (FORMATS.md D5).
+    if (info.sha256 === undefined) return source;
+    let digest = this.#digests.get(fullPath);
+    if (digest === undefined) {
+      digest = new ContentDigest(source.name, info.size, info.sha256);
+      this.#digests.set(fullPath, digest);
+    }
+    return digest.wrap(source);
+  }
+
+  async verify(): Promise<void> {
+    for (const [fullPath, digest] of this.#digests) {
+      await digest.verify(() => this.#client.openFile(this.#repoId, this.#commit, fullPath));
+    }
   }
 
   locate(path: string): string {

@@ -15,6 +15,7 @@ import { HubCache } from "./hub_cache.ts";
 import { HubClient, type HubFileInfo, type HubRepoInfo } from "./hub_client.ts";
 import { DEFAULT_PART_SIZE, downloadBlob, JobLimiter } from "./hub_download.ts";
 import { DEFAULT_REVISION, formatHubRef, type HubRef, parseHubRef } from "./hub_ref.ts";
+import { assertSafeRevision } from "./hub_names.ts";
 import { selectModelFiles } from "./hub_select.ts";
 import { type HubSettings, hubSettingsFromEnv } from "./hub_settings.ts";
 
@@ -113,7 +114,8 @@ export async function pullModel(
   const jobs = options.jobs ?? DEFAULT_JOBS;
   const limiter = new JobLimiter(jobs); // validates jobs before any I/O
   const settings = options.settings ?? hubSettingsFromEnv();
-  const revision = options.revision ?? parsed.revision ?? DEFAULT_REVISION;
+  // --revision follows the same rules as @rev: it becomes refs/{revision}.
+  const revision = assertSafeRevision(options.revision ?? parsed.revision ?? DEFAULT_REVISION);
   const cache = new HubCache(settings.cacheDir, parsed.repoId);
   if (settings.offline) return await pullOffline(parsed, revision, cache, options);
 
@@ -126,7 +128,12 @@ export async function pullModel(
     onProgress: _o,
     ...retry
   } = options;
-  const client = new HubClient({ ...retry, endpoint: settings.endpoint, token: settings.token });
+  const client = new HubClient({
+    ...settings.timeouts,
+    ...retry,
+    endpoint: settings.endpoint,
+    token: settings.token,
+  });
   let info: HubRepoInfo;
   try {
     info = await client.repoInfo(parsed.repoId, revision);

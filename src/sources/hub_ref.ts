@@ -6,6 +6,8 @@
  * @module
  */
 
+import { quoteName, unsafePathReason, unsafeRevisionReason } from "./hub_names.ts";
+
 /** A parsed `hf://` reference. */
 export interface HubRef {
   /** `org/name`. */
@@ -52,7 +54,7 @@ export function isHubRef(text: string): boolean {
  */
 export function parseHubRef(text: string): HubRef {
   const fail = (reason: string): never => {
-    throw new TypeError(`Cannot parse Hub reference "${text}": ${reason}`);
+    throw new TypeError(`Cannot parse Hub reference ${quoteName(text)}: ${reason}`);
   };
   if (!isHubRef(text)) fail(`it must start with "${HUB_SCHEME}"`);
   const rest = text.slice(HUB_SCHEME.length);
@@ -73,8 +75,10 @@ export function parseHubRef(text: string): HubRef {
     } catch {
       fail(`the revision "${raw}" is not valid percent-encoding`);
     }
-    // deno-lint-ignore no-control-regex -- control characters are what this rejects
-    if (/[\0-\x1f\\]|\.\./.test(revision!)) fail(`the revision "${revision}" is not allowed`);
+    const reason = unsafeRevisionReason(revision!);
+    if (reason !== undefined) {
+      fail(`the revision ${quoteName(revision!)} is not allowed: ${reason}`);
+    }
   }
   if (!NAME_PATTERN.test(org)) fail(`"${org}" is not a valid owner name`);
   if (!NAME_PATTERN.test(name)) fail(`"${name}" is not a valid repository name`);
@@ -82,11 +86,10 @@ export function parseHubRef(text: string): HubRef {
   while (pathParts.length > 0 && pathParts[pathParts.length - 1] === "") pathParts.pop();
   let path: string | undefined;
   if (pathParts.length > 0) {
-    for (const segment of pathParts) {
-      // A path must stay inside the repository (and later inside the cache).
-      if (segment === "" || segment === "." || segment === ".." || segment.includes("\\")) {
-        fail(`the path "${pathParts.join("/")}" is not a plain relative path`);
-      }
+    // A path must stay inside the repository (and later inside the cache).
+    const reason = unsafePathReason(pathParts.join("/"));
+    if (reason !== undefined) {
+      fail(`the path ${quoteName(pathParts.join("/"))} is not a plain relative path: ${reason}`);
     }
     path = pathParts.join("/");
   }

@@ -9,6 +9,8 @@
  * @module
  */
 
+import { quoteName, unsafePathReason } from "./hub_names.ts";
+
 /** Companion files read for APR metadata, fetched when present. */
 export const COMPANION_FILES: readonly string[] = [
   "config.json",
@@ -54,7 +56,7 @@ export async function selectModelFiles(
         `Cannot select files: no file matches ${options.include.map((g) => `"${g}"`).join(", ")}`,
       );
     }
-    return [...new Set(chosen)].sort();
+    return checkedPaths([...new Set(chosen)].sort());
   }
   const path = options.path;
   if (path !== undefined && all.has(path)) {
@@ -92,7 +94,22 @@ export async function selectModelFiles(
       );
     }
   }
-  return [...chosen, ...companions(all, folder)].filter(unique).sort();
+  return checkedPaths([...chosen, ...companions(all, folder)].filter(unique).sort());
+}
+
+/** Every chosen name came from the server: none may leave the snapshot folder (docs/SECURITY.md). */
+function checkedPaths(paths: string[]): string[] {
+  for (const path of paths) {
+    const reason = unsafePathReason(path);
+    if (reason !== undefined) {
+      throw new TypeError(
+        `Cannot select files: the repository lists the unsafe file name ${
+          quoteName(path)
+        } (${reason})`,
+      );
+    }
+  }
+  return paths;
 }
 
 function unique(value: string, index: number, array: string[]): boolean {
@@ -126,11 +143,12 @@ function shardsOf(text: string, indexPath: string, folder: string): string[] {
         `Cannot select files: "${indexPath}" maps "${tensor}" to a non-string (FORMATS.md I3)`,
       );
     }
-    if (
-      shard.includes("..") || shard.startsWith("/") || shard.includes("\\") || shard.includes("://")
-    ) {
+    const reason = shard.includes("://") ? "it is a URL" : unsafePathReason(shard);
+    if (reason !== undefined) {
       throw new TypeError(
-        `Cannot select files: "${indexPath}" names an unsafe shard "${shard}" (FORMATS.md I4)`,
+        `Cannot select files: "${indexPath}" names an unsafe shard ${
+          quoteName(shard)
+        }: ${reason} (FORMATS.md I4)`,
       );
     }
     shards.add(folder + shard);

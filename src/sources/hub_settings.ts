@@ -7,6 +7,7 @@
  */
 
 import { join } from "node:path";
+import type { RetryOptions } from "../io/http_source.ts";
 
 /** Where the Hub is, how to authenticate, and where the cache lives. */
 export interface HubSettings {
@@ -23,7 +24,21 @@ export interface HubSettings {
   cacheDir: string;
   /** `HF_HUB_OFFLINE`: no network, the cache only. */
   offline: boolean;
+  /**
+   * Time limits of requests: `HF_HUB_ETAG_TIMEOUT` (seconds to wait for a
+   * response's headers), `HF_HUB_DOWNLOAD_TIMEOUT` (seconds a body may stay
+   * silent), `APR_HTTP_MIN_SPEED` (bytes per second a body must average over
+   * `APR_HTTP_SPEED_TIME` seconds; 0 disables). Unset fields take the defaults of
+   * `http_source.ts` (30 s, 30 s, 1024 B/s over 30 s).
+   */
+  timeouts?: HttpTimeouts;
 }
+
+/** The time limits of HTTP requests (see {@linkcode RetryOptions}). */
+export type HttpTimeouts = Pick<
+  RetryOptions,
+  "headerTimeoutMs" | "idleTimeoutMs" | "minBytesPerSecond" | "speedWindowMs"
+>;
 
 /** The public Hub. */
 export const DEFAULT_HUB_ENDPOINT = "https://huggingface.co";
@@ -61,7 +76,40 @@ export function hubSettingsFromEnv(env: HubEnv = Deno.env.toObject()): HubSettin
     }
   }
   const offline = TRUE_VALUES.has((env.HF_HUB_OFFLINE ?? "").trim().toUpperCase());
-  return { endpoint, token, home, cacheDir, offline };
+  return { endpoint, token, home, cacheDir, offline, timeouts: timeoutsFromEnv(env) };
+}
+
+/**
+ * Read the request time limits from the environment (see {@linkcode HubSettings.timeouts}).
+ *
+ * @param env The variables.
+ * @returns The limits that are set.
+ * @throws {TypeError} When a variable is not a number of the right kind, naming it.
+ */
+export function timeoutsFromEnv(env: HubEnv): HttpTimeouts {
+  const timeouts: HttpTimeouts = {};
+  const seconds = (name: string, zeroAllowed: boolean): number | undefined => {
+    const text = nonEmpty(env[name]);
+    if (text === undefined) return undefined;
+    const value = Number(text);
+    if (!Number.isFinite(value) || value < 0 || (value === 0 && !zeroAllowed)) {
+      throw new TypeError(
+        `Cannot use ${name}=${JSON.stringify(text.slice(0, 40))}: expected a ${
+          zeroAllowed ? "non-negative" : "positive"
+        } number`,
+      );
+    }
+    return value;
+  };
+  const header = seconds("HF_HUB_ETAG_TIMEOUT", false);
+  if (header !== undefined) timeouts.headerTimeoutMs = header * 1000;
+  const idle = seconds("HF_HUB_DOWNLOAD_TIMEOUT", false);
+  if (idle !== undefined) timeouts.idleTimeoutMs = idle * 1000;
+  const speed = seconds("APR_HTTP_MIN_SPEED", true);
+  if (speed !== undefined) timeouts.minBytesPerSecond = speed;
+  const window = seconds("APR_HTTP_SPEED_TIME", false);
+  if (window !== undefined) timeouts.speedWindowMs = window * 1000;
+  return timeouts;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

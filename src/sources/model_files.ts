@@ -21,6 +21,11 @@ export interface ModelFiles {
   open(path: string): Promise<ByteSource>;
   /** Full location of one file (a path or URL), for messages. */
   locate(path: string): string;
+  /**
+   * Check every opened file against the checksum its server announced,
+   * reading what was not read yet; absent where there is nothing to check.
+   */
+  verify?(): Promise<void>;
 }
 
 /** The files of a local directory, listed recursively. */

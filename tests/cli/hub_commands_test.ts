@@ -91,6 +91,28 @@ Deno.test("apr pull / import / inspect / offline against a local Hub", async (t)
         },
       );
 
+      await t.step(
+        "apr import hf:// --no-cache checks each shard's sha256: a mismatch is exit 2, no output",
+        async () => {
+          const shard = "model-00002-of-00002.safetensors";
+          server.faults.push({ kind: "corrupt", path: shard });
+          try {
+            const out = `${dir}/corrupt.apr`;
+            const run = await runApr(["import", REF, "-o", out, "--no-cache", "--quiet"], {
+              env: hubEnv(server.endpoint, `${dir}/corrupt-home`),
+            });
+            assertOneLineError(
+              run,
+              new RegExp(`${shard}": its sha256 is [0-9a-f]{64} but the Hub announced`),
+            );
+            ok(!(await exists(out)), "no output");
+            ok(!(await exists(`${out}.partial`)), "no partial output");
+          } finally {
+            server.faults.length = 0;
+          }
+        },
+      );
+
       await t.step("apr inspect hf:// reads only headers", async () => {
         server.reset();
         const run = await runApr(["inspect", REF, "--json"], {

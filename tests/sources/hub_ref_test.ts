@@ -54,6 +54,7 @@ Deno.test("hubSettingsFromEnv() follows the Hugging Face variables", async (t) =
       home: "/home/u/.cache/huggingface",
       cacheDir: "/home/u/.cache/huggingface/hub",
       offline: false,
+      timeouts: {},
     });
   });
   await t.step("explicit values", () => {
@@ -63,6 +64,10 @@ Deno.test("hubSettingsFromEnv() follows the Hugging Face variables", async (t) =
       HF_HUB_CACHE: "/cache",
       HF_TOKEN: "hf_x",
       HF_HUB_OFFLINE: "1",
+      HF_HUB_ETAG_TIMEOUT: "2.5",
+      HF_HUB_DOWNLOAD_TIMEOUT: "7",
+      APR_HTTP_MIN_SPEED: "0",
+      APR_HTTP_SPEED_TIME: "10",
     });
     assert.deepEqual(s, {
       endpoint: "http://127.0.0.1:9",
@@ -70,7 +75,23 @@ Deno.test("hubSettingsFromEnv() follows the Hugging Face variables", async (t) =
       home: "/hf",
       cacheDir: "/cache",
       offline: true,
+      timeouts: {
+        headerTimeoutMs: 2500,
+        idleTimeoutMs: 7000,
+        minBytesPerSecond: 0,
+        speedWindowMs: 10000,
+      },
     });
+  });
+  await t.step("a time limit that is not a number is refused, naming the variable", () => {
+    assert.throws(
+      () => hubSettingsFromEnv({ HF_HOME: "/none", HF_HUB_DOWNLOAD_TIMEOUT: "soon" }),
+      /^TypeError: Cannot use HF_HUB_DOWNLOAD_TIMEOUT="soon": expected a positive number$/,
+    );
+    assert.throws(
+      () => hubSettingsFromEnv({ HF_HOME: "/none", HF_HUB_ETAG_TIMEOUT: "0" }),
+      /Cannot use HF_HUB_ETAG_TIMEOUT="0"/,
+    );
   });
   for (
     const [value, offline] of [["0", false], ["true", true], ["YES", true], ["", false]] as const
@@ -179,7 +200,31 @@ Deno.test("selectModelFiles() rejects what it cannot choose from", async (t) => 
       "unsafe shard",
       ["model.safetensors.index.json"],
       '{"weight_map":{"a":"../../x.safetensors"}}',
-      /unsafe shard "\.\.\/\.\.\/x\.safetensors" \(FORMATS\.md I4\)/,
+      /unsafe shard "\.\.\/\.\.\/x\.safetensors": it has a "\.\." path segment \(FORMATS\.md I4\)/,
+    ],
+    [
+      "empty shard name",
+      ["model.safetensors.index.json"],
+      '{"weight_map":{"a":""}}',
+      /unsafe shard "": it is empty \(FORMATS\.md I4\)/,
+    ],
+    [
+      "shard named .",
+      ["model.safetensors.index.json"],
+      '{"weight_map":{"a":"."}}',
+      /unsafe shard "\.": it has a "\." path segment/,
+    ],
+    [
+      "NUL in a shard name",
+      ["model.safetensors.index.json"],
+      '{"weight_map":{"a":"x\\u0000.safetensors"}}',
+      /unsafe shard "x\\u0000\.safetensors": it contains a control character/,
+    ],
+    [
+      "absolute shard",
+      ["model.safetensors.index.json"],
+      '{"weight_map":{"a":"/etc/x.safetensors"}}',
+      /unsafe shard "\/etc\/x\.safetensors": it is absolute/,
     ],
   ];
   for (const [name, files, indexText, message] of cases) {

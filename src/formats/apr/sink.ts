@@ -11,7 +11,7 @@
  */
 
 import { createHash } from "node:crypto";
-import { ModelFormatError, UsageError } from "../../errors.ts";
+import { HubAnswerError, ModelFormatError, UsageError } from "../../errors.ts";
 import { DEFAULT_CHUNK_SIZE, releaseChunk } from "../../io/byte_source.ts";
 import { FileSink } from "../../io/file_sink.ts";
 import type { ModelChunk, ModelHeader, ProgressCallback, TensorEntry } from "../../tensor.ts";
@@ -83,8 +83,10 @@ interface Commit {
 }
 
 function isBadInput(reason: unknown): boolean {
+  // A HubAnswerError is content that failed its checksum: nothing written
+  // from it may be resumed from.
   return reason instanceof ModelFormatError || reason instanceof TypeError ||
-    reason instanceof RangeError;
+    reason instanceof RangeError || reason instanceof HubAnswerError;
 }
 
 /** CRC of a tensor's padded segment, from the CRC of its payload. */
