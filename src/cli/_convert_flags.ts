@@ -5,7 +5,7 @@
  * @module
  */
 
-import { basename, dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { UsageError } from "../errors.ts";
 import {
   convertModel,
@@ -84,6 +84,27 @@ export function defaultOutput(source: string, extension: string): string {
   }
   name = name.replace(/\.(apr|gguf|safetensors|json)$/i, "").replace(/\.safetensors\.index$/i, "");
   return `${name || "model"}${extension}`;
+}
+
+/**
+ * The output path of a writing command: `-o` as given, or the default name in
+ * the working directory; `-o` naming a folder (an existing directory, or any
+ * path ending in `/`) means the default name inside it, as `cp` does.
+ *
+ * @param given The `-o` value, if any.
+ * @param source The source as given.
+ * @param extension The output format's extension, with the dot.
+ * @returns The path to write.
+ */
+export async function resolveOutput(
+  given: string | undefined,
+  source: string,
+  extension: string,
+): Promise<string> {
+  if (given === undefined) return defaultOutput(source, extension);
+  const folder = /[\\/]$/.test(given) ||
+    await Deno.stat(given).then((info) => info.isDirectory, () => false);
+  return folder ? join(given, defaultOutput(source, extension)) : given;
 }
 
 /**
@@ -166,27 +187,29 @@ export async function runConversion(
   output: string,
   options: ConvertOptions,
 ): Promise<number> {
-  const display = ctx.progress();
+  // An interrupted import is never thrown away by accident: continuing or
+  // starting over is the user's explicit choice.
   const journal = `${output}.partial.journal`;
-  if (!options.resume && await pathExists(journal).catch(() => false)) {
-    ctx.warn(
-      `an interrupted import left "${output}.partial"; starting over (use --resume to continue it)`,
+  if (!options.resume && !options.force && await pathExists(journal).catch(() => false)) {
+    throw new UsageError(
+      `Cannot write "${output}": a partial import of this output exists ("${output}.partial"); add --resume to continue or --force to start over`,
     );
   }
-  // Ctrl-C ends the process at once; what is written stays in OUT.partial
-  // with its journal, so say how to continue rather than die silently.
+  const display = ctx.progress();
+  // Ctrl-C stops the pipeline (a second one ends the process at once): the
+  // APR sink commits what it wrote for --resume, other sinks remove their
+  // partial files; then say which.
+  const interrupt = new AbortController();
   const onInterrupt = (): void => {
-    display.finish();
-    ctx.err(
-      `\napr: interrupted; run the same command with --resume to continue from "${output}.partial"\n`,
-    );
-    Deno.exit(130);
+    if (interrupt.signal.aborted) Deno.exit(130);
+    interrupt.abort(new Interrupted());
   };
-  const listening = (options.format ?? "apr") === "apr" && addInterruptListener(onInterrupt);
+  const listening = addInterruptListener(onInterrupt);
   let result: ConvertResult;
   try {
     result = await convertModel(source, output, {
       ...options,
+      signal: interrupt.signal,
       onWarning: (message) => display.log(`warning: ${message}`),
       onDownloadProgress: (event) => {
         display.update(event);
@@ -198,6 +221,16 @@ export async function runConversion(
     });
   } catch (error) {
     display.finish();
+    if (interrupt.signal.aborted) {
+      const kept = await pathExists(journal).catch(() => false) ||
+        (options.maxShardSize !== undefined && await shardJournalExists(output));
+      ctx.err(
+        kept
+          ? `\napr: interrupted; run the same command with --resume to continue from "${output}.partial"\n`
+          : `\napr: interrupted; nothing was kept (no partial file is left)\n`,
+      );
+      return 130;
+    }
     // A refused resume (other options) or bad usage is not an interruption:
     // "run the same command with --resume" would be wrong advice there.
     if (
@@ -250,6 +283,14 @@ async function shardJournalExists(output: string): Promise<boolean> {
     // No folder: nothing kept.
   }
   return false;
+}
+
+/** The reason a conversion was stopped by Ctrl-C. */
+class Interrupted extends Error {
+  constructor() {
+    super("interrupted");
+    this.name = "Interrupted";
+  }
 }
 
 function addInterruptListener(handler: () => void): boolean {

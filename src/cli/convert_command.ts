@@ -10,8 +10,8 @@ import { formatFromPath, OUTPUT_FORMATS, type OutputFormat } from "../pipeline/c
 import {
   COMPRESS_OPTION,
   convertOptionsFrom,
-  defaultOutput,
   HUB_OPTIONS,
+  resolveOutput,
   runConversion,
   WRITE_OPTIONS,
 } from "./_convert_flags.ts";
@@ -72,14 +72,14 @@ function float32(values: OptionValues): boolean {
   return true;
 }
 
-function run(
+async function run(
   ctx: Parameters<CommandSpec["run"]>[0],
   values: OptionValues,
   source: string,
 ): Promise<number> {
   const given = stringOption(values, "output");
   const format = outputFormat(values, given);
-  const output = given ?? defaultOutput(source, `.${format}`);
+  const output = await resolveOutput(given, source, `.${format}`);
   return runConversion(ctx, source, output, {
     ...convertOptionsFrom(values),
     format,

@@ -8,8 +8,8 @@
 import {
   COMPRESS_OPTION,
   convertOptionsFrom,
-  defaultOutput,
   HUB_OPTIONS,
+  resolveOutput,
   runConversion,
   WRITE_OPTIONS,
 } from "./_convert_flags.ts";
@@ -51,8 +51,8 @@ export const importCommand: CommandSpec = {
     "apr import model-Q4_K_M.gguf -o model.apr                # Q4_K/Q6_K copied verbatim",
     "apr import hf://org/name --no-cache --json               # stream, nothing cached",
   ],
-  run(ctx, values, [source]) {
-    const output = stringOption(values, "output") ?? defaultOutput(source!, ".apr");
+  async run(ctx, values, [source]) {
+    const output = await resolveOutput(stringOption(values, "output"), source!, ".apr");
     return runConversion(ctx, source!, output, { ...convertOptionsFrom(values), format: "apr" });
   },
 };

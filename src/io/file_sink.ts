@@ -6,6 +6,8 @@
  * @module
  */
 
+import { createFreshFile, openExistingFile } from "./partial_file.ts";
+
 /** Options of {@linkcode FileSink.open}. */
 export interface FileSinkOptions {
   /** Create the file if missing. @default {true} */
@@ -52,13 +54,16 @@ export class FileSink {
    * @returns The sink; close it when done.
    */
   static async open(path: string, options: FileSinkOptions = {}): Promise<FileSink> {
-    const file = await Deno.open(path, {
-      read: true,
-      write: true,
-      create: options.create ?? true,
-      truncate: options.truncate ?? false,
-    });
-    return new FileSink(path, file);
+    // Never through a link planted at the path (see partial_file.ts): a
+    // truncating open makes a fresh file, any other open needs a regular file.
+    if (options.truncate === true) return new FileSink(path, await createFreshFile(path));
+    if (options.create === false) return new FileSink(path, await openExistingFile(path));
+    try {
+      return new FileSink(path, await openExistingFile(path));
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      return new FileSink(path, await createFreshFile(path));
+    }
   }
 
   #run<T>(op: () => Promise<T>): Promise<T> {

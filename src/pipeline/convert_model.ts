@@ -41,7 +41,11 @@ export const OUTPUT_FORMATS: readonly OutputFormat[] = ["apr", "safetensors", "g
 
 export { QUANTIZE_TARGETS };
 
-/** Options of {@linkcode convertModel}. */
+/**
+ * Options of {@linkcode convertModel}. Its `signal` stops the conversion: an
+ * APR output keeps what it committed for `resume`, other outputs remove their
+ * partial files, and the call rejects with the signal's reason.
+ */
 export interface ConvertOptions extends OpenModelOptions {
   /** Output format. @default from the output's extension, else `"apr"` */
   format?: OutputFormat;
@@ -68,6 +72,7 @@ export interface ConvertOptions extends OpenModelOptions {
   maxShardSize?: number;
   /** Progress of the write (bytes and tensors). */
   onProgress?: ProgressCallback;
+
   /** QNAT output: elements per NF4 block (even, must divide each NF4 tensor). @default 64 */
   blockSize?: number;
   /** QNAT output: double-quantize the NF4 block scales to 8 bits. @default false */
@@ -123,6 +128,7 @@ export async function convertModel(
   const started = performance.now();
   const format = options.format ?? formatFromPath(output) ?? "apr";
   checkOptions(format, options);
+  await assertFolderExists(output);
   const model = await openModel(source, options);
   try {
     let header: ModelHeader | undefined;
@@ -155,13 +161,13 @@ export async function convertModel(
       );
     }
     stream = stream.pipeThrough(finalizeMetadata(model, source, (h) => (header = h)));
-    // `-o out/model.safetensors` into a folder that does not exist yet (the
-    // export examples do this): create it, as the shards and index go there.
-    await Deno.mkdir(dirname(output), { recursive: true });
     const sink = await createSink(format, output, options);
     // A Hub model streamed without the cache is checked against its sha256s
     // before the output is renamed into place (FORMATS.md D5).
-    await stream.pipeTo(checkBeforeClose(sink, () => model.verify()));
+    await stream.pipeTo(
+      checkBeforeClose(sink, () => model.verify()),
+      options.signal ? { signal: options.signal } : {},
+    );
     const written = header!;
     const dtypes: Record<string, number> = {};
     for (const t of written.tensors) dtypes[t.dtype] = (dtypes[t.dtype] ?? 0) + 1;
@@ -351,4 +357,21 @@ function finalizeMetadata(
       controller.enqueue({ type: "header", header });
     },
   });
+}
+
+/**
+ * The output's folder must exist, as for `cp`: a mistyped folder is reported
+ * rather than created (checked before the source is opened).
+ */
+async function assertFolderExists(output: string): Promise<void> {
+  const folder = dirname(output) || ".";
+  const info = await Deno.stat(folder).catch(() => undefined);
+  if (info === undefined) {
+    throw new UsageError(
+      `Cannot write "${output}": the folder "${folder}" does not exist; create it first`,
+    );
+  }
+  if (!info.isDirectory) {
+    throw new UsageError(`Cannot write "${output}": "${folder}" is not a folder`);
+  }
 }

@@ -50,6 +50,8 @@ export interface OpenModelOptions {
   onDownloadProgress?: (event: PullProgressEvent) => void;
   /** Warnings that do not stop reading (e.g. an index's `total_size` mismatch). */
   onWarning?: (message: string) => void;
+  /** Stops an `hf://` download (its partial blobs stay for the next run). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -232,6 +234,7 @@ async function openHubModel(text: string, options: OpenModelOptions): Promise<Mo
     revision,
     ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
     ...(options.onDownloadProgress ? { onProgress: options.onDownloadProgress } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
   });
   return new Model(await openLocalModel(pulled.modelPath, options), text);
 }

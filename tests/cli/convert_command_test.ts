@@ -38,6 +38,8 @@ Deno.test("apr export --format safetensors returns the source's tensor bytes, si
   await withTempDir(async (dir) => {
     const apr = `${dir}/demo.apr`;
     equal((await runApr(["import", DEMO_MODEL, "-o", apr, "--quiet"])).code, 0);
+    await Deno.mkdir(`${dir}/one`);
+    await Deno.mkdir(`${dir}/many`);
     const [single, sharded] = await Promise.all([
       runApr(["export", apr, "--format", "safetensors", "-o", `${dir}/one/model.safetensors`]),
       runApr([

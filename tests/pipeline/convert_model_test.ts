@@ -189,6 +189,8 @@ Deno.test("SafeTensors -> APR -> SafeTensors returns identical tensor bytes, sin
   await withTempDir(async (dir) => {
     const apr = `${dir}/demo.apr`;
     await importModel(DEMO_MODEL, apr);
+    await Deno.mkdir(`${dir}/single`);
+    await Deno.mkdir(`${dir}/sharded`);
     await convertModel(apr, `${dir}/single/model.safetensors`, { format: "safetensors" });
     const sharded = await convertModel(apr, `${dir}/sharded/model.safetensors`, {
       format: "safetensors",

@@ -157,17 +157,20 @@ Deno.test({
       ok(!/^\s+at /m.test(interrupted.stderr), "no stack trace");
       ok(!(await Deno.stat(out).catch(() => undefined)), "no OUT after an interrupt");
 
-      // Without --resume, the leftover is named and the import starts over
-      // (on a copy, so the original stays for the resume below).
+      // Without --resume, the leftover is kept and named: exit 2 (on a copy,
+      // so the original stays for the resume below); --force starts over.
       const other = `${dir}/other.apr`;
       await Deno.copyFile(`${out}.partial`, `${other}.partial`);
       await Deno.copyFile(`${out}.partial.journal`, `${other}.partial.journal`);
-      const again = await run(["import", source, "-o", other]);
-      equal(again.code, 0, again.stderr);
+      const refused = await run(["import", source, "-o", other]);
+      equal(refused.code, 2, refused.stderr);
       match(
-        again.stderr,
-        /interrupted import left .*starting over \(use --resume to continue it\)/,
+        refused.stderr,
+        /a partial import of this output exists .*add --resume to continue or --force to start over/,
       );
+      ok(await Deno.stat(`${other}.partial.journal`), "the partial import is kept");
+      const again = await run(["import", source, "-o", other, "--force"]);
+      equal(again.code, 0, again.stderr);
       equal(await sha256(other), expected);
 
       const resumed = await run(["import", source, "-o", out, "--resume", "--json"]);

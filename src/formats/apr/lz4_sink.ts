@@ -20,6 +20,7 @@ import { APR_FLAGS } from "./header.ts";
 import { APR_FOOTER_SIZE, type AprLayout, planAprLayout } from "./layout.ts";
 import { APR_LZ4_MAX_IMAGE_SIZE, encodeAprLz4 } from "./lz4_image.ts";
 import { assertOutputFree } from "../../io/fs_paths.ts";
+import { renameIntoPlace, writeFreshFile } from "../../io/partial_file.ts";
 
 /** Options of {@linkcode AprLz4Sink.create}. */
 export interface AprLz4SinkOptions {
@@ -172,9 +173,8 @@ class Lz4State {
     this.#image = undefined;
     const partial = `${this.#path}.partial`;
     try {
-      await Deno.writeFile(partial, bytes);
-      await assertOutputFree(this.#path, this.#options.force);
-      await Deno.rename(partial, this.#path);
+      await writeFreshFile(partial, bytes);
+      await renameIntoPlace(partial, this.#path, this.#options.force);
     } catch (error) {
       await Deno.remove(partial).catch(() => {});
       throw error;

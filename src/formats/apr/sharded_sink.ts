@@ -22,6 +22,7 @@ import {
 } from "./sharded_manifest.ts";
 import { AprSink, type AprSinkOptions, type AprSinkResult } from "./sink.ts";
 import { assertOutputFree } from "../../io/fs_paths.ts";
+import { partialPathOf, renameIntoPlace, writeFreshFile } from "../../io/partial_file.ts";
 
 /** Options of {@linkcode ShardedAprSink.create}. */
 export interface ShardedAprSinkOptions extends Omit<AprSinkOptions, "flags"> {
@@ -235,8 +236,8 @@ class ShardedState {
     };
     const path = this.#manifestPath;
     await assertOutputFree(path, this.#options.force);
-    await Deno.writeTextFile(`${path}.partial`, JSON.stringify(manifest, null, 2) + "\n");
-    await Deno.rename(`${path}.partial`, path);
+    await writeFreshFile(partialPathOf(path), JSON.stringify(manifest, null, 2) + "\n");
+    await renameIntoPlace(partialPathOf(path), path, this.#options.force);
     this.result = {
       manifestPath: path,
       shards,

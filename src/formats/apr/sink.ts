@@ -24,6 +24,7 @@ import {
   planAprLayout,
 } from "./layout.ts";
 import { assertOutputFree, pathExists, removeIfExists } from "../../io/fs_paths.ts";
+import { assertRegularFile, renameIntoPlace, writeFreshFile } from "../../io/partial_file.ts";
 
 /** Commit (sync + journal) at least every this many written bytes: bounds the work a crash can lose. */
 export const APR_SINK_COMMIT_BYTES = 64 * 1024 * 1024;
@@ -176,6 +177,8 @@ class SinkState {
     const resumable = this.options.resume === true && await pathExists(this.partialPath) &&
       await pathExists(this.journalPath);
     if (resumable) {
+      await assertRegularFile(this.partialPath);
+      await assertRegularFile(this.journalPath);
       const lines = (await Deno.readTextFile(this.journalPath)).split("\n");
       let recorded: unknown;
       try {
@@ -200,7 +203,7 @@ class SinkState {
         const t = layout.tensors[index]!;
         return JSON.stringify({ index, offset: t.fileOffset, length: t.info.byteLength, crc });
       });
-      await Deno.writeTextFile(this.journalPath, [firstLine, ...kept].join("\n") + "\n");
+      await writeFreshFile(this.journalPath, [firstLine, ...kept].join("\n") + "\n");
     } else {
       this.layout = layout;
       this.#index(layout);
@@ -210,7 +213,7 @@ class SinkState {
       await this.file.writeAt(0, layout.prefix);
       // Sparse preallocation: every payload then lands at its final offset, in any order.
       await this.file.truncate(layout.fileSize);
-      await Deno.writeTextFile(this.journalPath, firstLine + "\n");
+      await writeFreshFile(this.journalPath, firstLine + "\n");
     }
     this.lastCommit = Date.now();
     this.progress();
@@ -395,8 +398,7 @@ class SinkState {
       await file.writeAt(layout.fileSize - APR_FOOTER_SIZE, bytes);
       await file.syncData();
       await file.close();
-      await assertOutputFree(this.path, this.options.force);
-      await Deno.rename(this.partialPath, this.path);
+      await renameIntoPlace(this.partialPath, this.path, this.options.force);
       this.finished = true;
       await removeIfExists(this.journalPath);
       this.result = {

@@ -14,6 +14,7 @@ import { aprToGgufKv } from "./metadata.ts";
 import { hfToGgufName } from "./names.ts";
 import { encodeGgufHeader, type GgufLayout, type GgufTensorSpec } from "./writer.ts";
 import { assertOutputFree } from "../../io/fs_paths.ts";
+import { createFreshFile, renameIntoPlace } from "../../io/partial_file.ts";
 
 /** Options of {@linkcode GgufSink.create}. */
 export interface GgufSinkOptions {
@@ -92,7 +93,7 @@ export class GgufSink extends WritableStream<ModelChunk> {
     }
     await assertOutputFree(path, options.force);
     const partial = `${path}.partial`;
-    const file = await Deno.open(partial, { write: true, create: true, truncate: true });
+    const file = await createFreshFile(partial);
     return new GgufSink(path, new GgufFileWriter(path, partial, file, { ...options, alignment }));
   }
 }
@@ -238,7 +239,7 @@ class GgufFileWriter {
       await this.#file.sync();
       this.#file.close();
       this.#closed = true;
-      await Deno.rename(this.#partial, this.#path);
+      await renameIntoPlace(this.#partial, this.#path, this.#options.force);
     } catch (error) {
       await this.discard();
       throw error;

@@ -45,6 +45,7 @@ import {
   type QnatTensorHeader,
 } from "./header.ts";
 import { assertOutputFree } from "../../io/fs_paths.ts";
+import { renameIntoPlace } from "../../io/partial_file.ts";
 
 /** Tensors with fewer elements stay F32 (norms, biases, tiny tables): NF4 gains nothing there. */
 export const QNAT_MIN_NF4_ELEMENTS = 1024;
@@ -426,8 +427,7 @@ class QnatFileWriter {
       const file = this.#file!;
       await file.syncData();
       await file.close();
-      await assertOutputFree(this.#path, this.#options.force);
-      await Deno.rename(this.#partial, this.#path);
+      await renameIntoPlace(this.#partial, this.#path, this.#options.force);
       this.#finished = true;
     } catch (error) {
       await this.discard();

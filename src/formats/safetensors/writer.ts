@@ -28,6 +28,7 @@ import type {
 } from "../../tensor.ts";
 import { checkSafetensorsTensors, layoutSafetensors, stringEntries } from "./_layout.ts";
 import { assertOutputFree } from "../../io/fs_paths.ts";
+import { partialPathOf, renameIntoPlace, writeFreshFile } from "../../io/partial_file.ts";
 
 /** Options of {@linkcode SafetensorsSink.create}. */
 export interface SafetensorsSinkOptions {
@@ -341,11 +342,11 @@ class SafetensorsFilesWriter {
         ) + "\n";
         const partial = `${this.#indexPath}.partial`;
         this.#partials.push(partial);
-        await Deno.writeTextFile(partial, json);
+        await writeFreshFile(partial, json);
       }
       // Shards first, the index last: an index never names a missing shard.
       for (const path of this.outputs) {
-        await Deno.rename(`${path}.partial`, path);
+        await renameIntoPlace(partialPathOf(path), path, this.#options.force);
         this.#renamed.push(path);
       }
       this.#done = true;

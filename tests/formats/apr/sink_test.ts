@@ -433,12 +433,14 @@ Deno.test("AprSink streams a large tensor chunk by chunk without buffering it", 
   const bigOffset = layout.tensors[0]!.fileOffset;
   let produced = 0;
   let maxAhead = 0;
-  const partial = await Deno.open(`${out}.partial`, { read: true, create: true, write: true });
+  // Opened once the sink has created it (a fresh file, see partial_file.ts).
+  let partial: Deno.FsFile | undefined;
   const entry: TensorEntry = {
     info: { name: "big", dtype: "U8", shape: big.shape, byteLength: chunk * chunks },
     open: () =>
       new ReadableStream<Uint8Array>({
         async pull(controller) {
+          partial ??= await Deno.open(`${out}.partial`, { read: true });
           if (produced > 0) {
             // Every chunk handed out before the previous one is already in the file.
             const check = new Uint8Array(1);
@@ -468,7 +470,7 @@ Deno.test("AprSink streams a large tensor chunk by chunk without buffering it", 
     },
   });
   await stream.pipeTo(await AprSink.create(out));
-  partial.close();
+  partial?.close();
   assert.equal(produced, chunks);
   assert.equal(maxAhead, 0, "each chunk is in the file before the next is pulled");
   const reader = await openApr(await openFileSource(out));

@@ -1,0 +1,157 @@
+/**
+ * Where outputs go and what is left behind (issue 9 items 5, 11, 13, 17;
+ * issue 13 items 7, 8; docs/SECURITY.md "Local attacker"): a symlink planted
+ * at OUT.partial is never followed, `-o DIR` writes inside DIR, a missing
+ * folder or a read-only one is exit 2 before any work, and Ctrl-C says what
+ * was left.
+ */
+
+import { equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { writeBigSafetensors } from "../pipeline/_helpers.ts";
+import {
+  assertOneLineError,
+  CLI_PATH,
+  DEMO_MODEL,
+  exists,
+  listDir,
+  runApr,
+  withTempDir,
+} from "./_run_apr.ts";
+
+/** A planted link's target must keep its content and stay the only thing it is. */
+async function withVictim(dir: string): Promise<() => Promise<void>> {
+  const victim = join(dir, "victim.txt");
+  await Deno.writeTextFile(victim, "precious");
+  return async () => {
+    equal(await Deno.readTextFile(victim), "precious", "the symlink's target was written");
+  };
+}
+
+Deno.test("a symlink planted at OUT.partial is replaced, never followed, by every writer", async (t) => {
+  await withTempDir(async (dir) => {
+    const apr = join(dir, "demo.apr");
+    equal((await runApr(["import", DEMO_MODEL, "-o", apr, "--quiet"])).code, 0);
+    const cases: [string, string[], string][] = [
+      ["import", ["import", DEMO_MODEL, "--quiet"], "a.apr"],
+      ["import --compress lz4", ["import", DEMO_MODEL, "--compress", "lz4", "--quiet"], "b.apr"],
+      ["export gguf", ["export", apr, "--format", "gguf", "--quiet"], "c.gguf"],
+      [
+        "export safetensors",
+        ["export", apr, "--format", "safetensors", "--quiet"],
+        "d.safetensors",
+      ],
+      ["export qnat", ["export", apr, "--format", "qnat", "--quiet"], "e.qnat"],
+    ];
+    for (const [name, args, file] of cases) {
+      await t.step(name, async () => {
+        const check = await withVictim(dir);
+        const out = join(dir, file);
+        await Deno.symlink(join(dir, "victim.txt"), `${out}.partial`);
+        const run = await runApr([...args, "-o", out]);
+        equal(run.code, 0, run.stderr);
+        await check();
+        ok((await Deno.lstat(out)).isFile, "OUT is a regular file, not a link");
+        ok(!(await exists(`${out}.partial`)));
+      });
+    }
+    await t.step("--resume through a planted partial symlink is refused (exit 2)", async () => {
+      const check = await withVictim(dir);
+      const out = join(dir, "f.apr");
+      await Deno.symlink(join(dir, "victim.txt"), `${out}.partial`);
+      await Deno.writeTextFile(`${out}.partial.journal`, "{}\n");
+      const run = await runApr(["import", DEMO_MODEL, "-o", out, "--resume", "--quiet"]);
+      assertOneLineError(run, /it is a symbolic link, not a regular file/);
+      await check();
+      ok(!(await exists(out)));
+    });
+    await t.step("OUT itself a symlink: --force does not replace it", async () => {
+      const check = await withVictim(dir);
+      const out = join(dir, "g.apr");
+      await Deno.symlink(join(dir, "victim.txt"), out);
+      const run = await runApr(["import", DEMO_MODEL, "-o", out, "--force", "--quiet"]);
+      assertOneLineError(run, /it is a symbolic link; only a regular file is replaced/);
+      await check();
+    });
+  });
+});
+
+Deno.test("apr import -o DIR writes <name>.apr inside DIR, as cp does", async (t) => {
+  await withTempDir(async (dir) => {
+    await t.step("an existing directory", async () => {
+      const run = await runApr(["import", DEMO_MODEL, "-o", dir, "--quiet"]);
+      equal(run.code, 0, run.stderr);
+      ok((await Deno.stat(join(dir, "tiny-llama.apr"))).isFile);
+    });
+    await t.step("a path ending in / (an existing directory)", async () => {
+      const sub = join(dir, "sub");
+      await Deno.mkdir(sub);
+      const run = await runApr([
+        "export",
+        join(dir, "tiny-llama.apr"),
+        "--format",
+        "gguf",
+        "-o",
+        `${sub}/`,
+      ]);
+      equal(run.code, 0, run.stderr);
+      ok((await Deno.stat(join(sub, "tiny-llama.gguf"))).isFile);
+    });
+    await t.step("--force with -o DIR never removes the directory", async () => {
+      const run = await runApr(["import", DEMO_MODEL, "-o", dir, "--force", "--quiet"]);
+      equal(run.code, 0, run.stderr);
+      ok((await Deno.stat(dir)).isDirectory);
+    });
+  });
+});
+
+Deno.test("a missing or read-only output folder is exit 2 with one line, before any work", async (t) => {
+  await t.step("missing folder: named, not created", async () => {
+    await withTempDir(async (dir) => {
+      const out = join(dir, "no", "such", "x.apr");
+      const run = await runApr(["import", DEMO_MODEL, "-o", out]);
+      assertOneLineError(run, /the folder ".*\/no\/such" does not exist; create it first/);
+      ok(!(await exists(join(dir, "no"))));
+    });
+  });
+  await t.step("a folder that cannot be written: the OS reason and the path", async () => {
+    // /sys refuses file creation even to root, unlike a chmod'ed folder.
+    const run = await runApr(["import", DEMO_MODEL, "-o", "/sys/x.apr"]);
+    assertOneLineError(run, /Permission denied.*\/sys\/x\.apr\.partial/);
+  });
+});
+
+Deno.test("Ctrl-C during an export to a non-APR format removes the partial and says so", async () => {
+  await withTempDir(async (dir) => {
+    const source = join(dir, "big.safetensors");
+    const tensors: Record<string, number> = {};
+    for (let i = 0; i < 8; i++) tensors[`layer.${i}.weight`] = 4 << 20;
+    await writeBigSafetensors(source, tensors);
+    const out = join(dir, "big.gguf");
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", CLI_PATH, "convert", source, "-o", out, "--quiet"],
+      env: { HF_HUB_OFFLINE: "1", NO_COLOR: "1" },
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const stderr = new Response(child.stderr).text();
+    let exited = false;
+    const status = child.status.then((s) => (exited = true, s));
+    let sent = false;
+    while (!exited) {
+      const size = await Deno.stat(`${out}.partial`).then((s) => s.size, () => 0);
+      if (size > 0) {
+        child.kill("SIGINT");
+        sent = true;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    const s = await status;
+    ok(sent, "the export ended before it could be interrupted");
+    equal(s.code, 130);
+    match(await stderr, /interrupted; nothing was kept \(no partial file is left\)/);
+    equal((await listDir(dir)).filter((f) => f.startsWith("big.gguf")).length, 0);
+  });
+});
