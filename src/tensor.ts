@@ -169,6 +169,12 @@ export interface ModelReader {
   readonly tensors: readonly TensorEntry[];
   /** Release files and connections. Safe to call twice. */
   close(): Promise<void>;
+  /**
+   * Check the bytes read against the checksums the file itself carries (an
+   * APR footer CRC), reading what was not read yet; absent where the format
+   * has none. Call it before keeping anything made from the model.
+   */
+  verify?(): Promise<void>;
 }
 
 /**

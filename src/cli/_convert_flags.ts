@@ -5,6 +5,7 @@
  * @module
  */
 
+import { messageLine } from "./terminal_text.ts";
 import { basename, dirname, join } from "node:path";
 import { UsageError } from "../errors.ts";
 import {
@@ -210,7 +211,7 @@ export async function runConversion(
     result = await convertModel(source, output, {
       ...options,
       signal: interrupt.signal,
-      onWarning: (message) => display.log(`warning: ${message}`),
+      onWarning: (message) => display.log(`warning: ${messageLine(message)}`),
       onDownloadProgress: (event) => {
         display.update(event);
         for (const file of event.active) {

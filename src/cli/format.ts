@@ -6,6 +6,8 @@
  * @module
  */
 
+import { terminalSafe } from "./terminal_text.ts";
+
 const UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
 
 /**
@@ -81,7 +83,9 @@ export function parseSize(text: string): number {
  * @param rows Cells, one array per row; the first row is usually the heading.
  * @returns The table, one line per row.
  */
-export function formatTable(rows: readonly (readonly string[])[]): string[] {
+export function formatTable(cells: readonly (readonly string[])[]): string[] {
+  // Cells hold names from files: escaped, so none can move the cursor.
+  const rows = cells.map((row) => row.map(terminalSafe));
   const widths: number[] = [];
   for (const row of rows) {
     row.forEach((cell, i) => widths[i] = Math.max(widths[i] ?? 0, cell.length));

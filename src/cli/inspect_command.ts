@@ -5,6 +5,7 @@
  * @module
  */
 
+import { terminalSafe } from "./terminal_text.ts";
 import { AprReader } from "../formats/apr/reader.ts";
 import { openModel } from "../pipeline/open_model.ts";
 import { formatBytes, formatCount, formatTable } from "./format.ts";
@@ -88,7 +89,7 @@ export const inspectCommand: CommandSpec = {
         return 0;
       }
       const lines = [
-        `source:      ${source}`,
+        `source:      ${terminalSafe(source!)}`,
         `format:      ${header.format}${apr ? ` v${result.version}` : ""}`,
       ];
       if (apr) {
@@ -105,7 +106,7 @@ export const inspectCommand: CommandSpec = {
         "metadata:",
       );
       for (const [key, value] of Object.entries(result.metadata as Record<string, unknown>)) {
-        lines.push(`  ${key}: ${JSON.stringify(value)}`);
+        lines.push(`  ${terminalSafe(key)}: ${terminalSafe(JSON.stringify(value))}`);
       }
       lines.push("", "tensors by dtype:");
       lines.push(

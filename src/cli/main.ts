@@ -6,6 +6,7 @@
  * @module
  */
 
+import { messageLine } from "./terminal_text.ts";
 import denoJson from "../../deno.json" with { type: "json" };
 import {
   HubAnswerError,
@@ -138,7 +139,7 @@ function makeContext(io: MainIo, values: Record<string, unknown>): CommandContex
         plainIntervalMs,
       }),
     warn: (message) => {
-      if (!quiet) io.err(`warning: ${message}\n`);
+      if (!quiet) io.err(`warning: ${messageLine(message)}\n`);
     },
   };
 }
@@ -191,7 +192,8 @@ function reportError(io: MainIo, error: unknown, verbose: boolean): number {
       cause = cause.cause;
     }
   } else {
-    io.err(`apr: ${message.split("\n")[0]}\n`);
+    // One line whatever the message holds: names from files are escaped, not split.
+    io.err(`apr: ${messageLine(message)}\n`);
     if (!userError && !isEnvironmentError(error)) {
       io.err("apr: this looks like a bug; run again with --verbose for details\n");
     }

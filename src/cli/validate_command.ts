@@ -5,6 +5,7 @@
  * @module
  */
 
+import { messageLine, terminalSafe } from "./terminal_text.ts";
 import { ModelFormatError } from "../errors.ts";
 import { type AprCheck, validateApr } from "../formats/apr/reader.ts";
 import { openFileSource } from "../io/file_source.ts";
@@ -86,15 +87,25 @@ export const validateCommand: CommandSpec = {
       ctx.out(`${JSON.stringify({ file: path, format, ok, checks }, null, 2)}\n`);
     } else {
       for (const c of checks) {
-        ctx.out(`${c.ok ? "ok  " : "FAIL"}  ${c.check}${c.detail ? `: ${c.detail}` : ""}\n`);
+        ctx.out(
+          `${c.ok ? "ok  " : "FAIL"}  ${c.check}${c.detail ? `: ${messageLine(c.detail)}` : ""}\n`,
+        );
       }
     }
     if (!ok) {
       const failed = checks.find((c) => !c.ok)!;
-      ctx.err(`apr: "${path}" is not a valid ${format} file: ${failed.check}: ${failed.detail}\n`);
+      ctx.err(
+        `apr: ${
+          messageLine(`"${path}" is not a valid ${format} file: ${failed.check}: ${failed.detail}`)
+        }\n`,
+      );
       return 2;
     }
-    if (!ctx.json) ctx.out(`${path}: valid ${format} file${deep ? " (deep)" : ""}\n`);
+    if (!ctx.json) {
+      // Without --deep no tensor byte was read: say so rather than imply it.
+      const scope = deep ? " (deep)" : " (structure only; tensor data not checked, use --deep)";
+      ctx.out(`${terminalSafe(path!)}: valid ${format} file${scope}\n`);
+    }
     return 0;
   },
 };

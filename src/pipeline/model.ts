@@ -86,24 +86,28 @@ export class Model {
    *
    * @param reader The reader; closed by {@linkcode Model.close}.
    * @param location Where the model came from.
-   * @param verify Checks the source's bytes against what it announced (see
-   *   {@linkcode Model.verify}); by default there is nothing to check.
+   * @param verify Checks the source's bytes against what its server announced
+   *   (see {@linkcode Model.verify}), besides the reader's own check.
    */
   constructor(reader: ModelReader, location: string, verify?: () => Promise<void>) {
     this.reader = reader;
     this.header = reader.header;
     this.location = location;
     this.#byName = new Map(reader.tensors.map((t) => [t.info.name, t]));
-    this.#verify = verify ?? (() => Promise.resolve());
+    this.#verify = async () => {
+      await reader.verify?.();
+      await verify?.();
+    };
   }
 
   /**
    * Check the bytes read against the checksums the source announced, reading
-   * what was not read yet: a Hub model streamed without the cache is checked
-   * against its LFS sha256s here. Call it before keeping anything made from
+   * what was not read yet: an APR file against its footer CRC, a Hub model
+   * streamed without the cache against its LFS sha256s. Call it before keeping anything made from
    * the model; `convertModel` does so before it renames its output.
    *
-   * @throws {HubAnswerError} When a file's content differs from its checksum.
+   * @throws {ModelFormatError} When an APR file's data does not match its footer CRC.
+   * @throws {HubAnswerError} When a downloaded file differs from its sha256.
    */
   verify(): Promise<void> {
     return this.#verify();

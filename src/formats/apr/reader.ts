@@ -13,6 +13,7 @@ import { ModelFormatError } from "../../errors.ts";
 import { type ByteSource, DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
 import type { ModelHeader, ModelReader, TensorEntry, TensorInfo } from "../../tensor.ts";
 import { crc32 } from "./crc32.ts";
+import { FooterCrcCheck } from "./footer_check.ts";
 import { APR_FLAGS, APR_HEADER_SIZE, type AprHeader, parseAprHeader } from "./header.ts";
 import { openAprLz4Image } from "./lz4_image.ts";
 import {
@@ -26,14 +27,19 @@ import { APR_ALIGNMENT, APR_FOOTER_SIZE } from "./layout.ts";
 import { parseAprMetadata } from "./metadata.ts";
 
 /**
- * Largest metadata JSON read: real files carry tokenizers of tens of MB; a
- * larger value is far more likely corruption than a model, and is refused
- * before allocating.
+ * Largest metadata JSON read: real files carry tokenizers of a few tens of MB
+ * (a 256k vocabulary with merges is ~30 MB); a larger block is refused before
+ * allocating, since decoding and parsing it takes several times its size
+ * (docs/SECURITY.md).
  */
-export const APR_MAX_METADATA_SIZE = 1024 * 1024 * 1024;
+export const APR_MAX_METADATA_SIZE = 128 * 1024 * 1024;
 
-/** Most tensors a file may index: the largest real models have ~10^5; refuse more before allocating. */
-export const APR_MAX_TENSORS = 10_000_000;
+/**
+ * Most tensors a file may index: the largest real models have fewer than
+ * 10^5; each indexed tensor costs about a kilobyte of memory, so more is
+ * refused before allocating.
+ */
+export const APR_MAX_TENSORS = 262_144;
 
 /** Smallest packed index entry: u16 name length, dtype, ndim, offset, size. */
 const MIN_ENTRY_SIZE = 2 + 1 + 1 + 8 + 8;
@@ -203,6 +209,7 @@ export class AprReader implements ModelReader {
   #source: ByteSource;
   #byName: Map<string, AprTensorEntry>;
   #chunkSize: number;
+  #footer: FooterCrcCheck;
 
   /**
    * Use {@linkcode AprReader.open}; this constructor takes already-checked parts.
@@ -225,6 +232,7 @@ export class AprReader implements ModelReader {
     this.header = header;
     this.fileSize = source.size;
     this.#chunkSize = chunkSize;
+    this.#footer = new FooterCrcCheck(source.name, source.size);
     this.tensors = entries.map((e, i) => {
       const fileOffset = aprHeader.dataOffset + e.offset;
       return {
@@ -233,8 +241,12 @@ export class AprReader implements ModelReader {
         offset: e.offset,
         fileOffset,
         size: e.size,
+        // Every tensor read in full feeds the footer check of verify().
         open: (): ReadableStream<Uint8Array> =>
-          this.#source.stream(fileOffset, fileOffset + e.size, this.#chunkSize),
+          this.#footer.wrap(
+            fileOffset,
+            this.#source.stream(fileOffset, fileOffset + e.size, this.#chunkSize),
+          ),
       };
     });
     this.#byName = new Map(this.tensors.map((t) => [t.info.name, t]));
@@ -294,6 +306,17 @@ export class AprReader implements ModelReader {
         { offset: this.fileSize - APR_FOOTER_SIZE },
       );
     }
+  }
+
+  /**
+   * Check the footer CRC against the tensors read so far plus whatever they
+   * did not cover (read now), so a conversion never keeps corrupt data:
+   * `convertModel` calls it before renaming its output.
+   *
+   * @throws {ModelFormatError} When the data does not match the footer CRC.
+   */
+  verify(): Promise<void> {
+    return this.#footer.verify(this.#source);
   }
 
   /** Close the underlying source. Safe to call twice. */

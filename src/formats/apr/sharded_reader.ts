@@ -25,6 +25,7 @@ import type {
 } from "../../tensor.ts";
 import { APR_FLAGS } from "./header.ts";
 import { compareUtf8Bytes } from "./index_entry.ts";
+import { FooterCrcCheck } from "./footer_check.ts";
 import { AprReader } from "./reader.ts";
 import {
   APR_MANIFEST_SUFFIX,
@@ -130,6 +131,7 @@ export async function openShardedApr(
   let metadata: ModelMetadata | undefined;
   let totalSize: number | undefined;
   let payload = 0;
+  const footers: [string, FooterCrcCheck][] = [];
   for (const [index, shardPath] of names.entries()) {
     const at = files.locate(shardPath);
     if (!listing.has(shardPath)) {
@@ -137,6 +139,8 @@ export async function openShardedApr(
     }
     const source = await files.open(shardPath);
     const shard = await AprReader.open(source, { chunkSize });
+    const footer = new FooterCrcCheck(at, shard.fileSize);
+    footers.push([shardPath, footer]);
     try {
       const s = shard.header.metadata.sharding;
       if (!isAprShard(shard) || !s) {
@@ -185,7 +189,11 @@ export async function openShardedApr(
         infos.push(t.info);
         entries.push({
           info: t.info,
-          open: () => lazyStream(files, shardPath, t.fileOffset, t.size, chunkSize),
+          open: () =>
+            footer.wrap(
+              t.fileOffset,
+              lazyStream(files, shardPath, t.fileOffset, t.size, chunkSize),
+            ),
         });
       }
       if (metadata === undefined) metadata = shard.header.metadata;
@@ -233,6 +241,17 @@ export async function openShardedApr(
     shards: names,
     manifest,
     close: () => Promise.resolve(),
+    // Each shard's footer CRC, from the tensors read plus what they left out.
+    async verify() {
+      for (const [shardPath, footer] of footers) {
+        const source = await files.open(shardPath);
+        try {
+          await footer.verify(source);
+        } finally {
+          await source.close();
+        }
+      }
+    },
   };
 }
 

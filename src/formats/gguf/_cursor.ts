@@ -30,6 +30,8 @@ export class Cursor {
   /** Current file offset. */
   #position = 0;
   #window = CURSOR_WINDOW;
+  /** Array elements read so far: the header parser's memory budget (GGUF_MAX_ARRAY_ELEMENTS). */
+  arrayElements = 0;
 
   constructor(source: ByteSource) {
     this.#source = source;

@@ -115,6 +115,20 @@ export const GGUF_MAX_DIMS = 4;
  * nested arrays; a bound keeps a crafted file from recursing without end.
  */
 export const GGUF_MAX_ARRAY_DEPTH = 3;
+/**
+ * Most tensors in one file: the largest real models have fewer than 10^5,
+ * and each costs memory; more is refused before allocating (docs/SECURITY.md).
+ */
+export const GGUF_MAX_TENSORS = 262_144;
+/** Most KV pairs: real files have under 100 (llama.cpp writes ~30). */
+export const GGUF_MAX_KV_PAIRS = 65_536;
+/**
+ * Longest array: a tokenizer's token, score and merge arrays have fewer than
+ * 10^6 entries. 2^24 leaves a wide margin and bounds one array's memory.
+ */
+export const GGUF_MAX_ARRAY_LENGTH = 1 << 24;
+/** Most array elements in all of a file's metadata together (every array counted, nested ones too). */
+export const GGUF_MAX_ARRAY_ELEMENTS = 1 << 24;
 /** Longest key, per the GGUF specification (keys are at most 65535 bytes). */
 export const GGUF_MAX_KEY_LENGTH = 65535;
 /**
@@ -233,6 +247,18 @@ export async function parseGgufHeader(source: ByteSource): Promise<GgufHeader> {
     throw c.fail(
       `invalid KV count ${rawKvCount}: each KV pair needs at least ${GGUF_MIN_KV_BYTES} ` +
         `bytes, and only ${available} bytes follow the counts`,
+      16,
+    );
+  }
+  if (rawTensorCount > BigInt(GGUF_MAX_TENSORS)) {
+    throw c.fail(
+      `too many tensors: ${rawTensorCount}, more than the ${GGUF_MAX_TENSORS} supported`,
+      8,
+    );
+  }
+  if (rawKvCount > BigInt(GGUF_MAX_KV_PAIRS)) {
+    throw c.fail(
+      `too many KV pairs: ${rawKvCount}, more than the ${GGUF_MAX_KV_PAIRS} supported`,
       16,
     );
   }
@@ -539,6 +565,20 @@ async function readArray(
   }
   const rawCount = c.u64();
   const minBytes = MIN_ELEMENT_BYTES[elementType]!;
+  // Bounded memory: no array, and not all arrays together, beyond what real files hold.
+  if (rawCount > BigInt(GGUF_MAX_ARRAY_LENGTH)) {
+    throw c.fail(
+      `array "${key}" has ${rawCount} elements, more than the ${GGUF_MAX_ARRAY_LENGTH} supported`,
+      at,
+    );
+  }
+  c.arrayElements += Number(rawCount);
+  if (c.arrayElements > GGUF_MAX_ARRAY_ELEMENTS) {
+    throw c.fail(
+      `the metadata's arrays hold more than ${GGUF_MAX_ARRAY_ELEMENTS} elements in all`,
+      at,
+    );
+  }
   // G8: checked before the array is allocated.
   if (rawCount * BigInt(minBytes) > BigInt(c.remaining)) {
     throw c.fail(

@@ -104,11 +104,15 @@ const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
  * Parse JSON text strictly (RFC 8259), rejecting duplicate keys in any object.
  *
  * @param text The JSON text.
+ * @param maxValues Most values (objects, arrays, strings, numbers, literals)
+ *   accepted: each costs tens of bytes of memory, so a hostile text of
+ *   millions of tiny values is stopped before it exhausts memory.
  * @returns The value, numbers kept as {@linkcode JsonNumber}.
- * @throws {JsonSyntaxError} On malformed JSON or a repeated key.
+ * @throws {JsonSyntaxError} On malformed JSON, a repeated key, or more than `maxValues` values.
  */
-export function parseJsonStrict(text: string): JsonValue {
+export function parseJsonStrict(text: string, maxValues = Number.POSITIVE_INFINITY): JsonValue {
   let i = 0;
+  let values = 0;
 
   const fail = (message: string, at = i): never => {
     throw new JsonSyntaxError(message, at);
@@ -185,6 +189,7 @@ export function parseJsonStrict(text: string): JsonValue {
 
   const parseValue = (depth: number): JsonValue => {
     skipSpace();
+    if (++values > maxValues) fail(`more than ${maxValues} JSON values`);
     const c = text[i];
     if (c === "{") {
       if (depth >= MAX_DEPTH) fail(`nesting deeper than ${MAX_DEPTH} levels`);

@@ -27,6 +27,19 @@ import {
  * check runs before the header buffer is allocated.
  */
 export const MAX_HEADER_BYTES = 100_000_000;
+/**
+ * Most tensors in one file. The largest real checkpoints have fewer than
+ * 10^5 tensors in all their shards; a header of millions of tiny entries is an
+ * attempt to exhaust memory (docs/SECURITY.md).
+ */
+export const MAX_TENSORS = 262_144;
+/**
+ * Most JSON values in a header: a tensor entry is about 10 (its object, dtype,
+ * shape and offsets), so this admits {@linkcode MAX_TENSORS} tensors of 8
+ * dimensions with room to spare, and stops a header of millions of numbers
+ * before they are allocated.
+ */
+export const MAX_HEADER_JSON_VALUES = MAX_TENSORS * 16;
 
 /** Bytes of the length prefix. */
 const PREFIX_BYTES = 8;
@@ -126,7 +139,7 @@ export async function parseSafetensorsHeader(source: ByteSource): Promise<Safete
   // S6, S11: strict parse, duplicate keys reported.
   let root: JsonValue;
   try {
-    root = parseJsonStrict(text);
+    root = parseJsonStrict(text, MAX_HEADER_JSON_VALUES);
   } catch (error) {
     if (!(error instanceof JsonSyntaxError)) throw error;
     if (error.duplicate?.depth === 1) {
@@ -144,6 +157,12 @@ export async function parseSafetensorsHeader(source: ByteSource): Promise<Safete
     throw fail("invalid header: the JSON is not an object", PREFIX_BYTES);
   }
 
+  if (root.keys.length > MAX_TENSORS + 1) {
+    throw fail(
+      `too many tensors: ${root.keys.length} entries, more than the ${MAX_TENSORS} supported`,
+      PREFIX_BYTES,
+    );
+  }
   let metadata: Record<string, string> | undefined;
   const tensors: SafetensorsTensorInfo[] = [];
   for (const [index, name] of root.keys.entries()) {

@@ -1,0 +1,190 @@
+/**
+ * Crafted files (issue 9 items 4, 9, 10, 15, 16; docs/SECURITY.md "Untrusted
+ * files"): each is generated here, small or sparse, and must end in exit 0 or
+ * 2 with one line, no terminal control sequence, and no output left behind.
+ */
+
+import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { APR_MAX_TENSORS } from "../../src/formats/apr/reader.ts";
+import { GGUF_MAX_ARRAY_LENGTH, GGUF_MAX_TENSORS } from "../../src/formats/gguf/header.ts";
+import { MAX_TENSORS } from "../../src/formats/safetensors/header.ts";
+import { rawHeader } from "../formats/gguf/_raw_gguf.ts";
+import {
+  assertOneLineError,
+  DEMO_MODEL,
+  exists,
+  f32Safetensors,
+  rawSafetensors,
+  runApr,
+  withTempDir,
+} from "./_run_apr.ts";
+
+/** Control characters a terminal would act on (newlines separate lines and are allowed). */
+// deno-lint-ignore no-control-regex -- control characters are what this looks for
+const TERMINAL_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+const EVIL = "evil\u001b]0;pwned\u0007\u001b[2J\r\nforged: line\u202e";
+
+Deno.test("names with terminal escapes are printed escaped, and exactly in --json", async (t) => {
+  await withTempDir(async (dir) => {
+    const file = join(dir, "evil.safetensors");
+    await Deno.writeFile(file, f32Safetensors({ [EVIL]: new Float32Array([1, 2, 3, 4]) }));
+    const commands = [["tensors", file], ["tensors", file, "--stats"], ["inspect", file]];
+    for (const args of commands) {
+      await t.step(args.join(" ").replace(dir, ""), async () => {
+        const run = await runApr(args);
+        equal(run.code, 0, run.stderr);
+        ok(!TERMINAL_CONTROL.test(run.stdout + run.stderr), JSON.stringify(run.stdout));
+        ok(!run.stdout.includes("\u202e"), "no bidirectional override");
+        ok(!/^forged/m.test(run.stdout), "no forged line");
+        if (args[0] === "tensors") {
+          match(run.stdout, /evil\\u001b\]0;pwned\\u0007\\u001b\[2J\\r\\nforged/);
+        }
+      });
+    }
+    await t.step("--json keeps the exact name", async () => {
+      const run = await runApr(["tensors", file, "--json"]);
+      equal(run.code, 0, run.stderr);
+      const rows = JSON.parse(run.stdout) as { name: string }[];
+      deepEqual(rows.map((r) => r.name), [EVIL]);
+    });
+    await t.step("an error naming the tensor stays one escaped line", async () => {
+      const bad = join(dir, "bad.safetensors");
+      const header = JSON.stringify({ [EVIL]: { dtype: "F32", shape: [4], data_offsets: [0, 8] } });
+      await Deno.writeFile(bad, rawSafetensors(header, new Uint8Array(16)));
+      const run = await runApr(["import", bad, "-o", join(dir, "x.apr")]);
+      assertOneLineError(run, /evil\\u001b/);
+      ok(!TERMINAL_CONTROL.test(run.stderr));
+      ok(!(await exists(join(dir, "x.apr"))) && !(await exists(join(dir, "x.apr.partial"))));
+    });
+    await t.step("an echoed value is clipped", async () => {
+      const bad = join(dir, "long.safetensors");
+      const name = "n".repeat(100_000);
+      const header = JSON.stringify({ [name]: { dtype: "F32", shape: [4], data_offsets: [0, 8] } });
+      await Deno.writeFile(bad, rawSafetensors(header, new Uint8Array(16)));
+      const run = await runApr(["inspect", bad]);
+      assertOneLineError(run, /more characters\)$/);
+      ok(run.stderr.length < 1200, `${run.stderr.length} characters`);
+    });
+  });
+});
+
+/** Write `head` and extend the file with zeros (sparse) to `size` bytes. */
+async function sparseFile(path: string, head: Uint8Array, size: number): Promise<string> {
+  await Deno.writeFile(path, head);
+  await Deno.truncate(path, size);
+  return path;
+}
+
+Deno.test("header-driven blow-ups are refused before allocating", async (t) => {
+  await withTempDir(async (dir) => {
+    const cases: [string, () => Promise<string>, RegExp][] = [
+      [
+        "GGUF array of 2^32 elements (exit 2, not a bug)",
+        () => {
+          const head = rawHeader(0, 1).str("tokenizer.ggml.scores").u32(9).u32(0).u64(2n ** 32n)
+            .bytes();
+          return sparseFile(join(dir, "array.gguf"), head, head.length + 2 ** 32 + 64);
+        },
+        new RegExp(`has 4294967296 elements, more than the ${GGUF_MAX_ARRAY_LENGTH} supported`),
+      ],
+      [
+        "GGUF u8 array of 2^27 elements",
+        () => {
+          const head = rawHeader(0, 1).str("x").u32(9).u32(0).u64(2 ** 27).bytes();
+          return sparseFile(join(dir, "u8.gguf"), head, head.length + 2 ** 27 + 64);
+        },
+        /has 134217728 elements, more than/,
+      ],
+      [
+        "GGUF with 8 M KV pairs",
+        () => {
+          const head = rawHeader(0, 8_000_000).bytes();
+          return sparseFile(join(dir, "kv.gguf"), head, head.length + 8_000_000 * 14);
+        },
+        /too many KV pairs: 8000000, more than the 65536 supported/,
+      ],
+      [
+        "GGUF with a million tensors",
+        () => {
+          const head = rawHeader(1_000_000, 0).bytes();
+          return sparseFile(join(dir, "tensors.gguf"), head, head.length + 1_000_000 * 25);
+        },
+        new RegExp(`too many tensors: 1000000, more than the ${GGUF_MAX_TENSORS} supported`),
+      ],
+      [
+        "SafeTensors header of a million tiny tensors",
+        async () => {
+          const path = join(dir, "many.safetensors");
+          const entry = '{"dtype":"U8","shape":[0],"data_offsets":[0,0]}';
+          const parts = [];
+          for (let i = 0; i < 1_000_000; i++) parts.push(`"t${i}":${entry}`);
+          await Deno.writeFile(path, rawSafetensors(`{${parts.join(",")}}`, new Uint8Array(0)));
+          return path;
+        },
+        new RegExp(`more than ${MAX_TENSORS * 16} JSON values`),
+      ],
+      [
+        "APR header claiming a million tensors",
+        async () => {
+          const demo = join(dir, "demo-for-count.apr");
+          equal((await runApr(["import", DEMO_MODEL, "-o", demo, "--quiet"])).code, 0);
+          const bytes = await Deno.readFile(demo);
+          new DataView(bytes.buffer).setUint32(8, 1_000_000, true); // tensor_count
+          const path = join(dir, "many.apr");
+          await Deno.writeFile(path, bytes);
+          return path;
+        },
+        // Refused by the header CRC or the count limit, never allocated.
+        new RegExp(`header CRC|exceeds the limit of ${APR_MAX_TENSORS}`),
+      ],
+    ];
+    for (const [name, make, message] of cases) {
+      await t.step(name, async () => {
+        const path = await make();
+        const started = performance.now();
+        assertOneLineError(await runApr(["inspect", path]), message);
+        // validate prints its checklist on stdout, and the failure as one line on stderr.
+        const validate = await runApr(["validate", path]);
+        equal(validate.code, 2, validate.stderr);
+        match(validate.stderr, message);
+        equal(validate.stderr.trimEnd().split("\n").length, 1);
+        ok(performance.now() - started < 60_000, "took too long");
+        await Deno.remove(path);
+      });
+    }
+  });
+});
+
+Deno.test("corrupted APR data is not converted: one flipped bit is exit 2, no output", async (t) => {
+  await withTempDir(async (dir) => {
+    const good = join(dir, "good.apr");
+    equal((await runApr(["import", DEMO_MODEL, "-o", good, "--quiet"])).code, 0);
+    const bytes = await Deno.readFile(good);
+    // A bit in the last tensor's data, before the 4-byte footer.
+    bytes[bytes.length - 64] = bytes[bytes.length - 64]! ^ 0x01;
+    const bad = join(dir, "bad.apr");
+    await Deno.writeFile(bad, bytes);
+    const commands: [string, string[], string][] = [
+      ["import", [], "x.apr"],
+      ["convert", [], "x.safetensors"],
+      ["export", ["--format", "gguf"], "x.gguf"],
+    ];
+    for (const [command, flags, out] of commands) {
+      await t.step(command, async () => {
+        const run = await runApr([command, bad, ...flags, "-o", join(dir, out), "--quiet"]);
+        assertOneLineError(run, /footer CRC mismatch: stored 0x[0-9a-f]{8}, the data gives 0x/);
+        ok(!(await exists(join(dir, out))), "no output");
+        ok(!(await exists(join(dir, `${out}.partial`))), "no partial output");
+        ok(!(await exists(join(dir, `${out}.partial.journal`))), "no journal");
+      });
+    }
+    await t.step("validate without --deep says the data was not checked", async () => {
+      const run = await runApr(["validate", bad]);
+      equal(run.code, 0, run.stderr);
+      match(run.stdout, /tensor data not checked, use --deep/);
+      const deep = await runApr(["validate", bad, "--deep"]);
+      equal(deep.code, 2);
+    });
+  });
+});
