@@ -184,9 +184,30 @@ export async function convertModel(
       dtypes,
       durationMs: Math.round(performance.now() - started),
     };
+  } catch (error) {
+    throw nameTheSource(error, typeof source === "string" ? source : model.location, format);
   } finally {
     await model.close();
   }
+}
+
+/**
+ * A tensor the output format cannot hold (a name that is not valid Unicode or
+ * too long, too many dimensions) is reported by the sink, which does not know
+ * where the tensor came from: say which file it is, so the one line names it.
+ */
+function nameTheSource(error: unknown, location: string, format: OutputFormat): unknown {
+  if (
+    (error instanceof TypeError || error instanceof RangeError) &&
+    /^Cannot (use tensor name|store tensor)/.test(error.message) &&
+    !error.message.includes(location)
+  ) {
+    return new UsageError(
+      `Cannot convert "${location}" to ${format}: ${error.message.replace(/^Cannot /, "cannot ")}`,
+      { cause: error },
+    );
+  }
+  return error;
 }
 
 /**

@@ -57,6 +57,23 @@ Deno.test("names with terminal escapes are printed escaped, and exactly in --jso
       ok(!TERMINAL_CONTROL.test(run.stderr));
       ok(!(await exists(join(dir, "x.apr"))) && !(await exists(join(dir, "x.apr.partial"))));
     });
+    await t.step("a name APR cannot hold: the line names the source file", async () => {
+      for (
+        const [name, reason] of [["bad\ud800name", /not valid Unicode/], [
+          "x".repeat(300),
+          /300 UTF-8 bytes/,
+        ]] as const
+      ) {
+        const bad = join(dir, "unstorable.safetensors");
+        const header = JSON.stringify({
+          [name]: { dtype: "F32", shape: [2], data_offsets: [0, 8] },
+        });
+        await Deno.writeFile(bad, rawSafetensors(header, new Uint8Array(8)));
+        const run = await runApr(["import", bad, "-o", join(dir, "u.apr"), "--quiet"]);
+        assertOneLineError(run, /Cannot convert ".*unstorable\.safetensors" to apr: /, reason);
+        ok(!(await exists(join(dir, "u.apr.partial"))));
+      }
+    });
     await t.step("an echoed value is clipped", async () => {
       const bad = join(dir, "long.safetensors");
       const name = "n".repeat(100_000);
