@@ -173,6 +173,38 @@ Deno.test("header-driven blow-ups are refused before allocating", async (t) => {
   });
 });
 
+Deno.test("an LZ4 bomb (16 MB declaring 4 GiB) is decoded in bounded memory and refused", async () => {
+  await withTempDir(async (dir) => {
+    const demo = join(dir, "demo-lz4.apr");
+    equal(
+      (await runApr(["import", DEMO_MODEL, "-o", demo, "--compress", "lz4", "--quiet"])).code,
+      0,
+    );
+    const header = (await Deno.readFile(demo)).subarray(0, 64);
+    // One zero literal, then one match of 4 GiB of zeros at offset 1: the
+    // largest expansion LZ4 allows (255:1 in the match-length bytes).
+    const length = 0xffffffff - 64;
+    const extension = length - 1 - 4 - 15;
+    const full = Math.floor(extension / 255);
+    const block = new Uint8Array(4 + full + 2);
+    block.set([0x1f, 0x00, 0x01, 0x00]);
+    block.fill(255, 4, 4 + full);
+    block[4 + full] = extension - full * 255;
+    block[5 + full] = 0x00; // the last sequence: no literals
+    const bomb = new Uint8Array(68 + block.length);
+    bomb.set(header);
+    new DataView(bomb.buffer).setUint32(64, length, true);
+    bomb.set(block, 68);
+    const path = join(dir, "bomb.apr");
+    await Deno.writeFile(path, bomb);
+    const started = performance.now();
+    const run = await runApr(["inspect", path]);
+    // The image is zeros where the metadata should be: refused, one line, quickly.
+    assertOneLineError(run, /bomb\.apr".*metadata/);
+    ok(performance.now() - started < 60_000);
+  });
+});
+
 Deno.test("corrupted APR data is not converted: one flipped bit is exit 2, no output", async (t) => {
   await withTempDir(async (dir) => {
     const good = join(dir, "good.apr");

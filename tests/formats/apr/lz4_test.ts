@@ -211,3 +211,49 @@ Deno.test("AprLz4Sink refuses models of 4 GiB or more before allocating", async 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("openAprLz4Image() reads any range of a multi-checkpoint image exactly, in bounded windows", async () => {
+  // 20 MiB of data with runs, repeats and noise: several checkpoints, long
+  // matches, literals that straddle input chunks.
+  const size = 20 << 20;
+  const rest = new Uint8Array(size);
+  let x = 12345;
+  for (let i = 0; i < size;) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    const run = 1 + (x % 3000);
+    if (x & 1) rest.fill(x >>> 24, i, i + run);
+    else for (let j = i; j < i + run && j < size; j++) rest[j] = (x >>> (j & 15)) & 0xff;
+    i += run;
+  }
+  const header = new Uint8Array(64).fill(7);
+  const block = lz4CompressBlock(rest);
+  const file = new Uint8Array(68 + block.length);
+  file.set(header);
+  new DataView(file.buffer).setUint32(64, size, true);
+  file.set(block, 68);
+  const { openAprLz4Image } = await import("../../../src/formats/apr/lz4_image.ts");
+  const image = await openAprLz4Image(new BlobSource(new Blob([file]), "big.apr"));
+  assert.equal(image.size, 64 + size);
+  const expected = new Uint8Array(64 + size);
+  expected.set(header);
+  expected.set(rest, 64);
+  for (
+    const [start, length] of [[0, 100], [60, 10], [8 << 20, 3], [(8 << 20) - 5, 70_000], [
+      size - 100,
+      164,
+    ], [1234567, 9 << 20]]
+  ) {
+    assert.deepEqual(
+      await image.read(start!, length!),
+      expected.subarray(start!, start! + length!),
+    );
+  }
+  let at = 0;
+  for await (const chunk of image.stream(0, image.size, 3 << 20)) {
+    assert.ok(chunk.length <= 3 << 20);
+    assert.deepEqual(chunk, expected.subarray(at, at + chunk.length));
+    at += chunk.length;
+  }
+  assert.equal(at, image.size);
+  await image.close();
+});
