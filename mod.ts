@@ -197,7 +197,7 @@ export {
   openHttpSource,
   type RetryOptions,
 } from "./src/io/http_source.ts";
-export { LocalModelFiles, type ModelFiles } from "./src/sources/model_files.ts";
+export { LocalModelFiles, type ModelFiles } from "./src/io/model_files.ts";
 export { type HubRef, parseHubRef } from "./src/sources/hub_ref.ts";
 export {
   type HttpTimeouts,

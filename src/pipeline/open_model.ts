@@ -26,7 +26,7 @@ import { openHubModelFiles } from "../sources/hub_files.ts";
 import { pullModel, type PullProgressEvent } from "../sources/hub_pull.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
 import { type HubSettings, hubSettingsFromEnv } from "../sources/hub_settings.ts";
-import { LocalModelFiles, type ModelFiles } from "../sources/model_files.ts";
+import { LocalModelFiles, type ModelFiles } from "../io/model_files.ts";
 import type { ModelReader } from "../tensor.ts";
 import { DETECT_BYTES, detectFormat } from "./detect_format.ts";
 import { Model } from "./model.ts";

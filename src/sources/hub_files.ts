@@ -11,7 +11,7 @@ import { HubOfflineError, HubRequestError } from "../errors.ts";
 import type { ByteSource } from "../io/byte_source.ts";
 import { ContentDigest } from "../io/digest_source.ts";
 import type { RetryOptions } from "../io/http_source.ts";
-import type { ModelFiles } from "./model_files.ts";
+import type { ModelFiles } from "../io/model_files.ts";
 import { HubClient } from "./hub_client.ts";
 import { assertSafeRevision } from "./hub_names.ts";
 import { DEFAULT_REVISION, formatHubRef, type HubRef, parseHubRef } from "./hub_ref.ts";

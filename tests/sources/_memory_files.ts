@@ -6,7 +6,7 @@
 
 import { BlobSource } from "../../src/io/blob_source.ts";
 import type { ByteSource } from "../../src/io/byte_source.ts";
-import type { ModelFiles } from "../../src/sources/model_files.ts";
+import type { ModelFiles } from "../../src/io/model_files.ts";
 
 /** A repository held in memory. */
 export class MemoryModelFiles implements ModelFiles {

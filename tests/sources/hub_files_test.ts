@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { openSafetensorsModel } from "../../src/formats/safetensors/sharded.ts";
 import { HubRequestError } from "../../src/errors.ts";
 import { openHubModelFiles } from "../../src/sources/hub_files.ts";
-import { LocalModelFiles } from "../../src/sources/model_files.ts";
+import { LocalModelFiles } from "../../src/io/model_files.ts";
 import { buildTinyShardedModel, startHubServer } from "../_hub_server.ts";
 
 const REF = "hf://test-org/tiny-model";

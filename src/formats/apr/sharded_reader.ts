@@ -15,7 +15,7 @@
 import { posix } from "node:path";
 import { ModelFormatError } from "../../errors.ts";
 import { type ByteSource, DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
-import { MAX_JSON_FILE_BYTES, type ModelFiles, readTextFile } from "../../sources/model_files.ts";
+import { MAX_JSON_FILE_BYTES, type ModelFiles, readTextFile } from "../../io/model_files.ts";
 import type {
   ModelHeader,
   ModelMetadata,
@@ -68,7 +68,7 @@ export function isAprShard(reader: ModelReader): reader is AprReader {
  * @example Usage
  * ```ts ignore
  * import { openShardedApr } from "./sharded_reader.ts";
- * import { LocalModelFiles } from "../../sources/model_files.ts";
+ * import { LocalModelFiles } from "../../io/model_files.ts";
  * const set = await openShardedApr(new LocalModelFiles("out"), "model.apr.manifest.json");
  * console.log(set.header.tensors.length, set.shards);
  * await set.close();

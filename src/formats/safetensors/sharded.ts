@@ -11,8 +11,8 @@
 
 import { ModelFormatError } from "../../errors.ts";
 import { type ByteSource, DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
-import { readHfCompanions } from "../../sources/hf_metadata.ts";
-import type { ModelFiles } from "../../sources/model_files.ts";
+import { readHfCompanions } from "./hf_metadata.ts";
+import type { ModelFiles } from "../../io/model_files.ts";
 import type {
   ModelHeader,
   ModelMetadata,
@@ -290,7 +290,7 @@ function mergeMetadata(
  * @example Usage
  * ```ts ignore
  * import { openSafetensorsModel } from "./sharded.ts";
- * import { LocalModelFiles } from "../../sources/model_files.ts";
+ * import { LocalModelFiles } from "../../io/model_files.ts";
  * const model = await openSafetensorsModel(new LocalModelFiles("./phi-4"), {
  *   onWarning: (message) => console.warn(message),
  * });

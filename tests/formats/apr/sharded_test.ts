@@ -12,7 +12,7 @@ import { openShardedApr } from "../../../src/formats/apr/sharded_reader.ts";
 import { ShardedAprSink } from "../../../src/formats/apr/sharded_sink.ts";
 import { openFileSource } from "../../../src/io/file_source.ts";
 import { openModel } from "../../../src/pipeline/open_model.ts";
-import { LocalModelFiles } from "../../../src/sources/model_files.ts";
+import { LocalModelFiles } from "../../../src/io/model_files.ts";
 import type { ModelChunk, ModelMetadata, TensorEntry } from "../../../src/tensor.ts";
 import { bytesOf } from "./_fixtures.ts";
 

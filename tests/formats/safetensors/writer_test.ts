@@ -6,7 +6,7 @@ import { encodeSafetensors } from "../../../src/formats/safetensors/encode.ts";
 import { parseSafetensorsHeader } from "../../../src/formats/safetensors/header.ts";
 import { UsageError } from "../../../src/errors.ts";
 import { openFileSource } from "../../../src/io/file_source.ts";
-import { LocalModelFiles } from "../../../src/sources/model_files.ts";
+import { LocalModelFiles } from "../../../src/io/model_files.ts";
 import {
   type ModelChunk,
   modelChunks,

@@ -28,9 +28,9 @@
  * @module
  */
 
-import { ModelFormatError } from "../errors.ts";
-import type { ModelMetadata } from "../tensor.ts";
-import type { ModelFiles } from "./model_files.ts";
+import { ModelFormatError } from "../../errors.ts";
+import type { ModelMetadata } from "../../tensor.ts";
+import type { ModelFiles } from "../../io/model_files.ts";
 
 /**
  * Largest config-like companion read (`config.json`, `tokenizer_config.json`,

@@ -8,8 +8,8 @@
  */
 
 import { join } from "node:path";
-import type { ByteSource } from "../io/byte_source.ts";
-import { openFileSource } from "../io/file_source.ts";
+import type { ByteSource } from "./byte_source.ts";
+import { openFileSource } from "./file_source.ts";
 
 /** The files of one model repository. Paths are relative and `/`-separated. */
 export interface ModelFiles {

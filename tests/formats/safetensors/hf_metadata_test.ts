@@ -3,9 +3,9 @@ import {
   aprMetadataFromHf,
   MAX_CONFIG_BYTES,
   readHfCompanions,
-} from "../../src/sources/hf_metadata.ts";
-import { ModelFormatError } from "../../src/errors.ts";
-import { MemoryModelFiles } from "./_memory_files.ts";
+} from "../../../src/formats/safetensors/hf_metadata.ts";
+import { ModelFormatError } from "../../../src/errors.ts";
+import { MemoryModelFiles } from "../../sources/_memory_files.ts";
 
 const MINICPM = Deno.readTextFileSync("tests/testdata/safetensors/other/minicpm3-4b-config.json");
 
