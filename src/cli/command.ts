@@ -9,6 +9,7 @@
 
 import { parseArgs } from "node:util";
 import { UsageError } from "../errors.ts";
+import { closest } from "./_suggest.ts";
 import type { ProgressDisplay } from "./progress_display.ts";
 
 /** One flag of a command. */
@@ -102,9 +103,7 @@ export function parseCommandArgs(
       strict: true,
     });
   } catch (error) {
-    // node:util phrases these for its own CLI; keep its text, prefix ours.
-    const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
-    throw new UsageError(`apr ${spec.name}: ${message} (see "apr ${spec.name} --help")`);
+    throw new UsageError(describeParseError(spec, Object.keys(options), error), { cause: error });
   }
   const values = parsed.values as OptionValues;
   if (values.help) return { values, positionals: parsed.positionals };
@@ -190,4 +189,28 @@ export function integerOption(values: OptionValues, name: string): number | unde
     throw new UsageError(`--${name} must be a positive whole number, got "${text}"`);
   }
   return n;
+}
+
+/**
+ * node:util's parse errors are phrased for its own CLI ("To specify a
+ * positional argument starting with a '-' …"): say it in one line of ours,
+ * with a suggestion for a near miss.
+ */
+function describeParseError(spec: CommandSpec, known: string[], error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const help = `(see apr ${spec.name} --help)`;
+  const unknown = /^Unknown option '(-{1,2})([^']*)'/.exec(message);
+  if (unknown) {
+    const typed = unknown[2]!;
+    const flag = `${unknown[1]}${typed}`;
+    const near = unknown[1] === "--" ? closest(typed, known) : undefined;
+    return `apr ${spec.name}: unknown option ${flag}${
+      near ? `; did you mean --${near}?` : ""
+    } ${help}`;
+  }
+  const missing = /^Option '(?:-\w, )?([^' ]+)[^']*' argument missing/.exec(message);
+  if (missing) return `apr ${spec.name}: ${missing[1]} needs a value ${help}`;
+  const notValue = /^Option '(?:-\w, )?([^' ]+)[^']*' does not take an argument/.exec(message);
+  if (notValue) return `apr ${spec.name}: ${notValue[1]} takes no value ${help}`;
+  return `apr ${spec.name}: ${message.split("\n")[0]} ${help}`;
 }

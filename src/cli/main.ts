@@ -17,6 +17,7 @@ import {
 } from "../errors.ts";
 import { DiskFullError } from "../sources/hub_download.ts";
 import { type CommandContext, commandHelp, parseCommandArgs } from "./command.ts";
+import { closest } from "./_suggest.ts";
 import { COMMANDS } from "./commands.ts";
 import { ProgressDisplay, type ProgressMode } from "./progress_display.ts";
 
@@ -92,7 +93,8 @@ function mainHelp(): string {
  * @returns The exit code: 0 success, 1 unexpected failure, 2 bad usage or bad input.
  */
 export async function main(args: readonly string[], io: MainIo = consoleIo()): Promise<number> {
-  const [name, ...rest] = args;
+  // `deno task apr -- inspect x` passes the "--" through: it ends no options here.
+  const [name, ...rest] = args[0] === "--" ? args.slice(1) : args;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     const topic = name === "help" ? COMMANDS.find((c) => c.name === rest[0]) : undefined;
     io.out(topic ? commandHelp(topic) : mainHelp());
@@ -103,10 +105,16 @@ export async function main(args: readonly string[], io: MainIo = consoleIo()): P
     return 0;
   }
   const verbose = rest.includes("--verbose") || rest.includes("-v");
+  const json = rest.includes("--json");
   const command = COMMANDS.find((c) => c.name === name);
   try {
     if (!command) {
-      throw new UsageError(`apr: unknown command "${name}" (run "apr --help" for the list)`);
+      const near = closest(name, COMMANDS.map((c) => c.name));
+      throw new UsageError(
+        `unknown command "${name}"${
+          near ? `; did you mean "${near}"?` : ""
+        } (run "apr --help" for the list)`,
+      );
     }
     const { values, positionals } = parseCommandArgs(command, rest);
     if (values.help) {
@@ -115,7 +123,7 @@ export async function main(args: readonly string[], io: MainIo = consoleIo()): P
     }
     return await command.run(makeContext(io, values), values, positionals);
   } catch (error) {
-    return reportError(io, error, verbose);
+    return reportError(io, error, verbose, json);
   }
 }
 
@@ -181,9 +189,20 @@ function isEnvironmentError(error: unknown): boolean {
     (error instanceof Error && /ENOSPC|No space left/i.test(error.message));
 }
 
-function reportError(io: MainIo, error: unknown, verbose: boolean): number {
+function reportError(io: MainIo, error: unknown, verbose: boolean, json: boolean): number {
   const userError = isUserError(error);
+  const exitCode = userError ? 2 : 1;
   const message = error instanceof Error ? error.message : String(error);
+  if (json) {
+    // Scripts get one JSON document on stdout whatever happens.
+    const path = error instanceof ModelFormatError
+      ? error.path
+      : error instanceof HubRequestError
+      ? error.url
+      : undefined;
+    const code = error instanceof Error ? error.name : "Error";
+    io.out(`${JSON.stringify({ error: { message, code, exitCode, path } }, null, 2)}\n`);
+  }
   if (verbose && error instanceof Error && error.stack) {
     io.err(`${error.stack}\n`);
     let cause = error.cause;
@@ -192,11 +211,13 @@ function reportError(io: MainIo, error: unknown, verbose: boolean): number {
       cause = cause.cause;
     }
   } else {
-    // One line whatever the message holds: names from files are escaped, not split.
-    io.err(`apr: ${messageLine(message)}\n`);
+    // One line whatever the message holds: names from files are escaped, not
+    // split. Messages that name their command ("apr import: …") keep it alone.
+    const line = messageLine(message);
+    io.err(line.startsWith("apr ") ? `${line}\n` : `apr: ${line}\n`);
     if (!userError && !isEnvironmentError(error)) {
       io.err("apr: this looks like a bug; run again with --verbose for details\n");
     }
   }
-  return userError ? 2 : 1;
+  return exitCode;
 }

@@ -59,6 +59,7 @@ export class ProgressDisplay {
   #samples: { t: number; bytes: number }[] = [];
   #lastDraw = -Infinity;
   #rowsDrawn = 0;
+  #plainLines = 0;
   #started: number;
 
   /**
@@ -76,6 +77,9 @@ export class ProgressDisplay {
       ...options,
     };
     this.#started = this.#options.now();
+    // Plain lines (logs, CI) start only after one interval of work: a quick
+    // run logs no "0.0% … eta --:--" line, only its summary.
+    if (this.#options.mode === "plain") this.#lastDraw = this.#started;
   }
 
   /**
@@ -127,7 +131,7 @@ export class ProgressDisplay {
     if (this.#options.mode === "tty") {
       this.#draw();
       this.#rowsDrawn = 0;
-    } else {
+    } else if (this.#plainLines > 0) {
       this.#options.write(`${this.#plainLine(this.#options.now())}\n`);
     }
   }
@@ -147,7 +151,10 @@ export class ProgressDisplay {
     if (t - this.#lastDraw < interval) return;
     this.#lastDraw = t;
     if (this.#options.mode === "tty") this.#draw();
-    else if (this.#last) this.#options.write(`${this.#plainLine(t)}\n`);
+    else if (this.#last) {
+      this.#options.write(`${this.#plainLine(t)}\n`);
+      this.#plainLines++;
+    }
   }
 
   #plainLine(t: number): string {

@@ -105,3 +105,59 @@ Deno.test("apr --verbose prints the stack of a failure", async () => {
   equal(run.code, 2);
   match(run.stderr, /^\s+at /m);
 });
+
+Deno.test("apr accepts a leading -- (as `deno task apr -- ...` passes it)", async () => {
+  const run = await runApr(["--", "--version"]);
+  equal(run.code, 0, run.stderr);
+  equal(run.stdout, `apr ${denoJson.version}\n`);
+});
+
+Deno.test("mistyped commands and options get one line of ours, with a suggestion", async (t) => {
+  const cases: [string[], RegExp][] = [
+    [
+      ["inpsect", "x"],
+      /^apr: unknown command "inpsect"; did you mean "inspect"\? \(run "apr --help" for the list\)$/,
+    ],
+    [["frobnicate"], /^apr: unknown command "frobnicate" \(run "apr --help" for the list\)$/],
+    [
+      ["import", "x", "--bogus-flag"],
+      /^apr import: unknown option --bogus-flag \(see apr import --help\)$/,
+    ],
+    [
+      ["import", "x", "--quantise", "q4"],
+      /^apr import: unknown option --quantise; did you mean --quantize\? \(see apr import --help\)$/,
+    ],
+    [["import", "x", "-o"], /^apr import: --output needs a value \(see apr import --help\)$/],
+    [
+      ["inspect", "x", "--json=1"],
+      /^apr inspect: --json takes no value \(see apr inspect --help\)$/,
+    ],
+  ];
+  for (const [args, message] of cases) {
+    await t.step(args.join(" "), async () => {
+      const run = await runApr(args);
+      assertOneLineError(run, message);
+      ok(!run.stderr.includes("apr: apr"), "no doubled prefix");
+      ok(!run.stderr.includes("positional argument"), "no parser jargon");
+    });
+  }
+});
+
+Deno.test("--json: an error is also one JSON document on stdout", async () => {
+  const run = await runApr(["inspect", "/nonexistent/model.apr", "--json"]);
+  equal(run.code, 2);
+  const doc = JSON.parse(run.stdout);
+  equal(doc.error.exitCode, 2);
+  equal(doc.error.code, "NotFound");
+  match(doc.error.message, /nonexistent\/model\.apr/);
+  equal(run.stderr.trimEnd().split("\n").length, 1);
+  const bad = await runApr([
+    "inspect",
+    "tests/testdata/safetensors/other/safetensors-cpp-abuse-1.safetensors",
+    "--json",
+  ]);
+  equal(bad.code, 2);
+  const err = JSON.parse(bad.stdout).error;
+  equal(err.code, "ModelFormatError");
+  match(err.path, /safetensors-cpp-abuse-1\.safetensors$/);
+});
