@@ -7,7 +7,7 @@
  * @module
  */
 
-import { DTYPES, type DType } from "../dtype.ts";
+import { type DType, DTYPES } from "../dtype.ts";
 
 /**
  * The number of blocks in `values`, checked.

@@ -299,7 +299,6 @@ export function makeQxQuants(
   return scale;
 }
 
-
 /** Scratch: make_qp_quants' levels (8 sub-block scales per super-block, at most 16). */
 const QP_L = new Int32Array(16);
 
