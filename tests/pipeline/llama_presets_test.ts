@@ -110,7 +110,9 @@ Deno.test("convertModel() maps a preset to Q4_K/Q6_K/F32 for APR, with the same 
     const apr = await openModel(`${dir}/x.apr`);
     const gguf = await ggufTensors(testdata("gguf/tiny-qwen2-Q4_K_S.gguf"));
     try {
-      const v = apr.header.tensors.find((t) => t.name === "model.layers.0.self_attn.v_proj.weight")!;
+      const v = apr.header.tensors.find((t) =>
+        t.name === "model.layers.0.self_attn.v_proj.weight"
+      )!;
       assertEquals(v.dtype, "Q6_K");
       const q = await apr.tensor("model.layers.0.self_attn.q_proj.weight").bytes();
       assertEquals(q, gguf.get("blk.0.attn_q.weight")!.bytes);

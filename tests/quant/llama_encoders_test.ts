@@ -52,10 +52,42 @@ Deno.test("encodeQ5_0(), encodeQ5_1(), encodeQ8_0() and encodeQ5K() round-trip w
 });
 
 Deno.test("encoders reject partial blocks and rows that do not match the importance weights", () => {
-  throws(() => encodeQ8_0(new Float32Array(33)), /33 values are not a whole number of 32-value blocks/);
-  throws(() => encodeQ5K(new Float32Array(300)), /300 values are not a whole number of 256-value blocks/);
+  throws(
+    () => encodeQ8_0(new Float32Array(33)),
+    /33 values are not a whole number of 32-value blocks/,
+  );
+  throws(
+    () => encodeQ5K(new Float32Array(300)),
+    /300 values are not a whole number of 256-value blocks/,
+  );
   throws(
     () => encodeQ5_0(new Float32Array(96), undefined, new Float32Array(64)),
     /96 values are not whole rows of 64/,
   );
+});
+
+Deno.test("TensorEncoder gives each matrix of a 3-D tensor its own importance weights, in batches of whole rows", async () => {
+  const { TensorEncoder } = await import("../../src/quant/_tensor_encoder.ts");
+  // Two matrices of 8 rows × 96 columns, encoded 100 values at a time.
+  const values = new Float32Array(2 * A.length);
+  values.set(A);
+  values.set(A.map((v) => -2 * v), A.length);
+  const weights = new Float32Array(2 * 96);
+  weights.set(WA);
+  weights.set(WA.map((w) => w + 1), 96);
+  const pieces: Uint8Array[] = [];
+  const encoder = new TensorEncoder("Q5_1", [2, 8, 96], 1, undefined, 100, weights);
+  const emit = (b: Uint8Array | Promise<Uint8Array>) => pieces.push(b as Uint8Array);
+  for (let i = 0; i < values.length; i += 100) encoder.push(values.subarray(i, i + 100), emit);
+  encoder.finish(emit);
+  const expected = new Uint8Array(2 * 576);
+  expected.set(encodeQ5_1(values.subarray(0, A.length), undefined, weights.subarray(0, 96)));
+  expected.set(encodeQ5_1(values.subarray(A.length), undefined, weights.subarray(96)), 576);
+  const got = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of pieces) {
+    got.set(p, o);
+    o += p.length;
+  }
+  assertEquals(got, expected);
 });
