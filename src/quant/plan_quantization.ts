@@ -370,6 +370,8 @@ export class ImportanceSizeError extends RangeError {
   readonly tensor: string;
 
   /**
+   * Describe the mismatch.
+   *
    * @param tensor The tensor's GGUF name.
    * @param size The entry's values.
    * @param expected Columns times matrices of the tensor.
