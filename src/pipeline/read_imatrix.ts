@@ -32,28 +32,41 @@ export const MAX_IMATRIX_BYTES = 2 ** 31;
  * @throws {ModelFormatError} When it is malformed or too large.
  */
 export async function readImportanceMatrix(path: string): Promise<ImportanceMatrix> {
-  let info: Deno.FileInfo;
+  let file: Deno.FsFile;
   try {
-    info = await Deno.stat(path);
+    file = await Deno.open(path, { read: true });
   } catch (error) {
     throw new UsageError(`Cannot read importance matrix "${path}": ${reason(error)}`, {
       cause: error,
     });
   }
-  if (!info.isFile) throw new UsageError(`Cannot read importance matrix "${path}": not a file`);
-  if (info.size > MAX_IMATRIX_BYTES) {
-    throw new ModelFormatError(
-      "imatrix",
-      path,
-      `${info.size} bytes is more than the ${MAX_IMATRIX_BYTES} an importance matrix may have`,
-    );
+  try {
+    const info = await file.stat();
+    if (!info.isFile) throw new UsageError(`Cannot read importance matrix "${path}": not a file`);
+    if (info.size > MAX_IMATRIX_BYTES) {
+      throw new ModelFormatError(
+        "imatrix",
+        path,
+        `${info.size} bytes is more than the ${MAX_IMATRIX_BYTES} an importance matrix may have`,
+      );
+    }
+    // Read what stat promised and no more: a file that grows meanwhile is not trusted further.
+    const bytes = new Uint8Array(info.size);
+    let n = 0;
+    while (n < bytes.length) {
+      const got = await file.read(bytes.subarray(n));
+      if (got === null) break;
+      n += got;
+    }
+    return parseImatrixDat(bytes.subarray(0, n), path);
+  } finally {
+    file.close();
   }
-  const bytes = await Deno.readFile(path);
-  return parseImatrixDat(bytes, path);
 }
 
 function reason(error: unknown): string {
   if (error instanceof Deno.errors.NotFound) return "no such file";
   if (error instanceof Deno.errors.PermissionDenied) return "permission denied";
+  if (error instanceof Deno.errors.IsADirectory) return "not a file";
   return error instanceof Error ? error.message : String(error);
 }
