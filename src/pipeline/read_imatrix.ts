@@ -1,12 +1,15 @@
 /**
- * `readImportanceMatrix()`: load llama.cpp's legacy `.dat` importance matrix
- * from disk for `--imatrix`, with a size limit checked before reading.
+ * `readImportanceMatrix()`: load a llama.cpp importance matrix from disk for
+ * `--imatrix` — the legacy `.dat` or the newer GGUF form — with a size limit
+ * checked before reading.
  *
  * @module
  */
 
 import { ModelFormatError, UsageError } from "../errors.ts";
 import { type ImportanceMatrix, parseImatrixDat } from "../formats/imatrix/imatrix_dat.ts";
+import { parseImatrixGguf } from "../formats/imatrix/imatrix_gguf.ts";
+import { BlobSource } from "../io/blob_source.ts";
 
 export type { ImportanceMatrix };
 
@@ -26,7 +29,7 @@ export const MAX_IMATRIX_BYTES = 2 ** 31;
  * console.log(m.entries.size);
  * ```
  *
- * @param path The `.dat` file.
+ * @param path The `.dat` or `.gguf` file.
  * @returns The matrix.
  * @throws {UsageError} When the file cannot be read.
  * @throws {ModelFormatError} When it is malformed or too large.
@@ -58,7 +61,12 @@ export async function readImportanceMatrix(path: string): Promise<ImportanceMatr
       if (got === null) break;
       n += got;
     }
-    return parseImatrixDat(bytes.subarray(0, n), path);
+    const data = bytes.subarray(0, n);
+    // llama-imatrix's newer GGUF form starts with GGUF's magic; the legacy .dat with an entry count.
+    if (n >= 4 && new TextDecoder().decode(data.subarray(0, 4)) === "GGUF") {
+      return await parseImatrixGguf(new BlobSource(new Blob([data]), path), path);
+    }
+    return parseImatrixDat(data, path);
   } finally {
     file.close();
   }
