@@ -16,6 +16,7 @@ export type FormatName =
   | "SafeTensors index"
   | "GGUF"
   | "QNAT"
+  | "imatrix"
   | "JSON"
   | "model";
 
