@@ -146,6 +146,23 @@ Deno.test("apr convert and export reject bad options with one line and write not
         expect: [/--format "onnx" is not one of/],
       },
       {
+        name: "export to APR (apr import/convert write APR)",
+        args: ["export", apr, "--format", "apr", "-o", `${dir}/x.apr`],
+        expect: [
+          /--format "apr" is not one of safetensors, gguf, qnat \(apr import or apr convert/,
+        ],
+      },
+      {
+        name: "export with an .apr output",
+        args: ["export", apr, "-o", `${dir}/x.apr`],
+        expect: [/give --format \(safetensors, gguf, qnat\)/],
+      },
+      {
+        name: "export does not quantize",
+        args: ["export", apr, "--format", "gguf", "-o", `${dir}/x.gguf`, "--quantize", "q4_k"],
+        expect: [/^apr export: unknown option --quantize \(see apr export --help\)$/],
+      },
+      {
         name: "--max-shard-size for GGUF output",
         args: ["convert", apr, "-o", `${dir}/x.gguf`, "--max-shard-size", "1MB"],
         expect: [/--max-shard-size works for SafeTensors\b.* output only, not gguf/],
