@@ -265,7 +265,7 @@ export async function runConversion(
       } tensors (${dtypes}${resumed}), ` +
         `${formatCount(result.parameters)} parameters, ${
           formatBytes(result.tensorBytes)
-        } of tensor data ` +
+        } of tensor data, ${formatBytes(result.fileBytes)} on disk, ` +
         `in ${formatDuration(result.durationMs / 1000)}\n`,
     );
   }

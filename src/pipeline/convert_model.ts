@@ -96,11 +96,13 @@ export interface ConvertResult {
   tensors: number;
   /** Parameters (elements) written. */
   parameters: number;
-  /** Tensor payload bytes written. */
+  /** Tensor payload bytes written (for QNAT: its NF4 and F32 sections). */
   tensorBytes: number;
+  /** Size of everything written: the file, or every shard plus the index/manifest. */
+  fileBytes: number;
   /** Tensors found complete in a resumed partial output (APR only). */
   resumedTensors: number;
-  /** Tensors stored in each dtype. */
+  /** Tensors stored in each dtype, as written (for QNAT: `NF4` and `F32`). */
   dtypes: Record<string, number>;
   /** Wall time in milliseconds. */
   durationMs: number;
@@ -169,15 +171,22 @@ export async function convertModel(
       options.signal ? { signal: options.signal } : {},
     );
     const written = header!;
-    const dtypes: Record<string, number> = {};
+    let dtypes: Record<string, number> = {};
     for (const t of written.tensors) dtypes[t.dtype] = (dtypes[t.dtype] ?? 0) + 1;
+    let tensorBytes = written.tensors.reduce((s, t) => s + t.byteLength, 0);
+    // QNAT converts as it writes (NF4 or F32 sections): report what it wrote.
+    if (sink instanceof QnatSink && sink.result) {
+      dtypes = { ...sink.result.dtypes };
+      tensorBytes = sink.result.tensorBytes;
+    }
     return {
       output,
       format,
       sourceFormat: model.header.format,
       tensors: written.tensors.length,
       parameters: written.tensors.reduce((s, t) => s + elementCount(t.shape), 0),
-      tensorBytes: written.tensors.reduce((s, t) => s + t.byteLength, 0),
+      tensorBytes,
+      fileBytes: await sizeOfAll(writtenPaths(sink, output)),
       resumedTensors: sink instanceof AprSink || sink instanceof ShardedAprSink
         ? sink.result?.resumedTensors ?? 0
         : 0,
@@ -189,6 +198,21 @@ export async function convertModel(
   } finally {
     await model.close();
   }
+}
+
+/** The files a closed sink wrote. */
+function writtenPaths(sink: WritableStream<ModelChunk>, output: string): string[] {
+  if (sink instanceof SafetensorsSink) return [...sink.outputs];
+  if (sink instanceof ShardedAprSink && sink.result) {
+    return [...sink.result.shards.map((s) => s.path), sink.result.manifestPath];
+  }
+  return [output];
+}
+
+async function sizeOfAll(paths: readonly string[]): Promise<number> {
+  let total = 0;
+  for (const path of paths) total += (await Deno.stat(path)).size;
+  return total;
 }
 
 /**
