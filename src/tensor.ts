@@ -180,6 +180,7 @@ export interface ModelReader {
 /**
  * Turn a model reader into the stream protocol: the header chunk, then one
  * tensor chunk per entry. Pull-based: nothing is read until a consumer asks.
+ * Never throws. Errors of the model reach the consumer through the stream.
  *
  * @param model The model to stream.
  * @returns A stream of {@linkcode ModelChunk}s.

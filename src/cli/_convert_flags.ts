@@ -69,6 +69,30 @@ export const HUB_OPTIONS: Readonly<Record<string, OptionSpec>> = {
 };
 
 /**
+ * Library messages name library options (`force: true`); the CLI's user
+ * typed flags. Each option phrase a library message can hold, and its flag.
+ */
+const OPTION_FLAGS: readonly (readonly [RegExp, string])[] = [
+  [/\bforce: true\b/g, "--force"],
+  [/\bresume: true\b/g, "--resume"],
+  [/\bcompress: "lz4"/g, "--compress lz4"],
+  [/\bfloat32: true\b/g, "--dtype f32"],
+  [/\bdoubleQuant(?:: true)?\b/g, "--double-quant"],
+  [/\bblockSize\b/g, "--block-size"],
+  [/\bmaxShardSize\b/g, "--max-shard-size"],
+];
+
+/**
+ * A library message in the CLI's words: option phrases become flags.
+ *
+ * @param message A message from a library call.
+ * @returns The message naming `--force` where the library said `force: true`, etc.
+ */
+export function inFlagTerms(message: string): string {
+  return OPTION_FLAGS.reduce((text, [phrase, flag]) => text.replace(phrase, flag), message);
+}
+
+/**
  * Default output path: the source's name with a new extension, in the working directory.
  *
  * @param source The source as given.
@@ -211,7 +235,7 @@ export async function runConversion(
     result = await convertModel(source, output, {
       ...options,
       signal: interrupt.signal,
-      onWarning: (message) => display.log(`warning: ${messageLine(message)}`),
+      onWarning: (message) => display.log(`warning: ${messageLine(inFlagTerms(message))}`),
       onDownloadProgress: (event) => {
         display.update(event);
         for (const file of event.active) {

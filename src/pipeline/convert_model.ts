@@ -121,6 +121,12 @@ export interface ConvertResult {
  * @param output The output path.
  * @param options Format, quantization, resume, progress.
  * @returns What was written.
+ * @throws {Deno.errors.NotFound} When the source, or the output's folder, does not exist.
+ * @throws {UsageError} For options that do not apply or combine (an unknown `format` or `quantize`, `resume: true` for a non-APR output…), an output that exists without `force: true`, or a `resume` of a partial output planned from another input or options.
+ * @throws {ModelFormatError} When the source is malformed.
+ * @throws {HubRequestError} When the Hub refuses or keeps failing (`HubOfflineError` offline, `HubAnswerError` for an unusable answer).
+ * @throws {TypeError} When a tensor cannot be stored in the output format (a name or shape it cannot hold).
+ * When `options.signal` aborts, the call rejects with its reason.
  */
 export async function convertModel(
   source: ModelLocation,
@@ -247,6 +253,10 @@ function nameTheSource(error: unknown, location: string, format: OutputFormat): 
  * @param output The `.apr` path.
  * @param options Quantization, resume, progress.
  * @returns What was written.
+ * @throws {Deno.errors.NotFound} When the source, or the output's folder, does not exist.
+ * @throws {UsageError} For options that do not apply or combine, an output that exists without `force: true`, or a `resume` planned from another input or options.
+ * @throws {ModelFormatError} When the source is malformed.
+ * @throws {HubRequestError} When the Hub refuses or keeps failing.
  */
 export function importModel(
   source: ModelLocation,
@@ -283,28 +293,30 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
     );
   }
   if (options.resume && format !== "apr") {
-    throw new UsageError(`--resume works for APR output only, not ${format}`);
+    throw new UsageError(`resume: true works for APR output only, not ${format}`);
   }
   if (options.compress !== undefined) {
     if (options.compress !== "lz4") {
       throw new UsageError(`Unknown compression "${options.compress}": expected lz4`);
     }
     if (format !== "apr") {
-      throw new UsageError(`--compress works for APR output only, not ${format}`);
+      throw new UsageError(`compress: "lz4" works for APR output only, not ${format}`);
     }
-    if (options.resume) throw new UsageError("--compress lz4 cannot be combined with --resume");
+    if (options.resume) {
+      throw new UsageError('compress: "lz4" cannot be combined with resume: true');
+    }
     if (options.maxShardSize !== undefined) {
-      throw new UsageError("--compress lz4 cannot be combined with --max-shard-size");
+      throw new UsageError('compress: "lz4" cannot be combined with maxShardSize');
     }
   }
   if ((options.blockSize !== undefined || options.doubleQuant) && format !== "qnat") {
     throw new UsageError(
-      `--block-size and --double-quant work for QNAT output only, not ${format}`,
+      `blockSize and doubleQuant work for QNAT output only, not ${format}`,
     );
   }
   if (options.maxShardSize !== undefined && format !== "safetensors" && format !== "apr") {
     throw new UsageError(
-      `--max-shard-size works for SafeTensors and APR output only, not ${format}`,
+      `maxShardSize works for SafeTensors and APR output only, not ${format}`,
     );
   }
 }
@@ -412,7 +424,8 @@ async function assertFolderExists(output: string): Promise<void> {
   const folder = dirname(output) || ".";
   const info = await Deno.stat(folder).catch(() => undefined);
   if (info === undefined) {
-    throw new UsageError(
+    // A missing path is NotFound wherever the library meets one.
+    throw new Deno.errors.NotFound(
       `Cannot write "${output}": the folder "${folder}" does not exist; create it first`,
     );
   }

@@ -10,6 +10,7 @@
 
 import { type DType, DTYPES, elementCount, isAprStorable, tensorByteLength } from "../dtype.ts";
 import type { ModelHeader, ModelMetadata, TensorInfo } from "../tensor.ts";
+import { UsageError } from "../errors.ts";
 
 /** What {@linkcode planQuantization} may convert float weights to. */
 export type QuantizeTarget = "none" | "f16" | "bf16" | "q8" | "q4" | "q4_k" | "q6_k";
@@ -210,7 +211,7 @@ export function planModel(
 ): { header: ModelHeader; plans: TensorPlan[] } {
   const to = options.to ?? "none";
   if (!QUANTIZE_TARGETS.includes(to)) {
-    throw new TypeError(
+    throw new UsageError(
       `Cannot quantize to "${to}": expected one of ${QUANTIZE_TARGETS.join(", ")}`,
     );
   }

@@ -188,7 +188,7 @@ class SinkState {
       }
       if ((recorded as { plan?: unknown } | undefined)?.plan !== plan) {
         throw new UsageError(
-          `Cannot resume "${this.path}": the partial output "${this.partialPath}" was planned from a different input or options; run without --resume to start over`,
+          `Cannot resume "${this.path}": the partial output "${this.partialPath}" was planned from a different input or options; run without resume: true to start over`,
         );
       }
       this.layout = layout;
@@ -469,6 +469,8 @@ export class AprSink extends WritableStream<ModelChunk> {
    *
    * @param path Output path.
    * @param options Overwrite, resume, progress…
+   * @throws {TypeError} When `path` is empty.
+   * @throws {RangeError} When `commitBytes` or `commitIntervalMs` is negative or not a number.
    */
   constructor(path: string, options: AprSinkOptions = {}) {
     const state = new SinkState(path, checkOptions(path, options));

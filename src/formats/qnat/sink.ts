@@ -269,7 +269,7 @@ class QnatFileWriter {
       const n = elementCount(t.shape);
       if (nf4 && n % blockSize !== 0) {
         throw new RangeError(
-          `Cannot write tensor "${t.name}" [${t.shape}] as NF4: ${n} elements are not a multiple of the block size ${blockSize}; choose a --block-size that divides it`,
+          `Cannot write tensor "${t.name}" [${t.shape}] as NF4: ${n} elements are not a multiple of the block size ${blockSize}; choose a blockSize that divides it`,
         );
       }
       return { name: t.name, kind: nf4 ? QNAT_KIND.NF4 : QNAT_KIND.F32, shape: t.shape, blockSize };
