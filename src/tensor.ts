@@ -215,6 +215,10 @@ export interface ProgressEvent {
   readonly itemsTotal: number;
   /** The tensor or file being worked on. */
   readonly current?: string;
+  /** Of `bytesDone`, the bytes a resume found already written (not processed by this run). */
+  readonly resumedBytes?: number;
+  /** Of `itemsDone`, the items a resume found already written. */
+  readonly resumedItems?: number;
 }
 
 /** A callback receiving progress events. */

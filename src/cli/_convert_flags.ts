@@ -25,6 +25,7 @@ import {
   stringOption,
 } from "./command.ts";
 import { pathExists } from "../io/fs_paths.ts";
+import type { ProgressEvent } from "../tensor.ts";
 
 /** Flags of every command that writes a model. */
 export const WRITE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
@@ -230,6 +231,19 @@ export async function runConversion(
     interrupt.abort(new Interrupted());
   };
   const listening = addInterruptListener(onInterrupt);
+  let announced = false;
+  const onProgress = (event: ProgressEvent): void => {
+    // Said once, before any progress line: what this run will not redo.
+    if (!announced && event.resumedItems !== undefined && event.resumedItems > 0) {
+      announced = true;
+      display.log(
+        `resuming: ${event.resumedItems} of ${event.itemsTotal} tensors already written (${
+          formatBytes(event.resumedBytes ?? 0)
+        })`,
+      );
+    }
+    display.update(event);
+  };
   let result: ConvertResult;
   try {
     result = await convertModel(source, output, {
@@ -242,7 +256,7 @@ export async function runConversion(
           display.updateItem(file.path, file.bytesDone, file.bytesTotal);
         }
       },
-      onProgress: (event) => display.update(event),
+      onProgress,
     });
   } catch (error) {
     display.finish();

@@ -91,8 +91,17 @@ export class ProgressDisplay {
   update(event: ProgressEvent): void {
     if (this.#options.mode === "quiet") return;
     const t = this.#options.now();
+    // The rate counts what this run processes in this phase: a new phase (a
+    // download, then the write) or bytes a resume found written start afresh.
+    const previous = this.#last;
+    if (
+      previous !== undefined &&
+      (previous.phase !== event.phase || previous.resumedBytes !== event.resumedBytes)
+    ) {
+      this.#samples = [];
+    }
     this.#last = event;
-    this.#samples.push({ t, bytes: event.bytesDone });
+    this.#samples.push({ t, bytes: event.bytesDone - (event.resumedBytes ?? 0) });
     while (this.#samples.length > 2 && t - this.#samples[0]!.t > RATE_WINDOW_MS) {
       this.#samples.shift();
     }

@@ -119,6 +119,7 @@ class SinkState {
   bytesDone = 0;
   itemsDone = 0;
   resumedTensors = 0;
+  resumedBytes = 0;
   finished = false;
   result: AprSinkResult | undefined;
 
@@ -138,6 +139,9 @@ class SinkState {
       bytesTotal: this.layout.payloadBytes,
       itemsDone: this.itemsDone,
       itemsTotal: this.layout.tensors.length,
+      ...(this.resumedTensors > 0
+        ? { resumedBytes: this.resumedBytes, resumedItems: this.resumedTensors }
+        : {}),
     };
     on(current === undefined ? event : { ...event, current });
   }
@@ -256,6 +260,7 @@ class SinkState {
       this.itemsDone++;
     }
     this.resumedTensors = this.committed.size;
+    this.resumedBytes = this.bytesDone;
   }
 
   async #tensor(entry: TensorEntry): Promise<void> {
