@@ -8,7 +8,7 @@
 import { equal, match, ok } from "node:assert/strict";
 import { ProgressDisplay } from "../../src/cli/progress_display.ts";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
-import { DEMO_MODEL, runApr, sha256, withTempDir } from "./_run_apr.ts";
+import { assertOneLineError, DEMO_MODEL, exists, runApr, sha256, withTempDir } from "./_run_apr.ts";
 
 /** Leave a partial import of DEMO_MODEL at `out`: stopped once `tensors` are written. */
 async function partialImport(out: string, tensors: number): Promise<void> {
@@ -71,4 +71,23 @@ Deno.test("ProgressDisplay's rate counts this run's bytes in this phase, not res
   now = 3100;
   display.update({ ...write, bytesDone: 1044 * MiB, itemsDone: 11, resumedItems: 10 });
   equal(Math.round(display.rate() / MiB), 10, "20 MiB written in 2 s");
+});
+
+Deno.test("apr import without --resume keeps a partial import and says how to continue (exit 2); --force starts over", async () => {
+  await withTempDir(async (dir) => {
+    const out = `${dir}/out.apr`;
+    await partialImport(out, 5);
+    const before = await sha256(`${out}.partial`);
+    const journal = await Deno.readTextFile(`${out}.partial.journal`);
+    const refused = await runApr(["import", DEMO_MODEL, "-o", out]);
+    assertOneLineError(
+      refused,
+      /a partial import of this output exists \(".*out\.apr\.partial"\); add --resume to continue or --force to start over$/,
+    );
+    equal(await sha256(`${out}.partial`), before, "the partial is untouched");
+    equal(await Deno.readTextFile(`${out}.partial.journal`), journal, "the journal is untouched");
+    const forced = await runApr(["import", DEMO_MODEL, "-o", out, "--force", "--quiet"]);
+    equal(forced.code, 0, forced.stderr);
+    ok(!(await exists(`${out}.partial.journal`)), "started over and finished");
+  });
 });
