@@ -185,6 +185,7 @@ export {
   QnatReader,
   QnatSink,
   type QnatSinkOptions,
+  type QnatSinkResult,
   type QnatTensorEntry,
   type QnatTensorHeader,
 } from "./src/formats/qnat/mod.ts";

@@ -115,11 +115,13 @@ export interface ConvertResult {
   tensors: number;
   /** Parameters (elements) written. */
   parameters: number;
-  /** Tensor payload bytes written. */
+  /** Tensor payload bytes written (for QNAT: its NF4 and F32 sections). */
   tensorBytes: number;
+  /** Size of everything written: the file, or every shard plus the index/manifest. */
+  fileBytes: number;
   /** Tensors found complete in a resumed partial output (APR only). */
   resumedTensors: number;
-  /** Tensors stored in each dtype. */
+  /** Tensors stored in each dtype, as written (for QNAT: `NF4` and `F32`). */
   dtypes: Record<string, number>;
   /** Wall time in milliseconds. */
   durationMs: number;
@@ -138,6 +140,12 @@ export interface ConvertResult {
  * @param output The output path.
  * @param options Format, quantization, resume, progress.
  * @returns What was written.
+ * @throws {Deno.errors.NotFound} When the source, or the output's folder, does not exist.
+ * @throws {UsageError} For options that do not apply or combine (an unknown `format` or `quantize`, `resume: true` for a non-APR output…), an output that exists without `force: true`, or a `resume` of a partial output planned from another input or options.
+ * @throws {ModelFormatError} When the source is malformed.
+ * @throws {HubRequestError} When the Hub refuses or keeps failing (`HubOfflineError` offline, `HubAnswerError` for an unusable answer).
+ * @throws {TypeError} When a tensor cannot be stored in the output format (a name or shape it cannot hold).
+ * When `options.signal` aborts, the call rejects with its reason.
  */
 export async function convertModel(
   source: ModelLocation,
@@ -196,15 +204,22 @@ export async function convertModel(
       options.signal ? { signal: options.signal } : {},
     );
     const written = header!;
-    const dtypes: Record<string, number> = {};
+    let dtypes: Record<string, number> = {};
     for (const t of written.tensors) dtypes[t.dtype] = (dtypes[t.dtype] ?? 0) + 1;
+    let tensorBytes = written.tensors.reduce((s, t) => s + t.byteLength, 0);
+    // QNAT converts as it writes (NF4 or F32 sections): report what it wrote.
+    if (sink instanceof QnatSink && sink.result) {
+      dtypes = { ...sink.result.dtypes };
+      tensorBytes = sink.result.tensorBytes;
+    }
     return {
       output,
       format,
       sourceFormat: model.header.format,
       tensors: written.tensors.length,
       parameters: written.tensors.reduce((s, t) => s + elementCount(t.shape), 0),
-      tensorBytes: written.tensors.reduce((s, t) => s + t.byteLength, 0),
+      tensorBytes,
+      fileBytes: await sizeOfAll(writtenPaths(sink, output)),
       resumedTensors: sink instanceof AprSink || sink instanceof ShardedAprSink
         ? sink.result?.resumedTensors ?? 0
         : 0,
@@ -224,6 +239,21 @@ export async function convertModel(
   } finally {
     await model.close();
   }
+}
+
+/** The files a closed sink wrote. */
+function writtenPaths(sink: WritableStream<ModelChunk>, output: string): string[] {
+  if (sink instanceof SafetensorsSink) return [...sink.outputs];
+  if (sink instanceof ShardedAprSink && sink.result) {
+    return [...sink.result.shards.map((s) => s.path), sink.result.manifestPath];
+  }
+  return [output];
+}
+
+async function sizeOfAll(paths: readonly string[]): Promise<number> {
+  let total = 0;
+  for (const path of paths) total += (await Deno.stat(path)).size;
+  return total;
 }
 
 /**
@@ -258,6 +288,10 @@ function nameTheSource(error: unknown, location: string, format: OutputFormat): 
  * @param output The `.apr` path.
  * @param options Quantization, resume, progress.
  * @returns What was written.
+ * @throws {Deno.errors.NotFound} When the source, or the output's folder, does not exist.
+ * @throws {UsageError} For options that do not apply or combine, an output that exists without `force: true`, or a `resume` planned from another input or options.
+ * @throws {ModelFormatError} When the source is malformed.
+ * @throws {HubRequestError} When the Hub refuses or keeps failing.
  */
 export function importModel(
   source: ModelLocation,
@@ -314,28 +348,30 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
     );
   }
   if (options.resume && format !== "apr") {
-    throw new UsageError(`--resume works for APR output only, not ${format}`);
+    throw new UsageError(`resume: true works for APR output only, not ${format}`);
   }
   if (options.compress !== undefined) {
     if (options.compress !== "lz4") {
       throw new UsageError(`Unknown compression "${options.compress}": expected lz4`);
     }
     if (format !== "apr") {
-      throw new UsageError(`--compress works for APR output only, not ${format}`);
+      throw new UsageError(`compress: "lz4" works for APR output only, not ${format}`);
     }
-    if (options.resume) throw new UsageError("--compress lz4 cannot be combined with --resume");
+    if (options.resume) {
+      throw new UsageError('compress: "lz4" cannot be combined with resume: true');
+    }
     if (options.maxShardSize !== undefined) {
-      throw new UsageError("--compress lz4 cannot be combined with --max-shard-size");
+      throw new UsageError('compress: "lz4" cannot be combined with maxShardSize');
     }
   }
   if ((options.blockSize !== undefined || options.doubleQuant) && format !== "qnat") {
     throw new UsageError(
-      `--block-size and --double-quant work for QNAT output only, not ${format}`,
+      `blockSize and doubleQuant work for QNAT output only, not ${format}`,
     );
   }
   if (options.maxShardSize !== undefined && format !== "safetensors" && format !== "apr") {
     throw new UsageError(
-      `--max-shard-size works for SafeTensors and APR output only, not ${format}`,
+      `maxShardSize works for SafeTensors and APR output only, not ${format}`,
     );
   }
 }
@@ -490,7 +526,8 @@ async function assertFolderExists(output: string): Promise<void> {
   const folder = dirname(output) || ".";
   const info = await Deno.stat(folder).catch(() => undefined);
   if (info === undefined) {
-    throw new UsageError(
+    // A missing path is NotFound wherever the library meets one.
+    throw new Deno.errors.NotFound(
       `Cannot write "${output}": the folder "${folder}" does not exist; create it first`,
     );
   }

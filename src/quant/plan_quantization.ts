@@ -12,6 +12,7 @@ import { type DType, DTYPES, elementCount, isAprStorable, tensorByteLength } fro
 import type { ModelHeader, ModelMetadata, TensorInfo } from "../tensor.ts";
 import { hfToGgufName } from "../formats/gguf/names.ts";
 import { type LlamaPreset, presetTensorTypes } from "./llama_presets.ts";
+import { UsageError } from "../errors.ts";
 
 /**
  * What {@linkcode planQuantization} may convert float weights to: a single
@@ -286,7 +287,7 @@ export function planModel(
 ): { header: ModelHeader; plans: TensorPlan[] } {
   const to = options.to ?? "none";
   if (!QUANTIZE_TARGETS.includes(to)) {
-    throw new TypeError(
+    throw new UsageError(
       `Cannot quantize to "${to}": expected one of ${QUANTIZE_TARGETS.join(", ")}`,
     );
   }
