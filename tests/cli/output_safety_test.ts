@@ -8,6 +8,7 @@
 
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
+import { isUserError } from "../../src/cli/main.ts";
 import { writeBigSafetensors } from "../pipeline/_helpers.ts";
 import {
   assertOneLineError,
@@ -118,6 +119,41 @@ Deno.test("a missing or read-only output folder is exit 2 with one line, before 
     // /sys refuses file creation even to root, unlike a chmod'ed folder.
     const run = await runApr(["import", DEMO_MODEL, "-o", "/sys/x.apr"]);
     assertOneLineError(run, /Permission denied.*\/sys\/x\.apr\.partial/);
+  });
+  // OS errors Deno has no class for (only a `code`) were exit 1 "looks like a bug".
+  await t.step("a name too long, a symlink loop: exit 2 with the OS reason", async () => {
+    await withTempDir(async (dir) => {
+      const long = join(dir, `${"x".repeat(300)}.apr`);
+      assertOneLineError(await runApr(["import", DEMO_MODEL, "-o", long]), /File name too long/);
+      await Deno.symlink(join(dir, "loop"), join(dir, "loop"));
+      const looped = join(dir, "loop", "x.apr");
+      for (const args of [["import", DEMO_MODEL], ["convert", DEMO_MODEL]]) {
+        const out = args[0] === "import" ? looped : looped.replace(/apr$/, "gguf");
+        assertOneLineError(await runApr([...args, "-o", out, "--quiet"]), /loop/);
+      }
+    });
+  });
+  await t.step("a read-only file system (EROFS): exit 2, not a bug", async () => {
+    const erofs = Object.assign(new Error("Read-only file system (os error 30): open 'x'"), {
+      code: "EROFS",
+    });
+    ok(isUserError(erofs));
+    // And for real, where this process may make a private read-only mount (Linux, root).
+    await withTempDir(async (dir) => {
+      const script = `mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && ` +
+        `"$2" run -A "$3" import "$4" -o "$1/x.apr" --quiet`;
+      const probe = await new Deno.Command("unshare", {
+        args: ["-m", "sh", "-c", script, "sh", dir, Deno.execPath(), CLI_PATH, DEMO_MODEL],
+        stdout: "piped",
+        stderr: "piped",
+        env: { NO_COLOR: "1", HF_HUB_OFFLINE: "1" },
+      }).output().catch(() => undefined);
+      const stderr = new TextDecoder().decode(probe?.stderr);
+      if (probe === undefined || !stderr.includes("os error 30")) return; // no private mounts here
+      equal(probe.code, 2, stderr);
+      equal(stderr.trim().split("\n").length, 1, stderr);
+      match(stderr, /Read-only file system.*x\.apr\.partial/);
+    });
   });
 });
 
