@@ -7,9 +7,13 @@
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { APR_MAX_TENSORS } from "../../src/formats/apr/reader.ts";
-import { GGUF_MAX_ARRAY_LENGTH, GGUF_MAX_TENSORS } from "../../src/formats/gguf/header.ts";
+import {
+  GGUF_MAX_ARRAY_LENGTH,
+  GGUF_MAX_STRING_BYTES,
+  GGUF_MAX_TENSORS,
+} from "../../src/formats/gguf/header.ts";
 import { MAX_TENSORS } from "../../src/formats/safetensors/header.ts";
-import { rawHeader } from "../formats/gguf/_raw_gguf.ts";
+import { RawGguf, rawHeader } from "../formats/gguf/_raw_gguf.ts";
 import {
   assertOneLineError,
   DEMO_MODEL,
@@ -112,6 +116,33 @@ Deno.test("header-driven blow-ups are refused before allocating", async (t) => {
           return sparseFile(join(dir, "u8.gguf"), head, head.length + 2 ** 27 + 64);
         },
         /has 134217728 elements, more than/,
+      ],
+      [
+        "GGUF with five strings of 400 MB (a sparse 2 GB file)",
+        async () => {
+          const path = join(dir, "text.gguf");
+          const file = await Deno.open(path, { write: true, create: true, truncate: true });
+          try {
+            let at = 0;
+            const head = rawHeader(0, 5).bytes();
+            await file.write(head);
+            at += head.length;
+            for (let i = 0; i < 5; i++) {
+              // key "k{i}", type STRING, length 400 MB; the text itself is a hole.
+              const kv = new RawGguf().str(`k${i}`).u32(8).u64(400_000_000).bytes();
+              await file.seek(at, Deno.SeekMode.Start);
+              await file.write(kv);
+              at += kv.length + 400_000_000;
+            }
+            await file.truncate(at + 64);
+          } finally {
+            file.close();
+          }
+          return path;
+        },
+        new RegExp(
+          `string value of "k0" \\(400000000 bytes\\).*${GGUF_MAX_STRING_BYTES}-byte limit`,
+        ),
       ],
       [
         "GGUF with 8 M KV pairs",
