@@ -10,6 +10,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { HubAnswerError, HubRequestError } from "../../src/errors.ts";
 import { HubClient, MAX_API_ANSWER_BYTES } from "../../src/sources/hub_client.ts";
+import { MAX_JSON_FILE_BYTES } from "../../src/io/model_files.ts";
 import { assertSafeRepoPath, unsafePathReason } from "../../src/sources/hub_names.ts";
 import { pullModel, type PullOptions } from "../../src/sources/hub_pull.ts";
 import type { HubSettings } from "../../src/sources/hub_settings.ts";
@@ -481,4 +482,31 @@ Deno.test("HubClient.listTree() sends the token to the Hub's origin only: a next
     });
   }
   await other.shutdown();
+});
+
+Deno.test("pullModel() checks the index's size before downloading it to read it whole", async () => {
+  const huge = MAX_JSON_FILE_BYTES + 1;
+  const hub = await startHostileHub({
+    files: ["model.safetensors.index.json", "model-00001-of-00001.safetensors"],
+    head: () =>
+      new Response(null, {
+        headers: {
+          "x-repo-commit": COMMIT,
+          "x-linked-etag": `"${"ab".repeat(32)}"`,
+          "x-linked-size": String(huge),
+        },
+      }),
+  });
+  try {
+    await assert.rejects(
+      pullModel(`hf://${REPO}`, { ...FAST, settings: hub.settings }),
+      new RegExp(`^RangeError: Cannot read ".*model\\.safetensors\\.index\\.json": ${huge} bytes`),
+    );
+    assert.deepEqual(
+      hub.requests.filter((r) => r.startsWith("GET") && r.includes("/resolve/")),
+      [],
+    );
+  } finally {
+    await hub.close();
+  }
 });
