@@ -12,6 +12,7 @@ import {
   GGUF_MAX_STRING_BYTES,
   GGUF_MAX_TENSORS,
 } from "../../src/formats/gguf/header.ts";
+import { QNAT_MAX_METADATA_SIZE, QNAT_MAX_TENSORS } from "../../src/formats/qnat/header.ts";
 import { MAX_TENSORS } from "../../src/formats/safetensors/header.ts";
 import { RawGguf, rawHeader } from "../formats/gguf/_raw_gguf.ts";
 import {
@@ -90,6 +91,17 @@ Deno.test("names with terminal escapes are printed escaped, and exactly in --jso
   });
 });
 
+/** A QNAT fixed header (docs/QNAT.md §2.1): magic, version 1, no flags, the sizes given. */
+function qnatHeader(metadataSize: number, tensorCount: number): Uint8Array {
+  const head = new Uint8Array(24);
+  const view = new DataView(head.buffer);
+  head.set([0x51, 0x4e, 0x41, 0x54]);
+  view.setUint32(4, 1, true);
+  view.setBigUint64(12, BigInt(metadataSize), true);
+  view.setUint32(20, tensorCount, true);
+  return head;
+}
+
 /** Write `head` and extend the file with zeros (sparse) to `size` bytes. */
 async function sparseFile(path: string, head: Uint8Array, size: number): Promise<string> {
   await Deno.writeFile(path, head);
@@ -143,6 +155,18 @@ Deno.test("header-driven blow-ups are refused before allocating", async (t) => {
         new RegExp(
           `string value of "k0" \\(400000000 bytes\\).*${GGUF_MAX_STRING_BYTES}-byte limit`,
         ),
+      ],
+      [
+        "QNAT metadata of 600 MB (V8 could not make it a string)",
+        () => sparseFile(join(dir, "meta.qnat"), qnatHeader(600_000_000, 0), 600_000_100),
+        new RegExp(
+          `metadata too large: 600000000 bytes exceeds the ${QNAT_MAX_METADATA_SIZE}-byte`,
+        ),
+      ],
+      [
+        "QNAT claiming 300,000 tensors",
+        () => sparseFile(join(dir, "count.qnat"), qnatHeader(2, 300_000), 300_000 * 64),
+        new RegExp(`tensor_count 300000 exceeds the limit of ${QNAT_MAX_TENSORS}`),
       ],
       [
         "GGUF with 8 M KV pairs",
