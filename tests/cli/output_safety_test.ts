@@ -6,7 +6,7 @@
  * was left.
  */
 
-import { equal, match, ok } from "node:assert/strict";
+import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { isUserError } from "../../src/cli/main.ts";
 import { writeBigSafetensors } from "../pipeline/_helpers.ts";
@@ -74,6 +74,40 @@ Deno.test("a symlink planted at OUT.partial is replaced, never followed, by ever
       assertOneLineError(run, /it is a symbolic link; only a regular file is replaced/);
       await check();
     });
+    // Sharded outputs: a link at the last shard, the manifest or the index
+    // was found only after the other shards were renamed into place.
+    const sharded: [string, string[], string, string][] = [
+      ["APR, the last shard", ["import"], "s1/x.apr", "x-00007-of-00007.apr"],
+      ["APR, the manifest", ["import"], "s2/x.apr", "x.apr.manifest.json"],
+      [
+        "SafeTensors, the last shard",
+        ["convert"],
+        "s3/x.safetensors",
+        "x-00006-of-00006.safetensors",
+      ],
+      ["SafeTensors, the index", ["convert"], "s4/x.safetensors", "x.safetensors.index.json"],
+    ];
+    for (const [name, command, out, planted] of sharded) {
+      await t.step(`--max-shard-size, a link at ${name}: refused before any output`, async () => {
+        const check = await withVictim(dir);
+        const folder = join(dir, out.split("/")[0]!);
+        await Deno.mkdir(folder);
+        await Deno.symlink(join(dir, "victim.txt"), join(folder, planted));
+        const run = await runApr([
+          ...command,
+          DEMO_MODEL,
+          "-o",
+          join(dir, out),
+          "--max-shard-size",
+          "100KB",
+          "--force",
+          "--quiet",
+        ]);
+        assertOneLineError(run, /it is a symbolic link; only a regular file is replaced/);
+        await check();
+        deepEqual(await listDir(folder), [planted], "no shard was written");
+      });
+    }
   });
 });
 
