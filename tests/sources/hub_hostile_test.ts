@@ -306,6 +306,31 @@ Deno.test("pullModel() caps API answers: an endless or huge JSON body is refused
       await hub.close();
     }
   });
+  await t.step("a gzip bomb: the cap counts the bytes after decoding", async () => {
+    // 96 MiB of "[" sent gzipped as ~100 KB: read whole, it would fail as "not JSON".
+    const chunk = new TextEncoder().encode("[".repeat(1 << 20));
+    let left = 96;
+    const hub = await startHostileHub({
+      revision: () =>
+        new Response(
+          new ReadableStream<BufferSource>({
+            pull(controller) {
+              if (left-- === 0) return controller.close();
+              controller.enqueue(chunk);
+            },
+          }).pipeThrough(new CompressionStream("gzip")),
+          { headers: { "content-encoding": "gzip", "content-type": "application/json" } },
+        ),
+    });
+    try {
+      await assert.rejects(
+        pullModel(`hf://${REPO}`, { ...FAST, settings: hub.settings }),
+        (e: Error) => e instanceof HubAnswerError && /larger than/.test(e.message),
+      );
+    } finally {
+      await hub.close();
+    }
+  });
 });
 
 Deno.test("pullModel() does not hang on a server that never answers, goes silent, or trickles", async (t) => {
