@@ -6,7 +6,8 @@
 
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { APR_MAX_TENSORS } from "../../src/formats/apr/reader.ts";
+import { crc32 } from "../../src/formats/apr/crc32.ts";
+import { APR_MAX_METADATA_SIZE, APR_MAX_TENSORS } from "../../src/formats/apr/reader.ts";
 import {
   GGUF_MAX_ARRAY_LENGTH,
   GGUF_MAX_STRING_BYTES,
@@ -155,6 +156,26 @@ Deno.test("header-driven blow-ups are refused before allocating", async (t) => {
         new RegExp(
           `string value of "k0" \\(400000000 bytes\\).*${GGUF_MAX_STRING_BYTES}-byte limit`,
         ),
+      ],
+      [
+        "APR metadata of 600 MB (V8 could not make it a string)",
+        () => {
+          const m = 600_000_000;
+          const head = new Uint8Array(64);
+          const view = new DataView(head.buffer);
+          head.set([0x41, 0x50, 0x52, 0x00, 2, 0]);
+          view.setUint16(6, 0x0400, true);
+          view.setBigUint64(12, 64n, true);
+          view.setUint32(20, m, true);
+          view.setBigUint64(24, BigInt(64 + m), true);
+          view.setBigUint64(32, BigInt(64 + m), true);
+          const covered = new Uint8Array(60);
+          covered.set(head.subarray(0, 40));
+          covered.set(head.subarray(44), 40);
+          view.setUint32(40, crc32(covered), true);
+          return sparseFile(join(dir, "meta.apr"), head, 64 + m + 4);
+        },
+        new RegExp(`metadata too large: 600000000 bytes exceeds the ${APR_MAX_METADATA_SIZE}-byte`),
       ],
       [
         "QNAT metadata of 600 MB (V8 could not make it a string)",
