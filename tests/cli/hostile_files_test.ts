@@ -313,3 +313,24 @@ Deno.test("corrupted APR data is not converted: one flipped bit is exit 2, no ou
     });
   });
 });
+
+Deno.test("GGUF text that would not fit APR's metadata limit: exit 2 naming the file, no output", async () => {
+  await withTempDir(async (dir) => {
+    // 24 MB of U+0001 in a chat template: 144 MB as JSON escapes (100 MB ended
+    // in V8's "Invalid string length", exit 1; smaller wrote an unreadable APR).
+    const n = 24_000_000;
+    const head = rawHeader(0, 2).kvStr("general.architecture", "llama")
+      .str("tokenizer.chat_template").u32(8).u64(n).bytes();
+    const bytes = new Uint8Array(head.length + n).fill(1);
+    bytes.set(head);
+    const source = join(dir, "template.gguf");
+    await Deno.writeFile(source, bytes);
+    const out = join(dir, "t.apr");
+    const run = await runApr(["import", source, "-o", out, "--quiet"]);
+    assertOneLineError(
+      run,
+      /Cannot convert ".*template\.gguf" to apr: cannot encode APR metadata: .*chat_template.* limit/,
+    );
+    ok(!(await exists(out)) && !(await exists(`${out}.partial`)));
+  });
+});
