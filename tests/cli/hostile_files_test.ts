@@ -7,6 +7,7 @@
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { crc32 } from "../../src/formats/apr/crc32.ts";
+import { encodeApr } from "../../src/formats/apr/encode_apr.ts";
 import { APR_MAX_METADATA_SIZE, APR_MAX_TENSORS } from "../../src/formats/apr/reader.ts";
 import {
   GGUF_MAX_ARRAY_LENGTH,
@@ -332,5 +333,26 @@ Deno.test("GGUF text that would not fit APR's metadata limit: exit 2 naming the 
       /Cannot convert ".*template\.gguf" to apr: cannot encode APR metadata: .*chat_template.* limit/,
     );
     ok(!(await exists(out)) && !(await exists(`${out}.partial`)));
+  });
+});
+
+Deno.test("APR metadata nested a million levels deep: exit 2 with one line, not a stack overflow", async () => {
+  await withTempDir(async (dir) => {
+    const n = 1_000_000;
+    // Write a placeholder string of the same length, then put the nesting in its place.
+    const placeholder = "x".repeat(2 * n - 2);
+    const bytes = encodeApr({
+      metadata: { model_type: "t", deep: placeholder },
+      tensors: [{ name: "w", dtype: "F32", shape: [2], data: new Uint8Array(8) }],
+    });
+    const at = bytes.indexOf(0x78); // the first "x" of the placeholder
+    bytes.set(new TextEncoder().encode("[".repeat(n) + "]".repeat(n)), at - 1);
+    const view = new DataView(bytes.buffer);
+    view.setUint32(bytes.length - 4, crc32(bytes.subarray(0, bytes.length - 4)), true);
+    const path = join(dir, "deep.apr");
+    await Deno.writeFile(path, bytes);
+    for (const command of ["inspect", "tensors"]) {
+      assertOneLineError(await runApr([command, path]), /deep\.apr".*nests deeper than 64 levels/);
+    }
   });
 });

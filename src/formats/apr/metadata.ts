@@ -9,6 +9,7 @@
  */
 
 import { ModelFormatError } from "../../errors.ts";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../../io/json_depth.ts";
 import type { ModelMetadata } from "../../tensor.ts";
 
 /**
@@ -237,14 +238,24 @@ function tooLarge(what: string, cause?: unknown): RangeError {
  */
 export function parseAprMetadata(bytes: Uint8Array, path = "<memory>", offset = 64): ModelMetadata {
   let value: unknown;
+  let text: string;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    value = JSON.parse(text);
   } catch (cause) {
     throw new ModelFormatError(
       "APR",
       path,
       `metadata is not valid JSON: ${(cause as Error).message}`,
       { offset, cause },
+    );
+  }
+  if (jsonNestsDeeperThan(text)) {
+    throw new ModelFormatError(
+      "APR",
+      path,
+      `metadata nests deeper than ${MAX_JSON_DEPTH} levels`,
+      { offset },
     );
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {

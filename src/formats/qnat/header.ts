@@ -10,6 +10,7 @@
 
 import { elementCount } from "../../dtype.ts";
 import { ModelFormatError } from "../../errors.ts";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../../io/json_depth.ts";
 import { checkNf4BlockSize } from "../../quant/nf4.ts";
 
 /** `"QNAT"`, the first four bytes of every QNAT file. */
@@ -405,11 +406,14 @@ export function parseQnatMetadata(bytes: Uint8Array, flags: number, path: string
     });
   };
   let value: unknown;
+  let text = "";
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    value = JSON.parse(text);
   } catch (cause) {
     fail(`metadata is not valid UTF-8 JSON: ${(cause as Error).message}`, cause);
   }
+  if (jsonNestsDeeperThan(text)) fail(`metadata nests deeper than ${MAX_JSON_DEPTH} levels`);
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     fail("metadata is not a JSON object");
   }
