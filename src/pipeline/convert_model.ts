@@ -13,6 +13,7 @@ import { AprSink } from "../formats/apr/sink.ts";
 import { AprLz4Sink } from "../formats/apr/lz4_sink.ts";
 import { ShardedAprSink } from "../formats/apr/sharded_sink.ts";
 import { GgufSink } from "../formats/gguf/sink.ts";
+import { ggufStorage, hasPaddedRows } from "../formats/gguf/tensor_storage.ts";
 import { QnatSink } from "../formats/qnat/sink.ts";
 import { SafetensorsSink } from "../formats/safetensors/writer.ts";
 import { QUANTIZE_TARGETS, type QuantizeTarget } from "../quant/plan_quantization.ts";
@@ -28,6 +29,7 @@ import type {
 import { checkBeforeClose } from "./_check_before_close.ts";
 import { DequantizeStream } from "./dequantize_stream.ts";
 import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
+import { reorderQkRows } from "./qk_row_layout.ts";
 import type { Model } from "./model.ts";
 import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
 
@@ -72,6 +74,12 @@ export interface ConvertOptions extends OpenModelOptions {
   maxShardSize?: number;
   /** Progress of the write (bytes and tensors). */
   onProgress?: ProgressCallback;
+
+  /**
+   * GGUF output: the `general.file_type` to write (llama.cpp's `LLAMA_FTYPE_*`).
+   * @default derived from the tensors (the type most of them have)
+   */
+  ggufFileType?: number;
 
   /** QNAT output: elements per NF4 block (even, must divide each NF4 tensor). @default 64 */
   blockSize?: number;
@@ -134,7 +142,11 @@ export async function convertModel(
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
-    let stream = model.chunks().pipeThrough(format === "apr" ? addTiedLmHead() : dropTiedLmHead());
+    let stream = model.chunks();
+    // GGUF wants llama.cpp's interleaved Q/K rows, SafeTensors Hugging Face's.
+    const rows = format === "gguf" ? "interleaved" : format === "safetensors" ? "hf" : undefined;
+    if (rows !== undefined) stream = stream.pipeThrough(reorderQkRows(rows));
+    stream = stream.pipeThrough(format === "apr" ? addTiedLmHead() : dropTiedLmHead());
     if (format === "apr" || options.quantize !== undefined) {
       stream = stream.pipeThrough(
         new QuantizeStream({
@@ -145,20 +157,19 @@ export async function convertModel(
       );
     }
     if (format !== "apr") {
+      const storage = (info: TensorInfo) =>
+        options.float32 ? "F32" : format === "gguf" ? ggufStorage(info) : representable(format, info) ? "keep" : "F32";
       stream = stream.pipeThrough(
         new DequantizeStream({
-          keep: (info) => !options.float32 && representable(format, info),
+          keep: (info) => storage(info) === "keep",
+          to: (info) => storage(info) === "F16" ? "F16" : "F32",
           onDecode: (infos) => {
-            if (!options.float32) {
-              options.onWarning?.(
-                `${infos.length} tensor(s) of types ${
-                  [...new Set(infos.map((i) => i.dtype))].join(", ")
-                } have no ${format} type; writing them as F32`,
-              );
-            }
+            if (!options.float32) warnDecoded(format, infos, options.onWarning);
           },
         }),
       );
+    } else if (options.quantize === undefined || options.quantize === "none") {
+      stream = stream.pipeThrough(warnOnBf16(options.onWarning));
     }
     stream = stream.pipeThrough(finalizeMetadata(model, source, (h) => (header = h)));
     const sink = await createSink(format, output, options);
@@ -285,6 +296,57 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
   }
 }
 
+/**
+ * Say which tensors an export decodes because the format cannot hold them
+ * as they are (1-D tensors decoded to F32 for GGUF are llama.cpp's rule, not
+ * a loss, and go unmentioned).
+ */
+function warnDecoded(
+  format: OutputFormat,
+  infos: readonly TensorInfo[],
+  onWarning: ((message: string) => void) | undefined,
+): void {
+  const padded = format === "gguf" ? infos.filter(hasPaddedRows) : [];
+  if (padded.length > 0) {
+    onWarning?.(
+      `${padded.length} ${[...new Set(padded.map((i) => i.dtype))].join("/")} tensor(s) have ` +
+        `rows that are not whole blocks (padded per row), which GGUF cannot hold; writing them as F16`,
+    );
+  }
+  const foreign = infos.filter((i) => DTYPES[i.dtype][format === "gguf" ? "ggufType" : "safetensors"] === undefined);
+  if (foreign.length > 0) {
+    onWarning?.(
+      `${foreign.length} tensor(s) of types ${
+        [...new Set(foreign.map((i) => i.dtype))].join(", ")
+      } have no ${format} type; writing them as F32`,
+    );
+  }
+}
+
+/**
+ * APR dtype 30 (BF16) is read by realizar's transformer loader and current
+ * aprender, not by aprender 0.26 or realizar's `get_tensor_f32`: say so once
+ * when an import keeps BF16 tensors.
+ */
+function warnOnBf16(
+  onWarning: ((message: string) => void) | undefined,
+): TransformStream<ModelChunk, ModelChunk> {
+  return new TransformStream<ModelChunk, ModelChunk>({
+    transform(chunk, controller) {
+      if (chunk.type === "header") {
+        const n = chunk.header.tensors.filter((t) => t.dtype === "BF16").length;
+        if (n > 0) {
+          onWarning?.(
+            `${n} tensor(s) are written as BF16 (APR dtype 30), which aprender 0.26 and ` +
+              `realizar's get_tensor_f32 cannot read; use --quantize f16 for older readers`,
+          );
+        }
+      }
+      controller.enqueue(chunk);
+    },
+  });
+}
+
 function representable(format: OutputFormat, info: TensorInfo): boolean {
   const spec = DTYPES[info.dtype];
   // QnatSink decodes every input type itself (NF4 or F32 sections).
@@ -331,7 +393,11 @@ function createSink(
         ...(options.maxShardSize !== undefined ? { maxShardSize: options.maxShardSize } : {}),
       });
     case "gguf":
-      return GgufSink.create(output, { ...common, keepNames: options.keepNames === true });
+      return GgufSink.create(output, {
+        ...common,
+        keepNames: options.keepNames === true,
+        ...(options.ggufFileType !== undefined ? { fileType: options.ggufFileType } : {}),
+      });
     case "qnat":
       return QnatSink.create(output, {
         ...common,

@@ -31,6 +31,7 @@
 import { ModelFormatError } from "../../errors.ts";
 import type { ModelMetadata } from "../../tensor.ts";
 import type { ModelFiles } from "../../io/model_files.ts";
+import { ggufTokenizerFields } from "./hf_tokenizer_gguf.ts";
 
 /**
  * Largest config-like companion read (`config.json`, `tokenizer_config.json`,
@@ -318,6 +319,13 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   if (vocabulary?.modelType !== undefined) out["tokenizer.model_type"] = vocabulary.modelType;
   if (vocabulary?.scores !== undefined) out["tokenizer.scores"] = vocabulary.scores;
   if (chatTemplate !== undefined) out["tokenizer.chat_template"] = chatTemplate;
+  // What llama.cpp's converter would write, for GGUF export.
+  if (vocabulary !== undefined) {
+    Object.assign(
+      out,
+      ggufTokenizerFields({ ...files, tokenizerConfig, config, tokens: vocabulary.tokens }),
+    );
+  }
   if (typeof text["tie_word_embeddings"] === "boolean") {
     out["tied_embeddings"] = text["tie_word_embeddings"];
   }
