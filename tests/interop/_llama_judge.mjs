@@ -32,8 +32,17 @@ for (const job of jobs) {
       generated.push(token);
       if (generated.length >= job.tokens) break;
     }
-    results.push({ path: job.path, prompt: [...prompt], generated });
     await context.dispose();
+    // The distribution of the token after the prompt: tells apart weights
+    // that differ slightly even when a tiny model's greedy text does not.
+    const probe = await model.createContext({ contextSize: 128, threads: 1 });
+    const evaluated = await probe.getSequence().controlledEvaluate(
+      prompt.map((t, i) => i === prompt.length - 1 ? [t, { generateNext: { probabilities: true } }] : t),
+    );
+    const probabilities = evaluated[evaluated.length - 1]?.next?.probabilities ?? new Map();
+    const next = [...probabilities.entries()].slice(0, 8);
+    await probe.dispose();
+    results.push({ path: job.path, prompt: [...prompt], generated, next });
     await model.dispose();
   } catch (error) {
     results.push({ path: job.path, error: String(error?.message ?? error) });
