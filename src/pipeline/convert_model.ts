@@ -168,8 +168,6 @@ export async function convertModel(
           },
         }),
       );
-    } else if (options.quantize === undefined || options.quantize === "none") {
-      stream = stream.pipeThrough(warnOnBf16(options.onWarning));
     }
     stream = stream.pipeThrough(finalizeMetadata(model, source, (h) => (header = h)));
     const sink = await createSink(format, output, options);
@@ -180,6 +178,7 @@ export async function convertModel(
       options.signal ? { signal: options.signal } : {},
     );
     const written = header!;
+    if (format === "apr") warnOnBf16(written, options.onWarning);
     const dtypes: Record<string, number> = {};
     for (const t of written.tensors) dtypes[t.dtype] = (dtypes[t.dtype] ?? 0) + 1;
     return {
@@ -326,25 +325,19 @@ function warnDecoded(
 /**
  * APR dtype 30 (BF16) is read by realizar's transformer loader and current
  * aprender, not by aprender 0.26 or realizar's `get_tensor_f32`: say so once
- * when an import keeps BF16 tensors.
+ * after an import that kept BF16 tensors (docs/INTEROP.md).
  */
 function warnOnBf16(
+  header: ModelHeader,
   onWarning: ((message: string) => void) | undefined,
-): TransformStream<ModelChunk, ModelChunk> {
-  return new TransformStream<ModelChunk, ModelChunk>({
-    transform(chunk, controller) {
-      if (chunk.type === "header") {
-        const n = chunk.header.tensors.filter((t) => t.dtype === "BF16").length;
-        if (n > 0) {
-          onWarning?.(
-            `${n} tensor(s) are written as BF16 (APR dtype 30), which aprender 0.26 and ` +
-              `realizar's get_tensor_f32 cannot read; use --quantize f16 for older readers`,
-          );
-        }
-      }
-      controller.enqueue(chunk);
-    },
-  });
+): void {
+  const n = header.tensors.filter((t) => t.dtype === "BF16").length;
+  if (n > 0) {
+    onWarning?.(
+      `${n} tensor(s) are written as BF16 (APR dtype 30), which aprender 0.26 and ` +
+        `realizar's get_tensor_f32 cannot read; use --quantize f16 for older readers`,
+    );
+  }
 }
 
 function representable(format: OutputFormat, info: TensorInfo): boolean {

@@ -40,8 +40,11 @@ export const PERMUTED_QK_ARCHITECTURES: ReadonlySet<string> = new Set([
 /** APR `rope_type` of each layout. */
 const ROPE_TYPE: Readonly<Record<QkRowLayout, number>> = { interleaved: 0, hf: 2 };
 
-/** Q/K projections, in Hugging Face or GGUF spelling, weights and biases. */
-const QK_NAME = /(?:self_attn\.([qk])_proj|attn_([qk]))\.(?:weight|bias)$/;
+/**
+ * Q/K projections under Hugging Face names, weights and biases. Tensors
+ * under GGUF names (`--keep-names`) are left in GGUF's layout.
+ */
+const QK_NAME = /^model\.layers\.\d+\.self_attn\.([qk])_proj\.(?:weight|bias)$/;
 
 /** Target size of one batch of rows read from the source. */
 const BATCH_BYTES = 1 << 20;
@@ -98,7 +101,7 @@ export function reorderQkRows(target: QkRowLayout): TransformStream<ModelChunk, 
       const tensors = chunk.header.tensors.map((info) => {
         const match = QK_NAME.exec(info.name);
         if (match === null) return info;
-        const plan = planRows(info, (match[1] ?? match[2]) === "q" ? heads : kvHeads, target);
+        const plan = planRows(info, match[1] === "q" ? heads : kvHeads, target);
         plans.set(info.name, plan);
         return plan.info;
       });

@@ -134,8 +134,11 @@ const SPECIAL_TOKEN_IDS: readonly (readonly [string, string])[] = [
   ["pad_token", "tokenizer.ggml.padding_token_id"],
 ];
 
-/** Keys whose value describes the source file, not the model: not carried to an export. */
-const NOT_EXPORTED = new Set(["general.alignment", "general.file_type"]);
+/**
+ * Keys whose value describes the source file, not the model: not carried to
+ * an export (`general.file_type` is, but the export's own replaces it).
+ */
+const NOT_EXPORTED = new Set(["general.alignment"]);
 
 /** One entry of the `gguf_metadata` custom key. */
 export interface GgufMetadataEntry {
@@ -248,10 +251,9 @@ export interface AprToGgufOptions {
   fileType?: number;
   /** Parameters of the exported tensors, for `general.size_label` (converted models only). */
   parameterCount?: number;
+  /** `general.quantization_version` (2 for every current llama.cpp); absent: not written. */
+  quantizationVersion?: number;
 }
-
-/** llama.cpp's quantization format version, written by every current converter. */
-const QUANTIZATION_VERSION = 2;
 
 /** Architectures llama.cpp (c392e50) knows under another name. */
 const GGUF_ARCHITECTURE: Readonly<Record<string, string>> = { mistral: "llama" };
@@ -293,14 +295,14 @@ const GGML_TOKENIZER: Readonly<Record<string, string>> = {
 /**
  * Map APR metadata back to GGUF metadata, for export: the inverse of
  * {@linkcode ggufToAprMetadata}. Starts from `gguf_metadata` when present
- * (exact types and order, minus `general.alignment` and `general.file_type`,
- * which describe the old file), then writes every APR field over it, so
+ * (exact types and order, minus `general.alignment`, which describes the old
+ * file; `general.file_type` is replaced when given), then writes every APR field over it, so
  * fields edited in APR win. A model from elsewhere (no `gguf_metadata`) gets
  * the keys llama.cpp's converter writes: `general.type`, `general.size_label`,
  * `{arch}.attention.value_length`, and for llama `llama.vocab_size` and
  * `llama.rope.dimension_count`; tokenizer keys as the converter derives them
  * (`tokenizer.ggml_model`, `tokenizer.pre`, token types, special ids).
- * `general.quantization_version` is always written, `general.file_type` when given.
+ * `general.file_type` and `general.quantization_version` are written when given.
  *
  * @example Usage
  * ```ts
@@ -384,7 +386,7 @@ export function aprToGgufKv(
   writeTokenizer(metadata, set, kv);
   const template = metadata.chat_template ?? metadata["tokenizer.chat_template"];
   set("tokenizer.chat_template", GgufValueType.STRING, template);
-  set("general.quantization_version", GgufValueType.UINT32, QUANTIZATION_VERSION);
+  set("general.quantization_version", GgufValueType.UINT32, options.quantizationVersion);
   return kv;
 }
 

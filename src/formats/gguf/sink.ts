@@ -17,6 +17,9 @@ import { encodeGgufHeader, type GgufLayout, type GgufTensorSpec } from "./writer
 import { assertOutputFree } from "../../io/fs_paths.ts";
 import { createFreshFile, renameIntoPlace } from "../../io/partial_file.ts";
 
+/** llama.cpp's quantization format version (`GGML_QNT_VERSION`), which every export declares. */
+const GGML_QUANTIZATION_VERSION = 2;
+
 /** Options of {@linkcode GgufSink.create}. */
 export interface GgufSinkOptions {
   /**
@@ -174,6 +177,7 @@ class GgufFileWriter {
     const kv = aprToGgufKv(header.metadata, {
       ...(fileType === undefined ? {} : { fileType }),
       parameterCount: header.tensors.reduce((n, t) => n + elementCount(t.shape), 0),
+      quantizationVersion: GGML_QUANTIZATION_VERSION,
     });
     const layout = encodeGgufHeader(kv, specs, {
       alignment: this.#options.alignment,

@@ -46,13 +46,16 @@ Deno.test("GgufSink round-trips every fixture through APR metadata and Hugging F
           assert.equal(await exists(`${out}.partial`), false);
           const back = await openGguf(await openFileSource(out));
           try {
-            // Metadata: every original KV pair comes back with its type and value,
-            // except general.file_type, which described the source file.
+            // Metadata: every original KV pair comes back with its type and value
+            // (general.file_type derived from the tensors, as llama.cpp guesses it),
+            // plus general.quantization_version, which every export declares.
             const original = new Map(input.gguf.kv);
-            original.delete("general.file_type");
+            assert.equal(back.gguf.kv.get("general.quantization_version")?.value, 2);
             assert.deepEqual(
-              [...back.gguf.kv.keys()].sort(),
-              [...original.keys()].filter((k) => k !== "general.alignment").sort(),
+              [...back.gguf.kv.keys()].filter((k) => k !== "general.quantization_version").sort(),
+              [...original.keys()].filter((k) =>
+                k !== "general.alignment" && k !== "general.quantization_version"
+              ).sort(),
             );
             for (const [key, entry] of original) {
               if (key === "general.alignment") continue;
