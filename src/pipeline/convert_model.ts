@@ -158,7 +158,13 @@ export async function convertModel(
     }
     if (format !== "apr") {
       const storage = (info: TensorInfo) =>
-        options.float32 ? "F32" : format === "gguf" ? ggufStorage(info) : representable(format, info) ? "keep" : "F32";
+        options.float32
+          ? "F32"
+          : format === "gguf"
+          ? ggufStorage(info)
+          : representable(format, info)
+          ? "keep"
+          : "F32";
       stream = stream.pipeThrough(
         new DequantizeStream({
           keep: (info) => storage(info) === "keep",
@@ -312,7 +318,9 @@ function warnDecoded(
         `rows that are not whole blocks (padded per row), which GGUF cannot hold; writing them as F16`,
     );
   }
-  const foreign = infos.filter((i) => DTYPES[i.dtype][format === "gguf" ? "ggufType" : "safetensors"] === undefined);
+  const foreign = infos.filter((i) =>
+    DTYPES[i.dtype][format === "gguf" ? "ggufType" : "safetensors"] === undefined
+  );
   if (foreign.length > 0) {
     onWarning?.(
       `${foreign.length} tensor(s) of types ${

@@ -141,7 +141,7 @@ function planRows(info: TensorInfo, heads: number, target: QkRowLayout): RowPlan
   const layout = DTYPES[info.dtype].layout;
   const separable = layout === "row_blocks" ||
     (layout === "elements" && (cols * DTYPES[info.dtype].blockBytes) %
-          DTYPES[info.dtype].blockElements === 0);
+            DTYPES[info.dtype].blockElements === 0);
   const out: TensorInfo = separable
     ? info
     : { ...info, dtype: "F32", byteLength: elementCount(info.shape) * 4 };

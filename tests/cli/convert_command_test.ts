@@ -157,7 +157,12 @@ Deno.test("apr convert re-quantizes an APR file and round-trips GGUF", async () 
         let values = await b.tensor(name).toFloat32();
         const qk = /self_attn\.([qk])_proj\.weight$/.exec(name);
         if (qk !== null) {
-          values = permuteQkValues(values, b.tensor(name).info.shape[0]!, qk[1] === "q" ? 4 : 2, true);
+          values = permuteQkValues(
+            values,
+            b.tensor(name).info.shape[0]!,
+            qk[1] === "q" ? 4 : 2,
+            true,
+          );
         }
         deepEqual(values, await a.tensor(name).toFloat32(), name);
       }

@@ -77,8 +77,10 @@ export function kvJson(kv: ReadonlyMap<string, GgufKvEntry>): Map<string, string
   return new Map(
     [...kv].map(([k, e]) => [
       k,
-      JSON.stringify({ type: e.type, arrayTypes: e.arrayTypes, value: e.value }, (_, v) =>
-        typeof v === "bigint" ? v.toString() : v),
+      JSON.stringify(
+        { type: e.type, arrayTypes: e.arrayTypes, value: e.value },
+        (_, v) => typeof v === "bigint" ? v.toString() : v,
+      ),
     ]),
   );
 }

@@ -19,7 +19,12 @@ let input = "";
 for await (const chunk of process.stdin) input += chunk;
 const jobs = JSON.parse(input);
 
-const llama = await getLlama({ gpu: false, build: "never", logLevel: "error", progressLogs: false });
+const llama = await getLlama({
+  gpu: false,
+  build: "never",
+  logLevel: "error",
+  progressLogs: false,
+});
 const results = [];
 for (const job of jobs) {
   try {
@@ -37,7 +42,9 @@ for (const job of jobs) {
     // that differ slightly even when a tiny model's greedy text does not.
     const probe = await model.createContext({ contextSize: 128, threads: 1 });
     const evaluated = await probe.getSequence().controlledEvaluate(
-      prompt.map((t, i) => i === prompt.length - 1 ? [t, { generateNext: { probabilities: true } }] : t),
+      prompt.map((t, i) =>
+        i === prompt.length - 1 ? [t, { generateNext: { probabilities: true } }] : t
+      ),
     );
     const probabilities = evaluated[evaluated.length - 1]?.next?.probabilities ?? new Map();
     const next = [...probabilities.entries()].slice(0, 8);

@@ -61,7 +61,9 @@ export async function llamaGenerate(paths: string[], tokens = 16): Promise<Judge
   }).spawn();
   const writer = child.stdin.getWriter();
   await writer.write(
-    new TextEncoder().encode(JSON.stringify(paths.map((path) => ({ path, prompt: PROMPT, tokens })))),
+    new TextEncoder().encode(
+      JSON.stringify(paths.map((path) => ({ path, prompt: PROMPT, tokens }))),
+    ),
   );
   await writer.close();
   const out = await child.output();

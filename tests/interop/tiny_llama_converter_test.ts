@@ -56,14 +56,22 @@ Deno.test("HF tiny-llama → APR → GGUF equals llama.cpp's converter, and llam
       });
     }
 
-    await t.step("llama.cpp: same prompt tokens, greedy tokens and next-token probabilities", async () => {
-      const runs = await llamaGenerate([ours.f32, REFERENCE("f32"), ours.bf16, REFERENCE("bf16")]);
-      for (const [mine, theirs] of [[runs[0]!, runs[1]!], [runs[2]!, runs[3]!]] as const) {
-        assert.ok(mine.prompt.length > 0 && mine.generated.length === 16);
-        assert.deepEqual(mine.prompt, theirs.prompt);
-        assert.deepEqual(mine.generated, theirs.generated);
-        assert.deepEqual(mine.next, theirs.next);
-      }
-    });
+    await t.step(
+      "llama.cpp: same prompt tokens, greedy tokens and next-token probabilities",
+      async () => {
+        const runs = await llamaGenerate([
+          ours.f32,
+          REFERENCE("f32"),
+          ours.bf16,
+          REFERENCE("bf16"),
+        ]);
+        for (const [mine, theirs] of [[runs[0]!, runs[1]!], [runs[2]!, runs[3]!]] as const) {
+          assert.ok(mine.prompt.length > 0 && mine.generated.length === 16);
+          assert.deepEqual(mine.prompt, theirs.prompt);
+          assert.deepEqual(mine.generated, theirs.generated);
+          assert.deepEqual(mine.next, theirs.next);
+        }
+      },
+    );
   });
 });

@@ -39,26 +39,29 @@ Deno.test("HF tiny-qwen2 → APR → GGUF matches llama.cpp's conversion and gen
     await convertModel(apr, bf16);
     await convertModel(apr, f32, { float32: true });
 
-    await t.step("GGUF: every tensor as llama.cpp's converter wrote it (no Q/K permutation for Qwen2)", async () => {
-      const mine = await readGgufFile(bf16);
-      const theirs = await readGgufFile(REFERENCE_BF16);
-      assert.deepEqual([...mine.tensors.keys()].sort(), [...theirs.tensors.keys()].sort());
-      for (const [name, ref] of theirs.tensors) {
-        const got = mine.tensors.get(name)!;
-        assert.equal(got.dtype, ref.dtype, name);
-        assert.deepEqual(got.shape, ref.shape, name);
-        assert.ok(sameBytes(got.bytes, ref.bytes), `${name}: bytes differ`);
-      }
-      const a = kvJson(mine.kv);
-      const b = kvJson(theirs.kv);
-      assert.equal(a.get("tokenizer.ggml.pre"), JSON.stringify({ type: 8, value: "qwen2" }));
-      for (const key of Object.keys(DIFFERING_KEYS)) {
-        a.delete(key);
-        b.delete(key);
-      }
-      assert.deepEqual([...a.keys()], [...b.keys()]);
-      for (const [key, value] of b) assert.equal(a.get(key), value, key);
-    });
+    await t.step(
+      "GGUF: every tensor as llama.cpp's converter wrote it (no Q/K permutation for Qwen2)",
+      async () => {
+        const mine = await readGgufFile(bf16);
+        const theirs = await readGgufFile(REFERENCE_BF16);
+        assert.deepEqual([...mine.tensors.keys()].sort(), [...theirs.tensors.keys()].sort());
+        for (const [name, ref] of theirs.tensors) {
+          const got = mine.tensors.get(name)!;
+          assert.equal(got.dtype, ref.dtype, name);
+          assert.deepEqual(got.shape, ref.shape, name);
+          assert.ok(sameBytes(got.bytes, ref.bytes), `${name}: bytes differ`);
+        }
+        const a = kvJson(mine.kv);
+        const b = kvJson(theirs.kv);
+        assert.equal(a.get("tokenizer.ggml.pre"), JSON.stringify({ type: 8, value: "qwen2" }));
+        for (const key of Object.keys(DIFFERING_KEYS)) {
+          a.delete(key);
+          b.delete(key);
+        }
+        assert.deepEqual([...a.keys()], [...b.keys()]);
+        for (const [key, value] of b) assert.equal(a.get(key), value, key);
+      },
+    );
 
     await t.step("llama.cpp: the reference prompt tokens and greedy tokens", async () => {
       const [ours16, oursF32, theirs16] = await llamaGenerate([bf16, f32, REFERENCE_BF16]);
@@ -73,19 +76,22 @@ Deno.test("HF tiny-qwen2 → APR → GGUF matches llama.cpp's conversion and gen
       assert.deepEqual(ours16!.next, theirs16!.next);
     });
 
-    await t.step("SafeTensors: the source's tensors, bytes unchanged, lm_head tied as in the source", async () => {
-      const out = `${dir}/back.safetensors`;
-      await convertModel(apr, out);
-      const source = await readTensors(SOURCE);
-      const back = await readTensors(out);
-      assert.ok(!source.has("lm_head.weight"));
-      assert.deepEqual([...back.keys()].sort(), [...source.keys()].sort());
-      for (const [name, t] of source) {
-        const got = back.get(name)!;
-        assert.equal(got.dtype, t.dtype, name);
-        assert.deepEqual(got.shape, t.shape, name);
-        assert.ok(sameBytes(got.bytes, t.bytes), `${name}: bytes differ`);
-      }
-    });
+    await t.step(
+      "SafeTensors: the source's tensors, bytes unchanged, lm_head tied as in the source",
+      async () => {
+        const out = `${dir}/back.safetensors`;
+        await convertModel(apr, out);
+        const source = await readTensors(SOURCE);
+        const back = await readTensors(out);
+        assert.ok(!source.has("lm_head.weight"));
+        assert.deepEqual([...back.keys()].sort(), [...source.keys()].sort());
+        for (const [name, t] of source) {
+          const got = back.get(name)!;
+          assert.equal(got.dtype, t.dtype, name);
+          assert.deepEqual(got.shape, t.shape, name);
+          assert.ok(sameBytes(got.bytes, t.bytes), `${name}: bytes differ`);
+        }
+      },
+    );
   });
 });

@@ -5,7 +5,7 @@ import { convertModel, type ConvertOptions } from "../../src/pipeline/convert_mo
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { NF4_MAX_LEVEL_GAP } from "../../src/quant/nf4.ts";
 import { testdata, withTempDir } from "./_helpers.ts";
-import { permuteQkValues, permuteQkRows } from "../_qk_rows.ts";
+import { permuteQkRows, permuteQkValues } from "../_qk_rows.ts";
 
 /** Deterministic finite f32 values. */
 function values(n: number, seed: number): Float32Array {

@@ -26,7 +26,10 @@ function recordingEntry(info: TensorInfo, bytes: Uint8Array, withSlice: boolean)
     info,
     open: () => {
       opened++;
-      return ReadableStream.from([bytes.slice(0, bytes.length >> 1), bytes.slice(bytes.length >> 1)]);
+      return ReadableStream.from([
+        bytes.slice(0, bytes.length >> 1),
+        bytes.slice(bytes.length >> 1),
+      ]);
     },
     ...(withSlice
       ? {
@@ -98,7 +101,11 @@ Deno.test("reorderQkRows() reads rows in llama.cpp's order in ~1 MiB batches, ne
   assert.equal(recorders[2]!.reads.length, 0);
 
   // Without random access, one head at a time; and back again is the identity.
-  const streamed = await run(header, [q, k, v].map((info, i) => recordingEntry(info, data[i]!, false).entry), "interleaved");
+  const streamed = await run(
+    header,
+    [q, k, v].map((info, i) => recordingEntry(info, data[i]!, false).entry),
+    "interleaved",
+  );
   assert.ok(sameBytes(streamed.payloads.get(q.name)!, payloads.get(q.name)!));
   assert.ok(sameBytes(streamed.payloads.get(k.name)!, payloads.get(k.name)!));
   const back = await run(
@@ -126,8 +133,13 @@ Deno.test("qkRowLayout() reads rope_type, and leaves NEOX architectures alone", 
     byteLength: 48,
   };
   await assert.rejects(
-    run({ format: "t", metadata: { architecture: "llama", num_heads: 2 }, tensors: [info] }, [], "interleaved"),
-    (e: unknown) => e instanceof RangeError && /q_proj.*6 rows do not split into 2 heads/.test(e.message),
+    run(
+      { format: "t", metadata: { architecture: "llama", num_heads: 2 }, tensors: [info] },
+      [],
+      "interleaved",
+    ),
+    (e: unknown) =>
+      e instanceof RangeError && /q_proj.*6 rows do not split into 2 heads/.test(e.message),
   );
 });
 
@@ -152,6 +164,8 @@ Deno.test("GGUF (llama.cpp's conversion of tiny-llama) → APR → SafeTensors h
     const again = `${dir}/again.gguf`;
     await convertModel(apr, again);
     const [a, b] = [await readGgufFile(again), await readGgufFile(gguf)];
-    for (const [name, t] of b.tensors) assert.ok(sameBytes(a.tensors.get(name)!.bytes, t.bytes), name);
+    for (const [name, t] of b.tensors) {
+      assert.ok(sameBytes(a.tensors.get(name)!.bytes, t.bytes), name);
+    }
   });
 });

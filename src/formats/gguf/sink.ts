@@ -102,8 +102,13 @@ export class GgufSink extends WritableStream<ModelChunk> {
       throw new RangeError(`Cannot write GGUF: alignment ${alignment} is not a power of two`);
     }
     const fileType = options.fileType;
-    if (fileType !== undefined && (!Number.isSafeInteger(fileType) || fileType < 0 || fileType > 0xffffffff)) {
-      throw new RangeError(`Cannot write GGUF: file type ${fileType} is not a 32-bit unsigned integer`);
+    if (
+      fileType !== undefined &&
+      (!Number.isSafeInteger(fileType) || fileType < 0 || fileType > 0xffffffff)
+    ) {
+      throw new RangeError(
+        `Cannot write GGUF: file type ${fileType} is not a 32-bit unsigned integer`,
+      );
     }
     await assertOutputFree(path, options.force);
     const partial = `${path}.partial`;
