@@ -24,6 +24,9 @@
  * - `tokenizer.bos_token_id`/`eos_token_id` come from `generation_config.json`,
  *   else `config.json`, else by looking up the tokenizer_config's token string;
  *   when several EOS ids are listed, the first is used.
+ * - What llama.cpp's converter derives from the tokenizer, for GGUF export
+ *   (`tokenizer.ggml_model`, `tokenizer.pre`, `tokenizer.token_type`,
+ *   `tokenizer.special_ids`, `tokenizer.add_special`): see `hf_tokenizer_gguf.ts`.
  *
  * @module
  */

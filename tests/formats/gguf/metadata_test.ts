@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { parseGgufHeader } from "../../../src/formats/gguf/header.ts";
 import type { GgufKvEntry } from "../../../src/formats/gguf/header.ts";
-import { aprToGgufKv, ggufToAprMetadata } from "../../../src/formats/gguf/metadata.ts";
+import { aprToGgufKv, ggufToAprMetadata, sizeLabel } from "../../../src/formats/gguf/metadata.ts";
 import { openFileSource } from "../../../src/io/file_source.ts";
 
 const DATA = new URL("../../testdata/gguf/", import.meta.url);
@@ -179,4 +179,30 @@ Deno.test("aprToGgufKv() lets edited APR fields win over gguf_metadata, and reje
     () => aprToGgufKv({ gguf_metadata: [] }),
     (e: unknown) => e instanceof TypeError && /gguf_metadata is not an object/.test(e.message),
   );
+});
+
+Deno.test("aprToGgufKv() writes llama.cpp's architecture name and the export's file facts", () => {
+  const kv = aprToGgufKv(
+    { architecture: "mistral", hidden_size: 64, num_heads: 8, head_dim: 8, vocab_size: 100 },
+    { fileType: 15, parameterCount: 7_241_732_096, quantizationVersion: 2 },
+  );
+  assert.equal(kv.get("general.architecture")?.value, "llama");
+  assert.equal(kv.get("general.size_label")?.value, "7.2B");
+  assert.equal(kv.get("general.file_type")?.value, 15);
+  assert.equal(kv.get("general.quantization_version")?.value, 2);
+  assert.equal(kv.get("llama.attention.key_length")?.value, 8);
+  assert.equal(kv.get("llama.attention.value_length")?.value, 8);
+  assert.equal(kv.get("llama.rope.dimension_count")?.value, 8);
+  assert.equal(kv.get("llama.vocab_size")?.value, 100);
+  assert.equal(sizeLabel(279_168), "279K");
+  assert.equal(sizeLabel(1_313_024), "1.3M");
+  // A GGUF-born model keeps the keys its file had: none are invented.
+  const fromGguf = aprToGgufKv({
+    architecture: "llama",
+    head_dim: 8,
+    gguf_metadata: { "general.architecture": { type: "STRING", value: "llama" } },
+  });
+  assert.equal(fromGguf.has("general.type"), false);
+  assert.equal(fromGguf.has("llama.attention.value_length"), false);
+  assert.equal(fromGguf.has("llama.rope.dimension_count"), false);
 });

@@ -210,3 +210,27 @@ Deno.test("GgufSink removes the partial file when the upstream fails", async () 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("GgufSink writes the fileType it is given (a preset's mix) instead of the derived one", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const input = await openGguf(
+      await openFileSource(new URL("tiny-llama-q4_k_m.gguf", DATA).pathname),
+    );
+    const out = `${dir}/s.gguf`;
+    try {
+      await modelChunks(input).pipeTo(await GgufSink.create(out, { fileType: 14 }));
+    } finally {
+      await input.close();
+    }
+    const back = await openGguf(await openFileSource(out));
+    assert.equal(back.gguf.kv.get("general.file_type")?.value, 14);
+    await back.close();
+    await assert.rejects(
+      GgufSink.create(`${dir}/bad.gguf`, { fileType: -1 }),
+      (e: unknown) => e instanceof RangeError && /file type -1/.test(e.message),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
