@@ -187,6 +187,7 @@ export interface ModelReader {
 /**
  * Turn a model reader into the stream protocol: the header chunk, then one
  * tensor chunk per entry. Pull-based: nothing is read until a consumer asks.
+ * Never throws. Errors of the model reach the consumer through the stream.
  *
  * @param model The model to stream.
  * @returns A stream of {@linkcode ModelChunk}s.
@@ -221,6 +222,10 @@ export interface ProgressEvent {
   readonly itemsTotal: number;
   /** The tensor or file being worked on. */
   readonly current?: string;
+  /** Of `bytesDone`, the bytes a resume found already written (not processed by this run). */
+  readonly resumedBytes?: number;
+  /** Of `itemsDone`, the items a resume found already written. */
+  readonly resumedItems?: number;
 }
 
 /** A callback receiving progress events. */

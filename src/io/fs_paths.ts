@@ -34,7 +34,7 @@ export async function pathExists(path: string): Promise<boolean> {
  */
 export async function assertOutputFree(path: string, force: boolean | undefined): Promise<void> {
   if (force !== true && await pathExists(path)) {
-    throw new UsageError(`Cannot write "${path}": it exists; use --force to overwrite it`);
+    throw new UsageError(`Cannot write "${path}": it exists; use force: true to overwrite it`);
   }
 }
 

@@ -35,6 +35,7 @@ export class LocalModelFiles implements ModelFiles {
 
   /**
    * Name a directory.
+   * Never throws.
    *
    * @param directory The directory holding the model.
    */
@@ -42,7 +43,13 @@ export class LocalModelFiles implements ModelFiles {
     this.name = directory;
   }
 
-  /** Every regular file below the directory (following symlinks, as the HF cache needs). */
+  /**
+   * Every regular file below the directory (following symlinks, as the HF cache needs).
+   *
+   * @returns Paths relative to the directory, sorted.
+   * @throws {Deno.errors.NotFound} When the directory does not exist.
+   * @throws {Deno.errors.PermissionDenied} When it cannot be read.
+   */
   async list(): Promise<string[]> {
     const found: string[] = [];
     const walk = async (relative: string): Promise<void> => {
@@ -63,12 +70,24 @@ export class LocalModelFiles implements ModelFiles {
     return found.sort();
   }
 
-  /** Open one file. */
+  /**
+   * Open one file.
+   *
+   * @param path Path relative to the directory.
+   * @returns The file as a byte source.
+   * @throws {Deno.errors.NotFound} When the file does not exist.
+   */
   open(path: string): Promise<ByteSource> {
     return openFileSource(this.locate(path));
   }
 
-  /** The file's path on disk. */
+  /**
+   * The file's path on disk.
+   * Never throws.
+   *
+   * @param path Path relative to the directory.
+   * @returns The path joined to the directory.
+   */
   locate(path: string): string {
     return join(this.name, path);
   }

@@ -43,6 +43,7 @@ export interface DequantizeStreamOptions {
 export class DequantizeStream extends TransformStream<ModelChunk, ModelChunk> {
   /**
    * Create the transform.
+   * Never throws. A tensor whose payload does not decode makes the stream error with a `TypeError` or `RangeError`.
    *
    * @param options Which tensors to keep.
    */

@@ -7,7 +7,11 @@
  */
 
 import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { formatBytes } from "../../src/cli/format.ts";
 import { ggufToHfName } from "../../src/formats/gguf/names.ts";
+import { QNAT_KIND } from "../../src/formats/qnat/header.ts";
+import { openQnat } from "../../src/formats/qnat/reader.ts";
+import { openFileSource } from "../../src/io/file_source.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { permuteQkRows, permuteQkValues } from "../_qk_rows.ts";
 import {
@@ -184,6 +188,23 @@ Deno.test("apr convert and export reject bad options with one line and write not
         expect: [/--format "onnx" is not one of/],
       },
       {
+        name: "export to APR (apr import/convert write APR)",
+        args: ["export", apr, "--format", "apr", "-o", `${dir}/x.apr`],
+        expect: [
+          /--format "apr" is not one of safetensors, gguf, qnat \(apr import or apr convert/,
+        ],
+      },
+      {
+        name: "export with an .apr output",
+        args: ["export", apr, "-o", `${dir}/x.apr`],
+        expect: [/give --format \(safetensors, gguf, qnat\)/],
+      },
+      {
+        name: "export does not quantize",
+        args: ["export", apr, "--format", "gguf", "-o", `${dir}/x.gguf`, "--quantize", "q4_k"],
+        expect: [/^apr export: unknown option --quantize \(see apr export --help\)$/],
+      },
+      {
         name: "--max-shard-size for GGUF output",
         args: ["convert", apr, "-o", `${dir}/x.gguf`, "--max-shard-size", "1MB"],
         expect: [/--max-shard-size works for SafeTensors\b.* output only, not gguf/],
@@ -205,5 +226,43 @@ Deno.test("apr convert and export reject bad options with one line and write not
     }
     deepEqual(await listDir(dir), ["demo.apr"]);
     ok(!(await exists(`${dir}/x.safetensors.partial`)));
+  });
+});
+
+Deno.test("apr export --format qnat reports what it wrote: NF4/F32 counts, section bytes, file size; progress reaches 100%", async () => {
+  await withTempDir(async (dir) => {
+    const apr = `${dir}/demo.apr`;
+    equal((await runApr(["import", DEMO_MODEL, "-o", apr, "--quiet"])).code, 0);
+    const out = `${dir}/n.qnat`;
+    const json = await runApr(["export", apr, "--format", "qnat", "-o", out, "--json"]);
+    equal(json.code, 0, json.stderr);
+    const result = JSON.parse(json.stdout);
+    const qnat = await openQnat(await openFileSource(out));
+    try {
+      const nf4 = qnat.tensors.filter((t) => t.stored.kind === QNAT_KIND.NF4).length;
+      ok(nf4 > 0 && nf4 < qnat.tensors.length);
+      deepEqual(result.dtypes, { NF4: nf4, F32: qnat.tensors.length - nf4 });
+      equal(result.tensorBytes, qnat.tensors.reduce((n, t) => n + t.stored.dataSize, 0));
+      equal(result.fileBytes, (await Deno.stat(out)).size);
+      ok(result.tensorBytes < result.fileBytes);
+    } finally {
+      await qnat.close();
+    }
+    const human = await runApr(["export", apr, "--format", "qnat", "-o", `${dir}/h.qnat`]);
+    equal(human.code, 0, human.stderr);
+    match(
+      human.stdout,
+      new RegExp(
+        `\\(${result.dtypes.NF4} NF4, ${result.dtypes.F32} F32\\), .* of tensor data, ${
+          formatBytes(result.fileBytes).replace(".", "\\.")
+        } on disk, `,
+      ),
+    );
+    // Q4_K blocks in, NF4 out: the progress counts what is written and ends at 100%.
+    const gguf = await runApr(["export", Q4_K_M_GGUF, "--format", "qnat", "-o", `${dir}/q.qnat`], {
+      env: { APR_PROGRESS_INTERVAL_MS: "0" },
+    });
+    equal(gguf.code, 0, gguf.stderr);
+    match(gguf.stderr.trimEnd().split("\n").at(-1)!, /^export: 100\.0% /, gguf.stderr);
   });
 });

@@ -304,23 +304,27 @@ Deno.test("convertModel() through sharded and LZ4 APR gives the same bytes as pl
         [
           "lz4 to GGUF",
           { format: "gguf", compress: "lz4" },
-          /--compress works for APR output only/,
+          /compress: "lz4" works for APR output only/,
         ],
-        ["lz4 with resume", { compress: "lz4", resume: true }, /cannot be combined with --resume/],
+        [
+          "lz4 with resume",
+          { compress: "lz4", resume: true },
+          /cannot be combined with resume: true/,
+        ],
         [
           "lz4 with shards",
           { compress: "lz4", maxShardSize: 1000 },
-          /cannot be combined with --max-shard-size/,
+          /cannot be combined with maxShardSize/,
         ],
         [
           "block size for APR",
           { blockSize: 32 },
-          /--block-size and --double-quant work for QNAT output only/,
+          /blockSize and doubleQuant work for QNAT output only/,
         ],
         [
           "shards for GGUF",
           { format: "gguf", maxShardSize: 1000 },
-          /--max-shard-size works for SafeTensors and APR/,
+          /maxShardSize works for SafeTensors and APR/,
         ],
       ];
       for (const [name, options, message] of cases) {

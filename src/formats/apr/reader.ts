@@ -213,6 +213,7 @@ export class AprReader implements ModelReader {
 
   /**
    * Use {@linkcode AprReader.open}; this constructor takes already-checked parts.
+   * Never throws.
    *
    * @param source The file's bytes.
    * @param aprHeader The decoded header.
@@ -269,6 +270,7 @@ export class AprReader implements ModelReader {
 
   /**
    * The tensor named `name`.
+   * Never throws. An unknown name gives `undefined`.
    *
    * @param name Tensor name.
    * @returns Its entry, or `undefined`.
@@ -282,6 +284,7 @@ export class AprReader implements ModelReader {
    * with the stored footer (the `--deep` check; memory is one chunk).
    *
    * @returns Stored and computed CRCs.
+   * @throws {RangeError} When the source ends before its announced size (a file truncated while open).
    */
   async verifyFooter(): Promise<AprFooterCheck> {
     const end = this.fileSize - APR_FOOTER_SIZE;
@@ -322,7 +325,12 @@ export class AprReader implements ModelReader {
     return this.#footer.verify(this.#source);
   }
 
-  /** Close the underlying source. Safe to call twice. */
+  /**
+   * Close the underlying source. Safe to call twice.
+   * Never throws.
+   *
+   * @returns When the source is closed.
+   */
   close(): Promise<void> {
     return this.#source.close();
   }

@@ -39,9 +39,10 @@ export interface GgufSinkOptions {
    */
   keepNames?: boolean;
   /**
-   * `general.file_type` to write (llama.cpp's `LLAMA_FTYPE_*`, e.g. 14 for a
-   * Q4_K_S preset mix). By default it is derived from the tensors, as
-   * llama.cpp's loader guesses it: the type most tensors have.
+   * `general.file_type` to write (llama.cpp's `llama_ftype`, e.g. 14 for a
+   * Q4_K_S preset mix, as `llama-quantize` writes it). By default it is
+   * derived from the tensors, as llama.cpp's loader guesses it: the type most
+   * tensors have. `general.quantization_version` 2 is written either way.
    */
   fileType?: number;
   /**

@@ -34,6 +34,7 @@ export class SafetensorsReader implements ModelReader {
 
   /**
    * Wrap a parsed header; prefer {@linkcode openSafetensors}.
+   * Never throws.
    *
    * @param source The file, now owned by the reader.
    * @param header Its parsed header.
@@ -78,7 +79,12 @@ export class SafetensorsReader implements ModelReader {
     });
   }
 
-  /** Close the file. Safe to call twice. */
+  /**
+   * Close the file. Safe to call twice.
+   * Never throws. Closing twice is harmless.
+   *
+   * @returns When the file is closed.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

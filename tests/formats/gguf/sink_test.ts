@@ -170,7 +170,7 @@ Deno.test("GgufSink rejects bad streams and leaves no output behind", async (t) 
       await Deno.writeTextFile(out, "keep me");
       await assert.rejects(GgufSink.create(out), (e: unknown) => {
         assert.ok(e instanceof UsageError);
-        assert.match((e as Error).message, /it exists; use --force to overwrite it/);
+        assert.match((e as Error).message, /it exists; use force: true to overwrite it/);
         return true;
       });
       await ReadableStream.from([header("F32"), tensor("model.norm.weight", 16)])
