@@ -242,6 +242,9 @@ export class AprReader implements ModelReader {
             fileOffset,
             this.#source.stream(fileOffset, fileOffset + e.size, this.#chunkSize),
           ),
+        // Partial reads bypass the footer check; verify() reads what they skipped.
+        slice: (from: number, to: number): ReadableStream<Uint8Array> =>
+          this.#source.stream(fileOffset + from, fileOffset + to, this.#chunkSize),
       };
     });
     this.#byName = new Map(this.tensors.map((t) => [t.info.name, t]));
