@@ -42,3 +42,12 @@ Deno.test("llama.cpp runs apr's one-pass preset GGUFs of tiny-qwen2 as it runs l
     }
   });
 });
+
+Deno.test("llama.cpp loads and runs the example model's Q4_K_M GGUF with its Q5_0/Q8_0 fallbacks", async () => {
+  await withTempDir(async (dir) => {
+    const out = `${dir}/tiny-llama-Q4_K_M.gguf`;
+    await convertModel(testdata("../../examples/tiny-llama"), out, { quantize: "q4_k_m" });
+    const [run] = await llamaGenerate([out]);
+    assert.ok(run!.prompt.length > 0 && run!.generated.length > 0, JSON.stringify(run));
+  });
+});

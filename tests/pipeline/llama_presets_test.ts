@@ -203,3 +203,20 @@ Deno.test("convertModel() with the same importance matrix in GGUF form gives lla
     await assertSameTensors(`${dir}/x.gguf`, testdata("gguf/tiny-qwen2-Q4_K_M-imatrix.gguf"));
   });
 });
+
+Deno.test("convertModel() of the example model (hidden 128) falls back to Q5_0/Q8_0 as llama-quantize, from HF or from llama.cpp's own F32 conversion alike", async () => {
+  await withTempDir(async (dir) => {
+    // Rows of 128 values are not whole super-blocks: Q4_K → Q5_0, Q6_K → Q8_0,
+    // and the tied output (token_embd) Q8_0. The HF source also goes through
+    // the Q/K row permutation llama.cpp's converter applies to llama models.
+    await convertModel(testdata("../../examples/tiny-llama"), `${dir}/hf.gguf`, {
+      quantize: "q4_k_m",
+    });
+    await convertModel(testdata("gguf/hf-convert/tiny-llama-hf-f32.gguf"), `${dir}/f32.gguf`, {
+      quantize: "q4_k_m",
+    });
+    await assertSameTensors(`${dir}/hf.gguf`, `${dir}/f32.gguf`);
+    const types = new Set([...(await ggufTensors(`${dir}/hf.gguf`)).values()].map((t) => t.dtype));
+    assertEquals([...types].sort(), ["F32", "Q5_0", "Q8_0"]);
+  });
+});
