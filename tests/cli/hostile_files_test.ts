@@ -16,6 +16,7 @@ import {
 } from "../../src/formats/gguf/header.ts";
 import { QNAT_MAX_METADATA_SIZE, QNAT_MAX_TENSORS } from "../../src/formats/qnat/header.ts";
 import { MAX_HEADER_JSON_VALUES } from "../../src/formats/safetensors/header.ts";
+import { messageLine } from "../../src/cli/terminal_text.ts";
 import { RawGguf, rawHeader } from "../formats/gguf/_raw_gguf.ts";
 import {
   type AprRun,
@@ -89,8 +90,27 @@ Deno.test("names with terminal escapes are printed escaped, and exactly in --jso
       const header = JSON.stringify({ [name]: { dtype: "F32", shape: [4], data_offsets: [0, 8] } });
       await Deno.writeFile(bad, rawSafetensors(header, new Uint8Array(16)));
       const run = await runApr(["inspect", bad]);
-      assertOneLineError(run, /more characters\)$/);
-      ok(run.stderr.length < 1200, `${run.stderr.length} characters`);
+      // The name is cut to its first 80 characters, with its length.
+      assertOneLineError(run, /"n{79}… \(100002 characters\)/);
+      ok(run.stderr.length < 400, `${run.stderr.length} characters`);
+    });
+    await t.step("an echoed number is clipped to ~80 characters", async () => {
+      const bad = join(dir, "number.safetensors");
+      const header = `{"w":{"dtype":"F32","shape":[${"9".repeat(100_000)}],"data_offsets":[0,4]}}`;
+      await Deno.writeFile(bad, rawSafetensors(header, new Uint8Array(4)));
+      const run = await runApr(["inspect", bad]);
+      assertOneLineError(run, /dimension 9{80}… \(10000\d characters\) above 2\^53/);
+      ok(run.stderr.length < 400, `${run.stderr.length} characters`);
+    });
+    await t.step("a message of many long values stays one line of at most ~1000 characters", () => {
+      const line = messageLine(
+        Array.from({ length: 50 }, (_, i) => `${i}:${"v".repeat(200)}`).join(" "),
+      );
+      ok(line.length < 1100 && !line.includes("\n"), line);
+      match(line, /more characters\)$/);
+      // Paths and names of ordinary length are left whole.
+      const path = `/tmp/${"d".repeat(100)}/model.safetensors`;
+      equal(messageLine(`Cannot read "${path}"`), `Cannot read "${path}"`);
     });
   });
 });
