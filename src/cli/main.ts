@@ -18,6 +18,7 @@ import {
 import { DiskFullError } from "../sources/hub_download.ts";
 import { type CommandContext, commandHelp, parseCommandArgs } from "./command.ts";
 import { closest } from "./_suggest.ts";
+import { inFlagTerms } from "./_convert_flags.ts";
 import { COMMANDS } from "./commands.ts";
 import { ProgressDisplay, type ProgressMode } from "./progress_display.ts";
 
@@ -200,7 +201,11 @@ function isEnvironmentError(error: unknown): boolean {
 function reportError(io: MainIo, error: unknown, verbose: boolean, json: boolean): number {
   const userError = isUserError(error);
   const exitCode = userError ? 2 : 1;
-  const message = error instanceof Error ? error.message : String(error);
+  // Library errors name library options (force: true); say the flags here.
+  // A malformed file's message quotes the file, so it is left as it is.
+  const message = error instanceof ModelFormatError
+    ? error.message
+    : inFlagTerms(error instanceof Error ? error.message : String(error));
   if (json) {
     // Scripts get one JSON document on stdout whatever happens.
     const path = error instanceof ModelFormatError

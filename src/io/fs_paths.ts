@@ -43,7 +43,7 @@ export async function assertOutputFree(path: string, force: boolean | undefined)
     throw error;
   }
   if (force !== true) {
-    throw new UsageError(`Cannot write "${path}": it exists; use --force to overwrite it`);
+    throw new UsageError(`Cannot write "${path}": it exists; use force: true to overwrite it`);
   }
   if (!info.isFile) {
     const what = info.isSymlink

@@ -40,6 +40,7 @@ export class LocalModelFiles implements ModelFiles {
 
   /**
    * Name a directory.
+   * Never throws.
    *
    * @param directory The directory holding the model.
    * @param maxEntries Most entries the listing looks at.
@@ -55,6 +56,11 @@ export class LocalModelFiles implements ModelFiles {
    * not entered, so a link loop (`a/b -> ..`, from an archive or a git
    * clone) cannot make the walk endless. At most `maxEntries` (default
    * {@linkcode MAX_LISTED_ENTRIES}) entries are looked at.
+   *
+   * @returns Paths relative to the directory, sorted.
+   * @throws {Deno.errors.NotFound} When the directory does not exist.
+   * @throws {Deno.errors.PermissionDenied} When it cannot be read.
+   * @throws {RangeError} When the listing passes `maxEntries` entries.
    */
   async list(): Promise<string[]> {
     const found: string[] = [];
@@ -81,12 +87,24 @@ export class LocalModelFiles implements ModelFiles {
     return found.sort();
   }
 
-  /** Open one file. */
+  /**
+   * Open one file.
+   *
+   * @param path Path relative to the directory.
+   * @returns The file as a byte source.
+   * @throws {Deno.errors.NotFound} When the file does not exist.
+   */
   open(path: string): Promise<ByteSource> {
     return openFileSource(this.locate(path));
   }
 
-  /** The file's path on disk. */
+  /**
+   * The file's path on disk.
+   * Never throws.
+   *
+   * @param path Path relative to the directory.
+   * @returns The path joined to the directory.
+   */
   locate(path: string): string {
     return join(this.name, path);
   }

@@ -207,6 +207,7 @@ export class AprReader implements ModelReader {
 
   /**
    * Use {@linkcode AprReader.open}; this constructor takes already-checked parts.
+   * Never throws.
    *
    * @param source The file's bytes.
    * @param aprHeader The decoded header.
@@ -241,6 +242,9 @@ export class AprReader implements ModelReader {
             fileOffset,
             this.#source.stream(fileOffset, fileOffset + e.size, this.#chunkSize),
           ),
+        // Partial reads bypass the footer check; verify() reads what they skipped.
+        slice: (from: number, to: number): ReadableStream<Uint8Array> =>
+          this.#source.stream(fileOffset + from, fileOffset + to, this.#chunkSize),
       };
     });
     this.#byName = new Map(this.tensors.map((t) => [t.info.name, t]));
@@ -260,6 +264,7 @@ export class AprReader implements ModelReader {
 
   /**
    * The tensor named `name`.
+   * Never throws. An unknown name gives `undefined`.
    *
    * @param name Tensor name.
    * @returns Its entry, or `undefined`.
@@ -273,6 +278,7 @@ export class AprReader implements ModelReader {
    * with the stored footer (the `--deep` check; memory is one chunk).
    *
    * @returns Stored and computed CRCs.
+   * @throws {RangeError} When the source ends before its announced size (a file truncated while open).
    */
   async verifyFooter(): Promise<AprFooterCheck> {
     const end = this.fileSize - APR_FOOTER_SIZE;
@@ -313,7 +319,12 @@ export class AprReader implements ModelReader {
     return this.#footer.verify(this.#source);
   }
 
-  /** Close the underlying source. Safe to call twice. */
+  /**
+   * Close the underlying source. Safe to call twice.
+   * Never throws.
+   *
+   * @returns When the source is closed.
+   */
   close(): Promise<void> {
     return this.#source.close();
   }

@@ -127,7 +127,7 @@ export function planAprShards(tensors: readonly TensorInfo[], maxShardSize: numb
   if (current.length > 0 || shards.length === 0) shards.push(current);
   if (shards.length > APR_MAX_SHARDS) {
     throw new RangeError(
-      `Cannot shard APR output: ${shards.length} shards exceed the limit of ${APR_MAX_SHARDS}; raise --max-shard-size`,
+      `Cannot shard APR output: ${shards.length} shards exceed the limit of ${APR_MAX_SHARDS}; raise maxShardSize`,
     );
   }
   return shards;

@@ -202,14 +202,17 @@ class ShardedState {
   #report(current: string | undefined): void {
     const on = this.#options.onProgress;
     if (!on) return;
-    const sum = (key: "bytesDone" | "itemsDone" | "itemsTotal"): number =>
-      this.#progress.reduce((s, e) => s + e[key], 0);
+    const sum = (
+      key: "bytesDone" | "itemsDone" | "itemsTotal" | "resumedBytes" | "resumedItems",
+    ): number => this.#progress.reduce((s, e) => s + (e[key] ?? 0), 0);
+    const resumedItems = sum("resumedItems");
     const event: ProgressEvent = {
       phase: "write",
       bytesDone: sum("bytesDone"),
       bytesTotal: this.#totalSize,
       itemsDone: sum("itemsDone"),
       itemsTotal: sum("itemsTotal"),
+      ...(resumedItems > 0 ? { resumedBytes: sum("resumedBytes"), resumedItems } : {}),
     };
     on(current === undefined ? event : { ...event, current });
   }
