@@ -16,6 +16,7 @@ import {
 } from "../../src/formats/gguf/header.ts";
 import { QNAT_MAX_METADATA_SIZE, QNAT_MAX_TENSORS } from "../../src/formats/qnat/header.ts";
 import { MAX_HEADER_JSON_VALUES } from "../../src/formats/safetensors/header.ts";
+import { MAX_INDEX_ITEMS } from "../../src/formats/safetensors/sharded.ts";
 import { messageLine } from "../../src/cli/terminal_text.ts";
 import { RawGguf, rawHeader } from "../formats/gguf/_raw_gguf.ts";
 import {
@@ -240,6 +241,20 @@ Deno.test("header-driven blow-ups are refused before allocating", async (t) => {
         new RegExp(`tensor_count 300000 exceeds the limit of ${QNAT_MAX_TENSORS}`),
       ],
       [
+        "a SafeTensors index of a million tiny entries (8 million took 110 s and 1.9 GB)",
+        async () => {
+          const folder = join(dir, "index-model");
+          await Deno.mkdir(folder);
+          const entries = Array.from({ length: 1_000_000 }, (_, i) => `"${i}":"a"`);
+          await Deno.writeTextFile(
+            join(folder, "model.safetensors.index.json"),
+            `{"weight_map":{${entries.join(",")}}}`,
+          );
+          return folder;
+        },
+        new RegExp(`too large: more than ${MAX_INDEX_ITEMS} entries`),
+      ],
+      [
         "GGUF with 8 M KV pairs",
         () => {
           const head = rawHeader(0, 8_000_000).bytes();
@@ -296,7 +311,7 @@ Deno.test("header-driven blow-ups are refused before allocating", async (t) => {
         match(validate.stderr, message);
         equal(validate.stderr.trimEnd().split("\n").length, 1);
         ok(performance.now() - started < 60_000, "took too long");
-        await Deno.remove(path);
+        await Deno.remove(path, { recursive: true });
       });
     }
   });
