@@ -567,3 +567,27 @@ Deno.test("pullModel() refuses an announced size no Hub file has, before plannin
     await hub.close();
   }
 });
+
+Deno.test("pullModel() stops an endless same-host redirect loop", async () => {
+  let heads = 0;
+  let hubUrl = "";
+  const hub = await startHostileHub({
+    head: (request) => {
+      heads++;
+      // Always "renamed" again, on the Hub's own origin.
+      const next = new URL(request.url);
+      next.searchParams.set("hop", String(heads));
+      hubUrl = next.origin;
+      return new Response(null, { status: 307, headers: { location: next.href } });
+    },
+  });
+  try {
+    await assert.rejects(
+      pullModel(`hf://${REPO}`, { ...FAST, settings: hub.settings, include: ["config.json"] }),
+      (e: Error) => e instanceof HubAnswerError && /too many redirects/.test(e.message),
+    );
+    assert.ok(heads <= 6, `${heads} HEAD requests to ${hubUrl}`);
+  } finally {
+    await hub.close();
+  }
+});
