@@ -26,6 +26,7 @@ export type FormatName =
   | "SafeTensors index"
   | "GGUF"
   | "QNAT"
+  | "imatrix"
   | "JSON"
   | "model";
 

@@ -33,9 +33,19 @@ export const WRITE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   quantize: {
     type: "string",
     valueName: "T",
-    description: `quantize weights: ${
-      QUANTIZE_TARGETS.join(", ")
-    } (default none: keep source types)`,
+    description:
+      `quantize weights: ${
+        QUANTIZE_TARGETS.join(", ")
+      } (default none: keep source types). q4_k_m, q4_k_s, q5_k_m, q5_k_s, q6_k and q8_0 ` +
+      "(any case) are llama-quantize's presets: each tensor's type as llama.cpp chooses it " +
+      "(GGUF: byte-identical; APR: mapped to Q4_K/Q6_K; q8_0 is GGUF only)",
+  },
+  imatrix: {
+    type: "string",
+    valueName: "FILE",
+    description:
+      "llama.cpp importance matrix (llama-imatrix's .dat) weighting the K-quant error as " +
+      "llama-quantize --imatrix does; needs --quantize q4_k, q6_k or a preset",
   },
   "quantize-all": {
     type: "boolean",
@@ -81,6 +91,9 @@ const OPTION_FLAGS: readonly (readonly [RegExp, string])[] = [
   [/\bdoubleQuant(?:: true)?\b/g, "--double-quant"],
   [/\bblockSize\b/g, "--block-size"],
   [/\bmaxShardSize\b/g, "--max-shard-size"],
+  [/\bquantize: "([^"]*)"/g, "--quantize $1"],
+  [/\bquantize target\b/g, "--quantize"],
+  [/\bthe imatrix option\b/g, "--imatrix"],
 ];
 
 /**
@@ -140,7 +153,8 @@ export async function resolveOutput(
  * @returns The conversion options they select.
  */
 export function convertOptionsFrom(values: OptionValues): ConvertOptions {
-  const quantize = stringOption(values, "quantize");
+  // Presets are spelled Q4_K_M by llama.cpp: names are case-insensitive.
+  const quantize = stringOption(values, "quantize")?.toLowerCase();
   if (quantize !== undefined && !QUANTIZE_TARGETS.includes(quantize as QuantizeTarget)) {
     throw new UsageError(
       `--quantize "${quantize}" is not one of ${QUANTIZE_TARGETS.join(", ")}`,
@@ -164,6 +178,9 @@ export function convertOptionsFrom(values: OptionValues): ConvertOptions {
   const blockSize = integerOption(values, "block-size");
   return {
     ...(quantize !== undefined ? { quantize: quantize as QuantizeTarget } : {}),
+    ...(stringOption(values, "imatrix") !== undefined
+      ? { imatrix: stringOption(values, "imatrix")! }
+      : {}),
     quantizeAll: values["quantize-all"] === true,
     force: values.force === true,
     resume: values.resume === true,

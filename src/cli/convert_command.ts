@@ -113,11 +113,14 @@ async function run(
 export const convertCommand: CommandSpec = {
   name: "convert",
   summary: "convert between APR, SafeTensors and GGUF, optionally re-quantizing",
-  usage: "apr convert SOURCE -o OUT [--format apr|safetensors|gguf|qnat] [--quantize T] [--json]",
+  usage:
+    "apr convert SOURCE -o OUT [--format apr|safetensors|gguf|qnat] [--quantize T] [--imatrix FILE] [--json]",
   description:
     "Reads SOURCE (any format aprkit reads, local or hf://) and writes OUT in the format\n" +
     "--format names or OUT's extension implies, streaming, in bounded memory. Tensors\n" +
-    "whose type the output format lacks (e.g. Q4_K in SafeTensors) are written as F32.",
+    "whose type the output format lacks (e.g. Q4_K in SafeTensors) are written as F32.\n" +
+    "--quantize Q4_K_M (or Q4_K_S, Q5_K_M, Q5_K_S, Q6_K, Q8_0) to GGUF replaces\n" +
+    "convert_hf_to_gguf.py + llama-quantize in one pass: the same types and bytes.",
   options: {
     ...WRITE_OPTIONS,
     format: formatOption(OUTPUT_FORMATS),
@@ -134,6 +137,8 @@ export const convertCommand: CommandSpec = {
   positionals: { min: 1, max: 1, names: "SOURCE" },
   examples: [
     "apr convert model.apr -o model-q4k.apr --quantize q4_k",
+    "apr convert hf://Qwen/Qwen2.5-0.5B -o qwen-Q4_K_M.gguf --quantize Q4_K_M",
+    "apr convert ./hf-folder/ -o m.gguf --quantize Q4_K_M --imatrix imatrix.dat",
     "apr convert model.gguf -o model.safetensors --dtype f32",
     "apr convert ./hf-folder/ -o model.gguf",
   ],

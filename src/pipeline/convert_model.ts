@@ -8,14 +8,22 @@
 
 import { dirname } from "node:path";
 import { DTYPES, elementCount } from "../dtype.ts";
-import { UsageError } from "../errors.ts";
+import { ModelFormatError, UsageError } from "../errors.ts";
 import { AprSink } from "../formats/apr/sink.ts";
 import { AprLz4Sink } from "../formats/apr/lz4_sink.ts";
 import { ShardedAprSink } from "../formats/apr/sharded_sink.ts";
 import { GgufSink } from "../formats/gguf/sink.ts";
 import { QnatSink } from "../formats/qnat/sink.ts";
 import { SafetensorsSink } from "../formats/safetensors/writer.ts";
-import { QUANTIZE_TARGETS, type QuantizeTarget } from "../quant/plan_quantization.ts";
+import {
+  ImportanceSizeError,
+  presetOf,
+  QUANTIZE_TARGETS,
+  type QuantizeTarget,
+} from "../quant/plan_quantization.ts";
+import { LLAMA_FTYPES } from "../quant/llama_presets.ts";
+import { hfToGgufName } from "../formats/gguf/names.ts";
+import { type ImportanceMatrix, readImportanceMatrix } from "./read_imatrix.ts";
 import { QuantizeStream } from "../quant/quantize_stream.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
 import type {
@@ -49,8 +57,19 @@ export { QUANTIZE_TARGETS };
 export interface ConvertOptions extends OpenModelOptions {
   /** Output format. @default from the output's extension, else `"apr"` */
   format?: OutputFormat;
-  /** Quantize weights to this type (`none` keeps source types). @default "none" */
+  /**
+   * Quantize weights to this type (`none` keeps source types), or with one of
+   * llama-quantize's presets (`q4_k_m`, `q4_k_s`, `q5_k_m`, `q5_k_s`, `q6_k`,
+   * `q8_0`: each tensor's type chosen as llama.cpp does; for APR, mapped to
+   * Q4_K/Q6_K, docs/QUANTIZATION.md). @default "none"
+   */
   quantize?: QuantizeTarget;
+  /**
+   * An importance matrix (llama.cpp's legacy `.dat`, as a path or parsed)
+   * weighting the K-quant and Q5_0/Q5_1 quantization error as
+   * `llama-quantize --imatrix` does.
+   */
+  imatrix?: string | ImportanceMatrix;
   /** Quantize every float tensor, not only large weight matrices. @default false */
   quantizeAll?: boolean;
   /**
@@ -137,6 +156,9 @@ export async function convertModel(
   const format = options.format ?? formatFromPath(output) ?? "apr";
   checkOptions(format, options);
   await assertFolderExists(output);
+  const imatrix = typeof options.imatrix === "string"
+    ? await readImportanceMatrix(options.imatrix)
+    : options.imatrix;
   const model = await openModel(source, options);
   try {
     let header: ModelHeader | undefined;
@@ -148,6 +170,8 @@ export async function convertModel(
         new QuantizeStream({
           to: options.quantize ?? "none",
           all: options.quantizeAll === true,
+          ggufTypes: format === "gguf",
+          ...(imatrix !== undefined ? { importance: imatrix.entries } : {}),
           ...(options.threads !== undefined ? { workers: options.threads } : {}),
         }),
       );
@@ -168,7 +192,10 @@ export async function convertModel(
         }),
       );
     }
-    stream = stream.pipeThrough(finalizeMetadata(model, source, (h) => (header = h)));
+    stream = stream.pipeThrough(finalizeMetadata(model, source, (h) => {
+      header = h;
+      if (imatrix !== undefined) warnMissingImportance(h, imatrix, options);
+    }));
     const sink = await createSink(format, output, options);
     // A Hub model streamed without the cache is checked against its sha256s
     // before the output is renamed into place (FORMATS.md D5).
@@ -200,6 +227,14 @@ export async function convertModel(
       durationMs: Math.round(performance.now() - started),
     };
   } catch (error) {
+    if (error instanceof ImportanceSizeError && imatrix !== undefined) {
+      throw new ModelFormatError(
+        "imatrix",
+        imatrix.source,
+        error.message.replace(/^Cannot use the importance matrix: its /, "its "),
+        { cause: error },
+      );
+    }
     throw nameTheSource(error, typeof source === "string" ? source : model.location, format);
   } finally {
     await model.close();
@@ -292,6 +327,26 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
       `Unknown quantization "${options.quantize}": expected one of ${QUANTIZE_TARGETS.join(", ")}`,
     );
   }
+  const preset = options.quantize === undefined
+    ? undefined
+    : presetOf(options.quantize, format === "gguf");
+  if (preset !== undefined && preset !== "Q6_K" && format !== "gguf" && format !== "apr") {
+    throw new UsageError(
+      `--quantize ${options.quantize} (a llama-quantize preset) works for GGUF and APR output, not ${format}`,
+    );
+  }
+  if (options.quantize === "q8_0" && format === "apr") {
+    throw new UsageError(
+      'quantize: "q8_0" works for GGUF output only: APR readers do not decode Q8_0 (use quantize: "q8" for APR_Q8)',
+    );
+  }
+  if (options.imatrix !== undefined && !IMATRIX_TARGETS.has(options.quantize ?? "none")) {
+    throw new UsageError(
+      `the imatrix option needs a K-quant quantize target (q4_k, q6_k or a preset), not ${
+        options.quantize ?? "none"
+      }`,
+    );
+  }
   if (options.resume && format !== "apr") {
     throw new UsageError(`resume: true works for APR output only, not ${format}`);
   }
@@ -317,6 +372,45 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
   if (options.maxShardSize !== undefined && format !== "safetensors" && format !== "apr") {
     throw new UsageError(
       `maxShardSize works for SafeTensors and APR output only, not ${format}`,
+    );
+  }
+}
+
+/** A resumed APR output must have been quantized with the same importance matrix. */
+function imatrixKey(options: ConvertOptions): { imatrix?: string } {
+  const m = options.imatrix;
+  return m === undefined ? {} : { imatrix: typeof m === "string" ? m : m.source };
+}
+
+/** Targets whose encoders use an importance matrix. */
+const IMATRIX_TARGETS: ReadonlySet<QuantizeTarget> = new Set([
+  "q4_k",
+  "q6_k",
+  "q8_0",
+  "q5_k_m",
+  "q5_k_s",
+  "q4_k_m",
+  "q4_k_s",
+]);
+
+/**
+ * llama-quantize says which tensors the matrix lacks ("did not find weights"),
+ * and quantizes them without: so do we, in one warning.
+ */
+function warnMissingImportance(
+  header: ModelHeader,
+  imatrix: ImportanceMatrix,
+  options: ConvertOptions,
+): void {
+  const weighted = new Set(["Q4_K", "Q5_K", "Q6_K", "Q5_0", "Q5_1"]);
+  const missing = header.tensors
+    .filter((t) => weighted.has(t.dtype) && !imatrix.entries.has(hfToGgufName(t.name)))
+    .map((t) => hfToGgufName(t.name));
+  if (missing.length > 0) {
+    options.onWarning?.(
+      `the importance matrix "${imatrix.source}" has no entry for ${missing.length} tensor(s) ` +
+        `(${missing.slice(0, 3).join(", ")}${missing.length > 3 ? ", …" : ""}); ` +
+        "they are quantized without it, as llama-quantize does",
     );
   }
 }
@@ -349,6 +443,7 @@ function createSink(
             quantize: options.quantize ?? "none",
             all: options.quantizeAll === true,
             keepNames: options.keepNames === true,
+            ...imatrixKey(options),
           }),
         });
       }
@@ -359,6 +454,7 @@ function createSink(
           quantize: options.quantize ?? "none",
           all: options.quantizeAll === true,
           keepNames: options.keepNames === true,
+          ...imatrixKey(options),
         }),
       });
     case "safetensors":
@@ -366,8 +462,14 @@ function createSink(
         ...common,
         ...(options.maxShardSize !== undefined ? { maxShardSize: options.maxShardSize } : {}),
       });
-    case "gguf":
-      return GgufSink.create(output, { ...common, keepNames: options.keepNames === true });
+    case "gguf": {
+      const preset = options.quantize === undefined ? undefined : presetOf(options.quantize, true);
+      return GgufSink.create(output, {
+        ...common,
+        keepNames: options.keepNames === true,
+        ...(preset !== undefined ? { fileType: LLAMA_FTYPES[preset] } : {}),
+      });
+    }
     case "qnat":
       return QnatSink.create(output, {
         ...common,

@@ -36,6 +36,10 @@ Deno.test("a missing source or output folder is NotFound, naming the path", asyn
       libraryError(Deno.errors.NotFound, /the folder ".*\/no\/such" does not exist/),
     );
     await rejects(openModel(`${dir}/none.gguf`), libraryError(Deno.errors.NotFound, /none\.gguf/));
+    await rejects(
+      importModel(DEMO_MODEL, `${dir}/x.apr`, { quantize: "q4_k", imatrix: `${dir}/none.dat` }),
+      libraryError(Deno.errors.NotFound, /importance matrix ".*none\.dat": no such file/),
+    );
   });
 });
 

@@ -11,6 +11,7 @@
 import { DTYPES, tensorByteLength } from "../../dtype.ts";
 import type { ModelChunk, ModelHeader, ProgressCallback, TensorEntry } from "../../tensor.ts";
 import { aprToGgufKv } from "./metadata.ts";
+import { GgufValueType } from "./header.ts";
 import { hfToGgufName } from "./names.ts";
 import { encodeGgufHeader, type GgufLayout, type GgufTensorSpec } from "./writer.ts";
 import { assertOutputFree } from "../../io/fs_paths.ts";
@@ -34,6 +35,12 @@ export interface GgufSinkOptions {
    * @default {false}
    */
   keepNames?: boolean;
+  /**
+   * llama.cpp's `llama_ftype` of the file: written as `general.file_type`,
+   * with `general.quantization_version` 2 (ggml's current block layouts), as
+   * `llama-quantize` writes them.
+   */
+  fileType?: number;
   /**
    * Data alignment in bytes (a power of two).
    *
@@ -159,7 +166,12 @@ class GgufFileWriter {
         ne: t.shape.length === 0 ? [1] : [...t.shape].reverse(),
       };
     });
-    const layout = encodeGgufHeader(aprToGgufKv(header.metadata), specs, {
+    const kv = aprToGgufKv(header.metadata);
+    if (this.#options.fileType !== undefined) {
+      kv.set("general.quantization_version", { type: GgufValueType.UINT32, value: 2 });
+      kv.set("general.file_type", { type: GgufValueType.UINT32, value: this.#options.fileType });
+    }
+    const layout = encodeGgufHeader(kv, specs, {
       alignment: this.#options.alignment,
     });
     this.#layout = layout;
