@@ -10,9 +10,9 @@
 
 import { type DType, DTYPES, elementCount, isAprStorable, tensorByteLength } from "../dtype.ts";
 import type { ModelHeader, ModelMetadata, TensorInfo } from "../tensor.ts";
-import { UsageError } from "../errors.ts";
 import { hfToGgufName } from "../formats/gguf/names.ts";
 import { type LlamaPreset, presetTensorTypes } from "./llama_presets.ts";
+import { UsageError } from "../errors.ts";
 
 /**
  * What {@linkcode planQuantization} may convert float weights to: a single
