@@ -151,6 +151,13 @@ export interface TensorEntry {
    * lengths sum to `info.byteLength`. May be called again for a second pass.
    */
   open(): ReadableStream<Uint8Array>;
+  /**
+   * Open bytes `[start, end)` of the payload, when the source is random
+   * access (a local or ranged file). Lets a transform read rows in another
+   * order without holding the tensor (e.g. RoPE row layouts). Absent for
+   * payloads computed on the fly.
+   */
+  readonly slice?: (start: number, end: number) => ReadableStream<Uint8Array>;
 }
 
 /** A chunk of a model stream: the header first, exactly once, then tensors in header order. */

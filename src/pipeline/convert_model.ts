@@ -13,6 +13,7 @@ import { AprSink } from "../formats/apr/sink.ts";
 import { AprLz4Sink } from "../formats/apr/lz4_sink.ts";
 import { ShardedAprSink } from "../formats/apr/sharded_sink.ts";
 import { GgufSink } from "../formats/gguf/sink.ts";
+import { ggufStorage, hasPaddedRows } from "../formats/gguf/tensor_storage.ts";
 import { QnatSink } from "../formats/qnat/sink.ts";
 import { SafetensorsSink } from "../formats/safetensors/writer.ts";
 import {
@@ -36,6 +37,7 @@ import type {
 import { checkBeforeClose } from "./_check_before_close.ts";
 import { DequantizeStream } from "./dequantize_stream.ts";
 import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
+import { reorderQkRows } from "./qk_row_layout.ts";
 import type { Model } from "./model.ts";
 import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
 
@@ -91,6 +93,12 @@ export interface ConvertOptions extends OpenModelOptions {
   maxShardSize?: number;
   /** Progress of the write (bytes and tensors). */
   onProgress?: ProgressCallback;
+
+  /**
+   * GGUF output: the `general.file_type` to write (llama.cpp's `LLAMA_FTYPE_*`).
+   * @default derived from the tensors (the type most of them have)
+   */
+  ggufFileType?: number;
 
   /** QNAT output: elements per NF4 block (even, must divide each NF4 tensor). @default 64 */
   blockSize?: number;
@@ -164,7 +172,11 @@ export async function convertModel(
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
-    let stream = model.chunks().pipeThrough(format === "apr" ? addTiedLmHead() : dropTiedLmHead());
+    let stream = model.chunks();
+    // GGUF wants llama.cpp's interleaved Q/K rows, SafeTensors Hugging Face's.
+    const rows = format === "gguf" ? "interleaved" : format === "safetensors" ? "hf" : undefined;
+    if (rows !== undefined) stream = stream.pipeThrough(reorderQkRows(rows));
+    stream = stream.pipeThrough(format === "apr" ? addTiedLmHead() : dropTiedLmHead());
     if (format === "apr" || options.quantize !== undefined) {
       stream = stream.pipeThrough(
         new QuantizeStream({
@@ -177,17 +189,20 @@ export async function convertModel(
       );
     }
     if (format !== "apr") {
+      const storage = (info: TensorInfo) =>
+        options.float32
+          ? "F32"
+          : format === "gguf"
+          ? ggufStorage(info)
+          : representable(format, info)
+          ? "keep"
+          : "F32";
       stream = stream.pipeThrough(
         new DequantizeStream({
-          keep: (info) => !options.float32 && representable(format, info),
+          keep: (info) => storage(info) === "keep",
+          to: (info) => storage(info) === "F16" ? "F16" : "F32",
           onDecode: (infos) => {
-            if (!options.float32) {
-              options.onWarning?.(
-                `${infos.length} tensor(s) of types ${
-                  [...new Set(infos.map((i) => i.dtype))].join(", ")
-                } have no ${format} type; writing them as F32`,
-              );
-            }
+            if (!options.float32) warnDecoded(format, infos, options.onWarning);
           },
         }),
       );
@@ -204,6 +219,7 @@ export async function convertModel(
       options.signal ? { signal: options.signal } : {},
     );
     const written = header!;
+    if (format === "apr") warnOnBf16(written, options.onWarning);
     let dtypes: Record<string, number> = {};
     for (const t of written.tensors) dtypes[t.dtype] = (dtypes[t.dtype] ?? 0) + 1;
     let tensorBytes = written.tensors.reduce((s, t) => s + t.byteLength, 0);
@@ -258,13 +274,13 @@ async function sizeOfAll(paths: readonly string[]): Promise<number> {
 
 /**
  * A tensor the output format cannot hold (a name that is not valid Unicode or
- * too long, too many dimensions) is reported by the sink, which does not know
+ * too long, too many dimensions), or metadata too large for it, is reported by the sink, which does not know
  * where the tensor came from: say which file it is, so the one line names it.
  */
 function nameTheSource(error: unknown, location: string, format: OutputFormat): unknown {
   if (
     (error instanceof TypeError || error instanceof RangeError) &&
-    /^Cannot (use tensor name|store tensor)/.test(error.message) &&
+    /^Cannot (use tensor name|store tensor|encode APR metadata)/.test(error.message) &&
     !error.message.includes(location)
   ) {
     return new UsageError(
@@ -415,6 +431,53 @@ function warnMissingImportance(
   }
 }
 
+/**
+ * Say which tensors an export decodes because the format cannot hold them
+ * as they are (1-D tensors decoded to F32 for GGUF are llama.cpp's rule, not
+ * a loss, and go unmentioned).
+ */
+function warnDecoded(
+  format: OutputFormat,
+  infos: readonly TensorInfo[],
+  onWarning: ((message: string) => void) | undefined,
+): void {
+  const padded = format === "gguf" ? infos.filter(hasPaddedRows) : [];
+  if (padded.length > 0) {
+    onWarning?.(
+      `${padded.length} ${[...new Set(padded.map((i) => i.dtype))].join("/")} tensor(s) have ` +
+        `rows that are not whole blocks (padded per row), which GGUF cannot hold; writing them as F16`,
+    );
+  }
+  const foreign = infos.filter((i) =>
+    DTYPES[i.dtype][format === "gguf" ? "ggufType" : "safetensors"] === undefined
+  );
+  if (foreign.length > 0) {
+    onWarning?.(
+      `${foreign.length} tensor(s) of types ${
+        [...new Set(foreign.map((i) => i.dtype))].join(", ")
+      } have no ${format} type; writing them as F32`,
+    );
+  }
+}
+
+/**
+ * APR dtype 30 (BF16) is read by realizar's transformer loader and current
+ * aprender, not by aprender 0.26 or realizar's `get_tensor_f32`: say so once
+ * after an import that kept BF16 tensors (docs/INTEROP.md).
+ */
+function warnOnBf16(
+  header: ModelHeader,
+  onWarning: ((message: string) => void) | undefined,
+): void {
+  const n = header.tensors.filter((t) => t.dtype === "BF16").length;
+  if (n > 0) {
+    onWarning?.(
+      `${n} tensor(s) are written as BF16 (APR dtype 30), which aprender 0.26 and ` +
+        `realizar's get_tensor_f32 cannot read; use --quantize f16 for older readers`,
+    );
+  }
+}
+
 function representable(format: OutputFormat, info: TensorInfo): boolean {
   const spec = DTYPES[info.dtype];
   // QnatSink decodes every input type itself (NF4 or F32 sections).
@@ -464,10 +527,13 @@ function createSink(
       });
     case "gguf": {
       const preset = options.quantize === undefined ? undefined : presetOf(options.quantize, true);
+      // The preset's mix names the file type; otherwise the sink derives it from the tensors.
+      const fileType = options.ggufFileType ??
+        (preset !== undefined ? LLAMA_FTYPES[preset] : undefined);
       return GgufSink.create(output, {
         ...common,
         keepNames: options.keepNames === true,
-        ...(preset !== undefined ? { fileType: LLAMA_FTYPES[preset] } : {}),
+        ...(fileType !== undefined ? { fileType } : {}),
       });
     }
     case "qnat":

@@ -232,6 +232,12 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
     (options.all === true ||
       (!isNormOrBias(info.name) && elementCount(info.shape) >= MIN_QUANTIZE_ELEMENTS));
   if (eligible) return plan(target, "float", target !== "F16" && target !== "BF16");
+  // What a quantizing import keeps in float (norms, biases, small tensors) is
+  // written as F32, which every reader decodes; BF16 (APR dtype 30) is not
+  // read by aprender 0.26 or realizar's get_tensor_f32 (docs/INTEROP.md).
+  if (target !== undefined && target !== "BF16" && (dtype === "BF16" || dtype === "F16")) {
+    return plan("F32", "float");
+  }
   if (dtype === "F64" && options.keepF64 !== true) return plan("F32", "float");
   if (isAprStorable(dtype)) return plan(dtype, "copy");
   return plan(LOSSLESS_FLOAT[dtype] ?? "F32", "float");

@@ -13,6 +13,7 @@ import { QNAT_KIND } from "../../src/formats/qnat/header.ts";
 import { openQnat } from "../../src/formats/qnat/reader.ts";
 import { openFileSource } from "../../src/io/file_source.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
+import { permuteQkRows, permuteQkValues } from "../_qk_rows.ts";
 import {
   assertOneLineError,
   DEMO_MODEL,
@@ -96,7 +97,23 @@ Deno.test("apr export --dtype f32 of a Q4_K_M GGUF gives llama.cpp's float32 val
     );
     const hashes = await tensorHashes(out);
     equal(Object.keys(hashes).length, manifest.tensors.length);
-    for (const t of manifest.tensors) equal(hashes[ggufToHfName(t.name)], t.f32_sha256, t.name);
+    // Q/K rows come back in Hugging Face's layout: llama.cpp's values permuted.
+    const model = await openModel(out);
+    try {
+      for (const t of manifest.tensors) {
+        const qk = /attn_([qk])\.weight$/.exec(t.name);
+        if (qk === null) {
+          equal(hashes[ggufToHfName(t.name)], t.f32_sha256, t.name);
+          continue;
+        }
+        const tensor = model.tensor(ggufToHfName(t.name));
+        const rows = tensor.info.shape[0]!;
+        const back = permuteQkRows(await tensor.bytes(), rows, qk[1] === "q" ? 4 : 2);
+        equal(await sha256(back), t.f32_sha256, t.name);
+      }
+    } finally {
+      await model.close();
+    }
   });
 });
 
@@ -128,14 +145,35 @@ Deno.test("apr convert re-quantizes an APR file and round-trips GGUF", async () 
       runApr(["convert", apr, "-o", `${dir}/demo.gguf`, "--json"]),
     ]);
     equal(q4k.code, 0, q4k.stderr);
-    deepEqual(JSON.parse(q4k.stdout).dtypes, { Q4_K: 16, BF16: 5 });
+    deepEqual(JSON.parse(q4k.stdout).dtypes, { Q4_K: 16, F32: 5 });
     equal((await runApr(["validate", `${dir}/q4k.apr`, "--deep"])).code, 0);
     equal(gguf.code, 0, gguf.stderr);
     equal(JSON.parse(gguf.stdout).format, "gguf");
-    // GGUF -> APR again: the same tensors, bytes unchanged.
+    // GGUF -> APR again: the same values, with llama.cpp's Q/K row layout
+    // (rope_type 0) and the norms as GGUF holds them (F32).
     const back = await runApr(["import", `${dir}/demo.gguf`, "-o", `${dir}/back.apr`, "--quiet"]);
     equal(back.code, 0, back.stderr);
-    deepEqual(await tensorHashes(`${dir}/back.apr`), await tensorHashes(apr));
+    const [a, b] = [await openModel(apr), await openModel(`${dir}/back.apr`)];
+    try {
+      deepEqual(b.names(), a.names());
+      equal(b.header.metadata.rope_type, 0);
+      for (const name of a.names()) {
+        let values = await b.tensor(name).toFloat32();
+        const qk = /self_attn\.([qk])_proj\.weight$/.exec(name);
+        if (qk !== null) {
+          values = permuteQkValues(
+            values,
+            b.tensor(name).info.shape[0]!,
+            qk[1] === "q" ? 4 : 2,
+            true,
+          );
+        }
+        deepEqual(values, await a.tensor(name).toFloat32(), name);
+      }
+    } finally {
+      await a.close();
+      await b.close();
+    }
   });
 });
 

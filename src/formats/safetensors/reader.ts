@@ -73,6 +73,8 @@ export class SafetensorsReader implements ModelReader {
           }
           return this.#source.stream(start, end, chunkSize);
         },
+        slice: (from: number, to: number): ReadableStream<Uint8Array> =>
+          this.#source.stream(start + from, start + to, chunkSize),
       };
     });
   }
