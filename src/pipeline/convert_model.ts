@@ -348,7 +348,7 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
     : presetOf(options.quantize, format === "gguf");
   if (preset !== undefined && preset !== "Q6_K" && format !== "gguf" && format !== "apr") {
     throw new UsageError(
-      `--quantize ${options.quantize} (a llama-quantize preset) works for GGUF and APR output, not ${format}`,
+      `quantize: "${options.quantize}" (a llama-quantize preset) works for GGUF and APR output, not ${format}`,
     );
   }
   if (options.quantize === "q8_0" && format === "apr") {
@@ -473,7 +473,7 @@ function warnOnBf16(
   if (n > 0) {
     onWarning?.(
       `${n} tensor(s) are written as BF16 (APR dtype 30), which aprender 0.26 and ` +
-        `realizar's get_tensor_f32 cannot read; use --quantize f16 for older readers`,
+        `realizar's get_tensor_f32 cannot read; use quantize: "f16" for older readers`,
     );
   }
 }
