@@ -154,6 +154,13 @@ function makeContext(io: MainIo, values: Record<string, unknown>): CommandContex
 }
 
 /**
+ * OS errors about a path the user chose (the message carries the reason and
+ * the path): a read-only file system, a name too long, a symlink loop. Deno
+ * has no error class for these, only the `code`.
+ */
+const OS_PATH_ERRORS = new Set(["EROFS", "ENAMETOOLONG", "ELOOP", "EACCES", "EPERM", "ENOTDIR"]);
+
+/**
  * Whether an error is the user's to fix (bad input, bad usage, missing file)
  * rather than a fault in aprkit.
  *
@@ -172,7 +179,8 @@ export function isUserError(error: unknown): boolean {
   if (
     error instanceof Deno.errors.NotFound || error instanceof Deno.errors.AlreadyExists ||
     error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.IsADirectory ||
-    error instanceof Deno.errors.NotADirectory
+    error instanceof Deno.errors.NotADirectory || error instanceof Deno.errors.FilesystemLoop ||
+    OS_PATH_ERRORS.has((error as { code?: unknown } | null)?.code as string)
   ) {
     return true;
   }

@@ -554,11 +554,17 @@ export class HttpSource implements ByteSource {
     const speedWindow = minSpeed > 0
       ? this.#options.speedWindowMs ?? DEFAULT_SPEED_WINDOW_MS
       : Number.POSITIVE_INFINITY;
+    // The speed floor's window spans responses and counts the wait for each
+    // response too: a server answering every request with a byte or two, or
+    // dropping each connection after a little progress, is as slow as a trickle.
+    let windowWaitMs = 0;
+    let windowBytes = 0;
     while (position < end) {
       if (this.#closed) throw new TypeError(`Cannot read "${this.name}": the source is closed`);
       const { url, headers } = this.#location;
       // Aborted when the body goes silent or too slow, to drop the connection.
       const connection = new AbortController();
+      const requested = performance.now();
       const response = await fetchWithRetry(url, {
         headers: {
           ...headers,
@@ -567,6 +573,7 @@ export class HttpSource implements ByteSource {
         },
         signal: connection.signal,
       }, this.#options);
+      windowWaitMs += performance.now() - requested;
       if (
         (response.status === 401 || response.status === 403) && this.#options.refresh &&
         refreshes < MAX_REFRESHES
@@ -616,8 +623,6 @@ export class HttpSource implements ByteSource {
       let dropped: unknown;
       let slow = false;
       // Only the time spent waiting for the server counts, not the consumer's.
-      let windowWaitMs = 0;
-      let windowBytes = 0;
       try {
         while (position < end) {
           let result: ReadableStreamReadResult<Uint8Array>;
@@ -664,6 +669,8 @@ export class HttpSource implements ByteSource {
               dropped = new TimeoutError(
                 `slower than ${minSpeed} bytes/s over ${speedWindow / 1000} s`,
               );
+              windowWaitMs = 0;
+              windowBytes = 0;
               drop(dropped as Error);
               break;
             }

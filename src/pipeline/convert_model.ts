@@ -277,13 +277,13 @@ async function sizeOfAll(paths: readonly string[]): Promise<number> {
 
 /**
  * A tensor the output format cannot hold (a name that is not valid Unicode or
- * too long, too many dimensions) is reported by the sink, which does not know
+ * too long, too many dimensions), or metadata too large for it, is reported by the sink, which does not know
  * where the tensor came from: say which file it is, so the one line names it.
  */
 function nameTheSource(error: unknown, location: string, format: OutputFormat): unknown {
   if (
     (error instanceof TypeError || error instanceof RangeError) &&
-    /^Cannot (use tensor name|store tensor)/.test(error.message) &&
+    /^Cannot (use tensor name|store tensor|encode APR metadata)/.test(error.message) &&
     !error.message.includes(location)
   ) {
     return new UsageError(

@@ -24,15 +24,9 @@ import {
   parseAprIndex,
 } from "./index_entry.ts";
 import { APR_ALIGNMENT, APR_FOOTER_SIZE } from "./layout.ts";
-import { parseAprMetadata } from "./metadata.ts";
+import { APR_MAX_METADATA_SIZE, parseAprMetadata } from "./metadata.ts";
 
-/**
- * Largest metadata JSON read: real files carry tokenizers of a few tens of MB
- * (a 256k vocabulary with merges is ~30 MB); a larger block is refused before
- * allocating, since decoding and parsing it takes several times its size
- * (docs/SECURITY.md).
- */
-export const APR_MAX_METADATA_SIZE = 128 * 1024 * 1024;
+export { APR_MAX_METADATA_SIZE };
 
 /**
  * Most tensors a file may index: the largest real models have fewer than

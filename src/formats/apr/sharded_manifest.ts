@@ -16,6 +16,7 @@
  */
 
 import { ModelFormatError } from "../../errors.ts";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../../io/json_depth.ts";
 import type { TensorInfo } from "../../tensor.ts";
 import { pad64 } from "./layout.ts";
 
@@ -161,6 +162,7 @@ export function parseAprManifest(text: string, path: string): AprShardManifest {
   } catch (cause) {
     fail(`not valid JSON: ${(cause as Error).message}`, cause);
   }
+  if (jsonNestsDeeperThan(text)) fail(`nests deeper than ${MAX_JSON_DEPTH} levels`);
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     fail("not a JSON object");
   }

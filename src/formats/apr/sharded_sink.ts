@@ -150,9 +150,13 @@ class ShardedState {
     const plan = planAprShards(header.tensors, this.#options.maxShardSize);
     const names = aprShardNames(basename(this.#path), plan.length);
     this.#names = names;
-    await assertOutputFree(this.#manifestPath, this.#options.force);
-    this.#totalSize = header.tensors.reduce((s, t) => s + t.byteLength, 0);
     const dir = dirname(this.#path);
+    // Every output, before any is written: a link planted at a later shard
+    // must not fail the run after earlier shards were renamed into place.
+    for (const file of [...names.files, names.manifest]) {
+      await assertOutputFree(join(dir, file), this.#options.force);
+    }
+    this.#totalSize = header.tensors.reduce((s, t) => s + t.byteLength, 0);
     const { maxShardSize: _, onProgress, ...common } = this.#options;
     for (const [index, members] of plan.entries()) {
       const tensors = members.map((i) => header.tensors[i]!);
