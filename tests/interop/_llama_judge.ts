@@ -20,6 +20,8 @@ export interface JudgeResult {
   path: string;
   /** Token ids of the prompt, by the file's own tokenizer. */
   prompt: number[];
+  /** Those ids turned back into text by the file's tokenizer. */
+  text: string;
   /** Greedy continuation. */
   generated: number[];
   /** The 8 likeliest tokens after the prompt, with their probabilities. */
