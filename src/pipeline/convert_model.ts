@@ -200,7 +200,10 @@ export async function convertModel(
       stream = stream.pipeThrough(
         new DequantizeStream({
           keep: (info) => storage(info) === "keep",
-          to: (info) => storage(info) === "F16" ? "F16" : "F32",
+          to: (info) => {
+            const to = storage(info);
+            return to === "keep" ? "F32" : to;
+          },
           onDecode: (infos) => {
             if (!options.float32) warnDecoded(format, infos, options.onWarning);
           },
@@ -348,17 +351,17 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
     : presetOf(options.quantize, format === "gguf");
   if (preset !== undefined && preset !== "Q6_K" && format !== "gguf" && format !== "apr") {
     throw new UsageError(
-      `--quantize ${options.quantize} (a llama-quantize preset) works for GGUF and APR output, not ${format}`,
+      `quantize: "${options.quantize}" (a llama-quantize preset) works for GGUF and APR output, not ${format}`,
     );
   }
   if (options.quantize === "q8_0" && format === "apr") {
     throw new UsageError(
-      "--quantize q8_0 works for GGUF output only: APR readers do not decode Q8_0 (use q8 for APR_Q8)",
+      'quantize: "q8_0" works for GGUF output only: APR readers do not decode Q8_0 (use quantize: "q8" for APR_Q8)',
     );
   }
   if (options.imatrix !== undefined && !IMATRIX_TARGETS.has(options.quantize ?? "none")) {
     throw new UsageError(
-      `--imatrix needs a K-quant --quantize (q4_k, q6_k or a preset), not ${
+      `the imatrix option needs a K-quant quantize target (q4_k, q6_k or a preset), not ${
         options.quantize ?? "none"
       }`,
     );
@@ -443,9 +446,11 @@ function warnDecoded(
 ): void {
   const padded = format === "gguf" ? infos.filter(hasPaddedRows) : [];
   if (padded.length > 0) {
+    const as = [...new Set(padded.map((i) => ggufStorage(i)))].join("/");
     onWarning?.(
       `${padded.length} ${[...new Set(padded.map((i) => i.dtype))].join("/")} tensor(s) have ` +
-        `rows that are not whole blocks (padded per row), which GGUF cannot hold; writing them as F16`,
+        `rows that are not whole blocks (padded per row), which GGUF cannot hold; writing them ` +
+        `as ${as}, as llama-quantize does`,
     );
   }
   const foreign = infos.filter((i) =>
@@ -473,7 +478,7 @@ function warnOnBf16(
   if (n > 0) {
     onWarning?.(
       `${n} tensor(s) are written as BF16 (APR dtype 30), which aprender 0.26 and ` +
-        `realizar's get_tensor_f32 cannot read; use --quantize f16 for older readers`,
+        `realizar's get_tensor_f32 cannot read; use quantize: "f16" for older readers`,
     );
   }
 }
