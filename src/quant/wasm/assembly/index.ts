@@ -1,0 +1,10 @@
+// AssemblyScript entry point of aprkit's kernels module (`deno task wasm`).
+// The host copies values to `heapBase()` and beyond (memory is its to grow).
+
+export { encodeQ4K } from "./q4_k";
+export { encodeQ6K } from "./q6_k";
+
+/** First byte the host may use: everything below is the kernels' scratch. */
+export function heapBase(): usize {
+  return __heap_base;
+}
