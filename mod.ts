@@ -92,6 +92,7 @@ export {
   type QuantizeTarget,
 } from "./src/quant/plan_quantization.ts";
 export { decodeStream, type DecodeStreamOptions, decodeToFloat32 } from "./src/quant/decode.ts";
+export { type KernelBackend, kernelBackend, setKernelBackend } from "./src/quant/kernels.ts";
 
 // APR v2.
 export {

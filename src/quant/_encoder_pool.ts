@@ -9,15 +9,15 @@
  * @module
  */
 
-import { encodeAprQ4 } from "./apr_q4.ts";
-import { encodeQ4K } from "./q4_k.ts";
-import { encodeQ6K } from "./q6_k.ts";
+import { blockEncoder, type KernelBackend, kernelBackend } from "./kernels.ts";
 import { releaseChunk } from "../io/byte_source.ts";
 
 interface Job {
   resolve(bytes: Uint8Array): void;
   reject(error: Error): void;
   target: string;
+  // The kernels chosen in this thread when the job was made.
+  backend: KernelBackend;
   // Kept until sent (transferred) to a worker that has started: if workers
   // cannot start (e.g. a compiled binary without the worker module), the job
   // is encoded here instead.
@@ -34,11 +34,8 @@ interface Slot {
 }
 
 /** The same encoders as the worker's, for the in-thread fallback. */
-function encodeHere(target: string, values: Float32Array): Uint8Array {
-  if (target === "APR_Q4") return encodeAprQ4(values);
-  if (target === "Q4_K") return encodeQ4K(values);
-  if (target === "Q6_K") return encodeQ6K(values);
-  throw new TypeError(`Cannot encode ${target} in a worker`);
+function encodeHere(target: string, backend: KernelBackend, values: Float32Array): Uint8Array {
+  return blockEncoder(target, backend)(values);
 }
 
 /** A lazily started pool of encoder workers. */
@@ -104,7 +101,7 @@ export class EncoderPool {
   encode(target: string, values: Float32Array): Promise<Uint8Array> {
     if (this.#broken) {
       try {
-        const bytes = encodeHere(target, values);
+        const bytes = encodeHere(target, kernelBackend(), values);
         releaseChunk(values);
         return Promise.resolve(bytes);
       } catch (error) {
@@ -115,7 +112,8 @@ export class EncoderPool {
     const id = this.#ids++;
     const slot = this.#workers[this.#next++ % this.#workers.length]!;
     return new Promise<Uint8Array>((resolve, reject) => {
-      this.#jobs.set(id, { resolve, reject, target, values, sent: false });
+      const backend = kernelBackend();
+      this.#jobs.set(id, { resolve, reject, target, backend, values, sent: false });
       if (slot.ready) this.#send(slot, id);
       else slot.queue.push(id);
     });
@@ -126,8 +124,8 @@ export class EncoderPool {
     const job = this.#jobs.get(id);
     if (job === undefined) return;
     job.sent = true;
-    const { target, values } = job;
-    slot.worker.postMessage({ id, target, values }, [values.buffer as ArrayBuffer]);
+    const { target, backend, values } = job;
+    slot.worker.postMessage({ id, target, backend, values }, [values.buffer as ArrayBuffer]);
   }
 
   #start(): void {
@@ -169,7 +167,7 @@ export class EncoderPool {
             continue;
           }
           try {
-            job.resolve(encodeHere(job.target, job.values));
+            job.resolve(encodeHere(job.target, job.backend, job.values));
             releaseChunk(job.values);
           } catch (err) {
             job.reject(err instanceof Error ? err : new Error(String(err)));

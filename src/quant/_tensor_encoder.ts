@@ -15,9 +15,7 @@ import { LITTLE_ENDIAN } from "./_bytes.ts";
 import { encodeF16 } from "./f16.ts";
 import { encodeBf16 } from "./bf16.ts";
 import { encodeAprQ8 } from "./apr_q8.ts";
-import { encodeAprQ4 } from "./apr_q4.ts";
-import { encodeQ4K } from "./q4_k.ts";
-import { encodeQ6K } from "./q6_k.ts";
+import { type BlockEncoder, blockEncoder } from "./kernels.ts";
 import type { EncoderPool } from "./_encoder_pool.ts";
 import { markReleasable, releaseChunk, takeBuffer } from "../io/byte_source.ts";
 
@@ -44,7 +42,7 @@ const MIN_JOB_BLOCKS = 64;
  */
 const MAX_JOB_BLOCKS = 1024;
 
-type BlockFn = (values: Float32Array, out?: Uint8Array) => Uint8Array;
+type BlockFn = BlockEncoder;
 
 /** Incremental f32 → payload encoder for one tensor. */
 export class TensorEncoder {
@@ -82,7 +80,8 @@ export class TensorEncoder {
     const n = elementCount(shape);
     this.#prefixDone = target !== "APR_Q8" || n === 0;
     if (target === "APR_Q4" || target === "Q4_K" || target === "Q6_K") {
-      this.#blockFn = target === "APR_Q4" ? encodeAprQ4 : target === "Q4_K" ? encodeQ4K : encodeQ6K;
+      // WebAssembly where it runs (same bytes as the TypeScript kernels).
+      this.#blockFn = blockEncoder(target);
       const be = DTYPES[target].blockElements;
       this.#blockElements = be;
       const cols = shape.length === 0 ? 1 : shape[shape.length - 1]!;

@@ -1,0 +1,81 @@
+// This module is browser compatible.
+
+/**
+ * Which implementation runs the block encoders: the WebAssembly SIMD kernels
+ * (the default wherever WebAssembly runs) or the TypeScript ports of
+ * llama.cpp's reference quantizers (the specification, and the fallback where
+ * WebAssembly is unavailable, e.g. under a Content-Security-Policy). Both give
+ * identical bytes; the switch exists for tests and benchmarks.
+ *
+ * @example Usage
+ * ```ts
+ * import { kernelBackend, setKernelBackend } from "./kernels.ts";
+ * setKernelBackend("typescript");
+ * console.assert(kernelBackend() === "typescript");
+ * setKernelBackend("wasm"); // back to the default
+ * ```
+ *
+ * @module
+ */
+
+import { type BlockEncoder, wasmKernels } from "./wasm/kernels.ts";
+import { encodeAprQ4 } from "./apr_q4.ts";
+import { encodeQ4K } from "./q4_k.ts";
+import { encodeQ6K } from "./q6_k.ts";
+
+/** An implementation of the kernels. */
+export type KernelBackend = "wasm" | "typescript";
+
+export type { BlockEncoder };
+
+/** The TypeScript block encoders, by target dtype (every block target has one). */
+const TYPESCRIPT_ENCODERS: Record<string, BlockEncoder> = {
+  APR_Q4: encodeAprQ4,
+  Q4_K: encodeQ4K,
+  Q6_K: encodeQ6K,
+};
+
+let preferred: KernelBackend = "wasm";
+
+/**
+ * Choose the kernels for this thread (encoder workers follow the choice made
+ * when a job is sent). `"wasm"` falls back to TypeScript where WebAssembly
+ * cannot run.
+ *
+ * @param backend `"wasm"` (default) or `"typescript"`.
+ * @throws {TypeError} For another value.
+ */
+export function setKernelBackend(backend: KernelBackend): void {
+  if (backend !== "wasm" && backend !== "typescript") {
+    throw new TypeError(`Unknown kernel backend "${backend}": expected wasm or typescript`);
+  }
+  preferred = backend;
+}
+
+/**
+ * The kernels in use: `"wasm"` when chosen and WebAssembly runs here,
+ * `"typescript"` otherwise.
+ *
+ * @returns The effective backend.
+ */
+export function kernelBackend(): KernelBackend {
+  return preferred === "wasm" && wasmKernels() !== undefined ? "wasm" : "typescript";
+}
+
+/**
+ * Internal: the block encoder for `target` (APR_Q4, Q4_K, Q6_K) in `backend`,
+ * the WebAssembly kernel when there is one (same bytes), else TypeScript.
+ */
+export function blockEncoder(
+  target: string,
+  backend: KernelBackend = kernelBackend(),
+): BlockEncoder {
+  const ts = TYPESCRIPT_ENCODERS[target];
+  if (ts === undefined) throw new TypeError(`Cannot encode ${target} in blocks`);
+  if (backend === "typescript") return ts;
+  const wasm = wasmKernels();
+  if (wasm === undefined) return ts;
+  if (target === "Q4_K") return wasm.encodeQ4K;
+  if (target === "Q6_K") return wasm.encodeQ6K;
+  return ts;
+}
