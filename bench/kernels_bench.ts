@@ -28,6 +28,8 @@ import {
   QuantizeStream,
 } from "../src/quant/mod.ts";
 import type { ModelChunk } from "../src/tensor.ts";
+import { setKernelBackend } from "../src/quant/kernels.ts";
+import { wasmKernels } from "../src/quant/wasm/kernels.ts";
 
 const N = 1 << 20;
 const values = new Float32Array(N);
@@ -93,6 +95,29 @@ Deno.bench("encodeQ4K (64 Ki elements)", { group: "k-quant encode" }, () => {
 Deno.bench("encodeQ6K (64 Ki elements)", { group: "k-quant encode" }, () => {
   encodeQ6K(kValues);
 });
+
+// The WebAssembly SIMD encoders (same bytes), at the issue's 1 Mi values and at
+// the TypeScript benches' 64 Ki (ratio within one run).
+const wasm = wasmKernels();
+if (wasm !== undefined) {
+  const q4kOut = new Uint8Array((N / 256) * 144);
+  const q6kOut = new Uint8Array((N / 256) * 210);
+  Deno.bench("encodeQ4K wasm (64 Ki elements)", { group: "k-quant encode" }, () => {
+    wasm.encodeQ4K(kValues, q4kOut.subarray(0, (K_N / 256) * 144));
+  });
+  Deno.bench("encodeQ6K wasm (64 Ki elements)", { group: "k-quant encode" }, () => {
+    wasm.encodeQ6K(kValues, q6kOut.subarray(0, (K_N / 256) * 210));
+  });
+  Deno.bench("copy f32 bytes (1 Mi elements)", { group: "k-quant wasm", baseline: true }, () => {
+    copyOut.set(f32Bytes);
+  });
+  Deno.bench("encodeQ4K wasm (1 Mi elements)", { group: "k-quant wasm" }, () => {
+    wasm.encodeQ4K(values, q4kOut);
+  });
+  Deno.bench("encodeQ6K wasm (1 Mi elements)", { group: "k-quant wasm" }, () => {
+    wasm.encodeQ6K(values, q6kOut);
+  });
+}
 
 Deno.bench("copy f32 bytes (1 Mi elements)", { group: "decode", baseline: true }, () => {
   copyOut.set(f32Bytes);
@@ -160,19 +185,27 @@ async function quantizeThroughStream(to: "q4_k" | "q6_k", workers: number): Prom
 }
 
 for (const to of ["q4_k", "q6_k"] as const) {
-  Deno.bench(`QuantizeStream ${to}, in-thread (4 Mi elements)`, {
-    group: `stream ${to}`,
-    baseline: true,
-    n: 3,
-    warmup: 1,
-  }, async () => {
-    await quantizeThroughStream(to, 0);
-  });
-  Deno.bench(`QuantizeStream ${to}, 2 workers (4 Mi elements)`, {
-    group: `stream ${to}`,
-    n: 3,
-    warmup: 1,
-  }, async () => {
-    await quantizeThroughStream(to, 2);
-  });
+  for (const kernels of ["typescript", "wasm"] as const) {
+    for (const workers of [0, 2]) {
+      Deno.bench(
+        `QuantizeStream ${to}, ${kernels}, ${
+          workers === 0 ? "in-thread" : `${workers} workers`
+        } (4 Mi elements)`,
+        {
+          group: `stream ${to}`,
+          baseline: kernels === "typescript" && workers === 0,
+          n: 3,
+          warmup: 1,
+        },
+        async () => {
+          setKernelBackend(kernels);
+          try {
+            await quantizeThroughStream(to, workers);
+          } finally {
+            setKernelBackend("wasm");
+          }
+        },
+      );
+    }
+  }
 }

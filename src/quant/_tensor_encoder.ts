@@ -14,8 +14,7 @@ import type { DType } from "../dtype.ts";
 import { LITTLE_ENDIAN } from "./_bytes.ts";
 import { encodeF16 } from "./f16.ts";
 import { encodeBf16 } from "./bf16.ts";
-import { encodeAprQ8 } from "./apr_q8.ts";
-import { type BlockEncoder, blockEncoder } from "./kernels.ts";
+import { aprQ8Kernels, type BlockEncoder, blockEncoder } from "./kernels.ts";
 import type { EncoderPool } from "./_encoder_pool.ts";
 import { markReleasable, releaseChunk, takeBuffer } from "../io/byte_source.ts";
 
@@ -147,7 +146,7 @@ export class TensorEncoder {
       case "BF16":
         return encodeBf16(v, new Uint8Array(takeBuffer(2 * v.length)));
       case "APR_Q8":
-        return encodeAprQ8(v, this.#scale, new Uint8Array(takeBuffer(v.length)));
+        return aprQ8Kernels().encode(v, this.#scale, new Uint8Array(takeBuffer(v.length)));
       default: {
         const out = new Uint8Array(takeBuffer(v.length * 4));
         if (LITTLE_ENDIAN) {

@@ -20,6 +20,7 @@
 
 import { type BlockEncoder, wasmKernels } from "./wasm/kernels.ts";
 import { encodeAprQ4 } from "./apr_q4.ts";
+import { aprQ8Absmax, encodeAprQ8 } from "./apr_q8.ts";
 import { encodeQ4K } from "./q4_k.ts";
 import { encodeQ6K } from "./q6_k.ts";
 
@@ -78,4 +79,25 @@ export function blockEncoder(
   if (target === "Q4_K") return wasm.encodeQ4K;
   if (target === "Q6_K") return wasm.encodeQ6K;
   return ts;
+}
+
+/** APR_Q8's two passes: the absmax fold and the encoder. */
+export interface AprQ8Kernels {
+  /** `max(start, |x|)` over the values, NaN ignored (as `aprQ8Absmax`). */
+  absmax(values: Float32Array, start?: number): number;
+  /** The bytes of `encodeAprQ8`. */
+  encode(values: Float32Array, scale: number, out?: Uint8Array): Uint8Array;
+}
+
+const TYPESCRIPT_APR_Q8: AprQ8Kernels = { absmax: aprQ8Absmax, encode: encodeAprQ8 };
+
+/**
+ * Internal: APR_Q8's kernels in `backend` (WebAssembly: ~5× the absmax and
+ * ~2.5× the encoder's speed of the TypeScript ones, same results).
+ */
+export function aprQ8Kernels(backend: KernelBackend = kernelBackend()): AprQ8Kernels {
+  const wasm = backend === "wasm" ? wasmKernels() : undefined;
+  return wasm === undefined
+    ? TYPESCRIPT_APR_Q8
+    : { absmax: wasm.aprQ8Absmax, encode: wasm.encodeAprQ8 };
 }

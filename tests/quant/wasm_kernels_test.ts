@@ -2,6 +2,7 @@ import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict"
 import { encodeQ4K } from "../../src/quant/q4_k.ts";
 import { encodeQ6K } from "../../src/quant/q6_k.ts";
 import { encodeAprQ4 } from "../../src/quant/apr_q4.ts";
+import { aprQ8Absmax, aprQ8Scale, encodeAprQ8 } from "../../src/quant/apr_q8.ts";
 import { wasmKernels } from "../../src/quant/wasm/kernels.ts";
 import {
   blockEncoder,
@@ -71,6 +72,46 @@ Deno.test("wasm encoders treat NaN bit patterns as the TypeScript kernels do", (
   assertEquals(firstDifference(encodeQ6K(g), wasm!.encodeQ6K(g)), -1);
 });
 
+Deno.test("wasm APR_Q8 absmax and encoder match the TypeScript kernels", () => {
+  // An odd length: the SIMD loops' scalar tails run too.
+  const values = kernelMix(1 << 20, 7).subarray(0, (1 << 20) - 13);
+  const absmax = aprQ8Absmax(values);
+  assertEquals(wasm!.aprQ8Absmax(values), absmax);
+  assertEquals(
+    wasm!.aprQ8Absmax(values.subarray(0, 999), 1e30),
+    aprQ8Absmax(values.subarray(0, 999), 1e30),
+  );
+  assertEquals(wasm!.aprQ8Absmax(new Float32Array([NaN, -0, NaN])), 0);
+  for (const scale of [aprQ8Scale(absmax), aprQ8Scale(1), 1e-3, 1e-30, 3e38]) {
+    const at = firstDifference(encodeAprQ8(values, scale), wasm!.encodeAprQ8(values, scale));
+    ok(at < 0, `scale ${scale}: first differing byte ${at}`);
+  }
+  // Halves away from zero, values just below a half (0.5 - 2^-25 would round
+  // up if 0.5 were added in f32), the clamp edge, NaN and ±infinity.
+  const edge = new Float32Array([
+    0.5,
+    -0.5,
+    1.5,
+    -2.5,
+    0.49999997,
+    -0.49999997,
+    126.5,
+    -126.49999,
+    127.5,
+    NaN,
+    Infinity,
+    -Infinity,
+    -0,
+    1e-45,
+    2 ** 31,
+    -(2 ** 40),
+  ]);
+  assertEquals(wasm!.encodeAprQ8(edge, 1), encodeAprQ8(edge, 1));
+  const out = new Uint8Array(edge.length + 3).fill(7);
+  ok(wasm!.encodeAprQ8(edge, 1, out) === out);
+  assertEquals(out.subarray(edge.length), new Uint8Array([7, 7, 7]));
+});
+
 Deno.test("wasm encoders reproduce llama-quantize's bytes on the GGUF fixtures", async (t) => {
   const f32 = readGgufTensors("tiny-llama-f32.gguf");
   const cases = [["tiny-llama-q4_k_m", "Q4_K"], ["tiny-llama-q4_k_m", "Q6_K"], [
@@ -117,6 +158,7 @@ Deno.test("setKernelBackend() selects the kernels; both give the same bytes", as
       results[backend] = [
         encodeFromFloat32("Q4_K", values, shape),
         encodeFromFloat32("Q6_K", values, shape),
+        encodeFromFloat32("APR_Q8", values, shape),
         await quantizeInWorkers(values, shape, "q4_k"),
         await quantizeInWorkers(values, shape, "q6_k"),
       ];
@@ -126,8 +168,8 @@ Deno.test("setKernelBackend() selects the kernels; both give the same bytes", as
   }
   assertEquals(results.wasm, results.typescript);
   assertEquals(results.wasm![0], encodeQ4K(values));
-  assertEquals(results.wasm![2], encodeQ4K(values));
-  assertEquals(results.wasm![3], encodeQ6K(values));
+  assertEquals(results.wasm![3], encodeQ4K(values));
+  assertEquals(results.wasm![4], encodeQ6K(values));
   throws(() => setKernelBackend("c" as KernelBackend), /Unknown kernel backend "c"/);
   throws(() => blockEncoder("Q5_K"), /Cannot encode Q5_K in blocks/);
 });

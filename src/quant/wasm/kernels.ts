@@ -21,6 +21,8 @@ interface Exports {
   heapBase(): number;
   encodeQ4K(src: number, dst: number, blocks: number): void;
   encodeQ6K(src: number, dst: number, blocks: number): void;
+  aprQ8Absmax(src: number, n: number, start: number): number;
+  encodeAprQ8(src: number, dst: number, n: number, scale: number): void;
 }
 
 /** A block encoder: whole blocks of f32 values in, their bytes out. */
@@ -32,13 +34,17 @@ export interface WasmKernels {
   encodeQ4K: BlockEncoder;
   /** Q6_K encoder (same contract and bytes as `encodeQ6K` in q6_k.ts). */
   encodeQ6K: BlockEncoder;
+  /** APR_Q8 absmax (same contract and result as `aprQ8Absmax` in apr_q8.ts). */
+  aprQ8Absmax(values: Float32Array, start?: number): number;
+  /** APR_Q8 encoder (same contract and bytes as `encodeAprQ8` in apr_q8.ts). */
+  encodeAprQ8(values: Float32Array, scale: number, out?: Uint8Array): Uint8Array;
 }
 
 /**
- * Super-blocks per call: input is copied into the module's memory in slices
- * of 64 KiB of f32, so that memory stays small whatever the batch size.
+ * Values per call: input is copied into the module's memory in slices of
+ * 64 Ki f32 (256 KiB), so that memory stays small whatever the batch size.
  */
-const SLICE_BLOCKS = 64;
+const SLICE = 1 << 16;
 
 let kernels: WasmKernels | null | undefined;
 
@@ -66,11 +72,16 @@ function instantiate(): WasmKernels | null {
     // CSP without wasm-unsafe-eval, or no SIMD support: the TypeScript kernels.
     return null;
   }
+  // Layout: [kernels' scratch | SLICE f32 in | up to SLICE bytes out].
   const base = (exports.heapBase() + 15) & ~15;
-  const inBytes = SLICE_BLOCKS * 256 * 4;
-  const need = base + inBytes + SLICE_BLOCKS * 256; // no block format exceeds 1 byte per value
+  const outBase = base + 4 * SLICE;
+  const need = outBase + SLICE;
   const have = exports.memory.buffer.byteLength;
   if (need > have) exports.memory.grow(Math.ceil((need - have) / 65536));
+  // The memory never grows after this, so the views stay valid.
+  const src = new Float32Array(exports.memory.buffer, base, SLICE);
+  const dst = new Uint8Array(exports.memory.buffer, outBase, SLICE);
+
   const blockKernel = (
     name: string,
     run: (src: number, dst: number, blocks: number) => void,
@@ -84,19 +95,37 @@ function instantiate(): WasmKernels | null {
     }
     const nb = values.length / 256;
     const y = out ?? new Uint8Array(nb * blockBytes);
-    // The memory never grows after start-up, so these views stay valid.
-    const src = new Float32Array(exports.memory.buffer, base, SLICE_BLOCKS * 256);
-    const dst = new Uint8Array(exports.memory.buffer, base + inBytes, SLICE_BLOCKS * blockBytes);
-    for (let b = 0; b < nb; b += SLICE_BLOCKS) {
-      const k = Math.min(SLICE_BLOCKS, nb - b);
+    const sliceBlocks = SLICE / 256;
+    for (let b = 0; b < nb; b += sliceBlocks) {
+      const k = Math.min(sliceBlocks, nb - b);
       src.set(values.subarray(b * 256, (b + k) * 256));
-      run(base, base + inBytes, k);
-      y.set(k === SLICE_BLOCKS ? dst : dst.subarray(0, k * blockBytes), b * blockBytes);
+      run(base, outBase, k);
+      y.set(dst.subarray(0, k * blockBytes), b * blockBytes);
     }
     return y;
   };
+
   return {
     encodeQ4K: blockKernel("Q4_K", exports.encodeQ4K, 144),
     encodeQ6K: blockKernel("Q6_K", exports.encodeQ6K, 210),
+    aprQ8Absmax(values, start = 0) {
+      let m = start;
+      for (let i = 0; i < values.length; i += SLICE) {
+        const part = values.subarray(i, i + SLICE);
+        src.set(part);
+        m = exports.aprQ8Absmax(base, part.length, m);
+      }
+      return m;
+    },
+    encodeAprQ8(values, scale, out) {
+      const y = out ?? new Uint8Array(values.length);
+      for (let i = 0; i < values.length; i += SLICE) {
+        const part = values.subarray(i, i + SLICE);
+        src.set(part);
+        exports.encodeAprQ8(base, outBase, part.length, scale);
+        y.set(dst.subarray(0, part.length), i);
+      }
+      return y;
+    },
   };
 }

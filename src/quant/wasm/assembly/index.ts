@@ -3,6 +3,7 @@
 
 export { encodeQ4K } from "./q4_k";
 export { encodeQ6K } from "./q6_k";
+export { aprQ8Absmax, encodeAprQ8 } from "./apr_q8";
 
 /** First byte the host may use: everything below is the kernels' scratch. */
 export function heapBase(): usize {
