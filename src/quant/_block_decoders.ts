@@ -23,8 +23,7 @@ import {
   decodeQ8_1,
 } from "./ggml_legacy.ts";
 import { decodeQ2K, decodeQ3K, decodeQ5K, decodeQ8K } from "./k_quants.ts";
-import { decodeQ4K } from "./q4_k.ts";
-import { decodeQ6K } from "./q6_k.ts";
+import { kQuantDecoder } from "./kernels.ts";
 import { decodeF8E4M3, decodeF8E5M2, decodeF8E8M0 } from "./float8.ts";
 import { decodeF4, decodeF6E2M3, decodeF6E3M2 } from "./float6_4.ts";
 
@@ -85,9 +84,10 @@ const DECODERS: Partial<Record<DType, BlockDecodeFn>> = {
   Q8_1: (b, o) => void decodeQ8_1(b, o),
   Q2_K: (b, o) => void decodeQ2K(b, o),
   Q3_K: (b, o) => void decodeQ3K(b, o),
-  Q4_K: (b, o) => void decodeQ4K(b, o),
+  // WebAssembly where it runs (same values).
+  Q4_K: (b, o) => void kQuantDecoder("Q4_K")(b, o),
   Q5_K: (b, o) => void decodeQ5K(b, o),
-  Q6_K: (b, o) => void decodeQ6K(b, o),
+  Q6_K: (b, o) => void kQuantDecoder("Q6_K")(b, o),
   Q8_K: (b, o) => void decodeQ8K(b, o),
 };
 

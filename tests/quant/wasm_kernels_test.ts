@@ -1,6 +1,6 @@
 import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict";
-import { encodeQ4K } from "../../src/quant/q4_k.ts";
-import { encodeQ6K } from "../../src/quant/q6_k.ts";
+import { decodeQ4K, encodeQ4K } from "../../src/quant/q4_k.ts";
+import { decodeQ6K, encodeQ6K } from "../../src/quant/q6_k.ts";
 import { encodeAprQ4 } from "../../src/quant/apr_q4.ts";
 import { aprQ8Absmax, aprQ8Scale, encodeAprQ8 } from "../../src/quant/apr_q8.ts";
 import { wasmKernels } from "../../src/quant/wasm/kernels.ts";
@@ -8,6 +8,7 @@ import {
   blockEncoder,
   type KernelBackend,
   kernelBackend,
+  kQuantDecoder,
   setKernelBackend,
 } from "../../src/quant/kernels.ts";
 import { encodeFromFloat32 } from "../../src/quant/encode.ts";
@@ -112,6 +113,51 @@ Deno.test("wasm APR_Q8 absmax and encoder match the TypeScript kernels", () => {
   assertEquals(out.subarray(edge.length), new Uint8Array([7, 7, 7]));
 });
 
+Deno.test("wasm APR_Q4 encoder matches the TypeScript kernel, partial last block included", () => {
+  const values = kernelMix(1 << 20, 8);
+  for (const n of [values.length, values.length - 1, 1000, 31, 0]) {
+    const v = values.subarray(0, n);
+    const at = firstDifference(encodeAprQ4(v), wasm!.encodeAprQ4(v));
+    ok(at < 0, `${n} values: first differing byte ${at}`);
+  }
+  // Ties at ±k.5 scale units, just below a half, NaN, ±infinity in one block.
+  const edge = new Float32Array(64).map((_, i) => (i - 16) / 2);
+  edge.set([0.49999997, -0.49999997, NaN, Infinity, -Infinity, -0, 3.5, -3.5], 40);
+  assertEquals(wasm!.encodeAprQ4(edge), encodeAprQ4(edge));
+});
+
+/** Same f32 bit patterns (NaNs included). */
+function sameFloats(a: Float32Array, b: Float32Array): number {
+  return firstDifference(
+    new Uint8Array(a.buffer, a.byteOffset, a.byteLength),
+    new Uint8Array(b.buffer, b.byteOffset, b.byteLength),
+  );
+}
+
+Deno.test("wasm Q4_K and Q6_K decoders give the TypeScript decoders' values", () => {
+  // Real blocks, and random bytes (f16 scales that are NaN, infinite, subnormal).
+  const values = kernelMix(1 << 18, 10);
+  const random = new Uint8Array(210 * 144 * 20 + 7);
+  let s = 99;
+  for (let i = 0; i < random.length; i++) random[i] = (s = (s * 1103515245 + 12345) >>> 0) >>> 24;
+  for (
+    const [ts, wa, bytes] of [
+      [decodeQ4K, wasm!.decodeQ4K, encodeQ4K(values)],
+      [decodeQ6K, wasm!.decodeQ6K, encodeQ6K(values)],
+      [decodeQ4K, wasm!.decodeQ4K, random],
+      [decodeQ6K, wasm!.decodeQ6K, random],
+      [decodeQ4K, wasm!.decodeQ4K, random.subarray(3)],
+    ] as const
+  ) {
+    assertEquals(sameFloats(ts(bytes), wa(bytes)), -1);
+  }
+  // `out` bounds what is written, as with the TypeScript decoders.
+  const out = new Float32Array(256 * 3 + 5).fill(7);
+  wasm!.decodeQ6K(random, out);
+  assertEquals(sameFloats(out.subarray(0, 768), decodeQ6K(random.subarray(0, 630))), -1);
+  assertEquals([...out.subarray(768)], [7, 7, 7, 7, 7]);
+});
+
 Deno.test("wasm encoders reproduce llama-quantize's bytes on the GGUF fixtures", async (t) => {
   const f32 = readGgufTensors("tiny-llama-f32.gguf");
   const cases = [["tiny-llama-q4_k_m", "Q4_K"], ["tiny-llama-q4_k_m", "Q6_K"], [
@@ -154,11 +200,14 @@ Deno.test("setKernelBackend() selects the kernels; both give the same bytes", as
       assertEquals(kernelBackend(), backend);
       ok((blockEncoder("Q4_K") === encodeQ4K) === (backend === "typescript"));
       ok((blockEncoder("Q6_K") === encodeQ6K) === (backend === "typescript"));
-      ok(blockEncoder("APR_Q4") === encodeAprQ4);
+      ok((blockEncoder("APR_Q4") === encodeAprQ4) === (backend === "typescript"));
+      ok((kQuantDecoder("Q4_K") === decodeQ4K) === (backend === "typescript"));
+      ok((kQuantDecoder("Q6_K") === decodeQ6K) === (backend === "typescript"));
       results[backend] = [
         encodeFromFloat32("Q4_K", values, shape),
         encodeFromFloat32("Q6_K", values, shape),
         encodeFromFloat32("APR_Q8", values, shape),
+        encodeFromFloat32("APR_Q4", values, shape),
         await quantizeInWorkers(values, shape, "q4_k"),
         await quantizeInWorkers(values, shape, "q6_k"),
       ];
@@ -168,8 +217,8 @@ Deno.test("setKernelBackend() selects the kernels; both give the same bytes", as
   }
   assertEquals(results.wasm, results.typescript);
   assertEquals(results.wasm![0], encodeQ4K(values));
-  assertEquals(results.wasm![3], encodeQ4K(values));
-  assertEquals(results.wasm![4], encodeQ6K(values));
+  assertEquals(results.wasm![4], encodeQ4K(values));
+  assertEquals(results.wasm![5], encodeQ6K(values));
   throws(() => setKernelBackend("c" as KernelBackend), /Unknown kernel backend "c"/);
   throws(() => blockEncoder("Q5_K"), /Cannot encode Q5_K in blocks/);
 });

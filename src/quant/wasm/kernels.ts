@@ -14,6 +14,7 @@
  */
 
 import { LITTLE_ENDIAN } from "../_bytes.ts";
+import { encodeAprQ4 as encodeAprQ4Tail } from "../apr_q4.ts";
 import { KERNELS_WASM_BASE64 } from "./_kernels_wasm.ts";
 
 interface Exports {
@@ -23,7 +24,13 @@ interface Exports {
   encodeQ6K(src: number, dst: number, blocks: number): void;
   aprQ8Absmax(src: number, n: number, start: number): number;
   encodeAprQ8(src: number, dst: number, n: number, scale: number): void;
+  encodeAprQ4(src: number, dst: number, blocks: number): void;
+  decodeQ4K(src: number, dst: number, blocks: number): void;
+  decodeQ6K(src: number, dst: number, blocks: number): void;
 }
+
+/** A block decoder: whole blocks of bytes in (a trailing partial block is ignored), f32 out. */
+export type BlockDecoder = (bytes: Uint8Array, out?: Float32Array) => Float32Array;
 
 /** A block encoder: whole blocks of f32 values in, their bytes out. */
 export type BlockEncoder = (values: Float32Array, out?: Uint8Array) => Uint8Array;
@@ -38,6 +45,12 @@ export interface WasmKernels {
   aprQ8Absmax(values: Float32Array, start?: number): number;
   /** APR_Q8 encoder (same contract and bytes as `encodeAprQ8` in apr_q8.ts). */
   encodeAprQ8(values: Float32Array, scale: number, out?: Uint8Array): Uint8Array;
+  /** APR_Q4 encoder (same contract and bytes as `encodeAprQ4` in apr_q4.ts). */
+  encodeAprQ4: BlockEncoder;
+  /** Q4_K decoder (same contract and values as `decodeQ4K` in q4_k.ts). */
+  decodeQ4K: BlockDecoder;
+  /** Q6_K decoder (same contract and values as `decodeQ6K` in q6_k.ts). */
+  decodeQ6K: BlockDecoder;
 }
 
 /**
@@ -105,6 +118,29 @@ function instantiate(): WasmKernels | null {
     return y;
   };
 
+  // Decoders: encoded bytes go to the byte region (no format takes more than
+  // a byte per value), f32 values come back from the f32 region.
+  const decodeKernel = (
+    run: (src: number, dst: number, blocks: number) => void,
+    blockBytes: number,
+  ): BlockDecoder =>
+  (bytes, out) => {
+    // As the TypeScript decoders: whole blocks only, and no more than `out` holds.
+    const nb = Math.min(
+      Math.floor(bytes.length / blockBytes),
+      out === undefined ? Infinity : Math.floor(out.length / 256),
+    );
+    const y = out ?? new Float32Array(nb * 256);
+    const sliceBlocks = SLICE / 256;
+    for (let b = 0; b < nb; b += sliceBlocks) {
+      const k = Math.min(sliceBlocks, nb - b);
+      dst.set(bytes.subarray(b * blockBytes, (b + k) * blockBytes));
+      run(outBase, base, k);
+      y.set(src.subarray(0, k * 256), b * 256);
+    }
+    return y;
+  };
+
   return {
     encodeQ4K: blockKernel("Q4_K", exports.encodeQ4K, 144),
     encodeQ6K: blockKernel("Q6_K", exports.encodeQ6K, 210),
@@ -127,5 +163,21 @@ function instantiate(): WasmKernels | null {
       }
       return y;
     },
+    encodeAprQ4(values, out) {
+      const blocks = Math.ceil(values.length / 32);
+      const y = out ?? new Uint8Array(blocks * 18);
+      const whole = Math.floor(values.length / 32);
+      for (let b = 0; b < whole; b += SLICE / 32) {
+        const k = Math.min(SLICE / 32, whole - b);
+        src.set(values.subarray(b * 32, (b + k) * 32));
+        exports.encodeAprQ4(base, outBase, k);
+        y.set(dst.subarray(0, k * 18), b * 18);
+      }
+      // A last partial block (padded with code 8): the TypeScript kernel.
+      if (whole < blocks) encodeAprQ4Tail(values.subarray(whole * 32), y.subarray(whole * 18));
+      return y;
+    },
+    decodeQ4K: decodeKernel(exports.decodeQ4K, 144),
+    decodeQ6K: decodeKernel(exports.decodeQ6K, 210),
   };
 }

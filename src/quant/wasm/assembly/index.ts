@@ -4,6 +4,8 @@
 export { encodeQ4K } from "./q4_k";
 export { encodeQ6K } from "./q6_k";
 export { aprQ8Absmax, encodeAprQ8 } from "./apr_q8";
+export { encodeAprQ4 } from "./apr_q4";
+export { decodeQ4K, decodeQ6K } from "./k_decode";
 
 /** First byte the host may use: everything below is the kernels' scratch. */
 export function heapBase(): usize {
