@@ -229,6 +229,11 @@ if (import.meta.main) {
       r.peakRssMiB = Math.max(r.peakRssMiB, child.peakRssMiB);
       r.outBytes = (await Deno.stat(output)).size;
       runs.set(mode, r);
+      // Progress on stderr: a long run that dies still leaves its figures.
+      console.error(
+        `round ${round + 1}: cp ${cp.seconds.toFixed(2)} s; ${mode} ${wall.toFixed(2)} s, ` +
+          `peak ${child.peakRssMiB.toFixed(0)} MiB`,
+      );
       await Deno.remove(output);
     }
   }
