@@ -25,7 +25,7 @@ const OUTPUT = "src/quant/wasm/_kernels_wasm.ts";
  * the bytes). No runtime or GC: the kernels use static scratch and host memory.
  */
 const FLAGS = [
-  `${SOURCE_DIR}/index.ts`,
+  `${SOURCE_DIR}/kernels.ts`,
   "--optimizeLevel",
   "3",
   "--shrinkLevel",

@@ -22,10 +22,10 @@ Deno.test("the wasm freshness check fails when the kernels' sources changed", as
       await Deno.mkdir(`${dir}/${f}`.replace(/\/[^/]+$/, ""), { recursive: true });
       await Deno.copyFile(new URL(f, ROOT), `${dir}/${f}`);
     }
-    const index = `${dir}/src/quant/wasm/assembly/index.ts`;
+    const entry = `${dir}/src/quant/wasm/assembly/kernels.ts`;
     await Deno.writeTextFile(
-      index,
-      (await Deno.readTextFile(index)) + "\nexport function answer(): i32 {\n  return 42;\n}\n",
+      entry,
+      (await Deno.readTextFile(entry)) + "\nexport function answer(): i32 {\n  return 42;\n}\n",
     );
     const child = await new Deno.Command(Deno.execPath(), {
       args: ["run", "--cached-only", "--allow-read", "--allow-env", ".ci/build_wasm.ts", "--check"],
