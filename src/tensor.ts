@@ -151,6 +151,13 @@ export interface TensorEntry {
    * lengths sum to `info.byteLength`. May be called again for a second pass.
    */
   open(): ReadableStream<Uint8Array>;
+  /**
+   * Open bytes `[start, end)` of the payload, when the source is random
+   * access (a local or ranged file). Lets a transform read rows in another
+   * order without holding the tensor (e.g. RoPE row layouts). Absent for
+   * payloads computed on the fly.
+   */
+  readonly slice?: (start: number, end: number) => ReadableStream<Uint8Array>;
 }
 
 /** A chunk of a model stream: the header first, exactly once, then tensors in header order. */
@@ -180,6 +187,7 @@ export interface ModelReader {
 /**
  * Turn a model reader into the stream protocol: the header chunk, then one
  * tensor chunk per entry. Pull-based: nothing is read until a consumer asks.
+ * Never throws. Errors of the model reach the consumer through the stream.
  *
  * @param model The model to stream.
  * @returns A stream of {@linkcode ModelChunk}s.
@@ -214,6 +222,10 @@ export interface ProgressEvent {
   readonly itemsTotal: number;
   /** The tensor or file being worked on. */
   readonly current?: string;
+  /** Of `bytesDone`, the bytes a resume found already written (not processed by this run). */
+  readonly resumedBytes?: number;
+  /** Of `itemsDone`, the items a resume found already written. */
+  readonly resumedItems?: number;
 }
 
 /** A callback receiving progress events. */

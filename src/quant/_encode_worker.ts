@@ -2,24 +2,33 @@
 
 /**
  * Internal: the worker side of {@linkcode EncoderPool}. Receives
- * `{ ready: true }` once loaded, then for each `{ id, target, backend, values }`
- * (values transferred) answers `{ id, bytes }` or
+ * `{ ready: true }` once loaded, then for each `{ id, target, backend, values,
+ * importance? }` (values transferred) answers `{ id, bytes }` or
  * `{ id, error }` (bytes transferred).
  *
  * @module
  */
 
-import { blockEncoder, type KernelBackend } from "./kernels.ts";
+import { encodeBlocks } from "./_block_encoders.ts";
+import type { KernelBackend } from "./kernels.ts";
 
 // deno-lint-ignore no-explicit-any
 const scope = globalThis as any;
 scope.onmessage = (
-  e: MessageEvent<{ id: number; target: string; backend: KernelBackend; values: Float32Array }>,
+  e: MessageEvent<
+    {
+      id: number;
+      target: string;
+      backend: KernelBackend;
+      values: Float32Array;
+      importance?: Float32Array;
+    }
+  >,
 ) => {
-  const { id, target, backend, values } = e.data;
+  const { id, target, backend, values, importance } = e.data;
   try {
     // This worker's own WebAssembly instance, made on its first job.
-    const bytes = blockEncoder(target, backend)(values);
+    const bytes = encodeBlocks(target, values, importance, backend);
     // The batch was transferred to us and is done with: free it now, not when
     // this worker's GC gets to it (megabytes per job otherwise pile up).
     (values.buffer as ArrayBuffer).transfer?.(0);

@@ -2,14 +2,15 @@
 
 /**
  * Internal: a small pool of module workers running the block encoders
- * (APR_Q4, Q4_K, Q6_K), so quantization uses every core (DESIGN.md §1.6).
+ * (`_block_encoders.ts`), so quantization uses every core (DESIGN.md §1.6).
  * Workers start on the first job and stop when the pool is released by every
  * user and closed.
  *
  * @module
  */
 
-import { blockEncoder, type KernelBackend, kernelBackend } from "./kernels.ts";
+import { encodeBlocks } from "./_block_encoders.ts";
+import { type KernelBackend, kernelBackend } from "./kernels.ts";
 import { releaseChunk } from "../io/byte_source.ts";
 
 interface Job {
@@ -22,6 +23,8 @@ interface Job {
   // cannot start (e.g. a compiled binary without the worker module), the job
   // is encoded here instead.
   values: Float32Array;
+  // Importance weights (copied to the worker: one array serves many jobs).
+  importance: Float32Array | undefined;
   sent: boolean;
 }
 
@@ -31,11 +34,6 @@ interface Slot {
   ready: boolean;
   // Jobs waiting for the worker to be ready.
   queue: number[];
-}
-
-/** The same encoders as the worker's, for the in-thread fallback. */
-function encodeHere(target: string, backend: KernelBackend, values: Float32Array): Uint8Array {
-  return blockEncoder(target, backend)(values);
 }
 
 /** A lazily started pool of encoder workers. */
@@ -98,10 +96,10 @@ export class EncoderPool {
    * Encode `values` in a worker (transferred once the worker has started: do
    * not reuse the array). When workers cannot start, encodes in this thread.
    */
-  encode(target: string, values: Float32Array): Promise<Uint8Array> {
+  encode(target: string, values: Float32Array, importance?: Float32Array): Promise<Uint8Array> {
     if (this.#broken) {
       try {
-        const bytes = encodeHere(target, kernelBackend(), values);
+        const bytes = encodeBlocks(target, values, importance, kernelBackend());
         releaseChunk(values);
         return Promise.resolve(bytes);
       } catch (error) {
@@ -113,7 +111,7 @@ export class EncoderPool {
     const slot = this.#workers[this.#next++ % this.#workers.length]!;
     return new Promise<Uint8Array>((resolve, reject) => {
       const backend = kernelBackend();
-      this.#jobs.set(id, { resolve, reject, target, backend, values, sent: false });
+      this.#jobs.set(id, { resolve, reject, target, backend, values, importance, sent: false });
       if (slot.ready) this.#send(slot, id);
       else slot.queue.push(id);
     });
@@ -124,8 +122,10 @@ export class EncoderPool {
     const job = this.#jobs.get(id);
     if (job === undefined) return;
     job.sent = true;
-    const { target, backend, values } = job;
-    slot.worker.postMessage({ id, target, backend, values }, [values.buffer as ArrayBuffer]);
+    const { target, backend, values, importance } = job;
+    slot.worker.postMessage({ id, target, backend, values, importance }, [
+      values.buffer as ArrayBuffer,
+    ]);
   }
 
   #start(): void {
@@ -167,7 +167,7 @@ export class EncoderPool {
             continue;
           }
           try {
-            job.resolve(encodeHere(job.target, job.backend, job.values));
+            job.resolve(encodeBlocks(job.target, job.values, job.importance, job.backend));
             releaseChunk(job.values);
           } catch (err) {
             job.reject(err instanceof Error ? err : new Error(String(err)));

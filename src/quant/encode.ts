@@ -18,7 +18,7 @@ import { aprQ8Kernels } from "./kernels.ts";
 /**
  * Encode float32 values as a `dtype` payload.
  *
- * @param dtype One of F32, F16, BF16, APR_Q8, APR_Q4, Q4_K, Q6_K.
+ * @param dtype One of F32, F16, BF16, APR_Q8, APR_Q4, Q4_K, Q5_K, Q6_K, Q8_0, Q5_0, Q5_1.
  * @param values One value per element, row-major.
  * @param shape The tensor's dimensions, outermost first.
  * @returns The exact payload (`tensorByteLength(dtype, shape)` bytes).
@@ -40,7 +40,8 @@ export function encodeFromFloat32(
 ): Uint8Array {
   if (!isEncodeTarget(dtype)) {
     throw new TypeError(
-      `Cannot encode ${dtype}: expected one of F32, F16, BF16, APR_Q8, APR_Q4, Q4_K, Q6_K`,
+      `Cannot encode ${dtype}: expected one of F32, F16, BF16, APR_Q8, APR_Q4, Q4_K, Q5_K, ` +
+        "Q6_K, Q8_0, Q5_0, Q5_1",
     );
   }
   const n = elementCount(shape);

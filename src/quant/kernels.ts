@@ -18,23 +18,15 @@
  * @module
  */
 
-import { type BlockDecoder, type BlockEncoder, wasmKernels } from "./wasm/kernels.ts";
-import { encodeAprQ4 } from "./apr_q4.ts";
+import { type BlockDecoder, wasmKernels } from "./wasm/kernels.ts";
 import { aprQ8Absmax, encodeAprQ8 } from "./apr_q8.ts";
-import { decodeQ4K, encodeQ4K } from "./q4_k.ts";
-import { decodeQ6K, encodeQ6K } from "./q6_k.ts";
+import { decodeQ4K } from "./q4_k.ts";
+import { decodeQ6K } from "./q6_k.ts";
 
 /** An implementation of the kernels. */
 export type KernelBackend = "wasm" | "typescript";
 
-export type { BlockDecoder, BlockEncoder };
-
-/** The TypeScript block encoders, by target dtype (every block target has one). */
-const TYPESCRIPT_ENCODERS: Record<string, BlockEncoder> = {
-  APR_Q4: encodeAprQ4,
-  Q4_K: encodeQ4K,
-  Q6_K: encodeQ6K,
-};
+export type { BlockDecoder };
 
 let preferred: KernelBackend = "wasm";
 
@@ -61,26 +53,6 @@ export function setKernelBackend(backend: KernelBackend): void {
  */
 export function kernelBackend(): KernelBackend {
   return preferred === "wasm" && wasmKernels() !== undefined ? "wasm" : "typescript";
-}
-
-/**
- * Internal: the block encoder for `target` (APR_Q4, Q4_K, Q6_K) in `backend`,
- * the WebAssembly kernel when there is one (same bytes), else TypeScript.
- * Targets without a WebAssembly kernel only need a TypeScript entry above.
- */
-export function blockEncoder(
-  target: string,
-  backend: KernelBackend = kernelBackend(),
-): BlockEncoder {
-  const ts = TYPESCRIPT_ENCODERS[target];
-  if (ts === undefined) throw new TypeError(`Cannot encode ${target} in blocks`);
-  if (backend === "typescript") return ts;
-  const wasm = wasmKernels();
-  if (wasm === undefined) return ts;
-  if (target === "Q4_K") return wasm.encodeQ4K;
-  if (target === "Q6_K") return wasm.encodeQ6K;
-  if (target === "APR_Q4") return wasm.encodeAprQ4;
-  return ts;
 }
 
 /**

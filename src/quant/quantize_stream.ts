@@ -29,7 +29,7 @@ export interface QuantizeStreamOptions extends QuantizeOptions {
    */
   maxChunkElements?: number;
   /**
-   * Workers running the APR_Q4, Q4_K and Q6_K encoders, so a tensor's blocks
+   * Workers running the block encoders (APR_Q4, Q4_K, Q5_K, Q6_K, Q8_0, Q5_0, Q5_1), so a tensor's blocks
    * are encoded on several cores (0: in the calling thread). Workers start on
    * the first block and stop when the stream has ended and every payload is read.
    * By default, `navigator.hardwareConcurrency` workers (at most 4, none on a
@@ -218,7 +218,14 @@ async function makeConverter(
   // The encoder is done with each batch when push() returns (it copies what it
   // carries over, and copies what it sends to a worker): reuse one buffer.
   const decoder = new TensorDecoder(plan.source, maxElements, true);
-  const encoder = new TensorEncoder(target, plan.info.shape, scale, pool, maxElements);
+  const encoder = new TensorEncoder(
+    target,
+    plan.info.shape,
+    scale,
+    pool,
+    maxElements,
+    plan.importance,
+  );
   return {
     push: (b, emit) => decoder.push(b, (v) => encoder.push(v, emit)),
     finish: (emit) => {

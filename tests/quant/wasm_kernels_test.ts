@@ -5,12 +5,12 @@ import { encodeAprQ4 } from "../../src/quant/apr_q4.ts";
 import { aprQ8Absmax, aprQ8Scale, encodeAprQ8 } from "../../src/quant/apr_q8.ts";
 import { wasmKernels } from "../../src/quant/wasm/kernels.ts";
 import {
-  blockEncoder,
   type KernelBackend,
   kernelBackend,
   kQuantDecoder,
   setKernelBackend,
 } from "../../src/quant/kernels.ts";
+import { BLOCK_ENCODERS, blockEncoder, encodeBlocks } from "../../src/quant/_block_encoders.ts";
 import { encodeFromFloat32 } from "../../src/quant/encode.ts";
 import { QuantizeStream } from "../../src/quant/quantize_stream.ts";
 import type { ModelChunk } from "../../src/tensor.ts";
@@ -52,6 +52,16 @@ for (
     }
   });
 }
+
+Deno.test("with importance weights the wasm backend runs the TypeScript encoders", () => {
+  const values = kernelMix(256 * 4, 11);
+  const importance = new Float32Array(256).map((_, i) => 1 + (i % 7));
+  for (const [target, ts] of [["Q4_K", encodeQ4K], ["Q6_K", encodeQ6K]] as const) {
+    const weighted = blockEncoder(target, "wasm")(values, undefined, importance);
+    assertEquals(weighted, ts(values, undefined, importance));
+    ok(firstDifference(weighted, ts(values)) >= 0, "the weights must be used");
+  }
+});
 
 Deno.test("wasm encoders treat NaN bit patterns as the TypeScript kernels do", () => {
   // Canonical NaNs of both signs, mixed into everything (levels read NaN's
@@ -198,9 +208,11 @@ Deno.test("setKernelBackend() selects the kernels; both give the same bytes", as
     for (const backend of ["typescript", "wasm"] as KernelBackend[]) {
       setKernelBackend(backend);
       assertEquals(kernelBackend(), backend);
-      ok((blockEncoder("Q4_K") === encodeQ4K) === (backend === "typescript"));
-      ok((blockEncoder("Q6_K") === encodeQ6K) === (backend === "typescript"));
-      ok((blockEncoder("APR_Q4") === encodeAprQ4) === (backend === "typescript"));
+      for (const target of ["Q4_K", "Q6_K", "APR_Q4"] as const) {
+        ok((blockEncoder(target) === BLOCK_ENCODERS[target]) === (backend === "typescript"));
+      }
+      // Targets without a WebAssembly kernel keep the table's.
+      ok(blockEncoder("Q5_K") === BLOCK_ENCODERS.Q5_K);
       ok((kQuantDecoder("Q4_K") === decodeQ4K) === (backend === "typescript"));
       ok((kQuantDecoder("Q6_K") === decodeQ6K) === (backend === "typescript"));
       results[backend] = [
@@ -220,7 +232,7 @@ Deno.test("setKernelBackend() selects the kernels; both give the same bytes", as
   assertEquals(results.wasm![4], encodeQ4K(values));
   assertEquals(results.wasm![5], encodeQ6K(values));
   throws(() => setKernelBackend("c" as KernelBackend), /Unknown kernel backend "c"/);
-  throws(() => blockEncoder("Q5_K"), /Cannot encode Q5_K in blocks/);
+  throws(() => encodeBlocks("Q3_K", values), /Cannot encode Q3_K in blocks/);
 });
 
 async function quantizeInWorkers(

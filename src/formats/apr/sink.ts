@@ -119,6 +119,7 @@ class SinkState {
   bytesDone = 0;
   itemsDone = 0;
   resumedTensors = 0;
+  resumedBytes = 0;
   finished = false;
   result: AprSinkResult | undefined;
 
@@ -138,6 +139,9 @@ class SinkState {
       bytesTotal: this.layout.payloadBytes,
       itemsDone: this.itemsDone,
       itemsTotal: this.layout.tensors.length,
+      ...(this.resumedTensors > 0
+        ? { resumedBytes: this.resumedBytes, resumedItems: this.resumedTensors }
+        : {}),
     };
     on(current === undefined ? event : { ...event, current });
   }
@@ -188,7 +192,7 @@ class SinkState {
       }
       if ((recorded as { plan?: unknown } | undefined)?.plan !== plan) {
         throw new UsageError(
-          `Cannot resume "${this.path}": the partial output "${this.partialPath}" was planned from a different input or options; run without --resume to start over`,
+          `Cannot resume "${this.path}": the partial output "${this.partialPath}" was planned from a different input or options; run without resume: true to start over`,
         );
       }
       this.layout = layout;
@@ -256,6 +260,7 @@ class SinkState {
       this.itemsDone++;
     }
     this.resumedTensors = this.committed.size;
+    this.resumedBytes = this.bytesDone;
   }
 
   async #tensor(entry: TensorEntry): Promise<void> {
@@ -469,6 +474,8 @@ export class AprSink extends WritableStream<ModelChunk> {
    *
    * @param path Output path.
    * @param options Overwrite, resume, progress…
+   * @throws {TypeError} When `path` is empty.
+   * @throws {RangeError} When `commitBytes` or `commitIntervalMs` is negative or not a number.
    */
   constructor(path: string, options: AprSinkOptions = {}) {
     const state = new SinkState(path, checkOptions(path, options));

@@ -85,6 +85,7 @@ export async function openGguf(
     return {
       info,
       open: () => source.stream(start, start + t.byteLength, chunkSize),
+      slice: (from: number, to: number) => source.stream(start + from, start + to, chunkSize),
     };
   });
   // Mapping must not merge two tensors (a file holding both spellings).

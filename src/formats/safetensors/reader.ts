@@ -34,6 +34,7 @@ export class SafetensorsReader implements ModelReader {
 
   /**
    * Wrap a parsed header; prefer {@linkcode openSafetensors}.
+   * Never throws.
    *
    * @param source The file, now owned by the reader.
    * @param header Its parsed header.
@@ -72,11 +73,18 @@ export class SafetensorsReader implements ModelReader {
           }
           return this.#source.stream(start, end, chunkSize);
         },
+        slice: (from: number, to: number): ReadableStream<Uint8Array> =>
+          this.#source.stream(start + from, start + to, chunkSize),
       };
     });
   }
 
-  /** Close the file. Safe to call twice. */
+  /**
+   * Close the file. Safe to call twice.
+   * Never throws. Closing twice is harmless.
+   *
+   * @returns When the file is closed.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

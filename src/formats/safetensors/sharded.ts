@@ -105,7 +105,11 @@ class ShardedReader implements SafetensorsModelReader {
         const start = header.dataOffset + t.dataOffsets[0];
         const end = header.dataOffset + t.dataOffsets[1];
         infos.push(info);
-        entries.push({ info, open: () => pool.stream(shard, start, end, chunkSize, t.name) });
+        entries.push({
+          info,
+          open: () => pool.stream(shard, start, end, chunkSize, t.name),
+          slice: (from, to) => pool.stream(shard, start + from, start + to, chunkSize, t.name),
+        });
       }
     });
     this.header = { format: "safetensors", metadata, tensors: infos };
