@@ -96,10 +96,24 @@ Deno.bench("encodeQ6K (64 Ki elements)", { group: "k-quant encode" }, () => {
   encodeQ6K(kValues);
 });
 
-// The WebAssembly SIMD encoders (same bytes), at the issue's 1 Mi values and at
-// the TypeScript benches' 64 Ki (ratio within one run).
+// The WebAssembly SIMD kernels (same bytes): the K-quant encoders at the issue's
+// 1 Mi values and at the TypeScript benches' 64 Ki (ratio within one run), and
+// the other kernels next to their TypeScript forms.
 const wasm = wasmKernels();
 if (wasm !== undefined) {
+  Deno.bench("APR_Q8 absmax + encode wasm (1 Mi elements)", { group: "encode" }, () => {
+    wasm.encodeAprQ8(values, aprQ8Scale(wasm.aprQ8Absmax(values)), q8Out);
+  });
+  const q4Out = new Uint8Array(q4Bytes.length);
+  Deno.bench("encodeAprQ4 wasm (1 Mi elements)", { group: "encode" }, () => {
+    wasm.encodeAprQ4(values, q4Out);
+  });
+  Deno.bench("decodeQ4K wasm (1 Mi elements)", { group: "decode" }, () => {
+    wasm.decodeQ4K(q4kBytes, floatsOut);
+  });
+  Deno.bench("decodeQ6K wasm (1 Mi elements)", { group: "decode" }, () => {
+    wasm.decodeQ6K(q6kBytes, floatsOut);
+  });
   const q4kOut = new Uint8Array((N / 256) * 144);
   const q6kOut = new Uint8Array((N / 256) * 210);
   Deno.bench("encodeQ4K wasm (64 Ki elements)", { group: "k-quant encode" }, () => {
