@@ -56,8 +56,8 @@ export function kernelBackend(): KernelBackend {
 }
 
 /**
- * Internal: the Q4_K or Q6_K decoder in `backend` (WebAssembly: ~3× and ~5×+
- * the TypeScript ones' speed, same values).
+ * Internal: the Q4_K or Q6_K decoder in `backend` (WebAssembly: ~3.5× and
+ * ~4.5× the TypeScript ones' speed, same values).
  */
 export function kQuantDecoder(
   dtype: "Q4_K" | "Q6_K",
@@ -79,8 +79,8 @@ export interface AprQ8Kernels {
 const TYPESCRIPT_APR_Q8: AprQ8Kernels = { absmax: aprQ8Absmax, encode: encodeAprQ8 };
 
 /**
- * Internal: APR_Q8's kernels in `backend` (WebAssembly: ~5× the absmax and
- * ~2.5× the encoder's speed of the TypeScript ones, same results).
+ * Internal: APR_Q8's kernels in `backend` (WebAssembly: ~3× the TypeScript
+ * ones' speed for both passes, same results).
  */
 export function aprQ8Kernels(backend: KernelBackend = kernelBackend()): AprQ8Kernels {
   const wasm = backend === "wasm" ? wasmKernels() : undefined;
