@@ -50,8 +50,11 @@ const MAX_WORKERS = 64;
  */
 const DEFAULT_MAX_WORKERS = 4;
 /**
- * By default, smaller tensors are encoded in-thread: ~0.2 s of Q4_K work and
- * less does not repay starting the workers (and tiny models stay light).
+ * By default, smaller tensors are encoded in-thread, so tiny models never
+ * start workers (~0.1 s each, ~25 MiB). With the WebAssembly kernels 2^20
+ * values are only ~30 ms of Q4_K work, but the pool, once started, serves
+ * every later tensor of the stream, and models with tensors this large have
+ * many of them (docs/BENCHMARKS.md, "The encoder worker pool, revisited").
  */
 const DEFAULT_MIN_POOL_ELEMENTS = 1 << 20;
 
