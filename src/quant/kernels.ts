@@ -47,7 +47,7 @@ export function setKernelBackend(backend: KernelBackend): void {
 
 /**
  * The kernels in use: `"wasm"` when chosen and WebAssembly runs here,
- * `"typescript"` otherwise.
+ * `"typescript"` otherwise. Never throws.
  *
  * @returns The effective backend.
  */
