@@ -114,6 +114,12 @@ if (wasm !== undefined) {
   Deno.bench("decodeQ6K wasm (1 Mi elements)", { group: "decode" }, () => {
     wasm.decodeQ6K(q6kBytes, floatsOut);
   });
+  Deno.bench("decodeQ8_0 wasm (1 Mi elements)", { group: "decode" }, () => {
+    wasm.decodeQ8_0(q8_0Bytes, floatsOut);
+  });
+  Deno.bench("decodeQ4_0 wasm (1 Mi elements)", { group: "decode" }, () => {
+    wasm.decodeQ4_0(q4_0Bytes, floatsOut);
+  });
   const q4kOut = new Uint8Array((N / 256) * 144);
   const q6kOut = new Uint8Array((N / 256) * 210);
   Deno.bench("encodeQ4K wasm (64 Ki elements)", { group: "k-quant encode" }, () => {

@@ -2,12 +2,13 @@ import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict"
 import { decodeQ4K, encodeQ4K } from "../../src/quant/q4_k.ts";
 import { decodeQ6K, encodeQ6K } from "../../src/quant/q6_k.ts";
 import { encodeAprQ4 } from "../../src/quant/apr_q4.ts";
+import { decodeQ4_0, decodeQ8_0 } from "../../src/quant/ggml_legacy.ts";
 import { aprQ8Absmax, aprQ8Scale, encodeAprQ8 } from "../../src/quant/apr_q8.ts";
 import { wasmKernels } from "../../src/quant/wasm/kernels.ts";
 import {
+  decoderKernel,
   type KernelBackend,
   kernelBackend,
-  kQuantDecoder,
   setKernelBackend,
 } from "../../src/quant/kernels.ts";
 import { BLOCK_ENCODERS, blockEncoder, encodeBlocks } from "../../src/quant/_block_encoders.ts";
@@ -144,7 +145,7 @@ function sameFloats(a: Float32Array, b: Float32Array): number {
   );
 }
 
-Deno.test("wasm Q4_K and Q6_K decoders give the TypeScript decoders' values", () => {
+Deno.test("wasm Q4_K, Q6_K, Q8_0 and Q4_0 decoders give the TypeScript decoders' values", () => {
   // Real blocks, and random bytes (f16 scales that are NaN, infinite, subnormal).
   const values = kernelMix(1 << 18, 10);
   const random = new Uint8Array(210 * 144 * 20 + 7);
@@ -213,8 +214,10 @@ Deno.test("setKernelBackend() selects the kernels; both give the same bytes", as
       }
       // Targets without a WebAssembly kernel keep the table's.
       ok(blockEncoder("Q5_K") === BLOCK_ENCODERS.Q5_K);
-      ok((kQuantDecoder("Q4_K") === decodeQ4K) === (backend === "typescript"));
-      ok((kQuantDecoder("Q6_K") === decodeQ6K) === (backend === "typescript"));
+      ok((decoderKernel("Q4_K") === decodeQ4K) === (backend === "typescript"));
+      ok((decoderKernel("Q6_K") === decodeQ6K) === (backend === "typescript"));
+      ok((decoderKernel("Q8_0") === decodeQ8_0) === (backend === "typescript"));
+      ok((decoderKernel("Q4_0") === decodeQ4_0) === (backend === "typescript"));
       results[backend] = [
         encodeFromFloat32("Q4_K", values, shape),
         encodeFromFloat32("Q6_K", values, shape),

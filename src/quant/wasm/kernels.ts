@@ -27,6 +27,8 @@ interface Exports {
   encodeAprQ4(src: number, dst: number, blocks: number): void;
   decodeQ4K(src: number, dst: number, blocks: number): void;
   decodeQ6K(src: number, dst: number, blocks: number): void;
+  decodeQ8_0(src: number, dst: number, blocks: number): void;
+  decodeQ4_0(src: number, dst: number, blocks: number): void;
 }
 
 /** A block decoder: whole blocks of bytes in (a trailing partial block is ignored), f32 out. */
@@ -51,6 +53,10 @@ export interface WasmKernels {
   decodeQ4K: BlockDecoder;
   /** Q6_K decoder (same contract and values as `decodeQ6K` in q6_k.ts). */
   decodeQ6K: BlockDecoder;
+  /** Q8_0 decoder (same contract and values as `decodeQ8_0` in ggml_legacy.ts). */
+  decodeQ8_0: BlockDecoder;
+  /** Q4_0 decoder (same contract and values as `decodeQ4_0` in ggml_legacy.ts). */
+  decodeQ4_0: BlockDecoder;
 }
 
 /**
@@ -123,20 +129,22 @@ function instantiate(): WasmKernels | null {
   const decodeKernel = (
     run: (src: number, dst: number, blocks: number) => void,
     blockBytes: number,
+    blockValues = 256,
   ): BlockDecoder =>
   (bytes, out) => {
     // As the TypeScript decoders: whole blocks only, and no more than `out` holds.
     const nb = Math.min(
       Math.floor(bytes.length / blockBytes),
-      out === undefined ? Infinity : Math.floor(out.length / 256),
+      out === undefined ? Infinity : Math.floor(out.length / blockValues),
     );
-    const y = out ?? new Float32Array(nb * 256);
-    const sliceBlocks = SLICE / 256;
+    const y = out ?? new Float32Array(nb * blockValues);
+    // Q8_0 takes 34 bytes per 32 values: slices fit both regions.
+    const sliceBlocks = Math.min(Math.floor(SLICE / blockBytes), SLICE / blockValues);
     for (let b = 0; b < nb; b += sliceBlocks) {
       const k = Math.min(sliceBlocks, nb - b);
       dst.set(bytes.subarray(b * blockBytes, (b + k) * blockBytes));
       run(outBase, base, k);
-      y.set(src.subarray(0, k * 256), b * 256);
+      y.set(src.subarray(0, k * blockValues), b * blockValues);
     }
     return y;
   };
@@ -179,5 +187,7 @@ function instantiate(): WasmKernels | null {
     },
     decodeQ4K: decodeKernel(exports.decodeQ4K, 144),
     decodeQ6K: decodeKernel(exports.decodeQ6K, 210),
+    decodeQ8_0: decodeKernel(exports.decodeQ8_0, 34, 32),
+    decodeQ4_0: decodeKernel(exports.decodeQ4_0, 18, 32),
   };
 }
