@@ -67,8 +67,8 @@ const TYPESCRIPT_DECODERS: Record<FastDecodeTarget, BlockDecoder> = {
 };
 
 /**
- * Internal: the decoder of `dtype` in `backend` (WebAssembly: ~3.5× for Q4_K
- * and Q8_0, ~4.5× Q6_K, ~2.8× Q4_0 the TypeScript ones' speed, same values).
+ * Internal: the decoder of `dtype` in `backend` (WebAssembly: ~2.6–3.4× the
+ * TypeScript ones' speed, same values; docs/BENCHMARKS.md).
  */
 export function decoderKernel(
   dtype: FastDecodeTarget,
