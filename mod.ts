@@ -102,6 +102,7 @@ export {
 export { type ImportanceMatrix, parseImatrixDat } from "./src/formats/imatrix/imatrix_dat.ts";
 export { readImportanceMatrix } from "./src/pipeline/read_imatrix.ts";
 export { decodeStream, type DecodeStreamOptions, decodeToFloat32 } from "./src/quant/decode.ts";
+export { type KernelBackend, kernelBackend, setKernelBackend } from "./src/quant/kernels.ts";
 
 // APR v2.
 export {

@@ -18,6 +18,11 @@
  * An untimed `sync` precedes every timed command, so one step's dirty pages
  * do not bill the next.
  *
+ * A mode may carry suffixes: `+ts` runs the TypeScript kernels instead of
+ * WebAssembly (`setKernelBackend("typescript")`, as `APR_KERNELS=typescript`
+ * does for `apr`), `+tN` uses N encoder worker threads (`--threads N`); e.g.
+ * `--modes q4_k,q4_k+ts,q4_k+t0` compares them in one run.
+ *
  * Usage:
  *   deno run -A bench/import_bench.ts [--gib 2.25] [--modes none,f16,q8,q4_k] [--repeat 1] [--keep]
  *
@@ -40,6 +45,8 @@ if (import.meta.main) {
       keep: { type: "boolean", default: false },
       child: { type: "string" },
       quantize: { type: "string" },
+      kernels: { type: "string" },
+      threads: { type: "string" },
       output: { type: "string" },
       "no-cache": { type: "boolean", default: false },
     },
@@ -50,11 +57,14 @@ if (import.meta.main) {
   if (values.child !== undefined) {
     // Child mode: one import in this process, then report peak RSS.
     const { importModel } = await import("../src/pipeline/convert_model.ts");
+    const { setKernelBackend } = await import("../src/quant/kernels.ts");
+    if (values.kernels !== undefined) setKernelBackend(values.kernels as "typescript");
     const t0 = performance.now();
     await importModel(values.child, values.output!, {
       quantize: values.quantize as "none",
       force: true,
       noCache: values["no-cache"] === true,
+      ...(values.threads !== undefined ? { threads: Number(values.threads) } : {}),
     });
     const seconds = (performance.now() - t0) / 1000;
     const status = await Deno.readTextFile("/proc/self/status");
@@ -109,6 +119,13 @@ if (import.meta.main) {
     cpTimes.push(cp.seconds);
     await Deno.remove(cpDir, { recursive: true });
     for (const mode of modes) {
+      const [quantize, ...suffixes] = mode.split("+");
+      const extra: string[] = [];
+      for (const s of suffixes) {
+        if (s === "ts") extra.push("--kernels", "typescript");
+        else if (/^t\d+$/.test(s)) extra.push("--threads", s.slice(1));
+        else throw new Error(`unknown mode suffix "+${s}" in ${mode}`);
+      }
       const output = `${dir}/import-${mode}.apr`;
       await run("sync", []);
       const { stdout, seconds: wall } = await run(Deno.execPath(), [
@@ -118,7 +135,8 @@ if (import.meta.main) {
         "--child",
         modelDir,
         "--quantize",
-        mode,
+        quantize!,
+        ...extra,
         "--output",
         output,
       ]);
@@ -128,6 +146,11 @@ if (import.meta.main) {
       r.peakRssMiB = Math.max(r.peakRssMiB, child.peakRssMiB);
       r.outBytes = (await Deno.stat(output)).size;
       runs.set(mode, r);
+      // Progress on stderr: a long run that dies still leaves its figures.
+      console.error(
+        `round ${round + 1}: cp ${cp.seconds.toFixed(2)} s; ${mode} ${wall.toFixed(2)} s, ` +
+          `peak ${child.peakRssMiB.toFixed(0)} MiB`,
+      );
       await Deno.remove(output);
     }
   }

@@ -32,6 +32,8 @@ import {
   QuantizeStream,
 } from "../src/quant/mod.ts";
 import type { ModelChunk } from "../src/tensor.ts";
+import { setKernelBackend } from "../src/quant/kernels.ts";
+import { wasmKernels } from "../src/quant/wasm/kernels.ts";
 
 const N = 1 << 20;
 const values = new Float32Array(N);
@@ -110,6 +112,49 @@ Deno.bench("encodeQ5_1 (64 Ki elements)", { group: "k-quant encode" }, () => {
   encodeQ5_1(kValues);
 });
 
+// The WebAssembly SIMD kernels (same bytes): the K-quant encoders at the issue's
+// 1 Mi values and at the TypeScript benches' 64 Ki (ratio within one run), and
+// the other kernels next to their TypeScript forms.
+const wasm = wasmKernels();
+if (wasm !== undefined) {
+  Deno.bench("APR_Q8 absmax + encode wasm (1 Mi elements)", { group: "encode" }, () => {
+    wasm.encodeAprQ8(values, aprQ8Scale(wasm.aprQ8Absmax(values)), q8Out);
+  });
+  const q4Out = new Uint8Array(q4Bytes.length);
+  Deno.bench("encodeAprQ4 wasm (1 Mi elements)", { group: "encode" }, () => {
+    wasm.encodeAprQ4(values, q4Out);
+  });
+  Deno.bench("decodeQ4K wasm (1 Mi elements)", { group: "decode" }, () => {
+    wasm.decodeQ4K(q4kBytes, floatsOut);
+  });
+  Deno.bench("decodeQ6K wasm (1 Mi elements)", { group: "decode" }, () => {
+    wasm.decodeQ6K(q6kBytes, floatsOut);
+  });
+  Deno.bench("decodeQ8_0 wasm (1 Mi elements)", { group: "decode" }, () => {
+    wasm.decodeQ8_0(q8_0Bytes, floatsOut);
+  });
+  Deno.bench("decodeQ4_0 wasm (1 Mi elements)", { group: "decode" }, () => {
+    wasm.decodeQ4_0(q4_0Bytes, floatsOut);
+  });
+  const q4kOut = new Uint8Array((N / 256) * 144);
+  const q6kOut = new Uint8Array((N / 256) * 210);
+  Deno.bench("encodeQ4K wasm (64 Ki elements)", { group: "k-quant encode" }, () => {
+    wasm.encodeQ4K(kValues, q4kOut.subarray(0, (K_N / 256) * 144));
+  });
+  Deno.bench("encodeQ6K wasm (64 Ki elements)", { group: "k-quant encode" }, () => {
+    wasm.encodeQ6K(kValues, q6kOut.subarray(0, (K_N / 256) * 210));
+  });
+  Deno.bench("copy f32 bytes (1 Mi elements)", { group: "k-quant wasm", baseline: true }, () => {
+    copyOut.set(f32Bytes);
+  });
+  Deno.bench("encodeQ4K wasm (1 Mi elements)", { group: "k-quant wasm" }, () => {
+    wasm.encodeQ4K(values, q4kOut);
+  });
+  Deno.bench("encodeQ6K wasm (1 Mi elements)", { group: "k-quant wasm" }, () => {
+    wasm.encodeQ6K(values, q6kOut);
+  });
+}
+
 Deno.bench("copy f32 bytes (1 Mi elements)", { group: "decode", baseline: true }, () => {
   copyOut.set(f32Bytes);
 });
@@ -176,19 +221,27 @@ async function quantizeThroughStream(to: "q4_k" | "q6_k", workers: number): Prom
 }
 
 for (const to of ["q4_k", "q6_k"] as const) {
-  Deno.bench(`QuantizeStream ${to}, in-thread (4 Mi elements)`, {
-    group: `stream ${to}`,
-    baseline: true,
-    n: 3,
-    warmup: 1,
-  }, async () => {
-    await quantizeThroughStream(to, 0);
-  });
-  Deno.bench(`QuantizeStream ${to}, 2 workers (4 Mi elements)`, {
-    group: `stream ${to}`,
-    n: 3,
-    warmup: 1,
-  }, async () => {
-    await quantizeThroughStream(to, 2);
-  });
+  for (const kernels of ["typescript", "wasm"] as const) {
+    for (const workers of [0, 2]) {
+      Deno.bench(
+        `QuantizeStream ${to}, ${kernels}, ${
+          workers === 0 ? "in-thread" : `${workers} workers`
+        } (4 Mi elements)`,
+        {
+          group: `stream ${to}`,
+          baseline: kernels === "typescript" && workers === 0,
+          n: 3,
+          warmup: 1,
+        },
+        async () => {
+          setKernelBackend(kernels);
+          try {
+            await quantizeThroughStream(to, workers);
+          } finally {
+            setKernelBackend("wasm");
+          }
+        },
+      );
+    }
+  }
 }

@@ -21,6 +21,7 @@ import { closest } from "./_suggest.ts";
 import { inFlagTerms } from "./_convert_flags.ts";
 import { COMMANDS } from "./commands.ts";
 import { ProgressDisplay, type ProgressMode } from "./progress_display.ts";
+import { setKernelBackend } from "../quant/kernels.ts";
 
 /** The version in deno.json, printed by `apr --version`. */
 export const VERSION: string = denoJson.version;
@@ -122,10 +123,24 @@ export async function main(args: readonly string[], io: MainIo = consoleIo()): P
       io.out(commandHelp(command));
       return 0;
     }
+    chooseKernels();
     return await command.run(makeContext(io, values), values, positionals);
   } catch (error) {
     return reportError(io, error, verbose, json);
   }
+}
+
+/**
+ * `APR_KERNELS=typescript` runs the TypeScript kernels instead of the
+ * WebAssembly ones (same bytes, slower): for benchmarks and comparisons.
+ */
+function chooseKernels(): void {
+  const choice = Deno.env.get("APR_KERNELS");
+  if (choice === undefined || choice === "") return;
+  if (choice !== "wasm" && choice !== "typescript") {
+    throw new UsageError(`APR_KERNELS is "${choice}": expected wasm or typescript`);
+  }
+  setKernelBackend(choice);
 }
 
 function makeContext(io: MainIo, values: Record<string, unknown>): CommandContext {

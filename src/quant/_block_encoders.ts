@@ -14,6 +14,8 @@ import { encodeQ5K } from "./q5_k.ts";
 import { encodeQ6K } from "./q6_k.ts";
 import { encodeQ8_0 } from "./q8_0.ts";
 import { encodeQ5_0, encodeQ5_1 } from "./q5_0.ts";
+import { type KernelBackend, kernelBackend } from "./kernels.ts";
+import { wasmKernels } from "./wasm/kernels.ts";
 
 /** Dtypes encoded block by block. */
 export type BlockTarget = "APR_Q4" | "Q4_K" | "Q5_K" | "Q6_K" | "Q8_0" | "Q5_0" | "Q5_1";
@@ -39,13 +41,43 @@ export const BLOCK_ENCODERS: Readonly<Record<BlockTarget, BlockEncoder>> = {
   Q5_1: encodeQ5_1,
 };
 
+/**
+ * The WebAssembly SIMD form of `target`'s encoder, if there is one: same bytes,
+ * no importance weights (weighted encodes stay TypeScript).
+ */
+function wasmEncoder(
+  target: BlockTarget,
+): ((v: Float32Array, out?: Uint8Array) => Uint8Array) | undefined {
+  const wasm = wasmKernels();
+  if (wasm === undefined) return undefined;
+  if (target === "Q4_K") return wasm.encodeQ4K;
+  if (target === "Q6_K") return wasm.encodeQ6K;
+  if (target === "APR_Q4") return wasm.encodeAprQ4;
+  return undefined;
+}
+
+/**
+ * The encoder for `target` in `backend` (kernels.ts): the WebAssembly kernel
+ * where there is one and no importance weights are given, else the table's.
+ */
+export function blockEncoder(
+  target: BlockTarget,
+  backend: KernelBackend = kernelBackend(),
+): BlockEncoder {
+  const ts = BLOCK_ENCODERS[target];
+  const fast = backend === "wasm" ? wasmEncoder(target) : undefined;
+  if (fast === undefined) return ts;
+  return (values, out, importance) =>
+    importance === undefined ? fast(values, out) : ts(values, out, importance);
+}
+
 /** True when `target` has a block encoder. */
 export function isBlockTarget(target: string): target is BlockTarget {
   return Object.hasOwn(BLOCK_ENCODERS, target);
 }
 
 /**
- * Encode with the table's encoder for `target`.
+ * Encode with {@linkcode blockEncoder}'s encoder for `target` in `backend`.
  *
  * @throws {TypeError} For a target without a block encoder.
  */
@@ -53,7 +85,8 @@ export function encodeBlocks(
   target: string,
   values: Float32Array,
   importance?: Float32Array,
+  backend: KernelBackend = kernelBackend(),
 ): Uint8Array {
   if (!isBlockTarget(target)) throw new TypeError(`Cannot encode ${target} in blocks`);
-  return BLOCK_ENCODERS[target](values, undefined, importance);
+  return blockEncoder(target, backend)(values, undefined, importance);
 }

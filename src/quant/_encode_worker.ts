@@ -2,7 +2,7 @@
 
 /**
  * Internal: the worker side of {@linkcode EncoderPool}. Receives
- * `{ ready: true }` once loaded, then for each `{ id, target, values,
+ * `{ ready: true }` once loaded, then for each `{ id, target, backend, values,
  * importance? }` (values transferred) answers `{ id, bytes }` or
  * `{ id, error }` (bytes transferred).
  *
@@ -10,17 +10,25 @@
  */
 
 import { encodeBlocks } from "./_block_encoders.ts";
+import type { KernelBackend } from "./kernels.ts";
 
 // deno-lint-ignore no-explicit-any
 const scope = globalThis as any;
 scope.onmessage = (
   e: MessageEvent<
-    { id: number; target: string; values: Float32Array; importance?: Float32Array }
+    {
+      id: number;
+      target: string;
+      backend: KernelBackend;
+      values: Float32Array;
+      importance?: Float32Array;
+    }
   >,
 ) => {
-  const { id, target, values, importance } = e.data;
+  const { id, target, backend, values, importance } = e.data;
   try {
-    const bytes = encodeBlocks(target, values, importance);
+    // This worker's own WebAssembly instance, made on its first job.
+    const bytes = encodeBlocks(target, values, importance, backend);
     // The batch was transferred to us and is done with: free it now, not when
     // this worker's GC gets to it (megabytes per job otherwise pile up).
     (values.buffer as ArrayBuffer).transfer?.(0);

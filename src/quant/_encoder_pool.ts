@@ -10,12 +10,15 @@
  */
 
 import { encodeBlocks } from "./_block_encoders.ts";
+import { type KernelBackend, kernelBackend } from "./kernels.ts";
 import { releaseChunk } from "../io/byte_source.ts";
 
 interface Job {
   resolve(bytes: Uint8Array): void;
   reject(error: Error): void;
   target: string;
+  // The kernels chosen in this thread when the job was made.
+  backend: KernelBackend;
   // Kept until sent (transferred) to a worker that has started: if workers
   // cannot start (e.g. a compiled binary without the worker module), the job
   // is encoded here instead.
@@ -96,7 +99,7 @@ export class EncoderPool {
   encode(target: string, values: Float32Array, importance?: Float32Array): Promise<Uint8Array> {
     if (this.#broken) {
       try {
-        const bytes = encodeBlocks(target, values, importance);
+        const bytes = encodeBlocks(target, values, importance, kernelBackend());
         releaseChunk(values);
         return Promise.resolve(bytes);
       } catch (error) {
@@ -107,7 +110,8 @@ export class EncoderPool {
     const id = this.#ids++;
     const slot = this.#workers[this.#next++ % this.#workers.length]!;
     return new Promise<Uint8Array>((resolve, reject) => {
-      this.#jobs.set(id, { resolve, reject, target, values, importance, sent: false });
+      const backend = kernelBackend();
+      this.#jobs.set(id, { resolve, reject, target, backend, values, importance, sent: false });
       if (slot.ready) this.#send(slot, id);
       else slot.queue.push(id);
     });
@@ -118,8 +122,10 @@ export class EncoderPool {
     const job = this.#jobs.get(id);
     if (job === undefined) return;
     job.sent = true;
-    const { target, values, importance } = job;
-    slot.worker.postMessage({ id, target, values, importance }, [values.buffer as ArrayBuffer]);
+    const { target, backend, values, importance } = job;
+    slot.worker.postMessage({ id, target, backend, values, importance }, [
+      values.buffer as ArrayBuffer,
+    ]);
   }
 
   #start(): void {
@@ -161,7 +167,7 @@ export class EncoderPool {
             continue;
           }
           try {
-            job.resolve(encodeBlocks(job.target, job.values, job.importance));
+            job.resolve(encodeBlocks(job.target, job.values, job.importance, job.backend));
             releaseChunk(job.values);
           } catch (err) {
             job.reject(err instanceof Error ? err : new Error(String(err)));

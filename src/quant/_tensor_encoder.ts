@@ -14,8 +14,8 @@ import type { DType } from "../dtype.ts";
 import { LITTLE_ENDIAN } from "./_bytes.ts";
 import { encodeF16 } from "./f16.ts";
 import { encodeBf16 } from "./bf16.ts";
-import { encodeAprQ8 } from "./apr_q8.ts";
-import { BLOCK_ENCODERS, type BlockEncoder, isBlockTarget } from "./_block_encoders.ts";
+import { aprQ8Kernels } from "./kernels.ts";
+import { type BlockEncoder, blockEncoder, isBlockTarget } from "./_block_encoders.ts";
 import type { EncoderPool } from "./_encoder_pool.ts";
 import { markReleasable, releaseChunk, takeBuffer } from "../io/byte_source.ts";
 
@@ -101,7 +101,8 @@ export class TensorEncoder {
     const n = elementCount(shape);
     this.#prefixDone = target !== "APR_Q8" || n === 0;
     if (isBlockTarget(target)) {
-      this.#blockFn = BLOCK_ENCODERS[target];
+      // WebAssembly where there is a kernel (same bytes as the TypeScript ones).
+      this.#blockFn = blockEncoder(target);
       const be = DTYPES[target].blockElements;
       this.#blockElements = be;
       const cols = shape.length === 0 ? 1 : shape[shape.length - 1]!;
@@ -189,7 +190,7 @@ export class TensorEncoder {
       case "BF16":
         return encodeBf16(v, new Uint8Array(takeBuffer(2 * v.length)));
       case "APR_Q8":
-        return encodeAprQ8(v, this.#scale, new Uint8Array(takeBuffer(v.length)));
+        return aprQ8Kernels().encode(v, this.#scale, new Uint8Array(takeBuffer(v.length)));
       default: {
         const out = new Uint8Array(takeBuffer(v.length * 4));
         if (LITTLE_ENDIAN) {

@@ -12,7 +12,8 @@
 import type { DType } from "../dtype.ts";
 import { elementCount, tensorByteLength } from "../dtype.ts";
 import { isEncodeTarget, TensorEncoder } from "./_tensor_encoder.ts";
-import { aprQ8Absmax, aprQ8Scale } from "./apr_q8.ts";
+import { aprQ8Scale } from "./apr_q8.ts";
+import { aprQ8Kernels } from "./kernels.ts";
 
 /**
  * Encode float32 values as a `dtype` payload.
@@ -50,7 +51,7 @@ export function encodeFromFloat32(
     );
   }
   const out = new Uint8Array(tensorByteLength(dtype, shape));
-  const scale = dtype === "APR_Q8" ? aprQ8Scale(aprQ8Absmax(values)) : 1;
+  const scale = dtype === "APR_Q8" ? aprQ8Scale(aprQ8Kernels().absmax(values)) : 1;
   const encoder = new TensorEncoder(dtype, shape, scale);
   let pos = 0;
   const emit = (b: Uint8Array | Promise<Uint8Array>) => {

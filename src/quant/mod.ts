@@ -45,6 +45,7 @@ export { decodeF8E4M3, decodeF8E5M2, decodeF8E8M0 } from "./float8.ts";
 export { decodeF4, decodeF6E2M3, decodeF6E3M2 } from "./float6_4.ts";
 export { decodeStream, type DecodeStreamOptions, decodeToFloat32 } from "./decode.ts";
 export { encodeFromFloat32 } from "./encode.ts";
+export { type KernelBackend, kernelBackend, setKernelBackend } from "./kernels.ts";
 export {
   ImportanceSizeError,
   isNormOrBias,

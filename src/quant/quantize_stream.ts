@@ -15,7 +15,8 @@ import { DEFAULT_MAX_CHUNK_ELEMENTS, TensorDecoder } from "./_tensor_decoder.ts"
 import { type EmitBytes, isEncodeTarget, TensorEncoder } from "./_tensor_encoder.ts";
 import { EncoderPool } from "./_encoder_pool.ts";
 import { IntegerWidener } from "./_integer_widener.ts";
-import { aprQ8Absmax, aprQ8Scale } from "./apr_q8.ts";
+import { aprQ8Scale } from "./apr_q8.ts";
+import { aprQ8Kernels } from "./kernels.ts";
 import { markReleasable, releaseChunk } from "../io/byte_source.ts";
 
 /** Options of {@linkcode QuantizeStream}. */
@@ -49,8 +50,11 @@ const MAX_WORKERS = 64;
  */
 const DEFAULT_MAX_WORKERS = 4;
 /**
- * By default, smaller tensors are encoded in-thread: ~0.2 s of Q4_K work and
- * less does not repay starting the workers (and tiny models stay light).
+ * By default, smaller tensors are encoded in-thread, so tiny models never
+ * start workers (~0.1 s each, ~25 MiB). With the WebAssembly kernels 2^20
+ * values are only ~30 ms of Q4_K work, but the pool, once started, serves
+ * every later tensor of the stream, and models with tensors this large have
+ * many of them (docs/BENCHMARKS.md, "The encoder worker pool, revisited").
  */
 const DEFAULT_MIN_POOL_ELEMENTS = 1 << 20;
 
@@ -175,12 +179,13 @@ async function absmaxPass(entry: TensorEntry, maxElements: number): Promise<numb
   // Batches are folded inside the callback: reuse one buffer (no garbage).
   const decoder = new TensorDecoder(entry.info, maxElements, true);
   let absmax = 0;
+  const kernels = aprQ8Kernels();
   const reader = entry.open().getReader();
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      decoder.push(value, (v) => absmax = aprQ8Absmax(v, absmax));
+      decoder.push(value, (v) => absmax = kernels.absmax(v, absmax));
       // Decoded (partial blocks were copied): free it now if the source allows.
       releaseChunk(value);
     }

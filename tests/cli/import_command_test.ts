@@ -172,3 +172,28 @@ Deno.test("apr import --threads sets the quantization workers without changing t
     match(bad.stderr, /--threads/);
   });
 });
+
+Deno.test("APR_KERNELS=typescript imports with the same bytes; a bad value is one line, exit 2", async () => {
+  await withTempDir(async (dir) => {
+    const args = (out: string) => [
+      "import",
+      DEMO_MODEL,
+      "-o",
+      `${dir}/${out}`,
+      "--quantize",
+      "q4_k",
+      "--quantize-all",
+      "--quiet",
+    ];
+    const [wasm, ts] = await Promise.all([
+      runApr(args("wasm.apr")),
+      runApr(args("ts.apr"), { env: { APR_KERNELS: "typescript" } }),
+    ]);
+    equal(wasm.code, 0, wasm.stderr);
+    equal(ts.code, 0, ts.stderr);
+    equal(await sha256(`${dir}/wasm.apr`), await sha256(`${dir}/ts.apr`));
+    const bad = await runApr(args("bad.apr"), { env: { APR_KERNELS: "simd" } });
+    assertOneLineError(bad, /APR_KERNELS is "simd": expected wasm or typescript/);
+    deepEqual(await listDir(dir), ["ts.apr", "wasm.apr"]);
+  });
+});

@@ -1,0 +1,110 @@
+// This module is browser compatible.
+
+/**
+ * Which implementation runs the block encoders: the WebAssembly SIMD kernels
+ * (the default wherever WebAssembly runs) or the TypeScript ports of
+ * llama.cpp's reference quantizers (the specification, and the fallback where
+ * WebAssembly is unavailable, e.g. under a Content-Security-Policy). Both give
+ * identical bytes; the switch exists for tests and benchmarks.
+ *
+ * @example Usage
+ * ```ts
+ * import { kernelBackend, setKernelBackend } from "./kernels.ts";
+ * setKernelBackend("typescript");
+ * console.assert(kernelBackend() === "typescript");
+ * setKernelBackend("wasm"); // back to the default
+ * ```
+ *
+ * @module
+ */
+
+import { type BlockDecoder, wasmKernels } from "./wasm/kernels.ts";
+import { aprQ8Absmax, encodeAprQ8 } from "./apr_q8.ts";
+import { decodeQ4K } from "./q4_k.ts";
+import { decodeQ6K } from "./q6_k.ts";
+import { decodeQ4_0, decodeQ8_0 } from "./ggml_legacy.ts";
+
+/** An implementation of the kernels. */
+export type KernelBackend = "wasm" | "typescript";
+
+export type { BlockDecoder };
+
+let preferred: KernelBackend = "wasm";
+
+/**
+ * Choose the kernels for this thread (encoder workers follow the choice made
+ * when a job is sent). `"wasm"` falls back to TypeScript where WebAssembly
+ * cannot run.
+ *
+ * @param backend `"wasm"` (default) or `"typescript"`.
+ * @throws {TypeError} For another value.
+ */
+export function setKernelBackend(backend: KernelBackend): void {
+  if (backend !== "wasm" && backend !== "typescript") {
+    throw new TypeError(`Unknown kernel backend "${backend}": expected wasm or typescript`);
+  }
+  preferred = backend;
+}
+
+/**
+ * The kernels in use: `"wasm"` when chosen and WebAssembly runs here,
+ * `"typescript"` otherwise. Never throws.
+ *
+ * @returns The effective backend.
+ */
+export function kernelBackend(): KernelBackend {
+  return preferred === "wasm" && wasmKernels() !== undefined ? "wasm" : "typescript";
+}
+
+/** Dtypes whose decoder has a WebAssembly form. */
+export type FastDecodeTarget = "Q4_K" | "Q6_K" | "Q8_0" | "Q4_0";
+
+const TYPESCRIPT_DECODERS: Record<FastDecodeTarget, BlockDecoder> = {
+  Q4_K: decodeQ4K,
+  Q6_K: decodeQ6K,
+  Q8_0: decodeQ8_0,
+  Q4_0: decodeQ4_0,
+};
+
+/**
+ * Internal: the decoder of `dtype` in `backend` (WebAssembly: ~2.6–3.4× the
+ * TypeScript ones' speed, same values; docs/BENCHMARKS.md).
+ */
+export function decoderKernel(
+  dtype: FastDecodeTarget,
+  backend: KernelBackend = kernelBackend(),
+): BlockDecoder {
+  const wasm = backend === "wasm" ? wasmKernels() : undefined;
+  return wasm
+    ?.[
+      dtype === "Q8_0"
+        ? "decodeQ8_0"
+        : dtype === "Q4_0"
+        ? "decodeQ4_0"
+        : dtype === "Q4_K"
+        ? "decodeQ4K"
+        : "decodeQ6K"
+    ] ??
+    TYPESCRIPT_DECODERS[dtype];
+}
+
+/** APR_Q8's two passes: the absmax fold and the encoder. */
+export interface AprQ8Kernels {
+  /** `max(start, |x|)` over the values, NaN ignored (as `aprQ8Absmax`). */
+  absmax(values: Float32Array, start?: number): number;
+  /** The bytes of `encodeAprQ8`. */
+  encode(values: Float32Array, scale: number, out?: Uint8Array): Uint8Array;
+}
+
+const TYPESCRIPT_APR_Q8: AprQ8Kernels = { absmax: aprQ8Absmax, encode: encodeAprQ8 };
+
+/**
+ * Internal: APR_Q8's kernels in `backend` (WebAssembly: ~3× the TypeScript
+ * ones' speed for both passes, same results).
+ */
+export function aprQ8Kernels(backend: KernelBackend = kernelBackend()): AprQ8Kernels {
+  const wasm = backend === "wasm" ? wasmKernels() : undefined;
+  return wasm === undefined
+    ? TYPESCRIPT_APR_Q8
+    : { absmax: wasm.aprQ8Absmax, encode: wasm.encodeAprQ8 };
+}

@@ -1,0 +1,14 @@
+// AssemblyScript entry point of aprkit's kernels module (`deno task wasm`).
+// The host copies values to `heapBase()` and beyond (memory is its to grow).
+
+export { encodeQ4K } from "./q4_k";
+export { encodeQ6K } from "./q6_k";
+export { aprQ8Absmax, encodeAprQ8 } from "./apr_q8";
+export { encodeAprQ4 } from "./apr_q4";
+export { decodeQ4K, decodeQ6K } from "./k_decode";
+export { decodeQ4_0, decodeQ8_0 } from "./legacy_decode";
+
+/** First byte the host may use: everything below is the kernels' scratch. */
+export function heapBase(): usize {
+  return __heap_base;
+}

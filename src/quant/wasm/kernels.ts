@@ -1,0 +1,193 @@
+// This module is browser compatible.
+
+/**
+ * Internal: the WebAssembly SIMD kernels (AssemblyScript sources in
+ * `assembly/`, embedded by `deno task wasm`), instantiated once per thread
+ * (each encoder worker has its own instance) on first use.
+ *
+ * They produce the same bytes as the TypeScript kernels, which stay the
+ * specification and the fallback: {@linkcode wasmKernels} returns `undefined`
+ * where WebAssembly cannot run (no `WebAssembly`, a Content-Security-Policy
+ * without `wasm-unsafe-eval`, a big-endian host).
+ *
+ * @module
+ */
+
+import { LITTLE_ENDIAN } from "../_bytes.ts";
+import { encodeAprQ4 as encodeAprQ4Tail } from "../apr_q4.ts";
+import { KERNELS_WASM_BASE64 } from "./_kernels_wasm.ts";
+
+interface Exports {
+  memory: WebAssembly.Memory;
+  heapBase(): number;
+  encodeQ4K(src: number, dst: number, blocks: number): void;
+  encodeQ6K(src: number, dst: number, blocks: number): void;
+  aprQ8Absmax(src: number, n: number, start: number): number;
+  encodeAprQ8(src: number, dst: number, n: number, scale: number): void;
+  encodeAprQ4(src: number, dst: number, blocks: number): void;
+  decodeQ4K(src: number, dst: number, blocks: number): void;
+  decodeQ6K(src: number, dst: number, blocks: number): void;
+  decodeQ8_0(src: number, dst: number, blocks: number): void;
+  decodeQ4_0(src: number, dst: number, blocks: number): void;
+}
+
+/** A block decoder: whole blocks of bytes in (a trailing partial block is ignored), f32 out. */
+export type BlockDecoder = (bytes: Uint8Array, out?: Float32Array) => Float32Array;
+
+/** A block encoder: whole blocks of f32 values in, their bytes out. */
+export type BlockEncoder = (values: Float32Array, out?: Uint8Array) => Uint8Array;
+
+/** The kernels the module provides. */
+export interface WasmKernels {
+  /** Q4_K encoder (same contract and bytes as `encodeQ4K` in q4_k.ts). */
+  encodeQ4K: BlockEncoder;
+  /** Q6_K encoder (same contract and bytes as `encodeQ6K` in q6_k.ts). */
+  encodeQ6K: BlockEncoder;
+  /** APR_Q8 absmax (same contract and result as `aprQ8Absmax` in apr_q8.ts). */
+  aprQ8Absmax(values: Float32Array, start?: number): number;
+  /** APR_Q8 encoder (same contract and bytes as `encodeAprQ8` in apr_q8.ts). */
+  encodeAprQ8(values: Float32Array, scale: number, out?: Uint8Array): Uint8Array;
+  /** APR_Q4 encoder (same contract and bytes as `encodeAprQ4` in apr_q4.ts). */
+  encodeAprQ4: BlockEncoder;
+  /** Q4_K decoder (same contract and values as `decodeQ4K` in q4_k.ts). */
+  decodeQ4K: BlockDecoder;
+  /** Q6_K decoder (same contract and values as `decodeQ6K` in q6_k.ts). */
+  decodeQ6K: BlockDecoder;
+  /** Q8_0 decoder (same contract and values as `decodeQ8_0` in ggml_legacy.ts). */
+  decodeQ8_0: BlockDecoder;
+  /** Q4_0 decoder (same contract and values as `decodeQ4_0` in ggml_legacy.ts). */
+  decodeQ4_0: BlockDecoder;
+}
+
+/**
+ * Values per call: input is copied into the module's memory in slices of
+ * 64 Ki f32 (256 KiB), so that memory stays small whatever the batch size.
+ */
+const SLICE = 1 << 16;
+
+let kernels: WasmKernels | null | undefined;
+
+/** The WebAssembly kernels, or `undefined` where WebAssembly is unavailable. */
+export function wasmKernels(): WasmKernels | undefined {
+  if (kernels === undefined) kernels = instantiate();
+  return kernels ?? undefined;
+}
+
+function decodeBase64(b64: string): Uint8Array<ArrayBuffer> {
+  const s = atob(b64);
+  const bytes = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) bytes[i] = s.charCodeAt(i);
+  return bytes;
+}
+
+function instantiate(): WasmKernels | null {
+  if (!LITTLE_ENDIAN || typeof WebAssembly !== "object") return null;
+  let exports: Exports;
+  try {
+    // Synchronous: the module is a few KiB, compiled in well under a millisecond.
+    const module = new WebAssembly.Module(decodeBase64(KERNELS_WASM_BASE64));
+    exports = new WebAssembly.Instance(module, {}).exports as unknown as Exports;
+  } catch {
+    // CSP without wasm-unsafe-eval, or no SIMD support: the TypeScript kernels.
+    return null;
+  }
+  // Layout: [kernels' scratch | SLICE f32 in | up to SLICE bytes out].
+  const base = (exports.heapBase() + 15) & ~15;
+  const outBase = base + 4 * SLICE;
+  const need = outBase + SLICE;
+  const have = exports.memory.buffer.byteLength;
+  if (need > have) exports.memory.grow(Math.ceil((need - have) / 65536));
+  // The memory never grows after this, so the views stay valid.
+  const src = new Float32Array(exports.memory.buffer, base, SLICE);
+  const dst = new Uint8Array(exports.memory.buffer, outBase, SLICE);
+
+  const blockKernel = (
+    name: string,
+    run: (src: number, dst: number, blocks: number) => void,
+    blockBytes: number,
+  ): BlockEncoder =>
+  (values, out) => {
+    if (values.length % 256 !== 0) {
+      throw new RangeError(
+        `Cannot encode ${name}: ${values.length} values are not a whole number of 256-value blocks`,
+      );
+    }
+    const nb = values.length / 256;
+    const y = out ?? new Uint8Array(nb * blockBytes);
+    const sliceBlocks = SLICE / 256;
+    for (let b = 0; b < nb; b += sliceBlocks) {
+      const k = Math.min(sliceBlocks, nb - b);
+      src.set(values.subarray(b * 256, (b + k) * 256));
+      run(base, outBase, k);
+      y.set(dst.subarray(0, k * blockBytes), b * blockBytes);
+    }
+    return y;
+  };
+
+  // Decoders: encoded bytes go to the byte region (no format takes more than
+  // a byte per value), f32 values come back from the f32 region.
+  const decodeKernel = (
+    run: (src: number, dst: number, blocks: number) => void,
+    blockBytes: number,
+    blockValues = 256,
+  ): BlockDecoder =>
+  (bytes, out) => {
+    // As the TypeScript decoders: whole blocks only, and no more than `out` holds.
+    const nb = Math.min(
+      Math.floor(bytes.length / blockBytes),
+      out === undefined ? Infinity : Math.floor(out.length / blockValues),
+    );
+    const y = out ?? new Float32Array(nb * blockValues);
+    // Q8_0 takes 34 bytes per 32 values: slices fit both regions.
+    const sliceBlocks = Math.min(Math.floor(SLICE / blockBytes), SLICE / blockValues);
+    for (let b = 0; b < nb; b += sliceBlocks) {
+      const k = Math.min(sliceBlocks, nb - b);
+      dst.set(bytes.subarray(b * blockBytes, (b + k) * blockBytes));
+      run(outBase, base, k);
+      y.set(src.subarray(0, k * blockValues), b * blockValues);
+    }
+    return y;
+  };
+
+  return {
+    encodeQ4K: blockKernel("Q4_K", exports.encodeQ4K, 144),
+    encodeQ6K: blockKernel("Q6_K", exports.encodeQ6K, 210),
+    aprQ8Absmax(values, start = 0) {
+      let m = start;
+      for (let i = 0; i < values.length; i += SLICE) {
+        const part = values.subarray(i, i + SLICE);
+        src.set(part);
+        m = exports.aprQ8Absmax(base, part.length, m);
+      }
+      return m;
+    },
+    encodeAprQ8(values, scale, out) {
+      const y = out ?? new Uint8Array(values.length);
+      for (let i = 0; i < values.length; i += SLICE) {
+        const part = values.subarray(i, i + SLICE);
+        src.set(part);
+        exports.encodeAprQ8(base, outBase, part.length, scale);
+        y.set(dst.subarray(0, part.length), i);
+      }
+      return y;
+    },
+    encodeAprQ4(values, out) {
+      const blocks = Math.ceil(values.length / 32);
+      const y = out ?? new Uint8Array(blocks * 18);
+      const whole = Math.floor(values.length / 32);
+      for (let b = 0; b < whole; b += SLICE / 32) {
+        const k = Math.min(SLICE / 32, whole - b);
+        src.set(values.subarray(b * 32, (b + k) * 32));
+        exports.encodeAprQ4(base, outBase, k);
+        y.set(dst.subarray(0, k * 18), b * 18);
+      }
+      // A last partial block (padded with code 8): the TypeScript kernel.
+      if (whole < blocks) encodeAprQ4Tail(values.subarray(whole * 32), y.subarray(whole * 18));
+      return y;
+    },
+    decodeQ4K: decodeKernel(exports.decodeQ4K, 144),
+    decodeQ6K: decodeKernel(exports.decodeQ6K, 210),
+    decodeQ8_0: decodeKernel(exports.decodeQ8_0, 34, 32),
+    decodeQ4_0: decodeKernel(exports.decodeQ4_0, 18, 32),
+  };
+}

@@ -1,0 +1,276 @@
+import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict";
+import { decodeQ4K, encodeQ4K } from "../../src/quant/q4_k.ts";
+import { decodeQ6K, encodeQ6K } from "../../src/quant/q6_k.ts";
+import { encodeAprQ4 } from "../../src/quant/apr_q4.ts";
+import { decodeQ4_0, decodeQ8_0 } from "../../src/quant/ggml_legacy.ts";
+import { aprQ8Absmax, aprQ8Scale, encodeAprQ8 } from "../../src/quant/apr_q8.ts";
+import { wasmKernels } from "../../src/quant/wasm/kernels.ts";
+import {
+  decoderKernel,
+  type KernelBackend,
+  kernelBackend,
+  setKernelBackend,
+} from "../../src/quant/kernels.ts";
+import { BLOCK_ENCODERS, blockEncoder, encodeBlocks } from "../../src/quant/_block_encoders.ts";
+import { encodeFromFloat32 } from "../../src/quant/encode.ts";
+import { QuantizeStream } from "../../src/quant/quantize_stream.ts";
+import type { ModelChunk } from "../../src/tensor.ts";
+import { loadFixture, readGgufTensors, sha256 } from "./_gguf_fixtures.ts";
+import { kernelMix } from "./_kernel_mix.ts";
+
+const wasm = wasmKernels();
+
+function firstDifference(a: Uint8Array, b: Uint8Array): number {
+  if (a.length !== b.length) return Math.min(a.length, b.length);
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return i;
+  return -1;
+}
+
+Deno.test("the WebAssembly kernels load in Deno (no silent fallback)", () => {
+  ok(wasm !== undefined);
+  assertEquals(kernelBackend(), "wasm");
+});
+
+// The guard of the WebAssembly kernels: the TypeScript ports reproduce
+// llama-quantize (fixture hashes), and the wasm kernels must give the same
+// bytes on everything, garbage included.
+for (
+  const [name, ts, bytesPerBlock] of [["Q4_K", encodeQ4K, 144], ["Q6_K", encodeQ6K, 210]] as const
+) {
+  Deno.test(`wasm ${name} encoder gives the TypeScript kernel's bytes on 3 Mi mixed values`, () => {
+    const kernel = name === "Q4_K" ? wasm!.encodeQ4K : wasm!.encodeQ6K;
+    // Three seeds of 1 Mi values each: ~12k super-blocks of mixed kinds.
+    for (const seed of [1, 2, 3]) {
+      const values = kernelMix(1 << 20, seed);
+      const expected = ts(values);
+      const actual = kernel(values);
+      assertEquals(actual.length, (values.length / 256) * bytesPerBlock);
+      const at = firstDifference(expected, actual);
+      ok(
+        at < 0,
+        `seed ${seed}: first differing byte ${at} (super-block ${Math.floor(at / bytesPerBlock)})`,
+      );
+    }
+  });
+}
+
+Deno.test("with importance weights the wasm backend runs the TypeScript encoders", () => {
+  const values = kernelMix(256 * 4, 11);
+  const importance = new Float32Array(256).map((_, i) => 1 + (i % 7));
+  for (const [target, ts] of [["Q4_K", encodeQ4K], ["Q6_K", encodeQ6K]] as const) {
+    const weighted = blockEncoder(target, "wasm")(values, undefined, importance);
+    assertEquals(weighted, ts(values, undefined, importance));
+    ok(firstDifference(weighted, ts(values)) >= 0, "the weights must be used");
+  }
+});
+
+Deno.test("wasm encoders treat NaN bit patterns as the TypeScript kernels do", () => {
+  // Canonical NaNs of both signs, mixed into everything (levels read NaN's
+  // mantissa through nearest_int, so their bits matter).
+  const bits = new Uint32Array(256 * 64);
+  const f = new Float32Array(bits.buffer);
+  f.set(kernelMix(bits.length, 9));
+  for (let i = 0; i < bits.length; i += 7) bits[i] = i % 2 === 0 ? 0x7fc00000 : 0xffc00000;
+  assertEquals(firstDifference(encodeQ4K(f), wasm!.encodeQ4K(f)), -1);
+  assertEquals(firstDifference(encodeQ6K(f), wasm!.encodeQ6K(f)), -1);
+  // One payload per super-block of ordinary values: propagated like C on x86.
+  // (Two different NaNs meeting in one operation give an operand-order
+  // dependent payload, in C as well: not a defined result, not tested.)
+  const payloads = [0x7fc00001, 0x7fa00000, 0xffffffff, 0x7f800001, 0xffc12345];
+  const g = new Float32Array(256 * payloads.length).map((_, i) => Math.sin(i) * 0.1);
+  const gBits = new Uint32Array(g.buffer);
+  for (let i = 0; i < gBits.length; i += 7) gBits[i] = payloads[Math.floor(i / 256)]!;
+  assertEquals(firstDifference(encodeQ4K(g), wasm!.encodeQ4K(g)), -1);
+  assertEquals(firstDifference(encodeQ6K(g), wasm!.encodeQ6K(g)), -1);
+});
+
+Deno.test("wasm APR_Q8 absmax and encoder match the TypeScript kernels", () => {
+  // An odd length: the SIMD loops' scalar tails run too.
+  const values = kernelMix(1 << 20, 7).subarray(0, (1 << 20) - 13);
+  const absmax = aprQ8Absmax(values);
+  assertEquals(wasm!.aprQ8Absmax(values), absmax);
+  assertEquals(
+    wasm!.aprQ8Absmax(values.subarray(0, 999), 1e30),
+    aprQ8Absmax(values.subarray(0, 999), 1e30),
+  );
+  assertEquals(wasm!.aprQ8Absmax(new Float32Array([NaN, -0, NaN])), 0);
+  for (const scale of [aprQ8Scale(absmax), aprQ8Scale(1), 1e-3, 1e-30, 3e38]) {
+    const at = firstDifference(encodeAprQ8(values, scale), wasm!.encodeAprQ8(values, scale));
+    ok(at < 0, `scale ${scale}: first differing byte ${at}`);
+  }
+  // Halves away from zero, values just below a half (0.5 - 2^-25 would round
+  // up if 0.5 were added in f32), the clamp edge, NaN and ±infinity.
+  const edge = new Float32Array([
+    0.5,
+    -0.5,
+    1.5,
+    -2.5,
+    0.49999997,
+    -0.49999997,
+    126.5,
+    -126.49999,
+    127.5,
+    NaN,
+    Infinity,
+    -Infinity,
+    -0,
+    1e-45,
+    2 ** 31,
+    -(2 ** 40),
+  ]);
+  assertEquals(wasm!.encodeAprQ8(edge, 1), encodeAprQ8(edge, 1));
+  const out = new Uint8Array(edge.length + 3).fill(7);
+  ok(wasm!.encodeAprQ8(edge, 1, out) === out);
+  assertEquals(out.subarray(edge.length), new Uint8Array([7, 7, 7]));
+});
+
+Deno.test("wasm APR_Q4 encoder matches the TypeScript kernel, partial last block included", () => {
+  const values = kernelMix(1 << 20, 8);
+  for (const n of [values.length, values.length - 1, 1000, 31, 0]) {
+    const v = values.subarray(0, n);
+    const at = firstDifference(encodeAprQ4(v), wasm!.encodeAprQ4(v));
+    ok(at < 0, `${n} values: first differing byte ${at}`);
+  }
+  // Ties at ±k.5 scale units, just below a half, NaN, ±infinity in one block.
+  const edge = new Float32Array(64).map((_, i) => (i - 16) / 2);
+  edge.set([0.49999997, -0.49999997, NaN, Infinity, -Infinity, -0, 3.5, -3.5], 40);
+  assertEquals(wasm!.encodeAprQ4(edge), encodeAprQ4(edge));
+});
+
+/** Same f32 bit patterns (NaNs included). */
+function sameFloats(a: Float32Array, b: Float32Array): number {
+  return firstDifference(
+    new Uint8Array(a.buffer, a.byteOffset, a.byteLength),
+    new Uint8Array(b.buffer, b.byteOffset, b.byteLength),
+  );
+}
+
+Deno.test("wasm Q4_K, Q6_K, Q8_0 and Q4_0 decoders give the TypeScript decoders' values", () => {
+  // Real blocks, and random bytes (f16 scales that are NaN, infinite, subnormal).
+  const values = kernelMix(1 << 18, 10);
+  const random = new Uint8Array(210 * 144 * 20 + 7);
+  let s = 99;
+  for (let i = 0; i < random.length; i++) random[i] = (s = (s * 1103515245 + 12345) >>> 0) >>> 24;
+  for (
+    const [ts, wa, bytes] of [
+      [decodeQ4K, wasm!.decodeQ4K, encodeQ4K(values)],
+      [decodeQ6K, wasm!.decodeQ6K, encodeQ6K(values)],
+      [decodeQ4K, wasm!.decodeQ4K, random],
+      [decodeQ6K, wasm!.decodeQ6K, random],
+      [decodeQ4K, wasm!.decodeQ4K, random.subarray(3)],
+    ] as const
+  ) {
+    assertEquals(sameFloats(ts(bytes), wa(bytes)), -1);
+  }
+  // `out` bounds what is written, as with the TypeScript decoders.
+  const out = new Float32Array(256 * 3 + 5).fill(7);
+  wasm!.decodeQ6K(random, out);
+  assertEquals(sameFloats(out.subarray(0, 768), decodeQ6K(random.subarray(0, 630))), -1);
+  assertEquals([...out.subarray(768)], [7, 7, 7, 7, 7]);
+});
+
+Deno.test("wasm encoders reproduce llama-quantize's bytes on the GGUF fixtures", async (t) => {
+  const f32 = readGgufTensors("tiny-llama-f32.gguf");
+  const cases = [["tiny-llama-q4_k_m", "Q4_K"], ["tiny-llama-q4_k_m", "Q6_K"], [
+    "tiny-llama-q6_k",
+    "Q6_K",
+  ]] as const;
+  for (const [stem, type] of cases) {
+    const { manifest } = loadFixture(stem);
+    for (const m of manifest.tensors.filter((x) => x.type === type)) {
+      await t.step(`${stem} ${m.name}`, () => {
+        const src = f32.tensors.find((x) => x.name === m.name)!;
+        const n = m.ne.reduce((a, b) => a * b, 1);
+        const values = new Float32Array(f32.bytes.slice(src.offset, src.offset + 4 * n).buffer);
+        const bytes = type === "Q4_K" ? wasm!.encodeQ4K(values) : wasm!.encodeQ6K(values);
+        assertEquals(sha256(bytes), m.raw_sha256);
+      });
+    }
+  }
+});
+
+Deno.test("wasm encoders: partial blocks are refused, `out` is filled, slices join up", () => {
+  throws(() => wasm!.encodeQ4K(new Float32Array(300)), /300 values are not a whole number/);
+  throws(() => wasm!.encodeQ6K(new Float32Array(100)), /100 values are not a whole number/);
+  // 65 super-blocks: more than one slice of the module's memory.
+  const values = kernelMix(256 * 65, 4);
+  const out = new Uint8Array(65 * 144 + 10).fill(0xaa);
+  ok(wasm!.encodeQ4K(values, out) === out);
+  assertEquals(out.subarray(0, 65 * 144), encodeQ4K(values));
+  assertEquals(out.subarray(65 * 144), new Uint8Array(10).fill(0xaa));
+  assertEquals(wasm!.encodeQ6K(new Float32Array(0)).length, 0);
+});
+
+Deno.test("setKernelBackend() selects the kernels; both give the same bytes", async () => {
+  const values = kernelMix(256 * 40, 5);
+  const shape = [40, 256];
+  const results: Record<string, Uint8Array[]> = {};
+  try {
+    for (const backend of ["typescript", "wasm"] as KernelBackend[]) {
+      setKernelBackend(backend);
+      assertEquals(kernelBackend(), backend);
+      for (const target of ["Q4_K", "Q6_K", "APR_Q4"] as const) {
+        ok((blockEncoder(target) === BLOCK_ENCODERS[target]) === (backend === "typescript"));
+      }
+      // Targets without a WebAssembly kernel keep the table's.
+      ok(blockEncoder("Q5_K") === BLOCK_ENCODERS.Q5_K);
+      ok((decoderKernel("Q4_K") === decodeQ4K) === (backend === "typescript"));
+      ok((decoderKernel("Q6_K") === decodeQ6K) === (backend === "typescript"));
+      ok((decoderKernel("Q8_0") === decodeQ8_0) === (backend === "typescript"));
+      ok((decoderKernel("Q4_0") === decodeQ4_0) === (backend === "typescript"));
+      results[backend] = [
+        encodeFromFloat32("Q4_K", values, shape),
+        encodeFromFloat32("Q6_K", values, shape),
+        encodeFromFloat32("APR_Q8", values, shape),
+        encodeFromFloat32("APR_Q4", values, shape),
+        await quantizeInWorkers(values, shape, "q4_k"),
+        await quantizeInWorkers(values, shape, "q6_k"),
+      ];
+    }
+  } finally {
+    setKernelBackend("wasm");
+  }
+  assertEquals(results.wasm, results.typescript);
+  assertEquals(results.wasm![0], encodeQ4K(values));
+  assertEquals(results.wasm![4], encodeQ4K(values));
+  assertEquals(results.wasm![5], encodeQ6K(values));
+  throws(() => setKernelBackend("c" as KernelBackend), /Unknown kernel backend "c"/);
+  throws(() => encodeBlocks("Q3_K", values), /Cannot encode Q3_K in blocks/);
+});
+
+async function quantizeInWorkers(
+  values: Float32Array,
+  shape: number[],
+  to: "q4_k" | "q6_k",
+): Promise<Uint8Array> {
+  const info = { name: "w", dtype: "F32" as const, shape, byteLength: 4 * values.length };
+  const input = ReadableStream.from<ModelChunk>([
+    { type: "header", header: { format: "test", metadata: {}, tensors: [info] } },
+    {
+      type: "tensor",
+      tensor: { info, open: () => ReadableStream.from([new Uint8Array(values.slice().buffer)]) },
+    },
+  ]);
+  const parts: Uint8Array<ArrayBuffer>[] = [];
+  for await (const chunk of input.pipeThrough(new QuantizeStream({ to, workers: 2 }))) {
+    if (chunk.type === "tensor") {
+      for await (const b of chunk.tensor.open()) parts.push(b.slice());
+    }
+  }
+  return new Uint8Array(await new Blob(parts).arrayBuffer());
+}
+
+Deno.test("without WebAssembly the TypeScript kernels run, with the same bytes", async () => {
+  const child = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("./_no_wasm_child.ts", import.meta.url).pathname],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder();
+  assertEquals(child.code, 0, text.decode(child.stderr));
+  const [backend, q4, q6] = text.decode(child.stdout).trim().split(" ");
+  assertEquals(backend, "typescript");
+  const values = kernelMix(256 * 8, 6);
+  assertEquals(q4, sha256(encodeQ4K(values)));
+  assertEquals(q6, sha256(encodeQ6K(values)));
+});
