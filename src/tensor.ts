@@ -151,6 +151,57 @@ export interface TensorEntry {
    * lengths sum to `info.byteLength`. May be called again for a second pass.
    */
   open(): ReadableStream<Uint8Array>;
+  /**
+   * Optional, for resuming inside a tensor (DESIGN.md §2.3): whether the
+   * payload can restart at byte `offset`, and what {@linkcode TensorEntry.openAt}
+   * needs to do so (`state`, recorded by the sink in its journal; e.g. the
+   * APR_Q8 scale its first pass found). `undefined`: not a restart point.
+   * Asked only after `open()`'s stream delivered `offset` bytes.
+   */
+  restartPoint?(offset: number): { readonly state?: string } | undefined;
+  /**
+   * Optional: the payload from byte `offset` on, where `offset` was a
+   * {@linkcode TensorEntry.restartPoint} of an earlier run with that `state`
+   * (read back from a file: validate it). `undefined` when it cannot restart
+   * there; the caller then opens the payload from the start.
+   */
+  openAt?(offset: number, state?: string): ReadableStream<Uint8Array> | undefined;
+}
+
+/**
+ * Forward a source entry's restart support to an entry whose payload is the
+ * same bytes (a renamed or re-typed copy).
+ *
+ * @param source The entry whose bytes are served.
+ * @returns `restartPoint` and `openAt` serving `source`'s payload, when it has them.
+ */
+export function sameBytesRestart(
+  source: TensorEntry,
+): Pick<TensorEntry, "restartPoint" | "openAt"> {
+  if (source.openAt === undefined) return {};
+  return {
+    restartPoint: (offset) => source.restartPoint?.(offset),
+    openAt: (offset, state) => source.openAt?.(offset, state),
+  };
+}
+
+/**
+ * Restart support of a payload read straight from a byte range: every byte
+ * offset is a restart point, and no state is needed.
+ *
+ * @param length The payload's size.
+ * @param from Open the payload from a byte offset.
+ * @returns `restartPoint` and `openAt` for the entry.
+ */
+export function byteRangeRestart(
+  length: number,
+  from: (offset: number) => ReadableStream<Uint8Array>,
+): Pick<TensorEntry, "restartPoint" | "openAt"> {
+  const valid = (offset: number) => Number.isSafeInteger(offset) && offset >= 0 && offset <= length;
+  return {
+    restartPoint: (offset) => valid(offset) ? {} : undefined,
+    openAt: (offset, state) => valid(offset) && state === undefined ? from(offset) : undefined,
+  };
 }
 
 /** A chunk of a model stream: the header first, exactly once, then tensors in header order. */

@@ -63,6 +63,13 @@ export interface ConvertOptions extends OpenModelOptions {
   float32?: boolean;
   /** Continue an interrupted APR output from its partial file and journal. @default false */
   resume?: boolean;
+  /**
+   * APR output: commit (fdatasync, then a journal line) at least every this
+   * many bytes written, inside tensors too; with a commit at least every
+   * 2 s, this bounds what an interruption loses.
+   * @default 64 MiB
+   */
+  commitBytes?: number;
   /** Replace an existing output. @default false */
   force?: boolean;
   /**
@@ -100,6 +107,12 @@ export interface ConvertResult {
   tensorBytes: number;
   /** Tensors found complete in a resumed partial output (APR only). */
   resumedTensors: number;
+  /**
+   * Payload bytes found committed in a resumed partial output (APR only):
+   * whole tensors and the committed part of the tensor that was being
+   * written.
+   */
+  resumedBytes: number;
   /** Tensors stored in each dtype. */
   dtypes: Record<string, number>;
   /** Wall time in milliseconds. */
@@ -180,6 +193,9 @@ export async function convertModel(
       tensorBytes: written.tensors.reduce((s, t) => s + t.byteLength, 0),
       resumedTensors: sink instanceof AprSink || sink instanceof ShardedAprSink
         ? sink.result?.resumedTensors ?? 0
+        : 0,
+      resumedBytes: sink instanceof AprSink || sink instanceof ShardedAprSink
+        ? sink.result?.resumedBytes ?? 0
         : 0,
       dtypes,
       durationMs: Math.round(performance.now() - started),
@@ -309,6 +325,7 @@ function createSink(
           ...common,
           maxShardSize: options.maxShardSize,
           resume: options.resume === true,
+          ...(options.commitBytes !== undefined ? { commitBytes: options.commitBytes } : {}),
           planKey: JSON.stringify({
             quantize: options.quantize ?? "none",
             all: options.quantizeAll === true,
@@ -319,6 +336,7 @@ function createSink(
       return AprSink.create(output, {
         ...common,
         resume: options.resume === true,
+        ...(options.commitBytes !== undefined ? { commitBytes: options.commitBytes } : {}),
         planKey: JSON.stringify({
           quantize: options.quantize ?? "none",
           all: options.quantizeAll === true,

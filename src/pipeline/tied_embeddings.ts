@@ -14,6 +14,7 @@
  */
 
 import type { ModelChunk, ModelHeader, TensorEntry } from "../tensor.ts";
+import { sameBytesRestart } from "../tensor.ts";
 
 /** Name of the output projection in Hugging Face naming. */
 export const LM_HEAD = "lm_head.weight";
@@ -69,7 +70,11 @@ export function addTiedLmHead(): TransformStream<ModelChunk, ModelChunk> {
         const embed: TensorEntry = chunk.tensor;
         controller.enqueue({
           type: "tensor",
-          tensor: { info: { ...embed.info, name: LM_HEAD }, open: () => embed.open() },
+          tensor: {
+            info: { ...embed.info, name: LM_HEAD },
+            open: () => embed.open(),
+            ...sameBytesRestart(embed),
+          },
         });
       }
     },

@@ -67,6 +67,7 @@ export class TensorEncoder {
    * @param scale APR_Q8's tensor scale (required for APR_Q8).
    * @param pool Workers for the block encoders; in-thread when absent.
    * @param batchValues Values encoded per emitted piece (rounded to whole blocks).
+   * @param prefix Emit APR_Q8's scale prefix (not when restarting after it).
    */
   constructor(
     target: EncodeTarget,
@@ -74,13 +75,14 @@ export class TensorEncoder {
     scale = 1,
     pool?: EncoderPool,
     batchValues = MAX_BATCH_VALUES,
+    prefix = true,
   ) {
     this.#target = target;
     this.#batchValues = batchValues;
     this.#pool = pool;
     this.#scale = scale;
     const n = elementCount(shape);
-    this.#prefixDone = target !== "APR_Q8" || n === 0;
+    this.#prefixDone = !prefix || target !== "APR_Q8" || n === 0;
     if (target === "APR_Q4" || target === "Q4_K" || target === "Q6_K") {
       this.#blockFn = target === "APR_Q4" ? encodeAprQ4 : target === "Q4_K" ? encodeQ4K : encodeQ6K;
       const be = DTYPES[target].blockElements;

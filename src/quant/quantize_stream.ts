@@ -8,7 +8,8 @@
  * @module
  */
 
-import type { ModelChunk, TensorEntry } from "../tensor.ts";
+import { type ModelChunk, sameBytesRestart, type TensorEntry } from "../tensor.ts";
+import { parseAprQ8Scale, restartAt } from "./_restart_map.ts";
 import { elementCount } from "../dtype.ts";
 import { planModel, type QuantizeOptions, type TensorPlan } from "./plan_quantization.ts";
 import { DEFAULT_MAX_CHUNK_ELEMENTS, TensorDecoder } from "./_tensor_decoder.ts";
@@ -167,8 +168,46 @@ function convertEntry(
   maxElements: number,
   pool: EncoderPool | undefined,
 ): TensorEntry {
-  if (plan.action === "copy") return { info: plan.info, open: () => entry.open() };
-  return { info: plan.info, open: () => convertedPayload(entry, plan, maxElements, pool) };
+  if (plan.action === "copy") {
+    return { info: plan.info, open: () => entry.open(), ...sameBytesRestart(entry) };
+  }
+  // APR_Q8's scale from the last open's first pass: the state a restart needs.
+  let scale: number | undefined;
+  const q8 = plan.info.dtype === "APR_Q8";
+  const converted: TensorEntry = {
+    info: plan.info,
+    open: () => convertedPayload(entry, plan, maxElements, pool, (s) => (scale = s)),
+  };
+  if (entry.openAt === undefined || entry.restartPoint === undefined) return converted;
+  return {
+    ...converted,
+    restartPoint(offset) {
+      const at = restartAt(plan.source, plan.info, offset);
+      if (at === undefined) return undefined;
+      // Only a source that restarts without state of its own (a byte range).
+      const from = entry.restartPoint?.(at.sourceOffset);
+      if (from === undefined || from.state !== undefined) return undefined;
+      if (!q8) return {};
+      return scale === undefined ? undefined : { state: String(scale) };
+    },
+    openAt(offset, state) {
+      const at = restartAt(plan.source, plan.info, offset);
+      if (at === undefined) return undefined;
+      const known = q8 ? parseAprQ8Scale(state) : undefined;
+      if (q8 ? known === undefined : state !== undefined) return undefined;
+      const rest = entry.openAt?.(at.sourceOffset);
+      if (rest === undefined) return undefined;
+      // The rest of the tensor, converted as a tensor of its own.
+      return convertedPayload(
+        { info: at.source, open: () => rest },
+        { ...plan, source: at.source, info: at.target },
+        maxElements,
+        pool,
+        () => {},
+        known,
+      );
+    },
+  };
 }
 
 async function absmaxPass(entry: TensorEntry, maxElements: number): Promise<number> {
@@ -199,6 +238,8 @@ async function makeConverter(
   plan: TensorPlan,
   maxElements: number,
   pool: EncoderPool | undefined,
+  onScale: (scale: number) => void,
+  knownScale: number | undefined,
 ): Promise<Converter> {
   if (plan.action === "integer") {
     const w = new IntegerWidener(plan.source, plan.info.dtype);
@@ -210,13 +251,23 @@ async function makeConverter(
   }
   // APR_Q8's scale needs the whole tensor's absmax: a first pass over a
   // re-opened source (DESIGN.md principle 2), never a buffered tensor.
-  const scale = target === "APR_Q8" && plan.info.byteLength > 0
-    ? aprQ8Scale(await absmaxPass(entry, maxElements))
-    : 1;
+  // A restart brings the scale its first pass found (the prefix is written).
+  const scale = knownScale ??
+    (target === "APR_Q8" && plan.info.byteLength > 0
+      ? aprQ8Scale(await absmaxPass(entry, maxElements))
+      : 1);
+  onScale(scale);
   // The encoder is done with each batch when push() returns (it copies what it
   // carries over, and copies what it sends to a worker): reuse one buffer.
   const decoder = new TensorDecoder(plan.source, maxElements, true);
-  const encoder = new TensorEncoder(target, plan.info.shape, scale, pool, maxElements);
+  const encoder = new TensorEncoder(
+    target,
+    plan.info.shape,
+    scale,
+    pool,
+    maxElements,
+    knownScale === undefined,
+  );
   return {
     push: (b, emit) => decoder.push(b, (v) => encoder.push(v, emit)),
     finish: (emit) => {
@@ -231,6 +282,8 @@ function convertedPayload(
   plan: TensorPlan,
   maxElements: number,
   sharedPool: EncoderPool | undefined,
+  onScale: (scale: number) => void,
+  knownScale?: number,
 ): ReadableStream<Uint8Array> {
   const pool = sharedPool !== undefined && elementCount(plan.info.shape) >= sharedPool.minElements
     ? sharedPool
@@ -263,7 +316,7 @@ function convertedPayload(
       try {
         // Opened on the first pull: a payload nobody reads costs nothing.
         if (converter === undefined) {
-          converter = await makeConverter(entry, plan, maxElements, pool);
+          converter = await makeConverter(entry, plan, maxElements, pool, onScale, knownScale);
           pool?.acquire();
           reader = entry.open().getReader();
         }

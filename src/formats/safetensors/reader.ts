@@ -9,6 +9,7 @@
 
 import { type ByteSource, DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
 import type { ModelHeader, ModelMetadata, ModelReader, TensorEntry } from "../../tensor.ts";
+import { byteRangeRestart } from "../../tensor.ts";
 import { parseSafetensorsHeader, type SafetensorsHeader } from "./header.ts";
 
 /** Options of {@linkcode openSafetensors}. */
@@ -72,6 +73,12 @@ export class SafetensorsReader implements ModelReader {
           }
           return this.#source.stream(start, end, chunkSize);
         },
+        ...byteRangeRestart(end - start, (offset) => {
+          if (this.#closed) {
+            throw new TypeError(`Cannot read tensor "${tensor.name}": the reader is closed`);
+          }
+          return this.#source.stream(start + offset, end, chunkSize);
+        }),
       };
     });
   }

@@ -22,6 +22,7 @@ import type {
 } from "../../tensor.ts";
 import { parseSafetensorsHeader, type SafetensorsHeader } from "./header.ts";
 import { openSafetensors } from "./reader.ts";
+import { byteRangeRestart } from "../../tensor.ts";
 
 /** The index file name `transformers` writes. */
 export const SAFETENSORS_INDEX_NAME = "model.safetensors.index.json";
@@ -105,7 +106,14 @@ class ShardedReader implements SafetensorsModelReader {
         const start = header.dataOffset + t.dataOffsets[0];
         const end = header.dataOffset + t.dataOffsets[1];
         infos.push(info);
-        entries.push({ info, open: () => pool.stream(shard, start, end, chunkSize, t.name) });
+        entries.push({
+          info,
+          open: () => pool.stream(shard, start, end, chunkSize, t.name),
+          ...byteRangeRestart(
+            end - start,
+            (offset) => pool.stream(shard, start + offset, end, chunkSize, t.name),
+          ),
+        });
       }
     });
     this.header = { format: "safetensors", metadata, tensors: infos };

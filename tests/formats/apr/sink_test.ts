@@ -126,6 +126,7 @@ Deno.test("AprSink writes the golden vector byte for byte", async () => {
     tensors: 2,
     footerCrc: 0x550f3f35,
     resumedTensors: 0,
+    resumedBytes: 0,
   });
   assert.ok(!(await exists(`${out}.partial`)));
   assert.ok(!(await exists(`${out}.partial.journal`)));
