@@ -212,6 +212,7 @@ export async function runConversion(
       ...options,
       signal: interrupt.signal,
       onWarning: (message) => display.log(`warning: ${messageLine(message)}`),
+      onNote: (message) => display.log(messageLine(message)),
       onDownloadProgress: (event) => {
         display.update(event);
         for (const file of event.active) {

@@ -79,6 +79,8 @@ export interface ConvertOptions extends OpenModelOptions {
   maxShardSize?: number;
   /** Progress of the write (bytes and tensors). */
   onProgress?: ProgressCallback;
+  /** Told, in one line, about a choice that changes the output (a tied lm_head copy added). */
+  onNote?: (message: string) => void;
 
   /** QNAT output: elements per NF4 block (even, must divide each NF4 tensor). @default 64 */
   blockSize?: number;
@@ -147,7 +149,9 @@ export async function convertModel(
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
-    let stream = model.chunks().pipeThrough(format === "apr" ? addTiedLmHead() : dropTiedLmHead());
+    let stream = model.chunks().pipeThrough(
+      format === "apr" ? addTiedLmHead(options.onNote) : dropTiedLmHead(),
+    );
     if (format === "apr" || options.quantize !== undefined) {
       stream = stream.pipeThrough(
         new QuantizeStream({
