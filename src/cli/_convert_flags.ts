@@ -207,12 +207,14 @@ export async function runConversion(
   };
   const listening = addInterruptListener(onInterrupt);
   let result: ConvertResult;
+  const notes: string[] = [];
   try {
     result = await convertModel(source, output, {
       ...options,
       signal: interrupt.signal,
       onWarning: (message) => display.log(`warning: ${messageLine(message)}`),
-      onNote: (message) => display.log(messageLine(message)),
+      // Said with the summary, once the output exists (not for a failed run).
+      onNote: (message) => notes.push(messageLine(message)),
       onDownloadProgress: (event) => {
         display.update(event);
         for (const file of event.active) {
@@ -269,6 +271,7 @@ export async function runConversion(
         } of tensor data ` +
         `in ${formatDuration(result.durationMs / 1000)}\n`,
     );
+    for (const note of notes) ctx.out(`note: ${note}\n`);
   }
   return 0;
 }
