@@ -17,6 +17,7 @@ import { type EmitBytes, isEncodeTarget, TensorEncoder } from "./_tensor_encoder
 import { EncoderPool } from "./_encoder_pool.ts";
 import { IntegerWidener } from "./_integer_widener.ts";
 import { aprQ8Absmax, aprQ8Scale } from "./apr_q8.ts";
+import { RawAbsmax } from "./_raw_absmax.ts";
 import { markReleasable, releaseChunk } from "../io/byte_source.ts";
 
 /** Options of {@linkcode QuantizeStream}. */
@@ -211,19 +212,37 @@ function convertEntry(
 }
 
 async function absmaxPass(entry: TensorEntry, maxElements: number): Promise<number> {
-  // Batches are folded inside the callback: reuse one buffer (no garbage).
-  const decoder = new TensorDecoder(entry.info, maxElements, true);
+  // F32/F16/BF16: the max of the raw magnitudes, without decoding (the same
+  // number, several times faster); other types are decoded, into one reused buffer.
+  const raw = RawAbsmax.for(entry.info.dtype);
+  const decoder = raw === undefined ? new TensorDecoder(entry.info, maxElements, true) : undefined;
   let absmax = 0;
+  let consumed = 0;
   const reader = entry.open().getReader();
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      decoder.push(value, (v) => absmax = aprQ8Absmax(v, absmax));
-      // Decoded (partial blocks were copied): free it now if the source allows.
+      consumed += value.length;
+      if (raw !== undefined) {
+        if (consumed > entry.info.byteLength) break;
+        raw.push(value);
+      } else {
+        decoder!.push(value, (v) => absmax = aprQ8Absmax(v, absmax));
+      }
+      // Folded (partial values were copied): free it now if the source allows.
       releaseChunk(value);
     }
-    decoder.finish();
+    if (raw !== undefined) {
+      if (consumed !== entry.info.byteLength) {
+        throw new RangeError(
+          `Cannot decode tensor "${entry.info.name}": its payload has ${consumed} bytes, expected ${entry.info.byteLength}`,
+        );
+      }
+      absmax = raw.result();
+    } else {
+      decoder!.finish();
+    }
   } catch (e) {
     await reader.cancel(e).catch(() => {});
     throw e;
