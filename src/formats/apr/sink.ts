@@ -350,73 +350,55 @@ class SinkState {
     const file = this.file!;
     const name = t.info.name;
     const reader = stream.getReader();
-    // Bytes handed to the file (`queued`) and bytes whose write completed
-    // (`written`): one chunk is written while the next is read (and
-    // converted), and only completed writes count for a commit.
-    let queued = from;
     let written = from;
-    let inWrite: { done: Promise<void>; chunk: Uint8Array; end: number; crc: number } | undefined;
     // A head rewrite is not a restart point of its own: no commits inside it.
     const progress: Progress | undefined = head ? undefined : { t, written, restart: undefined };
     if (progress !== undefined) this.current = progress;
-    const landed = async (): Promise<void> => {
-      if (inWrite === undefined) return;
-      const w = inWrite;
-      inWrite = undefined;
-      await w.done;
-      this.bytesDone += w.end - written;
-      this.uncommitted += w.end - written;
-      written = w.end;
-      // Written and summed: free it now if its producer allows (bounded memory,
-      // DESIGN.md §1.2), rather than when the GC gets to it.
-      releaseChunk(w.chunk);
-      if (progress !== undefined) {
-        progress.written = written;
-        const point = written < to ? entry.restartPoint?.(written) : undefined;
-        if (point !== undefined) {
-          progress.restart = {
-            index: t.inputIndex,
-            offset: t.fileOffset,
-            length: t.info.byteLength,
-            reached: written,
-            crc: w.crc,
-            ...(point.state === undefined ? {} : { state: point.state }),
-          };
-        }
-        this.#maybeCommit();
-        if (this.inflightError !== undefined) throw this.inflightError;
-      }
-      this.progress(name);
-    };
     try {
       for (;;) {
         const { done, value } = await reader.read();
-        await landed();
         if (done) break;
         let bytes = value;
-        if (queued + bytes.length > to) {
+        if (written + bytes.length > to) {
           if (!head) {
             throw new RangeError(
               `Cannot write tensor "${name}" to "${this.path}": its stream yields more than the ${t.info.byteLength} bytes its header says`,
             );
           }
-          bytes = bytes.subarray(0, to - queued);
+          bytes = bytes.subarray(0, to - written);
         }
+        await file.writeAt(t.fileOffset + written, bytes);
         crc = crc32(bytes, crc);
-        const done_ = file.writeAt(t.fileOffset + queued, bytes);
-        queued += bytes.length;
-        inWrite = { done: done_, chunk: value, end: queued, crc };
-        if (head && queued === to) break;
+        written += bytes.length;
+        this.bytesDone += bytes.length;
+        this.uncommitted += bytes.length;
+        // Written and summed: free it now if its producer allows (bounded memory,
+        // DESIGN.md §1.2), rather than when the GC gets to it.
+        releaseChunk(value);
+        if (progress !== undefined) {
+          progress.written = written;
+          const point = written < to ? entry.restartPoint?.(written) : undefined;
+          if (point !== undefined) {
+            progress.restart = {
+              index: t.inputIndex,
+              offset: t.fileOffset,
+              length: t.info.byteLength,
+              reached: written,
+              crc,
+              ...(point.state === undefined ? {} : { state: point.state }),
+            };
+          }
+          this.#maybeCommit();
+          if (this.inflightError !== undefined) throw this.inflightError;
+        }
+        this.progress(name);
+        if (head && written === to) break;
       }
-      await landed();
     } catch (error) {
-      // No write may be left in flight when the caller gives up; one that
-      // lands still counts for the commit a failure makes.
-      await landed().catch(() => {});
       await reader.cancel(error).catch(() => {});
       throw error;
     } finally {
-      if (head && queued === to) await reader.cancel().catch(() => {});
+      if (head && written === to) await reader.cancel().catch(() => {});
       reader.releaseLock();
     }
     if (written !== to) {
