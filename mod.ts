@@ -87,10 +87,20 @@ export { compareTensors, type TensorDifference } from "./src/pipeline/compare_te
 // Quantization.
 export { QuantizeStream, type QuantizeStreamOptions } from "./src/quant/quantize_stream.ts";
 export {
+  ImportanceSizeError,
   planQuantization,
   type QuantizeOptions,
   type QuantizeTarget,
 } from "./src/quant/plan_quantization.ts";
+export {
+  LLAMA_FTYPES,
+  LLAMA_PRESETS,
+  type LlamaPreset,
+  presetTensorTypes,
+  type PresetTypesOptions,
+} from "./src/quant/llama_presets.ts";
+export { type ImportanceMatrix, parseImatrixDat } from "./src/formats/imatrix/imatrix_dat.ts";
+export { readImportanceMatrix } from "./src/pipeline/read_imatrix.ts";
 export { decodeStream, type DecodeStreamOptions, decodeToFloat32 } from "./src/quant/decode.ts";
 
 // APR v2.
@@ -175,6 +185,7 @@ export {
   QnatReader,
   QnatSink,
   type QnatSinkOptions,
+  type QnatSinkResult,
   type QnatTensorEntry,
   type QnatTensorHeader,
 } from "./src/formats/qnat/mod.ts";

@@ -30,7 +30,7 @@
  */
 
 import { parseArgs } from "node:util";
-import { encodeBf16 } from "../src/quant/bf16.ts";
+import { writeSyntheticModel } from "./_synthetic_model.ts";
 
 // `deno bench bench/` loads this file too (its name matches the pattern): it
 // is a whole-run benchmark for `deno run`, so it does nothing there.
@@ -85,93 +85,10 @@ if (import.meta.main) {
 
   const dir = values.out!;
   const modelDir = `${dir}/synthetic-bf16`;
-  const targetBytes = Math.round(Number(values.gib) * 1024 * MiB);
 
   // --- Generate the model -----------------------------------------------------
-  // One 512 MiB embedding ([131072, 2048] BF16) plus 8 MiB blocks, spread over 3 shards.
-  const HIDDEN = 2048;
-  const tensors: { name: string; shape: number[] }[] = [
-    { name: "model.embed_tokens.weight", shape: [131072, HIDDEN] },
-  ];
-  let planned = 131072 * HIDDEN * 2;
-  for (let i = 0; planned < targetBytes; i++) {
-    for (const part of ["q_proj", "k_proj", "v_proj", "o_proj"]) {
-      tensors.push({ name: `model.layers.${i}.self_attn.${part}.weight`, shape: [HIDDEN, HIDDEN] });
-      planned += HIDDEN * HIDDEN * 2;
-    }
-    tensors.push({ name: `model.layers.${i}.input_layernorm.weight`, shape: [HIDDEN] });
-    planned += HIDDEN * 2;
-  }
-  const perShard = Math.ceil(planned / 3);
-
-  // A pool of realistic BF16 values (normal, std 0.02), reused for every tensor.
-  const pool = (() => {
-    const n = 4 * MiB / 2;
-    const v = new Float32Array(n);
-    let seed = 12345;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296);
-    for (let i = 0; i < n; i++) {
-      v[i] = 0.02 * Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
-    }
-    return encodeBf16(v);
-  })();
-
-  const generate = async (): Promise<string[]> => {
-    await Deno.mkdir(modelDir, { recursive: true });
-    const shards: { name: string; shape: number[] }[][] = [[]];
-    let size = 0;
-    for (const t of tensors) {
-      const bytes = t.shape.reduce((a, b) => a * b, 1) * 2;
-      if (size > 0 && size + bytes > perShard && shards.length < 3) {
-        shards.push([]);
-        size = 0;
-      }
-      shards[shards.length - 1]!.push(t);
-      size += bytes;
-    }
-    const names: string[] = [];
-    const weightMap: Record<string, string> = {};
-    let total = 0;
-    for (const [i, list] of shards.entries()) {
-      const name = `model-0000${i + 1}-of-0000${shards.length}.safetensors`;
-      names.push(name);
-      const header: Record<string, unknown> = {};
-      let offset = 0;
-      for (const t of list) {
-        const bytes = t.shape.reduce((a, b) => a * b, 1) * 2;
-        header[t.name] = { dtype: "BF16", shape: t.shape, data_offsets: [offset, offset + bytes] };
-        offset += bytes;
-        weightMap[t.name] = name;
-      }
-      total += offset;
-      let json = JSON.stringify(header);
-      json += " ".repeat((8 - ((8 + json.length) % 8)) % 8);
-      const file = await Deno.open(`${modelDir}/${name}`, {
-        write: true,
-        create: true,
-        truncate: true,
-      });
-      const prefix = new Uint8Array(8 + json.length);
-      new DataView(prefix.buffer).setBigUint64(0, BigInt(json.length), true);
-      prefix.set(new TextEncoder().encode(json), 8);
-      await writeAll(file, prefix);
-      for (let left = offset; left > 0;) {
-        const n = Math.min(left, pool.length);
-        await writeAll(file, pool.subarray(0, n));
-        left -= n;
-      }
-      file.close();
-    }
-    await Deno.writeTextFile(
-      `${modelDir}/model.safetensors.index.json`,
-      JSON.stringify({ metadata: { total_size: total }, weight_map: weightMap }),
-    );
-    return names;
-  };
-
-  const writeAll = async (file: Deno.FsFile, bytes: Uint8Array): Promise<void> => {
-    for (let done = 0; done < bytes.length;) done += await file.write(bytes.subarray(done));
-  };
+  const targetBytes = Math.round(Number(values.gib) * 1024 * MiB);
+  const generate = () => writeSyntheticModel(modelDir, targetBytes);
 
   const run = async (
     cmd: string,

@@ -164,6 +164,7 @@ for (const s of Object.values(DTYPES)) {
 
 /**
  * Look up a dtype by the code in an APR v2 index entry.
+ * Never throws. An unknown code gives `undefined`.
  *
  * @param code The dtype byte.
  * @returns The dtype, or `undefined` for an unknown code. Code 2 (legacy BF16)
@@ -175,6 +176,7 @@ export function dtypeFromAprCode(code: number): DType | undefined {
 
 /**
  * Look up a dtype by its SafeTensors spelling (case-sensitive, as the format is).
+ * Never throws. An unknown name gives `undefined`.
  *
  * @param name The `dtype` string of a SafeTensors header entry.
  * @returns The dtype, or `undefined` when SafeTensors has no such type.
@@ -185,6 +187,7 @@ export function dtypeFromSafetensors(name: string): DType | undefined {
 
 /**
  * Look up a dtype by its ggml type id.
+ * Never throws. An unknown id gives `undefined`.
  *
  * @param id The type id of a GGUF tensor info.
  * @returns The dtype, or `undefined` for a type aprkit does not handle.

@@ -1,10 +1,20 @@
 // This module is browser compatible.
 
 /**
- * Error classes. A file that is wrong is a {@linkcode ModelFormatError}; a
- * server that refuses is a {@linkcode HubRequestError}; a bad argument is a
- * `TypeError` or `RangeError` thrown before any I/O; a bad command line is a
- * {@linkcode UsageError}. The CLI turns all four into one line and exit code 2.
+ * Error classes, used the same way by every public function:
+ *
+ * - a file whose bytes are wrong: {@linkcode ModelFormatError};
+ * - a path that does not exist (a source, an output's folder): `Deno.errors.NotFound`;
+ * - a request the input or options cannot satisfy — an unknown target or
+ *   format, a tensor the model lacks, an output that exists without
+ *   `force: true`, options that do not combine: {@linkcode UsageError} (a
+ *   `TypeError`), its message naming the library option (`force: true`);
+ * - a server that refuses: {@linkcode HubRequestError};
+ * - a malformed argument to a low-level API (a negative size, chunks out of
+ *   protocol order): `TypeError` or `RangeError`, before any I/O.
+ *
+ * Each function's `@throws` tags say which apply. The CLI turns them into
+ * one line and exit code 2, naming its flags (`--force`) instead of options.
  *
  * @module
  */
@@ -16,6 +26,7 @@ export type FormatName =
   | "SafeTensors index"
   | "GGUF"
   | "QNAT"
+  | "imatrix"
   | "JSON"
   | "model";
 
@@ -141,8 +152,10 @@ export class HubAnswerError extends HubRequestError {
 }
 
 /**
- * The command line or an option is wrong (unknown flag, missing argument,
- * output exists without `--force`). The CLI prints the message and exits 2.
+ * What was asked cannot be done as asked: an unknown option value (format,
+ * quantization target), a tensor name the model lacks, an output that exists
+ * without `force: true`, options that do not combine; in the CLI, also an
+ * unknown flag or a missing argument. The CLI prints the message and exits 2.
  */
 export class UsageError extends TypeError {
   /**

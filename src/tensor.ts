@@ -152,11 +152,19 @@ export interface TensorEntry {
    */
   open(): ReadableStream<Uint8Array>;
   /**
+   * Open bytes `[start, end)` of the payload, when the source is random
+   * access (a local or ranged file). Lets a transform read rows in another
+   * order without holding the tensor (e.g. RoPE row layouts). Absent for
+   * payloads computed on the fly.
+   */
+  readonly slice?: (start: number, end: number) => ReadableStream<Uint8Array>;
+  /**
    * Optional, for resuming inside a tensor (DESIGN.md §2.3): whether the
    * payload can restart at byte `offset`, and what {@linkcode TensorEntry.openAt}
    * needs to do so (`state`, recorded by the sink in its journal; e.g. the
    * APR_Q8 scale its first pass found). `undefined`: not a restart point.
-   * Asked only after `open()`'s stream delivered `offset` bytes.
+   * Asked only after `open()`'s stream delivered `offset` bytes. A payload
+   * with `slice` and neither of these restarts anywhere (see {@linkcode restartOf}).
    */
   restartPoint?(offset: number): { readonly state?: string } | undefined;
   /**
@@ -168,39 +176,44 @@ export interface TensorEntry {
   openAt?(offset: number, state?: string): ReadableStream<Uint8Array> | undefined;
 }
 
+/** How a payload restarts inside itself (see {@linkcode TensorEntry.restartPoint}). */
+export type Restart = Required<Pick<TensorEntry, "restartPoint" | "openAt">>;
+
 /**
- * Forward a source entry's restart support to an entry whose payload is the
- * same bytes (a renamed or re-typed copy).
+ * An entry's restart support: its own `restartPoint`/`openAt`, or, for a
+ * random-access payload (`slice`), every offset inside it, without state.
  *
- * @param source The entry whose bytes are served.
- * @returns `restartPoint` and `openAt` serving `source`'s payload, when it has them.
+ * @param entry The entry.
+ * @returns Its restart support, or `undefined` when it has none.
  */
-export function sameBytesRestart(
-  source: TensorEntry,
-): Pick<TensorEntry, "restartPoint" | "openAt"> {
-  if (source.openAt === undefined) return {};
+export function restartOf(entry: TensorEntry): Restart | undefined {
+  const { restartPoint, openAt, slice } = entry;
+  if (restartPoint !== undefined && openAt !== undefined) {
+    return { restartPoint: (o) => restartPoint(o), openAt: (o, s) => openAt(o, s) };
+  }
+  if (slice === undefined) return undefined;
+  const length = entry.info.byteLength;
+  const inside = (o: number) => Number.isSafeInteger(o) && o > 0 && o < length;
   return {
-    restartPoint: (offset) => source.restartPoint?.(offset),
-    openAt: (offset, state) => source.openAt?.(offset, state),
+    restartPoint: (o) => inside(o) ? {} : undefined,
+    openAt: (o, state) => inside(o) && state === undefined ? slice(o, length) : undefined,
   };
 }
 
 /**
- * Restart support of a payload read straight from a byte range: every byte
- * offset is a restart point, and no state is needed.
+ * Random access and restart support of `source`, for an entry serving the
+ * same bytes (a renamed copy, an unconverted payload).
  *
- * @param length The payload's size.
- * @param from Open the payload from a byte offset.
- * @returns `restartPoint` and `openAt` for the entry.
+ * @param source The entry whose bytes are served.
+ * @returns The fields to spread into the new entry.
  */
-export function byteRangeRestart(
-  length: number,
-  from: (offset: number) => ReadableStream<Uint8Array>,
-): Pick<TensorEntry, "restartPoint" | "openAt"> {
-  const valid = (offset: number) => Number.isSafeInteger(offset) && offset >= 0 && offset <= length;
+export function sameBytes(
+  source: TensorEntry,
+): Pick<TensorEntry, "slice" | "restartPoint" | "openAt"> {
+  const restart = restartOf(source);
   return {
-    restartPoint: (offset) => valid(offset) ? {} : undefined,
-    openAt: (offset, state) => valid(offset) && state === undefined ? from(offset) : undefined,
+    ...(source.slice === undefined ? {} : { slice: source.slice }),
+    ...(restart === undefined ? {} : restart),
   };
 }
 
@@ -231,6 +244,7 @@ export interface ModelReader {
 /**
  * Turn a model reader into the stream protocol: the header chunk, then one
  * tensor chunk per entry. Pull-based: nothing is read until a consumer asks.
+ * Never throws. Errors of the model reach the consumer through the stream.
  *
  * @param model The model to stream.
  * @returns A stream of {@linkcode ModelChunk}s.
@@ -265,6 +279,10 @@ export interface ProgressEvent {
   readonly itemsTotal: number;
   /** The tensor or file being worked on. */
   readonly current?: string;
+  /** Of `bytesDone`, the bytes a resume found already written (not processed by this run). */
+  readonly resumedBytes?: number;
+  /** Of `itemsDone`, the items a resume found already written. */
+  readonly resumedItems?: number;
 }
 
 /** A callback receiving progress events. */

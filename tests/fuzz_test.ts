@@ -1,7 +1,8 @@
 /**
  * A seeded mutation fuzzer over real fixtures (issue 9, docs/SECURITY.md):
  * bit flips, truncations, count and length fields set to 0 / 2^31 / 2^32 /
- * 2^63 / all ones, offsets past the end, and duplicated regions, run through
+ * 2^63 / all ones, offsets past the end, and duplicated regions (APR, LZ4
+ * APR, GGUF, SafeTensors and QNAT files), run through
  * what `apr validate`, `apr inspect`/`tensors --stats` and `apr import` do.
  * Every mutant must end in success or a user error (exit 2: ModelFormatError,
  * UsageError, a "Cannot …" argument error), within a time bound, leaving no
@@ -151,6 +152,8 @@ async function loadFixtures(dir: string): Promise<Fixture[]> {
   await convertModel(DEMO_MODEL, demoApr, { quantize: "q4_k", threads: 0 });
   const lz4 = join(dir, "golden-lz4.apr");
   await convertModel(testdata("apr/golden-v2.apr"), lz4, { compress: "lz4" });
+  const qnat = join(dir, "demo.qnat");
+  await convertModel(DEMO_MODEL, qnat, { threads: 0 });
   return [
     { name: "golden-v2.apr", bytes: await read(testdata("apr/golden-v2.apr")), headerBytes: 516 },
     { name: "golden-lz4.apr", bytes: await read(lz4), headerBytes: 1024 },
@@ -171,6 +174,8 @@ async function loadFixtures(dir: string): Promise<Fixture[]> {
       bytes: await read(testdata("safetensors/hf_samples/d.safetensors")),
       headerBytes: 139,
     },
+    // QNAT, aprkit's own format: its header, metadata and packed tensor headers.
+    { name: "demo.qnat", bytes: await read(qnat), headerBytes: 4096 },
     {
       name: "tiny-llama shard 2",
       bytes: await read(join(DEMO_MODEL, "model-00002-of-00002.safetensors")),

@@ -25,6 +25,7 @@ import {
   stringOption,
 } from "./command.ts";
 import { pathExists } from "../io/fs_paths.ts";
+import type { ProgressEvent } from "../tensor.ts";
 
 /** Flags of every command that writes a model. */
 export const WRITE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
@@ -32,9 +33,19 @@ export const WRITE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   quantize: {
     type: "string",
     valueName: "T",
-    description: `quantize weights: ${
-      QUANTIZE_TARGETS.join(", ")
-    } (default none: keep source types)`,
+    description:
+      `quantize weights: ${
+        QUANTIZE_TARGETS.join(", ")
+      } (default none: keep source types). q4_k_m, q4_k_s, q5_k_m, q5_k_s, q6_k and q8_0 ` +
+      "(any case) are llama-quantize's presets: each tensor's type as llama.cpp chooses it " +
+      "(GGUF: byte-identical; APR: mapped to Q4_K/Q6_K; q8_0 is GGUF only)",
+  },
+  imatrix: {
+    type: "string",
+    valueName: "FILE",
+    description:
+      "llama.cpp importance matrix (llama-imatrix's .dat) weighting the K-quant error as " +
+      "llama-quantize --imatrix does; needs --quantize q4_k, q6_k or a preset",
   },
   "quantize-all": {
     type: "boolean",
@@ -67,6 +78,30 @@ export const HUB_OPTIONS: Readonly<Record<string, OptionSpec>> = {
     description: "parallel downloads (default 8)",
   },
 };
+
+/**
+ * Library messages name library options (`force: true`); the CLI's user
+ * typed flags. Each option phrase a library message can hold, and its flag.
+ */
+const OPTION_FLAGS: readonly (readonly [RegExp, string])[] = [
+  [/\bforce: true\b/g, "--force"],
+  [/\bresume: true\b/g, "--resume"],
+  [/\bcompress: "lz4"/g, "--compress lz4"],
+  [/\bfloat32: true\b/g, "--dtype f32"],
+  [/\bdoubleQuant(?:: true)?\b/g, "--double-quant"],
+  [/\bblockSize\b/g, "--block-size"],
+  [/\bmaxShardSize\b/g, "--max-shard-size"],
+];
+
+/**
+ * A library message in the CLI's words: option phrases become flags.
+ *
+ * @param message A message from a library call.
+ * @returns The message naming `--force` where the library said `force: true`, etc.
+ */
+export function inFlagTerms(message: string): string {
+  return OPTION_FLAGS.reduce((text, [phrase, flag]) => text.replace(phrase, flag), message);
+}
 
 /**
  * Default output path: the source's name with a new extension, in the working directory.
@@ -115,7 +150,8 @@ export async function resolveOutput(
  * @returns The conversion options they select.
  */
 export function convertOptionsFrom(values: OptionValues): ConvertOptions {
-  const quantize = stringOption(values, "quantize");
+  // Presets are spelled Q4_K_M by llama.cpp: names are case-insensitive.
+  const quantize = stringOption(values, "quantize")?.toLowerCase();
   if (quantize !== undefined && !QUANTIZE_TARGETS.includes(quantize as QuantizeTarget)) {
     throw new UsageError(
       `--quantize "${quantize}" is not one of ${QUANTIZE_TARGETS.join(", ")}`,
@@ -139,6 +175,9 @@ export function convertOptionsFrom(values: OptionValues): ConvertOptions {
   const blockSize = integerOption(values, "block-size");
   return {
     ...(quantize !== undefined ? { quantize: quantize as QuantizeTarget } : {}),
+    ...(stringOption(values, "imatrix") !== undefined
+      ? { imatrix: stringOption(values, "imatrix")! }
+      : {}),
     quantizeAll: values["quantize-all"] === true,
     force: values.force === true,
     resume: values.resume === true,
@@ -206,13 +245,26 @@ export async function runConversion(
     interrupt.abort(new Interrupted());
   };
   const listening = addInterruptListener(onInterrupt);
+  let announced = false;
+  const onProgress = (event: ProgressEvent): void => {
+    // Said once, before any progress line: what this run will not redo.
+    if (!announced && event.resumedItems !== undefined && event.resumedItems > 0) {
+      announced = true;
+      display.log(
+        `resuming: ${event.resumedItems} of ${event.itemsTotal} tensors already written (${
+          formatBytes(event.resumedBytes ?? 0)
+        })`,
+      );
+    }
+    display.update(event);
+  };
   let result: ConvertResult;
   const notes: string[] = [];
   try {
     result = await convertModel(source, output, {
       ...options,
       signal: interrupt.signal,
-      onWarning: (message) => display.log(`warning: ${messageLine(message)}`),
+      onWarning: (message) => display.log(`warning: ${messageLine(inFlagTerms(message))}`),
       // Said with the summary, once the output exists (not for a failed run).
       onNote: (message) => notes.push(messageLine(message)),
       onDownloadProgress: (event) => {
@@ -221,7 +273,7 @@ export async function runConversion(
           display.updateItem(file.path, file.bytesDone, file.bytesTotal);
         }
       },
-      onProgress: (event) => display.update(event),
+      onProgress,
     });
   } catch (error) {
     display.finish();
@@ -268,7 +320,7 @@ export async function runConversion(
       } tensors (${dtypes}${resumed}), ` +
         `${formatCount(result.parameters)} parameters, ${
           formatBytes(result.tensorBytes)
-        } of tensor data ` +
+        } of tensor data, ${formatBytes(result.fileBytes)} on disk, ` +
         `in ${formatDuration(result.durationMs / 1000)}\n`,
     );
     for (const note of notes) ctx.out(`note: ${note}\n`);

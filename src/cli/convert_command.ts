@@ -17,23 +17,25 @@ import {
 } from "./_convert_flags.ts";
 import { type CommandSpec, type OptionSpec, type OptionValues, stringOption } from "./command.ts";
 
-const EXPORT_OPTIONS: Readonly<Record<string, OptionSpec>> = {
-  format: {
+/** The formats `apr export` writes: everything but APR (that is `import` and `convert`). */
+const EXPORT_FORMATS: readonly OutputFormat[] = OUTPUT_FORMATS.filter((f) => f !== "apr");
+
+/** `--format`, listing the formats a command writes. */
+function formatOption(formats: readonly OutputFormat[]): OptionSpec {
+  return {
     type: "string",
-    valueName: "F",
-    description: `output format: ${OUTPUT_FORMATS.join(", ")} (default: from OUT's extension)`,
-  },
+    valueName: formats.join("|"),
+    description: `output format (default: from OUT's extension)`,
+  };
+}
+
+/** Flags `convert` and `export` share. */
+const FORMAT_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   dtype: {
     type: "string",
     valueName: "f32",
     description:
       "decode every tensor to this type (only f32); types the format lacks become F32 anyway",
-  },
-  "max-shard-size": {
-    type: "string",
-    valueName: "SIZE",
-    description:
-      "SafeTensors or APR: split into shards of at most SIZE (e.g. 5GB, 500MiB) plus an index/manifest",
   },
   "block-size": {
     type: "string",
@@ -46,18 +48,37 @@ const EXPORT_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   },
 };
 
-function outputFormat(values: OptionValues, output: string | undefined): OutputFormat {
+/** Only the given keys of a flag table. */
+function pick(
+  options: Readonly<Record<string, OptionSpec>>,
+  keys: readonly string[],
+): Record<string, OptionSpec> {
+  return Object.fromEntries(keys.map((k) => [k, options[k]!]));
+}
+
+function outputFormat(
+  values: OptionValues,
+  output: string | undefined,
+  formats: readonly OutputFormat[],
+): OutputFormat {
   const text = stringOption(values, "format");
+  const listed = formats.join(", ");
   if (text !== undefined) {
-    if (!OUTPUT_FORMATS.includes(text as OutputFormat)) {
-      throw new UsageError(`--format "${text}" is not one of ${OUTPUT_FORMATS.join(", ")}`);
+    if (!formats.includes(text as OutputFormat)) {
+      throw new UsageError(
+        `--format "${text}" is not one of ${listed}${
+          text === "apr" ? " (apr import or apr convert write APR)" : ""
+        }`,
+      );
     }
     return text as OutputFormat;
   }
   const implied = output === undefined ? undefined : formatFromPath(output);
-  if (implied === undefined) {
+  if (implied === undefined || !formats.includes(implied)) {
     throw new UsageError(
-      "give --format (apr, safetensors, gguf or qnat), or an output ending in .apr, .safetensors, .gguf or .qnat",
+      `give --format (${listed}), or an output ending in ${formats.map((f) => `.${f}`).join(", ")}${
+        implied === "apr" ? " (apr import or apr convert write APR)" : ""
+      }`,
     );
   }
   return implied;
@@ -76,9 +97,10 @@ async function run(
   ctx: Parameters<CommandSpec["run"]>[0],
   values: OptionValues,
   source: string,
+  formats: readonly OutputFormat[],
 ): Promise<number> {
   const given = stringOption(values, "output");
-  const format = outputFormat(values, given);
+  const format = outputFormat(values, given, formats);
   const output = await resolveOutput(given, source, `.${format}`);
   return runConversion(ctx, source, output, {
     ...convertOptionsFrom(values),
@@ -91,22 +113,39 @@ async function run(
 export const convertCommand: CommandSpec = {
   name: "convert",
   summary: "convert between APR, SafeTensors and GGUF, optionally re-quantizing",
-  usage: "apr convert SOURCE -o OUT [--format F] [--quantize T] [--json]",
+  usage:
+    "apr convert SOURCE -o OUT [--format apr|safetensors|gguf|qnat] [--quantize T] [--imatrix FILE] [--json]",
   description:
     "Reads SOURCE (any format aprkit reads, local or hf://) and writes OUT in the format\n" +
     "--format names or OUT's extension implies, streaming, in bounded memory. Tensors\n" +
-    "whose type the output format lacks (e.g. Q4_K in SafeTensors) are written as F32.",
-  options: { ...WRITE_OPTIONS, ...EXPORT_OPTIONS, ...COMPRESS_OPTION, ...HUB_OPTIONS },
+    "whose type the output format lacks (e.g. Q4_K in SafeTensors) are written as F32.\n" +
+    "--quantize Q4_K_M (or Q4_K_S, Q5_K_M, Q5_K_S, Q6_K, Q8_0) to GGUF replaces\n" +
+    "convert_hf_to_gguf.py + llama-quantize in one pass: the same types and bytes.",
+  options: {
+    ...WRITE_OPTIONS,
+    format: formatOption(OUTPUT_FORMATS),
+    ...FORMAT_OPTIONS,
+    "max-shard-size": {
+      type: "string",
+      valueName: "SIZE",
+      description:
+        "SafeTensors or APR: split into shards of at most SIZE (e.g. 5GB, 500MiB) plus an index/manifest",
+    },
+    ...COMPRESS_OPTION,
+    ...HUB_OPTIONS,
+  },
   positionals: { min: 1, max: 1, names: "SOURCE" },
   examples: [
     "apr convert model.apr -o model-q4k.apr --quantize q4_k",
+    "apr convert hf://Qwen/Qwen2.5-0.5B -o qwen-Q4_K_M.gguf --quantize Q4_K_M",
+    "apr convert ./hf-folder/ -o m.gguf --quantize Q4_K_M --imatrix imatrix.dat",
     "apr convert model.gguf -o model.safetensors --dtype f32",
     "apr convert ./hf-folder/ -o model.gguf",
   ],
-  run: (ctx, values, [source]) => run(ctx, values, source!),
+  run: (ctx, values, [source]) => run(ctx, values, source!, OUTPUT_FORMATS),
 };
 
-/** The `export` command. */
+/** The `export` command: another format, the same tensor types (no quantization flags). */
 export const exportCommand: CommandSpec = {
   name: "export",
   summary: "export a model to SafeTensors (optionally sharded), GGUF or QNAT (NF4)",
@@ -117,8 +156,20 @@ export const exportCommand: CommandSpec = {
     "bytes when its type exists there (SafeTensors -> APR -> SafeTensors is exact);\n" +
     "--max-shard-size writes model-0000N-of-0000M.safetensors shards beside OUT plus\n" +
     "model.safetensors.index.json. GGUF maps names and metadata back to llama.cpp's\n" +
-    "and copies Q4_K/Q6_K blocks verbatim. --dtype f32 decodes everything to F32.",
-  options: { ...WRITE_OPTIONS, ...EXPORT_OPTIONS },
+    "and copies Q4_K/Q6_K blocks verbatim. --dtype f32 decodes everything to F32.\n" +
+    "Tensor types are kept (or decoded to F32); to re-quantize, or to write APR, use\n" +
+    "apr convert.",
+  options: {
+    ...pick(WRITE_OPTIONS, ["output", "force", "keep-names"]),
+    format: formatOption(EXPORT_FORMATS),
+    ...FORMAT_OPTIONS,
+    "max-shard-size": {
+      type: "string",
+      valueName: "SIZE",
+      description:
+        "SafeTensors: split into shards of at most SIZE (e.g. 5GB, 500MiB) plus model.safetensors.index.json",
+    },
+  },
   positionals: { min: 1, max: 1, names: "FILE" },
   examples: [
     "apr export model.apr --format safetensors -o out/model.safetensors",
@@ -127,5 +178,5 @@ export const exportCommand: CommandSpec = {
     "apr export model.apr --format qnat -o model.qnat --double-quant",
     "apr export model.gguf --format safetensors --dtype f32 -o decoded.safetensors",
   ],
-  run: (ctx, values, [source]) => run(ctx, values, source!),
+  run: (ctx, values, [source]) => run(ctx, values, source!, EXPORT_FORMATS),
 };

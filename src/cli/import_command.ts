@@ -19,7 +19,8 @@ import { type CommandSpec, stringOption } from "./command.ts";
 export const importCommand: CommandSpec = {
   name: "import",
   summary: "import a SafeTensors/GGUF model or hf://org/name into one .apr file",
-  usage: "apr import SOURCE [-o OUT] [--quantize T] [--resume] [--force] [--no-cache] [--json]",
+  usage:
+    "apr import SOURCE [-o OUT] [--quantize T] [--imatrix FILE] [--resume] [--force] [--no-cache] [--json]",
   description:
     "Converts SOURCE into APR v2 in one streaming pass: memory stays bounded whatever\n" +
     "the model's size, and each output byte is written once, to OUT.partial, renamed\n" +
@@ -49,6 +50,7 @@ export const importCommand: CommandSpec = {
     "apr import ./Qwen2.5-0.5B/ -o qwen.apr                  # sharded folder, keep BF16",
     "apr import hf://microsoft/phi-4 -o phi-4.apr --quantize q4_k",
     "apr import hf://microsoft/phi-4 -o phi-4.apr --resume   # after an interruption",
+    "apr import ./hf-folder/ -o m.apr --quantize q4_k_m       # llama.cpp's mix, as Q4_K/Q6_K",
     "apr import model-Q4_K_M.gguf -o model.apr                # Q4_K/Q6_K copied verbatim",
     "apr import hf://org/name --no-cache --json               # stream, nothing cached",
   ],

@@ -18,6 +18,7 @@ import {
 import { DiskFullError } from "../sources/hub_download.ts";
 import { type CommandContext, commandHelp, parseCommandArgs } from "./command.ts";
 import { closest } from "./_suggest.ts";
+import { inFlagTerms } from "./_convert_flags.ts";
 import { COMMANDS } from "./commands.ts";
 import { ProgressDisplay, type ProgressMode } from "./progress_display.ts";
 
@@ -153,6 +154,13 @@ function makeContext(io: MainIo, values: Record<string, unknown>): CommandContex
 }
 
 /**
+ * OS errors about a path the user chose (the message carries the reason and
+ * the path): a read-only file system, a name too long, a symlink loop. Deno
+ * has no error class for these, only the `code`.
+ */
+const OS_PATH_ERRORS = new Set(["EROFS", "ENAMETOOLONG", "ELOOP", "EACCES", "EPERM", "ENOTDIR"]);
+
+/**
  * Whether an error is the user's to fix (bad input, bad usage, missing file)
  * rather than a fault in aprkit.
  *
@@ -171,7 +179,8 @@ export function isUserError(error: unknown): boolean {
   if (
     error instanceof Deno.errors.NotFound || error instanceof Deno.errors.AlreadyExists ||
     error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.IsADirectory ||
-    error instanceof Deno.errors.NotADirectory
+    error instanceof Deno.errors.NotADirectory || error instanceof Deno.errors.FilesystemLoop ||
+    OS_PATH_ERRORS.has((error as { code?: unknown } | null)?.code as string)
   ) {
     return true;
   }
@@ -192,7 +201,11 @@ function isEnvironmentError(error: unknown): boolean {
 function reportError(io: MainIo, error: unknown, verbose: boolean, json: boolean): number {
   const userError = isUserError(error);
   const exitCode = userError ? 2 : 1;
-  const message = error instanceof Error ? error.message : String(error);
+  // Library errors name library options (force: true); say the flags here.
+  // A malformed file's message quotes the file, so it is left as it is.
+  const message = error instanceof ModelFormatError
+    ? error.message
+    : inFlagTerms(error instanceof Error ? error.message : String(error));
   if (json) {
     // Scripts get one JSON document on stdout whatever happens.
     const path = error instanceof ModelFormatError

@@ -10,6 +10,7 @@
 
 import type { ProgressEvent } from "../tensor.ts";
 import { formatBytes, formatDuration } from "./format.ts";
+import { terminalSafe } from "./terminal_text.ts";
 
 /** How progress is shown. */
 export type ProgressMode = "tty" | "plain" | "quiet";
@@ -90,8 +91,17 @@ export class ProgressDisplay {
   update(event: ProgressEvent): void {
     if (this.#options.mode === "quiet") return;
     const t = this.#options.now();
+    // The rate counts what this run processes in this phase: a new phase (a
+    // download, then the write) or bytes a resume found written start afresh.
+    const previous = this.#last;
+    if (
+      previous !== undefined &&
+      (previous.phase !== event.phase || previous.resumedBytes !== event.resumedBytes)
+    ) {
+      this.#samples = [];
+    }
     this.#last = event;
-    this.#samples.push({ t, bytes: event.bytesDone });
+    this.#samples.push({ t, bytes: event.bytesDone - (event.resumedBytes ?? 0) });
     while (this.#samples.length > 2 && t - this.#samples[0]!.t > RATE_WINDOW_MS) {
       this.#samples.shift();
     }
@@ -190,35 +200,105 @@ export class ProgressDisplay {
     const width = this.#options.columns;
     const rows = [
       this.#barRow(e.phase, e.bytesDone, e.bytesTotal, width, [
-        `${e.itemsDone}/${e.itemsTotal}`,
-        this.#rateText(),
-        `eta ${this.#eta()}`,
-        e.current ?? "",
+        { text: `${e.itemsDone}/${e.itemsTotal}`, drop: 3 },
+        { text: this.#rateText(), drop: 2 },
+        { text: `eta ${this.#eta()}` },
+        // A tensor or file name comes from the input: escaped, never raw.
+        { text: e.current ? terminalSafe(e.current) : "", drop: 1, shortens: true },
       ]),
     ];
     for (const [name, item] of this.#items) {
-      rows.push(this.#barRow(`  ${shorten(name, 28)}`, item.done, item.total, width, []));
+      rows.push(this.#barRow(`  ${shorten(terminalSafe(name), 28)}`, item.done, item.total, width));
     }
     this.#options.write(rows.map((r) => `${r}\n`).join(""));
     this.#rowsDrawn = rows.length;
   }
 
-  #barRow(label: string, done: number, total: number, width: number, extra: string[]): string {
+  #barRow(label: string, done: number, total: number, width: number, extra: Field[] = []): string {
     const fraction = total > 0 ? Math.min(1, done / total) : 1;
-    const barWidth = 24;
+    const fields: Field[] = [
+      { text: label },
+      { text: "", bar: true },
+      { text: `${(fraction * 100).toFixed(0).padStart(3)}%` },
+      { text: `${formatBytes(done)}/${formatBytes(total)}`, drop: 4 },
+      ...extra,
+    ].filter((f) => f.bar || f.text !== "");
+    // Never wrap: a wrapped row breaks the cursor arithmetic of the redraw.
+    const { kept, barWidth } = fitFields(fields, width - 1);
     const filled = Math.round(fraction * barWidth);
     let bar = "█".repeat(filled) + "░".repeat(barWidth - filled);
     if (this.#options.color) bar = `\x1b[36m${bar}\x1b[0m`;
-    const text = [
-      label,
-      bar,
-      `${(fraction * 100).toFixed(0).padStart(3)}%`,
-      `${formatBytes(done)}/${formatBytes(total)}`,
-      ...extra,
-    ].filter((s) => s !== "").join(" ");
-    // Never wrap: a wrapped row breaks the cursor arithmetic of the redraw.
-    return shorten(text, width - 1 + (this.#options.color ? 9 : 0));
+    return kept.map((f) => f.bar ? bar : f.text).join(" ");
   }
+}
+
+/** One field of a progress row. */
+interface Field {
+  text: string;
+  /** Removed when the row is too wide, lowest first; fields without one always stay. */
+  drop?: number;
+  /** May be shortened (with …) before it is dropped. */
+  shortens?: boolean;
+  /** The bar, whose width adapts. */
+  bar?: boolean;
+}
+
+/** The bar narrows to this before the counts go; below it, it goes before the label is cut. */
+const MIN_BAR = 10;
+const FULL_BAR = 24;
+/** A name shortened below this is dropped instead. */
+const MIN_NAME = 12;
+/** Fields dropped before the bar narrows: the name (1) and the rate (2). */
+const BEFORE_BAR = 2;
+
+/**
+ * Fit a row into `max` columns by giving up the least important parts
+ * first: shorten then drop the name, drop the rate, narrow the bar, drop the
+ * item count and the byte counts, drop the bar, and only then cut the label.
+ * The percentage and the ETA are never removed.
+ */
+function fitFields(fields: readonly Field[], max: number): { kept: Field[]; barWidth: number } {
+  let kept = [...fields];
+  let barWidth = FULL_BAR;
+  const length = (): number =>
+    kept.reduce((n, f) => n + (f.bar ? barWidth : f.text.length), 0) + kept.length - 1;
+  const dropOrder = [...new Set(kept.flatMap((f) => f.drop === undefined ? [] : [f.drop]))]
+    .sort((a, b) => a - b);
+  const dropUpTo = (limit: number): void => {
+    for (const order of dropOrder.filter((o) => o <= limit)) {
+      if (length() <= max) return;
+      const field = kept.find((f) => f.drop === order);
+      if (!field) continue;
+      if (field.shortens) {
+        const room = field.text.length - (length() - max);
+        if (room >= MIN_NAME) {
+          kept = kept.map((f) => f === field ? { ...f, text: shorten(f.text, room) } : f);
+          continue;
+        }
+      }
+      kept = kept.filter((f) => f !== field);
+    }
+  };
+  dropUpTo(BEFORE_BAR);
+  if (length() > max) barWidth = Math.max(MIN_BAR, barWidth - (length() - max));
+  dropUpTo(Infinity);
+  // Room freed by the counts goes back to the bar.
+  if (barWidth < FULL_BAR && length() < max) {
+    barWidth = Math.min(FULL_BAR, barWidth + max - length());
+  }
+  if (length() > max) {
+    kept = kept.filter((f) => !f.bar);
+    barWidth = 0;
+  }
+  const over = length() - max;
+  if (over > 0) {
+    const label = kept[0]!;
+    kept = [
+      { ...label, text: shorten(label.text, Math.max(1, label.text.length - over)) },
+      ...kept.slice(1),
+    ];
+  }
+  return { kept, barWidth };
 }
 
 function shorten(text: string, max: number): string {

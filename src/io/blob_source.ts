@@ -28,6 +28,7 @@ export class BlobSource implements ByteSource {
 
   /**
    * Wrap a Blob.
+   * Never throws.
    *
    * @param blob The bytes.
    * @param name A name for messages.
@@ -38,13 +39,28 @@ export class BlobSource implements ByteSource {
     this.size = blob.size;
   }
 
-  /** Read exactly `length` bytes at `offset`. */
+  /**
+   * Read exactly `length` bytes at `offset`.
+   *
+   * @param offset First byte.
+   * @param length Number of bytes.
+   * @returns The bytes.
+   * @throws {RangeError} When the range is outside the source (offset or length not whole, or past its end).
+   */
   async read(offset: number, length: number): Promise<Uint8Array> {
     assertRange(this.name, this.size, offset, length);
     return new Uint8Array(await this.#blob.slice(offset, offset + length).arrayBuffer());
   }
 
-  /** Stream `[start, end)` in chunks. */
+  /**
+   * Stream `[start, end)` in chunks.
+   *
+   * @param start First byte.
+   * @param end One past the last byte.
+   * @param chunkSize Largest chunk.
+   * @returns The chunks.
+   * @throws {RangeError} When the range is outside the source (offset or length not whole, or past its end).
+   */
   stream(
     start: number,
     end: number,
@@ -53,7 +69,12 @@ export class BlobSource implements ByteSource {
     return streamByReads(this, start, end, chunkSize);
   }
 
-  /** Nothing to release. */
+  /**
+   * Nothing to release.
+   * Never throws.
+   *
+   * @returns At once.
+   */
   close(): Promise<void> {
     return Promise.resolve();
   }

@@ -46,6 +46,7 @@ export class FileSource implements ByteSource {
 
   /**
    * Take ownership of an open handle.
+   * Never throws.
    *
    * @param name Path, for messages.
    * @param file An open handle, now owned by this source.
@@ -57,7 +58,15 @@ export class FileSource implements ByteSource {
     this.size = size;
   }
 
-  /** Read exactly `length` bytes at `offset`. */
+  /**
+   * Read exactly `length` bytes at `offset`.
+   *
+   * @param offset First byte.
+   * @param length Number of bytes.
+   * @returns The bytes.
+   * @throws {RangeError} When the range is outside the source (offset or length not whole, or past its end). Also when the file ends early (truncated while open).
+   * @throws {TypeError} When the source is closed.
+   */
   read(offset: number, length: number): Promise<Uint8Array> {
     assertRange(this.name, this.size, offset, length);
     const result = this.#queue.then(() => this.#readAt(offset, length));
@@ -86,7 +95,15 @@ export class FileSource implements ByteSource {
     return buffer;
   }
 
-  /** Stream `[start, end)` in chunks. */
+  /**
+   * Stream `[start, end)` in chunks.
+   *
+   * @param start First byte.
+   * @param end One past the last byte.
+   * @param chunkSize Largest chunk.
+   * @returns The chunks.
+   * @throws {RangeError} When the range is outside the source (offset or length not whole, or past its end).
+   */
   stream(
     start: number,
     end: number,
@@ -96,7 +113,12 @@ export class FileSource implements ByteSource {
     return streamByReads(this, start, end, chunkSize, true);
   }
 
-  /** Close the file handle. */
+  /**
+   * Close the file handle.
+   * Never throws. Closing twice is harmless.
+   *
+   * @returns When reads in flight are done and the handle is closed.
+   */
   close(): Promise<void> {
     if (!this.#closed) {
       this.#closed = true;

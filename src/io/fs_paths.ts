@@ -25,16 +25,33 @@ export async function pathExists(path: string): Promise<boolean> {
 }
 
 /**
- * Refuse to replace an existing output unless `force` is set: every writer
- * checks this before starting and again before its final rename.
+ * Refuse to replace an existing output unless `force` is set, and never
+ * replace anything but a regular file (a planted link or a folder): every
+ * writer checks this before starting, for every output it will rename into
+ * place (shards, manifest, index), and again before each final rename.
  *
  * @param path The output path.
- * @param force Whether replacing it is allowed.
- * @throws {UsageError} When `path` exists and `force` is not set.
+ * @param force Whether replacing a regular file is allowed.
+ * @throws {UsageError} When `path` exists and `force` is not set, or is not a regular file.
  */
 export async function assertOutputFree(path: string, force: boolean | undefined): Promise<void> {
-  if (force !== true && await pathExists(path)) {
-    throw new UsageError(`Cannot write "${path}": it exists; use --force to overwrite it`);
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.lstat(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return;
+    throw error;
+  }
+  if (force !== true) {
+    throw new UsageError(`Cannot write "${path}": it exists; use force: true to overwrite it`);
+  }
+  if (!info.isFile) {
+    const what = info.isSymlink
+      ? "a symbolic link"
+      : info.isDirectory
+      ? "a directory"
+      : "not a regular file";
+    throw new UsageError(`Cannot write "${path}": it is ${what}; only a regular file is replaced`);
   }
 }
 

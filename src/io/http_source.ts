@@ -445,6 +445,7 @@ export class HttpSource implements ByteSource {
    * @param url The URL.
    * @param size Its size in bytes.
    * @param options Headers, retries, refresh.
+   * @throws {RangeError} When `size` is not a whole number of bytes.
    */
   constructor(url: string, size: number, options: HttpSourceOptions = {}) {
     if (!Number.isSafeInteger(size) || size < 0) {
@@ -456,7 +457,15 @@ export class HttpSource implements ByteSource {
     this.#location = options.headers === undefined ? { url } : { url, headers: options.headers };
   }
 
-  /** Read exactly `length` bytes at `offset`. */
+  /**
+   * Read exactly `length` bytes at `offset`.
+   *
+   * @param offset First byte.
+   * @param length Number of bytes.
+   * @returns The bytes.
+   * @throws {RangeError} When the range is outside the source (offset or length not whole, or past its end).
+   * @throws {HubRequestError} When the server refuses or keeps failing after the retries.
+   */
   async read(offset: number, length: number): Promise<Uint8Array> {
     assertRange(this.name, this.size, offset, length);
     const result = new Uint8Array(length);
@@ -468,7 +477,16 @@ export class HttpSource implements ByteSource {
     return result;
   }
 
-  /** Stream `[start, end)` in fresh chunks of at most `chunkSize` bytes, from one Range request. */
+  /**
+   * Stream `[start, end)` in fresh chunks of at most `chunkSize` bytes, from one Range request.
+   *
+   * @param start First byte.
+   * @param end One past the last byte.
+   * @param chunkSize Largest chunk.
+   * @returns The chunks.
+   * @throws {RangeError} When the range is outside the source (offset or length not whole, or past its end). Also for a chunk size that is not positive.
+   * @throws {HubRequestError} Through the stream, when the server refuses or keeps failing.
+   */
   stream(
     start: number,
     end: number,
@@ -522,6 +540,8 @@ export class HttpSource implements ByteSource {
    * @param start First byte.
    * @param end One past the last byte.
    * @returns The pieces, in order, exactly covering the range.
+   * @throws {RangeError} When the range is outside the source (offset or length not whole, or past its end).
+   * @throws {HubRequestError} When the server refuses or keeps failing after the retries.
    */
   async *pieces(start: number, end: number): AsyncGenerator<Uint8Array, void, undefined> {
     assertRange(this.name, this.size, start, end - start);
@@ -534,11 +554,17 @@ export class HttpSource implements ByteSource {
     const speedWindow = minSpeed > 0
       ? this.#options.speedWindowMs ?? DEFAULT_SPEED_WINDOW_MS
       : Number.POSITIVE_INFINITY;
+    // The speed floor's window spans responses and counts the wait for each
+    // response too: a server answering every request with a byte or two, or
+    // dropping each connection after a little progress, is as slow as a trickle.
+    let windowWaitMs = 0;
+    let windowBytes = 0;
     while (position < end) {
       if (this.#closed) throw new TypeError(`Cannot read "${this.name}": the source is closed`);
       const { url, headers } = this.#location;
       // Aborted when the body goes silent or too slow, to drop the connection.
       const connection = new AbortController();
+      const requested = performance.now();
       const response = await fetchWithRetry(url, {
         headers: {
           ...headers,
@@ -547,6 +573,7 @@ export class HttpSource implements ByteSource {
         },
         signal: connection.signal,
       }, this.#options);
+      windowWaitMs += performance.now() - requested;
       if (
         (response.status === 401 || response.status === 403) && this.#options.refresh &&
         refreshes < MAX_REFRESHES
@@ -596,8 +623,6 @@ export class HttpSource implements ByteSource {
       let dropped: unknown;
       let slow = false;
       // Only the time spent waiting for the server counts, not the consumer's.
-      let windowWaitMs = 0;
-      let windowBytes = 0;
       try {
         while (position < end) {
           let result: ReadableStreamReadResult<Uint8Array>;
@@ -644,6 +669,8 @@ export class HttpSource implements ByteSource {
               dropped = new TimeoutError(
                 `slower than ${minSpeed} bytes/s over ${speedWindow / 1000} s`,
               );
+              windowWaitMs = 0;
+              windowBytes = 0;
               drop(dropped as Error);
               break;
             }
@@ -721,7 +748,12 @@ export class HttpSource implements ByteSource {
     return this.#refreshing;
   }
 
-  /** Stop further requests. Requests in flight finish or fail on their own. */
+  /**
+   * Stop further requests. Requests in flight finish or fail on their own.
+   * Never throws.
+   *
+   * @returns At once.
+   */
   close(): Promise<void> {
     this.#closed = true;
     return Promise.resolve();

@@ -28,25 +28,50 @@ export interface ModelFiles {
   verify?(): Promise<void>;
 }
 
+/** Most entries a model folder's listing looks at: a Hub repository has a few thousand files. */
+export const MAX_LISTED_ENTRIES = 100_000;
+
 /** The files of a local directory, listed recursively. */
 export class LocalModelFiles implements ModelFiles {
   /** The directory. */
   readonly name: string;
 
+  #maxEntries: number;
+
   /**
    * Name a directory.
+   * Never throws.
    *
    * @param directory The directory holding the model.
+   * @param maxEntries Most entries the listing looks at.
    */
-  constructor(directory: string) {
+  constructor(directory: string, maxEntries: number = MAX_LISTED_ENTRIES) {
     this.name = directory;
+    this.#maxEntries = maxEntries;
   }
 
-  /** Every regular file below the directory (following symlinks, as the HF cache needs). */
+  /**
+   * Every regular file below the directory. A symbolic link to a file counts
+   * (the HF cache's snapshots are links into `blobs/`); a link to a folder is
+   * not entered, so a link loop (`a/b -> ..`, from an archive or a git
+   * clone) cannot make the walk endless. At most `maxEntries` (default
+   * {@linkcode MAX_LISTED_ENTRIES}) entries are looked at.
+   *
+   * @returns Paths relative to the directory, sorted.
+   * @throws {Deno.errors.NotFound} When the directory does not exist.
+   * @throws {Deno.errors.PermissionDenied} When it cannot be read.
+   * @throws {RangeError} When the listing passes `maxEntries` entries.
+   */
   async list(): Promise<string[]> {
     const found: string[] = [];
+    let seen = 0;
     const walk = async (relative: string): Promise<void> => {
       for await (const entry of Deno.readDir(join(this.name, relative))) {
+        if (++seen > this.#maxEntries) {
+          throw new RangeError(
+            `Cannot list "${this.name}": more than ${this.#maxEntries} files and folders`,
+          );
+        }
         const path = relative === "" ? entry.name : `${relative}/${entry.name}`;
         if (entry.isDirectory) {
           await walk(path);
@@ -55,7 +80,6 @@ export class LocalModelFiles implements ModelFiles {
         } else if (entry.isSymlink) {
           const target = await Deno.stat(join(this.name, path)).catch(() => undefined);
           if (target?.isFile) found.push(path);
-          else if (target?.isDirectory) await walk(path);
         }
       }
     };
@@ -63,12 +87,24 @@ export class LocalModelFiles implements ModelFiles {
     return found.sort();
   }
 
-  /** Open one file. */
+  /**
+   * Open one file.
+   *
+   * @param path Path relative to the directory.
+   * @returns The file as a byte source.
+   * @throws {Deno.errors.NotFound} When the file does not exist.
+   */
   open(path: string): Promise<ByteSource> {
     return openFileSource(this.locate(path));
   }
 
-  /** The file's path on disk. */
+  /**
+   * The file's path on disk.
+   * Never throws.
+   *
+   * @param path Path relative to the directory.
+   * @returns The path joined to the directory.
+   */
   locate(path: string): string {
     return join(this.name, path);
   }

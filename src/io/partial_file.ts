@@ -108,18 +108,7 @@ export async function renameIntoPlace(
   path: string,
   force: boolean | undefined,
 ): Promise<void> {
-  await assertOutputFree(path, force);
-  let info: Deno.FileInfo | undefined;
-  try {
-    info = await Deno.lstat(path);
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  }
-  if (info !== undefined && !info.isFile) {
-    throw new UsageError(
-      `Cannot write "${path}": it is ${describeEntry(info)}; only a regular file is replaced`,
-    );
-  }
+  await assertOutputFree(path, force); // a regular file (with force) or nothing
   await Deno.rename(partial, path);
 }
 

@@ -8,14 +8,23 @@
 
 import { dirname } from "node:path";
 import { DTYPES, elementCount } from "../dtype.ts";
-import { UsageError } from "../errors.ts";
+import { ModelFormatError, UsageError } from "../errors.ts";
 import { AprSink } from "../formats/apr/sink.ts";
 import { AprLz4Sink } from "../formats/apr/lz4_sink.ts";
 import { ShardedAprSink } from "../formats/apr/sharded_sink.ts";
 import { GgufSink } from "../formats/gguf/sink.ts";
+import { ggufStorage, hasPaddedRows } from "../formats/gguf/tensor_storage.ts";
 import { QnatSink } from "../formats/qnat/sink.ts";
 import { SafetensorsSink } from "../formats/safetensors/writer.ts";
-import { QUANTIZE_TARGETS, type QuantizeTarget } from "../quant/plan_quantization.ts";
+import {
+  ImportanceSizeError,
+  presetOf,
+  QUANTIZE_TARGETS,
+  type QuantizeTarget,
+} from "../quant/plan_quantization.ts";
+import { LLAMA_FTYPES } from "../quant/llama_presets.ts";
+import { hfToGgufName } from "../formats/gguf/names.ts";
+import { type ImportanceMatrix, readImportanceMatrix } from "./read_imatrix.ts";
 import { QuantizeStream } from "../quant/quantize_stream.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
 import type {
@@ -28,6 +37,7 @@ import type {
 import { checkBeforeClose } from "./_check_before_close.ts";
 import { DequantizeStream } from "./dequantize_stream.ts";
 import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
+import { reorderQkRows } from "./qk_row_layout.ts";
 import type { Model } from "./model.ts";
 import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
 
@@ -49,8 +59,19 @@ export { QUANTIZE_TARGETS };
 export interface ConvertOptions extends OpenModelOptions {
   /** Output format. @default from the output's extension, else `"apr"` */
   format?: OutputFormat;
-  /** Quantize weights to this type (`none` keeps source types). @default "none" */
+  /**
+   * Quantize weights to this type (`none` keeps source types), or with one of
+   * llama-quantize's presets (`q4_k_m`, `q4_k_s`, `q5_k_m`, `q5_k_s`, `q6_k`,
+   * `q8_0`: each tensor's type chosen as llama.cpp does; for APR, mapped to
+   * Q4_K/Q6_K, docs/QUANTIZATION.md). @default "none"
+   */
   quantize?: QuantizeTarget;
+  /**
+   * An importance matrix (llama.cpp's legacy `.dat`, as a path or parsed)
+   * weighting the K-quant and Q5_0/Q5_1 quantization error as
+   * `llama-quantize --imatrix` does.
+   */
+  imatrix?: string | ImportanceMatrix;
   /** Quantize every float tensor, not only large weight matrices. @default false */
   quantizeAll?: boolean;
   /**
@@ -82,6 +103,12 @@ export interface ConvertOptions extends OpenModelOptions {
   /** Told, in one line, about a choice that changes the output (a tied lm_head copy added). */
   onNote?: (message: string) => void;
 
+  /**
+   * GGUF output: the `general.file_type` to write (llama.cpp's `LLAMA_FTYPE_*`).
+   * @default derived from the tensors (the type most of them have)
+   */
+  ggufFileType?: number;
+
   /** QNAT output: elements per NF4 block (even, must divide each NF4 tensor). @default 64 */
   blockSize?: number;
   /** QNAT output: double-quantize the NF4 block scales to 8 bits. @default false */
@@ -105,8 +132,10 @@ export interface ConvertResult {
   tensors: number;
   /** Parameters (elements) written. */
   parameters: number;
-  /** Tensor payload bytes written. */
+  /** Tensor payload bytes written (for QNAT: its NF4 and F32 sections). */
   tensorBytes: number;
+  /** Size of everything written: the file, or every shard plus the index/manifest. */
+  fileBytes: number;
   /** Tensors found complete in a resumed partial output (APR only). */
   resumedTensors: number;
   /**
@@ -115,7 +144,7 @@ export interface ConvertResult {
    * written.
    */
   resumedBytes: number;
-  /** Tensors stored in each dtype. */
+  /** Tensors stored in each dtype, as written (for QNAT: `NF4` and `F32`). */
   dtypes: Record<string, number>;
   /** Wall time in milliseconds. */
   durationMs: number;
@@ -134,6 +163,12 @@ export interface ConvertResult {
  * @param output The output path.
  * @param options Format, quantization, resume, progress.
  * @returns What was written.
+ * @throws {Deno.errors.NotFound} When the source, or the output's folder, does not exist.
+ * @throws {UsageError} For options that do not apply or combine (an unknown `format` or `quantize`, `resume: true` for a non-APR output…), an output that exists without `force: true`, or a `resume` of a partial output planned from another input or options.
+ * @throws {ModelFormatError} When the source is malformed.
+ * @throws {HubRequestError} When the Hub refuses or keeps failing (`HubOfflineError` offline, `HubAnswerError` for an unusable answer).
+ * @throws {TypeError} When a tensor cannot be stored in the output format (a name or shape it cannot hold).
+ * When `options.signal` aborts, the call rejects with its reason.
  */
 export async function convertModel(
   source: ModelLocation,
@@ -144,12 +179,19 @@ export async function convertModel(
   const format = options.format ?? formatFromPath(output) ?? "apr";
   checkOptions(format, options);
   await assertFolderExists(output);
+  const imatrix = typeof options.imatrix === "string"
+    ? await readImportanceMatrix(options.imatrix)
+    : options.imatrix;
   const model = await openModel(source, options);
   try {
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
-    let stream = model.chunks().pipeThrough(
+    let stream = model.chunks();
+    // GGUF wants llama.cpp's interleaved Q/K rows, SafeTensors Hugging Face's.
+    const rows = format === "gguf" ? "interleaved" : format === "safetensors" ? "hf" : undefined;
+    if (rows !== undefined) stream = stream.pipeThrough(reorderQkRows(rows));
+    stream = stream.pipeThrough(
       format === "apr" ? addTiedLmHead(options.onNote) : dropTiedLmHead(),
     );
     if (format === "apr" || options.quantize !== undefined) {
@@ -157,27 +199,35 @@ export async function convertModel(
         new QuantizeStream({
           to: options.quantize ?? "none",
           all: options.quantizeAll === true,
+          ggufTypes: format === "gguf",
+          ...(imatrix !== undefined ? { importance: imatrix.entries } : {}),
           ...(options.threads !== undefined ? { workers: options.threads } : {}),
         }),
       );
     }
     if (format !== "apr") {
+      const storage = (info: TensorInfo) =>
+        options.float32
+          ? "F32"
+          : format === "gguf"
+          ? ggufStorage(info)
+          : representable(format, info)
+          ? "keep"
+          : "F32";
       stream = stream.pipeThrough(
         new DequantizeStream({
-          keep: (info) => !options.float32 && representable(format, info),
+          keep: (info) => storage(info) === "keep",
+          to: (info) => storage(info) === "F16" ? "F16" : "F32",
           onDecode: (infos) => {
-            if (!options.float32) {
-              options.onWarning?.(
-                `${infos.length} tensor(s) of types ${
-                  [...new Set(infos.map((i) => i.dtype))].join(", ")
-                } have no ${format} type; writing them as F32`,
-              );
-            }
+            if (!options.float32) warnDecoded(format, infos, options.onWarning);
           },
         }),
       );
     }
-    stream = stream.pipeThrough(finalizeMetadata(model, source, (h) => (header = h)));
+    stream = stream.pipeThrough(finalizeMetadata(model, source, (h) => {
+      header = h;
+      if (imatrix !== undefined) warnMissingImportance(h, imatrix, options);
+    }));
     const sink = await createSink(format, output, options);
     // A Hub model streamed without the cache is checked against its sha256s
     // before the output is renamed into place (FORMATS.md D5).
@@ -186,15 +236,23 @@ export async function convertModel(
       options.signal ? { signal: options.signal } : {},
     );
     const written = header!;
-    const dtypes: Record<string, number> = {};
+    if (format === "apr") warnOnBf16(written, options.onWarning);
+    let dtypes: Record<string, number> = {};
     for (const t of written.tensors) dtypes[t.dtype] = (dtypes[t.dtype] ?? 0) + 1;
+    let tensorBytes = written.tensors.reduce((s, t) => s + t.byteLength, 0);
+    // QNAT converts as it writes (NF4 or F32 sections): report what it wrote.
+    if (sink instanceof QnatSink && sink.result) {
+      dtypes = { ...sink.result.dtypes };
+      tensorBytes = sink.result.tensorBytes;
+    }
     return {
       output,
       format,
       sourceFormat: model.header.format,
       tensors: written.tensors.length,
       parameters: written.tensors.reduce((s, t) => s + elementCount(t.shape), 0),
-      tensorBytes: written.tensors.reduce((s, t) => s + t.byteLength, 0),
+      tensorBytes,
+      fileBytes: await sizeOfAll(writtenPaths(sink, output)),
       resumedTensors: sink instanceof AprSink || sink instanceof ShardedAprSink
         ? sink.result?.resumedTensors ?? 0
         : 0,
@@ -205,21 +263,44 @@ export async function convertModel(
       durationMs: Math.round(performance.now() - started),
     };
   } catch (error) {
+    if (error instanceof ImportanceSizeError && imatrix !== undefined) {
+      throw new ModelFormatError(
+        "imatrix",
+        imatrix.source,
+        error.message.replace(/^Cannot use the importance matrix: its /, "its "),
+        { cause: error },
+      );
+    }
     throw nameTheSource(error, typeof source === "string" ? source : model.location, format);
   } finally {
     await model.close();
   }
 }
 
+/** The files a closed sink wrote. */
+function writtenPaths(sink: WritableStream<ModelChunk>, output: string): string[] {
+  if (sink instanceof SafetensorsSink) return [...sink.outputs];
+  if (sink instanceof ShardedAprSink && sink.result) {
+    return [...sink.result.shards.map((s) => s.path), sink.result.manifestPath];
+  }
+  return [output];
+}
+
+async function sizeOfAll(paths: readonly string[]): Promise<number> {
+  let total = 0;
+  for (const path of paths) total += (await Deno.stat(path)).size;
+  return total;
+}
+
 /**
  * A tensor the output format cannot hold (a name that is not valid Unicode or
- * too long, too many dimensions) is reported by the sink, which does not know
+ * too long, too many dimensions), or metadata too large for it, is reported by the sink, which does not know
  * where the tensor came from: say which file it is, so the one line names it.
  */
 function nameTheSource(error: unknown, location: string, format: OutputFormat): unknown {
   if (
     (error instanceof TypeError || error instanceof RangeError) &&
-    /^Cannot (use tensor name|store tensor)/.test(error.message) &&
+    /^Cannot (use tensor name|store tensor|encode APR metadata)/.test(error.message) &&
     !error.message.includes(location)
   ) {
     return new UsageError(
@@ -243,6 +324,10 @@ function nameTheSource(error: unknown, location: string, format: OutputFormat): 
  * @param output The `.apr` path.
  * @param options Quantization, resume, progress.
  * @returns What was written.
+ * @throws {Deno.errors.NotFound} When the source, or the output's folder, does not exist.
+ * @throws {UsageError} For options that do not apply or combine, an output that exists without `force: true`, or a `resume` planned from another input or options.
+ * @throws {ModelFormatError} When the source is malformed.
+ * @throws {HubRequestError} When the Hub refuses or keeps failing.
  */
 export function importModel(
   source: ModelLocation,
@@ -278,29 +363,137 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
       `Unknown quantization "${options.quantize}": expected one of ${QUANTIZE_TARGETS.join(", ")}`,
     );
   }
+  const preset = options.quantize === undefined
+    ? undefined
+    : presetOf(options.quantize, format === "gguf");
+  if (preset !== undefined && preset !== "Q6_K" && format !== "gguf" && format !== "apr") {
+    throw new UsageError(
+      `--quantize ${options.quantize} (a llama-quantize preset) works for GGUF and APR output, not ${format}`,
+    );
+  }
+  if (options.quantize === "q8_0" && format === "apr") {
+    throw new UsageError(
+      "--quantize q8_0 works for GGUF output only: APR readers do not decode Q8_0 (use q8 for APR_Q8)",
+    );
+  }
+  if (options.imatrix !== undefined && !IMATRIX_TARGETS.has(options.quantize ?? "none")) {
+    throw new UsageError(
+      `--imatrix needs a K-quant --quantize (q4_k, q6_k or a preset), not ${
+        options.quantize ?? "none"
+      }`,
+    );
+  }
   if (options.resume && format !== "apr") {
-    throw new UsageError(`--resume works for APR output only, not ${format}`);
+    throw new UsageError(`resume: true works for APR output only, not ${format}`);
   }
   if (options.compress !== undefined) {
     if (options.compress !== "lz4") {
       throw new UsageError(`Unknown compression "${options.compress}": expected lz4`);
     }
     if (format !== "apr") {
-      throw new UsageError(`--compress works for APR output only, not ${format}`);
+      throw new UsageError(`compress: "lz4" works for APR output only, not ${format}`);
     }
-    if (options.resume) throw new UsageError("--compress lz4 cannot be combined with --resume");
+    if (options.resume) {
+      throw new UsageError('compress: "lz4" cannot be combined with resume: true');
+    }
     if (options.maxShardSize !== undefined) {
-      throw new UsageError("--compress lz4 cannot be combined with --max-shard-size");
+      throw new UsageError('compress: "lz4" cannot be combined with maxShardSize');
     }
   }
   if ((options.blockSize !== undefined || options.doubleQuant) && format !== "qnat") {
     throw new UsageError(
-      `--block-size and --double-quant work for QNAT output only, not ${format}`,
+      `blockSize and doubleQuant work for QNAT output only, not ${format}`,
     );
   }
   if (options.maxShardSize !== undefined && format !== "safetensors" && format !== "apr") {
     throw new UsageError(
-      `--max-shard-size works for SafeTensors and APR output only, not ${format}`,
+      `maxShardSize works for SafeTensors and APR output only, not ${format}`,
+    );
+  }
+}
+
+/** A resumed APR output must have been quantized with the same importance matrix. */
+function imatrixKey(options: ConvertOptions): { imatrix?: string } {
+  const m = options.imatrix;
+  return m === undefined ? {} : { imatrix: typeof m === "string" ? m : m.source };
+}
+
+/** Targets whose encoders use an importance matrix. */
+const IMATRIX_TARGETS: ReadonlySet<QuantizeTarget> = new Set([
+  "q4_k",
+  "q6_k",
+  "q8_0",
+  "q5_k_m",
+  "q5_k_s",
+  "q4_k_m",
+  "q4_k_s",
+]);
+
+/**
+ * llama-quantize says which tensors the matrix lacks ("did not find weights"),
+ * and quantizes them without: so do we, in one warning.
+ */
+function warnMissingImportance(
+  header: ModelHeader,
+  imatrix: ImportanceMatrix,
+  options: ConvertOptions,
+): void {
+  const weighted = new Set(["Q4_K", "Q5_K", "Q6_K", "Q5_0", "Q5_1"]);
+  const missing = header.tensors
+    .filter((t) => weighted.has(t.dtype) && !imatrix.entries.has(hfToGgufName(t.name)))
+    .map((t) => hfToGgufName(t.name));
+  if (missing.length > 0) {
+    options.onWarning?.(
+      `the importance matrix "${imatrix.source}" has no entry for ${missing.length} tensor(s) ` +
+        `(${missing.slice(0, 3).join(", ")}${missing.length > 3 ? ", …" : ""}); ` +
+        "they are quantized without it, as llama-quantize does",
+    );
+  }
+}
+
+/**
+ * Say which tensors an export decodes because the format cannot hold them
+ * as they are (1-D tensors decoded to F32 for GGUF are llama.cpp's rule, not
+ * a loss, and go unmentioned).
+ */
+function warnDecoded(
+  format: OutputFormat,
+  infos: readonly TensorInfo[],
+  onWarning: ((message: string) => void) | undefined,
+): void {
+  const padded = format === "gguf" ? infos.filter(hasPaddedRows) : [];
+  if (padded.length > 0) {
+    onWarning?.(
+      `${padded.length} ${[...new Set(padded.map((i) => i.dtype))].join("/")} tensor(s) have ` +
+        `rows that are not whole blocks (padded per row), which GGUF cannot hold; writing them as F16`,
+    );
+  }
+  const foreign = infos.filter((i) =>
+    DTYPES[i.dtype][format === "gguf" ? "ggufType" : "safetensors"] === undefined
+  );
+  if (foreign.length > 0) {
+    onWarning?.(
+      `${foreign.length} tensor(s) of types ${
+        [...new Set(foreign.map((i) => i.dtype))].join(", ")
+      } have no ${format} type; writing them as F32`,
+    );
+  }
+}
+
+/**
+ * APR dtype 30 (BF16) is read by realizar's transformer loader and current
+ * aprender, not by aprender 0.26 or realizar's `get_tensor_f32`: say so once
+ * after an import that kept BF16 tensors (docs/INTEROP.md).
+ */
+function warnOnBf16(
+  header: ModelHeader,
+  onWarning: ((message: string) => void) | undefined,
+): void {
+  const n = header.tensors.filter((t) => t.dtype === "BF16").length;
+  if (n > 0) {
+    onWarning?.(
+      `${n} tensor(s) are written as BF16 (APR dtype 30), which aprender 0.26 and ` +
+        `realizar's get_tensor_f32 cannot read; use --quantize f16 for older readers`,
     );
   }
 }
@@ -334,6 +527,7 @@ function createSink(
             quantize: options.quantize ?? "none",
             all: options.quantizeAll === true,
             keepNames: options.keepNames === true,
+            ...imatrixKey(options),
           }),
         });
       }
@@ -345,6 +539,7 @@ function createSink(
           quantize: options.quantize ?? "none",
           all: options.quantizeAll === true,
           keepNames: options.keepNames === true,
+          ...imatrixKey(options),
         }),
       });
     case "safetensors":
@@ -352,8 +547,17 @@ function createSink(
         ...common,
         ...(options.maxShardSize !== undefined ? { maxShardSize: options.maxShardSize } : {}),
       });
-    case "gguf":
-      return GgufSink.create(output, { ...common, keepNames: options.keepNames === true });
+    case "gguf": {
+      const preset = options.quantize === undefined ? undefined : presetOf(options.quantize, true);
+      // The preset's mix names the file type; otherwise the sink derives it from the tensors.
+      const fileType = options.ggufFileType ??
+        (preset !== undefined ? LLAMA_FTYPES[preset] : undefined);
+      return GgufSink.create(output, {
+        ...common,
+        keepNames: options.keepNames === true,
+        ...(fileType !== undefined ? { fileType } : {}),
+      });
+    }
     case "qnat":
       return QnatSink.create(output, {
         ...common,
@@ -410,7 +614,8 @@ async function assertFolderExists(output: string): Promise<void> {
   const folder = dirname(output) || ".";
   const info = await Deno.stat(folder).catch(() => undefined);
   if (info === undefined) {
-    throw new UsageError(
+    // A missing path is NotFound wherever the library meets one.
+    throw new Deno.errors.NotFound(
       `Cannot write "${output}": the folder "${folder}" does not exist; create it first`,
     );
   }

@@ -10,6 +10,7 @@
 
 import { DTYPES, elementCount } from "../dtype.ts";
 import { decodeStream } from "../quant/decode.ts";
+import { encodeF16 } from "../quant/f16.ts";
 import type { ModelChunk, TensorEntry, TensorInfo } from "../tensor.ts";
 
 /** Options of {@linkcode DequantizeStream}. */
@@ -19,6 +20,11 @@ export interface DequantizeStreamOptions {
    * @default every tensor is decoded except F32 ones
    */
   keep?: (info: TensorInfo) => boolean;
+  /**
+   * The float type each decoded tensor is written as (F16 rounds to nearest even).
+   * @default every decoded tensor becomes F32
+   */
+  to?: (info: TensorInfo) => "F32" | "F16";
   /** Called once with the tensors that will be decoded (as they arrive, before decoding), when there are any. */
   onDecode?: (infos: readonly TensorInfo[]) => void;
 }
@@ -37,6 +43,7 @@ export interface DequantizeStreamOptions {
 export class DequantizeStream extends TransformStream<ModelChunk, ModelChunk> {
   /**
    * Create the transform.
+   * Never throws. A tensor whose payload does not decode makes the stream error with a `TypeError` or `RangeError`.
    *
    * @param options Which tensors to keep.
    */
@@ -55,11 +62,12 @@ export class DequantizeStream extends TransformStream<ModelChunk, ModelChunk> {
                 `Cannot convert tensor "${info.name}": ${info.dtype} has no float form and the target format cannot hold it`,
               );
             }
+            const dtype = options.to?.(info) ?? "F32";
             const f32: TensorInfo = {
               name: info.name,
-              dtype: "F32",
+              dtype,
               shape: info.shape,
-              byteLength: elementCount(info.shape) * 4,
+              byteLength: elementCount(info.shape) * (dtype === "F16" ? 2 : 4),
             };
             decoded.set(info.name, f32);
             sources.push(info);
@@ -79,16 +87,27 @@ export class DequantizeStream extends TransformStream<ModelChunk, ModelChunk> {
 }
 
 function decodedEntry(source: TensorEntry, info: TensorInfo): TensorEntry {
-  return {
-    info,
-    open: () =>
-      decodeStream(source.info, source.open()).pipeThrough(
-        new TransformStream<Float32Array, Uint8Array>({
-          transform(batch, controller) {
-            // Float32Array memory is little-endian on every platform Deno runs on.
-            controller.enqueue(new Uint8Array(batch.buffer, batch.byteOffset, batch.byteLength));
-          },
-        }),
-      ),
-  };
+  return { info, open: () => decodedBytes(source, info.dtype === "F16" ? "F16" : "F32") };
+}
+
+/**
+ * A tensor's values decoded from any float type, as F32 or F16 bytes, streaming.
+ *
+ * @param source The tensor.
+ * @param to The output type.
+ * @returns The payload in the output type.
+ */
+export function decodedBytes(source: TensorEntry, to: "F32" | "F16"): ReadableStream<Uint8Array> {
+  return decodeStream(source.info, source.open()).pipeThrough(
+    new TransformStream<Float32Array, Uint8Array>({
+      transform(batch, controller) {
+        // Float32Array memory is little-endian on every platform Deno runs on.
+        controller.enqueue(
+          to === "F16"
+            ? encodeF16(batch)
+            : new Uint8Array(batch.buffer, batch.byteOffset, batch.byteLength),
+        );
+      },
+    }),
+  );
 }

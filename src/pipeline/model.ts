@@ -8,6 +8,7 @@
  * @module
  */
 
+import { UsageError } from "../errors.ts";
 import { decodeToFloat32 } from "../quant/decode.ts";
 import {
   type ModelChunk,
@@ -26,6 +27,7 @@ export class ModelTensor {
 
   /**
    * Wrap a tensor entry.
+   * Never throws.
    *
    * @param entry The entry from a format reader.
    */
@@ -34,7 +36,12 @@ export class ModelTensor {
     this.info = entry.info;
   }
 
-  /** The raw payload as a stream of bounded chunks. */
+  /**
+   * The raw payload as a stream of bounded chunks.
+   *
+   * @returns The payload chunks.
+   * @throws {ModelFormatError} Through the stream, when the source is truncated or its bytes fail a check (e.g. an LZ4 block).
+   */
   stream(): ReadableStream<Uint8Array> {
     return this.#entry.open();
   }
@@ -43,6 +50,10 @@ export class ModelTensor {
    * The raw payload in one array, in its native dtype (f16/bf16 bits, Q4_K
    * blocks…). Holds the whole tensor in memory: for big tensors prefer
    * {@linkcode ModelTensor.stream}.
+   *
+   * @returns The payload.
+   * @throws {RangeError} When the payload is longer or shorter than the tensor's size.
+   * @throws {ModelFormatError} When the source is truncated or its bytes fail a check.
    */
   async bytes(): Promise<Uint8Array> {
     const out = new Uint8Array(this.info.byteLength);
@@ -64,7 +75,13 @@ export class ModelTensor {
     return out;
   }
 
-  /** The values decoded to float32, for any dtype. */
+  /**
+   * The values decoded to float32, for any dtype.
+   *
+   * @returns The decoded values.
+   * @throws {RangeError} When the payload is longer or shorter than the tensor's size.
+   * @throws {ModelFormatError} When the source is truncated or its bytes fail a check.
+   */
   async toFloat32(): Promise<Float32Array> {
     return decodeToFloat32(this.info.dtype, await this.bytes(), this.info.shape);
   }
@@ -83,6 +100,7 @@ export class Model {
 
   /**
    * Wrap a format reader.
+   * Never throws.
    *
    * @param reader The reader; closed by {@linkcode Model.close}.
    * @param location Where the model came from.
@@ -113,12 +131,22 @@ export class Model {
     return this.#verify();
   }
 
-  /** Tensor names in stream order. */
+  /**
+   * Tensor names in stream order.
+   * Never throws.
+   *
+   * @returns The names.
+   */
   names(): string[] {
     return this.reader.tensors.map((t) => t.info.name);
   }
 
-  /** The model as a stream: the header chunk, then one chunk per tensor. */
+  /**
+   * The model as a stream: the header chunk, then one chunk per tensor.
+   * Never throws. Reading a tensor's payload can fail as {@linkcode ModelTensor.stream} does.
+   *
+   * @returns The stream.
+   */
   chunks(): ReadableStream<ModelChunk> {
     return modelChunks(this.reader);
   }
@@ -128,15 +156,20 @@ export class Model {
    *
    * @param name The tensor's name.
    * @returns The tensor.
-   * @throws {RangeError} When the model has no such tensor.
+   * @throws {UsageError} When the model has no tensor of that name.
    */
   tensor(name: string): ModelTensor {
     const entry = this.#byName.get(name);
-    if (!entry) throw new RangeError(`Cannot find tensor "${name}" in "${this.location}"`);
+    if (!entry) throw new UsageError(`Cannot find tensor "${name}" in "${this.location}"`);
     return new ModelTensor(entry);
   }
 
-  /** Release files and connections. */
+  /**
+   * Release files and connections.
+   * Never throws. Closing twice is harmless.
+   *
+   * @returns When everything is released.
+   */
   close(): Promise<void> {
     return this.reader.close();
   }

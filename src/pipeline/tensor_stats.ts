@@ -34,6 +34,8 @@ export interface TensorStats {
  * @param info The tensor's dtype, shape and payload size.
  * @param payload The payload stream (e.g. `entry.open()`).
  * @returns The statistics.
+ * @throws {RangeError} When the payload is longer or shorter than the tensor's size.
+ * @throws {TypeError} When the dtype cannot be decoded.
  */
 export async function tensorStats(
   info: TensorInfo,

@@ -14,7 +14,7 @@
  */
 
 import type { ModelChunk, ModelHeader, TensorEntry } from "../tensor.ts";
-import { sameBytesRestart } from "../tensor.ts";
+import { sameBytes } from "../tensor.ts";
 
 /** Name of the output projection in Hugging Face naming. */
 export const LM_HEAD = "lm_head.weight";
@@ -79,7 +79,7 @@ export function addTiedLmHead(
           tensor: {
             info: { ...embed.info, name: LM_HEAD },
             open: () => embed.open(),
-            ...sameBytesRestart(embed),
+            ...sameBytes(embed),
           },
         });
       }

@@ -2,16 +2,14 @@
 
 /**
  * Internal: a small pool of module workers running the block encoders
- * (APR_Q4, Q4_K, Q6_K), so quantization uses every core (DESIGN.md §1.6).
+ * (`_block_encoders.ts`), so quantization uses every core (DESIGN.md §1.6).
  * Workers start on the first job and stop when the pool is released by every
  * user and closed.
  *
  * @module
  */
 
-import { encodeAprQ4 } from "./apr_q4.ts";
-import { encodeQ4K } from "./q4_k.ts";
-import { encodeQ6K } from "./q6_k.ts";
+import { encodeBlocks } from "./_block_encoders.ts";
 import { releaseChunk } from "../io/byte_source.ts";
 
 interface Job {
@@ -22,6 +20,8 @@ interface Job {
   // cannot start (e.g. a compiled binary without the worker module), the job
   // is encoded here instead.
   values: Float32Array;
+  // Importance weights (copied to the worker: one array serves many jobs).
+  importance: Float32Array | undefined;
   sent: boolean;
 }
 
@@ -31,14 +31,6 @@ interface Slot {
   ready: boolean;
   // Jobs waiting for the worker to be ready.
   queue: number[];
-}
-
-/** The same encoders as the worker's, for the in-thread fallback. */
-function encodeHere(target: string, values: Float32Array): Uint8Array {
-  if (target === "APR_Q4") return encodeAprQ4(values);
-  if (target === "Q4_K") return encodeQ4K(values);
-  if (target === "Q6_K") return encodeQ6K(values);
-  throw new TypeError(`Cannot encode ${target} in a worker`);
 }
 
 /** A lazily started pool of encoder workers. */
@@ -101,10 +93,10 @@ export class EncoderPool {
    * Encode `values` in a worker (transferred once the worker has started: do
    * not reuse the array). When workers cannot start, encodes in this thread.
    */
-  encode(target: string, values: Float32Array): Promise<Uint8Array> {
+  encode(target: string, values: Float32Array, importance?: Float32Array): Promise<Uint8Array> {
     if (this.#broken) {
       try {
-        const bytes = encodeHere(target, values);
+        const bytes = encodeBlocks(target, values, importance);
         releaseChunk(values);
         return Promise.resolve(bytes);
       } catch (error) {
@@ -115,7 +107,7 @@ export class EncoderPool {
     const id = this.#ids++;
     const slot = this.#workers[this.#next++ % this.#workers.length]!;
     return new Promise<Uint8Array>((resolve, reject) => {
-      this.#jobs.set(id, { resolve, reject, target, values, sent: false });
+      this.#jobs.set(id, { resolve, reject, target, values, importance, sent: false });
       if (slot.ready) this.#send(slot, id);
       else slot.queue.push(id);
     });
@@ -126,8 +118,8 @@ export class EncoderPool {
     const job = this.#jobs.get(id);
     if (job === undefined) return;
     job.sent = true;
-    const { target, values } = job;
-    slot.worker.postMessage({ id, target, values }, [values.buffer as ArrayBuffer]);
+    const { target, values, importance } = job;
+    slot.worker.postMessage({ id, target, values, importance }, [values.buffer as ArrayBuffer]);
   }
 
   #start(): void {
@@ -169,7 +161,7 @@ export class EncoderPool {
             continue;
           }
           try {
-            job.resolve(encodeHere(job.target, job.values));
+            job.resolve(encodeBlocks(job.target, job.values, job.importance));
             releaseChunk(job.values);
           } catch (err) {
             job.reject(err instanceof Error ? err : new Error(String(err)));

@@ -15,9 +15,7 @@ import { LITTLE_ENDIAN } from "./_bytes.ts";
 import { encodeF16 } from "./f16.ts";
 import { encodeBf16 } from "./bf16.ts";
 import { encodeAprQ8 } from "./apr_q8.ts";
-import { encodeAprQ4 } from "./apr_q4.ts";
-import { encodeQ4K } from "./q4_k.ts";
-import { encodeQ6K } from "./q6_k.ts";
+import { BLOCK_ENCODERS, type BlockEncoder, isBlockTarget } from "./_block_encoders.ts";
 import type { EncoderPool } from "./_encoder_pool.ts";
 import { markReleasable, releaseChunk, takeBuffer } from "../io/byte_source.ts";
 
@@ -25,12 +23,23 @@ import { markReleasable, releaseChunk, takeBuffer } from "../io/byte_source.ts";
 export type EmitBytes = (bytes: Uint8Array | Promise<Uint8Array>) => void;
 
 /** Dtypes {@linkcode TensorEncoder} can produce. */
-export type EncodeTarget = "F32" | "F16" | "BF16" | "APR_Q8" | "APR_Q4" | "Q4_K" | "Q6_K";
+export type EncodeTarget =
+  | "F32"
+  | "F16"
+  | "BF16"
+  | "APR_Q8"
+  | "APR_Q4"
+  | "Q4_K"
+  | "Q5_K"
+  | "Q6_K"
+  | "Q8_0"
+  | "Q5_0"
+  | "Q5_1";
 
 /** True when `dtype` is an {@linkcode EncodeTarget}. */
 export function isEncodeTarget(dtype: DType): dtype is EncodeTarget {
   return dtype === "F32" || dtype === "F16" || dtype === "BF16" || dtype === "APR_Q8" ||
-    dtype === "APR_Q4" || dtype === "Q4_K" || dtype === "Q6_K";
+    isBlockTarget(dtype);
 }
 
 /** Default upper bound on values encoded per emitted piece (4 MiB of f32). */
@@ -44,15 +53,13 @@ const MIN_JOB_BLOCKS = 64;
  */
 const MAX_JOB_BLOCKS = 1024;
 
-type BlockFn = (values: Float32Array, out?: Uint8Array) => Uint8Array;
-
 /** Incremental f32 → payload encoder for one tensor. */
 export class TensorEncoder {
   #target: EncodeTarget;
   #scale: number;
   #prefixDone: boolean;
   // Block targets.
-  #blockFn: BlockFn | undefined;
+  #blockFn: BlockEncoder | undefined;
   #blockElements = 1;
   #buf: Float32Array | undefined;
   #bufLen = 0;
@@ -60,6 +67,14 @@ export class TensorEncoder {
   #colPos = 0;
   #pool: EncoderPool | undefined;
   #batchValues: number;
+  // Importance weights (one per column, per expert), when the encoder uses them.
+  #importance: Float32Array | undefined;
+  // Values per expert (a 3-D tensor's matrix): batches never cross one.
+  #expertValues = Infinity;
+  #weightCols = 0;
+  // Values pushed so far, and where the staged batch starts.
+  #pos = 0;
+  #batchStart = 0;
 
   /**
    * @param target The payload dtype.
@@ -67,6 +82,9 @@ export class TensorEncoder {
    * @param scale APR_Q8's tensor scale (required for APR_Q8).
    * @param pool Workers for the block encoders; in-thread when absent.
    * @param batchValues Values encoded per emitted piece (rounded to whole blocks).
+   * @param importance Importance weights, one per column for each matrix of
+   * the tensor (`cols * experts`), as llama-quantize's `--imatrix` uses them;
+   * ignored by APR_Q4 and Q8_0, and for rows that need padding.
    * @param prefix Emit APR_Q8's scale prefix (not when restarting after it).
    */
   constructor(
@@ -75,6 +93,7 @@ export class TensorEncoder {
     scale = 1,
     pool?: EncoderPool,
     batchValues = MAX_BATCH_VALUES,
+    importance?: Float32Array,
     prefix = true,
   ) {
     this.#target = target;
@@ -83,8 +102,8 @@ export class TensorEncoder {
     this.#scale = scale;
     const n = elementCount(shape);
     this.#prefixDone = !prefix || target !== "APR_Q8" || n === 0;
-    if (target === "APR_Q4" || target === "Q4_K" || target === "Q6_K") {
-      this.#blockFn = target === "APR_Q4" ? encodeAprQ4 : target === "Q4_K" ? encodeQ4K : encodeQ6K;
+    if (isBlockTarget(target)) {
+      this.#blockFn = BLOCK_ENCODERS[target];
       const be = DTYPES[target].blockElements;
       this.#blockElements = be;
       const cols = shape.length === 0 ? 1 : shape[shape.length - 1]!;
@@ -102,9 +121,28 @@ export class TensorEncoder {
         const job = Math.min(MAX_JOB_BLOCKS, Math.max(MIN_JOB_BLOCKS, perJob));
         stageBlocks = Math.max(1, Math.min(stageBlocks, job));
       }
+      let stageValues = stageBlocks * be;
+      if (
+        importance !== undefined && target !== "APR_Q4" && target !== "Q8_0" && n > 0 &&
+        cols % be === 0
+      ) {
+        // Weighted encoders see whole rows of one matrix (Q5_0/Q5_1 take σ² over the row).
+        const rows = n / cols;
+        const matrixRows = shape.length >= 3 ? shape[shape.length - 2]! : rows;
+        if (importance.length !== cols * (rows / matrixRows)) {
+          throw new RangeError(
+            `Cannot encode with importance weights: ${importance.length} weights for ` +
+              `${rows / matrixRows} matrices of ${cols} columns`,
+          );
+        }
+        this.#importance = importance;
+        this.#weightCols = cols;
+        this.#expertValues = matrixRows * cols;
+        stageValues = Math.max(1, Math.min(Math.floor(stageValues / cols), rows)) * cols;
+      }
       // Freed in finish(): it is ours alone (workers get copies).
       // Values are always staged before they are encoded, so recycled memory is fine.
-      this.#buf = markReleasable(new Float32Array(takeBuffer(4 * stageBlocks * be)));
+      this.#buf = markReleasable(new Float32Array(takeBuffer(4 * stageValues)));
       // Rows matter only when they need padding (K-quants, cols not a multiple of 256).
       if (target !== "APR_Q4" && n > 0 && cols % be !== 0) this.#cols = cols;
     }
@@ -125,13 +163,16 @@ export class TensorEncoder {
       }
       return;
     }
-    this.#pushBlocks(values, emit);
+    if (this.#importance !== undefined) this.#pushRows(values, emit);
+    else this.#pushBlocks(values, emit);
   }
 
   /** Flush the last partial block (zero-filled). */
   finish(emit: EmitBytes): void {
     if (!this.#prefixDone) this.push(new Float32Array(0), emit);
-    if (this.#blockFn !== undefined && this.#bufLen > 0) {
+    if (this.#importance !== undefined && this.#bufLen > 0) {
+      this.#flushRows(emit);
+    } else if (this.#blockFn !== undefined && this.#bufLen > 0) {
       // APR_Q4's last block is zero-filled; K-quant rows were padded already.
       const end = Math.ceil(this.#bufLen / this.#blockElements) * this.#blockElements;
       this.#buf!.fill(0, this.#bufLen, end);
@@ -199,16 +240,45 @@ export class TensorEncoder {
     }
   }
 
+  /**
+   * Stage whole rows for the weighted encoders; a batch ends when the stage is
+   * full or a matrix ends (its weights differ from the next one's).
+   */
+  #pushRows(values: Float32Array, emit: EmitBytes): void {
+    const stage = this.#buf!;
+    const cap = stage.length;
+    let off = 0;
+    while (off < values.length) {
+      const toMatrixEnd = this.#expertValues - (this.#pos % this.#expertValues);
+      const take = Math.min(cap - this.#bufLen, values.length - off, toMatrixEnd);
+      stage.set(values.subarray(off, off + take), this.#bufLen);
+      this.#bufLen += take;
+      this.#pos += take;
+      off += take;
+      if (this.#bufLen === cap || take === toMatrixEnd) this.#flushRows(emit);
+    }
+  }
+
+  /** Encode the staged rows with their matrix's weights. */
+  #flushRows(emit: EmitBytes): void {
+    const cols = this.#weightCols;
+    const matrix = Math.floor(this.#batchStart / this.#expertValues);
+    const weights = this.#importance!.subarray(matrix * cols, (matrix + 1) * cols);
+    this.#encode(this.#buf!.subarray(0, this.#bufLen), emit, weights);
+    this.#batchStart += this.#bufLen;
+    this.#bufLen = 0;
+  }
+
   /** Encode whole blocks, in a worker when there is a pool. */
-  #encode(values: Float32Array, emit: EmitBytes): void {
+  #encode(values: Float32Array, emit: EmitBytes, importance?: Float32Array): void {
     if (this.#pool === undefined) {
-      emit(this.#blockFn!(values));
+      emit(this.#blockFn!(values, undefined, importance));
     } else {
       // A copy (the stage is refilled meanwhile) that the pool transfers to a
       // worker, or encodes here and gives back if workers cannot start.
       const job = markReleasable(new Float32Array(takeBuffer(4 * values.length)));
       job.set(values);
-      emit(this.#pool.encode(this.#target, job));
+      emit(this.#pool.encode(this.#target, job, importance));
     }
   }
 

@@ -17,7 +17,7 @@ import { aprQ8Absmax, aprQ8Scale } from "./apr_q8.ts";
 /**
  * Encode float32 values as a `dtype` payload.
  *
- * @param dtype One of F32, F16, BF16, APR_Q8, APR_Q4, Q4_K, Q6_K.
+ * @param dtype One of F32, F16, BF16, APR_Q8, APR_Q4, Q4_K, Q5_K, Q6_K, Q8_0, Q5_0, Q5_1.
  * @param values One value per element, row-major.
  * @param shape The tensor's dimensions, outermost first.
  * @returns The exact payload (`tensorByteLength(dtype, shape)` bytes).
@@ -39,7 +39,8 @@ export function encodeFromFloat32(
 ): Uint8Array {
   if (!isEncodeTarget(dtype)) {
     throw new TypeError(
-      `Cannot encode ${dtype}: expected one of F32, F16, BF16, APR_Q8, APR_Q4, Q4_K, Q6_K`,
+      `Cannot encode ${dtype}: expected one of F32, F16, BF16, APR_Q8, APR_Q4, Q4_K, Q5_K, ` +
+        "Q6_K, Q8_0, Q5_0, Q5_1",
     );
   }
   const n = elementCount(shape);

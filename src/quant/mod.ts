@@ -22,6 +22,16 @@ export { aprQ8Absmax, aprQ8Scale, decodeAprQ8, encodeAprQ8, encodeAprQ8Tensor } 
 export { APR_Q4_BLOCK_BYTES, APR_Q4_BLOCK_ELEMENTS, decodeAprQ4, encodeAprQ4 } from "./apr_q4.ts";
 export { decodeQ4K, encodeQ4K, Q4_K_BLOCK_BYTES, Q4_K_BLOCK_ELEMENTS } from "./q4_k.ts";
 export { decodeQ6K, encodeQ6K, Q6_K_BLOCK_BYTES, Q6_K_BLOCK_ELEMENTS } from "./q6_k.ts";
+export { encodeQ5K, Q5_K_BLOCK_BYTES } from "./q5_k.ts";
+export { encodeQ8_0, Q8_0_BLOCK_BYTES } from "./q8_0.ts";
+export { encodeQ5_0, encodeQ5_1, Q5_0_BLOCK_BYTES, Q5_1_BLOCK_BYTES } from "./q5_0.ts";
+export {
+  LLAMA_FTYPES,
+  LLAMA_PRESETS,
+  type LlamaPreset,
+  presetTensorTypes,
+  type PresetTypesOptions,
+} from "./llama_presets.ts";
 export {
   decodeQ4_0,
   decodeQ4_1,
@@ -36,11 +46,13 @@ export { decodeF4, decodeF6E2M3, decodeF6E3M2 } from "./float6_4.ts";
 export { decodeStream, type DecodeStreamOptions, decodeToFloat32 } from "./decode.ts";
 export { encodeFromFloat32 } from "./encode.ts";
 export {
+  ImportanceSizeError,
   isNormOrBias,
   MIN_QUANTIZE_ELEMENTS,
   planModel,
   planQuantization,
   planTensor,
+  presetOf,
   QUANTIZE_TARGETS,
   type QuantizeOptions,
   type QuantizeTarget,

@@ -308,6 +308,8 @@ export function quantizeNf4(values: Float32Array, options: QuantizeNf4Options = 
 
 /**
  * Dequantize a whole NF4 tensor.
+ * Never throws. Lengths are not checked: pass the codes and scales of one tensor,
+ * as the QNAT reader does.
  *
  * @param tensor Codes, scales (as used by the decoder) and zero points.
  * @returns The values.

@@ -10,9 +10,28 @@
 
 import { type DType, DTYPES, elementCount, isAprStorable, tensorByteLength } from "../dtype.ts";
 import type { ModelHeader, ModelMetadata, TensorInfo } from "../tensor.ts";
+import { hfToGgufName } from "../formats/gguf/names.ts";
+import { type LlamaPreset, presetTensorTypes } from "./llama_presets.ts";
+import { UsageError } from "../errors.ts";
 
-/** What {@linkcode planQuantization} may convert float weights to. */
-export type QuantizeTarget = "none" | "f16" | "bf16" | "q8" | "q4" | "q4_k" | "q6_k";
+/**
+ * What {@linkcode planQuantization} may convert float weights to: a single
+ * type (`"q4_k"` is llama-quantize's `--pure` Q4_K), or one of llama-quantize's
+ * presets (`"q4_k_m"`, …; `"q6_k"` is both, see {@linkcode QuantizeOptions.ggufTypes}).
+ */
+export type QuantizeTarget =
+  | "none"
+  | "f16"
+  | "bf16"
+  | "q8"
+  | "q4"
+  | "q4_k"
+  | "q6_k"
+  | "q8_0"
+  | "q5_k_m"
+  | "q5_k_s"
+  | "q4_k_m"
+  | "q4_k_s";
 
 /** Every {@linkcode QuantizeTarget}, for argument parsing. */
 export const QUANTIZE_TARGETS: readonly QuantizeTarget[] = [
@@ -23,7 +42,37 @@ export const QUANTIZE_TARGETS: readonly QuantizeTarget[] = [
   "q4",
   "q4_k",
   "q6_k",
+  "q8_0",
+  "q5_k_m",
+  "q5_k_s",
+  "q4_k_m",
+  "q4_k_s",
 ];
+
+/** The targets that are llama-quantize presets, and the preset each names. */
+const PRESET_OF: Readonly<Partial<Record<QuantizeTarget, LlamaPreset>>> = {
+  q8_0: "Q8_0",
+  q6_k: "Q6_K",
+  q5_k_m: "Q5_K_M",
+  q5_k_s: "Q5_K_S",
+  q4_k_m: "Q4_K_M",
+  q4_k_s: "Q4_K_S",
+};
+
+/**
+ * The llama-quantize preset a target selects for the output, or `undefined`
+ * for a single-type target. `q6_k` is the Q6_K preset for GGUF output (on
+ * models whose rows are whole super-blocks it is also what `--pure` gives)
+ * and today's single-type Q6_K for APR.
+ *
+ * @param to The target.
+ * @param ggufTypes Whether the output holds every ggml type (GGUF).
+ * @returns The preset, if any.
+ */
+export function presetOf(to: QuantizeTarget, ggufTypes: boolean): LlamaPreset | undefined {
+  if (to === "q6_k" && !ggufTypes) return undefined;
+  return PRESET_OF[to];
+}
 
 /** Options of {@linkcode planQuantization} and `QuantizeStream`. */
 export interface QuantizeOptions {
@@ -48,6 +97,21 @@ export interface QuantizeOptions {
    * @default {false}
    */
   keepF64?: boolean;
+  /**
+   * The output holds every ggml type (GGUF): presets choose llama.cpp's types
+   * (Q5_K, Q8_0, the Q5_0/Q5_1/F16 fallbacks). Otherwise (APR) their mapping
+   * to F32, Q4_K and Q6_K (docs/QUANTIZATION.md).
+   *
+   * @default {false}
+   */
+  ggufTypes?: boolean;
+  /**
+   * Importance matrix (llama-imatrix's per-column weights, by GGUF tensor
+   * name): presets and the K-quant targets weight the quantization error with
+   * it as `llama-quantize --imatrix` does. A tensor it lacks is quantized
+   * without; a wrong size is an error (token_embd's is ignored), as in llama-quantize.
+   */
+  importance?: ReadonlyMap<string, Float32Array>;
 }
 
 /** How one tensor's payload is produced. */
@@ -69,6 +133,8 @@ export interface TensorPlan {
   readonly action: TensorAction;
   /** True when the policy quantized it to the requested target. */
   readonly quantized: boolean;
+  /** Importance weights for its encoder (one per column of each matrix). */
+  readonly importance?: Float32Array;
 }
 
 /** Tensors smaller than this keep their float type (aprender's rule). */
@@ -82,6 +148,12 @@ const TARGET_DTYPE: Record<QuantizeTarget, DType | undefined> = {
   q4: "APR_Q4",
   q4_k: "Q4_K",
   q6_k: "Q6_K",
+  // Presets: each tensor's type comes from presetTensorTypes.
+  q8_0: undefined,
+  q5_k_m: undefined,
+  q5_k_s: undefined,
+  q4_k_m: undefined,
+  q4_k_s: undefined,
 };
 
 const QUANTIZATION_RECORD: Partial<
@@ -91,6 +163,11 @@ const QUANTIZATION_RECORD: Partial<
   q4: { quant_type: "q4", bits: 4, block_size: 32, symmetric: true },
   q4_k: { quant_type: "q4_k", bits: 4, block_size: 256, symmetric: false },
   q6_k: { quant_type: "q6_k", bits: 6, block_size: 256, symmetric: true },
+  q8_0: { quant_type: "q8_0", bits: 8, block_size: 32, symmetric: true },
+  q5_k_m: { quant_type: "q5_k_m", bits: 5, block_size: 256, symmetric: false },
+  q5_k_s: { quant_type: "q5_k_s", bits: 5, block_size: 256, symmetric: false },
+  q4_k_m: { quant_type: "q4_k_m", bits: 4, block_size: 256, symmetric: false },
+  q4_k_s: { quant_type: "q4_k_s", bits: 4, block_size: 256, symmetric: false },
 };
 
 /** Integer types APR cannot hold, and the wider type that holds every value. */
@@ -155,6 +232,12 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
     (options.all === true ||
       (!isNormOrBias(info.name) && elementCount(info.shape) >= MIN_QUANTIZE_ELEMENTS));
   if (eligible) return plan(target, "float", target !== "F16" && target !== "BF16");
+  // What a quantizing import keeps in float (norms, biases, small tensors) is
+  // written as F32, which every reader decodes; BF16 (APR dtype 30) is not
+  // read by aprender 0.26 or realizar's get_tensor_f32 (docs/INTEROP.md).
+  if (target !== undefined && target !== "BF16" && (dtype === "BF16" || dtype === "F16")) {
+    return plan("F32", "float");
+  }
   if (dtype === "F64" && options.keepF64 !== true) return plan("F32", "float");
   if (isAprStorable(dtype)) return plan(dtype, "copy");
   return plan(LOSSLESS_FLOAT[dtype] ?? "F32", "float");
@@ -210,11 +293,25 @@ export function planModel(
 ): { header: ModelHeader; plans: TensorPlan[] } {
   const to = options.to ?? "none";
   if (!QUANTIZE_TARGETS.includes(to)) {
-    throw new TypeError(
+    throw new UsageError(
       `Cannot quantize to "${to}": expected one of ${QUANTIZE_TARGETS.join(", ")}`,
     );
   }
-  const plans = header.tensors.map((t) => planTensor(t, options));
+  const ggufTypes = options.ggufTypes === true;
+  const preset = presetOf(to, ggufTypes);
+  let plans: TensorPlan[];
+  if (preset === undefined) {
+    plans = header.tensors.map((t) => withImportance(planTensor(t, options), options));
+  } else {
+    if (preset === "Q8_0" && !ggufTypes) {
+      throw new TypeError(
+        'Cannot quantize to "q8_0" for APR: APR readers do not decode Q8_0; use "q8" (APR_Q8) ' +
+          "or write GGUF",
+      );
+    }
+    const types = presetTensorTypes(header.tensors, header.metadata, preset, { apr: !ggufTypes });
+    plans = header.tensors.map((t, i) => planPresetTensor(t, types[i], options));
+  }
   const metadata: ModelMetadata = { ...header.metadata };
   const record = QUANTIZATION_RECORD[to];
   if (record !== undefined && plans.some((p) => p.quantized)) {
@@ -224,4 +321,74 @@ export function planModel(
     metadata.total_size = plans.reduce((s, p) => s + p.info.byteLength, 0);
   }
   return { header: { ...header, metadata, tensors: plans.map((p) => p.info) }, plans };
+}
+
+/**
+ * Plan one tensor under a preset: the type the preset chose, or F32 for a
+ * float tensor it leaves unquantized (norms, biases: what llama.cpp's
+ * converter writes for them). Integer tensors follow {@linkcode planTensor}.
+ */
+function planPresetTensor(
+  info: TensorInfo,
+  chosen: DType | undefined,
+  options: QuantizeOptions,
+): TensorPlan {
+  if (!DTYPES[info.dtype].isFloat) return planTensor(info, { ...options, to: "none" });
+  const to = chosen ?? "F32";
+  if (to === info.dtype) return { source: info, info, action: "copy", quantized: false };
+  const plan: TensorPlan = {
+    source: info,
+    info: { ...info, dtype: to, byteLength: tensorByteLength(to, info.shape) },
+    action: "float",
+    quantized: chosen !== undefined,
+  };
+  return withImportance(plan, options);
+}
+
+/** Block types whose encoders take importance weights (llama.cpp's Q8_0 ignores them). */
+const WEIGHTED = new Set<DType>(["Q4_K", "Q5_K", "Q6_K", "Q5_0", "Q5_1"]);
+
+/**
+ * Attach the tensor's importance-matrix entry, checked as llama-quantize
+ * checks it: one value per column of each matrix (`ne[0] * ne[2]`), except
+ * token_embd's, which is ignored when its size is wrong.
+ */
+function withImportance(plan: TensorPlan, options: QuantizeOptions): TensorPlan {
+  const matrix = options.importance;
+  if (matrix === undefined || plan.action !== "float" || !WEIGHTED.has(plan.info.dtype)) {
+    return plan;
+  }
+  const name = hfToGgufName(plan.info.name);
+  const weights = matrix.get(name);
+  if (weights === undefined) return plan;
+  const shape = plan.info.shape;
+  const cols = shape.length === 0 ? 1 : shape[shape.length - 1]!;
+  const experts = shape.length >= 3 ? shape[shape.length - 3]! : 1;
+  if (weights.length !== cols * experts) {
+    if (name === "token_embd.weight") return plan;
+    throw new ImportanceSizeError(name, weights.length, cols * experts);
+  }
+  return { ...plan, importance: weights };
+}
+
+/** An importance matrix entry whose size does not match its tensor (llama-quantize stops too). */
+export class ImportanceSizeError extends RangeError {
+  /** The tensor's GGUF name. */
+  readonly tensor: string;
+
+  /**
+   * Describe the mismatch.
+   *
+   * @param tensor The tensor's GGUF name.
+   * @param size The entry's values.
+   * @param expected Columns times matrices of the tensor.
+   */
+  constructor(tensor: string, size: number, expected: number) {
+    super(
+      `Cannot use the importance matrix: its size ${size} is different from tensor size ` +
+        `${expected} for ${tensor}`,
+    );
+    this.name = "ImportanceSizeError";
+    this.tensor = tensor;
+  }
 }

@@ -5,16 +5,18 @@
  * — `ql[128]` low nibbles, `qh[64]` high 2-bit pairs, 16 i8 sub-block scales,
  * f16 `d`.
  *
- * The encoder is a port of llama.cpp's reference quantizer
- * (`quantize_row_q6_K_ref` with `make_qx_quants`, what `llama-quantize` runs
- * without an importance matrix) in f32 arithmetic, so it produces the same
- * bytes. The decoder is bit-exact with `dequantize_row_q6_K`.
+ * The encoder is a port of llama.cpp's quantizers (`quantize_row_q6_K_ref`
+ * with `make_qx_quants`, what `llama-quantize` runs without an importance
+ * matrix, and `quantize_row_q6_K_impl` with one) in f32 arithmetic, so it
+ * produces the same bytes. The decoder is bit-exact with `dequantize_row_q6_K`.
  *
  * @module
  */
 
 import { nearestInt } from "./_round.ts";
 import { f16Table, f32ToF16 } from "./f16.ts";
+import { makeQxQuants } from "./_make_quants.ts";
+import { kQuantBlocks } from "./_importance.ts";
 
 /** Values per Q6_K super-block. */
 export const Q6_K_BLOCK_ELEMENTS = 256;
@@ -22,138 +24,20 @@ export const Q6_K_BLOCK_ELEMENTS = 256;
 export const Q6_K_BLOCK_BYTES = 210;
 
 const fr = Math.fround;
-const F_0_1 = fr(0.1);
-/** ggml's GROUP_MAX_EPS: below it a group counts as all zero. */
+/** ggml's GROUP_MAX_EPS: below it a super-block counts as all zero. */
 const GROUP_MAX_EPS = fr(1e-15);
-// Scratch for one 16-value group (f64 storage of f32-rounded values avoids conversions).
-const W = new Float64Array(16);
-const WX = new Float64Array(16);
-const CAND = new Float64Array(16);
-const X = new Float64Array(16);
-/** The previous candidate's levels as int32 (valid while `levelsInt`). */
-const LEVELS = new Int32Array(16);
-/**
- * While `|iscale| * amax` (f64) is below this, every `fr(iscale * x[i])` is at
- * most 4e6 in magnitude (f32 rounding is monotone, 4e6 is an f32): inside
- * `nearestInt`'s exact fast range (|x| <= 2^22 - 1).
- */
-const FAST_PRODUCT_BOUND = 4e6;
-/** 1.5·2^52: `(x + RNE) - RNE` rounds an f64 `x` with |x| < 2^51 half-to-even (see _round.ts). */
-const RNE = 6755399441055744;
 
 /**
- * llama.cpp's `make_qx_quants` with `rmse_type = 1` and no importance weights
- * (weights `x²`): a symmetric scale for one group, searched over 19 candidates.
- * Writes `L[i] = l + nmax` and returns the scale.
- */
-function makeQxQuants(
-  n: number,
-  nmax: number,
-  x: Float32Array,
-  xo: number,
-  L: Uint8Array,
-  lo: number,
-): number {
-  let max = 0;
-  let amax = 0;
-  for (let i = 0; i < n; i++) {
-    const v = x[xo + i]!;
-    const ax = Math.abs(v);
-    if (ax > amax) {
-      amax = ax;
-      max = v;
-    }
-  }
-  if (amax < GROUP_MAX_EPS) {
-    L.fill(0, lo, lo + n);
-    return 0;
-  }
-  // Weights x² and x³ are the same for every candidate: compute them once.
-  let finite = true; // NaN is not in amax (comparisons skip it), so check for it
-  for (let i = 0; i < n; i++) {
-    const v = x[xo + i]!;
-    X[i] = v;
-    if (v !== v) finite = false;
-    const w = fr(v * v);
-    W[i] = w;
-    WX[i] = fr(w * v);
-  }
-  let iscale = fr(-nmax / max);
-  // LEVELS does not hold the initial levels: the first candidate is not skipped
-  // (re-evaluating an unchanged candidate cannot change C's result either).
-  let levelsInt = false;
-  let sumlx = 0;
-  let suml2 = 0;
-  for (let i = 0; i < n; i++) {
-    let l = nearestInt(fr(iscale * x[xo + i]!));
-    l = l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;
-    L[lo + i] = l + nmax;
-    CAND[i] = l;
-    sumlx = fr(sumlx + fr(WX[i]! * l));
-    suml2 = fr(suml2 + fr(fr(W[i]! * l) * l));
-  }
-  let scale = suml2 !== 0 ? fr(sumlx / suml2) : 0;
-  let best = fr(scale * sumlx);
-  for (let is = -9; is <= 9; is++) {
-    if (is === 0) continue;
-    iscale = fr(-fr(nmax + fr(F_0_1 * is)) / max);
-    // Levels equal to the previous candidate's give the same sums, and C's
-    // outcome on them (accept again with the same state, or reject) changes
-    // nothing: skip the sums.
-    let same = true;
-    sumlx = 0;
-    suml2 = 0;
-    if (finite && Math.abs(iscale) * amax < FAST_PRODUCT_BOUND) {
-      // Every |fr(iscale * x)| <= 4e6: nearestInt's fast range, int32 levels.
-      // Branch-free (clamps and changes are data-dependent, so mispredicted),
-      // and the sums in the same pass (wasted only when the levels repeat).
-      let changed = 0;
-      const top = 2 * nmax - 1;
-      for (let i = 0; i < n; i++) {
-        let t = (((fr(iscale * X[i]!) + RNE) - RNE) | 0) + nmax;
-        t &= ~(t >> 31); // max(l, -nmax)
-        const over = t - top;
-        t -= over & ~(over >> 31); // min(l, nmax - 1)
-        const l = t - nmax;
-        changed |= LEVELS[i]! ^ l;
-        LEVELS[i] = l;
-        CAND[i] = l;
-        sumlx = fr(sumlx + fr(WX[i]! * l));
-        suml2 = fr(suml2 + fr(fr(W[i]! * l) * l));
-      }
-      same = levelsInt && changed === 0;
-      levelsInt = true;
-    } else {
-      // NaN levels are possible here (garbage in), which LEVELS cannot hold.
-      levelsInt = false;
-      for (let i = 0; i < n; i++) {
-        let l = nearestInt(fr(iscale * X[i]!));
-        l = l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;
-        if (CAND[i] !== l) {
-          CAND[i] = l;
-          same = false;
-        }
-        sumlx = fr(sumlx + fr(WX[i]! * l));
-        suml2 = fr(suml2 + fr(fr(W[i]! * l) * l));
-      }
-    }
-    if (same) continue;
-    if (suml2 > 0 && fr(sumlx * sumlx) > fr(best * suml2)) {
-      for (let i = 0; i < n; i++) L[lo + i] = nmax + CAND[i]!;
-      scale = fr(sumlx / suml2);
-      best = fr(scale * sumlx);
-    }
-  }
-  return scale;
-}
-
-/**
- * Quantize values to Q6_K super-blocks (llama.cpp's reference algorithm).
+ * Quantize values to Q6_K super-blocks (llama.cpp's algorithm): the reference
+ * quantizer `quantize_row_q6_K_ref`, or with an importance matrix
+ * `quantize_row_q6_K_impl` (the importance weights replace `x²`).
  *
- * @param values A whole number of 256-value super-blocks (pad rows with zeros first).
+ * @param values A whole number of 256-value super-blocks (pad rows with zeros
+ * first); with `importance`, a whole number of rows of `importance.length` values.
  * @param out Destination of `values.length / 256 * 210` bytes.
+ * @param importance One weight per column of a row (an importance matrix entry).
  * @returns `out`, or a new array when `out` is not given.
- * @throws {RangeError} When `values.length` is not a multiple of 256.
+ * @throws {RangeError} When `values.length` is not a multiple of 256 (or of the row).
  *
  * @example Usage
  * ```ts
@@ -163,13 +47,13 @@ function makeQxQuants(
  * console.assert(back.every((v, i) => Math.abs(v - values[i]!) < 0.03));
  * ```
  */
-export function encodeQ6K(values: Float32Array, out?: Uint8Array): Uint8Array {
-  if (values.length % Q6_K_BLOCK_ELEMENTS !== 0) {
-    throw new RangeError(
-      `Cannot encode Q6_K: ${values.length} values are not a whole number of 256-value blocks`,
-    );
-  }
-  const nb = values.length / Q6_K_BLOCK_ELEMENTS;
+export function encodeQ6K(
+  values: Float32Array,
+  out?: Uint8Array,
+  importance?: Float32Array,
+): Uint8Array {
+  const nb = kQuantBlocks("Q6_K", values, importance);
+  const cols = importance?.length ?? 256;
   const y = out ?? new Uint8Array(nb * Q6_K_BLOCK_BYTES);
   const t = f16Table();
   const L = new Uint8Array(256);
@@ -180,7 +64,16 @@ export function encodeQ6K(values: Float32Array, out?: Uint8Array): Uint8Array {
     let maxScale = 0;
     let maxAbsScale = 0;
     for (let ib = 0; ib < 16; ib++) {
-      const scale = makeQxQuants(16, 32, values, xo + 16 * ib, L, 16 * ib);
+      const scale = makeQxQuants(
+        16,
+        32,
+        values,
+        xo + 16 * ib,
+        L,
+        16 * ib,
+        importance,
+        (xo % cols) + 16 * ib,
+      );
       scales[ib] = scale;
       const abs = Math.abs(scale);
       if (abs > maxAbsScale) {

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { type ModelChunk, sameBytesRestart, type TensorEntry } from "../tensor.ts";
+import { type ModelChunk, restartOf, sameBytes, type TensorEntry } from "../tensor.ts";
 import { parseAprQ8Scale, restartAt } from "./_restart_map.ts";
 import { elementCount } from "../dtype.ts";
 import { planModel, type QuantizeOptions, type TensorPlan } from "./plan_quantization.ts";
@@ -30,7 +30,7 @@ export interface QuantizeStreamOptions extends QuantizeOptions {
    */
   maxChunkElements?: number;
   /**
-   * Workers running the APR_Q4, Q4_K and Q6_K encoders, so a tensor's blocks
+   * Workers running the block encoders (APR_Q4, Q4_K, Q5_K, Q6_K, Q8_0, Q5_0, Q5_1), so a tensor's blocks
    * are encoded on several cores (0: in the calling thread). Workers start on
    * the first block and stop when the stream has ended and every payload is read.
    * By default, `navigator.hardwareConcurrency` workers (at most 4, none on a
@@ -170,7 +170,7 @@ function convertEntry(
   pool: EncoderPool | undefined,
 ): TensorEntry {
   if (plan.action === "copy") {
-    return { info: plan.info, open: () => entry.open(), ...sameBytesRestart(entry) };
+    return { info: plan.info, open: () => entry.open(), ...sameBytes(entry) };
   }
   // APR_Q8's scale from the last open's first pass: the state a restart needs.
   let scale: number | undefined;
@@ -179,14 +179,17 @@ function convertEntry(
     info: plan.info,
     open: () => convertedPayload(entry, plan, maxElements, pool, (s) => (scale = s)),
   };
-  if (entry.openAt === undefined || entry.restartPoint === undefined) return converted;
+  const source = restartOf(entry);
+  // Importance weights are laid out by column and matrix: a tensor quantized
+  // with them restarts from its start (no smaller tensor has the same layout).
+  if (source === undefined || plan.importance !== undefined) return converted;
   return {
     ...converted,
     restartPoint(offset) {
       const at = restartAt(plan.source, plan.info, offset);
       if (at === undefined) return undefined;
       // Only a source that restarts without state of its own (a byte range).
-      const from = entry.restartPoint?.(at.sourceOffset);
+      const from = source.restartPoint(at.sourceOffset);
       if (from === undefined || from.state !== undefined) return undefined;
       if (!q8) return {};
       return scale === undefined ? undefined : { state: String(scale) };
@@ -196,7 +199,7 @@ function convertEntry(
       if (at === undefined) return undefined;
       const known = q8 ? parseAprQ8Scale(state) : undefined;
       if (q8 ? known === undefined : state !== undefined) return undefined;
-      const rest = entry.openAt?.(at.sourceOffset);
+      const rest = source.openAt(at.sourceOffset);
       if (rest === undefined) return undefined;
       // The rest of the tensor, converted as a tensor of its own.
       return convertedPayload(
@@ -285,6 +288,7 @@ async function makeConverter(
     scale,
     pool,
     maxElements,
+    plan.importance,
     knownScale === undefined,
   );
   return {

@@ -185,7 +185,9 @@ export class HubClient {
           sha256: typeof lfs?.oid === "string" ? lfs.oid : undefined,
         });
       }
-      url = nextLink(response.headers.get("link"), url);
+      const next = nextLink(response.headers.get("link"));
+      // The next page carries the token: it must stay on the Hub's origin.
+      url = next === undefined ? undefined : this.#checkedTarget(url, next, "next page", true);
     }
     return entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
@@ -213,7 +215,7 @@ export class HubClient {
       const isRedirect = response.status >= 300 && response.status < 400 && location !== null;
       let target: string | undefined;
       if (isRedirect) {
-        target = new URL(location, url).href;
+        target = this.#checkedTarget(url, location, "redirect");
         // A same-host redirect (renamed repository) is followed; a redirect
         // elsewhere is the CDN, where the metadata headers of this response count.
         if (new URL(target).origin === new URL(this.endpoint).origin && !hasLinkedEtag(response)) {
@@ -345,6 +347,30 @@ export class HubClient {
     }
   }
 
+  /**
+   * A URL the server points to (a redirect, the next page), resolved and
+   * checked: http(s) only (fetch would read a `file:` URL from the local
+   * disk), and on the Hub's own origin when
+   * `sameOrigin` (the request will carry the token).
+   */
+  #checkedTarget(url: string, location: string, what: string, sameOrigin = false): string {
+    let target: URL;
+    try {
+      target = new URL(location, url);
+    } catch (error) {
+      throw this.#badAnswer(url, `the ${what} URL ${quoteName(location)} is not a URL`, error);
+    }
+    const refused = target.protocol !== "https:" && target.protocol !== "http:"
+      ? "is not http(s)"
+      : sameOrigin && target.origin !== new URL(this.endpoint).origin
+      ? `is not on ${new URL(this.endpoint).origin}`
+      : undefined;
+    if (refused !== undefined) {
+      throw this.#badAnswer(url, `the ${what} ${quoteName(redactUrl(target.href))} ${refused}`);
+    }
+    return target.href;
+  }
+
   #badAnswer(url: string, reason: string, cause?: unknown): HubAnswerError {
     return new HubAnswerError(
       `Cannot use the answer of "${redactUrl(url)}": ${reason}`,
@@ -358,12 +384,12 @@ function hasLinkedEtag(response: Response): boolean {
   return response.headers.has("x-linked-etag");
 }
 
-/** The `rel="next"` target of a `Link` header, resolved against the current URL. */
-function nextLink(link: string | null, base: string): string | undefined {
+/** The `rel="next"` target of a `Link` header, as written (resolved by the caller). */
+function nextLink(link: string | null): string | undefined {
   if (link === null) return undefined;
   for (const part of link.split(",")) {
     const match = /<([^>]*)>\s*;(.*)/.exec(part.trim());
-    if (match && /rel\s*=\s*"?next"?/.test(match[2] ?? "")) return new URL(match[1]!, base).href;
+    if (match && /rel\s*=\s*"?next"?/.test(match[2] ?? "")) return match[1]!;
   }
   return undefined;
 }

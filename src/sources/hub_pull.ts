@@ -17,6 +17,7 @@ import { DEFAULT_PART_SIZE, downloadBlob, JobLimiter } from "./hub_download.ts";
 import { DEFAULT_REVISION, formatHubRef, type HubRef, parseHubRef } from "./hub_ref.ts";
 import { assertSafeRevision } from "./hub_names.ts";
 import { selectModelFiles } from "./hub_select.ts";
+import { MAX_JSON_FILE_BYTES } from "../io/model_files.ts";
 import { type HubSettings, hubSettingsFromEnv } from "./hub_settings.ts";
 
 /** Ranges downloading at once by default: enough to fill a fast link, few enough for a laptop. */
@@ -234,9 +235,15 @@ export async function pullModel(
   }
 
   // The index is needed to choose the shards: fetch it first (or reuse it).
+  // The index is the repository's to make as large as it likes: its size is
+  // checked before it is downloaded, and again before it is read whole.
   const readText = async (path: string): Promise<string> => {
-    if (!(await cache.hasSnapshotFile(commit, path))) await fetchOne(path);
-    return await Deno.readTextFile(join(snapshot, path));
+    if (!(await cache.hasSnapshotFile(commit, path))) {
+      const meta = await client.fileInfo(parsed.repoId, commit, path);
+      assertJsonSize(meta.size, `hf://${parsed.repoId}@${commit}/${path}`);
+      await fetchOne(path, meta);
+    }
+    return await readSnapshotText(join(snapshot, path));
   };
   const selected = await selectModelFiles(info.files, readText, {
     path: parsed.path,
@@ -317,7 +324,7 @@ async function pullOffline(
   files.sort();
   const selected = await selectModelFiles(
     files,
-    (path) => Deno.readTextFile(join(snapshot, path)),
+    (path) => readSnapshotText(join(snapshot, path)),
     { path: ref.path, include: options.include },
   );
   const missing = [];
@@ -374,4 +381,19 @@ async function checkFreeSpace(cache: HubCache, metas: HubFileInfo[]): Promise<vo
       `hf://${cache.repoId}`,
     );
   }
+}
+
+/** Refuse a JSON file larger than {@linkcode MAX_JSON_FILE_BYTES} before reading it whole. */
+function assertJsonSize(size: number, where: string): void {
+  if (size > MAX_JSON_FILE_BYTES) {
+    throw new RangeError(
+      `Cannot read "${where}": ${size} bytes is over the ${MAX_JSON_FILE_BYTES}-byte limit`,
+    );
+  }
+}
+
+/** A JSON file of a snapshot, read whole after its size is checked. */
+async function readSnapshotText(path: string): Promise<string> {
+  assertJsonSize((await Deno.stat(path)).size, path);
+  return await Deno.readTextFile(path);
 }

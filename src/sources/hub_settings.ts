@@ -60,6 +60,7 @@ const TRUE_VALUES: ReadonlySet<string> = new Set(["1", "ON", "YES", "TRUE"]);
  *
  * @param env The variables. Default: the process environment.
  * @returns The settings.
+ * @throws {TypeError} When a timeout variable (`HF_HUB_ETAG_TIMEOUT`, `HF_HUB_DOWNLOAD_TIMEOUT`, `APR_HTTP_MIN_SPEED`, `APR_HTTP_SPEED_TIME`) is not a number of the right kind, naming it.
  */
 export function hubSettingsFromEnv(env: HubEnv = Deno.env.toObject()): HubSettings {
   const userHome = env.HOME ?? env.USERPROFILE ?? ".";

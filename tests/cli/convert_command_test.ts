@@ -7,8 +7,13 @@
  */
 
 import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { formatBytes } from "../../src/cli/format.ts";
 import { ggufToHfName } from "../../src/formats/gguf/names.ts";
+import { QNAT_KIND } from "../../src/formats/qnat/header.ts";
+import { openQnat } from "../../src/formats/qnat/reader.ts";
+import { openFileSource } from "../../src/io/file_source.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
+import { permuteQkRows, permuteQkValues } from "../_qk_rows.ts";
 import {
   assertOneLineError,
   DEMO_MODEL,
@@ -92,7 +97,23 @@ Deno.test("apr export --dtype f32 of a Q4_K_M GGUF gives llama.cpp's float32 val
     );
     const hashes = await tensorHashes(out);
     equal(Object.keys(hashes).length, manifest.tensors.length);
-    for (const t of manifest.tensors) equal(hashes[ggufToHfName(t.name)], t.f32_sha256, t.name);
+    // Q/K rows come back in Hugging Face's layout: llama.cpp's values permuted.
+    const model = await openModel(out);
+    try {
+      for (const t of manifest.tensors) {
+        const qk = /attn_([qk])\.weight$/.exec(t.name);
+        if (qk === null) {
+          equal(hashes[ggufToHfName(t.name)], t.f32_sha256, t.name);
+          continue;
+        }
+        const tensor = model.tensor(ggufToHfName(t.name));
+        const rows = tensor.info.shape[0]!;
+        const back = permuteQkRows(await tensor.bytes(), rows, qk[1] === "q" ? 4 : 2);
+        equal(await sha256(back), t.f32_sha256, t.name);
+      }
+    } finally {
+      await model.close();
+    }
   });
 });
 
@@ -124,14 +145,35 @@ Deno.test("apr convert re-quantizes an APR file and round-trips GGUF", async () 
       runApr(["convert", apr, "-o", `${dir}/demo.gguf`, "--json"]),
     ]);
     equal(q4k.code, 0, q4k.stderr);
-    deepEqual(JSON.parse(q4k.stdout).dtypes, { Q4_K: 16, BF16: 5 });
+    deepEqual(JSON.parse(q4k.stdout).dtypes, { Q4_K: 16, F32: 5 });
     equal((await runApr(["validate", `${dir}/q4k.apr`, "--deep"])).code, 0);
     equal(gguf.code, 0, gguf.stderr);
     equal(JSON.parse(gguf.stdout).format, "gguf");
-    // GGUF -> APR again: the same tensors, bytes unchanged.
+    // GGUF -> APR again: the same values, with llama.cpp's Q/K row layout
+    // (rope_type 0) and the norms as GGUF holds them (F32).
     const back = await runApr(["import", `${dir}/demo.gguf`, "-o", `${dir}/back.apr`, "--quiet"]);
     equal(back.code, 0, back.stderr);
-    deepEqual(await tensorHashes(`${dir}/back.apr`), await tensorHashes(apr));
+    const [a, b] = [await openModel(apr), await openModel(`${dir}/back.apr`)];
+    try {
+      deepEqual(b.names(), a.names());
+      equal(b.header.metadata.rope_type, 0);
+      for (const name of a.names()) {
+        let values = await b.tensor(name).toFloat32();
+        const qk = /self_attn\.([qk])_proj\.weight$/.exec(name);
+        if (qk !== null) {
+          values = permuteQkValues(
+            values,
+            b.tensor(name).info.shape[0]!,
+            qk[1] === "q" ? 4 : 2,
+            true,
+          );
+        }
+        deepEqual(values, await a.tensor(name).toFloat32(), name);
+      }
+    } finally {
+      await a.close();
+      await b.close();
+    }
   });
 });
 
@@ -144,6 +186,23 @@ Deno.test("apr convert and export reject bad options with one line and write not
         name: "unknown format",
         args: ["export", apr, "--format", "onnx", "-o", `${dir}/x.onnx`],
         expect: [/--format "onnx" is not one of/],
+      },
+      {
+        name: "export to APR (apr import/convert write APR)",
+        args: ["export", apr, "--format", "apr", "-o", `${dir}/x.apr`],
+        expect: [
+          /--format "apr" is not one of safetensors, gguf, qnat \(apr import or apr convert/,
+        ],
+      },
+      {
+        name: "export with an .apr output",
+        args: ["export", apr, "-o", `${dir}/x.apr`],
+        expect: [/give --format \(safetensors, gguf, qnat\)/],
+      },
+      {
+        name: "export does not quantize",
+        args: ["export", apr, "--format", "gguf", "-o", `${dir}/x.gguf`, "--quantize", "q4_k"],
+        expect: [/^apr export: unknown option --quantize \(see apr export --help\)$/],
       },
       {
         name: "--max-shard-size for GGUF output",
@@ -167,5 +226,43 @@ Deno.test("apr convert and export reject bad options with one line and write not
     }
     deepEqual(await listDir(dir), ["demo.apr"]);
     ok(!(await exists(`${dir}/x.safetensors.partial`)));
+  });
+});
+
+Deno.test("apr export --format qnat reports what it wrote: NF4/F32 counts, section bytes, file size; progress reaches 100%", async () => {
+  await withTempDir(async (dir) => {
+    const apr = `${dir}/demo.apr`;
+    equal((await runApr(["import", DEMO_MODEL, "-o", apr, "--quiet"])).code, 0);
+    const out = `${dir}/n.qnat`;
+    const json = await runApr(["export", apr, "--format", "qnat", "-o", out, "--json"]);
+    equal(json.code, 0, json.stderr);
+    const result = JSON.parse(json.stdout);
+    const qnat = await openQnat(await openFileSource(out));
+    try {
+      const nf4 = qnat.tensors.filter((t) => t.stored.kind === QNAT_KIND.NF4).length;
+      ok(nf4 > 0 && nf4 < qnat.tensors.length);
+      deepEqual(result.dtypes, { NF4: nf4, F32: qnat.tensors.length - nf4 });
+      equal(result.tensorBytes, qnat.tensors.reduce((n, t) => n + t.stored.dataSize, 0));
+      equal(result.fileBytes, (await Deno.stat(out)).size);
+      ok(result.tensorBytes < result.fileBytes);
+    } finally {
+      await qnat.close();
+    }
+    const human = await runApr(["export", apr, "--format", "qnat", "-o", `${dir}/h.qnat`]);
+    equal(human.code, 0, human.stderr);
+    match(
+      human.stdout,
+      new RegExp(
+        `\\(${result.dtypes.NF4} NF4, ${result.dtypes.F32} F32\\), .* of tensor data, ${
+          formatBytes(result.fileBytes).replace(".", "\\.")
+        } on disk, `,
+      ),
+    );
+    // Q4_K blocks in, NF4 out: the progress counts what is written and ends at 100%.
+    const gguf = await runApr(["export", Q4_K_M_GGUF, "--format", "qnat", "-o", `${dir}/q.qnat`], {
+      env: { APR_PROGRESS_INTERVAL_MS: "0" },
+    });
+    equal(gguf.code, 0, gguf.stderr);
+    match(gguf.stderr.trimEnd().split("\n").at(-1)!, /^export: 100\.0% /, gguf.stderr);
   });
 });

@@ -6,10 +6,17 @@
 
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { APR_MAX_TENSORS } from "../../src/formats/apr/reader.ts";
-import { GGUF_MAX_ARRAY_LENGTH, GGUF_MAX_TENSORS } from "../../src/formats/gguf/header.ts";
+import { crc32 } from "../../src/formats/apr/crc32.ts";
+import { encodeApr } from "../../src/formats/apr/encode_apr.ts";
+import { APR_MAX_METADATA_SIZE, APR_MAX_TENSORS } from "../../src/formats/apr/reader.ts";
+import {
+  GGUF_MAX_ARRAY_LENGTH,
+  GGUF_MAX_STRING_BYTES,
+  GGUF_MAX_TENSORS,
+} from "../../src/formats/gguf/header.ts";
+import { QNAT_MAX_METADATA_SIZE, QNAT_MAX_TENSORS } from "../../src/formats/qnat/header.ts";
 import { MAX_TENSORS } from "../../src/formats/safetensors/header.ts";
-import { rawHeader } from "../formats/gguf/_raw_gguf.ts";
+import { RawGguf, rawHeader } from "../formats/gguf/_raw_gguf.ts";
 import {
   assertOneLineError,
   DEMO_MODEL,
@@ -86,6 +93,17 @@ Deno.test("names with terminal escapes are printed escaped, and exactly in --jso
   });
 });
 
+/** A QNAT fixed header (docs/QNAT.md §2.1): magic, version 1, no flags, the sizes given. */
+function qnatHeader(metadataSize: number, tensorCount: number): Uint8Array {
+  const head = new Uint8Array(24);
+  const view = new DataView(head.buffer);
+  head.set([0x51, 0x4e, 0x41, 0x54]);
+  view.setUint32(4, 1, true);
+  view.setBigUint64(12, BigInt(metadataSize), true);
+  view.setUint32(20, tensorCount, true);
+  return head;
+}
+
 /** Write `head` and extend the file with zeros (sparse) to `size` bytes. */
 async function sparseFile(path: string, head: Uint8Array, size: number): Promise<string> {
   await Deno.writeFile(path, head);
@@ -112,6 +130,65 @@ Deno.test("header-driven blow-ups are refused before allocating", async (t) => {
           return sparseFile(join(dir, "u8.gguf"), head, head.length + 2 ** 27 + 64);
         },
         /has 134217728 elements, more than/,
+      ],
+      [
+        "GGUF with five strings of 400 MB (a sparse 2 GB file)",
+        async () => {
+          const path = join(dir, "text.gguf");
+          const file = await Deno.open(path, { write: true, create: true, truncate: true });
+          try {
+            let at = 0;
+            const head = rawHeader(0, 5).bytes();
+            await file.write(head);
+            at += head.length;
+            for (let i = 0; i < 5; i++) {
+              // key "k{i}", type STRING, length 400 MB; the text itself is a hole.
+              const kv = new RawGguf().str(`k${i}`).u32(8).u64(400_000_000).bytes();
+              await file.seek(at, Deno.SeekMode.Start);
+              await file.write(kv);
+              at += kv.length + 400_000_000;
+            }
+            await file.truncate(at + 64);
+          } finally {
+            file.close();
+          }
+          return path;
+        },
+        new RegExp(
+          `string value of "k0" \\(400000000 bytes\\).*${GGUF_MAX_STRING_BYTES}-byte limit`,
+        ),
+      ],
+      [
+        "APR metadata of 600 MB (V8 could not make it a string)",
+        () => {
+          const m = 600_000_000;
+          const head = new Uint8Array(64);
+          const view = new DataView(head.buffer);
+          head.set([0x41, 0x50, 0x52, 0x00, 2, 0]);
+          view.setUint16(6, 0x0400, true);
+          view.setBigUint64(12, 64n, true);
+          view.setUint32(20, m, true);
+          view.setBigUint64(24, BigInt(64 + m), true);
+          view.setBigUint64(32, BigInt(64 + m), true);
+          const covered = new Uint8Array(60);
+          covered.set(head.subarray(0, 40));
+          covered.set(head.subarray(44), 40);
+          view.setUint32(40, crc32(covered), true);
+          return sparseFile(join(dir, "meta.apr"), head, 64 + m + 4);
+        },
+        new RegExp(`metadata too large: 600000000 bytes exceeds the ${APR_MAX_METADATA_SIZE}-byte`),
+      ],
+      [
+        "QNAT metadata of 600 MB (V8 could not make it a string)",
+        () => sparseFile(join(dir, "meta.qnat"), qnatHeader(600_000_000, 0), 600_000_100),
+        new RegExp(
+          `metadata too large: 600000000 bytes exceeds the ${QNAT_MAX_METADATA_SIZE}-byte`,
+        ),
+      ],
+      [
+        "QNAT claiming 300,000 tensors",
+        () => sparseFile(join(dir, "count.qnat"), qnatHeader(2, 300_000), 300_000 * 64),
+        new RegExp(`tensor_count 300000 exceeds the limit of ${QNAT_MAX_TENSORS}`),
       ],
       [
         "GGUF with 8 M KV pairs",
@@ -235,5 +312,47 @@ Deno.test("corrupted APR data is not converted: one flipped bit is exit 2, no ou
       const deep = await runApr(["validate", bad, "--deep"]);
       equal(deep.code, 2);
     });
+  });
+});
+
+Deno.test("GGUF text that would not fit APR's metadata limit: exit 2 naming the file, no output", async () => {
+  await withTempDir(async (dir) => {
+    // 24 MB of U+0001 in a chat template: 144 MB as JSON escapes (100 MB ended
+    // in V8's "Invalid string length", exit 1; smaller wrote an unreadable APR).
+    const n = 24_000_000;
+    const head = rawHeader(0, 2).kvStr("general.architecture", "llama")
+      .str("tokenizer.chat_template").u32(8).u64(n).bytes();
+    const bytes = new Uint8Array(head.length + n).fill(1);
+    bytes.set(head);
+    const source = join(dir, "template.gguf");
+    await Deno.writeFile(source, bytes);
+    const out = join(dir, "t.apr");
+    const run = await runApr(["import", source, "-o", out, "--quiet"]);
+    assertOneLineError(
+      run,
+      /Cannot convert ".*template\.gguf" to apr: cannot encode APR metadata: .*chat_template.* limit/,
+    );
+    ok(!(await exists(out)) && !(await exists(`${out}.partial`)));
+  });
+});
+
+Deno.test("APR metadata nested a million levels deep: exit 2 with one line, not a stack overflow", async () => {
+  await withTempDir(async (dir) => {
+    const n = 1_000_000;
+    // Write a placeholder string of the same length, then put the nesting in its place.
+    const placeholder = "x".repeat(2 * n - 2);
+    const bytes = encodeApr({
+      metadata: { model_type: "t", deep: placeholder },
+      tensors: [{ name: "w", dtype: "F32", shape: [2], data: new Uint8Array(8) }],
+    });
+    const at = bytes.indexOf(0x78); // the first "x" of the placeholder
+    bytes.set(new TextEncoder().encode("[".repeat(n) + "]".repeat(n)), at - 1);
+    const view = new DataView(bytes.buffer);
+    view.setUint32(bytes.length - 4, crc32(bytes.subarray(0, bytes.length - 4)), true);
+    const path = join(dir, "deep.apr");
+    await Deno.writeFile(path, bytes);
+    for (const command of ["inspect", "tensors"]) {
+      assertOneLineError(await runApr([command, path]), /deep\.apr".*nests deeper than 64 levels/);
+    }
   });
 });

@@ -107,6 +107,7 @@ Deno.test("apr pull / import / inspect / offline against a local Hub", async (t)
             );
             ok(!(await exists(out)), "no output");
             ok(!(await exists(`${out}.partial`)), "no partial output");
+            ok(!(await exists(`${out}.partial.journal`)), "no journal");
           } finally {
             server.faults.length = 0;
           }

@@ -6,8 +6,9 @@
  * was left.
  */
 
-import { equal, match, ok } from "node:assert/strict";
+import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
+import { isUserError } from "../../src/cli/main.ts";
 import { writeBigSafetensors } from "../pipeline/_helpers.ts";
 import {
   assertOneLineError,
@@ -73,6 +74,40 @@ Deno.test("a symlink planted at OUT.partial is replaced, never followed, by ever
       assertOneLineError(run, /it is a symbolic link; only a regular file is replaced/);
       await check();
     });
+    // Sharded outputs: a link at the last shard, the manifest or the index
+    // was found only after the other shards were renamed into place.
+    const sharded: [string, string[], string, string][] = [
+      ["APR, the last shard", ["import"], "s1/x.apr", "x-00007-of-00007.apr"],
+      ["APR, the manifest", ["import"], "s2/x.apr", "x.apr.manifest.json"],
+      [
+        "SafeTensors, the last shard",
+        ["convert"],
+        "s3/x.safetensors",
+        "x-00006-of-00006.safetensors",
+      ],
+      ["SafeTensors, the index", ["convert"], "s4/x.safetensors", "x.safetensors.index.json"],
+    ];
+    for (const [name, command, out, planted] of sharded) {
+      await t.step(`--max-shard-size, a link at ${name}: refused before any output`, async () => {
+        const check = await withVictim(dir);
+        const folder = join(dir, out.split("/")[0]!);
+        await Deno.mkdir(folder);
+        await Deno.symlink(join(dir, "victim.txt"), join(folder, planted));
+        const run = await runApr([
+          ...command,
+          DEMO_MODEL,
+          "-o",
+          join(dir, out),
+          "--max-shard-size",
+          "100KB",
+          "--force",
+          "--quiet",
+        ]);
+        assertOneLineError(run, /it is a symbolic link; only a regular file is replaced/);
+        await check();
+        deepEqual(await listDir(folder), [planted], "no shard was written");
+      });
+    }
   });
 });
 
@@ -118,6 +153,41 @@ Deno.test("a missing or read-only output folder is exit 2 with one line, before 
     // /sys refuses file creation even to root, unlike a chmod'ed folder.
     const run = await runApr(["import", DEMO_MODEL, "-o", "/sys/x.apr"]);
     assertOneLineError(run, /Permission denied.*\/sys\/x\.apr\.partial/);
+  });
+  // OS errors Deno has no class for (only a `code`) were exit 1 "looks like a bug".
+  await t.step("a name too long, a symlink loop: exit 2 with the OS reason", async () => {
+    await withTempDir(async (dir) => {
+      const long = join(dir, `${"x".repeat(300)}.apr`);
+      assertOneLineError(await runApr(["import", DEMO_MODEL, "-o", long]), /File name too long/);
+      await Deno.symlink(join(dir, "loop"), join(dir, "loop"));
+      const looped = join(dir, "loop", "x.apr");
+      for (const args of [["import", DEMO_MODEL], ["convert", DEMO_MODEL]]) {
+        const out = args[0] === "import" ? looped : looped.replace(/apr$/, "gguf");
+        assertOneLineError(await runApr([...args, "-o", out, "--quiet"]), /loop/);
+      }
+    });
+  });
+  await t.step("a read-only file system (EROFS): exit 2, not a bug", async () => {
+    const erofs = Object.assign(new Error("Read-only file system (os error 30): open 'x'"), {
+      code: "EROFS",
+    });
+    ok(isUserError(erofs));
+    // And for real, where this process may make a private read-only mount (Linux, root).
+    await withTempDir(async (dir) => {
+      const script = `mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && ` +
+        `"$2" run -A "$3" import "$4" -o "$1/x.apr" --quiet`;
+      const probe = await new Deno.Command("unshare", {
+        args: ["-m", "sh", "-c", script, "sh", dir, Deno.execPath(), CLI_PATH, DEMO_MODEL],
+        stdout: "piped",
+        stderr: "piped",
+        env: { NO_COLOR: "1", HF_HUB_OFFLINE: "1" },
+      }).output().catch(() => undefined);
+      const stderr = new TextDecoder().decode(probe?.stderr);
+      if (probe === undefined || !stderr.includes("os error 30")) return; // no private mounts here
+      equal(probe.code, 2, stderr);
+      equal(stderr.trim().split("\n").length, 1, stderr);
+      match(stderr, /Read-only file system.*x\.apr\.partial/);
+    });
   });
 });
 

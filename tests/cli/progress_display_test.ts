@@ -81,3 +81,37 @@ Deno.test("ProgressDisplay in quiet mode writes nothing", () => {
   display.finish();
   deepEqual(out, []);
 });
+
+Deno.test("ProgressDisplay fits the terminal: the name goes first, then the rate; never the percentage or ETA", () => {
+  const name = "model.layers.31.self_attn.q_proj.weight";
+  const row = (columns: number): string => {
+    const out: string[] = [];
+    let now = 0;
+    const display = new ProgressDisplay({
+      mode: "tty",
+      write: (t) => out.push(t),
+      ttyIntervalMs: 0,
+      columns,
+      now: () => now,
+    });
+    const big = { phase: "import", bytesTotal: 56 * 2 ** 30, itemsDone: 123, itemsTotal: 1234 };
+    display.update({ ...big, bytesDone: 0, current: name });
+    now = 2000;
+    display.update({ ...big, bytesDone: 12.3 * 2 ** 30, current: name });
+    return out.at(-1)!.split("\n").filter(Boolean).at(-1)!;
+  };
+  const rate = /\d GiB\/s/;
+  for (const columns of [160, 100, 80, 60, 40, 30]) {
+    const text = row(columns);
+    ok(text.length <= columns - 1, `${columns} columns: ${text.length}: ${text}`);
+    match(text, / 22% /, `${columns} columns keep the percentage: ${text}`);
+    match(text, /eta \d+:\d\d/, `${columns} columns keep the ETA: ${text}`);
+    ok(!text.includes("…") || text.includes("model.layers"), `only the name is cut: ${text}`);
+  }
+  ok(row(160).endsWith(` ${name}`), row(160));
+  match(row(100), /model\.layers\.\S*…$/, "a shortened name while it still says something");
+  match(row(100), rate);
+  ok(!row(80).includes("model.layers"), row(80));
+  ok(!rate.test(row(80)), `at 80 columns the rate goes after the name: ${row(80)}`);
+  match(row(80), /^import █*░* +22% 12\.3 GiB\/56\.0 GiB 123\/1234 eta /);
+});

@@ -172,3 +172,43 @@ Deno.test("redactUrl() drops the query and credentials", () => {
     "https://cdn.example/a/b",
   );
 });
+
+Deno.test("HttpSource: a server making a little progress per request is held to the speed floor", async (t) => {
+  // Each answer is quick but carries two bytes: no idle timeout fires, every
+  // request progresses (so retries reset), yet 300 KB would take hours.
+  for (const ending of ["short 206 answers", "connections dropped after two bytes"] as const) {
+    await t.step(ending, async () => {
+      let requests = 0;
+      const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+        requests++;
+        await new Promise((r) => setTimeout(r, 2));
+        const from = Number(/bytes=(\d+)-/.exec(req.headers.get("range") ?? "")?.[1] ?? 0);
+        const piece = DATA.subarray(from, from + 2);
+        // A short 206 says it ends early; a dropped one announces the whole rest.
+        const last = ending === "short 206 answers" ? from + 1 : DATA.length - 1;
+        return new Response(piece, {
+          status: 206,
+          headers: { "content-range": `bytes ${from}-${last}/${DATA.length}` },
+        });
+      });
+      try {
+        const source = await openHttpSource(`http://127.0.0.1:${server.addr.port}/f`, {
+          ...FAST,
+          size: DATA.length,
+          minBytesPerSecond: 10_000,
+          speedWindowMs: 200,
+        });
+        const started = performance.now();
+        await assert.rejects(
+          source.read(0, DATA.length),
+          (e: Error) =>
+            e instanceof HubRequestError && /slower than 10000 bytes\/s/.test(e.message),
+        );
+        assert.ok(performance.now() - started < 20_000, "gave up in bounded time");
+        assert.ok(requests < 5_000, `${requests} requests`);
+      } finally {
+        await server.shutdown();
+      }
+    });
+  }
+});

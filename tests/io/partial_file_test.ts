@@ -78,7 +78,7 @@ Deno.test("renameIntoPlace() replaces nothing but a regular file, and that only 
     await assert.rejects(renameIntoPlace(partial, folder, true), /it is a directory/);
     const existing = join(dir, "existing.apr");
     await Deno.writeTextFile(existing, "old");
-    await assert.rejects(renameIntoPlace(partial, existing, false), /it exists; use --force/);
+    await assert.rejects(renameIntoPlace(partial, existing, false), /it exists; use force: true/);
     await renameIntoPlace(partial, existing, true);
     assert.equal(await Deno.readTextFile(existing), "new");
   });

@@ -13,6 +13,7 @@ import { convertModel, importModel } from "../../src/pipeline/convert_model.ts";
 import type { Model } from "../../src/pipeline/model.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { DEMO_MODEL, sha256, testdata, withTempDir } from "./_helpers.ts";
+import { permuteQkRows } from "../_qk_rows.ts";
 
 interface ManifestTensor {
   name: string;
@@ -134,14 +135,16 @@ Deno.test("importModel() quantizes within each type's error bound", async (t) =>
           q4_k: "Q4_K",
         }[target];
         // The policy quantizes the 15 weight matrices and the added lm_head,
-        // keeps the 5 norms (BF16).
+        // and keeps the 5 norms in float: as F32 (exactly the BF16 values,
+        // readable by every APR reader), except for a BF16 target.
         equal(result.dtypes[expectedDtype], target === "bf16" ? 21 : 16);
+        if (target !== "bf16") equal(result.dtypes["F32"], 5);
         await withModels([DEMO_MODEL, out], async (source, imported) => {
           for (const name of source.names()) {
             const a = source.tensor(name), b = imported.tensor(name);
             deepEqual(b.info.shape, a.info.shape);
-            if (b.info.dtype === "BF16") {
-              deepEqual(await b.bytes(), await a.bytes(), `${name} kept as BF16`);
+            if (b.info.dtype === "F32" && a.info.shape.length === 1) {
+              deepEqual(await b.toFloat32(), await a.toFloat32(), `${name} kept as F32`);
               continue;
             }
             equal(b.info.dtype, expectedDtype, name);
@@ -224,7 +227,13 @@ Deno.test("convertModel() of a GGUF to F32 SafeTensors decodes exactly as llama.
       for (const m of Q4_K_M_MANIFEST.tensors) {
         const tensor = decoded.tensor(ggufToHfName(m.name));
         equal(tensor.info.dtype, "F32");
-        equal(await sha256(await tensor.bytes()), m.f32_sha256, m.name);
+        // SafeTensors gets Hugging Face's Q/K rows: permute them back to
+        // compare with llama.cpp's values (4 heads, 2 KV heads).
+        const qk = /attn_([qk])\.weight$/.exec(m.name);
+        const bytes = qk === null
+          ? await tensor.bytes()
+          : permuteQkRows(await tensor.bytes(), tensor.info.shape[0]!, qk[1] === "q" ? 4 : 2);
+        equal(await sha256(bytes), m.f32_sha256, m.name);
       }
     });
   });

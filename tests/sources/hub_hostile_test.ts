@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { HubAnswerError, HubRequestError } from "../../src/errors.ts";
-import { MAX_API_ANSWER_BYTES } from "../../src/sources/hub_client.ts";
+import { HubClient, MAX_API_ANSWER_BYTES } from "../../src/sources/hub_client.ts";
+import { MAX_JSON_FILE_BYTES } from "../../src/io/model_files.ts";
 import { assertSafeRepoPath, unsafePathReason } from "../../src/sources/hub_names.ts";
 import { pullModel, type PullOptions } from "../../src/sources/hub_pull.ts";
 import type { HubSettings } from "../../src/sources/hub_settings.ts";
@@ -44,6 +45,8 @@ interface Hostility {
   etag?: string;
   /** Answer the revision endpoint with this response instead. */
   revision?: () => Response | Promise<Response>;
+  /** Answer file metadata requests (HEAD) with this response instead. */
+  head?: (request: Request) => Response | Promise<Response>;
   /** Answer file downloads (GET) with this response instead. */
   download?: (request: Request) => Response | Promise<Response>;
 }
@@ -77,7 +80,9 @@ async function startHostileHub(hostility: Hostility): Promise<Hostile> {
         etag: `"${hostility.etag ?? CONFIG_OID}"`,
         "content-length": String(CONFIG.length),
       };
-      if (request.method === "HEAD") return new Response(null, { headers });
+      if (request.method === "HEAD") {
+        return hostility.head?.(request) ?? new Response(null, { headers });
+      }
       if (hostility.download) return hostility.download(request);
       return new Response(CONFIG, { headers });
     }
@@ -301,6 +306,31 @@ Deno.test("pullModel() caps API answers: an endless or huge JSON body is refused
       await hub.close();
     }
   });
+  await t.step("a gzip bomb: the cap counts the bytes after decoding", async () => {
+    // 96 MiB of "[" sent gzipped as ~100 KB: read whole, it would fail as "not JSON".
+    const chunk = new TextEncoder().encode("[".repeat(1 << 20));
+    let left = 96;
+    const hub = await startHostileHub({
+      revision: () =>
+        new Response(
+          new ReadableStream<BufferSource>({
+            pull(controller) {
+              if (left-- === 0) return controller.close();
+              controller.enqueue(chunk);
+            },
+          }).pipeThrough(new CompressionStream("gzip")),
+          { headers: { "content-encoding": "gzip", "content-type": "application/json" } },
+        ),
+    });
+    try {
+      await assert.rejects(
+        pullModel(`hf://${REPO}`, { ...FAST, settings: hub.settings }),
+        (e: Error) => e instanceof HubAnswerError && /larger than/.test(e.message),
+      );
+    } finally {
+      await hub.close();
+    }
+  });
 });
 
 Deno.test("pullModel() does not hang on a server that never answers, goes silent, or trickles", async (t) => {
@@ -396,6 +426,111 @@ Deno.test("apr pull: an unsafe file name from the Hub is exit 2 with one line, b
     assert.equal(run.code, 2);
     assert.deepEqual(hub.requests.filter((r) => r.includes("/resolve/")), []);
     await assertOutsideUntouched(hub);
+  } finally {
+    await hub.close();
+  }
+});
+
+Deno.test("pullModel() follows no redirect to a non-HTTP URL: a file: URL would read the local disk", async () => {
+  const secret = new TextEncoder().encode("the user's secret");
+  const sha256 = createHash("sha256").update(secret).digest("hex");
+  let secretPath = "";
+  const hub = await startHostileHub({
+    head: () =>
+      new Response(null, {
+        status: 302,
+        headers: {
+          location: `file://${secretPath}`,
+          "x-repo-commit": COMMIT,
+          "x-linked-etag": `"${sha256}"`,
+          "x-linked-size": String(secret.length),
+        },
+      }),
+  });
+  try {
+    secretPath = join(hub.outside, "secret");
+    await Deno.writeFile(secretPath, secret);
+    await assert.rejects(
+      pullModel(`hf://${REPO}`, { ...FAST, settings: hub.settings, include: ["config.json"] }),
+      (e: Error) => {
+        assert.ok(e instanceof HubAnswerError, String(e));
+        assert.match(e.message, /the redirect "file:\/\/.*secret" is not http\(s\)/);
+        return true;
+      },
+    );
+    const cached = await tree(hub.cacheDir);
+    assert.ok(!cached.some((p) => p.includes("blobs/")), cached.join());
+  } finally {
+    await hub.close();
+  }
+});
+
+Deno.test("HubClient.listTree() sends the token to the Hub's origin only: a next page elsewhere is refused", async (t) => {
+  const elsewhere: string[] = [];
+  const other = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
+    elsewhere.push(request.headers.get("authorization") ?? "no token");
+    return Response.json([]);
+  });
+  const otherOrigin = `http://localhost:${other.addr.port}`;
+  for (
+    const [name, link, reason] of [
+      [
+        "another origin",
+        `<${otherOrigin}/api/models/x/tree/main?cursor=2>; rel="next"`,
+        /is not on/,
+      ],
+      ["a file: URL", `<file:///etc/hostname>; rel="next"`, /is not http\(s\)/],
+    ] as const
+  ) {
+    await t.step(name, async () => {
+      const hub = Deno.serve(
+        { hostname: "127.0.0.1", port: 0, onListen() {} },
+        () =>
+          Response.json([{ type: "file", path: "config.json", size: 2, oid: "x" }], {
+            headers: { link },
+          }),
+      );
+      try {
+        const client = new HubClient({
+          endpoint: `http://127.0.0.1:${hub.addr.port}`,
+          token: "hf_secret",
+          ...FAST,
+        });
+        await assert.rejects(
+          client.listTree(REPO, "main"),
+          (e: Error) => e instanceof HubAnswerError && reason.test(e.message),
+        );
+        assert.deepEqual(elsewhere, [], "nothing was sent to the other origin");
+      } finally {
+        await hub.shutdown();
+      }
+    });
+  }
+  await other.shutdown();
+});
+
+Deno.test("pullModel() checks the index's size before downloading it to read it whole", async () => {
+  const huge = MAX_JSON_FILE_BYTES + 1;
+  const hub = await startHostileHub({
+    files: ["model.safetensors.index.json", "model-00001-of-00001.safetensors"],
+    head: () =>
+      new Response(null, {
+        headers: {
+          "x-repo-commit": COMMIT,
+          "x-linked-etag": `"${"ab".repeat(32)}"`,
+          "x-linked-size": String(huge),
+        },
+      }),
+  });
+  try {
+    await assert.rejects(
+      pullModel(`hf://${REPO}`, { ...FAST, settings: hub.settings }),
+      new RegExp(`^RangeError: Cannot read ".*model\\.safetensors\\.index\\.json": ${huge} bytes`),
+    );
+    assert.deepEqual(
+      hub.requests.filter((r) => r.startsWith("GET") && r.includes("/resolve/")),
+      [],
+    );
   } finally {
     await hub.close();
   }

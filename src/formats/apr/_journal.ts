@@ -106,7 +106,7 @@ export function parseJournal(
   }
   if ((recorded as { plan?: unknown } | null | undefined)?.plan !== plan) {
     throw new UsageError(
-      `Cannot resume "${output}": the partial output "${partialPath}" was planned from a different input or options; run without --resume to start over`,
+      `Cannot resume "${output}": the partial output "${partialPath}" was planned from a different input or options; run without resume: true to start over`,
     );
   }
   const claims = new Map<number, JournalCommit>();

@@ -3,62 +3,110 @@
 /**
  * LZ4 *block* format (not frame), the one place aprkit touches LZ4.
  *
- * Compression uses the npm package `lz4js` (pure JavaScript, no native or
- * WebAssembly parts, so it runs in Deno, browsers and a compiled binary).
- * Decompression is a strict decoder written here: lz4js' decoder does not
- * check offsets or lengths against its buffers, and a corrupt file must be
- * rejected with a clear message, never decoded into garbage.
+ * Both directions are written here, so the library's module graph has no npm
+ * dependency: `mod.ts` imports by path or URL with no import map, and runs in
+ * browsers as is. The compressor is LZ4's classic greedy single-pass scheme
+ * (a 4-byte hash table, matches within 64 KiB); the decoder is strict: every
+ * offset and length is checked, and a corrupt file is rejected with a clear
+ * message, never decoded into garbage.
  *
  * @module
  */
 
-import lz4js from "lz4js";
-
-/** The part of lz4js used here (the package ships no types). */
-interface Lz4js {
-  compressBound(n: number): number;
-  compressBlock(
-    src: Uint8Array,
-    dst: Uint8Array,
-    sIndex: number,
-    sLength: number,
-    hashTable: Uint32Array,
-  ): number;
-}
-
-const codec = lz4js as unknown as Lz4js;
-
-/** LZ4's hash table of 2^16 entries, as lz4js sizes it. */
-const HASH_ENTRIES = 1 << 16;
+/** Entries of the match-finder's hash table (2^16, as reference LZ4's fast mode). */
+const HASH_BITS = 16;
+const HASH_SHIFT = 32 - HASH_BITS;
+/** The shortest match LZ4 can encode. */
+const MIN_MATCH = 4;
+/** LZ4's end-of-block rules: the last 5 bytes are literals … */
+const LAST_LITERALS = 5;
+/** … and the last match starts at least 12 bytes before the end. */
+const MF_LIMIT = 12;
+/** A match offset is 16 bits. */
+const MAX_OFFSET = 65_535;
 
 /**
- * Compress bytes into one LZ4 block.
+ * The largest block {@linkcode lz4CompressBlock} can produce for `n` bytes.
+ *
+ * @param n Input length.
+ * @returns An upper bound on the block's length.
+ */
+export function lz4CompressBound(n: number): number {
+  return n + Math.floor(n / 255) + 16;
+}
+
+/**
+ * Compress bytes into one LZ4 block. Deterministic: the same bytes always
+ * give the same block.
  *
  * @param src The bytes.
  * @returns The block (decodes to exactly `src`).
  */
 export function lz4CompressBlock(src: Uint8Array): Uint8Array {
-  const dst = new Uint8Array(codec.compressBound(src.length) + 16);
-  const n = codec.compressBlock(src, dst, 0, src.length, new Uint32Array(HASH_ENTRIES));
-  // lz4js returns 0 when it found no match: the block is then all literals.
-  return n > 0 ? dst.slice(0, n) : literalBlock(src);
+  const n = src.length;
+  const dst = new Uint8Array(lz4CompressBound(n));
+  // Position + 1 of the last place each 4-byte hash was seen (0: never).
+  const table = new Uint32Array(1 << HASH_BITS);
+  const matchEnd = n - LAST_LITERALS;
+  const lastStart = n - MF_LIMIT;
+  let d = 0;
+  let anchor = 0;
+  let s = 0;
+  while (s <= lastStart) {
+    // Inlined 32-bit read and hash: this loop runs once per input byte.
+    const value = src[s]! | (src[s + 1]! << 8) | (src[s + 2]! << 16) | (src[s + 3]! << 24);
+    const h = Math.imul(value, 2654435761) >>> HASH_SHIFT;
+    const candidate = table[h]! - 1;
+    table[h] = s + 1;
+    if (
+      candidate < 0 || s - candidate > MAX_OFFSET || src[candidate] !== src[s] ||
+      src[candidate + 1] !== src[s + 1] || src[candidate + 2] !== src[s + 2] ||
+      src[candidate + 3] !== src[s + 3]
+    ) {
+      // Skip faster through data that does not compress (as LZ4 does).
+      s += 1 + ((s - anchor) >> 6);
+      continue;
+    }
+    let start = s;
+    let from = candidate;
+    // Grow the match backwards over pending literals, then forwards.
+    while (start > anchor && from > 0 && src[start - 1] === src[from - 1]) {
+      start--;
+      from--;
+    }
+    let end = s + MIN_MATCH;
+    while (end < matchEnd && src[end] === src[from + (end - start)]) end++;
+    const literals = start - anchor;
+    const matchLength = end - start - MIN_MATCH;
+    dst[d++] = (Math.min(literals, 15) << 4) | Math.min(matchLength, 15);
+    if (literals >= 15) d = writeLength(dst, d, literals - 15);
+    // Short runs are copied by hand: a subarray per sequence costs more.
+    if (literals < 64) { for (let i = anchor; i < start; i++) dst[d++] = src[i]!; }
+    else {
+      dst.set(src.subarray(anchor, start), d);
+      d += literals;
+    }
+    const offset = start - from;
+    dst[d++] = offset & 0xff;
+    dst[d++] = offset >> 8;
+    if (matchLength >= 15) d = writeLength(dst, d, matchLength - 15);
+    s = end;
+    anchor = end;
+  }
+  // The last sequence: literals only.
+  const literals = n - anchor;
+  dst[d++] = Math.min(literals, 15) << 4;
+  if (literals >= 15) d = writeLength(dst, d, literals - 15);
+  dst.set(src.subarray(anchor), d);
+  d += literals;
+  return dst.slice(0, d);
 }
 
-/** One sequence of literals only: a valid block for any input. */
-function literalBlock(src: Uint8Array): Uint8Array {
-  const extra = src.length >= 15 ? Math.floor((src.length - 15) / 255) + 1 : 0;
-  const out = new Uint8Array(1 + extra + src.length);
-  let at = 0;
-  if (src.length >= 15) {
-    out[at++] = 0xf0;
-    let n = src.length - 15;
-    for (; n >= 255; n -= 255) out[at++] = 255;
-    out[at++] = n;
-  } else {
-    out[at++] = src.length << 4;
-  }
-  out.set(src, at);
-  return out;
+/** Write the extra bytes of a length over 15 at `d`; returns the next position. */
+function writeLength(dst: Uint8Array, d: number, extra: number): number {
+  for (; extra >= 255; extra -= 255) dst[d++] = 255;
+  dst[d++] = extra;
+  return d;
 }
 
 /** Why a block failed to decode, and where (offset in the block). */

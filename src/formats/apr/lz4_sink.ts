@@ -103,7 +103,7 @@ class Lz4State {
     // Checked before allocating the image (APR_V2.md §8: u32 length prefix).
     if (layout.fileSize > APR_LZ4_MAX_IMAGE_SIZE) {
       throw new UsageError(
-        `Cannot write "${this.#path}" with --compress lz4: the uncompressed file would be ${layout.fileSize} bytes, and LZ4 APR files must be under 4 GiB; drop --compress`,
+        `Cannot write "${this.#path}" with compress: "lz4": the uncompressed file would be ${layout.fileSize} bytes, and LZ4 APR files must be under 4 GiB; leave out compress: "lz4"`,
       );
     }
     this.#layout = layout;

@@ -9,7 +9,17 @@
  */
 
 import { ModelFormatError } from "../../errors.ts";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../../io/json_depth.ts";
 import type { ModelMetadata } from "../../tensor.ts";
+
+/**
+ * Largest metadata JSON read: real files carry tokenizers of a few tens of MB
+ * (a 256k vocabulary with merges is ~30 MB); a larger block is refused before
+ * allocating, since decoding and parsing it takes several times its size
+ * (docs/SECURITY.md). Writers refuse to write more, so every file aprkit
+ * writes can be read back.
+ */
+export const APR_MAX_METADATA_SIZE = 128 * 1024 * 1024;
 
 type Kind = "string" | "uint" | "number" | "quantization" | "sharding" | "special_tokens";
 
@@ -132,8 +142,26 @@ export function encodeAprMetadata(metadata: Readonly<ModelMetadata>): Uint8Array
     throw new TypeError(`Cannot encode APR metadata: "${key}" ${reason}`);
   });
   const parts: string[] = [];
+  let length = 2;
+  // A source's text (a chat template of control characters triples or more
+  // as JSON escapes) must not reach V8's string limit: measured as it grows.
+  const add = (key: string, part: string): void => {
+    length += part.length + 1;
+    if (length > APR_MAX_METADATA_SIZE) {
+      throw tooLarge(`the JSON (${length} bytes up to "${key}")`);
+    }
+    parts.push(part);
+  };
+  const stringify = (key: string, value: unknown): string | undefined => {
+    try {
+      return JSON.stringify(value);
+    } catch (cause) {
+      if (cause instanceof RangeError) throw tooLarge(`the value of "${key}" as JSON`, cause);
+      throw cause;
+    }
+  };
   const put = (key: string, value: unknown): void => {
-    parts.push(`${JSON.stringify(key)}:${JSON.stringify(value)}`);
+    add(key, `${JSON.stringify(key)}:${stringify(key, value)}`);
   };
   for (const [key, kind] of KNOWN) {
     const value = m[key];
@@ -166,8 +194,9 @@ export function encodeAprMetadata(metadata: Readonly<ModelMetadata>): Uint8Array
     if (KNOWN_KIND.has(key) || value === undefined) continue;
     let json: string | undefined;
     try {
-      json = JSON.stringify(value);
+      json = stringify(key, value);
     } catch (cause) {
+      if (cause instanceof RangeError) throw cause;
       throw new TypeError(`Cannot encode APR metadata: custom key "${key}" is not JSON`, {
         cause,
       });
@@ -175,9 +204,18 @@ export function encodeAprMetadata(metadata: Readonly<ModelMetadata>): Uint8Array
     if (json === undefined) {
       throw new TypeError(`Cannot encode APR metadata: custom key "${key}" is not JSON`);
     }
-    parts.push(`${JSON.stringify(key)}:${json}`);
+    add(key, `${JSON.stringify(key)}:${json}`);
   }
-  return new TextEncoder().encode(`{${parts.join(",")}}`);
+  const bytes = new TextEncoder().encode(`{${parts.join(",")}}`);
+  if (bytes.length > APR_MAX_METADATA_SIZE) throw tooLarge(`the JSON (${bytes.length} bytes)`);
+  return bytes;
+}
+
+function tooLarge(what: string, cause?: unknown): RangeError {
+  return new RangeError(
+    `Cannot encode APR metadata: ${what} is over the ${APR_MAX_METADATA_SIZE}-byte limit APR readers accept`,
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 /**
@@ -200,14 +238,24 @@ export function encodeAprMetadata(metadata: Readonly<ModelMetadata>): Uint8Array
  */
 export function parseAprMetadata(bytes: Uint8Array, path = "<memory>", offset = 64): ModelMetadata {
   let value: unknown;
+  let text: string;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    value = JSON.parse(text);
   } catch (cause) {
     throw new ModelFormatError(
       "APR",
       path,
       `metadata is not valid JSON: ${(cause as Error).message}`,
       { offset, cause },
+    );
+  }
+  if (jsonNestsDeeperThan(text)) {
+    throw new ModelFormatError(
+      "APR",
+      path,
+      `metadata nests deeper than ${MAX_JSON_DEPTH} levels`,
+      { offset },
     );
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {

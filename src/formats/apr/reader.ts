@@ -24,15 +24,9 @@ import {
   parseAprIndex,
 } from "./index_entry.ts";
 import { APR_ALIGNMENT, APR_FOOTER_SIZE } from "./layout.ts";
-import { parseAprMetadata } from "./metadata.ts";
+import { APR_MAX_METADATA_SIZE, parseAprMetadata } from "./metadata.ts";
 
-/**
- * Largest metadata JSON read: real files carry tokenizers of a few tens of MB
- * (a 256k vocabulary with merges is ~30 MB); a larger block is refused before
- * allocating, since decoding and parsing it takes several times its size
- * (docs/SECURITY.md).
- */
-export const APR_MAX_METADATA_SIZE = 128 * 1024 * 1024;
+export { APR_MAX_METADATA_SIZE };
 
 /**
  * Most tensors a file may index: the largest real models have fewer than
@@ -213,6 +207,7 @@ export class AprReader implements ModelReader {
 
   /**
    * Use {@linkcode AprReader.open}; this constructor takes already-checked parts.
+   * Never throws.
    *
    * @param source The file's bytes.
    * @param aprHeader The decoded header.
@@ -247,6 +242,9 @@ export class AprReader implements ModelReader {
             fileOffset,
             this.#source.stream(fileOffset, fileOffset + e.size, this.#chunkSize),
           ),
+        // Partial reads bypass the footer check; verify() reads what they skipped.
+        slice: (from: number, to: number): ReadableStream<Uint8Array> =>
+          this.#source.stream(fileOffset + from, fileOffset + to, this.#chunkSize),
       };
     });
     this.#byName = new Map(this.tensors.map((t) => [t.info.name, t]));
@@ -266,6 +264,7 @@ export class AprReader implements ModelReader {
 
   /**
    * The tensor named `name`.
+   * Never throws. An unknown name gives `undefined`.
    *
    * @param name Tensor name.
    * @returns Its entry, or `undefined`.
@@ -279,6 +278,7 @@ export class AprReader implements ModelReader {
    * with the stored footer (the `--deep` check; memory is one chunk).
    *
    * @returns Stored and computed CRCs.
+   * @throws {RangeError} When the source ends before its announced size (a file truncated while open).
    */
   async verifyFooter(): Promise<AprFooterCheck> {
     const end = this.fileSize - APR_FOOTER_SIZE;
@@ -319,7 +319,12 @@ export class AprReader implements ModelReader {
     return this.#footer.verify(this.#source);
   }
 
-  /** Close the underlying source. Safe to call twice. */
+  /**
+   * Close the underlying source. Safe to call twice.
+   * Never throws.
+   *
+   * @returns When the source is closed.
+   */
   close(): Promise<void> {
     return this.#source.close();
   }

@@ -16,6 +16,7 @@
  */
 
 import { ModelFormatError } from "../../errors.ts";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../../io/json_depth.ts";
 import type { TensorInfo } from "../../tensor.ts";
 import { pad64 } from "./layout.ts";
 
@@ -126,7 +127,7 @@ export function planAprShards(tensors: readonly TensorInfo[], maxShardSize: numb
   if (current.length > 0 || shards.length === 0) shards.push(current);
   if (shards.length > APR_MAX_SHARDS) {
     throw new RangeError(
-      `Cannot shard APR output: ${shards.length} shards exceed the limit of ${APR_MAX_SHARDS}; raise --max-shard-size`,
+      `Cannot shard APR output: ${shards.length} shards exceed the limit of ${APR_MAX_SHARDS}; raise maxShardSize`,
     );
   }
   return shards;
@@ -161,6 +162,7 @@ export function parseAprManifest(text: string, path: string): AprShardManifest {
   } catch (cause) {
     fail(`not valid JSON: ${(cause as Error).message}`, cause);
   }
+  if (jsonNestsDeeperThan(text)) fail(`nests deeper than ${MAX_JSON_DEPTH} levels`);
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     fail("not a JSON object");
   }

@@ -152,9 +152,13 @@ class ShardedState {
     const plan = planAprShards(header.tensors, this.#options.maxShardSize);
     const names = aprShardNames(basename(this.#path), plan.length);
     this.#names = names;
-    await assertOutputFree(this.#manifestPath, this.#options.force);
-    this.#totalSize = header.tensors.reduce((s, t) => s + t.byteLength, 0);
     const dir = dirname(this.#path);
+    // Every output, before any is written: a link planted at a later shard
+    // must not fail the run after earlier shards were renamed into place.
+    for (const file of [...names.files, names.manifest]) {
+      await assertOutputFree(join(dir, file), this.#options.force);
+    }
+    this.#totalSize = header.tensors.reduce((s, t) => s + t.byteLength, 0);
     const { maxShardSize: _, onProgress, ...common } = this.#options;
     for (const [index, members] of plan.entries()) {
       const tensors = members.map((i) => header.tensors[i]!);
@@ -200,14 +204,17 @@ class ShardedState {
   #report(current: string | undefined): void {
     const on = this.#options.onProgress;
     if (!on) return;
-    const sum = (key: "bytesDone" | "itemsDone" | "itemsTotal"): number =>
-      this.#progress.reduce((s, e) => s + e[key], 0);
+    const sum = (
+      key: "bytesDone" | "itemsDone" | "itemsTotal" | "resumedBytes" | "resumedItems",
+    ): number => this.#progress.reduce((s, e) => s + (e[key] ?? 0), 0);
+    const resumedItems = sum("resumedItems");
     const event: ProgressEvent = {
       phase: "write",
       bytesDone: sum("bytesDone"),
       bytesTotal: this.#totalSize,
       itemsDone: sum("itemsDone"),
       itemsTotal: sum("itemsTotal"),
+      ...(resumedItems > 0 ? { resumedBytes: sum("resumedBytes"), resumedItems } : {}),
     };
     on(current === undefined ? event : { ...event, current });
   }

@@ -17,7 +17,13 @@ import { createHash } from "node:crypto";
 import { HubAnswerError, ModelFormatError, UsageError } from "../../errors.ts";
 import { releaseChunk } from "../../io/byte_source.ts";
 import { FileSink } from "../../io/file_sink.ts";
-import type { ModelChunk, ModelHeader, ProgressCallback, TensorEntry } from "../../tensor.ts";
+import {
+  type ModelChunk,
+  type ModelHeader,
+  type ProgressCallback,
+  restartOf,
+  type TensorEntry,
+} from "../../tensor.ts";
 import { crc32, crc32Combine } from "./crc32.ts";
 import {
   APR_FOOTER_SIZE,
@@ -144,6 +150,9 @@ class SinkState {
   itemsDone = 0;
   /** Payload bytes of verified claims used as they were. */
   resumedBytes = 0;
+  /** Of bytesDone and itemsDone, what the journal's claims account for (taken back if one fails). */
+  claimedBytes = 0;
+  claimedItems = 0;
   finished = false;
   result: AprSinkResult | undefined;
 
@@ -163,6 +172,9 @@ class SinkState {
       bytesTotal: this.layout.payloadBytes,
       itemsDone: this.itemsDone,
       itemsTotal: this.layout.tensors.length,
+      ...(this.claimedItems > 0 || this.claimedBytes > 0
+        ? { resumedBytes: this.claimedBytes, resumedItems: this.claimedItems }
+        : {}),
     };
     on(current === undefined ? event : { ...event, current });
   }
@@ -216,7 +228,11 @@ class SinkState {
       // Progress starts where the last run stopped (taken back if a claim fails).
       for (const c of this.claims.values()) {
         this.bytesDone += c.reached;
-        if (c.reached === c.length) this.itemsDone++;
+        this.claimedBytes += c.reached;
+        if (c.reached === c.length) {
+          this.itemsDone++;
+          this.claimedItems++;
+        }
       }
     } else {
       await removeIfExists(this.journalPath);
@@ -236,7 +252,7 @@ class SinkState {
     const size = (await Deno.lstat(this.journalPath)).size;
     if (size > MAX_JOURNAL_BYTES) {
       throw new UsageError(
-        `Cannot resume "${this.path}": its journal "${this.journalPath}" is ${size} bytes, more than any import writes (${MAX_JOURNAL_BYTES}); run without --resume to start over`,
+        `Cannot resume "${this.path}": its journal "${this.journalPath}" is ${size} bytes, more than any import writes (${MAX_JOURNAL_BYTES}); run without resume: true to start over`,
       );
     }
     const text = new TextDecoder().decode(await Deno.readFile(this.journalPath));
@@ -277,7 +293,9 @@ class SinkState {
         return;
       }
       this.bytesDone -= b.byteLength;
+      this.claimedBytes -= b.byteLength;
       this.itemsDone--;
+      this.claimedItems--;
     }
     let crc: number;
     if (claim !== undefined && claim.reached < b.byteLength) {
@@ -313,9 +331,10 @@ class SinkState {
     claim: JournalCommit,
   ): Promise<number> {
     const length = t.info.byteLength;
-    const rest = entry.openAt?.(claim.reached, claim.state);
+    const rest = restartOf(entry)?.openAt(claim.reached, claim.state);
     if (rest === undefined) {
       this.bytesDone -= claim.reached;
+      this.claimedBytes -= claim.reached;
       return await this.#copy(entry, t, entry.open(), 0, length, 0);
     }
     const tail = await this.#copy(entry, t, rest, claim.reached, length, claim.crc);
@@ -324,6 +343,7 @@ class SinkState {
       return tail;
     }
     this.bytesDone -= claim.reached;
+    this.claimedBytes -= claim.reached;
     this.current = undefined;
     // The committed head was not intact: write it again, then join the CRCs.
     const tailCrc = crc32Tail(tail, claim.crc, length - claim.reached);
@@ -350,6 +370,7 @@ class SinkState {
     const file = this.file!;
     const name = t.info.name;
     const reader = stream.getReader();
+    const restart = restartOf(entry);
     let written = from;
     // A head rewrite is not a restart point of its own: no commits inside it.
     const progress: Progress | undefined = head ? undefined : { t, written, restart: undefined };
@@ -377,7 +398,7 @@ class SinkState {
         releaseChunk(value);
         if (progress !== undefined) {
           progress.written = written;
-          const point = written < to ? entry.restartPoint?.(written) : undefined;
+          const point = written < to ? restart?.restartPoint(written) : undefined;
           if (point !== undefined) {
             progress.restart = {
               index: t.inputIndex,
@@ -489,6 +510,8 @@ class SinkState {
       });
       this.committed.set(index, crc);
       this.bytesDone -= t.info.byteLength; // counted when skipped, and again by #copy
+      this.claimedBytes -= t.info.byteLength;
+      this.claimedItems--;
     }
     this.tentative.clear();
     return resumed;
@@ -609,6 +632,8 @@ export class AprSink extends WritableStream<ModelChunk> {
    *
    * @param path Output path.
    * @param options Overwrite, resume, progress…
+   * @throws {TypeError} When `path` is empty.
+   * @throws {RangeError} When `commitBytes` or `commitIntervalMs` is negative or not a number.
    */
   constructor(path: string, options: AprSinkOptions = {}) {
     const state = new SinkState(path, checkOptions(path, options));

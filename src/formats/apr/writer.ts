@@ -57,6 +57,7 @@ export class AprWriter {
 
   /**
    * Use {@linkcode AprWriter.create}.
+   * Never throws.
    *
    * @param sink The sink, header already written.
    * @param writer The sink's writer.
@@ -128,6 +129,7 @@ export class AprWriter {
    * Finish the file: footer, sync, rename to the output path.
    *
    * @returns What was written.
+   * @throws {Error} When a tensor of the plan was never added (the partial file is removed).
    */
   async close(): Promise<AprSinkResult> {
     await this.#writer.close();
@@ -137,6 +139,7 @@ export class AprWriter {
   /**
    * Give up: the partial output is kept for a resume when tensors were
    * committed and `reason` is not bad input, removed otherwise.
+   * Never throws. Failures while removing the partial file are ignored.
    *
    * @param reason Why.
    */

@@ -32,6 +32,8 @@ export class Cursor {
   #window = CURSOR_WINDOW;
   /** Array elements read so far: the header parser's memory budget (GGUF_MAX_ARRAY_ELEMENTS). */
   arrayElements = 0;
+  /** String bytes read so far: the header parser's memory budget (GGUF_MAX_STRING_BYTES). */
+  stringBytes = 0;
 
   constructor(source: ByteSource) {
     this.#source = source;

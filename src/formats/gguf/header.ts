@@ -129,6 +129,14 @@ export const GGUF_MAX_KV_PAIRS = 65_536;
 export const GGUF_MAX_ARRAY_LENGTH = 1 << 24;
 /** Most array elements in all of a file's metadata together (every array counted, nested ones too). */
 export const GGUF_MAX_ARRAY_ELEMENTS = 1 << 24;
+/**
+ * Most bytes of strings (keys, values, array elements, tensor names) in one
+ * file's header together. A chat template is kilobytes and a tokenizer's
+ * tokens and merges a few megabytes; the metadata must also fit the APR
+ * metadata block (128 MiB). Checked before each string is read, so a sparse
+ * file declaring gigabytes of text is refused without allocating it.
+ */
+export const GGUF_MAX_STRING_BYTES = 128 * 1024 * 1024;
 /** Longest key, per the GGUF specification (keys are at most 65535 bytes). */
 export const GGUF_MAX_KEY_LENGTH = 65535;
 /**
@@ -476,6 +484,14 @@ async function readString(c: Cursor, what: string, isKey = false): Promise<strin
   const n = await readLength(c, what);
   if (isKey && n > GGUF_MAX_KEY_LENGTH) {
     throw c.fail(`invalid key: ${what} is ${n} bytes, more than ${GGUF_MAX_KEY_LENGTH}`, at);
+  }
+  c.stringBytes += n;
+  if (c.stringBytes > GGUF_MAX_STRING_BYTES) {
+    throw c.fail(
+      `too much text: ${what} (${n} bytes) brings the header's strings past the ` +
+        `${GGUF_MAX_STRING_BYTES}-byte limit`,
+      at,
+    );
   }
   if (!c.has(n)) await c.need(n, what);
   const bytes = c.bytes(n);

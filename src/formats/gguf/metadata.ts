@@ -134,8 +134,11 @@ const SPECIAL_TOKEN_IDS: readonly (readonly [string, string])[] = [
   ["pad_token", "tokenizer.ggml.padding_token_id"],
 ];
 
-/** Keys whose value describes the source file, not the model: not carried to an export. */
-const NOT_EXPORTED = new Set(["general.alignment", "general.file_type"]);
+/**
+ * Keys whose value describes the source file, not the model: not carried to
+ * an export (`general.file_type` is, but the export's own replaces it).
+ */
+const NOT_EXPORTED = new Set(["general.alignment"]);
 
 /** One entry of the `gguf_metadata` custom key. */
 export interface GgufMetadataEntry {
@@ -242,12 +245,64 @@ export function ggufToAprMetadata(kv: ReadonlyMap<string, GgufKvEntry>): ModelMe
   return m;
 }
 
+/** Options of {@linkcode aprToGgufKv}: what the exported tensors say about the file. */
+export interface AprToGgufOptions {
+  /** `general.file_type` (llama.cpp's `LLAMA_FTYPE_*`); absent: not written. */
+  fileType?: number;
+  /** Parameters of the exported tensors, for `general.size_label` (converted models only). */
+  parameterCount?: number;
+  /** `general.quantization_version` (2 for every current llama.cpp); absent: not written. */
+  quantizationVersion?: number;
+}
+
+/** Architectures llama.cpp (c392e50) knows under another name. */
+const GGUF_ARCHITECTURE: Readonly<Record<string, string>> = { mistral: "llama" };
+
+/** `{arch}.` keys in the order llama.cpp's converter writes them, with their APR fields. */
+const EXPORT_ARCH_ORDER: readonly string[] = [
+  "block_count",
+  "context_length",
+  "embedding_length",
+  "feed_forward_length",
+  "attention.head_count",
+  "attention.head_count_kv",
+  "rope.freq_base",
+  "attention.layer_norm_rms_epsilon",
+  "expert_count",
+  "expert_used_count",
+  "expert_feed_forward_length",
+  "attention.key_length",
+];
+
+/** gguf-py's names of the special token id keys. */
+const SPECIAL_ID_KEYS: Readonly<Record<string, string>> = {
+  bos: "tokenizer.ggml.bos_token_id",
+  eos: "tokenizer.ggml.eos_token_id",
+  unk: "tokenizer.ggml.unknown_token_id",
+  sep: "tokenizer.ggml.seperator_token_id",
+  pad: "tokenizer.ggml.padding_token_id",
+  cls: "tokenizer.ggml.cls_token_id",
+  mask: "tokenizer.ggml.mask_token_id",
+};
+
+/** Hugging Face tokenizer model types → ggml tokenizer models. */
+const GGML_TOKENIZER: Readonly<Record<string, string>> = {
+  BPE: "gpt2",
+  Unigram: "llama",
+  WordPiece: "bert",
+};
+
 /**
  * Map APR metadata back to GGUF metadata, for export: the inverse of
  * {@linkcode ggufToAprMetadata}. Starts from `gguf_metadata` when present
- * (exact types and order, minus `general.alignment` and `general.file_type`,
- * which describe the old file), then writes every APR field over it, so
- * fields edited in APR win.
+ * (exact types and order, minus `general.alignment`, which describes the old
+ * file; `general.file_type` is replaced when given), then writes every APR field over it, so
+ * fields edited in APR win. A model from elsewhere (no `gguf_metadata`) gets
+ * the keys llama.cpp's converter writes: `general.type`, `general.size_label`,
+ * `{arch}.attention.value_length`, and for llama `llama.vocab_size` and
+ * `llama.rope.dimension_count`; tokenizer keys as the converter derives them
+ * (`tokenizer.ggml_model`, `tokenizer.pre`, token types, special ids).
+ * `general.file_type` and `general.quantization_version` are written when given.
  *
  * @example Usage
  * ```ts
@@ -258,19 +313,25 @@ export function ggufToAprMetadata(kv: ReadonlyMap<string, GgufKvEntry>): ModelMe
  * ```
  *
  * @param metadata APR metadata.
+ * @param options File type and parameter count of the exported tensors.
  * @returns GGUF metadata pairs in order, ready for {@linkcode encodeGgufHeader}.
  * @throws {TypeError} When `gguf_metadata` is malformed.
  */
-export function aprToGgufKv(metadata: ModelMetadata): Map<string, GgufKvInput> {
+export function aprToGgufKv(
+  metadata: ModelMetadata,
+  options: AprToGgufOptions = {},
+): Map<string, GgufKvInput> {
   const kv = new Map<string, GgufKvInput>();
   const verbatim = metadata.gguf_metadata;
-  const arch = typeof metadata.architecture === "string"
+  const converted = verbatim === undefined || verbatim === null;
+  const aprArch = typeof metadata.architecture === "string"
     ? metadata.architecture
     : readVerbatimArch(verbatim);
+  const arch = aprArch === undefined ? undefined : GGUF_ARCHITECTURE[aprArch] ?? aprArch;
   if (arch !== undefined) {
     kv.set("general.architecture", { type: GgufValueType.STRING, value: arch });
   }
-  if (verbatim !== undefined && verbatim !== null) {
+  if (!converted) {
     if (typeof verbatim !== "object" || Array.isArray(verbatim)) {
       throw new TypeError("Cannot export GGUF metadata: gguf_metadata is not an object");
     }
@@ -282,30 +343,108 @@ export function aprToGgufKv(metadata: ModelMetadata): Map<string, GgufKvInput> {
   const set = (key: string, type: GgufValueType, value: unknown): void => {
     if (value === undefined || value === null) return;
     if (type === GgufValueType.STRING && typeof value !== "string") return;
-    if (type !== GgufValueType.STRING && typeof value !== "number") return;
+    if (type === GgufValueType.BOOL && typeof value !== "boolean") return;
+    if (
+      type !== GgufValueType.STRING && type !== GgufValueType.BOOL && typeof value !== "number"
+    ) return;
     kv.set(key, { type, value: value as GgufValue });
   };
+  if (converted) set("general.type", GgufValueType.STRING, "model");
   for (const [field, key] of GENERAL_FIELDS) set(key, GgufValueType.STRING, metadata[field]);
+  if (converted && options.parameterCount !== undefined && metadata.num_experts == null) {
+    set("general.size_label", GgufValueType.STRING, sizeLabel(options.parameterCount));
+  }
   if (arch !== undefined) {
-    for (const [field, suffix, type] of ARCH_FIELDS) {
-      // vocab_size is implied by the token list; write it only if the source had it.
-      if (field === "vocab_size" && !kv.has(`${arch}.vocab_size`)) continue;
+    const fields = new Map(ARCH_FIELDS.map(([field, suffix, type]) => [suffix, { field, type }]));
+    const order = [...EXPORT_ARCH_ORDER, ...fields.keys()];
+    for (const suffix of new Set(order)) {
+      const { field, type } = fields.get(suffix)!;
+      // vocab_size is implied by the token list; llama.cpp's converter writes it for llama.
+      if (field === "vocab_size") continue;
       set(`${arch}.${suffix}`, type, metadata[field]);
+      if (converted && suffix === "attention.key_length") {
+        set(`${arch}.attention.value_length`, GgufValueType.UINT32, metadata.head_dim);
+      }
     }
   }
-  set("tokenizer.ggml.model", GgufValueType.STRING, metadata["tokenizer.model_type"]);
-  for (const [aprKey, ggufKey, type] of TOKENIZER_ARRAYS) {
+  set("general.file_type", GgufValueType.UINT32, options.fileType);
+  if (arch !== undefined) {
+    const tokens = metadata["tokenizer.vocabulary"];
+    const vocab = metadata.vocab_size ?? (Array.isArray(tokens) ? tokens.length : undefined);
+    if (kv.has(`${arch}.vocab_size`) || (converted && arch === "llama")) {
+      set(`${arch}.vocab_size`, GgufValueType.UINT32, vocab);
+    }
+    if (converted && arch === "llama") {
+      const heads = metadata.num_heads;
+      const headDim = metadata.head_dim ??
+        (typeof metadata.hidden_size === "number" && typeof heads === "number" && heads > 0
+          ? metadata.hidden_size / heads
+          : undefined);
+      set(`${arch}.rope.dimension_count`, GgufValueType.UINT32, headDim);
+    }
+  }
+  writeTokenizer(metadata, set, kv);
+  const template = metadata.chat_template ?? metadata["tokenizer.chat_template"];
+  set("tokenizer.chat_template", GgufValueType.STRING, template);
+  set("general.quantization_version", GgufValueType.UINT32, options.quantizationVersion);
+  return kv;
+}
+
+/** The tokenizer keys, in the order llama.cpp's converter writes them. */
+function writeTokenizer(
+  metadata: ModelMetadata,
+  set: (key: string, type: GgufValueType, value: unknown) => void,
+  kv: Map<string, GgufKvInput>,
+): void {
+  const hfModel = metadata["tokenizer.model_type"];
+  const model = metadata["tokenizer.ggml_model"] ??
+    (typeof hfModel === "string" ? GGML_TOKENIZER[hfModel] ?? hfModel : undefined);
+  set("tokenizer.ggml.model", GgufValueType.STRING, model);
+  set("tokenizer.ggml.pre", GgufValueType.STRING, metadata["tokenizer.pre"]);
+  // The converter's order: tokens, scores, token types, then merges.
+  const arrays = [0, 2, 3, 1].map((i) => TOKENIZER_ARRAYS[i]!);
+  for (const [aprKey, ggufKey, type] of arrays) {
     const v = metadata[aprKey];
     if (Array.isArray(v)) {
       kv.set(ggufKey, { type: GgufValueType.ARRAY, value: v, arrayTypes: [type] });
     }
   }
-  for (const [aprKey, ggufKey] of TOKENIZER_IDS) {
-    set(ggufKey, GgufValueType.UINT32, metadata[aprKey]);
+  const specialIds = metadata["tokenizer.special_ids"];
+  if (specialIds !== null && typeof specialIds === "object" && !Array.isArray(specialIds)) {
+    for (const [kind, id] of Object.entries(specialIds)) {
+      const key = SPECIAL_ID_KEYS[kind];
+      if (key !== undefined) set(key, GgufValueType.UINT32, id);
+    }
+  } else {
+    for (const [aprKey, ggufKey] of TOKENIZER_IDS) {
+      set(ggufKey, GgufValueType.UINT32, metadata[aprKey]);
+    }
   }
-  const template = metadata.chat_template ?? metadata["tokenizer.chat_template"];
-  set("tokenizer.chat_template", GgufValueType.STRING, template);
-  return kv;
+  const addSpecial = metadata["tokenizer.add_special"];
+  if (addSpecial !== null && typeof addSpecial === "object" && !Array.isArray(addSpecial)) {
+    for (const [kind, add] of Object.entries(addSpecial)) {
+      set(`tokenizer.ggml.add_${kind}_token`, GgufValueType.BOOL, add);
+    }
+  }
+}
+
+/**
+ * gguf-py's rounded parameter count (`279K`, `1.3M`, `7.2B`): at least two
+ * significant digits.
+ */
+export function sizeLabel(count: number): string {
+  const [scale, suffix] = count > 1e15
+    ? [1e-15, "Q"]
+    : count > 1e12
+    ? [1e-12, "T"]
+    : count > 1e9
+    ? [1e-9, "B"]
+    : count > 1e6
+    ? [1e-6, "M"]
+    : [1e-3, "K"];
+  const scaled = count * scale;
+  const digits = String(Math.round(scaled)).replace(/^0+/, "").length;
+  return `${scaled.toFixed(Math.max(2 - digits, 0))}${suffix}`;
 }
 
 function readVerbatimArch(verbatim: unknown): string | undefined {

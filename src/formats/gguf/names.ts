@@ -57,6 +57,7 @@ const ANY_GLOBAL = /^(.+)\.(weight|bias)$/;
 
 /**
  * Map a GGUF tensor name to its Hugging Face name (llama block layout).
+ * Never throws. A name without a mapping is returned unchanged.
  *
  * @example Usage
  * ```ts
@@ -82,6 +83,7 @@ export function ggufToHfName(name: string): string {
 /**
  * Map a Hugging Face tensor name back to its GGUF name: the inverse of
  * {@linkcode ggufToHfName}.
+ * Never throws. A name without a mapping is returned unchanged.
  *
  * @example Usage
  * ```ts

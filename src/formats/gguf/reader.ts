@@ -11,7 +11,6 @@
 import { ModelFormatError } from "../../errors.ts";
 import { type ByteSource, DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
 import type { ModelHeader, ModelReader, TensorEntry, TensorInfo } from "../../tensor.ts";
-import { byteRangeRestart } from "../../tensor.ts";
 import { type GgufHeader, parseGgufHeader } from "./header.ts";
 import { ggufToAprMetadata } from "./metadata.ts";
 import { GGUF_LLAMA_LIKE_ARCHITECTURES, ggufToHfName } from "./names.ts";
@@ -86,10 +85,7 @@ export async function openGguf(
     return {
       info,
       open: () => source.stream(start, start + t.byteLength, chunkSize),
-      ...byteRangeRestart(
-        t.byteLength,
-        (offset) => source.stream(start + offset, start + t.byteLength, chunkSize),
-      ),
+      slice: (from: number, to: number) => source.stream(start + from, start + to, chunkSize),
     };
   });
   // Mapping must not merge two tensors (a file holding both spellings).

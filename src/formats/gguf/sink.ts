@@ -8,13 +8,17 @@
  * @module
  */
 
-import { DTYPES, tensorByteLength } from "../../dtype.ts";
+import { DTYPES, elementCount, tensorByteLength } from "../../dtype.ts";
 import type { ModelChunk, ModelHeader, ProgressCallback, TensorEntry } from "../../tensor.ts";
+import { guessFileType } from "./file_type.ts";
 import { aprToGgufKv } from "./metadata.ts";
 import { hfToGgufName } from "./names.ts";
 import { encodeGgufHeader, type GgufLayout, type GgufTensorSpec } from "./writer.ts";
 import { assertOutputFree } from "../../io/fs_paths.ts";
 import { createFreshFile, renameIntoPlace } from "../../io/partial_file.ts";
+
+/** llama.cpp's quantization format version (`GGML_QNT_VERSION`), which every export declares. */
+const GGML_QUANTIZATION_VERSION = 2;
 
 /** Options of {@linkcode GgufSink.create}. */
 export interface GgufSinkOptions {
@@ -34,6 +38,13 @@ export interface GgufSinkOptions {
    * @default {false}
    */
   keepNames?: boolean;
+  /**
+   * `general.file_type` to write (llama.cpp's `llama_ftype`, e.g. 14 for a
+   * Q4_K_S preset mix, as `llama-quantize` writes it). By default it is
+   * derived from the tensors, as llama.cpp's loader guesses it: the type most
+   * tensors have. `general.quantization_version` 2 is written either way.
+   */
+  fileType?: number;
   /**
    * Data alignment in bytes (a power of two).
    *
@@ -90,6 +101,15 @@ export class GgufSink extends WritableStream<ModelChunk> {
     const alignment = options.alignment ?? 32;
     if (!Number.isSafeInteger(alignment) || alignment <= 0 || (alignment & (alignment - 1)) !== 0) {
       throw new RangeError(`Cannot write GGUF: alignment ${alignment} is not a power of two`);
+    }
+    const fileType = options.fileType;
+    if (
+      fileType !== undefined &&
+      (!Number.isSafeInteger(fileType) || fileType < 0 || fileType > 0xffffffff)
+    ) {
+      throw new RangeError(
+        `Cannot write GGUF: file type ${fileType} is not a 32-bit unsigned integer`,
+      );
     }
     await assertOutputFree(path, options.force);
     const partial = `${path}.partial`;
@@ -159,7 +179,13 @@ class GgufFileWriter {
         ne: t.shape.length === 0 ? [1] : [...t.shape].reverse(),
       };
     });
-    const layout = encodeGgufHeader(aprToGgufKv(header.metadata), specs, {
+    const fileType = this.#options.fileType ?? guessFileType(header.tensors);
+    const kv = aprToGgufKv(header.metadata, {
+      ...(fileType === undefined ? {} : { fileType }),
+      parameterCount: header.tensors.reduce((n, t) => n + elementCount(t.shape), 0),
+      quantizationVersion: GGML_QUANTIZATION_VERSION,
+    });
+    const layout = encodeGgufHeader(kv, specs, {
       alignment: this.#options.alignment,
     });
     this.#layout = layout;

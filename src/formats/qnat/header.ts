@@ -10,6 +10,7 @@
 
 import { elementCount } from "../../dtype.ts";
 import { ModelFormatError } from "../../errors.ts";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../../io/json_depth.ts";
 import { checkNf4BlockSize } from "../../quant/nf4.ts";
 
 /** `"QNAT"`, the first four bytes of every QNAT file. */
@@ -48,11 +49,18 @@ export const QNAT_MAX_NAME_BYTES = 256;
 /** Most dimensions a tensor may have. */
 export const QNAT_MAX_DIMS = 8;
 
-/** Largest metadata JSON: a tokenizer is tens of MB; more is corruption, refused before allocating. */
-export const QNAT_MAX_METADATA_SIZE = 1024 * 1024 * 1024;
+/**
+ * Largest metadata JSON: a tokenizer is tens of MB; more is refused before
+ * allocating. As APR's limit: parsing costs several times the size, and a
+ * 600 MB block failed inside V8 ("Cannot allocate String") at 1.8 GB RSS.
+ */
+export const QNAT_MAX_METADATA_SIZE = 128 * 1024 * 1024;
 
-/** Most tensors a file may hold: real models have ~10^5; refused before allocating. */
-export const QNAT_MAX_TENSORS = 10_000_000;
+/**
+ * Most tensors a file may hold: real models have < 10^5, and each costs
+ * memory (3 million took 1.3 GB); refused before allocating. As APR and GGUF.
+ */
+export const QNAT_MAX_TENSORS = 262_144;
 
 /** Smallest packed tensor header: name length, 1-byte name, kind, ndim, block size, block count, offset, size. */
 const MIN_ENTRY_SIZE = 2 + 1 + 1 + 1 + 4 + 8 + 8 + 8;
@@ -398,11 +406,14 @@ export function parseQnatMetadata(bytes: Uint8Array, flags: number, path: string
     });
   };
   let value: unknown;
+  let text = "";
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    value = JSON.parse(text);
   } catch (cause) {
     fail(`metadata is not valid UTF-8 JSON: ${(cause as Error).message}`, cause);
   }
+  if (jsonNestsDeeperThan(text)) fail(`metadata nests deeper than ${MAX_JSON_DEPTH} levels`);
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     fail("metadata is not a JSON object");
   }

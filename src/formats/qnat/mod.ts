@@ -31,4 +31,10 @@ export {
   type QnatTensorPlan,
 } from "./header.ts";
 export { openQnat, type OpenQnatOptions, QnatReader, type QnatTensorEntry } from "./reader.ts";
-export { isQnatNf4Tensor, QNAT_MIN_NF4_ELEMENTS, QnatSink, type QnatSinkOptions } from "./sink.ts";
+export {
+  isQnatNf4Tensor,
+  QNAT_MIN_NF4_ELEMENTS,
+  QnatSink,
+  type QnatSinkOptions,
+  type QnatSinkResult,
+} from "./sink.ts";

@@ -165,6 +165,7 @@ export class QnatReader implements ModelReader {
 
   /**
    * Use {@linkcode openQnat}; this takes already-checked parts.
+   * Never throws.
    *
    * @param source The file's bytes.
    * @param fixed The fixed header.
@@ -204,7 +205,12 @@ export class QnatReader implements ModelReader {
     }));
   }
 
-  /** Close the underlying source. Safe to call twice. */
+  /**
+   * Close the underlying source. Safe to call twice.
+   * Never throws.
+   *
+   * @returns When the source is closed.
+   */
   close(): Promise<void> {
     return this.#source.close();
   }

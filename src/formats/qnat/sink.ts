@@ -75,6 +75,18 @@ export interface QnatSinkOptions {
   onProgress?: ProgressCallback;
 }
 
+/** What a {@linkcode QnatSink} wrote, once closed. */
+export interface QnatSinkResult {
+  /** The output path. */
+  readonly path: string;
+  /** Tensors stored in each section kind: `NF4` and `F32`. */
+  readonly dtypes: Readonly<Record<"NF4" | "F32", number>>;
+  /** Bytes of tensor sections (NF4 codes, scales and zero points; F32 values). */
+  readonly tensorBytes: number;
+  /** Size of the file. */
+  readonly fileBytes: number;
+}
+
 /**
  * Which tensors a QNAT file stores as NF4: float tensors with at least two
  * dims and `minElements` elements. The rest are F32 sections.
@@ -102,6 +114,7 @@ export function isQnatNf4Tensor(info: TensorInfo, minElements = QNAT_MIN_NF4_ELE
 export class QnatSink extends WritableStream<ModelChunk> {
   /** The final path (written through `path + ".partial"`). */
   readonly path: string;
+  #writer: QnatFileWriter;
 
   /**
    * Use {@linkcode QnatSink.create}, which checks the path and options first.
@@ -116,6 +129,12 @@ export class QnatSink extends WritableStream<ModelChunk> {
       abort: () => writer.discard(),
     }, { highWaterMark: 1 });
     this.path = path;
+    this.#writer = writer;
+  }
+
+  /** What was written (NF4/F32 counts, sizes), once the stream has closed; else `undefined`. */
+  get result(): QnatSinkResult | undefined {
+    return this.#writer.result;
   }
 
   /**
@@ -213,6 +232,8 @@ class QnatFileWriter {
   #done = new Set<string>();
   #bytesDone = 0;
   #finished = false;
+  /** Set once the file is renamed into place. */
+  result: QnatSinkResult | undefined;
 
   constructor(path: string, options: QnatSinkOptions) {
     this.#path = path;
@@ -248,7 +269,7 @@ class QnatFileWriter {
       const n = elementCount(t.shape);
       if (nf4 && n % blockSize !== 0) {
         throw new RangeError(
-          `Cannot write tensor "${t.name}" [${t.shape}] as NF4: ${n} elements are not a multiple of the block size ${blockSize}; choose a --block-size that divides it`,
+          `Cannot write tensor "${t.name}" [${t.shape}] as NF4: ${n} elements are not a multiple of the block size ${blockSize}; choose a blockSize that divides it`,
         );
       }
       return { name: t.name, kind: nf4 ? QNAT_KIND.NF4 : QNAT_KIND.F32, shape: t.shape, blockSize };
@@ -280,10 +301,12 @@ class QnatFileWriter {
   #progress(current?: string): void {
     const on = this.#options.onProgress;
     if (!on || !this.#layout) return;
+    // Counted in tensor sections, as written: the header and padding are
+    // not, so the last tensor brings the bar to 100%.
     const event = {
       phase: "export",
       bytesDone: this.#bytesDone,
-      bytesTotal: this.#layout.fileSize,
+      bytesTotal: this.#layout.tensors.reduce((n, t) => n + t.dataSize, 0),
       itemsDone: this.#done.size,
       itemsTotal: this.#layout.tensors.length,
     };
@@ -429,6 +452,13 @@ class QnatFileWriter {
       await file.close();
       await renameIntoPlace(this.#partial, this.#path, this.#options.force);
       this.#finished = true;
+      const nf4 = layout.tensors.filter((t) => t.kind === QNAT_KIND.NF4).length;
+      this.result = {
+        path: this.#path,
+        dtypes: { NF4: nf4, F32: layout.tensors.length - nf4 },
+        tensorBytes: layout.tensors.reduce((n, t) => n + t.dataSize, 0),
+        fileBytes: layout.fileSize,
+      };
     } catch (error) {
       await this.discard();
       throw error;

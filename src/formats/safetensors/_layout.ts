@@ -40,7 +40,7 @@ export function checkSafetensorsTensors(tensors: readonly TensorInfo[]): void {
     seen.add(t.name);
     if (DTYPES[t.dtype].safetensors === undefined) {
       throw new TypeError(
-        `Cannot write tensor "${t.name}" as SafeTensors: it is ${t.dtype}, which SafeTensors cannot hold; export with --dtype f32`,
+        `Cannot write tensor "${t.name}" as SafeTensors: it is ${t.dtype}, which SafeTensors cannot hold; export with float32: true`,
       );
     }
     const expected = tensorByteLength(t.dtype, t.shape);

@@ -24,6 +24,9 @@
  * - `tokenizer.bos_token_id`/`eos_token_id` come from `generation_config.json`,
  *   else `config.json`, else by looking up the tokenizer_config's token string;
  *   when several EOS ids are listed, the first is used.
+ * - What llama.cpp's converter derives from the tokenizer, for GGUF export
+ *   (`tokenizer.ggml_model`, `tokenizer.pre`, `tokenizer.token_type`,
+ *   `tokenizer.special_ids`, `tokenizer.add_special`): see `hf_tokenizer_gguf.ts`.
  *
  * @module
  */
@@ -31,6 +34,7 @@
 import { ModelFormatError } from "../../errors.ts";
 import type { ModelMetadata } from "../../tensor.ts";
 import type { ModelFiles } from "../../io/model_files.ts";
+import { ggufTokenizerFields } from "./hf_tokenizer_gguf.ts";
 
 /**
  * Largest config-like companion read (`config.json`, `tokenizer_config.json`,
@@ -367,6 +371,13 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   if (vocabulary?.modelType !== undefined) out["tokenizer.model_type"] = vocabulary.modelType;
   if (vocabulary?.scores !== undefined) out["tokenizer.scores"] = vocabulary.scores;
   if (chatTemplate !== undefined) out["tokenizer.chat_template"] = chatTemplate;
+  // What llama.cpp's converter would write, for GGUF export.
+  if (vocabulary !== undefined) {
+    Object.assign(
+      out,
+      ggufTokenizerFields({ ...files, tokenizerConfig, config, tokens: vocabulary.tokens }),
+    );
+  }
   const tied = tiedWordEmbeddings(text);
   if (tied !== undefined) out["tied_embeddings"] = tied;
   return out;

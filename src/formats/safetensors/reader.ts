@@ -9,7 +9,6 @@
 
 import { type ByteSource, DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
 import type { ModelHeader, ModelMetadata, ModelReader, TensorEntry } from "../../tensor.ts";
-import { byteRangeRestart } from "../../tensor.ts";
 import { parseSafetensorsHeader, type SafetensorsHeader } from "./header.ts";
 
 /** Options of {@linkcode openSafetensors}. */
@@ -35,6 +34,7 @@ export class SafetensorsReader implements ModelReader {
 
   /**
    * Wrap a parsed header; prefer {@linkcode openSafetensors}.
+   * Never throws.
    *
    * @param source The file, now owned by the reader.
    * @param header Its parsed header.
@@ -73,17 +73,18 @@ export class SafetensorsReader implements ModelReader {
           }
           return this.#source.stream(start, end, chunkSize);
         },
-        ...byteRangeRestart(end - start, (offset) => {
-          if (this.#closed) {
-            throw new TypeError(`Cannot read tensor "${tensor.name}": the reader is closed`);
-          }
-          return this.#source.stream(start + offset, end, chunkSize);
-        }),
+        slice: (from: number, to: number): ReadableStream<Uint8Array> =>
+          this.#source.stream(start + from, start + to, chunkSize),
       };
     });
   }
 
-  /** Close the file. Safe to call twice. */
+  /**
+   * Close the file. Safe to call twice.
+   * Never throws. Closing twice is harmless.
+   *
+   * @returns When the file is closed.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

@@ -22,7 +22,6 @@ import type {
 } from "../../tensor.ts";
 import { parseSafetensorsHeader, type SafetensorsHeader } from "./header.ts";
 import { openSafetensors } from "./reader.ts";
-import { byteRangeRestart } from "../../tensor.ts";
 
 /** The index file name `transformers` writes. */
 export const SAFETENSORS_INDEX_NAME = "model.safetensors.index.json";
@@ -109,10 +108,7 @@ class ShardedReader implements SafetensorsModelReader {
         entries.push({
           info,
           open: () => pool.stream(shard, start, end, chunkSize, t.name),
-          ...byteRangeRestart(
-            end - start,
-            (offset) => pool.stream(shard, start + offset, end, chunkSize, t.name),
-          ),
+          slice: (from, to) => pool.stream(shard, start + from, start + to, chunkSize, t.name),
         });
       }
     });

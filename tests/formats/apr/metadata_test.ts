@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { ModelFormatError } from "../../../src/errors.ts";
-import { encodeAprMetadata, parseAprMetadata } from "../../../src/formats/apr/metadata.ts";
+import {
+  APR_MAX_METADATA_SIZE,
+  encodeAprMetadata,
+  parseAprMetadata,
+} from "../../../src/formats/apr/metadata.ts";
 import { GOLDEN_METADATA } from "./_fixtures.ts";
 
 const text = (b: Uint8Array): string => new TextDecoder().decode(b);
@@ -103,5 +107,29 @@ Deno.test("parseAprMetadata() rejects bad metadata", async (t) => {
       () => parseAprMetadata(new Uint8Array([0x7b, 0xff, 0x7d])),
       (e) => e instanceof ModelFormatError && e.message.includes("not valid JSON"),
     );
+  });
+});
+
+Deno.test("encodeAprMetadata() refuses metadata past the limit readers accept, before V8's string limit", async (t) => {
+  // 24 MB of control characters: 144 MB as JSON escapes, past the 128 MiB limit.
+  const template = "\u0001".repeat(24_000_000);
+  await t.step("a known key", () => {
+    assert.throws(
+      () => encodeAprMetadata({ chat_template: template }),
+      (e: Error) =>
+        e instanceof RangeError && /^Cannot encode APR metadata: the JSON \(/.test(e.message),
+    );
+  });
+  await t.step("a custom key", () => {
+    assert.throws(
+      () => encodeAprMetadata({ custom: { text: template } }),
+      (e: Error) =>
+        e instanceof RangeError &&
+        e.message.endsWith(`is over the ${APR_MAX_METADATA_SIZE}-byte limit APR readers accept`),
+    );
+  });
+  await t.step("just under the limit is written", () => {
+    const bytes = encodeAprMetadata({ chat_template: "x".repeat(1_000_000) });
+    assert.ok(bytes.length > 1_000_000);
   });
 });

@@ -197,7 +197,7 @@ Deno.test("AprSink.create() refuses an existing output without force", async () 
     () => AprSink.create(out),
     (e) =>
       e instanceof UsageError &&
-      e.message === `Cannot write "${out}": it exists; use --force to overwrite it`,
+      e.message === `Cannot write "${out}": it exists; use force: true to overwrite it`,
   );
   assert.equal(await Deno.readTextFile(out), "keep me");
   await chunksOf(GOLDEN_METADATA, GOLDEN_TENSORS).pipeTo(
@@ -392,7 +392,7 @@ Deno.test("AprSink refuses to resume a partial planned differently", async () =>
     (e) =>
       e instanceof UsageError &&
       e.message.includes("was planned from a different input or options") &&
-      e.message.includes("run without --resume"),
+      e.message.includes("run without resume: true"),
   );
   assert.deepEqual(await Deno.readFile(`${out}.partial`), before, "partial left alone");
   assert.ok(await exists(`${out}.partial.journal`));

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { parseGgufHeader } from "../../../src/formats/gguf/header.ts";
 import type { GgufKvEntry } from "../../../src/formats/gguf/header.ts";
-import { aprToGgufKv, ggufToAprMetadata } from "../../../src/formats/gguf/metadata.ts";
+import { aprToGgufKv, ggufToAprMetadata, sizeLabel } from "../../../src/formats/gguf/metadata.ts";
 import { openFileSource } from "../../../src/io/file_source.ts";
 
 const DATA = new URL("../../testdata/gguf/", import.meta.url);
@@ -79,7 +79,7 @@ Deno.test("ggufToAprMetadata() then JSON then aprToGgufKv() gives back every KV 
         // APR stores metadata as JSON: the mapping must survive it (64-bit values included).
         const metadata = JSON.parse(JSON.stringify(ggufToAprMetadata(h.kv)));
         const back = aprToGgufKv(metadata);
-        const expected = [...h.kv.keys()].filter((k) => k !== "general.file_type");
+        const expected = [...h.kv.keys()];
         assert.deepEqual([...back.keys()].sort(), expected.sort());
         for (const key of expected) {
           const a = h.kv.get(key)!;
@@ -119,17 +119,21 @@ Deno.test("aprToGgufKv() maps plain APR metadata (no gguf_metadata) with llama.c
     "tokenizer.model_type": "llama",
     chat_template: "{{x}}",
   });
+  // The keys llama.cpp's converter writes for a llama checkpoint, in its order.
   assert.deepEqual([...kv].map(([k, v]) => [k, v.type]), [
     ["general.architecture", 8],
+    ["general.type", 8],
     ["general.name", 8],
+    ["llama.block_count", 4],
     ["llama.context_length", 4],
     ["llama.embedding_length", 4],
-    ["llama.block_count", 4],
     ["llama.feed_forward_length", 4],
     ["llama.attention.head_count", 4],
     ["llama.attention.head_count_kv", 4],
     ["llama.rope.freq_base", 6],
     ["llama.attention.layer_norm_rms_epsilon", 6],
+    ["llama.vocab_size", 4],
+    ["llama.rope.dimension_count", 4],
     ["tokenizer.ggml.model", 8],
     ["tokenizer.ggml.tokens", 9],
     ["tokenizer.ggml.scores", 9],
@@ -137,6 +141,8 @@ Deno.test("aprToGgufKv() maps plain APR metadata (no gguf_metadata) with llama.c
     ["tokenizer.ggml.eos_token_id", 4],
     ["tokenizer.chat_template", 8],
   ]);
+  assert.equal(kv.get("llama.rope.dimension_count")?.value, 16);
+  assert.equal(kv.get("llama.vocab_size")?.value, 3);
   assert.deepEqual(kv.get("tokenizer.ggml.scores")?.arrayTypes, [6]);
   assert.equal(kv.get("llama.rope.freq_base")?.value, 10000);
 });
@@ -155,7 +161,14 @@ Deno.test("aprToGgufKv() lets edited APR fields win over gguf_metadata, and reje
   });
   assert.equal(kv.get("llama.embedding_length")?.value, 128);
   assert.equal(kv.get("x.big")?.value, 2n ** 64n - 1n);
-  assert.equal(kv.has("general.file_type"), false);
+  // The source's file type stays unless the export gives its own.
+  assert.equal(kv.get("general.file_type")?.value, 15);
+  assert.equal(
+    aprToGgufKv({ gguf_metadata: { "general.file_type": { type: "UINT32", value: 15 } } }, {
+      fileType: 32,
+    }).get("general.file_type")?.value,
+    32,
+  );
   assert.equal(kv.has("general.alignment"), false);
   assert.throws(
     () => aprToGgufKv({ gguf_metadata: { "a.b": { type: "NOPE", value: 1 } } }),
@@ -166,4 +179,30 @@ Deno.test("aprToGgufKv() lets edited APR fields win over gguf_metadata, and reje
     () => aprToGgufKv({ gguf_metadata: [] }),
     (e: unknown) => e instanceof TypeError && /gguf_metadata is not an object/.test(e.message),
   );
+});
+
+Deno.test("aprToGgufKv() writes llama.cpp's architecture name and the export's file facts", () => {
+  const kv = aprToGgufKv(
+    { architecture: "mistral", hidden_size: 64, num_heads: 8, head_dim: 8, vocab_size: 100 },
+    { fileType: 15, parameterCount: 7_241_732_096, quantizationVersion: 2 },
+  );
+  assert.equal(kv.get("general.architecture")?.value, "llama");
+  assert.equal(kv.get("general.size_label")?.value, "7.2B");
+  assert.equal(kv.get("general.file_type")?.value, 15);
+  assert.equal(kv.get("general.quantization_version")?.value, 2);
+  assert.equal(kv.get("llama.attention.key_length")?.value, 8);
+  assert.equal(kv.get("llama.attention.value_length")?.value, 8);
+  assert.equal(kv.get("llama.rope.dimension_count")?.value, 8);
+  assert.equal(kv.get("llama.vocab_size")?.value, 100);
+  assert.equal(sizeLabel(279_168), "279K");
+  assert.equal(sizeLabel(1_313_024), "1.3M");
+  // A GGUF-born model keeps the keys its file had: none are invented.
+  const fromGguf = aprToGgufKv({
+    architecture: "llama",
+    head_dim: 8,
+    gguf_metadata: { "general.architecture": { type: "STRING", value: "llama" } },
+  });
+  assert.equal(fromGguf.has("general.type"), false);
+  assert.equal(fromGguf.has("llama.attention.value_length"), false);
+  assert.equal(fromGguf.has("llama.rope.dimension_count"), false);
 });

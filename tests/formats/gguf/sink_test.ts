@@ -46,13 +46,16 @@ Deno.test("GgufSink round-trips every fixture through APR metadata and Hugging F
           assert.equal(await exists(`${out}.partial`), false);
           const back = await openGguf(await openFileSource(out));
           try {
-            // Metadata: every original KV pair comes back with its type and value,
-            // except general.file_type, which described the source file.
+            // Metadata: every original KV pair comes back with its type and value
+            // (general.file_type derived from the tensors, as llama.cpp guesses it),
+            // plus general.quantization_version, which every export declares.
             const original = new Map(input.gguf.kv);
-            original.delete("general.file_type");
+            assert.equal(back.gguf.kv.get("general.quantization_version")?.value, 2);
             assert.deepEqual(
-              [...back.gguf.kv.keys()].sort(),
-              [...original.keys()].filter((k) => k !== "general.alignment").sort(),
+              [...back.gguf.kv.keys()].filter((k) => k !== "general.quantization_version").sort(),
+              [...original.keys()].filter((k) =>
+                k !== "general.alignment" && k !== "general.quantization_version"
+              ).sort(),
             );
             for (const [key, entry] of original) {
               if (key === "general.alignment") continue;
@@ -167,7 +170,7 @@ Deno.test("GgufSink rejects bad streams and leaves no output behind", async (t) 
       await Deno.writeTextFile(out, "keep me");
       await assert.rejects(GgufSink.create(out), (e: unknown) => {
         assert.ok(e instanceof UsageError);
-        assert.match((e as Error).message, /it exists; use --force to overwrite it/);
+        assert.match((e as Error).message, /it exists; use force: true to overwrite it/);
         return true;
       });
       await ReadableStream.from([header("F32"), tensor("model.norm.weight", 16)])
@@ -203,6 +206,30 @@ Deno.test("GgufSink removes the partial file when the upstream fails", async () 
     await assert.rejects(failing.pipeTo(await GgufSink.create(out)), /network down/);
     assert.equal(await exists(out), false);
     assert.equal(await exists(`${out}.partial`), false);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("GgufSink writes the fileType it is given (a preset's mix) instead of the derived one", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const input = await openGguf(
+      await openFileSource(new URL("tiny-llama-q4_k_m.gguf", DATA).pathname),
+    );
+    const out = `${dir}/s.gguf`;
+    try {
+      await modelChunks(input).pipeTo(await GgufSink.create(out, { fileType: 14 }));
+    } finally {
+      await input.close();
+    }
+    const back = await openGguf(await openFileSource(out));
+    assert.equal(back.gguf.kv.get("general.file_type")?.value, 14);
+    await back.close();
+    await assert.rejects(
+      GgufSink.create(`${dir}/bad.gguf`, { fileType: -1 }),
+      (e: unknown) => e instanceof RangeError && /file type -1/.test(e.message),
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

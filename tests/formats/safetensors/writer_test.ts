@@ -199,7 +199,7 @@ Deno.test("SafetensorsSink refuses what it cannot write and leaves no file behin
       await rejection(
         async () => modelChunks(model).pipeTo(await SafetensorsSink.create(`${dir}/q.safetensors`)),
         TypeError,
-        'Cannot write tensor "blk.0.q" as SafeTensors: it is Q4_K, which SafeTensors cannot hold; export with --dtype f32',
+        'Cannot write tensor "blk.0.q" as SafeTensors: it is Q4_K, which SafeTensors cannot hold; export with float32: true',
       );
       assert.deepStrictEqual(await listDir(dir), []);
     });
@@ -279,7 +279,7 @@ Deno.test("SafetensorsSink refuses what it cannot write and leaves no file behin
       await rejection(
         () => SafetensorsSink.create(`${dir}/x.safetensors`),
         UsageError,
-        "it exists; use --force to overwrite it",
+        "it exists; use force: true to overwrite it",
       );
       await modelChunks(memoryModel([ok])).pipeTo(
         await SafetensorsSink.create(`${dir}/x.safetensors`, { force: true }),
@@ -296,7 +296,7 @@ Deno.test("SafetensorsSink refuses what it cannot write and leaves no file behin
             await SafetensorsSink.create(`${dir}/y.safetensors`, { maxShardSize: 4 }),
           ),
         UsageError,
-        `Cannot write "${dir}/y.safetensors.index.json": it exists; use --force to overwrite it`,
+        `Cannot write "${dir}/y.safetensors.index.json": it exists; use force: true to overwrite it`,
       );
     });
     await t.step("a bad maxShardSize, before any I/O", async () => {

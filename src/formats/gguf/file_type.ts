@@ -1,0 +1,56 @@
+// This module is browser compatible.
+
+/**
+ * `general.file_type` of a GGUF file: llama.cpp's `LLAMA_FTYPE_*`, which
+ * names the quantization mix. An export derives it from its tensors as
+ * llama.cpp's loader guesses it for files without the key: the ggml type
+ * most tensors have (so F32 norms do not count against a BF16 model).
+ * A writer that knows the mix it made (a llama-quantize preset such as
+ * Q4_K_S) passes that instead.
+ *
+ * @module
+ */
+
+import type { DType } from "../../dtype.ts";
+import type { TensorInfo } from "../../tensor.ts";
+
+/** llama.cpp's ftype for a model whose tensors are mostly of one ggml type. */
+const FILE_TYPE_OF: Partial<Record<DType, number>> = {
+  F32: 0,
+  F16: 1,
+  Q4_0: 2,
+  Q4_1: 3,
+  Q8_0: 7,
+  Q5_0: 8,
+  Q5_1: 9,
+  Q2_K: 10,
+  Q3_K: 12, // Q3_K_M
+  Q4_K: 15, // Q4_K_M
+  Q5_K: 17, // Q5_K_M
+  Q6_K: 18,
+  BF16: 32,
+};
+
+/**
+ * The `general.file_type` llama.cpp's loader would guess for these tensors.
+ *
+ * @example Usage
+ * ```ts
+ * import { guessFileType } from "./file_type.ts";
+ * const t = (dtype: "F32" | "BF16") => ({ name: "w", dtype, shape: [2], byteLength: 8 });
+ * console.assert(guessFileType([t("BF16"), t("BF16"), t("F32")]) === 32);
+ * ```
+ *
+ * @param tensors The tensors written.
+ * @returns The ftype, or `undefined` when the most common type has none (or there are no tensors).
+ */
+export function guessFileType(tensors: readonly TensorInfo[]): number | undefined {
+  const counts = new Map<DType, number>();
+  let best: DType | undefined;
+  for (const t of tensors) {
+    const n = (counts.get(t.dtype) ?? 0) + 1;
+    counts.set(t.dtype, n);
+    if (best === undefined || n > counts.get(best)!) best = t.dtype;
+  }
+  return best === undefined ? undefined : FILE_TYPE_OF[best];
+}

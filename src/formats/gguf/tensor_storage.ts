@@ -1,0 +1,58 @@
+// This module is browser compatible.
+
+/**
+ * Which type each tensor takes in a GGUF export, as llama.cpp needs it:
+ *
+ * - 1-D tensors (norms, biases) and `*_norm.weight` are F32, as llama.cpp's
+ *   converter writes them: ggml-cpu's norm and add kernels assert an F32
+ *   operand, so a BF16 norm aborts llama.cpp.
+ * - ggml block types whose rows are not whole blocks (a Q4_K matrix with
+ *   rows of 128 values, padded per row as realizar decodes it) cannot exist
+ *   in GGUF (ggml requires `ne[0]` to be a multiple of the block size): they
+ *   become F16.
+ * - Types GGUF has no id for (APR_Q8, APR_Q4) become F32, their exact values.
+ * - Everything else keeps its type and bytes.
+ *
+ * @module
+ */
+
+import { DTYPES } from "../../dtype.ts";
+import type { TensorInfo } from "../../tensor.ts";
+
+/** What a tensor becomes in GGUF: its own type, or decoded to F32 or F16. */
+export type GgufStorage = "keep" | "F32" | "F16";
+
+/**
+ * Whether a tensor of a ggml block type has rows that are not whole blocks.
+ *
+ * @param info The tensor.
+ * @returns `true` for a row-padded block tensor.
+ */
+export function hasPaddedRows(info: TensorInfo): boolean {
+  const spec = DTYPES[info.dtype];
+  if (spec.layout !== "row_blocks") return false;
+  const cols = info.shape.length === 0 ? 1 : info.shape[info.shape.length - 1]!;
+  return cols % spec.blockElements !== 0;
+}
+
+/**
+ * The type a tensor takes in a GGUF export (see the module doc).
+ *
+ * @example Usage
+ * ```ts
+ * import { ggufStorage } from "./tensor_storage.ts";
+ * const norm = { name: "model.norm.weight", dtype: "BF16" as const, shape: [64], byteLength: 128 };
+ * console.assert(ggufStorage(norm) === "F32");
+ * ```
+ *
+ * @param info The tensor as it reaches the GGUF writer.
+ * @returns `"keep"`, or the float type to decode it to.
+ */
+export function ggufStorage(info: TensorInfo): GgufStorage {
+  const spec = DTYPES[info.dtype];
+  if (spec.ggufType === undefined) return "F32";
+  if (hasPaddedRows(info)) return "F16";
+  const isNorm = /(_norm|layernorm)\.weight$/.test(info.name);
+  if (spec.isFloat && info.dtype !== "F32" && (info.shape.length <= 1 || isNorm)) return "F32";
+  return "keep";
+}

@@ -1,0 +1,50 @@
+// This module is browser compatible.
+
+/**
+ * A bound on how deeply JSON from a file may nest. `JSON.parse` copes with
+ * any depth, but what handles the value afterwards (printing it, copying it
+ * into another file's metadata) recurses and overflows the stack: a million
+ * `[` in an APR file's metadata made `apr inspect` exit 1 "Maximum call
+ * stack size exceeded" (docs/SECURITY.md).
+ *
+ * @module
+ */
+
+/** Deepest nesting of arrays and objects accepted; real metadata nests fewer than 10 levels. */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `limit`. A linear
+ * scan that skips strings (escapes included); it does not check the syntax,
+ * which `JSON.parse` does after it.
+ *
+ * @example Usage
+ * ```ts
+ * import { jsonNestsDeeperThan } from "./json_depth.ts";
+ * console.assert(jsonNestsDeeperThan("[[[1]]]", 2));
+ * console.assert(!jsonNestsDeeperThan('{"a":"[[[["}', 2));
+ * ```
+ *
+ * @param text The JSON text.
+ * @param limit The deepest nesting allowed.
+ * @returns `true` when some value nests deeper.
+ */
+export function jsonNestsDeeperThan(text: string, limit: number = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // Skip the string: up to the next quote not escaped by a backslash.
+      for (i++; i < text.length; i++) {
+        const s = text.charCodeAt(i);
+        if (s === 0x5c) i++;
+        else if (s === 0x22) break;
+      }
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
+}

@@ -1,0 +1,59 @@
+// This module is browser compatible.
+
+/**
+ * Internal: the one table of block encoders (the "kernels"), shared by
+ * {@linkcode TensorEncoder}, the encoder workers and their in-thread fallback,
+ * so a new kernel (or a faster form of one) is registered in one place.
+ *
+ * @module
+ */
+
+import { encodeAprQ4 } from "./apr_q4.ts";
+import { encodeQ4K } from "./q4_k.ts";
+import { encodeQ5K } from "./q5_k.ts";
+import { encodeQ6K } from "./q6_k.ts";
+import { encodeQ8_0 } from "./q8_0.ts";
+import { encodeQ5_0, encodeQ5_1 } from "./q5_0.ts";
+
+/** Dtypes encoded block by block. */
+export type BlockTarget = "APR_Q4" | "Q4_K" | "Q5_K" | "Q6_K" | "Q8_0" | "Q5_0" | "Q5_1";
+
+/**
+ * Encode whole blocks; with `importance` (one weight per column of a row),
+ * whole rows, weighting the error as `llama-quantize --imatrix` does.
+ */
+export type BlockEncoder = (
+  values: Float32Array,
+  out?: Uint8Array,
+  importance?: Float32Array,
+) => Uint8Array;
+
+/** Every block encoder, by target. APR_Q4 and Q8_0 take no importance weights (llama.cpp's Q8_0 ignores them). */
+export const BLOCK_ENCODERS: Readonly<Record<BlockTarget, BlockEncoder>> = {
+  APR_Q4: (v, out) => encodeAprQ4(v, out),
+  Q4_K: encodeQ4K,
+  Q5_K: encodeQ5K,
+  Q6_K: encodeQ6K,
+  Q8_0: (v, out) => encodeQ8_0(v, out),
+  Q5_0: encodeQ5_0,
+  Q5_1: encodeQ5_1,
+};
+
+/** True when `target` has a block encoder. */
+export function isBlockTarget(target: string): target is BlockTarget {
+  return Object.hasOwn(BLOCK_ENCODERS, target);
+}
+
+/**
+ * Encode with the table's encoder for `target`.
+ *
+ * @throws {TypeError} For a target without a block encoder.
+ */
+export function encodeBlocks(
+  target: string,
+  values: Float32Array,
+  importance?: Float32Array,
+): Uint8Array {
+  if (!isBlockTarget(target)) throw new TypeError(`Cannot encode ${target} in blocks`);
+  return BLOCK_ENCODERS[target](values, undefined, importance);
+}

@@ -1,0 +1,59 @@
+// The llama.cpp judge: loads GGUF files with llama.cpp's CPU build (npm
+// node-llama-cpp 3.22.1 and its prebuilt @node-llama-cpp/linux-x64 binary,
+// installed into the folder given as argv[2]) and prints, for each file, the
+// prompt's token ids and the greedy (temperature 0) continuation, as one JSON
+// document on stdout. Input on stdin: [{ "path", "prompt", "tokens" }].
+// A file that fails to load gets { "error" } instead, so the caller fails.
+// Run by tests/interop/_llama_judge.ts with Node (node-llama-cpp's native
+// addon does not load under Deno's npm support without its GPU variants).
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const judgeDir = process.argv[2];
+const require = createRequire(join(judgeDir, "package.json"));
+const entry = require.resolve("node-llama-cpp");
+const { getLlama } = await import(pathToFileURL(entry).href);
+
+let input = "";
+for await (const chunk of process.stdin) input += chunk;
+const jobs = JSON.parse(input);
+
+const llama = await getLlama({
+  gpu: false,
+  build: "never",
+  logLevel: "error",
+  progressLogs: false,
+});
+const results = [];
+for (const job of jobs) {
+  try {
+    const model = await llama.loadModel({ modelPath: job.path });
+    const context = await model.createContext({ contextSize: 128, threads: 1 });
+    const sequence = context.getSequence();
+    const prompt = model.tokenize(job.prompt);
+    const generated = [];
+    for await (const token of sequence.evaluate(prompt, { temperature: 0 })) {
+      generated.push(token);
+      if (generated.length >= job.tokens) break;
+    }
+    await context.dispose();
+    // The distribution of the token after the prompt: tells apart weights
+    // that differ slightly even when a tiny model's greedy text does not.
+    const probe = await model.createContext({ contextSize: 128, threads: 1 });
+    const evaluated = await probe.getSequence().controlledEvaluate(
+      prompt.map((t, i) =>
+        i === prompt.length - 1 ? [t, { generateNext: { probabilities: true } }] : t
+      ),
+    );
+    const probabilities = evaluated[evaluated.length - 1]?.next?.probabilities ?? new Map();
+    const next = [...probabilities.entries()].slice(0, 8);
+    await probe.dispose();
+    results.push({ path: job.path, prompt: [...prompt], generated, next });
+    await model.dispose();
+  } catch (error) {
+    results.push({ path: job.path, error: String(error?.message ?? error) });
+  }
+}
+process.stdout.write(JSON.stringify(results));
+await llama.dispose();
