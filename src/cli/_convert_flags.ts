@@ -91,6 +91,9 @@ const OPTION_FLAGS: readonly (readonly [RegExp, string])[] = [
   [/\bdoubleQuant(?:: true)?\b/g, "--double-quant"],
   [/\bblockSize\b/g, "--block-size"],
   [/\bmaxShardSize\b/g, "--max-shard-size"],
+  [/\bquantize: "([^"]*)"/g, "--quantize $1"],
+  [/\bquantize target\b/g, "--quantize"],
+  [/\bthe imatrix option\b/g, "--imatrix"],
 ];
 
 /**

@@ -23,6 +23,15 @@ const SHORT_ESCAPES: Readonly<Record<string, string>> = {
 
 /** Longest text printed as one message line; longer ones are clipped with a note. */
 export const MAX_MESSAGE_LENGTH = 1000;
+/**
+ * Longest run of characters without a space shown whole in a message line:
+ * paths, names and numbers fit; a longer run (a 100,000-digit "number" or a
+ * huge name echoed from a file) keeps its first {@linkcode ECHO_KEEP} characters.
+ */
+export const MAX_MESSAGE_WORD = 160;
+/** Characters kept of a clipped run. */
+export const ECHO_KEEP = 80;
+const LONG_WORD = new RegExp(`\\S{${MAX_MESSAGE_WORD + 1},}`, "g");
 
 /**
  * Escape what a terminal would interpret: `\n`, `\r`, `\t` as such, any other
@@ -45,15 +54,19 @@ export function terminalSafe(text: string): string {
 }
 
 /**
- * One line of a message: escaped as {@linkcode terminalSafe}, and clipped to
- * {@linkcode MAX_MESSAGE_LENGTH} characters, so a file cannot fill the
- * screen with an echoed value.
+ * One line of a message: escaped as {@linkcode terminalSafe}, each run of
+ * more than {@linkcode MAX_MESSAGE_WORD} non-space characters cut to its first
+ * {@linkcode ECHO_KEEP}, and the whole clipped to {@linkcode MAX_MESSAGE_LENGTH}
+ * characters, so a file cannot fill the screen with an echoed value.
  *
  * @param text The message.
  * @returns The line, without a newline.
  */
 export function messageLine(text: string): string {
-  const safe = terminalSafe(text);
+  const safe = terminalSafe(text).replace(
+    LONG_WORD,
+    (word) => `${word.slice(0, ECHO_KEEP)}… (${word.length} characters)`,
+  );
   if (safe.length <= MAX_MESSAGE_LENGTH) return safe;
   return `${safe.slice(0, MAX_MESSAGE_LENGTH)}… (${
     safe.length - MAX_MESSAGE_LENGTH

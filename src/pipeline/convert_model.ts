@@ -368,17 +368,17 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
     : presetOf(options.quantize, format === "gguf");
   if (preset !== undefined && preset !== "Q6_K" && format !== "gguf" && format !== "apr") {
     throw new UsageError(
-      `--quantize ${options.quantize} (a llama-quantize preset) works for GGUF and APR output, not ${format}`,
+      `quantize: "${options.quantize}" (a llama-quantize preset) works for GGUF and APR output, not ${format}`,
     );
   }
   if (options.quantize === "q8_0" && format === "apr") {
     throw new UsageError(
-      "--quantize q8_0 works for GGUF output only: APR readers do not decode Q8_0 (use q8 for APR_Q8)",
+      'quantize: "q8_0" works for GGUF output only: APR readers do not decode Q8_0 (use quantize: "q8" for APR_Q8)',
     );
   }
   if (options.imatrix !== undefined && !IMATRIX_TARGETS.has(options.quantize ?? "none")) {
     throw new UsageError(
-      `--imatrix needs a K-quant --quantize (q4_k, q6_k or a preset), not ${
+      `the imatrix option needs a K-quant quantize target (q4_k, q6_k or a preset), not ${
         options.quantize ?? "none"
       }`,
     );
@@ -493,7 +493,7 @@ function warnOnBf16(
   if (n > 0) {
     onWarning?.(
       `${n} tensor(s) are written as BF16 (APR dtype 30), which aprender 0.26 and ` +
-        `realizar's get_tensor_f32 cannot read; use --quantize f16 for older readers`,
+        `realizar's get_tensor_f32 cannot read; use quantize: "f16" for older readers`,
     );
   }
 }

@@ -28,7 +28,8 @@ export const MAX_IMATRIX_BYTES = 2 ** 31;
  *
  * @param path The `.dat` file.
  * @returns The matrix.
- * @throws {UsageError} When the file cannot be read.
+ * @throws {Deno.errors.NotFound} When the file does not exist.
+ * @throws {UsageError} When it cannot be read otherwise (not a file, no permission).
  * @throws {ModelFormatError} When it is malformed or too large.
  */
 export async function readImportanceMatrix(path: string): Promise<ImportanceMatrix> {
@@ -36,6 +37,12 @@ export async function readImportanceMatrix(path: string): Promise<ImportanceMatr
   try {
     info = await Deno.stat(path);
   } catch (error) {
+    // A missing path is NotFound wherever the library meets one.
+    if (error instanceof Deno.errors.NotFound) {
+      throw new Deno.errors.NotFound(`Cannot read importance matrix "${path}": no such file`, {
+        cause: error,
+      });
+    }
     throw new UsageError(`Cannot read importance matrix "${path}": ${reason(error)}`, {
       cause: error,
     });

@@ -304,7 +304,7 @@ export function planModel(
     plans = header.tensors.map((t) => withImportance(planTensor(t, options), options));
   } else {
     if (preset === "Q8_0" && !ggufTypes) {
-      throw new TypeError(
+      throw new UsageError(
         'Cannot quantize to "q8_0" for APR: APR readers do not decode Q8_0; use "q8" (APR_Q8) ' +
           "or write GGUF",
       );

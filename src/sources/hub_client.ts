@@ -68,6 +68,12 @@ export interface HubFileInfo {
 /** Longest chain of same-host redirects followed (renamed repositories). */
 const MAX_REDIRECTS = 5;
 /**
+ * Largest file size believed from a server: the Hub stores files of at most
+ * 50 GB. A size of 2^53 − 1 would have split one download into 134 million
+ * parts (an out-of-memory crash) before a single byte was fetched.
+ */
+export const MAX_HUB_FILE_BYTES = 2 ** 42;
+/**
  * Largest API answer read (a revision's info, one page of a tree listing).
  * The Hub's pages hold about a thousand entries, well under a megabyte; a
  * repository with 10^5 files lists in under 50 MB. Anything longer is a
@@ -235,8 +241,13 @@ export class HubClient {
         // The ETag becomes a file name in the cache: only a plain hex digest will do.
         throw this.#badAnswer(url, `no usable ETag for "${path}" (got ${quoteName(rawEtag)})`);
       }
-      if (!Number.isSafeInteger(size) || size < 0) {
-        throw this.#badAnswer(url, `no usable size for "${path}"`);
+      if (!Number.isSafeInteger(size) || size < 0 || size > MAX_HUB_FILE_BYTES) {
+        throw this.#badAnswer(
+          url,
+          `no usable size for "${path}" (got ${
+            quoteName(String(size))
+          }, at most ${MAX_HUB_FILE_BYTES})`,
+        );
       }
       if (!isCommitId(commit)) {
         throw this.#badAnswer(url, `no X-Repo-Commit for "${path}"`);

@@ -10,6 +10,8 @@
  */
 
 import { quoteName, unsafePathReason } from "./hub_names.ts";
+import { jsonHoldsMoreThan } from "../io/json_depth.ts";
+import { MAX_INDEX_ITEMS } from "../formats/safetensors/sharded.ts";
 
 /** Companion files read for APR metadata, fetched when present. */
 export const COMPANION_FILES: readonly string[] = [
@@ -122,6 +124,11 @@ function companions(all: ReadonlySet<string>, folder: string): string[] {
 
 /** The shard files an index names (FORMATS.md §2), checked to be safe names (I4). */
 function shardsOf(text: string, indexPath: string, folder: string): string[] {
+  if (jsonHoldsMoreThan(text, MAX_INDEX_ITEMS)) {
+    throw new TypeError(
+      `Cannot select files: "${indexPath}" has more than ${MAX_INDEX_ITEMS} entries (FORMATS.md I5)`,
+    );
+  }
   let index: unknown;
   try {
     index = JSON.parse(text);

@@ -70,7 +70,7 @@ Deno.test("an import keeps norms in float: BF16 as F32 when quantizing, BF16 wit
     assert.equal(warnings.length, 1);
     assert.match(
       warnings[0]!,
-      /21 tensor\(s\) are written as BF16 \(APR dtype 30\).*--quantize f16/,
+      /21 tensor\(s\) are written as BF16 \(APR dtype 30\).*quantize: "f16"/,
     );
   });
 });

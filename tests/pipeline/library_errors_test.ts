@@ -36,6 +36,10 @@ Deno.test("a missing source or output folder is NotFound, naming the path", asyn
       libraryError(Deno.errors.NotFound, /the folder ".*\/no\/such" does not exist/),
     );
     await rejects(openModel(`${dir}/none.gguf`), libraryError(Deno.errors.NotFound, /none\.gguf/));
+    await rejects(
+      importModel(DEMO_MODEL, `${dir}/x.apr`, { quantize: "q4_k", imatrix: `${dir}/none.dat` }),
+      libraryError(Deno.errors.NotFound, /importance matrix ".*none\.dat": no such file/),
+    );
   });
 });
 
@@ -80,6 +84,15 @@ Deno.test("library messages name library options; the CLI's name its flags", asy
       libraryError(UsageError, /blockSize and doubleQuant work for QNAT output only/),
     );
 
+    await rejects(
+      convertModel(DEMO_MODEL, `${dir}/m.safetensors`, { quantize: "q4_k_m" }),
+      libraryError(UsageError, /quantize: "q4_k_m" \(a llama-quantize preset\) works for GGUF/),
+    );
+    const warnings: string[] = [];
+    await importModel(DEMO_MODEL, `${dir}/w.apr`, { onWarning: (m) => warnings.push(m) });
+    ok(warnings.some((w) => w.includes('use quantize: "f16" for older readers')), warnings.join());
+    ok(!warnings.some((w) => /(^|\s)--[a-z]/.test(w)), warnings.join());
+
     const exists = await runApr(["import", DEMO_MODEL, "-o", out]);
     assertOneLineError(exists, /it exists; use --force to overwrite it$/);
     const combined = await runApr([
@@ -96,5 +109,17 @@ Deno.test("library messages name library options; the CLI's name its flags", asy
     const qnatOnly = await runApr(["convert", DEMO_MODEL, "-o", `${dir}/m.gguf`, "--double-quant"]);
     assertOneLineError(qnatOnly, /--block-size and --double-quant work for QNAT output only/);
     equal(exists.code, 2);
+    const preset = await runApr([
+      "convert",
+      DEMO_MODEL,
+      "-o",
+      `${dir}/m.safetensors`,
+      "--quantize",
+      "q4_k_m",
+    ]);
+    assertOneLineError(preset, /--quantize q4_k_m \(a llama-quantize preset\) works for GGUF/);
+    const warned = await runApr(["import", DEMO_MODEL, "-o", `${dir}/w2.apr`]);
+    equal(warned.code, 0, warned.stderr);
+    match(warned.stderr, /^warning: .*use --quantize f16 for older readers$/m);
   });
 });

@@ -128,11 +128,14 @@ Deno.test("convertModel() rejects q8_0 for APR and an imatrix without a K-quant 
   await withTempDir(async (dir) => {
     await rejects(
       convertModel(QWEN, `${dir}/x.apr`, { quantize: "q8_0" }),
-      (e: unknown) => e instanceof UsageError && /q8_0 works for GGUF output only/.test(e.message),
+      (e: unknown) =>
+        e instanceof UsageError && /quantize: "q8_0" works for GGUF output only/.test(e.message),
     );
     await rejects(
       convertModel(QWEN, `${dir}/x.gguf`, { quantize: "f16", imatrix: IMATRIX }),
-      (e: unknown) => e instanceof UsageError && /--imatrix needs a K-quant/.test(e.message),
+      (e: unknown) =>
+        e instanceof UsageError &&
+        /the imatrix option needs a K-quant quantize target/.test(e.message),
     );
   });
 });

@@ -9,7 +9,11 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { HubAnswerError, HubRequestError } from "../../src/errors.ts";
-import { HubClient, MAX_API_ANSWER_BYTES } from "../../src/sources/hub_client.ts";
+import {
+  HubClient,
+  MAX_API_ANSWER_BYTES,
+  MAX_HUB_FILE_BYTES,
+} from "../../src/sources/hub_client.ts";
 import { MAX_JSON_FILE_BYTES } from "../../src/io/model_files.ts";
 import { assertSafeRepoPath, unsafePathReason } from "../../src/sources/hub_names.ts";
 import { pullModel, type PullOptions } from "../../src/sources/hub_pull.ts";
@@ -531,6 +535,58 @@ Deno.test("pullModel() checks the index's size before downloading it to read it 
       hub.requests.filter((r) => r.startsWith("GET") && r.includes("/resolve/")),
       [],
     );
+  } finally {
+    await hub.close();
+  }
+});
+
+Deno.test("pullModel() refuses an announced size no Hub file has, before planning the download", async () => {
+  const hub = await startHostileHub({
+    head: () =>
+      new Response(null, {
+        headers: {
+          "x-repo-commit": COMMIT,
+          "x-linked-etag": `"${"ab".repeat(32)}"`,
+          "x-linked-size": String(Number.MAX_SAFE_INTEGER),
+        },
+      }),
+  });
+  try {
+    await assert.rejects(
+      pullModel(`hf://${REPO}`, { ...FAST, settings: hub.settings, include: ["config.json"] }),
+      (e: Error) =>
+        e instanceof HubAnswerError &&
+        e.message.includes(`no usable size for "config.json" (got "${Number.MAX_SAFE_INTEGER}"`) &&
+        e.message.includes(`at most ${MAX_HUB_FILE_BYTES}`),
+    );
+    assert.deepEqual(
+      hub.requests.filter((r) => r.startsWith("GET") && r.includes("/resolve/")),
+      [],
+    );
+  } finally {
+    await hub.close();
+  }
+});
+
+Deno.test("pullModel() stops an endless same-host redirect loop", async () => {
+  let heads = 0;
+  let hubUrl = "";
+  const hub = await startHostileHub({
+    head: (request) => {
+      heads++;
+      // Always "renamed" again, on the Hub's own origin.
+      const next = new URL(request.url);
+      next.searchParams.set("hop", String(heads));
+      hubUrl = next.origin;
+      return new Response(null, { status: 307, headers: { location: next.href } });
+    },
+  });
+  try {
+    await assert.rejects(
+      pullModel(`hf://${REPO}`, { ...FAST, settings: hub.settings, include: ["config.json"] }),
+      (e: Error) => e instanceof HubAnswerError && /too many redirects/.test(e.message),
+    );
+    assert.ok(heads <= 6, `${heads} HEAD requests to ${hubUrl}`);
   } finally {
     await hub.close();
   }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { formatHubRef, parseHubRef } from "../../src/sources/hub_ref.ts";
+import { MAX_INDEX_ITEMS } from "../../src/formats/safetensors/sharded.ts";
 import { selectModelFiles } from "../../src/sources/hub_select.ts";
 import { hubSettingsFromEnv } from "../../src/sources/hub_settings.ts";
 
@@ -225,6 +226,15 @@ Deno.test("selectModelFiles() rejects what it cannot choose from", async (t) => 
       ["model.safetensors.index.json"],
       '{"weight_map":{"a":"/etc/x.safetensors"}}',
       /unsafe shard "\/etc\/x\.safetensors": it is absolute/,
+    ],
+    [
+      // Counted before parsing: JSON.parse of millions of tiny entries takes minutes.
+      "more entries than tensors a model may have",
+      ["model.safetensors.index.json"],
+      `{"weight_map":{${
+        Array.from({ length: MAX_INDEX_ITEMS + 1 }, (_, i) => `"${i}":"a"`).join(",")
+      }}}`,
+      new RegExp(`has more than ${MAX_INDEX_ITEMS} entries \\(FORMATS\\.md I5\\)`),
     ],
   ];
   for (const [name, files, indexText, message] of cases) {

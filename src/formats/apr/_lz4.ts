@@ -22,6 +22,8 @@ const MIN_MATCH = 4;
 const LAST_LITERALS = 5;
 /** … and the last match starts at least 12 bytes before the end. */
 const MF_LIMIT = 12;
+/** Misses before the search step grows (2^6, as reference LZ4). */
+const SKIP_TRIGGER = 6;
 /** A match offset is 16 bits. */
 const MAX_OFFSET = 65_535;
 
@@ -52,6 +54,7 @@ export function lz4CompressBlock(src: Uint8Array): Uint8Array {
   let d = 0;
   let anchor = 0;
   let s = 0;
+  let misses = 1 << SKIP_TRIGGER;
   while (s <= lastStart) {
     // Inlined 32-bit read and hash: this loop runs once per input byte.
     const value = src[s]! | (src[s + 1]! << 8) | (src[s + 2]! << 16) | (src[s + 3]! << 24);
@@ -63,10 +66,12 @@ export function lz4CompressBlock(src: Uint8Array): Uint8Array {
       src[candidate + 1] !== src[s + 1] || src[candidate + 2] !== src[s + 2] ||
       src[candidate + 3] !== src[s + 3]
     ) {
-      // Skip faster through data that does not compress (as LZ4 does).
-      s += 1 + ((s - anchor) >> 6);
+      // Skip faster through data that does not compress, as LZ4 does: one
+      // byte at a time for 64 misses, then 2, 3… after each further 64.
+      s += misses++ >> SKIP_TRIGGER;
       continue;
     }
+    misses = 1 << SKIP_TRIGGER;
     let start = s;
     let from = candidate;
     // Grow the match backwards over pending literals, then forwards.

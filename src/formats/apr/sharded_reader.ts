@@ -26,7 +26,7 @@ import type {
 import { APR_FLAGS } from "./header.ts";
 import { compareUtf8Bytes } from "./index_entry.ts";
 import { FooterCrcCheck } from "./footer_check.ts";
-import { AprReader } from "./reader.ts";
+import { APR_MAX_TENSORS, AprReader } from "./reader.ts";
 import {
   APR_MANIFEST_SUFFIX,
   APR_MAX_MANIFEST_BYTES,
@@ -185,6 +185,10 @@ export async function openShardedApr(
           );
         }
         owner.set(name, index);
+        // Each shard is within the per-file limit; the set as a whole is too.
+        if (owner.size > APR_MAX_TENSORS) {
+          fail(`the set holds more than ${APR_MAX_TENSORS} tensors`, at);
+        }
         payload += t.size;
         infos.push(t.info);
         entries.push({

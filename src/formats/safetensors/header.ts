@@ -34,12 +34,14 @@ export const MAX_HEADER_BYTES = 100_000_000;
  */
 export const MAX_TENSORS = 262_144;
 /**
- * Most JSON values in a header: a tensor entry is about 10 (its object, dtype,
- * shape and offsets), so this admits {@linkcode MAX_TENSORS} tensors of 8
- * dimensions with room to spare, and stops a header of millions of numbers
- * before they are allocated.
+ * Most JSON values in a header: a tensor entry is 6 plus its dimensions (its
+ * object, dtype, shape, offsets), so this admits {@linkcode MAX_TENSORS}
+ * tensors of 4 dimensions (real files have < 10^5 tensors: < 10^6 values),
+ * and stops a header of millions of tiny values before they are allocated.
+ * Parsed values cost ~250 bytes each: at 16 per tensor, a header of a million
+ * tiny entries peaked at 1.09 GB; at 10, under 1 GiB whatever the header holds.
  */
-export const MAX_HEADER_JSON_VALUES = MAX_TENSORS * 16;
+export const MAX_HEADER_JSON_VALUES = MAX_TENSORS * 10;
 
 /** Bytes of the length prefix. */
 const PREFIX_BYTES = 8;

@@ -12,6 +12,7 @@
 import { ModelFormatError } from "../../errors.ts";
 import { type ByteSource, DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
 import { readHfCompanions } from "./hf_metadata.ts";
+import { jsonHoldsMoreThan } from "../../io/json_depth.ts";
 import type { ModelFiles } from "../../io/model_files.ts";
 import type {
   ModelHeader,
@@ -20,7 +21,7 @@ import type {
   TensorEntry,
   TensorInfo,
 } from "../../tensor.ts";
-import { parseSafetensorsHeader, type SafetensorsHeader } from "./header.ts";
+import { MAX_TENSORS, parseSafetensorsHeader, type SafetensorsHeader } from "./header.ts";
 import { openSafetensors } from "./reader.ts";
 
 /** The index file name `transformers` writes. */
@@ -31,6 +32,13 @@ export const SAFETENSORS_SINGLE_NAME = "model.safetensors";
 
 /** Most shards an index may name (FORMATS.md I5): the largest real models use a few hundred. */
 export const MAX_SHARDS = 10_000;
+
+/**
+ * Most entries (weight_map members, metadata fields) an index may hold: one
+ * per tensor, and a file holds at most {@linkcode MAX_TENSORS}; real indexes
+ * list fewer than 10^5.
+ */
+export const MAX_INDEX_ITEMS = 2 * MAX_TENSORS;
 
 /** Largest index file read (FORMATS.md I5), checked before reading: real ones are under 10 MB. */
 export const MAX_INDEX_BYTES = 250_000_000;
@@ -504,6 +512,10 @@ async function readIndex(
     }
   } finally {
     await source.close();
+  }
+  // Checked before parsing: JSON.parse of millions of tiny entries takes minutes and gigabytes.
+  if (jsonHoldsMoreThan(text, MAX_INDEX_ITEMS)) {
+    throw fail(`too large: more than ${MAX_INDEX_ITEMS} entries (FORMATS.md I5)`);
   }
   let json: unknown;
   try {

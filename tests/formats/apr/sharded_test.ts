@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { ModelFormatError, UsageError } from "../../../src/errors.ts";
 import { encodeApr } from "../../../src/formats/apr/encode_apr.ts";
 import { APR_FLAGS } from "../../../src/formats/apr/header.ts";
-import { openApr } from "../../../src/formats/apr/reader.ts";
+import { APR_MAX_TENSORS, openApr } from "../../../src/formats/apr/reader.ts";
 import {
   aprShardNames,
   parseAprManifest,
@@ -407,6 +407,31 @@ Deno.test("ShardedAprSink resumes each shard from its journal after an interrupt
     } finally {
       await Deno.remove(fresh, { recursive: true });
     }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("openShardedApr() refuses a set holding more tensors than one file may, in all", async () => {
+  // Each shard is within the per-file limit; together they are not (each
+  // tensor costs memory, ~30 bytes of index on disk but ~1 KB once read).
+  const dir = await Deno.makeTempDir();
+  try {
+    const half = APR_MAX_TENSORS / 2 + 1;
+    for (const index of [0, 1]) {
+      const tensors = Array.from({ length: half }, (_, i) => ({
+        name: `s${index}.t${i}`,
+        shape: [0],
+        data: new Uint8Array(0),
+      }));
+      await Deno.writeFile(`${dir}/h-0000${index + 1}-of-00002.apr`, shard(tensors, index, 2, 0));
+    }
+    await assert.rejects(
+      openShardedApr(new LocalModelFiles(dir), "h-00001-of-00002.apr"),
+      (e: Error) =>
+        e instanceof ModelFormatError &&
+        e.message.includes(`the set holds more than ${APR_MAX_TENSORS} tensors`),
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
