@@ -11,6 +11,7 @@ import { UsageError } from "../errors.ts";
 import { compareTensors, type TensorDifference } from "../pipeline/compare_tensors.ts";
 import { EMBED_TOKENS, LM_HEAD } from "../pipeline/tied_embeddings.ts";
 import { openModel } from "../pipeline/open_model.ts";
+import { qkRowLayout, withQkRowLayout } from "../pipeline/qk_row_layout.ts";
 import type { TensorEntry } from "../tensor.ts";
 import { formatTable } from "./format.ts";
 import { type CommandSpec, stringOption } from "./command.ts";
@@ -74,7 +75,14 @@ export const diffCommand: CommandSpec = {
       try {
         const byName = (ts: readonly TensorEntry[]) => new Map(ts.map((t) => [t.info.name, t]));
         const mapA = byName(a.reader.tensors);
-        const mapB = byName(b.reader.tensors);
+        // llama's Q/K rows differ between Hugging Face's layout and llama.cpp's
+        // (APR's rope_type says which a file holds): compare B in A's layout.
+        const layoutA = qkRowLayout(a.header.metadata);
+        const mapB = byName(
+          layoutA === undefined || qkRowLayout(b.header.metadata) === undefined
+            ? b.reader.tensors
+            : withQkRowLayout(b.header, b.reader.tensors, layoutA).entries,
+        );
         // An APR import stores an explicit lm_head for tied embeddings, which
         // its source only has as the embedding: compare the two.
         for (const [x, y] of [[mapA, mapB], [mapB, mapA]] as const) {

@@ -217,7 +217,10 @@ export async function convertModel(
       stream = stream.pipeThrough(
         new DequantizeStream({
           keep: (info) => storage(info) === "keep",
-          to: (info) => storage(info) === "F16" ? "F16" : "F32",
+          to: (info) => {
+            const to = storage(info);
+            return to === "keep" ? "F32" : to;
+          },
           onDecode: (infos) => {
             if (!options.float32) warnDecoded(format, infos, options.onWarning);
           },
@@ -463,9 +466,11 @@ function warnDecoded(
 ): void {
   const padded = format === "gguf" ? infos.filter(hasPaddedRows) : [];
   if (padded.length > 0) {
+    const as = [...new Set(padded.map((i) => ggufStorage(i)))].join("/");
     onWarning?.(
       `${padded.length} ${[...new Set(padded.map((i) => i.dtype))].join("/")} tensor(s) have ` +
-        `rows that are not whole blocks (padded per row), which GGUF cannot hold; writing them as F16`,
+        `rows that are not whole blocks (padded per row), which GGUF cannot hold; writing them ` +
+        `as ${as}, as llama-quantize does`,
     );
   }
   const foreign = infos.filter((i) =>

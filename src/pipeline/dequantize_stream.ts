@@ -8,9 +8,9 @@
  * @module
  */
 
-import { DTYPES, elementCount } from "../dtype.ts";
+import { DTYPES, tensorByteLength } from "../dtype.ts";
 import { decodeStream } from "../quant/decode.ts";
-import { encodeF16 } from "../quant/f16.ts";
+import { TensorEncoder } from "../quant/_tensor_encoder.ts";
 import type { ModelChunk, TensorEntry, TensorInfo } from "../tensor.ts";
 
 /** Options of {@linkcode DequantizeStream}. */
@@ -21,10 +21,11 @@ export interface DequantizeStreamOptions {
    */
   keep?: (info: TensorInfo) => boolean;
   /**
-   * The float type each decoded tensor is written as (F16 rounds to nearest even).
+   * The type each decoded tensor is written as: F32, F16 (rounded to nearest
+   * even), or a ggml block type re-encoded from the decoded values.
    * @default every decoded tensor becomes F32
    */
-  to?: (info: TensorInfo) => "F32" | "F16";
+  to?: (info: TensorInfo) => "F32" | "F16" | "Q5_0" | "Q5_1" | "Q8_0";
   /** Called once with the tensors that will be decoded (as they arrive, before decoding), when there are any. */
   onDecode?: (infos: readonly TensorInfo[]) => void;
 }
@@ -67,7 +68,7 @@ export class DequantizeStream extends TransformStream<ModelChunk, ModelChunk> {
               name: info.name,
               dtype,
               shape: info.shape,
-              byteLength: elementCount(info.shape) * (dtype === "F16" ? 2 : 4),
+              byteLength: tensorByteLength(dtype, info.shape),
             };
             decoded.set(info.name, f32);
             sources.push(info);
@@ -87,26 +88,32 @@ export class DequantizeStream extends TransformStream<ModelChunk, ModelChunk> {
 }
 
 function decodedEntry(source: TensorEntry, info: TensorInfo): TensorEntry {
-  return { info, open: () => decodedBytes(source, info.dtype === "F16" ? "F16" : "F32") };
+  return { info, open: () => decodedBytes(source, info.dtype as DecodeTarget) };
 }
 
+/** What {@linkcode decodedBytes} writes. */
+export type DecodeTarget = "F32" | "F16" | "Q5_0" | "Q5_1" | "Q8_0";
+
 /**
- * A tensor's values decoded from any float type, as F32 or F16 bytes, streaming.
+ * A tensor's values decoded from any float type and written as `to`, streaming.
  *
  * @param source The tensor.
  * @param to The output type.
  * @returns The payload in the output type.
  */
-export function decodedBytes(source: TensorEntry, to: "F32" | "F16"): ReadableStream<Uint8Array> {
+export function decodedBytes(source: TensorEntry, to: DecodeTarget): ReadableStream<Uint8Array> {
+  // Without a worker pool, every piece the encoder emits is synchronous.
+  const encoder = to === "F32" ? undefined : new TensorEncoder(to, source.info.shape);
   return decodeStream(source.info, source.open()).pipeThrough(
     new TransformStream<Float32Array, Uint8Array>({
       transform(batch, controller) {
         // Float32Array memory is little-endian on every platform Deno runs on.
-        controller.enqueue(
-          to === "F16"
-            ? encodeF16(batch)
-            : new Uint8Array(batch.buffer, batch.byteOffset, batch.byteLength),
-        );
+        if (encoder === undefined) {
+          controller.enqueue(new Uint8Array(batch.buffer, batch.byteOffset, batch.byteLength));
+        } else encoder.push(batch, (bytes) => controller.enqueue((bytes as Uint8Array).slice()));
+      },
+      flush(controller) {
+        encoder?.finish((bytes) => controller.enqueue((bytes as Uint8Array).slice()));
       },
     }),
   );

@@ -20,7 +20,7 @@
  */
 
 import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
-import type { ModelChunk, ModelMetadata, TensorEntry, TensorInfo } from "../tensor.ts";
+import type { ModelChunk, ModelHeader, ModelMetadata, TensorEntry, TensorInfo } from "../tensor.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
 
 /** Row layout of Q/K weights: Hugging Face's halves, or llama.cpp's interleaved pairs. */
@@ -80,7 +80,7 @@ export function qkRowLayout(metadata: ModelMetadata): QkRowLayout | undefined {
  * divide into its heads.
  */
 export function reorderQkRows(target: QkRowLayout): TransformStream<ModelChunk, ModelChunk> {
-  const plans = new Map<string, RowPlan>();
+  let plans = new Map<string, RowPlan>();
   return new TransformStream<ModelChunk, ModelChunk>({
     transform(chunk, controller) {
       if (chunk.type === "tensor") {
@@ -90,31 +90,65 @@ export function reorderQkRows(target: QkRowLayout): TransformStream<ModelChunk, 
         );
         return;
       }
-      const { metadata } = chunk.header;
-      const from = qkRowLayout(metadata);
-      if (from === undefined || from === target) {
+      const planned = planHeader(chunk.header, target);
+      if (planned === undefined) {
         controller.enqueue(chunk);
         return;
       }
-      const heads = Number(metadata.num_heads);
-      const kvHeads = Number(metadata.num_kv_heads ?? metadata.num_heads);
-      const tensors = chunk.header.tensors.map((info) => {
-        const match = QK_NAME.exec(info.name);
-        if (match === null) return info;
-        const plan = planRows(info, match[1] === "q" ? heads : kvHeads, target);
-        plans.set(info.name, plan);
-        return plan.info;
-      });
-      controller.enqueue({
-        type: "header",
-        header: {
-          ...chunk.header,
-          metadata: { ...metadata, rope_type: ROPE_TYPE[target] },
-          tensors,
-        },
-      });
+      plans = planned.plans;
+      controller.enqueue({ type: "header", header: planned.header });
     },
   });
+}
+
+/**
+ * The same as {@linkcode reorderQkRows}, for a model's header and entries at
+ * hand rather than a stream (e.g. to compare two files in one layout).
+ *
+ * @param header The model's header.
+ * @param entries Its tensors, in header order.
+ * @param target The layout wanted.
+ * @returns The header and entries in `target` layout (the inputs when nothing changes).
+ * @throws {RangeError} When a Q/K tensor's rows do not divide into its heads.
+ */
+export function withQkRowLayout(
+  header: ModelHeader,
+  entries: readonly TensorEntry[],
+  target: QkRowLayout,
+): { header: ModelHeader; entries: readonly TensorEntry[] } {
+  const planned = planHeader(header, target);
+  if (planned === undefined) return { header, entries };
+  return {
+    header: planned.header,
+    entries: entries.map((e) => {
+      const plan = planned.plans.get(e.info.name);
+      return plan === undefined ? e : reordered(e, plan);
+    }),
+  };
+}
+
+/** The header in `target` layout and the plan of each reordered tensor, or nothing to do. */
+function planHeader(
+  header: ModelHeader,
+  target: QkRowLayout,
+): { header: ModelHeader; plans: Map<string, RowPlan> } | undefined {
+  const { metadata } = header;
+  const from = qkRowLayout(metadata);
+  if (from === undefined || from === target) return undefined;
+  const heads = Number(metadata.num_heads);
+  const kvHeads = Number(metadata.num_kv_heads ?? metadata.num_heads);
+  const plans = new Map<string, RowPlan>();
+  const tensors = header.tensors.map((info) => {
+    const match = QK_NAME.exec(info.name);
+    if (match === null) return info;
+    const plan = planRows(info, match[1] === "q" ? heads : kvHeads, target);
+    plans.set(info.name, plan);
+    return plan.info;
+  });
+  return {
+    header: { ...header, metadata: { ...metadata, rope_type: ROPE_TYPE[target] }, tensors },
+    plans,
+  };
 }
 
 /** How one tensor's rows are reordered. */

@@ -323,3 +323,20 @@ function fallback(name: string, cols: number, type: DType): DType {
   }
   return cols % BLOCK[next]! === 0 ? next : "F16";
 }
+
+/**
+ * The type llama-quantize gives a tensor of `type` whose rows of `cols`
+ * values are not whole blocks: Q4_K → Q5_0, Q5_K → Q5_1, Q6_K → Q8_0 when
+ * the rows are whole 32-value blocks, else F16 (also used by GGUF export for
+ * APR's row-padded K-quants, which GGUF cannot hold).
+ *
+ * @param type The block type the tensor has or would get.
+ * @param cols Values per row.
+ * @returns `type` itself when the rows are whole blocks, else the fallback.
+ */
+export function rowFallbackType(type: DType, cols: number): DType {
+  const block = BLOCK[type];
+  if (block !== undefined && cols % block === 0) return type;
+  const next = FALLBACK[type];
+  return next !== undefined && cols % BLOCK[next]! === 0 ? next : "F16";
+}

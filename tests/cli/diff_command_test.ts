@@ -46,6 +46,21 @@ Deno.test("apr diff of a GGUF and its APR import reports zero difference", async
   });
 });
 
+Deno.test("apr diff compares llama's Q/K rows in one layout: an HF import against its GGUF export is the same", async () => {
+  await withTempDir(async (dir) => {
+    const apr = `${dir}/hf.apr`;
+    const gguf = `${dir}/hf.gguf`;
+    equal((await runApr(["import", DEMO_MODEL, "-o", apr, "--quiet"])).code, 0);
+    // GGUF gets llama.cpp's interleaved rows; the APR keeps Hugging Face's.
+    equal((await runApr(["export", apr, "--format", "gguf", "-o", gguf, "--quiet"])).code, 0);
+    for (const [x, y] of [[apr, gguf], [gguf, apr], [gguf, DEMO_MODEL]]) {
+      const run = await runApr(["diff", x!, y!, "--json"]);
+      equal(run.code, 0, run.stdout);
+      equal(JSON.parse(run.stdout).identical, true);
+    }
+  });
+});
+
 Deno.test("apr diff exits 1 on differences and honours --tolerance and --filter", async () => {
   await withTempDir(async (dir) => {
     const q8 = `${dir}/q8.apr`;

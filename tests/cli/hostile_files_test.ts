@@ -300,17 +300,20 @@ Deno.test("header-driven blow-ups are refused before allocating", async (t) => {
     for (const [name, make, message] of cases) {
       await t.step(name, async () => {
         const path = await make();
-        const started = performance.now();
+        // Issue 9's goal for every crafted file: each run ends within 60 s
+        // (a hang guard, not a speed target) with peak RSS under 1 GiB.
+        let started = performance.now();
         const { run, peakBytes } = await runAprPeakRss(["inspect", path]);
         assertOneLineError(run, message);
-        // Issue 9's goal for every crafted file: peak RSS under 1 GiB.
+        ok(performance.now() - started < 60_000, "apr inspect took too long");
         ok(peakBytes === undefined || peakBytes < 1024 ** 3, `peak RSS ${peakBytes} bytes`);
         // validate prints its checklist on stdout, and the failure as one line on stderr.
+        started = performance.now();
         const validate = await runApr(["validate", path]);
         equal(validate.code, 2, validate.stderr);
         match(validate.stderr, message);
         equal(validate.stderr.trimEnd().split("\n").length, 1);
-        ok(performance.now() - started < 60_000, "took too long");
+        ok(performance.now() - started < 60_000, "apr validate took too long");
         await Deno.remove(path, { recursive: true });
       });
     }

@@ -49,7 +49,8 @@ for (const job of jobs) {
     const probabilities = evaluated[evaluated.length - 1]?.next?.probabilities ?? new Map();
     const next = [...probabilities.entries()].slice(0, 8);
     await probe.dispose();
-    results.push({ path: job.path, prompt: [...prompt], generated, next });
+    const text = model.detokenize(prompt);
+    results.push({ path: job.path, prompt: [...prompt], text, generated, next });
     await model.dispose();
   } catch (error) {
     results.push({ path: job.path, error: String(error?.message ?? error) });

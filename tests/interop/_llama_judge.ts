@@ -2,8 +2,10 @@
  * llama.cpp as a judge of GGUF files: runs `_llama_judge.mjs` with Node and
  * node-llama-cpp 3.22.1 (llama.cpp's CPU build, prebuilt for linux-x64),
  * installed by `.ci/run` into `.tools/llama-judge/` (or the folder in
- * `APRKIT_LLAMA_JUDGE_DIR`). Without it the calling test fails, saying how
- * to install it: a judge that cannot run must not pass silently.
+ * `APRKIT_LLAMA_JUDGE_DIR`). A plain `deno task test` in a fresh clone
+ * installs it there on first use, pinned, from the npm registry; when that is
+ * impossible the calling test fails, saying how to install it: a judge that
+ * cannot run must not pass silently.
  */
 
 import { fileURLToPath as fromFileUrl } from "node:url";
@@ -20,6 +22,8 @@ export interface JudgeResult {
   path: string;
   /** Token ids of the prompt, by the file's own tokenizer. */
   prompt: number[];
+  /** Those ids turned back into text by the file's tokenizer. */
+  text: string;
   /** Greedy continuation. */
   generated: number[];
   /** The 8 likeliest tokens after the prompt, with their probabilities. */
@@ -42,17 +46,7 @@ export function judgeDir(): string {
  * @throws {Error} When the judge is not installed, or a file fails to load (named).
  */
 export async function llamaGenerate(paths: string[], tokens = 16): Promise<JudgeResult[]> {
-  const dir = judgeDir();
-  const installed = await Deno.stat(`${dir}/node_modules/node-llama-cpp/package.json`)
-    .then(() => true, () => false);
-  if (!installed) {
-    throw new Error(
-      `The llama.cpp judge is not installed in ${dir}. Run .ci/run, or: npm install ` +
-        `--no-save --ignore-scripts --omit=optional --prefix ${dir} ` +
-        `node-llama-cpp@${NODE_LLAMA_CPP_VERSION} ` +
-        `@node-llama-cpp/linux-x64@${NODE_LLAMA_CPP_VERSION}`,
-    );
-  }
+  const dir = await ensureJudge();
   const child = new Deno.Command("node", {
     args: [fromFileUrl(new URL("./_llama_judge.mjs", import.meta.url)), dir],
     stdin: "piped",
@@ -78,4 +72,78 @@ export async function llamaGenerate(paths: string[], tokens = 16): Promise<Judge
     }
   }
   return results;
+}
+
+/** The prebuilt llama.cpp package for this platform (no GPU variants). */
+function judgeBinaryPackage(): string {
+  const platform = { linux: "linux", darwin: "mac", windows: "win" }[Deno.build.os as string];
+  const arch = Deno.build.arch === "aarch64" ? "arm64" : "x64";
+  const suffix = platform === "mac" && arch === "arm64" ? "-metal" : "";
+  return `@node-llama-cpp/${platform ?? Deno.build.os}-${arch}${suffix}`;
+}
+
+async function judgeInstalled(dir: string): Promise<boolean> {
+  try {
+    const manifest = JSON.parse(
+      await Deno.readTextFile(`${dir}/node_modules/node-llama-cpp/package.json`),
+    ) as { version?: string };
+    return manifest.version === NODE_LLAMA_CPP_VERSION;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The judge's folder, installing the pinned judge there first if it is
+ * missing. Test files run in parallel, so each installs into a folder of its
+ * own and renames it into place; a loser of that race keeps the winner's.
+ */
+async function ensureJudge(): Promise<string> {
+  const dir = judgeDir();
+  if (await judgeInstalled(dir)) return dir;
+  const packages = [
+    `node-llama-cpp@${NODE_LLAMA_CPP_VERSION}`,
+    `${judgeBinaryPackage()}@${NODE_LLAMA_CPP_VERSION}`,
+  ];
+  const how = `npm install --no-save --ignore-scripts --omit=optional --prefix ${dir} ` +
+    packages.join(" ");
+  const staging = `${dir}.installing-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
+  try {
+    await Deno.mkdir(staging, { recursive: true });
+    // --ignore-scripts: the postinstall would download or build llama.cpp;
+    // --omit=optional: no CUDA/Vulkan builds, only the CPU binary named here.
+    const npm = await new Deno.Command(Deno.build.os === "windows" ? "npm.cmd" : "npm", {
+      args: [
+        "install",
+        "--no-save",
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+        "--ignore-scripts",
+        "--omit=optional",
+        "--prefix",
+        staging,
+        ...packages,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!npm.success) {
+      throw new Error(new TextDecoder().decode(npm.stderr).trim().split("\n").slice(-3).join(" "));
+    }
+    try {
+      await Deno.rename(staging, dir);
+    } catch (error) {
+      if (!(await judgeInstalled(dir))) throw error;
+    }
+  } catch (error) {
+    throw new Error(
+      `The llama.cpp judge is not installed in ${dir} and installing it failed ` +
+        `(${error instanceof Error ? error.message : String(error)}). Run .ci/run, or: ${how}`,
+      { cause: error },
+    );
+  } finally {
+    await Deno.remove(staging, { recursive: true }).catch(() => {});
+  }
+  return dir;
 }

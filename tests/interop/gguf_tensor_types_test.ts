@@ -9,11 +9,14 @@ import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { hasPaddedRows } from "../../src/formats/gguf/tensor_storage.ts";
 import { decodeF16, encodeF16 } from "../../src/quant/f16.ts";
 import { DEMO_MODEL, withTempDir } from "../cli/_run_apr.ts";
-import { readGgufFile, readValues } from "./_files.ts";
+import { readGgufFile, readTensors, readValues, sameBytes } from "./_files.ts";
+import { encodeFromFloat32 } from "../../src/quant/encode.ts";
+import { decodeToFloat32 } from "../../src/quant/decode.ts";
+import { encodeApr } from "../../src/formats/apr/encode_apr.ts";
 import { llamaGenerate } from "./_llama_judge.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 
-Deno.test("row-padded Q4_K tensors go to GGUF as F16 with one warning, and llama.cpp runs the file", async () => {
+Deno.test("row-padded Q4_K tensors go to GGUF as llama-quantize's Q5_0 with one warning, and llama.cpp runs the file", async () => {
   await withTempDir(async (dir) => {
     // tiny-llama's rows hold 128 or 192 values: Q4_K pads each row to 256.
     const apr = `${dir}/q4k.apr`;
@@ -29,24 +32,59 @@ Deno.test("row-padded Q4_K tensors go to GGUF as F16 with one warning, and llama
     // lm_head is the tied embedding's copy and is dropped: 15 tensors.
     assert.deepEqual(warnings, [
       "15 Q4_K tensor(s) have rows that are not whole blocks (padded per row), which GGUF " +
-      "cannot hold; writing them as F16",
+      "cannot hold; writing them as Q5_0, as llama-quantize does",
     ]);
     const gguf = await readGgufFile(out);
     const types = [...gguf.tensors.values()].map((t) => t.dtype);
-    assert.equal(types.filter((t) => t === "F16").length, 15);
+    assert.equal(types.filter((t) => t === "Q5_0").length, 15);
     assert.equal(types.filter((t) => t === "F32").length, 5);
-    assert.equal(gguf.kv.get("general.file_type")?.value, 1, "mostly F16");
-    // The F16 values are the Q4_K values rounded to F16 (Q/K rows permuted for llama.cpp).
+    assert.equal(gguf.kv.get("general.file_type")?.value, 8, "mostly Q5_0");
+    // Each is the Q5_0 encoding of the Q4_K values (Q/K rows permuted for llama.cpp).
     const q4k = await readValues(apr);
-    const f16 = await readValues(out, { keepNames: false });
-    for (const [name, values] of f16) {
-      if (/_proj|embed/.test(name) && !/[qk]_proj/.test(name)) {
-        const want = decodeF16(encodeF16(q4k.get(name)!));
-        assert.ok(values.every((v, i) => Object.is(v, want[i])), name);
-      }
+    const stored = await readTensors(out, { keepNames: false });
+    for (const [name, t] of stored) {
+      if (t.dtype !== "Q5_0" || /[qk]_proj/.test(name)) continue;
+      const want = encodeFromFloat32("Q5_0", q4k.get(name)!, t.shape);
+      assert.ok(sameBytes(t.bytes, want), name);
     }
     const [run] = await llamaGenerate([out], 4);
     assert.equal(run!.generated.length, 4);
+  });
+});
+
+Deno.test("padded Q6_K goes to GGUF as Q8_0, or F16 when rows are not whole 32-value blocks", async () => {
+  await withTempDir(async (dir) => {
+    const values = (n: number) => new Float32Array(n).map((_, i) => Math.sin(i));
+    const odd = encodeFromFloat32("Q6_K", values(4 * 40), [4, 40]);
+    const even = encodeFromFloat32("Q6_K", values(4 * 64), [4, 64]);
+    const apr = `${dir}/padded.apr`;
+    await Deno.writeFile(
+      apr,
+      encodeApr({
+        tensors: [
+          { name: "odd", dtype: "Q6_K", shape: [4, 40], data: odd },
+          { name: "even", dtype: "Q6_K", shape: [4, 64], data: even },
+        ],
+      }),
+    );
+    const warnings: string[] = [];
+    await convertModel(apr, `${dir}/padded.gguf`, { onWarning: (w) => warnings.push(w) });
+    assert.equal(warnings.length, 1);
+    assert.match(
+      warnings[0]!,
+      /^2 Q6_K tensor\(s\) .* writing them as Q8_0\/F16, as llama-quantize does$/,
+    );
+    const stored = (await readGgufFile(`${dir}/padded.gguf`)).tensors;
+    const f16 = stored.get("odd")!;
+    assert.equal(f16.dtype, "F16");
+    assert.deepEqual(
+      decodeF16(f16.bytes),
+      decodeF16(encodeF16(decodeToFloat32("Q6_K", odd, [4, 40]))),
+    );
+    const q8 = stored.get("even")!;
+    assert.equal(q8.dtype, "Q8_0");
+    const want = encodeFromFloat32("Q8_0", decodeToFloat32("Q6_K", even, [4, 64]), [4, 64]);
+    assert.ok(sameBytes(q8.bytes, want));
   });
 });
 

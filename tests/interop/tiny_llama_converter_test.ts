@@ -24,11 +24,17 @@ Deno.test("HF tiny-llama → APR → GGUF equals llama.cpp's converter, and llam
   await withTempDir(async (dir) => {
     const apr = `${dir}/tiny.apr`;
     await convertModel(DEMO_MODEL, apr);
-    const ours = { f32: `${dir}/tiny-f32.gguf`, bf16: `${dir}/tiny-bf16.gguf` };
+    const ours = {
+      f32: `${dir}/tiny-f32.gguf`,
+      bf16: `${dir}/tiny-bf16.gguf`,
+      q8_0: `${dir}/tiny-q8_0.gguf`,
+    };
     await convertModel(apr, ours.f32, { float32: true });
     await convertModel(apr, ours.bf16);
+    // The converter's --outtype q8_0 against the Q8_0 preset (issue 12's encoder).
+    await convertModel(apr, ours.q8_0, { quantize: "q8_0" });
 
-    for (const type of ["f32", "bf16"] as const) {
+    for (const type of ["f32", "bf16", "q8_0"] as const) {
       const mine = await readGgufFile(ours[type]);
       const theirs = await readGgufFile(REFERENCE(type));
 
@@ -64,8 +70,11 @@ Deno.test("HF tiny-llama → APR → GGUF equals llama.cpp's converter, and llam
           REFERENCE("f32"),
           ours.bf16,
           REFERENCE("bf16"),
+          ours.q8_0,
+          REFERENCE("q8_0"),
         ]);
-        for (const [mine, theirs] of [[runs[0]!, runs[1]!], [runs[2]!, runs[3]!]] as const) {
+        const pairs = [[runs[0]!, runs[1]!], [runs[2]!, runs[3]!], [runs[4]!, runs[5]!]] as const;
+        for (const [mine, theirs] of pairs) {
           assert.ok(mine.prompt.length > 0 && mine.generated.length === 16);
           assert.deepEqual(mine.prompt, theirs.prompt);
           assert.deepEqual(mine.generated, theirs.generated);

@@ -9,7 +9,8 @@
  * - ggml block types whose rows are not whole blocks (a Q4_K matrix with
  *   rows of 128 values, padded per row as realizar decodes it) cannot exist
  *   in GGUF (ggml requires `ne[0]` to be a multiple of the block size): they
- *   become F16.
+ *   get llama-quantize's fallback type (Q4_K → Q5_0, Q5_K → Q5_1, Q6_K →
+ *   Q8_0; F16 when the rows are not whole 32-value blocks either).
  * - Types GGUF has no id for (APR_Q8, APR_Q4) become F32, their exact values.
  * - Everything else keeps its type and bytes.
  *
@@ -18,9 +19,10 @@
 
 import { DTYPES } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
+import { rowFallbackType } from "../../quant/llama_presets.ts";
 
-/** What a tensor becomes in GGUF: its own type, or decoded to F32 or F16. */
-export type GgufStorage = "keep" | "F32" | "F16";
+/** What a tensor becomes in GGUF: its own type, or decoded and written as another. */
+export type GgufStorage = "keep" | "F32" | "F16" | "Q5_0" | "Q5_1" | "Q8_0";
 
 /**
  * Whether a tensor of a ggml block type has rows that are not whole blocks.
@@ -51,7 +53,10 @@ export function hasPaddedRows(info: TensorInfo): boolean {
 export function ggufStorage(info: TensorInfo): GgufStorage {
   const spec = DTYPES[info.dtype];
   if (spec.ggufType === undefined) return "F32";
-  if (hasPaddedRows(info)) return "F16";
+  if (hasPaddedRows(info)) {
+    const cols = info.shape.length === 0 ? 1 : info.shape[info.shape.length - 1]!;
+    return rowFallbackType(info.dtype, cols) as GgufStorage;
+  }
   const isNorm = /(_norm|layernorm)\.weight$/.test(info.name);
   if (spec.isFloat && info.dtype !== "F32" && (info.shape.length <= 1 || isNorm)) return "F32";
   return "keep";
