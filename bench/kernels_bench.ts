@@ -24,7 +24,11 @@ import {
   encodeBf16,
   encodeF16,
   encodeQ4K,
+  encodeQ5_0,
+  encodeQ5_1,
+  encodeQ5K,
   encodeQ6K,
+  encodeQ8_0,
   QuantizeStream,
 } from "../src/quant/mod.ts";
 import type { ModelChunk } from "../src/tensor.ts";
@@ -92,6 +96,18 @@ Deno.bench("encodeQ4K (64 Ki elements)", { group: "k-quant encode" }, () => {
 });
 Deno.bench("encodeQ6K (64 Ki elements)", { group: "k-quant encode" }, () => {
   encodeQ6K(kValues);
+});
+Deno.bench("encodeQ5K (64 Ki elements)", { group: "k-quant encode" }, () => {
+  encodeQ5K(kValues);
+});
+Deno.bench("encodeQ8_0 (64 Ki elements)", { group: "k-quant encode" }, () => {
+  encodeQ8_0(kValues);
+});
+Deno.bench("encodeQ5_0 (64 Ki elements)", { group: "k-quant encode" }, () => {
+  encodeQ5_0(kValues);
+});
+Deno.bench("encodeQ5_1 (64 Ki elements)", { group: "k-quant encode" }, () => {
+  encodeQ5_1(kValues);
 });
 
 Deno.bench("copy f32 bytes (1 Mi elements)", { group: "decode", baseline: true }, () => {

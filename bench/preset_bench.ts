@@ -16,7 +16,8 @@
  * a small synthetic model (`--quality-gib`, default 0.55).
  *
  * Usage:
- *   deno run -A bench/preset_bench.ts [--gib 0.75] [--quality-gib 0.55] [--skip speed|quality] [--out bench/out]
+ *   deno run -A bench/preset_bench.ts [--gib 0.75] [--quality-gib 0.55]
+ *     [--skip speed,quality,qwen,synthetic] [--out bench/out]
  *
  * @module
  */
@@ -65,7 +66,10 @@ if (import.meta.main) {
   const dir = values.out!;
   await Deno.mkdir(dir, { recursive: true });
   if (!skip.has("speed")) await speed(dir, Number(values.gib));
-  if (!skip.has("quality")) await quality(dir, Number(values["quality-gib"]));
+  if (!skip.has("quality") && !skip.has("qwen")) await qwenQuality(dir);
+  if (!skip.has("quality") && !skip.has("synthetic")) {
+    await syntheticQuality(dir, Number(values["quality-gib"]));
+  }
 }
 
 async function child(
@@ -154,31 +158,50 @@ async function sameTensors(a: string, b: string): Promise<boolean> {
   }
 }
 
-/** RMSE of every quantized tensor of `quantized` against `source`, over all their values; bits per weight. */
-async function rmse(source: string, quantized: string): Promise<{ rmse: number; bpw: number }> {
+/**
+ * RMSE of every quantized tensor of `quantized` against `source`, over all
+ * their values, and over the block tensors alone (without the embedding and
+ * output, which every K preset stores as Q6_K); bits per weight.
+ */
+async function rmse(
+  source: string,
+  quantized: string,
+): Promise<{ rmse: number; blocks: number; bpw: number }> {
   const src = await openModel(source);
   const q = await openModel(quantized, { keepNames: true });
   let sum = 0;
   let count = 0;
   let bytes = 0;
+  let blockSum = 0;
+  let blockCount = 0;
   try {
     const byGguf = new Map(src.header.tensors.map((t) => [hfToGgufName(t.name), t]));
     for (const t of q.header.tensors) {
       if (!QUANTIZED.has(t.dtype)) continue;
       const s = byGguf.get(t.name);
       if (s === undefined) throw new Error(`${t.name} is not in ${source}`);
-      sum += await squaredError(
+      const e = await squaredError(
         decodeStream(s, src.tensor(s.name).stream()),
         decodeStream(t, q.tensor(t.name).stream()),
       );
-      count += t.shape.reduce((a, b) => a * b, 1);
+      const n = t.shape.reduce((a, b) => a * b, 1);
+      sum += e;
+      count += n;
       bytes += t.byteLength;
+      if (t.name.startsWith("blk.")) {
+        blockSum += e;
+        blockCount += n;
+      }
     }
   } finally {
     await src.close();
     await q.close();
   }
-  return { rmse: Math.sqrt(sum / count), bpw: (8 * bytes) / count };
+  return {
+    rmse: Math.sqrt(sum / count),
+    blocks: Math.sqrt(blockSum / blockCount),
+    bpw: (8 * bytes) / count,
+  };
 }
 
 /** Sum of squared differences of two value streams of the same length, in bounded memory. */
@@ -217,7 +240,7 @@ async function squaredError(
   return sum;
 }
 
-async function quality(dir: string, gib: number): Promise<void> {
+async function qwenQuality(dir: string): Promise<void> {
   const fixture = new URL("../tests/testdata/", import.meta.url).pathname;
   const qwen = `${fixture}hf/tiny-qwen2`;
   const llamaFiles: Partial<Record<QuantizeTarget, string>> = {
@@ -250,16 +273,23 @@ async function quality(dir: string, gib: number): Promise<void> {
     );
     await Deno.remove(out);
   }
+}
+
+async function syntheticQuality(dir: string, gib: number): Promise<void> {
   const model = `${dir}/synthetic-quality`;
   await writeSyntheticModel(model, Math.round(gib * 1024 * MiB));
   console.log(`\nsynthetic benchmark model (${gib} GiB BF16), quantized weights only:`);
-  console.log("| preset | bits/weight | RMSE |");
-  console.log("| --- | --- | --- |");
+  console.log("| preset | bits/weight | RMSE | RMSE, blk.* tensors only |");
+  console.log("| --- | --- | --- | --- |");
   for (const preset of PRESETS) {
     const out = `${dir}/synthetic-${preset}.gguf`;
     await convertModel(model, out, { quantize: preset, force: true });
     const r = await rmse(model, out);
-    console.log(`| ${preset} | ${r.bpw.toFixed(2)} | ${r.rmse.toExponential(4)} |`);
+    console.log(
+      `| ${preset} | ${r.bpw.toFixed(2)} | ${r.rmse.toExponential(4)} | ${
+        r.blocks.toExponential(4)
+      } |`,
+    );
     await Deno.remove(out);
   }
   await Deno.remove(model, { recursive: true });

@@ -4,7 +4,7 @@
  * `sh` in a fresh folder laid out like a clone (the repository's files
  * linked in), with `apr` on the PATH. Offline: `hf://` models come from a
  * local Hub (`HF_ENDPOINT`) serving the example model, and the files a line
- * reads (`model.apr`, `./phi-4/`, `model-Q4_K_M.gguf`…) are made from the
+ * reads (`model.apr`, `./phi-4/`, `model-Q4_K_M.gguf`, `imatrix.dat`…) are made from the
  * example model and the test fixtures when the line does not write them.
  * Only the `npx` lines are left out: they fetch Deno from the npm registry.
  *
@@ -15,6 +15,8 @@ import { equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { type HubServer, type HubServerFile, startHubServer } from "./_hub_server.ts";
 import { importModel } from "../src/pipeline/convert_model.ts";
+import { openModel } from "../src/pipeline/open_model.ts";
+import { hfToGgufName } from "../src/formats/gguf/names.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const README = await Deno.readTextFile(join(ROOT, "README.md"));
@@ -82,13 +84,40 @@ async function prepareInputs(dir: string, line: string): Promise<void> {
   const outputs = new Set([...line.matchAll(/-o\s+(\S+)/g)].map((m) => m[1]!));
   const reads = (name: string): boolean =>
     new RegExp(`(^|\\s)${name.replace(/[.]/g, "\\.")}(\\s|$)`).test(line) && !outputs.has(name);
-  for (const folder of ["./phi-4/", "./Qwen2.5-0.5B/"]) {
+  for (const folder of ["./phi-4/", "./Qwen2.5-0.5B/", "./hf-folder/"]) {
     if (line.includes(folder)) await Deno.symlink(DEMO, join(dir, folder.slice(2, -1)));
   }
   if (reads("model-Q4_K_M.gguf")) await Deno.copyFile(Q4_K_M, join(dir, "model-Q4_K_M.gguf"));
+  if (reads("imatrix.dat")) await Deno.writeFile(join(dir, "imatrix.dat"), await demoImatrix());
   for (const apr of ["model.apr", "phi-4.apr"]) {
     if (reads(apr)) await importModel(DEMO, join(dir, apr));
   }
+}
+
+/**
+ * A legacy llama-imatrix `.dat` for the example model: one entry per weight
+ * matrix (GGUF names), all ones, one call.
+ */
+async function demoImatrix(): Promise<Uint8Array> {
+  const model = await openModel(DEMO);
+  const parts: Uint8Array[] = [];
+  const i32 = (v: number) => new Uint8Array(new Int32Array([v]).buffer);
+  const matrices = model.header.tensors.filter((t) => t.shape.length === 2);
+  await model.close();
+  parts.push(i32(matrices.length));
+  for (const t of matrices) {
+    const name = new TextEncoder().encode(hfToGgufName(t.name));
+    const cols = t.shape[1]!;
+    parts.push(i32(name.length), name, i32(1), i32(cols));
+    parts.push(new Uint8Array(new Float32Array(cols).fill(1).buffer));
+  }
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
 }
 
 /** The local Hub a line's hf:// reference names, if any. */

@@ -44,7 +44,7 @@ export const WRITE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
     type: "string",
     valueName: "FILE",
     description:
-      "llama.cpp importance matrix (llama-imatrix's .dat) weighting the K-quant error as " +
+      "llama.cpp importance matrix (llama-imatrix's .dat or .gguf) weighting the K-quant error as " +
       "llama-quantize --imatrix does; needs --quantize q4_k, q6_k or a preset",
   },
   "quantize-all": {

@@ -1,12 +1,15 @@
 /**
- * `readImportanceMatrix()`: load llama.cpp's legacy `.dat` importance matrix
- * from disk for `--imatrix`, with a size limit checked before reading.
+ * `readImportanceMatrix()`: load a llama.cpp importance matrix from disk for
+ * `--imatrix` — the legacy `.dat` or the newer GGUF form — with a size limit
+ * checked before reading.
  *
  * @module
  */
 
 import { ModelFormatError, UsageError } from "../errors.ts";
 import { type ImportanceMatrix, parseImatrixDat } from "../formats/imatrix/imatrix_dat.ts";
+import { parseImatrixGguf } from "../formats/imatrix/imatrix_gguf.ts";
+import { BlobSource } from "../io/blob_source.ts";
 
 export type { ImportanceMatrix };
 
@@ -26,16 +29,16 @@ export const MAX_IMATRIX_BYTES = 2 ** 31;
  * console.log(m.entries.size);
  * ```
  *
- * @param path The `.dat` file.
+ * @param path The `.dat` or `.gguf` file.
  * @returns The matrix.
  * @throws {Deno.errors.NotFound} When the file does not exist.
  * @throws {UsageError} When it cannot be read otherwise (not a file, no permission).
  * @throws {ModelFormatError} When it is malformed or too large.
  */
 export async function readImportanceMatrix(path: string): Promise<ImportanceMatrix> {
-  let info: Deno.FileInfo;
+  let file: Deno.FsFile;
   try {
-    info = await Deno.stat(path);
+    file = await Deno.open(path, { read: true });
   } catch (error) {
     // A missing path is NotFound wherever the library meets one.
     if (error instanceof Deno.errors.NotFound) {
@@ -47,20 +50,38 @@ export async function readImportanceMatrix(path: string): Promise<ImportanceMatr
       cause: error,
     });
   }
-  if (!info.isFile) throw new UsageError(`Cannot read importance matrix "${path}": not a file`);
-  if (info.size > MAX_IMATRIX_BYTES) {
-    throw new ModelFormatError(
-      "imatrix",
-      path,
-      `${info.size} bytes is more than the ${MAX_IMATRIX_BYTES} an importance matrix may have`,
-    );
+  try {
+    const info = await file.stat();
+    if (!info.isFile) throw new UsageError(`Cannot read importance matrix "${path}": not a file`);
+    if (info.size > MAX_IMATRIX_BYTES) {
+      throw new ModelFormatError(
+        "imatrix",
+        path,
+        `${info.size} bytes is more than the ${MAX_IMATRIX_BYTES} an importance matrix may have`,
+      );
+    }
+    // Read what stat promised and no more: a file that grows meanwhile is not trusted further.
+    const bytes = new Uint8Array(info.size);
+    let n = 0;
+    while (n < bytes.length) {
+      const got = await file.read(bytes.subarray(n));
+      if (got === null) break;
+      n += got;
+    }
+    const data = bytes.subarray(0, n);
+    // llama-imatrix's newer GGUF form starts with GGUF's magic; the legacy .dat with an entry count.
+    if (n >= 4 && new TextDecoder().decode(data.subarray(0, 4)) === "GGUF") {
+      return await parseImatrixGguf(new BlobSource(new Blob([data]), path), path);
+    }
+    return parseImatrixDat(data, path);
+  } finally {
+    file.close();
   }
-  const bytes = await Deno.readFile(path);
-  return parseImatrixDat(bytes, path);
 }
 
 function reason(error: unknown): string {
   if (error instanceof Deno.errors.NotFound) return "no such file";
   if (error instanceof Deno.errors.PermissionDenied) return "permission denied";
+  if (error instanceof Deno.errors.IsADirectory) return "not a file";
   return error instanceof Error ? error.message : String(error);
 }

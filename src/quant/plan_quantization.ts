@@ -251,7 +251,10 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
  * Policy (like aprender): float tensors that are not norms or biases and have
  * at least 1024 elements go to the target (`all: true` takes every float
  * tensor); Q4_K, Q6_K, APR_Q4 and APR_Q8 sources pass through verbatim.
- * Whatever the target, every tensor becomes APR-storable: other ggml types
+ * Presets (`q4_k_m`, …, and `q6_k` with `ggufTypes`) instead give each
+ * tensor llama-quantize's type ({@linkcode presetTensorTypes}), F32 to the
+ * float tensors they leave unquantized, and an importance matrix to the
+ * weighted encoders. Otherwise, every tensor becomes APR-storable: other ggml types
  * are dequantized to F32, BOOL → U8, I16/U16 → I32, U32/U64 → I64, F8/F6/F4
  * → F16 (F8_E8M0 → BF16), F64 → F32 (unless `keepF64`).
  *

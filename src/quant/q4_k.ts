@@ -17,7 +17,7 @@
 import { f16Table } from "./f16.ts";
 import { scaleMinK4 } from "./_k_scales.ts";
 import { fitScaleMinBlock, type ScaleSearch } from "./_k_scale_min_block.ts";
-import { kQuantBlocks } from "./_importance.ts";
+import { countBlocks } from "./_count_blocks.ts";
 
 /** Values per Q4_K super-block. */
 export const Q4_K_BLOCK_ELEMENTS = 256;
@@ -54,7 +54,7 @@ export function encodeQ4K(
   out?: Uint8Array,
   importance?: Float32Array,
 ): Uint8Array {
-  const nb = kQuantBlocks("Q4_K", values, importance);
+  const nb = countBlocks("Q4_K", values, importance);
   const y = out ?? new Uint8Array(nb * Q4_K_BLOCK_BYTES);
   const cols = importance?.length ?? 256;
   for (let i = 0; i < nb; i++) {

@@ -16,7 +16,7 @@
 
 import { f32ToF16 } from "./f16.ts";
 import { makeQkx2Quants, makeQxQuants } from "./_make_quants.ts";
-import { kQuantBlocks } from "./_importance.ts";
+import { countBlocks } from "./_count_blocks.ts";
 
 /** Bytes per Q5_0 block. */
 export const Q5_0_BLOCK_BYTES = 22;
@@ -56,7 +56,7 @@ export function encodeQ5_0(
   out?: Uint8Array,
   importance?: Float32Array,
 ): Uint8Array {
-  const nb = kQuantBlocks("Q5_0", values, importance);
+  const nb = countBlocks("Q5_0", values, importance);
   const y = out ?? new Uint8Array(nb * Q5_0_BLOCK_BYTES);
   const cols = importance?.length ?? 32;
   let sigma2 = 0;
@@ -103,7 +103,7 @@ export function encodeQ5_1(
   out?: Uint8Array,
   importance?: Float32Array,
 ): Uint8Array {
-  const nb = kQuantBlocks("Q5_1", values, importance);
+  const nb = countBlocks("Q5_1", values, importance);
   const y = out ?? new Uint8Array(nb * Q5_1_BLOCK_BYTES);
   const cols = importance?.length ?? 32;
   let sigma2 = 0;

@@ -15,7 +15,7 @@
  */
 
 import { fitScaleMinBlock, type ScaleSearch } from "./_k_scale_min_block.ts";
-import { kQuantBlocks } from "./_importance.ts";
+import { countBlocks } from "./_count_blocks.ts";
 
 /** Bytes per Q5_K super-block. */
 export const Q5_K_BLOCK_BYTES = 176;
@@ -54,7 +54,7 @@ export function encodeQ5K(
   out?: Uint8Array,
   importance?: Float32Array,
 ): Uint8Array {
-  const nb = kQuantBlocks("Q5_K", values, importance);
+  const nb = countBlocks("Q5_K", values, importance);
   const y = out ?? new Uint8Array(nb * Q5_K_BLOCK_BYTES);
   const cols = importance?.length ?? 256;
   for (let i = 0; i < nb; i++) {

@@ -16,7 +16,7 @@
 import { nearestInt } from "./_round.ts";
 import { f16Table, f32ToF16 } from "./f16.ts";
 import { makeQxQuants } from "./_make_quants.ts";
-import { kQuantBlocks } from "./_importance.ts";
+import { countBlocks } from "./_count_blocks.ts";
 
 /** Values per Q6_K super-block. */
 export const Q6_K_BLOCK_ELEMENTS = 256;
@@ -52,7 +52,7 @@ export function encodeQ6K(
   out?: Uint8Array,
   importance?: Float32Array,
 ): Uint8Array {
-  const nb = kQuantBlocks("Q6_K", values, importance);
+  const nb = countBlocks("Q6_K", values, importance);
   const cols = importance?.length ?? 256;
   const y = out ?? new Uint8Array(nb * Q6_K_BLOCK_BYTES);
   const t = f16Table();

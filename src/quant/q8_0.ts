@@ -13,7 +13,7 @@
  */
 
 import { f32ToF16 } from "./f16.ts";
-import { kQuantBlocks } from "./_importance.ts";
+import { countBlocks } from "./_count_blocks.ts";
 
 /** Bytes per Q8_0 block. */
 export const Q8_0_BLOCK_BYTES = 34;
@@ -38,7 +38,7 @@ const fr = Math.fround;
  * ```
  */
 export function encodeQ8_0(values: Float32Array, out?: Uint8Array): Uint8Array {
-  const nb = kQuantBlocks("Q8_0", values, undefined);
+  const nb = countBlocks("Q8_0", values, undefined);
   const y = out ?? new Uint8Array(nb * Q8_0_BLOCK_BYTES);
   for (let i = 0; i < nb; i++) {
     const xo = i * 32;

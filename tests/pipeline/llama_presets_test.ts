@@ -157,3 +157,69 @@ Deno.test("convertModel() stops, naming the matrix, when an importance entry has
     await rejects(Deno.stat(`${dir}/x.gguf.partial`));
   });
 });
+
+/** The legacy .dat fixture rewritten in llama-imatrix's GGUF form (sums and call counts as they are). */
+async function imatrixAsGguf(path: string): Promise<void> {
+  const { encodeGguf } = await import("../../src/formats/gguf/writer.ts");
+  const dat = await Deno.readFile(IMATRIX);
+  const dv = new DataView(dat.buffer);
+  const tensors = [];
+  let p = 4;
+  for (let i = dv.getInt32(0, true); i > 0; i--) {
+    const length = dv.getInt32(p, true);
+    const name = new TextDecoder().decode(dat.subarray(p + 4, p + 4 + length));
+    p += 4 + length;
+    const ncall = dv.getInt32(p, true);
+    const nval = dv.getInt32(p + 4, true);
+    p += 8;
+    const sums = dat.slice(p, p + 4 * nval);
+    p += 4 * nval;
+    tensors.push({ name: `${name}.in_sum2`, dtype: "F32" as const, ne: [nval, 1], data: sums });
+    tensors.push({
+      name: `${name}.counts`,
+      dtype: "F32" as const,
+      ne: [1, 1],
+      data: new Uint8Array(new Float32Array([ncall]).buffer),
+    });
+  }
+  await Deno.writeFile(
+    path,
+    encodeGguf({
+      kv: [
+        ["imatrix.datasets", { type: 9, value: ["imatrix-calib.txt"], arrayTypes: [8] }],
+        ["imatrix.chunk_count", { type: 4, value: 8 }],
+        ["imatrix.chunk_size", { type: 4, value: 64 }],
+      ],
+      tensors,
+    }),
+  );
+}
+
+Deno.test("convertModel() with the same importance matrix in GGUF form gives llama-quantize's --imatrix bytes", async () => {
+  await withTempDir(async (dir) => {
+    await imatrixAsGguf(`${dir}/imatrix.gguf`);
+    await convertModel(QWEN, `${dir}/x.gguf`, {
+      quantize: "q4_k_m",
+      imatrix: `${dir}/imatrix.gguf`,
+      threads: 0,
+    });
+    await assertSameTensors(`${dir}/x.gguf`, testdata("gguf/tiny-qwen2-Q4_K_M-imatrix.gguf"));
+  });
+});
+
+Deno.test("convertModel() of the example model (hidden 128) falls back to Q5_0/Q8_0 as llama-quantize, from HF or from llama.cpp's own F32 conversion alike", async () => {
+  await withTempDir(async (dir) => {
+    // Rows of 128 values are not whole super-blocks: Q4_K → Q5_0, Q6_K → Q8_0,
+    // and the tied output (token_embd) Q8_0. The HF source also goes through
+    // the Q/K row permutation llama.cpp's converter applies to llama models.
+    await convertModel(testdata("../../examples/tiny-llama"), `${dir}/hf.gguf`, {
+      quantize: "q4_k_m",
+    });
+    await convertModel(testdata("gguf/hf-convert/tiny-llama-hf-f32.gguf"), `${dir}/f32.gguf`, {
+      quantize: "q4_k_m",
+    });
+    await assertSameTensors(`${dir}/hf.gguf`, `${dir}/f32.gguf`);
+    const types = new Set([...(await ggufTensors(`${dir}/hf.gguf`)).values()].map((t) => t.dtype));
+    assertEquals([...types].sort(), ["F32", "Q5_0", "Q8_0"]);
+  });
+});

@@ -118,3 +118,42 @@ Deno.test("parseImatrixDat() rejects malformed files with one line naming the fi
     });
   }
 });
+
+Deno.test("readImportanceMatrix() reads the GGUF form: in_sum2 / counts per matrix, 1 where a matrix saw nothing", async () => {
+  const { encodeGguf } = await import("../../../src/formats/gguf/writer.ts");
+  const { readImportanceMatrix } = await import("../../../src/pipeline/read_imatrix.ts");
+  const f32 = (v: number[]) => new Uint8Array(new Float32Array(v).buffer);
+  const bytes = encodeGguf({
+    kv: [
+      ["general.type", { type: 8, value: "imatrix" }],
+      ["imatrix.datasets", { type: 9, value: ["calib.txt"], arrayTypes: [8] }],
+      ["imatrix.chunk_count", { type: 4, value: 3 }],
+      ["imatrix.chunk_size", { type: 4, value: 512 }],
+    ],
+    tensors: [
+      {
+        name: "blk.0.ffn_down_exps.weight.in_sum2",
+        dtype: "F32",
+        ne: [2, 2],
+        data: f32([6, 9, 5, 5]),
+      },
+      { name: "blk.0.ffn_down_exps.weight.counts", dtype: "F32", ne: [1, 2], data: f32([3, 0]) },
+    ],
+  });
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeFile(`${dir}/m.gguf`, bytes);
+    const m = await readImportanceMatrix(`${dir}/m.gguf`);
+    assertEquals([...m.entries.get("blk.0.ffn_down_exps.weight")!], [2, 3, 1, 1]);
+    assertEquals([m.chunks, m.dataset], [3, "calib.txt"]);
+    // Without the metadata llama-quantize requires, the file is refused.
+    await Deno.writeFile(`${dir}/bad.gguf`, encodeGguf({ kv: [], tensors: [] }));
+    await readImportanceMatrix(`${dir}/bad.gguf`).then(
+      () => ok(false),
+      (e) =>
+        ok(e instanceof ModelFormatError && /needs imatrix\.datasets/.test(e.message), String(e)),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -15,7 +15,7 @@ import { type DType, DTYPES } from "../dtype.ts";
  * @throws {RangeError} When `values` is not whole blocks, or not whole rows of
  * `importance.length` values (which must itself be whole blocks).
  */
-export function kQuantBlocks(
+export function countBlocks(
   dtype: DType,
   values: Float32Array,
   importance: Float32Array | undefined,
