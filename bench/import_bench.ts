@@ -3,8 +3,8 @@
  *
  * Generates a synthetic sharded BF16 model (default 2.25 GiB in 3 shards, one
  * tensor of 512 MiB), then in the same run measures:
- * - `cp` of the same shards followed by `sync -d` of the copies (fdatasync, as the
- *   import's sink does; the reference), and
+ * - `cp -r DIR copy && sync` of the model folder (the reference: it ends
+ *   durable, as the import does), and
  * - `apr import` with `--quantize none`, `f16`, `q8`, `q4_k`, each in a fresh
  *   process, reporting wall time and peak RSS (VmHWM, read by the child itself
  *   from /proc at exit, so it is exact).
@@ -23,8 +23,13 @@
  * does for `apr`), `+tN` uses N encoder worker threads (`--threads N`); e.g.
  * `--modes q4_k,q4_k+ts,q4_k+t0` compares them in one run.
  *
+ * With `--kill-at F`, each mode is then imported again, killed with SIGKILL
+ * once F of its output is written, and resumed with `--resume`: the table
+ * shows the resume's wall time against the fresh import's, the share of the
+ * output it took as committed, and its peak RSS.
+ *
  * Usage:
- *   deno run -A bench/import_bench.ts [--gib 2.25] [--modes none,f16,q8,q4_k] [--repeat 1] [--keep]
+ *   deno run -A bench/import_bench.ts [--gib 2.25] [--modes none,f16,q8,q4_k] [--repeat 1] [--kill-at F] [--keep]
  *
  * @module
  */
@@ -49,6 +54,8 @@ if (import.meta.main) {
       threads: { type: "string" },
       output: { type: "string" },
       "no-cache": { type: "boolean", default: false },
+      "kill-at": { type: "string" },
+      resume: { type: "boolean", default: false },
     },
   });
 
@@ -60,16 +67,29 @@ if (import.meta.main) {
     const { setKernelBackend } = await import("../src/quant/kernels.ts");
     if (values.kernels !== undefined) setKernelBackend(values.kernels as "typescript");
     const t0 = performance.now();
-    await importModel(values.child, values.output!, {
+    const killAt = values["kill-at"] === undefined ? undefined : Number(values["kill-at"]);
+    const result = await importModel(values.child, values.output!, {
       quantize: values.quantize as "none",
       force: true,
+      resume: values.resume === true,
       noCache: values["no-cache"] === true,
       ...(values.threads !== undefined ? { threads: Number(values.threads) } : {}),
+      // --kill-at F: SIGKILL this process once F of the output is written
+      // (no cleanup runs: a crash, for the resume measurement).
+      ...(killAt === undefined ? {} : {
+        onProgress: (e) => {
+          if (e.bytesTotal !== undefined && e.bytesDone >= killAt * e.bytesTotal) {
+            Deno.kill(Deno.pid, "SIGKILL");
+          }
+        },
+      }),
     });
     const seconds = (performance.now() - t0) / 1000;
     const status = await Deno.readTextFile("/proc/self/status");
     const hwmKiB = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? NaN);
-    console.log(JSON.stringify({ seconds, peakRssMiB: hwmKiB / 1024 }));
+    console.log(
+      JSON.stringify({ seconds, peakRssMiB: hwmKiB / 1024, resumedBytes: result.resumedBytes }),
+    );
     Deno.exit(0);
   }
 
@@ -105,30 +125,28 @@ if (import.meta.main) {
   const modes = values.modes!.split(",");
   const repeat = Math.max(1, Number(values.repeat));
   const cpTimes: number[] = [];
-  const runs = new Map<string, { seconds: number[]; peakRssMiB: number; outBytes: number }>();
-  for (let round = 0; round < repeat; round++) {
-    await Deno.mkdir(cpDir, { recursive: true });
-    await run("sync", []);
-    const cp = await run("sh", [
-      "-c",
-      // fdatasync of the copies, the same durability the import's sink asks for.
-      `cp ${
-        shardNames.map((n) => `'${modelDir}/${n}'`).join(" ")
-      } '${cpDir}/' && sync -d '${cpDir}'/*`,
-    ]);
-    cpTimes.push(cp.seconds);
-    await Deno.remove(cpDir, { recursive: true });
-    for (const mode of modes) {
-      const [quantize, ...suffixes] = mode.split("+");
-      const extra: string[] = [];
-      for (const s of suffixes) {
-        if (s === "ts") extra.push("--kernels", "typescript");
-        else if (/^t\d+$/.test(s)) extra.push("--threads", s.slice(1));
-        else throw new Error(`unknown mode suffix "+${s}" in ${mode}`);
-      }
-      const output = `${dir}/import-${mode}.apr`;
-      await run("sync", []);
-      const { stdout, seconds: wall } = await run(Deno.execPath(), [
+  interface ModeRuns {
+    seconds: number[];
+    peakRssMiB: number;
+    outBytes: number;
+    /** With --kill-at: resume wall times and their largest peak RSS. */
+    resumeSeconds: number[];
+    resumePeakRssMiB: number;
+    resumedShare: number[];
+  }
+  const killAt = values["kill-at"];
+  const runs = new Map<string, ModeRuns>();
+  const child = async (mode: string, output: string, extra: string[] = []) => {
+    const [quantize, ...suffixes] = mode.split("+");
+    const modeFlags: string[] = [];
+    for (const suffix of suffixes) {
+      if (suffix === "ts") modeFlags.push("--kernels", "typescript");
+      else if (/^t\d+$/.test(suffix)) modeFlags.push("--threads", suffix.slice(1));
+      else throw new Error(`unknown mode suffix "+${suffix}" in ${mode}`);
+    }
+    const t0 = performance.now();
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
         "run",
         "-A",
         new URL(import.meta.url).pathname,
@@ -136,22 +154,56 @@ if (import.meta.main) {
         modelDir,
         "--quantize",
         quantize!,
-        ...extra,
+        ...modeFlags,
         "--output",
         output,
-      ]);
-      const child = JSON.parse(stdout.trim().split("\n").pop()!);
-      const r = runs.get(mode) ?? { seconds: [], peakRssMiB: 0, outBytes: 0 };
-      r.seconds.push(wall);
-      r.peakRssMiB = Math.max(r.peakRssMiB, child.peakRssMiB);
+        ...extra,
+      ],
+      stdout: "piped",
+      stderr: "inherit",
+    }).output();
+    const seconds = (performance.now() - t0) / 1000;
+    const text = new TextDecoder().decode(out.stdout).trim();
+    return { out, seconds, report: text === "" ? undefined : JSON.parse(text.split("\n").pop()!) };
+  };
+  for (let round = 0; round < repeat; round++) {
+    await run("sync", []);
+    // The reference ends durable as the import does: a recursive copy, then
+    // a global sync (every dirty page of the copy, data and metadata).
+    const cp = await run("sh", ["-c", `cp -r '${modelDir}' '${cpDir}' && sync`]);
+    cpTimes.push(cp.seconds);
+    await Deno.remove(cpDir, { recursive: true });
+    for (const mode of modes) {
+      const output = `${dir}/import-${mode}.apr`;
+      await run("sync", []);
+      const fresh = await child(mode, output);
+      if (!fresh.out.success) throw new Error(`import ${mode} failed`);
+      const r = runs.get(mode) ??
+        {
+          seconds: [],
+          peakRssMiB: 0,
+          outBytes: 0,
+          resumeSeconds: [],
+          resumePeakRssMiB: 0,
+          resumedShare: [],
+        };
+      r.seconds.push(fresh.seconds);
+      r.peakRssMiB = Math.max(r.peakRssMiB, fresh.report.peakRssMiB);
       r.outBytes = (await Deno.stat(output)).size;
       runs.set(mode, r);
-      // Progress on stderr: a long run that dies still leaves its figures.
-      console.error(
-        `round ${round + 1}: cp ${cp.seconds.toFixed(2)} s; ${mode} ${wall.toFixed(2)} s, ` +
-          `peak ${child.peakRssMiB.toFixed(0)} MiB`,
-      );
       await Deno.remove(output);
+      if (killAt !== undefined) {
+        // A crash at that point (SIGKILL, no cleanup), then a timed --resume.
+        const killed = await child(mode, output, ["--kill-at", killAt]);
+        if (killed.out.signal !== "SIGKILL") throw new Error(`import ${mode} was not killed`);
+        await run("sync", []);
+        const resumed = await child(mode, output, ["--resume"]);
+        if (!resumed.out.success) throw new Error(`resume ${mode} failed`);
+        r.resumeSeconds.push(resumed.seconds);
+        r.resumePeakRssMiB = Math.max(r.resumePeakRssMiB, resumed.report.peakRssMiB);
+        r.resumedShare.push(resumed.report.resumedBytes / (r.outBytes || 1));
+        await Deno.remove(output);
+      }
     }
   }
 
@@ -167,6 +219,10 @@ if (import.meta.main) {
     all: r.seconds,
     peakRssMiB: r.peakRssMiB,
     outBytes: r.outBytes,
+    resume: r.resumeSeconds.length === 0 ? undefined : median(r.resumeSeconds),
+    resumeAll: r.resumeSeconds,
+    resumePeakRssMiB: r.resumePeakRssMiB,
+    resumedShare: median(r.resumedShare),
   }));
 
   const gib = (b: number) => (b / 1024 ** 3).toFixed(2);
@@ -187,6 +243,23 @@ if (import.meta.main) {
         (r.seconds / cpSeconds).toFixed(2)
       } | ${r.peakRssMiB.toFixed(0)} MiB | ${gib(r.outBytes)} GiB |`,
     );
+  }
+  if (killAt !== undefined) {
+    console.log(
+      `\nkilled (SIGKILL) once ${
+        (Number(killAt) * 100).toFixed(0)
+      } % of the output was written, then --resume:\n`,
+    );
+    console.log("| mode | resume wall time | × fresh import | output kept | peak RSS |");
+    console.log("|---|---|---|---|---|");
+    for (const r of rows) {
+      if (r.resume === undefined) continue;
+      console.log(
+        `| ${r.mode} | ${r.resume.toFixed(2)} s${repeat > 1 ? ` (${list(r.resumeAll)})` : ""} | ${
+          (r.resume / r.seconds).toFixed(2)
+        } | ${(r.resumedShare * 100).toFixed(0)} % | ${r.resumePeakRssMiB.toFixed(0)} MiB |`,
+      );
+    }
   }
   if (!values.keep) await Deno.remove(modelDir, { recursive: true });
 }

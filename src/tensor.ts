@@ -158,6 +158,63 @@ export interface TensorEntry {
    * payloads computed on the fly.
    */
   readonly slice?: (start: number, end: number) => ReadableStream<Uint8Array>;
+  /**
+   * Optional, for resuming inside a tensor (DESIGN.md §2.3): whether the
+   * payload can restart at byte `offset`, and what {@linkcode TensorEntry.openAt}
+   * needs to do so (`state`, recorded by the sink in its journal; e.g. the
+   * APR_Q8 scale its first pass found). `undefined`: not a restart point.
+   * Asked only after `open()`'s stream delivered `offset` bytes. A payload
+   * with `slice` and neither of these restarts anywhere (see {@linkcode restartOf}).
+   */
+  restartPoint?(offset: number): { readonly state?: string } | undefined;
+  /**
+   * Optional: the payload from byte `offset` on, where `offset` was a
+   * {@linkcode TensorEntry.restartPoint} of an earlier run with that `state`
+   * (read back from a file: validate it). `undefined` when it cannot restart
+   * there; the caller then opens the payload from the start.
+   */
+  openAt?(offset: number, state?: string): ReadableStream<Uint8Array> | undefined;
+}
+
+/** How a payload restarts inside itself (see {@linkcode TensorEntry.restartPoint}). */
+export type Restart = Required<Pick<TensorEntry, "restartPoint" | "openAt">>;
+
+/**
+ * An entry's restart support: its own `restartPoint`/`openAt`, or, for a
+ * random-access payload (`slice`), every offset inside it, without state.
+ *
+ * @param entry The entry.
+ * @returns Its restart support, or `undefined` when it has none.
+ */
+export function restartOf(entry: TensorEntry): Restart | undefined {
+  const { restartPoint, openAt, slice } = entry;
+  if (restartPoint !== undefined && openAt !== undefined) {
+    return { restartPoint: (o) => restartPoint(o), openAt: (o, s) => openAt(o, s) };
+  }
+  if (slice === undefined) return undefined;
+  const length = entry.info.byteLength;
+  const inside = (o: number) => Number.isSafeInteger(o) && o > 0 && o < length;
+  return {
+    restartPoint: (o) => inside(o) ? {} : undefined,
+    openAt: (o, state) => inside(o) && state === undefined ? slice(o, length) : undefined,
+  };
+}
+
+/**
+ * Random access and restart support of `source`, for an entry serving the
+ * same bytes (a renamed copy, an unconverted payload).
+ *
+ * @param source The entry whose bytes are served.
+ * @returns The fields to spread into the new entry.
+ */
+export function sameBytes(
+  source: TensorEntry,
+): Pick<TensorEntry, "slice" | "restartPoint" | "openAt"> {
+  const restart = restartOf(source);
+  return {
+    ...(source.slice === undefined ? {} : { slice: source.slice }),
+    ...(restart === undefined ? {} : restart),
+  };
 }
 
 /** A chunk of a model stream: the header first, exactly once, then tensors in header order. */

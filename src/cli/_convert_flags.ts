@@ -262,11 +262,14 @@ export async function runConversion(
     display.update(event);
   };
   let result: ConvertResult;
+  const notes: string[] = [];
   try {
     result = await convertModel(source, output, {
       ...options,
       signal: interrupt.signal,
       onWarning: (message) => display.log(`warning: ${messageLine(inFlagTerms(message))}`),
+      // Said with the summary, once the output exists (not for a failed run).
+      onNote: (message) => notes.push(messageLine(message)),
       onDownloadProgress: (event) => {
         display.update(event);
         for (const file of event.active) {
@@ -323,6 +326,7 @@ export async function runConversion(
         } of tensor data, ${formatBytes(result.fileBytes)} on disk, ` +
         `in ${formatDuration(result.durationMs / 1000)}\n`,
     );
+    for (const note of notes) ctx.out(`note: ${note}\n`);
   }
   return 0;
 }

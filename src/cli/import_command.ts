@@ -33,7 +33,8 @@ export const importCommand: CommandSpec = {
     ...WRITE_OPTIONS,
     resume: {
       type: "boolean",
-      description: "continue an interrupted import from OUT.partial and its journal",
+      description:
+        "continue an interrupted import from OUT.partial and its journal (from its last commit, inside a tensor too; committed bytes are verified meanwhile)",
     },
     "max-shard-size": {
       type: "string",

@@ -84,6 +84,13 @@ export interface ConvertOptions extends OpenModelOptions {
   float32?: boolean;
   /** Continue an interrupted APR output from its partial file and journal. @default false */
   resume?: boolean;
+  /**
+   * APR output: commit (fdatasync, then a journal line) at least every this
+   * many bytes written, inside tensors too; with a commit at least every
+   * 2 s, this bounds what an interruption loses.
+   * @default 64 MiB
+   */
+  commitBytes?: number;
   /** Replace an existing output. @default false */
   force?: boolean;
   /**
@@ -93,6 +100,8 @@ export interface ConvertOptions extends OpenModelOptions {
   maxShardSize?: number;
   /** Progress of the write (bytes and tensors). */
   onProgress?: ProgressCallback;
+  /** Told, in one line, about a choice that changes the output (a tied lm_head copy added). */
+  onNote?: (message: string) => void;
 
   /**
    * GGUF output: the `general.file_type` to write (llama.cpp's `LLAMA_FTYPE_*`).
@@ -129,6 +138,12 @@ export interface ConvertResult {
   fileBytes: number;
   /** Tensors found complete in a resumed partial output (APR only). */
   resumedTensors: number;
+  /**
+   * Payload bytes found committed in a resumed partial output (APR only):
+   * whole tensors and the committed part of the tensor that was being
+   * written.
+   */
+  resumedBytes: number;
   /** Tensors stored in each dtype, as written (for QNAT: `NF4` and `F32`). */
   dtypes: Record<string, number>;
   /** Wall time in milliseconds. */
@@ -176,7 +191,9 @@ export async function convertModel(
     // GGUF wants llama.cpp's interleaved Q/K rows, SafeTensors Hugging Face's.
     const rows = format === "gguf" ? "interleaved" : format === "safetensors" ? "hf" : undefined;
     if (rows !== undefined) stream = stream.pipeThrough(reorderQkRows(rows));
-    stream = stream.pipeThrough(format === "apr" ? addTiedLmHead() : dropTiedLmHead());
+    stream = stream.pipeThrough(
+      format === "apr" ? addTiedLmHead(options.onNote) : dropTiedLmHead(),
+    );
     if (format === "apr" || options.quantize !== undefined) {
       stream = stream.pipeThrough(
         new QuantizeStream({
@@ -241,6 +258,9 @@ export async function convertModel(
       fileBytes: await sizeOfAll(writtenPaths(sink, output)),
       resumedTensors: sink instanceof AprSink || sink instanceof ShardedAprSink
         ? sink.result?.resumedTensors ?? 0
+        : 0,
+      resumedBytes: sink instanceof AprSink || sink instanceof ShardedAprSink
+        ? sink.result?.resumedBytes ?? 0
         : 0,
       dtypes,
       durationMs: Math.round(performance.now() - started),
@@ -507,6 +527,7 @@ function createSink(
           ...common,
           maxShardSize: options.maxShardSize,
           resume: options.resume === true,
+          ...(options.commitBytes !== undefined ? { commitBytes: options.commitBytes } : {}),
           planKey: JSON.stringify({
             quantize: options.quantize ?? "none",
             all: options.quantizeAll === true,
@@ -518,6 +539,7 @@ function createSink(
       return AprSink.create(output, {
         ...common,
         resume: options.resume === true,
+        ...(options.commitBytes !== undefined ? { commitBytes: options.commitBytes } : {}),
         planKey: JSON.stringify({
           quantize: options.quantize ?? "none",
           all: options.quantizeAll === true,

@@ -14,6 +14,7 @@
  */
 
 import type { ModelChunk, ModelHeader, TensorEntry } from "../tensor.ts";
+import { sameBytes } from "../tensor.ts";
 
 /** Name of the output projection in Hugging Face naming. */
 export const LM_HEAD = "lm_head.weight";
@@ -22,8 +23,10 @@ export const EMBED_TOKENS = "model.embed_tokens.weight";
 
 /**
  * Whether a header describes a transformer LM whose output layer is tied to
- * its embedding and not stored: an embedding, no `lm_head.weight`, and a
- * known architecture.
+ * its embedding and not stored: an embedding, no `lm_head.weight`, a known
+ * architecture, and `tied_embeddings` not `false` (a Hugging Face config
+ * sets it from `tie_word_embeddings` or its class's default, see
+ * `tiedWordEmbeddings`).
  *
  * @param header The model header.
  * @returns `true` when an explicit `lm_head.weight` should be written.
@@ -31,7 +34,7 @@ export const EMBED_TOKENS = "model.embed_tokens.weight";
 export function needsTiedLmHead(header: ModelHeader): boolean {
   const names = new Set(header.tensors.map((t) => t.name));
   return names.has(EMBED_TOKENS) && !names.has(LM_HEAD) &&
-    typeof header.metadata.architecture === "string";
+    typeof header.metadata.architecture === "string" && header.metadata.tied_embeddings !== false;
 }
 
 /**
@@ -39,9 +42,12 @@ export function needsTiedLmHead(header: ModelHeader): boolean {
  * after the embedding, and set `tied_embeddings: true`. Nothing is buffered:
  * the new entry re-opens the embedding's source when the sink reads it.
  *
+ * @param onNote Told in one line when a copy is added, and why.
  * @returns The transform (a pass-through for models that need nothing).
  */
-export function addTiedLmHead(): TransformStream<ModelChunk, ModelChunk> {
+export function addTiedLmHead(
+  onNote?: (message: string) => void,
+): TransformStream<ModelChunk, ModelChunk> {
   let active = false;
   return new TransformStream<ModelChunk, ModelChunk>({
     transform(chunk, controller) {
@@ -51,6 +57,7 @@ export function addTiedLmHead(): TransformStream<ModelChunk, ModelChunk> {
           controller.enqueue(chunk);
           return;
         }
+        onNote?.(tiedNote(chunk.header));
         const tensors = chunk.header.tensors.flatMap((t) =>
           t.name === EMBED_TOKENS ? [t, { ...t, name: LM_HEAD }] : [t]
         );
@@ -69,11 +76,29 @@ export function addTiedLmHead(): TransformStream<ModelChunk, ModelChunk> {
         const embed: TensorEntry = chunk.tensor;
         controller.enqueue({
           type: "tensor",
-          tensor: { info: { ...embed.info, name: LM_HEAD }, open: () => embed.open() },
+          tensor: {
+            info: { ...embed.info, name: LM_HEAD },
+            open: () => embed.open(),
+            ...sameBytes(embed),
+          },
         });
       }
     },
   });
+}
+
+function tiedNote(header: ModelHeader): string {
+  const embed = header.tensors.find((t) => t.name === EMBED_TOKENS)!;
+  const mib = (embed.byteLength / 2 ** 20).toFixed(1);
+  const meta = header.metadata;
+  const why = meta.tied_embeddings === true
+    ? `the model ties its output layer to its embedding (tie_word_embeddings${
+      typeof meta.hf_model_type === "string"
+        ? `, set in config.json or by default for ${meta.hf_model_type}`
+        : ""
+    })`
+    : "the model stores no lm_head.weight and nothing says its embeddings are untied";
+  return `adding lm_head.weight as a copy of ${EMBED_TOKENS} (${mib} MiB): ${why}, and realizar reads an explicit output layer`;
 }
 
 /**

@@ -85,6 +85,7 @@ export class TensorEncoder {
    * @param importance Importance weights, one per column for each matrix of
    * the tensor (`cols * experts`), as llama-quantize's `--imatrix` uses them;
    * ignored by APR_Q4 and Q8_0, and for rows that need padding.
+   * @param prefix Emit APR_Q8's scale prefix (not when restarting after it).
    */
   constructor(
     target: EncodeTarget,
@@ -93,13 +94,14 @@ export class TensorEncoder {
     pool?: EncoderPool,
     batchValues = MAX_BATCH_VALUES,
     importance?: Float32Array,
+    prefix = true,
   ) {
     this.#target = target;
     this.#batchValues = batchValues;
     this.#pool = pool;
     this.#scale = scale;
     const n = elementCount(shape);
-    this.#prefixDone = target !== "APR_Q8" || n === 0;
+    this.#prefixDone = !prefix || target !== "APR_Q8" || n === 0;
     if (isBlockTarget(target)) {
       // WebAssembly where there is a kernel (same bytes as the TypeScript ones).
       this.#blockFn = blockEncoder(target);

@@ -8,7 +8,8 @@
  * @module
  */
 
-import type { ModelChunk, TensorEntry } from "../tensor.ts";
+import { type ModelChunk, restartOf, sameBytes, type TensorEntry } from "../tensor.ts";
+import { parseAprQ8Scale, restartAt } from "./_restart_map.ts";
 import { elementCount } from "../dtype.ts";
 import { planModel, type QuantizeOptions, type TensorPlan } from "./plan_quantization.ts";
 import { DEFAULT_MAX_CHUNK_ELEMENTS, TensorDecoder } from "./_tensor_decoder.ts";
@@ -17,6 +18,7 @@ import { EncoderPool } from "./_encoder_pool.ts";
 import { IntegerWidener } from "./_integer_widener.ts";
 import { aprQ8Scale } from "./apr_q8.ts";
 import { aprQ8Kernels } from "./kernels.ts";
+import { RawAbsmax } from "./_raw_absmax.ts";
 import { markReleasable, releaseChunk } from "../io/byte_source.ts";
 
 /** Options of {@linkcode QuantizeStream}. */
@@ -171,25 +173,84 @@ function convertEntry(
   maxElements: number,
   pool: EncoderPool | undefined,
 ): TensorEntry {
-  if (plan.action === "copy") return { info: plan.info, open: () => entry.open() };
-  return { info: plan.info, open: () => convertedPayload(entry, plan, maxElements, pool) };
+  if (plan.action === "copy") {
+    return { info: plan.info, open: () => entry.open(), ...sameBytes(entry) };
+  }
+  // APR_Q8's scale from the last open's first pass: the state a restart needs.
+  let scale: number | undefined;
+  const q8 = plan.info.dtype === "APR_Q8";
+  const converted: TensorEntry = {
+    info: plan.info,
+    open: () => convertedPayload(entry, plan, maxElements, pool, (s) => (scale = s)),
+  };
+  const source = restartOf(entry);
+  // Importance weights are laid out by column and matrix: a tensor quantized
+  // with them restarts from its start (no smaller tensor has the same layout).
+  if (source === undefined || plan.importance !== undefined) return converted;
+  return {
+    ...converted,
+    restartPoint(offset) {
+      const at = restartAt(plan.source, plan.info, offset);
+      if (at === undefined) return undefined;
+      // Only a source that restarts without state of its own (a byte range).
+      const from = source.restartPoint(at.sourceOffset);
+      if (from === undefined || from.state !== undefined) return undefined;
+      if (!q8) return {};
+      return scale === undefined ? undefined : { state: String(scale) };
+    },
+    openAt(offset, state) {
+      const at = restartAt(plan.source, plan.info, offset);
+      if (at === undefined) return undefined;
+      const known = q8 ? parseAprQ8Scale(state) : undefined;
+      if (q8 ? known === undefined : state !== undefined) return undefined;
+      const rest = source.openAt(at.sourceOffset);
+      if (rest === undefined) return undefined;
+      // The rest of the tensor, converted as a tensor of its own.
+      return convertedPayload(
+        { info: at.source, open: () => rest },
+        { ...plan, source: at.source, info: at.target },
+        maxElements,
+        pool,
+        () => {},
+        known,
+      );
+    },
+  };
 }
 
 async function absmaxPass(entry: TensorEntry, maxElements: number): Promise<number> {
-  // Batches are folded inside the callback: reuse one buffer (no garbage).
-  const decoder = new TensorDecoder(entry.info, maxElements, true);
+  // F32/F16/BF16: the max of the raw magnitudes, without decoding (the same
+  // number, several times faster); other types are decoded, into one reused buffer.
+  const raw = RawAbsmax.for(entry.info.dtype);
+  const decoder = raw === undefined ? new TensorDecoder(entry.info, maxElements, true) : undefined;
   let absmax = 0;
   const kernels = aprQ8Kernels();
+  let consumed = 0;
   const reader = entry.open().getReader();
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      decoder.push(value, (v) => absmax = kernels.absmax(v, absmax));
-      // Decoded (partial blocks were copied): free it now if the source allows.
+      consumed += value.length;
+      if (raw !== undefined) {
+        if (consumed > entry.info.byteLength) break;
+        raw.push(value);
+      } else {
+        decoder!.push(value, (v) => absmax = kernels.absmax(v, absmax));
+      }
+      // Folded (partial values were copied): free it now if the source allows.
       releaseChunk(value);
     }
-    decoder.finish();
+    if (raw !== undefined) {
+      if (consumed !== entry.info.byteLength) {
+        throw new RangeError(
+          `Cannot decode tensor "${entry.info.name}": its payload has ${consumed} bytes, expected ${entry.info.byteLength}`,
+        );
+      }
+      absmax = raw.result();
+    } else {
+      decoder!.finish();
+    }
   } catch (e) {
     await reader.cancel(e).catch(() => {});
     throw e;
@@ -204,6 +265,8 @@ async function makeConverter(
   plan: TensorPlan,
   maxElements: number,
   pool: EncoderPool | undefined,
+  onScale: (scale: number) => void,
+  knownScale: number | undefined,
 ): Promise<Converter> {
   if (plan.action === "integer") {
     const w = new IntegerWidener(plan.source, plan.info.dtype);
@@ -215,9 +278,12 @@ async function makeConverter(
   }
   // APR_Q8's scale needs the whole tensor's absmax: a first pass over a
   // re-opened source (DESIGN.md principle 2), never a buffered tensor.
-  const scale = target === "APR_Q8" && plan.info.byteLength > 0
-    ? aprQ8Scale(await absmaxPass(entry, maxElements))
-    : 1;
+  // A restart brings the scale its first pass found (the prefix is written).
+  const scale = knownScale ??
+    (target === "APR_Q8" && plan.info.byteLength > 0
+      ? aprQ8Scale(await absmaxPass(entry, maxElements))
+      : 1);
+  onScale(scale);
   // The encoder is done with each batch when push() returns (it copies what it
   // carries over, and copies what it sends to a worker): reuse one buffer.
   const decoder = new TensorDecoder(plan.source, maxElements, true);
@@ -228,6 +294,7 @@ async function makeConverter(
     pool,
     maxElements,
     plan.importance,
+    knownScale === undefined,
   );
   return {
     push: (b, emit) => decoder.push(b, (v) => encoder.push(v, emit)),
@@ -243,6 +310,8 @@ function convertedPayload(
   plan: TensorPlan,
   maxElements: number,
   sharedPool: EncoderPool | undefined,
+  onScale: (scale: number) => void,
+  knownScale?: number,
 ): ReadableStream<Uint8Array> {
   const pool = sharedPool !== undefined && elementCount(plan.info.shape) >= sharedPool.minElements
     ? sharedPool
@@ -275,7 +344,7 @@ function convertedPayload(
       try {
         // Opened on the first pull: a payload nobody reads costs nothing.
         if (converter === undefined) {
-          converter = await makeConverter(entry, plan, maxElements, pool);
+          converter = await makeConverter(entry, plan, maxElements, pool, onScale, knownScale);
           pool?.acquire();
           reader = entry.open().getReader();
         }

@@ -30,7 +30,12 @@ Deno.test("apr import prints a summary, or the result as JSON", async () => {
       text.stdout,
       new RegExp(`^wrote ${dir}/a\\.apr: apr, 21 tensors \\(21 BF16\\), 311,936 parameters, `),
     );
-    equal(lines(text.stdout).length, 1);
+    // The demo ties its embeddings: one more line says the lm_head copy was added, and why.
+    equal(lines(text.stdout).length, 2);
+    match(
+      lines(text.stdout)[1]!,
+      /^note: adding lm_head\.weight as a copy of model\.embed_tokens\.weight \(.*tie_word_embeddings/,
+    );
     equal(json.code, 0, json.stderr);
     const result = JSON.parse(json.stdout);
     equal(result.output, `${dir}/b.apr`);

@@ -14,16 +14,24 @@ export { CLI_PATH, DEMO_MODEL, sha256, testdata, withTempDir } from "../cli/_run
  * pattern, 4 MiB at a time.
  *
  * @param path Output file.
- * @param tensors Name → element count (1-D shapes... reshaped to [n/1024, 1024] when divisible).
+ * @param tensors Name → element count (1-D shapes... reshaped to [n/1024, 1024] when divisible), or
+ *   name → shape.
  */
 export async function writeBigSafetensors(
   path: string,
-  tensors: Record<string, number>,
+  tensors: Record<string, number | number[]>,
 ): Promise<void> {
   const header: Record<string, unknown> = {};
   let offset = 0;
-  for (const [name, count] of Object.entries(tensors)) {
-    const shape = count % 1024 === 0 ? [count / 1024, 1024] : [count];
+  const counts: number[] = [];
+  for (const [name, size] of Object.entries(tensors)) {
+    const count = typeof size === "number" ? size : size.reduce((a, b) => a * b, 1);
+    counts.push(count);
+    const shape = typeof size !== "number"
+      ? size
+      : count % 1024 === 0
+      ? [count / 1024, 1024]
+      : [count];
     header[name] = { dtype: "F32", shape, data_offsets: [offset, offset + 4 * count] };
     offset += 4 * count;
   }
@@ -37,7 +45,7 @@ export async function writeBigSafetensors(
   const CHUNK = 1 << 20; // elements per write (4 MiB)
   const buffer = new Float32Array(CHUNK);
   let seed = 1;
-  for (const count of Object.values(tensors)) {
+  for (const count of counts) {
     for (let done = 0; done < count; done += CHUNK) {
       const n = Math.min(CHUNK, count - done);
       for (let i = 0; i < n; i++) buffer[i] = Math.sin((done + i) * 0.001 + seed);

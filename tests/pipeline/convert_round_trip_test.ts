@@ -123,6 +123,8 @@ Deno.test("convertModel() round trips F32/F16/BF16 exactly between every pair of
         vocab_size: 64,
         intermediate_size: 64,
         rms_norm_eps: 1e-5,
+        // Said explicitly: transformers' LlamaConfig is untied by default.
+        tie_word_embeddings: true,
       }),
     );
     const expected = await tensorsOf(source);

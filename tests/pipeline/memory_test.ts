@@ -12,6 +12,7 @@ import { equal, ok } from "node:assert/strict";
 import { withTempDir, writeBigSafetensors } from "./_helpers.ts";
 
 const CHILD = new URL("./_import_child.ts", import.meta.url).pathname;
+const KILL_CHILD = new URL("./_kill_child.ts", import.meta.url).pathname;
 const MIB = 1024 * 1024;
 
 /**
@@ -24,16 +25,22 @@ const PEAK_RSS_LIMIT = 160 * MIB;
 
 const HAS_PROC = await Deno.stat("/proc/self/status").then(() => true, () => false);
 
-async function peakRss(source: string, out: string, quantize: string): Promise<number> {
+async function peakRss(
+  source: string,
+  out: string,
+  quantize: string,
+  resume = false,
+  tensors = 1,
+): Promise<number> {
   const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CHILD, source, out, quantize],
+    args: ["run", "-A", CHILD, source, out, quantize, ...(resume ? ["--resume"] : [])],
     stdout: "piped",
     stderr: "piped",
   }).output();
   const stderr = new TextDecoder().decode(output.stderr);
   equal(output.code, 0, stderr);
   const report = JSON.parse(new TextDecoder().decode(output.stdout));
-  equal(report.result.tensors, 1);
+  equal(report.result.tensors, tensors);
   ok(Number.isFinite(report.peakRss) && report.peakRss > 0, JSON.stringify(report));
   return report.peakRss;
 }
@@ -60,6 +67,31 @@ Deno.test({
       ok(none < PEAK_RSS_LIMIT, `none: peak RSS ${mib(none)}`);
       ok(q8 < PEAK_RSS_LIMIT, `q8: peak RSS ${mib(q8)}`);
       ok(q4k < PEAK_RSS_LIMIT, `q4_k: peak RSS ${mib(q4k)}`);
+    });
+  },
+});
+
+Deno.test({
+  name: "a resumed q4_k import stays under the same memory bound as a full one",
+  ignore: !HAS_PROC,
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      const source = `${dir}/mid.safetensors`;
+      const tensors: Record<string, number> = {};
+      for (let i = 0; i < 4; i++) tensors[`model.layers.${i}.mlp.weight`] = 1 << 20;
+      await writeBigSafetensors(source, tensors);
+      await Deno.mkdir(`${dir}/out`);
+      const out = `${dir}/out/q4k.apr`;
+      // Killed (SIGKILL) right after a commit inside a tensor (see _kill_child.ts).
+      const killed = await new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", KILL_CHILD, source, out, "q4_k"],
+        stdout: "null",
+        stderr: "null",
+      }).output();
+      equal(killed.signal, "SIGKILL");
+      const peak = await peakRss(source, out, "q4_k", true, 4);
+      console.log(`peak RSS of the q4_k resume: ${(peak / MIB).toFixed(1)} MiB`);
+      ok(peak < PEAK_RSS_LIMIT, `resume: peak RSS ${(peak / MIB).toFixed(1)} MiB`);
     });
   },
 });

@@ -38,6 +38,8 @@ export interface ShardedAprSinkResult {
   readonly shards: readonly AprSinkResult[];
   /** Tensors found complete in resumed partial shards. */
   readonly resumedTensors: number;
+  /** Payload bytes taken from resumed partial shards. */
+  readonly resumedBytes: number;
 }
 
 /**
@@ -249,6 +251,7 @@ class ShardedState {
       manifestPath: path,
       shards,
       resumedTensors: shards.reduce((s, r) => s + r.resumedTensors, 0),
+      resumedBytes: shards.reduce((s, r) => s + r.resumedBytes, 0),
     };
   }
 

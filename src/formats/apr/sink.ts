@@ -3,7 +3,10 @@
  * out the whole file from the header chunk, streams each payload to its final
  * offset chunk by chunk (memory independent of tensor size), builds the
  * footer CRC from per-tensor CRCs, and writes `OUT.partial` + a resume
- * journal, renamed to `OUT` only when complete.
+ * journal (`_journal.ts`), renamed to `OUT` only when complete. Commits
+ * (fdatasync, then a journal line) land every 64 MiB or 2 s, inside a tensor
+ * too at its producer's restart points; a resume continues from there and
+ * checks the committed bytes beside its writes (`_commit_verifier.ts`).
  *
  * Not browser compatible: it writes files (use `encodeApr` in a browser).
  *
@@ -12,9 +15,15 @@
 
 import { createHash } from "node:crypto";
 import { HubAnswerError, ModelFormatError, UsageError } from "../../errors.ts";
-import { DEFAULT_CHUNK_SIZE, releaseChunk } from "../../io/byte_source.ts";
+import { releaseChunk } from "../../io/byte_source.ts";
 import { FileSink } from "../../io/file_sink.ts";
-import type { ModelChunk, ModelHeader, ProgressCallback, TensorEntry } from "../../tensor.ts";
+import {
+  type ModelChunk,
+  type ModelHeader,
+  type ProgressCallback,
+  restartOf,
+  type TensorEntry,
+} from "../../tensor.ts";
 import { crc32, crc32Combine } from "./crc32.ts";
 import {
   APR_FOOTER_SIZE,
@@ -25,6 +34,15 @@ import {
 } from "./layout.ts";
 import { assertOutputFree, pathExists, removeIfExists } from "../../io/fs_paths.ts";
 import { assertRegularFile, renameIntoPlace, writeFreshFile } from "../../io/partial_file.ts";
+import {
+  commitLine,
+  JOURNAL_VERSION,
+  type JournalCommit,
+  MAX_JOURNAL_BYTES,
+  parseJournal,
+  planLine,
+} from "./_journal.ts";
+import { CommitVerifier } from "./_commit_verifier.ts";
 
 /** Commit (sync + journal) at least every this many written bytes: bounds the work a crash can lose. */
 export const APR_SINK_COMMIT_BYTES = 64 * 1024 * 1024;
@@ -32,7 +50,6 @@ export const APR_SINK_COMMIT_BYTES = 64 * 1024 * 1024;
 /** Commit at least this often (ms), so slow inputs still make resumable progress. */
 export const APR_SINK_COMMIT_INTERVAL_MS = 2000;
 
-const JOURNAL_VERSION = "aprkit-apr-journal-1";
 const ZEROS = new Uint8Array(64);
 
 /** Options of {@linkcode AprSink.create}. */
@@ -74,13 +91,8 @@ export interface AprSinkResult {
   readonly footerCrc: number;
   /** Tensors taken from a previous run's partial output instead of being written. */
   readonly resumedTensors: number;
-}
-
-interface Commit {
-  readonly index: number;
-  readonly offset: number;
-  readonly length: number;
-  readonly crc: number;
+  /** Payload bytes taken from a previous run's partial output (whole tensors and parts). */
+  readonly resumedBytes: number;
 }
 
 function isBadInput(reason: unknown): boolean {
@@ -95,6 +107,15 @@ function segmentCrc(t: AprPlannedTensor, payloadCrc: number): number {
   return crc32(ZEROS.subarray(0, t.paddedSize - t.info.byteLength), payloadCrc);
 }
 
+/** A tensor being written: where it is, for a commit inside it. */
+interface Progress {
+  readonly t: AprPlannedTensor;
+  /** Payload bytes written (from 0). */
+  written: number;
+  /** Latest restart point reached and the payload CRC up to it. */
+  restart: JournalCommit | undefined;
+}
+
 class SinkState {
   readonly path: string;
   readonly partialPath: string;
@@ -106,11 +127,20 @@ class SinkState {
   /** Whether this run created or took over the partial output (and may remove it). */
   owned = false;
   received = new Set<number>();
-  /** Payload CRC of each tensor whose data is synced and journaled. */
+  /** Payload CRC of each tensor written in full (this run, or verified from the last). */
   committed = new Map<number, number>();
-  /** Written but not yet synced and journaled. */
-  pending: Commit[] = [];
-  pendingBytes = 0;
+  /** A previous run's journal claims, checked by `verifier` beside the writes. */
+  claims = new Map<number, JournalCommit>();
+  verifier: CommitVerifier | undefined;
+  /** Tensors skipped on a whole-tensor claim still being verified: written at close if it fails. */
+  tentative = new Map<number, TensorEntry>();
+  /** Whether the journal holds any commit (else a failure removes the partial). */
+  journaled = false;
+  /** Whole tensors written but not yet synced and journaled. */
+  pending: JournalCommit[] = [];
+  /** The tensor being written. */
+  current: Progress | undefined;
+  uncommitted = 0;
   lastCommit = Date.now();
   /** A commit syncing beside the writes; at most one at a time. */
   inflight: Promise<void> | undefined;
@@ -118,8 +148,11 @@ class SinkState {
   inflightError: unknown;
   bytesDone = 0;
   itemsDone = 0;
-  resumedTensors = 0;
+  /** Payload bytes of verified claims used as they were. */
   resumedBytes = 0;
+  /** Of bytesDone and itemsDone, what the journal's claims account for (taken back if one fails). */
+  claimedBytes = 0;
+  claimedItems = 0;
   finished = false;
   result: AprSinkResult | undefined;
 
@@ -139,8 +172,8 @@ class SinkState {
       bytesTotal: this.layout.payloadBytes,
       itemsDone: this.itemsDone,
       itemsTotal: this.layout.tensors.length,
-      ...(this.resumedTensors > 0
-        ? { resumedBytes: this.resumedBytes, resumedItems: this.resumedTensors }
+      ...(this.claimedItems > 0 || this.claimedBytes > 0
+        ? { resumedBytes: this.claimedBytes, resumedItems: this.claimedItems }
         : {}),
     };
     on(current === undefined ? event : { ...event, current });
@@ -172,95 +205,58 @@ class SinkState {
     await assertOutputFree(this.path, this.options.force);
     const plan = createHash("sha256").update(JOURNAL_VERSION).update("\0")
       .update(this.options.planKey ?? "").update("\0").update(layout.prefix).digest("hex");
-    const firstLine = JSON.stringify({
-      journal: JOURNAL_VERSION,
-      plan,
-      fileSize: layout.fileSize,
-      tensors: layout.tensors.length,
-    });
     const resumable = this.options.resume === true && await pathExists(this.partialPath) &&
       await pathExists(this.journalPath);
+    this.layout = layout;
+    for (const t of layout.tensors) this.byName.set(t.info.name, t);
     if (resumable) {
       await assertRegularFile(this.partialPath);
       await assertRegularFile(this.journalPath);
-      const lines = (await Deno.readTextFile(this.journalPath)).split("\n");
-      let recorded: unknown;
-      try {
-        recorded = JSON.parse(lines[0] ?? "");
-      } catch {
-        recorded = undefined;
-      }
-      if ((recorded as { plan?: unknown } | undefined)?.plan !== plan) {
-        throw new UsageError(
-          `Cannot resume "${this.path}": the partial output "${this.partialPath}" was planned from a different input or options; run without resume: true to start over`,
-        );
-      }
-      this.layout = layout;
-      this.#index(layout);
+      this.claims = await this.#readJournal(plan, layout);
       this.file = await FileSink.open(this.partialPath, { create: false });
       this.owned = true;
-      await this.#verifyCommitted(lines.slice(1));
+      // Checked beside the writes (a claim is only trusted once verified).
+      this.verifier = new CommitVerifier(this.partialPath, this.claims, layout.tensors);
+      this.verifier.start();
       await this.file.writeAt(0, layout.prefix);
       await this.file.truncate(layout.fileSize);
-      // Rewrite the journal with exactly the verified commits.
-      const kept = [...this.committed].map(([index, crc]) => {
-        const t = layout.tensors[index]!;
-        return JSON.stringify({ index, offset: t.fileOffset, length: t.info.byteLength, crc });
-      });
-      await writeFreshFile(this.journalPath, [firstLine, ...kept].join("\n") + "\n");
+      // Compact: the plan and the latest claim of each tensor, still to verify
+      // (the next resume verifies them again if this run stops first).
+      const kept = [...this.claims.values()].map(commitLine).join("");
+      await writeFreshFile(this.journalPath, planLine(plan, layout) + "\n" + kept);
+      this.journaled = this.claims.size > 0;
+      // Progress starts where the last run stopped (taken back if a claim fails).
+      for (const c of this.claims.values()) {
+        this.bytesDone += c.reached;
+        this.claimedBytes += c.reached;
+        if (c.reached === c.length) {
+          this.itemsDone++;
+          this.claimedItems++;
+        }
+      }
     } else {
-      this.layout = layout;
-      this.#index(layout);
       await removeIfExists(this.journalPath);
       this.file = await FileSink.open(this.partialPath, { truncate: true });
       this.owned = true;
       await this.file.writeAt(0, layout.prefix);
       // Sparse preallocation: every payload then lands at its final offset, in any order.
       await this.file.truncate(layout.fileSize);
-      await writeFreshFile(this.journalPath, firstLine + "\n");
+      await writeFreshFile(this.journalPath, planLine(plan, layout) + "\n");
     }
     this.lastCommit = Date.now();
     this.progress();
   }
 
-  #index(layout: AprLayout): void {
-    for (const t of layout.tensors) this.byName.set(t.info.name, t);
-  }
-
-  /** Keep the journaled tensors whose bytes in the partial still match (length + CRC, zero padding). */
-  async #verifyCommitted(lines: string[]): Promise<void> {
-    const layout = this.layout!;
-    const file = this.file!;
-    const fileSize = await file.size();
-    for (const line of lines) {
-      if (line.trim() === "") continue;
-      let c: Commit;
-      try {
-        c = JSON.parse(line) as Commit;
-      } catch {
-        continue; // a torn last line: that tensor is simply written again
-      }
-      const t = layout.tensors[c.index];
-      if (
-        t === undefined || this.committed.has(c.index) || c.offset !== t.fileOffset ||
-        c.length !== t.info.byteLength || t.fileOffset + t.paddedSize > fileSize
-      ) continue;
-      let crc = 0;
-      let zeroPad = true;
-      for (let at = 0; at < t.paddedSize; at += DEFAULT_CHUNK_SIZE) {
-        const n = Math.min(DEFAULT_CHUNK_SIZE, t.paddedSize - at);
-        const bytes = await file.readAt(t.fileOffset + at, n);
-        const payload = Math.max(0, Math.min(n, t.info.byteLength - at));
-        crc = crc32(bytes.subarray(0, payload), crc);
-        if (bytes.subarray(payload).some((b) => b !== 0)) zeroPad = false;
-      }
-      if (crc !== c.crc || !zeroPad) continue;
-      this.committed.set(c.index, crc);
-      this.bytesDone += t.info.byteLength;
-      this.itemsDone++;
+  async #readJournal(plan: string, layout: AprLayout): Promise<Map<number, JournalCommit>> {
+    // Limits before allocating: the journal is read back whole.
+    const size = (await Deno.lstat(this.journalPath)).size;
+    if (size > MAX_JOURNAL_BYTES) {
+      throw new UsageError(
+        `Cannot resume "${this.path}": its journal "${this.journalPath}" is ${size} bytes, more than any import writes (${MAX_JOURNAL_BYTES}); run without resume: true to start over`,
+      );
     }
-    this.resumedTensors = this.committed.size;
-    this.resumedBytes = this.bytesDone;
+    const text = new TextDecoder().decode(await Deno.readFile(this.journalPath));
+    return parseJournal(text, plan, layout, this.path, this.partialPath);
   }
 
   async #tensor(entry: TensorEntry): Promise<void> {
@@ -287,58 +283,166 @@ class SinkState {
       );
     }
     this.received.add(t.inputIndex);
-    // Resumed: already verified in the partial. Do not open() it, so upstream does no work.
-    if (this.committed.has(t.inputIndex)) return;
+    const claim = this.claims.get(t.inputIndex);
+    if (claim !== undefined && claim.reached === b.byteLength) {
+      // Committed by an earlier run. Do not open() it, so upstream does no
+      // work; if the check beside the writes fails, it is written at close.
+      if (this.verifier!.settled(t.inputIndex) !== false) {
+        this.tentative.set(t.inputIndex, entry);
+        this.progress(name);
+        return;
+      }
+      this.bytesDone -= b.byteLength;
+      this.claimedBytes -= b.byteLength;
+      this.itemsDone--;
+      this.claimedItems--;
+    }
+    let crc: number;
+    if (claim !== undefined && claim.reached < b.byteLength) {
+      crc = await this.#resumeInside(entry, t, claim);
+    } else {
+      crc = await this.#copy(entry, t, entry.open(), 0, b.byteLength, 0);
+    }
+    const pad = t.paddedSize - b.byteLength;
+    if (pad > 0) await this.file!.writeAt(t.fileOffset + b.byteLength, ZEROS.subarray(0, pad));
+    this.current = undefined;
+    this.pending.push({
+      index: t.inputIndex,
+      offset: t.fileOffset,
+      length: b.byteLength,
+      reached: b.byteLength,
+      crc,
+    });
+    this.committed.set(t.inputIndex, crc);
+    this.itemsDone++;
+    this.progress(name);
+    this.#maybeCommit();
+    if (this.inflightError !== undefined) throw this.inflightError;
+  }
 
+  /**
+   * Continue a tensor an earlier run committed in part: write from the
+   * restart point at once, and check the committed bytes meanwhile; if they
+   * are not intact, write them again from the start of the payload.
+   */
+  async #resumeInside(
+    entry: TensorEntry,
+    t: AprPlannedTensor,
+    claim: JournalCommit,
+  ): Promise<number> {
+    const length = t.info.byteLength;
+    const rest = restartOf(entry)?.openAt(claim.reached, claim.state);
+    if (rest === undefined) {
+      this.bytesDone -= claim.reached;
+      this.claimedBytes -= claim.reached;
+      return await this.#copy(entry, t, entry.open(), 0, length, 0);
+    }
+    const tail = await this.#copy(entry, t, rest, claim.reached, length, claim.crc);
+    if (await this.verifier!.verified(t.inputIndex)) {
+      this.resumedBytes += claim.reached;
+      return tail;
+    }
+    this.bytesDone -= claim.reached;
+    this.claimedBytes -= claim.reached;
+    this.current = undefined;
+    // The committed head was not intact: write it again, then join the CRCs.
+    const tailCrc = crc32Tail(tail, claim.crc, length - claim.reached);
+    const head = await this.#copy(entry, t, entry.open(), 0, claim.reached, 0, true);
+    return crc32Combine(head, tailCrc, length - claim.reached);
+  }
+
+  /**
+   * Write `stream`'s bytes as payload bytes `from`..`to` of tensor `t`, with
+   * commits inside the tensor at its producer's restart points.
+   *
+   * @returns The CRC of payload bytes 0..`to`, continuing from `crc` (the
+   *   CRC of 0..`from`).
+   */
+  async #copy(
+    entry: TensorEntry,
+    t: AprPlannedTensor,
+    stream: ReadableStream<Uint8Array>,
+    from: number,
+    to: number,
+    crc: number,
+    head = false,
+  ): Promise<number> {
     const file = this.file!;
-    const reader = entry.open().getReader();
-    let written = 0;
-    let crc = 0;
+    const name = t.info.name;
+    const reader = stream.getReader();
+    const restart = restartOf(entry);
+    let written = from;
+    // A head rewrite is not a restart point of its own: no commits inside it.
+    const progress: Progress | undefined = head ? undefined : { t, written, restart: undefined };
+    if (progress !== undefined) this.current = progress;
     try {
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
-        if (written + value.length > b.byteLength) {
-          throw new RangeError(
-            `Cannot write tensor "${name}" to "${this.path}": its stream yields more than the ${b.byteLength} bytes its header says`,
-          );
+        let bytes = value;
+        if (written + bytes.length > to) {
+          if (!head) {
+            throw new RangeError(
+              `Cannot write tensor "${name}" to "${this.path}": its stream yields more than the ${t.info.byteLength} bytes its header says`,
+            );
+          }
+          bytes = bytes.subarray(0, to - written);
         }
-        await file.writeAt(t.fileOffset + written, value);
-        crc = crc32(value, crc);
-        written += value.length;
-        this.bytesDone += value.length;
+        await file.writeAt(t.fileOffset + written, bytes);
+        crc = crc32(bytes, crc);
+        written += bytes.length;
+        this.bytesDone += bytes.length;
+        this.uncommitted += bytes.length;
         // Written and summed: free it now if its producer allows (bounded memory,
         // DESIGN.md §1.2), rather than when the GC gets to it.
         releaseChunk(value);
+        if (progress !== undefined) {
+          progress.written = written;
+          const point = written < to ? restart?.restartPoint(written) : undefined;
+          if (point !== undefined) {
+            progress.restart = {
+              index: t.inputIndex,
+              offset: t.fileOffset,
+              length: t.info.byteLength,
+              reached: written,
+              crc,
+              ...(point.state === undefined ? {} : { state: point.state }),
+            };
+          }
+          this.#maybeCommit();
+          if (this.inflightError !== undefined) throw this.inflightError;
+        }
         this.progress(name);
+        if (head && written === to) break;
       }
     } catch (error) {
       await reader.cancel(error).catch(() => {});
       throw error;
     } finally {
+      if (head && written === to) await reader.cancel().catch(() => {});
       reader.releaseLock();
     }
-    if (written !== b.byteLength) {
+    if (written !== to) {
       throw new RangeError(
-        `Cannot write tensor "${name}" to "${this.path}": its stream yielded ${written} bytes, its header says ${b.byteLength}`,
+        `Cannot write tensor "${name}" to "${this.path}": its stream yielded ${written} bytes, its header says ${t.info.byteLength}`,
       );
     }
-    const pad = t.paddedSize - b.byteLength;
-    if (pad > 0) await file.writeAt(t.fileOffset + b.byteLength, ZEROS.subarray(0, pad));
-    this.pending.push({ index: t.inputIndex, offset: t.fileOffset, length: b.byteLength, crc });
-    this.pendingBytes += t.paddedSize;
-    this.itemsDone++;
-    this.progress(name);
-    if (this.inflightError !== undefined) throw this.inflightError;
+    return crc;
+  }
+
+  /** Start a commit beside the writes when 64 MiB or 2 s have gone by since the last. */
+  #maybeCommit(): void {
     const commitBytes = this.options.commitBytes ?? APR_SINK_COMMIT_BYTES;
     const interval = this.options.commitIntervalMs ?? APR_SINK_COMMIT_INTERVAL_MS;
     if (
-      this.inflight === undefined &&
-      (this.pendingBytes >= commitBytes || Date.now() - this.lastCommit >= interval)
+      this.inflight === undefined && this.uncommitted > 0 &&
+      (this.uncommitted >= commitBytes || Date.now() - this.lastCommit >= interval)
     ) {
+      const batch = this.#takePending();
+      if (batch.length === 0) return;
       // Sync beside the writes: stalling the stream on every fsync cost ~40%
       // of a passthrough import's time (docs/BENCHMARKS.md).
-      this.inflight = this.#commitBatch(this.#takePending(), true)
+      this.inflight = this.#commitBatch(batch, true)
         .catch((error) => {
           this.inflightError = error;
         })
@@ -348,24 +452,29 @@ class SinkState {
     }
   }
 
-  #takePending(): Commit[] {
+  /** The whole tensors written since the last commit, and the current tensor's restart point. */
+  #takePending(): JournalCommit[] {
     const batch = this.pending;
+    const restart = this.current?.restart;
+    if (restart !== undefined) {
+      batch.push(restart);
+      this.current!.restart = undefined;
+    }
     this.pending = [];
-    this.pendingBytes = 0;
+    this.uncommitted = 0;
     this.lastCommit = Date.now();
     return batch;
   }
 
   /**
-   * Sync written data, then journal it: a journaled tensor is always on disk.
-   * Every tensor of `batch` was written in full before this starts.
+   * Sync written data, then journal it: a journaled range is always on disk.
+   * Every byte `batch` names was written before this starts.
    */
-  async #commitBatch(batch: Commit[], beside: boolean): Promise<void> {
+  async #commitBatch(batch: JournalCommit[], beside: boolean): Promise<void> {
     if (batch.length === 0) return;
     await (beside ? this.file!.syncDataBeside() : this.file!.syncData());
-    const lines = batch.map((c) => JSON.stringify(c) + "\n").join("");
-    await Deno.writeTextFile(this.journalPath, lines, { append: true });
-    for (const c of batch) this.committed.set(c.index, c.crc);
+    await Deno.writeTextFile(this.journalPath, batch.map(commitLine).join(""), { append: true });
+    this.journaled = true;
   }
 
   /** Commit everything written so far, waiting for a commit in flight first. */
@@ -373,6 +482,39 @@ class SinkState {
     await this.inflight;
     if (this.inflightError !== undefined) throw this.inflightError;
     await this.#commitBatch(this.#takePending(), false);
+  }
+
+  /** Write the skipped tensors whose earlier commit did not verify. */
+  async #settleTentative(): Promise<number> {
+    let resumed = 0;
+    for (const [index, entry] of this.tentative) {
+      const t = this.layout!.tensors[index]!;
+      if (await this.verifier!.verified(index)) {
+        this.committed.set(index, this.claims.get(index)!.crc);
+        this.resumedBytes += t.info.byteLength;
+        resumed++;
+        continue;
+      }
+      const crc = await this.#copy(entry, t, entry.open(), 0, t.info.byteLength, 0);
+      const pad = t.paddedSize - t.info.byteLength;
+      if (pad > 0) {
+        await this.file!.writeAt(t.fileOffset + t.info.byteLength, ZEROS.subarray(0, pad));
+      }
+      this.current = undefined;
+      this.pending.push({
+        index,
+        offset: t.fileOffset,
+        length: t.info.byteLength,
+        reached: t.info.byteLength,
+        crc,
+      });
+      this.committed.set(index, crc);
+      this.bytesDone -= t.info.byteLength; // counted when skipped, and again by #copy
+      this.claimedBytes -= t.info.byteLength;
+      this.claimedItems--;
+    }
+    this.tentative.clear();
+    return resumed;
   }
 
   async close(): Promise<void> {
@@ -388,6 +530,8 @@ class SinkState {
           `Cannot write "${this.path}": the stream ended after ${this.received.size} of ${layout.tensors.length} tensors (missing "${missing.info.name}")`,
         );
       }
+      const resumedTensors = await this.#settleTentative();
+      await this.verifier?.stop();
       await this.#commit();
       let footer = crc32(layout.prefix);
       for (const t of layout.fileOrder) {
@@ -411,7 +555,8 @@ class SinkState {
         bytes: layout.fileSize,
         tensors: layout.tensors.length,
         footerCrc: footer,
-        resumedTensors: this.resumedTensors,
+        resumedTensors,
+        resumedBytes: this.resumedBytes,
       };
     } catch (error) {
       await this.fail(error);
@@ -424,9 +569,10 @@ class SinkState {
   }
 
   /**
-   * Stop after a failure: keep what a resume can use (commit the tensors
-   * written in full), or remove partial and journal when resume is
-   * impossible (nothing committed, or the input itself is bad).
+   * Stop after a failure: keep what a resume can use (commit what was
+   * written, up to the current tensor's last restart point), or remove
+   * partial and journal when resume is impossible (nothing committed, or the
+   * input itself is bad).
    */
   async fail(reason: unknown): Promise<void> {
     if (!this.owned || this.finished) return;
@@ -434,6 +580,7 @@ class SinkState {
     // Let a commit in flight finish first, so its journal append cannot
     // recreate a journal removed below.
     await this.inflight;
+    await this.verifier?.stop();
     const remove = isBadInput(reason);
     if (!remove) {
       try {
@@ -443,11 +590,22 @@ class SinkState {
       }
     }
     await this.file?.close().catch(() => {});
-    if (remove || this.committed.size === 0) {
+    if (remove || !this.journaled) {
       await removeIfExists(this.partialPath).catch(() => {});
       await removeIfExists(this.journalPath).catch(() => {});
     }
   }
+}
+
+/**
+ * The CRC of the bytes after a head, from the CRC of head + tail and the
+ * CRC the head was claimed to have (`crc32Combine` run backwards is not
+ * possible, so the tail's own CRC is found by cancelling the head: CRC is
+ * linear, `crc(A‖B) = shift(crc(A)) ⊕ crc(B)`).
+ */
+function crc32Tail(whole: number, headCrc: number, tailLength: number): number {
+  // crc32Combine(a, b, n) = shift_n(a) ^ b, so b = shift_n(a) ^ whole.
+  return (crc32Combine(headCrc, 0, tailLength) ^ whole) >>> 0;
 }
 
 /**

@@ -103,6 +103,55 @@ const ARCHITECTURES: Readonly<Record<string, string>> = {
   BertForMaskedLM: "bert",
 };
 
+/**
+ * What transformers assumes when `config.json` has no `tie_word_embeddings`:
+ * the default of the config class of each `model_type` (`LlamaConfig`,
+ * `Qwen2Config`, `MistralConfig`… untied; `GPT2Config`, which keeps
+ * `PreTrainedConfig`'s default, and the Gemma configs tied). Types not listed
+ * keep the old rule: an embedding without `lm_head.weight` is tied.
+ */
+const TIED_BY_DEFAULT: Readonly<Record<string, boolean>> = {
+  llama: false,
+  mistral: false,
+  mixtral: false,
+  qwen2: false,
+  qwen2_moe: false,
+  qwen3: false,
+  qwen3_moe: false,
+  phi: false,
+  phi3: false,
+  gpt_neox: false,
+  gptj: false,
+  stablelm: false,
+  olmo: false,
+  olmo2: false,
+  granite: false,
+  deepseek_v2: false,
+  deepseek_v3: false,
+  gpt2: true,
+  gemma: true,
+  gemma2: true,
+  gemma3: true,
+  gemma3_text: true,
+};
+
+/**
+ * Whether a Hugging Face model's output layer is its embedding, as
+ * transformers decides: `tie_word_embeddings` when `config.json` sets it,
+ * else its config class's default.
+ *
+ * @param config The parsed `config.json`.
+ * @returns The answer, or `undefined` when neither says.
+ */
+export function tiedWordEmbeddings(config: Record<string, unknown>): boolean | undefined {
+  const explicit = config["tie_word_embeddings"];
+  if (typeof explicit === "boolean") return explicit;
+  const type = config["model_type"];
+  return typeof type === "string" && Object.hasOwn(TIED_BY_DEFAULT, type)
+    ? TIED_BY_DEFAULT[type]
+    : undefined;
+}
+
 function record(value: unknown): Record<string, unknown> | undefined {
   return value !== null && typeof value === "object" && !Array.isArray(value)
     ? value as Record<string, unknown>
@@ -329,9 +378,8 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
       ggufTokenizerFields({ ...files, tokenizerConfig, config, tokens: vocabulary.tokens }),
     );
   }
-  if (typeof text["tie_word_embeddings"] === "boolean") {
-    out["tied_embeddings"] = text["tie_word_embeddings"];
-  }
+  const tied = tiedWordEmbeddings(text);
+  if (tied !== undefined) out["tied_embeddings"] = tied;
   return out;
 }
 

@@ -126,6 +126,7 @@ Deno.test("AprSink writes the golden vector byte for byte", async () => {
     tensors: 2,
     footerCrc: 0x550f3f35,
     resumedTensors: 0,
+    resumedBytes: 0,
   });
   assert.ok(!(await exists(`${out}.partial`)));
   assert.ok(!(await exists(`${out}.partial.journal`)));
@@ -367,7 +368,12 @@ Deno.test("AprSink resumes after the producer aborts, and re-writes a corrupted 
   await chunksOf({ model_type: "m" }, tensors, (t) => ({ onOpen: () => opened.push(t.name) }))
     .pipeTo(resumed);
   assert.deepEqual(await Deno.readFile(out), reference);
-  assert.deepEqual(opened, [tensors[1]!, ...tensors.slice(4)].map((t) => t.name));
+  // The corrupted tensor is written again when it arrives, or at the end if
+  // its check (beside the writes) had not finished by then: either order.
+  assert.deepEqual(
+    [...opened].sort(),
+    [tensors[1]!, ...tensors.slice(4)].map((t) => t.name).sort(),
+  );
   assert.equal(resumed.result!.resumedTensors, 3);
   await Deno.remove(dir, { recursive: true });
 });
