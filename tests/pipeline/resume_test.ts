@@ -14,23 +14,27 @@
 import { equal, match, ok } from "node:assert/strict";
 import { APR_SINK_COMMIT_BYTES } from "../../src/formats/apr/sink.ts";
 import { importModel } from "../../src/pipeline/convert_model.ts";
+import { type HubFault, startHubServer } from "../_hub_server.ts";
 import { CLI_PATH, sha256, withTempDir, writeBigSafetensors } from "./_helpers.ts";
 
 const TENSOR_ELEMENTS = 4 << 20; // 16 MiB of F32 each
 const TENSORS = 8;
 
-function apr(args: string[]): Deno.Command {
+function apr(args: string[], env: Record<string, string> = {}): Deno.Command {
   return new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", CLI_PATH, ...args],
-    env: { HF_HUB_OFFLINE: "1", NO_COLOR: "1" },
+    env: { HF_HUB_OFFLINE: "1", NO_COLOR: "1", ...env },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
   });
 }
 
-async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await apr(args).output();
+async function run(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await apr(args, env).output();
   const text = new TextDecoder();
   return { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
 }
@@ -54,8 +58,10 @@ async function interruptMidway(
   source: string,
   out: string,
   signal: Deno.Signal,
+  extraArgs: string[] = [],
+  env: Record<string, string> = {},
 ): Promise<{ status: Deno.CommandStatus; stderr: string } | undefined> {
-  const child = apr(["import", source, "-o", out, "--quiet"]).spawn();
+  const child = apr(["import", source, "-o", out, "--quiet", ...extraArgs], env).spawn();
   let exited = false;
   const status = child.status.then((s) => {
     exited = true;
@@ -137,46 +143,74 @@ Deno.test({
   ignore: Deno.build.os === "windows",
   async fn() {
     await withTempDir(async (dir) => {
+      // Served by a local Hub that stops sending the shard once 3/4 of it is
+      // out: the import commits at 64 MiB and then waits, so the signal always
+      // lands between the first commit and the end (no race with a fast run).
       const source = `${dir}/big.safetensors`;
       const tensors: Record<string, number> = {};
       for (let i = 0; i < TENSORS; i++) tensors[`model.layers.${i}.weight`] = TENSOR_ELEMENTS;
       await writeBigSafetensors(source, tensors);
-      const reference = `${dir}/reference.apr`;
-      await importModel(source, reference);
-      const expected = await sha256(reference);
+      const size = (await Deno.stat(source)).size;
+      const hub = await startHubServer({
+        files: [{ path: "model.safetensors", diskPath: source }],
+        serveChunkSize: 1 << 20,
+      });
+      try {
+        const env = {
+          HF_ENDPOINT: hub.endpoint,
+          HF_HOME: `${dir}/hf-home`,
+          HF_HUB_OFFLINE: "0",
+        };
+        const ref = `hf://${hub.repoId}`;
+        const reference = `${dir}/reference.apr`;
+        const plain = await run(["import", ref, "-o", reference, "--no-cache", "--quiet"], env);
+        equal(plain.code, 0, plain.stderr);
+        const expected = await sha256(reference);
 
-      const out = `${dir}/out.apr`;
-      let interrupted;
-      for (let attempt = 0; attempt < 3 && !interrupted; attempt++) {
-        await Deno.remove(out).catch(() => {});
-        interrupted = await interruptMidway(source, out, "SIGINT");
+        const out = `${dir}/out.apr`;
+        // The stall counts the file's bytes served since the server started
+        // (the reference import above included): no reset() zeroes them.
+        const servedBefore = hub.counters.bytesByFile.get("model.safetensors") ?? 0;
+        const stall: HubFault = {
+          kind: "stall",
+          path: "model.safetensors",
+          afterBytes: servedBefore + Math.floor(size * 0.75),
+        };
+        hub.faults.push(stall);
+        const interrupted = await interruptMidway(ref, out, "SIGINT", ["--no-cache"], env);
+        hub.faults.splice(hub.faults.indexOf(stall), 1);
+        ok(interrupted, "the import ended before its first commit could be seen");
+        equal(interrupted!.status.code, 130);
+        match(interrupted!.stderr, /interrupted; run the same command with --resume/);
+        ok(!/^\s+at /m.test(interrupted!.stderr), "no stack trace");
+        ok(!(await Deno.stat(out).catch(() => undefined)), "no OUT after an interrupt");
+
+        // Without --resume, the leftover is kept and named: exit 2 (on a copy,
+        // so the original stays for the resume below); --force starts over.
+        const other = `${dir}/other.apr`;
+        await Deno.copyFile(`${out}.partial`, `${other}.partial`);
+        await Deno.copyFile(`${out}.partial.journal`, `${other}.partial.journal`);
+        const refused = await run(["import", ref, "-o", other, "--no-cache"], env);
+        equal(refused.code, 2, refused.stderr);
+        match(
+          refused.stderr,
+          /a partial import of this output exists .*add --resume to continue or --force to start over/,
+        );
+        ok(await Deno.stat(`${other}.partial.journal`), "the partial import is kept");
+        const again = await run(["import", ref, "-o", other, "--no-cache", "--force"], env);
+        equal(again.code, 0, again.stderr);
+        equal(await sha256(other), expected);
+
+        const resumed = await run(
+          ["import", ref, "-o", out, "--no-cache", "--resume", "--json"],
+          env,
+        );
+        equal(resumed.code, 0, resumed.stderr);
+        ok(JSON.parse(resumed.stdout).resumedTensors >= 1);
+        equal(await sha256(out), expected);
+      } finally {
+        await hub.close();
       }
-      ok(interrupted, "could not interrupt the import between its first commit and its end");
-      equal(interrupted.status.code, 130);
-      match(interrupted.stderr, /interrupted; run the same command with --resume/);
-      ok(!/^\s+at /m.test(interrupted.stderr), "no stack trace");
-      ok(!(await Deno.stat(out).catch(() => undefined)), "no OUT after an interrupt");
-
-      // Without --resume, the leftover is kept and named: exit 2 (on a copy,
-      // so the original stays for the resume below); --force starts over.
-      const other = `${dir}/other.apr`;
-      await Deno.copyFile(`${out}.partial`, `${other}.partial`);
-      await Deno.copyFile(`${out}.partial.journal`, `${other}.partial.journal`);
-      const refused = await run(["import", source, "-o", other]);
-      equal(refused.code, 2, refused.stderr);
-      match(
-        refused.stderr,
-        /a partial import of this output exists .*add --resume to continue or --force to start over/,
-      );
-      ok(await Deno.stat(`${other}.partial.journal`), "the partial import is kept");
-      const again = await run(["import", source, "-o", other, "--force"]);
-      equal(again.code, 0, again.stderr);
-      equal(await sha256(other), expected);
-
-      const resumed = await run(["import", source, "-o", out, "--resume", "--json"]);
-      equal(resumed.code, 0, resumed.stderr);
-      ok(JSON.parse(resumed.stdout).resumedTensors >= 1);
-      equal(await sha256(out), expected);
     });
   },
 });
