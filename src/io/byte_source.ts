@@ -8,8 +8,15 @@
  * @module
  */
 
-/** Default size of the chunks a payload stream yields: large enough for fast I/O, small enough to bound memory. */
-export const DEFAULT_CHUNK_SIZE = 4 * 1024 * 1024;
+/**
+ * Default size of the chunks a payload stream yields: large enough for fast
+ * I/O, small enough to bound memory. 1 MiB, not more: a passthrough import
+ * (read a chunk, CRC it, write it) ran 2-3x slower with 4 MiB chunks than
+ * with 0.5-2 MiB ones in interleaved rounds on the 2-core development machine
+ * (docs/BENCHMARKS.md, issue 14): a chunk that still sits in the CPU caches
+ * when `write()` copies it costs far less than one that has left them.
+ */
+export const DEFAULT_CHUNK_SIZE = 1024 * 1024;
 
 /** Random-access, read-only bytes of known size. */
 export interface ByteSource {
