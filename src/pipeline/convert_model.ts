@@ -25,6 +25,7 @@ import {
 import { LLAMA_FTYPES } from "../quant/llama_presets.ts";
 import { hfToGgufName } from "../formats/gguf/names.ts";
 import { type ImportanceMatrix, readImportanceMatrix } from "./read_imatrix.ts";
+import { imatrixGgufKv } from "../formats/gguf/imatrix_kv.ts";
 import { QuantizeStream } from "../quant/quantize_stream.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
 import type {
@@ -231,7 +232,7 @@ export async function convertModel(
       header = h;
       if (imatrix !== undefined) warnMissingImportance(h, imatrix, options);
     }));
-    const sink = await createSink(format, output, options);
+    const sink = await createSink(format, output, options, imatrix);
     // A Hub model streamed without the cache is checked against its sha256s
     // before the output is renamed into place (FORMATS.md D5).
     await stream.pipeTo(
@@ -514,6 +515,7 @@ function createSink(
   format: OutputFormat,
   output: string,
   options: ConvertOptions,
+  imatrix: ImportanceMatrix | undefined,
 ): Promise<WritableStream<ModelChunk>> {
   const common = {
     force: options.force === true,
@@ -561,6 +563,8 @@ function createSink(
         ...common,
         keepNames: options.keepNames === true,
         ...(fileType !== undefined ? { fileType } : {}),
+        // As llama-quantize --imatrix: which matrix the model was quantized with.
+        ...(imatrix !== undefined ? { extraKv: imatrixGgufKv(imatrix) } : {}),
       });
     }
     case "qnat":
