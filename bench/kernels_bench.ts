@@ -138,11 +138,15 @@ if (wasm !== undefined) {
   });
   const q4kOut = new Uint8Array((N / 256) * 144);
   const q6kOut = new Uint8Array((N / 256) * 210);
+  const q5kOut = new Uint8Array((N / 256) * 176);
   Deno.bench("encodeQ4K wasm (64 Ki elements)", { group: "k-quant encode" }, () => {
     wasm.encodeQ4K(kValues, q4kOut.subarray(0, (K_N / 256) * 144));
   });
   Deno.bench("encodeQ6K wasm (64 Ki elements)", { group: "k-quant encode" }, () => {
     wasm.encodeQ6K(kValues, q6kOut.subarray(0, (K_N / 256) * 210));
+  });
+  Deno.bench("encodeQ5K wasm (64 Ki elements)", { group: "k-quant encode" }, () => {
+    wasm.encodeQ5K(kValues, q5kOut.subarray(0, (K_N / 256) * 176));
   });
   Deno.bench("copy f32 bytes (1 Mi elements)", { group: "k-quant wasm", baseline: true }, () => {
     copyOut.set(f32Bytes);
@@ -152,6 +156,9 @@ if (wasm !== undefined) {
   });
   Deno.bench("encodeQ6K wasm (1 Mi elements)", { group: "k-quant wasm" }, () => {
     wasm.encodeQ6K(values, q6kOut);
+  });
+  Deno.bench("encodeQ5K wasm (1 Mi elements)", { group: "k-quant wasm" }, () => {
+    wasm.encodeQ5K(values, q5kOut);
   });
 }
 

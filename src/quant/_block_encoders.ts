@@ -51,6 +51,7 @@ function wasmEncoder(
   const wasm = wasmKernels();
   if (wasm === undefined) return undefined;
   if (target === "Q4_K") return wasm.encodeQ4K;
+  if (target === "Q5_K") return wasm.encodeQ5K;
   if (target === "Q6_K") return wasm.encodeQ6K;
   if (target === "APR_Q4") return wasm.encodeAprQ4;
   return undefined;

@@ -1,6 +1,7 @@
 import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict";
 import { decodeQ4K, encodeQ4K } from "../../src/quant/q4_k.ts";
 import { decodeQ6K, encodeQ6K } from "../../src/quant/q6_k.ts";
+import { encodeQ5K } from "../../src/quant/q5_k.ts";
 import { encodeAprQ4 } from "../../src/quant/apr_q4.ts";
 import { decodeQ4_0, decodeQ8_0 } from "../../src/quant/ggml_legacy.ts";
 import { aprQ8Absmax, aprQ8Scale, encodeAprQ8 } from "../../src/quant/apr_q8.ts";
@@ -35,10 +36,14 @@ Deno.test("the WebAssembly kernels load in Deno (no silent fallback)", () => {
 // llama-quantize (fixture hashes), and the wasm kernels must give the same
 // bytes on everything, garbage included.
 for (
-  const [name, ts, bytesPerBlock] of [["Q4_K", encodeQ4K, 144], ["Q6_K", encodeQ6K, 210]] as const
+  const [name, ts, bytesPerBlock] of [
+    ["Q4_K", encodeQ4K, 144],
+    ["Q5_K", encodeQ5K, 176],
+    ["Q6_K", encodeQ6K, 210],
+  ] as const
 ) {
   Deno.test(`wasm ${name} encoder gives the TypeScript kernel's bytes on 3 Mi mixed values`, () => {
-    const kernel = name === "Q4_K" ? wasm!.encodeQ4K : wasm!.encodeQ6K;
+    const kernel = wasm![`encode${name.replace("_", "")}` as "encodeQ4K" | "encodeQ5K"];
     // Three seeds of 1 Mi values each: ~12k super-blocks of mixed kinds.
     for (const seed of [1, 2, 3]) {
       const values = kernelMix(1 << 20, seed);
@@ -57,7 +62,9 @@ for (
 Deno.test("with importance weights the wasm backend runs the TypeScript encoders", () => {
   const values = kernelMix(256 * 4, 11);
   const importance = new Float32Array(256).map((_, i) => 1 + (i % 7));
-  for (const [target, ts] of [["Q4_K", encodeQ4K], ["Q6_K", encodeQ6K]] as const) {
+  for (
+    const [target, ts] of [["Q4_K", encodeQ4K], ["Q5_K", encodeQ5K], ["Q6_K", encodeQ6K]] as const
+  ) {
     const weighted = blockEncoder(target, "wasm")(values, undefined, importance);
     assertEquals(weighted, ts(values, undefined, importance));
     ok(firstDifference(weighted, ts(values)) >= 0, "the weights must be used");
@@ -72,6 +79,7 @@ Deno.test("wasm encoders treat NaN bit patterns as the TypeScript kernels do", (
   f.set(kernelMix(bits.length, 9));
   for (let i = 0; i < bits.length; i += 7) bits[i] = i % 2 === 0 ? 0x7fc00000 : 0xffc00000;
   assertEquals(firstDifference(encodeQ4K(f), wasm!.encodeQ4K(f)), -1);
+  assertEquals(firstDifference(encodeQ5K(f), wasm!.encodeQ5K(f)), -1);
   assertEquals(firstDifference(encodeQ6K(f), wasm!.encodeQ6K(f)), -1);
   // One payload per super-block of ordinary values: propagated like C on x86.
   // (Two different NaNs meeting in one operation give an operand-order
@@ -81,6 +89,7 @@ Deno.test("wasm encoders treat NaN bit patterns as the TypeScript kernels do", (
   const gBits = new Uint32Array(g.buffer);
   for (let i = 0; i < gBits.length; i += 7) gBits[i] = payloads[Math.floor(i / 256)]!;
   assertEquals(firstDifference(encodeQ4K(g), wasm!.encodeQ4K(g)), -1);
+  assertEquals(firstDifference(encodeQ5K(g), wasm!.encodeQ5K(g)), -1);
   assertEquals(firstDifference(encodeQ6K(g), wasm!.encodeQ6K(g)), -1);
 });
 
@@ -189,15 +198,27 @@ Deno.test("wasm encoders reproduce llama-quantize's bytes on the GGUF fixtures",
   }
 });
 
+Deno.test("wasm Q5_K encoder reproduces llama.cpp's quantize_q5_K bytes", () => {
+  // The vectors of llama_encoders_test.ts (made by llama.cpp c392e50's ggml-quants.c).
+  const dir = new URL("../testdata/ggml_quants/", import.meta.url);
+  const values = new Float32Array(Deno.readFileSync(new URL("b.f32", dir)).buffer);
+  assertEquals(wasm!.encodeQ5K(values), Deno.readFileSync(new URL("b.q5_k", dir)));
+});
+
 Deno.test("wasm encoders: partial blocks are refused, `out` is filled, slices join up", () => {
   throws(() => wasm!.encodeQ4K(new Float32Array(300)), /300 values are not a whole number/);
   throws(() => wasm!.encodeQ6K(new Float32Array(100)), /100 values are not a whole number/);
+  throws(() => wasm!.encodeQ5K(new Float32Array(257)), /Q5_K: 257 values are not a whole/);
   // 65 super-blocks: more than one slice of the module's memory.
   const values = kernelMix(256 * 65, 4);
   const out = new Uint8Array(65 * 144 + 10).fill(0xaa);
   ok(wasm!.encodeQ4K(values, out) === out);
   assertEquals(out.subarray(0, 65 * 144), encodeQ4K(values));
   assertEquals(out.subarray(65 * 144), new Uint8Array(10).fill(0xaa));
+  const out5 = new Uint8Array(65 * 176 + 3).fill(0xaa);
+  ok(wasm!.encodeQ5K(values, out5) === out5);
+  assertEquals(out5.subarray(0, 65 * 176), encodeQ5K(values));
+  assertEquals(out5.subarray(65 * 176), new Uint8Array(3).fill(0xaa));
   assertEquals(wasm!.encodeQ6K(new Float32Array(0)).length, 0);
 });
 
@@ -209,11 +230,11 @@ Deno.test("setKernelBackend() selects the kernels; both give the same bytes", as
     for (const backend of ["typescript", "wasm"] as KernelBackend[]) {
       setKernelBackend(backend);
       assertEquals(kernelBackend(), backend);
-      for (const target of ["Q4_K", "Q6_K", "APR_Q4"] as const) {
+      for (const target of ["Q4_K", "Q5_K", "Q6_K", "APR_Q4"] as const) {
         ok((blockEncoder(target) === BLOCK_ENCODERS[target]) === (backend === "typescript"));
       }
       // Targets without a WebAssembly kernel keep the table's.
-      ok(blockEncoder("Q5_K") === BLOCK_ENCODERS.Q5_K);
+      ok(blockEncoder("Q8_0") === BLOCK_ENCODERS.Q8_0);
       ok((decoderKernel("Q4_K") === decodeQ4K) === (backend === "typescript"));
       ok((decoderKernel("Q6_K") === decodeQ6K) === (backend === "typescript"));
       ok((decoderKernel("Q8_0") === decodeQ8_0) === (backend === "typescript"));
@@ -221,6 +242,7 @@ Deno.test("setKernelBackend() selects the kernels; both give the same bytes", as
       results[backend] = [
         encodeFromFloat32("Q4_K", values, shape),
         encodeFromFloat32("Q6_K", values, shape),
+        encodeFromFloat32("Q5_K", values, shape),
         encodeFromFloat32("APR_Q8", values, shape),
         encodeFromFloat32("APR_Q4", values, shape),
         await quantizeInWorkers(values, shape, "q4_k"),
@@ -232,8 +254,9 @@ Deno.test("setKernelBackend() selects the kernels; both give the same bytes", as
   }
   assertEquals(results.wasm, results.typescript);
   assertEquals(results.wasm![0], encodeQ4K(values));
-  assertEquals(results.wasm![4], encodeQ4K(values));
-  assertEquals(results.wasm![5], encodeQ6K(values));
+  assertEquals(results.wasm![2], encodeQ5K(values));
+  assertEquals(results.wasm![5], encodeQ4K(values));
+  assertEquals(results.wasm![6], encodeQ6K(values));
   throws(() => setKernelBackend("c" as KernelBackend), /Unknown kernel backend "c"/);
   throws(() => encodeBlocks("Q3_K", values), /Cannot encode Q3_K in blocks/);
 });

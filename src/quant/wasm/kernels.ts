@@ -21,6 +21,7 @@ interface Exports {
   memory: WebAssembly.Memory;
   heapBase(): number;
   encodeQ4K(src: number, dst: number, blocks: number): void;
+  encodeQ5K(src: number, dst: number, blocks: number): void;
   encodeQ6K(src: number, dst: number, blocks: number): void;
   aprQ8Absmax(src: number, n: number, start: number): number;
   encodeAprQ8(src: number, dst: number, n: number, scale: number): void;
@@ -41,6 +42,8 @@ export type BlockEncoder = (values: Float32Array, out?: Uint8Array) => Uint8Arra
 export interface WasmKernels {
   /** Q4_K encoder (same contract and bytes as `encodeQ4K` in q4_k.ts). */
   encodeQ4K: BlockEncoder;
+  /** Q5_K encoder (same contract and bytes as `encodeQ5K` in q5_k.ts). */
+  encodeQ5K: BlockEncoder;
   /** Q6_K encoder (same contract and bytes as `encodeQ6K` in q6_k.ts). */
   encodeQ6K: BlockEncoder;
   /** APR_Q8 absmax (same contract and result as `aprQ8Absmax` in apr_q8.ts). */
@@ -151,6 +154,7 @@ function instantiate(): WasmKernels | null {
 
   return {
     encodeQ4K: blockKernel("Q4_K", exports.encodeQ4K, 144),
+    encodeQ5K: blockKernel("Q5_K", exports.encodeQ5K, 176),
     encodeQ6K: blockKernel("Q6_K", exports.encodeQ6K, 210),
     aprQ8Absmax(values, start = 0) {
       let m = start;

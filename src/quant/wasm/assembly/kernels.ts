@@ -2,6 +2,7 @@
 // The host copies values to `heapBase()` and beyond (memory is its to grow).
 
 export { encodeQ4K } from "./q4_k";
+export { encodeQ5K } from "./q5_k";
 export { encodeQ6K } from "./q6_k";
 export { aprQ8Absmax, encodeAprQ8 } from "./apr_q8";
 export { encodeAprQ4 } from "./apr_q4";
