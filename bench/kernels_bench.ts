@@ -148,6 +148,16 @@ if (wasm !== undefined) {
   Deno.bench("encodeQ5K wasm (64 Ki elements)", { group: "k-quant encode" }, () => {
     wasm.encodeQ5K(kValues, q5kOut.subarray(0, (K_N / 256) * 176));
   });
+  const legacyOut = new Uint8Array((K_N / 32) * 34);
+  Deno.bench("encodeQ8_0 wasm (64 Ki elements)", { group: "k-quant encode" }, () => {
+    wasm.encodeQ8_0(kValues, legacyOut);
+  });
+  Deno.bench("encodeQ5_0 wasm (64 Ki elements)", { group: "k-quant encode" }, () => {
+    wasm.encodeQ5_0(kValues, legacyOut);
+  });
+  Deno.bench("encodeQ5_1 wasm (64 Ki elements)", { group: "k-quant encode" }, () => {
+    wasm.encodeQ5_1(kValues, legacyOut);
+  });
   Deno.bench("copy f32 bytes (1 Mi elements)", { group: "k-quant wasm", baseline: true }, () => {
     copyOut.set(f32Bytes);
   });

@@ -54,6 +54,9 @@ function wasmEncoder(
   if (target === "Q5_K") return wasm.encodeQ5K;
   if (target === "Q6_K") return wasm.encodeQ6K;
   if (target === "APR_Q4") return wasm.encodeAprQ4;
+  if (target === "Q8_0") return wasm.encodeQ8_0;
+  if (target === "Q5_0") return wasm.encodeQ5_0;
+  if (target === "Q5_1") return wasm.encodeQ5_1;
   return undefined;
 }
 

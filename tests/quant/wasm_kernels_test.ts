@@ -2,6 +2,8 @@ import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict"
 import { decodeQ4K, encodeQ4K } from "../../src/quant/q4_k.ts";
 import { decodeQ6K, encodeQ6K } from "../../src/quant/q6_k.ts";
 import { encodeQ5K } from "../../src/quant/q5_k.ts";
+import { encodeQ8_0 } from "../../src/quant/q8_0.ts";
+import { encodeQ5_0, encodeQ5_1 } from "../../src/quant/q5_0.ts";
 import { encodeAprQ4 } from "../../src/quant/apr_q4.ts";
 import { decodeQ4_0, decodeQ8_0 } from "../../src/quant/ggml_legacy.ts";
 import { aprQ8Absmax, aprQ8Scale, encodeAprQ8 } from "../../src/quant/apr_q8.ts";
@@ -58,6 +60,60 @@ for (
     }
   });
 }
+
+Deno.test("wasm Q8_0, Q5_0 and Q5_1 encoders give the TypeScript kernels' bytes", () => {
+  const cases = [
+    ["Q8_0", encodeQ8_0, wasm!.encodeQ8_0],
+    ["Q5_0", encodeQ5_0, wasm!.encodeQ5_0],
+    ["Q5_1", encodeQ5_1, wasm!.encodeQ5_1],
+  ] as const;
+  // Blocks where C's sequential scans show their order: a NaN last or first
+  // (Q8_0's MAX keeps a NaN only until the next value), ±x of equal magnitude
+  // (Q5_0 keeps the first), zeros of both signs as the min or max (Q5_1 keeps
+  // the first), ties at the rounding halves, subnormals, ±inf.
+  const edge = new Float32Array(32 * 10);
+  const block = (i: number, f: (j: number) => number) => {
+    for (let j = 0; j < 32; j++) edge[32 * i + j] = f(j);
+  };
+  block(0, (j) => (j === 31 ? NaN : j - 3));
+  block(1, (j) => (j === 0 ? NaN : j === 5 ? NaN : (j * 7) % 11 - 5));
+  block(2, (j) => (j === 3 ? -9 : j === 9 ? 9 : j / 4));
+  block(3, (j) => (j === 2 ? 9 : j === 9 ? -9 : -j / 4));
+  block(4, (j) => (j === 1 ? -0 : j === 4 ? 0 : j + 1));
+  block(5, (j) => (j === 1 ? 0 : j === 4 ? -0 : -j - 1));
+  block(6, (j) => (j % 2 === 0 ? -0 : 0));
+  block(7, (j) => (j - 16) * 127 / 32 + 0.5);
+  block(8, (j) => (j - 16) * 1e-41);
+  block(9, (j) => (j === 7 ? Infinity : j === 8 ? -Infinity : j));
+  for (const [name, ts, wa] of cases) {
+    for (const values of [kernelMix(1 << 20, 12), edge]) {
+      const at = firstDifference(ts(values), wa(values));
+      ok(at < 0, `${name}: first differing byte ${at}`);
+    }
+    throws(() => wa(new Float32Array(33)), new RegExp(`${name}: 33 values .* 32-value blocks`));
+    // 3000 blocks: more than one slice of the module's memory; `out` is filled.
+    const values = kernelMix(32 * 3000, 13);
+    const expected = ts(values);
+    const out = new Uint8Array(expected.length + 2).fill(0xaa);
+    ok(wa(values, out) === out);
+    assertEquals(out.subarray(0, expected.length), expected);
+    assertEquals(out.subarray(expected.length), new Uint8Array([0xaa, 0xaa]));
+  }
+});
+
+Deno.test("wasm Q8_0, Q5_0 and Q5_1 encoders reproduce llama.cpp's quantize_* bytes", () => {
+  const dir = new URL("../testdata/ggml_quants/", import.meta.url);
+  const values = new Float32Array(Deno.readFileSync(new URL("a.f32", dir)).buffer);
+  for (
+    const [file, encode] of [
+      ["a.q8_0", wasm!.encodeQ8_0],
+      ["a.q5_0", wasm!.encodeQ5_0],
+      ["a.q5_1", wasm!.encodeQ5_1],
+    ] as const
+  ) {
+    assertEquals(encode(values), Deno.readFileSync(new URL(file, dir)), file);
+  }
+});
 
 Deno.test("with importance weights the wasm backend runs the TypeScript encoders", () => {
   const values = kernelMix(256 * 4, 11);
@@ -230,11 +286,11 @@ Deno.test("setKernelBackend() selects the kernels; both give the same bytes", as
     for (const backend of ["typescript", "wasm"] as KernelBackend[]) {
       setKernelBackend(backend);
       assertEquals(kernelBackend(), backend);
-      for (const target of ["Q4_K", "Q5_K", "Q6_K", "APR_Q4"] as const) {
+      for (
+        const target of ["Q4_K", "Q5_K", "Q6_K", "APR_Q4", "Q8_0", "Q5_0", "Q5_1"] as const
+      ) {
         ok((blockEncoder(target) === BLOCK_ENCODERS[target]) === (backend === "typescript"));
       }
-      // Targets without a WebAssembly kernel keep the table's.
-      ok(blockEncoder("Q8_0") === BLOCK_ENCODERS.Q8_0);
       ok((decoderKernel("Q4_K") === decodeQ4K) === (backend === "typescript"));
       ok((decoderKernel("Q6_K") === decodeQ6K) === (backend === "typescript"));
       ok((decoderKernel("Q8_0") === decodeQ8_0) === (backend === "typescript"));
@@ -243,6 +299,9 @@ Deno.test("setKernelBackend() selects the kernels; both give the same bytes", as
         encodeFromFloat32("Q4_K", values, shape),
         encodeFromFloat32("Q6_K", values, shape),
         encodeFromFloat32("Q5_K", values, shape),
+        encodeFromFloat32("Q8_0", values, shape),
+        encodeFromFloat32("Q5_0", values, shape),
+        encodeFromFloat32("Q5_1", values, shape),
         encodeFromFloat32("APR_Q8", values, shape),
         encodeFromFloat32("APR_Q4", values, shape),
         await quantizeInWorkers(values, shape, "q4_k"),
@@ -255,8 +314,9 @@ Deno.test("setKernelBackend() selects the kernels; both give the same bytes", as
   assertEquals(results.wasm, results.typescript);
   assertEquals(results.wasm![0], encodeQ4K(values));
   assertEquals(results.wasm![2], encodeQ5K(values));
-  assertEquals(results.wasm![5], encodeQ4K(values));
-  assertEquals(results.wasm![6], encodeQ6K(values));
+  assertEquals(results.wasm![3], encodeQ8_0(values));
+  assertEquals(results.wasm![8], encodeQ4K(values));
+  assertEquals(results.wasm![9], encodeQ6K(values));
   throws(() => setKernelBackend("c" as KernelBackend), /Unknown kernel backend "c"/);
   throws(() => encodeBlocks("Q3_K", values), /Cannot encode Q3_K in blocks/);
 });

@@ -22,6 +22,9 @@ interface Exports {
   heapBase(): number;
   encodeQ4K(src: number, dst: number, blocks: number): void;
   encodeQ5K(src: number, dst: number, blocks: number): void;
+  encodeQ8_0(src: number, dst: number, blocks: number): void;
+  encodeQ5_0(src: number, dst: number, blocks: number): void;
+  encodeQ5_1(src: number, dst: number, blocks: number): void;
   encodeQ6K(src: number, dst: number, blocks: number): void;
   aprQ8Absmax(src: number, n: number, start: number): number;
   encodeAprQ8(src: number, dst: number, n: number, scale: number): void;
@@ -44,6 +47,12 @@ export interface WasmKernels {
   encodeQ4K: BlockEncoder;
   /** Q5_K encoder (same contract and bytes as `encodeQ5K` in q5_k.ts). */
   encodeQ5K: BlockEncoder;
+  /** Q8_0 encoder (same contract and bytes as `encodeQ8_0` in q8_0.ts). */
+  encodeQ8_0: BlockEncoder;
+  /** Q5_0 encoder (same contract and bytes as `encodeQ5_0` in q5_0.ts, no importance). */
+  encodeQ5_0: BlockEncoder;
+  /** Q5_1 encoder (same contract and bytes as `encodeQ5_1` in q5_0.ts, no importance). */
+  encodeQ5_1: BlockEncoder;
   /** Q6_K encoder (same contract and bytes as `encodeQ6K` in q6_k.ts). */
   encodeQ6K: BlockEncoder;
   /** APR_Q8 absmax (same contract and result as `aprQ8Absmax` in apr_q8.ts). */
@@ -108,19 +117,21 @@ function instantiate(): WasmKernels | null {
     name: string,
     run: (src: number, dst: number, blocks: number) => void,
     blockBytes: number,
+    blockValues = 256,
   ): BlockEncoder =>
   (values, out) => {
-    if (values.length % 256 !== 0) {
+    if (values.length % blockValues !== 0) {
       throw new RangeError(
-        `Cannot encode ${name}: ${values.length} values are not a whole number of 256-value blocks`,
+        `Cannot encode ${name}: ${values.length} values are not a whole number of ${blockValues}-value blocks`,
       );
     }
-    const nb = values.length / 256;
+    const nb = values.length / blockValues;
     const y = out ?? new Uint8Array(nb * blockBytes);
-    const sliceBlocks = SLICE / 256;
+    // Q8_0 takes 34 bytes per 32 values: slices fit both regions.
+    const sliceBlocks = Math.min(SLICE / blockValues, Math.floor(SLICE / blockBytes));
     for (let b = 0; b < nb; b += sliceBlocks) {
       const k = Math.min(sliceBlocks, nb - b);
-      src.set(values.subarray(b * 256, (b + k) * 256));
+      src.set(values.subarray(b * blockValues, (b + k) * blockValues));
       run(base, outBase, k);
       y.set(dst.subarray(0, k * blockBytes), b * blockBytes);
     }
@@ -155,6 +166,9 @@ function instantiate(): WasmKernels | null {
   return {
     encodeQ4K: blockKernel("Q4_K", exports.encodeQ4K, 144),
     encodeQ5K: blockKernel("Q5_K", exports.encodeQ5K, 176),
+    encodeQ8_0: blockKernel("Q8_0", exports.encodeQ8_0, 34, 32),
+    encodeQ5_0: blockKernel("Q5_0", exports.encodeQ5_0, 22, 32),
+    encodeQ5_1: blockKernel("Q5_1", exports.encodeQ5_1, 24, 32),
     encodeQ6K: blockKernel("Q6_K", exports.encodeQ6K, 210),
     aprQ8Absmax(values, start = 0) {
       let m = start;

@@ -8,6 +8,7 @@ export { aprQ8Absmax, encodeAprQ8 } from "./apr_q8";
 export { encodeAprQ4 } from "./apr_q4";
 export { decodeQ4K, decodeQ6K } from "./k_decode";
 export { decodeQ4_0, decodeQ8_0 } from "./legacy_decode";
+export { encodeQ5_0, encodeQ5_1, encodeQ8_0 } from "./legacy_encode";
 
 /** First byte the host may use: everything below is the kernels' scratch. */
 export function heapBase(): usize {
