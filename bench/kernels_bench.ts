@@ -14,8 +14,13 @@ import {
   decodeAprQ8,
   decodeBf16,
   decodeF16,
+  decodeQ2K,
+  decodeQ3K,
   decodeQ4_0,
+  decodeQ4_1,
   decodeQ4K,
+  decodeQ5_0,
+  decodeQ5_1,
   decodeQ5K,
   decodeQ6K,
   decodeQ8_0,
@@ -61,14 +66,31 @@ const q4kBytes = encodeQ4K(values);
 const q6kBytes = encodeQ6K(values);
 const q8_0Bytes = new Uint8Array((N / 32) * 34).map((_, i) => (i * 7) & 255);
 const q4_0Bytes = new Uint8Array((N / 32) * 18).map((_, i) => (i * 13) & 255);
-const q5kBytes = new Uint8Array((N / 256) * 176).map((_, i) => (i * 11) & 255);
 for (const b of [q8_0Bytes, q4_0Bytes]) {
   for (let o = 0; o < b.length; o += b === q8_0Bytes ? 34 : 18) b[o + 1] = 0x20;
 }
-for (let o = 0; o < q5kBytes.length; o += 176) {
-  q5kBytes[o + 1] = 0x20;
-  q5kBytes[o + 3] = 0x20;
-}
+
+// The other ggml decoders' inputs: real blocks where aprkit has the encoder,
+// patterned bytes with ordinary f16 scales (high byte 0x20) where it has not.
+const q5_0Bytes = encodeQ5_0(values);
+const q5_1Bytes = encodeQ5_1(values);
+const q5kBytes = encodeQ5K(values);
+const patterned = (blockBytes: number, blockValues: number, scaleHighBytes: number[]) => {
+  const b = new Uint8Array((N / blockValues) * blockBytes).map((_, i) => (i * 11) & 255);
+  for (let o = 0; o < b.length; o += blockBytes) for (const at of scaleHighBytes) b[o + at] = 0x20;
+  return b;
+};
+const q4_1Bytes = patterned(20, 32, [1, 3]);
+const q2kBytes = patterned(84, 256, [81, 83]);
+const q3kBytes = patterned(110, 256, [109]);
+const legacyDecoders = [
+  ["Q4_1", decodeQ4_1, q4_1Bytes],
+  ["Q5_0", decodeQ5_0, q5_0Bytes],
+  ["Q5_1", decodeQ5_1, q5_1Bytes],
+  ["Q2K", decodeQ2K, q2kBytes],
+  ["Q3K", decodeQ3K, q3kBytes],
+  ["Q5K", decodeQ5K, q5kBytes],
+] as const;
 
 // A smaller input for the slow search-based K-quant encoders.
 const K_N = 1 << 16;
@@ -136,6 +158,12 @@ if (wasm !== undefined) {
   Deno.bench("decodeQ4_0 wasm (1 Mi elements)", { group: "decode" }, () => {
     wasm.decodeQ4_0(q4_0Bytes, floatsOut);
   });
+  for (const [name, , bytes] of legacyDecoders) {
+    const kernel = wasm[`decode${name}`];
+    Deno.bench(`decode${name} wasm (1 Mi elements)`, { group: "decode more" }, () => {
+      kernel(bytes, floatsOut);
+    });
+  }
   const q4kOut = new Uint8Array((N / 256) * 144);
   const q6kOut = new Uint8Array((N / 256) * 210);
   const q5kOut = new Uint8Array((N / 256) * 176);
@@ -196,9 +224,11 @@ Deno.bench("decodeQ4_0 (1 Mi elements)", { group: "decode" }, () => {
 Deno.bench("decodeQ4K (1 Mi elements)", { group: "decode" }, () => {
   decodeQ4K(q4kBytes, floatsOut);
 });
-Deno.bench("decodeQ5K (1 Mi elements)", { group: "decode" }, () => {
-  decodeQ5K(q5kBytes, floatsOut);
-});
+for (const [name, decode, bytes] of legacyDecoders) {
+  Deno.bench(`decode${name} (1 Mi elements)`, { group: "decode more" }, () => {
+    decode(bytes, floatsOut);
+  });
+}
 Deno.bench("decodeQ6K (1 Mi elements)", { group: "decode" }, () => {
   decodeQ6K(q6kBytes, floatsOut);
 });

@@ -5,7 +5,14 @@ import { encodeQ5K } from "../../src/quant/q5_k.ts";
 import { encodeQ8_0 } from "../../src/quant/q8_0.ts";
 import { encodeQ5_0, encodeQ5_1 } from "../../src/quant/q5_0.ts";
 import { encodeAprQ4 } from "../../src/quant/apr_q4.ts";
-import { decodeQ4_0, decodeQ8_0 } from "../../src/quant/ggml_legacy.ts";
+import {
+  decodeQ4_0,
+  decodeQ4_1,
+  decodeQ5_0,
+  decodeQ5_1,
+  decodeQ8_0,
+} from "../../src/quant/ggml_legacy.ts";
+import { decodeQ2K, decodeQ3K, decodeQ5K } from "../../src/quant/k_quants.ts";
 import { aprQ8Absmax, aprQ8Scale, encodeAprQ8 } from "../../src/quant/apr_q8.ts";
 import { wasmKernels } from "../../src/quant/wasm/kernels.ts";
 import {
@@ -234,6 +241,53 @@ Deno.test("wasm Q4_K, Q6_K, Q8_0 and Q4_0 decoders give the TypeScript decoders'
   assertEquals([...out.subarray(768)], [7, 7, 7, 7, 7]);
 });
 
+/**
+ * A copy of Q4_1/Q5_1 blocks (f16 d, f16 m first) where d and m are never both
+ * NaN: `q·d + m` would then add two NaNs, whose payload depends on the
+ * operand order the compiler picks (V8 and C alike): not a defined result.
+ */
+function noNaNPairs(bytes: Uint8Array, blockBytes: number): Uint8Array {
+  const out = bytes.slice();
+  const isNaN16 = (o: number) =>
+    (out[o + 1]! & 0x7c) === 0x7c && ((out[o + 1]! & 3) | out[o]!) !== 0;
+  for (let o = 0; o + blockBytes <= out.length; o += blockBytes) {
+    if (isNaN16(o) && isNaN16(o + 2)) out[o + 3] = 0x3c; // m = ±1
+  }
+  return out;
+}
+
+Deno.test("wasm Q4_1, Q5_0, Q5_1, Q2_K, Q3_K and Q5_K decoders give the TypeScript decoders' values", () => {
+  // Random bytes (f16 scales that are NaN, infinite, subnormal; every bit
+  // pattern of quants and packed scales), at an odd offset with a partial
+  // last block, and real blocks where aprkit has the encoder.
+  const values = kernelMix(1 << 18, 14);
+  const random = new Uint8Array(110 * 176 * 24 + 13);
+  let s = 7;
+  for (let i = 0; i < random.length; i++) random[i] = (s = (s * 1103515245 + 12345) >>> 0) >>> 24;
+  const cases = [
+    ["Q4_1", decodeQ4_1, wasm!.decodeQ4_1, undefined],
+    ["Q5_0", decodeQ5_0, wasm!.decodeQ5_0, encodeQ5_0(values)],
+    ["Q5_1", decodeQ5_1, wasm!.decodeQ5_1, encodeQ5_1(values)],
+    ["Q2_K", decodeQ2K, wasm!.decodeQ2K, undefined],
+    ["Q3_K", decodeQ3K, wasm!.decodeQ3K, undefined],
+    ["Q5_K", decodeQ5K, wasm!.decodeQ5K, encodeQ5K(values)],
+  ] as const;
+  const blockSize = { Q4_1: 20, Q5_1: 24 } as Record<string, number>;
+  for (const [name, ts, wa, real] of cases) {
+    const inputs = [random, random.subarray(3), real ?? random.subarray(1)];
+    const additive = name === "Q4_1" || name === "Q5_1";
+    for (const bytes of additive ? inputs.map((b) => noNaNPairs(b, blockSize[name]!)) : inputs) {
+      const expected = ts(bytes);
+      ok(expected.length > 0);
+      assertEquals(sameFloats(expected, wa(bytes)), -1, name);
+    }
+    ok(sameFloats(ts(random), ts(random.subarray(1))) >= 0, "the offsets give other blocks");
+  }
+  // Q5_K round trip through both wasm kernels (the encoder's levels come back).
+  const q5 = wasm!.encodeQ5K(values);
+  assertEquals(sameFloats(wasm!.decodeQ5K(q5), decodeQ5K(encodeQ5K(values))), -1);
+});
+
 Deno.test("wasm encoders reproduce llama-quantize's bytes on the GGUF fixtures", async (t) => {
   const f32 = readGgufTensors("tiny-llama-f32.gguf");
   const cases = [["tiny-llama-q4_k_m", "Q4_K"], ["tiny-llama-q4_k_m", "Q6_K"], [
@@ -295,6 +349,18 @@ Deno.test("setKernelBackend() selects the kernels; both give the same bytes", as
       ok((decoderKernel("Q6_K") === decodeQ6K) === (backend === "typescript"));
       ok((decoderKernel("Q8_0") === decodeQ8_0) === (backend === "typescript"));
       ok((decoderKernel("Q4_0") === decodeQ4_0) === (backend === "typescript"));
+      for (
+        const [dtype, ts] of [
+          ["Q4_1", decodeQ4_1],
+          ["Q5_0", decodeQ5_0],
+          ["Q5_1", decodeQ5_1],
+          ["Q2_K", decodeQ2K],
+          ["Q3_K", decodeQ3K],
+          ["Q5_K", decodeQ5K],
+        ] as const
+      ) {
+        ok((decoderKernel(dtype) === ts) === (backend === "typescript"), dtype);
+      }
       results[backend] = [
         encodeFromFloat32("Q4_K", values, shape),
         encodeFromFloat32("Q6_K", values, shape),

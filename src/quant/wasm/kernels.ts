@@ -33,6 +33,12 @@ interface Exports {
   decodeQ6K(src: number, dst: number, blocks: number): void;
   decodeQ8_0(src: number, dst: number, blocks: number): void;
   decodeQ4_0(src: number, dst: number, blocks: number): void;
+  decodeQ4_1(src: number, dst: number, blocks: number): void;
+  decodeQ5_0(src: number, dst: number, blocks: number): void;
+  decodeQ5_1(src: number, dst: number, blocks: number): void;
+  decodeQ2K(src: number, dst: number, blocks: number): void;
+  decodeQ3K(src: number, dst: number, blocks: number): void;
+  decodeQ5K(src: number, dst: number, blocks: number): void;
 }
 
 /** A block decoder: whole blocks of bytes in (a trailing partial block is ignored), f32 out. */
@@ -69,6 +75,18 @@ export interface WasmKernels {
   decodeQ8_0: BlockDecoder;
   /** Q4_0 decoder (same contract and values as `decodeQ4_0` in ggml_legacy.ts). */
   decodeQ4_0: BlockDecoder;
+  /** Q4_1 decoder (same contract and values as `decodeQ4_1` in ggml_legacy.ts). */
+  decodeQ4_1: BlockDecoder;
+  /** Q5_0 decoder (same contract and values as `decodeQ5_0` in ggml_legacy.ts). */
+  decodeQ5_0: BlockDecoder;
+  /** Q5_1 decoder (same contract and values as `decodeQ5_1` in ggml_legacy.ts). */
+  decodeQ5_1: BlockDecoder;
+  /** Q2_K decoder (same contract and values as `decodeQ2K` in k_quants.ts). */
+  decodeQ2K: BlockDecoder;
+  /** Q3_K decoder (same contract and values as `decodeQ3K` in k_quants.ts). */
+  decodeQ3K: BlockDecoder;
+  /** Q5_K decoder (same contract and values as `decodeQ5K` in k_quants.ts). */
+  decodeQ5K: BlockDecoder;
 }
 
 /**
@@ -207,5 +225,11 @@ function instantiate(): WasmKernels | null {
     decodeQ6K: decodeKernel(exports.decodeQ6K, 210),
     decodeQ8_0: decodeKernel(exports.decodeQ8_0, 34, 32),
     decodeQ4_0: decodeKernel(exports.decodeQ4_0, 18, 32),
+    decodeQ4_1: decodeKernel(exports.decodeQ4_1, 20, 32),
+    decodeQ5_0: decodeKernel(exports.decodeQ5_0, 22, 32),
+    decodeQ5_1: decodeKernel(exports.decodeQ5_1, 24, 32),
+    decodeQ2K: decodeKernel(exports.decodeQ2K, 84),
+    decodeQ3K: decodeKernel(exports.decodeQ3K, 110),
+    decodeQ5K: decodeKernel(exports.decodeQ5K, 176),
   };
 }
