@@ -38,6 +38,7 @@ import {
 } from "../src/quant/mod.ts";
 import type { ModelChunk } from "../src/tensor.ts";
 import { setKernelBackend } from "../src/quant/kernels.ts";
+import { decodeNf4Blocks, quantizeNf4 } from "../src/quant/nf4.ts";
 import { wasmKernels } from "../src/quant/wasm/kernels.ts";
 
 const N = 1 << 20;
@@ -91,6 +92,8 @@ const legacyDecoders = [
   ["Q3K", decodeQ3K, q3kBytes],
   ["Q5K", decodeQ5K, q5kBytes],
 ] as const;
+
+const nf4 = quantizeNf4(values); // 64-value blocks, no zero points
 
 // A smaller input for the slow search-based K-quant encoders.
 const K_N = 1 << 16;
@@ -158,6 +161,9 @@ if (wasm !== undefined) {
   Deno.bench("decodeQ4_0 wasm (1 Mi elements)", { group: "decode" }, () => {
     wasm.decodeQ4_0(q4_0Bytes, floatsOut);
   });
+  Deno.bench("decodeNf4Blocks wasm (1 Mi elements)", { group: "decode more" }, () => {
+    wasm.decodeNf4Blocks(nf4.codes, nf4.scales, undefined, 64, floatsOut);
+  });
   for (const [name, , bytes] of legacyDecoders) {
     const kernel = wasm[`decode${name}`];
     Deno.bench(`decode${name} wasm (1 Mi elements)`, { group: "decode more" }, () => {
@@ -223,6 +229,9 @@ Deno.bench("decodeQ4_0 (1 Mi elements)", { group: "decode" }, () => {
 });
 Deno.bench("decodeQ4K (1 Mi elements)", { group: "decode" }, () => {
   decodeQ4K(q4kBytes, floatsOut);
+});
+Deno.bench("decodeNf4Blocks (1 Mi elements)", { group: "decode more" }, () => {
+  decodeNf4Blocks(nf4.codes, nf4.scales, undefined, 64, floatsOut);
 });
 for (const [name, decode, bytes] of legacyDecoders) {
   Deno.bench(`decode${name} (1 Mi elements)`, { group: "decode more" }, () => {

@@ -18,7 +18,13 @@
  * @module
  */
 
-import { type BlockDecoder, type WasmKernels, wasmKernels } from "./wasm/kernels.ts";
+import {
+  type BlockDecoder,
+  type Nf4BlocksDecoder,
+  type WasmKernels,
+  wasmKernels,
+} from "./wasm/kernels.ts";
+import { decodeNf4Blocks } from "./nf4.ts";
 import { aprQ8Absmax, encodeAprQ8 } from "./apr_q8.ts";
 import { decodeQ4K } from "./q4_k.ts";
 import { decodeQ6K } from "./q6_k.ts";
@@ -71,10 +77,12 @@ export type FastDecodeTarget =
   | "Q5_K";
 
 /** Each fast decoder's TypeScript form and the name of its WebAssembly form. */
-const DECODERS: Record<
-  FastDecodeTarget,
-  [BlockDecoder, Extract<keyof WasmKernels, `decode${string}`>]
-> = {
+/** The WebAssembly kernels that are block decoders. */
+type WasmDecoderName = {
+  [K in keyof WasmKernels]: WasmKernels[K] extends BlockDecoder ? K : never;
+}[keyof WasmKernels];
+
+const DECODERS: Record<FastDecodeTarget, [BlockDecoder, WasmDecoderName]> = {
   Q4_K: [decodeQ4K, "decodeQ4K"],
   Q6_K: [decodeQ6K, "decodeQ6K"],
   Q8_0: [decodeQ8_0, "decodeQ8_0"],
@@ -98,6 +106,15 @@ export function decoderKernel(
   const [ts, name] = DECODERS[dtype];
   const wasm = backend === "wasm" ? wasmKernels() : undefined;
   return wasm?.[name] ?? ts;
+}
+
+/**
+ * Internal: the batch NF4 decoder in `backend` (WebAssembly where it runs,
+ * same values as `decodeNf4Blocks` in nf4.ts).
+ */
+export function nf4Decoder(backend: KernelBackend = kernelBackend()): Nf4BlocksDecoder {
+  const wasm = backend === "wasm" ? wasmKernels() : undefined;
+  return wasm?.decodeNf4Blocks ?? decodeNf4Blocks;
 }
 
 /** APR_Q8's two passes: the absmax fold and the encoder. */

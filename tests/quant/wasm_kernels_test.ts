@@ -15,10 +15,12 @@ import {
 import { decodeQ2K, decodeQ3K, decodeQ5K } from "../../src/quant/k_quants.ts";
 import { aprQ8Absmax, aprQ8Scale, encodeAprQ8 } from "../../src/quant/apr_q8.ts";
 import { wasmKernels } from "../../src/quant/wasm/kernels.ts";
+import { decodeNf4Blocks, quantizeNf4 } from "../../src/quant/nf4.ts";
 import {
   decoderKernel,
   type KernelBackend,
   kernelBackend,
+  nf4Decoder,
   setKernelBackend,
 } from "../../src/quant/kernels.ts";
 import { BLOCK_ENCODERS, blockEncoder, encodeBlocks } from "../../src/quant/_block_encoders.ts";
@@ -288,6 +290,39 @@ Deno.test("wasm Q4_1, Q5_0, Q5_1, Q2_K, Q3_K and Q5_K decoders give the TypeScri
   assertEquals(sameFloats(wasm!.decodeQ5K(q5), decodeQ5K(encodeQ5K(values))), -1);
 });
 
+Deno.test("wasm NF4 decoder gives the TypeScript decoder's values", () => {
+  // Block sizes below, at and above 32 values and not multiples of 32 (the
+  // scalar tail), one larger than the module's slice (the TypeScript path),
+  // with and without zero points; then random codes with extreme scales.
+  const values = kernelMix(6 * 34 * 1024, 15).map((v) => (Number.isFinite(v) ? v : 0));
+  const decode = (
+    q: { codes: Uint8Array; scales: Float32Array; zeros: Float32Array | undefined },
+    size: number,
+    kernel: typeof decodeNf4Blocks,
+  ) => {
+    const out = new Float32Array(q.scales.length * size);
+    kernel(q.codes, q.scales, q.zeros, size, out);
+    return out;
+  };
+  for (const blockSize of [2, 6, 34, 64, 4096, values.length]) {
+    for (const zeroPoint of [false, true]) {
+      const q = quantizeNf4(values, { blockSize, zeroPoint });
+      const expected = decode(q, blockSize, decodeNf4Blocks);
+      ok(expected.some((v) => v !== 0));
+      const at = sameFloats(expected, decode(q, blockSize, wasm!.decodeNf4Blocks));
+      ok(at < 0, `block size ${blockSize}, zero points ${zeroPoint}: first differing byte ${at}`);
+    }
+  }
+  const codes = new Uint8Array(32 * 700).map((_, i) => (i * 2654435761) >>> 24);
+  const scales = new Float32Array(700).map((_, i) => [1e-45, 3e38, 0, 1, 1e-3][i % 5]!);
+  const zeros = new Float32Array(700).map((_, i) => [0, -0, 1e30, -3e38, 0.5][i % 7 % 5]!);
+  const q = { codes, scales, zeros };
+  assertEquals(
+    sameFloats(decode(q, 64, decodeNf4Blocks), decode(q, 64, wasm!.decodeNf4Blocks)),
+    -1,
+  );
+});
+
 Deno.test("wasm encoders reproduce llama-quantize's bytes on the GGUF fixtures", async (t) => {
   const f32 = readGgufTensors("tiny-llama-f32.gguf");
   const cases = [["tiny-llama-q4_k_m", "Q4_K"], ["tiny-llama-q4_k_m", "Q6_K"], [
@@ -349,6 +384,7 @@ Deno.test("setKernelBackend() selects the kernels; both give the same bytes", as
       ok((decoderKernel("Q6_K") === decodeQ6K) === (backend === "typescript"));
       ok((decoderKernel("Q8_0") === decodeQ8_0) === (backend === "typescript"));
       ok((decoderKernel("Q4_0") === decodeQ4_0) === (backend === "typescript"));
+      ok((nf4Decoder() === decodeNf4Blocks) === (backend === "typescript"));
       for (
         const [dtype, ts] of [
           ["Q4_1", decodeQ4_1],

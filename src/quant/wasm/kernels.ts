@@ -15,6 +15,7 @@
 
 import { LITTLE_ENDIAN } from "../_bytes.ts";
 import { encodeAprQ4 as encodeAprQ4Tail } from "../apr_q4.ts";
+import { decodeNf4Blocks as decodeNf4BlocksTs } from "../nf4.ts";
 import { KERNELS_WASM_BASE64 } from "./_kernels_wasm.ts";
 
 interface Exports {
@@ -39,6 +40,14 @@ interface Exports {
   decodeQ2K(src: number, dst: number, blocks: number): void;
   decodeQ3K(src: number, dst: number, blocks: number): void;
   decodeQ5K(src: number, dst: number, blocks: number): void;
+  decodeNf4(
+    src: number,
+    scales: number,
+    zeros: number,
+    dst: number,
+    blocks: number,
+    blockSize: number,
+  ): void;
 }
 
 /** A block decoder: whole blocks of bytes in (a trailing partial block is ignored), f32 out. */
@@ -87,7 +96,21 @@ export interface WasmKernels {
   decodeQ3K: BlockDecoder;
   /** Q5_K decoder (same contract and values as `decodeQ5K` in k_quants.ts). */
   decodeQ5K: BlockDecoder;
+  /** NF4 decoder (same contract and values as `decodeNf4Blocks` in nf4.ts). */
+  decodeNf4Blocks: Nf4BlocksDecoder;
 }
+
+/**
+ * Decode `scales.length` NF4 blocks of `blockSize` values: codes (`blockSize / 2`
+ * bytes a block), one scale and optionally one zero point a block, into `out`.
+ */
+export type Nf4BlocksDecoder = (
+  codes: Uint8Array,
+  scales: Float32Array,
+  zeros: Float32Array | undefined,
+  blockSize: number,
+  out: Float32Array,
+) => void;
 
 /**
  * Values per call: input is copied into the module's memory in slices of
@@ -231,5 +254,28 @@ function instantiate(): WasmKernels | null {
     decodeQ2K: decodeKernel(exports.decodeQ2K, 84),
     decodeQ3K: decodeKernel(exports.decodeQ3K, 110),
     decodeQ5K: decodeKernel(exports.decodeQ5K, 176),
+    decodeNf4Blocks(codes, scales, zeros, blockSize, out) {
+      // Codes and the per-block scales (and zero points) share the byte
+      // region, values come back from the f32 region: as many blocks as fit.
+      const perBlock = blockSize / 2 + (zeros === undefined ? 4 : 8);
+      const sliceBlocks = Math.min(Math.floor(SLICE / blockSize), Math.floor(SLICE / perBlock));
+      if (sliceBlocks < 1) return decodeNf4BlocksTs(codes, scales, zeros, blockSize, out);
+      const nb = scales.length;
+      for (let b = 0; b < nb; b += sliceBlocks) {
+        const k = Math.min(sliceBlocks, nb - b);
+        const codeBytes = (k * blockSize) / 2;
+        dst.set(codes.subarray((b * blockSize) / 2, (b * blockSize) / 2 + codeBytes));
+        // f32 fields at a 4-byte boundary after the codes.
+        const scalesAt = outBase + ((codeBytes + 3) & ~3);
+        new Float32Array(exports.memory.buffer, scalesAt, k).set(scales.subarray(b, b + k));
+        let zerosAt = 0;
+        if (zeros !== undefined) {
+          zerosAt = scalesAt + 4 * k;
+          new Float32Array(exports.memory.buffer, zerosAt, k).set(zeros.subarray(b, b + k));
+        }
+        exports.decodeNf4(outBase, scalesAt, zerosAt, base, k, blockSize);
+        out.set(src.subarray(0, k * blockSize), b * blockSize);
+      }
+    },
   };
 }
