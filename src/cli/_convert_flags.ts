@@ -17,6 +17,7 @@ import {
 } from "../pipeline/convert_model.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
 import { formatBytes, formatCount, formatDuration, parseSize } from "./format.ts";
+import { resumeLine } from "./_resume_line.ts";
 import {
   type CommandContext,
   integerOption,
@@ -251,13 +252,10 @@ export async function runConversion(
   let announced = false;
   const onProgress = (event: ProgressEvent): void => {
     // Said once, before any progress line: what this run will not redo.
-    if (!announced && event.resumedItems !== undefined && event.resumedItems > 0) {
+    const line = announced ? undefined : resumeLine(event);
+    if (line !== undefined) {
       announced = true;
-      display.log(
-        `resuming: ${event.resumedItems} of ${event.itemsTotal} tensors already written (${
-          formatBytes(event.resumedBytes ?? 0)
-        })`,
-      );
+      display.log(line);
     }
     display.update(event);
   };

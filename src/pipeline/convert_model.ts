@@ -25,6 +25,8 @@ import {
 import { LLAMA_FTYPES } from "../quant/llama_presets.ts";
 import { hfToGgufName } from "../formats/gguf/names.ts";
 import { type ImportanceMatrix, readImportanceMatrix } from "./read_imatrix.ts";
+import { imatrixGgufKv } from "../formats/gguf/imatrix_kv.ts";
+import { hfFolderName } from "./model_name.ts";
 import { QuantizeStream } from "../quant/quantize_stream.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
 import type {
@@ -227,11 +229,12 @@ export async function convertModel(
         }),
       );
     }
-    stream = stream.pipeThrough(finalizeMetadata(model, source, (h) => {
+    const folderName = await hfFolderName(source, model.header.format);
+    stream = stream.pipeThrough(finalizeMetadata(model, source, folderName, (h) => {
       header = h;
       if (imatrix !== undefined) warnMissingImportance(h, imatrix, options);
     }));
-    const sink = await createSink(format, output, options);
+    const sink = await createSink(format, output, options, imatrix);
     // A Hub model streamed without the cache is checked against its sha256s
     // before the output is renamed into place (FORMATS.md D5).
     await stream.pipeTo(
@@ -514,6 +517,7 @@ function createSink(
   format: OutputFormat,
   output: string,
   options: ConvertOptions,
+  imatrix: ImportanceMatrix | undefined,
 ): Promise<WritableStream<ModelChunk>> {
   const common = {
     force: options.force === true,
@@ -561,6 +565,8 @@ function createSink(
         ...common,
         keepNames: options.keepNames === true,
         ...(fileType !== undefined ? { fileType } : {}),
+        // As llama-quantize --imatrix: which matrix the model was quantized with.
+        ...(imatrix !== undefined ? { extraKv: imatrixGgufKv(imatrix) } : {}),
       });
     }
     case "qnat":
@@ -580,6 +586,7 @@ function createSink(
 function finalizeMetadata(
   model: Model,
   source: ModelLocation,
+  folderName: string | undefined,
   onHeader: (header: ModelHeader) => void,
 ): TransformStream<ModelChunk, ModelChunk> {
   return new TransformStream<ModelChunk, ModelChunk>({
@@ -600,6 +607,9 @@ function finalizeMetadata(
       if (!metadata.model_type && typeof metadata.architecture === "string") {
         metadata.model_type = metadata.architecture;
       }
+      // A Hugging Face model names itself nowhere; llama.cpp's converter
+      // names it after its folder (`tiny-llama` → "Tiny Llama"), and so does aprkit.
+      if (metadata.name === undefined && folderName !== undefined) metadata.name = folderName;
       if (typeof source === "string" && isHubRef(source)) {
         const ref = parseHubRef(source);
         metadata.source = `hf://${ref.repoId}${ref.path ? `/${ref.path}` : ""}`;

@@ -87,6 +87,15 @@ Deno.test("a SentencePiece-style HF tokenizer becomes a GGUF llama tokenizer tha
     assert.equal(kv.get("tokenizer.ggml.pre")?.value, "default");
     const types = kv.get("tokenizer.ggml.token_type")?.value as number[];
     assert.deepEqual(types.slice(0, 6), [3, 3, 3, 6, 6, 1]);
+    // As convert_hf_to_gguf.py's LlamaHfVocab (issue 10): -1000 for every token, in the converter's order.
+    const scores = kv.get("tokenizer.ggml.scores");
+    assert.equal(scores?.type, 9);
+    assert.deepEqual(scores?.value, new Array(256).fill(-1000));
+    const keys = [...kv.keys()];
+    assert.deepEqual(
+      keys.filter((k) => /^tokenizer\.ggml\.(tokens|scores|token_type)$/.test(k)),
+      ["tokenizer.ggml.tokens", "tokenizer.ggml.scores", "tokenizer.ggml.token_type"],
+    );
     assert.equal(kv.get("tokenizer.ggml.bos_token_id")?.value, 1);
     assert.equal(kv.get("tokenizer.ggml.eos_token_id")?.value, 2);
     assert.equal(kv.get("tokenizer.ggml.unknown_token_id")?.value, 0);
@@ -97,5 +106,36 @@ Deno.test("a SentencePiece-style HF tokenizer becomes a GGUF llama tokenizer tha
     assert.deepEqual(run!.prompt, words.map((w) => vocab.get(w)!));
     assert.equal(run!.text.trim(), PROMPT);
     assert.equal(run!.generated.length, 4);
+  });
+});
+
+Deno.test("GGUF scores: a Unigram tokenizer.json keeps its vocabulary's scores; a byte-level BPE gets none (issue 10)", async () => {
+  await withTempDir(async (dir) => {
+    const folder = `${dir}/unigram`;
+    await Deno.mkdir(folder);
+    for (const entry of Deno.readDirSync(DEMO_MODEL)) {
+      if (entry.name.startsWith("tokenizer")) continue;
+      await Deno.copyFile(`${DEMO_MODEL}/${entry.name}`, `${folder}/${entry.name}`);
+    }
+    const pieces: [string, number][] = [["<unk>", 0], ["<s>", 0], ["</s>", 0]];
+    for (let i = 3; i < 256; i++) pieces.push([`▁p${i}`, -Math.fround(i / 8)]);
+    await Deno.writeTextFile(
+      `${folder}/tokenizer.json`,
+      JSON.stringify({
+        version: "1.0",
+        added_tokens: [],
+        model: { type: "Unigram", unk_id: 0, vocab: pieces, byte_fallback: false },
+      }),
+    );
+    await convertModel(folder, `${dir}/u.gguf`);
+    const kv = (await readGgufFile(`${dir}/u.gguf`)).kv;
+    assert.equal(kv.get("tokenizer.ggml.model")?.value, "llama");
+    assert.deepEqual(kv.get("tokenizer.ggml.scores")?.value, pieces.map(([, s]) => s));
+
+    // The demo model's own tokenizer is byte-level BPE (gpt2): the converter writes no scores.
+    await convertModel(DEMO_MODEL, `${dir}/b.gguf`);
+    const bpe = (await readGgufFile(`${dir}/b.gguf`)).kv;
+    assert.equal(bpe.get("tokenizer.ggml.model")?.value, "gpt2");
+    assert.equal(bpe.has("tokenizer.ggml.scores"), false);
   });
 });

@@ -223,3 +223,60 @@ Deno.test("convertModel() of the example model (hidden 128) falls back to Q5_0/Q
     assertEquals([...types].sort(), ["F32", "Q5_0", "Q8_0"]);
   });
 });
+
+/** The `quantize.*` pairs of a GGUF file, in file order, with their type ids. */
+async function quantizeKeys(path: string): Promise<[string, number, unknown][]> {
+  const source = await openFileSource(path);
+  try {
+    const h = await parseGgufHeader(source);
+    return [...h.kv].filter(([k]) => k.startsWith("quantize.")).map((
+      [k, v],
+    ) => [k, v.type, v.value]);
+  } finally {
+    await source.close?.();
+  }
+}
+
+Deno.test("convertModel() --imatrix writes llama-quantize's quantize.imatrix.* keys, last, the file by its base name (issue 12)", async () => {
+  const theirs = await quantizeKeys(testdata("gguf/tiny-qwen2-Q4_K_M-imatrix.gguf"));
+  // llama-quantize recorded the path it was given; aprkit records the base name.
+  assertEquals(theirs[0], ["quantize.imatrix.file", 8, "tiny-qwen2-gguf/tiny-qwen2-imatrix.dat"]);
+  const expected = [["quantize.imatrix.file", 8, "tiny-qwen2-imatrix.dat"], ...theirs.slice(1)];
+  assertEquals(expected.map(([k]) => k), [
+    "quantize.imatrix.file",
+    "quantize.imatrix.dataset",
+    "quantize.imatrix.entries_count",
+    "quantize.imatrix.chunks_count",
+  ]);
+  await withTempDir(async (dir) => {
+    await convertModel(QWEN, `${dir}/dat.gguf`, {
+      quantize: "q4_k_m",
+      imatrix: IMATRIX,
+      threads: 0,
+    });
+    assertEquals(await quantizeKeys(`${dir}/dat.gguf`), expected);
+    // The same matrix in GGUF form: the dataset from imatrix.datasets, chunks from imatrix.chunk_count.
+    await imatrixAsGguf(`${dir}/tiny-qwen2-imatrix.dat`.replace(".dat", ".gguf"));
+    await convertModel(QWEN, `${dir}/g.gguf`, {
+      quantize: "q4_k_m",
+      imatrix: `${dir}/tiny-qwen2-imatrix.gguf`,
+      threads: 0,
+    });
+    assertEquals(await quantizeKeys(`${dir}/g.gguf`), [
+      ["quantize.imatrix.file", 8, "tiny-qwen2-imatrix.gguf"],
+      ...theirs.slice(1),
+    ]);
+    // As llama-quantize, the keys come last, after general.file_type.
+    const source = await openFileSource(`${dir}/dat.gguf`);
+    try {
+      const keys = [...(await parseGgufHeader(source)).kv.keys()];
+      assertEquals(keys.slice(-4), expected.map(([k]) => k));
+      ok(keys.indexOf("general.file_type") < keys.length - 4);
+    } finally {
+      await source.close?.();
+    }
+    // Without --imatrix, none.
+    await convertModel(QWEN, `${dir}/plain.gguf`, { quantize: "q4_k_m", threads: 0 });
+    assertEquals(await quantizeKeys(`${dir}/plain.gguf`), []);
+  });
+});

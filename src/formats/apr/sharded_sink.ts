@@ -208,13 +208,15 @@ class ShardedState {
       key: "bytesDone" | "itemsDone" | "itemsTotal" | "resumedBytes" | "resumedItems",
     ): number => this.#progress.reduce((s, e) => s + (e[key] ?? 0), 0);
     const resumedItems = sum("resumedItems");
+    // Bytes of a tensor begun count too: a resume may keep part of one tensor only.
+    const resumedBytes = sum("resumedBytes");
     const event: ProgressEvent = {
       phase: "write",
       bytesDone: sum("bytesDone"),
       bytesTotal: this.#totalSize,
       itemsDone: sum("itemsDone"),
       itemsTotal: sum("itemsTotal"),
-      ...(resumedItems > 0 ? { resumedBytes: sum("resumedBytes"), resumedItems } : {}),
+      ...(resumedItems > 0 || resumedBytes > 0 ? { resumedBytes, resumedItems } : {}),
     };
     on(current === undefined ? event : { ...event, current });
   }

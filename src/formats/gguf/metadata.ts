@@ -404,7 +404,8 @@ function writeTokenizer(
   // The converter's order: tokens, scores, token types, then merges.
   const arrays = [0, 2, 3, 1].map((i) => TOKENIZER_ARRAYS[i]!);
   for (const [aprKey, ggufKey, type] of arrays) {
-    const v = metadata[aprKey];
+    let v = metadata[aprKey];
+    if (aprKey === "tokenizer.scores" && !Array.isArray(v)) v = defaultScores(metadata, model);
     if (Array.isArray(v)) {
       kv.set(ggufKey, { type: GgufValueType.ARRAY, value: v, arrayTypes: [type] });
     }
@@ -427,6 +428,24 @@ function writeTokenizer(
     }
   }
 }
+
+/**
+ * Scores for a tokenizer that has none. A SentencePiece-style BPE
+ * `tokenizer.json` (byte fallback, exported as a `llama` tokenizer) has no
+ * scores; llama.cpp's converter (`LlamaHfVocab`, c392e50) writes -1000 for
+ * every token, added and padding ones too, and so does aprkit. (Unigram
+ * vocabularies carry their own scores, kept at import as `tokenizer.scores`.)
+ */
+function defaultScores(metadata: ModelMetadata, model: unknown): number[] | undefined {
+  const tokens = metadata["tokenizer.vocabulary"];
+  if (model !== "llama" || metadata["tokenizer.model_type"] !== "BPE" || !Array.isArray(tokens)) {
+    return undefined;
+  }
+  return new Array<number>(tokens.length).fill(LLAMA_HF_VOCAB_SCORE);
+}
+
+/** `LlamaHfVocab.get_token_score`'s constant. */
+const LLAMA_HF_VOCAB_SCORE = -1000;
 
 /**
  * gguf-py's rounded parameter count (`279K`, `1.3M`, `7.2B`): at least two

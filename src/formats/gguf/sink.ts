@@ -13,7 +13,12 @@ import type { ModelChunk, ModelHeader, ProgressCallback, TensorEntry } from "../
 import { guessFileType } from "./file_type.ts";
 import { aprToGgufKv } from "./metadata.ts";
 import { hfToGgufName } from "./names.ts";
-import { encodeGgufHeader, type GgufLayout, type GgufTensorSpec } from "./writer.ts";
+import {
+  encodeGgufHeader,
+  type GgufKvInput,
+  type GgufLayout,
+  type GgufTensorSpec,
+} from "./writer.ts";
 import { assertOutputFree } from "../../io/fs_paths.ts";
 import { createFreshFile, renameIntoPlace } from "../../io/partial_file.ts";
 
@@ -45,6 +50,11 @@ export interface GgufSinkOptions {
    * tensors have. `general.quantization_version` 2 is written either way.
    */
   fileType?: number;
+  /**
+   * Pairs written after the model's metadata, replacing keys of the same
+   * name, as llama-quantize's overrides (e.g. `imatrixGgufKv`'s `quantize.imatrix.*` keys).
+   */
+  extraKv?: readonly (readonly [string, GgufKvInput])[];
   /**
    * Data alignment in bytes (a power of two).
    *
@@ -185,6 +195,11 @@ class GgufFileWriter {
       parameterCount: header.tensors.reduce((n, t) => n + elementCount(t.shape), 0),
       quantizationVersion: GGML_QUANTIZATION_VERSION,
     });
+    for (const [key, value] of this.#options.extraKv ?? []) {
+      // Removed, then added: the key moves to the end, where llama.cpp's gguf_set_val puts it.
+      kv.delete(key);
+      kv.set(key, value);
+    }
     const layout = encodeGgufHeader(kv, specs, {
       alignment: this.#options.alignment,
     });

@@ -9,12 +9,18 @@
  */
 
 import { type DType, DTYPES, tensorByteLength } from "../../dtype.ts";
+import { UsageError } from "../../errors.ts";
 import {
   GGUF_DEFAULT_ALIGNMENT,
   GGUF_MAGIC,
   GGUF_MAX_ARRAY_DEPTH,
+  GGUF_MAX_ARRAY_ELEMENTS,
+  GGUF_MAX_ARRAY_LENGTH,
   GGUF_MAX_DIMS,
   GGUF_MAX_KEY_LENGTH,
+  GGUF_MAX_KV_PAIRS,
+  GGUF_MAX_STRING_BYTES,
+  GGUF_MAX_TENSORS,
   type GgufValue,
   GgufValueType,
   ggufValueTypeName,
@@ -99,6 +105,9 @@ const I64_MAX = (1n << 63n) - 1n;
  * @throws {TypeError} For a value that does not match its type, an empty or
  * duplicate key, or a dtype ggml cannot hold (APR_Q8, APR_Q4: convert first).
  * @throws {RangeError} For an invalid alignment or shape.
+ * @throws {UsageError} When aprkit's GGUF reader would refuse the header
+ *   (too many tensors or pairs, too much text, arrays too long): a file that
+ *   cannot be read back is never written.
  */
 export function encodeGgufHeader(
   kv: Iterable<readonly [string, GgufKvInput]>,
@@ -106,6 +115,12 @@ export function encodeGgufHeader(
   options: EncodeGgufOptions = {},
 ): GgufLayout {
   const pairs = [...kv];
+  if (tensors.length > GGUF_MAX_TENSORS || pairs.length > GGUF_MAX_KV_PAIRS) {
+    throw new UsageError(
+      `Cannot encode GGUF: ${tensors.length} tensors and ${pairs.length} metadata pairs, ` +
+        `more than the ${GGUF_MAX_TENSORS} and ${GGUF_MAX_KV_PAIRS} GGUF readers accept`,
+    );
+  }
   const keys = new Set<string>();
   for (const [key] of pairs) {
     if (key.length === 0) throw new TypeError("Cannot encode GGUF: a metadata key is empty");
@@ -185,6 +200,19 @@ export function encodeGgufHeader(
     out.u64(BigInt(relative));
     placed.push({ offset: relative, byteLength });
     relative += byteLength;
+  }
+  // The reader's limits on text and arrays, checked before any byte reaches a file.
+  if (out.stringBytes > GGUF_MAX_STRING_BYTES) {
+    throw new UsageError(
+      `Cannot encode GGUF: the header holds ${out.stringBytes} bytes of text (keys, values, ` +
+        `tensor names), more than the ${GGUF_MAX_STRING_BYTES} GGUF readers accept; remove metadata from the source`,
+    );
+  }
+  if (out.arrayElements > GGUF_MAX_ARRAY_ELEMENTS) {
+    throw new UsageError(
+      `Cannot encode GGUF: the metadata's arrays hold ${out.arrayElements} elements, ` +
+        `more than the ${GGUF_MAX_ARRAY_ELEMENTS} GGUF readers accept`,
+    );
   }
   const headerEnd = out.length;
   const dataOffset = alignUp(headerEnd, alignment);
@@ -281,6 +309,13 @@ function writeValue(
       if (depth + 1 > GGUF_MAX_ARRAY_DEPTH) {
         throw new RangeError(`Cannot encode GGUF: arrays in "${key}" are nested too deep`);
       }
+      if (value.length > GGUF_MAX_ARRAY_LENGTH) {
+        throw new UsageError(
+          `Cannot encode GGUF: array "${key}" has ${value.length} elements, more than the ` +
+            `${GGUF_MAX_ARRAY_LENGTH} GGUF readers accept`,
+        );
+      }
+      out.arrayElements += value.length;
       out.u32(elementType);
       out.u64(BigInt(value.length));
       for (const v of value) writeValue(out, key, elementType, v, arrayTypes, depth + 1);
@@ -335,6 +370,10 @@ class ByteWriter {
   #buffer = new Uint8Array(4096);
   #view = new DataView(this.#buffer.buffer);
   #length = 0;
+  /** Bytes of every string written (keys, values, names), as the reader counts them. */
+  stringBytes = 0;
+  /** Elements of every array written, nested ones included. */
+  arrayElements = 0;
 
   get length(): number {
     return this.#length;
@@ -379,6 +418,7 @@ class ByteWriter {
     this.#view.setFloat64(at, v, true);
   }
   string(bytes: Uint8Array): void {
+    this.stringBytes += bytes.length;
     this.u64(BigInt(bytes.length));
     const at = this.#reserve(bytes.length);
     this.#buffer.set(bytes, at);

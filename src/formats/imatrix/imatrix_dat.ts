@@ -29,7 +29,10 @@ export interface ImportanceMatrix {
   readonly entries: ReadonlyMap<string, Float32Array>;
   /** Chunks of calibration text it was computed on (`last_call`), when the file says. */
   readonly chunks?: number;
-  /** The calibration file's name, when the file says. */
+  /**
+   * The calibration file's name, when the file says; of a GGUF matrix listing
+   * several, the first, which is what llama-quantize records.
+   */
   readonly dataset?: string;
 }
 

@@ -101,7 +101,7 @@ export async function parseImatrixGguf(
     entries,
     ...(chunks !== undefined ? { chunks } : {}),
     ...(datasets!.type === GgufValueType.ARRAY && typeof names[0] === "string"
-      ? { dataset: names.join(", ") }
+      ? { dataset: names[0] }
       : {}),
   };
 }

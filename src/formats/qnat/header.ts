@@ -9,7 +9,7 @@
  */
 
 import { elementCount } from "../../dtype.ts";
-import { ModelFormatError } from "../../errors.ts";
+import { ModelFormatError, UsageError } from "../../errors.ts";
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../../io/json_depth.ts";
 import { checkNf4BlockSize } from "../../quant/nf4.ts";
 
@@ -190,6 +190,7 @@ export interface QnatLayout {
  * @param plan The tensors, in data order.
  * @returns The layout.
  * @throws {RangeError|TypeError} When a name, shape or block size breaks a rule.
+ * @throws {UsageError} When the metadata or tensor count is over what readers accept.
  */
 export function planQnatLayout(
   metadata: QnatMetadata,
@@ -200,7 +201,25 @@ export function planQnatLayout(
     throw new RangeError(`Cannot write QNAT file: unknown flags 0x${flags.toString(16)}`);
   }
   const encoder = new TextEncoder();
-  const meta = encoder.encode(JSON.stringify(metadata));
+  const text = JSON.stringify(metadata);
+  const meta = encoder.encode(text);
+  // What parseQnatMetadata refuses is never written: the model's metadata sits
+  // one level down and gains a few fields, so a model at APR's limits can cross QNAT's.
+  if (meta.length > QNAT_MAX_METADATA_SIZE) {
+    throw new UsageError(
+      `Cannot write QNAT file: its metadata would be ${meta.length} bytes, more than the ${QNAT_MAX_METADATA_SIZE} QNAT readers accept; remove metadata from the source`,
+    );
+  }
+  if (jsonNestsDeeperThan(text)) {
+    throw new UsageError(
+      `Cannot write QNAT file: its metadata would nest deeper than the ${MAX_JSON_DEPTH} levels QNAT readers accept`,
+    );
+  }
+  if (plan.length > QNAT_MAX_TENSORS) {
+    throw new UsageError(
+      `Cannot write QNAT file: ${plan.length} tensors, more than the ${QNAT_MAX_TENSORS} QNAT readers accept`,
+    );
+  }
   const names = plan.map((t) => encoder.encode(t.name));
   const seen = new Set<string>();
   let headersSize = 0;

@@ -8,7 +8,9 @@
  */
 
 import { DTYPES, tensorByteLength } from "../../dtype.ts";
+import { UsageError } from "../../errors.ts";
 import type { TensorInfo } from "../../tensor.ts";
+import { MAX_HEADER_BYTES, MAX_HEADER_JSON_VALUES, MAX_TENSORS } from "./header.ts";
 
 /** Bytes of the length prefix. */
 const PREFIX_BYTES = 8;
@@ -69,11 +71,17 @@ export interface SafetensorsLayout {
  *
  * @param tensors The tensors, already checked with {@linkcode checkSafetensorsTensors}.
  * @param metadata `__metadata__`, written first when given.
+ * @param path The file being written, for error messages.
  * @returns The header bytes and offsets.
+ * @throws {UsageError} When readers would refuse the header: more than
+ *   {@linkcode MAX_HEADER_BYTES} bytes (the official library's cap and ours),
+ *   more than {@linkcode MAX_TENSORS} tensors or {@linkcode MAX_HEADER_JSON_VALUES}
+ *   JSON values (our reader's caps). Thrown before any byte is written.
  */
 export function layoutSafetensors(
   tensors: readonly TensorInfo[],
   metadata: Readonly<Record<string, string>> | undefined,
+  path?: string,
 ): SafetensorsLayout {
   const parts: string[] = [];
   if (metadata !== undefined) parts.push(`"__metadata__":${JSON.stringify(metadata)}`);
@@ -90,6 +98,7 @@ export function layoutSafetensors(
     position += t.byteLength;
   }
   const json = new TextEncoder().encode(`{${parts.join(",")}}`);
+  checkReadable(tensors, metadata, json.length, path);
   const padded = Math.ceil(json.length / DATA_ALIGNMENT) * DATA_ALIGNMENT;
   const headerBytes = new Uint8Array(PREFIX_BYTES + padded).fill(0x20, PREFIX_BYTES + json.length);
   new DataView(headerBytes.buffer).setBigUint64(0, BigInt(padded), true);
@@ -101,6 +110,47 @@ export function layoutSafetensors(
     offsets: relative.map((r) => dataOffset + r),
     fileSize: dataOffset + position,
   };
+}
+
+/**
+ * Refuse a header that SafeTensors readers would refuse: writing it would
+ * leave a file nobody can open (issue 9). Metadata is not trimmed: dropping
+ * part of a model's metadata silently would change what the file says.
+ */
+function checkReadable(
+  tensors: readonly TensorInfo[],
+  metadata: Readonly<Record<string, string>> | undefined,
+  jsonBytes: number,
+  path: string | undefined,
+): void {
+  const file = path === undefined ? "SafeTensors" : `SafeTensors file "${path}"`;
+  // Only worked out for the message: the check itself costs no copy.
+  const what = () =>
+    `${tensors.length} tensor${tensors.length === 1 ? "" : "s"} and ${
+      metadata === undefined ? 0 : new TextEncoder().encode(JSON.stringify(metadata)).length
+    } bytes of metadata`;
+  // The padded length is what the prefix declares and readers check.
+  const padded = Math.ceil(jsonBytes / DATA_ALIGNMENT) * DATA_ALIGNMENT;
+  if (padded > MAX_HEADER_BYTES) {
+    throw new UsageError(
+      `Cannot write ${file}: the header (${what()}) would be ${padded} bytes, more than the ${MAX_HEADER_BYTES} SafeTensors readers accept; remove metadata from the source or export to GGUF or APR`,
+    );
+  }
+  if (tensors.length > MAX_TENSORS) {
+    throw new UsageError(
+      `Cannot write ${file}: one file would hold ${tensors.length} tensors, more than the ${MAX_TENSORS} aprkit reads; split it into shards with maxShardSize`,
+    );
+  }
+  // As the reader counts: the root object, each tensor's object, dtype, shape
+  // array, its dimensions, offsets array and two offsets; the metadata object
+  // and its keys' values.
+  let values = 1 + (metadata === undefined ? 0 : 1 + Object.keys(metadata).length);
+  for (const t of tensors) values += 6 + t.shape.length;
+  if (values > MAX_HEADER_JSON_VALUES) {
+    throw new UsageError(
+      `Cannot write ${file}: the header (${what()}) would hold ${values} JSON values, more than the ${MAX_HEADER_JSON_VALUES} aprkit reads`,
+    );
+  }
 }
 
 /**

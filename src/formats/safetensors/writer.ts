@@ -226,6 +226,8 @@ class SafetensorsFilesWriter {
     const metadata = stringEntries(header.metadata["source_metadata"]) ?? {};
     if (!Object.hasOwn(metadata, "format")) metadata["format"] = "pt";
     this.#metadata = metadata;
+    // Every shard's header is checked before the first byte is written.
+    for (const shard of this.#shards) layoutSafetensors(shard.tensors, metadata, shard.path);
     this.#bytesTotal = header.tensors.reduce((n, t) => n + t.byteLength, 0);
     this.#report(undefined);
   }
@@ -233,7 +235,7 @@ class SafetensorsFilesWriter {
   /** Open shard `shard`'s partial file and write its header. */
   async #openShard(shard: number): Promise<void> {
     const plan = this.#shards[shard]!;
-    const layout = layoutSafetensors(plan.tensors, this.#metadata);
+    const layout = layoutSafetensors(plan.tensors, this.#metadata, plan.path);
     const partial = `${plan.path}.partial`;
     this.#partials.push(partial);
     const file = await FileSink.open(partial, { truncate: true });

@@ -209,3 +209,52 @@ Deno.test("encodeGguf() output of a real file's header and tensors is byte-ident
     await model.close();
   }
 });
+
+Deno.test("encodeGgufHeader refuses headers the GGUF reader would refuse (issue 9)", async (t) => {
+  const tensor = [{ name: "a", dtype: "F32" as const, ne: [4] }];
+  await t.step("more than 128 MiB of text", () => {
+    const big = "x".repeat(64 * 1024 * 1024 + 1);
+    assert.throws(
+      () =>
+        encodeGgufHeader(
+          [["a.text", { type: 8, value: big }], ["b.text", { type: 8, value: big }]],
+          tensor,
+        ),
+      (e: Error) => e.name === "UsageError" && /134217743 bytes of text.*134217728/.test(e.message),
+    );
+  });
+  await t.step("more than 65536 pairs", () => {
+    const kv: [string, GgufKvInput][] = [];
+    for (let i = 0; i <= 65536; i++) kv.push([`k.${i}`, { type: 4, value: i }]);
+    assert.throws(() => encodeGgufHeader(kv, tensor), /65537 metadata pairs.*65536/);
+  });
+  await t.step("an array longer than 2^24 elements", () => {
+    const tokens = new Array<number>(2 ** 24 + 1).fill(0);
+    assert.throws(
+      () => encodeGgufHeader([["t", { type: 9, value: tokens, arrayTypes: [0] }]], tensor),
+      /"t" has 16777217 elements/,
+    );
+  });
+  await t.step("arrays holding more than 2^24 elements together", () => {
+    const half = new Array<number>(2 ** 23 + 1).fill(0);
+    assert.throws(
+      () =>
+        encodeGgufHeader([
+          ["t1", { type: 9, value: half, arrayTypes: [0] }],
+          ["t2", { type: 9, value: half, arrayTypes: [0] }],
+        ], tensor),
+      /arrays hold 16777218 elements/,
+    );
+  });
+  await t.step("what is written at the limits reads back", async () => {
+    const layout = encodeGgufHeader([["t", {
+      type: 9,
+      value: new Array<number>(2 ** 24).fill(0),
+      arrayTypes: [0],
+    }]], tensor);
+    const bytes = new Uint8Array(layout.fileSize);
+    bytes.set(layout.header);
+    const header = await parseGgufHeader(sourceOf(bytes, "limit.gguf"));
+    assert.equal(header.tensors.length, 1);
+  });
+});
