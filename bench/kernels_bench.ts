@@ -14,8 +14,13 @@ import {
   decodeAprQ8,
   decodeBf16,
   decodeF16,
+  decodeQ2K,
+  decodeQ3K,
   decodeQ4_0,
+  decodeQ4_1,
   decodeQ4K,
+  decodeQ5_0,
+  decodeQ5_1,
   decodeQ5K,
   decodeQ6K,
   decodeQ8_0,
@@ -33,6 +38,7 @@ import {
 } from "../src/quant/mod.ts";
 import type { ModelChunk } from "../src/tensor.ts";
 import { setKernelBackend } from "../src/quant/kernels.ts";
+import { decodeNf4Blocks, quantizeNf4 } from "../src/quant/nf4.ts";
 import { wasmKernels } from "../src/quant/wasm/kernels.ts";
 
 const N = 1 << 20;
@@ -61,14 +67,33 @@ const q4kBytes = encodeQ4K(values);
 const q6kBytes = encodeQ6K(values);
 const q8_0Bytes = new Uint8Array((N / 32) * 34).map((_, i) => (i * 7) & 255);
 const q4_0Bytes = new Uint8Array((N / 32) * 18).map((_, i) => (i * 13) & 255);
-const q5kBytes = new Uint8Array((N / 256) * 176).map((_, i) => (i * 11) & 255);
 for (const b of [q8_0Bytes, q4_0Bytes]) {
   for (let o = 0; o < b.length; o += b === q8_0Bytes ? 34 : 18) b[o + 1] = 0x20;
 }
-for (let o = 0; o < q5kBytes.length; o += 176) {
-  q5kBytes[o + 1] = 0x20;
-  q5kBytes[o + 3] = 0x20;
-}
+
+// The other ggml decoders' inputs: real blocks where aprkit has the encoder,
+// patterned bytes with ordinary f16 scales (high byte 0x20) where it has not.
+const q5_0Bytes = encodeQ5_0(values);
+const q5_1Bytes = encodeQ5_1(values);
+const q5kBytes = encodeQ5K(values);
+const patterned = (blockBytes: number, blockValues: number, scaleHighBytes: number[]) => {
+  const b = new Uint8Array((N / blockValues) * blockBytes).map((_, i) => (i * 11) & 255);
+  for (let o = 0; o < b.length; o += blockBytes) for (const at of scaleHighBytes) b[o + at] = 0x20;
+  return b;
+};
+const q4_1Bytes = patterned(20, 32, [1, 3]);
+const q2kBytes = patterned(84, 256, [81, 83]);
+const q3kBytes = patterned(110, 256, [109]);
+const legacyDecoders = [
+  ["Q4_1", decodeQ4_1, q4_1Bytes],
+  ["Q5_0", decodeQ5_0, q5_0Bytes],
+  ["Q5_1", decodeQ5_1, q5_1Bytes],
+  ["Q2K", decodeQ2K, q2kBytes],
+  ["Q3K", decodeQ3K, q3kBytes],
+  ["Q5K", decodeQ5K, q5kBytes],
+] as const;
+
+const nf4 = quantizeNf4(values); // 64-value blocks, no zero points
 
 // A smaller input for the slow search-based K-quant encoders.
 const K_N = 1 << 16;
@@ -136,13 +161,36 @@ if (wasm !== undefined) {
   Deno.bench("decodeQ4_0 wasm (1 Mi elements)", { group: "decode" }, () => {
     wasm.decodeQ4_0(q4_0Bytes, floatsOut);
   });
+  Deno.bench("decodeNf4Blocks wasm (1 Mi elements)", { group: "decode more" }, () => {
+    wasm.decodeNf4Blocks(nf4.codes, nf4.scales, undefined, 64, floatsOut);
+  });
+  for (const [name, , bytes] of legacyDecoders) {
+    const kernel = wasm[`decode${name}`];
+    Deno.bench(`decode${name} wasm (1 Mi elements)`, { group: "decode more" }, () => {
+      kernel(bytes, floatsOut);
+    });
+  }
   const q4kOut = new Uint8Array((N / 256) * 144);
   const q6kOut = new Uint8Array((N / 256) * 210);
+  const q5kOut = new Uint8Array((N / 256) * 176);
   Deno.bench("encodeQ4K wasm (64 Ki elements)", { group: "k-quant encode" }, () => {
     wasm.encodeQ4K(kValues, q4kOut.subarray(0, (K_N / 256) * 144));
   });
   Deno.bench("encodeQ6K wasm (64 Ki elements)", { group: "k-quant encode" }, () => {
     wasm.encodeQ6K(kValues, q6kOut.subarray(0, (K_N / 256) * 210));
+  });
+  Deno.bench("encodeQ5K wasm (64 Ki elements)", { group: "k-quant encode" }, () => {
+    wasm.encodeQ5K(kValues, q5kOut.subarray(0, (K_N / 256) * 176));
+  });
+  const legacyOut = new Uint8Array((K_N / 32) * 34);
+  Deno.bench("encodeQ8_0 wasm (64 Ki elements)", { group: "k-quant encode" }, () => {
+    wasm.encodeQ8_0(kValues, legacyOut);
+  });
+  Deno.bench("encodeQ5_0 wasm (64 Ki elements)", { group: "k-quant encode" }, () => {
+    wasm.encodeQ5_0(kValues, legacyOut);
+  });
+  Deno.bench("encodeQ5_1 wasm (64 Ki elements)", { group: "k-quant encode" }, () => {
+    wasm.encodeQ5_1(kValues, legacyOut);
   });
   Deno.bench("copy f32 bytes (1 Mi elements)", { group: "k-quant wasm", baseline: true }, () => {
     copyOut.set(f32Bytes);
@@ -152,6 +200,9 @@ if (wasm !== undefined) {
   });
   Deno.bench("encodeQ6K wasm (1 Mi elements)", { group: "k-quant wasm" }, () => {
     wasm.encodeQ6K(values, q6kOut);
+  });
+  Deno.bench("encodeQ5K wasm (1 Mi elements)", { group: "k-quant wasm" }, () => {
+    wasm.encodeQ5K(values, q5kOut);
   });
 }
 
@@ -179,9 +230,14 @@ Deno.bench("decodeQ4_0 (1 Mi elements)", { group: "decode" }, () => {
 Deno.bench("decodeQ4K (1 Mi elements)", { group: "decode" }, () => {
   decodeQ4K(q4kBytes, floatsOut);
 });
-Deno.bench("decodeQ5K (1 Mi elements)", { group: "decode" }, () => {
-  decodeQ5K(q5kBytes, floatsOut);
+Deno.bench("decodeNf4Blocks (1 Mi elements)", { group: "decode more" }, () => {
+  decodeNf4Blocks(nf4.codes, nf4.scales, undefined, 64, floatsOut);
 });
+for (const [name, decode, bytes] of legacyDecoders) {
+  Deno.bench(`decode${name} (1 Mi elements)`, { group: "decode more" }, () => {
+    decode(bytes, floatsOut);
+  });
+}
 Deno.bench("decodeQ6K (1 Mi elements)", { group: "decode" }, () => {
   decodeQ6K(q6kBytes, floatsOut);
 });

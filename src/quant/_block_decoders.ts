@@ -14,8 +14,8 @@ import { f32View, LITTLE_ENDIAN } from "./_bytes.ts";
 import { decodeF16 } from "./f16.ts";
 import { decodeBf16 } from "./bf16.ts";
 import { decodeAprQ4 } from "./apr_q4.ts";
-import { decodeQ4_1, decodeQ5_0, decodeQ5_1, decodeQ8_1 } from "./ggml_legacy.ts";
-import { decodeQ2K, decodeQ3K, decodeQ5K, decodeQ8K } from "./k_quants.ts";
+import { decodeQ8_1 } from "./ggml_legacy.ts";
+import { decodeQ8K } from "./k_quants.ts";
 import { decoderKernel } from "./kernels.ts";
 import { decodeF8E4M3, decodeF8E5M2, decodeF8E8M0 } from "./float8.ts";
 import { decodeF4, decodeF6E2M3, decodeF6E3M2 } from "./float6_4.ts";
@@ -42,6 +42,7 @@ const F32: BlockDecodeFn = (bytes, out) => {
   }
 };
 
+// decoderKernel(): WebAssembly where it runs (same values).
 const DECODERS: Partial<Record<DType, BlockDecodeFn>> = {
   F32,
   F64: plain(8, (dv, o) => dv.getFloat64(o, true)),
@@ -70,16 +71,15 @@ const DECODERS: Partial<Record<DType, BlockDecodeFn>> = {
   F4: (b, o) => void decodeF4(b.subarray(0, o.length >>> 1), o),
   APR_Q4: (b, o) => void decodeAprQ4(b, o),
   Q4_0: (b, o) => void decoderKernel("Q4_0")(b, o),
-  Q4_1: (b, o) => void decodeQ4_1(b, o),
-  Q5_0: (b, o) => void decodeQ5_0(b, o),
-  Q5_1: (b, o) => void decodeQ5_1(b, o),
+  Q4_1: (b, o) => void decoderKernel("Q4_1")(b, o),
+  Q5_0: (b, o) => void decoderKernel("Q5_0")(b, o),
+  Q5_1: (b, o) => void decoderKernel("Q5_1")(b, o),
   Q8_0: (b, o) => void decoderKernel("Q8_0")(b, o),
   Q8_1: (b, o) => void decodeQ8_1(b, o),
-  Q2_K: (b, o) => void decodeQ2K(b, o),
-  Q3_K: (b, o) => void decodeQ3K(b, o),
-  // WebAssembly where it runs (same values).
+  Q2_K: (b, o) => void decoderKernel("Q2_K")(b, o),
+  Q3_K: (b, o) => void decoderKernel("Q3_K")(b, o),
   Q4_K: (b, o) => void decoderKernel("Q4_K")(b, o),
-  Q5_K: (b, o) => void decodeQ5K(b, o),
+  Q5_K: (b, o) => void decoderKernel("Q5_K")(b, o),
   Q6_K: (b, o) => void decoderKernel("Q6_K")(b, o),
   Q8_K: (b, o) => void decodeQ8K(b, o),
 };

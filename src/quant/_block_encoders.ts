@@ -51,8 +51,12 @@ function wasmEncoder(
   const wasm = wasmKernels();
   if (wasm === undefined) return undefined;
   if (target === "Q4_K") return wasm.encodeQ4K;
+  if (target === "Q5_K") return wasm.encodeQ5K;
   if (target === "Q6_K") return wasm.encodeQ6K;
   if (target === "APR_Q4") return wasm.encodeAprQ4;
+  if (target === "Q8_0") return wasm.encodeQ8_0;
+  if (target === "Q5_0") return wasm.encodeQ5_0;
+  if (target === "Q5_1") return wasm.encodeQ5_1;
   return undefined;
 }
 

@@ -18,11 +18,18 @@
  * @module
  */
 
-import { type BlockDecoder, wasmKernels } from "./wasm/kernels.ts";
+import {
+  type BlockDecoder,
+  type Nf4BlocksDecoder,
+  type WasmKernels,
+  wasmKernels,
+} from "./wasm/kernels.ts";
+import { decodeNf4Blocks } from "./nf4.ts";
 import { aprQ8Absmax, encodeAprQ8 } from "./apr_q8.ts";
 import { decodeQ4K } from "./q4_k.ts";
 import { decodeQ6K } from "./q6_k.ts";
-import { decodeQ4_0, decodeQ8_0 } from "./ggml_legacy.ts";
+import { decodeQ4_0, decodeQ4_1, decodeQ5_0, decodeQ5_1, decodeQ8_0 } from "./ggml_legacy.ts";
+import { decodeQ2K, decodeQ3K, decodeQ5K } from "./k_quants.ts";
 
 /** An implementation of the kernels. */
 export type KernelBackend = "wasm" | "typescript";
@@ -57,35 +64,57 @@ export function kernelBackend(): KernelBackend {
 }
 
 /** Dtypes whose decoder has a WebAssembly form. */
-export type FastDecodeTarget = "Q4_K" | "Q6_K" | "Q8_0" | "Q4_0";
+export type FastDecodeTarget =
+  | "Q4_K"
+  | "Q6_K"
+  | "Q8_0"
+  | "Q4_0"
+  | "Q4_1"
+  | "Q5_0"
+  | "Q5_1"
+  | "Q2_K"
+  | "Q3_K"
+  | "Q5_K";
 
-const TYPESCRIPT_DECODERS: Record<FastDecodeTarget, BlockDecoder> = {
-  Q4_K: decodeQ4K,
-  Q6_K: decodeQ6K,
-  Q8_0: decodeQ8_0,
-  Q4_0: decodeQ4_0,
+/** Each fast decoder's TypeScript form and the name of its WebAssembly form. */
+/** The WebAssembly kernels that are block decoders. */
+type WasmDecoderName = {
+  [K in keyof WasmKernels]: WasmKernels[K] extends BlockDecoder ? K : never;
+}[keyof WasmKernels];
+
+const DECODERS: Record<FastDecodeTarget, [BlockDecoder, WasmDecoderName]> = {
+  Q4_K: [decodeQ4K, "decodeQ4K"],
+  Q6_K: [decodeQ6K, "decodeQ6K"],
+  Q8_0: [decodeQ8_0, "decodeQ8_0"],
+  Q4_0: [decodeQ4_0, "decodeQ4_0"],
+  Q4_1: [decodeQ4_1, "decodeQ4_1"],
+  Q5_0: [decodeQ5_0, "decodeQ5_0"],
+  Q5_1: [decodeQ5_1, "decodeQ5_1"],
+  Q2_K: [decodeQ2K, "decodeQ2K"],
+  Q3_K: [decodeQ3K, "decodeQ3K"],
+  Q5_K: [decodeQ5K, "decodeQ5K"],
 };
 
 /**
- * Internal: the decoder of `dtype` in `backend` (WebAssembly: ~2.6–3.4× the
+ * Internal: the decoder of `dtype` in `backend` (WebAssembly: ~1.7–6× the
  * TypeScript ones' speed, same values; docs/BENCHMARKS.md).
  */
 export function decoderKernel(
   dtype: FastDecodeTarget,
   backend: KernelBackend = kernelBackend(),
 ): BlockDecoder {
+  const [ts, name] = DECODERS[dtype];
   const wasm = backend === "wasm" ? wasmKernels() : undefined;
-  return wasm
-    ?.[
-      dtype === "Q8_0"
-        ? "decodeQ8_0"
-        : dtype === "Q4_0"
-        ? "decodeQ4_0"
-        : dtype === "Q4_K"
-        ? "decodeQ4K"
-        : "decodeQ6K"
-    ] ??
-    TYPESCRIPT_DECODERS[dtype];
+  return wasm?.[name] ?? ts;
+}
+
+/**
+ * Internal: the batch NF4 decoder in `backend` (WebAssembly where it runs,
+ * same values as `decodeNf4Blocks` in nf4.ts).
+ */
+export function nf4Decoder(backend: KernelBackend = kernelBackend()): Nf4BlocksDecoder {
+  const wasm = backend === "wasm" ? wasmKernels() : undefined;
+  return wasm?.decodeNf4Blocks ?? decodeNf4Blocks;
 }
 
 /** APR_Q8's two passes: the absmax fold and the encoder. */

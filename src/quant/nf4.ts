@@ -226,6 +226,35 @@ export function decodeNf4Block(
   }
 }
 
+/**
+ * Dequantize `scales.length` consecutive blocks (the batch form of
+ * {@linkcode decodeNf4Block}; its WebAssembly form is picked by
+ * `nf4Decoder()` in kernels.ts).
+ *
+ * @param codes `blockSize / 2` bytes of codes per block.
+ * @param scales One scale per block.
+ * @param zeros One zero point per block, or `undefined` for none.
+ * @param blockSize Values per block (even).
+ * @param out Destination, `scales.length * blockSize` values.
+ */
+export function decodeNf4Blocks(
+  codes: Uint8Array,
+  scales: Float32Array,
+  zeros: Float32Array | undefined,
+  blockSize: number,
+  out: Float32Array,
+): void {
+  const half = blockSize / 2;
+  for (let b = 0; b < scales.length; b++) {
+    decodeNf4Block(
+      codes.subarray(b * half, (b + 1) * half),
+      scales[b]!,
+      zeros ? zeros[b]! : 0,
+      out.subarray(b * blockSize, (b + 1) * blockSize),
+    );
+  }
+}
+
 /** Options of {@linkcode quantizeNf4}. */
 export interface QuantizeNf4Options {
   /** Elements per block (even). @default {64} */

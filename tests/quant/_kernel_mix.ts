@@ -23,6 +23,7 @@ const KINDS = [
   "positive",
   "negative",
   "ties-q4",
+  "ties-q5",
   "ties-q6",
   "integers",
 ] as const;
@@ -103,6 +104,10 @@ export function kernelMix(n: number, seed: number): Float32Array {
           // Half-integers on [0, 15] with both ends present: Q4_K's first
           // iscale is exactly 1, so half the levels are rounding ties.
           y = i === g ? 0 : i === g + 1 ? 15 : Math.floor(r() * 31) / 2;
+          break;
+        case "ties-q5":
+          // Half-integers on [0, 31], both ends present: Q5_K's first iscale is 1.
+          y = i === g ? 0 : i === g + 1 ? 31 : Math.floor(r() * 63) / 2;
           break;
         case "ties-q6":
           // Half-integers on [-32, 31.5] with -32 the largest magnitude:

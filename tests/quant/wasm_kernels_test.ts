@@ -1,14 +1,26 @@
 import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict";
 import { decodeQ4K, encodeQ4K } from "../../src/quant/q4_k.ts";
 import { decodeQ6K, encodeQ6K } from "../../src/quant/q6_k.ts";
+import { encodeQ5K } from "../../src/quant/q5_k.ts";
+import { encodeQ8_0 } from "../../src/quant/q8_0.ts";
+import { encodeQ5_0, encodeQ5_1 } from "../../src/quant/q5_0.ts";
 import { encodeAprQ4 } from "../../src/quant/apr_q4.ts";
-import { decodeQ4_0, decodeQ8_0 } from "../../src/quant/ggml_legacy.ts";
+import {
+  decodeQ4_0,
+  decodeQ4_1,
+  decodeQ5_0,
+  decodeQ5_1,
+  decodeQ8_0,
+} from "../../src/quant/ggml_legacy.ts";
+import { decodeQ2K, decodeQ3K, decodeQ5K } from "../../src/quant/k_quants.ts";
 import { aprQ8Absmax, aprQ8Scale, encodeAprQ8 } from "../../src/quant/apr_q8.ts";
 import { wasmKernels } from "../../src/quant/wasm/kernels.ts";
+import { decodeNf4Blocks, quantizeNf4 } from "../../src/quant/nf4.ts";
 import {
   decoderKernel,
   type KernelBackend,
   kernelBackend,
+  nf4Decoder,
   setKernelBackend,
 } from "../../src/quant/kernels.ts";
 import { BLOCK_ENCODERS, blockEncoder, encodeBlocks } from "../../src/quant/_block_encoders.ts";
@@ -35,10 +47,14 @@ Deno.test("the WebAssembly kernels load in Deno (no silent fallback)", () => {
 // llama-quantize (fixture hashes), and the wasm kernels must give the same
 // bytes on everything, garbage included.
 for (
-  const [name, ts, bytesPerBlock] of [["Q4_K", encodeQ4K, 144], ["Q6_K", encodeQ6K, 210]] as const
+  const [name, ts, bytesPerBlock] of [
+    ["Q4_K", encodeQ4K, 144],
+    ["Q5_K", encodeQ5K, 176],
+    ["Q6_K", encodeQ6K, 210],
+  ] as const
 ) {
   Deno.test(`wasm ${name} encoder gives the TypeScript kernel's bytes on 3 Mi mixed values`, () => {
-    const kernel = name === "Q4_K" ? wasm!.encodeQ4K : wasm!.encodeQ6K;
+    const kernel = wasm![`encode${name.replace("_", "")}` as "encodeQ4K" | "encodeQ5K"];
     // Three seeds of 1 Mi values each: ~12k super-blocks of mixed kinds.
     for (const seed of [1, 2, 3]) {
       const values = kernelMix(1 << 20, seed);
@@ -54,10 +70,66 @@ for (
   });
 }
 
+Deno.test("wasm Q8_0, Q5_0 and Q5_1 encoders give the TypeScript kernels' bytes", () => {
+  const cases = [
+    ["Q8_0", encodeQ8_0, wasm!.encodeQ8_0],
+    ["Q5_0", encodeQ5_0, wasm!.encodeQ5_0],
+    ["Q5_1", encodeQ5_1, wasm!.encodeQ5_1],
+  ] as const;
+  // Blocks where C's sequential scans show their order: a NaN last or first
+  // (Q8_0's MAX keeps a NaN only until the next value), ±x of equal magnitude
+  // (Q5_0 keeps the first), zeros of both signs as the min or max (Q5_1 keeps
+  // the first), ties at the rounding halves, subnormals, ±inf.
+  const edge = new Float32Array(32 * 10);
+  const block = (i: number, f: (j: number) => number) => {
+    for (let j = 0; j < 32; j++) edge[32 * i + j] = f(j);
+  };
+  block(0, (j) => (j === 31 ? NaN : j - 3));
+  block(1, (j) => (j === 0 ? NaN : j === 5 ? NaN : (j * 7) % 11 - 5));
+  block(2, (j) => (j === 3 ? -9 : j === 9 ? 9 : j / 4));
+  block(3, (j) => (j === 2 ? 9 : j === 9 ? -9 : -j / 4));
+  block(4, (j) => (j === 1 ? -0 : j === 4 ? 0 : j + 1));
+  block(5, (j) => (j === 1 ? 0 : j === 4 ? -0 : -j - 1));
+  block(6, (j) => (j % 2 === 0 ? -0 : 0));
+  block(7, (j) => (j - 16) * 127 / 32 + 0.5);
+  block(8, (j) => (j - 16) * 1e-41);
+  block(9, (j) => (j === 7 ? Infinity : j === 8 ? -Infinity : j));
+  for (const [name, ts, wa] of cases) {
+    for (const values of [kernelMix(1 << 20, 12), edge]) {
+      const at = firstDifference(ts(values), wa(values));
+      ok(at < 0, `${name}: first differing byte ${at}`);
+    }
+    throws(() => wa(new Float32Array(33)), new RegExp(`${name}: 33 values .* 32-value blocks`));
+    // 3000 blocks: more than one slice of the module's memory; `out` is filled.
+    const values = kernelMix(32 * 3000, 13);
+    const expected = ts(values);
+    const out = new Uint8Array(expected.length + 2).fill(0xaa);
+    ok(wa(values, out) === out);
+    assertEquals(out.subarray(0, expected.length), expected);
+    assertEquals(out.subarray(expected.length), new Uint8Array([0xaa, 0xaa]));
+  }
+});
+
+Deno.test("wasm Q8_0, Q5_0 and Q5_1 encoders reproduce llama.cpp's quantize_* bytes", () => {
+  const dir = new URL("../testdata/ggml_quants/", import.meta.url);
+  const values = new Float32Array(Deno.readFileSync(new URL("a.f32", dir)).buffer);
+  for (
+    const [file, encode] of [
+      ["a.q8_0", wasm!.encodeQ8_0],
+      ["a.q5_0", wasm!.encodeQ5_0],
+      ["a.q5_1", wasm!.encodeQ5_1],
+    ] as const
+  ) {
+    assertEquals(encode(values), Deno.readFileSync(new URL(file, dir)), file);
+  }
+});
+
 Deno.test("with importance weights the wasm backend runs the TypeScript encoders", () => {
   const values = kernelMix(256 * 4, 11);
   const importance = new Float32Array(256).map((_, i) => 1 + (i % 7));
-  for (const [target, ts] of [["Q4_K", encodeQ4K], ["Q6_K", encodeQ6K]] as const) {
+  for (
+    const [target, ts] of [["Q4_K", encodeQ4K], ["Q5_K", encodeQ5K], ["Q6_K", encodeQ6K]] as const
+  ) {
     const weighted = blockEncoder(target, "wasm")(values, undefined, importance);
     assertEquals(weighted, ts(values, undefined, importance));
     ok(firstDifference(weighted, ts(values)) >= 0, "the weights must be used");
@@ -72,6 +144,7 @@ Deno.test("wasm encoders treat NaN bit patterns as the TypeScript kernels do", (
   f.set(kernelMix(bits.length, 9));
   for (let i = 0; i < bits.length; i += 7) bits[i] = i % 2 === 0 ? 0x7fc00000 : 0xffc00000;
   assertEquals(firstDifference(encodeQ4K(f), wasm!.encodeQ4K(f)), -1);
+  assertEquals(firstDifference(encodeQ5K(f), wasm!.encodeQ5K(f)), -1);
   assertEquals(firstDifference(encodeQ6K(f), wasm!.encodeQ6K(f)), -1);
   // One payload per super-block of ordinary values: propagated like C on x86.
   // (Two different NaNs meeting in one operation give an operand-order
@@ -81,6 +154,7 @@ Deno.test("wasm encoders treat NaN bit patterns as the TypeScript kernels do", (
   const gBits = new Uint32Array(g.buffer);
   for (let i = 0; i < gBits.length; i += 7) gBits[i] = payloads[Math.floor(i / 256)]!;
   assertEquals(firstDifference(encodeQ4K(g), wasm!.encodeQ4K(g)), -1);
+  assertEquals(firstDifference(encodeQ5K(g), wasm!.encodeQ5K(g)), -1);
   assertEquals(firstDifference(encodeQ6K(g), wasm!.encodeQ6K(g)), -1);
 });
 
@@ -169,6 +243,86 @@ Deno.test("wasm Q4_K, Q6_K, Q8_0 and Q4_0 decoders give the TypeScript decoders'
   assertEquals([...out.subarray(768)], [7, 7, 7, 7, 7]);
 });
 
+/**
+ * A copy of Q4_1/Q5_1 blocks (f16 d, f16 m first) where d and m are never both
+ * NaN: `q·d + m` would then add two NaNs, whose payload depends on the
+ * operand order the compiler picks (V8 and C alike): not a defined result.
+ */
+function noNaNPairs(bytes: Uint8Array, blockBytes: number): Uint8Array {
+  const out = bytes.slice();
+  const isNaN16 = (o: number) =>
+    (out[o + 1]! & 0x7c) === 0x7c && ((out[o + 1]! & 3) | out[o]!) !== 0;
+  for (let o = 0; o + blockBytes <= out.length; o += blockBytes) {
+    if (isNaN16(o) && isNaN16(o + 2)) out[o + 3] = 0x3c; // m = ±1
+  }
+  return out;
+}
+
+Deno.test("wasm Q4_1, Q5_0, Q5_1, Q2_K, Q3_K and Q5_K decoders give the TypeScript decoders' values", () => {
+  // Random bytes (f16 scales that are NaN, infinite, subnormal; every bit
+  // pattern of quants and packed scales), at an odd offset with a partial
+  // last block, and real blocks where aprkit has the encoder.
+  const values = kernelMix(1 << 18, 14);
+  const random = new Uint8Array(110 * 176 * 24 + 13);
+  let s = 7;
+  for (let i = 0; i < random.length; i++) random[i] = (s = (s * 1103515245 + 12345) >>> 0) >>> 24;
+  const cases = [
+    ["Q4_1", decodeQ4_1, wasm!.decodeQ4_1, undefined],
+    ["Q5_0", decodeQ5_0, wasm!.decodeQ5_0, encodeQ5_0(values)],
+    ["Q5_1", decodeQ5_1, wasm!.decodeQ5_1, encodeQ5_1(values)],
+    ["Q2_K", decodeQ2K, wasm!.decodeQ2K, undefined],
+    ["Q3_K", decodeQ3K, wasm!.decodeQ3K, undefined],
+    ["Q5_K", decodeQ5K, wasm!.decodeQ5K, encodeQ5K(values)],
+  ] as const;
+  const blockSize = { Q4_1: 20, Q5_1: 24 } as Record<string, number>;
+  for (const [name, ts, wa, real] of cases) {
+    const inputs = [random, random.subarray(3), real ?? random.subarray(1)];
+    const additive = name === "Q4_1" || name === "Q5_1";
+    for (const bytes of additive ? inputs.map((b) => noNaNPairs(b, blockSize[name]!)) : inputs) {
+      const expected = ts(bytes);
+      ok(expected.length > 0);
+      assertEquals(sameFloats(expected, wa(bytes)), -1, name);
+    }
+    ok(sameFloats(ts(random), ts(random.subarray(1))) >= 0, "the offsets give other blocks");
+  }
+  // Q5_K round trip through both wasm kernels (the encoder's levels come back).
+  const q5 = wasm!.encodeQ5K(values);
+  assertEquals(sameFloats(wasm!.decodeQ5K(q5), decodeQ5K(encodeQ5K(values))), -1);
+});
+
+Deno.test("wasm NF4 decoder gives the TypeScript decoder's values", () => {
+  // Block sizes below, at and above 32 values and not multiples of 32 (the
+  // scalar tail), one larger than the module's slice (the TypeScript path),
+  // with and without zero points; then random codes with extreme scales.
+  const values = kernelMix(6 * 34 * 1024, 15).map((v) => (Number.isFinite(v) ? v : 0));
+  const decode = (
+    q: { codes: Uint8Array; scales: Float32Array; zeros: Float32Array | undefined },
+    size: number,
+    kernel: typeof decodeNf4Blocks,
+  ) => {
+    const out = new Float32Array(q.scales.length * size);
+    kernel(q.codes, q.scales, q.zeros, size, out);
+    return out;
+  };
+  for (const blockSize of [2, 6, 34, 64, 4096, values.length]) {
+    for (const zeroPoint of [false, true]) {
+      const q = quantizeNf4(values, { blockSize, zeroPoint });
+      const expected = decode(q, blockSize, decodeNf4Blocks);
+      ok(expected.some((v) => v !== 0));
+      const at = sameFloats(expected, decode(q, blockSize, wasm!.decodeNf4Blocks));
+      ok(at < 0, `block size ${blockSize}, zero points ${zeroPoint}: first differing byte ${at}`);
+    }
+  }
+  const codes = new Uint8Array(32 * 700).map((_, i) => (i * 2654435761) >>> 24);
+  const scales = new Float32Array(700).map((_, i) => [1e-45, 3e38, 0, 1, 1e-3][i % 5]!);
+  const zeros = new Float32Array(700).map((_, i) => [0, -0, 1e30, -3e38, 0.5][i % 7 % 5]!);
+  const q = { codes, scales, zeros };
+  assertEquals(
+    sameFloats(decode(q, 64, decodeNf4Blocks), decode(q, 64, wasm!.decodeNf4Blocks)),
+    -1,
+  );
+});
+
 Deno.test("wasm encoders reproduce llama-quantize's bytes on the GGUF fixtures", async (t) => {
   const f32 = readGgufTensors("tiny-llama-f32.gguf");
   const cases = [["tiny-llama-q4_k_m", "Q4_K"], ["tiny-llama-q4_k_m", "Q6_K"], [
@@ -189,15 +343,27 @@ Deno.test("wasm encoders reproduce llama-quantize's bytes on the GGUF fixtures",
   }
 });
 
+Deno.test("wasm Q5_K encoder reproduces llama.cpp's quantize_q5_K bytes", () => {
+  // The vectors of llama_encoders_test.ts (made by llama.cpp c392e50's ggml-quants.c).
+  const dir = new URL("../testdata/ggml_quants/", import.meta.url);
+  const values = new Float32Array(Deno.readFileSync(new URL("b.f32", dir)).buffer);
+  assertEquals(wasm!.encodeQ5K(values), Deno.readFileSync(new URL("b.q5_k", dir)));
+});
+
 Deno.test("wasm encoders: partial blocks are refused, `out` is filled, slices join up", () => {
   throws(() => wasm!.encodeQ4K(new Float32Array(300)), /300 values are not a whole number/);
   throws(() => wasm!.encodeQ6K(new Float32Array(100)), /100 values are not a whole number/);
+  throws(() => wasm!.encodeQ5K(new Float32Array(257)), /Q5_K: 257 values are not a whole/);
   // 65 super-blocks: more than one slice of the module's memory.
   const values = kernelMix(256 * 65, 4);
   const out = new Uint8Array(65 * 144 + 10).fill(0xaa);
   ok(wasm!.encodeQ4K(values, out) === out);
   assertEquals(out.subarray(0, 65 * 144), encodeQ4K(values));
   assertEquals(out.subarray(65 * 144), new Uint8Array(10).fill(0xaa));
+  const out5 = new Uint8Array(65 * 176 + 3).fill(0xaa);
+  ok(wasm!.encodeQ5K(values, out5) === out5);
+  assertEquals(out5.subarray(0, 65 * 176), encodeQ5K(values));
+  assertEquals(out5.subarray(65 * 176), new Uint8Array(3).fill(0xaa));
   assertEquals(wasm!.encodeQ6K(new Float32Array(0)).length, 0);
 });
 
@@ -209,18 +375,35 @@ Deno.test("setKernelBackend() selects the kernels; both give the same bytes", as
     for (const backend of ["typescript", "wasm"] as KernelBackend[]) {
       setKernelBackend(backend);
       assertEquals(kernelBackend(), backend);
-      for (const target of ["Q4_K", "Q6_K", "APR_Q4"] as const) {
+      for (
+        const target of ["Q4_K", "Q5_K", "Q6_K", "APR_Q4", "Q8_0", "Q5_0", "Q5_1"] as const
+      ) {
         ok((blockEncoder(target) === BLOCK_ENCODERS[target]) === (backend === "typescript"));
       }
-      // Targets without a WebAssembly kernel keep the table's.
-      ok(blockEncoder("Q5_K") === BLOCK_ENCODERS.Q5_K);
       ok((decoderKernel("Q4_K") === decodeQ4K) === (backend === "typescript"));
       ok((decoderKernel("Q6_K") === decodeQ6K) === (backend === "typescript"));
       ok((decoderKernel("Q8_0") === decodeQ8_0) === (backend === "typescript"));
       ok((decoderKernel("Q4_0") === decodeQ4_0) === (backend === "typescript"));
+      ok((nf4Decoder() === decodeNf4Blocks) === (backend === "typescript"));
+      for (
+        const [dtype, ts] of [
+          ["Q4_1", decodeQ4_1],
+          ["Q5_0", decodeQ5_0],
+          ["Q5_1", decodeQ5_1],
+          ["Q2_K", decodeQ2K],
+          ["Q3_K", decodeQ3K],
+          ["Q5_K", decodeQ5K],
+        ] as const
+      ) {
+        ok((decoderKernel(dtype) === ts) === (backend === "typescript"), dtype);
+      }
       results[backend] = [
         encodeFromFloat32("Q4_K", values, shape),
         encodeFromFloat32("Q6_K", values, shape),
+        encodeFromFloat32("Q5_K", values, shape),
+        encodeFromFloat32("Q8_0", values, shape),
+        encodeFromFloat32("Q5_0", values, shape),
+        encodeFromFloat32("Q5_1", values, shape),
         encodeFromFloat32("APR_Q8", values, shape),
         encodeFromFloat32("APR_Q4", values, shape),
         await quantizeInWorkers(values, shape, "q4_k"),
@@ -232,8 +415,10 @@ Deno.test("setKernelBackend() selects the kernels; both give the same bytes", as
   }
   assertEquals(results.wasm, results.typescript);
   assertEquals(results.wasm![0], encodeQ4K(values));
-  assertEquals(results.wasm![4], encodeQ4K(values));
-  assertEquals(results.wasm![5], encodeQ6K(values));
+  assertEquals(results.wasm![2], encodeQ5K(values));
+  assertEquals(results.wasm![3], encodeQ8_0(values));
+  assertEquals(results.wasm![8], encodeQ4K(values));
+  assertEquals(results.wasm![9], encodeQ6K(values));
   throws(() => setKernelBackend("c" as KernelBackend), /Unknown kernel backend "c"/);
   throws(() => encodeBlocks("Q3_K", values), /Cannot encode Q3_K in blocks/);
 });

@@ -15,12 +15,17 @@
 
 import { LITTLE_ENDIAN } from "../_bytes.ts";
 import { encodeAprQ4 as encodeAprQ4Tail } from "../apr_q4.ts";
+import { decodeNf4Blocks as decodeNf4BlocksTs } from "../nf4.ts";
 import { KERNELS_WASM_BASE64 } from "./_kernels_wasm.ts";
 
 interface Exports {
   memory: WebAssembly.Memory;
   heapBase(): number;
   encodeQ4K(src: number, dst: number, blocks: number): void;
+  encodeQ5K(src: number, dst: number, blocks: number): void;
+  encodeQ8_0(src: number, dst: number, blocks: number): void;
+  encodeQ5_0(src: number, dst: number, blocks: number): void;
+  encodeQ5_1(src: number, dst: number, blocks: number): void;
   encodeQ6K(src: number, dst: number, blocks: number): void;
   aprQ8Absmax(src: number, n: number, start: number): number;
   encodeAprQ8(src: number, dst: number, n: number, scale: number): void;
@@ -29,6 +34,20 @@ interface Exports {
   decodeQ6K(src: number, dst: number, blocks: number): void;
   decodeQ8_0(src: number, dst: number, blocks: number): void;
   decodeQ4_0(src: number, dst: number, blocks: number): void;
+  decodeQ4_1(src: number, dst: number, blocks: number): void;
+  decodeQ5_0(src: number, dst: number, blocks: number): void;
+  decodeQ5_1(src: number, dst: number, blocks: number): void;
+  decodeQ2K(src: number, dst: number, blocks: number): void;
+  decodeQ3K(src: number, dst: number, blocks: number): void;
+  decodeQ5K(src: number, dst: number, blocks: number): void;
+  decodeNf4(
+    src: number,
+    scales: number,
+    zeros: number,
+    dst: number,
+    blocks: number,
+    blockSize: number,
+  ): void;
 }
 
 /** A block decoder: whole blocks of bytes in (a trailing partial block is ignored), f32 out. */
@@ -41,6 +60,14 @@ export type BlockEncoder = (values: Float32Array, out?: Uint8Array) => Uint8Arra
 export interface WasmKernels {
   /** Q4_K encoder (same contract and bytes as `encodeQ4K` in q4_k.ts). */
   encodeQ4K: BlockEncoder;
+  /** Q5_K encoder (same contract and bytes as `encodeQ5K` in q5_k.ts). */
+  encodeQ5K: BlockEncoder;
+  /** Q8_0 encoder (same contract and bytes as `encodeQ8_0` in q8_0.ts). */
+  encodeQ8_0: BlockEncoder;
+  /** Q5_0 encoder (same contract and bytes as `encodeQ5_0` in q5_0.ts, no importance). */
+  encodeQ5_0: BlockEncoder;
+  /** Q5_1 encoder (same contract and bytes as `encodeQ5_1` in q5_0.ts, no importance). */
+  encodeQ5_1: BlockEncoder;
   /** Q6_K encoder (same contract and bytes as `encodeQ6K` in q6_k.ts). */
   encodeQ6K: BlockEncoder;
   /** APR_Q8 absmax (same contract and result as `aprQ8Absmax` in apr_q8.ts). */
@@ -57,7 +84,33 @@ export interface WasmKernels {
   decodeQ8_0: BlockDecoder;
   /** Q4_0 decoder (same contract and values as `decodeQ4_0` in ggml_legacy.ts). */
   decodeQ4_0: BlockDecoder;
+  /** Q4_1 decoder (same contract and values as `decodeQ4_1` in ggml_legacy.ts). */
+  decodeQ4_1: BlockDecoder;
+  /** Q5_0 decoder (same contract and values as `decodeQ5_0` in ggml_legacy.ts). */
+  decodeQ5_0: BlockDecoder;
+  /** Q5_1 decoder (same contract and values as `decodeQ5_1` in ggml_legacy.ts). */
+  decodeQ5_1: BlockDecoder;
+  /** Q2_K decoder (same contract and values as `decodeQ2K` in k_quants.ts). */
+  decodeQ2K: BlockDecoder;
+  /** Q3_K decoder (same contract and values as `decodeQ3K` in k_quants.ts). */
+  decodeQ3K: BlockDecoder;
+  /** Q5_K decoder (same contract and values as `decodeQ5K` in k_quants.ts). */
+  decodeQ5K: BlockDecoder;
+  /** NF4 decoder (same contract and values as `decodeNf4Blocks` in nf4.ts). */
+  decodeNf4Blocks: Nf4BlocksDecoder;
 }
+
+/**
+ * Decode `scales.length` NF4 blocks of `blockSize` values: codes (`blockSize / 2`
+ * bytes a block), one scale and optionally one zero point a block, into `out`.
+ */
+export type Nf4BlocksDecoder = (
+  codes: Uint8Array,
+  scales: Float32Array,
+  zeros: Float32Array | undefined,
+  blockSize: number,
+  out: Float32Array,
+) => void;
 
 /**
  * Values per call: input is copied into the module's memory in slices of
@@ -105,19 +158,21 @@ function instantiate(): WasmKernels | null {
     name: string,
     run: (src: number, dst: number, blocks: number) => void,
     blockBytes: number,
+    blockValues = 256,
   ): BlockEncoder =>
   (values, out) => {
-    if (values.length % 256 !== 0) {
+    if (values.length % blockValues !== 0) {
       throw new RangeError(
-        `Cannot encode ${name}: ${values.length} values are not a whole number of 256-value blocks`,
+        `Cannot encode ${name}: ${values.length} values are not a whole number of ${blockValues}-value blocks`,
       );
     }
-    const nb = values.length / 256;
+    const nb = values.length / blockValues;
     const y = out ?? new Uint8Array(nb * blockBytes);
-    const sliceBlocks = SLICE / 256;
+    // Q8_0 takes 34 bytes per 32 values: slices fit both regions.
+    const sliceBlocks = Math.min(SLICE / blockValues, Math.floor(SLICE / blockBytes));
     for (let b = 0; b < nb; b += sliceBlocks) {
       const k = Math.min(sliceBlocks, nb - b);
-      src.set(values.subarray(b * 256, (b + k) * 256));
+      src.set(values.subarray(b * blockValues, (b + k) * blockValues));
       run(base, outBase, k);
       y.set(dst.subarray(0, k * blockBytes), b * blockBytes);
     }
@@ -151,6 +206,10 @@ function instantiate(): WasmKernels | null {
 
   return {
     encodeQ4K: blockKernel("Q4_K", exports.encodeQ4K, 144),
+    encodeQ5K: blockKernel("Q5_K", exports.encodeQ5K, 176),
+    encodeQ8_0: blockKernel("Q8_0", exports.encodeQ8_0, 34, 32),
+    encodeQ5_0: blockKernel("Q5_0", exports.encodeQ5_0, 22, 32),
+    encodeQ5_1: blockKernel("Q5_1", exports.encodeQ5_1, 24, 32),
     encodeQ6K: blockKernel("Q6_K", exports.encodeQ6K, 210),
     aprQ8Absmax(values, start = 0) {
       let m = start;
@@ -189,5 +248,34 @@ function instantiate(): WasmKernels | null {
     decodeQ6K: decodeKernel(exports.decodeQ6K, 210),
     decodeQ8_0: decodeKernel(exports.decodeQ8_0, 34, 32),
     decodeQ4_0: decodeKernel(exports.decodeQ4_0, 18, 32),
+    decodeQ4_1: decodeKernel(exports.decodeQ4_1, 20, 32),
+    decodeQ5_0: decodeKernel(exports.decodeQ5_0, 22, 32),
+    decodeQ5_1: decodeKernel(exports.decodeQ5_1, 24, 32),
+    decodeQ2K: decodeKernel(exports.decodeQ2K, 84),
+    decodeQ3K: decodeKernel(exports.decodeQ3K, 110),
+    decodeQ5K: decodeKernel(exports.decodeQ5K, 176),
+    decodeNf4Blocks(codes, scales, zeros, blockSize, out) {
+      // Codes and the per-block scales (and zero points) share the byte
+      // region, values come back from the f32 region: as many blocks as fit.
+      const perBlock = blockSize / 2 + (zeros === undefined ? 4 : 8);
+      const sliceBlocks = Math.min(Math.floor(SLICE / blockSize), Math.floor(SLICE / perBlock));
+      if (sliceBlocks < 1) return decodeNf4BlocksTs(codes, scales, zeros, blockSize, out);
+      const nb = scales.length;
+      for (let b = 0; b < nb; b += sliceBlocks) {
+        const k = Math.min(sliceBlocks, nb - b);
+        const codeBytes = (k * blockSize) / 2;
+        dst.set(codes.subarray((b * blockSize) / 2, (b * blockSize) / 2 + codeBytes));
+        // f32 fields at a 4-byte boundary after the codes.
+        const scalesAt = outBase + ((codeBytes + 3) & ~3);
+        new Float32Array(exports.memory.buffer, scalesAt, k).set(scales.subarray(b, b + k));
+        let zerosAt = 0;
+        if (zeros !== undefined) {
+          zerosAt = scalesAt + 4 * k;
+          new Float32Array(exports.memory.buffer, zerosAt, k).set(zeros.subarray(b, b + k));
+        }
+        exports.decodeNf4(outBase, scalesAt, zerosAt, base, k, blockSize);
+        out.set(src.subarray(0, k * blockSize), b * blockSize);
+      }
+    },
   };
 }

@@ -2,11 +2,14 @@
 // The host copies values to `heapBase()` and beyond (memory is its to grow).
 
 export { encodeQ4K } from "./q4_k";
+export { encodeQ5K } from "./q5_k";
 export { encodeQ6K } from "./q6_k";
 export { aprQ8Absmax, encodeAprQ8 } from "./apr_q8";
 export { encodeAprQ4 } from "./apr_q4";
-export { decodeQ4K, decodeQ6K } from "./k_decode";
-export { decodeQ4_0, decodeQ8_0 } from "./legacy_decode";
+export { decodeQ2K, decodeQ3K, decodeQ4K, decodeQ5K, decodeQ6K } from "./k_decode";
+export { decodeQ4_0, decodeQ4_1, decodeQ5_0, decodeQ5_1, decodeQ8_0 } from "./legacy_decode";
+export { encodeQ5_0, encodeQ5_1, encodeQ8_0 } from "./legacy_encode";
+export { decodeNf4 } from "./nf4_decode";
 
 /** First byte the host may use: everything below is the kernels' scratch. */
 export function heapBase(): usize {

@@ -1,0 +1,201 @@
+// AssemblyScript: the part of the Q4_K and Q5_K encoders they share, byte-
+// identical with llama.cpp's quantize_row_q{4,5}_K_ref (and aprkit's
+// TypeScript port in ../../_k_scale_min_block.ts): fitting one super-block as
+// eight 32-value sub-blocks of `scale * L - min`, writing f16 d, f16 dmin and
+// the 12 bytes of 6-bit scales and mins, and each value's level to `L`.
+//
+// C sums each 32-value sub-block sequentially in f32, so lanes cannot split a
+// sub-block. Instead the super-block is transposed: lane k of XT[i] is value i
+// of sub-block 4g + k, and each lane runs make_qkx2_quants' scalar sequence
+// for its own sub-block. C's branches become lane masks; the winning
+// candidate's levels are recomputed at the end from its (iscale, min).
+
+import { clamp4, f16ToF32, f32ToF16, gather4, nearestInt, nearestInt4, select4 } from "./common";
+
+// Scratch (static memory, 16-byte aligned).
+const XT: usize = memory.data(32 * 16, 16); // transposed values
+const WT: usize = memory.data(32 * 16, 16); // transposed weights
+const LF: usize = memory.data(32 * 16, 16); // current candidate's levels (f32 lanes)
+const SCALES: usize = memory.data(8 * 4, 16);
+const MINS: usize = memory.data(8 * 4, 16); // the positive min C returns (-min)
+const WIN_ISCALE: usize = memory.data(8 * 4, 16); // winning candidate's iscale and min,
+const WIN_MIN: usize = memory.data(8 * 4, 16); // to recompute its levels
+const FLAT: usize = memory.data(8 * 4, 16); // all-ones where max == min (levels 0)
+export const L: usize = memory.data(256, 16); // final levels of the super-block
+
+/**
+ * make_qkx2_quants(32, nmax, x, w, L, &min, Laux, rmin, rdelta, nstep) on
+ * sub-blocks 4g..4g+3 (lane k: sub-block 4g + k).
+ */
+@inline function searchGroup(
+  x: usize,
+  g: i32,
+  nmax: i32,
+  rmin: f32,
+  rdelta: f32,
+  nstep: i32,
+): void {
+  const base = x + <usize>(g * 4 * 32) * 4;
+  let sumX2 = f32x4.splat(0);
+  for (let i = 0; i < 32; i++) {
+    const p = base + <usize>i * 4;
+    const v = gather4(p, p + 128, p + 256, p + 384);
+    v128.store(XT + <usize>i * 16, v);
+    sumX2 = f32x4.add(sumX2, f32x4.mul(v, v));
+  }
+  const avX = f32x4.sqrt(f32x4.div(sumX2, f32x4.splat(<f32>32.0)));
+  for (let i = 0; i < 32; i++) {
+    v128.store(WT + <usize>i * 16, f32x4.add(avX, f32x4.abs(v128.load(XT + <usize>i * 16))));
+  }
+  let min = v128.load(XT);
+  let max = min;
+  let sW = v128.load(WT);
+  let sX = f32x4.mul(sW, min);
+  for (let i = 1; i < 32; i++) {
+    const v = v128.load(XT + <usize>i * 16);
+    const w = v128.load(WT + <usize>i * 16);
+    min = select4(v, min, f32x4.lt(v, min));
+    max = select4(v, max, f32x4.gt(v, max));
+    sW = f32x4.add(sW, w);
+    sX = f32x4.add(sX, f32x4.mul(w, v));
+  }
+  const zero = f32x4.splat(0);
+  min = select4(zero, min, f32x4.gt(min, zero));
+  const flat = f32x4.eq(max, min);
+  const flatMin = min;
+  let iscale = f32x4.div(f32x4.splat(<f32>nmax), f32x4.sub(max, min));
+  let scale = f32x4.div(f32x4.splat(<f32>1.0), iscale);
+  let best = zero;
+  for (let i = 0; i < 32; i++) {
+    const v = v128.load(XT + <usize>i * 16);
+    const l = f32x4.convert_i32x4_s(
+      clamp4(nearestInt4(f32x4.mul(iscale, f32x4.sub(v, min))), 0, nmax),
+    );
+    let diff = f32x4.sub(f32x4.add(f32x4.mul(scale, l), min), v);
+    diff = f32x4.mul(diff, diff);
+    best = f32x4.add(best, f32x4.mul(v128.load(WT + <usize>i * 16), diff));
+  }
+  let winIscale = iscale;
+  let winMin = min;
+  for (let is = 0; is <= nstep; is++) {
+    // (rmin + rdelta*is + nmax) / (max - min), with C's current min.
+    const c: f32 = (rmin + rdelta * <f32>is) + <f32>nmax;
+    iscale = f32x4.div(f32x4.splat(c), f32x4.sub(max, min));
+    let sL = zero;
+    let sL2 = zero;
+    let sXL = zero;
+    for (let i = 0; i < 32; i++) {
+      const v = v128.load(XT + <usize>i * 16);
+      const w = v128.load(WT + <usize>i * 16);
+      const l = f32x4.convert_i32x4_s(
+        clamp4(nearestInt4(f32x4.mul(iscale, f32x4.sub(v, min))), 0, nmax),
+      );
+      v128.store(LF + <usize>i * 16, l);
+      const wl = f32x4.mul(w, l);
+      sL = f32x4.add(sL, wl);
+      sL2 = f32x4.add(sL2, f32x4.mul(wl, l));
+      sXL = f32x4.add(sXL, f32x4.mul(wl, v));
+    }
+    const D = f32x4.sub(f32x4.mul(sW, sL2), f32x4.mul(sL, sL));
+    const dPos = f32x4.gt(D, zero);
+    if (!v128.any_true(dPos)) continue;
+    let thisScale = f32x4.div(f32x4.sub(f32x4.mul(sW, sXL), f32x4.mul(sX, sL)), D);
+    let thisMin = f32x4.div(f32x4.sub(f32x4.mul(sL2, sX), f32x4.mul(sL, sXL)), D);
+    const minPos = f32x4.gt(thisMin, zero);
+    thisMin = select4(zero, thisMin, minPos);
+    thisScale = select4(f32x4.div(sXL, sL2), thisScale, minPos);
+    let cur = zero;
+    for (let i = 0; i < 32; i++) {
+      const v = v128.load(XT + <usize>i * 16);
+      const l = v128.load(LF + <usize>i * 16);
+      let diff = f32x4.sub(f32x4.add(f32x4.mul(thisScale, l), thisMin), v);
+      diff = f32x4.mul(diff, diff);
+      cur = f32x4.add(cur, f32x4.mul(v128.load(WT + <usize>i * 16), diff));
+    }
+    const win = v128.and(dPos, f32x4.lt(cur, best));
+    best = select4(cur, best, win);
+    scale = select4(thisScale, scale, win);
+    winIscale = select4(iscale, winIscale, win);
+    winMin = select4(min, winMin, win);
+    min = select4(thisMin, min, win);
+  }
+  const o = <usize>g * 16;
+  v128.store(SCALES + o, select4(zero, scale, flat));
+  v128.store(MINS + o, f32x4.neg(select4(flatMin, min, flat)));
+  v128.store(WIN_ISCALE + o, winIscale);
+  v128.store(WIN_MIN + o, winMin);
+  v128.store(FLAT + o, flat);
+}
+
+/**
+ * Fit the super-block of f32 at `x`: bytes 0..15 of the block at `y`, levels
+ * 0..nmax to `L`. The search is make_qkx2_quants(32, nmax, …, rmin, rdelta, nstep).
+ */
+@inline export function fitScaleMinSuperBlock(
+  x: usize,
+  y: usize,
+  nmax: i32,
+  rmin: f32,
+  rdelta: f32,
+  nstep: i32,
+): void {
+  searchGroup(x, 0, nmax, rmin, rdelta, nstep);
+  searchGroup(x, 1, nmax, rmin, rdelta, nstep);
+  let maxScale: f32 = 0;
+  let maxMin: f32 = 0;
+  for (let j = 0; j < 8; j++) {
+    const s = load<f32>(SCALES + <usize>j * 4);
+    const m = load<f32>(MINS + <usize>j * 4);
+    if (s > maxScale) maxScale = s;
+    if (m > maxMin) maxMin = m;
+  }
+  const invScale: f32 = maxScale > 0 ? <f32>63.0 / maxScale : 0;
+  const invMin: f32 = maxMin > 0 ? <f32>63.0 / maxMin : 0;
+  const dBits = f32ToF16(maxScale / <f32>63.0);
+  const mBits = f32ToF16(maxMin / <f32>63.0);
+  store<u16>(y, <u16>dBits);
+  store<u16>(y + 2, <u16>mBits);
+  const dF = f16ToF32(dBits);
+  const mF = f16ToF32(mBits);
+  const sp = y + 4;
+  for (let j = 0; j < 8; j++) {
+    // uint8_t truncation, then MIN(63, ·), as C does.
+    let ls = nearestInt(invScale * load<f32>(SCALES + <usize>j * 4)) & 255;
+    let lm = nearestInt(invMin * load<f32>(MINS + <usize>j * 4)) & 255;
+    if (ls > 63) ls = 63;
+    if (lm > 63) lm = 63;
+    if (j < 4) {
+      store<u8>(sp + j, <u8>ls);
+      store<u8>(sp + j + 4, <u8>lm);
+    } else {
+      store<u8>(sp + j + 4, <u8>((ls & 15) | ((lm & 15) << 4)));
+      store<u8>(sp + j - 4, load<u8>(sp + j - 4) | <u8>((ls >>> 4) << 6));
+      store<u8>(sp + j, load<u8>(sp + j) | <u8>((lm >>> 4) << 6));
+    }
+    const d = dF * <f32>ls;
+    const xs = x + <usize>j * 128;
+    const ls8 = L + <usize>j * 32;
+    if (d == 0) {
+      // C keeps the search's levels for this sub-block: recompute the winner's.
+      const flat = load<i32>(FLAT + <usize>j * 4);
+      const wi = load<f32>(WIN_ISCALE + <usize>j * 4);
+      const wm = load<f32>(WIN_MIN + <usize>j * 4);
+      for (let i = 0; i < 32; i++) {
+        let l = nearestInt(wi * (load<f32>(xs + <usize>i * 4) - wm));
+        l = l < 0 ? 0 : l > nmax ? nmax : l;
+        store<u8>(ls8 + i, flat != 0 ? 0 : <u8>l);
+      }
+      continue;
+    }
+    const dm = f32x4.splat(mF * <f32>lm);
+    const dv = f32x4.splat(d);
+    for (let i = 0; i < 32; i += 4) {
+      const v = v128.load(xs + <usize>i * 4);
+      const l = clamp4(nearestInt4(f32x4.div(f32x4.add(v, dm), dv)), 0, nmax);
+      store<u8>(ls8 + i, <u8>i32x4.extract_lane(l, 0));
+      store<u8>(ls8 + i + 1, <u8>i32x4.extract_lane(l, 1));
+      store<u8>(ls8 + i + 2, <u8>i32x4.extract_lane(l, 2));
+      store<u8>(ls8 + i + 3, <u8>i32x4.extract_lane(l, 3));
+    }
+  }
+}
