@@ -145,6 +145,12 @@ if (wasm !== undefined) {
   Deno.bench("APR_Q8 absmax + encode wasm (1 Mi elements)", { group: "encode" }, () => {
     wasm.encodeAprQ8(values, aprQ8Scale(wasm.aprQ8Absmax(values)), q8Out);
   });
+  Deno.bench("encodeF16 wasm (1 Mi elements)", { group: "encode" }, () => {
+    wasm.encodeF16(values, f16Out);
+  });
+  Deno.bench("encodeBf16 wasm (1 Mi elements)", { group: "encode" }, () => {
+    wasm.encodeBf16(values, f16Out);
+  });
   const q4Out = new Uint8Array(q4Bytes.length);
   Deno.bench("encodeAprQ4 wasm (1 Mi elements)", { group: "encode" }, () => {
     wasm.encodeAprQ4(values, q4Out);

@@ -12,9 +12,7 @@
 import { DTYPES, elementCount } from "../dtype.ts";
 import type { DType } from "../dtype.ts";
 import { LITTLE_ENDIAN } from "./_bytes.ts";
-import { encodeF16 } from "./f16.ts";
-import { encodeBf16 } from "./bf16.ts";
-import { aprQ8Kernels } from "./kernels.ts";
+import { aprQ8Kernels, halfEncoder } from "./kernels.ts";
 import { type BlockEncoder, blockEncoder, isBlockTarget } from "./_block_encoders.ts";
 import type { EncoderPool } from "./_encoder_pool.ts";
 import { markReleasable, releaseChunk, takeBuffer } from "../io/byte_source.ts";
@@ -188,9 +186,8 @@ export class TensorEncoder {
     switch (this.#target) {
       // Outputs in recycled memory (every byte is written), released by the sink.
       case "F16":
-        return encodeF16(v, new Uint8Array(takeBuffer(2 * v.length)));
       case "BF16":
-        return encodeBf16(v, new Uint8Array(takeBuffer(2 * v.length)));
+        return halfEncoder(this.#target)(v, new Uint8Array(takeBuffer(2 * v.length)));
       case "APR_Q8":
         return aprQ8Kernels().encode(v, this.#scale, new Uint8Array(takeBuffer(v.length)));
       default: {

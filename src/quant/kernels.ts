@@ -26,6 +26,8 @@ import {
 } from "./wasm/kernels.ts";
 import { decodeNf4Blocks } from "./nf4.ts";
 import { aprQ8Absmax, encodeAprQ8 } from "./apr_q8.ts";
+import { encodeF16 } from "./f16.ts";
+import { encodeBf16 } from "./bf16.ts";
 import { decodeQ4K } from "./q4_k.ts";
 import { decodeQ6K } from "./q6_k.ts";
 import { decodeQ4_0, decodeQ4_1, decodeQ5_0, decodeQ5_1, decodeQ8_0 } from "./ggml_legacy.ts";
@@ -106,6 +108,20 @@ export function decoderKernel(
   const [ts, name] = DECODERS[dtype];
   const wasm = backend === "wasm" ? wasmKernels() : undefined;
   return wasm?.[name] ?? ts;
+}
+
+/**
+ * Internal: the F16 or BF16 encoder in `backend` (WebAssembly where it runs,
+ * same bytes as `encodeF16` in f16.ts / `encodeBf16` in bf16.ts; measured
+ * faster, docs/BENCHMARKS.md).
+ */
+export function halfEncoder(
+  dtype: "F16" | "BF16",
+  backend: KernelBackend = kernelBackend(),
+): (values: Float32Array, out?: Uint8Array) => Uint8Array {
+  const wasm = backend === "wasm" ? wasmKernels() : undefined;
+  if (dtype === "F16") return wasm?.encodeF16 ?? encodeF16;
+  return wasm?.encodeBf16 ?? encodeBf16;
 }
 
 /**

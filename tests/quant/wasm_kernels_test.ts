@@ -5,6 +5,8 @@ import { encodeQ5K } from "../../src/quant/q5_k.ts";
 import { encodeQ8_0 } from "../../src/quant/q8_0.ts";
 import { encodeQ5_0, encodeQ5_1 } from "../../src/quant/q5_0.ts";
 import { encodeAprQ4 } from "../../src/quant/apr_q4.ts";
+import { encodeF16 } from "../../src/quant/f16.ts";
+import { encodeBf16 } from "../../src/quant/bf16.ts";
 import {
   decodeQ4_0,
   decodeQ4_1,
@@ -18,6 +20,7 @@ import { wasmKernels } from "../../src/quant/wasm/kernels.ts";
 import { decodeNf4Blocks, quantizeNf4 } from "../../src/quant/nf4.ts";
 import {
   decoderKernel,
+  halfEncoder,
   type KernelBackend,
   kernelBackend,
   nf4Decoder,
@@ -458,4 +461,53 @@ Deno.test("without WebAssembly the TypeScript kernels run, with the same bytes",
   const values = kernelMix(256 * 8, 6);
   assertEquals(q4, sha256(encodeQ4K(values)));
   assertEquals(q6, sha256(encodeQ6K(values)));
+});
+
+/**
+ * f32 bit patterns where f16/bf16 rounding can go wrong: every sign and
+ * exponent (zeros, subnormals, normals, ±inf, NaN payloads) times mantissas
+ * just below, at and above each possible tie (any number of dropped bits,
+ * kept bit odd or even), plus a stride over all 2^32 patterns.
+ */
+function halfEdgeBits(): Uint32Array {
+  const mantissas = new Set<number>([0, 0x7fffff, 0x400000, 0x3fffff, 1]);
+  for (let p = 0; p < 23; p++) {
+    for (const m of [1 << p, (1 << p) - 1, (1 << p) + 1]) {
+      mantissas.add(m & 0x7fffff);
+      mantissas.add((m | (2 << p)) & 0x7fffff); // the kept bit above the tie odd
+    }
+  }
+  const out: number[] = [];
+  for (let sign = 0; sign < 2; sign++) {
+    for (let e = 0; e < 256; e++) {
+      for (const m of mantissas) out.push(((sign << 31) | (e << 23) | m) >>> 0);
+    }
+  }
+  for (let x = 0; x < 2 ** 32; x += 40_009) out.push(x);
+  return new Uint32Array(out);
+}
+
+Deno.test("wasm F16 and BF16 encoders give the TypeScript kernels' bytes on every edge", () => {
+  const bits = halfEdgeBits();
+  const values = new Float32Array(bits.buffer);
+  ok(values.length > 100_000); // several 32 Ki-value slices (n - 3 below leaves a tail of < 8)
+  for (
+    const [name, ts, kernel] of [
+      ["F16", encodeF16, wasm!.encodeF16],
+      ["BF16", encodeBf16, wasm!.encodeBf16],
+    ] as const
+  ) {
+    for (const n of [values.length, values.length - 3, 7, 0]) {
+      const v = values.subarray(0, n);
+      assertEquals(firstDifference(kernel(v), ts(v)), -1, `${name}, ${n} values`);
+    }
+    // `out` at an odd byte offset is filled in place; a short `out` is refused.
+    const out = new Uint8Array(2 * 1001 + 1);
+    kernel(values.subarray(0, 1001), out.subarray(1));
+    assertEquals(out.subarray(1), ts(values.subarray(0, 1001)));
+    throws(() => kernel(values.subarray(0, 10), new Uint8Array(19)), RangeError);
+    // The pipeline's choice follows the backend.
+    assertEquals(halfEncoder(name, "wasm"), kernel);
+    assertEquals(halfEncoder(name, "typescript"), ts);
+  }
 });

@@ -30,6 +30,8 @@ interface Exports {
   aprQ8Absmax(src: number, n: number, start: number): number;
   encodeAprQ8(src: number, dst: number, n: number, scale: number): void;
   encodeAprQ4(src: number, dst: number, blocks: number): void;
+  encodeF16(src: number, dst: number, n: number): void;
+  encodeBf16(src: number, dst: number, n: number): void;
   decodeQ4K(src: number, dst: number, blocks: number): void;
   decodeQ6K(src: number, dst: number, blocks: number): void;
   decodeQ8_0(src: number, dst: number, blocks: number): void;
@@ -76,6 +78,10 @@ export interface WasmKernels {
   encodeAprQ8(values: Float32Array, scale: number, out?: Uint8Array): Uint8Array;
   /** APR_Q4 encoder (same contract and bytes as `encodeAprQ4` in apr_q4.ts). */
   encodeAprQ4: BlockEncoder;
+  /** F16 encoder (same contract and bytes as `encodeF16` in f16.ts). */
+  encodeF16: BlockEncoder;
+  /** BF16 encoder (same contract and bytes as `encodeBf16` in bf16.ts). */
+  encodeBf16: BlockEncoder;
   /** Q4_K decoder (same contract and values as `decodeQ4K` in q4_k.ts). */
   decodeQ4K: BlockDecoder;
   /** Q6_K decoder (same contract and values as `decodeQ6K` in q6_k.ts). */
@@ -179,6 +185,28 @@ function instantiate(): WasmKernels | null {
     return y;
   };
 
+  // f16/bf16: two bytes a value, so half a slice of values per call.
+  const halfKernel = (
+    name: string,
+    run: (src: number, dst: number, n: number) => void,
+  ): BlockEncoder =>
+  (values, out) => {
+    const n = values.length;
+    const y = out ?? new Uint8Array(2 * n);
+    if (y.length < 2 * n) {
+      throw new RangeError(
+        `Cannot encode ${name}: output holds ${y.length} bytes, ${2 * n} needed`,
+      );
+    }
+    for (let i = 0; i < n; i += SLICE / 2) {
+      const part = values.subarray(i, i + SLICE / 2);
+      src.set(part);
+      run(base, outBase, part.length);
+      y.set(dst.subarray(0, 2 * part.length), 2 * i);
+    }
+    return y;
+  };
+
   // Decoders: encoded bytes go to the byte region (no format takes more than
   // a byte per value), f32 values come back from the f32 region.
   const decodeKernel = (
@@ -244,6 +272,8 @@ function instantiate(): WasmKernels | null {
       if (whole < blocks) encodeAprQ4Tail(values.subarray(whole * 32), y.subarray(whole * 18));
       return y;
     },
+    encodeF16: halfKernel("f16", exports.encodeF16),
+    encodeBf16: halfKernel("bf16", exports.encodeBf16),
     decodeQ4K: decodeKernel(exports.decodeQ4K, 144),
     decodeQ6K: decodeKernel(exports.decodeQ6K, 210),
     decodeQ8_0: decodeKernel(exports.decodeQ8_0, 34, 32),
