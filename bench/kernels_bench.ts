@@ -38,7 +38,7 @@ import {
 } from "../src/quant/mod.ts";
 import type { ModelChunk } from "../src/tensor.ts";
 import { setKernelBackend } from "../src/quant/kernels.ts";
-import { decodeNf4Blocks, quantizeNf4 } from "../src/quant/nf4.ts";
+import { decodeNf4Blocks, encodeNf4Block, quantizeNf4 } from "../src/quant/nf4.ts";
 import { wasmKernels } from "../src/quant/wasm/kernels.ts";
 
 const N = 1 << 20;
@@ -94,6 +94,15 @@ const legacyDecoders = [
 ] as const;
 
 const nf4 = quantizeNf4(values); // 64-value blocks, no zero points
+const nf4Out = new Uint8Array(N / 2);
+
+// The NF4 encoder's code pass (the QNAT sink's per-block `encodeNf4Block`), scales given.
+Deno.bench("encodeNf4Block × 16 Ki blocks (1 Mi elements)", { group: "nf4 encode" }, () => {
+  for (let b = 0; b < nf4.scales.length; b++) {
+    const v = values.subarray(b * 64, (b + 1) * 64);
+    encodeNf4Block(v, nf4.scales[b]!, 0, nf4Out.subarray(b * 32, (b + 1) * 32));
+  }
+});
 
 // A smaller input for the slow search-based K-quant encoders.
 const K_N = 1 << 16;
@@ -150,6 +159,9 @@ if (wasm !== undefined) {
   });
   Deno.bench("encodeBf16 wasm (1 Mi elements)", { group: "encode" }, () => {
     wasm.encodeBf16(values, f16Out);
+  });
+  Deno.bench("encodeNf4Blocks wasm (1 Mi elements)", { group: "nf4 encode" }, () => {
+    wasm.encodeNf4Blocks(values, nf4.scales, undefined, 64, nf4Out);
   });
   const q4Out = new Uint8Array(q4Bytes.length);
   Deno.bench("encodeAprQ4 wasm (1 Mi elements)", { group: "encode" }, () => {

@@ -21,10 +21,11 @@
 import {
   type BlockDecoder,
   type Nf4BlocksDecoder,
+  type Nf4BlocksEncoder,
   type WasmKernels,
   wasmKernels,
 } from "./wasm/kernels.ts";
-import { decodeNf4Blocks } from "./nf4.ts";
+import { decodeNf4Blocks, encodeNf4Blocks } from "./nf4.ts";
 import { aprQ8Absmax, encodeAprQ8 } from "./apr_q8.ts";
 import { encodeF16 } from "./f16.ts";
 import { encodeBf16 } from "./bf16.ts";
@@ -122,6 +123,15 @@ export function halfEncoder(
   const wasm = backend === "wasm" ? wasmKernels() : undefined;
   if (dtype === "F16") return wasm?.encodeF16 ?? encodeF16;
   return wasm?.encodeBf16 ?? encodeBf16;
+}
+
+/**
+ * Internal: the batch NF4 encoder in `backend` (WebAssembly where it runs,
+ * same bytes as `encodeNf4Blocks` in nf4.ts; measured faster, docs/BENCHMARKS.md).
+ */
+export function nf4Encoder(backend: KernelBackend = kernelBackend()): Nf4BlocksEncoder {
+  const wasm = backend === "wasm" ? wasmKernels() : undefined;
+  return wasm?.encodeNf4Blocks ?? encodeNf4Blocks;
 }
 
 /**

@@ -255,6 +255,35 @@ export function decodeNf4Blocks(
   }
 }
 
+/**
+ * Quantize `scales.length` consecutive blocks with their scales and zero
+ * points (the batch form of {@linkcode encodeNf4Block}; its WebAssembly form
+ * is picked by `nf4Encoder()` in kernels.ts).
+ *
+ * @param values `scales.length * blockSize` values.
+ * @param scales One scale per block (as the decoder will use it).
+ * @param zeros One zero point per block, or `undefined` for none.
+ * @param blockSize Values per block (even).
+ * @param out Destination, `blockSize / 2` bytes of codes per block.
+ */
+export function encodeNf4Blocks(
+  values: Float32Array,
+  scales: Float32Array,
+  zeros: Float32Array | undefined,
+  blockSize: number,
+  out: Uint8Array,
+): void {
+  const half = blockSize / 2;
+  for (let b = 0; b < scales.length; b++) {
+    encodeNf4Block(
+      values.subarray(b * blockSize, (b + 1) * blockSize),
+      scales[b]!,
+      zeros ? zeros[b]! : 0,
+      out.subarray(b * half, (b + 1) * half),
+    );
+  }
+}
+
 /** Options of {@linkcode quantizeNf4}. */
 export interface QuantizeNf4Options {
   /** Elements per block (even). @default {64} */

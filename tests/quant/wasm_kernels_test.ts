@@ -17,13 +17,19 @@ import {
 import { decodeQ2K, decodeQ3K, decodeQ5K } from "../../src/quant/k_quants.ts";
 import { aprQ8Absmax, aprQ8Scale, encodeAprQ8 } from "../../src/quant/apr_q8.ts";
 import { wasmKernels } from "../../src/quant/wasm/kernels.ts";
-import { decodeNf4Blocks, quantizeNf4 } from "../../src/quant/nf4.ts";
+import {
+  decodeNf4Blocks,
+  encodeNf4Blocks,
+  nf4BlockStats,
+  quantizeNf4,
+} from "../../src/quant/nf4.ts";
 import {
   decoderKernel,
   halfEncoder,
   type KernelBackend,
   kernelBackend,
   nf4Decoder,
+  nf4Encoder,
   setKernelBackend,
 } from "../../src/quant/kernels.ts";
 import { BLOCK_ENCODERS, blockEncoder, encodeBlocks } from "../../src/quant/_block_encoders.ts";
@@ -510,4 +516,28 @@ Deno.test("wasm F16 and BF16 encoders give the TypeScript kernels' bytes on ever
     assertEquals(halfEncoder(name, "wasm"), kernel);
     assertEquals(halfEncoder(name, "typescript"), ts);
   }
+});
+
+Deno.test("wasm NF4 encoder gives the TypeScript kernel's codes (scales, zero points, garbage)", () => {
+  for (const blockSize of [2, 18, 64, 4096, 1 << 17]) {
+    for (const zeroPoint of [false, true]) {
+      const blocks = Math.max(2, Math.floor((1 << 18) / blockSize));
+      const values = kernelMix(blocks * blockSize, blockSize + (zeroPoint ? 1 : 0));
+      const scales = new Float32Array(blocks);
+      const zeros = zeroPoint ? new Float32Array(blocks) : undefined;
+      for (let b = 0; b < blocks; b++) {
+        const s = nf4BlockStats(values.subarray(b * blockSize, (b + 1) * blockSize), zeroPoint);
+        // Scale 0, a negative and a NaN scale take the all-level-0 path.
+        scales[b] = b % 5 === 1 ? [0, -1, NaN][b % 3]! : s.scale;
+        if (zeros) zeros[b] = s.zero;
+      }
+      const ts = new Uint8Array((blocks * blockSize) / 2);
+      const w = new Uint8Array(ts.length);
+      encodeNf4Blocks(values, scales, zeros, blockSize, ts);
+      wasm!.encodeNf4Blocks(values, scales, zeros, blockSize, w);
+      assertEquals(firstDifference(w, ts), -1, `block size ${blockSize}, zero points ${zeroPoint}`);
+    }
+  }
+  assertEquals(nf4Encoder("wasm"), wasm!.encodeNf4Blocks);
+  assertEquals(nf4Encoder("typescript"), encodeNf4Blocks);
 });

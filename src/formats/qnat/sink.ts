@@ -19,9 +19,9 @@
 import { DTYPES, elementCount } from "../../dtype.ts";
 import { FileSink } from "../../io/file_sink.ts";
 import { decodeStream } from "../../quant/decode.ts";
+import { nf4Encoder } from "../../quant/kernels.ts";
 import {
   checkNf4BlockSize,
-  encodeNf4Block,
   NF4_DEFAULT_BLOCK_SIZE,
   nf4BlockStats,
   nf4ScaleCode,
@@ -187,12 +187,16 @@ class PositionedBuffer {
   }
 }
 
-/** Feed a tensor's values to `onBlock` in whole blocks of `blockSize`, carrying partial blocks. */
-async function forEachBlock(
+/**
+ * Feed a tensor's values to `onRun` in runs of whole blocks of `blockSize`
+ * (as many as a decoded batch holds, so the NF4 encoder runs on many blocks
+ * a call), carrying partial blocks.
+ */
+async function forEachRun(
   info: TensorInfo,
   entry: TensorEntry,
   blockSize: number,
-  onBlock: (block: Float32Array) => Promise<void> | void,
+  onRun: (run: Float32Array) => Promise<void> | void,
 ): Promise<void> {
   const carry = new Float32Array(blockSize);
   let carried = 0;
@@ -204,13 +208,13 @@ async function forEachBlock(
       carried += take;
       i = take;
       if (carried === blockSize) {
-        await onBlock(carry);
+        await onRun(carry);
         carried = 0;
       }
     }
-    for (; i + blockSize <= batch.length; i += blockSize) {
-      await onBlock(batch.subarray(i, i + blockSize));
-    }
+    const end = i + Math.floor((batch.length - i) / blockSize) * blockSize;
+    if (end > i) await onRun(batch.subarray(i, end));
+    i = end;
     if (i < batch.length) {
       carry.set(batch.subarray(i), 0);
       carried = batch.length - i;
@@ -380,10 +384,12 @@ class QnatFileWriter {
     if (dq) {
       // Pass 1 (DESIGN.md §1 principle 2): the largest block scale, by re-reading, not buffering.
       let max = 0;
-      await forEachBlock(info, entry, bs, (block) => {
-        const s = nf4BlockStats(block, zeroPoint);
-        checkFinite(s.scale, s.zero);
-        if (s.scale > max) max = s.scale;
+      await forEachRun(info, entry, bs, (run) => {
+        for (let o = 0; o < run.length; o += bs) {
+          const s = nf4BlockStats(run.subarray(o, o + bs), zeroPoint);
+          checkFinite(s.scale, s.zero);
+          if (s.scale > max) max = s.scale;
+        }
       });
       factor = nf4ScaleFactor(max);
       const f = new Uint8Array(4);
@@ -409,21 +415,40 @@ class QnatFileWriter {
       )
       : undefined;
     let blocks = 0;
-    await forEachBlock(info, entry, bs, async (block) => {
-      const s = nf4BlockStats(block, zeroPoint);
-      checkFinite(s.scale, s.zero);
-      let scale = s.scale;
-      if (dq) {
-        const q = nf4ScaleCode(scale, factor);
-        scales.bytes[await scales.reserve(1)] = q;
-        scale = Math.fround(q * factor);
-      } else {
-        scales.view.setFloat32(await scales.reserve(4), scale, true);
+    const encode = nf4Encoder();
+    // Blocks per encoder call: their codes must fit the codes buffer.
+    const perCall = Math.max(1, Math.floor(codes.bytes.length / (bs / 2)));
+    await forEachRun(info, entry, bs, async (run) => {
+      const nb = run.length / bs;
+      const runScales = new Float32Array(nb);
+      const runZeros = zeros ? new Float32Array(nb) : undefined;
+      for (let b = 0; b < nb; b++) {
+        const s = nf4BlockStats(run.subarray(b * bs, (b + 1) * bs), zeroPoint);
+        checkFinite(s.scale, s.zero);
+        let scale = s.scale;
+        if (dq) {
+          const q = nf4ScaleCode(scale, factor);
+          scales.bytes[await scales.reserve(1)] = q;
+          scale = Math.fround(q * factor);
+        } else {
+          scales.view.setFloat32(await scales.reserve(4), scale, true);
+        }
+        if (zeros) zeros.view.setFloat32(await zeros.reserve(4), s.zero, true);
+        runScales[b] = scale;
+        if (runZeros) runZeros[b] = s.zero;
       }
-      if (zeros) zeros.view.setFloat32(await zeros.reserve(4), s.zero, true);
-      const at = await codes.reserve(bs / 2);
-      encodeNf4Block(block, scale, s.zero, codes.bytes.subarray(at, at + bs / 2));
-      blocks++;
+      for (let b = 0; b < nb; b += perCall) {
+        const k = Math.min(perCall, nb - b);
+        const at = await codes.reserve((k * bs) / 2);
+        encode(
+          run.subarray(b * bs, (b + k) * bs),
+          runScales.subarray(b, b + k),
+          runZeros?.subarray(b, b + k),
+          bs,
+          codes.bytes.subarray(at, at + (k * bs) / 2),
+        );
+      }
+      blocks += nb;
     });
     if (blocks !== h.blockCount) {
       throw new RangeError(

@@ -15,7 +15,10 @@
 
 import { LITTLE_ENDIAN } from "../_bytes.ts";
 import { encodeAprQ4 as encodeAprQ4Tail } from "../apr_q4.ts";
-import { decodeNf4Blocks as decodeNf4BlocksTs } from "../nf4.ts";
+import {
+  decodeNf4Blocks as decodeNf4BlocksTs,
+  encodeNf4Blocks as encodeNf4BlocksTs,
+} from "../nf4.ts";
 import { KERNELS_WASM_BASE64 } from "./_kernels_wasm.ts";
 
 interface Exports {
@@ -42,6 +45,14 @@ interface Exports {
   decodeQ2K(src: number, dst: number, blocks: number): void;
   decodeQ3K(src: number, dst: number, blocks: number): void;
   decodeQ5K(src: number, dst: number, blocks: number): void;
+  encodeNf4(
+    src: number,
+    scales: number,
+    zeros: number,
+    dst: number,
+    blocks: number,
+    blockSize: number,
+  ): void;
   decodeNf4(
     src: number,
     scales: number,
@@ -102,6 +113,8 @@ export interface WasmKernels {
   decodeQ3K: BlockDecoder;
   /** Q5_K decoder (same contract and values as `decodeQ5K` in k_quants.ts). */
   decodeQ5K: BlockDecoder;
+  /** NF4 encoder: `encodeNf4Block` in nf4.ts over `scales.length` blocks. */
+  encodeNf4Blocks: Nf4BlocksEncoder;
   /** NF4 decoder (same contract and values as `decodeNf4Blocks` in nf4.ts). */
   decodeNf4Blocks: Nf4BlocksDecoder;
 }
@@ -116,6 +129,18 @@ export type Nf4BlocksDecoder = (
   zeros: Float32Array | undefined,
   blockSize: number,
   out: Float32Array,
+) => void;
+
+/**
+ * Encode `scales.length` NF4 blocks of `blockSize` values with their scales
+ * (and zero points) into packed codes (`blockSize / 2` bytes a block) in `out`.
+ */
+export type Nf4BlocksEncoder = (
+  values: Float32Array,
+  scales: Float32Array,
+  zeros: Float32Array | undefined,
+  blockSize: number,
+  out: Uint8Array,
 ) => void;
 
 /**
@@ -284,6 +309,27 @@ function instantiate(): WasmKernels | null {
     decodeQ2K: decodeKernel(exports.decodeQ2K, 84),
     decodeQ3K: decodeKernel(exports.decodeQ3K, 110),
     decodeQ5K: decodeKernel(exports.decodeQ5K, 176),
+    encodeNf4Blocks(values, scales, zeros, blockSize, out) {
+      // Values in the f32 region; codes, scales and zero points share the byte region.
+      const perBlock = blockSize / 2 + (zeros === undefined ? 4 : 8);
+      const sliceBlocks = Math.min(Math.floor(SLICE / blockSize), Math.floor(SLICE / perBlock));
+      const nb = scales.length;
+      if (sliceBlocks < 1) return encodeNf4BlocksTs(values, scales, zeros, blockSize, out);
+      for (let b = 0; b < nb; b += sliceBlocks) {
+        const k = Math.min(sliceBlocks, nb - b);
+        const codeBytes = (k * blockSize) / 2;
+        src.set(values.subarray(b * blockSize, (b + k) * blockSize));
+        const scalesAt = outBase + ((codeBytes + 3) & ~3);
+        new Float32Array(exports.memory.buffer, scalesAt, k).set(scales.subarray(b, b + k));
+        let zerosAt = 0;
+        if (zeros !== undefined) {
+          zerosAt = scalesAt + 4 * k;
+          new Float32Array(exports.memory.buffer, zerosAt, k).set(zeros.subarray(b, b + k));
+        }
+        exports.encodeNf4(base, scalesAt, zerosAt, outBase, k, blockSize);
+        out.set(dst.subarray(0, codeBytes), (b * blockSize) / 2);
+      }
+    },
     decodeNf4Blocks(codes, scales, zeros, blockSize, out) {
       // Codes and the per-block scales (and zero points) share the byte
       // region, values come back from the f32 region: as many blocks as fit.

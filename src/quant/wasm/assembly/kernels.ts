@@ -10,6 +10,7 @@ export { decodeQ2K, decodeQ3K, decodeQ4K, decodeQ5K, decodeQ6K } from "./k_decod
 export { decodeQ4_0, decodeQ4_1, decodeQ5_0, decodeQ5_1, decodeQ8_0 } from "./legacy_decode";
 export { encodeQ5_0, encodeQ5_1, encodeQ8_0 } from "./legacy_encode";
 export { decodeNf4 } from "./nf4_decode";
+export { encodeNf4 } from "./nf4_encode";
 export { encodeBf16, encodeF16 } from "./half_encode";
 
 /** First byte the host may use: everything below is the kernels' scratch. */
