@@ -35,12 +35,7 @@ export function jsonNestsDeeperThan(text: string, limit: number = MAX_JSON_DEPTH
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
-      // Skip the string: up to the next quote not escaped by a backslash.
-      for (i++; i < text.length; i++) {
-        const s = text.charCodeAt(i);
-        if (s === 0x5c) i++;
-        else if (s === 0x22) break;
-      }
+      i = closingQuote(text, i);
     } else if (c === 0x5b || c === 0x7b) {
       if (++depth > limit) return true;
     } else if (c === 0x5d || c === 0x7d) {
@@ -72,14 +67,24 @@ export function jsonHoldsMoreThan(text: string, limit: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
-      for (i++; i < text.length; i++) {
-        const s = text.charCodeAt(i);
-        if (s === 0x5c) i++;
-        else if (s === 0x22) break;
-      }
+      i = closingQuote(text, i);
     } else if (c === 0x2c && ++items > limit) {
       return true;
     }
   }
   return false;
+}
+
+/**
+ * Where the string opened by the quote at `open` ends: the next quote not
+ * escaped by a backslash, or the end of the text.
+ */
+function closingQuote(text: string, open: number): number {
+  let i = open + 1;
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5c) i++;
+    else if (c === 0x22) break;
+  }
+  return i;
 }

@@ -257,6 +257,29 @@ function instantiate(): WasmKernels | null {
     return y;
   };
 
+  // NF4 blocks per call: values use the f32 region; codes (half a byte per
+  // value) and the per-block f32 scales (and zero points) share the byte region.
+  const nf4SliceBlocks = (blockSize: number, zeros: Float32Array | undefined): number => {
+    const perBlock = blockSize / 2 + (zeros === undefined ? 4 : 8);
+    return Math.min(Math.floor(SLICE / blockSize), Math.floor(SLICE / perBlock));
+  };
+  // Copy blocks b..b+k's scales (and zero points) in after the codes, at a
+  // 4-byte boundary; their addresses (0 for no zero points).
+  const placeNf4Fields = (
+    scales: Float32Array,
+    zeros: Float32Array | undefined,
+    b: number,
+    k: number,
+    codeBytes: number,
+  ): [number, number] => {
+    const scalesAt = outBase + ((codeBytes + 3) & ~3);
+    new Float32Array(exports.memory.buffer, scalesAt, k).set(scales.subarray(b, b + k));
+    if (zeros === undefined) return [scalesAt, 0];
+    const zerosAt = scalesAt + 4 * k;
+    new Float32Array(exports.memory.buffer, zerosAt, k).set(zeros.subarray(b, b + k));
+    return [scalesAt, zerosAt];
+  };
+
   return {
     encodeQ4K: blockKernel("Q4_K", exports.encodeQ4K, 144),
     encodeQ5K: blockKernel("Q5_K", exports.encodeQ5K, 176),
@@ -310,45 +333,25 @@ function instantiate(): WasmKernels | null {
     decodeQ3K: decodeKernel(exports.decodeQ3K, 110),
     decodeQ5K: decodeKernel(exports.decodeQ5K, 176),
     encodeNf4Blocks(values, scales, zeros, blockSize, out) {
-      // Values in the f32 region; codes, scales and zero points share the byte region.
-      const perBlock = blockSize / 2 + (zeros === undefined ? 4 : 8);
-      const sliceBlocks = Math.min(Math.floor(SLICE / blockSize), Math.floor(SLICE / perBlock));
-      const nb = scales.length;
+      const sliceBlocks = nf4SliceBlocks(blockSize, zeros);
       if (sliceBlocks < 1) return encodeNf4BlocksTs(values, scales, zeros, blockSize, out);
-      for (let b = 0; b < nb; b += sliceBlocks) {
-        const k = Math.min(sliceBlocks, nb - b);
+      for (let b = 0; b < scales.length; b += sliceBlocks) {
+        const k = Math.min(sliceBlocks, scales.length - b);
         const codeBytes = (k * blockSize) / 2;
         src.set(values.subarray(b * blockSize, (b + k) * blockSize));
-        const scalesAt = outBase + ((codeBytes + 3) & ~3);
-        new Float32Array(exports.memory.buffer, scalesAt, k).set(scales.subarray(b, b + k));
-        let zerosAt = 0;
-        if (zeros !== undefined) {
-          zerosAt = scalesAt + 4 * k;
-          new Float32Array(exports.memory.buffer, zerosAt, k).set(zeros.subarray(b, b + k));
-        }
+        const [scalesAt, zerosAt] = placeNf4Fields(scales, zeros, b, k, codeBytes);
         exports.encodeNf4(base, scalesAt, zerosAt, outBase, k, blockSize);
         out.set(dst.subarray(0, codeBytes), (b * blockSize) / 2);
       }
     },
     decodeNf4Blocks(codes, scales, zeros, blockSize, out) {
-      // Codes and the per-block scales (and zero points) share the byte
-      // region, values come back from the f32 region: as many blocks as fit.
-      const perBlock = blockSize / 2 + (zeros === undefined ? 4 : 8);
-      const sliceBlocks = Math.min(Math.floor(SLICE / blockSize), Math.floor(SLICE / perBlock));
+      const sliceBlocks = nf4SliceBlocks(blockSize, zeros);
       if (sliceBlocks < 1) return decodeNf4BlocksTs(codes, scales, zeros, blockSize, out);
-      const nb = scales.length;
-      for (let b = 0; b < nb; b += sliceBlocks) {
-        const k = Math.min(sliceBlocks, nb - b);
+      for (let b = 0; b < scales.length; b += sliceBlocks) {
+        const k = Math.min(sliceBlocks, scales.length - b);
         const codeBytes = (k * blockSize) / 2;
         dst.set(codes.subarray((b * blockSize) / 2, (b * blockSize) / 2 + codeBytes));
-        // f32 fields at a 4-byte boundary after the codes.
-        const scalesAt = outBase + ((codeBytes + 3) & ~3);
-        new Float32Array(exports.memory.buffer, scalesAt, k).set(scales.subarray(b, b + k));
-        let zerosAt = 0;
-        if (zeros !== undefined) {
-          zerosAt = scalesAt + 4 * k;
-          new Float32Array(exports.memory.buffer, zerosAt, k).set(zeros.subarray(b, b + k));
-        }
+        const [scalesAt, zerosAt] = placeNf4Fields(scales, zeros, b, k, codeBytes);
         exports.decodeNf4(outBase, scalesAt, zerosAt, base, k, blockSize);
         out.set(src.subarray(0, k * blockSize), b * blockSize);
       }
