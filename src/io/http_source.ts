@@ -496,7 +496,11 @@ export class HttpSource implements ByteSource {
     if (!Number.isSafeInteger(chunkSize) || chunkSize <= 0) {
       throw new RangeError(`Cannot stream "${this.name}": chunk size ${chunkSize} is not positive`);
     }
-    const pieces = this.pieces(start, end);
+    // Cancelling must not wait behind a read the server never answers: an
+    // async generator's return() queues after its pending next(), which a
+    // stalled body would hold for every idle timeout and retry (minutes).
+    const cancelled = new AbortController();
+    const pieces = this.pieces(start, end, cancelled.signal);
     let position = start;
     let carry: Uint8Array | undefined;
     return new ReadableStream<Uint8Array>({
@@ -525,8 +529,9 @@ export class HttpSource implements ByteSource {
         position += filled;
         controller.enqueue(filled === chunk.length ? chunk : chunk.subarray(0, filled));
       },
-      async cancel() {
-        await pieces.return(undefined);
+      async cancel(reason) {
+        cancelled.abort(reason);
+        await pieces.return(undefined).catch(() => {});
       },
     }, { highWaterMark: 1 });
   }
@@ -539,11 +544,17 @@ export class HttpSource implements ByteSource {
    *
    * @param start First byte.
    * @param end One past the last byte.
+   * @param signal Gives up at once when aborted, dropping the connection in flight.
    * @returns The pieces, in order, exactly covering the range.
    * @throws {RangeError} When the range is outside the source (offset or length not whole, or past its end).
    * @throws {HubRequestError} When the server refuses or keeps failing after the retries.
+   * @throws {DOMException} With `signal`'s reason, when it aborts.
    */
-  async *pieces(start: number, end: number): AsyncGenerator<Uint8Array, void, undefined> {
+  async *pieces(
+    start: number,
+    end: number,
+    signal?: AbortSignal,
+  ): AsyncGenerator<Uint8Array, void, undefined> {
     assertRange(this.name, this.size, start, end - start);
     const retries = this.#options.retries ?? DEFAULT_RETRIES;
     let position = start;
@@ -561,8 +572,10 @@ export class HttpSource implements ByteSource {
     let windowBytes = 0;
     while (position < end) {
       if (this.#closed) throw new TypeError(`Cannot read "${this.name}": the source is closed`);
+      signal?.throwIfAborted();
       const { url, headers } = this.#location;
-      // Aborted when the body goes silent or too slow, to drop the connection.
+      // Aborted when the body goes silent or too slow, to drop the connection,
+      // or when the caller gives up (`signal`).
       const connection = new AbortController();
       const requested = performance.now();
       const response = await fetchWithRetry(url, {
@@ -571,7 +584,7 @@ export class HttpSource implements ByteSource {
           range: `bytes=${position}-${end - 1}`,
           "accept-encoding": "identity",
         },
-        signal: connection.signal,
+        signal: signal ? AbortSignal.any([connection.signal, signal]) : connection.signal,
       }, this.#options);
       windowWaitMs += performance.now() - requested;
       if (
@@ -631,7 +644,7 @@ export class HttpSource implements ByteSource {
             result = await readWithin(reader, idle, drop);
             windowWaitMs += performance.now() - waitStart;
           } catch (error) {
-            if (this.#options.signal?.aborted) throw error;
+            if (this.#options.signal?.aborted || signal?.aborted) throw error;
             dropped = error; // D1: the connection dropped mid-body (or went silent).
             break;
           }

@@ -118,6 +118,40 @@ Deno.test("HttpSource stream cancellation stops the download", async () => {
   }
 });
 
+Deno.test("HttpSource stream cancellation does not wait for a stalled server", async () => {
+  // The server sends a little, then nothing: the pending read would only end
+  // at the idle timeout, and every retry would stall again.
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => {
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(DATA.subarray(0, 1000));
+      },
+    });
+    return new Response(body, {
+      status: 206,
+      headers: { "content-range": `bytes 0-${DATA.length - 1}/${DATA.length}` },
+    });
+  });
+  try {
+    const source = await openHttpSource(`http://127.0.0.1:${server.addr.port}/f`, {
+      ...FAST,
+      size: DATA.length,
+      idleTimeoutMs: 60_000,
+    });
+    const reader = source.stream(0, DATA.length, 1000).getReader();
+    assert.equal((await reader.read()).value?.length, 1000);
+    const pending = reader.read().catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 100)); // the read is now stalled
+    const started = performance.now();
+    await reader.cancel();
+    await pending;
+    // Well under the 60 s idle timeout: the connection was dropped at once.
+    assert.ok(performance.now() - started < 10_000, `${performance.now() - started} ms`);
+  } finally {
+    await server.shutdown();
+  }
+});
+
 Deno.test("fetchWithRetry() honours Retry-After and gives up with a clear error", async (t) => {
   await t.step("retries then succeeds", async () => {
     const waits: number[] = [];
