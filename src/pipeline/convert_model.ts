@@ -39,6 +39,7 @@ import type {
 import { checkBeforeClose } from "./_check_before_close.ts";
 import { DequantizeStream } from "./dequantize_stream.ts";
 import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
+import { PRE_TOKENIZERS } from "../tokenizer/pre_tokenizers.ts";
 import { reorderQkRows } from "./qk_row_layout.ts";
 import type { Model } from "./model.ts";
 import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
@@ -104,6 +105,15 @@ export interface ConvertOptions extends OpenModelOptions {
   onProgress?: ProgressCallback;
   /** Told, in one line, about a choice that changes the output (a tied lm_head copy added). */
   onNote?: (message: string) => void;
+
+  /**
+   * The llama.cpp pre-tokenizer (`tokenizer.ggml.pre`) to record, instead of
+   * the one recognised from `tokenizer.json`: `"default"` or a name of
+   * `PRE_TOKENIZERS`. GGUF output refuses a byte-level BPE tokenizer whose
+   * pre-tokenizer aprkit does not recognise unless this is given.
+   * @default the recognised one
+   */
+  preTokenizer?: string;
 
   /**
    * GGUF output: the `general.file_type` to write (llama.cpp's `LLAMA_FTYPE_*`).
@@ -230,7 +240,7 @@ export async function convertModel(
       );
     }
     const folderName = await hfFolderName(source, model.header.format);
-    stream = stream.pipeThrough(finalizeMetadata(model, source, folderName, (h) => {
+    stream = stream.pipeThrough(finalizeMetadata(model, source, folderName, options, (h) => {
       header = h;
       if (imatrix !== undefined) warnMissingImportance(h, imatrix, options);
     }));
@@ -367,6 +377,12 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
   if (options.quantize !== undefined && !QUANTIZE_TARGETS.includes(options.quantize)) {
     throw new UsageError(
       `Unknown quantization "${options.quantize}": expected one of ${QUANTIZE_TARGETS.join(", ")}`,
+    );
+  }
+  const preNames = ["default", ...PRE_TOKENIZERS.map((e) => e.name)];
+  if (options.preTokenizer !== undefined && !preNames.includes(options.preTokenizer)) {
+    throw new UsageError(
+      `Unknown pre-tokenizer "${options.preTokenizer}": expected one of ${preNames.join(", ")}`,
     );
   }
   const preset = options.quantize === undefined
@@ -587,6 +603,7 @@ function finalizeMetadata(
   model: Model,
   source: ModelLocation,
   folderName: string | undefined,
+  options: ConvertOptions,
   onHeader: (header: ModelHeader) => void,
 ): TransformStream<ModelChunk, ModelChunk> {
   return new TransformStream<ModelChunk, ModelChunk>({
@@ -610,6 +627,10 @@ function finalizeMetadata(
       // A Hugging Face model names itself nowhere; llama.cpp's converter
       // names it after its folder (`tiny-llama` → "Tiny Llama"), and so does aprkit.
       if (metadata.name === undefined && folderName !== undefined) metadata.name = folderName;
+      if (options.preTokenizer !== undefined) {
+        metadata["tokenizer.pre"] = options.preTokenizer;
+        metadata["tokenizer.pre_type"] = options.preTokenizer;
+      }
       if (typeof source === "string" && isHubRef(source)) {
         const ref = parseHubRef(source);
         metadata.source = `hf://${ref.repoId}${ref.path ? `/${ref.path}` : ""}`;

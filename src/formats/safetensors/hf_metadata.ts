@@ -2,7 +2,8 @@
 
 /**
  * Hugging Face companion files (`config.json`, `tokenizer.json`,
- * `tokenizer_config.json`, `generation_config.json`, `chat_template.jinja`)
+ * `tokenizer_config.json`, `generation_config.json`, `chat_template.jinja`,
+ * `chat_template.json`)
  * turned into APR metadata (APR_V2.md §3, DESIGN.md §2.4).
  *
  * Choices, so readers of the APR file find what they need:
@@ -25,8 +26,12 @@
  *   else `config.json`, else by looking up the tokenizer_config's token string;
  *   when several EOS ids are listed, the first is used.
  * - What llama.cpp's converter derives from the tokenizer, for GGUF export
- *   (`tokenizer.ggml_model`, `tokenizer.pre`, `tokenizer.token_type`,
- *   `tokenizer.special_ids`, `tokenizer.add_special`): see `hf_tokenizer_gguf.ts`.
+ *   (`tokenizer.ggml_model`, `tokenizer.pre`/`pre_type`, `tokenizer.token_type`,
+ *   SentencePiece scores, `tokenizer.special_ids`, `tokenizer.add_special`,
+ *   `tokenizer.add_space_prefix`, named chat templates): see `hf_tokenizer_gguf.ts`.
+ * - The chat template comes from `tokenizer_config.json`, else
+ *   `chat_template.jinja`, else `chat_template.json`, as the converter reads it;
+ *   of several named ones, `chat_template` holds `default`.
  *
  * @module
  */
@@ -58,6 +63,8 @@ export interface HfCompanions {
   generationConfig?: unknown;
   /** `chat_template.jinja`, used when `tokenizer_config.json` has no template. */
   chatTemplate?: string;
+  /** `chat_template.json` (`{"chat_template": ...}`), used when neither has one. */
+  chatTemplateJson?: unknown;
 }
 
 /** Options of {@linkcode readHfCompanions}. */
@@ -245,8 +252,15 @@ function readVocabulary(tokenizer: unknown, minSize: number | undefined): Vocabu
   return { tokens, scores, merges, modelType, ids };
 }
 
-function chatTemplateOf(tokenizerConfig: Record<string, unknown>, fallback: string | undefined) {
-  const t = tokenizerConfig["chat_template"];
+function chatTemplateOf(
+  tokenizerConfig: Record<string, unknown>,
+  jinja: string | undefined,
+  json: unknown,
+): string | undefined {
+  const fallback = jinja ?? record(json)?.["chat_template"];
+  const t = Object.hasOwn(tokenizerConfig, "chat_template")
+    ? tokenizerConfig["chat_template"]
+    : fallback;
   if (typeof t === "string") return t;
   // Several named templates: [{name, template}]; take "default", else the first.
   if (Array.isArray(t)) {
@@ -254,7 +268,7 @@ function chatTemplateOf(tokenizerConfig: Record<string, unknown>, fallback: stri
     const chosen = named.find((x) => x?.["name"] === "default") ?? named[0];
     if (chosen !== undefined) return chosen["template"] as string;
   }
-  return fallback;
+  return undefined;
 }
 
 /**
@@ -280,7 +294,7 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   const text = { ...record(config["text_config"]), ...config };
   const out: ModelMetadata = {};
 
-  const chatTemplate = chatTemplateOf(tokenizerConfig, files.chatTemplate);
+  const chatTemplate = chatTemplateOf(tokenizerConfig, files.chatTemplate, files.chatTemplateJson);
   if (chatTemplate !== undefined) out.chat_template = chatTemplate;
 
   const special: NonNullable<ModelMetadata["special_tokens"]> = {};
@@ -375,7 +389,13 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   if (vocabulary !== undefined) {
     Object.assign(
       out,
-      ggufTokenizerFields({ ...files, tokenizerConfig, config, tokens: vocabulary.tokens }),
+      ggufTokenizerFields({
+        ...files,
+        tokenizerConfig,
+        config,
+        tokens: vocabulary.tokens,
+        ...(vocabulary.merges !== undefined ? { merges: vocabulary.merges } : {}),
+      }),
     );
   }
   const tied = tiedWordEmbeddings(text);
@@ -470,5 +490,7 @@ export async function readHfCompanions(
     MAX_CONFIG_BYTES,
   );
   if (chatTemplate !== undefined) companions.chatTemplate = chatTemplate;
+  const chatTemplateJson = await json("chat_template.json", MAX_CONFIG_BYTES);
+  if (chatTemplateJson !== undefined) companions.chatTemplateJson = chatTemplateJson;
   return aprMetadataFromHf(companions);
 }
