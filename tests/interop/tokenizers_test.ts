@@ -143,7 +143,11 @@ Deno.test("real tokenizers: llama.cpp on aprkit's GGUF tokenizes ~40 strings as 
         const kv = (await readGgufFile(`${dir}/${other}`)).kv;
         assert.deepEqual(tokenizerKv(kv), tokenizerKv(direct.kv), `${other}: tokenizer keys`);
       }
-      jobs.push({ key, path: gguf, texts: [...strings.common, ...expected.tokenizers[key]!.texts] });
+      jobs.push({
+        key,
+        path: gguf,
+        texts: [...strings.common, ...expected.tokenizers[key]!.texts],
+      });
     }
     const results = await llamaTokenize(jobs.map(({ path, texts }) => ({ path, texts })));
     const report: string[] = [];

@@ -455,7 +455,11 @@ function writeTokenizer(
     for (const [aprKey, ggufKey] of TOKENIZER_IDS) {
       set(ggufKey, GgufValueType.UINT32, metadata[aprKey]);
     }
-    set("tokenizer.ggml.padding_token_id", GgufValueType.UINT32, metadata["tokenizer.padding_token_id"]);
+    set(
+      "tokenizer.ggml.padding_token_id",
+      GgufValueType.UINT32,
+      metadata["tokenizer.padding_token_id"],
+    );
   }
   const addSpecial = metadata["tokenizer.add_special"];
   if (addSpecial !== null && typeof addSpecial === "object" && !Array.isArray(addSpecial)) {
@@ -465,14 +469,18 @@ function writeTokenizer(
   } else {
     set("tokenizer.ggml.add_bos_token", GgufValueType.BOOL, metadata["tokenizer.add_bos_token"]);
   }
-  set("tokenizer.ggml.add_space_prefix", GgufValueType.BOOL, metadata["tokenizer.add_space_prefix"]);
+  set(
+    "tokenizer.ggml.add_space_prefix",
+    GgufValueType.BOOL,
+    metadata["tokenizer.add_space_prefix"],
+  );
 }
 
 /** A byte-level BPE tokenizer whose pre-tokenizer llama.cpp does not implement: refused. */
 function refuseUnknownPreTokenizer(metadata: ModelMetadata): never {
   const found = metadata["tokenizer.pre_unrecognised"];
   throw new UsageError(
-    `Cannot write GGUF: the tokenizer's pre-tokenizer (${
+    `Cannot write GGUF: tokenizer.json's pre-tokenizer (${
       typeof found === "string" ? found : "none recorded"
     }) is none that llama.cpp implements (known: ${
       PRE_TOKENIZERS.map((e) => e.name).join(", ")

@@ -63,7 +63,7 @@ function addSpacePrefix(
     const r = record(node);
     if (r === undefined || depth > 16) return;
     const children = r[key];
-    if (Array.isArray(children)) for (const c of children) walk(c, key, depth + 1);
+    if (Array.isArray(children)) { for (const c of children) walk(c, key, depth + 1); }
     if (r["type"] === "Prepend" && r["prepend"] === "▁") found = true;
     if (r["type"] === "Metaspace") {
       const scheme = r["prepend_scheme"];
