@@ -395,9 +395,10 @@ export function aprToGgufKv(
       set(`${arch}.rope.dimension_count`, GgufValueType.UINT32, headDim);
     }
   }
+  // llama.cpp's converter (since c392e50) writes the quantization version before the tokenizer.
+  set("general.quantization_version", GgufValueType.UINT32, options.quantizationVersion);
   writeTokenizer(metadata, set, kv, converted);
   writeChatTemplates(metadata, set, kv);
-  set("general.quantization_version", GgufValueType.UINT32, options.quantizationVersion);
   return converted ? kv : inSourceOrder(kv, metadata.gguf_key_order);
 }
 
