@@ -40,6 +40,7 @@ import { checkBeforeClose } from "./_check_before_close.ts";
 import { DequantizeStream } from "./dequantize_stream.ts";
 import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
 import { PRE_TOKENIZERS } from "../tokenizer/pre_tokenizers.ts";
+import { llamaQuantizeOrder } from "./llama_quantize_layout.ts";
 import { reorderQkRows } from "./qk_row_layout.ts";
 import type { Model } from "./model.ts";
 import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
@@ -200,6 +201,10 @@ export async function convertModel(
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
     let stream = model.chunks();
+    // A llama-quantize preset (not q8_0, which is the converter's --outtype q8_0)
+    // lays its GGUF out as llama-quantize does.
+    const quantizeLayout = format === "gguf" && usesLlamaQuantizeLayout(options.quantize);
+    if (quantizeLayout) stream = stream.pipeThrough(llamaQuantizeOrder(options.keepNames === true));
     // GGUF wants llama.cpp's interleaved Q/K rows, SafeTensors Hugging Face's.
     const rows = format === "gguf" ? "interleaved" : format === "safetensors" ? "hf" : undefined;
     if (rows !== undefined) stream = stream.pipeThrough(reorderQkRows(rows));
@@ -580,6 +585,7 @@ function createSink(
       return GgufSink.create(output, {
         ...common,
         keepNames: options.keepNames === true,
+        llamaQuantizeLayout: usesLlamaQuantizeLayout(options.quantize),
         ...(fileType !== undefined ? { fileType } : {}),
         // As llama-quantize --imatrix: which matrix the model was quantized with.
         ...(imatrix !== undefined ? { extraKv: imatrixGgufKv(imatrix) } : {}),
@@ -592,6 +598,16 @@ function createSink(
         doubleQuant: options.doubleQuant === true,
       });
   }
+}
+
+/**
+ * Whether a GGUF output is laid out as llama-quantize writes it: the presets
+ * it makes (`q4_k_m`, `q4_k_s`, `q5_k_m`, `q5_k_s`, `q6_k`). `q8_0` is laid out
+ * as llama.cpp's converter writes `--outtype q8_0`, byte for byte.
+ */
+function usesLlamaQuantizeLayout(quantize: QuantizeTarget | undefined): boolean {
+  const preset = quantize === undefined ? undefined : presetOf(quantize, true);
+  return preset !== undefined && preset !== "Q8_0";
 }
 
 /**

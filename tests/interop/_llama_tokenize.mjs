@@ -17,7 +17,12 @@ let input = "";
 for await (const chunk of process.stdin) input += chunk;
 const jobs = JSON.parse(input);
 
-const llama = await getLlama({ gpu: false, build: "never", logLevel: "error", progressLogs: false });
+const llama = await getLlama({
+  gpu: false,
+  build: "never",
+  logLevel: "error",
+  progressLogs: false,
+});
 const results = [];
 for (const job of jobs) {
   try {

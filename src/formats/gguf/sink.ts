@@ -57,6 +57,12 @@ export interface GgufSinkOptions {
    */
   extraKv?: readonly (readonly [string, GgufKvInput])[];
   /**
+   * Lay the keys out as llama-quantize does: `general.quantization_version`
+   * and `general.file_type` after every other key (before `extraKv`).
+   * @default false
+   */
+  llamaQuantizeLayout?: boolean;
+  /**
    * Data alignment in bytes (a power of two).
    *
    * @default {32}
@@ -207,6 +213,15 @@ class GgufFileWriter {
           cause: error,
         },
       );
+    }
+    if (this.#options.llamaQuantizeLayout === true) {
+      // llama-quantize copies the source's keys, then sets these two: they move to the end.
+      for (const key of ["general.quantization_version", "general.file_type"]) {
+        const value = kv.get(key);
+        if (value === undefined) continue;
+        kv.delete(key);
+        kv.set(key, value);
+      }
     }
     for (const [key, value] of this.#options.extraKv ?? []) {
       // Removed, then added: the key moves to the end, where llama.cpp's gguf_set_val puts it.
