@@ -18,14 +18,42 @@ export interface ConverterCase {
   family: string;
   /** Key of tests/testdata/tokenizers/packages.json. */
   tokenizer: string;
+  /** The published model's `generation_config.json` (general.sampling.*), if the case has one. */
+  generationConfig?: Record<string, unknown>;
 }
 
 /** The families aprkit converts today, each with a tokenizer llama.cpp's converter recognises. */
 export const CONVERTER_CASES: readonly ConverterCase[] = [
-  { family: "llama", tokenizer: "llama3_1" },
+  {
+    family: "llama",
+    tokenizer: "llama3_1",
+    // meta-llama/Llama-3.1-8B-Instruct's.
+    generationConfig: {
+      bos_token_id: 128000,
+      do_sample: true,
+      eos_token_id: [128001, 128008, 128009],
+      temperature: 0.6,
+      top_p: 0.9,
+      transformers_version: "4.42.3",
+    },
+  },
   { family: "mistral", tokenizer: "llama3_1" },
   { family: "qwen2", tokenizer: "qwen3" },
-  { family: "qwen3", tokenizer: "qwen3" },
+  {
+    family: "qwen3",
+    tokenizer: "qwen3",
+    // Qwen/Qwen3-0.6B's.
+    generationConfig: {
+      bos_token_id: 151643,
+      do_sample: true,
+      eos_token_id: [151645, 151643],
+      pad_token_id: 151643,
+      temperature: 0.6,
+      top_k: 20,
+      top_p: 0.95,
+      transformers_version: "4.51.0",
+    },
+  },
 ];
 
 /** Hidden size of the tiny checkpoints: small, so K-quant rows fall back as llama-quantize does. */
@@ -50,6 +78,7 @@ export async function writeCaseFolder(root: string, c: ConverterCase): Promise<s
     {
       hidden: CASE_HIDDEN,
       layers: 1,
+      ...(c.generationConfig !== undefined ? { generationConfig: c.generationConfig } : {}),
     },
   );
   return folder;

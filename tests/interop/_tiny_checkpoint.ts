@@ -50,6 +50,8 @@ export interface TinyCheckpointOptions {
   layers?: number;
   /** All weights zero (the tokenizer tests need none). @default false */
   zeros?: boolean;
+  /** `generation_config.json` to write. @default none */
+  generationConfig?: Record<string, unknown>;
 }
 
 /**
@@ -101,6 +103,12 @@ export async function writeTinyCheckpoint(
       2,
     ) + "\n",
   );
+  if (options.generationConfig !== undefined) {
+    await Deno.writeTextFile(
+      `${folder}/generation_config.json`,
+      JSON.stringify(options.generationConfig, null, 2) + "\n",
+    );
+  }
   const uniform = random(20261125);
   const tensor = (name: string, shape: number[], fill?: number) => {
     const values = new Float32Array(shape.reduce((a, b) => a * b, 1));

@@ -24,6 +24,7 @@ import type { GgufKvInput } from "./writer.ts";
 import { UsageError } from "../../errors.ts";
 import { mergeRankScores } from "../../tokenizer/merge_rank_scores.ts";
 import { PRE_TOKENIZERS } from "../../tokenizer/pre_tokenizers.ts";
+import { SAMPLING_TYPES } from "../safetensors/hf_sampling.ts";
 
 /** Arrays longer than this are left out of `gguf_metadata` (vocabularies belong in `tokenizer.*`). */
 export const GGUF_METADATA_MAX_ARRAY = 64;
@@ -362,6 +363,7 @@ export function aprToGgufKv(
     kv.set(key, { type, value: value as GgufValue });
   };
   if (converted) set("general.type", GgufValueType.STRING, "model");
+  if (converted) writeSampling(metadata["sampling"], set);
   for (const [field, key] of GENERAL_FIELDS) set(key, GgufValueType.STRING, metadata[field]);
   if (converted && options.parameterCount !== undefined && metadata.num_experts == null) {
     set("general.size_label", GgufValueType.STRING, sizeLabel(options.parameterCount));
@@ -475,6 +477,24 @@ function writeTokenizer(
     GgufValueType.BOOL,
     metadata["tokenizer.add_space_prefix"],
   );
+}
+
+/** `general.sampling.*` from the APR `sampling` key, in its order (the converter's). */
+function writeSampling(
+  sampling: unknown,
+  set: (key: string, type: GgufValueType, value: unknown) => void,
+): void {
+  if (sampling === null || typeof sampling !== "object" || Array.isArray(sampling)) return;
+  for (const [suffix, value] of Object.entries(sampling as Record<string, unknown>)) {
+    const kind = SAMPLING_TYPES.get(suffix);
+    if (kind === undefined) continue;
+    const type = kind === "string"
+      ? GgufValueType.STRING
+      : kind === "int"
+      ? GgufValueType.INT32
+      : GgufValueType.FLOAT32;
+    set(`general.sampling.${suffix}`, type, value);
+  }
 }
 
 /** A byte-level BPE tokenizer whose pre-tokenizer llama.cpp does not implement: refused. */

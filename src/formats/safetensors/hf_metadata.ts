@@ -29,6 +29,8 @@
  *   (`tokenizer.ggml_model`, `tokenizer.pre`/`pre_type`, `tokenizer.token_type`,
  *   SentencePiece scores, `tokenizer.special_ids`, `tokenizer.add_special`,
  *   `tokenizer.add_space_prefix`, named chat templates): see `hf_tokenizer_gguf.ts`.
+ * - `sampling`: the sampling defaults of `generation_config.json`, for the
+ *   `general.sampling.*` GGUF keys (`hf_sampling.ts`).
  * - The chat template comes from `tokenizer_config.json`, else
  *   `chat_template.jinja`, else `chat_template.json`, as the converter reads it;
  *   of several named ones, `chat_template` holds `default`.
@@ -40,6 +42,7 @@ import { ModelFormatError } from "../../errors.ts";
 import type { ModelMetadata } from "../../tensor.ts";
 import type { ModelFiles } from "../../io/model_files.ts";
 import { ggufTokenizerFields } from "./hf_tokenizer_gguf.ts";
+import { samplingFromGenerationConfig } from "./hf_sampling.ts";
 
 /**
  * Largest config-like companion read (`config.json`, `tokenizer_config.json`,
@@ -398,6 +401,9 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
       }),
     );
   }
+  // general.sampling.* for GGUF export, as llama.cpp's converter reads them.
+  const sampling = samplingFromGenerationConfig(generation);
+  if (Object.keys(sampling).length > 0) out["sampling"] = sampling;
   const tied = tiedWordEmbeddings(text);
   if (tied !== undefined) out["tied_embeddings"] = tied;
   return out;
