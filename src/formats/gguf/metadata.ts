@@ -477,6 +477,11 @@ function writeTokenizer(
     GgufValueType.BOOL,
     metadata["tokenizer.add_space_prefix"],
   );
+  set(
+    "tokenizer.ggml.remove_extra_whitespaces",
+    GgufValueType.BOOL,
+    metadata["tokenizer.remove_extra_whitespaces"],
+  );
 }
 
 /** `general.sampling.*` from the APR `sampling` key, in its order (the converter's). */

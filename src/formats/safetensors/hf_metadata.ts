@@ -43,6 +43,13 @@ import type { ModelMetadata } from "../../tensor.ts";
 import type { ModelFiles } from "../../io/model_files.ts";
 import { ggufTokenizerFields } from "./hf_tokenizer_gguf.ts";
 import { samplingFromGenerationConfig } from "./hf_sampling.ts";
+import {
+  MAX_SENTENCEPIECE_BYTES,
+  parseSentencePieceModel,
+  type SentencePieceModel,
+} from "../../tokenizer/sentencepiece_model.ts";
+import { sentencePieceVocab } from "../../tokenizer/sentencepiece_vocab.ts";
+import { specialVocab } from "../../tokenizer/special_vocab.ts";
 
 /**
  * Largest config-like companion read (`config.json`, `tokenizer_config.json`,
@@ -68,6 +75,8 @@ export interface HfCompanions {
   chatTemplate?: string;
   /** `chat_template.json` (`{"chat_template": ...}`), used when neither has one. */
   chatTemplateJson?: unknown;
+  /** `tokenizer.model`, parsed: SentencePiece pieces, as llama.cpp's converter prefers them. */
+  sentencePiece?: SentencePieceModel;
 }
 
 /** Options of {@linkcode readHfCompanions}. */
@@ -401,11 +410,60 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
       }),
     );
   }
+  // A SentencePiece tokenizer.model: the vocabulary the converter reads from it.
+  if (
+    files.sentencePiece !== undefined &&
+    (vocabulary === undefined || out["tokenizer.ggml_model"] === "llama")
+  ) {
+    Object.assign(out, sentencePieceFields(files, files.sentencePiece, vocabSize, tokenizerConfig));
+  }
   // general.sampling.* for GGUF export, as llama.cpp's converter reads them.
   const sampling = samplingFromGenerationConfig(generation);
   if (Object.keys(sampling).length > 0) out["sampling"] = sampling;
   const tied = tiedWordEmbeddings(text);
   if (tied !== undefined) out["tied_embeddings"] = tied;
+  return out;
+}
+
+/**
+ * The `tokenizer.*` keys of a SentencePiece `tokenizer.model` (replacing
+ * those from `tokenizer.json`, as the converter prefers the model): pieces,
+ * scores and types as `_create_vocab_sentencepiece` builds them,
+ * `add_space_prefix` from `tokenizer_config.json`'s `add_prefix_space` else
+ * the model's `add_dummy_prefix`, `remove_extra_whitespaces` when the model
+ * collapses spaces (llama.cpp's default is not to).
+ */
+function sentencePieceFields(
+  files: HfCompanions,
+  model: SentencePieceModel,
+  vocabSize: number | undefined,
+  tokenizerConfig: Record<string, unknown>,
+): ModelMetadata {
+  const vocab = sentencePieceVocab(model, vocabSize, tokenizerConfig);
+  const special = specialVocab({
+    tokenizer: files.tokenizer ?? {},
+    tokenizerConfig: files.tokenizerConfig,
+    config: files.config,
+    vocabSize: vocab.tokens.length,
+  });
+  const out: ModelMetadata = {
+    "tokenizer.vocabulary": vocab.tokens,
+    "tokenizer.vocab_size": vocab.tokens.length,
+    "tokenizer.scores": vocab.scores,
+    "tokenizer.ggml_model": "llama",
+    "tokenizer.pre": "default",
+    "tokenizer.pre_type": "default",
+    "tokenizer.token_type": vocab.types,
+  };
+  const configured = tokenizerConfig["add_prefix_space"];
+  out["tokenizer.add_space_prefix"] = typeof configured === "boolean"
+    ? configured
+    : model.addDummyPrefix;
+  if (model.removeExtraWhitespaces) out["tokenizer.remove_extra_whitespaces"] = true;
+  if (Object.keys(special.ids).length > 0) out["tokenizer.special_ids"] = special.ids;
+  if (Object.keys(special.add).length > 0) out["tokenizer.add_special"] = special.add;
+  if (special.ids["pad"] !== undefined) out["tokenizer.padding_token_id"] = special.ids["pad"];
+  if (special.add["bos"] !== undefined) out["tokenizer.add_bos_token"] = special.add["bos"];
   return out;
 }
 
@@ -498,5 +556,39 @@ export async function readHfCompanions(
   if (chatTemplate !== undefined) companions.chatTemplate = chatTemplate;
   const chatTemplateJson = await json("chat_template.json", MAX_CONFIG_BYTES);
   if (chatTemplateJson !== undefined) companions.chatTemplateJson = chatTemplateJson;
+  const sentencePiece = await readSentencePiece(files, listing, prefix + "tokenizer.model");
+  if (sentencePiece !== undefined) companions.sentencePiece = sentencePiece;
   return aprMetadataFromHf(companions);
+}
+
+/** Read and parse `tokenizer.model`, if the repository has one (size checked before reading). */
+async function readSentencePiece(
+  files: ModelFiles,
+  listing: ReadonlySet<string>,
+  path: string,
+): Promise<SentencePieceModel | undefined> {
+  if (!listing.has(path)) return undefined;
+  const source = await files.open(path);
+  try {
+    if (source.size > MAX_SENTENCEPIECE_BYTES) {
+      throw new ModelFormatError(
+        "model",
+        files.locate(path),
+        `too large: ${source.size} bytes exceeds the ${MAX_SENTENCEPIECE_BYTES}-byte limit for tokenizer.model`,
+      );
+    }
+    const bytes = await source.read(0, source.size);
+    try {
+      return parseSentencePieceModel(bytes);
+    } catch (cause) {
+      throw new ModelFormatError(
+        "model",
+        files.locate(path),
+        `not a SentencePiece model: ${(cause as Error).message}`,
+        { cause },
+      );
+    }
+  } finally {
+    await source.close();
+  }
 }
