@@ -1,7 +1,8 @@
 """Record transformers' token ids for the strings in strings.json, once, as ground truth.
 
 Run with transformers 4.57.6 (4.x: 5.x rebuilds DeepSeek-V3's byte-level tokenizer as
-SentencePiece and splits Mistral-style leading spaces differently):
+SentencePiece and splits Mistral-style leading spaces differently) and tokenizers 0.22.x (the
+range 4.57.6 accepts; expected.json was made with 0.22.2):
 
     python make_expected.py PACKAGES_DIR > expected.json
 
