@@ -28,6 +28,7 @@ import { type ImportanceMatrix, readImportanceMatrix } from "./read_imatrix.ts";
 import { imatrixGgufKv } from "../formats/gguf/imatrix_kv.ts";
 import { hfFolderName } from "./model_name.ts";
 import { QuantizeStream } from "../quant/quantize_stream.ts";
+import { QUANT_METHODS } from "../quant/checkpoint/mod.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
 import type {
   ModelChunk,
@@ -186,6 +187,7 @@ export async function convertModel(
     : options.imatrix;
   const model = await openModel(source, options);
   try {
+    refuseGgufOf(model, format);
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
@@ -280,6 +282,18 @@ export async function convertModel(
     throw nameTheSource(error, typeof source === "string" ? source : model.location, format);
   } finally {
     await model.close();
+  }
+}
+
+/** A quantized checkpoint whose method cannot go to GGUF yet (gpt-oss's MXFP4). */
+function refuseGgufOf(model: Model, format: OutputFormat): void {
+  if (format !== "gguf") return;
+  const method = (model.reader as { quantMethod?: unknown }).quantMethod;
+  const refusal = typeof method === "string" ? QUANT_METHODS.get(method)?.ggufRefusal : undefined;
+  if (refusal !== undefined) {
+    throw new UsageError(
+      `Cannot convert "${model.location}" to gguf: its ${method} checkpoint cannot be written as GGUF yet: ${refusal}`,
+    );
   }
 }
 

@@ -1,0 +1,67 @@
+// This module is browser compatible.
+
+/**
+ * A dequantized tensor as a {@linkcode TensorEntry}: F32 values computed band
+ * of rows after band of rows from its companion tensors, so a payload of any
+ * size streams in bounded memory and restarts at any row boundary.
+ *
+ * @module
+ */
+
+import type { TensorEntry } from "../../tensor.ts";
+
+/** Values produced per band: 4 MiB of f32. */
+const BAND_VALUES = 1024 * 1024;
+
+/** Computes the f32 values of rows `[start, end)`, in row-major order. */
+export type RowProducer = (start: number, end: number) => Promise<Float32Array>;
+
+/**
+ * An F32 entry whose rows (the last dimension) are computed on demand.
+ *
+ * @param name Tensor name.
+ * @param shape Output shape, outermost first.
+ * @param producer Makes one band producer per opened stream (so its caches
+ *   are per stream); the producer is called with consecutive bands, from row 0
+ *   or from a restart row.
+ * @returns The entry.
+ */
+export function f32Entry(
+  name: string,
+  shape: readonly number[],
+  producer: () => RowProducer,
+): TensorEntry {
+  const rowLength = shape.length === 0 ? 1 : shape[shape.length - 1]!;
+  const rows = rowLength === 0 ? 0 : shape.reduce((a, b) => a * b, 1) / rowLength;
+  const rowBytes = rowLength * 4;
+  const band = Math.max(1, Math.floor(BAND_VALUES / Math.max(1, rowLength)));
+  const from = (first: number): ReadableStream<Uint8Array> => {
+    const produce = producer();
+    let next = first;
+    return new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (next >= rows) {
+          controller.close();
+          return;
+        }
+        const end = Math.min(rows, next + band);
+        const values = await produce(next, end);
+        if (values.length !== (end - next) * rowLength) {
+          throw new RangeError(`Cannot dequantize tensor "${name}": a band has the wrong size`);
+        }
+        next = end;
+        controller.enqueue(new Uint8Array(values.buffer, values.byteOffset, values.byteLength));
+      },
+    }, { highWaterMark: 0 });
+  };
+  const inside = (offset: number) =>
+    Number.isSafeInteger(offset) && offset > 0 && offset < rows * rowBytes &&
+    offset % rowBytes === 0;
+  return {
+    info: { name, dtype: "F32", shape: [...shape], byteLength: rows * rowBytes },
+    open: () => from(0),
+    restartPoint: (offset) => inside(offset) ? {} : undefined,
+    openAt: (offset, state) =>
+      inside(offset) && state === undefined ? from(offset / rowBytes) : undefined,
+  };
+}
