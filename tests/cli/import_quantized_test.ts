@@ -160,11 +160,11 @@ Deno.test("apr import refuses an orphan scale (no weight beside it)", async () =
   );
 });
 
-Deno.test("apr import refuses compressed-tensors pack-quantized and several groups", async () => {
+Deno.test("apr import refuses compressed-tensors NVFP4 and several groups", async () => {
   await refused(
-    { quant_method: "compressed-tensors", format: "pack-quantized", config_groups: {} },
+    { quant_method: "compressed-tensors", format: "nvfp4-pack-quantized", config_groups: {} },
     [WEIGHT],
-    'format "pack-quantized" is not supported (supported: float-quantized, int-quantized, naive-quantized)',
+    'format "nvfp4-pack-quantized" is not supported (supported: float-quantized, int-quantized, naive-quantized, pack-quantized)',
   );
   const scheme = { weights: { num_bits: 8, type: "float", strategy: "channel" } };
   await refused(

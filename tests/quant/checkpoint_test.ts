@@ -28,6 +28,8 @@ const FIXTURES = [
   "fp8-block",
   "fp8-block-edge",
   "ct-fp8-channel",
+  "ct-w4a16-asym",
+  "ct-w8-packed-sym",
   "gptq-4bit-actorder",
   "gptq-2bit",
   "gptq-8bit-v2",
@@ -37,7 +39,7 @@ const FIXTURES = [
 ];
 
 const COMPANION =
-  /(_scale_inv|\.weight_scale|\.input_scale|\.qweight|\.qzeros|\.scales|\.g_idx|_blocks|_scales)$/;
+  /(_scale_inv|\.weight_scale|\.input_scale|\.weight_packed|\.weight_shape|\.weight_zero_point|\.qweight|\.qzeros|\.scales|\.g_idx|_blocks|_scales)$/;
 
 function folder(name: string): string {
   return testdata(`hf/quantized/${name}`);
@@ -118,7 +120,9 @@ Deno.test("quantized checkpoints: small tiles and restarts give the same values"
       // from the unquantized view with 1 KiB tiles (several tiles per tensor).
       const raw = await openRaw(name);
       try {
-        const { tensors } = dequantizeCheckpoint(raw.tensors, config, name, { tileBytes: 1024 });
+        const { tensors } = await dequantizeCheckpoint(raw.tensors, config, name, {
+          tileBytes: 1024,
+        });
         for (const entry of tensors) {
           const hash = want.values[entry.info.name]?.sha256;
           if (hash === undefined) continue;
@@ -175,4 +179,28 @@ Deno.test("quantized checkpoint mxfp4 (gpt-oss): GGUF output is refused before w
     );
     await rejects(Deno.stat(out), Deno.errors.NotFound);
   });
+});
+
+Deno.test("quantized checkpoint gptq: without g_idx, groups follow group_size", async () => {
+  // These fixtures' g_idx is the default i / group_size: dropping it changes nothing.
+  for (const name of ["gptq-2bit", "gptq-8bit-v2"]) {
+    const want = await expected(name);
+    const config = JSON.parse(await Deno.readTextFile(`${folder(name)}/config.json`));
+    const raw = await openRaw(name);
+    try {
+      const stored = raw.tensors.filter((t) => !t.info.name.endsWith(".g_idx"));
+      const { tensors } = await dequantizeCheckpoint(stored, config, name);
+      let checked = 0;
+      for (const entry of tensors) {
+        const hash = want.values[entry.info.name]?.sha256;
+        if (hash === undefined) continue;
+        const values = decodeToFloat32("F32", await payload(entry), entry.info.shape);
+        equal(sha256(values), hash, `${name} ${entry.info.name} without g_idx`);
+        checked++;
+      }
+      equal(checked, 7);
+    } finally {
+      await raw.close();
+    }
+  }
 });

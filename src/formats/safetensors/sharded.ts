@@ -369,7 +369,7 @@ export async function openSafetensorsModel(
           ? undefined
           : { ...reader.safetensorsHeader.metadata },
       );
-      return dequantized(
+      return await dequantized(
         new SingleFileReader(reader, metadata),
         config,
         files.name,
@@ -501,7 +501,7 @@ export async function openSafetensorsModel(
     }
   }
   const metadata = mergeMetadata(await companions(directory), sourceMetadata);
-  return dequantized(
+  return await dequantized(
     new ShardedReader(metadata, paths, headers, new ShardPool(files, paths, sizes), chunkSize),
     config,
     files.name,
@@ -514,18 +514,18 @@ export async function openSafetensorsModel(
  * `quant/checkpoint/mod.ts`); a plain one as it is. Closes the reader when
  * the checkpoint is refused.
  */
-function dequantized(
+async function dequantized(
   reader: SafetensorsModelReader,
   config: unknown,
   location: string,
   asStored: boolean | undefined,
-): SafetensorsModelReader {
+): Promise<SafetensorsModelReader> {
   if (asStored) return reader;
   let result;
   try {
-    result = dequantizeCheckpoint(reader.tensors, config, location);
+    result = await dequantizeCheckpoint(reader.tensors, config, location);
   } catch (error) {
-    void reader.close();
+    await reader.close();
     throw error;
   }
   if (result.method === undefined) return reader;

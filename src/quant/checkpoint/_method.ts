@@ -41,9 +41,13 @@ export interface QuantMethod {
   /**
    * The checkpoint's tensors with every quantized group replaced by one F32
    * tensor (streamed in row bands) and the companion tensors removed. Checks
-   * every shape before returning: the header plan is exact.
+   * every shape before returning: the header plan is exact. May read a few
+   * bytes (compressed-tensors' `weight_shape`).
    */
-  dequantize(tensors: readonly TensorEntry[], context: QuantContext): TensorEntry[];
+  dequantize(
+    tensors: readonly TensorEntry[],
+    context: QuantContext,
+  ): TensorEntry[] | Promise<TensorEntry[]>;
 }
 
 /**

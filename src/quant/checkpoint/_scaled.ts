@@ -5,7 +5,7 @@
  * whole tensor: llama.cpp's `dequant_simple` (convert_hf_to_gguf.py,
  * `ModelBase.dequant_model`), used by fp8 (`weight_scale_inv`, any
  * `weight_block_size`, unpadded edge blocks), compressed-tensors'
- * float/int-quantized `weight_scale` and BitNet-free per-tensor scales.
+ * float/int-quantized `weight_scale`.
  * Computed in f32 as torch does (`weight.float() * scale.float()`), so the
  * values match llama.cpp's F32 output bit for bit.
  *

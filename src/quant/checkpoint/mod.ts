@@ -32,7 +32,7 @@ export const QUANT_METHODS: ReadonlyMap<string, QuantMethod> = new Map(
  * Tensor name endings only a quantized checkpoint has: seen without a
  * `quantization_config`, they would be written raw.
  */
-const QUANTIZED_SUFFIXES = [".qweight", ".qzeros", "_scale_inv", ".weight_packed"];
+const QUANTIZED_SUFFIXES = [".qweight", ".qzeros", "_scale_inv", ".weight_packed", ".weight_shape"];
 
 /** What {@linkcode dequantizeCheckpoint} did. */
 export interface DequantizedCheckpoint {
@@ -68,7 +68,7 @@ export function quantizationConfig(config: unknown): Record<string, unknown> | u
  *
  * @example Usage
  * ```ts ignore
- * const { tensors } = dequantizeCheckpoint(reader.tensors, config, "./Qwen3-8B-FP8");
+ * const { tensors } = await dequantizeCheckpoint(reader.tensors, config, "./Qwen3-8B-FP8");
  * ```
  *
  * @param tensors The checkpoint's tensors, in order.
@@ -81,12 +81,12 @@ export function quantizationConfig(config: unknown): Record<string, unknown> | u
  * use, a companion tensor without its weight, or quantized tensors in a
  * checkpoint whose config says nothing about them.
  */
-export function dequantizeCheckpoint(
+export async function dequantizeCheckpoint(
   tensors: readonly TensorEntry[],
   config: unknown,
   location: string,
   options: { readonly tileBytes?: number } = {},
-): DequantizedCheckpoint {
+): Promise<DequantizedCheckpoint> {
   const quant = quantizationConfig(config);
   if (quant === undefined) {
     const raw = tensors.find((t) => QUANTIZED_SUFFIXES.some((s) => t.info.name.endsWith(s)));
@@ -111,7 +111,7 @@ export function dequantizeCheckpoint(
     );
   }
   const context: QuantContext = { config: quant, location, ...options };
-  const out = method.dequantize(tensors, context);
+  const out = await method.dequantize(tensors, context);
   // What the method left of its companions could only be written raw.
   const left = out.find((t) => method.companions.some((s) => t.info.name.endsWith(s)));
   if (left !== undefined) {

@@ -243,6 +243,57 @@ def make_ct_channel():
         llama_drop=(".input_scale",))
 
 
+# --- compressed-tensors pack-quantized (llama.cpp dequant_packed) -----------------
+
+def ct_pack(values: np.ndarray, bits: int, dim: int) -> np.ndarray:
+    """compressed-tensors pack_to_int32: values + 2^(bits-1) (below 8 bits), packed along `dim`."""
+    pf = 32 // bits
+    u = (values + (1 << (bits - 1)) if bits < 8 else values + 128).astype(np.uint32) & ((1 << bits) - 1)
+    if dim == 0:
+        u = u.T
+    n, m = u.shape
+    padded = np.zeros((n, -(-m // pf) * pf), dtype=np.uint32)
+    padded[:, :m] = u
+    out = np.zeros((n, padded.shape[1] // pf), dtype=np.uint32)
+    for j in range(pf):
+        out |= padded[:, j::pf] << np.uint32(bits * j)
+    out = out.view(np.int32)
+    return np.ascontiguousarray(out.T) if dim == 0 else out
+
+
+def make_ct_packed(name: str, bits: int, group: int, symmetric: bool, seed: int):
+    w = base_weights(seed)
+    rng = np.random.default_rng(seed)
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    tensors, values = {}, {}
+    quantized = {f"model.layers.0.{m}.weight" for m in LINEARS}
+    for k in sorted(quantized):
+        W = w[k].numpy()
+        out_f, in_f = W.shape
+        g = np.arange(in_f) // group
+        scale = (rng.uniform(0.5, 1.5, size=(out_f, in_f // group)) * np.abs(W).max() / hi).astype(np.float32)
+        scale16 = torch.from_numpy(scale).to(torch.bfloat16)
+        s = scale16.to(torch.float32).numpy()
+        zp = np.zeros((out_f, in_f // group), dtype=np.int64) if symmetric else \
+            rng.integers(lo // 2, hi // 2 + 1, size=(out_f, in_f // group))
+        q = np.clip(np.round(W / s[:, g] + zp[:, g]), lo, hi).astype(np.int64)
+        tensors[k + "_packed"] = torch.from_numpy(ct_pack(q, bits, 1))
+        tensors[k + "_scale"] = scale16
+        tensors[k + "_shape"] = torch.tensor([out_f, in_f], dtype=torch.int64)
+        if not symmetric:
+            tensors[k + "_zero_point"] = torch.from_numpy(ct_pack(zp, bits, 0))
+        values[k] = torch.from_numpy(((q - zp[:, g]).astype(np.float32) * s[:, g]).astype(np.float32))
+    tensors.update(plain(w, quantized))
+    write(name, tensors, {
+        "quant_method": "compressed-tensors", "format": "pack-quantized",
+        "quantization_status": "compressed",
+        "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+            "num_bits": bits, "type": "int", "strategy": "group", "group_size": group,
+            "symmetric": symmetric, "dynamic": False, "actorder": None}}},
+        "ignore": ["lm_head"]}, values,
+        "numpy: (q - zero_point) * weight_scale per group, compressed-tensors pack_to_int32 layout")
+
+
 # --- GPTQ (GPTQModel packing; llama.cpp dequant_gptq) --------------------------
 
 def pack_rows(q: np.ndarray, bits: int) -> np.ndarray:
@@ -398,6 +449,8 @@ if __name__ == "__main__":
     make_fp8("fp8-block", [16, 32], 1, use_transformers=True)
     make_fp8("fp8-block-edge", [24, 40], 2, use_transformers=False)
     make_ct_channel()
+    make_ct_packed("ct-w4a16-asym", 4, 32, False, 4)
+    make_ct_packed("ct-w8-packed-sym", 8, 16, True, 6)
     make_gptq("gptq-4bit-actorder", 4, "gptq", True, 32, 11)
     make_gptq("gptq-2bit", 2, "gptq", False, 32, 12)
     make_gptq("gptq-8bit-v2", 8, "gptq_v2", False, 64, 13)
