@@ -9,10 +9,10 @@
  * @module
  */
 
-import { deepEqual } from "node:assert/strict";
+import { deepEqual, equal, match } from "node:assert/strict";
 import { encodeSafetensors } from "../../src/formats/safetensors/encode.ts";
 import type { DType } from "../../src/dtype.ts";
-import { assertOneLineError, runApr, withTempDir } from "./_run_apr.ts";
+import { assertOneLineError, runApr, testdata, withTempDir } from "./_run_apr.ts";
 
 const SUPPORTED = "(supported: awq, bitnet, compressed-tensors, fp8, gptq, mxfp4)";
 
@@ -176,4 +176,32 @@ Deno.test("apr import refuses compressed-tensors NVFP4 and several groups", asyn
     [WEIGHT],
     "config_groups must hold exactly one group (found 2)",
   );
+});
+
+Deno.test("apr import refuses one shard of a quantized checkpoint opened without its folder", async () => {
+  await withTempDir(async (dir) => {
+    const folder = await model(dir, { quant_method: "fp8", weight_block_size: [4, 4] }, [
+      FP8_WEIGHT,
+      { name: "l.weight_scale_inv", dtype: "F32", shape: [2, 2] },
+    ]);
+    const file = `${folder}/model.safetensors`;
+    const run = await runApr(["import", file, "-o", `${dir}/out.apr`]);
+    assertOneLineError(
+      run,
+      file,
+      `tensor "l.weight_scale_inv" is part of a quantized checkpoint; open the model's folder (with its config.json) to read it dequantized`,
+    );
+    // The folder reads it dequantized.
+    const ok = await runApr(["import", folder, "-o", `${dir}/out.apr`]);
+    equal(ok.code, 0, ok.stderr);
+  });
+});
+
+Deno.test("apr inspect says a checkpoint is read dequantized, and from what", async () => {
+  const folder = testdata("hf/quantized/gptq-4bit-actorder");
+  const text = await runApr(["inspect", folder]);
+  equal(text.code, 0, text.stderr);
+  match(text.stdout, /^format: +safetensors \(a gptq checkpoint, read dequantized to F32\)$/m);
+  const json = await runApr(["inspect", folder, "--json"]);
+  equal(JSON.parse(json.stdout).dequantizedFrom, "gptq");
 });

@@ -34,6 +34,26 @@ export const QUANT_METHODS: ReadonlyMap<string, QuantMethod> = new Map(
  */
 const QUANTIZED_SUFFIXES = [".qweight", ".qzeros", "_scale_inv", ".weight_packed", ".weight_shape"];
 
+/**
+ * Refuse a lone SafeTensors file holding a quantized checkpoint's tensors:
+ * without its folder's `config.json` nothing says how to dequantize them,
+ * and writing them raw would make a wrong model.
+ *
+ * @param tensors The file's tensors.
+ * @param location The file, for the message.
+ * @throws {ModelFormatError} When a tensor name is one only quantized checkpoints have.
+ */
+export function refuseLoneQuantized(tensors: readonly TensorEntry[], location: string): void {
+  const raw = tensors.find((t) => QUANTIZED_SUFFIXES.some((s) => t.info.name.endsWith(s)));
+  if (raw !== undefined) {
+    throw new ModelFormatError(
+      "SafeTensors",
+      location,
+      `tensor "${raw.info.name}" is part of a quantized checkpoint; open the model's folder (with its config.json) to read it dequantized`,
+    );
+  }
+}
+
 /** What {@linkcode dequantizeCheckpoint} did. */
 export interface DequantizedCheckpoint {
   /** The tensors to read: the dequantized ones in place of their groups. */
