@@ -205,3 +205,15 @@ Deno.test("apr inspect says a checkpoint is read dequantized, and from what", as
   const json = await runApr(["inspect", folder, "--json"]);
   equal(JSON.parse(json.stdout).dequantizedFrom, "gptq");
 });
+
+Deno.test("apr import refuses a dequantized row over the row limit", async () => {
+  const columns = (1 << 20) + 1;
+  await refused(
+    { quant_method: "fp8" },
+    [
+      { name: "l.weight", dtype: "F8_E4M3", shape: [1, columns] },
+      { name: "l.weight_scale_inv", dtype: "F32", shape: [] },
+    ],
+    `the dequantized tensor "l.weight" [1, ${columns}] has rows over the 1048576-value limit`,
+  );
+});

@@ -27,7 +27,9 @@ interface Expected {
 const FIXTURES = [
   "fp8-block",
   "fp8-block-edge",
+  "fp8-tensor",
   "ct-fp8-channel",
+  "ct-int8-channel",
   "ct-w4a16-asym",
   "ct-w8-packed-sym",
   "gptq-4bit-actorder",

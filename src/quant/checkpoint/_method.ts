@@ -132,6 +132,13 @@ export function companion(
 }
 
 /**
+ * Longest row a dequantized tensor may have (values): a row is the unit of
+ * work, and a tile holds a few; real rows (input features, hidden sizes) are
+ * under 2^18.
+ */
+export const MAX_ROW_VALUES = 1 << 20;
+
+/**
  * Swap groups for their dequantized tensors: each new tensor takes the place
  * of the first member of its group; consumed tensors are dropped.
  *
@@ -151,6 +158,15 @@ export function replaceGroups(
   const consumed = new Set(dropped);
   const placed = new Map<number, TensorEntry>();
   for (const group of groups) {
+    const shape = group.entry.info.shape;
+    if (shape.length > 0 && shape[shape.length - 1]! > MAX_ROW_VALUES) {
+      throw checkpointError(
+        context,
+        `the dequantized tensor "${group.entry.info.name}" ${
+          shapeText(shape)
+        } has rows over the ${MAX_ROW_VALUES}-value limit`,
+      );
+    }
     for (const name of group.replaces) consumed.add(name);
     const first = Math.min(...group.replaces.map((n) => at.get(n)!));
     placed.set(first, group.entry);

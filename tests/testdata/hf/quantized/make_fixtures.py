@@ -243,6 +243,45 @@ def make_ct_channel():
         llama_drop=(".input_scale",))
 
 
+# --- compressed-tensors int-quantized (I8, per channel) and fp8 per tensor ---------
+
+def make_ct_int8():
+    w = base_weights(8)
+    tensors, values = {}, {}
+    quantized = {f"model.layers.0.{m}.weight" for m in LINEARS}
+    for k in sorted(quantized):
+        s = (w[k].abs().amax(dim=1, keepdim=True) / 127.0).to(torch.bfloat16)
+        q = torch.clamp(torch.round(w[k] / s.float()), -128, 127).to(torch.int8)
+        tensors[k] = q
+        tensors[k + "_scale"] = s
+        values[k] = q.to(torch.float32) * s.to(torch.float32)
+    tensors.update(plain(w, quantized))
+    write("ct-int8-channel", tensors, {
+        "quant_method": "compressed-tensors", "format": "int-quantized",
+        "quantization_status": "compressed",
+        "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+            "num_bits": 8, "type": "int", "strategy": "channel", "symmetric": True,
+            "dynamic": False}}},
+        "ignore": ["lm_head"]}, values,
+        "numpy: int8 weight.float() * weight_scale[row] (compressed-tensors int-quantized, channel)")
+
+
+def make_fp8_tensor():
+    w = base_weights(10)
+    tensors, values = {}, {}
+    quantized = {f"model.layers.0.{m}.weight" for m in LINEARS}
+    for k in sorted(quantized):
+        s = w[k].abs().max() / 448.0
+        q = (w[k] / s).to(torch.float8_e4m3fn)
+        tensors[k] = q
+        tensors[k + "_scale_inv"] = s.reshape(())  # one scale for the tensor, a 0-d tensor
+        values[k] = q.to(torch.float32) * s
+    tensors.update(plain(w, quantized))
+    write("fp8-tensor", tensors, {"quant_method": "fp8", "fmt": "e4m3",
+                                  "activation_scheme": "dynamic", "weight_block_size": None}, values,
+          "numpy: weight.float() * scale_inv (one per tensor)")
+
+
 # --- compressed-tensors pack-quantized (llama.cpp dequant_packed) -----------------
 
 def ct_pack(values: np.ndarray, bits: int, dim: int) -> np.ndarray:
@@ -449,6 +488,8 @@ if __name__ == "__main__":
     make_fp8("fp8-block", [16, 32], 1, use_transformers=True)
     make_fp8("fp8-block-edge", [24, 40], 2, use_transformers=False)
     make_ct_channel()
+    make_ct_int8()
+    make_fp8_tensor()
     make_ct_packed("ct-w4a16-asym", 4, 32, False, 4)
     make_ct_packed("ct-w8-packed-sym", 8, 16, True, 6)
     make_gptq("gptq-4bit-actorder", 4, "gptq", True, 32, 11)
