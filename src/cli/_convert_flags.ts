@@ -267,7 +267,7 @@ export async function runConversion(
       signal: interrupt.signal,
       onWarning: (message) => display.log(`warning: ${messageLine(inFlagTerms(message))}`),
       // Said with the summary, once the output exists (not for a failed run).
-      onNote: (message) => notes.push(messageLine(message)),
+      onNote: (message) => notes.push(messageLine(inFlagTerms(message))),
       onDownloadProgress: (event) => {
         display.update(event);
         for (const file of event.active) {

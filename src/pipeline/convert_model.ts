@@ -188,6 +188,7 @@ export async function convertModel(
   const model = await openModel(source, options);
   try {
     refuseGgufOf(model, format);
+    noteDequantized(model, options);
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
@@ -283,6 +284,16 @@ export async function convertModel(
   } finally {
     await model.close();
   }
+}
+
+/** A quantized checkpoint kept in F32 is several times its source's size: say how to shrink it. */
+function noteDequantized(model: Model, options: ConvertOptions): void {
+  const method = (model.reader as { quantMethod?: unknown }).quantMethod;
+  if (typeof method !== "string" || (options.quantize ?? "none") !== "none") return;
+  if (options.float32) return;
+  options.onNote?.(
+    `the ${method} checkpoint's quantized weights were dequantized to F32, as llama.cpp's converter does; quantize: "bf16" (or another target) writes a smaller file`,
+  );
 }
 
 /** A quantized checkpoint whose method cannot go to GGUF yet (gpt-oss's MXFP4). */

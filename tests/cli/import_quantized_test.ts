@@ -191,9 +191,13 @@ Deno.test("apr import refuses one shard of a quantized checkpoint opened without
       file,
       `tensor "l.weight_scale_inv" is part of a quantized checkpoint; open the model's folder (with its config.json) to read it dequantized`,
     );
-    // The folder reads it dequantized.
+    // The folder reads it dequantized, and the summary says how to keep the file small.
     const ok = await runApr(["import", folder, "-o", `${dir}/out.apr`]);
     equal(ok.code, 0, ok.stderr);
+    match(
+      ok.stdout,
+      /^note: the fp8 checkpoint's quantized weights were dequantized to F32, as llama.cpp's converter does; --quantize bf16 \(or another target\) writes a smaller file$/m,
+    );
   });
 });
 
