@@ -8,13 +8,17 @@
  * @module
  */
 
+import { DEFAULT_CHUNK_SIZE, markReleasable, takeBuffer } from "../../io/byte_source.ts";
 import type { TensorEntry } from "../../tensor.ts";
 
-/** Values produced per band: 4 MiB of f32. */
-const BAND_VALUES = 1024 * 1024;
+/**
+ * Values produced per band: one default chunk (1 MiB of f32), so the sink can
+ * hand each band's memory back for the next (`releaseChunk`).
+ */
+const BAND_VALUES = DEFAULT_CHUNK_SIZE / 4;
 
-/** Computes the f32 values of rows `[start, end)`, in row-major order. */
-export type RowProducer = (start: number, end: number) => Promise<Float32Array>;
+/** Writes the f32 values of rows `[start, end)` into `out`, in row-major order. */
+export type RowProducer = (start: number, end: number, out: Float32Array) => Promise<void>;
 
 /**
  * An F32 entry whose rows (the last dimension) are computed on demand.
@@ -45,12 +49,10 @@ export function f32Entry(
           return;
         }
         const end = Math.min(rows, next + band);
-        const values = await produce(next, end);
-        if (values.length !== (end - next) * rowLength) {
-          throw new RangeError(`Cannot dequantize tensor "${name}": a band has the wrong size`);
-        }
+        const values = new Float32Array(takeBuffer((end - next) * rowBytes));
+        await produce(next, end, values);
         next = end;
-        controller.enqueue(new Uint8Array(values.buffer, values.byteOffset, values.byteLength));
+        controller.enqueue(markReleasable(new Uint8Array(values.buffer)));
       },
     }, { highWaterMark: 0 });
   };

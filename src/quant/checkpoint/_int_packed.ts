@@ -81,7 +81,7 @@ export function packedEntry(
   }
   const mask = (1 << bits) - 1;
   const scaleBytes = DTYPES[scale.info.dtype].blockBytes;
-  return f32Entry(name, [outputs, inputs], () => async (start, end) => {
+  return f32Entry(name, [outputs, inputs], () => async (start, end, out) => {
     const q = int32s(await readRange(packed, start * words * 4, end * words * 4));
     const s = floats(
       scale.info.dtype,
@@ -95,7 +95,6 @@ export function packedEntry(
         Math.ceil(end / pack) * groups * 4,
       ),
     );
-    const out = new Float32Array((end - start) * inputs);
     for (let o = start; o < end; o++) {
       const row = (o - start) * inputs;
       const zeroShift = bits * (o % pack);
@@ -108,6 +107,5 @@ export function packedEntry(
         out[row + i] = (value - offset) * s[(o - start) * groups + g]!;
       }
     }
-    return out;
   });
 }

@@ -10,7 +10,9 @@
  */
 
 import type { DType } from "../../dtype.ts";
+import { releaseChunk } from "../../io/byte_source.ts";
 import { decodeToFloat32 } from "../decode.ts";
+import { blockDecoder } from "../_block_decoders.ts";
 import type { TensorEntry } from "../../tensor.ts";
 
 /** Largest contiguous read issued at once. */
@@ -22,6 +24,7 @@ const MAX_READ = 8 * 1024 * 1024;
  * @param entry The tensor (needs random access).
  * @param start First byte.
  * @param end One past the last byte.
+ * @param into Where to put them (`end - start` bytes); a new array by default.
  * @returns The bytes.
  * @throws {RangeError} When the payload ends early or runs long.
  */
@@ -29,8 +32,9 @@ export async function readRange(
   entry: TensorEntry,
   start: number,
   end: number,
+  into?: Uint8Array,
 ): Promise<Uint8Array> {
-  const out = new Uint8Array(end - start);
+  const out = into ?? new Uint8Array(end - start);
   if (out.length === 0) return out;
   const stream = entry.slice !== undefined ? entry.slice(start, end) : (() => {
     throw new TypeError(`Cannot read tensor "${entry.info.name}": its source is not random access`);
@@ -42,6 +46,7 @@ export async function readRange(
     }
     out.set(chunk, at);
     at += chunk.length;
+    releaseChunk(chunk);
   }
   if (at !== out.length) {
     throw new RangeError(
@@ -63,7 +68,8 @@ export async function readRange(
  * @param rowEnd One past the last row.
  * @param from First byte inside a row.
  * @param to One past the last byte inside a row.
- * @returns `(rowEnd - rowStart) * (to - from)` bytes.
+ * @param scratch Reused memory for the result, when large enough (tiles of one tensor).
+ * @returns `(rowEnd - rowStart) * (to - from)` bytes, in `scratch` when it fits.
  */
 export async function readColumns(
   entry: TensorEntry,
@@ -72,16 +78,24 @@ export async function readColumns(
   rowEnd: number,
   from: number,
   to: number,
+  scratch?: Uint8Array,
 ): Promise<Uint8Array> {
   const width = to - from;
   const rows = rowEnd - rowStart;
-  if (width === rowBytes) return await readRange(entry, rowStart * rowBytes, rowEnd * rowBytes);
-  const out = new Uint8Array(rows * width);
+  const out = scratch !== undefined && scratch.length >= rows * width
+    ? scratch.subarray(0, rows * width)
+    : new Uint8Array(rows * width);
+  if (width === rowBytes) {
+    return await readRange(entry, rowStart * rowBytes, rowEnd * rowBytes, out);
+  }
   if (width * 2 >= rowBytes) {
     const step = Math.max(1, Math.floor(MAX_READ / rowBytes));
+    let rowsRead: Uint8Array | undefined;
     for (let r = rowStart; r < rowEnd; r += step) {
       const last = Math.min(rowEnd, r + step);
-      const bytes = await readRange(entry, r * rowBytes, last * rowBytes);
+      rowsRead = rowsRead?.length === (last - r) * rowBytes ? rowsRead : undefined;
+      const bytes = await readRange(entry, r * rowBytes, last * rowBytes, rowsRead);
+      rowsRead = bytes;
       for (let k = r; k < last; k++) {
         const at = (k - r) * rowBytes;
         out.set(bytes.subarray(at + from, at + to), (k - rowStart) * width);
@@ -91,7 +105,8 @@ export async function readColumns(
   }
   for (let r = rowStart; r < rowEnd; r++) {
     const at = r * rowBytes;
-    out.set(await readRange(entry, at + from, at + to), (r - rowStart) * width);
+    const row = (r - rowStart) * width;
+    await readRange(entry, at + from, at + to, out.subarray(row, row + width));
   }
   return out;
 }
@@ -117,6 +132,19 @@ export async function readFloat32(entry: TensorEntry): Promise<Float32Array> {
 export function floats(dtype: DType, bytes: Uint8Array): Float32Array {
   const size = dtype === "F32" ? 4 : dtype === "F64" ? 8 : dtype.startsWith("F8") ? 1 : 2;
   return decodeToFloat32(dtype, bytes, [bytes.length / size]);
+}
+
+/**
+ * Decode `bytes` of an element dtype into `out` (one value per element).
+ *
+ * @param dtype F8_E4M3, I8, F16, BF16, F32…
+ * @param bytes Whole elements.
+ * @param out Destination, one f32 per element.
+ */
+export function decodeInto(dtype: DType, bytes: Uint8Array, out: Float32Array): void {
+  const decode = blockDecoder(dtype);
+  if (decode !== undefined) decode(bytes, out);
+  else out.set(decodeToFloat32(dtype, bytes, [out.length]));
 }
 
 /**

@@ -13,11 +13,10 @@
  */
 
 import { DTYPES } from "../../dtype.ts";
-import { decodeToFloat32 } from "../decode.ts";
 import type { TensorEntry } from "../../tensor.ts";
 import { f32Entry } from "./_f32_entry.ts";
 import { checkpointError, count, type QuantContext, shapeText } from "./_method.ts";
-import { readFloat32, readRange } from "./_read.ts";
+import { decodeInto, readFloat32, readRange } from "./_read.ts";
 
 /** Largest scale tensor read whole: real ones are kilobytes (one per block or row). */
 export const MAX_SCALE_BYTES = 64 * 1024 * 1024;
@@ -116,14 +115,14 @@ export function scaledEntry(
 
   return f32Entry(name, w, () => {
     let scales: Promise<Float32Array> | undefined;
-    return async (start, end) => {
+    return async (start, end, out) => {
       const factors = await (scales ??= readFloat32(scale));
       const bytes = await readRange(
         weight,
         start * columns * elementBytes,
         end * columns * elementBytes,
       );
-      const out = decodeToFloat32(weight.info.dtype, bytes, [(end - start) * columns]);
+      decodeInto(weight.info.dtype, bytes, out);
       for (let r = start; r < end; r++) {
         let rest = r;
         let rowPart = 0;
@@ -136,7 +135,6 @@ export function scaledEntry(
           out[base + c] = out[base + c]! * factors[rowPart + columnPart[c]!]!;
         }
       }
-      return out;
     };
   });
 }

@@ -115,13 +115,17 @@ function awqEntry(
   const perTile = tileRows(inputs / 2 + groups * (scaleBytes + 0.5), 8, outputs, context.tileBytes);
 
   return f32Entry(name, [outputs, inputs], () => {
+    // One tile's packed words, reused for every tile of the stream.
+    const scratch = new Uint8Array(inputs * Math.ceil(perTile / 8) * 4);
     const tile = tileCache(perTile, outputs, async (start, end) => {
       const wordStart = start / 8;
       const wordEnd = Math.ceil(end / 8);
       return {
         wordWidth: wordEnd - wordStart,
         width: end - start,
-        words: int32s(await readColumns(qweight, words * 4, 0, inputs, wordStart * 4, wordEnd * 4)),
+        words: int32s(
+          await readColumns(qweight, words * 4, 0, inputs, wordStart * 4, wordEnd * 4, scratch),
+        ),
         zeros: int32s(await readColumns(qzeros, words * 4, 0, groups, wordStart * 4, wordEnd * 4)),
         scales: floats(
           scales.info.dtype,
@@ -136,8 +140,7 @@ function awqEntry(
         ),
       };
     });
-    return async (start, end) => {
-      const out = new Float32Array((end - start) * inputs);
+    return async (start, end, out) => {
       for (let o = start; o < end; o++) {
         const { tile: t, start: first } = await tile(o);
         const col = o - first;
@@ -151,7 +154,6 @@ function awqEntry(
           out[base + i] = t.scales[g * t.width + col]! * (q - z);
         }
       }
-      return out;
     };
   });
 }

@@ -74,9 +74,8 @@ function bitnetEntry(
   const columns = shape.slice(1).reduce((a, b) => a * b, 1);
   return f32Entry(name, [quarter * 4, ...shape.slice(1)], () => {
     let factor: Promise<Float32Array> | undefined;
-    return async (start, end) => {
+    return async (start, end, out) => {
       const s = (await (factor ??= readFloat32(scale)))[0]!;
-      const out = new Float32Array((end - start) * columns);
       // Rows of one bit-pair plane are consecutive source rows: one read each.
       for (let row = start; row < end;) {
         const plane = Math.floor(row / quarter);
@@ -94,7 +93,6 @@ function bitnetEntry(
         }
         row = last;
       }
-      return out;
     };
   });
 }

@@ -152,11 +152,15 @@ function gptqEntry(name: string, layer: GptqLayer, context: QuantContext): Tenso
 
   return f32Entry(name, [outputs, inputs], () => {
     let index: Promise<Int32Array> | undefined;
+    // One tile's packed words, reused for every tile of the stream.
+    const scratch = new Uint8Array(packed * perTile * 4);
     const tile = tileCache(perTile, outputs, async (start, end) => {
       const width = end - start;
       return {
         width,
-        words: int32s(await readColumns(qweight, outputs * 4, 0, packed, start * 4, end * 4)),
+        words: int32s(
+          await readColumns(qweight, outputs * 4, 0, packed, start * 4, end * 4, scratch),
+        ),
         zeros: int32s(
           await readColumns(
             qzeros,
@@ -181,9 +185,8 @@ function gptqEntry(name: string, layer: GptqLayer, context: QuantContext): Tenso
         ),
       };
     });
-    return async (start, end) => {
+    return async (start, end, out) => {
       const g = await (index ??= groupIndex(layer, inputs, groups, context));
-      const out = new Float32Array((end - start) * inputs);
       for (let o = start; o < end; o++) {
         const { tile: t, start: first } = await tile(o);
         const col = o - first;
@@ -199,7 +202,6 @@ function gptqEntry(name: string, layer: GptqLayer, context: QuantContext): Tenso
           out[base + i] = t.scales[group * t.width + col]! * (q - z);
         }
       }
-      return out;
     };
   });
 }

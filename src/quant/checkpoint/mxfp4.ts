@@ -84,6 +84,9 @@ function mxfp4Entry(
   const power = (e: number) => Math.fround(2 ** (e - 127));
 
   return f32Entry(name, [experts, columns, rows], () => {
+    // One tile's packed bytes and values, reused for every tile of the stream.
+    const scratch = new Uint8Array(rows * perTile * 16);
+    const decoded = new Float32Array(rows * perTile * 32);
     const tile = tileCache(perTile * 32, experts * columns, async (start, end) => {
       const expert = Math.floor(start / columns);
       const g0 = (start % columns) / 32;
@@ -96,10 +99,11 @@ function mxfp4Entry(
         (expert + 1) * rows,
         g0 * 16,
         g1 * 16,
+        scratch,
       );
       const exps = await readColumns(scales, groups, expert * rows, (expert + 1) * rows, g0, g1);
       // Decoded once per tile as [rows, w·32].
-      const values = decodeF4(packed);
+      const values = decodeF4(packed, decoded.subarray(0, packed.length * 2));
       for (let r = 0; r < rows; r++) {
         for (let g = 0; g < w; g++) {
           const p = power(exps[r * w + g]!);
@@ -109,15 +113,13 @@ function mxfp4Entry(
       }
       return { values, width: w * 32 };
     });
-    return async (start, end) => {
-      const out = new Float32Array((end - start) * rows);
+    return async (start, end, out) => {
       for (let row = start; row < end; row++) {
         const { tile: t, start: first } = await tile(row);
         const col = row - first;
         const base = (row - start) * rows;
         for (let r = 0; r < rows; r++) out[base + r] = t.values[r * t.width + col]!;
       }
-      return out;
     };
   });
 }
