@@ -12,6 +12,8 @@
 import { deepEqual, equal, match } from "node:assert/strict";
 import { encodeSafetensors } from "../../src/formats/safetensors/encode.ts";
 import type { DType } from "../../src/dtype.ts";
+import { openModel } from "../../src/pipeline/open_model.ts";
+import { type HubServerFile, sha256Hex, startHubServer } from "../_hub_server.ts";
 import { assertOneLineError, runApr, testdata, withTempDir } from "./_run_apr.ts";
 
 const SUPPORTED = "(supported: awq, bitnet, compressed-tensors, fp8, gptq, mxfp4)";
@@ -220,4 +222,36 @@ Deno.test("apr import refuses a dequantized row over the row limit", async () =>
     ],
     `the dequantized tensor "l.weight" [1, ${columns}] has rows over the 1048576-value limit`,
   );
+});
+
+Deno.test("apr import hf://… --no-cache of a GPTQ checkpoint dequantizes from byte ranges", async () => {
+  const fixture = testdata("hf/quantized/gptq-4bit-actorder");
+  const files: HubServerFile[] = [];
+  for (const e of Deno.readDirSync(fixture)) {
+    files.push({ path: e.name, diskPath: `${fixture}/${e.name}` });
+  }
+  const hub = await startHubServer({ repoId: "org/gptq", files });
+  try {
+    await withTempDir(async (dir) => {
+      const out = `${dir}/m.apr`;
+      const run = await runApr(["import", `hf://${hub.repoId}`, "--no-cache", "-o", out], {
+        env: { HF_ENDPOINT: hub.endpoint, HF_HOME: `${dir}/hf-home`, HF_HUB_OFFLINE: "0" },
+      });
+      equal(run.code, 0, run.stderr);
+      const want = JSON.parse(await Deno.readTextFile(`${fixture}/expected.json`));
+      const model = await openModel(out);
+      try {
+        for (
+          const [name, { sha256 }] of Object.entries(want.values) as [string, { sha256: string }][]
+        ) {
+          const values = await model.tensor(name).toFloat32();
+          equal(sha256Hex(new Uint8Array(values.buffer)), sha256, name);
+        }
+      } finally {
+        await model.close();
+      }
+    });
+  } finally {
+    await hub.close();
+  }
 });
