@@ -224,3 +224,24 @@ Deno.test("quantized checkpoint: a SafeTensors output holds the dequantized weig
     }
   });
 });
+
+Deno.test("quantized checkpoint: compressed-tensors' older compression_config key is read too", async () => {
+  const want = await expected("ct-fp8-channel");
+  await withTempDir(async (dir) => {
+    for (const e of Deno.readDirSync(folder("ct-fp8-channel"))) {
+      await Deno.copyFile(`${folder("ct-fp8-channel")}/${e.name}`, `${dir}/${e.name}`);
+    }
+    const config = JSON.parse(await Deno.readTextFile(`${dir}/config.json`));
+    config.compression_config = config.quantization_config;
+    delete config.quantization_config;
+    await Deno.writeTextFile(`${dir}/config.json`, JSON.stringify(config));
+    const model = await openModel(dir);
+    try {
+      for (const [tensor, { sha256: hash }] of Object.entries(want.values)) {
+        equal(sha256(await model.tensor(tensor).toFloat32()), hash, tensor);
+      }
+    } finally {
+      await model.close();
+    }
+  });
+});
