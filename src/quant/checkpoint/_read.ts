@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { DType } from "../../dtype.ts";
+import { type DType, DTYPES } from "../../dtype.ts";
 import { releaseChunk } from "../../io/byte_source.ts";
 import { decodeToFloat32 } from "../decode.ts";
 import { blockDecoder } from "../_block_decoders.ts";
@@ -130,8 +130,7 @@ export async function readFloat32(entry: TensorEntry): Promise<Float32Array> {
  * @returns The values.
  */
 export function floats(dtype: DType, bytes: Uint8Array): Float32Array {
-  const size = dtype === "F32" ? 4 : dtype === "F64" ? 8 : dtype.startsWith("F8") ? 1 : 2;
-  return decodeToFloat32(dtype, bytes, [bytes.length / size]);
+  return decodeToFloat32(dtype, bytes, [bytes.length / DTYPES[dtype].blockBytes]);
 }
 
 /**
