@@ -1,6 +1,6 @@
 import { deepStrictEqual as assertEquals, ok, rejects, throws } from "node:assert/strict";
 import { QuantizeStream } from "../../src/quant/quantize_stream.ts";
-import { planQuantization } from "../../src/quant/plan_quantization.ts";
+import { planModel, planQuantization } from "../../src/quant/plan_quantization.ts";
 import { encodeF16 } from "../../src/quant/f16.ts";
 import { encodeBf16 } from "../../src/quant/bf16.ts";
 import { encodeAprQ8Tensor } from "../../src/quant/apr_q8.ts";
@@ -389,4 +389,23 @@ Deno.test("QuantizeStream payloads propagate cancellation to the source and sour
         /tensor "w": payload ended after 100 of 16384 bytes/.test(e.message),
     );
   });
+});
+
+Deno.test("planModel() gives K-quant rows that are not whole super-blocks APR's row fallback", () => {
+  const header = {
+    format: "t",
+    metadata: { architecture: "llama" },
+    tensors: [f32Info("blk.0.attn_q.weight", [64, 288]), f32Info("blk.0.attn_k.weight", [64, 512])],
+  };
+  const plan = (options: Parameters<typeof planModel>[1]) =>
+    planModel(header, options).plans.map((p) =>
+      `${p.info.dtype}:${p.info.byteLength}:${p.rowFallbackFrom ?? "-"}`
+    );
+  // Rows of 288 fall back; rows of 512 are whole super-blocks and stay K-quants.
+  assertEquals(plan({ to: "q4_k" }), ["APR_Q8:18436:Q4_K", "Q4_K:18432:-"]);
+  assertEquals(plan({ to: "q6_k", rowFallback: "f16" }), ["F16:36864:Q6_K", "Q6_K:26880:-"]);
+  assertEquals(plan({ to: "q4_k", rowFallback: "padded" }), ["Q4_K:18432:-", "Q4_K:18432:-"]);
+  assertEquals(plan({ to: "q4_k_m" }), ["APR_Q8:18436:Q4_K", "Q4_K:18432:-"]);
+  // GGUF output gets llama.cpp's own fallback types instead (llama_presets.ts).
+  assertEquals(plan({ to: "q4_k_m", ggufTypes: true }), ["Q5_0:12672:-", "Q4_K:18432:-"]);
 });
