@@ -53,19 +53,20 @@ export function aprPlanNotes(plans: readonly TensorPlan[]): string[] {
         "docs/QUANTIZATION.md)",
     );
   }
+  // Decoded to F32, which holds every value of these types exactly (a
+  // requested F16/BF16 cast is not "the same values", and not this note).
   const widened = plans.filter((p) =>
-    !p.quantized && p.action === "float" && DTYPES[p.source.dtype].layout === "row_blocks" &&
-    DTYPES[p.source.dtype].aprCode === undefined
+    p.action === "float" && p.info.dtype === "F32" &&
+    DTYPES[p.source.dtype].layout === "row_blocks" && DTYPES[p.source.dtype].aprCode === undefined
   );
   if (widened.length > 0) {
     const before = widened.reduce((s, p) => s + p.source.byteLength, 0);
     const after = widened.reduce((s, p) => s + p.info.byteLength, 0);
     notes.push(
       `${widened.length} tensor(s) of types ${distinct(widened.map((p) => p.source.dtype))} ` +
-        `(${names(widened)}) have no APR type; storing them as ` +
-        `${distinct(widened.map((p) => p.info.dtype))} with the same values, ` +
+        `(${names(widened)}) have no APR type; storing them as F32 with the same values, ` +
         `${size(before)} → ${size(after)} (${(after / before).toFixed(1)}× larger; an export ` +
-        "back to GGUF keeps that type)",
+        "back to GGUF keeps them F32)",
     );
   }
   return notes;

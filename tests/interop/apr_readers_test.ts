@@ -169,3 +169,14 @@ Deno.test("an import says once which GGUF types APR cannot hold, and how much la
     });
   });
 });
+
+Deno.test("the note claims the same values only for F32: a --quantize f16 cast of Q8_0 is not noted", async () => {
+  await withTempDir(async (dir) => {
+    const notes = await importWithNotes(testdata("gguf/tiny-llama-q8_0.gguf"), `${dir}/f16.apr`, {
+      quantize: "f16",
+    });
+    // The weight matrices were asked to become F16; only the tensors kept
+    // as F32 (none are Q8_0 here: norms are F32 in GGUF) could be noted.
+    assert.ok(!notes.some((n) => /have no APR type/.test(n)), notes.join("\n"));
+  });
+});
