@@ -12,6 +12,7 @@
 
 import { DTYPES } from "../dtype.ts";
 import type { TensorPlan } from "../quant/plan_quantization.ts";
+import { aprRowType, type RowFallback } from "../quant/apr_row_fallback.ts";
 
 /** At most this many tensor names are listed in a note. */
 const LISTED = 3;
@@ -34,9 +35,13 @@ const LISTED = 3;
  * ```
  *
  * @param plans Every tensor's plan, in header order.
+ * @param rowFallback The row fallback asked for (`"padded"`: padded K-quants are wanted).
  * @returns The notes, each one line.
  */
-export function aprPlanNotes(plans: readonly TensorPlan[]): string[] {
+export function aprPlanNotes(
+  plans: readonly TensorPlan[],
+  rowFallback: RowFallback = "q8",
+): string[] {
   const notes: string[] = [];
   const fellBack = plans.filter((p) => p.rowFallbackFrom !== undefined);
   if (fellBack.length > 0) {
@@ -51,6 +56,22 @@ export function aprPlanNotes(plans: readonly TensorPlan[]): string[] {
         "differently (aprender and realizar's get_tensor_f32 read them flat), so they are written " +
         `as ${to}, which every APR reader decodes alike (the rowFallback option; ` +
         "docs/QUANTIZATION.md)",
+    );
+  }
+  // Row-padded K-quants copied from an APR source (an older aprkit's or
+  // aprender's file) stay as they are: say that only realizar's transformer
+  // loader decodes them right, unless they were asked for.
+  const keptPadded = rowFallback === "padded" ? [] : plans.filter((p) =>
+    p.action === "copy" &&
+    aprRowType(p.info.dtype, p.info.shape[p.info.shape.length - 1] ?? 1, "q8") !== p.info.dtype
+  );
+  if (keptPadded.length > 0) {
+    notes.push(
+      `${keptPadded.length} ${distinct(keptPadded.map((p) => p.info.dtype))} tensor(s) of the ` +
+        `source have rows padded to whole super-blocks (${names(keptPadded)}) and are copied as ` +
+        "they are: only realizar's transformer loader decodes them right (aprender and " +
+        "realizar's get_tensor_f32 read them flat); convert from the original model to write the " +
+        "row fallback instead",
     );
   }
   // Decoded to F32, which holds every value of these types exactly (a

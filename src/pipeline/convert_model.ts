@@ -214,7 +214,10 @@ export async function convertModel(
           ggufTypes: format === "gguf",
           ...(options.rowFallback !== undefined ? { rowFallback: options.rowFallback } : {}),
           ...(format === "apr" && options.onNote
-            ? { onPlan: (plans) => aprPlanNotes(plans).forEach((n) => options.onNote!(n)) }
+            ? {
+              onPlan: (plans) =>
+                aprPlanNotes(plans, options.rowFallback).forEach((n) => options.onNote!(n)),
+            }
             : {}),
           ...(imatrix !== undefined ? { importance: imatrix.entries } : {}),
           ...(options.threads !== undefined ? { workers: options.threads } : {}),

@@ -111,6 +111,16 @@ Deno.test("K-quant imports with rows that are not whole super-blocks read the sa
           "flat readers misread every padded tensor",
         );
         assert.ok(!notes.some((n) => /super-blocks/.test(n)), "asked for: no fallback note");
+        // Converting that file again copies the padded tensors: one note says who misreads them.
+        const again = await importWithNotes(out, `${dir}/again.apr`, {});
+        const kept = again.filter((n) => /padded to whole super-blocks/.test(n));
+        assert.equal(kept.length, 1, again.join("\n"));
+        assert.match(
+          kept[0]!,
+          /^16 Q4_K tensor\(s\) of the source .* only realizar's transformer loader/,
+        );
+        const asked = await importWithNotes(out, `${dir}/asked.apr`, { rowFallback: "padded" });
+        assert.ok(!asked.some((n) => /padded to whole super-blocks/.test(n)), asked.join("\n"));
       },
     );
   });
