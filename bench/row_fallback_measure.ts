@@ -10,7 +10,7 @@
  *
  * Usage: deno run -A bench/row_fallback_measure.ts [model ...]
  * (default: examples/tiny-llama, tests/testdata/gguf/llama-2-tiny-random.gguf,
- * tests/testdata/hf/tiny-qwen2)
+ * tests/testdata/hf/tiny-qwen2, burn's trained MNIST CNN)
  *
  * @module
  */
@@ -28,6 +28,7 @@ const models = Deno.args.length > 0 ? Deno.args : [
   `${here}examples/tiny-llama`,
   `${here}tests/testdata/gguf/llama-2-tiny-random.gguf`,
   `${here}tests/testdata/hf/tiny-qwen2`,
+  `${here}tests/testdata/safetensors/burn/mnist.safetensors`,
 ];
 
 /**
