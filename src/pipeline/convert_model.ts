@@ -112,7 +112,11 @@ export interface ConvertOptions extends OpenModelOptions {
   maxShardSize?: number;
   /** Progress of the write (bytes and tensors). */
   onProgress?: ProgressCallback;
-  /** Told, in one line, about a choice that changes the output (a tied lm_head copy added). */
+  /**
+   * Told, in one line each, about choices that change the output: a tied
+   * lm_head copy added; for APR, K-quant rows given the row fallback, types
+   * APR cannot hold stored as F32, padded K-quants copied from the source.
+   */
   onNote?: (message: string) => void;
 
   /**
