@@ -41,6 +41,7 @@ const FALLBACK_TYPE: Readonly<Record<RowFallback, DType | undefined>> = {
 
 /**
  * The APR type of a tensor meant to be `type` whose rows hold `cols` values.
+ * Never throws.
  *
  * @example Usage
  * ```ts

@@ -367,13 +367,16 @@ function planPresetTensor(
     : options.ggufTypes === true
     ? chosen
     : aprRowType(chosen, lastDim(info), options.rowFallback);
-  if (to === info.dtype) return { source: info, info, action: "copy", quantized: false };
+  const fellBack = chosen !== undefined && to !== chosen ? { rowFallbackFrom: chosen } : {};
+  if (to === info.dtype) {
+    return { source: info, info, action: "copy", quantized: false, ...fellBack };
+  }
   const plan: TensorPlan = {
     source: info,
     info: { ...info, dtype: to, byteLength: tensorByteLength(to, info.shape) },
     action: "float",
     quantized: chosen !== undefined,
-    ...(chosen !== undefined && to !== chosen ? { rowFallbackFrom: chosen } : {}),
+    ...fellBack,
   };
   return withImportance(plan, options);
 }

@@ -409,3 +409,17 @@ Deno.test("planModel() gives K-quant rows that are not whole super-blocks APR's 
   // GGUF output gets llama.cpp's own fallback types instead (llama_presets.ts).
   assertEquals(plan({ to: "q4_k_m", ggufTypes: true }), ["Q5_0:12672:-", "Q4_K:18432:-"]);
 });
+
+Deno.test("planModel() counts a fallback the source's type already is (F16 rows under --row-fallback f16)", () => {
+  const info: TensorInfo = {
+    name: "blk.0.attn_q.weight",
+    dtype: "F16",
+    shape: [64, 288],
+    byteLength: 64 * 288 * 2,
+  };
+  const header = { format: "t", metadata: { architecture: "llama" }, tensors: [info] };
+  for (const to of ["q4_k", "q4_k_m"] as const) {
+    const [p] = planModel(header, { to, rowFallback: "f16" }).plans;
+    assertEquals([p!.action, p!.info.dtype, p!.rowFallbackFrom], ["copy", "F16", "Q4_K"], to);
+  }
+});
