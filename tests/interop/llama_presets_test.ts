@@ -10,7 +10,7 @@ import { convertModel } from "../../src/pipeline/convert_model.ts";
 import type { QuantizeTarget } from "../../src/quant/plan_quantization.ts";
 import { testdata, withTempDir } from "../cli/_run_apr.ts";
 import { llamaGenerate } from "./_llama_judge.ts";
-import { readGgufFile, sameBytes } from "./_files.ts";
+import { kvJson, readGgufFile, sameBytes } from "./_files.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 
 const SOURCE = testdata("hf/tiny-qwen2");
@@ -83,6 +83,13 @@ Deno.test("a tied model quantized to APR with Q4_K_M exports to llama-quantize's
           return g.dtype === w.dtype && sameBytes(g.bytes, w.bytes);
         });
         assert.equal(same.length, want.size, `${same.length}/${want.size} tensors equal`);
+        // The same KV pairs, in the same order, as the one-pass conversion's.
+        const direct = `${dir}/${i}-direct.gguf`;
+        await convertModel(source.path, direct, { quantize: "q4_k_m" });
+        assert.deepEqual(
+          [...kvJson((await readGgufFile(gguf)).kv)],
+          [...kvJson((await readGgufFile(direct)).kv)],
+        );
         exported.push(gguf);
       });
     }
