@@ -530,6 +530,22 @@ export async function readHfCompanions(
   files: ModelFiles,
   options: ReadHfCompanionsOptions = {},
 ): Promise<ModelMetadata> {
+  return aprMetadataFromHf(await readHfCompanionFiles(files, options));
+}
+
+/**
+ * Read and parse a repository's companion files, those present.
+ *
+ * @param files The repository.
+ * @param options The folder of the model inside the repository.
+ * @returns The parsed files.
+ * @throws {ModelFormatError} When a companion is over its size cap, not UTF-8,
+ * or not a JSON object.
+ */
+export async function readHfCompanionFiles(
+  files: ModelFiles,
+  options: ReadHfCompanionsOptions = {},
+): Promise<HfCompanions> {
   const prefix = options.directory ? `${options.directory.replace(/\/+$/, "")}/` : "";
   const listing = new Set(await files.list());
   const json = async (name: string, maxBytes: number): Promise<unknown> =>
@@ -558,7 +574,7 @@ export async function readHfCompanions(
   if (chatTemplateJson !== undefined) companions.chatTemplateJson = chatTemplateJson;
   const sentencePiece = await readSentencePiece(files, listing, prefix + "tokenizer.model");
   if (sentencePiece !== undefined) companions.sentencePiece = sentencePiece;
-  return aprMetadataFromHf(companions);
+  return companions;
 }
 
 /** Read and parse `tokenizer.model`, if the repository has one (size checked before reading). */
