@@ -40,6 +40,9 @@ Deno.test("specialVocab(): a template ending with another token makes it EOS and
   });
   assert.deepEqual(v.ids, { bos: 0, eos: 1, eot: 2 });
   assert.deepEqual(v.add, { bos: true, eos: true });
+  // The GGUF export writes the EOT id under gguf-py's key.
+  const kv = aprToGgufKv({ "tokenizer.special_ids": v.ids });
+  assert.equal(kv.get("tokenizer.ggml.eot_token_id")?.value, 2);
 });
 
 Deno.test("specialVocab(): RobertaProcessing adds BOS, EOS and SEP; ids fall back to config.json and skip ids past the vocabulary", () => {

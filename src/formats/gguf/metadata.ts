@@ -296,6 +296,17 @@ const SPECIAL_ID_KEYS: Readonly<Record<string, string>> = {
   pad: "tokenizer.ggml.padding_token_id",
   cls: "tokenizer.ggml.cls_token_id",
   mask: "tokenizer.ggml.mask_token_id",
+  eot: "tokenizer.ggml.eot_token_id",
+  eom: "tokenizer.ggml.eom_token_id",
+  prefix: "tokenizer.ggml.prefix_token_id",
+  suffix: "tokenizer.ggml.suffix_token_id",
+  middle: "tokenizer.ggml.middle_token_id",
+  fim_pre: "tokenizer.ggml.fim_pre_token_id",
+  fim_suf: "tokenizer.ggml.fim_suf_token_id",
+  fim_mid: "tokenizer.ggml.fim_mid_token_id",
+  fim_pad: "tokenizer.ggml.fim_pad_token_id",
+  fim_rep: "tokenizer.ggml.fim_rep_token_id",
+  fim_sep: "tokenizer.ggml.fim_sep_token_id",
 };
 
 /** Hugging Face tokenizer model types → ggml tokenizer models. */
