@@ -1,3 +1,5 @@
+// This module is browser compatible.
+
 /**
  * llama-quantize's layout of a GGUF file, for the presets it makes: tensors
  * in llama.cpp's model-loader order (`weight_name_comparer`: tensors outside
