@@ -2,7 +2,8 @@
  * Issue 26 item 6: for every family aprkit converts, HF → GGUF gives the
  * same file, sha256 for sha256, as the llama.cpp node-llama-cpp 3.22.1
  * bundles: `convert_hf_to_gguf.py --outtype f32/f16/bf16/q8_0`, and
- * `llama-quantize` of its F32 file for each preset. The references are
+ * `llama-quantize` of its F32 file for each preset; and HF → APR → GGUF
+ * and GGUF → APR → GGUF give the same files back. The references are
  * recorded in tests/testdata/converter/reference.json by make_reference.sh
  * (Python and llama.cpp are not needed here); the folders are built the same
  * way on both sides (`_converter_cases.ts`).
@@ -48,8 +49,25 @@ Deno.test(`HF → GGUF is llama.cpp's converter + llama-quantize (${reference.ll
         await convertModel(folder, out, options);
         const got = await sha256(out);
         if (got !== want) differing.push(`${key}: ${got}, llama.cpp ${want}`);
+        if (name === "f32") {
+          // GGUF → APR → GGUF gives the same file back (issue 26 item 5).
+          await convertModel(out, `${dir}/round.apr`);
+          await convertModel(`${dir}/round.apr`, `${dir}/round.gguf`);
+          const round = await sha256(`${dir}/round.gguf`);
+          if (round !== want) differing.push(`${key} through APR: ${round}, llama.cpp ${want}`);
+          await Deno.remove(`${dir}/round.apr`);
+          await Deno.remove(`${dir}/round.gguf`);
+        }
         await Deno.remove(out);
       }
+      // HF → APR → GGUF gives the converter's BF16 file too.
+      await convertModel(folder, `${dir}/via.apr`);
+      await convertModel(`${dir}/via.apr`, `${dir}/via.gguf`);
+      const via = await sha256(`${dir}/via.gguf`);
+      const bf16 = reference.files[`${c.family} bf16`];
+      if (via !== bf16) differing.push(`${c.family} bf16 through APR: ${via}, llama.cpp ${bf16}`);
+      await Deno.remove(`${dir}/via.apr`);
+      await Deno.remove(`${dir}/via.gguf`);
       await Deno.remove(folder, { recursive: true });
     }
     assert.deepEqual(differing, [], differing.join("\n"));
