@@ -242,7 +242,10 @@ export async function convertModel(
       options.signal ? { signal: options.signal } : {},
     );
     const written = header!;
-    if (format === "apr") warnOnBf16(written, options.onWarning);
+    if (format === "apr") {
+      warnOnBf16(written, options.onWarning);
+      noteDecodeOnly(model.header, written, options.onNote);
+    }
     let dtypes: Record<string, number> = {};
     for (const t of written.tensors) dtypes[t.dtype] = (dtypes[t.dtype] ?? 0) + 1;
     let tensorBytes = written.tensors.reduce((s, t) => s + t.byteLength, 0);
@@ -504,6 +507,26 @@ function warnOnBf16(
         `realizar's get_tensor_f32 cannot read; use quantize: "f16" for older readers`,
     );
   }
+}
+
+/**
+ * i-quant, ternary and FP4 tensors have no APR dtype and no aprkit encoder:
+ * an APR import decodes them (as ggml does) and stores F16, or the
+ * `--quantize` target. Say so once, with the count, when it happened.
+ */
+function noteDecodeOnly(
+  source: ModelHeader,
+  written: ModelHeader,
+  onNote: ((message: string) => void) | undefined,
+): void {
+  const writtenType = new Map(written.tensors.map((t) => [t.name, t.dtype]));
+  const from = source.tensors.filter((t) => DTYPES[t.dtype].decodeOnly);
+  if (from.length === 0) return;
+  const to = [...new Set(from.map((t) => writtenType.get(t.name) ?? "F16"))].join("/");
+  onNote?.(
+    `${from.length} tensor(s) of types ${[...new Set(from.map((t) => t.dtype))].join(", ")} ` +
+      `have no APR dtype: decoded as ggml does and written as ${to}`,
+  );
 }
 
 function representable(format: OutputFormat, info: TensorInfo): boolean {
