@@ -9,6 +9,7 @@ import { posix } from "node:path";
 import { ModelFormatError } from "../errors.ts";
 import { openApr } from "../formats/apr/reader.ts";
 import { openGguf } from "../formats/gguf/reader.ts";
+import { isGgufSplitShard, openGgufSplit, parseGgufSplitPath } from "../formats/gguf/split.ts";
 import { openQnat } from "../formats/qnat/reader.ts";
 import { APR_MANIFEST_SUFFIX } from "../formats/apr/sharded_manifest.ts";
 import { isAprShard, openShardedApr } from "../formats/apr/sharded_reader.ts";
@@ -112,12 +113,33 @@ async function openLocalModel(path: string, options: OpenModelOptions): Promise<
       ...warnings(options),
     });
   }
-  const reader = await openModelFile(await openFileSource(path), options);
+  const unix = path.replaceAll("\\", "/");
+  return await openWholeSet(
+    await openModelFile(await openFileSource(path), options),
+    new LocalModelFiles(posix.dirname(unix)),
+    posix.basename(unix),
+    options,
+  );
+}
+
+/**
+ * One shard of a sharded APR set or a split GGUF set stands for its whole
+ * set: close it and open the set it belongs to. Any other model is returned
+ * as it is.
+ */
+async function openWholeSet(
+  reader: ModelReader,
+  files: ModelFiles,
+  path: string,
+  options: OpenModelOptions,
+): Promise<ModelReader> {
   if (isAprShard(reader)) {
-    // One shard of a sharded APR set: read the whole set it belongs to.
     await reader.close();
-    const unix = path.replaceAll("\\", "/");
-    return await openShardedApr(new LocalModelFiles(posix.dirname(unix)), posix.basename(unix));
+    return await openShardedApr(files, path);
+  }
+  if (isGgufSplitShard(reader)) {
+    await reader.close();
+    return await openGgufSplit(files, path, { keepNames: options.keepNames === true });
   }
   return reader;
 }
@@ -142,14 +164,25 @@ export async function openModelFolder(
   );
   if (manifests.length === 1) return await openShardedApr(files, manifests[0]!);
   const candidates = listing.filter((p) => !p.includes("/") && /\.(gguf|apr)$/i.test(p));
-  if (candidates.length === 1) {
-    return await openModelFile(await files.open(candidates[0]!), options);
+  // The shards of one split GGUF set are one model (opened from its first shard).
+  const sets = new Set(candidates.map((p) => {
+    const split = parseGgufSplitPath(p);
+    return split === undefined ? p : `${split.prefix}\0${split.count}`;
+  }));
+  if (candidates.length === 1 || (sets.size === 1 && candidates.length > 1)) {
+    const path = candidates[0]!;
+    return await openWholeSet(
+      await openModelFile(await files.open(path), options),
+      files,
+      path,
+      options,
+    );
   }
   const found = candidates.length === 0 ? "none" : candidates.join(", ");
   throw new ModelFormatError(
     "model",
     files.name,
-    `no model found: expected ${SAFETENSORS_INDEX_NAME}, ${SAFETENSORS_SINGLE_NAME}, or exactly one .gguf or .apr file (found ${found})`,
+    `no model found: expected ${SAFETENSORS_INDEX_NAME}, ${SAFETENSORS_SINGLE_NAME}, or exactly one .gguf or .apr file or split GGUF set (found ${found})`,
   );
 }
 
@@ -212,8 +245,14 @@ async function openHubModel(text: string, options: OpenModelOptions): Promise<Mo
     const files = await openHubModelFiles(folderRef, { settings, revision });
     const verify = (): Promise<void> => files.verify?.() ?? Promise.resolve();
     if (isFile && !ref.path!.endsWith(".json")) {
+      const name = posix.basename(ref.path!);
       return new Model(
-        await openModelFile(await files.open(posix.basename(ref.path!)), options),
+        await openWholeSet(
+          await openModelFile(await files.open(name), options),
+          files,
+          name,
+          options,
+        ),
         text,
         verify,
       );
