@@ -118,7 +118,9 @@ export function defaultOutput(source: string, extension: string): string {
   let name: string;
   if (isHubRef(source)) {
     const ref = parseHubRef(source);
-    name = basename(ref.path ?? ref.repoId);
+    name = ref.quant !== undefined
+      ? `${basename(ref.repoId)}-${ref.quant}`
+      : basename(ref.path ?? ref.repoId);
   } else {
     name = basename(source.replace(/[\\/]+$/, "")) || "model";
   }

@@ -635,7 +635,9 @@ function finalizeMetadata(
       if (metadata.name === undefined && folderName !== undefined) metadata.name = folderName;
       if (typeof source === "string" && isHubRef(source)) {
         const ref = parseHubRef(source);
-        metadata.source = `hf://${ref.repoId}${ref.path ? `/${ref.path}` : ""}`;
+        metadata.source = `hf://${ref.repoId}${ref.quant ? `:${ref.quant}` : ""}${
+          ref.path ? `/${ref.path}` : ""
+        }`;
       }
       const header = { ...chunk.header, metadata };
       onHeader(header);

@@ -26,6 +26,7 @@ import { openHttpSource } from "../io/http_source.ts";
 import { openHubModelFiles } from "../sources/hub_files.ts";
 import { pullModel, type PullProgressEvent } from "../sources/hub_pull.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
+import { selectQuant } from "../sources/hub_select.ts";
 import { type HubSettings, hubSettingsFromEnv } from "../sources/hub_settings.ts";
 import { LocalModelFiles, type ModelFiles } from "../io/model_files.ts";
 import type { ModelReader } from "../tensor.ts";
@@ -234,12 +235,17 @@ export async function openModelFile(
 }
 
 async function openHubModel(text: string, options: OpenModelOptions): Promise<Model> {
-  const ref = parseHubRef(text);
+  let ref = parseHubRef(text);
   const settings = options.hubSettings ?? hubSettingsFromEnv();
   const revision = options.revision ?? ref.revision;
-  const isFile = ref.path !== undefined && /\.(gguf|apr|safetensors|json)$/i.test(ref.path);
   // Offline, the cache is the only place to read from, even for --no-cache
   // (which then writes nothing either) and for `inspect`.
+  if (options.noCache && !settings.offline && ref.quant !== undefined) {
+    // `:QUANT` names the file (or first shard) its repository listing shows.
+    const root = await openHubModelFiles({ ...ref, path: undefined }, { settings, revision });
+    ref = { ...ref, path: selectQuant(await root.list(), ref.quant)[0] };
+  }
+  const isFile = ref.path !== undefined && /\.(gguf|apr|safetensors|json)$/i.test(ref.path);
   if (options.noCache && !settings.offline) {
     const folderRef = isFile ? { ...ref, path: parentOf(ref.path!) } : ref;
     const files = await openHubModelFiles(folderRef, { settings, revision });
