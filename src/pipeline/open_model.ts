@@ -9,7 +9,12 @@ import { posix } from "node:path";
 import { ModelFormatError } from "../errors.ts";
 import { openApr } from "../formats/apr/reader.ts";
 import { openGguf } from "../formats/gguf/reader.ts";
-import { isGgufSplitShard, openGgufSplit, parseGgufSplitPath } from "../formats/gguf/split.ts";
+import {
+  availableGgufTags,
+  ggufGroups,
+  isGgufSplitShard,
+  openGgufSplit,
+} from "../formats/gguf/split.ts";
 import { openQnat } from "../formats/qnat/reader.ts";
 import { APR_MANIFEST_SUFFIX } from "../formats/apr/sharded_manifest.ts";
 import { isAprShard, openShardedApr } from "../formats/apr/sharded_reader.ts";
@@ -164,14 +169,14 @@ export async function openModelFolder(
     !p.includes("/") && p.toLowerCase().endsWith(APR_MANIFEST_SUFFIX)
   );
   if (manifests.length === 1) return await openShardedApr(files, manifests[0]!);
-  const candidates = listing.filter((p) => !p.includes("/") && /\.(gguf|apr)$/i.test(p));
-  // The shards of one split GGUF set are one model (opened from its first shard).
-  const sets = new Set(candidates.map((p) => {
-    const split = parseGgufSplitPath(p);
-    return split === undefined ? p : `${split.prefix}\0${split.count}`;
-  }));
-  if (candidates.length === 1 || (sets.size === 1 && candidates.length > 1)) {
-    const path = candidates[0]!;
+  const top = listing.filter((p) => !p.includes("/"));
+  // One model per .apr file, split GGUF set or other GGUF (not a projector or imatrix).
+  const models = [
+    ...top.filter((p) => /\.apr$/i.test(p)).map((p) => ({ files: [p], tag: "" })),
+    ...ggufGroups(top),
+  ];
+  if (models.length === 1) {
+    const path = models[0]!.files[0]!;
     return await openWholeSet(
       await openModelFile(await files.open(path), options),
       files,
@@ -179,7 +184,13 @@ export async function openModelFolder(
       options,
     );
   }
-  const found = candidates.length === 0 ? "none" : candidates.join(", ");
+  const found = models.length === 0
+    ? "none"
+    : `${models.map((m) => m.files[0]).join(", ")}; ${
+      files.name.startsWith("hf://")
+        ? `choose one with hf://org/name:TAG, ${availableGgufTags(ggufGroups(top))}`
+        : "name one file"
+    }`;
   throw new ModelFormatError(
     "model",
     files.name,

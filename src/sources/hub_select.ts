@@ -13,7 +13,12 @@
 import { quoteName, unsafePathReason } from "./hub_names.ts";
 import { jsonHoldsMoreThan } from "../io/json_depth.ts";
 import { MAX_INDEX_ITEMS } from "../formats/safetensors/sharded.ts";
-import { ggufSplitPath, parseGgufSplitPath } from "../formats/gguf/split.ts";
+import {
+  availableGgufTags as availableTags,
+  ggufGroups,
+  ggufSplitPath,
+  parseGgufSplitPath,
+} from "../formats/gguf/split.ts";
 
 /** Companion files read for APR metadata, fetched when present. */
 export const COMPANION_FILES: readonly string[] = [
@@ -106,57 +111,6 @@ export async function selectModelFiles(
     }
   }
   return checkedPaths([...chosen, ...companions(all, folder)].filter(unique).sort());
-}
-
-/** One GGUF model of a repository: a single file, or the files of one split set. */
-export interface GgufGroup {
-  /** The files, shard order (one for an unsplit file). */
-  readonly files: readonly string[];
-  /** The quantization tag its name ends with (llama.cpp's rule, upper case), or `""`. */
-  readonly tag: string;
-}
-
-/**
- * llama.cpp's rule for which `.gguf` files of a repository are models: not a
- * multimodal projector, an importance matrix or a draft/MTP model.
- */
-function isModelGguf(path: string): boolean {
-  const name = path.slice(path.lastIndexOf("/") + 1);
-  return name.toLowerCase().endsWith(".gguf") &&
-    !["mmproj", "imatrix", "mtp-", "eagle3-", "dflash-", "dspark-"].some((k) => name.includes(k));
-}
-
-/**
- * Group a repository's model GGUF files into models: the shards of one split
- * set (same folder, prefix and count) are one; every other file is its own.
- * Never throws.
- *
- * @param files Paths in the repository.
- * @returns The models, in the order their first file appears.
- */
-export function ggufGroups(files: readonly string[]): GgufGroup[] {
-  const groups = new Map<string, string[]>();
-  for (const f of files) {
-    if (!isModelGguf(f)) continue;
-    const split = parseGgufSplitPath(f);
-    const key = split === undefined ? f : `${split.prefix}\0${split.count}`;
-    const list = groups.get(key);
-    if (list === undefined) groups.set(key, [f]);
-    else list.push(f);
-  }
-  return [...groups.values()].map((list) => {
-    const sorted = [...list].sort();
-    const base = sorted[0]!.slice(sorted[0]!.lastIndexOf("/") + 1);
-    const stem = parseGgufSplitPath(base)?.prefix ?? base.replace(/\.gguf$/i, "");
-    // llama.cpp's get_gguf_split_info: the tag is the last [-.]-separated word.
-    const tag = /[-.]([A-Z0-9_]+)$/i.exec(stem)?.[1]?.toUpperCase() ?? "";
-    return { files: sorted, tag };
-  });
-}
-
-function availableTags(groups: readonly GgufGroup[]): string {
-  const tags = [...new Set(groups.map((g) => g.tag).filter((t) => t !== ""))].sort();
-  return tags.length === 0 ? "no file name ends with a tag" : `available: ${tags.join(", ")}`;
 }
 
 /**
