@@ -21,9 +21,9 @@ import { DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
 import type { ModelFiles } from "../../io/model_files.ts";
 import { ShardPool } from "../../io/shard_pool.ts";
 import type { ModelHeader, ModelReader, TensorEntry, TensorInfo } from "../../tensor.ts";
-import { type GgufHeader, parseGgufHeader } from "./header.ts";
+import { GGUF_MAX_TENSORS, type GgufHeader, parseGgufHeader } from "./header.ts";
 import { ggufToAprMetadata } from "./metadata.ts";
-import { GGUF_SPLIT_KEYS } from "./split_keys.ts";
+import { GGUF_SPLIT_KEY_SET, GGUF_SPLIT_KEYS } from "./split_keys.ts";
 
 export { GGUF_SPLIT_KEYS };
 import { type GgufReader, ggufTensorNames, type OpenGgufOptions } from "./reader.ts";
@@ -175,6 +175,7 @@ export async function openGgufSplit(
   const headers: GgufHeader[] = [];
   const sizes: number[] = [];
   let declaredTensors: number | undefined;
+  let held = 0;
   for (let i = 0; i < paths.length; i++) {
     const shard = i === no ? opened : await readShardHeader(files, paths[i]!);
     const at = files.locate(paths[i]!);
@@ -202,10 +203,18 @@ export async function openGgufSplit(
       );
     }
     declaredTensors = tensors!;
-    headers.push(shard.gguf);
+    held += shard.gguf.tensors.length;
+    if (held > GGUF_MAX_TENSORS) {
+      fail(
+        `the shards hold more than the ${GGUF_MAX_TENSORS} tensors a model may have in all`,
+        at,
+      );
+    }
+    // Only the first shard's metadata is the model's: the others keep their
+    // split keys, so a set of many shards cannot hold many headers' metadata.
+    headers.push(i === 0 ? shard.gguf : { ...shard.gguf, kv: splitKeysOf(shard.gguf) });
     sizes.push(shard.size);
   }
-  const held = headers.reduce((n, h) => n + h.tensors.length, 0);
   if (held !== declaredTensors) {
     fail(
       `the ${count} shards hold ${held} tensors, but ${GGUF_SPLIT_KEYS.tensorsCount} says ${declaredTensors}`,
@@ -262,6 +271,10 @@ async function readShardHeader(
   } finally {
     await source.close();
   }
+}
+
+function splitKeysOf(gguf: GgufHeader): GgufHeader["kv"] {
+  return new Map([...gguf.kv].filter(([key]) => GGUF_SPLIT_KEY_SET.has(key)));
 }
 
 function splitInteger(gguf: GgufHeader, key: string): number | undefined {

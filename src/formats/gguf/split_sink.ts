@@ -18,7 +18,12 @@
 import { createHash } from "node:crypto";
 import { UsageError } from "../../errors.ts";
 import { assertOutputFree, pathExists } from "../../io/fs_paths.ts";
-import { createFreshFile, discardFile, renameIntoPlace } from "../../io/partial_file.ts";
+import {
+  assertRegularFile,
+  createFreshFile,
+  discardFile,
+  renameIntoPlace,
+} from "../../io/partial_file.ts";
 import type { ModelChunk, ModelHeader, TensorEntry } from "../../tensor.ts";
 import { GgufValueType } from "./header.ts";
 import { type GgufSinkOptions, planGgufExport, writeAll } from "./sink.ts";
@@ -246,6 +251,7 @@ class SplitWriter {
   /** Shards the journal of a previous run with the same plan records complete (and whose files are intact). */
   async #readJournal(): Promise<void> {
     if (!(await pathExists(this.#journal))) return;
+    await assertRegularFile(this.#journal);
     const lines = (await Deno.readTextFile(this.#journal)).split("\n").filter((l) => l !== "");
     let plan: unknown;
     try {
