@@ -19,19 +19,6 @@ import { decodeQ8K } from "./k_quants.ts";
 import { decoderKernel } from "./kernels.ts";
 import { decodeF8E4M3, decodeF8E5M2, decodeF8E8M0 } from "./float8.ts";
 import { decodeF4, decodeF6E2M3, decodeF6E3M2 } from "./float6_4.ts";
-import {
-  decodeIq1M,
-  decodeIq1S,
-  decodeIq2S,
-  decodeIq2Xs,
-  decodeIq2Xxs,
-  decodeIq3S,
-  decodeIq3Xxs,
-  decodeIq4Nl,
-  decodeIq4Xs,
-} from "./i_quants.ts";
-import { decodeQ1_0, decodeQ2_0, decodeTq1_0, decodeTq2_0 } from "./ternary.ts";
-import { decodeMxfp4, decodeNvfp4 } from "./fp4_blocks.ts";
 
 /** Decode `out.length / blockElements` whole blocks from `bytes` into `out`. */
 export type BlockDecodeFn = (bytes: Uint8Array, out: Float32Array) => void;
@@ -95,21 +82,21 @@ const DECODERS: Partial<Record<DType, BlockDecodeFn>> = {
   Q5_K: (b, o) => void decoderKernel("Q5_K")(b, o),
   Q6_K: (b, o) => void decoderKernel("Q6_K")(b, o),
   Q8_K: (b, o) => void decodeQ8K(b, o),
-  IQ2_XXS: decodeIq2Xxs,
-  IQ2_XS: decodeIq2Xs,
-  IQ2_S: decodeIq2S,
-  IQ3_XXS: decodeIq3Xxs,
-  IQ3_S: decodeIq3S,
-  IQ1_S: decodeIq1S,
-  IQ1_M: decodeIq1M,
-  IQ4_NL: decodeIq4Nl,
-  IQ4_XS: decodeIq4Xs,
-  TQ1_0: decodeTq1_0,
-  TQ2_0: decodeTq2_0,
-  Q1_0: decodeQ1_0,
-  Q2_0: decodeQ2_0,
-  MXFP4: decodeMxfp4,
-  NVFP4: decodeNvfp4,
+  IQ2_XXS: (b, o) => void decoderKernel("IQ2_XXS")(b, o),
+  IQ2_XS: (b, o) => void decoderKernel("IQ2_XS")(b, o),
+  IQ2_S: (b, o) => void decoderKernel("IQ2_S")(b, o),
+  IQ3_XXS: (b, o) => void decoderKernel("IQ3_XXS")(b, o),
+  IQ3_S: (b, o) => void decoderKernel("IQ3_S")(b, o),
+  IQ1_S: (b, o) => void decoderKernel("IQ1_S")(b, o),
+  IQ1_M: (b, o) => void decoderKernel("IQ1_M")(b, o),
+  IQ4_NL: (b, o) => void decoderKernel("IQ4_NL")(b, o),
+  IQ4_XS: (b, o) => void decoderKernel("IQ4_XS")(b, o),
+  TQ1_0: (b, o) => void decoderKernel("TQ1_0")(b, o),
+  TQ2_0: (b, o) => void decoderKernel("TQ2_0")(b, o),
+  Q1_0: (b, o) => void decoderKernel("Q1_0")(b, o),
+  Q2_0: (b, o) => void decoderKernel("Q2_0")(b, o),
+  MXFP4: (b, o) => void decoderKernel("MXFP4")(b, o),
+  NVFP4: (b, o) => void decoderKernel("NVFP4")(b, o),
 };
 
 /**

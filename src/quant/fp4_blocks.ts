@@ -35,9 +35,11 @@ function ue4m3Half(x: number): number {
  * nibbles; low nibbles are values 0–15, high nibbles 16–31).
  *
  * @param bytes Whole blocks.
- * @param out Destination of 32 values per block.
+ * @param dest Destination of 32 values per block.
+ * @returns `dest`, or a new array.
  */
-export function decodeMxfp4(bytes: Uint8Array, out: Float32Array): void {
+export function decodeMxfp4(bytes: Uint8Array, dest?: Float32Array): Float32Array {
+  const out = dest ?? new Float32Array(Math.floor(bytes.length / 17) * 32);
   const nb = Math.floor(bytes.length / 17);
   for (let i = 0; i < nb; i++) {
     const o = i * 17;
@@ -48,6 +50,7 @@ export function decodeMxfp4(bytes: Uint8Array, out: Float32Array): void {
       out[i * 32 + j + 16] = KVALUES_FP4[q >>> 4]! * d;
     }
   }
+  return out;
 }
 
 /**
@@ -55,9 +58,11 @@ export function decodeMxfp4(bytes: Uint8Array, out: Float32Array): void {
  * E2M1 nibbles, each 16-value sub-block low nibbles first).
  *
  * @param bytes Whole blocks.
- * @param out Destination of 64 values per block.
+ * @param dest Destination of 64 values per block.
+ * @returns `dest`, or a new array.
  */
-export function decodeNvfp4(bytes: Uint8Array, out: Float32Array): void {
+export function decodeNvfp4(bytes: Uint8Array, dest?: Float32Array): Float32Array {
+  const out = dest ?? new Float32Array(Math.floor(bytes.length / 36) * 64);
   const nb = Math.floor(bytes.length / 36);
   for (let i = 0; i < nb; i++) {
     const o = i * 36;
@@ -71,4 +76,5 @@ export function decodeNvfp4(bytes: Uint8Array, out: Float32Array): void {
       }
     }
   }
+  return out;
 }

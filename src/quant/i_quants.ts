@@ -64,9 +64,11 @@ function signedGrid8(
  * Dequantize IQ2_XXS blocks (66 bytes: f16 d, 32 × u16 of grid indices, signs and scales).
  *
  * @param bytes Whole blocks.
- * @param out Destination of 256 values per block.
+ * @param dest Destination of 256 values per block.
+ * @returns `dest`, or a new array.
  */
-export function decodeIq2Xxs(bytes: Uint8Array, out: Float32Array): void {
+export function decodeIq2Xxs(bytes: Uint8Array, dest?: Float32Array): Float32Array {
+  const out = dest ?? new Float32Array(Math.floor(bytes.length / 66) * 256);
   const t = f16Table();
   const nb = blocks(bytes, 66);
   for (let i = 0; i < nb; i++) {
@@ -82,15 +84,18 @@ export function decodeIq2Xxs(bytes: Uint8Array, out: Float32Array): void {
       }
     }
   }
+  return out;
 }
 
 /**
  * Dequantize IQ2_XS blocks (74 bytes: f16 d, 32 × u16 (9-bit grid index, 7-bit sign index), 8 scale bytes).
  *
  * @param bytes Whole blocks.
- * @param out Destination of 256 values per block.
+ * @param dest Destination of 256 values per block.
+ * @returns `dest`, or a new array.
  */
-export function decodeIq2Xs(bytes: Uint8Array, out: Float32Array): void {
+export function decodeIq2Xs(bytes: Uint8Array, dest?: Float32Array): Float32Array {
+  const out = dest ?? new Float32Array(Math.floor(bytes.length / 74) * 256);
   const t = f16Table();
   const nb = blocks(bytes, 74);
   for (let i = 0; i < nb; i++) {
@@ -108,15 +113,18 @@ export function decodeIq2Xs(bytes: Uint8Array, out: Float32Array): void {
       }
     }
   }
+  return out;
 }
 
 /**
  * Dequantize IQ2_S blocks (82 bytes: f16 d, 32 grid bytes, 32 sign bytes, 8 high-bit bytes, 8 scale bytes).
  *
  * @param bytes Whole blocks.
- * @param out Destination of 256 values per block.
+ * @param dest Destination of 256 values per block.
+ * @returns `dest`, or a new array.
  */
-export function decodeIq2S(bytes: Uint8Array, out: Float32Array): void {
+export function decodeIq2S(bytes: Uint8Array, dest?: Float32Array): Float32Array {
+  const out = dest ?? new Float32Array(Math.floor(bytes.length / 82) * 256);
   const t = f16Table();
   const nb = blocks(bytes, 82);
   for (let i = 0; i < nb; i++) {
@@ -138,6 +146,7 @@ export function decodeIq2S(bytes: Uint8Array, out: Float32Array): void {
       }
     }
   }
+  return out;
 }
 
 /** Two 4-value grid entries times `db`, sign bits 0–7 of `signs` (ggml's iq3 inner loop). */
@@ -162,9 +171,11 @@ function signedGrid4x2(
  * Dequantize IQ3_XXS blocks (98 bytes: f16 d, 64 grid bytes, 8 × u32 of signs and scales).
  *
  * @param bytes Whole blocks.
- * @param out Destination of 256 values per block.
+ * @param dest Destination of 256 values per block.
+ * @returns `dest`, or a new array.
  */
-export function decodeIq3Xxs(bytes: Uint8Array, out: Float32Array): void {
+export function decodeIq3Xxs(bytes: Uint8Array, dest?: Float32Array): Float32Array {
+  const out = dest ?? new Float32Array(Math.floor(bytes.length / 98) * 256);
   const t = f16Table();
   const nb = blocks(bytes, 98);
   for (let i = 0; i < nb; i++) {
@@ -183,15 +194,18 @@ export function decodeIq3Xxs(bytes: Uint8Array, out: Float32Array): void {
       }
     }
   }
+  return out;
 }
 
 /**
  * Dequantize IQ3_S blocks (110 bytes: f16 d, 64 grid bytes, 8 high-bit bytes, 32 sign bytes, 4 scale bytes).
  *
  * @param bytes Whole blocks.
- * @param out Destination of 256 values per block.
+ * @param dest Destination of 256 values per block.
+ * @returns `dest`, or a new array.
  */
-export function decodeIq3S(bytes: Uint8Array, out: Float32Array): void {
+export function decodeIq3S(bytes: Uint8Array, dest?: Float32Array): Float32Array {
+  const out = dest ?? new Float32Array(Math.floor(bytes.length / 110) * 256);
   const t = f16Table();
   const nb = blocks(bytes, 110);
   for (let i = 0; i < nb; i++) {
@@ -215,6 +229,7 @@ export function decodeIq3S(bytes: Uint8Array, out: Float32Array): void {
       }
     }
   }
+  return out;
 }
 
 /** Eight signed grid values plus `delta`, times `dl` (ggml's iq1 inner loop). */
@@ -227,9 +242,11 @@ function iq1Grid8(y: Float32Array, at: number, dl: number, idx: number, delta: n
  * Dequantize IQ1_S blocks (50 bytes: f16 d, 32 grid bytes, 8 × u16 of high bits, scale and delta sign).
  *
  * @param bytes Whole blocks.
- * @param out Destination of 256 values per block.
+ * @param dest Destination of 256 values per block.
+ * @returns `dest`, or a new array.
  */
-export function decodeIq1S(bytes: Uint8Array, out: Float32Array): void {
+export function decodeIq1S(bytes: Uint8Array, dest?: Float32Array): Float32Array {
+  const out = dest ?? new Float32Array(Math.floor(bytes.length / 50) * 256);
   const t = f16Table();
   const nb = blocks(bytes, 50);
   for (let i = 0; i < nb; i++) {
@@ -245,6 +262,7 @@ export function decodeIq1S(bytes: Uint8Array, out: Float32Array): void {
       }
     }
   }
+  return out;
 }
 
 /**
@@ -252,9 +270,11 @@ export function decodeIq1S(bytes: Uint8Array, out: Float32Array): void {
  * scale bytes whose top nibbles hold the f16 super-block scale).
  *
  * @param bytes Whole blocks.
- * @param out Destination of 256 values per block.
+ * @param dest Destination of 256 values per block.
+ * @returns `dest`, or a new array.
  */
-export function decodeIq1M(bytes: Uint8Array, out: Float32Array): void {
+export function decodeIq1M(bytes: Uint8Array, dest?: Float32Array): Float32Array {
+  const out = dest ?? new Float32Array(Math.floor(bytes.length / 56) * 256);
   const t = f16Table();
   const nb = blocks(bytes, 56);
   const sc = [0, 0, 0, 0];
@@ -297,15 +317,18 @@ export function decodeIq1M(bytes: Uint8Array, out: Float32Array): void {
       );
     }
   }
+  return out;
 }
 
 /**
  * Dequantize IQ4_NL blocks (18 bytes: f16 d, 16 bytes of 4-bit indices into ggml's non-linear values).
  *
  * @param bytes Whole blocks.
- * @param out Destination of 32 values per block.
+ * @param dest Destination of 32 values per block.
+ * @returns `dest`, or a new array.
  */
-export function decodeIq4Nl(bytes: Uint8Array, out: Float32Array): void {
+export function decodeIq4Nl(bytes: Uint8Array, dest?: Float32Array): Float32Array {
+  const out = dest ?? new Float32Array(Math.floor(bytes.length / 18) * 32);
   const t = f16Table();
   const nb = blocks(bytes, 18);
   for (let i = 0; i < nb; i++) {
@@ -317,6 +340,7 @@ export function decodeIq4Nl(bytes: Uint8Array, out: Float32Array): void {
       out[i * 32 + j + 16] = d * KVALUES_IQ4NL[q >>> 4]!;
     }
   }
+  return out;
 }
 
 /**
@@ -324,9 +348,11 @@ export function decodeIq4Nl(bytes: Uint8Array, out: Float32Array): void {
  * scale bytes, 128 bytes of 4-bit indices into ggml's non-linear values).
  *
  * @param bytes Whole blocks.
- * @param out Destination of 256 values per block.
+ * @param dest Destination of 256 values per block.
+ * @returns `dest`, or a new array.
  */
-export function decodeIq4Xs(bytes: Uint8Array, out: Float32Array): void {
+export function decodeIq4Xs(bytes: Uint8Array, dest?: Float32Array): Float32Array {
+  const out = dest ?? new Float32Array(Math.floor(bytes.length / 136) * 256);
   const t = f16Table();
   const nb = blocks(bytes, 136);
   for (let i = 0; i < nb; i++) {
@@ -346,4 +372,5 @@ export function decodeIq4Xs(bytes: Uint8Array, out: Float32Array): void {
       }
     }
   }
+  return out;
 }

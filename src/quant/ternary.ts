@@ -28,9 +28,11 @@ function trit(q: number, n: number): number {
  * four trits each, f16 d at the end).
  *
  * @param bytes Whole blocks.
- * @param out Destination of 256 values per block.
+ * @param dest Destination of 256 values per block.
+ * @returns `dest`, or a new array.
  */
-export function decodeTq1_0(bytes: Uint8Array, out: Float32Array): void {
+export function decodeTq1_0(bytes: Uint8Array, dest?: Float32Array): Float32Array {
+  const out = dest ?? new Float32Array(Math.floor(bytes.length / 54) * 256);
   const t = f16Table();
   const nb = Math.floor(bytes.length / 54);
   let y = 0;
@@ -48,15 +50,18 @@ export function decodeTq1_0(bytes: Uint8Array, out: Float32Array): void {
       for (let j = 0; j < 4; j++) out[y++] = trit(bytes[o + 48 + j]!, n) * d;
     }
   }
+  return out;
 }
 
 /**
  * Dequantize TQ2_0 blocks (66 bytes: 64 bytes of 2-bit values, f16 d at the end): `(q - 1) * d`.
  *
  * @param bytes Whole blocks.
- * @param out Destination of 256 values per block.
+ * @param dest Destination of 256 values per block.
+ * @returns `dest`, or a new array.
  */
-export function decodeTq2_0(bytes: Uint8Array, out: Float32Array): void {
+export function decodeTq2_0(bytes: Uint8Array, dest?: Float32Array): Float32Array {
+  const out = dest ?? new Float32Array(Math.floor(bytes.length / 66) * 256);
   const t = f16Table();
   const nb = Math.floor(bytes.length / 66);
   let y = 0;
@@ -69,15 +74,18 @@ export function decodeTq2_0(bytes: Uint8Array, out: Float32Array): void {
       }
     }
   }
+  return out;
 }
 
 /**
  * Dequantize Q1_0 blocks (18 bytes: f16 d, 16 bytes of sign bits, least significant first): `bit ? d : -d`.
  *
  * @param bytes Whole blocks.
- * @param out Destination of 128 values per block.
+ * @param dest Destination of 128 values per block.
+ * @returns `dest`, or a new array.
  */
-export function decodeQ1_0(bytes: Uint8Array, out: Float32Array): void {
+export function decodeQ1_0(bytes: Uint8Array, dest?: Float32Array): Float32Array {
+  const out = dest ?? new Float32Array(Math.floor(bytes.length / 18) * 128);
   const t = f16Table();
   const nb = Math.floor(bytes.length / 18);
   for (let i = 0; i < nb; i++) {
@@ -87,15 +95,18 @@ export function decodeQ1_0(bytes: Uint8Array, out: Float32Array): void {
       out[i * 128 + j] = (bytes[o + 2 + (j >>> 3)]! >>> (j & 7)) & 1 ? d : -d;
     }
   }
+  return out;
 }
 
 /**
  * Dequantize Q2_0 blocks (18 bytes: f16 d, 16 bytes of 2-bit values, least significant first): `(q - 1) * d`.
  *
  * @param bytes Whole blocks.
- * @param out Destination of 64 values per block.
+ * @param dest Destination of 64 values per block.
+ * @returns `dest`, or a new array.
  */
-export function decodeQ2_0(bytes: Uint8Array, out: Float32Array): void {
+export function decodeQ2_0(bytes: Uint8Array, dest?: Float32Array): Float32Array {
+  const out = dest ?? new Float32Array(Math.floor(bytes.length / 18) * 64);
   const t = f16Table();
   const nb = Math.floor(bytes.length / 18);
   for (let i = 0; i < nb; i++) {
@@ -105,4 +116,5 @@ export function decodeQ2_0(bytes: Uint8Array, out: Float32Array): void {
       out[i * 64 + j] = (((bytes[o + 2 + (j >>> 2)]! >>> (2 * (j & 3))) & 3) - 1) * d;
     }
   }
+  return out;
 }

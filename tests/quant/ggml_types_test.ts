@@ -11,6 +11,12 @@ import assert from "node:assert/strict";
 import { type DType, DTYPES } from "../../src/dtype.ts";
 import { decodeStream, decodeToFloat32 } from "../../src/quant/decode.ts";
 import { sha256 } from "./_gguf_fixtures.ts";
+import {
+  decoderKernel,
+  type FastDecodeTarget,
+  kernelBackend,
+  setKernelBackend,
+} from "../../src/quant/kernels.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import {
   IQ1S_GRID,
@@ -70,15 +76,42 @@ Deno.test("every ggml type in ggml's table at the pinned llama.cpp has a dtype o
 });
 
 for (const c of BLOCKS.types) {
-  Deno.test(`${c.type}: ${c.blocks} blocks decode bit-exactly as ggml's dequantize_row`, () => {
-    const spec = DTYPES[c.type];
-    const raw = caseBytes(c);
-    const values = decodeToFloat32(c.type, raw, [c.blocks * spec.blockElements]);
-    const first = [...new Uint32Array(values.buffer, 0, spec.blockElements)];
-    assert.deepEqual(first, c.first_block_f32_bits, "first block");
-    assert.equal(sha256(values), c.f32_sha256);
-  });
+  for (const backend of ["typescript", "wasm"] as const) {
+    Deno.test(`${c.type}: ${c.blocks} blocks decode bit-exactly as ggml's dequantize_row (${backend})`, () => {
+      setKernelBackend(backend);
+      try {
+        assert.equal(kernelBackend(), backend, "no silent fallback");
+        const spec = DTYPES[c.type];
+        const raw = caseBytes(c);
+        const values = decodeToFloat32(c.type, raw, [c.blocks * spec.blockElements]);
+        const first = [...new Uint32Array(values.buffer, 0, spec.blockElements)];
+        assert.deepEqual(first, c.first_block_f32_bits, "first block");
+        assert.equal(sha256(values), c.f32_sha256);
+      } finally {
+        setKernelBackend("wasm");
+      }
+    });
+  }
 }
+
+Deno.test("wasm and TypeScript decoders agree bit for bit on unmasked random bytes, at odd offsets", () => {
+  for (const c of BLOCKS.types) {
+    const type = c.type as FastDecodeTarget;
+    const spec = DTYPES[c.type];
+    // Every byte random, f16 scales included (inf and NaN scales too), one byte off alignment.
+    const raw = xorshiftBytes(c.seed ^ 0x5bd1e995, 64 * spec.blockBytes + 1).subarray(1);
+    const ts = decoderKernel(type, "typescript")(raw);
+    const wasm = decoderKernel(type, "wasm")(raw);
+    assert.equal(ts.length, 64 * spec.blockElements);
+    const a = new Uint32Array(ts.buffer);
+    const b = new Uint32Array(wasm.buffer);
+    for (let i = 0; i < a.length; i++) {
+      // NaN payloads are not specified by either language: any NaN equals any NaN.
+      if (Number.isNaN(ts[i]) && Number.isNaN(wasm[i])) continue;
+      if (a[i] !== b[i]) assert.fail(`${c.type}: value ${i} is ${ts[i]} (TS), ${wasm[i]} (wasm)`);
+    }
+  }
+});
 
 Deno.test("the pseudo-random blocks use every grid entry (so the grid tables are checked too)", () => {
   const byType = new Map(BLOCKS.types.map((c) => [c.type, caseBytes(c)]));
