@@ -321,28 +321,41 @@ export function decodeNvfp4(src: usize, dst: usize, nb: i32): void {
   }
 }
 
+/** One base-3 digit of each byte as ggml extracts it, minus 1: `(((q * pow) mod 256) * 3 >> 8) - 1`. */
+@inline function trits(q: v128, pow: i32): v128 {
+  const p = i16x8.splat(<i16>pow);
+  const m = i16x8.splat(255);
+  const three = i16x8.splat(3);
+  const lo = i16x8.shr_u(i16x8.mul(v128.and(i16x8.mul(i16x8.extend_low_i8x16_u(q), p), m), three), 8);
+  const hi = i16x8.shr_u(i16x8.mul(v128.and(i16x8.mul(i16x8.extend_high_i8x16_u(q), p), m), three), 8);
+  return i8x16.sub(i8x16.narrow_i16x8_u(lo, hi), i8x16.splat(1));
+}
+
 /** Decode `nb` TQ1_0 blocks (54 bytes) at `src` into f32 at `dst`. */
 export function decodeTq1_0(src: usize, dst: usize, nb: i32): void {
   for (let i = 0; i < nb; i++) {
     const x = src + <usize>i * 54;
     const d = f16ToF32(<i32>load<u16>(x + 52));
+    const dv = f32x4.splat(d);
     let y = dst + <usize>i * 1024;
+    const a = v128.load(x);
+    const b = v128.load(x + 16);
+    const c = v128.load(x + 32);
     let pow: i32 = 1;
+    // 32 bytes × 5 trits, then 16 bytes × 5 trits.
     for (let n = 0; n < 5; n++) {
-      for (let m = 0; m < 32; m++) {
-        store<f32>(y, <f32>(((((<i32>load<u8>(x + m) * pow) & 255) * 3) >> 8) - 1) * d);
-        y += 4;
-      }
+      storeScaled(y, trits(a, pow), dv);
+      storeScaled(y + 64, trits(b, pow), dv);
+      y += 128;
       pow *= 3;
     }
     pow = 1;
     for (let n = 0; n < 5; n++) {
-      for (let m = 0; m < 16; m++) {
-        store<f32>(y, <f32>(((((<i32>load<u8>(x + 32 + m) * pow) & 255) * 3) >> 8) - 1) * d);
-        y += 4;
-      }
+      storeScaled(y, trits(c, pow), dv);
+      y += 64;
       pow *= 3;
     }
+    // The 4 qh bytes × 4 trits.
     pow = 1;
     for (let n = 0; n < 4; n++) {
       for (let j = 0; j < 4; j++) {
@@ -390,13 +403,23 @@ export function decodeQ1_0(src: usize, dst: usize, nb: i32): void {
 
 /** Decode `nb` Q2_0 blocks (18 bytes: f16 d, 64 2-bit values) at `src` into f32 at `dst`. */
 export function decodeQ2_0(src: usize, dst: usize, nb: i32): void {
+  // Value j is bits 2(j & 3) of byte j >> 2: each byte four times, then its two bits.
+  const loBit = i8x16(1, 4, 16, 64, 1, 4, 16, 64, 1, 4, 16, 64, 1, 4, 16, 64);
+  const hiBit = i8x16(2, 8, 32, -128, 2, 8, 32, -128, 2, 8, 32, -128, 2, 8, 32, -128);
+  const zero = i8x16.splat(0);
+  const one = i8x16.splat(1);
   for (let i = 0; i < nb; i++) {
     const x = src + <usize>i * 18;
-    const d = f16ToF32(<i32>load<u16>(x));
+    const d = f32x4.splat(f16ToF32(<i32>load<u16>(x)));
+    const q = v128.load(x + 2);
     const y = dst + <usize>i * 256;
-    for (let j = 0; j < 64; j++) {
-      const q = (<i32>load<u8>(x + 2 + (j >> 2)) >> (2 * (j & 3))) & 3;
-      store<f32>(y + <usize>j * 4, <f32>(q - 1) * d);
+    for (let k = 0; k < 4; k++) {
+      const base = <i8>(4 * k);
+      const spread = i8x16.swizzle(q, i8x16.add(i8x16.splat(base), i8x16(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3)));
+      // 0 − mask is 1 where a bit is set: q − 1 = 2·hi + lo − 1.
+      const hi = i8x16.sub(zero, v128.not(i8x16.eq(v128.and(spread, hiBit), zero)));
+      const lo = i8x16.sub(zero, v128.not(i8x16.eq(v128.and(spread, loBit), zero)));
+      storeScaled(y + <usize>k * 64, i8x16.sub(i8x16.add(i8x16.add(hi, hi), lo), one), d);
     }
   }
 }
