@@ -92,6 +92,8 @@ def xorshift_bytes(seed: int, n: int) -> bytearray:
 
 
 def ggml_dequantize(type_id: int, raw: bytes, n: int) -> np.ndarray:
+    if type_id == 0:  # F32: the bytes are the values (ggml has no to_float for it)
+        return np.frombuffer(raw, dtype="<f4")[:n].copy()
     traits = ggml.ggml_get_type_traits(type_id).contents
     assert traits.to_float, type_id
     src = ctypes.create_string_buffer(bytes(raw), len(raw))
@@ -183,3 +185,39 @@ with open(os.path.join(HERE, "iquants.manifest.json"), "w") as f:
     json.dump({"llama_cpp": commit, "file": "iquants.gguf", "tensors": manifest}, f, indent=1)
     f.write("\n")
 print("ok", [b["type"] for b in blocks], [m["type"] for m in manifest])
+
+# 3. Whole models as llama-quantize writes them: tiny-llama (tests/testdata/gguf/
+# tiny-llama-f32.gguf) in IQ4_XS, and in IQ2_XXS with an importance matrix of
+# ones (IQ2_XXS requires one); per tensor, ggml's dequantized f32 sha256.
+DATA = os.path.dirname(HERE)
+with open(os.path.join(HERE, "ones.imatrix.dat"), "wb") as f:
+    src = gguf.GGUFReader(os.path.join(DATA, "gguf/tiny-llama-f32.gguf"))
+    mats = [t for t in src.tensors if len(t.shape) == 2]
+    f.write(struct.pack("<i", len(mats)))
+    for t in mats:
+        name = t.name.encode()
+        cols = int(t.shape[0])
+        f.write(struct.pack("<i", len(name)) + name + struct.pack("<ii", 1, cols))
+        f.write(np.ones(cols, dtype=np.float32).tobytes())
+for preset, extra in (("IQ4_XS", []), ("IQ2_XXS", ["--imatrix", os.path.join(HERE, "ones.imatrix.dat")])):
+    out = os.path.join(HERE, f"tiny-llama-{preset.lower()}.gguf")
+    subprocess.run([os.path.join(LLAMA, "build/bin/llama-quantize"), *extra,
+                    os.path.join(DATA, "gguf/tiny-llama-f32.gguf"), out, preset],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    r = gguf.GGUFReader(out)
+    tensors = []
+    for t in r.tensors:
+        raw = bytes(t.data.tobytes())
+        n = int(np.prod([int(x) for x in t.shape]))
+        tensors.append({
+            "name": t.name,
+            "type": t.tensor_type.name,
+            "numpy_shape": [int(x) for x in reversed(t.shape)],
+            "raw_sha256": hashlib.sha256(raw).hexdigest(),
+            "f32_sha256": sha(ggml_dequantize(int(t.tensor_type), raw, n)),
+        })
+    with open(out.replace(".gguf", ".manifest.json"), "w") as f:
+        json.dump({"llama_cpp": commit, "file": os.path.basename(out), "tensors": tensors}, f, indent=1)
+        f.write("\n")
+os.remove(os.path.join(HERE, "ones.imatrix.dat"))
+print("models ok")
