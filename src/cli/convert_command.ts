@@ -12,6 +12,7 @@ import {
   convertOptionsFrom,
   HUB_OPTIONS,
   resolveOutput,
+  ROW_FALLBACK_OPTION,
   runConversion,
   WRITE_OPTIONS,
 } from "./_convert_flags.ts";
@@ -137,6 +138,7 @@ export const convertCommand: CommandSpec = {
         "continue an interrupted APR output from OUT.partial and its journal, or a split GGUF output from its completed shards",
     },
     ...COMPRESS_OPTION,
+    ...ROW_FALLBACK_OPTION,
     ...HUB_OPTIONS,
   },
   positionals: { min: 1, max: 1, names: "SOURCE" },

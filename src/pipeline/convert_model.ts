@@ -24,11 +24,14 @@ import {
   type QuantizeTarget,
 } from "../quant/plan_quantization.ts";
 import { LLAMA_FTYPES } from "../quant/llama_presets.ts";
+import { ROW_FALLBACKS, type RowFallback } from "../quant/apr_row_fallback.ts";
+import { aprPlanNotes } from "./apr_plan_notes.ts";
 import { hfToGgufName } from "../formats/gguf/names.ts";
 import { type ImportanceMatrix, readImportanceMatrix } from "./read_imatrix.ts";
 import { imatrixGgufKv } from "../formats/gguf/imatrix_kv.ts";
 import { hfFolderName } from "./model_name.ts";
 import { QuantizeStream } from "../quant/quantize_stream.ts";
+import { QUANT_METHODS } from "../quant/checkpoint/mod.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
 import type {
   ModelChunk,
@@ -75,6 +78,14 @@ export interface ConvertOptions extends OpenModelOptions {
    * `llama-quantize --imatrix` does.
    */
   imatrix?: string | ImportanceMatrix;
+  /**
+   * APR output: what Q4_K/Q6_K tensors whose rows are not whole 256-value
+   * super-blocks become: `"q8"` (APR_Q8) or `"f16"`, which every APR reader
+   * decodes alike, or `"padded"` (the K-quant, each row padded to whole
+   * super-blocks: decoded right by realizar's transformer loader only).
+   * @default "q8"
+   */
+  rowFallback?: RowFallback;
   /** Quantize every float tensor, not only large weight matrices. @default false */
   quantizeAll?: boolean;
   /**
@@ -108,7 +119,11 @@ export interface ConvertOptions extends OpenModelOptions {
   maxShardSize?: number;
   /** Progress of the write (bytes and tensors). */
   onProgress?: ProgressCallback;
-  /** Told, in one line, about a choice that changes the output (a tied lm_head copy added). */
+  /**
+   * Told, in one line each, about choices that change the output: a tied
+   * lm_head copy added; for APR, K-quant rows given the row fallback, types
+   * APR cannot hold stored as F32, padded K-quants copied from the source.
+   */
   onNote?: (message: string) => void;
 
   /**
@@ -192,6 +207,8 @@ export async function convertModel(
     : options.imatrix;
   const model = await openModel(source, options);
   try {
+    refuseGgufOf(model, format);
+    noteDequantized(model, options);
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
@@ -208,6 +225,13 @@ export async function convertModel(
           to: options.quantize ?? "none",
           all: options.quantizeAll === true,
           ggufTypes: format === "gguf",
+          ...(options.rowFallback !== undefined ? { rowFallback: options.rowFallback } : {}),
+          ...(format === "apr" && options.onNote
+            ? {
+              onPlan: (plans) =>
+                aprPlanNotes(plans, options.rowFallback).forEach((n) => options.onNote!(n)),
+            }
+            : {}),
           ...(imatrix !== undefined ? { importance: imatrix.entries } : {}),
           ...(options.threads !== undefined ? { workers: options.threads } : {}),
         }),
@@ -248,10 +272,7 @@ export async function convertModel(
       options.signal ? { signal: options.signal } : {},
     );
     const written = header!;
-    if (format === "apr") {
-      warnOnBf16(written, options.onWarning);
-      noteDecodeOnly(model.header, written, options.onNote);
-    }
+    if (format === "apr") warnOnBf16(written, options.onWarning);
     let dtypes: Record<string, number> = {};
     for (const t of written.tensors) dtypes[t.dtype] = (dtypes[t.dtype] ?? 0) + 1;
     let tensorBytes = written.tensors.reduce((s, t) => s + t.byteLength, 0);
@@ -293,6 +314,28 @@ export async function convertModel(
     throw nameTheSource(error, typeof source === "string" ? source : model.location, format);
   } finally {
     await model.close();
+  }
+}
+
+/** A quantized checkpoint kept in F32 is several times its source's size: say how to shrink it. */
+function noteDequantized(model: Model, options: ConvertOptions): void {
+  const method = (model.reader as { quantMethod?: unknown }).quantMethod;
+  if (typeof method !== "string" || (options.quantize ?? "none") !== "none") return;
+  if (options.float32) return;
+  options.onNote?.(
+    `the ${method} checkpoint's quantized weights were dequantized to F32, as llama.cpp's converter does; quantize: "bf16" (or another target) writes a smaller file`,
+  );
+}
+
+/** A quantized checkpoint whose method cannot go to GGUF yet (gpt-oss's MXFP4). */
+function refuseGgufOf(model: Model, format: OutputFormat): void {
+  if (format !== "gguf") return;
+  const method = (model.reader as { quantMethod?: unknown }).quantMethod;
+  const refusal = typeof method === "string" ? QUANT_METHODS.get(method)?.ggufRefusal : undefined;
+  if (refusal !== undefined) {
+    throw new UsageError(
+      `Cannot convert "${model.location}" to gguf: its ${method} checkpoint cannot be written as GGUF yet: ${refusal}`,
+    );
   }
 }
 
@@ -402,6 +445,20 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
       }`,
     );
   }
+  if (options.rowFallback !== undefined) {
+    if (!ROW_FALLBACKS.includes(options.rowFallback)) {
+      throw new UsageError(
+        `Unknown row fallback "${options.rowFallback}": expected one of ${
+          ROW_FALLBACKS.join(", ")
+        }`,
+      );
+    }
+    if (format !== "apr") {
+      throw new UsageError(
+        `rowFallback works for APR output only, not ${format} (GGUF gets llama-quantize's fallback types)`,
+      );
+    }
+  }
   if (options.resume && format !== "apr" && !(format === "gguf" && options.maxShardSize)) {
     throw new UsageError(
       `resume: true works for APR output and split GGUF output (maxShardSize) only, not ${format}`,
@@ -437,6 +494,12 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
 function imatrixKey(options: ConvertOptions): { imatrix?: string } {
   const m = options.imatrix;
   return m === undefined ? {} : { imatrix: typeof m === "string" ? m : m.source };
+}
+
+/** A resumed APR output must have been planned with the same row fallback (the default adds nothing). */
+function rowFallbackKey(options: ConvertOptions): { rowFallback?: RowFallback } {
+  const f = options.rowFallback;
+  return f === undefined || f === "q8" ? {} : { rowFallback: f };
 }
 
 /** Targets whose encoders use an importance matrix. */
@@ -521,26 +584,6 @@ function warnOnBf16(
   }
 }
 
-/**
- * i-quant, ternary and FP4 tensors have no APR dtype and no aprkit encoder:
- * an APR import decodes them (as ggml does) and stores F16, or the
- * `--quantize` target. Say so once, with the count, when it happened.
- */
-function noteDecodeOnly(
-  source: ModelHeader,
-  written: ModelHeader,
-  onNote: ((message: string) => void) | undefined,
-): void {
-  const writtenType = new Map(written.tensors.map((t) => [t.name, t.dtype]));
-  const from = source.tensors.filter((t) => DTYPES[t.dtype].decodeOnly);
-  if (from.length === 0) return;
-  const to = [...new Set(from.map((t) => writtenType.get(t.name) ?? "F16"))].join("/");
-  onNote?.(
-    `${from.length} tensor(s) of types ${[...new Set(from.map((t) => t.dtype))].join(", ")} ` +
-      `have no APR dtype: decoded as ggml does and written as ${to}`,
-  );
-}
-
 function representable(format: OutputFormat, info: TensorInfo): boolean {
   const spec = DTYPES[info.dtype];
   // QnatSink decodes every input type itself (NF4 or F32 sections).
@@ -572,6 +615,7 @@ function createSink(
             all: options.quantizeAll === true,
             keepNames: options.keepNames === true,
             ...imatrixKey(options),
+            ...rowFallbackKey(options),
           }),
         });
       }
@@ -584,6 +628,7 @@ function createSink(
           all: options.quantizeAll === true,
           keepNames: options.keepNames === true,
           ...imatrixKey(options),
+          ...rowFallbackKey(options),
         }),
       });
     case "safetensors":
