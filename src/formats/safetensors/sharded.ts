@@ -10,7 +10,7 @@
  */
 
 import { ModelFormatError } from "../../errors.ts";
-import { type ByteSource, DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
+import { DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
 import { aprMetadataFromHf, readHfCompanionFiles } from "./hf_metadata.ts";
 import { dequantizeCheckpoint } from "../../quant/checkpoint/mod.ts";
 import { jsonHoldsMoreThan } from "../../io/json_depth.ts";
