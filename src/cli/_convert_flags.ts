@@ -344,8 +344,12 @@ export async function runConversion(
   } else if (!ctx.quiet) {
     const dtypes = Object.entries(result.dtypes).map(([d, n]) => `${n} ${d}`).join(", ");
     const resumed = result.resumedTensors ? `, ${result.resumedTensors} resumed` : "";
+    // A split GGUF set is named by its first shard, which llama.cpp loads.
+    const wrote = result.shards === undefined
+      ? output
+      : `${result.shards[0]} (+${result.shards.length - 1} more shards)`;
     ctx.out(
-      `wrote ${output}: ${result.format}, ${
+      `wrote ${wrote}: ${result.format}, ${
         formatCount(result.tensors)
       } tensors (${dtypes}${resumed}), ` +
         `${formatCount(result.parameters)} parameters, ${

@@ -159,6 +159,11 @@ export interface ConvertResult {
   tensorBytes: number;
   /** Size of everything written: the file, or every shard plus the index/manifest. */
   fileBytes: number;
+  /**
+   * The shards of a split GGUF output, in order (llama.cpp loads the set
+   * from the first); absent for other outputs.
+   */
+  shards?: string[];
   /** Tensors found complete in a resumed partial output (APR only). */
   resumedTensors: number;
   /**
@@ -289,6 +294,7 @@ export async function convertModel(
       parameters: written.tensors.reduce((s, t) => s + elementCount(t.shape), 0),
       tensorBytes,
       fileBytes: await sizeOfAll(writtenPaths(sink, output)),
+      ...(sink instanceof SplitGgufSink ? { shards: [...sink.outputs] } : {}),
       resumedTensors: sink instanceof AprSink || sink instanceof ShardedAprSink
         ? sink.result?.resumedTensors ?? 0
         : sink instanceof SplitGgufSink

@@ -57,6 +57,14 @@ Deno.test("hf://org/repo:QUANT and a shard's path read the split set or the file
         },
       );
 
+      await t.step("apr pull :Q4_K_S prints the first shard's path", async () => {
+        const run = await runApr(["pull", `${REF}:Q4_K_S`], { env });
+        equal(run.code, 0, run.stderr);
+        ok(run.stdout.trim().endsWith(`/${SET}-00001-of-00003.gguf`), run.stdout);
+        const inspect = await runApr(["inspect", run.stdout.trim(), "--json"]);
+        equal(JSON.parse(inspect.stdout).tensorCount, 26);
+      });
+
       await t.step("--no-cache streams the set from a shard's path", async () => {
         const out = `${dir}/nocache.apr`;
         const run = await runApr(

@@ -44,6 +44,7 @@ Deno.test("apr convert --max-shard-size 2MB writes llama-gguf-split --split-max-
     equal(run.code, 0, run.stderr);
     const result = JSON.parse(run.stdout);
     equal(result.fileBytes, REFERENCE.shards.reduce((n, s) => n + s.size, 0));
+    deepEqual(result.shards, REFERENCE.shards.map((s) => `${dir}/${s.name}`));
     for (const s of REFERENCE.shards) {
       equal(await sha256(await Deno.readFile(`${dir}/${s.name}`)), s.sha256, s.name);
     }
