@@ -45,7 +45,9 @@ export interface GgufReader extends ModelReader {
  * type, e.g. `"Q4_K"`). Shapes are reversed to row-major (`ne = [cols, rows]`
  * → `[rows, cols]`) without moving data. Tensor order is file order.
  *
- * The reader owns `source`: `close()` closes it.
+ * The reader owns `source`: `close()` closes it. One shard of a split set
+ * (`split.count` ≥ 2) is opened as that file alone: `openModel` and
+ * `openGgufSplit` (split.ts) read the whole set.
  *
  * @example Usage
  * ```ts ignore

@@ -82,19 +82,23 @@ export function parseGgufSplitPath(
  */
 export function ggufSplitCount(gguf: GgufHeader): number | undefined {
   const count = gguf.kv.get(GGUF_SPLIT_KEYS.count)?.value;
-  return typeof count === "number" && count > 1 ? count : undefined;
+  return typeof count === "number" && Number.isSafeInteger(count) && count > 1 ? count : undefined;
 }
 
 /**
- * Whether an opened model is one shard of a split GGUF set.
+ * Whether an opened model is one shard of a split GGUF set: it has a
+ * `split.count` other than 1 (a malformed one too, so that
+ * {@linkcode openGgufSplit} refuses it rather than a shard being read as a
+ * whole model).
  * Never throws.
  *
  * @param reader An opened model reader.
- * @returns True for a GGUF whose `split.count` is 2 or more.
+ * @returns True for a GGUF that declares a split.
  */
 export function isGgufSplitShard(reader: ModelReader): reader is GgufReader {
   const gguf = (reader as Partial<GgufReader>).gguf;
-  return gguf !== undefined && ggufSplitCount(gguf) !== undefined;
+  const entry = gguf?.kv.get(GGUF_SPLIT_KEYS.count);
+  return entry !== undefined && entry.value !== 1;
 }
 
 /** A split GGUF set read as one model. */
@@ -132,11 +136,20 @@ export async function openGgufSplit(
 ): Promise<GgufSplitReader> {
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
   const opened = await readShardHeader(files, path);
-  const count = ggufSplitCount(opened.gguf);
   const fail = (reason: string, at = files.locate(path)): never => {
     throw new ModelFormatError("GGUF", at, reason);
   };
-  if (count === undefined) fail("not a shard of a split GGUF set (no split.count of 2 or more)");
+  const declared = opened.gguf.kv.get(GGUF_SPLIT_KEYS.count)?.value;
+  const count = ggufSplitCount(opened.gguf);
+  if (count === undefined || count > GGUF_MAX_SPLITS) {
+    fail(
+      declared === undefined
+        ? "not a shard of a split GGUF set (no split.count)"
+        : `split.count is ${
+          JSON.stringify(String(declared))
+        }, not a number of shards from 2 to ${GGUF_MAX_SPLITS}`,
+    );
+  }
   const no = splitInteger(opened.gguf, GGUF_SPLIT_KEYS.no) ??
     fail(`has split.count ${count} but no integer ${GGUF_SPLIT_KEYS.no}`);
   const folder = posix.dirname(path) === "." ? "" : `${posix.dirname(path)}/`;

@@ -135,3 +135,23 @@ Deno.test("split.tensors.count must match the tensors the shards hold", async ()
     );
   });
 });
+
+Deno.test("a split.count that is not a shard count is refused, never read as a whole model", async () => {
+  await withTempDir(async (dir) => {
+    const bytes = await Deno.readFile(shard(1));
+    // split.count is a u16 (type 2) after its key: make it 0, as gguf-split's placeholder.
+    const key = new TextEncoder().encode("split.count");
+    let at = -1;
+    for (let i = 0; i < bytes.length - key.length && at < 0; i++) {
+      if (key.every((b, j) => bytes[i + j] === b)) at = i + key.length;
+    }
+    const view = new DataView(bytes.buffer);
+    assert.equal(view.getUint32(at, true), 2, "value type UINT16");
+    view.setUint16(at + 4, 0, true);
+    await Deno.writeFile(`${dir}/m-00001-of-00003.gguf`, bytes);
+    await refused(
+      `${dir}/m-00001-of-00003.gguf`,
+      /split\.count is "0", not a number of shards from 2 to 65535/,
+    );
+  });
+});
