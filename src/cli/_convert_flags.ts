@@ -310,9 +310,13 @@ export async function runConversion(
     if (interrupt.signal.aborted) {
       const kept = await pathExists(journal).catch(() => false) ||
         (options.maxShardSize !== undefined && await shardJournalExists(output));
+      // A split GGUF output keeps its completed shards (SHARD.partial), not OUT.partial.
+      const from = options.format === "gguf" && options.maxShardSize !== undefined
+        ? `the completed shards of "${output}"`
+        : `"${output}.partial"`;
       ctx.err(
         kept
-          ? `\napr: interrupted; run the same command with --resume to continue from "${output}.partial"\n`
+          ? `\napr: interrupted; run the same command with --resume to continue from ${from}\n`
           : `\napr: interrupted; nothing was kept (no partial file is left)\n`,
       );
       return 130;
