@@ -332,8 +332,11 @@ export async function openSafetensorsModel(
   if (indexPath === undefined && listing.has(SAFETENSORS_INDEX_NAME)) {
     indexPath = SAFETENSORS_INDEX_NAME;
   }
-  const companions = async (directory: string): Promise<ModelMetadata> =>
-    options.companions === false ? {} : await readHfCompanions(files, { directory });
+  const companions = async (
+    directory: string,
+    tensors: readonly { readonly shape: readonly number[] }[],
+  ): Promise<ModelMetadata> =>
+    options.companions === false ? {} : await readHfCompanions(files, { directory, tensors });
 
   if (indexPath === undefined) {
     if (!listing.has(SAFETENSORS_SINGLE_NAME)) {
@@ -346,7 +349,7 @@ export async function openSafetensorsModel(
     const reader = await openSafetensors(await files.open(SAFETENSORS_SINGLE_NAME), { chunkSize });
     try {
       const metadata = mergeMetadata(
-        await companions(""),
+        await companions("", reader.header.tensors),
         reader.safetensorsHeader.metadata === undefined
           ? undefined
           : { ...reader.safetensorsHeader.metadata },
@@ -477,7 +480,10 @@ export async function openSafetensorsModel(
       }
     }
   }
-  const metadata = mergeMetadata(await companions(directory), sourceMetadata);
+  const metadata = mergeMetadata(
+    await companions(directory, headers.flatMap((h) => h.tensors)),
+    sourceMetadata,
+  );
   return new ShardedReader(
     metadata,
     paths,
