@@ -20,9 +20,7 @@ import { MAX_INDEX_ITEMS } from "../../src/formats/safetensors/sharded.ts";
 import { messageLine } from "../../src/cli/terminal_text.ts";
 import { RawGguf, rawHeader } from "../formats/gguf/_raw_gguf.ts";
 import {
-  type AprRun,
   assertOneLineError,
-  CLI_PATH,
   DEMO_MODEL,
   exists,
   f32Safetensors,
