@@ -235,9 +235,11 @@ class SinkState {
         }
       }
     } else {
-      await removeIfExists(this.journalPath);
+      // The partial first: its lock refuses a second writer before the
+      // first one's journal is touched.
       this.file = await FileSink.open(this.partialPath, { truncate: true });
       this.owned = true;
+      await removeIfExists(this.journalPath);
       await this.file.writeAt(0, layout.prefix);
       // Sparse preallocation: every payload then lands at its final offset, in any order.
       await this.file.truncate(layout.fileSize);
