@@ -25,6 +25,7 @@
 
 import { UsageError } from "../errors.ts";
 import { assertOutputFree, removeIfExists } from "./fs_paths.ts";
+import { storageFailure } from "./storage_errors.ts";
 
 /**
  * The partial file of an output.
@@ -176,6 +177,8 @@ export async function writeFreshFile(path: string, data: Uint8Array | string): P
     for (let written = 0; written < bytes.length;) {
       written += await file.write(bytes.subarray(written));
     }
+  } catch (error) {
+    throw storageFailure(error, path, "write");
   } finally {
     file.close();
   }

@@ -85,7 +85,10 @@ export async function openModel(
   if (isHubRef(text)) return await openHubModel(text, options);
   if (/^https?:\/\//i.test(text)) {
     const { timeouts } = options.hubSettings ?? hubSettingsFromEnv();
-    return new Model(await openModelFile(await openHttpSource(text, timeouts), options), text);
+    return new Model(
+      await openModelFile(await openHttpSource(text, { ...timeouts, ...waits(options) }), options),
+      text,
+    );
   }
   return new Model(await openLocalModel(text, options), text);
 }
@@ -209,7 +212,7 @@ async function openHubModel(text: string, options: OpenModelOptions): Promise<Mo
   // (which then writes nothing either) and for `inspect`.
   if (options.noCache && !settings.offline) {
     const folderRef = isFile ? { ...ref, path: parentOf(ref.path!) } : ref;
-    const files = await openHubModelFiles(folderRef, { settings, revision });
+    const files = await openHubModelFiles(folderRef, { settings, revision, ...waits(options) });
     const verify = (): Promise<void> => files.verify?.() ?? Promise.resolve();
     if (isFile && !ref.path!.endsWith(".json")) {
       return new Model(
@@ -232,6 +235,7 @@ async function openHubModel(text: string, options: OpenModelOptions): Promise<Mo
   const pulled = await pullModel(ref, {
     settings,
     revision,
+    ...waits(options),
     ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
     ...(options.onDownloadProgress ? { onProgress: options.onDownloadProgress } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
@@ -242,6 +246,11 @@ async function openHubModel(text: string, options: OpenModelOptions): Promise<Mo
 function parentOf(path: string): string | undefined {
   const parent = posix.dirname(path);
   return parent === "." ? undefined : parent;
+}
+
+/** Rate-limit waits are said through the warnings (how long, and why). */
+function waits(options: OpenModelOptions): { onWait?: (message: string) => void } {
+  return options.onWarning ? { onWait: options.onWarning } : {};
 }
 
 function warnings(options: OpenModelOptions): { onWarning?: (message: string) => void } {
