@@ -15,6 +15,7 @@ import { ShardedAprSink } from "../formats/apr/sharded_sink.ts";
 import { GgufSink } from "../formats/gguf/sink.ts";
 import { ggufStorage, hasPaddedRows } from "../formats/gguf/tensor_storage.ts";
 import { QnatSink } from "../formats/qnat/sink.ts";
+import { sourceIdentityOf } from "./source_identity.ts";
 import { SafetensorsSink } from "../formats/safetensors/writer.ts";
 import {
   ImportanceSizeError,
@@ -234,7 +235,11 @@ export async function convertModel(
       header = h;
       if (imatrix !== undefined) warnMissingImportance(h, imatrix, options);
     }));
-    const sink = await createSink(format, output, options, imatrix);
+    // Only a resumable output journals it: the identity of the source's content.
+    const sourceKey = format === "apr" && options.compress !== "lz4"
+      ? await sourceIdentityOf(model)
+      : undefined;
+    const sink = await createSink(format, output, options, imatrix, sourceKey);
     // A Hub model streamed without the cache is checked against its sha256s
     // before the output is renamed into place (FORMATS.md D5).
     await stream.pipeTo(
@@ -518,7 +523,9 @@ function createSink(
   output: string,
   options: ConvertOptions,
   imatrix: ImportanceMatrix | undefined,
+  sourceKey: string | undefined,
 ): Promise<WritableStream<ModelChunk>> {
+  const source = sourceKey === undefined ? {} : { sourceKey };
   const common = {
     force: options.force === true,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
@@ -531,6 +538,7 @@ function createSink(
           ...common,
           maxShardSize: options.maxShardSize,
           resume: options.resume === true,
+          ...source,
           ...(options.commitBytes !== undefined ? { commitBytes: options.commitBytes } : {}),
           planKey: JSON.stringify({
             quantize: options.quantize ?? "none",
@@ -543,6 +551,7 @@ function createSink(
       return AprSink.create(output, {
         ...common,
         resume: options.resume === true,
+        ...source,
         ...(options.commitBytes !== undefined ? { commitBytes: options.commitBytes } : {}),
         planKey: JSON.stringify({
           quantize: options.quantize ?? "none",

@@ -26,6 +26,11 @@ import { openHubModelFiles } from "../sources/hub_files.ts";
 import { pullModel, type PullProgressEvent } from "../sources/hub_pull.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
 import { type HubSettings, hubSettingsFromEnv } from "../sources/hub_settings.ts";
+import {
+  localSourceIdentity,
+  pinnedSourceIdentity,
+  rememberSourceIdentity,
+} from "./source_identity.ts";
 import { LocalModelFiles, type ModelFiles } from "../io/model_files.ts";
 import type { ModelReader } from "../tensor.ts";
 import { DETECT_BYTES, detectFormat } from "./detect_format.ts";
@@ -90,7 +95,18 @@ export async function openModel(
       text,
     );
   }
-  return new Model(await openLocalModel(text, options), text);
+  return identified(new Model(await openLocalModel(text, options), text), text);
+}
+
+/**
+ * Remember the identity of a local source for resume (source_identity.ts):
+ * an index or manifest stands for its folder, whose shards it names.
+ */
+function identified(model: Model, path: string): Model {
+  const unix = path.replaceAll("\\", "/");
+  const subject = unix.toLowerCase().endsWith(".json") ? posix.dirname(unix) : path;
+  rememberSourceIdentity(model, () => localSourceIdentity(subject));
+  return model;
 }
 
 async function openLocalModel(path: string, options: OpenModelOptions): Promise<ModelReader> {
@@ -214,15 +230,24 @@ async function openHubModel(text: string, options: OpenModelOptions): Promise<Mo
     const folderRef = isFile ? { ...ref, path: parentOf(ref.path!) } : ref;
     const files = await openHubModelFiles(folderRef, { settings, revision, ...waits(options) });
     const verify = (): Promise<void> => files.verify?.() ?? Promise.resolve();
+    // The commit pins the content (files.name carries it).
+    const pinned = (model: Model): Model => {
+      rememberSourceIdentity(model, () => Promise.resolve(pinnedSourceIdentity(files.name)));
+      return model;
+    };
     if (isFile && !ref.path!.endsWith(".json")) {
-      return new Model(
-        await openModelFile(await files.open(posix.basename(ref.path!)), options),
-        text,
-        verify,
+      return pinned(
+        new Model(
+          await openModelFile(await files.open(posix.basename(ref.path!)), options),
+          text,
+          verify,
+        ),
       );
     }
     if (isFile && ref.path!.toLowerCase().endsWith(APR_MANIFEST_SUFFIX)) {
-      return new Model(await openShardedApr(files, posix.basename(ref.path!)), text, verify);
+      return pinned(
+        new Model(await openShardedApr(files, posix.basename(ref.path!)), text, verify),
+      );
     }
     const reader = isFile
       ? await openSafetensorsModel(files, {
@@ -230,7 +255,7 @@ async function openHubModel(text: string, options: OpenModelOptions): Promise<Mo
         ...warnings(options),
       })
       : await openModelFolder(files, options);
-    return new Model(reader, text, verify);
+    return pinned(new Model(reader, text, verify));
   }
   const pulled = await pullModel(ref, {
     settings,
@@ -240,7 +265,10 @@ async function openHubModel(text: string, options: OpenModelOptions): Promise<Mo
     ...(options.onDownloadProgress ? { onProgress: options.onDownloadProgress } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  return new Model(await openLocalModel(pulled.modelPath, options), text);
+  return identified(
+    new Model(await openLocalModel(pulled.modelPath, options), text),
+    pulled.modelPath,
+  );
 }
 
 function parentOf(path: string): string | undefined {
