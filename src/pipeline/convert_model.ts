@@ -282,7 +282,12 @@ export async function convertModel(
         { cause: error },
       );
     }
-    throw nameTheSource(error, typeof source === "string" ? source : model.location, format);
+    throw nameTheSource(
+      error,
+      typeof source === "string" ? source : model.location,
+      format,
+      output,
+    );
   } finally {
     await model.close();
   }
@@ -308,14 +313,25 @@ async function sizeOfAll(paths: readonly string[]): Promise<number> {
  * too long, too many dimensions), or metadata too large for it, is reported by the sink, which does not know
  * where the tensor came from: say which file it is, so the one line names it.
  */
-function nameTheSource(error: unknown, location: string, format: OutputFormat): unknown {
+function nameTheSource(
+  error: unknown,
+  location: string,
+  format: OutputFormat,
+  output: string,
+): unknown {
+  // Every refusal names a file (issue 20 item 8): writers and converters say
+  // what they cannot do with a tensor or a value ("Cannot convert tensor
+  // "B"", "Cannot encode GGUF: …", "Cannot write QNAT file: …") without
+  // knowing which conversion they serve.
   if (
     (error instanceof TypeError || error instanceof RangeError) &&
-    /^Cannot (use tensor name|store tensor|encode APR metadata)/.test(error.message) &&
-    !error.message.includes(location)
+    error.message.startsWith("Cannot ") &&
+    !error.message.includes(`"${location}"`) && !error.message.includes(`"${output}"`)
   ) {
     return new UsageError(
-      `Cannot convert "${location}" to ${format}: ${error.message.replace(/^Cannot /, "cannot ")}`,
+      `Cannot convert "${location}" to ${format} ("${output}"): ${
+        error.message.replace(/^Cannot /, "cannot ")
+      }`,
       { cause: error },
     );
   }
