@@ -145,21 +145,26 @@ function fail(where: Where, reason: string): ModelFormatError {
   return new ModelFormatError("JSON", where.path, reason);
 }
 
-function checkId(where: Where, field: string, id: unknown): void {
-  if (typeof id !== "number" || !Number.isSafeInteger(id) || id < 0) {
-    throw fail(where, `${field} is ${shown(id)}, not a token id (an integer from 0)`);
-  }
-  if (id >= where.bound) {
-    throw fail(
-      where,
-      `${field} is ${id}, past the ${where.bound} ids the checkpoint's tensors can hold`,
-    );
-  }
+/** Whether `id` is a token id below the bound (the fast path of {@linkcode checkId}). */
+function isTokenId(id: unknown, bound: number): boolean {
+  return typeof id === "number" && Number.isSafeInteger(id) && id >= 0 && id < bound;
 }
 
-function checkToken(where: Where, field: string, token: string): void {
+/** Refuse an id; `field` is a function so the million valid ids of a vocabulary build no strings. */
+function checkId(where: Where, field: () => string, id: unknown): void {
+  if (isTokenId(id, where.bound)) return;
+  if (typeof id !== "number" || !Number.isSafeInteger(id) || id < 0) {
+    throw fail(where, `${field()} is ${shown(id)}, not a token id (an integer from 0)`);
+  }
+  throw fail(
+    where,
+    `${field()} is ${id}, past the ${where.bound} ids the checkpoint's tensors can hold`,
+  );
+}
+
+function checkToken(where: Where, field: () => string, token: string): void {
   if (!token.isWellFormed()) {
-    throw fail(where, `${field} holds a lone UTF-16 surrogate, which no file format can store`);
+    throw fail(where, `${field()} holds a lone UTF-16 surrogate, which no file format can store`);
   }
 }
 
@@ -231,7 +236,7 @@ export function checkConfigValues(config: unknown, path: string, bound: number):
       const ids = Array.isArray(v) ? v : [v];
       if (ids.length > bound) throw fail(where, `"${prefix}${key}" lists ${ids.length} ids`);
       ids.forEach((id, i) =>
-        checkId(where, Array.isArray(v) ? `"${prefix}${key}"[${i}]` : `"${prefix}${key}"`, id)
+        checkId(where, () => Array.isArray(v) ? `"${prefix}${key}"[${i}]` : `"${prefix}${key}"`, id)
       );
     }
   }
@@ -276,15 +281,20 @@ export function checkTokenizerValues(tokenizer: unknown, path: string, bound: nu
       if (!Array.isArray(entry) || typeof entry[0] !== "string") {
         throw fail(where, `"model.vocab"[${id}] is ${shown(entry)}, not a [token, score] pair`);
       }
-      checkToken(where, `"model.vocab"[${id}]`, entry[0]);
+      checkToken(where, () => `"model.vocab"[${id}]`, entry[0]);
       if (entry[1] !== undefined && (typeof entry[1] !== "number" || !Number.isFinite(entry[1]))) {
         throw fail(where, `"model.vocab"[${id}] has score ${shown(entry[1])}, not a finite number`);
       }
     });
   } else if (record(vocab) !== undefined) {
-    for (const [token, id] of Object.entries(vocab as Record<string, unknown>)) {
-      checkId(where, `"model.vocab" entry ${shown(token)}`, id);
-      checkToken(where, `"model.vocab" entry of id ${id}`, token);
+    // for…in, not Object.entries: a million [key, value] pairs cost ~100 MB.
+    const map = vocab as Record<string, unknown>;
+    for (const token in map) {
+      const id = map[token];
+      if (!isTokenId(id, bound)) checkId(where, () => `"model.vocab" entry ${shown(token)}`, id);
+      if (!token.isWellFormed()) {
+        checkToken(where, () => `"model.vocab" entry of id ${id}`, token);
+      }
     }
   }
   const added = top["added_tokens"];
@@ -294,8 +304,8 @@ export function checkTokenizerValues(tokenizer: unknown, path: string, bound: nu
       if (t === undefined || typeof t["content"] !== "string") {
         throw fail(where, `"added_tokens"[${i}] is ${shown(entry)}, not {id, content}`);
       }
-      checkId(where, `"added_tokens"[${i}].id`, t["id"]);
-      checkToken(where, `"added_tokens"[${i}] (id ${t["id"]})`, t["content"]);
+      checkId(where, () => `"added_tokens"[${i}].id`, t["id"]);
+      checkToken(where, () => `"added_tokens"[${i}] (id ${t["id"]})`, t["content"]);
     });
   }
   const merges = model?.["merges"];
@@ -303,38 +313,52 @@ export function checkTokenizerValues(tokenizer: unknown, path: string, bound: nu
     merges.forEach((m, i) => {
       const parts = typeof m === "string" ? [m] : Array.isArray(m) ? m : [];
       for (const p of parts) {
-        if (typeof p === "string") checkToken(where, `"model.merges"[${i}]`, p);
+        if (typeof p === "string") checkToken(where, () => `"model.merges"[${i}]`, p);
       }
     });
   }
 }
 
 /**
+ * Whether a companion file's text holds a JSON escape of a UTF-16 surrogate
+ * (`\uD800`…): only those can make a lone surrogate, the bytes having been
+ * decoded as strict UTF-8. Without one, {@linkcode checkWellFormedText} need
+ * not walk the value.
+ *
+ * @example Usage
+ * ```ts
+ * import { hasSurrogateEscape } from "./companion_limits.ts";
+ * console.assert(hasSurrogateEscape('{"a": "\\ud800"}') && !hasSurrogateEscape('{"a": "b"}'));
+ * ```
+ *
+ * @param text The file's text.
+ * @returns True when the walk is needed.
+ */
+export function hasSurrogateEscape(text: string): boolean {
+  return /\\u[dD][89a-fA-F]/.test(text);
+}
+
+/**
  * Refuse a lone UTF-16 surrogate anywhere in a companion file's strings
- * (keys included). Only JSON's `\uD800`-style escapes can make one (the
- * bytes were decoded as strict UTF-8), so the walk runs only when the text
- * holds such an escape.
+ * (keys included). Call it when {@linkcode hasSurrogateEscape} says so.
  *
  * @example Usage
  * ```ts
  * import { checkWellFormedText } from "./companion_limits.ts";
- * const text = '{"bos_token": "\\ud800"}';
  * let refused = false;
  * try {
- *   checkWellFormedText(text, JSON.parse(text), "tokenizer_config.json");
+ *   checkWellFormedText(JSON.parse('{"bos_token": "\\ud800"}'), "tokenizer_config.json");
  * } catch {
  *   refused = true;
  * }
  * console.assert(refused);
  * ```
  *
- * @param text The file's text.
  * @param value The parsed value.
  * @param path Its path or URL, for messages.
  * @throws {ModelFormatError} Naming the file and where the string is.
  */
-export function checkWellFormedText(text: string, value: unknown, path: string): void {
-  if (!/\\u[dD][89a-fA-F]/.test(text)) return;
+export function checkWellFormedText(value: unknown, path: string): void {
   // Iterative, so a deep value cannot overflow the stack.
   const pending: [string, unknown][] = [["", value]];
   while (pending.length > 0) {

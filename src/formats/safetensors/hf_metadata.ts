@@ -39,6 +39,7 @@ import {
   checkConfigValues,
   checkTokenizerValues,
   checkWellFormedText,
+  hasSurrogateEscape,
   MIN_VOCABULARY_BOUND,
   vocabularyBound,
 } from "./companion_limits.ts";
@@ -219,7 +220,9 @@ function readVocabulary(tokenizer: unknown, minSize: number | undefined): Vocabu
   } else {
     const map = record(vocab);
     if (map !== undefined) {
-      for (const [token, id] of Object.entries(map)) {
+      // for…in, not Object.entries: no million [key, value] pairs (issue 20 item 2).
+      for (const token in map) {
+        const id = map[token];
         if (typeof id === "number" && Number.isSafeInteger(id) && id >= 0) byId[id] = token;
       }
     }
@@ -432,6 +435,8 @@ function parseCompanion(
   check: (value: unknown, location: string) => void,
 ): unknown {
   if (text === undefined) return undefined;
+  // Looked at before parsing, so the text can be dropped while the value is checked.
+  const escapes = hasSurrogateEscape(text);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -450,7 +455,7 @@ function parseCompanion(
   }
   // The specific checks first: they name a token's id, the walk only a key path.
   check(value, files.locate(path));
-  checkWellFormedText(text, value, files.locate(path));
+  if (escapes) checkWellFormedText(value, files.locate(path));
   return value;
 }
 
