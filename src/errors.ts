@@ -10,11 +10,15 @@
  *   `force: true`, options that do not combine: {@linkcode UsageError} (a
  *   `TypeError`), its message naming the library option (`force: true`);
  * - a server that refuses: {@linkcode HubRequestError};
+ * - the machine failing an operation (a full disk, an I/O error):
+ *   {@linkcode EnvironmentError};
  * - a malformed argument to a low-level API (a negative size, chunks out of
  *   protocol order): `TypeError` or `RangeError`, before any I/O.
  *
  * Each function's `@throws` tags say which apply. The CLI turns them into
- * one line and exit code 2, naming its flags (`--force`) instead of options.
+ * one line and exit code 2 (bad input or usage) or 3 (the environment: a full
+ * disk, a network or server failure), naming its flags (`--force`) instead of
+ * options.
  *
  * @module
  */
