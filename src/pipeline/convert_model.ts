@@ -24,6 +24,8 @@ import {
   type QuantizeTarget,
 } from "../quant/plan_quantization.ts";
 import { LLAMA_FTYPES } from "../quant/llama_presets.ts";
+import { ROW_FALLBACKS, type RowFallback } from "../quant/apr_row_fallback.ts";
+import { aprPlanNotes } from "./apr_plan_notes.ts";
 import { hfToGgufName } from "../formats/gguf/names.ts";
 import { type ImportanceMatrix, readImportanceMatrix } from "./read_imatrix.ts";
 import { imatrixGgufKv } from "../formats/gguf/imatrix_kv.ts";
@@ -75,6 +77,14 @@ export interface ConvertOptions extends OpenModelOptions {
    * `llama-quantize --imatrix` does.
    */
   imatrix?: string | ImportanceMatrix;
+  /**
+   * APR output: what Q4_K/Q6_K tensors whose rows are not whole 256-value
+   * super-blocks become: `"q8"` (APR_Q8) or `"f16"`, which every APR reader
+   * decodes alike, or `"padded"` (the K-quant, each row padded to whole
+   * super-blocks: decoded right by realizar's transformer loader only).
+   * @default "q8"
+   */
+  rowFallback?: RowFallback;
   /** Quantize every float tensor, not only large weight matrices. @default false */
   quantizeAll?: boolean;
   /**
@@ -103,7 +113,11 @@ export interface ConvertOptions extends OpenModelOptions {
   maxShardSize?: number;
   /** Progress of the write (bytes and tensors). */
   onProgress?: ProgressCallback;
-  /** Told, in one line, about a choice that changes the output (a tied lm_head copy added). */
+  /**
+   * Told, in one line each, about choices that change the output: a tied
+   * lm_head copy added; for APR, K-quant rows given the row fallback, types
+   * APR cannot hold stored as F32, padded K-quants copied from the source.
+   */
   onNote?: (message: string) => void;
 
   /**
@@ -203,6 +217,13 @@ export async function convertModel(
           to: options.quantize ?? "none",
           all: options.quantizeAll === true,
           ggufTypes: format === "gguf",
+          ...(options.rowFallback !== undefined ? { rowFallback: options.rowFallback } : {}),
+          ...(format === "apr" && options.onNote
+            ? {
+              onPlan: (plans) =>
+                aprPlanNotes(plans, options.rowFallback).forEach((n) => options.onNote!(n)),
+            }
+            : {}),
           ...(imatrix !== undefined ? { importance: imatrix.entries } : {}),
           ...(options.threads !== undefined ? { workers: options.threads } : {}),
         }),
@@ -410,6 +431,20 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
       }`,
     );
   }
+  if (options.rowFallback !== undefined) {
+    if (!ROW_FALLBACKS.includes(options.rowFallback)) {
+      throw new UsageError(
+        `Unknown row fallback "${options.rowFallback}": expected one of ${
+          ROW_FALLBACKS.join(", ")
+        }`,
+      );
+    }
+    if (format !== "apr") {
+      throw new UsageError(
+        `rowFallback works for APR output only, not ${format} (GGUF gets llama-quantize's fallback types)`,
+      );
+    }
+  }
   if (options.resume && format !== "apr") {
     throw new UsageError(`resume: true works for APR output only, not ${format}`);
   }
@@ -443,6 +478,12 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
 function imatrixKey(options: ConvertOptions): { imatrix?: string } {
   const m = options.imatrix;
   return m === undefined ? {} : { imatrix: typeof m === "string" ? m : m.source };
+}
+
+/** A resumed APR output must have been planned with the same row fallback (the default adds nothing). */
+function rowFallbackKey(options: ConvertOptions): { rowFallback?: RowFallback } {
+  const f = options.rowFallback;
+  return f === undefined || f === "q8" ? {} : { rowFallback: f };
 }
 
 /** Targets whose encoders use an importance matrix. */
@@ -561,6 +602,7 @@ function createSink(
             all: options.quantizeAll === true,
             keepNames: options.keepNames === true,
             ...imatrixKey(options),
+            ...rowFallbackKey(options),
           }),
         });
       }
@@ -574,6 +616,7 @@ function createSink(
           all: options.quantizeAll === true,
           keepNames: options.keepNames === true,
           ...imatrixKey(options),
+          ...rowFallbackKey(options),
         }),
       });
     case "safetensors":
