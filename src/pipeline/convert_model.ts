@@ -350,9 +350,9 @@ function nameTheSource(
     !error.message.includes(`"${location}"`) && !error.message.includes(`"${output}"`)
   ) {
     return new UsageError(
-      `Cannot convert "${location}" to ${format} ("${output}"): ${
+      `Cannot convert "${location}" to ${format}: ${
         error.message.replace(/^Cannot /, "cannot ")
-      }`,
+      } (writing "${output}")`,
       { cause: error },
     );
   }
