@@ -49,6 +49,17 @@ Deno.test("a write that finds the disk full names the file and the operation (/d
   equal(error.path, "/dev/full");
   match(error.message, /^Cannot write "\/dev\/full": the disk is full \(ENOSPC\); free some space/);
   equal(exitCodeOf(error), 3);
+  // A failing device, on a read: the file, the operation, the fix.
+  const eio = storageFailure(
+    Object.assign(new Error("Input/output error (os error 5)"), { code: "EIO" }),
+    "model.safetensors",
+    "read",
+  );
+  ok(eio instanceof EnvironmentError);
+  match(
+    eio.message,
+    /^Cannot read "model\.safetensors": the device reported an I\/O error \(EIO\); check the disk/,
+  );
   // Any other error passes through untouched.
   const other = new RangeError("x");
   equal(storageFailure(other, "p", "write"), other);
