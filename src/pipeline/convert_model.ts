@@ -31,6 +31,7 @@ import { type ImportanceMatrix, readImportanceMatrix } from "./read_imatrix.ts";
 import { imatrixGgufKv } from "../formats/gguf/imatrix_kv.ts";
 import { hfFolderName } from "./model_name.ts";
 import { QuantizeStream } from "../quant/quantize_stream.ts";
+import { QUANT_METHODS } from "../quant/checkpoint/mod.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
 import type {
   ModelChunk,
@@ -201,6 +202,8 @@ export async function convertModel(
     : options.imatrix;
   const model = await openModel(source, options);
   try {
+    refuseGgufOf(model, format);
+    noteDequantized(model, options);
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
@@ -311,6 +314,28 @@ export async function convertModel(
     );
   } finally {
     await model.close();
+  }
+}
+
+/** A quantized checkpoint kept in F32 is several times its source's size: say how to shrink it. */
+function noteDequantized(model: Model, options: ConvertOptions): void {
+  const method = (model.reader as { quantMethod?: unknown }).quantMethod;
+  if (typeof method !== "string" || (options.quantize ?? "none") !== "none") return;
+  if (options.float32) return;
+  options.onNote?.(
+    `the ${method} checkpoint's quantized weights were dequantized to F32, as llama.cpp's converter does; quantize: "bf16" (or another target) writes a smaller file`,
+  );
+}
+
+/** A quantized checkpoint whose method cannot go to GGUF yet (gpt-oss's MXFP4). */
+function refuseGgufOf(model: Model, format: OutputFormat): void {
+  if (format !== "gguf") return;
+  const method = (model.reader as { quantMethod?: unknown }).quantMethod;
+  const refusal = typeof method === "string" ? QUANT_METHODS.get(method)?.ggufRefusal : undefined;
+  if (refusal !== undefined) {
+    throw new UsageError(
+      `Cannot convert "${model.location}" to gguf: its ${method} checkpoint cannot be written as GGUF yet: ${refusal}`,
+    );
   }
 }
 
