@@ -51,8 +51,8 @@ export function looksSpecial(token: string): boolean {
 export interface TokenTypeInput {
   /** Token text by id (`[PAD<id>]` for ids no token claims). */
   tokens: readonly string[];
-  /** Ids some token claims (base vocabulary or added tokens). */
-  claimed: ReadonlySet<number>;
+  /** 1 for each id some token claims (base vocabulary or added tokens), one byte per id. */
+  claimed: Uint8Array;
   /** Added tokens by id, with their `special` flag. */
   added: ReadonlyMap<number, { special: boolean }>;
   /** The special tokens' ids (bos, eos, unk… as `SpecialVocab` finds them). */
@@ -69,7 +69,7 @@ export interface TokenTypeInput {
  * import { tokenTypes } from "./token_types.ts";
  * const types = tokenTypes({
  *   tokens: ["<unk>", "<0x0A>", "▁a", "[PAD3]"],
- *   claimed: new Set([0, 1, 2]),
+ *   claimed: new Uint8Array([1, 1, 1, 0]),
  *   added: new Map([[0, { special: true }]]),
  *   specialIds: new Set([0]),
  *   ggmlModel: "llama",
@@ -82,7 +82,7 @@ export interface TokenTypeInput {
  */
 export function tokenTypes(input: TokenTypeInput): number[] {
   return input.tokens.map((token, id) => {
-    if (!input.claimed.has(id)) return TokenType.UNUSED;
+    if (input.claimed[id] !== 1) return TokenType.UNUSED;
     const added = input.added.get(id);
     if (added !== undefined) {
       return added.special || looksSpecial(token) ? TokenType.CONTROL : TokenType.USER_DEFINED;
