@@ -232,7 +232,8 @@ export async function convertModel(
     let stream = model.chunks();
     // A llama-quantize preset (not q8_0, which is the converter's --outtype q8_0)
     // lays its GGUF out as llama-quantize does.
-    const quantizeLayout = format === "gguf" && usesLlamaQuantizeLayout(options.quantize);
+    const quantizeLayout = format === "gguf" &&
+      usesLlamaQuantizeLayout(options.quantize, model.header.metadata);
     if (quantizeLayout) stream = stream.pipeThrough(llamaQuantizeOrder(options.keepNames === true));
     // GGUF wants llama.cpp's interleaved Q/K rows, SafeTensors Hugging Face's.
     const rows = format === "gguf" ? "interleaved" : format === "safetensors" ? "hf" : undefined;
@@ -289,7 +290,7 @@ export async function convertModel(
     const sourceKey = format === "apr" && options.compress !== "lz4"
       ? await sourceIdentityOf(model)
       : undefined;
-    const sink = await createSink(format, output, options, imatrix, sourceKey);
+    const sink = await createSink(format, output, options, imatrix, sourceKey, quantizeLayout);
     // A Hub model streamed without the cache is checked against its sha256s
     // before the output is renamed into place (FORMATS.md D5).
     await stream.pipeTo(
@@ -645,6 +646,7 @@ function createSink(
   options: ConvertOptions,
   imatrix: ImportanceMatrix | undefined,
   sourceKey: string | undefined,
+  llamaQuantizeLayout: boolean,
 ): Promise<WritableStream<ModelChunk>> {
   const source = sourceKey === undefined ? {} : { sourceKey };
   const common = {
@@ -696,7 +698,7 @@ function createSink(
       const ggufOptions = {
         ...common,
         keepNames: options.keepNames === true,
-        llamaQuantizeLayout: usesLlamaQuantizeLayout(options.quantize),
+        llamaQuantizeLayout,
         ...(fileType !== undefined ? { fileType } : {}),
         // As llama-quantize --imatrix: which matrix the model was quantized with.
         ...(imatrix !== undefined ? { extraKv: imatrixGgufKv(imatrix) } : {}),
@@ -728,11 +730,23 @@ function createSink(
 
 /**
  * Whether a GGUF output is laid out as llama-quantize writes it: the presets
- * it makes (`q4_k_m`, `q4_k_s`, `q5_k_m`, `q5_k_s`, `q6_k`). `q8_0` is laid out
- * as llama.cpp's converter writes `--outtype q8_0`, byte for byte.
+ * it makes (`q4_k_m`, `q4_k_s`, `q5_k_m`, `q5_k_s`, `q6_k`), asked for now or,
+ * with no `quantize`, recorded in an APR source that was quantized with one
+ * (so its export is the file the one-pass conversion writes). `q8_0` is laid
+ * out as llama.cpp's converter writes `--outtype q8_0`, byte for byte.
  */
-function usesLlamaQuantizeLayout(quantize: QuantizeTarget | undefined): boolean {
-  const preset = quantize === undefined ? undefined : presetOf(quantize, true);
+function usesLlamaQuantizeLayout(
+  quantize: QuantizeTarget | undefined,
+  source: ModelMetadata,
+): boolean {
+  const recorded = source.quantization?.quant_type;
+  const target = quantize ??
+    (typeof recorded === "string" && QUANTIZE_TARGETS.includes(recorded as QuantizeTarget)
+      ? recorded as QuantizeTarget
+      : undefined);
+  const preset = target === undefined ? undefined : presetOf(target, true);
+  // APR's q6_k is the single-type target, not the preset; only a request makes it one.
+  if (quantize === undefined && target === "q6_k") return false;
   return preset !== undefined && preset !== "Q8_0";
 }
 

@@ -257,7 +257,7 @@ export function ggufToAprMetadata(kv: ReadonlyMap<string, GgufKvEntry>): ModelMe
   }
   m.gguf_metadata = verbatim;
   // The large arrays are left out of gguf_metadata; their places are kept here.
-  m.gguf_key_order = [...kv.keys()];
+  m.gguf_key_order = [...kv.keys()].filter((key) => !GGUF_SPLIT_KEY_SET.has(key));
   return m;
 }
 
