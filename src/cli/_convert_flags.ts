@@ -27,6 +27,7 @@ import {
 } from "./command.ts";
 import { pathExists } from "../io/fs_paths.ts";
 import type { ProgressEvent } from "../tensor.ts";
+import type { ProgressDisplay } from "./progress_display.ts";
 
 /** Flags of every command that writes a model. */
 export const WRITE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
@@ -265,7 +266,7 @@ export async function runConversion(
     result = await convertModel(source, output, {
       ...options,
       signal: interrupt.signal,
-      onWarning: (message) => display.log(`warning: ${messageLine(inFlagTerms(message))}`),
+      onWarning: warningsThrough(ctx, display),
       // Said with the summary, once the output exists (not for a failed run).
       onNote: (message) => notes.push(messageLine(message)),
       onDownloadProgress: (event) => {
@@ -311,7 +312,7 @@ export async function runConversion(
   }
   display.finish();
   if (ctx.json) {
-    ctx.out(`${JSON.stringify(result, null, 2)}\n`);
+    ctx.printJson({ command: ctx.command, source, ...result });
   } else if (!ctx.quiet) {
     const dtypes = Object.entries(result.dtypes).map(([d, n]) => `${n} ${d}`).join(", ");
     const resumed = result.resumedTensors ? `, ${result.resumedTensors} resumed` : "";
@@ -327,6 +328,25 @@ export async function runConversion(
     for (const note of notes) ctx.out(`note: ${note}\n`);
   }
   return 0;
+}
+
+/**
+ * A library's warning callback for a command showing progress: the line goes
+ * above the bars (not through them) and into the `--json` document's `warnings`.
+ *
+ * @param ctx The command context.
+ * @param display The command's progress display.
+ * @returns The callback.
+ */
+export function warningsThrough(
+  ctx: CommandContext,
+  display: ProgressDisplay,
+): (message: string) => void {
+  return (message) => {
+    const line = messageLine(inFlagTerms(message));
+    ctx.warnings.push(line);
+    display.log(`warning: ${line}`);
+  };
 }
 
 /** Whether a sharded APR output left a shard journal (NAME-0000i-of-0000N.apr.partial.journal). */

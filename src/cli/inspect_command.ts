@@ -69,6 +69,7 @@ export const inspectCommand: CommandSpec = {
       const bytes = byDtype.reduce((s, r) => s + r.bytes, 0);
       const apr = model.reader instanceof AprReader ? model.reader : undefined;
       const result = {
+        command: "inspect",
         source: source!,
         format: header.format,
         ...(apr
@@ -85,7 +86,7 @@ export const inspectCommand: CommandSpec = {
         metadata: shortenValue(header.metadata),
       };
       if (ctx.json) {
-        ctx.out(`${JSON.stringify(result, null, 2)}\n`);
+        ctx.printJson(result);
         return 0;
       }
       const lines = [

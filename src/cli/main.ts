@@ -109,6 +109,8 @@ export async function main(args: readonly string[], io: MainIo = consoleIo()): P
   const verbose = rest.includes("--verbose") || rest.includes("-v");
   const json = rest.includes("--json");
   const command = COMMANDS.find((c) => c.name === name);
+  // Collected for --json documents, success or error alike.
+  const warnings: string[] = [];
   try {
     if (!command) {
       const near = closest(name, COMMANDS.map((c) => c.name));
@@ -124,9 +126,9 @@ export async function main(args: readonly string[], io: MainIo = consoleIo()): P
       return 0;
     }
     chooseKernels();
-    return await command.run(makeContext(io, values), values, positionals);
+    return await command.run(makeContext(io, command.name, values, warnings), values, positionals);
   } catch (error) {
-    return reportError(io, error, verbose, json);
+    return reportError(io, error, verbose, json, warnings);
   }
 }
 
@@ -143,12 +145,18 @@ function chooseKernels(): void {
   setKernelBackend(choice);
 }
 
-function makeContext(io: MainIo, values: Record<string, unknown>): CommandContext {
+function makeContext(
+  io: MainIo,
+  command: string,
+  values: Record<string, unknown>,
+  warnings: string[],
+): CommandContext {
   const json = values.json === true;
   const quiet = values.quiet === true;
   const mode: ProgressMode = quiet ? "quiet" : io.errIsTerminal ? "tty" : "plain";
   const plainIntervalMs = Number(Deno.env.get("APR_PROGRESS_INTERVAL_MS") ?? 5000);
   return {
+    command,
     out: io.out,
     err: io.err,
     json,
@@ -163,8 +171,11 @@ function makeContext(io: MainIo, values: Record<string, unknown>): CommandContex
         plainIntervalMs,
       }),
     warn: (message) => {
+      warnings.push(messageLine(message));
       if (!quiet) io.err(`warning: ${messageLine(message)}\n`);
     },
+    warnings,
+    printJson: (result) => io.out(jsonDocument(result, warnings)),
   };
 }
 
@@ -213,7 +224,18 @@ function isEnvironmentError(error: unknown): boolean {
     (error instanceof Error && /ENOSPC|No space left/i.test(error.message));
 }
 
-function reportError(io: MainIo, error: unknown, verbose: boolean, json: boolean): number {
+/** One `--json` document (docs/apr-json.schema.json): the fields, then `warnings`. */
+function jsonDocument(fields: object, warnings: readonly string[]): string {
+  return `${JSON.stringify({ ...fields, warnings }, null, 2)}\n`;
+}
+
+function reportError(
+  io: MainIo,
+  error: unknown,
+  verbose: boolean,
+  json: boolean,
+  warnings: readonly string[],
+): number {
   const userError = isUserError(error);
   const exitCode = userError ? 2 : 1;
   // Library errors name library options (force: true); say the flags here.
@@ -229,7 +251,7 @@ function reportError(io: MainIo, error: unknown, verbose: boolean, json: boolean
       ? error.url
       : undefined;
     const code = error instanceof Error ? error.name : "Error";
-    io.out(`${JSON.stringify({ error: { message, code, exitCode, path } }, null, 2)}\n`);
+    io.out(jsonDocument({ error: { message, code, exitCode, path } }, warnings));
   }
   if (verbose && error instanceof Error && error.stack) {
     io.err(`${error.stack}\n`);

@@ -10,6 +10,7 @@ import { pullModel } from "../sources/hub_pull.ts";
 import { isHubRef } from "../sources/hub_ref.ts";
 import { formatBytes, formatCount } from "./format.ts";
 import { type CommandSpec, integerOption, stringList, stringOption } from "./command.ts";
+import { warningsThrough } from "./_convert_flags.ts";
 
 /** The `pull` command. */
 export const pullCommand: CommandSpec = {
@@ -61,6 +62,7 @@ export const pullCommand: CommandSpec = {
         revision: stringOption(values, "revision"),
         ...(include.length > 0 ? { include } : {}),
         ...(jobs !== undefined ? { jobs } : {}),
+        onWarning: warningsThrough(ctx, display),
         onProgress: (event) => {
           display.update(event);
           for (const f of event.active) display.updateItem(f.path, f.bytesDone, f.bytesTotal);
@@ -70,7 +72,7 @@ export const pullCommand: CommandSpec = {
       display.finish();
     }
     if (ctx.json) {
-      ctx.out(`${JSON.stringify(result, null, 2)}\n`);
+      ctx.printJson({ command: "pull", source: source!, ...result });
       return 0;
     }
     if (!ctx.quiet) {

@@ -84,7 +84,7 @@ export const validateCommand: CommandSpec = {
     }
     const ok = checks.every((c) => c.ok);
     if (ctx.json) {
-      ctx.out(`${JSON.stringify({ file: path, format, ok, checks }, null, 2)}\n`);
+      ctx.printJson({ command: "validate", source: path, format, ok, checks });
     } else {
       for (const c of checks) {
         ctx.out(

@@ -234,6 +234,7 @@ async function openHubModel(text: string, options: OpenModelOptions): Promise<Mo
     revision,
     ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
     ...(options.onDownloadProgress ? { onProgress: options.onDownloadProgress } : {}),
+    ...warnings(options),
     ...(options.signal ? { signal: options.signal } : {}),
   });
   return new Model(await openLocalModel(pulled.modelPath, options), text);

@@ -3,7 +3,8 @@
  * (FORMATS.md §4): `models--{org}--{name}/blobs/{etag}`,
  * `refs/{revision}` (a file holding the commit) and
  * `snapshots/{commit}/{path}` → a RELATIVE symlink to `../../blobs/{etag}`.
- * Partial downloads are `blobs/{etag}.incomplete`.
+ * Partial downloads are `blobs/{etag}.incomplete`; the lock of a download is
+ * `{cacheDir}/.locks/models--{org}--{name}/{etag}.lock` (`hub_lock.ts`).
  *
  * Every name that becomes part of a path here (etag, commit, revision, file
  * path) is checked first by the rules of `hub_names.ts`, whoever calls: the
@@ -74,6 +75,17 @@ export class HubCache {
    */
   incompletePath(etag: string): string {
     return `${this.blobPath(etag)}.incomplete`;
+  }
+
+  /**
+   * The lock file of a blob's download, where huggingface_hub puts it.
+   *
+   * @param etag The blob's etag.
+   * @returns `{cacheDir}/.locks/models--{org}--{name}/{etag}.lock`.
+   */
+  lockPath(etag: string): string {
+    this.blobPath(etag); // checks the etag
+    return join(this.cacheDir, ".locks", `models--${this.repoId.replaceAll("/", "--")}`, `${etag}.lock`);
   }
 
   /**
@@ -181,7 +193,13 @@ export class HubCache {
         await Deno.remove(link).catch(() => {});
       }
     }
-    await Deno.symlink(target, link);
+    try {
+      await Deno.symlink(target, link);
+    } catch (error) {
+      // Another run sharing the cache linked it meanwhile: fine if it points at the same blob.
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+      if ((await Deno.readLink(link).catch(() => undefined)) !== target) throw error;
+    }
   }
 }
 

@@ -14,6 +14,7 @@ import type { ProgressEvent } from "../tensor.ts";
 import { HubCache } from "./hub_cache.ts";
 import { HubClient, type HubFileInfo, type HubRepoInfo } from "./hub_client.ts";
 import { DEFAULT_PART_SIZE, downloadBlob, JobLimiter } from "./hub_download.ts";
+import { withBlobLock } from "./hub_lock.ts";
 import { DEFAULT_REVISION, formatHubRef, type HubRef, parseHubRef } from "./hub_ref.ts";
 import { assertSafeRevision } from "./hub_names.ts";
 import { selectModelFiles } from "./hub_select.ts";
@@ -22,6 +23,8 @@ import { type HubSettings, hubSettingsFromEnv } from "./hub_settings.ts";
 
 /** Ranges downloading at once by default: enough to fill a fast link, few enough for a laptop. */
 export const DEFAULT_JOBS = 8;
+/** The one attempt at the Hub when the cache could answer instead. */
+const FAST_TIMEOUT_MS = 10_000;
 /** Free space kept beyond the download, for the rest of the system. */
 const FREE_SPACE_MARGIN = 64 * 1024 * 1024;
 
@@ -63,6 +66,11 @@ export interface PullOptions extends RetryOptions {
   partSize?: number;
   /** Progress: overall bytes and per-file rows. */
   onProgress?: (event: PullProgressEvent) => void;
+  /**
+   * Told what the user should know but that does not stop the pull: the Hub
+   * was unreachable and the cache was used, another run holds a file's lock.
+   */
+  onWarning?: (message: string) => void;
 }
 
 /** One file of a pull. */
@@ -127,26 +135,47 @@ export async function pullModel(
     jobs: _j,
     partSize: _p,
     onProgress: _o,
+    onWarning: _w,
     ...retry
   } = options;
-  const client = new HubClient({
+  const clientOptions = {
     ...settings.timeouts,
     ...retry,
     endpoint: settings.endpoint,
     token: settings.token,
+  };
+  const client = new HubClient(clientOptions);
+  // With the model in the cache, an unreachable Hub is found out with one
+  // short attempt and the cache is used, as huggingface_hub does (its
+  // HF_HUB_ETAG_TIMEOUT defaults to 10 s); without it, retrying is all there is.
+  const cached = await cachedSnapshot(cache, revision);
+  const firstClient = cached === undefined ? client : new HubClient({
+    ...clientOptions,
+    retries: 0,
+    headerTimeoutMs: Math.min(clientOptions.headerTimeoutMs ?? FAST_TIMEOUT_MS, FAST_TIMEOUT_MS),
   });
   let info: HubRepoInfo;
   try {
-    info = await client.repoInfo(parsed.repoId, revision);
+    info = await firstClient.repoInfo(parsed.repoId, revision);
   } catch (error) {
     // No connection at all (status 0): use the cache if it holds the model,
-    // as the Hugging Face tools do; otherwise report the network error.
-    if (!(error instanceof HubRequestError) || error.status !== 0) throw error;
+    // as the Hugging Face tools do, and say so; otherwise report the network error.
+    if (!(error instanceof HubRequestError) || error.status !== 0 || cached === undefined) {
+      throw error;
+    }
+    let pulled: PullResult;
     try {
-      return await pullOffline(parsed, revision, cache, options);
+      pulled = await pullOffline(parsed, revision, cache, options);
     } catch {
       throw error;
     }
+    const cause = error.cause instanceof Error ? error.cause.message : error.message;
+    options.onWarning?.(
+      `cannot reach the Hub at ${settings.endpoint} (${cause}); using the cached snapshot ${
+        pulled.commit.slice(0, 12)
+      } of ${formatHubRef({ ...parsed, revision, path: undefined })}`,
+    );
+    return pulled;
   }
   const commit = info.commit;
   await cache.writeRef(revision, commit);
@@ -156,6 +185,37 @@ export async function pullModel(
   let bytesReused = 0;
   const result = new Map<string, PulledFile>();
   const downloading = new Map<string, Promise<void>>();
+  const download = async (path: string, file: HubFileInfo): Promise<void> => {
+    const source = await client.openFile(parsed.repoId, commit, path, file);
+    const row = { path, bytesDone: 0, bytesTotal: file.size };
+    active.add(row);
+    try {
+      const { downloaded } = await downloadBlob({
+        cache,
+        etag: file.etag,
+        sha256: file.sha256,
+        source,
+        limiter,
+        partSize: options.partSize ?? DEFAULT_PART_SIZE,
+        signal: abort.signal,
+        onResume: (bytes) => {
+          row.bytesDone += bytes;
+          progress.done += bytes;
+          bytesReused += bytes;
+          report(path);
+        },
+        onBytes: (bytes) => {
+          row.bytesDone += bytes;
+          progress.done += bytes;
+          report(path);
+        },
+      });
+      bytesDownloaded += downloaded;
+    } finally {
+      active.delete(row);
+    }
+    result.set(path, { path, size: file.size, reused: false });
+  };
   const fetchOne = async (path: string, meta?: HubFileInfo): Promise<void> => {
     const file = meta ?? await client.fileInfo(parsed.repoId, commit, path);
     progress.total += file.size;
@@ -168,42 +228,28 @@ export async function pullModel(
     }
     let finished = (): void => {};
     downloading.set(file.etag, new Promise<void>((resolve) => (finished = resolve)));
+    const reuse = (): void => {
+      // Same content already cached (another commit or path, or another run): link it, fetch nothing.
+      bytesReused += file.size;
+      progress.done += file.size;
+      result.set(path, { path, size: file.size, reused: true });
+    };
     try {
-      if (!(await cache.hasBlob(file.etag, file.size))) {
-        const source = await client.openFile(parsed.repoId, commit, path, file);
-        const row = { path, bytesDone: 0, bytesTotal: file.size };
-        active.add(row);
-        try {
-          const { downloaded } = await downloadBlob({
-            cache,
-            etag: file.etag,
-            sha256: file.sha256,
-            source,
-            limiter,
-            partSize: options.partSize ?? DEFAULT_PART_SIZE,
-            signal: abort.signal,
-            onResume: (bytes) => {
-              row.bytesDone += bytes;
-              progress.done += bytes;
-              bytesReused += bytes;
-              report(path);
-            },
-            onBytes: (bytes) => {
-              row.bytesDone += bytes;
-              progress.done += bytes;
-              report(path);
-            },
-          });
-          bytesDownloaded += downloaded;
-        } finally {
-          active.delete(row);
-        }
-        result.set(path, { path, size: file.size, reused: false });
+      if (await cache.hasBlob(file.etag, file.size)) {
+        reuse();
       } else {
-        // Same content already cached (another commit or path): link it, fetch nothing.
-        bytesReused += file.size;
-        progress.done += file.size;
-        result.set(path, { path, size: file.size, reused: true });
+        // Another process sharing the cache may be downloading it: wait for
+        // it, then use its blob (huggingface_hub's lock, FORMATS.md §4).
+        await withBlobLock(cache, file.etag, async () => {
+          if (await cache.hasBlob(file.etag, file.size)) return reuse();
+          await download(path, file);
+        }, {
+          signal: abort.signal,
+          onWait: (lock) =>
+            options.onWarning?.(
+              `waiting for another run downloading "${path}" into the same cache (lock "${lock}")`,
+            ),
+        });
       }
     } finally {
       downloading.delete(file.etag);
@@ -352,6 +398,14 @@ async function pullOffline(
     bytesDownloaded: 0,
     bytesReused,
   };
+}
+
+/** The commit `refs/{revision}` records, when its snapshot folder exists. */
+async function cachedSnapshot(cache: HubCache, revision: string): Promise<string | undefined> {
+  const commit = await cache.readRef(revision).catch(() => undefined);
+  if (commit === undefined) return undefined;
+  const info = await Deno.stat(cache.snapshotDir(commit)).catch(() => undefined);
+  return info?.isDirectory ? commit : undefined;
 }
 
 /** Refuse to start a download the disk cannot hold (partials already there count as done). */
