@@ -251,7 +251,10 @@ export async function runConversion(
   };
   const listening = addInterruptListener(onInterrupt);
   let announced = false;
+  // Whether a Hub download into the cache is under way (Ctrl-C keeps its partial blobs).
+  let downloading = false;
   const onProgress = (event: ProgressEvent): void => {
+    downloading = false;
     // Said once, before any progress line: what this run will not redo.
     const line = announced ? undefined : resumeLine(event);
     if (line !== undefined) {
@@ -270,6 +273,7 @@ export async function runConversion(
       // Said with the summary, once the output exists (not for a failed run).
       onNote: (message) => notes.push(messageLine(message)),
       onDownloadProgress: (event) => {
+        downloading = true;
         display.update(event);
         for (const file of event.active) {
           display.updateItem(file.path, file.bytesDone, file.bytesTotal);
@@ -285,6 +289,8 @@ export async function runConversion(
       ctx.err(
         kept
           ? `\napr: interrupted; run the same command with --resume to continue from "${output}.partial"\n`
+          : downloading
+          ? `\napr: ${DOWNLOAD_KEPT}\n`
           : `\napr: interrupted; nothing was kept (no partial file is left)\n`,
       );
       return 130;
@@ -363,6 +369,10 @@ async function shardJournalExists(output: string): Promise<boolean> {
   return false;
 }
 
+/** What Ctrl-C during a download into the cache leaves, and what to do. */
+export const DOWNLOAD_KEPT =
+  "interrupted; the partial download is kept in the Hugging Face cache and continues when you run the same command again";
+
 /** The reason a conversion was stopped by Ctrl-C. */
 class Interrupted extends Error {
   constructor() {
@@ -371,7 +381,13 @@ class Interrupted extends Error {
   }
 }
 
-function addInterruptListener(handler: () => void): boolean {
+/**
+ * Listen for Ctrl-C, where signals exist.
+ *
+ * @param handler Called on each SIGINT.
+ * @returns Whether the listener was added (remove it with `Deno.removeSignalListener`).
+ */
+export function addInterruptListener(handler: () => void): boolean {
   try {
     Deno.addSignalListener("SIGINT", handler);
     return true;

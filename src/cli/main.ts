@@ -202,6 +202,8 @@ export function isUserError(error: unknown): boolean {
   // sha256) is bad input, like a malformed file.
   if (error instanceof HubAnswerError) return true;
   if (error instanceof HubRequestError) return error.status >= 400 && error.status < 500;
+  // A permission the deno command line did not grant is the user's to give.
+  if (error instanceof Deno.errors.NotCapable) return true;
   if (
     error instanceof Deno.errors.NotFound || error instanceof Deno.errors.AlreadyExists ||
     error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.IsADirectory ||
@@ -224,6 +226,16 @@ function isEnvironmentError(error: unknown): boolean {
     (error instanceof Error && /ENOSPC|No space left/i.test(error.message));
 }
 
+/**
+ * Deno refused an access the command line did not allow (`--allow-read`…):
+ * say it is a permission, not a missing file or a bug. Deno's own message
+ * names the access and the flag ("Requires read access to …, run again with
+ * the --allow-read flag").
+ */
+function permissionMessage(error: Error): string {
+  return `permission missing (a Deno permission, not a missing file): ${error.message}`;
+}
+
 /** One `--json` document (docs/apr-json.schema.json): the fields, then `warnings`. */
 function jsonDocument(fields: object, warnings: readonly string[]): string {
   return `${JSON.stringify({ ...fields, warnings }, null, 2)}\n`;
@@ -242,6 +254,8 @@ function reportError(
   // A malformed file's message quotes the file, so it is left as it is.
   const message = error instanceof ModelFormatError
     ? error.message
+    : error instanceof Deno.errors.NotCapable
+    ? permissionMessage(error)
     : inFlagTerms(error instanceof Error ? error.message : String(error));
   if (json) {
     // Scripts get one JSON document on stdout whatever happens.

@@ -10,7 +10,7 @@ import { pullModel } from "../sources/hub_pull.ts";
 import { isHubRef } from "../sources/hub_ref.ts";
 import { formatBytes, formatCount } from "./format.ts";
 import { type CommandSpec, integerOption, stringList, stringOption } from "./command.ts";
-import { warningsThrough } from "./_convert_flags.ts";
+import { addInterruptListener, DOWNLOAD_KEPT, warningsThrough } from "./_convert_flags.ts";
 
 /** The `pull` command. */
 export const pullCommand: CommandSpec = {
@@ -56,9 +56,18 @@ export const pullCommand: CommandSpec = {
     const include = stringList(values, "include");
     const jobs = integerOption(values, "jobs");
     const display = ctx.progress();
+    // Ctrl-C stops the downloads (a second one ends the process at once); the
+    // partial blobs stay and the next pull continues them.
+    const interrupt = new AbortController();
+    const onInterrupt = (): void => {
+      if (interrupt.signal.aborted) Deno.exit(130);
+      interrupt.abort(new DOMException("interrupted", "AbortError"));
+    };
+    const listening = addInterruptListener(onInterrupt);
     let result;
     try {
       result = await pullModel(source!, {
+        signal: interrupt.signal,
         revision: stringOption(values, "revision"),
         ...(include.length > 0 ? { include } : {}),
         ...(jobs !== undefined ? { jobs } : {}),
@@ -68,8 +77,14 @@ export const pullCommand: CommandSpec = {
           for (const f of event.active) display.updateItem(f.path, f.bytesDone, f.bytesTotal);
         },
       });
+    } catch (error) {
+      if (!interrupt.signal.aborted) throw error;
+      display.finish();
+      ctx.err(`\napr: ${DOWNLOAD_KEPT}\n`);
+      return 130;
     } finally {
       display.finish();
+      if (listening) Deno.removeSignalListener("SIGINT", onInterrupt);
     }
     if (ctx.json) {
       ctx.printJson({ command: "pull", source: source!, ...result });

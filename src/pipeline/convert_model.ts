@@ -627,7 +627,12 @@ function finalizeMetadata(
  */
 async function assertFolderExists(output: string): Promise<void> {
   const folder = dirname(output) || ".";
-  const info = await Deno.stat(folder).catch(() => undefined);
+  // Only "not found" means missing: a permission Deno was not given
+  // (NotCapable) or the OS refused must be reported as what it is.
+  const info = await Deno.stat(folder).catch((error) => {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  });
   if (info === undefined) {
     // A missing path is NotFound wherever the library meets one.
     throw new Deno.errors.NotFound(

@@ -189,7 +189,9 @@ export async function openModelFile(
         throw new ModelFormatError(
           "model",
           source.name,
-          `not an APR, GGUF, SafeTensors or QNAT file (first bytes: ${hex || "none"})`,
+          `not a model file: not an APR, GGUF, SafeTensors or QNAT file (first bytes: ${
+            hex || "none"
+          })`,
           { offset: 0 },
         );
       }

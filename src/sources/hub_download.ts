@@ -207,6 +207,10 @@ export async function downloadBlob(options: DownloadBlobOptions): Promise<Downlo
       options.signal?.throwIfAborted();
       const file = await Deno.open(incomplete, { write: true, create: true });
       const reader = source.stream(part.next, part.end, WRITE_CHUNK_SIZE).getReader();
+      // Ctrl-C must not wait for a silent server's next chunk: cancelling
+      // drops the connection in flight and the pending read ends.
+      const stop = (): void => void reader.cancel(options.signal?.reason).catch(() => {});
+      options.signal?.addEventListener("abort", stop, { once: true });
       try {
         await file.seek(part.next, Deno.SeekMode.Start);
         while (true) {
@@ -220,7 +224,10 @@ export async function downloadBlob(options: DownloadBlobOptions): Promise<Downlo
           saver?.save();
           options.onBytes?.(value.length);
         }
+        // A cancelled read ends like a finished one: the partial stays for resume.
+        options.signal?.throwIfAborted();
       } finally {
+        options.signal?.removeEventListener("abort", stop);
         await reader.cancel().catch(() => {});
         file.close();
       }

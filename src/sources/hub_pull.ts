@@ -294,6 +294,7 @@ export async function pullModel(
   const selected = await selectModelFiles(info.files, readText, {
     path: parsed.path,
     include: options.include,
+    repo: formatRepo(parsed.repoId, options.revision ?? parsed.revision),
   });
 
   // Files already in the snapshot are reused without any request.
@@ -371,7 +372,7 @@ async function pullOffline(
   const selected = await selectModelFiles(
     files,
     (path) => readSnapshotText(join(snapshot, path)),
-    { path: ref.path, include: options.include },
+    { path: ref.path, include: options.include, repo: formatRepo(ref.repoId, revision) },
   );
   const missing = [];
   const result: PulledFile[] = [];
@@ -398,6 +399,11 @@ async function pullOffline(
     bytesDownloaded: 0,
     bytesReused,
   };
+}
+
+/** `org/name`, with `@revision` when one was asked for (not the default). */
+function formatRepo(repoId: string, revision: string | undefined): string {
+  return revision === undefined || revision === DEFAULT_REVISION ? repoId : `${repoId}@${revision}`;
 }
 
 /** The commit `refs/{revision}` records, when its snapshot folder exists. */

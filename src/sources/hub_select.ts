@@ -9,6 +9,7 @@
  * @module
  */
 
+import { UsageError } from "../errors.ts";
 import { quoteName, unsafePathReason } from "./hub_names.ts";
 import { jsonHoldsMoreThan } from "../io/json_depth.ts";
 import { MAX_INDEX_ITEMS } from "../formats/safetensors/sharded.ts";
@@ -33,7 +34,12 @@ export interface SelectModelFilesOptions {
   path?: string | undefined;
   /** Globs (`*`, `**`, `?`) choosing files instead of the model rules. */
   include?: readonly string[] | undefined;
+  /** `org/name`, `org/name@revision`, for messages that suggest a reference. */
+  repo?: string | undefined;
 }
+
+/** GGUF names a message suggests at most. */
+const SUGGESTED_GGUFS = 3;
 
 /**
  * Choose the files to fetch.
@@ -54,7 +60,7 @@ export async function selectModelFiles(
     const patterns = options.include.map(globToRegExp);
     const chosen = files.filter((f) => patterns.some((p) => p.test(f)));
     if (chosen.length === 0) {
-      throw new TypeError(
+      throw new UsageError(
         `Cannot select files: no file matches ${options.include.map((g) => `"${g}"`).join(", ")}`,
       );
     }
@@ -85,10 +91,15 @@ export async function selectModelFiles(
     if (ggufs.length === 1) {
       chosen.push(ggufs[0]!);
     } else if (ggufs.length > 1) {
-      throw new TypeError(
+      // Say the real names, as a user would type them; several quantizations
+      // of one model is the usual reason, and --include takes a glob of them.
+      const repo = options.repo ?? "org/name";
+      const shown = ggufs.slice(0, SUGGESTED_GGUFS).map((g) => `hf://${repo}/${g}`);
+      const more = ggufs.length > SUGGESTED_GGUFS ? ` (or one of ${ggufs.length - SUGGESTED_GGUFS} more)` : "";
+      throw new UsageError(
         `Cannot select files: ${ggufs.length} GGUF files in "${
           folder || "/"
-        }"; name one, e.g. hf://org/name/${ggufs[0]}`,
+        }"; name one, e.g. ${shown.join(", ")}${more}, or choose with --include GLOB (e.g. --include '${folder}*Q4_K_M.gguf')`,
       );
     } else {
       throw new TypeError(
