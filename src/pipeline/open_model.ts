@@ -24,6 +24,7 @@ import { openFileSource } from "../io/file_source.ts";
 import { openHttpSource } from "../io/http_source.ts";
 import { openHubModelFiles } from "../sources/hub_files.ts";
 import { pullModel, type PullProgressEvent } from "../sources/hub_pull.ts";
+import { explainCachedFile } from "../sources/hub_cache.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
 import { type HubSettings, hubSettingsFromEnv } from "../sources/hub_settings.ts";
 import { LocalModelFiles, type ModelFiles } from "../io/model_files.ts";
@@ -239,7 +240,13 @@ async function openHubModel(text: string, options: OpenModelOptions): Promise<Mo
     ...warnings(options),
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  return new Model(await openLocalModel(pulled.modelPath, options), text);
+  let reader: ModelReader;
+  try {
+    reader = await openLocalModel(pulled.modelPath, options);
+  } catch (error) {
+    throw await explainCachedFile(error, pulled.snapshotPath);
+  }
+  return new Model(reader, text);
 }
 
 function parentOf(path: string): string | undefined {

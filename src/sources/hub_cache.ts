@@ -14,6 +14,7 @@
  */
 
 import { dirname, join } from "node:path";
+import { ModelFormatError } from "../errors.ts";
 import {
   assertSafeRepoPath,
   assertSafeRevision,
@@ -85,7 +86,12 @@ export class HubCache {
    */
   lockPath(etag: string): string {
     this.blobPath(etag); // checks the etag
-    return join(this.cacheDir, ".locks", `models--${this.repoId.replaceAll("/", "--")}`, `${etag}.lock`);
+    return join(
+      this.cacheDir,
+      ".locks",
+      `models--${this.repoId.replaceAll("/", "--")}`,
+      `${etag}.lock`,
+    );
   }
 
   /**
@@ -201,6 +207,28 @@ export class HubCache {
       if ((await Deno.readLink(link).catch(() => undefined)) !== target) throw error;
     }
   }
+}
+
+/**
+ * A malformed file read from a snapshot is a blob of the cache that every
+ * later run would read again: name the blob and say how to get rid of it.
+ * Other errors are returned as they are.
+ *
+ * @param error What reading the snapshot threw.
+ * @param snapshotPath `snapshots/{commit}` of the run.
+ * @returns The error, with the blob and the remedy in its message when it is about a cached file.
+ */
+export async function explainCachedFile(error: unknown, snapshotPath: string): Promise<unknown> {
+  if (!(error instanceof ModelFormatError)) return error;
+  if (!error.path.startsWith(`${snapshotPath}/`)) return error;
+  const blob = await Deno.realPath(error.path).catch(() => undefined);
+  if (blob === undefined || blob === error.path) return error;
+  return new ModelFormatError(
+    error.format,
+    error.path,
+    `${error.reason}; this file of the Hugging Face cache is the blob "${blob}": delete it (and the link "${error.path}") and run the same command again to fetch it anew`,
+    { ...(error.offset !== undefined ? { offset: error.offset } : {}), cause: error },
+  );
 }
 
 /**

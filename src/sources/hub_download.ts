@@ -285,7 +285,11 @@ interface ContentCheck {
  * The check of a blob: its sha256 (LFS), else its git blob id when the etag
  * is one (a SHA-1 over `blob {size}\0` and the content, as git computes it).
  */
-function contentCheck(sha256: string | undefined, etag: string, size: number): ContentCheck | undefined {
+function contentCheck(
+  sha256: string | undefined,
+  etag: string,
+  size: number,
+): ContentCheck | undefined {
   // An etag of 64 hex digits is the content's sha256 (an LFS file served without a redirect).
   const digest = sha256 ?? (/^[0-9a-f]{64}$/.test(etag) ? etag : undefined);
   if (digest !== undefined) {

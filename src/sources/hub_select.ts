@@ -95,11 +95,13 @@ export async function selectModelFiles(
       // of one model is the usual reason, and --include takes a glob of them.
       const repo = options.repo ?? "org/name";
       const shown = ggufs.slice(0, SUGGESTED_GGUFS).map((g) => `hf://${repo}/${g}`);
-      const more = ggufs.length > SUGGESTED_GGUFS ? ` (or one of ${ggufs.length - SUGGESTED_GGUFS} more)` : "";
+      const more = ggufs.length > SUGGESTED_GGUFS
+        ? ` (or one of ${ggufs.length - SUGGESTED_GGUFS} more)`
+        : "";
       throw new UsageError(
-        `Cannot select files: ${ggufs.length} GGUF files in "${
-          folder || "/"
-        }"; name one, e.g. ${shown.join(", ")}${more}, or choose with --include GLOB (e.g. --include '${folder}*Q4_K_M.gguf')`,
+        `Cannot select files: ${ggufs.length} GGUF files in "${folder || "/"}"; name one, e.g. ${
+          shown.join(", ")
+        }${more}, or choose with --include GLOB (e.g. --include '${folder}*Q4_K_M.gguf')`,
       );
     } else {
       throw new TypeError(
