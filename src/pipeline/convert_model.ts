@@ -184,7 +184,17 @@ export async function convertModel(
   const imatrix = typeof options.imatrix === "string"
     ? await readImportanceMatrix(options.imatrix)
     : options.imatrix;
-  const model = await openModel(source, options);
+  // An APR import streamed without the cache saves its sha256 checks beside
+  // the partial output, so --resume continues them instead of fetching every
+  // file again only to hash it.
+  const checkpoint = format === "apr" && options.noCache === true && typeof source === "string" &&
+      isHubRef(source)
+    ? { path: `${output}.partial.digests.json`, restore: options.resume === true }
+    : undefined;
+  const model = await openModel(source, {
+    ...options,
+    ...(checkpoint !== undefined ? { hubDigestCheckpoint: checkpoint } : {}),
+  });
   try {
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
@@ -523,6 +533,9 @@ function createSink(
     force: options.force === true,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   };
+  // Ctrl-C reaches the APR sink's pending tensor read (a resumable output
+  // keeps what it wrote; waiting out a stalled server would take minutes).
+  const stop = options.signal ? { signal: options.signal } : {};
   switch (format) {
     case "apr":
       if (options.compress === "lz4") return AprLz4Sink.create(output, common);
@@ -542,6 +555,7 @@ function createSink(
       }
       return AprSink.create(output, {
         ...common,
+        ...stop,
         resume: options.resume === true,
         ...(options.commitBytes !== undefined ? { commitBytes: options.commitBytes } : {}),
         planKey: JSON.stringify({

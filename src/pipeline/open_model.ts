@@ -53,6 +53,12 @@ export interface OpenModelOptions {
   onWarning?: (message: string) => void;
   /** Stops an `hf://` download (its partial blobs stay for the next run). */
   signal?: AbortSignal;
+  /**
+   * For `hf://` with `noCache`: save the sha256 checks' progress in this file
+   * so a resumed import continues them (`restore`) instead of downloading
+   * every file again to hash it.
+   */
+  hubDigestCheckpoint?: { path: string; restore: boolean } | undefined;
 }
 
 /**
@@ -212,17 +218,23 @@ async function openHubModel(text: string, options: OpenModelOptions): Promise<Mo
   // (which then writes nothing either) and for `inspect`.
   if (options.noCache && !settings.offline) {
     const folderRef = isFile ? { ...ref, path: parentOf(ref.path!) } : ref;
-    const files = await openHubModelFiles(folderRef, { settings, revision });
-    const verify = (): Promise<void> => files.verify?.() ?? Promise.resolve();
+    const files = await openHubModelFiles(folderRef, {
+      settings,
+      revision,
+      checkpoint: options.hubDigestCheckpoint,
+    });
+    const verify = (): Promise<void> => files.verify();
+    const save = (): Promise<void> => files.saveProgress();
     if (isFile && !ref.path!.endsWith(".json")) {
       return new Model(
         await openModelFile(await files.open(posix.basename(ref.path!)), options),
         text,
         verify,
+        save,
       );
     }
     if (isFile && ref.path!.toLowerCase().endsWith(APR_MANIFEST_SUFFIX)) {
-      return new Model(await openShardedApr(files, posix.basename(ref.path!)), text, verify);
+      return new Model(await openShardedApr(files, posix.basename(ref.path!)), text, verify, save);
     }
     const reader = isFile
       ? await openSafetensorsModel(files, {
@@ -230,7 +242,7 @@ async function openHubModel(text: string, options: OpenModelOptions): Promise<Mo
         ...warnings(options),
       })
       : await openModelFolder(files, options);
-    return new Model(reader, text, verify);
+    return new Model(reader, text, verify, save);
   }
   const pulled = await pullModel(ref, {
     settings,

@@ -10,7 +10,7 @@
 
 import { equal, match, ok } from "node:assert/strict";
 import { buildTinyShardedModel, encodeSafetensors, startHubServer } from "../_hub_server.ts";
-import { CLI_PATH, exists, lines, runApr, withTempDir } from "./_run_apr.ts";
+import { CLI_PATH, exists, lines, noise, runApr, sha256, withTempDir } from "./_run_apr.ts";
 import { HubRequestError } from "../../src/errors.ts";
 import { pullModel } from "../../src/sources/hub_pull.ts";
 import { hubSettingsFromEnv } from "../../src/sources/hub_settings.ts";
@@ -347,4 +347,66 @@ Deno.test("apr inspect on a text file says it is not a model file", async () => 
     equal(real.code, 0, real.stderr);
     equal(JSON.parse(real.stdout).format, "safetensors");
   });
+});
+
+Deno.test("--resume after an interrupted --no-cache import fetches only what the journal does not hold", async () => {
+  const tensors: Record<string, Float32Array> = {};
+  for (let i = 0; i < 8; i++) tensors[`model.layers.${i}.mlp.weight`] = noise(64 * 1024, i + 1);
+  const shard = encodeSafetensors(tensors);
+  const files = [
+    {
+      path: "config.json",
+      data: new TextEncoder().encode('{"architectures":["LlamaForCausalLM"]}'),
+    },
+    { path: "model.safetensors", data: shard },
+  ];
+  const stallAt = Math.floor(shard.length * 0.6);
+  const server = await startHubServer({
+    files,
+    faults: [{ kind: "stall", path: "model.safetensors", afterBytes: stallAt }],
+  });
+  try {
+    await withTempDir(async (dir) => {
+      const env = hubEnv(server.endpoint, `${dir}/home`);
+      const out = `${dir}/m.apr`;
+      const child = spawnApr(["import", REF, "--no-cache", "-o", out], env);
+      await until(
+        () =>
+          Promise.resolve((server.counters.bytesByFile.get("model.safetensors") ?? 0) >= stallAt),
+        "the stall",
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1000)); // let the sink write what came
+      const stopping = performance.now();
+      child.kill("SIGINT");
+      const stopped = await finish(child);
+      // The stalled read is cancelled, not waited out (idle timeouts and retries: minutes).
+      const stopSeconds = (performance.now() - stopping) / 1000;
+      ok(stopSeconds < 20, `Ctrl-C took ${stopSeconds.toFixed(1)} s`);
+      equal(stopped.code, 130, stopped.stderr);
+      match(stopped.stderr, /--resume to continue/);
+      ok(await exists(`${out}.partial.digests.json`), "the sha256 check's progress was not saved");
+
+      server.faults.length = 0;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      server.reset();
+      const resumed = await runApr(["import", REF, "--no-cache", "-o", out, "--resume"], { env });
+      equal(resumed.code, 0, resumed.stderr);
+      match(resumed.stderr, /resuming: [1-9]\d* of 8 tensors already written/);
+      const served = server.counters.bytesByFile.get("model.safetensors") ?? 0;
+      // Everything before the stall was written and hashed: at most the rest
+      // (plus the header and the tensor the stall cut) comes again.
+      ok(
+        served < shard.length - stallAt + 300 * 1024,
+        `the resume fetched ${served} of ${shard.length} bytes (the first run got ${stallAt})`,
+      );
+      ok(!(await exists(`${out}.partial.digests.json`)), "the checkpoint outlived the import");
+
+      // The same bytes as an import in one go.
+      const fresh = await runApr(["import", REF, "--no-cache", "-o", `${dir}/fresh.apr`], { env });
+      equal(fresh.code, 0, fresh.stderr);
+      equal(await sha256(out), await sha256(`${dir}/fresh.apr`));
+    });
+  } finally {
+    await server.close();
+  }
 });
