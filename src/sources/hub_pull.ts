@@ -156,7 +156,15 @@ export async function pullModel(
   });
   let info: HubRepoInfo;
   try {
-    info = await firstClient.repoInfo(parsed.repoId, revision);
+    try {
+      info = await firstClient.repoInfo(parsed.repoId, revision);
+    } catch (error) {
+      // A Hub that answers "busy" (429, 5xx) is reachable: retry it as usual.
+      const busy = error instanceof HubRequestError &&
+        (error.status === 408 || error.status === 429 || error.status >= 500);
+      if (firstClient === client || !busy) throw error;
+      info = await client.repoInfo(parsed.repoId, revision);
+    }
   } catch (error) {
     // No connection at all (status 0): use the cache if it holds the model,
     // as the Hugging Face tools do, and say so; otherwise report the network error.
