@@ -225,4 +225,8 @@ export {
   type PullProgressEvent,
   type PullResult,
 } from "./src/sources/hub_pull.ts";
-export { type HubModelFilesOptions, openHubModelFiles } from "./src/sources/hub_files.ts";
+export {
+  type HubModelFilesHandle,
+  type HubModelFilesOptions,
+  openHubModelFiles,
+} from "./src/sources/hub_files.ts";
