@@ -68,10 +68,13 @@ export const inspectCommand: CommandSpec = {
       const params = parameterCount(header);
       const bytes = byDtype.reduce((s, r) => s + r.bytes, 0);
       const apr = model.reader instanceof AprReader ? model.reader : undefined;
+      // A quantized Hugging Face checkpoint is read dequantized: say from what.
+      const quantMethod = (model.reader as { quantMethod?: unknown }).quantMethod;
       const result = {
         command: "inspect",
         source: source!,
         format: header.format,
+        ...(typeof quantMethod === "string" ? { dequantizedFrom: quantMethod } : {}),
         ...(apr
           ? {
             fileSize: apr.fileSize,
@@ -91,7 +94,11 @@ export const inspectCommand: CommandSpec = {
       }
       const lines = [
         `source:      ${terminalSafe(source!)}`,
-        `format:      ${header.format}${apr ? ` v${result.version}` : ""}`,
+        `format:      ${header.format}${apr ? ` v${result.version}` : ""}${
+          typeof quantMethod === "string"
+            ? ` (a ${quantMethod} checkpoint, read dequantized to F32)`
+            : ""
+        }`,
       ];
       if (apr) {
         lines.push(

@@ -81,6 +81,9 @@ Deno.test("every command's --json output (success and error) matches docs/apr-js
         equal((await run(["validate", apr, "--deep"])).result.code, 0);
         equal((await run(["diff", apr, `${dir}/m.gguf`])).result.code, 0);
         await Deno.writeFile(`${dir}/broken.apr`, new Uint8Array(64));
+        const lz4 = await run(["convert", apr, "-o", `${dir}/lz4.apr`, "--compress", "lz4"]);
+        equal(lz4.result.code, 0, lz4.result.stderr);
+        equal((await run(["validate", `${dir}/lz4.apr`])).doc.compression, "lz4");
         const broken = await run(["validate", `${dir}/broken.apr`]);
         equal(broken.doc.ok, false);
       });
