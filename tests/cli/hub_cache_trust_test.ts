@@ -278,10 +278,12 @@ Deno.test("Ctrl-C during a download says the partial download is kept; the next 
         server.reset();
         const again = await runApr(args, { env });
         equal(again.code, 0, again.stderr);
-        // Only what the partial did not hold was fetched again.
+        // Only what the partial did not hold was asked for again. (The byte
+        // count may include a chunk the slow server was still delaying for
+        // the dead connection when the counters were reset.)
         const ranges = server.dataRequests().filter((r) => r.file === BIG).map((r) => r.range);
         equal(ranges.join(), `bytes=${partial!.size}-${size - 1}`);
-        equal(server.counters.bytesByFile.get(BIG), size - partial!.size);
+        ok(server.counters.bytesByFile.get(BIG)! <= size - partial!.size + 64 * 1024);
       }
     });
   } finally {
