@@ -26,7 +26,8 @@ import { openHttpSource } from "../io/http_source.ts";
 import { openHubModelFiles } from "../sources/hub_files.ts";
 import { pullModel, type PullProgressEvent } from "../sources/hub_pull.ts";
 import { explainCachedFile } from "../sources/hub_cache.ts";
-import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
+import { HubUnreachableError, unreachableWarning } from "../sources/hub_reach.ts";
+import { DEFAULT_REVISION, formatHubRef, isHubRef, parseHubRef } from "../sources/hub_ref.ts";
 import { type HubSettings, hubSettingsFromEnv } from "../sources/hub_settings.ts";
 import { LocalModelFiles, type ModelFiles } from "../io/model_files.ts";
 import type { ModelReader } from "../tensor.ts";
@@ -218,37 +219,73 @@ async function openHubModel(text: string, options: OpenModelOptions): Promise<Mo
   const ref = parseHubRef(text);
   const settings = options.hubSettings ?? hubSettingsFromEnv();
   const revision = options.revision ?? ref.revision;
-  const isFile = ref.path !== undefined && /\.(gguf|apr|safetensors|json)$/i.test(ref.path);
   // Offline, the cache is the only place to read from, even for --no-cache
   // (which then writes nothing either) and for `inspect`.
-  if (options.noCache && !settings.offline) {
-    const folderRef = isFile ? { ...ref, path: parentOf(ref.path!) } : ref;
-    const files = await openHubModelFiles(folderRef, {
-      settings,
-      revision,
-      checkpoint: options.hubDigestCheckpoint,
-    });
-    const verify = (): Promise<void> => files.verify();
-    const save = (): Promise<void> => files.saveProgress();
-    if (isFile && !ref.path!.endsWith(".json")) {
-      return new Model(
-        await openModelFile(await files.open(posix.basename(ref.path!)), options),
-        text,
-        verify,
-        save,
-      );
-    }
-    if (isFile && ref.path!.toLowerCase().endsWith(APR_MANIFEST_SUFFIX)) {
-      return new Model(await openShardedApr(files, posix.basename(ref.path!)), text, verify, save);
-    }
-    const reader = isFile
-      ? await openSafetensorsModel(files, {
-        indexPath: posix.basename(ref.path!),
-        ...warnings(options),
-      })
-      : await openModelFolder(files, options);
-    return new Model(reader, text, verify, save);
+  if (!options.noCache || settings.offline) {
+    return await openCachedHubModel(text, settings, options);
   }
+  try {
+    return await openStreamedHubModel(text, settings, options);
+  } catch (error) {
+    // No connection, and the cache holds the model: read it there, and say so.
+    if (!(error instanceof HubUnreachableError)) throw error;
+    let model: Model;
+    try {
+      model = await openCachedHubModel(text, { ...settings, offline: true }, options);
+    } catch {
+      throw error;
+    }
+    const name = formatHubRef({ ...ref, revision: revision ?? DEFAULT_REVISION, path: undefined });
+    options.onWarning?.(unreachableWarning(settings.endpoint, error, error.cachedCommit, name));
+    return model;
+  }
+}
+
+/** An `hf://` model read over HTTP, nothing written (`noCache`). */
+async function openStreamedHubModel(
+  text: string,
+  settings: HubSettings,
+  options: OpenModelOptions,
+): Promise<Model> {
+  const ref = parseHubRef(text);
+  const revision = options.revision ?? ref.revision;
+  const isFile = ref.path !== undefined && /\.(gguf|apr|safetensors|json)$/i.test(ref.path);
+  const folderRef = isFile ? { ...ref, path: parentOf(ref.path!) } : ref;
+  const files = await openHubModelFiles(folderRef, {
+    settings,
+    revision,
+    checkpoint: options.hubDigestCheckpoint,
+  });
+  const verify = (): Promise<void> => files.verify();
+  const save = (): Promise<void> => files.saveProgress();
+  if (isFile && !ref.path!.endsWith(".json")) {
+    return new Model(
+      await openModelFile(await files.open(posix.basename(ref.path!)), options),
+      text,
+      verify,
+      save,
+    );
+  }
+  if (isFile && ref.path!.toLowerCase().endsWith(APR_MANIFEST_SUFFIX)) {
+    return new Model(await openShardedApr(files, posix.basename(ref.path!)), text, verify, save);
+  }
+  const reader = isFile
+    ? await openSafetensorsModel(files, {
+      indexPath: posix.basename(ref.path!),
+      ...warnings(options),
+    })
+    : await openModelFolder(files, options);
+  return new Model(reader, text, verify, save);
+}
+
+/** An `hf://` model pulled into the cache (or found there, offline), then read from its snapshot. */
+async function openCachedHubModel(
+  text: string,
+  settings: HubSettings,
+  options: OpenModelOptions,
+): Promise<Model> {
+  const ref = parseHubRef(text);
+  const revision = options.revision ?? ref.revision;
   const pulled = await pullModel(ref, {
     settings,
     revision,

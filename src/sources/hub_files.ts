@@ -14,6 +14,8 @@ import type { RetryOptions } from "../io/http_source.ts";
 import type { ModelFiles } from "../io/model_files.ts";
 import { HubClient } from "./hub_client.ts";
 import { DigestCheckpoint } from "./hub_digest_checkpoint.ts";
+import { HubCache } from "./hub_cache.ts";
+import { HubUnreachableError, reachHub } from "./hub_reach.ts";
 import { assertSafeRevision } from "./hub_names.ts";
 import { DEFAULT_REVISION, formatHubRef, type HubRef, parseHubRef } from "./hub_ref.ts";
 import { type HubSettings, hubSettingsFromEnv } from "./hub_settings.ts";
@@ -57,6 +59,7 @@ export interface HubModelFilesHandle extends ModelFiles {
  * @param options Settings, revision, retries.
  * @returns The files; paths are relative to the folder the reference names.
  * @throws {HubRequestError} When offline, or the repository or revision cannot be read.
+ * @throws {HubUnreachableError} When the Hub cannot be reached (one short attempt) while the cache holds the revision's snapshot.
  */
 export async function openHubModelFiles(
   ref: HubRef | string,
@@ -73,13 +76,26 @@ export async function openHubModelFiles(
     );
   }
   const { settings: _s, revision: _r, checkpoint: _c, ...retry } = options;
-  const client = new HubClient({
+  const clientOptions = {
     ...settings.timeouts,
     ...retry,
     endpoint: settings.endpoint,
     token: settings.token,
-  });
-  const info = await client.repoInfo(parsed.repoId, revision);
+  };
+  const client = new HubClient(clientOptions);
+  // With the model cached, one short attempt tells an unreachable Hub; the
+  // caller may then read the cache (HubUnreachableError, hub_reach.ts).
+  const reach = await reachHub(
+    client,
+    clientOptions,
+    new HubCache(settings.cacheDir, parsed.repoId),
+    parsed.repoId,
+    revision,
+  );
+  if (reach.unreachable !== undefined) {
+    throw new HubUnreachableError(reach.unreachable, reach.commit);
+  }
+  const info = reach.info;
   const prefix = parsed.path === undefined ? "" : `${parsed.path}/`;
   const files = info.files.filter((f) => f.startsWith(prefix)).map((f) => f.slice(prefix.length));
   if (parsed.path !== undefined && files.length === 0) {

@@ -12,9 +12,10 @@ import { HubOfflineError, HubRequestError } from "../errors.ts";
 import type { RetryOptions } from "../io/http_source.ts";
 import type { ProgressEvent } from "../tensor.ts";
 import { HubCache } from "./hub_cache.ts";
-import { HubClient, type HubFileInfo, type HubRepoInfo } from "./hub_client.ts";
+import { HubClient, type HubFileInfo } from "./hub_client.ts";
 import { DEFAULT_PART_SIZE, downloadBlob, JobLimiter } from "./hub_download.ts";
 import { withBlobLock } from "./hub_lock.ts";
+import { reachHub, unreachableWarning } from "./hub_reach.ts";
 import { DEFAULT_REVISION, formatHubRef, type HubRef, parseHubRef } from "./hub_ref.ts";
 import { assertSafeRevision } from "./hub_names.ts";
 import { selectModelFiles } from "./hub_select.ts";
@@ -23,8 +24,6 @@ import { type HubSettings, hubSettingsFromEnv } from "./hub_settings.ts";
 
 /** Ranges downloading at once by default: enough to fill a fast link, few enough for a laptop. */
 export const DEFAULT_JOBS = 8;
-/** The one attempt at the Hub when the cache could answer instead. */
-const FAST_TIMEOUT_MS = 10_000;
 /** Free space kept beyond the download, for the rest of the system. */
 const FREE_SPACE_MARGIN = 64 * 1024 * 1024;
 
@@ -146,45 +145,26 @@ export async function pullModel(
   };
   const client = new HubClient(clientOptions);
   // With the model in the cache, an unreachable Hub is found out with one
-  // short attempt and the cache is used, as huggingface_hub does (its
-  // HF_HUB_ETAG_TIMEOUT defaults to 10 s); without it, retrying is all there is.
-  const cached = await cachedSnapshot(cache, revision);
-  const firstClient = cached === undefined ? client : new HubClient({
-    ...clientOptions,
-    retries: 0,
-    headerTimeoutMs: Math.min(clientOptions.headerTimeoutMs ?? FAST_TIMEOUT_MS, FAST_TIMEOUT_MS),
-  });
-  let info: HubRepoInfo;
-  try {
-    try {
-      info = await firstClient.repoInfo(parsed.repoId, revision);
-    } catch (error) {
-      // A Hub that answers "busy" (429, 5xx) is reachable: retry it as usual.
-      const busy = error instanceof HubRequestError &&
-        (error.status === 408 || error.status === 429 || error.status >= 500);
-      if (firstClient === client || !busy) throw error;
-      info = await client.repoInfo(parsed.repoId, revision);
-    }
-  } catch (error) {
-    // No connection at all (status 0): use the cache if it holds the model,
-    // as the Hugging Face tools do, and say so; otherwise report the network error.
-    if (!(error instanceof HubRequestError) || error.status !== 0 || cached === undefined) {
-      throw error;
-    }
+  // short attempt and the cache is used, with a warning (hub_reach.ts).
+  const reach = await reachHub(client, clientOptions, cache, parsed.repoId, revision);
+  if (reach.unreachable !== undefined) {
     let pulled: PullResult;
     try {
       pulled = await pullOffline(parsed, revision, cache, options);
     } catch {
-      throw error;
+      throw reach.unreachable;
     }
-    const cause = error.cause instanceof Error ? error.cause.message : error.message;
     options.onWarning?.(
-      `cannot reach the Hub at ${settings.endpoint} (${cause}); using the cached snapshot ${
-        pulled.commit.slice(0, 12)
-      } of ${formatHubRef({ ...parsed, revision, path: undefined })}`,
+      unreachableWarning(
+        settings.endpoint,
+        reach.unreachable,
+        pulled.commit,
+        formatHubRef({ ...parsed, revision, path: undefined }),
+      ),
     );
     return pulled;
   }
+  const info = reach.info;
   const commit = info.commit;
   await cache.writeRef(revision, commit);
   const snapshot = cache.snapshotDir(commit);
@@ -412,14 +392,6 @@ async function pullOffline(
 /** `org/name`, with `@revision` when one was asked for (not the default). */
 function formatRepo(repoId: string, revision: string | undefined): string {
   return revision === undefined || revision === DEFAULT_REVISION ? repoId : `${repoId}@${revision}`;
-}
-
-/** The commit `refs/{revision}` records, when its snapshot folder exists. */
-async function cachedSnapshot(cache: HubCache, revision: string): Promise<string | undefined> {
-  const commit = await cache.readRef(revision).catch(() => undefined);
-  if (commit === undefined) return undefined;
-  const info = await Deno.stat(cache.snapshotDir(commit)).catch(() => undefined);
-  return info?.isDirectory ? commit : undefined;
 }
 
 /** Refuse to start a download the disk cannot hold (partials already there count as done). */

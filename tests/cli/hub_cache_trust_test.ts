@@ -236,6 +236,22 @@ Deno.test("a cached model with an unreachable Hub: one fast attempt, the cache i
     equal(doc.warnings.length, 1, json.stdout);
     match(doc.warnings[0], /^cannot reach the Hub/);
 
+    // inspect reads headers over HTTP (and import --no-cache streams): with
+    // the Hub unreachable and the model cached, they read the cache, and say so.
+    for (const args of [["inspect", REF], ["import", REF, "--no-cache", "-o", `${dir}/n.apr`]]) {
+      const started = performance.now();
+      const streamed = await runApr([...args, "--json"], { env });
+      const seconds = (performance.now() - started) / 1000;
+      equal(streamed.code, 0, streamed.stderr);
+      ok(seconds < 10, `${args[0]} took ${seconds.toFixed(1)} s`);
+      const warned = JSON.parse(streamed.stdout).warnings;
+      equal(warned.length, 1, streamed.stdout);
+      match(
+        warned[0],
+        /^cannot reach the Hub at .*; using the cached snapshot 0123456789ab of hf:\/\/test-org\/tiny-model@main$/,
+      );
+    }
+
     // HF_HUB_OFFLINE=1 stays silent: offline was asked for.
     const offline = await runApr(["pull", REF, "--json"], { env: { ...env, HF_HUB_OFFLINE: "1" } });
     equal(offline.code, 0, offline.stderr);
