@@ -6,7 +6,7 @@
  */
 
 import { posix } from "node:path";
-import { ModelFormatError } from "../errors.ts";
+import { ModelFormatError, UsageError } from "../errors.ts";
 import { openApr } from "../formats/apr/reader.ts";
 import { openGguf } from "../formats/gguf/reader.ts";
 import { openQnat } from "../formats/qnat/reader.ts";
@@ -153,6 +153,14 @@ export async function openModelFolder(
   const candidates = listing.filter((p) => !p.includes("/") && /\.(gguf|apr)$/i.test(p));
   if (candidates.length === 1) {
     return await openModelFile(await files.open(candidates[0]!), options);
+  }
+  if (candidates.length > 1) {
+    // Several quantizations of one model, usually: say how to name one.
+    throw new UsageError(
+      `Cannot choose a model in "${files.name}": ${candidates.length} model files (${
+        candidates.slice(0, 3).join(", ")
+      }${candidates.length > 3 ? ", …" : ""}); name one, e.g. "${files.locate(candidates[0]!)}"`,
+    );
   }
   const found = candidates.length === 0 ? "none" : candidates.join(", ");
   throw new ModelFormatError(

@@ -327,6 +327,15 @@ Deno.test("a repository with several GGUFs: the error names real hf:// reference
       ok(error.message.includes("hf://test-org/tiny-model/tiny-Q8_0.gguf"), error.message);
       ok(error.message.includes("--include"), error.message);
       ok(!error.message.includes("hf://org/name"), error.message);
+      // Streamed (--no-cache), the message names a real reference too.
+      const streamed = await runApr(["import", REF, "--no-cache", "--json"], { env });
+      equal(streamed.code, 2, streamed.stderr);
+      const streamedError = JSON.parse(streamed.stdout).error;
+      equal(streamedError.code, "UsageError");
+      match(
+        streamedError.message,
+        /2 model files \(tiny-Q4_K_M\.gguf, tiny-Q8_0\.gguf\); name one, e\.g\. "hf:\/\/test-org\/tiny-model@[0-9a-f]{40}\/tiny-Q4_K_M\.gguf"/,
+      );
     });
   } finally {
     await server.close();
