@@ -313,14 +313,14 @@ export async function runConversion(
     if (interrupt.signal.aborted) {
       const kept = await pathExists(journal).catch(() => false) ||
         (options.maxShardSize !== undefined && await shardJournalExists(output));
-      ctx.err(
+      return reportInterrupted(
+        ctx,
         kept
-          ? `\napr: interrupted; run the same command with --resume to continue from "${output}.partial"\n`
+          ? `interrupted; run the same command with --resume to continue from "${output}.partial"`
           : downloading
-          ? `\napr: ${DOWNLOAD_KEPT}\n`
-          : `\napr: interrupted; nothing was kept (no partial file is left)\n`,
+          ? DOWNLOAD_KEPT
+          : "interrupted; nothing was kept (no partial file is left)",
       );
-      return 130;
     }
     // A refused resume (other options) or bad usage is not an interruption:
     // "run the same command with --resume" would be wrong advice there.
@@ -399,6 +399,19 @@ async function shardJournalExists(output: string): Promise<boolean> {
 /** What Ctrl-C during a download into the cache leaves, and what to do. */
 export const DOWNLOAD_KEPT =
   "interrupted; the partial download is kept in the Hugging Face cache and continues when you run the same command again";
+
+/**
+ * Say what Ctrl-C left, on stderr and (with `--json`) as the error document.
+ *
+ * @param ctx The command context.
+ * @param line What was kept and what to do, without `apr: `.
+ * @returns The exit code, 130.
+ */
+export function reportInterrupted(ctx: CommandContext, line: string): number {
+  ctx.err(`\napr: ${line}\n`);
+  if (ctx.json) ctx.printJson({ error: { message: line, code: "Interrupted", exitCode: 130 } });
+  return 130;
+}
 
 /** The reason a conversion was stopped by Ctrl-C. */
 class Interrupted extends Error {

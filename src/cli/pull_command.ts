@@ -10,7 +10,12 @@ import { pullModel } from "../sources/hub_pull.ts";
 import { isHubRef } from "../sources/hub_ref.ts";
 import { formatBytes, formatCount } from "./format.ts";
 import { type CommandSpec, integerOption, stringList, stringOption } from "./command.ts";
-import { addInterruptListener, DOWNLOAD_KEPT, warningsThrough } from "./_convert_flags.ts";
+import {
+  addInterruptListener,
+  DOWNLOAD_KEPT,
+  reportInterrupted,
+  warningsThrough,
+} from "./_convert_flags.ts";
 
 /** The `pull` command. */
 export const pullCommand: CommandSpec = {
@@ -80,8 +85,7 @@ export const pullCommand: CommandSpec = {
     } catch (error) {
       if (!interrupt.signal.aborted) throw error;
       display.finish();
-      ctx.err(`\napr: ${DOWNLOAD_KEPT}\n`);
-      return 130;
+      return reportInterrupted(ctx, DOWNLOAD_KEPT);
     } finally {
       display.finish();
       if (listening) Deno.removeSignalListener("SIGINT", onInterrupt);

@@ -9,7 +9,12 @@
  */
 
 import { equal, match, ok } from "node:assert/strict";
-import { buildTinyShardedModel, encodeSafetensors, startHubServer } from "../_hub_server.ts";
+import {
+  buildTinyShardedModel,
+  encodeSafetensors,
+  sha256Hex,
+  startHubServer,
+} from "../_hub_server.ts";
 import { CLI_PATH, exists, lines, noise, runApr, sha256, withTempDir } from "./_run_apr.ts";
 import { HubRequestError } from "../../src/errors.ts";
 import { pullModel } from "../../src/sources/hub_pull.ts";
@@ -48,12 +53,10 @@ async function partials(home: string): Promise<{ path: string; size: number }[]>
   const found: { path: string; size: number }[] = [];
   if (!(await exists(dir))) return found;
   for await (const entry of Deno.readDir(dir)) {
-    if (entry.name.endsWith(".incomplete")) {
-      found.push({
-        path: `${dir}/${entry.name}`,
-        size: (await Deno.stat(`${dir}/${entry.name}`)).size,
-      });
-    }
+    if (!entry.name.endsWith(".incomplete")) continue;
+    // A small file's partial may be renamed into place between the listing and the stat.
+    const info = await Deno.stat(`${dir}/${entry.name}`).catch(() => undefined);
+    if (info !== undefined) found.push({ path: `${dir}/${entry.name}`, size: info.size });
   }
   return found;
 }
@@ -262,6 +265,7 @@ Deno.test("a cached model with an unreachable Hub: one fast attempt, the cache i
 Deno.test("Ctrl-C during a download says the partial download is kept; the next run continues it", async () => {
   const files = buildTinyShardedModel({ bigShardBytes: 2 * 1024 * 1024 });
   const size = files.find((f) => f.path === BIG)!.data!.length;
+  const bigSha = sha256Hex(files.find((f) => f.path === BIG)!.data!);
   const server = await startHubServer({
     files,
     faults: [{ kind: "slow", path: BIG, delayMs: 100 }],
@@ -270,11 +274,13 @@ Deno.test("Ctrl-C during a download says the partial download is kept; the next 
     await withTempDir(async (dir) => {
       const home = `${dir}/home`;
       const env = hubEnv(server.endpoint, home);
-      for (const args of [["pull", REF], ["import", REF, "-o", `${dir}/m.apr`]]) {
+      for (const args of [["pull", REF, "--json"], ["import", REF, "-o", `${dir}/m.apr`]]) {
         await Deno.remove(home, { recursive: true }).catch(() => {});
         server.faults.splice(0, server.faults.length, { kind: "slow", path: BIG, delayMs: 100 });
         const child = spawnApr(args, env);
-        await until(async () => (await partials(home)).some((p) => p.size > 0), "a partial blob");
+        const bigPartial = async () =>
+          (await partials(home)).find((p) => p.path.endsWith(`/${bigSha}.incomplete`));
+        await until(async () => ((await bigPartial())?.size ?? 0) > 0, "a partial blob");
         child.kill("SIGINT");
         const run = await finish(child);
         equal(run.code, 130, run.stderr);
@@ -283,7 +289,14 @@ Deno.test("Ctrl-C during a download says the partial download is kept; the next 
           /apr: interrupted; the partial download is kept in the Hugging Face cache and continues when you run the same command again/,
         );
         ok(!/nothing was kept/.test(run.stderr), run.stderr);
-        const [partial] = await partials(home);
+        if (args.includes("--json")) {
+          // With --json, the interruption is the document's error.
+          const { error } = JSON.parse(run.stdout);
+          equal(error.code, "Interrupted");
+          equal(error.exitCode, 130);
+          match(error.message, /partial download is kept/);
+        }
+        const partial = await bigPartial();
         ok(
           partial !== undefined && partial.size > 0 && partial.size < size,
           "the partial blob is kept",
