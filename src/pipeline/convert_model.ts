@@ -608,6 +608,7 @@ function createSink(
       if (options.maxShardSize !== undefined) {
         return ShardedAprSink.create(output, {
           ...common,
+          ...stop,
           maxShardSize: options.maxShardSize,
           resume: options.resume === true,
           ...(options.commitBytes !== undefined ? { commitBytes: options.commitBytes } : {}),
