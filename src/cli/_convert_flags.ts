@@ -121,7 +121,9 @@ export function defaultOutput(source: string, extension: string): string {
   let name: string;
   if (isHubRef(source)) {
     const ref = parseHubRef(source);
-    name = basename(ref.path ?? ref.repoId);
+    name = ref.quant !== undefined
+      ? `${basename(ref.repoId)}-${ref.quant}`
+      : basename(ref.path ?? ref.repoId);
   } else {
     name = basename(source.replace(/[\\/]+$/, "")) || "model";
   }
@@ -313,10 +315,14 @@ export async function runConversion(
     if (interrupt.signal.aborted) {
       const kept = await pathExists(journal).catch(() => false) ||
         (options.maxShardSize !== undefined && await shardJournalExists(output));
+      // A split GGUF output keeps its completed shards (SHARD.partial), not OUT.partial.
+      const from = options.format === "gguf" && options.maxShardSize !== undefined
+        ? `the completed shards of "${output}"`
+        : `"${output}.partial"`;
       return reportInterrupted(
         ctx,
         kept
-          ? `interrupted; run the same command with --resume to continue from "${output}.partial"`
+          ? `interrupted; run the same command with --resume to continue from ${from}`
           : downloading
           ? DOWNLOAD_KEPT
           : "interrupted; nothing was kept (no partial file is left)",
@@ -349,8 +355,12 @@ export async function runConversion(
   } else if (!ctx.quiet) {
     const dtypes = Object.entries(result.dtypes).map(([d, n]) => `${n} ${d}`).join(", ");
     const resumed = result.resumedTensors ? `, ${result.resumedTensors} resumed` : "";
+    // A split GGUF set is named by its first shard, which llama.cpp loads.
+    const wrote = result.shards === undefined
+      ? output
+      : `${result.shards[0]} (+${result.shards.length - 1} more shards)`;
     ctx.out(
-      `wrote ${output}: ${result.format}, ${
+      `wrote ${wrote}: ${result.format}, ${
         formatCount(result.tensors)
       } tensors (${dtypes}${resumed}), ` +
         `${formatCount(result.parameters)} parameters, ${

@@ -18,7 +18,7 @@ import { withBlobLock } from "./hub_lock.ts";
 import { reachHub, unreachableWarning } from "./hub_reach.ts";
 import { DEFAULT_REVISION, formatHubRef, type HubRef, parseHubRef } from "./hub_ref.ts";
 import { assertSafeRevision } from "./hub_names.ts";
-import { selectModelFiles } from "./hub_select.ts";
+import { selectModelFiles, selectQuant } from "./hub_select.ts";
 import { MAX_JSON_FILE_BYTES } from "../io/model_files.ts";
 import { type HubSettings, hubSettingsFromEnv } from "./hub_settings.ts";
 
@@ -282,6 +282,7 @@ export async function pullModel(
   const selected = await selectModelFiles(info.files, readText, {
     path: parsed.path,
     include: options.include,
+    quant: parsed.quant,
     repo: formatRepo(parsed.repoId, options.revision ?? parsed.revision),
   });
 
@@ -317,12 +318,18 @@ export async function pullModel(
 
   return {
     snapshotPath: snapshot,
-    modelPath: parsed.path === undefined ? snapshot : join(snapshot, parsed.path),
+    modelPath: modelPathIn(snapshot, parsed, info.files),
     commit,
     files: [...result.values()].sort((a, b) => (a.path < b.path ? -1 : 1)),
     bytesDownloaded,
     bytesReused,
   };
+}
+
+/** The model inside a snapshot: the reference's path, the first file of its quantization, or the snapshot. */
+function modelPathIn(snapshot: string, ref: HubRef, files: readonly string[]): string {
+  if (ref.quant !== undefined) return join(snapshot, selectQuant(files, ref.quant)[0]!);
+  return ref.path === undefined ? snapshot : join(snapshot, ref.path);
 }
 
 /** HF_HUB_OFFLINE: resolve from `refs/` and the snapshot, or fail naming what is missing. */
@@ -360,7 +367,12 @@ async function pullOffline(
   const selected = await selectModelFiles(
     files,
     (path) => readSnapshotText(join(snapshot, path)),
-    { path: ref.path, include: options.include, repo: formatRepo(ref.repoId, revision) },
+    {
+      path: ref.path,
+      include: options.include,
+      quant: ref.quant,
+      repo: formatRepo(ref.repoId, revision),
+    },
   );
   const missing = [];
   const result: PulledFile[] = [];
@@ -381,7 +393,7 @@ async function pullOffline(
   }
   return {
     snapshotPath: snapshot,
-    modelPath: ref.path === undefined ? snapshot : join(snapshot, ref.path),
+    modelPath: modelPathIn(snapshot, ref, files),
     commit,
     files: result,
     bytesDownloaded: 0,
