@@ -72,6 +72,16 @@ Deno.test("every command's --json output (success and error) matches docs/apr-js
         ok((imported.doc.warnings as string[]).some((w) => w.includes("BF16")));
         equal((await run(["convert", apr, "-o", `${dir}/m.safetensors`])).result.code, 0);
         equal((await run(["export", apr, "-o", `${dir}/m.gguf`])).result.code, 0);
+        const split = await run([
+          "export",
+          apr,
+          "-o",
+          `${dir}/s.gguf`,
+          "--max-shard-size",
+          "200KB",
+        ]);
+        equal(split.result.code, 0, split.result.stderr);
+        ok((split.doc.shards as string[]).length > 1, JSON.stringify(split.doc));
       });
 
       await t.step("reading commands", async () => {
