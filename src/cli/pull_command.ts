@@ -77,6 +77,7 @@ export const pullCommand: CommandSpec = {
         ...(include.length > 0 ? { include } : {}),
         ...(jobs !== undefined ? { jobs } : {}),
         onWarning: warningsThrough(ctx, display),
+        onWait: warningsThrough(ctx, display),
         onProgress: (event) => {
           display.update(event);
           for (const f of event.active) display.updateItem(f.path, f.bytesDone, f.bytesTotal);
