@@ -53,6 +53,7 @@ export {
   HubAnswerError,
   HubOfflineError,
   HubRequestError,
+  HubUnreachableError,
   ModelFormatError,
   UsageError,
 } from "./src/errors.ts";

@@ -6,7 +6,7 @@
  */
 
 import { posix } from "node:path";
-import { ModelFormatError, UsageError } from "../errors.ts";
+import { HubUnreachableError, ModelFormatError, UsageError } from "../errors.ts";
 import { openApr } from "../formats/apr/reader.ts";
 import { openGguf } from "../formats/gguf/reader.ts";
 import {
@@ -32,7 +32,7 @@ import { openHttpSource } from "../io/http_source.ts";
 import { openHubModelFiles } from "../sources/hub_files.ts";
 import { pullModel, type PullProgressEvent } from "../sources/hub_pull.ts";
 import { explainCachedFile } from "../sources/hub_cache.ts";
-import { HubUnreachableError, unreachableWarning } from "../sources/hub_reach.ts";
+import { unreachableWarning } from "../sources/hub_reach.ts";
 import { DEFAULT_REVISION, formatHubRef, isHubRef, parseHubRef } from "../sources/hub_ref.ts";
 import { selectQuant } from "../sources/hub_select.ts";
 import { type HubSettings, hubSettingsFromEnv } from "../sources/hub_settings.ts";

@@ -7,7 +7,12 @@
  * @module
  */
 
-import { HubAnswerError, HubOfflineError, HubRequestError } from "../errors.ts";
+import {
+  HubAnswerError,
+  HubOfflineError,
+  HubRequestError,
+  HubUnreachableError,
+} from "../errors.ts";
 import type { ByteSource } from "../io/byte_source.ts";
 import { ContentDigest } from "../io/digest_source.ts";
 import type { RetryOptions } from "../io/http_source.ts";
@@ -15,7 +20,7 @@ import type { ModelFiles } from "../io/model_files.ts";
 import { HubClient } from "./hub_client.ts";
 import { DigestCheckpoint } from "./hub_digest_checkpoint.ts";
 import { HubCache } from "./hub_cache.ts";
-import { HubUnreachableError, reachHub } from "./hub_reach.ts";
+import { reachHub } from "./hub_reach.ts";
 import { assertSafeRevision } from "./hub_names.ts";
 import { DEFAULT_REVISION, formatHubRef, type HubRef, parseHubRef } from "./hub_ref.ts";
 import { type HubSettings, hubSettingsFromEnv } from "./hub_settings.ts";

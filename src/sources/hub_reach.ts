@@ -5,7 +5,8 @@
  * {@linkcode FAST_TIMEOUT_MS}, no retries) finds out that the Hub is
  * unreachable, and the caller uses the cache with a warning. A Hub that
  * answers "busy" (408, 429, 5xx) is reachable and is retried as usual;
- * without the model in the cache, retrying is all there is.
+ * without the model in the cache, retrying is all there is. Callers that
+ * cannot read the cache themselves throw `HubUnreachableError` (errors.ts).
  *
  * @module
  */
@@ -16,27 +17,6 @@ import { HubClient, type HubClientOptions, type HubRepoInfo } from "./hub_client
 
 /** The one attempt at the Hub when the cache could answer instead (huggingface_hub's default `HF_HUB_ETAG_TIMEOUT`). */
 export const FAST_TIMEOUT_MS = 10_000;
-
-/**
- * No connection to the Hub, while the cache holds the revision's snapshot:
- * the caller may read the cache instead (and say so).
- */
-export class HubUnreachableError extends HubRequestError {
-  /** The commit of the cached snapshot. */
-  readonly cachedCommit: string;
-
-  /**
-   * Wrap a network failure.
-   *
-   * @param error The network failure (status 0).
-   * @param cachedCommit The commit of the cached snapshot.
-   */
-  constructor(error: HubRequestError, cachedCommit: string) {
-    super(error.message, 0, error.url, { cause: error.cause ?? error });
-    this.name = "HubUnreachableError";
-    this.cachedCommit = cachedCommit;
-  }
-}
 
 /** What {@linkcode reachHub} found. */
 export type HubReach =
