@@ -19,7 +19,8 @@
 
 import type { DType } from "../dtype.ts";
 import type { ModelMetadata, TensorInfo } from "../tensor.ts";
-import { hfToGgufName } from "../formats/gguf/names.ts";
+import { hfToGgufName } from "../arch/names.ts";
+import { familyOf } from "../arch/registry.ts";
 
 /** llama-quantize's preset names aprkit implements, in llama.cpp's spelling. */
 export type LlamaPreset = "Q8_0" | "Q6_K" | "Q5_K_M" | "Q5_K_S" | "Q4_K_M" | "Q4_K_S";
@@ -144,7 +145,7 @@ export function presetTensorTypes(
   preset: LlamaPreset,
   options: PresetTypesOptions = {},
 ): (DType | undefined)[] {
-  const names = tensors.map((t) => hfToGgufName(t.name));
+  const names = tensors.map((t) => hfToGgufName(t.name, familyOf(metadata.architecture)));
   const state = modelState(names, metadata);
   // llama.cpp visits tensors by layer, then name: its per-layer counters
   // (i_attention_wv, i_ffn_down) count in that order.
