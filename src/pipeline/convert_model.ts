@@ -40,6 +40,7 @@ import { checkBeforeClose } from "./_check_before_close.ts";
 import { DequantizeStream } from "./dequantize_stream.ts";
 import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
 import { reorderQkRows } from "./qk_row_layout.ts";
+import { assertGgufFamily, toGgufLayout } from "./gguf_layout.ts";
 import type { Model } from "./model.ts";
 import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
 
@@ -186,6 +187,13 @@ export async function convertModel(
     : options.imatrix;
   const model = await openModel(source, options);
   try {
+    // A family aprkit cannot write as llama.cpp reads it is refused before the output exists.
+    if (format === "gguf" && options.keepNames !== true) {
+      assertGgufFamily(
+        model.header.metadata,
+        typeof source === "string" ? source : model.location,
+      );
+    }
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
@@ -196,6 +204,11 @@ export async function convertModel(
     stream = stream.pipeThrough(
       format === "apr" ? addTiedLmHead(options.onNote) : dropTiedLmHead(),
     );
+    // GGUF: the family's tensors as llama.cpp's converter writes them (names,
+    // stacked experts, shifted norms, generated tensors).
+    if (format === "gguf") {
+      stream = stream.pipeThrough(toGgufLayout({ keepNames: options.keepNames === true }));
+    }
     if (format === "apr" || options.quantize !== undefined) {
       stream = stream.pipeThrough(
         new QuantizeStream({

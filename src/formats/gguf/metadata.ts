@@ -21,6 +21,9 @@
 import type { ModelMetadata } from "../../tensor.ts";
 import { type GgufKvEntry, type GgufValue, GgufValueType, ggufValueTypeName } from "./header.ts";
 import type { GgufKvInput } from "./writer.ts";
+import { familyGgufPlan } from "../../arch/gguf_plan.ts";
+import { FILE_TYPE_KEY } from "../../arch/kv.ts";
+import { familyOf } from "../../arch/registry.ts";
 
 /** Arrays longer than this are left out of `gguf_metadata` (vocabularies belong in `tokenizer.*`). */
 export const GGUF_METADATA_MAX_ARRAY = 64;
@@ -255,9 +258,6 @@ export interface AprToGgufOptions {
   quantizationVersion?: number;
 }
 
-/** Architectures llama.cpp (c392e50) knows under another name. */
-const GGUF_ARCHITECTURE: Readonly<Record<string, string>> = { mistral: "llama" };
-
 /** `{arch}.` keys in the order llama.cpp's converter writes them, with their APR fields. */
 const EXPORT_ARCH_ORDER: readonly string[] = [
   "block_count",
@@ -327,10 +327,14 @@ export function aprToGgufKv(
   const aprArch = typeof metadata.architecture === "string"
     ? metadata.architecture
     : readVerbatimArch(verbatim);
-  const arch = aprArch === undefined ? undefined : GGUF_ARCHITECTURE[aprArch] ?? aprArch;
+  // A model converted from Hugging Face: its family's keys, as its converter class writes them.
+  const plan = converted ? familyGgufPlan(metadata) : undefined;
+  const arch = plan?.family.ggufArchitecture ??
+    (aprArch === undefined ? undefined : familyOf(aprArch)?.ggufArchitecture ?? aprArch);
   if (arch !== undefined) {
     kv.set("general.architecture", { type: GgufValueType.STRING, value: arch });
   }
+  for (const [key, entry] of plan?.early ?? []) kv.set(key, fromVerbatim(key, entry));
   if (!converted) {
     if (typeof verbatim !== "object" || Array.isArray(verbatim)) {
       throw new TypeError("Cannot export GGUF metadata: gguf_metadata is not an object");
@@ -354,7 +358,12 @@ export function aprToGgufKv(
   if (converted && options.parameterCount !== undefined && metadata.num_experts == null) {
     set("general.size_label", GgufValueType.STRING, sizeLabel(options.parameterCount));
   }
-  if (arch !== undefined) {
+  if (plan !== undefined) {
+    for (const [key, entry] of plan.keys) {
+      if (key === FILE_TYPE_KEY) set(key, GgufValueType.UINT32, options.fileType);
+      else kv.set(key, fromVerbatim(key, entry));
+    }
+  } else if (arch !== undefined) {
     const fields = new Map(ARCH_FIELDS.map(([field, suffix, type]) => [suffix, { field, type }]));
     const order = [...EXPORT_ARCH_ORDER, ...fields.keys()];
     for (const suffix of new Set(order)) {
@@ -367,8 +376,8 @@ export function aprToGgufKv(
       }
     }
   }
-  set("general.file_type", GgufValueType.UINT32, options.fileType);
-  if (arch !== undefined) {
+  if (plan === undefined) set("general.file_type", GgufValueType.UINT32, options.fileType);
+  if (arch !== undefined && plan === undefined) {
     const tokens = metadata["tokenizer.vocabulary"];
     const vocab = metadata.vocab_size ?? (Array.isArray(tokens) ? tokens.length : undefined);
     if (kv.has(`${arch}.vocab_size`) || (converted && arch === "llama")) {
