@@ -254,6 +254,12 @@ export interface AprToGgufOptions {
   fileType?: number;
   /** Parameters of the exported tensors, for `general.size_label` (converted models only). */
   parameterCount?: number;
+  /**
+   * The exported tensors (GGUF names, shapes), for `general.size_label` as
+   * gguf-py counts it (`8x7.2B` for stacked experts); preferred over
+   * `parameterCount`.
+   */
+  tensors?: readonly { readonly name: string; readonly shape: readonly number[] }[];
   /** `general.quantization_version` (2 for every current llama.cpp); absent: not written. */
   quantizationVersion?: number;
 }
@@ -355,7 +361,9 @@ export function aprToGgufKv(
   };
   if (converted) set("general.type", GgufValueType.STRING, "model");
   for (const [field, key] of GENERAL_FIELDS) set(key, GgufValueType.STRING, metadata[field]);
-  if (converted && options.parameterCount !== undefined && metadata.num_experts == null) {
+  if (converted && options.tensors !== undefined) {
+    set("general.size_label", GgufValueType.STRING, tensorsSizeLabel(options.tensors));
+  } else if (converted && options.parameterCount !== undefined && metadata.num_experts == null) {
     set("general.size_label", GgufValueType.STRING, sizeLabel(options.parameterCount));
   }
   if (plan !== undefined) {
@@ -473,6 +481,36 @@ export function sizeLabel(count: number): string {
   const scaled = count * scale;
   const digits = String(Math.round(scaled)).replace(/^0+/, "").length;
   return `${scaled.toFixed(Math.max(2 - digits, 0))}${suffix}`;
+}
+
+/**
+ * gguf-py's `size_label` over `get_total_parameter_count`: a model with
+ * stacked experts (`*_exps.*`, 3-D) is `{experts}x{shared + one expert}`,
+ * any other the rounded total.
+ */
+function tensorsSizeLabel(
+  tensors: readonly { readonly name: string; readonly shape: readonly number[] }[],
+): string {
+  let total = 0;
+  let shared = 0;
+  let expert = 0;
+  let expertSum = 0;
+  let expertTensors = 0;
+  for (const { name, shape } of tensors) {
+    const size = shape.reduce((a, b) => a * b, 1);
+    total += size;
+    // Shapes run outermost first, as numpy's in gguf-py: the expert count is shape[-3].
+    if (name.includes("_exps.") && shape.length >= 3) {
+      const count = shape[name.includes(".bias") ? shape.length - 2 : shape.length - 3]!;
+      expert += Math.trunc(size / count);
+      expertSum += count;
+      expertTensors++;
+    } else {
+      shared += size;
+    }
+  }
+  const count = expertTensors > 0 ? Math.trunc(expertSum / expertTensors) : 0;
+  return count > 0 ? `${count}x${sizeLabel(shared + expert)}` : sizeLabel(total);
 }
 
 function readVerbatimArch(verbatim: unknown): string | undefined {

@@ -193,6 +193,7 @@ class GgufFileWriter {
     const kv = aprToGgufKv(header.metadata, {
       ...(fileType === undefined ? {} : { fileType }),
       parameterCount: header.tensors.reduce((n, t) => n + elementCount(t.shape), 0),
+      tensors: specs.map((t) => ({ name: t.name, shape: [...t.ne].reverse() })),
       quantizationVersion: GGML_QUANTIZATION_VERSION,
     });
     for (const [key, value] of this.#options.extraKv ?? []) {
