@@ -4,7 +4,8 @@
  * Gemma 3 text (`Gemma3ForCausalLM`), after llama.cpp's `Gemma3Model`
  * (conversion/gemma.py): Gemma 2's block with Q/K norms, `+1` on every
  * norm, the common keys overridden with Gemma 3's defaults, local and
- * global RoPE bases, the final soft-cap when set and the sliding window.
+ * global RoPE bases, the final soft-cap when set and the sliding window
+ * (with the per-layer pattern when it is not llama.cpp's default).
  *
  * @module
  */
@@ -28,8 +29,26 @@ function writeGemma3Kv(w: KvWriter): void {
   if (typeof softcap === "number" && softcap !== 0) w.f32("final_logit_softcapping", softcap);
   if (w.hparams["sliding_window_pattern"] !== 1) {
     w.u32("attention.sliding_window", w.need("sliding_window"));
+    writeUnusualPattern(w);
   }
   w.u32("attention.head_count_kv", w.num("num_key_value_heads") ?? 4);
+}
+
+/**
+ * llama.cpp assumes Gemma 3's layers follow its published pattern (five
+ * sliding-window layers, then one global: `load_swa_pattern(ml, 6)`) unless
+ * `attention.sliding_window_pattern` says otherwise, and the converter never
+ * writes that key. A config whose `layer_types` differ from the pattern
+ * would run wrong; aprkit writes the key for such a config only, so a
+ * published model's GGUF stays the converter's.
+ */
+function writeUnusualPattern(w: KvWriter): void {
+  const types = w.hparams["layer_types"];
+  if (!Array.isArray(types)) return;
+  const pattern = types.map((t) => t === "sliding_attention");
+  if (pattern.some((swa, i) => swa !== (i % 6 < 5))) {
+    w.setArray("attention.sliding_window_pattern", "BOOL", pattern);
+  }
 }
 
 /** Gemma 3, text only. */

@@ -163,6 +163,10 @@ function readVocabulary(tokenizer: unknown, minSize: number | undefined): Vocabu
       }
     }
   }
+  // Ids past the config's vocab_size have no embedding row: llama.cpp's
+  // converter ignores them ("id is out of range"), and so does aprkit
+  // (transformers 5's GemmaTokenizer appends a <mask> there).
+  if (minSize !== undefined && byId.length > minSize) byId.length = minSize;
   const length = Math.max(byId.length, minSize ?? 0);
   const tokens: string[] = [];
   const ids = new Map<string, number>();
@@ -172,6 +176,7 @@ function readVocabulary(tokenizer: unknown, minSize: number | undefined): Vocabu
     if (byId[id] !== undefined && !ids.has(token)) ids.set(token, id);
   }
   if (scores !== undefined) {
+    scores.length = Math.min(scores.length, length);
     for (let id = 0; id < length; id++) scores[id] ??= 0;
   }
   let merges: string[] | undefined;
