@@ -26,6 +26,7 @@ import { LLAMA_FTYPES } from "../quant/llama_presets.ts";
 import { hfToGgufName } from "../formats/gguf/names.ts";
 import { type ImportanceMatrix, readImportanceMatrix } from "./read_imatrix.ts";
 import { imatrixGgufKv } from "../formats/gguf/imatrix_kv.ts";
+import { GgufValueType } from "../formats/gguf/header.ts";
 import { hfFolderName } from "./model_name.ts";
 import { QuantizeStream } from "../quant/quantize_stream.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
@@ -577,9 +578,20 @@ function createSink(
       return GgufSink.create(output, {
         ...common,
         keepNames: options.keepNames === true,
+        // A preset's file is llama-quantize's, dimensions included.
+        squeezeDims: preset !== undefined,
         ...(fileType !== undefined ? { fileType } : {}),
-        // As llama-quantize --imatrix: which matrix the model was quantized with.
-        ...(imatrix !== undefined ? { extraKv: imatrixGgufKv(imatrix) } : {}),
+        extraKv: [
+          // llama-quantize sets these two last, after the model's keys.
+          ...(preset !== undefined && fileType !== undefined
+            ? [
+              ["general.quantization_version", { type: GgufValueType.UINT32, value: 2 }],
+              ["general.file_type", { type: GgufValueType.UINT32, value: fileType }],
+            ] as const
+            : []),
+          // As llama-quantize --imatrix: which matrix the model was quantized with.
+          ...(imatrix !== undefined ? imatrixGgufKv(imatrix) : []),
+        ],
       });
     }
     case "qnat":
