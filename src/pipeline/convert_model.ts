@@ -443,6 +443,9 @@ function imatrixKey(options: ConvertOptions): { imatrix?: string } {
   return m === undefined ? {} : { imatrix: typeof m === "string" ? m : m.source };
 }
 
+/** llama.cpp's `general.file_type` of the converter's float --outtype values. */
+const OUTTYPE_FTYPES: Readonly<Partial<Record<QuantizeTarget, number>>> = { f16: 1, bf16: 32 };
+
 /** Targets whose encoders use an importance matrix. */
 const IMATRIX_TARGETS: ReadonlySet<QuantizeTarget> = new Set([
   "q4_k",
@@ -578,8 +581,14 @@ function createSink(
     case "gguf": {
       const preset = options.quantize === undefined ? undefined : presetOf(options.quantize, true);
       // The preset's mix names the file type; otherwise the sink derives it from the tensors.
+      // As the converter's --outtype: the file type says what was asked for,
+      // even where 1-D tensors (F32) outnumber the matrices (StarCoder2's biases).
       const fileType = options.ggufFileType ??
-        (preset !== undefined ? LLAMA_FTYPES[preset] : undefined);
+        (preset !== undefined
+          ? LLAMA_FTYPES[preset]
+          : options.quantize !== undefined
+          ? OUTTYPE_FTYPES[options.quantize]
+          : undefined);
       const byQuantize = preset !== undefined && preset !== "Q8_0";
       return GgufSink.create(output, {
         ...common,
