@@ -16,7 +16,11 @@ function matcher(template: string): RegExp {
   return new RegExp(`^${escaped.join("(\\d+)")}$`);
 }
 
-function rename(name: string, pairs: readonly (readonly [string, string])[], back: boolean): string {
+function rename(
+  name: string,
+  pairs: readonly (readonly [string, string])[],
+  back: boolean,
+): string {
   const block = BLOCK.exec(name);
   if (block === null) return name;
   for (const [hf, apr] of pairs) {

@@ -197,9 +197,10 @@ function splitRows(info: TensorInfo, names: string[]): Planned[] {
 
 function fuseRows(infos: TensorInfo[], name: string): Planned {
   const first = infos[0]!;
-  const same = infos.every((i) =>
-    i.dtype === first.dtype && i.shape.slice(1).join() === first.shape.slice(1).join()
-  ) && rowBytes(first) !== undefined;
+  const same =
+    infos.every((i) =>
+      i.dtype === first.dtype && i.shape.slice(1).join() === first.shape.slice(1).join()
+    ) && rowBytes(first) !== undefined;
   const dtype = same ? first.dtype : "F32";
   const rows = infos.reduce((n, i) => n + (i.shape[0] ?? 1), 0);
   const shape = [rows, ...first.shape.slice(1)];
@@ -235,10 +236,12 @@ export function assertEmbeddingMatchesConfig(header: ModelHeader, location: stri
   const embed = header.tensors.find((t) => t.name === "model.embed_tokens.weight");
   if (embed === undefined || embed.shape.length !== 2) return;
   const [rows, cols] = embed.shape as [number, number];
-  for (const [field, value, what] of [
-    ["vocab_size", rows, "rows"],
-    ["hidden_size", cols, "columns"],
-  ] as const) {
+  for (
+    const [field, value, what] of [
+      ["vocab_size", rows, "rows"],
+      ["hidden_size", cols, "columns"],
+    ] as const
+  ) {
     const declared = metadata[field];
     if (typeof declared === "number" && declared !== value) {
       throw new ModelFormatError(
