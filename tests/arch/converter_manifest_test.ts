@@ -1,8 +1,9 @@
 /**
  * Issue 18 items 2–3: for every family fixture (tests/testdata/families),
  * aprkit's GGUF equals what llama.cpp's converter wrote for it
- * (`convert_hf_to_gguf.py --outtype f32|bf16|q8_0`, recorded by
- * tests/testdata/arch/make_converter_manifest.py): the same tensors in the
+ * (`convert_hf_to_gguf.py --outtype f32|bf16|q8_0`) and what `llama-quantize
+ * Q4_K_M|Q5_K_S` made of its F32 file, recorded by
+ * tests/testdata/arch/make_converter_manifest.py: the same tensors in the
  * same order with the same types, shapes and bytes (sha256), and the same
  * keys, types and values in the same order, tokenizer keys aside (the
  * fixtures' toy tokenizer is not one the converter knows; see the script).
@@ -40,9 +41,12 @@ const OUTTYPES: Record<string, { float32?: boolean; quantize?: QuantizeTarget }>
   f32: { float32: true },
   bf16: { quantize: "bf16" },
   q8_0: { quantize: "q8_0" },
+  // llama-quantize of the converter's F32 file.
+  Q4_K_M: { quantize: "q4_k_m" },
+  Q5_K_S: { quantize: "q5_k_s" },
 };
 
-Deno.test("every family's GGUF equals llama.cpp's converter's: tensors, bytes and keys", async (t) => {
+Deno.test("every family's GGUF equals llama.cpp's converter's and llama-quantize's: tensors, bytes and keys", async (t) => {
   await withTempDir(async (dir) => {
     for (const [family, byType] of Object.entries(MANIFEST)) {
       for (const [outtype, expected] of Object.entries(byType)) {
