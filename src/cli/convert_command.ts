@@ -12,6 +12,7 @@ import {
   convertOptionsFrom,
   HUB_OPTIONS,
   resolveOutput,
+  ROW_FALLBACK_OPTION,
   runConversion,
   WRITE_OPTIONS,
 } from "./_convert_flags.ts";
@@ -132,6 +133,7 @@ export const convertCommand: CommandSpec = {
         "SafeTensors or APR: split into shards of at most SIZE (e.g. 5GB, 500MiB) plus an index/manifest",
     },
     ...COMPRESS_OPTION,
+    ...ROW_FALLBACK_OPTION,
     ...HUB_OPTIONS,
   },
   positionals: { min: 1, max: 1, names: "SOURCE" },

@@ -10,6 +10,7 @@ import {
   convertOptionsFrom,
   HUB_OPTIONS,
   resolveOutput,
+  ROW_FALLBACK_OPTION,
   runConversion,
   WRITE_OPTIONS,
 } from "./_convert_flags.ts";
@@ -43,6 +44,7 @@ export const importCommand: CommandSpec = {
         "split into NAME-0000i-of-0000N.apr shards of at most SIZE of tensor data (e.g. 2GB) plus NAME.apr.manifest.json",
     },
     ...COMPRESS_OPTION,
+    ...ROW_FALLBACK_OPTION,
     ...HUB_OPTIONS,
   },
   positionals: { min: 1, max: 1, names: "SOURCE" },

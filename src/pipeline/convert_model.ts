@@ -23,12 +23,15 @@ import {
   type QuantizeTarget,
 } from "../quant/plan_quantization.ts";
 import { LLAMA_FTYPES } from "../quant/llama_presets.ts";
+import { ROW_FALLBACKS, type RowFallback } from "../quant/apr_row_fallback.ts";
+import { aprPlanNotes } from "./apr_plan_notes.ts";
 import { hfToGgufName } from "../formats/gguf/names.ts";
 import { type ImportanceMatrix, readImportanceMatrix } from "./read_imatrix.ts";
 import { imatrixGgufKv } from "../formats/gguf/imatrix_kv.ts";
 import { GgufValueType } from "../formats/gguf/header.ts";
 import { hfFolderName } from "./model_name.ts";
 import { QuantizeStream } from "../quant/quantize_stream.ts";
+import { QUANT_METHODS } from "../quant/checkpoint/mod.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
 import type {
   ModelChunk,
@@ -78,6 +81,14 @@ export interface ConvertOptions extends OpenModelOptions {
    * `llama-quantize --imatrix` does.
    */
   imatrix?: string | ImportanceMatrix;
+  /**
+   * APR output: what Q4_K/Q6_K tensors whose rows are not whole 256-value
+   * super-blocks become: `"q8"` (APR_Q8) or `"f16"`, which every APR reader
+   * decodes alike, or `"padded"` (the K-quant, each row padded to whole
+   * super-blocks: decoded right by realizar's transformer loader only).
+   * @default "q8"
+   */
+  rowFallback?: RowFallback;
   /** Quantize every float tensor, not only large weight matrices. @default false */
   quantizeAll?: boolean;
   /**
@@ -106,7 +117,11 @@ export interface ConvertOptions extends OpenModelOptions {
   maxShardSize?: number;
   /** Progress of the write (bytes and tensors). */
   onProgress?: ProgressCallback;
-  /** Told, in one line, about a choice that changes the output (a tied lm_head copy added). */
+  /**
+   * Told, in one line each, about choices that change the output: a tied
+   * lm_head copy added; for APR, K-quant rows given the row fallback, types
+   * APR cannot hold stored as F32, padded K-quants copied from the source.
+   */
   onNote?: (message: string) => void;
 
   /**
@@ -190,6 +205,7 @@ export async function convertModel(
     : options.imatrix;
   const model = await openModel(source, options);
   try {
+    refuseGgufOf(model, format);
     // A family aprkit cannot write as llama.cpp reads it is refused before the output exists.
     const location = typeof source === "string" ? source : model.location;
     if (format === "gguf" && options.keepNames !== true) {
@@ -197,6 +213,7 @@ export async function convertModel(
     }
     // realizar refuses a model whose config disagrees with its embedding: say so at import.
     if (format === "apr") assertEmbeddingMatchesConfig(model.header, location);
+    noteDequantized(model, options);
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
@@ -226,6 +243,13 @@ export async function convertModel(
           to: options.quantize ?? "none",
           all: options.quantizeAll === true,
           ggufTypes: format === "gguf",
+          ...(options.rowFallback !== undefined ? { rowFallback: options.rowFallback } : {}),
+          ...(format === "apr" && options.onNote
+            ? {
+              onPlan: (plans) =>
+                aprPlanNotes(plans, options.rowFallback).forEach((n) => options.onNote!(n)),
+            }
+            : {}),
           ...(imatrix !== undefined ? { importance: imatrix.entries } : {}),
           ...(options.threads !== undefined ? { workers: options.threads } : {}),
         }),
@@ -304,6 +328,28 @@ export async function convertModel(
     throw nameTheSource(error, typeof source === "string" ? source : model.location, format);
   } finally {
     await model.close();
+  }
+}
+
+/** A quantized checkpoint kept in F32 is several times its source's size: say how to shrink it. */
+function noteDequantized(model: Model, options: ConvertOptions): void {
+  const method = (model.reader as { quantMethod?: unknown }).quantMethod;
+  if (typeof method !== "string" || (options.quantize ?? "none") !== "none") return;
+  if (options.float32) return;
+  options.onNote?.(
+    `the ${method} checkpoint's quantized weights were dequantized to F32, as llama.cpp's converter does; quantize: "bf16" (or another target) writes a smaller file`,
+  );
+}
+
+/** A quantized checkpoint whose method cannot go to GGUF yet (gpt-oss's MXFP4). */
+function refuseGgufOf(model: Model, format: OutputFormat): void {
+  if (format !== "gguf") return;
+  const method = (model.reader as { quantMethod?: unknown }).quantMethod;
+  const refusal = typeof method === "string" ? QUANT_METHODS.get(method)?.ggufRefusal : undefined;
+  if (refusal !== undefined) {
+    throw new UsageError(
+      `Cannot convert "${model.location}" to gguf: its ${method} checkpoint cannot be written as GGUF yet: ${refusal}`,
+    );
   }
 }
 
@@ -413,6 +459,20 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
       }`,
     );
   }
+  if (options.rowFallback !== undefined) {
+    if (!ROW_FALLBACKS.includes(options.rowFallback)) {
+      throw new UsageError(
+        `Unknown row fallback "${options.rowFallback}": expected one of ${
+          ROW_FALLBACKS.join(", ")
+        }`,
+      );
+    }
+    if (format !== "apr") {
+      throw new UsageError(
+        `rowFallback works for APR output only, not ${format} (GGUF gets llama-quantize's fallback types)`,
+      );
+    }
+  }
   if (options.resume && format !== "apr") {
     throw new UsageError(`resume: true works for APR output only, not ${format}`);
   }
@@ -450,6 +510,12 @@ function imatrixKey(options: ConvertOptions): { imatrix?: string } {
 
 /** llama.cpp's `general.file_type` of the converter's float --outtype values. */
 const OUTTYPE_FTYPES: Readonly<Partial<Record<QuantizeTarget, number>>> = { f16: 1, bf16: 32 };
+
+/** A resumed APR output must have been planned with the same row fallback (the default adds nothing). */
+function rowFallbackKey(options: ConvertOptions): { rowFallback?: RowFallback } {
+  const f = options.rowFallback;
+  return f === undefined || f === "q8" ? {} : { rowFallback: f };
+}
 
 /** Targets whose encoders use an importance matrix. */
 const IMATRIX_TARGETS: ReadonlySet<QuantizeTarget> = new Set([
@@ -564,6 +630,7 @@ function createSink(
             all: options.quantizeAll === true,
             keepNames: options.keepNames === true,
             ...imatrixKey(options),
+            ...rowFallbackKey(options),
           }),
         });
       }
@@ -576,6 +643,7 @@ function createSink(
           all: options.quantizeAll === true,
           keepNames: options.keepNames === true,
           ...imatrixKey(options),
+          ...rowFallbackKey(options),
         }),
       });
     case "safetensors":

@@ -86,6 +86,16 @@ Deno.test("presetTensorTypes() treats tied embeddings as the output tensor", () 
   assertEquals(typesOf(tied, "Q8_0").get("token_embd.weight"), "Q8_0");
 });
 
+Deno.test("presetTensorTypes() types an APR file's tied lm_head copy and the embedding as llama-quantize types the tied GGUF", () => {
+  // APR output carries output.weight (lm_head) as a copy of a tied embedding.
+  const withCopy = llama(2);
+  const tied = typesOf(withCopy, "Q4_K_M", { tied_embeddings: true }, true);
+  assertEquals(tied.get("token_embd.weight"), "Q6_K");
+  assertEquals(tied.get("output.weight"), "Q6_K");
+  // An untied output keeps token_embd at the base type.
+  assertEquals(typesOf(withCopy, "Q4_K_M", {}, true).get("token_embd.weight"), "Q4_K");
+});
+
 Deno.test("presetTensorTypes() falls back as llama.cpp for rows that are not whole super-blocks", () => {
   const tensors = [
     t("blk.0.attn_q.weight", [64, 288]), // 288 = 9 × 32
@@ -98,7 +108,8 @@ Deno.test("presetTensorTypes() falls back as llama.cpp for rows that are not who
   assertEquals(q4.get("output.weight"), "Q8_0");
   assertEquals(typesOf(tensors, "Q5_K_S").get("blk.0.attn_q.weight"), "Q5_1");
   assertEquals(typesOf(tensors, "Q6_K").get("blk.0.attn_q.weight"), "Q8_0");
-  // APR keeps the row-padded K-quant instead, and holds Q8_0/Q5_K as Q6_K.
+  // presetTensorTypes gives APR the K-quant before the fallback (planQuantization
+  // then applies APR's row fallback), and holds Q8_0/Q5_K as Q6_K.
   const apr = typesOf(tensors, "Q4_K_M", {}, true);
   assertEquals(apr.get("blk.0.attn_q.weight"), "Q4_K");
   assertEquals(apr.get("blk.0.attn_k.weight"), "Q4_K");

@@ -399,6 +399,22 @@ export async function readHfCompanions(
   files: ModelFiles,
   options: ReadHfCompanionsOptions = {},
 ): Promise<ModelMetadata> {
+  return aprMetadataFromHf(await readHfCompanionFiles(files, options));
+}
+
+/**
+ * Read and parse a repository's companion files, those present.
+ *
+ * @param files The repository.
+ * @param options The folder of the model inside the repository.
+ * @returns The parsed files.
+ * @throws {ModelFormatError} When a companion is over its size cap, not UTF-8,
+ * or not a JSON object.
+ */
+export async function readHfCompanionFiles(
+  files: ModelFiles,
+  options: ReadHfCompanionsOptions = {},
+): Promise<HfCompanions> {
   const prefix = options.directory ? `${options.directory.replace(/\/+$/, "")}/` : "";
   const listing = new Set(await files.list());
   const json = async (name: string, maxBytes: number): Promise<unknown> =>
@@ -423,5 +439,5 @@ export async function readHfCompanions(
     MAX_CONFIG_BYTES,
   );
   if (chatTemplate !== undefined) companions.chatTemplate = chatTemplate;
-  return aprMetadataFromHf(companions);
+  return companions;
 }
