@@ -179,6 +179,12 @@ def save_tokenizer(kind: str, folder: Path) -> list[int]:
     (folder / "tokenizer.model").write_bytes(model)
     cls = transformers.GemmaTokenizer if kind == "gemma" else transformers.LlamaTokenizer
     hf = cls.from_pretrained(folder)
+    if kind == "phi3":
+        for token_id, content, special in PHI3_ADDED:
+            hf.add_tokens([transformers.AddedToken(content, special=special, normalized=False)],
+                          special_tokens=special)
+            assert hf.convert_tokens_to_ids(content) == token_id, content
+        hf.eos_token = PHI3_ADDED[0][1]
     hf.save_pretrained(folder)
     # transformers records the absolute path it read tokenizer.model from: not
     # part of a published checkpoint, and it would make the output depend on
@@ -189,6 +195,11 @@ def save_tokenizer(kind: str, folder: Path) -> list[int]:
     config_path.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
     sp = spm.SentencePieceProcessor(model_proto=model)
     return [i for i in range(sp.vocab_size()) if sp.is_control(i) or sp.is_unknown(i)]
+
+
+# Phi-3.5's added tokens after its SentencePiece vocabulary (ids 32000…).
+PHI3_ADDED = [(VOCAB, "<|endoftext|>", True), (VOCAB + 1, "<|assistant|>", True),
+              (VOCAB + 2, "<|end|>", True), (VOCAB + 3, "<|user|>", True)]
 
 
 def common(**extra) -> dict:
@@ -263,8 +274,10 @@ FAMILIES: dict[str, tuple] = {
                decoder_sparse_step=1, norm_topk_prob=True),
         "qwen2", {},
     ),
-    # Phi-4: Phi3ForCausalLM with a GPT2Tokenizer, no sliding window, no rope scaling.
-    "phi3": (
+    # Phi-4: Phi3ForCausalLM with a GPT2Tokenizer, no sliding window, no rope
+    # scaling. (Not named "phi3": llama.cpp gives a model whose general.name
+    # holds "phi3" Phi-3's special-token attributes, which need "</s>", "<s>"…)
+    "phi4": (
         "Phi3Config", "Phi3ForCausalLM",
         common(sliding_window=None, original_max_position_embeddings=MAX_POSITIONS,
                pad_token_id=None, bos_token_id=VOCAB - 3, eos_token_id=VOCAB - 3),
@@ -273,10 +286,12 @@ FAMILIES: dict[str, tuple] = {
     # Phi-3.5-mini: SentencePiece, longrope short/long factors.
     "phi3-longrope": (
         "Phi3Config", "Phi3ForCausalLM",
+        # The vocabulary padded past the tokenizer's, as Phi-3.5's 32064 rows
+        # for 32011 tokens.
         common(rope_parameters=longrope(), sliding_window=MAX_POSITIONS, pad_token_id=None,
-               bos_token_id=1, eos_token_id=2,
+               bos_token_id=1, eos_token_id=PHI3_ADDED[0][0], vocab_size=VOCAB + 16,
                original_max_position_embeddings=ORIGINAL_CONTEXT),
-        "llama-spm",
+        "phi3",
         {"rope scaling (longrope)": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
     ),
     "gemma": (
@@ -295,8 +310,11 @@ FAMILIES: dict[str, tuple] = {
     ),
     "gemma3": (
         "Gemma3TextConfig", "Gemma3ForCausalLM",
+        # 6 layers: Gemma 3's pattern (5 sliding-window layers, then a global
+        # one) is what llama.cpp assumes when the GGUF has no per-layer list,
+        # and llama.cpp's converter writes none.
         common(head_dim=HEAD_DIM, query_pre_attn_scalar=HEAD_DIM, sliding_window=16,
-               layer_types=["sliding_attention", "full_attention"],
+               num_hidden_layers=6,
                rope_parameters={
                    "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
                    "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
