@@ -22,6 +22,7 @@ import {
   familyDir,
   familyNames,
   familyReference,
+  type FamilyReference,
   ggufDescription,
   type GgufManifest,
   llamaCppManifest,
@@ -91,8 +92,8 @@ function fail(what: string, problems: string[]): void {
 }
 
 Deno.test("families: the harness — llama.cpp runs its own converter's files as transformers computes them", async () => {
-  const jobs = [];
-  const refs = [];
+  const jobs: { path: string; ids: number[]; positions: number[] }[] = [];
+  const refs: FamilyReference[] = [];
   for (const family of CONVERTER_GGUFS) {
     const ref = await familyReference(family);
     refs.push(ref);
@@ -206,7 +207,7 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
         let metadata: Record<string, unknown>;
         try {
           names = new Set(model.names());
-          metadata = model.metadata as Record<string, unknown>;
+          metadata = model.header.metadata as Record<string, unknown>;
         } finally {
           await model.close();
         }
