@@ -26,6 +26,7 @@ import { LLAMA_FTYPES } from "../quant/llama_presets.ts";
 import { hfToGgufName } from "../formats/gguf/names.ts";
 import { type ImportanceMatrix, readImportanceMatrix } from "./read_imatrix.ts";
 import { imatrixGgufKv } from "../formats/gguf/imatrix_kv.ts";
+import { GgufValueType } from "../formats/gguf/header.ts";
 import { hfFolderName } from "./model_name.ts";
 import { QuantizeStream } from "../quant/quantize_stream.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
@@ -40,6 +41,7 @@ import { checkBeforeClose } from "./_check_before_close.ts";
 import { DequantizeStream } from "./dequantize_stream.ts";
 import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
 import { reorderQkRows } from "./qk_row_layout.ts";
+import { assertGgufFamily, toGgufLayout } from "./gguf_layout.ts";
 import type { Model } from "./model.ts";
 import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
 
@@ -186,6 +188,13 @@ export async function convertModel(
     : options.imatrix;
   const model = await openModel(source, options);
   try {
+    // A family aprkit cannot write as llama.cpp reads it is refused before the output exists.
+    if (format === "gguf" && options.keepNames !== true) {
+      assertGgufFamily(
+        model.header.metadata,
+        typeof source === "string" ? source : model.location,
+      );
+    }
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
@@ -196,6 +205,11 @@ export async function convertModel(
     stream = stream.pipeThrough(
       format === "apr" ? addTiedLmHead(options.onNote) : dropTiedLmHead(),
     );
+    // GGUF: the family's tensors as llama.cpp's converter writes them (names,
+    // stacked experts, shifted norms, generated tensors).
+    if (format === "gguf") {
+      stream = stream.pipeThrough(toGgufLayout({ keepNames: options.keepNames === true }));
+    }
     if (format === "apr" || options.quantize !== undefined) {
       stream = stream.pipeThrough(
         new QuantizeStream({
@@ -564,9 +578,20 @@ function createSink(
       return GgufSink.create(output, {
         ...common,
         keepNames: options.keepNames === true,
+        // A preset's file is llama-quantize's, dimensions included.
+        squeezeDims: preset !== undefined,
         ...(fileType !== undefined ? { fileType } : {}),
-        // As llama-quantize --imatrix: which matrix the model was quantized with.
-        ...(imatrix !== undefined ? { extraKv: imatrixGgufKv(imatrix) } : {}),
+        extraKv: [
+          // llama-quantize sets these two last, after the model's keys.
+          ...(preset !== undefined && fileType !== undefined
+            ? [
+              ["general.quantization_version", { type: GgufValueType.UINT32, value: 2 }],
+              ["general.file_type", { type: GgufValueType.UINT32, value: fileType }],
+            ] as const
+            : []),
+          // As llama-quantize --imatrix: which matrix the model was quantized with.
+          ...(imatrix !== undefined ? imatrixGgufKv(imatrix) : []),
+        ],
       });
     }
     case "qnat":

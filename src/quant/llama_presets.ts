@@ -4,8 +4,9 @@
  * llama-quantize's presets (`Q4_K_M`, `Q6_K`, …): which ggml type each tensor
  * of a model gets, exactly as llama.cpp's `llama_tensor_get_type` and the
  * tensor filter of `llama_model_quantize_impl` choose it (src/llama-quant.cpp
- * at llama.cpp commit c392e50, the version that made the fixtures; the rules
- * change across versions). Decisions read tensor names in their GGUF spelling
+ * at llama.cpp commit c392e50, the version that made the fixtures, and of the
+ * judge's llama.cpp (node-llama-cpp 3.22.1), which counts a fused `attn_qkv`
+ * as `attn_v`; the rules change across versions). Decisions read tensor names in their GGUF spelling
  * (`blk.3.attn_v.weight`); Hugging Face names of llama-like models are mapped
  * first, as the GGUF writer maps them.
  *
@@ -19,7 +20,8 @@
 
 import type { DType } from "../dtype.ts";
 import type { ModelMetadata, TensorInfo } from "../tensor.ts";
-import { hfToGgufName } from "../formats/gguf/names.ts";
+import { hfToGgufName } from "../arch/names.ts";
+import { familyOf } from "../arch/registry.ts";
 
 /** llama-quantize's preset names aprkit implements, in llama.cpp's spelling. */
 export type LlamaPreset = "Q8_0" | "Q6_K" | "Q5_K_M" | "Q5_K_S" | "Q4_K_M" | "Q4_K_S";
@@ -144,7 +146,7 @@ export function presetTensorTypes(
   preset: LlamaPreset,
   options: PresetTypesOptions = {},
 ): (DType | undefined)[] {
-  const names = tensors.map((t) => hfToGgufName(t.name));
+  const names = tensors.map((t) => hfToGgufName(t.name, familyOf(metadata.architecture)));
   const state = modelState(names, metadata);
   // llama.cpp visits tensors by layer, then name: its per-layer counters
   // (i_attention_wv, i_ffn_down) count in that order.
@@ -268,7 +270,12 @@ function tensorType(state: ModelState, name: string, cols: number, preset: Llama
     return type;
   }
   if (name === "token_embd.weight") return type;
-  if (name.includes("attn_v.weight")) {
+  // llama.cpp's `category_is_attn_v`: a fused QKV (Phi-3) and DeepSeek's
+  // kv_b count as attn_v, with its rules and its counter.
+  if (
+    name.includes("attn_v.weight") || name.includes("attn_qkv.weight") ||
+    name.includes("attn_kv_b.weight")
+  ) {
     if (
       (preset === "Q4_K_M" || preset === "Q5_K_M") &&
       useMoreBits(state.iAttentionWv, state.nAttentionWv)
@@ -303,10 +310,6 @@ function tensorType(state: ModelState, name: string, cols: number, preset: Llama
       type = "Q5_K";
     }
     return type;
-  }
-  if (name.includes("attn_qkv.weight")) {
-    if (preset === "Q4_K_M") type = "Q5_K";
-    else if (preset === "Q5_K_M") type = "Q6_K";
   }
   return type;
 }

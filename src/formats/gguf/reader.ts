@@ -76,7 +76,7 @@ export async function openGguf(
     GGUF_LLAMA_LIKE_ARCHITECTURES.has(arch);
   const entries: TensorEntry[] = gguf.tensors.map((t) => {
     const info: TensorInfo = {
-      name: mapNames ? ggufToHfName(t.name) : t.name,
+      name: mapNames ? ggufToHfName(t.name, arch) : t.name,
       dtype: t.dtype,
       shape: [...t.ne].reverse(),
       byteLength: t.byteLength,
