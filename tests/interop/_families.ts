@@ -105,7 +105,9 @@ export function compareWithReference(ref: FamilyReference, logprobs: number[][])
       const diff = Math.abs(got - expected);
       worst = Math.max(worst, diff);
       if (!(diff <= LOGPROB_TOLERANCE)) {
-        problems.push(`step ${i}, token ${token}: log-prob ${got.toFixed(4)}, transformers ${expected}`);
+        problems.push(
+          `step ${i}, token ${token}: log-prob ${got.toFixed(4)}, transformers ${expected}`,
+        );
       }
     }
   });

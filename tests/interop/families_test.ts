@@ -21,8 +21,8 @@ import {
   FAMILIES_DIR,
   familyDir,
   familyNames,
-  familyReference,
   type FamilyReference,
+  familyReference,
   ggufDescription,
   type GgufManifest,
   llamaCppManifest,
@@ -106,26 +106,39 @@ Deno.test("families: the harness — llama.cpp runs its own converter's files as
   const runs = await llamaLogProbs(jobs);
   runs.forEach((run, i) => {
     assert.equal(run.error, undefined, `${CONVERTER_GGUFS[i]}: ${run.error}`);
-    fail(`${CONVERTER_GGUFS[i]} (llama.cpp's converter)`, compareWithReference(refs[i]!, run.logprobs));
+    fail(
+      `${CONVERTER_GGUFS[i]} (llama.cpp's converter)`,
+      compareWithReference(refs[i]!, run.logprobs),
+    );
   });
 });
 
 Deno.test("families: HF → GGUF runs in llama.cpp as transformers computes it, and equals llama.cpp's converter and llama-quantize", async (t) => {
   await withTempDir(async (dir) => {
-    const converted = new Map<string, { f32?: string; q4?: string; error?: string }>();
+    const converted = new Map<
+      string,
+      { f32?: string; q4?: string; viaApr?: string; error?: string }
+    >();
     for (const family of FAMILIES) {
       const f32 = `${dir}/${family}-f32.gguf`;
       const q4 = `${dir}/${family}-Q4_K_M.gguf`;
+      const apr = `${dir}/${family}.apr`;
+      const viaApr = `${dir}/${family}-via-apr.gguf`;
       try {
         await convertModel(familyDir(family), f32);
         await convertModel(familyDir(family), q4, { quantize: "q4_k_m" });
-        converted.set(family, { f32, q4 });
+        // `apr import` then `apr export`: the APR file must hold all the GGUF needs.
+        await convertModel(familyDir(family), apr);
+        await convertModel(apr, viaApr);
+        converted.set(family, { f32, q4, viaApr });
       } catch (error) {
         converted.set(family, { error: errorText(error) });
       }
     }
     const loadable = FAMILIES.filter((f) => converted.get(f)!.f32 !== undefined);
-    const refs = new Map(await Promise.all(FAMILIES.map(async (f) => [f, await familyReference(f)] as const)));
+    const refs = new Map(
+      await Promise.all(FAMILIES.map(async (f) => [f, await familyReference(f)] as const)),
+    );
     const runs = await llamaLogProbs(loadable.map((f) => ({
       path: converted.get(f)!.f32!,
       ids: refs.get(f)!.sequence,
@@ -141,14 +154,19 @@ Deno.test("families: HF → GGUF runs in llama.cpp as transformers computes it, 
         assert.equal(run.error, undefined, `llama.cpp cannot load aprkit's GGUF: ${run.error}`);
         fail(family, compareWithReference(refs.get(family)!, run.logprobs));
       });
-      await t.step(`${family}: F32 and Q4_K_M equal llama.cpp's converter and llama-quantize`, async () => {
-        assert.equal(c.error, undefined, `aprkit cannot convert it: ${c.error}`);
-        for (const [type, path] of [["f32", c.f32!], ["Q4_K_M", c.q4!]] as const) {
-          const theirs = await llamaCppManifest(family, type);
-          assert.ok(theirs !== undefined, `no llama.cpp ${type} manifest for ${family}`);
-          fail(`${family} ${type}`, manifestDifferences(await ggufDescription(path), theirs));
-        }
-      });
+      await t.step(
+        `${family}: F32 (directly and via APR) and Q4_K_M equal llama.cpp's converter and llama-quantize`,
+        async () => {
+          assert.equal(c.error, undefined, `aprkit cannot convert it: ${c.error}`);
+          const files = [["f32", c.f32!], ["f32", c.viaApr!], ["Q4_K_M", c.q4!]] as const;
+          for (const [type, path] of files) {
+            const theirs = await llamaCppManifest(family, type);
+            assert.ok(theirs !== undefined, `no llama.cpp ${type} manifest for ${family}`);
+            const what = `${family} ${type}${path === c.viaApr ? " via APR" : ""}`;
+            fail(what, manifestDifferences(await ggufDescription(path), theirs));
+          }
+        },
+      );
     }
   });
 });
@@ -171,8 +189,9 @@ Deno.test("families: GGUF → SafeTensors gives the source checkpoint's tensors 
         for (const [name, want] of source) {
           const have = got.get(name);
           if (have === undefined) continue;
-          if (have.dtype !== want.dtype) problems.push(`${name}: ${have.dtype}, source ${want.dtype}`);
-          else if (JSON.stringify(have.shape) !== JSON.stringify(want.shape)) {
+          if (have.dtype !== want.dtype) {
+            problems.push(`${name}: ${have.dtype}, source ${want.dtype}`);
+          } else if (JSON.stringify(have.shape) !== JSON.stringify(want.shape)) {
             problems.push(`${name}: shape ${have.shape}, source ${want.shape}`);
           } else if (!sameBytes(have.bytes, expectedBack(family, name, want.bytes))) {
             problems.push(`${name}: bytes differ`);
@@ -228,13 +247,20 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
             for (const x of ["q", "k", "v", "o"]) need(`${p}.self_attn.${x}_proj.weight`);
           }
           need(`${p}.self_attn.o_proj.weight`);
-          refuse(`${p}.mlp.gate_up_proj.weight`, "realizar does not know fused gate_up_proj; split it");
-          const moe = [...names].some((n) => n.startsWith(`${p}.mlp.experts.`) ||
-            n.startsWith(`${p}.block_sparse_moe.`));
+          refuse(
+            `${p}.mlp.gate_up_proj.weight`,
+            "realizar does not know fused gate_up_proj; split it",
+          );
+          const moe = [...names].some((n) =>
+            n.startsWith(`${p}.mlp.experts.`) ||
+            n.startsWith(`${p}.block_sparse_moe.`)
+          );
           if (moe) {
             need(`${p}.mlp.gate.weight`);
             for (let e = 0; e < 4; e++) {
-              for (const x of ["gate", "up", "down"]) need(`${p}.mlp.experts.${e}.${x}_proj.weight`);
+              for (const x of ["gate", "up", "down"]) {
+                need(`${p}.mlp.experts.${e}.${x}_proj.weight`);
+              }
             }
           } else if (family === "starcoder2") {
             need(`${p}.mlp.c_fc.weight`);
