@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { runApr, withTempDir } from "../cli/_run_apr.ts";
-import { readTensors, sameBytes } from "./_files.ts";
+import { readTensors, sameBytes, type StoredTensor } from "./_files.ts";
 import { llamaLogProbs } from "./_llama_judge.ts";
 import {
   compareWithReference,
@@ -171,6 +171,34 @@ Deno.test("families: HF → GGUF runs in llama.cpp as transformers computes it, 
   });
 });
 
+/**
+ * How one set of tensors differs from another it must equal (names, dtypes,
+ * shapes, bytes; Gemma's norms as a GGUF round trip can give them back).
+ */
+function tensorDifferences(
+  family: string,
+  got: Map<string, StoredTensor>,
+  want: Map<string, StoredTensor>,
+): string[] {
+  const problems: string[] = [];
+  const missing = [...want.keys()].filter((n) => !got.has(n));
+  const extra = [...got.keys()].filter((n) => !want.has(n));
+  if (missing.length > 0) problems.push(`missing: ${missing.join(", ")}`);
+  if (extra.length > 0) problems.push(`not in the source: ${extra.join(", ")}`);
+  for (const [name, w] of want) {
+    const have = got.get(name);
+    if (have === undefined) continue;
+    if (have.dtype !== w.dtype) {
+      problems.push(`${name}: ${have.dtype}, source ${w.dtype}`);
+    } else if (JSON.stringify(have.shape) !== JSON.stringify(w.shape)) {
+      problems.push(`${name}: shape ${have.shape}, source ${w.shape}`);
+    } else if (!sameBytes(have.bytes, expectedBack(family, name, w.bytes))) {
+      problems.push(`${name}: bytes differ`);
+    }
+  }
+  return problems;
+}
+
 Deno.test("families: GGUF → SafeTensors gives the source checkpoint's tensors back, bit for bit", async (t) => {
   await withTempDir(async (dir) => {
     for (const family of FAMILIES) {
@@ -180,28 +208,63 @@ Deno.test("families: GGUF → SafeTensors gives the source checkpoint's tensors 
         await convertModel(familyDir(family), gguf);
         await convertModel(gguf, back);
         const source = await readTensors(familyDir(family));
-        const got = await readTensors(back);
-        const problems: string[] = [];
-        const missing = [...source.keys()].filter((n) => !got.has(n));
-        const extra = [...got.keys()].filter((n) => !source.has(n));
-        if (missing.length > 0) problems.push(`missing: ${missing.join(", ")}`);
-        if (extra.length > 0) problems.push(`not in the source: ${extra.join(", ")}`);
-        for (const [name, want] of source) {
-          const have = got.get(name);
-          if (have === undefined) continue;
-          if (have.dtype !== want.dtype) {
-            problems.push(`${name}: ${have.dtype}, source ${want.dtype}`);
-          } else if (JSON.stringify(have.shape) !== JSON.stringify(want.shape)) {
-            problems.push(`${name}: shape ${have.shape}, source ${want.shape}`);
-          } else if (!sameBytes(have.bytes, expectedBack(family, name, want.bytes))) {
-            problems.push(`${name}: bytes differ`);
-          }
-        }
-        fail(family, problems);
+        fail(family, tensorDifferences(family, await readTensors(back), source));
       });
     }
   });
 });
+
+Deno.test("families: GGUF → APR equals HF → APR (Hugging Face names and layout, rope_type 2), from aprkit's GGUF and from llama.cpp's converter's", async (t) => {
+  await withTempDir(async (dir) => {
+    const cases = [
+      ...FAMILIES.map((family) => ({ family, gguf: undefined as string | undefined })),
+      ...CONVERTER_GGUFS.map((family) => ({
+        family,
+        gguf: `${FAMILIES_DIR}/llama.cpp/${family}-f32.gguf` as string | undefined,
+      })),
+    ];
+    for (const { family, gguf } of cases) {
+      await t.step(
+        `${family}${gguf === undefined ? "" : " (llama.cpp's converter's GGUF)"}`,
+        async () => {
+          const direct = `${dir}/${family}.apr`;
+          if (!(await exists(direct))) await convertModel(familyDir(family), direct);
+          let source = gguf;
+          if (source === undefined) {
+            source = `${dir}/${family}.gguf`;
+            await convertModel(familyDir(family), source);
+          }
+          const viaGguf = `${dir}/${family}-${gguf === undefined ? "aprkit" : "llamacpp"}.apr`;
+          await convertModel(source, viaGguf);
+          const problems = tensorDifferences(
+            family,
+            await readTensors(viaGguf),
+            await readTensors(direct),
+          );
+          const model = await openModel(viaGguf);
+          try {
+            const ropeType = (model.header.metadata as Record<string, unknown>).rope_type;
+            if (ropeType !== 2) {
+              problems.push(`rope_type ${ropeType}, want 2 (Hugging Face's Q/K rows)`);
+            }
+          } finally {
+            await model.close();
+          }
+          fail(family, problems);
+        },
+      );
+    }
+  });
+});
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * The bytes a GGUF round trip must give back. Gemma's checkpoints store norm
@@ -291,4 +354,30 @@ Deno.test("families: an unknown architecture is refused for GGUF output, naming 
     await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
     assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), []);
   });
+});
+
+Deno.test("families: a config.json whose vocab_size or hidden_size disagrees with the embedding is refused at import, in one line, with no file", async (t) => {
+  for (const [key, value] of [["vocab_size", 400], ["hidden_size", 96]] as const) {
+    await t.step(`${key} ${value} for a 384×64 embedding`, async () => {
+      await withTempDir(async (dir) => {
+        const source = `${dir}/llama`;
+        await Deno.mkdir(source);
+        for (const entry of Deno.readDirSync(familyDir("llama"))) {
+          await Deno.copyFile(`${familyDir("llama")}/${entry.name}`, `${source}/${entry.name}`);
+        }
+        const config = JSON.parse(await Deno.readTextFile(`${source}/config.json`));
+        config[key] = value;
+        await Deno.writeTextFile(`${source}/config.json`, JSON.stringify(config, null, 2));
+        const out = `${dir}/llama.apr`;
+        const run = await runApr(["convert", source, "-o", out]);
+        assert.equal(run.code, 2, run.stderr);
+        const lines = run.stderr.trim().split("\n");
+        assert.equal(lines.length, 1, run.stderr);
+        assert.match(lines[0]!, new RegExp(key));
+        assert.match(lines[0]!, /config\.json/);
+        assert.match(lines[0]!, new RegExp(String(value)));
+        await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+      });
+    });
+  }
 });
