@@ -278,7 +278,7 @@ function expectedBack(family: string, name: string, bytes: Uint8Array): Uint8Arr
   return new Uint8Array(out.buffer);
 }
 
-Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks them up, with rope_type", async (t) => {
+Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks them up, with rope_type and the sizes its load gate checks", async (t) => {
   await withTempDir(async (dir) => {
     for (const family of FAMILIES) {
       await t.step(family, async () => {
@@ -287,9 +287,13 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
         const model = await openModel(apr);
         let names: Set<string>;
         let metadata: Record<string, unknown>;
+        let embedding: readonly number[] = [];
         try {
           names = new Set(model.names());
           metadata = model.header.metadata as Record<string, unknown>;
+          if (names.has("model.embed_tokens.weight")) {
+            embedding = model.tensor("model.embed_tokens.weight").info.shape;
+          }
         } finally {
           await model.close();
         }
@@ -333,6 +337,18 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
           }
         }
         if (typeof metadata.rope_type !== "number") problems.push("no rope_type in the metadata");
+        // realizar's load gate (PMAT-906): the sizes it reads must match the embedding.
+        const [rows, cols] = embedding;
+        if (metadata.vocab_size !== rows) {
+          problems.push(`vocab_size ${metadata.vocab_size}, embedding rows ${rows}`);
+        }
+        if (metadata.hidden_size !== cols) {
+          problems.push(`hidden_size ${metadata.hidden_size}, embedding columns ${cols}`);
+        }
+        const layers = Number(metadata.num_layers);
+        if (!(layers >= 2) || !names.has(`model.layers.${layers - 1}.self_attn.o_proj.weight`)) {
+          problems.push(`num_layers ${metadata.num_layers} does not match the layers`);
+        }
         fail(family, problems);
       });
     }
