@@ -575,15 +575,18 @@ function createSink(
       // The preset's mix names the file type; otherwise the sink derives it from the tensors.
       const fileType = options.ggufFileType ??
         (preset !== undefined ? LLAMA_FTYPES[preset] : undefined);
+      const byQuantize = preset !== undefined && preset !== "Q8_0";
       return GgufSink.create(output, {
         ...common,
         keepNames: options.keepNames === true,
-        // A preset's file is llama-quantize's, dimensions included.
-        squeezeDims: preset !== undefined,
+        // A K-quant preset's file is llama-quantize's, dimensions and key order
+        // included; Q8_0 is also what llama.cpp's converter writes itself
+        // (--outtype q8_0), and follows the converter.
+        squeezeDims: byQuantize,
         ...(fileType !== undefined ? { fileType } : {}),
         extraKv: [
           // llama-quantize sets these two last, after the model's keys.
-          ...(preset !== undefined && fileType !== undefined
+          ...(byQuantize && fileType !== undefined
             ? [
               ["general.quantization_version", { type: GgufValueType.UINT32, value: 2 }],
               ["general.file_type", { type: GgufValueType.UINT32, value: fileType }],
