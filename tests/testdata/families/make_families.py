@@ -349,6 +349,37 @@ FAMILIES: dict[str, tuple] = {
                eos_token_id=VOCAB - 1),
         "llama3", {},
     ),
+    # DeepSeek-V2-Lite's shape: multi-head latent attention (no q LoRA, kv LoRA
+    # rank 32, 16 + 8 query/key dims, values 16), YaRN with mscale, a dense
+    # first layer, then 4 routed experts (top 2) and a shared one.
+    "deepseek-v2": (
+        "DeepseekV2Config", "DeepseekV2ForCausalLM",
+        common(q_lora_rank=32, kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8,
+               v_head_dim=16, head_dim=8, num_key_value_heads=HEADS, n_routed_experts=4,
+               num_experts_per_tok=2, n_shared_experts=1, moe_intermediate_size=32,
+               first_k_dense_replace=1, topk_method="greedy", norm_topk_prob=False,
+               rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 8.0,
+                                "original_max_position_embeddings": ORIGINAL_CONTEXT,
+                                "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 0.707,
+                                "mscale_all_dim": 0.707}),
+        "llama3", {"rope scaling (yarn)": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
+    ),
+    # gpt-oss's shape (F32, not MXFP4): experts stored fused (gate_up_proj
+    # with interleaved gate/up columns, biases), attention sinks, alternating
+    # sliding-window layers, YaRN.
+    "gpt-oss": (
+        "GptOssConfig", "GptOssForCausalLM",
+        common(head_dim=HEAD_DIM, num_local_experts=4, num_experts_per_tok=2,
+               intermediate_size=INTERMEDIATE // 2, sliding_window=16,
+               layer_types=["sliding_attention", "full_attention"],
+               rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 8.0,
+                                "original_max_position_embeddings": ORIGINAL_CONTEXT,
+                                "beta_fast": 32.0, "beta_slow": 1.0, "truncate": True},
+               bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+        "llama3",
+        {"sliding window": {"sliding_window": MAX_POSITIONS},
+         "rope scaling (yarn)": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
+    ),
 }
 
 
