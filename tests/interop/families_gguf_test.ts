@@ -146,3 +146,23 @@ Deno.test("families: an unknown architecture is refused for GGUF output, naming 
     assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), []);
   });
 });
+
+Deno.test("families: `apr convert DIR -o x.gguf` (the CLI) writes what llama.cpp's converter and llama-quantize write", async (t) => {
+  await withTempDir(async (dir) => {
+    for (
+      const [family, type, args] of [
+        ["llama3-rope-tf4", "f32", []],
+        ["mixtral", "Q4_K_M", ["--quantize", "Q4_K_M"]],
+      ] as const
+    ) {
+      await t.step(`${family} ${type}`, async () => {
+        const out = `${dir}/${family}-${type}.gguf`;
+        const run = await runApr(["convert", familyDir(family), "-o", out, ...args]);
+        assert.equal(run.code, 0, run.stderr);
+        const theirs = await llamaCppManifest(family, type);
+        assert.ok(theirs !== undefined);
+        fail(`${family} ${type} (CLI)`, manifestDifferences(await ggufDescription(out), theirs));
+      });
+    }
+  });
+});
