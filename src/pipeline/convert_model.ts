@@ -42,6 +42,7 @@ import { DequantizeStream } from "./dequantize_stream.ts";
 import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
 import { reorderQkRows } from "./qk_row_layout.ts";
 import { assertGgufFamily, toGgufLayout } from "./gguf_layout.ts";
+import { assertEmbeddingMatchesConfig, fromAprLayout, toAprLayout } from "./apr_layout.ts";
 import type { Model } from "./model.ts";
 import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
 
@@ -189,16 +190,20 @@ export async function convertModel(
   const model = await openModel(source, options);
   try {
     // A family aprkit cannot write as llama.cpp reads it is refused before the output exists.
+    const location = typeof source === "string" ? source : model.location;
     if (format === "gguf" && options.keepNames !== true) {
-      assertGgufFamily(
-        model.header.metadata,
-        typeof source === "string" ? source : model.location,
-      );
+      assertGgufFamily(model.header.metadata, location);
     }
+    // realizar refuses a model whose config disagrees with its embedding: say so at import.
+    if (format === "apr") assertEmbeddingMatchesConfig(model.header, location);
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
     let stream = model.chunks();
+    // APR keeps the tensors realizar looks up; other formats the checkpoint's own.
+    stream = stream.pipeThrough(
+      format === "apr" ? toAprLayout({ keepNames: options.keepNames === true }) : fromAprLayout(),
+    );
     // GGUF wants llama.cpp's interleaved Q/K rows, SafeTensors Hugging Face's.
     const rows = format === "gguf" ? "interleaved" : format === "safetensors" ? "hf" : undefined;
     if (rows !== undefined) stream = stream.pipeThrough(reorderQkRows(rows));
@@ -438,6 +443,9 @@ function imatrixKey(options: ConvertOptions): { imatrix?: string } {
   return m === undefined ? {} : { imatrix: typeof m === "string" ? m : m.source };
 }
 
+/** llama.cpp's `general.file_type` of the converter's float --outtype values. */
+const OUTTYPE_FTYPES: Readonly<Partial<Record<QuantizeTarget, number>>> = { f16: 1, bf16: 32 };
+
 /** Targets whose encoders use an importance matrix. */
 const IMATRIX_TARGETS: ReadonlySet<QuantizeTarget> = new Set([
   "q4_k",
@@ -573,8 +581,14 @@ function createSink(
     case "gguf": {
       const preset = options.quantize === undefined ? undefined : presetOf(options.quantize, true);
       // The preset's mix names the file type; otherwise the sink derives it from the tensors.
+      // As the converter's --outtype: the file type says what was asked for,
+      // even where 1-D tensors (F32) outnumber the matrices (StarCoder2's biases).
       const fileType = options.ggufFileType ??
-        (preset !== undefined ? LLAMA_FTYPES[preset] : undefined);
+        (preset !== undefined
+          ? LLAMA_FTYPES[preset]
+          : options.quantize !== undefined
+          ? OUTTYPE_FTYPES[options.quantize]
+          : undefined);
       const byQuantize = preset !== undefined && preset !== "Q8_0";
       return GgufSink.create(output, {
         ...common,

@@ -11,7 +11,9 @@ import { architectureOfHf, FAMILIES, familyOf } from "../../src/arch/registry.ts
 
 const FIXTURES = new URL("../testdata/families/hf/", import.meta.url);
 
-async function fixture(folder: string): Promise<{ config: Record<string, unknown>; names: string[] }> {
+async function fixture(
+  folder: string,
+): Promise<{ config: Record<string, unknown>; names: string[] }> {
   const config = JSON.parse(await Deno.readTextFile(new URL(`${folder}/config.json`, FIXTURES)));
   const index = JSON.parse(
     await Deno.readTextFile(new URL(`${folder}/model.safetensors.index.json`, FIXTURES)),
@@ -52,7 +54,11 @@ Deno.test("the names where families differ, as llama.cpp's converter writes them
     ["llama", "model.layers.0.post_attention_layernorm.weight", "blk.0.ffn_norm.weight"],
     ["phi3", "model.layers.1.self_attn.qkv_proj.weight", "blk.1.attn_qkv.weight"],
     ["phi3", "model.layers.1.mlp.gate_up_proj.weight", "blk.1.ffn_up.weight"],
-    ["gemma2", "model.layers.0.post_attention_layernorm.weight", "blk.0.post_attention_norm.weight"],
+    [
+      "gemma2",
+      "model.layers.0.post_attention_layernorm.weight",
+      "blk.0.post_attention_norm.weight",
+    ],
     ["gemma2", "model.layers.0.pre_feedforward_layernorm.weight", "blk.0.ffn_norm.weight"],
     ["gemma3", "model.layers.0.post_feedforward_layernorm.weight", "blk.0.post_ffw_norm.weight"],
     ["gemma3", "model.layers.0.self_attn.q_norm.weight", "blk.0.attn_q_norm.weight"],
@@ -72,7 +78,10 @@ Deno.test("the names where families differ, as llama.cpp's converter writes them
   }
   // Without a family: llama's names (what GGUF files of llama-like models use).
   assert.equal(hfToGgufName("model.layers.2.mlp.gate_proj.weight"), "blk.2.ffn_gate.weight");
-  assert.equal(hfToGgufName("model.layers.2.mlp.gate_up_proj.weight"), "model.layers.2.mlp.gate_up_proj.weight");
+  assert.equal(
+    hfToGgufName("model.layers.2.mlp.gate_up_proj.weight"),
+    "model.layers.2.mlp.gate_up_proj.weight",
+  );
 });
 
 Deno.test("the registry: one family per HF class, each naming its upstream source", () => {
@@ -92,10 +101,12 @@ Deno.test("the registry: one family per HF class, each naming its upstream sourc
 
 Deno.test("layers point down: quant/ and arch/ import no format or pipeline module", async () => {
   const root = new URL("../../src/", import.meta.url);
-  for (const [folder, banned] of [["quant", /from "\.\.\/(formats|pipeline)\//], [
-    "arch",
-    /from "\.\.\/(\.\.\/)?(formats|pipeline|quant|cli|sources|io)\//,
-  ]] as const) {
+  for (
+    const [folder, banned] of [["quant", /from "\.\.\/(formats|pipeline)\//], [
+      "arch",
+      /from "\.\.\/(\.\.\/)?(formats|pipeline|quant|cli|sources|io)\//,
+    ]] as const
+  ) {
     const stack = [new URL(`${folder}/`, root)];
     while (stack.length > 0) {
       const dir = stack.pop()!;

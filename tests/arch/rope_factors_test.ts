@@ -46,7 +46,10 @@ Deno.test("llama3RopeFreqs(): the converter's float32 factors, bit for bit", asy
 
 Deno.test("llama3RopeFreqs(): nothing for other RoPE types", () => {
   for (const rope of [{ rope_type: "default" }, { rope_type: "linear", factor: 2 }, undefined]) {
-    const w = new KvWriter({ hidden_size: 64, num_attention_heads: 4, rope_parameters: rope }, "llama");
+    const w = new KvWriter(
+      { hidden_size: 64, num_attention_heads: 4, rope_parameters: rope },
+      "llama",
+    );
     assert.deepEqual(llama3RopeFreqs(w), []);
   }
 });
@@ -78,7 +81,10 @@ Deno.test("phi3RopeFactors(): LongRoPE factors as F32 and the attention factor k
   // llama.cpp's converter wrote 1.264911 (sqrt(1 + ln 8 / ln 32)) for this config.
   const attn = w.entries().get("phi3.rope.scaling.attn_factor");
   assert.equal(attn?.type, "FLOAT32");
-  assert.equal(Math.fround(attn!.value as number), Math.fround(Math.sqrt(1 + Math.log(8) / Math.log(32))));
+  assert.equal(
+    Math.fround(attn!.value as number),
+    Math.fround(Math.sqrt(1 + Math.log(8) / Math.log(32))),
+  );
   assert.equal(Math.fround(attn!.value as number).toFixed(6), "1.264911");
 });
 

@@ -50,7 +50,10 @@ async function run(
   for (const c of out.slice(1)) {
     if (c.type !== "tensor") continue;
     order.push(c.tensor.info.name);
-    payloads.set(c.tensor.info.name, new Uint8Array(await new Response(c.tensor.open()).arrayBuffer()));
+    payloads.set(
+      c.tensor.info.name,
+      new Uint8Array(await new Response(c.tensor.open()).arrayBuffer()),
+    );
   }
   return { header, payloads, order };
 }
@@ -84,7 +87,18 @@ Deno.test("Mixtral's per-expert w1/w2/w3 become ffn_{gate,down,up}_exps after th
   ]);
   assert.deepEqual(header.tensors[0]!.shape, [3, 2, 2]);
   assert.deepEqual(floats(payloads.get("blk.0.ffn_down_exps.weight")!), [
-    10, 11, 12, 13, 110, 111, 112, 113, 210, 211, 212, 213,
+    10,
+    11,
+    12,
+    13,
+    110,
+    111,
+    112,
+    113,
+    210,
+    211,
+    212,
+    213,
   ]);
 });
 

@@ -38,7 +38,7 @@ import { ModelFormatError } from "../../errors.ts";
 import type { ModelMetadata } from "../../tensor.ts";
 import type { ModelFiles } from "../../io/model_files.ts";
 import { ggufTokenizerFields } from "./hf_tokenizer_gguf.ts";
-import { architectureOfHf, tiedByDefault } from "../../arch/registry.ts";
+import { architectureOfHf, familyOf, tiedByDefault } from "../../arch/registry.ts";
 
 /**
  * Largest config-like companion read (`config.json`, `tokenizer_config.json`,
@@ -272,17 +272,23 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
       "n_ctx",
     ]),
   );
+  const ropeParameters = record(text["rope_parameters"]) ?? {};
   set(
     "rope_theta",
-    firstNumber(text, ["rope_theta"]) ??
-      firstNumber(record(text["rope_parameters"]) ?? {}, ["rope_theta"]),
+    firstNumber(text, ["rope_theta"]) ?? firstNumber(ropeParameters, ["rope_theta"]) ??
+      // transformers 5's per-attention-type parameters (Gemma 3): the global layers' base.
+      firstNumber(record(ropeParameters["full_attention"]) ?? {}, ["rope_theta"]),
   );
   // A RoPE model in Hugging Face layout rotates pairs (i, i + head_dim/2):
   // transformers' rotate_half, which is NEOX style (APR rope_type 2). GGUF's
   // llama files differ because llama.cpp's converter permutes Q/K rows for
   // its NORM style; imported HF weights are not permuted, so NEOX is right
   // for every architecture here.
-  if (out.rope_theta !== undefined) out.rope_type = ROPE_TYPE_NEOX;
+  // realizar reads rope_type to choose its rotation: every family aprkit
+  // knows uses RoPE, so it is written for them even without a rope_theta.
+  if (out.rope_theta !== undefined || familyOf(architecture) !== undefined) {
+    out.rope_type = ROPE_TYPE_NEOX;
+  }
   set(
     "rms_norm_eps",
     firstNumber(text, ["rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "norm_eps"]),

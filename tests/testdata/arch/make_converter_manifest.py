@@ -8,7 +8,8 @@ with it, without needing Python or llama.cpp).
 
 For every folder of tests/testdata/families/hf/ (but unknown-arch) it runs
 the given llama.cpp's convert_hf_to_gguf.py with --outtype f32, bf16 and q8_0
-into a temporary folder and records, per output type: the tensors in file
+into a temporary folder, and that llama.cpp's build/bin/llama-quantize on the
+F32 file with the Q4_K_M and Q5_K_S presets, and records, per output: the tensors in file
 order (name, ggml type, numpy shape, sha256 of the data) and every key that
 is not a tokenizer key (type and value), in file order. Tokenizer keys are
 left out: the fixtures' tiny BPE tokenizer has a pre-tokenizer the converter
@@ -81,6 +82,12 @@ with tempfile.TemporaryDirectory() as tmp:
             subprocess.run([sys.executable, str(runner), str(folder), "--outtype", outtype,
                             "--outfile", str(gguf)], check=True, capture_output=True)
             out[folder.name][outtype] = manifest(str(gguf))
+            if outtype == "f32":
+                for preset in ("Q4_K_M", "Q5_K_S"):
+                    quantized = Path(tmp) / f"{folder.name}-{preset}.gguf"
+                    subprocess.run([str(LLAMA_CPP / "build" / "bin" / "llama-quantize"), str(gguf),
+                                    str(quantized), preset], check=True, capture_output=True)
+                    out[folder.name][preset] = manifest(str(quantized))
         print(folder.name, file=sys.stderr)
 
 (HERE / "converter_manifest.json").write_text(json.dumps(out, indent=None, separators=(",", ":")) + "\n")
