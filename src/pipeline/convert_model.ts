@@ -42,6 +42,7 @@ import { DequantizeStream } from "./dequantize_stream.ts";
 import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
 import { reorderQkRows } from "./qk_row_layout.ts";
 import { assertGgufFamily, toGgufLayout } from "./gguf_layout.ts";
+import { fromGgufLayout } from "./hf_layout.ts";
 import { assertEmbeddingMatchesConfig, fromAprLayout, toAprLayout } from "./apr_layout.ts";
 import type { Model } from "./model.ts";
 import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
@@ -204,6 +205,10 @@ export async function convertModel(
     stream = stream.pipeThrough(
       format === "apr" ? toAprLayout({ keepNames: options.keepNames === true }) : fromAprLayout(),
     );
+    // SafeTensors of a GGUF: the Hugging Face checkpoint's tensors again.
+    if (format === "safetensors" && options.keepNames !== true) {
+      stream = stream.pipeThrough(fromGgufLayout());
+    }
     // GGUF wants llama.cpp's interleaved Q/K rows, SafeTensors Hugging Face's.
     const rows = format === "gguf" ? "interleaved" : format === "safetensors" ? "hf" : undefined;
     if (rows !== undefined) stream = stream.pipeThrough(reorderQkRows(rows));
