@@ -21,13 +21,20 @@ import {
 
 const FAMILIES = convertedFamilies();
 
-Deno.test("families: GGUF → SafeTensors gives the source checkpoint's tensors back, bit for bit", async (t) => {
+Deno.test("families: GGUF → SafeTensors gives the source checkpoint's tensors back, bit for bit, from aprkit's GGUF and from llama.cpp's converter's", async (t) => {
   await withTempDir(async (dir) => {
-    for (const family of FAMILIES) {
-      await t.step(family, async () => {
-        const gguf = `${dir}/${family}.gguf`;
-        const back = `${dir}/${family}.safetensors`;
-        await convertModel(familyDir(family), gguf);
+    const cases = [
+      ...FAMILIES.map((family) => ({ family, converters: false })),
+      ...CONVERTER_GGUFS.map((family) => ({ family, converters: true })),
+    ];
+    for (const { family, converters } of cases) {
+      await t.step(`${family}${converters ? " (llama.cpp's converter's GGUF)" : ""}`, async () => {
+        let gguf = `${FAMILIES_DIR}/llama.cpp/${family}-f32.gguf`;
+        if (!converters) {
+          gguf = `${dir}/${family}.gguf`;
+          await convertModel(familyDir(family), gguf);
+        }
+        const back = `${dir}/${family}${converters ? "-llamacpp" : ""}.safetensors`;
         await convertModel(gguf, back);
         const source = await readTensors(familyDir(family));
         fail(family, tensorDifferences(family, await readTensors(back), source));
