@@ -58,31 +58,42 @@ export interface LogProbsResult {
    * vocabulary) being the next one: log-softmax of llama.cpp's raw logits.
    */
   logprobs: number[][];
+  /** Why llama.cpp could not load or run the file (then `logprobs` is empty). */
+  error?: string;
 }
 
 /**
  * Load each file in llama.cpp, evaluate a fixed sequence of token ids (no
  * tokenizer, no BOS added) and return the next-token log-probabilities after
- * each asked position. One Node process evaluates every file in turn.
+ * each asked position. One Node process evaluates every file in turn; a file
+ * llama.cpp cannot load gets an `error` (the others still run), so callers
+ * must check it.
  *
  * @param jobs Files, the token ids to evaluate, and the 0-based positions whose
  *   next-token distribution to return.
  * @returns One result per job, in order.
- * @throws {Error} When the judge is not installed, or a file fails to load (named).
+ * @throws {Error} When the judge is not installed or fails as a whole.
  */
 export async function llamaLogProbs(
   jobs: { path: string; ids: readonly number[]; positions: readonly number[] }[],
 ): Promise<LogProbsResult[]> {
-  const results = await runJudge<LogProbsResult>(jobs);
+  const results = await runJudge<LogProbsResult>(jobs, { keepErrors: true });
   // JSON has no -Infinity: a token llama.cpp gave no logit comes back null.
   return results.map((r) => ({
     path: r.path,
-    logprobs: r.logprobs.map((row) => row.map((v) => v ?? -Infinity)),
+    logprobs: (r.logprobs ?? []).map((row) => row.map((v) => v ?? -Infinity)),
+    ...(r.error !== undefined ? { error: r.error } : {}),
   }));
 }
 
-/** Run `_llama_judge.mjs` on some jobs; fails naming the first file that did not load. */
-async function runJudge<T>(jobs: { path: string }[]): Promise<T[]> {
+/**
+ * Run `_llama_judge.mjs` on some jobs; fails naming the first file that did
+ * not load, unless `keepErrors` (then such a result carries its `error`).
+ */
+async function runJudge<T>(
+  jobs: { path: string }[],
+  { keepErrors = false } = {},
+): Promise<T[]> {
   const dir = await ensureJudge();
   const child = new Deno.Command("node", {
     args: [fromFileUrl(new URL("./_llama_judge.mjs", import.meta.url)), dir],
@@ -101,7 +112,7 @@ async function runJudge<T>(jobs: { path: string }[]): Promise<T[]> {
     error?: string;
   })[];
   for (const r of results) {
-    if (r.error !== undefined) {
+    if (r.error !== undefined && !keepErrors) {
       throw new Error(`llama.cpp cannot load ${r.path}: ${r.error}\n${stderr}`);
     }
   }
