@@ -218,6 +218,9 @@ export async function convertModel(
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
+    // A GGUF of a preset's mix is llama-quantize's file (order, dimensions,
+    // keys), whether the preset is applied now or was when an APR was made.
+    const quantizedAs = options.quantize ?? recordedPreset(model.header.metadata);
     let stream = model.chunks();
     // A GGUF of a known family becomes its Hugging Face checkpoint's tensors
     // first (issue 18 item 4); SafeTensors drops the tensors the converter
@@ -245,7 +248,7 @@ export async function convertModel(
     if (format === "gguf") {
       stream = stream.pipeThrough(toGgufLayout({ keepNames: options.keepNames === true }));
       // A K-quant preset's file is llama-quantize's, tensor order included.
-      if (isLlamaQuantizePreset(options.quantize)) {
+      if (isLlamaQuantizePreset(quantizedAs)) {
         stream = stream.pipeThrough(inLlamaQuantizeOrder());
       }
     }
@@ -294,7 +297,7 @@ export async function convertModel(
       header = h;
       if (imatrix !== undefined) warnMissingImportance(h, imatrix, options);
     }));
-    const sink = await createSink(format, output, options, imatrix);
+    const sink = await createSink(format, output, options, imatrix, quantizedAs);
     // A Hub model streamed without the cache is checked against its sha256s
     // before the output is renamed into place (FORMATS.md D5).
     await stream.pipeTo(
@@ -530,6 +533,14 @@ function isLlamaQuantizePreset(to: QuantizeTarget | undefined): boolean {
   return preset !== undefined && preset !== "Q8_0";
 }
 
+/** The K-quant preset an APR file's `quantization` record names, if any. */
+function recordedPreset(metadata: ModelMetadata): QuantizeTarget | undefined {
+  const type = (metadata.quantization as { quant_type?: unknown } | null | undefined)?.quant_type;
+  return type === "q4_k_m" || type === "q4_k_s" || type === "q5_k_m" || type === "q5_k_s"
+    ? type
+    : undefined;
+}
+
 /** llama.cpp's `general.file_type` of the converter's float --outtype values. */
 const OUTTYPE_FTYPES: Readonly<Partial<Record<QuantizeTarget, number>>> = { f16: 1, bf16: 32 };
 
@@ -633,6 +644,7 @@ function createSink(
   output: string,
   options: ConvertOptions,
   imatrix: ImportanceMatrix | undefined,
+  quantizedAs: QuantizeTarget | undefined,
 ): Promise<WritableStream<ModelChunk>> {
   const common = {
     force: options.force === true,
@@ -674,7 +686,7 @@ function createSink(
         ...(options.maxShardSize !== undefined ? { maxShardSize: options.maxShardSize } : {}),
       });
     case "gguf": {
-      const preset = options.quantize === undefined ? undefined : presetOf(options.quantize, true);
+      const preset = quantizedAs === undefined ? undefined : presetOf(quantizedAs, true);
       // The preset's mix names the file type; otherwise the sink derives it from the tensors.
       // As the converter's --outtype: the file type says what was asked for,
       // even where 1-D tensors (F32) outnumber the matrices (StarCoder2's biases).
@@ -684,7 +696,7 @@ function createSink(
           : options.quantize !== undefined
           ? OUTTYPE_FTYPES[options.quantize]
           : undefined);
-      const byQuantize = isLlamaQuantizePreset(options.quantize);
+      const byQuantize = isLlamaQuantizePreset(quantizedAs);
       return GgufSink.create(output, {
         ...common,
         keepNames: options.keepNames === true,
