@@ -30,6 +30,7 @@ import { aprPlanNotes } from "./apr_plan_notes.ts";
 import { hfToGgufName } from "../formats/gguf/names.ts";
 import { type ImportanceMatrix, readImportanceMatrix } from "./read_imatrix.ts";
 import { imatrixGgufKv } from "../formats/gguf/imatrix_kv.ts";
+import { GgufValueType } from "../formats/gguf/header.ts";
 import { hfFolderName } from "./model_name.ts";
 import { QuantizeStream } from "../quant/quantize_stream.ts";
 import { QUANT_METHODS } from "../quant/checkpoint/mod.ts";
@@ -45,6 +46,10 @@ import { checkBeforeClose } from "./_check_before_close.ts";
 import { DequantizeStream } from "./dequantize_stream.ts";
 import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
 import { reorderQkRows } from "./qk_row_layout.ts";
+import { assertGgufFamily, toGgufLayout } from "./gguf_layout.ts";
+import { fromGgufLayout } from "./hf_layout.ts";
+import { inLlamaQuantizeOrder } from "./llama_quantize_order.ts";
+import { assertEmbeddingMatchesConfig, fromAprLayout, toAprLayout } from "./apr_layout.ts";
 import type { Model } from "./model.ts";
 import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
 
@@ -224,17 +229,51 @@ export async function convertModel(
   });
   try {
     refuseGgufOf(model, format);
+    // A family aprkit cannot write as llama.cpp reads it is refused before the output exists.
+    const location = typeof source === "string" ? source : model.location;
+    if (format === "gguf" && options.keepNames !== true) {
+      assertGgufFamily(model.header.metadata, location);
+    }
+    // realizar refuses a model whose config disagrees with its embedding: say so at import.
+    if (format === "apr") assertEmbeddingMatchesConfig(model.header, location);
     noteDequantized(model, options);
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
+    // A GGUF of a preset's mix is llama-quantize's file (order, dimensions,
+    // keys), whether the preset is applied now or was when an APR was made.
+    const quantizedAs = options.quantize ?? recordedPreset(model.header.metadata);
     let stream = model.chunks();
-    // GGUF wants llama.cpp's interleaved Q/K rows, SafeTensors Hugging Face's.
-    const rows = format === "gguf" ? "interleaved" : format === "safetensors" ? "hf" : undefined;
+    // A GGUF of a known family becomes its Hugging Face checkpoint's tensors
+    // first (issue 18 item 4); SafeTensors drops the tensors the converter
+    // generated, which transformers computes itself.
+    if (options.keepNames !== true) {
+      stream = stream.pipeThrough(fromGgufLayout({ dropGenerated: format === "safetensors" }));
+    }
+    // APR keeps the tensors realizar looks up; other formats the checkpoint's own.
+    stream = stream.pipeThrough(
+      format === "apr" ? toAprLayout({ keepNames: options.keepNames === true }) : fromAprLayout(),
+    );
+    // GGUF wants llama.cpp's interleaved Q/K rows; SafeTensors and APR Hugging
+    // Face's (APR rope_type 2, which both of realizar's paths rotate right).
+    const rows = format === "gguf"
+      ? "interleaved"
+      : format === "safetensors" || (format === "apr" && options.keepNames !== true)
+      ? "hf"
+      : undefined;
     if (rows !== undefined) stream = stream.pipeThrough(reorderQkRows(rows));
     stream = stream.pipeThrough(
       format === "apr" ? addTiedLmHead(options.onNote) : dropTiedLmHead(),
     );
+    // GGUF: the family's tensors as llama.cpp's converter writes them (names,
+    // stacked experts, shifted norms, generated tensors).
+    if (format === "gguf") {
+      stream = stream.pipeThrough(toGgufLayout({ keepNames: options.keepNames === true }));
+      // A K-quant preset's file is llama-quantize's, tensor order included.
+      if (isLlamaQuantizePreset(quantizedAs)) {
+        stream = stream.pipeThrough(inLlamaQuantizeOrder());
+      }
+    }
     if (format === "apr" || options.quantize !== undefined) {
       stream = stream.pipeThrough(
         new QuantizeStream({
@@ -284,7 +323,7 @@ export async function convertModel(
     const sourceKey = format === "apr" && options.compress !== "lz4"
       ? await sourceIdentityOf(model)
       : undefined;
-    const sink = await createSink(format, output, options, imatrix, sourceKey);
+    const sink = await createSink(format, output, options, imatrix, sourceKey, quantizedAs);
     // A Hub model streamed without the cache is checked against its sha256s
     // before the output is renamed into place (FORMATS.md D5).
     await stream.pipeTo(
@@ -533,6 +572,27 @@ function imatrixKey(options: ConvertOptions): { imatrix?: string } {
   return m === undefined ? {} : { imatrix: typeof m === "string" ? m : m.source };
 }
 
+/**
+ * Whether GGUF output of this target is what llama-quantize writes (its
+ * K-quant presets). Q8_0 is also the converter's own `--outtype q8_0`, and
+ * follows the converter.
+ */
+function isLlamaQuantizePreset(to: QuantizeTarget | undefined): boolean {
+  const preset = to === undefined ? undefined : presetOf(to, true);
+  return preset !== undefined && preset !== "Q8_0";
+}
+
+/** The K-quant preset an APR file's `quantization` record names, if any. */
+function recordedPreset(metadata: ModelMetadata): QuantizeTarget | undefined {
+  const type = (metadata.quantization as { quant_type?: unknown } | null | undefined)?.quant_type;
+  return type === "q4_k_m" || type === "q4_k_s" || type === "q5_k_m" || type === "q5_k_s"
+    ? type
+    : undefined;
+}
+
+/** llama.cpp's `general.file_type` of the converter's float --outtype values. */
+const OUTTYPE_FTYPES: Readonly<Partial<Record<QuantizeTarget, number>>> = { f16: 1, bf16: 32 };
+
 /** A resumed APR output must have been planned with the same row fallback (the default adds nothing). */
 function rowFallbackKey(options: ConvertOptions): { rowFallback?: RowFallback } {
   const f = options.rowFallback;
@@ -634,6 +694,7 @@ function createSink(
   options: ConvertOptions,
   imatrix: ImportanceMatrix | undefined,
   sourceKey: string | undefined,
+  quantizedAs: QuantizeTarget | undefined,
 ): Promise<WritableStream<ModelChunk>> {
   const source = sourceKey === undefined ? {} : { sourceKey };
   const common = {
@@ -683,16 +744,36 @@ function createSink(
         ...(options.maxShardSize !== undefined ? { maxShardSize: options.maxShardSize } : {}),
       });
     case "gguf": {
-      const preset = options.quantize === undefined ? undefined : presetOf(options.quantize, true);
+      const preset = quantizedAs === undefined ? undefined : presetOf(quantizedAs, true);
       // The preset's mix names the file type; otherwise the sink derives it from the tensors.
+      // As the converter's --outtype: the file type says what was asked for,
+      // even where 1-D tensors (F32) outnumber the matrices (StarCoder2's biases).
       const fileType = options.ggufFileType ??
-        (preset !== undefined ? LLAMA_FTYPES[preset] : undefined);
+        (preset !== undefined
+          ? LLAMA_FTYPES[preset]
+          : options.quantize !== undefined
+          ? OUTTYPE_FTYPES[options.quantize]
+          : undefined);
+      const byQuantize = isLlamaQuantizePreset(quantizedAs);
       const ggufOptions = {
         ...common,
         keepNames: options.keepNames === true,
+        // A K-quant preset's file is llama-quantize's, dimensions and key order
+        // included; Q8_0 is also what llama.cpp's converter writes itself
+        // (--outtype q8_0), and follows the converter.
+        squeezeDims: byQuantize,
         ...(fileType !== undefined ? { fileType } : {}),
-        // As llama-quantize --imatrix: which matrix the model was quantized with.
-        ...(imatrix !== undefined ? { extraKv: imatrixGgufKv(imatrix) } : {}),
+        extraKv: [
+          // llama-quantize sets these two last, after the model's keys.
+          ...(byQuantize && fileType !== undefined
+            ? [
+              ["general.quantization_version", { type: GgufValueType.UINT32, value: 2 }],
+              ["general.file_type", { type: GgufValueType.UINT32, value: fileType }],
+            ] as const
+            : []),
+          // As llama-quantize --imatrix: which matrix the model was quantized with.
+          ...(imatrix !== undefined ? imatrixGgufKv(imatrix) : []),
+        ],
       };
       if (options.maxShardSize !== undefined) {
         // gguf-split's layout: OUT-0000i-of-0000N.gguf, loaded from the first.

@@ -22,20 +22,20 @@
 import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import type { ModelChunk, ModelHeader, ModelMetadata, TensorEntry, TensorInfo } from "../tensor.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
+import { FAMILIES } from "../arch/registry.ts";
 
 /** Row layout of Q/K weights: Hugging Face's halves, or llama.cpp's interleaved pairs. */
 export type QkRowLayout = "hf" | "interleaved";
 
 /**
  * Architectures whose Q/K rows llama.cpp's converter permutes (its
- * `LlamaModel`, registered for Llama, Mistral and Granite checkpoints).
- * Qwen2 and the other NEOX-RoPE architectures keep Hugging Face rows in GGUF.
+ * `LlamaModel`, registered for Llama, Mistral, Mixtral and Granite
+ * checkpoints; each family says so in `src/arch/`). Qwen2 and the other
+ * NEOX-RoPE architectures keep Hugging Face rows in GGUF.
  */
-export const PERMUTED_QK_ARCHITECTURES: ReadonlySet<string> = new Set([
-  "llama",
-  "mistral",
-  "granite",
-]);
+export const PERMUTED_QK_ARCHITECTURES: ReadonlySet<string> = new Set(
+  [...FAMILIES.values()].filter((f) => f.permutesQk).map((f) => f.name),
+);
 
 /** APR `rope_type` of each layout. */
 const ROPE_TYPE: Readonly<Record<QkRowLayout, number>> = { interleaved: 0, hf: 2 };
