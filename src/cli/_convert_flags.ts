@@ -186,6 +186,7 @@ export function convertOptionsFrom(values: OptionValues): ConvertOptions {
     force: values.force === true,
     resume: values.resume === true,
     keepNames: values["keep-names"] === true,
+    ...(values["keep-vision"] === true ? { keepVision: true } : {}),
     noCache: values["no-cache"] === true,
     revision: stringOption(values, "revision"),
     ...(jobs !== undefined ? { jobs } : {}),
@@ -206,6 +207,16 @@ function compressOption(values: OptionValues): { compress?: "lz4" } {
   }
   return { compress: "lz4" };
 }
+
+/** The `--keep-vision` flag of commands writing APR. */
+export const KEEP_VISION_OPTION: Readonly<Record<string, OptionSpec>> = {
+  "keep-vision": {
+    type: "boolean",
+    description:
+      "APR from an image-text-to-text checkpoint: keep the vision tower and projector under " +
+      "their Hugging Face names (default: the language model only)",
+  },
+};
 
 /** The `--compress` flag of commands writing APR. */
 export const COMPRESS_OPTION: Readonly<Record<string, OptionSpec>> = {

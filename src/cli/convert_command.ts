@@ -9,6 +9,7 @@ import { UsageError } from "../errors.ts";
 import { formatFromPath, OUTPUT_FORMATS, type OutputFormat } from "../pipeline/convert_model.ts";
 import {
   COMPRESS_OPTION,
+  KEEP_VISION_OPTION,
   convertOptionsFrom,
   HUB_OPTIONS,
   resolveOutput,
@@ -132,6 +133,7 @@ export const convertCommand: CommandSpec = {
         "SafeTensors or APR: split into shards of at most SIZE (e.g. 5GB, 500MiB) plus an index/manifest",
     },
     ...COMPRESS_OPTION,
+    ...KEEP_VISION_OPTION,
     ...HUB_OPTIONS,
   },
   positionals: { min: 1, max: 1, names: "SOURCE" },

@@ -7,6 +7,7 @@
 
 import {
   COMPRESS_OPTION,
+  KEEP_VISION_OPTION,
   convertOptionsFrom,
   HUB_OPTIONS,
   resolveOutput,
@@ -43,6 +44,7 @@ export const importCommand: CommandSpec = {
         "split into NAME-0000i-of-0000N.apr shards of at most SIZE of tensor data (e.g. 2GB) plus NAME.apr.manifest.json",
     },
     ...COMPRESS_OPTION,
+    ...KEEP_VISION_OPTION,
     ...HUB_OPTIONS,
   },
   positionals: { min: 1, max: 1, names: "SOURCE" },

@@ -42,6 +42,7 @@ import { DequantizeStream } from "./dequantize_stream.ts";
 import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
 import { reorderQkRows } from "./qk_row_layout.ts";
 import { assertGgufFamily, toGgufLayout } from "./gguf_layout.ts";
+import { languageModelOnly } from "./language_model.ts";
 import type { Model } from "./model.ts";
 import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
 
@@ -104,6 +105,12 @@ export interface ConvertOptions extends OpenModelOptions {
   maxShardSize?: number;
   /** Progress of the write (bytes and tensors). */
   onProgress?: ProgressCallback;
+  /**
+   * APR output of an image-text-to-text checkpoint: keep the vision tower and
+   * projector, under their Hugging Face names, beside the language model.
+   * @default false (the language model only, with a note)
+   */
+  keepVision?: boolean;
   /** Told, in one line, about a choice that changes the output (a tied lm_head copy added). */
   onNote?: (message: string) => void;
 
@@ -199,6 +206,15 @@ export async function convertModel(
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
     let stream = model.chunks();
+    // An image-text-to-text checkpoint: its language model under the text
+    // family's names, the vision tower left out (kept on request for APR).
+    if ((format === "gguf" || format === "apr") && options.keepNames !== true) {
+      stream = stream.pipeThrough(languageModelOnly({
+        format,
+        keepVision: options.keepVision === true,
+        ...(options.onNote !== undefined ? { onNote: options.onNote } : {}),
+      }));
+    }
     // GGUF wants llama.cpp's interleaved Q/K rows, SafeTensors Hugging Face's.
     const rows = format === "gguf" ? "interleaved" : format === "safetensors" ? "hf" : undefined;
     if (rows !== undefined) stream = stream.pipeThrough(reorderQkRows(rows));
@@ -401,6 +417,13 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
       `the imatrix option needs a K-quant quantize target (q4_k, q6_k or a preset), not ${
         options.quantize ?? "none"
       }`,
+    );
+  }
+  if (options.keepVision === true && format !== "apr") {
+    throw new UsageError(
+      format === "gguf"
+        ? "keepVision works for APR output only: a GGUF holds the language model (llama.cpp reads the vision tower from a separate --mmproj file)"
+        : `keepVision works for APR output only, not ${format}`,
     );
   }
   if (options.resume && format !== "apr") {

@@ -106,6 +106,10 @@ function firstNumber(source: Record<string, unknown>, keys: readonly string[]): 
   return undefined;
 }
 
+function firstString(value: unknown): string | undefined {
+  return Array.isArray(value) && typeof value[0] === "string" ? value[0] : undefined;
+}
+
 function firstId(value: unknown): number | undefined {
   if (Array.isArray(value)) value = value[0];
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
@@ -234,12 +238,11 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
     if (token !== undefined) special[key] = token;
   }
 
-  const hfArchitecture = Array.isArray(config["architectures"]) &&
-      typeof config["architectures"][0] === "string"
-    ? config["architectures"][0]
-    : undefined;
+  // transformers 4.57 saves Qwen2.5-VL's class in text_config only; llama.cpp's converter looks there too.
+  const hfArchitecture = firstString(config["architectures"]) ??
+    firstString(record(config["text_config"])?.["architectures"]);
   const hfModelType = typeof config["model_type"] === "string" ? config["model_type"] : undefined;
-  const architecture = architectureOfHf(hfArchitecture, hfModelType);
+  const architecture = architectureOfHf(hfArchitecture, hfModelType, config);
   if (architecture !== undefined) out.architecture = architecture;
   if (hfArchitecture !== undefined) out.hf_architecture = hfArchitecture;
   if (hfModelType !== undefined) out.hf_model_type = hfModelType;

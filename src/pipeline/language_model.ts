@@ -1,0 +1,98 @@
+// This module is browser compatible.
+
+/**
+ * An image-text-to-text checkpoint's language model, as a model stream of
+ * its own (`src/arch/multimodal.ts`): its tensors under the text family's
+ * Hugging Face names (`model.layers.N.*`, `lm_head.weight`, whichever key
+ * layout the checkpoint has), the vision tower and projector left out — or
+ * kept under their Hugging Face names when asked (APR). What follows (Q/K
+ * rows, tied embeddings, the GGUF layout) then sees a text model.
+ *
+ * @module
+ */
+
+import { isMultimodalClass, languageModelName } from "../arch/multimodal.ts";
+import type { ModelChunk, ModelMetadata } from "../tensor.ts";
+
+/** Options of {@linkcode languageModelOnly}. */
+export interface LanguageModelOptions {
+  /** Keep the vision tower and projector, under their Hugging Face names. @default false */
+  keepVision?: boolean;
+  /** The output format, for the note (`gguf`: where the vision tower goes instead). */
+  format: string;
+  /** Told in one line what was left out. */
+  onNote?: (message: string) => void;
+}
+
+/** Whether a model is a multimodal checkpoint read from Hugging Face files. */
+export function isMultimodalFromHf(metadata: ModelMetadata): boolean {
+  return isMultimodalClass(metadata.hf_architecture) && metadata.original_format !== "gguf" &&
+    (metadata.gguf_metadata === undefined || metadata.gguf_metadata === null);
+}
+
+/**
+ * The transform: a pass-through for other models.
+ *
+ * @param options What to keep and whom to tell.
+ * @returns The transform.
+ * @throws {RangeError} (from the stream) When two tensors would get the same name.
+ */
+export function languageModelOnly(
+  options: LanguageModelOptions,
+): TransformStream<ModelChunk, ModelChunk> {
+  let names: Map<string, string | undefined> | undefined;
+  return new TransformStream<ModelChunk, ModelChunk>({
+    transform(chunk, controller) {
+      if (chunk.type === "header") {
+        const { header } = chunk;
+        if (!isMultimodalFromHf(header.metadata)) {
+          controller.enqueue(chunk);
+          return;
+        }
+        names = new Map();
+        const seen = new Set<string>();
+        let left = 0;
+        for (const info of header.tensors) {
+          const text = languageModelName(info.name);
+          const name = text ?? (options.keepVision === true ? info.name : undefined);
+          if (name === undefined) {
+            left++;
+          } else if (seen.has(name)) {
+            throw new RangeError(
+              `Cannot take the language model out: "${info.name}" and another tensor are both "${name}"`,
+            );
+          } else {
+            seen.add(name);
+          }
+          names.set(info.name, name);
+        }
+        const tensors = header.tensors.flatMap((info) => {
+          const name = names!.get(info.name);
+          return name === undefined ? [] : [{ ...info, name }];
+        });
+        if (left > 0) options.onNote?.(leftOutNote(left, String(header.metadata.hf_architecture), options.format));
+        controller.enqueue({ type: "header", header: { ...header, tensors } });
+        return;
+      }
+      if (names === undefined) {
+        controller.enqueue(chunk);
+        return;
+      }
+      const name = names.get(chunk.tensor.info.name);
+      if (name === undefined) return; // left out: its payload is never opened
+      controller.enqueue({
+        type: "tensor",
+        tensor: { ...chunk.tensor, info: { ...chunk.tensor.info, name } },
+      });
+    },
+  });
+}
+
+function leftOutNote(count: number, hfClass: string, format: string): string {
+  const what = `the vision tower and projector of this ${hfClass} (${count} tensors) were left out; ` +
+    `the output holds its language model`;
+  return format === "gguf"
+    ? `${what}. aprkit does not write llama.cpp's vision GGUF yet: make it with llama.cpp's ` +
+      `convert_hf_to_gguf.py --mmproj`
+    : `${what}. --keep-vision keeps them, under their Hugging Face names`;
+}
