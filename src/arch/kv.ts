@@ -146,12 +146,16 @@ function normalizedRope(hparams: Readonly<Record<string, unknown>>): Record<stri
     const partial = find(["partial_rotary_factor", "rope_pct", "rope_percent"]);
     const original = find(["original_max_position_embeddings"]);
     if (local !== undefined && local !== null) rope["sliding_attention"] = { rope_theta: local };
-    if (!("rope_theta" in rope) && theta !== undefined && theta !== null) rope["rope_theta"] = theta;
+    if (!("rope_theta" in rope) && theta !== undefined && theta !== null) {
+      rope["rope_theta"] = theta;
+    }
     if (!("rope_type" in rope) && rope["type"] !== undefined) rope["rope_type"] = rope["type"];
     if (!("partial_rotary_factor" in rope) && partial !== undefined && partial !== null) {
       rope["partial_rotary_factor"] = partial;
     }
-    if (!("original_max_position_embeddings" in rope) && original !== undefined && original !== null) {
+    if (
+      !("original_max_position_embeddings" in rope) && original !== undefined && original !== null
+    ) {
       rope["original_max_position_embeddings"] = original;
     }
   }

@@ -31,7 +31,8 @@ export function llama3RopeFreqs(w: KvWriter): GeneratedTensor[] {
     return typeof v === "number" && Number.isFinite(v) ? v : fallback;
   };
   const base = num("rope_theta", 10000);
-  const dim = w.num("head_dim") ?? Math.trunc(w.need("hidden_size") / w.need("num_attention_heads"));
+  const dim = w.num("head_dim") ??
+    Math.trunc(w.need("hidden_size") / w.need("num_attention_heads"));
   if (!Number.isSafeInteger(dim) || dim <= 0 || dim > 1 << 16) {
     throw new RangeError(`config.json: head size ${dim} is not a positive integer`);
   }
@@ -87,7 +88,9 @@ export function phi3RopeFactors(w: KvWriter): GeneratedTensor[] {
   } else if (type === "yarn") {
     attn = scale > 1 ? 0.1 * Math.log(scale) + 1 : 1;
   } else {
-    throw new RangeError(`config.json: RoPE scaling type "${type}" with long factors is not supported`);
+    throw new RangeError(
+      `config.json: RoPE scaling type "${type}" with long factors is not supported`,
+    );
   }
   w.f32("rope.scaling.attn_factor", attn);
   if (!Array.isArray(short) || long.length !== short.length || long.length !== ropeDims / 2) {

@@ -80,9 +80,15 @@ export function writeTextModelKv(w: KvWriter): void {
     w.f32("rope.freq_base_swa", (swa as Record<string, unknown>)["rope_theta"]);
   }
   w.f32("attention.layer_norm_rms_epsilon", w.find("rms_norm_eps", "norm_eps"));
-  w.f32("attention.layer_norm_epsilon", w.find("layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"));
+  w.f32(
+    "attention.layer_norm_epsilon",
+    w.find("layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"),
+  );
   w.u32("expert_count", w.find("num_local_experts", "num_experts", "n_routed_experts"));
-  w.u32("expert_used_count", w.find("num_experts_per_tok", "num_experts_per_token", "top_k_experts"));
+  w.u32(
+    "expert_used_count",
+    w.find("num_experts_per_tok", "num_experts_per_token", "top_k_experts"),
+  );
   const headDim = w.hparams["head_dim"];
   if (headDim != null) {
     w.u32("attention.key_length", headDim);

@@ -9,9 +9,10 @@ import { UsageError } from "../errors.ts";
 import { formatFromPath, OUTPUT_FORMATS, type OutputFormat } from "../pipeline/convert_model.ts";
 import {
   COMPRESS_OPTION,
-  KEEP_VISION_OPTION,
   convertOptionsFrom,
   HUB_OPTIONS,
+  KEEP_VISION_OPTION,
+  MMPROJ_OPTION,
   resolveOutput,
   runConversion,
   WRITE_OPTIONS,
@@ -134,6 +135,7 @@ export const convertCommand: CommandSpec = {
     },
     ...COMPRESS_OPTION,
     ...KEEP_VISION_OPTION,
+    ...MMPROJ_OPTION,
     ...HUB_OPTIONS,
   },
   positionals: { min: 1, max: 1, names: "SOURCE" },

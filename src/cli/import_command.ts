@@ -7,9 +7,9 @@
 
 import {
   COMPRESS_OPTION,
-  KEEP_VISION_OPTION,
   convertOptionsFrom,
   HUB_OPTIONS,
+  KEEP_VISION_OPTION,
   resolveOutput,
   runConversion,
   WRITE_OPTIONS,

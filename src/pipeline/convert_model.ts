@@ -6,7 +6,7 @@
  * @module
  */
 
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import { DTYPES, elementCount } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
 import { AprSink } from "../formats/apr/sink.ts";
@@ -43,6 +43,7 @@ import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
 import { reorderQkRows } from "./qk_row_layout.ts";
 import { assertGgufFamily, toGgufLayout } from "./gguf_layout.ts";
 import { languageModelOnly } from "./language_model.ts";
+import { assertMmprojSupported, toVisionGguf } from "./vision_gguf.ts";
 import type { Model } from "./model.ts";
 import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
 
@@ -106,6 +107,13 @@ export interface ConvertOptions extends OpenModelOptions {
   /** Progress of the write (bytes and tensors). */
   onProgress?: ProgressCallback;
   /**
+   * GGUF output of an image-text-to-text checkpoint: also write its vision
+   * tower and projector to this path as llama.cpp's vision GGUF (what
+   * `convert_hf_to_gguf.py --mmproj` writes; Gemma 3 so far), in a second
+   * streaming pass over the source that reads only those tensors.
+   */
+  mmproj?: string;
+  /**
    * APR output of an image-text-to-text checkpoint: keep the vision tower and
    * projector, under their Hugging Face names, beside the language model.
    * @default false (the language model only, with a note)
@@ -133,6 +141,8 @@ export interface ConvertOptions extends OpenModelOptions {
 
 /** What {@linkcode convertModel} wrote. */
 export interface ConvertResult {
+  /** The vision GGUF written for the `mmproj` option. */
+  mmproj?: ConvertResult;
   /** The output path. */
   output: string;
   /** The output format. */
@@ -186,9 +196,43 @@ export async function convertModel(
   output: string,
   options: ConvertOptions = {},
 ): Promise<ConvertResult> {
-  const started = performance.now();
   const format = options.format ?? formatFromPath(output) ?? "apr";
   checkOptions(format, options);
+  if (options.mmproj !== undefined) await checkMmprojOutput(output, options.mmproj, options);
+  const result = await convertPart(source, output, options, format, "model");
+  if (options.mmproj === undefined) return result;
+  // The vision GGUF keeps the source's float types (plus the converter's forced ones).
+  const { quantize: _q, imatrix: _i, mmproj, ...rest } = options;
+  return {
+    ...result,
+    mmproj: await convertPart(source, mmproj, rest, "gguf", "vision"),
+  };
+}
+
+/** The vision GGUF's path must differ from the output's and not exist (unless `force`). */
+async function checkMmprojOutput(
+  output: string,
+  mmproj: string,
+  options: ConvertOptions,
+): Promise<void> {
+  if (resolve(mmproj) === resolve(output)) {
+    throw new UsageError(`mmproj: "${mmproj}" is the output itself; name another file`);
+  }
+  await assertFolderExists(mmproj);
+  if (!options.force && await Deno.lstat(mmproj).then(() => true, () => false)) {
+    throw new UsageError(`Cannot write "${mmproj}": it exists; add force: true to replace it`);
+  }
+}
+
+/** One output of {@linkcode convertModel}: the model, or a multimodal checkpoint's vision GGUF. */
+async function convertPart(
+  source: ModelLocation,
+  output: string,
+  options: ConvertOptions,
+  format: OutputFormat,
+  part: "model" | "vision",
+): Promise<ConvertResult> {
+  const started = performance.now();
   await assertFolderExists(output);
   const imatrix = typeof options.imatrix === "string"
     ? await readImportanceMatrix(options.imatrix)
@@ -202,16 +246,22 @@ export async function convertModel(
         typeof source === "string" ? source : model.location,
       );
     }
+    if (options.mmproj !== undefined || part === "vision") {
+      assertMmprojSupported(model.header, typeof source === "string" ? source : model.location);
+    }
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
     let stream = model.chunks();
     // An image-text-to-text checkpoint: its language model under the text
     // family's names, the vision tower left out (kept on request for APR).
-    if ((format === "gguf" || format === "apr") && options.keepNames !== true) {
+    if (part === "vision") {
+      stream = stream.pipeThrough(toVisionGguf());
+    } else if ((format === "gguf" || format === "apr") && options.keepNames !== true) {
       stream = stream.pipeThrough(languageModelOnly({
         format,
         keepVision: options.keepVision === true,
+        ...(options.mmproj !== undefined ? { mmproj: options.mmproj } : {}),
         ...(options.onNote !== undefined ? { onNote: options.onNote } : {}),
       }));
     }
@@ -416,6 +466,13 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
     throw new UsageError(
       `the imatrix option needs a K-quant quantize target (q4_k, q6_k or a preset), not ${
         options.quantize ?? "none"
+      }`,
+    );
+  }
+  if (options.mmproj !== undefined && (format !== "gguf" || options.keepNames === true)) {
+    throw new UsageError(
+      `mmproj works for GGUF output only (a vision GGUF beside the text GGUF), not ${
+        format === "gguf" ? "with keepNames" : format
       }`,
     );
   }

@@ -132,7 +132,7 @@ function planLayout(
     const expert = experts.member.get(info.name);
     if (expert !== undefined) {
       // Stacks are emitted after the last expert tensor of their layer, as the converter does.
-      if (expert.last) for (const out of expert.group.outputs) add(info.name, out);
+      if (expert.last) { for (const out of expert.group.outputs) add(info.name, out); }
       continue;
     }
     const stacked = stackedOutputs(info, family);
@@ -169,7 +169,12 @@ function renamed(info: TensorInfo, name: string, shift: number): Output {
       `Cannot shift the values of "${info.name}": it is ${info.dtype}, not a float type`,
     );
   }
-  const out: TensorInfo = { name, dtype: "F32", shape: info.shape, byteLength: elementCount(info.shape) * 4 };
+  const out: TensorInfo = {
+    name,
+    dtype: "F32",
+    shape: info.shape,
+    byteLength: elementCount(info.shape) * 4,
+  };
   return {
     info: out,
     needs: [info.name],
@@ -199,7 +204,9 @@ function expertGroups(
   if (layout === undefined) return { member };
   const prefix = layout.prefix.replaceAll(".", "\\.");
   const pieces = layout.stacks.map((s) => s.hf).join("|");
-  const pattern = new RegExp(`^model\\.layers\\.(\\d+)\\.${prefix}\\.(\\d+)\\.(${pieces})\\.weight$`);
+  const pattern = new RegExp(
+    `^model\\.layers\\.(\\d+)\\.${prefix}\\.(\\d+)\\.(${pieces})\\.weight$`,
+  );
   const byLayer = new Map<number, Map<string, TensorInfo>>();
   const lastOfLayer = new Map<number, string>();
   for (const info of tensors) {

@@ -11,6 +11,7 @@
  * @module
  */
 
+import { mmprojSupport } from "../arch/mmproj.ts";
 import { isMultimodalClass, languageModelName } from "../arch/multimodal.ts";
 import type { ModelChunk, ModelMetadata } from "../tensor.ts";
 
@@ -20,6 +21,8 @@ export interface LanguageModelOptions {
   keepVision?: boolean;
   /** The output format, for the note (`gguf`: where the vision tower goes instead). */
   format: string;
+  /** Where the vision GGUF goes (GGUF output), for the note. */
+  mmproj?: string;
   /** Told in one line what was left out. */
   onNote?: (message: string) => void;
 }
@@ -70,7 +73,11 @@ export function languageModelOnly(
           const name = names!.get(info.name);
           return name === undefined ? [] : [{ ...info, name }];
         });
-        if (left > 0) options.onNote?.(leftOutNote(left, String(header.metadata.hf_architecture), options.format));
+        if (left > 0) {
+          options.onNote?.(
+            leftOutNote(left, String(header.metadata.hf_architecture), options),
+          );
+        }
         controller.enqueue({ type: "header", header: { ...header, tensors } });
         return;
       }
@@ -88,11 +95,15 @@ export function languageModelOnly(
   });
 }
 
-function leftOutNote(count: number, hfClass: string, format: string): string {
-  const what = `the vision tower and projector of this ${hfClass} (${count} tensors) were left out; ` +
-    `the output holds its language model`;
-  return format === "gguf"
-    ? `${what}. aprkit does not write llama.cpp's vision GGUF yet: make it with llama.cpp's ` +
-      `convert_hf_to_gguf.py --mmproj`
-    : `${what}. --keep-vision keeps them, under their Hugging Face names`;
+function leftOutNote(count: number, hfClass: string, options: LanguageModelOptions): string {
+  const tensors = `the vision tower and projector of this ${hfClass} (${count} tensors)`;
+  if (options.mmproj !== undefined) {
+    return `${tensors} went to the vision GGUF "${options.mmproj}"; the output holds its language model`;
+  }
+  const what = `${tensors} were left out; the output holds its language model`;
+  if (options.format !== "gguf") return `${what}. --keep-vision keeps them, under their Hugging Face names`;
+  return mmprojSupport(hfClass) !== undefined
+    ? `${what}. --mmproj FILE writes them as llama.cpp's vision GGUF`
+    : `${what}. aprkit does not write this class's vision GGUF yet: make it with llama.cpp's ` +
+      `convert_hf_to_gguf.py --mmproj`;
 }

@@ -17,6 +17,7 @@ import { MAX_INDEX_ITEMS } from "../formats/safetensors/sharded.ts";
 export const COMPANION_FILES: readonly string[] = [
   "config.json",
   "generation_config.json",
+  "preprocessor_config.json",
   "special_tokens_map.json",
   "tokenizer.json",
   "tokenizer_config.json",

@@ -16,7 +16,8 @@ import { LLAMA_GGUF } from "./llama.ts";
 /** Mistral 3's language model. */
 export const MISTRAL3: Family = {
   name: "mistral3",
-  source: "llama.cpp conversion/mistral3.py Ministral3Model; transformers Mistral3ForConditionalGeneration",
+  source:
+    "llama.cpp conversion/mistral3.py Ministral3Model; transformers Mistral3ForConditionalGeneration",
   hfArchitectures: [],
   hfModelTypes: ["mistral3"],
   ggufArchitecture: "mistral3",

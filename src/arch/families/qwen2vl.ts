@@ -20,7 +20,8 @@ import { writeTextModelKv } from "../text_model.ts";
 /** Qwen2-VL / Qwen2.5-VL's language model. */
 export const QWEN2VL: Family = {
   name: "qwen2vl",
-  source: "llama.cpp conversion/qwenvl.py Qwen2VLModel; transformers Qwen2_5_VLForConditionalGeneration",
+  source:
+    "llama.cpp conversion/qwenvl.py Qwen2VLModel; transformers Qwen2_5_VLForConditionalGeneration",
   hfArchitectures: [],
   hfModelTypes: ["qwen2_vl", "qwen2_5_vl"],
   ggufArchitecture: "qwen2vl",

@@ -2,7 +2,8 @@
 
 /**
  * Hugging Face companion files (`config.json`, `tokenizer.json`,
- * `tokenizer_config.json`, `generation_config.json`, `chat_template.jinja`)
+ * `tokenizer_config.json`, `generation_config.json`, `chat_template.jinja`,
+ * `preprocessor_config.json`)
  * turned into APR metadata (APR_V2.md §3, DESIGN.md §2.4).
  *
  * Choices, so readers of the APR file find what they need:
@@ -62,6 +63,8 @@ export interface HfCompanions {
   generationConfig?: unknown;
   /** `chat_template.jinja`, used when `tokenizer_config.json` has no template. */
   chatTemplate?: string;
+  /** `preprocessor_config.json` (an image processor's size, mean and std). */
+  preprocessorConfig?: unknown;
 }
 
 /** Options of {@linkcode readHfCompanions}. */
@@ -275,10 +278,12 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
       "n_ctx",
     ]),
   );
+  // transformers 5 nests Gemma 3's per-attention-type parameters: the global layers' base.
+  const ropeParameters = record(text["rope_parameters"]) ?? {};
   set(
     "rope_theta",
-    firstNumber(text, ["rope_theta"]) ??
-      firstNumber(record(text["rope_parameters"]) ?? {}, ["rope_theta"]),
+    firstNumber(text, ["rope_theta"]) ?? firstNumber(ropeParameters, ["rope_theta"]) ??
+      firstNumber(record(ropeParameters["full_attention"]) ?? {}, ["rope_theta"]),
   );
   // A RoPE model in Hugging Face layout rotates pairs (i, i + head_dim/2):
   // transformers' rotate_half, which is NEOX style (APR rope_type 2). GGUF's
@@ -309,10 +314,12 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   }
   const lookup = (token: string | undefined) =>
     token === undefined ? undefined : vocabulary?.ids.get(token);
+  // A multimodal config may hold them in text_config only (gguf-py's SpecialVocab looks there too).
+  const textConfig = record(config["text_config"]) ?? {};
   const bos = firstId(generation["bos_token_id"]) ?? firstId(config["bos_token_id"]) ??
-    lookup(special.bos_token ?? undefined);
+    firstId(textConfig["bos_token_id"]) ?? lookup(special.bos_token ?? undefined);
   const eos = firstId(generation["eos_token_id"]) ?? firstId(config["eos_token_id"]) ??
-    lookup(special.eos_token ?? undefined);
+    firstId(textConfig["eos_token_id"]) ?? lookup(special.eos_token ?? undefined);
   if (bos !== undefined) out["tokenizer.bos_token_id"] = bos;
   if (eos !== undefined) out["tokenizer.eos_token_id"] = eos;
   if (vocabulary?.modelType !== undefined) out["tokenizer.model_type"] = vocabulary.modelType;
@@ -330,6 +337,9 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   // The whole config, for what a family derives from it on export (GGUF
   // keys, generated tensors: src/arch/) and for writing it back.
   if (Object.keys(config).length > 0) out["hf_config"] = config;
+  // The image processor's settings, for a vision GGUF (llama.cpp's --mmproj keys).
+  const preprocessor = record(files.preprocessorConfig);
+  if (preprocessor !== undefined) out["hf_preprocessor_config"] = preprocessor;
   return out;
 }
 
@@ -413,6 +423,8 @@ export async function readHfCompanions(
   if (tokenizerConfig !== undefined) companions.tokenizerConfig = tokenizerConfig;
   const generationConfig = await json("generation_config.json", MAX_CONFIG_BYTES);
   if (generationConfig !== undefined) companions.generationConfig = generationConfig;
+  const preprocessorConfig = await json("preprocessor_config.json", MAX_CONFIG_BYTES);
+  if (preprocessorConfig !== undefined) companions.preprocessorConfig = preprocessorConfig;
   const chatTemplate = await readCompanion(
     files,
     listing,

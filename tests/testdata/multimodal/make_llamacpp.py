@@ -10,7 +10,8 @@ given llama.cpp checkout (the source the tests' judge runs) through
 `tests/testdata/families/make_llamacpp.py --convert` (which names the tiny
 tokenizers' pre-tokenizer after their regex, see that file), and writes
 `llama.cpp/<fixture>-f32.json`: every KV pair and every tensor (name, type,
-`ne`, sha256) in file order.
+`ne`, sha256) in file order. For the fixtures in MMPROJ it also runs
+`--mmproj` and writes `llama.cpp/<fixture>-mmproj-f32.json` the same way.
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ HERE = Path(__file__).resolve().parent
 FAMILIES = HERE.parent / "families"
 sys.path.insert(0, str(FAMILIES))
 import make_llamacpp as fam  # noqa: E402
+
+
+# Fixtures whose vision GGUF aprkit writes (and so is compared with the converter's).
+MMPROJ = ["gemma3"]
 
 
 def main() -> None:
@@ -48,6 +53,23 @@ def main() -> None:
             made_by = f"llama.cpp {commit}: convert_hf_to_gguf.py --outtype f32"
             (out_dir / f"{name}-f32.json").write_text(json.dumps(fam.manifest(f32, made_by), indent=1) + "\n")
             print(f"{name}: f32")
+            if not any(name.startswith(p) for p in MMPROJ):
+                continue
+            # The vision GGUF: the converter itself, no tokenizer involved.
+            mmproj = Path(tmp) / f"{name}-mmproj-f32.gguf"
+            run = subprocess.run(
+                [sys.executable, str(llama_cpp / "convert_hf_to_gguf.py"), str(HERE / "hf" / name), "--mmproj",
+                 "--outtype", "f32", "--outfile", str(mmproj)],
+                capture_output=True, text=True,
+            )
+            if run.returncode != 0:
+                last = run.stderr.strip().splitlines()[-1:] or ["?"]
+                print(f"{name}: the converter refused --mmproj: {last[0]}")
+                continue
+            made_by = f"llama.cpp {commit}: convert_hf_to_gguf.py --mmproj --outtype f32"
+            (out_dir / f"{name}-mmproj-f32.json").write_text(
+                json.dumps(fam.manifest(mmproj, made_by), indent=1) + "\n")
+            print(f"{name}: mmproj-f32")
 
 
 if __name__ == "__main__":

@@ -144,7 +144,9 @@ def mistral3(folder: Path):
 
 def qwen2_5_vl(folder: Path):
     ids, excluded = bpe_tokenizer(folder, "qwen2", QWEN_IMAGE_TOKENS)
-    text = text_args(rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]}, rope_theta=1000000.0,
+    # Qwen2.5-VL's ids, as its config has them: BOS <|endoftext|>, EOS <|im_end|>.
+    bos, eos = excluded[0], excluded[2]
+    text = text_args(bos_token_id=bos, eos_token_id=eos, rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]}, rope_theta=1000000.0,
                      tie_word_embeddings=False, sliding_window=None, max_window_layers=fam.LAYERS)
     if MAJOR >= 5:
         text.pop("rope_scaling")
@@ -179,7 +181,7 @@ def llava(folder: Path):
     return config, transformers.LlavaForConditionalGeneration, pre, excluded
 
 
-FIXTURES = {"gemma3-vision": gemma3, "mistral3": mistral3, "qwen2.5-vl": qwen2_5_vl, "llava": llava}
+FIXTURES = {"gemma3": gemma3, "mistral3": mistral3, "qwen2.5-vl": qwen2_5_vl, "llava": llava}
 
 
 def make(name: str, seed: int) -> dict:

@@ -1,0 +1,136 @@
+// This module is browser compatible.
+
+/**
+ * An image-text-to-text checkpoint's vision tower and projector as llama.cpp's
+ * vision GGUF (`--mmproj`, `src/arch/mmproj.ts`): the model stream narrowed
+ * to those tensors, under their GGUF names, with the converter's forced
+ * types and norm shift, and a header whose `gguf_metadata` holds the
+ * `clip.*` keys in the converter's order. Payloads stream from the source
+ * when the sink reads them; the language model's are never opened.
+ *
+ * @module
+ */
+
+import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
+import { UsageError } from "../errors.ts";
+import { mmprojKv, MMPROJ_CLASSES, mmprojSupport } from "../arch/mmproj.ts";
+import { record } from "../arch/kv.ts";
+import { addToFloat32 } from "../arch/transforms.ts";
+import { sizeLabel } from "../formats/gguf/metadata.ts";
+import type { ModelChunk, ModelHeader, TensorEntry, TensorInfo } from "../tensor.ts";
+import { decodedBytes } from "./dequantize_stream.ts";
+
+/**
+ * Refuse a model aprkit writes no vision GGUF for (checked before any output exists).
+ *
+ * @param header The source model's header.
+ * @param location The source, for the message.
+ * @throws {UsageError} Naming the class and the supported ones.
+ */
+export function assertMmprojSupported(header: ModelHeader, location: string): void {
+  const hf = header.metadata.hf_architecture;
+  if (mmprojSupport(hf) !== undefined) return;
+  throw new UsageError(
+    `Cannot write a vision GGUF (mmproj) of "${location}": ` +
+      (typeof hf === "string" ? `${hf} is not` : "it is not") +
+      ` an image-text-to-text checkpoint aprkit writes one for; supported: ${
+        Object.keys(MMPROJ_CLASSES).join(", ")
+      }`,
+  );
+}
+
+interface Planned {
+  info: TensorInfo;
+  make(source: TensorEntry): TensorEntry;
+}
+
+/**
+ * The transform.
+ *
+ * @returns The transform.
+ * @throws {RangeError} (from the stream) When the config or preprocessor
+ * config lacks what the converter needs, or no vision tensor is found.
+ */
+export function toVisionGguf(): TransformStream<ModelChunk, ModelChunk> {
+  let planned = new Map<string, Planned>();
+  return new TransformStream<ModelChunk, ModelChunk>({
+    transform(chunk, controller) {
+      if (chunk.type === "header") {
+        const result = planVision(chunk.header);
+        planned = result.planned;
+        controller.enqueue({ type: "header", header: result.header });
+        return;
+      }
+      const plan = planned.get(chunk.tensor.info.name);
+      if (plan !== undefined) controller.enqueue({ type: "tensor", tensor: plan.make(chunk.tensor) });
+    },
+  });
+}
+
+function planVision(header: ModelHeader): { header: ModelHeader; planned: Map<string, Planned> } {
+  const metadata = header.metadata;
+  const support = mmprojSupport(metadata.hf_architecture);
+  if (support === undefined) throw new RangeError("no vision GGUF support for this model");
+  const planned = new Map<string, Planned>();
+  const tensors: TensorInfo[] = [];
+  const seen = new Set<string>();
+  for (const info of header.tensors) {
+    const name = support.tensorName(info.name);
+    if (name === undefined) continue;
+    if (seen.has(name)) {
+      throw new RangeError(`Cannot write the vision GGUF: two tensors are both "${name}"`);
+    }
+    seen.add(name);
+    const plan = planTensor(info, name, support.shift(name), support.forcedType(name));
+    planned.set(info.name, plan);
+    tensors.push(plan.info);
+  }
+  if (tensors.length === 0) {
+    throw new RangeError("Cannot write the vision GGUF: the checkpoint has no vision tower tensors");
+  }
+  const config = record(metadata["hf_config"]);
+  if (config === undefined) throw new RangeError("Cannot write the vision GGUF: no config.json");
+  const preprocessor = record(metadata["hf_preprocessor_config"]);
+  if (preprocessor === undefined) {
+    throw new RangeError(
+      "Cannot write the vision GGUF: no preprocessor_config.json (its image mean and std are needed)",
+    );
+  }
+  const parameters = tensors.reduce((s, t) => s + elementCount(t.shape), 0);
+  const kv = mmprojKv(support, { config, preprocessor }, sizeLabel(parameters));
+  return {
+    header: {
+      ...header,
+      tensors,
+      metadata: { architecture: "clip", gguf_metadata: Object.fromEntries(kv) },
+    },
+    planned,
+  };
+}
+
+function planTensor(
+  info: TensorInfo,
+  name: string,
+  shift: number,
+  forced: "F16" | "F32" | undefined,
+): Planned {
+  const dtype = forced ?? (shift !== 0 ? "F32" : info.dtype);
+  if (dtype !== info.dtype && DTYPES[info.dtype].layout !== "elements") {
+    throw new RangeError(`Cannot convert "${info.name}" to ${dtype}: it is ${info.dtype}`);
+  }
+  const out: TensorInfo = {
+    name,
+    dtype,
+    shape: info.shape,
+    byteLength: dtype === info.dtype ? info.byteLength : tensorByteLength(dtype, info.shape),
+  };
+  return {
+    info: out,
+    make(source) {
+      if (dtype === info.dtype && shift === 0) return { ...source, info: out };
+      if (dtype === "F16") return { info: out, open: () => decodedBytes(source, "F16") };
+      const f32 = () => info.dtype === "F32" ? source.open() : decodedBytes(source, "F32");
+      return { info: out, open: () => shift === 0 ? f32() : addToFloat32(f32(), shift) };
+    },
+  };
+}
