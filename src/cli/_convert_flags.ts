@@ -187,7 +187,9 @@ export function convertOptionsFrom(values: OptionValues): ConvertOptions {
     resume: values.resume === true,
     keepNames: values["keep-names"] === true,
     ...(values["keep-vision"] === true ? { keepVision: true } : {}),
-    ...(stringOption(values, "mmproj") !== undefined ? { mmproj: stringOption(values, "mmproj")! } : {}),
+    ...(stringOption(values, "mmproj") !== undefined
+      ? { mmproj: stringOption(values, "mmproj")! }
+      : {}),
     noCache: values["no-cache"] === true,
     revision: stringOption(values, "revision"),
     ...(jobs !== undefined ? { jobs } : {}),
@@ -351,7 +353,9 @@ export async function runConversion(
     if (vision !== undefined) {
       ctx.out(
         `wrote ${vision.output}: vision GGUF (mmproj), ${formatCount(vision.tensors)} tensors, ` +
-          `${formatCount(vision.parameters)} parameters, ${formatBytes(vision.fileBytes)} on disk\n`,
+          `${formatCount(vision.parameters)} parameters, ${
+            formatBytes(vision.fileBytes)
+          } on disk\n`,
       );
     }
     for (const note of notes) ctx.out(`note: ${note}\n`);

@@ -101,7 +101,9 @@ function leftOutNote(count: number, hfClass: string, options: LanguageModelOptio
     return `${tensors} went to the vision GGUF "${options.mmproj}"; the output holds its language model`;
   }
   const what = `${tensors} were left out; the output holds its language model`;
-  if (options.format !== "gguf") return `${what}. --keep-vision keeps them, under their Hugging Face names`;
+  if (options.format !== "gguf") {
+    return `${what}. --keep-vision keeps them, under their Hugging Face names`;
+  }
   return mmprojSupport(hfClass) !== undefined
     ? `${what}. --mmproj FILE writes them as llama.cpp's vision GGUF`
     : `${what}. aprkit does not write this class's vision GGUF yet: make it with llama.cpp's ` +

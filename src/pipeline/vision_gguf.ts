@@ -13,7 +13,7 @@
 
 import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import { UsageError } from "../errors.ts";
-import { mmprojKv, MMPROJ_CLASSES, mmprojSupport } from "../arch/mmproj.ts";
+import { MMPROJ_CLASSES, mmprojKv, mmprojSupport } from "../arch/mmproj.ts";
 import { record } from "../arch/kv.ts";
 import { addToFloat32 } from "../arch/transforms.ts";
 import { sizeLabel } from "../formats/gguf/metadata.ts";
@@ -29,7 +29,21 @@ import { decodedBytes } from "./dequantize_stream.ts";
  */
 export function assertMmprojSupported(header: ModelHeader, location: string): void {
   const hf = header.metadata.hf_architecture;
-  if (mmprojSupport(hf) !== undefined) return;
+  if (mmprojSupport(hf) !== undefined) {
+    // Checked here too, so a missing file stops the run before the text GGUF is written.
+    if (record(header.metadata["hf_preprocessor_config"]) === undefined) {
+      throw new UsageError(
+        `Cannot write a vision GGUF (mmproj) of "${location}": it has no preprocessor_config.json ` +
+          "(the image size, mean and std llama.cpp needs)",
+      );
+    }
+    if (record(record(header.metadata["hf_config"])?.["vision_config"]) === undefined) {
+      throw new UsageError(
+        `Cannot write a vision GGUF (mmproj) of "${location}": its config.json has no vision_config`,
+      );
+    }
+    return;
+  }
   throw new UsageError(
     `Cannot write a vision GGUF (mmproj) of "${location}": ` +
       (typeof hf === "string" ? `${hf} is not` : "it is not") +
@@ -62,7 +76,9 @@ export function toVisionGguf(): TransformStream<ModelChunk, ModelChunk> {
         return;
       }
       const plan = planned.get(chunk.tensor.info.name);
-      if (plan !== undefined) controller.enqueue({ type: "tensor", tensor: plan.make(chunk.tensor) });
+      if (plan !== undefined) {
+        controller.enqueue({ type: "tensor", tensor: plan.make(chunk.tensor) });
+      }
     },
   });
 }
@@ -86,7 +102,9 @@ function planVision(header: ModelHeader): { header: ModelHeader; planned: Map<st
     tensors.push(plan.info);
   }
   if (tensors.length === 0) {
-    throw new RangeError("Cannot write the vision GGUF: the checkpoint has no vision tower tensors");
+    throw new RangeError(
+      "Cannot write the vision GGUF: the checkpoint has no vision tower tensors",
+    );
   }
   const config = record(metadata["hf_config"]);
   if (config === undefined) throw new RangeError("Cannot write the vision GGUF: no config.json");

@@ -232,3 +232,79 @@ Deno.test("multimodal: the CLI says in one line that the vision tower was left o
     await assert.rejects(Deno.stat(refused), Deno.errors.NotFound);
   });
 });
+
+Deno.test("multimodal: --mmproj writes Gemma 3's vision GGUF equal to llama.cpp's converter's, from either key layout", async () => {
+  await withTempDir(async (dir) => {
+    // llama.cpp's converter knows only the Hub's layout for Gemma 3's vision
+    // tower: from transformers' module paths it writes a vision GGUF with no
+    // tensors. The two fixtures hold the same weights, so aprkit's file from
+    // either layout must equal the converter's from the Hub's, but for the
+    // name it takes from the folder.
+    const theirs: GgufManifest = JSON.parse(
+      await Deno.readTextFile(`${DIR}/llama.cpp/gemma3-t4-mmproj-f32.json`),
+    );
+    const fromModulePaths: GgufManifest = JSON.parse(
+      await Deno.readTextFile(`${DIR}/llama.cpp/gemma3-t5-mmproj-f32.json`),
+    );
+    assert.equal(fromModulePaths.tensors.length, 0, "the converter's known gap");
+    assert.ok(theirs.tensors.length > 30);
+    for (const name of ["gemma3-t4", "gemma3-t5"]) {
+      const gguf = `${dir}/${name}.gguf`;
+      const mmproj = `${dir}/${name}-mmproj.gguf`;
+      const notes: string[] = [];
+      const result = await convertModel(`${DIR}/hf/${name}`, gguf, {
+        mmproj,
+        onNote: (m) => notes.push(m),
+      });
+      assert.equal(result.mmproj?.output, mmproj);
+      assert.equal(result.mmproj?.tensors, theirs.tensors.length);
+      const mine = await ggufDescription(mmproj);
+      const expectedName = name === "gemma3-t4" ? "Gemma3 T4" : "Gemma3 T5";
+      const want = {
+        ...theirs,
+        kv: theirs.kv.map((e) => e.key === "general.name" ? { ...e, value: expectedName } : e),
+      };
+      fail(`${name} mmproj`, manifestDifferences(mine, want));
+      // Key order too: the converter's.
+      assert.deepEqual(mine.kv.map((e) => e.key), theirs.kv.map((e) => e.key));
+      // The text GGUF is unchanged by --mmproj.
+      fail(
+        `${name} text`,
+        manifestDifferences(await ggufDescription(gguf), await manifest(name)).filter((p) =>
+          !accepted(name, p)
+        ),
+      );
+      assert.equal(
+        notes.filter((n) => n.includes(`went to the vision GGUF "${mmproj}"`)).length,
+        1,
+        notes.join("\n"),
+      );
+    }
+  });
+});
+
+Deno.test("multimodal: --mmproj is refused, with no file, where aprkit writes no vision GGUF", async () => {
+  await withTempDir(async (dir) => {
+    const cases: [string[], RegExp][] = [
+      [
+        ["convert", `${DIR}/hf/mistral3-t4`, "-o", `${dir}/m.gguf`, "--mmproj", `${dir}/mm.gguf`],
+        /Mistral3ForConditionalGeneration.*supported: Gemma3ForConditionalGeneration/,
+      ],
+      [
+        ["convert", `${DIR}/hf/gemma3-t4`, "-o", `${dir}/m.apr`, "--mmproj", `${dir}/mm.gguf`],
+        /GGUF output only/,
+      ],
+      [
+        ["convert", `${DIR}/hf/gemma3-t4`, "-o", `${dir}/m.gguf`, "--mmproj", `${dir}/m.gguf`],
+        /output itself/,
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const run = await runApr(args);
+      assert.equal(run.code, 2, run.stderr);
+      assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
+      assert.match(run.stderr, message);
+      assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), []);
+    }
+  });
+});
