@@ -8,8 +8,9 @@
  * (`MmprojModel.set_gguf_parameters` and the class's own), tensors under
  * gguf-py's `MMPROJ` names (`v.blk.N.attn_q`, `mm.*`).
  *
- * One entry per multimodal class aprkit writes a vision GGUF for; Gemma 3
- * (SigLIP) so far, after llama.cpp's `Gemma3VisionModel` (conversion/gemma.py).
+ * One entry per multimodal class aprkit writes a vision GGUF for: Gemma 3
+ * (SigLIP), after llama.cpp's `Gemma3VisionModel` (conversion/gemma.py), and
+ * Qwen2.5-VL, after its `Qwen2VLVisionModel` (conversion/qwenvl.py).
  *
  * @module
  */
@@ -24,19 +25,37 @@ export interface MmprojSources {
   readonly preprocessor: Readonly<Record<string, unknown>>;
 }
 
+/** One vision GGUF tensor made from a checkpoint tensor. */
+export interface MmprojPiece {
+  /** GGUF name. */
+  readonly name: string;
+  /** Its shape (row-major, as the checkpoint's). */
+  readonly shape: readonly number[];
+  /**
+   * The source's elements it holds, as `[start, end)` ranges in order
+   * (a split: Qwen's fused `qkv`, its two-frame patch kernel); absent: all.
+   */
+  readonly ranges?: readonly (readonly [number, number])[];
+}
+
 /** How one multimodal class's vision tower becomes llama.cpp's vision GGUF. */
 export interface MmprojSupport {
   /** What the entry follows. */
   readonly source: string;
   /**
-   * The GGUF name of a checkpoint tensor, or `undefined` when it is not part
-   * of the vision GGUF (the language model, a tensor the converter skips).
+   * The vision GGUF tensors made from a checkpoint tensor, in the converter's
+   * order; none when it is not part of the vision GGUF (the language model,
+   * a tensor the converter skips).
+   *
+   * @throws {RangeError} When a tensor's shape is not one the split expects.
    */
-  tensorName(name: string): string | undefined;
+  pieces(name: string, shape: readonly number[]): readonly MmprojPiece[];
   /** Added to every value of a tensor (GGUF name) on the way (Gemma's `1 + w` norm). */
   shift(ggufName: string): number;
-  /** The type the converter forces a tensor (GGUF name) to, if any. */
-  forcedType(ggufName: string): "F16" | "F32" | undefined;
+  /** The type the converter forces a tensor (GGUF name; source dtype) to, if any. */
+  forcedType(ggufName: string, sourceDtype: string): "F16" | "F32" | undefined;
+  /** `vision_config` as the converter's class reads it (renamed keys, defaults). */
+  visionHparams?(vision: Readonly<Record<string, unknown>>): Record<string, unknown>;
   /**
    * The keys after `general.file_type`, in the converter's order.
    *
@@ -117,10 +136,18 @@ function gemma3TensorName(name: string): string | undefined {
   return g === undefined ? undefined : `${g}.${suffix}`;
 }
 
+/** A tensor renamed whole, or nothing. */
+function renamedWhole(
+  name: string | undefined,
+  shape: readonly number[],
+): readonly MmprojPiece[] {
+  return name === undefined ? [] : [{ name, shape }];
+}
+
 /** Gemma 3's vision GGUF (SigLIP encoder, average-pooling projector). */
 const GEMMA3_MMPROJ: MmprojSupport = {
   source: "llama.cpp conversion/gemma.py Gemma3VisionModel",
-  tensorName: gemma3TensorName,
+  pieces: (name, shape) => renamedWhole(gemma3TensorName(name), shape),
   // Gemma3RMSNorm multiplies by 1 + w; only the projector's norm is Gemma's (SigLIP's are LayerNorms).
   shift: (name) => name === "mm.soft_emb_norm.weight" ? 1 : 0,
   forcedType: (name) =>
@@ -142,9 +169,119 @@ const GEMMA3_MMPROJ: MmprojSupport = {
   },
 };
 
+// Qwen2.5-VL's vision blocks under gguf-py's MMPROJ names (tensor_mapping.py).
+const QWEN25_BLOCK: Readonly<Record<string, string>> = {
+  "attn.proj": "attn_out",
+  "norm1": "ln1",
+  "norm2": "ln2",
+  "mlp.up_proj": "ffn_up",
+  "mlp.gate_proj": "ffn_gate",
+  "mlp.down_proj": "ffn_down",
+};
+
+function qwen25Pieces(name: string, shape: readonly number[]): readonly MmprojPiece[] {
+  const n = name.replace(/^model\.visual\./, "visual.");
+  const suffix = /\.(weight|bias)$/.exec(n)?.[1];
+  if (suffix === undefined || !n.startsWith("visual.")) return [];
+  const base = n.slice("visual.".length, -suffix.length - 1);
+  const block = /^blocks\.(\d+)\.(.+)$/.exec(base);
+  if (block !== null) {
+    if (block[2] === "attn.qkv") return splitQkv(`v.blk.${block[1]}`, suffix, name, shape);
+    const g = QWEN25_BLOCK[block[2]!];
+    return renamedWhole(g === undefined ? undefined : `v.blk.${block[1]}.${g}.${suffix}`, shape);
+  }
+  if (base === "merger.ln_q") return [{ name: `v.post_ln.${suffix}`, shape }];
+  const merger = /^merger\.mlp\.(\d+)$/.exec(base);
+  if (merger !== null) return [{ name: `mm.${merger[1]}.${suffix}`, shape }];
+  if (base === "patch_embed.proj" && suffix === "weight") return splitFrames(name, shape);
+  return [];
+}
+
+/** The converter's split of a fused `qkv` (rows `[q; k; v]`) into three tensors. */
+function splitQkv(
+  prefix: string,
+  suffix: string,
+  name: string,
+  shape: readonly number[],
+): readonly MmprojPiece[] {
+  const rows = shape[0] ?? 0;
+  if (rows % 3 !== 0 || shape.length > 2) {
+    throw new RangeError(`Cannot split "${name}" into q, k, v: its shape is [${shape}]`);
+  }
+  const third = rows / 3;
+  const cols = shape.length === 2 ? shape[1]! : 1;
+  return ["q", "k", "v"].map((x, i) => ({
+    name: `${prefix}.attn_${x}.${suffix}`,
+    shape: shape.length === 2 ? [third, cols] : [third],
+    ranges: [[i * third * cols, (i + 1) * third * cols]] as const,
+  }));
+}
+
+/**
+ * The converter's split of Qwen's 3-D patch kernel `[out, in, 2, kh, kw]`
+ * into one 2-D kernel per frame (`v.patch_embd.weight`, `.weight.1`).
+ */
+function splitFrames(name: string, shape: readonly number[]): readonly MmprojPiece[] {
+  if (shape.length !== 5 || shape[2] !== 2) {
+    throw new RangeError(
+      `Cannot split "${name}" into two frames: its shape is [${shape}], not [out, in, 2, kh, kw]`,
+    );
+  }
+  const [out, inp, , kh, kw] = shape as [number, number, number, number, number];
+  const plane = kh * kw;
+  return [0, 1].map((frame) => {
+    const ranges: [number, number][] = [];
+    for (let i = 0; i < out * inp; i++) {
+      const start = (i * 2 + frame) * plane;
+      ranges.push([start, start + plane]);
+    }
+    return {
+      name: frame === 0 ? "v.patch_embd.weight" : "v.patch_embd.weight.1",
+      shape: [out, inp, kh, kw],
+      ranges,
+    };
+  });
+}
+
+/** Qwen2.5-VL's vision GGUF (window-attention ViT, patch-merger MLP), after `Qwen2VLVisionModel`. */
+const QWEN25VL_MMPROJ: MmprojSupport = {
+  source: "llama.cpp conversion/qwenvl.py Qwen2VLVisionModel (qwen2_5_vl)",
+  pieces: qwen25Pieces,
+  shift: () => 0,
+  visionHparams: (v) => ({
+    ...v,
+    image_size: v["image_size"] ?? 560,
+    num_attention_heads: v["num_heads"],
+    num_hidden_layers: v["depth"],
+  }),
+  // MmprojModel.tensor_force_quant: the patch kernel is F16 in an F16 file, else F32.
+  forcedType: (name, dtype) =>
+    name.startsWith("v.patch_embd.weight") ? (dtype === "F16" ? "F16" : "F32") : undefined,
+  writeKv(w, sources) {
+    writeClipKv(w, sources);
+    w.set("projector_type", "STRING", "qwen2.5vl_merger");
+    w.set("use_silu", "BOOL", true);
+    const full = w.hparams["fullatt_block_indexes"];
+    if (!Array.isArray(full) || full.length === 0 || !full.every((i) => Number.isSafeInteger(i))) {
+      throw new RangeError("config.json: vision_config has no fullatt_block_indexes");
+    }
+    const pattern = (full[0] as number) + 1;
+    for (let i = 1; i < full.length; i++) {
+      if ((full[i] as number) - (full[i - 1] as number) !== pattern) {
+        throw new RangeError(`config.json: fullatt_block_indexes [${full}] has no fixed pattern`);
+      }
+    }
+    w.u32("vision.n_wa_pattern", pattern);
+    // Read from the top of config.json, as the converter does (its default otherwise).
+    const eps = sources.config["rms_norm_eps"];
+    w.f32("vision.attention.layer_norm_epsilon", typeof eps === "number" ? eps : 1e-6);
+  },
+};
+
 /** Multimodal classes whose vision GGUF aprkit writes, by `architectures[0]`. */
 export const MMPROJ_CLASSES: Readonly<Record<string, MmprojSupport>> = {
   Gemma3ForConditionalGeneration: GEMMA3_MMPROJ,
+  Qwen2_5_VLForConditionalGeneration: QWEN25VL_MMPROJ,
 };
 
 /**
@@ -178,7 +315,7 @@ export function mmprojKv(
 ): ReturnType<KvWriter["entries"]> {
   const vision = record(sources.config["vision_config"]);
   if (vision === undefined) throw new RangeError("config.json has no vision_config");
-  const w = new KvWriter(vision, "clip");
+  const w = new KvWriter(support.visionHparams?.(vision) ?? vision, "clip");
   w.set("general.type", "STRING", "mmproj");
   w.set("general.name", "STRING", "");
   w.set("general.size_label", "STRING", sizeLabel);

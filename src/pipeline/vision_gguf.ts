@@ -13,9 +13,9 @@
 
 import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import { UsageError } from "../errors.ts";
-import { MMPROJ_CLASSES, mmprojKv, mmprojSupport } from "../arch/mmproj.ts";
+import { MMPROJ_CLASSES, mmprojKv, type MmprojPiece, mmprojSupport } from "../arch/mmproj.ts";
 import { record } from "../arch/kv.ts";
-import { addToFloat32 } from "../arch/transforms.ts";
+import { addToFloat32, keepRanges } from "../arch/transforms.ts";
 import { sizeLabel } from "../formats/gguf/metadata.ts";
 import type { ModelChunk, ModelHeader, TensorEntry, TensorInfo } from "../tensor.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
@@ -66,7 +66,7 @@ interface Planned {
  * config lacks what the converter needs, or no vision tensor is found.
  */
 export function toVisionGguf(): TransformStream<ModelChunk, ModelChunk> {
-  let planned = new Map<string, Planned>();
+  let planned = new Map<string, Planned[]>();
   return new TransformStream<ModelChunk, ModelChunk>({
     transform(chunk, controller) {
       if (chunk.type === "header") {
@@ -75,31 +75,35 @@ export function toVisionGguf(): TransformStream<ModelChunk, ModelChunk> {
         controller.enqueue({ type: "header", header: result.header });
         return;
       }
-      const plan = planned.get(chunk.tensor.info.name);
-      if (plan !== undefined) {
+      for (const plan of planned.get(chunk.tensor.info.name) ?? []) {
         controller.enqueue({ type: "tensor", tensor: plan.make(chunk.tensor) });
       }
     },
   });
 }
 
-function planVision(header: ModelHeader): { header: ModelHeader; planned: Map<string, Planned> } {
+function planVision(
+  header: ModelHeader,
+): { header: ModelHeader; planned: Map<string, Planned[]> } {
   const metadata = header.metadata;
   const support = mmprojSupport(metadata.hf_architecture);
   if (support === undefined) throw new RangeError("no vision GGUF support for this model");
-  const planned = new Map<string, Planned>();
+  const planned = new Map<string, Planned[]>();
   const tensors: TensorInfo[] = [];
   const seen = new Set<string>();
   for (const info of header.tensors) {
-    const name = support.tensorName(info.name);
-    if (name === undefined) continue;
-    if (seen.has(name)) {
-      throw new RangeError(`Cannot write the vision GGUF: two tensors are both "${name}"`);
+    const plans: Planned[] = [];
+    for (const piece of support.pieces(info.name, info.shape)) {
+      if (seen.has(piece.name)) {
+        throw new RangeError(`Cannot write the vision GGUF: two tensors are both "${piece.name}"`);
+      }
+      seen.add(piece.name);
+      const forced = support.forcedType(piece.name, info.dtype);
+      const plan = planTensor(info, piece, support.shift(piece.name), forced);
+      plans.push(plan);
+      tensors.push(plan.info);
     }
-    seen.add(name);
-    const plan = planTensor(info, name, support.shift(name), support.forcedType(name));
-    planned.set(info.name, plan);
-    tensors.push(plan.info);
+    if (plans.length > 0) planned.set(info.name, plans);
   }
   if (tensors.length === 0) {
     throw new RangeError(
@@ -128,24 +132,34 @@ function planVision(header: ModelHeader): { header: ModelHeader; planned: Map<st
 
 function planTensor(
   info: TensorInfo,
-  name: string,
+  piece: MmprojPiece,
   shift: number,
   forced: "F16" | "F32" | undefined,
 ): Planned {
   const dtype = forced ?? (shift !== 0 ? "F32" : info.dtype);
-  if (dtype !== info.dtype && DTYPES[info.dtype].layout !== "elements") {
-    throw new RangeError(`Cannot convert "${info.name}" to ${dtype}: it is ${info.dtype}`);
+  const elements = DTYPES[info.dtype].layout === "elements";
+  if ((dtype !== info.dtype || piece.ranges !== undefined) && !elements) {
+    throw new RangeError(`Cannot convert "${info.name}" for the vision GGUF: it is ${info.dtype}`);
   }
   const out: TensorInfo = {
-    name,
+    name: piece.name,
     dtype,
-    shape: info.shape,
-    byteLength: dtype === info.dtype ? info.byteLength : tensorByteLength(dtype, info.shape),
+    shape: piece.shape,
+    byteLength: tensorByteLength(dtype, piece.shape),
   };
+  // A split reads its element ranges of the source (as bytes of the source's type).
+  const bytesPer = elements ? tensorByteLength(info.dtype, [1]) : 0;
+  const ranges = piece.ranges?.map(([a, b]) => [a * bytesPer, b * bytesPer] as [number, number]);
+  const part = (source: TensorEntry): TensorEntry =>
+    ranges === undefined ? source : {
+      info: { ...info, shape: piece.shape, byteLength: tensorByteLength(info.dtype, piece.shape) },
+      open: () => keepRanges(source.open(), ranges),
+    };
   return {
     info: out,
-    make(source) {
-      if (dtype === info.dtype && shift === 0) return { ...source, info: out };
+    make(whole) {
+      const source = part(whole);
+      if (dtype === info.dtype && shift === 0) return { info: out, open: () => source.open() };
       if (dtype === "F16") return { info: out, open: () => decodedBytes(source, "F16") };
       const f32 = () => info.dtype === "F32" ? source.open() : decodedBytes(source, "F32");
       return { info: out, open: () => shift === 0 ? f32() : addToFloat32(f32(), shift) };

@@ -233,52 +233,63 @@ Deno.test("multimodal: the CLI says in one line that the vision tower was left o
   });
 });
 
-Deno.test("multimodal: --mmproj writes Gemma 3's vision GGUF equal to llama.cpp's converter's, from either key layout", async () => {
+/** Fixtures whose vision GGUF aprkit writes, and their GGUF names (gguf-py's title of the folder). */
+const MMPROJ_FIXTURES: readonly (readonly [string, string])[] = [
+  ["gemma3", "Gemma3"],
+  ["qwen2.5-vl", "Qwen2.5 Vl"],
+];
+
+Deno.test("multimodal: --mmproj writes the vision GGUF equal to llama.cpp's converter's (Gemma 3, Qwen2.5-VL), from either key layout", async (t) => {
   await withTempDir(async (dir) => {
-    // llama.cpp's converter knows only the Hub's layout for Gemma 3's vision
-    // tower: from transformers' module paths it writes a vision GGUF with no
-    // tensors. The two fixtures hold the same weights, so aprkit's file from
-    // either layout must equal the converter's from the Hub's, but for the
-    // name it takes from the folder.
-    const theirs: GgufManifest = JSON.parse(
-      await Deno.readTextFile(`${DIR}/llama.cpp/gemma3-t4-mmproj-f32.json`),
-    );
-    const fromModulePaths: GgufManifest = JSON.parse(
-      await Deno.readTextFile(`${DIR}/llama.cpp/gemma3-t5-mmproj-f32.json`),
-    );
-    assert.equal(fromModulePaths.tensors.length, 0, "the converter's known gap");
-    assert.ok(theirs.tensors.length > 30);
-    for (const name of ["gemma3-t4", "gemma3-t5"]) {
-      const gguf = `${dir}/${name}.gguf`;
-      const mmproj = `${dir}/${name}-mmproj.gguf`;
-      const notes: string[] = [];
-      const result = await convertModel(`${DIR}/hf/${name}`, gguf, {
-        mmproj,
-        onNote: (m) => notes.push(m),
-      });
-      assert.equal(result.mmproj?.output, mmproj);
-      assert.equal(result.mmproj?.tensors, theirs.tensors.length);
-      const mine = await ggufDescription(mmproj);
-      const expectedName = name === "gemma3-t4" ? "Gemma3 T4" : "Gemma3 T5";
-      const want = {
-        ...theirs,
-        kv: theirs.kv.map((e) => e.key === "general.name" ? { ...e, value: expectedName } : e),
-      };
-      fail(`${name} mmproj`, manifestDifferences(mine, want));
-      // Key order too: the converter's.
-      assert.deepEqual(mine.kv.map((e) => e.key), theirs.kv.map((e) => e.key));
-      // The text GGUF is unchanged by --mmproj.
-      fail(
-        `${name} text`,
-        manifestDifferences(await ggufDescription(gguf), await manifest(name)).filter((p) =>
-          !accepted(name, p)
-        ),
+    for (const [family, title] of MMPROJ_FIXTURES) {
+      // llama.cpp's converter knows only the Hub's layout for these vision
+      // towers: from transformers' module paths it writes a vision GGUF with
+      // no tensors. The two fixtures hold the same weights, so aprkit's file
+      // from either layout must equal the converter's from the Hub's, but for
+      // the name it takes from the folder.
+      const theirs: GgufManifest = JSON.parse(
+        await Deno.readTextFile(`${DIR}/llama.cpp/${family}-t4-mmproj-f32.json`),
       );
-      assert.equal(
-        notes.filter((n) => n.includes(`went to the vision GGUF "${mmproj}"`)).length,
-        1,
-        notes.join("\n"),
+      const fromModulePaths: GgufManifest = JSON.parse(
+        await Deno.readTextFile(`${DIR}/llama.cpp/${family}-t5-mmproj-f32.json`),
       );
+      assert.equal(fromModulePaths.tensors.length, 0, "the converter's known gap");
+      assert.ok(theirs.tensors.length > 30);
+      for (const layout of ["t4", "t5"]) {
+        const name = `${family}-${layout}`;
+        await t.step(name, async () => {
+          const gguf = `${dir}/${name}.gguf`;
+          const mmproj = `${dir}/${name}-mmproj.gguf`;
+          const notes: string[] = [];
+          const result = await convertModel(`${DIR}/hf/${name}`, gguf, {
+            mmproj,
+            onNote: (m) => notes.push(m),
+          });
+          assert.equal(result.mmproj?.output, mmproj);
+          assert.equal(result.mmproj?.tensors, theirs.tensors.length);
+          const mine = await ggufDescription(mmproj);
+          const expectedName = `${title} ${layout.toUpperCase()}`;
+          const want = {
+            ...theirs,
+            kv: theirs.kv.map((e) => e.key === "general.name" ? { ...e, value: expectedName } : e),
+          };
+          fail(`${name} mmproj`, manifestDifferences(mine, want));
+          // Key order too: the converter's.
+          assert.deepEqual(mine.kv.map((e) => e.key), theirs.kv.map((e) => e.key));
+          // The text GGUF is unchanged by --mmproj.
+          fail(
+            `${name} text`,
+            manifestDifferences(await ggufDescription(gguf), await manifest(name)).filter((p) =>
+              !accepted(name, p)
+            ),
+          );
+          assert.equal(
+            notes.filter((n) => n.includes(`went to the vision GGUF "${mmproj}"`)).length,
+            1,
+            notes.join("\n"),
+          );
+        });
+      }
     }
   });
 });

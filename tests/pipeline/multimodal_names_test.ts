@@ -74,12 +74,12 @@ Deno.test("Gemma 3's vision GGUF names: SigLIP in both layouts, the projector, t
     ["language_model.model.layers.0.mlp.up_proj.weight", undefined],
     ["model.language_model.norm.weight", undefined],
   ];
-  for (const [name, want] of cases) assert.equal(g.tensorName(name), want, name);
+  for (const [name, want] of cases) assert.equal(g.pieces(name, [4, 4])[0]?.name, want, name);
   assert.equal(g.shift("mm.soft_emb_norm.weight"), 1);
   assert.equal(g.shift("v.post_ln.weight"), 0);
-  assert.equal(g.forcedType("mm.input_projection.weight"), "F16");
-  assert.equal(g.forcedType("v.patch_embd.weight"), "F32");
-  assert.equal(g.forcedType("v.blk.0.attn_q.weight"), undefined);
+  assert.equal(g.forcedType("mm.input_projection.weight", "F32"), "F16");
+  assert.equal(g.forcedType("v.patch_embd.weight", "BF16"), "F32");
+  assert.equal(g.forcedType("v.blk.0.attn_q.weight", "F32"), undefined);
 });
 
 Deno.test("rope.dimension_sections: mrope_section padded to 4, from rope_scaling or rope_parameters", () => {
@@ -148,4 +148,40 @@ Deno.test("aprMetadataFromHf: a multimodal config gives the text family and text
     image_mean: [0.5, 0.5, 0.5],
     image_std: [0.5, 0.5, 0.5],
   });
+});
+
+Deno.test("Qwen2.5-VL's vision GGUF: qkv split in three, the two-frame patch kernel in two, both layouts", () => {
+  const q = MMPROJ_CLASSES["Qwen2_5_VLForConditionalGeneration"]!;
+  const qkv = q.pieces("visual.blocks.2.attn.qkv.weight", [6, 4]);
+  assert.deepEqual(qkv.map((p) => [p.name, p.shape, p.ranges]), [
+    ["v.blk.2.attn_q.weight", [2, 4], [[0, 8]]],
+    ["v.blk.2.attn_k.weight", [2, 4], [[8, 16]]],
+    ["v.blk.2.attn_v.weight", [2, 4], [[16, 24]]],
+  ]);
+  const bias = q.pieces("model.visual.blocks.0.attn.qkv.bias", [6]);
+  assert.deepEqual(bias.map((p) => [p.name, p.shape, p.ranges]), [
+    ["v.blk.0.attn_q.bias", [2], [[0, 2]]],
+    ["v.blk.0.attn_k.bias", [2], [[2, 4]]],
+    ["v.blk.0.attn_v.bias", [2], [[4, 6]]],
+  ]);
+  // [out 2, in 1, frames 2, 2, 2]: each (out, in) pair holds frame 0's 4 values, then frame 1's.
+  const frames = q.pieces("visual.patch_embed.proj.weight", [2, 1, 2, 2, 2]);
+  assert.deepEqual(frames.map((p) => [p.name, p.shape, p.ranges]), [
+    ["v.patch_embd.weight", [2, 1, 2, 2], [[0, 4], [8, 12]]],
+    ["v.patch_embd.weight.1", [2, 1, 2, 2], [[4, 8], [12, 16]]],
+  ]);
+  assert.throws(() => q.pieces("visual.patch_embed.proj.weight", [2, 1, 3, 2, 2]), RangeError);
+  assert.throws(() => q.pieces("visual.blocks.0.attn.qkv.weight", [5, 4]), RangeError);
+  const names: [string, string | undefined][] = [
+    ["visual.blocks.1.attn.proj.weight", "v.blk.1.attn_out.weight"],
+    ["model.visual.blocks.1.norm1.weight", "v.blk.1.ln1.weight"],
+    ["visual.blocks.1.mlp.gate_proj.bias", "v.blk.1.ffn_gate.bias"],
+    ["visual.merger.ln_q.weight", "v.post_ln.weight"],
+    ["model.visual.merger.mlp.2.weight", "mm.2.weight"],
+    ["model.language_model.layers.0.mlp.up_proj.weight", undefined],
+    ["lm_head.weight", undefined],
+  ];
+  for (const [name, want] of names) assert.equal(q.pieces(name, [4, 4])[0]?.name, want, name);
+  assert.equal(q.forcedType("v.patch_embd.weight.1", "BF16"), "F32");
+  assert.equal(q.forcedType("v.patch_embd.weight", "F16"), "F16");
 });

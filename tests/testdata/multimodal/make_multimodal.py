@@ -153,7 +153,8 @@ def qwen2_5_vl(folder: Path):
         text.pop("rope_theta")
         text["rope_parameters"] = {"rope_type": "default", "mrope_section": [2, 3, 3],
                                    "rope_theta": 1000000.0}
-    vision = dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=fam.HIDDEN,
+    # 3 blocks: the converter maps merger.mlp.{0,2} through its per-block table, so depth must exceed 2.
+    vision = dict(depth=3, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=fam.HIDDEN,
                   patch_size=8, spatial_merge_size=2, temporal_patch_size=2, window_size=32,
                   fullatt_block_indexes=[1])
     config = transformers.Qwen2_5_VLConfig(
@@ -201,6 +202,13 @@ def make(name: str, seed: int) -> dict:
     extra = {"save_original_format": False} if MAJOR >= 5 else {}
     model.save_pretrained(folder, max_shard_size=fam.SHARD_SIZE, **extra)
     (folder / "preprocessor_config.json").write_text(json.dumps(pre, indent=2) + "\n")
+    # transformers 4.57 writes Qwen2.5-VL's class inside text_config only; the
+    # Hub's Qwen2.5-VL configs (and llama.cpp's --mmproj) have it at the top.
+    config_path = folder / "config.json"
+    saved = json.loads(config_path.read_text())
+    if "architectures" not in saved:
+        saved = {"architectures": [model_cls.__name__], **saved}
+        config_path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
     excluded = set(excluded)
     vocab = fam.VOCAB
     for attempt in range(100):
