@@ -91,7 +91,10 @@ export {
   planQuantization,
   type QuantizeOptions,
   type QuantizeTarget,
+  type TensorAction,
+  type TensorPlan,
 } from "./src/quant/plan_quantization.ts";
+export { aprRowType, ROW_FALLBACKS, type RowFallback } from "./src/quant/apr_row_fallback.ts";
 export {
   LLAMA_FTYPES,
   LLAMA_PRESETS,

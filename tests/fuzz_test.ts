@@ -149,7 +149,9 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 async function loadFixtures(dir: string): Promise<Fixture[]> {
   const read = (path: string) => Deno.readFile(path);
   const demoApr = join(dir, "demo.apr");
-  await convertModel(DEMO_MODEL, demoApr, { quantize: "q4_k", threads: 0 });
+  // Row-padded Q4_K tensors (the demo's rows of 128/192 values), so mutants
+  // reach the K-quant decoders; the default row fallback would write APR_Q8.
+  await convertModel(DEMO_MODEL, demoApr, { quantize: "q4_k", rowFallback: "padded", threads: 0 });
   const lz4 = join(dir, "golden-lz4.apr");
   await convertModel(testdata("apr/golden-v2.apr"), lz4, { compress: "lz4" });
   const qnat = join(dir, "demo.qnat");

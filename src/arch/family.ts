@@ -76,6 +76,25 @@ export interface GgufSupport {
   embeddingRows?(metadata: ModelMetadata): number | undefined;
 }
 
+/**
+ * How realizar's `AprTransformer` looks a family's tensors up, where that
+ * differs from the Hugging Face checkpoint (APR keeps Hugging Face names).
+ */
+export interface AprLayout {
+  /**
+   * Fused tensors realizar does not know, split by rows into equal parts,
+   * in order: piece after `model.layers.N.` → the pieces it becomes
+   * (Phi-3's `mlp.gate_up_proj` → `mlp.gate_proj`, `mlp.up_proj`).
+   */
+  readonly split?: readonly (readonly [string, readonly string[]])[];
+  /**
+   * Pieces realizar knows under other names: the piece after
+   * `model.layers.N.` → realizar's, `{E}` standing for an expert number
+   * (Mixtral's `block_sparse_moe.experts.{E}.w1` → `mlp.experts.{E}.gate_proj`).
+   */
+  readonly rename?: readonly (readonly [string, string])[];
+}
+
 /** One model family. */
 export interface Family {
   /** aprkit's architecture name (APR `architecture`), as aprender and realizar spell it. */
@@ -110,6 +129,8 @@ export interface Family {
    * renaming alone (no fused, stacked or shifted tensors).
    */
   readonly ggufRenamesOnly: boolean;
+  /** APR output: what realizar needs changed; absent: Hugging Face's tensors as they are. */
+  readonly apr?: AprLayout;
   /** GGUF output; absent: refused. */
   readonly gguf?: GgufSupport;
 }

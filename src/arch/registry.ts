@@ -140,16 +140,7 @@ export function tiedByDefault(modelType: string): boolean | undefined {
   return Object.hasOwn(OTHER_TIED_DEFAULTS, modelType) ? OTHER_TIED_DEFAULTS[modelType] : undefined;
 }
 
-/** The families aprkit writes as GGUF, as `name (HF class)` for messages. */
+/** The families aprkit writes as GGUF, by name, for messages. */
 export function ggufFamilyList(): string {
   return [...FAMILIES.values()].filter((f) => f.gguf !== undefined).map((f) => f.name).join(", ");
-}
-
-/** Architectures whose Q/K rows llama.cpp's converter permutes (GGUF names included). */
-export function permutesQk(architecture: unknown): boolean {
-  if (typeof architecture !== "string") return false;
-  const family = FAMILIES.get(architecture);
-  if (family !== undefined) return family.permutesQk;
-  // GGUF files name Mistral and Mixtral "llama"; these are llama.cpp's NORM-RoPE converted ones.
-  return false;
 }

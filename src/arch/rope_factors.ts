@@ -45,7 +45,8 @@ export function llama3RopeFreqs(w: KvWriter): GeneratedTensor[] {
   const values = new Float32Array(Math.ceil(dim / 2));
   for (let i = 0; i < values.length; i++) {
     const freq = f(1 / f(Math.pow(base, f(f(2 * i) / dim))));
-    const wavelen = f((2 * Math.PI) / freq);
+    // torch casts the Python scalar to float32 before dividing.
+    const wavelen = f(f(2 * Math.PI) / freq);
     if (wavelen < highWavelen) values[i] = 1;
     else if (wavelen > lowWavelen) values[i] = factor;
     else {

@@ -26,6 +26,7 @@ import {
   stringOption,
 } from "./command.ts";
 import { pathExists } from "../io/fs_paths.ts";
+import { ROW_FALLBACKS, type RowFallback } from "../quant/apr_row_fallback.ts";
 import type { ProgressEvent } from "../tensor.ts";
 
 /** Flags of every command that writes a model. */
@@ -95,6 +96,7 @@ const OPTION_FLAGS: readonly (readonly [RegExp, string])[] = [
   [/\bquantize: "([^"]*)"/g, "--quantize $1"],
   [/\bquantize target\b/g, "--quantize"],
   [/\bthe imatrix option\b/g, "--imatrix"],
+  [/\browFallback\b/g, "--row-fallback"],
 ];
 
 /**
@@ -198,7 +200,18 @@ export function convertOptionsFrom(values: OptionValues): ConvertOptions {
     ...(blockSize !== undefined ? { blockSize } : {}),
     ...(values["double-quant"] === true ? { doubleQuant: true } : {}),
     ...compressOption(values),
+    ...rowFallbackOption(values),
   };
+}
+
+/** `--row-fallback q8|f16|padded` (APR output). */
+function rowFallbackOption(values: OptionValues): { rowFallback?: RowFallback } {
+  const text = stringOption(values, "row-fallback")?.toLowerCase();
+  if (text === undefined) return {};
+  if (!ROW_FALLBACKS.includes(text as RowFallback)) {
+    throw new UsageError(`--row-fallback "${text}" is not one of ${ROW_FALLBACKS.join(", ")}`);
+  }
+  return { rowFallback: text as RowFallback };
 }
 
 /** `--compress lz4` (APR output). */
@@ -237,7 +250,21 @@ export const COMPRESS_OPTION: Readonly<Record<string, OptionSpec>> = {
   compress: {
     type: "string",
     valueName: "lz4",
-    description: "APR: compress the file as one LZ4 block (realizar reads it; under 4 GiB)",
+    description:
+      "APR: compress the file as one LZ4 block (under 4 GiB). Only realizar built with its " +
+      "non-default apr-compression feature loads it; aprender's reader does not",
+  },
+};
+
+/** The `--row-fallback` flag of commands writing APR. */
+export const ROW_FALLBACK_OPTION: Readonly<Record<string, OptionSpec>> = {
+  "row-fallback": {
+    type: "string",
+    valueName: "R",
+    description:
+      "APR: type of Q4_K/Q6_K tensors whose rows are not whole 256-value blocks: q8 (APR Q8, " +
+      "default) or f16, which every APR reader decodes alike, or padded (row-padded K-quant: " +
+      "realizar's transformer loader only)",
   },
 };
 
@@ -292,7 +319,7 @@ export async function runConversion(
       signal: interrupt.signal,
       onWarning: (message) => display.log(`warning: ${messageLine(inFlagTerms(message))}`),
       // Said with the summary, once the output exists (not for a failed run).
-      onNote: (message) => notes.push(messageLine(message)),
+      onNote: (message) => notes.push(messageLine(inFlagTerms(message))),
       onDownloadProgress: (event) => {
         display.update(event);
         for (const file of event.active) {

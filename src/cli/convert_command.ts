@@ -14,6 +14,7 @@ import {
   KEEP_VISION_OPTION,
   MMPROJ_OPTION,
   resolveOutput,
+  ROW_FALLBACK_OPTION,
   runConversion,
   WRITE_OPTIONS,
 } from "./_convert_flags.ts";
@@ -136,6 +137,7 @@ export const convertCommand: CommandSpec = {
     ...COMPRESS_OPTION,
     ...KEEP_VISION_OPTION,
     ...MMPROJ_OPTION,
+    ...ROW_FALLBACK_OPTION,
     ...HUB_OPTIONS,
   },
   positionals: { min: 1, max: 1, names: "SOURCE" },

@@ -11,6 +11,7 @@ import {
   HUB_OPTIONS,
   KEEP_VISION_OPTION,
   resolveOutput,
+  ROW_FALLBACK_OPTION,
   runConversion,
   WRITE_OPTIONS,
 } from "./_convert_flags.ts";
@@ -45,6 +46,7 @@ export const importCommand: CommandSpec = {
     },
     ...COMPRESS_OPTION,
     ...KEEP_VISION_OPTION,
+    ...ROW_FALLBACK_OPTION,
     ...HUB_OPTIONS,
   },
   positionals: { min: 1, max: 1, names: "SOURCE" },

@@ -68,9 +68,12 @@ export const inspectCommand: CommandSpec = {
       const params = parameterCount(header);
       const bytes = byDtype.reduce((s, r) => s + r.bytes, 0);
       const apr = model.reader instanceof AprReader ? model.reader : undefined;
+      // A quantized Hugging Face checkpoint is read dequantized: say from what.
+      const quantMethod = (model.reader as { quantMethod?: unknown }).quantMethod;
       const result = {
         source: source!,
         format: header.format,
+        ...(typeof quantMethod === "string" ? { dequantizedFrom: quantMethod } : {}),
         ...(apr
           ? {
             fileSize: apr.fileSize,
@@ -90,7 +93,11 @@ export const inspectCommand: CommandSpec = {
       }
       const lines = [
         `source:      ${terminalSafe(source!)}`,
-        `format:      ${header.format}${apr ? ` v${result.version}` : ""}`,
+        `format:      ${header.format}${apr ? ` v${result.version}` : ""}${
+          typeof quantMethod === "string"
+            ? ` (a ${quantMethod} checkpoint, read dequantized to F32)`
+            : ""
+        }`,
       ];
       if (apr) {
         lines.push(

@@ -8,6 +8,8 @@
 import { messageLine, terminalSafe } from "./terminal_text.ts";
 import { ModelFormatError } from "../errors.ts";
 import { type AprCheck, validateApr } from "../formats/apr/reader.ts";
+import { APR_FLAGS } from "../formats/apr/header.ts";
+import { LZ4_READERS, type Lz4ReaderSupport } from "../formats/apr/lz4_readers.ts";
 import { openFileSource } from "../io/file_source.ts";
 import { DETECT_BYTES, detectFormat } from "../pipeline/detect_format.ts";
 import { openModel } from "../pipeline/open_model.ts";
@@ -24,7 +26,9 @@ export const validateCommand: CommandSpec = {
     "index, tensor extents, alignment, overlaps and sizes against dtype x shape, and\n" +
     "prints each check. With --deep it also verifies the footer CRC over the whole\n" +
     "file and decodes every tensor. Other formats (GGUF, SafeTensors, a model folder)\n" +
-    "are checked by their strict readers. Exit code 2 when a check fails.",
+    "are checked by their strict readers. Exit code 2 when a check fails. For an\n" +
+    "LZ4-compressed APR file it also says which readers load it (aprender does not;\n" +
+    "realizar only with its apr-compression feature).",
   options: {
     deep: { type: "boolean", description: "verify the footer CRC and decode every tensor" },
   },
@@ -45,6 +49,7 @@ export const validateCommand: CommandSpec = {
       throw error;
     });
     let isApr = false;
+    let readers: readonly Lz4ReaderSupport[] | undefined;
     if (stat.isFile) {
       const source = await openFileSource(path!);
       try {
@@ -56,6 +61,11 @@ export const validateCommand: CommandSpec = {
           format = "apr";
           // validateApr checks the structure and, when deep, the footer CRC.
           checks.push(...(await validateApr(source, { deep })));
+          // Which readers load it depends on its compression (flags at byte 6).
+          const head = await source.read(0, Math.min(8, source.size));
+          if (head.length === 8 && ((head[6]! | (head[7]! << 8)) & APR_FLAGS.LZ4) !== 0) {
+            readers = LZ4_READERS;
+          }
         }
       } finally {
         await source.close();
@@ -84,12 +94,17 @@ export const validateCommand: CommandSpec = {
     }
     const ok = checks.every((c) => c.ok);
     if (ctx.json) {
-      ctx.out(`${JSON.stringify({ file: path, format, ok, checks }, null, 2)}\n`);
+      const lz4 = readers === undefined ? {} : { compression: "lz4", readers };
+      ctx.out(`${JSON.stringify({ file: path, format, ok, checks, ...lz4 }, null, 2)}\n`);
     } else {
       for (const c of checks) {
         ctx.out(
           `${c.ok ? "ok  " : "FAIL"}  ${c.check}${c.detail ? `: ${messageLine(c.detail)}` : ""}\n`,
         );
+      }
+      if (readers !== undefined) {
+        ctx.out("LZ4-compressed (flag 0x0001); which readers load it:\n");
+        for (const r of readers) ctx.out(`  ${r.reader.padEnd(9)} ${r.detail}\n`);
       }
     }
     if (!ok) {

@@ -23,12 +23,15 @@ import {
   type QuantizeTarget,
 } from "../quant/plan_quantization.ts";
 import { LLAMA_FTYPES } from "../quant/llama_presets.ts";
+import { ROW_FALLBACKS, type RowFallback } from "../quant/apr_row_fallback.ts";
+import { aprPlanNotes } from "./apr_plan_notes.ts";
 import { hfToGgufName } from "../formats/gguf/names.ts";
 import { type ImportanceMatrix, readImportanceMatrix } from "./read_imatrix.ts";
 import { imatrixGgufKv } from "../formats/gguf/imatrix_kv.ts";
 import { GgufValueType } from "../formats/gguf/header.ts";
 import { hfFolderName } from "./model_name.ts";
 import { QuantizeStream } from "../quant/quantize_stream.ts";
+import { QUANT_METHODS } from "../quant/checkpoint/mod.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
 import type {
   ModelChunk,
@@ -42,8 +45,10 @@ import { DequantizeStream } from "./dequantize_stream.ts";
 import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
 import { reorderQkRows } from "./qk_row_layout.ts";
 import { assertGgufFamily, toGgufLayout } from "./gguf_layout.ts";
-import { languageModelOnly } from "./language_model.ts";
+import { languageModelOnly, languageModelView } from "./language_model.ts";
 import { assertMmprojSupported, toVisionGguf } from "./vision_gguf.ts";
+import { fromGgufLayout } from "./hf_layout.ts";
+import { assertEmbeddingMatchesConfig, fromAprLayout, toAprLayout } from "./apr_layout.ts";
 import type { Model } from "./model.ts";
 import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
 
@@ -78,6 +83,14 @@ export interface ConvertOptions extends OpenModelOptions {
    * `llama-quantize --imatrix` does.
    */
   imatrix?: string | ImportanceMatrix;
+  /**
+   * APR output: what Q4_K/Q6_K tensors whose rows are not whole 256-value
+   * super-blocks become: `"q8"` (APR_Q8) or `"f16"`, which every APR reader
+   * decodes alike, or `"padded"` (the K-quant, each row padded to whole
+   * super-blocks: decoded right by realizar's transformer loader only).
+   * @default "q8"
+   */
+  rowFallback?: RowFallback;
   /** Quantize every float tensor, not only large weight matrices. @default false */
   quantizeAll?: boolean;
   /**
@@ -119,7 +132,11 @@ export interface ConvertOptions extends OpenModelOptions {
    * @default false (the language model only, with a note)
    */
   keepVision?: boolean;
-  /** Told, in one line, about a choice that changes the output (a tied lm_head copy added). */
+  /**
+   * Told, in one line each, about choices that change the output: a tied
+   * lm_head copy added; for APR, K-quant rows given the row fallback, types
+   * APR cannot hold stored as F32, padded K-quants copied from the source.
+   */
   onNote?: (message: string) => void;
 
   /**
@@ -202,7 +219,8 @@ export async function convertModel(
   const result = await convertPart(source, output, options, format, "model");
   if (options.mmproj === undefined) return result;
   // The vision GGUF keeps the source's float types (plus the converter's forced ones).
-  const { quantize: _q, imatrix: _i, mmproj, ...rest } = options;
+  // Its notes would repeat the model's (the model's note already names it).
+  const { quantize: _q, imatrix: _i, mmproj, onNote: _n, ...rest } = options;
   return {
     ...result,
     mmproj: await convertPart(source, mmproj, rest, "gguf", "vision"),
@@ -239,16 +257,18 @@ async function convertPart(
     : options.imatrix;
   const model = await openModel(source, options);
   try {
+    refuseGgufOf(model, format);
     // A family aprkit cannot write as llama.cpp reads it is refused before the output exists.
+    const location = typeof source === "string" ? source : model.location;
     if (format === "gguf" && options.keepNames !== true) {
-      assertGgufFamily(
-        model.header.metadata,
-        typeof source === "string" ? source : model.location,
-      );
+      assertGgufFamily(model.header.metadata, location);
     }
     if (options.mmproj !== undefined || part === "vision") {
-      assertMmprojSupported(model.header, typeof source === "string" ? source : model.location);
+      assertMmprojSupported(model.header, location);
     }
+    // realizar refuses a model whose config disagrees with its embedding: say so at import.
+    if (format === "apr") assertEmbeddingMatchesConfig(languageModelView(model.header), location);
+    noteDequantized(model, options);
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
@@ -264,6 +284,14 @@ async function convertPart(
         ...(options.mmproj !== undefined ? { mmproj: options.mmproj } : {}),
         ...(options.onNote !== undefined ? { onNote: options.onNote } : {}),
       }));
+    }
+    // APR keeps the tensors realizar looks up; other formats the checkpoint's own.
+    stream = stream.pipeThrough(
+      format === "apr" ? toAprLayout({ keepNames: options.keepNames === true }) : fromAprLayout(),
+    );
+    // SafeTensors of a GGUF: the Hugging Face checkpoint's tensors again.
+    if (format === "safetensors" && options.keepNames !== true) {
+      stream = stream.pipeThrough(fromGgufLayout());
     }
     // GGUF wants llama.cpp's interleaved Q/K rows, SafeTensors Hugging Face's.
     const rows = format === "gguf" ? "interleaved" : format === "safetensors" ? "hf" : undefined;
@@ -282,6 +310,13 @@ async function convertPart(
           to: options.quantize ?? "none",
           all: options.quantizeAll === true,
           ggufTypes: format === "gguf",
+          ...(options.rowFallback !== undefined ? { rowFallback: options.rowFallback } : {}),
+          ...(format === "apr" && options.onNote
+            ? {
+              onPlan: (plans) =>
+                aprPlanNotes(plans, options.rowFallback).forEach((n) => options.onNote!(n)),
+            }
+            : {}),
           ...(imatrix !== undefined ? { importance: imatrix.entries } : {}),
           ...(options.threads !== undefined ? { workers: options.threads } : {}),
         }),
@@ -360,6 +395,28 @@ async function convertPart(
     throw nameTheSource(error, typeof source === "string" ? source : model.location, format);
   } finally {
     await model.close();
+  }
+}
+
+/** A quantized checkpoint kept in F32 is several times its source's size: say how to shrink it. */
+function noteDequantized(model: Model, options: ConvertOptions): void {
+  const method = (model.reader as { quantMethod?: unknown }).quantMethod;
+  if (typeof method !== "string" || (options.quantize ?? "none") !== "none") return;
+  if (options.float32) return;
+  options.onNote?.(
+    `the ${method} checkpoint's quantized weights were dequantized to F32, as llama.cpp's converter does; quantize: "bf16" (or another target) writes a smaller file`,
+  );
+}
+
+/** A quantized checkpoint whose method cannot go to GGUF yet (gpt-oss's MXFP4). */
+function refuseGgufOf(model: Model, format: OutputFormat): void {
+  if (format !== "gguf") return;
+  const method = (model.reader as { quantMethod?: unknown }).quantMethod;
+  const refusal = typeof method === "string" ? QUANT_METHODS.get(method)?.ggufRefusal : undefined;
+  if (refusal !== undefined) {
+    throw new UsageError(
+      `Cannot convert "${model.location}" to gguf: its ${method} checkpoint cannot be written as GGUF yet: ${refusal}`,
+    );
   }
 }
 
@@ -483,6 +540,20 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
         : `keepVision works for APR output only, not ${format}`,
     );
   }
+  if (options.rowFallback !== undefined) {
+    if (!ROW_FALLBACKS.includes(options.rowFallback)) {
+      throw new UsageError(
+        `Unknown row fallback "${options.rowFallback}": expected one of ${
+          ROW_FALLBACKS.join(", ")
+        }`,
+      );
+    }
+    if (format !== "apr") {
+      throw new UsageError(
+        `rowFallback works for APR output only, not ${format} (GGUF gets llama-quantize's fallback types)`,
+      );
+    }
+  }
   if (options.resume && format !== "apr") {
     throw new UsageError(`resume: true works for APR output only, not ${format}`);
   }
@@ -516,6 +587,15 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
 function imatrixKey(options: ConvertOptions): { imatrix?: string } {
   const m = options.imatrix;
   return m === undefined ? {} : { imatrix: typeof m === "string" ? m : m.source };
+}
+
+/** llama.cpp's `general.file_type` of the converter's float --outtype values. */
+const OUTTYPE_FTYPES: Readonly<Partial<Record<QuantizeTarget, number>>> = { f16: 1, bf16: 32 };
+
+/** A resumed APR output must have been planned with the same row fallback (the default adds nothing). */
+function rowFallbackKey(options: ConvertOptions): { rowFallback?: RowFallback } {
+  const f = options.rowFallback;
+  return f === undefined || f === "q8" ? {} : { rowFallback: f };
 }
 
 /** Targets whose encoders use an importance matrix. */
@@ -631,6 +711,7 @@ function createSink(
             all: options.quantizeAll === true,
             keepNames: options.keepNames === true,
             ...imatrixKey(options),
+            ...rowFallbackKey(options),
           }),
         });
       }
@@ -643,6 +724,7 @@ function createSink(
           all: options.quantizeAll === true,
           keepNames: options.keepNames === true,
           ...imatrixKey(options),
+          ...rowFallbackKey(options),
         }),
       });
     case "safetensors":
@@ -653,17 +735,26 @@ function createSink(
     case "gguf": {
       const preset = options.quantize === undefined ? undefined : presetOf(options.quantize, true);
       // The preset's mix names the file type; otherwise the sink derives it from the tensors.
+      // As the converter's --outtype: the file type says what was asked for,
+      // even where 1-D tensors (F32) outnumber the matrices (StarCoder2's biases).
       const fileType = options.ggufFileType ??
-        (preset !== undefined ? LLAMA_FTYPES[preset] : undefined);
+        (preset !== undefined
+          ? LLAMA_FTYPES[preset]
+          : options.quantize !== undefined
+          ? OUTTYPE_FTYPES[options.quantize]
+          : undefined);
+      const byQuantize = preset !== undefined && preset !== "Q8_0";
       return GgufSink.create(output, {
         ...common,
         keepNames: options.keepNames === true,
-        // A preset's file is llama-quantize's, dimensions included.
-        squeezeDims: preset !== undefined,
+        // A K-quant preset's file is llama-quantize's, dimensions and key order
+        // included; Q8_0 is also what llama.cpp's converter writes itself
+        // (--outtype q8_0), and follows the converter.
+        squeezeDims: byQuantize,
         ...(fileType !== undefined ? { fileType } : {}),
         extraKv: [
           // llama-quantize sets these two last, after the model's keys.
-          ...(preset !== undefined && fileType !== undefined
+          ...(byQuantize && fileType !== undefined
             ? [
               ["general.quantization_version", { type: GgufValueType.UINT32, value: 2 }],
               ["general.file_type", { type: GgufValueType.UINT32, value: fileType }],

@@ -13,7 +13,7 @@
  */
 
 import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
-import { UsageError } from "../errors.ts";
+import { ModelFormatError, UsageError } from "../errors.ts";
 import type { Family } from "../arch/family.ts";
 import { familyGgufPlan } from "../arch/gguf_plan.ts";
 import { hfToGgufName } from "../arch/names.ts";
@@ -38,11 +38,26 @@ function convertsFromHf(metadata: ModelMetadata): boolean {
  * @param metadata The model's metadata.
  * @param location The source, for the message.
  * @throws {UsageError} Naming the architecture and the families aprkit writes.
+ * @throws {ModelFormatError} When `config.json` lacks what the family's GGUF needs.
  */
 export function assertGgufFamily(metadata: ModelMetadata, location: string): void {
   if (!convertsFromHf(metadata)) return;
   const family = familyOf(metadata.architecture);
-  if (family?.gguf !== undefined) return;
+  if (family?.gguf !== undefined) {
+    // What the family derives from config.json must be there, before any output.
+    try {
+      familyGgufPlan(metadata);
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+      throw new ModelFormatError(
+        "JSON",
+        location,
+        `${error.message}, which the ${family.name} family's GGUF needs`,
+        { cause: error },
+      );
+    }
+    return;
+  }
   const hf = typeof metadata.hf_architecture === "string" ? ` (${metadata.hf_architecture})` : "";
   throw new UsageError(
     `Cannot convert "${location}" to GGUF: architecture "${metadata.architecture}"${hf} is not ` +

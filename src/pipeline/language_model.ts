@@ -13,7 +13,7 @@
 
 import { mmprojSupport } from "../arch/mmproj.ts";
 import { isMultimodalClass, languageModelName } from "../arch/multimodal.ts";
-import type { ModelChunk, ModelMetadata } from "../tensor.ts";
+import type { ModelChunk, ModelHeader, ModelMetadata } from "../tensor.ts";
 
 /** Options of {@linkcode languageModelOnly}. */
 export interface LanguageModelOptions {
@@ -31,6 +31,22 @@ export interface LanguageModelOptions {
 export function isMultimodalFromHf(metadata: ModelMetadata): boolean {
   return isMultimodalClass(metadata.hf_architecture) && metadata.original_format !== "gguf" &&
     (metadata.gguf_metadata === undefined || metadata.gguf_metadata === null);
+}
+
+/**
+ * A header with the language model's tensors under the text family's names
+ * (others unchanged): what the stream will carry, for checks made before it
+ * runs. Other models' headers are returned as they are.
+ *
+ * @param header The source's header.
+ * @returns The header as the text family names it.
+ */
+export function languageModelView(header: ModelHeader): ModelHeader {
+  if (!isMultimodalFromHf(header.metadata)) return header;
+  return {
+    ...header,
+    tensors: header.tensors.map((t) => ({ ...t, name: languageModelName(t.name) ?? t.name })),
+  };
 }
 
 /**

@@ -13,6 +13,7 @@ import { openQnat } from "../formats/qnat/reader.ts";
 import { APR_MANIFEST_SUFFIX } from "../formats/apr/sharded_manifest.ts";
 import { isAprShard, openShardedApr } from "../formats/apr/sharded_reader.ts";
 import { openSafetensors } from "../formats/safetensors/reader.ts";
+import { refuseLoneQuantized } from "../quant/checkpoint/mod.ts";
 import {
   openSafetensorsModel,
   SAFETENSORS_INDEX_NAME,
@@ -180,8 +181,12 @@ export async function openModelFile(
         return await openApr(source);
       case "gguf":
         return await openGguf(source, { keepNames: options.keepNames === true });
-      case "safetensors":
-        return await openSafetensors(source);
+      case "safetensors": {
+        const reader = await openSafetensors(source);
+        // Closed with its source by the catch below.
+        refuseLoneQuantized(reader.tensors, source.name);
+        return reader;
+      }
       case "qnat":
         return await openQnat(source);
       case undefined: {

@@ -12,8 +12,9 @@
  *
  * For APR output ({@linkcode PresetTypesOptions.apr}) the same choice is made
  * and then mapped to what APR readers decode (docs/QUANTIZATION.md): Q5_K and
- * Q8_0 become Q6_K, and rows that are not whole 256-value super-blocks keep
- * the row-padded K-quant instead of llama.cpp's Q5_0/Q5_1/Q8_0/F16 fallback.
+ * Q8_0 become Q6_K; rows that are not whole 256-value super-blocks get APR's
+ * row fallback instead of llama.cpp's Q5_0/Q5_1/Q8_0/F16 (planQuantization,
+ * `apr_row_fallback.ts`).
  *
  * @module
  */
@@ -194,7 +195,10 @@ function modelState(names: readonly string[], metadata: ModelMetadata): ModelSta
     nLayer,
     nExpert,
     is70B,
-    hasOutput: names.includes("output.weight"),
+    // A tied model's output layer is its embedding: an APR file's lm_head is
+    // only a copy of it (tied_embeddings, dropped again on export), so
+    // token_embd gets the output's type as in llama-quantize's tied GGUF.
+    hasOutput: names.includes("output.weight") && metadata.tied_embeddings !== true,
     nAttentionWv:
       names.filter((n) =>
         n.includes("attn_v.weight") || n.includes("attn_qkv.weight") ||

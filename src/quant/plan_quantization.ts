@@ -13,6 +13,7 @@ import type { ModelHeader, ModelMetadata, TensorInfo } from "../tensor.ts";
 import { hfToGgufName } from "../arch/names.ts";
 import { type LlamaPreset, presetTensorTypes } from "./llama_presets.ts";
 import { UsageError } from "../errors.ts";
+import { aprRowType, type RowFallback } from "./apr_row_fallback.ts";
 
 /**
  * What {@linkcode planQuantization} may convert float weights to: a single
@@ -112,6 +113,14 @@ export interface QuantizeOptions {
    * without; a wrong size is an error (token_embd's is ignored), as in llama-quantize.
    */
   importance?: ReadonlyMap<string, Float32Array>;
+  /**
+   * APR output (not `ggufTypes`): what Q4_K/Q6_K tensors whose rows are not
+   * whole 256-value super-blocks become (`apr_row_fallback.ts`): APR_Q8, F16,
+   * or the row-padded K-quant only realizar's transformer loader decodes.
+   *
+   * @default {"q8"}
+   */
+  rowFallback?: RowFallback;
 }
 
 /** How one tensor's payload is produced. */
@@ -135,6 +144,11 @@ export interface TensorPlan {
   readonly quantized: boolean;
   /** Importance weights for its encoder (one per column of each matrix). */
   readonly importance?: Float32Array;
+  /**
+   * The K-quant the policy chose, when the tensor's rows are not whole
+   * super-blocks and APR output gets {@linkcode QuantizeOptions.rowFallback}'s type instead.
+   */
+  readonly rowFallbackFrom?: DType;
 }
 
 /** Tensors smaller than this keep their float type (aprender's rule). */
@@ -231,7 +245,13 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
   const eligible = target !== undefined &&
     (options.all === true ||
       (!isNormOrBias(info.name) && elementCount(info.shape) >= MIN_QUANTIZE_ELEMENTS));
-  if (eligible) return plan(target, "float", target !== "F16" && target !== "BF16");
+  if (eligible) {
+    const to = options.ggufTypes === true
+      ? target
+      : aprRowType(target, lastDim(info), options.rowFallback);
+    const planned = plan(to, "float", target !== "F16" && target !== "BF16");
+    return to === target ? planned : { ...planned, rowFallbackFrom: target };
+  }
   // What a quantizing import keeps in float (norms, biases, small tensors) is
   // written as F32, which every reader decodes; BF16 (APR dtype 30) is not
   // read by aprender 0.26 or realizar's get_tensor_f32 (docs/INTEROP.md).
@@ -241,6 +261,11 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
   if (dtype === "F64" && options.keepF64 !== true) return plan("F32", "float");
   if (isAprStorable(dtype)) return plan(dtype, "copy");
   return plan(LOSSLESS_FLOAT[dtype] ?? "F32", "float");
+}
+
+/** Values per row: the last dimension (1 for a scalar). */
+function lastDim(info: TensorInfo): number {
+  return info.shape.length === 0 ? 1 : info.shape[info.shape.length - 1]!;
 }
 
 /**
@@ -337,13 +362,21 @@ function planPresetTensor(
   options: QuantizeOptions,
 ): TensorPlan {
   if (!DTYPES[info.dtype].isFloat) return planTensor(info, { ...options, to: "none" });
-  const to = chosen ?? "F32";
-  if (to === info.dtype) return { source: info, info, action: "copy", quantized: false };
+  const to = chosen === undefined
+    ? "F32"
+    : options.ggufTypes === true
+    ? chosen
+    : aprRowType(chosen, lastDim(info), options.rowFallback);
+  const fellBack = chosen !== undefined && to !== chosen ? { rowFallbackFrom: chosen } : {};
+  if (to === info.dtype) {
+    return { source: info, info, action: "copy", quantized: false, ...fellBack };
+  }
   const plan: TensorPlan = {
     source: info,
     info: { ...info, dtype: to, byteLength: tensorByteLength(to, info.shape) },
     action: "float",
     quantized: chosen !== undefined,
+    ...fellBack,
   };
   return withImportance(plan, options);
 }

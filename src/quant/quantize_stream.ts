@@ -41,6 +41,8 @@ export interface QuantizeStreamOptions extends QuantizeOptions {
    * @default {min(hardwareConcurrency, 4), or 0 on one core}
    */
   workers?: number;
+  /** Told the plan of every tensor once the header is planned (to report what changed). */
+  onPlan?: (plans: readonly TensorPlan[]) => void;
 }
 
 /** Most workers a stream may start. */
@@ -137,6 +139,7 @@ export class QuantizeStream extends TransformStream<ModelChunk, ModelChunk> {
           }
           const planned = planModel(chunk.header, options);
           plans = planned.plans;
+          options.onPlan?.(plans);
           controller.enqueue({ type: "header", header: planned.header });
           return;
         }

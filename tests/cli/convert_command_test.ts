@@ -145,7 +145,8 @@ Deno.test("apr convert re-quantizes an APR file and round-trips GGUF", async () 
       runApr(["convert", apr, "-o", `${dir}/demo.gguf`, "--json"]),
     ]);
     equal(q4k.code, 0, q4k.stderr);
-    deepEqual(JSON.parse(q4k.stdout).dtypes, { Q4_K: 16, F32: 5 });
+    // The demo's rows of 128/192 values are not whole super-blocks: APR's row fallback.
+    deepEqual(JSON.parse(q4k.stdout).dtypes, { APR_Q8: 16, F32: 5 });
     equal((await runApr(["validate", `${dir}/q4k.apr`, "--deep"])).code, 0);
     equal(gguf.code, 0, gguf.stderr);
     equal(JSON.parse(gguf.stdout).format, "gguf");

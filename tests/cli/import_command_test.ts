@@ -202,3 +202,53 @@ Deno.test("APR_KERNELS=typescript imports with the same bytes; a bad value is on
     deepEqual(await listDir(dir), ["ts.apr", "wasm.apr"]);
   });
 });
+
+Deno.test("apr import --quantize q4_k notes the row fallback; --row-fallback takes q8, f16, padded", async () => {
+  await withTempDir(async (dir) => {
+    const run = await runApr(["import", DEMO_MODEL, "-o", `${dir}/q.apr`, "--quantize", "q4_k"]);
+    equal(run.code, 0, run.stderr);
+    const notes = lines(run.stdout).filter((l) => l.startsWith("note: "));
+    equal(notes.length, 2, run.stdout);
+    match(
+      notes[1]!,
+      /^note: 16 tensor\(s\) have rows that are not whole 256-value super-blocks .* written as APR_Q8, .*\(the --row-fallback option; /,
+    );
+    const f16 = await runApr([
+      "import",
+      DEMO_MODEL,
+      "-o",
+      `${dir}/f.apr`,
+      "--quantize",
+      "q4_k",
+      "--row-fallback",
+      "F16",
+      "--json",
+    ]);
+    equal(f16.code, 0, f16.stderr);
+    deepEqual(JSON.parse(f16.stdout).dtypes, { F16: 16, F32: 5 });
+
+    const bad = await runApr(["import", DEMO_MODEL, "-o", `${dir}/x.apr`, "--row-fallback", "q4"]);
+    assertOneLineError(bad, /--row-fallback "q4" is not one of q8, f16, padded/);
+    const gguf = await runApr([
+      "convert",
+      DEMO_MODEL,
+      "-o",
+      `${dir}/x.gguf`,
+      "--quantize",
+      "q4_k",
+      "--row-fallback",
+      "f16",
+    ]);
+    assertOneLineError(gguf, /--row-fallback works for APR output only, not gguf/);
+    deepEqual(await listDir(dir), ["f.apr", "q.apr"]);
+  });
+});
+
+Deno.test("apr import --help says which readers load --compress lz4 files", async () => {
+  const help = await runApr(["import", "--help"]);
+  equal(help.code, 0);
+  match(
+    help.stdout.replace(/\s+/g, " "),
+    /--compress lz4 .*Only realizar built with its non-default apr-compression feature loads it; aprender's reader does not/,
+  );
+});

@@ -288,3 +288,38 @@ Deno.test("apr validate of a missing file exits 2 with one line", async () => {
     /no such file/,
   );
 });
+
+Deno.test("apr validate of an LZ4 APR file says which readers load it (text and --json)", async () => {
+  await withTempDir(async (dir) => {
+    const plain = `${dir}/plain.apr`;
+    await Deno.writeFile(plain, validApr());
+    const lz4 = `${dir}/lz4.apr`;
+    const made = await runApr(["convert", plain, "-o", lz4, "--compress", "lz4"]);
+    equal(made.code, 0, made.stderr);
+    const text = await runApr(["validate", lz4]);
+    equal(text.code, 0, text.stderr);
+    const out = lines(text.stdout);
+    const at = out.indexOf("LZ4-compressed (flag 0x0001); which readers load it:");
+    ok(at >= 0, text.stdout);
+    match(out[at + 1]!, /^ {2}aprkit +loads it/);
+    match(
+      out[at + 2]!,
+      /^ {2}realizar +loads it only when built with its non-default apr-compression feature/,
+    );
+    match(out[at + 3]!, /^ {2}aprender +does not load it: its reader ignores the compression flag/);
+
+    const json = await runApr(["validate", lz4, "--json"]);
+    equal(json.code, 0, json.stderr);
+    const report = JSON.parse(json.stdout);
+    equal(report.compression, "lz4");
+    deepEqual(
+      report.readers.map((r: { reader: string; loads: string }) => [r.reader, r.loads]),
+      [["aprkit", "yes"], ["realizar", "feature"], ["aprender", "no"]],
+    );
+
+    // An uncompressed file says nothing about compression.
+    const plainRun = await runApr(["validate", plain, "--json"]);
+    equal(JSON.parse(plainRun.stdout).readers, undefined);
+    ok(!(await runApr(["validate", plain])).stdout.includes("LZ4"));
+  });
+});

@@ -18,9 +18,10 @@ import { openModel } from "../../src/pipeline/open_model.ts";
 
 Deno.test("row-padded Q4_K tensors go to GGUF as llama-quantize's Q5_0 with one warning, and llama.cpp runs the file", async () => {
   await withTempDir(async (dir) => {
-    // tiny-llama's rows hold 128 or 192 values: Q4_K pads each row to 256.
+    // tiny-llama's rows hold 128 or 192 values: Q4_K pads each row to 256
+    // when asked to (rowFallback "padded"; the default is APR_Q8).
     const apr = `${dir}/q4k.apr`;
-    await convertModel(DEMO_MODEL, apr, { quantize: "q4_k" });
+    await convertModel(DEMO_MODEL, apr, { quantize: "q4_k", rowFallback: "padded" });
     const model = await openModel(apr);
     const padded = model.header.tensors.filter(hasPaddedRows).map((t) => t.name);
     await model.close();

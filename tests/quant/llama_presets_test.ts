@@ -86,6 +86,16 @@ Deno.test("presetTensorTypes() treats tied embeddings as the output tensor", () 
   assertEquals(typesOf(tied, "Q8_0").get("token_embd.weight"), "Q8_0");
 });
 
+Deno.test("presetTensorTypes() types an APR file's tied lm_head copy and the embedding as llama-quantize types the tied GGUF", () => {
+  // APR output carries output.weight (lm_head) as a copy of a tied embedding.
+  const withCopy = llama(2);
+  const tied = typesOf(withCopy, "Q4_K_M", { tied_embeddings: true }, true);
+  assertEquals(tied.get("token_embd.weight"), "Q6_K");
+  assertEquals(tied.get("output.weight"), "Q6_K");
+  // An untied output keeps token_embd at the base type.
+  assertEquals(typesOf(withCopy, "Q4_K_M", {}, true).get("token_embd.weight"), "Q4_K");
+});
+
 Deno.test("presetTensorTypes() falls back as llama.cpp for rows that are not whole super-blocks", () => {
   const tensors = [
     t("blk.0.attn_q.weight", [64, 288]), // 288 = 9 × 32
@@ -98,7 +108,8 @@ Deno.test("presetTensorTypes() falls back as llama.cpp for rows that are not who
   assertEquals(q4.get("output.weight"), "Q8_0");
   assertEquals(typesOf(tensors, "Q5_K_S").get("blk.0.attn_q.weight"), "Q5_1");
   assertEquals(typesOf(tensors, "Q6_K").get("blk.0.attn_q.weight"), "Q8_0");
-  // APR keeps the row-padded K-quant instead, and holds Q8_0/Q5_K as Q6_K.
+  // presetTensorTypes gives APR the K-quant before the fallback (planQuantization
+  // then applies APR's row fallback), and holds Q8_0/Q5_K as Q6_K.
   const apr = typesOf(tensors, "Q4_K_M", {}, true);
   assertEquals(apr.get("blk.0.attn_q.weight"), "Q4_K");
   assertEquals(apr.get("blk.0.attn_k.weight"), "Q4_K");
@@ -136,9 +147,13 @@ Deno.test("presetTensorTypes() applies the 8-expert, attn_qkv and 70B rules", ()
     { num_experts: 8, num_layers: 2 },
   );
   assertEquals([...moe.values()], ["Q8_0", "Q8_0", "Q5_K", "Q6_K"]); // layer 1 of 2 uses more bits
-  const qkv = [t("blk.0.attn_qkv.weight", [768, 256])];
-  assertEquals(typesOf(qkv, "Q4_K_M").get("blk.0.attn_qkv.weight"), "Q5_K");
-  assertEquals(typesOf(qkv, "Q5_K_M").get("blk.0.attn_qkv.weight"), "Q6_K");
+  // The judge's llama.cpp counts a fused attn_qkv as attn_v (category_is_attn_v): its rules and
+  // counter, so in 2 layers only the last gets more bits (as llama-quantize gave Phi-3's fixture,
+  // tests/arch/converter_manifest_test.ts).
+  const qkv = [t("blk.0.attn_qkv.weight", [768, 256]), t("blk.1.attn_qkv.weight", [768, 256])];
+  assertEquals([...typesOf(qkv, "Q4_K_M").values()], ["Q4_K", "Q6_K"]);
+  assertEquals([...typesOf(qkv, "Q5_K_M").values()], ["Q5_K", "Q6_K"]);
+  assertEquals([...typesOf(qkv, "Q4_K_S").values()], ["Q5_K", "Q5_K"]); // first 4 attn_v-likes
   const big = llama(80);
   const gqa = typesOf(big, "Q4_K_S", { num_layers: 80, num_heads: 64, num_kv_heads: 8 });
   assertEquals(layersWith(gqa, "attn_v", "Q5_K").length, 80); // 70B: Q4_K → Q5_K

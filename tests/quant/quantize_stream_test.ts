@@ -1,6 +1,6 @@
 import { deepStrictEqual as assertEquals, ok, rejects, throws } from "node:assert/strict";
 import { QuantizeStream } from "../../src/quant/quantize_stream.ts";
-import { planQuantization } from "../../src/quant/plan_quantization.ts";
+import { planModel, planQuantization } from "../../src/quant/plan_quantization.ts";
 import { encodeF16 } from "../../src/quant/f16.ts";
 import { encodeBf16 } from "../../src/quant/bf16.ts";
 import { encodeAprQ8Tensor } from "../../src/quant/apr_q8.ts";
@@ -91,7 +91,8 @@ Deno.test("planQuantization() applies aprender's policy and makes every tensor A
       "blk.0.attn_norm.weight:F32:16384",
       "blk.0.attn_q.bias:F32:16384",
       "small.weight:F32:4000",
-      "q8:Q4_K:4608",
+      // Rows of 64 values are not whole super-blocks: APR's row fallback.
+      "q8:APR_Q8:2052",
       "q4k:Q4_K:576",
       "mask:U8:8",
       "ids:I64:16",
@@ -186,7 +187,15 @@ Deno.test("QuantizeStream payloads equal the kernels' output for odd chunk sizes
         const { entry, counter } = memoryEntry(info, bytes, size);
         const out = await Array.fromAsync(
           modelStream({ format: "t", metadata: {}, tensors: [info] }, [entry])
-            .pipeThrough(new QuantizeStream({ to: target.to, all: true, maxChunkElements: 64 })),
+            .pipeThrough(
+              // The row-padded K-quant layout, asked for (rows of 300 values).
+              new QuantizeStream({
+                to: target.to,
+                all: true,
+                maxChunkElements: 64,
+                rowFallback: "padded",
+              }),
+            ),
         );
         const header = out[0]!.type === "header" ? out[0]!.header : undefined;
         const tensor = out[1]!.type === "tensor" ? out[1]!.tensor : undefined;
@@ -302,7 +311,14 @@ Deno.test("QuantizeStream with workers gives the same bytes and stops its worker
       // Rows of 700 values: 2 whole blocks per row go to workers, the padded third in-thread.
       const out = await Array.fromAsync(
         modelStream({ format: "t", metadata: {}, tensors: [info, info] }, [entry, entry])
-          .pipeThrough(new QuantizeStream({ to: target.to, workers: 2, maxChunkElements: 512 })),
+          .pipeThrough(
+            new QuantizeStream({
+              to: target.to,
+              workers: 2,
+              maxChunkElements: 512,
+              rowFallback: "padded",
+            }),
+          ),
       );
       for (const c of out.slice(1)) {
         const tensor = c.type === "tensor" ? c.tensor : undefined;
@@ -373,4 +389,37 @@ Deno.test("QuantizeStream payloads propagate cancellation to the source and sour
         /tensor "w": payload ended after 100 of 16384 bytes/.test(e.message),
     );
   });
+});
+
+Deno.test("planModel() gives K-quant rows that are not whole super-blocks APR's row fallback", () => {
+  const header = {
+    format: "t",
+    metadata: { architecture: "llama" },
+    tensors: [f32Info("blk.0.attn_q.weight", [64, 288]), f32Info("blk.0.attn_k.weight", [64, 512])],
+  };
+  const plan = (options: Parameters<typeof planModel>[1]) =>
+    planModel(header, options).plans.map((p) =>
+      `${p.info.dtype}:${p.info.byteLength}:${p.rowFallbackFrom ?? "-"}`
+    );
+  // Rows of 288 fall back; rows of 512 are whole super-blocks and stay K-quants.
+  assertEquals(plan({ to: "q4_k" }), ["APR_Q8:18436:Q4_K", "Q4_K:18432:-"]);
+  assertEquals(plan({ to: "q6_k", rowFallback: "f16" }), ["F16:36864:Q6_K", "Q6_K:26880:-"]);
+  assertEquals(plan({ to: "q4_k", rowFallback: "padded" }), ["Q4_K:18432:-", "Q4_K:18432:-"]);
+  assertEquals(plan({ to: "q4_k_m" }), ["APR_Q8:18436:Q4_K", "Q4_K:18432:-"]);
+  // GGUF output gets llama.cpp's own fallback types instead (llama_presets.ts).
+  assertEquals(plan({ to: "q4_k_m", ggufTypes: true }), ["Q5_0:12672:-", "Q4_K:18432:-"]);
+});
+
+Deno.test("planModel() counts a fallback the source's type already is (F16 rows under --row-fallback f16)", () => {
+  const info: TensorInfo = {
+    name: "blk.0.attn_q.weight",
+    dtype: "F16",
+    shape: [64, 288],
+    byteLength: 64 * 288 * 2,
+  };
+  const header = { format: "t", metadata: { architecture: "llama" }, tensors: [info] };
+  for (const to of ["q4_k", "q4_k_m"] as const) {
+    const [p] = planModel(header, { to, rowFallback: "f16" }).plans;
+    assertEquals([p!.action, p!.info.dtype, p!.rowFallbackFrom], ["copy", "F16", "Q4_K"], to);
+  }
 });

@@ -4,7 +4,8 @@
  * Mixtral (`MixtralForCausalLM`): llama.cpp's converter registers it with
  * `LlamaModel` (conversion/llama.py), a `llama` GGUF whose per-expert
  * `w1/w2/w3` are stacked into `ffn_{gate,down,up}_exps` and whose router is
- * `ffn_gate_inp`.
+ * `ffn_gate_inp`; for APR, the names realizar looks up (`mlp.gate`,
+ * `mlp.experts.E.{gate,down,up}_proj`).
  *
  * @module
  */
@@ -19,11 +20,7 @@ export const MIXTRAL: Family = {
   hfArchitectures: ["MixtralForCausalLM"],
   hfModelTypes: ["mixtral"],
   ggufArchitecture: "llama",
-  blockNames: [
-    ...LLAMA_BLOCK,
-    ["ffn_gate_inp", "block_sparse_moe.gate"],
-    ["ffn_gate_inp", "mlp.gate"],
-  ],
+  blockNames: [...LLAMA_BLOCK, ["ffn_gate_inp", "block_sparse_moe.gate"]],
   experts: {
     prefix: "block_sparse_moe.experts",
     stacks: [
@@ -35,5 +32,14 @@ export const MIXTRAL: Family = {
   permutesQk: true,
   tiedByDefault: false,
   ggufRenamesOnly: false,
+  // realizar looks MoE tensors up under Qwen's names.
+  apr: {
+    rename: [
+      ["block_sparse_moe.gate", "mlp.gate"],
+      ["block_sparse_moe.experts.{E}.w1", "mlp.experts.{E}.gate_proj"],
+      ["block_sparse_moe.experts.{E}.w2", "mlp.experts.{E}.down_proj"],
+      ["block_sparse_moe.experts.{E}.w3", "mlp.experts.{E}.up_proj"],
+    ],
+  },
   gguf: LLAMA_GGUF,
 };

@@ -4,7 +4,8 @@
  * Phi-3 / Phi-3.5 / Phi-4 (`Phi3ForCausalLM`), after llama.cpp's
  * `Phi3MiniModel` (conversion/phi.py): the fused `qkv_proj` stays fused
  * (`attn_qkv`) and the fused `gate_up_proj` becomes `ffn_up` (llama.cpp
- * splits it at load time); its own key order; LongRoPE factors
+ * splits it at load time; for APR it is split, as realizar wants); its own
+ * key order; LongRoPE factors
  * (`rope_factors_long/short.weight`) for Phi-3.5's long-context models.
  *
  * @module
@@ -57,5 +58,7 @@ export const PHI3: Family = {
   permutesQk: false,
   tiedByDefault: false,
   ggufRenamesOnly: true,
+  // realizar knows the fused qkv_proj, not gate_up_proj (whose first half is the gate).
+  apr: { split: [["mlp.gate_up_proj", ["mlp.gate_proj", "mlp.up_proj"]]] },
   gguf: { writeKv: writePhi3Kv, generate: phi3RopeFactors },
 };

@@ -39,7 +39,7 @@ import { ModelFormatError } from "../../errors.ts";
 import type { ModelMetadata } from "../../tensor.ts";
 import type { ModelFiles } from "../../io/model_files.ts";
 import { ggufTokenizerFields } from "./hf_tokenizer_gguf.ts";
-import { architectureOfHf, tiedByDefault } from "../../arch/registry.ts";
+import { architectureOfHf, familyOf, tiedByDefault } from "../../arch/registry.ts";
 
 /**
  * Largest config-like companion read (`config.json`, `tokenizer_config.json`,
@@ -278,11 +278,11 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
       "n_ctx",
     ]),
   );
-  // transformers 5 nests Gemma 3's per-attention-type parameters: the global layers' base.
   const ropeParameters = record(text["rope_parameters"]) ?? {};
   set(
     "rope_theta",
     firstNumber(text, ["rope_theta"]) ?? firstNumber(ropeParameters, ["rope_theta"]) ??
+      // transformers 5's per-attention-type parameters (Gemma 3): the global layers' base.
       firstNumber(record(ropeParameters["full_attention"]) ?? {}, ["rope_theta"]),
   );
   // A RoPE model in Hugging Face layout rotates pairs (i, i + head_dim/2):
@@ -290,7 +290,11 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   // llama files differ because llama.cpp's converter permutes Q/K rows for
   // its NORM style; imported HF weights are not permuted, so NEOX is right
   // for every architecture here.
-  if (out.rope_theta !== undefined) out.rope_type = ROPE_TYPE_NEOX;
+  // realizar reads rope_type to choose its rotation: every family aprkit
+  // knows uses RoPE, so it is written for them even without a rope_theta.
+  if (out.rope_theta !== undefined || familyOf(architecture) !== undefined) {
+    out.rope_type = ROPE_TYPE_NEOX;
+  }
   set(
     "rms_norm_eps",
     firstNumber(text, ["rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "norm_eps"]),
@@ -406,6 +410,22 @@ export async function readHfCompanions(
   files: ModelFiles,
   options: ReadHfCompanionsOptions = {},
 ): Promise<ModelMetadata> {
+  return aprMetadataFromHf(await readHfCompanionFiles(files, options));
+}
+
+/**
+ * Read and parse a repository's companion files, those present.
+ *
+ * @param files The repository.
+ * @param options The folder of the model inside the repository.
+ * @returns The parsed files.
+ * @throws {ModelFormatError} When a companion is over its size cap, not UTF-8,
+ * or not a JSON object.
+ */
+export async function readHfCompanionFiles(
+  files: ModelFiles,
+  options: ReadHfCompanionsOptions = {},
+): Promise<HfCompanions> {
   const prefix = options.directory ? `${options.directory.replace(/\/+$/, "")}/` : "";
   const listing = new Set(await files.list());
   const json = async (name: string, maxBytes: number): Promise<unknown> =>
@@ -432,5 +452,5 @@ export async function readHfCompanions(
     MAX_CONFIG_BYTES,
   );
   if (chatTemplate !== undefined) companions.chatTemplate = chatTemplate;
-  return aprMetadataFromHf(companions);
+  return companions;
 }

@@ -11,7 +11,8 @@
 
 import { ModelFormatError } from "../../errors.ts";
 import { type ByteSource, DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
-import { readHfCompanions } from "./hf_metadata.ts";
+import { aprMetadataFromHf, readHfCompanionFiles } from "./hf_metadata.ts";
+import { dequantizeCheckpoint } from "../../quant/checkpoint/mod.ts";
 import { jsonHoldsMoreThan } from "../../io/json_depth.ts";
 import type { ModelFiles } from "../../io/model_files.ts";
 import type {
@@ -76,12 +77,24 @@ export interface OpenSafetensorsModelOptions {
    * @default {true}
    */
   companions?: boolean;
+  /**
+   * Serve the tensors as stored: a quantized checkpoint's packed weights and
+   * scales as they are, not dequantized (for tools that inspect them).
+   *
+   * @default {false}
+   */
+  asStored?: boolean;
 }
 
 /** A SafeTensors model (one file or N shards) as one reader. */
 export interface SafetensorsModelReader extends ModelReader {
   /** Paths inside the repository of the SafeTensors files read, in reading order. */
   readonly shards: readonly string[];
+  /**
+   * The `quantization_config.quant_method` whose tensors this reader serves
+   * dequantized (`fp8`, `gptq`…), or `undefined` for a plain checkpoint.
+   */
+  readonly quantMethod?: string | undefined;
 }
 
 /** N shards as one reader. */
@@ -332,8 +345,13 @@ export async function openSafetensorsModel(
   if (indexPath === undefined && listing.has(SAFETENSORS_INDEX_NAME)) {
     indexPath = SAFETENSORS_INDEX_NAME;
   }
-  const companions = async (directory: string): Promise<ModelMetadata> =>
-    options.companions === false ? {} : await readHfCompanions(files, { directory });
+  let config: unknown;
+  const companions = async (directory: string): Promise<ModelMetadata> => {
+    if (options.companions === false) return {};
+    const parsed = await readHfCompanionFiles(files, { directory });
+    config = parsed.config;
+    return aprMetadataFromHf(parsed);
+  };
 
   if (indexPath === undefined) {
     if (!listing.has(SAFETENSORS_SINGLE_NAME)) {
@@ -351,7 +369,12 @@ export async function openSafetensorsModel(
           ? undefined
           : { ...reader.safetensorsHeader.metadata },
       );
-      return new SingleFileReader(reader, metadata);
+      return await dequantized(
+        new SingleFileReader(reader, metadata),
+        config,
+        files.name,
+        options.asStored,
+      );
     } catch (error) {
       await reader.close();
       throw error;
@@ -478,13 +501,42 @@ export async function openSafetensorsModel(
     }
   }
   const metadata = mergeMetadata(await companions(directory), sourceMetadata);
-  return new ShardedReader(
-    metadata,
-    paths,
-    headers,
-    new ShardPool(files, paths, sizes),
-    chunkSize,
+  return await dequantized(
+    new ShardedReader(metadata, paths, headers, new ShardPool(files, paths, sizes), chunkSize),
+    config,
+    files.name,
+    options.asStored,
   );
+}
+
+/**
+ * A quantized checkpoint's reader serving its dequantized tensors (see
+ * `quant/checkpoint/mod.ts`); a plain one as it is. Closes the reader when
+ * the checkpoint is refused.
+ */
+async function dequantized(
+  reader: SafetensorsModelReader,
+  config: unknown,
+  location: string,
+  asStored: boolean | undefined,
+): Promise<SafetensorsModelReader> {
+  if (asStored) return reader;
+  let result;
+  try {
+    result = await dequantizeCheckpoint(reader.tensors, config, location);
+  } catch (error) {
+    await reader.close();
+    throw error;
+  }
+  if (result.method === undefined) return reader;
+  const tensors = result.tensors;
+  return {
+    header: { ...reader.header, tensors: tensors.map((t) => t.info) },
+    tensors,
+    shards: reader.shards,
+    quantMethod: result.method,
+    close: () => reader.close(),
+  };
 }
 
 interface SafetensorsIndex {

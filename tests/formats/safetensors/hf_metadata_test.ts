@@ -195,6 +195,8 @@ Deno.test("readHfCompanions() reads the companions present, in a subfolder too",
   assert.deepStrictEqual(sub, {
     architecture: "llama",
     hf_architecture: "LlamaForCausalLM",
+    // A known family always gets rope_type (issue 18 item 5), rope_theta or not.
+    rope_type: 2,
     hf_config: { architectures: ["LlamaForCausalLM"] },
   });
   assert.deepStrictEqual(await readHfCompanions(new MemoryModelFiles({})), {});

@@ -1,0 +1,109 @@
+// This module is browser compatible.
+
+/**
+ * The one-line notes an APR import owes its user about types it could not
+ * keep (docs/INTEROP.md, "APR"): K-quant tensors whose rows are not whole
+ * super-blocks, written in a type every APR reader decodes alike, and source
+ * types APR has no code for (GGUF's Q5_K, Q8_0, Q5_0…), stored in a wider
+ * type that holds their values exactly.
+ *
+ * @module
+ */
+
+import { DTYPES } from "../dtype.ts";
+import type { TensorPlan } from "../quant/plan_quantization.ts";
+import { aprRowType, type RowFallback } from "../quant/apr_row_fallback.ts";
+
+/** At most this many tensor names are listed in a note. */
+const LISTED = 3;
+
+/**
+ * The notes for one planned APR output, at most one per kind.
+ *
+ * @example Usage
+ * ```ts
+ * import { aprPlanNotes } from "./apr_plan_notes.ts";
+ * const source = { name: "w", dtype: "F32" as const, shape: [4, 128], byteLength: 2048 };
+ * const notes = aprPlanNotes([{
+ *   source,
+ *   info: { ...source, dtype: "APR_Q8", byteLength: 516 },
+ *   action: "float",
+ *   quantized: true,
+ *   rowFallbackFrom: "Q4_K",
+ * }]);
+ * console.assert(notes.length === 1 && notes[0]!.startsWith("1 tensor(s) have rows"));
+ * ```
+ *
+ * @param plans Every tensor's plan, in header order.
+ * @param rowFallback The row fallback asked for (`"padded"`: padded K-quants are wanted).
+ * @returns The notes, each one line.
+ */
+export function aprPlanNotes(
+  plans: readonly TensorPlan[],
+  rowFallback: RowFallback = "q8",
+): string[] {
+  const notes: string[] = [];
+  const fellBack = plans.filter((p) => p.rowFallbackFrom !== undefined);
+  if (fellBack.length > 0) {
+    const from = distinct(fellBack.map((p) => p.rowFallbackFrom!));
+    const to = distinct(fellBack.map((p) => p.info.dtype));
+    const widths = distinct(
+      fellBack.map((p) => String(p.info.shape[p.info.shape.length - 1] ?? 1)),
+    );
+    notes.push(
+      `${fellBack.length} tensor(s) have rows that are not whole 256-value super-blocks ` +
+        `(rows of ${widths}: ${names(fellBack)}); as ${from}, APR readers would decode them ` +
+        "differently (aprender and realizar's get_tensor_f32 read them flat), so they are written " +
+        `as ${to}, which every APR reader decodes alike (the rowFallback option; ` +
+        "docs/QUANTIZATION.md)",
+    );
+  }
+  // Row-padded K-quants copied from an APR source (an older aprkit's or
+  // aprender's file) stay as they are: say that only realizar's transformer
+  // loader decodes them right, unless they were asked for.
+  const keptPadded = rowFallback === "padded" ? [] : plans.filter((p) =>
+    p.action === "copy" &&
+    aprRowType(p.info.dtype, p.info.shape[p.info.shape.length - 1] ?? 1, "q8") !== p.info.dtype
+  );
+  if (keptPadded.length > 0) {
+    notes.push(
+      `${keptPadded.length} ${distinct(keptPadded.map((p) => p.info.dtype))} tensor(s) of the ` +
+        `source have rows padded to whole super-blocks (${names(keptPadded)}) and are copied as ` +
+        "they are: only realizar's transformer loader decodes them right (aprender and " +
+        "realizar's get_tensor_f32 read them flat); convert from the original model to write the " +
+        "row fallback instead",
+    );
+  }
+  // Decoded to F32, which holds every value of these types exactly (a
+  // requested F16/BF16 cast is not "the same values", and not this note).
+  const widened = plans.filter((p) =>
+    p.action === "float" && p.info.dtype === "F32" &&
+    DTYPES[p.source.dtype].layout === "row_blocks" && DTYPES[p.source.dtype].aprCode === undefined
+  );
+  if (widened.length > 0) {
+    const before = widened.reduce((s, p) => s + p.source.byteLength, 0);
+    const after = widened.reduce((s, p) => s + p.info.byteLength, 0);
+    notes.push(
+      `${widened.length} tensor(s) of types ${distinct(widened.map((p) => p.source.dtype))} ` +
+        `(${names(widened)}) have no APR type; storing them as F32 with the same values, ` +
+        `${size(before)} → ${size(after)} (${(after / before).toFixed(1)}× larger; an export ` +
+        "back to GGUF keeps them F32)",
+    );
+  }
+  return notes;
+}
+
+function distinct(values: readonly string[]): string {
+  return [...new Set(values)].join("/");
+}
+
+function names(plans: readonly TensorPlan[]): string {
+  const listed = plans.slice(0, LISTED).map((p) => p.source.name).join(", ");
+  return plans.length > LISTED ? `${listed}, …` : listed;
+}
+
+function size(bytes: number): string {
+  return bytes >= 2 ** 20
+    ? `${(bytes / 2 ** 20).toFixed(1)} MiB`
+    : `${(bytes / 1024).toFixed(1)} KiB`;
+}

@@ -1,0 +1,221 @@
+// This module is browser compatible.
+
+/**
+ * `quant_method: "compressed-tensors"` (llm-compressor / vLLM checkpoints,
+ * e.g. RedHatAI's `…-FP8-dynamic`, `…-quantized.w8a8`, `…-quantized.w4a16`),
+ * as llama.cpp's `ModelBase.dequant_model` reads them:
+ *
+ * - `float-quantized`, `int-quantized`, `naive-quantized`: the weight (F8_E4M3
+ *   or I8) times a symmetric `weight_scale` per tensor, channel or
+ *   `block_structure` block (`dequant_simple`).
+ * - `pack-quantized`: `weight_packed` + `weight_scale` (+ `weight_zero_point`)
+ *   per `group_size` inputs, `weight_shape` the unpadded shape (`dequant_packed`,
+ *   see `_int_packed.ts`).
+ *
+ * Activation, KV-cache and input scales are unused and dropped. Several
+ * config groups (llama.cpp refuses them too), NVFP4 and other formats are
+ * refused.
+ *
+ * @module
+ */
+
+import type { TensorEntry } from "../../tensor.ts";
+import { packedEntry } from "./_int_packed.ts";
+import {
+  blockSizes,
+  checkpointError,
+  companion,
+  count,
+  type QuantContext,
+  type QuantMethod,
+  replaceGroups,
+  shapeText,
+} from "./_method.ts";
+import { readRange } from "./_read.ts";
+import { scaledEntry } from "./_scaled.ts";
+
+/** The formats of a weight times its scale. */
+const SCALED = ["float-quantized", "int-quantized", "naive-quantized"];
+/** Every format dequantized here. */
+const FORMATS = [...SCALED, "pack-quantized"];
+/** The weight strategies of the scaled formats. */
+const STRATEGIES = ["tensor", "channel", "block"];
+/** Tensors with no use once the weights are dequantized. */
+const UNUSED = [".input_scale", ".input_zero_point", ".k_scale", ".v_scale", ".output_scale"];
+
+function weightScheme(context: QuantContext, format: string): Record<string, unknown> {
+  const groups = context.config["config_groups"];
+  const list = groups !== null && typeof groups === "object" ? Object.values(groups) : [];
+  if (list.length !== 1) {
+    throw checkpointError(
+      context,
+      `quantization_config.config_groups must hold exactly one group (found ${list.length})`,
+    );
+  }
+  const weights = (list[0] as Record<string, unknown> | null)?.["weights"];
+  if (weights === null || typeof weights !== "object") {
+    throw checkpointError(context, "quantization_config.config_groups has no weights scheme");
+  }
+  const scheme = weights as Record<string, unknown>;
+  const strategy = scheme["strategy"];
+  const supported = format === "pack-quantized" ? ["group"] : STRATEGIES;
+  if (typeof strategy !== "string" || !supported.includes(strategy)) {
+    throw checkpointError(
+      context,
+      `${format} weight strategy ${JSON.stringify(strategy)} is not supported (supported: ${
+        supported.join(", ")
+      })`,
+    );
+  }
+  if (format !== "pack-quantized" && scheme["symmetric"] === false) {
+    throw checkpointError(
+      context,
+      `${format}: asymmetric weights (a zero point) are not supported`,
+    );
+  }
+  return scheme;
+}
+
+/** The compressed-tensors method. */
+export const COMPRESSED_TENSORS: QuantMethod = {
+  name: "compressed-tensors",
+  reference:
+    "llama.cpp conversion/base.py dequant_simple, dequant_packed; neuralmagic/compressed-tensors",
+  companions: [
+    ".weight_scale",
+    ".weight_zero_point",
+    ".weight_packed",
+    ".weight_shape",
+    ".weight_g_idx",
+    ...UNUSED,
+  ],
+  async dequantize(tensors, context) {
+    const format = context.config["format"];
+    if (typeof format !== "string" || !FORMATS.includes(format)) {
+      throw checkpointError(
+        context,
+        `format ${JSON.stringify(format) ?? "none"} is not supported (supported: ${
+          FORMATS.join(", ")
+        })`,
+      );
+    }
+    const scheme = weightScheme(context, format);
+    const dropped = new Set(
+      tensors.map((t) => t.info.name).filter((n) => UNUSED.some((s) => n.endsWith(s))),
+    );
+    const groups = format === "pack-quantized"
+      ? await packedGroups(tensors, scheme, context)
+      : scaledGroups(tensors, scheme, context);
+    return replaceGroups(tensors, groups, dropped, context);
+  },
+};
+
+function scaledGroups(
+  tensors: readonly TensorEntry[],
+  scheme: Record<string, unknown>,
+  context: QuantContext,
+): { entry: TensorEntry; replaces: string[] }[] {
+  const blocks = blockSizes(
+    context,
+    scheme["strategy"] === "block" ? scheme["block_structure"] : undefined,
+    "the weights' block_structure",
+  );
+  if (scheme["strategy"] === "block" && blocks === undefined) {
+    throw checkpointError(context, "block strategy without a block_structure");
+  }
+  const byName = new Map(tensors.map((t) => [t.info.name, t]));
+  const groups: { entry: TensorEntry; replaces: string[] }[] = [];
+  for (const { info: { name } } of tensors) {
+    if (name.endsWith(".weight_zero_point")) {
+      throw checkpointError(
+        context,
+        `tensor "${name}": asymmetric weights (a zero point) are not supported`,
+      );
+    }
+    if (!name.endsWith(".weight_scale")) continue;
+    const weightName = name.slice(0, -"_scale".length);
+    const weight = companion(byName, weightName, context, name);
+    groups.push({
+      entry: scaledEntry(weightName, weight, byName.get(name)!, blocks, context),
+      replaces: [weightName, name],
+    });
+  }
+  return groups;
+}
+
+async function packedGroups(
+  tensors: readonly TensorEntry[],
+  scheme: Record<string, unknown>,
+  context: QuantContext,
+): Promise<{ entry: TensorEntry; replaces: string[] }[]> {
+  const bits = scheme["num_bits"];
+  const groupSize = scheme["group_size"];
+  if (bits !== 2 && bits !== 4 && bits !== 8) {
+    throw checkpointError(
+      context,
+      `pack-quantized num_bits ${JSON.stringify(bits)} is not supported (supported: 2, 4, 8)`,
+    );
+  }
+  if (typeof groupSize !== "number" || !Number.isSafeInteger(groupSize) || groupSize <= 0) {
+    throw checkpointError(
+      context,
+      `pack-quantized group_size must be a positive integer (found ${JSON.stringify(groupSize)})`,
+    );
+  }
+  if ((scheme["type"] ?? "int") !== "int") {
+    throw checkpointError(
+      context,
+      `pack-quantized type ${JSON.stringify(scheme["type"])} is not int`,
+    );
+  }
+  const byName = new Map(tensors.map((t) => [t.info.name, t]));
+  const groups: { entry: TensorEntry; replaces: string[] }[] = [];
+  for (const { info: { name } } of tensors) {
+    if (!name.endsWith(".weight_packed")) continue;
+    const base = name.slice(0, -"_packed".length);
+    const part = (suffix: string) => companion(byName, base + suffix, context, name);
+    const shapeTensor = part("_shape");
+    const zeroPoint = byName.get(base + "_zero_point");
+    groups.push({
+      entry: packedEntry(
+        base,
+        {
+          packed: part("_packed"),
+          scale: part("_scale"),
+          zeroPoint,
+          shape: await weightShape(shapeTensor, context),
+        },
+        bits,
+        groupSize,
+        context,
+      ),
+      replaces: ["_packed", "_scale", "_shape", ...(zeroPoint ? ["_zero_point"] : [])].map((s) =>
+        base + s
+      ),
+    });
+  }
+  return groups;
+}
+
+/** `W.weight_shape`: two non-negative integers, read when the model is opened. */
+async function weightShape(
+  entry: TensorEntry,
+  context: QuantContext,
+): Promise<[number, number]> {
+  const { dtype, shape } = entry.info;
+  if ((dtype !== "I64" && dtype !== "I32") || count(shape) !== 2 || shape.length !== 1) {
+    throw checkpointError(
+      context,
+      `"${entry.info.name}" is ${dtype} ${shapeText(shape)}, expected two I64 or I32 values`,
+    );
+  }
+  const bytes = await readRange(entry, 0, entry.info.byteLength);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const dims = [0, 1].map((i) =>
+    dtype === "I64" ? Number(view.getBigInt64(i * 8, true)) : view.getInt32(i * 4, true)
+  );
+  if (!dims.every((d) => Number.isSafeInteger(d) && d >= 0 && d <= 2 ** 31)) {
+    throw checkpointError(context, `"${entry.info.name}" holds ${shapeText(dims)}, not a shape`);
+  }
+  return [dims[0]!, dims[1]!];
+}

@@ -1,0 +1,145 @@
+// This module is browser compatible.
+
+/**
+ * Quantized Hugging Face checkpoints (DESIGN.md §2.5a, "quantized
+ * checkpoint"): the one map from `quantization_config.quant_method` to the
+ * module that knows its companion tensors and formula. A checkpoint of a
+ * listed method reads as its dequantized F32 tensors (streamed in row bands,
+ * the scale/zero/index tensors consumed); any other method is refused before
+ * anything is written. A new method is one new file plus one line here.
+ *
+ * @module
+ */
+
+import { ModelFormatError } from "../../errors.ts";
+import type { TensorEntry } from "../../tensor.ts";
+import type { QuantContext, QuantMethod } from "./_method.ts";
+import { AWQ } from "./awq.ts";
+import { BITNET } from "./bitnet.ts";
+import { COMPRESSED_TENSORS } from "./compressed_tensors.ts";
+import { FP8 } from "./fp8.ts";
+import { GPTQ } from "./gptq.ts";
+import { MXFP4 } from "./mxfp4.ts";
+
+export type { QuantMethod };
+
+/** Every method aprkit dequantizes, by `quant_method`. */
+export const QUANT_METHODS: ReadonlyMap<string, QuantMethod> = new Map(
+  [AWQ, BITNET, COMPRESSED_TENSORS, FP8, GPTQ, MXFP4].map((m) => [m.name, m]),
+);
+
+/**
+ * Tensor name endings only a quantized checkpoint has: seen without a
+ * `quantization_config`, they would be written raw.
+ */
+const QUANTIZED_SUFFIXES = [".qweight", ".qzeros", "_scale_inv", ".weight_packed", ".weight_shape"];
+
+/**
+ * Refuse a lone SafeTensors file holding a quantized checkpoint's tensors:
+ * without its folder's `config.json` nothing says how to dequantize them,
+ * and writing them raw would make a wrong model.
+ *
+ * @param tensors The file's tensors.
+ * @param location The file, for the message.
+ * @throws {ModelFormatError} When a tensor name is one only quantized checkpoints have.
+ */
+export function refuseLoneQuantized(tensors: readonly TensorEntry[], location: string): void {
+  const raw = tensors.find((t) => QUANTIZED_SUFFIXES.some((s) => t.info.name.endsWith(s)));
+  if (raw !== undefined) {
+    throw new ModelFormatError(
+      "SafeTensors",
+      location,
+      `tensor "${raw.info.name}" is part of a quantized checkpoint; open the model's folder (with its config.json) to read it dequantized`,
+    );
+  }
+}
+
+/** What {@linkcode dequantizeCheckpoint} did. */
+export interface DequantizedCheckpoint {
+  /** The tensors to read: the dequantized ones in place of their groups. */
+  readonly tensors: readonly TensorEntry[];
+  /** The `quant_method` dequantized, or `undefined` for a plain checkpoint. */
+  readonly method: string | undefined;
+}
+
+/**
+ * The quantization config of a `config.json`: `quantization_config`, or the
+ * older `compression_config` of compressed-tensors checkpoints.
+ *
+ * @param config The parsed `config.json` (any value).
+ * @returns The config object, or `undefined` when the model is not quantized.
+ */
+export function quantizationConfig(config: unknown): Record<string, unknown> | undefined {
+  if (config === null || typeof config !== "object" || Array.isArray(config)) return undefined;
+  const root = config as Record<string, unknown>;
+  for (const key of ["quantization_config", "compression_config"]) {
+    const value = root[key];
+    if (value !== undefined && value !== null) {
+      if (typeof value !== "object" || Array.isArray(value)) return { quant_method: value };
+      return value as Record<string, unknown>;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Replace a checkpoint's quantized tensor groups by their dequantized F32
+ * tensors, as its `quantization_config` says.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const { tensors } = await dequantizeCheckpoint(reader.tensors, config, "./Qwen3-8B-FP8");
+ * ```
+ *
+ * @param tensors The checkpoint's tensors, in order.
+ * @param config The parsed `config.json` (or `undefined` when there is none).
+ * @param location The model's path or URL, for messages.
+ * @param options `tileBytes`: packed source bytes kept per tile (default 16 MiB).
+ * @returns The tensors to read and the method.
+ * @throws {ModelFormatError} For a method not in {@linkcode QUANT_METHODS} (naming
+ * it and the supported list), a config or tensor shape the method cannot
+ * use, a companion tensor without its weight, or quantized tensors in a
+ * checkpoint whose config says nothing about them.
+ */
+export async function dequantizeCheckpoint(
+  tensors: readonly TensorEntry[],
+  config: unknown,
+  location: string,
+  options: { readonly tileBytes?: number } = {},
+): Promise<DequantizedCheckpoint> {
+  const quant = quantizationConfig(config);
+  if (quant === undefined) {
+    const raw = tensors.find((t) => QUANTIZED_SUFFIXES.some((s) => t.info.name.endsWith(s)));
+    if (raw !== undefined) {
+      throw new ModelFormatError(
+        "model",
+        location,
+        `tensor "${raw.info.name}" is part of a quantized checkpoint, but config.json has no quantization_config saying how to dequantize it`,
+      );
+    }
+    return { tensors, method: undefined };
+  }
+  const name = quant["quant_method"];
+  const method = typeof name === "string" ? QUANT_METHODS.get(name.toLowerCase()) : undefined;
+  if (method === undefined) {
+    throw new ModelFormatError(
+      "model",
+      location,
+      `quantization_config.quant_method ${
+        JSON.stringify(name) ?? "(missing)"
+      } is not supported (supported: ${[...QUANT_METHODS.keys()].join(", ")})`,
+    );
+  }
+  const context: QuantContext = { config: quant, location, ...options };
+  const out = await method.dequantize(tensors, context);
+  // What the method left of its companions could only be written raw.
+  const left = out.find((t) => method.companions.some((s) => t.info.name.endsWith(s)));
+  if (left !== undefined) {
+    throw new ModelFormatError(
+      "model",
+      location,
+      `${method.name} checkpoint: tensor "${left.info.name}" belongs to no quantized weight`,
+    );
+  }
+  return { tensors: out, method: method.name };
+}

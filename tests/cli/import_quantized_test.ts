@@ -1,0 +1,257 @@
+/**
+ * `apr import`/`convert` of quantized Hugging Face checkpoints the CLI must
+ * refuse (issue 25 item 5): a `quant_method` aprkit does not dequantize
+ * (bitsandbytes, hqq, exl2, aqlm…), quantized tensors without a
+ * `quantization_config`, and hostile companions (a g_idx outside its groups,
+ * scales that do not fit, blocks of size 0). Each is one line naming the file
+ * and what is wrong, exit 2, and no output file.
+ *
+ * @module
+ */
+
+import { deepEqual, equal, match } from "node:assert/strict";
+import { encodeSafetensors } from "../../src/formats/safetensors/encode.ts";
+import type { DType } from "../../src/dtype.ts";
+import { openModel } from "../../src/pipeline/open_model.ts";
+import { type HubServerFile, sha256Hex, startHubServer } from "../_hub_server.ts";
+import { assertOneLineError, runApr, testdata, withTempDir } from "./_run_apr.ts";
+
+const SUPPORTED = "(supported: awq, bitnet, compressed-tensors, fp8, gptq, mxfp4)";
+
+interface Tensor {
+  name: string;
+  dtype: DType;
+  shape: number[];
+  data?: Uint8Array;
+}
+
+const SIZE: Partial<Record<DType, number>> = { F32: 4, F16: 2, BF16: 2, I32: 4, U8: 1, F8_E4M3: 1 };
+
+/** A model folder: config.json with `quantization` and the tensors (zeros unless given). */
+async function model(dir: string, quantization: unknown, tensors: Tensor[]): Promise<string> {
+  const folder = `${dir}/model`;
+  await Deno.mkdir(folder);
+  const config: Record<string, unknown> = {
+    architectures: ["LlamaForCausalLM"],
+    model_type: "llama",
+    hidden_size: 8,
+  };
+  if (quantization !== undefined) config["quantization_config"] = quantization;
+  await Deno.writeTextFile(`${folder}/config.json`, JSON.stringify(config));
+  await Deno.writeFile(
+    `${folder}/model.safetensors`,
+    encodeSafetensors({
+      tensors: tensors.map((t) => ({
+        name: t.name,
+        dtype: t.dtype,
+        shape: t.shape,
+        data: t.data ?? new Uint8Array(t.shape.reduce((a, b) => a * b, 1) * SIZE[t.dtype]!),
+      })),
+    }),
+  );
+  return folder;
+}
+
+async function refused(
+  quantization: unknown,
+  tensors: Tensor[],
+  ...patterns: (RegExp | string)[]
+): Promise<void> {
+  await withTempDir(async (dir) => {
+    const folder = await model(dir, quantization, tensors);
+    for (const out of ["out.apr", "out.gguf", "out.safetensors"]) {
+      const verb = out.endsWith(".apr") ? "import" : "convert";
+      const run = await runApr([verb, folder, "-o", `${dir}/${out}`]);
+      assertOneLineError(run, folder, ...patterns);
+    }
+    deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["model"], "nothing written");
+  });
+}
+
+const WEIGHT: Tensor = { name: "model.layers.0.mlp.down_proj.weight", dtype: "U8", shape: [8, 8] };
+
+for (const method of ["bitsandbytes", "hqq", "exl2", "aqlm"]) {
+  Deno.test(`apr import refuses quant_method ${method}, naming it and the supported list`, async () => {
+    await refused(
+      { quant_method: method, bits: 4 },
+      [WEIGHT, { name: "model.layers.0.mlp.down_proj.weight.absmax", dtype: "F32", shape: [2] }],
+      `quantization_config.quant_method "${method}" is not supported ${SUPPORTED}`,
+    );
+  });
+}
+
+Deno.test("apr import refuses a quantization_config without quant_method", async () => {
+  await refused({ bits: 4 }, [WEIGHT], `quant_method (missing) is not supported ${SUPPORTED}`);
+});
+
+Deno.test("apr import refuses GPTQ tensors in a checkpoint without quantization_config", async () => {
+  await refused(
+    undefined,
+    [{ name: "model.layers.0.mlp.down_proj.qweight", dtype: "I32", shape: [1, 8] }],
+    'tensor "model.layers.0.mlp.down_proj.qweight" is part of a quantized checkpoint, but config.json has no quantization_config',
+  );
+});
+
+const GPTQ = { quant_method: "gptq", bits: 4, group_size: 8, checkpoint_format: "gptq" };
+function gptqLayer(gIdx: number[]): Tensor[] {
+  return [
+    { name: "l.qweight", dtype: "I32", shape: [1, 8] },
+    { name: "l.qzeros", dtype: "I32", shape: [1, 1] },
+    { name: "l.scales", dtype: "F16", shape: [1, 8] },
+    {
+      name: "l.g_idx",
+      dtype: "I32",
+      shape: [8],
+      data: new Uint8Array(new Int32Array(gIdx).buffer),
+    },
+  ];
+}
+
+Deno.test("apr import refuses a GPTQ g_idx pointing outside its groups", async () => {
+  await refused(
+    GPTQ,
+    gptqLayer([0, 0, 0, 5, 0, 0, 0, 0]),
+    '"l.g_idx"[3] is 5, outside the 1 groups',
+  );
+  await refused(GPTQ, gptqLayer([0, 0, 0, 0, 0, 0, 0, -1]), '"l.g_idx"[7] is -1, outside');
+});
+
+Deno.test("apr import refuses GPTQ 3-bit packing and a missing companion", async () => {
+  await refused(
+    { ...GPTQ, bits: 3 },
+    gptqLayer([0, 0, 0, 0, 0, 0, 0, 0]),
+    "bits 3 is not supported",
+  );
+  await refused(
+    GPTQ,
+    gptqLayer([0, 0, 0, 0, 0, 0, 0, 0]).filter((t) => t.name !== "l.qzeros"),
+    'tensor "l.qweight" has no "l.qzeros" beside it',
+  );
+  await refused(
+    GPTQ,
+    gptqLayer([0, 0, 0, 0, 0, 0, 0, 0]).map((t) =>
+      t.name === "l.scales" ? { ...t, shape: [1, 4] } : t
+    ),
+    "scales must have 8 columns",
+  );
+});
+
+const FP8_WEIGHT: Tensor = { name: "l.weight", dtype: "F8_E4M3", shape: [8, 8] };
+
+Deno.test("apr import refuses fp8 scales that do not fit their weight", async () => {
+  await refused(
+    { quant_method: "fp8", weight_block_size: [4, 4] },
+    [FP8_WEIGHT, { name: "l.weight_scale_inv", dtype: "F32", shape: [3, 2] }],
+    'scale "l.weight_scale_inv" [3, 2] does not fit weight "l.weight" [8, 8] with blocks [4, 4]',
+  );
+});
+
+Deno.test("apr import refuses fp8 blocks of size 0", async () => {
+  await refused(
+    { quant_method: "fp8", weight_block_size: [0, 128] },
+    [FP8_WEIGHT, { name: "l.weight_scale_inv", dtype: "F32", shape: [1, 1] }],
+    "weight_block_size must be a list of positive integers (found [0,128])",
+  );
+});
+
+Deno.test("apr import refuses an orphan scale (no weight beside it)", async () => {
+  await refused(
+    { quant_method: "fp8", weight_block_size: [4, 4] },
+    [{ name: "l.weight_scale_inv", dtype: "F32", shape: [2, 2] }],
+    'tensor "l.weight_scale_inv" has no "l.weight" beside it',
+  );
+});
+
+Deno.test("apr import refuses compressed-tensors NVFP4 and several groups", async () => {
+  await refused(
+    { quant_method: "compressed-tensors", format: "nvfp4-pack-quantized", config_groups: {} },
+    [WEIGHT],
+    'format "nvfp4-pack-quantized" is not supported (supported: float-quantized, int-quantized, naive-quantized, pack-quantized)',
+  );
+  const scheme = { weights: { num_bits: 8, type: "float", strategy: "channel" } };
+  await refused(
+    {
+      quant_method: "compressed-tensors",
+      format: "float-quantized",
+      config_groups: { a: scheme, b: scheme },
+    },
+    [WEIGHT],
+    "config_groups must hold exactly one group (found 2)",
+  );
+});
+
+Deno.test("apr import refuses one shard of a quantized checkpoint opened without its folder", async () => {
+  await withTempDir(async (dir) => {
+    const folder = await model(dir, { quant_method: "fp8", weight_block_size: [4, 4] }, [
+      FP8_WEIGHT,
+      { name: "l.weight_scale_inv", dtype: "F32", shape: [2, 2] },
+    ]);
+    const file = `${folder}/model.safetensors`;
+    const run = await runApr(["import", file, "-o", `${dir}/out.apr`]);
+    assertOneLineError(
+      run,
+      file,
+      `tensor "l.weight_scale_inv" is part of a quantized checkpoint; open the model's folder (with its config.json) to read it dequantized`,
+    );
+    // The folder reads it dequantized, and the summary says how to keep the file small.
+    const ok = await runApr(["import", folder, "-o", `${dir}/out.apr`]);
+    equal(ok.code, 0, ok.stderr);
+    match(
+      ok.stdout,
+      /^note: the fp8 checkpoint's quantized weights were dequantized to F32, as llama.cpp's converter does; --quantize bf16 \(or another target\) writes a smaller file$/m,
+    );
+  });
+});
+
+Deno.test("apr inspect says a checkpoint is read dequantized, and from what", async () => {
+  const folder = testdata("hf/quantized/gptq-4bit-actorder");
+  const text = await runApr(["inspect", folder]);
+  equal(text.code, 0, text.stderr);
+  match(text.stdout, /^format: +safetensors \(a gptq checkpoint, read dequantized to F32\)$/m);
+  const json = await runApr(["inspect", folder, "--json"]);
+  equal(JSON.parse(json.stdout).dequantizedFrom, "gptq");
+});
+
+Deno.test("apr import refuses a dequantized row over the row limit", async () => {
+  const columns = (1 << 20) + 1;
+  await refused(
+    { quant_method: "fp8" },
+    [
+      { name: "l.weight", dtype: "F8_E4M3", shape: [1, columns] },
+      { name: "l.weight_scale_inv", dtype: "F32", shape: [] },
+    ],
+    `the dequantized tensor "l.weight" [1, ${columns}] has rows over the 1048576-value limit`,
+  );
+});
+
+Deno.test("apr import hf://… --no-cache of a GPTQ checkpoint dequantizes from byte ranges", async () => {
+  const fixture = testdata("hf/quantized/gptq-4bit-actorder");
+  const files: HubServerFile[] = [];
+  for (const e of Deno.readDirSync(fixture)) {
+    files.push({ path: e.name, diskPath: `${fixture}/${e.name}` });
+  }
+  const hub = await startHubServer({ repoId: "org/gptq", files });
+  try {
+    await withTempDir(async (dir) => {
+      const out = `${dir}/m.apr`;
+      const run = await runApr(["import", `hf://${hub.repoId}`, "--no-cache", "-o", out], {
+        env: { HF_ENDPOINT: hub.endpoint, HF_HOME: `${dir}/hf-home`, HF_HUB_OFFLINE: "0" },
+      });
+      equal(run.code, 0, run.stderr);
+      const want = JSON.parse(await Deno.readTextFile(`${fixture}/expected.json`));
+      const model = await openModel(out);
+      try {
+        for (
+          const [name, { sha256 }] of Object.entries(want.values) as [string, { sha256: string }][]
+        ) {
+          const values = await model.tensor(name).toFloat32();
+          equal(sha256Hex(new Uint8Array(values.buffer)), sha256, name);
+        }
+      } finally {
+        await model.close();
+      }
+    });
+  } finally {
+    await hub.close();
+  }
+});

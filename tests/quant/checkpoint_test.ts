@@ -1,0 +1,247 @@
+/**
+ * Quantized Hugging Face checkpoints (issue 25 item 5): each method's fixture
+ * (tests/testdata/hf/quantized/, made by make_fixtures.py from the published
+ * formulas) reads as its dequantized F32 tensors, equal bit for bit to the
+ * reference the script computed (transformers' own dequantizer where it runs
+ * on CPU) and, converted to GGUF, to llama.cpp's `convert_hf_to_gguf.py
+ * --outtype f32` of the same folder; the companion tensors never appear.
+ *
+ * @module
+ */
+
+import { deepEqual, equal, ok, rejects } from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { openModel } from "../../src/pipeline/open_model.ts";
+import { convertModel } from "../../src/pipeline/convert_model.ts";
+import { dequantizeCheckpoint } from "../../src/quant/checkpoint/mod.ts";
+import { decodeToFloat32 } from "../../src/quant/decode.ts";
+import type { TensorEntry } from "../../src/tensor.ts";
+import { testdata, withTempDir } from "../cli/_run_apr.ts";
+
+interface Expected {
+  reference: string;
+  values: Record<string, { shape: number[]; sha256: string }>;
+  llamacpp?: Record<string, { shape: number[]; sha256: string }>;
+}
+
+const FIXTURES = [
+  "fp8-block",
+  "fp8-block-edge",
+  "fp8-tensor",
+  "ct-fp8-channel",
+  "ct-int8-channel",
+  "ct-w4a16-asym",
+  "ct-w8-packed-sym",
+  "gptq-4bit-actorder",
+  "gptq-2bit",
+  "gptq-8bit-v2",
+  "awq-gemm",
+  "bitnet",
+  "mxfp4-gpt-oss",
+];
+
+const COMPANION =
+  /(_scale_inv|\.weight_scale|\.input_scale|\.weight_packed|\.weight_shape|\.weight_zero_point|\.qweight|\.qzeros|\.scales|\.g_idx|_blocks|_scales)$/;
+
+function folder(name: string): string {
+  return testdata(`hf/quantized/${name}`);
+}
+
+async function expected(name: string): Promise<Expected> {
+  return JSON.parse(await Deno.readTextFile(`${folder(name)}/expected.json`));
+}
+
+function sha256(values: Float32Array): string {
+  return createHash("sha256")
+    .update(new Uint8Array(values.buffer, values.byteOffset, values.byteLength))
+    .digest("hex");
+}
+
+async function payload(entry: TensorEntry, stream = entry.open()): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  for await (const chunk of stream) parts.push(chunk);
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+for (const name of FIXTURES) {
+  Deno.test(`quantized checkpoint ${name}: dequantized values equal the reference's`, async () => {
+    const want = await expected(name);
+    const model = await openModel(folder(name));
+    try {
+      const names = model.names();
+      deepEqual(names.filter((n) => COMPANION.test(n)), [], "no companion tensor is served");
+      for (const [tensor, { shape, sha256: hash }] of Object.entries(want.values)) {
+        const t = model.tensor(tensor);
+        equal(t.info.dtype, "F32", tensor);
+        deepEqual(t.info.shape, shape, tensor);
+        equal(sha256(await t.toFloat32()), hash, `${tensor} vs ${want.reference}`);
+      }
+    } finally {
+      await model.close();
+    }
+  });
+}
+
+for (const name of FIXTURES.filter((n) => n !== "awq-gemm" && n !== "mxfp4-gpt-oss")) {
+  Deno.test(`quantized checkpoint ${name}: GGUF output equals llama.cpp's converter`, async () => {
+    const want = (await expected(name)).llamacpp!;
+    ok(want !== undefined);
+    await withTempDir(async (dir) => {
+      const out = `${dir}/out.gguf`;
+      await convertModel(folder(name), out, { float32: true });
+      const gguf = await openModel(out, { keepNames: true });
+      try {
+        deepEqual(gguf.names().sort(), Object.keys(want).sort());
+        for (const [tensor, { shape, sha256: hash }] of Object.entries(want)) {
+          const t = gguf.tensor(tensor);
+          deepEqual(t.info.shape, shape, tensor);
+          equal(sha256(await t.toFloat32()), hash, `${tensor} vs llama.cpp`);
+        }
+      } finally {
+        await gguf.close();
+      }
+    });
+  });
+}
+
+Deno.test("quantized checkpoints: small tiles and restarts give the same values", async () => {
+  for (
+    const name of ["gptq-4bit-actorder", "gptq-2bit", "gptq-8bit-v2", "awq-gemm", "mxfp4-gpt-oss"]
+  ) {
+    const want = await expected(name);
+    const model = await openModel(folder(name));
+    try {
+      const config = JSON.parse(await Deno.readTextFile(`${folder(name)}/config.json`));
+      // The reader's raw tensors are under the dequantized ones: rebuild them
+      // from the unquantized view with 1 KiB tiles (several tiles per tensor).
+      const raw = await openRaw(name);
+      try {
+        const { tensors } = await dequantizeCheckpoint(raw.tensors, config, name, {
+          tileBytes: 1024,
+        });
+        for (const entry of tensors) {
+          const hash = want.values[entry.info.name]?.sha256;
+          if (hash === undefined) continue;
+          const bytes = await payload(entry);
+          const values = decodeToFloat32("F32", bytes, entry.info.shape);
+          equal(sha256(values), hash, `${name} ${entry.info.name}, small tiles`);
+          // Restart at a row boundary: the tail equals the tail of the full payload.
+          const row = entry.info.shape.at(-1)! * 4;
+          const offset = Math.floor(entry.info.shape.slice(0, -1).reduce((a, b) => a * b, 1) / 2) *
+            row;
+          ok(entry.restartPoint!(offset) !== undefined);
+          const tail = await payload(entry, entry.openAt!(offset)!);
+          deepEqual(tail, bytes.subarray(offset));
+        }
+      } finally {
+        await raw.close();
+      }
+    } finally {
+      await model.close();
+    }
+  }
+});
+
+/** The fixture's tensors as stored (no config read, so nothing dequantized). */
+async function openRaw(name: string) {
+  const { openSafetensorsModel } = await import("../../src/formats/safetensors/sharded.ts");
+  const { LocalModelFiles } = await import("../../src/io/model_files.ts");
+  return await openSafetensorsModel(new LocalModelFiles(folder(name)), { asStored: true });
+}
+
+Deno.test("quantized checkpoint: an APR import holds the dequantized weights, no scales", async () => {
+  const want = await expected("fp8-block");
+  await withTempDir(async (dir) => {
+    const out = `${dir}/m.apr`;
+    await convertModel(folder("fp8-block"), out);
+    const apr = await openModel(out);
+    try {
+      deepEqual(apr.names().filter((n) => COMPANION.test(n)), []);
+      for (const [tensor, { sha256: hash }] of Object.entries(want.values)) {
+        equal(sha256(await apr.tensor(tensor).toFloat32()), hash, tensor);
+      }
+    } finally {
+      await apr.close();
+    }
+  });
+});
+
+Deno.test("quantized checkpoint mxfp4 (gpt-oss): GGUF output is refused before writing", async () => {
+  await withTempDir(async (dir) => {
+    const out = `${dir}/m.gguf`;
+    await rejects(
+      convertModel(folder("mxfp4-gpt-oss"), out),
+      /mxfp4 checkpoint cannot be written as GGUF yet: .*gpt-oss/,
+    );
+    await rejects(Deno.stat(out), Deno.errors.NotFound);
+  });
+});
+
+Deno.test("quantized checkpoint gptq: without g_idx, groups follow group_size", async () => {
+  // These fixtures' g_idx is the default i / group_size: dropping it changes nothing.
+  for (const name of ["gptq-2bit", "gptq-8bit-v2"]) {
+    const want = await expected(name);
+    const config = JSON.parse(await Deno.readTextFile(`${folder(name)}/config.json`));
+    const raw = await openRaw(name);
+    try {
+      const stored = raw.tensors.filter((t) => !t.info.name.endsWith(".g_idx"));
+      const { tensors } = await dequantizeCheckpoint(stored, config, name);
+      let checked = 0;
+      for (const entry of tensors) {
+        const hash = want.values[entry.info.name]?.sha256;
+        if (hash === undefined) continue;
+        const values = decodeToFloat32("F32", await payload(entry), entry.info.shape);
+        equal(sha256(values), hash, `${name} ${entry.info.name} without g_idx`);
+        checked++;
+      }
+      equal(checked, 7);
+    } finally {
+      await raw.close();
+    }
+  }
+});
+
+Deno.test("quantized checkpoint: a SafeTensors output holds the dequantized weights under their names", async () => {
+  const want = await expected("gptq-4bit-actorder");
+  await withTempDir(async (dir) => {
+    const out = `${dir}/m.safetensors`;
+    await convertModel(folder("gptq-4bit-actorder"), out);
+    const st = await openModel(out);
+    try {
+      deepEqual(st.names().filter((n) => COMPANION.test(n)), []);
+      for (const [tensor, { shape, sha256: hash }] of Object.entries(want.values)) {
+        deepEqual(st.tensor(tensor).info.shape, shape);
+        equal(sha256(await st.tensor(tensor).toFloat32()), hash, tensor);
+      }
+    } finally {
+      await st.close();
+    }
+  });
+});
+
+Deno.test("quantized checkpoint: compressed-tensors' older compression_config key is read too", async () => {
+  const want = await expected("ct-fp8-channel");
+  await withTempDir(async (dir) => {
+    for (const e of Deno.readDirSync(folder("ct-fp8-channel"))) {
+      await Deno.copyFile(`${folder("ct-fp8-channel")}/${e.name}`, `${dir}/${e.name}`);
+    }
+    const config = JSON.parse(await Deno.readTextFile(`${dir}/config.json`));
+    config.compression_config = config.quantization_config;
+    delete config.quantization_config;
+    await Deno.writeTextFile(`${dir}/config.json`, JSON.stringify(config));
+    const model = await openModel(dir);
+    try {
+      for (const [tensor, { sha256: hash }] of Object.entries(want.values)) {
+        equal(sha256(await model.tensor(tensor).toFloat32()), hash, tensor);
+      }
+    } finally {
+      await model.close();
+    }
+  });
+});
