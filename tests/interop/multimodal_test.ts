@@ -298,24 +298,60 @@ Deno.test("multimodal: --mmproj is refused, with no file, where aprkit writes no
   await withTempDir(async (dir) => {
     const cases: [string[], RegExp][] = [
       [
-        ["convert", `${DIR}/hf/mistral3-t4`, "-o", `${dir}/m.gguf`, "--mmproj", `${dir}/mm.gguf`],
+        [
+          "convert",
+          `${DIR}/hf/mistral3-t4`,
+          "-o",
+          `${dir}/out/m.gguf`,
+          "--mmproj",
+          `${dir}/out/mm.gguf`,
+        ],
         /Mistral3ForConditionalGeneration.*supported: Gemma3ForConditionalGeneration/,
       ],
       [
-        ["convert", `${DIR}/hf/gemma3-t4`, "-o", `${dir}/m.apr`, "--mmproj", `${dir}/mm.gguf`],
+        [
+          "convert",
+          `${DIR}/hf/gemma3-t4`,
+          "-o",
+          `${dir}/out/m.apr`,
+          "--mmproj",
+          `${dir}/out/mm.gguf`,
+        ],
         /GGUF output only/,
       ],
       [
-        ["convert", `${DIR}/hf/gemma3-t4`, "-o", `${dir}/m.gguf`, "--mmproj", `${dir}/m.gguf`],
+        [
+          "convert",
+          `${DIR}/hf/gemma3-t4`,
+          "-o",
+          `${dir}/out/m.gguf`,
+          "--mmproj",
+          `${dir}/out/m.gguf`,
+        ],
         /output itself/,
       ],
     ];
+    // A checkpoint without preprocessor_config.json: refused before the text GGUF is written.
+    const bare = `${dir}/bare`;
+    await Deno.mkdir(bare);
+    for (const entry of Deno.readDirSync(`${DIR}/hf/gemma3-t4`)) {
+      if (entry.name !== "preprocessor_config.json") {
+        await Deno.copyFile(`${DIR}/hf/gemma3-t4/${entry.name}`, `${bare}/${entry.name}`);
+      }
+    }
+    const out = `${dir}/out`;
+    await Deno.mkdir(out);
+    cases.push([
+      ["convert", bare, "-o", `${out}/m.gguf`, "--mmproj", `${out}/mm.gguf`],
+      /no preprocessor_config\.json/,
+    ]);
     for (const [args, message] of cases) {
       const run = await runApr(args);
       assert.equal(run.code, 2, run.stderr);
       assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
       assert.match(run.stderr, message);
-      assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), []);
+      assert.deepEqual([...Deno.readDirSync(out)].map((e) => e.name), []);
+      assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name).sort(), ["bare", "out"]);
     }
   });
 });
