@@ -10,7 +10,7 @@
  *
  * One entry per multimodal class aprkit writes a vision GGUF for: Gemma 3
  * (SigLIP), after llama.cpp's `Gemma3VisionModel` (conversion/gemma.py), and
- * Qwen2.5-VL, after its `Qwen2VLVisionModel` (conversion/qwenvl.py).
+ * Qwen2-VL and Qwen2.5-VL, after its `Qwen2VLVisionModel` (conversion/qwenvl.py).
  *
  * @module
  */
@@ -169,17 +169,19 @@ const GEMMA3_MMPROJ: MmprojSupport = {
   },
 };
 
-// Qwen2.5-VL's vision blocks under gguf-py's MMPROJ names (tensor_mapping.py).
-const QWEN25_BLOCK: Readonly<Record<string, string>> = {
+// Qwen2-VL's and Qwen2.5-VL's vision blocks under gguf-py's MMPROJ names (tensor_mapping.py).
+const QWEN_VL_BLOCK: Readonly<Record<string, string>> = {
   "attn.proj": "attn_out",
   "norm1": "ln1",
   "norm2": "ln2",
   "mlp.up_proj": "ffn_up",
   "mlp.gate_proj": "ffn_gate",
   "mlp.down_proj": "ffn_down",
+  "mlp.fc1": "ffn_up",
+  "mlp.fc2": "ffn_down",
 };
 
-function qwen25Pieces(name: string, shape: readonly number[]): readonly MmprojPiece[] {
+function qwenVlPieces(name: string, shape: readonly number[]): readonly MmprojPiece[] {
   const n = name.replace(/^model\.visual\./, "visual.");
   const suffix = /\.(weight|bias)$/.exec(n)?.[1];
   if (suffix === undefined || !n.startsWith("visual.")) return [];
@@ -187,7 +189,7 @@ function qwen25Pieces(name: string, shape: readonly number[]): readonly MmprojPi
   const block = /^blocks\.(\d+)\.(.+)$/.exec(base);
   if (block !== null) {
     if (block[2] === "attn.qkv") return splitQkv(`v.blk.${block[1]}`, suffix, name, shape);
-    const g = QWEN25_BLOCK[block[2]!];
+    const g = QWEN_VL_BLOCK[block[2]!];
     return renamedWhole(g === undefined ? undefined : `v.blk.${block[1]}.${g}.${suffix}`, shape);
   }
   if (base === "merger.ln_q") return [{ name: `v.post_ln.${suffix}`, shape }];
@@ -246,7 +248,7 @@ function splitFrames(name: string, shape: readonly number[]): readonly MmprojPie
 /** Qwen2.5-VL's vision GGUF (window-attention ViT, patch-merger MLP), after `Qwen2VLVisionModel`. */
 const QWEN25VL_MMPROJ: MmprojSupport = {
   source: "llama.cpp conversion/qwenvl.py Qwen2VLVisionModel (qwen2_5_vl)",
-  pieces: qwen25Pieces,
+  pieces: qwenVlPieces,
   shift: () => 0,
   visionHparams: (v) => ({
     ...v,
@@ -278,10 +280,36 @@ const QWEN25VL_MMPROJ: MmprojSupport = {
   },
 };
 
+/** Qwen2-VL's vision GGUF (`qwen2vl_merger`: LayerNorm blocks, `fc1`/`fc2` MLP). */
+const QWEN2VL_MMPROJ: MmprojSupport = {
+  source: "llama.cpp conversion/qwenvl.py Qwen2VLVisionModel (qwen2_vl)",
+  pieces: qwenVlPieces,
+  shift: () => 0,
+  forcedType: QWEN25VL_MMPROJ.forcedType,
+  // Qwen2-VL's vision_config calls its width embed_dim and its output width
+  // hidden_size; the converter reads the latter as the feed-forward length.
+  visionHparams: (v) => ({
+    ...v,
+    image_size: v["image_size"] ?? 560,
+    num_attention_heads: v["num_heads"],
+    num_hidden_layers: v["depth"],
+    ...("embed_dim" in v
+      ? { intermediate_size: v["hidden_size"], hidden_size: v["embed_dim"] }
+      : {}),
+  }),
+  writeKv(w, sources) {
+    writeClipKv(w, sources);
+    w.set("projector_type", "STRING", "qwen2vl_merger");
+    const eps = sources.config["rms_norm_eps"];
+    w.f32("vision.attention.layer_norm_epsilon", typeof eps === "number" ? eps : 1e-6);
+  },
+};
+
 /** Multimodal classes whose vision GGUF aprkit writes, by `architectures[0]`. */
 export const MMPROJ_CLASSES: Readonly<Record<string, MmprojSupport>> = {
   Gemma3ForConditionalGeneration: GEMMA3_MMPROJ,
   Qwen2_5_VLForConditionalGeneration: QWEN25VL_MMPROJ,
+  Qwen2VLForConditionalGeneration: QWEN2VL_MMPROJ,
 };
 
 /**

@@ -1,6 +1,6 @@
 /**
  * Issue 27, judged by the real programs: tiny image-text-to-text checkpoints
- * (`tests/testdata/multimodal/`: Gemma 3, Mistral 3, Qwen2.5-VL, LLaVA, each
+ * (`tests/testdata/multimodal/`: Gemma 3, Mistral 3, Qwen2-VL, Qwen2.5-VL, LLaVA, each
  * saved by transformers 4.57.6 in the Hub's key layout and by 5.18 in its
  * module-path layout) converted by aprkit: the text GGUF runs in llama.cpp as
  * transformers computes the text-only next tokens (same greedy tokens,
@@ -34,6 +34,7 @@ const TEXT_FAMILY: Readonly<Record<string, string>> = {
   "gemma3": "gemma3",
   "mistral3": "mistral3",
   "qwen2.5-vl": "qwen2vl",
+  "qwen2-vl": "qwen2vl",
   "llava": "llama",
 };
 
@@ -237,9 +238,10 @@ Deno.test("multimodal: the CLI says in one line that the vision tower was left o
 const MMPROJ_FIXTURES: readonly (readonly [string, string])[] = [
   ["gemma3", "Gemma3"],
   ["qwen2.5-vl", "Qwen2.5 Vl"],
+  ["qwen2-vl", "Qwen2 Vl"],
 ];
 
-Deno.test("multimodal: --mmproj writes the vision GGUF equal to llama.cpp's converter's (Gemma 3, Qwen2.5-VL), from either key layout", async (t) => {
+Deno.test("multimodal: --mmproj writes the vision GGUF equal to llama.cpp's converter's (Gemma 3, Qwen2.5-VL, Qwen2-VL), from either key layout", async (t) => {
   await withTempDir(async (dir) => {
     for (const [family, title] of MMPROJ_FIXTURES) {
       // llama.cpp's converter knows only the Hub's layout for these vision

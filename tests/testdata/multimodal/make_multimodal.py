@@ -168,6 +168,32 @@ def qwen2_5_vl(folder: Path):
     return config, transformers.Qwen2_5_VLForConditionalGeneration, pre, excluded
 
 
+def qwen2_vl(folder: Path):
+    """Qwen2-VL: the Qwen2.5-VL fixture's text model; its older vision tower (LayerNorm, fc1/fc2 MLP)."""
+    ids, excluded = bpe_tokenizer(folder, "qwen2", QWEN_IMAGE_TOKENS)
+    bos, eos = excluded[0], excluded[2]
+    text = text_args(bos_token_id=bos, eos_token_id=eos, rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]},
+                     rope_theta=1000000.0, tie_word_embeddings=False, sliding_window=None,
+                     max_window_layers=fam.LAYERS)
+    if MAJOR >= 5:
+        text.pop("rope_scaling")
+        text.pop("rope_theta")
+        text["rope_parameters"] = {"rope_type": "default", "mrope_section": [2, 3, 3],
+                                   "rope_theta": 1000000.0}
+    # 3 blocks, as for Qwen2.5-VL (the converter's per-block table maps merger.mlp.{0,2}).
+    vision = dict(depth=3, embed_dim=32, hidden_size=fam.HIDDEN, mlp_ratio=2, num_heads=2, patch_size=8,
+                  spatial_merge_size=2, temporal_patch_size=2)
+    config = transformers.Qwen2VLConfig(
+        text_config=text, vision_config=vision, image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"], vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"])
+    pre = preprocessor(32, CLIP_MEAN, CLIP_STD, image_processor_type="Qwen2VLImageProcessor",
+                       processor_class="Qwen2VLProcessor", patch_size=8, merge_size=2,
+                       temporal_patch_size=2, min_pixels=32 * 32, max_pixels=64 * 64)
+    pre["size"] = {"shortest_edge": 32 * 32, "longest_edge": 64 * 64}
+    return config, transformers.Qwen2VLForConditionalGeneration, pre, excluded
+
+
 def llava(folder: Path):
     ids, excluded = bpe_tokenizer(folder, "llama3", LLAVA_IMAGE_TOKENS)
     text = transformers.LlamaConfig(**text_args())
@@ -182,7 +208,8 @@ def llava(folder: Path):
     return config, transformers.LlavaForConditionalGeneration, pre, excluded
 
 
-FIXTURES = {"gemma3": gemma3, "mistral3": mistral3, "qwen2.5-vl": qwen2_5_vl, "llava": llava}
+FIXTURES = {"gemma3": gemma3, "mistral3": mistral3, "qwen2.5-vl": qwen2_5_vl, "llava": llava,
+            "qwen2-vl": qwen2_vl}
 
 
 def make(name: str, seed: int) -> dict:
