@@ -44,11 +44,11 @@ const GGUF_BLOCK = /^blk\.(\d+)\.([a-z_]+)\.(weight|bias)$/;
 const HF_BLOCK = /^model\.layers\.(\d+)\.(.+)\.(weight|bias)$/;
 const ANY_GLOBAL = /^(.+)\.(weight|bias)$/;
 
-/** A family given directly or by its architecture name. */
-export type FamilyRef = Family | string | undefined;
+/** A family, or its architecture name (`"phi3"`). */
+type FamilyRef = string | { readonly name: string } | undefined;
 
 function resolve(ref: FamilyRef): Family | undefined {
-  return typeof ref === "string" ? familyOf(ref) : ref;
+  return familyOf(typeof ref === "string" ? ref : ref?.name);
 }
 
 /**
@@ -67,7 +67,10 @@ function resolve(ref: FamilyRef): Family | undefined {
  * @param family The family (or its architecture name); llama's names when absent or unknown.
  * @returns The Hugging Face name, or `name` unchanged when it is not in the table.
  */
-export function ggufToHfName(name: string, family?: FamilyRef): string {
+export function ggufToHfName(
+  name: string,
+  family?: string | { readonly name: string },
+): string {
   const block = GGUF_BLOCK.exec(name);
   if (block !== null) {
     const hf = tables(resolve(family)).toHf.get(block[2]!);
@@ -96,7 +99,10 @@ export function ggufToHfName(name: string, family?: FamilyRef): string {
  * @param family The family (or its architecture name); llama's names when absent or unknown.
  * @returns The GGUF name, or `name` unchanged when it is not in the table.
  */
-export function hfToGgufName(name: string, family?: FamilyRef): string {
+export function hfToGgufName(
+  name: string,
+  family?: string | { readonly name: string },
+): string {
   const block = HF_BLOCK.exec(name);
   if (block !== null) {
     const gguf = tables(resolve(family)).toGguf.get(block[2]!);

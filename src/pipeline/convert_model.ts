@@ -48,6 +48,7 @@ import { assertGgufFamily, toGgufLayout } from "./gguf_layout.ts";
 import { languageModelOnly, languageModelView } from "./language_model.ts";
 import { assertMmprojSupported, toVisionGguf } from "./vision_gguf.ts";
 import { fromGgufLayout } from "./hf_layout.ts";
+import { inLlamaQuantizeOrder } from "./llama_quantize_order.ts";
 import { assertEmbeddingMatchesConfig, fromAprLayout, toAprLayout } from "./apr_layout.ts";
 import type { Model } from "./model.ts";
 import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
@@ -303,6 +304,10 @@ async function convertPart(
     // stacked experts, shifted norms, generated tensors).
     if (format === "gguf") {
       stream = stream.pipeThrough(toGgufLayout({ keepNames: options.keepNames === true }));
+      // A K-quant preset's file is llama-quantize's, tensor order included.
+      if (isLlamaQuantizePreset(options.quantize)) {
+        stream = stream.pipeThrough(inLlamaQuantizeOrder());
+      }
     }
     if (format === "apr" || options.quantize !== undefined) {
       stream = stream.pipeThrough(
@@ -589,6 +594,16 @@ function imatrixKey(options: ConvertOptions): { imatrix?: string } {
   return m === undefined ? {} : { imatrix: typeof m === "string" ? m : m.source };
 }
 
+/**
+ * Whether GGUF output of this target is what llama-quantize writes (its
+ * K-quant presets). Q8_0 is also the converter's own `--outtype q8_0`, and
+ * follows the converter.
+ */
+function isLlamaQuantizePreset(to: QuantizeTarget | undefined): boolean {
+  const preset = to === undefined ? undefined : presetOf(to, true);
+  return preset !== undefined && preset !== "Q8_0";
+}
+
 /** llama.cpp's `general.file_type` of the converter's float --outtype values. */
 const OUTTYPE_FTYPES: Readonly<Partial<Record<QuantizeTarget, number>>> = { f16: 1, bf16: 32 };
 
@@ -743,7 +758,7 @@ function createSink(
           : options.quantize !== undefined
           ? OUTTYPE_FTYPES[options.quantize]
           : undefined);
-      const byQuantize = preset !== undefined && preset !== "Q8_0";
+      const byQuantize = isLlamaQuantizePreset(options.quantize);
       return GgufSink.create(output, {
         ...common,
         keepNames: options.keepNames === true,

@@ -219,8 +219,24 @@ function layerOf(name: string): number {
   return m === null ? -1 : Number(m[1]);
 }
 
-/** llama-model-loader's `weight_name_comparer`: by layer, then by name. */
-function compareWeights(a: string, b: string): number {
+/**
+ * llama-model-loader's `weight_name_comparer`: by layer (`blk.N.`; whole-model
+ * tensors first), then by name. The order llama-quantize visits and writes
+ * tensors in.
+ *
+ * @example Usage
+ * ```ts
+ * import { compareWeights } from "./llama_presets.ts";
+ * const names = ["blk.1.attn_q.weight", "token_embd.weight", "blk.0.ffn_up.weight", "output_norm.weight"];
+ * console.assert(names.sort(compareWeights).join() ===
+ *   "output_norm.weight,token_embd.weight,blk.0.ffn_up.weight,blk.1.attn_q.weight");
+ * ```
+ *
+ * @param a A GGUF tensor name.
+ * @param b Another.
+ * @returns Negative, zero or positive, as for `Array.prototype.sort`.
+ */
+export function compareWeights(a: string, b: string): number {
   const la = layerOf(a);
   const lb = layerOf(b);
   if (la !== lb) return la - lb;

@@ -9,6 +9,9 @@ import assert from "node:assert/strict";
 import { ggufToHfName, hfToGgufName } from "../../src/arch/names.ts";
 import { architectureOfHf, FAMILIES, familyOf } from "../../src/arch/registry.ts";
 
+/** Fixtures of families aprkit refuses (tests/interop/families_gguf_test.ts says why). */
+const NOT_CONVERTED = new Set(["unknown-arch", "deepseek-v2", "gpt-oss"]);
+
 const FIXTURES = new URL("../testdata/families/hf/", import.meta.url);
 
 async function fixture(
@@ -26,7 +29,7 @@ const EXPERT = /\.experts\.\d+\./;
 
 Deno.test("every fixture's tensors map to GGUF names and back, under its own family", async (t) => {
   for (const entry of Deno.readDirSync(FIXTURES)) {
-    if (entry.name === "unknown-arch") continue;
+    if (NOT_CONVERTED.has(entry.name)) continue;
     await t.step(entry.name, async () => {
       const { config, names } = await fixture(entry.name);
       const arch = architectureOfHf(

@@ -16,12 +16,13 @@ import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { runApr, testdata, withTempDir } from "../cli/_run_apr.ts";
 import { llamaLogProbs } from "./_llama_judge.ts";
-import { manifestDifferences } from "./_manifest_diff.ts";
+
 import {
   compareWithReference,
   type FamilyReference,
   ggufDescription,
   type GgufManifest,
+  manifestDifferences,
 } from "./_families.ts";
 
 const DIR = testdata("multimodal");

@@ -29,10 +29,10 @@ async function tensors(path: string): Promise<Map<string, { shape: number[]; byt
   }
 }
 
-Deno.test("Phi-3: gate_up_proj split for realizar, fused again on export", async () => {
+Deno.test("Phi-3 (phi-4's shape): gate_up_proj split for realizar, fused again on export", async () => {
   await withTempDir(async (dir) => {
-    const source = await tensors(`${FIXTURES}phi3`);
-    await convertModel(`${FIXTURES}phi3`, `${dir}/phi3.apr`);
+    const source = await tensors(`${FIXTURES}phi4`);
+    await convertModel(`${FIXTURES}phi4`, `${dir}/phi3.apr`);
     const apr = await tensors(`${dir}/phi3.apr`);
     const fused = source.get("model.layers.1.mlp.gate_up_proj.weight")!;
     const gate = apr.get("model.layers.1.mlp.gate_proj.weight")!;

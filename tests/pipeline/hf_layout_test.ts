@@ -12,12 +12,15 @@ import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { withTempDir } from "../cli/_run_apr.ts";
 
+/** Fixtures of families aprkit refuses (tests/interop/families_gguf_test.ts says why). */
+const NOT_CONVERTED = new Set(["unknown-arch", "deepseek-v2", "gpt-oss"]);
+
 const FIXTURES = new URL("../testdata/families/hf/", import.meta.url).pathname;
 
 Deno.test("GGUF → SafeTensors gives every family's checkpoint back", async (t) => {
   await withTempDir(async (dir) => {
     for (const entry of [...Deno.readDirSync(FIXTURES)].sort((a, b) => a.name < b.name ? -1 : 1)) {
-      if (entry.name === "unknown-arch") continue;
+      if (NOT_CONVERTED.has(entry.name)) continue;
       const family = entry.name;
       await t.step(family, async () => {
         await convertModel(`${FIXTURES}${family}`, `${dir}/${family}.gguf`, { float32: true });

@@ -7,6 +7,11 @@ transformers 5.18, tokenizers, sentencepiece):
 
     /work/tools/venv5/bin/python tests/testdata/families/make_families.py
 
+and with transformers 4.57 for the `*-tf4` checkpoints (the same models in the
+config.json form transformers 4 writes, `rope_scaling`):
+
+    /work/tools/venv4/bin/python tests/testdata/families/make_families.py
+
 It rewrites, next to itself, one folder per family (`hf/<family>/`: what
 `save_pretrained` wrote — config.json exactly as transformers writes it, F32
 weights in several shards with `model.safetensors.index.json`, and the
@@ -177,7 +182,10 @@ def save_tokenizer(kind: str, folder: Path) -> list[int]:
     # SentencePiece: tokenizer.model, and the tokenizer.json transformers converts it to.
     model = sentencepiece_model("gemma" if kind == "gemma" else "llama")
     (folder / "tokenizer.model").write_bytes(model)
-    cls = transformers.GemmaTokenizer if kind == "gemma" else transformers.LlamaTokenizer
+    if TRANSFORMERS_4:  # its tokenizers-backed classes, which also write tokenizer.json
+        cls = transformers.GemmaTokenizerFast if kind == "gemma" else transformers.LlamaTokenizerFast
+    else:
+        cls = transformers.GemmaTokenizer if kind == "gemma" else transformers.LlamaTokenizer
     hf = cls.from_pretrained(folder)
     if kind == "phi3":
         for token_id, content, special in PHI3_ADDED:
@@ -341,7 +349,74 @@ FAMILIES: dict[str, tuple] = {
                eos_token_id=VOCAB - 1),
         "llama3", {},
     ),
+    # DeepSeek-V2-Lite's shape: multi-head latent attention (no q LoRA, kv LoRA
+    # rank 32, 16 + 8 query/key dims, values 16), YaRN with mscale, a dense
+    # first layer, then 4 routed experts (top 2) and a shared one.
+    "deepseek-v2": (
+        "DeepseekV2Config", "DeepseekV2ForCausalLM",
+        common(q_lora_rank=32, kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8,
+               v_head_dim=16, head_dim=8, num_key_value_heads=HEADS, n_routed_experts=4,
+               num_experts_per_tok=2, n_shared_experts=1, moe_intermediate_size=32,
+               first_k_dense_replace=1, topk_method="greedy", norm_topk_prob=False,
+               rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 8.0,
+                                "original_max_position_embeddings": ORIGINAL_CONTEXT,
+                                "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 0.707,
+                                "mscale_all_dim": 0.707}),
+        "llama3", {"rope scaling (yarn)": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
+    ),
+    # gpt-oss's shape (F32, not MXFP4): experts stored fused (gate_up_proj
+    # with interleaved gate/up columns, biases), attention sinks, alternating
+    # sliding-window layers, YaRN.
+    "gpt-oss": (
+        "GptOssConfig", "GptOssForCausalLM",
+        common(head_dim=HEAD_DIM, num_local_experts=4, num_experts_per_tok=2,
+               intermediate_size=INTERMEDIATE // 2, sliding_window=16,
+               layer_types=["sliding_attention", "full_attention"],
+               rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 8.0,
+                                "original_max_position_embeddings": ORIGINAL_CONTEXT,
+                                "beta_fast": 32.0, "beta_slow": 1.0, "truncate": True},
+               bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+        "llama3",
+        {"sliding window": {"sliding_window": MAX_POSITIONS},
+         "rope scaling (yarn)": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
+    ),
 }
+
+
+# The same checkpoints saved by transformers 4 (run this script with
+# transformers 4.57): config.json then holds `rope_scaling` and a top-level
+# `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
+# checkpoints have. Same seeds, so the weights equal the transformers 5 ones.
+FAMILIES_TF4: dict[str, tuple] = {
+    "llama3-rope-tf4": (
+        "llama3-rope", "LlamaConfig", "LlamaForCausalLM",
+        common(rope_theta=10000.0, rope_scaling={
+            k: v for k, v in llama3_rope().items() if k != "rope_theta"}),
+        "llama3", {"rope scaling (llama3)": {"rope_scaling": None}},
+    ),
+    "phi3-longrope-tf4": (
+        "phi3-longrope", "Phi3Config", "Phi3ForCausalLM",
+        common(rope_theta=10000.0,
+               rope_scaling={"type": "longrope", "short_factor": longrope()["short_factor"],
+                             "long_factor": longrope()["long_factor"]},
+               sliding_window=MAX_POSITIONS, pad_token_id=None, bos_token_id=1,
+               eos_token_id=PHI3_ADDED[0][0], vocab_size=VOCAB + 16,
+               original_max_position_embeddings=ORIGINAL_CONTEXT),
+        "phi3", {"rope scaling (longrope)": {"rope_scaling": None}},
+    ),
+    "gemma3-tf4": (
+        "gemma3", "Gemma3TextConfig", "Gemma3ForCausalLM",
+        common(head_dim=HEAD_DIM, query_pre_attn_scalar=HEAD_DIM, sliding_window=16,
+               num_hidden_layers=6, rope_theta=1000000.0, rope_local_base_freq=10000.0,
+               rope_scaling={"rope_type": "linear", "factor": 8.0},
+               pad_token_id=0, eos_token_id=1, bos_token_id=2),
+        "gemma",
+        {"sliding window": {"sliding_window": MAX_POSITIONS},
+         "rope scaling (linear, global layers)": {"rope_scaling": None}},
+    ),
+}
+
+TRANSFORMERS_4 = transformers.__version__.startswith("4.")
 
 
 def randomize(model: torch.nn.Module, seed: int) -> None:
@@ -383,7 +458,10 @@ def build(name: str, config_cls: str, model_cls: str, config_args: dict, seed: i
 
 
 def make(name: str, seed: int) -> dict:
-    config_cls, model_cls, config_args, tokenizer_kind, ablations = FAMILIES[name]
+    if name in FAMILIES_TF4:
+        _, config_cls, model_cls, config_args, tokenizer_kind, ablations = FAMILIES_TF4[name]
+    else:
+        config_cls, model_cls, config_args, tokenizer_kind, ablations = FAMILIES[name]
     folder = HERE / "hf" / name
     if folder.exists():
         shutil.rmtree(folder)
@@ -468,13 +546,19 @@ def make_unknown() -> None:
 
 
 def main() -> None:
-    names = sys.argv[1:] or [*FAMILIES, "unknown-arch"]
-    if "unknown-arch" in names:
+    if TRANSFORMERS_4:
+        made = list(FAMILIES_TF4)
+        seeds = {name: 1 + list(FAMILIES).index(FAMILIES_TF4[name][0]) for name in made}
+    else:
+        made = [*FAMILIES, "unknown-arch"]
+        seeds = {name: 1 + index for index, name in enumerate(FAMILIES)}
+    names = sys.argv[1:] or made
+    if "unknown-arch" in names and not TRANSFORMERS_4:
         make_unknown()
-    for index, name in enumerate(FAMILIES):
-        if name not in names:
+    for name in made:
+        if name not in names or name == "unknown-arch":
             continue
-        ref = make(name, seed=1 + index)
+        ref = make(name, seed=seeds[name])
         top = ref["steps"][0]["top"][0]
         print(f"{name}: greedy {ref['greedy']}, first step top {top}, margins {ref['greedy_margins']}, "
               f"sensitivity {ref['sensitivity']}")
