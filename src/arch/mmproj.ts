@@ -10,7 +10,8 @@
  *
  * One entry per multimodal class aprkit writes a vision GGUF for: Gemma 3
  * (SigLIP), after llama.cpp's `Gemma3VisionModel` (conversion/gemma.py), and
- * Qwen2-VL and Qwen2.5-VL, after its `Qwen2VLVisionModel` (conversion/qwenvl.py).
+ * Qwen2-VL and Qwen2.5-VL, after its `Qwen2VLVisionModel` (conversion/qwenvl.py),
+ * and Mistral 3 (Pixtral), after its `LlavaVisionModel` (conversion/llava.py).
  *
  * @module
  */
@@ -56,6 +57,11 @@ export interface MmprojSupport {
   forcedType(ggufName: string, sourceDtype: string): "F16" | "F32" | undefined;
   /** `vision_config` as the converter's class reads it (renamed keys, defaults). */
   visionHparams?(vision: Readonly<Record<string, unknown>>): Record<string, unknown>;
+  /**
+   * The heads whose RoPE rows the converter interleaves in a tensor (GGUF
+   * name), as its `LlamaModel.permute` does for Pixtral's Q and K; absent: none.
+   */
+  permuteHeads?(ggufName: string, vision: Readonly<Record<string, unknown>>): number | undefined;
   /**
    * The keys after `general.file_type`, in the converter's order.
    *
@@ -305,11 +311,84 @@ const QWEN2VL_MMPROJ: MmprojSupport = {
   },
 };
 
+// Pixtral's encoder and Mistral 3's projector under gguf-py's MMPROJ names.
+const PIXTRAL_BLOCK: Readonly<Record<string, string>> = {
+  "attention.q_proj": "attn_q",
+  "attention.k_proj": "attn_k",
+  "attention.v_proj": "attn_v",
+  "attention.o_proj": "attn_out",
+  "attention_norm": "ln1",
+  "ffn_norm": "ln2",
+  "feed_forward.gate_proj": "ffn_gate",
+  "feed_forward.up_proj": "ffn_up",
+  "feed_forward.down_proj": "ffn_down",
+};
+const PIXTRAL_GLOBAL: Readonly<Record<string, string>> = {
+  "vision_tower.ln_pre": "v.pre_ln",
+  "vision_tower.patch_conv": "v.patch_embd",
+  "multi_modal_projector.linear_1": "mm.1",
+  "multi_modal_projector.linear_2": "mm.2",
+  "multi_modal_projector.norm": "mm.input_norm",
+  "multi_modal_projector.patch_merger.merging_layer": "mm.patch_merger",
+};
+
+function pixtralTensorName(name: string): string | undefined {
+  const n = name.replace(/^model\.(?=vision_tower\.|multi_modal_projector\.)/, "");
+  const suffix = /\.(weight|bias)$/.exec(n)?.[1];
+  if (suffix === undefined) return undefined;
+  const base = n.slice(0, -suffix.length - 1);
+  const block = /^vision_tower\.transformer\.layers\.(\d+)\.(.+)$/.exec(base);
+  if (block !== null) {
+    const g = PIXTRAL_BLOCK[block[2]!];
+    return g === undefined ? undefined : `v.blk.${block[1]}.${g}.${suffix}`;
+  }
+  const g = PIXTRAL_GLOBAL[base];
+  return g === undefined ? undefined : `${g}.${suffix}`;
+}
+
+/**
+ * Mistral 3's vision GGUF (Pixtral encoder, patch-merger projector), after
+ * llama.cpp's `LlavaVisionModel` (conversion/llava.py). From Hugging Face
+ * files the converter leaves out the `[IMG_BREAK]` embedding (its filter
+ * drops every `language_model.` tensor first), and so does aprkit.
+ */
+const MISTRAL3_MMPROJ: MmprojSupport = {
+  source: "llama.cpp conversion/llava.py LlavaVisionModel (pixtral)",
+  pieces: (name, shape) => renamedWhole(pixtralTensorName(name), shape),
+  shift: () => 0,
+  forcedType: QWEN25VL_MMPROJ.forcedType,
+  permuteHeads: (name, vision) => {
+    if (!/^v\.blk\.\d+\.attn_[qk]\./.test(name)) return undefined;
+    const heads = vision["num_attention_heads"];
+    if (typeof heads !== "number" || !Number.isSafeInteger(heads) || heads <= 0) {
+      throw new RangeError("config.json: vision_config has no num_attention_heads");
+    }
+    return heads;
+  },
+  visionHparams: (v) => ({ ...v, layer_norm_eps: v["layer_norm_eps"] ?? 1e-5 }),
+  writeKv(w, sources) {
+    if (w.hparams["model_type"] !== "pixtral") {
+      throw new RangeError(
+        `config.json: vision_config.model_type is ${w.hparams["model_type"]}, not pixtral`,
+      );
+    }
+    writeClipKv(w, sources);
+    w.set("projector_type", "STRING", "pixtral");
+    w.f32("vision.attention.layer_norm_epsilon", w.hparams["layer_norm_eps"]);
+    const act = w.hparams["hidden_act"];
+    if (act === "silu") w.set("use_silu", "BOOL", true);
+    else if (act === "gelu") w.set("use_gelu", "BOOL", true);
+    else throw new RangeError(`config.json: vision_config.hidden_act ${act} is not silu or gelu`);
+    w.u32("vision.spatial_merge_size", sources.config["spatial_merge_size"]);
+  },
+};
+
 /** Multimodal classes whose vision GGUF aprkit writes, by `architectures[0]`. */
 export const MMPROJ_CLASSES: Readonly<Record<string, MmprojSupport>> = {
   Gemma3ForConditionalGeneration: GEMMA3_MMPROJ,
   Qwen2_5_VLForConditionalGeneration: QWEN25VL_MMPROJ,
   Qwen2VLForConditionalGeneration: QWEN2VL_MMPROJ,
+  Mistral3ForConditionalGeneration: MISTRAL3_MMPROJ,
 };
 
 /**
@@ -341,13 +420,28 @@ export function mmprojKv(
   sources: MmprojSources,
   sizeLabel: string,
 ): ReturnType<KvWriter["entries"]> {
-  const vision = record(sources.config["vision_config"]);
-  if (vision === undefined) throw new RangeError("config.json has no vision_config");
-  const w = new KvWriter(support.visionHparams?.(vision) ?? vision, "clip");
+  const w = new KvWriter(visionHparams(support, sources.config), "clip");
   w.set("general.type", "STRING", "mmproj");
   w.set("general.name", "STRING", "");
   w.set("general.size_label", "STRING", sizeLabel);
   w.fileType();
   support.writeKv(w, sources);
   return w.entries();
+}
+
+/**
+ * `vision_config` as the class's converter reads it.
+ *
+ * @param support The class's support.
+ * @param config `config.json`.
+ * @returns The vision hyperparameters.
+ * @throws {RangeError} When `config.json` has no `vision_config`.
+ */
+export function visionHparams(
+  support: MmprojSupport,
+  config: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  const vision = record(config["vision_config"]);
+  if (vision === undefined) throw new RangeError("config.json has no vision_config");
+  return support.visionHparams?.(vision) ?? { ...vision };
 }

@@ -122,6 +122,6 @@ function leftOutNote(count: number, hfClass: string, options: LanguageModelOptio
   }
   return mmprojSupport(hfClass) !== undefined
     ? `${what}. --mmproj FILE writes them as llama.cpp's vision GGUF`
-    : `${what}. aprkit does not write this class's vision GGUF yet: make it with llama.cpp's ` +
-      `convert_hf_to_gguf.py --mmproj`;
+    : `${what}. aprkit writes no vision GGUF for this class; llama.cpp makes one with its ` +
+      `legacy scripts (tools/mtmd/legacy-models, docs/multimodal/llava.md)`;
 }

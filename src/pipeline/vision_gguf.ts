@@ -13,12 +13,19 @@
 
 import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import { UsageError } from "../errors.ts";
-import { MMPROJ_CLASSES, mmprojKv, type MmprojPiece, mmprojSupport } from "../arch/mmproj.ts";
+import {
+  MMPROJ_CLASSES,
+  mmprojKv,
+  type MmprojPiece,
+  mmprojSupport,
+  visionHparams,
+} from "../arch/mmproj.ts";
 import { record } from "../arch/kv.ts";
 import { addToFloat32, keepRanges } from "../arch/transforms.ts";
 import { sizeLabel } from "../formats/gguf/metadata.ts";
 import type { ModelChunk, ModelHeader, TensorEntry, TensorInfo } from "../tensor.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
+import { interleavedRopeRows } from "./qk_row_layout.ts";
 
 /**
  * Refuse a model aprkit writes no vision GGUF for (checked before any output exists).
@@ -88,6 +95,9 @@ function planVision(
   const metadata = header.metadata;
   const support = mmprojSupport(metadata.hf_architecture);
   if (support === undefined) throw new RangeError("no vision GGUF support for this model");
+  const config = record(metadata["hf_config"]);
+  if (config === undefined) throw new RangeError("Cannot write the vision GGUF: no config.json");
+  const vision = visionHparams(support, config);
   const planned = new Map<string, Planned[]>();
   const tensors: TensorInfo[] = [];
   const seen = new Set<string>();
@@ -99,7 +109,8 @@ function planVision(
       }
       seen.add(piece.name);
       const forced = support.forcedType(piece.name, info.dtype);
-      const plan = planTensor(info, piece, support.shift(piece.name), forced);
+      const heads = support.permuteHeads?.(piece.name, vision);
+      const plan = planTensor(info, piece, support.shift(piece.name), forced, heads);
       plans.push(plan);
       tensors.push(plan.info);
     }
@@ -110,8 +121,6 @@ function planVision(
       "Cannot write the vision GGUF: the checkpoint has no vision tower tensors",
     );
   }
-  const config = record(metadata["hf_config"]);
-  if (config === undefined) throw new RangeError("Cannot write the vision GGUF: no config.json");
   const preprocessor = record(metadata["hf_preprocessor_config"]);
   if (preprocessor === undefined) {
     throw new RangeError(
@@ -135,7 +144,9 @@ function planTensor(
   piece: MmprojPiece,
   shift: number,
   forced: "F16" | "F32" | undefined,
+  heads: number | undefined,
 ): Planned {
+  if (heads !== undefined) return permuted(info, piece, heads, forced);
   const dtype = forced ?? (shift !== 0 ? "F32" : info.dtype);
   const elements = DTYPES[info.dtype].layout === "elements";
   if ((dtype !== info.dtype || piece.ranges !== undefined) && !elements) {
@@ -164,5 +175,27 @@ function planTensor(
       const f32 = () => info.dtype === "F32" ? source.open() : decodedBytes(source, "F32");
       return { info: out, open: () => shift === 0 ? f32() : addToFloat32(f32(), shift) };
     },
+  };
+}
+
+/** A whole tensor with its RoPE rows interleaved per head (Pixtral's Q and K). */
+function permuted(
+  info: TensorInfo,
+  piece: MmprojPiece,
+  heads: number,
+  forced: "F16" | "F32" | undefined,
+): Planned {
+  if (piece.ranges !== undefined || forced !== undefined) {
+    throw new RangeError(`Cannot permute a part of "${info.name}"`);
+  }
+  const renamed = (entry: TensorEntry): TensorEntry => ({
+    ...entry,
+    info: { ...entry.info, name: piece.name },
+  });
+  // The plan alone (its payload is opened only when the sink reads it).
+  const out = interleavedRopeRows({ info, open: () => new ReadableStream() }, heads).info;
+  return {
+    info: { ...out, name: piece.name },
+    make: (source) => renamed(interleavedRopeRows(source, heads)),
   };
 }

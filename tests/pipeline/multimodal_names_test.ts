@@ -185,3 +185,25 @@ Deno.test("Qwen2.5-VL's vision GGUF: qkv split in three, the two-frame patch ker
   assert.equal(q.forcedType("v.patch_embd.weight.1", "BF16"), "F32");
   assert.equal(q.forcedType("v.patch_embd.weight", "F16"), "F16");
 });
+
+Deno.test("Mistral 3's vision GGUF: Pixtral's names in both layouts, Q and K rows interleaved per head", () => {
+  const m = MMPROJ_CLASSES["Mistral3ForConditionalGeneration"]!;
+  const names: [string, string | undefined][] = [
+    ["vision_tower.transformer.layers.4.attention.q_proj.weight", "v.blk.4.attn_q.weight"],
+    ["model.vision_tower.transformer.layers.0.attention.o_proj.weight", "v.blk.0.attn_out.weight"],
+    ["vision_tower.transformer.layers.0.attention_norm.weight", "v.blk.0.ln1.weight"],
+    ["vision_tower.transformer.layers.0.feed_forward.gate_proj.weight", "v.blk.0.ffn_gate.weight"],
+    ["vision_tower.ln_pre.weight", "v.pre_ln.weight"],
+    ["model.vision_tower.patch_conv.weight", "v.patch_embd.weight"],
+    ["multi_modal_projector.linear_2.weight", "mm.2.weight"],
+    ["model.multi_modal_projector.norm.weight", "mm.input_norm.weight"],
+    ["multi_modal_projector.patch_merger.merging_layer.weight", "mm.patch_merger.weight"],
+    ["language_model.model.embed_tokens.weight", undefined],
+  ];
+  for (const [name, want] of names) assert.equal(m.pieces(name, [4, 4])[0]?.name, want, name);
+  const vision = { num_attention_heads: 16 };
+  assert.equal(m.permuteHeads?.("v.blk.0.attn_q.weight", vision), 16);
+  assert.equal(m.permuteHeads?.("v.blk.0.attn_k.weight", vision), 16);
+  assert.equal(m.permuteHeads?.("v.blk.0.attn_v.weight", vision), undefined);
+  assert.throws(() => m.permuteHeads?.("v.blk.0.attn_q.weight", {}), RangeError);
+});

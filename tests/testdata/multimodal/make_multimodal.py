@@ -131,11 +131,15 @@ def gemma3(folder: Path):
 def mistral3(folder: Path):
     ids, excluded = bpe_tokenizer(folder, "llama3", PIXTRAL_IMAGE_TOKENS)
     text = transformers.MistralConfig(**text_args(head_dim=fam.HEAD_DIM, sliding_window=None))
-    vision = transformers.PixtralVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+    # 3 layers: the converter maps the projector's linear_{1,2} through its per-block table.
+    vision = transformers.PixtralVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=3,
                                               num_attention_heads=2, image_size=32, patch_size=8,
                                               head_dim=16)
+    # Untied, as Mistral Small 3.x: transformers 5.18's Mistral3Config would
+    # otherwise tie at the top (true) against its text_config (false).
     config = transformers.Mistral3Config(vision_config=vision, text_config=text,
-                                         image_token_index=ids["[IMG]"], spatial_merge_size=2)
+                                         image_token_index=ids["[IMG]"], spatial_merge_size=2,
+                                         tie_word_embeddings=False)
     pre = preprocessor(32, CLIP_MEAN, CLIP_STD, image_processor_type="PixtralImageProcessor",
                        processor_class="PixtralProcessor", patch_size={"height": 8, "width": 8})
     pre["size"] = {"longest_edge": 32}
