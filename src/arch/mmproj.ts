@@ -225,6 +225,9 @@ function splitQkv(
   }));
 }
 
+/** Most (out, in) kernel pairs of a patch kernel aprkit splits by frame. */
+const MAX_KERNEL_PLANES = 1 << 20;
+
 /**
  * The converter's split of Qwen's 3-D patch kernel `[out, in, 2, kh, kw]`
  * into one 2-D kernel per frame (`v.patch_embd.weight`, `.weight.1`).
@@ -236,6 +239,13 @@ function splitFrames(name: string, shape: readonly number[]): readonly MmprojPie
     );
   }
   const [out, inp, , kh, kw] = shape as [number, number, number, number, number];
+  // One range per (out, in) pair is planned up front: real kernels have a few
+  // thousand (1280 × 3); a hostile shape must not make millions.
+  if (out * inp > MAX_KERNEL_PLANES) {
+    throw new RangeError(
+      `Cannot split "${name}" into two frames: ${out} × ${inp} kernels exceed the ${MAX_KERNEL_PLANES} aprkit plans for`,
+    );
+  }
   const plane = kh * kw;
   return [0, 1].map((frame) => {
     const ranges: [number, number][] = [];

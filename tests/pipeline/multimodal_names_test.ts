@@ -171,6 +171,11 @@ Deno.test("Qwen2.5-VL's vision GGUF: qkv split in three, the two-frame patch ker
     ["v.patch_embd.weight.1", [2, 1, 2, 2], [[4, 8], [12, 16]]],
   ]);
   assert.throws(() => q.pieces("visual.patch_embed.proj.weight", [2, 1, 3, 2, 2]), RangeError);
+  // A hostile shape is refused before millions of ranges are planned.
+  assert.throws(
+    () => q.pieces("visual.patch_embed.proj.weight", [1 << 20, 2, 2, 1, 1]),
+    RangeError,
+  );
   assert.throws(() => q.pieces("visual.blocks.0.attn.qkv.weight", [5, 4]), RangeError);
   const names: [string, string | undefined][] = [
     ["visual.blocks.1.attn.proj.weight", "v.blk.1.attn_out.weight"],
