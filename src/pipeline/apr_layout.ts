@@ -23,7 +23,7 @@ const BLOCK = /^model\.layers\.(\d+)\.(.+)\.(weight|bias)$/;
 
 /** The family whose APR layout applies to a Hugging Face model, if any. */
 function aprFamily(metadata: ModelMetadata): Family | undefined {
-  if (metadata.original_format === "gguf") return undefined;
+  // A GGUF source is in Hugging Face's layout by then (hf_layout.ts); names decide.
   const family = familyOf(metadata.architecture);
   return family?.apr === undefined ? undefined : family;
 }

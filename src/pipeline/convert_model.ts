@@ -286,16 +286,23 @@ async function convertPart(
         ...(options.onNote !== undefined ? { onNote: options.onNote } : {}),
       }));
     }
+    // A GGUF of a known family becomes its Hugging Face checkpoint's tensors
+    // first (issue 18 item 4); SafeTensors drops the tensors the converter
+    // generated, which transformers computes itself.
+    if (options.keepNames !== true) {
+      stream = stream.pipeThrough(fromGgufLayout({ dropGenerated: format === "safetensors" }));
+    }
     // APR keeps the tensors realizar looks up; other formats the checkpoint's own.
     stream = stream.pipeThrough(
       format === "apr" ? toAprLayout({ keepNames: options.keepNames === true }) : fromAprLayout(),
     );
-    // SafeTensors of a GGUF: the Hugging Face checkpoint's tensors again.
-    if (format === "safetensors" && options.keepNames !== true) {
-      stream = stream.pipeThrough(fromGgufLayout());
-    }
-    // GGUF wants llama.cpp's interleaved Q/K rows, SafeTensors Hugging Face's.
-    const rows = format === "gguf" ? "interleaved" : format === "safetensors" ? "hf" : undefined;
+    // GGUF wants llama.cpp's interleaved Q/K rows; SafeTensors and APR Hugging
+    // Face's (APR rope_type 2, which both of realizar's paths rotate right).
+    const rows = format === "gguf"
+      ? "interleaved"
+      : format === "safetensors" || (format === "apr" && options.keepNames !== true)
+      ? "hf"
+      : undefined;
     if (rows !== undefined) stream = stream.pipeThrough(reorderQkRows(rows));
     stream = stream.pipeThrough(
       format === "apr" ? addTiedLmHead(options.onNote) : dropTiedLmHead(),

@@ -65,6 +65,9 @@ export function assertGgufFamily(metadata: ModelMetadata, location: string): voi
   );
 }
 
+/** A Hugging Face tensor name. */
+const HF_NAME = /^(model\.|lm_head\.)/;
+
 /** One output tensor: its info and how to make its payload from the source entries. */
 interface Output {
   info: TensorInfo;
@@ -93,7 +96,12 @@ export function toGgufLayout(
     transform(chunk, controller) {
       if (chunk.type === "header") {
         const metadata = chunk.header.metadata;
-        active = options.keepNames !== true && convertsFromHf(metadata);
+        // A model from GGUF (read back into Hugging Face's layout) goes through
+        // its family's layout too, when aprkit knows the family.
+        active = options.keepNames !== true &&
+          (convertsFromHf(metadata) ||
+            (familyOf(metadata.architecture)?.gguf !== undefined &&
+              chunk.header.tensors.some((t) => HF_NAME.test(t.name))));
         if (!active) {
           controller.enqueue(chunk);
           return;

@@ -1,11 +1,12 @@
 /**
  * A model read from GGUF turned back into its Hugging Face checkpoint's
- * tensors, for SafeTensors output (issue 18 item 4): GGUF names the reader
- * left alone mapped with the family's table, stacked `*_exps` experts
- * unstacked expert by expert, Gemma's norms shifted back (`−1`), and the
- * tensors llama.cpp's converter generated (`rope_freqs`, LongRoPE factors),
- * which transformers computes itself, dropped. Q/K rows are un-permuted
- * afterwards by `reorderQkRows("hf")`.
+ * tensors, for SafeTensors and APR output (issue 18 item 4): GGUF names the
+ * reader left alone mapped with the family's table, stacked `*_exps`
+ * experts unstacked expert by expert, Gemma's norms shifted back (`−1`),
+ * and, for SafeTensors, the tensors llama.cpp's converter generated
+ * (`rope_freqs`, LongRoPE factors), which transformers computes itself,
+ * dropped (APR keeps them, so its GGUF export has them again). Q/K rows are
+ * un-permuted afterwards by `reorderQkRows("hf")`.
  *
  * @module
  */
@@ -44,9 +45,12 @@ interface Out {
  * The transform: a pass-through for models that did not come from GGUF or
  * whose family aprkit does not know.
  *
+ * @param options `dropGenerated`: leave out the converter's generated tensors.
  * @returns The transform.
  */
-export function fromGgufLayout(): TransformStream<ModelChunk, ModelChunk> {
+export function fromGgufLayout(
+  options: { dropGenerated?: boolean } = {},
+): TransformStream<ModelChunk, ModelChunk> {
   let plan = new Map<string, Out[]>();
   let active = false;
   return new TransformStream<ModelChunk, ModelChunk>({
@@ -59,9 +63,20 @@ export function fromGgufLayout(): TransformStream<ModelChunk, ModelChunk> {
           controller.enqueue(chunk);
           return;
         }
-        plan = new Map(header.tensors.map((info) => [info.name, outputs(info, family)]));
+        plan = new Map(
+          header.tensors.map((info) => [info.name, outputs(info, family, options.dropGenerated)]),
+        );
         const tensors = [...plan.values()].flat().map((o) => o.info);
-        controller.enqueue({ type: "header", header: { ...header, tensors } });
+        // A llama GGUF with stacked experts is Mixtral: say so, so later stages use its layout.
+        const metadata = family.name === header.metadata.architecture
+          ? header.metadata
+          : {
+            ...header.metadata,
+            architecture: family.name,
+            hf_architecture: family.hfArchitectures[0]!,
+            hf_model_type: family.hfModelTypes[0]!,
+          };
+        controller.enqueue({ type: "header", header: { ...header, metadata, tensors } });
         return;
       }
       if (!active) {
@@ -75,8 +90,8 @@ export function fromGgufLayout(): TransformStream<ModelChunk, ModelChunk> {
   });
 }
 
-function outputs(info: TensorInfo, family: Family): Out[] {
-  if (GENERATED.has(info.name)) return [];
+function outputs(info: TensorInfo, family: Family, dropGenerated = false): Out[] {
+  if (GENERATED.has(info.name) && dropGenerated) return [];
   const exps = EXPS.exec(info.name);
   const stack = exps === null ? undefined : family.experts?.stacks.find((s) => s.gguf === exps[2]);
   if (exps !== null && stack !== undefined && info.shape.length === 3) {
