@@ -26,6 +26,7 @@ import {
   stringOption,
 } from "./command.ts";
 import { pathExists } from "../io/fs_paths.ts";
+import { assertNotLocked } from "../io/partial_file.ts";
 import { ROW_FALLBACKS, type RowFallback } from "../quant/apr_row_fallback.ts";
 import type { ProgressEvent } from "../tensor.ts";
 
@@ -120,7 +121,9 @@ export function defaultOutput(source: string, extension: string): string {
   let name: string;
   if (isHubRef(source)) {
     const ref = parseHubRef(source);
-    name = basename(ref.path ?? ref.repoId);
+    name = ref.quant !== undefined
+      ? `${basename(ref.repoId)}-${ref.quant}`
+      : basename(ref.path ?? ref.repoId);
   } else {
     name = basename(source.replace(/[\\/]+$/, "")) || "model";
   }
@@ -286,6 +289,8 @@ export async function runConversion(
   // An interrupted import is never thrown away by accident: continuing or
   // starting over is the user's explicit choice.
   const journal = `${output}.partial.journal`;
+  // A run in progress on this output comes first: neither flag may touch it.
+  await assertNotLocked(`${output}.partial`);
   if (!options.resume && !options.force && await pathExists(journal).catch(() => false)) {
     throw new UsageError(
       `Cannot write "${output}": a partial import of this output exists ("${output}.partial"); add --resume to continue or --force to start over`,
@@ -333,9 +338,13 @@ export async function runConversion(
     if (interrupt.signal.aborted) {
       const kept = await pathExists(journal).catch(() => false) ||
         (options.maxShardSize !== undefined && await shardJournalExists(output));
+      // A split GGUF output keeps its completed shards (SHARD.partial), not OUT.partial.
+      const from = options.format === "gguf" && options.maxShardSize !== undefined
+        ? `the completed shards of "${output}"`
+        : `"${output}.partial"`;
       ctx.err(
         kept
-          ? `\napr: interrupted; run the same command with --resume to continue from "${output}.partial"\n`
+          ? `\napr: interrupted; run the same command with --resume to continue from ${from}\n`
           : `\napr: interrupted; nothing was kept (no partial file is left)\n`,
       );
       return 130;
@@ -367,8 +376,12 @@ export async function runConversion(
   } else if (!ctx.quiet) {
     const dtypes = Object.entries(result.dtypes).map(([d, n]) => `${n} ${d}`).join(", ");
     const resumed = result.resumedTensors ? `, ${result.resumedTensors} resumed` : "";
+    // A split GGUF set is named by its first shard, which llama.cpp loads.
+    const wrote = result.shards === undefined
+      ? output
+      : `${result.shards[0]} (+${result.shards.length - 1} more shards)`;
     ctx.out(
-      `wrote ${output}: ${result.format}, ${
+      `wrote ${wrote}: ${result.format}, ${
         formatCount(result.tensors)
       } tensors (${dtypes}${resumed}), ` +
         `${formatCount(result.parameters)} parameters, ${

@@ -13,8 +13,10 @@ import { AprSink } from "../formats/apr/sink.ts";
 import { AprLz4Sink } from "../formats/apr/lz4_sink.ts";
 import { ShardedAprSink } from "../formats/apr/sharded_sink.ts";
 import { GgufSink } from "../formats/gguf/sink.ts";
+import { SplitGgufSink } from "../formats/gguf/split_sink.ts";
 import { ggufStorage, hasPaddedRows } from "../formats/gguf/tensor_storage.ts";
 import { QnatSink } from "../formats/qnat/sink.ts";
+import { sourceIdentityOf } from "./source_identity.ts";
 import { SafetensorsSink } from "../formats/safetensors/writer.ts";
 import {
   ImportanceSizeError,
@@ -102,7 +104,10 @@ export interface ConvertOptions extends OpenModelOptions {
   threads?: number;
   /** Decode every tensor to F32 (exports). @default false */
   float32?: boolean;
-  /** Continue an interrupted APR output from its partial file and journal. @default false */
+  /**
+   * Continue an interrupted APR output from its partial file and journal, or
+   * a split GGUF output from its completed shards. @default false
+   */
   resume?: boolean;
   /**
    * APR output: commit (fdatasync, then a journal line) at least every this
@@ -114,8 +119,10 @@ export interface ConvertOptions extends OpenModelOptions {
   /** Replace an existing output. @default false */
   force?: boolean;
   /**
-   * SafeTensors or APR output: split into shards of at most this many bytes of
-   * tensor data (APR: `NAME-0000i-of-0000N.apr` plus `NAME.apr.manifest.json`).
+   * SafeTensors, APR or GGUF output: split into shards of at most this many
+   * bytes of tensor data (APR: `NAME-0000i-of-0000N.apr` plus
+   * `NAME.apr.manifest.json`; GGUF: llama.cpp's `gguf-split` layout,
+   * `NAME-0000i-of-0000N.gguf`).
    */
   maxShardSize?: number;
   /** Progress of the write (bytes and tensors). */
@@ -175,6 +182,11 @@ export interface ConvertResult {
   tensorBytes: number;
   /** Size of everything written: the file, or every shard plus the index/manifest. */
   fileBytes: number;
+  /**
+   * The shards of a split GGUF output, in order (llama.cpp loads the set
+   * from the first); absent for other outputs.
+   */
+  shards?: string[];
   /** Tensors found complete in a resumed partial output (APR only). */
   resumedTensors: number;
   /**
@@ -361,7 +373,11 @@ async function convertPart(
       header = h;
       if (imatrix !== undefined) warnMissingImportance(h, imatrix, options);
     }));
-    const sink = await createSink(format, output, options, imatrix);
+    // Only a resumable output journals it: the identity of the source's content.
+    const sourceKey = format === "apr" && options.compress !== "lz4"
+      ? await sourceIdentityOf(model)
+      : undefined;
+    const sink = await createSink(format, output, options, imatrix, sourceKey);
     // A Hub model streamed without the cache is checked against its sha256s
     // before the output is renamed into place (FORMATS.md D5).
     await stream.pipeTo(
@@ -386,11 +402,16 @@ async function convertPart(
       parameters: written.tensors.reduce((s, t) => s + elementCount(t.shape), 0),
       tensorBytes,
       fileBytes: await sizeOfAll(writtenPaths(sink, output)),
+      ...(sink instanceof SplitGgufSink ? { shards: [...sink.outputs] } : {}),
       resumedTensors: sink instanceof AprSink || sink instanceof ShardedAprSink
         ? sink.result?.resumedTensors ?? 0
+        : sink instanceof SplitGgufSink
+        ? sink.resumed.tensors
         : 0,
       resumedBytes: sink instanceof AprSink || sink instanceof ShardedAprSink
         ? sink.result?.resumedBytes ?? 0
+        : sink instanceof SplitGgufSink
+        ? sink.resumed.bytes
         : 0,
       dtypes,
       durationMs: Math.round(performance.now() - started),
@@ -404,7 +425,12 @@ async function convertPart(
         { cause: error },
       );
     }
-    throw nameTheSource(error, typeof source === "string" ? source : model.location, format);
+    throw nameTheSource(
+      error,
+      typeof source === "string" ? source : model.location,
+      format,
+      output,
+    );
   } finally {
     await model.close();
   }
@@ -434,7 +460,7 @@ function refuseGgufOf(model: Model, format: OutputFormat): void {
 
 /** The files a closed sink wrote. */
 function writtenPaths(sink: WritableStream<ModelChunk>, output: string): string[] {
-  if (sink instanceof SafetensorsSink) return [...sink.outputs];
+  if (sink instanceof SafetensorsSink || sink instanceof SplitGgufSink) return [...sink.outputs];
   if (sink instanceof ShardedAprSink && sink.result) {
     return [...sink.result.shards.map((s) => s.path), sink.result.manifestPath];
   }
@@ -452,14 +478,25 @@ async function sizeOfAll(paths: readonly string[]): Promise<number> {
  * too long, too many dimensions), or metadata too large for it, is reported by the sink, which does not know
  * where the tensor came from: say which file it is, so the one line names it.
  */
-function nameTheSource(error: unknown, location: string, format: OutputFormat): unknown {
+function nameTheSource(
+  error: unknown,
+  location: string,
+  format: OutputFormat,
+  output: string,
+): unknown {
+  // Every refusal names a file (issue 20 item 8): writers and converters say
+  // what they cannot do with a tensor or a value ("Cannot convert tensor
+  // "B"", "Cannot encode GGUF: …", "Cannot write QNAT file: …") without
+  // knowing which conversion they serve.
   if (
     (error instanceof TypeError || error instanceof RangeError) &&
-    /^Cannot (use tensor name|store tensor|encode APR metadata)/.test(error.message) &&
-    !error.message.includes(location)
+    error.message.startsWith("Cannot ") &&
+    !error.message.includes(`"${location}"`) && !error.message.includes(`"${output}"`)
   ) {
     return new UsageError(
-      `Cannot convert "${location}" to ${format}: ${error.message.replace(/^Cannot /, "cannot ")}`,
+      `Cannot convert "${location}" to ${format}: ${
+        error.message.replace(/^Cannot /, "cannot ")
+      } (writing "${output}")`,
       { cause: error },
     );
   }
@@ -566,8 +603,10 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
       );
     }
   }
-  if (options.resume && format !== "apr") {
-    throw new UsageError(`resume: true works for APR output only, not ${format}`);
+  if (options.resume && format !== "apr" && !(format === "gguf" && options.maxShardSize)) {
+    throw new UsageError(
+      `resume: true works for APR output and split GGUF output (maxShardSize) only, not ${format}`,
+    );
   }
   if (options.compress !== undefined) {
     if (options.compress !== "lz4") {
@@ -588,9 +627,9 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
       `blockSize and doubleQuant work for QNAT output only, not ${format}`,
     );
   }
-  if (options.maxShardSize !== undefined && format !== "safetensors" && format !== "apr") {
+  if (options.maxShardSize !== undefined && format === "qnat") {
     throw new UsageError(
-      `maxShardSize works for SafeTensors and APR output only, not ${format}`,
+      `maxShardSize works for SafeTensors, APR and GGUF output only, not ${format}`,
     );
   }
 }
@@ -714,7 +753,9 @@ function createSink(
   output: string,
   options: ConvertOptions,
   imatrix: ImportanceMatrix | undefined,
+  sourceKey: string | undefined,
 ): Promise<WritableStream<ModelChunk>> {
+  const source = sourceKey === undefined ? {} : { sourceKey };
   const common = {
     force: options.force === true,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
@@ -727,6 +768,7 @@ function createSink(
           ...common,
           maxShardSize: options.maxShardSize,
           resume: options.resume === true,
+          ...source,
           ...(options.commitBytes !== undefined ? { commitBytes: options.commitBytes } : {}),
           planKey: JSON.stringify({
             quantize: options.quantize ?? "none",
@@ -740,6 +782,7 @@ function createSink(
       return AprSink.create(output, {
         ...common,
         resume: options.resume === true,
+        ...source,
         ...(options.commitBytes !== undefined ? { commitBytes: options.commitBytes } : {}),
         planKey: JSON.stringify({
           quantize: options.quantize ?? "none",
@@ -766,7 +809,7 @@ function createSink(
           ? OUTTYPE_FTYPES[options.quantize]
           : undefined);
       const byQuantize = isLlamaQuantizePreset(options.quantize);
-      return GgufSink.create(output, {
+      const ggufOptions = {
         ...common,
         keepNames: options.keepNames === true,
         // A K-quant preset's file is llama-quantize's, dimensions and key order
@@ -785,7 +828,22 @@ function createSink(
           // As llama-quantize --imatrix: which matrix the model was quantized with.
           ...(imatrix !== undefined ? imatrixGgufKv(imatrix) : []),
         ],
-      });
+      };
+      if (options.maxShardSize !== undefined) {
+        // gguf-split's layout: OUT-0000i-of-0000N.gguf, loaded from the first.
+        return SplitGgufSink.create(output, {
+          ...ggufOptions,
+          maxShardSize: options.maxShardSize,
+          resume: options.resume === true,
+          planKey: JSON.stringify({
+            quantize: options.quantize ?? "none",
+            all: options.quantizeAll === true,
+            float32: options.float32 === true,
+            ...imatrixKey(options),
+          }),
+        });
+      }
+      return GgufSink.create(output, ggufOptions);
     }
     case "qnat":
       return QnatSink.create(output, {
@@ -830,7 +888,9 @@ function finalizeMetadata(
       if (metadata.name === undefined && folderName !== undefined) metadata.name = folderName;
       if (typeof source === "string" && isHubRef(source)) {
         const ref = parseHubRef(source);
-        metadata.source = `hf://${ref.repoId}${ref.path ? `/${ref.path}` : ""}`;
+        metadata.source = `hf://${ref.repoId}${ref.quant ? `:${ref.quant}` : ""}${
+          ref.path ? `/${ref.path}` : ""
+        }`;
       }
       const header = { ...chunk.header, metadata };
       onHeader(header);

@@ -68,14 +68,12 @@ export function fromGgufLayout(
         );
         const tensors = [...plan.values()].flat().map((o) => o.info);
         // A llama GGUF with stacked experts is Mixtral: say so, so later stages use its layout.
-        const metadata = family.name === header.metadata.architecture
-          ? header.metadata
-          : {
-            ...header.metadata,
-            architecture: family.name,
-            hf_architecture: family.hfArchitectures[0]!,
-            hf_model_type: family.hfModelTypes[0]!,
-          };
+        const metadata = family.name === header.metadata.architecture ? header.metadata : {
+          ...header.metadata,
+          architecture: family.name,
+          hf_architecture: family.hfArchitectures[0]!,
+          hf_model_type: family.hfModelTypes[0]!,
+        };
         controller.enqueue({ type: "header", header: { ...header, metadata, tensors } });
         return;
       }

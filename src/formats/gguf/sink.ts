@@ -21,6 +21,7 @@ import {
 } from "./writer.ts";
 import { assertOutputFree } from "../../io/fs_paths.ts";
 import { createFreshFile, renameIntoPlace } from "../../io/partial_file.ts";
+import { storageFailure } from "../../io/storage_errors.ts";
 
 /** llama.cpp's quantization format version (`GGML_QNT_VERSION`), which every export declares. */
 const GGML_QUANTIZATION_VERSION = 2;
@@ -145,6 +146,8 @@ class GgufFileWriter {
   #header: ModelHeader | undefined;
   #layout: GgufLayout | undefined;
   #next = 0;
+  /** Payload bytes of every tensor, summed once (per tensor it was quadratic). */
+  #bytesTotal = 0;
   #bytesDone = 0;
   #closed = false;
 
@@ -163,7 +166,9 @@ class GgufFileWriter {
   async write(chunk: ModelChunk): Promise<void> {
     try {
       if (chunk.type === "header") await this.#writeHeader(chunk.header);
-      else await this.#writeTensor(chunk.tensor);
+      else {await this.#writeTensor(chunk.tensor).catch((error) => {
+          throw storageFailure(error, this.#partial, "write");
+        });}
     } catch (error) {
       await this.discard();
       throw error;
@@ -175,44 +180,8 @@ class GgufFileWriter {
       throw new TypeError(`Cannot write "${this.#path}": a second header chunk arrived`);
     }
     this.#header = header;
-    const specs: GgufTensorSpec[] = header.tensors.map((t) => {
-      const spec = DTYPES[t.dtype];
-      if (spec.ggufType === undefined) {
-        throw new TypeError(
-          `Cannot write "${this.#path}": tensor "${t.name}" is ${t.dtype}, which GGUF cannot ` +
-            `hold; convert it first (to F16, BF16, Q8_0, Q4_K or Q6_K)`,
-        );
-      }
-      const expected = tensorByteLength(t.dtype, t.shape);
-      if (expected !== t.byteLength) {
-        throw new RangeError(
-          `Cannot write "${this.#path}": tensor "${t.name}" declares ${t.byteLength} bytes, ` +
-            `but ${t.dtype} [${t.shape}] takes ${expected}`,
-        );
-      }
-      return {
-        name: this.#options.keepNames === true ? t.name : hfToGgufName(t.name),
-        dtype: t.dtype,
-        // ggml's ne runs fastest-varying first; a scalar is one element.
-        ne: t.shape.length === 0
-          ? [1]
-          : this.#options.squeezeDims === true
-          ? squeezed([...t.shape].reverse())
-          : [...t.shape].reverse(),
-      };
-    });
-    const fileType = this.#options.fileType ?? guessFileType(header.tensors);
-    const kv = aprToGgufKv(header.metadata, {
-      ...(fileType === undefined ? {} : { fileType }),
-      parameterCount: header.tensors.reduce((n, t) => n + elementCount(t.shape), 0),
-      tensors: specs.map((t) => ({ name: t.name, shape: [...t.ne].reverse() })),
-      quantizationVersion: GGML_QUANTIZATION_VERSION,
-    });
-    for (const [key, value] of this.#options.extraKv ?? []) {
-      // Removed, then added: the key moves to the end, where llama.cpp's gguf_set_val puts it.
-      kv.delete(key);
-      kv.set(key, value);
-    }
+    this.#bytesTotal = header.tensors.reduce((n, t) => n + t.byteLength, 0);
+    const { kv, specs } = planGgufExport(header, this.#options, this.#path);
     const layout = encodeGgufHeader(kv, specs, {
       alignment: this.#options.alignment,
     });
@@ -263,11 +232,10 @@ class GgufFileWriter {
 
   #report(current: string | undefined): void {
     const header = this.#header!;
-    const total = header.tensors.reduce((n, t) => n + t.byteLength, 0);
     this.#options.onProgress?.({
       phase: "export",
       bytesDone: this.#bytesDone,
-      bytesTotal: total,
+      bytesTotal: this.#bytesTotal,
       itemsDone: this.#next,
       itemsTotal: header.tensors.length,
       ...(current === undefined ? {} : { current }),
@@ -275,8 +243,12 @@ class GgufFileWriter {
   }
 
   async #writeAt(offset: number, bytes: Uint8Array): Promise<void> {
-    await this.#file.seek(offset, Deno.SeekMode.Start);
-    await writeAll(this.#file, bytes);
+    try {
+      await this.#file.seek(offset, Deno.SeekMode.Start);
+      await writeAll(this.#file, bytes);
+    } catch (error) {
+      throw storageFailure(error, this.#partial, "write");
+    }
   }
 
   async finish(): Promise<void> {
@@ -290,7 +262,9 @@ class GgufFileWriter {
             `${this.#header.tensors.length} tensors`,
         );
       }
-      await this.#file.sync();
+      await this.#file.sync().catch((error) => {
+        throw storageFailure(error, this.#partial, "write");
+      });
       this.#file.close();
       this.#closed = true;
       await renameIntoPlace(this.#partial, this.#path, this.#options.force);
@@ -321,7 +295,68 @@ function squeezed(ne: number[]): number[] {
   return ne.slice(0, n);
 }
 
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+/**
+ * Internal: what a GGUF export of `header` writes — the metadata pairs (the
+ * model's, `general.file_type`, the parameter count, the quantization
+ * version, then `extraKv`) and one tensor info per tensor, GGUF names and
+ * `ne` order — checked before any byte is written. Shared by the single-file
+ * and the split writers.
+ *
+ * @param header The model header.
+ * @param options Names, file type, extra pairs.
+ * @param path The output, for messages.
+ * @returns The pairs and tensor specs, in file order.
+ * @throws {TypeError} For a tensor type GGUF cannot hold.
+ * @throws {RangeError} For a tensor whose byte length does not match its shape.
+ */
+export function planGgufExport(
+  header: ModelHeader,
+  options: GgufSinkOptions,
+  path: string,
+): { kv: Map<string, GgufKvInput>; specs: GgufTensorSpec[] } {
+  const specs: GgufTensorSpec[] = header.tensors.map((t) => {
+    const spec = DTYPES[t.dtype];
+    if (spec.ggufType === undefined) {
+      throw new TypeError(
+        `Cannot write "${path}": tensor "${t.name}" is ${t.dtype}, which GGUF cannot ` +
+          `hold; convert it first (to F16, BF16, Q8_0, Q4_K or Q6_K)`,
+      );
+    }
+    const expected = tensorByteLength(t.dtype, t.shape);
+    if (expected !== t.byteLength) {
+      throw new RangeError(
+        `Cannot write "${path}": tensor "${t.name}" declares ${t.byteLength} bytes, ` +
+          `but ${t.dtype} [${t.shape}] takes ${expected}`,
+      );
+    }
+    return {
+      name: options.keepNames === true ? t.name : hfToGgufName(t.name),
+      dtype: t.dtype,
+      // ggml's ne runs fastest-varying first; a scalar is one element.
+      ne: t.shape.length === 0
+        ? [1]
+        : options.squeezeDims === true
+        ? squeezed([...t.shape].reverse())
+        : [...t.shape].reverse(),
+    };
+  });
+  const fileType = options.fileType ?? guessFileType(header.tensors);
+  const kv = aprToGgufKv(header.metadata, {
+    ...(fileType === undefined ? {} : { fileType }),
+    parameterCount: header.tensors.reduce((n, t) => n + elementCount(t.shape), 0),
+    tensors: specs.map((t) => ({ name: t.name, shape: [...t.ne].reverse() })),
+    quantizationVersion: GGML_QUANTIZATION_VERSION,
+  });
+  for (const [key, value] of options.extraKv ?? []) {
+    // Removed, then added: the key moves to the end, where llama.cpp's gguf_set_val puts it.
+    kv.delete(key);
+    kv.set(key, value);
+  }
+  return { kv, specs };
+}
+
+/** Internal: write all of `bytes` at the file's position. */
+export async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
   let n = 0;
   while (n < bytes.length) n += await file.write(bytes.subarray(n));
 }
