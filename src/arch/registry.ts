@@ -33,7 +33,9 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     LLAMA,
     MISTRAL,
     MIXTRAL,
+    MISTRAL3,
     QWEN2,
+    QWEN2VL,
     QWEN2MOE,
     QWEN3,
     QWEN3MOE,
@@ -44,8 +46,6 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     GRANITE,
     OLMO2,
     STARCODER2,
-    MISTRAL3,
-    QWEN2VL,
   ].map((f) => [f.name, f]),
 );
 
