@@ -130,8 +130,9 @@ export interface ConvertOptions extends OpenModelOptions {
   /**
    * GGUF output of an image-text-to-text checkpoint: also write its vision
    * tower and projector to this path as llama.cpp's vision GGUF (what
-   * `convert_hf_to_gguf.py --mmproj` writes; Gemma 3, Qwen2-VL, Qwen2.5-VL and Mistral 3 so far), in a second
-   * streaming pass over the source that reads only those tensors.
+   * `convert_hf_to_gguf.py --mmproj` writes; Gemma 3, Qwen2-VL, Qwen2.5-VL
+   * and Mistral 3 so far), in a second streaming pass over the source that
+   * reads only those tensors.
    */
   mmproj?: string;
   /**
@@ -285,6 +286,9 @@ async function convertPart(
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
+    // A GGUF of a preset's mix is llama-quantize's file (order, dimensions,
+    // keys), whether the preset is applied now or was when an APR was made.
+    const quantizedAs = options.quantize ?? recordedPreset(model.header.metadata);
     let stream = model.chunks();
     // An image-text-to-text checkpoint: its language model under the text
     // family's names, the vision tower left out (kept on request for APR).
@@ -324,7 +328,7 @@ async function convertPart(
     if (format === "gguf") {
       stream = stream.pipeThrough(toGgufLayout({ keepNames: options.keepNames === true }));
       // A K-quant preset's file is llama-quantize's, tensor order included.
-      if (isLlamaQuantizePreset(options.quantize)) {
+      if (isLlamaQuantizePreset(quantizedAs)) {
         stream = stream.pipeThrough(inLlamaQuantizeOrder());
       }
     }
@@ -377,7 +381,7 @@ async function convertPart(
     const sourceKey = format === "apr" && options.compress !== "lz4"
       ? await sourceIdentityOf(model)
       : undefined;
-    const sink = await createSink(format, output, options, imatrix, sourceKey);
+    const sink = await createSink(format, output, options, imatrix, sourceKey, quantizedAs);
     // A Hub model streamed without the cache is checked against its sha256s
     // before the output is renamed into place (FORMATS.md D5).
     await stream.pipeTo(
@@ -650,6 +654,14 @@ function isLlamaQuantizePreset(to: QuantizeTarget | undefined): boolean {
   return preset !== undefined && preset !== "Q8_0";
 }
 
+/** The K-quant preset an APR file's `quantization` record names, if any. */
+function recordedPreset(metadata: ModelMetadata): QuantizeTarget | undefined {
+  const type = (metadata.quantization as { quant_type?: unknown } | null | undefined)?.quant_type;
+  return type === "q4_k_m" || type === "q4_k_s" || type === "q5_k_m" || type === "q5_k_s"
+    ? type
+    : undefined;
+}
+
 /** llama.cpp's `general.file_type` of the converter's float --outtype values. */
 const OUTTYPE_FTYPES: Readonly<Partial<Record<QuantizeTarget, number>>> = { f16: 1, bf16: 32 };
 
@@ -754,6 +766,7 @@ function createSink(
   options: ConvertOptions,
   imatrix: ImportanceMatrix | undefined,
   sourceKey: string | undefined,
+  quantizedAs: QuantizeTarget | undefined,
 ): Promise<WritableStream<ModelChunk>> {
   const source = sourceKey === undefined ? {} : { sourceKey };
   const common = {
@@ -798,7 +811,7 @@ function createSink(
         ...(options.maxShardSize !== undefined ? { maxShardSize: options.maxShardSize } : {}),
       });
     case "gguf": {
-      const preset = options.quantize === undefined ? undefined : presetOf(options.quantize, true);
+      const preset = quantizedAs === undefined ? undefined : presetOf(quantizedAs, true);
       // The preset's mix names the file type; otherwise the sink derives it from the tensors.
       // As the converter's --outtype: the file type says what was asked for,
       // even where 1-D tensors (F32) outnumber the matrices (StarCoder2's biases).
@@ -808,7 +821,7 @@ function createSink(
           : options.quantize !== undefined
           ? OUTTYPE_FTYPES[options.quantize]
           : undefined);
-      const byQuantize = isLlamaQuantizePreset(options.quantize);
+      const byQuantize = isLlamaQuantizePreset(quantizedAs);
       const ggufOptions = {
         ...common,
         keepNames: options.keepNames === true,

@@ -21,6 +21,13 @@ import {
 
 const FAMILIES = convertedFamilies();
 
+/** Tensors llama.cpp's converter generates from config.json (Llama 3 RoPE, LongRoPE). */
+const GENERATED_ROPE_TENSORS = [
+  "rope_freqs.weight",
+  "rope_factors_long.weight",
+  "rope_factors_short.weight",
+];
+
 Deno.test("families: GGUF → SafeTensors gives the source checkpoint's tensors back, bit for bit, from aprkit's GGUF and from llama.cpp's converter's", async (t) => {
   await withTempDir(async (dir) => {
     const cases = [
@@ -65,11 +72,12 @@ Deno.test("families: GGUF → APR equals HF → APR (Hugging Face names and layo
           }
           const viaGguf = `${dir}/${family}-${gguf === undefined ? "aprkit" : "llamacpp"}.apr`;
           await convertModel(source, viaGguf);
-          const problems = tensorDifferences(
-            family,
-            await readTensors(viaGguf),
-            await readTensors(direct),
-          );
+          // The converter's generated RoPE tensors may stay in the APR file: it
+          // has no config to make them from again for a GGUF export, and
+          // realizar does not look them up. Everything else must be equal.
+          const got = await readTensors(viaGguf);
+          for (const name of GENERATED_ROPE_TENSORS) got.delete(name);
+          const problems = tensorDifferences(family, got, await readTensors(direct));
           const model = await openModel(viaGguf);
           try {
             const ropeType = (model.header.metadata as Record<string, unknown>).rope_type;
