@@ -269,7 +269,17 @@ async function convertPart(
   const imatrix = typeof options.imatrix === "string"
     ? await readImportanceMatrix(options.imatrix)
     : options.imatrix;
-  const model = await openModel(source, options);
+  // An APR import streamed without the cache saves its sha256 checks beside
+  // the partial output, so --resume continues them instead of fetching every
+  // file again only to hash it.
+  const checkpoint = format === "apr" && options.noCache === true && typeof source === "string" &&
+      isHubRef(source)
+    ? { path: `${output}.partial.digests.json`, restore: options.resume === true }
+    : undefined;
+  const model = await openModel(source, {
+    ...options,
+    ...(checkpoint !== undefined ? { hubDigestCheckpoint: checkpoint } : {}),
+  });
   try {
     refuseGgufOf(model, format);
     // A family aprkit cannot write as llama.cpp reads it is refused before the output exists.
@@ -773,12 +783,16 @@ function createSink(
     force: options.force === true,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   };
+  // Ctrl-C reaches the APR sink's pending tensor read (a resumable output
+  // keeps what it wrote; waiting out a stalled server would take minutes).
+  const stop = options.signal ? { signal: options.signal } : {};
   switch (format) {
     case "apr":
       if (options.compress === "lz4") return AprLz4Sink.create(output, common);
       if (options.maxShardSize !== undefined) {
         return ShardedAprSink.create(output, {
           ...common,
+          ...stop,
           maxShardSize: options.maxShardSize,
           resume: options.resume === true,
           ...source,
@@ -794,6 +808,7 @@ function createSink(
       }
       return AprSink.create(output, {
         ...common,
+        ...stop,
         resume: options.resume === true,
         ...source,
         ...(options.commitBytes !== undefined ? { commitBytes: options.commitBytes } : {}),
@@ -918,7 +933,12 @@ function finalizeMetadata(
  */
 async function assertFolderExists(output: string): Promise<void> {
   const folder = dirname(output) || ".";
-  const info = await Deno.stat(folder).catch(() => undefined);
+  // Only "not found" means missing: a permission Deno was not given
+  // (NotCapable) or the OS refused must be reported as what it is.
+  const info = await Deno.stat(folder).catch((error) => {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  });
   if (info === undefined) {
     // A missing path is NotFound wherever the library meets one.
     throw new Deno.errors.NotFound(
