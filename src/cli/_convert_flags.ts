@@ -192,6 +192,10 @@ export function convertOptionsFrom(values: OptionValues): ConvertOptions {
     force: values.force === true,
     resume: values.resume === true,
     keepNames: values["keep-names"] === true,
+    ...(values["keep-vision"] === true ? { keepVision: true } : {}),
+    ...(stringOption(values, "mmproj") !== undefined
+      ? { mmproj: stringOption(values, "mmproj")! }
+      : {}),
     noCache: values["no-cache"] === true,
     revision: stringOption(values, "revision"),
     ...(jobs !== undefined ? { jobs } : {}),
@@ -223,6 +227,27 @@ function compressOption(values: OptionValues): { compress?: "lz4" } {
   }
   return { compress: "lz4" };
 }
+
+/** The `--keep-vision` flag of commands writing APR. */
+export const KEEP_VISION_OPTION: Readonly<Record<string, OptionSpec>> = {
+  "keep-vision": {
+    type: "boolean",
+    description:
+      "APR from an image-text-to-text checkpoint: keep the vision tower and projector under " +
+      "their Hugging Face names (default: the language model only)",
+  },
+};
+
+/** The `--mmproj` flag of commands writing GGUF. */
+export const MMPROJ_OPTION: Readonly<Record<string, OptionSpec>> = {
+  mmproj: {
+    type: "string",
+    valueName: "FILE",
+    description:
+      "GGUF from an image-text-to-text checkpoint (Gemma 3, Qwen2-VL, Qwen2.5-VL, Mistral 3): also write its vision tower and " +
+      "projector to FILE as llama.cpp's vision GGUF (convert_hf_to_gguf.py --mmproj)",
+  },
+};
 
 /** The `--compress` flag of commands writing APR. */
 export const COMPRESS_OPTION: Readonly<Record<string, OptionSpec>> = {
@@ -371,6 +396,15 @@ export async function runConversion(
         } of tensor data, ${formatBytes(result.fileBytes)} on disk, ` +
         `in ${formatDuration(result.durationMs / 1000)}\n`,
     );
+    const vision = result.mmproj;
+    if (vision !== undefined) {
+      ctx.out(
+        `wrote ${vision.output}: vision GGUF (mmproj), ${formatCount(vision.tensors)} tensors, ` +
+          `${formatCount(vision.parameters)} parameters, ${
+            formatBytes(vision.fileBytes)
+          } on disk\n`,
+      );
+    }
     for (const note of notes) ctx.out(`note: ${note}\n`);
   }
   return 0;

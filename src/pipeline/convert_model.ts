@@ -6,7 +6,7 @@
  * @module
  */
 
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import { DTYPES, elementCount } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
 import { AprSink } from "../formats/apr/sink.ts";
@@ -47,6 +47,8 @@ import { DequantizeStream } from "./dequantize_stream.ts";
 import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
 import { reorderQkRows } from "./qk_row_layout.ts";
 import { assertGgufFamily, toGgufLayout } from "./gguf_layout.ts";
+import { languageModelOnly, languageModelView } from "./language_model.ts";
+import { assertMmprojSupported, toVisionGguf } from "./vision_gguf.ts";
 import { fromGgufLayout } from "./hf_layout.ts";
 import { inLlamaQuantizeOrder } from "./llama_quantize_order.ts";
 import { assertEmbeddingMatchesConfig, fromAprLayout, toAprLayout } from "./apr_layout.ts";
@@ -126,6 +128,20 @@ export interface ConvertOptions extends OpenModelOptions {
   /** Progress of the write (bytes and tensors). */
   onProgress?: ProgressCallback;
   /**
+   * GGUF output of an image-text-to-text checkpoint: also write its vision
+   * tower and projector to this path as llama.cpp's vision GGUF (what
+   * `convert_hf_to_gguf.py --mmproj` writes; Gemma 3, Qwen2-VL, Qwen2.5-VL
+   * and Mistral 3 so far), in a second streaming pass over the source that
+   * reads only those tensors.
+   */
+  mmproj?: string;
+  /**
+   * APR output of an image-text-to-text checkpoint: keep the vision tower and
+   * projector, under their Hugging Face names, beside the language model.
+   * @default false (the language model only, with a note)
+   */
+  keepVision?: boolean;
+  /**
    * Told, in one line each, about choices that change the output: a tied
    * lm_head copy added; for APR, K-quant rows given the row fallback, types
    * APR cannot hold stored as F32, padded K-quants copied from the source.
@@ -151,6 +167,8 @@ export interface ConvertOptions extends OpenModelOptions {
 
 /** What {@linkcode convertModel} wrote. */
 export interface ConvertResult {
+  /** The vision GGUF written for the `mmproj` option. */
+  mmproj?: ConvertResult;
   /** The output path. */
   output: string;
   /** The output format. */
@@ -209,9 +227,44 @@ export async function convertModel(
   output: string,
   options: ConvertOptions = {},
 ): Promise<ConvertResult> {
-  const started = performance.now();
   const format = options.format ?? formatFromPath(output) ?? "apr";
   checkOptions(format, options);
+  if (options.mmproj !== undefined) await checkMmprojOutput(output, options.mmproj, options);
+  const result = await convertPart(source, output, options, format, "model");
+  if (options.mmproj === undefined) return result;
+  // The vision GGUF keeps the source's float types (plus the converter's forced ones).
+  // Its notes would repeat the model's (the model's note already names it).
+  const { quantize: _q, imatrix: _i, mmproj, onNote: _n, ...rest } = options;
+  return {
+    ...result,
+    mmproj: await convertPart(source, mmproj, rest, "gguf", "vision"),
+  };
+}
+
+/** The vision GGUF's path must differ from the output's and not exist (unless `force`). */
+async function checkMmprojOutput(
+  output: string,
+  mmproj: string,
+  options: ConvertOptions,
+): Promise<void> {
+  if (resolve(mmproj) === resolve(output)) {
+    throw new UsageError(`mmproj: "${mmproj}" is the output itself; name another file`);
+  }
+  await assertFolderExists(mmproj);
+  if (!options.force && await Deno.lstat(mmproj).then(() => true, () => false)) {
+    throw new UsageError(`Cannot write "${mmproj}": it exists; add force: true to replace it`);
+  }
+}
+
+/** One output of {@linkcode convertModel}: the model, or a multimodal checkpoint's vision GGUF. */
+async function convertPart(
+  source: ModelLocation,
+  output: string,
+  options: ConvertOptions,
+  format: OutputFormat,
+  part: "model" | "vision",
+): Promise<ConvertResult> {
+  const started = performance.now();
   await assertFolderExists(output);
   const imatrix = typeof options.imatrix === "string"
     ? await readImportanceMatrix(options.imatrix)
@@ -234,8 +287,11 @@ export async function convertModel(
     if (format === "gguf" && options.keepNames !== true) {
       assertGgufFamily(model.header.metadata, location);
     }
+    if (options.mmproj !== undefined || part === "vision") {
+      assertMmprojSupported(model.header, location);
+    }
     // realizar refuses a model whose config disagrees with its embedding: say so at import.
-    if (format === "apr") assertEmbeddingMatchesConfig(model.header, location);
+    if (format === "apr") assertEmbeddingMatchesConfig(languageModelView(model.header), location);
     noteDequantized(model, options);
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
@@ -244,6 +300,18 @@ export async function convertModel(
     // keys), whether the preset is applied now or was when an APR was made.
     const quantizedAs = options.quantize ?? recordedPreset(model.header.metadata);
     let stream = model.chunks();
+    // An image-text-to-text checkpoint: its language model under the text
+    // family's names, the vision tower left out (kept on request for APR).
+    if (part === "vision") {
+      stream = stream.pipeThrough(toVisionGguf());
+    } else if ((format === "gguf" || format === "apr") && options.keepNames !== true) {
+      stream = stream.pipeThrough(languageModelOnly({
+        format,
+        keepVision: options.keepVision === true,
+        ...(options.mmproj !== undefined ? { mmproj: options.mmproj } : {}),
+        ...(options.onNote !== undefined ? { onNote: options.onNote } : {}),
+      }));
+    }
     // A GGUF of a known family becomes its Hugging Face checkpoint's tensors
     // first (issue 18 item 4); SafeTensors drops the tensors the converter
     // generated, which transformers computes itself.
@@ -519,6 +587,20 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
       `the imatrix option needs a K-quant quantize target (q4_k, q6_k or a preset), not ${
         options.quantize ?? "none"
       }`,
+    );
+  }
+  if (options.mmproj !== undefined && (format !== "gguf" || options.keepNames === true)) {
+    throw new UsageError(
+      `mmproj works for GGUF output only (a vision GGUF beside the text GGUF), not ${
+        format === "gguf" ? "with keepNames" : format
+      }`,
+    );
+  }
+  if (options.keepVision === true && format !== "apr") {
+    throw new UsageError(
+      format === "gguf"
+        ? "keepVision works for APR output only: a GGUF holds the language model (llama.cpp reads the vision tower from a separate --mmproj file)"
+        : `keepVision works for APR output only, not ${format}`,
     );
   }
   if (options.rowFallback !== undefined) {

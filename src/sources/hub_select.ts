@@ -25,6 +25,7 @@ import {
 export const COMPANION_FILES: readonly string[] = [
   "config.json",
   "generation_config.json",
+  "preprocessor_config.json",
   "special_tokens_map.json",
   "tokenizer.json",
   "tokenizer_config.json",
