@@ -53,16 +53,18 @@ export interface GgufSinkOptions {
    */
   fileType?: number;
   /**
+   * Write each tensor's dimensions as llama-quantize does (`ggml_n_dims`:
+   * outer dimensions of size 1 dropped, a `[1, 64]` gate becomes `[64]`)
+   * rather than as the source has them (llama.cpp's converter keeps them).
+   *
+   * @default {false}
+   */
+  squeezeDims?: boolean;
+  /**
    * Pairs written after the model's metadata, replacing keys of the same
    * name, as llama-quantize's overrides (e.g. `imatrixGgufKv`'s `quantize.imatrix.*` keys).
    */
   extraKv?: readonly (readonly [string, GgufKvInput])[];
-  /**
-   * Lay the keys out as llama-quantize does: `general.quantization_version`
-   * and `general.file_type` after every other key (before `extraKv`).
-   * @default false
-   */
-  llamaQuantizeLayout?: boolean;
   /**
    * Data alignment in bytes (a power of two).
    *
@@ -287,6 +289,13 @@ class GgufFileWriter {
   }
 }
 
+/** `ggml_n_dims`: trailing `ne` entries of 1 do not count (at least one dimension stays). */
+function squeezed(ne: number[]): number[] {
+  let n = ne.length;
+  while (n > 1 && ne[n - 1] === 1) n--;
+  return ne.slice(0, n);
+}
+
 /**
  * Internal: what a GGUF export of `header` writes — the metadata pairs (the
  * model's, `general.file_type`, the parameter count, the quantization
@@ -325,7 +334,11 @@ export function planGgufExport(
       name: options.keepNames === true ? t.name : hfToGgufName(t.name),
       dtype: t.dtype,
       // ggml's ne runs fastest-varying first; a scalar is one element.
-      ne: t.shape.length === 0 ? [1] : [...t.shape].reverse(),
+      ne: t.shape.length === 0
+        ? [1]
+        : options.squeezeDims === true
+        ? squeezed([...t.shape].reverse())
+        : [...t.shape].reverse(),
     };
   });
   const fileType = options.fileType ?? guessFileType(header.tensors);
@@ -334,6 +347,7 @@ export function planGgufExport(
     kv = aprToGgufKv(header.metadata, {
       ...(fileType === undefined ? {} : { fileType }),
       parameterCount: header.tensors.reduce((n, t) => n + elementCount(t.shape), 0),
+      tensors: specs.map((t) => ({ name: t.name, shape: [...t.ne].reverse() })),
       quantizationVersion: GGML_QUANTIZATION_VERSION,
     });
   } catch (error) {
@@ -343,15 +357,6 @@ export function planGgufExport(
       error.message.replace(/^Cannot write GGUF:/, `Cannot write "${path}":`),
       { cause: error },
     );
-  }
-  if (options.llamaQuantizeLayout === true) {
-    // llama-quantize copies the source's keys, then sets these two: they move to the end.
-    for (const key of ["general.quantization_version", "general.file_type"]) {
-      const value = kv.get(key);
-      if (value === undefined) continue;
-      kv.delete(key);
-      kv.set(key, value);
-    }
   }
   for (const [key, value] of options.extraKv ?? []) {
     // Removed, then added: the key moves to the end, where llama.cpp's gguf_set_val puts it.
