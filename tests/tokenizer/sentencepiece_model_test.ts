@@ -14,6 +14,7 @@ import {
 import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { assertOneLineError, DEMO_MODEL, runApr, withTempDir } from "../cli/_run_apr.ts";
 import { readGgufFile } from "../interop/_files.ts";
+import { writeTinyCheckpoint } from "../interop/_tiny_checkpoint.ts";
 import { llamaTokenize } from "../interop/_llama_judge.ts";
 
 const DIR = new URL("../testdata/sentencepiece/", import.meta.url);
@@ -65,23 +66,24 @@ Deno.test("parseSentencePieceModel() refuses hostile bytes with a reason, before
 
 Deno.test("a folder with tokenizer.model converts to a GGUF llama vocabulary: the converter's types and scores, and llama.cpp tokenizes as sentencepiece", async () => {
   await withTempDir(async (dir) => {
+    // A tiny llama checkpoint with 400 embedding rows, one per piece, and only tokenizer.model.
+    const files = `${dir}/files`;
+    await Deno.mkdir(files);
+    await Deno.writeTextFile(`${files}/tokenizer.json`, "{}");
+    await Deno.writeTextFile(
+      `${files}/tokenizer_config.json`,
+      JSON.stringify({ bos_token: "<s>", eos_token: "</s>", unk_token: "<unk>" }),
+    );
     const folder = `${dir}/spm`;
-    await Deno.mkdir(folder);
-    for (const entry of Deno.readDirSync(DEMO_MODEL)) {
-      if (entry.name.startsWith("tokenizer")) continue;
-      await Deno.copyFile(`${DEMO_MODEL}/${entry.name}`, `${folder}/${entry.name}`);
-    }
-    // The demo's 256 embedding rows: config vocab_size 256 < 400 pieces would drop pieces; say 400.
+    await writeTinyCheckpoint(folder, files, 400);
+    await Deno.remove(`${folder}/tokenizer.json`);
+    // As Llama's config.json: the special ids SpecialVocab falls back to without tokenizer.json.
     const config = JSON.parse(await Deno.readTextFile(`${folder}/config.json`));
     await Deno.writeTextFile(
       `${folder}/config.json`,
-      JSON.stringify({ ...config, vocab_size: 400 }),
+      JSON.stringify({ ...config, bos_token_id: 1, eos_token_id: 2 }),
     );
     await Deno.writeFile(`${folder}/tokenizer.model`, bytes);
-    await Deno.writeTextFile(
-      `${folder}/tokenizer_config.json`,
-      JSON.stringify({ bos_token: "<s>", eos_token: "</s>", unk_token: "<unk>" }),
-    );
     const gguf = `${dir}/spm.gguf`;
     await convertModel(folder, `${dir}/spm.apr`);
     await convertModel(`${dir}/spm.apr`, gguf);
