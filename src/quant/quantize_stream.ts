@@ -14,7 +14,7 @@ import { elementCount } from "../dtype.ts";
 import { planModel, type QuantizeOptions, type TensorPlan } from "./plan_quantization.ts";
 import { DEFAULT_MAX_CHUNK_ELEMENTS, TensorDecoder } from "./_tensor_decoder.ts";
 import { type EmitBytes, isEncodeTarget, TensorEncoder } from "./_tensor_encoder.ts";
-import { EncoderPool } from "./_encoder_pool.ts";
+import { EncoderPool, worthAWorker } from "./_encoder_pool.ts";
 import { IntegerWidener } from "./_integer_widener.ts";
 import { aprQ8Scale } from "./apr_q8.ts";
 import { aprQ8Kernels } from "./kernels.ts";
@@ -31,9 +31,12 @@ export interface QuantizeStreamOptions extends QuantizeOptions {
    */
   maxChunkElements?: number;
   /**
-   * Workers running the block encoders (APR_Q4, Q4_K, Q5_K, Q6_K, Q8_0, Q5_0, Q5_1), so a tensor's blocks
-   * are encoded on several cores (0: in the calling thread). Workers start on
-   * the first block and stop when the stream has ended and every payload is read.
+   * Workers running the costly block encoders (Q4_K, Q5_K, Q6_K, and any
+   * encoder given importance weights), so a tensor's blocks are encoded on
+   * several cores (0: in the calling thread). Q8_0, Q5_0, Q5_1, APR_Q4, F16
+   * and BF16 are always encoded in the calling thread: cheaper than the
+   * hand-off. Workers start once, on the first block, and stop when the
+   * stream has ended and every payload is read.
    * By default, `navigator.hardwareConcurrency` workers (at most 4, none on a
    * single core), used only for tensors of at least 2^20 values; a number
    * given here applies to every tensor.
@@ -161,6 +164,8 @@ export class QuantizeStream extends TransformStream<ModelChunk, ModelChunk> {
             }`,
           );
         }
+        // Announced, so the pool keeps its workers for it between tensors.
+        if (poolFor(plan, pool) !== undefined) pool!.expect();
         controller.enqueue({
           type: "tensor",
           tensor: convertEntry(chunk.tensor, plan, maxElements, pool),
@@ -168,6 +173,19 @@ export class QuantizeStream extends TransformStream<ModelChunk, ModelChunk> {
       },
     });
   }
+}
+
+/**
+ * The pool, when `plan` is worth encoding in it: a large enough tensor whose
+ * encoder costs more than handing its values to a worker (not Q8_0, F16,
+ * BF16, a copy; see worthAWorker).
+ */
+function poolFor(plan: TensorPlan, pool: EncoderPool | undefined): EncoderPool | undefined {
+  if (pool === undefined || plan.action === "copy" || plan.action === "integer") return undefined;
+  if (elementCount(plan.info.shape) < pool.minElements) return undefined;
+  const target = plan.info.dtype;
+  const weighted = plan.importance !== undefined && target !== "Q8_0" && target !== "APR_Q4";
+  return worthAWorker(target, weighted) ? pool : undefined;
 }
 
 function convertEntry(
@@ -316,9 +334,7 @@ function convertedPayload(
   onScale: (scale: number) => void,
   knownScale?: number,
 ): ReadableStream<Uint8Array> {
-  const pool = sharedPool !== undefined && elementCount(plan.info.shape) >= sharedPool.minElements
-    ? sharedPool
-    : undefined;
+  const pool = poolFor(plan, sharedPool);
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   let converter: Converter | undefined;
   // Encoded pieces in payload order; promises while a worker encodes them.
