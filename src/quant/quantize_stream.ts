@@ -37,11 +37,11 @@ export interface QuantizeStreamOptions extends QuantizeOptions {
    * and BF16 are always encoded in the calling thread: cheaper than the
    * hand-off. Workers start once, on the first block, and stop when the
    * stream has ended and every payload is read.
-   * By default, `navigator.hardwareConcurrency` workers (at most 4, none on a
-   * single core), used only for tensors of at least 2^20 values; a number
+   * By default, `navigator.hardwareConcurrency` workers (at most 3, which
+   * keeps the 160 MiB bound; none on a single core), used only for tensors of at least 2^20 values; a number
    * given here applies to every tensor.
    *
-   * @default {min(hardwareConcurrency, 4), or 0 on one core}
+   * @default {min(hardwareConcurrency, 3), or 0 on one core}
    */
   workers?: number;
   /** Told the plan of every tensor once the header is planned (to report what changed). */
@@ -51,11 +51,14 @@ export interface QuantizeStreamOptions extends QuantizeOptions {
 /** Most workers a stream may start. */
 const MAX_WORKERS = 64;
 /**
- * Most workers started by default: each holds its own runtime (~10 MiB) and
- * up to two batches in flight, so more would break the memory bound for
- * little gain (the main thread reads, decodes and writes meanwhile).
+ * Most workers started by default, from the 160 MiB budget: each costs ~15
+ * MiB of peak RSS (its own runtime, up to two 1 MiB batches in flight and
+ * their bytes) on top of the calling thread's ~105 MiB on the quantized GGUF
+ * path, so 3 workers peak at ~150 MiB and a fourth would break the bound
+ * (docs/BENCHMARKS.md, "The memory bound with workers";
+ * tests/pipeline/memory_gguf_workers_test.ts).
  */
-const DEFAULT_MAX_WORKERS = 4;
+const DEFAULT_MAX_WORKERS = 3;
 /**
  * By default, smaller tensors are encoded in-thread, so tiny models never
  * start workers (~0.1 s each, ~25 MiB). With the WebAssembly kernels 2^20
