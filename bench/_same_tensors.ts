@@ -45,8 +45,8 @@ async function sameStreams(
 ): Promise<boolean> {
   const ra = a.getReader();
   const rb = b.getReader();
-  let x = new Uint8Array(0);
-  let y = new Uint8Array(0);
+  let x: Uint8Array = new Uint8Array(0);
+  let y: Uint8Array = new Uint8Array(0);
   try {
     for (;;) {
       if (x.length === 0) {
