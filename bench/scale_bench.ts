@@ -24,6 +24,7 @@
  * Usage:
  *   deno run -A bench/scale_bench.ts [--shapes 0.5B,1.5B,7B] [--out bench/out/scale]
  *     [--chart docs/scale.svg] [--llama /path/to/llama.cpp --python /path/to/python]
+ *     [--merge earlier/scale.json]
  *
  * @module
  */
@@ -132,40 +133,74 @@ async function llamaPath(
   return runs;
 }
 
-/** A minimal byte-level BPE tokenizer.json with `vocab` tokens (no merges). */
-async function writeTokenizer(dir: string, vocab: number): Promise<void> {
-  const tokens: Record<string, number> = {};
-  for (let i = 0; i < vocab; i++) tokens[i < 256 ? byteToken(i) : `tok${i}`] = i;
+/**
+ * A Llama-style (byte-fallback BPE) tokenizer.json of `vocab` tokens, no
+ * merges: what convert_hf_to_gguf.py needs to write the vocabulary, which the
+ * timing does not depend on.
+ */
+export async function writeTokenizer(dir: string, vocab: number): Promise<void> {
+  const tokens: Record<string, number> = { "<unk>": 0, "<s>": 1, "</s>": 2 };
+  for (let b = 0; b < 256; b++) {
+    tokens[`<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`] = 3 + b;
+  }
+  tokens["\u2581"] = 259;
+  for (let i = 260; i < vocab; i++) tokens[`\u2581t${i}`] = i;
+  const special = (id: number, content: string) => ({
+    id,
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: true,
+  });
   await Deno.writeTextFile(
     `${dir}/tokenizer.json`,
     JSON.stringify({
       version: "1.0",
-      added_tokens: [],
-      pre_tokenizer: {
-        type: "ByteLevel",
-        add_prefix_space: false,
-        trim_offsets: true,
-        use_regex: true,
+      truncation: null,
+      padding: null,
+      added_tokens: [special(0, "<unk>"), special(1, "<s>"), special(2, "</s>")],
+      normalizer: {
+        type: "Sequence",
+        normalizers: [
+          { type: "Prepend", prepend: "\u2581" },
+          { type: "Replace", pattern: { String: " " }, content: "\u2581" },
+        ],
       },
-      decoder: { type: "ByteLevel" },
-      model: { type: "BPE", vocab: tokens, merges: [] },
+      pre_tokenizer: null,
+      post_processor: null,
+      decoder: {
+        type: "Sequence",
+        decoders: [
+          { type: "Replace", pattern: { String: "\u2581" }, content: " " },
+          { type: "ByteFallback" },
+          { type: "Fuse" },
+          { type: "Strip", content: " ", start: 1, stop: 0 },
+        ],
+      },
+      model: {
+        type: "BPE",
+        dropout: null,
+        unk_token: "<unk>",
+        continuing_subword_prefix: null,
+        end_of_word_suffix: null,
+        fuse_unk: true,
+        byte_fallback: true,
+        vocab: tokens,
+        merges: [],
+      },
     }),
   );
   await Deno.writeTextFile(
     `${dir}/tokenizer_config.json`,
-    JSON.stringify({ tokenizer_class: "PreTrainedTokenizerFast" }),
+    JSON.stringify({
+      tokenizer_class: "PreTrainedTokenizerFast",
+      bos_token: "<s>",
+      eos_token: "</s>",
+      unk_token: "<unk>",
+    }),
   );
-}
-
-function byteToken(b: number): string {
-  // GPT-2's byte-to-unicode map.
-  const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
-  if (printable) return String.fromCharCode(b);
-  let n = 0;
-  for (let i = 0; i < b; i++) {
-    if (!((i >= 33 && i <= 126) || (i >= 161 && i <= 172) || (i >= 174 && i <= 255))) n++;
-  }
-  return String.fromCharCode(256 + n);
 }
 
 function table(runs: Run[]): string {
@@ -262,6 +297,7 @@ if (import.meta.main) {
       chart: { type: "string" },
       llama: { type: "string" },
       python: { type: "string", default: "python3" },
+      merge: { type: "string" },
     },
   });
   const dir = values.out!;
@@ -269,8 +305,11 @@ if (import.meta.main) {
   const llama = values.llama === undefined
     ? undefined
     : { dir: values.llama, python: values.python! };
-  const runs: Run[] = [];
-  for (const name of values.shapes!.split(",")) {
+  // Runs of an earlier invocation (its scale.json), e.g. the 7B shape run alone.
+  const runs: Run[] = values.merge === undefined
+    ? []
+    : JSON.parse(await Deno.readTextFile(values.merge));
+  for (const name of values.shapes!.split(",").filter((n) => n !== "")) {
     console.error(`${name}: ${llamaTensors(SHAPES[name]!).length} tensors`);
     runs.push(...await benchShape(name, dir, llama));
   }
