@@ -48,6 +48,7 @@ export {
   tensorByteLength,
 } from "./src/dtype.ts";
 export {
+  EnvironmentError,
   type FormatName,
   HubAnswerError,
   HubOfflineError,

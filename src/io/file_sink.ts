@@ -7,6 +7,7 @@
  */
 
 import { createFreshFile, openExistingFile } from "./partial_file.ts";
+import { storageFailure } from "./storage_errors.ts";
 
 /** Options of {@linkcode FileSink.open}. */
 export interface FileSinkOptions {
@@ -69,7 +70,10 @@ export class FileSink {
   #run<T>(op: () => Promise<T>): Promise<T> {
     const result = this.#queue.then(() => {
       if (this.#closed) throw new TypeError(`Cannot write "${this.path}": the file is closed`);
-      return op();
+      // A full disk or a failing device names this file (exit code 3).
+      return op().catch((error) => {
+        throw storageFailure(error, this.path, "write");
+      });
     });
     this.#queue = result.catch(() => {});
     return result;
@@ -147,8 +151,12 @@ export class FileSink {
    * keep streaming while its last batch becomes durable.
    */
   async syncDataBeside(): Promise<void> {
-    this.#syncHandle ??= await Deno.open(this.path, { write: true });
-    await this.#syncHandle.syncData();
+    try {
+      this.#syncHandle ??= await Deno.open(this.path, { write: true });
+      await this.#syncHandle.syncData();
+    } catch (error) {
+      throw storageFailure(error, this.path, "write");
+    }
   }
 
   close(): Promise<void> {
