@@ -128,10 +128,16 @@ export class EncoderPool {
     this.#cancelIdleStop();
   }
 
-  /** Unregister a user; stops the workers if the pool is closing and idle. */
-  release(): void {
+  /**
+   * Unregister a user; stops the workers if the pool is closing and idle.
+   *
+   * @param abandoned The user failed or was cancelled: expect no more users
+   *   (a later one starts the workers anew).
+   */
+  release(abandoned = false): void {
     this.#users--;
-    if (this.#expected > 0) this.#expected--;
+    if (abandoned) this.#expected = 0;
+    else if (this.#expected > 0) this.#expected--;
     this.#maybeStop();
   }
 

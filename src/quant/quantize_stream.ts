@@ -346,8 +346,10 @@ function convertedPayload(
   const maxPending = pool === undefined ? 1 : 2 * (pool.size);
   let sourceDone = false;
   let released = false;
-  const release = () => {
-    if (!released && pool !== undefined && converter !== undefined) pool.release();
+  // `abandoned`: the payload failed or was cancelled, so the run is likely
+  // over and the payloads the pool expects will not come: stop when idle.
+  const release = (abandoned = false) => {
+    if (!released && pool !== undefined && converter !== undefined) pool.release(abandoned);
     released = true;
   };
   // Every encoded piece is a new buffer handed over to the consumer: mark it so
@@ -406,13 +408,13 @@ function convertedPayload(
         }
       } catch (e) {
         // Close the source on a conversion error (e.g. a U64 above 2^63 - 1).
-        release();
+        release(true);
         await reader?.cancel(e).catch(() => {});
         throw e;
       }
     },
     async cancel(reason) {
-      release();
+      release(true);
       await reader?.cancel(reason);
     },
   }, { highWaterMark: 0 });

@@ -64,3 +64,14 @@ Deno.test("a closed EncoderPool stops its workers after a short idle time when a
   while (pool.running > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
   assertEquals(pool.running, 0);
 });
+
+Deno.test("an EncoderPool user that fails or is cancelled stops the idle workers at once", async () => {
+  const pool = new EncoderPool(1);
+  pool.expect(3);
+  pool.close();
+  pool.acquire();
+  await pool.encode("Q4_K", values());
+  // The payload was cancelled: the run is over, the other two will not come.
+  pool.release(true);
+  assertEquals(pool.running, 0);
+});
