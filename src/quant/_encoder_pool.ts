@@ -20,7 +20,7 @@ import { markReleasable, releaseChunk } from "../io/byte_source.ts";
  * the weighted (TypeScript) encoders. Q8_0, Q5_0, Q5_1 and APR_Q4 without
  * weights are a single pass over each block in WebAssembly, cheaper than
  * handing the values to a worker and the bytes back (docs/BENCHMARKS.md,
- * "Q8_0 without workers").
+ * "Q8_0 without the plumbing tax").
  *
  * @param target The block target.
  * @param weighted Whether importance weights are used.

@@ -15,6 +15,7 @@ import { planModel, type QuantizeOptions, type TensorPlan } from "./plan_quantiz
 import { DEFAULT_MAX_CHUNK_ELEMENTS, TensorDecoder } from "./_tensor_decoder.ts";
 import { type EmitBytes, isEncodeTarget, TensorEncoder } from "./_tensor_encoder.ts";
 import { EncoderPool, worthAWorker } from "./_encoder_pool.ts";
+import { isBlockTarget } from "./_block_encoders.ts";
 import { IntegerWidener } from "./_integer_widener.ts";
 import { aprQ8Scale } from "./apr_q8.ts";
 import { aprQ8Kernels } from "./kernels.ts";
@@ -36,10 +37,10 @@ export interface QuantizeStreamOptions extends QuantizeOptions {
    * several cores (0: in the calling thread). Q8_0, Q5_0, Q5_1, APR_Q4, F16
    * and BF16 are always encoded in the calling thread: cheaper than the
    * hand-off. Workers start once, on the first block, and stop when the
-   * stream has ended and every payload is read.
-   * By default, `navigator.hardwareConcurrency` workers (at most 3, which
-   * keeps the 160 MiB bound; none on a single core), used only for tensors of at least 2^20 values; a number
-   * given here applies to every tensor.
+   * stream has ended and every payload is read. By default,
+   * `navigator.hardwareConcurrency` workers (at most 3, which keeps the 160
+   * MiB bound; none on a single core), used only for tensors of at least 2^20
+   * values; a number given here applies to every costly tensor.
    *
    * @default {min(hardwareConcurrency, 3), or 0 on one core}
    */
@@ -187,7 +188,9 @@ function poolFor(plan: TensorPlan, pool: EncoderPool | undefined): EncoderPool |
   if (pool === undefined || plan.action === "copy" || plan.action === "integer") return undefined;
   if (elementCount(plan.info.shape) < pool.minElements) return undefined;
   const target = plan.info.dtype;
-  const weighted = plan.importance !== undefined && target !== "Q8_0" && target !== "APR_Q4";
+  // The weighted encoders (TypeScript) are the block ones that use the weights.
+  const weighted = plan.importance !== undefined && isBlockTarget(target) &&
+    target !== "Q8_0" && target !== "APR_Q4";
   return worthAWorker(target, weighted) ? pool : undefined;
 }
 
