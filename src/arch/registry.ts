@@ -15,14 +15,17 @@ import { GEMMA3 } from "./families/gemma3.ts";
 import { GRANITE } from "./families/granite.ts";
 import { LLAMA } from "./families/llama.ts";
 import { MISTRAL } from "./families/mistral.ts";
+import { MISTRAL3 } from "./families/mistral3.ts";
 import { MIXTRAL } from "./families/mixtral.ts";
 import { OLMO2 } from "./families/olmo2.ts";
 import { PHI3 } from "./families/phi3.ts";
 import { QWEN2 } from "./families/qwen2.ts";
 import { QWEN2MOE } from "./families/qwen2moe.ts";
+import { QWEN2VL } from "./families/qwen2vl.ts";
 import { QWEN3 } from "./families/qwen3.ts";
 import { QWEN3MOE } from "./families/qwen3moe.ts";
 import { STARCODER2 } from "./families/starcoder2.ts";
+import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
 export const FAMILIES: ReadonlyMap<string, Family> = new Map(
@@ -30,7 +33,9 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     LLAMA,
     MISTRAL,
     MIXTRAL,
+    MISTRAL3,
     QWEN2,
+    QWEN2VL,
     QWEN2MOE,
     QWEN3,
     QWEN3MOE,
@@ -51,7 +56,6 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
  */
 const OTHER_ARCHITECTURES: Readonly<Record<string, string>> = {
   PhiForCausalLM: "phi2",
-  Gemma3ForConditionalGeneration: "gemma3",
   GPT2LMHeadModel: "gpt2",
   GPTNeoXForCausalLM: "gptneox",
   FalconForCausalLM: "falcon",
@@ -97,19 +101,24 @@ export function familyOf(architecture: unknown): Family | undefined {
 }
 
 /**
- * The architecture name of a Hugging Face model: its family's, else the
- * name aprender uses for a class aprkit knows only by name, else the
- * lowercased `model_type`.
+ * The architecture name of a Hugging Face model: its family's (for a
+ * multimodal class, its language model's: `multimodal.ts`), else the name
+ * aprender uses for a class aprkit knows only by name, else the lowercased
+ * `model_type`.
  *
  * @param hfArchitecture `architectures[0]` of `config.json`.
  * @param modelType `model_type` of `config.json`.
+ * @param config The whole `config.json` (a multimodal class's text model is in `text_config`).
  * @returns The name, or `undefined` when the config says neither.
  */
 export function architectureOfHf(
   hfArchitecture: string | undefined,
   modelType: string | undefined,
+  config: Readonly<Record<string, unknown>> = {},
 ): string | undefined {
   if (hfArchitecture !== undefined) {
+    const text = multimodalTextFamily(hfArchitecture, config);
+    if (text !== undefined) return text;
     const family = BY_HF_ARCHITECTURE.get(hfArchitecture);
     if (family !== undefined) return family.name;
     if (Object.hasOwn(OTHER_ARCHITECTURES, hfArchitecture)) {

@@ -65,6 +65,15 @@ export function writeTextModelKv(w: KvWriter): void {
       w.set("rope.scaling.type", "STRING", ROPE_SCALING.longrope);
     }
   }
+  // Multi-axis RoPE (Qwen2-VL): the sections padded to 4 [time, height, width, extra].
+  const sections = w.rope["mrope_section"];
+  if (Array.isArray(sections)) {
+    if (!sections.every((n) => Number.isSafeInteger(n))) {
+      throw new RangeError("config.json: mrope_section is not a list of integers");
+    }
+    const four = [...sections as number[], 0, 0, 0, 0].slice(0, 4);
+    w.setArray("rope.dimension_sections", "INT32", four);
+  }
   w.f32("rope.freq_base", rope["rope_theta"]);
   const swa = w.rope["sliding_attention"];
   if (swa !== null && typeof swa === "object") {

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import { DTYPES, elementCount } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
 import { AprSink } from "../formats/apr/sink.ts";
@@ -47,6 +47,8 @@ import { DequantizeStream } from "./dequantize_stream.ts";
 import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
 import { reorderQkRows } from "./qk_row_layout.ts";
 import { assertGgufFamily, toGgufLayout } from "./gguf_layout.ts";
+import { languageModelOnly, languageModelView } from "./language_model.ts";
+import { assertMmprojSupported, toVisionGguf } from "./vision_gguf.ts";
 import { fromGgufLayout } from "./hf_layout.ts";
 import { inLlamaQuantizeOrder } from "./llama_quantize_order.ts";
 import { assertEmbeddingMatchesConfig, fromAprLayout, toAprLayout } from "./apr_layout.ts";
@@ -126,6 +128,20 @@ export interface ConvertOptions extends OpenModelOptions {
   /** Progress of the write (bytes and tensors). */
   onProgress?: ProgressCallback;
   /**
+   * GGUF output of an image-text-to-text checkpoint: also write its vision
+   * tower and projector to this path as llama.cpp's vision GGUF (what
+   * `convert_hf_to_gguf.py --mmproj` writes; Gemma 3, Qwen2-VL, Qwen2.5-VL
+   * and Mistral 3 so far), in a second streaming pass over the source that
+   * reads only those tensors.
+   */
+  mmproj?: string;
+  /**
+   * APR output of an image-text-to-text checkpoint: keep the vision tower and
+   * projector, under their Hugging Face names, beside the language model.
+   * @default false (the language model only, with a note)
+   */
+  keepVision?: boolean;
+  /**
    * Told, in one line each, about choices that change the output: a tied
    * lm_head copy added; for APR, K-quant rows given the row fallback, types
    * APR cannot hold stored as F32, padded K-quants copied from the source.
@@ -151,6 +167,8 @@ export interface ConvertOptions extends OpenModelOptions {
 
 /** What {@linkcode convertModel} wrote. */
 export interface ConvertResult {
+  /** The vision GGUF written for the `mmproj` option. */
+  mmproj?: ConvertResult;
   /** The output path. */
   output: string;
   /** The output format. */
@@ -209,14 +227,59 @@ export async function convertModel(
   output: string,
   options: ConvertOptions = {},
 ): Promise<ConvertResult> {
-  const started = performance.now();
   const format = options.format ?? formatFromPath(output) ?? "apr";
   checkOptions(format, options);
+  if (options.mmproj !== undefined) await checkMmprojOutput(output, options.mmproj, options);
+  const result = await convertPart(source, output, options, format, "model");
+  if (options.mmproj === undefined) return result;
+  // The vision GGUF keeps the source's float types (plus the converter's forced ones).
+  // Its notes would repeat the model's (the model's note already names it).
+  const { quantize: _q, imatrix: _i, mmproj, onNote: _n, ...rest } = options;
+  return {
+    ...result,
+    mmproj: await convertPart(source, mmproj, rest, "gguf", "vision"),
+  };
+}
+
+/** The vision GGUF's path must differ from the output's and not exist (unless `force`). */
+async function checkMmprojOutput(
+  output: string,
+  mmproj: string,
+  options: ConvertOptions,
+): Promise<void> {
+  if (resolve(mmproj) === resolve(output)) {
+    throw new UsageError(`mmproj: "${mmproj}" is the output itself; name another file`);
+  }
+  await assertFolderExists(mmproj);
+  if (!options.force && await Deno.lstat(mmproj).then(() => true, () => false)) {
+    throw new UsageError(`Cannot write "${mmproj}": it exists; add force: true to replace it`);
+  }
+}
+
+/** One output of {@linkcode convertModel}: the model, or a multimodal checkpoint's vision GGUF. */
+async function convertPart(
+  source: ModelLocation,
+  output: string,
+  options: ConvertOptions,
+  format: OutputFormat,
+  part: "model" | "vision",
+): Promise<ConvertResult> {
+  const started = performance.now();
   await assertFolderExists(output);
   const imatrix = typeof options.imatrix === "string"
     ? await readImportanceMatrix(options.imatrix)
     : options.imatrix;
-  const model = await openModel(source, options);
+  // An APR import streamed without the cache saves its sha256 checks beside
+  // the partial output, so --resume continues them instead of fetching every
+  // file again only to hash it.
+  const checkpoint = format === "apr" && options.noCache === true && typeof source === "string" &&
+      isHubRef(source)
+    ? { path: `${output}.partial.digests.json`, restore: options.resume === true }
+    : undefined;
+  const model = await openModel(source, {
+    ...options,
+    ...(checkpoint !== undefined ? { hubDigestCheckpoint: checkpoint } : {}),
+  });
   try {
     refuseGgufOf(model, format);
     // A family aprkit cannot write as llama.cpp reads it is refused before the output exists.
@@ -224,8 +287,11 @@ export async function convertModel(
     if (format === "gguf" && options.keepNames !== true) {
       assertGgufFamily(model.header.metadata, location);
     }
+    if (options.mmproj !== undefined || part === "vision") {
+      assertMmprojSupported(model.header, location);
+    }
     // realizar refuses a model whose config disagrees with its embedding: say so at import.
-    if (format === "apr") assertEmbeddingMatchesConfig(model.header, location);
+    if (format === "apr") assertEmbeddingMatchesConfig(languageModelView(model.header), location);
     noteDequantized(model, options);
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
@@ -234,6 +300,18 @@ export async function convertModel(
     // keys), whether the preset is applied now or was when an APR was made.
     const quantizedAs = options.quantize ?? recordedPreset(model.header.metadata);
     let stream = model.chunks();
+    // An image-text-to-text checkpoint: its language model under the text
+    // family's names, the vision tower left out (kept on request for APR).
+    if (part === "vision") {
+      stream = stream.pipeThrough(toVisionGguf());
+    } else if ((format === "gguf" || format === "apr") && options.keepNames !== true) {
+      stream = stream.pipeThrough(languageModelOnly({
+        format,
+        keepVision: options.keepVision === true,
+        ...(options.mmproj !== undefined ? { mmproj: options.mmproj } : {}),
+        ...(options.onNote !== undefined ? { onNote: options.onNote } : {}),
+      }));
+    }
     // A GGUF of a known family becomes its Hugging Face checkpoint's tensors
     // first (issue 18 item 4); SafeTensors drops the tensors the converter
     // generated, which transformers computes itself.
@@ -511,6 +589,20 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
       }`,
     );
   }
+  if (options.mmproj !== undefined && (format !== "gguf" || options.keepNames === true)) {
+    throw new UsageError(
+      `mmproj works for GGUF output only (a vision GGUF beside the text GGUF), not ${
+        format === "gguf" ? "with keepNames" : format
+      }`,
+    );
+  }
+  if (options.keepVision === true && format !== "apr") {
+    throw new UsageError(
+      format === "gguf"
+        ? "keepVision works for APR output only: a GGUF holds the language model (llama.cpp reads the vision tower from a separate --mmproj file)"
+        : `keepVision works for APR output only, not ${format}`,
+    );
+  }
   if (options.rowFallback !== undefined) {
     if (!ROW_FALLBACKS.includes(options.rowFallback)) {
       throw new UsageError(
@@ -691,12 +783,16 @@ function createSink(
     force: options.force === true,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   };
+  // Ctrl-C reaches the APR sink's pending tensor read (a resumable output
+  // keeps what it wrote; waiting out a stalled server would take minutes).
+  const stop = options.signal ? { signal: options.signal } : {};
   switch (format) {
     case "apr":
       if (options.compress === "lz4") return AprLz4Sink.create(output, common);
       if (options.maxShardSize !== undefined) {
         return ShardedAprSink.create(output, {
           ...common,
+          ...stop,
           maxShardSize: options.maxShardSize,
           resume: options.resume === true,
           ...source,
@@ -712,6 +808,7 @@ function createSink(
       }
       return AprSink.create(output, {
         ...common,
+        ...stop,
         resume: options.resume === true,
         ...source,
         ...(options.commitBytes !== undefined ? { commitBytes: options.commitBytes } : {}),
@@ -836,7 +933,12 @@ function finalizeMetadata(
  */
 async function assertFolderExists(output: string): Promise<void> {
   const folder = dirname(output) || ".";
-  const info = await Deno.stat(folder).catch(() => undefined);
+  // Only "not found" means missing: a permission Deno was not given
+  // (NotCapable) or the OS refused must be reported as what it is.
+  const info = await Deno.stat(folder).catch((error) => {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  });
   if (info === undefined) {
     // A missing path is NotFound wherever the library meets one.
     throw new Deno.errors.NotFound(

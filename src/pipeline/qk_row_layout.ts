@@ -102,6 +102,20 @@ export function reorderQkRows(target: QkRowLayout): TransformStream<ModelChunk, 
 }
 
 /**
+ * One tensor's rows in llama.cpp's interleaved RoPE order (its converter's
+ * `permute`, per head), streamed as {@linkcode reorderQkRows} does: for a
+ * tensor outside a family's Q/K (a vision tower's, `src/arch/mmproj.ts`).
+ *
+ * @param source The tensor.
+ * @param heads Its heads.
+ * @returns The tensor with its rows reordered (F32 when its type cannot be cut into rows).
+ * @throws {RangeError} When its rows do not divide into `heads` heads of an even size.
+ */
+export function interleavedRopeRows(source: TensorEntry, heads: number): TensorEntry {
+  return reordered(source, planRows(source.info, heads, "interleaved"));
+}
+
+/**
  * The same as {@linkcode reorderQkRows}, for a model's header and entries at
  * hand rather than a stream (e.g. to compare two files in one layout).
  *

@@ -2,7 +2,8 @@
 
 /**
  * Hugging Face companion files (`config.json`, `tokenizer.json`,
- * `tokenizer_config.json`, `generation_config.json`, `chat_template.jinja`)
+ * `tokenizer_config.json`, `generation_config.json`, `chat_template.jinja`,
+ * `preprocessor_config.json`)
  * turned into APR metadata (APR_V2.md §3, DESIGN.md §2.4).
  *
  * Choices, so readers of the APR file find what they need:
@@ -70,6 +71,8 @@ export interface HfCompanions {
   generationConfig?: unknown;
   /** `chat_template.jinja`, used when `tokenizer_config.json` has no template. */
   chatTemplate?: string;
+  /** `preprocessor_config.json` (an image processor's size, mean and std). */
+  preprocessorConfig?: unknown;
 }
 
 /** Options of {@linkcode readHfCompanions}. */
@@ -119,6 +122,10 @@ function firstNumber(source: Record<string, unknown>, keys: readonly string[]): 
     if (typeof v === "number" && Number.isFinite(v)) return v;
   }
   return undefined;
+}
+
+function firstString(value: unknown): string | undefined {
+  return Array.isArray(value) && typeof value[0] === "string" ? value[0] : undefined;
 }
 
 function firstId(value: unknown): number | undefined {
@@ -251,12 +258,11 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
     if (token !== undefined) special[key] = token;
   }
 
-  const hfArchitecture = Array.isArray(config["architectures"]) &&
-      typeof config["architectures"][0] === "string"
-    ? config["architectures"][0]
-    : undefined;
+  // transformers 4.57 saves Qwen2.5-VL's class in text_config only; llama.cpp's converter looks there too.
+  const hfArchitecture = firstString(config["architectures"]) ??
+    firstString(record(config["text_config"])?.["architectures"]);
   const hfModelType = typeof config["model_type"] === "string" ? config["model_type"] : undefined;
-  const architecture = architectureOfHf(hfArchitecture, hfModelType);
+  const architecture = architectureOfHf(hfArchitecture, hfModelType, config);
   if (architecture !== undefined) out.architecture = architecture;
   if (hfArchitecture !== undefined) out.hf_architecture = hfArchitecture;
   if (hfModelType !== undefined) out.hf_model_type = hfModelType;
@@ -329,10 +335,12 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   }
   const lookup = (token: string | undefined) =>
     token === undefined ? undefined : vocabulary?.ids.get(token);
+  // A multimodal config may hold them in text_config only (gguf-py's SpecialVocab looks there too).
+  const textConfig = record(config["text_config"]) ?? {};
   const bos = firstId(generation["bos_token_id"]) ?? firstId(config["bos_token_id"]) ??
-    lookup(special.bos_token ?? undefined);
+    firstId(textConfig["bos_token_id"]) ?? lookup(special.bos_token ?? undefined);
   const eos = firstId(generation["eos_token_id"]) ?? firstId(config["eos_token_id"]) ??
-    lookup(special.eos_token ?? undefined);
+    firstId(textConfig["eos_token_id"]) ?? lookup(special.eos_token ?? undefined);
   if (bos !== undefined) out["tokenizer.bos_token_id"] = bos;
   if (eos !== undefined) out["tokenizer.eos_token_id"] = eos;
   if (vocabulary?.modelType !== undefined) out["tokenizer.model_type"] = vocabulary.modelType;
@@ -350,6 +358,9 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   // The whole config, for what a family derives from it on export (GGUF
   // keys, generated tensors: src/arch/) and for writing it back.
   if (Object.keys(config).length > 0) out["hf_config"] = config;
+  // The image processor's settings, for a vision GGUF (llama.cpp's --mmproj keys).
+  const preprocessor = record(files.preprocessorConfig);
+  if (preprocessor !== undefined) out["hf_preprocessor_config"] = preprocessor;
   return out;
 }
 
@@ -475,6 +486,8 @@ export async function readHfCompanionFiles(
   if (tokenizerConfig !== undefined) companions.tokenizerConfig = tokenizerConfig;
   const generationConfig = await json("generation_config.json", MAX_CONFIG_BYTES, configValues);
   if (generationConfig !== undefined) companions.generationConfig = generationConfig;
+  const preprocessorConfig = await json("preprocessor_config.json", MAX_CONFIG_BYTES, configValues);
+  if (preprocessorConfig !== undefined) companions.preprocessorConfig = preprocessorConfig;
   const chatTemplate = await readCompanion(
     files,
     listing,
