@@ -53,6 +53,7 @@ export {
   HubAnswerError,
   HubOfflineError,
   HubRequestError,
+  HubUnreachableError,
   ModelFormatError,
   UsageError,
 } from "./src/errors.ts";
@@ -229,4 +230,8 @@ export {
   type PullProgressEvent,
   type PullResult,
 } from "./src/sources/hub_pull.ts";
-export { type HubModelFilesOptions, openHubModelFiles } from "./src/sources/hub_files.ts";
+export {
+  type HubModelFilesHandle,
+  type HubModelFilesOptions,
+  openHubModelFiles,
+} from "./src/sources/hub_files.ts";

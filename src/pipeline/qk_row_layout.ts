@@ -23,20 +23,20 @@ import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import type { ModelChunk, ModelHeader, ModelMetadata, TensorEntry, TensorInfo } from "../tensor.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
 import { markReleasable, releaseChunk, takeBuffer } from "../io/byte_source.ts";
+import { FAMILIES } from "../arch/registry.ts";
 
 /** Row layout of Q/K weights: Hugging Face's halves, or llama.cpp's interleaved pairs. */
 export type QkRowLayout = "hf" | "interleaved";
 
 /**
  * Architectures whose Q/K rows llama.cpp's converter permutes (its
- * `LlamaModel`, registered for Llama, Mistral and Granite checkpoints).
- * Qwen2 and the other NEOX-RoPE architectures keep Hugging Face rows in GGUF.
+ * `LlamaModel`, registered for Llama, Mistral, Mixtral and Granite
+ * checkpoints; each family says so in `src/arch/`). Qwen2 and the other
+ * NEOX-RoPE architectures keep Hugging Face rows in GGUF.
  */
-export const PERMUTED_QK_ARCHITECTURES: ReadonlySet<string> = new Set([
-  "llama",
-  "mistral",
-  "granite",
-]);
+export const PERMUTED_QK_ARCHITECTURES: ReadonlySet<string> = new Set(
+  [...FAMILIES.values()].filter((f) => f.permutesQk).map((f) => f.name),
+);
 
 /** APR `rope_type` of each layout. */
 const ROPE_TYPE: Readonly<Record<QkRowLayout, number>> = { interleaved: 0, hf: 2 };
@@ -100,6 +100,20 @@ export function reorderQkRows(target: QkRowLayout): TransformStream<ModelChunk, 
       controller.enqueue({ type: "header", header: planned.header });
     },
   });
+}
+
+/**
+ * One tensor's rows in llama.cpp's interleaved RoPE order (its converter's
+ * `permute`, per head), streamed as {@linkcode reorderQkRows} does: for a
+ * tensor outside a family's Q/K (a vision tower's, `src/arch/mmproj.ts`).
+ *
+ * @param source The tensor.
+ * @param heads Its heads.
+ * @returns The tensor with its rows reordered (F32 when its type cannot be cut into rows).
+ * @throws {RangeError} When its rows do not divide into `heads` heads of an even size.
+ */
+export function interleavedRopeRows(source: TensorEntry, heads: number): TensorEntry {
+  return reordered(source, planRows(source.info, heads, "interleaved"));
 }
 
 /**

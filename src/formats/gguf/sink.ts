@@ -53,6 +53,14 @@ export interface GgufSinkOptions {
    */
   fileType?: number;
   /**
+   * Write each tensor's dimensions as llama-quantize does (`ggml_n_dims`:
+   * outer dimensions of size 1 dropped, a `[1, 64]` gate becomes `[64]`)
+   * rather than as the source has them (llama.cpp's converter keeps them).
+   *
+   * @default {false}
+   */
+  squeezeDims?: boolean;
+  /**
    * Pairs written after the model's metadata, replacing keys of the same
    * name, as llama-quantize's overrides (e.g. `imatrixGgufKv`'s `quantize.imatrix.*` keys).
    */
@@ -284,6 +292,13 @@ class GgufFileWriter {
   }
 }
 
+/** `ggml_n_dims`: trailing `ne` entries of 1 do not count (at least one dimension stays). */
+function squeezed(ne: number[]): number[] {
+  let n = ne.length;
+  while (n > 1 && ne[n - 1] === 1) n--;
+  return ne.slice(0, n);
+}
+
 /**
  * Internal: what a GGUF export of `header` writes — the metadata pairs (the
  * model's, `general.file_type`, the parameter count, the quantization
@@ -322,13 +337,18 @@ export function planGgufExport(
       name: options.keepNames === true ? t.name : hfToGgufName(t.name),
       dtype: t.dtype,
       // ggml's ne runs fastest-varying first; a scalar is one element.
-      ne: t.shape.length === 0 ? [1] : [...t.shape].reverse(),
+      ne: t.shape.length === 0
+        ? [1]
+        : options.squeezeDims === true
+        ? squeezed([...t.shape].reverse())
+        : [...t.shape].reverse(),
     };
   });
   const fileType = options.fileType ?? guessFileType(header.tensors);
   const kv = aprToGgufKv(header.metadata, {
     ...(fileType === undefined ? {} : { fileType }),
     parameterCount: header.tensors.reduce((n, t) => n + elementCount(t.shape), 0),
+    tensors: specs.map((t) => ({ name: t.name, shape: [...t.ne].reverse() })),
     quantizationVersion: GGML_QUANTIZATION_VERSION,
   });
   for (const [key, value] of options.extraKv ?? []) {
