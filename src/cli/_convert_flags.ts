@@ -60,7 +60,7 @@ export const WRITE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   threads: {
     type: "string",
     valueName: "N",
-    description: "quantization worker threads (default: one per core, at most 4; 0: none)",
+    description: "quantization worker threads (default: one per core, at most 3; 0: none)",
   },
   "keep-names": {
     type: "boolean",

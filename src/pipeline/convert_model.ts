@@ -98,9 +98,11 @@ export interface ConvertOptions extends OpenModelOptions {
   /** Quantize every float tensor, not only large weight matrices. @default false */
   quantizeAll?: boolean;
   /**
-   * Encoder worker threads for q4_k/q6_k and the other quantizers (each
-   * costs ~25 MiB); 0 encodes on the main thread.
-   * @default one per core, at most 4
+   * Encoder worker threads for the K-quants (q4_k/q5_k/q6_k and the presets'
+   * K-quant tensors) and weighted encoders (each costs ~15 MiB); Q8_0, Q5_0,
+   * F16 and the others encode on the main thread, cheaper than a hand-off;
+   * 0 encodes everything on the main thread.
+   * @default one per core, at most 3
    */
   threads?: number;
   /** Decode every tensor to F32 (exports). @default false */

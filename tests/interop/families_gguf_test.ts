@@ -57,20 +57,38 @@ Deno.test("families: HF → GGUF runs in llama.cpp as transformers computes it, 
   await withTempDir(async (dir) => {
     const converted = new Map<
       string,
-      { f32?: string; q4?: string; viaApr?: string; error?: string }
+      {
+        f32?: string;
+        bf16?: string;
+        q8_0?: string;
+        q4?: string;
+        q5?: string;
+        viaApr?: string;
+        error?: string;
+      }
     >();
     for (const family of FAMILIES) {
-      const f32 = `${dir}/${family}-f32.gguf`;
-      const q4 = `${dir}/${family}-Q4_K_M.gguf`;
+      const out = (what: string) => `${dir}/${family}-${what}.gguf`;
       const apr = `${dir}/${family}.apr`;
-      const viaApr = `${dir}/${family}-via-apr.gguf`;
       try {
-        await convertModel(familyDir(family), f32);
-        await convertModel(familyDir(family), q4, { quantize: "q4_k_m" });
+        const source = familyDir(family);
+        await convertModel(source, out("f32"));
+        // The converter's other --outtype values, and llama-quantize's presets.
+        await convertModel(source, out("bf16"), { quantize: "bf16" });
+        await convertModel(source, out("q8_0"), { quantize: "q8_0" });
+        await convertModel(source, out("Q4_K_M"), { quantize: "q4_k_m" });
+        await convertModel(source, out("Q5_K_S"), { quantize: "q5_k_s" });
         // `apr import` then `apr export`: the APR file must hold all the GGUF needs.
-        await convertModel(familyDir(family), apr);
-        await convertModel(apr, viaApr);
-        converted.set(family, { f32, q4, viaApr });
+        await convertModel(source, apr);
+        await convertModel(apr, out("via-apr"));
+        converted.set(family, {
+          f32: out("f32"),
+          bf16: out("bf16"),
+          q8_0: out("q8_0"),
+          q4: out("Q4_K_M"),
+          q5: out("Q5_K_S"),
+          viaApr: out("via-apr"),
+        });
       } catch (error) {
         converted.set(family, { error: errorText(error) });
       }
@@ -97,7 +115,14 @@ Deno.test("families: HF → GGUF runs in llama.cpp as transformers computes it, 
       const checks = [
         ["F32 equals llama.cpp's converter's file", [["f32", c.f32]]],
         ["F32 via APR (import, then export) equals it too", [["f32", c.viaApr]]],
-        ["Q4_K_M equals llama-quantize's file", [["Q4_K_M", c.q4]]],
+        ["BF16 and Q8_0 equal the converter's --outtype bf16 and q8_0", [
+          ["bf16", c.bf16],
+          ["q8_0", c.q8_0],
+        ]],
+        ["Q4_K_M and Q5_K_S equal llama-quantize's files", [
+          ["Q4_K_M", c.q4],
+          ["Q5_K_S", c.q5],
+        ]],
       ] as const;
       for (const [what, files] of checks) {
         await t.step(`${family}: ${what}`, async () => {

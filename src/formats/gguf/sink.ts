@@ -22,6 +22,7 @@ import {
 } from "./writer.ts";
 import { assertOutputFree } from "../../io/fs_paths.ts";
 import { createFreshFile, renameIntoPlace } from "../../io/partial_file.ts";
+import { releaseChunk } from "../../io/byte_source.ts";
 import { storageFailure } from "../../io/storage_errors.ts";
 
 /** llama.cpp's quantization format version (`GGML_QNT_VERSION`), which every export declares. */
@@ -220,6 +221,9 @@ class GgufFileWriter {
       await writeAll(this.#file, chunk);
       written += chunk.length;
       this.#bytesDone += chunk.length;
+      // Written: free it now if its producer allows (bounded memory, DESIGN.md
+      // §1.2), rather than when the GC gets to it (~60 MiB of dead chunks).
+      releaseChunk(chunk);
     }
     if (written !== place.byteLength) {
       throw new RangeError(

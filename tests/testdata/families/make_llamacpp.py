@@ -4,10 +4,10 @@
     PYTHONPATH=/work/tools/llama.cpp/gguf-py /work/tools/venv5/bin/python \\
         tests/testdata/families/make_llamacpp.py /work/tools/llama.cpp
 
-For each `hf/<family>/` it runs `convert_hf_to_gguf.py --outtype f32` of the
-given llama.cpp checkout (the source node-llama-cpp 3.22.1 builds, i.e. the
-llama.cpp the tests' judge runs) and, when `build/bin/llama-quantize` exists,
-`llama-quantize <f32> Q4_K_M`. It writes `llama.cpp/<family>-<type>.json`: every
+For each `hf/<family>/` it runs `convert_hf_to_gguf.py --outtype f32` (and
+bf16, q8_0) of the given llama.cpp checkout (the source node-llama-cpp 3.22.1
+builds, i.e. the llama.cpp the tests' judge runs) and, when
+`build/bin/llama-quantize` exists, `llama-quantize <f32> Q4_K_M` (and Q5_K_S). It writes `llama.cpp/<family>-<type>.json`: every
 KV pair (key, GGUF value type, array element types, value) and every tensor
 (name, ggml type, `ne`, sha256 of its bytes) in file order. The GGUF files
 themselves are kept only for the families in KEEP_GGUF (the tests run llama.cpp
@@ -35,7 +35,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 KEEP_GGUF = {"llama3-rope": ["f32"], "gemma2": ["f32"], "qwen2-moe": ["f32"], "phi4": ["f32"]}
-QUANTIZED = ["Q4_K_M"]
+# The converter's own --outtype values (beyond f32), and llama-quantize presets of its F32 file.
+OUTTYPES = ["bf16", "q8_0"]
+QUANTIZED = ["Q4_K_M", "Q5_K_S"]
 
 PRE_BY_REGEX = {
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+": "llama-bpe",
@@ -43,7 +45,7 @@ PRE_BY_REGEX = {
 }
 
 
-def convert(llama_cpp: Path, model_dir: Path, out: Path) -> None:
+def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -> None:
     """Run the converter in this process, its pre-tokenizer check falling back to the regex."""
     sys.path.insert(0, str(llama_cpp))
     sys.path.insert(1, str(llama_cpp / "gguf-py"))
@@ -65,7 +67,7 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path) -> None:
     base.TextModel.get_vocab_base_pre = get_vocab_base_pre
     import convert_hf_to_gguf  # type: ignore
 
-    sys.argv = ["convert_hf_to_gguf.py", str(model_dir), "--outtype", "f32", "--outfile", str(out)]
+    sys.argv = ["convert_hf_to_gguf.py", str(model_dir), "--outtype", outtype, "--outfile", str(out)]
     convert_hf_to_gguf.main()
 
 
@@ -110,7 +112,7 @@ def llama_cpp_commit(llama_cpp: Path) -> str:
 
 def main() -> None:
     if len(sys.argv) >= 2 and sys.argv[1] == "--convert":
-        convert(Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]))
+        convert(Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]), *sys.argv[5:6])
         return
     llama_cpp = Path(sys.argv[1] if len(sys.argv) > 1 else "/work/tools/llama.cpp").resolve()
     names = sys.argv[2:] or sorted(p.name for p in (HERE / "hf").iterdir() if p.name != "unknown-arch")
@@ -131,6 +133,13 @@ def main() -> None:
                 (out_dir / f"{name}-f32.json").unlink(missing_ok=True)
                 continue
             files = {"f32": (f32, f"llama.cpp {commit}: convert_hf_to_gguf.py --outtype f32")}
+            for outtype in OUTTYPES:
+                path = Path(tmp) / f"{name}-{outtype}.gguf"
+                subprocess.run(
+                    [sys.executable, __file__, "--convert", str(llama_cpp), str(HERE / "hf" / name), str(path), outtype],
+                    capture_output=True, check=True,
+                )
+                files[outtype] = (path, f"llama.cpp {commit}: convert_hf_to_gguf.py --outtype {outtype}")
             if quantize.exists():
                 for q in QUANTIZED:
                     qpath = Path(tmp) / f"{name}-{q}.gguf"
