@@ -106,8 +106,12 @@ def corpus() -> list[str]:
 
 
 def byte_level_bpe(regex: str, specials: list[str]) -> Tokenizer:
-    """A byte-level BPE like Llama 3's / Qwen2's: one Split regex, then ByteLevel without its own regex."""
-    tok = Tokenizer(models.BPE())
+    """A byte-level BPE like Llama 3's / Qwen2's: one Split regex, then ByteLevel without its own regex.
+
+    Llama 3's published tokenizer.json sets `ignore_merges` (llama.cpp's llama-bpe
+    pre-tokenizer does the same), so the Llama 3 regex comes with it, as there.
+    """
+    tok = Tokenizer(models.BPE(ignore_merges=regex == LLAMA3_REGEX))
     tok.pre_tokenizer = pre_tokenizers.Sequence(
         [
             pre_tokenizers.Split(Regex(regex), behavior="isolated", invert=False),
