@@ -13,7 +13,7 @@
  * @module
  */
 
-import { createHash, type Hash } from "node:crypto";
+import { createSha256, type Sha256 } from "../runtime/sha256.ts";
 import { HubAnswerError } from "../errors.ts";
 import { type ByteSource, DEFAULT_CHUNK_SIZE } from "./byte_source.ts";
 
@@ -35,7 +35,7 @@ export class ContentDigest {
   /** Its size. */
   readonly size: number;
   #expected: string;
-  #hash: Hash = createHash("sha256");
+  #hash: Sha256 = createSha256();
   /** Bytes [0, #hashed) have gone into #hash. */
   #hashed = 0;
   #verified: Promise<void> | undefined;

@@ -7,6 +7,7 @@
  */
 
 import { createFreshFile, openExistingFile } from "./partial_file.ts";
+import { fs, type RuntimeFile, SEEK_START } from "../runtime/fs.ts";
 
 /** Options of {@linkcode FileSink.open}. */
 export interface FileSinkOptions {
@@ -20,12 +21,12 @@ export interface FileSinkOptions {
 export class FileSink {
   /** The path the file was opened with. */
   readonly path: string;
-  #file: Deno.FsFile;
+  #file: RuntimeFile;
   #closed = false;
   // Seek-then-write is two calls on a shared cursor: chain them.
   #queue: Promise<unknown> = Promise.resolve();
   // A second handle for syncing beside the writes (see syncDataBeside).
-  #syncHandle: Deno.FsFile | undefined;
+  #syncHandle: RuntimeFile | undefined;
 
   /**
    * Take ownership of an open handle; use {@linkcode FileSink.open}.
@@ -33,7 +34,7 @@ export class FileSink {
    * @param path Path, for messages.
    * @param file An open handle, now owned by this sink.
    */
-  constructor(path: string, file: Deno.FsFile) {
+  constructor(path: string, file: RuntimeFile) {
     this.path = path;
     this.#file = file;
   }
@@ -61,7 +62,7 @@ export class FileSink {
     try {
       return new FileSink(path, await openExistingFile(path));
     } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      if (!(error instanceof fs.errors.NotFound)) throw error;
       return new FileSink(path, await createFreshFile(path));
     }
   }
@@ -86,7 +87,7 @@ export class FileSink {
       throw new RangeError(`Cannot write "${this.path}": offset ${offset} is not valid`);
     }
     return this.#run(async () => {
-      await this.#file.seek(offset, Deno.SeekMode.Start);
+      await this.#file.seek(offset, SEEK_START);
       let done = 0;
       while (done < bytes.length) done += await this.#file.write(bytes.subarray(done));
     });
@@ -103,7 +104,7 @@ export class FileSink {
   readAt(offset: number, length: number): Promise<Uint8Array> {
     return this.#run(async () => {
       const buffer = new Uint8Array(length);
-      await this.#file.seek(offset, Deno.SeekMode.Start);
+      await this.#file.seek(offset, SEEK_START);
       let filled = 0;
       while (filled < length) {
         const n = await this.#file.read(buffer.subarray(filled));
@@ -147,7 +148,7 @@ export class FileSink {
    * keep streaming while its last batch becomes durable.
    */
   async syncDataBeside(): Promise<void> {
-    this.#syncHandle ??= await Deno.open(this.path, { write: true });
+    this.#syncHandle ??= await fs.open(this.path, { write: true });
     await this.#syncHandle.syncData();
   }
 

@@ -16,6 +16,7 @@
 
 import { UsageError } from "../errors.ts";
 import { assertOutputFree, removeIfExists } from "./fs_paths.ts";
+import { type FileInfo, fs, type RuntimeFile } from "../runtime/fs.ts";
 
 /**
  * The partial file of an output.
@@ -37,10 +38,10 @@ export function partialPathOf(path: string): string {
  * @returns The open handle.
  * @throws {UsageError} When `path` is a directory.
  */
-export async function createFreshFile(path: string): Promise<Deno.FsFile> {
+export async function createFreshFile(path: string): Promise<RuntimeFile> {
   await assertNotDirectory(path);
   await removeIfExists(path);
-  return await Deno.open(path, { read: true, write: true, createNew: true });
+  return await fs.open(path, { read: true, write: true, createNew: true });
 }
 
 /**
@@ -52,9 +53,9 @@ export async function createFreshFile(path: string): Promise<Deno.FsFile> {
  * @throws {UsageError} When `path` is not a regular file.
  * @throws {Deno.errors.NotFound} When it does not exist.
  */
-export async function openExistingFile(path: string): Promise<Deno.FsFile> {
+export async function openExistingFile(path: string): Promise<RuntimeFile> {
   await assertRegularFile(path);
-  return await Deno.open(path, { read: true, write: true });
+  return await fs.open(path, { read: true, write: true });
 }
 
 /**
@@ -66,7 +67,7 @@ export async function openExistingFile(path: string): Promise<Deno.FsFile> {
  * @throws {Deno.errors.NotFound} When it does not exist.
  */
 export async function assertRegularFile(path: string): Promise<void> {
-  const info = await Deno.lstat(path);
+  const info = await fs.lstat(path);
   if (!info.isFile) {
     throw new UsageError(
       `Cannot resume "${path}": it is ${describeEntry(info)}, not a regular file; remove it`,
@@ -109,7 +110,7 @@ export async function renameIntoPlace(
   force: boolean | undefined,
 ): Promise<void> {
   await assertOutputFree(path, force); // a regular file (with force) or nothing
-  await Deno.rename(partial, path);
+  await fs.rename(partial, path);
 }
 
 /**
@@ -123,16 +124,16 @@ export async function discardFile(path: string): Promise<void> {
 
 async function assertNotDirectory(path: string): Promise<void> {
   try {
-    const info = await Deno.lstat(path);
+    const info = await fs.lstat(path);
     if (info.isDirectory) {
       throw new UsageError(`Cannot write "${path}": it is a directory`);
     }
   } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    if (!(error instanceof fs.errors.NotFound)) throw error;
   }
 }
 
-function describeEntry(info: Deno.FileInfo): string {
+function describeEntry(info: FileInfo): string {
   if (info.isSymlink) return "a symbolic link";
   if (info.isDirectory) return "a directory";
   return "not a regular file";

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { dirname } from "node:path";
+import { dirname } from "../runtime/path.ts";
 import { DTYPES, elementCount } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
 import { AprSink } from "../formats/apr/sink.ts";
@@ -45,6 +45,7 @@ import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
 import { reorderQkRows } from "./qk_row_layout.ts";
 import type { Model } from "./model.ts";
 import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
+import { fs } from "../runtime/fs.ts";
 
 export type { QuantizeTarget };
 
@@ -340,7 +341,7 @@ function writtenPaths(sink: WritableStream<ModelChunk>, output: string): string[
 
 async function sizeOfAll(paths: readonly string[]): Promise<number> {
   let total = 0;
-  for (const path of paths) total += (await Deno.stat(path)).size;
+  for (const path of paths) total += (await fs.stat(path)).size;
   return total;
 }
 
@@ -695,10 +696,10 @@ function finalizeMetadata(
  */
 async function assertFolderExists(output: string): Promise<void> {
   const folder = dirname(output) || ".";
-  const info = await Deno.stat(folder).catch(() => undefined);
+  const info = await fs.stat(folder).catch(() => undefined);
   if (info === undefined) {
     // A missing path is NotFound wherever the library meets one.
-    throw new Deno.errors.NotFound(
+    throw new fs.errors.NotFound(
       `Cannot write "${output}": the folder "${folder}" does not exist; create it first`,
     );
   }

@@ -7,6 +7,7 @@
 
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
 import type { ModelLocation } from "./open_model.ts";
+import { fs } from "../runtime/fs.ts";
 
 /**
  * gguf-py's `Metadata.id_to_title` (c392e50): `-` becomes a space; an
@@ -58,10 +59,10 @@ export async function hfFolderName(
     const ref = parseHubRef(source);
     id = `${ref.repoId}${ref.path ? `/${ref.path}` : ""}`;
   } else {
-    const info = await Deno.stat(source).catch(() => undefined);
+    const info = await fs.stat(source).catch(() => undefined);
     if (info?.isDirectory !== true) return undefined;
     // "." and "../x" name the folder they point to, as Python's Path(...).name after resolving.
-    id = await Deno.realPath(source).catch(() => source);
+    id = await fs.realPath(source).catch(() => source);
   }
   const name = id.replace(/[\\/]+$/, "").split(/[\\/]/).at(-1);
   return name === undefined || name === "" ? undefined : idToTitle(name);

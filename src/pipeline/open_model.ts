@@ -5,7 +5,7 @@
  * @module
  */
 
-import { posix } from "node:path";
+import { posix } from "../runtime/path.ts";
 import { ModelFormatError } from "../errors.ts";
 import { openApr } from "../formats/apr/reader.ts";
 import { openGguf } from "../formats/gguf/reader.ts";
@@ -31,6 +31,7 @@ import { LocalModelFiles, type ModelFiles } from "../io/model_files.ts";
 import type { ModelReader } from "../tensor.ts";
 import { DETECT_BYTES, detectFormat } from "./detect_format.ts";
 import { Model } from "./model.ts";
+import { fs } from "../runtime/fs.ts";
 
 /** Where a model can come from. */
 export type ModelLocation = string | URL | Blob;
@@ -92,9 +93,9 @@ export async function openModel(
 }
 
 async function openLocalModel(path: string, options: OpenModelOptions): Promise<ModelReader> {
-  const stat = await Deno.stat(path).catch((error) => {
-    if (error instanceof Deno.errors.NotFound) {
-      throw new Deno.errors.NotFound(`Cannot open "${path}": no such file or folder`);
+  const stat = await fs.stat(path).catch((error) => {
+    if (error instanceof fs.errors.NotFound) {
+      throw new fs.errors.NotFound(`Cannot open "${path}": no such file or folder`);
     }
     throw error;
   });

@@ -35,10 +35,10 @@ export interface QuantizeStreamOptions extends QuantizeOptions {
    * are encoded on several cores (0: in the calling thread). Workers start on
    * the first block and stop when the stream has ended and every payload is read.
    * By default, `navigator.hardwareConcurrency` workers (at most 4, none on a
-   * single core), used only for tensors of at least 2^20 values; a number
-   * given here applies to every tensor.
+   * single core; none outside Deno), used only for tensors of at least 2^20
+   * values; a number given here applies to every tensor.
    *
-   * @default {min(hardwareConcurrency, 4), or 0 on one core}
+   * @default {min(hardwareConcurrency, 4) in Deno, or 0 on one core and in Node or a browser}
    */
   workers?: number;
   /** Told the plan of every tensor once the header is planned (to report what changed). */
@@ -62,8 +62,14 @@ const DEFAULT_MAX_WORKERS = 4;
  */
 const DEFAULT_MIN_POOL_ELEMENTS = 1 << 20;
 
-/** The default worker count: one per core, capped; none on a single core. */
+/**
+ * The default worker count: one per core, capped; none on a single core.
+ * None outside Deno too: the worker is a TypeScript module next to this one,
+ * which Node cannot start and a bundle does not carry (the bytes are the same
+ * either way; only the speed differs).
+ */
 function defaultWorkers(): number {
+  if (!("Deno" in globalThis)) return 0;
   const cores = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator
     ?.hardwareConcurrency ?? 1;
   return cores >= 2 ? Math.min(cores, DEFAULT_MAX_WORKERS) : 0;
@@ -120,7 +126,9 @@ export class QuantizeStream extends TransformStream<ModelChunk, ModelChunk> {
         `Cannot quantize: workers ${workers} is not an integer from 0 to ${MAX_WORKERS}`,
       );
     }
-    const pool = workers > 0
+    // Outside Deno the encoder worker cannot start (see defaultWorkers):
+    // the blocks are encoded in this thread, to the same bytes.
+    const pool = workers > 0 && "Deno" in globalThis
       ? new EncoderPool(workers, options.workers === undefined ? DEFAULT_MIN_POOL_ELEMENTS : 0)
       : undefined;
     let plans: TensorPlan[] | undefined;

@@ -22,10 +22,11 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
+import { createSha256, type Sha256 } from "../runtime/sha256.ts";
 import { HubRequestError } from "../errors.ts";
 import type { HttpSource } from "../io/http_source.ts";
 import type { HubCache } from "./hub_cache.ts";
+import { fs, type RuntimeFile, SEEK_START } from "../runtime/fs.ts";
 
 /** Size of the writes to disk and of the chunks hashed. */
 const WRITE_CHUNK_SIZE = 1024 * 1024;
@@ -158,15 +159,15 @@ export async function downloadBlob(options: DownloadBlobOptions): Promise<Downlo
   const blobPath = cache.blobPath(etag);
   const incomplete = cache.incompletePath(etag);
   const partsPath = `${incomplete}.parts.json`;
-  await Deno.mkdir(`${cache.repoDir}/blobs`, { recursive: true });
+  await fs.mkdir(`${cache.repoDir}/blobs`, { recursive: true });
 
   let parts = await readParts(partsPath, size);
-  let sequentialHash: ReturnType<typeof createHash> | undefined;
+  let sequentialHash: Sha256 | undefined;
   if (parts === undefined) {
     let prefix = await fileLength(incomplete);
     if (prefix > size) {
       // Longer than the file can be: not a prefix of it. Start over.
-      await Deno.truncate(incomplete, 0);
+      await fs.truncate(incomplete, 0);
       prefix = 0;
     }
     const remaining = size - prefix;
@@ -181,7 +182,7 @@ export async function downloadBlob(options: DownloadBlobOptions): Promise<Downlo
       parts = [{ start: 0, end: size, next: prefix }];
       if (options.sha256 !== undefined) {
         // D7: re-hash the prefix kept from an earlier run, then hash as bytes arrive.
-        sequentialHash = createHash("sha256");
+        sequentialHash = createSha256();
         await hashFile(incomplete, prefix, sequentialHash);
       }
     }
@@ -195,10 +196,10 @@ export async function downloadBlob(options: DownloadBlobOptions): Promise<Downlo
     if (part.next >= part.end) return;
     await options.limiter.run(async () => {
       options.signal?.throwIfAborted();
-      const file = await Deno.open(incomplete, { write: true, create: true });
+      const file = await fs.open(incomplete, { write: true, create: true });
       const reader = source.stream(part.next, part.end, WRITE_CHUNK_SIZE).getReader();
       try {
-        await file.seek(part.next, Deno.SeekMode.Start);
+        await file.seek(part.next, SEEK_START);
         while (true) {
           options.signal?.throwIfAborted();
           const { done, value } = await reader.read();
@@ -238,7 +239,7 @@ export async function downloadBlob(options: DownloadBlobOptions): Promise<Downlo
   if (options.sha256 !== undefined) {
     let hash = sequentialHash;
     if (hash === undefined) {
-      hash = createHash("sha256");
+      hash = createSha256();
       await hashFile(incomplete, size, hash);
     }
     const actual = hash.digest("hex");
@@ -252,12 +253,12 @@ export async function downloadBlob(options: DownloadBlobOptions): Promise<Downlo
       );
     }
   }
-  await Deno.rename(incomplete, blobPath);
-  await Deno.remove(partsPath).catch(() => {});
+  await fs.rename(incomplete, blobPath);
+  await fs.remove(partsPath).catch(() => {});
   return { downloaded, resumed };
 }
 
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array, path: string): Promise<void> {
+async function writeAll(file: RuntimeFile, bytes: Uint8Array, path: string): Promise<void> {
   let written = 0;
   try {
     while (written < bytes.length) written += await file.write(bytes.subarray(written));
@@ -281,27 +282,27 @@ export function isDiskFull(error: unknown): boolean {
 
 async function fileLength(path: string): Promise<number> {
   try {
-    const info = await Deno.stat(path);
+    const info = await fs.stat(path);
     return info.isFile ? info.size : 0;
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return 0;
+    if (error instanceof fs.errors.NotFound) return 0;
     throw error;
   }
 }
 
 async function discard(incomplete: string, partsPath: string): Promise<void> {
-  await Deno.remove(incomplete).catch(() => {});
-  await Deno.remove(partsPath).catch(() => {});
+  await fs.remove(incomplete).catch(() => {});
+  await fs.remove(partsPath).catch(() => {});
 }
 
 /** Feed the first `length` bytes of a file to a hash. */
 async function hashFile(
   path: string,
   length: number,
-  hash: ReturnType<typeof createHash>,
+  hash: Sha256,
 ): Promise<void> {
   if (length === 0) return;
-  const file = await Deno.open(path, { read: true });
+  const file = await fs.open(path, { read: true });
   try {
     const buffer = new Uint8Array(Math.min(HASH_CHUNK_SIZE, length));
     let done = 0;
@@ -320,7 +321,7 @@ async function hashFile(
 async function readParts(path: string, size: number): Promise<Part[] | undefined> {
   let text: string;
   try {
-    text = await Deno.readTextFile(path);
+    text = await fs.readTextFile(path);
   } catch {
     return undefined;
   }
@@ -341,16 +342,16 @@ async function readParts(path: string, size: number): Promise<Part[] | undefined
     return data.parts.map(({ start, end, next }) => ({ start, end, next }));
   } catch {
     // A sidecar we cannot trust makes the whole partial untrustworthy: start over.
-    await Deno.remove(path).catch(() => {});
-    await Deno.remove(path.replace(/\.parts\.json$/, "")).catch(() => {});
+    await fs.remove(path).catch(() => {});
+    await fs.remove(path.replace(/\.parts\.json$/, "")).catch(() => {});
     return undefined;
   }
 }
 
 async function writeParts(path: string, data: PartsFile): Promise<void> {
   const temporary = `${path}.tmp`;
-  await Deno.writeTextFile(temporary, JSON.stringify(data));
-  await Deno.rename(temporary, path);
+  await fs.writeTextFile(temporary, JSON.stringify(data));
+  await fs.rename(temporary, path);
 }
 
 /** Saves the sidecar after writes, coalescing saves requested while one is in flight. */

@@ -21,6 +21,7 @@ import {
 } from "./writer.ts";
 import { assertOutputFree } from "../../io/fs_paths.ts";
 import { createFreshFile, renameIntoPlace } from "../../io/partial_file.ts";
+import { fs, type RuntimeFile, SEEK_START } from "../../runtime/fs.ts";
 
 /** llama.cpp's quantization format version (`GGML_QNT_VERSION`), which every export declares. */
 const GGML_QUANTIZATION_VERSION = 2;
@@ -132,7 +133,7 @@ export class GgufSink extends WritableStream<ModelChunk> {
 class GgufFileWriter {
   #path: string;
   #partial: string;
-  #file: Deno.FsFile;
+  #file: RuntimeFile;
   #options: GgufSinkOptions & { alignment: number };
   #header: ModelHeader | undefined;
   #layout: GgufLayout | undefined;
@@ -143,7 +144,7 @@ class GgufFileWriter {
   constructor(
     path: string,
     partial: string,
-    file: Deno.FsFile,
+    file: RuntimeFile,
     options: GgufSinkOptions & { alignment: number },
   ) {
     this.#path = path;
@@ -225,7 +226,7 @@ class GgufFileWriter {
       );
     }
     const place = layout.tensors[this.#next]!;
-    await this.#file.seek(place.offset, Deno.SeekMode.Start);
+    await this.#file.seek(place.offset, SEEK_START);
     let written = 0;
     for await (const chunk of entry.open()) {
       if (written + chunk.length > place.byteLength) {
@@ -262,7 +263,7 @@ class GgufFileWriter {
   }
 
   async #writeAt(offset: number, bytes: Uint8Array): Promise<void> {
-    await this.#file.seek(offset, Deno.SeekMode.Start);
+    await this.#file.seek(offset, SEEK_START);
     await writeAll(this.#file, bytes);
   }
 
@@ -297,11 +298,11 @@ class GgufFileWriter {
         // Already closed.
       }
     }
-    await Deno.remove(this.#partial).catch(() => {});
+    await fs.remove(this.#partial).catch(() => {});
   }
 }
 
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+async function writeAll(file: RuntimeFile, bytes: Uint8Array): Promise<void> {
   let n = 0;
   while (n < bytes.length) n += await file.write(bytes.subarray(n));
 }
