@@ -91,7 +91,7 @@ export function parseCommandArgs(
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...args],
+      args: joinNegativeValues(args, options),
       options: Object.fromEntries(
         Object.entries(options).map(([name, o]) => [name, {
           type: o.type,
@@ -117,6 +117,37 @@ export function parseCommandArgs(
     );
   }
   return { values, positionals: parsed.positionals };
+}
+
+/**
+ * `--threads -1` as `--threads=-1`: a string option followed by a negative
+ * number takes it as its value (parseArgs would call it "ambiguous"), so the
+ * option's own check answers with the range it accepts.
+ *
+ * @param args The arguments.
+ * @param options The command's options.
+ * @returns The arguments, negative values joined to their option.
+ */
+function joinNegativeValues(
+  args: readonly string[],
+  options: Record<string, { type: string; short?: string }>,
+): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const next = args[i + 1];
+    const name = arg.startsWith("--") ? arg.slice(2) : undefined;
+    if (
+      name !== undefined && options[name]?.type === "string" && next !== undefined &&
+      /^-\d/.test(next)
+    ) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
 }
 
 /**

@@ -154,6 +154,11 @@ export interface ConvertResult {
   tensorBytes: number;
   /** Size of everything written: the file, or every shard plus the index/manifest. */
   fileBytes: number;
+  /**
+   * Every file written: the output, or (sharded) each shard then the index
+   * or manifest; a sharded output's own path names no file.
+   */
+  files: string[];
   /** Tensors found complete in a resumed partial output (APR only). */
   resumedTensors: number;
   /**
@@ -276,6 +281,7 @@ export async function convertModel(
       dtypes = { ...sink.result.dtypes };
       tensorBytes = sink.result.tensorBytes;
     }
+    const files = writtenPaths(sink, output);
     return {
       output,
       format,
@@ -283,7 +289,8 @@ export async function convertModel(
       tensors: written.tensors.length,
       parameters: written.tensors.reduce((s, t) => s + elementCount(t.shape), 0),
       tensorBytes,
-      fileBytes: await sizeOfAll(writtenPaths(sink, output)),
+      fileBytes: await sizeOfAll(files),
+      files,
       resumedTensors: sink instanceof AprSink || sink instanceof ShardedAprSink
         ? sink.result?.resumedTensors ?? 0
         : 0,
