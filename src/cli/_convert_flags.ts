@@ -80,7 +80,7 @@ export const IMPORT_WRITE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
         QUANTIZE_TARGETS.filter((t) => t !== "q8_0").join(", ")
       } (default none: keep source types). q4_k_m, q4_k_s, q5_k_m, q5_k_s and q6_k (any case) ` +
       "are llama-quantize's presets: each tensor's type as llama.cpp chooses it, mapped to " +
-      "Q4_K/Q6_K (q8_0 is for GGUF: apr convert --format gguf)",
+      "Q4_K/Q6_K (q8_0 is for GGUF: write a .gguf with apr convert)",
   },
 };
 

@@ -126,7 +126,7 @@ export class ContentDigest {
     const actual = this.#hash.digest("hex");
     if (actual !== this.#expected) {
       throw new HubAnswerError(
-        `Cannot use "${this.name}": its sha256 is ${actual} but the Hub announced ${this.#expected} (FORMATS.md D5); nothing was written`,
+        `Cannot use "${this.name}": its sha256 is ${actual} but the Hub announced ${this.#expected}; nothing was written`,
         this.name,
       );
     }

@@ -50,7 +50,7 @@ export class DiskFullError extends Error {
    */
   constructor(path: string, options?: ErrorOptions) {
     super(
-      `Cannot write "${path}": the disk is full (FORMATS.md D8); the partial download is kept, free some space and run again to resume`,
+      `Cannot write "${path}": the disk is full; the partial download is kept, free some space and run again to resume`,
       options,
     );
     this.name = "DiskFullError";
@@ -231,7 +231,7 @@ export async function downloadBlob(options: DownloadBlobOptions): Promise<Downlo
     // Should not happen (every range ended where announced); never accept it (D4).
     await discard(incomplete, partsPath);
     throw new HubRequestError(
-      `Cannot download "${source.name}": got ${length} bytes, the Hub announced ${size} (FORMATS.md D4); the partial download was deleted`,
+      `Cannot download "${source.name}": got ${length} bytes, the Hub announced ${size}; the partial download was deleted`,
       200,
       source.name,
     );
@@ -247,7 +247,7 @@ export async function downloadBlob(options: DownloadBlobOptions): Promise<Downlo
       // D5: never cache content that is not what the Hub announced.
       await discard(incomplete, partsPath);
       throw new HubRequestError(
-        `Cannot download "${source.name}": its sha256 is ${actual} but the Hub announced ${options.sha256} (FORMATS.md D5); the download was deleted and not cached, run again to retry`,
+        `Cannot download "${source.name}": its sha256 is ${actual} but the Hub announced ${options.sha256}; the download was deleted and not cached, run again to retry`,
         200,
         source.name,
       );

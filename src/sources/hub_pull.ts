@@ -377,7 +377,7 @@ async function checkFreeSpace(cache: HubCache, metas: HubFileInfo[]): Promise<vo
   }
   if (available < needed + FREE_SPACE_MARGIN) {
     throw new HubRequestError(
-      `Cannot download hf://${cache.repoId}: it needs ${needed} more bytes but "${cache.cacheDir}" has only ${available} bytes free (FORMATS.md D8)`,
+      `Cannot download hf://${cache.repoId}: it needs ${needed} more bytes but "${cache.cacheDir}" has only ${available} bytes free`,
       0,
       `hf://${cache.repoId}`,
     );
