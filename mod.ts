@@ -202,6 +202,7 @@ export {
 } from "./src/quant/nf4.ts";
 
 // Byte sources and the Hugging Face Hub.
+export { bindOutput, type PositionedWritable } from "./src/runtime/browser_fs.ts";
 export type { ByteSource } from "./src/io/byte_source.ts";
 export { BlobSource } from "./src/io/blob_source.ts";
 export { FileSource, openFileSource } from "./src/io/file_source.ts";

@@ -1,8 +1,8 @@
 /**
  * The file system, chosen at run time: Deno's own API in Deno, `node:fs` in
- * Node (through {@linkcode nodeFileSystem}), and in a browser a file system
- * that refuses every path with one clear message (a browser reads `File`s
- * and `Blob`s and writes to a `WritableStream` instead).
+ * Node (through {@linkcode nodeFileSystem}), and in a browser the outputs
+ * bound to picked files ({@linkcode browserFileSystem}; a browser reads
+ * `File`s and `Blob`s, and refuses every other path with one message).
  *
  * Everything in `src/` that touches files goes through {@linkcode fs}; only
  * the CLI (which runs in Deno alone) calls `Deno.*` directly.
@@ -12,6 +12,7 @@
  * @module
  */
 
+import { browserFileSystem } from "./browser_fs.ts";
 import { nodeFileSystem } from "./node_fs.ts";
 import { RUNTIME } from "./which.ts";
 
@@ -156,44 +157,9 @@ function namedError(name: string): ErrorConstructor {
   return named as unknown as ErrorConstructor;
 }
 
-/**
- * The file system of a browser: every path refused, naming it and what to pass instead.
- *
- * @returns The refusing file system.
- */
-export function browserFileSystem(): RuntimeFs {
-  const error = (path: string) =>
-    new TypeError(
-      `Cannot use the path "${path}" here: this runtime has no file system; ` +
-        "pass a File or Blob to openModel, and a WritableStream to the sinks",
-    );
-  const refuse = (path: string): Promise<never> => Promise.reject(error(path));
-  const refuseNow = (path: string): never => {
-    throw error(path);
-  };
-  return {
-    errors: standInErrors,
-    open: (path) => refuse(path),
-    stat: (path) => refuse(path),
-    lstat: (path) => refuse(path),
-    realPath: (path) => refuse(path),
-    remove: (path) => refuse(path),
-    rename: (path) => refuse(path),
-    mkdir: (path) => refuse(path),
-    readDir: (path) => refuseNow(path),
-    readFile: (path) => refuse(path),
-    readTextFile: (path) => refuse(path),
-    readTextFileSync: (path) => refuseNow(path),
-    writeTextFile: (path) => refuse(path),
-    truncate: (path) => refuse(path),
-    symlink: (_target, path) => refuse(path),
-    readLink: (path) => refuse(path),
-  };
-}
-
 /** The file system of this runtime. */
 export const fs: RuntimeFs = RUNTIME === "deno"
   ? Deno as unknown as RuntimeFs
   : RUNTIME === "node"
   ? await nodeFileSystem(standInErrors)
-  : browserFileSystem();
+  : browserFileSystem(standInErrors);

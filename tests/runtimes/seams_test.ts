@@ -7,7 +7,7 @@
  * @module
  */
 
-import { equal, match, ok, rejects, throws } from "node:assert/strict";
+import { deepEqual, equal, match, ok, rejects, throws } from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { posix } from "node:path";
 import { posixPaths } from "../../src/runtime/path.ts";
@@ -106,12 +106,63 @@ Deno.test("outside src/runtime/ and the CLI, src/ uses no Deno.* and no static n
   equal(offenders.join("\n"), "", "use src/runtime/ (fs.ts, path.ts, sha256.ts, env.ts) instead");
 });
 
-Deno.test("a file system path where there is no file system names the path and what to pass instead", async () => {
-  // The browser's file system, built as the module builds it there.
-  const { browserFileSystem } = await import("../../src/runtime/fs.ts");
-  const browser = browserFileSystem();
+Deno.test("a browser's file system refuses a path it was not given, naming it and what to pass", async () => {
+  const { browserFileSystem } = await import("../../src/runtime/browser_fs.ts");
+  const browser = browserFileSystem(standInErrors, new Map());
   const error = await browser.open("model.gguf").catch((e: unknown) => e);
-  ok(error instanceof TypeError);
-  match(error.message, /"model\.gguf".*no file system.*File or Blob/);
+  ok(error instanceof standInErrors.NotFound);
+  match((error as Error).message, /"model\.gguf".*no file system.*File or Blob.*bindOutput/);
   throws(() => browser.readTextFileSync("token"), /"token"/);
+});
+
+Deno.test("a browser's bound output: the sinks' partial writes land in the writable, the rename commits, a remove aborts", async () => {
+  const { browserFileSystem, boundOutput } = await import("../../src/runtime/browser_fs.ts");
+  const log: string[] = [];
+  let bytes = new Uint8Array(0);
+  const writable = {
+    write(
+      command: { type: "write"; position: number; data: Uint8Array } | {
+        type: "truncate";
+        size: number;
+      },
+    ) {
+      if (command.type === "truncate") {
+        const next = new Uint8Array(command.size);
+        next.set(bytes.subarray(0, command.size));
+        bytes = next;
+      } else {
+        const next = new Uint8Array(Math.max(bytes.length, command.position + command.data.length));
+        next.set(bytes);
+        next.set(command.data, command.position);
+        bytes = next;
+      }
+      log.push(command.type);
+      return Promise.resolve();
+    },
+    close: () => (log.push("close"), Promise.resolve()),
+    abort: () => (log.push("abort"), Promise.resolve()),
+  };
+  const outputs = new Map([["m.gguf", boundOutput(writable)], ["x.apr", boundOutput(writable)]]);
+  const browser = browserFileSystem(standInErrors, outputs);
+  equal((await browser.stat(".")).isDirectory, true);
+  await rejects(browser.lstat("m.gguf"), standInErrors.NotFound);
+  const file = await browser.open("m.gguf.partial", { read: true, write: true, createNew: true });
+  await file.truncate(6);
+  await file.seek(2, 0);
+  await file.write(new Uint8Array([1, 2]));
+  await file.seek(0, 0);
+  await file.write(new Uint8Array([9]));
+  await rejects(file.read(new Uint8Array(1)), /write-only/);
+  file.close();
+  deepEqual([...bytes], [9, 0, 1, 2, 0, 0]);
+  await browser.rename("m.gguf.partial", "m.gguf");
+  equal((await browser.stat("m.gguf")).size, 6);
+  // A side file (a journal) in memory.
+  await browser.writeTextFile("x.apr.partial.journal", "a\n", { append: true });
+  await browser.writeTextFile("x.apr.partial.journal", "b\n", { append: true });
+  equal(await browser.readTextFile("x.apr.partial.journal"), "a\nb\n");
+  await browser.open("x.apr.partial", { write: true, createNew: true });
+  await browser.remove("x.apr.partial");
+  await rejects(browser.open("x.apr.partial", { write: true }), standInErrors.NotFound);
+  deepEqual(log, ["truncate", "write", "write", "close", "abort"]);
 });
