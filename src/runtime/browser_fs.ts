@@ -39,6 +39,8 @@ const MAX_SIDE_BYTES = 16 << 20;
 export interface BoundOutput {
   writable: PositionedWritable;
   size: number;
+  /** Its partial was opened (before that, the partial does not exist). */
+  opened: boolean;
   /** Committed (renamed into place). */
   done: boolean;
   /** Aborted (the partial was removed). */
@@ -56,7 +58,14 @@ const bound = new Map<string, BoundOutput>();
  * @returns The record, nothing written.
  */
 export function boundOutput(writable: PositionedWritable): BoundOutput {
-  return { writable, size: 0, done: false, dropped: false, queue: Promise.resolve() };
+  return {
+    writable,
+    size: 0,
+    opened: false,
+    done: false,
+    dropped: false,
+    queue: Promise.resolve(),
+  };
 }
 
 /**
@@ -122,7 +131,9 @@ export function browserFileSystem(
     const final = outputs.get(path);
     if (final?.done) return Promise.resolve(info(final.size));
     const partial = partialOf(path);
-    if (partial && !partial.done && !partial.dropped) return Promise.resolve(info(partial.size));
+    if (partial?.opened && !partial.done && !partial.dropped) {
+      return Promise.resolve(info(partial.size));
+    }
     const bytes = side.get(path);
     if (bytes) return Promise.resolve(info(bytes.length));
     return Promise.reject(
@@ -142,8 +153,10 @@ export function browserFileSystem(
     open(path: string, options: OpenOptions = { read: true }): Promise<RuntimeFile> {
       const target = partialOf(path);
       if (target && !target.done && !target.dropped && (options.write || options.createNew)) {
+        target.opened = true;
         return Promise.resolve(new BoundFile(path, target));
       }
+      if (target) return Promise.reject(new errors.NotFound(`"${path}" was discarded`));
       if (options.createNew || options.create || side.has(path)) {
         if (!side.has(path)) setSide(path, new Uint8Array(0));
         return Promise.resolve(new SideFile(path, side, setSide));
@@ -155,6 +168,7 @@ export function browserFileSystem(
     realPath: (path) => Promise.resolve(path),
     async remove(path) {
       const target = partialOf(path);
+      if (target && !target.opened) throw new errors.NotFound(`"${path}" does not exist yet`);
       if (target && !target.done && !target.dropped) {
         target.dropped = true;
         await target.queue.catch(() => {});
@@ -173,7 +187,7 @@ export function browserFileSystem(
         return;
       }
       const bytes = side.get(from);
-      if (bytes === undefined) throw refusal(from);
+      if (bytes === undefined || outputs.has(to)) throw refusal(from);
       side.delete(from);
       side.set(to, bytes);
     },

@@ -146,6 +146,10 @@ Deno.test("a browser's bound output: the sinks' partial writes land in the writa
   const browser = browserFileSystem(standInErrors, outputs);
   equal((await browser.stat(".")).isDirectory, true);
   await rejects(browser.lstat("m.gguf"), standInErrors.NotFound);
+  // The sinks clear a stale partial before creating theirs: one never opened
+  // does not exist, and removing it must not abort the picked file.
+  await rejects(browser.lstat("m.gguf.partial"), standInErrors.NotFound);
+  await rejects(browser.remove("m.gguf.partial"), standInErrors.NotFound);
   const file = await browser.open("m.gguf.partial", { read: true, write: true, createNew: true });
   await file.truncate(6);
   await file.seek(2, 0);
