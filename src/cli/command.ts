@@ -227,6 +227,19 @@ export function integerOption(values: OptionValues, name: string): number | unde
  * positional argument starting with a '-' …"): say it in one line of ours,
  * with a suggestion for a near miss.
  */
+/**
+ * Flags of `hf download` (huggingface_hub's CLI) that aprkit spells another
+ * way: the answer to a user who types them out of habit.
+ */
+const HF_HABITS: Readonly<Record<string, string>> = {
+  "local-dir":
+    "aprkit writes a model to one file with apr import/convert SOURCE -o OUT, and apr pull fills the Hugging Face cache and prints the snapshot folder",
+  exclude: "apr pull selects files with --include GLOB (repeatable); there is no --exclude",
+  "cache-dir": "set HF_HUB_CACHE (or HF_HOME) for the cache folder",
+  token: "set HF_TOKEN (or log in with hf auth login: aprkit reads $HF_HOME/token)",
+  "repo-type": "aprkit reads model repositories only",
+};
+
 function describeParseError(spec: CommandSpec, known: string[], error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const help = `(see apr ${spec.name} --help)`;
@@ -234,6 +247,10 @@ function describeParseError(spec: CommandSpec, known: string[], error: unknown):
   if (unknown) {
     const typed = unknown[2]!;
     const flag = `${unknown[1]}${typed}`;
+    const habit = HF_HABITS[typed];
+    if (unknown[1] === "--" && habit) {
+      return `apr ${spec.name}: unknown option ${flag}; ${habit} ${help}`;
+    }
     const near = unknown[1] === "--" ? closest(typed, known) : undefined;
     return `apr ${spec.name}: unknown option ${flag}${
       near ? `; did you mean --${near}?` : ""

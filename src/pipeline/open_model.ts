@@ -92,10 +92,20 @@ export async function openModel(
   return new Model(await openLocalModel(text, options), text);
 }
 
+/**
+ * A missing path shaped like a Hub repository id (`org/name`, as `hf` and
+ * transformers take it): say how aprkit spells a Hub model.
+ */
+function hubHint(path: string): string {
+  return /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/.test(path) && !path.includes("..")
+    ? `; for the Hugging Face model, write hf://${path}`
+    : "";
+}
+
 async function openLocalModel(path: string, options: OpenModelOptions): Promise<ModelReader> {
   const stat = await fs.stat(path).catch((error) => {
     if (error instanceof fs.errors.NotFound) {
-      throw new fs.errors.NotFound(`Cannot open "${path}": no such file or folder`);
+      throw new fs.errors.NotFound(`Cannot open "${path}": no such file or folder${hubHint(path)}`);
     }
     throw error;
   });

@@ -59,7 +59,10 @@ try {
   );
   result.error = await page.$eval("#error", (e) => e.hidden ? null : e.textContent);
   const rows = (id) =>
-    page.$$eval(`#${id} tbody tr`, (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+    page.$$eval(
+      `#${id} tbody tr`,
+      (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)),
+    );
   result.tensors = await rows("tensors");
   result.checks = await rows("checks");
   result.metadata = await rows("metadata");

@@ -36,7 +36,10 @@ async function assertJudge(): Promise<void> {
       "(or set APRKIT_BROWSER_JUDGE_DIR)",
   );
   const chromium = await Deno.stat(CHROMIUM).catch(() => undefined);
-  ok(chromium?.isFile, `no Chromium at ${CHROMIUM}: apt-get install chromium (or set APRKIT_CHROMIUM)`);
+  ok(
+    chromium?.isFile,
+    `no Chromium at ${CHROMIUM}: apt-get install chromium (or set APRKIT_CHROMIUM)`,
+  );
 }
 
 async function run(command: string, args: string[], stdin?: string): Promise<string> {
@@ -84,8 +87,10 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
   const page = join(dir, "aprkit.html");
   await run(Deno.execPath(), ["task", "--quiet", "web", "--output", page]);
   const html = await Deno.readFile(page);
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () =>
-    new Response(html, { headers: { "content-type": "text/html; charset=utf-8" } }));
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => new Response(html, { headers: { "content-type": "text/html; charset=utf-8" } }),
+  );
   try {
     const cases = [
       {
@@ -99,7 +104,11 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
         file: testdata("hf/tiny-qwen2/model-00001-of-00009.safetensors"),
         conversions: [
           { format: "apr", quantize: "q4_k", cli: ["import", "--quantize", "q4_k"] },
-          { format: "gguf", quantize: "q8_0", cli: ["convert", "--format", "gguf", "--quantize", "q8_0"] },
+          {
+            format: "gguf",
+            quantize: "q8_0",
+            cli: ["convert", "--format", "gguf", "--quantize", "q8_0"],
+          },
         ],
       },
     ];
@@ -107,13 +116,17 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
       const url = `http://127.0.0.1:${server.addr.port}/aprkit.html`;
       const shot = index === 0 ? Deno.env.get("APRKIT_SCREENSHOT") : undefined;
       const result: JudgeResult = JSON.parse(
-        await run("node", [join(REPO, "tests/browser/_browser_judge.mjs"), judgeDir()], JSON.stringify({
-          chromium: CHROMIUM,
-          url,
-          file: c.file,
-          conversions: c.conversions.map(({ format, quantize }) => ({ format, quantize })),
-          ...(shot ? { screenshot: shot } : {}),
-        })),
+        await run(
+          "node",
+          [join(REPO, "tests/browser/_browser_judge.mjs"), judgeDir()],
+          JSON.stringify({
+            chromium: CHROMIUM,
+            url,
+            file: c.file,
+            conversions: c.conversions.map(({ format, quantize }) => ({ format, quantize })),
+            ...(shot ? { screenshot: shot } : {}),
+          }),
+        ),
       );
       deepEqual(result.errors, [], "uncaught errors in the page");
       equal(result.error, null);

@@ -120,3 +120,34 @@ Deno.test("a sharded output's summary names its index and shards, files that exi
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("hf habits are answered with the aprkit spelling: a bare org/name, --local-dir, --exclude", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "aprkit-hf-habits-" });
+  try {
+    for (const command of ["import", "inspect"]) {
+      const args = command === "import"
+        ? ["import", "Qwen/Qwen2.5-0.5B", "-o", join(dir, "m.apr")]
+        : ["inspect", "Qwen/Qwen2.5-0.5B"];
+      const run = await runApr(args, { cwd: dir });
+      assertOneLineError(run, '"Qwen/Qwen2.5-0.5B"', "write hf://Qwen/Qwen2.5-0.5B");
+    }
+    assertOneLineError(await runApr(["pull", "Qwen/Qwen2.5-0.5B"]), "write hf://Qwen/Qwen2.5-0.5B");
+    assertOneLineError(
+      await runApr(["pull", "hf://Qwen/Qwen2.5-0.5B", "--local-dir", "x"]),
+      "unknown option --local-dir",
+      "-o OUT",
+      "apr pull fills the Hugging Face cache",
+    );
+    assertOneLineError(
+      await runApr(["pull", "hf://Qwen/Qwen2.5-0.5B", "--exclude", "*.bin"]),
+      "unknown option --exclude",
+      "--include GLOB",
+    );
+    // A missing path that is no repository id gets no Hub hint.
+    const plain = await runApr(["inspect", "no-such-model.gguf"], { cwd: dir });
+    assertOneLineError(plain, "no such file");
+    ok(!plain.stderr.includes("hf://"), plain.stderr);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
