@@ -151,3 +151,14 @@ Deno.test("hf habits are answered with the aprkit spelling: a bare org/name, --l
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("inspect of a GGUF prints no metadata line past 160 characters; GGUF's key table one key per line", async () => {
+  const run = await runApr(["inspect", testdata("gguf/tiny-qwen2-Q4_K_M.gguf")]);
+  equal(run.code, 0, run.stderr);
+  const long = run.stdout.split("\n").filter((l) => l.length > 160);
+  equal(long.join("\n"), "");
+  match(run.stdout, /^ {2}gguf_metadata:$/m);
+  match(run.stdout, /^ {4}general\.architecture: \{"type":"STRING","value":"qwen2"\}$/m);
+  // A cut value says how long it was; --json keeps it whole.
+  match(run.stdout, /chat_template: ".*… \(\d+ chars\)$/m);
+});
