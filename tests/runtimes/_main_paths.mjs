@@ -2,14 +2,16 @@
 // by Node (importing the bundle `deno bundle` makes of mod.ts):
 // node_test.ts compares what the two write, byte for byte.
 //
-// Arguments: <module URL> <output folder> <GGUF file> <sharded SafeTensors folder>
+// Arguments: <module URL> <output folder> <GGUF file> <sharded SafeTensors folder> [hf://ref]
 // Writes into the output folder: inspect.json (what `apr inspect` shows of
 // both inputs, and the deep validation of the APR), folder.apr (import of
 // the sharded folder, Q4_K with the WebAssembly kernels), folder.gguf (the
-// folder converted to GGUF, Q8_0) and gguf.apr (the GGUF imported as is).
+// folder converted to GGUF, Q8_0) and gguf.apr (the GGUF imported as is);
+// with an hf:// reference (HF_ENDPOINT and HF_HOME set by the caller), also
+// hub.apr (through the Hugging Face cache) and hub-stream.apr (--no-cache).
 
 const args = globalThis.Deno ? globalThis.Deno.args : globalThis.process.argv.slice(2);
-const [moduleUrl, out, gguf, folder] = args;
+const [moduleUrl, out, gguf, folder, hub] = args;
 const apr = await import(moduleUrl);
 
 /** What `apr inspect` prints of a model, as data. */
@@ -44,6 +46,10 @@ const first = model.names()[0];
 const values = await model.tensor(first).toFloat32();
 report.firstValues = { name: first, count: values.length, head: [...values.subarray(0, 8)] };
 await model.close();
+if (hub) {
+  await apr.importModel(hub, `${out}/hub.apr`, { quantize: "q8" });
+  await apr.importModel(hub, `${out}/hub-stream.apr`, { quantize: "q8", noCache: true });
+}
 await apr.importModel(new Blob([]), `${out}/never.apr`).then(
   () => report.emptyBlob = "accepted",
   (error) => report.emptyBlob = error.name,

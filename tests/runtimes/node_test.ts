@@ -3,7 +3,8 @@
  * `deno task bundle` command), and Node ≥ 20 runs the library's main paths
  * with it (open and inspect a GGUF and a sharded SafeTensors folder, import
  * the folder to APR with Q4_K, convert it to GGUF, import the GGUF, validate,
- * read values back, refuse an empty Blob and a missing file). Deno runs the
+ * read values back, refuse an empty Blob and a missing file, import hf://
+ * from a local Hub through the cache and with --no-cache). Deno runs the
  * same script on mod.ts itself; every file written must be byte-identical.
  *
  * @module
@@ -11,20 +12,33 @@
 
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
+import { type HubServerFile, startHubServer } from "../_hub_server.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const SCRIPT = join(ROOT, "tests/runtimes/_main_paths.mjs");
 const GGUF = join(ROOT, "tests/testdata/gguf/tiny-qwen2-Q4_K_M.gguf");
 const FOLDER = join(ROOT, "tests/testdata/hf/tiny-qwen2");
-const OUTPUTS = ["folder.apr", "folder.gguf", "gguf.apr", "inspect.json"];
+const OUTPUTS = [
+  "folder.apr",
+  "folder.gguf",
+  "gguf.apr",
+  "hub.apr",
+  "hub-stream.apr",
+  "inspect.json",
+];
+const DEMO = join(ROOT, "examples/tiny-llama");
 
-async function run(command: string, args: string[]): Promise<string> {
+async function run(
+  command: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<string> {
   const result = await new Deno.Command(command, {
     args,
     cwd: ROOT,
     stdout: "piped",
     stderr: "piped",
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", ...env },
   }).output();
   const stderr = new TextDecoder().decode(result.stderr);
   equal(result.code, 0, `${command} ${args.join(" ")} failed:\n${stderr}`);
@@ -44,6 +58,18 @@ Deno.test("mod.ts bundled runs under Node: open, inspect, import a sharded folde
   const major = Number(/^v(\d+)/.exec(version)?.[1]);
   ok(major >= 20, `node ${version.trim()} is older than 20`);
   const dir = await Deno.makeTempDir({ prefix: "aprkit-node-" });
+  // The demo model on a local Hub: hf:// through the cache (symlinks, refs)
+  // and streamed (--no-cache), each runtime with a cache of its own.
+  const files: HubServerFile[] = [];
+  for await (const entry of Deno.readDir(DEMO)) {
+    files.push({ path: entry.name, diskPath: join(DEMO, entry.name) });
+  }
+  const hub = await startHubServer({ repoId: "org/name", files });
+  const hubEnv = (name: string) => ({
+    HF_ENDPOINT: hub.endpoint,
+    HF_HOME: join(dir, `hf-${name}`),
+    HF_HUB_OFFLINE: "",
+  });
   try {
     const bundle = join(dir, "aprkit.js");
     await run(Deno.execPath(), await bundleArgs(bundle));
@@ -62,8 +88,16 @@ Deno.test("mod.ts bundled runs under Node: open, inspect, import a sharded folde
       denoOut,
       GGUF,
       FOLDER,
-    ]);
-    await run("node", [SCRIPT, `file://${bundle}`, nodeOut, GGUF, FOLDER]);
+      "hf://org/name",
+    ], hubEnv("deno"));
+    await run(
+      "node",
+      [SCRIPT, `file://${bundle}`, nodeOut, GGUF, FOLDER, "hf://org/name"],
+      hubEnv("node"),
+    );
+    // Node filled a Hugging Face cache of the standard layout.
+    const snapshot = join(dir, "hf-node/hub/models--org--name/snapshots", hub.commit);
+    ok((await Deno.lstat(join(snapshot, "config.json"))).isSymlink);
     for (const name of OUTPUTS) {
       const [a, b] = await Promise.all([
         Deno.readFile(join(denoOut, name)),
@@ -82,6 +116,7 @@ Deno.test("mod.ts bundled runs under Node: open, inspect, import a sharded folde
     // Node's ENOENT became the NotFound class Deno throws.
     equal(report.missing, "NotFound");
   } finally {
+    await hub.close();
     await Deno.remove(dir, { recursive: true });
   }
 });
