@@ -46,7 +46,23 @@ try {
     globalThis.showSaveFilePicker = async ({ suggestedName }) => {
       const root = await navigator.storage.getDirectory();
       globalThis.__saved = suggestedName;
-      return await root.getFileHandle(suggestedName, { create: true });
+      const handle = await root.getFileHandle(suggestedName, { create: true });
+      if (!globalThis.__slowWrites) return handle;
+      // A slow disk, so that a cancel lands mid-conversion.
+      return {
+        name: handle.name,
+        async createWritable() {
+          const writable = await handle.createWritable();
+          return {
+            async write(command) {
+              await new Promise((r) => setTimeout(r, globalThis.__slowWrites));
+              return writable.write(command);
+            },
+            close: () => writable.close(),
+            abort: (reason) => writable.abort(reason),
+          };
+        },
+      };
     };
   });
   await page.goto(job.url);
@@ -96,6 +112,35 @@ try {
     result.outputs.push({ ...conversion, name, status, error, base64 });
   }
   result.progress = await page.$eval("#bar", (e) => e.value);
+  if (job.cancel) {
+    // Cancel a conversion mid-way: the page says so and the picked file
+    // keeps nothing of it.
+    await page.evaluate(() => (globalThis.__slowWrites = 40));
+    await page.select("#format", "apr");
+    await page.select("#quantize", "none");
+    await page.$eval("#status", (e) => delete e.dataset.done);
+    await page.click("#go");
+    await page.waitForFunction(() => document.getElementById("bar").value > 0, {
+      timeout: 60_000,
+    });
+    await page.click("#cancel");
+    await page.waitForFunction(
+      () => ["cancelled", "failed"].includes(document.getElementById("status").textContent),
+      { timeout: 60_000 },
+    );
+    result.cancel = {
+      status: await page.$eval("#status", (e) => e.textContent),
+      error: await page.$eval("#error", (e) => e.hidden ? null : e.textContent),
+      size: await page.evaluate(async () => {
+        const root = await navigator.storage.getDirectory();
+        return (await (await root.getFileHandle(globalThis.__saved)).getFile()).size;
+      }),
+      buttons: await page.evaluate(() => [
+        document.getElementById("go").disabled,
+        document.getElementById("cancel").disabled,
+      ]),
+    };
+  }
 } finally {
   await browser.close();
   await rm(profile, { recursive: true, force: true });

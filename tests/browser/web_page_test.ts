@@ -71,6 +71,7 @@ interface JudgeResult {
   metadata: string[][];
   summary: string;
   progress: number;
+  cancel?: { status: string; error: string | null; size: number; buttons: boolean[] };
   outputs: {
     format: string;
     quantize: string;
@@ -92,9 +93,22 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
     () => new Response(html, { headers: { "content-type": "text/html; charset=utf-8" } }),
   );
   try {
+    // An APR file for the third case, as the CLI writes it.
+    const aprInput = join(dir, "tiny-qwen2.apr");
+    await run(Deno.execPath(), [
+      "run",
+      "-A",
+      CLI_PATH,
+      "import",
+      testdata("gguf/tiny-qwen2-Q4_K_M.gguf"),
+      "-o",
+      aprInput,
+      "--quiet",
+    ]);
     const cases = [
       {
         file: testdata("gguf/tiny-qwen2-Q4_K_M.gguf"),
+        cancel: true,
         conversions: [
           { format: "apr", quantize: "none", cli: ["import"] },
           { format: "gguf", quantize: "none", cli: ["convert", "--format", "gguf"] },
@@ -111,6 +125,11 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
           },
         ],
       },
+      {
+        file: aprInput,
+        cancel: false,
+        conversions: [{ format: "gguf", quantize: "none", cli: ["convert", "--format", "gguf"] }],
+      },
     ];
     for (const [index, c] of cases.entries()) {
       const url = `http://127.0.0.1:${server.addr.port}/aprkit.html`;
@@ -124,6 +143,7 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
             url,
             file: c.file,
             conversions: c.conversions.map(({ format, quantize }) => ({ format, quantize })),
+            cancel: c.cancel === true,
             ...(shot ? { screenshot: shot } : {}),
           }),
         ),
@@ -169,6 +189,20 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
         );
       }
       equal(result.progress, 1);
+      if (c.file === aprInput) {
+        // An APR file gets apr validate --deep's checks, the footer CRC included.
+        ok(result.checks.some((row) => row[0] === "footer CRC"), JSON.stringify(result.checks));
+      }
+      if (c.cancel) {
+        // The cancelled run wrote to the file the first conversion filled:
+        // the abort leaves it as it was.
+        deepEqual(result.cancel, {
+          status: "cancelled",
+          error: null,
+          size: decodeBase64(result.outputs[0]!.base64).length,
+          buttons: [false, true],
+        });
+      }
     }
   } finally {
     await server.shutdown();
