@@ -46,7 +46,23 @@ export type DType =
   | "Q4_K"
   | "Q5_K"
   | "Q6_K"
-  | "Q8_K";
+  | "Q8_K"
+  // ggml types aprkit reads but does not write: i-quants, ternary, FP4, sign.
+  | "IQ2_XXS"
+  | "IQ2_XS"
+  | "IQ3_XXS"
+  | "IQ1_S"
+  | "IQ4_NL"
+  | "IQ3_S"
+  | "IQ2_S"
+  | "IQ4_XS"
+  | "IQ1_M"
+  | "TQ1_0"
+  | "TQ2_0"
+  | "MXFP4"
+  | "NVFP4"
+  | "Q1_0"
+  | "Q2_0";
 
 /** How a dtype's payload size follows from its shape. */
 export type DTypeLayout =
@@ -79,6 +95,11 @@ export interface DTypeSpec {
   readonly layout: DTypeLayout;
   /** True for types whose values are real numbers (floats and quantizations). */
   readonly isFloat: boolean;
+  /**
+   * True for ggml types aprkit reads and decodes (bit-exactly as ggml) but
+   * never encodes: there is no quantizer to them, and APR has no code for them.
+   */
+  readonly decodeOnly: boolean;
 }
 
 function spec(
@@ -92,6 +113,7 @@ function spec(
     st?: string;
     gguf?: number;
     layout?: DTypeLayout;
+    decodeOnly?: boolean;
   },
 ): DTypeSpec {
   return {
@@ -99,6 +121,7 @@ function spec(
     blockElements,
     blockBytes,
     isFloat,
+    decodeOnly: codes.decodeOnly === true,
     layout: codes.layout ?? "elements",
     aprReadCodes: codes.aprRead ?? [],
     ...(codes.apr === undefined ? {} : { aprCode: codes.apr }),
@@ -150,6 +173,22 @@ export const DTYPES: Readonly<Record<DType, DTypeSpec>> = {
   Q5_K: spec("Q5_K", 256, 176, true, { gguf: 13, layout: ROW }),
   Q6_K: spec("Q6_K", 256, 210, true, { apr: 14, gguf: 14, layout: ROW }),
   Q8_K: spec("Q8_K", 256, 292, true, { gguf: 15, layout: ROW }),
+  // Block sizes from ggml-common.h's block_* structs (llama.cpp de3ff81).
+  IQ2_XXS: spec("IQ2_XXS", 256, 66, true, { gguf: 16, layout: ROW, decodeOnly: true }),
+  IQ2_XS: spec("IQ2_XS", 256, 74, true, { gguf: 17, layout: ROW, decodeOnly: true }),
+  IQ3_XXS: spec("IQ3_XXS", 256, 98, true, { gguf: 18, layout: ROW, decodeOnly: true }),
+  IQ1_S: spec("IQ1_S", 256, 50, true, { gguf: 19, layout: ROW, decodeOnly: true }),
+  IQ4_NL: spec("IQ4_NL", 32, 18, true, { gguf: 20, layout: ROW, decodeOnly: true }),
+  IQ3_S: spec("IQ3_S", 256, 110, true, { gguf: 21, layout: ROW, decodeOnly: true }),
+  IQ2_S: spec("IQ2_S", 256, 82, true, { gguf: 22, layout: ROW, decodeOnly: true }),
+  IQ4_XS: spec("IQ4_XS", 256, 136, true, { gguf: 23, layout: ROW, decodeOnly: true }),
+  IQ1_M: spec("IQ1_M", 256, 56, true, { gguf: 29, layout: ROW, decodeOnly: true }),
+  TQ1_0: spec("TQ1_0", 256, 54, true, { gguf: 34, layout: ROW, decodeOnly: true }),
+  TQ2_0: spec("TQ2_0", 256, 66, true, { gguf: 35, layout: ROW, decodeOnly: true }),
+  MXFP4: spec("MXFP4", 32, 17, true, { gguf: 39, layout: ROW, decodeOnly: true }),
+  NVFP4: spec("NVFP4", 64, 36, true, { gguf: 40, layout: ROW, decodeOnly: true }),
+  Q1_0: spec("Q1_0", 128, 18, true, { gguf: 41, layout: ROW, decodeOnly: true }),
+  Q2_0: spec("Q2_0", 64, 18, true, { gguf: 42, layout: ROW, decodeOnly: true }),
 };
 
 const BY_APR_CODE = new Map<number, DTypeSpec>();

@@ -122,7 +122,7 @@ async function demoImatrix(): Promise<Uint8Array> {
 
 /** The local Hub a line's hf:// reference names, if any. */
 function hubFor(line: string, hubs: Map<string, HubServer>): HubServer | undefined {
-  const repo = /hf:\/\/([^\s@/]+\/[^\s@/]+)/.exec(line)?.[1];
+  const repo = /hf:\/\/([^\s@/]+\/[^\s@/:]+)/.exec(line)?.[1];
   if (repo === undefined) return undefined;
   const hub = hubs.get(repo);
   ok(hub, `no local Hub for ${repo}: add it to startHubs()`);

@@ -138,7 +138,9 @@ export function defaultOutput(source: string, extension: string): string {
   let name: string;
   if (isHubRef(source)) {
     const ref = parseHubRef(source);
-    name = basename(ref.path ?? ref.repoId);
+    name = ref.quant !== undefined
+      ? `${basename(ref.repoId)}-${ref.quant}`
+      : basename(ref.path ?? ref.repoId);
   } else {
     name = basename(source.replace(/[\\/]+$/, "")) || "model";
   }
@@ -326,9 +328,13 @@ export async function runConversion(
     if (interrupt.signal.aborted) {
       const kept = await pathExists(journal).catch(() => false) ||
         (options.maxShardSize !== undefined && await shardJournalExists(output));
+      // A split GGUF output keeps its completed shards (SHARD.partial), not OUT.partial.
+      const from = options.format === "gguf" && options.maxShardSize !== undefined
+        ? `the completed shards of "${output}"`
+        : `"${output}.partial"`;
       ctx.err(
         kept
-          ? `\napr: interrupted; run the same command with --resume to continue from "${output}.partial"\n`
+          ? `\napr: interrupted; run the same command with --resume to continue from ${from}\n`
           : `\napr: interrupted; nothing was kept (no partial file is left)\n`,
       );
       return 130;
@@ -362,8 +368,13 @@ export async function runConversion(
   } else if (!ctx.quiet) {
     const dtypes = Object.entries(result.dtypes).map(([d, n]) => `${n} ${d}`).join(", ");
     const resumed = result.resumedTensors ? `, ${result.resumedTensors} resumed` : "";
+    // A split GGUF set is named by its first shard, which llama.cpp loads.
+    // Other sharded outputs name their index and shards (their own name is no file).
+    const wrote = result.shards === undefined
+      ? writtenFiles(result.files, output)
+      : `${result.shards[0]} (+${result.shards.length - 1} more shards)`;
     ctx.out(
-      `wrote ${writtenFiles(result.files, output)}: ${result.format}, ${
+      `wrote ${wrote}: ${result.format}, ${
         formatCount(result.tensors)
       } tensors (${dtypes}${resumed}), ` +
         `${formatCount(result.parameters)} parameters, ${

@@ -130,7 +130,12 @@ export const convertCommand: CommandSpec = {
       type: "string",
       valueName: "SIZE",
       description:
-        "SafeTensors or APR: split into shards of at most SIZE (e.g. 5GB, 500MiB) plus an index/manifest",
+        "split into shards of at most SIZE of tensor data (e.g. 5GB, 500MiB): SafeTensors or APR plus an index/manifest; GGUF as llama.cpp's gguf-split (OUT-0000i-of-0000N.gguf)",
+    },
+    resume: {
+      type: "boolean",
+      description:
+        "continue an interrupted APR output from OUT.partial and its journal, or a split GGUF output from its completed shards",
     },
     ...COMPRESS_OPTION,
     ...ROW_FALLBACK_OPTION,
@@ -143,6 +148,7 @@ export const convertCommand: CommandSpec = {
     "apr convert ./hf-folder/ -o m.gguf --quantize Q4_K_M --imatrix imatrix.dat",
     "apr convert model.gguf -o model.safetensors --dtype f32",
     "apr convert ./hf-folder/ -o model.gguf",
+    "apr convert ./hf-folder/ -o big.gguf --max-shard-size 45GB",
   ],
   run: (ctx, values, [source]) => run(ctx, values, source!, OUTPUT_FORMATS),
 };
@@ -157,7 +163,8 @@ export const exportCommand: CommandSpec = {
     "Writes FILE (usually an .apr) in another format. SafeTensors keeps every tensor's\n" +
     "bytes when its type exists there (SafeTensors -> APR -> SafeTensors is exact);\n" +
     "--max-shard-size writes model-0000N-of-0000M.safetensors shards beside OUT plus\n" +
-    "model.safetensors.index.json. GGUF maps names and metadata back to llama.cpp's\n" +
+    "model.safetensors.index.json (for GGUF, a gguf-split set). GGUF maps names and\n" +
+    "metadata back to llama.cpp's\n" +
     "and copies Q4_K/Q6_K blocks verbatim. --dtype f32 decodes everything to F32.\n" +
     "Tensor types are kept (or decoded to F32); to re-quantize, or to write APR, use\n" +
     "apr convert.",
@@ -169,7 +176,7 @@ export const exportCommand: CommandSpec = {
       type: "string",
       valueName: "SIZE",
       description:
-        "SafeTensors: split into shards of at most SIZE (e.g. 5GB, 500MiB) plus model.safetensors.index.json",
+        "SafeTensors: split into shards of at most SIZE (e.g. 5GB, 500MiB) plus model.safetensors.index.json; GGUF: llama.cpp's gguf-split layout",
     },
   },
   positionals: { min: 1, max: 1, names: "FILE" },

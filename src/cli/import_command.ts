@@ -27,7 +27,8 @@ export const importCommand: CommandSpec = {
     "the model's size, and each output byte is written once, to OUT.partial, renamed\n" +
     "to OUT when complete. SOURCE is a model folder (model.safetensors.index.json or\n" +
     "model.safetensors, plus config.json and tokenizer.json), a .safetensors, .gguf or\n" +
-    ".apr file, an index.json, or hf://org/name[@revision][/path]. hf:// models are\n" +
+    ".apr file, an index.json, a split GGUF set, or hf://org/name[@revision][/path]\n" +
+    "(or hf://org/name:QUANT, the GGUF of that quantization). hf:// models are\n" +
     "downloaded into the shared Hugging Face cache (resumable, verified) unless\n" +
     "--no-cache. If an import is interrupted, run the same command with --resume.",
   options: {

@@ -39,10 +39,10 @@ export const inspectCommand: CommandSpec = {
   name: "inspect",
   summary: "show a model's header, metadata and tensor summary (reads headers only)",
   usage: "apr inspect SOURCE [--revision R] [--json]",
-  description:
-    "SOURCE is an .apr, .gguf or .safetensors file, a model folder, an index.json, an\n" +
-    "http(s):// URL or hf://org/name[@revision][/path]. Only headers are read: remote\n" +
-    "files are inspected with a few range requests and nothing is downloaded.",
+  description: "SOURCE is an .apr, .gguf or .safetensors file, a model folder, an index.json, a\n" +
+    "split GGUF set, an http(s):// URL, hf://org/name[@revision][/path] or\n" +
+    "hf://org/name:QUANT. Only headers are read: remote files are inspected with a\n" +
+    "few range requests and nothing is downloaded.",
   options: {
     revision: {
       type: "string",

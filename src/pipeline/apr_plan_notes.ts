@@ -5,7 +5,8 @@
  * keep (docs/INTEROP.md, "APR"): K-quant tensors whose rows are not whole
  * super-blocks, written in a type every APR reader decodes alike, and source
  * types APR has no code for (GGUF's Q5_K, Q8_0, Q5_0…), stored in a wider
- * type that holds their values exactly.
+ * type that holds their values exactly, or — the types aprkit decodes but
+ * cannot encode (i-quants, ternary, FP4) — in F16 or the requested type.
  *
  * @module
  */
@@ -78,7 +79,8 @@ export function aprPlanNotes(
   // requested F16/BF16 cast is not "the same values", and not this note).
   const widened = plans.filter((p) =>
     p.action === "float" && p.info.dtype === "F32" &&
-    DTYPES[p.source.dtype].layout === "row_blocks" && DTYPES[p.source.dtype].aprCode === undefined
+    DTYPES[p.source.dtype].layout === "row_blocks" &&
+    DTYPES[p.source.dtype].aprCode === undefined && !DTYPES[p.source.dtype].decodeOnly
   );
   if (widened.length > 0) {
     const before = widened.reduce((s, p) => s + p.source.byteLength, 0);
@@ -88,6 +90,15 @@ export function aprPlanNotes(
         `(${names(widened)}) have no APR type; storing them as F32 with the same values, ` +
         `${size(before)} → ${size(after)} (${(after / before).toFixed(1)}× larger; an export ` +
         "back to GGUF keeps them F32)",
+    );
+  }
+  // Decode-only ggml types: no APR code and no encoder, so never kept as they are.
+  const decoded = plans.filter((p) => DTYPES[p.source.dtype].decodeOnly);
+  if (decoded.length > 0) {
+    notes.push(
+      `${decoded.length} tensor(s) of types ${distinct(decoded.map((p) => p.source.dtype))} ` +
+        `(${names(decoded)}) have no APR type: decoded as ggml does and written as ` +
+        `${distinct(decoded.map((p) => p.info.dtype))}`,
     );
   }
   return notes;

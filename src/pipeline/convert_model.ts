@@ -13,6 +13,7 @@ import { AprSink } from "../formats/apr/sink.ts";
 import { AprLz4Sink } from "../formats/apr/lz4_sink.ts";
 import { ShardedAprSink } from "../formats/apr/sharded_sink.ts";
 import { GgufSink } from "../formats/gguf/sink.ts";
+import { SplitGgufSink } from "../formats/gguf/split_sink.ts";
 import { ggufStorage, hasPaddedRows } from "../formats/gguf/tensor_storage.ts";
 import { QnatSink } from "../formats/qnat/sink.ts";
 import { SafetensorsSink } from "../formats/safetensors/writer.ts";
@@ -96,7 +97,10 @@ export interface ConvertOptions extends OpenModelOptions {
   threads?: number;
   /** Decode every tensor to F32 (exports). @default false */
   float32?: boolean;
-  /** Continue an interrupted APR output from its partial file and journal. @default false */
+  /**
+   * Continue an interrupted APR output from its partial file and journal, or
+   * a split GGUF output from its completed shards. @default false
+   */
   resume?: boolean;
   /**
    * APR output: commit (fdatasync, then a journal line) at least every this
@@ -108,8 +112,10 @@ export interface ConvertOptions extends OpenModelOptions {
   /** Replace an existing output. @default false */
   force?: boolean;
   /**
-   * SafeTensors or APR output: split into shards of at most this many bytes of
-   * tensor data (APR: `NAME-0000i-of-0000N.apr` plus `NAME.apr.manifest.json`).
+   * SafeTensors, APR or GGUF output: split into shards of at most this many
+   * bytes of tensor data (APR: `NAME-0000i-of-0000N.apr` plus
+   * `NAME.apr.manifest.json`; GGUF: llama.cpp's `gguf-split` layout,
+   * `NAME-0000i-of-0000N.gguf`).
    */
   maxShardSize?: number;
   /** Progress of the write (bytes and tensors). */
@@ -159,6 +165,11 @@ export interface ConvertResult {
    * or manifest; a sharded output's own path names no file.
    */
   files: string[];
+  /**
+   * The shards of a split GGUF output, in order (llama.cpp loads the set
+   * from the first); absent for other outputs.
+   */
+  shards?: string[];
   /** Tensors found complete in a resumed partial output (APR only). */
   resumedTensors: number;
   /**
@@ -291,11 +302,16 @@ export async function convertModel(
       tensorBytes,
       fileBytes: await sizeOfAll(files),
       files,
+      ...(sink instanceof SplitGgufSink ? { shards: [...sink.outputs] } : {}),
       resumedTensors: sink instanceof AprSink || sink instanceof ShardedAprSink
         ? sink.result?.resumedTensors ?? 0
+        : sink instanceof SplitGgufSink
+        ? sink.resumed.tensors
         : 0,
       resumedBytes: sink instanceof AprSink || sink instanceof ShardedAprSink
         ? sink.result?.resumedBytes ?? 0
+        : sink instanceof SplitGgufSink
+        ? sink.resumed.bytes
         : 0,
       dtypes,
       durationMs: Math.round(performance.now() - started),
@@ -339,7 +355,7 @@ function refuseGgufOf(model: Model, format: OutputFormat): void {
 
 /** The files a closed sink wrote. */
 function writtenPaths(sink: WritableStream<ModelChunk>, output: string): string[] {
-  if (sink instanceof SafetensorsSink) return [...sink.outputs];
+  if (sink instanceof SafetensorsSink || sink instanceof SplitGgufSink) return [...sink.outputs];
   if (sink instanceof ShardedAprSink && sink.result) {
     return [...sink.result.shards.map((s) => s.path), sink.result.manifestPath];
   }
@@ -457,8 +473,10 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
       );
     }
   }
-  if (options.resume && format !== "apr") {
-    throw new UsageError(`resume: true works for APR output only, not ${format}`);
+  if (options.resume && format !== "apr" && !(format === "gguf" && options.maxShardSize)) {
+    throw new UsageError(
+      `resume: true works for APR output and split GGUF output (maxShardSize) only, not ${format}`,
+    );
   }
   if (options.compress !== undefined) {
     if (options.compress !== "lz4") {
@@ -479,9 +497,9 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
       `blockSize and doubleQuant work for QNAT output only, not ${format}`,
     );
   }
-  if (options.maxShardSize !== undefined && format !== "safetensors" && format !== "apr") {
+  if (options.maxShardSize !== undefined && format === "qnat") {
     throw new UsageError(
-      `maxShardSize works for SafeTensors and APR output only, not ${format}`,
+      `maxShardSize works for SafeTensors, APR and GGUF output only, not ${format}`,
     );
   }
 }
@@ -637,13 +655,28 @@ function createSink(
       // The preset's mix names the file type; otherwise the sink derives it from the tensors.
       const fileType = options.ggufFileType ??
         (preset !== undefined ? LLAMA_FTYPES[preset] : undefined);
-      return GgufSink.create(output, {
+      const ggufOptions = {
         ...common,
         keepNames: options.keepNames === true,
         ...(fileType !== undefined ? { fileType } : {}),
         // As llama-quantize --imatrix: which matrix the model was quantized with.
         ...(imatrix !== undefined ? { extraKv: imatrixGgufKv(imatrix) } : {}),
-      });
+      };
+      if (options.maxShardSize !== undefined) {
+        // gguf-split's layout: OUT-0000i-of-0000N.gguf, loaded from the first.
+        return SplitGgufSink.create(output, {
+          ...ggufOptions,
+          maxShardSize: options.maxShardSize,
+          resume: options.resume === true,
+          planKey: JSON.stringify({
+            quantize: options.quantize ?? "none",
+            all: options.quantizeAll === true,
+            float32: options.float32 === true,
+            ...imatrixKey(options),
+          }),
+        });
+      }
+      return GgufSink.create(output, ggufOptions);
     }
     case "qnat":
       return QnatSink.create(output, {
@@ -688,7 +721,9 @@ function finalizeMetadata(
       if (metadata.name === undefined && folderName !== undefined) metadata.name = folderName;
       if (typeof source === "string" && isHubRef(source)) {
         const ref = parseHubRef(source);
-        metadata.source = `hf://${ref.repoId}${ref.path ? `/${ref.path}` : ""}`;
+        metadata.source = `hf://${ref.repoId}${ref.quant ? `:${ref.quant}` : ""}${
+          ref.path ? `/${ref.path}` : ""
+        }`;
       }
       const header = { ...chunk.header, metadata };
       onHeader(header);

@@ -9,6 +9,12 @@ import { posix } from "../runtime/path.ts";
 import { ModelFormatError } from "../errors.ts";
 import { openApr } from "../formats/apr/reader.ts";
 import { openGguf } from "../formats/gguf/reader.ts";
+import {
+  availableGgufTags,
+  ggufGroups,
+  isGgufSplitShard,
+  openGgufSplit,
+} from "../formats/gguf/split.ts";
 import { openQnat } from "../formats/qnat/reader.ts";
 import { APR_MANIFEST_SUFFIX } from "../formats/apr/sharded_manifest.ts";
 import { isAprShard, openShardedApr } from "../formats/apr/sharded_reader.ts";
@@ -26,6 +32,7 @@ import { openHttpSource } from "../io/http_source.ts";
 import { openHubModelFiles } from "../sources/hub_files.ts";
 import { pullModel, type PullProgressEvent } from "../sources/hub_pull.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
+import { selectQuant } from "../sources/hub_select.ts";
 import { type HubSettings, hubSettingsFromEnv } from "../sources/hub_settings.ts";
 import { LocalModelFiles, type ModelFiles } from "../io/model_files.ts";
 import type { ModelReader } from "../tensor.ts";
@@ -124,12 +131,33 @@ async function openLocalModel(path: string, options: OpenModelOptions): Promise<
       ...warnings(options),
     });
   }
-  const reader = await openModelFile(await openFileSource(path), options);
+  const unix = path.replaceAll("\\", "/");
+  return await openWholeSet(
+    await openModelFile(await openFileSource(path), options),
+    new LocalModelFiles(posix.dirname(unix)),
+    posix.basename(unix),
+    options,
+  );
+}
+
+/**
+ * One shard of a sharded APR set or a split GGUF set stands for its whole
+ * set: close it and open the set it belongs to. Any other model is returned
+ * as it is.
+ */
+async function openWholeSet(
+  reader: ModelReader,
+  files: ModelFiles,
+  path: string,
+  options: OpenModelOptions,
+): Promise<ModelReader> {
   if (isAprShard(reader)) {
-    // One shard of a sharded APR set: read the whole set it belongs to.
     await reader.close();
-    const unix = path.replaceAll("\\", "/");
-    return await openShardedApr(new LocalModelFiles(posix.dirname(unix)), posix.basename(unix));
+    return await openShardedApr(files, path);
+  }
+  if (isGgufSplitShard(reader)) {
+    await reader.close();
+    return await openGgufSplit(files, path, { keepNames: options.keepNames === true });
   }
   return reader;
 }
@@ -153,15 +181,32 @@ export async function openModelFolder(
     !p.includes("/") && p.toLowerCase().endsWith(APR_MANIFEST_SUFFIX)
   );
   if (manifests.length === 1) return await openShardedApr(files, manifests[0]!);
-  const candidates = listing.filter((p) => !p.includes("/") && /\.(gguf|apr)$/i.test(p));
-  if (candidates.length === 1) {
-    return await openModelFile(await files.open(candidates[0]!), options);
+  const top = listing.filter((p) => !p.includes("/"));
+  // One model per .apr file, split GGUF set or other GGUF (not a projector or imatrix).
+  const models = [
+    ...top.filter((p) => /\.apr$/i.test(p)).map((p) => ({ files: [p], tag: "" })),
+    ...ggufGroups(top),
+  ];
+  if (models.length === 1) {
+    const path = models[0]!.files[0]!;
+    return await openWholeSet(
+      await openModelFile(await files.open(path), options),
+      files,
+      path,
+      options,
+    );
   }
-  const found = candidates.length === 0 ? "none" : candidates.join(", ");
+  const found = models.length === 0
+    ? "none"
+    : `${models.map((m) => m.files[0]).join(", ")}; ${
+      files.name.startsWith("hf://")
+        ? `choose one with hf://org/name:TAG, ${availableGgufTags(ggufGroups(top))}`
+        : "name one file"
+    }`;
   throw new ModelFormatError(
     "model",
     files.name,
-    `no model found: expected ${SAFETENSORS_INDEX_NAME}, ${SAFETENSORS_SINGLE_NAME}, or exactly one .gguf or .apr file (found ${found})`,
+    `no model found: expected ${SAFETENSORS_INDEX_NAME}, ${SAFETENSORS_SINGLE_NAME}, or exactly one .gguf or .apr file or split GGUF set (found ${found})`,
   );
 }
 
@@ -217,19 +262,30 @@ export async function openModelFile(
 }
 
 async function openHubModel(text: string, options: OpenModelOptions): Promise<Model> {
-  const ref = parseHubRef(text);
+  let ref = parseHubRef(text);
   const settings = options.hubSettings ?? hubSettingsFromEnv();
   const revision = options.revision ?? ref.revision;
-  const isFile = ref.path !== undefined && /\.(gguf|apr|safetensors|json)$/i.test(ref.path);
   // Offline, the cache is the only place to read from, even for --no-cache
   // (which then writes nothing either) and for `inspect`.
+  if (options.noCache && !settings.offline && ref.quant !== undefined) {
+    // `:QUANT` names the file (or first shard) its repository listing shows.
+    const root = await openHubModelFiles({ ...ref, path: undefined }, { settings, revision });
+    ref = { ...ref, path: selectQuant(await root.list(), ref.quant)[0] };
+  }
+  const isFile = ref.path !== undefined && /\.(gguf|apr|safetensors|json)$/i.test(ref.path);
   if (options.noCache && !settings.offline) {
     const folderRef = isFile ? { ...ref, path: parentOf(ref.path!) } : ref;
     const files = await openHubModelFiles(folderRef, { settings, revision });
     const verify = (): Promise<void> => files.verify?.() ?? Promise.resolve();
     if (isFile && !ref.path!.endsWith(".json")) {
+      const name = posix.basename(ref.path!);
       return new Model(
-        await openModelFile(await files.open(posix.basename(ref.path!)), options),
+        await openWholeSet(
+          await openModelFile(await files.open(name), options),
+          files,
+          name,
+          options,
+        ),
         text,
         verify,
       );

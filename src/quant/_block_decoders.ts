@@ -82,6 +82,21 @@ const DECODERS: Partial<Record<DType, BlockDecodeFn>> = {
   Q5_K: (b, o) => void decoderKernel("Q5_K")(b, o),
   Q6_K: (b, o) => void decoderKernel("Q6_K")(b, o),
   Q8_K: (b, o) => void decodeQ8K(b, o),
+  IQ2_XXS: (b, o) => void decoderKernel("IQ2_XXS")(b, o),
+  IQ2_XS: (b, o) => void decoderKernel("IQ2_XS")(b, o),
+  IQ2_S: (b, o) => void decoderKernel("IQ2_S")(b, o),
+  IQ3_XXS: (b, o) => void decoderKernel("IQ3_XXS")(b, o),
+  IQ3_S: (b, o) => void decoderKernel("IQ3_S")(b, o),
+  IQ1_S: (b, o) => void decoderKernel("IQ1_S")(b, o),
+  IQ1_M: (b, o) => void decoderKernel("IQ1_M")(b, o),
+  IQ4_NL: (b, o) => void decoderKernel("IQ4_NL")(b, o),
+  IQ4_XS: (b, o) => void decoderKernel("IQ4_XS")(b, o),
+  TQ1_0: (b, o) => void decoderKernel("TQ1_0")(b, o),
+  TQ2_0: (b, o) => void decoderKernel("TQ2_0")(b, o),
+  Q1_0: (b, o) => void decoderKernel("Q1_0")(b, o),
+  Q2_0: (b, o) => void decoderKernel("Q2_0")(b, o),
+  MXFP4: (b, o) => void decoderKernel("MXFP4")(b, o),
+  NVFP4: (b, o) => void decoderKernel("NVFP4")(b, o),
 };
 
 /**

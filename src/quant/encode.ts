@@ -10,7 +10,7 @@
  */
 
 import type { DType } from "../dtype.ts";
-import { elementCount, tensorByteLength } from "../dtype.ts";
+import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import { isEncodeTarget, TensorEncoder } from "./_tensor_encoder.ts";
 import { aprQ8Scale } from "./apr_q8.ts";
 import { aprQ8Kernels } from "./kernels.ts";
@@ -39,8 +39,12 @@ export function encodeFromFloat32(
   shape: readonly number[],
 ): Uint8Array {
   if (!isEncodeTarget(dtype)) {
+    // i-quants, ternary and FP4 types are read and decoded, never written.
+    const why = DTYPES[dtype].decodeOnly
+      ? "aprkit decodes this ggml type but has no encoder; "
+      : "";
     throw new TypeError(
-      `Cannot encode ${dtype}: expected one of F32, F16, BF16, APR_Q8, APR_Q4, Q4_K, Q5_K, ` +
+      `Cannot encode ${dtype}: ${why}expected one of F32, F16, BF16, APR_Q8, APR_Q4, Q4_K, Q5_K, ` +
         "Q6_K, Q8_0, Q5_0, Q5_1",
     );
   }

@@ -33,6 +33,19 @@ import { decodeQ4K } from "./q4_k.ts";
 import { decodeQ6K } from "./q6_k.ts";
 import { decodeQ4_0, decodeQ4_1, decodeQ5_0, decodeQ5_1, decodeQ8_0 } from "./ggml_legacy.ts";
 import { decodeQ2K, decodeQ3K, decodeQ5K } from "./k_quants.ts";
+import {
+  decodeIq1M,
+  decodeIq1S,
+  decodeIq2S,
+  decodeIq2Xs,
+  decodeIq2Xxs,
+  decodeIq3S,
+  decodeIq3Xxs,
+  decodeIq4Nl,
+  decodeIq4Xs,
+} from "./i_quants.ts";
+import { decodeQ1_0, decodeQ2_0, decodeTq1_0, decodeTq2_0 } from "./ternary.ts";
+import { decodeMxfp4, decodeNvfp4 } from "./fp4_blocks.ts";
 
 /** An implementation of the kernels. */
 export type KernelBackend = "wasm" | "typescript";
@@ -77,7 +90,22 @@ export type FastDecodeTarget =
   | "Q5_1"
   | "Q2_K"
   | "Q3_K"
-  | "Q5_K";
+  | "Q5_K"
+  | "IQ2_XXS"
+  | "IQ2_XS"
+  | "IQ2_S"
+  | "IQ3_XXS"
+  | "IQ3_S"
+  | "IQ1_S"
+  | "IQ1_M"
+  | "IQ4_NL"
+  | "IQ4_XS"
+  | "TQ1_0"
+  | "TQ2_0"
+  | "Q1_0"
+  | "Q2_0"
+  | "MXFP4"
+  | "NVFP4";
 
 /** Each fast decoder's TypeScript form and the name of its WebAssembly form. */
 /** The WebAssembly kernels that are block decoders. */
@@ -96,6 +124,21 @@ const DECODERS: Record<FastDecodeTarget, [BlockDecoder, WasmDecoderName]> = {
   Q2_K: [decodeQ2K, "decodeQ2K"],
   Q3_K: [decodeQ3K, "decodeQ3K"],
   Q5_K: [decodeQ5K, "decodeQ5K"],
+  IQ2_XXS: [decodeIq2Xxs, "decodeIq2Xxs"],
+  IQ2_XS: [decodeIq2Xs, "decodeIq2Xs"],
+  IQ2_S: [decodeIq2S, "decodeIq2S"],
+  IQ3_XXS: [decodeIq3Xxs, "decodeIq3Xxs"],
+  IQ3_S: [decodeIq3S, "decodeIq3S"],
+  IQ1_S: [decodeIq1S, "decodeIq1S"],
+  IQ1_M: [decodeIq1M, "decodeIq1M"],
+  IQ4_NL: [decodeIq4Nl, "decodeIq4Nl"],
+  IQ4_XS: [decodeIq4Xs, "decodeIq4Xs"],
+  TQ1_0: [decodeTq1_0, "decodeTq1_0"],
+  TQ2_0: [decodeTq2_0, "decodeTq2_0"],
+  Q1_0: [decodeQ1_0, "decodeQ1_0"],
+  Q2_0: [decodeQ2_0, "decodeQ2_0"],
+  MXFP4: [decodeMxfp4, "decodeMxfp4"],
+  NVFP4: [decodeNvfp4, "decodeNvfp4"],
 };
 
 /**

@@ -259,6 +259,9 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
     return plan("F32", "float");
   }
   if (dtype === "F64" && options.keepF64 !== true) return plan("F32", "float");
+  // i-quants, ternary and FP4 blocks: APR has no code for them and aprkit no
+  // encoder; F16 holds their values nearly exactly at a fraction of F32's size.
+  if (spec.decodeOnly) return plan("F16", "float");
   if (isAprStorable(dtype)) return plan(dtype, "copy");
   return plan(LOSSLESS_FLOAT[dtype] ?? "F32", "float");
 }

@@ -16,7 +16,7 @@ import { HubClient, type HubFileInfo, type HubRepoInfo } from "./hub_client.ts";
 import { DEFAULT_PART_SIZE, downloadBlob, JobLimiter } from "./hub_download.ts";
 import { DEFAULT_REVISION, formatHubRef, type HubRef, parseHubRef } from "./hub_ref.ts";
 import { assertSafeRevision } from "./hub_names.ts";
-import { selectModelFiles } from "./hub_select.ts";
+import { selectModelFiles, selectQuant } from "./hub_select.ts";
 import { MAX_JSON_FILE_BYTES } from "../io/model_files.ts";
 import { type HubSettings, hubSettingsFromEnv } from "./hub_settings.ts";
 import { fs } from "../runtime/fs.ts";
@@ -249,6 +249,7 @@ export async function pullModel(
   const selected = await selectModelFiles(info.files, readText, {
     path: parsed.path,
     include: options.include,
+    quant: parsed.quant,
   });
 
   // Files already in the snapshot are reused without any request.
@@ -283,12 +284,18 @@ export async function pullModel(
 
   return {
     snapshotPath: snapshot,
-    modelPath: parsed.path === undefined ? snapshot : join(snapshot, parsed.path),
+    modelPath: modelPathIn(snapshot, parsed, info.files),
     commit,
     files: [...result.values()].sort((a, b) => (a.path < b.path ? -1 : 1)),
     bytesDownloaded,
     bytesReused,
   };
+}
+
+/** The model inside a snapshot: the reference's path, the first file of its quantization, or the snapshot. */
+function modelPathIn(snapshot: string, ref: HubRef, files: readonly string[]): string {
+  if (ref.quant !== undefined) return join(snapshot, selectQuant(files, ref.quant)[0]!);
+  return ref.path === undefined ? snapshot : join(snapshot, ref.path);
 }
 
 /** HF_HUB_OFFLINE: resolve from `refs/` and the snapshot, or fail naming what is missing. */
@@ -326,7 +333,7 @@ async function pullOffline(
   const selected = await selectModelFiles(
     files,
     (path) => readSnapshotText(join(snapshot, path)),
-    { path: ref.path, include: options.include },
+    { path: ref.path, include: options.include, quant: ref.quant },
   );
   const missing = [];
   const result: PulledFile[] = [];
@@ -347,7 +354,7 @@ async function pullOffline(
   }
   return {
     snapshotPath: snapshot,
-    modelPath: ref.path === undefined ? snapshot : join(snapshot, ref.path),
+    modelPath: modelPathIn(snapshot, ref, files),
     commit,
     files: result,
     bytesDownloaded: 0,

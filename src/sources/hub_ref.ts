@@ -1,7 +1,9 @@
 // This module is browser compatible.
 
 /**
- * Names of Hub models: `hf://org/name[@revision][/path]` (DESIGN.md §2.4).
+ * Names of Hub models: `hf://org/name[@revision][/path]` (DESIGN.md §2.4), and
+ * `hf://org/name[@revision]:QUANT` — llama.cpp's `-hf repo:quant` and ollama's
+ * `hf.co/repo:tag` — naming the GGUF file or split set of one quantization.
  *
  * @module
  */
@@ -16,7 +18,12 @@ export interface HubRef {
   readonly revision: string | undefined;
   /** A file or sub-folder inside the repository, `/`-separated, or `undefined` for the root. */
   readonly path: string | undefined;
+  /** The quantization tag after `:` (e.g. `"Q4_K_M"`, any case), choosing a GGUF file or split set. */
+  readonly quant?: string;
 }
+
+// A quantization tag as GGUF file names spell it (llama.cpp's `[A-Z0-9_]+`, plus `-`).
+const QUANT_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$/;
 
 /** The scheme of Hub references. */
 export const HUB_SCHEME = "hf://";
@@ -38,8 +45,9 @@ export function isHubRef(text: string): boolean {
 }
 
 /**
- * Parse `hf://org/name[@revision][/path]`. A revision containing `/` (such
- * as `refs/pr/1`) is written percent-encoded: `@refs%2Fpr%2F1`.
+ * Parse `hf://org/name[@revision][/path]` or `hf://org/name[@revision]:QUANT`.
+ * A revision containing `/` (such as `refs/pr/1`) is written percent-encoded:
+ * `@refs%2Fpr%2F1`.
  *
  * @example Usage
  * ```ts
@@ -63,6 +71,18 @@ export function parseHubRef(text: string): HubRef {
   let nameAndRevision = parts[1];
   if (nameAndRevision === undefined || org === "") fail("expected hf://org/name");
   nameAndRevision = nameAndRevision as string;
+  let quant: string | undefined;
+  const colon = nameAndRevision.lastIndexOf(":");
+  if (colon >= 0) {
+    quant = nameAndRevision.slice(colon + 1);
+    nameAndRevision = nameAndRevision.slice(0, colon);
+    if (!QUANT_PATTERN.test(quant)) {
+      fail(`"${quant}" is not a quantization tag (expected e.g. :Q4_K_M)`);
+    }
+    if (parts.slice(2).some((p) => p !== "")) {
+      fail(`a quantization tag (:${quant}) chooses the file itself: give no path after it`);
+    }
+  }
   let name = nameAndRevision;
   let revision: string | undefined;
   const at = nameAndRevision.indexOf("@");
@@ -93,7 +113,7 @@ export function parseHubRef(text: string): HubRef {
     }
     path = pathParts.join("/");
   }
-  return { repoId: `${org}/${name}`, revision, path };
+  return { repoId: `${org}/${name}`, revision, path, ...(quant === undefined ? {} : { quant }) };
 }
 
 /**
@@ -105,5 +125,6 @@ export function parseHubRef(text: string): HubRef {
 export function formatHubRef(ref: HubRef): string {
   const revision = ref.revision === undefined ? "" : `@${encodeURIComponent(ref.revision)}`;
   const path = ref.path === undefined ? "" : `/${ref.path}`;
-  return `${HUB_SCHEME}${ref.repoId}${revision}${path}`;
+  const quant = ref.quant === undefined ? "" : `:${ref.quant}`;
+  return `${HUB_SCHEME}${ref.repoId}${revision}${quant}${path}`;
 }

@@ -3,8 +3,9 @@
 /**
  * Which files of a repository a model needs (DESIGN.md §2.4): the shards its
  * `model.safetensors.index.json` names, or `model.safetensors`, or a single
- * `.gguf`; plus the companion JSON files. Never stray weights; `include`
- * globs override the choice.
+ * `.gguf` or split GGUF set (a quantization tag chooses one of several); plus
+ * the companion JSON files. Never stray weights; `include` globs override the
+ * choice.
  *
  * @module
  */
@@ -12,6 +13,12 @@
 import { quoteName, unsafePathReason } from "./hub_names.ts";
 import { jsonHoldsMoreThan } from "../io/json_depth.ts";
 import { MAX_INDEX_ITEMS } from "../formats/safetensors/sharded.ts";
+import {
+  availableGgufTags as availableTags,
+  ggufGroups,
+  ggufSplitPath,
+  parseGgufSplitPath,
+} from "../formats/gguf/split.ts";
 
 /** Companion files read for APR metadata, fetched when present. */
 export const COMPANION_FILES: readonly string[] = [
@@ -33,6 +40,8 @@ export interface SelectModelFilesOptions {
   path?: string | undefined;
   /** Globs (`*`, `**`, `?`) choosing files instead of the model rules. */
   include?: readonly string[] | undefined;
+  /** A quantization tag (`hf://org/name:Q4_K_M`) choosing a GGUF file or split set. */
+  quant?: string | undefined;
 }
 
 /**
@@ -60,11 +69,14 @@ export async function selectModelFiles(
     }
     return checkedPaths([...new Set(chosen)].sort());
   }
-  const path = options.path;
+  const path = options.quant !== undefined ? selectQuant(files, options.quant)[0] : options.path;
   if (path !== undefined && all.has(path)) {
-    // A reference naming one file selects that file and its folder's companions.
+    // A reference naming one file selects that file (with the rest of its
+    // split GGUF set) and its folder's companions.
     const folder = path.includes("/") ? path.slice(0, path.lastIndexOf("/") + 1) : "";
-    return [path, ...companions(all, folder)].filter(unique).sort();
+    return checkedPaths(
+      [...splitSiblings(all, path), ...companions(all, folder)].filter(unique).sort(),
+    );
   }
   const folder = path === undefined ? "" : `${path}/`;
   if (path !== undefined && !files.some((f) => f.startsWith(folder))) {
@@ -82,13 +94,15 @@ export async function selectModelFiles(
     const ggufs = files.filter((f) =>
       f.startsWith(folder) && !f.slice(folder.length).includes("/") && f.endsWith(".gguf")
     );
-    if (ggufs.length === 1) {
-      chosen.push(ggufs[0]!);
-    } else if (ggufs.length > 1) {
+    const groups = ggufGroups(ggufs);
+    if (groups.length === 1) {
+      chosen.push(...groups[0]!.files);
+    } else if (groups.length > 1) {
       throw new TypeError(
-        `Cannot select files: ${ggufs.length} GGUF files in "${
+        `Cannot select files: ${groups.length} GGUF files or split sets in "${
           folder || "/"
-        }"; name one, e.g. hf://org/name/${ggufs[0]}`,
+        }"; name one, e.g. hf://org/name/${groups[0]!.files[0]}, or a quantization, ` +
+          `hf://org/name:TAG (${availableTags(groups)})`,
       );
     } else {
       throw new TypeError(
@@ -97,6 +111,48 @@ export async function selectModelFiles(
     }
   }
   return checkedPaths([...chosen, ...companions(all, folder)].filter(unique).sort());
+}
+
+/**
+ * The files of the one GGUF model whose name carries quantization tag
+ * `quant` (case-insensitive, as llama.cpp's `-hf repo:quant` matches
+ * `TAG.` or `TAG-` in a file name).
+ *
+ * @param files Every file of the repository.
+ * @param quant The tag, e.g. `"q4_k_m"`.
+ * @returns The chosen file, or the split set's shards in order.
+ * @throws {TypeError} When no model or several carry the tag, listing the tags there are.
+ */
+export function selectQuant(files: readonly string[], quant: string): string[] {
+  const groups = ggufGroups(files);
+  const escaped = quant.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const pattern = new RegExp(`(^|[-./_])${escaped}[.-]`, "i");
+  const matches = groups.filter((g) =>
+    pattern.test(g.files[0]!.slice(g.files[0]!.lastIndexOf("/") + 1))
+  );
+  if (matches.length === 1) return [...matches[0]!.files];
+  if (matches.length === 0) {
+    throw new TypeError(
+      `Cannot select files: no GGUF file or split set of quantization "${quant}" ` +
+        `(${groups.length === 0 ? "the repository has no GGUF model" : availableTags(groups)})`,
+    );
+  }
+  throw new TypeError(
+    `Cannot select files: ${matches.length} GGUF models match "${quant}" (${
+      matches.map((g) => g.files[0]).join(", ")
+    }); name one with hf://org/name/PATH`,
+  );
+}
+
+/** A split shard's whole set (those of its files the repository lists), or the file alone. */
+function splitSiblings(all: ReadonlySet<string>, path: string): string[] {
+  const split = parseGgufSplitPath(path);
+  if (split === undefined || split.count < 2) return [path];
+  const shards = Array.from(
+    { length: split.count },
+    (_, i) => ggufSplitPath(split.prefix, i, split.count),
+  );
+  return [path, ...shards.filter((s) => all.has(s))];
 }
 
 /** Every chosen name came from the server: none may leave the snapshot folder (docs/SECURITY.md). */

@@ -206,9 +206,9 @@ Deno.test("apr convert and export reject bad options with one line and write not
         expect: [/^apr export: unknown option --quantize \(see apr export --help\)$/],
       },
       {
-        name: "--max-shard-size for GGUF output",
-        args: ["convert", apr, "-o", `${dir}/x.gguf`, "--max-shard-size", "1MB"],
-        expect: [/--max-shard-size works for SafeTensors\b.* output only, not gguf/],
+        name: "--max-shard-size for QNAT output",
+        args: ["convert", apr, "-o", `${dir}/x.qnat`, "--max-shard-size", "1MB"],
+        expect: [/--max-shard-size works for SafeTensors, APR and GGUF output only, not qnat/],
       },
       {
         name: "--max-shard-size not a size",

@@ -324,9 +324,14 @@ Deno.test("convertModel() through sharded and LZ4 APR gives the same bytes as pl
           /blockSize and doubleQuant work for QNAT output only/,
         ],
         [
-          "shards for GGUF",
-          { format: "gguf", maxShardSize: 1000 },
-          /maxShardSize works for SafeTensors and APR/,
+          "shards for QNAT",
+          { format: "qnat", maxShardSize: 1000 },
+          /maxShardSize works for SafeTensors, APR and GGUF output only, not qnat/,
+        ],
+        [
+          "resume for unsplit GGUF",
+          { format: "gguf", resume: true },
+          /resume: true works for APR output and split GGUF output \(maxShardSize\) only/,
         ],
       ];
       for (const [name, options, message] of cases) {

@@ -73,7 +73,7 @@ Deno.test("library messages name library options; the CLI's name its flags", asy
     );
     await rejects(
       convertModel(DEMO_MODEL, `${dir}/m.gguf`, { resume: true }),
-      libraryError(UsageError, /resume: true works for APR output only/),
+      libraryError(UsageError, /resume: true works for APR output and split GGUF output/),
     );
     await rejects(
       importModel(DEMO_MODEL, `${dir}/c.apr`, { compress: "lz4", maxShardSize: 1e6 }),

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { formatHubRef, parseHubRef } from "../../src/sources/hub_ref.ts";
 import { MAX_INDEX_ITEMS } from "../../src/formats/safetensors/sharded.ts";
-import { selectModelFiles } from "../../src/sources/hub_select.ts";
+import { selectModelFiles, selectQuant } from "../../src/sources/hub_select.ts";
 import { hubSettingsFromEnv } from "../../src/sources/hub_settings.ts";
 
 Deno.test("parseHubRef() reads org, name, revision and path", async (t) => {
@@ -177,7 +177,7 @@ Deno.test("selectModelFiles() picks only what the model needs", async (t) => {
 
 Deno.test("selectModelFiles() rejects what it cannot choose from", async (t) => {
   const cases: [string, string[], string, RegExp][] = [
-    ["two ggufs", ["a.gguf", "b.gguf"], "{}", /2 GGUF files in "\/"; name one/],
+    ["two ggufs", ["a.gguf", "b.gguf"], "{}", /2 GGUF files or split sets in "\/"; name one/],
     [
       "no weights",
       ["README.md"],
@@ -255,4 +255,56 @@ Deno.test("selectModelFiles() rejects what it cannot choose from", async (t) => 
       /no file matches "\*\.gguf"/,
     );
   });
+});
+
+Deno.test("hf://org/name:QUANT (issue 25 item 3)", () => {
+  assert.deepEqual(parseHubRef("hf://org/m-GGUF:Q4_K_M"), {
+    repoId: "org/m-GGUF",
+    revision: undefined,
+    path: undefined,
+    quant: "Q4_K_M",
+  });
+  assert.equal(parseHubRef("hf://org/m@v2:iq2_xxs").revision, "v2");
+  assert.equal(parseHubRef("hf://org/m@v2:iq2_xxs").quant, "iq2_xxs");
+  assert.equal(formatHubRef(parseHubRef("hf://org/m@v2:Q8_0")), "hf://org/m@v2:Q8_0");
+  assert.throws(() => parseHubRef("hf://org/m:"), /"" is not a quantization tag/);
+  assert.throws(() => parseHubRef("hf://org/m:Q4/f.gguf"), /give no path after it/);
+});
+
+Deno.test("selectModelFiles(): split GGUF sets and quantization tags (issue 25 items 1 and 3)", async () => {
+  const set = (p: string, n: number) =>
+    Array.from({ length: n }, (_, i) => `${p}-0000${i + 1}-of-0000${n}.gguf`);
+  const repo = [
+    "README.md",
+    "config.json",
+    ...set("Q8_0/m-Q8_0", 2),
+    ...set("m-Q4_K_M", 3),
+    "m-IQ2_XXS.gguf",
+    "mmproj-m-F16.gguf",
+    "m.imatrix.gguf",
+  ];
+  const none = () => Promise.reject(new Error("no index"));
+  // A shard's path selects its whole set.
+  assert.deepEqual(await selectModelFiles(repo, none, { path: "m-Q4_K_M-00002-of-00003.gguf" }), [
+    "config.json",
+    ...set("m-Q4_K_M", 3),
+  ]);
+  // Tags: any case, split or not, in a folder or not; projectors never.
+  assert.deepEqual(await selectModelFiles(repo, none, { quant: "q4_k_m" }), [
+    "config.json",
+    ...set("m-Q4_K_M", 3),
+  ]);
+  assert.deepEqual(await selectModelFiles(repo, none, { quant: "Q8_0" }), set("Q8_0/m-Q8_0", 2));
+  assert.deepEqual(await selectModelFiles(repo, none, { quant: "iq2_xxs" }), [
+    "config.json",
+    "m-IQ2_XXS.gguf",
+  ]);
+  // The projector's F16 is not a model.
+  assert.throws(() => selectQuant(repo, "F16"), /no GGUF file or split set of quantization "F16"/);
+  await assert.rejects(
+    selectModelFiles(repo, none, { quant: "Q5_K_M" }),
+    /no GGUF file or split set of quantization "Q5_K_M" \(available: IQ2_XXS, Q4_K_M, Q8_0\)/,
+  );
+  // A folder holding one split set selects it.
+  assert.deepEqual(await selectModelFiles(repo, none, { path: "Q8_0" }), set("Q8_0/m-Q8_0", 2));
 });

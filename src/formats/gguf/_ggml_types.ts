@@ -49,6 +49,9 @@ const GGML_TYPE_NAMES: readonly string[] = [
   "IQ4_NL_4_8 (removed)",
   "IQ4_NL_8_8 (removed)",
   "MXFP4",
+  "NVFP4", // 40
+  "Q1_0",
+  "Q2_0",
 ];
 
 /**

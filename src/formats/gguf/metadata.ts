@@ -18,6 +18,7 @@
  * @module
  */
 
+import { GGUF_SPLIT_KEY_SET } from "./split_keys.ts";
 import type { ModelMetadata } from "../../tensor.ts";
 import { type GgufKvEntry, type GgufValue, GgufValueType, ggufValueTypeName } from "./header.ts";
 import type { GgufKvInput } from "./writer.ts";
@@ -138,7 +139,7 @@ const SPECIAL_TOKEN_IDS: readonly (readonly [string, string])[] = [
  * Keys whose value describes the source file, not the model: not carried to
  * an export (`general.file_type` is, but the export's own replaces it).
  */
-const NOT_EXPORTED = new Set(["general.alignment"]);
+const NOT_EXPORTED = new Set(["general.alignment", ...GGUF_SPLIT_KEY_SET]);
 
 /** One entry of the `gguf_metadata` custom key. */
 export interface GgufMetadataEntry {
@@ -233,6 +234,8 @@ export function ggufToAprMetadata(kv: ReadonlyMap<string, GgufKvEntry>): ModelMe
   const verbatim: Record<string, GgufMetadataEntry> = {};
   for (const [key, entry] of kv) {
     if (key === "tokenizer.chat_template") continue; // already carried, twice
+    // A shard's place in its split set says nothing about the model (split.ts).
+    if (GGUF_SPLIT_KEY_SET.has(key)) continue;
     if (Array.isArray(entry.value) && entry.value.length > GGUF_METADATA_MAX_ARRAY) continue;
     const out: GgufMetadataEntry = {
       type: ggufValueTypeName(entry.type),

@@ -53,3 +53,13 @@ export {
   type GgufTensorSpec,
 } from "./writer.ts";
 export { GgufSink, type GgufSinkOptions } from "./sink.ts";
+export {
+  GGUF_MAX_SPLITS,
+  GGUF_SPLIT_KEYS,
+  ggufSplitCount,
+  ggufSplitPath,
+  type GgufSplitReader,
+  isGgufSplitShard,
+  openGgufSplit,
+  parseGgufSplitPath,
+} from "./split.ts";

@@ -45,7 +45,9 @@ export interface GgufReader extends ModelReader {
  * type, e.g. `"Q4_K"`). Shapes are reversed to row-major (`ne = [cols, rows]`
  * → `[rows, cols]`) without moving data. Tensor order is file order.
  *
- * The reader owns `source`: `close()` closes it.
+ * The reader owns `source`: `close()` closes it. One shard of a split set
+ * (`split.count` ≥ 2) is opened as that file alone: `openModel` and
+ * `openGgufSplit` (split.ts) read the whole set.
  *
  * @example Usage
  * ```ts ignore
@@ -71,12 +73,10 @@ export async function openGguf(
     throw new RangeError(`Cannot open GGUF: chunkSize ${chunkSize} is not a positive integer`);
   }
   const gguf = await parseGgufHeader(source);
-  const arch = gguf.kv.get("general.architecture")?.value;
-  const mapNames = options.keepNames !== true && typeof arch === "string" &&
-    GGUF_LLAMA_LIKE_ARCHITECTURES.has(arch);
-  const entries: TensorEntry[] = gguf.tensors.map((t) => {
+  const names = ggufTensorNames(gguf.kv, [gguf], options.keepNames === true, source.name);
+  const entries: TensorEntry[] = gguf.tensors.map((t, i) => {
     const info: TensorInfo = {
-      name: mapNames ? ggufToHfName(t.name) : t.name,
+      name: names[i]!,
       dtype: t.dtype,
       shape: [...t.ne].reverse(),
       byteLength: t.byteLength,
@@ -87,21 +87,6 @@ export async function openGguf(
       open: () => source.stream(start, start + t.byteLength, chunkSize),
       slice: (from: number, to: number) => source.stream(start + from, start + to, chunkSize),
     };
-  });
-  // Mapping must not merge two tensors (a file holding both spellings).
-  const seen = new Map<string, string>();
-  gguf.tensors.forEach((t, i) => {
-    const name = entries[i]!.info.name;
-    const other = seen.get(name);
-    if (other !== undefined) {
-      throw new ModelFormatError(
-        "GGUF",
-        source.name,
-        `duplicate tensor "${name}": both "${other}" and "${t.name}" map to it (open with keepNames)`,
-        { offset: t.infoOffset },
-      );
-    }
-    seen.set(name, t.name);
   });
   const header: ModelHeader = {
     format: "gguf",
@@ -114,4 +99,50 @@ export async function openGguf(
     tensors: entries,
     close: () => source.close(),
   };
+}
+
+/**
+ * Internal: the names the tensors of one GGUF file or split set get — Hugging
+ * Face names for llama-like architectures (from the first file's
+ * `general.architecture`) unless `keepNames` — checked not to merge two
+ * tensors (a file holding both spellings, or a set holding one tensor twice).
+ *
+ * @param kv The (first file's) metadata.
+ * @param headers The file's header, or every shard's, in order.
+ * @param keepNames Keep GGUF names.
+ * @param where The file or set, for messages.
+ * @returns One name per tensor, in file (then shard) order.
+ * @throws {ModelFormatError} When two tensors get the same name.
+ */
+export function ggufTensorNames(
+  kv: GgufHeader["kv"],
+  headers: readonly GgufHeader[],
+  keepNames: boolean,
+  where: string,
+): string[] {
+  const arch = kv.get("general.architecture")?.value;
+  const mapNames = !keepNames && typeof arch === "string" &&
+    GGUF_LLAMA_LIKE_ARCHITECTURES.has(arch);
+  const names: string[] = [];
+  const seen = new Map<string, string>();
+  headers.forEach((gguf, shard) => {
+    for (const t of gguf.tensors) {
+      const name = mapNames ? ggufToHfName(t.name) : t.name;
+      const other = seen.get(name);
+      if (other !== undefined) {
+        const what = other === t.name
+          ? `duplicate tensor "${name}"`
+          : `duplicate tensor "${name}": both "${other}" and "${t.name}" map to it (open with keepNames)`;
+        throw new ModelFormatError(
+          "GGUF",
+          where,
+          headers.length > 1 ? `${what} (again in shard ${shard + 1})` : what,
+          headers.length > 1 ? {} : { offset: t.infoOffset },
+        );
+      }
+      seen.set(name, t.name);
+      names.push(name);
+    }
+  });
+  return names;
 }

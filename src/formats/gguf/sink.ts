@@ -168,39 +168,7 @@ class GgufFileWriter {
       throw new TypeError(`Cannot write "${this.#path}": a second header chunk arrived`);
     }
     this.#header = header;
-    const specs: GgufTensorSpec[] = header.tensors.map((t) => {
-      const spec = DTYPES[t.dtype];
-      if (spec.ggufType === undefined) {
-        throw new TypeError(
-          `Cannot write "${this.#path}": tensor "${t.name}" is ${t.dtype}, which GGUF cannot ` +
-            `hold; convert it first (to F16, BF16, Q8_0, Q4_K or Q6_K)`,
-        );
-      }
-      const expected = tensorByteLength(t.dtype, t.shape);
-      if (expected !== t.byteLength) {
-        throw new RangeError(
-          `Cannot write "${this.#path}": tensor "${t.name}" declares ${t.byteLength} bytes, ` +
-            `but ${t.dtype} [${t.shape}] takes ${expected}`,
-        );
-      }
-      return {
-        name: this.#options.keepNames === true ? t.name : hfToGgufName(t.name),
-        dtype: t.dtype,
-        // ggml's ne runs fastest-varying first; a scalar is one element.
-        ne: t.shape.length === 0 ? [1] : [...t.shape].reverse(),
-      };
-    });
-    const fileType = this.#options.fileType ?? guessFileType(header.tensors);
-    const kv = aprToGgufKv(header.metadata, {
-      ...(fileType === undefined ? {} : { fileType }),
-      parameterCount: header.tensors.reduce((n, t) => n + elementCount(t.shape), 0),
-      quantizationVersion: GGML_QUANTIZATION_VERSION,
-    });
-    for (const [key, value] of this.#options.extraKv ?? []) {
-      // Removed, then added: the key moves to the end, where llama.cpp's gguf_set_val puts it.
-      kv.delete(key);
-      kv.set(key, value);
-    }
+    const { kv, specs } = planGgufExport(header, this.#options, this.#path);
     const layout = encodeGgufHeader(kv, specs, {
       alignment: this.#options.alignment,
     });
@@ -302,7 +270,63 @@ class GgufFileWriter {
   }
 }
 
-async function writeAll(file: RuntimeFile, bytes: Uint8Array): Promise<void> {
+/**
+ * Internal: what a GGUF export of `header` writes — the metadata pairs (the
+ * model's, `general.file_type`, the parameter count, the quantization
+ * version, then `extraKv`) and one tensor info per tensor, GGUF names and
+ * `ne` order — checked before any byte is written. Shared by the single-file
+ * and the split writers.
+ *
+ * @param header The model header.
+ * @param options Names, file type, extra pairs.
+ * @param path The output, for messages.
+ * @returns The pairs and tensor specs, in file order.
+ * @throws {TypeError} For a tensor type GGUF cannot hold.
+ * @throws {RangeError} For a tensor whose byte length does not match its shape.
+ */
+export function planGgufExport(
+  header: ModelHeader,
+  options: GgufSinkOptions,
+  path: string,
+): { kv: Map<string, GgufKvInput>; specs: GgufTensorSpec[] } {
+  const specs: GgufTensorSpec[] = header.tensors.map((t) => {
+    const spec = DTYPES[t.dtype];
+    if (spec.ggufType === undefined) {
+      throw new TypeError(
+        `Cannot write "${path}": tensor "${t.name}" is ${t.dtype}, which GGUF cannot ` +
+          `hold; convert it first (to F16, BF16, Q8_0, Q4_K or Q6_K)`,
+      );
+    }
+    const expected = tensorByteLength(t.dtype, t.shape);
+    if (expected !== t.byteLength) {
+      throw new RangeError(
+        `Cannot write "${path}": tensor "${t.name}" declares ${t.byteLength} bytes, ` +
+          `but ${t.dtype} [${t.shape}] takes ${expected}`,
+      );
+    }
+    return {
+      name: options.keepNames === true ? t.name : hfToGgufName(t.name),
+      dtype: t.dtype,
+      // ggml's ne runs fastest-varying first; a scalar is one element.
+      ne: t.shape.length === 0 ? [1] : [...t.shape].reverse(),
+    };
+  });
+  const fileType = options.fileType ?? guessFileType(header.tensors);
+  const kv = aprToGgufKv(header.metadata, {
+    ...(fileType === undefined ? {} : { fileType }),
+    parameterCount: header.tensors.reduce((n, t) => n + elementCount(t.shape), 0),
+    quantizationVersion: GGML_QUANTIZATION_VERSION,
+  });
+  for (const [key, value] of options.extraKv ?? []) {
+    // Removed, then added: the key moves to the end, where llama.cpp's gguf_set_val puts it.
+    kv.delete(key);
+    kv.set(key, value);
+  }
+  return { kv, specs };
+}
+
+/** Internal: write all of `bytes` at the file's position. */
+export async function writeAll(file: RuntimeFile, bytes: Uint8Array): Promise<void> {
   let n = 0;
   while (n < bytes.length) n += await file.write(bytes.subarray(n));
 }

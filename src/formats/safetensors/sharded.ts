@@ -10,7 +10,7 @@
  */
 
 import { ModelFormatError } from "../../errors.ts";
-import { type ByteSource, DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
+import { DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
 import { aprMetadataFromHf, readHfCompanionFiles } from "./hf_metadata.ts";
 import { dequantizeCheckpoint } from "../../quant/checkpoint/mod.ts";
 import { jsonHoldsMoreThan } from "../../io/json_depth.ts";
@@ -23,6 +23,7 @@ import type {
   TensorInfo,
 } from "../../tensor.ts";
 import { MAX_TENSORS, parseSafetensorsHeader, type SafetensorsHeader } from "./header.ts";
+import { ShardPool } from "../../io/shard_pool.ts";
 import { openSafetensors } from "./reader.ts";
 
 /** The index file name `transformers` writes. */
@@ -43,13 +44,6 @@ export const MAX_INDEX_ITEMS = 2 * MAX_TENSORS;
 
 /** Largest index file read (FORMATS.md I5), checked before reading: real ones are under 10 MB. */
 export const MAX_INDEX_BYTES = 250_000_000;
-
-/**
- * Shards kept open at once. Tensors are usually read shard by shard, so a
- * few open handles suffice, and a 10,000-shard set cannot exhaust file
- * descriptors.
- */
-const MAX_OPEN_SHARDS = 16;
 
 /** Shard headers read at once while opening a model. */
 const HEADER_READ_CONCURRENCY = 8;
@@ -139,119 +133,6 @@ class ShardedReader implements SafetensorsModelReader {
 
   close(): Promise<void> {
     return this.#pool.close();
-  }
-}
-
-/** Opens shards on demand and keeps at most {@linkcode MAX_OPEN_SHARDS} idle ones. */
-class ShardPool {
-  #files: ModelFiles;
-  #paths: readonly string[];
-  #sizes: readonly number[];
-  #open = new Map<number, Promise<ByteSource>>();
-  #active = new Map<number, number>();
-  #closed = false;
-
-  constructor(files: ModelFiles, paths: readonly string[], sizes: readonly number[]) {
-    this.#files = files;
-    this.#paths = paths;
-    this.#sizes = sizes;
-  }
-
-  async #acquire(shard: number): Promise<ByteSource> {
-    if (this.#closed) {
-      throw new TypeError(`Cannot read "${this.#files.name}": the reader is closed`);
-    }
-    this.#active.set(shard, (this.#active.get(shard) ?? 0) + 1);
-    try {
-      let opening = this.#open.get(shard);
-      if (opening === undefined) {
-        opening = this.#files.open(this.#paths[shard]!);
-        this.#open.set(shard, opening);
-        opening.catch(() => this.#open.delete(shard));
-        await this.#evict(shard);
-      }
-      const source = await opening;
-      // The header was validated against this size; a file replaced since
-      // then could put other bytes at those offsets.
-      if (source.size !== this.#sizes[shard]) {
-        throw new ModelFormatError(
-          "SafeTensors",
-          source.name,
-          `changed while reading: ${source.size} bytes now, ${
-            this.#sizes[shard]
-          } when its header was read`,
-        );
-      }
-      return source;
-    } catch (error) {
-      this.#release(shard);
-      throw error;
-    }
-  }
-
-  #release(shard: number): void {
-    this.#active.set(shard, (this.#active.get(shard) ?? 1) - 1);
-  }
-
-  async #evict(keep: number): Promise<void> {
-    for (const [shard, opening] of this.#open) {
-      if (this.#open.size <= MAX_OPEN_SHARDS) return;
-      if (shard === keep || (this.#active.get(shard) ?? 0) > 0) continue;
-      this.#open.delete(shard);
-      await (await opening.catch(() => undefined))?.close();
-    }
-  }
-
-  stream(
-    shard: number,
-    start: number,
-    end: number,
-    chunkSize: number,
-    name: string,
-  ): ReadableStream<Uint8Array> {
-    if (this.#closed) throw new TypeError(`Cannot read tensor "${name}": the reader is closed`);
-    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
-    let held = false;
-    const release = (): void => {
-      if (held) this.#release(shard);
-      held = false;
-    };
-    return new ReadableStream<Uint8Array>({
-      pull: async (controller) => {
-        try {
-          if (reader === undefined) {
-            const source = await this.#acquire(shard);
-            held = true;
-            reader = source.stream(start, end, chunkSize).getReader();
-          }
-          const result = await reader.read();
-          if (result.done) {
-            release();
-            controller.close();
-          } else {
-            controller.enqueue(result.value);
-          }
-        } catch (error) {
-          release();
-          throw error;
-        }
-      },
-      cancel: async (reason) => {
-        try {
-          await reader?.cancel(reason);
-        } finally {
-          release();
-        }
-      },
-    }, { highWaterMark: 0 });
-  }
-
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    const open = [...this.#open.values()];
-    this.#open.clear();
-    for (const opening of open) await (await opening.catch(() => undefined))?.close();
   }
 }
 
@@ -502,7 +383,13 @@ export async function openSafetensorsModel(
   }
   const metadata = mergeMetadata(await companions(directory), sourceMetadata);
   return await dequantized(
-    new ShardedReader(metadata, paths, headers, new ShardPool(files, paths, sizes), chunkSize),
+    new ShardedReader(
+      metadata,
+      paths,
+      headers,
+      new ShardPool(files, paths, sizes, "SafeTensors"),
+      chunkSize,
+    ),
     config,
     files.name,
     options.asStored,

@@ -45,6 +45,21 @@ interface Exports {
   decodeQ2K(src: number, dst: number, blocks: number): void;
   decodeQ3K(src: number, dst: number, blocks: number): void;
   decodeQ5K(src: number, dst: number, blocks: number): void;
+  decodeIq2Xxs(src: number, dst: number, blocks: number): void;
+  decodeIq2Xs(src: number, dst: number, blocks: number): void;
+  decodeIq2S(src: number, dst: number, blocks: number): void;
+  decodeIq3Xxs(src: number, dst: number, blocks: number): void;
+  decodeIq3S(src: number, dst: number, blocks: number): void;
+  decodeIq1S(src: number, dst: number, blocks: number): void;
+  decodeIq1M(src: number, dst: number, blocks: number): void;
+  decodeIq4Nl(src: number, dst: number, blocks: number): void;
+  decodeIq4Xs(src: number, dst: number, blocks: number): void;
+  decodeTq1_0(src: number, dst: number, blocks: number): void;
+  decodeTq2_0(src: number, dst: number, blocks: number): void;
+  decodeQ1_0(src: number, dst: number, blocks: number): void;
+  decodeQ2_0(src: number, dst: number, blocks: number): void;
+  decodeMxfp4(src: number, dst: number, blocks: number): void;
+  decodeNvfp4(src: number, dst: number, blocks: number): void;
   encodeNf4(
     src: number,
     scales: number,
@@ -113,6 +128,37 @@ export interface WasmKernels {
   decodeQ3K: BlockDecoder;
   /** Q5_K decoder (same contract and values as `decodeQ5K` in k_quants.ts). */
   decodeQ5K: BlockDecoder;
+  /** IQ2_XXS decoder (same contract and values as `decodeIq2Xxs` in i_quants.ts). */
+  decodeIq2Xxs: BlockDecoder;
+  /** IQ2_XS decoder (same contract and values as `decodeIq2Xs` in i_quants.ts). */
+  decodeIq2Xs: BlockDecoder;
+  /** IQ2_S decoder (same contract and values as `decodeIq2S` in i_quants.ts). */
+  decodeIq2S: BlockDecoder;
+  /** IQ3_XXS decoder (same contract and values as `decodeIq3Xxs` in i_quants.ts). */
+  decodeIq3Xxs: BlockDecoder;
+  /** IQ3_S decoder (same contract and values as `decodeIq3S` in i_quants.ts). */
+  decodeIq3S: BlockDecoder;
+  /** IQ1_S decoder (same contract and values as `decodeIq1S` in i_quants.ts). */
+  decodeIq1S: BlockDecoder;
+  /** IQ1_M decoder (same contract and values as `decodeIq1M` in i_quants.ts). */
+  decodeIq1M: BlockDecoder;
+  /** IQ4_NL decoder (same contract and values as `decodeIq4Nl` in i_quants.ts). */
+  decodeIq4Nl: BlockDecoder;
+  /** IQ4_XS decoder (same contract and values as `decodeIq4Xs` in i_quants.ts). */
+  decodeIq4Xs: BlockDecoder;
+  /** TQ1_0 decoder (same contract and values as `decodeTq1_0` in ternary.ts). */
+  decodeTq1_0: BlockDecoder;
+  /** TQ2_0 decoder (same contract and values as `decodeTq2_0` in ternary.ts). */
+  decodeTq2_0: BlockDecoder;
+  /** Q1_0 decoder (same contract and values as `decodeQ1_0` in ternary.ts). */
+  decodeQ1_0: BlockDecoder;
+  /** Q2_0 decoder (same contract and values as `decodeQ2_0` in ternary.ts). */
+  decodeQ2_0: BlockDecoder;
+  /** MXFP4 decoder (same contract and values as `decodeMxfp4` in fp4_blocks.ts). */
+  decodeMxfp4: BlockDecoder;
+  /** NVFP4 decoder (same contract and values as `decodeNvfp4` in fp4_blocks.ts). */
+  decodeNvfp4: BlockDecoder;
+
   /** NF4 encoder: `encodeNf4Block` in nf4.ts over `scales.length` blocks. */
   encodeNf4Blocks: Nf4BlocksEncoder;
   /** NF4 decoder (same contract and values as `decodeNf4Blocks` in nf4.ts). */
@@ -332,6 +378,21 @@ function instantiate(): WasmKernels | null {
     decodeQ2K: decodeKernel(exports.decodeQ2K, 84),
     decodeQ3K: decodeKernel(exports.decodeQ3K, 110),
     decodeQ5K: decodeKernel(exports.decodeQ5K, 176),
+    decodeIq2Xxs: decodeKernel(exports.decodeIq2Xxs, 66),
+    decodeIq2Xs: decodeKernel(exports.decodeIq2Xs, 74),
+    decodeIq2S: decodeKernel(exports.decodeIq2S, 82),
+    decodeIq3Xxs: decodeKernel(exports.decodeIq3Xxs, 98),
+    decodeIq3S: decodeKernel(exports.decodeIq3S, 110),
+    decodeIq1S: decodeKernel(exports.decodeIq1S, 50),
+    decodeIq1M: decodeKernel(exports.decodeIq1M, 56),
+    decodeIq4Nl: decodeKernel(exports.decodeIq4Nl, 18, 32),
+    decodeIq4Xs: decodeKernel(exports.decodeIq4Xs, 136),
+    decodeTq1_0: decodeKernel(exports.decodeTq1_0, 54),
+    decodeTq2_0: decodeKernel(exports.decodeTq2_0, 66),
+    decodeQ1_0: decodeKernel(exports.decodeQ1_0, 18, 128),
+    decodeQ2_0: decodeKernel(exports.decodeQ2_0, 18, 64),
+    decodeMxfp4: decodeKernel(exports.decodeMxfp4, 17, 32),
+    decodeNvfp4: decodeKernel(exports.decodeNvfp4, 36, 64),
     encodeNf4Blocks(values, scales, zeros, blockSize, out) {
       const sliceBlocks = nf4SliceBlocks(blockSize, zeros);
       if (sliceBlocks < 1) return encodeNf4BlocksTs(values, scales, zeros, blockSize, out);

@@ -223,8 +223,8 @@ Deno.test("parseGgufHeader() rejects every bad input of FORMATS.md §3", async (
 
   await t.step("G12 unknown or unsupported ggml type, named", async () => {
     await rejects(
-      rawHeader(1, 0).tensor("w", [256], 16, 0).pad().bytes(),
-      /unsupported ggml type 16 \(IQ2_XXS\) of tensor "w"/,
+      rawHeader(1, 0).tensor("w", [256], 4, 0).pad().bytes(),
+      /unsupported ggml type 4 \(Q4_2 \(removed\)\) of tensor "w"/,
       24 + 9 + 4 + 8,
     );
     await rejects(
@@ -232,8 +232,13 @@ Deno.test("parseGgufHeader() rejects every bad input of FORMATS.md §3", async (
       /unsupported ggml type 99 \(unknown\) of tensor "w"/,
     );
     await rejects(
-      rawHeader(1, 0).tensor("w", [32], 39, 0).pad().bytes(),
-      /unsupported ggml type 39 \(MXFP4\)/,
+      rawHeader(1, 0).tensor("w", [32], 31, 0).pad().bytes(),
+      /unsupported ggml type 31 \(Q4_0_4_4 \(removed\)\)/,
+    );
+    // One past the last type of the pinned ggml (Q2_0 = 42).
+    await rejects(
+      rawHeader(1, 0).tensor("w", [32], 43, 0).pad().bytes(),
+      /unsupported ggml type 43 \(unknown\)/,
     );
   });
 

@@ -10,6 +10,11 @@ export { decodeQ2K, decodeQ3K, decodeQ4K, decodeQ5K, decodeQ6K } from "./k_decod
 export { decodeQ4_0, decodeQ4_1, decodeQ5_0, decodeQ5_1, decodeQ8_0 } from "./legacy_decode";
 export { encodeQ5_0, encodeQ5_1, encodeQ8_0 } from "./legacy_encode";
 export { decodeNf4 } from "./nf4_decode";
+export {
+  decodeIq1M, decodeIq1S, decodeIq2S, decodeIq2Xs, decodeIq2Xxs, decodeIq3S, decodeIq3Xxs,
+  decodeIq4Nl, decodeIq4Xs, decodeMxfp4, decodeNvfp4, decodeQ1_0, decodeQ2_0, decodeTq1_0,
+  decodeTq2_0,
+} from "./iq_decode";
 export { encodeNf4 } from "./nf4_encode";
 export { encodeBf16, encodeF16 } from "./half_encode";
 

@@ -5,7 +5,7 @@
 import { f16ToF32 } from "./common";
 
 /** Signed bytes 0..15 of `v` times `d`, as four f32x4 at `p`. */
-@inline function storeScaled(p: usize, v: v128, d: v128): void {
+@inline export function storeScaled(p: usize, v: v128, d: v128): void {
   const lo = i16x8.extend_low_i8x16_s(v);
   const hi = i16x8.extend_high_i8x16_s(v);
   v128.store(p, f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_s(lo)), d));

@@ -1,0 +1,404 @@
+/**
+ * A GGUF export split into a set as llama.cpp's `gguf-split --split-max-size`
+ * writes it: `OUT-0000i-of-0000N.gguf`, the model's metadata in the first
+ * shard, `split.no` / `split.count` / `split.tensors.count` in every shard,
+ * each tensor whole in one shard, data padded to the alignment. llama.cpp
+ * loads the set from its first file.
+ *
+ * The header chunk fixes the whole plan — which tensors go to which shard,
+ * every shard's header bytes — before the first byte is written, so the
+ * output stays one pass. Shards are written to `SHARD.partial` and renamed
+ * into place together once all are complete. With `resume`, a journal
+ * (`OUT.partial.journal`) records each completed shard; a resumed run with
+ * the same plan keeps those shards and skips their tensors.
+ *
+ * @module
+ */
+
+import { createSha256 } from "../../runtime/sha256.ts";
+import { UsageError } from "../../errors.ts";
+import { assertOutputFree, pathExists } from "../../io/fs_paths.ts";
+import {
+  assertRegularFile,
+  createFreshFile,
+  discardFile,
+  renameIntoPlace,
+} from "../../io/partial_file.ts";
+import type { ModelChunk, ModelHeader, TensorEntry } from "../../tensor.ts";
+import { GgufValueType } from "./header.ts";
+import { type GgufSinkOptions, planGgufExport, writeAll } from "./sink.ts";
+import { ggufSplitPath } from "./split.ts";
+import { GGUF_MAX_SPLITS, GGUF_SPLIT_KEYS } from "./split.ts";
+import { encodeGgufHeader, type GgufKvInput, type GgufLayout } from "./writer.ts";
+import { fs, type RuntimeFile, SEEK_START } from "../../runtime/fs.ts";
+
+const JOURNAL_VERSION = "aprkit-gguf-split-journal-1";
+
+/** Options of {@linkcode SplitGgufSink.create}. */
+export interface SplitGgufSinkOptions extends GgufSinkOptions {
+  /**
+   * Most bytes of tensor data per shard, each tensor counted padded to the
+   * alignment (`gguf-split --split-max-size`); a larger tensor gets a shard
+   * of its own.
+   */
+  maxShardSize: number;
+  /** Keep the shards a previous run with the same plan completed. @default {false} */
+  resume?: boolean;
+  /** Options that shaped the input, folded into the plan a resume must match. @default {""} */
+  planKey?: string;
+}
+
+/**
+ * Which tensors each shard holds: `gguf-split`'s rule — a new shard starts
+ * when the padded sizes of the current one would pass `maxShardSize` — except
+ * that a first tensor larger than the limit gets its own shard instead of an
+ * error.
+ *
+ * @example Usage
+ * ```ts
+ * import { planGgufSplit } from "./split_sink.ts";
+ * console.assert(JSON.stringify(planGgufSplit([64, 64, 64], 128, 32)) === "[[0,2],[2,3]]");
+ * ```
+ *
+ * @param byteLengths Each tensor's payload size, in file order.
+ * @param maxShardSize Most padded tensor bytes per shard.
+ * @param alignment The data alignment.
+ * @returns `[start, end)` tensor ranges, one per shard.
+ */
+export function planGgufSplit(
+  byteLengths: readonly number[],
+  maxShardSize: number,
+  alignment: number,
+): [number, number][] {
+  const shards: [number, number][] = [];
+  let start = 0;
+  let size = 0;
+  byteLengths.forEach((n, i) => {
+    const padded = Math.ceil(n / alignment) * alignment;
+    if (i > start && size + padded > maxShardSize) {
+      shards.push([start, i]);
+      start = i;
+      size = 0;
+    }
+    size += padded;
+  });
+  shards.push([start, byteLengths.length]);
+  return shards;
+}
+
+/** One planned shard. */
+interface ShardPlan {
+  readonly path: string;
+  readonly partial: string;
+  readonly first: number;
+  readonly end: number;
+  readonly layout: GgufLayout;
+  /** The file's size: the data padded to the alignment, as gguf-split writes it. */
+  readonly fileSize: number;
+}
+
+/** Write a model stream as a split GGUF set (see the module doc). */
+export class SplitGgufSink extends WritableStream<ModelChunk> {
+  /** The output as given (`OUT.gguf`); the shards are `OUT-0000i-of-0000N.gguf`. */
+  readonly path: string;
+  #writer: SplitWriter;
+
+  private constructor(path: string, writer: SplitWriter) {
+    super({
+      write: (chunk) => writer.write(chunk),
+      close: () => writer.finish(),
+      abort: () => writer.stop(),
+    }, { highWaterMark: 1 });
+    this.path = path;
+    this.#writer = writer;
+  }
+
+  /** The shard paths, once the header has been planned (empty before). */
+  get outputs(): readonly string[] {
+    return this.#writer.shards.map((s) => s.path);
+  }
+
+  /** Tensors and payload bytes a resumed run kept from the previous one. */
+  get resumed(): { shards: number; tensors: number; bytes: number } {
+    return this.#writer.resumedTotals();
+  }
+
+  /**
+   * Check the options; nothing is written before the header chunk.
+   *
+   * @param path The output (`OUT.gguf`).
+   * @param options Shard size, overwrite, resume, names, file type.
+   * @returns The sink.
+   * @throws {RangeError} When the shard size is not a positive integer or the alignment not a power of two.
+   */
+  static create(path: string, options: SplitGgufSinkOptions): Promise<SplitGgufSink> {
+    const alignment = options.alignment ?? 32;
+    if (!Number.isSafeInteger(alignment) || alignment <= 0 || (alignment & (alignment - 1)) !== 0) {
+      throw new RangeError(`Cannot write GGUF: alignment ${alignment} is not a power of two`);
+    }
+    if (!Number.isSafeInteger(options.maxShardSize) || options.maxShardSize <= 0) {
+      throw new RangeError(
+        `Cannot write GGUF: shard size ${options.maxShardSize} is not a positive whole number of bytes`,
+      );
+    }
+    return Promise.resolve(
+      new SplitGgufSink(path, new SplitWriter(path, { ...options, alignment })),
+    );
+  }
+}
+
+class SplitWriter {
+  readonly shards: ShardPlan[] = [];
+  readonly resumed = new Set<number>();
+  #path: string;
+  #options: SplitGgufSinkOptions & { alignment: number };
+  #header: ModelHeader | undefined;
+  #journal: string;
+  #plan = "";
+  #next = 0;
+  #current = -1;
+  #file: RuntimeFile | undefined;
+  #bytesDone = 0;
+  #failed = false;
+
+  constructor(path: string, options: SplitGgufSinkOptions & { alignment: number }) {
+    this.#path = path;
+    this.#options = options;
+    this.#journal = `${path}.partial.journal`;
+  }
+
+  resumedTotals(): { shards: number; tensors: number; bytes: number } {
+    let tensors = 0;
+    let bytes = 0;
+    for (const i of this.resumed) {
+      const s = this.shards[i]!;
+      tensors += s.end - s.first;
+      for (let t = s.first; t < s.end; t++) bytes += this.#header!.tensors[t]!.byteLength;
+    }
+    return { shards: this.resumed.size, tensors, bytes };
+  }
+
+  async write(chunk: ModelChunk): Promise<void> {
+    try {
+      if (chunk.type === "header") await this.#planAll(chunk.header);
+      else await this.#writeTensor(chunk.tensor);
+    } catch (error) {
+      await this.stop();
+      throw error;
+    }
+  }
+
+  async #planAll(header: ModelHeader): Promise<void> {
+    if (this.#header !== undefined) {
+      throw new TypeError(`Cannot write "${this.#path}": a second header chunk arrived`);
+    }
+    this.#header = header;
+    const { kv, specs } = planGgufExport(header, this.#options, this.#path);
+    const alignment = this.#options.alignment;
+    const ranges = planGgufSplit(
+      header.tensors.map((t) => t.byteLength),
+      this.#options.maxShardSize,
+      alignment,
+    );
+    if (ranges.length > GGUF_MAX_SPLITS) {
+      throw new UsageError(
+        `Cannot write "${this.#path}": ${ranges.length} shards of at most ${this.#options.maxShardSize} bytes; ` +
+          `a split GGUF set holds at most ${GGUF_MAX_SPLITS} (split.count is a u16)`,
+      );
+    }
+    const prefix = this.#path.replace(/\.gguf$/i, "");
+    const count = ranges.length;
+    const hash = createSha256().update(JOURNAL_VERSION).update("\0")
+      .update(this.#options.planKey ?? "");
+    for (const [i, [first, end]] of ranges.entries()) {
+      // gguf-split: every key of the model in the first shard, then the split
+      // keys in the order it leaves them (split.count is set last, once known).
+      const shardKv = new Map<string, GgufKvInput>(i === 0 ? kv : []);
+      shardKv.set(GGUF_SPLIT_KEYS.no, { type: GgufValueType.UINT16, value: i });
+      shardKv.set(GGUF_SPLIT_KEYS.tensorsCount, {
+        type: GgufValueType.INT32,
+        value: header.tensors.length,
+      });
+      shardKv.set(GGUF_SPLIT_KEYS.count, { type: GgufValueType.UINT16, value: count });
+      const layout = encodeGgufHeader(shardKv, specs.slice(first, end), { alignment });
+      const path = ggufSplitPath(prefix, i, count);
+      this.shards.push({
+        path,
+        partial: `${path}.partial`,
+        first,
+        end,
+        layout,
+        fileSize: Math.ceil(layout.fileSize / alignment) * alignment,
+      });
+      hash.update("\0").update(layout.header);
+    }
+    this.#plan = hash.digest("hex");
+    for (const s of this.shards) await assertOutputFree(s.path, this.#options.force);
+    if (this.#options.resume === true) await this.#readJournal();
+    else await discardFile(this.#journal);
+    await fs.writeTextFile(
+      this.#journal,
+      `${JSON.stringify({ plan: this.#plan })}\n${
+        [...this.resumed].map((i) => `${JSON.stringify({ shard: i })}\n`).join("")
+      }`,
+    );
+    for (const i of this.resumed) {
+      const s = this.shards[i]!;
+      this.#bytesDone += header.tensors.slice(s.first, s.end).reduce((n, t) => n + t.byteLength, 0);
+    }
+    this.#report(undefined);
+  }
+
+  /** Shards the journal of a previous run with the same plan records complete (and whose files are intact). */
+  async #readJournal(): Promise<void> {
+    if (!(await pathExists(this.#journal))) return;
+    await assertRegularFile(this.#journal);
+    const lines = (await fs.readTextFile(this.#journal)).split("\n").filter((l) => l !== "");
+    let plan: unknown;
+    try {
+      plan = (JSON.parse(lines[0] ?? "null") as { plan?: unknown } | null)?.plan;
+    } catch {
+      plan = undefined;
+    }
+    if (plan !== this.#plan) {
+      throw new UsageError(
+        `Cannot resume "${this.#path}": its partial shards were planned from a different ` +
+          "input or options; run without --resume (or with --force) to start over",
+      );
+    }
+    for (const line of lines.slice(1)) {
+      let shard: unknown;
+      try {
+        shard = (JSON.parse(line) as { shard?: unknown }).shard;
+      } catch {
+        continue; // A torn last line: that shard is redone.
+      }
+      const s = typeof shard === "number" ? this.shards[shard] : undefined;
+      if (s === undefined) continue;
+      const info = await fs.lstat(s.partial).catch(() => undefined);
+      if (info?.isFile === true && info.size === s.fileSize) this.resumed.add(shard as number);
+    }
+  }
+
+  async #writeTensor(entry: TensorEntry): Promise<void> {
+    const header = this.#header;
+    if (header === undefined) {
+      throw new TypeError(`Cannot write "${this.#path}": a tensor arrived before the header`);
+    }
+    const expected = header.tensors[this.#next];
+    if (expected === undefined || expected.name !== entry.info.name) {
+      throw new TypeError(
+        `Cannot write "${this.#path}": tensor "${entry.info.name}" arrived, expected ${
+          expected === undefined ? "no more tensors" : `"${expected.name}"`
+        } (tensors must follow header order)`,
+      );
+    }
+    const index = this.shards.findIndex((s) => this.#next >= s.first && this.#next < s.end);
+    const shard = this.shards[index]!;
+    if (this.resumed.has(index)) {
+      // Written by the run being resumed: its bytes are already in place.
+      this.#next++;
+      this.#report(expected.name);
+      return;
+    }
+    if (index !== this.#current) await this.#openShard(index);
+    const place = shard.layout.tensors[this.#next - shard.first]!;
+    const file = this.#file!;
+    await file.seek(place.offset, SEEK_START);
+    let written = 0;
+    for await (const chunk of entry.open()) {
+      if (written + chunk.length > place.byteLength) {
+        throw new RangeError(
+          `Cannot write "${shard.path}": tensor "${expected.name}" yields more than its ` +
+            `${place.byteLength} bytes`,
+        );
+      }
+      await writeAll(file, chunk);
+      written += chunk.length;
+      this.#bytesDone += chunk.length;
+    }
+    if (written !== place.byteLength) {
+      throw new RangeError(
+        `Cannot write "${shard.path}": tensor "${expected.name}" yielded ${written} of its ` +
+          `${place.byteLength} bytes`,
+      );
+    }
+    this.#next++;
+    if (this.#next === shard.end) await this.#completeShard(index);
+    this.#report(expected.name);
+  }
+
+  async #openShard(index: number): Promise<void> {
+    const shard = this.shards[index]!;
+    this.#file = await createFreshFile(shard.partial);
+    this.#current = index;
+    await this.#file.seek(0, SEEK_START);
+    await writeAll(this.#file, shard.layout.header);
+    // Padding and empty tensors are zeros: the file has its full length now.
+    await this.#file.truncate(shard.fileSize);
+  }
+
+  async #completeShard(index: number): Promise<void> {
+    const file = this.#file!;
+    await file.sync();
+    file.close();
+    this.#file = undefined;
+    this.#current = -1;
+    await fs.writeTextFile(this.#journal, `${JSON.stringify({ shard: index })}\n`, {
+      append: true,
+    });
+  }
+
+  #report(current: string | undefined): void {
+    const header = this.#header!;
+    this.#options.onProgress?.({
+      phase: "export",
+      bytesDone: this.#bytesDone,
+      bytesTotal: header.tensors.reduce((n, t) => n + t.byteLength, 0),
+      itemsDone: this.#next,
+      itemsTotal: header.tensors.length,
+      ...(current === undefined ? {} : { current }),
+    });
+  }
+
+  async finish(): Promise<void> {
+    try {
+      if (this.#header === undefined) {
+        throw new TypeError(`Cannot write "${this.#path}": the stream ended before its header`);
+      }
+      if (this.#next !== this.#header.tensors.length) {
+        throw new TypeError(
+          `Cannot write "${this.#path}": the stream ended after ${this.#next} of ` +
+            `${this.#header.tensors.length} tensors`,
+        );
+      }
+      // Every shard is complete: put the set in place together.
+      for (const s of this.shards) await renameIntoPlace(s.partial, s.path, this.#options.force);
+      await discardFile(this.#journal);
+    } catch (error) {
+      await this.stop();
+      throw error;
+    }
+  }
+
+  /**
+   * Stop after a failure or an abort: close the open shard and remove its
+   * partial file. Completed shards (`SHARD.partial`) and the journal stay
+   * for a `resume`; no final name is ever given to an incomplete set
+   * (DESIGN.md §2.3). With nothing completed, nothing is kept.
+   */
+  async stop(): Promise<void> {
+    if (this.#failed) return;
+    this.#failed = true;
+    try {
+      this.#file?.close();
+    } catch {
+      // Already closed.
+    }
+    this.#file = undefined;
+    if (this.#current >= 0) await discardFile(this.shards[this.#current]!.partial);
+    const completed = await pathExists(this.#journal) &&
+      (await fs.readTextFile(this.#journal)).includes('"shard"');
+    if (!completed) await discardFile(this.#journal);
+  }
+}

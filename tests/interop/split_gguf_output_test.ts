@@ -1,0 +1,120 @@
+/**
+ * Issue 25 item 2: `--max-shard-size` on GGUF output writes llama.cpp's
+ * `gguf-split` layout — byte for byte what `llama-gguf-split --split-max-size`
+ * makes of the unsplit file (reference hashes from
+ * tests/testdata/gguf_split/make_fixtures.py) — and llama.cpp, given the
+ * first shard, loads the set and generates what it generates from the
+ * unsplit file. An interrupted split export resumes from its completed shards.
+ *
+ * @module
+ */
+
+import { deepEqual, equal, ok } from "node:assert/strict";
+import { convertModel } from "../../src/pipeline/convert_model.ts";
+import { DEMO_MODEL, runApr, sha256, testdata, withTempDir } from "../cli/_run_apr.ts";
+import { llamaGenerate } from "./_llama_judge.ts";
+
+const REFERENCE = JSON.parse(
+  Deno.readTextFileSync(testdata("gguf_split/llama_split_of_aprkit.json")),
+) as {
+  input: string;
+  aprkit_unsplit_sha256: string;
+  shards: { name: string; size: number; sha256: string }[];
+};
+
+Deno.test("apr convert --max-shard-size 2MB writes llama-gguf-split --split-max-size 2M's bytes", async () => {
+  await withTempDir(async (dir) => {
+    const one = await runApr(["convert", testdata(REFERENCE.input), "-o", `${dir}/one.gguf`]);
+    equal(one.code, 0, one.stderr);
+    equal(
+      await sha256(await Deno.readFile(`${dir}/one.gguf`)),
+      REFERENCE.aprkit_unsplit_sha256,
+      "aprkit's unsplit GGUF changed since the reference was made: rerun " +
+        "tests/testdata/gguf_split/make_fixtures.py",
+    );
+    const run = await runApr([
+      "convert",
+      testdata(REFERENCE.input),
+      "-o",
+      `${dir}/q.gguf`,
+      "--max-shard-size",
+      "2MB",
+      "--json",
+    ]);
+    equal(run.code, 0, run.stderr);
+    const result = JSON.parse(run.stdout);
+    equal(result.fileBytes, REFERENCE.shards.reduce((n, s) => n + s.size, 0));
+    deepEqual(result.shards, REFERENCE.shards.map((s) => `${dir}/${s.name}`));
+    for (const s of REFERENCE.shards) {
+      equal(await sha256(await Deno.readFile(`${dir}/${s.name}`)), s.sha256, s.name);
+    }
+    const names = [];
+    for await (const e of Deno.readDir(dir)) names.push(e.name);
+    deepEqual(names.sort(), ["one.gguf", ...REFERENCE.shards.map((s) => s.name)].sort());
+  });
+});
+
+Deno.test("llama.cpp loads a split export from its first shard and generates as from the unsplit file", async () => {
+  await withTempDir(async (dir) => {
+    await convertModel(DEMO_MODEL, `${dir}/one.gguf`, { quantize: "q8_0" });
+    await convertModel(DEMO_MODEL, `${dir}/m.gguf`, { quantize: "q8_0", maxShardSize: 60_000 });
+    const shards: string[] = [];
+    for await (const e of Deno.readDir(dir)) if (e.name.startsWith("m-")) shards.push(e.name);
+    ok(shards.length >= 3, shards.join());
+    const [one, split] = await llamaGenerate([
+      `${dir}/one.gguf`,
+      `${dir}/m-00001-of-0000${shards.length}.gguf`,
+    ], 8);
+    deepEqual(split!.prompt, one!.prompt);
+    deepEqual(split!.generated, one!.generated);
+    deepEqual(split!.next, one!.next);
+    // aprkit reads the set back as the unsplit file.
+    const diff = await runApr([
+      "diff",
+      `${dir}/m-00002-of-0000${shards.length}.gguf`,
+      `${dir}/one.gguf`,
+    ]);
+    equal(diff.code, 0, diff.stdout);
+  });
+});
+
+Deno.test("an interrupted split export keeps its completed shards and resumes from them", async () => {
+  await withTempDir(async (dir) => {
+    const source = testdata("gguf/tiny-llama-f32.gguf");
+    await Deno.mkdir(`${dir}/ref`);
+    await convertModel(source, `${dir}/ref/q.gguf`, { maxShardSize: 2_000_000 });
+    const abort = new AbortController();
+    const out = `${dir}/q.gguf`;
+    await convertModel(source, out, {
+      maxShardSize: 2_000_000,
+      signal: abort.signal,
+      onProgress: () => {
+        // Stop once the first two shards are complete.
+        const journal = Deno.readTextFileSync(`${out}.partial.journal`);
+        if (journal.split('"shard"').length > 2) abort.abort(new Error("stop"));
+      },
+    }).then(() => ok(false, "not interrupted"), (e) => equal((e as Error).message, "stop"));
+    const left = [];
+    for await (const e of Deno.readDir(dir)) if (e.name !== "ref") left.push(e.name);
+    deepEqual(left.sort(), [
+      "q-00001-of-00005.gguf.partial",
+      "q-00002-of-00005.gguf.partial",
+      "q.gguf.partial.journal",
+    ]);
+    // Other options: refused, nothing lost.
+    await convertModel(source, out, { maxShardSize: 2_000_000, resume: true, quantize: "f16" })
+      .then(() => ok(false, "resumed with other options"), (e) => {
+        ok(/different input or options/.test((e as Error).message), (e as Error).message);
+      });
+    const resumed = await convertModel(source, out, { maxShardSize: 2_000_000, resume: true });
+    ok(resumed.resumedTensors > 0 && resumed.resumedBytes > 0);
+    for (const s of REFERENCE.shards) {
+      equal(
+        await sha256(await Deno.readFile(`${dir}/${s.name}`)),
+        await sha256(await Deno.readFile(`${dir}/ref/${s.name}`)),
+        s.name,
+      );
+    }
+    for await (const e of Deno.readDir(dir)) ok(!e.name.includes("partial"), e.name);
+  });
+});
