@@ -9,6 +9,9 @@
  * then one re-openable tensor payload each) through `TransformStream`
  * quantizers into a `WritableStream` sink.
  *
+ * Runs in Deno, in Node ≥ 20 (bundled: `deno task bundle`) and in browsers
+ * (`File`/`Blob` in, a picked file out through {@linkcode bindOutput}).
+ *
  * @example Import a model in one call
  * ```ts ignore
  * import { importModel } from "@aprkit/apr";
