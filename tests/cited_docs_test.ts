@@ -23,7 +23,7 @@ async function sourceFiles(dir: URL): Promise<URL[]> {
 
 Deno.test("no message in src/ cites FORMATS.md; every rule its comments cite is in docs/FORMATS.md", async () => {
   const formats = await Deno.readTextFile(new URL("docs/FORMATS.md", ROOT));
-  const rows = new Set([...formats.matchAll(/^\| ([SIGD]\d+) \|/gm)].map((m) => m[1]));
+  const rows = new Set([...formats.matchAll(/^\| ([SIGD]\d+)\s+\|/gm)].map((m) => m[1]));
   const inMessages: string[] = [];
   const missingRules = new Set<string>();
   for (const file of await sourceFiles(new URL("src/", ROOT))) {

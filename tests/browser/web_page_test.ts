@@ -25,16 +25,34 @@ function judgeDir(): string {
   return Deno.env.get("APRKIT_BROWSER_JUDGE_DIR") ?? `${REPO}.tools/browser-judge`;
 }
 
-async function assertJudge(): Promise<void> {
-  const dir = judgeDir();
+/** puppeteer-core's version in `dir`, if installed. */
+async function installedVersion(dir: string): Promise<string | undefined> {
   const pkg = await Deno.readTextFile(join(dir, "node_modules/puppeteer-core/package.json"))
     .catch(() => undefined);
-  ok(
-    pkg?.includes(`"version": "${PUPPETEER_VERSION}"`),
-    `puppeteer-core ${PUPPETEER_VERSION} is not in ${dir}: run bash .ci/run, or ` +
-      `npm install --prefix ${dir} --ignore-scripts puppeteer-core@${PUPPETEER_VERSION} ` +
-      "(or set APRKIT_BROWSER_JUDGE_DIR)",
-  );
+  return pkg === undefined ? undefined : JSON.parse(pkg).version;
+}
+
+/**
+ * The judge, installed on first use like the llama.cpp judge (the pinned
+ * puppeteer-core from the npm registry, no browser download); the system
+ * Chromium must be there (.ci/run installs Debian's).
+ */
+async function ensureJudge(): Promise<void> {
+  const dir = judgeDir();
+  const install =
+    `npm install --no-save --ignore-scripts --prefix ${dir} puppeteer-core@${PUPPETEER_VERSION}`;
+  if (await installedVersion(dir) !== PUPPETEER_VERSION) {
+    const out = await new Deno.Command("npm", {
+      args: install.split(" ").slice(1).concat(["--no-audit", "--no-fund", "--loglevel=error"]),
+      stdout: "piped",
+      stderr: "piped",
+    }).output().catch(() => undefined);
+    ok(
+      out?.success && await installedVersion(dir) === PUPPETEER_VERSION,
+      `puppeteer-core ${PUPPETEER_VERSION} is not in ${dir} and could not be installed: run ` +
+        `${install} (or bash .ci/run, or set APRKIT_BROWSER_JUDGE_DIR)`,
+    );
+  }
   const chromium = await Deno.stat(CHROMIUM).catch(() => undefined);
   ok(
     chromium?.isFile,
@@ -83,7 +101,7 @@ interface JudgeResult {
 }
 
 Deno.test("the web page in headless Chromium: a dropped file is inspected and converted to the CLI's bytes", async () => {
-  await assertJudge();
+  await ensureJudge();
   const dir = await Deno.makeTempDir({ prefix: "aprkit-web-" });
   const page = join(dir, "aprkit.html");
   await run(Deno.execPath(), ["task", "--quiet", "web", "--output", page]);
