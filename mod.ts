@@ -51,6 +51,7 @@ export {
   tensorByteLength,
 } from "./src/dtype.ts";
 export {
+  EnvironmentError,
   type FormatName,
   HubAnswerError,
   HubOfflineError,

@@ -12,11 +12,15 @@
  *   `force: true`, options that do not combine: {@linkcode UsageError} (a
  *   `TypeError`), its message naming the library option (`force: true`);
  * - a server that refuses: {@linkcode HubRequestError};
+ * - the machine failing an operation (a full disk, an I/O error):
+ *   {@linkcode EnvironmentError};
  * - a malformed argument to a low-level API (a negative size, chunks out of
  *   protocol order): `TypeError` or `RangeError`, before any I/O.
  *
  * Each function's `@throws` tags say which apply. The CLI turns them into
- * one line and exit code 2, naming its flags (`--force`) instead of options.
+ * one line and exit code 2 (bad input or usage) or 3 (the environment: a full
+ * disk, a network or server failure), naming its flags (`--force`) instead of
+ * options.
  *
  * @module
  */
@@ -169,5 +173,37 @@ export class UsageError extends TypeError {
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = "UsageError";
+  }
+}
+
+/**
+ * The machine failed an operation that was right to ask for: the disk is
+ * full, a device reported an I/O error. Neither a bug nor bad input: the CLI
+ * exits 3 with the path, the operation and what to do (free space, then
+ * `--resume`). Network failures are {@linkcode HubRequestError}s, which the
+ * CLI also reports with exit code 3 when they are not the request's fault.
+ *
+ * @example Usage
+ * ```ts
+ * import { EnvironmentError } from "./errors.ts";
+ * const e = new EnvironmentError('Cannot write "m.apr.partial": the disk is full', "m.apr.partial");
+ * console.assert(e.path === "m.apr.partial");
+ * ```
+ */
+export class EnvironmentError extends Error {
+  /** The file (or URL) the failed operation was on. */
+  readonly path: string;
+
+  /**
+   * Describe a failure of the environment.
+   *
+   * @param message What failed, on which path, and the fix.
+   * @param path The file or URL.
+   * @param options The cause (the OS error).
+   */
+  constructor(message: string, path: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "EnvironmentError";
+    this.path = path;
   }
 }

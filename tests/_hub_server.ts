@@ -34,6 +34,8 @@ export type HubFault =
     on: "revision" | "tree" | "head" | "cdn";
     path?: string;
     retryAfter?: string;
+    /** A `RateLimit` header, as the Hub sends with 429 (e.g. `"api";r=0;t=55`). */
+    rateLimit?: string;
     times?: number;
   }
   /** D3: the CDN ignores `Range` and sends the whole file with 200. */
@@ -87,6 +89,12 @@ export interface HubServerOptions {
   faults?: HubFault[];
   /** Entries per page of the tree listing (exercises `Link` pagination). Default 2. */
   treePageSize?: number;
+  /**
+   * A gated repository as the Hub answers today (huggingface_hub #4595): the
+   * tree lists LFS hashes redacted to 64 `*`; the resolve answer's
+   * `X-Linked-Etag` still carries the real sha256.
+   */
+  gated?: boolean;
   /** Size of the body chunks sent. Default 64 KiB (benchmarks use more). */
   serveChunkSize?: number;
 }
@@ -178,6 +186,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     if (!fault) return undefined;
     const headers: Record<string, string> = {};
     if (fault.retryAfter !== undefined) headers["retry-after"] = fault.retryAfter;
+    if (fault.rateLimit !== undefined) headers["ratelimit"] = fault.rateLimit;
     return new Response("injected failure", { status: fault.status, headers });
   };
 
@@ -231,7 +240,15 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
           path: f.path,
           size: f.size,
           oid: f.lfs ? gitBlobId(new TextEncoder().encode(f.etag)) : f.etag,
-          ...(f.lfs ? { lfs: { oid: f.etag, size: f.size, pointerSize: 134 } } : {}),
+          ...(f.lfs
+            ? {
+              lfs: {
+                oid: options.gated ? "*".repeat(64) : f.etag,
+                size: f.size,
+                pointerSize: 134,
+              },
+            }
+            : {}),
         }));
         const headers = new Headers({ "content-type": "application/json" });
         if (cursor + pageSize < all.length) {

@@ -26,6 +26,7 @@ import {
   stringOption,
 } from "./command.ts";
 import { pathExists } from "../io/fs_paths.ts";
+import { assertNotLocked } from "../io/partial_file.ts";
 import { ROW_FALLBACKS, type RowFallback } from "../quant/apr_row_fallback.ts";
 import type { ProgressEvent } from "../tensor.ts";
 
@@ -281,6 +282,8 @@ export async function runConversion(
   // An interrupted import is never thrown away by accident: continuing or
   // starting over is the user's explicit choice.
   const journal = `${output}.partial.journal`;
+  // A run in progress on this output comes first: neither flag may touch it.
+  await assertNotLocked(`${output}.partial`);
   if (!options.resume && !options.force && await pathExists(journal).catch(() => false)) {
     throw new UsageError(
       `Cannot write "${output}": a partial import of this output exists ("${output}.partial"); add --resume to continue or --force to start over`,

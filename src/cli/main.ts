@@ -1,7 +1,9 @@
 /**
  * Entry of the `apr` CLI: dispatches to a command and maps errors to exit
- * codes — 0 success, 1 unexpected failure, 2 bad usage or bad input (one line,
- * no stack trace unless `--verbose`).
+ * codes — 0 success, 1 unexpected failure (a bug), 2 bad usage or bad input,
+ * 3 a failure of the environment: a full disk, an I/O error, a network or
+ * server failure that retries did not fix (one line, no stack trace unless
+ * `--verbose`).
  *
  * @module
  */
@@ -9,13 +11,14 @@
 import { messageLine } from "./terminal_text.ts";
 import denoJson from "../../deno.json" with { type: "json" };
 import {
+  EnvironmentError,
   HubAnswerError,
   HubOfflineError,
   HubRequestError,
   ModelFormatError,
   UsageError,
 } from "../errors.ts";
-import { DiskFullError } from "../sources/hub_download.ts";
+import { isStorageFailure } from "../io/storage_errors.ts";
 import { type CommandContext, commandHelp, parseCommandArgs } from "./command.ts";
 import { closest } from "./_suggest.ts";
 import { inFlagTerms } from "./_convert_flags.ts";
@@ -95,7 +98,8 @@ function mainHelp(): string {
     "  apr inspect model.apr",
     "  apr validate --deep model.apr",
     "",
-    "Exit codes: 0 success, 1 unexpected failure, 2 bad usage or bad input.",
+    "Exit codes: 0 success, 1 unexpected failure, 2 bad usage or bad input,",
+    "3 failure of the environment (disk full, I/O error, network or server failure).",
     "",
   ].join("\n");
 }
@@ -105,7 +109,8 @@ function mainHelp(): string {
  *
  * @param args Command-line arguments, without the program name.
  * @param io Where to write; the console by default.
- * @returns The exit code: 0 success, 1 unexpected failure, 2 bad usage or bad input.
+ * @returns The exit code: 0 success, 1 unexpected failure, 2 bad usage or bad input,
+ * 3 failure of the environment.
  */
 export async function main(args: readonly string[], io: MainIo = consoleIo()): Promise<number> {
   // `deno task apr -- inspect x` passes the "--" through: it ends no options here.
@@ -203,7 +208,12 @@ export function isUserError(error: unknown): boolean {
   // A server's answer that cannot be used (an unsafe file name, a wrong
   // sha256) is bad input, like a malformed file.
   if (error instanceof HubAnswerError) return true;
-  if (error instanceof HubRequestError) return error.status >= 400 && error.status < 500;
+  // A 4xx is the request's fault (a wrong name, a missing token), except
+  // 408 and 429: a slow or busy server, the environment's (exit code 3).
+  if (error instanceof HubRequestError) {
+    return error.status >= 400 && error.status < 500 && error.status !== 408 &&
+      error.status !== 429;
+  }
   if (
     error instanceof Deno.errors.NotFound || error instanceof Deno.errors.AlreadyExists ||
     error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.IsADirectory ||
@@ -218,25 +228,40 @@ export function isUserError(error: unknown): boolean {
 }
 
 /**
- * Whether an error comes from the machine or the network (a full disk, a
- * server that kept failing): not the user's input, but not a bug either.
+ * Whether an error comes from the machine or the network (a full disk, an
+ * I/O error, a server that kept failing or stalled): not the user's input,
+ * not a bug either. Exit code 3; checked after {@linkcode isUserError}, so
+ * a 4xx answer stays exit 2.
+ *
+ * @param error Anything thrown.
+ * @returns True for exit code 3.
  */
-function isEnvironmentError(error: unknown): boolean {
-  return error instanceof DiskFullError || error instanceof HubRequestError ||
-    (error instanceof Error && /ENOSPC|No space left/i.test(error.message));
+export function isEnvironmentError(error: unknown): boolean {
+  return error instanceof EnvironmentError || error instanceof HubRequestError ||
+    isStorageFailure(error);
 }
+
+/** What to do after a network or server failure, when the message does not say. */
+const NETWORK_FIX =
+  "check the network and run the same command again (--resume continues an APR import; HF_HUB_OFFLINE=1 uses only the cache)";
 
 function reportError(io: MainIo, error: unknown, verbose: boolean, json: boolean): number {
   const userError = isUserError(error);
-  const exitCode = userError ? 2 : 1;
+  const environment = !userError && isEnvironmentError(error);
+  const exitCode = userError ? 2 : environment ? 3 : 1;
   // Library errors name library options (force: true); say the flags here.
   // A malformed file's message quotes the file, so it is left as it is.
-  const message = error instanceof ModelFormatError
+  let message = error instanceof ModelFormatError
     ? error.message
     : inFlagTerms(error instanceof Error ? error.message : String(error));
+  if (
+    environment && error instanceof HubRequestError && !/run (it )?again|--resume/.test(message)
+  ) {
+    message = `${message}; ${NETWORK_FIX}`;
+  }
   if (json) {
     // Scripts get one JSON document on stdout whatever happens.
-    const path = error instanceof ModelFormatError
+    const path = error instanceof ModelFormatError || error instanceof EnvironmentError
       ? error.path
       : error instanceof HubRequestError
       ? error.url
@@ -256,7 +281,7 @@ function reportError(io: MainIo, error: unknown, verbose: boolean, json: boolean
     // split. Messages that name their command ("apr import: …") keep it alone.
     const line = messageLine(message);
     io.err(line.startsWith("apr ") ? `${line}\n` : `apr: ${line}\n`);
-    if (!userError && !isEnvironmentError(error)) {
+    if (!userError && !environment) {
       io.err("apr: this looks like a bug; run again with --verbose for details\n");
     }
   }

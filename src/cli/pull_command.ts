@@ -64,6 +64,7 @@ export const pullCommand: CommandSpec = {
         revision: stringOption(values, "revision"),
         ...(include.length > 0 ? { include } : {}),
         ...(jobs !== undefined ? { jobs } : {}),
+        onWait: (message) => ctx.warn(message),
         onProgress: (event) => {
           display.update(event);
           for (const f of event.active) display.updateItem(f.path, f.bytesDone, f.bytesTotal);

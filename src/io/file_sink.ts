@@ -8,6 +8,7 @@
 
 import { createFreshFile, openExistingFile } from "./partial_file.ts";
 import { fs, type RuntimeFile, SEEK_START } from "../runtime/fs.ts";
+import { storageFailure } from "./storage_errors.ts";
 
 /** Options of {@linkcode FileSink.open}. */
 export interface FileSinkOptions {
@@ -70,7 +71,10 @@ export class FileSink {
   #run<T>(op: () => Promise<T>): Promise<T> {
     const result = this.#queue.then(() => {
       if (this.#closed) throw new TypeError(`Cannot write "${this.path}": the file is closed`);
-      return op();
+      // A full disk or a failing device names this file (exit code 3).
+      return op().catch((error) => {
+        throw storageFailure(error, this.path, "write");
+      });
     });
     this.#queue = result.catch(() => {});
     return result;
@@ -148,8 +152,12 @@ export class FileSink {
    * keep streaming while its last batch becomes durable.
    */
   async syncDataBeside(): Promise<void> {
-    this.#syncHandle ??= await fs.open(this.path, { write: true });
-    await this.#syncHandle.syncData();
+    try {
+      this.#syncHandle ??= await fs.open(this.path, { write: true });
+      await this.#syncHandle.syncData();
+    } catch (error) {
+      throw storageFailure(error, this.path, "write");
+    }
   }
 
   close(): Promise<void> {

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { storageFailure } from "./storage_errors.ts";
 import {
   assertRange,
   type ByteSource,
@@ -70,7 +71,10 @@ export class FileSource implements ByteSource {
    */
   read(offset: number, length: number): Promise<Uint8Array> {
     assertRange(this.name, this.size, offset, length);
-    const result = this.#queue.then(() => this.#readAt(offset, length));
+    // A failing device names this file (exit code 3), not just "os error 5".
+    const result = this.#queue.then(() => this.#readAt(offset, length)).catch((error) => {
+      throw storageFailure(error, this.name, "read");
+    });
     this.#queue = result.catch(() => {});
     return result;
   }

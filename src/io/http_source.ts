@@ -18,6 +18,7 @@
 
 import { HubAnswerError, HubRequestError } from "../errors.ts";
 import { assertRange, type ByteSource, DEFAULT_CHUNK_SIZE } from "./byte_source.ts";
+import { parseRateLimit } from "./rate_limit.ts";
 
 /** Retries of one request before giving up (D2: bounded). */
 export const DEFAULT_RETRIES = 5;
@@ -25,6 +26,12 @@ export const DEFAULT_RETRIES = 5;
 export const DEFAULT_RETRY_DELAY_MS = 500;
 /** Longest wait between two attempts, also the cap on a server's `Retry-After`. */
 export const DEFAULT_MAX_RETRY_DELAY_MS = 30_000;
+/**
+ * Longest time one request waits, in all, for rate-limit windows to reset
+ * (a `RateLimit` header's `t` on HTTP 429): 5 minutes, one window of the
+ * Hugging Face Hub. A reset further away fails at once, saying when.
+ */
+export const DEFAULT_RATE_LIMIT_BUDGET_MS = 300_000;
 /** Re-resolutions of an expired signed URL (FORMATS.md §4) before a 401/403 is final. */
 const MAX_REFRESHES = 3;
 /** Wait for a response's headers (connect included) before the attempt counts as failed. */
@@ -59,6 +66,15 @@ export interface RetryOptions {
    * @default {30000}
    */
   maxRetryDelayMs?: number;
+  /**
+   * Most milliseconds one request waits, in all, for rate limits to reset
+   * (HTTP 429 with a `RateLimit: "api";r=0;t=55` header).
+   *
+   * @default {300000}
+   */
+  rateLimitBudgetMs?: number;
+  /** Told before a rate-limit wait, with a line saying how long and why. */
+  onWait?: (message: string) => void;
   /** How to wait (tests pass a fast one). Default: `setTimeout`. */
   sleep?: (ms: number) => Promise<void>;
   /** The `fetch` to use. Default: the global one. */
@@ -297,6 +313,7 @@ export async function fetchWithRetry(
 ): Promise<Response> {
   const retries = options.retries ?? DEFAULT_RETRIES;
   const doFetch = options.fetch ?? fetch;
+  let rateLimited = 0; // milliseconds waited for rate limits so far
   for (let attempt = 0;; attempt++) {
     let response: Response;
     // Each attempt gets its headers within the time limit or is aborted; the
@@ -346,6 +363,38 @@ export async function fetchWithRetry(
     if (!RETRYABLE_STATUSES.has(response.status)) return response;
     const retryAfter = response.headers.get("retry-after");
     await response.body?.cancel().catch(() => {});
+    const limit = response.status === 429
+      ? parseRateLimit(response.headers.get("ratelimit"))
+      : undefined;
+    if (limit !== undefined && limit.resetSeconds > 0) {
+      // A used-up quota: waiting for its window is the only thing that
+      // helps, and a retry before then only spends another request. Waits
+      // count against their own budget, not the retries.
+      const budget = options.rateLimitBudgetMs ?? DEFAULT_RATE_LIMIT_BUDGET_MS;
+      const ms = limit.resetSeconds * 1000;
+      if (rateLimited + ms > budget) {
+        throw new HubRequestError(
+          `Cannot fetch "${
+            redactUrl(url)
+          }": rate-limited (HTTP 429, quota "${limit.policy}" resets in ${limit.resetSeconds} s), more than the ${
+            Math.round((budget - rateLimited) / 1000)
+          } s left of this request's ${
+            budget / 1000
+          } s wait budget; try again later (a token, HF_TOKEN, gets higher limits)`,
+          429,
+          redactUrl(url),
+        );
+      }
+      options.onWait?.(
+        `${
+          new URL(url).host
+        } rate-limits requests (quota "${limit.policy}" used up, HTTP 429): waiting ${limit.resetSeconds} s for it to reset`,
+      );
+      rateLimited += ms;
+      await (options.sleep ? options.sleep(ms) : defaultSleep(ms, options.signal));
+      attempt--; // not a failed attempt
+      continue;
+    }
     if (attempt >= retries) {
       const busy = response.status === 429 ? "too many requests" : "server error";
       throw new HubRequestError(

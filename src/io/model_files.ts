@@ -8,6 +8,7 @@
  */
 
 import { join } from "../runtime/path.ts";
+import { ModelFormatError } from "../errors.ts";
 import type { ByteSource } from "./byte_source.ts";
 import { openFileSource } from "./file_source.ts";
 import { fs } from "../runtime/fs.ts";
@@ -137,7 +138,13 @@ export async function readTextFile(
         }": ${source.size} bytes is over the ${maxBytes}-byte limit`,
       );
     }
-    return new TextDecoder("utf-8", { fatal: true }).decode(await source.read(0, source.size));
+    const bytes = await source.read(0, source.size);
+    try {
+      return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    } catch (cause) {
+      // A malformed file, not a bug: one line naming it (issue 20 item 8).
+      throw new ModelFormatError("JSON", files.locate(path), "not valid UTF-8", { cause });
+    }
   } finally {
     await source.close();
   }

@@ -11,12 +11,22 @@
  * untouched), a partial resumed from must be a regular file, and the rename
  * checks what it replaces.
  *
+ * Two runs writing one output (docs/SECURITY.md, "Two writers"): the handle
+ * of a partial file holds an exclusive OS lock (`flock`), which the OS drops
+ * when the process ends however it ends. A second writer tests that lock
+ * before it removes or opens anything, and is refused at once — with
+ * `--force` too, which replaces a finished output, not a run in progress. The
+ * rename into place checks that `OUT.partial` is still the file this process
+ * created (same device and inode), so a run never renames a file it did not
+ * write.
+ *
  * @module
  */
 
 import { UsageError } from "../errors.ts";
 import { assertOutputFree, removeIfExists } from "./fs_paths.ts";
 import { type FileInfo, fs, type RuntimeFile } from "../runtime/fs.ts";
+import { storageFailure } from "./storage_errors.ts";
 
 /**
  * The partial file of an output.
@@ -40,8 +50,85 @@ export function partialPathOf(path: string): string {
  */
 export async function createFreshFile(path: string): Promise<RuntimeFile> {
   await assertNotDirectory(path);
+  await assertNotLocked(path);
   await removeIfExists(path);
-  return await fs.open(path, { read: true, write: true, createNew: true });
+  const file = await fs.open(path, { read: true, write: true, createNew: true });
+  await lockOrRefuse(file, path);
+  return file;
+}
+
+/**
+ * The identity (device, inode) of each partial file this process holds, by
+ * path: what {@linkcode renameIntoPlace} expects to find there.
+ */
+const held = new Map<string, string>();
+
+function identity(info: FileInfo): string | undefined {
+  return info.ino === null ? undefined : `${info.dev}:${info.ino}`;
+}
+
+/**
+ * Whether partial files are locked: `flock` is advisory on Unix, but
+ * Windows' `LockFileEx` is mandatory and would stop this process's own
+ * second handles (the resume verifier, the sync handle) from reading.
+ */
+const LOCKING = globalThis.Deno?.build.os !== "windows";
+
+/** Lock `file` (open at `path`) exclusively, or close it and refuse. */
+async function lockOrRefuse(file: RuntimeFile, path: string): Promise<void> {
+  let locked = true;
+  try {
+    if (LOCKING && file.tryLock) locked = await file.tryLock(true);
+  } catch {
+    // A file system without locks (some network mounts): work as before.
+  }
+  if (!locked) {
+    file.close();
+    throw busy(path);
+  }
+  const id = identity(await file.stat());
+  if (id !== undefined) held.set(path, id);
+}
+
+function busy(path: string): UsageError {
+  return new UsageError(
+    `Cannot write "${path}": another process is writing it (it holds its lock); wait for that run to finish or choose another output (force: true does not stop a run in progress)`,
+  );
+}
+
+/**
+ * Refuse when another process holds the lock of the partial file at `path`
+ * (a run in progress); a partial left by a run that ended is not locked.
+ *
+ * @param path The partial file.
+ * @throws {UsageError} When another process is writing it.
+ */
+export async function assertNotLocked(path: string): Promise<void> {
+  let info: FileInfo;
+  try {
+    info = await fs.lstat(path);
+  } catch (error) {
+    if (error instanceof fs.errors.NotFound) return;
+    throw error;
+  }
+  if (!LOCKING || !info.isFile) return; // a link or anything else is removed, never opened
+  let probe: RuntimeFile;
+  try {
+    probe = await fs.open(path, { read: true });
+  } catch {
+    return; // gone or unreadable: the remove or create that follows reports it
+  }
+  try {
+    let free: boolean;
+    try {
+      free = probe.tryLock ? await probe.tryLock(true) : true;
+    } catch {
+      free = true; // no locks on this file system
+    }
+    if (!free) throw busy(path);
+  } finally {
+    probe.close(); // closing drops the probe's own lock
+  }
 }
 
 /**
@@ -55,7 +142,9 @@ export async function createFreshFile(path: string): Promise<RuntimeFile> {
  */
 export async function openExistingFile(path: string): Promise<RuntimeFile> {
   await assertRegularFile(path);
-  return await fs.open(path, { read: true, write: true });
+  const file = await fs.open(path, { read: true, write: true });
+  await lockOrRefuse(file, path);
+  return file;
 }
 
 /**
@@ -89,6 +178,8 @@ export async function writeFreshFile(path: string, data: Uint8Array | string): P
     for (let written = 0; written < bytes.length;) {
       written += await file.write(bytes.subarray(written));
     }
+  } catch (error) {
+    throw storageFailure(error, path, "write");
   } finally {
     file.close();
   }
@@ -102,7 +193,8 @@ export async function writeFreshFile(path: string, data: Uint8Array | string): P
  * @param partial The complete partial file.
  * @param path The final path.
  * @param force Whether an existing regular file may be replaced.
- * @throws {UsageError} When `path` exists without `force`, or is not a regular file.
+ * @throws {UsageError} When `path` exists without `force`, or is not a regular
+ * file, or when `partial` is no longer the file this process created.
  */
 export async function renameIntoPlace(
   partial: string,
@@ -110,7 +202,18 @@ export async function renameIntoPlace(
   force: boolean | undefined,
 ): Promise<void> {
   await assertOutputFree(path, force); // a regular file (with force) or nothing
+  const expected = held.get(partial);
+  if (expected !== undefined) {
+    const found = await fs.lstat(partial).then(identity, () => undefined);
+    if (found !== expected) {
+      held.delete(partial);
+      throw new UsageError(
+        `Cannot write "${path}": "${partial}" was replaced or removed by another process while this run wrote it; nothing was renamed, run again`,
+      );
+    }
+  }
   await fs.rename(partial, path);
+  held.delete(partial);
 }
 
 /**
@@ -119,6 +222,7 @@ export async function renameIntoPlace(
  * @param path The file.
  */
 export async function discardFile(path: string): Promise<void> {
+  held.delete(path);
   await removeIfExists(path);
 }
 

@@ -16,6 +16,7 @@ import { GgufSink } from "../formats/gguf/sink.ts";
 import { SplitGgufSink } from "../formats/gguf/split_sink.ts";
 import { ggufStorage, hasPaddedRows } from "../formats/gguf/tensor_storage.ts";
 import { QnatSink } from "../formats/qnat/sink.ts";
+import { sourceIdentityOf } from "./source_identity.ts";
 import { SafetensorsSink } from "../formats/safetensors/writer.ts";
 import {
   ImportanceSizeError,
@@ -275,7 +276,11 @@ export async function convertModel(
       header = h;
       if (imatrix !== undefined) warnMissingImportance(h, imatrix, options);
     }));
-    const sink = await createSink(format, output, options, imatrix);
+    // Only a resumable output journals it: the identity of the source's content.
+    const sourceKey = format === "apr" && options.compress !== "lz4"
+      ? await sourceIdentityOf(model)
+      : undefined;
+    const sink = await createSink(format, output, options, imatrix, sourceKey);
     // A Hub model streamed without the cache is checked against its sha256s
     // before the output is renamed into place (FORMATS.md D5).
     await stream.pipeTo(
@@ -325,7 +330,12 @@ export async function convertModel(
         { cause: error },
       );
     }
-    throw nameTheSource(error, typeof source === "string" ? source : model.location, format);
+    throw nameTheSource(
+      error,
+      typeof source === "string" ? source : model.location,
+      format,
+      output,
+    );
   } finally {
     await model.close();
   }
@@ -373,14 +383,25 @@ async function sizeOfAll(paths: readonly string[]): Promise<number> {
  * too long, too many dimensions), or metadata too large for it, is reported by the sink, which does not know
  * where the tensor came from: say which file it is, so the one line names it.
  */
-function nameTheSource(error: unknown, location: string, format: OutputFormat): unknown {
+function nameTheSource(
+  error: unknown,
+  location: string,
+  format: OutputFormat,
+  output: string,
+): unknown {
+  // Every refusal names a file (issue 20 item 8): writers and converters say
+  // what they cannot do with a tensor or a value ("Cannot convert tensor
+  // "B"", "Cannot encode GGUF: …", "Cannot write QNAT file: …") without
+  // knowing which conversion they serve.
   if (
     (error instanceof TypeError || error instanceof RangeError) &&
-    /^Cannot (use tensor name|store tensor|encode APR metadata)/.test(error.message) &&
-    !error.message.includes(location)
+    error.message.startsWith("Cannot ") &&
+    !error.message.includes(`"${location}"`) && !error.message.includes(`"${output}"`)
   ) {
     return new UsageError(
-      `Cannot convert "${location}" to ${format}: ${error.message.replace(/^Cannot /, "cannot ")}`,
+      `Cannot convert "${location}" to ${format}: ${
+        error.message.replace(/^Cannot /, "cannot ")
+      } (writing "${output}")`,
       { cause: error },
     );
   }
@@ -610,7 +631,9 @@ function createSink(
   output: string,
   options: ConvertOptions,
   imatrix: ImportanceMatrix | undefined,
+  sourceKey: string | undefined,
 ): Promise<WritableStream<ModelChunk>> {
+  const source = sourceKey === undefined ? {} : { sourceKey };
   const common = {
     force: options.force === true,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
@@ -623,6 +646,7 @@ function createSink(
           ...common,
           maxShardSize: options.maxShardSize,
           resume: options.resume === true,
+          ...source,
           ...(options.commitBytes !== undefined ? { commitBytes: options.commitBytes } : {}),
           planKey: JSON.stringify({
             quantize: options.quantize ?? "none",
@@ -636,6 +660,7 @@ function createSink(
       return AprSink.create(output, {
         ...common,
         resume: options.resume === true,
+        ...source,
         ...(options.commitBytes !== undefined ? { commitBytes: options.commitBytes } : {}),
         planKey: JSON.stringify({
           quantize: options.quantize ?? "none",

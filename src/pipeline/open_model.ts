@@ -34,6 +34,11 @@ import { pullModel, type PullProgressEvent } from "../sources/hub_pull.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
 import { selectQuant } from "../sources/hub_select.ts";
 import { type HubSettings, hubSettingsFromEnv } from "../sources/hub_settings.ts";
+import {
+  localSourceIdentity,
+  pinnedSourceIdentity,
+  rememberSourceIdentity,
+} from "./source_identity.ts";
 import { LocalModelFiles, type ModelFiles } from "../io/model_files.ts";
 import type { ModelReader } from "../tensor.ts";
 import { DETECT_BYTES, detectFormat } from "./detect_format.ts";
@@ -94,9 +99,23 @@ export async function openModel(
   if (isHubRef(text)) return await openHubModel(text, options);
   if (/^https?:\/\//i.test(text)) {
     const { timeouts } = options.hubSettings ?? hubSettingsFromEnv();
-    return new Model(await openModelFile(await openHttpSource(text, timeouts), options), text);
+    return new Model(
+      await openModelFile(await openHttpSource(text, { ...timeouts, ...waits(options) }), options),
+      text,
+    );
   }
-  return new Model(await openLocalModel(text, options), text);
+  return identified(new Model(await openLocalModel(text, options), text), text);
+}
+
+/**
+ * Remember the identity of a local source for resume (source_identity.ts):
+ * an index or manifest stands for its folder, whose shards it names.
+ */
+function identified(model: Model, path: string): Model {
+  const unix = path.replaceAll("\\", "/");
+  const subject = unix.toLowerCase().endsWith(".json") ? posix.dirname(unix) : path;
+  rememberSourceIdentity(model, () => localSourceIdentity(subject));
+  return model;
 }
 
 /**
@@ -275,23 +294,32 @@ async function openHubModel(text: string, options: OpenModelOptions): Promise<Mo
   const isFile = ref.path !== undefined && /\.(gguf|apr|safetensors|json)$/i.test(ref.path);
   if (options.noCache && !settings.offline) {
     const folderRef = isFile ? { ...ref, path: parentOf(ref.path!) } : ref;
-    const files = await openHubModelFiles(folderRef, { settings, revision });
+    const files = await openHubModelFiles(folderRef, { settings, revision, ...waits(options) });
     const verify = (): Promise<void> => files.verify?.() ?? Promise.resolve();
+    // The commit pins the content (files.name carries it).
+    const pinned = (model: Model): Model => {
+      rememberSourceIdentity(model, () => Promise.resolve(pinnedSourceIdentity(files.name)));
+      return model;
+    };
     if (isFile && !ref.path!.endsWith(".json")) {
       const name = posix.basename(ref.path!);
-      return new Model(
-        await openWholeSet(
-          await openModelFile(await files.open(name), options),
-          files,
-          name,
-          options,
+      return pinned(
+        new Model(
+          await openWholeSet(
+            await openModelFile(await files.open(name), options),
+            files,
+            name,
+            options,
+          ),
+          text,
+          verify,
         ),
-        text,
-        verify,
       );
     }
     if (isFile && ref.path!.toLowerCase().endsWith(APR_MANIFEST_SUFFIX)) {
-      return new Model(await openShardedApr(files, posix.basename(ref.path!)), text, verify);
+      return pinned(
+        new Model(await openShardedApr(files, posix.basename(ref.path!)), text, verify),
+      );
     }
     const reader = isFile
       ? await openSafetensorsModel(files, {
@@ -299,21 +327,30 @@ async function openHubModel(text: string, options: OpenModelOptions): Promise<Mo
         ...warnings(options),
       })
       : await openModelFolder(files, options);
-    return new Model(reader, text, verify);
+    return pinned(new Model(reader, text, verify));
   }
   const pulled = await pullModel(ref, {
     settings,
     revision,
+    ...waits(options),
     ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
     ...(options.onDownloadProgress ? { onProgress: options.onDownloadProgress } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  return new Model(await openLocalModel(pulled.modelPath, options), text);
+  return identified(
+    new Model(await openLocalModel(pulled.modelPath, options), text),
+    pulled.modelPath,
+  );
 }
 
 function parentOf(path: string): string | undefined {
   const parent = posix.dirname(path);
   return parent === "." ? undefined : parent;
+}
+
+/** Rate-limit waits are said through the warnings (how long, and why). */
+function waits(options: OpenModelOptions): { onWait?: (message: string) => void } {
+  return options.onWarning ? { onWait: options.onWarning } : {};
 }
 
 function warnings(options: OpenModelOptions): { onWarning?: (message: string) => void } {

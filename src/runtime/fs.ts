@@ -28,6 +28,8 @@ export interface FileInfo {
   size: number;
   /** Last modification, when known. */
   mtime: Date | null;
+  /** Last status change, when known. */
+  ctime?: Date | null;
   /** Device id, when known. */
   dev: number;
   /** Inode, when known. */
@@ -83,6 +85,11 @@ export interface RuntimeFile {
   syncData(): Promise<void>;
   /** Close the handle. */
   close(): void;
+  /**
+   * Try an OS lock on the whole file (Deno's `flock`); absent where the
+   * runtime has none (Node, browsers): callers then go without.
+   */
+  tryLock?(exclusive?: boolean): Promise<boolean>;
 }
 
 /** Error classes by cause (Deno's `Deno.errors`; stand-ins elsewhere). */

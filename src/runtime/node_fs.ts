@@ -17,6 +17,7 @@ interface NodeStats {
   isSymbolicLink(): boolean;
   size: number;
   mtime: Date;
+  ctime: Date;
   dev: number;
   ino: number;
 }
@@ -53,6 +54,7 @@ function info(s: NodeStats): FileInfo {
     isSymlink: s.isSymbolicLink(),
     size: s.size,
     mtime: s.mtime,
+    ctime: s.ctime,
     dev: s.dev,
     ino: s.ino,
   };

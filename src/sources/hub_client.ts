@@ -17,6 +17,8 @@ import {
 } from "../io/http_source.ts";
 import { assertSafeRepoPath, isBlobEtag, isCommitId, quoteName } from "./hub_names.ts";
 
+/** A sha256 as the Hub writes it: 64 lowercase hex digits. */
+const SHA256_HEX = /^[0-9a-f]{64}$/;
 /** Options of {@linkcode HubClient}. */
 export interface HubClientOptions extends RetryOptions {
   /**
@@ -188,7 +190,10 @@ export class HubClient {
           path: item.path,
           size: typeof item.size === "number" ? item.size : 0,
           oid: typeof item.oid === "string" ? item.oid : "",
-          sha256: typeof lfs?.oid === "string" ? lfs.oid : undefined,
+          // Gated repositories may list a redacted hash (64 "*",
+          // huggingface_hub #4595): only hex is a sha256; without one, the
+          // resolve answer's X-Linked-Etag (fileInfo) gives it.
+          sha256: typeof lfs?.oid === "string" && SHA256_HEX.test(lfs.oid) ? lfs.oid : undefined,
         });
       }
       const next = nextLink(response.headers.get("link"));
@@ -252,7 +257,7 @@ export class HubClient {
       if (!isCommitId(commit)) {
         throw this.#badAnswer(url, `no X-Repo-Commit for "${path}"`);
       }
-      const sha256 = headers.has("x-linked-etag") && /^[0-9a-f]{64}$/.test(etag) ? etag : undefined;
+      const sha256 = headers.has("x-linked-etag") && SHA256_HEX.test(etag) ? etag : undefined;
       const downloadUrl = target ?? url;
       // The token goes to the Hub only, never to the CDN host.
       const sameOrigin = new URL(downloadUrl).origin === new URL(this.endpoint).origin;

@@ -23,7 +23,7 @@
  */
 
 import { createSha256, type Sha256 } from "../runtime/sha256.ts";
-import { HubRequestError } from "../errors.ts";
+import { EnvironmentError, HubAnswerError, HubRequestError } from "../errors.ts";
 import type { HttpSource } from "../io/http_source.ts";
 import type { HubCache } from "./hub_cache.ts";
 import { fs, type RuntimeFile, SEEK_START } from "../runtime/fs.ts";
@@ -43,11 +43,8 @@ export const DEFAULT_PART_SIZE = 64 * 1024 * 1024;
 /** Version of the sidecar format; another version is ignored (and the download restarted). */
 const PARTS_VERSION = 1;
 
-/** The disk filled up while downloading (FORMATS.md D8); the partial download is kept for resume. */
-export class DiskFullError extends Error {
-  /** The file being written. */
-  readonly path: string;
-
+/** The disk filled up while downloading; the partial download is kept for resume. */
+export class DiskFullError extends EnvironmentError {
   /**
    * Describe a full disk.
    *
@@ -57,10 +54,10 @@ export class DiskFullError extends Error {
   constructor(path: string, options?: ErrorOptions) {
     super(
       `Cannot write "${path}": the disk is full; the partial download is kept, free some space and run again to resume`,
+      path,
       options,
     );
     this.name = "DiskFullError";
-    this.path = path;
   }
 }
 
@@ -252,9 +249,9 @@ export async function downloadBlob(options: DownloadBlobOptions): Promise<Downlo
     if (actual !== options.sha256) {
       // D5: never cache content that is not what the Hub announced.
       await discard(incomplete, partsPath);
-      throw new HubRequestError(
+      // A wrong answer from the server, as with --no-cache: exit code 2 both ways.
+      throw new HubAnswerError(
         `Cannot download "${source.name}": its sha256 is ${actual} but the Hub announced ${options.sha256}; the download was deleted and not cached, run again to retry`,
-        200,
         source.name,
       );
     }

@@ -75,6 +75,36 @@ export async function runApr(args: string[], options: RunAprOptions = {}): Promi
 }
 
 /**
+ * Run `apr ARGS` and measure its peak resident memory (Linux: VmHWM of
+ * /proc/PID/status, polled until it exits; `undefined` elsewhere).
+ *
+ * @param args Arguments after `apr`.
+ * @returns The run and its peak resident bytes.
+ */
+export async function runAprPeakRss(args: string[]): Promise<{ run: AprRun; peakBytes?: number }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI_PATH, ...args],
+    env: { HF_HOME: "/nonexistent", HF_HUB_OFFLINE: "1", NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let peak: number | undefined;
+  let done = false;
+  const output = child.output().finally(() => (done = true));
+  while (!done) {
+    const status = await Deno.readTextFile(`/proc/${child.pid}/status`).catch(() => "");
+    const kb = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
+    if (kb !== undefined) peak = Math.max(peak ?? 0, Number(kb) * 1024);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const { code, stdout, stderr } = await output;
+  const text = new TextDecoder();
+  const run = { code, stdout: text.decode(stdout), stderr: text.decode(stderr) };
+  return peak === undefined ? { run } : { run, peakBytes: peak };
+}
+
+/**
  * The non-empty lines of a text.
  *
  * @param text Output text.

@@ -20,14 +20,13 @@ import { MAX_INDEX_ITEMS } from "../../src/formats/safetensors/sharded.ts";
 import { messageLine } from "../../src/cli/terminal_text.ts";
 import { RawGguf, rawHeader } from "../formats/gguf/_raw_gguf.ts";
 import {
-  type AprRun,
   assertOneLineError,
-  CLI_PATH,
   DEMO_MODEL,
   exists,
   f32Safetensors,
   rawSafetensors,
   runApr,
+  runAprPeakRss,
   withTempDir,
 } from "./_run_apr.ts";
 
@@ -115,33 +114,6 @@ Deno.test("names with terminal escapes are printed escaped, and exactly in --jso
     });
   });
 });
-
-/**
- * Run `apr ARGS` and measure its peak resident memory (Linux: VmHWM of
- * /proc/PID/status, polled until it exits; `undefined` elsewhere).
- */
-async function runAprPeakRss(args: string[]): Promise<{ run: AprRun; peakBytes?: number }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI_PATH, ...args],
-    env: { HF_HOME: "/nonexistent", HF_HUB_OFFLINE: "1", NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let peak: number | undefined;
-  let done = false;
-  const output = child.output().finally(() => (done = true));
-  while (!done) {
-    const status = await Deno.readTextFile(`/proc/${child.pid}/status`).catch(() => "");
-    const kb = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
-    if (kb !== undefined) peak = Math.max(peak ?? 0, Number(kb) * 1024);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  const { code, stdout, stderr } = await output;
-  const text = new TextDecoder();
-  const run = { code, stdout: text.decode(stdout), stderr: text.decode(stderr) };
-  return peak === undefined ? { run } : { run, peakBytes: peak };
-}
 
 /** A QNAT fixed header (docs/QNAT.md §2.1): magic, version 1, no flags, the sizes given. */
 function qnatHeader(metadataSize: number, tensorCount: number): Uint8Array {

@@ -52,13 +52,18 @@ export interface JournalCommit {
  */
 export const MAX_JOURNAL_BYTES = 64 * 1024 * 1024;
 
-/** The plan line written first. */
-export function planLine(plan: string, layout: AprLayout): string {
+/**
+ * The plan line written first. `source` is the identity of the source's
+ * content (`source_identity.ts`), checked on resume apart from the plan so
+ * the refusal can say what changed.
+ */
+export function planLine(plan: string, layout: AprLayout, source?: string): string {
   return JSON.stringify({
     journal: JOURNAL_VERSION,
     plan,
     fileSize: layout.fileSize,
     tensors: layout.tensors.length,
+    ...(source === undefined ? {} : { source }),
   });
 }
 
@@ -87,8 +92,9 @@ export function commitLine(c: JournalCommit): string {
  * @param layout This run's layout.
  * @param output The output path, for messages.
  * @param partialPath The partial output's path, for messages.
+ * @param source The identity of this run's source content, when known.
  * @returns The claims, by tensor index.
- * @throws {UsageError} When the plan differs.
+ * @throws {UsageError} When the plan or the source differs.
  */
 export function parseJournal(
   text: string,
@@ -96,6 +102,7 @@ export function parseJournal(
   layout: AprLayout,
   output: string,
   partialPath: string,
+  source?: string,
 ): Map<number, JournalCommit> {
   const lines = text.split("\n");
   let recorded: unknown;
@@ -107,6 +114,13 @@ export function parseJournal(
   if ((recorded as { plan?: unknown } | null | undefined)?.plan !== plan) {
     throw new UsageError(
       `Cannot resume "${output}": the partial output "${partialPath}" was planned from a different input or options; run without resume: true to start over`,
+    );
+  }
+  // The same plan from changed bytes (a shard rewritten in place, same size
+  // and header): what was committed came from other content.
+  if (source !== undefined && (recorded as { source?: unknown }).source !== source) {
+    throw new UsageError(
+      `Cannot resume "${output}": its source changed since "${partialPath}" was written (a source file was modified, replaced or moved), so the committed tensors came from other bytes; run with force: true to start over`,
     );
   }
   const claims = new Map<number, JournalCommit>();

@@ -68,6 +68,12 @@ export interface AprSinkOptions {
    * plan hash so a resume with other options is refused. @default {""}
    */
   planKey?: string;
+  /**
+   * The identity of the source's content (see `source_identity.ts`),
+   * journaled so a resume from changed source bytes is refused.
+   * @default {undefined} (not checked)
+   */
+  sourceKey?: string;
   /** Called as bytes are written (phase `"write"`); resumed bytes count as done. */
   onProgress?: ProgressCallback;
   /** Data order in the file. @default {"index"} */
@@ -224,7 +230,10 @@ class SinkState {
       // Compact: the plan and the latest claim of each tensor, still to verify
       // (the next resume verifies them again if this run stops first).
       const kept = [...this.claims.values()].map(commitLine).join("");
-      await writeFreshFile(this.journalPath, planLine(plan, layout) + "\n" + kept);
+      await writeFreshFile(
+        this.journalPath,
+        planLine(plan, layout, this.options.sourceKey) + "\n" + kept,
+      );
       this.journaled = this.claims.size > 0;
       // Progress starts where the last run stopped (taken back if a claim fails).
       for (const c of this.claims.values()) {
@@ -236,13 +245,15 @@ class SinkState {
         }
       }
     } else {
-      await removeIfExists(this.journalPath);
+      // The partial first: its lock refuses a second writer before the
+      // first one's journal is touched.
       this.file = await FileSink.open(this.partialPath, { truncate: true });
       this.owned = true;
+      await removeIfExists(this.journalPath);
       await this.file.writeAt(0, layout.prefix);
       // Sparse preallocation: every payload then lands at its final offset, in any order.
       await this.file.truncate(layout.fileSize);
-      await writeFreshFile(this.journalPath, planLine(plan, layout) + "\n");
+      await writeFreshFile(this.journalPath, planLine(plan, layout, this.options.sourceKey) + "\n");
     }
     this.lastCommit = Date.now();
     this.progress();
@@ -257,7 +268,7 @@ class SinkState {
       );
     }
     const text = new TextDecoder().decode(await fs.readFile(this.journalPath));
-    return parseJournal(text, plan, layout, this.path, this.partialPath);
+    return parseJournal(text, plan, layout, this.path, this.partialPath, this.options.sourceKey);
   }
 
   async #tensor(entry: TensorEntry): Promise<void> {

@@ -22,6 +22,7 @@ import {
 import { assertOutputFree } from "../../io/fs_paths.ts";
 import { createFreshFile, renameIntoPlace } from "../../io/partial_file.ts";
 import { fs, type RuntimeFile, SEEK_START } from "../../runtime/fs.ts";
+import { storageFailure } from "../../io/storage_errors.ts";
 
 /** llama.cpp's quantization format version (`GGML_QNT_VERSION`), which every export declares. */
 const GGML_QUANTIZATION_VERSION = 2;
@@ -138,6 +139,8 @@ class GgufFileWriter {
   #header: ModelHeader | undefined;
   #layout: GgufLayout | undefined;
   #next = 0;
+  /** Payload bytes of every tensor, summed once (per tensor it was quadratic). */
+  #bytesTotal = 0;
   #bytesDone = 0;
   #closed = false;
 
@@ -156,7 +159,9 @@ class GgufFileWriter {
   async write(chunk: ModelChunk): Promise<void> {
     try {
       if (chunk.type === "header") await this.#writeHeader(chunk.header);
-      else await this.#writeTensor(chunk.tensor);
+      else {await this.#writeTensor(chunk.tensor).catch((error) => {
+          throw storageFailure(error, this.#partial, "write");
+        });}
     } catch (error) {
       await this.discard();
       throw error;
@@ -168,6 +173,7 @@ class GgufFileWriter {
       throw new TypeError(`Cannot write "${this.#path}": a second header chunk arrived`);
     }
     this.#header = header;
+    this.#bytesTotal = header.tensors.reduce((n, t) => n + t.byteLength, 0);
     const { kv, specs } = planGgufExport(header, this.#options, this.#path);
     const layout = encodeGgufHeader(kv, specs, {
       alignment: this.#options.alignment,
@@ -219,11 +225,10 @@ class GgufFileWriter {
 
   #report(current: string | undefined): void {
     const header = this.#header!;
-    const total = header.tensors.reduce((n, t) => n + t.byteLength, 0);
     this.#options.onProgress?.({
       phase: "export",
       bytesDone: this.#bytesDone,
-      bytesTotal: total,
+      bytesTotal: this.#bytesTotal,
       itemsDone: this.#next,
       itemsTotal: header.tensors.length,
       ...(current === undefined ? {} : { current }),
@@ -231,8 +236,12 @@ class GgufFileWriter {
   }
 
   async #writeAt(offset: number, bytes: Uint8Array): Promise<void> {
-    await this.#file.seek(offset, SEEK_START);
-    await writeAll(this.#file, bytes);
+    try {
+      await this.#file.seek(offset, SEEK_START);
+      await writeAll(this.#file, bytes);
+    } catch (error) {
+      throw storageFailure(error, this.#partial, "write");
+    }
   }
 
   async finish(): Promise<void> {
@@ -246,7 +255,9 @@ class GgufFileWriter {
             `${this.#header.tensors.length} tensors`,
         );
       }
-      await this.#file.sync();
+      await this.#file.sync().catch((error) => {
+        throw storageFailure(error, this.#partial, "write");
+      });
       this.#file.close();
       this.#closed = true;
       await renameIntoPlace(this.#partial, this.#path, this.#options.force);

@@ -159,6 +159,8 @@ class SplitWriter {
   #current = -1;
   #file: RuntimeFile | undefined;
   #bytesDone = 0;
+  /** Payload bytes of every tensor, summed once (per report it was quadratic). */
+  #bytesTotal = 0;
   #failed = false;
 
   constructor(path: string, options: SplitGgufSinkOptions & { alignment: number }) {
@@ -193,6 +195,7 @@ class SplitWriter {
       throw new TypeError(`Cannot write "${this.#path}": a second header chunk arrived`);
     }
     this.#header = header;
+    this.#bytesTotal = header.tensors.reduce((n, t) => n + t.byteLength, 0);
     const { kv, specs } = planGgufExport(header, this.#options, this.#path);
     const alignment = this.#options.alignment;
     const ranges = planGgufSplit(
@@ -354,7 +357,7 @@ class SplitWriter {
     this.#options.onProgress?.({
       phase: "export",
       bytesDone: this.#bytesDone,
-      bytesTotal: header.tensors.reduce((n, t) => n + t.byteLength, 0),
+      bytesTotal: this.#bytesTotal,
       itemsDone: this.#next,
       itemsTotal: header.tensors.length,
       ...(current === undefined ? {} : { current }),

@@ -236,6 +236,8 @@ class QnatFileWriter {
   #byName = new Map<string, { header: QnatTensorHeader; info: TensorInfo }>();
   #done = new Set<string>();
   #bytesDone = 0;
+  /** Sum of every section's size, computed once: summing per tensor made export quadratic. */
+  #bytesTotal = 0;
   #finished = false;
   /** Set once the file is renamed into place. */
   result: QnatSinkResult | undefined;
@@ -297,6 +299,7 @@ class QnatFileWriter {
     await assertOutputFree(this.#path, this.#options.force);
     this.#file = await FileSink.open(this.#partial, { truncate: true });
     this.#layout = layout;
+    this.#bytesTotal = layout.tensors.reduce((n, t) => n + t.dataSize, 0);
     await this.#file.writeAt(0, layout.prefix);
     // Padding between sections stays zero: the file is extended sparsely.
     await this.#file.truncate(layout.fileSize);
@@ -311,7 +314,7 @@ class QnatFileWriter {
     const event = {
       phase: "export",
       bytesDone: this.#bytesDone,
-      bytesTotal: this.#layout.tensors.reduce((n, t) => n + t.dataSize, 0),
+      bytesTotal: this.#bytesTotal,
       itemsDone: this.#done.size,
       itemsTotal: this.#layout.tensors.length,
     };
@@ -482,7 +485,7 @@ class QnatFileWriter {
       this.result = {
         path: this.#path,
         dtypes: { NF4: nf4, F32: layout.tensors.length - nf4 },
-        tensorBytes: layout.tensors.reduce((n, t) => n + t.dataSize, 0),
+        tensorBytes: this.#bytesTotal,
         fileBytes: layout.fileSize,
       };
     } catch (error) {

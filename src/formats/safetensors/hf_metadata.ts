@@ -35,6 +35,14 @@ import { ModelFormatError } from "../../errors.ts";
 import type { ModelMetadata } from "../../tensor.ts";
 import type { ModelFiles } from "../../io/model_files.ts";
 import { ggufTokenizerFields } from "./hf_tokenizer_gguf.ts";
+import {
+  checkConfigValues,
+  checkTokenizerValues,
+  checkWellFormedText,
+  hasSurrogateEscape,
+  MIN_VOCABULARY_BOUND,
+  vocabularyBound,
+} from "./companion_limits.ts";
 
 /**
  * Largest config-like companion read (`config.json`, `tokenizer_config.json`,
@@ -68,6 +76,13 @@ export interface ReadHfCompanionsOptions {
    * @default {""}
    */
   directory?: string;
+  /**
+   * The checkpoint's tensors: their largest dimension bounds every token id
+   * and `vocab_size` (see `companion_limits.ts`).
+   *
+   * @default {[]} (ids bounded by `MIN_VOCABULARY_BOUND` only)
+   */
+  tensors?: readonly { readonly shape: readonly number[] }[];
 }
 
 /** APR `rope_type` of NEOX-style rotation (APR_V2.md §3). */
@@ -205,7 +220,9 @@ function readVocabulary(tokenizer: unknown, minSize: number | undefined): Vocabu
   } else {
     const map = record(vocab);
     if (map !== undefined) {
-      for (const [token, id] of Object.entries(map)) {
+      // for…in, not Object.entries: no million [key, value] pairs (issue 20 item 2).
+      for (const token in map) {
+        const id = map[token];
         if (typeof id === "number" && Number.isSafeInteger(id) && id >= 0) byId[id] = token;
       }
     }
@@ -411,8 +428,15 @@ async function readCompanion(
   }
 }
 
-function parseCompanion(files: ModelFiles, path: string, text: string | undefined): unknown {
+function parseCompanion(
+  files: ModelFiles,
+  path: string,
+  text: string | undefined,
+  check: (value: unknown, location: string) => void,
+): unknown {
   if (text === undefined) return undefined;
+  // Looked at before parsing, so the text can be dropped while the value is checked.
+  const escapes = hasSurrogateEscape(text);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -429,6 +453,9 @@ function parseCompanion(files: ModelFiles, path: string, text: string | undefine
   if (record(value) === undefined) {
     throw new ModelFormatError("JSON", files.locate(path), "invalid JSON: not an object");
   }
+  // The specific checks first: they name a token's id, the walk only a key path.
+  check(value, files.locate(path));
+  if (escapes) checkWellFormedText(value, files.locate(path));
   return value;
 }
 
@@ -464,20 +491,36 @@ export async function readHfCompanionFiles(
 ): Promise<HfCompanions> {
   const prefix = options.directory ? `${options.directory.replace(/\/+$/, "")}/` : "";
   const listing = new Set(await files.list());
-  const json = async (name: string, maxBytes: number): Promise<unknown> =>
+  // Every count and id is checked against the checkpoint before anything is
+  // padded or allocated from it (companion_limits.ts).
+  const bound = options.tensors === undefined
+    ? MIN_VOCABULARY_BOUND
+    : vocabularyBound(options.tensors);
+  const json = async (
+    name: string,
+    maxBytes: number,
+    check: (value: unknown, location: string) => void = () => {},
+  ): Promise<unknown> =>
     parseCompanion(
       files,
       prefix + name,
       await readCompanion(files, listing, prefix + name, maxBytes),
+      check,
     );
+  const configValues = (value: unknown, location: string) =>
+    checkConfigValues(value, location, bound);
   const companions: HfCompanions = {};
-  const config = await json("config.json", MAX_CONFIG_BYTES);
+  const config = await json("config.json", MAX_CONFIG_BYTES, configValues);
   if (config !== undefined) companions.config = config;
-  const tokenizer = await json("tokenizer.json", MAX_TOKENIZER_BYTES);
+  const tokenizer = await json(
+    "tokenizer.json",
+    MAX_TOKENIZER_BYTES,
+    (value, location) => checkTokenizerValues(value, location, bound),
+  );
   if (tokenizer !== undefined) companions.tokenizer = tokenizer;
   const tokenizerConfig = await json("tokenizer_config.json", MAX_CONFIG_BYTES);
   if (tokenizerConfig !== undefined) companions.tokenizerConfig = tokenizerConfig;
-  const generationConfig = await json("generation_config.json", MAX_CONFIG_BYTES);
+  const generationConfig = await json("generation_config.json", MAX_CONFIG_BYTES, configValues);
   if (generationConfig !== undefined) companions.generationConfig = generationConfig;
   const chatTemplate = await readCompanion(
     files,

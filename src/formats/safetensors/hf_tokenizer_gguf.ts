@@ -138,13 +138,18 @@ export function ggufTokenizerFields(files: {
   const tokenizerConfig = record(files.tokenizerConfig) ?? {};
   const config = record(files.config) ?? {};
 
-  const claimed = new Set<number>();
-  const vocab = model["vocab"];
-  if (Array.isArray(vocab)) vocab.forEach((_, id) => claimed.add(id));
-  else {
-    for (const id of Object.values(record(vocab) ?? {})) {
-      if (typeof id === "number") claimed.add(id);
+  // One byte per id, not a Set of a million numbers (issue 20 item 2).
+  const claimed = new Uint8Array(files.tokens.length);
+  const claim = (id: unknown): void => {
+    if (typeof id === "number" && Number.isInteger(id) && id >= 0 && id < claimed.length) {
+      claimed[id] = 1;
     }
+  };
+  const vocab = model["vocab"];
+  if (Array.isArray(vocab)) vocab.forEach((_, id) => claim(id));
+  else {
+    const map = record(vocab) ?? {};
+    for (const token in map) claim(map[token]);
   }
   const added = new Map<number, { content: string; special: boolean }>();
   for (const entry of Array.isArray(tokenizer["added_tokens"]) ? tokenizer["added_tokens"] : []) {
@@ -152,7 +157,7 @@ export function ggufTokenizerFields(files: {
     const id = t?.["id"];
     if (typeof t?.["content"] === "string" && typeof id === "number") {
       added.set(id, { content: t["content"], special: t["special"] === true });
-      claimed.add(id);
+      claim(id);
     }
   }
 
@@ -172,7 +177,7 @@ export function ggufTokenizerFields(files: {
   const special = new Set(Object.values(specialIds));
 
   const types = files.tokens.map((token, id) => {
-    if (!claimed.has(id)) return UNUSED;
+    if (claimed[id] !== 1) return UNUSED;
     const a = added.get(id);
     if (a !== undefined) return a.special || looksSpecial(token) ? CONTROL : USER_DEFINED;
     if (kind === "llama") {

@@ -227,9 +227,12 @@ export async function openSafetensorsModel(
     indexPath = SAFETENSORS_INDEX_NAME;
   }
   let config: unknown;
-  const companions = async (directory: string): Promise<ModelMetadata> => {
+  const companions = async (
+    directory: string,
+    tensors: readonly { readonly shape: readonly number[] }[],
+  ): Promise<ModelMetadata> => {
     if (options.companions === false) return {};
-    const parsed = await readHfCompanionFiles(files, { directory });
+    const parsed = await readHfCompanionFiles(files, { directory, tensors });
     config = parsed.config;
     return aprMetadataFromHf(parsed);
   };
@@ -245,7 +248,7 @@ export async function openSafetensorsModel(
     const reader = await openSafetensors(await files.open(SAFETENSORS_SINGLE_NAME), { chunkSize });
     try {
       const metadata = mergeMetadata(
-        await companions(""),
+        await companions("", reader.header.tensors),
         reader.safetensorsHeader.metadata === undefined
           ? undefined
           : { ...reader.safetensorsHeader.metadata },
@@ -381,7 +384,10 @@ export async function openSafetensorsModel(
       }
     }
   }
-  const metadata = mergeMetadata(await companions(directory), sourceMetadata);
+  const metadata = mergeMetadata(
+    await companions(directory, headers.flatMap((h) => h.tensors)),
+    sourceMetadata,
+  );
   return await dequantized(
     new ShardedReader(
       metadata,

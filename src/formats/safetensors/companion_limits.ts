@@ -1,0 +1,392 @@
+// This module is browser compatible.
+
+/**
+ * Checks on the values of Hugging Face companion files (`config.json`,
+ * `tokenizer.json`, `tokenizer_config.json`, `generation_config.json`), made
+ * before anything is derived from them, the way tensor headers are checked
+ * (docs/SECURITY.md, "Companion files"). Anyone can publish a repository, so
+ * a count or an id in these files is a claim like any other:
+ *
+ * - every token id and `vocab_size` is bounded by the checkpoint's own
+ *   shapes: the vocabulary is padded to its length (`[PAD<id>]`), so one id
+ *   of 3·10^7 in an otherwise tiny folder made every command allocate
+ *   gigabytes. No id may reach past the largest dimension of any tensor
+ *   (the embedding's rows), or {@linkcode MIN_VOCABULARY_BOUND} for a
+ *   checkpoint smaller than a real vocabulary (test models keep a real
+ *   tokenizer with tiny weights);
+ * - a token id is an integer, not -1, 1e300, `"x"`, 2^53 or `null`;
+ * - a token is well-formed UTF-16: a lone surrogate (`"\ud800"` in JSON)
+ *   would silently become U+FFFD in a GGUF or APR file;
+ * - a numeric config field that is present holds a number of its kind: a
+ *   count (`num_hidden_layers`, `vocab_size`…) an integer from 0 to
+ *   2^32 − 1, a float (`rope_theta`, `rms_norm_eps`…) finite and positive.
+ *   `null` (which transformers writes for unset fields) and per-layer arrays
+ *   count as absent.
+ *
+ * A violation is a {@linkcode ModelFormatError} naming the file and the field.
+ *
+ * @module
+ */
+
+import { ModelFormatError } from "../../errors.ts";
+
+/**
+ * Token ids always allowed up to this bound, whatever the checkpoint's
+ * shapes: 2^18, just above the largest real vocabularies (Gemma 3: 262,208
+ * ids still need an embedding of that many rows, which raises the bound).
+ * Padding a vocabulary this long costs ~20 MB.
+ */
+export const MIN_VOCABULARY_BOUND = 1 << 18;
+
+/** Largest count a config field may hold: GGUF and APR store them as u32. */
+const MAX_COUNT = 0xffff_ffff;
+
+/** Config fields that count something (integers, 0 to 2^32 − 1), every spelling aprkit reads. */
+const COUNT_FIELDS: readonly string[] = [
+  "hidden_size",
+  "n_embd",
+  "d_model",
+  "hidden_dim",
+  "num_hidden_layers",
+  "n_layer",
+  "n_layers",
+  "num_layers",
+  "num_attention_heads",
+  "n_head",
+  "n_heads",
+  "num_heads",
+  "num_key_value_heads",
+  "n_kv_heads",
+  "num_kv_heads",
+  "vocab_size",
+  "n_vocab",
+  "intermediate_size",
+  "n_inner",
+  "ffn_dim",
+  "intermediate_dim",
+  "max_position_embeddings",
+  "n_positions",
+  "max_seq_len",
+  "seq_length",
+  "n_ctx",
+  "head_dim",
+  "num_local_experts",
+  "num_experts",
+  "n_routed_experts",
+  "num_experts_per_tok",
+  "moe_intermediate_size",
+];
+
+/** Config fields that are positive real numbers. */
+const POSITIVE_FIELDS: readonly string[] = [
+  "rope_theta",
+  "rms_norm_eps",
+  "layer_norm_eps",
+  "layer_norm_epsilon",
+  "norm_eps",
+];
+
+/** Token-id fields of config.json and generation_config.json (an id or a list of ids). */
+const ID_FIELDS: readonly string[] = [
+  "bos_token_id",
+  "eos_token_id",
+  "pad_token_id",
+  "unk_token_id",
+  "sep_token_id",
+  "cls_token_id",
+  "mask_token_id",
+  "decoder_start_token_id",
+];
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === "object" && !Array.isArray(value)
+    ? value as Record<string, unknown>
+    : undefined;
+}
+
+/** A value as a message shows it: short, and without the file's control characters. */
+function shown(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}
+
+/**
+ * The largest token id a checkpoint can have plus one: the largest dimension
+ * of any of its tensors (the embedding's rows), at least
+ * {@linkcode MIN_VOCABULARY_BOUND}.
+ *
+ * @example Usage
+ * ```ts
+ * import { MIN_VOCABULARY_BOUND, vocabularyBound } from "./companion_limits.ts";
+ * console.assert(vocabularyBound([{ shape: [300_000, 8] }]) === 300_000);
+ * console.assert(vocabularyBound([{ shape: [4, 4] }]) === MIN_VOCABULARY_BOUND);
+ * ```
+ *
+ * @param tensors The checkpoint's tensors (their shapes).
+ * @returns The bound on token ids and vocabulary lengths.
+ */
+export function vocabularyBound(tensors: readonly { shape: readonly number[] }[]): number {
+  let largest = MIN_VOCABULARY_BOUND;
+  for (const t of tensors) {
+    for (const d of t.shape) if (d > largest) largest = d;
+  }
+  return largest;
+}
+
+/** What a check needs to know about the file it reads. */
+interface Where {
+  /** Path or URL of the file, for messages. */
+  readonly path: string;
+  /** Token ids must be below this. */
+  readonly bound: number;
+}
+
+function fail(where: Where, reason: string): ModelFormatError {
+  return new ModelFormatError("JSON", where.path, reason);
+}
+
+/** Whether `id` is a token id below the bound (the fast path of {@linkcode checkId}). */
+function isTokenId(id: unknown, bound: number): boolean {
+  return typeof id === "number" && Number.isSafeInteger(id) && id >= 0 && id < bound;
+}
+
+/** Refuse an id; `field` is a function so the million valid ids of a vocabulary build no strings. */
+function checkId(where: Where, field: () => string, id: unknown): void {
+  if (isTokenId(id, where.bound)) return;
+  if (typeof id !== "number" || !Number.isSafeInteger(id) || id < 0) {
+    throw fail(where, `${field()} is ${shown(id)}, not a token id (an integer from 0)`);
+  }
+  throw fail(
+    where,
+    `${field()} is ${id}, past the ${where.bound} ids the checkpoint's tensors can hold`,
+  );
+}
+
+function checkToken(where: Where, field: () => string, token: string): void {
+  if (!token.isWellFormed()) {
+    throw fail(where, `${field()} holds a lone UTF-16 surrogate, which no file format can store`);
+  }
+}
+
+/**
+ * Check the numeric fields of `config.json` (and its `text_config`) or
+ * `generation_config.json`.
+ *
+ * @example Usage
+ * ```ts
+ * import { checkConfigValues } from "./companion_limits.ts";
+ * let refused = false;
+ * try {
+ *   checkConfigValues({ num_hidden_layers: -1 }, "config.json", 32000);
+ * } catch {
+ *   refused = true;
+ * }
+ * console.assert(refused);
+ * ```
+ *
+ * @param config The parsed file.
+ * @param path Its path or URL, for messages.
+ * @param bound Token ids (and `vocab_size`) must be below or at this.
+ * @throws {ModelFormatError} Naming the file and the first bad field.
+ */
+export function checkConfigValues(config: unknown, path: string, bound: number): void {
+  const top = record(config);
+  if (top === undefined) return;
+  const where = { path, bound };
+  const sections: [string, Record<string, unknown>][] = [["", top]];
+  const text = record(top["text_config"]);
+  if (text !== undefined) sections.push(["text_config.", text]);
+  for (const [prefix, section] of sections) {
+    for (const key of COUNT_FIELDS) {
+      const v = section[key];
+      if (v === undefined || v === null || Array.isArray(v)) continue;
+      if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v > MAX_COUNT) {
+        throw fail(where, `"${prefix}${key}" is ${shown(v)}, not a count (an integer from 0)`);
+      }
+    }
+    for (const key of ["vocab_size", "n_vocab"]) {
+      const v = section[key];
+      if (typeof v === "number" && v > bound) {
+        throw fail(
+          where,
+          `"${prefix}${key}" is ${v}, more than the ${bound} rows the checkpoint's tensors have`,
+        );
+      }
+    }
+    for (const key of POSITIVE_FIELDS) {
+      const v = section[key];
+      if (v === undefined || v === null) continue;
+      if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) {
+        throw fail(where, `"${prefix}${key}" is ${shown(v)}, not a positive number`);
+      }
+    }
+    const rope = record(section["rope_parameters"])?.["rope_theta"];
+    if (
+      rope !== undefined && rope !== null &&
+      !(typeof rope === "number" && rope > 0 && Number.isFinite(rope))
+    ) {
+      throw fail(
+        where,
+        `"${prefix}rope_parameters.rope_theta" is ${shown(rope)}, not a positive number`,
+      );
+    }
+    for (const key of ID_FIELDS) {
+      const v = section[key];
+      if (v === undefined || v === null) continue;
+      const ids = Array.isArray(v) ? v : [v];
+      if (ids.length > bound) throw fail(where, `"${prefix}${key}" lists ${ids.length} ids`);
+      ids.forEach((id, i) =>
+        checkId(where, () => Array.isArray(v) ? `"${prefix}${key}"[${i}]` : `"${prefix}${key}"`, id)
+      );
+    }
+  }
+}
+
+/**
+ * Check the vocabulary, added tokens and merges of `tokenizer.json`: ids
+ * are integers below `bound`, tokens are well-formed text, a Unigram
+ * vocabulary has at most `bound` entries.
+ *
+ * @example Usage
+ * ```ts
+ * import { checkTokenizerValues } from "./companion_limits.ts";
+ * let refused = false;
+ * try {
+ *   checkTokenizerValues({ added_tokens: [{ id: 2 ** 31, content: "<x>" }] }, "tokenizer.json", 1000);
+ * } catch {
+ *   refused = true;
+ * }
+ * console.assert(refused);
+ * ```
+ *
+ * @param tokenizer The parsed file.
+ * @param path Its path or URL, for messages.
+ * @param bound Token ids must be below this.
+ * @throws {ModelFormatError} Naming the file and the first bad entry.
+ */
+export function checkTokenizerValues(tokenizer: unknown, path: string, bound: number): void {
+  const top = record(tokenizer);
+  if (top === undefined) return;
+  const where = { path, bound };
+  const model = record(top["model"]);
+  const vocab = model?.["vocab"];
+  if (Array.isArray(vocab)) {
+    if (vocab.length > bound) {
+      throw fail(
+        where,
+        `"model.vocab" has ${vocab.length} entries, past the ${bound} ids the checkpoint's tensors can hold`,
+      );
+    }
+    vocab.forEach((entry, id) => {
+      if (!Array.isArray(entry) || typeof entry[0] !== "string") {
+        throw fail(where, `"model.vocab"[${id}] is ${shown(entry)}, not a [token, score] pair`);
+      }
+      checkToken(where, () => `"model.vocab"[${id}]`, entry[0]);
+      if (entry[1] !== undefined && (typeof entry[1] !== "number" || !Number.isFinite(entry[1]))) {
+        throw fail(where, `"model.vocab"[${id}] has score ${shown(entry[1])}, not a finite number`);
+      }
+    });
+  } else if (record(vocab) !== undefined) {
+    // for…in, not Object.entries: a million [key, value] pairs cost ~100 MB.
+    const map = vocab as Record<string, unknown>;
+    for (const token in map) {
+      const id = map[token];
+      if (!isTokenId(id, bound)) checkId(where, () => `"model.vocab" entry ${shown(token)}`, id);
+      if (!token.isWellFormed()) {
+        checkToken(where, () => `"model.vocab" entry of id ${id}`, token);
+      }
+    }
+  }
+  const added = top["added_tokens"];
+  if (Array.isArray(added)) {
+    added.forEach((entry, i) => {
+      const t = record(entry);
+      if (t === undefined || typeof t["content"] !== "string") {
+        throw fail(where, `"added_tokens"[${i}] is ${shown(entry)}, not {id, content}`);
+      }
+      checkId(where, () => `"added_tokens"[${i}].id`, t["id"]);
+      checkToken(where, () => `"added_tokens"[${i}] (id ${t["id"]})`, t["content"]);
+    });
+  }
+  const merges = model?.["merges"];
+  if (Array.isArray(merges)) {
+    merges.forEach((m, i) => {
+      const parts = typeof m === "string" ? [m] : Array.isArray(m) ? m : [];
+      for (const p of parts) {
+        if (typeof p === "string") checkToken(where, () => `"model.merges"[${i}]`, p);
+      }
+    });
+  }
+}
+
+/**
+ * Whether a companion file's text holds a JSON escape of a UTF-16 surrogate
+ * (`\uD800`…): only those can make a lone surrogate, the bytes having been
+ * decoded as strict UTF-8. Without one, {@linkcode checkWellFormedText} need
+ * not walk the value.
+ *
+ * @example Usage
+ * ```ts
+ * import { hasSurrogateEscape } from "./companion_limits.ts";
+ * console.assert(hasSurrogateEscape('{"a": "\\ud800"}') && !hasSurrogateEscape('{"a": "b"}'));
+ * ```
+ *
+ * @param text The file's text.
+ * @returns True when the walk is needed.
+ */
+export function hasSurrogateEscape(text: string): boolean {
+  return /\\u[dD][89a-fA-F]/.test(text);
+}
+
+/**
+ * Refuse a lone UTF-16 surrogate anywhere in a companion file's strings
+ * (keys included). Call it when {@linkcode hasSurrogateEscape} says so.
+ *
+ * @example Usage
+ * ```ts
+ * import { checkWellFormedText } from "./companion_limits.ts";
+ * let refused = false;
+ * try {
+ *   checkWellFormedText(JSON.parse('{"bos_token": "\\ud800"}'), "tokenizer_config.json");
+ * } catch {
+ *   refused = true;
+ * }
+ * console.assert(refused);
+ * ```
+ *
+ * @param value The parsed value.
+ * @param path Its path or URL, for messages.
+ * @throws {ModelFormatError} Naming the file and where the string is.
+ */
+export function checkWellFormedText(value: unknown, path: string): void {
+  // Iterative, so a deep value cannot overflow the stack.
+  const pending: [string, unknown][] = [["", value]];
+  while (pending.length > 0) {
+    const [at, v] = pending.pop()!;
+    if (typeof v === "string") {
+      if (!v.isWellFormed()) {
+        throw new ModelFormatError(
+          "JSON",
+          path,
+          `${at || "the value"} holds a lone UTF-16 surrogate, which no file format can store`,
+        );
+      }
+    } else if (Array.isArray(v)) {
+      v.forEach((item, i) => pending.push([`${at}[${i}]`, item]));
+    } else if (v !== null && typeof v === "object") {
+      for (const [key, item] of Object.entries(v)) {
+        const name = `${at}${at ? "." : ""}${JSON.stringify(key).slice(0, 42)}`;
+        if (!key.isWellFormed()) {
+          throw new ModelFormatError(
+            "JSON",
+            path,
+            `a key in ${
+              at || "the top level"
+            } holds a lone UTF-16 surrogate, which no file format can store`,
+          );
+        }
+        pending.push([name, item]);
+      }
+    }
+  }
+}

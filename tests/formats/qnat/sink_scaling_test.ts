@@ -1,0 +1,56 @@
+/**
+ * QNAT export time grows linearly with the tensor count (issue 20 item 9):
+ * the progress total was summed over every tensor after each tensor, so
+ * 100k empty tensors took minutes. Judged as a ratio against a 10k run on the
+ * same machine, not a fixed time, so a slow or busy machine does not fail it.
+ */
+
+import assert from "node:assert/strict";
+import { encodeSafetensors } from "../../../src/formats/safetensors/encode.ts";
+import { convertModel } from "../../../src/pipeline/convert_model.ts";
+import { openQnat } from "../../../src/formats/qnat/reader.ts";
+import { openFileSource } from "../../../src/io/file_source.ts";
+
+async function exportSeconds(dir: string, count: number): Promise<number> {
+  const input = `${dir}/empty${count}.safetensors`;
+  const tensors = Array.from({ length: count }, (_, i) => ({
+    name: `t${i}`,
+    dtype: "F32" as const,
+    shape: [0],
+    data: new Uint8Array(0),
+  }));
+  await Deno.writeFile(input, encodeSafetensors({ tensors }));
+  const output = `${dir}/empty${count}.qnat`;
+  let events = 0;
+  const started = performance.now();
+  // Progress is what the CLI always asks for, and where the quadratic sum was.
+  await convertModel(input, output, { onProgress: () => void events++ });
+  const seconds = (performance.now() - started) / 1000;
+  assert.ok(events > count, `one progress event per tensor, got ${events}`);
+  const reader = await openQnat(await openFileSource(output));
+  try {
+    assert.equal(reader.tensors.length, count);
+  } finally {
+    await reader.close();
+  }
+  return seconds;
+}
+
+Deno.test("QNAT export of 100k tensors takes about 10x a 10k export, not 100x", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // Warm the JIT and the file system first, so the small run is not all start-up.
+    await exportSeconds(dir, 2_000);
+    const small = await exportSeconds(dir, 10_000);
+    const large = await exportSeconds(dir, 100_000);
+    // Linear measures ~6x here (fixed costs weigh on the small run); the old
+    // quadratic sum measured 17x.
+    assert.ok(
+      large < 12 * small,
+      `100k tensors took ${large.toFixed(1)} s, 10k took ${small.toFixed(1)} s`,
+    );
+    await assert.rejects(Deno.stat(`${dir}/empty100000.qnat.partial`), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
