@@ -5,7 +5,7 @@
  * into a file the user picks, streaming, with progress and cancel. The file
  * never leaves the machine: nothing here calls the network.
  *
- * Built into one HTML file by `deno task web` (.ci/build_web.ts).
+ * Built into one HTML file by `deno task web` (web/build.ts).
  *
  * This module is browser compatible.
  *

@@ -30,7 +30,7 @@
  * @module
  */
 
-import { createSha256, type Sha256 } from "../runtime/sha256.ts";
+import { createSha256 } from "../runtime/sha256.ts";
 import { join } from "../runtime/path.ts";
 import type { Model } from "./model.ts";
 import { type FileInfo, fs } from "../runtime/fs.ts";

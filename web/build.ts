@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { dirname, join } from "node:path";
 
 const { values } = parseArgs({ args: Deno.args, options: { output: { type: "string" } } });
-const root = new URL("../", import.meta.url).pathname;
+const root = new URL("../", import.meta.url).pathname; // the repository
 const output = values.output ?? join(root, "dist/aprkit.html");
 const dir = await Deno.makeTempDir({ prefix: "aprkit-web-" });
 try {
