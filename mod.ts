@@ -218,6 +218,7 @@ export {
   type RetryOptions,
 } from "./src/io/http_source.ts";
 export { LocalModelFiles, type ModelFiles } from "./src/io/model_files.ts";
+export { BlobFolder } from "./src/io/blob_folder.ts";
 export { type HubRef, parseHubRef } from "./src/sources/hub_ref.ts";
 export {
   type HttpTimeouts,

@@ -14,6 +14,7 @@
 
 import {
   bindOutput,
+  BlobFolder,
   BlobSource,
   convertModel,
   type ConvertOptions,
@@ -32,6 +33,7 @@ type SavePicker = (options: { suggestedName: string }) => Promise<SaveHandle>;
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const fileInput = $<HTMLInputElement>("file");
+const folderInput = $<HTMLInputElement>("folder");
 const drop = $<HTMLDivElement>("drop");
 const view = $<HTMLDivElement>("view");
 const errorLine = $<HTMLParagraphElement>("error");
@@ -42,7 +44,7 @@ const cancel = $<HTMLButtonElement>("cancel");
 const bar = $<HTMLProgressElement>("bar");
 const status = $<HTMLSpanElement>("status");
 
-let current: File | undefined;
+let current: File | BlobFolder | undefined;
 let running: AbortController | undefined;
 
 for (const target of QUANTIZE_TARGETS) quantize.add(new Option(target, target));
@@ -77,7 +79,7 @@ function showError(error: unknown): void {
   errorLine.hidden = false;
 }
 
-async function inspect(file: File): Promise<void> {
+async function inspect(file: File | BlobFolder): Promise<void> {
   errorLine.hidden = true;
   view.hidden = true;
   let model: Model | undefined;
@@ -110,7 +112,7 @@ async function inspect(file: File): Promise<void> {
       Object.entries(meta).map(([k, v]) => [k, short(v)]),
       [undefined, "v"],
     );
-    const checks = header.format === "apr"
+    const checks = header.format === "apr" && file instanceof File
       ? await validateApr(new BlobSource(file, file.name), { deep: true })
       : [{ check: `${header.format} header, tensor table and extents`, ok: true }];
     fill(
@@ -186,6 +188,15 @@ async function convert(): Promise<void> {
   }
 }
 
+folderInput.addEventListener("change", () => {
+  const files = folderInput.files;
+  if (!files || files.length === 0) return;
+  try {
+    void inspect(BlobFolder.fromFiles(files));
+  } catch (error) {
+    showError(error);
+  }
+});
 fileInput.addEventListener("change", () => {
   const file = fileInput.files?.[0];
   if (file) void inspect(file);

@@ -7,6 +7,7 @@
 
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
 import type { ModelLocation } from "./open_model.ts";
+import { BlobFolder } from "../io/blob_folder.ts";
 import { fs } from "../runtime/fs.ts";
 
 /**
@@ -53,7 +54,10 @@ export async function hfFolderName(
   source: ModelLocation,
   format: string,
 ): Promise<string | undefined> {
-  if (typeof source !== "string" || format !== "safetensors") return undefined;
+  if (format !== "safetensors") return undefined;
+  // A browser's picked folder is named as the same folder on disk.
+  if (source instanceof BlobFolder) return idToTitle(source.name);
+  if (typeof source !== "string") return undefined;
   let id: string;
   if (isHubRef(source)) {
     const ref = parseHubRef(source);

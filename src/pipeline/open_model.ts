@@ -28,6 +28,7 @@ import {
 import { BlobSource } from "../io/blob_source.ts";
 import type { ByteSource } from "../io/byte_source.ts";
 import { openFileSource } from "../io/file_source.ts";
+import { BlobFolder } from "../io/blob_folder.ts";
 import { openHttpSource } from "../io/http_source.ts";
 import { openHubModelFiles } from "../sources/hub_files.ts";
 import { pullModel, type PullProgressEvent } from "../sources/hub_pull.ts";
@@ -46,7 +47,7 @@ import { Model } from "./model.ts";
 import { fs } from "../runtime/fs.ts";
 
 /** Where a model can come from. */
-export type ModelLocation = string | URL | Blob;
+export type ModelLocation = string | URL | Blob | BlobFolder;
 
 /** Options of {@linkcode openModel}. */
 export interface OpenModelOptions {
@@ -82,7 +83,7 @@ export interface OpenModelOptions {
  * await model.close();
  * ```
  *
- * @param location A path, an `http(s)://` URL, a `Blob`, or `hf://org/name[@revision][/path]`.
+ * @param location A path, an `http(s)://` URL, a `Blob`, a {@linkcode BlobFolder} (a browser's picked folder), or `hf://org/name[@revision][/path]`.
  * @param options Hub and naming options.
  * @returns The opened model; close it when done.
  * @throws {ModelFormatError} When the input is malformed or holds no model.
@@ -91,6 +92,9 @@ export async function openModel(
   location: ModelLocation,
   options: OpenModelOptions = {},
 ): Promise<Model> {
+  if (location instanceof BlobFolder) {
+    return new Model(await openModelFolder(location, options), location.name);
+  }
   if (location instanceof Blob) {
     const name = location instanceof File ? location.name : "blob";
     return new Model(await openModelFile(new BlobSource(location, name), options), name);

@@ -67,8 +67,12 @@ try {
   });
   await page.goto(job.url);
   await page.waitForSelector("body[data-ready='1']", { timeout: 30_000 });
-  const fileInput = await page.$("#file");
-  await fileInput.uploadFile(job.file);
+  if (job.folder) {
+    // A folder of shards, through the webkitdirectory input.
+    await (await page.$("#folder")).uploadFile(job.folder);
+  } else {
+    await (await page.$("#file")).uploadFile(job.file);
+  }
   await page.waitForFunction(
     () => !document.getElementById("view").hidden || !document.getElementById("error").hidden,
     { timeout: 60_000 },

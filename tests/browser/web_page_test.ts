@@ -126,6 +126,7 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
     const cases = [
       {
         file: testdata("gguf/tiny-qwen2-Q4_K_M.gguf"),
+        folder: false,
         cancel: true,
         conversions: [
           { format: "apr", quantize: "none", cli: ["import"] },
@@ -134,6 +135,8 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
       },
       {
         file: testdata("hf/tiny-qwen2/model-00001-of-00009.safetensors"),
+        folder: false,
+        cancel: false,
         conversions: [
           { format: "apr", quantize: "q4_k", cli: ["import", "--quantize", "q4_k"] },
           {
@@ -144,7 +147,15 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
         ],
       },
       {
+        // A folder of shards with its index, picked as a folder.
+        file: testdata("hf/tiny-qwen2"),
+        folder: true,
+        cancel: false,
+        conversions: [{ format: "apr", quantize: "q4_k", cli: ["import", "--quantize", "q4_k"] }],
+      },
+      {
         file: aprInput,
+        folder: false,
         cancel: false,
         conversions: [{ format: "gguf", quantize: "none", cli: ["convert", "--format", "gguf"] }],
       },
@@ -159,7 +170,7 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
           JSON.stringify({
             chromium: CHROMIUM,
             url,
-            file: c.file,
+            ...(c.folder === true ? { folder: c.file } : { file: c.file }),
             conversions: c.conversions.map(({ format, quantize }) => ({ format, quantize })),
             cancel: c.cancel === true,
             ...(shot ? { screenshot: shot } : {}),
