@@ -81,6 +81,7 @@ export class BlobFolder implements ModelFiles {
 
   /**
    * Every file's path, sorted.
+   * Never throws.
    *
    * @returns The paths.
    */
@@ -105,6 +106,7 @@ export class BlobFolder implements ModelFiles {
 
   /**
    * A file's location, for messages.
+   * Never throws.
    *
    * @param path Its path in the folder.
    * @returns `folder/path`.
