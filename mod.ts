@@ -56,6 +56,7 @@ export {
   HubAnswerError,
   HubOfflineError,
   HubRequestError,
+  HubUnreachableError,
   ModelFormatError,
   UsageError,
 } from "./src/errors.ts";
@@ -234,4 +235,8 @@ export {
   type PullProgressEvent,
   type PullResult,
 } from "./src/sources/hub_pull.ts";
-export { type HubModelFilesOptions, openHubModelFiles } from "./src/sources/hub_files.ts";
+export {
+  type HubModelFilesHandle,
+  type HubModelFilesOptions,
+  openHubModelFiles,
+} from "./src/sources/hub_files.ts";

@@ -11,7 +11,8 @@
  *   format, a tensor the model lacks, an output that exists without
  *   `force: true`, options that do not combine: {@linkcode UsageError} (a
  *   `TypeError`), its message naming the library option (`force: true`);
- * - a server that refuses: {@linkcode HubRequestError};
+ * - a server that refuses: {@linkcode HubRequestError} ({@linkcode HubUnreachableError}
+ *   when there is no connection but the cache holds the model);
  * - the machine failing an operation (a full disk, an I/O error):
  *   {@linkcode EnvironmentError};
  * - a malformed argument to a low-level API (a negative size, chunks out of
@@ -127,6 +128,27 @@ export class HubOfflineError extends HubRequestError {
   constructor(message: string, name: string) {
     super(message, 0, name);
     this.name = "HubOfflineError";
+  }
+}
+
+/**
+ * No connection to the Hub, while the cache holds the revision's snapshot:
+ * the caller may read the cache instead (and say so).
+ */
+export class HubUnreachableError extends HubRequestError {
+  /** The commit of the cached snapshot. */
+  readonly cachedCommit: string;
+
+  /**
+   * Wrap a network failure.
+   *
+   * @param error The network failure (status 0).
+   * @param cachedCommit The commit of the cached snapshot.
+   */
+  constructor(error: HubRequestError, cachedCommit: string) {
+    super(error.message, 0, error.url, { cause: error.cause ?? error });
+    this.name = "HubUnreachableError";
+    this.cachedCommit = cachedCommit;
   }
 }
 

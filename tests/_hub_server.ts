@@ -10,6 +10,7 @@
  */
 
 import { createHash } from "node:crypto";
+import { gzipSync } from "node:zlib";
 
 /** One file of the served repository. */
 export interface HubServerFile {
@@ -47,7 +48,11 @@ export type HubFault =
   /** The signed CDN URL expires: the next CDN request for `path` after `afterBytes` gets 403. */
   | { kind: "expire"; path: string; afterBytes?: number; times?: number }
   /** Stop sending the body of `path` once `afterBytes` bytes of it were served in all; never resumes. */
-  | { kind: "stall"; path: string; afterBytes: number };
+  | { kind: "stall"; path: string; afterBytes: number }
+  /** Send the body of `path` gzip-encoded (`Content-Encoding: gzip`) though `identity` was asked for. */
+  | { kind: "gzip"; path: string; times?: number }
+  /** Wait `delayMs` before each body chunk of `path`, always (a slow link). */
+  | { kind: "slow"; path: string; delayMs: number };
 
 /** One request as the servers saw it. */
 export interface HubRequestLog {
@@ -169,7 +174,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     const fault = faults[index] as Extract<HubFault, { kind: K }>;
     if (
       "times" in fault || fault.kind === "drop" || fault.kind === "status" ||
-      fault.kind === "ignore-range" || fault.kind === "expire"
+      fault.kind === "ignore-range" || fault.kind === "expire" || fault.kind === "gzip"
     ) {
       // One-shot faults (`times`, default 1); the others hold until removed.
       const left = (fault as { times?: number }).times ?? 1;
@@ -327,7 +332,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     file: Served,
     headers: Headers,
     _log: HubRequestLog,
-  ): Response => {
+  ): Response | Promise<Response> => {
     const lengthFault = faults.find((f) => f.kind === "length" && f.path === file.path) as
       | { delta: number }
       | undefined;
@@ -366,6 +371,19 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     }
     headers.set("content-length", String(end - start));
     if (request.method === "HEAD") return new Response(null, { status, headers });
+    if (takeFault("gzip", (f) => f.path === file.path)) {
+      return (async () => {
+        const plain = await read(start, end - start);
+        const encoded = new Uint8Array(gzipSync(plain));
+        counters.bytesServed += encoded.length;
+        headers.set("content-encoding", "gzip");
+        headers.set("content-length", String(encoded.length));
+        return new Response(encoded, { status, headers });
+      })();
+    }
+    const slow = faults.find((f) => f.kind === "slow" && f.path === file.path) as
+      | { delayMs: number }
+      | undefined;
     const drop = takeFault(
       "drop",
       (f) => f.path === file.path && start >= (f.fromOffset ?? 0) && end - start > f.afterBytes,
@@ -399,6 +417,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
           controller.error(new Error("server closed"));
           return;
         }
+        if (slow) await new Promise((resolve) => setTimeout(resolve, slow.delayMs));
         const chunk = await read(position, length);
         position += length;
         sent += length;

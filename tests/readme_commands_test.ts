@@ -87,6 +87,13 @@ async function prepareInputs(dir: string, line: string): Promise<void> {
   for (const folder of ["./phi-4/", "./Qwen2.5-0.5B/", "./hf-folder/"]) {
     if (line.includes(folder)) await Deno.symlink(DEMO, join(dir, folder.slice(2, -1)));
   }
+  // An image-text-to-text checkpoint: the tiny Gemma 3 fixture (tests/testdata/multimodal/).
+  if (line.includes("./gemma-3-4b-it/")) {
+    await Deno.symlink(
+      join(ROOT, "tests/testdata/multimodal/hf/gemma3-t4"),
+      join(dir, "gemma-3-4b-it"),
+    );
+  }
   if (reads("model-Q4_K_M.gguf")) await Deno.copyFile(Q4_K_M, join(dir, "model-Q4_K_M.gguf"));
   if (reads("imatrix.dat")) await Deno.writeFile(join(dir, "imatrix.dat"), await demoImatrix());
   for (const apr of ["model.apr", "phi-4.apr"]) {

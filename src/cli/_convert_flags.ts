@@ -29,6 +29,7 @@ import { pathExists } from "../io/fs_paths.ts";
 import { assertNotLocked } from "../io/partial_file.ts";
 import { ROW_FALLBACKS, type RowFallback } from "../quant/apr_row_fallback.ts";
 import type { ProgressEvent } from "../tensor.ts";
+import type { ProgressDisplay } from "./progress_display.ts";
 
 /** Flags of every command that writes a model. */
 export const WRITE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
@@ -59,7 +60,7 @@ export const WRITE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   threads: {
     type: "string",
     valueName: "N",
-    description: "quantization worker threads (default: one per core, at most 4; 0: none)",
+    description: "quantization worker threads (default: one per core, at most 3; 0: none)",
   },
   "keep-names": {
     type: "boolean",
@@ -209,6 +210,10 @@ export function convertOptionsFrom(values: OptionValues): ConvertOptions {
     force: values.force === true,
     resume: values.resume === true,
     keepNames: values["keep-names"] === true,
+    ...(values["keep-vision"] === true ? { keepVision: true } : {}),
+    ...(stringOption(values, "mmproj") !== undefined
+      ? { mmproj: stringOption(values, "mmproj")! }
+      : {}),
     noCache: values["no-cache"] === true,
     revision: stringOption(values, "revision"),
     ...(jobs !== undefined ? { jobs } : {}),
@@ -240,6 +245,27 @@ function compressOption(values: OptionValues): { compress?: "lz4" } {
   }
   return { compress: "lz4" };
 }
+
+/** The `--keep-vision` flag of commands writing APR. */
+export const KEEP_VISION_OPTION: Readonly<Record<string, OptionSpec>> = {
+  "keep-vision": {
+    type: "boolean",
+    description:
+      "APR from an image-text-to-text checkpoint: keep the vision tower and projector under " +
+      "their Hugging Face names (default: the language model only)",
+  },
+};
+
+/** The `--mmproj` flag of commands writing GGUF. */
+export const MMPROJ_OPTION: Readonly<Record<string, OptionSpec>> = {
+  mmproj: {
+    type: "string",
+    valueName: "FILE",
+    description:
+      "GGUF from an image-text-to-text checkpoint (Gemma 3, Qwen2-VL, Qwen2.5-VL, Mistral 3): also write its vision tower and " +
+      "projector to FILE as llama.cpp's vision GGUF (convert_hf_to_gguf.py --mmproj)",
+  },
+};
 
 /** The `--compress` flag of commands writing APR. */
 export const COMPRESS_OPTION: Readonly<Record<string, OptionSpec>> = {
@@ -300,7 +326,10 @@ export async function runConversion(
   };
   const listening = addInterruptListener(onInterrupt);
   let announced = false;
+  // Whether a Hub download into the cache is under way (Ctrl-C keeps its partial blobs).
+  let downloading = false;
   const onProgress = (event: ProgressEvent): void => {
+    downloading = false;
     // Said once, before any progress line: what this run will not redo.
     const line = announced ? undefined : resumeLine(event);
     if (line !== undefined) {
@@ -315,10 +344,11 @@ export async function runConversion(
     result = await convertModel(source, output, {
       ...options,
       signal: interrupt.signal,
-      onWarning: (message) => display.log(`warning: ${messageLine(inFlagTerms(message))}`),
+      onWarning: warningsThrough(ctx, display),
       // Said with the summary, once the output exists (not for a failed run).
       onNote: (message) => notes.push(messageLine(inFlagTerms(message))),
       onDownloadProgress: (event) => {
+        downloading = true;
         display.update(event);
         for (const file of event.active) {
           display.updateItem(file.path, file.bytesDone, file.bytesTotal);
@@ -335,12 +365,14 @@ export async function runConversion(
       const from = options.format === "gguf" && options.maxShardSize !== undefined
         ? `the completed shards of "${output}"`
         : `"${output}.partial"`;
-      ctx.err(
+      return reportInterrupted(
+        ctx,
         kept
-          ? `\napr: interrupted; run the same command with --resume to continue from ${from}\n`
-          : `\napr: interrupted; nothing was kept (no partial file is left)\n`,
+          ? `interrupted; run the same command with --resume to continue from ${from}`
+          : downloading
+          ? DOWNLOAD_KEPT
+          : "interrupted; nothing was kept (no partial file is left)",
       );
-      return 130;
     }
     // A refused resume (other options) or bad usage is not an interruption:
     // "run the same command with --resume" would be wrong advice there.
@@ -367,7 +399,7 @@ export async function runConversion(
   if (ctx.json) {
     // The JSON document keeps its documented fields; `files` is the library's.
     const { files: _files, ...document } = result;
-    ctx.out(`${JSON.stringify(document, null, 2)}\n`);
+    ctx.printJson({ command: ctx.command, source, ...document });
   } else if (!ctx.quiet) {
     const dtypes = Object.entries(result.dtypes).map(([d, n]) => `${n} ${d}`).join(", ");
     const resumed = result.resumedTensors ? `, ${result.resumedTensors} resumed` : "";
@@ -385,6 +417,15 @@ export async function runConversion(
         } of tensor data, ${formatBytes(result.fileBytes)} on disk, ` +
         `in ${formatDuration(result.durationMs / 1000)}\n`,
     );
+    const vision = result.mmproj;
+    if (vision !== undefined) {
+      ctx.out(
+        `wrote ${vision.output}: vision GGUF (mmproj), ${formatCount(vision.tensors)} tensors, ` +
+          `${formatCount(vision.parameters)} parameters, ${
+            formatBytes(vision.fileBytes)
+          } on disk\n`,
+      );
+    }
     for (const note of notes) ctx.out(`note: ${note}\n`);
   }
   return 0;
@@ -407,6 +448,25 @@ export function writtenFiles(files: readonly string[], output: string): string {
   } (${range})`;
 }
 
+/**
+ * A library's warning callback for a command showing progress: the line goes
+ * above the bars (not through them) and into the `--json` document's `warnings`.
+ *
+ * @param ctx The command context.
+ * @param display The command's progress display.
+ * @returns The callback.
+ */
+export function warningsThrough(
+  ctx: CommandContext,
+  display: ProgressDisplay,
+): (message: string) => void {
+  return (message) => {
+    const line = messageLine(inFlagTerms(message));
+    ctx.warnings.push(line);
+    display.log(`warning: ${line}`);
+  };
+}
+
 /** Whether a sharded APR output left a shard journal (NAME-0000i-of-0000N.apr.partial.journal). */
 async function shardJournalExists(output: string): Promise<boolean> {
   const stem = basename(output).replace(/\.apr$/i, "");
@@ -421,6 +481,23 @@ async function shardJournalExists(output: string): Promise<boolean> {
   return false;
 }
 
+/** What Ctrl-C during a download into the cache leaves, and what to do. */
+export const DOWNLOAD_KEPT =
+  "interrupted; the partial download is kept in the Hugging Face cache and continues when you run the same command again";
+
+/**
+ * Say what Ctrl-C left, on stderr and (with `--json`) as the error document.
+ *
+ * @param ctx The command context.
+ * @param line What was kept and what to do, without `apr: `.
+ * @returns The exit code, 130.
+ */
+export function reportInterrupted(ctx: CommandContext, line: string): number {
+  ctx.err(`\napr: ${line}\n`);
+  if (ctx.json) ctx.printJson({ error: { message: line, code: "Interrupted", exitCode: 130 } });
+  return 130;
+}
+
 /** The reason a conversion was stopped by Ctrl-C. */
 class Interrupted extends Error {
   constructor() {
@@ -429,7 +506,13 @@ class Interrupted extends Error {
   }
 }
 
-function addInterruptListener(handler: () => void): boolean {
+/**
+ * Listen for Ctrl-C, where signals exist.
+ *
+ * @param handler Called on each SIGINT.
+ * @returns Whether the listener was added (remove it with `Deno.removeSignalListener`).
+ */
+export function addInterruptListener(handler: () => void): boolean {
   try {
     Deno.addSignalListener("SIGINT", handler);
     return true;

@@ -31,6 +31,8 @@ export type OptionValues = Record<string, string | boolean | string[] | boolean[
 
 /** What a command gets to talk to the world. */
 export interface CommandContext {
+  /** The command's name (`import`, `pull`…), the `command` of its `--json` document. */
+  readonly command: string;
   /** Write to standard output (results, `--json`). */
   readonly out: (text: string) => void;
   /** Write to standard error (progress, warnings). */
@@ -43,8 +45,15 @@ export interface CommandContext {
   readonly verbose: boolean;
   /** Make a progress display honouring `--quiet`, the terminal and `NO_COLOR`. */
   progress(): ProgressDisplay;
-  /** Print a warning line on stderr (unless quiet). */
+  /** Print a warning line on stderr (unless quiet); `--json` documents list it too. */
   warn(message: string): void;
+  /** Every warning of this run, in order (the `warnings` of a `--json` document). */
+  readonly warnings: string[];
+  /**
+   * Print the `--json` document of a result (docs/apr-json.schema.json): the
+   * result's fields plus `warnings`.
+   */
+  printJson(result: object): void;
 }
 
 /** One command of the CLI. */

@@ -117,7 +117,7 @@ export const diffCommand: CommandSpec = {
         }
         const identical = rows.every((r) => r.status === "same");
         if (ctx.json) {
-          ctx.out(`${JSON.stringify({ a: pathA, b: pathB, identical, tensors: rows }, null, 2)}\n`);
+          ctx.printJson({ command: "diff", a: pathA, b: pathB, identical, tensors: rows });
         } else {
           const table = formatTable([
             ["name", "status", "dtype A→B", "shape", "max |diff|", "rmse"],

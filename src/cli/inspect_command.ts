@@ -71,6 +71,7 @@ export const inspectCommand: CommandSpec = {
       // A quantized Hugging Face checkpoint is read dequantized: say from what.
       const quantMethod = (model.reader as { quantMethod?: unknown }).quantMethod;
       const result = {
+        command: "inspect",
         source: source!,
         format: header.format,
         ...(typeof quantMethod === "string" ? { dequantizedFrom: quantMethod } : {}),
@@ -88,7 +89,7 @@ export const inspectCommand: CommandSpec = {
         metadata: shortenValue(header.metadata),
       };
       if (ctx.json) {
-        ctx.out(`${JSON.stringify(result, null, 2)}\n`);
+        ctx.printJson(result);
         return 0;
       }
       const lines = [

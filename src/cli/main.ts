@@ -127,6 +127,8 @@ export async function main(args: readonly string[], io: MainIo = consoleIo()): P
   const verbose = rest.includes("--verbose") || rest.includes("-v");
   const json = rest.includes("--json");
   const command = COMMANDS.find((c) => c.name === name);
+  // Collected for --json documents, success or error alike.
+  const warnings: string[] = [];
   try {
     if (!command) {
       const near = closest(name, COMMANDS.map((c) => c.name));
@@ -142,9 +144,9 @@ export async function main(args: readonly string[], io: MainIo = consoleIo()): P
       return 0;
     }
     chooseKernels();
-    return await command.run(makeContext(io, values), values, positionals);
+    return await command.run(makeContext(io, command.name, values, warnings), values, positionals);
   } catch (error) {
-    return reportError(io, error, verbose, json);
+    return reportError(io, error, verbose, json, warnings);
   }
 }
 
@@ -161,12 +163,18 @@ function chooseKernels(): void {
   setKernelBackend(choice);
 }
 
-function makeContext(io: MainIo, values: Record<string, unknown>): CommandContext {
+function makeContext(
+  io: MainIo,
+  command: string,
+  values: Record<string, unknown>,
+  warnings: string[],
+): CommandContext {
   const json = values.json === true;
   const quiet = values.quiet === true;
   const mode: ProgressMode = quiet ? "quiet" : io.errIsTerminal ? "tty" : "plain";
   const plainIntervalMs = Number(Deno.env.get("APR_PROGRESS_INTERVAL_MS") ?? 5000);
   return {
+    command,
     out: io.out,
     err: io.err,
     json,
@@ -181,8 +189,11 @@ function makeContext(io: MainIo, values: Record<string, unknown>): CommandContex
         plainIntervalMs,
       }),
     warn: (message) => {
+      warnings.push(messageLine(message));
       if (!quiet) io.err(`warning: ${messageLine(message)}\n`);
     },
+    warnings,
+    printJson: (result) => io.out(jsonDocument(result, warnings)),
   };
 }
 
@@ -214,6 +225,8 @@ export function isUserError(error: unknown): boolean {
     return error.status >= 400 && error.status < 500 && error.status !== 408 &&
       error.status !== 429;
   }
+  // A permission the deno command line did not grant is the user's to give.
+  if (error instanceof Deno.errors.NotCapable) return true;
   if (
     error instanceof Deno.errors.NotFound || error instanceof Deno.errors.AlreadyExists ||
     error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.IsADirectory ||
@@ -245,7 +258,28 @@ export function isEnvironmentError(error: unknown): boolean {
 const NETWORK_FIX =
   "check the network and run the same command again (--resume continues an APR import; HF_HUB_OFFLINE=1 uses only the cache)";
 
-function reportError(io: MainIo, error: unknown, verbose: boolean, json: boolean): number {
+/**
+ * Deno refused an access the command line did not allow (`--allow-read`…):
+ * say it is a permission, not a missing file or a bug. Deno's own message
+ * names the access and the flag ("Requires read access to …, run again with
+ * the --allow-read flag").
+ */
+function permissionMessage(error: Error): string {
+  return `permission missing (a Deno permission, not a missing file): ${error.message}`;
+}
+
+/** One `--json` document (docs/apr-json.schema.json): the fields, then `warnings`. */
+function jsonDocument(fields: object, warnings: readonly string[]): string {
+  return `${JSON.stringify({ ...fields, warnings }, null, 2)}\n`;
+}
+
+function reportError(
+  io: MainIo,
+  error: unknown,
+  verbose: boolean,
+  json: boolean,
+  warnings: readonly string[],
+): number {
   const userError = isUserError(error);
   const environment = !userError && isEnvironmentError(error);
   const exitCode = userError ? 2 : environment ? 3 : 1;
@@ -253,6 +287,8 @@ function reportError(io: MainIo, error: unknown, verbose: boolean, json: boolean
   // A malformed file's message quotes the file, so it is left as it is.
   let message = error instanceof ModelFormatError
     ? error.message
+    : error instanceof Deno.errors.NotCapable
+    ? permissionMessage(error)
     : inFlagTerms(error instanceof Error ? error.message : String(error));
   if (
     environment && error instanceof HubRequestError && !/run (it )?again|--resume/.test(message)
@@ -267,7 +303,7 @@ function reportError(io: MainIo, error: unknown, verbose: boolean, json: boolean
       ? error.url
       : undefined;
     const code = error instanceof Error ? error.name : "Error";
-    io.out(`${JSON.stringify({ error: { message, code, exitCode, path } }, null, 2)}\n`);
+    io.out(jsonDocument({ error: { message, code, exitCode, path } }, warnings));
   }
   if (verbose && error instanceof Error && error.stack) {
     io.err(`${error.stack}\n`);

@@ -10,6 +10,12 @@ import { pullModel } from "../sources/hub_pull.ts";
 import { isHubRef } from "../sources/hub_ref.ts";
 import { formatBytes, formatCount } from "./format.ts";
 import { type CommandSpec, integerOption, stringList, stringOption } from "./command.ts";
+import {
+  addInterruptListener,
+  DOWNLOAD_KEPT,
+  reportInterrupted,
+  warningsThrough,
+} from "./_convert_flags.ts";
 
 /** The `pull` command. */
 export const pullCommand: CommandSpec = {
@@ -58,23 +64,38 @@ export const pullCommand: CommandSpec = {
     const include = stringList(values, "include");
     const jobs = integerOption(values, "jobs");
     const display = ctx.progress();
+    // Ctrl-C stops the downloads (a second one ends the process at once); the
+    // partial blobs stay and the next pull continues them.
+    const interrupt = new AbortController();
+    const onInterrupt = (): void => {
+      if (interrupt.signal.aborted) Deno.exit(130);
+      interrupt.abort(new DOMException("interrupted", "AbortError"));
+    };
+    const listening = addInterruptListener(onInterrupt);
     let result;
     try {
       result = await pullModel(source!, {
+        signal: interrupt.signal,
         revision: stringOption(values, "revision"),
         ...(include.length > 0 ? { include } : {}),
         ...(jobs !== undefined ? { jobs } : {}),
-        onWait: (message) => ctx.warn(message),
+        onWarning: warningsThrough(ctx, display),
+        onWait: warningsThrough(ctx, display),
         onProgress: (event) => {
           display.update(event);
           for (const f of event.active) display.updateItem(f.path, f.bytesDone, f.bytesTotal);
         },
       });
+    } catch (error) {
+      if (!interrupt.signal.aborted) throw error;
+      display.finish();
+      return reportInterrupted(ctx, DOWNLOAD_KEPT);
     } finally {
       display.finish();
+      if (listening) Deno.removeSignalListener("SIGINT", onInterrupt);
     }
     if (ctx.json) {
-      ctx.out(`${JSON.stringify(result, null, 2)}\n`);
+      ctx.printJson({ command: "pull", source: source!, ...result });
       return 0;
     }
     if (!ctx.quiet) {

@@ -79,7 +79,7 @@ export const tensorsCommand: CommandSpec = {
         });
       }
       if (ctx.json) {
-        ctx.out(`${JSON.stringify(rows, null, 2)}\n`);
+        ctx.printJson({ command: "tensors", source: source!, tensors: rows });
         return 0;
       }
       const fmt = (v: number | null): string => (v === null ? "-" : v.toPrecision(6));

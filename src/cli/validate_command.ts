@@ -95,7 +95,7 @@ export const validateCommand: CommandSpec = {
     const ok = checks.every((c) => c.ok);
     if (ctx.json) {
       const lz4 = readers === undefined ? {} : { compression: "lz4", readers };
-      ctx.out(`${JSON.stringify({ file: path, format, ok, checks, ...lz4 }, null, 2)}\n`);
+      ctx.printJson({ command: "validate", source: path, format, ok, checks, ...lz4 });
     } else {
       for (const c of checks) {
         ctx.out(

@@ -5,7 +5,8 @@
  * continues from the byte reached, 429/5xx are retried with bounded backoff
  * honouring `Retry-After`, a Range answered 200 is read from its start with
  * the unwanted prefix discarded, and a body shorter or longer than announced
- * is never accepted.
+ * is never accepted, nor is a body with a `Content-Encoding` that was not
+ * asked for (retried like a dropped connection).
  *
  * Nothing waits forever on a server (docs/SECURITY.md): the response headers
  * must come within a time limit, a body that sends nothing for a while is a
@@ -682,6 +683,22 @@ export class HttpSource implements ByteSource {
       if (!response.ok) {
         await response.body?.cancel().catch(() => {});
         throw (this.#options.describeError ?? defaultDescribeError)(response, url);
+      }
+      const encoding = response.headers.get("content-encoding")?.trim().toLowerCase();
+      if (encoding !== undefined && encoding !== "" && encoding !== "identity") {
+        // Asked for "identity": an encoded body's bytes are not the file's, and
+        // spliced with a later plain answer they would be kept as if they were.
+        await response.body?.cancel().catch(() => {});
+        if (++failures > retries) {
+          throw this.#protocolError(
+            `the server sent it encoded as ${
+              JSON.stringify(encoding.slice(0, 40))
+            } (Content-Encoding) ${failures} times, though the request asked for the plain bytes; nothing of it was kept`,
+            response.status,
+          );
+        }
+        await waitBeforeRetry(failures - 1, null, this.#options);
+        continue;
       }
       // `skip` bytes of the body precede `position`; the body should end at `bodyEnd`.
       let skip = 0;

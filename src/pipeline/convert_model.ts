@@ -6,7 +6,7 @@
  * @module
  */
 
-import { dirname } from "../runtime/path.ts";
+import { dirname, resolve } from "../runtime/path.ts";
 import { DTYPES, elementCount } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
 import { AprSink } from "../formats/apr/sink.ts";
@@ -30,6 +30,7 @@ import { aprPlanNotes } from "./apr_plan_notes.ts";
 import { hfToGgufName } from "../formats/gguf/names.ts";
 import { type ImportanceMatrix, readImportanceMatrix } from "./read_imatrix.ts";
 import { imatrixGgufKv } from "../formats/gguf/imatrix_kv.ts";
+import { GgufValueType } from "../formats/gguf/header.ts";
 import { hfFolderName } from "./model_name.ts";
 import { QuantizeStream } from "../quant/quantize_stream.ts";
 import { QUANT_METHODS } from "../quant/checkpoint/mod.ts";
@@ -45,6 +46,12 @@ import { checkBeforeClose } from "./_check_before_close.ts";
 import { DequantizeStream } from "./dequantize_stream.ts";
 import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
 import { reorderQkRows } from "./qk_row_layout.ts";
+import { assertGgufFamily, toGgufLayout } from "./gguf_layout.ts";
+import { languageModelOnly, languageModelView } from "./language_model.ts";
+import { assertMmprojSupported, toVisionGguf } from "./vision_gguf.ts";
+import { fromGgufLayout } from "./hf_layout.ts";
+import { inLlamaQuantizeOrder } from "./llama_quantize_order.ts";
+import { assertEmbeddingMatchesConfig, fromAprLayout, toAprLayout } from "./apr_layout.ts";
 import type { Model } from "./model.ts";
 import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
 import { fs } from "../runtime/fs.ts";
@@ -91,9 +98,11 @@ export interface ConvertOptions extends OpenModelOptions {
   /** Quantize every float tensor, not only large weight matrices. @default false */
   quantizeAll?: boolean;
   /**
-   * Encoder worker threads for q4_k/q6_k and the other quantizers (each
-   * costs ~25 MiB); 0 encodes on the main thread.
-   * @default one per core, at most 4
+   * Encoder worker threads for the K-quants (q4_k/q5_k/q6_k and the presets'
+   * K-quant tensors) and weighted encoders (each costs ~15 MiB); Q8_0, Q5_0,
+   * F16 and the others encode on the main thread, cheaper than a hand-off;
+   * 0 encodes everything on the main thread.
+   * @default one per core, at most 3
    */
   threads?: number;
   /** Decode every tensor to F32 (exports). @default false */
@@ -122,6 +131,20 @@ export interface ConvertOptions extends OpenModelOptions {
   /** Progress of the write (bytes and tensors). */
   onProgress?: ProgressCallback;
   /**
+   * GGUF output of an image-text-to-text checkpoint: also write its vision
+   * tower and projector to this path as llama.cpp's vision GGUF (what
+   * `convert_hf_to_gguf.py --mmproj` writes; Gemma 3, Qwen2-VL, Qwen2.5-VL
+   * and Mistral 3 so far), in a second streaming pass over the source that
+   * reads only those tensors.
+   */
+  mmproj?: string;
+  /**
+   * APR output of an image-text-to-text checkpoint: keep the vision tower and
+   * projector, under their Hugging Face names, beside the language model.
+   * @default false (the language model only, with a note)
+   */
+  keepVision?: boolean;
+  /**
    * Told, in one line each, about choices that change the output: a tied
    * lm_head copy added; for APR, K-quant rows given the row fallback, types
    * APR cannot hold stored as F32, padded K-quants copied from the source.
@@ -147,6 +170,8 @@ export interface ConvertOptions extends OpenModelOptions {
 
 /** What {@linkcode convertModel} wrote. */
 export interface ConvertResult {
+  /** The vision GGUF written for the `mmproj` option. */
+  mmproj?: ConvertResult;
   /** The output path. */
   output: string;
   /** The output format. */
@@ -210,27 +235,121 @@ export async function convertModel(
   output: string,
   options: ConvertOptions = {},
 ): Promise<ConvertResult> {
-  const started = performance.now();
   const format = options.format ?? formatFromPath(output) ?? "apr";
   checkOptions(format, options);
+  if (options.mmproj !== undefined) await checkMmprojOutput(output, options.mmproj, options);
+  const result = await convertPart(source, output, options, format, "model");
+  if (options.mmproj === undefined) return result;
+  // The vision GGUF keeps the source's float types (plus the converter's forced ones).
+  // Its notes would repeat the model's (the model's note already names it).
+  const { quantize: _q, imatrix: _i, mmproj, onNote: _n, ...rest } = options;
+  return {
+    ...result,
+    mmproj: await convertPart(source, mmproj, rest, "gguf", "vision"),
+  };
+}
+
+/** The vision GGUF's path must differ from the output's and not exist (unless `force`). */
+async function checkMmprojOutput(
+  output: string,
+  mmproj: string,
+  options: ConvertOptions,
+): Promise<void> {
+  if (resolve(mmproj) === resolve(output)) {
+    throw new UsageError(`mmproj: "${mmproj}" is the output itself; name another file`);
+  }
+  await assertFolderExists(mmproj);
+  if (!options.force && await fs.lstat(mmproj).then(() => true, () => false)) {
+    throw new UsageError(`Cannot write "${mmproj}": it exists; add force: true to replace it`);
+  }
+}
+
+/** One output of {@linkcode convertModel}: the model, or a multimodal checkpoint's vision GGUF. */
+async function convertPart(
+  source: ModelLocation,
+  output: string,
+  options: ConvertOptions,
+  format: OutputFormat,
+  part: "model" | "vision",
+): Promise<ConvertResult> {
+  const started = performance.now();
   await assertFolderExists(output);
   const imatrix = typeof options.imatrix === "string"
     ? await readImportanceMatrix(options.imatrix)
     : options.imatrix;
-  const model = await openModel(source, options);
+  // An APR import streamed without the cache saves its sha256 checks beside
+  // the partial output, so --resume continues them instead of fetching every
+  // file again only to hash it.
+  const checkpoint = format === "apr" && options.noCache === true && typeof source === "string" &&
+      isHubRef(source)
+    ? { path: `${output}.partial.digests.json`, restore: options.resume === true }
+    : undefined;
+  const model = await openModel(source, {
+    ...options,
+    ...(checkpoint !== undefined ? { hubDigestCheckpoint: checkpoint } : {}),
+  });
   try {
     refuseGgufOf(model, format);
+    // A family aprkit cannot write as llama.cpp reads it is refused before the output exists.
+    const location = typeof source === "string" ? source : model.location;
+    if (format === "gguf" && options.keepNames !== true) {
+      assertGgufFamily(model.header.metadata, location);
+    }
+    if (options.mmproj !== undefined || part === "vision") {
+      assertMmprojSupported(model.header, location);
+    }
+    // realizar refuses a model whose config disagrees with its embedding: say so at import.
+    if (format === "apr") assertEmbeddingMatchesConfig(languageModelView(model.header), location);
     noteDequantized(model, options);
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
+    // A GGUF of a preset's mix is llama-quantize's file (order, dimensions,
+    // keys), whether the preset is applied now or was when an APR was made.
+    const quantizedAs = options.quantize ?? recordedPreset(model.header.metadata);
     let stream = model.chunks();
-    // GGUF wants llama.cpp's interleaved Q/K rows, SafeTensors Hugging Face's.
-    const rows = format === "gguf" ? "interleaved" : format === "safetensors" ? "hf" : undefined;
+    // An image-text-to-text checkpoint: its language model under the text
+    // family's names, the vision tower left out (kept on request for APR).
+    if (part === "vision") {
+      stream = stream.pipeThrough(toVisionGguf());
+    } else if ((format === "gguf" || format === "apr") && options.keepNames !== true) {
+      stream = stream.pipeThrough(languageModelOnly({
+        format,
+        keepVision: options.keepVision === true,
+        ...(options.mmproj !== undefined ? { mmproj: options.mmproj } : {}),
+        ...(options.onNote !== undefined ? { onNote: options.onNote } : {}),
+      }));
+    }
+    // A GGUF of a known family becomes its Hugging Face checkpoint's tensors
+    // first (issue 18 item 4); SafeTensors drops the tensors the converter
+    // generated, which transformers computes itself.
+    if (options.keepNames !== true) {
+      stream = stream.pipeThrough(fromGgufLayout({ dropGenerated: format === "safetensors" }));
+    }
+    // APR keeps the tensors realizar looks up; other formats the checkpoint's own.
+    stream = stream.pipeThrough(
+      format === "apr" ? toAprLayout({ keepNames: options.keepNames === true }) : fromAprLayout(),
+    );
+    // GGUF wants llama.cpp's interleaved Q/K rows; SafeTensors and APR Hugging
+    // Face's (APR rope_type 2, which both of realizar's paths rotate right).
+    const rows = format === "gguf"
+      ? "interleaved"
+      : format === "safetensors" || (format === "apr" && options.keepNames !== true)
+      ? "hf"
+      : undefined;
     if (rows !== undefined) stream = stream.pipeThrough(reorderQkRows(rows));
     stream = stream.pipeThrough(
       format === "apr" ? addTiedLmHead(options.onNote) : dropTiedLmHead(),
     );
+    // GGUF: the family's tensors as llama.cpp's converter writes them (names,
+    // stacked experts, shifted norms, generated tensors).
+    if (format === "gguf") {
+      stream = stream.pipeThrough(toGgufLayout({ keepNames: options.keepNames === true }));
+      // A K-quant preset's file is llama-quantize's, tensor order included.
+      if (isLlamaQuantizePreset(quantizedAs)) {
+        stream = stream.pipeThrough(inLlamaQuantizeOrder());
+      }
+    }
     if (format === "apr" || options.quantize !== undefined) {
       stream = stream.pipeThrough(
         new QuantizeStream({
@@ -280,7 +399,7 @@ export async function convertModel(
     const sourceKey = format === "apr" && options.compress !== "lz4"
       ? await sourceIdentityOf(model)
       : undefined;
-    const sink = await createSink(format, output, options, imatrix, sourceKey);
+    const sink = await createSink(format, output, options, imatrix, sourceKey, quantizedAs);
     // A Hub model streamed without the cache is checked against its sha256s
     // before the output is renamed into place (FORMATS.md D5).
     await stream.pipeTo(
@@ -480,6 +599,20 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
       }`,
     );
   }
+  if (options.mmproj !== undefined && (format !== "gguf" || options.keepNames === true)) {
+    throw new UsageError(
+      `mmproj works for GGUF output only (a vision GGUF beside the text GGUF), not ${
+        format === "gguf" ? "with keepNames" : format
+      }`,
+    );
+  }
+  if (options.keepVision === true && format !== "apr") {
+    throw new UsageError(
+      format === "gguf"
+        ? "keepVision works for APR output only: a GGUF holds the language model (llama.cpp reads the vision tower from a separate --mmproj file)"
+        : `keepVision works for APR output only, not ${format}`,
+    );
+  }
   if (options.rowFallback !== undefined) {
     if (!ROW_FALLBACKS.includes(options.rowFallback)) {
       throw new UsageError(
@@ -530,6 +663,27 @@ function imatrixKey(options: ConvertOptions): { imatrix?: string } {
   const m = options.imatrix;
   return m === undefined ? {} : { imatrix: typeof m === "string" ? m : m.source };
 }
+
+/**
+ * Whether GGUF output of this target is what llama-quantize writes (its
+ * K-quant presets). Q8_0 is also the converter's own `--outtype q8_0`, and
+ * follows the converter.
+ */
+function isLlamaQuantizePreset(to: QuantizeTarget | undefined): boolean {
+  const preset = to === undefined ? undefined : presetOf(to, true);
+  return preset !== undefined && preset !== "Q8_0";
+}
+
+/** The K-quant preset an APR file's `quantization` record names, if any. */
+function recordedPreset(metadata: ModelMetadata): QuantizeTarget | undefined {
+  const type = (metadata.quantization as { quant_type?: unknown } | null | undefined)?.quant_type;
+  return type === "q4_k_m" || type === "q4_k_s" || type === "q5_k_m" || type === "q5_k_s"
+    ? type
+    : undefined;
+}
+
+/** llama.cpp's `general.file_type` of the converter's float --outtype values. */
+const OUTTYPE_FTYPES: Readonly<Partial<Record<QuantizeTarget, number>>> = { f16: 1, bf16: 32 };
 
 /** A resumed APR output must have been planned with the same row fallback (the default adds nothing). */
 function rowFallbackKey(options: ConvertOptions): { rowFallback?: RowFallback } {
@@ -632,18 +786,23 @@ function createSink(
   options: ConvertOptions,
   imatrix: ImportanceMatrix | undefined,
   sourceKey: string | undefined,
+  quantizedAs: QuantizeTarget | undefined,
 ): Promise<WritableStream<ModelChunk>> {
   const source = sourceKey === undefined ? {} : { sourceKey };
   const common = {
     force: options.force === true,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   };
+  // Ctrl-C reaches the APR sink's pending tensor read (a resumable output
+  // keeps what it wrote; waiting out a stalled server would take minutes).
+  const stop = options.signal ? { signal: options.signal } : {};
   switch (format) {
     case "apr":
       if (options.compress === "lz4") return AprLz4Sink.create(output, common);
       if (options.maxShardSize !== undefined) {
         return ShardedAprSink.create(output, {
           ...common,
+          ...stop,
           maxShardSize: options.maxShardSize,
           resume: options.resume === true,
           ...source,
@@ -659,6 +818,7 @@ function createSink(
       }
       return AprSink.create(output, {
         ...common,
+        ...stop,
         resume: options.resume === true,
         ...source,
         ...(options.commitBytes !== undefined ? { commitBytes: options.commitBytes } : {}),
@@ -676,16 +836,36 @@ function createSink(
         ...(options.maxShardSize !== undefined ? { maxShardSize: options.maxShardSize } : {}),
       });
     case "gguf": {
-      const preset = options.quantize === undefined ? undefined : presetOf(options.quantize, true);
+      const preset = quantizedAs === undefined ? undefined : presetOf(quantizedAs, true);
       // The preset's mix names the file type; otherwise the sink derives it from the tensors.
+      // As the converter's --outtype: the file type says what was asked for,
+      // even where 1-D tensors (F32) outnumber the matrices (StarCoder2's biases).
       const fileType = options.ggufFileType ??
-        (preset !== undefined ? LLAMA_FTYPES[preset] : undefined);
+        (preset !== undefined
+          ? LLAMA_FTYPES[preset]
+          : options.quantize !== undefined
+          ? OUTTYPE_FTYPES[options.quantize]
+          : undefined);
+      const byQuantize = isLlamaQuantizePreset(quantizedAs);
       const ggufOptions = {
         ...common,
         keepNames: options.keepNames === true,
+        // A K-quant preset's file is llama-quantize's, dimensions and key order
+        // included; Q8_0 is also what llama.cpp's converter writes itself
+        // (--outtype q8_0), and follows the converter.
+        squeezeDims: byQuantize,
         ...(fileType !== undefined ? { fileType } : {}),
-        // As llama-quantize --imatrix: which matrix the model was quantized with.
-        ...(imatrix !== undefined ? { extraKv: imatrixGgufKv(imatrix) } : {}),
+        extraKv: [
+          // llama-quantize sets these two last, after the model's keys.
+          ...(byQuantize && fileType !== undefined
+            ? [
+              ["general.quantization_version", { type: GgufValueType.UINT32, value: 2 }],
+              ["general.file_type", { type: GgufValueType.UINT32, value: fileType }],
+            ] as const
+            : []),
+          // As llama-quantize --imatrix: which matrix the model was quantized with.
+          ...(imatrix !== undefined ? imatrixGgufKv(imatrix) : []),
+        ],
       };
       if (options.maxShardSize !== undefined) {
         // gguf-split's layout: OUT-0000i-of-0000N.gguf, loaded from the first.
@@ -763,7 +943,12 @@ function finalizeMetadata(
  */
 async function assertFolderExists(output: string): Promise<void> {
   const folder = dirname(output) || ".";
-  const info = await fs.stat(folder).catch(() => undefined);
+  // Only "not found" means missing: a permission Deno was not given
+  // (NotCapable) or the OS refused must be reported as what it is.
+  const info = await fs.stat(folder).catch((error) => {
+    if (error instanceof fs.errors.NotFound) return undefined;
+    throw error;
+  });
   if (info === undefined) {
     // A missing path is NotFound wherever the library meets one.
     throw new fs.errors.NotFound(

@@ -34,7 +34,14 @@ export function detectFormat(head: Uint8Array): ModelFileFormat | undefined {
   if (magic === "GGUF") return "gguf";
   if (magic === "QNAT") return "qnat";
   // SafeTensors has no magic: a u64 header length, then a JSON object, which
-  // may start with whitespace (FORMATS.md §1).
-  if (head.length >= 9 && JSON_START.has(head[8]!)) return "safetensors";
+  // may start with whitespace (FORMATS.md §1). The length's high four bytes
+  // are zero in any real file (a header is at most 100 MB): text never has
+  // NUL bytes, so a README or a script is not taken for SafeTensors.
+  if (
+    head.length >= 9 && head[4] === 0 && head[5] === 0 && head[6] === 0 && head[7] === 0 &&
+    JSON_START.has(head[8]!)
+  ) {
+    return "safetensors";
+  }
   return undefined;
 }

@@ -97,6 +97,7 @@ export class Model {
   readonly reader: ModelReader;
   #byName: Map<string, TensorEntry>;
   #verify: () => Promise<void>;
+  #onClose: (() => Promise<void>) | undefined;
 
   /**
    * Wrap a format reader.
@@ -106,8 +107,15 @@ export class Model {
    * @param location Where the model came from.
    * @param verify Checks the source's bytes against what its server announced
    *   (see {@linkcode Model.verify}), besides the reader's own check.
+   * @param onClose Run before the reader closes (saves what a later run continues); must not throw.
    */
-  constructor(reader: ModelReader, location: string, verify?: () => Promise<void>) {
+  constructor(
+    reader: ModelReader,
+    location: string,
+    verify?: () => Promise<void>,
+    onClose?: () => Promise<void>,
+  ) {
+    this.#onClose = onClose;
     this.reader = reader;
     this.header = reader.header;
     this.location = location;
@@ -170,7 +178,8 @@ export class Model {
    *
    * @returns When everything is released.
    */
-  close(): Promise<void> {
-    return this.reader.close();
+  async close(): Promise<void> {
+    await this.#onClose?.();
+    await this.reader.close();
   }
 }

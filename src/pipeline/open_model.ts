@@ -6,7 +6,7 @@
  */
 
 import { posix } from "../runtime/path.ts";
-import { ModelFormatError } from "../errors.ts";
+import { HubUnreachableError, ModelFormatError, UsageError } from "../errors.ts";
 import { openApr } from "../formats/apr/reader.ts";
 import { openGguf } from "../formats/gguf/reader.ts";
 import {
@@ -32,7 +32,9 @@ import { BlobFolder } from "../io/blob_folder.ts";
 import { openHttpSource } from "../io/http_source.ts";
 import { openHubModelFiles } from "../sources/hub_files.ts";
 import { pullModel, type PullProgressEvent } from "../sources/hub_pull.ts";
-import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
+import { explainCachedFile } from "../sources/hub_cache.ts";
+import { unreachableWarning } from "../sources/hub_reach.ts";
+import { DEFAULT_REVISION, formatHubRef, isHubRef, parseHubRef } from "../sources/hub_ref.ts";
 import { selectQuant } from "../sources/hub_select.ts";
 import { type HubSettings, hubSettingsFromEnv } from "../sources/hub_settings.ts";
 import {
@@ -67,6 +69,12 @@ export interface OpenModelOptions {
   onWarning?: (message: string) => void;
   /** Stops an `hf://` download (its partial blobs stay for the next run). */
   signal?: AbortSignal;
+  /**
+   * For `hf://` with `noCache`: save the sha256 checks' progress in this file
+   * so a resumed import continues them (`restore`) instead of downloading
+   * every file again to hash it.
+   */
+  hubDigestCheckpoint?: { path: string; restore: boolean } | undefined;
 }
 
 /**
@@ -219,17 +227,25 @@ export async function openModelFolder(
       options,
     );
   }
-  const found = models.length === 0
-    ? "none"
-    : `${models.map((m) => m.files[0]).join(", ")}; ${
-      files.name.startsWith("hf://")
-        ? `choose one with hf://org/name:TAG, ${availableGgufTags(ggufGroups(top))}`
-        : "name one file"
-    }`;
+  if (models.length > 1) {
+    // Several quantizations of one model, usually: say how to name one.
+    const shown = models.slice(0, 3).map((m) => m.files[0]).join(", ");
+    // A Hub repository (`hf://org/name@commit[/folder]`) also takes a quantization tag.
+    const tags = files.name.startsWith("hf://")
+      ? `, or a quantization with ${files.name.split("@")[0]}:TAG (${
+        availableGgufTags(ggufGroups(top))
+      })`
+      : "";
+    throw new UsageError(
+      `Cannot choose a model in "${files.name}": ${models.length} model files (${shown}${
+        models.length > 3 ? ", …" : ""
+      }); name one, e.g. "${files.locate(models[0]!.files[0]!)}"${tags}`,
+    );
+  }
   throw new ModelFormatError(
     "model",
     files.name,
-    `no model found: expected ${SAFETENSORS_INDEX_NAME}, ${SAFETENSORS_SINGLE_NAME}, or exactly one .gguf or .apr file or split GGUF set (found ${found})`,
+    `no model found: expected ${SAFETENSORS_INDEX_NAME}, ${SAFETENSORS_SINGLE_NAME}, or exactly one .gguf or .apr file or split GGUF set (found none)`,
   );
 }
 
@@ -273,7 +289,9 @@ export async function openModelFile(
         throw new ModelFormatError(
           "model",
           source.name,
-          `not an APR, GGUF, SafeTensors or QNAT file (first bytes: ${hex || "none"})`,
+          `not a model file: not an APR, GGUF, SafeTensors or QNAT file (first bytes: ${
+            hex || "none"
+          })`,
           { offset: 0 },
         );
       }
@@ -285,66 +303,113 @@ export async function openModelFile(
 }
 
 async function openHubModel(text: string, options: OpenModelOptions): Promise<Model> {
-  let ref = parseHubRef(text);
+  const ref = parseHubRef(text);
   const settings = options.hubSettings ?? hubSettingsFromEnv();
   const revision = options.revision ?? ref.revision;
   // Offline, the cache is the only place to read from, even for --no-cache
   // (which then writes nothing either) and for `inspect`.
-  if (options.noCache && !settings.offline && ref.quant !== undefined) {
+  if (!options.noCache || settings.offline) {
+    return await openCachedHubModel(text, settings, options);
+  }
+  try {
+    return await openStreamedHubModel(text, settings, options);
+  } catch (error) {
+    // No connection, and the cache holds the model: read it there, and say so.
+    if (!(error instanceof HubUnreachableError)) throw error;
+    let model: Model;
+    try {
+      model = await openCachedHubModel(text, { ...settings, offline: true }, options);
+    } catch {
+      throw error;
+    }
+    const name = formatHubRef({ ...ref, revision: revision ?? DEFAULT_REVISION, path: undefined });
+    options.onWarning?.(unreachableWarning(settings.endpoint, error, error.cachedCommit, name));
+    return model;
+  }
+}
+
+/** An `hf://` model read over HTTP, nothing written (`noCache`). */
+async function openStreamedHubModel(
+  text: string,
+  settings: HubSettings,
+  options: OpenModelOptions,
+): Promise<Model> {
+  let ref = parseHubRef(text);
+  const revision = options.revision ?? ref.revision;
+  if (ref.quant !== undefined) {
     // `:QUANT` names the file (or first shard) its repository listing shows.
     const root = await openHubModelFiles({ ...ref, path: undefined }, { settings, revision });
     ref = { ...ref, path: selectQuant(await root.list(), ref.quant)[0] };
   }
   const isFile = ref.path !== undefined && /\.(gguf|apr|safetensors|json)$/i.test(ref.path);
-  if (options.noCache && !settings.offline) {
-    const folderRef = isFile ? { ...ref, path: parentOf(ref.path!) } : ref;
-    const files = await openHubModelFiles(folderRef, { settings, revision, ...waits(options) });
-    const verify = (): Promise<void> => files.verify?.() ?? Promise.resolve();
-    // The commit pins the content (files.name carries it).
-    const pinned = (model: Model): Model => {
-      rememberSourceIdentity(model, () => Promise.resolve(pinnedSourceIdentity(files.name)));
-      return model;
-    };
-    if (isFile && !ref.path!.endsWith(".json")) {
-      const name = posix.basename(ref.path!);
-      return pinned(
-        new Model(
-          await openWholeSet(
-            await openModelFile(await files.open(name), options),
-            files,
-            name,
-            options,
-          ),
-          text,
-          verify,
+  const folderRef = isFile ? { ...ref, path: parentOf(ref.path!) } : ref;
+  const files = await openHubModelFiles(folderRef, {
+    settings,
+    revision,
+    checkpoint: options.hubDigestCheckpoint,
+    ...waits(options),
+  });
+  const verify = (): Promise<void> => files.verify();
+  const save = (): Promise<void> => files.saveProgress();
+  // The commit pins the content (files.name carries it).
+  const pinned = (model: Model): Model => {
+    rememberSourceIdentity(model, () => Promise.resolve(pinnedSourceIdentity(files.name)));
+    return model;
+  };
+  if (isFile && !ref.path!.endsWith(".json")) {
+    const name = posix.basename(ref.path!);
+    return pinned(
+      new Model(
+        await openWholeSet(
+          await openModelFile(await files.open(name), options),
+          files,
+          name,
+          options,
         ),
-      );
-    }
-    if (isFile && ref.path!.toLowerCase().endsWith(APR_MANIFEST_SUFFIX)) {
-      return pinned(
-        new Model(await openShardedApr(files, posix.basename(ref.path!)), text, verify),
-      );
-    }
-    const reader = isFile
-      ? await openSafetensorsModel(files, {
-        indexPath: posix.basename(ref.path!),
-        ...warnings(options),
-      })
-      : await openModelFolder(files, options);
-    return pinned(new Model(reader, text, verify));
+        text,
+        verify,
+        save,
+      ),
+    );
   }
+  if (isFile && ref.path!.toLowerCase().endsWith(APR_MANIFEST_SUFFIX)) {
+    return pinned(
+      new Model(await openShardedApr(files, posix.basename(ref.path!)), text, verify, save),
+    );
+  }
+  const reader = isFile
+    ? await openSafetensorsModel(files, {
+      indexPath: posix.basename(ref.path!),
+      ...warnings(options),
+    })
+    : await openModelFolder(files, options);
+  return pinned(new Model(reader, text, verify, save));
+}
+
+/** An `hf://` model pulled into the cache (or found there, offline), then read from its snapshot. */
+async function openCachedHubModel(
+  text: string,
+  settings: HubSettings,
+  options: OpenModelOptions,
+): Promise<Model> {
+  const ref = parseHubRef(text);
+  const revision = options.revision ?? ref.revision;
   const pulled = await pullModel(ref, {
     settings,
     revision,
     ...waits(options),
     ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
     ...(options.onDownloadProgress ? { onProgress: options.onDownloadProgress } : {}),
+    ...warnings(options),
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  return identified(
-    new Model(await openLocalModel(pulled.modelPath, options), text),
-    pulled.modelPath,
-  );
+  let reader: ModelReader;
+  try {
+    reader = await openLocalModel(pulled.modelPath, options);
+  } catch (error) {
+    throw await explainCachedFile(error, pulled.snapshotPath);
+  }
+  return identified(new Model(reader, text), pulled.modelPath);
 }
 
 function parentOf(path: string): string | undefined {

@@ -22,20 +22,21 @@
 import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import type { ModelChunk, ModelHeader, ModelMetadata, TensorEntry, TensorInfo } from "../tensor.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
+import { markReleasable, releaseChunk, takeBuffer } from "../io/byte_source.ts";
+import { FAMILIES } from "../arch/registry.ts";
 
 /** Row layout of Q/K weights: Hugging Face's halves, or llama.cpp's interleaved pairs. */
 export type QkRowLayout = "hf" | "interleaved";
 
 /**
  * Architectures whose Q/K rows llama.cpp's converter permutes (its
- * `LlamaModel`, registered for Llama, Mistral and Granite checkpoints).
- * Qwen2 and the other NEOX-RoPE architectures keep Hugging Face rows in GGUF.
+ * `LlamaModel`, registered for Llama, Mistral, Mixtral and Granite
+ * checkpoints; each family says so in `src/arch/`). Qwen2 and the other
+ * NEOX-RoPE architectures keep Hugging Face rows in GGUF.
  */
-export const PERMUTED_QK_ARCHITECTURES: ReadonlySet<string> = new Set([
-  "llama",
-  "mistral",
-  "granite",
-]);
+export const PERMUTED_QK_ARCHITECTURES: ReadonlySet<string> = new Set(
+  [...FAMILIES.values()].filter((f) => f.permutesQk).map((f) => f.name),
+);
 
 /** APR `rope_type` of each layout. */
 const ROPE_TYPE: Readonly<Record<QkRowLayout, number>> = { interleaved: 0, hf: 2 };
@@ -99,6 +100,20 @@ export function reorderQkRows(target: QkRowLayout): TransformStream<ModelChunk, 
       controller.enqueue({ type: "header", header: planned.header });
     },
   });
+}
+
+/**
+ * One tensor's rows in llama.cpp's interleaved RoPE order (its converter's
+ * `permute`, per head), streamed as {@linkcode reorderQkRows} does: for a
+ * tensor outside a family's Q/K (a vision tower's, `src/arch/mmproj.ts`).
+ *
+ * @param source The tensor.
+ * @param heads Its heads.
+ * @returns The tensor with its rows reordered (F32 when its type cannot be cut into rows).
+ * @throws {RangeError} When its rows do not divide into `heads` heads of an even size.
+ */
+export function interleavedRopeRows(source: TensorEntry, heads: number): TensorEntry {
+  return reordered(source, planRows(source.info, heads, "interleaved"));
 }
 
 /**
@@ -238,7 +253,9 @@ function readInTargetOrder(
           (run.last + 1 - run.first) * plan.rowBytes,
         );
       }
-      const out = new Uint8Array((end - next) * plan.rowBytes);
+      // Every byte is written below; handed over, so the sink may free it at once
+      // (unreleased batches pile up to ~64 MiB before the GC runs: DESIGN.md §1.2).
+      const out = markReleasable(new Uint8Array(takeBuffer((end - next) * plan.rowBytes)));
       let runIndex = 0;
       const byRow = [...wanted.keys()].sort((a, b) => wanted[a]! - wanted[b]!);
       for (const k of byRow) {
@@ -248,6 +265,7 @@ function readInTargetOrder(
         const at = (row - run.first) * plan.rowBytes;
         out.set(run.bytes!.subarray(at, at + plan.rowBytes), k * plan.rowBytes);
       }
+      for (const run of runs) releaseChunk(run.bytes!);
       next = end;
       controller.enqueue(out);
     },
@@ -260,7 +278,8 @@ function reorderPerHead(
   plan: RowPlan,
 ): ReadableStream<Uint8Array> {
   const headBytes = plan.headRows * plan.rowBytes;
-  let head = new Uint8Array(headBytes);
+  // Reused for every head: its rows are copied out before it is refilled.
+  const head = new Uint8Array(headBytes);
   let filled = 0;
   let heads = 0;
   return input.pipeThrough(
@@ -273,7 +292,8 @@ function reorderPerHead(
           filled += n;
           at += n;
           if (filled === headBytes) {
-            const out = new Uint8Array(headBytes);
+            // Every byte is written; the sink may free it once written.
+            const out = markReleasable(new Uint8Array(takeBuffer(headBytes)));
             const base = heads * plan.headRows;
             for (let r = 0; r < plan.headRows; r++) {
               const from = (sourceRow(base + r, plan) - base) * plan.rowBytes;
@@ -282,9 +302,10 @@ function reorderPerHead(
             controller.enqueue(out);
             heads++;
             filled = 0;
-            head = new Uint8Array(headBytes);
           }
         }
+        // Copied into the head: free it now if its producer allows.
+        releaseChunk(chunk);
       },
       flush() {
         if (filled !== 0) {
@@ -298,12 +319,14 @@ function reorderPerHead(
 }
 
 async function readAll(stream: ReadableStream<Uint8Array>, length: number): Promise<Uint8Array> {
-  const out = new Uint8Array(length);
+  // Ours alone (released by the caller once its rows are copied).
+  const out = markReleasable(new Uint8Array(takeBuffer(length)));
   let at = 0;
   for await (const chunk of stream) {
     if (at + chunk.length > length) throw new RangeError("Cannot reorder rows: a read overran");
     out.set(chunk, at);
     at += chunk.length;
+    releaseChunk(chunk);
   }
   if (at !== length) throw new RangeError(`Cannot reorder rows: read ${at} of ${length} bytes`);
   return out;

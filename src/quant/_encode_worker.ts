@@ -3,8 +3,8 @@
 /**
  * Internal: the worker side of {@linkcode EncoderPool}. Receives
  * `{ ready: true }` once loaded, then for each `{ id, target, backend, values,
- * importance? }` (values transferred) answers `{ id, bytes }` or
- * `{ id, error }` (bytes transferred).
+ * importance? }` (values transferred) answers `{ id, bytes, values }` (both
+ * transferred: the pool reuses the values' memory) or `{ id, error }`.
  *
  * @module
  */
@@ -29,10 +29,13 @@ scope.onmessage = (
   try {
     // This worker's own WebAssembly instance, made on its first job.
     const bytes = encodeBlocks(target, values, importance, backend);
-    // The batch was transferred to us and is done with: free it now, not when
-    // this worker's GC gets to it (megabytes per job otherwise pile up).
-    (values.buffer as ArrayBuffer).transfer?.(0);
-    scope.postMessage({ id, bytes }, [bytes.buffer as ArrayBuffer]);
+    // The batch is done with: back to the pool by transfer, which reuses its
+    // memory for a later batch (a fresh one per job costs page faults there,
+    // and here megabytes per job pile up until this worker's GC runs).
+    scope.postMessage({ id, bytes, values }, [
+      bytes.buffer as ArrayBuffer,
+      values.buffer as ArrayBuffer,
+    ]);
   } catch (error) {
     scope.postMessage({ id, error: String(error) });
   }

@@ -3,15 +3,38 @@
 /**
  * Internal: a small pool of module workers running the block encoders
  * (`_block_encoders.ts`), so quantization uses every core (DESIGN.md §1.6).
- * Workers start on the first job and stop when the pool is released by every
- * user and closed.
+ * Workers start on the first job and stop once the pool is closed and idle:
+ * at once when no user it expects is left, else after a short idle time (a
+ * stream's tensors that need no worker come between those that do: stopping
+ * and restarting the workers for each would start several per run).
  *
  * @module
  */
 
 import { encodeBlocks } from "./_block_encoders.ts";
 import { type KernelBackend, kernelBackend } from "./kernels.ts";
-import { releaseChunk } from "../io/byte_source.ts";
+import { markReleasable, releaseChunk } from "../io/byte_source.ts";
+
+/**
+ * True when encoding `target` is worth a worker: the K-quants' searches, and
+ * the weighted (TypeScript) encoders. Q8_0, Q5_0, Q5_1 and APR_Q4 without
+ * weights are a single pass over each block in WebAssembly, cheaper than
+ * handing the values to a worker and the bytes back (docs/BENCHMARKS.md,
+ * "Q8_0 without the plumbing tax").
+ *
+ * @param target The block target.
+ * @param weighted Whether importance weights are used.
+ */
+export function worthAWorker(target: string, weighted: boolean): boolean {
+  return weighted || target === "Q4_K" || target === "Q5_K" || target === "Q6_K";
+}
+
+/**
+ * How long a closed pool with no user keeps its workers while it still
+ * expects one (the next tensor that needs them); then they stop anyway, so a
+ * payload never read does not keep the process alive.
+ */
+const IDLE_STOP_MS = 2000;
 
 interface Job {
   resolve(bytes: Uint8Array): void;
@@ -44,7 +67,11 @@ export class EncoderPool {
   #jobs = new Map<number, Job>();
   #ids = 0;
   #users = 0;
+  // Users announced (expect()) and not yet released once.
+  #expected = 0;
+  #idleTimer: ReturnType<typeof setTimeout> | undefined;
   #closing = false;
+  #starts = 0;
   #minElements: number;
   #workerUrl: string;
   // Set when a worker failed: every job from then on is encoded in-thread.
@@ -70,19 +97,47 @@ export class EncoderPool {
     return this.#size;
   }
 
+  /** How many times the workers were started (once per run, ideally). */
+  get starts(): number {
+    return this.#starts;
+  }
+
+  /** Number of workers running now. */
+  get running(): number {
+    return this.#workers.length;
+  }
+
   /** Smallest tensor (in values) worth sending to the workers. */
   get minElements(): number {
     return this.#minElements;
   }
 
+  /**
+   * Announce users to come (payloads that will acquire the pool), so a
+   * closed pool keeps its workers for them instead of starting new ones.
+   *
+   * @param n Number of users.
+   */
+  expect(n = 1): void {
+    this.#expected += n;
+  }
+
   /** Register a user (one converting payload). */
   acquire(): void {
     this.#users++;
+    this.#cancelIdleStop();
   }
 
-  /** Unregister a user; stops the workers if the pool is closing and idle. */
-  release(): void {
+  /**
+   * Unregister a user; stops the workers if the pool is closing and idle.
+   *
+   * @param abandoned The user failed or was cancelled: expect no more users
+   *   (a later one starts the workers anew).
+   */
+  release(abandoned = false): void {
     this.#users--;
+    if (abandoned) this.#expected = 0;
+    else if (this.#expected > 0) this.#expected--;
     this.#maybeStop();
   }
 
@@ -123,17 +178,21 @@ export class EncoderPool {
     if (job === undefined) return;
     job.sent = true;
     const { target, backend, values, importance } = job;
+    // Transferred, not copied; the worker sends the buffer back with the bytes.
     slot.worker.postMessage({ id, target, backend, values, importance }, [
       values.buffer as ArrayBuffer,
     ]);
   }
 
   #start(): void {
+    this.#starts++;
     for (let i = 0; i < this.#size; i++) {
       const w = new Worker(this.#workerUrl, { type: "module" });
       const slot: Slot = { worker: w, ready: false, queue: [] };
       w.onmessage = (
-        e: MessageEvent<{ ready?: boolean; id: number; bytes?: Uint8Array; error?: string }>,
+        e: MessageEvent<
+          { ready?: boolean; id: number; bytes?: Uint8Array; values?: Float32Array; error?: string }
+        >,
       ) => {
         if (e.data.ready === true) {
           slot.ready = true;
@@ -141,6 +200,8 @@ export class EncoderPool {
           slot.queue = [];
           return;
         }
+        // The job's values, back by transfer: their memory serves a later job.
+        if (e.data.values !== undefined) releaseChunk(markReleasable(e.data.values));
         const job = this.#jobs.get(e.data.id);
         if (job === undefined) return;
         this.#jobs.delete(e.data.id);
@@ -180,9 +241,25 @@ export class EncoderPool {
   }
 
   #maybeStop(): void {
-    if (this.#closing && this.#users <= 0 && this.#jobs.size === 0) {
-      for (const slot of this.#workers) slot.worker.terminate();
-      this.#workers = [];
+    if (!this.#closing || this.#users > 0 || this.#jobs.size > 0) return;
+    if (this.#expected <= 0 || this.#workers.length === 0) {
+      this.#stop();
+    } else if (this.#idleTimer === undefined) {
+      this.#idleTimer = setTimeout(() => {
+        this.#idleTimer = undefined;
+        if (this.#users <= 0 && this.#jobs.size === 0) this.#stop();
+      }, IDLE_STOP_MS);
     }
+  }
+
+  #cancelIdleStop(): void {
+    if (this.#idleTimer !== undefined) clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
+  }
+
+  #stop(): void {
+    this.#cancelIdleStop();
+    for (const slot of this.#workers) slot.worker.terminate();
+    this.#workers = [];
   }
 }

@@ -4,8 +4,9 @@
  * llama-quantize's presets (`Q4_K_M`, `Q6_K`, …): which ggml type each tensor
  * of a model gets, exactly as llama.cpp's `llama_tensor_get_type` and the
  * tensor filter of `llama_model_quantize_impl` choose it (src/llama-quant.cpp
- * at llama.cpp commit c392e50, the version that made the fixtures; the rules
- * change across versions). Decisions read tensor names in their GGUF spelling
+ * at llama.cpp commit c392e50, the version that made the fixtures, and of the
+ * judge's llama.cpp (node-llama-cpp 3.22.1), which counts a fused `attn_qkv`
+ * as `attn_v`; the rules change across versions). Decisions read tensor names in their GGUF spelling
  * (`blk.3.attn_v.weight`); Hugging Face names of llama-like models are mapped
  * first, as the GGUF writer maps them.
  *
@@ -20,7 +21,8 @@
 
 import type { DType } from "../dtype.ts";
 import type { ModelMetadata, TensorInfo } from "../tensor.ts";
-import { hfToGgufName } from "../formats/gguf/names.ts";
+import { hfToGgufName } from "../arch/names.ts";
+import { familyOf } from "../arch/registry.ts";
 
 /** llama-quantize's preset names aprkit implements, in llama.cpp's spelling. */
 export type LlamaPreset = "Q8_0" | "Q6_K" | "Q5_K_M" | "Q5_K_S" | "Q4_K_M" | "Q4_K_S";
@@ -145,7 +147,7 @@ export function presetTensorTypes(
   preset: LlamaPreset,
   options: PresetTypesOptions = {},
 ): (DType | undefined)[] {
-  const names = tensors.map((t) => hfToGgufName(t.name));
+  const names = tensors.map((t) => hfToGgufName(t.name, familyOf(metadata.architecture)));
   const state = modelState(names, metadata);
   // llama.cpp visits tensors by layer, then name: its per-layer counters
   // (i_attention_wv, i_ffn_down) count in that order.
@@ -217,8 +219,24 @@ function layerOf(name: string): number {
   return m === null ? -1 : Number(m[1]);
 }
 
-/** llama-model-loader's `weight_name_comparer`: by layer, then by name. */
-function compareWeights(a: string, b: string): number {
+/**
+ * llama-model-loader's `weight_name_comparer`: by layer (`blk.N.`; whole-model
+ * tensors first), then by name. The order llama-quantize visits and writes
+ * tensors in.
+ *
+ * @example Usage
+ * ```ts
+ * import { compareWeights } from "./llama_presets.ts";
+ * const names = ["blk.1.attn_q.weight", "token_embd.weight", "blk.0.ffn_up.weight", "output_norm.weight"];
+ * console.assert(names.sort(compareWeights).join() ===
+ *   "output_norm.weight,token_embd.weight,blk.0.ffn_up.weight,blk.1.attn_q.weight");
+ * ```
+ *
+ * @param a A GGUF tensor name.
+ * @param b Another.
+ * @returns Negative, zero or positive, as for `Array.prototype.sort`.
+ */
+export function compareWeights(a: string, b: string): number {
   const la = layerOf(a);
   const lb = layerOf(b);
   if (la !== lb) return la - lb;
@@ -272,7 +290,12 @@ function tensorType(state: ModelState, name: string, cols: number, preset: Llama
     return type;
   }
   if (name === "token_embd.weight") return type;
-  if (name.includes("attn_v.weight")) {
+  // llama.cpp's `category_is_attn_v`: a fused QKV (Phi-3) and DeepSeek's
+  // kv_b count as attn_v, with its rules and its counter.
+  if (
+    name.includes("attn_v.weight") || name.includes("attn_qkv.weight") ||
+    name.includes("attn_kv_b.weight")
+  ) {
     if (
       (preset === "Q4_K_M" || preset === "Q5_K_M") &&
       useMoreBits(state.iAttentionWv, state.nAttentionWv)
@@ -307,10 +330,6 @@ function tensorType(state: ModelState, name: string, cols: number, preset: Llama
       type = "Q5_K";
     }
     return type;
-  }
-  if (name.includes("attn_qkv.weight")) {
-    if (preset === "Q4_K_M") type = "Q5_K";
-    else if (preset === "Q5_K_M") type = "Q6_K";
   }
   return type;
 }

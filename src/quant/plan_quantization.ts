@@ -10,7 +10,7 @@
 
 import { type DType, DTYPES, elementCount, isAprStorable, tensorByteLength } from "../dtype.ts";
 import type { ModelHeader, ModelMetadata, TensorInfo } from "../tensor.ts";
-import { hfToGgufName } from "../formats/gguf/names.ts";
+import { hfToGgufName } from "../arch/names.ts";
 import { type LlamaPreset, presetTensorTypes } from "./llama_presets.ts";
 import { UsageError } from "../errors.ts";
 import { aprRowType, type RowFallback } from "./apr_row_fallback.ts";

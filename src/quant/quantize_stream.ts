@@ -14,7 +14,8 @@ import { elementCount } from "../dtype.ts";
 import { planModel, type QuantizeOptions, type TensorPlan } from "./plan_quantization.ts";
 import { DEFAULT_MAX_CHUNK_ELEMENTS, TensorDecoder } from "./_tensor_decoder.ts";
 import { type EmitBytes, isEncodeTarget, TensorEncoder } from "./_tensor_encoder.ts";
-import { EncoderPool } from "./_encoder_pool.ts";
+import { EncoderPool, worthAWorker } from "./_encoder_pool.ts";
+import { isBlockTarget } from "./_block_encoders.ts";
 import { IntegerWidener } from "./_integer_widener.ts";
 import { aprQ8Scale } from "./apr_q8.ts";
 import { aprQ8Kernels } from "./kernels.ts";
@@ -31,14 +32,17 @@ export interface QuantizeStreamOptions extends QuantizeOptions {
    */
   maxChunkElements?: number;
   /**
-   * Workers running the block encoders (APR_Q4, Q4_K, Q5_K, Q6_K, Q8_0, Q5_0, Q5_1), so a tensor's blocks
-   * are encoded on several cores (0: in the calling thread). Workers start on
-   * the first block and stop when the stream has ended and every payload is read.
-   * By default, `navigator.hardwareConcurrency` workers (at most 4, none on a
-   * single core; none outside Deno), used only for tensors of at least 2^20
-   * values; a number given here applies to every tensor.
+   * Workers running the costly block encoders (Q4_K, Q5_K, Q6_K, and any
+   * encoder given importance weights), so a tensor's blocks are encoded on
+   * several cores (0: in the calling thread). Q8_0, Q5_0, Q5_1, APR_Q4, F16
+   * and BF16 are always encoded in the calling thread: cheaper than the
+   * hand-off. Workers start once, on the first block, and stop when the
+   * stream has ended and every payload is read. By default,
+   * `navigator.hardwareConcurrency` workers (at most 3, which keeps the 160
+   * MiB bound; none on a single core), used only for tensors of at least 2^20
+   * values; a number given here applies to every costly tensor.
    *
-   * @default {min(hardwareConcurrency, 4) in Deno, or 0 on one core and in Node or a browser}
+   * @default {min(hardwareConcurrency, 3), or 0 on one core}
    */
   workers?: number;
   /** Told the plan of every tensor once the header is planned (to report what changed). */
@@ -48,11 +52,14 @@ export interface QuantizeStreamOptions extends QuantizeOptions {
 /** Most workers a stream may start. */
 const MAX_WORKERS = 64;
 /**
- * Most workers started by default: each holds its own runtime (~10 MiB) and
- * up to two batches in flight, so more would break the memory bound for
- * little gain (the main thread reads, decodes and writes meanwhile).
+ * Most workers started by default, from the 160 MiB budget: each costs ~15
+ * MiB of peak RSS (its own runtime, up to two 1 MiB batches in flight and
+ * their bytes) on top of the calling thread's ~105 MiB on the quantized GGUF
+ * path, so 3 workers peak at ~150 MiB and a fourth would break the bound
+ * (docs/BENCHMARKS.md, "The memory bound with workers";
+ * tests/pipeline/memory_gguf_workers_test.ts).
  */
-const DEFAULT_MAX_WORKERS = 4;
+const DEFAULT_MAX_WORKERS = 3;
 /**
  * By default, smaller tensors are encoded in-thread, so tiny models never
  * start workers (~0.1 s each, ~25 MiB). With the WebAssembly kernels 2^20
@@ -169,6 +176,8 @@ export class QuantizeStream extends TransformStream<ModelChunk, ModelChunk> {
             }`,
           );
         }
+        // Announced, so the pool keeps its workers for it between tensors.
+        if (poolFor(plan, pool) !== undefined) pool!.expect();
         controller.enqueue({
           type: "tensor",
           tensor: convertEntry(chunk.tensor, plan, maxElements, pool),
@@ -176,6 +185,21 @@ export class QuantizeStream extends TransformStream<ModelChunk, ModelChunk> {
       },
     });
   }
+}
+
+/**
+ * The pool, when `plan` is worth encoding in it: a large enough tensor whose
+ * encoder costs more than handing its values to a worker (not Q8_0, F16,
+ * BF16, a copy; see worthAWorker).
+ */
+function poolFor(plan: TensorPlan, pool: EncoderPool | undefined): EncoderPool | undefined {
+  if (pool === undefined || plan.action === "copy" || plan.action === "integer") return undefined;
+  if (elementCount(plan.info.shape) < pool.minElements) return undefined;
+  const target = plan.info.dtype;
+  // The weighted encoders (TypeScript) are the block ones that use the weights.
+  const weighted = plan.importance !== undefined && isBlockTarget(target) &&
+    target !== "Q8_0" && target !== "APR_Q4";
+  return worthAWorker(target, weighted) ? pool : undefined;
 }
 
 function convertEntry(
@@ -324,9 +348,7 @@ function convertedPayload(
   onScale: (scale: number) => void,
   knownScale?: number,
 ): ReadableStream<Uint8Array> {
-  const pool = sharedPool !== undefined && elementCount(plan.info.shape) >= sharedPool.minElements
-    ? sharedPool
-    : undefined;
+  const pool = poolFor(plan, sharedPool);
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   let converter: Converter | undefined;
   // Encoded pieces in payload order; promises while a worker encodes them.
@@ -335,8 +357,10 @@ function convertedPayload(
   const maxPending = pool === undefined ? 1 : 2 * (pool.size);
   let sourceDone = false;
   let released = false;
-  const release = () => {
-    if (!released && pool !== undefined && converter !== undefined) pool.release();
+  // `abandoned`: the payload failed or was cancelled, so the run is likely
+  // over and the payloads the pool expects will not come: stop when idle.
+  const release = (abandoned = false) => {
+    if (!released && pool !== undefined && converter !== undefined) pool.release(abandoned);
     released = true;
   };
   // Every encoded piece is a new buffer handed over to the consumer: mark it so
@@ -395,13 +419,13 @@ function convertedPayload(
         }
       } catch (e) {
         // Close the source on a conversion error (e.g. a U64 above 2^63 - 1).
-        release();
+        release(true);
         await reader?.cancel(e).catch(() => {});
         throw e;
       }
     },
     async cancel(reason) {
-      release();
+      release(true);
       await reader?.cancel(reason);
     },
   }, { highWaterMark: 0 });

@@ -62,6 +62,8 @@ export interface OpenOptions {
   truncate?: boolean;
   /** Writes go to the end. */
   append?: boolean;
+  /** Permission bits of a created file (POSIX). */
+  mode?: number;
 }
 
 /** Seek from the start of the file (Deno's `SeekMode.Start`). */
@@ -90,6 +92,8 @@ export interface RuntimeFile {
    * runtime has none (Node, browsers): callers then go without.
    */
   tryLock?(exclusive?: boolean): Promise<boolean>;
+  /** Release the lock of {@linkcode RuntimeFile.tryLock}. */
+  unlock?(): Promise<void>;
 }
 
 /** Error classes by cause (Deno's `Deno.errors`; stand-ins elsewhere). */

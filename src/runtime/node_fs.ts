@@ -136,7 +136,7 @@ export async function nodeFileSystem(errors: FsErrors): Promise<RuntimeFs> {
     if (options.create) mode |= flags.O_CREAT;
     if (options.createNew) mode |= flags.O_CREAT | flags.O_EXCL;
     if (options.truncate) mode |= flags.O_TRUNC;
-    const handle = await promises.open(path, mode) as unknown as NodeHandle;
+    const handle = await promises.open(path, mode, options.mode) as unknown as NodeHandle;
     return new NodeFile(handle, options.append === true) as RuntimeFile;
   });
 

@@ -78,3 +78,9 @@ export const join: PathFunctions["join"] = nodePath?.join ?? posixPaths.join;
 export const dirname: PathFunctions["dirname"] = nodePath?.dirname ?? posixPaths.dirname;
 /** The last segment of a path. */
 export const basename: PathFunctions["basename"] = nodePath?.basename ?? posixPaths.basename;
+/**
+ * An absolute form of a path, to compare two paths (`node:path`'s resolve;
+ * in a browser, where names are not paths, the name normalized).
+ */
+export const resolve: (...segments: string[]) => string = nodePath?.resolve ??
+  ((...segments) => posixPaths.join("/", ...segments));

@@ -29,6 +29,18 @@ export function createSha256(): Sha256 {
   return nodeCrypto ? nodeCrypto.createHash("sha256") as Sha256 : new PlainSha256();
 }
 
+/**
+ * Start a SHA-1 hash (the Hub's git blob ids), where `node:crypto` exists:
+ * only the Hugging Face cache, which needs a file system, uses it.
+ *
+ * @returns The hash to feed.
+ * @throws {TypeError} In a browser.
+ */
+export function createSha1(): Sha256 {
+  if (!nodeCrypto) throw new TypeError("Cannot hash with SHA-1 here: no node:crypto");
+  return nodeCrypto.createHash("sha1") as Sha256;
+}
+
 const K = new Uint32Array([
   0x428a2f98,
   0x71374491,

@@ -3,7 +3,8 @@
  * (FORMATS.md §4): `models--{org}--{name}/blobs/{etag}`,
  * `refs/{revision}` (a file holding the commit) and
  * `snapshots/{commit}/{path}` → a RELATIVE symlink to `../../blobs/{etag}`.
- * Partial downloads are `blobs/{etag}.incomplete`.
+ * Partial downloads are `blobs/{etag}.incomplete`; the lock of a download is
+ * `{cacheDir}/.locks/models--{org}--{name}/{etag}.lock` (`hub_lock.ts`).
  *
  * Every name that becomes part of a path here (etag, commit, revision, file
  * path) is checked first by the rules of `hub_names.ts`, whoever calls: the
@@ -13,6 +14,7 @@
  */
 
 import { dirname, join } from "../runtime/path.ts";
+import { ModelFormatError } from "../errors.ts";
 import {
   assertSafeRepoPath,
   assertSafeRevision,
@@ -75,6 +77,22 @@ export class HubCache {
    */
   incompletePath(etag: string): string {
     return `${this.blobPath(etag)}.incomplete`;
+  }
+
+  /**
+   * The lock file of a blob's download, where huggingface_hub puts it.
+   *
+   * @param etag The blob's etag.
+   * @returns `{cacheDir}/.locks/models--{org}--{name}/{etag}.lock`.
+   */
+  lockPath(etag: string): string {
+    this.blobPath(etag); // checks the etag
+    return join(
+      this.cacheDir,
+      ".locks",
+      `models--${this.repoId.replaceAll("/", "--")}`,
+      `${etag}.lock`,
+    );
   }
 
   /**
@@ -182,8 +200,36 @@ export class HubCache {
         await fs.remove(link).catch(() => {});
       }
     }
-    await fs.symlink(target, link);
+    try {
+      await fs.symlink(target, link);
+    } catch (error) {
+      // Another run sharing the cache linked it meanwhile: fine if it points at the same blob.
+      if (!(error instanceof fs.errors.AlreadyExists)) throw error;
+      if ((await fs.readLink(link).catch(() => undefined)) !== target) throw error;
+    }
   }
+}
+
+/**
+ * A malformed file read from a snapshot is a blob of the cache that every
+ * later run would read again: name the blob and say how to get rid of it.
+ * Other errors are returned as they are.
+ *
+ * @param error What reading the snapshot threw.
+ * @param snapshotPath `snapshots/{commit}` of the run.
+ * @returns The error, with the blob and the remedy in its message when it is about a cached file.
+ */
+export async function explainCachedFile(error: unknown, snapshotPath: string): Promise<unknown> {
+  if (!(error instanceof ModelFormatError)) return error;
+  if (!error.path.startsWith(`${snapshotPath}/`)) return error;
+  const blob = await fs.realPath(error.path).catch(() => undefined);
+  if (blob === undefined || blob === error.path) return error;
+  return new ModelFormatError(
+    error.format,
+    error.path,
+    `${error.reason}; this file of the Hugging Face cache is the blob "${blob}": delete it (and the link "${error.path}") and run the same command again to fetch it anew`,
+    { ...(error.offset !== undefined ? { offset: error.offset } : {}), cause: error },
+  );
 }
 
 /**

@@ -13,6 +13,12 @@
  * may understate progress (those bytes are fetched again and rewritten with the
  * same content) but never overstate it. It is deleted when the blob is complete.
  *
+ * **Checking.** An LFS file is checked against its sha256 (D5); any other
+ * file against its git blob id, the SHA-1 of `blob {size}\0{content}` that the
+ * Hub sends as its ETag and the tree lists as its `oid`. Nothing that fails
+ * its check reaches `blobs/`: one bad answer (a body spliced from a gzip
+ * answer and a plain one) must not poison the cache for every later run.
+ *
  * **Hashing.** A file fetched as one sequential range is hashed while it
  * downloads (a resumed prefix is re-hashed from disk first). A file fetched as
  * parallel ranges is hashed by one sequential pass over the finished file:
@@ -22,7 +28,7 @@
  * @module
  */
 
-import { createSha256, type Sha256 } from "../runtime/sha256.ts";
+import { createSha1, createSha256, type Sha256 } from "../runtime/sha256.ts";
 import { EnvironmentError, HubAnswerError, HubRequestError } from "../errors.ts";
 import type { HttpSource } from "../io/http_source.ts";
 import type { HubCache } from "./hub_cache.ts";
@@ -104,7 +110,10 @@ export interface DownloadBlobOptions {
   cache: HubCache;
   /** The blob's etag (its file name in `blobs/`). */
   etag: string;
-  /** The content's sha256 (LFS files); checked before the blob is kept. */
+  /**
+   * The content's sha256 (LFS files); checked before the blob is kept. Without
+   * it, an etag of 40 hex digits is the git blob id and is checked instead.
+   */
   sha256: string | undefined;
   /** The remote file. */
   source: Pick<HttpSource, "size" | "name" | "stream">;
@@ -164,6 +173,7 @@ export async function downloadBlob(options: DownloadBlobOptions): Promise<Downlo
   const partsPath = `${incomplete}.parts.json`;
   await fs.mkdir(`${cache.repoDir}/blobs`, { recursive: true });
 
+  const check = contentCheck(options.sha256, etag, size);
   let parts = await readParts(partsPath, size);
   let sequentialHash: Sha256 | undefined;
   if (parts === undefined) {
@@ -183,9 +193,9 @@ export async function downloadBlob(options: DownloadBlobOptions): Promise<Downlo
       await writeParts(partsPath, { version: PARTS_VERSION, size, parts });
     } else {
       parts = [{ start: 0, end: size, next: prefix }];
-      if (options.sha256 !== undefined) {
+      if (check !== undefined) {
         // D7: re-hash the prefix kept from an earlier run, then hash as bytes arrive.
-        sequentialHash = createSha256();
+        sequentialHash = check.start();
         await hashFile(incomplete, prefix, sequentialHash);
       }
     }
@@ -201,6 +211,10 @@ export async function downloadBlob(options: DownloadBlobOptions): Promise<Downlo
       options.signal?.throwIfAborted();
       const file = await fs.open(incomplete, { write: true, create: true });
       const reader = source.stream(part.next, part.end, WRITE_CHUNK_SIZE).getReader();
+      // Ctrl-C must not wait for a silent server's next chunk: cancelling
+      // drops the connection in flight and the pending read ends.
+      const stop = (): void => void reader.cancel(options.signal?.reason).catch(() => {});
+      options.signal?.addEventListener("abort", stop, { once: true });
       try {
         await file.seek(part.next, SEEK_START);
         while (true) {
@@ -214,7 +228,10 @@ export async function downloadBlob(options: DownloadBlobOptions): Promise<Downlo
           saver?.save();
           options.onBytes?.(value.length);
         }
+        // A cancelled read ends like a finished one: the partial stays for resume.
+        options.signal?.throwIfAborted();
       } finally {
+        options.signal?.removeEventListener("abort", stop);
         await reader.cancel().catch(() => {});
         file.close();
       }
@@ -239,19 +256,19 @@ export async function downloadBlob(options: DownloadBlobOptions): Promise<Downlo
       source.name,
     );
   }
-  if (options.sha256 !== undefined) {
+  if (check !== undefined) {
     let hash = sequentialHash;
     if (hash === undefined) {
-      hash = createSha256();
+      hash = check.start();
       await hashFile(incomplete, size, hash);
     }
     const actual = hash.digest("hex");
-    if (actual !== options.sha256) {
+    if (actual !== check.expected) {
       // D5: never cache content that is not what the Hub announced.
       await discard(incomplete, partsPath);
       // A wrong answer from the server, as with --no-cache: exit code 2 both ways.
       throw new HubAnswerError(
-        `Cannot download "${source.name}": its sha256 is ${actual} but the Hub announced ${options.sha256}; the download was deleted and not cached, run again to retry`,
+        `Cannot download "${source.name}": its ${check.what} is ${actual} but the Hub announced ${check.expected}; the download was deleted and not cached, run again to retry`,
         source.name,
       );
     }
@@ -259,6 +276,37 @@ export async function downloadBlob(options: DownloadBlobOptions): Promise<Downlo
   await fs.rename(incomplete, blobPath);
   await fs.remove(partsPath).catch(() => {});
   return { downloaded, resumed };
+}
+
+/** A hash to check a download against: which, the expected digest, and a fresh hash primed for it. */
+interface ContentCheck {
+  what: string;
+  expected: string;
+  start(): Sha256;
+}
+
+/**
+ * The check of a blob: its sha256 (LFS), else its git blob id when the etag
+ * is one (a SHA-1 over `blob {size}\0` and the content, as git computes it).
+ */
+function contentCheck(
+  sha256: string | undefined,
+  etag: string,
+  size: number,
+): ContentCheck | undefined {
+  // An etag of 64 hex digits is the content's sha256 (an LFS file served without a redirect).
+  const digest = sha256 ?? (/^[0-9a-f]{64}$/.test(etag) ? etag : undefined);
+  if (digest !== undefined) {
+    return { what: "sha256", expected: digest, start: () => createSha256() };
+  }
+  if (/^[0-9a-f]{40}$/.test(etag)) {
+    return {
+      what: "git blob SHA-1",
+      expected: etag,
+      start: () => createSha1().update(`blob ${size}\0`),
+    };
+  }
+  return undefined;
 }
 
 async function writeAll(file: RuntimeFile, bytes: Uint8Array, path: string): Promise<void> {

@@ -7,13 +7,21 @@
  * @module
  */
 
-import { HubOfflineError, HubRequestError } from "../errors.ts";
+import {
+  HubAnswerError,
+  HubOfflineError,
+  HubRequestError,
+  HubUnreachableError,
+} from "../errors.ts";
 import type { ByteSource } from "../io/byte_source.ts";
 import { ContentDigest } from "../io/digest_source.ts";
 import { parallelRanges } from "../io/parallel_ranges.ts";
 import type { RetryOptions } from "../io/http_source.ts";
 import type { ModelFiles } from "../io/model_files.ts";
 import { HubClient } from "./hub_client.ts";
+import { DigestCheckpoint } from "./hub_digest_checkpoint.ts";
+import { HubCache } from "./hub_cache.ts";
+import { reachHub } from "./hub_reach.ts";
 import { assertSafeRevision } from "./hub_names.ts";
 import { DEFAULT_REVISION, formatHubRef, type HubRef, parseHubRef } from "./hub_ref.ts";
 import { type HubSettings, hubSettingsFromEnv } from "./hub_settings.ts";
@@ -24,6 +32,20 @@ export interface HubModelFilesOptions extends RetryOptions {
   settings?: HubSettings;
   /** Revision, overriding the reference's `@revision`. Default: `main`. */
   revision?: string | undefined;
+  /**
+   * Save the sha256 checks in this file as they advance, so a later run
+   * continues them (`hub_digest_checkpoint.ts`); `restore` reads what an
+   * earlier run saved there.
+   */
+  checkpoint?: { path: string; restore: boolean } | undefined;
+}
+
+/** A Hub repository's files over HTTP, whose checks can be saved for a later run. */
+export interface HubModelFilesHandle extends ModelFiles {
+  /** Check every opened file against its sha256, reading what was not read yet. */
+  verify(): Promise<void>;
+  /** Save the checks' progress now (when a checkpoint file was asked for); never throws. */
+  saveProgress(): Promise<void>;
 }
 
 /**
@@ -43,11 +65,12 @@ export interface HubModelFilesOptions extends RetryOptions {
  * @param options Settings, revision, retries.
  * @returns The files; paths are relative to the folder the reference names.
  * @throws {HubRequestError} When offline, or the repository or revision cannot be read.
+ * @throws {HubUnreachableError} When the Hub cannot be reached (one short attempt) while the cache holds the revision's snapshot.
  */
 export async function openHubModelFiles(
   ref: HubRef | string,
   options: HubModelFilesOptions = {},
-): Promise<ModelFiles> {
+): Promise<HubModelFilesHandle> {
   const parsed = typeof ref === "string" ? parseHubRef(ref) : ref;
   const settings = options.settings ?? hubSettingsFromEnv();
   const revision = assertSafeRevision(options.revision ?? parsed.revision ?? DEFAULT_REVISION);
@@ -58,14 +81,27 @@ export async function openHubModelFiles(
       name,
     );
   }
-  const { settings: _s, revision: _r, ...retry } = options;
-  const client = new HubClient({
+  const { settings: _s, revision: _r, checkpoint: _c, ...retry } = options;
+  const clientOptions = {
     ...settings.timeouts,
     ...retry,
     endpoint: settings.endpoint,
     token: settings.token,
-  });
-  const info = await client.repoInfo(parsed.repoId, revision);
+  };
+  const client = new HubClient(clientOptions);
+  // With the model cached, one short attempt tells an unreachable Hub; the
+  // caller may then read the cache (HubUnreachableError, hub_reach.ts).
+  const reach = await reachHub(
+    client,
+    clientOptions,
+    new HubCache(settings.cacheDir, parsed.repoId),
+    parsed.repoId,
+    revision,
+  );
+  if (reach.unreachable !== undefined) {
+    throw new HubUnreachableError(reach.unreachable, reach.commit);
+  }
+  const info = reach.info;
   const prefix = parsed.path === undefined ? "" : `${parsed.path}/`;
   const files = info.files.filter((f) => f.startsWith(prefix)).map((f) => f.slice(prefix.length));
   if (parsed.path !== undefined && files.length === 0) {
@@ -77,10 +113,13 @@ export async function openHubModelFiles(
       formatHubRef(parsed),
     );
   }
-  return new HubModelFiles(client, parsed.repoId, info.commit, prefix, files);
+  const checkpoint = options.checkpoint === undefined
+    ? undefined
+    : await DigestCheckpoint.open(options.checkpoint.path, info.commit, options.checkpoint.restore);
+  return new HubModelFiles(client, parsed.repoId, info.commit, prefix, files, checkpoint);
 }
 
-class HubModelFiles implements ModelFiles {
+class HubModelFiles implements HubModelFilesHandle {
   readonly name: string;
   #client: HubClient;
   #repoId: string;
@@ -89,8 +128,17 @@ class HubModelFiles implements ModelFiles {
   #files: string[];
   /** One running sha256 per LFS file opened, kept across re-opens. */
   #digests = new Map<string, ContentDigest>();
+  #checkpoint: DigestCheckpoint | undefined;
 
-  constructor(client: HubClient, repoId: string, commit: string, prefix: string, files: string[]) {
+  constructor(
+    client: HubClient,
+    repoId: string,
+    commit: string,
+    prefix: string,
+    files: string[],
+    checkpoint: DigestCheckpoint | undefined,
+  ) {
+    this.#checkpoint = checkpoint;
     this.#client = client;
     this.#repoId = repoId;
     this.#commit = commit;
@@ -116,16 +164,29 @@ class HubModelFiles implements ModelFiles {
     if (info.sha256 === undefined) return source;
     let digest = this.#digests.get(fullPath);
     if (digest === undefined) {
-      digest = new ContentDigest(source.name, info.size, info.sha256);
+      digest = this.#checkpoint?.digest(fullPath, source.name, info.size, info.sha256) ??
+        new ContentDigest(source.name, info.size, info.sha256);
       this.#digests.set(fullPath, digest);
     }
     return digest.wrap(source);
   }
 
   async verify(): Promise<void> {
-    for (const [fullPath, digest] of this.#digests) {
-      await digest.verify(() => this.#client.openFile(this.#repoId, this.#commit, fullPath));
+    try {
+      for (const [fullPath, digest] of this.#digests) {
+        await digest.verify(() => this.#client.openFile(this.#repoId, this.#commit, fullPath));
+      }
+    } catch (error) {
+      // A mismatch is final (its state is worthless); a network failure may be resumed.
+      if (error instanceof HubAnswerError) await this.#checkpoint?.remove();
+      else await this.saveProgress();
+      throw error;
     }
+    await this.#checkpoint?.remove();
+  }
+
+  async saveProgress(): Promise<void> {
+    await this.#checkpoint?.flush();
   }
 
   locate(path: string): string {

@@ -12,8 +12,10 @@ import { HubOfflineError, HubRequestError } from "../errors.ts";
 import type { RetryOptions } from "../io/http_source.ts";
 import type { ProgressEvent } from "../tensor.ts";
 import { HubCache } from "./hub_cache.ts";
-import { HubClient, type HubFileInfo, type HubRepoInfo } from "./hub_client.ts";
+import { HubClient, type HubFileInfo } from "./hub_client.ts";
 import { DEFAULT_PART_SIZE, downloadBlob, JobLimiter } from "./hub_download.ts";
+import { withBlobLock } from "./hub_lock.ts";
+import { reachHub, unreachableWarning } from "./hub_reach.ts";
 import { DEFAULT_REVISION, formatHubRef, type HubRef, parseHubRef } from "./hub_ref.ts";
 import { assertSafeRevision } from "./hub_names.ts";
 import { selectModelFiles, selectQuant } from "./hub_select.ts";
@@ -64,6 +66,11 @@ export interface PullOptions extends RetryOptions {
   partSize?: number;
   /** Progress: overall bytes and per-file rows. */
   onProgress?: (event: PullProgressEvent) => void;
+  /**
+   * Told what the user should know but that does not stop the pull: the Hub
+   * was unreachable and the cache was used, another run holds a file's lock.
+   */
+  onWarning?: (message: string) => void;
 }
 
 /** One file of a pull. */
@@ -128,27 +135,37 @@ export async function pullModel(
     jobs: _j,
     partSize: _p,
     onProgress: _o,
+    onWarning: _w,
     ...retry
   } = options;
-  const client = new HubClient({
+  const clientOptions = {
     ...settings.timeouts,
     ...retry,
     endpoint: settings.endpoint,
     token: settings.token,
-  });
-  let info: HubRepoInfo;
-  try {
-    info = await client.repoInfo(parsed.repoId, revision);
-  } catch (error) {
-    // No connection at all (status 0): use the cache if it holds the model,
-    // as the Hugging Face tools do; otherwise report the network error.
-    if (!(error instanceof HubRequestError) || error.status !== 0) throw error;
+  };
+  const client = new HubClient(clientOptions);
+  // With the model in the cache, an unreachable Hub is found out with one
+  // short attempt and the cache is used, with a warning (hub_reach.ts).
+  const reach = await reachHub(client, clientOptions, cache, parsed.repoId, revision);
+  if (reach.unreachable !== undefined) {
+    let pulled: PullResult;
     try {
-      return await pullOffline(parsed, revision, cache, options);
+      pulled = await pullOffline(parsed, revision, cache, options);
     } catch {
-      throw error;
+      throw reach.unreachable;
     }
+    options.onWarning?.(
+      unreachableWarning(
+        settings.endpoint,
+        reach.unreachable,
+        pulled.commit,
+        formatHubRef({ ...parsed, revision, path: undefined }),
+      ),
+    );
+    return pulled;
   }
+  const info = reach.info;
   const commit = info.commit;
   await cache.writeRef(revision, commit);
   const snapshot = cache.snapshotDir(commit);
@@ -157,6 +174,37 @@ export async function pullModel(
   let bytesReused = 0;
   const result = new Map<string, PulledFile>();
   const downloading = new Map<string, Promise<void>>();
+  const download = async (path: string, file: HubFileInfo): Promise<void> => {
+    const source = await client.openFile(parsed.repoId, commit, path, file);
+    const row = { path, bytesDone: 0, bytesTotal: file.size };
+    active.add(row);
+    try {
+      const { downloaded } = await downloadBlob({
+        cache,
+        etag: file.etag,
+        sha256: file.sha256,
+        source,
+        limiter,
+        partSize: options.partSize ?? DEFAULT_PART_SIZE,
+        signal: abort.signal,
+        onResume: (bytes) => {
+          row.bytesDone += bytes;
+          progress.done += bytes;
+          bytesReused += bytes;
+          report(path);
+        },
+        onBytes: (bytes) => {
+          row.bytesDone += bytes;
+          progress.done += bytes;
+          report(path);
+        },
+      });
+      bytesDownloaded += downloaded;
+    } finally {
+      active.delete(row);
+    }
+    result.set(path, { path, size: file.size, reused: false });
+  };
   const fetchOne = async (path: string, meta?: HubFileInfo): Promise<void> => {
     const file = meta ?? await client.fileInfo(parsed.repoId, commit, path);
     progress.total += file.size;
@@ -169,42 +217,28 @@ export async function pullModel(
     }
     let finished = (): void => {};
     downloading.set(file.etag, new Promise<void>((resolve) => (finished = resolve)));
+    const reuse = (): void => {
+      // Same content already cached (another commit or path, or another run): link it, fetch nothing.
+      bytesReused += file.size;
+      progress.done += file.size;
+      result.set(path, { path, size: file.size, reused: true });
+    };
     try {
-      if (!(await cache.hasBlob(file.etag, file.size))) {
-        const source = await client.openFile(parsed.repoId, commit, path, file);
-        const row = { path, bytesDone: 0, bytesTotal: file.size };
-        active.add(row);
-        try {
-          const { downloaded } = await downloadBlob({
-            cache,
-            etag: file.etag,
-            sha256: file.sha256,
-            source,
-            limiter,
-            partSize: options.partSize ?? DEFAULT_PART_SIZE,
-            signal: abort.signal,
-            onResume: (bytes) => {
-              row.bytesDone += bytes;
-              progress.done += bytes;
-              bytesReused += bytes;
-              report(path);
-            },
-            onBytes: (bytes) => {
-              row.bytesDone += bytes;
-              progress.done += bytes;
-              report(path);
-            },
-          });
-          bytesDownloaded += downloaded;
-        } finally {
-          active.delete(row);
-        }
-        result.set(path, { path, size: file.size, reused: false });
+      if (await cache.hasBlob(file.etag, file.size)) {
+        reuse();
       } else {
-        // Same content already cached (another commit or path): link it, fetch nothing.
-        bytesReused += file.size;
-        progress.done += file.size;
-        result.set(path, { path, size: file.size, reused: true });
+        // Another process sharing the cache may be downloading it: wait for
+        // it, then use its blob (huggingface_hub's lock, FORMATS.md §4).
+        await withBlobLock(cache, file.etag, async () => {
+          if (await cache.hasBlob(file.etag, file.size)) return reuse();
+          await download(path, file);
+        }, {
+          signal: abort.signal,
+          onWait: (lock) =>
+            options.onWarning?.(
+              `waiting for another run downloading "${path}" into the same cache (lock "${lock}")`,
+            ),
+        });
       }
     } finally {
       downloading.delete(file.etag);
@@ -250,6 +284,7 @@ export async function pullModel(
     path: parsed.path,
     include: options.include,
     quant: parsed.quant,
+    repo: formatRepo(parsed.repoId, options.revision ?? parsed.revision),
   });
 
   // Files already in the snapshot are reused without any request.
@@ -333,7 +368,12 @@ async function pullOffline(
   const selected = await selectModelFiles(
     files,
     (path) => readSnapshotText(join(snapshot, path)),
-    { path: ref.path, include: options.include, quant: ref.quant },
+    {
+      path: ref.path,
+      include: options.include,
+      quant: ref.quant,
+      repo: formatRepo(ref.repoId, revision),
+    },
   );
   const missing = [];
   const result: PulledFile[] = [];
@@ -360,6 +400,11 @@ async function pullOffline(
     bytesDownloaded: 0,
     bytesReused,
   };
+}
+
+/** `org/name`, with `@revision` when one was asked for (not the default). */
+function formatRepo(repoId: string, revision: string | undefined): string {
+  return revision === undefined || revision === DEFAULT_REVISION ? repoId : `${repoId}@${revision}`;
 }
 
 /** Refuse to start a download the disk cannot hold (partials already there count as done). */

@@ -10,6 +10,7 @@
  * @module
  */
 
+import { UsageError } from "../errors.ts";
 import { quoteName, unsafePathReason } from "./hub_names.ts";
 import { jsonHoldsMoreThan } from "../io/json_depth.ts";
 import { MAX_INDEX_ITEMS } from "../formats/safetensors/sharded.ts";
@@ -24,6 +25,7 @@ import {
 export const COMPANION_FILES: readonly string[] = [
   "config.json",
   "generation_config.json",
+  "preprocessor_config.json",
   "special_tokens_map.json",
   "tokenizer.json",
   "tokenizer_config.json",
@@ -42,7 +44,12 @@ export interface SelectModelFilesOptions {
   include?: readonly string[] | undefined;
   /** A quantization tag (`hf://org/name:Q4_K_M`) choosing a GGUF file or split set. */
   quant?: string | undefined;
+  /** `org/name`, `org/name@revision`, for messages that suggest a reference. */
+  repo?: string | undefined;
 }
+
+/** GGUF names a message suggests at most. */
+const SUGGESTED_GGUFS = 3;
 
 /**
  * Choose the files to fetch.
@@ -63,7 +70,7 @@ export async function selectModelFiles(
     const patterns = options.include.map(globToRegExp);
     const chosen = files.filter((f) => patterns.some((p) => p.test(f)));
     if (chosen.length === 0) {
-      throw new TypeError(
+      throw new UsageError(
         `Cannot select files: no file matches ${options.include.map((g) => `"${g}"`).join(", ")}`,
       );
     }
@@ -98,11 +105,19 @@ export async function selectModelFiles(
     if (groups.length === 1) {
       chosen.push(...groups[0]!.files);
     } else if (groups.length > 1) {
-      throw new TypeError(
+      // Say the real names, as a user would type them; several quantizations
+      // of one model is the usual reason: a tag or --include chooses one.
+      const repo = options.repo ?? "org/name";
+      const shown = groups.slice(0, SUGGESTED_GGUFS).map((g) => `hf://${repo}/${g.files[0]}`);
+      const more = groups.length > SUGGESTED_GGUFS
+        ? ` (or one of ${groups.length - SUGGESTED_GGUFS} more)`
+        : "";
+      throw new UsageError(
         `Cannot select files: ${groups.length} GGUF files or split sets in "${
           folder || "/"
-        }"; name one, e.g. hf://org/name/${groups[0]!.files[0]}, or a quantization, ` +
-          `hf://org/name:TAG (${availableTags(groups)})`,
+        }"; name one, e.g. ${shown.join(", ")}${more}, or a quantization, hf://${repo}:TAG (${
+          availableTags(groups)
+        }), or choose with --include GLOB (e.g. --include '${folder}*Q4_K_M*.gguf')`,
       );
     } else {
       throw new TypeError(

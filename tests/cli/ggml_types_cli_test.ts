@@ -39,7 +39,7 @@ Deno.test("apr inspect, tensors --stats and validate --deep read every decode-on
   for (const t of TYPES) match(inspect.stdout, new RegExp(`\\b${t}\\b`));
   const tensors = await runApr(["tensors", FIXTURE, "--stats", "--json"]);
   equal(tensors.code, 0, tensors.stderr);
-  const rows = JSON.parse(tensors.stdout) as { dtype: string; stats: { nan: number } }[];
+  const rows = JSON.parse(tensors.stdout).tensors as { dtype: string; stats: { nan: number } }[];
   deepEqual(rows.map((r) => r.dtype), [...TYPES, "F32"]);
   ok(rows.every((r) => r.stats.nan === 0));
   const validate = await runApr(["validate", FIXTURE, "--deep"]);

@@ -55,7 +55,7 @@ Deno.test("names with terminal escapes are printed escaped, and exactly in --jso
     await t.step("--json keeps the exact name", async () => {
       const run = await runApr(["tensors", file, "--json"]);
       equal(run.code, 0, run.stderr);
-      const rows = JSON.parse(run.stdout) as { name: string }[];
+      const rows = JSON.parse(run.stdout).tensors as { name: string }[];
       deepEqual(rows.map((r) => r.name), [EVIL]);
     });
     await t.step("an error naming the tensor stays one escaped line", async () => {

@@ -102,10 +102,17 @@ Deno.test("hf://org/repo:QUANT and a shard's path read the split set or the file
         const inspect = await runApr(["inspect", REF], { env });
         assertOneLineError(
           inspect,
-          /found tiny-qwen2-Q4_K_M\.gguf, tiny-qwen2-Q4_K_S-00001-of-00003\.gguf; choose one with hf:\/\/org\/name:TAG, available: Q4_K_M, Q4_K_S\)/,
+          // The real names to type, not a literal hf://org/name (issue 22).
+          /2 model files \(tiny-qwen2-Q4_K_M\.gguf, tiny-qwen2-Q4_K_S-00001-of-00003\.gguf\); name one, e\.g\. "hf:\/\/test-org\/tiny-gguf@[0-9a-f]{40}\/tiny-qwen2-Q4_K_M\.gguf", or a quantization with hf:\/\/test-org\/tiny-gguf:TAG \(available: Q4_K_M, Q4_K_S\)/,
         );
         const pull = await runApr(["pull", REF], { env });
-        assertOneLineError(pull, /2 GGUF files or split sets/, /available: Q4_K_M, Q4_K_S/);
+        assertOneLineError(
+          pull,
+          /2 GGUF files or split sets/,
+          /hf:\/\/test-org\/tiny-gguf\/tiny-qwen2-Q4_K_M\.gguf/,
+          /hf:\/\/test-org\/tiny-gguf:TAG \(available: Q4_K_M, Q4_K_S\)/,
+          /--include/,
+        );
       });
 
       await t.step("a tag with a path is refused", async () => {

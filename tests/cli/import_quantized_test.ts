@@ -35,6 +35,10 @@ async function model(dir: string, quantization: unknown, tensors: Tensor[]): Pro
     architectures: ["LlamaForCausalLM"],
     model_type: "llama",
     hidden_size: 8,
+    // What llama's GGUF keys need (issue 18), so GGUF output gets as far as the tensors.
+    num_hidden_layers: 1,
+    num_attention_heads: 1,
+    vocab_size: 8,
   };
   if (quantization !== undefined) config["quantization_config"] = quantization;
   await Deno.writeTextFile(`${folder}/config.json`, JSON.stringify(config));

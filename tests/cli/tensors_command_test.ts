@@ -25,7 +25,7 @@ Deno.test("apr tensors --stats reports exact statistics of known values", async 
     "--json",
   ]);
   equal(run.code, 0, run.stderr);
-  const rows: Row[] = JSON.parse(run.stdout);
+  const rows: Row[] = JSON.parse(run.stdout).tensors;
   const signed = rows.filter((r) => ["b", "d", "e", "f", "h", "i"].includes(r.name));
   equal(signed.length, 6);
   const std = Math.sqrt(17.5 / 6); // population std of -3..2
@@ -60,7 +60,7 @@ Deno.test("apr tensors --filter selects by regular expression", async () => {
   ok(lines(layer0.stdout).slice(1).every((l) => /^model\.layers\.0\.\S+_proj\.weight /.test(l)));
   equal(none.code, 0);
   match(none.stderr, /^warning: no tensor name matches/m);
-  const rows: Row[] = JSON.parse(json.stdout);
+  const rows: Row[] = JSON.parse(json.stdout).tensors;
   deepEqual(
     rows.map((r) => r.name).sort(),
     [
@@ -82,7 +82,7 @@ Deno.test("apr tensors --filter selects by regular expression", async () => {
 Deno.test("apr tensors of an APR file reports each tensor's offset", async () => {
   const run = await runApr(["tensors", testdata("apr/golden-v2.apr"), "--json"]);
   equal(run.code, 0, run.stderr);
-  const rows: Row[] = JSON.parse(run.stdout);
+  const rows: Row[] = JSON.parse(run.stdout).tensors;
   // APR_V2.md §7: data_offset 384; bias at 0, weights at 64.
   deepEqual(
     rows.map((r) => [r.name, r.dtype, r.shape, r.bytes, r.offset]).sort(),

@@ -3,6 +3,10 @@
 // installed into the folder given as argv[2]) and prints, for each file, the
 // prompt's token ids and the greedy (temperature 0) continuation, as one JSON
 // document on stdout. Input on stdin: [{ "path", "prompt", "tokens" }].
+// A job with "ids" instead ({ "path", "ids", "positions" }) evaluates those
+// token ids as given (no BOS, no tokenizer) and returns, for each position
+// asked, the log-softmax of llama.cpp's raw logits for the next token over
+// the whole vocabulary: { "path", "logprobs": number[][] }.
 // A file that fails to load gets { "error" } instead, so the caller fails.
 // Run by tests/interop/_llama_judge.ts with Node (node-llama-cpp's native
 // addon does not load under Deno's npm support without its GPU variants).
@@ -25,10 +29,49 @@ const llama = await getLlama({
   logLevel: "error",
   progressLogs: false,
 });
+/** log-softmax of a token → logit map, as a dense array by token id. */
+function logSoftmax(logits, nVocab) {
+  const out = new Array(nVocab).fill(-Infinity);
+  let max = -Infinity;
+  for (const [, v] of logits) if (v > max) max = v;
+  let sum = 0;
+  for (const [, v] of logits) sum += Math.exp(v - max);
+  const lse = max + Math.log(sum);
+  for (const [t, v] of logits) out[t] = v - lse;
+  return out;
+}
+
+/** Next-token log-probabilities after each asked position of a fixed id sequence. */
+async function logprobsJob(model, job) {
+  const context = await model.createContext({ contextSize: 128, threads: 1 });
+  try {
+    const wanted = new Set(job.positions);
+    const evaluated = await context.getSequence().controlledEvaluate(
+      job.ids.map((t, i) => wanted.has(i) ? [t, { generateNext: { logits: true } }] : t),
+    );
+    return job.positions.map((i) => {
+      // `logits: true` gives every token's raw logit (no sampler applied).
+      const logits = evaluated[i]?.next?.logits;
+      if (logits === undefined) throw new Error(`no logits at position ${i}`);
+      let nVocab = 0;
+      for (const t of logits.keys()) nVocab = Math.max(nVocab, t + 1);
+      return logSoftmax(logits, nVocab);
+    });
+  } finally {
+    await context.dispose();
+  }
+}
+
 const results = [];
 for (const job of jobs) {
   try {
     const model = await llama.loadModel({ modelPath: job.path });
+    if (job.ids !== undefined) {
+      const logprobs = await logprobsJob(model, job);
+      results.push({ path: job.path, logprobs });
+      await model.dispose();
+      continue;
+    }
     const context = await model.createContext({ contextSize: 128, threads: 1 });
     const sequence = context.getSequence();
     const prompt = model.tokenize(job.prompt);

@@ -46,6 +46,54 @@ export function judgeDir(): string {
  * @throws {Error} When the judge is not installed, or a file fails to load (named).
  */
 export async function llamaGenerate(paths: string[], tokens = 16): Promise<JudgeResult[]> {
+  return await runJudge<JudgeResult>(paths.map((path) => ({ path, prompt: PROMPT, tokens })));
+}
+
+/** What llama.cpp computed for one file of {@linkcode llamaLogProbs}. */
+export interface LogProbsResult {
+  /** The file. */
+  path: string;
+  /**
+   * Per asked position, the log-probability of every token id (by the file's
+   * vocabulary) being the next one: log-softmax of llama.cpp's raw logits.
+   */
+  logprobs: number[][];
+  /** Why llama.cpp could not load or run the file (then `logprobs` is empty). */
+  error?: string;
+}
+
+/**
+ * Load each file in llama.cpp, evaluate a fixed sequence of token ids (no
+ * tokenizer, no BOS added) and return the next-token log-probabilities after
+ * each asked position. One Node process evaluates every file in turn; a file
+ * llama.cpp cannot load gets an `error` (the others still run), so callers
+ * must check it.
+ *
+ * @param jobs Files, the token ids to evaluate, and the 0-based positions whose
+ *   next-token distribution to return.
+ * @returns One result per job, in order.
+ * @throws {Error} When the judge is not installed or fails as a whole.
+ */
+export async function llamaLogProbs(
+  jobs: { path: string; ids: readonly number[]; positions: readonly number[] }[],
+): Promise<LogProbsResult[]> {
+  const results = await runJudge<LogProbsResult>(jobs, { keepErrors: true });
+  // JSON has no -Infinity: a token llama.cpp gave no logit comes back null.
+  return results.map((r) => ({
+    path: r.path,
+    logprobs: (r.logprobs ?? []).map((row) => row.map((v) => v ?? -Infinity)),
+    ...(r.error !== undefined ? { error: r.error } : {}),
+  }));
+}
+
+/**
+ * Run `_llama_judge.mjs` on some jobs; fails naming the first file that did
+ * not load, unless `keepErrors` (then such a result carries its `error`).
+ */
+async function runJudge<T>(
+  jobs: { path: string }[],
+  { keepErrors = false } = {},
+): Promise<T[]> {
   const dir = await ensureJudge();
   const child = new Deno.Command("node", {
     args: [fromFileUrl(new URL("./_llama_judge.mjs", import.meta.url)), dir],
@@ -54,20 +102,17 @@ export async function llamaGenerate(paths: string[], tokens = 16): Promise<Judge
     stderr: "piped",
   }).spawn();
   const writer = child.stdin.getWriter();
-  await writer.write(
-    new TextEncoder().encode(
-      JSON.stringify(paths.map((path) => ({ path, prompt: PROMPT, tokens }))),
-    ),
-  );
+  await writer.write(new TextEncoder().encode(JSON.stringify(jobs)));
   await writer.close();
   const out = await child.output();
   const stderr = new TextDecoder().decode(out.stderr);
   if (!out.success) throw new Error(`The llama.cpp judge failed (exit ${out.code}):\n${stderr}`);
-  const results = JSON.parse(new TextDecoder().decode(out.stdout)) as (JudgeResult & {
+  const results = JSON.parse(new TextDecoder().decode(out.stdout)) as (T & {
+    path: string;
     error?: string;
   })[];
   for (const r of results) {
-    if (r.error !== undefined) {
+    if (r.error !== undefined && !keepErrors) {
       throw new Error(`llama.cpp cannot load ${r.path}: ${r.error}\n${stderr}`);
     }
   }

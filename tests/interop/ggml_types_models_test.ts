@@ -18,6 +18,7 @@ import { testdata, withTempDir } from "../cli/_run_apr.ts";
 import { llamaGenerate } from "./_llama_judge.ts";
 import type { DType } from "../../src/dtype.ts";
 import { ggufToHfName } from "../../src/formats/gguf/names.ts";
+import { permuteQkRows } from "../_qk_rows.ts";
 
 interface Manifest {
   tensors: {
@@ -91,7 +92,15 @@ for (const preset of ["iq4_xs", "iq2_xxs"]) {
           const want = encodeF16(
             decodeToFloat32(m.type, await src.tensor(m.name).bytes(), m.numpy_shape),
           );
-          deepEqual(await out.tensor(name).bytes(), want, name);
+          // Q/K rows come back in Hugging Face's order (rope_type 2, issue 18):
+          // permuted into llama.cpp's again, they are the GGUF's.
+          const qk = /self_attn\.([qk])_proj\.weight$/.exec(name);
+          const got = await out.tensor(name).bytes();
+          deepEqual(
+            qk === null ? got : permuteQkRows(got, m.numpy_shape[0]!, qk[1] === "q" ? 4 : 2),
+            want,
+            name,
+          );
         }
       } finally {
         await src.close();

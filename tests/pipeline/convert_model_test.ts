@@ -13,7 +13,7 @@ import { convertModel, importModel } from "../../src/pipeline/convert_model.ts";
 import type { Model } from "../../src/pipeline/model.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { DEMO_MODEL, sha256, testdata, withTempDir } from "./_helpers.ts";
-import { permuteQkRows } from "../_qk_rows.ts";
+import { permuteQkRows, permuteQkValues } from "../_qk_rows.ts";
 
 interface ManifestTensor {
   name: string;
@@ -175,13 +175,25 @@ Deno.test("importModel() of a Q4_K_M GGUF keeps K-quant blocks verbatim, maps na
         const tensor = imported.tensor(hfName);
         equal(tensor.info.dtype, m.type, hfName);
         deepEqual(tensor.info.shape, m.numpy_shape, hfName);
-        equal(await sha256(await tensor.bytes()), m.raw_sha256, `${hfName} bytes`);
-        equal(await sha256(f32Bytes(await tensor.toFloat32())), m.f32_sha256, `${hfName} f32`);
+        // Q/K rows come back in Hugging Face's order (rope_type 2, issue 18): the
+        // same blocks, permuted back into llama.cpp's order they are the file's.
+        const qk = /self_attn\.([qk])_proj\.weight$/.exec(hfName);
+        const heads = qk?.[1] === "q" ? 4 : 2;
+        const rows = tensor.info.shape[0]!;
+        const raw = qk === null
+          ? await tensor.bytes()
+          : permuteQkRows(await tensor.bytes(), rows, heads);
+        const values = qk === null
+          ? await tensor.toFloat32()
+          : permuteQkValues(await tensor.toFloat32(), rows, heads);
+        equal(await sha256(raw), m.raw_sha256, `${hfName} bytes`);
+        equal(await sha256(f32Bytes(values)), m.f32_sha256, `${hfName} f32`);
       }
       ok(imported.names().includes("model.embed_tokens.weight"));
       ok(imported.names().includes("lm_head.weight"));
       const meta = imported.header.metadata;
       equal(meta.original_format, "gguf");
+      equal(meta.rope_type, 2);
       const vocab = meta["tokenizer.vocabulary"];
       ok(Array.isArray(vocab) && vocab.length > 0, "tokenizer.vocabulary");
       ok(vocab.every((v) => typeof v === "string"));

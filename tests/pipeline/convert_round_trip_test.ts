@@ -144,9 +144,9 @@ Deno.test("convertModel() round trips F32/F16/BF16 exactly between every pair of
           // explicit lm_head copy realizar needs, the other formats drop it.
           const want = new Map(expected);
           if (to === "apr") want.set("lm_head.weight", expected.get("model.embed_tokens.weight")!);
-          // GGUF holds llama's Q rows in llama.cpp's interleaved RoPE layout,
-          // and so does an APR file made from a GGUF (rope_type 0).
-          if (to === "gguf" || (to === "apr" && from === "gguf")) {
+          // GGUF holds llama's Q rows in llama.cpp's interleaved RoPE layout; an
+          // APR file made from a GGUF has Hugging Face's again (rope_type 2, issue 18).
+          if (to === "gguf") {
             const [dtype, shape, bytes] = want.get(Q_PROJ)!;
             want.set(Q_PROJ, [dtype, shape, permuteQkRows(bytes, 32, 4)]);
           }
@@ -187,6 +187,14 @@ Deno.test("convertModel() copies Q4_K and Q6_K blocks verbatim GGUF → APR → 
     await convertModel(gguf, apr2);
     for (const path of [apr, gguf, apr2]) {
       const got = await tensorsOf(path);
+      // APR holds Hugging Face's Q/K rows (issue 18): the same blocks, reordered by row.
+      if (path !== gguf) {
+        for (const [name, [d, s, b]] of got) {
+          const qk = /self_attn\.([qk])_proj\.weight$/.exec(name);
+          const rows = (JSON.parse(s) as number[])[0]!;
+          if (qk !== null) got.set(name, [d, s, permuteQkRows(b, rows, qk[1] === "q" ? 4 : 2)]);
+        }
+      }
       for (const [name, [dtype, shape, bytes]] of expected) {
         const [d, s, b] = got.get(name)!;
         assert.equal(d, dtype, `${path}: ${name}`);
@@ -221,6 +229,15 @@ Deno.test("convertModel() to QNAT and back stays within the NF4 bound, from ever
           const back = `${dir}/${name}-${doubleQuant}.apr`;
           await convertModel(qnat, back);
           const got = await floatsOf(back);
+          if (name === "gguf") {
+            // The APR has Hugging Face's Q/K rows (issue 18); the GGUF llama.cpp's.
+            for (const [tensor, y] of got) {
+              const qk = /self_attn\.([qk])_proj\.weight$/.exec(tensor);
+              if (qk !== null) {
+                got.set(tensor, permuteQkValues(y, y.length / 256, qk[1] === "q" ? 4 : 2));
+              }
+            }
+          }
           for (const [tensor, x] of original) {
             const y = got.get(tensor)!;
             assert.equal(y.length, x.length);

@@ -149,7 +149,8 @@ Deno.test("GGUF (llama.cpp's conversion of tiny-llama) → APR → SafeTensors h
     const apr = `${dir}/from-gguf.apr`;
     await convertModel(gguf, apr);
     const model = await openModel(apr);
-    assert.equal(model.header.metadata.rope_type, 0, "APR says its rows are llama.cpp's");
+    // Issue 18 item 4: a GGUF import of a known family has Hugging Face's rows.
+    assert.equal(model.header.metadata.rope_type, 2, "APR says its rows are Hugging Face's");
     await model.close();
     const st = `${dir}/back.safetensors`;
     await convertModel(apr, st);

@@ -32,3 +32,46 @@ Deno.test("EncoderPool falls back to this thread when its workers cannot start",
   // The expected report of the missing module, and nothing else.
   if (!/Module not found .*_no_such_worker\.js/.test(stderr)) throw new Error(stderr);
 });
+
+Deno.test("a closed EncoderPool keeps its workers for the users it expects, then stops them", async () => {
+  const pool = new EncoderPool(2);
+  // Three payloads to come; the stream has ended (closed) before they are read.
+  pool.expect(3);
+  pool.close();
+  for (let i = 0; i < 3; i++) {
+    pool.acquire();
+    assertEquals(await pool.encode("Q4_K", values()), encodeQ4K(values()));
+    pool.release();
+    // Between payloads (a tensor encoded in-thread, say) the workers stay.
+    if (i < 2) assertEquals(pool.running, 2);
+  }
+  // The last expected user is gone: stopped at once, after one start in all.
+  assertEquals(pool.running, 0);
+  assertEquals(pool.starts, 1);
+});
+
+Deno.test("a closed EncoderPool stops its workers after a short idle time when an expected user never comes", async () => {
+  const pool = new EncoderPool(1);
+  pool.expect(2);
+  pool.close();
+  pool.acquire();
+  await pool.encode("Q4_K", values());
+  pool.release();
+  assertEquals(pool.running, 1);
+  // The second payload is never read (e.g. skipped on resume): the idle timer
+  // stops the worker, so the process can exit (the test's leak check fails otherwise).
+  const until = Date.now() + 10_000;
+  while (pool.running > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+  assertEquals(pool.running, 0);
+});
+
+Deno.test("an EncoderPool user that fails or is cancelled stops the idle workers at once", async () => {
+  const pool = new EncoderPool(1);
+  pool.expect(3);
+  pool.close();
+  pool.acquire();
+  await pool.encode("Q4_K", values());
+  // The payload was cancelled: the run is over, the other two will not come.
+  pool.release(true);
+  assertEquals(pool.running, 0);
+});

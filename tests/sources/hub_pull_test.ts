@@ -514,3 +514,20 @@ Deno.test("pullModel() falls back to a complete cache when the Hub is unreachabl
     });
   });
 });
+
+Deno.test("pullModel() with the model cached: a busy Hub (503) is retried as usual, not taken for offline", async () => {
+  await withHub({}, async (server, settings) => {
+    await pullModel(REF, { ...FAST, settings });
+    server.faults.push({ kind: "status", status: 503, on: "revision", times: 2 });
+    const warnings: string[] = [];
+    const result = await pullModel(REF, {
+      ...FAST,
+      settings,
+      onWarning: (m) => warnings.push(m),
+    });
+    assert.equal(result.commit, server.commit);
+    assert.deepEqual(warnings, []);
+    const revisions = server.counters.requests.filter((r) => r.url.includes("/revision/"));
+    assert.ok(revisions.length >= 3, `${revisions.length} revision requests`);
+  });
+});

@@ -84,6 +84,12 @@ export interface AprSinkOptions {
   commitBytes?: number;
   /** Commit after this many milliseconds. @default {APR_SINK_COMMIT_INTERVAL_MS} */
   commitIntervalMs?: number;
+  /**
+   * The signal that stops the pipe writing into the sink (`pipeTo`'s): a
+   * stopped pipe waits for the write in flight, so the sink cancels the
+   * tensor read it is waiting on when this aborts.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /** What an {@linkcode AprSink} wrote, available after it closed. */
@@ -133,6 +139,8 @@ class SinkState {
   file: FileSink | undefined;
   /** Whether this run created or took over the partial output (and may remove it). */
   owned = false;
+  /** The stream's abort signal (set when the stream starts). */
+  abortSignal: AbortSignal | undefined;
   received = new Set<number>();
   /** Payload CRC of each tensor written in full (this run, or verified from the last). */
   committed = new Map<number, number>();
@@ -382,6 +390,12 @@ class SinkState {
     const file = this.file!;
     const name = t.info.name;
     const reader = stream.getReader();
+    // Aborting the sink (Ctrl-C) waits for the write in flight: a read that a
+    // stalled server never answers must be cancelled, not waited out (every
+    // idle timeout and retry of a --no-cache import, over three minutes).
+    const aborted = this.abortSignal;
+    const stop = (): void => void reader.cancel(aborted?.reason).catch(() => {});
+    aborted?.addEventListener("abort", stop, { once: true });
     const restart = restartOf(entry);
     let written = from;
     // A head rewrite is not a restart point of its own: no commits inside it.
@@ -390,6 +404,8 @@ class SinkState {
     try {
       for (;;) {
         const { done, value } = await reader.read();
+        // A cancelled read ends like a finished one: it is not the tensor's end.
+        aborted?.throwIfAborted();
         if (done) break;
         let bytes = value;
         if (written + bytes.length > to) {
@@ -431,6 +447,7 @@ class SinkState {
       await reader.cancel(error).catch(() => {});
       throw error;
     } finally {
+      aborted?.removeEventListener("abort", stop);
       if (head && written === to) await reader.cancel().catch(() => {});
       reader.releaseLock();
     }
@@ -650,6 +667,11 @@ export class AprSink extends WritableStream<ModelChunk> {
   constructor(path: string, options: AprSinkOptions = {}) {
     const state = new SinkState(path, checkOptions(path, options));
     super({
+      start: (controller) => {
+        state.abortSignal = options.signal === undefined
+          ? controller.signal
+          : AbortSignal.any([controller.signal, options.signal]);
+      },
       write: (chunk) => state.write(chunk),
       close: () => state.close(),
       abort: (reason) => state.abort(reason),

@@ -22,6 +22,9 @@ import { GGUF_SPLIT_KEY_SET } from "./split_keys.ts";
 import type { ModelMetadata } from "../../tensor.ts";
 import { type GgufKvEntry, type GgufValue, GgufValueType, ggufValueTypeName } from "./header.ts";
 import type { GgufKvInput } from "./writer.ts";
+import { familyGgufPlan } from "../../arch/gguf_plan.ts";
+import { FILE_TYPE_KEY } from "../../arch/kv.ts";
+import { familyOf } from "../../arch/registry.ts";
 
 /** Arrays longer than this are left out of `gguf_metadata` (vocabularies belong in `tokenizer.*`). */
 export const GGUF_METADATA_MAX_ARRAY = 64;
@@ -254,12 +257,15 @@ export interface AprToGgufOptions {
   fileType?: number;
   /** Parameters of the exported tensors, for `general.size_label` (converted models only). */
   parameterCount?: number;
+  /**
+   * The exported tensors (GGUF names, shapes), for `general.size_label` as
+   * gguf-py counts it (`8x7.2B` for stacked experts); preferred over
+   * `parameterCount`.
+   */
+  tensors?: readonly { readonly name: string; readonly shape: readonly number[] }[];
   /** `general.quantization_version` (2 for every current llama.cpp); absent: not written. */
   quantizationVersion?: number;
 }
-
-/** Architectures llama.cpp (c392e50) knows under another name. */
-const GGUF_ARCHITECTURE: Readonly<Record<string, string>> = { mistral: "llama" };
 
 /** `{arch}.` keys in the order llama.cpp's converter writes them, with their APR fields. */
 const EXPORT_ARCH_ORDER: readonly string[] = [
@@ -330,10 +336,14 @@ export function aprToGgufKv(
   const aprArch = typeof metadata.architecture === "string"
     ? metadata.architecture
     : readVerbatimArch(verbatim);
-  const arch = aprArch === undefined ? undefined : GGUF_ARCHITECTURE[aprArch] ?? aprArch;
+  // A model converted from Hugging Face: its family's keys, as its converter class writes them.
+  const plan = converted ? familyGgufPlan(metadata) : undefined;
+  const arch = plan?.family.ggufArchitecture ??
+    (aprArch === undefined ? undefined : familyOf(aprArch)?.ggufArchitecture ?? aprArch);
   if (arch !== undefined) {
     kv.set("general.architecture", { type: GgufValueType.STRING, value: arch });
   }
+  for (const [key, entry] of plan?.early ?? []) kv.set(key, fromVerbatim(key, entry));
   if (!converted) {
     if (typeof verbatim !== "object" || Array.isArray(verbatim)) {
       throw new TypeError("Cannot export GGUF metadata: gguf_metadata is not an object");
@@ -354,10 +364,17 @@ export function aprToGgufKv(
   };
   if (converted) set("general.type", GgufValueType.STRING, "model");
   for (const [field, key] of GENERAL_FIELDS) set(key, GgufValueType.STRING, metadata[field]);
-  if (converted && options.parameterCount !== undefined && metadata.num_experts == null) {
+  if (converted && options.tensors !== undefined) {
+    set("general.size_label", GgufValueType.STRING, tensorsSizeLabel(options.tensors));
+  } else if (converted && options.parameterCount !== undefined && metadata.num_experts == null) {
     set("general.size_label", GgufValueType.STRING, sizeLabel(options.parameterCount));
   }
-  if (arch !== undefined) {
+  if (plan !== undefined) {
+    for (const [key, entry] of plan.keys) {
+      if (key === FILE_TYPE_KEY) set(key, GgufValueType.UINT32, options.fileType);
+      else kv.set(key, fromVerbatim(key, entry));
+    }
+  } else if (arch !== undefined) {
     const fields = new Map(ARCH_FIELDS.map(([field, suffix, type]) => [suffix, { field, type }]));
     const order = [...EXPORT_ARCH_ORDER, ...fields.keys()];
     for (const suffix of new Set(order)) {
@@ -370,8 +387,8 @@ export function aprToGgufKv(
       }
     }
   }
-  set("general.file_type", GgufValueType.UINT32, options.fileType);
-  if (arch !== undefined) {
+  if (plan === undefined) set("general.file_type", GgufValueType.UINT32, options.fileType);
+  if (arch !== undefined && plan === undefined) {
     const tokens = metadata["tokenizer.vocabulary"];
     const vocab = metadata.vocab_size ?? (Array.isArray(tokens) ? tokens.length : undefined);
     if (kv.has(`${arch}.vocab_size`) || (converted && arch === "llama")) {
@@ -467,6 +484,36 @@ export function sizeLabel(count: number): string {
   const scaled = count * scale;
   const digits = String(Math.round(scaled)).replace(/^0+/, "").length;
   return `${scaled.toFixed(Math.max(2 - digits, 0))}${suffix}`;
+}
+
+/**
+ * gguf-py's `size_label` over `get_total_parameter_count`: a model with
+ * stacked experts (`*_exps.*`, 3-D) is `{experts}x{shared + one expert}`,
+ * any other the rounded total.
+ */
+function tensorsSizeLabel(
+  tensors: readonly { readonly name: string; readonly shape: readonly number[] }[],
+): string {
+  let total = 0;
+  let shared = 0;
+  let expert = 0;
+  let expertSum = 0;
+  let expertTensors = 0;
+  for (const { name, shape } of tensors) {
+    const size = shape.reduce((a, b) => a * b, 1);
+    total += size;
+    // Shapes run outermost first, as numpy's in gguf-py: the expert count is shape[-3].
+    if (name.includes("_exps.") && shape.length >= 3) {
+      const count = shape[name.includes(".bias") ? shape.length - 2 : shape.length - 3]!;
+      expert += Math.trunc(size / count);
+      expertSum += count;
+      expertTensors++;
+    } else {
+      shared += size;
+    }
+  }
+  const count = expertTensors > 0 ? Math.trunc(expertSum / expertTensors) : 0;
+  return count > 0 ? `${count}x${sizeLabel(shared + expert)}` : sizeLabel(total);
 }
 
 function readVerbatimArch(verbatim: unknown): string | undefined {

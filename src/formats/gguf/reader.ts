@@ -127,7 +127,8 @@ export function ggufTensorNames(
   const seen = new Map<string, string>();
   headers.forEach((gguf, shard) => {
     for (const t of gguf.tensors) {
-      const name = mapNames ? ggufToHfName(t.name) : t.name;
+      // The family's names (i18a): a GGUF's architecture picks its table.
+      const name = mapNames ? ggufToHfName(t.name, arch as string) : t.name;
       const other = seen.get(name);
       if (other !== undefined) {
         const what = other === t.name

@@ -22,6 +22,7 @@ import {
 import { assertOutputFree } from "../../io/fs_paths.ts";
 import { createFreshFile, renameIntoPlace } from "../../io/partial_file.ts";
 import { fs, type RuntimeFile, SEEK_START } from "../../runtime/fs.ts";
+import { releaseChunk } from "../../io/byte_source.ts";
 import { storageFailure } from "../../io/storage_errors.ts";
 
 /** llama.cpp's quantization format version (`GGML_QNT_VERSION`), which every export declares. */
@@ -52,6 +53,14 @@ export interface GgufSinkOptions {
    * tensors have. `general.quantization_version` 2 is written either way.
    */
   fileType?: number;
+  /**
+   * Write each tensor's dimensions as llama-quantize does (`ggml_n_dims`:
+   * outer dimensions of size 1 dropped, a `[1, 64]` gate becomes `[64]`)
+   * rather than as the source has them (llama.cpp's converter keeps them).
+   *
+   * @default {false}
+   */
+  squeezeDims?: boolean;
   /**
    * Pairs written after the model's metadata, replacing keys of the same
    * name, as llama-quantize's overrides (e.g. `imatrixGgufKv`'s `quantize.imatrix.*` keys).
@@ -212,6 +221,9 @@ class GgufFileWriter {
       await writeAll(this.#file, chunk);
       written += chunk.length;
       this.#bytesDone += chunk.length;
+      // Written: free it now if its producer allows (bounded memory, DESIGN.md
+      // §1.2), rather than when the GC gets to it (~60 MiB of dead chunks).
+      releaseChunk(chunk);
     }
     if (written !== place.byteLength) {
       throw new RangeError(
@@ -281,6 +293,13 @@ class GgufFileWriter {
   }
 }
 
+/** `ggml_n_dims`: trailing `ne` entries of 1 do not count (at least one dimension stays). */
+function squeezed(ne: number[]): number[] {
+  let n = ne.length;
+  while (n > 1 && ne[n - 1] === 1) n--;
+  return ne.slice(0, n);
+}
+
 /**
  * Internal: what a GGUF export of `header` writes — the metadata pairs (the
  * model's, `general.file_type`, the parameter count, the quantization
@@ -319,13 +338,18 @@ export function planGgufExport(
       name: options.keepNames === true ? t.name : hfToGgufName(t.name),
       dtype: t.dtype,
       // ggml's ne runs fastest-varying first; a scalar is one element.
-      ne: t.shape.length === 0 ? [1] : [...t.shape].reverse(),
+      ne: t.shape.length === 0
+        ? [1]
+        : options.squeezeDims === true
+        ? squeezed([...t.shape].reverse())
+        : [...t.shape].reverse(),
     };
   });
   const fileType = options.fileType ?? guessFileType(header.tensors);
   const kv = aprToGgufKv(header.metadata, {
     ...(fileType === undefined ? {} : { fileType }),
     parameterCount: header.tensors.reduce((n, t) => n + elementCount(t.shape), 0),
+    tensors: specs.map((t) => ({ name: t.name, shape: [...t.ne].reverse() })),
     quantizationVersion: GGML_QUANTIZATION_VERSION,
   });
   for (const [key, value] of options.extraKv ?? []) {

@@ -27,6 +27,7 @@ import {
 import type { ModelChunk, ModelHeader, TensorEntry } from "../../tensor.ts";
 import { GgufValueType } from "./header.ts";
 import { type GgufSinkOptions, planGgufExport, writeAll } from "./sink.ts";
+import { releaseChunk } from "../../io/byte_source.ts";
 import { ggufSplitPath } from "./split.ts";
 import { GGUF_MAX_SPLITS, GGUF_SPLIT_KEYS } from "./split.ts";
 import { encodeGgufHeader, type GgufKvInput, type GgufLayout } from "./writer.ts";
@@ -319,6 +320,9 @@ class SplitWriter {
       await writeAll(file, chunk);
       written += chunk.length;
       this.#bytesDone += chunk.length;
+      // Written: free it now if its producer allows (bounded memory, DESIGN.md
+      // §1.2), rather than when the GC gets to it (~60 MiB of dead chunks).
+      releaseChunk(chunk);
     }
     if (written !== place.byteLength) {
       throw new RangeError(

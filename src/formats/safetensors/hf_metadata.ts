@@ -2,7 +2,8 @@
 
 /**
  * Hugging Face companion files (`config.json`, `tokenizer.json`,
- * `tokenizer_config.json`, `generation_config.json`, `chat_template.jinja`)
+ * `tokenizer_config.json`, `generation_config.json`, `chat_template.jinja`,
+ * `preprocessor_config.json`)
  * turned into APR metadata (APR_V2.md §3, DESIGN.md §2.4).
  *
  * Choices, so readers of the APR file find what they need:
@@ -24,6 +25,9 @@
  * - `tokenizer.bos_token_id`/`eos_token_id` come from `generation_config.json`,
  *   else `config.json`, else by looking up the tokenizer_config's token string;
  *   when several EOS ids are listed, the first is used.
+ * - `hf_config` keeps `config.json` itself: the GGUF keys and generated
+ *   tensors of a family (`src/arch/`) are derived from it on export, as
+ *   llama.cpp's converter derives them.
  * - What llama.cpp's converter derives from the tokenizer, for GGUF export
  *   (`tokenizer.ggml_model`, `tokenizer.pre`, `tokenizer.token_type`,
  *   `tokenizer.special_ids`, `tokenizer.add_special`): see `hf_tokenizer_gguf.ts`.
@@ -35,6 +39,7 @@ import { ModelFormatError } from "../../errors.ts";
 import type { ModelMetadata } from "../../tensor.ts";
 import type { ModelFiles } from "../../io/model_files.ts";
 import { ggufTokenizerFields } from "./hf_tokenizer_gguf.ts";
+import { architectureOfHf, familyOf, tiedByDefault } from "../../arch/registry.ts";
 import {
   checkConfigValues,
   checkTokenizerValues,
@@ -66,6 +71,8 @@ export interface HfCompanions {
   generationConfig?: unknown;
   /** `chat_template.jinja`, used when `tokenizer_config.json` has no template. */
   chatTemplate?: string;
+  /** `preprocessor_config.json` (an image processor's size, mean and std). */
+  preprocessorConfig?: unknown;
 }
 
 /** Options of {@linkcode readHfCompanions}. */
@@ -89,68 +96,6 @@ export interface ReadHfCompanionsOptions {
 const ROPE_TYPE_NEOX = 2;
 
 /**
- * Hugging Face `architectures[0]` → the architecture name aprender and
- * realizar use. Unlisted classes fall back to the lowercased `model_type`.
- */
-const ARCHITECTURES: Readonly<Record<string, string>> = {
-  LlamaForCausalLM: "llama",
-  MistralForCausalLM: "mistral",
-  MixtralForCausalLM: "mixtral",
-  Qwen2ForCausalLM: "qwen2",
-  Qwen2MoeForCausalLM: "qwen2moe",
-  Qwen3ForCausalLM: "qwen3",
-  Qwen3MoeForCausalLM: "qwen3moe",
-  PhiForCausalLM: "phi2",
-  Phi3ForCausalLM: "phi3",
-  GemmaForCausalLM: "gemma",
-  Gemma2ForCausalLM: "gemma2",
-  Gemma3ForCausalLM: "gemma3",
-  Gemma3ForConditionalGeneration: "gemma3",
-  GPT2LMHeadModel: "gpt2",
-  GPTNeoXForCausalLM: "gptneox",
-  FalconForCausalLM: "falcon",
-  StableLmForCausalLM: "stablelm",
-  Starcoder2ForCausalLM: "starcoder2",
-  DeepseekV2ForCausalLM: "deepseek2",
-  DeepseekV3ForCausalLM: "deepseek2",
-  OlmoForCausalLM: "olmo",
-  BertModel: "bert",
-  BertForMaskedLM: "bert",
-};
-
-/**
- * What transformers assumes when `config.json` has no `tie_word_embeddings`:
- * the default of the config class of each `model_type` (`LlamaConfig`,
- * `Qwen2Config`, `MistralConfig`… untied; `GPT2Config`, which keeps
- * `PreTrainedConfig`'s default, and the Gemma configs tied). Types not listed
- * keep the old rule: an embedding without `lm_head.weight` is tied.
- */
-const TIED_BY_DEFAULT: Readonly<Record<string, boolean>> = {
-  llama: false,
-  mistral: false,
-  mixtral: false,
-  qwen2: false,
-  qwen2_moe: false,
-  qwen3: false,
-  qwen3_moe: false,
-  phi: false,
-  phi3: false,
-  gpt_neox: false,
-  gptj: false,
-  stablelm: false,
-  olmo: false,
-  olmo2: false,
-  granite: false,
-  deepseek_v2: false,
-  deepseek_v3: false,
-  gpt2: true,
-  gemma: true,
-  gemma2: true,
-  gemma3: true,
-  gemma3_text: true,
-};
-
-/**
  * Whether a Hugging Face model's output layer is its embedding, as
  * transformers decides: `tie_word_embeddings` when `config.json` sets it,
  * else its config class's default.
@@ -162,9 +107,7 @@ export function tiedWordEmbeddings(config: Record<string, unknown>): boolean | u
   const explicit = config["tie_word_embeddings"];
   if (typeof explicit === "boolean") return explicit;
   const type = config["model_type"];
-  return typeof type === "string" && Object.hasOwn(TIED_BY_DEFAULT, type)
-    ? TIED_BY_DEFAULT[type]
-    : undefined;
+  return typeof type === "string" ? tiedByDefault(type) : undefined;
 }
 
 function record(value: unknown): Record<string, unknown> | undefined {
@@ -179,6 +122,10 @@ function firstNumber(source: Record<string, unknown>, keys: readonly string[]): 
     if (typeof v === "number" && Number.isFinite(v)) return v;
   }
   return undefined;
+}
+
+function firstString(value: unknown): string | undefined {
+  return Array.isArray(value) && typeof value[0] === "string" ? value[0] : undefined;
 }
 
 function firstId(value: unknown): number | undefined {
@@ -240,6 +187,10 @@ function readVocabulary(tokenizer: unknown, minSize: number | undefined): Vocabu
       }
     }
   }
+  // Ids past the config's vocab_size have no embedding row: llama.cpp's
+  // converter ignores them ("id is out of range"), and so does aprkit
+  // (transformers 5's GemmaTokenizer appends a <mask> there).
+  if (minSize !== undefined && byId.length > minSize) byId.length = minSize;
   const length = Math.max(byId.length, minSize ?? 0);
   const tokens: string[] = [];
   const ids = new Map<string, number>();
@@ -249,6 +200,7 @@ function readVocabulary(tokenizer: unknown, minSize: number | undefined): Vocabu
     if (byId[id] !== undefined && !ids.has(token)) ids.set(token, id);
   }
   if (scores !== undefined) {
+    scores.length = Math.min(scores.length, length);
     for (let id = 0; id < length; id++) scores[id] ??= 0;
   }
   let merges: string[] | undefined;
@@ -306,13 +258,11 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
     if (token !== undefined) special[key] = token;
   }
 
-  const hfArchitecture = Array.isArray(config["architectures"]) &&
-      typeof config["architectures"][0] === "string"
-    ? config["architectures"][0]
-    : undefined;
+  // transformers 4.57 saves Qwen2.5-VL's class in text_config only; llama.cpp's converter looks there too.
+  const hfArchitecture = firstString(config["architectures"]) ??
+    firstString(record(config["text_config"])?.["architectures"]);
   const hfModelType = typeof config["model_type"] === "string" ? config["model_type"] : undefined;
-  const architecture = (hfArchitecture === undefined ? undefined : ARCHITECTURES[hfArchitecture]) ??
-    hfModelType?.toLowerCase();
+  const architecture = architectureOfHf(hfArchitecture, hfModelType, config);
   if (architecture !== undefined) out.architecture = architecture;
   if (hfArchitecture !== undefined) out.hf_architecture = hfArchitecture;
   if (hfModelType !== undefined) out.hf_model_type = hfModelType;
@@ -345,17 +295,23 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
       "n_ctx",
     ]),
   );
+  const ropeParameters = record(text["rope_parameters"]) ?? {};
   set(
     "rope_theta",
-    firstNumber(text, ["rope_theta"]) ??
-      firstNumber(record(text["rope_parameters"]) ?? {}, ["rope_theta"]),
+    firstNumber(text, ["rope_theta"]) ?? firstNumber(ropeParameters, ["rope_theta"]) ??
+      // transformers 5's per-attention-type parameters (Gemma 3): the global layers' base.
+      firstNumber(record(ropeParameters["full_attention"]) ?? {}, ["rope_theta"]),
   );
   // A RoPE model in Hugging Face layout rotates pairs (i, i + head_dim/2):
   // transformers' rotate_half, which is NEOX style (APR rope_type 2). GGUF's
   // llama files differ because llama.cpp's converter permutes Q/K rows for
   // its NORM style; imported HF weights are not permuted, so NEOX is right
   // for every architecture here.
-  if (out.rope_theta !== undefined) out.rope_type = ROPE_TYPE_NEOX;
+  // realizar reads rope_type to choose its rotation: every family aprkit
+  // knows uses RoPE, so it is written for them even without a rope_theta.
+  if (out.rope_theta !== undefined || familyOf(architecture) !== undefined) {
+    out.rope_type = ROPE_TYPE_NEOX;
+  }
   set(
     "rms_norm_eps",
     firstNumber(text, ["rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "norm_eps"]),
@@ -379,10 +335,12 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   }
   const lookup = (token: string | undefined) =>
     token === undefined ? undefined : vocabulary?.ids.get(token);
+  // A multimodal config may hold them in text_config only (gguf-py's SpecialVocab looks there too).
+  const textConfig = record(config["text_config"]) ?? {};
   const bos = firstId(generation["bos_token_id"]) ?? firstId(config["bos_token_id"]) ??
-    lookup(special.bos_token ?? undefined);
+    firstId(textConfig["bos_token_id"]) ?? lookup(special.bos_token ?? undefined);
   const eos = firstId(generation["eos_token_id"]) ?? firstId(config["eos_token_id"]) ??
-    lookup(special.eos_token ?? undefined);
+    firstId(textConfig["eos_token_id"]) ?? lookup(special.eos_token ?? undefined);
   if (bos !== undefined) out["tokenizer.bos_token_id"] = bos;
   if (eos !== undefined) out["tokenizer.eos_token_id"] = eos;
   if (vocabulary?.modelType !== undefined) out["tokenizer.model_type"] = vocabulary.modelType;
@@ -397,6 +355,12 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   }
   const tied = tiedWordEmbeddings(text);
   if (tied !== undefined) out["tied_embeddings"] = tied;
+  // The whole config, for what a family derives from it on export (GGUF
+  // keys, generated tensors: src/arch/) and for writing it back.
+  if (Object.keys(config).length > 0) out["hf_config"] = config;
+  // The image processor's settings, for a vision GGUF (llama.cpp's --mmproj keys).
+  const preprocessor = record(files.preprocessorConfig);
+  if (preprocessor !== undefined) out["hf_preprocessor_config"] = preprocessor;
   return out;
 }
 
@@ -522,6 +486,8 @@ export async function readHfCompanionFiles(
   if (tokenizerConfig !== undefined) companions.tokenizerConfig = tokenizerConfig;
   const generationConfig = await json("generation_config.json", MAX_CONFIG_BYTES, configValues);
   if (generationConfig !== undefined) companions.generationConfig = generationConfig;
+  const preprocessorConfig = await json("preprocessor_config.json", MAX_CONFIG_BYTES, configValues);
+  if (preprocessorConfig !== undefined) companions.preprocessorConfig = preprocessorConfig;
   const chatTemplate = await readCompanion(
     files,
     listing,

@@ -168,8 +168,10 @@ export function ggufTokenizerFields(files: {
     const id = [...added].find(([, t]) => t.content === token)?.[0];
     if (id !== undefined) specialIds[kind] = id;
   }
+  // gguf-py's SpecialVocab reads a multimodal config's ids from text_config when the root has none.
+  const textConfig = record(config["text_config"]) ?? {};
   for (const kind of SPECIAL_KINDS) {
-    const id = config[`${kind}_token_id`];
+    const id = config[`${kind}_token_id`] ?? textConfig[`${kind}_token_id`];
     if (specialIds[kind] === undefined && typeof id === "number" && Number.isSafeInteger(id)) {
       if (id >= 0 && id < files.tokens.length) specialIds[kind] = id;
     }

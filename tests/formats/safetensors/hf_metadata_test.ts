@@ -48,6 +48,8 @@ Deno.test("aprMetadataFromHf() maps the real MiniCPM3 config.json with one spell
     rms_norm_eps: 1e-5,
     "tokenizer.bos_token_id": 1,
     "tokenizer.eos_token_id": 2,
+    // config.json itself, for what a family derives from it on export (src/arch/).
+    hf_config: JSON.parse(MINICPM),
   });
   // APR_V2.md §3 alias trap: no second spelling of any group.
   for (
@@ -190,7 +192,13 @@ Deno.test("readHfCompanions() reads the companions present, in a subfolder too",
   assert.equal(m.chat_template, "{{ bos_token }}");
   assert.equal(files.openCount, 0);
   const sub = await readHfCompanions(files, { directory: "sub" });
-  assert.deepStrictEqual(sub, { architecture: "llama", hf_architecture: "LlamaForCausalLM" });
+  assert.deepStrictEqual(sub, {
+    architecture: "llama",
+    hf_architecture: "LlamaForCausalLM",
+    // A known family always gets rope_type (issue 18 item 5), rope_theta or not.
+    rope_type: 2,
+    hf_config: { architectures: ["LlamaForCausalLM"] },
+  });
   assert.deepStrictEqual(await readHfCompanions(new MemoryModelFiles({})), {});
 });
 

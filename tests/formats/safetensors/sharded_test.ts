@@ -62,6 +62,8 @@ Deno.test("openSafetensorsModel() reads a sharded model as one reader, shard by 
       architecture: "llama",
       hf_architecture: "LlamaForCausalLM",
       num_layers: 2,
+      rope_type: 2,
+      hf_config: { architectures: ["LlamaForCausalLM"], num_hidden_layers: 2 },
       source_metadata: { format: "pt", extra: "x" },
     });
     for (const [i, fill] of [1, 2, 3].entries()) {

@@ -1,0 +1,66 @@
+// This module is browser compatible.
+
+/**
+ * Gemma 3 text (`Gemma3ForCausalLM`), after llama.cpp's `Gemma3Model`
+ * (conversion/gemma.py): Gemma 2's block with Q/K norms, `+1` on every
+ * norm, the common keys overridden with Gemma 3's defaults, local and
+ * global RoPE bases, the final soft-cap when set and the sliding window
+ * (with the per-layer pattern when it is not llama.cpp's default).
+ *
+ * @module
+ */
+
+import type { Family } from "../family.ts";
+import type { KvWriter } from "../kv.ts";
+import { writeTextModelKv } from "../text_model.ts";
+import { gemmaNormShift } from "./gemma.ts";
+import { GEMMA2_BLOCK } from "./gemma2.ts";
+
+function writeGemma3Kv(w: KvWriter): void {
+  writeTextModelKv(w);
+  w.u32("context_length", w.num("max_position_embeddings") ?? 131072);
+  w.u32("attention.head_count", w.num("num_attention_heads") ?? 8);
+  w.f32("attention.layer_norm_rms_epsilon", w.num("rms_norm_eps") ?? 1e-6);
+  w.u32("attention.key_length", w.num("head_dim") ?? 256);
+  w.u32("attention.value_length", w.num("head_dim") ?? 256);
+  const theta = w.fullRope["rope_theta"];
+  w.f32("rope.freq_base", typeof theta === "number" ? theta : 1_000_000);
+  const softcap = w.hparams["final_logit_softcapping"];
+  if (typeof softcap === "number" && softcap !== 0) w.f32("final_logit_softcapping", softcap);
+  if (w.hparams["sliding_window_pattern"] !== 1) {
+    w.u32("attention.sliding_window", w.need("sliding_window"));
+    writeUnusualPattern(w);
+  }
+  w.u32("attention.head_count_kv", w.num("num_key_value_heads") ?? 4);
+}
+
+/**
+ * llama.cpp assumes Gemma 3's layers follow its published pattern (five
+ * sliding-window layers, then one global: `load_swa_pattern(ml, 6)`) unless
+ * `attention.sliding_window_pattern` says otherwise, and the converter never
+ * writes that key. A config whose `layer_types` differ from the pattern
+ * would run wrong; aprkit writes the key for such a config only, so a
+ * published model's GGUF stays the converter's.
+ */
+function writeUnusualPattern(w: KvWriter): void {
+  const types = w.hparams["layer_types"];
+  if (!Array.isArray(types)) return;
+  const pattern = types.map((t) => t === "sliding_attention");
+  if (pattern.some((swa, i) => swa !== (i % 6 < 5))) {
+    w.setArray("attention.sliding_window_pattern", "BOOL", pattern);
+  }
+}
+
+/** Gemma 3, text only. */
+export const GEMMA3: Family = {
+  name: "gemma3",
+  source: "llama.cpp conversion/gemma.py Gemma3Model; transformers Gemma3ForCausalLM",
+  hfArchitectures: ["Gemma3ForCausalLM"],
+  hfModelTypes: ["gemma3_text", "gemma3"],
+  ggufArchitecture: "gemma3",
+  blockNames: GEMMA2_BLOCK,
+  permutesQk: false,
+  tiedByDefault: true,
+  ggufRenamesOnly: false,
+  gguf: { writeKv: writeGemma3Kv, shift: gemmaNormShift },
+};

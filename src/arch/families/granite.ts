@@ -1,0 +1,42 @@
+// This module is browser compatible.
+
+/**
+ * Granite 3.x (`GraniteForCausalLM`), after llama.cpp's `GraniteModel`
+ * (conversion/granite.py, a `LlamaModel`): Q/K permuted, `head_dim`
+ * ignored, and the four multipliers written as `attention.scale`,
+ * `embedding_scale`, `residual_scale` and `logit_scale`.
+ *
+ * @module
+ */
+
+import { type Family, LLAMA_BLOCK } from "../family.ts";
+import { KvWriter } from "../kv.ts";
+import { writeLlamaKv } from "./llama.ts";
+
+function writeGraniteKv(w: KvWriter): void {
+  // The converter pops head_dim before the common keys.
+  const { head_dim: _ignored, ...rest } = w.hparams;
+  const inner = new KvWriter(rest, w.arch);
+  writeLlamaKv(inner);
+  for (const [key, entry] of inner.entries()) w.put(key, entry);
+  // Python's truthiness: a zero multiplier is not written.
+  const truthy = (v: unknown) => typeof v === "number" && v !== 0 ? v : undefined;
+  w.f32("attention.scale", truthy(w.hparams["attention_multiplier"]));
+  w.f32("embedding_scale", truthy(w.hparams["embedding_multiplier"]));
+  w.f32("residual_scale", truthy(w.hparams["residual_multiplier"]));
+  w.f32("logit_scale", truthy(w.hparams["logits_scaling"]));
+}
+
+/** IBM Granite 3.x dense models. */
+export const GRANITE: Family = {
+  name: "granite",
+  source: "llama.cpp conversion/granite.py GraniteModel; transformers GraniteForCausalLM",
+  hfArchitectures: ["GraniteForCausalLM"],
+  hfModelTypes: ["granite"],
+  ggufArchitecture: "granite",
+  blockNames: LLAMA_BLOCK,
+  permutesQk: true,
+  tiedByDefault: false,
+  ggufRenamesOnly: true,
+  gguf: { writeKv: writeGraniteKv },
+};

@@ -1,0 +1,41 @@
+// This module is browser compatible.
+
+/**
+ * Llama (`LlamaForCausalLM`), after llama.cpp's `LlamaModel`
+ * (conversion/llama.py): llama block names, Q/K rows permuted for NORM
+ * RoPE, `{arch}.vocab_size` and `rope.dimension_count` after the common
+ * keys, and `rope_freqs.weight` for Llama 3's RoPE scaling.
+ *
+ * @module
+ */
+
+import { type Family, type GgufSupport, LLAMA_BLOCK } from "../family.ts";
+import type { KvWriter } from "../kv.ts";
+import { llama3RopeFreqs } from "../rope_factors.ts";
+import { writeTextModelKv } from "../text_model.ts";
+
+/** `LlamaModel.set_gguf_parameters`: the common keys, then vocabulary size and rotary width. */
+export function writeLlamaKv(w: KvWriter): void {
+  writeTextModelKv(w);
+  w.u32("vocab_size", w.need("vocab_size"));
+  const headDim = w.num("head_dim") ??
+    Math.trunc(w.need("hidden_size") / w.need("num_attention_heads"));
+  w.u32("rope.dimension_count", headDim);
+}
+
+/** GGUF support shared by the families llama.cpp converts with `LlamaModel`. */
+export const LLAMA_GGUF: GgufSupport = { writeKv: writeLlamaKv, generate: llama3RopeFreqs };
+
+/** Llama 1–3.x. */
+export const LLAMA: Family = {
+  name: "llama",
+  source: "llama.cpp conversion/llama.py LlamaModel; transformers LlamaForCausalLM",
+  hfArchitectures: ["LlamaForCausalLM", "LLaMAForCausalLM"],
+  hfModelTypes: ["llama"],
+  ggufArchitecture: "llama",
+  blockNames: LLAMA_BLOCK,
+  permutesQk: true,
+  tiedByDefault: false,
+  ggufRenamesOnly: true,
+  gguf: LLAMA_GGUF,
+};

@@ -1,0 +1,25 @@
+// This module is browser compatible.
+
+/**
+ * Mistral (`MistralForCausalLM`): llama.cpp's converter registers it with
+ * `LlamaModel` (conversion/llama.py), so its GGUF is a `llama` one.
+ *
+ * @module
+ */
+
+import { type Family, LLAMA_BLOCK } from "../family.ts";
+import { LLAMA_GGUF } from "./llama.ts";
+
+/** Mistral 7B and its kin. */
+export const MISTRAL: Family = {
+  name: "mistral",
+  source: "llama.cpp conversion/llama.py LlamaModel; transformers MistralForCausalLM",
+  hfArchitectures: ["MistralForCausalLM"],
+  hfModelTypes: ["mistral"],
+  ggufArchitecture: "llama",
+  blockNames: LLAMA_BLOCK,
+  permutesQk: true,
+  tiedByDefault: false,
+  ggufRenamesOnly: true,
+  gguf: LLAMA_GGUF,
+};

@@ -1,0 +1,58 @@
+// This module is browser compatible.
+
+/**
+ * Qwen2-MoE (`Qwen2MoeForCausalLM`), after llama.cpp's `Qwen2MoeModel`
+ * (conversion/qwen.py): experts stacked into `ffn_{down,gate,up}_exps`
+ * (per-expert tensors, or transformers 5's stacked `gate_up_proj` split in
+ * two), the router `ffn_gate_inp`, a shared expert (`*_shexp`) with its own
+ * sigmoid gate, and the expert sizes after the common keys.
+ *
+ * @module
+ */
+
+import { type ExpertLayout, type Family, LLAMA_BLOCK } from "../family.ts";
+import type { KvWriter } from "../kv.ts";
+import { writeTextModelKv } from "../text_model.ts";
+
+/** `Qwen2MoeModel.set_gguf_parameters`. */
+export function writeQwenMoeKv(w: KvWriter): void {
+  writeTextModelKv(w);
+  w.u32("expert_feed_forward_length", w.hparams["moe_intermediate_size"]);
+  w.u32("expert_shared_feed_forward_length", w.hparams["shared_expert_intermediate_size"]);
+}
+
+/** Qwen MoE experts: per expert `mlp.experts.E.{down,gate,up}_proj`, or stacked. */
+export const QWEN_MOE_EXPERTS: ExpertLayout = {
+  prefix: "mlp.experts",
+  stacks: [
+    { hf: "down_proj", gguf: "ffn_down_exps" },
+    { hf: "gate_proj", gguf: "ffn_gate_exps" },
+    { hf: "up_proj", gguf: "ffn_up_exps" },
+  ],
+  stacked: [
+    ["down_proj", ["ffn_down_exps"]],
+    ["gate_up_proj", ["ffn_gate_exps", "ffn_up_exps"]],
+  ],
+};
+
+/** Qwen1.5-MoE, Qwen2-MoE. */
+export const QWEN2MOE: Family = {
+  name: "qwen2moe",
+  source: "llama.cpp conversion/qwen.py Qwen2MoeModel; transformers Qwen2MoeForCausalLM",
+  hfArchitectures: ["Qwen2MoeForCausalLM"],
+  hfModelTypes: ["qwen2_moe"],
+  ggufArchitecture: "qwen2moe",
+  blockNames: [
+    ...LLAMA_BLOCK,
+    ["ffn_gate_inp", "mlp.gate"],
+    ["ffn_gate_shexp", "mlp.shared_expert.gate_proj"],
+    ["ffn_up_shexp", "mlp.shared_expert.up_proj"],
+    ["ffn_down_shexp", "mlp.shared_expert.down_proj"],
+    ["ffn_gate_inp_shexp", "mlp.shared_expert_gate"],
+  ],
+  experts: QWEN_MOE_EXPERTS,
+  permutesQk: false,
+  tiedByDefault: false,
+  ggufRenamesOnly: false,
+  gguf: { writeKv: writeQwenMoeKv },
+};

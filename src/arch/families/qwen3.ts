@@ -1,0 +1,25 @@
+// This module is browser compatible.
+
+/**
+ * Qwen3 (`Qwen3ForCausalLM`), after llama.cpp's `Qwen3Model`
+ * (conversion/qwen.py): llama block names plus Q/K RMSNorms, NEOX RoPE.
+ *
+ * @module
+ */
+
+import { type Family, LLAMA_BLOCK } from "../family.ts";
+import { writeTextModelKv } from "../text_model.ts";
+
+/** Qwen3 dense models. */
+export const QWEN3: Family = {
+  name: "qwen3",
+  source: "llama.cpp conversion/qwen.py Qwen3Model; transformers Qwen3ForCausalLM",
+  hfArchitectures: ["Qwen3ForCausalLM"],
+  hfModelTypes: ["qwen3"],
+  ggufArchitecture: "qwen3",
+  blockNames: LLAMA_BLOCK,
+  permutesQk: false,
+  tiedByDefault: false,
+  ggufRenamesOnly: true,
+  gguf: { writeKv: writeTextModelKv },
+};

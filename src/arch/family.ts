@@ -1,0 +1,158 @@
+// This module is browser compatible.
+
+/**
+ * What aprkit knows about one model family (DESIGN.md §2.5a): the shape of
+ * an entry in the family registry. Each family is one module under
+ * `families/`, following one upstream source (a llama.cpp converter class,
+ * a transformers model), registered in `registry.ts`.
+ *
+ * This layer sits below `pipeline/` and is read by `formats/` and `quant/`:
+ * it imports neither, only `tensor.ts`.
+ *
+ * @module
+ */
+
+import type { ModelMetadata } from "../tensor.ts";
+import type { KvWriter } from "./kv.ts";
+
+/**
+ * One tensor stacked from per-expert tensors: Hugging Face stores
+ * `model.layers.L.<prefix>.E.<hf>.weight` per expert E, GGUF one 3-D
+ * `blk.L.<gguf>.weight` of shape `[experts, rows, cols]`.
+ */
+export interface ExpertStack {
+  /** The Hugging Face piece after the expert index (`w1`, `gate_proj`). */
+  readonly hf: string;
+  /** The GGUF base name (`ffn_gate_exps`). */
+  readonly gguf: string;
+}
+
+/** How a family's Hugging Face experts are laid out. */
+export interface ExpertLayout {
+  /** The module holding the experts, below the layer (`block_sparse_moe.experts`, `mlp.experts`). */
+  readonly prefix: string;
+  /** The stacked tensors, in the order llama.cpp's converter writes them. */
+  readonly stacks: readonly ExpertStack[];
+  /**
+   * transformers 5's own layout, already stacked: `<prefix>.gate_up_proj`
+   * (`[experts, 2 × ff, hidden]`, split into the gate and up stacks) and
+   * `<prefix>.down_proj`. Maps the piece to the GGUF names it becomes.
+   */
+  readonly stacked?: readonly (readonly [string, readonly string[]])[];
+}
+
+/** A tensor a family adds for GGUF (e.g. `rope_freqs.weight`), made from the config alone. */
+export interface GeneratedTensor {
+  /** GGUF name. */
+  readonly name: string;
+  /** Its values (a 1-D F32 tensor). */
+  readonly values: Float32Array;
+}
+
+/** What a family needs to be written as llama.cpp's GGUF. */
+export interface GgufSupport {
+  /**
+   * Write the family's `{arch}.*` keys and `general.file_type` (via
+   * `w.fileType()`), in the order llama.cpp's converter's
+   * `set_gguf_parameters` does.
+   *
+   * @param w The writer, over the model's `config.json`.
+   */
+  writeKv(w: KvWriter): void;
+  /**
+   * Tensors made from the config, written before the model's own (the
+   * converter's `generate_extra_tensors`).
+   */
+  generate?(w: KvWriter): readonly GeneratedTensor[];
+  /**
+   * Added to every value of a tensor (GGUF name) on the way to GGUF: Gemma's
+   * RMSNorm multiplies by `1 + w` and llama.cpp by `w`.
+   */
+  shift?(ggufName: string): number;
+  /**
+   * Rows of the token embedding to keep (Gemma 3 drops the rows no token
+   * claims, as the converter does), from the metadata.
+   */
+  embeddingRows?(metadata: ModelMetadata): number | undefined;
+}
+
+/**
+ * How realizar's `AprTransformer` looks a family's tensors up, where that
+ * differs from the Hugging Face checkpoint (APR keeps Hugging Face names).
+ */
+export interface AprLayout {
+  /**
+   * Fused tensors realizar does not know, split by rows into equal parts,
+   * in order: piece after `model.layers.N.` → the pieces it becomes
+   * (Phi-3's `mlp.gate_up_proj` → `mlp.gate_proj`, `mlp.up_proj`).
+   */
+  readonly split?: readonly (readonly [string, readonly string[]])[];
+  /**
+   * Pieces realizar knows under other names: the piece after
+   * `model.layers.N.` → realizar's, `{E}` standing for an expert number
+   * (Mixtral's `block_sparse_moe.experts.{E}.w1` → `mlp.experts.{E}.gate_proj`).
+   */
+  readonly rename?: readonly (readonly [string, string])[];
+}
+
+/** One model family. */
+export interface Family {
+  /** aprkit's architecture name (APR `architecture`), as aprender and realizar spell it. */
+  readonly name: string;
+  /** What the entry follows (upstream class and file). */
+  readonly source: string;
+  /** Hugging Face `architectures[0]` values of this family. */
+  readonly hfArchitectures: readonly string[];
+  /** Hugging Face `model_type` values of this family. */
+  readonly hfModelTypes: readonly string[];
+  /** `general.architecture` in GGUF (`llama` for Mistral and Mixtral). */
+  readonly ggufArchitecture: string;
+  /**
+   * Per-block tensor names, GGUF base name → Hugging Face piece after
+   * `model.layers.N.` (without `.weight`/`.bias`).
+   */
+  readonly blockNames: readonly (readonly [string, string])[];
+  /** Experts stacked into 3-D GGUF tensors. */
+  readonly experts?: ExpertLayout;
+  /**
+   * Whether llama.cpp's converter permutes the Q/K rows (its `LlamaModel`:
+   * NORM RoPE in llama.cpp, `rotate_half` in transformers).
+   */
+  readonly permutesQk: boolean;
+  /**
+   * transformers' default for `tie_word_embeddings` when `config.json` does
+   * not say (the config class's default).
+   */
+  readonly tiedByDefault: boolean;
+  /**
+   * Whether a GGUF of this family reads back under Hugging Face names by
+   * renaming alone (no fused, stacked or shifted tensors).
+   */
+  readonly ggufRenamesOnly: boolean;
+  /** APR output: what realizar needs changed; absent: Hugging Face's tensors as they are. */
+  readonly apr?: AprLayout;
+  /** GGUF output; absent: refused. */
+  readonly gguf?: GgufSupport;
+}
+
+/** Whole-model tensors of every family: GGUF base name → Hugging Face base name. */
+export const GLOBAL_NAMES: readonly (readonly [string, string])[] = [
+  ["token_embd", "model.embed_tokens"],
+  ["output_norm", "model.norm"],
+  ["output", "lm_head"],
+];
+
+/** The llama block: attention, SwiGLU feed-forward, two RMSNorms. */
+export const LLAMA_BLOCK: readonly (readonly [string, string])[] = [
+  ["attn_q", "self_attn.q_proj"],
+  ["attn_k", "self_attn.k_proj"],
+  ["attn_v", "self_attn.v_proj"],
+  ["attn_output", "self_attn.o_proj"],
+  ["attn_q_norm", "self_attn.q_norm"],
+  ["attn_k_norm", "self_attn.k_norm"],
+  ["ffn_gate", "mlp.gate_proj"],
+  ["ffn_up", "mlp.up_proj"],
+  ["ffn_down", "mlp.down_proj"],
+  ["attn_norm", "input_layernorm"],
+  ["ffn_norm", "post_attention_layernorm"],
+];

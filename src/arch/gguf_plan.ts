@@ -1,0 +1,49 @@
+// This module is browser compatible.
+
+/**
+ * What a family's GGUF holds beyond renamed tensors, from a model's APR
+ * metadata: the `{arch}.*` keys and the generated tensors, derived from the
+ * `config.json` kept at import (`hf_config`) as llama.cpp's converter
+ * derives them.
+ *
+ * @module
+ */
+
+import type { ModelMetadata } from "../tensor.ts";
+import type { Family, GeneratedTensor } from "./family.ts";
+import { type KvEntry, KvWriter, record } from "./kv.ts";
+import { familyOf } from "./registry.ts";
+
+/** A family's GGUF keys and generated tensors for one model. */
+export interface FamilyGgufPlan {
+  /** The family. */
+  readonly family: Family;
+  /**
+   * Keys the converter adds while making tensors, before its metadata
+   * (they follow `general.architecture`).
+   */
+  readonly early: ReadonlyMap<string, KvEntry>;
+  /** The `set_gguf_parameters` keys, in order, `general.file_type` among them. */
+  readonly keys: ReadonlyMap<string, KvEntry>;
+  /** Tensors made from the config, written first. */
+  readonly generated: readonly GeneratedTensor[];
+}
+
+/**
+ * The family plan of a model converted from Hugging Face, or `undefined`
+ * when the metadata has no `hf_config` or its family has no GGUF support.
+ *
+ * @param metadata APR metadata.
+ * @returns The plan.
+ * @throws {RangeError} When `config.json` lacks what the family's converter needs.
+ */
+export function familyGgufPlan(metadata: ModelMetadata): FamilyGgufPlan | undefined {
+  const family = familyOf(metadata.architecture);
+  const config = record(metadata["hf_config"]);
+  if (family?.gguf === undefined || config === undefined) return undefined;
+  const early = new KvWriter(config, family.ggufArchitecture);
+  const generated = family.gguf.generate?.(early) ?? [];
+  const keys = new KvWriter(config, family.ggufArchitecture);
+  family.gguf.writeKv(keys);
+  return { family, early: early.entries(), keys: keys.entries(), generated };
+}

@@ -1,0 +1,170 @@
+// This module is browser compatible.
+
+/**
+ * The GGUF keys a family writes, built the way llama.cpp's converter builds
+ * them: `set_gguf_parameters` reads `config.json` (`find_hparam`, the
+ * normalized `rope_parameters`) and calls `gguf_writer.add_*` in order, a
+ * repeated key keeping its first place and its last value. A family's
+ * `writeKv` replays its converter class against this writer.
+ *
+ * @module
+ */
+
+/** GGUF value types the families write, in gguf-py's spelling. */
+export type KvType = "UINT32" | "INT32" | "FLOAT32" | "BOOL" | "STRING";
+
+/** One key: a scalar, or an array of one element type. */
+export interface KvEntry {
+  /** gguf-py's type name (`"ARRAY"` for arrays). */
+  readonly type: KvType | "ARRAY";
+  /** Element types of an array. */
+  readonly array_types?: readonly KvType[];
+  /** The value. */
+  readonly value: number | string | boolean | readonly (number | string | boolean)[];
+}
+
+/** Where `general.file_type` goes among the family's keys. */
+export const FILE_TYPE_KEY = "general.file_type";
+
+/** The JSON object of a `config.json`, with the converter's lookups. */
+export class KvWriter {
+  /** `config.json`, with a multimodal model's `text_config` moved to the top (as the converter does). */
+  readonly hparams: Readonly<Record<string, unknown>>;
+  /** The converter's `rope_parameters`: `rope_parameters` or `rope_scaling`, with the top-level RoPE keys mirrored in. */
+  readonly rope: Readonly<Record<string, unknown>>;
+  /** The GGUF architecture the keys are prefixed with. */
+  readonly arch: string;
+  readonly #entries = new Map<string, KvEntry>();
+
+  /**
+   * @param config The parsed `config.json`.
+   * @param arch `general.architecture`.
+   */
+  constructor(config: Readonly<Record<string, unknown>>, arch: string) {
+    const text = record(config["text_config"]);
+    this.hparams = text === undefined ? config : { ...config, ...text };
+    this.arch = arch;
+    this.rope = normalizedRope(this.hparams);
+  }
+
+  /** The first of `keys` the config has (`find_hparam(keys, optional=True)`). */
+  find(...keys: string[]): unknown {
+    for (const key of keys) if (Object.hasOwn(this.hparams, key)) return this.hparams[key];
+    return undefined;
+  }
+
+  /** A number the config must have (the converter raises without it). */
+  need(...keys: string[]): number {
+    const v = this.find(...keys);
+    if (typeof v !== "number" || !Number.isFinite(v)) {
+      throw new RangeError(`config.json has no number for ${keys.join(" / ")}`);
+    }
+    return v;
+  }
+
+  /** A number the config may have. */
+  num(...keys: string[]): number | undefined {
+    const v = this.find(...keys);
+    return typeof v === "number" && Number.isFinite(v) ? v : undefined;
+  }
+
+  /** The RoPE parameters of full attention (`rope_parameters.full_attention`, else all of them). */
+  get fullRope(): Readonly<Record<string, unknown>> {
+    return record(this.rope["full_attention"]) ?? this.rope;
+  }
+
+  /** Add `{arch}.<suffix>` (or a full key, when `suffix` has no `{arch}`) with a type. */
+  set(suffix: string, type: KvType, value: unknown): void {
+    if (value === undefined || value === null) return;
+    const ok = type === "STRING"
+      ? typeof value === "string"
+      : type === "BOOL"
+      ? typeof value === "boolean"
+      : typeof value === "number" && Number.isFinite(value);
+    if (!ok) throw new RangeError(`config.json: ${suffix} is not a ${type.toLowerCase()}`);
+    this.#entries.set(this.#key(suffix), { type, value: value as number | string | boolean });
+  }
+
+  /** Add `{arch}.<suffix>` as an array of `type`. */
+  setArray(suffix: string, type: KvType, values: readonly (number | string | boolean)[]): void {
+    this.#entries.set(this.#key(suffix), { type: "ARRAY", array_types: [type], value: values });
+  }
+
+  /** Add a finished entry under its full key (from another writer). */
+  put(key: string, entry: KvEntry): void {
+    this.#entries.set(key, entry);
+  }
+
+  /** `{arch}.<suffix>` as UINT32. */
+  u32(suffix: string, value: unknown): void {
+    this.set(suffix, "UINT32", value);
+  }
+
+  /** `{arch}.<suffix>` as FLOAT32. */
+  f32(suffix: string, value: unknown): void {
+    this.set(suffix, "FLOAT32", value);
+  }
+
+  /** Mark where `general.file_type` goes (`add_file_type`); the writer fills in the value. */
+  fileType(): void {
+    this.#entries.set(FILE_TYPE_KEY, { type: "UINT32", value: 0 });
+  }
+
+  /** The keys written, in order. */
+  entries(): Map<string, KvEntry> {
+    return new Map(this.#entries);
+  }
+
+  #key(suffix: string): string {
+    return suffix.startsWith("general.") ? suffix : `${this.arch}.${suffix}`;
+  }
+}
+
+function normalizedRope(hparams: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const rope: Record<string, unknown> = {
+    ...(record(hparams["rope_parameters"]) ?? record(hparams["rope_scaling"]) ?? {}),
+  };
+  const find = (keys: string[]) => {
+    for (const k of keys) if (Object.hasOwn(hparams, k)) return hparams[k];
+    return undefined;
+  };
+  if (!("full_attention" in rope) && !("sliding_attention" in rope)) {
+    const theta = find([
+      "global_rope_theta",
+      "rope_global_theta",
+      "rope_theta_global",
+      "rope_theta",
+      "rotary_emb_base",
+    ]);
+    const local = find([
+      "local_rope_theta",
+      "rope_local_theta",
+      "rope_theta_local",
+      "swa_rope_theta",
+      "rope_local_base_freq",
+    ]);
+    const partial = find(["partial_rotary_factor", "rope_pct", "rope_percent"]);
+    const original = find(["original_max_position_embeddings"]);
+    if (local !== undefined && local !== null) rope["sliding_attention"] = { rope_theta: local };
+    if (!("rope_theta" in rope) && theta !== undefined && theta !== null) {
+      rope["rope_theta"] = theta;
+    }
+    if (!("rope_type" in rope) && rope["type"] !== undefined) rope["rope_type"] = rope["type"];
+    if (!("partial_rotary_factor" in rope) && partial !== undefined && partial !== null) {
+      rope["partial_rotary_factor"] = partial;
+    }
+    if (
+      !("original_max_position_embeddings" in rope) && original !== undefined && original !== null
+    ) {
+      rope["original_max_position_embeddings"] = original;
+    }
+  }
+  return rope;
+}
+
+/** A JSON object, or `undefined`. */
+export function record(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === "object" && !Array.isArray(value)
+    ? value as Record<string, unknown>
+    : undefined;
+}

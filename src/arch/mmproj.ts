@@ -1,0 +1,457 @@
+// This module is browser compatible.
+
+/**
+ * llama.cpp's vision GGUF (`convert_hf_to_gguf.py --mmproj`): the vision
+ * tower and projector of an image-text-to-text checkpoint, as the file
+ * llama.cpp's multimodal runtime (tools/mtmd, `clip.cpp`) loads beside the
+ * text GGUF. Architecture `clip`, `general.type` `mmproj`, the `clip.*` keys
+ * (`MmprojModel.set_gguf_parameters` and the class's own), tensors under
+ * gguf-py's `MMPROJ` names (`v.blk.N.attn_q`, `mm.*`).
+ *
+ * One entry per multimodal class aprkit writes a vision GGUF for: Gemma 3
+ * (SigLIP), after llama.cpp's `Gemma3VisionModel` (conversion/gemma.py), and
+ * Qwen2-VL and Qwen2.5-VL, after its `Qwen2VLVisionModel` (conversion/qwenvl.py),
+ * and Mistral 3 (Pixtral), after its `LlavaVisionModel` (conversion/llava.py).
+ *
+ * @module
+ */
+
+import { KvWriter, record } from "./kv.ts";
+
+/** What the vision GGUF's keys are made from. */
+export interface MmprojSources {
+  /** `config.json`. */
+  readonly config: Readonly<Record<string, unknown>>;
+  /** `preprocessor_config.json` (image mean and std). */
+  readonly preprocessor: Readonly<Record<string, unknown>>;
+}
+
+/** One vision GGUF tensor made from a checkpoint tensor. */
+export interface MmprojPiece {
+  /** GGUF name. */
+  readonly name: string;
+  /** Its shape (row-major, as the checkpoint's). */
+  readonly shape: readonly number[];
+  /**
+   * The source's elements it holds, as `[start, end)` ranges in order
+   * (a split: Qwen's fused `qkv`, its two-frame patch kernel); absent: all.
+   */
+  readonly ranges?: readonly (readonly [number, number])[];
+}
+
+/** How one multimodal class's vision tower becomes llama.cpp's vision GGUF. */
+export interface MmprojSupport {
+  /** What the entry follows. */
+  readonly source: string;
+  /**
+   * The vision GGUF tensors made from a checkpoint tensor, in the converter's
+   * order; none when it is not part of the vision GGUF (the language model,
+   * a tensor the converter skips).
+   *
+   * @throws {RangeError} When a tensor's shape is not one the split expects.
+   */
+  pieces(name: string, shape: readonly number[]): readonly MmprojPiece[];
+  /** Added to every value of a tensor (GGUF name) on the way (Gemma's `1 + w` norm). */
+  shift(ggufName: string): number;
+  /** The type the converter forces a tensor (GGUF name; source dtype) to, if any. */
+  forcedType(ggufName: string, sourceDtype: string): "F16" | "F32" | undefined;
+  /** `vision_config` as the converter's class reads it (renamed keys, defaults). */
+  visionHparams?(vision: Readonly<Record<string, unknown>>): Record<string, unknown>;
+  /**
+   * The heads whose RoPE rows the converter interleaves in a tensor (GGUF
+   * name), as its `LlamaModel.permute` does for Pixtral's Q and K; absent: none.
+   */
+  permuteHeads?(ggufName: string, vision: Readonly<Record<string, unknown>>): number | undefined;
+  /**
+   * The keys after `general.file_type`, in the converter's order.
+   *
+   * @throws {RangeError} When a config lacks what the converter needs.
+   */
+  writeKv(w: KvWriter, sources: MmprojSources): void;
+}
+
+/** `MmprojModel.set_gguf_parameters`: the keys every vision GGUF has. */
+function writeClipKv(w: KvWriter, sources: MmprojSources): void {
+  w.set("has_vision_encoder", "BOOL", true);
+  const text = { ...sources.config, ...record(sources.config["text_config"]) };
+  const textHidden = text["hidden_size"] ?? text["n_embd"];
+  w.u32("vision.projection_dim", textHidden);
+  w.u32("vision.image_size", w.need("image_size"));
+  w.u32("vision.patch_size", w.need("patch_size"));
+  w.u32("vision.embedding_length", w.need("hidden_size", "width", "vt_hidden_size"));
+  w.u32("vision.feed_forward_length", w.need("intermediate_size", "vt_intermediate_size"));
+  w.u32(
+    "vision.block_count",
+    w.need("n_layers", "num_hidden_layers", "n_layer", "num_layers", "depth", "layers"),
+  );
+  w.u32("vision.attention.head_count", w.need("num_attention_heads", "num_heads", "heads"));
+  const floats = (key: string): number[] => {
+    const v = sources.preprocessor[key];
+    if (!Array.isArray(v) || !v.every((x) => typeof x === "number" && Number.isFinite(x))) {
+      throw new RangeError(`preprocessor_config.json has no list of numbers for ${key}`);
+    }
+    return v as number[];
+  };
+  w.setArray("vision.image_mean", "FLOAT32", floats("image_mean"));
+  w.setArray("vision.image_std", "FLOAT32", floats("image_std"));
+}
+
+// SigLIP's tensors under gguf-py's MMPROJ names (tensor_mapping.py), per block and global.
+const SIGLIP_BLOCK: Readonly<Record<string, string>> = {
+  "layer_norm1": "ln1",
+  "layer_norm2": "ln2",
+  "mlp.fc1": "ffn_up",
+  "mlp.fc2": "ffn_down",
+  "self_attn.q_proj": "attn_q",
+  "self_attn.k_proj": "attn_k",
+  "self_attn.v_proj": "attn_v",
+  "self_attn.out_proj": "attn_out",
+};
+const SIGLIP_GLOBAL: Readonly<Record<string, string>> = {
+  "embeddings.patch_embedding": "v.patch_embd",
+  "embeddings.position_embedding": "v.position_embd",
+  "post_layernorm": "v.post_ln",
+};
+const GEMMA3_PROJECTOR: Readonly<Record<string, string>> = {
+  "mm_input_projection": "mm.input_projection",
+  "mm_soft_emb_norm": "mm.soft_emb_norm",
+};
+
+function gemma3TensorName(name: string): string | undefined {
+  // transformers' module paths have a leading "model."; the converter reads `mm_input_projection_weight` as `.weight`.
+  const n = name.replace(/^model\.(?=vision_tower\.|multi_modal_projector\.)/, "").replace(
+    /_weight$/,
+    ".weight",
+  );
+  const suffix = /\.(weight|bias)$/.exec(n)?.[1];
+  if (suffix === undefined) return undefined;
+  const base = n.slice(0, -suffix.length - 1);
+  const projector = /^multi_modal_projector\.(.+)$/.exec(base);
+  if (projector !== null) {
+    const g = GEMMA3_PROJECTOR[projector[1]!];
+    return g === undefined ? undefined : `${g}.${suffix}`;
+  }
+  const vision = /^vision_tower\.(?:vision_model\.)?(.+)$/.exec(base);
+  if (vision === null || vision[1]!.startsWith("head.")) return undefined; // the converter skips SigLIP's head
+  const block = /^encoder\.layers\.(\d+)\.(.+)$/.exec(vision[1]!);
+  if (block !== null) {
+    const g = SIGLIP_BLOCK[block[2]!];
+    return g === undefined ? undefined : `v.blk.${block[1]}.${g}.${suffix}`;
+  }
+  const g = SIGLIP_GLOBAL[vision[1]!];
+  return g === undefined ? undefined : `${g}.${suffix}`;
+}
+
+/** A tensor renamed whole, or nothing. */
+function renamedWhole(
+  name: string | undefined,
+  shape: readonly number[],
+): readonly MmprojPiece[] {
+  return name === undefined ? [] : [{ name, shape }];
+}
+
+/** Gemma 3's vision GGUF (SigLIP encoder, average-pooling projector). */
+const GEMMA3_MMPROJ: MmprojSupport = {
+  source: "llama.cpp conversion/gemma.py Gemma3VisionModel",
+  pieces: (name, shape) => renamedWhole(gemma3TensorName(name), shape),
+  // Gemma3RMSNorm multiplies by 1 + w; only the projector's norm is Gemma's (SigLIP's are LayerNorms).
+  shift: (name) => name === "mm.soft_emb_norm.weight" ? 1 : 0,
+  forcedType: (name) =>
+    name.startsWith("mm.input_projection.")
+      ? "F16"
+      : /^v\.(patch_embd|position_embd)\./.test(name)
+      ? "F32"
+      : undefined,
+  writeKv(w, sources) {
+    writeClipKv(w, sources);
+    w.set("projector_type", "STRING", "gemma3");
+    w.f32("vision.attention.layer_norm_epsilon", w.num("layer_norm_eps") ?? 1e-6);
+    w.set("use_gelu", "BOOL", true);
+    // The projector pools the patch grid to image_seq_length tokens; 4 is llama.cpp's default.
+    const seq = sources.preprocessor["image_seq_length"];
+    const perSide = Math.trunc(Math.sqrt(typeof seq === "number" ? seq : 256));
+    const scale = Math.trunc(Math.trunc(w.need("image_size") / w.need("patch_size")) / perSide);
+    if (scale > 0 && scale !== 4) w.u32("vision.projector.scale_factor", scale);
+  },
+};
+
+// Qwen2-VL's and Qwen2.5-VL's vision blocks under gguf-py's MMPROJ names (tensor_mapping.py).
+const QWEN_VL_BLOCK: Readonly<Record<string, string>> = {
+  "attn.proj": "attn_out",
+  "norm1": "ln1",
+  "norm2": "ln2",
+  "mlp.up_proj": "ffn_up",
+  "mlp.gate_proj": "ffn_gate",
+  "mlp.down_proj": "ffn_down",
+  "mlp.fc1": "ffn_up",
+  "mlp.fc2": "ffn_down",
+};
+
+function qwenVlPieces(name: string, shape: readonly number[]): readonly MmprojPiece[] {
+  const n = name.replace(/^model\.visual\./, "visual.");
+  const suffix = /\.(weight|bias)$/.exec(n)?.[1];
+  if (suffix === undefined || !n.startsWith("visual.")) return [];
+  const base = n.slice("visual.".length, -suffix.length - 1);
+  const block = /^blocks\.(\d+)\.(.+)$/.exec(base);
+  if (block !== null) {
+    if (block[2] === "attn.qkv") return splitQkv(`v.blk.${block[1]}`, suffix, name, shape);
+    const g = QWEN_VL_BLOCK[block[2]!];
+    return renamedWhole(g === undefined ? undefined : `v.blk.${block[1]}.${g}.${suffix}`, shape);
+  }
+  if (base === "merger.ln_q") return [{ name: `v.post_ln.${suffix}`, shape }];
+  const merger = /^merger\.mlp\.(\d+)$/.exec(base);
+  if (merger !== null) return [{ name: `mm.${merger[1]}.${suffix}`, shape }];
+  if (base === "patch_embed.proj" && suffix === "weight") return splitFrames(name, shape);
+  return [];
+}
+
+/** The converter's split of a fused `qkv` (rows `[q; k; v]`) into three tensors. */
+function splitQkv(
+  prefix: string,
+  suffix: string,
+  name: string,
+  shape: readonly number[],
+): readonly MmprojPiece[] {
+  const rows = shape[0] ?? 0;
+  if (rows % 3 !== 0 || shape.length > 2) {
+    throw new RangeError(`Cannot split "${name}" into q, k, v: its shape is [${shape}]`);
+  }
+  const third = rows / 3;
+  const cols = shape.length === 2 ? shape[1]! : 1;
+  return ["q", "k", "v"].map((x, i) => ({
+    name: `${prefix}.attn_${x}.${suffix}`,
+    shape: shape.length === 2 ? [third, cols] : [third],
+    ranges: [[i * third * cols, (i + 1) * third * cols]] as const,
+  }));
+}
+
+/** Most (out, in) kernel pairs of a patch kernel aprkit splits by frame. */
+const MAX_KERNEL_PLANES = 1 << 20;
+
+/**
+ * The converter's split of Qwen's 3-D patch kernel `[out, in, 2, kh, kw]`
+ * into one 2-D kernel per frame (`v.patch_embd.weight`, `.weight.1`).
+ */
+function splitFrames(name: string, shape: readonly number[]): readonly MmprojPiece[] {
+  if (shape.length !== 5 || shape[2] !== 2) {
+    throw new RangeError(
+      `Cannot split "${name}" into two frames: its shape is [${shape}], not [out, in, 2, kh, kw]`,
+    );
+  }
+  const [out, inp, , kh, kw] = shape as [number, number, number, number, number];
+  // One range per (out, in) pair is planned up front: real kernels have a few
+  // thousand (1280 × 3); a hostile shape must not make millions.
+  if (out * inp > MAX_KERNEL_PLANES) {
+    throw new RangeError(
+      `Cannot split "${name}" into two frames: ${out} × ${inp} kernels exceed the ${MAX_KERNEL_PLANES} aprkit plans for`,
+    );
+  }
+  const plane = kh * kw;
+  return [0, 1].map((frame) => {
+    const ranges: [number, number][] = [];
+    for (let i = 0; i < out * inp; i++) {
+      const start = (i * 2 + frame) * plane;
+      ranges.push([start, start + plane]);
+    }
+    return {
+      name: frame === 0 ? "v.patch_embd.weight" : "v.patch_embd.weight.1",
+      shape: [out, inp, kh, kw],
+      ranges,
+    };
+  });
+}
+
+/** Qwen2.5-VL's vision GGUF (window-attention ViT, patch-merger MLP), after `Qwen2VLVisionModel`. */
+const QWEN25VL_MMPROJ: MmprojSupport = {
+  source: "llama.cpp conversion/qwenvl.py Qwen2VLVisionModel (qwen2_5_vl)",
+  pieces: qwenVlPieces,
+  shift: () => 0,
+  visionHparams: (v) => ({
+    ...v,
+    image_size: v["image_size"] ?? 560,
+    num_attention_heads: v["num_heads"],
+    num_hidden_layers: v["depth"],
+  }),
+  // MmprojModel.tensor_force_quant: the patch kernel is F16 in an F16 file, else F32.
+  forcedType: (name, dtype) =>
+    name.startsWith("v.patch_embd.weight") ? (dtype === "F16" ? "F16" : "F32") : undefined,
+  writeKv(w, sources) {
+    writeClipKv(w, sources);
+    w.set("projector_type", "STRING", "qwen2.5vl_merger");
+    w.set("use_silu", "BOOL", true);
+    const full = w.hparams["fullatt_block_indexes"];
+    if (!Array.isArray(full) || full.length === 0 || !full.every((i) => Number.isSafeInteger(i))) {
+      throw new RangeError("config.json: vision_config has no fullatt_block_indexes");
+    }
+    const pattern = (full[0] as number) + 1;
+    for (let i = 1; i < full.length; i++) {
+      if ((full[i] as number) - (full[i - 1] as number) !== pattern) {
+        throw new RangeError(`config.json: fullatt_block_indexes [${full}] has no fixed pattern`);
+      }
+    }
+    w.u32("vision.n_wa_pattern", pattern);
+    // Read from the top of config.json, as the converter does (its default otherwise).
+    const eps = sources.config["rms_norm_eps"];
+    w.f32("vision.attention.layer_norm_epsilon", typeof eps === "number" ? eps : 1e-6);
+  },
+};
+
+/** Qwen2-VL's vision GGUF (`qwen2vl_merger`: LayerNorm blocks, `fc1`/`fc2` MLP). */
+const QWEN2VL_MMPROJ: MmprojSupport = {
+  source: "llama.cpp conversion/qwenvl.py Qwen2VLVisionModel (qwen2_vl)",
+  pieces: qwenVlPieces,
+  shift: () => 0,
+  forcedType: QWEN25VL_MMPROJ.forcedType,
+  // Qwen2-VL's vision_config calls its width embed_dim and its output width
+  // hidden_size; the converter reads the latter as the feed-forward length.
+  visionHparams: (v) => ({
+    ...v,
+    image_size: v["image_size"] ?? 560,
+    num_attention_heads: v["num_heads"],
+    num_hidden_layers: v["depth"],
+    ...("embed_dim" in v
+      ? { intermediate_size: v["hidden_size"], hidden_size: v["embed_dim"] }
+      : {}),
+  }),
+  writeKv(w, sources) {
+    writeClipKv(w, sources);
+    w.set("projector_type", "STRING", "qwen2vl_merger");
+    const eps = sources.config["rms_norm_eps"];
+    w.f32("vision.attention.layer_norm_epsilon", typeof eps === "number" ? eps : 1e-6);
+  },
+};
+
+// Pixtral's encoder and Mistral 3's projector under gguf-py's MMPROJ names.
+const PIXTRAL_BLOCK: Readonly<Record<string, string>> = {
+  "attention.q_proj": "attn_q",
+  "attention.k_proj": "attn_k",
+  "attention.v_proj": "attn_v",
+  "attention.o_proj": "attn_out",
+  "attention_norm": "ln1",
+  "ffn_norm": "ln2",
+  "feed_forward.gate_proj": "ffn_gate",
+  "feed_forward.up_proj": "ffn_up",
+  "feed_forward.down_proj": "ffn_down",
+};
+const PIXTRAL_GLOBAL: Readonly<Record<string, string>> = {
+  "vision_tower.ln_pre": "v.pre_ln",
+  "vision_tower.patch_conv": "v.patch_embd",
+  "multi_modal_projector.linear_1": "mm.1",
+  "multi_modal_projector.linear_2": "mm.2",
+  "multi_modal_projector.norm": "mm.input_norm",
+  "multi_modal_projector.patch_merger.merging_layer": "mm.patch_merger",
+};
+
+function pixtralTensorName(name: string): string | undefined {
+  const n = name.replace(/^model\.(?=vision_tower\.|multi_modal_projector\.)/, "");
+  const suffix = /\.(weight|bias)$/.exec(n)?.[1];
+  if (suffix === undefined) return undefined;
+  const base = n.slice(0, -suffix.length - 1);
+  const block = /^vision_tower\.transformer\.layers\.(\d+)\.(.+)$/.exec(base);
+  if (block !== null) {
+    const g = PIXTRAL_BLOCK[block[2]!];
+    return g === undefined ? undefined : `v.blk.${block[1]}.${g}.${suffix}`;
+  }
+  const g = PIXTRAL_GLOBAL[base];
+  return g === undefined ? undefined : `${g}.${suffix}`;
+}
+
+/**
+ * Mistral 3's vision GGUF (Pixtral encoder, patch-merger projector), after
+ * llama.cpp's `LlavaVisionModel` (conversion/llava.py). From Hugging Face
+ * files the converter leaves out the `[IMG_BREAK]` embedding (its filter
+ * drops every `language_model.` tensor first), and so does aprkit.
+ */
+const MISTRAL3_MMPROJ: MmprojSupport = {
+  source: "llama.cpp conversion/llava.py LlavaVisionModel (pixtral)",
+  pieces: (name, shape) => renamedWhole(pixtralTensorName(name), shape),
+  shift: () => 0,
+  forcedType: QWEN25VL_MMPROJ.forcedType,
+  permuteHeads: (name, vision) => {
+    if (!/^v\.blk\.\d+\.attn_[qk]\./.test(name)) return undefined;
+    const heads = vision["num_attention_heads"];
+    if (typeof heads !== "number" || !Number.isSafeInteger(heads) || heads <= 0) {
+      throw new RangeError("config.json: vision_config has no num_attention_heads");
+    }
+    return heads;
+  },
+  visionHparams: (v) => ({ ...v, layer_norm_eps: v["layer_norm_eps"] ?? 1e-5 }),
+  writeKv(w, sources) {
+    if (w.hparams["model_type"] !== "pixtral") {
+      throw new RangeError(
+        `config.json: vision_config.model_type is ${w.hparams["model_type"]}, not pixtral`,
+      );
+    }
+    writeClipKv(w, sources);
+    w.set("projector_type", "STRING", "pixtral");
+    w.f32("vision.attention.layer_norm_epsilon", w.hparams["layer_norm_eps"]);
+    const act = w.hparams["hidden_act"];
+    if (act === "silu") w.set("use_silu", "BOOL", true);
+    else if (act === "gelu") w.set("use_gelu", "BOOL", true);
+    else throw new RangeError(`config.json: vision_config.hidden_act ${act} is not silu or gelu`);
+    w.u32("vision.spatial_merge_size", sources.config["spatial_merge_size"]);
+  },
+};
+
+/** Multimodal classes whose vision GGUF aprkit writes, by `architectures[0]`. */
+export const MMPROJ_CLASSES: Readonly<Record<string, MmprojSupport>> = {
+  Gemma3ForConditionalGeneration: GEMMA3_MMPROJ,
+  Qwen2_5_VLForConditionalGeneration: QWEN25VL_MMPROJ,
+  Qwen2VLForConditionalGeneration: QWEN2VL_MMPROJ,
+  Mistral3ForConditionalGeneration: MISTRAL3_MMPROJ,
+};
+
+/**
+ * The vision GGUF support of a Hugging Face class.
+ *
+ * @param hfArchitecture `architectures[0]` of `config.json`.
+ * @returns The support, or `undefined` when aprkit does not write one for it.
+ */
+export function mmprojSupport(hfArchitecture: unknown): MmprojSupport | undefined {
+  return typeof hfArchitecture === "string" && Object.hasOwn(MMPROJ_CLASSES, hfArchitecture)
+    ? MMPROJ_CLASSES[hfArchitecture]
+    : undefined;
+}
+
+/**
+ * The vision GGUF's keys up to the end of the class's own, in the
+ * converter's order: `general.architecture` `clip`, `general.type`
+ * `mmproj`, `general.name` (a place the writer fills), `general.size_label`,
+ * `general.file_type` (a place the writer fills), then the `clip.*` keys.
+ *
+ * @param support The class's support.
+ * @param sources `config.json` and `preprocessor_config.json`.
+ * @param sizeLabel gguf-py's size label of the written tensors.
+ * @returns The keys, gguf-py type names and values.
+ * @throws {RangeError} When a config lacks what the converter needs.
+ */
+export function mmprojKv(
+  support: MmprojSupport,
+  sources: MmprojSources,
+  sizeLabel: string,
+): ReturnType<KvWriter["entries"]> {
+  const w = new KvWriter(visionHparams(support, sources.config), "clip");
+  w.set("general.type", "STRING", "mmproj");
+  w.set("general.name", "STRING", "");
+  w.set("general.size_label", "STRING", sizeLabel);
+  w.fileType();
+  support.writeKv(w, sources);
+  return w.entries();
+}
+
+/**
+ * `vision_config` as the class's converter reads it.
+ *
+ * @param support The class's support.
+ * @param config `config.json`.
+ * @returns The vision hyperparameters.
+ * @throws {RangeError} When `config.json` has no `vision_config`.
+ */
+export function visionHparams(
+  support: MmprojSupport,
+  config: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  const vision = record(config["vision_config"]);
+  if (vision === undefined) throw new RangeError("config.json has no vision_config");
+  return support.visionHparams?.(vision) ?? { ...vision };
+}

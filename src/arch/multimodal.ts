@@ -1,0 +1,121 @@
+// This module is browser compatible.
+
+/**
+ * Image-text-to-text checkpoints (DESIGN.md §2.5a): which family their
+ * language model is, and which of their tensors belong to it. llama.cpp's
+ * converter writes such a checkpoint's language model as that family's GGUF
+ * (the vision tower and projector go to a separate `--mmproj` file), and
+ * realizar runs an APR's language model under `model.layers.N.*`; both need
+ * the language model's tensors under the text family's Hugging Face names.
+ *
+ * Two key layouts name the same tensors: the Hub's (what transformers 4
+ * saves, and 5 by default: `language_model.model.*`,
+ * `language_model.lm_head.*`, `vision_tower.*`, `multi_modal_projector.*`;
+ * Qwen2-VL's `model.*`, `visual.*`) and transformers' module paths (saved by
+ * 4.52–4.56 and by 5 with `save_original_format=False`:
+ * `model.language_model.*`, `model.vision_tower.*`,
+ * `model.multi_modal_projector.*`, `model.visual.*`). Both are read the same
+ * way, as llama.cpp's converter reads them (`language_model.` removed,
+ * vision tensors recognised by name).
+ *
+ * @module
+ */
+
+import { record } from "./kv.ts";
+
+/** A multimodal Hugging Face class aprkit converts the language model of. */
+export interface MultimodalClass {
+  /** What the entry follows. */
+  readonly source: string;
+  /**
+   * The family of the language model (an aprkit architecture name) for a
+   * `config.json`, or `undefined` when its text model is not one aprkit
+   * knows here.
+   */
+  textFamily(config: Readonly<Record<string, unknown>>): string | undefined;
+}
+
+/** LLaVA's text model: llama.cpp's converter files it as `LlamaModel` (llama or Mistral text). */
+function llavaText(config: Readonly<Record<string, unknown>>): string | undefined {
+  const type = record(config["text_config"])?.["model_type"] ?? "llama";
+  return type === "llama" ? "llama" : type === "mistral" ? "mistral" : undefined;
+}
+
+/** Multimodal classes by `architectures[0]`. */
+export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
+  Gemma3ForConditionalGeneration: {
+    source: "llama.cpp conversion/gemma.py Gemma3Model (text), Gemma3VisionModel (mmproj)",
+    textFamily: () => "gemma3",
+  },
+  Mistral3ForConditionalGeneration: {
+    source: "llama.cpp conversion/mistral3.py Ministral3Model (text), llava.py (mmproj)",
+    textFamily: (config) => {
+      const type = record(config["text_config"])?.["model_type"] ?? "mistral";
+      return type === "mistral" ? "mistral3" : undefined;
+    },
+  },
+  Qwen2VLForConditionalGeneration: {
+    source: "llama.cpp conversion/qwenvl.py Qwen2VLModel (text), Qwen2VLVisionModel (mmproj)",
+    textFamily: () => "qwen2vl",
+  },
+  Qwen2_5_VLForConditionalGeneration: {
+    source: "llama.cpp conversion/qwenvl.py Qwen2VLModel (text), Qwen2VLVisionModel (mmproj)",
+    textFamily: () => "qwen2vl",
+  },
+  LlavaForConditionalGeneration: {
+    source: "llama.cpp conversion/llama.py LlamaModel (text), llava.py (mmproj)",
+    textFamily: llavaText,
+  },
+};
+
+/**
+ * Whether a Hugging Face class is one of {@linkcode MULTIMODAL_CLASSES}.
+ *
+ * @param hfArchitecture `architectures[0]` of `config.json`.
+ * @returns The answer.
+ */
+export function isMultimodalClass(hfArchitecture: unknown): boolean {
+  return typeof hfArchitecture === "string" && Object.hasOwn(MULTIMODAL_CLASSES, hfArchitecture);
+}
+
+/**
+ * The family of a multimodal checkpoint's language model.
+ *
+ * @param hfArchitecture `architectures[0]` of `config.json`.
+ * @param config The parsed `config.json`.
+ * @returns The aprkit architecture name, or `undefined` for another class or an unknown text model.
+ */
+export function multimodalTextFamily(
+  hfArchitecture: string,
+  config: Readonly<Record<string, unknown>>,
+): string | undefined {
+  return isMultimodalClass(hfArchitecture)
+    ? MULTIMODAL_CLASSES[hfArchitecture]!.textFamily(config)
+    : undefined;
+}
+
+// The converter's TextModel.filter_tensors, for the classes above: vision
+// tower, projector and their pieces, in either layout.
+const VISION = /(^|\.)(vision_tower|visual|vision_model|multi_modal_projector|image_newline)(\.|$)/;
+
+/**
+ * A multimodal checkpoint's tensor under its language model's Hugging Face
+ * name (`language_model.model.layers.0.…` and `model.language_model.layers.0.…`
+ * → `model.layers.0.…`, `language_model.lm_head.weight` → `lm_head.weight`),
+ * or `undefined` for a tensor of the vision tower or projector.
+ *
+ * @example Usage
+ * ```ts
+ * import { languageModelName } from "./multimodal.ts";
+ * console.assert(languageModelName("language_model.model.norm.weight") === "model.norm.weight");
+ * console.assert(languageModelName("model.language_model.layers.0.mlp.up_proj.weight") === "model.layers.0.mlp.up_proj.weight");
+ * console.assert(languageModelName("model.vision_tower.encoder.layers.0.mlp.fc1.weight") === undefined);
+ * ```
+ *
+ * @param name A tensor name of the checkpoint.
+ * @returns The language model's name, or `undefined` for a vision tensor.
+ */
+export function languageModelName(name: string): string | undefined {
+  if (VISION.test(name)) return undefined;
+  return name.replace("language_model.", "");
+}

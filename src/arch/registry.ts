@@ -1,0 +1,146 @@
+// This module is browser compatible.
+
+/**
+ * The model families aprkit knows, in one map (DESIGN.md §2.5a): a new
+ * family is one module under `families/` and one line here. Anything not
+ * here is refused for GGUF output, naming this list.
+ *
+ * @module
+ */
+
+import type { Family } from "./family.ts";
+import { GEMMA } from "./families/gemma.ts";
+import { GEMMA2 } from "./families/gemma2.ts";
+import { GEMMA3 } from "./families/gemma3.ts";
+import { GRANITE } from "./families/granite.ts";
+import { LLAMA } from "./families/llama.ts";
+import { MISTRAL } from "./families/mistral.ts";
+import { MISTRAL3 } from "./families/mistral3.ts";
+import { MIXTRAL } from "./families/mixtral.ts";
+import { OLMO2 } from "./families/olmo2.ts";
+import { PHI3 } from "./families/phi3.ts";
+import { QWEN2 } from "./families/qwen2.ts";
+import { QWEN2MOE } from "./families/qwen2moe.ts";
+import { QWEN2VL } from "./families/qwen2vl.ts";
+import { QWEN3 } from "./families/qwen3.ts";
+import { QWEN3MOE } from "./families/qwen3moe.ts";
+import { STARCODER2 } from "./families/starcoder2.ts";
+import { multimodalTextFamily } from "./multimodal.ts";
+
+/** Every family, by aprkit architecture name. */
+export const FAMILIES: ReadonlyMap<string, Family> = new Map(
+  [
+    LLAMA,
+    MISTRAL,
+    MIXTRAL,
+    MISTRAL3,
+    QWEN2,
+    QWEN2VL,
+    QWEN2MOE,
+    QWEN3,
+    QWEN3MOE,
+    PHI3,
+    GEMMA,
+    GEMMA2,
+    GEMMA3,
+    GRANITE,
+    OLMO2,
+    STARCODER2,
+  ].map((f) => [f.name, f]),
+);
+
+/**
+ * Hugging Face classes aprkit names but does not convert to GGUF (their
+ * APR import keeps the Hugging Face tensors as they are), with the
+ * architecture name aprender and realizar use.
+ */
+const OTHER_ARCHITECTURES: Readonly<Record<string, string>> = {
+  PhiForCausalLM: "phi2",
+  GPT2LMHeadModel: "gpt2",
+  GPTNeoXForCausalLM: "gptneox",
+  FalconForCausalLM: "falcon",
+  StableLmForCausalLM: "stablelm",
+  DeepseekV2ForCausalLM: "deepseek2",
+  DeepseekV3ForCausalLM: "deepseek2",
+  OlmoForCausalLM: "olmo",
+  BertModel: "bert",
+  BertForMaskedLM: "bert",
+};
+
+/**
+ * transformers' `tie_word_embeddings` default of the config classes of
+ * `model_type`s outside {@linkcode FAMILIES} (`GPT2Config` keeps
+ * `PreTrainedConfig`'s default, tied).
+ */
+const OTHER_TIED_DEFAULTS: Readonly<Record<string, boolean>> = {
+  phi: false,
+  gpt_neox: false,
+  gptj: false,
+  stablelm: false,
+  olmo: false,
+  deepseek_v2: false,
+  deepseek_v3: false,
+  gpt2: true,
+};
+
+const BY_HF_ARCHITECTURE: ReadonlyMap<string, Family> = new Map(
+  [...FAMILIES.values()].flatMap((f) => f.hfArchitectures.map((a) => [a, f] as const)),
+);
+const BY_MODEL_TYPE: ReadonlyMap<string, Family> = new Map(
+  [...FAMILIES.values()].flatMap((f) => f.hfModelTypes.map((t) => [t, f] as const)),
+);
+
+/**
+ * The family of an aprkit architecture name (APR `architecture`).
+ *
+ * @param architecture E.g. `"qwen2"`.
+ * @returns The family, or `undefined` when aprkit does not know it.
+ */
+export function familyOf(architecture: unknown): Family | undefined {
+  return typeof architecture === "string" ? FAMILIES.get(architecture) : undefined;
+}
+
+/**
+ * The architecture name of a Hugging Face model: its family's (for a
+ * multimodal class, its language model's: `multimodal.ts`), else the name
+ * aprender uses for a class aprkit knows only by name, else the lowercased
+ * `model_type`.
+ *
+ * @param hfArchitecture `architectures[0]` of `config.json`.
+ * @param modelType `model_type` of `config.json`.
+ * @param config The whole `config.json` (a multimodal class's text model is in `text_config`).
+ * @returns The name, or `undefined` when the config says neither.
+ */
+export function architectureOfHf(
+  hfArchitecture: string | undefined,
+  modelType: string | undefined,
+  config: Readonly<Record<string, unknown>> = {},
+): string | undefined {
+  if (hfArchitecture !== undefined) {
+    const text = multimodalTextFamily(hfArchitecture, config);
+    if (text !== undefined) return text;
+    const family = BY_HF_ARCHITECTURE.get(hfArchitecture);
+    if (family !== undefined) return family.name;
+    if (Object.hasOwn(OTHER_ARCHITECTURES, hfArchitecture)) {
+      return OTHER_ARCHITECTURES[hfArchitecture];
+    }
+  }
+  return modelType?.toLowerCase();
+}
+
+/**
+ * transformers' default for `tie_word_embeddings` of a `model_type`.
+ *
+ * @param modelType `model_type` of `config.json`.
+ * @returns The default, or `undefined` for a type aprkit does not know.
+ */
+export function tiedByDefault(modelType: string): boolean | undefined {
+  const family = BY_MODEL_TYPE.get(modelType);
+  if (family !== undefined) return family.tiedByDefault;
+  return Object.hasOwn(OTHER_TIED_DEFAULTS, modelType) ? OTHER_TIED_DEFAULTS[modelType] : undefined;
+}
+
+/** The families aprkit writes as GGUF, by name, for messages. */
+export function ggufFamilyList(): string {
+  return [...FAMILIES.values()].filter((f) => f.gguf !== undefined).map((f) => f.name).join(", ");
+}

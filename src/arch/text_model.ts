@@ -1,0 +1,98 @@
+// This module is browser compatible.
+
+/**
+ * The keys every llama.cpp text model writes: `TextModel.set_gguf_parameters`
+ * (conversion/base.py), which most family classes call first and then
+ * extend.
+ *
+ * @module
+ */
+
+import type { KvWriter } from "./kv.ts";
+
+/** GGUF `rope.scaling.type` values (gguf-py's `RopeScalingType`). */
+const ROPE_SCALING = { linear: "linear", yarn: "yarn", longrope: "longrope" } as const;
+
+/**
+ * `TextModel.set_gguf_parameters`: sizes, heads, RoPE scaling and base, norm
+ * epsilons, experts, head size, file type.
+ *
+ * @param w The writer over `config.json`.
+ */
+export function writeTextModelKv(w: KvWriter): void {
+  w.u32("block_count", w.need("n_layers", "num_hidden_layers", "n_layer", "num_layers"));
+  w.u32(
+    "context_length",
+    w.find(
+      "max_position_embeddings",
+      "n_ctx",
+      "n_positions",
+      "max_length",
+      "max_sequence_length",
+      "model_max_length",
+    ),
+  );
+  w.u32("embedding_length", w.find("hidden_size", "n_embd", "dim"));
+  w.u32(
+    "feed_forward_length",
+    w.find(
+      "prefix_dense_intermediate_size",
+      "dense_intermediate_size",
+      "intermediate_size",
+      "n_inner",
+      "hidden_dim",
+    ),
+  );
+  w.u32("attention.head_count", w.find("num_attention_heads", "n_head", "n_heads"));
+  w.u32("attention.head_count_kv", w.find("num_key_value_heads", "n_kv_heads"));
+  if (w.hparams["is_causal"] === false) w.set("attention.causal", "BOOL", false);
+  const rope = w.fullRope;
+  const type = rope["rope_type"];
+  if (typeof type === "string") {
+    const factor = rope["factor"];
+    if (type === "linear" && factor != null) {
+      w.set("rope.scaling.type", "STRING", ROPE_SCALING.linear);
+      w.f32("rope.scaling.factor", factor);
+    } else if (type === "yarn" && factor != null) {
+      w.set("rope.scaling.type", "STRING", ROPE_SCALING.yarn);
+      w.f32("rope.scaling.factor", factor);
+      w.u32("rope.scaling.original_context_length", rope["original_max_position_embeddings"]);
+      w.f32("rope.scaling.yarn_ext_factor", rope["extrapolation_factor"]);
+      w.f32("rope.scaling.yarn_attn_factor", rope["attention_factor"] ?? rope["attn_factor"]);
+      w.f32("rope.scaling.yarn_beta_fast", rope["beta_fast"]);
+      w.f32("rope.scaling.yarn_beta_slow", rope["beta_slow"]);
+    } else if (type === "su" || type === "longrope") {
+      w.set("rope.scaling.type", "STRING", ROPE_SCALING.longrope);
+    }
+  }
+  // Multi-axis RoPE (Qwen2-VL): the sections padded to 4 [time, height, width, extra].
+  const sections = w.rope["mrope_section"];
+  if (Array.isArray(sections)) {
+    if (!sections.every((n) => Number.isSafeInteger(n))) {
+      throw new RangeError("config.json: mrope_section is not a list of integers");
+    }
+    const four = [...sections as number[], 0, 0, 0, 0].slice(0, 4);
+    w.setArray("rope.dimension_sections", "INT32", four);
+  }
+  w.f32("rope.freq_base", rope["rope_theta"]);
+  const swa = w.rope["sliding_attention"];
+  if (swa !== null && typeof swa === "object") {
+    w.f32("rope.freq_base_swa", (swa as Record<string, unknown>)["rope_theta"]);
+  }
+  w.f32("attention.layer_norm_rms_epsilon", w.find("rms_norm_eps", "norm_eps"));
+  w.f32(
+    "attention.layer_norm_epsilon",
+    w.find("layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"),
+  );
+  w.u32("expert_count", w.find("num_local_experts", "num_experts", "n_routed_experts"));
+  w.u32(
+    "expert_used_count",
+    w.find("num_experts_per_tok", "num_experts_per_token", "top_k_experts"),
+  );
+  const headDim = w.hparams["head_dim"];
+  if (headDim != null) {
+    w.u32("attention.key_length", headDim);
+    w.u32("attention.value_length", headDim);
+  }
+  w.fileType();
+}

@@ -1,0 +1,343 @@
+/**
+ * A model stream under Hugging Face names turned into llama.cpp's GGUF
+ * tensors for its family (`src/arch/`): names mapped, experts stacked into
+ * 3-D `*_exps` tensors, transformers 5's stacked `gate_up_proj` split,
+ * Gemma's norms shifted, generated tensors (`rope_freqs`, LongRoPE factors)
+ * first, as llama.cpp's converter writes them. Every payload streams from
+ * its source when the sink reads it.
+ *
+ * A model of a family aprkit does not write as GGUF is refused here, before
+ * the output exists.
+ *
+ * @module
+ */
+
+import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
+import { ModelFormatError, UsageError } from "../errors.ts";
+import type { Family } from "../arch/family.ts";
+import { familyGgufPlan } from "../arch/gguf_plan.ts";
+import { hfToGgufName } from "../arch/names.ts";
+import { familyOf, ggufFamilyList } from "../arch/registry.ts";
+import { addToFloat32, concatPayloads, keepRanges } from "../arch/transforms.ts";
+import type { ModelChunk, ModelHeader, ModelMetadata, TensorEntry, TensorInfo } from "../tensor.ts";
+import { decodedBytes } from "./dequantize_stream.ts";
+
+/**
+ * Whether a model needs its family's GGUF layout: it names an architecture
+ * and came from Hugging Face (a GGUF source keeps its own tensors).
+ */
+function convertsFromHf(metadata: ModelMetadata): boolean {
+  return typeof metadata.architecture === "string" && metadata.original_format !== "gguf" &&
+    (metadata.gguf_metadata === undefined || metadata.gguf_metadata === null);
+}
+
+/**
+ * Refuse a model whose family aprkit cannot write as GGUF (checked before
+ * the output is created).
+ *
+ * @param metadata The model's metadata.
+ * @param location The source, for the message.
+ * @throws {UsageError} Naming the architecture and the families aprkit writes.
+ * @throws {ModelFormatError} When `config.json` lacks what the family's GGUF needs.
+ */
+export function assertGgufFamily(metadata: ModelMetadata, location: string): void {
+  if (!convertsFromHf(metadata)) return;
+  const family = familyOf(metadata.architecture);
+  if (family?.gguf !== undefined) {
+    // What the family derives from config.json must be there, before any output.
+    try {
+      familyGgufPlan(metadata);
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+      throw new ModelFormatError(
+        "JSON",
+        location,
+        `${error.message}, which the ${family.name} family's GGUF needs`,
+        { cause: error },
+      );
+    }
+    return;
+  }
+  const hf = typeof metadata.hf_architecture === "string" ? ` (${metadata.hf_architecture})` : "";
+  throw new UsageError(
+    `Cannot convert "${location}" to GGUF: architecture "${metadata.architecture}"${hf} is not ` +
+      `one aprkit writes as GGUF; supported: ${ggufFamilyList()}`,
+  );
+}
+
+/** A Hugging Face tensor name. */
+const HF_NAME = /^(model\.|lm_head\.)/;
+
+/** One output tensor: its info and how to make its payload from the source entries. */
+interface Output {
+  info: TensorInfo;
+  /** Source names it needs (all arrived before it is emitted). */
+  needs: readonly string[];
+  make(sources: ReadonlyMap<string, TensorEntry>): TensorEntry;
+}
+
+/**
+ * The transform. A pass-through for models that came from GGUF or name no
+ * architecture, and with `keepNames`.
+ *
+ * @param options `keepNames`: leave tensors as they are.
+ * @returns The transform.
+ * @throws {UsageError} (from the stream) For a family aprkit does not write as GGUF.
+ * @throws {RangeError} (from the stream) For tensors the family's layout cannot place.
+ */
+export function toGgufLayout(
+  options: { keepNames?: boolean } = {},
+): TransformStream<ModelChunk, ModelChunk> {
+  // After each source tensor: the outputs it completes, in order.
+  let after = new Map<string, Output[]>();
+  const held = new Map<string, TensorEntry>();
+  let active = false;
+  return new TransformStream<ModelChunk, ModelChunk>({
+    transform(chunk, controller) {
+      if (chunk.type === "header") {
+        const metadata = chunk.header.metadata;
+        // A model from GGUF (read back into Hugging Face's layout) goes through
+        // its family's layout too, when aprkit knows the family.
+        active = options.keepNames !== true &&
+          (convertsFromHf(metadata) ||
+            (familyOf(metadata.architecture)?.gguf !== undefined &&
+              chunk.header.tensors.some((t) => HF_NAME.test(t.name))));
+        if (!active) {
+          controller.enqueue(chunk);
+          return;
+        }
+        assertGgufFamily(metadata, String(metadata.source ?? "the model"));
+        const planned = planLayout(chunk.header, familyOf(metadata.architecture)!);
+        after = planned.after;
+        controller.enqueue({ type: "header", header: planned.header });
+        for (const g of planned.first) controller.enqueue({ type: "tensor", tensor: g });
+        return;
+      }
+      if (!active) {
+        controller.enqueue(chunk);
+        return;
+      }
+      const name = chunk.tensor.info.name;
+      held.set(name, chunk.tensor);
+      const outs = after.get(name) ?? [];
+      for (const out of outs) controller.enqueue({ type: "tensor", tensor: out.make(held) });
+      // Entries are held (not their payloads) until the outputs that need them are out.
+      for (const out of outs) for (const n of out.needs) held.delete(n);
+    },
+  });
+}
+
+/** The output header, the generated tensors, and which outputs each source tensor completes. */
+function planLayout(
+  header: ModelHeader,
+  family: Family,
+): { header: ModelHeader; first: TensorEntry[]; after: Map<string, Output[]> } {
+  const metadata = header.metadata;
+  const plan = familyGgufPlan(metadata);
+  const first: TensorEntry[] = (plan?.generated ?? []).map((g) => {
+    const bytes = new Uint8Array(g.values.buffer, g.values.byteOffset, g.values.byteLength);
+    return {
+      info: { name: g.name, dtype: "F32", shape: [g.values.length], byteLength: bytes.length },
+      open: () => ReadableStream.from([bytes.slice()]),
+    };
+  });
+  const after = new Map<string, Output[]>();
+  const outputs: TensorInfo[] = first.map((e) => e.info);
+  const add = (source: string, out: Output) => {
+    const list = after.get(source) ?? [];
+    list.push(out);
+    after.set(source, list);
+    outputs.push(out.info);
+  };
+  const experts = expertGroups(header.tensors, family, metadata);
+  for (const info of header.tensors) {
+    if (info.name.endsWith(".rotary_emb.inv_freq")) continue; // the converter drops these
+    const expert = experts.member.get(info.name);
+    if (expert !== undefined) {
+      // Stacks are emitted after the last expert tensor of their layer, as the converter does.
+      if (expert.last) { for (const out of expert.group.outputs) add(info.name, out); }
+      continue;
+    }
+    const stacked = stackedOutputs(info, family);
+    if (stacked !== undefined) {
+      for (const out of stacked) add(info.name, out);
+      continue;
+    }
+    const name = hfToGgufName(info.name, family);
+    if (name === info.name && /^(model\.|lm_head\.)/.test(info.name)) {
+      throw new RangeError(
+        `Cannot convert tensor "${info.name}" to GGUF: the ${family.name} family has no ` +
+          `GGUF name for it`,
+      );
+    }
+    add(info.name, renamed(info, name, family.gguf?.shift?.(name) ?? 0));
+  }
+  return { header: { ...header, tensors: outputs }, first, after };
+}
+
+/** A tensor under its GGUF name, its values shifted when the family says so. */
+function renamed(info: TensorInfo, name: string, shift: number): Output {
+  if (shift === 0) {
+    return {
+      info: { ...info, name },
+      needs: [info.name],
+      make: (sources) => {
+        const source = sources.get(info.name)!;
+        return { ...source, info: { ...source.info, name } };
+      },
+    };
+  }
+  if (DTYPES[info.dtype].layout !== "elements") {
+    throw new RangeError(
+      `Cannot shift the values of "${info.name}": it is ${info.dtype}, not a float type`,
+    );
+  }
+  const out: TensorInfo = {
+    name,
+    dtype: "F32",
+    shape: info.shape,
+    byteLength: elementCount(info.shape) * 4,
+  };
+  return {
+    info: out,
+    needs: [info.name],
+    make: (sources) => {
+      const source = sources.get(info.name)!;
+      return {
+        info: out,
+        open: () =>
+          addToFloat32(info.dtype === "F32" ? source.open() : decodedBytes(source, "F32"), shift),
+      };
+    },
+  };
+}
+
+interface ExpertGroup {
+  outputs: Output[];
+}
+
+/** Per-expert tensors of each layer, and the stacked outputs each layer's last one completes. */
+function expertGroups(
+  tensors: readonly TensorInfo[],
+  family: Family,
+  metadata: ModelMetadata,
+): { member: Map<string, { group: ExpertGroup; last: boolean }> } {
+  const member = new Map<string, { group: ExpertGroup; last: boolean }>();
+  const layout = family.experts;
+  if (layout === undefined) return { member };
+  const prefix = layout.prefix.replaceAll(".", "\\.");
+  const pieces = layout.stacks.map((s) => s.hf).join("|");
+  const pattern = new RegExp(
+    `^model\\.layers\\.(\\d+)\\.${prefix}\\.(\\d+)\\.(${pieces})\\.weight$`,
+  );
+  const byLayer = new Map<number, Map<string, TensorInfo>>();
+  const lastOfLayer = new Map<number, string>();
+  for (const info of tensors) {
+    const m = pattern.exec(info.name);
+    if (m === null) continue;
+    const layer = Number(m[1]);
+    const group = byLayer.get(layer) ?? new Map<string, TensorInfo>();
+    group.set(info.name, info);
+    byLayer.set(layer, group);
+    lastOfLayer.set(layer, info.name);
+  }
+  const count = typeof metadata.num_experts === "number" ? metadata.num_experts : undefined;
+  for (const [layer, infos] of byLayer) {
+    const n = count ?? infos.size / layout.stacks.length;
+    const group: ExpertGroup = { outputs: [] };
+    for (const stack of layout.stacks) {
+      const names: string[] = [];
+      for (let e = 0; e < n; e++) {
+        const name = `model.layers.${layer}.${layout.prefix}.${e}.${stack.hf}.weight`;
+        if (!infos.has(name)) {
+          throw new RangeError(
+            `Cannot stack the experts of layer ${layer}: "${name}" is missing (${n} experts expected)`,
+          );
+        }
+        names.push(name);
+      }
+      const parts = names.map((name) => infos.get(name)!);
+      const one = parts[0]!;
+      for (const p of parts) {
+        if (p.dtype !== one.dtype || p.shape.join() !== one.shape.join()) {
+          throw new RangeError(
+            `Cannot stack the experts of layer ${layer}: "${p.name}" is ${p.dtype} [${p.shape}], ` +
+              `"${one.name}" ${one.dtype} [${one.shape}]`,
+          );
+        }
+      }
+      const shape = [n, ...one.shape];
+      const info: TensorInfo = {
+        name: `blk.${layer}.${stack.gguf}.weight`,
+        dtype: one.dtype,
+        shape,
+        byteLength: tensorByteLength(one.dtype, shape),
+      };
+      group.outputs.push({
+        info,
+        needs: names,
+        make: (sources) => {
+          const entries = names.map((name) => sources.get(name)!);
+          return { info, open: () => concatPayloads(entries.map((e) => () => e.open())) };
+        },
+      });
+    }
+    if (infos.size !== n * layout.stacks.length) {
+      throw new RangeError(
+        `Cannot stack the experts of layer ${layer}: ${infos.size} expert tensors, expected ` +
+          `${n * layout.stacks.length}`,
+      );
+    }
+    for (const name of infos.keys()) {
+      member.set(name, { group, last: name === lastOfLayer.get(layer) });
+    }
+  }
+  return { member };
+}
+
+/** transformers 5's stacked experts (`mlp.experts.gate_up_proj`): split or renamed. */
+function stackedOutputs(info: TensorInfo, family: Family): Output[] | undefined {
+  const layout = family.experts;
+  if (layout?.stacked === undefined) return undefined;
+  const prefix = layout.prefix.replaceAll(".", "\\.");
+  const m = new RegExp(`^model\\.layers\\.(\\d+)\\.${prefix}\\.([a-z_]+?)(?:\\.weight)?$`).exec(
+    info.name,
+  );
+  const targets = m === null ? undefined : layout.stacked.find(([hf]) => hf === m[2])?.[1];
+  if (m === null || targets === undefined) return undefined;
+  if (info.shape.length !== 3 || DTYPES[info.dtype].layout !== "elements") {
+    throw new RangeError(
+      `Cannot convert "${info.name}" to GGUF: stacked experts must be a 3-D float tensor, not ` +
+        `${info.dtype} [${info.shape}]`,
+    );
+  }
+  const [experts, rows, cols] = info.shape as [number, number, number];
+  const parts = targets.length;
+  if (rows % parts !== 0) {
+    throw new RangeError(`Cannot split "${info.name}": its ${rows} rows do not split in ${parts}`);
+  }
+  const partRows = rows / parts;
+  const rowBytes = tensorByteLength(info.dtype, [cols]);
+  return targets.map((target, k) => {
+    const shape = [experts, partRows, cols];
+    const out: TensorInfo = {
+      name: `blk.${m[1]}.${target}.weight`,
+      dtype: info.dtype,
+      shape,
+      byteLength: tensorByteLength(info.dtype, shape),
+    };
+    const ranges: [number, number][] = [];
+    for (let e = 0; e < experts; e++) {
+      const start = (e * rows + k * partRows) * rowBytes;
+      ranges.push([start, start + partRows * rowBytes]);
+    }
+    return {
+      info: out,
+      needs: [info.name],
+      make: (sources) => {
+        const source = sources.get(info.name)!;
+        return { info: out, open: () => keepRanges(source.open(), ranges) };
+      },
+    };
+  });
+}

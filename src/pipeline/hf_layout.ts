@@ -1,0 +1,148 @@
+/**
+ * A model read from GGUF turned back into its Hugging Face checkpoint's
+ * tensors, for SafeTensors and APR output (issue 18 item 4): GGUF names the
+ * reader left alone mapped with the family's table, stacked `*_exps`
+ * experts unstacked expert by expert, Gemma's norms shifted back (`−1`),
+ * and, for SafeTensors, the tensors llama.cpp's converter generated
+ * (`rope_freqs`, LongRoPE factors), which transformers computes itself,
+ * dropped (APR keeps them, so its GGUF export has them again). Q/K rows are
+ * un-permuted afterwards by `reorderQkRows("hf")`.
+ *
+ * @module
+ */
+
+import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
+import type { Family } from "../arch/family.ts";
+import { ggufToHfName } from "../arch/names.ts";
+import { familyOf } from "../arch/registry.ts";
+import { MIXTRAL } from "../arch/families/mixtral.ts";
+import { addToFloat32, keepRanges } from "../arch/transforms.ts";
+import type { ModelChunk, ModelHeader, TensorEntry, TensorInfo } from "../tensor.ts";
+import { decodedBytes } from "./dequantize_stream.ts";
+
+/** Tensors the converter makes from the config; transformers makes them itself. */
+const GENERATED = new Set([
+  "rope_freqs.weight",
+  "rope_factors_long.weight",
+  "rope_factors_short.weight",
+]);
+
+const EXPS = /^blk\.(\d+)\.([a-z_]+_exps)\.weight$/;
+
+/** The family of a GGUF model (llama.cpp files Mixtral as `llama` with stacked experts). */
+function ggufFamily(header: ModelHeader): Family | undefined {
+  const family = familyOf(header.metadata.architecture);
+  if (family?.name === "llama" && header.tensors.some((t) => EXPS.test(t.name))) return MIXTRAL;
+  return family;
+}
+
+interface Out {
+  info: TensorInfo;
+  make(source: TensorEntry): TensorEntry;
+}
+
+/**
+ * The transform: a pass-through for models that did not come from GGUF or
+ * whose family aprkit does not know.
+ *
+ * @param options `dropGenerated`: leave out the converter's generated tensors.
+ * @returns The transform.
+ */
+export function fromGgufLayout(
+  options: { dropGenerated?: boolean } = {},
+): TransformStream<ModelChunk, ModelChunk> {
+  let plan = new Map<string, Out[]>();
+  let active = false;
+  return new TransformStream<ModelChunk, ModelChunk>({
+    transform(chunk, controller) {
+      if (chunk.type === "header") {
+        const header = chunk.header;
+        const family = header.metadata.original_format === "gguf" ? ggufFamily(header) : undefined;
+        active = family !== undefined;
+        if (family === undefined) {
+          controller.enqueue(chunk);
+          return;
+        }
+        plan = new Map(
+          header.tensors.map((info) => [info.name, outputs(info, family, options.dropGenerated)]),
+        );
+        const tensors = [...plan.values()].flat().map((o) => o.info);
+        // A llama GGUF with stacked experts is Mixtral: say so, so later stages use its layout.
+        const metadata = family.name === header.metadata.architecture ? header.metadata : {
+          ...header.metadata,
+          architecture: family.name,
+          hf_architecture: family.hfArchitectures[0]!,
+          hf_model_type: family.hfModelTypes[0]!,
+        };
+        controller.enqueue({ type: "header", header: { ...header, metadata, tensors } });
+        return;
+      }
+      if (!active) {
+        controller.enqueue(chunk);
+        return;
+      }
+      for (const out of plan.get(chunk.tensor.info.name) ?? []) {
+        controller.enqueue({ type: "tensor", tensor: out.make(chunk.tensor) });
+      }
+    },
+  });
+}
+
+function outputs(info: TensorInfo, family: Family, dropGenerated = false): Out[] {
+  if (GENERATED.has(info.name) && dropGenerated) return [];
+  const exps = EXPS.exec(info.name);
+  const stack = exps === null ? undefined : family.experts?.stacks.find((s) => s.gguf === exps[2]);
+  if (exps !== null && stack !== undefined && info.shape.length === 3) {
+    return unstacked(info, `model.layers.${exps[1]}.${family.experts!.prefix}`, stack.hf);
+  }
+  const name = ggufToHfName(info.name, family);
+  const shift = family.gguf?.shift?.(info.name) ?? 0;
+  if (shift === 0 || DTYPES[info.dtype].layout !== "elements") {
+    return [{
+      info: { ...info, name },
+      make: (source) => ({ ...source, info: { ...source.info, name } }),
+    }];
+  }
+  const out: TensorInfo = {
+    name,
+    dtype: "F32",
+    shape: info.shape,
+    byteLength: elementCount(info.shape) * 4,
+  };
+  return [{
+    info: out,
+    make: (source) => ({
+      info: out,
+      open: () =>
+        addToFloat32(
+          info.dtype === "F32" ? source.open() : decodedBytes(source, "F32"),
+          -shift,
+        ),
+    }),
+  }];
+}
+
+/** One tensor per expert, each a contiguous slice of the stacked payload. */
+function unstacked(info: TensorInfo, prefix: string, piece: string): Out[] {
+  const [experts, ...rest] = info.shape as [number, ...number[]];
+  const bytes = tensorByteLength(info.dtype, rest);
+  return Array.from({ length: experts }, (_, e) => {
+    const out: TensorInfo = {
+      name: `${prefix}.${e}.${piece}.weight`,
+      dtype: info.dtype,
+      shape: rest,
+      byteLength: bytes,
+    };
+    const range: [number, number] = [e * bytes, (e + 1) * bytes];
+    return {
+      info: out,
+      make: (source) => ({
+        info: out,
+        open: () =>
+          source.slice !== undefined
+            ? source.slice(range[0], range[1])
+            : keepRanges(source.open(), [range]),
+      }),
+    };
+  });
+}

@@ -1,0 +1,201 @@
+// This module is browser compatible.
+
+/**
+ * An image-text-to-text checkpoint's vision tower and projector as llama.cpp's
+ * vision GGUF (`--mmproj`, `src/arch/mmproj.ts`): the model stream narrowed
+ * to those tensors, under their GGUF names, with the converter's forced
+ * types and norm shift, and a header whose `gguf_metadata` holds the
+ * `clip.*` keys in the converter's order. Payloads stream from the source
+ * when the sink reads them; the language model's are never opened.
+ *
+ * @module
+ */
+
+import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
+import { UsageError } from "../errors.ts";
+import {
+  MMPROJ_CLASSES,
+  mmprojKv,
+  type MmprojPiece,
+  mmprojSupport,
+  visionHparams,
+} from "../arch/mmproj.ts";
+import { record } from "../arch/kv.ts";
+import { addToFloat32, keepRanges } from "../arch/transforms.ts";
+import { sizeLabel } from "../formats/gguf/metadata.ts";
+import type { ModelChunk, ModelHeader, TensorEntry, TensorInfo } from "../tensor.ts";
+import { decodedBytes } from "./dequantize_stream.ts";
+import { interleavedRopeRows } from "./qk_row_layout.ts";
+
+/**
+ * Refuse a model aprkit writes no vision GGUF for (checked before any output exists).
+ *
+ * @param header The source model's header.
+ * @param location The source, for the message.
+ * @throws {UsageError} Naming the class and the supported ones.
+ */
+export function assertMmprojSupported(header: ModelHeader, location: string): void {
+  const hf = header.metadata.hf_architecture;
+  if (mmprojSupport(hf) !== undefined) {
+    // Checked here too, so a missing file stops the run before the text GGUF is written.
+    if (record(header.metadata["hf_preprocessor_config"]) === undefined) {
+      throw new UsageError(
+        `Cannot write a vision GGUF (mmproj) of "${location}": it has no preprocessor_config.json ` +
+          "(the image size, mean and std llama.cpp needs)",
+      );
+    }
+    if (record(record(header.metadata["hf_config"])?.["vision_config"]) === undefined) {
+      throw new UsageError(
+        `Cannot write a vision GGUF (mmproj) of "${location}": its config.json has no vision_config`,
+      );
+    }
+    return;
+  }
+  throw new UsageError(
+    `Cannot write a vision GGUF (mmproj) of "${location}": ` +
+      (typeof hf === "string" ? `${hf} is not` : "it is not") +
+      ` an image-text-to-text checkpoint aprkit writes one for; supported: ${
+        Object.keys(MMPROJ_CLASSES).join(", ")
+      }`,
+  );
+}
+
+interface Planned {
+  info: TensorInfo;
+  make(source: TensorEntry): TensorEntry;
+}
+
+/**
+ * The transform.
+ *
+ * @returns The transform.
+ * @throws {RangeError} (from the stream) When the config or preprocessor
+ * config lacks what the converter needs, or no vision tensor is found.
+ */
+export function toVisionGguf(): TransformStream<ModelChunk, ModelChunk> {
+  let planned = new Map<string, Planned[]>();
+  return new TransformStream<ModelChunk, ModelChunk>({
+    transform(chunk, controller) {
+      if (chunk.type === "header") {
+        const result = planVision(chunk.header);
+        planned = result.planned;
+        controller.enqueue({ type: "header", header: result.header });
+        return;
+      }
+      for (const plan of planned.get(chunk.tensor.info.name) ?? []) {
+        controller.enqueue({ type: "tensor", tensor: plan.make(chunk.tensor) });
+      }
+    },
+  });
+}
+
+function planVision(
+  header: ModelHeader,
+): { header: ModelHeader; planned: Map<string, Planned[]> } {
+  const metadata = header.metadata;
+  const support = mmprojSupport(metadata.hf_architecture);
+  if (support === undefined) throw new RangeError("no vision GGUF support for this model");
+  const config = record(metadata["hf_config"]);
+  if (config === undefined) throw new RangeError("Cannot write the vision GGUF: no config.json");
+  const vision = visionHparams(support, config);
+  const planned = new Map<string, Planned[]>();
+  const tensors: TensorInfo[] = [];
+  const seen = new Set<string>();
+  for (const info of header.tensors) {
+    const plans: Planned[] = [];
+    for (const piece of support.pieces(info.name, info.shape)) {
+      if (seen.has(piece.name)) {
+        throw new RangeError(`Cannot write the vision GGUF: two tensors are both "${piece.name}"`);
+      }
+      seen.add(piece.name);
+      const forced = support.forcedType(piece.name, info.dtype);
+      const heads = support.permuteHeads?.(piece.name, vision);
+      const plan = planTensor(info, piece, support.shift(piece.name), forced, heads);
+      plans.push(plan);
+      tensors.push(plan.info);
+    }
+    if (plans.length > 0) planned.set(info.name, plans);
+  }
+  if (tensors.length === 0) {
+    throw new RangeError(
+      "Cannot write the vision GGUF: the checkpoint has no vision tower tensors",
+    );
+  }
+  const preprocessor = record(metadata["hf_preprocessor_config"]);
+  if (preprocessor === undefined) {
+    throw new RangeError(
+      "Cannot write the vision GGUF: no preprocessor_config.json (its image mean and std are needed)",
+    );
+  }
+  const parameters = tensors.reduce((s, t) => s + elementCount(t.shape), 0);
+  const kv = mmprojKv(support, { config, preprocessor }, sizeLabel(parameters));
+  return {
+    header: {
+      ...header,
+      tensors,
+      metadata: { architecture: "clip", gguf_metadata: Object.fromEntries(kv) },
+    },
+    planned,
+  };
+}
+
+function planTensor(
+  info: TensorInfo,
+  piece: MmprojPiece,
+  shift: number,
+  forced: "F16" | "F32" | undefined,
+  heads: number | undefined,
+): Planned {
+  if (heads !== undefined) return permuted(info, piece, heads, forced);
+  const dtype = forced ?? (shift !== 0 ? "F32" : info.dtype);
+  const elements = DTYPES[info.dtype].layout === "elements";
+  if ((dtype !== info.dtype || piece.ranges !== undefined) && !elements) {
+    throw new RangeError(`Cannot convert "${info.name}" for the vision GGUF: it is ${info.dtype}`);
+  }
+  const out: TensorInfo = {
+    name: piece.name,
+    dtype,
+    shape: piece.shape,
+    byteLength: tensorByteLength(dtype, piece.shape),
+  };
+  // A split reads its element ranges of the source (as bytes of the source's type).
+  const bytesPer = elements ? tensorByteLength(info.dtype, [1]) : 0;
+  const ranges = piece.ranges?.map(([a, b]) => [a * bytesPer, b * bytesPer] as [number, number]);
+  const part = (source: TensorEntry): TensorEntry =>
+    ranges === undefined ? source : {
+      info: { ...info, shape: piece.shape, byteLength: tensorByteLength(info.dtype, piece.shape) },
+      open: () => keepRanges(source.open(), ranges),
+    };
+  return {
+    info: out,
+    make(whole) {
+      const source = part(whole);
+      if (dtype === info.dtype && shift === 0) return { info: out, open: () => source.open() };
+      if (dtype === "F16") return { info: out, open: () => decodedBytes(source, "F16") };
+      const f32 = () => info.dtype === "F32" ? source.open() : decodedBytes(source, "F32");
+      return { info: out, open: () => shift === 0 ? f32() : addToFloat32(f32(), shift) };
+    },
+  };
+}
+
+/** A whole tensor with its RoPE rows interleaved per head (Pixtral's Q and K). */
+function permuted(
+  info: TensorInfo,
+  piece: MmprojPiece,
+  heads: number,
+  forced: "F16" | "F32" | undefined,
+): Planned {
+  if (piece.ranges !== undefined || forced !== undefined) {
+    throw new RangeError(`Cannot permute a part of "${info.name}"`);
+  }
+  const renamed = (entry: TensorEntry): TensorEntry => ({
+    ...entry,
+    info: { ...entry.info, name: piece.name },
+  });
+  // The plan alone (its payload is opened only when the sink reads it).
+  const out = interleavedRopeRows({ info, open: () => new ReadableStream() }, heads).info;
+  return {
+    info: { ...out, name: piece.name },
+    make: (source) => renamed(interleavedRopeRows(source, heads)),
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * Every family's tensor names, both ways: each name of each family's real
+ * fixture checkpoint (saved by transformers 5.18, tests/testdata/families)
+ * maps to a GGUF name and back to itself, and the pieces where families
+ * differ map as llama.cpp's converter maps them.
+ */
+
+import assert from "node:assert/strict";
+import { ggufToHfName, hfToGgufName } from "../../src/arch/names.ts";
+import { architectureOfHf, FAMILIES, familyOf } from "../../src/arch/registry.ts";
+
+/** Fixtures of families aprkit refuses (tests/interop/families_gguf_test.ts says why). */
+const NOT_CONVERTED = new Set(["unknown-arch", "deepseek-v2", "gpt-oss"]);
+
+const FIXTURES = new URL("../testdata/families/hf/", import.meta.url);
+
+async function fixture(
+  folder: string,
+): Promise<{ config: Record<string, unknown>; names: string[] }> {
+  const config = JSON.parse(await Deno.readTextFile(new URL(`${folder}/config.json`, FIXTURES)));
+  const index = JSON.parse(
+    await Deno.readTextFile(new URL(`${folder}/model.safetensors.index.json`, FIXTURES)),
+  );
+  return { config, names: Object.keys(index.weight_map) };
+}
+
+const GGUF_NAME = /^(blk\.\d+\.[a-z_]+|token_embd|output_norm|output)\.(weight|bias)$/;
+const EXPERT = /\.experts\.\d+\./;
+
+Deno.test("every fixture's tensors map to GGUF names and back, under its own family", async (t) => {
+  for (const entry of Deno.readDirSync(FIXTURES)) {
+    if (NOT_CONVERTED.has(entry.name)) continue;
+    await t.step(entry.name, async () => {
+      const { config, names } = await fixture(entry.name);
+      const arch = architectureOfHf(
+        (config.architectures as string[])[0],
+        config.model_type as string,
+      );
+      const family = familyOf(arch);
+      assert.ok(family !== undefined, `${entry.name}: no family for ${arch}`);
+      for (const name of names) {
+        const gguf = hfToGgufName(name, family);
+        if (EXPERT.test(name)) {
+          // Stacked into one 3-D tensor per layer: no name of its own.
+          assert.equal(gguf, name);
+          continue;
+        }
+        assert.match(gguf, GGUF_NAME, `${entry.name}: ${name} → ${gguf}`);
+        assert.equal(ggufToHfName(gguf, family), name, `${entry.name}: ${gguf} back`);
+      }
+    });
+  }
+});
+
+Deno.test("the names where families differ, as llama.cpp's converter writes them", () => {
+  const cases: [string, string, string][] = [
+    ["llama", "model.layers.0.post_attention_layernorm.weight", "blk.0.ffn_norm.weight"],
+    ["phi3", "model.layers.1.self_attn.qkv_proj.weight", "blk.1.attn_qkv.weight"],
+    ["phi3", "model.layers.1.mlp.gate_up_proj.weight", "blk.1.ffn_up.weight"],
+    [
+      "gemma2",
+      "model.layers.0.post_attention_layernorm.weight",
+      "blk.0.post_attention_norm.weight",
+    ],
+    ["gemma2", "model.layers.0.pre_feedforward_layernorm.weight", "blk.0.ffn_norm.weight"],
+    ["gemma3", "model.layers.0.post_feedforward_layernorm.weight", "blk.0.post_ffw_norm.weight"],
+    ["gemma3", "model.layers.0.self_attn.q_norm.weight", "blk.0.attn_q_norm.weight"],
+    ["olmo2", "model.layers.0.post_attention_layernorm.weight", "blk.0.post_attention_norm.weight"],
+    ["starcoder2", "model.layers.0.mlp.c_fc.bias", "blk.0.ffn_up.bias"],
+    ["starcoder2", "model.layers.0.mlp.c_proj.weight", "blk.0.ffn_down.weight"],
+    ["starcoder2", "model.norm.bias", "output_norm.bias"],
+    ["mixtral", "model.layers.0.block_sparse_moe.gate.weight", "blk.0.ffn_gate_inp.weight"],
+    ["qwen2moe", "model.layers.0.mlp.gate.weight", "blk.0.ffn_gate_inp.weight"],
+    ["qwen2moe", "model.layers.0.mlp.shared_expert.up_proj.weight", "blk.0.ffn_up_shexp.weight"],
+    ["qwen2moe", "model.layers.0.mlp.shared_expert_gate.weight", "blk.0.ffn_gate_inp_shexp.weight"],
+    ["qwen3moe", "model.layers.0.mlp.gate.weight", "blk.0.ffn_gate_inp.weight"],
+  ];
+  for (const [family, hf, gguf] of cases) {
+    assert.equal(hfToGgufName(hf, family), gguf, `${family}: ${hf}`);
+    assert.equal(ggufToHfName(gguf, family), hf, `${family}: ${gguf}`);
+  }
+  // Without a family: llama's names (what GGUF files of llama-like models use).
+  assert.equal(hfToGgufName("model.layers.2.mlp.gate_proj.weight"), "blk.2.ffn_gate.weight");
+  assert.equal(
+    hfToGgufName("model.layers.2.mlp.gate_up_proj.weight"),
+    "model.layers.2.mlp.gate_up_proj.weight",
+  );
+});
+
+Deno.test("the registry: one family per HF class, each naming its upstream source", () => {
+  const classes = new Map<string, string>();
+  for (const family of FAMILIES.values()) {
+    assert.match(family.source, /llama\.cpp conversion\/\w+\.py \w+/, family.name);
+    for (const cls of family.hfArchitectures) {
+      assert.equal(classes.get(cls), undefined, `${cls} in two families`);
+      classes.set(cls, family.name);
+      assert.equal(architectureOfHf(cls, undefined), family.name);
+    }
+  }
+  assert.equal(architectureOfHf("TinyMadeUpForCausalLM", "tiny_made_up"), "tiny_made_up");
+  assert.equal(architectureOfHf("PhiForCausalLM", "phi"), "phi2");
+  assert.equal(familyOf("phi2"), undefined);
+});
+
+Deno.test("layers point down: quant/ and arch/ import no format or pipeline module", async () => {
+  const root = new URL("../../src/", import.meta.url);
+  for (
+    const [folder, banned] of [["quant", /from "\.\.\/(formats|pipeline)\//], [
+      "arch",
+      /from "\.\.\/(\.\.\/)?(formats|pipeline|quant|cli|sources|io)\//,
+    ]] as const
+  ) {
+    const stack = [new URL(`${folder}/`, root)];
+    while (stack.length > 0) {
+      const dir = stack.pop()!;
+      for (const entry of Deno.readDirSync(dir)) {
+        const url = new URL(entry.name + (entry.isDirectory ? "/" : ""), dir);
+        if (entry.isDirectory) stack.push(url);
+        else if (entry.name.endsWith(".ts")) {
+          const text = await Deno.readTextFile(url);
+          assert.doesNotMatch(text, banned, url.pathname);
+        }
+      }
+    }
+  }
+});

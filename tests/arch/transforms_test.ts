@@ -1,0 +1,78 @@
+/**
+ * The family layer's streaming transforms on small real payloads, cut into
+ * chunks at awkward places: values carried across chunks, ranges across
+ * chunk boundaries, payloads opened one after another.
+ */
+
+import assert from "node:assert/strict";
+import { addToFloat32, concatPayloads, keepRanges } from "../../src/arch/transforms.ts";
+
+/** `bytes` cut into chunks of the given sizes (the rest in one last chunk). */
+function chunked(bytes: Uint8Array, sizes: number[]): ReadableStream<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let at = 0;
+  for (const n of sizes) {
+    parts.push(bytes.slice(at, at + n));
+    at += n;
+  }
+  if (at < bytes.length) parts.push(bytes.slice(at));
+  return ReadableStream.from(parts);
+}
+
+async function all(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+Deno.test("addToFloat32(): Gemma's +1, with float32s split across chunks", async () => {
+  // Gemma stores w − 1; these are values a norm weight has.
+  const values = new Float32Array([-0.5, 0, 1.25, -1, 3.1415927, 1e-8]);
+  const bytes = new Uint8Array(values.buffer);
+  const out = new Float32Array((await all(addToFloat32(chunked(bytes, [3, 6, 1, 9]), 1))).buffer);
+  assert.deepEqual([...out], [...values].map((v) => Math.fround(v + 1)));
+});
+
+Deno.test("addToFloat32(): a payload ending inside a float32 fails", async () => {
+  await assert.rejects(all(addToFloat32(chunked(new Uint8Array(6), [4]), 1)), /inside a float32/);
+});
+
+Deno.test("keepRanges(): each expert's gate rows of a stacked gate_up, across chunk edges", async () => {
+  // 2 experts × 4 rows × 3 bytes: the gate is each expert's first 2 rows.
+  const bytes = Uint8Array.from({ length: 24 }, (_, i) => i);
+  const ranges: [number, number][] = [[0, 6], [12, 18]];
+  for (const cuts of [[], [5], [1, 1, 1, 10], [7, 7, 7]]) {
+    const out = await all(keepRanges(chunked(bytes, cuts), ranges));
+    assert.deepEqual([...out], [0, 1, 2, 3, 4, 5, 12, 13, 14, 15, 16, 17], `cuts ${cuts}`);
+  }
+  const up = await all(keepRanges(chunked(bytes, [5, 5]), [[6, 12], [18, 24]]));
+  assert.deepEqual([...up], [6, 7, 8, 9, 10, 11, 18, 19, 20, 21, 22, 23]);
+});
+
+Deno.test("keepRanges(): stops reading after the last range, fails on a short payload", async () => {
+  let pulled = 0;
+  const source = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      pulled++;
+      controller.enqueue(new Uint8Array(4).fill(pulled));
+    },
+  });
+  assert.deepEqual([...await all(keepRanges(source, [[2, 5]]))], [1, 1, 2]);
+  assert.equal(pulled <= 3, true, `read ${pulled} chunks of an endless payload`);
+  await assert.rejects(all(keepRanges(chunked(new Uint8Array(4), []), [[2, 8]])), /ends at 4/);
+});
+
+Deno.test("concatPayloads(): experts in order, each opened only when the previous one ended", async () => {
+  const opened: number[] = [];
+  const expert = (e: number) => () => {
+    opened.push(e);
+    return chunked(new Uint8Array(5).fill(e), [2]);
+  };
+  const stream = concatPayloads([expert(0), expert(1), expert(2)]);
+  const reader = stream.getReader();
+  const first = await reader.read();
+  assert.deepEqual([...first.value!], [0, 0]);
+  assert.deepEqual(opened, [0]);
+  const rest: number[] = [];
+  for (let r = await reader.read(); !r.done; r = await reader.read()) rest.push(...r.value);
+  assert.deepEqual(rest, [0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2]);
+  assert.deepEqual(opened, [0, 1, 2]);
+});

@@ -1,0 +1,291 @@
+/**
+ * The family fixtures of issue 18 (`tests/testdata/families/`, made by its
+ * `make_families.py` and `make_llamacpp.py`): where each file is, what the
+ * recorded references say, and how a run is compared with them.
+ */
+
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { testdata } from "../cli/_run_apr.ts";
+import { type GgufFile, readGgufFile, sameBytes, type StoredTensor } from "./_files.ts";
+
+/** Largest difference in log-probability accepted against transformers. */
+export const LOGPROB_TOLERANCE = 0.03;
+
+/** transformers' run of one family's checkpoint (`reference/<family>.json`). */
+export interface FamilyReference {
+  /** The fixture's name, e.g. `"llama3-rope"`. */
+  family: string;
+  /** The Hugging Face class, e.g. `"LlamaForCausalLM"`. */
+  architecture: string;
+  /** The 40 prompt token ids. */
+  prompt: number[];
+  /** The prompt and all greedy tokens but the last: what a judge evaluates. */
+  sequence: number[];
+  /** Positions in `sequence` whose next-token distribution is recorded. */
+  positions: number[];
+  /** transformers' greedy tokens, one per step. */
+  greedy: number[];
+  /** Per step: the greedy token and the likeliest tokens as `[id, log-prob]`. */
+  steps: { greedy: number; top: [number, number][] }[];
+}
+
+/** One KV pair of a GGUF file as gguf-py's reader gives it. */
+export interface ManifestKv {
+  key: string;
+  type: number;
+  array_types?: number[];
+  value: unknown;
+}
+
+/** A GGUF file llama.cpp's tools wrote, described (`llama.cpp/<family>-<type>.json`). */
+export interface GgufManifest {
+  /** Which tool and commit wrote it. */
+  made_by: string;
+  /** Every KV pair, in file order. */
+  kv: ManifestKv[];
+  /** Every tensor, in file order: ggml type name, `ne`, sha256 of its bytes. */
+  tensors: { name: string; type: string; ne: number[]; sha256: string }[];
+}
+
+/** The folder of the fixtures. */
+export const FAMILIES_DIR = testdata("families");
+
+/** The Hugging Face checkpoint of a family. */
+export function familyDir(family: string): string {
+  return `${FAMILIES_DIR}/hf/${family}`;
+}
+
+/** Every family that has a reference run, sorted. */
+export function familyNames(): string[] {
+  return [...Deno.readDirSync(`${FAMILIES_DIR}/reference`)]
+    .map((e) => e.name.replace(/\.json$/, ""))
+    .sort();
+}
+
+/** transformers' reference run of a family. */
+export async function familyReference(family: string): Promise<FamilyReference> {
+  return JSON.parse(await Deno.readTextFile(`${FAMILIES_DIR}/reference/${family}.json`));
+}
+
+/** The manifest of llama.cpp's file of a family (`"f32"`, `"Q4_K_M"`), or undefined when its converter refused it. */
+export async function llamaCppManifest(
+  family: string,
+  type: string,
+): Promise<GgufManifest | undefined> {
+  try {
+    return JSON.parse(await Deno.readTextFile(`${FAMILIES_DIR}/llama.cpp/${family}-${type}.json`));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * How a run's next-token log-probabilities differ from transformers': the
+ * greedy token at every step, and every recorded top token's log-probability
+ * within {@linkcode LOGPROB_TOLERANCE}.
+ *
+ * @returns One line per difference; empty when the run matches.
+ */
+export function compareWithReference(ref: FamilyReference, logprobs: number[][]): string[] {
+  const problems: string[] = [];
+  let worst = 0;
+  ref.steps.forEach((step, i) => {
+    const row = logprobs[i];
+    if (row === undefined) {
+      problems.push(`step ${i}: no log-probabilities`);
+      return;
+    }
+    const argmax = row.reduce((best, v, t) => (v > row[best]! ? t : best), 0);
+    if (argmax !== step.greedy) {
+      problems.push(`step ${i}: greedy token ${argmax}, transformers ${step.greedy}`);
+    }
+    for (const [token, expected] of step.top) {
+      const got = row[token] ?? -Infinity;
+      const diff = Math.abs(got - expected);
+      worst = Math.max(worst, diff);
+      if (!(diff <= LOGPROB_TOLERANCE)) {
+        problems.push(
+          `step ${i}, token ${token}: log-prob ${got.toFixed(4)}, transformers ${expected}`,
+        );
+      }
+    }
+  });
+  if (problems.length > 0) problems.unshift(`largest log-prob difference ${worst.toFixed(4)}`);
+  return problems;
+}
+
+/** A GGUF file described as a manifest is (values normalised for comparison). */
+export async function ggufDescription(path: string): Promise<
+  { file: GgufFile; kv: ManifestKv[]; tensors: GgufManifest["tensors"] }
+> {
+  const file = await readGgufFile(path);
+  const kv = [...file.kv].map(([key, e]) => ({
+    key,
+    type: e.type as number,
+    ...(e.arrayTypes !== undefined ? { array_types: [...e.arrayTypes] as number[] } : {}),
+    value: plainValue(e.value),
+  }));
+  const tensors = [...file.tensors].map(([name, t]) => ({
+    name,
+    type: t.dtype,
+    ne: [...t.shape].reverse(),
+    sha256: createHash("sha256").update(t.bytes).digest("hex"),
+  }));
+  return { file, kv, tensors };
+}
+
+function plainValue(v: unknown): unknown {
+  if (typeof v === "bigint") return Number(v);
+  if (Array.isArray(v)) return v.map(plainValue);
+  return v;
+}
+
+/**
+ * Families with fixtures that aprkit does not write as GGUF yet, and what is
+ * missing. Each must be refused cleanly (exit 2 naming it, no file) until it
+ * is supported; then it leaves this list and is judged like the others.
+ */
+export const NOT_YET_GGUF: Readonly<Record<string, string>> = {
+  "deepseek-v2": "multi-head latent attention (kv_b_proj split into attn_k_b / attn_v_b), " +
+    "expert groups and the deepseek2 keys",
+  "gpt-oss": "fused interleaved gate_up experts with biases, attention sinks, MXFP4",
+};
+
+/** The families aprkit converts: every fixture but the ones it refuses so far. */
+export function convertedFamilies(): string[] {
+  return familyNames().filter((f) => !(f in NOT_YET_GGUF));
+}
+
+/** Families whose converter output is kept as a GGUF file, to check the harness itself. */
+export const CONVERTER_GGUFS = ["gemma2", "llama3-rope", "phi4", "qwen2-moe"];
+
+/** Keys whose values may legitimately differ from the converter's, and why. None so far. */
+export const DIFFERING_KEYS: Readonly<Record<string, string>> = {};
+
+/** The first line of an error's message. */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message.split("\n")[0]! : String(error);
+}
+
+/**
+ * How a GGUF file differs from a manifest of llama.cpp's: one line per
+ * difference. `tensorOrder: false` for a file exported from APR, whose index
+ * is sorted by name (APR_V2.md): llama.cpp finds tensors by name, and such a
+ * file cannot keep the order of the checkpoint it was imported from.
+ */
+export function manifestDifferences(
+  mine: { kv: ManifestKv[]; tensors: GgufManifest["tensors"] },
+  theirs: GgufManifest,
+  { tensorOrder = true } = {},
+): string[] {
+  const out: string[] = [];
+  const mineTensors = new Map(mine.tensors.map((t) => [t.name, t]));
+  const theirNames = new Set(theirs.tensors.map((t) => t.name));
+  const missing = theirs.tensors.filter((t) => !mineTensors.has(t.name)).map((t) => t.name);
+  const extra = mine.tensors.filter((t) => !theirNames.has(t.name)).map((t) => t.name);
+  if (missing.length > 0) out.push(`tensors missing: ${missing.join(", ")}`);
+  if (extra.length > 0) out.push(`tensors llama.cpp does not write: ${extra.join(", ")}`);
+  for (const ref of theirs.tensors) {
+    const got = mineTensors.get(ref.name);
+    if (got === undefined) continue;
+    if (got.type !== ref.type) out.push(`${ref.name}: type ${got.type}, llama.cpp ${ref.type}`);
+    else if (JSON.stringify(got.ne) !== JSON.stringify(ref.ne)) {
+      out.push(`${ref.name}: ne ${JSON.stringify(got.ne)}, llama.cpp ${JSON.stringify(ref.ne)}`);
+    } else if (got.sha256 !== ref.sha256) out.push(`${ref.name}: bytes differ`);
+  }
+  const mineKv = new Map(mine.kv.map((e) => [e.key, e]));
+  const theirKeys = new Set(theirs.kv.map((e) => e.key));
+  for (const ref of theirs.kv) {
+    if (ref.key in DIFFERING_KEYS) continue;
+    const got = mineKv.get(ref.key);
+    if (got === undefined) {
+      out.push(`KV ${ref.key} missing (llama.cpp: ${short(ref.value)})`);
+      continue;
+    }
+    const a = JSON.stringify({ type: got.type, array_types: got.array_types, value: got.value });
+    const b = JSON.stringify({ type: ref.type, array_types: ref.array_types, value: ref.value });
+    if (a !== b) out.push(`KV ${ref.key}: ${short(a)}, llama.cpp ${short(b)}`);
+  }
+  for (const e of mine.kv) {
+    if (!theirKeys.has(e.key) && !(e.key in DIFFERING_KEYS)) {
+      out.push(`KV ${e.key} = ${short(e.value)} is not in llama.cpp's file`);
+    }
+  }
+  // The same order too, so that the files' headers can be byte-identical.
+  const order = (names: string[], other: Set<string>) => names.filter((n) => other.has(n));
+  const myTensorNames = new Set(mineTensors.keys());
+  const a = order(mine.tensors.map((t) => t.name), theirNames);
+  const b = order(theirs.tensors.map((t) => t.name), myTensorNames);
+  if (tensorOrder && a.join() !== b.join()) {
+    out.push(`tensor order differs: ${firstDifference(a, b)}`);
+  }
+  // general.quantization_version aside: llama.cpp's converter wrote it last at
+  // c392e50 (tests/testdata/gguf/hf-convert/, which aprkit follows) and before
+  // the tokenizer keys at the judge's commit.
+  const myKeys = new Set(mineKv.keys());
+  myKeys.delete("general.quantization_version");
+  const c = order(mine.kv.map((e) => e.key), theirKeys).filter((k) => myKeys.has(k));
+  const d = order(theirs.kv.map((e) => e.key), myKeys);
+  if (c.join() !== d.join()) out.push(`KV order differs: ${firstDifference(c, d)}`);
+  return out;
+}
+
+/** Where two orders of the same names first part: `#i: mine, llama.cpp's`. */
+function firstDifference(mine: string[], theirs: string[]): string {
+  const i = mine.findIndex((n, k) => n !== theirs[k]);
+  return `#${i}: ${mine.slice(i, i + 3).join(", ")}…, llama.cpp ${
+    theirs.slice(i, i + 3).join(", ")
+  }…`;
+}
+
+function short(value: unknown): string {
+  const s = typeof value === "string" ? value : JSON.stringify(value);
+  return s.length > 120 ? `${s.slice(0, 117)}...` : s;
+}
+
+/** Fail listing the problems (the first 25), if there are any. */
+export function fail(what: string, problems: string[]): void {
+  if (problems.length > 0) assert.fail(`${what}:\n  ${problems.slice(0, 25).join("\n  ")}`);
+}
+
+/**
+ * How one set of tensors differs from another it must equal (names, dtypes,
+ * shapes, bytes; Gemma's norms as a GGUF round trip can give them back).
+ */
+export function tensorDifferences(
+  family: string,
+  got: Map<string, StoredTensor>,
+  want: Map<string, StoredTensor>,
+): string[] {
+  const problems: string[] = [];
+  const missing = [...want.keys()].filter((n) => !got.has(n));
+  const extra = [...got.keys()].filter((n) => !want.has(n));
+  if (missing.length > 0) problems.push(`missing: ${missing.join(", ")}`);
+  if (extra.length > 0) problems.push(`not in the source: ${extra.join(", ")}`);
+  for (const [name, w] of want) {
+    const have = got.get(name);
+    if (have === undefined) continue;
+    if (have.dtype !== w.dtype) {
+      problems.push(`${name}: ${have.dtype}, source ${w.dtype}`);
+    } else if (JSON.stringify(have.shape) !== JSON.stringify(w.shape)) {
+      problems.push(`${name}: shape ${have.shape}, source ${w.shape}`);
+    } else if (!sameBytes(have.bytes, expectedBack(family, name, w.bytes))) {
+      problems.push(`${name}: bytes differ`);
+    }
+  }
+  return problems;
+}
+
+/**
+ * The bytes a GGUF round trip must give back. Gemma's checkpoints store norm
+ * weights as w − 1 and GGUF holds w (llama.cpp's converter adds 1 in F32), so
+ * the way back can only be f32(f32(x + 1) − 1): bit-exact to that, not to x.
+ */
+export function expectedBack(family: string, name: string, bytes: Uint8Array): Uint8Array {
+  if (!family.startsWith("gemma") || !name.endsWith("norm.weight")) return bytes;
+  const x = new Float32Array(bytes.slice().buffer);
+  const out = x.map((v) => Math.fround(Math.fround(v + 1) - 1));
+  return new Uint8Array(out.buffer);
+}

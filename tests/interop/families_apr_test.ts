@@ -1,0 +1,119 @@
+/**
+ * Issue 18 item 5: a Hugging Face import of every family is an APR file
+ * realizar's `AprTransformer` can run — tensors under the names it looks up
+ * (fused `qkv_proj` or split q/k/v, split `gate_up_proj`, MoE as `mlp.gate` +
+ * `mlp.experts.E.*_proj`), `rope_type` written, and the sizes its load gate
+ * compares with the embedding — and a config.json that disagrees with the
+ * embedding is refused at import.
+ */
+
+import assert from "node:assert/strict";
+import { convertModel } from "../../src/pipeline/convert_model.ts";
+import { openModel } from "../../src/pipeline/open_model.ts";
+import { runApr, withTempDir } from "../cli/_run_apr.ts";
+import { convertedFamilies, fail, familyDir } from "./_families.ts";
+
+const FAMILIES = convertedFamilies();
+
+Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks them up, with rope_type and the sizes its load gate checks", async (t) => {
+  await withTempDir(async (dir) => {
+    for (const family of FAMILIES) {
+      await t.step(family, async () => {
+        const apr = `${dir}/${family}.apr`;
+        await convertModel(familyDir(family), apr);
+        const model = await openModel(apr);
+        let names: Set<string>;
+        let metadata: Record<string, unknown>;
+        let embedding: readonly number[] = [];
+        try {
+          names = new Set(model.names());
+          metadata = model.header.metadata as Record<string, unknown>;
+          if (names.has("model.embed_tokens.weight")) {
+            embedding = model.tensor("model.embed_tokens.weight").info.shape;
+          }
+        } finally {
+          await model.close();
+        }
+        const problems: string[] = [];
+        const need = (name: string) => {
+          if (!names.has(name)) problems.push(`no ${name}`);
+        };
+        const refuse = (name: string, why: string) => {
+          if (names.has(name)) problems.push(`${name}: ${why}`);
+        };
+        need("model.embed_tokens.weight");
+        need("model.norm.weight");
+        for (const layer of [0, 1]) {
+          const p = `model.layers.${layer}`;
+          if (names.has(`${p}.self_attn.qkv_proj.weight`)) {
+            refuse(`${p}.self_attn.q_proj.weight`, "both fused qkv_proj and split q_proj");
+          } else {
+            for (const x of ["q", "k", "v", "o"]) need(`${p}.self_attn.${x}_proj.weight`);
+          }
+          need(`${p}.self_attn.o_proj.weight`);
+          refuse(
+            `${p}.mlp.gate_up_proj.weight`,
+            "realizar does not know fused gate_up_proj; split it",
+          );
+          const moe = [...names].some((n) =>
+            n.startsWith(`${p}.mlp.experts.`) ||
+            n.startsWith(`${p}.block_sparse_moe.`)
+          );
+          if (moe) {
+            need(`${p}.mlp.gate.weight`);
+            for (let e = 0; e < 4; e++) {
+              for (const x of ["gate", "up", "down"]) {
+                need(`${p}.mlp.experts.${e}.${x}_proj.weight`);
+              }
+            }
+          } else if (family === "starcoder2") {
+            need(`${p}.mlp.c_fc.weight`);
+            need(`${p}.mlp.c_proj.weight`);
+          } else {
+            for (const x of ["gate", "up", "down"]) need(`${p}.mlp.${x}_proj.weight`);
+          }
+        }
+        if (typeof metadata.rope_type !== "number") problems.push("no rope_type in the metadata");
+        // realizar's load gate (PMAT-906): the sizes it reads must match the embedding.
+        const [rows, cols] = embedding;
+        if (metadata.vocab_size !== rows) {
+          problems.push(`vocab_size ${metadata.vocab_size}, embedding rows ${rows}`);
+        }
+        if (metadata.hidden_size !== cols) {
+          problems.push(`hidden_size ${metadata.hidden_size}, embedding columns ${cols}`);
+        }
+        const layers = Number(metadata.num_layers);
+        if (!(layers >= 2) || !names.has(`model.layers.${layers - 1}.self_attn.o_proj.weight`)) {
+          problems.push(`num_layers ${metadata.num_layers} does not match the layers`);
+        }
+        fail(family, problems);
+      });
+    }
+  });
+});
+
+Deno.test("families: a config.json whose vocab_size or hidden_size disagrees with the embedding is refused at import, in one line, with no file", async (t) => {
+  for (const [key, value] of [["vocab_size", 400], ["hidden_size", 96]] as const) {
+    await t.step(`${key} ${value} for a 384×64 embedding`, async () => {
+      await withTempDir(async (dir) => {
+        const source = `${dir}/llama`;
+        await Deno.mkdir(source);
+        for (const entry of Deno.readDirSync(familyDir("llama"))) {
+          await Deno.copyFile(`${familyDir("llama")}/${entry.name}`, `${source}/${entry.name}`);
+        }
+        const config = JSON.parse(await Deno.readTextFile(`${source}/config.json`));
+        config[key] = value;
+        await Deno.writeTextFile(`${source}/config.json`, JSON.stringify(config, null, 2));
+        const out = `${dir}/llama.apr`;
+        const run = await runApr(["convert", source, "-o", out]);
+        assert.equal(run.code, 2, run.stderr);
+        const lines = run.stderr.trim().split("\n");
+        assert.equal(lines.length, 1, run.stderr);
+        assert.match(lines[0]!, new RegExp(key));
+        assert.match(lines[0]!, /config\.json/);
+        assert.match(lines[0]!, new RegExp(String(value)));
+        await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+      });
+    });
+  }
+});

@@ -1,0 +1,214 @@
+/**
+ * The multimodal tables (`src/arch/multimodal.ts`, `src/arch/mmproj.ts`) and
+ * the config reading they need, on hand-written names and configs: both key
+ * layouts, every tensor family of Gemma 3's vision GGUF, M-RoPE sections, and
+ * the class read from `text_config` when transformers 4.57 put it there.
+ */
+
+import assert from "node:assert/strict";
+import { languageModelName, multimodalTextFamily } from "../../src/arch/multimodal.ts";
+import { MMPROJ_CLASSES } from "../../src/arch/mmproj.ts";
+import { KvWriter } from "../../src/arch/kv.ts";
+import { writeTextModelKv } from "../../src/arch/text_model.ts";
+import { aprMetadataFromHf } from "../../src/formats/safetensors/hf_metadata.ts";
+
+Deno.test("languageModelName: both layouts to the text model's names; vision tensors are not", () => {
+  const cases: [string, string | undefined][] = [
+    [
+      "language_model.model.layers.3.self_attn.q_proj.weight",
+      "model.layers.3.self_attn.q_proj.weight",
+    ],
+    ["language_model.model.embed_tokens.weight", "model.embed_tokens.weight"],
+    ["language_model.lm_head.weight", "lm_head.weight"],
+    ["model.language_model.layers.0.mlp.down_proj.weight", "model.layers.0.mlp.down_proj.weight"],
+    ["model.language_model.norm.weight", "model.norm.weight"],
+    ["lm_head.weight", "lm_head.weight"],
+    ["model.layers.0.self_attn.q_proj.bias", "model.layers.0.self_attn.q_proj.bias"], // Qwen2-VL, Hub
+    ["vision_tower.vision_model.encoder.layers.0.mlp.fc1.weight", undefined],
+    ["model.vision_tower.encoder.layers.0.mlp.fc1.weight", undefined],
+    ["multi_modal_projector.mm_input_projection_weight", undefined],
+    ["model.multi_modal_projector.linear_1.weight", undefined],
+    ["visual.blocks.0.attn.qkv.weight", undefined],
+    ["model.visual.patch_embed.proj.weight", undefined],
+    ["image_newline", undefined],
+  ];
+  for (const [name, want] of cases) assert.equal(languageModelName(name), want, name);
+});
+
+Deno.test("multimodalTextFamily: the language model's family, from text_config for LLaVA", () => {
+  assert.equal(multimodalTextFamily("Gemma3ForConditionalGeneration", {}), "gemma3");
+  assert.equal(multimodalTextFamily("Qwen2_5_VLForConditionalGeneration", {}), "qwen2vl");
+  assert.equal(multimodalTextFamily("Qwen2VLForConditionalGeneration", {}), "qwen2vl");
+  assert.equal(multimodalTextFamily("Mistral3ForConditionalGeneration", {}), "mistral3");
+  assert.equal(multimodalTextFamily("LlavaForConditionalGeneration", {}), "llama");
+  assert.equal(
+    multimodalTextFamily("LlavaForConditionalGeneration", {
+      text_config: { model_type: "mistral" },
+    }),
+    "mistral",
+  );
+  // A text model llama.cpp's LlamaModel would misread is not claimed.
+  assert.equal(
+    multimodalTextFamily("LlavaForConditionalGeneration", { text_config: { model_type: "qwen2" } }),
+    undefined,
+  );
+  assert.equal(multimodalTextFamily("Llama4ForConditionalGeneration", {}), undefined);
+  assert.equal(multimodalTextFamily("LlamaForCausalLM", {}), undefined);
+});
+
+Deno.test("Gemma 3's vision GGUF names: SigLIP in both layouts, the projector, the skipped head", () => {
+  const g = MMPROJ_CLASSES["Gemma3ForConditionalGeneration"]!;
+  const cases: [string, string | undefined][] = [
+    ["multi_modal_projector.mm_input_projection_weight", "mm.input_projection.weight"],
+    ["model.multi_modal_projector.mm_soft_emb_norm.weight", "mm.soft_emb_norm.weight"],
+    ["vision_tower.vision_model.embeddings.patch_embedding.bias", "v.patch_embd.bias"],
+    ["model.vision_tower.embeddings.position_embedding.weight", "v.position_embd.weight"],
+    [
+      "vision_tower.vision_model.encoder.layers.11.self_attn.out_proj.weight",
+      "v.blk.11.attn_out.weight",
+    ],
+    ["model.vision_tower.encoder.layers.0.layer_norm2.bias", "v.blk.0.ln2.bias"],
+    ["vision_tower.vision_model.encoder.layers.2.mlp.fc1.weight", "v.blk.2.ffn_up.weight"],
+    ["vision_tower.vision_model.post_layernorm.weight", "v.post_ln.weight"],
+    ["vision_tower.vision_model.head.mlp.fc1.weight", undefined],
+    ["language_model.model.layers.0.mlp.up_proj.weight", undefined],
+    ["model.language_model.norm.weight", undefined],
+  ];
+  for (const [name, want] of cases) assert.equal(g.pieces(name, [4, 4])[0]?.name, want, name);
+  assert.equal(g.shift("mm.soft_emb_norm.weight"), 1);
+  assert.equal(g.shift("v.post_ln.weight"), 0);
+  assert.equal(g.forcedType("mm.input_projection.weight", "F32"), "F16");
+  assert.equal(g.forcedType("v.patch_embd.weight", "BF16"), "F32");
+  assert.equal(g.forcedType("v.blk.0.attn_q.weight", "F32"), undefined);
+});
+
+Deno.test("rope.dimension_sections: mrope_section padded to 4, from rope_scaling or rope_parameters", () => {
+  for (
+    const config of [
+      { rope_scaling: { type: "mrope", mrope_section: [16, 24, 24] }, rope_theta: 1e6 },
+      {
+        text_config: {
+          rope_parameters: { rope_type: "default", mrope_section: [16, 24, 24], rope_theta: 1e6 },
+        },
+      },
+    ]
+  ) {
+    const w = new KvWriter({ num_hidden_layers: 2, ...config }, "qwen2vl");
+    writeTextModelKv(w);
+    const e = w.entries().get("qwen2vl.rope.dimension_sections");
+    assert.deepEqual(e, { type: "ARRAY", array_types: ["INT32"], value: [16, 24, 24, 0] });
+  }
+  const bad = new KvWriter(
+    { num_hidden_layers: 2, rope_scaling: { mrope_section: [1.5] } },
+    "qwen2vl",
+  );
+  assert.throws(() => writeTextModelKv(bad), RangeError);
+});
+
+Deno.test("aprMetadataFromHf: a multimodal config gives the text family and text_config's numbers", () => {
+  const m = aprMetadataFromHf({
+    config: {
+      // transformers 4.57's Qwen2.5-VL: the class only inside text_config.
+      model_type: "qwen2_5_vl",
+      text_config: {
+        architectures: ["Qwen2_5_VLForConditionalGeneration"],
+        hidden_size: 64,
+        num_hidden_layers: 2,
+        num_attention_heads: 4,
+        num_key_value_heads: 2,
+        vocab_size: 384,
+        rope_theta: 1e6,
+        bos_token_id: 7,
+      },
+      vision_config: { depth: 2 },
+    },
+  });
+  assert.equal(m.architecture, "qwen2vl");
+  assert.equal(m.hf_architecture, "Qwen2_5_VLForConditionalGeneration");
+  assert.equal(m.hidden_size, 64);
+  assert.equal(m.num_layers, 2);
+  assert.equal(m.rope_type, 2);
+  assert.equal(m["tokenizer.bos_token_id"], 7);
+  // Gemma 3 in transformers 5: the global layers' base, nested.
+  const g = aprMetadataFromHf({
+    config: {
+      architectures: ["Gemma3ForConditionalGeneration"],
+      text_config: {
+        rope_parameters: {
+          full_attention: { rope_type: "linear", factor: 8, rope_theta: 1e6 },
+          sliding_attention: { rope_type: "default", rope_theta: 1e4 },
+        },
+      },
+    },
+    preprocessorConfig: { image_mean: [0.5, 0.5, 0.5], image_std: [0.5, 0.5, 0.5] },
+  });
+  assert.equal(g.architecture, "gemma3");
+  assert.equal(g.rope_theta, 1e6);
+  assert.deepEqual(g["hf_preprocessor_config"], {
+    image_mean: [0.5, 0.5, 0.5],
+    image_std: [0.5, 0.5, 0.5],
+  });
+});
+
+Deno.test("Qwen2.5-VL's vision GGUF: qkv split in three, the two-frame patch kernel in two, both layouts", () => {
+  const q = MMPROJ_CLASSES["Qwen2_5_VLForConditionalGeneration"]!;
+  const qkv = q.pieces("visual.blocks.2.attn.qkv.weight", [6, 4]);
+  assert.deepEqual(qkv.map((p) => [p.name, p.shape, p.ranges]), [
+    ["v.blk.2.attn_q.weight", [2, 4], [[0, 8]]],
+    ["v.blk.2.attn_k.weight", [2, 4], [[8, 16]]],
+    ["v.blk.2.attn_v.weight", [2, 4], [[16, 24]]],
+  ]);
+  const bias = q.pieces("model.visual.blocks.0.attn.qkv.bias", [6]);
+  assert.deepEqual(bias.map((p) => [p.name, p.shape, p.ranges]), [
+    ["v.blk.0.attn_q.bias", [2], [[0, 2]]],
+    ["v.blk.0.attn_k.bias", [2], [[2, 4]]],
+    ["v.blk.0.attn_v.bias", [2], [[4, 6]]],
+  ]);
+  // [out 2, in 1, frames 2, 2, 2]: each (out, in) pair holds frame 0's 4 values, then frame 1's.
+  const frames = q.pieces("visual.patch_embed.proj.weight", [2, 1, 2, 2, 2]);
+  assert.deepEqual(frames.map((p) => [p.name, p.shape, p.ranges]), [
+    ["v.patch_embd.weight", [2, 1, 2, 2], [[0, 4], [8, 12]]],
+    ["v.patch_embd.weight.1", [2, 1, 2, 2], [[4, 8], [12, 16]]],
+  ]);
+  assert.throws(() => q.pieces("visual.patch_embed.proj.weight", [2, 1, 3, 2, 2]), RangeError);
+  // A hostile shape is refused before millions of ranges are planned.
+  assert.throws(
+    () => q.pieces("visual.patch_embed.proj.weight", [1 << 20, 2, 2, 1, 1]),
+    RangeError,
+  );
+  assert.throws(() => q.pieces("visual.blocks.0.attn.qkv.weight", [5, 4]), RangeError);
+  const names: [string, string | undefined][] = [
+    ["visual.blocks.1.attn.proj.weight", "v.blk.1.attn_out.weight"],
+    ["model.visual.blocks.1.norm1.weight", "v.blk.1.ln1.weight"],
+    ["visual.blocks.1.mlp.gate_proj.bias", "v.blk.1.ffn_gate.bias"],
+    ["visual.merger.ln_q.weight", "v.post_ln.weight"],
+    ["model.visual.merger.mlp.2.weight", "mm.2.weight"],
+    ["model.language_model.layers.0.mlp.up_proj.weight", undefined],
+    ["lm_head.weight", undefined],
+  ];
+  for (const [name, want] of names) assert.equal(q.pieces(name, [4, 4])[0]?.name, want, name);
+  assert.equal(q.forcedType("v.patch_embd.weight.1", "BF16"), "F32");
+  assert.equal(q.forcedType("v.patch_embd.weight", "F16"), "F16");
+});
+
+Deno.test("Mistral 3's vision GGUF: Pixtral's names in both layouts, Q and K rows interleaved per head", () => {
+  const m = MMPROJ_CLASSES["Mistral3ForConditionalGeneration"]!;
+  const names: [string, string | undefined][] = [
+    ["vision_tower.transformer.layers.4.attention.q_proj.weight", "v.blk.4.attn_q.weight"],
+    ["model.vision_tower.transformer.layers.0.attention.o_proj.weight", "v.blk.0.attn_out.weight"],
+    ["vision_tower.transformer.layers.0.attention_norm.weight", "v.blk.0.ln1.weight"],
+    ["vision_tower.transformer.layers.0.feed_forward.gate_proj.weight", "v.blk.0.ffn_gate.weight"],
+    ["vision_tower.ln_pre.weight", "v.pre_ln.weight"],
+    ["model.vision_tower.patch_conv.weight", "v.patch_embd.weight"],
+    ["multi_modal_projector.linear_2.weight", "mm.2.weight"],
+    ["model.multi_modal_projector.norm.weight", "mm.input_norm.weight"],
+    ["multi_modal_projector.patch_merger.merging_layer.weight", "mm.patch_merger.weight"],
+    ["language_model.model.embed_tokens.weight", undefined],
+  ];
+  for (const [name, want] of names) assert.equal(m.pieces(name, [4, 4])[0]?.name, want, name);
+  const vision = { num_attention_heads: 16 };
+  assert.equal(m.permuteHeads?.("v.blk.0.attn_q.weight", vision), 16);
+  assert.equal(m.permuteHeads?.("v.blk.0.attn_k.weight", vision), 16);
+  assert.equal(m.permuteHeads?.("v.blk.0.attn_v.weight", vision), undefined);
+  assert.throws(() => m.permuteHeads?.("v.blk.0.attn_q.weight", {}), RangeError);
+});

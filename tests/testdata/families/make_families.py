@@ -1,0 +1,568 @@
+#!/usr/bin/env python3
+"""Tiny random checkpoints of every model family aprkit converts, and
+transformers' next-token log-probabilities for each (issue 18 item 7).
+
+Run with the project's torch/transformers environment (torch 2.13 CPU,
+transformers 5.18, tokenizers, sentencepiece):
+
+    /work/tools/venv5/bin/python tests/testdata/families/make_families.py
+
+and with transformers 4.57 for the `*-tf4` checkpoints (the same models in the
+config.json form transformers 4 writes, `rope_scaling`):
+
+    /work/tools/venv4/bin/python tests/testdata/families/make_families.py
+
+It rewrites, next to itself, one folder per family (`hf/<family>/`: what
+`save_pretrained` wrote — config.json exactly as transformers writes it, F32
+weights in several shards with `model.safetensors.index.json`, and the
+tokenizer files) and `reference/<family>.json` (the prompt's token ids and, for
+4 greedy steps, the likeliest tokens with their log-probabilities). Everything
+is seeded: a rerun writes the same bytes (except `transformers_version`
+changing with the library).
+
+Why the weights are not transformers' defaults: with `initializer_range` 0.02
+a 64-wide model's next-token distribution is nearly flat (every log-prob close
+to -log(vocab)), so a wrong conversion would still land within 0.03. Weights
+are drawn with a larger deviation and every norm weight and bias is perturbed,
+so each feature (rope scaling, sliding window, soft-caps, multipliers, Gemma's
+norm offset, router weights) moves the log-probabilities by far more than the
+tests' tolerance; `reference.json` records by how much ("sensitivity": the
+largest change over the reference's top tokens when the feature is switched
+off in transformers), and the script fails if a feature moves them by less
+than 0.1.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import random
+import shutil
+import sys
+from pathlib import Path
+
+import sentencepiece as spm
+import torch
+import transformers
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+
+HERE = Path(__file__).resolve().parent
+
+# Shapes shared by every family: small enough that all checkpoints together
+# stay a few MB, with grouped-query attention (4 query heads, 2 KV heads).
+HIDDEN = 64
+INTERMEDIATE = 128
+LAYERS = 2
+HEADS = 4
+KV_HEADS = 2
+HEAD_DIM = HIDDEN // HEADS
+VOCAB = 384
+MAX_POSITIONS = 256
+# Long-context scaling is judged on a 43-token sequence: the original context
+# is made short so every rope-scaling rule changes most frequencies there.
+ORIGINAL_CONTEXT = 32
+
+WEIGHT_STD = 0.15
+NORM_STD = 0.2
+BIAS_STD = 0.1
+
+PROMPT_LENGTH = 40
+STEPS = 4
+TOP = 10
+# The greedy token must beat the runner-up by this much at every step, so a
+# conversion within the tests' 0.03 tolerance cannot flip it.
+MIN_MARGIN = 0.1
+MIN_SENSITIVITY = 0.1
+SHARD_SIZE = "200KB"
+
+LLAMA3_REGEX = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+    r"\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+QWEN2_REGEX = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+    r"\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+
+
+def corpus() -> list[str]:
+    """A seeded text to train the tiny tokenizers on (their quality does not matter)."""
+    rng = random.Random(0)
+    words = (
+        "the quick brown fox jumps over lazy dog model weight tensor layer head token rope "
+        "scale expert router norm gate value key query attention shard convert stream file "
+        "memory bound resume exact byte format reader writer family window soft cap mixture "
+        "shared embedding output vocabulary merge piece prefix suffix space number letter "
+        "Zürich café naïve straße ÅÄÖ — “quoted” 你好 世界"
+    ).split()
+    return [
+        " ".join(rng.choice(words) for _ in range(rng.randint(3, 12)))
+        + rng.choice([".", "!", "?", ",", ":"])
+        + " "
+        + str(rng.randint(0, 99999))
+        for _ in range(3000)
+    ]
+
+
+def byte_level_bpe(regex: str, specials: list[str]) -> Tokenizer:
+    """A byte-level BPE like Llama 3's / Qwen2's: one Split regex, then ByteLevel without its own regex."""
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(regex), behavior="isolated", invert=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=VOCAB - len(specials),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+        special_tokens=[],
+    )
+    tok.train_from_iterator(corpus(), trainer)
+    tok.add_special_tokens(specials)
+    assert tok.get_vocab_size() == VOCAB, tok.get_vocab_size()
+    return tok
+
+
+def sentencepiece_model(layout: str) -> bytes:
+    """A SentencePiece BPE model with byte fallback, special ids laid out as Gemma's or Llama 2's."""
+    ids = (
+        dict(pad_id=0, eos_id=1, bos_id=2, unk_id=3, pad_piece="<pad>", eos_piece="<eos>",
+             bos_piece="<bos>", unk_piece="<unk>")
+        if layout == "gemma"
+        else dict(unk_id=0, bos_id=1, eos_id=2, pad_id=-1, unk_piece="<unk>", bos_piece="<s>",
+                  eos_piece="</s>")
+    )
+    out = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(corpus()),
+        model_writer=out,
+        vocab_size=VOCAB,
+        model_type="bpe",
+        byte_fallback=True,
+        character_coverage=1.0,
+        split_digits=True,
+        num_threads=1,
+        minloglevel=2,
+        # No NFKC table: it alone would be 240 KB of every tokenizer.model (Gemma's is identity too).
+        normalization_rule_name="identity",
+        **ids,
+    )
+    return out.getvalue()
+
+
+def save_tokenizer(kind: str, folder: Path) -> list[int]:
+    """Write the family's tokenizer files; returns the ids a prompt must not use."""
+    if kind in ("llama3", "qwen2", "gpt2"):
+        if kind == "llama3":
+            specials = ["<|begin_of_text|>", "<|end_of_text|>"]
+            tok = byte_level_bpe(LLAMA3_REGEX, specials)
+            hf = transformers.PreTrainedTokenizerFast(
+                tokenizer_object=tok, bos_token=specials[0], eos_token=specials[1]
+            )
+        elif kind == "qwen2":
+            specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+            tok = byte_level_bpe(QWEN2_REGEX, specials)
+            hf = transformers.Qwen2Tokenizer(
+                tokenizer_object=tok, eos_token="<|endoftext|>", pad_token="<|endoftext|>",
+                unk_token=None, bos_token=None,
+            )
+        else:  # Phi-4's: a GPT2Tokenizer (tiktoken's cl100k regex is Llama 3's).
+            specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+            tok = byte_level_bpe(LLAMA3_REGEX, specials)
+            hf = transformers.GPT2Tokenizer(
+                tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
+                unk_token="<|endoftext|>",
+            )
+        hf.save_pretrained(folder)
+        return [tok.token_to_id(s) for s in specials]
+    # SentencePiece: tokenizer.model, and the tokenizer.json transformers converts it to.
+    model = sentencepiece_model("gemma" if kind == "gemma" else "llama")
+    (folder / "tokenizer.model").write_bytes(model)
+    if TRANSFORMERS_4:  # its tokenizers-backed classes, which also write tokenizer.json
+        cls = transformers.GemmaTokenizerFast if kind == "gemma" else transformers.LlamaTokenizerFast
+    else:
+        cls = transformers.GemmaTokenizer if kind == "gemma" else transformers.LlamaTokenizer
+    hf = cls.from_pretrained(folder)
+    if kind == "phi3":
+        for token_id, content, special in PHI3_ADDED:
+            hf.add_tokens([transformers.AddedToken(content, special=special, normalized=False)],
+                          special_tokens=special)
+            assert hf.convert_tokens_to_ids(content) == token_id, content
+        hf.eos_token = PHI3_ADDED[0][1]
+    hf.save_pretrained(folder)
+    # transformers records the absolute path it read tokenizer.model from: not
+    # part of a published checkpoint, and it would make the output depend on
+    # where the script ran.
+    config_path = folder / "tokenizer_config.json"
+    config = json.loads(config_path.read_text())
+    config.pop("vocab_file", None)
+    config_path.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+    sp = spm.SentencePieceProcessor(model_proto=model)
+    return [i for i in range(sp.vocab_size()) if sp.is_control(i) or sp.is_unknown(i)]
+
+
+# Phi-3.5's added tokens after its SentencePiece vocabulary (ids 32000…).
+PHI3_ADDED = [(VOCAB, "<|endoftext|>", True), (VOCAB + 1, "<|assistant|>", True),
+              (VOCAB + 2, "<|end|>", True), (VOCAB + 3, "<|user|>", True)]
+
+
+def common(**extra) -> dict:
+    args = dict(
+        hidden_size=HIDDEN,
+        intermediate_size=INTERMEDIATE,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=HEADS,
+        num_key_value_heads=KV_HEADS,
+        vocab_size=VOCAB,
+        max_position_embeddings=MAX_POSITIONS,
+    )
+    args.update(extra)
+    return args
+
+
+def llama3_rope() -> dict:
+    return {"rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0, "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0, "original_max_position_embeddings": ORIGINAL_CONTEXT}
+
+
+def longrope() -> dict:
+    # Phi-3.5's shape: one factor per rotary frequency pair, short and long.
+    half = HEAD_DIM // 2
+    return {
+        "rope_type": "longrope",
+        "rope_theta": 10000.0,
+        "short_factor": [round(1.0 + 0.25 * i, 4) for i in range(half)],
+        "long_factor": [round(1.0 + 2.0 * i * i / half, 4) for i in range(half)],
+        "original_max_position_embeddings": ORIGINAL_CONTEXT,
+    }
+
+
+# family → (HF config class, model class, config arguments, tokenizer kind,
+#           {feature: config changes that switch it off}).
+FAMILIES: dict[str, tuple] = {
+    "llama": ("LlamaConfig", "LlamaForCausalLM", common(), "llama3", {}),
+    "llama3-rope": (
+        "LlamaConfig", "LlamaForCausalLM", common(rope_parameters=llama3_rope()), "llama3",
+        {"rope scaling (llama3)": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
+    ),
+    "llama-linear-rope": (
+        "LlamaConfig", "LlamaForCausalLM",
+        common(rope_parameters={"rope_type": "linear", "rope_theta": 10000.0, "factor": 4.0}), "llama3",
+        {"rope scaling (linear)": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
+    ),
+    "llama-yarn-rope": (
+        "LlamaConfig", "LlamaForCausalLM",
+        common(rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 8.0,
+                                "original_max_position_embeddings": ORIGINAL_CONTEXT}),
+        "llama3",
+        {"rope scaling (yarn)": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
+    ),
+    "mistral": ("MistralConfig", "MistralForCausalLM", common(sliding_window=None), "llama3", {}),
+    "mixtral": (
+        "MixtralConfig", "MixtralForCausalLM",
+        common(num_local_experts=4, num_experts_per_tok=2, sliding_window=None,
+               intermediate_size=INTERMEDIATE // 2),
+        "llama3", {},
+    ),
+    "qwen2": ("Qwen2Config", "Qwen2ForCausalLM", common(tie_word_embeddings=True), "qwen2", {}),
+    "qwen2-moe": (
+        "Qwen2MoeConfig", "Qwen2MoeForCausalLM",
+        common(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+               shared_expert_intermediate_size=64, decoder_sparse_step=1, norm_topk_prob=False),
+        "qwen2", {},
+    ),
+    "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", common(head_dim=HEAD_DIM, tie_word_embeddings=True), "qwen2", {}),
+    "qwen3-moe": (
+        "Qwen3MoeConfig", "Qwen3MoeForCausalLM",
+        common(head_dim=HEAD_DIM, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+               decoder_sparse_step=1, norm_topk_prob=True),
+        "qwen2", {},
+    ),
+    # Phi-4: Phi3ForCausalLM with a GPT2Tokenizer, no sliding window, no rope
+    # scaling. (Not named "phi3": llama.cpp gives a model whose general.name
+    # holds "phi3" Phi-3's special-token attributes, which need "</s>", "<s>"…)
+    "phi4": (
+        "Phi3Config", "Phi3ForCausalLM",
+        common(sliding_window=None, original_max_position_embeddings=MAX_POSITIONS,
+               pad_token_id=None, bos_token_id=VOCAB - 3, eos_token_id=VOCAB - 3),
+        "gpt2", {},
+    ),
+    # Phi-3.5-mini: SentencePiece, longrope short/long factors.
+    "phi3-longrope": (
+        "Phi3Config", "Phi3ForCausalLM",
+        # The vocabulary padded past the tokenizer's, as Phi-3.5's 32064 rows
+        # for 32011 tokens.
+        common(rope_parameters=longrope(), sliding_window=MAX_POSITIONS, pad_token_id=None,
+               bos_token_id=1, eos_token_id=PHI3_ADDED[0][0], vocab_size=VOCAB + 16,
+               original_max_position_embeddings=ORIGINAL_CONTEXT),
+        "phi3",
+        {"rope scaling (longrope)": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
+    ),
+    "gemma": (
+        "GemmaConfig", "GemmaForCausalLM", common(head_dim=HEAD_DIM, pad_token_id=0, eos_token_id=1, bos_token_id=2),
+        "gemma", {},
+    ),
+    "gemma2": (
+        "Gemma2Config", "Gemma2ForCausalLM",
+        common(head_dim=HEAD_DIM, query_pre_attn_scalar=HEAD_DIM, sliding_window=16,
+               attn_logit_softcapping=5.0, final_logit_softcapping=3.0,
+               pad_token_id=0, eos_token_id=1, bos_token_id=2),
+        "gemma",
+        {"sliding window": {"sliding_window": MAX_POSITIONS},
+         "attention soft-cap": {"attn_logit_softcapping": None},
+         "final soft-cap": {"final_logit_softcapping": None}},
+    ),
+    "gemma3": (
+        "Gemma3TextConfig", "Gemma3ForCausalLM",
+        # 6 layers: Gemma 3's pattern (5 sliding-window layers, then a global
+        # one) is what llama.cpp assumes when the GGUF has no per-layer list,
+        # and llama.cpp's converter writes none.
+        common(head_dim=HEAD_DIM, query_pre_attn_scalar=HEAD_DIM, sliding_window=16,
+               num_hidden_layers=6,
+               rope_parameters={
+                   "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
+                   "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+               },
+               pad_token_id=0, eos_token_id=1, bos_token_id=2),
+        "gemma",
+        {"sliding window": {"sliding_window": MAX_POSITIONS},
+         "rope scaling (linear, global layers)": {"rope_parameters": {
+             "full_attention": {"rope_type": "default", "rope_theta": 1000000.0},
+             "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}}},
+    ),
+    "granite": (
+        "GraniteConfig", "GraniteForCausalLM",
+        common(embedding_multiplier=4.0, residual_multiplier=0.5, attention_multiplier=0.0625,
+               logits_scaling=2.0),
+        "llama3",
+        {"multipliers": {"embedding_multiplier": 1.0, "residual_multiplier": 1.0,
+                         "attention_multiplier": HEAD_DIM ** -0.5, "logits_scaling": 1.0}},
+    ),
+    "olmo2": ("Olmo2Config", "Olmo2ForCausalLM", common(pad_token_id=VOCAB - 1, bos_token_id=None, eos_token_id=VOCAB - 1), "llama3", {}),
+    "starcoder2": (
+        "Starcoder2Config", "Starcoder2ForCausalLM",
+        common(sliding_window=None, use_bias=True, norm_epsilon=1e-5, bos_token_id=VOCAB - 2,
+               eos_token_id=VOCAB - 1),
+        "llama3", {},
+    ),
+    # DeepSeek-V2-Lite's shape: multi-head latent attention (no q LoRA, kv LoRA
+    # rank 32, 16 + 8 query/key dims, values 16), YaRN with mscale, a dense
+    # first layer, then 4 routed experts (top 2) and a shared one.
+    "deepseek-v2": (
+        "DeepseekV2Config", "DeepseekV2ForCausalLM",
+        common(q_lora_rank=32, kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8,
+               v_head_dim=16, head_dim=8, num_key_value_heads=HEADS, n_routed_experts=4,
+               num_experts_per_tok=2, n_shared_experts=1, moe_intermediate_size=32,
+               first_k_dense_replace=1, topk_method="greedy", norm_topk_prob=False,
+               rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 8.0,
+                                "original_max_position_embeddings": ORIGINAL_CONTEXT,
+                                "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 0.707,
+                                "mscale_all_dim": 0.707}),
+        "llama3", {"rope scaling (yarn)": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
+    ),
+    # gpt-oss's shape (F32, not MXFP4): experts stored fused (gate_up_proj
+    # with interleaved gate/up columns, biases), attention sinks, alternating
+    # sliding-window layers, YaRN.
+    "gpt-oss": (
+        "GptOssConfig", "GptOssForCausalLM",
+        common(head_dim=HEAD_DIM, num_local_experts=4, num_experts_per_tok=2,
+               intermediate_size=INTERMEDIATE // 2, sliding_window=16,
+               layer_types=["sliding_attention", "full_attention"],
+               rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 8.0,
+                                "original_max_position_embeddings": ORIGINAL_CONTEXT,
+                                "beta_fast": 32.0, "beta_slow": 1.0, "truncate": True},
+               bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+        "llama3",
+        {"sliding window": {"sliding_window": MAX_POSITIONS},
+         "rope scaling (yarn)": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
+    ),
+}
+
+
+# The same checkpoints saved by transformers 4 (run this script with
+# transformers 4.57): config.json then holds `rope_scaling` and a top-level
+# `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
+# checkpoints have. Same seeds, so the weights equal the transformers 5 ones.
+FAMILIES_TF4: dict[str, tuple] = {
+    "llama3-rope-tf4": (
+        "llama3-rope", "LlamaConfig", "LlamaForCausalLM",
+        common(rope_theta=10000.0, rope_scaling={
+            k: v for k, v in llama3_rope().items() if k != "rope_theta"}),
+        "llama3", {"rope scaling (llama3)": {"rope_scaling": None}},
+    ),
+    "phi3-longrope-tf4": (
+        "phi3-longrope", "Phi3Config", "Phi3ForCausalLM",
+        common(rope_theta=10000.0,
+               rope_scaling={"type": "longrope", "short_factor": longrope()["short_factor"],
+                             "long_factor": longrope()["long_factor"]},
+               sliding_window=MAX_POSITIONS, pad_token_id=None, bos_token_id=1,
+               eos_token_id=PHI3_ADDED[0][0], vocab_size=VOCAB + 16,
+               original_max_position_embeddings=ORIGINAL_CONTEXT),
+        "phi3", {"rope scaling (longrope)": {"rope_scaling": None}},
+    ),
+    "gemma3-tf4": (
+        "gemma3", "Gemma3TextConfig", "Gemma3ForCausalLM",
+        common(head_dim=HEAD_DIM, query_pre_attn_scalar=HEAD_DIM, sliding_window=16,
+               num_hidden_layers=6, rope_theta=1000000.0, rope_local_base_freq=10000.0,
+               rope_scaling={"rope_type": "linear", "factor": 8.0},
+               pad_token_id=0, eos_token_id=1, bos_token_id=2),
+        "gemma",
+        {"sliding window": {"sliding_window": MAX_POSITIONS},
+         "rope scaling (linear, global layers)": {"rope_scaling": None}},
+    ),
+}
+
+TRANSFORMERS_4 = transformers.__version__.startswith("4.")
+
+
+def randomize(model: torch.nn.Module, seed: int) -> None:
+    """Seeded weights that make a decisive, feature-sensitive next-token distribution."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in sorted(model.named_parameters()):
+            if p.ndim >= 2:
+                p.copy_(torch.randn(p.shape, generator=g) * WEIGHT_STD)
+            elif name.endswith("bias"):
+                p.copy_(torch.randn(p.shape, generator=g) * BIAS_STD)
+            else:  # a norm's weight: keep its resting value (1, or Gemma's 0) and perturb it
+                p.add_(torch.randn(p.shape, generator=g) * NORM_STD)
+
+
+def log_probs(model, ids: list[int]) -> torch.Tensor:
+    with torch.no_grad():
+        logits = model(torch.tensor([ids])).logits[0]
+    return torch.log_softmax(logits.double(), dim=-1)
+
+
+def greedy_run(model, prompt: list[int]) -> tuple[list[int], list[torch.Tensor]]:
+    ids = list(prompt)
+    rows = []
+    for _ in range(STEPS):
+        row = log_probs(model, ids)[-1]
+        rows.append(row)
+        ids.append(int(row.argmax()))
+    return ids[len(prompt):], rows
+
+
+def build(name: str, config_cls: str, model_cls: str, config_args: dict, seed: int):
+    config = getattr(transformers, config_cls)(**config_args)
+    config._attn_implementation = "eager"
+    torch.manual_seed(seed)
+    model = getattr(transformers, model_cls)(config).eval()
+    randomize(model, seed)
+    return config, model
+
+
+def make(name: str, seed: int) -> dict:
+    if name in FAMILIES_TF4:
+        _, config_cls, model_cls, config_args, tokenizer_kind, ablations = FAMILIES_TF4[name]
+    else:
+        config_cls, model_cls, config_args, tokenizer_kind, ablations = FAMILIES[name]
+    folder = HERE / "hf" / name
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    config, model = build(name, config_cls, model_cls, config_args, seed)
+    model.save_pretrained(folder, max_shard_size=SHARD_SIZE)
+    excluded = set(save_tokenizer(tokenizer_kind, folder))
+
+    # A prompt of random ordinary tokens whose greedy steps are decisive.
+    for attempt in range(100):
+        rng = random.Random(seed * 1000 + attempt)
+        prompt = [rng.choice([i for i in range(VOCAB) if i not in excluded]) for _ in range(PROMPT_LENGTH)]
+        greedy, rows = greedy_run(model, prompt)
+        margins = [float(r.topk(2).values[0] - r.topk(2).values[1]) for r in rows]
+        if min(margins) >= MIN_MARGIN:
+            break
+    else:
+        sys.exit(f"{name}: no prompt with greedy margins >= {MIN_MARGIN}")
+
+    steps = []
+    for r, g in zip(rows, greedy):
+        top = r.topk(TOP)
+        steps.append({
+            "greedy": g,
+            "top": [[int(i), round(float(v), 6)] for v, i in zip(top.values, top.indices)],
+        })
+    sequence = prompt + greedy[:-1]
+    positions = list(range(PROMPT_LENGTH - 1, PROMPT_LENGTH - 1 + STEPS))
+
+    sensitivity = {}
+    state = model.state_dict()
+    for feature, change in ablations.items():
+        args = dict(config_args)
+        args.update(change)
+        _, other = build(name, config_cls, model_cls, args, seed)
+        other.load_state_dict(state)
+        rows2 = log_probs(other, sequence)
+        diff = 0.0
+        for step, pos in zip(steps, positions):
+            for token, value in step["top"]:
+                diff = max(diff, abs(float(rows2[pos][token]) - value))
+        sensitivity[feature] = round(diff, 4)
+        if diff < MIN_SENSITIVITY:
+            sys.exit(f"{name}: switching off {feature} moves the log-probs by only {diff:.4f}")
+
+    reference = {
+        "family": name,
+        "architecture": model_cls,
+        "made_by": f"transformers {transformers.__version__}, torch {torch.__version__} (CPU, eager attention)",
+        "prompt": prompt,
+        "sequence": sequence,
+        "positions": positions,
+        "greedy": greedy,
+        "steps": steps,
+        "greedy_margins": [round(m, 4) for m in margins],
+        "sensitivity": sensitivity,
+    }
+    (HERE / "reference").mkdir(exist_ok=True)
+    (HERE / "reference" / f"{name}.json").write_text(json.dumps(reference, indent=1) + "\n")
+    return reference
+
+
+def make_unknown() -> None:
+    """A checkpoint of an architecture nobody implements (issue 18 item 6).
+
+    A llama checkpoint whose config.json names a made-up class and model type:
+    every tensor name is one aprkit knows, so only the architecture can make a
+    converter refuse it.
+    """
+    folder = HERE / "hf" / "unknown-arch"
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    _, model = build("unknown-arch", "LlamaConfig", "LlamaForCausalLM", common(), seed=99)
+    model.save_pretrained(folder, max_shard_size=SHARD_SIZE)
+    save_tokenizer("llama3", folder)
+    config_path = folder / "config.json"
+    config = json.loads(config_path.read_text())
+    config["architectures"] = ["TinyMadeUpForCausalLM"]
+    config["model_type"] = "tiny_made_up"
+    config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+
+
+def main() -> None:
+    if TRANSFORMERS_4:
+        made = list(FAMILIES_TF4)
+        seeds = {name: 1 + list(FAMILIES).index(FAMILIES_TF4[name][0]) for name in made}
+    else:
+        made = [*FAMILIES, "unknown-arch"]
+        seeds = {name: 1 + index for index, name in enumerate(FAMILIES)}
+    names = sys.argv[1:] or made
+    if "unknown-arch" in names and not TRANSFORMERS_4:
+        make_unknown()
+    for name in made:
+        if name not in names or name == "unknown-arch":
+            continue
+        ref = make(name, seed=seeds[name])
+        top = ref["steps"][0]["top"][0]
+        print(f"{name}: greedy {ref['greedy']}, first step top {top}, margins {ref['greedy_margins']}, "
+              f"sensitivity {ref['sensitivity']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""What llama.cpp's own converter makes of each family's checkpoint (issue 18 item 7).
+
+    PYTHONPATH=/work/tools/llama.cpp/gguf-py /work/tools/venv5/bin/python \\
+        tests/testdata/families/make_llamacpp.py /work/tools/llama.cpp
+
+For each `hf/<family>/` it runs `convert_hf_to_gguf.py --outtype f32` (and
+bf16, q8_0) of the given llama.cpp checkout (the source node-llama-cpp 3.22.1
+builds, i.e. the llama.cpp the tests' judge runs) and, when
+`build/bin/llama-quantize` exists, `llama-quantize <f32> Q4_K_M` (and Q5_K_S). It writes `llama.cpp/<family>-<type>.json`: every
+KV pair (key, GGUF value type, array element types, value) and every tensor
+(name, ggml type, `ne`, sha256 of its bytes) in file order. The GGUF files
+themselves are kept only for the families in KEEP_GGUF (the tests run llama.cpp
+on them to check the harness against transformers).
+
+One change to the converter's behaviour, made here at run time and not in its
+source: the tiny tokenizers were trained for these fixtures, so the
+converter's pre-tokenizer check (a hash of the token ids of a fixed text,
+matched against published tokenizers) cannot know them and would refuse. When
+it refuses, the pre-tokenizer is named after the tokenizer.json's Split regex
+instead (Llama 3's regex → "llama-bpe", Qwen2's → "qwen2"), which is the
+name the converter gives the published tokenizers with that regex.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+KEEP_GGUF = {"llama3-rope": ["f32"], "gemma2": ["f32"], "qwen2-moe": ["f32"], "phi4": ["f32"]}
+# The converter's own --outtype values (beyond f32), and llama-quantize presets of its F32 file.
+OUTTYPES = ["bf16", "q8_0"]
+QUANTIZED = ["Q4_K_M", "Q5_K_S"]
+
+PRE_BY_REGEX = {
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+": "llama-bpe",
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+": "qwen2",
+}
+
+
+def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -> None:
+    """Run the converter in this process, its pre-tokenizer check falling back to the regex."""
+    sys.path.insert(0, str(llama_cpp))
+    sys.path.insert(1, str(llama_cpp / "gguf-py"))
+    from conversion import base  # type: ignore
+
+    original = base.TextModel.get_vocab_base_pre
+
+    def get_vocab_base_pre(self, tokenizer) -> str:
+        try:
+            return original(self, tokenizer)
+        except NotImplementedError:
+            pre = json.loads((model_dir / "tokenizer.json").read_text())["pre_tokenizer"]
+            steps = pre.get("pretokenizers", [pre])
+            regexes = [s["pattern"]["Regex"] for s in steps if s.get("type") == "Split"]
+            if len(regexes) != 1 or regexes[0] not in PRE_BY_REGEX:
+                raise
+            return PRE_BY_REGEX[regexes[0]]
+
+    base.TextModel.get_vocab_base_pre = get_vocab_base_pre
+    import convert_hf_to_gguf  # type: ignore
+
+    sys.argv = ["convert_hf_to_gguf.py", str(model_dir), "--outtype", outtype, "--outfile", str(out)]
+    convert_hf_to_gguf.main()
+
+
+def plain(value):
+    """A gguf-py field value as JSON (numpy scalars to Python numbers)."""
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if hasattr(value, "item"):
+        return value.item()
+    return value
+
+
+def manifest(path: Path, made_by: str) -> dict:
+    from gguf import GGUFReader, GGUFValueType  # type: ignore
+
+    reader = GGUFReader(path)
+    kv = []
+    for field in reader.fields.values():
+        if field.name.startswith("GGUF."):
+            continue  # the header's own counts, not KV pairs
+        entry = {"key": field.name, "type": int(field.types[0])}
+        if field.types[0] == GGUFValueType.ARRAY:
+            entry["array_types"] = [int(t) for t in field.types[1:]]
+        entry["value"] = plain(field.contents())
+        kv.append(entry)
+    tensors = [
+        {
+            "name": t.name,
+            "type": t.tensor_type.name,
+            "ne": [int(n) for n in t.shape],
+            "sha256": hashlib.sha256(bytes(t.data.tobytes())).hexdigest(),
+        }
+        for t in reader.tensors
+    ]
+    return {"made_by": made_by, "kv": kv, "tensors": tensors}
+
+
+def llama_cpp_commit(llama_cpp: Path) -> str:
+    return subprocess.run(["git", "-C", str(llama_cpp), "log", "-1", "--format=%h %s"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def main() -> None:
+    if len(sys.argv) >= 2 and sys.argv[1] == "--convert":
+        convert(Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]), *sys.argv[5:6])
+        return
+    llama_cpp = Path(sys.argv[1] if len(sys.argv) > 1 else "/work/tools/llama.cpp").resolve()
+    names = sys.argv[2:] or sorted(p.name for p in (HERE / "hf").iterdir() if p.name != "unknown-arch")
+    quantize = llama_cpp / "build" / "bin" / "llama-quantize"
+    commit = llama_cpp_commit(llama_cpp)
+    out_dir = HERE / "llama.cpp"
+    out_dir.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            f32 = Path(tmp) / f"{name}-f32.gguf"
+            run = subprocess.run(
+                [sys.executable, __file__, "--convert", str(llama_cpp), str(HERE / "hf" / name), str(f32)],
+                capture_output=True, text=True,
+            )
+            if run.returncode != 0:
+                last = run.stderr.strip().splitlines()[-1:] or ["?"]
+                print(f"{name}: the converter refused: {last[0]}")
+                (out_dir / f"{name}-f32.json").unlink(missing_ok=True)
+                continue
+            files = {"f32": (f32, f"llama.cpp {commit}: convert_hf_to_gguf.py --outtype f32")}
+            for outtype in OUTTYPES:
+                path = Path(tmp) / f"{name}-{outtype}.gguf"
+                subprocess.run(
+                    [sys.executable, __file__, "--convert", str(llama_cpp), str(HERE / "hf" / name), str(path), outtype],
+                    capture_output=True, check=True,
+                )
+                files[outtype] = (path, f"llama.cpp {commit}: convert_hf_to_gguf.py --outtype {outtype}")
+            if quantize.exists():
+                for q in QUANTIZED:
+                    qpath = Path(tmp) / f"{name}-{q}.gguf"
+                    subprocess.run([str(quantize), str(f32), str(qpath), q], capture_output=True, check=True)
+                    files[q] = (qpath, f"llama.cpp {commit}: llama-quantize of the f32 file, {q}")
+            for kind, (path, made_by) in files.items():
+                (out_dir / f"{name}-{kind}.json").write_text(json.dumps(manifest(path, made_by), indent=1) + "\n")
+                if kind in KEEP_GGUF.get(name, []):
+                    shutil.copyfile(path, out_dir / f"{name}-{kind}.gguf")
+            print(f"{name}: {', '.join(files)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""What llama.cpp's own converter makes of each multimodal checkpoint's
+language model (issue 27 item 5): the text GGUF it writes without `--mmproj`.
+
+    PYTHONPATH=/work/tools/llama.cpp/gguf-py /work/tools/venv5/bin/python \\
+        tests/testdata/multimodal/make_llamacpp.py /work/tools/llama.cpp
+
+For each `hf/<fixture>/` it runs `convert_hf_to_gguf.py --outtype f32` of the
+given llama.cpp checkout (the source the tests' judge runs) through
+`tests/testdata/families/make_llamacpp.py --convert` (which names the tiny
+tokenizers' pre-tokenizer after their regex, see that file), and writes
+`llama.cpp/<fixture>-f32.json`: every KV pair and every tensor (name, type,
+`ne`, sha256) in file order. For the fixtures in MMPROJ it also runs
+`--mmproj` and writes `llama.cpp/<fixture>-mmproj-f32.json` the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+FAMILIES = HERE.parent / "families"
+sys.path.insert(0, str(FAMILIES))
+import make_llamacpp as fam  # noqa: E402
+
+
+# Fixtures whose vision GGUF aprkit writes (and so is compared with the converter's).
+MMPROJ = ["gemma3", "qwen2.5-vl", "qwen2-vl", "mistral3"]
+
+
+def main() -> None:
+    llama_cpp = Path(sys.argv[1] if len(sys.argv) > 1 else "/work/tools/llama.cpp").resolve()
+    names = sys.argv[2:] or sorted(p.name for p in (HERE / "hf").iterdir())
+    commit = fam.llama_cpp_commit(llama_cpp)
+    out_dir = HERE / "llama.cpp"
+    out_dir.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            f32 = Path(tmp) / f"{name}-f32.gguf"
+            run = subprocess.run(
+                [sys.executable, str(FAMILIES / "make_llamacpp.py"), "--convert", str(llama_cpp),
+                 str(HERE / "hf" / name), str(f32)],
+                capture_output=True, text=True,
+            )
+            if run.returncode != 0:
+                last = run.stderr.strip().splitlines()[-1:] or ["?"]
+                print(f"{name}: the converter refused: {last[0]}")
+                continue
+            made_by = f"llama.cpp {commit}: convert_hf_to_gguf.py --outtype f32"
+            (out_dir / f"{name}-f32.json").write_text(json.dumps(fam.manifest(f32, made_by), indent=1) + "\n")
+            print(f"{name}: f32")
+            if not any(name.startswith(p) for p in MMPROJ):
+                continue
+            # The vision GGUF: the converter itself, no tokenizer involved.
+            mmproj = Path(tmp) / f"{name}-mmproj-f32.gguf"
+            run = subprocess.run(
+                [sys.executable, str(llama_cpp / "convert_hf_to_gguf.py"), str(HERE / "hf" / name), "--mmproj",
+                 "--outtype", "f32", "--outfile", str(mmproj)],
+                capture_output=True, text=True,
+            )
+            if run.returncode != 0:
+                last = run.stderr.strip().splitlines()[-1:] or ["?"]
+                print(f"{name}: the converter refused --mmproj: {last[0]}")
+                continue
+            made_by = f"llama.cpp {commit}: convert_hf_to_gguf.py --mmproj --outtype f32"
+            (out_dir / f"{name}-mmproj-f32.json").write_text(
+                json.dumps(fam.manifest(mmproj, made_by), indent=1) + "\n")
+            print(f"{name}: mmproj-f32")
+
+
+if __name__ == "__main__":
+    main()

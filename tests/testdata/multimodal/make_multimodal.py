@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""Tiny random image-text-to-text checkpoints, and transformers' text-only
+next-token log-probabilities for each (issue 27 item 5).
+
+The Hub's key layout (`language_model.model.*`, `vision_tower.*`,
+`multi_modal_projector.*`) is what transformers 4 saves; transformers 5 saves
+`model.language_model.*`, `model.vision_tower.*` (its modules' own paths,
+written with `save_original_format=False`; fine-tunes saved by transformers
+4.52–4.56 have them). Run it with both:
+
+    /work/tools/venv4/bin/python tests/testdata/multimodal/make_multimodal.py   # transformers 4.57.6
+    /work/tools/venv5/bin/python tests/testdata/multimodal/make_multimodal.py   # transformers 5.18
+
+Each run writes, next to itself, `hf/<fixture>-t<major>/` (what
+`save_pretrained` wrote: config.json, F32 weights in shards, tokenizer files,
+`preprocessor_config.json`) and `reference/<fixture>-t<major>.json` in the
+format of `tests/testdata/families/reference/` (40 prompt token ids, 4 greedy
+steps with the 10 likeliest tokens). The language model's shapes, weights
+deviation and tokenizers are those of the family fixtures
+(`tests/testdata/families/make_families.py`, imported); the vision towers are
+as small as each config allows. The tokenizers hold the image tokens the
+processors use (`<image>`, `<start_of_image>`, …) as special tokens, and the
+configs name their ids.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import shutil
+import sys
+from pathlib import Path
+
+import sentencepiece as spm
+import torch
+import transformers
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "families"))
+import make_families as fam  # noqa: E402  (shapes, corpus, tokenizer helpers, randomize)
+
+MAJOR = int(transformers.__version__.split(".")[0])
+SUFFIX = f"t{MAJOR}"
+
+GEMMA_IMAGE_TOKENS = ["<start_of_image>", "<end_of_image>", "<image_soft_token>"]
+LLAVA_IMAGE_TOKENS = ["<image>"]
+PIXTRAL_IMAGE_TOKENS = ["[IMG]", "[IMG_BREAK]", "[IMG_END]"]
+QWEN_IMAGE_TOKENS = ["<|vision_start|>", "<|vision_end|>", "<|vision_pad|>", "<|image_pad|>",
+                     "<|video_pad|>"]
+
+
+def gemma_tokenizer(folder: Path) -> tuple[dict[str, int], list[int]]:
+    """SentencePiece with Gemma's special ids and the image tokens as control symbols."""
+    out = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(fam.corpus()), model_writer=out, vocab_size=fam.VOCAB, model_type="bpe",
+        byte_fallback=True, character_coverage=1.0, split_digits=True, num_threads=1, minloglevel=2,
+        normalization_rule_name="identity", pad_id=0, eos_id=1, bos_id=2, unk_id=3, pad_piece="<pad>",
+        eos_piece="<eos>", bos_piece="<bos>", unk_piece="<unk>", control_symbols=GEMMA_IMAGE_TOKENS,
+    )
+    model = out.getvalue()
+    (folder / "tokenizer.model").write_bytes(model)
+    cls = transformers.GemmaTokenizer if MAJOR >= 5 else transformers.GemmaTokenizerFast
+    hf = cls.from_pretrained(folder)
+    hf.save_pretrained(folder)
+    config_path = folder / "tokenizer_config.json"
+    config = json.loads(config_path.read_text())
+    config.pop("vocab_file", None)
+    config_path.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+    sp = spm.SentencePieceProcessor(model_proto=model)
+    ids = {t: sp.piece_to_id(t) for t in GEMMA_IMAGE_TOKENS}
+    return ids, [i for i in range(sp.vocab_size()) if sp.is_control(i) or sp.is_unknown(i)]
+
+
+def bpe_tokenizer(folder: Path, kind: str, image_tokens: list[str]) -> tuple[dict[str, int], list[int]]:
+    """Byte-level BPE (Llama 3's or Qwen2's regex) with the image tokens as special tokens."""
+    if kind == "qwen2":
+        specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", *image_tokens]
+        tok = fam.byte_level_bpe(fam.QWEN2_REGEX, specials)
+        hf = transformers.PreTrainedTokenizerFast(
+            tokenizer_object=tok, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
+    else:
+        specials = ["<|begin_of_text|>", "<|end_of_text|>", *image_tokens]
+        tok = fam.byte_level_bpe(fam.LLAMA3_REGEX, specials)
+        hf = transformers.PreTrainedTokenizerFast(
+            tokenizer_object=tok, bos_token=specials[0], eos_token=specials[1])
+    hf.save_pretrained(folder)
+    return {t: tok.token_to_id(t) for t in image_tokens}, [tok.token_to_id(s) for s in specials]
+
+
+def text_args(**extra) -> dict:
+    return fam.common(**extra)
+
+
+def preprocessor(size: int, mean: list[float], std: list[float], **extra) -> dict:
+    return {"image_mean": mean, "image_std": std, "size": {"height": size, "width": size},
+            "do_normalize": True, "do_rescale": True, "rescale_factor": 1 / 255, "do_resize": True,
+            "resample": 3, **extra}
+
+
+SIGLIP_MEAN = [0.5, 0.5, 0.5]
+CLIP_MEAN = [0.48145466, 0.4578275, 0.40821073]
+CLIP_STD = [0.26862954, 0.26130258, 0.27577711]
+
+
+def gemma3(folder: Path):
+    ids, excluded = gemma_tokenizer(folder)
+    text = text_args(head_dim=fam.HEAD_DIM, query_pre_attn_scalar=fam.HEAD_DIM, sliding_window=16,
+                     num_hidden_layers=6, pad_token_id=0, eos_token_id=1, bos_token_id=2,
+                     rope_theta=1000000.0, rope_local_base_freq=10000.0,
+                     rope_scaling={"rope_type": "linear", "factor": 8.0})
+    if MAJOR >= 5:
+        for k in ("rope_theta", "rope_local_base_freq", "rope_scaling"):
+            text.pop(k)
+        text["rope_parameters"] = {
+            "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
+            "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        }
+    vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                  image_size=32, patch_size=8, vision_use_head=False)
+    config = transformers.Gemma3Config(
+        text_config=text, vision_config=vision, mm_tokens_per_image=4,
+        boi_token_index=ids["<start_of_image>"], eoi_token_index=ids["<end_of_image>"],
+        image_token_index=ids["<image_soft_token>"])
+    pre = preprocessor(32, SIGLIP_MEAN, [0.5, 0.5, 0.5], image_processor_type="Gemma3ImageProcessor",
+                       processor_class="Gemma3Processor", image_seq_length=4)
+    return config, transformers.Gemma3ForConditionalGeneration, pre, excluded + list(ids.values())
+
+
+def mistral3(folder: Path):
+    ids, excluded = bpe_tokenizer(folder, "llama3", PIXTRAL_IMAGE_TOKENS)
+    text = transformers.MistralConfig(**text_args(head_dim=fam.HEAD_DIM, sliding_window=None))
+    # 3 layers: the converter maps the projector's linear_{1,2} through its per-block table.
+    vision = transformers.PixtralVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=3,
+                                              num_attention_heads=2, image_size=32, patch_size=8,
+                                              head_dim=16)
+    # Untied, as Mistral Small 3.x: transformers 5.18's Mistral3Config would
+    # otherwise tie at the top (true) against its text_config (false).
+    config = transformers.Mistral3Config(vision_config=vision, text_config=text,
+                                         image_token_index=ids["[IMG]"], spatial_merge_size=2,
+                                         tie_word_embeddings=False)
+    pre = preprocessor(32, CLIP_MEAN, CLIP_STD, image_processor_type="PixtralImageProcessor",
+                       processor_class="PixtralProcessor", patch_size={"height": 8, "width": 8})
+    pre["size"] = {"longest_edge": 32}
+    return config, transformers.Mistral3ForConditionalGeneration, pre, excluded
+
+
+def qwen2_5_vl(folder: Path):
+    ids, excluded = bpe_tokenizer(folder, "qwen2", QWEN_IMAGE_TOKENS)
+    # Qwen2.5-VL's ids, as its config has them: BOS <|endoftext|>, EOS <|im_end|>.
+    bos, eos = excluded[0], excluded[2]
+    text = text_args(bos_token_id=bos, eos_token_id=eos, rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]}, rope_theta=1000000.0,
+                     tie_word_embeddings=False, sliding_window=None, max_window_layers=fam.LAYERS)
+    if MAJOR >= 5:
+        text.pop("rope_scaling")
+        text.pop("rope_theta")
+        text["rope_parameters"] = {"rope_type": "default", "mrope_section": [2, 3, 3],
+                                   "rope_theta": 1000000.0}
+    # 3 blocks: the converter maps merger.mlp.{0,2} through its per-block table, so depth must exceed 2.
+    vision = dict(depth=3, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=fam.HIDDEN,
+                  patch_size=8, spatial_merge_size=2, temporal_patch_size=2, window_size=32,
+                  fullatt_block_indexes=[1])
+    config = transformers.Qwen2_5_VLConfig(
+        text_config=text, vision_config=vision, image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"], vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"])
+    pre = preprocessor(32, CLIP_MEAN, CLIP_STD, image_processor_type="Qwen2VLImageProcessor",
+                       processor_class="Qwen2_5_VLProcessor", patch_size=8, merge_size=2,
+                       temporal_patch_size=2, min_pixels=32 * 32, max_pixels=64 * 64)
+    pre["size"] = {"shortest_edge": 32 * 32, "longest_edge": 64 * 64}
+    return config, transformers.Qwen2_5_VLForConditionalGeneration, pre, excluded
+
+
+def qwen2_vl(folder: Path):
+    """Qwen2-VL: the Qwen2.5-VL fixture's text model; its older vision tower (LayerNorm, fc1/fc2 MLP)."""
+    ids, excluded = bpe_tokenizer(folder, "qwen2", QWEN_IMAGE_TOKENS)
+    bos, eos = excluded[0], excluded[2]
+    text = text_args(bos_token_id=bos, eos_token_id=eos, rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]},
+                     rope_theta=1000000.0, tie_word_embeddings=False, sliding_window=None,
+                     max_window_layers=fam.LAYERS)
+    if MAJOR >= 5:
+        text.pop("rope_scaling")
+        text.pop("rope_theta")
+        text["rope_parameters"] = {"rope_type": "default", "mrope_section": [2, 3, 3],
+                                   "rope_theta": 1000000.0}
+    # 3 blocks, as for Qwen2.5-VL (the converter's per-block table maps merger.mlp.{0,2}).
+    vision = dict(depth=3, embed_dim=32, hidden_size=fam.HIDDEN, mlp_ratio=2, num_heads=2, patch_size=8,
+                  spatial_merge_size=2, temporal_patch_size=2)
+    config = transformers.Qwen2VLConfig(
+        text_config=text, vision_config=vision, image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"], vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"])
+    pre = preprocessor(32, CLIP_MEAN, CLIP_STD, image_processor_type="Qwen2VLImageProcessor",
+                       processor_class="Qwen2VLProcessor", patch_size=8, merge_size=2,
+                       temporal_patch_size=2, min_pixels=32 * 32, max_pixels=64 * 64)
+    pre["size"] = {"shortest_edge": 32 * 32, "longest_edge": 64 * 64}
+    return config, transformers.Qwen2VLForConditionalGeneration, pre, excluded
+
+
+def llava(folder: Path):
+    ids, excluded = bpe_tokenizer(folder, "llama3", LLAVA_IMAGE_TOKENS)
+    text = transformers.LlamaConfig(**text_args())
+    vision = transformers.CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                           num_attention_heads=2, image_size=32, patch_size=8,
+                                           projection_dim=32)
+    config = transformers.LlavaConfig(vision_config=vision, text_config=text,
+                                      image_token_index=ids["<image>"], image_seq_length=16)
+    pre = preprocessor(32, CLIP_MEAN, CLIP_STD, image_processor_type="CLIPImageProcessor",
+                       processor_class="LlavaProcessor", crop_size={"height": 32, "width": 32})
+    pre["size"] = {"shortest_edge": 32}
+    return config, transformers.LlavaForConditionalGeneration, pre, excluded
+
+
+FIXTURES = {"gemma3": gemma3, "mistral3": mistral3, "qwen2.5-vl": qwen2_5_vl, "llava": llava,
+            "qwen2-vl": qwen2_vl}
+
+
+def make(name: str, seed: int) -> dict:
+    folder = HERE / "hf" / f"{name}-{SUFFIX}"
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    config, model_cls, pre, excluded = FIXTURES[name](folder)
+    config._attn_implementation = "eager"
+    torch.manual_seed(seed)
+    model = model_cls(config).eval()
+    fam.randomize(model, seed)
+    # transformers 5 writes the Hub's layout by default; its own (the model's
+    # module paths: model.language_model.*, model.vision_tower.*) is what
+    # save_original_format=False writes, as fine-tunes saved by transformers
+    # 4.52–4.56 have it.
+    extra = {"save_original_format": False} if MAJOR >= 5 else {}
+    model.save_pretrained(folder, max_shard_size=fam.SHARD_SIZE, **extra)
+    (folder / "preprocessor_config.json").write_text(json.dumps(pre, indent=2) + "\n")
+    # transformers 4.57 writes Qwen2.5-VL's class inside text_config only; the
+    # Hub's Qwen2.5-VL configs (and llama.cpp's --mmproj) have it at the top.
+    config_path = folder / "config.json"
+    saved = json.loads(config_path.read_text())
+    if "architectures" not in saved:
+        saved = {"architectures": [model_cls.__name__], **saved}
+        config_path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
+    excluded = set(excluded)
+    vocab = fam.VOCAB
+    for attempt in range(100):
+        rng = random.Random(seed * 1000 + attempt)
+        prompt = [rng.choice([i for i in range(vocab) if i not in excluded]) for _ in range(fam.PROMPT_LENGTH)]
+        greedy, rows = fam.greedy_run(model, prompt)
+        margins = [float(r.topk(2).values[0] - r.topk(2).values[1]) for r in rows]
+        if min(margins) >= fam.MIN_MARGIN:
+            break
+    else:
+        sys.exit(f"{name}: no prompt with greedy margins >= {fam.MIN_MARGIN}")
+    steps = []
+    for r, g in zip(rows, greedy):
+        top = r.topk(fam.TOP)
+        steps.append({"greedy": g, "top": [[int(i), round(float(v), 6)] for v, i in zip(top.values, top.indices)]})
+    reference = {
+        "family": f"{name}-{SUFFIX}",
+        "architecture": model_cls.__name__,
+        "made_by": f"transformers {transformers.__version__}, torch {torch.__version__} (CPU, eager attention), text only",
+        "prompt": prompt,
+        "sequence": prompt + greedy[:-1],
+        "positions": list(range(fam.PROMPT_LENGTH - 1, fam.PROMPT_LENGTH - 1 + fam.STEPS)),
+        "greedy": greedy,
+        "steps": steps,
+        "greedy_margins": [round(m, 4) for m in margins],
+    }
+    (HERE / "reference").mkdir(exist_ok=True)
+    (HERE / "reference" / f"{name}-{SUFFIX}.json").write_text(json.dumps(reference, indent=1) + "\n")
+    return reference
+
+
+def main() -> None:
+    names = sys.argv[1:] or list(FIXTURES)
+    for index, name in enumerate(FIXTURES):
+        if name in names:
+            ref = make(name, seed=101 + index)
+            print(f"{name}-{SUFFIX}: greedy {ref['greedy']}, margins {ref['greedy_margins']}")
+
+
+if __name__ == "__main__":
+    main()
