@@ -131,7 +131,12 @@ const tokenizer = {
     special: true,
   })),
   normalizer: null,
-  pre_tokenizer: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true },
+  pre_tokenizer: {
+    type: "ByteLevel",
+    add_prefix_space: false,
+    trim_offsets: true,
+    use_regex: true,
+  },
   post_processor: null,
   decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true },
   model: {

@@ -66,6 +66,14 @@ export const WRITE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
     type: "boolean",
     description: "keep GGUF tensor names instead of mapping them to Hugging Face names",
   },
+  "pre-tokenizer": {
+    type: "string",
+    valueName: "NAME",
+    description:
+      "llama.cpp pre-tokenizer to record instead of the one recognised from tokenizer.json " +
+      "(default, or a name docs/INTEROP.md lists); GGUF output refuses an unrecognised " +
+      "byte-level BPE tokenizer without it",
+  },
 };
 
 /**
@@ -107,6 +115,7 @@ export const HUB_OPTIONS: Readonly<Record<string, OptionSpec>> = {
  */
 const OPTION_FLAGS: readonly (readonly [RegExp, string])[] = [
   [/\bforce: true\b/g, "--force"],
+  [/\bpreTokenizer: "([^"]*)"/g, "--pre-tokenizer $1"],
   [/\bresume: true\b/g, "--resume"],
   [/\bcompress: "lz4"/g, "--compress lz4"],
   [/\bfloat32: true\b/g, "--dtype f32"],
@@ -210,6 +219,9 @@ export function convertOptionsFrom(values: OptionValues): ConvertOptions {
     force: values.force === true,
     resume: values.resume === true,
     keepNames: values["keep-names"] === true,
+    ...(stringOption(values, "pre-tokenizer") !== undefined
+      ? { preTokenizer: stringOption(values, "pre-tokenizer")! }
+      : {}),
     ...(values["keep-vision"] === true ? { keepVision: true } : {}),
     ...(stringOption(values, "mmproj") !== undefined
       ? { mmproj: stringOption(values, "mmproj")! }

@@ -173,7 +173,7 @@ export const exportCommand: CommandSpec = {
     "Tensor types are kept (or decoded to F32); to re-quantize, or to write APR, use\n" +
     "apr convert.",
   options: {
-    ...pick(WRITE_OPTIONS, ["output", "force", "keep-names"]),
+    ...pick(WRITE_OPTIONS, ["output", "force", "keep-names", "pre-tokenizer"]),
     format: formatOption(EXPORT_FORMATS),
     ...FORMAT_OPTIONS,
     "max-shard-size": {

@@ -45,6 +45,7 @@ import type {
 import { checkBeforeClose } from "./_check_before_close.ts";
 import { DequantizeStream } from "./dequantize_stream.ts";
 import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
+import { PRE_TOKENIZERS } from "../tokenizer/pre_tokenizers.ts";
 import { reorderQkRows } from "./qk_row_layout.ts";
 import { assertGgufFamily, toGgufLayout } from "./gguf_layout.ts";
 import { languageModelOnly, languageModelView } from "./language_model.ts";
@@ -150,6 +151,15 @@ export interface ConvertOptions extends OpenModelOptions {
    * APR cannot hold stored as F32, padded K-quants copied from the source.
    */
   onNote?: (message: string) => void;
+
+  /**
+   * The llama.cpp pre-tokenizer (`tokenizer.ggml.pre`) to record, instead of
+   * the one recognised from `tokenizer.json`: `"default"` or a name of
+   * `PRE_TOKENIZERS`. GGUF output refuses a byte-level BPE tokenizer whose
+   * pre-tokenizer aprkit does not recognise unless this is given.
+   * @default the recognised one
+   */
+  preTokenizer?: string;
 
   /**
    * GGUF output: the `general.file_type` to write (llama.cpp's `LLAMA_FTYPE_*`).
@@ -391,7 +401,7 @@ async function convertPart(
       );
     }
     const folderName = await hfFolderName(source, model.header.format);
-    stream = stream.pipeThrough(finalizeMetadata(model, source, folderName, (h) => {
+    stream = stream.pipeThrough(finalizeMetadata(model, source, folderName, options, (h) => {
       header = h;
       if (imatrix !== undefined) warnMissingImportance(h, imatrix, options);
     }));
@@ -577,6 +587,12 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
   if (options.quantize !== undefined && !QUANTIZE_TARGETS.includes(options.quantize)) {
     throw new UsageError(
       `Unknown quantization "${options.quantize}": expected one of ${QUANTIZE_TARGETS.join(", ")}`,
+    );
+  }
+  const preNames = ["default", ...PRE_TOKENIZERS.map((e) => e.name)];
+  if (options.preTokenizer !== undefined && !preNames.includes(options.preTokenizer)) {
+    throw new UsageError(
+      `Unknown pre-tokenizer "${options.preTokenizer}": expected one of ${preNames.join(", ")}`,
     );
   }
   const preset = options.quantize === undefined
@@ -901,6 +917,7 @@ function finalizeMetadata(
   model: Model,
   source: ModelLocation,
   folderName: string | undefined,
+  options: ConvertOptions,
   onHeader: (header: ModelHeader) => void,
 ): TransformStream<ModelChunk, ModelChunk> {
   return new TransformStream<ModelChunk, ModelChunk>({
@@ -924,6 +941,10 @@ function finalizeMetadata(
       // A Hugging Face model names itself nowhere; llama.cpp's converter
       // names it after its folder (`tiny-llama` → "Tiny Llama"), and so does aprkit.
       if (metadata.name === undefined && folderName !== undefined) metadata.name = folderName;
+      if (options.preTokenizer !== undefined) {
+        metadata["tokenizer.pre"] = options.preTokenizer;
+        metadata["tokenizer.pre_type"] = options.preTokenizer;
+      }
       if (typeof source === "string" && isHubRef(source)) {
         const ref = parseHubRef(source);
         metadata.source = `hf://${ref.repoId}${ref.quant ? `:${ref.quant}` : ""}${

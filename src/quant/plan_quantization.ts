@@ -100,8 +100,9 @@ export interface QuantizeOptions {
   keepF64?: boolean;
   /**
    * The output holds every ggml type (GGUF): presets choose llama.cpp's types
-   * (Q5_K, Q8_0, the Q5_0/Q5_1/F16 fallbacks). Otherwise (APR) their mapping
-   * to F32, Q4_K and Q6_K (docs/QUANTIZATION.md).
+   * (Q5_K, Q8_0, the Q5_0/Q5_1/F16 fallbacks), and `f16`/`bf16` take every
+   * matrix `.weight` but norms as llama.cpp's converter does, small ones
+   * too. Otherwise (APR) their mapping to F32, Q4_K and Q6_K (docs/QUANTIZATION.md).
    *
    * @default {false}
    */
@@ -242,8 +243,12 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
   if (!spec.isFloat) return plan(INTEGER_WIDENING[dtype] ?? dtype, "integer");
   if (KEEP_QUANTIZED.has(dtype)) return plan(dtype, "copy");
   const target = TARGET_DTYPE[options.to ?? "none"];
+  // GGUF F16/BF16 follow llama.cpp's converter (--outtype f16/bf16): every matrix
+  // `.weight` but norms, whatever its size; 1-D tensors stay F32.
+  const converterFloat = options.ggufTypes === true && (target === "F16" || target === "BF16") &&
+    info.shape.length >= 2 && info.name.endsWith(".weight") && !isNormOrBias(info.name);
   const eligible = target !== undefined &&
-    (options.all === true ||
+    (options.all === true || converterFloat ||
       (!isNormOrBias(info.name) && elementCount(info.shape) >= MIN_QUANTIZE_ELEMENTS));
   if (eligible) {
     const to = options.ggufTypes === true

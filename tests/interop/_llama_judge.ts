@@ -119,6 +119,43 @@ async function runJudge<T>(
   return results;
 }
 
+/**
+ * Tokenize texts with llama.cpp, each file's vocabulary only: special-token
+ * text parsed as special tokens, no BOS/EOS added (`_llama_tokenize.mjs`).
+ *
+ * @param jobs Each GGUF file with the texts to tokenize.
+ * @returns One list of token ids per text, per file, in order.
+ * @throws {Error} When the judge is not installed, or a file fails to load (named).
+ */
+export async function llamaTokenize(
+  jobs: { path: string; texts: string[] }[],
+): Promise<number[][][]> {
+  const dir = await ensureJudge();
+  const child = new Deno.Command("node", {
+    args: [fromFileUrl(new URL("./_llama_tokenize.mjs", import.meta.url)), dir],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(JSON.stringify(jobs)));
+  await writer.close();
+  const out = await child.output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  if (!out.success) throw new Error(`The llama.cpp judge failed (exit ${out.code}):\n${stderr}`);
+  const results = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+    path: string;
+    ids?: number[][];
+    error?: string;
+  }[];
+  return results.map((r) => {
+    if (r.ids === undefined) {
+      throw new Error(`llama.cpp cannot load ${r.path}: ${r.error}\n${stderr}`);
+    }
+    return r.ids;
+  });
+}
+
 /** The prebuilt llama.cpp package for this platform (no GPU variants). */
 function judgeBinaryPackage(): string {
   const platform = { linux: "linux", darwin: "mac", windows: "win" }[Deno.build.os as string];

@@ -87,10 +87,20 @@ Deno.test("a SentencePiece-style HF tokenizer becomes a GGUF llama tokenizer tha
     assert.equal(kv.get("tokenizer.ggml.pre")?.value, "default");
     const types = kv.get("tokenizer.ggml.token_type")?.value as number[];
     assert.deepEqual(types.slice(0, 6), [3, 3, 3, 6, 6, 1]);
-    // As convert_hf_to_gguf.py's LlamaHfVocab (issue 10): -1000 for every token, in the converter's order.
+    // Not LlamaHfVocab's -1000 for every token (issue 26): -(rank of the merge that makes the
+    // token), the rest below every merge, so llama.cpp merges in transformers' order.
     const scores = kv.get("tokenizer.ggml.scores");
     assert.equal(scores?.type, 9);
-    assert.deepEqual(scores?.value, new Array(256).fill(-1000));
+    const merges = (tokenizer as { model: { merges: string[] } }).model.merges;
+    const made = new Map(merges.map((m, rank) => [m.replace(" ", ""), rank]));
+    assert.deepEqual(
+      scores?.value,
+      [...vocab.keys()].map((t) => made.has(t) ? 0 - made.get(t)! : -merges.length),
+    );
+    // A SentencePiece-style vocabulary from tokenizer.json: no merges in the GGUF, as the converter.
+    assert.equal(kv.has("tokenizer.ggml.merges"), false);
+    // The Prepend("▁") normaliser: llama.cpp puts "▁" before the text.
+    assert.equal(kv.get("tokenizer.ggml.add_space_prefix")?.value, true);
     const keys = [...kv.keys()];
     assert.deepEqual(
       keys.filter((k) => /^tokenizer\.ggml\.(tokens|scores|token_type)$/.test(k)),

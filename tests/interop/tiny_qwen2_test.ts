@@ -19,6 +19,9 @@ const REFERENCE_BF16 = testdata("hf/tiny-qwen2-gguf/tiny-qwen2-bf16.gguf");
 const DIFFERING_KEYS: Readonly<Record<string, string>> = {
   "tokenizer.ggml.pre": "the reference converter was patched to say `default` (it identifies " +
     "tokenizers by hashing a known one's output); aprkit recognises Qwen2's pre-tokenizer regex",
+  "general.quantization_version":
+    "c392e50's converter wrote it last; the llama.cpp node-llama-cpp " +
+    "3.22.1 bundles writes it before the tokenizer keys, as aprkit does (converter_sha256_test.ts)",
 };
 
 interface Reference {

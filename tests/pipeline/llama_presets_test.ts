@@ -241,7 +241,10 @@ Deno.test("convertModel() --imatrix writes llama-quantize's quantize.imatrix.* k
   const theirs = await quantizeKeys(testdata("gguf/tiny-qwen2-Q4_K_M-imatrix.gguf"));
   // llama-quantize recorded the path it was given; aprkit records the base name.
   assertEquals(theirs[0], ["quantize.imatrix.file", 8, "tiny-qwen2-gguf/tiny-qwen2-imatrix.dat"]);
-  const expected = [["quantize.imatrix.file", 8, "tiny-qwen2-imatrix.dat"], ...theirs.slice(1)];
+  // c392e50 wrote the counts as INT32 (5); the llama.cpp node-llama-cpp 3.22.1 bundles writes UINT32 (4).
+  assertEquals(theirs.slice(2).map(([, type]) => type), [5, 5]);
+  const uint32 = theirs.slice(1).map(([k, type, v]) => [k, type === 5 ? 4 : type, v]);
+  const expected = [["quantize.imatrix.file", 8, "tiny-qwen2-imatrix.dat"], ...uint32];
   assertEquals(expected.map(([k]) => k), [
     "quantize.imatrix.file",
     "quantize.imatrix.dataset",
@@ -264,7 +267,7 @@ Deno.test("convertModel() --imatrix writes llama-quantize's quantize.imatrix.* k
     });
     assertEquals(await quantizeKeys(`${dir}/g.gguf`), [
       ["quantize.imatrix.file", 8, "tiny-qwen2-imatrix.gguf"],
-      ...theirs.slice(1),
+      ...uint32,
     ]);
     // As llama-quantize, the keys come last, after general.file_type.
     const source = await openFileSource(`${dir}/dat.gguf`);

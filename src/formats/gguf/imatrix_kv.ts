@@ -1,7 +1,7 @@
 // This module is browser compatible.
 
 /**
- * The `quantize.imatrix.*` keys `llama-quantize --imatrix` (c392e50) adds to
+ * The `quantize.imatrix.*` keys `llama-quantize --imatrix` adds to
  * the GGUF it writes, so tools can tell which importance matrix a model was
  * quantized with.
  *
@@ -18,7 +18,9 @@ const MAX_VALUE_BYTES = 127;
 /**
  * The keys llama-quantize writes for an importance matrix, in its order:
  * the file, the calibration dataset (when the matrix names one), the number
- * of entries, and the number of chunks (when positive), the counts as INT32.
+ * of entries, and the number of chunks (when positive), the counts as
+ * UINT32 (the llama.cpp node-llama-cpp 3.22.1 bundles writes its integer
+ * overrides so; c392e50 wrote INT32).
  *
  * The file is recorded by its base name, not the path given as llama-quantize
  * does: a path names the user's folders (`/home/alice/...`) in a file they may
@@ -42,11 +44,14 @@ export function imatrixGgufKv(matrix: ImportanceMatrix): [string, GgufKvInput][]
   const kv: [string, GgufKvInput][] = [["quantize.imatrix.file", str(baseName(matrix.source))]];
   if (matrix.dataset !== undefined) kv.push(["quantize.imatrix.dataset", str(matrix.dataset)]);
   kv.push(["quantize.imatrix.entries_count", {
-    type: GgufValueType.INT32,
+    type: GgufValueType.UINT32,
     value: matrix.entries.size,
   }]);
   if (matrix.chunks !== undefined && matrix.chunks > 0) {
-    kv.push(["quantize.imatrix.chunks_count", { type: GgufValueType.INT32, value: matrix.chunks }]);
+    kv.push(["quantize.imatrix.chunks_count", {
+      type: GgufValueType.UINT32,
+      value: matrix.chunks,
+    }]);
   }
   return kv;
 }

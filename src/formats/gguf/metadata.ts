@@ -22,6 +22,10 @@ import { GGUF_SPLIT_KEY_SET } from "./split_keys.ts";
 import type { ModelMetadata } from "../../tensor.ts";
 import { type GgufKvEntry, type GgufValue, GgufValueType, ggufValueTypeName } from "./header.ts";
 import type { GgufKvInput } from "./writer.ts";
+import { UsageError } from "../../errors.ts";
+import { mergeRankScores } from "../../tokenizer/merge_rank_scores.ts";
+import { PRE_TOKENIZERS } from "../../tokenizer/pre_tokenizers.ts";
+import { SAMPLING_TYPES } from "../safetensors/hf_sampling.ts";
 import { familyGgufPlan } from "../../arch/gguf_plan.ts";
 import { FILE_TYPE_KEY } from "../../arch/kv.ts";
 import { familyOf } from "../../arch/registry.ts";
@@ -233,6 +237,13 @@ export function ggufToAprMetadata(kv: ReadonlyMap<string, GgufKvEntry>): ModelMe
   }
   const model = str("tokenizer.ggml.model");
   if (model !== undefined) m["tokenizer.model_type"] = model;
+  // aprender's importer's names, which realizar's tokenizer and aprender's GGUF export read.
+  const pre = str("tokenizer.ggml.pre");
+  if (pre !== undefined) m["tokenizer.pre_type"] = pre;
+  const pad = num("tokenizer.ggml.padding_token_id");
+  if (pad !== undefined) m["tokenizer.padding_token_id"] = pad;
+  const addBos = get("tokenizer.ggml.add_bos_token");
+  if (typeof addBos === "boolean") m["tokenizer.add_bos_token"] = addBos;
   if (template !== undefined) m["tokenizer.chat_template"] = template;
   const verbatim: Record<string, GgufMetadataEntry> = {};
   for (const [key, entry] of kv) {
@@ -248,6 +259,8 @@ export function ggufToAprMetadata(kv: ReadonlyMap<string, GgufKvEntry>): ModelMe
     verbatim[key] = out;
   }
   m.gguf_metadata = verbatim;
+  // The large arrays are left out of gguf_metadata; their places are kept here.
+  m.gguf_key_order = [...kv.keys()].filter((key) => !GGUF_SPLIT_KEY_SET.has(key));
   return m;
 }
 
@@ -292,6 +305,17 @@ const SPECIAL_ID_KEYS: Readonly<Record<string, string>> = {
   pad: "tokenizer.ggml.padding_token_id",
   cls: "tokenizer.ggml.cls_token_id",
   mask: "tokenizer.ggml.mask_token_id",
+  eot: "tokenizer.ggml.eot_token_id",
+  eom: "tokenizer.ggml.eom_token_id",
+  prefix: "tokenizer.ggml.prefix_token_id",
+  suffix: "tokenizer.ggml.suffix_token_id",
+  middle: "tokenizer.ggml.middle_token_id",
+  fim_pre: "tokenizer.ggml.fim_pre_token_id",
+  fim_suf: "tokenizer.ggml.fim_suf_token_id",
+  fim_mid: "tokenizer.ggml.fim_mid_token_id",
+  fim_pad: "tokenizer.ggml.fim_pad_token_id",
+  fim_rep: "tokenizer.ggml.fim_rep_token_id",
+  fim_sep: "tokenizer.ggml.fim_sep_token_id",
 };
 
 /** Hugging Face tokenizer model types → ggml tokenizer models. */
@@ -363,6 +387,7 @@ export function aprToGgufKv(
     kv.set(key, { type, value: value as GgufValue });
   };
   if (converted) set("general.type", GgufValueType.STRING, "model");
+  if (converted) writeSampling(metadata["sampling"], set);
   for (const [field, key] of GENERAL_FIELDS) set(key, GgufValueType.STRING, metadata[field]);
   if (converted && options.tensors !== undefined) {
     set("general.size_label", GgufValueType.STRING, tensorsSizeLabel(options.tensors));
@@ -403,11 +428,28 @@ export function aprToGgufKv(
       set(`${arch}.rope.dimension_count`, GgufValueType.UINT32, headDim);
     }
   }
-  writeTokenizer(metadata, set, kv);
-  const template = metadata.chat_template ?? metadata["tokenizer.chat_template"];
-  set("tokenizer.chat_template", GgufValueType.STRING, template);
+  // llama.cpp's converter (since c392e50) writes the quantization version before the tokenizer.
   set("general.quantization_version", GgufValueType.UINT32, options.quantizationVersion);
-  return kv;
+  writeTokenizer(metadata, set, kv, converted);
+  writeChatTemplates(metadata, set, kv);
+  return converted ? kv : inSourceOrder(kv, metadata.gguf_key_order);
+}
+
+/**
+ * A GGUF source's keys back in its order (`gguf_key_order`, kept at import):
+ * the tokenizer arrays, carried outside `gguf_metadata`, would otherwise
+ * come after the keys that followed them. Keys the source lacked keep their
+ * order, after its keys.
+ */
+function inSourceOrder(kv: Map<string, GgufKvInput>, order: unknown): Map<string, GgufKvInput> {
+  if (!Array.isArray(order)) return kv;
+  const out = new Map<string, GgufKvInput>();
+  for (const key of order) {
+    const entry = typeof key === "string" ? kv.get(key) : undefined;
+    if (entry !== undefined) out.set(key as string, entry);
+  }
+  for (const [key, entry] of kv) if (!out.has(key)) out.set(key, entry);
+  return out;
 }
 
 /** The tokenizer keys, in the order llama.cpp's converter writes them. */
@@ -415,17 +457,24 @@ function writeTokenizer(
   metadata: ModelMetadata,
   set: (key: string, type: GgufValueType, value: unknown) => void,
   kv: Map<string, GgufKvInput>,
+  converted: boolean,
 ): void {
   const hfModel = metadata["tokenizer.model_type"];
   const model = metadata["tokenizer.ggml_model"] ??
     (typeof hfModel === "string" ? GGML_TOKENIZER[hfModel] ?? hfModel : undefined);
   set("tokenizer.ggml.model", GgufValueType.STRING, model);
-  set("tokenizer.ggml.pre", GgufValueType.STRING, metadata["tokenizer.pre"]);
+  const pre = metadata["tokenizer.pre"] ?? metadata["tokenizer.pre_type"];
+  if (pre === undefined && model === "gpt2" && converted && !kv.has("tokenizer.ggml.pre")) {
+    refuseUnknownPreTokenizer(metadata);
+  }
+  set("tokenizer.ggml.pre", GgufValueType.STRING, pre);
   // The converter's order: tokens, scores, token types, then merges.
   const arrays = [0, 2, 3, 1].map((i) => TOKENIZER_ARRAYS[i]!);
   for (const [aprKey, ggufKey, type] of arrays) {
     let v = metadata[aprKey];
     if (aprKey === "tokenizer.scores" && !Array.isArray(v)) v = defaultScores(metadata, model);
+    // A SentencePiece-style vocabulary from tokenizer.json: the converter writes no merges.
+    if (aprKey === "tokenizer.merges" && model === "llama" && converted) continue;
     if (Array.isArray(v)) {
       kv.set(ggufKey, { type: GgufValueType.ARRAY, value: v, arrayTypes: [type] });
     }
@@ -440,26 +489,110 @@ function writeTokenizer(
     for (const [aprKey, ggufKey] of TOKENIZER_IDS) {
       set(ggufKey, GgufValueType.UINT32, metadata[aprKey]);
     }
+    set(
+      "tokenizer.ggml.padding_token_id",
+      GgufValueType.UINT32,
+      metadata["tokenizer.padding_token_id"],
+    );
   }
   const addSpecial = metadata["tokenizer.add_special"];
   if (addSpecial !== null && typeof addSpecial === "object" && !Array.isArray(addSpecial)) {
     for (const [kind, add] of Object.entries(addSpecial)) {
       set(`tokenizer.ggml.add_${kind}_token`, GgufValueType.BOOL, add);
     }
+  } else {
+    set("tokenizer.ggml.add_bos_token", GgufValueType.BOOL, metadata["tokenizer.add_bos_token"]);
   }
+  set(
+    "tokenizer.ggml.add_space_prefix",
+    GgufValueType.BOOL,
+    metadata["tokenizer.add_space_prefix"],
+  );
+  set(
+    "tokenizer.ggml.remove_extra_whitespaces",
+    GgufValueType.BOOL,
+    metadata["tokenizer.remove_extra_whitespaces"],
+  );
+}
+
+/** `general.sampling.*` from the APR `sampling` key, in its order (the converter's). */
+function writeSampling(
+  sampling: unknown,
+  set: (key: string, type: GgufValueType, value: unknown) => void,
+): void {
+  if (sampling === null || typeof sampling !== "object" || Array.isArray(sampling)) return;
+  for (const [suffix, value] of Object.entries(sampling as Record<string, unknown>)) {
+    const kind = SAMPLING_TYPES.get(suffix);
+    if (kind === undefined) continue;
+    const type = kind === "string"
+      ? GgufValueType.STRING
+      : kind === "int"
+      ? GgufValueType.INT32
+      : GgufValueType.FLOAT32;
+    set(`general.sampling.${suffix}`, type, value);
+  }
+}
+
+/** A byte-level BPE tokenizer whose pre-tokenizer llama.cpp does not implement: refused. */
+function refuseUnknownPreTokenizer(metadata: ModelMetadata): never {
+  const found = metadata["tokenizer.pre_unrecognised"];
+  throw new UsageError(
+    `Cannot write GGUF: tokenizer.json's pre-tokenizer (${
+      typeof found === "string" ? found : "none recorded"
+    }) is none that llama.cpp implements (known: ${
+      PRE_TOKENIZERS.map((e) => e.name).join(", ")
+    }); llama.cpp would split text differently from transformers. preTokenizer: "default" ` +
+      `writes "default" anyway`,
+  );
+}
+
+/**
+ * The chat templates, as gguf-py's `add_chat_template` writes them: each
+ * named one but `default` as `tokenizer.chat_template.NAME`, their names in
+ * `tokenizer.chat_templates`, then `default` as `tokenizer.chat_template`.
+ */
+function writeChatTemplates(
+  metadata: ModelMetadata,
+  set: (key: string, type: GgufValueType, value: unknown) => void,
+  kv: Map<string, GgufKvInput>,
+): void {
+  const named = metadata["tokenizer.chat_templates"];
+  if (named !== null && typeof named === "object" && !Array.isArray(named)) {
+    const names: string[] = [];
+    for (const [name, template] of Object.entries(named as Record<string, unknown>)) {
+      if (name === "default" || typeof template !== "string") continue;
+      set(`tokenizer.chat_template.${name}`, GgufValueType.STRING, template);
+      names.push(name);
+    }
+    if (names.length > 0) {
+      kv.set("tokenizer.chat_templates", {
+        type: GgufValueType.ARRAY,
+        value: names,
+        arrayTypes: [GgufValueType.STRING],
+      });
+    }
+  }
+  const template = metadata.chat_template ?? metadata["tokenizer.chat_template"];
+  set("tokenizer.chat_template", GgufValueType.STRING, template);
 }
 
 /**
  * Scores for a tokenizer that has none. A SentencePiece-style BPE
- * `tokenizer.json` (byte fallback, exported as a `llama` tokenizer) has no
- * scores; llama.cpp's converter (`LlamaHfVocab`, c392e50) writes -1000 for
- * every token, added and padding ones too, and so does aprkit. (Unigram
- * vocabularies carry their own scores, kept at import as `tokenizer.scores`.)
+ * `tokenizer.json` (byte fallback, exported as a `llama` tokenizer) has only
+ * merges: score = −(rank of the merge that makes the token), so llama.cpp
+ * merges in transformers' order (`mergeRankScores`; llama.cpp's converter
+ * writes −1000 for every token, which merges in the wrong order). Without
+ * merges, −1000 as the converter. (Unigram vocabularies carry their own
+ * scores, kept at import as `tokenizer.scores`.)
  */
 function defaultScores(metadata: ModelMetadata, model: unknown): number[] | undefined {
   const tokens = metadata["tokenizer.vocabulary"];
   if (model !== "llama" || metadata["tokenizer.model_type"] !== "BPE" || !Array.isArray(tokens)) {
     return undefined;
+  }
+  const merges = metadata["tokenizer.merges"];
+  if (Array.isArray(merges) && merges.every((m) => typeof m === "string")) {
+    return mergeRankScores(tokens, merges);
   }
   return new Array<number>(tokens.length).fill(LLAMA_HF_VOCAB_SCORE);
 }

@@ -12,6 +12,7 @@ import { DTYPES, elementCount, tensorByteLength } from "../../dtype.ts";
 import type { ModelChunk, ModelHeader, ProgressCallback, TensorEntry } from "../../tensor.ts";
 import { guessFileType } from "./file_type.ts";
 import { aprToGgufKv } from "./metadata.ts";
+import { UsageError } from "../../errors.ts";
 import { hfToGgufName } from "./names.ts";
 import {
   encodeGgufHeader,
@@ -346,12 +347,22 @@ export function planGgufExport(
     };
   });
   const fileType = options.fileType ?? guessFileType(header.tensors);
-  const kv = aprToGgufKv(header.metadata, {
-    ...(fileType === undefined ? {} : { fileType }),
-    parameterCount: header.tensors.reduce((n, t) => n + elementCount(t.shape), 0),
-    tensors: specs.map((t) => ({ name: t.name, shape: [...t.ne].reverse() })),
-    quantizationVersion: GGML_QUANTIZATION_VERSION,
-  });
+  let kv: Map<string, GgufKvInput>;
+  try {
+    kv = aprToGgufKv(header.metadata, {
+      ...(fileType === undefined ? {} : { fileType }),
+      parameterCount: header.tensors.reduce((n, t) => n + elementCount(t.shape), 0),
+      tensors: specs.map((t) => ({ name: t.name, shape: [...t.ne].reverse() })),
+      quantizationVersion: GGML_QUANTIZATION_VERSION,
+    });
+  } catch (error) {
+    // Name the file being written (a tokenizer llama.cpp cannot run is refused here).
+    if (!(error instanceof UsageError)) throw error;
+    throw new UsageError(
+      error.message.replace(/^Cannot write GGUF:/, `Cannot write "${path}":`),
+      { cause: error },
+    );
+  }
   for (const [key, value] of options.extraKv ?? []) {
     // Removed, then added: the key moves to the end, where llama.cpp's gguf_set_val puts it.
     kv.delete(key);

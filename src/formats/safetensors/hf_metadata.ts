@@ -3,6 +3,7 @@
 /**
  * Hugging Face companion files (`config.json`, `tokenizer.json`,
  * `tokenizer_config.json`, `generation_config.json`, `chat_template.jinja`,
+ * `chat_template.json`,
  * `preprocessor_config.json`)
  * turned into APR metadata (APR_V2.md §3, DESIGN.md §2.4).
  *
@@ -29,8 +30,14 @@
  *   tensors of a family (`src/arch/`) are derived from it on export, as
  *   llama.cpp's converter derives them.
  * - What llama.cpp's converter derives from the tokenizer, for GGUF export
- *   (`tokenizer.ggml_model`, `tokenizer.pre`, `tokenizer.token_type`,
- *   `tokenizer.special_ids`, `tokenizer.add_special`): see `hf_tokenizer_gguf.ts`.
+ *   (`tokenizer.ggml_model`, `tokenizer.pre`/`pre_type`, `tokenizer.token_type`,
+ *   SentencePiece scores, `tokenizer.special_ids`, `tokenizer.add_special`,
+ *   `tokenizer.add_space_prefix`, named chat templates): see `hf_tokenizer_gguf.ts`.
+ * - `sampling`: the sampling defaults of `generation_config.json`, for the
+ *   `general.sampling.*` GGUF keys (`hf_sampling.ts`).
+ * - The chat template comes from `tokenizer_config.json`, else
+ *   `chat_template.jinja`, else `chat_template.json`, as the converter reads it;
+ *   of several named ones, `chat_template` holds `default`.
  *
  * @module
  */
@@ -39,6 +46,14 @@ import { ModelFormatError } from "../../errors.ts";
 import type { ModelMetadata } from "../../tensor.ts";
 import type { ModelFiles } from "../../io/model_files.ts";
 import { ggufTokenizerFields } from "./hf_tokenizer_gguf.ts";
+import { samplingFromGenerationConfig } from "./hf_sampling.ts";
+import {
+  MAX_SENTENCEPIECE_BYTES,
+  parseSentencePieceModel,
+  type SentencePieceModel,
+} from "../../tokenizer/sentencepiece_model.ts";
+import { sentencePieceVocab } from "../../tokenizer/sentencepiece_vocab.ts";
+import { specialVocab } from "../../tokenizer/special_vocab.ts";
 import { architectureOfHf, familyOf, tiedByDefault } from "../../arch/registry.ts";
 import {
   checkConfigValues,
@@ -71,6 +86,10 @@ export interface HfCompanions {
   generationConfig?: unknown;
   /** `chat_template.jinja`, used when `tokenizer_config.json` has no template. */
   chatTemplate?: string;
+  /** `chat_template.json` (`{"chat_template": ...}`), used when neither has one. */
+  chatTemplateJson?: unknown;
+  /** `tokenizer.model`, parsed: SentencePiece pieces, as llama.cpp's converter prefers them. */
+  sentencePiece?: SentencePieceModel;
   /** `preprocessor_config.json` (an image processor's size, mean and std). */
   preprocessorConfig?: unknown;
 }
@@ -214,8 +233,15 @@ function readVocabulary(tokenizer: unknown, minSize: number | undefined): Vocabu
   return { tokens, scores, merges, modelType, ids };
 }
 
-function chatTemplateOf(tokenizerConfig: Record<string, unknown>, fallback: string | undefined) {
-  const t = tokenizerConfig["chat_template"];
+function chatTemplateOf(
+  tokenizerConfig: Record<string, unknown>,
+  jinja: string | undefined,
+  json: unknown,
+): string | undefined {
+  const fallback = jinja ?? record(json)?.["chat_template"];
+  const t = Object.hasOwn(tokenizerConfig, "chat_template")
+    ? tokenizerConfig["chat_template"]
+    : fallback;
   if (typeof t === "string") return t;
   // Several named templates: [{name, template}]; take "default", else the first.
   if (Array.isArray(t)) {
@@ -223,7 +249,7 @@ function chatTemplateOf(tokenizerConfig: Record<string, unknown>, fallback: stri
     const chosen = named.find((x) => x?.["name"] === "default") ?? named[0];
     if (chosen !== undefined) return chosen["template"] as string;
   }
-  return fallback;
+  return undefined;
 }
 
 /**
@@ -249,7 +275,7 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   const text = { ...record(config["text_config"]), ...config };
   const out: ModelMetadata = {};
 
-  const chatTemplate = chatTemplateOf(tokenizerConfig, files.chatTemplate);
+  const chatTemplate = chatTemplateOf(tokenizerConfig, files.chatTemplate, files.chatTemplateJson);
   if (chatTemplate !== undefined) out.chat_template = chatTemplate;
 
   const special: NonNullable<ModelMetadata["special_tokens"]> = {};
@@ -350,9 +376,25 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   if (vocabulary !== undefined) {
     Object.assign(
       out,
-      ggufTokenizerFields({ ...files, tokenizerConfig, config, tokens: vocabulary.tokens }),
+      ggufTokenizerFields({
+        ...files,
+        tokenizerConfig,
+        config,
+        tokens: vocabulary.tokens,
+        ...(vocabulary.merges !== undefined ? { merges: vocabulary.merges } : {}),
+      }),
     );
   }
+  // A SentencePiece tokenizer.model: the vocabulary the converter reads from it.
+  if (
+    files.sentencePiece !== undefined &&
+    (vocabulary === undefined || out["tokenizer.ggml_model"] === "llama")
+  ) {
+    Object.assign(out, sentencePieceFields(files, files.sentencePiece, vocabSize, tokenizerConfig));
+  }
+  // general.sampling.* for GGUF export, as llama.cpp's converter reads them.
+  const sampling = samplingFromGenerationConfig(generation);
+  if (Object.keys(sampling).length > 0) out["sampling"] = sampling;
   const tied = tiedWordEmbeddings(text);
   if (tied !== undefined) out["tied_embeddings"] = tied;
   // The whole config, for what a family derives from it on export (GGUF
@@ -361,6 +403,48 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   // The image processor's settings, for a vision GGUF (llama.cpp's --mmproj keys).
   const preprocessor = record(files.preprocessorConfig);
   if (preprocessor !== undefined) out["hf_preprocessor_config"] = preprocessor;
+  return out;
+}
+
+/**
+ * The `tokenizer.*` keys of a SentencePiece `tokenizer.model` (replacing
+ * those from `tokenizer.json`, as the converter prefers the model): pieces,
+ * scores and types as `_create_vocab_sentencepiece` builds them,
+ * `add_space_prefix` from `tokenizer_config.json`'s `add_prefix_space` else
+ * the model's `add_dummy_prefix`, `remove_extra_whitespaces` when the model
+ * collapses spaces (llama.cpp's default is not to).
+ */
+function sentencePieceFields(
+  files: HfCompanions,
+  model: SentencePieceModel,
+  vocabSize: number | undefined,
+  tokenizerConfig: Record<string, unknown>,
+): ModelMetadata {
+  const vocab = sentencePieceVocab(model, vocabSize, tokenizerConfig);
+  const special = specialVocab({
+    tokenizer: files.tokenizer ?? {},
+    tokenizerConfig: files.tokenizerConfig,
+    config: files.config,
+    vocabSize: vocab.tokens.length,
+  });
+  const out: ModelMetadata = {
+    "tokenizer.vocabulary": vocab.tokens,
+    "tokenizer.vocab_size": vocab.tokens.length,
+    "tokenizer.scores": vocab.scores,
+    "tokenizer.ggml_model": "llama",
+    "tokenizer.pre": "default",
+    "tokenizer.pre_type": "default",
+    "tokenizer.token_type": vocab.types,
+  };
+  const configured = tokenizerConfig["add_prefix_space"];
+  out["tokenizer.add_space_prefix"] = typeof configured === "boolean"
+    ? configured
+    : model.addDummyPrefix;
+  if (model.removeExtraWhitespaces) out["tokenizer.remove_extra_whitespaces"] = true;
+  if (Object.keys(special.ids).length > 0) out["tokenizer.special_ids"] = special.ids;
+  if (Object.keys(special.add).length > 0) out["tokenizer.add_special"] = special.add;
+  if (special.ids["pad"] !== undefined) out["tokenizer.padding_token_id"] = special.ids["pad"];
+  if (special.add["bos"] !== undefined) out["tokenizer.add_bos_token"] = special.add["bos"];
   return out;
 }
 
@@ -495,5 +579,41 @@ export async function readHfCompanionFiles(
     MAX_CONFIG_BYTES,
   );
   if (chatTemplate !== undefined) companions.chatTemplate = chatTemplate;
+  const chatTemplateJson = await json("chat_template.json", MAX_CONFIG_BYTES);
+  if (chatTemplateJson !== undefined) companions.chatTemplateJson = chatTemplateJson;
+  const sentencePiece = await readSentencePiece(files, listing, prefix + "tokenizer.model");
+  if (sentencePiece !== undefined) companions.sentencePiece = sentencePiece;
   return companions;
+}
+
+/** Read and parse `tokenizer.model`, if the repository has one (size checked before reading). */
+async function readSentencePiece(
+  files: ModelFiles,
+  listing: ReadonlySet<string>,
+  path: string,
+): Promise<SentencePieceModel | undefined> {
+  if (!listing.has(path)) return undefined;
+  const source = await files.open(path);
+  try {
+    if (source.size > MAX_SENTENCEPIECE_BYTES) {
+      throw new ModelFormatError(
+        "model",
+        files.locate(path),
+        `too large: ${source.size} bytes exceeds the ${MAX_SENTENCEPIECE_BYTES}-byte limit for tokenizer.model`,
+      );
+    }
+    const bytes = await source.read(0, source.size);
+    try {
+      return parseSentencePieceModel(bytes);
+    } catch (cause) {
+      throw new ModelFormatError(
+        "model",
+        files.locate(path),
+        `not a SentencePiece model: ${(cause as Error).message}`,
+        { cause },
+      );
+    }
+  } finally {
+    await source.close();
+  }
 }

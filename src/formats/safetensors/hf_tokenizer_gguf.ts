@@ -2,68 +2,42 @@
 
 /**
  * What llama.cpp's converter (`convert_hf_to_gguf.py` and gguf-py's
- * `SpecialVocab`, llama.cpp c392e50) derives from a Hugging Face tokenizer,
- * kept in APR metadata at import so a GGUF export can write it:
+ * `SpecialVocab`, of the llama.cpp that node-llama-cpp 3.22.1 bundles)
+ * derives from a Hugging Face tokenizer, kept in APR metadata at import so a
+ * GGUF export can write it. The knowledge itself lives in `src/tokenizer/`:
  *
  * - `tokenizer.ggml_model`: `"gpt2"` for a byte-level BPE `tokenizer.json`,
  *   `"llama"` for SentencePiece-style ones (BPE with byte fallback, Unigram).
- * - `tokenizer.pre`: the pre-tokenizer llama.cpp should apply. The converter
- *   recognises a tokenizer by hashing its output on a fixed text; aprkit has
- *   no tokenizer to run, so it recognises the pre-tokenizer's regex instead
- *   (Llama 3, Qwen2, GPT-2) and says `"default"` otherwise.
- * - `tokenizer.token_type`: per id, NORMAL 1, UNKNOWN 2, CONTROL 3 (added
- *   special tokens, and added tokens that look special: `<|…|>`), USER_DEFINED
- *   4 (other added tokens), UNUSED 5 (ids no token claims), BYTE 6 (`<0xAB>`
- *   of SentencePiece vocabularies).
- * - `tokenizer.special_ids`: `{bos, eos, unk, sep, pad, cls, mask}` ids in
- *   `SpecialVocab`'s order: the tokenizer_config's token strings looked up
- *   among the added tokens, then `config.json`'s `*_token_id`.
- * - `tokenizer.add_special`: tokenizer_config's `add_bos_token`/`add_eos_token`…
+ * - `tokenizer.pre`: the pre-tokenizer llama.cpp should apply, recognised
+ *   from the `tokenizer.json`'s structure (`pre_tokenizers.ts`); `"default"`
+ *   for `llama` vocabularies. A byte-level one that matches no entry gets no
+ *   `tokenizer.pre` but `tokenizer.pre_unrecognised` (its steps), and GGUF
+ *   export refuses it unless told which name to write. `tokenizer.pre_type`
+ *   repeats the name, for realizar's tokenizer and aprender's GGUF export
+ *   (aprender's importer writes that key).
+ * - `tokenizer.token_type`: per id, as the converter types them (`token_types.ts`).
+ * - `tokenizer.scores` for SentencePiece-style BPE: −(merge rank)
+ *   (`merge_rank_scores.ts`); Unigram vocabularies keep their own.
+ * - `tokenizer.special_ids`, `tokenizer.add_special`, chat templates:
+ *   `special_vocab.ts`; `tokenizer.add_space_prefix` for `llama`
+ *   vocabularies, from the normaliser (`Prepend("▁")`), a `Metaspace`
+ *   pre-tokenizer, or `tokenizer_config.json`'s `add_prefix_space`.
+ * - aprender's names of two of them: `tokenizer.add_bos_token`,
+ *   `tokenizer.padding_token_id`.
  *
  * @module
  */
 
 import type { ModelMetadata } from "../../tensor.ts";
-
-/** gguf-py's `TokenType`. */
-const NORMAL = 1;
-const CONTROL = 3;
-const USER_DEFINED = 4;
-const UNUSED = 5;
-const BYTE = 6;
-
-/** SpecialVocab's special token kinds, in its order. */
-const SPECIAL_KINDS = ["bos", "eos", "unk", "sep", "pad", "cls", "mask"] as const;
-
-/** Pre-tokenizer regexes llama.cpp implements, by its `tokenizer.ggml.pre` name. */
-const PRE_TOKENIZER_REGEXES: ReadonlyMap<string, string> = new Map([
-  [
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
-    "llama-bpe",
-  ],
-  [
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
-    "qwen2",
-  ],
-]);
+import { describePreTokenizer, recognisePreTokenizer } from "../../tokenizer/pre_tokenizers.ts";
+import { tokenTypes } from "../../tokenizer/token_types.ts";
+import { mergeRankScores } from "../../tokenizer/merge_rank_scores.ts";
+import { type ChatTemplates, specialVocab } from "../../tokenizer/special_vocab.ts";
 
 function record(value: unknown): Record<string, unknown> | undefined {
   return value !== null && typeof value === "object" && !Array.isArray(value)
     ? value as Record<string, unknown>
     : undefined;
-}
-
-function tokenString(value: unknown): string | undefined {
-  if (typeof value === "string") return value;
-  const content = record(value)?.["content"];
-  return typeof content === "string" ? content : undefined;
-}
-
-/** The converter's `does_token_look_special`. */
-function looksSpecial(token: string): boolean {
-  return ["<pad>", "<mask>", "<2mass>", "[@BOS@]"].includes(token) ||
-    (token.startsWith("<|") && token.endsWith("|>")) ||
-    (token.startsWith("<unused") && token.endsWith(">"));
 }
 
 /** The ggml tokenizer model of a `tokenizer.json`, or undefined when llama.cpp has none. */
@@ -73,33 +47,32 @@ function ggmlModel(model: Record<string, unknown>): "gpt2" | "llama" | undefined
   return undefined;
 }
 
-/** Every `Split` regex and ByteLevel step of a pre-tokenizer, in order. */
-function preTokenizerSteps(pre: unknown): { regexes: string[]; byteLevelRegex: boolean } {
-  const steps: unknown[] = [];
-  const walk = (node: unknown): void => {
+/**
+ * Whether a SentencePiece-style tokenizer puts "▁" before the text:
+ * `tokenizer_config.json`'s `add_prefix_space` when set, else a `Prepend("▁")`
+ * normaliser or a `Metaspace` pre-tokenizer that prepends.
+ */
+function addSpacePrefix(
+  tokenizer: Record<string, unknown>,
+  tokenizerConfig: Record<string, unknown>,
+): boolean {
+  const configured = tokenizerConfig["add_prefix_space"];
+  if (typeof configured === "boolean") return configured;
+  let found = false;
+  const walk = (node: unknown, key: string, depth: number): void => {
     const r = record(node);
-    if (r === undefined) return;
-    if (Array.isArray(r["pretokenizers"])) r["pretokenizers"].forEach(walk);
-    else steps.push(r);
+    if (r === undefined || depth > 16) return;
+    const children = r[key];
+    if (Array.isArray(children)) { for (const c of children) walk(c, key, depth + 1); }
+    if (r["type"] === "Prepend" && r["prepend"] === "▁") found = true;
+    if (r["type"] === "Metaspace") {
+      const scheme = r["prepend_scheme"];
+      if (scheme === "always" || scheme === "first" || r["add_prefix_space"] === true) found = true;
+    }
   };
-  walk(pre);
-  const regexes: string[] = [];
-  let byteLevelRegex = false;
-  for (const step of steps) {
-    const r = record(step)!;
-    const regex = record(r["pattern"])?.["Regex"];
-    if (r["type"] === "Split" && typeof regex === "string") regexes.push(regex);
-    if (r["type"] === "ByteLevel" && r["use_regex"] !== false) byteLevelRegex = true;
-  }
-  return { regexes, byteLevelRegex };
-}
-
-function preTokenizerName(tokenizer: Record<string, unknown>): string {
-  const { regexes, byteLevelRegex } = preTokenizerSteps(tokenizer["pre_tokenizer"]);
-  if (regexes.length === 1 && !byteLevelRegex) {
-    return PRE_TOKENIZER_REGEXES.get(regexes[0]!) ?? "default";
-  }
-  return "default";
+  walk(tokenizer["normalizer"], "normalizers", 0);
+  walk(tokenizer["pre_tokenizer"], "pretokenizers", 0);
+  return found;
 }
 
 /**
@@ -112,23 +85,28 @@ function preTokenizerName(tokenizer: Record<string, unknown>): string {
  *   tokenizer: {
  *     model: { type: "BPE", vocab: { a: 0, b: 1 }, merges: ["a b"] },
  *     added_tokens: [{ id: 2, content: "<|end|>", special: true }],
+ *     pre_tokenizer: { type: "ByteLevel", use_regex: true },
  *   },
  *   tokenizerConfig: { eos_token: "<|end|>" },
  *   tokens: ["a", "b", "<|end|>"],
  * });
- * console.assert(m["tokenizer.ggml_model"] === "gpt2");
+ * console.assert(m["tokenizer.ggml_model"] === "gpt2" && m["tokenizer.pre"] === "gpt-2");
  * console.assert((m["tokenizer.token_type"] as number[])[2] === 3);
  * ```
  *
  * @param files The parsed `tokenizer.json`, `tokenizer_config.json`, `config.json`,
- *   and the vocabulary as APR writes it (`[PAD<id>]` for ids no token claims).
+ *   `chat_template.jinja`/`.json`, and the vocabulary as APR writes it
+ *   (`[PAD<id>]` for ids no token claims).
  * @returns The `tokenizer.*` keys, or nothing for a tokenizer llama.cpp cannot hold.
  */
 export function ggufTokenizerFields(files: {
   tokenizer?: unknown;
   tokenizerConfig?: unknown;
   config?: unknown;
+  chatTemplate?: string;
+  chatTemplateJson?: unknown;
   tokens: readonly string[];
+  merges?: readonly string[];
 }): ModelMetadata {
   const tokenizer = record(files.tokenizer);
   const model = record(tokenizer?.["model"]);
@@ -136,7 +114,6 @@ export function ggufTokenizerFields(files: {
   const kind = ggmlModel(model);
   if (kind === undefined) return {};
   const tokenizerConfig = record(files.tokenizerConfig) ?? {};
-  const config = record(files.config) ?? {};
 
   // One byte per id, not a Set of a million numbers (issue 20 item 2).
   const claimed = new Uint8Array(files.tokens.length);
@@ -151,56 +128,72 @@ export function ggufTokenizerFields(files: {
     const map = record(vocab) ?? {};
     for (const token in map) claim(map[token]);
   }
-  const added = new Map<number, { content: string; special: boolean }>();
+  const added = new Map<number, { special: boolean }>();
   for (const entry of Array.isArray(tokenizer["added_tokens"]) ? tokenizer["added_tokens"] : []) {
     const t = record(entry);
     const id = t?.["id"];
     if (typeof t?.["content"] === "string" && typeof id === "number") {
-      added.set(id, { content: t["content"], special: t["special"] === true });
+      added.set(id, { special: t["special"] === true });
       claim(id);
     }
   }
 
-  const specialIds: Record<string, number> = {};
-  for (const kind of SPECIAL_KINDS) {
-    const token = tokenString(tokenizerConfig[`${kind}_token`]);
-    if (token === undefined) continue;
-    const id = [...added].find(([, t]) => t.content === token)?.[0];
-    if (id !== undefined) specialIds[kind] = id;
-  }
-  // gguf-py's SpecialVocab reads a multimodal config's ids from text_config when the root has none.
-  const textConfig = record(config["text_config"]) ?? {};
-  for (const kind of SPECIAL_KINDS) {
-    const id = config[`${kind}_token_id`] ?? textConfig[`${kind}_token_id`];
-    if (specialIds[kind] === undefined && typeof id === "number" && Number.isSafeInteger(id)) {
-      if (id >= 0 && id < files.tokens.length) specialIds[kind] = id;
-    }
-  }
-  const special = new Set(Object.values(specialIds));
-
-  const types = files.tokens.map((token, id) => {
-    if (claimed[id] !== 1) return UNUSED;
-    const a = added.get(id);
-    if (a !== undefined) return a.special || looksSpecial(token) ? CONTROL : USER_DEFINED;
-    if (kind === "llama") {
-      if (/^<0x[0-9A-Fa-f]{2}>$/.test(token)) return BYTE;
-      if (special.has(id)) return CONTROL;
-    }
-    return NORMAL;
+  const special = specialVocab({
+    tokenizer,
+    tokenizerConfig: files.tokenizerConfig,
+    config: files.config,
+    ...(files.chatTemplate !== undefined ? { chatTemplateJinja: files.chatTemplate } : {}),
+    ...(files.chatTemplateJson !== undefined ? { chatTemplateJson: files.chatTemplateJson } : {}),
+    vocabSize: files.tokens.length,
   });
-
-  const addSpecial: Record<string, boolean> = {};
-  for (const kind of SPECIAL_KINDS) {
-    const v = tokenizerConfig[`add_${kind}_token`];
-    if (typeof v === "boolean") addSpecial[kind] = v;
-  }
-
   const out: ModelMetadata = {
     "tokenizer.ggml_model": kind,
-    "tokenizer.pre": kind === "gpt2" ? preTokenizerName(tokenizer) : "default",
-    "tokenizer.token_type": types,
   };
-  if (Object.keys(specialIds).length > 0) out["tokenizer.special_ids"] = specialIds;
-  if (Object.keys(addSpecial).length > 0) out["tokenizer.add_special"] = addSpecial;
+  if (kind === "llama") {
+    out["tokenizer.pre"] = "default";
+    out["tokenizer.pre_type"] = "default";
+  } else {
+    const pre = recognisePreTokenizer(tokenizer);
+    if (pre !== undefined) {
+      out["tokenizer.pre"] = pre.name;
+      out["tokenizer.pre_type"] = pre.name;
+    } else {
+      out["tokenizer.pre_unrecognised"] = describePreTokenizer(tokenizer);
+    }
+  }
+  out["tokenizer.token_type"] = tokenTypes({
+    tokens: files.tokens,
+    claimed,
+    added,
+    specialIds: new Set(Object.values(special.ids)),
+    ggmlModel: kind,
+  });
+  if (kind === "llama" && model["type"] === "BPE" && files.merges !== undefined) {
+    out["tokenizer.scores"] = mergeRankScores(files.tokens, files.merges);
+  }
+  if (kind === "llama") {
+    out["tokenizer.add_space_prefix"] = addSpacePrefix(tokenizer, tokenizerConfig);
+  }
+  if (Object.keys(special.ids).length > 0) out["tokenizer.special_ids"] = special.ids;
+  if (Object.keys(special.add).length > 0) out["tokenizer.add_special"] = special.add;
+  if (special.ids["pad"] !== undefined) out["tokenizer.padding_token_id"] = special.ids["pad"];
+  if (special.add["bos"] !== undefined) out["tokenizer.add_bos_token"] = special.add["bos"];
+  const templates = namedTemplates(special.chatTemplate);
+  if (templates !== undefined) out["tokenizer.chat_templates"] = templates;
   return out;
+}
+
+/**
+ * The chat template as APR keeps it: a string, or for several named ones an
+ * object `name → template` (`default` among them), names reduced to
+ * `[A-Za-z0-9_]` as gguf-py's `add_chat_template` does.
+ */
+function namedTemplates(t: ChatTemplates | undefined): string | Record<string, string> | undefined {
+  if (t === undefined || typeof t === "string") return t;
+  const named: Record<string, string> = {};
+  for (const { name, template } of t) {
+    const clean = name.replace(/[^A-Za-z0-9]/g, "_");
+    if (clean !== "" && !Object.hasOwn(named, clean)) named[clean] = template;
+  }
+  return Object.keys(named).length > 0 ? named : undefined;
 }

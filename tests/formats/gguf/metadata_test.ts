@@ -206,3 +206,24 @@ Deno.test("aprToGgufKv() writes llama.cpp's architecture name and the export's f
   assert.equal(fromGguf.has("llama.attention.value_length"), false);
   assert.equal(fromGguf.has("llama.rope.dimension_count"), false);
 });
+
+Deno.test("ggufToAprMetadata() writes aprender's tokenizer keys (pre_type, padding_token_id, add_bos_token) and keeps the key order for the export (issues 19, 26)", () => {
+  const entry = (type: number, value: unknown, offset = 0): GgufKvEntry =>
+    ({ type, value, offset }) as GgufKvEntry;
+  const tokens = Array.from({ length: 100 }, (_, i) => `t${i}`);
+  const kv = new Map<string, GgufKvEntry>([
+    ["general.architecture", entry(8, "qwen2")],
+    ["tokenizer.ggml.model", entry(8, "gpt2")],
+    ["tokenizer.ggml.pre", entry(8, "qwen2")],
+    ["tokenizer.ggml.tokens", { type: 9, arrayTypes: [8], value: tokens, offset: 0 }],
+    ["tokenizer.ggml.padding_token_id", entry(4, 5)],
+    ["tokenizer.ggml.add_bos_token", entry(7, false)],
+    ["general.quantization_version", entry(4, 2)],
+  ]);
+  const m = ggufToAprMetadata(kv);
+  assert.equal(m["tokenizer.pre_type"], "qwen2");
+  assert.equal(m["tokenizer.padding_token_id"], 5);
+  assert.equal(m["tokenizer.add_bos_token"], false);
+  // The token list (left out of gguf_metadata) goes back to its place on export.
+  assert.deepEqual([...aprToGgufKv(m).keys()], [...kv.keys()]);
+});

@@ -22,18 +22,23 @@ Deno.test("ggufTokenizerFields(): byte-level BPE is gpt2, with the converter's t
     tokens: ["a", "b", "ab", "[PAD3]", "<|end|>", "<tool>", "<|looks|>"],
   });
   assert.equal(m["tokenizer.ggml_model"], "gpt2");
-  assert.equal(m["tokenizer.pre"], "default");
+  // GPT-2's own pre-tokenizer: ByteLevel with its regex.
+  assert.equal(m["tokenizer.pre"], "gpt-2");
+  assert.equal(m["tokenizer.pre_type"], "gpt-2");
   // NORMAL, NORMAL, NORMAL, UNUSED (a hole), CONTROL, USER_DEFINED, CONTROL (looks special).
   assert.deepEqual(m["tokenizer.token_type"], [1, 1, 1, 5, 3, 4, 3]);
   // SpecialVocab: tokenizer_config strings among the added tokens first, then config.json ids.
   assert.deepEqual(m["tokenizer.special_ids"], { eos: 4, pad: 4, bos: 0 });
   assert.deepEqual(Object.keys(m["tokenizer.special_ids"] as object), ["eos", "pad", "bos"]);
   assert.deepEqual(m["tokenizer.add_special"], { bos: false });
+  // aprender's importer's keys.
+  assert.equal(m["tokenizer.padding_token_id"], 4);
+  assert.equal(m["tokenizer.add_bos_token"], false);
 });
 
-Deno.test("ggufTokenizerFields(): pre-tokenizer regexes llama.cpp knows are named, others are default", () => {
-  const split = (regex: string) => ({
-    model: { type: "BPE", vocab: { a: 0 }, merges: [] },
+Deno.test("ggufTokenizerFields(): pre-tokenizers llama.cpp knows are named, others are recorded as unrecognised", () => {
+  const split = (regex: string, ignoreMerges = false) => ({
+    model: { type: "BPE", vocab: { a: 0 }, merges: [], ignore_merges: ignoreMerges },
     pre_tokenizer: {
       type: "Sequence",
       pretokenizers: [
@@ -45,11 +50,16 @@ Deno.test("ggufTokenizerFields(): pre-tokenizer regexes llama.cpp knows are name
   const llama3 =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
   const qwen2 = llama3.replace("\\p{N}{1,3}", "\\p{N}");
-  const pre = (regex: string) =>
-    ggufTokenizerFields({ tokenizer: split(regex), tokens: ["a"] })["tokenizer.pre"];
-  assert.equal(pre(llama3), "llama-bpe");
-  assert.equal(pre(qwen2), "qwen2");
-  assert.equal(pre("\\s+"), "default");
+  const fields = (regex: string, ignoreMerges = false) =>
+    ggufTokenizerFields({ tokenizer: split(regex, ignoreMerges), tokens: ["a"] });
+  assert.equal(fields(llama3, true)["tokenizer.pre"], "llama-bpe");
+  assert.equal(fields(qwen2)["tokenizer.pre"], "qwen2");
+  // Llama 3's regex without ignore_merges is not Llama 3's tokenizer (llama.cpp's llama-bpe ignores merges).
+  assert.equal(fields(llama3)["tokenizer.pre"], undefined);
+  const unknown = fields("\\s+");
+  assert.equal(unknown["tokenizer.pre"], undefined);
+  assert.equal(unknown["tokenizer.pre_type"], undefined);
+  assert.equal(unknown["tokenizer.pre_unrecognised"], "Split(Isolated, \\s+) + ByteLevel");
 });
 
 Deno.test("ggufTokenizerFields(): SentencePiece-style tokenizers are llama, with byte tokens", () => {
@@ -68,10 +78,15 @@ Deno.test("ggufTokenizerFields(): SentencePiece-style tokenizers are llama, with
     },
     tokenizerConfig: { bos_token: "<s>", eos_token: "</s>", unk_token: "<unk>" },
     tokens: ["<unk>", "<s>", "</s>", "<0x0A>", "▁a"],
+    merges: ["▁ a"],
   });
   assert.equal(m["tokenizer.ggml_model"], "llama");
   assert.equal(m["tokenizer.pre"], "default");
   assert.deepEqual(m["tokenizer.token_type"], [3, 3, 3, 6, 1]);
+  // Scores from merge ranks: "▁a" is made by merge 0; the rest by none (below every merge).
+  assert.deepEqual(m["tokenizer.scores"], [-1, -1, -1, -1, 0]);
+  // No Prepend("▁") normaliser, no Metaspace: llama.cpp must not put "▁" before the text.
+  assert.equal(m["tokenizer.add_space_prefix"], false);
   assert.deepEqual(m["tokenizer.special_ids"], { bos: 1, eos: 2, unk: 0 });
   const unigram = ggufTokenizerFields({
     tokenizer: { model: { type: "Unigram", vocab: [["a", -1], ["b", -2]] } },

@@ -1,0 +1,175 @@
+/**
+ * Issue 26: text in, text out. Tiny checkpoints carrying the real
+ * `tokenizer.json` + `tokenizer_config.json` of published models
+ * (`_tokenizer_packages.ts`) are converted to GGUF; llama.cpp (the judge,
+ * vocabulary only) tokenizes ~40 strings with each file, and the ids must be
+ * transformers 4.57.6's, recorded once in tests/testdata/tokenizers/expected.json
+ * by make_expected.py. HF → APR → GGUF and GGUF → APR → GGUF must give the
+ * same tokenizer keys as HF → GGUF.
+ */
+
+import assert from "node:assert/strict";
+import { convertModel } from "../../src/pipeline/convert_model.ts";
+import { encodeSafetensors } from "../../src/formats/safetensors/encode.ts";
+import { withTempDir } from "../cli/_run_apr.ts";
+import { readGgufFile } from "./_files.ts";
+import { llamaTokenize } from "./_llama_judge.ts";
+import { tokenizerFiles, tokenizerPackages } from "./_tokenizer_packages.ts";
+import type { GgufKvEntry } from "../../src/formats/gguf/header.ts";
+
+const TESTDATA = new URL("../testdata/tokenizers/", import.meta.url);
+const strings = JSON.parse(
+  await Deno.readTextFile(new URL("strings.json", TESTDATA)),
+) as { common: string[] };
+const expected = JSON.parse(await Deno.readTextFile(new URL("expected.json", TESTDATA))) as {
+  tokenizers: Record<string, { texts: string[]; ids: number[][] }>;
+};
+
+/**
+ * Strings where llama.cpp cannot agree with transformers whatever the GGUF
+ * says, with the reason. Each must still differ, so the list stays true.
+ */
+const KNOWN_DIFFERENCES: Record<string, Record<string, string>> = {
+  qwen3: {
+    "e\u0301 decomposed accent":
+      "Qwen's tokenizer.json normalises to NFC (e + U+0301 → é); llama.cpp applies no normaliser",
+  },
+  gptoss: {
+    "नमस्ते दुनिया":
+      "llama.cpp's gpt-4o regex (src/llama-vocab.cpp) rewrites o200k's letter classes with " +
+      "lookaheads on \\p{L} only, so combining marks (\\p{M}, Devanagari's vowel signs) split words",
+  },
+};
+
+/** What each tokenizer's GGUF must say, beside the token ids. */
+const EXPECTED_KEYS: Record<string, Record<string, unknown>> = {
+  llama3_1: { "tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "llama-bpe" },
+  qwen3: { "tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "qwen2" },
+  gemma3: {
+    "tokenizer.ggml.model": "llama",
+    "tokenizer.ggml.pre": "default",
+    "tokenizer.ggml.add_space_prefix": false,
+    "tokenizer.ggml.add_bos_token": true,
+  },
+  deepseek_v3: { "tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "deepseek-v3" },
+  gptoss: { "tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "gpt-4o" },
+  llama2: {
+    "tokenizer.ggml.model": "llama",
+    "tokenizer.ggml.pre": "default",
+    "tokenizer.ggml.add_space_prefix": true,
+    "tokenizer.ggml.add_bos_token": true,
+  },
+};
+
+const HIDDEN = 16;
+
+/** A one-layer llama checkpoint (BF16 zeros) with the package's tokenizer files. */
+async function tinyCheckpoint(folder: string, tokenizerDir: string, vocabSize: number) {
+  await Deno.mkdir(folder);
+  for (const file of ["tokenizer.json", "tokenizer_config.json"]) {
+    await Deno.copyFile(`${tokenizerDir}/${file}`, `${folder}/${file}`);
+  }
+  await Deno.writeTextFile(
+    `${folder}/config.json`,
+    JSON.stringify({
+      architectures: ["LlamaForCausalLM"],
+      model_type: "llama",
+      hidden_size: HIDDEN,
+      intermediate_size: HIDDEN,
+      num_hidden_layers: 1,
+      num_attention_heads: 2,
+      num_key_value_heads: 1,
+      head_dim: HIDDEN / 2,
+      vocab_size: vocabSize,
+      max_position_embeddings: 64,
+      rms_norm_eps: 1e-5,
+      rope_theta: 10000,
+      tie_word_embeddings: true,
+      torch_dtype: "bfloat16",
+    }),
+  );
+  const zeros = (name: string, shape: number[]) => ({
+    name,
+    dtype: "BF16" as const,
+    shape,
+    data: new Uint8Array(shape.reduce((a, b) => a * b, 2)),
+  });
+  const p = "model.layers.0";
+  await Deno.writeFile(
+    `${folder}/model.safetensors`,
+    encodeSafetensors({
+      tensors: [
+        zeros("model.embed_tokens.weight", [vocabSize, HIDDEN]),
+        zeros(`${p}.input_layernorm.weight`, [HIDDEN]),
+        zeros(`${p}.self_attn.q_proj.weight`, [HIDDEN, HIDDEN]),
+        zeros(`${p}.self_attn.k_proj.weight`, [HIDDEN / 2, HIDDEN]),
+        zeros(`${p}.self_attn.v_proj.weight`, [HIDDEN / 2, HIDDEN]),
+        zeros(`${p}.self_attn.o_proj.weight`, [HIDDEN, HIDDEN]),
+        zeros(`${p}.post_attention_layernorm.weight`, [HIDDEN]),
+        zeros(`${p}.mlp.gate_proj.weight`, [HIDDEN, HIDDEN]),
+        zeros(`${p}.mlp.up_proj.weight`, [HIDDEN, HIDDEN]),
+        zeros(`${p}.mlp.down_proj.weight`, [HIDDEN, HIDDEN]),
+        zeros("model.norm.weight", [HIDDEN]),
+      ],
+    }),
+  );
+}
+
+function tokenizerKv(kv: ReadonlyMap<string, GgufKvEntry>): [string, unknown][] {
+  return [...kv].filter(([key]) => key.startsWith("tokenizer.")).map((
+    [key, e],
+  ) => [key, { type: e.type, value: e.value }]);
+}
+
+Deno.test("real tokenizers: llama.cpp on aprkit's GGUF tokenizes ~40 strings as transformers does; APR round trips keep every tokenizer key", async () => {
+  const packages = await tokenizerPackages();
+  await withTempDir(async (dir) => {
+    const jobs: { key: string; path: string; texts: string[] }[] = [];
+    for (const [key, pkg] of Object.entries(packages)) {
+      const folder = `${dir}/${key}`;
+      await tinyCheckpoint(folder, await tokenizerFiles(key), pkg.vocab_size);
+      const gguf = `${dir}/${key}.gguf`;
+      await convertModel(folder, gguf);
+      const direct = await readGgufFile(gguf);
+      for (const [k, v] of Object.entries(EXPECTED_KEYS[key] ?? {})) {
+        assert.equal(direct.kv.get(k)?.value, v, `${key}: ${k}`);
+      }
+      // The same keys, in the same order, through APR both ways.
+      await convertModel(folder, `${dir}/${key}.apr`);
+      await convertModel(`${dir}/${key}.apr`, `${dir}/${key}-via-apr.gguf`);
+      await convertModel(gguf, `${dir}/${key}-from-gguf.apr`);
+      await convertModel(`${dir}/${key}-from-gguf.apr`, `${dir}/${key}-round.gguf`);
+      for (const other of [`${key}-via-apr.gguf`, `${key}-round.gguf`]) {
+        const kv = (await readGgufFile(`${dir}/${other}`)).kv;
+        assert.deepEqual(tokenizerKv(kv), tokenizerKv(direct.kv), `${other}: tokenizer keys`);
+      }
+      jobs.push({
+        key,
+        path: gguf,
+        texts: [...strings.common, ...expected.tokenizers[key]!.texts],
+      });
+    }
+    const results = await llamaTokenize(jobs.map(({ path, texts }) => ({ path, texts })));
+    const report: string[] = [];
+    for (const [i, { key, texts }] of jobs.entries()) {
+      const want = expected.tokenizers[key]!.ids;
+      const known = KNOWN_DIFFERENCES[key] ?? {};
+      let same = 0;
+      for (const [j, text] of texts.entries()) {
+        const got = results[i]![j]!;
+        const equal = JSON.stringify(got) === JSON.stringify(want[j]);
+        if (equal) same++;
+        if (Object.hasOwn(known, text)) {
+          assert.ok(!equal, `${key}: ${JSON.stringify(text)} is listed as a known difference`);
+        } else if (!equal) {
+          report.push(
+            `${key}: ${JSON.stringify(text)}: llama.cpp ${JSON.stringify(got)}, ` +
+              `transformers ${JSON.stringify(want[j])}`,
+          );
+        }
+      }
+      console.log(`${key}: ${same}/${texts.length} strings tokenized as transformers does`);
+    }
+    assert.deepEqual(report, [], report.join("\n"));
+  });
+});
