@@ -9,6 +9,9 @@
  * then one re-openable tensor payload each) through `TransformStream`
  * quantizers into a `WritableStream` sink.
  *
+ * Runs in Deno, in Node ≥ 20 (bundled: `deno task bundle`) and in browsers
+ * (`File`/`Blob` in, a picked file out through {@linkcode bindOutput}).
+ *
  * @example Import a model in one call
  * ```ts ignore
  * import { importModel } from "@aprkit/apr";
@@ -204,6 +207,7 @@ export {
 } from "./src/quant/nf4.ts";
 
 // Byte sources and the Hugging Face Hub.
+export { bindOutput, type PositionedWritable } from "./src/runtime/browser_fs.ts";
 export type { ByteSource } from "./src/io/byte_source.ts";
 export { BlobSource } from "./src/io/blob_source.ts";
 export { FileSource, openFileSource } from "./src/io/file_source.ts";
@@ -215,6 +219,7 @@ export {
   type RetryOptions,
 } from "./src/io/http_source.ts";
 export { LocalModelFiles, type ModelFiles } from "./src/io/model_files.ts";
+export { BlobFolder } from "./src/io/blob_folder.ts";
 export { type HubRef, parseHubRef } from "./src/sources/hub_ref.ts";
 export {
   type HttpTimeouts,

@@ -49,7 +49,18 @@ await run(Deno.execPath(), args);
 
 const native = values.target === undefined || values.target.includes(Deno.build.target);
 if (native) {
-  await run(output, ["--version"]);
+  // A DENORT_BIN that is not a denort (a plain deno, say) yields a binary
+  // that is Deno itself: `--version` must answer as apr.
+  const version = await runCaptured(output, ["--version"]);
+  if (!version.startsWith("apr ")) {
+    console.error(
+      `compile: ${output} is not apr: its --version printed "${version.split("\n")[0]}" ` +
+        `(is DENORT_BIN="${Deno.env.get("DENORT_BIN") ?? ""}" a denort binary of Deno ` +
+        `${Deno.version.deno}? a plain deno makes a copy of deno)`,
+    );
+    Deno.exit(1);
+  }
+  console.log(version.trim());
   const demoOut = "demo-out/compiled-demo.apr";
   await run(output, [
     "import",
@@ -74,4 +85,18 @@ async function run(command: string, commandArgs: string[]): Promise<void> {
     console.error(`compile: "${command} ${commandArgs[0]}" exited with ${code}`);
     Deno.exit(1);
   }
+}
+
+async function runCaptured(command: string, commandArgs: string[]): Promise<string> {
+  console.log(`$ ${command} ${commandArgs.join(" ")}`);
+  const { code, stdout } = await new Deno.Command(command, {
+    args: commandArgs,
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  if (code !== 0) {
+    console.error(`compile: "${command} ${commandArgs[0]}" exited with ${code}`);
+    Deno.exit(1);
+  }
+  return new TextDecoder().decode(stdout);
 }

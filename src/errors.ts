@@ -4,7 +4,9 @@
  * Error classes, used the same way by every public function:
  *
  * - a file whose bytes are wrong: {@linkcode ModelFormatError};
- * - a path that does not exist (a source, an output's folder): `Deno.errors.NotFound`;
+ * - a path that does not exist (a source, an output's folder): `NotFound`
+ *   (`Deno.errors.NotFound` in Deno; a class of that name in Node and
+ *   browsers, src/runtime/fs.ts);
  * - a request the input or options cannot satisfy — an unknown target or
  *   format, a tensor the model lacks, an output that exists without
  *   `force: true`, options that do not combine: {@linkcode UsageError} (a

@@ -76,6 +76,24 @@ export const WRITE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   },
 };
 
+/**
+ * The flags of `apr import`, which writes APR only: its --quantize lists the
+ * targets APR takes (no q8_0, which APR readers do not decode).
+ */
+export const IMPORT_WRITE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
+  ...WRITE_OPTIONS,
+  quantize: {
+    type: "string",
+    valueName: "T",
+    description:
+      `quantize weights: ${
+        QUANTIZE_TARGETS.filter((t) => t !== "q8_0").join(", ")
+      } (default none: keep source types). q4_k_m, q4_k_s, q5_k_m, q5_k_s and q6_k (any case) ` +
+      "are llama-quantize's presets: each tensor's type as llama.cpp chooses it, mapped to " +
+      "Q4_K/Q6_K (q8_0 is for GGUF: write a .gguf with apr convert)",
+  },
+};
+
 /** Flags of commands that read from the Hub. */
 export const HUB_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   revision: { type: "string", valueName: "R", description: "Hub revision: branch, tag or commit" },
@@ -391,13 +409,16 @@ export async function runConversion(
   }
   display.finish();
   if (ctx.json) {
-    ctx.printJson({ command: ctx.command, source, ...result });
+    // The JSON document keeps its documented fields; `files` is the library's.
+    const { files: _files, ...document } = result;
+    ctx.printJson({ command: ctx.command, source, ...document });
   } else if (!ctx.quiet) {
     const dtypes = Object.entries(result.dtypes).map(([d, n]) => `${n} ${d}`).join(", ");
     const resumed = result.resumedTensors ? `, ${result.resumedTensors} resumed` : "";
     // A split GGUF set is named by its first shard, which llama.cpp loads.
+    // Other sharded outputs name their index and shards (their own name is no file).
     const wrote = result.shards === undefined
-      ? output
+      ? writtenFiles(result.files, output)
       : `${result.shards[0]} (+${result.shards.length - 1} more shards)`;
     ctx.out(
       `wrote ${wrote}: ${result.format}, ${
@@ -420,6 +441,23 @@ export async function runConversion(
     for (const note of notes) ctx.out(`note: ${note}\n`);
   }
   return 0;
+}
+
+/**
+ * What a conversion wrote, as the summary names it: the output, or for a
+ * sharded output (whose own name is no file) the index and the shards.
+ */
+export function writtenFiles(files: readonly string[], output: string): string {
+  if (files.length === 1 && files[0] === output) return output;
+  const index = files.find((f) => /\.json$/i.test(f));
+  const shards = files.filter((f) => f !== index);
+  if (shards.length === 0) return index ?? output;
+  const range = shards.length === 1
+    ? basename(shards[0]!)
+    : `${basename(shards[0]!)} … ${basename(shards.at(-1)!)}`;
+  return `${index ?? output} and ${shards.length} shard${
+    shards.length === 1 ? "" : "s"
+  } (${range})`;
 }
 
 /**

@@ -100,7 +100,7 @@ export function parseCommandArgs(
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...args],
+      args: joinNegativeValues(args, options),
       options: Object.fromEntries(
         Object.entries(options).map(([name, o]) => [name, {
           type: o.type,
@@ -126,6 +126,37 @@ export function parseCommandArgs(
     );
   }
   return { values, positionals: parsed.positionals };
+}
+
+/**
+ * `--threads -1` as `--threads=-1`: a string option followed by a negative
+ * number takes it as its value (parseArgs would call it "ambiguous"), so the
+ * option's own check answers with the range it accepts.
+ *
+ * @param args The arguments.
+ * @param options The command's options.
+ * @returns The arguments, negative values joined to their option.
+ */
+function joinNegativeValues(
+  args: readonly string[],
+  options: Record<string, { type: string; short?: string }>,
+): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const next = args[i + 1];
+    const name = arg.startsWith("--") ? arg.slice(2) : undefined;
+    if (
+      name !== undefined && options[name]?.type === "string" && next !== undefined &&
+      /^-\d/.test(next)
+    ) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
 }
 
 /**
@@ -205,6 +236,19 @@ export function integerOption(values: OptionValues, name: string): number | unde
  * positional argument starting with a '-' …"): say it in one line of ours,
  * with a suggestion for a near miss.
  */
+/**
+ * Flags of `hf download` (huggingface_hub's CLI) that aprkit spells another
+ * way: the answer to a user who types them out of habit.
+ */
+const HF_HABITS: Readonly<Record<string, string>> = {
+  "local-dir":
+    "aprkit writes a model to one file with apr import/convert SOURCE -o OUT, and apr pull fills the Hugging Face cache and prints the snapshot folder",
+  exclude: "apr pull selects files with --include GLOB (repeatable); there is no --exclude",
+  "cache-dir": "set HF_HUB_CACHE (or HF_HOME) for the cache folder",
+  token: "set HF_TOKEN (or log in with hf auth login: aprkit reads $HF_HOME/token)",
+  "repo-type": "aprkit reads model repositories only",
+};
+
 function describeParseError(spec: CommandSpec, known: string[], error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const help = `(see apr ${spec.name} --help)`;
@@ -212,6 +256,10 @@ function describeParseError(spec: CommandSpec, known: string[], error: unknown):
   if (unknown) {
     const typed = unknown[2]!;
     const flag = `${unknown[1]}${typed}`;
+    const habit = HF_HABITS[typed];
+    if (unknown[1] === "--" && habit) {
+      return `apr ${spec.name}: unknown option ${flag}; ${habit} ${help}`;
+    }
     const near = unknown[1] === "--" ? closest(typed, known) : undefined;
     return `apr ${spec.name}: unknown option ${flag}${
       near ? `; did you mean --${near}?` : ""

@@ -185,8 +185,8 @@ export const exportCommand: CommandSpec = {
   },
   positionals: { min: 1, max: 1, names: "FILE" },
   examples: [
-    "apr export model.apr --format safetensors -o out/model.safetensors",
-    "apr export model.apr --format safetensors -o out/model.safetensors --max-shard-size 2GB",
+    "apr export model.apr --format safetensors -o model.safetensors",
+    "mkdir -p out && apr export model.apr --format safetensors -o out/model.safetensors --max-shard-size 2GB",
     "apr export model.apr --format gguf -o model.gguf",
     "apr export model.apr --format qnat -o model.qnat --double-quant",
     "apr export model.gguf --format safetensors --dtype f32 -o decoded.safetensors",

@@ -9,11 +9,11 @@ import {
   COMPRESS_OPTION,
   convertOptionsFrom,
   HUB_OPTIONS,
+  IMPORT_WRITE_OPTIONS,
   KEEP_VISION_OPTION,
   resolveOutput,
   ROW_FALLBACK_OPTION,
   runConversion,
-  WRITE_OPTIONS,
 } from "./_convert_flags.ts";
 import { type CommandSpec, stringOption } from "./command.ts";
 
@@ -33,7 +33,7 @@ export const importCommand: CommandSpec = {
     "downloaded into the shared Hugging Face cache (resumable, verified) unless\n" +
     "--no-cache. If an import is interrupted, run the same command with --resume.",
   options: {
-    ...WRITE_OPTIONS,
+    ...IMPORT_WRITE_OPTIONS,
     resume: {
       type: "boolean",
       description:

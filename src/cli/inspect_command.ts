@@ -114,7 +114,7 @@ export const inspectCommand: CommandSpec = {
         "metadata:",
       );
       for (const [key, value] of Object.entries(result.metadata as Record<string, unknown>)) {
-        lines.push(`  ${terminalSafe(key)}: ${terminalSafe(JSON.stringify(value))}`);
+        lines.push(...metadataLines(key, value, "  "));
       }
       lines.push("", "tensors by dtype:");
       lines.push(
@@ -135,3 +135,33 @@ export const inspectCommand: CommandSpec = {
     }
   },
 };
+
+/** Longest metadata line `apr inspect` prints; the --json output has it all. */
+const MAX_METADATA_LINE = 160;
+
+/**
+ * One metadata entry as text lines: a long object (GGUF's own key table)
+ * one key per line, indented, and any line cut at {@linkcode MAX_METADATA_LINE}
+ * characters saying how long the value was, so no line runs to thousands of
+ * characters.
+ */
+function metadataLines(key: string, value: unknown, indent: string, depth = 0): string[] {
+  const json = JSON.stringify(value) ?? String(value);
+  const head = `${indent}${terminalSafe(key)}: `;
+  if (
+    depth < 2 && value !== null && typeof value === "object" && !Array.isArray(value) &&
+    head.length + json.length > MAX_METADATA_LINE && Object.keys(value).length > 0
+  ) {
+    return [
+      `${indent}${terminalSafe(key)}:`,
+      ...Object.entries(value).flatMap(([k, v]) => metadataLines(k, v, `${indent}  `, depth + 1)),
+    ];
+  }
+  const text = terminalSafe(json);
+  const room = MAX_METADATA_LINE - head.length;
+  return [
+    text.length > room
+      ? `${head}${text.slice(0, Math.max(20, room - 20))}… (${json.length} chars)`
+      : `${head}${text}`,
+  ];
+}

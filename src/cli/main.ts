@@ -45,6 +45,9 @@ export interface MainIo {
 
 const encoder = new TextEncoder();
 
+/** Set once stdout's reader has gone (a broken pipe): later output is dropped. */
+let stdoutClosed = false;
+
 function consoleIo(): MainIo {
   const errIsTerminal = Deno.stderr.isTerminal();
   let columns = 100;
@@ -52,7 +55,17 @@ function consoleIo(): MainIo {
     if (errIsTerminal) columns = Deno.consoleSize().columns;
   } catch { /* not a console: keep the default */ }
   return {
-    out: (text) => writeAll(Deno.stdout, text),
+    out: (text) => {
+      if (stdoutClosed) return;
+      try {
+        writeAll(Deno.stdout, text);
+      } catch (error) {
+        // `apr … | head -1`: the reader left. What it did not read is not a
+        // failure of the command, whose work (a file written) is done.
+        if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+        stdoutClosed = true;
+      }
+    },
     err: (text) => writeAll(Deno.stderr, text),
     errIsTerminal,
     columns,

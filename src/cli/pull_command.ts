@@ -56,7 +56,10 @@ export const pullCommand: CommandSpec = {
   ],
   async run(ctx, values, [source]) {
     if (!isHubRef(source!)) {
-      throw new UsageError(`apr pull takes hf://org/name, got "${source}"`);
+      const bare = /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/.test(source ?? "")
+        ? `; write hf://${source}`
+        : "";
+      throw new UsageError(`apr pull takes hf://org/name, got "${source}"${bare}`);
     }
     const include = stringList(values, "include");
     const jobs = integerOption(values, "jobs");

@@ -13,7 +13,7 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
+import { createSha256 } from "../runtime/sha256.ts";
 import { HubAnswerError } from "../errors.ts";
 import { type ByteSource, DEFAULT_CHUNK_SIZE } from "./byte_source.ts";
 import { type Sha256Snapshot, Sha256State } from "./sha256_state.ts";
@@ -105,7 +105,7 @@ export class ContentDigest {
       this.#resumed = options.from !== undefined;
       this.#hash = { update: (bytes) => state.update(bytes), hex: () => state.digestHex() };
     } else {
-      const hash = createHash("sha256");
+      const hash = createSha256();
       this.#hash = { update: (bytes) => hash.update(bytes), hex: () => hash.digest("hex") };
     }
   }
@@ -228,7 +228,7 @@ export class ContentDigest {
     const actual = this.#hash.hex();
     if (actual !== this.#expected) {
       throw new HubAnswerError(
-        `Cannot use "${this.name}": its sha256 is ${actual} but the Hub announced ${this.#expected} (FORMATS.md D5); nothing was written`,
+        `Cannot use "${this.name}": its sha256 is ${actual} but the Hub announced ${this.#expected}; nothing was written`,
         this.name,
       );
     }

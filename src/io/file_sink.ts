@@ -7,6 +7,7 @@
  */
 
 import { createFreshFile, openExistingFile } from "./partial_file.ts";
+import { fs, type RuntimeFile, SEEK_START } from "../runtime/fs.ts";
 import { storageFailure } from "./storage_errors.ts";
 
 /** Options of {@linkcode FileSink.open}. */
@@ -21,12 +22,12 @@ export interface FileSinkOptions {
 export class FileSink {
   /** The path the file was opened with. */
   readonly path: string;
-  #file: Deno.FsFile;
+  #file: RuntimeFile;
   #closed = false;
   // Seek-then-write is two calls on a shared cursor: chain them.
   #queue: Promise<unknown> = Promise.resolve();
   // A second handle for syncing beside the writes (see syncDataBeside).
-  #syncHandle: Deno.FsFile | undefined;
+  #syncHandle: RuntimeFile | undefined;
 
   /**
    * Take ownership of an open handle; use {@linkcode FileSink.open}.
@@ -34,7 +35,7 @@ export class FileSink {
    * @param path Path, for messages.
    * @param file An open handle, now owned by this sink.
    */
-  constructor(path: string, file: Deno.FsFile) {
+  constructor(path: string, file: RuntimeFile) {
     this.path = path;
     this.#file = file;
   }
@@ -62,7 +63,7 @@ export class FileSink {
     try {
       return new FileSink(path, await openExistingFile(path));
     } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      if (!(error instanceof fs.errors.NotFound)) throw error;
       return new FileSink(path, await createFreshFile(path));
     }
   }
@@ -90,7 +91,7 @@ export class FileSink {
       throw new RangeError(`Cannot write "${this.path}": offset ${offset} is not valid`);
     }
     return this.#run(async () => {
-      await this.#file.seek(offset, Deno.SeekMode.Start);
+      await this.#file.seek(offset, SEEK_START);
       let done = 0;
       while (done < bytes.length) done += await this.#file.write(bytes.subarray(done));
     });
@@ -107,7 +108,7 @@ export class FileSink {
   readAt(offset: number, length: number): Promise<Uint8Array> {
     return this.#run(async () => {
       const buffer = new Uint8Array(length);
-      await this.#file.seek(offset, Deno.SeekMode.Start);
+      await this.#file.seek(offset, SEEK_START);
       let filled = 0;
       while (filled < length) {
         const n = await this.#file.read(buffer.subarray(filled));
@@ -152,7 +153,7 @@ export class FileSink {
    */
   async syncDataBeside(): Promise<void> {
     try {
-      this.#syncHandle ??= await Deno.open(this.path, { write: true });
+      this.#syncHandle ??= await fs.open(this.path, { write: true });
       await this.#syncHandle.syncData();
     } catch (error) {
       throw storageFailure(error, this.path, "write");

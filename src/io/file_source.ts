@@ -13,6 +13,7 @@ import {
   streamByReads,
   takeBuffer,
 } from "./byte_source.ts";
+import { fs, type RuntimeFile, SEEK_START } from "../runtime/fs.ts";
 
 /**
  * Open a local file for random-access reading.
@@ -22,7 +23,7 @@ import {
  * @throws {Deno.errors.NotFound} When the file does not exist.
  */
 export async function openFileSource(path: string): Promise<FileSource> {
-  const file = await Deno.open(path, { read: true });
+  const file = await fs.open(path, { read: true });
   try {
     const { size, isFile } = await file.stat();
     if (!isFile) throw new TypeError(`Cannot read "${path}": not a regular file`);
@@ -39,7 +40,7 @@ export class FileSource implements ByteSource {
   readonly name: string;
   /** File size in bytes, as of opening. */
   readonly size: number;
-  #file: Deno.FsFile;
+  #file: RuntimeFile;
   #closed = false;
   // Seek-then-read is two calls on a shared cursor: chain them so concurrent
   // callers never interleave.
@@ -53,7 +54,7 @@ export class FileSource implements ByteSource {
    * @param file An open handle, now owned by this source.
    * @param size Size of the file.
    */
-  constructor(name: string, file: Deno.FsFile, size: number) {
+  constructor(name: string, file: RuntimeFile, size: number) {
     this.name = name;
     this.#file = file;
     this.size = size;
@@ -83,7 +84,7 @@ export class FileSource implements ByteSource {
     // Recycled memory when a consumer released an earlier chunk: every byte is
     // overwritten below, or the read throws.
     const buffer = new Uint8Array(takeBuffer(length));
-    await this.#file.seek(offset, Deno.SeekMode.Start);
+    await this.#file.seek(offset, SEEK_START);
     let filled = 0;
     while (filled < length) {
       const n = await this.#file.read(buffer.subarray(filled));

@@ -6,6 +6,7 @@
  */
 
 import { UsageError } from "../errors.ts";
+import { type FileInfo, fs } from "../runtime/fs.ts";
 
 /**
  * Whether anything (file, folder or link, even a dangling one) is at `path`.
@@ -16,10 +17,10 @@ import { UsageError } from "../errors.ts";
  */
 export async function pathExists(path: string): Promise<boolean> {
   try {
-    await Deno.lstat(path);
+    await fs.lstat(path);
     return true;
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
+    if (error instanceof fs.errors.NotFound) return false;
     throw error;
   }
 }
@@ -35,11 +36,11 @@ export async function pathExists(path: string): Promise<boolean> {
  * @throws {UsageError} When `path` exists and `force` is not set, or is not a regular file.
  */
 export async function assertOutputFree(path: string, force: boolean | undefined): Promise<void> {
-  let info: Deno.FileInfo;
+  let info: FileInfo;
   try {
-    info = await Deno.lstat(path);
+    info = await fs.lstat(path);
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return;
+    if (error instanceof fs.errors.NotFound) return;
     throw error;
   }
   if (force !== true) {
@@ -63,8 +64,8 @@ export async function assertOutputFree(path: string, force: boolean | undefined)
  */
 export async function removeIfExists(path: string): Promise<void> {
   try {
-    await Deno.remove(path);
+    await fs.remove(path);
   } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    if (!(error instanceof fs.errors.NotFound)) throw error;
   }
 }

@@ -277,6 +277,26 @@ function describe(error: unknown): string {
 }
 
 /**
+ * Origins that have answered (any status) in this process. A connection to
+ * one of them that fails is a blip worth every retry; one to an origin that
+ * never answered (no network, a wrong `HF_ENDPOINT`) is tried
+ * {@linkcode UNREACHED_RETRIES} more time(s) only, so being offline is said
+ * in about a second, not after the whole backoff.
+ */
+const reachedOrigins = new Set<string>();
+
+/** Retries of a connection to an origin that has not answered yet. */
+export const UNREACHED_RETRIES = 1;
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
+}
+
+/**
  * `fetch` with bounded retries of network errors, 408, 429 and 5xx
  * (FORMATS.md D2), honouring `Retry-After`. Any other response, successful or
  * not, is returned for the caller to interpret.
@@ -313,6 +333,18 @@ export async function fetchWithRetry(
     } catch (thrown) {
       if (options.signal?.aborted || init.signal?.aborted) throw thrown;
       const error = deadline.signal.aborted ? deadline.signal.reason : thrown;
+      const origin = originOf(url);
+      const unreached = !deadline.signal.aborted && !reachedOrigins.has(origin);
+      if (unreached && attempt >= Math.min(retries, UNREACHED_RETRIES)) {
+        throw new HubRequestError(
+          `Cannot reach "${redactUrl(url)}": ${describe(error)} (${attempt + 1} attempts). ` +
+            `No network? HF_HUB_OFFLINE=1 uses only what the Hugging Face cache holds; ` +
+            `HF_ENDPOINT names another Hub (now ${origin})`,
+          0,
+          redactUrl(url),
+          { cause: error },
+        );
+      }
       if (attempt >= retries) {
         throw new HubRequestError(
           `Cannot fetch "${redactUrl(url)}": ${describe(error)} (gave up after ${
@@ -328,6 +360,7 @@ export async function fetchWithRetry(
     } finally {
       clearTimeout(timer);
     }
+    reachedOrigins.add(originOf(url));
     if (!RETRYABLE_STATUSES.has(response.status)) return response;
     const retryAfter = response.headers.get("retry-after");
     await response.body?.cancel().catch(() => {});

@@ -7,10 +7,11 @@
  * @module
  */
 
+import { join } from "../runtime/path.ts";
 import { ModelFormatError } from "../errors.ts";
-import { join } from "node:path";
 import type { ByteSource } from "./byte_source.ts";
 import { openFileSource } from "./file_source.ts";
+import { fs } from "../runtime/fs.ts";
 
 /** The files of one model repository. Paths are relative and `/`-separated. */
 export interface ModelFiles {
@@ -67,7 +68,7 @@ export class LocalModelFiles implements ModelFiles {
     const found: string[] = [];
     let seen = 0;
     const walk = async (relative: string): Promise<void> => {
-      for await (const entry of Deno.readDir(join(this.name, relative))) {
+      for await (const entry of fs.readDir(join(this.name, relative))) {
         if (++seen > this.#maxEntries) {
           throw new RangeError(
             `Cannot list "${this.name}": more than ${this.#maxEntries} files and folders`,
@@ -79,7 +80,7 @@ export class LocalModelFiles implements ModelFiles {
         } else if (entry.isFile) {
           found.push(path);
         } else if (entry.isSymlink) {
-          const target = await Deno.stat(join(this.name, path)).catch(() => undefined);
+          const target = await fs.stat(join(this.name, path)).catch(() => undefined);
           if (target?.isFile) found.push(path);
         }
       }

@@ -25,6 +25,7 @@
 
 import { UsageError } from "../errors.ts";
 import { assertOutputFree, removeIfExists } from "./fs_paths.ts";
+import { type FileInfo, fs, type RuntimeFile } from "../runtime/fs.ts";
 import { storageFailure } from "./storage_errors.ts";
 
 /**
@@ -47,11 +48,11 @@ export function partialPathOf(path: string): string {
  * @returns The open handle.
  * @throws {UsageError} When `path` is a directory.
  */
-export async function createFreshFile(path: string): Promise<Deno.FsFile> {
+export async function createFreshFile(path: string): Promise<RuntimeFile> {
   await assertNotDirectory(path);
   await assertNotLocked(path);
   await removeIfExists(path);
-  const file = await Deno.open(path, { read: true, write: true, createNew: true });
+  const file = await fs.open(path, { read: true, write: true, createNew: true });
   await lockOrRefuse(file, path);
   return file;
 }
@@ -62,7 +63,7 @@ export async function createFreshFile(path: string): Promise<Deno.FsFile> {
  */
 const held = new Map<string, string>();
 
-function identity(info: Deno.FileInfo): string | undefined {
+function identity(info: FileInfo): string | undefined {
   return info.ino === null ? undefined : `${info.dev}:${info.ino}`;
 }
 
@@ -74,10 +75,10 @@ function identity(info: Deno.FileInfo): string | undefined {
 const LOCKING = globalThis.Deno?.build.os !== "windows";
 
 /** Lock `file` (open at `path`) exclusively, or close it and refuse. */
-async function lockOrRefuse(file: Deno.FsFile, path: string): Promise<void> {
+async function lockOrRefuse(file: RuntimeFile, path: string): Promise<void> {
   let locked = true;
   try {
-    if (LOCKING) locked = await file.tryLock(true);
+    if (LOCKING && file.tryLock) locked = await file.tryLock(true);
   } catch {
     // A file system without locks (some network mounts): work as before.
   }
@@ -103,24 +104,24 @@ function busy(path: string): UsageError {
  * @throws {UsageError} When another process is writing it.
  */
 export async function assertNotLocked(path: string): Promise<void> {
-  let info: Deno.FileInfo;
+  let info: FileInfo;
   try {
-    info = await Deno.lstat(path);
+    info = await fs.lstat(path);
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return;
+    if (error instanceof fs.errors.NotFound) return;
     throw error;
   }
   if (!LOCKING || !info.isFile) return; // a link or anything else is removed, never opened
-  let probe: Deno.FsFile;
+  let probe: RuntimeFile;
   try {
-    probe = await Deno.open(path, { read: true });
+    probe = await fs.open(path, { read: true });
   } catch {
     return; // gone or unreadable: the remove or create that follows reports it
   }
   try {
     let free: boolean;
     try {
-      free = await probe.tryLock(true);
+      free = probe.tryLock ? await probe.tryLock(true) : true;
     } catch {
       free = true; // no locks on this file system
     }
@@ -139,9 +140,9 @@ export async function assertNotLocked(path: string): Promise<void> {
  * @throws {UsageError} When `path` is not a regular file.
  * @throws {Deno.errors.NotFound} When it does not exist.
  */
-export async function openExistingFile(path: string): Promise<Deno.FsFile> {
+export async function openExistingFile(path: string): Promise<RuntimeFile> {
   await assertRegularFile(path);
-  const file = await Deno.open(path, { read: true, write: true });
+  const file = await fs.open(path, { read: true, write: true });
   await lockOrRefuse(file, path);
   return file;
 }
@@ -155,7 +156,7 @@ export async function openExistingFile(path: string): Promise<Deno.FsFile> {
  * @throws {Deno.errors.NotFound} When it does not exist.
  */
 export async function assertRegularFile(path: string): Promise<void> {
-  const info = await Deno.lstat(path);
+  const info = await fs.lstat(path);
   if (!info.isFile) {
     throw new UsageError(
       `Cannot resume "${path}": it is ${describeEntry(info)}, not a regular file; remove it`,
@@ -203,7 +204,7 @@ export async function renameIntoPlace(
   await assertOutputFree(path, force); // a regular file (with force) or nothing
   const expected = held.get(partial);
   if (expected !== undefined) {
-    const found = await Deno.lstat(partial).then(identity, () => undefined);
+    const found = await fs.lstat(partial).then(identity, () => undefined);
     if (found !== expected) {
       held.delete(partial);
       throw new UsageError(
@@ -211,7 +212,7 @@ export async function renameIntoPlace(
       );
     }
   }
-  await Deno.rename(partial, path);
+  await fs.rename(partial, path);
   held.delete(partial);
 }
 
@@ -227,16 +228,16 @@ export async function discardFile(path: string): Promise<void> {
 
 async function assertNotDirectory(path: string): Promise<void> {
   try {
-    const info = await Deno.lstat(path);
+    const info = await fs.lstat(path);
     if (info.isDirectory) {
       throw new UsageError(`Cannot write "${path}": it is a directory`);
     }
   } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    if (!(error instanceof fs.errors.NotFound)) throw error;
   }
 }
 
-function describeEntry(info: Deno.FileInfo): string {
+function describeEntry(info: FileInfo): string {
   if (info.isSymlink) return "a symbolic link";
   if (info.isDirectory) return "a directory";
   return "not a regular file";

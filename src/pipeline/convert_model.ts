@@ -6,7 +6,7 @@
  * @module
  */
 
-import { dirname, resolve } from "node:path";
+import { dirname, resolve } from "../runtime/path.ts";
 import { DTYPES, elementCount } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
 import { AprSink } from "../formats/apr/sink.ts";
@@ -55,6 +55,7 @@ import { inLlamaQuantizeOrder } from "./llama_quantize_order.ts";
 import { assertEmbeddingMatchesConfig, fromAprLayout, toAprLayout } from "./apr_layout.ts";
 import type { Model } from "./model.ts";
 import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
+import { fs } from "../runtime/fs.ts";
 
 export type { QuantizeTarget };
 
@@ -196,6 +197,11 @@ export interface ConvertResult {
   /** Size of everything written: the file, or every shard plus the index/manifest. */
   fileBytes: number;
   /**
+   * Every file written: the output, or (sharded) each shard then the index
+   * or manifest; a sharded output's own path names no file.
+   */
+  files: string[];
+  /**
    * The shards of a split GGUF output, in order (llama.cpp loads the set
    * from the first); absent for other outputs.
    */
@@ -263,7 +269,7 @@ async function checkMmprojOutput(
     throw new UsageError(`mmproj: "${mmproj}" is the output itself; name another file`);
   }
   await assertFolderExists(mmproj);
-  if (!options.force && await Deno.lstat(mmproj).then(() => true, () => false)) {
+  if (!options.force && await fs.lstat(mmproj).then(() => true, () => false)) {
     throw new UsageError(`Cannot write "${mmproj}": it exists; add force: true to replace it`);
   }
 }
@@ -420,6 +426,7 @@ async function convertPart(
       dtypes = { ...sink.result.dtypes };
       tensorBytes = sink.result.tensorBytes;
     }
+    const files = writtenPaths(sink, output);
     return {
       output,
       format,
@@ -427,7 +434,8 @@ async function convertPart(
       tensors: written.tensors.length,
       parameters: written.tensors.reduce((s, t) => s + elementCount(t.shape), 0),
       tensorBytes,
-      fileBytes: await sizeOfAll(writtenPaths(sink, output)),
+      fileBytes: await sizeOfAll(files),
+      files,
       ...(sink instanceof SplitGgufSink ? { shards: [...sink.outputs] } : {}),
       resumedTensors: sink instanceof AprSink || sink instanceof ShardedAprSink
         ? sink.result?.resumedTensors ?? 0
@@ -495,7 +503,7 @@ function writtenPaths(sink: WritableStream<ModelChunk>, output: string): string[
 
 async function sizeOfAll(paths: readonly string[]): Promise<number> {
   let total = 0;
-  for (const path of paths) total += (await Deno.stat(path)).size;
+  for (const path of paths) total += (await fs.stat(path)).size;
   return total;
 }
 
@@ -958,13 +966,13 @@ async function assertFolderExists(output: string): Promise<void> {
   const folder = dirname(output) || ".";
   // Only "not found" means missing: a permission Deno was not given
   // (NotCapable) or the OS refused must be reported as what it is.
-  const info = await Deno.stat(folder).catch((error) => {
-    if (error instanceof Deno.errors.NotFound) return undefined;
+  const info = await fs.stat(folder).catch((error) => {
+    if (error instanceof fs.errors.NotFound) return undefined;
     throw error;
   });
   if (info === undefined) {
     // A missing path is NotFound wherever the library meets one.
-    throw new Deno.errors.NotFound(
+    throw new fs.errors.NotFound(
       `Cannot write "${output}": the folder "${folder}" does not exist; create it first`,
     );
   }

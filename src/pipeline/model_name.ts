@@ -7,6 +7,8 @@
 
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
 import type { ModelLocation } from "./open_model.ts";
+import { BlobFolder } from "../io/blob_folder.ts";
+import { fs } from "../runtime/fs.ts";
 
 /**
  * gguf-py's `Metadata.id_to_title` (c392e50): `-` becomes a space; an
@@ -52,16 +54,19 @@ export async function hfFolderName(
   source: ModelLocation,
   format: string,
 ): Promise<string | undefined> {
-  if (typeof source !== "string" || format !== "safetensors") return undefined;
+  if (format !== "safetensors") return undefined;
+  // A browser's picked folder is named as the same folder on disk.
+  if (source instanceof BlobFolder) return idToTitle(source.name);
+  if (typeof source !== "string") return undefined;
   let id: string;
   if (isHubRef(source)) {
     const ref = parseHubRef(source);
     id = `${ref.repoId}${ref.path ? `/${ref.path}` : ""}`;
   } else {
-    const info = await Deno.stat(source).catch(() => undefined);
+    const info = await fs.stat(source).catch(() => undefined);
     if (info?.isDirectory !== true) return undefined;
     // "." and "../x" name the folder they point to, as Python's Path(...).name after resolving.
-    id = await Deno.realPath(source).catch(() => source);
+    id = await fs.realPath(source).catch(() => source);
   }
   const name = id.replace(/[\\/]+$/, "").split(/[\\/]/).at(-1);
   return name === undefined || name === "" ? undefined : idToTitle(name);

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { posix } from "node:path";
+import { posix } from "../runtime/path.ts";
 import { HubUnreachableError, ModelFormatError, UsageError } from "../errors.ts";
 import { openApr } from "../formats/apr/reader.ts";
 import { openGguf } from "../formats/gguf/reader.ts";
@@ -28,6 +28,7 @@ import {
 import { BlobSource } from "../io/blob_source.ts";
 import type { ByteSource } from "../io/byte_source.ts";
 import { openFileSource } from "../io/file_source.ts";
+import { BlobFolder } from "../io/blob_folder.ts";
 import { openHttpSource } from "../io/http_source.ts";
 import { openHubModelFiles } from "../sources/hub_files.ts";
 import { pullModel, type PullProgressEvent } from "../sources/hub_pull.ts";
@@ -45,9 +46,10 @@ import { LocalModelFiles, type ModelFiles } from "../io/model_files.ts";
 import type { ModelReader } from "../tensor.ts";
 import { DETECT_BYTES, detectFormat } from "./detect_format.ts";
 import { Model } from "./model.ts";
+import { fs } from "../runtime/fs.ts";
 
 /** Where a model can come from. */
-export type ModelLocation = string | URL | Blob;
+export type ModelLocation = string | URL | Blob | BlobFolder;
 
 /** Options of {@linkcode openModel}. */
 export interface OpenModelOptions {
@@ -89,7 +91,7 @@ export interface OpenModelOptions {
  * await model.close();
  * ```
  *
- * @param location A path, an `http(s)://` URL, a `Blob`, or `hf://org/name[@revision][/path]`.
+ * @param location A path, an `http(s)://` URL, a `Blob`, a {@linkcode BlobFolder} (a browser's picked folder), or `hf://org/name[@revision][/path]`.
  * @param options Hub and naming options.
  * @returns The opened model; close it when done.
  * @throws {ModelFormatError} When the input is malformed or holds no model.
@@ -98,6 +100,9 @@ export async function openModel(
   location: ModelLocation,
   options: OpenModelOptions = {},
 ): Promise<Model> {
+  if (location instanceof BlobFolder) {
+    return new Model(await openModelFolder(location, options), location.name);
+  }
   if (location instanceof Blob) {
     const name = location instanceof File ? location.name : "blob";
     return new Model(await openModelFile(new BlobSource(location, name), options), name);
@@ -125,10 +130,20 @@ function identified(model: Model, path: string): Model {
   return model;
 }
 
+/**
+ * A missing path shaped like a Hub repository id (`org/name`, as `hf` and
+ * transformers take it): say how aprkit spells a Hub model.
+ */
+function hubHint(path: string): string {
+  return /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/.test(path) && !path.includes("..")
+    ? `; for the Hugging Face model, write hf://${path}`
+    : "";
+}
+
 async function openLocalModel(path: string, options: OpenModelOptions): Promise<ModelReader> {
-  const stat = await Deno.stat(path).catch((error) => {
-    if (error instanceof Deno.errors.NotFound) {
-      throw new Deno.errors.NotFound(`Cannot open "${path}": no such file or folder`);
+  const stat = await fs.stat(path).catch((error) => {
+    if (error instanceof fs.errors.NotFound) {
+      throw new fs.errors.NotFound(`Cannot open "${path}": no such file or folder${hubHint(path)}`);
     }
     throw error;
   });

@@ -10,6 +10,7 @@ import { ModelFormatError, UsageError } from "../errors.ts";
 import { type ImportanceMatrix, parseImatrixDat } from "../formats/imatrix/imatrix_dat.ts";
 import { parseImatrixGguf } from "../formats/imatrix/imatrix_gguf.ts";
 import { BlobSource } from "../io/blob_source.ts";
+import { fs, type RuntimeFile } from "../runtime/fs.ts";
 
 export type { ImportanceMatrix };
 
@@ -36,13 +37,13 @@ export const MAX_IMATRIX_BYTES = 2 ** 31;
  * @throws {ModelFormatError} When it is malformed or too large.
  */
 export async function readImportanceMatrix(path: string): Promise<ImportanceMatrix> {
-  let file: Deno.FsFile;
+  let file: RuntimeFile;
   try {
-    file = await Deno.open(path, { read: true });
+    file = await fs.open(path, { read: true });
   } catch (error) {
     // A missing path is NotFound wherever the library meets one.
-    if (error instanceof Deno.errors.NotFound) {
-      throw new Deno.errors.NotFound(`Cannot read importance matrix "${path}": no such file`, {
+    if (error instanceof fs.errors.NotFound) {
+      throw new fs.errors.NotFound(`Cannot read importance matrix "${path}": no such file`, {
         cause: error,
       });
     }
@@ -80,8 +81,8 @@ export async function readImportanceMatrix(path: string): Promise<ImportanceMatr
 }
 
 function reason(error: unknown): string {
-  if (error instanceof Deno.errors.NotFound) return "no such file";
-  if (error instanceof Deno.errors.PermissionDenied) return "permission denied";
-  if (error instanceof Deno.errors.IsADirectory) return "not a file";
+  if (error instanceof fs.errors.NotFound) return "no such file";
+  if (error instanceof fs.errors.PermissionDenied) return "permission denied";
+  if (error instanceof fs.errors.IsADirectory) return "not a file";
   return error instanceof Error ? error.message : String(error);
 }

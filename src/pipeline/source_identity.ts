@@ -30,9 +30,10 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
-import { join } from "node:path";
+import { createSha256 } from "../runtime/sha256.ts";
+import { join } from "../runtime/path.ts";
 import type { Model } from "./model.ts";
+import { type FileInfo, fs } from "../runtime/fs.ts";
 
 /** How each model opened by `openModel` can tell its source's identity. */
 const identities = new WeakMap<Model, () => Promise<string>>();
@@ -65,7 +66,7 @@ export async function sourceIdentityOf(model: Model): Promise<string | undefined
   return identify === undefined ? undefined : await identify();
 }
 
-function line(name: string, info: Deno.FileInfo, real: string): string {
+function line(name: string, info: FileInfo, real: string): string {
   return JSON.stringify([
     name,
     real,
@@ -102,22 +103,22 @@ export async function localSourceIdentity(path: string): Promise<string> {
 const MAX_RACY_ROUNDS = 3;
 
 async function identityOnce(path: string): Promise<{ digest: string; newestChange: number }> {
-  const hash = createHash("sha256").update("aprkit-source-1\n");
+  const hash = createSha256().update("aprkit-source-1\n");
   let newestChange = 0;
-  const note = (info: Deno.FileInfo): void => {
+  const note = (info: FileInfo): void => {
     // ctime only: the kernel sets it (never in the future); mtime can be anything.
     newestChange = Math.max(newestChange, info.ctime?.getTime() ?? 0);
   };
-  const info = await Deno.stat(path);
+  const info = await fs.stat(path);
   if (!info.isDirectory) {
     note(info);
-    hash.update(line("", info, await Deno.realPath(path)));
+    hash.update(line("", info, await fs.realPath(path)));
     return { digest: hash.digest("hex"), newestChange };
   }
   const lines: string[] = [];
   let seen = 0;
   const walk = async (relative: string): Promise<void> => {
-    for await (const entry of Deno.readDir(join(path, relative))) {
+    for await (const entry of fs.readDir(join(path, relative))) {
       if (++seen > MAX_ENTRIES) return;
       const name = relative === "" ? entry.name : `${relative}/${entry.name}`;
       if (entry.isDirectory) {
@@ -126,10 +127,10 @@ async function identityOnce(path: string): Promise<{ digest: string; newestChang
       }
       if (!MODEL_FILE.test(entry.name)) continue;
       const full = join(path, name);
-      const target = await Deno.stat(full).catch(() => undefined); // follows links
+      const target = await fs.stat(full).catch(() => undefined); // follows links
       if (target?.isFile) {
         note(target);
-        lines.push(line(name, target, await Deno.realPath(full)));
+        lines.push(line(name, target, await fs.realPath(full)));
       }
     }
   };
@@ -145,5 +146,5 @@ async function identityOnce(path: string): Promise<{ digest: string; newestChang
  * @returns A sha256 hex digest.
  */
 export function pinnedSourceIdentity(name: string): string {
-  return createHash("sha256").update("aprkit-source-pinned-1\n").update(name).digest("hex");
+  return createSha256().update("aprkit-source-pinned-1\n").update(name).digest("hex");
 }

@@ -69,8 +69,14 @@ const DEFAULT_MAX_WORKERS = 3;
  */
 const DEFAULT_MIN_POOL_ELEMENTS = 1 << 20;
 
-/** The default worker count: one per core, capped; none on a single core. */
+/**
+ * The default worker count: one per core, capped; none on a single core.
+ * None outside Deno too: the worker is a TypeScript module next to this one,
+ * which Node cannot start and a bundle does not carry (the bytes are the same
+ * either way; only the speed differs).
+ */
 function defaultWorkers(): number {
+  if (!("Deno" in globalThis)) return 0;
   const cores = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator
     ?.hardwareConcurrency ?? 1;
   return cores >= 2 ? Math.min(cores, DEFAULT_MAX_WORKERS) : 0;
@@ -127,7 +133,9 @@ export class QuantizeStream extends TransformStream<ModelChunk, ModelChunk> {
         `Cannot quantize: workers ${workers} is not an integer from 0 to ${MAX_WORKERS}`,
       );
     }
-    const pool = workers > 0
+    // Outside Deno the encoder worker cannot start (see defaultWorkers):
+    // the blocks are encoded in this thread, to the same bytes.
+    const pool = workers > 0 && "Deno" in globalThis
       ? new EncoderPool(workers, options.workers === undefined ? DEFAULT_MIN_POOL_ELEMENTS : 0)
       : undefined;
     let plans: TensorPlan[] | undefined;

@@ -13,7 +13,7 @@
  * @module
  */
 
-import { dirname, join } from "node:path";
+import { dirname, join } from "../runtime/path.ts";
 import { ModelFormatError } from "../errors.ts";
 import {
   assertSafeRepoPath,
@@ -22,6 +22,7 @@ import {
   isCommitId,
   quoteName,
 } from "./hub_names.ts";
+import { fs } from "../runtime/fs.ts";
 
 /**
  * One repository's folder in the cache.
@@ -118,10 +119,10 @@ export class HubCache {
     if (isCommitId(revision)) return revision;
     assertSafeRevision(revision);
     try {
-      const commit = (await Deno.readTextFile(join(this.repoDir, "refs", revision))).trim();
+      const commit = (await fs.readTextFile(join(this.repoDir, "refs", revision))).trim();
       return isCommitId(commit) ? commit : undefined;
     } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return undefined;
+      if (error instanceof fs.errors.NotFound) return undefined;
       throw error;
     }
   }
@@ -138,7 +139,7 @@ export class HubCache {
     assertSafeRevision(revision);
     this.snapshotDir(commit); // checks the commit
     const path = join(this.repoDir, "refs", revision);
-    await Deno.mkdir(dirname(path), { recursive: true });
+    await fs.mkdir(dirname(path), { recursive: true });
     if ((await this.readRef(revision)) === commit) return;
     await atomicWrite(path, commit);
   }
@@ -153,7 +154,7 @@ export class HubCache {
   async hasSnapshotFile(commit: string, path: string): Promise<boolean> {
     const file = join(this.snapshotDir(commit), assertSafeRepoPath(path, "a cached file"));
     try {
-      return (await Deno.stat(file)).isFile;
+      return (await fs.stat(file)).isFile;
     } catch {
       return false;
     }
@@ -168,7 +169,7 @@ export class HubCache {
    */
   async hasBlob(etag: string, size?: number): Promise<boolean> {
     try {
-      const info = await Deno.stat(this.blobPath(etag));
+      const info = await fs.stat(this.blobPath(etag));
       return info.isFile && (size === undefined || info.size === size);
     } catch {
       return false;
@@ -187,24 +188,24 @@ export class HubCache {
   async linkSnapshot(commit: string, path: string, etag: string): Promise<void> {
     const link = join(this.snapshotDir(commit), assertSafeRepoPath(path, "a cached file"));
     this.blobPath(etag); // checks the etag
-    await Deno.mkdir(dirname(link), { recursive: true });
+    await fs.mkdir(dirname(link), { recursive: true });
     const depth = path.split("/").length - 1;
     const target = `${"../".repeat(depth + 2)}blobs/${etag}`;
     try {
-      if ((await Deno.readLink(link)) === target) return;
-      await Deno.remove(link);
+      if ((await fs.readLink(link)) === target) return;
+      await fs.remove(link);
     } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) {
+      if (!(error instanceof fs.errors.NotFound)) {
         // Not a link (a copied file, as on file systems without symlinks): replace it.
-        await Deno.remove(link).catch(() => {});
+        await fs.remove(link).catch(() => {});
       }
     }
     try {
-      await Deno.symlink(target, link);
+      await fs.symlink(target, link);
     } catch (error) {
       // Another run sharing the cache linked it meanwhile: fine if it points at the same blob.
-      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-      if ((await Deno.readLink(link).catch(() => undefined)) !== target) throw error;
+      if (!(error instanceof fs.errors.AlreadyExists)) throw error;
+      if ((await fs.readLink(link).catch(() => undefined)) !== target) throw error;
     }
   }
 }
@@ -221,7 +222,7 @@ export class HubCache {
 export async function explainCachedFile(error: unknown, snapshotPath: string): Promise<unknown> {
   if (!(error instanceof ModelFormatError)) return error;
   if (!error.path.startsWith(`${snapshotPath}/`)) return error;
-  const blob = await Deno.realPath(error.path).catch(() => undefined);
+  const blob = await fs.realPath(error.path).catch(() => undefined);
   if (blob === undefined || blob === error.path) return error;
   return new ModelFormatError(
     error.format,
@@ -239,11 +240,11 @@ export async function explainCachedFile(error: unknown, snapshotPath: string): P
  */
 export async function atomicWrite(path: string, text: string): Promise<void> {
   const temporary = `${path}.${crypto.randomUUID()}.tmp`;
-  await Deno.writeTextFile(temporary, text);
+  await fs.writeTextFile(temporary, text);
   try {
-    await Deno.rename(temporary, path);
+    await fs.rename(temporary, path);
   } catch (error) {
-    await Deno.remove(temporary).catch(() => {});
+    await fs.remove(temporary).catch(() => {});
     throw error;
   }
 }

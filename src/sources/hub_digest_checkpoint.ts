@@ -17,6 +17,7 @@
 
 import { ContentDigest, type DigestProgress } from "../io/digest_source.ts";
 import { atomicWrite } from "./hub_cache.ts";
+import { fs } from "../runtime/fs.ts";
 
 /** Version of the file; another is ignored. */
 const VERSION = 1;
@@ -62,7 +63,7 @@ export class DigestCheckpoint {
     if (restore) {
       for (const [file, saved] of await readSaved(path, commit)) restored.set(file, saved);
     } else {
-      await Deno.remove(path).catch(() => {});
+      await fs.remove(path).catch(() => {});
     }
     return new DigestCheckpoint(path, commit, restored);
   }
@@ -104,7 +105,7 @@ export class DigestCheckpoint {
     this.#removed = true;
     this.#digests.clear();
     while (this.#writing !== undefined) await this.#writing;
-    await Deno.remove(this.path).catch(() => {});
+    await fs.remove(this.path).catch(() => {});
   }
 
   /** Called per chunk hashed (a few files at most): save every SAVE_EVERY_BYTES. */
@@ -159,9 +160,9 @@ export class DigestCheckpoint {
 async function readSaved(path: string, commit: string): Promise<Map<string, Saved>> {
   const result = new Map<string, Saved>();
   try {
-    const info = await Deno.stat(path);
+    const info = await fs.stat(path);
     if (!info.isFile || info.size > MAX_BYTES) return result;
-    const data = JSON.parse(await Deno.readTextFile(path)) as {
+    const data = JSON.parse(await fs.readTextFile(path)) as {
       version?: unknown;
       commit?: unknown;
       files?: Record<string, Record<string, unknown>>;

@@ -28,13 +28,20 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
+import { createSha1, createSha256, type Sha256 } from "../runtime/sha256.ts";
 import { EnvironmentError, HubAnswerError, HubRequestError } from "../errors.ts";
 import type { HttpSource } from "../io/http_source.ts";
 import type { HubCache } from "./hub_cache.ts";
+import { fs, type RuntimeFile, SEEK_START } from "../runtime/fs.ts";
 
 /** Size of the writes to disk and of the chunks hashed. */
-const WRITE_CHUNK_SIZE = 1024 * 1024;
+const WRITE_CHUNK_SIZE = 64 * 1024;
+/**
+ * Largest step of a file's download progress: the write chunk. Small, so a
+ * slow link (a few hundred KB/s) still moves the display several times a
+ * second; on a fast one, 64 KiB writes cost nothing next to the network.
+ */
+export const PROGRESS_STEP_BYTES: number = WRITE_CHUNK_SIZE;
 /** Buffer of the hash pass over finished files. */
 const HASH_CHUNK_SIZE = 4 * 1024 * 1024;
 /** Default size of the byte ranges a big file is split into for parallel download. */
@@ -42,7 +49,7 @@ export const DEFAULT_PART_SIZE = 64 * 1024 * 1024;
 /** Version of the sidecar format; another version is ignored (and the download restarted). */
 const PARTS_VERSION = 1;
 
-/** The disk filled up while downloading (FORMATS.md D8); the partial download is kept for resume. */
+/** The disk filled up while downloading; the partial download is kept for resume. */
 export class DiskFullError extends EnvironmentError {
   /**
    * Describe a full disk.
@@ -52,7 +59,7 @@ export class DiskFullError extends EnvironmentError {
    */
   constructor(path: string, options?: ErrorOptions) {
     super(
-      `Cannot write "${path}": the disk is full (FORMATS.md D8); the partial download is kept, free some space and run again to resume`,
+      `Cannot write "${path}": the disk is full; the partial download is kept, free some space and run again to resume`,
       path,
       options,
     );
@@ -164,16 +171,16 @@ export async function downloadBlob(options: DownloadBlobOptions): Promise<Downlo
   const blobPath = cache.blobPath(etag);
   const incomplete = cache.incompletePath(etag);
   const partsPath = `${incomplete}.parts.json`;
-  await Deno.mkdir(`${cache.repoDir}/blobs`, { recursive: true });
+  await fs.mkdir(`${cache.repoDir}/blobs`, { recursive: true });
 
   const check = contentCheck(options.sha256, etag, size);
   let parts = await readParts(partsPath, size);
-  let sequentialHash: ReturnType<typeof createHash> | undefined;
+  let sequentialHash: Sha256 | undefined;
   if (parts === undefined) {
     let prefix = await fileLength(incomplete);
     if (prefix > size) {
       // Longer than the file can be: not a prefix of it. Start over.
-      await Deno.truncate(incomplete, 0);
+      await fs.truncate(incomplete, 0);
       prefix = 0;
     }
     const remaining = size - prefix;
@@ -202,14 +209,14 @@ export async function downloadBlob(options: DownloadBlobOptions): Promise<Downlo
     if (part.next >= part.end) return;
     await options.limiter.run(async () => {
       options.signal?.throwIfAborted();
-      const file = await Deno.open(incomplete, { write: true, create: true });
+      const file = await fs.open(incomplete, { write: true, create: true });
       const reader = source.stream(part.next, part.end, WRITE_CHUNK_SIZE).getReader();
       // Ctrl-C must not wait for a silent server's next chunk: cancelling
       // drops the connection in flight and the pending read ends.
       const stop = (): void => void reader.cancel(options.signal?.reason).catch(() => {});
       options.signal?.addEventListener("abort", stop, { once: true });
       try {
-        await file.seek(part.next, Deno.SeekMode.Start);
+        await file.seek(part.next, SEEK_START);
         while (true) {
           options.signal?.throwIfAborted();
           const { done, value } = await reader.read();
@@ -244,7 +251,7 @@ export async function downloadBlob(options: DownloadBlobOptions): Promise<Downlo
     // Should not happen (every range ended where announced); never accept it (D4).
     await discard(incomplete, partsPath);
     throw new HubRequestError(
-      `Cannot download "${source.name}": got ${length} bytes, the Hub announced ${size} (FORMATS.md D4); the partial download was deleted`,
+      `Cannot download "${source.name}": got ${length} bytes, the Hub announced ${size}; the partial download was deleted`,
       200,
       source.name,
     );
@@ -261,13 +268,13 @@ export async function downloadBlob(options: DownloadBlobOptions): Promise<Downlo
       await discard(incomplete, partsPath);
       // A wrong answer from the server, as with --no-cache: exit code 2 both ways.
       throw new HubAnswerError(
-        `Cannot download "${source.name}": its ${check.what} is ${actual} but the Hub announced ${check.expected} (FORMATS.md D5); the download was deleted and not cached, run again to retry`,
+        `Cannot download "${source.name}": its ${check.what} is ${actual} but the Hub announced ${check.expected}; the download was deleted and not cached, run again to retry`,
         source.name,
       );
     }
   }
-  await Deno.rename(incomplete, blobPath);
-  await Deno.remove(partsPath).catch(() => {});
+  await fs.rename(incomplete, blobPath);
+  await fs.remove(partsPath).catch(() => {});
   return { downloaded, resumed };
 }
 
@@ -275,7 +282,7 @@ export async function downloadBlob(options: DownloadBlobOptions): Promise<Downlo
 interface ContentCheck {
   what: string;
   expected: string;
-  start(): ReturnType<typeof createHash>;
+  start(): Sha256;
 }
 
 /**
@@ -290,19 +297,19 @@ function contentCheck(
   // An etag of 64 hex digits is the content's sha256 (an LFS file served without a redirect).
   const digest = sha256 ?? (/^[0-9a-f]{64}$/.test(etag) ? etag : undefined);
   if (digest !== undefined) {
-    return { what: "sha256", expected: digest, start: () => createHash("sha256") };
+    return { what: "sha256", expected: digest, start: () => createSha256() };
   }
   if (/^[0-9a-f]{40}$/.test(etag)) {
     return {
       what: "git blob SHA-1",
       expected: etag,
-      start: () => createHash("sha1").update(`blob ${size}\0`),
+      start: () => createSha1().update(`blob ${size}\0`),
     };
   }
   return undefined;
 }
 
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array, path: string): Promise<void> {
+async function writeAll(file: RuntimeFile, bytes: Uint8Array, path: string): Promise<void> {
   let written = 0;
   try {
     while (written < bytes.length) written += await file.write(bytes.subarray(written));
@@ -326,27 +333,27 @@ export function isDiskFull(error: unknown): boolean {
 
 async function fileLength(path: string): Promise<number> {
   try {
-    const info = await Deno.stat(path);
+    const info = await fs.stat(path);
     return info.isFile ? info.size : 0;
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return 0;
+    if (error instanceof fs.errors.NotFound) return 0;
     throw error;
   }
 }
 
 async function discard(incomplete: string, partsPath: string): Promise<void> {
-  await Deno.remove(incomplete).catch(() => {});
-  await Deno.remove(partsPath).catch(() => {});
+  await fs.remove(incomplete).catch(() => {});
+  await fs.remove(partsPath).catch(() => {});
 }
 
 /** Feed the first `length` bytes of a file to a hash. */
 async function hashFile(
   path: string,
   length: number,
-  hash: ReturnType<typeof createHash>,
+  hash: Sha256,
 ): Promise<void> {
   if (length === 0) return;
-  const file = await Deno.open(path, { read: true });
+  const file = await fs.open(path, { read: true });
   try {
     const buffer = new Uint8Array(Math.min(HASH_CHUNK_SIZE, length));
     let done = 0;
@@ -365,7 +372,7 @@ async function hashFile(
 async function readParts(path: string, size: number): Promise<Part[] | undefined> {
   let text: string;
   try {
-    text = await Deno.readTextFile(path);
+    text = await fs.readTextFile(path);
   } catch {
     return undefined;
   }
@@ -386,16 +393,16 @@ async function readParts(path: string, size: number): Promise<Part[] | undefined
     return data.parts.map(({ start, end, next }) => ({ start, end, next }));
   } catch {
     // A sidecar we cannot trust makes the whole partial untrustworthy: start over.
-    await Deno.remove(path).catch(() => {});
-    await Deno.remove(path.replace(/\.parts\.json$/, "")).catch(() => {});
+    await fs.remove(path).catch(() => {});
+    await fs.remove(path.replace(/\.parts\.json$/, "")).catch(() => {});
     return undefined;
   }
 }
 
 async function writeParts(path: string, data: PartsFile): Promise<void> {
   const temporary = `${path}.tmp`;
-  await Deno.writeTextFile(temporary, JSON.stringify(data));
-  await Deno.rename(temporary, path);
+  await fs.writeTextFile(temporary, JSON.stringify(data));
+  await fs.rename(temporary, path);
 }
 
 /** Saves the sidecar after writes, coalescing saves requested while one is in flight. */

@@ -15,6 +15,7 @@ import {
 } from "../errors.ts";
 import type { ByteSource } from "../io/byte_source.ts";
 import { ContentDigest } from "../io/digest_source.ts";
+import { parallelRanges } from "../io/parallel_ranges.ts";
 import type { RetryOptions } from "../io/http_source.ts";
 import type { ModelFiles } from "../io/model_files.ts";
 import { HubClient } from "./hub_client.ts";
@@ -153,7 +154,11 @@ class HubModelFiles implements HubModelFilesHandle {
   async open(path: string): Promise<ByteSource> {
     const fullPath = this.#prefix + path;
     const info = await this.#client.fileInfo(this.#repoId, this.#commit, fullPath);
-    const source = await this.#client.openFile(this.#repoId, this.#commit, fullPath, info);
+    // Long tensor spans come as parallel ranges, as `apr pull` downloads them
+    // (bounded: a few parts held at once).
+    const source = parallelRanges(
+      await this.#client.openFile(this.#repoId, this.#commit, fullPath, info),
+    );
     // LFS files (every weight file) carry a sha256: bytes are hashed as they
     // stream, and verify() settles it before any output is kept (FORMATS.md D5).
     if (info.sha256 === undefined) return source;

@@ -13,8 +13,9 @@
  * @module
  */
 
-import { dirname } from "node:path";
+import { dirname } from "../runtime/path.ts";
 import type { HubCache } from "./hub_cache.ts";
+import { fs } from "../runtime/fs.ts";
 
 /** How often a waiting run asks again (a `flock` wait cannot be interrupted, so it polls). */
 const POLL_MS = 100;
@@ -54,12 +55,13 @@ export async function withBlobLock<T>(
   options: BlobLockOptions = {},
 ): Promise<T> {
   const path = cache.lockPath(etag);
-  await Deno.mkdir(dirname(path), { recursive: true });
+  await fs.mkdir(dirname(path), { recursive: true });
   // Group-writable, as huggingface_hub creates it, so users sharing a cache can wait on it.
-  const file = await Deno.open(path, { read: true, write: true, create: true, mode: 0o664 });
+  const file = await fs.open(path, { read: true, write: true, create: true, mode: 0o664 });
   try {
     let told = false;
-    while (!(await file.tryLock(true))) {
+    // Node has no file locks: there the cache is shared without one.
+    while (file.tryLock && !(await file.tryLock(true))) {
       if (!told) {
         told = true;
         options.onWait?.(path);
@@ -70,7 +72,7 @@ export async function withBlobLock<T>(
     try {
       return await work();
     } finally {
-      await file.unlock().catch(() => {});
+      await file.unlock?.().catch(() => {});
     }
   } finally {
     file.close();

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join } from "../runtime/path.ts";
 import { HubOfflineError, HubRequestError } from "../errors.ts";
 import type { RetryOptions } from "../io/http_source.ts";
 import type { ProgressEvent } from "../tensor.ts";
@@ -21,6 +21,7 @@ import { assertSafeRevision } from "./hub_names.ts";
 import { selectModelFiles, selectQuant } from "./hub_select.ts";
 import { MAX_JSON_FILE_BYTES } from "../io/model_files.ts";
 import { type HubSettings, hubSettingsFromEnv } from "./hub_settings.ts";
+import { fs } from "../runtime/fs.ts";
 
 /** Ranges downloading at once by default: enough to fill a fast link, few enough for a laptop. */
 export const DEFAULT_JOBS = 8;
@@ -291,7 +292,7 @@ export async function pullModel(
   for (const path of selected) {
     if (result.has(path)) continue;
     if (await cache.hasSnapshotFile(commit, path)) {
-      const size = (await Deno.stat(join(snapshot, path))).size;
+      const size = (await fs.stat(join(snapshot, path))).size;
       bytesReused += size;
       result.set(path, { path, size, reused: true });
     } else {
@@ -350,9 +351,9 @@ async function pullOffline(
   const snapshot = cache.snapshotDir(commit);
   const files: string[] = [];
   const walk = async (relative: string): Promise<void> => {
-    for await (const entry of Deno.readDir(join(snapshot, relative))) {
+    for await (const entry of fs.readDir(join(snapshot, relative))) {
       const path = relative === "" ? entry.name : `${relative}/${entry.name}`;
-      const info = await Deno.stat(join(snapshot, path)).catch(() => undefined);
+      const info = await fs.stat(join(snapshot, path)).catch(() => undefined);
       if (info?.isDirectory) await walk(path);
       else if (info?.isFile) files.push(path);
     }
@@ -360,7 +361,7 @@ async function pullOffline(
   try {
     await walk("");
   } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    if (!(error instanceof fs.errors.NotFound)) throw error;
     fail(`snapshot ${commit} is not present`);
   }
   files.sort();
@@ -378,7 +379,7 @@ async function pullOffline(
   const result: PulledFile[] = [];
   let bytesReused = 0;
   for (const path of selected) {
-    const info = await Deno.stat(join(snapshot, path)).catch(() => undefined);
+    const info = await fs.stat(join(snapshot, path)).catch(() => undefined);
     if (!info?.isFile) {
       missing.push(path);
       continue;
@@ -411,7 +412,7 @@ async function checkFreeSpace(cache: HubCache, metas: HubFileInfo[]): Promise<vo
   let needed = 0;
   for (const meta of metas) {
     if (await cache.hasBlob(meta.etag, meta.size)) continue;
-    const partial = await Deno.stat(cache.incompletePath(meta.etag)).then((s) => s.size, () => 0);
+    const partial = await fs.stat(cache.incompletePath(meta.etag)).then((s) => s.size, () => 0);
     needed += Math.max(0, meta.size - partial);
   }
   if (needed === 0) return;
@@ -420,7 +421,7 @@ async function checkFreeSpace(cache: HubCache, metas: HubFileInfo[]): Promise<vo
     // Deno has no statfs of its own; node:fs has it. Where it is missing
     // the check is skipped and a full disk is caught by D8 handling instead.
     const { statfs } = await import("node:fs/promises");
-    await Deno.mkdir(cache.cacheDir, { recursive: true });
+    await fs.mkdir(cache.cacheDir, { recursive: true });
     const stats = await statfs(cache.cacheDir);
     available = Number(stats.bavail) * Number(stats.bsize);
   } catch {
@@ -428,7 +429,7 @@ async function checkFreeSpace(cache: HubCache, metas: HubFileInfo[]): Promise<vo
   }
   if (available < needed + FREE_SPACE_MARGIN) {
     throw new HubRequestError(
-      `Cannot download hf://${cache.repoId}: it needs ${needed} more bytes but "${cache.cacheDir}" has only ${available} bytes free (FORMATS.md D8)`,
+      `Cannot download hf://${cache.repoId}: it needs ${needed} more bytes but "${cache.cacheDir}" has only ${available} bytes free`,
       0,
       `hf://${cache.repoId}`,
     );
@@ -446,6 +447,6 @@ function assertJsonSize(size: number, where: string): void {
 
 /** A JSON file of a snapshot, read whole after its size is checked. */
 async function readSnapshotText(path: string): Promise<string> {
-  assertJsonSize((await Deno.stat(path)).size, path);
-  return await Deno.readTextFile(path);
+  assertJsonSize((await fs.stat(path)).size, path);
+  return await fs.readTextFile(path);
 }

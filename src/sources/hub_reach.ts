@@ -14,6 +14,7 @@
 import { HubRequestError } from "../errors.ts";
 import type { HubCache } from "./hub_cache.ts";
 import { HubClient, type HubClientOptions, type HubRepoInfo } from "./hub_client.ts";
+import { fs } from "../runtime/fs.ts";
 
 /** The one attempt at the Hub when the cache could answer instead (huggingface_hub's default `HF_HUB_ETAG_TIMEOUT`). */
 export const FAST_TIMEOUT_MS = 10_000;
@@ -37,7 +38,7 @@ export async function cachedSnapshot(
 ): Promise<string | undefined> {
   const commit = await cache.readRef(revision).catch(() => undefined);
   if (commit === undefined) return undefined;
-  const info = await Deno.stat(cache.snapshotDir(commit)).catch(() => undefined);
+  const info = await fs.stat(cache.snapshotDir(commit)).catch(() => undefined);
   return info?.isDirectory ? commit : undefined;
 }
 

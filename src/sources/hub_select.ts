@@ -197,36 +197,34 @@ function companions(all: ReadonlySet<string>, folder: string): string[] {
 function shardsOf(text: string, indexPath: string, folder: string): string[] {
   if (jsonHoldsMoreThan(text, MAX_INDEX_ITEMS)) {
     throw new TypeError(
-      `Cannot select files: "${indexPath}" has more than ${MAX_INDEX_ITEMS} entries (FORMATS.md I5)`,
+      `Cannot select files: "${indexPath}" has more than ${MAX_INDEX_ITEMS} entries`,
     );
   }
   let index: unknown;
   try {
     index = JSON.parse(text);
   } catch (error) {
-    throw new TypeError(`Cannot select files: "${indexPath}" is not JSON (FORMATS.md I1)`, {
+    throw new TypeError(`Cannot select files: "${indexPath}" is not JSON`, {
       cause: error,
     });
   }
   const weightMap = (index as { weight_map?: unknown } | null)?.weight_map;
   if (typeof weightMap !== "object" || weightMap === null || Array.isArray(weightMap)) {
     throw new TypeError(
-      `Cannot select files: "${indexPath}" has no weight_map object (FORMATS.md I2)`,
+      `Cannot select files: "${indexPath}" has no weight_map object`,
     );
   }
   const shards = new Set<string>();
   for (const [tensor, shard] of Object.entries(weightMap)) {
     if (typeof shard !== "string") {
       throw new TypeError(
-        `Cannot select files: "${indexPath}" maps "${tensor}" to a non-string (FORMATS.md I3)`,
+        `Cannot select files: "${indexPath}" maps "${tensor}" to a non-string`,
       );
     }
     const reason = shard.includes("://") ? "it is a URL" : unsafePathReason(shard);
     if (reason !== undefined) {
       throw new TypeError(
-        `Cannot select files: "${indexPath}" names an unsafe shard ${
-          quoteName(shard)
-        }: ${reason} (FORMATS.md I4)`,
+        `Cannot select files: "${indexPath}" names an unsafe shard ${quoteName(shard)}: ${reason}`,
       );
     }
     shards.add(folder + shard);

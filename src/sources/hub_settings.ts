@@ -6,8 +6,10 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join } from "../runtime/path.ts";
 import type { RetryOptions } from "../io/http_source.ts";
+import { fs } from "../runtime/fs.ts";
+import { envObject } from "../runtime/env.ts";
 
 /** Where the Hub is, how to authenticate, and where the cache lives. */
 export interface HubSettings {
@@ -62,7 +64,7 @@ const TRUE_VALUES: ReadonlySet<string> = new Set(["1", "ON", "YES", "TRUE"]);
  * @returns The settings.
  * @throws {TypeError} When a timeout variable (`HF_HUB_ETAG_TIMEOUT`, `HF_HUB_DOWNLOAD_TIMEOUT`, `APR_HTTP_MIN_SPEED`, `APR_HTTP_SPEED_TIME`) is not a number of the right kind, naming it.
  */
-export function hubSettingsFromEnv(env: HubEnv = Deno.env.toObject()): HubSettings {
+export function hubSettingsFromEnv(env: HubEnv = envObject()): HubSettings {
   const userHome = env.HOME ?? env.USERPROFILE ?? ".";
   const home = nonEmpty(env.HF_HOME) ??
     join(nonEmpty(env.XDG_CACHE_HOME) ?? join(userHome, ".cache"), "huggingface");
@@ -71,7 +73,7 @@ export function hubSettingsFromEnv(env: HubEnv = Deno.env.toObject()): HubSettin
   let token = nonEmpty(env.HF_TOKEN) ?? nonEmpty(env.HUGGING_FACE_HUB_TOKEN);
   if (token === undefined) {
     try {
-      token = nonEmpty(Deno.readTextFileSync(join(home, "token")).trim());
+      token = nonEmpty(fs.readTextFileSync(join(home, "token")).trim());
     } catch {
       // No token file (or not readable): anonymous access.
     }

@@ -11,6 +11,7 @@
 import { crc32 } from "./crc32.ts";
 import type { AprPlannedTensor } from "./layout.ts";
 import type { JournalCommit } from "./_journal.ts";
+import { fs, type RuntimeFile, SEEK_START } from "../../runtime/fs.ts";
 
 /** Bytes read at a time (reused). */
 const READ_SIZE = 1 << 20;
@@ -81,9 +82,9 @@ export class CommitVerifier {
   }
 
   async #verifyAll(): Promise<void> {
-    let file: Deno.FsFile | undefined;
+    let file: RuntimeFile | undefined;
     try {
-      file = await Deno.open(this.#path, { read: true });
+      file = await fs.open(this.#path, { read: true });
       const size = (await file.stat()).size;
       const buffer = new Uint8Array(READ_SIZE);
       for (const item of this.#items.values()) {
@@ -106,7 +107,7 @@ export class CommitVerifier {
 }
 
 async function checkClaim(
-  file: Deno.FsFile,
+  file: RuntimeFile,
   size: number,
   item: Pending,
   buffer: Uint8Array,
@@ -116,7 +117,7 @@ async function checkClaim(
   // A whole tensor's zero padding is checked too; a partial one's is not written yet.
   const span = whole ? tensor.paddedSize : claim.reached;
   if (claim.offset + span > size) return false;
-  await file.seek(claim.offset, Deno.SeekMode.Start);
+  await file.seek(claim.offset, SEEK_START);
   let crc = 0;
   for (let at = 0; at < span;) {
     const want = Math.min(buffer.length, span - at);

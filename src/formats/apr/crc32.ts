@@ -10,16 +10,20 @@
  * @module
  */
 
+import { HAS_NODE_MODULES } from "../../runtime/which.ts";
+
 type Crc32Function = (data: Uint8Array, value?: number) => number;
 
-// A dynamic import, so that a browser without `node:zlib` falls back instead of
-// failing to load the module.
+// A dynamic import, only where node: modules exist (src/runtime/which.ts), so
+// that a browser neither fails to load the module nor asks for "node:zlib".
 let native: Crc32Function | undefined;
-try {
-  const zlib = await import("node:zlib");
-  if (typeof zlib.crc32 === "function") native = zlib.crc32 as Crc32Function;
-} catch {
-  native = undefined;
+if (HAS_NODE_MODULES) {
+  try {
+    const zlib = await import("node:zlib");
+    if (typeof zlib.crc32 === "function") native = zlib.crc32 as Crc32Function;
+  } catch {
+    native = undefined;
+  }
 }
 
 const POLY = 0xedb88320;

@@ -21,6 +21,7 @@ import { APR_FOOTER_SIZE, type AprLayout, planAprLayout } from "./layout.ts";
 import { APR_LZ4_MAX_IMAGE_SIZE, encodeAprLz4 } from "./lz4_image.ts";
 import { assertOutputFree } from "../../io/fs_paths.ts";
 import { renameIntoPlace, writeFreshFile } from "../../io/partial_file.ts";
+import { fs } from "../../runtime/fs.ts";
 
 /** Options of {@linkcode AprLz4Sink.create}. */
 export interface AprLz4SinkOptions {
@@ -176,7 +177,7 @@ class Lz4State {
       await writeFreshFile(partial, bytes);
       await renameIntoPlace(partial, this.#path, this.#options.force);
     } catch (error) {
-      await Deno.remove(partial).catch(() => {});
+      await fs.remove(partial).catch(() => {});
       throw error;
     }
   }

@@ -12,7 +12,7 @@
  * @module
  */
 
-import { posix } from "node:path";
+import { posix } from "../../runtime/path.ts";
 import { ModelFormatError } from "../../errors.ts";
 import { type ByteSource, DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
 import { MAX_JSON_FILE_BYTES, type ModelFiles, readTextFile } from "../../io/model_files.ts";

@@ -10,7 +10,7 @@
  * @module
  */
 
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join } from "../../runtime/path.ts";
 import { elementCount } from "../../dtype.ts";
 import type { ModelChunk, ModelHeader, ModelMetadata, ProgressEvent } from "../../tensor.ts";
 import { APR_FLAGS } from "./header.ts";

@@ -13,7 +13,7 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
+import { createSha256 } from "../../runtime/sha256.ts";
 import { HubAnswerError, ModelFormatError, UsageError } from "../../errors.ts";
 import { releaseChunk } from "../../io/byte_source.ts";
 import { FileSink } from "../../io/file_sink.ts";
@@ -43,6 +43,7 @@ import {
   planLine,
 } from "./_journal.ts";
 import { CommitVerifier } from "./_commit_verifier.ts";
+import { fs } from "../../runtime/fs.ts";
 
 /** Commit (sync + journal) at least every this many written bytes: bounds the work a crash can lose. */
 export const APR_SINK_COMMIT_BYTES = 64 * 1024 * 1024;
@@ -217,7 +218,7 @@ class SinkState {
       ...(this.options.flags === undefined ? {} : { flags: this.options.flags }),
     });
     await assertOutputFree(this.path, this.options.force);
-    const plan = createHash("sha256").update(JOURNAL_VERSION).update("\0")
+    const plan = createSha256().update(JOURNAL_VERSION).update("\0")
       .update(this.options.planKey ?? "").update("\0").update(layout.prefix).digest("hex");
     const resumable = this.options.resume === true && await pathExists(this.partialPath) &&
       await pathExists(this.journalPath);
@@ -268,13 +269,13 @@ class SinkState {
 
   async #readJournal(plan: string, layout: AprLayout): Promise<Map<number, JournalCommit>> {
     // Limits before allocating: the journal is read back whole.
-    const size = (await Deno.lstat(this.journalPath)).size;
+    const size = (await fs.lstat(this.journalPath)).size;
     if (size > MAX_JOURNAL_BYTES) {
       throw new UsageError(
         `Cannot resume "${this.path}": its journal "${this.journalPath}" is ${size} bytes, more than any import writes (${MAX_JOURNAL_BYTES}); run without resume: true to start over`,
       );
     }
-    const text = new TextDecoder().decode(await Deno.readFile(this.journalPath));
+    const text = new TextDecoder().decode(await fs.readFile(this.journalPath));
     return parseJournal(text, plan, layout, this.path, this.partialPath, this.options.sourceKey);
   }
 
@@ -501,7 +502,7 @@ class SinkState {
   async #commitBatch(batch: JournalCommit[], beside: boolean): Promise<void> {
     if (batch.length === 0) return;
     await (beside ? this.file!.syncDataBeside() : this.file!.syncData());
-    await Deno.writeTextFile(this.journalPath, batch.map(commitLine).join(""), { append: true });
+    await fs.writeTextFile(this.journalPath, batch.map(commitLine).join(""), { append: true });
     this.journaled = true;
   }
 

@@ -22,6 +22,7 @@ import {
 } from "./writer.ts";
 import { assertOutputFree } from "../../io/fs_paths.ts";
 import { createFreshFile, renameIntoPlace } from "../../io/partial_file.ts";
+import { fs, type RuntimeFile, SEEK_START } from "../../runtime/fs.ts";
 import { releaseChunk } from "../../io/byte_source.ts";
 import { storageFailure } from "../../io/storage_errors.ts";
 
@@ -143,7 +144,7 @@ export class GgufSink extends WritableStream<ModelChunk> {
 class GgufFileWriter {
   #path: string;
   #partial: string;
-  #file: Deno.FsFile;
+  #file: RuntimeFile;
   #options: GgufSinkOptions & { alignment: number };
   #header: ModelHeader | undefined;
   #layout: GgufLayout | undefined;
@@ -156,7 +157,7 @@ class GgufFileWriter {
   constructor(
     path: string,
     partial: string,
-    file: Deno.FsFile,
+    file: RuntimeFile,
     options: GgufSinkOptions & { alignment: number },
   ) {
     this.#path = path;
@@ -209,7 +210,7 @@ class GgufFileWriter {
       );
     }
     const place = layout.tensors[this.#next]!;
-    await this.#file.seek(place.offset, Deno.SeekMode.Start);
+    await this.#file.seek(place.offset, SEEK_START);
     let written = 0;
     for await (const chunk of entry.open()) {
       if (written + chunk.length > place.byteLength) {
@@ -249,7 +250,7 @@ class GgufFileWriter {
 
   async #writeAt(offset: number, bytes: Uint8Array): Promise<void> {
     try {
-      await this.#file.seek(offset, Deno.SeekMode.Start);
+      await this.#file.seek(offset, SEEK_START);
       await writeAll(this.#file, bytes);
     } catch (error) {
       throw storageFailure(error, this.#partial, "write");
@@ -289,7 +290,7 @@ class GgufFileWriter {
         // Already closed.
       }
     }
-    await Deno.remove(this.#partial).catch(() => {});
+    await fs.remove(this.#partial).catch(() => {});
   }
 }
 
@@ -371,7 +372,7 @@ export function planGgufExport(
 }
 
 /** Internal: write all of `bytes` at the file's position. */
-export async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+export async function writeAll(file: RuntimeFile, bytes: Uint8Array): Promise<void> {
   let n = 0;
   while (n < bytes.length) n += await file.write(bytes.subarray(n));
 }

@@ -15,7 +15,7 @@
  * @module
  */
 
-import { posix } from "node:path";
+import { posix } from "../../runtime/path.ts";
 import { ModelFormatError } from "../../errors.ts";
 import { DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
 import type { ModelFiles } from "../../io/model_files.ts";

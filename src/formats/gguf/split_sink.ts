@@ -15,7 +15,7 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
+import { createSha256 } from "../../runtime/sha256.ts";
 import { UsageError } from "../../errors.ts";
 import { assertOutputFree, pathExists } from "../../io/fs_paths.ts";
 import {
@@ -31,6 +31,7 @@ import { releaseChunk } from "../../io/byte_source.ts";
 import { ggufSplitPath } from "./split.ts";
 import { GGUF_MAX_SPLITS, GGUF_SPLIT_KEYS } from "./split.ts";
 import { encodeGgufHeader, type GgufKvInput, type GgufLayout } from "./writer.ts";
+import { fs, type RuntimeFile, SEEK_START } from "../../runtime/fs.ts";
 
 const JOURNAL_VERSION = "aprkit-gguf-split-journal-1";
 
@@ -157,7 +158,7 @@ class SplitWriter {
   #plan = "";
   #next = 0;
   #current = -1;
-  #file: Deno.FsFile | undefined;
+  #file: RuntimeFile | undefined;
   #bytesDone = 0;
   /** Payload bytes of every tensor, summed once (per report it was quadratic). */
   #bytesTotal = 0;
@@ -211,7 +212,7 @@ class SplitWriter {
     }
     const prefix = this.#path.replace(/\.gguf$/i, "");
     const count = ranges.length;
-    const hash = createHash("sha256").update(JOURNAL_VERSION).update("\0")
+    const hash = createSha256().update(JOURNAL_VERSION).update("\0")
       .update(this.#options.planKey ?? "");
     for (const [i, [first, end]] of ranges.entries()) {
       // gguf-split: every key of the model in the first shard, then the split
@@ -239,7 +240,7 @@ class SplitWriter {
     for (const s of this.shards) await assertOutputFree(s.path, this.#options.force);
     if (this.#options.resume === true) await this.#readJournal();
     else await discardFile(this.#journal);
-    await Deno.writeTextFile(
+    await fs.writeTextFile(
       this.#journal,
       `${JSON.stringify({ plan: this.#plan })}\n${
         [...this.resumed].map((i) => `${JSON.stringify({ shard: i })}\n`).join("")
@@ -256,7 +257,7 @@ class SplitWriter {
   async #readJournal(): Promise<void> {
     if (!(await pathExists(this.#journal))) return;
     await assertRegularFile(this.#journal);
-    const lines = (await Deno.readTextFile(this.#journal)).split("\n").filter((l) => l !== "");
+    const lines = (await fs.readTextFile(this.#journal)).split("\n").filter((l) => l !== "");
     let plan: unknown;
     try {
       plan = (JSON.parse(lines[0] ?? "null") as { plan?: unknown } | null)?.plan;
@@ -278,7 +279,7 @@ class SplitWriter {
       }
       const s = typeof shard === "number" ? this.shards[shard] : undefined;
       if (s === undefined) continue;
-      const info = await Deno.lstat(s.partial).catch(() => undefined);
+      const info = await fs.lstat(s.partial).catch(() => undefined);
       if (info?.isFile === true && info.size === s.fileSize) this.resumed.add(shard as number);
     }
   }
@@ -307,7 +308,7 @@ class SplitWriter {
     if (index !== this.#current) await this.#openShard(index);
     const place = shard.layout.tensors[this.#next - shard.first]!;
     const file = this.#file!;
-    await file.seek(place.offset, Deno.SeekMode.Start);
+    await file.seek(place.offset, SEEK_START);
     let written = 0;
     for await (const chunk of entry.open()) {
       if (written + chunk.length > place.byteLength) {
@@ -338,7 +339,7 @@ class SplitWriter {
     const shard = this.shards[index]!;
     this.#file = await createFreshFile(shard.partial);
     this.#current = index;
-    await this.#file.seek(0, Deno.SeekMode.Start);
+    await this.#file.seek(0, SEEK_START);
     await writeAll(this.#file, shard.layout.header);
     // Padding and empty tensors are zeros: the file has its full length now.
     await this.#file.truncate(shard.fileSize);
@@ -350,7 +351,7 @@ class SplitWriter {
     file.close();
     this.#file = undefined;
     this.#current = -1;
-    await Deno.writeTextFile(this.#journal, `${JSON.stringify({ shard: index })}\n`, {
+    await fs.writeTextFile(this.#journal, `${JSON.stringify({ shard: index })}\n`, {
       append: true,
     });
   }
@@ -404,7 +405,7 @@ class SplitWriter {
     this.#file = undefined;
     if (this.#current >= 0) await discardFile(this.shards[this.#current]!.partial);
     const completed = await pathExists(this.#journal) &&
-      (await Deno.readTextFile(this.#journal)).includes('"shard"');
+      (await fs.readTextFile(this.#journal)).includes('"shard"');
     if (!completed) await discardFile(this.#journal);
   }
 }

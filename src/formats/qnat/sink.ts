@@ -46,6 +46,7 @@ import {
 } from "./header.ts";
 import { assertOutputFree } from "../../io/fs_paths.ts";
 import { renameIntoPlace } from "../../io/partial_file.ts";
+import { fs } from "../../runtime/fs.ts";
 
 /** Tensors with fewer elements stay F32 (norms, biases, tiny tables): NF4 gains nothing there. */
 export const QNAT_MIN_NF4_ELEMENTS = 1024;
@@ -498,7 +499,7 @@ class QnatFileWriter {
     if (this.#finished) return;
     this.#finished = true;
     await this.#file?.close().catch(() => {});
-    if (this.#file) await Deno.remove(this.#partial).catch(() => {});
+    if (this.#file) await fs.remove(this.#partial).catch(() => {});
   }
 }
 

@@ -460,7 +460,7 @@ async function readIndex(
   }
   // Checked before parsing: JSON.parse of millions of tiny entries takes minutes and gigabytes.
   if (jsonHoldsMoreThan(text, MAX_INDEX_ITEMS)) {
-    throw fail(`too large: more than ${MAX_INDEX_ITEMS} entries (FORMATS.md I5)`);
+    throw fail(`too large: more than ${MAX_INDEX_ITEMS} entries`);
   }
   let json: unknown;
   try {

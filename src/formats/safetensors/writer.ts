@@ -29,6 +29,7 @@ import type {
 import { checkSafetensorsTensors, layoutSafetensors, stringEntries } from "./_layout.ts";
 import { assertOutputFree } from "../../io/fs_paths.ts";
 import { partialPathOf, renameIntoPlace, writeFreshFile } from "../../io/partial_file.ts";
+import { fs } from "../../runtime/fs.ts";
 
 /** Options of {@linkcode SafetensorsSink.create}. */
 export interface SafetensorsSinkOptions {
@@ -365,7 +366,7 @@ class SafetensorsFilesWriter {
     this.#current = undefined;
     await current?.file.close().catch(() => {});
     for (const path of [...this.#partials, ...this.#renamed]) {
-      await Deno.remove(path).catch(() => {});
+      await fs.remove(path).catch(() => {});
     }
   }
 }

@@ -1,0 +1,240 @@
+/**
+ * The web page in a real browser: `deno task web` builds it, the system
+ * Chromium runs it headless (driven by puppeteer-core from Node; `.ci/run`
+ * installs both, no browser download), a fixture file goes into its file
+ * input, the inspect view shows its tensors, and conversions written through
+ * the page's save path are byte-identical to the CLI's. The page asks the
+ * network for nothing but itself.
+ *
+ * Set APRKIT_SCREENSHOT=path to also save a screenshot (docs/web-page.png).
+ *
+ * @module
+ */
+
+import { deepEqual, equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { decodeBase64 } from "./_base64.ts";
+import { CLI_PATH, testdata } from "../cli/_run_apr.ts";
+
+const REPO = new URL("../../", import.meta.url).pathname;
+const PUPPETEER_VERSION = "24.40.0";
+const CHROMIUM = Deno.env.get("APRKIT_CHROMIUM") ?? "/usr/bin/chromium";
+
+/** Where puppeteer-core is installed (by .ci/run). */
+function judgeDir(): string {
+  return Deno.env.get("APRKIT_BROWSER_JUDGE_DIR") ?? `${REPO}.tools/browser-judge`;
+}
+
+/** puppeteer-core's version in `dir`, if installed. */
+async function installedVersion(dir: string): Promise<string | undefined> {
+  const pkg = await Deno.readTextFile(join(dir, "node_modules/puppeteer-core/package.json"))
+    .catch(() => undefined);
+  return pkg === undefined ? undefined : JSON.parse(pkg).version;
+}
+
+/**
+ * The judge, installed on first use like the llama.cpp judge (the pinned
+ * puppeteer-core from the npm registry, no browser download); the system
+ * Chromium must be there (.ci/run installs Debian's).
+ */
+async function ensureJudge(): Promise<void> {
+  const dir = judgeDir();
+  const install =
+    `npm install --no-save --ignore-scripts --prefix ${dir} puppeteer-core@${PUPPETEER_VERSION}`;
+  if (await installedVersion(dir) !== PUPPETEER_VERSION) {
+    const out = await new Deno.Command("npm", {
+      args: install.split(" ").slice(1).concat(["--no-audit", "--no-fund", "--loglevel=error"]),
+      stdout: "piped",
+      stderr: "piped",
+    }).output().catch(() => undefined);
+    ok(
+      out?.success && await installedVersion(dir) === PUPPETEER_VERSION,
+      `puppeteer-core ${PUPPETEER_VERSION} is not in ${dir} and could not be installed: run ` +
+        `${install} (or bash .ci/run, or set APRKIT_BROWSER_JUDGE_DIR)`,
+    );
+  }
+  const chromium = await Deno.stat(CHROMIUM).catch(() => undefined);
+  ok(
+    chromium?.isFile,
+    `no Chromium at ${CHROMIUM}: apt-get install chromium (or set APRKIT_CHROMIUM)`,
+  );
+}
+
+async function run(command: string, args: string[], stdin?: string): Promise<string> {
+  const child = new Deno.Command(command, {
+    args,
+    cwd: REPO,
+    stdin: stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1", HF_HUB_OFFLINE: "1" },
+  }).spawn();
+  if (stdin !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(stdin));
+    await writer.close();
+  }
+  const out = await child.output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  equal(out.code, 0, `${command} ${args.join(" ")}:\n${stderr}`);
+  return new TextDecoder().decode(out.stdout);
+}
+
+interface JudgeResult {
+  requests: string[];
+  errors: string[];
+  error: string | null;
+  tensors: string[][];
+  checks: string[][];
+  metadata: string[][];
+  summary: string;
+  progress: number;
+  cancel?: { status: string; error: string | null; size: number; buttons: boolean[] };
+  outputs: {
+    format: string;
+    quantize: string;
+    name: string;
+    status: string;
+    error: string | null;
+    base64: string;
+  }[];
+}
+
+Deno.test("the web page in headless Chromium: a dropped file is inspected and converted to the CLI's bytes", async () => {
+  await ensureJudge();
+  const dir = await Deno.makeTempDir({ prefix: "aprkit-web-" });
+  const page = join(dir, "aprkit.html");
+  await run(Deno.execPath(), ["task", "--quiet", "web", "--output", page]);
+  const html = await Deno.readFile(page);
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => new Response(html, { headers: { "content-type": "text/html; charset=utf-8" } }),
+  );
+  try {
+    // An APR file for the third case, as the CLI writes it.
+    const aprInput = join(dir, "tiny-qwen2.apr");
+    await run(Deno.execPath(), [
+      "run",
+      "-A",
+      CLI_PATH,
+      "import",
+      testdata("gguf/tiny-qwen2-Q4_K_M.gguf"),
+      "-o",
+      aprInput,
+      "--quiet",
+    ]);
+    const cases = [
+      {
+        file: testdata("gguf/tiny-qwen2-Q4_K_M.gguf"),
+        folder: false,
+        cancel: true,
+        conversions: [
+          { format: "apr", quantize: "none", cli: ["import"] },
+          { format: "gguf", quantize: "none", cli: ["convert", "--format", "gguf"] },
+        ],
+      },
+      {
+        file: testdata("hf/tiny-qwen2/model-00001-of-00009.safetensors"),
+        folder: false,
+        cancel: false,
+        conversions: [
+          { format: "apr", quantize: "q4_k", cli: ["import", "--quantize", "q4_k"] },
+          {
+            format: "gguf",
+            quantize: "q8_0",
+            cli: ["convert", "--format", "gguf", "--quantize", "q8_0"],
+          },
+        ],
+      },
+      {
+        // A folder of shards with its index, picked as a folder.
+        file: testdata("hf/tiny-qwen2"),
+        folder: true,
+        cancel: false,
+        conversions: [{ format: "apr", quantize: "q4_k", cli: ["import", "--quantize", "q4_k"] }],
+      },
+      {
+        file: aprInput,
+        folder: false,
+        cancel: false,
+        conversions: [{ format: "gguf", quantize: "none", cli: ["convert", "--format", "gguf"] }],
+      },
+    ];
+    for (const [index, c] of cases.entries()) {
+      const url = `http://127.0.0.1:${server.addr.port}/aprkit.html`;
+      const shot = index === 0 ? Deno.env.get("APRKIT_SCREENSHOT") : undefined;
+      const result: JudgeResult = JSON.parse(
+        await run(
+          "node",
+          [join(REPO, "tests/browser/_browser_judge.mjs"), judgeDir()],
+          JSON.stringify({
+            chromium: CHROMIUM,
+            url,
+            ...(c.folder === true ? { folder: c.file } : { file: c.file }),
+            conversions: c.conversions.map(({ format, quantize }) => ({ format, quantize })),
+            cancel: c.cancel === true,
+            ...(shot ? { screenshot: shot } : {}),
+          }),
+        ),
+      );
+      deepEqual(result.errors, [], "uncaught errors in the page");
+      equal(result.error, null);
+      // Nothing left the machine: the page asked for itself only.
+      deepEqual(result.requests, [`GET ${url}`]);
+      // The inspect view: the tensors as the library lists them.
+      const expected = JSON.parse(
+        await run(Deno.execPath(), ["run", "-A", CLI_PATH, "tensors", c.file, "--json"]),
+      );
+      const names = (expected.tensors ?? expected).map((t: { name: string }) => t.name);
+      deepEqual(result.tensors.map((row) => row[0]), names);
+      ok(result.summary.includes(`tensors: ${names.length}`), result.summary);
+      ok(result.checks.length > 0 && result.checks.every((row) => row[1]!.startsWith("ok")));
+      ok(result.metadata.length > 0);
+      // Each conversion: the same bytes as the CLI's.
+      for (const [i, conversion] of c.conversions.entries()) {
+        const out = result.outputs[i]!;
+        equal(out.error, null, `${conversion.format}/${conversion.quantize}: ${out.error}`);
+        ok(out.status.startsWith("wrote "), out.status);
+        const cliOut = join(dir, `cli-${index}-${i}.${conversion.format}`);
+        await run(Deno.execPath(), [
+          "run",
+          "-A",
+          CLI_PATH,
+          ...conversion.cli,
+          c.file,
+          "-o",
+          cliOut,
+          "--quiet",
+        ]);
+        const expectedBytes = await Deno.readFile(cliOut);
+        const browserBytes = decodeBase64(out.base64);
+        if (Deno.env.get("APRKIT_BROWSER_DUMP")) {
+          await Deno.writeFile(join(Deno.env.get("APRKIT_BROWSER_DUMP")!, out.name), browserBytes);
+        }
+        equal(browserBytes.length, expectedBytes.length, `${out.name} size`);
+        ok(
+          browserBytes.every((b, j) => b === expectedBytes[j]),
+          `${out.name} differs from the CLI's ${cliOut}`,
+        );
+      }
+      equal(result.progress, 1);
+      if (c.file === aprInput) {
+        // An APR file gets apr validate --deep's checks, the footer CRC included.
+        ok(result.checks.some((row) => row[0] === "footer CRC"), JSON.stringify(result.checks));
+      }
+      if (c.cancel) {
+        // The cancelled run wrote to the file the first conversion filled:
+        // the abort leaves it as it was.
+        deepEqual(result.cancel, {
+          status: "cancelled",
+          error: null,
+          size: decodeBase64(result.outputs[0]!.base64).length,
+          buttons: [false, true],
+        });
+      }
+    }
+  } finally {
+    await server.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
