@@ -95,6 +95,28 @@ export interface AprLayout {
   readonly rename?: readonly (readonly [string, string])[];
 }
 
+/**
+ * What a family's converter class sets on a SentencePiece (`tokenizer.model`)
+ * vocabulary beyond the generic builder (`_set_vocab_sentencepiece`).
+ */
+export interface SentencePieceFacts {
+  /** `tokenizer.ggml.add_space_prefix`, written as given (Gemma 1–3: false). */
+  readonly addSpacePrefix?: boolean;
+  /**
+   * `add_space_prefix` from `tokenizer_config.json`'s `add_prefix_space` when
+   * it says (`LlamaModel.set_vocab`).
+   */
+  readonly addSpacePrefixFromTokenizerConfig?: boolean;
+  /** Special token ids the class sets by hand (Gemma: `eot` 107), when the files name none. */
+  readonly specialIds?: Readonly<Record<string, number>>;
+  /**
+   * Phi-3's own builder (`Phi3MiniModel.set_vocab`): added tokens from
+   * `tokenizer_config.json` and then `tokenizer.json` are written verbatim,
+   * USER_DEFINED or CONTROL when marked special, score −1000.
+   */
+  readonly addedTokensVerbatim?: boolean;
+}
+
 /** One model family. */
 export interface Family {
   /** aprkit's architecture name (APR `architecture`), as aprender and realizar spell it. */
@@ -133,6 +155,8 @@ export interface Family {
   readonly apr?: AprLayout;
   /** GGUF output; absent: refused. */
   readonly gguf?: GgufSupport;
+  /** What its converter class does to a SentencePiece vocabulary; absent: the generic builder. */
+  readonly sentencePiece?: SentencePieceFacts;
 }
 
 /** Whole-model tensors of every family: GGUF base name → Hugging Face base name. */

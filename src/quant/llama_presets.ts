@@ -90,6 +90,9 @@ const APR_TYPE: Readonly<Partial<Record<DType, DType>>> = {
 const NEVER_QUANTIZED = [
   "_norm.weight",
   "ffn_gate_inp.weight",
+  // Qwen2-MoE's shared-expert gate: [1, hidden], 1-D to llama-quantize (ggml_n_dims)
+  // but 2-D to the converter, whose list keeps it F32 too.
+  "ffn_gate_inp_shexp.weight",
   "ssm_conv1d.weight",
   "time_mix_first.weight",
   "time_mix_w1.weight",
@@ -102,6 +105,18 @@ const NEVER_QUANTIZED = [
 
 /** Whole names (GGUF spelling) llama-quantize never quantizes (BERT's positions and token types). */
 const NEVER_QUANTIZED_NAMES = new Set(["position_embd.weight", "token_types.weight"]);
+
+/**
+ * Whether llama.cpp keeps a tensor (GGUF name) in F32 whatever the type
+ * asked for: llama-quantize's never-quantized list, which the converter's
+ * `--outtype f16/bf16/q8_0` follows too (MoE routers, positions, …).
+ *
+ * @param name A GGUF tensor name.
+ * @returns True when llama.cpp writes it as F32.
+ */
+export function keptInFloat32(name: string): boolean {
+  return NEVER_QUANTIZED_NAMES.has(name) || NEVER_QUANTIZED.some((part) => name.includes(part));
+}
 
 /** Options of {@linkcode presetTensorTypes}. */
 export interface PresetTypesOptions {
@@ -255,8 +270,7 @@ function quantized(name: string, shape: readonly number[]): boolean {
     }
   }
   if (dims < 2) return false;
-  if (NEVER_QUANTIZED_NAMES.has(name)) return false;
-  return !NEVER_QUANTIZED.some((part) => name.includes(part));
+  return !keptInFloat32(name);
 }
 
 /** `use_more_bits`: the first and last eighth of the layers, and every third in between. */

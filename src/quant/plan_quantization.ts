@@ -11,7 +11,7 @@
 import { type DType, DTYPES, elementCount, isAprStorable, tensorByteLength } from "../dtype.ts";
 import type { ModelHeader, ModelMetadata, TensorInfo } from "../tensor.ts";
 import { hfToGgufName } from "../arch/names.ts";
-import { type LlamaPreset, presetTensorTypes } from "./llama_presets.ts";
+import { keptInFloat32, type LlamaPreset, presetTensorTypes } from "./llama_presets.ts";
 import { UsageError } from "../errors.ts";
 import { aprRowType, type RowFallback } from "./apr_row_fallback.ts";
 
@@ -244,8 +244,11 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
   if (KEEP_QUANTIZED.has(dtype)) return plan(dtype, "copy");
   const target = TARGET_DTYPE[options.to ?? "none"];
   // GGUF F16/BF16 follow llama.cpp's converter (--outtype f16/bf16): every matrix
-  // `.weight` but norms, whatever its size; 1-D tensors stay F32.
-  const converterFloat = options.ggufTypes === true && (target === "F16" || target === "BF16") &&
+  // `.weight` but norms and what llama.cpp keeps in F32 (MoE routers…),
+  // whatever its size; 1-D tensors stay F32.
+  const gguf = options.ggufTypes === true;
+  if (gguf && target !== undefined && keptInFloat32(info.name)) return plan("F32", "float");
+  const converterFloat = gguf && (target === "F16" || target === "BF16") &&
     info.shape.length >= 2 && info.name.endsWith(".weight") && !isNormOrBias(info.name);
   const eligible = target !== undefined &&
     (options.all === true || converterFloat ||

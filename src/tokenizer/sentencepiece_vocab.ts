@@ -50,12 +50,16 @@ export interface SentencePieceVocab {
  * @param model The parsed `tokenizer.model`.
  * @param vocabSize config.json's `vocab_size`, or undefined for the model's piece count.
  * @param tokenizerConfig The parsed `tokenizer_config.json` (for `added_tokens_decoder`).
+ * @param options `verbatimAddedTokens`: Phi-3's builder instead of the
+ * generic one (added tokens written as they are, typed by their `special`
+ * flag alone, then `tokenizer.json`'s `added_tokens` over them).
  * @returns Tokens, scores and types.
  */
 export function sentencePieceVocab(
   model: SentencePieceModel,
   vocabSize: number | undefined,
   tokenizerConfig: Record<string, unknown>,
+  options: { verbatimAddedTokens?: readonly unknown[] } = {},
 ): SentencePieceVocab {
   const size = vocabSize ?? model.pieces.length;
   const tokens = Array.from({ length: size }, (_, i) => `[PAD${i}]`);
@@ -75,11 +79,28 @@ export function sentencePieceVocab(
       if (!Number.isSafeInteger(id) || id < 0 || id >= size || typeof e?.content !== "string") {
         continue;
       }
+      if (options.verbatimAddedTokens !== undefined) {
+        setVerbatim(id, e.content, e.special === true);
+        continue;
+      }
       const special = e.special === true || looksSpecial(e.content);
       types[id] = special ? TokenType.CONTROL : TokenType.USER_DEFINED;
       tokens[id] = special ? e.content : e.content.replaceAll("▁", " ");
       scores[id] = -1000;
     }
   }
+  for (const entry of options.verbatimAddedTokens ?? []) {
+    const e = entry as { id?: unknown; content?: unknown; special?: unknown } | null;
+    const id = e?.id;
+    if (typeof id !== "number" || !Number.isSafeInteger(id) || id < 0 || id >= size) continue;
+    if (typeof e?.content !== "string") continue;
+    setVerbatim(id, e.content, e.special === true);
+  }
   return { tokens, scores, types };
+
+  function setVerbatim(id: number, content: string, special: boolean): void {
+    tokens[id] = content;
+    scores[id] = -1000;
+    types[id] = special ? TokenType.CONTROL : TokenType.USER_DEFINED;
+  }
 }

@@ -43,4 +43,7 @@ export const GEMMA: Family = {
   tiedByDefault: true,
   ggufRenamesOnly: false,
   gguf: { writeKv: writeGemmaKv, shift: gemmaNormShift },
+  // GemmaModel.set_vocab: <end_of_turn> is 107 in every Gemma vocabulary; the
+  // prefix/suffix/middle ids it also sets have no gguf-py key and are dropped.
+  sentencePiece: { addSpacePrefix: false, specialIds: { eot: 107 } },
 };

@@ -49,4 +49,5 @@ export const GEMMA2: Family = {
   tiedByDefault: true,
   ggufRenamesOnly: false,
   gguf: { writeKv: writeGemma2Kv, shift: gemmaNormShift },
+  sentencePiece: { addSpacePrefix: false },
 };

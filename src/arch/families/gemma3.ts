@@ -63,4 +63,5 @@ export const GEMMA3: Family = {
   tiedByDefault: true,
   ggufRenamesOnly: false,
   gguf: { writeKv: writeGemma3Kv, shift: gemmaNormShift },
+  sentencePiece: { addSpacePrefix: false },
 };

@@ -11,7 +11,7 @@
 
 import { type Family, LLAMA_BLOCK } from "../family.ts";
 import { KvWriter } from "../kv.ts";
-import { writeLlamaKv } from "./llama.ts";
+import { LLAMA_SENTENCEPIECE, writeLlamaKv } from "./llama.ts";
 
 function writeGraniteKv(w: KvWriter): void {
   // The converter pops head_dim before the common keys.
@@ -39,4 +39,5 @@ export const GRANITE: Family = {
   tiedByDefault: false,
   ggufRenamesOnly: true,
   gguf: { writeKv: writeGraniteKv },
+  sentencePiece: LLAMA_SENTENCEPIECE,
 };

@@ -9,7 +9,7 @@
  * @module
  */
 
-import { type Family, type GgufSupport, LLAMA_BLOCK } from "../family.ts";
+import { type Family, type GgufSupport, LLAMA_BLOCK, type SentencePieceFacts } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { llama3RopeFreqs } from "../rope_factors.ts";
 import { writeTextModelKv } from "../text_model.ts";
@@ -26,6 +26,9 @@ export function writeLlamaKv(w: KvWriter): void {
 /** GGUF support shared by the families llama.cpp converts with `LlamaModel`. */
 export const LLAMA_GGUF: GgufSupport = { writeKv: writeLlamaKv, generate: llama3RopeFreqs };
 
+/** `LlamaModel.set_vocab`'s SentencePiece step, shared likewise. */
+export const LLAMA_SENTENCEPIECE: SentencePieceFacts = { addSpacePrefixFromTokenizerConfig: true };
+
 /** Llama 1–3.x. */
 export const LLAMA: Family = {
   name: "llama",
@@ -38,4 +41,5 @@ export const LLAMA: Family = {
   tiedByDefault: false,
   ggufRenamesOnly: true,
   gguf: LLAMA_GGUF,
+  sentencePiece: LLAMA_SENTENCEPIECE,
 };

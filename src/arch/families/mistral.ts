@@ -8,7 +8,7 @@
  */
 
 import { type Family, LLAMA_BLOCK } from "../family.ts";
-import { LLAMA_GGUF } from "./llama.ts";
+import { LLAMA_GGUF, LLAMA_SENTENCEPIECE } from "./llama.ts";
 
 /** Mistral 7B and its kin. */
 export const MISTRAL: Family = {
@@ -22,4 +22,5 @@ export const MISTRAL: Family = {
   tiedByDefault: false,
   ggufRenamesOnly: true,
   gguf: LLAMA_GGUF,
+  sentencePiece: LLAMA_SENTENCEPIECE,
 };

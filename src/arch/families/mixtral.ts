@@ -11,7 +11,7 @@
  */
 
 import { type Family, LLAMA_BLOCK } from "../family.ts";
-import { LLAMA_GGUF } from "./llama.ts";
+import { LLAMA_GGUF, LLAMA_SENTENCEPIECE } from "./llama.ts";
 
 /** Mixtral 8x7B, 8x22B. */
 export const MIXTRAL: Family = {
@@ -42,4 +42,5 @@ export const MIXTRAL: Family = {
     ],
   },
   gguf: LLAMA_GGUF,
+  sentencePiece: LLAMA_SENTENCEPIECE,
 };

@@ -61,4 +61,5 @@ export const PHI3: Family = {
   // realizar knows the fused qkv_proj, not gate_up_proj (whose first half is the gate).
   apr: { split: [["mlp.gate_up_proj", ["mlp.gate_proj", "mlp.up_proj"]]] },
   gguf: { writeKv: writePhi3Kv, generate: phi3RopeFactors },
+  sentencePiece: { addedTokensVerbatim: true },
 };

@@ -55,6 +55,7 @@ import {
 import { sentencePieceVocab } from "../../tokenizer/sentencepiece_vocab.ts";
 import { specialVocab } from "../../tokenizer/special_vocab.ts";
 import { architectureOfHf, familyOf, tiedByDefault } from "../../arch/registry.ts";
+import type { SentencePieceFacts } from "../../arch/family.ts";
 import {
   checkConfigValues,
   checkTokenizerValues,
@@ -390,7 +391,14 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
     files.sentencePiece !== undefined &&
     (vocabulary === undefined || out["tokenizer.ggml_model"] === "llama")
   ) {
-    Object.assign(out, sentencePieceFields(files, files.sentencePiece, vocabSize, tokenizerConfig));
+    const facts = familyOf(architecture)?.sentencePiece ?? {};
+    // The model's flags replace what tokenizer.json's steps implied.
+    delete out["tokenizer.add_space_prefix"];
+    delete out["tokenizer.remove_extra_whitespaces"];
+    Object.assign(
+      out,
+      sentencePieceFields(files, files.sentencePiece, vocabSize, tokenizerConfig, facts),
+    );
   }
   // general.sampling.* for GGUF export, as llama.cpp's converter reads them.
   const sampling = samplingFromGenerationConfig(generation);
@@ -410,17 +418,30 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
  * The `tokenizer.*` keys of a SentencePiece `tokenizer.model` (replacing
  * those from `tokenizer.json`, as the converter prefers the model): pieces,
  * scores and types as `_create_vocab_sentencepiece` builds them,
- * `add_space_prefix` from `tokenizer_config.json`'s `add_prefix_space` else
- * the model's `add_dummy_prefix`, `remove_extra_whitespaces` when the model
- * collapses spaces (llama.cpp's default is not to).
+ * `add_space_prefix` as the family's converter class sets it, else from
+ * `tokenizer_config.json`'s `add_prefix_space` where the class reads it
+ * (`LlamaModel`), else
+ * false when the model has no `add_dummy_prefix` (llama.cpp's default is
+ * true; the converter writes nothing there and llama.cpp would add a space).
+ * `remove_extra_whitespaces` is not written: the converter's SentencePiece
+ * path never writes it and llama.cpp's SentencePiece tokenizer ignores it.
  */
 function sentencePieceFields(
   files: HfCompanions,
   model: SentencePieceModel,
   vocabSize: number | undefined,
   tokenizerConfig: Record<string, unknown>,
+  facts: SentencePieceFacts,
 ): ModelMetadata {
-  const vocab = sentencePieceVocab(model, vocabSize, tokenizerConfig);
+  const added = record(files.tokenizer)?.["added_tokens"];
+  const vocab = sentencePieceVocab(
+    model,
+    vocabSize,
+    tokenizerConfig,
+    facts.addedTokensVerbatim === true
+      ? { verbatimAddedTokens: Array.isArray(added) ? added : [] }
+      : {},
+  );
   const special = specialVocab({
     tokenizer: files.tokenizer ?? {},
     tokenizerConfig: files.tokenizerConfig,
@@ -437,10 +458,16 @@ function sentencePieceFields(
     "tokenizer.token_type": vocab.types,
   };
   const configured = tokenizerConfig["add_prefix_space"];
-  out["tokenizer.add_space_prefix"] = typeof configured === "boolean"
-    ? configured
-    : model.addDummyPrefix;
-  if (model.removeExtraWhitespaces) out["tokenizer.remove_extra_whitespaces"] = true;
+  const addSpacePrefix = facts.addSpacePrefix ??
+    (facts.addSpacePrefixFromTokenizerConfig === true && typeof configured === "boolean"
+      ? configured
+      : model.addDummyPrefix
+      ? undefined
+      : false);
+  if (addSpacePrefix !== undefined) out["tokenizer.add_space_prefix"] = addSpacePrefix;
+  for (const [kind, id] of Object.entries(facts.specialIds ?? {})) {
+    if (special.ids[kind] === undefined && id < vocab.tokens.length) special.ids[kind] = id;
+  }
   if (Object.keys(special.ids).length > 0) out["tokenizer.special_ids"] = special.ids;
   if (Object.keys(special.add).length > 0) out["tokenizer.add_special"] = special.add;
   if (special.ids["pad"] !== undefined) out["tokenizer.padding_token_id"] = special.ids["pad"];
