@@ -16,7 +16,7 @@
 import { createSha256 } from "../runtime/sha256.ts";
 import { HubAnswerError } from "../errors.ts";
 import { type ByteSource, DEFAULT_CHUNK_SIZE } from "./byte_source.ts";
-import { type Sha256Snapshot, Sha256State } from "./sha256_state.ts";
+import { type Sha256Snapshot, Sha256State } from "../runtime/sha256_state.ts";
 
 /** How far a digest got: bytes `[0, hashed)` are in `state`. */
 export interface DigestProgress {

@@ -13,7 +13,7 @@ import { HubAnswerError } from "../../src/errors.ts";
 import type { ByteSource } from "../../src/io/byte_source.ts";
 import { BlobSource } from "../../src/io/blob_source.ts";
 import { ContentDigest } from "../../src/io/digest_source.ts";
-import { Sha256State } from "../../src/io/sha256_state.ts";
+import { Sha256State } from "../../src/runtime/sha256_state.ts";
 
 function bytes(n: number, seed = 7): Uint8Array<ArrayBuffer> {
   return new Uint8Array(n).map((_, i) => (i * 131 + seed * 17 + (i >> 8)) & 255);
