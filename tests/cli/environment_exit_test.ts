@@ -69,8 +69,15 @@ Deno.test("apr import onto a full file system: exit 3, the path, and no bug repo
   await withTempDir(async (dir) => {
     // A private 200 KiB tmpfs (Linux, root, a mount namespace); the demo model needs ~560 KiB.
     const script = `mount -t tmpfs -o size=200k tmpfs "$1" && ` +
-      `"$2" run -A "$3" $5 "$4" -o "$1/x.$6" --quiet; echo "exit $?"; ls "$1"`;
-    for (const [command, ext] of [["import", "apr"], ["convert", "gguf"]]) {
+      `"$2" run -A "$3" $5 "$4" -o "$1/x.$6" --quiet $7; echo "exit $?"; ls "$1"`;
+    // The third writes a split GGUF set: the shard being written is named.
+    for (
+      const [command, ext, flags] of [
+        ["import", "apr", ""],
+        ["convert", "gguf", ""],
+        ["convert", "gguf", "--max-shard-size 100K"],
+      ]
+    ) {
       const probe = await new Deno.Command("unshare", {
         args: [
           "-m",
@@ -84,6 +91,7 @@ Deno.test("apr import onto a full file system: exit 3, the path, and no bug repo
           DEMO_MODEL,
           command!,
           ext!,
+          flags!,
         ],
         stdout: "piped",
         stderr: "piped",
@@ -98,13 +106,14 @@ Deno.test("apr import onto a full file system: exit 3, the path, and no bug repo
       equal(/^exit (\d+)/m.exec(stdout)?.[1], "3", stderr);
       const errLines = lines(stderr);
       // The error is the last line; an APR import first says its partial is kept for --resume.
+      const written = flags === "" ? `x\\.${ext}` : `x-\\d{5}-of-\\d{5}\\.${ext}`;
       match(
         errLines.at(-1)!,
-        new RegExp(`^apr: Cannot write ".*/x\\.${ext}\\.partial": the disk is full \\(ENOSPC\\)`),
+        new RegExp(`^apr: Cannot write ".*/${written}\\.partial": the disk is full \\(ENOSPC\\)`),
       );
       ok(!stderr.includes("looks like a bug"), stderr);
       ok(!stderr.includes("os error 28"), "the OS text is replaced by the path and operation");
-      if (ext === "apr") {
+      if (ext === "apr" || flags !== "") {
         equal(errLines.length, 2, stderr);
         match(errLines[0]!, /is kept; run the same command with --resume/);
       } else {

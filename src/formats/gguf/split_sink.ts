@@ -24,6 +24,7 @@ import {
   discardFile,
   renameIntoPlace,
 } from "../../io/partial_file.ts";
+import { storageFailure } from "../../io/storage_errors.ts";
 import type { ModelChunk, ModelHeader, TensorEntry } from "../../tensor.ts";
 import { GgufValueType } from "./header.ts";
 import { type GgufSinkOptions, planGgufExport, writeAll } from "./sink.ts";
@@ -158,6 +159,8 @@ class SplitWriter {
   #plan = "";
   #next = 0;
   #current = -1;
+  /** The partial file the tensor in hand goes to, for failure messages. */
+  #writing = "";
   #file: RuntimeFile | undefined;
   #bytesDone = 0;
   /** Payload bytes of every tensor, summed once (per report it was quadratic). */
@@ -184,7 +187,12 @@ class SplitWriter {
   async write(chunk: ModelChunk): Promise<void> {
     try {
       if (chunk.type === "header") await this.#planAll(chunk.header);
-      else await this.#writeTensor(chunk.tensor);
+      else {
+        // A full disk or an I/O error names the shard, as the one-file sink does (exit 3).
+        await this.#writeTensor(chunk.tensor).catch((error) => {
+          throw storageFailure(error, this.#writing, "write");
+        });
+      }
     } catch (error) {
       await this.stop();
       throw error;
@@ -305,6 +313,7 @@ class SplitWriter {
       this.#report(expected.name);
       return;
     }
+    this.#writing = shard.partial;
     if (index !== this.#current) await this.#openShard(index);
     const place = shard.layout.tensors[this.#next - shard.first]!;
     const file = this.#file!;
