@@ -371,16 +371,13 @@ export async function runConversion(
   } catch (error) {
     display.finish();
     if (interrupt.signal.aborted) {
-      const kept = await pathExists(journal).catch(() => false) ||
-        (options.maxShardSize !== undefined && await shardJournalExists(output));
-      // A split GGUF output keeps its completed shards (SHARD.partial), not OUT.partial.
-      const from = options.format === "gguf" && options.maxShardSize !== undefined
-        ? `the completed shards of "${output}"`
-        : `"${output}.partial"`;
+      const kept = await keptForResume(output);
       return reportInterrupted(
         ctx,
-        kept
-          ? `interrupted; run the same command with --resume to continue from ${from}`
+        kept.length > 0
+          ? `interrupted; run the same command with --resume to continue from ${
+            namedKept(kept, output)
+          }`
           : downloading
           ? DOWNLOAD_KEPT
           : "interrupted; nothing was kept (no partial file is left)",
@@ -388,19 +385,12 @@ export async function runConversion(
     }
     // A refused resume (other options) or bad usage is not an interruption:
     // "run the same command with --resume" would be wrong advice there.
-    if (
-      !(error instanceof UsageError) &&
-      await pathExists(`${output}.partial.journal`).catch(() => false)
-    ) {
+    const kept = error instanceof UsageError ? [] : await keptForResume(output);
+    if (kept.length > 0) {
       ctx.err(
-        `apr: the partial output "${output}.partial" is kept; run the same command with --resume to continue\n`,
-      );
-    } else if (
-      !(error instanceof UsageError) && options.maxShardSize !== undefined &&
-      await shardJournalExists(output)
-    ) {
-      ctx.err(
-        `apr: the partial shards of "${output}" are kept; run the same command with --resume to continue\n`,
+        `apr: ${kept.length === 1 ? "the partial output " : ""}${namedKept(kept, output)} ${
+          kept.length === 1 ? "is" : "are"
+        } kept; run the same command with --resume to continue\n`,
       );
     }
     throw error;
@@ -479,18 +469,42 @@ export function warningsThrough(
   };
 }
 
-/** Whether a sharded APR output left a shard journal (NAME-0000i-of-0000N.apr.partial.journal). */
-async function shardJournalExists(output: string): Promise<boolean> {
-  const stem = basename(output).replace(/\.apr$/i, "");
-  const pattern = /^(.*)-\d{5}-of-\d{5}\.apr\.partial\.journal$/;
+/**
+ * The partial files a failed or interrupted conversion to `output` left for
+ * `--resume`, as they are on disk: `OUT.partial` (one APR file), or the
+ * shards' `STEM-0000i-of-0000N.EXT.partial` (a split GGUF set's completed
+ * shards, a sharded APR output's shards). Only files a journal vouches for
+ * count (`OUT.partial.journal`, or a shard's own); other sinks remove theirs.
+ */
+async function keptForResume(output: string): Promise<string[]> {
+  const dir = dirname(output);
+  const base = basename(output);
+  const dot = base.lastIndexOf(".");
+  const stem = dot > 0 ? base.slice(0, dot) : base;
+  const ext = dot > 0 ? base.slice(dot) : "";
+  const shard = /^(.*)-\d{5}-of-\d{5}(\.[^.]*)\.partial$/;
+  const names = new Set<string>();
   try {
-    for await (const entry of Deno.readDir(dirname(output))) {
-      if (pattern.exec(entry.name)?.[1] === stem) return true;
-    }
+    for await (const entry of Deno.readDir(dir)) names.add(entry.name);
   } catch {
-    // No folder: nothing kept.
+    return []; // No folder: nothing kept.
   }
-  return false;
+  const journaled = names.has(`${base}.partial.journal`);
+  const kept = [...names].filter((name) => {
+    if (name === `${base}.partial`) return journaled;
+    const match = shard.exec(name);
+    if (match?.[1] !== stem || match[2]!.toLowerCase() !== ext.toLowerCase()) return false;
+    return journaled || names.has(`${name}.journal`);
+  });
+  return kept.sort().map((name) => join(dir, name));
+}
+
+/** How a message names the kept partial files (one, or a set by its first and last). */
+function namedKept(kept: readonly string[], output: string): string {
+  if (kept.length === 1) return `"${kept[0]}"`;
+  return `the ${kept.length} partial shards of "${output}" (${basename(kept[0]!)} … ${
+    basename(kept.at(-1)!)
+  })`;
 }
 
 /** What Ctrl-C during a download into the cache leaves, and what to do. */

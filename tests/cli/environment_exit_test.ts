@@ -115,7 +115,15 @@ Deno.test("apr import onto a full file system: exit 3, the path, and no bug repo
       ok(!stderr.includes("os error 28"), "the OS text is replaced by the path and operation");
       if (ext === "apr" || flags !== "") {
         equal(errLines.length, 2, stderr);
-        match(errLines[0]!, /is kept; run the same command with --resume/);
+        match(errLines[0]!, /(is|are) kept; run the same command with --resume/);
+        // A split set keeps its completed shards, named as they are on disk.
+        if (flags !== "") {
+          match(
+            errLines[0]!,
+            /the \d+ partial shards of ".*\/x\.gguf" \(x-00001-of-\d{5}\.gguf\.partial … /,
+          );
+          ok(!errLines[0]!.includes("x.gguf.partial"), errLines[0]);
+        }
       } else {
         equal(errLines.length, 1, stderr);
         ok(!stdout.includes("x.gguf"), `no output left: ${stdout}`);
