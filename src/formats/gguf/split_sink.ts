@@ -18,21 +18,16 @@
 import { createSha256 } from "../../runtime/sha256.ts";
 import { UsageError } from "../../errors.ts";
 import { assertOutputFree, pathExists } from "../../io/fs_paths.ts";
-import {
-  assertRegularFile,
-  createFreshFile,
-  discardFile,
-  renameIntoPlace,
-} from "../../io/partial_file.ts";
+import { assertRegularFile, discardFile, renameIntoPlace } from "../../io/partial_file.ts";
 import { storageFailure } from "../../io/storage_errors.ts";
 import type { ModelChunk, ModelHeader, TensorEntry } from "../../tensor.ts";
 import { GgufValueType } from "./header.ts";
-import { type GgufSinkOptions, planGgufExport, writeAll } from "./sink.ts";
-import { releaseChunk } from "../../io/byte_source.ts";
+import type { GgufSinkOptions } from "./sink.ts";
+import { checkExportOptions, createHeadedFile, ExportOrder, planGgufExport } from "./_export.ts";
 import { ggufSplitPath } from "./split.ts";
 import { GGUF_MAX_SPLITS, GGUF_SPLIT_KEYS } from "./split.ts";
 import { encodeGgufHeader, type GgufKvInput, type GgufLayout } from "./writer.ts";
-import { fs, type RuntimeFile, SEEK_START } from "../../runtime/fs.ts";
+import { fs, type RuntimeFile } from "../../runtime/fs.ts";
 
 const JOURNAL_VERSION = "aprkit-gguf-split-journal-1";
 
@@ -134,17 +129,14 @@ export class SplitGgufSink extends WritableStream<ModelChunk> {
    * @throws {RangeError} When the shard size is not a positive integer or the alignment not a power of two.
    */
   static create(path: string, options: SplitGgufSinkOptions): Promise<SplitGgufSink> {
-    const alignment = options.alignment ?? 32;
-    if (!Number.isSafeInteger(alignment) || alignment <= 0 || (alignment & (alignment - 1)) !== 0) {
-      throw new RangeError(`Cannot write GGUF: alignment ${alignment} is not a power of two`);
-    }
+    const checked = checkExportOptions(options);
     if (!Number.isSafeInteger(options.maxShardSize) || options.maxShardSize <= 0) {
       throw new RangeError(
         `Cannot write GGUF: shard size ${options.maxShardSize} is not a positive whole number of bytes`,
       );
     }
     return Promise.resolve(
-      new SplitGgufSink(path, new SplitWriter(path, { ...options, alignment })),
+      new SplitGgufSink(path, new SplitWriter(path, checked)),
     );
   }
 }
@@ -154,22 +146,19 @@ class SplitWriter {
   readonly resumed = new Set<number>();
   #path: string;
   #options: SplitGgufSinkOptions & { alignment: number };
-  #header: ModelHeader | undefined;
+  #order: ExportOrder;
   #journal: string;
   #plan = "";
-  #next = 0;
   #current = -1;
   /** The partial file the tensor in hand goes to, for failure messages. */
   #writing = "";
   #file: RuntimeFile | undefined;
-  #bytesDone = 0;
-  /** Payload bytes of every tensor, summed once (per report it was quadratic). */
-  #bytesTotal = 0;
   #failed = false;
 
   constructor(path: string, options: SplitGgufSinkOptions & { alignment: number }) {
     this.#path = path;
     this.#options = options;
+    this.#order = new ExportOrder(path, options.onProgress);
     this.#journal = `${path}.partial.journal`;
   }
 
@@ -179,7 +168,7 @@ class SplitWriter {
     for (const i of this.resumed) {
       const s = this.shards[i]!;
       tensors += s.end - s.first;
-      for (let t = s.first; t < s.end; t++) bytes += this.#header!.tensors[t]!.byteLength;
+      for (let t = s.first; t < s.end; t++) bytes += this.#order.header!.tensors[t]!.byteLength;
     }
     return { shards: this.resumed.size, tensors, bytes };
   }
@@ -200,11 +189,7 @@ class SplitWriter {
   }
 
   async #planAll(header: ModelHeader): Promise<void> {
-    if (this.#header !== undefined) {
-      throw new TypeError(`Cannot write "${this.#path}": a second header chunk arrived`);
-    }
-    this.#header = header;
-    this.#bytesTotal = header.tensors.reduce((n, t) => n + t.byteLength, 0);
+    this.#order.start(header);
     const { kv, specs } = planGgufExport(header, this.#options, this.#path);
     const alignment = this.#options.alignment;
     const ranges = planGgufSplit(
@@ -256,9 +241,10 @@ class SplitWriter {
     );
     for (const i of this.resumed) {
       const s = this.shards[i]!;
-      this.#bytesDone += header.tensors.slice(s.first, s.end).reduce((n, t) => n + t.byteLength, 0);
+      this.#order.bytesDone += header.tensors.slice(s.first, s.end)
+        .reduce((n, t) => n + t.byteLength, 0);
     }
-    this.#report(undefined);
+    this.#order.report(undefined);
   }
 
   /** Shards the journal of a previous run with the same plan records complete (and whose files are intact). */
@@ -293,65 +279,25 @@ class SplitWriter {
   }
 
   async #writeTensor(entry: TensorEntry): Promise<void> {
-    const header = this.#header;
-    if (header === undefined) {
-      throw new TypeError(`Cannot write "${this.#path}": a tensor arrived before the header`);
-    }
-    const expected = header.tensors[this.#next];
-    if (expected === undefined || expected.name !== entry.info.name) {
-      throw new TypeError(
-        `Cannot write "${this.#path}": tensor "${entry.info.name}" arrived, expected ${
-          expected === undefined ? "no more tensors" : `"${expected.name}"`
-        } (tensors must follow header order)`,
-      );
-    }
-    const index = this.shards.findIndex((s) => this.#next >= s.first && this.#next < s.end);
+    const expected = this.#order.expect(entry);
+    const next = this.#order.next;
+    const index = this.shards.findIndex((s) => next >= s.first && next < s.end);
     const shard = this.shards[index]!;
     if (this.resumed.has(index)) {
       // Written by the run being resumed: its bytes are already in place.
-      this.#next++;
-      this.#report(expected.name);
+      this.#order.done(expected.name);
       return;
     }
     this.#writing = shard.partial;
-    if (index !== this.#current) await this.#openShard(index);
-    const place = shard.layout.tensors[this.#next - shard.first]!;
-    const file = this.#file!;
-    await file.seek(place.offset, SEEK_START);
-    let written = 0;
-    for await (const chunk of entry.open()) {
-      if (written + chunk.length > place.byteLength) {
-        throw new RangeError(
-          `Cannot write "${shard.path}": tensor "${expected.name}" yields more than its ` +
-            `${place.byteLength} bytes`,
-        );
-      }
-      await writeAll(file, chunk);
-      written += chunk.length;
-      this.#bytesDone += chunk.length;
-      // Written: free it now if its producer allows (bounded memory, DESIGN.md
-      // §1.2), rather than when the GC gets to it (~60 MiB of dead chunks).
-      releaseChunk(chunk);
+    if (index !== this.#current) {
+      // Current before the file exists: a failure removes a half-made shard too.
+      this.#current = index;
+      this.#file = await createHeadedFile(shard.partial, shard.layout.header, shard.fileSize);
     }
-    if (written !== place.byteLength) {
-      throw new RangeError(
-        `Cannot write "${shard.path}": tensor "${expected.name}" yielded ${written} of its ` +
-          `${place.byteLength} bytes`,
-      );
-    }
-    this.#next++;
-    if (this.#next === shard.end) await this.#completeShard(index);
-    this.#report(expected.name);
-  }
-
-  async #openShard(index: number): Promise<void> {
-    const shard = this.shards[index]!;
-    this.#file = await createFreshFile(shard.partial);
-    this.#current = index;
-    await this.#file.seek(0, SEEK_START);
-    await writeAll(this.#file, shard.layout.header);
-    // Padding and empty tensors are zeros: the file has its full length now.
-    await this.#file.truncate(shard.fileSize);
+    const place = shard.layout.tensors[next - shard.first]!;
+    await this.#order.copyTensor(this.#file!, place, entry, shard.path);
+    if (next + 1 === shard.end) await this.#completeShard(index);
+    this.#order.done(expected.name);
   }
 
   async #completeShard(index: number): Promise<void> {
@@ -365,29 +311,9 @@ class SplitWriter {
     });
   }
 
-  #report(current: string | undefined): void {
-    const header = this.#header!;
-    this.#options.onProgress?.({
-      phase: "export",
-      bytesDone: this.#bytesDone,
-      bytesTotal: this.#bytesTotal,
-      itemsDone: this.#next,
-      itemsTotal: header.tensors.length,
-      ...(current === undefined ? {} : { current }),
-    });
-  }
-
   async finish(): Promise<void> {
     try {
-      if (this.#header === undefined) {
-        throw new TypeError(`Cannot write "${this.#path}": the stream ended before its header`);
-      }
-      if (this.#next !== this.#header.tensors.length) {
-        throw new TypeError(
-          `Cannot write "${this.#path}": the stream ended after ${this.#next} of ` +
-            `${this.#header.tensors.length} tensors`,
-        );
-      }
+      this.#order.assertComplete();
       // Every shard is complete: put the set in place together.
       for (const s of this.shards) await renameIntoPlace(s.partial, s.path, this.#options.force);
       await discardFile(this.#journal);
