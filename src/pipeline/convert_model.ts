@@ -42,6 +42,7 @@ import type {
   ProgressCallback,
   TensorInfo,
 } from "../tensor.ts";
+import { abortableTensors } from "../io/abortable_reads.ts";
 import { checkBeforeClose } from "./_check_before_close.ts";
 import { DequantizeStream } from "./dequantize_stream.ts";
 import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
@@ -412,6 +413,9 @@ async function convertPart(
     const sink = await createSink(format, output, options, imatrix, sourceKey, quantizedAs);
     // A Hub model streamed without the cache is checked against its sha256s
     // before the output is renamed into place (FORMATS.md D5).
+    // Ctrl-C gives up the tensor read in flight, whatever the sink (a stalled
+    // server is not waited out; see abortable_reads.ts).
+    if (options.signal) stream = stream.pipeThrough(abortableTensors(options.signal));
     await stream.pipeTo(
       checkBeforeClose(sink, () => model.verify()),
       options.signal ? { signal: options.signal } : {},
@@ -809,16 +813,12 @@ function createSink(
     force: options.force === true,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   };
-  // Ctrl-C reaches the APR sink's pending tensor read (a resumable output
-  // keeps what it wrote; waiting out a stalled server would take minutes).
-  const stop = options.signal ? { signal: options.signal } : {};
   switch (format) {
     case "apr":
       if (options.compress === "lz4") return AprLz4Sink.create(output, common);
       if (options.maxShardSize !== undefined) {
         return ShardedAprSink.create(output, {
           ...common,
-          ...stop,
           maxShardSize: options.maxShardSize,
           resume: options.resume === true,
           ...source,
@@ -834,7 +834,6 @@ function createSink(
       }
       return AprSink.create(output, {
         ...common,
-        ...stop,
         resume: options.resume === true,
         ...source,
         ...(options.commitBytes !== undefined ? { commitBytes: options.commitBytes } : {}),

@@ -25,6 +25,7 @@ import {
   type TensorEntry,
 } from "../../tensor.ts";
 import { crc32, crc32Combine } from "./crc32.ts";
+import { abortableStream } from "../../io/abortable_reads.ts";
 import {
   APR_FOOTER_SIZE,
   type AprDataOrder,
@@ -389,13 +390,10 @@ class SinkState {
   ): Promise<number> {
     const file = this.file!;
     const name = t.info.name;
-    const reader = stream.getReader();
     // Aborting the sink (Ctrl-C) waits for the write in flight: a read that a
-    // stalled server never answers must be cancelled, not waited out (every
-    // idle timeout and retry of a --no-cache import, over three minutes).
+    // stalled server never answers gives up instead (abortable_reads.ts).
     const aborted = this.abortSignal;
-    const stop = (): void => void reader.cancel(aborted?.reason).catch(() => {});
-    aborted?.addEventListener("abort", stop, { once: true });
+    const reader = (aborted === undefined ? stream : abortableStream(stream, aborted)).getReader();
     const restart = restartOf(entry);
     let written = from;
     // A head rewrite is not a restart point of its own: no commits inside it.
@@ -404,8 +402,6 @@ class SinkState {
     try {
       for (;;) {
         const { done, value } = await reader.read();
-        // A cancelled read ends like a finished one: it is not the tensor's end.
-        aborted?.throwIfAborted();
         if (done) break;
         let bytes = value;
         if (written + bytes.length > to) {
@@ -447,7 +443,6 @@ class SinkState {
       await reader.cancel(error).catch(() => {});
       throw error;
     } finally {
-      aborted?.removeEventListener("abort", stop);
       if (head && written === to) await reader.cancel().catch(() => {});
       reader.releaseLock();
     }

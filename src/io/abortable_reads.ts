@@ -1,0 +1,120 @@
+// This module is browser compatible.
+
+/**
+ * Tensor reads that give up when a signal aborts — the one way every
+ * conversion honours Ctrl-C, whatever it writes.
+ *
+ * A stopped pipe (`pipeTo` with a signal, a sink's `abort()`) waits for the
+ * write in flight, and a sink's write is a tensor being read: a read that a
+ * stalled server never answers would be waited out (every idle timeout and
+ * retry of a `--no-cache` stream, minutes). Wrapped here, a pending read
+ * rejects at once with the signal's reason and the source read is cancelled
+ * (closing its connection); the sink then fails as on any read error, and
+ * removes its partial file or, for a resumable output, keeps what it wrote.
+ *
+ * @module
+ */
+
+import type { ModelChunk, TensorEntry } from "../tensor.ts";
+
+/**
+ * A stream with the chunks of `stream` whose pending read rejects with
+ * `signal`'s reason as soon as it aborts (the source is cancelled then).
+ *
+ * @example Usage
+ * ```ts
+ * import { abortableStream } from "./abortable_reads.ts";
+ * const stop = new AbortController();
+ * const never = new ReadableStream<Uint8Array>({ pull: () => new Promise(() => {}) });
+ * const read = abortableStream(never, stop.signal).getReader().read();
+ * stop.abort(new Error("stopped"));
+ * console.assert((await read.catch((e) => e)).message === "stopped");
+ * ```
+ *
+ * @param stream The source stream (locked by this call).
+ * @param signal Stops the reads.
+ * @returns The stream to read instead.
+ */
+export function abortableStream<T>(
+  stream: ReadableStream<T>,
+  signal: AbortSignal,
+): ReadableStream<T> {
+  const reader = stream.getReader();
+  let onAbort = (): void => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+  });
+  aborted.catch(() => {}); // Seen by the read it ends; unhandled otherwise.
+  if (signal.aborted) onAbort();
+  else signal.addEventListener("abort", onAbort, { once: true });
+  const release = (): void => signal.removeEventListener("abort", onAbort);
+  return new ReadableStream<T>({
+    async pull(controller) {
+      let result: ReadableStreamReadResult<T>;
+      try {
+        result = await Promise.race([reader.read(), aborted]);
+      } catch (error) {
+        release();
+        // Not awaited: a stalled source may take its time to let go.
+        reader.cancel(error).catch(() => {});
+        throw error;
+      }
+      if (result.done) {
+        release();
+        controller.close();
+      } else {
+        controller.enqueue(result.value);
+      }
+    },
+    cancel(reason) {
+      release();
+      return reader.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+}
+
+/**
+ * The same tensor, each of whose payload streams is an
+ * {@linkcode abortableStream} (restart support kept as the entry has it).
+ *
+ * @param entry The tensor.
+ * @param signal Stops its reads.
+ * @returns The wrapped entry.
+ */
+export function abortableEntry(entry: TensorEntry, signal: AbortSignal): TensorEntry {
+  const wrap = (stream: ReadableStream<Uint8Array>) => abortableStream(stream, signal);
+  const { slice, restartPoint, openAt } = entry;
+  return {
+    info: entry.info,
+    open: () => wrap(entry.open()),
+    ...(slice === undefined ? {} : { slice: (start, end) => wrap(slice.call(entry, start, end)) }),
+    ...(restartPoint === undefined
+      ? {}
+      : { restartPoint: (offset) => restartPoint.call(entry, offset) }),
+    ...(openAt === undefined ? {} : {
+      openAt: (offset, state) => {
+        const stream = openAt.call(entry, offset, state);
+        return stream === undefined ? undefined : wrap(stream);
+      },
+    }),
+  };
+}
+
+/**
+ * A pipeline stage making every tensor's reads {@linkcode abortableEntry}s:
+ * put it last, before the sink.
+ *
+ * @param signal Stops the reads.
+ * @returns The transform.
+ */
+export function abortableTensors(signal: AbortSignal): TransformStream<ModelChunk, ModelChunk> {
+  return new TransformStream<ModelChunk, ModelChunk>({
+    transform(chunk, controller) {
+      controller.enqueue(
+        chunk.type === "tensor"
+          ? { ...chunk, tensor: abortableEntry(chunk.tensor, signal) }
+          : chunk,
+      );
+    },
+  });
+}

@@ -1,0 +1,83 @@
+/**
+ * Ctrl-C (the conversion's `signal`) ends a conversion promptly whatever it
+ * writes, even while a tensor read waits on a server that stopped sending:
+ * the read in flight is given up, not waited out (an idle timeout and its
+ * retries take minutes). A real local Hub (tests/_hub_server.ts) streams the
+ * demo model with `noCache` and stalls halfway through its second shard.
+ *
+ * @module
+ */
+
+import { equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { convertModel, type OutputFormat } from "../../src/pipeline/convert_model.ts";
+import { hubSettingsFromEnv } from "../../src/sources/hub_settings.ts";
+import { startHubServer } from "../_hub_server.ts";
+import { DEMO_MODEL, listDir, withTempDir } from "../cli/_run_apr.ts";
+
+const STALLED = "model-00002-of-00002.safetensors";
+/** Time allowed from the abort to the end of the call (before the fix: minutes). */
+const PROMPT_MS = 3000;
+
+async function demoFiles(): Promise<{ path: string; diskPath: string }[]> {
+  const files = [];
+  for await (const e of Deno.readDir(DEMO_MODEL)) {
+    files.push({ path: e.name, diskPath: join(DEMO_MODEL, e.name) });
+  }
+  return files;
+}
+
+for (const format of ["gguf", "safetensors", "qnat", "apr"] as OutputFormat[]) {
+  Deno.test(`an aborted ${format} conversion from a stalled --no-cache stream ends at once, nothing at its output`, async () => {
+    const size = (await Deno.stat(join(DEMO_MODEL, STALLED))).size;
+    const afterBytes = Math.floor(size / 2);
+    const hub = await startHubServer({
+      files: await demoFiles(),
+      faults: [{ kind: "stall", path: STALLED, afterBytes }],
+      serveChunkSize: 4096,
+    });
+    try {
+      await withTempDir(async (dir) => {
+        const out = join(dir, `out.${format}`);
+        const stop = new AbortController();
+        const reason = new Error("stopped by the test");
+        const settings = hubSettingsFromEnv({
+          HF_ENDPOINT: hub.endpoint,
+          HF_HOME: join(dir, "home"),
+          HF_HUB_OFFLINE: "0",
+        });
+        const conversion = convertModel("hf://test-org/tiny-model", out, {
+          format,
+          noCache: true,
+          hubSettings: settings,
+          signal: stop.signal,
+        }).then(() => undefined, (error) => error);
+        // Abort once the server holds the stalled body back.
+        while ((hub.counters.bytesByFile.get(STALLED) ?? 0) < afterBytes) {
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        await new Promise((r) => setTimeout(r, 50));
+        const aborted = performance.now();
+        stop.abort(reason);
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const late = new Promise<string>((resolve) => {
+          timer = setTimeout(() => resolve("still running"), PROMPT_MS);
+        });
+        const ended = await Promise.race([conversion, late]);
+        clearTimeout(timer);
+        const took = performance.now() - aborted;
+        ok(ended !== "still running", `${format}: still running ${PROMPT_MS} ms after the abort`);
+        equal(ended, reason, `${format}: ${ended}`);
+        ok(took < PROMPT_MS, `${format}: took ${took} ms`);
+        // Nothing at the output path; an APR output keeps what it wrote for
+        // --resume (OUT.partial, its journal and its sha256 checks' progress).
+        const left = (await listDir(dir)).filter((n) => n.startsWith("out"));
+        ok(!left.includes(`out.${format}`), `${format} left ${left}`);
+        if (format !== "apr") equal(left.length, 0, `${format} left ${left}`);
+        else ok(left.every((n) => n.startsWith("out.apr.partial")), `left ${left}`);
+      });
+    } finally {
+      await hub.close();
+    }
+  });
+}
