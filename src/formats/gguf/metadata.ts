@@ -25,7 +25,7 @@ import type { GgufKvInput } from "./writer.ts";
 import { UsageError } from "../../errors.ts";
 import { mergeRankScores } from "../../tokenizer/merge_rank_scores.ts";
 import { PRE_TOKENIZERS } from "../../tokenizer/pre_tokenizers.ts";
-import { SAMPLING_TYPES } from "../safetensors/hf_sampling.ts";
+import { SAMPLING_TYPES } from "../../arch/hf_sampling.ts";
 import { familyGgufPlan } from "../../arch/gguf_plan.ts";
 import { FILE_TYPE_KEY } from "../../arch/kv.ts";
 import { familyOf } from "../../arch/registry.ts";

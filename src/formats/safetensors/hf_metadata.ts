@@ -34,7 +34,7 @@
  *   SentencePiece scores, `tokenizer.special_ids`, `tokenizer.add_special`,
  *   `tokenizer.add_space_prefix`, named chat templates): see `hf_tokenizer_gguf.ts`.
  * - `sampling`: the sampling defaults of `generation_config.json`, for the
- *   `general.sampling.*` GGUF keys (`hf_sampling.ts`).
+ *   `general.sampling.*` GGUF keys (`arch/hf_sampling.ts`).
  * - The chat template comes from `tokenizer_config.json`, else
  *   `chat_template.jinja`, else `chat_template.json`, as the converter reads it;
  *   of several named ones, `chat_template` holds `default`.
@@ -46,7 +46,7 @@ import { ModelFormatError } from "../../errors.ts";
 import type { ModelMetadata } from "../../tensor.ts";
 import type { ModelFiles } from "../../io/model_files.ts";
 import { ggufTokenizerFields } from "./hf_tokenizer_gguf.ts";
-import { samplingFromGenerationConfig } from "./hf_sampling.ts";
+import { samplingFromGenerationConfig } from "../../arch/hf_sampling.ts";
 import {
   MAX_SENTENCEPIECE_BYTES,
   parseSentencePieceModel,

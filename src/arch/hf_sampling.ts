@@ -9,6 +9,10 @@
  * `mirostat`, `mirostat_tau`, `mirostat_eta`. Kept in APR as the custom key
  * `sampling` (GGUF's suffixes → values), in the converter's order.
  *
+ * Here, below the formats: the SafeTensors reader reads them into APR
+ * metadata and the GGUF metadata writer types them, and no format imports
+ * another.
+ *
  * @module
  */
 
