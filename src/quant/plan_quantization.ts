@@ -282,7 +282,9 @@ function lastDim(info: TensorInfo): number {
 /**
  * Rewrite a model header for quantization: each tensor's dtype and exact
  * payload size, `metadata.quantization` when the target quantizes at least
- * one tensor, and `metadata.total_size` when present.
+ * one tensor (naming the type written when every such tensor fell back to
+ * another: its record, or none for F16), and `metadata.total_size`
+ * when present.
  *
  * Policy (like aprender): float tensors that are not norms or biases and have
  * at least 1024 elements go to the target (`all: true` takes every float
@@ -352,14 +354,30 @@ export function planModel(
     plans = header.tensors.map((t, i) => planPresetTensor(t, types[i], options));
   }
   const metadata: ModelMetadata = { ...header.metadata };
-  const record = QUANTIZATION_RECORD[to];
-  if (record !== undefined && plans.some((p) => p.quantized)) {
-    metadata.quantization = { ...record };
-  }
+  const record = writtenQuantization(to, plans);
+  if (record !== undefined) metadata.quantization = { ...record };
   if (metadata.total_size !== undefined) {
     metadata.total_size = plans.reduce((s, p) => s + p.info.byteLength, 0);
   }
   return { header: { ...header, metadata, tensors: plans.map((p) => p.info) }, plans };
+}
+
+/**
+ * The `quantization` record of what is written: the target's, when some
+ * tensor has the target's type; when every quantized tensor fell back to
+ * another type because of its rows (APR's row fallback), the record of that
+ * type (APR_Q8's `q8`; F16 or none claims no quantization), so a reader (or
+ * a later export choosing `general.file_type`) is not told of a type the
+ * file does not hold.
+ */
+function writtenQuantization(
+  to: QuantizeTarget,
+  plans: readonly TensorPlan[],
+): NonNullable<ModelMetadata["quantization"]> | undefined {
+  const quantized = plans.filter((p) => p.quantized);
+  if (quantized.some((p) => p.rowFallbackFrom === undefined)) return QUANTIZATION_RECORD[to];
+  if (quantized.some((p) => p.info.dtype === "APR_Q8")) return QUANTIZATION_RECORD.q8;
+  return undefined;
 }
 
 /**

@@ -274,3 +274,26 @@ Deno.test("importModel() is deterministic: the same input and options give the s
     }
   });
 });
+
+Deno.test("APR metadata.quantization names what was written when every K-quant row falls back", async () => {
+  await withTempDir(async (dir) => {
+    // The demo model's rows of 128/192 values are not whole Q4_K super-blocks.
+    for (
+      const [rowFallback, dtype, record] of [
+        ["q8", "APR_Q8", { quant_type: "q8", bits: 8, block_size: null, symmetric: true }],
+        ["f16", "F16", undefined],
+        ["padded", "Q4_K", { quant_type: "q4_k", bits: 4, block_size: 256, symmetric: false }],
+      ] as const
+    ) {
+      const out = `${dir}/demo-${rowFallback}.apr`;
+      const result = await importModel(DEMO_MODEL, out, { quantize: "q4_k", rowFallback });
+      equal(result.dtypes[dtype], 16, rowFallback);
+      const model = await openModel(out);
+      try {
+        deepEqual(model.header.metadata.quantization, record, rowFallback);
+      } finally {
+        await model.close();
+      }
+    }
+  });
+});

@@ -423,3 +423,22 @@ Deno.test("planModel() counts a fallback the source's type already is (F16 rows 
     assertEquals([p!.action, p!.info.dtype, p!.rowFallbackFrom], ["copy", "F16", "Q4_K"], to);
   }
 });
+
+Deno.test("planQuantization's quantization record is the target's only when some tensor has its type", () => {
+  const header: ModelHeader = {
+    format: "t",
+    metadata: {},
+    tensors: [f32Info("a.weight", [8, 128]), f32Info("b.weight", [8, 256])],
+  };
+  const record = (tensors: TensorInfo[], options: Parameters<typeof planQuantization>[1]) =>
+    planQuantization({ ...header, tensors }, options).metadata.quantization?.quant_type;
+  const [rows128, rows256] = header.tensors;
+  // Rows of 256 keep Q4_K: the file holds Q4_K, whatever the other tensor fell back to.
+  assertEquals(record([rows128!, rows256!], { to: "q4_k" }), "q4_k");
+  // Every quantized tensor fell back: the record names the type written.
+  assertEquals(record([rows128!], { to: "q4_k" }), "q8");
+  assertEquals(record([rows128!], { to: "q6_k" }), "q8");
+  assertEquals(record([rows128!], { to: "q4_k", rowFallback: "f16" }), undefined);
+  assertEquals(record([rows128!], { to: "q4_k", rowFallback: "padded" }), "q4_k");
+  assertEquals(record([rows128!], { to: "q4_k_m" }), "q8");
+});
