@@ -329,8 +329,8 @@ export async function runConversion(
   }
   const display = ctx.progress();
   // Ctrl-C stops the pipeline (a second one ends the process at once): the
-  // APR sink commits what it wrote for --resume, other sinks remove their
-  // partial files; then say which.
+  // APR sink commits what it wrote for --resume, a split GGUF set keeps its
+  // completed shards, other sinks remove their partial files; then say which.
   const interrupt = new AbortController();
   const onInterrupt = (): void => {
     if (interrupt.signal.aborted) Deno.exit(130);

@@ -69,9 +69,11 @@ export const OUTPUT_FORMATS: readonly OutputFormat[] = ["apr", "safetensors", "g
 export { QUANTIZE_TARGETS };
 
 /**
- * Options of {@linkcode convertModel}. Its `signal` stops the conversion: an
- * APR output keeps what it committed for `resume`, other outputs remove their
- * partial files, and the call rejects with the signal's reason.
+ * Options of {@linkcode convertModel}. Its `signal` stops the conversion at
+ * once, a tensor read in flight included: an APR output keeps what it
+ * committed for `resume`, a split GGUF set its completed shards, other
+ * outputs remove their partial files, and the call rejects with the signal's
+ * reason.
  */
 export interface ConvertOptions extends OpenModelOptions {
   /** Output format. @default from the output's extension, else `"apr"` */
