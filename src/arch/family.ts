@@ -39,6 +39,13 @@ export interface ExpertLayout {
    * `<prefix>.down_proj`. Maps the piece to the GGUF names it becomes.
    */
   readonly stacked?: readonly (readonly [string, readonly string[]])[];
+  /**
+   * Whether the stacked tensors hold each expert's matrix transposed, input
+   * features as rows (Llama 4's `gate_up_proj` `[experts, hidden, 2 × ff]`,
+   * `down_proj` `[experts, ff, hidden]`): the split is then by columns, and
+   * each part is transposed on the way to GGUF, as the family's converter does.
+   */
+  readonly stackedTransposed?: boolean;
 }
 
 /** A tensor a family adds for GGUF (e.g. `rope_freqs.weight`), made from the config alone. */
@@ -141,6 +148,12 @@ export interface Family {
    * NORM RoPE in llama.cpp, `rotate_half` in transformers).
    */
   readonly permutesQk: boolean;
+  /**
+   * Whether transformers rotates adjacent pairs of the checkpoint's Q/K rows
+   * (Llama 4's complex rotation), so its rows are already llama.cpp's
+   * interleaved ones (APR `rope_type` 0); otherwise `rotate_half` (2).
+   */
+  readonly hfRopeInterleaved?: boolean;
   /**
    * transformers' default for `tie_word_embeddings` when `config.json` does
    * not say (the config class's default).

@@ -29,7 +29,7 @@ import make_llamacpp as fam  # noqa: E402
 
 
 # Fixtures whose vision GGUF aprkit writes (and so is compared with the converter's).
-MMPROJ = ["gemma3", "qwen2.5-vl", "qwen2-vl", "mistral3"]
+MMPROJ = ["gemma3", "qwen2.5-vl", "qwen2-vl", "mistral3", "llama4"]
 
 
 def main() -> None:
