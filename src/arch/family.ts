@@ -67,6 +67,14 @@ export interface GgufSupport {
    */
   writeKv(w: KvWriter): void;
   /**
+   * Why llama.cpp could not run a config of the family as written (it reads
+   * no key for something the config sets otherwise than it assumes), or
+   * `undefined` when it can: such a model's GGUF is refused.
+   *
+   * @param w The writer, over the model's `config.json`.
+   */
+  unsupported?(w: KvWriter): string | undefined;
+  /**
    * Tensors made from the config, written before the model's own (the
    * converter's `generate_extra_tensors`).
    */

@@ -35,6 +35,8 @@ export interface TransposedPart {
   readonly from: number;
   /** Source columns in the part (output rows per expert). */
   readonly count: number;
+  /** Most source bytes per tile (random-access path). @default {TILE_BYTES} */
+  readonly tileBytes?: number;
 }
 
 /**
@@ -63,7 +65,8 @@ async function* tilesFromSlices(
   const [experts, rows, cols] = part.shape;
   const eb = part.elementBytes;
   const rowBytes = cols * eb;
-  const width = Math.max(1, Math.min(part.count, Math.floor(TILE_BYTES / (rows * eb))));
+  const budget = part.tileBytes ?? TILE_BYTES;
+  const width = Math.max(1, Math.min(part.count, Math.floor(budget / (rows * eb))));
   for (let e = 0; e < experts; e++) {
     for (let c = 0; c < part.count; c += width) {
       const w = Math.min(width, part.count - c);

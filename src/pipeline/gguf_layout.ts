@@ -15,7 +15,7 @@
 import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
 import type { Family } from "../arch/family.ts";
-import { familyGgufPlan } from "../arch/gguf_plan.ts";
+import { familyGgufPlan, familyGgufRefusal } from "../arch/gguf_plan.ts";
 import { hfToGgufName } from "../arch/names.ts";
 import { familyOf, ggufFamilyList } from "../arch/registry.ts";
 import { addToFloat32, concatPayloads, keepRanges } from "../arch/transforms.ts";
@@ -38,13 +38,18 @@ function convertsFromHf(metadata: ModelMetadata): boolean {
  *
  * @param metadata The model's metadata.
  * @param location The source, for the message.
- * @throws {UsageError} Naming the architecture and the families aprkit writes.
+ * @throws {UsageError} Naming the architecture and the families aprkit writes,
+ * or what of its config llama.cpp could not run.
  * @throws {ModelFormatError} When `config.json` lacks what the family's GGUF needs.
  */
 export function assertGgufFamily(metadata: ModelMetadata, location: string): void {
   if (!convertsFromHf(metadata)) return;
   const family = familyOf(metadata.architecture);
   if (family?.gguf !== undefined) {
+    const refusal = familyGgufRefusal(metadata);
+    if (refusal !== undefined) {
+      throw new UsageError(`Cannot convert "${location}" to GGUF: ${refusal}`);
+    }
     // What the family derives from config.json must be there, before any output.
     try {
       familyGgufPlan(metadata);

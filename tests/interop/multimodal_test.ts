@@ -400,3 +400,33 @@ Deno.test("multimodal: --mmproj is refused, with no file, where aprkit writes no
     }
   });
 });
+
+Deno.test("multimodal: a Llama 4 config llama.cpp's llama4 would run otherwise is refused for GGUF, with no file, and kept in APR", async () => {
+  await withTempDir(async (dir) => {
+    const cases: [string, Record<string, unknown>][] = [
+      ["attention_chunk_size", { attention_chunk_size: 16 }],
+      ["no_rope_layers", { no_rope_layers: [1, 1, 1, 1] }],
+      ["use_qk_norm", { use_qk_norm: false }],
+      ["attn_temperature_tuning", { attn_temperature_tuning: false }],
+      ["moe_layers", { moe_layers: [0, 1, 2, 3] }],
+    ];
+    for (const [field, change] of cases) {
+      const model = `${dir}/${field}`;
+      await Deno.mkdir(model);
+      for (const entry of Deno.readDirSync(`${DIR}/hf/llama4-t4`)) {
+        await Deno.copyFile(`${DIR}/hf/llama4-t4/${entry.name}`, `${model}/${entry.name}`);
+      }
+      const config = JSON.parse(await Deno.readTextFile(`${model}/config.json`));
+      config.text_config = { ...config.text_config, ...change };
+      await Deno.writeTextFile(`${model}/config.json`, JSON.stringify(config));
+      const out = `${dir}/${field}.gguf`;
+      const run = await runApr(["convert", model, "-o", out]);
+      assert.equal(run.code, 2, run.stderr);
+      assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
+      assert.match(run.stderr, new RegExp(`to GGUF: its config\\.json says ${field}.*llama4`));
+      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    }
+    const apr = await runApr(["convert", `${dir}/attention_chunk_size`, "-o", `${dir}/kept.apr`]);
+    assert.equal(apr.code, 0, apr.stderr);
+  });
+});

@@ -29,7 +29,6 @@ import { writeLlamaKv } from "./llama.ts";
 
 /** `Llama4Model.set_gguf_parameters` (its `intermediate_size` is the dense one). */
 function writeLlama4Kv(w: KvWriter): void {
-  assertLlamaCppShape(w);
   writeLlamaKv(w);
   w.u32("feed_forward_length", w.need("intermediate_size_mlp"));
   w.u32("interleave_moe_layer_step", w.need("interleave_moe_layer_step"));
@@ -42,20 +41,20 @@ function allFullAttention(w: KvWriter): boolean {
   return Array.isArray(types) && types.every((t) => t === "full_attention");
 }
 
-/** What llama.cpp's `llama4` assumes of a config, checked field by field. */
-function assertLlamaCppShape(w: KvWriter): void {
+/**
+ * What of a config llama.cpp's `llama4` would run otherwise than transformers,
+ * field by field, or `undefined`.
+ */
+function llamaCppMismatch(w: KvWriter): string | undefined {
   const layers = w.need("num_hidden_layers");
   const experts = w.need("num_local_experts");
-  const refuse = (what: string): never => {
-    throw new RangeError(`config.json: ${what}, and llama.cpp's llama4 cannot run that`);
-  };
-  if (experts <= 0) refuse(`num_local_experts is ${experts}`);
+  if (experts <= 0) return `num_local_experts is ${experts}`;
   const step = w.need("interleave_moe_layer_step");
-  const list = (values: number[]) => `[${values.join(", ")}]`;
+  const list = (values: readonly unknown[]) => `[${values.join(", ")}]`;
   const moe = w.hparams["moe_layers"];
   const wantMoe = range(layers).filter((i) => step > 0 && (i + 1) % step === 0);
-  if (Array.isArray(moe) && list(moe as number[]) !== list(wantMoe)) {
-    refuse(`moe_layers is ${list(moe as number[])}, not every ${step}th layer`);
+  if (Array.isArray(moe) && list(moe) !== list(wantMoe)) {
+    return `moe_layers ${list(moe)} are not every ${step}th layer (${list(wantMoe)})`;
   }
   // llama.cpp: RoPE unless (layer + 1) % 4 == 0, or % layers when all attention is full.
   const full = allFullAttention(w);
@@ -67,28 +66,38 @@ function assertLlamaCppShape(w: KvWriter): void {
     : range(layers).map((i) => (i + 1) % interval !== 0);
   const want = range(layers).map((i) => (i + 1) % ropeStep !== 0);
   if (uses.join() !== want.join()) {
-    refuse(
-      `no_rope_layers is ${list(uses.map(Number))}, not llama.cpp's ${list(want.map(Number))}`,
-    );
+    return `no_rope_layers ${list(uses.map(Number))} are not llama.cpp's ${list(want.map(Number))}`;
   }
   if (!full) {
     const chunk = w.num("attention_chunk_size") ?? 8192;
-    if (chunk !== 8192) refuse(`attention_chunk_size is ${chunk}, not 8192`);
+    if (chunk !== 8192) return `attention_chunk_size is ${chunk}, not llama.cpp's 8192`;
     const types = w.hparams["layer_types"];
     if (Array.isArray(types) && types.some((t, i) => (t === "chunked_attention") !== want[i])) {
-      refuse(`layer_types chunk other layers than those with RoPE`);
+      return `layer_types ${list(types)} chunk other layers than llama.cpp's (those with RoPE)`;
     }
     if (w.hparams["attn_temperature_tuning"] === false) {
-      refuse("attn_temperature_tuning is false");
+      return "attn_temperature_tuning is false (llama.cpp tunes it on the NoPE layers)";
     }
     const floor = w.num("floor_scale") ?? 8192;
     const scale = w.num("attn_scale") ?? 0.1;
-    if (floor !== 8192 || scale !== 0.1) refuse(`floor_scale ${floor}, attn_scale ${scale}`);
+    if (floor !== 8192 || scale !== 0.1) {
+      return `floor_scale ${floor} and attn_scale ${scale} are not llama.cpp's 8192 and 0.1`;
+    }
   }
   const qkNorm = w.hparams["use_qk_norm"] !== false;
   if (qkNorm !== (experts !== 128)) {
-    refuse(`use_qk_norm is ${qkNorm} with ${experts} experts (llama.cpp: true unless 128)`);
+    return `use_qk_norm is ${qkNorm} with ${experts} experts (llama.cpp: true unless 128)`;
   }
+  return undefined;
+}
+
+/** {@linkcode llamaCppMismatch} as the refusal's reason. */
+function unsupported(w: KvWriter): string | undefined {
+  const mismatch = llamaCppMismatch(w);
+  return mismatch === undefined
+    ? undefined
+    : `its config.json says ${mismatch}; llama.cpp's llama4 reads no key for that and would ` +
+      `run it otherwise than transformers (APR and SafeTensors output keep it)`;
 }
 
 function range(n: number): number[] {
@@ -125,5 +134,5 @@ export const LLAMA4: Family = {
   hfRopeInterleaved: true,
   tiedByDefault: false,
   ggufRenamesOnly: false,
-  gguf: { writeKv: writeLlama4Kv, generate: llama3RopeFreqs },
+  gguf: { writeKv: writeLlama4Kv, generate: llama3RopeFreqs, unsupported },
 };
