@@ -53,7 +53,7 @@ def main() -> None:
             made_by = f"llama.cpp {commit}: convert_hf_to_gguf.py --outtype f32"
             (out_dir / f"{name}-f32.json").write_text(json.dumps(fam.manifest(f32, made_by), indent=1) + "\n")
             print(f"{name}: f32")
-            if not any(name.startswith(p) for p in MMPROJ):
+            if name.rsplit("-t", 1)[0] not in MMPROJ:
                 continue
             # The vision GGUF: the converter itself, no tokenizer involved.
             mmproj = Path(tmp) / f"{name}-mmproj-f32.gguf"

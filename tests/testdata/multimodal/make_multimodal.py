@@ -221,17 +221,7 @@ def llama4(folder: Path):
     equal low/high frequency factors) and its vision tower (pixel-shuffle
     adapter, one-matrix projector)."""
     ids, excluded = bpe_tokenizer(folder, "llama3", LLAMA4_IMAGE_TOKENS)
-    rope = {"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0, "high_freq_factor": 1.0,
-            "original_max_position_embeddings": fam.ORIGINAL_CONTEXT}
-    text = text_args(head_dim=fam.HEAD_DIM, num_hidden_layers=4, intermediate_size=32,
-                     intermediate_size_mlp=fam.INTERMEDIATE, num_local_experts=4, num_experts_per_tok=1,
-                     interleave_moe_layer_step=2, bos_token_id=excluded[0], eos_token_id=excluded[1],
-                     pad_token_id=None)
-    if MAJOR >= 5:
-        text["rope_parameters"] = {**rope, "rope_theta": 500000.0}
-    else:
-        text["rope_scaling"] = rope
-        text["rope_theta"] = 500000.0
+    text = llama4_text_args(excluded)
     # 3 layers: the converter maps the adapter's fc1/fc2 through its per-block table.
     vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=3, num_attention_heads=2,
                   image_size=32, patch_size=8, vision_output_dim=fam.HIDDEN, projector_input_dim=fam.HIDDEN,
@@ -245,8 +235,31 @@ def llama4(folder: Path):
     return config, transformers.Llama4ForConditionalGeneration, pre, excluded
 
 
+def llama4_text(folder: Path):
+    """`Llama4ForCausalLM` (text only, as MobileLLM and text fine-tunes): the `llama4` fixture's text shape."""
+    _, excluded = bpe_tokenizer(folder, "llama3", LLAMA4_IMAGE_TOKENS)
+    config = transformers.Llama4TextConfig(**llama4_text_args(excluded))
+    return config, transformers.Llama4ForCausalLM, None, excluded
+
+
+def llama4_text_args(excluded: list[int]) -> dict:
+    rope = {"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0, "high_freq_factor": 1.0,
+            "original_max_position_embeddings": fam.ORIGINAL_CONTEXT}
+    text = text_args(head_dim=fam.HEAD_DIM, num_hidden_layers=4, intermediate_size=32,
+                     intermediate_size_mlp=fam.INTERMEDIATE, num_local_experts=4, num_experts_per_tok=1,
+                     interleave_moe_layer_step=2, bos_token_id=excluded[0], eos_token_id=excluded[1],
+                     pad_token_id=None)
+    if MAJOR >= 5:
+        text["rope_parameters"] = {**rope, "rope_theta": 500000.0}
+    else:
+        text["rope_scaling"] = rope
+        text["rope_theta"] = 500000.0
+    return text
+
+
 FIXTURES = {"gemma3": gemma3, "mistral3": mistral3, "qwen2.5-vl": qwen2_5_vl, "llava": llava,
-            "qwen2-vl": qwen2_vl, "llama4": llama4}
+            "qwen2-vl": qwen2_vl, "llama4": llama4,
+            "llama4-text": llama4_text}
 
 
 def make(name: str, seed: int) -> dict:
@@ -265,7 +278,8 @@ def make(name: str, seed: int) -> dict:
     # 4.52–4.56 have it.
     extra = {"save_original_format": False} if MAJOR >= 5 else {}
     model.save_pretrained(folder, max_shard_size=fam.SHARD_SIZE, **extra)
-    (folder / "preprocessor_config.json").write_text(json.dumps(pre, indent=2) + "\n")
+    if pre is not None:
+        (folder / "preprocessor_config.json").write_text(json.dumps(pre, indent=2) + "\n")
     # transformers 4.57 writes Qwen2.5-VL's class inside text_config only; the
     # Hub's Qwen2.5-VL configs (and llama.cpp's --mmproj) have it at the top.
     config_path = folder / "config.json"
