@@ -343,18 +343,41 @@ const PIXTRAL_GLOBAL: Readonly<Record<string, string>> = {
   "multi_modal_projector.patch_merger.merging_layer": "mm.patch_merger",
 };
 
-function pixtralTensorName(name: string): string | undefined {
-  const n = name.replace(/^model\.(?=vision_tower\.|multi_modal_projector\.)/, "");
+/** How a vision tower's tensors are named in the Hub's layout, and their GGUF names. */
+interface VisionTable {
+  /** A block tensor's base name: the block number, then the piece (`…layers.(\d+).(.+)`). */
+  readonly block: RegExp;
+  /** Block pieces → gguf-py's names (`v.blk.N.<name>`). */
+  readonly blockNames: Readonly<Record<string, string>>;
+  /** Other base names → gguf-py's names. */
+  readonly globalNames: Readonly<Record<string, string>>;
+}
+
+/** A `.weight`/`.bias` tensor (Hub layout) under its GGUF name from a table, or nothing. */
+function tableName(table: VisionTable, n: string): string | undefined {
   const suffix = /\.(weight|bias)$/.exec(n)?.[1];
   if (suffix === undefined) return undefined;
   const base = n.slice(0, -suffix.length - 1);
-  const block = /^vision_tower\.transformer\.layers\.(\d+)\.(.+)$/.exec(base);
+  const block = table.block.exec(base);
   if (block !== null) {
-    const g = PIXTRAL_BLOCK[block[2]!];
+    const g = table.blockNames[block[2]!];
     return g === undefined ? undefined : `v.blk.${block[1]}.${g}.${suffix}`;
   }
-  const g = PIXTRAL_GLOBAL[base];
+  const g = table.globalNames[base];
   return g === undefined ? undefined : `${g}.${suffix}`;
+}
+
+const PIXTRAL_TABLE: VisionTable = {
+  block: /^vision_tower\.transformer\.layers\.(\d+)\.(.+)$/,
+  blockNames: PIXTRAL_BLOCK,
+  globalNames: PIXTRAL_GLOBAL,
+};
+
+function pixtralTensorName(name: string): string | undefined {
+  return tableName(
+    PIXTRAL_TABLE,
+    name.replace(/^model\.(?=vision_tower\.|multi_modal_projector\.)/, ""),
+  );
 }
 
 /**
@@ -414,22 +437,19 @@ const LLAMA4_VISION_GLOBAL: Readonly<Record<string, string>> = {
   "multi_modal_projector.linear_1": "mm.model.fc",
 };
 
+const LLAMA4_TABLE: VisionTable = {
+  block: /^vision_model\.model\.layers\.(\d+)\.(.+)$/,
+  blockNames: LLAMA4_VISION_BLOCK,
+  globalNames: LLAMA4_VISION_GLOBAL,
+};
+
 function llama4VisionName(name: string): string | undefined {
   const n = name.replace(/^model\.(?=vision_model\.|multi_modal_projector\.)/, "");
   // Two parameters without a suffix: the converter names the class embedding
   // without one, and gives the position embedding `.weight`.
   if (n === "vision_model.class_embedding") return "v.class_embd";
   if (n === "vision_model.positional_embedding_vlm") return "v.position_embd.weight";
-  const suffix = /\.(weight|bias)$/.exec(n)?.[1];
-  if (suffix === undefined) return undefined;
-  const base = n.slice(0, -suffix.length - 1);
-  const block = /^vision_model\.model\.layers\.(\d+)\.(.+)$/.exec(base);
-  if (block !== null) {
-    const g = LLAMA4_VISION_BLOCK[block[2]!];
-    return g === undefined ? undefined : `v.blk.${block[1]}.${g}.${suffix}`;
-  }
-  const g = LLAMA4_VISION_GLOBAL[base];
-  return g === undefined ? undefined : `${g}.${suffix}`;
+  return tableName(LLAMA4_TABLE, n);
 }
 
 /**

@@ -13,6 +13,7 @@
 
 import assert from "node:assert/strict";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
+import type { QuantizeTarget } from "../../src/quant/plan_quantization.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { runApr, testdata, withTempDir } from "../cli/_run_apr.ts";
 import { llamaLogProbs } from "./_llama_judge.ts";
@@ -240,7 +241,7 @@ Deno.test("multimodal: HF → APR holds the language model under realizar's name
 
 Deno.test("multimodal: --keep-vision keeps the vision tower in the APR under its Hugging Face names", async () => {
   await withTempDir(async (dir) => {
-    for (const name of ["gemma3-t4", "qwen2.5-vl-t5"]) {
+    for (const name of ["gemma3-t4", "qwen2.5-vl-t5", "llama4-t5"]) {
       const apr = `${dir}/${name}.apr`;
       const run = await runApr(["import", `${DIR}/hf/${name}`, "-o", apr, "--keep-vision"]);
       assert.equal(run.code, 0, run.stderr);
@@ -440,5 +441,29 @@ Deno.test("multimodal: a Llama 4 config llama.cpp's llama4 would run otherwise i
     }
     const apr = await runApr(["convert", `${dir}/attention_chunk_size`, "-o", `${dir}/kept.apr`]);
     assert.equal(apr.code, 0, apr.stderr);
+  });
+});
+
+/** aprkit's `quantize` option for each type the converter or llama-quantize wrote for Llama 4. */
+const LLAMA4_TYPES: readonly (readonly [string, QuantizeTarget])[] = [
+  ["bf16", "bf16"],
+  ["q8_0", "q8_0"],
+  ["Q4_K_M", "q4_k_m"],
+];
+
+Deno.test("multimodal: Llama 4's text GGUF at BF16 and Q8_0 equals the converter's, at Q4_K_M llama-quantize's", async (t) => {
+  await withTempDir(async (dir) => {
+    for (const name of ["llama4-t4", "llama4-t5"]) {
+      for (const [type, quantize] of LLAMA4_TYPES) {
+        await t.step(`${name} ${type}`, async () => {
+          const theirs: GgufManifest = JSON.parse(
+            await Deno.readTextFile(`${DIR}/llama.cpp/${name}-${type}.json`),
+          );
+          const out = `${dir}/${name}-${type}.gguf`;
+          await convertModel(`${DIR}/hf/${name}`, out, { quantize });
+          fail(`${name} ${type}`, manifestDifferences(await ggufDescription(out), theirs));
+        });
+      }
+    }
   });
 });
