@@ -1,22 +1,22 @@
 /**
  * `transposedExperts` (Llama 4's stacked experts on the way to GGUF) against
- * a plain transpose: from a random-access source in tiles of every width
- * (whole rows read, or a window of each row), and from a source read only in
- * order, in chunks that cut rows anywhere.
+ * a plain transpose, from payloads in chunks that cut rows and experts
+ * anywhere, and for an expert larger than one output chunk; a payload of the
+ * wrong length is an error.
  */
 
 import assert from "node:assert/strict";
 import { transposedExperts } from "../../src/pipeline/expert_transpose.ts";
 import type { TensorEntry } from "../../src/tensor.ts";
 
-const [E, R, C] = [3, 5, 8];
+type Shape = [number, number, number];
 
-function values(): Float32Array {
-  return Float32Array.from({ length: E * R * C }, (_, i) => i * 0.5 - 7);
+function values(shape: Shape): Float32Array {
+  return Float32Array.from({ length: shape[0] * shape[1] * shape[2] }, (_, i) => i * 0.5 - 7);
 }
 
 /** `src[e][r][from + c]` laid out as `[E][count][R]`. */
-function expected(src: Float32Array, from: number, count: number): Float32Array {
+function expected(src: Float32Array, [E, R, C]: Shape, from: number, count: number): Float32Array {
   const out = new Float32Array(E * count * R);
   for (let e = 0; e < E; e++) {
     for (let c = 0; c < count; c++) {
@@ -26,59 +26,68 @@ function expected(src: Float32Array, from: number, count: number): Float32Array 
   return out;
 }
 
-function entry(bytes: Uint8Array, chunk: number, random: boolean): TensorEntry {
-  const chunks = (start: number, end: number) => {
-    const parts: Uint8Array[] = [];
-    for (let at = start; at < end; at += chunk) {
-      parts.push(bytes.slice(at, Math.min(end, at + chunk)));
-    }
-    return ReadableStream.from(parts);
-  };
+function entry(bytes: Uint8Array, shape: Shape, chunk: number): TensorEntry {
   return {
-    info: { name: "x", dtype: "F32", shape: [E, R, C], byteLength: bytes.length },
-    open: () => chunks(0, bytes.length),
-    ...(random ? { slice: chunks } : {}),
+    info: { name: "x", dtype: "F32", shape, byteLength: bytes.length },
+    open: () => {
+      const parts: Uint8Array[] = [];
+      for (let at = 0; at < bytes.length; at += chunk) parts.push(bytes.slice(at, at + chunk));
+      return ReadableStream.from(parts);
+    },
   };
 }
 
-async function run(source: TensorEntry, from: number, count: number, tileBytes?: number) {
-  const stream = transposedExperts(source, {
-    shape: [E, R, C],
-    elementBytes: 4,
-    from,
-    count,
-    ...(tileBytes === undefined ? {} : { tileBytes }),
-  });
-  return new Float32Array(await new Response(stream).arrayBuffer());
+async function run(source: TensorEntry, shape: Shape, from: number, count: number) {
+  const stream = transposedExperts(source, { shape, elementBytes: 4, from, count });
+  const chunks: number[] = [];
+  const out = new Float32Array(
+    await new Response(stream.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(c, controller) {
+          chunks.push(c.length);
+          controller.enqueue(c);
+        },
+      }),
+    )).arrayBuffer(),
+  );
+  return { out, largest: Math.max(...chunks) };
 }
 
-Deno.test("transposedExperts() equals a plain transpose of each part, in tiles and in order", async (t) => {
-  const src = values();
+Deno.test("transposedExperts() equals a plain transpose of each part, whatever the chunks", async (t) => {
+  const shape: Shape = [3, 5, 8];
+  const src = values(shape);
   const bytes = new Uint8Array(src.buffer);
   for (const [from, count] of [[0, 4], [4, 4], [0, 8], [3, 2]] as const) {
-    const want = expected(src, from, count);
-    // Tiles one column wide (a window of each row), two (whole rows when the part is most of one), all.
-    for (const tile of [R * 4, 2 * R * 4, undefined]) {
-      await t.step(
-        `columns ${from}+${count}, random access, tile ${tile ?? "default"}`,
-        async () => {
-          assert.deepEqual(await run(entry(bytes, 12, true), from, count, tile), want);
-        },
-      );
-    }
-    for (const chunk of [7, 32, bytes.length]) {
-      await t.step(`columns ${from}+${count}, in order, chunks of ${chunk}`, async () => {
-        assert.deepEqual(await run(entry(bytes, chunk, false), from, count), want);
+    const want = expected(src, shape, from, count);
+    for (const chunk of [7, 32, 160, bytes.length]) {
+      await t.step(`columns ${from}+${count}, chunks of ${chunk}`, async () => {
+        assert.deepEqual((await run(entry(bytes, shape, chunk), shape, from, count)).out, want);
       });
     }
   }
 });
 
-Deno.test("transposedExperts() rejects a payload that ends early", async () => {
-  const bytes = new Uint8Array(values().buffer).slice(0, E * R * C * 4 - 40);
-  const source: TensorEntry = {
-    info: { name: "x", dtype: "F32", shape: [E, R, C], byteLength: bytes.length },
-    open: () => ReadableStream.from([bytes]),
-  };
-  await assert.rejects(run(source, 0, 4), RangeError);
+Deno.test("transposedExperts() writes an expert larger than 4 MiB in chunks of at most 4 MiB", async () => {
+  const shape: Shape = [2, 2048, 1024];
+  const src = values(shape);
+  const { out, largest } = await run(
+    entry(new Uint8Array(src.buffer), shape, 1 << 20),
+    shape,
+    0,
+    1024,
+  );
+  assert.deepEqual(out, expected(src, shape, 0, 1024));
+  assert.equal(largest, 4 << 20);
+});
+
+Deno.test("transposedExperts() rejects a payload that ends early or runs long", async () => {
+  const shape: Shape = [3, 5, 8];
+  const bytes = new Uint8Array(values(shape).buffer);
+  await assert.rejects(
+    run(entry(bytes.slice(0, bytes.length - 40), shape, 64), shape, 0, 4),
+    RangeError,
+  );
+  const longer = new Uint8Array(bytes.length + 8);
+  longer.set(bytes);
+  await assert.rejects(run(entry(longer, shape, 64), shape, 0, 4), RangeError);
 });
