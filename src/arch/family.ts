@@ -39,6 +39,13 @@ export interface ExpertLayout {
    * `<prefix>.down_proj`. Maps the piece to the GGUF names it becomes.
    */
   readonly stacked?: readonly (readonly [string, readonly string[]])[];
+  /**
+   * Whether the stacked tensors hold each expert's matrix transposed, input
+   * features as rows (Llama 4's `gate_up_proj` `[experts, hidden, 2 × ff]`,
+   * `down_proj` `[experts, ff, hidden]`): the split is then by columns, and
+   * each part is transposed on the way to GGUF, as the family's converter does.
+   */
+  readonly stackedTransposed?: boolean;
 }
 
 /** A tensor a family adds for GGUF (e.g. `rope_freqs.weight`), made from the config alone. */
@@ -59,6 +66,14 @@ export interface GgufSupport {
    * @param w The writer, over the model's `config.json`.
    */
   writeKv(w: KvWriter): void;
+  /**
+   * Why llama.cpp could not run a config of the family as written (it reads
+   * no key for something the config sets otherwise than it assumes), or
+   * `undefined` when it can: such a model's GGUF is refused.
+   *
+   * @param w The writer, over the model's `config.json`.
+   */
+  unsupported?(w: KvWriter): string | undefined;
   /**
    * Tensors made from the config, written before the model's own (the
    * converter's `generate_extra_tensors`).
@@ -141,6 +156,12 @@ export interface Family {
    * NORM RoPE in llama.cpp, `rotate_half` in transformers).
    */
   readonly permutesQk: boolean;
+  /**
+   * Whether transformers rotates adjacent pairs of the checkpoint's Q/K rows
+   * (Llama 4's complex rotation), so its rows are already llama.cpp's
+   * interleaved ones (APR `rope_type` 0); otherwise `rotate_half` (2).
+   */
+  readonly hfRopeInterleaved?: boolean;
   /**
    * transformers' default for `tie_word_embeddings` when `config.json` does
    * not say (the config class's default).

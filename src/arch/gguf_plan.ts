@@ -47,3 +47,17 @@ export function familyGgufPlan(metadata: ModelMetadata): FamilyGgufPlan | undefi
   family.gguf.writeKv(keys);
   return { family, early: early.entries(), keys: keys.entries(), generated };
 }
+
+/**
+ * Why llama.cpp could not run a model's config as its family's GGUF, if it
+ * could not (the family's `unsupported`).
+ *
+ * @param metadata APR metadata.
+ * @returns The reason, or `undefined`.
+ */
+export function familyGgufRefusal(metadata: ModelMetadata): string | undefined {
+  const family = familyOf(metadata.architecture);
+  const config = record(metadata["hf_config"]);
+  if (family?.gguf?.unsupported === undefined || config === undefined) return undefined;
+  return family.gguf.unsupported(new KvWriter(config, family.ggufArchitecture));
+}

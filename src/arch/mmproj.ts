@@ -11,7 +11,8 @@
  * One entry per multimodal class aprkit writes a vision GGUF for: Gemma 3
  * (SigLIP), after llama.cpp's `Gemma3VisionModel` (conversion/gemma.py), and
  * Qwen2-VL and Qwen2.5-VL, after its `Qwen2VLVisionModel` (conversion/qwenvl.py),
- * and Mistral 3 (Pixtral), after its `LlavaVisionModel` (conversion/llava.py).
+ * and Mistral 3 (Pixtral), after its `LlavaVisionModel` (conversion/llava.py), and
+ * Llama 4, after its `Llama4VisionModel` (conversion/llama4.py).
  *
  * @module
  */
@@ -342,18 +343,41 @@ const PIXTRAL_GLOBAL: Readonly<Record<string, string>> = {
   "multi_modal_projector.patch_merger.merging_layer": "mm.patch_merger",
 };
 
-function pixtralTensorName(name: string): string | undefined {
-  const n = name.replace(/^model\.(?=vision_tower\.|multi_modal_projector\.)/, "");
+/** How a vision tower's tensors are named in the Hub's layout, and their GGUF names. */
+interface VisionTable {
+  /** A block tensor's base name: the block number, then the piece (`…layers.(\d+).(.+)`). */
+  readonly block: RegExp;
+  /** Block pieces → gguf-py's names (`v.blk.N.<name>`). */
+  readonly blockNames: Readonly<Record<string, string>>;
+  /** Other base names → gguf-py's names. */
+  readonly globalNames: Readonly<Record<string, string>>;
+}
+
+/** A `.weight`/`.bias` tensor (Hub layout) under its GGUF name from a table, or nothing. */
+function tableName(table: VisionTable, n: string): string | undefined {
   const suffix = /\.(weight|bias)$/.exec(n)?.[1];
   if (suffix === undefined) return undefined;
   const base = n.slice(0, -suffix.length - 1);
-  const block = /^vision_tower\.transformer\.layers\.(\d+)\.(.+)$/.exec(base);
+  const block = table.block.exec(base);
   if (block !== null) {
-    const g = PIXTRAL_BLOCK[block[2]!];
+    const g = table.blockNames[block[2]!];
     return g === undefined ? undefined : `v.blk.${block[1]}.${g}.${suffix}`;
   }
-  const g = PIXTRAL_GLOBAL[base];
+  const g = table.globalNames[base];
   return g === undefined ? undefined : `${g}.${suffix}`;
+}
+
+const PIXTRAL_TABLE: VisionTable = {
+  block: /^vision_tower\.transformer\.layers\.(\d+)\.(.+)$/,
+  blockNames: PIXTRAL_BLOCK,
+  globalNames: PIXTRAL_GLOBAL,
+};
+
+function pixtralTensorName(name: string): string | undefined {
+  return tableName(
+    PIXTRAL_TABLE,
+    name.replace(/^model\.(?=vision_tower\.|multi_modal_projector\.)/, ""),
+  );
 }
 
 /**
@@ -393,12 +417,72 @@ const MISTRAL3_MMPROJ: MmprojSupport = {
   },
 };
 
+// Llama 4's vision encoder and projector under gguf-py's MMPROJ names (tensor_mapping.py).
+const LLAMA4_VISION_BLOCK: Readonly<Record<string, string>> = {
+  "self_attn.q_proj": "attn_q",
+  "self_attn.k_proj": "attn_k",
+  "self_attn.v_proj": "attn_v",
+  "self_attn.o_proj": "attn_out",
+  "mlp.fc1": "ffn_up",
+  "mlp.fc2": "ffn_down",
+  "input_layernorm": "ln1",
+  "post_attention_layernorm": "attn_post_norm",
+};
+const LLAMA4_VISION_GLOBAL: Readonly<Record<string, string>> = {
+  "vision_model.patch_embedding.linear": "v.patch_embd",
+  "vision_model.layernorm_pre": "v.pre_ln",
+  "vision_model.layernorm_post": "v.post_ln",
+  "vision_model.vision_adapter.mlp.fc1": "mm.model.mlp.1",
+  "vision_model.vision_adapter.mlp.fc2": "mm.model.mlp.2",
+  "multi_modal_projector.linear_1": "mm.model.fc",
+};
+
+const LLAMA4_TABLE: VisionTable = {
+  block: /^vision_model\.model\.layers\.(\d+)\.(.+)$/,
+  blockNames: LLAMA4_VISION_BLOCK,
+  globalNames: LLAMA4_VISION_GLOBAL,
+};
+
+function llama4VisionName(name: string): string | undefined {
+  const n = name.replace(/^model\.(?=vision_model\.|multi_modal_projector\.)/, "");
+  // Two parameters without a suffix: the converter names the class embedding
+  // without one, and gives the position embedding `.weight`.
+  if (n === "vision_model.class_embedding") return "v.class_embd";
+  if (n === "vision_model.positional_embedding_vlm") return "v.position_embd.weight";
+  return tableName(LLAMA4_TABLE, n);
+}
+
+/**
+ * Llama 4's vision GGUF (ViT with a pixel-shuffle adapter, one-matrix
+ * projector), after llama.cpp's `Llama4VisionModel` (conversion/llama4.py).
+ */
+const LLAMA4_MMPROJ: MmprojSupport = {
+  source: "llama.cpp conversion/llama4.py Llama4VisionModel",
+  pieces: (name, shape) => renamedWhole(llama4VisionName(name), shape),
+  shift: () => 0,
+  forcedType: QWEN25VL_MMPROJ.forcedType,
+  writeKv(w, sources) {
+    writeClipKv(w, sources);
+    w.set("projector_type", "STRING", "llama4");
+    w.f32("vision.attention.layer_norm_epsilon", w.need("norm_eps"));
+    const ratio = w.need("pixel_shuffle_ratio");
+    w.u32("vision.projector.scale_factor", Math.trunc(1 / ratio));
+    if (w.hparams["hidden_act"] !== "gelu") {
+      throw new RangeError(
+        `config.json: vision_config.hidden_act ${w.hparams["hidden_act"]} is not gelu`,
+      );
+    }
+    w.set("use_gelu", "BOOL", true);
+  },
+};
+
 /** Multimodal classes whose vision GGUF aprkit writes, by `architectures[0]`. */
 export const MMPROJ_CLASSES: Readonly<Record<string, MmprojSupport>> = {
   Gemma3ForConditionalGeneration: GEMMA3_MMPROJ,
   Qwen2_5_VLForConditionalGeneration: QWEN25VL_MMPROJ,
   Qwen2VLForConditionalGeneration: QWEN2VL_MMPROJ,
   Mistral3ForConditionalGeneration: MISTRAL3_MMPROJ,
+  Llama4ForConditionalGeneration: LLAMA4_MMPROJ,
 };
 
 /**

@@ -62,6 +62,11 @@ export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
     source: "llama.cpp conversion/qwenvl.py Qwen2VLModel (text), Qwen2VLVisionModel (mmproj)",
     textFamily: () => "qwen2vl",
   },
+  Llama4ForConditionalGeneration: {
+    source:
+      "llama.cpp conversion/llama.py Llama4Model (text), llama4.py Llama4VisionModel (mmproj)",
+    textFamily: () => "llama4",
+  },
   LlavaForConditionalGeneration: {
     source: "llama.cpp conversion/llama.py LlamaModel (text), llava.py (mmproj)",
     textFamily: llavaText,

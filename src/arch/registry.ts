@@ -14,6 +14,7 @@ import { GEMMA2 } from "./families/gemma2.ts";
 import { GEMMA3 } from "./families/gemma3.ts";
 import { GRANITE } from "./families/granite.ts";
 import { LLAMA } from "./families/llama.ts";
+import { LLAMA4 } from "./families/llama4.ts";
 import { MISTRAL } from "./families/mistral.ts";
 import { MISTRAL3 } from "./families/mistral3.ts";
 import { MIXTRAL } from "./families/mixtral.ts";
@@ -34,6 +35,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     MISTRAL,
     MIXTRAL,
     MISTRAL3,
+    LLAMA4,
     QWEN2,
     QWEN2VL,
     QWEN2MOE,

@@ -15,12 +15,13 @@
 import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
 import type { Family } from "../arch/family.ts";
-import { familyGgufPlan } from "../arch/gguf_plan.ts";
+import { familyGgufPlan, familyGgufRefusal } from "../arch/gguf_plan.ts";
 import { hfToGgufName } from "../arch/names.ts";
 import { familyOf, ggufFamilyList } from "../arch/registry.ts";
 import { addToFloat32, concatPayloads, keepRanges } from "../arch/transforms.ts";
 import type { ModelChunk, ModelHeader, ModelMetadata, TensorEntry, TensorInfo } from "../tensor.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
+import { transposedExperts } from "./expert_transpose.ts";
 
 /**
  * Whether a model needs its family's GGUF layout: it names an architecture
@@ -37,13 +38,18 @@ function convertsFromHf(metadata: ModelMetadata): boolean {
  *
  * @param metadata The model's metadata.
  * @param location The source, for the message.
- * @throws {UsageError} Naming the architecture and the families aprkit writes.
+ * @throws {UsageError} Naming the architecture and the families aprkit writes,
+ * or what of its config llama.cpp could not run.
  * @throws {ModelFormatError} When `config.json` lacks what the family's GGUF needs.
  */
 export function assertGgufFamily(metadata: ModelMetadata, location: string): void {
   if (!convertsFromHf(metadata)) return;
   const family = familyOf(metadata.architecture);
   if (family?.gguf !== undefined) {
+    const refusal = familyGgufRefusal(metadata);
+    if (refusal !== undefined) {
+      throw new UsageError(`Cannot convert "${location}" to GGUF: ${refusal}`);
+    }
     // What the family derives from config.json must be there, before any output.
     try {
       familyGgufPlan(metadata);
@@ -313,6 +319,7 @@ function stackedOutputs(info: TensorInfo, family: Family): Output[] | undefined 
   }
   const [experts, rows, cols] = info.shape as [number, number, number];
   const parts = targets.length;
+  if (layout.stackedTransposed === true) return transposedOutputs(info, m[1]!, targets);
   if (rows % parts !== 0) {
     throw new RangeError(`Cannot split "${info.name}": its ${rows} rows do not split in ${parts}`);
   }
@@ -337,6 +344,40 @@ function stackedOutputs(info: TensorInfo, family: Family): Output[] | undefined 
       make: (sources) => {
         const source = sources.get(info.name)!;
         return { info: out, open: () => keepRanges(source.open(), ranges) };
+      },
+    };
+  });
+}
+
+/**
+ * Stacked experts stored transposed (Llama 4's): split by columns, each part
+ * transposed, as its converter writes them.
+ */
+function transposedOutputs(info: TensorInfo, layer: string, targets: readonly string[]): Output[] {
+  const [experts, rows, cols] = info.shape as [number, number, number];
+  const parts = targets.length;
+  const elementBytes = tensorByteLength(info.dtype, [1]);
+  if (cols % parts !== 0 || DTYPES[info.dtype].blockElements !== 1) {
+    throw new RangeError(
+      `Cannot split "${info.name}": its ${info.dtype} [${info.shape}] columns do not split in ${parts}`,
+    );
+  }
+  const count = cols / parts;
+  return targets.map((target, k) => {
+    const shape = [experts, count, rows];
+    const out: TensorInfo = {
+      name: `blk.${layer}.${target}.weight`,
+      dtype: info.dtype,
+      shape,
+      byteLength: tensorByteLength(info.dtype, shape),
+    };
+    const part = { shape: [experts, rows, cols] as const, elementBytes, from: k * count, count };
+    return {
+      info: out,
+      needs: [info.name],
+      make: (sources) => {
+        const source = sources.get(info.name)!;
+        return { info: out, open: () => transposedExperts(source, part) };
       },
     };
   });

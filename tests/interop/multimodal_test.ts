@@ -1,8 +1,8 @@
 /**
  * Issue 27, judged by the real programs: tiny image-text-to-text checkpoints
- * (`tests/testdata/multimodal/`: Gemma 3, Mistral 3, Qwen2-VL, Qwen2.5-VL, LLaVA, each
- * saved by transformers 4.57.6 in the Hub's key layout and by 5.18 in its
- * module-path layout) converted by aprkit: the text GGUF runs in llama.cpp as
+ * (`tests/testdata/multimodal/`: Gemma 3, Mistral 3, Qwen2-VL, Qwen2.5-VL, LLaVA,
+ * Llama 4, each saved by transformers 4.57.6 in the Hub's key layout and by
+ * 5.18 in its module-path layout, which for Llama 4 is the Hub's) converted by aprkit: the text GGUF runs in llama.cpp as
  * transformers computes the text-only next tokens (same greedy tokens,
  * log-probabilities within 0.03) and equals what llama.cpp's converter
  * writes without `--mmproj` (tensors and KV pairs), directly and via APR;
@@ -13,6 +13,7 @@
 
 import assert from "node:assert/strict";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
+import type { QuantizeTarget } from "../../src/quant/plan_quantization.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { runApr, testdata, withTempDir } from "../cli/_run_apr.ts";
 import { llamaLogProbs } from "./_llama_judge.ts";
@@ -37,9 +38,24 @@ const TEXT_FAMILY: Readonly<Record<string, string>> = {
   "qwen2.5-vl": "qwen2vl",
   "qwen2-vl": "qwen2vl",
   "llava": "llama",
+  "llama4": "llama4",
+  "llama4-text": "llama4",
 };
 
-const VISION = /vision_tower|visual\.|multi_modal_projector/;
+/** Text-only checkpoints among the fixtures (`Llama4ForCausalLM`): no vision tower to leave out. */
+const TEXT_ONLY = new Set(["llama4-text"]);
+
+/** Text layers of each fixture's language model (2 unless said). */
+const TEXT_LAYERS: Readonly<Record<string, number>> = {
+  "gemma3": 6,
+  "llama4": 4,
+  "llama4-text": 4,
+};
+
+/** APR `rope_type`: Hugging Face's rotate_half rows (2), but Llama 4 rotates adjacent pairs (0). */
+const ROPE_TYPE: Readonly<Record<string, number>> = { "llama4": 0, "llama4-text": 0 };
+
+const VISION = /vision_tower|vision_model|visual\.|multi_modal_projector/;
 
 /**
  * Differences these tests accept, and why: aprkit derives a SentencePiece
@@ -91,6 +107,8 @@ Deno.test("multimodal: the fixtures cover both key layouts of every family", () 
   assert.ok(index("gemma3-t4").some((n) => n.startsWith("language_model.model.layers.")));
   assert.ok(index("gemma3-t5").some((n) => n.startsWith("model.language_model.layers.")));
   assert.ok(index("qwen2.5-vl-t5").some((n) => n.startsWith("model.visual.")));
+  // transformers 5.18's Llama 4 modules sit at the Hub's paths: both fixtures have that layout.
+  assert.ok(index("llama4-t5").some((n) => n.startsWith("language_model.model.layers.")));
 });
 
 Deno.test("multimodal: HF → GGUF (text) runs in llama.cpp as transformers computes it, and equals llama.cpp's converter, directly and via APR", async (t) => {
@@ -139,9 +157,13 @@ Deno.test("multimodal: HF → GGUF (text) runs in llama.cpp as transformers comp
         },
       );
       await t.step(
-        `${name}: one note says the vision tower was left out and how to write it`,
+        `${name}: one note says the vision tower was left out and how to write it (none for text only)`,
         () => {
           const left = f.notes.filter((n) => n.includes("vision tower"));
+          if (TEXT_ONLY.has(name.replace(/-t[45]$/, ""))) {
+            assert.deepEqual(left, []);
+            return;
+          }
           assert.equal(left.length, 1, f.notes.join("\n"));
           assert.match(left[0]!, /left out/);
           // aprkit writes the vision GGUF of every fixture class but LLaVA's (CLIP),
@@ -170,7 +192,8 @@ Deno.test("multimodal: HF → APR holds the language model under realizar's name
             problems.push(`${n}: not a language model name realizar looks up`);
           }
         }
-        const layers = name.startsWith("gemma3") ? 6 : 2;
+        const fixture = name.replace(/-t[45]$/, "");
+        const layers = TEXT_LAYERS[fixture] ?? 2;
         for (const need of ["model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"]) {
           if (!names.includes(need)) problems.push(`no ${need}`);
         }
@@ -181,7 +204,7 @@ Deno.test("multimodal: HF → APR holds the language model under realizar's name
             }
           }
         }
-        const family = TEXT_FAMILY[name.replace(/-t[45]$/, "")]!;
+        const family = TEXT_FAMILY[fixture]!;
         if (metadata.architecture !== family) {
           problems.push(`architecture ${metadata.architecture}, expected ${family}`);
         }
@@ -191,11 +214,24 @@ Deno.test("multimodal: HF → APR holds the language model under realizar's name
           problems.push(`heads ${metadata.num_heads}/${metadata.num_kv_heads}`);
         }
         if (metadata.vocab_size !== 384) problems.push(`vocab_size ${metadata.vocab_size}`);
-        if (metadata.rope_type !== 2) problems.push(`rope_type ${metadata.rope_type}`);
+        if (metadata.rope_type !== (ROPE_TYPE[fixture] ?? 2)) {
+          problems.push(`rope_type ${metadata.rope_type}`);
+        }
+        if (fixture.startsWith("llama4")) {
+          // Its MoE layers (every second): the stacked experts as transformers holds them.
+          for (const x of ["experts.gate_up_proj", "experts.down_proj", "router.weight"]) {
+            if (!names.includes(`model.layers.1.feed_forward.${x}`)) {
+              problems.push(`no model.layers.1.feed_forward.${x}`);
+            }
+          }
+          if (!names.includes("model.layers.0.feed_forward.gate_proj.weight")) {
+            problems.push("no dense model.layers.0.feed_forward.gate_proj.weight");
+          }
+        }
         fail(name, problems);
         assert.equal(
           notes.filter((n) => /vision tower.*left out.*--keep-vision/.test(n)).length,
-          1,
+          TEXT_ONLY.has(fixture) ? 0 : 1,
           notes.join("\n"),
         );
       });
@@ -205,7 +241,7 @@ Deno.test("multimodal: HF → APR holds the language model under realizar's name
 
 Deno.test("multimodal: --keep-vision keeps the vision tower in the APR under its Hugging Face names", async () => {
   await withTempDir(async (dir) => {
-    for (const name of ["gemma3-t4", "qwen2.5-vl-t5"]) {
+    for (const name of ["gemma3-t4", "qwen2.5-vl-t5", "llama4-t5"]) {
       const apr = `${dir}/${name}.apr`;
       const run = await runApr(["import", `${DIR}/hf/${name}`, "-o", apr, "--keep-vision"]);
       assert.equal(run.code, 0, run.stderr);
@@ -248,9 +284,16 @@ const MMPROJ_FIXTURES: readonly (readonly [string, string])[] = [
   ["qwen2.5-vl", "Qwen2.5 Vl"],
   ["qwen2-vl", "Qwen2 Vl"],
   ["mistral3", "Mistral3"],
+  ["llama4", "Llama4"],
 ];
 
-Deno.test("multimodal: --mmproj writes the vision GGUF equal to llama.cpp's converter's (Gemma 3, Qwen2.5-VL, Qwen2-VL, Mistral 3), from either key layout", async (t) => {
+/**
+ * Fixtures whose two key layouts are one: transformers 5.18 keeps Llama 4's
+ * module paths as the Hub's names, and the converter reads both fixtures.
+ */
+const ONE_LAYOUT = new Set(["llama4"]);
+
+Deno.test("multimodal: --mmproj writes the vision GGUF equal to llama.cpp's converter's (Gemma 3, Qwen2.5-VL, Qwen2-VL, Mistral 3, Llama 4), from either key layout", async (t) => {
   await withTempDir(async (dir) => {
     for (const [family, title] of MMPROJ_FIXTURES) {
       // llama.cpp's converter knows only the Hub's layout for these vision
@@ -264,7 +307,11 @@ Deno.test("multimodal: --mmproj writes the vision GGUF equal to llama.cpp's conv
       const fromModulePaths: GgufManifest = JSON.parse(
         await Deno.readTextFile(`${DIR}/llama.cpp/${family}-t5-mmproj-f32.json`),
       );
-      assert.equal(fromModulePaths.tensors.length, 0, "the converter's known gap");
+      if (ONE_LAYOUT.has(family)) {
+        assert.deepEqual(fromModulePaths.tensors, theirs.tensors);
+      } else {
+        assert.equal(fromModulePaths.tensors.length, 0, "the converter's known gap");
+      }
       assert.ok(theirs.tensors.length > 30);
       for (const layout of ["t4", "t5"]) {
         const name = `${family}-${layout}`;
@@ -363,6 +410,60 @@ Deno.test("multimodal: --mmproj is refused, with no file, where aprkit writes no
       assert.match(run.stderr, message);
       assert.deepEqual([...Deno.readDirSync(out)].map((e) => e.name), []);
       assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name).sort(), ["bare", "out"]);
+    }
+  });
+});
+
+Deno.test("multimodal: a Llama 4 config llama.cpp's llama4 would run otherwise is refused for GGUF, with no file, and kept in APR", async () => {
+  await withTempDir(async (dir) => {
+    const cases: [string, Record<string, unknown>][] = [
+      ["attention_chunk_size", { attention_chunk_size: 16 }],
+      ["no_rope_layers", { no_rope_layers: [1, 1, 1, 1] }],
+      ["use_qk_norm", { use_qk_norm: false }],
+      ["attn_temperature_tuning", { attn_temperature_tuning: false }],
+      ["moe_layers", { moe_layers: [0, 1, 2, 3] }],
+    ];
+    for (const [field, change] of cases) {
+      const model = `${dir}/${field}`;
+      await Deno.mkdir(model);
+      for (const entry of Deno.readDirSync(`${DIR}/hf/llama4-t4`)) {
+        await Deno.copyFile(`${DIR}/hf/llama4-t4/${entry.name}`, `${model}/${entry.name}`);
+      }
+      const config = JSON.parse(await Deno.readTextFile(`${model}/config.json`));
+      config.text_config = { ...config.text_config, ...change };
+      await Deno.writeTextFile(`${model}/config.json`, JSON.stringify(config));
+      const out = `${dir}/${field}.gguf`;
+      const run = await runApr(["convert", model, "-o", out]);
+      assert.equal(run.code, 2, run.stderr);
+      assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
+      assert.match(run.stderr, new RegExp(`to GGUF: its config\\.json says ${field}.*llama4`));
+      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    }
+    const apr = await runApr(["convert", `${dir}/attention_chunk_size`, "-o", `${dir}/kept.apr`]);
+    assert.equal(apr.code, 0, apr.stderr);
+  });
+});
+
+/** aprkit's `quantize` option for each type the converter or llama-quantize wrote for Llama 4. */
+const LLAMA4_TYPES: readonly (readonly [string, QuantizeTarget])[] = [
+  ["bf16", "bf16"],
+  ["q8_0", "q8_0"],
+  ["Q4_K_M", "q4_k_m"],
+];
+
+Deno.test("multimodal: Llama 4's text GGUF at BF16 and Q8_0 equals the converter's, at Q4_K_M llama-quantize's", async (t) => {
+  await withTempDir(async (dir) => {
+    for (const name of ["llama4-t4", "llama4-t5"]) {
+      for (const [type, quantize] of LLAMA4_TYPES) {
+        await t.step(`${name} ${type}`, async () => {
+          const theirs: GgufManifest = JSON.parse(
+            await Deno.readTextFile(`${DIR}/llama.cpp/${name}-${type}.json`),
+          );
+          const out = `${dir}/${name}-${type}.gguf`;
+          await convertModel(`${DIR}/hf/${name}`, out, { quantize });
+          fail(`${name} ${type}`, manifestDifferences(await ggufDescription(out), theirs));
+        });
+      }
     }
   });
 });

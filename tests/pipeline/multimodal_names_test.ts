@@ -31,6 +31,14 @@ Deno.test("languageModelName: both layouts to the text model's names; vision ten
     ["visual.blocks.0.attn.qkv.weight", undefined],
     ["model.visual.patch_embed.proj.weight", undefined],
     ["image_newline", undefined],
+    // Llama 4: the Hub's layout (what transformers 4.57 and 5.18 both save) and module paths.
+    [
+      "language_model.model.layers.1.feed_forward.experts.gate_up_proj",
+      "model.layers.1.feed_forward.experts.gate_up_proj",
+    ],
+    ["vision_model.model.layers.0.mlp.fc1.weight", undefined],
+    ["model.vision_model.patch_embedding.linear.weight", undefined],
+    ["vision_model.class_embedding", undefined],
   ];
   for (const [name, want] of cases) assert.equal(languageModelName(name), want, name);
 });
@@ -52,7 +60,7 @@ Deno.test("multimodalTextFamily: the language model's family, from text_config f
     multimodalTextFamily("LlavaForConditionalGeneration", { text_config: { model_type: "qwen2" } }),
     undefined,
   );
-  assert.equal(multimodalTextFamily("Llama4ForConditionalGeneration", {}), undefined);
+  assert.equal(multimodalTextFamily("Llama4ForConditionalGeneration", {}), "llama4");
   assert.equal(multimodalTextFamily("LlamaForCausalLM", {}), undefined);
 });
 
@@ -211,4 +219,28 @@ Deno.test("Mistral 3's vision GGUF: Pixtral's names in both layouts, Q and K row
   assert.equal(m.permuteHeads?.("v.blk.0.attn_k.weight", vision), 16);
   assert.equal(m.permuteHeads?.("v.blk.0.attn_v.weight", vision), undefined);
   assert.throws(() => m.permuteHeads?.("v.blk.0.attn_q.weight", {}), RangeError);
+});
+
+Deno.test("Llama 4's vision GGUF names: the encoder, adapter and projector in both layouts", () => {
+  const g = MMPROJ_CLASSES["Llama4ForConditionalGeneration"]!;
+  const cases: [string, string | undefined][] = [
+    ["vision_model.class_embedding", "v.class_embd"],
+    ["model.vision_model.positional_embedding_vlm", "v.position_embd.weight"],
+    ["vision_model.patch_embedding.linear.weight", "v.patch_embd.weight"],
+    ["vision_model.layernorm_pre.bias", "v.pre_ln.bias"],
+    ["model.vision_model.layernorm_post.weight", "v.post_ln.weight"],
+    ["vision_model.model.layers.7.self_attn.o_proj.bias", "v.blk.7.attn_out.bias"],
+    [
+      "model.vision_model.model.layers.0.post_attention_layernorm.weight",
+      "v.blk.0.attn_post_norm.weight",
+    ],
+    ["vision_model.model.layers.2.mlp.fc2.weight", "v.blk.2.ffn_down.weight"],
+    ["vision_model.vision_adapter.mlp.fc1.weight", "mm.model.mlp.1.weight"],
+    ["model.multi_modal_projector.linear_1.weight", "mm.model.fc.weight"],
+    ["language_model.model.layers.0.feed_forward.gate_proj.weight", undefined],
+  ];
+  for (const [name, want] of cases) assert.equal(g.pieces(name, [4, 4])[0]?.name, want, name);
+  assert.equal(g.forcedType("v.patch_embd.weight", "F16"), "F16");
+  assert.equal(g.forcedType("v.patch_embd.weight", "BF16"), "F32");
+  assert.equal(g.forcedType("v.blk.0.attn_q.weight", "BF16"), undefined);
 });

@@ -114,6 +114,8 @@ export interface ReadHfCompanionsOptions {
 
 /** APR `rope_type` of NEOX-style rotation (APR_V2.md §3). */
 const ROPE_TYPE_NEOX = 2;
+/** APR `rope_type` of rotation by adjacent pairs (NORM). */
+const ROPE_TYPE_NORM = 0;
 
 /**
  * Whether a Hugging Face model's output layer is its embedding, as
@@ -333,11 +335,14 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   // transformers' rotate_half, which is NEOX style (APR rope_type 2). GGUF's
   // llama files differ because llama.cpp's converter permutes Q/K rows for
   // its NORM style; imported HF weights are not permuted, so NEOX is right
-  // for every architecture here.
+  // for every architecture here but those whose transformers model rotates
+  // adjacent pairs itself (Llama 4: NORM, APR rope_type 0).
   // realizar reads rope_type to choose its rotation: every family aprkit
   // knows uses RoPE, so it is written for them even without a rope_theta.
   if (out.rope_theta !== undefined || familyOf(architecture) !== undefined) {
-    out.rope_type = ROPE_TYPE_NEOX;
+    out.rope_type = familyOf(architecture)?.hfRopeInterleaved === true
+      ? ROPE_TYPE_NORM
+      : ROPE_TYPE_NEOX;
   }
   set(
     "rms_norm_eps",

@@ -10,7 +10,8 @@ given llama.cpp checkout (the source the tests' judge runs) through
 `tests/testdata/families/make_llamacpp.py --convert` (which names the tiny
 tokenizers' pre-tokenizer after their regex, see that file), and writes
 `llama.cpp/<fixture>-f32.json`: every KV pair and every tensor (name, type,
-`ne`, sha256) in file order. For the fixtures in MMPROJ it also runs
+`ne`, sha256) in file order (for the fixtures in OUTTYPES and QUANTIZED also
+`-bf16`, `-q8_0` and llama-quantize's `-Q4_K_M` of the F32 file). For the fixtures in MMPROJ it also runs
 `--mmproj` and writes `llama.cpp/<fixture>-mmproj-f32.json` the same way.
 """
 
@@ -29,7 +30,12 @@ import make_llamacpp as fam  # noqa: E402
 
 
 # Fixtures whose vision GGUF aprkit writes (and so is compared with the converter's).
-MMPROJ = ["gemma3", "qwen2.5-vl", "qwen2-vl", "mistral3"]
+MMPROJ = ["gemma3", "qwen2.5-vl", "qwen2-vl", "mistral3", "llama4"]
+# Fixtures also converted with the converter's other --outtype values, and
+# quantized by llama-quantize (when built) from its F32 file: Llama 4's
+# transposed experts and routers through every type.
+OUTTYPES = {"llama4": ["bf16", "q8_0"]}
+QUANTIZED = {"llama4": ["Q4_K_M"]}
 
 
 def main() -> None:
@@ -53,7 +59,25 @@ def main() -> None:
             made_by = f"llama.cpp {commit}: convert_hf_to_gguf.py --outtype f32"
             (out_dir / f"{name}-f32.json").write_text(json.dumps(fam.manifest(f32, made_by), indent=1) + "\n")
             print(f"{name}: f32")
-            if not any(name.startswith(p) for p in MMPROJ):
+            base = name.rsplit("-t", 1)[0]
+            for outtype in OUTTYPES.get(base, []):
+                path = Path(tmp) / f"{name}-{outtype}.gguf"
+                subprocess.run(
+                    [sys.executable, str(FAMILIES / "make_llamacpp.py"), "--convert", str(llama_cpp),
+                     str(HERE / "hf" / name), str(path), outtype],
+                    capture_output=True, check=True,
+                )
+                made_by = f"llama.cpp {commit}: convert_hf_to_gguf.py --outtype {outtype}"
+                (out_dir / f"{name}-{outtype}.json").write_text(json.dumps(fam.manifest(path, made_by), indent=1) + "\n")
+                print(f"{name}: {outtype}")
+            quantize = llama_cpp / "build" / "bin" / "llama-quantize"
+            for preset in QUANTIZED.get(base, []) if quantize.exists() else []:
+                path = Path(tmp) / f"{name}-{preset}.gguf"
+                subprocess.run([str(quantize), str(f32), str(path), preset], capture_output=True, check=True)
+                made_by = f"llama.cpp {commit}: llama-quantize of the f32 file, {preset}"
+                (out_dir / f"{name}-{preset}.json").write_text(json.dumps(fam.manifest(path, made_by), indent=1) + "\n")
+                print(f"{name}: {preset}")
+            if name.rsplit("-t", 1)[0] not in MMPROJ:
                 continue
             # The vision GGUF: the converter itself, no tokenizer involved.
             mmproj = Path(tmp) / f"{name}-mmproj-f32.gguf"

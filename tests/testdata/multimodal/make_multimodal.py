@@ -46,6 +46,8 @@ SUFFIX = f"t{MAJOR}"
 GEMMA_IMAGE_TOKENS = ["<start_of_image>", "<end_of_image>", "<image_soft_token>"]
 LLAVA_IMAGE_TOKENS = ["<image>"]
 PIXTRAL_IMAGE_TOKENS = ["[IMG]", "[IMG_BREAK]", "[IMG_END]"]
+LLAMA4_IMAGE_TOKENS = ["<|image_start|>", "<|image_end|>", "<|image|>", "<|patch|>",
+                       "<|tile_x_separator|>", "<|tile_y_separator|>"]
 QWEN_IMAGE_TOKENS = ["<|vision_start|>", "<|vision_end|>", "<|vision_pad|>", "<|image_pad|>",
                      "<|video_pad|>"]
 
@@ -212,8 +214,52 @@ def llava(folder: Path):
     return config, transformers.LlavaForConditionalGeneration, pre, excluded
 
 
+def llama4(folder: Path):
+    """Llama 4: Scout's text shape in small (MoE with a shared expert on every
+    second layer as Maverick, dense layers between; NoPE every fourth layer,
+    chunked attention elsewhere; QK L2 norm; llama3 RoPE scaling with Scout's
+    equal low/high frequency factors) and its vision tower (pixel-shuffle
+    adapter, one-matrix projector)."""
+    ids, excluded = bpe_tokenizer(folder, "llama3", LLAMA4_IMAGE_TOKENS)
+    text = llama4_text_args(excluded)
+    # 3 layers: the converter maps the adapter's fc1/fc2 through its per-block table.
+    vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=3, num_attention_heads=2,
+                  image_size=32, patch_size=8, vision_output_dim=fam.HIDDEN, projector_input_dim=fam.HIDDEN,
+                  projector_output_dim=fam.HIDDEN, pixel_shuffle_ratio=0.5)
+    config = transformers.Llama4Config(
+        text_config=text, vision_config=vision, image_token_index=ids["<|image|>"],
+        boi_token_index=ids["<|image_start|>"], eoi_token_index=ids["<|image_end|>"])
+    pre = preprocessor(32, SIGLIP_MEAN, [0.5, 0.5, 0.5], image_processor_type="Llama4ImageProcessorFast",
+                       processor_class="Llama4Processor", max_patches=4, resize_to_max_canvas=False)
+    pre["size"] = {"height": 32, "width": 32}
+    return config, transformers.Llama4ForConditionalGeneration, pre, excluded
+
+
+def llama4_text(folder: Path):
+    """`Llama4ForCausalLM` (text only, as MobileLLM and text fine-tunes): the `llama4` fixture's text shape."""
+    _, excluded = bpe_tokenizer(folder, "llama3", LLAMA4_IMAGE_TOKENS)
+    config = transformers.Llama4TextConfig(**llama4_text_args(excluded))
+    return config, transformers.Llama4ForCausalLM, None, excluded
+
+
+def llama4_text_args(excluded: list[int]) -> dict:
+    rope = {"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0, "high_freq_factor": 1.0,
+            "original_max_position_embeddings": fam.ORIGINAL_CONTEXT}
+    text = text_args(head_dim=fam.HEAD_DIM, num_hidden_layers=4, intermediate_size=32,
+                     intermediate_size_mlp=fam.INTERMEDIATE, num_local_experts=4, num_experts_per_tok=1,
+                     interleave_moe_layer_step=2, bos_token_id=excluded[0], eos_token_id=excluded[1],
+                     pad_token_id=None)
+    if MAJOR >= 5:
+        text["rope_parameters"] = {**rope, "rope_theta": 500000.0}
+    else:
+        text["rope_scaling"] = rope
+        text["rope_theta"] = 500000.0
+    return text
+
+
 FIXTURES = {"gemma3": gemma3, "mistral3": mistral3, "qwen2.5-vl": qwen2_5_vl, "llava": llava,
-            "qwen2-vl": qwen2_vl}
+            "qwen2-vl": qwen2_vl, "llama4": llama4,
+            "llama4-text": llama4_text}
 
 
 def make(name: str, seed: int) -> dict:
@@ -232,7 +278,8 @@ def make(name: str, seed: int) -> dict:
     # 4.52–4.56 have it.
     extra = {"save_original_format": False} if MAJOR >= 5 else {}
     model.save_pretrained(folder, max_shard_size=fam.SHARD_SIZE, **extra)
-    (folder / "preprocessor_config.json").write_text(json.dumps(pre, indent=2) + "\n")
+    if pre is not None:
+        (folder / "preprocessor_config.json").write_text(json.dumps(pre, indent=2) + "\n")
     # transformers 4.57 writes Qwen2.5-VL's class inside text_config only; the
     # Hub's Qwen2.5-VL configs (and llama.cpp's --mmproj) have it at the top.
     config_path = folder / "config.json"
