@@ -62,6 +62,10 @@ export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
     source: "llama.cpp conversion/qwenvl.py Qwen2VLModel (text), Qwen2VLVisionModel (mmproj)",
     textFamily: () => "qwen2vl",
   },
+  Qwen3VLForConditionalGeneration: {
+    source: "llama.cpp conversion/qwen3vl.py Qwen3VLTextModel (text), Qwen3VLVisionModel (mmproj)",
+    textFamily: () => "qwen3vl",
+  },
   LlavaForConditionalGeneration: {
     source: "llama.cpp conversion/llama.py LlamaModel (text), llava.py (mmproj)",
     textFamily: llavaText,

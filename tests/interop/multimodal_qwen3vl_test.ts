@@ -1,0 +1,280 @@
+/**
+ * Issue 27's optional part, Qwen3-VL (`Qwen3VLForConditionalGeneration`),
+ * judged by the real programs as `multimodal_test.ts` judges the other
+ * classes: tiny checkpoints (`tests/testdata/multimodal/qwen3vl/`, saved by
+ * transformers 4.57.6 and 5.18, both in Qwen3-VL's module-path layout)
+ * converted by aprkit. The text GGUF (architecture `qwen3vl`, interleaved
+ * M-RoPE sections, `n_deepstack_layers`) runs in llama.cpp as transformers
+ * computes the text-only next tokens and equals llama.cpp's converter's,
+ * directly and via APR; the vision GGUF (`--mmproj`, deepstack mergers)
+ * equals the converter's `--mmproj`; the APR holds the language model under
+ * realizar's names.
+ */
+
+import assert from "node:assert/strict";
+import { convertModel } from "../../src/pipeline/convert_model.ts";
+import { openModel } from "../../src/pipeline/open_model.ts";
+import { runApr, testdata, withTempDir } from "../cli/_run_apr.ts";
+import { llamaLogProbs } from "./_llama_judge.ts";
+import {
+  compareWithReference,
+  type FamilyReference,
+  ggufDescription,
+  type GgufManifest,
+  manifestDifferences,
+} from "./_families.ts";
+
+const DIR = testdata("multimodal/qwen3vl");
+const FIXTURES = ["qwen3-vl-t4", "qwen3-vl-t5"];
+
+async function json<T>(path: string): Promise<T> {
+  return JSON.parse(await Deno.readTextFile(`${DIR}/${path}`));
+}
+
+function fail(what: string, problems: string[]): void {
+  if (problems.length > 0) assert.fail(`${what}:\n  ${problems.slice(0, 25).join("\n  ")}`);
+}
+
+async function contents(
+  path: string,
+): Promise<{ names: string[]; metadata: Record<string, unknown> }> {
+  const model = await openModel(path);
+  try {
+    return {
+      names: [...model.names()],
+      metadata: model.header.metadata as Record<string, unknown>,
+    };
+  } finally {
+    await model.close();
+  }
+}
+
+function sourceNames(name: string): string[] {
+  return Object.keys(
+    JSON.parse(Deno.readTextFileSync(`${DIR}/hf/${name}/model.safetensors.index.json`)).weight_map,
+  );
+}
+
+Deno.test("qwen3-vl: the fixtures are both transformers' saves, in Qwen3-VL's layout, with deepstack mergers", () => {
+  for (const name of FIXTURES) {
+    const names = sourceNames(name);
+    assert.ok(names.some((n) => n.startsWith("model.language_model.layers.0.self_attn.q_norm")));
+    assert.ok(names.some((n) => n.startsWith("model.visual.deepstack_merger_list.1.")));
+    assert.ok(names.includes("lm_head.weight"));
+  }
+});
+
+Deno.test("qwen3-vl: HF → GGUF (text) runs in llama.cpp as transformers computes it, and equals llama.cpp's converter, directly and via APR", async (t) => {
+  await withTempDir(async (dir) => {
+    const files = new Map<string, { gguf: string; viaApr: string; notes: string[] }>();
+    for (const name of FIXTURES) {
+      const notes: string[] = [];
+      const gguf = `${dir}/${name}.gguf`;
+      const apr = `${dir}/${name}.apr`;
+      const viaApr = `${dir}/${name}-via-apr.gguf`;
+      await convertModel(`${DIR}/hf/${name}`, gguf, { onNote: (m) => notes.push(m) });
+      await convertModel(`${DIR}/hf/${name}`, apr);
+      await convertModel(apr, viaApr);
+      files.set(name, { gguf, viaApr, notes });
+    }
+    const refs = await Promise.all(
+      FIXTURES.map((n) => json<FamilyReference>(`reference/${n}.json`)),
+    );
+    const runs = await llamaLogProbs(FIXTURES.map((n, i) => ({
+      path: files.get(n)!.gguf,
+      ids: refs[i]!.sequence,
+      positions: refs[i]!.positions,
+    })));
+    for (const [i, name] of FIXTURES.entries()) {
+      const f = files.get(name)!;
+      await t.step(`${name}: llama.cpp computes what transformers computes`, () => {
+        assert.equal(
+          runs[i]!.error,
+          undefined,
+          `llama.cpp cannot load aprkit's GGUF: ${runs[i]!.error}`,
+        );
+        fail(name, compareWithReference(refs[i]!, runs[i]!.logprobs));
+      });
+      await t.step(
+        `${name}: equals llama.cpp's converter's text GGUF (directly and via APR)`,
+        async () => {
+          const theirs = await json<GgufManifest>(`llama.cpp/${name}-f32.json`);
+          const arch = theirs.kv.find((e) => e.key === "general.architecture");
+          assert.equal(arch?.value, "qwen3vl");
+          assert.ok(theirs.kv.some((e) => e.key === "qwen3vl.n_deepstack_layers" && e.value === 2));
+          fail(name, manifestDifferences(await ggufDescription(f.gguf), theirs));
+          // An APR keeps its own tensor order: via APR, tensors and keys must be equal, not their order.
+          fail(
+            `${name} via APR`,
+            manifestDifferences(await ggufDescription(f.viaApr), theirs, { tensorOrder: false }),
+          );
+        },
+      );
+      await t.step(
+        `${name}: one note says the vision tower was left out and how to write it`,
+        () => {
+          const left = f.notes.filter((n) => n.includes("vision tower"));
+          assert.equal(left.length, 1, f.notes.join("\n"));
+          assert.match(
+            left[0]!,
+            /Qwen3VLForConditionalGeneration.*left out.*--mmproj FILE writes them/,
+          );
+        },
+      );
+    }
+  });
+});
+
+Deno.test("qwen3-vl: HF → APR holds the language model under realizar's names, the text config's hyperparameters, no vision tower", async (t) => {
+  await withTempDir(async (dir) => {
+    for (const name of FIXTURES) {
+      await t.step(name, async () => {
+        const apr = `${dir}/${name}.apr`;
+        const notes: string[] = [];
+        await convertModel(`${DIR}/hf/${name}`, apr, { onNote: (m) => notes.push(m) });
+        const { names, metadata } = await contents(apr);
+        const problems: string[] = [];
+        for (const n of names) {
+          if (!/^(model\.(embed_tokens|norm|layers\.\d+)\.|lm_head\.)/.test(n)) {
+            problems.push(`${n}: not a language model name realizar looks up`);
+          }
+        }
+        const need = ["model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"];
+        for (let l = 0; l < 3; l++) {
+          for (const x of ["q_proj", "k_proj", "v_proj", "o_proj", "q_norm", "k_norm"]) {
+            need.push(`model.layers.${l}.self_attn.${x}.weight`);
+          }
+        }
+        for (const n of need) if (!names.includes(n)) problems.push(`no ${n}`);
+        const expected: Record<string, unknown> = {
+          architecture: "qwen3vl",
+          num_layers: 3,
+          hidden_size: 64,
+          num_heads: 4,
+          num_kv_heads: 2,
+          head_dim: 16,
+          vocab_size: 384,
+          rope_theta: 5000000,
+          rope_type: 2,
+        };
+        for (const [key, value] of Object.entries(expected)) {
+          if (metadata[key] !== value) problems.push(`${key} ${metadata[key]}, expected ${value}`);
+        }
+        fail(name, problems);
+        assert.equal(
+          notes.filter((n) => /vision tower.*left out.*--keep-vision/.test(n)).length,
+          1,
+          notes.join("\n"),
+        );
+      });
+    }
+  });
+});
+
+Deno.test("qwen3-vl: --keep-vision keeps the vision tower in the APR under its Hugging Face names", async () => {
+  await withTempDir(async (dir) => {
+    const name = "qwen3-vl-t4";
+    const apr = `${dir}/${name}.apr`;
+    const run = await runApr(["import", `${DIR}/hf/${name}`, "-o", apr, "--keep-vision"]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.doesNotMatch(run.stdout, /left out/);
+    const { names } = await contents(apr);
+    const vision = sourceNames(name).filter((n) => n.startsWith("model.visual.")).sort();
+    assert.ok(vision.length > 30);
+    assert.deepEqual(names.filter((n) => n.startsWith("model.visual.")).sort(), vision);
+    assert.ok(names.includes("model.layers.0.self_attn.q_norm.weight"));
+    assert.ok(!names.some((n) => n.includes("language_model")), "language model renamed");
+  });
+});
+
+Deno.test("qwen3-vl: --mmproj writes the vision GGUF equal to llama.cpp's converter's, deepstack mergers included", async (t) => {
+  await withTempDir(async (dir) => {
+    for (const name of FIXTURES) {
+      await t.step(name, async () => {
+        // The converter reads Qwen3-VL's module paths (`model.visual.*`): each
+        // fixture is held to the converter's file from that same fixture.
+        const theirs = await json<GgufManifest>(`llama.cpp/${name}-mmproj-f32.json`);
+        assert.ok(theirs.tensors.some((e) => e.name === "v.deepstack.2.fc2.weight"));
+        const gguf = `${dir}/${name}.gguf`;
+        const mmproj = `${dir}/${name}-mmproj.gguf`;
+        const notes: string[] = [];
+        const result = await convertModel(`${DIR}/hf/${name}`, gguf, {
+          mmproj,
+          onNote: (m) => notes.push(m),
+        });
+        assert.equal(result.mmproj?.output, mmproj);
+        assert.equal(result.mmproj?.tensors, theirs.tensors.length);
+        const mine = await ggufDescription(mmproj);
+        fail(`${name} mmproj`, manifestDifferences(mine, theirs));
+        // Key order too: the converter's.
+        assert.deepEqual(mine.kv.map((e) => e.key), theirs.kv.map((e) => e.key));
+        // The text GGUF is unchanged by --mmproj.
+        fail(
+          `${name} text`,
+          manifestDifferences(
+            await ggufDescription(gguf),
+            await json<GgufManifest>(`llama.cpp/${name}-f32.json`),
+          ),
+        );
+        assert.equal(
+          notes.filter((n) => n.includes(`went to the vision GGUF "${mmproj}"`)).length,
+          1,
+          notes.join("\n"),
+        );
+      });
+    }
+  });
+});
+
+/** A copy of the t4 fixture in `dir` with its config.json changed. */
+async function variant(
+  dir: string,
+  name: string,
+  change: (config: Record<string, unknown>) => void,
+): Promise<string> {
+  const folder = `${dir}/${name}`;
+  await Deno.mkdir(folder);
+  const from = `${DIR}/hf/qwen3-vl-t4`;
+  for (const entry of Deno.readDirSync(from)) {
+    await Deno.copyFile(`${from}/${entry.name}`, `${folder}/${entry.name}`);
+  }
+  const config = JSON.parse(await Deno.readTextFile(`${folder}/config.json`));
+  change(config);
+  await Deno.writeTextFile(`${folder}/config.json`, JSON.stringify(config));
+  return folder;
+}
+
+Deno.test("qwen3-vl: refused in one line, with no file: a deepstack index past the tower (--mmproj), Qwen3-VL-MoE (GGUF)", async () => {
+  await withTempDir(async (dir) => {
+    const past = await variant(dir, "past", (c) => {
+      (c["vision_config"] as Record<string, unknown>)["deepstack_visual_indexes"] = [1, 5];
+    });
+    const moe = await variant(dir, "moe", (c) => {
+      c["architectures"] = ["Qwen3VLMoeForConditionalGeneration"];
+      c["model_type"] = "qwen3_vl_moe";
+    });
+    const out = `${dir}/out`;
+    await Deno.mkdir(out);
+    const cases: [string[], RegExp][] = [
+      [
+        ["convert", past, "-o", `${out}/m.gguf`, "--mmproj", `${out}/mm.gguf`],
+        /vision GGUF.*deepstack_visual_indexes \[1, 5\] go past its depth 3/,
+      ],
+      [
+        ["convert", moe, "-o", `${out}/m.gguf`],
+        /qwen3_vl_moe.*not one aprkit writes as GGUF; supported: .*qwen3vl/,
+      ],
+      [
+        ["convert", moe, "-o", `${out}/m.gguf`, "--mmproj", `${out}/mm.gguf`],
+        /not one aprkit writes as GGUF/,
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const run = await runApr(args);
+      assert.equal(run.code, 2, run.stderr);
+      assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
+      assert.match(run.stderr, message);
+      assert.deepEqual([...Deno.readDirSync(out)], []);
+    }
+  });
+});

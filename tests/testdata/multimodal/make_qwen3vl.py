@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Tiny Qwen3-VL checkpoints (issue 27, its optional part), made the way
+`make_multimodal.py` makes the others, into `qwen3vl/` (its own `hf/`,
+`reference/` and, through `make_llamacpp.py`, `llama.cpp/`):
+
+    /work/tools/venv4/bin/python tests/testdata/multimodal/make_qwen3vl.py   # transformers 4.57.6
+    /work/tools/venv5/bin/python tests/testdata/multimodal/make_qwen3vl.py   # transformers 5.18
+    PYTHONPATH=/work/tools/llama.cpp/gguf-py /work/tools/venv5/bin/python \\
+        tests/testdata/multimodal/make_qwen3vl.py --llamacpp /work/tools/llama.cpp
+
+Qwen3-VL's published checkpoints already have transformers' module paths
+(`model.language_model.*`, `model.visual.*`, `lm_head.weight`), and both
+transformers versions save them so.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "qwen3vl"
+
+
+def qwen3_vl(folder: Path):
+    """Qwen3-VL: Qwen3's text block (Q/K norms, head_dim 16), 3 layers, interleaved M-RoPE sections
+    [2, 3, 3]; a 3-block vision tower with deepstack mergers tapping blocks 1 and 2."""
+    import make_multimodal as mm
+    import transformers
+    fam = mm.fam
+    ids, excluded = mm.bpe_tokenizer(folder, "qwen2", mm.QWEN_IMAGE_TOKENS)
+    bos, eos = excluded[0], excluded[2]
+    rope = {"rope_type": "default", "mrope_section": [2, 3, 3], "mrope_interleaved": True}
+    # 3 layers: llama.cpp (de3ff81) adds a deepstack input after each of the first n_deepstack_layers
+    # layers, and fails (GGML_ASSERT ggml_can_repeat) when the last layer is one of them and not
+    # every position is an output; real models have 3 deepstack layers among 28 or more.
+    text = mm.text_args(bos_token_id=bos, eos_token_id=eos, head_dim=fam.HEAD_DIM, rope_scaling=rope,
+                        rope_theta=5000000.0, tie_word_embeddings=False, num_hidden_layers=3)
+    if mm.MAJOR >= 5:
+        text.pop("rope_scaling")
+        text.pop("rope_theta")
+        text["rope_parameters"] = {**rope, "rope_theta": 5000000.0}
+    # num_position_embeddings 16: a 4 x 4 grid of 8-pixel patches (the converter's image size, 32).
+    vision = dict(depth=3, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=fam.HIDDEN,
+                  patch_size=8, spatial_merge_size=2, temporal_patch_size=2, num_position_embeddings=16,
+                  deepstack_visual_indexes=[1, 2])
+    config = transformers.Qwen3VLConfig(
+        text_config=text, vision_config=vision, image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"], vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"], tie_word_embeddings=False)
+    pre = mm.preprocessor(32, [0.5, 0.5, 0.5], [0.5, 0.5, 0.5], image_processor_type="Qwen2VLImageProcessorFast",
+                          processor_class="Qwen3VLProcessor", patch_size=8, merge_size=2,
+                          temporal_patch_size=2)
+    pre["size"] = {"shortest_edge": 32 * 32, "longest_edge": 64 * 64}
+    return config, transformers.Qwen3VLForConditionalGeneration, pre, excluded
+
+
+def make_checkpoints() -> None:
+    import make_multimodal as mm
+    # make_multimodal.make writes under its module's HERE, from its FIXTURES table.
+    mm.HERE = OUT
+    mm.FIXTURES = {"qwen3-vl": qwen3_vl}
+    ref = mm.make("qwen3-vl", seed=201)
+    print(f"qwen3-vl-{mm.SUFFIX}: greedy {ref['greedy']}, margins {ref['greedy_margins']}")
+
+
+def make_manifests(llama_cpp: str) -> None:
+    # Loaded under another name: it imports the families' make_llamacpp as make_llamacpp.
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("multimodal_llamacpp", HERE / "make_llamacpp.py")
+    ml = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ml)
+    ml.HERE = OUT
+    ml.MMPROJ = ["qwen3-vl"]
+    sys.argv = [sys.argv[0], llama_cpp]
+    ml.main()
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(HERE))
+    if sys.argv[1:2] == ["--llamacpp"]:
+        make_manifests(sys.argv[2] if len(sys.argv) > 2 else "/work/tools/llama.cpp")
+    else:
+        make_checkpoints()
