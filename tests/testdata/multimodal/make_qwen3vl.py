@@ -8,6 +8,8 @@
     PYTHONPATH=/work/tools/llama.cpp/gguf-py /work/tools/venv5/bin/python \\
         tests/testdata/multimodal/make_qwen3vl.py --llamacpp /work/tools/llama.cpp
 
+(fixture names after either command make only those: `qwen3-vl-tied`, `qwen3-vl-tied-t4`).
+
 Qwen3-VL's published checkpoints already have transformers' module paths
 (`model.language_model.*`, `model.visual.*`, `lm_head.weight`), and both
 transformers versions save them so.
@@ -55,30 +57,43 @@ def qwen3_vl(folder: Path):
     return config, transformers.Qwen3VLForConditionalGeneration, pre, excluded
 
 
-def make_checkpoints() -> None:
+def qwen3_vl_tied(folder: Path):
+    """The same shapes with tied embeddings (no lm_head.weight), as Qwen3-VL-2B and -4B are."""
+    config, model_cls, pre, excluded = qwen3_vl(folder)
+    config.tie_word_embeddings = True
+    config.text_config.tie_word_embeddings = True
+    return config, model_cls, pre, excluded
+
+
+FIXTURES = {"qwen3-vl": (qwen3_vl, 201), "qwen3-vl-tied": (qwen3_vl_tied, 202)}
+
+
+def make_checkpoints(names: list[str]) -> None:
     import make_multimodal as mm
     # make_multimodal.make writes under its module's HERE, from its FIXTURES table.
     mm.HERE = OUT
-    mm.FIXTURES = {"qwen3-vl": qwen3_vl}
-    ref = mm.make("qwen3-vl", seed=201)
-    print(f"qwen3-vl-{mm.SUFFIX}: greedy {ref['greedy']}, margins {ref['greedy_margins']}")
+    mm.FIXTURES = {name: make for name, (make, _) in FIXTURES.items()}
+    for name in names or list(FIXTURES):
+        ref = mm.make(name, seed=FIXTURES[name][1])
+        print(f"{name}-{mm.SUFFIX}: greedy {ref['greedy']}, margins {ref['greedy_margins']}")
 
 
-def make_manifests(llama_cpp: str) -> None:
+def make_manifests(llama_cpp: str, names: list[str]) -> None:
     # Loaded under another name: it imports the families' make_llamacpp as make_llamacpp.
     import importlib.util
     spec = importlib.util.spec_from_file_location("multimodal_llamacpp", HERE / "make_llamacpp.py")
     ml = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ml)
     ml.HERE = OUT
-    ml.MMPROJ = ["qwen3-vl"]
-    sys.argv = [sys.argv[0], llama_cpp]
+    # The vision GGUF once: the tied fixtures' vision towers are made the same way.
+    ml.MMPROJ = ["qwen3-vl-t4", "qwen3-vl-t5"]
+    sys.argv = [sys.argv[0], llama_cpp, *names]
     ml.main()
 
 
 if __name__ == "__main__":
     sys.path.insert(0, str(HERE))
     if sys.argv[1:2] == ["--llamacpp"]:
-        make_manifests(sys.argv[2] if len(sys.argv) > 2 else "/work/tools/llama.cpp")
+        make_manifests(sys.argv[2] if len(sys.argv) > 2 else "/work/tools/llama.cpp", sys.argv[3:])
     else:
-        make_checkpoints()
+        make_checkpoints(sys.argv[1:])
