@@ -408,7 +408,10 @@ const QWEN3VL_MMPROJ: MmprojSupport = {
   source: "llama.cpp conversion/qwen3vl.py Qwen3VLVisionModel",
   pieces: qwen3VlPieces,
   shift: () => 0,
-  forcedType: QWEN25VL_MMPROJ.forcedType,
+  // The patch kernel as Qwen2.5-VL's; the position embeddings are among the
+  // tensors the converter always writes as F32.
+  forcedType: (name, dtype) =>
+    name === "v.position_embd.weight" ? "F32" : QWEN25VL_MMPROJ.forcedType(name, dtype),
   // Without image_size, the converter takes the side of the position grid times the patch.
   visionHparams: (v) => ({
     ...v,

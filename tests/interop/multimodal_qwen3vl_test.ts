@@ -291,3 +291,22 @@ Deno.test("qwen3-vl: refused in one line, with no file: a deepstack index past t
     }
   });
 });
+
+Deno.test("qwen3-vl: --mmproj from BF16 weights: the tensors the converter writes as F32 (position embeddings, 1-D) are F32, the rest BF16, as its --outtype bf16", async () => {
+  await withTempDir(async (dir) => {
+    const source = `${DIR}/bf16/qwen3-vl-t4`;
+    const theirs = await json<GgufManifest>("llama.cpp/qwen3-vl-t4-bf16-mmproj-bf16.json");
+    assert.equal(theirs.tensors.find((e) => e.name === "v.position_embd.weight")?.type, "F32");
+    assert.equal(theirs.tensors.find((e) => e.name === "v.blk.0.attn_qkv.weight")?.type, "BF16");
+    const mmproj = `${dir}/mmproj.gguf`;
+    await convertModel(source, `${dir}/text.gguf`, { mmproj });
+    // aprkit writes general.file_type only for a --quantize target, which the
+    // vision pass does not take (it keeps the source's types): 0 here, the
+    // converter's bf16 32. Every other key, and every tensor, must be equal.
+    const problems = manifestDifferences(await ggufDescription(mmproj), theirs);
+    assert.deepEqual(
+      problems,
+      ['KV general.file_type: {"type":4,"value":0}, llama.cpp {"type":4,"value":32}'],
+    );
+  });
+});

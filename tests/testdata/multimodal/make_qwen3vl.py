@@ -8,7 +8,10 @@
     PYTHONPATH=/work/tools/llama.cpp/gguf-py /work/tools/venv5/bin/python \\
         tests/testdata/multimodal/make_qwen3vl.py --llamacpp /work/tools/llama.cpp
 
-(fixture names after either command make only those: `qwen3-vl-tied`, `qwen3-vl-tied-t4`).
+    /work/tools/venv5/bin/python tests/testdata/multimodal/make_qwen3vl.py --bf16   # bf16/, from hf/qwen3-vl-t4
+
+(names after the first three make only those: `qwen3-vl-tied`, `qwen3-vl-tied-t4`; `bf16` for
+the converter's `--mmproj --outtype bf16` of `bf16/qwen3-vl-t4`).
 
 Qwen3-VL's published checkpoints already have transformers' module paths
 (`model.language_model.*`, `model.visual.*`, `lm_head.weight`), and both
@@ -17,6 +20,7 @@ transformers versions save them so.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -78,6 +82,45 @@ def make_checkpoints(names: list[str]) -> None:
         print(f"{name}-{mm.SUFFIX}: greedy {ref['greedy']}, margins {ref['greedy_margins']}")
 
 
+# Named as the F32 fixture: the converter's general.name comes from the folder's name
+# (and a "bf16" in it would make gguf-py's name heuristics split basename and finetune).
+BF16 = OUT / "bf16" / "qwen3-vl-t4"
+
+
+def make_bf16_copy() -> None:
+    """`hf/qwen3-vl-t4` with its weights cast to BF16 (torch), as Qwen3-VL is published: the
+    converter writes some vision tensors as F32 whatever the source (position embeddings, 1-D)."""
+    import shutil
+    import torch
+    from safetensors.torch import load_file, save_file
+    source = OUT / "hf" / "qwen3-vl-t4"
+    if BF16.exists():
+        shutil.rmtree(BF16)
+    BF16.mkdir(parents=True)
+    for f in sorted(source.iterdir()):
+        if f.suffix == ".safetensors":
+            tensors = {k: v.to(torch.bfloat16) for k, v in load_file(f).items()}
+            save_file(tensors, BF16 / f.name, metadata={"format": "pt"})
+        else:
+            shutil.copy(f, BF16 / f.name)
+    print(f"bf16/{BF16.name}: BF16 copy of hf/{source.name}")
+
+
+def make_bf16_manifest(ml, llama_cpp: str) -> None:
+    """The converter's `--mmproj --outtype bf16` of the BF16 copy."""
+    import subprocess
+    import tempfile
+    fam = ml.fam
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "mmproj.gguf"
+        subprocess.run([sys.executable, str(Path(llama_cpp) / "convert_hf_to_gguf.py"), str(BF16), "--mmproj",
+                        "--outtype", "bf16", "--outfile", str(out)], capture_output=True, check=True)
+        made_by = f"llama.cpp {fam.llama_cpp_commit(Path(llama_cpp))}: convert_hf_to_gguf.py --mmproj --outtype bf16"
+        (OUT / "llama.cpp" / "qwen3-vl-t4-bf16-mmproj-bf16.json").write_text(
+            json.dumps(fam.manifest(out, made_by), indent=1) + "\n")
+    print("bf16/qwen3-vl-t4: mmproj-bf16")
+
+
 def make_manifests(llama_cpp: str, names: list[str]) -> None:
     # Loaded under another name: it imports the families' make_llamacpp as make_llamacpp.
     import importlib.util
@@ -87,13 +130,18 @@ def make_manifests(llama_cpp: str, names: list[str]) -> None:
     ml.HERE = OUT
     # The vision GGUF once: the tied fixtures' vision towers are made the same way.
     ml.MMPROJ = ["qwen3-vl-t4", "qwen3-vl-t5"]
-    sys.argv = [sys.argv[0], llama_cpp, *names]
-    ml.main()
+    if names != ["bf16"]:
+        sys.argv = [sys.argv[0], llama_cpp, *names]
+        ml.main()
+    if not names or "bf16" in names:
+        make_bf16_manifest(ml, llama_cpp)
 
 
 if __name__ == "__main__":
     sys.path.insert(0, str(HERE))
     if sys.argv[1:2] == ["--llamacpp"]:
         make_manifests(sys.argv[2] if len(sys.argv) > 2 else "/work/tools/llama.cpp", sys.argv[3:])
+    elif sys.argv[1:2] == ["--bf16"]:
+        make_bf16_copy()
     else:
         make_checkpoints(sys.argv[1:])
