@@ -39,6 +39,18 @@ export interface ExpertLayout {
    * `<prefix>.down_proj`. Maps the piece to the GGUF names it becomes.
    */
   readonly stacked?: readonly (readonly [string, readonly string[]])[];
+  /**
+   * Whether a `stacked` tensor (its piece, shape, and the model's hidden size)
+   * is in the Hub's transposed layout (Qwen3-VL-MoE's checkpoints store each
+   * expert's matrix as `[in, out]`: `gate_up_proj` `[experts, hidden, 2 × ff]`,
+   * `down_proj` `[experts, ff, hidden]`), told from its shape; `undefined`
+   * when the shape fits both layouts. Absent: never transposed.
+   */
+  readonly transposedStack?: (
+    piece: string,
+    shape: readonly number[],
+    hidden: number,
+  ) => boolean | undefined;
 }
 
 /** A tensor a family adds for GGUF (e.g. `rope_freqs.weight`), made from the config alone. */

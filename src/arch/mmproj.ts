@@ -530,6 +530,7 @@ export const MMPROJ_CLASSES: Readonly<Record<string, MmprojSupport>> = {
   Qwen2_5_VLForConditionalGeneration: QWEN25VL_MMPROJ,
   Qwen2VLForConditionalGeneration: QWEN2VL_MMPROJ,
   Qwen3VLForConditionalGeneration: QWEN3VL_MMPROJ,
+  Qwen3VLMoeForConditionalGeneration: QWEN3VL_MMPROJ,
   Mistral3ForConditionalGeneration: MISTRAL3_MMPROJ,
 };
 

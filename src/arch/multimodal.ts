@@ -66,6 +66,11 @@ export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
     source: "llama.cpp conversion/qwen3vl.py Qwen3VLTextModel (text), Qwen3VLVisionModel (mmproj)",
     textFamily: () => "qwen3vl",
   },
+  Qwen3VLMoeForConditionalGeneration: {
+    source:
+      "llama.cpp conversion/qwen3vl.py Qwen3VLMoeTextModel (text), Qwen3VLVisionModel (mmproj)",
+    textFamily: () => "qwen3vlmoe",
+  },
   LlavaForConditionalGeneration: {
     source: "llama.cpp conversion/llama.py LlamaModel (text), llava.py (mmproj)",
     textFamily: llavaText,

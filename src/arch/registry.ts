@@ -24,6 +24,7 @@ import { QWEN2MOE } from "./families/qwen2moe.ts";
 import { QWEN2VL } from "./families/qwen2vl.ts";
 import { QWEN3 } from "./families/qwen3.ts";
 import { QWEN3VL } from "./families/qwen3vl.ts";
+import { QWEN3VLMOE } from "./families/qwen3vlmoe.ts";
 import { QWEN3MOE } from "./families/qwen3moe.ts";
 import { STARCODER2 } from "./families/starcoder2.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
@@ -41,6 +42,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     QWEN3,
     QWEN3VL,
     QWEN3MOE,
+    QWEN3VLMOE,
     PHI3,
     GEMMA,
     GEMMA2,

@@ -145,6 +145,104 @@ export function keepRanges(
   }, { highWaterMark: 0 });
 }
 
+/**
+ * Columns `[from, to)` of each of `count` row-major `rows × cols` matrices,
+ * transposed (`(to − from) × rows` each): Qwen3-VL-MoE's experts, which its
+ * checkpoints store as `[experts, hidden, 2 × ff]` and GGUF as
+ * `[experts, ff, hidden]` (gate and up columns apart). One matrix is held at a time.
+ *
+ * @example Usage
+ * ```ts
+ * import { transposedColumns } from "./transforms.ts";
+ * // One 2 × 3 matrix of bytes [[0, 1, 2], [3, 4, 5]]: columns 1–2, transposed.
+ * const input = ReadableStream.from([new Uint8Array([0, 1, 2, 3, 4, 5])]);
+ * const out = transposedColumns(input, { count: 1, rows: 2, cols: 3, elementBytes: 1 }, 1, 3);
+ * console.assert(new Uint8Array(await new Response(out).arrayBuffer()).join() === "1,4,2,5");
+ * ```
+ *
+ * @param input The payload: the matrices one after another.
+ * @param shape How many matrices, their rows and columns, and the bytes of one element.
+ * @param from First column kept.
+ * @param to Past the last column kept.
+ * @returns The transposed columns, matrix after matrix.
+ * @throws {RangeError} (from the stream) When the payload is not `count` whole matrices.
+ */
+export function transposedColumns(
+  input: ReadableStream<Uint8Array>,
+  shape: { count: number; rows: number; cols: number; elementBytes: number },
+  from: number,
+  to: number,
+): ReadableStream<Uint8Array> {
+  const { count, rows, cols, elementBytes: eb } = shape;
+  const reader = input.getReader();
+  const matrix = new Uint8Array(rows * cols * eb);
+  let filled = 0;
+  let done = 0;
+  let pending: Uint8Array | undefined;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      while (done < count) {
+        if (pending === undefined || pending.length === 0) {
+          const next = await reader.read();
+          if (next.done) {
+            throw new RangeError(
+              `Cannot transpose matrix ${
+                done + 1
+              } of ${count}: the payload ends ${filled} bytes into it`,
+            );
+          }
+          pending = next.value;
+        }
+        const take = Math.min(pending.length, matrix.length - filled);
+        matrix.set(pending.subarray(0, take), filled);
+        pending = pending.subarray(take);
+        filled += take;
+        if (filled < matrix.length) continue;
+        filled = 0;
+        done++;
+        controller.enqueue(transpose(matrix, rows, cols, eb, from, to));
+        if (done === count) await reader.cancel();
+        return;
+      }
+      controller.close();
+    },
+    async cancel(reason) {
+      await reader.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+}
+
+function transpose(
+  m: Uint8Array<ArrayBuffer>,
+  rows: number,
+  cols: number,
+  eb: number,
+  from: number,
+  to: number,
+): Uint8Array {
+  const out = new Uint8Array((to - from) * rows * eb);
+  // Whole elements at a time for 2- and 4-byte types (both buffers are fresh, so aligned).
+  if (eb === 2 || eb === 4) {
+    const View = eb === 2 ? Uint16Array : Uint32Array;
+    const a = new View(m.buffer, m.byteOffset, m.length / eb);
+    const b = new View(out.buffer);
+    for (let c = from; c < to; c++) {
+      const base = (c - from) * rows;
+      for (let r = 0; r < rows; r++) b[base + r] = a[r * cols + c]!;
+    }
+    return out;
+  }
+  for (let c = from; c < to; c++) {
+    const base = (c - from) * rows * eb;
+    for (let r = 0; r < rows; r++) {
+      const src = (r * cols + c) * eb;
+      const dst = base + r * eb;
+      for (let b = 0; b < eb; b++) out[dst + b] = m[src + b]!;
+    }
+  }
+  return out;
+}
+
 function concat(...parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;

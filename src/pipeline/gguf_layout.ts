@@ -18,7 +18,7 @@ import type { Family } from "../arch/family.ts";
 import { familyGgufPlan } from "../arch/gguf_plan.ts";
 import { hfToGgufName } from "../arch/names.ts";
 import { familyOf, ggufFamilyList } from "../arch/registry.ts";
-import { addToFloat32, concatPayloads, keepRanges } from "../arch/transforms.ts";
+import { addToFloat32, concatPayloads, keepRanges, transposedColumns } from "../arch/transforms.ts";
 import type { ModelChunk, ModelHeader, ModelMetadata, TensorEntry, TensorInfo } from "../tensor.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
 
@@ -158,7 +158,7 @@ function planLayout(
       if (expert.last) { for (const out of expert.group.outputs) add(info.name, out); }
       continue;
     }
-    const stacked = stackedOutputs(info, family);
+    const stacked = stackedOutputs(info, family, metadata);
     if (stacked !== undefined) {
       for (const out of stacked) add(info.name, out);
       continue;
@@ -295,8 +295,15 @@ function expertGroups(
   return { member };
 }
 
-/** transformers 5's stacked experts (`mlp.experts.gate_up_proj`): split or renamed. */
-function stackedOutputs(info: TensorInfo, family: Family): Output[] | undefined {
+/**
+ * transformers 5's stacked experts (`mlp.experts.gate_up_proj`): split or
+ * renamed; the Hub's transposed ones (Qwen3-VL-MoE) also transposed back.
+ */
+function stackedOutputs(
+  info: TensorInfo,
+  family: Family,
+  metadata: ModelMetadata,
+): Output[] | undefined {
   const layout = family.experts;
   if (layout?.stacked === undefined) return undefined;
   const prefix = layout.prefix.replaceAll(".", "\\.");
@@ -313,6 +320,17 @@ function stackedOutputs(info: TensorInfo, family: Family): Output[] | undefined 
   }
   const [experts, rows, cols] = info.shape as [number, number, number];
   const parts = targets.length;
+  const hidden = typeof metadata.hidden_size === "number" ? metadata.hidden_size : 0;
+  const transposed = layout.transposedStack === undefined
+    ? false
+    : layout.transposedStack(m[2]!, info.shape, hidden);
+  if (transposed === undefined) {
+    throw new RangeError(
+      `Cannot convert "${info.name}" to GGUF: its shape [${info.shape}] fits both the Hub's ` +
+        `transposed experts and transformers 5's (hidden size ${hidden})`,
+    );
+  }
+  if (transposed) return transposedOutputs(info, targets, m[1]!);
   if (rows % parts !== 0) {
     throw new RangeError(`Cannot split "${info.name}": its ${rows} rows do not split in ${parts}`);
   }
@@ -337,6 +355,43 @@ function stackedOutputs(info: TensorInfo, family: Family): Output[] | undefined 
       make: (sources) => {
         const source = sources.get(info.name)!;
         return { info: out, open: () => keepRanges(source.open(), ranges) };
+      },
+    };
+  });
+}
+
+/**
+ * The Hub's transposed experts (`[experts, in, out]` matrices): each target
+ * takes its share of the columns, transposed to `[experts, out, in]` as the
+ * converter's `permute(0, 2, 1)` does.
+ */
+function transposedOutputs(info: TensorInfo, targets: readonly string[], layer: string): Output[] {
+  const [experts, rows, cols] = info.shape as [number, number, number];
+  if (cols % targets.length !== 0) {
+    throw new RangeError(
+      `Cannot split "${info.name}": its ${cols} columns do not split in ${targets.length}`,
+    );
+  }
+  const partCols = cols / targets.length;
+  const elementBytes = tensorByteLength(info.dtype, [1]);
+  return targets.map((target, k) => {
+    const shape = [experts, partCols, rows];
+    const out: TensorInfo = {
+      name: `blk.${layer}.${target}.weight`,
+      dtype: info.dtype,
+      shape,
+      byteLength: tensorByteLength(info.dtype, shape),
+    };
+    const matrices = { count: experts, rows, cols, elementBytes };
+    return {
+      info: out,
+      needs: [info.name],
+      make: (sources) => {
+        const source = sources.get(info.name)!;
+        return {
+          info: out,
+          open: () => transposedColumns(source.open(), matrices, k * partCols, (k + 1) * partCols),
+        };
       },
     };
   });

@@ -16,8 +16,19 @@
  */
 
 import { type Family, LLAMA_BLOCK } from "../family.ts";
-import { record } from "../kv.ts";
+import { type KvWriter, record } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
+
+/**
+ * `Qwen3VLTextModel`'s key after the text model's: how many deepstack
+ * mergers the vision tower has (`vision_config.deepstack_visual_indexes`).
+ *
+ * @param w The writer over `config.json`.
+ */
+export function writeDeepstackKv(w: KvWriter): void {
+  const indexes = record(w.hparams["vision_config"])?.["deepstack_visual_indexes"];
+  w.u32("n_deepstack_layers", Array.isArray(indexes) ? indexes.length : 0);
+}
 
 /** Qwen3-VL's dense language model. */
 export const QWEN3VL: Family = {
@@ -34,8 +45,7 @@ export const QWEN3VL: Family = {
   gguf: {
     writeKv(w) {
       writeTextModelKv(w);
-      const indexes = record(w.hparams["vision_config"])?.["deepstack_visual_indexes"];
-      w.u32("n_deepstack_layers", Array.isArray(indexes) ? indexes.length : 0);
+      writeDeepstackKv(w);
     },
   },
 };

@@ -69,7 +69,33 @@ def qwen3_vl_tied(folder: Path):
     return config, model_cls, pre, excluded
 
 
-FIXTURES = {"qwen3-vl": (qwen3_vl, 201), "qwen3-vl-tied": (qwen3_vl_tied, 202)}
+def qwen3_vl_moe(folder: Path):
+    """Qwen3-VL-MoE: the same shapes, each layer's MLP 4 experts (2 used) of 16 rows, no shared
+    expert. transformers 4.57.6 keeps the experts packed and transposed (`gate_up_proj`
+    [experts, hidden, 2 x ff], `down_proj` [experts, ff, hidden]), as the Hub's checkpoints and
+    5.18's default save have them; 5.18's own (`save_original_format=False`) is
+    [experts, 2 x ff, hidden] and [experts, hidden, ff]."""
+    import transformers
+    base, _, pre, excluded = qwen3_vl(folder)
+    text = base.text_config.to_dict()
+    for k in ("model_type", "transformers_version", "architectures", "dtype", "torch_dtype"):
+        text.pop(k, None)
+    # 2 x ff (32) differs from hidden (64): the two layouts are told apart by shape.
+    text.update(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=16, decoder_sparse_step=1,
+                mlp_only_layers=[], norm_topk_prob=True)
+    vision = base.vision_config.to_dict()
+    for k in ("model_type", "transformers_version", "architectures", "dtype", "torch_dtype"):
+        vision.pop(k, None)
+    config = transformers.Qwen3VLMoeConfig(
+        text_config=text, vision_config=vision, image_token_id=base.image_token_id,
+        video_token_id=base.video_token_id, vision_start_token_id=base.vision_start_token_id,
+        vision_end_token_id=base.vision_end_token_id, tie_word_embeddings=False)
+    pre["processor_class"] = "Qwen3VLProcessor"
+    return config, transformers.Qwen3VLMoeForConditionalGeneration, pre, excluded
+
+
+FIXTURES = {"qwen3-vl": (qwen3_vl, 201), "qwen3-vl-tied": (qwen3_vl_tied, 202),
+            "qwen3-vl-moe": (qwen3_vl_moe, 203)}
 
 
 def make_checkpoints(names: list[str]) -> None:
@@ -128,10 +154,13 @@ def make_manifests(llama_cpp: str, names: list[str]) -> None:
     ml = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ml)
     ml.HERE = OUT
-    # The vision GGUF once: the tied fixtures' vision towers are made the same way.
-    ml.MMPROJ = ["qwen3-vl-t4", "qwen3-vl-t5"]
+    # The vision GGUF once per class: the tied fixtures' vision towers are made the same way.
+    ml.MMPROJ = ["qwen3-vl-t4", "qwen3-vl-t5", "qwen3-vl-moe-t4"]
+    # The converter reads only the Hub's transposed experts: from transformers 5's own layout
+    # (qwen3-vl-moe-t5) it would write wrong tensors, so it is judged by transformers alone.
+    every = sorted(p.name for p in (OUT / "hf").iterdir() if p.name != "qwen3-vl-moe-t5")
     if names != ["bf16"]:
-        sys.argv = [sys.argv[0], llama_cpp, *names]
+        sys.argv = [sys.argv[0], llama_cpp, *(names or every)]
         ml.main()
     if not names or "bf16" in names:
         make_bf16_manifest(ml, llama_cpp)
