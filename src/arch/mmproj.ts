@@ -370,14 +370,12 @@ function qwen3VlPieces(
   // The i-th deepstack merger is named after the vision block it taps.
   const deepstack = /^deepstack_merger_list\.(\d+)\.(.+)$/.exec(base);
   if (deepstack !== null) {
-    const g = QWEN3VL_DEEPSTACK[deepstack[2]!];
-    const block = deepstackIndexes(vision)[Number(deepstack[1])];
+    const [, index, piece] = deepstack;
+    const g = QWEN3VL_DEEPSTACK[piece!];
+    const block = deepstackIndexes(vision)[Number(index)];
     if (g === undefined || block === undefined) {
-      throw new RangeError(
-        `Cannot name "${name}" in the vision GGUF: vision_config.deepstack_visual_indexes has no entry ${
-          deepstack[1]
-        }`,
-      );
+      const why = `vision_config.deepstack_visual_indexes has no entry ${index}`;
+      throw new RangeError(`Cannot name "${name}" in the vision GGUF: ${why}`);
     }
     return [{ name: `v.deepstack.${block}.${g}.${suffix}`, shape }];
   }
