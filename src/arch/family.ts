@@ -40,12 +40,19 @@ export interface ExpertLayout {
    */
   readonly stacked?: readonly (readonly [string, readonly string[]])[];
   /**
-   * Whether the stacked tensors hold each expert's matrix transposed, input
-   * features as rows (Llama 4's `gate_up_proj` `[experts, hidden, 2 × ff]`,
-   * `down_proj` `[experts, ff, hidden]`): the split is then by columns, and
-   * each part is transposed on the way to GGUF, as the family's converter does.
+   * Whether a `stacked` tensor (its piece, shape, and the model's hidden size)
+   * holds each expert's matrix transposed, `[in, out]` (Llama 4 always;
+   * Qwen3-VL-MoE's Hub checkpoints, told from the shape): `gate_up_proj`
+   * `[experts, hidden, 2 × ff]`, `down_proj` `[experts, ff, hidden]`. The
+   * split is then by columns, each part transposed on the way to GGUF as the
+   * family's converter does. `undefined` when the shape fits both layouts.
+   * Absent: never transposed.
    */
-  readonly stackedTransposed?: boolean;
+  readonly transposedStack?: (
+    piece: string,
+    shape: readonly number[],
+    hidden: number,
+  ) => boolean | undefined;
 }
 
 /** A tensor a family adds for GGUF (e.g. `rope_freqs.weight`), made from the config alone. */

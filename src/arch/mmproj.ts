@@ -11,8 +11,9 @@
  * One entry per multimodal class aprkit writes a vision GGUF for: Gemma 3
  * (SigLIP), after llama.cpp's `Gemma3VisionModel` (conversion/gemma.py), and
  * Qwen2-VL and Qwen2.5-VL, after its `Qwen2VLVisionModel` (conversion/qwenvl.py),
- * and Mistral 3 (Pixtral), after its `LlavaVisionModel` (conversion/llava.py), and
- * Llama 4, after its `Llama4VisionModel` (conversion/llama4.py).
+ * and Mistral 3 (Pixtral), after its `LlavaVisionModel` (conversion/llava.py),
+ * Llama 4, after its `Llama4VisionModel` (conversion/llama4.py), and Qwen3-VL,
+ * after its `Qwen3VLVisionModel` (conversion/qwen3vl.py).
  *
  * @module
  */
@@ -47,11 +48,15 @@ export interface MmprojSupport {
   /**
    * The vision GGUF tensors made from a checkpoint tensor, in the converter's
    * order; none when it is not part of the vision GGUF (the language model,
-   * a tensor the converter skips).
+   * a tensor the converter skips). `vision` is {@linkcode visionHparams}'s.
    *
    * @throws {RangeError} When a tensor's shape is not one the split expects.
    */
-  pieces(name: string, shape: readonly number[]): readonly MmprojPiece[];
+  pieces(
+    name: string,
+    shape: readonly number[],
+    vision?: Readonly<Record<string, unknown>>,
+  ): readonly MmprojPiece[];
   /** Added to every value of a tensor (GGUF name) on the way (Gemma's `1 + w` norm). */
   shift(ggufName: string): number;
   /** The type the converter forces a tensor (GGUF name; source dtype) to, if any. */
@@ -322,6 +327,130 @@ const QWEN2VL_MMPROJ: MmprojSupport = {
   },
 };
 
+// Qwen3-VL's vision blocks under gguf-py's MMPROJ names (tensor_mapping.py);
+// its fused qkv is written whole (`attn_qkv`), unlike Qwen2-VL's.
+const QWEN3VL_BLOCK: Readonly<Record<string, string>> = {
+  "attn.qkv": "attn_qkv",
+  "attn.proj": "attn_out",
+  "norm1": "ln1",
+  "norm2": "ln2",
+  "mlp.linear_fc1": "ffn_up",
+  "mlp.linear_fc2": "ffn_down",
+};
+// A patch merger's pieces: the final one's (`mm.0`, `mm.2`, `v.post_ln`), a deepstack one's.
+const QWEN3VL_MERGER: Readonly<Record<string, string>> = {
+  "linear_fc1": "mm.0",
+  "linear_fc2": "mm.2",
+  "norm": "v.post_ln",
+};
+const QWEN3VL_DEEPSTACK: Readonly<Record<string, string>> = {
+  "linear_fc1": "fc1",
+  "linear_fc2": "fc2",
+  "norm": "norm",
+};
+
+function qwen3VlPieces(
+  name: string,
+  shape: readonly number[],
+  vision: Readonly<Record<string, unknown>> = {},
+): readonly MmprojPiece[] {
+  const n = name.replace(/^model\.visual\./, "visual.");
+  const suffix = /\.(weight|bias)$/.exec(n)?.[1];
+  if (suffix === undefined || !n.startsWith("visual.")) return [];
+  const base = n.slice("visual.".length, -suffix.length - 1);
+  const block = /^blocks\.(\d+)\.(.+)$/.exec(base);
+  if (block !== null) {
+    const g = QWEN3VL_BLOCK[block[2]!];
+    return renamedWhole(g === undefined ? undefined : `v.blk.${block[1]}.${g}.${suffix}`, shape);
+  }
+  const merger = /^merger\.(.+)$/.exec(base);
+  if (merger !== null) {
+    const g = QWEN3VL_MERGER[merger[1]!];
+    return renamedWhole(g === undefined ? undefined : `${g}.${suffix}`, shape);
+  }
+  // The i-th deepstack merger is named after the vision block it taps.
+  const deepstack = /^deepstack_merger_list\.(\d+)\.(.+)$/.exec(base);
+  if (deepstack !== null) {
+    const [, index, piece] = deepstack;
+    const g = QWEN3VL_DEEPSTACK[piece!];
+    const block = deepstackIndexes(vision)[Number(index)];
+    if (g === undefined || block === undefined) {
+      const why = `vision_config.deepstack_visual_indexes has no entry ${index}`;
+      throw new RangeError(`Cannot name "${name}" in the vision GGUF: ${why}`);
+    }
+    return [{ name: `v.deepstack.${block}.${g}.${suffix}`, shape }];
+  }
+  if (base === "pos_embed" && suffix === "weight") {
+    return [{ name: "v.position_embd.weight", shape }];
+  }
+  if (base === "patch_embed.proj") {
+    return suffix === "weight" ? splitFrames(name, shape) : [{ name: "v.patch_embd.bias", shape }];
+  }
+  return [];
+}
+
+function deepstackIndexes(vision: Readonly<Record<string, unknown>>): readonly number[] {
+  const indexes = vision["deepstack_visual_indexes"] ?? [];
+  if (!Array.isArray(indexes) || !indexes.every((i) => Number.isSafeInteger(i) && i >= 0)) {
+    throw new RangeError(
+      "config.json: vision_config.deepstack_visual_indexes is not a list of indexes",
+    );
+  }
+  return indexes as number[];
+}
+
+/**
+ * Qwen3-VL's vision GGUF (`qwen3vl_merger`: learned position embeddings,
+ * GELU blocks, deepstack mergers), after `Qwen3VLVisionModel`.
+ */
+const QWEN3VL_MMPROJ: MmprojSupport = {
+  source: "llama.cpp conversion/qwen3vl.py Qwen3VLVisionModel",
+  pieces: qwen3VlPieces,
+  shift: () => 0,
+  // The patch kernel as Qwen2.5-VL's; the position embeddings are among the
+  // tensors the converter always writes as F32.
+  forcedType: (name, dtype) =>
+    name === "v.position_embd.weight" ? "F32" : QWEN25VL_MMPROJ.forcedType(name, dtype),
+  // Without image_size, the converter takes the side of the position grid times the patch.
+  visionHparams: (v) => ({
+    ...v,
+    image_size: v["image_size"] ?? Math.trunc(
+      Math.sqrt(numberOr(v["num_position_embeddings"], 2304)) * numberOr(v["patch_size"], 16),
+    ),
+    num_attention_heads: v["num_heads"],
+    num_hidden_layers: v["depth"],
+  }),
+  writeKv(w, sources) {
+    writeClipKv(w, sources);
+    w.set("projector_type", "STRING", "qwen3vl_merger");
+    w.set("use_gelu", "BOOL", true);
+    w.u32("vision.spatial_merge_size", w.hparams["spatial_merge_size"]);
+    // The text config's, as the converter reads it (its default otherwise).
+    const eps = record(sources.config["text_config"])?.["rms_norm_eps"];
+    w.f32("vision.attention.layer_norm_epsilon", typeof eps === "number" ? eps : 1e-6);
+    const depth = w.need("num_hidden_layers");
+    const indexes = deepstackIndexes(w.hparams);
+    if (indexes.some((i) => i >= depth)) {
+      const list = indexes.join(", ");
+      throw new RangeError(
+        `config.json: vision_config.deepstack_visual_indexes [${list}] go past its depth ${depth}`,
+      );
+    }
+    const deepstack = new Set(indexes);
+    if (depth > 0) {
+      w.setArray(
+        "vision.is_deepstack_layers",
+        "BOOL",
+        Array.from({ length: depth }, (_, i) => deepstack.has(i)),
+      );
+    }
+  },
+};
+
+function numberOr(value: unknown, fallback: number): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : fallback;
+}
+
 // Pixtral's encoder and Mistral 3's projector under gguf-py's MMPROJ names.
 const PIXTRAL_BLOCK: Readonly<Record<string, string>> = {
   "attention.q_proj": "attn_q",
@@ -481,6 +610,8 @@ export const MMPROJ_CLASSES: Readonly<Record<string, MmprojSupport>> = {
   Gemma3ForConditionalGeneration: GEMMA3_MMPROJ,
   Qwen2_5_VLForConditionalGeneration: QWEN25VL_MMPROJ,
   Qwen2VLForConditionalGeneration: QWEN2VL_MMPROJ,
+  Qwen3VLForConditionalGeneration: QWEN3VL_MMPROJ,
+  Qwen3VLMoeForConditionalGeneration: QWEN3VL_MMPROJ,
   Mistral3ForConditionalGeneration: MISTRAL3_MMPROJ,
   Llama4ForConditionalGeneration: LLAMA4_MMPROJ,
 };

@@ -67,6 +67,15 @@ export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
       "llama.cpp conversion/llama.py Llama4Model (text), llama4.py Llama4VisionModel (mmproj)",
     textFamily: () => "llama4",
   },
+  Qwen3VLForConditionalGeneration: {
+    source: "llama.cpp conversion/qwen3vl.py Qwen3VLTextModel (text), Qwen3VLVisionModel (mmproj)",
+    textFamily: () => "qwen3vl",
+  },
+  Qwen3VLMoeForConditionalGeneration: {
+    source:
+      "llama.cpp conversion/qwen3vl.py Qwen3VLMoeTextModel (text), Qwen3VLVisionModel (mmproj)",
+    textFamily: () => "qwen3vlmoe",
+  },
   LlavaForConditionalGeneration: {
     source: "llama.cpp conversion/llama.py LlamaModel (text), llava.py (mmproj)",
     textFamily: llavaText,

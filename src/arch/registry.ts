@@ -24,6 +24,8 @@ import { QWEN2 } from "./families/qwen2.ts";
 import { QWEN2MOE } from "./families/qwen2moe.ts";
 import { QWEN2VL } from "./families/qwen2vl.ts";
 import { QWEN3 } from "./families/qwen3.ts";
+import { QWEN3VL } from "./families/qwen3vl.ts";
+import { QWEN3VLMOE } from "./families/qwen3vlmoe.ts";
 import { QWEN3MOE } from "./families/qwen3moe.ts";
 import { STARCODER2 } from "./families/starcoder2.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
@@ -40,7 +42,9 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     QWEN2VL,
     QWEN2MOE,
     QWEN3,
+    QWEN3VL,
     QWEN3MOE,
+    QWEN3VLMOE,
     PHI3,
     GEMMA,
     GEMMA2,

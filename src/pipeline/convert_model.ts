@@ -137,8 +137,8 @@ export interface ConvertOptions extends OpenModelOptions {
   /**
    * GGUF output of an image-text-to-text checkpoint: also write its vision
    * tower and projector to this path as llama.cpp's vision GGUF (what
-   * `convert_hf_to_gguf.py --mmproj` writes; Gemma 3, Qwen2-VL, Qwen2.5-VL
-   * and Mistral 3 so far), in a second streaming pass over the source that
+   * `convert_hf_to_gguf.py --mmproj` writes; Gemma 3, Qwen2-VL, Qwen2.5-VL,
+   * Qwen3-VL and Mistral 3 so far), in a second streaming pass over the source that
    * reads only those tensors.
    */
   mmproj?: string;

@@ -164,7 +164,7 @@ function planLayout(
       if (expert.last) { for (const out of expert.group.outputs) add(info.name, out); }
       continue;
     }
-    const stacked = stackedOutputs(info, family);
+    const stacked = stackedOutputs(info, family, metadata);
     if (stacked !== undefined) {
       for (const out of stacked) add(info.name, out);
       continue;
@@ -301,8 +301,15 @@ function expertGroups(
   return { member };
 }
 
-/** transformers 5's stacked experts (`mlp.experts.gate_up_proj`): split or renamed. */
-function stackedOutputs(info: TensorInfo, family: Family): Output[] | undefined {
+/**
+ * transformers 5's stacked experts (`mlp.experts.gate_up_proj`): split or
+ * renamed; the Hub's transposed ones (Qwen3-VL-MoE) also transposed back.
+ */
+function stackedOutputs(
+  info: TensorInfo,
+  family: Family,
+  metadata: ModelMetadata,
+): Output[] | undefined {
   const layout = family.experts;
   if (layout?.stacked === undefined) return undefined;
   const prefix = layout.prefix.replaceAll(".", "\\.");
@@ -319,7 +326,17 @@ function stackedOutputs(info: TensorInfo, family: Family): Output[] | undefined 
   }
   const [experts, rows, cols] = info.shape as [number, number, number];
   const parts = targets.length;
-  if (layout.stackedTransposed === true) return transposedOutputs(info, m[1]!, targets);
+  const hidden = typeof metadata.hidden_size === "number" ? metadata.hidden_size : 0;
+  const transposed = layout.transposedStack === undefined
+    ? false
+    : layout.transposedStack(m[2]!, info.shape, hidden);
+  if (transposed === undefined) {
+    throw new RangeError(
+      `Cannot convert "${info.name}" to GGUF: its shape [${info.shape}] fits both the Hub's ` +
+        `transposed experts and transformers 5's (hidden size ${hidden})`,
+    );
+  }
+  if (transposed) return transposedOutputs(info, m[1]!, targets);
   if (rows % parts !== 0) {
     throw new RangeError(`Cannot split "${info.name}": its ${rows} rows do not split in ${parts}`);
   }
@@ -350,8 +367,10 @@ function stackedOutputs(info: TensorInfo, family: Family): Output[] | undefined 
 }
 
 /**
- * Stacked experts stored transposed (Llama 4's): split by columns, each part
- * transposed, as its converter writes them.
+ * Stacked experts whose matrices are stored transposed, `[experts, in, out]`
+ * (Llama 4's, the Hub's Qwen3-VL-MoE): split by columns, each part
+ * transposed to `[experts, out, in]` as the converter's `permute(0, 2, 1)`
+ * and split do.
  */
 function transposedOutputs(info: TensorInfo, layer: string, targets: readonly string[]): Output[] {
   const [experts, rows, cols] = info.shape as [number, number, number];

@@ -32,9 +32,9 @@ const EXPS = /^blk\.(\d+)\.([a-z_]+_exps)\.weight$/;
 /** The family of a GGUF model (llama.cpp files Mixtral as `llama` with stacked experts). */
 function ggufFamily(header: ModelHeader): Family | undefined {
   const family = familyOf(header.metadata.architecture);
-  // Experts stacked transposed (Llama 4) would need their split undone and
+  // Experts stacked transposed (Llama 4, Qwen3-VL-MoE) would need their split undone and
   // transposed back; aprkit does not, so such a GGUF keeps its own names.
-  if (family?.experts?.stackedTransposed === true) return undefined;
+  if (family?.experts?.transposedStack !== undefined) return undefined;
   if (family?.name === "llama" && header.tensors.some((t) => EXPS.test(t.name))) return MIXTRAL;
   return family;
 }

@@ -49,6 +49,7 @@ export function assertMmprojSupported(header: ModelHeader, location: string): vo
         `Cannot write a vision GGUF (mmproj) of "${location}": its config.json has no vision_config`,
       );
     }
+    assertVisionPlan(header, location);
     return;
   }
   throw new UsageError(
@@ -58,6 +59,25 @@ export function assertMmprojSupported(header: ModelHeader, location: string): vo
         Object.keys(MMPROJ_CLASSES).join(", ")
       }`,
   );
+}
+
+/**
+ * Plan the vision GGUF's tensors and keys from the header alone, so a config
+ * the converter would refuse (a missing key, a deepstack index past the
+ * tower) stops the run before the text GGUF is written.
+ */
+function assertVisionPlan(header: ModelHeader, location: string): void {
+  try {
+    planVision(header);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    throw new UsageError(
+      `Cannot write a vision GGUF (mmproj) of "${location}": ${
+        error.message.replace(/^Cannot write the vision GGUF: /, "")
+      }`,
+      { cause: error },
+    );
+  }
 }
 
 interface Planned {
@@ -103,7 +123,7 @@ function planVision(
   const seen = new Set<string>();
   for (const info of header.tensors) {
     const plans: Planned[] = [];
-    for (const piece of support.pieces(info.name, info.shape)) {
+    for (const piece of support.pieces(info.name, info.shape, vision)) {
       if (seen.has(piece.name)) {
         throw new RangeError(`Cannot write the vision GGUF: two tensors are both "${piece.name}"`);
       }

@@ -128,7 +128,7 @@ export const LLAMA4: Family = {
       ["gate_up_proj", ["ffn_gate_exps", "ffn_up_exps"]],
       ["down_proj", ["ffn_down_exps"]],
     ],
-    stackedTransposed: true,
+    transposedStack: () => true,
   },
   permutesQk: false,
   hfRopeInterleaved: true,
