@@ -44,10 +44,13 @@ const KNOWN_DIFFERENCES: Record<string, Record<string, string>> = {
   olmo: { "e\u0301 decomposed accent": NFC },
 };
 
+/** The folder's other files: make_fixtures.py's summary and the converter's names. */
+const NOT_FIXTURES = new Set(["summary.json", "converter_names.json"]);
+
 async function fixtures(): Promise<[string, Fixture][]> {
   const out: [string, Fixture][] = [];
   for await (const entry of Deno.readDir(FIXTURES)) {
-    if (!entry.name.endsWith(".json") || entry.name === "summary.json") continue;
+    if (!entry.name.endsWith(".json") || NOT_FIXTURES.has(entry.name)) continue;
     const key = entry.name.slice(0, -".json".length);
     out.push([key, JSON.parse(await Deno.readTextFile(new URL(entry.name, FIXTURES)))]);
   }
