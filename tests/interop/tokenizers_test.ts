@@ -34,6 +34,15 @@ const KNOWN_DIFFERENCES: Record<string, Record<string, string>> = {
     "e\u0301 decomposed accent":
       "Qwen's tokenizer.json normalises to NFC (e + U+0301 → é); llama.cpp applies no normaliser",
   },
+  command_r_plus: {
+    "e\u0301 decomposed accent":
+      "Cohere's tokenizer.json normalises to NFC (e + U+0301 → é); llama.cpp applies no normaliser",
+  },
+  mistral_nemo: {
+    "नमस्ते दुनिया":
+      "llama.cpp's tekken regex (src/llama-vocab.cpp) rewrites the letter classes with " +
+      "lookaheads on \\p{L} only, so combining marks (\\p{M}, Devanagari's vowel signs) split words",
+  },
   gptoss: {
     "नमस्ते दुनिया":
       "llama.cpp's gpt-4o regex (src/llama-vocab.cpp) rewrites o200k's letter classes with " +
@@ -53,6 +62,9 @@ const EXPECTED_KEYS: Record<string, Record<string, unknown>> = {
   },
   deepseek_v3: { "tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "deepseek-v3" },
   gptoss: { "tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "gpt-4o" },
+  mistral_nemo: { "tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "tekken" },
+  command_r_plus: { "tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "command-r" },
+  gpt2: { "tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "gpt-2" },
   llama2: {
     "tokenizer.ggml.model": "llama",
     "tokenizer.ggml.pre": "default",
