@@ -132,6 +132,11 @@ export interface SentencePieceFacts {
   /** Special token ids the class sets by hand (Gemma: `eot` 107), when the files name none. */
   readonly specialIds?: Readonly<Record<string, number>>;
   /**
+   * Special token ids the class sets by hand for one `vocab_size` only
+   * (`LlamaModel.set_vocab`: CodeLlama's 32016), when the files name none.
+   */
+  readonly specialIdsByVocabSize?: Readonly<Record<number, Readonly<Record<string, number>>>>;
+  /**
    * Phi-3's own builder (`Phi3MiniModel.set_vocab`): added tokens from
    * `tokenizer_config.json` and then `tokenizer.json` are written verbatim,
    * USER_DEFINED or CONTROL when marked special, score −1000.

@@ -46,7 +46,7 @@ import { abortableTensors } from "../io/abortable_reads.ts";
 import { checkBeforeClose } from "./_check_before_close.ts";
 import { DequantizeStream } from "./dequantize_stream.ts";
 import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
-import { PRE_TOKENIZERS } from "../tokenizer/pre_tokenizers.ts";
+import { PRE_TOKENIZER_NAMES } from "../tokenizer/pre_tokenizers.ts";
 import { reorderQkRows } from "./qk_row_layout.ts";
 import { assertGgufFamily, toGgufLayout } from "./gguf_layout.ts";
 import { languageModelOnly, languageModelView } from "./language_model.ts";
@@ -158,7 +158,7 @@ export interface ConvertOptions extends OpenModelOptions {
   /**
    * The llama.cpp pre-tokenizer (`tokenizer.ggml.pre`) to record, instead of
    * the one recognised from `tokenizer.json`: `"default"` or a name of
-   * `PRE_TOKENIZERS`. GGUF output refuses a byte-level BPE tokenizer whose
+   * `PRE_TOKENIZER_NAMES`. GGUF output refuses a byte-level BPE tokenizer whose
    * pre-tokenizer aprkit does not recognise unless this is given.
    * @default the recognised one
    */
@@ -595,7 +595,7 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
       `Unknown quantization "${options.quantize}": expected one of ${QUANTIZE_TARGETS.join(", ")}`,
     );
   }
-  const preNames = ["default", ...PRE_TOKENIZERS.map((e) => e.name)];
+  const preNames = ["default", ...PRE_TOKENIZER_NAMES];
   if (options.preTokenizer !== undefined && !preNames.includes(options.preTokenizer)) {
     throw new UsageError(
       `Unknown pre-tokenizer "${options.preTokenizer}": expected one of ${preNames.join(", ")}`,

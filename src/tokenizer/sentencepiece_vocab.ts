@@ -6,6 +6,8 @@
  * (config.json's, else the model's) pre-filled with `[PAD<id>]`, score
  * −10000, UNUSED; each piece's text and score, typed UNKNOWN, CONTROL,
  * UNUSED, BYTE or USER_DEFINED as SentencePiece marks it, else NORMAL; then
+ * `added_tokens.json`'s `{text: id}` over them (USER_DEFINED, score −1000,
+ * ids past the vocabulary skipped); then
  * `tokenizer_config.json`'s `added_tokens_decoder` over them:
  * CONTROL when special or looking special, else USER_DEFINED with "▁"
  * written as a space, score −1000.
@@ -52,14 +54,18 @@ export interface SentencePieceVocab {
  * @param tokenizerConfig The parsed `tokenizer_config.json` (for `added_tokens_decoder`).
  * @param options `verbatimAddedTokens`: Phi-3's builder instead of the
  * generic one (added tokens written as they are, typed by their `special`
- * flag alone, then `tokenizer.json`'s `added_tokens` over them).
+ * flag alone, then `tokenizer.json`'s `added_tokens` over them);
+ * `addedTokensJson`: the parsed `added_tokens.json`.
  * @returns Tokens, scores and types.
  */
 export function sentencePieceVocab(
   model: SentencePieceModel,
   vocabSize: number | undefined,
   tokenizerConfig: Record<string, unknown>,
-  options: { verbatimAddedTokens?: readonly unknown[] } = {},
+  options: {
+    verbatimAddedTokens?: readonly unknown[];
+    addedTokensJson?: Readonly<Record<string, unknown>>;
+  } = {},
 ): SentencePieceVocab {
   const size = vocabSize ?? model.pieces.length;
   const tokens = Array.from({ length: size }, (_, i) => `[PAD${i}]`);
@@ -70,6 +76,12 @@ export function sentencePieceVocab(
     tokens[id] = p.piece;
     scores[id] = p.score;
     types[id] = p.type >= 2 && p.type <= 6 ? p.type : TokenType.NORMAL;
+  }
+  for (const [text, id] of Object.entries(options.addedTokensJson ?? {})) {
+    if (typeof id !== "number" || !Number.isSafeInteger(id) || id < 0 || id >= size) continue;
+    tokens[id] = text;
+    scores[id] = -1000;
+    types[id] = TokenType.USER_DEFINED;
   }
   const decoder = tokenizerConfig["added_tokens_decoder"];
   if (decoder !== null && typeof decoder === "object" && !Array.isArray(decoder)) {

@@ -15,8 +15,9 @@
  *   tokens, then `config.json`'s `*_token_id` (and its `text_config`'s), the
  *   first found kept, ids past the vocabulary skipped.
  * - Chat template: `tokenizer_config.json`'s `chat_template` (a string, or a
- *   list of `{name, template}`), else `chat_template.jinja`, else
- *   `chat_template.json`'s `chat_template`.
+ *   list of `{name, template}`), else `chat_template.jinja` (with each
+ *   `additional_chat_templates/NAME.jinja` beside it, the list
+ *   `default`, NAME…), else `chat_template.json`'s `chat_template`.
  *
  * @module
  */
@@ -37,6 +38,11 @@ export interface SpecialVocabFiles {
   config?: unknown;
   /** `chat_template.jinja`. */
   chatTemplateJinja?: string;
+  /**
+   * `additional_chat_templates/NAME.jinja`, read only beside a
+   * `chat_template.jinja` (as gguf-py's `SpecialVocab` does), by name.
+   */
+  additionalChatTemplates?: readonly { name: string; template: string }[];
   /** `chat_template.json`. */
   chatTemplateJson?: unknown;
   /** Vocabulary size: ids at or past it are skipped. */
@@ -206,9 +212,12 @@ export function specialVocab(files: SpecialVocabFiles): SpecialVocab {
   };
   let chatTemplate: ChatTemplates | undefined;
   if (hasConfig) {
-    const alt = files.chatTemplateJinja !== undefined
-      ? files.chatTemplateJinja
-      : templateOf(record(files.chatTemplateJson)?.["chat_template"]);
+    const extra = files.additionalChatTemplates ?? [];
+    const alt = files.chatTemplateJinja === undefined
+      ? templateOf(record(files.chatTemplateJson)?.["chat_template"])
+      : extra.length > 0
+      ? [{ name: "default", template: files.chatTemplateJinja }, ...extra]
+      : files.chatTemplateJinja;
     chatTemplate = Object.hasOwn(config, "chat_template")
       ? templateOf(config["chat_template"])
       : alt;

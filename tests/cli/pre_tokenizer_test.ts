@@ -44,7 +44,7 @@ Deno.test("an unrecognised byte-level pre-tokenizer: GGUF refused (exit 2, no ou
       refused,
       `Cannot write "${gguf}"`,
       "tokenizer.json's pre-tokenizer (Split(Isolated, \\s+|\\w+) + ByteLevel)",
-      "llama-bpe, qwen2, deepseek-v3, gpt-4o",
+      "llama-bpe, smaug-bpe, qwen2, deepseek-v3",
       '--pre-tokenizer default writes "default" anyway',
     );
     ok(!(await exists(gguf)) && !(await exists(`${gguf}.partial`)), "no output");
@@ -74,8 +74,8 @@ Deno.test("an unrecognised byte-level pre-tokenizer: GGUF refused (exit 2, no ou
     ok(!(await exists(exported)));
 
     assertOneLineError(
-      await runApr(["convert", folder, "-o", gguf, "--force", "--pre-tokenizer", "llama3"]),
-      'Unknown pre-tokenizer "llama3": expected one of default, llama-bpe',
+      await runApr(["convert", folder, "-o", gguf, "--force", "--pre-tokenizer", "llama5"]),
+      'Unknown pre-tokenizer "llama5": expected one of default, llama-bpe, llama3,',
     );
   });
 });

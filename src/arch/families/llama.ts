@@ -27,7 +27,13 @@ export function writeLlamaKv(w: KvWriter): void {
 export const LLAMA_GGUF: GgufSupport = { writeKv: writeLlamaKv, generate: llama3RopeFreqs };
 
 /** `LlamaModel.set_vocab`'s SentencePiece step, shared likewise. */
-export const LLAMA_SENTENCEPIECE: SentencePieceFacts = { addSpacePrefixFromTokenizerConfig: true };
+export const LLAMA_SENTENCEPIECE: SentencePieceFacts = {
+  addSpacePrefixFromTokenizerConfig: true,
+  // CodeLlama (vocab_size 32016): the converter sets prefix 32007, suffix 32008,
+  // middle 32009 and eot 32010, but gguf-py's writer has a method for eot only
+  // (SpecialVocab.add_to_gguf skips the others), so eot is all it writes.
+  specialIdsByVocabSize: { 32016: { eot: 32010 } },
+};
 
 /** Llama 1–3.x. */
 export const LLAMA: Family = {

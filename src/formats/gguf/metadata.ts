@@ -540,7 +540,7 @@ function refuseUnknownPreTokenizer(metadata: ModelMetadata): never {
     `Cannot write GGUF: tokenizer.json's pre-tokenizer (${
       typeof found === "string" ? found : "none recorded"
     }) is none that llama.cpp implements (known: ${
-      PRE_TOKENIZERS.map((e) => e.name).join(", ")
+      PRE_TOKENIZERS.filter((e) => e.preTokenizer !== undefined).map((e) => e.name).join(", ")
     }); llama.cpp would split text differently from transformers. preTokenizer: "default" ` +
       `writes "default" anyway`,
   );

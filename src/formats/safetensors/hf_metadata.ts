@@ -45,7 +45,7 @@
 import { ModelFormatError } from "../../errors.ts";
 import type { ModelMetadata } from "../../tensor.ts";
 import type { ModelFiles } from "../../io/model_files.ts";
-import { ggufTokenizerFields } from "./hf_tokenizer_gguf.ts";
+import { ggufTokenizerFields, namedTemplates } from "./hf_tokenizer_gguf.ts";
 import { samplingFromGenerationConfig } from "../../arch/hf_sampling.ts";
 import {
   MAX_SENTENCEPIECE_BYTES,
@@ -87,8 +87,18 @@ export interface HfCompanions {
   generationConfig?: unknown;
   /** `chat_template.jinja`, used when `tokenizer_config.json` has no template. */
   chatTemplate?: string;
+  /**
+   * `additional_chat_templates/NAME.jinja` beside a `chat_template.jinja`
+   * (transformers saves extra templates there), sorted by name.
+   */
+  additionalChatTemplates?: { name: string; template: string }[];
   /** `chat_template.json` (`{"chat_template": ...}`), used when neither has one. */
   chatTemplateJson?: unknown;
+  /**
+   * `added_tokens.json` (`{text: id}`), which the converter's SentencePiece
+   * vocabulary writes over the pieces.
+   */
+  addedTokens?: unknown;
   /** `tokenizer.model`, parsed: SentencePiece pieces, as llama.cpp's converter prefers them. */
   sentencePiece?: SentencePieceModel;
   /** `preprocessor_config.json` (an image processor's size, mean and std). */
@@ -439,18 +449,22 @@ function sentencePieceFields(
   facts: SentencePieceFacts,
 ): ModelMetadata {
   const added = record(files.tokenizer)?.["added_tokens"];
-  const vocab = sentencePieceVocab(
-    model,
-    vocabSize,
-    tokenizerConfig,
-    facts.addedTokensVerbatim === true
+  const addedTokensJson = record(files.addedTokens);
+  const vocab = sentencePieceVocab(model, vocabSize, tokenizerConfig, {
+    ...(facts.addedTokensVerbatim === true
       ? { verbatimAddedTokens: Array.isArray(added) ? added : [] }
-      : {},
-  );
+      : {}),
+    ...(addedTokensJson !== undefined ? { addedTokensJson } : {}),
+  });
   const special = specialVocab({
     tokenizer: files.tokenizer ?? {},
     tokenizerConfig: files.tokenizerConfig,
     config: files.config,
+    ...(files.chatTemplate !== undefined ? { chatTemplateJinja: files.chatTemplate } : {}),
+    ...(files.additionalChatTemplates !== undefined
+      ? { additionalChatTemplates: files.additionalChatTemplates }
+      : {}),
+    ...(files.chatTemplateJson !== undefined ? { chatTemplateJson: files.chatTemplateJson } : {}),
     vocabSize: vocab.tokens.length,
   });
   const out: ModelMetadata = {
@@ -470,13 +484,16 @@ function sentencePieceFields(
       ? undefined
       : false);
   if (addSpacePrefix !== undefined) out["tokenizer.add_space_prefix"] = addSpacePrefix;
-  for (const [kind, id] of Object.entries(facts.specialIds ?? {})) {
+  const byVocabSize = facts.specialIdsByVocabSize?.[vocab.tokens.length] ?? {};
+  for (const [kind, id] of Object.entries({ ...facts.specialIds, ...byVocabSize })) {
     if (special.ids[kind] === undefined && id < vocab.tokens.length) special.ids[kind] = id;
   }
   if (Object.keys(special.ids).length > 0) out["tokenizer.special_ids"] = special.ids;
   if (Object.keys(special.add).length > 0) out["tokenizer.add_special"] = special.add;
   if (special.ids["pad"] !== undefined) out["tokenizer.padding_token_id"] = special.ids["pad"];
   if (special.add["bos"] !== undefined) out["tokenizer.add_bos_token"] = special.add["bos"];
+  const templates = namedTemplates(special.chatTemplate);
+  if (templates !== undefined) out["tokenizer.chat_templates"] = templates;
   return out;
 }
 
@@ -610,12 +627,42 @@ export async function readHfCompanionFiles(
     prefix + "chat_template.jinja",
     MAX_CONFIG_BYTES,
   );
-  if (chatTemplate !== undefined) companions.chatTemplate = chatTemplate;
+  if (chatTemplate !== undefined) {
+    companions.chatTemplate = chatTemplate;
+    const extra = await readAdditionalChatTemplates(files, listing, prefix);
+    if (extra.length > 0) companions.additionalChatTemplates = extra;
+  }
+  const addedTokens = await json("added_tokens.json", MAX_CONFIG_BYTES);
+  if (addedTokens !== undefined) companions.addedTokens = addedTokens;
   const chatTemplateJson = await json("chat_template.json", MAX_CONFIG_BYTES);
   if (chatTemplateJson !== undefined) companions.chatTemplateJson = chatTemplateJson;
   const sentencePiece = await readSentencePiece(files, listing, prefix + "tokenizer.model");
   if (sentencePiece !== undefined) companions.sentencePiece = sentencePiece;
   return companions;
+}
+
+/**
+ * `additional_chat_templates/*.jinja` (that folder's own files, as gguf-py's
+ * glob reads them), sorted by name: the converter takes the folder's
+ * listing order, which the file system decides.
+ */
+async function readAdditionalChatTemplates(
+  files: ModelFiles,
+  listing: ReadonlySet<string>,
+  prefix: string,
+): Promise<{ name: string; template: string }[]> {
+  const folder = `${prefix}additional_chat_templates/`;
+  const paths = [...listing].filter((p) =>
+    p.startsWith(folder) && p.endsWith(".jinja") && !p.slice(folder.length).includes("/")
+  ).sort();
+  const out: { name: string; template: string }[] = [];
+  for (const path of paths) {
+    const template = await readCompanion(files, listing, path, MAX_CONFIG_BYTES);
+    if (template !== undefined) {
+      out.push({ name: path.slice(folder.length, -".jinja".length), template });
+    }
+  }
+  return out;
 }
 
 /** Read and parse `tokenizer.model`, if the repository has one (size checked before reading). */

@@ -95,7 +95,7 @@ function addSpacePrefix(
  * ```
  *
  * @param files The parsed `tokenizer.json`, `tokenizer_config.json`, `config.json`,
- *   `chat_template.jinja`/`.json`, and the vocabulary as APR writes it
+ *   `chat_template.jinja`/`.json`, `additional_chat_templates/*.jinja`, and the vocabulary as APR writes it
  *   (`[PAD<id>]` for ids no token claims).
  * @returns The `tokenizer.*` keys, or nothing for a tokenizer llama.cpp cannot hold.
  */
@@ -104,6 +104,7 @@ export function ggufTokenizerFields(files: {
   tokenizerConfig?: unknown;
   config?: unknown;
   chatTemplate?: string;
+  additionalChatTemplates?: readonly { name: string; template: string }[];
   chatTemplateJson?: unknown;
   tokens: readonly string[];
   merges?: readonly string[];
@@ -143,6 +144,9 @@ export function ggufTokenizerFields(files: {
     tokenizerConfig: files.tokenizerConfig,
     config: files.config,
     ...(files.chatTemplate !== undefined ? { chatTemplateJinja: files.chatTemplate } : {}),
+    ...(files.additionalChatTemplates !== undefined
+      ? { additionalChatTemplates: files.additionalChatTemplates }
+      : {}),
     ...(files.chatTemplateJson !== undefined ? { chatTemplateJson: files.chatTemplateJson } : {}),
     vocabSize: files.tokens.length,
   });
@@ -187,8 +191,13 @@ export function ggufTokenizerFields(files: {
  * The chat template as APR keeps it: a string, or for several named ones an
  * object `name → template` (`default` among them), names reduced to
  * `[A-Za-z0-9_]` as gguf-py's `add_chat_template` does.
+ *
+ * @param t What `specialVocab` found.
+ * @returns The `tokenizer.chat_templates` value, or undefined for none.
  */
-function namedTemplates(t: ChatTemplates | undefined): string | Record<string, string> | undefined {
+export function namedTemplates(
+  t: ChatTemplates | undefined,
+): string | Record<string, string> | undefined {
   if (t === undefined || typeof t === "string") return t;
   const named: Record<string, string> = {};
   for (const { name, template } of t) {

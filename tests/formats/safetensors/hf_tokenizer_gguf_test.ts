@@ -54,8 +54,9 @@ Deno.test("ggufTokenizerFields(): pre-tokenizers llama.cpp knows are named, othe
     ggufTokenizerFields({ tokenizer: split(regex, ignoreMerges), tokens: ["a"] });
   assert.equal(fields(llama3, true)["tokenizer.pre"], "llama-bpe");
   assert.equal(fields(qwen2)["tokenizer.pre"], "qwen2");
-  // Llama 3's regex without ignore_merges is not Llama 3's tokenizer (llama.cpp's llama-bpe ignores merges).
-  assert.equal(fields(llama3)["tokenizer.pre"], undefined);
+  // Llama 3's regex without ignore_merges is not Llama 3's tokenizer (llama.cpp's llama-bpe
+  // ignores merges) but Smaug's (and DBRX's, GLM-4's): llama.cpp's smaug-bpe.
+  assert.equal(fields(llama3)["tokenizer.pre"], "smaug-bpe");
   const unknown = fields("\\s+");
   assert.equal(unknown["tokenizer.pre"], undefined);
   assert.equal(unknown["tokenizer.pre_type"], undefined);

@@ -1,0 +1,119 @@
+/**
+ * Issue 26 item 1: every pre-tokenizer of aprkit's table, judged by llama.cpp
+ * against transformers. Each fixture (tests/testdata/tokenizers/pre_tokenizers,
+ * made once by make_fixtures.py) is a byte-level tokenizer.json with a real
+ * vocabulary (llama.cpp's models/ggml-vocab-*.gguf) and the entry's
+ * pre-tokenizer, with Hugging Face `tokenizers`' ids for ~85 texts; where the
+ * vocabulary is the entry's own model's, those ids equal the ones llama.cpp
+ * recorded from the published tokenizer (README.md there). aprkit must
+ * recognise the entry's name, and llama.cpp (the judge, vocabulary only) must
+ * tokenize every text of aprkit's GGUF as transformers does.
+ */
+
+import assert from "node:assert/strict";
+import { convertModel } from "../../src/pipeline/convert_model.ts";
+import { recognisePreTokenizer } from "../../src/tokenizer/pre_tokenizers.ts";
+import { withTempDir } from "../cli/_run_apr.ts";
+import { readGgufFile } from "./_files.ts";
+import { llamaTokenize } from "./_llama_judge.ts";
+import { writeTinyLlama } from "./_tiny_llama.ts";
+import { packageFiles, type PackageSpec } from "./_tokenizer_packages.ts";
+
+const FIXTURES = new URL("../testdata/tokenizers/pre_tokenizers/", import.meta.url);
+
+interface Fixture {
+  name: string;
+  vocabulary: string;
+  texts: string[];
+  ids: number[][];
+  tokenizer: {
+    model: { vocab: Record<string, number> };
+    added_tokens: { id: number }[];
+  };
+}
+
+/**
+ * Texts where llama.cpp's regexes for the name split differently from the
+ * Hugging Face regex they stand for, with the reason (fixture → text → why).
+ * Each must still differ, so the list stays true.
+ */
+const NFC =
+  "the tokenizer.json normalises to NFC (e + U+0301 → é); llama.cpp applies no normaliser";
+const KNOWN_DIFFERENCES: Record<string, Record<string, string>> = {
+  "command-r": { "e\u0301 decomposed accent": NFC },
+  olmo: { "e\u0301 decomposed accent": NFC },
+};
+
+/** The folder's other files: make_fixtures.py's summary and the converter's names. */
+const NOT_FIXTURES = new Set(["summary.json", "converter_names.json"]);
+
+async function fixtures(): Promise<[string, Fixture][]> {
+  const out: [string, Fixture][] = [];
+  for await (const entry of Deno.readDir(FIXTURES)) {
+    if (!entry.name.endsWith(".json") || NOT_FIXTURES.has(entry.name)) continue;
+    const key = entry.name.slice(0, -".json".length);
+    out.push([key, JSON.parse(await Deno.readTextFile(new URL(entry.name, FIXTURES)))]);
+  }
+  return out.sort(([a], [b]) => a.localeCompare(b));
+}
+
+Deno.test("pre-tokenizer table: each fixture is recognised as its entry, and llama.cpp tokenizes aprkit's GGUF of it as transformers does", async () => {
+  const all = await fixtures();
+  assert.ok(all.length >= 26, `${all.length} fixtures`);
+  await withTempDir(async (dir) => {
+    const jobs: { key: string; path: string; fixture: Fixture }[] = [];
+    for (const [key, fixture] of all) {
+      assert.equal(recognisePreTokenizer(fixture.tokenizer)?.name, fixture.name, key);
+      const folder = `${dir}/${key}`;
+      await Deno.mkdir(folder);
+      await Deno.writeTextFile(`${folder}/tokenizer.json`, JSON.stringify(fixture.tokenizer));
+      await Deno.writeTextFile(`${folder}/tokenizer_config.json`, "{}");
+      const ids = [
+        ...Object.values(fixture.tokenizer.model.vocab),
+        ...fixture.tokenizer.added_tokens.map((t) => t.id),
+      ];
+      await writeTinyLlama(folder, Math.max(...ids) + 1);
+      const gguf = `${dir}/${key}.gguf`;
+      await convertModel(folder, gguf);
+      const kv = (await readGgufFile(gguf)).kv;
+      assert.equal(kv.get("tokenizer.ggml.pre")?.value, fixture.name, `${key}: tokenizer.ggml.pre`);
+      jobs.push({ key, path: gguf, fixture });
+    }
+    const results = await llamaTokenize(jobs.map(({ path, fixture }) => ({
+      path,
+      texts: fixture.texts,
+    })));
+    const report: string[] = [];
+    for (const [i, { key, fixture }] of jobs.entries()) {
+      const known = KNOWN_DIFFERENCES[key] ?? {};
+      let same = 0;
+      for (const [j, text] of fixture.texts.entries()) {
+        const got = results[i]![j]!;
+        const equal = JSON.stringify(got) === JSON.stringify(fixture.ids[j]);
+        if (equal) same++;
+        if (Object.hasOwn(known, text)) {
+          assert.ok(!equal, `${key}: ${JSON.stringify(text)} is listed as a known difference`);
+        } else if (!equal) {
+          report.push(
+            `${key}: ${JSON.stringify(text)}: llama.cpp ${JSON.stringify(got)}, ` +
+              `transformers ${JSON.stringify(fixture.ids[j])}`,
+          );
+        }
+      }
+      console.log(`${key} (${fixture.name}): ${same}/${fixture.texts.length} as transformers`);
+    }
+    assert.deepEqual(report, [], report.join("\n"));
+  });
+});
+
+Deno.test("pre-tokenizer table: published tokenizer.json files are recognised as the converter names them", async () => {
+  const list = JSON.parse(
+    await Deno.readTextFile(new URL("../recognition_packages.json", FIXTURES)),
+  ) as Record<string, PackageSpec & { pre: string }>;
+  for (const [key, pkg] of Object.entries(list)) {
+    // Its own folder name: packages.json's folders keep two files, these one.
+    const dir = await packageFiles(`recognition-${key}`, pkg);
+    const tokenizer = JSON.parse(await Deno.readTextFile(`${dir}/tokenizer.json`));
+    assert.equal(recognisePreTokenizer(tokenizer)?.name, pkg.pre, `${key} (${pkg.model})`);
+  }
+});

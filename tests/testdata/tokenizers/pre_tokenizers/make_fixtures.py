@@ -1,0 +1,224 @@
+"""Record, once, what the pre-tokenizer table (src/tokenizer/pre_tokenizers.ts) is checked against.
+
+For every entry with a `preTokenizer`, this builds a byte-level BPE tokenizer.json from a real
+vocabulary and merges (llama.cpp's models/ggml-vocab-NAME.gguf, made by llama.cpp from the
+published Hugging Face tokenizer) and the entry's normaliser, pre-tokenizer and ignore_merges,
+tokenizes texts with Hugging Face `tokenizers`, and writes NAME.json: the tokenizer.json cut down to
+the tokens and merges those texts can reach (same ids for every text, checked), the texts and the
+ids. The Deno test converts each with aprkit and has llama.cpp tokenize the texts.
+
+Where the vocabulary is the entry's own model's, the texts are llama.cpp's own test strings
+(models/ggml-vocab-NAME.gguf.inp) and the ids must equal the ones llama.cpp recorded from the
+published tokenizer (.gguf.out): that checks the entry's steps against the real tokenizer.
+
+    python make_fixtures.py LLAMA_CPP_DIR [KEY...]
+
+(KEYs of VOCAB: only those.) summary.json is made from every NAME.json there;
+converter_names.json lists the names the converter's get_vocab_base_pre can write.
+
+LLAMA_CPP_DIR: llama.cpp's source at de3ff81 (the bundle node-llama-cpp 3.22.1 ships), whose
+gguf-py is used to read the vocabularies. Needs `tokenizers` (0.23.2 made the committed files) and
+`deno` on PATH (the table is read from the TypeScript module).
+"""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+REPO = HERE.parents[3]
+
+# name -> (vocabulary, whether it is the entry's own model's). Own: the published tokenizer of
+# the model the entry names (or the one llama.cpp's converter gives the name to) made the vocab
+# GGUF and its .out ids.
+VOCAB = {
+    "llama-bpe": ("llama-bpe", True),
+    "smaug-bpe": ("llama-bpe", False),
+    "qwen2": ("qwen2", True),
+    "deepseek-v3": ("deepseek-llm", False),
+    "spark2_5": ("deepseek-llm", False),
+    "gpt-4o": ("llama-bpe", False),
+    "youtu": ("llama-bpe", False),
+    "qwen35": ("qwen35", True),
+    "tekken": ("llama-bpe", False),
+    "tiny_aya": ("command-r", False),
+    "jais-2": ("llama-bpe", False),
+    "seed-coder": ("llama-bpe", False),
+    "bailingmoe": ("qwen2", False),
+    "exaone-moe": ("qwen2", False),
+    "minicpm5": ("qwen2", False),
+    "ufakzeka": ("qwen2", False),
+    "bloom": ("gpt-2", False),
+    "viking": ("gpt-2", False),
+    "olmo": ("mpt", True),
+    "gpt-2": ("gpt-2", True),
+    "command-r": ("command-r", True),
+    "starcoder": ("starcoder", True),
+    "starcoder@refact": ("refact", True),
+    "falcon": ("falcon", True),
+    "deepseek-llm": ("deepseek-llm", True),
+    "deepseek-coder": ("deepseek-coder", True),
+}
+
+
+def table() -> dict:
+    script = (
+        f'import {{ PRE_TOKENIZERS }} from "{REPO.as_posix()}/src/tokenizer/pre_tokenizers.ts";'
+        "console.log(JSON.stringify(PRE_TOKENIZERS));"
+    )
+    out = subprocess.run(["deno", "eval", script], check=True, capture_output=True, text=True)
+    return {e["name"]: e for e in json.loads(out.stdout)}
+
+
+def read_vocab(path: Path):
+    from gguf import GGUFReader
+
+    reader = GGUFReader(str(path))
+
+    def strings(key):
+        field = reader.fields[key]
+        return [bytes(field.parts[i]).decode("utf-8") for i in field.data]
+
+    tt = reader.fields["tokenizer.ggml.token_type"]
+    types = [int(tt.parts[i][0]) for i in tt.data]
+    return strings("tokenizer.ggml.tokens"), strings("tokenizer.ggml.merges"), types
+
+
+def tokenizer_json(tokens, merges, types, entry) -> dict:
+    added = [
+        {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+         "normalized": types[i] != 3, "special": types[i] == 3}
+        for i, t in enumerate(tokens) if types[i] in (3, 4)
+    ]
+    normalizer = entry.get("normalizer")
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": None if normalizer in (None, "none") else {"type": normalizer},
+        "pre_tokenizer": entry["preTokenizer"],
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
+                    "use_regex": True},
+        "model": {
+            "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+            "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+            "ignore_merges": entry.get("ignoreMerges", False) is True,
+            "vocab": {t: i for i, t in enumerate(tokens) if types[i] not in (3, 4)},
+            "merges": merges,
+        },
+    }
+
+
+def encode_all(tj: dict, texts):
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_str(json.dumps(tj))
+    return tok, [tok.encode(t, add_special_tokens=False) for t in texts]
+
+
+def reachable(tok, encodings, texts) -> set:
+    """Every substring of every pre-tokenized word, and every token made: BPE on a word only
+    ever makes substrings of it, so the tokens and merges among these give the same ids."""
+    pieces = set()
+    for text, enc in zip(texts, encodings):
+        normalized = tok.normalizer.normalize_str(text) if tok.normalizer else text
+        words = [w for w, _ in tok.pre_tokenizer.pre_tokenize_str(normalized)]
+        for word in words + list(enc.tokens):
+            for i in range(len(word)):
+                for j in range(i + 1, len(word) + 1):
+                    pieces.add(word[i:j])
+    return pieces
+
+
+def cut(tj: dict, keep: set):
+    """The tokenizer.json with only the kept tokens (ids renumbered in order) and merges."""
+    vocab = tj["model"]["vocab"]
+    old_ids = sorted([i for t, i in vocab.items() if t in keep] +
+                     [a["id"] for a in tj["added_tokens"] if a["content"] in keep])
+    new_id = {old: new for new, old in enumerate(old_ids)}
+    small = json.loads(json.dumps(tj))
+    small["model"]["vocab"] = {t: new_id[i] for t, i in vocab.items() if i in new_id}
+    small["model"]["merges"] = [
+        m for m in tj["model"]["merges"]
+        if (lambda a, b: a in keep and b in keep and a + b in keep)(*m.split(" ", 1))
+    ]
+    small["added_tokens"] = [dict(a, id=new_id[a["id"]]) for a in tj["added_tokens"]
+                             if a["id"] in new_id]
+    return small, new_id
+
+
+def converter_names(llama_cpp: Path) -> list:
+    """The names get_vocab_base_pre can write, in its order, each with the model it names."""
+    import re
+
+    source = (llama_cpp / "conversion" / "base.py").read_text(encoding="utf-8")
+    body = source[source.index("def get_vocab_base_pre"):]
+    body = body[: body.index("return res")]
+    found = re.findall(r'# ref: https://huggingface.co/(\S+)\s*\n\s*res = "([^"]+)"', body)
+    names = {}
+    for model, name in found:
+        names.setdefault(name, []).append(model)
+    return [{"name": n, "models": m} for n, m in names.items()]
+
+
+def main() -> None:
+    models = Path(sys.argv[1]) / "models"
+    (HERE / "converter_names.json").write_text(
+        json.dumps(converter_names(Path(sys.argv[1])), indent=1) + "\n", encoding="utf-8")
+    sys.path.insert(0, str(Path(sys.argv[1]) / "gguf-py"))
+    common = json.loads((HERE.parent / "strings.json").read_text(encoding="utf-8"))["common"]
+    entries = table()
+    only = set(sys.argv[2:])
+    vocabularies = {}
+    for key, (vocab_name, own) in VOCAB.items():
+        if only and key not in only:
+            continue
+        entry = entries[key.split("@")[0]]
+        gguf = models / f"ggml-vocab-{vocab_name}.gguf"
+        if gguf not in vocabularies:
+            vocabularies[gguf] = read_vocab(gguf)
+        tokens, merges, types = vocabularies[gguf]
+        inp = (models / f"ggml-vocab-{vocab_name}.gguf.inp").read_text(encoding="utf-8")
+        llama_texts = inp.split("\n__ggml_vocab_test__\n")[:-1]
+        texts = llama_texts + common
+        tj = tokenizer_json(tokens, merges, types, entry)
+        tok, encodings = encode_all(tj, texts)
+        ids = [e.ids for e in encodings]
+        check = None
+        if own:
+            out = (models / f"ggml-vocab-{vocab_name}.gguf.out").read_text().split("\n")
+            recorded = [[int(x) for x in line.split()] for line in out[: len(llama_texts)]]
+            same = sum(a == b for a, b in zip(ids, recorded))
+            differ = [t for t, a, b in zip(llama_texts, ids, recorded) if a != b]
+            check = {"same": same, "of": len(llama_texts), "differ": differ}
+        small, new_id = cut(tj, reachable(tok, encodings, texts))
+        _, small_enc = encode_all(small, texts)
+        small_ids = [e.ids for e in small_enc]
+        assert small_ids == [[new_id[i] for i in row] for row in ids], key
+        fixture = {
+            "name": entry["name"],
+            "vocabulary": gguf.name,
+            "transformers_ids_of_the_published_tokenizer": check,
+            "texts": texts,
+            "ids": small_ids,
+            "tokenizer": small,
+        }
+        path = HERE / f"{key.replace('@', '-')}.json"
+        path.write_text(json.dumps(fixture, ensure_ascii=False, separators=(",", ":")) + "\n",
+                        encoding="utf-8")
+        print(key, gguf.name, check, file=sys.stderr)
+    summary = {}
+    for key in VOCAB:
+        path = HERE / f"{key.replace('@', '-')}.json"
+        if path.exists():
+            f = json.loads(path.read_text(encoding="utf-8"))
+            check = f["transformers_ids_of_the_published_tokenizer"]
+            summary[key] = {"vocabulary": f["vocabulary"], "texts": len(f["texts"]),
+                            "published_ids_equal": check and f"{check['same']}/{check['of']}"}
+    (HERE / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
