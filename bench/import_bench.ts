@@ -51,6 +51,7 @@ if (import.meta.main) {
       child: { type: "string" },
       quantize: { type: "string" },
       kernels: { type: "string" },
+      sha256: { type: "string" },
       threads: { type: "string" },
       output: { type: "string" },
       "no-cache": { type: "boolean", default: false },
@@ -66,6 +67,9 @@ if (import.meta.main) {
     const { importModel } = await import("../src/pipeline/convert_model.ts");
     const { setKernelBackend } = await import("../src/quant/kernels.ts");
     if (values.kernels !== undefined) setKernelBackend(values.kernels as "typescript");
+    // --sha256 typescript: the resumable digests of --no-cache without WebAssembly.
+    const { setSha256Backend } = await import("../src/runtime/sha256_state.ts");
+    if (values.sha256 !== undefined) setSha256Backend(values.sha256 as "typescript");
     const t0 = performance.now();
     const killAt = values["kill-at"] === undefined ? undefined : Number(values["kill-at"]);
     const result = await importModel(values.child, values.output!, {

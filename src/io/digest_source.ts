@@ -30,7 +30,8 @@ export interface DigestProgress {
 export interface ContentDigestOptions {
   /**
    * Keep a state that {@linkcode ContentDigest.progress} can save, so a later
-   * process continues the check (a slower hash: `sha256_state.ts`).
+   * process continues the check (`sha256_state.ts`: WebAssembly, slower than
+   * node:crypto, which cannot save its state; docs/BENCHMARKS.md, "SHA-256").
    */
   resumable?: boolean;
   /** Continue from a saved progress (implies `resumable`). */

@@ -23,7 +23,7 @@
  * @module
  */
 
-import { UsageError } from "../errors.ts";
+import { HubAnswerError, ModelFormatError, UsageError } from "../errors.ts";
 import { assertOutputFree, removeIfExists } from "./fs_paths.ts";
 import { type FileInfo, fs, type RuntimeFile } from "../runtime/fs.ts";
 import { storageFailure } from "./storage_errors.ts";
@@ -36,6 +36,25 @@ import { storageFailure } from "./storage_errors.ts";
  */
 export function partialPathOf(path: string): string {
   return `${path}.partial`;
+}
+
+/**
+ * Whether a failure means the input itself is bad, so a resumable output
+ * (an APR partial and its journal, a split GGUF set's completed shards) must
+ * leave nothing to resume from: a resume would reuse bytes written from a bad
+ * source. Every other failure (an interruption, a full disk, a refused
+ * option) keeps what a resume can use. A `HubAnswerError` is content that
+ * failed its sha256; a `TypeError` or `RangeError` is a value the input
+ * carried that the writer cannot take. A `UsageError` (also a `TypeError`)
+ * is the command, not the input: it keeps.
+ *
+ * @param reason Why the output failed.
+ * @returns `true` when the partial output must be removed.
+ */
+export function isBadInput(reason: unknown): boolean {
+  if (reason instanceof UsageError) return false;
+  return reason instanceof ModelFormatError || reason instanceof TypeError ||
+    reason instanceof RangeError || reason instanceof HubAnswerError;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
- * Incremental SHA-256: `node:crypto` in Deno and Node (native speed), a
- * plain JavaScript implementation in a browser (Web Crypto has no
- * incremental digest, and a model is never held whole to hash it at once).
+ * Incremental SHA-256: `node:crypto` in Deno and Node (native speed), the
+ * resumable {@linkcode Sha256State} (WebAssembly, TypeScript where that cannot
+ * run) in a browser (Web Crypto has no incremental digest, and a model is
+ * never held whole to hash it at once).
  *
  * This module is browser compatible.
  *

@@ -3,12 +3,32 @@
 /**
  * SHA-256 (FIPS 180-4) whose running state can be saved and restored, so a
  * check interrupted halfway continues where it stopped in a later process.
- * `node:crypto` and Web Crypto hash faster but cannot export their state;
- * this is used only where a check must survive an interruption (the content
- * digests of a `--no-cache` import that `--resume` continues).
+ * `node:crypto` and Web Crypto cannot export their state; this is used where a
+ * check must survive an interruption (the content digests of a `--no-cache`
+ * import that `--resume` continues) and in a browser (no incremental digest
+ * there).
+ *
+ * The state and its saved form live here; the compression function (the 64
+ * rounds, over every whole 64-byte block of an update at once) runs as
+ * WebAssembly (`assembly/sha256.ts`, embedded by `deno task wasm`), several
+ * times faster than TypeScript. The TypeScript compression below stays as the
+ * fallback where WebAssembly cannot run (no `WebAssembly`, a
+ * Content-Security-Policy without `wasm-unsafe-eval`, a big-endian host);
+ * both give the same state, so a snapshot saved by one restores in the other.
+ *
+ * @example Usage
+ * ```ts
+ * import { setSha256Backend, sha256Backend } from "./sha256_state.ts";
+ * setSha256Backend("typescript");
+ * console.assert(sha256Backend() === "typescript");
+ * setSha256Backend("wasm"); // back to the default
+ * ```
  *
  * @module
  */
+
+import { SHA256_WASM_BASE64 } from "./_sha256_wasm.ts";
+import { decodeBase64 } from "./_base64.ts";
 
 const K = new Uint32Array([
   0x428a2f98,
@@ -88,6 +108,92 @@ const INITIAL = [
   0x5be0cd19,
 ];
 
+/** Hash `blocks` whole 64-byte blocks of `bytes` from `at` into the chaining words `h`. */
+type Compress = (h: Uint32Array, bytes: Uint8Array, at: number, blocks: number) => void;
+
+/** An implementation of the compression function. */
+export type Sha256Backend = "wasm" | "typescript";
+
+let preferred: Sha256Backend = "wasm";
+/** The WebAssembly compression: `null` where it cannot run, `undefined` before the first use. */
+let wasm: Compress | null | undefined;
+
+/**
+ * Choose the compression function for this thread (for tests and benchmarks:
+ * both give the same digests). `"wasm"` falls back to TypeScript where
+ * WebAssembly cannot run.
+ *
+ * @param backend `"wasm"` (default) or `"typescript"`.
+ * @throws {TypeError} For another value.
+ */
+export function setSha256Backend(backend: Sha256Backend): void {
+  if (backend !== "wasm" && backend !== "typescript") {
+    throw new TypeError(`Unknown SHA-256 backend "${backend}": expected wasm or typescript`);
+  }
+  preferred = backend;
+}
+
+/**
+ * The compression in use: `"wasm"` when chosen and WebAssembly runs here,
+ * `"typescript"` otherwise. Never throws.
+ *
+ * @returns The effective backend.
+ */
+export function sha256Backend(): Sha256Backend {
+  return compressor() === compressTs ? "typescript" : "wasm";
+}
+
+function compressor(): Compress {
+  if (preferred === "typescript") return compressTs;
+  if (wasm === undefined) wasm = instantiate();
+  return wasm ?? compressTs;
+}
+
+/**
+ * Bytes copied into the module's memory per call: large enough that the call
+ * and the copy cost nothing next to the rounds, small enough to stay a few
+ * pages of memory whatever an update's size.
+ */
+const SLICE = 256 * 1024;
+
+interface Exports {
+  memory: WebAssembly.Memory;
+  statePtr(): number;
+  inputPtr(): number;
+  compress(blocks: number): void;
+}
+
+function instantiate(): Compress | null {
+  // The chaining words are exchanged through a Uint32Array view, which has
+  // the host's byte order; wasm's is little-endian.
+  const littleEndian = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+  if (!littleEndian || typeof WebAssembly !== "object") return null;
+  let exports: Exports;
+  try {
+    // Synchronous: the module is under 1 KiB.
+    const module = new WebAssembly.Module(decodeBase64(SHA256_WASM_BASE64));
+    exports = new WebAssembly.Instance(module, {}).exports as unknown as Exports;
+  } catch {
+    return null; // CSP without wasm-unsafe-eval: the TypeScript compression.
+  }
+  const input = exports.inputPtr();
+  const have = exports.memory.buffer.byteLength;
+  if (input + SLICE > have) exports.memory.grow(Math.ceil((input + SLICE - have) / 65536));
+  // The memory never grows after this, so the views stay valid.
+  const words = new Uint32Array(exports.memory.buffer, exports.statePtr(), 8);
+  const data = new Uint8Array(exports.memory.buffer, input, SLICE);
+  return (h, bytes, at, blocks) => {
+    words.set(h);
+    for (let done = 0; done < blocks;) {
+      const k = Math.min(SLICE / 64, blocks - done);
+      data.set(bytes.subarray(at + 64 * done, at + 64 * (done + k)));
+      exports.compress(k);
+      done += k;
+    }
+    h.set(words);
+  };
+}
+
 /** A saved {@linkcode Sha256State}: plain JSON. */
 export interface Sha256Snapshot {
   /** The eight chaining words. */
@@ -116,7 +222,6 @@ export class Sha256State {
   #block = new Uint8Array(64);
   #filled = 0;
   #length = 0;
-  #w = new Uint32Array(64);
 
   /**
    * Continue from a saved state.
@@ -162,10 +267,12 @@ export class Sha256State {
       this.#filled += take;
       at = take;
       if (this.#filled < 64) return this;
-      this.#compress(this.#block, 0);
+      compressor()(this.#h, this.#block, 0, 1);
       this.#filled = 0;
     }
-    for (; at + 64 <= bytes.length; at += 64) this.#compress(bytes, at);
+    const blocks = Math.floor((bytes.length - at) / 64);
+    if (blocks > 0) compressor()(this.#h, bytes, at, blocks);
+    at += 64 * blocks;
     if (at < bytes.length) {
       this.#block.set(bytes.subarray(at), 0);
       this.#filled = bytes.length - at;
@@ -200,9 +307,16 @@ export class Sha256State {
     copy.update(tail);
     return [...copy.#h].map((w) => w.toString(16).padStart(8, "0")).join("");
   }
+}
 
-  #compress(bytes: Uint8Array, at: number): void {
-    const w = this.#w;
+/** The message schedule of {@linkcode compressTs} (one block at a time, one thread). */
+const W = new Uint32Array(64);
+
+/** FIPS 180-4 §6.2.2 in TypeScript: the fallback (and the reference the wasm is tested against). */
+function compressTs(h: Uint32Array, bytes: Uint8Array, at: number, blocks: number): void {
+  const w = W;
+  const end = at + 64 * blocks;
+  for (; at < end; at += 64) {
     for (let i = 0; i < 16; i++) {
       const j = at + 4 * i;
       w[i] = (bytes[j]! << 24) | (bytes[j + 1]! << 16) | (bytes[j + 2]! << 8) | bytes[j + 3]!;
@@ -213,7 +327,6 @@ export class Sha256State {
       const s1 = ((b >>> 17) | (b << 15)) ^ ((b >>> 19) | (b << 13)) ^ (b >>> 10);
       w[i] = (w[i - 16]! + s0 + w[i - 7]! + s1) | 0;
     }
-    const h = this.#h;
     let a = h[0]!, b = h[1]!, c = h[2]!, d = h[3]!, e = h[4]!, f = h[5]!, g = h[6]!, k = h[7]!;
     for (let i = 0; i < 64; i++) {
       const s1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));

@@ -1,8 +1,10 @@
 /**
- * What a failed conversion says it kept is what is on disk: a split GGUF set
- * keeps its completed shards (`OUT-0000i-of-0000N.gguf.partial`), never an
- * `OUT.gguf.partial`; outputs that keep nothing (split SafeTensors, an APR
- * set whose input failed its checksum) say nothing is kept.
+ * A conversion whose input fails its checksum keeps nothing to resume from,
+ * whatever the output: a split GGUF set removes its completed shards and
+ * journal (as the APR sink removes its partial and journal; both decide with
+ * `isBadInput`, src/io/partial_file.ts), split SafeTensors and a sharded APR
+ * set their partial files, and the error says nothing is kept. (What an
+ * interruption keeps: tests/interop/split_gguf_output_test.ts.)
  *
  * The failure is real: a local Hub (tests/_hub_server.ts) serves the demo
  * model with one byte of its last shard changed, so `--no-cache` streaming
@@ -14,7 +16,7 @@
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { startHubServer } from "../_hub_server.ts";
-import { DEMO_MODEL, exists, lines, listDir, runApr, withTempDir } from "./_run_apr.ts";
+import { DEMO_MODEL, lines, listDir, runApr, withTempDir } from "./_run_apr.ts";
 
 const REF = "hf://test-org/tiny-model";
 
@@ -26,7 +28,7 @@ async function demoFiles(): Promise<{ path: string; diskPath: string }[]> {
   return files;
 }
 
-Deno.test("a failed split conversion names the partial files it really keeps, or none", async () => {
+Deno.test("a split conversion whose input fails its sha256 keeps no partial file", async () => {
   const hub = await startHubServer({
     files: await demoFiles(),
     faults: [{ kind: "corrupt", path: "model-00002-of-00002.safetensors" }],
@@ -36,36 +38,23 @@ Deno.test("a failed split conversion names the partial files it really keeps, or
       const env = { HF_ENDPOINT: hub.endpoint, HF_HUB_OFFLINE: "0" };
       const convert = (out: string, ...flags: string[]) =>
         runApr(["convert", REF, "--no-cache", "-o", out, "--quiet", ...flags], { env });
-
-      // Split GGUF: the completed shards stay for --resume, and are named.
-      const gguf = join(dir, "x.gguf");
-      const run = await convert(gguf, "--max-shard-size", "100K");
-      equal(run.code, 2, run.stderr);
-      const errLines = lines(run.stderr);
-      equal(errLines.length, 2, run.stderr);
-      match(errLines.at(-1)!, /sha256/);
-      const left = (await listDir(dir)).filter((n) => n.endsWith(".partial"));
-      ok(left.length > 1, `shards kept: ${left}`);
-      ok(left.every((n) => /^x-\d{5}-of-\d{5}\.gguf\.partial$/.test(n)), `${left}`);
-      ok(!(await exists(`${gguf}.partial`)));
-      ok(!errLines[0]!.includes("x.gguf.partial"), errLines[0]);
-      equal(
-        errLines[0],
-        `apr: the ${left.length} partial shards of "${gguf}" (${left[0]} … ${left.at(-1)}) ` +
-          "are kept; run the same command with --resume to continue",
-      );
-
-      // Split SafeTensors and sharded APR remove their partial files: nothing is said to be kept.
-      for (const name of ["y.safetensors", "z.apr"]) {
+      for (const name of ["x.gguf", "y.safetensors", "z.apr"]) {
         const out = join(dir, name);
-        const other = await convert(out, "--max-shard-size", "100K");
-        equal(other.code, 2, other.stderr);
-        equal(lines(other.stderr).length, 1, other.stderr);
-        ok(!other.stderr.includes("kept"), other.stderr);
+        const run = await convert(out, "--max-shard-size", "100K");
+        equal(run.code, 2, run.stderr);
+        const errLines = lines(run.stderr);
+        equal(errLines.length, 1, run.stderr);
+        match(errLines[0]!, /sha256/);
+        ok(!run.stderr.includes("kept"), run.stderr);
         const stem = name.replace(/\..*/, "");
-        const partials = (await listDir(dir)).filter((n) => n.startsWith(stem));
-        equal(partials.length, 0, `${partials}`);
+        const left = (await listDir(dir)).filter((n) => n.startsWith(stem));
+        equal(left.length, 0, `${name}: ${left}`);
       }
+      // --resume has nothing to continue from: the set is written afresh, and fails the same way.
+      const again = await convert(join(dir, "x.gguf"), "--max-shard-size", "100K", "--resume");
+      equal(again.code, 2, again.stderr);
+      equal(lines(again.stderr).length, 1, again.stderr);
+      equal((await listDir(dir)).length, 0, `${await listDir(dir)}`);
     });
   } finally {
     await hub.close();

@@ -1,9 +1,16 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { UsageError } from "../../src/errors.ts";
+import {
+  EnvironmentError,
+  HubAnswerError,
+  HubRequestError,
+  ModelFormatError,
+  UsageError,
+} from "../../src/errors.ts";
 import { FileSink } from "../../src/io/file_sink.ts";
 import {
   createFreshFile,
+  isBadInput,
   openExistingFile,
   renameIntoPlace,
   writeFreshFile,
@@ -82,4 +89,21 @@ Deno.test("renameIntoPlace() replaces nothing but a regular file, and that only 
     await renameIntoPlace(partial, existing, true);
     assert.equal(await Deno.readTextFile(existing), "new");
   });
+});
+
+Deno.test("isBadInput() removes partials for bad input only, and keeps them for the rest", async (t) => {
+  const cases: [string, unknown, boolean][] = [
+    ["a malformed file", new ModelFormatError("GGUF", "m.gguf", "truncated"), true],
+    ["content that failed its sha256", new HubAnswerError("sha256 differs", "hf://o/n/m"), true],
+    ["a value the writer cannot take", new RangeError("too large"), true],
+    ["a wrong chunk", new TypeError("unknown chunk"), true],
+    ["a refused option (a UsageError is a TypeError)", new UsageError("different input"), false],
+    ["a full disk", new EnvironmentError("disk is full", "m.apr.partial"), false],
+    ["a Hub that keeps failing", new HubRequestError("503", 503, "hf://o/n"), false],
+    ["an interruption", new DOMException("stopped", "AbortError"), false],
+    ["no reason (an abort)", undefined, false],
+  ];
+  for (const [what, reason, bad] of cases) {
+    await t.step(what, () => assert.equal(isBadInput(reason), bad));
+  }
 });

@@ -14,7 +14,7 @@
  */
 
 import { createSha256 } from "../../runtime/sha256.ts";
-import { HubAnswerError, ModelFormatError, UsageError } from "../../errors.ts";
+import { UsageError } from "../../errors.ts";
 import { releaseChunk } from "../../io/byte_source.ts";
 import { FileSink } from "../../io/file_sink.ts";
 import {
@@ -34,7 +34,12 @@ import {
   planAprLayout,
 } from "./layout.ts";
 import { assertOutputFree, pathExists, removeIfExists } from "../../io/fs_paths.ts";
-import { assertRegularFile, renameIntoPlace, writeFreshFile } from "../../io/partial_file.ts";
+import {
+  assertRegularFile,
+  isBadInput,
+  renameIntoPlace,
+  writeFreshFile,
+} from "../../io/partial_file.ts";
 import {
   commitLine,
   JOURNAL_VERSION,
@@ -107,13 +112,6 @@ export interface AprSinkResult {
   readonly resumedTensors: number;
   /** Payload bytes taken from a previous run's partial output (whole tensors and parts). */
   readonly resumedBytes: number;
-}
-
-function isBadInput(reason: unknown): boolean {
-  // A HubAnswerError is content that failed its checksum: nothing written
-  // from it may be resumed from.
-  return reason instanceof ModelFormatError || reason instanceof TypeError ||
-    reason instanceof RangeError || reason instanceof HubAnswerError;
 }
 
 /** CRC of a tensor's padded segment, from the CRC of its payload. */

@@ -18,7 +18,12 @@
 import { createSha256 } from "../../runtime/sha256.ts";
 import { UsageError } from "../../errors.ts";
 import { assertOutputFree, pathExists } from "../../io/fs_paths.ts";
-import { assertRegularFile, discardFile, renameIntoPlace } from "../../io/partial_file.ts";
+import {
+  assertRegularFile,
+  discardFile,
+  isBadInput,
+  renameIntoPlace,
+} from "../../io/partial_file.ts";
 import { storageFailure } from "../../io/storage_errors.ts";
 import type { ModelChunk, ModelHeader, TensorEntry } from "../../tensor.ts";
 import { GgufValueType } from "./header.ts";
@@ -104,7 +109,7 @@ export class SplitGgufSink extends WritableStream<ModelChunk> {
     super({
       write: (chunk) => writer.write(chunk),
       close: () => writer.finish(),
-      abort: () => writer.stop(),
+      abort: (reason) => writer.stop(reason),
     }, { highWaterMark: 1 });
     this.path = path;
     this.#writer = writer;
@@ -154,6 +159,8 @@ class SplitWriter {
   #writing = "";
   #file: RuntimeFile | undefined;
   #failed = false;
+  /** This run wrote the journal: the set's partial files are its own. */
+  #owned = false;
 
   constructor(path: string, options: SplitGgufSinkOptions & { alignment: number }) {
     this.#path = path;
@@ -183,7 +190,7 @@ class SplitWriter {
         });
       }
     } catch (error) {
-      await this.stop();
+      await this.stop(error);
       throw error;
     }
   }
@@ -239,6 +246,7 @@ class SplitWriter {
         [...this.resumed].map((i) => `${JSON.stringify({ shard: i })}\n`).join("")
       }`,
     );
+    this.#owned = true;
     for (const i of this.resumed) {
       const s = this.shards[i]!;
       this.#order.bytesDone += header.tensors.slice(s.first, s.end)
@@ -318,7 +326,7 @@ class SplitWriter {
       for (const s of this.shards) await renameIntoPlace(s.partial, s.path, this.#options.force);
       await discardFile(this.#journal);
     } catch (error) {
-      await this.stop();
+      await this.stop(error);
       throw error;
     }
   }
@@ -327,9 +335,13 @@ class SplitWriter {
    * Stop after a failure or an abort: close the open shard and remove its
    * partial file. Completed shards (`SHARD.partial`) and the journal stay
    * for a `resume`; no final name is ever given to an incomplete set
-   * (DESIGN.md §2.3). With nothing completed, nothing is kept.
+   * (DESIGN.md §2.3). With nothing completed, nothing is kept; when the
+   * input itself is bad (`isBadInput`, as the APR sink decides), nothing is
+   * kept either: a resume would reuse shards written from it.
+   *
+   * @param reason Why the set stops.
    */
-  async stop(): Promise<void> {
+  async stop(reason?: unknown): Promise<void> {
     if (this.#failed) return;
     this.#failed = true;
     try {
@@ -339,6 +351,11 @@ class SplitWriter {
     }
     this.#file = undefined;
     if (this.#current >= 0) await discardFile(this.shards[this.#current]!.partial);
+    if (this.#owned && isBadInput(reason)) {
+      for (const s of this.shards) await discardFile(s.partial);
+      await discardFile(this.#journal);
+      return;
+    }
     const completed = await pathExists(this.#journal) &&
       (await fs.readTextFile(this.#journal)).includes('"shard"');
     if (!completed) await discardFile(this.#journal);

@@ -20,6 +20,7 @@ import {
   encodeNf4Blocks as encodeNf4BlocksTs,
 } from "../nf4.ts";
 import { KERNELS_WASM_BASE64 } from "./_kernels_wasm.ts";
+import { decodeBase64 } from "../../runtime/_base64.ts";
 
 interface Exports {
   memory: WebAssembly.Memory;
@@ -201,13 +202,6 @@ let kernels: WasmKernels | null | undefined;
 export function wasmKernels(): WasmKernels | undefined {
   if (kernels === undefined) kernels = instantiate();
   return kernels ?? undefined;
-}
-
-function decodeBase64(b64: string): Uint8Array<ArrayBuffer> {
-  const s = atob(b64);
-  const bytes = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) bytes[i] = s.charCodeAt(i);
-  return bytes;
 }
 
 function instantiate(): WasmKernels | null {
