@@ -154,3 +154,185 @@ function concat(...parts: Uint8Array[]): Uint8Array {
   }
   return out;
 }
+
+/**
+ * Reads exact byte counts from a payload stream, carrying what a chunk holds
+ * beyond the count to the next read.
+ */
+class ExactReader {
+  readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
+  #pending: Uint8Array = new Uint8Array(0);
+
+  constructor(input: ReadableStream<Uint8Array>, readonly what: string) {
+    this.#reader = input.getReader();
+  }
+
+  /** The next `n` bytes (a view that stays valid until the next read). */
+  async read(n: number): Promise<Uint8Array> {
+    if (this.#pending.length >= n) {
+      const out = this.#pending.subarray(0, n);
+      this.#pending = this.#pending.subarray(n);
+      return out;
+    }
+    const out = new Uint8Array(n);
+    let at = this.#pending.length;
+    out.set(this.#pending);
+    this.#pending = new Uint8Array(0);
+    while (at < n) {
+      const { done, value } = await this.#reader.read();
+      if (done) {
+        throw new RangeError(`Cannot read ${this.what}: the payload ends ${n - at} bytes early`);
+      }
+      const take = Math.min(n - at, value.length);
+      out.set(value.subarray(0, take), at);
+      at += take;
+      this.#pending = value.subarray(take);
+    }
+    return out;
+  }
+
+  cancel(reason?: unknown): Promise<void> {
+    return this.#reader.cancel(reason);
+  }
+}
+
+/**
+ * Every `step`-th column of each matrix, from column `start`, as rows: a
+ * stack of `count` row-major `[rows, cols]` matrices of `width`-byte values
+ * becomes `count` matrices `[cols / step, rows]` (gpt-oss's experts: its
+ * checkpoints store them `[hidden, 2 × ff]` with gate and up columns
+ * interleaved; llama.cpp's converter transposes them and takes `[::2]` and
+ * `[1::2]`). Holds one matrix at a time.
+ *
+ * @example Usage
+ * ```ts
+ * import { columnsAsRows } from "./transforms.ts";
+ * // One 2×4 matrix of bytes: 0 1 2 3 / 4 5 6 7; the odd columns as rows.
+ * const input = ReadableStream.from([new Uint8Array([0, 1, 2, 3, 4, 5, 6, 7])]);
+ * const out = columnsAsRows(input, { count: 1, rows: 2, cols: 4, width: 1, start: 1, step: 2 });
+ * console.assert(new Uint8Array(await new Response(out).arrayBuffer()).join() === "1,5,3,7");
+ * ```
+ *
+ * @param input The stacked matrices.
+ * @param layout Their count, size and value width, and which columns to keep.
+ * @returns The kept columns, each as one row.
+ * @throws {RangeError} (from the stream) When the payload ends early.
+ */
+export function columnsAsRows(
+  input: ReadableStream<Uint8Array>,
+  layout: {
+    count: number;
+    rows: number;
+    cols: number;
+    width: number;
+    start: number;
+    step: number;
+  },
+): ReadableStream<Uint8Array> {
+  const { count, rows, cols, width, start, step } = layout;
+  const source = new ExactReader(input, "stacked matrices");
+  const kept = Math.ceil((cols - start) / step);
+  let matrix = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (matrix >= count) {
+        controller.close();
+        return;
+      }
+      const m = await source.read(rows * cols * width);
+      const out = new Uint8Array(kept * rows * width);
+      let at = 0;
+      for (let c = start; c < cols; c += step) {
+        for (let r = 0; r < rows; r++) {
+          const from = (r * cols + c) * width;
+          for (let b = 0; b < width; b++) out[at++] = m[from + b]!;
+        }
+      }
+      matrix++;
+      controller.enqueue(out);
+    },
+    async cancel(reason) {
+      await source.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+}
+
+/** Rows of packed MXFP4 written per chunk. */
+const MXFP4_ROWS_PER_CHUNK = 256;
+
+/**
+ * ggml's MXFP4 blocks (17 bytes: the E8M0 exponent, then 16 bytes holding
+ * value `j` in the low nibble and `j + 16` in the high nibble of byte `j`)
+ * from a Hugging Face checkpoint's `*_blocks` (16 bytes per 32 values, value
+ * `2i` in the low and `2i + 1` in the high nibble of byte `i`) and `*_scales`
+ * (one exponent per 32 values), as llama.cpp's converter repacks gpt-oss
+ * (`GptOssModel.repack_mxfp4`, `transform_nibble_layout`). Only every
+ * `step`-th row from `start` is kept (`[:, ::2]` and `[:, 1::2]` of the
+ * interleaved gate/up rows). Streams both payloads row by row.
+ *
+ * @example Usage
+ * ```ts
+ * import { repackMxfp4 } from "./transforms.ts";
+ * const blocks = ReadableStream.from([Uint8Array.from({ length: 16 }, (_, i) => (2 * i + 1) << 4 | 2 * i)]);
+ * const scales = ReadableStream.from([new Uint8Array([127])]);
+ * const out = repackMxfp4(blocks, scales, { rows: 1, groups: 1, start: 0, step: 1 });
+ * const bytes = new Uint8Array(await new Response(out).arrayBuffer());
+ * console.assert(bytes[0] === 127 && bytes[1] === (16 << 4 | 0));
+ * ```
+ *
+ * @param blocks The `*_blocks` payload (`[rows, groups, 16]`, any leading dimensions folded into rows).
+ * @param scales The `*_scales` payload (`[rows, groups]`).
+ * @param layout Rows and groups per row, and which rows to keep.
+ * @returns The kept rows as MXFP4 blocks.
+ * @throws {RangeError} (from the stream) When a payload ends early.
+ */
+export function repackMxfp4(
+  blocks: ReadableStream<Uint8Array>,
+  scales: ReadableStream<Uint8Array>,
+  layout: { rows: number; groups: number; start: number; step: number },
+): ReadableStream<Uint8Array> {
+  const { rows, groups, start, step } = layout;
+  const b = new ExactReader(blocks, "MXFP4 blocks");
+  const s = new ExactReader(scales, "MXFP4 scales");
+  let row = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (row >= rows) {
+        controller.close();
+        return;
+      }
+      const end = Math.min(rows, row + MXFP4_ROWS_PER_CHUNK);
+      const packed = await b.read((end - row) * groups * 16);
+      const exps = await s.read((end - row) * groups);
+      const keptRows: number[] = [];
+      for (let r = row; r < end; r++) if (r >= start && (r - start) % step === 0) keptRows.push(r);
+      const out = new Uint8Array(keptRows.length * groups * 17);
+      let at = 0;
+      for (const r of keptRows) {
+        for (let g = 0; g < groups; g++) {
+          const i = (r - row) * groups + g;
+          out[at] = exps[i]!;
+          const src = i * 16;
+          for (let j = 0; j < 16; j++) {
+            // Value k sits in byte k >> 1, low nibble when k is even.
+            const lo = nibble(packed, src, j);
+            const hi = nibble(packed, src, j + 16);
+            out[at + 1 + j] = lo | (hi << 4);
+          }
+          at += 17;
+        }
+      }
+      row = end;
+      controller.enqueue(out);
+    },
+    async cancel(reason) {
+      await Promise.all([b.cancel(reason), s.cancel(reason)]);
+    },
+  }, { highWaterMark: 0 });
+}
+
+/** Value `k` of a Hugging Face MXFP4 group starting at byte `at`. */
+function nibble(packed: Uint8Array, at: number, k: number): number {
+  const byte = packed[at + (k >> 1)]!;
+  return (k & 1) === 0 ? byte & 0x0f : byte >> 4;
+}
