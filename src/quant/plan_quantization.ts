@@ -241,7 +241,7 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
     );
   }
   if (!spec.isFloat) return plan(INTEGER_WIDENING[dtype] ?? dtype, "integer");
-  if (KEEP_QUANTIZED.has(dtype)) return plan(dtype, "copy");
+  if (KEEP_QUANTIZED.has(dtype) || keptForGguf(info, options)) return plan(dtype, "copy");
   const target = TARGET_DTYPE[options.to ?? "none"];
   // GGUF F16/BF16 follow llama.cpp's converter (--outtype f16/bf16): every matrix
   // `.weight` but norms and what llama.cpp keeps in F32 (MoE routers…),
@@ -272,6 +272,14 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
   if (spec.decodeOnly) return plan("F16", "float");
   if (isAprStorable(dtype)) return plan(dtype, "copy");
   return plan(LOSSLESS_FLOAT[dtype] ?? "F32", "float");
+}
+
+/**
+ * MXFP4 blocks a checkpoint brings (gpt-oss's experts) stay MXFP4 in GGUF:
+ * llama.cpp's converter writes them as they are whatever its --outtype.
+ */
+function keptForGguf(info: TensorInfo, options: QuantizeOptions): boolean {
+  return options.ggufTypes === true && info.dtype === "MXFP4";
 }
 
 /** Values per row: the last dimension (1 for a scalar). */
@@ -372,7 +380,9 @@ function planPresetTensor(
   chosen: DType | undefined,
   options: QuantizeOptions,
 ): TensorPlan {
-  if (!DTYPES[info.dtype].isFloat) return planTensor(info, { ...options, to: "none" });
+  if (!DTYPES[info.dtype].isFloat || keptForGguf(info, options)) {
+    return planTensor(info, { ...options, to: "none" });
+  }
   const to = chosen === undefined
     ? "F32"
     : options.ggufTypes === true

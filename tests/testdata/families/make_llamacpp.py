@@ -143,7 +143,13 @@ def main() -> None:
             if quantize.exists():
                 for q in QUANTIZED:
                     qpath = Path(tmp) / f"{name}-{q}.gguf"
-                    subprocess.run([str(quantize), str(f32), str(qpath), q], capture_output=True, check=True)
+                    run = subprocess.run([str(quantize), str(f32), str(qpath), q], capture_output=True, text=True)
+                    if run.returncode != 0:
+                        # gpt-oss's MXFP4 experts: "requantizing from type mxfp4 is disabled".
+                        errors = [l for l in run.stderr.splitlines() + run.stdout.splitlines() if "error" in l.lower()]
+                        print(f"{name}: llama-quantize refused {q}: {(errors or ['?'])[-1]}")
+                        (out_dir / f"{name}-{q}.json").unlink(missing_ok=True)
+                        continue
                     files[q] = (qpath, f"llama.cpp {commit}: llama-quantize of the f32 file, {q}")
             for kind, (path, made_by) in files.items():
                 (out_dir / f"{name}-{kind}.json").write_text(json.dumps(manifest(path, made_by), indent=1) + "\n")
