@@ -491,8 +491,12 @@ function noteDequantized(model: Model, options: ConvertOptions): void {
   const method = (model.reader as { quantMethod?: unknown }).quantMethod;
   if (typeof method !== "string" || (options.quantize ?? "none") !== "none") return;
   if (options.float32) return;
+  // llama.cpp's converter dequantizes too, except the blocks it keeps for GGUF (MXFP4).
+  const like = QUANT_METHODS.get(method)?.packedForGguf !== undefined
+    ? "as this format needs (GGUF keeps them)"
+    : "as llama.cpp's converter does";
   options.onNote?.(
-    `the ${method} checkpoint's quantized weights were dequantized to F32, as llama.cpp's converter does; quantize: "bf16" (or another target) writes a smaller file`,
+    `the ${method} checkpoint's quantized weights were dequantized to F32, ${like}; quantize: "bf16" (or another target) writes a smaller file`,
   );
 }
 
