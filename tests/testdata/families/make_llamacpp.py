@@ -146,7 +146,7 @@ def main() -> None:
                     run = subprocess.run([str(quantize), str(f32), str(qpath), q], capture_output=True, text=True)
                     if run.returncode != 0:
                         # gpt-oss's MXFP4 experts: "requantizing from type mxfp4 is disabled".
-                        errors = [l for l in run.stderr.splitlines() + run.stdout.splitlines() if "error" in l.lower()]
+                        errors = [l.split(": ", 1)[-1] for l in run.stderr.splitlines() + run.stdout.splitlines() if "failed to quantize:" in l]
                         print(f"{name}: llama-quantize refused {q}: {(errors or ['?'])[-1]}")
                         (out_dir / f"{name}-{q}.json").unlink(missing_ok=True)
                         continue
