@@ -42,6 +42,8 @@ export interface ManifestKv {
 export interface GgufManifest {
   /** Which tool and commit wrote it. */
   made_by: string;
+  /** sha256 of the whole file (manifests made before issue 25 lack it). */
+  file_sha256?: string;
   /** Every KV pair, in file order. */
   kv: ManifestKv[];
   /** Every tensor, in file order: ggml type name, `ne`, sha256 of its bytes. */
@@ -251,6 +253,18 @@ export function manifestDifferences(
   const d = order(theirs.kv.map((e) => e.key), myKeys);
   if (c.join() !== d.join()) out.push(`KV order differs: ${firstDifference(c, d)}`);
   return out;
+}
+
+/**
+ * The whole file against the manifest's `file_sha256`, when it has one: one
+ * line when they differ, none otherwise.
+ */
+export async function fileDifference(path: string, theirs: GgufManifest): Promise<string[]> {
+  if (theirs.file_sha256 === undefined) return [];
+  const mine = createHash("sha256").update(await Deno.readFile(path)).digest("hex");
+  return mine === theirs.file_sha256
+    ? []
+    : [`file sha256 ${mine}, llama.cpp's ${theirs.file_sha256}`];
 }
 
 /** Where two orders of the same names first part: `#i: mine, llama.cpp's`. */

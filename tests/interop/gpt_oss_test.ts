@@ -24,6 +24,7 @@ import {
   fail,
   familyDir,
   familyReference,
+  fileDifference,
   ggufDescription,
   llamaCppManifest,
   manifestDifferences,
@@ -42,7 +43,7 @@ const SOURCE = familyDir(FIXTURE);
  */
 const MXFP4_LOGPROB_TOLERANCE = 0.05;
 
-Deno.test("gpt-oss MXFP4: HF → GGUF equals llama.cpp's converter's --outtype f32, bf16 and q8_0, MXFP4 experts included", async (t) => {
+Deno.test("gpt-oss MXFP4: HF → GGUF is llama.cpp's converter's --outtype f32, bf16 and q8_0 file, sha256 for sha256, MXFP4 experts included", async (t) => {
   await withTempDir(async (dir) => {
     for (const type of ["f32", "bf16", "q8_0"] as const) {
       await t.step(type, async () => {
@@ -54,6 +55,9 @@ Deno.test("gpt-oss MXFP4: HF → GGUF equals llama.cpp's converter's --outtype f
         // Not vacuous: the experts are MXFP4, as the converter keeps them.
         assert.equal(mine.tensors.filter((x) => x.type === "MXFP4").length, 6);
         fail(`${FIXTURE} ${type}`, manifestDifferences(mine, theirs));
+        // And the whole file, sha256 for sha256.
+        assert.ok(theirs.file_sha256 !== undefined);
+        fail(`${FIXTURE} ${type}`, await fileDifference(out, theirs));
       });
     }
   });
