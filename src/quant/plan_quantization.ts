@@ -247,7 +247,13 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
   // `.weight` but norms and what llama.cpp keeps in F32 (MoE routers…),
   // whatever its size; 1-D tensors stay F32.
   const gguf = options.ggufTypes === true;
-  if (gguf && target !== undefined && keptInFloat32(info.name)) return plan("F32", "float");
+  // As the converter: a tensor whose GGUF name does not end in `.weight`
+  // (gpt-oss's 2-D expert biases) is F32 whatever the --outtype.
+  if (
+    gguf && target !== undefined && (keptInFloat32(info.name) || !info.name.endsWith(".weight"))
+  ) {
+    return plan("F32", "float");
+  }
   const converterFloat = gguf && (target === "F16" || target === "BF16") &&
     info.shape.length >= 2 && info.name.endsWith(".weight") && !isNormOrBias(info.name);
   const eligible = target !== undefined &&

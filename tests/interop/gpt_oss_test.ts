@@ -10,8 +10,10 @@
  * does is refused in one line with exit code 2 and no file: a K-quant preset
  * (llama-quantize does not requantize MXFP4), a blocks/scales pair of the
  * wrong shapes, a truncated shard, and a gpt-oss GGUF back to SafeTensors or
- * APR. (The F32 `gpt-oss` fixture, transformers' own layout, is judged with
- * the other families in families_gguf_test.ts.)
+ * APR. The same checkpoint's layout in BF16 (`gpt-oss-bf16`, transformers'
+ * stacked experts) gives the converter's and llama-quantize's files too; the
+ * F32 `gpt-oss` fixture is judged with the other families in
+ * families_gguf_test.ts.
  */
 
 import assert from "node:assert/strict";
@@ -58,6 +60,28 @@ Deno.test("gpt-oss MXFP4: HF → GGUF is llama.cpp's converter's --outtype f32, 
         // And the whole file, sha256 for sha256.
         assert.ok(theirs.file_sha256 !== undefined);
         fail(`${FIXTURE} ${type}`, await fileDifference(out, theirs));
+      });
+    }
+  });
+});
+
+Deno.test("gpt-oss BF16 (transformers' layout, as most published copies store it): HF → GGUF is llama.cpp's converter's f32, bf16, q8_0 and llama-quantize's Q4_K_M, Q5_K_S file, sha256 for sha256", async (t) => {
+  await withTempDir(async (dir) => {
+    const cases = [
+      ["f32", { float32: true }],
+      ["bf16", { quantize: "bf16" }],
+      ["q8_0", { quantize: "q8_0" }],
+      ["Q4_K_M", { quantize: "q4_k_m" }],
+      ["Q5_K_S", { quantize: "q5_k_s" }],
+    ] as const;
+    for (const [type, options] of cases) {
+      await t.step(type, async () => {
+        const out = `${dir}/${type}.gguf`;
+        await convertModel(familyDir("gpt-oss-bf16"), out, options);
+        const theirs = await llamaCppManifest("gpt-oss-bf16", type);
+        assert.ok(theirs?.file_sha256 !== undefined, `no llama.cpp ${type} manifest`);
+        fail(`gpt-oss-bf16 ${type}`, manifestDifferences(await ggufDescription(out), theirs));
+        fail(`gpt-oss-bf16 ${type}`, await fileDifference(out, theirs));
       });
     }
   });

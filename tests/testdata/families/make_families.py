@@ -616,6 +616,34 @@ def to_mxfp4(folder: Path, model_cls: str):
     return model
 
 
+def make_bf16_copy(name: str, copy: str) -> None:
+    """`hf/<copy>/`: `hf/<name>/` with every weight rounded to BF16, as most published
+    checkpoints store them (config.json's `dtype` says so). No reference run: it
+    is there for the converter's handling of BF16 sources (make_llamacpp.py)."""
+    from safetensors.torch import load_file, save_file
+
+    source, folder = HERE / "hf" / name, HERE / "hf" / copy
+    if folder.exists():
+        shutil.rmtree(folder)
+    shutil.copytree(source, folder)
+    for shard in folder.glob("*.safetensors"):
+        tensors = load_file(shard)
+        save_file({k: v.to(torch.bfloat16) for k, v in tensors.items()}, shard, metadata={"format": "pt"})
+    index_path = folder / "model.safetensors.index.json"
+    index = json.loads(index_path.read_text())
+    index["metadata"]["total_size"] = sum(
+        t.numel() * 2 for shard in folder.glob("*.safetensors") for t in load_file(shard).values())
+    index_path.write_text(json.dumps(index, indent=2) + "\n")
+    config_path = folder / "config.json"
+    config = json.loads(config_path.read_text())
+    config["dtype"] = "bfloat16"
+    config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+
+
+# BF16 copies (of the F32 checkpoint made first), for formats' sake only.
+BF16_COPIES = {"gpt-oss-bf16": "gpt-oss"}
+
+
 def make_unknown() -> None:
     """A checkpoint of an architecture nobody implements (issue 18 item 6).
 
@@ -654,6 +682,10 @@ def main() -> None:
         top = ref["steps"][0]["top"][0]
         print(f"{name}: greedy {ref['greedy']}, first step top {top}, margins {ref['greedy_margins']}, "
               f"sensitivity {ref['sensitivity']}")
+    for copy, name in BF16_COPIES.items():
+        if not TRANSFORMERS_4 and (copy in names or name in names):
+            make_bf16_copy(name, copy)
+            print(f"{copy}: {name} in BF16")
 
 
 if __name__ == "__main__":
