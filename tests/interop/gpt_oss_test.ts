@@ -187,6 +187,21 @@ Deno.test("gpt-oss MXFP4: a blocks/scales pair of the wrong shapes, or a truncat
   });
 });
 
+Deno.test("gpt-oss: a config.json without sliding_window (llama.cpp cannot load the file without it) is refused for GGUF, in one line, with no file", async () => {
+  await withTempDir(async (dir) => {
+    const source = await alteredCopy(dir, (name, bytes) => {
+      if (name !== "config.json") return bytes;
+      const config = JSON.parse(new TextDecoder().decode(bytes));
+      delete config.sliding_window;
+      return new TextEncoder().encode(JSON.stringify(config));
+    });
+    const out = `${dir}/out.gguf`;
+    const run = await runApr(["convert", source, "-o", out]);
+    assertOneLineError(run, /sliding_window/, /gpt-oss/);
+    await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+  });
+});
+
 Deno.test("gpt-oss: its GGUF is refused for SafeTensors and APR output (not read back into Hugging Face's layout), in one line, with no file", async (t) => {
   await withTempDir(async (dir) => {
     const gguf = `${dir}/gpt-oss.gguf`;

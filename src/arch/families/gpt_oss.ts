@@ -27,11 +27,14 @@ import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
 import { columnsAsRows, repackMxfp4 } from "../transforms.ts";
 
-/** `GptOssModel.set_gguf_parameters`. */
+/**
+ * `GptOssModel.set_gguf_parameters` (which fails without either key, and
+ * llama.cpp needs the window to load the file).
+ */
 function writeGptOssKv(w: KvWriter): void {
   writeTextModelKv(w);
-  w.u32("attention.sliding_window", w.hparams["sliding_window"]);
-  w.u32("expert_feed_forward_length", w.hparams["intermediate_size"]);
+  w.u32("attention.sliding_window", w.need("sliding_window"));
+  w.u32("expert_feed_forward_length", w.need("intermediate_size"));
 }
 
 const EXPERTS =
