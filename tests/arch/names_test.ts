@@ -8,17 +8,9 @@
 import assert from "node:assert/strict";
 import { ggufToHfName, hfToGgufName } from "../../src/arch/names.ts";
 import { architectureOfHf, FAMILIES, familyOf } from "../../src/arch/registry.ts";
+import { NOT_RENAMED_FIXTURES } from "../interop/_families.ts";
 
-/** Fixtures of families aprkit refuses (tests/interop/families_gguf_test.ts says why). */
-// gpt-oss is converted, but its experts and sinks are made, not renamed, and
-// its GGUF is not read back (tests/interop/gpt_oss_test.ts).
-const NOT_CONVERTED = new Set([
-  "unknown-arch",
-  "deepseek-v2",
-  "gpt-oss",
-  "gpt-oss-mxfp4",
-  "gpt-oss-bf16",
-]);
+const NOT_CONVERTED = NOT_RENAMED_FIXTURES;
 
 const FIXTURES = new URL("../testdata/families/hf/", import.meta.url);
 

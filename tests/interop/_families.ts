@@ -171,6 +171,20 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "gpt-oss": "transposed, split and MXFP4 experts",
 };
 
+/**
+ * Fixture folders (`hf/`) whose tensors are not a renaming of their GGUF's,
+ * or that aprkit refuses: unknown-arch and deepseek-v2 are refused; gpt-oss's
+ * experts and sinks are made, not renamed, and its GGUF is not read back
+ * (gpt_oss_test.ts).
+ */
+export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
+  "unknown-arch",
+  "deepseek-v2",
+  "gpt-oss",
+  "gpt-oss-mxfp4",
+  "gpt-oss-bf16",
+]);
+
 /** The families aprkit converts: every fixture but the ones it refuses so far. */
 export function convertedFamilies(): string[] {
   return familyNames().filter((f) => !(f in NOT_YET_GGUF) && !(f in OWN_TESTS));
