@@ -8,6 +8,8 @@
  * @module
  */
 
+import { markReleasable, releaseChunk, takeBuffer } from "../io/byte_source.ts";
+
 /**
  * Add `value` to every float32 of a little-endian F32 payload, rounding to
  * float32 (Gemma's `1 + w` norms become llama.cpp's `w`).
@@ -156,44 +158,54 @@ function concat(...parts: Uint8Array[]): Uint8Array {
 }
 
 /**
- * Reads exact byte counts from a payload stream, carrying what a chunk holds
- * beyond the count to the next read.
+ * Reads exact byte counts from a payload stream into the caller's buffer,
+ * giving each source chunk back (`releaseChunk`) once it is copied out.
  */
 class ExactReader {
   readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
-  #pending: Uint8Array = new Uint8Array(0);
+  readonly #what: string;
+  #chunk: Uint8Array | undefined;
+  #at = 0;
 
-  constructor(input: ReadableStream<Uint8Array>, readonly what: string) {
+  constructor(input: ReadableStream<Uint8Array>, what: string) {
     this.#reader = input.getReader();
+    this.#what = what;
   }
 
-  /** The next `n` bytes (a view that stays valid until the next read). */
-  async read(n: number): Promise<Uint8Array> {
-    if (this.#pending.length >= n) {
-      const out = this.#pending.subarray(0, n);
-      this.#pending = this.#pending.subarray(n);
-      return out;
-    }
-    const out = new Uint8Array(n);
-    let at = this.#pending.length;
-    out.set(this.#pending);
-    this.#pending = new Uint8Array(0);
-    while (at < n) {
-      const { done, value } = await this.#reader.read();
-      if (done) {
-        throw new RangeError(`Cannot read ${this.what}: the payload ends ${n - at} bytes early`);
+  /** Fill `out` with the next `out.length` bytes. */
+  async readInto(out: Uint8Array): Promise<void> {
+    let filled = 0;
+    while (filled < out.length) {
+      if (this.#chunk === undefined) {
+        const { done, value } = await this.#reader.read();
+        if (done) {
+          throw new RangeError(
+            `Cannot read ${this.#what}: the payload ends ${out.length - filled} bytes early`,
+          );
+        }
+        [this.#chunk, this.#at] = [value, 0];
       }
-      const take = Math.min(n - at, value.length);
-      out.set(value.subarray(0, take), at);
-      at += take;
-      this.#pending = value.subarray(take);
+      const take = Math.min(out.length - filled, this.#chunk.length - this.#at);
+      out.set(this.#chunk.subarray(this.#at, this.#at + take), filled);
+      [filled, this.#at] = [filled + take, this.#at + take];
+      if (this.#at >= this.#chunk.length) {
+        releaseChunk(this.#chunk);
+        this.#chunk = undefined;
+      }
     }
-    return out;
   }
 
   cancel(reason?: unknown): Promise<void> {
     return this.#reader.cancel(reason);
   }
+}
+
+/** Largest chunk the transforms below emit. */
+const OUT_CHUNK_BYTES = 1024 * 1024;
+
+/** A chunk the sink may give back for reuse once written. */
+function outChunk(length: number): Uint8Array {
+  return markReleasable(new Uint8Array(takeBuffer(length)));
 }
 
 /**
@@ -202,7 +214,8 @@ class ExactReader {
  * becomes `count` matrices `[cols / step, rows]` (gpt-oss's experts: its
  * checkpoints store them `[hidden, 2 × ff]` with gate and up columns
  * interleaved; llama.cpp's converter transposes them and takes `[::2]` and
- * `[1::2]`). Holds one matrix at a time.
+ * `[1::2]`). Holds one matrix (one expert) at a time; emits chunks of at
+ * most 1 MiB (or one output row).
  *
  * @example Usage
  * ```ts
@@ -232,23 +245,34 @@ export function columnsAsRows(
   const { count, rows, cols, width, start, step } = layout;
   const source = new ExactReader(input, "stacked matrices");
   const kept = Math.ceil((cols - start) / step);
-  let matrix = 0;
+  const rowBytes = rows * width;
+  const perChunk = Math.max(1, Math.floor(OUT_CHUNK_BYTES / rowBytes));
+  let matrix: Uint8Array | undefined;
+  let done = 0; // matrices finished
+  let next = kept; // the next kept column of the current matrix
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      if (matrix >= count) {
-        controller.close();
-        return;
+      if (next >= kept) {
+        if (done >= count) {
+          controller.close();
+          return;
+        }
+        matrix ??= new Uint8Array(rows * cols * width);
+        await source.readInto(matrix);
+        next = 0;
       }
-      const m = await source.read(rows * cols * width);
-      const out = new Uint8Array(kept * rows * width);
+      const end = Math.min(kept, next + perChunk);
+      const out = outChunk((end - next) * rowBytes);
       let at = 0;
-      for (let c = start; c < cols; c += step) {
+      for (let k = next; k < end; k++) {
+        const c = start + k * step;
         for (let r = 0; r < rows; r++) {
           const from = (r * cols + c) * width;
-          for (let b = 0; b < width; b++) out[at++] = m[from + b]!;
+          for (let b = 0; b < width; b++) out[at++] = matrix![from + b]!;
         }
       }
-      matrix++;
+      next = end;
+      if (next >= kept) done++;
       controller.enqueue(out);
     },
     async cancel(reason) {
@@ -268,7 +292,7 @@ const MXFP4_ROWS_PER_CHUNK = 256;
  * (one exponent per 32 values), as llama.cpp's converter repacks gpt-oss
  * (`GptOssModel.repack_mxfp4`, `transform_nibble_layout`). Only every
  * `step`-th row from `start` is kept (`[:, ::2]` and `[:, 1::2]` of the
- * interleaved gate/up rows). Streams both payloads row by row.
+ * interleaved gate/up rows). Streams both payloads, 256 rows at a time.
  *
  * @example Usage
  * ```ts
@@ -294,6 +318,10 @@ export function repackMxfp4(
   const { rows, groups, start, step } = layout;
   const b = new ExactReader(blocks, "MXFP4 blocks");
   const s = new ExactReader(scales, "MXFP4 scales");
+  // One band of rows, reused.
+  const band = Math.min(rows, MXFP4_ROWS_PER_CHUNK);
+  const packedAll = new Uint8Array(band * groups * 16);
+  const expsAll = new Uint8Array(band * groups);
   let row = 0;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -302,11 +330,13 @@ export function repackMxfp4(
         return;
       }
       const end = Math.min(rows, row + MXFP4_ROWS_PER_CHUNK);
-      const packed = await b.read((end - row) * groups * 16);
-      const exps = await s.read((end - row) * groups);
+      const packed = packedAll.subarray(0, (end - row) * groups * 16);
+      const exps = expsAll.subarray(0, (end - row) * groups);
+      await b.readInto(packed);
+      await s.readInto(exps);
       const keptRows: number[] = [];
       for (let r = row; r < end; r++) if (r >= start && (r - start) % step === 0) keptRows.push(r);
-      const out = new Uint8Array(keptRows.length * groups * 17);
+      const out = outChunk(keptRows.length * groups * 17);
       let at = 0;
       for (const r of keptRows) {
         for (let g = 0; g < groups; g++) {
