@@ -57,7 +57,10 @@ export interface GeneratedTensor {
 export interface MadeTensor {
   /** The GGUF tensor: name, type, shape, size. */
   readonly info: TensorInfo;
-  /** The Hugging Face tensors it is made from (none of them is written otherwise). */
+  /**
+   * The Hugging Face tensors it is made from, in the model's order (none of
+   * them is written otherwise).
+   */
   readonly needs: readonly string[];
   /**
    * Written before every other tensor, as the converter's

@@ -160,7 +160,8 @@ function planLayout(
   });
   const outputs: Output[] = [];
   // Tensors the family makes itself: the `first` ones lead, the others
-  // follow their last source.
+  // follow their last source. Until the `first` ones are out, every entry
+  // that arrives is held (entries, not payloads).
   const made = family.gguf?.made?.(header.tensors) ?? [];
   const consumed = new Set(made.flatMap((m) => m.needs));
   const madeAfter = new Map<string, Output[]>();
