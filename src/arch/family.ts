@@ -12,7 +12,7 @@
  * @module
  */
 
-import type { ModelMetadata } from "../tensor.ts";
+import type { ModelMetadata, TensorEntry, TensorInfo } from "../tensor.ts";
 import type { KvWriter } from "./kv.ts";
 
 /**
@@ -63,6 +63,32 @@ export interface GeneratedTensor {
   readonly values: Float32Array;
 }
 
+/**
+ * A GGUF tensor a family makes itself from Hugging Face tensors, where a
+ * rename or a stack is not enough (gpt-oss's transposed, interleaved
+ * experts; its MXFP4 blocks repacked to ggml's layout).
+ */
+export interface MadeTensor {
+  /** The GGUF tensor: name, type, shape, size. */
+  readonly info: TensorInfo;
+  /**
+   * The Hugging Face tensors it is made from, in the model's order (none of
+   * them is written otherwise).
+   */
+  readonly needs: readonly string[];
+  /**
+   * Written before every other tensor, as the converter's
+   * `generate_extra_tensors` writes them; otherwise where its last source is.
+   */
+  readonly first?: boolean;
+  /**
+   * The payload, streamed from the sources (in the order of `needs`).
+   *
+   * @param sources The entries of `needs`.
+   */
+  open(sources: readonly TensorEntry[]): ReadableStream<Uint8Array>;
+}
+
 /** What a family needs to be written as llama.cpp's GGUF. */
 export interface GgufSupport {
   /**
@@ -96,6 +122,13 @@ export interface GgufSupport {
    * claims, as the converter does), from the metadata.
    */
   embeddingRows?(metadata: ModelMetadata): number | undefined;
+  /**
+   * The tensors the family makes itself (see {@linkcode MadeTensor}), from
+   * the model's tensors; the others are renamed or stacked.
+   *
+   * @throws {RangeError} When a tensor it needs is missing or mis-shaped.
+   */
+  made?(tensors: readonly TensorInfo[]): readonly MadeTensor[];
 }
 
 /**
@@ -190,6 +223,11 @@ export interface Family {
   readonly gguf?: GgufSupport;
   /** What its converter class does to a SentencePiece vocabulary; absent: the generic builder. */
   readonly sentencePiece?: SentencePieceFacts;
+  /**
+   * Why a GGUF of this family cannot be read back into its Hugging Face
+   * layout (SafeTensors or APR output); absent: it can.
+   */
+  readonly ggufReadBackRefusal?: string;
 }
 
 /** Whole-model tensors of every family: GGUF base name → Hugging Face base name. */

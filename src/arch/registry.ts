@@ -12,6 +12,7 @@ import type { Family } from "./family.ts";
 import { GEMMA } from "./families/gemma.ts";
 import { GEMMA2 } from "./families/gemma2.ts";
 import { GEMMA3 } from "./families/gemma3.ts";
+import { GPT_OSS } from "./families/gpt_oss.ts";
 import { GRANITE } from "./families/granite.ts";
 import { LLAMA } from "./families/llama.ts";
 import { LLAMA4 } from "./families/llama4.ts";
@@ -52,6 +53,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     GRANITE,
     OLMO2,
     STARCODER2,
+    GPT_OSS,
   ].map((f) => [f.name, f]),
 );
 

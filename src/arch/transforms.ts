@@ -8,6 +8,8 @@
  * @module
  */
 
+import { markReleasable, releaseChunk, takeBuffer } from "../io/byte_source.ts";
+
 /**
  * Add `value` to every float32 of a little-endian F32 payload, rounding to
  * float32 (Gemma's `1 + w` norms become llama.cpp's `w`).
@@ -153,4 +155,214 @@ function concat(...parts: Uint8Array[]): Uint8Array {
     at += p.length;
   }
   return out;
+}
+
+/**
+ * Reads exact byte counts from a payload stream into the caller's buffer,
+ * giving each source chunk back (`releaseChunk`) once it is copied out.
+ */
+class ExactReader {
+  readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
+  readonly #what: string;
+  #chunk: Uint8Array | undefined;
+  #at = 0;
+
+  constructor(input: ReadableStream<Uint8Array>, what: string) {
+    this.#reader = input.getReader();
+    this.#what = what;
+  }
+
+  /** Fill `out` with the next `out.length` bytes. */
+  async readInto(out: Uint8Array): Promise<void> {
+    let filled = 0;
+    while (filled < out.length) {
+      if (this.#chunk === undefined) {
+        const { done, value } = await this.#reader.read();
+        if (done) {
+          throw new RangeError(
+            `Cannot read ${this.#what}: the payload ends ${out.length - filled} bytes early`,
+          );
+        }
+        [this.#chunk, this.#at] = [value, 0];
+      }
+      const take = Math.min(out.length - filled, this.#chunk.length - this.#at);
+      out.set(this.#chunk.subarray(this.#at, this.#at + take), filled);
+      [filled, this.#at] = [filled + take, this.#at + take];
+      if (this.#at >= this.#chunk.length) {
+        releaseChunk(this.#chunk);
+        this.#chunk = undefined;
+      }
+    }
+  }
+
+  cancel(reason?: unknown): Promise<void> {
+    return this.#reader.cancel(reason);
+  }
+}
+
+/** Largest chunk the transforms below emit. */
+const OUT_CHUNK_BYTES = 1024 * 1024;
+
+/** A chunk the sink may give back for reuse once written. */
+function outChunk(length: number): Uint8Array {
+  return markReleasable(new Uint8Array(takeBuffer(length)));
+}
+
+/**
+ * Every `step`-th column of each matrix, from column `start`, as rows: a
+ * stack of `count` row-major `[rows, cols]` matrices of `width`-byte values
+ * becomes `count` matrices `[cols / step, rows]` (gpt-oss's experts: its
+ * checkpoints store them `[hidden, 2 × ff]` with gate and up columns
+ * interleaved; llama.cpp's converter transposes them and takes `[::2]` and
+ * `[1::2]`). Holds one matrix (one expert) at a time; emits chunks of at
+ * most 1 MiB (or one output row).
+ *
+ * @example Usage
+ * ```ts
+ * import { columnsAsRows } from "./transforms.ts";
+ * // One 2×4 matrix of bytes: 0 1 2 3 / 4 5 6 7; the odd columns as rows.
+ * const input = ReadableStream.from([new Uint8Array([0, 1, 2, 3, 4, 5, 6, 7])]);
+ * const out = columnsAsRows(input, { count: 1, rows: 2, cols: 4, width: 1, start: 1, step: 2 });
+ * console.assert(new Uint8Array(await new Response(out).arrayBuffer()).join() === "1,5,3,7");
+ * ```
+ *
+ * @param input The stacked matrices.
+ * @param layout Their count, size and value width, and which columns to keep.
+ * @returns The kept columns, each as one row.
+ * @throws {RangeError} (from the stream) When the payload ends early.
+ */
+export function columnsAsRows(
+  input: ReadableStream<Uint8Array>,
+  layout: {
+    count: number;
+    rows: number;
+    cols: number;
+    width: number;
+    start: number;
+    step: number;
+  },
+): ReadableStream<Uint8Array> {
+  const { count, rows, cols, width, start, step } = layout;
+  const source = new ExactReader(input, "stacked matrices");
+  const kept = Math.ceil((cols - start) / step);
+  const rowBytes = rows * width;
+  const perChunk = Math.max(1, Math.floor(OUT_CHUNK_BYTES / rowBytes));
+  let matrix: Uint8Array | undefined;
+  let done = 0; // matrices finished
+  let next = kept; // the next kept column of the current matrix
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (next >= kept) {
+        if (done >= count) {
+          controller.close();
+          return;
+        }
+        matrix ??= new Uint8Array(rows * cols * width);
+        await source.readInto(matrix);
+        next = 0;
+      }
+      const end = Math.min(kept, next + perChunk);
+      const out = outChunk((end - next) * rowBytes);
+      let at = 0;
+      for (let k = next; k < end; k++) {
+        const c = start + k * step;
+        for (let r = 0; r < rows; r++) {
+          const from = (r * cols + c) * width;
+          for (let b = 0; b < width; b++) out[at++] = matrix![from + b]!;
+        }
+      }
+      next = end;
+      if (next >= kept) done++;
+      controller.enqueue(out);
+    },
+    async cancel(reason) {
+      await source.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+}
+
+/** Rows of packed MXFP4 written per chunk. */
+const MXFP4_ROWS_PER_CHUNK = 256;
+
+/**
+ * ggml's MXFP4 blocks (17 bytes: the E8M0 exponent, then 16 bytes holding
+ * value `j` in the low nibble and `j + 16` in the high nibble of byte `j`)
+ * from a Hugging Face checkpoint's `*_blocks` (16 bytes per 32 values, value
+ * `2i` in the low and `2i + 1` in the high nibble of byte `i`) and `*_scales`
+ * (one exponent per 32 values), as llama.cpp's converter repacks gpt-oss
+ * (`GptOssModel.repack_mxfp4`, `transform_nibble_layout`). Only every
+ * `step`-th row from `start` is kept (`[:, ::2]` and `[:, 1::2]` of the
+ * interleaved gate/up rows). Streams both payloads, 256 rows at a time.
+ *
+ * @example Usage
+ * ```ts
+ * import { repackMxfp4 } from "./transforms.ts";
+ * const blocks = ReadableStream.from([Uint8Array.from({ length: 16 }, (_, i) => (2 * i + 1) << 4 | 2 * i)]);
+ * const scales = ReadableStream.from([new Uint8Array([127])]);
+ * const out = repackMxfp4(blocks, scales, { rows: 1, groups: 1, start: 0, step: 1 });
+ * const bytes = new Uint8Array(await new Response(out).arrayBuffer());
+ * console.assert(bytes[0] === 127 && bytes[1] === (16 << 4 | 0));
+ * ```
+ *
+ * @param blocks The `*_blocks` payload (`[rows, groups, 16]`, any leading dimensions folded into rows).
+ * @param scales The `*_scales` payload (`[rows, groups]`).
+ * @param layout Rows and groups per row, and which rows to keep.
+ * @returns The kept rows as MXFP4 blocks.
+ * @throws {RangeError} (from the stream) When a payload ends early.
+ */
+export function repackMxfp4(
+  blocks: ReadableStream<Uint8Array>,
+  scales: ReadableStream<Uint8Array>,
+  layout: { rows: number; groups: number; start: number; step: number },
+): ReadableStream<Uint8Array> {
+  const { rows, groups, start, step } = layout;
+  const b = new ExactReader(blocks, "MXFP4 blocks");
+  const s = new ExactReader(scales, "MXFP4 scales");
+  // One band of rows, reused.
+  const band = Math.min(rows, MXFP4_ROWS_PER_CHUNK);
+  const packedAll = new Uint8Array(band * groups * 16);
+  const expsAll = new Uint8Array(band * groups);
+  let row = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (row >= rows) {
+        controller.close();
+        return;
+      }
+      const end = Math.min(rows, row + MXFP4_ROWS_PER_CHUNK);
+      const packed = packedAll.subarray(0, (end - row) * groups * 16);
+      const exps = expsAll.subarray(0, (end - row) * groups);
+      await b.readInto(packed);
+      await s.readInto(exps);
+      const keptRows: number[] = [];
+      for (let r = row; r < end; r++) if (r >= start && (r - start) % step === 0) keptRows.push(r);
+      const out = outChunk(keptRows.length * groups * 17);
+      let at = 0;
+      for (const r of keptRows) {
+        for (let g = 0; g < groups; g++) {
+          const i = (r - row) * groups + g;
+          out[at] = exps[i]!;
+          const src = i * 16;
+          for (let j = 0; j < 16; j++) {
+            // Value k sits in byte k >> 1, low nibble when k is even.
+            const lo = nibble(packed, src, j);
+            const hi = nibble(packed, src, j + 16);
+            out[at + 1 + j] = lo | (hi << 4);
+          }
+          at += 17;
+        }
+      }
+      row = end;
+      controller.enqueue(out);
+    },
+    async cancel(reason) {
+      await Promise.all([b.cancel(reason), s.cancel(reason)]);
+    },
+  }, { highWaterMark: 0 });
+}
+
+/** Value `k` of a Hugging Face MXFP4 group starting at byte `at`. */
+function nibble(packed: Uint8Array, at: number, k: number): number {
+  const byte = packed[at + (k >> 1)]!;
+  return (k & 1) === 0 ? byte & 0x0f : byte >> 4;
 }

@@ -51,7 +51,7 @@ import { reorderQkRows } from "./qk_row_layout.ts";
 import { assertGgufFamily, toGgufLayout } from "./gguf_layout.ts";
 import { languageModelOnly, languageModelView } from "./language_model.ts";
 import { assertMmprojSupported, toVisionGguf } from "./vision_gguf.ts";
-import { fromGgufLayout } from "./hf_layout.ts";
+import { assertReadsBack, fromGgufLayout } from "./hf_layout.ts";
 import { inLlamaQuantizeOrder } from "./llama_quantize_order.ts";
 import { assertEmbeddingMatchesConfig, fromAprLayout, toAprLayout } from "./apr_layout.ts";
 import type { Model } from "./model.ts";
@@ -300,20 +300,25 @@ async function convertPart(
   const model = await openModel(source, {
     ...options,
     ...(checkpoint !== undefined ? { hubDigestCheckpoint: checkpoint } : {}),
+    // GGUF keeps the blocks llama.cpp's converter keeps (gpt-oss's MXFP4).
+    ...(format === "gguf" && options.keepNames !== true ? { packedForGguf: true } : {}),
   });
   try {
-    refuseGgufOf(model, format);
+    refuseGgufOf(model, format, options);
     // A family aprkit cannot write as llama.cpp reads it is refused before the output exists.
     const location = typeof source === "string" ? source : model.location;
     if (format === "gguf" && options.keepNames !== true) {
       assertGgufFamily(model.header.metadata, location);
+    }
+    if (format !== "gguf" && options.keepNames !== true) {
+      assertReadsBack(model.header, location, format);
     }
     if (options.mmproj !== undefined || part === "vision") {
       assertMmprojSupported(model.header, location);
     }
     // realizar refuses a model whose config disagrees with its embedding: say so at import.
     if (format === "apr") assertEmbeddingMatchesConfig(languageModelView(model.header), location);
-    noteDequantized(model, options);
+    if (!packedCheckpoint(model)) noteDequantized(model, options);
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
@@ -412,7 +417,18 @@ async function convertPart(
     const sourceKey = format === "apr" && options.compress !== "lz4"
       ? await sourceIdentityOf(model)
       : undefined;
-    const sink = await createSink(format, output, options, imatrix, sourceKey, quantizedAs);
+    const sink = await createSink(
+      format,
+      output,
+      // llama.cpp's converter files a checkpoint whose MXFP4 it keeps as
+      // MOSTLY_MXFP4_MOE under its float --outtype values.
+      packedCheckpoint(model) && MXFP4_MOE_OUTTYPES.has(options.quantize ?? "none")
+        ? { ...options, ggufFileType: options.ggufFileType ?? LLAMA_FTYPE_MOSTLY_MXFP4_MOE }
+        : options,
+      imatrix,
+      sourceKey,
+      quantizedAs,
+    );
     // A Hub model streamed without the cache is checked against its sha256s
     // before the output is renamed into place (FORMATS.md D5).
     // Ctrl-C gives up the tensor read in flight, whatever the sink (a stalled
@@ -481,15 +497,47 @@ function noteDequantized(model: Model, options: ConvertOptions): void {
   const method = (model.reader as { quantMethod?: unknown }).quantMethod;
   if (typeof method !== "string" || (options.quantize ?? "none") !== "none") return;
   if (options.float32) return;
+  // llama.cpp's converter dequantizes too, except the blocks it keeps for GGUF (MXFP4).
+  const like = QUANT_METHODS.get(method)?.packedForGguf !== undefined
+    ? "as this format needs (GGUF keeps them)"
+    : "as llama.cpp's converter does";
   options.onNote?.(
-    `the ${method} checkpoint's quantized weights were dequantized to F32, as llama.cpp's converter does; quantize: "bf16" (or another target) writes a smaller file`,
+    `the ${method} checkpoint's quantized weights were dequantized to F32, ${like}; quantize: "bf16" (or another target) writes a smaller file`,
   );
 }
 
-/** A quantized checkpoint whose method cannot go to GGUF yet (gpt-oss's MXFP4). */
-function refuseGgufOf(model: Model, format: OutputFormat): void {
+/** llama.cpp's `LLAMA_FTYPE_MOSTLY_MXFP4_MOE`. */
+const LLAMA_FTYPE_MOSTLY_MXFP4_MOE = 38;
+
+/** The targets under which the converter files kept MXFP4 blocks as MOSTLY_MXFP4_MOE (its f32, f16, bf16). */
+const MXFP4_MOE_OUTTYPES: ReadonlySet<QuantizeTarget> = new Set(["none", "f16", "bf16"]);
+
+/** Targets that write what llama.cpp's converter writes of a checkpoint with kept blocks. */
+const PACKED_TARGETS: ReadonlySet<QuantizeTarget> = new Set(["none", "f16", "bf16", "q8_0"]);
+
+/** Whether the model's reader serves a quantized checkpoint's blocks as stored (for GGUF). */
+function packedCheckpoint(model: Model): boolean {
+  return (model.reader as { quantPacked?: unknown }).quantPacked === true;
+}
+
+/**
+ * A quantized checkpoint whose method cannot go to GGUF, or cannot go under
+ * the target asked for: llama.cpp's converter keeps gpt-oss's MXFP4 under
+ * its own --outtype values only, and llama-quantize does not requantize it.
+ */
+function refuseGgufOf(model: Model, format: OutputFormat, options: ConvertOptions): void {
   if (format !== "gguf") return;
   const method = (model.reader as { quantMethod?: unknown }).quantMethod;
+  const target = options.quantize ?? "none";
+  if (packedCheckpoint(model) && !PACKED_TARGETS.has(target)) {
+    throw new UsageError(
+      `Cannot convert "${model.location}" to gguf with quantize "${target}": its ${method} ` +
+        `experts stay ${String(method).toUpperCase()} in GGUF, as llama.cpp's converter keeps ` +
+        `them, and llama-quantize does not requantize them; supported: ${
+          [...PACKED_TARGETS].join(", ")
+        }`,
+    );
+  }
   const refusal = typeof method === "string" ? QUANT_METHODS.get(method)?.ggufRefusal : undefined;
   if (refusal !== undefined) {
     throw new UsageError(

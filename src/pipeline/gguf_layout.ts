@@ -14,7 +14,7 @@
 
 import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
-import type { Family } from "../arch/family.ts";
+import type { Family, MadeTensor } from "../arch/family.ts";
 import { familyGgufPlan, familyGgufRefusal } from "../arch/gguf_plan.ts";
 import { hfToGgufName } from "../arch/names.ts";
 import { familyOf, ggufFamilyList } from "../arch/registry.ts";
@@ -94,8 +94,12 @@ interface Output {
 export function toGgufLayout(
   options: { keepNames?: boolean } = {},
 ): TransformStream<ModelChunk, ModelChunk> {
-  // After each source tensor: the outputs it completes, in order.
-  let after = new Map<string, Output[]>();
+  // The outputs in header order, each emitted once its sources have arrived
+  // and every output before it is out.
+  let outputs: Output[] = [];
+  let next = 0;
+  // Source name → the index of the last output that needs it.
+  let lastUse = new Map<string, number>();
   const held = new Map<string, TensorEntry>();
   let active = false;
   return new TransformStream<ModelChunk, ModelChunk>({
@@ -114,7 +118,9 @@ export function toGgufLayout(
         }
         assertGgufFamily(metadata, String(metadata.source ?? "the model"));
         const planned = planLayout(chunk.header, familyOf(metadata.architecture)!);
-        after = planned.after;
+        outputs = planned.outputs;
+        lastUse = new Map();
+        outputs.forEach((out, i) => out.needs.forEach((n) => lastUse.set(n, i)));
         controller.enqueue({ type: "header", header: planned.header });
         for (const g of planned.first) controller.enqueue({ type: "tensor", tensor: g });
         return;
@@ -124,20 +130,31 @@ export function toGgufLayout(
         return;
       }
       const name = chunk.tensor.info.name;
-      held.set(name, chunk.tensor);
-      const outs = after.get(name) ?? [];
-      for (const out of outs) controller.enqueue({ type: "tensor", tensor: out.make(held) });
       // Entries are held (not their payloads) until the outputs that need them are out.
-      for (const out of outs) for (const n of out.needs) held.delete(n);
+      if (lastUse.has(name)) held.set(name, chunk.tensor);
+      while (next < outputs.length && outputs[next]!.needs.every((n) => held.has(n))) {
+        const out = outputs[next]!;
+        controller.enqueue({ type: "tensor", tensor: out.make(held) });
+        for (const n of out.needs) if (lastUse.get(n) === next) held.delete(n);
+        next++;
+      }
+    },
+    flush() {
+      if (active && next < outputs.length) {
+        const missing = outputs[next]!.needs.filter((n) => !held.has(n));
+        throw new RangeError(
+          `Cannot write "${outputs[next]!.info.name}": tensor "${missing[0]}" never arrived`,
+        );
+      }
     },
   });
 }
 
-/** The output header, the generated tensors, and which outputs each source tensor completes. */
+/** The output header, the generated tensors, and the outputs in order. */
 function planLayout(
   header: ModelHeader,
   family: Family,
-): { header: ModelHeader; first: TensorEntry[]; after: Map<string, Output[]> } {
+): { header: ModelHeader; first: TensorEntry[]; outputs: Output[] } {
   const metadata = header.metadata;
   const plan = familyGgufPlan(metadata);
   const first: TensorEntry[] = (plan?.generated ?? []).map((g) => {
@@ -147,26 +164,38 @@ function planLayout(
       open: () => ReadableStream.from([bytes.slice()]),
     };
   });
-  const after = new Map<string, Output[]>();
-  const outputs: TensorInfo[] = first.map((e) => e.info);
-  const add = (source: string, out: Output) => {
-    const list = after.get(source) ?? [];
-    list.push(out);
-    after.set(source, list);
-    outputs.push(out.info);
-  };
+  const outputs: Output[] = [];
+  // Tensors the family makes itself: the `first` ones lead, the others
+  // follow their last source. Until the `first` ones are out, every entry
+  // that arrives is held (entries, not payloads).
+  const made = family.gguf?.made?.(header.tensors) ?? [];
+  const consumed = new Set(made.flatMap((m) => m.needs));
+  const madeAfter = new Map<string, Output[]>();
+  for (const m of made) {
+    const out = madeOutput(m);
+    if (m.first === true) {
+      outputs.push(out);
+      continue;
+    }
+    const last = m.needs[m.needs.length - 1]!;
+    madeAfter.set(last, [...(madeAfter.get(last) ?? []), out]);
+  }
   const experts = expertGroups(header.tensors, family, metadata);
   for (const info of header.tensors) {
     if (info.name.endsWith(".rotary_emb.inv_freq")) continue; // the converter drops these
+    if (consumed.has(info.name)) {
+      outputs.push(...madeAfter.get(info.name) ?? []);
+      continue;
+    }
     const expert = experts.member.get(info.name);
     if (expert !== undefined) {
       // Stacks are emitted after the last expert tensor of their layer, as the converter does.
-      if (expert.last) { for (const out of expert.group.outputs) add(info.name, out); }
+      if (expert.last) outputs.push(...expert.group.outputs);
       continue;
     }
     const stacked = stackedOutputs(info, family, metadata);
     if (stacked !== undefined) {
-      for (const out of stacked) add(info.name, out);
+      outputs.push(...stacked);
       continue;
     }
     const name = hfToGgufName(info.name, family);
@@ -176,9 +205,22 @@ function planLayout(
           `GGUF name for it`,
       );
     }
-    add(info.name, renamed(info, name, family.gguf?.shift?.(name) ?? 0));
+    outputs.push(renamed(info, name, family.gguf?.shift?.(name) ?? 0));
   }
-  return { header: { ...header, tensors: outputs }, first, after };
+  const tensors = [...first.map((e) => e.info), ...outputs.map((o) => o.info)];
+  return { header: { ...header, tensors }, first, outputs };
+}
+
+/** A tensor the family makes, streamed from its sources when the sink reads it. */
+function madeOutput(m: MadeTensor): Output {
+  return {
+    info: m.info,
+    needs: m.needs,
+    make: (sources) => {
+      const entries = m.needs.map((n) => sources.get(n)!);
+      return { info: m.info, open: () => m.open(entries) };
+    },
+  };
 }
 
 /** A tensor under its GGUF name, its values shifted when the family says so. */

@@ -12,6 +12,7 @@
  */
 
 import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
+import { UsageError } from "../errors.ts";
 import type { Family } from "../arch/family.ts";
 import { ggufToHfName } from "../arch/names.ts";
 import { familyOf } from "../arch/registry.ts";
@@ -39,6 +40,23 @@ function ggufFamily(header: ModelHeader): Family | undefined {
   return family;
 }
 
+/**
+ * Refuse a GGUF model whose family aprkit cannot read back into its Hugging
+ * Face layout (checked before the output exists).
+ *
+ * @param header The model's header.
+ * @param location The source, for the message.
+ * @param format The output format, for the message.
+ * @throws {UsageError} Naming the family and why.
+ */
+export function assertReadsBack(header: ModelHeader, location: string, format: string): void {
+  if (header.metadata.original_format !== "gguf") return;
+  const refusal = ggufFamily(header)?.ggufReadBackRefusal;
+  if (refusal !== undefined) {
+    throw new UsageError(`Cannot convert "${location}" to ${format}: ${refusal}`);
+  }
+}
+
 interface Out {
   info: TensorInfo;
   make(source: TensorEntry): TensorEntry;
@@ -61,8 +79,9 @@ export function fromGgufLayout(
       if (chunk.type === "header") {
         const header = chunk.header;
         const family = header.metadata.original_format === "gguf" ? ggufFamily(header) : undefined;
-        active = family !== undefined;
-        if (family === undefined) {
+        // A family that does not read back keeps its GGUF tensors (GGUF to GGUF).
+        active = family !== undefined && family.ggufReadBackRefusal === undefined;
+        if (!active || family === undefined) {
           controller.enqueue(chunk);
           return;
         }

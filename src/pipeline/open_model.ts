@@ -67,6 +67,12 @@ export interface OpenModelOptions {
   onDownloadProgress?: (event: PullProgressEvent) => void;
   /** Warnings that do not stop reading (e.g. an index's `total_size` mismatch). */
   onWarning?: (message: string) => void;
+  /**
+   * For GGUF output: a quantized checkpoint whose blocks llama.cpp's
+   * converter keeps (gpt-oss's MXFP4) is read with them as stored, checked,
+   * for its family to repack. @default false
+   */
+  packedForGguf?: boolean;
   /** Stops an `hf://` download (its partial blobs stay for the next run). */
   signal?: AbortSignal;
   /**
@@ -159,7 +165,7 @@ async function openLocalModel(path: string, options: OpenModelOptions): Promise<
     const files = new LocalModelFiles(folder);
     return await openSafetensorsModel(files, {
       indexPath: posix.basename(path.replaceAll("\\", "/")),
-      ...warnings(options),
+      ...safetensorsOptions(options),
     });
   }
   const unix = path.replaceAll("\\", "/");
@@ -206,7 +212,7 @@ export async function openModelFolder(
 ): Promise<ModelReader> {
   const listing = await files.list();
   if (listing.includes(SAFETENSORS_INDEX_NAME) || listing.includes(SAFETENSORS_SINGLE_NAME)) {
-    return await openSafetensorsModel(files, warnings(options));
+    return await openSafetensorsModel(files, safetensorsOptions(options));
   }
   const manifests = listing.filter((p) =>
     !p.includes("/") && p.toLowerCase().endsWith(APR_MANIFEST_SUFFIX)
@@ -380,7 +386,7 @@ async function openStreamedHubModel(
   const reader = isFile
     ? await openSafetensorsModel(files, {
       indexPath: posix.basename(ref.path!),
-      ...warnings(options),
+      ...safetensorsOptions(options),
     })
     : await openModelFolder(files, options);
   return pinned(new Model(reader, text, verify, save));
@@ -424,4 +430,14 @@ function waits(options: OpenModelOptions): { onWait?: (message: string) => void 
 
 function warnings(options: OpenModelOptions): { onWarning?: (message: string) => void } {
   return options.onWarning ? { onWarning: options.onWarning } : {};
+}
+
+/** What a SafeTensors checkpoint's reader takes of the options. */
+function safetensorsOptions(
+  options: OpenModelOptions,
+): { onWarning?: (message: string) => void; packedForGguf?: boolean } {
+  return {
+    ...warnings(options),
+    ...(options.packedForGguf === true ? { packedForGguf: true } : {}),
+  };
 }

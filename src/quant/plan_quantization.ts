@@ -241,13 +241,19 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
     );
   }
   if (!spec.isFloat) return plan(INTEGER_WIDENING[dtype] ?? dtype, "integer");
-  if (KEEP_QUANTIZED.has(dtype)) return plan(dtype, "copy");
+  if (KEEP_QUANTIZED.has(dtype) || keptForGguf(info, options)) return plan(dtype, "copy");
   const target = TARGET_DTYPE[options.to ?? "none"];
   // GGUF F16/BF16 follow llama.cpp's converter (--outtype f16/bf16): every matrix
   // `.weight` but norms and what llama.cpp keeps in F32 (MoE routers…),
   // whatever its size; 1-D tensors stay F32.
   const gguf = options.ggufTypes === true;
-  if (gguf && target !== undefined && keptInFloat32(info.name)) return plan("F32", "float");
+  // As the converter: a tensor whose GGUF name does not end in `.weight`
+  // (gpt-oss's 2-D expert biases) is F32 whatever the --outtype.
+  if (
+    gguf && target !== undefined && (keptInFloat32(info.name) || !info.name.endsWith(".weight"))
+  ) {
+    return plan("F32", "float");
+  }
   const converterFloat = gguf && (target === "F16" || target === "BF16") &&
     info.shape.length >= 2 && info.name.endsWith(".weight") && !isNormOrBias(info.name);
   const eligible = target !== undefined &&
@@ -272,6 +278,14 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
   if (spec.decodeOnly) return plan("F16", "float");
   if (isAprStorable(dtype)) return plan(dtype, "copy");
   return plan(LOSSLESS_FLOAT[dtype] ?? "F32", "float");
+}
+
+/**
+ * MXFP4 blocks a checkpoint brings (gpt-oss's experts) stay MXFP4 in GGUF:
+ * llama.cpp's converter writes them as they are whatever its --outtype.
+ */
+function keptForGguf(info: TensorInfo, options: QuantizeOptions): boolean {
+  return options.ggufTypes === true && info.dtype === "MXFP4";
 }
 
 /** Values per row: the last dimension (1 for a scalar). */
@@ -390,7 +404,9 @@ function planPresetTensor(
   chosen: DType | undefined,
   options: QuantizeOptions,
 ): TensorPlan {
-  if (!DTYPES[info.dtype].isFloat) return planTensor(info, { ...options, to: "none" });
+  if (!DTYPES[info.dtype].isFloat || keptForGguf(info, options)) {
+    return planTensor(info, { ...options, to: "none" });
+  }
   const to = chosen === undefined
     ? "F32"
     : options.ggufTypes === true

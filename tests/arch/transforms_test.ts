@@ -5,7 +5,13 @@
  */
 
 import assert from "node:assert/strict";
-import { addToFloat32, concatPayloads, keepRanges } from "../../src/arch/transforms.ts";
+import {
+  addToFloat32,
+  columnsAsRows,
+  concatPayloads,
+  keepRanges,
+  repackMxfp4,
+} from "../../src/arch/transforms.ts";
 
 /** `bytes` cut into chunks of the given sizes (the rest in one last chunk). */
 function chunked(bytes: Uint8Array, sizes: number[]): ReadableStream<Uint8Array> {
@@ -75,4 +81,73 @@ Deno.test("concatPayloads(): experts in order, each opened only when the previou
   for (let r = await reader.read(); !r.done; r = await reader.read()) rest.push(...r.value);
   assert.deepEqual(rest, [0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2]);
   assert.deepEqual(opened, [0, 1, 2]);
+});
+
+Deno.test("columnsAsRows(): gpt-oss's interleaved gate/up columns as rows, BF16-wide values, across chunk edges", async () => {
+  // 2 experts of [3 rows, 4 cols] of 2-byte values: value (e, r, c) = e·100 + r·10 + c.
+  const [count, rows, cols, width] = [2, 3, 4, 2];
+  const values = new Uint16Array(count * rows * cols);
+  for (let e = 0; e < count; e++) {
+    for (let r = 0; r < rows; r++) {
+      for (let c = 0; c < cols; c++) values[(e * rows + r) * cols + c] = e * 100 + r * 10 + c;
+    }
+  }
+  const bytes = new Uint8Array(values.buffer);
+  for (const [start, step] of [[0, 2], [1, 2], [0, 1]] as const) {
+    const out = await all(
+      columnsAsRows(chunked(bytes, [1, 5, 3, 17]), { count, rows, cols, width, start, step }),
+    );
+    const want: number[] = [];
+    for (let e = 0; e < count; e++) {
+      for (let c = start; c < cols; c += step) {
+        for (let r = 0; r < rows; r++) want.push(e * 100 + r * 10 + c);
+      }
+    }
+    assert.deepEqual([...new Uint16Array(out.buffer)], want, `start ${start}, step ${step}`);
+  }
+  await assert.rejects(
+    all(
+      columnsAsRows(chunked(bytes.subarray(0, 30), []), {
+        count,
+        rows,
+        cols,
+        width,
+        start: 0,
+        step: 1,
+      }),
+    ),
+    /ends 18 bytes early/,
+  );
+});
+
+Deno.test("repackMxfp4(): the exponent first, value j and j + 16 in byte j's nibbles, every other row, across chunk edges", async () => {
+  // 4 rows of 2 groups: value k of group g of row r has code (r + g + k) & 15.
+  const [rows, groups] = [4, 2];
+  const code = (r: number, g: number, k: number) => (r + g + k) & 15;
+  const blocks = new Uint8Array(rows * groups * 16);
+  const scales = new Uint8Array(rows * groups);
+  for (let r = 0; r < rows; r++) {
+    for (let g = 0; g < groups; g++) {
+      scales[r * groups + g] = 120 + r * groups + g;
+      for (let i = 0; i < 16; i++) {
+        blocks[(r * groups + g) * 16 + i] = code(r, g, 2 * i) | (code(r, g, 2 * i + 1) << 4);
+      }
+    }
+  }
+  const out = await all(
+    repackMxfp4(chunked(blocks, [7, 40]), chunked(scales, [3]), {
+      rows,
+      groups,
+      start: 1,
+      step: 2,
+    }),
+  );
+  const want: number[] = [];
+  for (const r of [1, 3]) {
+    for (let g = 0; g < groups; g++) {
+      want.push(120 + r * groups + g);
+      for (let j = 0; j < 16; j++) want.push(code(r, g, j) | (code(r, g, j + 16) << 4));
+    }
+  }
+  assert.deepEqual([...out], want);
 });

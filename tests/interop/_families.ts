@@ -42,6 +42,8 @@ export interface ManifestKv {
 export interface GgufManifest {
   /** Which tool and commit wrote it. */
   made_by: string;
+  /** sha256 of the whole file (manifests made before issue 25 lack it). */
+  file_sha256?: string;
   /** Every KV pair, in file order. */
   kv: ManifestKv[];
   /** Every tensor, in file order: ggml type name, `ne`, sha256 of its bytes. */
@@ -150,12 +152,47 @@ function plainValue(v: unknown): unknown {
 export const NOT_YET_GGUF: Readonly<Record<string, string>> = {
   "deepseek-v2": "multi-head latent attention (kv_b_proj split into attn_k_b / attn_v_b), " +
     "expert groups and the deepseek2 keys",
-  "gpt-oss": "fused interleaved gate_up experts with biases, attention sinks, MXFP4",
 };
+
+/**
+ * Fixtures judged by a test of their own instead of the shared loops, and
+ * why: what the loops require of every family does not hold for them.
+ */
+export const OWN_TESTS: Readonly<Record<string, string>> = {
+  "gpt-oss-mxfp4": "gpt_oss_test.ts: its MXFP4 experts stay MXFP4 in GGUF, which llama-quantize " +
+    "does not requantize (no K-quant presets) and APR holds dequantized",
+};
+
+/**
+ * Families whose GGUF aprkit refuses to read back into Hugging Face's layout
+ * (gpt_oss_test.ts checks the refusal).
+ */
+export const NOT_READ_BACK: Readonly<Record<string, string>> = {
+  "gpt-oss": "transposed, split and MXFP4 experts",
+};
+
+/**
+ * Fixture folders (`hf/`) whose tensors are not a renaming of their GGUF's,
+ * or that aprkit refuses: unknown-arch and deepseek-v2 are refused; gpt-oss's
+ * experts and sinks are made, not renamed, and its GGUF is not read back
+ * (gpt_oss_test.ts).
+ */
+export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
+  "unknown-arch",
+  "deepseek-v2",
+  "gpt-oss",
+  "gpt-oss-mxfp4",
+  "gpt-oss-bf16",
+]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */
 export function convertedFamilies(): string[] {
-  return familyNames().filter((f) => !(f in NOT_YET_GGUF));
+  return familyNames().filter((f) => !(f in NOT_YET_GGUF) && !(f in OWN_TESTS));
+}
+
+/** The families whose GGUF aprkit reads back into their Hugging Face layout. */
+export function readBackFamilies(): string[] {
+  return convertedFamilies().filter((f) => !(f in NOT_READ_BACK));
 }
 
 /** Families whose converter output is kept as a GGUF file, to check the harness itself. */
@@ -230,6 +267,18 @@ export function manifestDifferences(
   const d = order(theirs.kv.map((e) => e.key), myKeys);
   if (c.join() !== d.join()) out.push(`KV order differs: ${firstDifference(c, d)}`);
   return out;
+}
+
+/**
+ * The whole file against the manifest's `file_sha256`, when it has one: one
+ * line when they differ, none otherwise.
+ */
+export async function fileDifference(path: string, theirs: GgufManifest): Promise<string[]> {
+  if (theirs.file_sha256 === undefined) return [];
+  const mine = createHash("sha256").update(await Deno.readFile(path)).digest("hex");
+  return mine === theirs.file_sha256
+    ? []
+    : [`file sha256 ${mine}, llama.cpp's ${theirs.file_sha256}`];
 }
 
 /** Where two orders of the same names first part: `#i: mine, llama.cpp's`. */

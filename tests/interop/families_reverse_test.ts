@@ -11,15 +11,15 @@ import { openModel } from "../../src/pipeline/open_model.ts";
 import { withTempDir } from "../cli/_run_apr.ts";
 import { readTensors } from "./_files.ts";
 import {
-  convertedFamilies,
   CONVERTER_GGUFS,
   fail,
   FAMILIES_DIR,
   familyDir,
+  readBackFamilies,
   tensorDifferences,
 } from "./_families.ts";
 
-const FAMILIES = convertedFamilies();
+const FAMILIES = readBackFamilies();
 
 /** Tensors llama.cpp's converter generates from config.json (Llama 3 RoPE, LongRoPE). */
 const GENERATED_ROPE_TENSORS = [

@@ -11,9 +11,9 @@ import assert from "node:assert/strict";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { withTempDir } from "../cli/_run_apr.ts";
+import { NOT_RENAMED_FIXTURES } from "../interop/_families.ts";
 
-/** Fixtures of families aprkit refuses (tests/interop/families_gguf_test.ts says why). */
-const NOT_CONVERTED = new Set(["unknown-arch", "deepseek-v2", "gpt-oss"]);
+const NOT_CONVERTED = NOT_RENAMED_FIXTURES;
 
 const FIXTURES = new URL("../testdata/families/hf/", import.meta.url).pathname;
 

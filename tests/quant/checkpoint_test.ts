@@ -172,14 +172,55 @@ Deno.test("quantized checkpoint: an APR import holds the dequantized weights, no
   });
 });
 
-Deno.test("quantized checkpoint mxfp4 (gpt-oss): GGUF output is refused before writing", async () => {
+Deno.test("quantized checkpoint mxfp4 (gpt-oss): GGUF output keeps the experts as MXFP4, holding transformers' dequantized values", async () => {
   await withTempDir(async (dir) => {
     const out = `${dir}/m.gguf`;
-    await rejects(
-      convertModel(folder("mxfp4-gpt-oss"), out),
-      /mxfp4 checkpoint cannot be written as GGUF yet: .*gpt-oss/,
-    );
-    await rejects(Deno.stat(out), Deno.errors.NotFound);
+    await convertModel(folder("mxfp4-gpt-oss"), out);
+    // The dequantized reading, whose values equal transformers' (sha256, above).
+    const hf = await openModel(folder("mxfp4-gpt-oss"));
+    const model = await openModel(out, { keepNames: true });
+    try {
+      const want = (await expected("mxfp4-gpt-oss")).values;
+      const gateUpHf = await hf.tensor("model.layers.0.mlp.experts.gate_up_proj").toFloat32();
+      const downHf = await hf.tensor("model.layers.0.mlp.experts.down_proj").toFloat32();
+      equal(sha256(gateUpHf), want["model.layers.0.mlp.experts.gate_up_proj"]!.sha256);
+      equal(sha256(downHf), want["model.layers.0.mlp.experts.down_proj"]!.sha256);
+      const gate = model.tensor("blk.0.ffn_gate_exps.weight");
+      const up = model.tensor("blk.0.ffn_up_exps.weight");
+      const down = model.tensor("blk.0.ffn_down_exps.weight");
+      for (const t of [gate, up, down]) equal(t.info.dtype, "MXFP4", t.info.name);
+      // GGUF holds gate and up transposed and split ([experts, ff, hidden]);
+      // transformers' gate_up_proj is [experts, hidden, 2·ff], gate/up interleaved.
+      const [experts, ff, hidden] = gate.info.shape as [number, number, number];
+      const [g, u] = [await gate.toFloat32(), await up.toFloat32()];
+      const gateUp = new Float32Array(experts * hidden * 2 * ff);
+      for (let e = 0; e < experts; e++) {
+        for (let j = 0; j < ff; j++) {
+          for (let h = 0; h < hidden; h++) {
+            const at = (e * hidden + h) * 2 * ff + 2 * j;
+            gateUp[at] = g[(e * ff + j) * hidden + h]!;
+            gateUp[at + 1] = u[(e * ff + j) * hidden + h]!;
+          }
+        }
+      }
+      // down_proj: transformers' [experts, ff, hidden], GGUF's [experts, hidden, ff].
+      const d = await down.toFloat32();
+      const [, rows, cols] = down.info.shape as [number, number, number];
+      const downProj = new Float32Array(d.length);
+      for (let e = 0; e < experts; e++) {
+        for (let r = 0; r < rows; r++) {
+          for (let c = 0; c < cols; c++) {
+            downProj[(e * cols + c) * rows + r] = d[(e * rows + r) * cols + c]!;
+          }
+        }
+      }
+      // Equal as numbers: ggml's MXFP4 table has no −0 (code 8 is +0).
+      deepEqual([...gateUp].map((v) => v + 0), [...gateUpHf].map((v) => v + 0));
+      deepEqual([...downProj].map((v) => v + 0), [...downHf].map((v) => v + 0));
+    } finally {
+      await model.close();
+      await hf.close();
+    }
   });
 });
 

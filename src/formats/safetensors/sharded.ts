@@ -78,6 +78,14 @@ export interface OpenSafetensorsModelOptions {
    * @default {false}
    */
   asStored?: boolean;
+  /**
+   * For GGUF output: serve the packed tensors of a method llama.cpp's
+   * converter keeps (gpt-oss's MXFP4) as stored, checked, and dequantize the
+   * others.
+   *
+   * @default {false}
+   */
+  packedForGguf?: boolean;
 }
 
 /** A SafeTensors model (one file or N shards) as one reader. */
@@ -89,6 +97,8 @@ export interface SafetensorsModelReader extends ModelReader {
    * dequantized (`fp8`, `gptq`…), or `undefined` for a plain checkpoint.
    */
   readonly quantMethod?: string | undefined;
+  /** Its packed tensors are served as stored, for GGUF output (see `packedForGguf`). */
+  readonly quantPacked?: boolean;
 }
 
 /** N shards as one reader. */
@@ -257,7 +267,7 @@ export async function openSafetensorsModel(
         new SingleFileReader(reader, metadata),
         config,
         files.name,
-        options.asStored,
+        options,
       );
     } catch (error) {
       await reader.close();
@@ -398,7 +408,7 @@ export async function openSafetensorsModel(
     ),
     config,
     files.name,
-    options.asStored,
+    options,
   );
 }
 
@@ -411,12 +421,14 @@ async function dequantized(
   reader: SafetensorsModelReader,
   config: unknown,
   location: string,
-  asStored: boolean | undefined,
+  options: { asStored?: boolean; packedForGguf?: boolean },
 ): Promise<SafetensorsModelReader> {
-  if (asStored) return reader;
+  if (options.asStored) return reader;
   let result;
   try {
-    result = await dequantizeCheckpoint(reader.tensors, config, location);
+    result = await dequantizeCheckpoint(reader.tensors, config, location, {
+      packedForGguf: options.packedForGguf === true,
+    });
   } catch (error) {
     await reader.close();
     throw error;
@@ -428,6 +440,7 @@ async function dequantized(
     tensors,
     shards: reader.shards,
     quantMethod: result.method,
+    ...(result.packed === true ? { quantPacked: true } : {}),
     close: () => reader.close(),
   };
 }

@@ -36,6 +36,13 @@ export interface QuantMethod {
    * (llama.cpp keeps some methods' blocks as a ggml type aprkit cannot write yet).
    */
   readonly ggufRefusal?: string;
+  /**
+   * For GGUF output, when llama.cpp's converter keeps the method's blocks as
+   * a ggml type (gpt-oss's MXFP4): the checkpoint's tensors as stored, every
+   * group checked as {@linkcode QuantMethod.dequantize} checks it, for the
+   * model's family to repack. Absent: GGUF output gets the dequantized tensors.
+   */
+  packedForGguf?(tensors: readonly TensorEntry[], context: QuantContext): TensorEntry[];
   /** Suffixes of the tensors the method consumes; any left over is an error. */
   readonly companions: readonly string[];
   /**

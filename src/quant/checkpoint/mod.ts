@@ -60,6 +60,8 @@ export interface DequantizedCheckpoint {
   readonly tensors: readonly TensorEntry[];
   /** The `quant_method` dequantized, or `undefined` for a plain checkpoint. */
   readonly method: string | undefined;
+  /** The method's blocks were kept as stored, for GGUF output. */
+  readonly packed?: boolean;
 }
 
 /**
@@ -94,7 +96,9 @@ export function quantizationConfig(config: unknown): Record<string, unknown> | u
  * @param tensors The checkpoint's tensors, in order.
  * @param config The parsed `config.json` (or `undefined` when there is none).
  * @param location The model's path or URL, for messages.
- * @param options `tileBytes`: packed source bytes kept per tile (default 16 MiB).
+ * @param options `tileBytes`: packed source bytes kept per tile (default 16 MiB);
+ * `packedForGguf`: keep the blocks of a method llama.cpp's converter keeps
+ * (see {@linkcode QuantMethod.packedForGguf}).
  * @returns The tensors to read and the method.
  * @throws {ModelFormatError} For a method not in {@linkcode QUANT_METHODS} (naming
  * it and the supported list), a config or tensor shape the method cannot
@@ -105,7 +109,7 @@ export async function dequantizeCheckpoint(
   tensors: readonly TensorEntry[],
   config: unknown,
   location: string,
-  options: { readonly tileBytes?: number } = {},
+  options: { readonly tileBytes?: number; readonly packedForGguf?: boolean } = {},
 ): Promise<DequantizedCheckpoint> {
   const quant = quantizationConfig(config);
   if (quant === undefined) {
@@ -130,7 +134,14 @@ export async function dequantizeCheckpoint(
       } is not supported (supported: ${[...QUANT_METHODS.keys()].join(", ")})`,
     );
   }
-  const context: QuantContext = { config: quant, location, ...options };
+  const context: QuantContext = {
+    config: quant,
+    location,
+    ...(options.tileBytes !== undefined ? { tileBytes: options.tileBytes } : {}),
+  };
+  if (options.packedForGguf === true && method.packedForGguf !== undefined) {
+    return { tensors: method.packedForGguf(tensors, context), method: method.name, packed: true };
+  }
   const out = await method.dequantize(tensors, context);
   // What the method left of its companions could only be written raw.
   const left = out.find((t) => method.companions.some((s) => t.info.name.endsWith(s)));

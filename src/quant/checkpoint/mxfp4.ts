@@ -8,8 +8,9 @@
  * `convert_moe_packed_tensors` (integrations/mxfp4.py): the values times their
  * group's power of two, then each expert transposed, so `…gate_up_proj`
  * comes out `[experts, groups·32, rows]` as the BF16 gpt-oss
- * checkpoints store it. GGUF output would keep MXFP4 as llama.cpp does, which
- * needs the gpt-oss family; until then a GGUF output of it is refused.
+ * checkpoints store it. GGUF output keeps the blocks as stored (checked
+ * alike): the gpt-oss family repacks them to ggml's MXFP4, as llama.cpp's
+ * converter does.
  *
  * @module
  */
@@ -32,31 +33,43 @@ import { TILE_BYTES, tileCache } from "./_tiles.ts";
 export const MXFP4: QuantMethod = {
   name: "mxfp4",
   reference: "transformers integrations/mxfp4.py convert_moe_packed_tensors; OCP MX v1.0",
-  ggufRefusal:
-    "llama.cpp keeps gpt-oss's MXFP4 experts as MXFP4 in GGUF, and aprkit does not have the gpt-oss family yet; convert it to APR or SafeTensors (dequantized)",
   companions: ["_blocks", "_scales"],
   dequantize(tensors, context) {
-    const byName = new Map(tensors.map((t) => [t.info.name, t]));
-    const groups: { entry: TensorEntry; replaces: string[] }[] = [];
-    for (const { info: { name } } of tensors) {
-      if (!name.endsWith("_blocks")) continue;
-      const base = name.slice(0, -"_blocks".length);
-      const scales = companion(byName, base + "_scales", context, name);
-      groups.push({
-        entry: mxfp4Entry(base, byName.get(name)!, scales, context),
-        replaces: [name, base + "_scales"],
-      });
-    }
+    const groups = pairs(tensors, context).map(({ base, blocks, scales }) => ({
+      entry: mxfp4Entry(base, blocks, scales, context),
+      replaces: [blocks.info.name, scales.info.name],
+    }));
     return replaceGroups(tensors, groups, new Set(), context);
+  },
+  packedForGguf(tensors, context) {
+    const paired = new Set<string>();
+    for (const { blocks, scales } of pairs(tensors, context)) {
+      checkPair(blocks, scales, context);
+      paired.add(blocks.info.name).add(scales.info.name);
+    }
+    const lone = tensors.find((t) => t.info.name.endsWith("_scales") && !paired.has(t.info.name));
+    if (lone !== undefined) {
+      throw checkpointError(context, `tensor "${lone.info.name}" belongs to no quantized weight`);
+    }
+    return [...tensors];
   },
 };
 
-function mxfp4Entry(
-  name: string,
-  blocks: TensorEntry,
-  scales: TensorEntry,
+/** Every `*_blocks` tensor with its `*_scales`. */
+function pairs(
+  tensors: readonly TensorEntry[],
   context: QuantContext,
-): TensorEntry {
+): { base: string; blocks: TensorEntry; scales: TensorEntry }[] {
+  const byName = new Map(tensors.map((t) => [t.info.name, t]));
+  return tensors.filter((t) => t.info.name.endsWith("_blocks")).map((blocks) => {
+    const base = blocks.info.name.slice(0, -"_blocks".length);
+    const scales = companion(byName, base + "_scales", context, blocks.info.name);
+    return { base, blocks, scales };
+  });
+}
+
+/** Refuse a `*_blocks`/`*_scales` pair that is not MXFP4's shapes and types. */
+function checkPair(blocks: TensorEntry, scales: TensorEntry, context: QuantContext): void {
   const b = blocks.info.shape;
   const s = scales.info.shape;
   if (
@@ -72,6 +85,16 @@ function mxfp4Entry(
       } are not MXFP4 blocks: expected U8 [experts, rows, groups, 16] and U8 [experts, rows, groups]`,
     );
   }
+}
+
+function mxfp4Entry(
+  name: string,
+  blocks: TensorEntry,
+  scales: TensorEntry,
+  context: QuantContext,
+): TensorEntry {
+  checkPair(blocks, scales, context);
+  const b = blocks.info.shape;
   const [experts, rows, groups] = [b[0]!, b[1]!, b[2]!];
   const columns = groups * 32;
   // Groups per tile: as many as fit decoded (32 f32 per group and row) and a

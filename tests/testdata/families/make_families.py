@@ -385,6 +385,11 @@ FAMILIES: dict[str, tuple] = {
          "rope scaling (yarn)": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
     ),
 }
+# gpt-oss as the Hub publishes it: the experts as MXFP4 (`*_blocks`, `*_scales`,
+# see to_mxfp4), everything else as the F32 checkpoint. Added last, so the
+# other families keep their seeds.
+FAMILIES["gpt-oss-mxfp4"] = FAMILIES["gpt-oss"]
+MXFP4_FAMILIES = {"gpt-oss-mxfp4"}
 
 
 # The same checkpoints saved by transformers 4 (run this script with
@@ -473,6 +478,8 @@ def make(name: str, seed: int) -> dict:
     config, model = build(name, config_cls, model_cls, config_args, seed)
     model.save_pretrained(folder, max_shard_size=SHARD_SIZE)
     excluded = set(save_tokenizer(tokenizer_kind, folder))
+    if name in MXFP4_FAMILIES:
+        model = to_mxfp4(folder, model_cls)
 
     # A prompt of random ordinary tokens whose greedy steps are decisive.
     for attempt in range(100):
@@ -528,6 +535,115 @@ def make(name: str, seed: int) -> dict:
     return reference
 
 
+# E2M1 values by their 4-bit code (OCP MX v1.0; transformers' FP4_VALUES).
+FP4_VALUES = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
+
+
+def mxfp4_pack(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Quantize `[..., rows, cols]` to the Hub's MXFP4 layout, groups of 32 along cols.
+
+    Each group's E8M0 exponent is the smallest power of two that brings its
+    largest magnitude within E2M1's 6; each value is the nearest E2M1 value
+    (ties to the lower code). Returns blocks U8 `[..., rows, cols/32, 16]`
+    (value 2i in the low nibble of byte i) and scales U8 `[..., rows, cols/32]`.
+    """
+    *prefix, rows, cols = w.shape
+    groups = w.reshape(*prefix, rows, cols // 32, 32).double()
+    amax = groups.abs().amax(dim=-1).clamp(min=2.0 ** -126)
+    exp = torch.ceil(torch.log2(amax / 6.0)).clamp(-127, 127)
+    scaled = groups / torch.pow(2.0, exp).unsqueeze(-1)
+    table = torch.tensor(FP4_VALUES, dtype=torch.float64)
+    # Nearest code among the positive magnitudes, then the sign bit.
+    codes = (scaled.abs().unsqueeze(-1) - table[:8]).abs().argmin(dim=-1)
+    codes = codes | ((scaled < 0).to(torch.int64) << 3)
+    codes = codes.to(torch.uint8)
+    blocks = codes[..., 0::2] | (codes[..., 1::2] << 4)
+    return blocks.contiguous(), (exp + 127).to(torch.uint8).contiguous()
+
+
+def to_mxfp4(folder: Path, model_cls: str):
+    """Rewrite a saved gpt-oss checkpoint as the Hub's MXFP4 one, and load it back.
+
+    `mlp.experts.gate_up_proj` `[experts, hidden, 2·ff]` and `down_proj`
+    `[experts, ff, hidden]` become `*_blocks` + `*_scales` of their transposes
+    (`[experts, out, in/32, 16]`, as openai/gpt-oss-20b stores them), in the
+    same shard; config.json gets openai/gpt-oss-20b's `quantization_config`.
+    The model returned is transformers' own load of that folder, dequantized
+    (`Mxfp4Config(dequantize=True)`): the reference runs what the checkpoint
+    holds. transformers dequantizes the experts to BF16 on CPU, which holds
+    every MXFP4 value exactly; the model is run in F32 like the others.
+    """
+    from safetensors.torch import load_file, save_file
+
+    index_path = folder / "model.safetensors.index.json"
+    index = json.loads(index_path.read_text())
+    total = 0
+    for shard in sorted(set(index["weight_map"].values())):
+        tensors = load_file(folder / shard)
+        out = {}
+        for name, t in tensors.items():
+            if name.endswith(("mlp.experts.gate_up_proj", "mlp.experts.down_proj")):
+                blocks, scales = mxfp4_pack(t.transpose(1, 2))
+                out[name + "_blocks"], out[name + "_scales"] = blocks, scales
+                del index["weight_map"][name]
+                index["weight_map"][name + "_blocks"] = shard
+                index["weight_map"][name + "_scales"] = shard
+            else:
+                out[name] = t
+        total += sum(t.numel() * t.element_size() for t in out.values())
+        save_file(out, folder / shard, metadata={"format": "pt"})
+    index["weight_map"] = dict(sorted(index["weight_map"].items()))
+    index["metadata"] = {"total_size": total}
+    index_path.write_text(json.dumps(index, indent=2) + "\n")
+    config_path = folder / "config.json"
+    config = json.loads(config_path.read_text())
+    config["quantization_config"] = {
+        "modules_to_not_convert": [
+            "model.layers.*.self_attn",
+            "model.layers.*.mlp.router",
+            "model.embed_tokens",
+            "lm_head",
+        ],
+        "quant_method": "mxfp4",
+    }
+    config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    model = getattr(transformers, model_cls).from_pretrained(
+        folder,
+        quantization_config=transformers.Mxfp4Config(dequantize=True),
+        dtype=torch.float32,
+        attn_implementation="eager",
+    ).eval().float()
+    return model
+
+
+def make_bf16_copy(name: str, copy: str) -> None:
+    """`hf/<copy>/`: `hf/<name>/` with every weight rounded to BF16, as most published
+    checkpoints store them (config.json's `dtype` says so). No reference run: it
+    is there for the converter's handling of BF16 sources (make_llamacpp.py)."""
+    from safetensors.torch import load_file, save_file
+
+    source, folder = HERE / "hf" / name, HERE / "hf" / copy
+    if folder.exists():
+        shutil.rmtree(folder)
+    shutil.copytree(source, folder)
+    for shard in folder.glob("*.safetensors"):
+        tensors = load_file(shard)
+        save_file({k: v.to(torch.bfloat16) for k, v in tensors.items()}, shard, metadata={"format": "pt"})
+    index_path = folder / "model.safetensors.index.json"
+    index = json.loads(index_path.read_text())
+    index["metadata"]["total_size"] = sum(
+        t.numel() * 2 for shard in folder.glob("*.safetensors") for t in load_file(shard).values())
+    index_path.write_text(json.dumps(index, indent=2) + "\n")
+    config_path = folder / "config.json"
+    config = json.loads(config_path.read_text())
+    config["dtype"] = "bfloat16"
+    config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+
+
+# BF16 copies (of the F32 checkpoint made first), for formats' sake only.
+BF16_COPIES = {"gpt-oss-bf16": "gpt-oss"}
+
+
 def make_unknown() -> None:
     """A checkpoint of an architecture nobody implements (issue 18 item 6).
 
@@ -566,6 +682,10 @@ def main() -> None:
         top = ref["steps"][0]["top"][0]
         print(f"{name}: greedy {ref['greedy']}, first step top {top}, margins {ref['greedy_margins']}, "
               f"sensitivity {ref['sensitivity']}")
+    for copy, name in BF16_COPIES.items():
+        if not TRANSFORMERS_4 and (copy in names or name in names):
+            make_bf16_copy(name, copy)
+            print(f"{copy}: {name} in BF16")
 
 
 if __name__ == "__main__":

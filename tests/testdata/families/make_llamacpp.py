@@ -9,7 +9,8 @@ bf16, q8_0) of the given llama.cpp checkout (the source node-llama-cpp 3.22.1
 builds, i.e. the llama.cpp the tests' judge runs) and, when
 `build/bin/llama-quantize` exists, `llama-quantize <f32> Q4_K_M` (and Q5_K_S). It writes `llama.cpp/<family>-<type>.json`: every
 KV pair (key, GGUF value type, array element types, value) and every tensor
-(name, ggml type, `ne`, sha256 of its bytes) in file order. The GGUF files
+(name, ggml type, `ne`, sha256 of its bytes) in file order, and the sha256 of
+the whole file (`file_sha256`; manifests made before it was added lack it). The GGUF files
 themselves are kept only for the families in KEEP_GGUF (the tests run llama.cpp
 on them to check the harness against transformers).
 
@@ -102,7 +103,12 @@ def manifest(path: Path, made_by: str) -> dict:
         }
         for t in reader.tensors
     ]
-    return {"made_by": made_by, "kv": kv, "tensors": tensors}
+    return {
+        "made_by": made_by,
+        "file_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "kv": kv,
+        "tensors": tensors,
+    }
 
 
 def llama_cpp_commit(llama_cpp: Path) -> str:
@@ -143,7 +149,13 @@ def main() -> None:
             if quantize.exists():
                 for q in QUANTIZED:
                     qpath = Path(tmp) / f"{name}-{q}.gguf"
-                    subprocess.run([str(quantize), str(f32), str(qpath), q], capture_output=True, check=True)
+                    run = subprocess.run([str(quantize), str(f32), str(qpath), q], capture_output=True, text=True)
+                    if run.returncode != 0:
+                        # gpt-oss's MXFP4 experts: "requantizing from type mxfp4 is disabled".
+                        errors = [l.split(": ", 1)[-1] for l in run.stderr.splitlines() + run.stdout.splitlines() if "failed to quantize:" in l]
+                        print(f"{name}: llama-quantize refused {q}: {(errors or ['?'])[-1]}")
+                        (out_dir / f"{name}-{q}.json").unlink(missing_ok=True)
+                        continue
                     files[q] = (qpath, f"llama.cpp {commit}: llama-quantize of the f32 file, {q}")
             for kind, (path, made_by) in files.items():
                 (out_dir / f"{name}-{kind}.json").write_text(json.dumps(manifest(path, made_by), indent=1) + "\n")

@@ -476,7 +476,7 @@ def make_mxfp4():
     config = {"architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "hidden_size": hidden,
               "intermediate_size": inter, "num_local_experts": experts, "num_hidden_layers": 1,
               "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 512,
-              "experts_per_token": 2, "torch_dtype": "bfloat16"}
+              "experts_per_token": 2, "sliding_window": 128, "torch_dtype": "bfloat16"}
     write("mxfp4-gpt-oss", tensors, {"quant_method": "mxfp4", "modules_to_not_convert": [
         "model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]},
         values, "transformers 5.18 integrations.mxfp4.convert_moe_packed_tensors(dtype=float32)",
