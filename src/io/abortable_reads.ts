@@ -40,37 +40,52 @@ export function abortableStream<T>(
   signal: AbortSignal,
 ): ReadableStream<T> {
   const reader = stream.getReader();
-  let onAbort = (): void => {};
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason);
-  });
-  aborted.catch(() => {}); // Seen by the read it ends; unhandled otherwise.
-  if (signal.aborted) onAbort();
-  else signal.addEventListener("abort", onAbort, { once: true });
-  const release = (): void => signal.removeEventListener("abort", onAbort);
   return new ReadableStream<T>({
     async pull(controller) {
       let result: ReadableStreamReadResult<T>;
       try {
-        result = await Promise.race([reader.read(), aborted]);
+        result = await readOrAbort(reader, signal);
       } catch (error) {
-        release();
         // Not awaited: a stalled source may take its time to let go.
         reader.cancel(error).catch(() => {});
         throw error;
       }
-      if (result.done) {
-        release();
-        controller.close();
-      } else {
-        controller.enqueue(result.value);
-      }
+      if (result.done) controller.close();
+      else controller.enqueue(result.value);
     },
-    cancel(reason) {
-      release();
-      return reader.cancel(reason);
-    },
+    cancel: (reason) => reader.cancel(reason),
   }, { highWaterMark: 0 });
+}
+
+/**
+ * One `reader.read()` that rejects with `signal`'s reason as soon as it aborts.
+ *
+ * Each read races its own abort promise and listener, both dropped when it
+ * settles. Not `Promise.race` against one promise kept for the whole stream:
+ * a promise that never settles keeps every race's reaction, and with it every
+ * chunk read (the whole tensor in memory, 256 MiB of a 256 MiB tensor; see
+ * docs/BENCHMARKS.md, "`--no-cache` import from the Hub").
+ */
+function readOrAbort<T>(
+  reader: ReadableStreamDefaultReader<T>,
+  signal: AbortSignal,
+): Promise<ReadableStreamReadResult<T>> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    const release = (): void => signal.removeEventListener("abort", onAbort);
+    reader.read().then(
+      (result) => {
+        release();
+        resolve(result);
+      },
+      (error) => {
+        release();
+        reject(error);
+      },
+    );
+  });
 }
 
 /**

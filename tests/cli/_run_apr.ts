@@ -79,12 +79,16 @@ export async function runApr(args: string[], options: RunAprOptions = {}): Promi
  * /proc/PID/status, polled until it exits; `undefined` elsewhere).
  *
  * @param args Arguments after `apr`.
+ * @param env Extra environment variables (e.g. a local Hub's HF_ENDPOINT).
  * @returns The run and its peak resident bytes.
  */
-export async function runAprPeakRss(args: string[]): Promise<{ run: AprRun; peakBytes?: number }> {
+export async function runAprPeakRss(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ run: AprRun; peakBytes?: number }> {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", CLI_PATH, ...args],
-    env: { HF_HOME: "/nonexistent", HF_HUB_OFFLINE: "1", NO_COLOR: "1" },
+    env: { HF_HOME: "/nonexistent", HF_HUB_OFFLINE: "1", NO_COLOR: "1", ...env },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
