@@ -3,12 +3,15 @@
 /**
  * The streaming byte transforms families use on the way between formats
  * (DESIGN.md §2.5a): each reads its source chunk by chunk and holds at most
- * one chunk (plus a few carried bytes), never a whole tensor.
+ * one chunk (plus a few carried bytes), never a whole tensor; `columnsAsRows`
+ * (columns_as_rows.ts) holds the kept columns of one matrix of a stack.
  *
  * @module
  */
 
 import { markReleasable, releaseChunk, takeBuffer } from "../io/byte_source.ts";
+
+export { columnsAsRows, type ColumnsAsRowsOptions } from "./columns_as_rows.ts";
 
 /**
  * Add `value` to every float32 of a little-endian F32 payload, rounding to
@@ -200,85 +203,9 @@ class ExactReader {
   }
 }
 
-/** Largest chunk the transforms below emit. */
-const OUT_CHUNK_BYTES = 1024 * 1024;
-
 /** A chunk the sink may give back for reuse once written. */
 function outChunk(length: number): Uint8Array {
   return markReleasable(new Uint8Array(takeBuffer(length)));
-}
-
-/**
- * Every `step`-th column of each matrix, from column `start`, as rows: a
- * stack of `count` row-major `[rows, cols]` matrices of `width`-byte values
- * becomes `count` matrices `[cols / step, rows]` (gpt-oss's experts: its
- * checkpoints store them `[hidden, 2 × ff]` with gate and up columns
- * interleaved; llama.cpp's converter transposes them and takes `[::2]` and
- * `[1::2]`). Holds one matrix (one expert) at a time; emits chunks of at
- * most 1 MiB (or one output row).
- *
- * @example Usage
- * ```ts
- * import { columnsAsRows } from "./transforms.ts";
- * // One 2×4 matrix of bytes: 0 1 2 3 / 4 5 6 7; the odd columns as rows.
- * const input = ReadableStream.from([new Uint8Array([0, 1, 2, 3, 4, 5, 6, 7])]);
- * const out = columnsAsRows(input, { count: 1, rows: 2, cols: 4, width: 1, start: 1, step: 2 });
- * console.assert(new Uint8Array(await new Response(out).arrayBuffer()).join() === "1,5,3,7");
- * ```
- *
- * @param input The stacked matrices.
- * @param layout Their count, size and value width, and which columns to keep.
- * @returns The kept columns, each as one row.
- * @throws {RangeError} (from the stream) When the payload ends early.
- */
-export function columnsAsRows(
-  input: ReadableStream<Uint8Array>,
-  layout: {
-    count: number;
-    rows: number;
-    cols: number;
-    width: number;
-    start: number;
-    step: number;
-  },
-): ReadableStream<Uint8Array> {
-  const { count, rows, cols, width, start, step } = layout;
-  const source = new ExactReader(input, "stacked matrices");
-  const kept = Math.ceil((cols - start) / step);
-  const rowBytes = rows * width;
-  const perChunk = Math.max(1, Math.floor(OUT_CHUNK_BYTES / rowBytes));
-  let matrix: Uint8Array | undefined;
-  let done = 0; // matrices finished
-  let next = kept; // the next kept column of the current matrix
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      if (next >= kept) {
-        if (done >= count) {
-          controller.close();
-          return;
-        }
-        matrix ??= new Uint8Array(rows * cols * width);
-        await source.readInto(matrix);
-        next = 0;
-      }
-      const end = Math.min(kept, next + perChunk);
-      const out = outChunk((end - next) * rowBytes);
-      let at = 0;
-      for (let k = next; k < end; k++) {
-        const c = start + k * step;
-        for (let r = 0; r < rows; r++) {
-          const from = (r * cols + c) * width;
-          for (let b = 0; b < width; b++) out[at++] = matrix![from + b]!;
-        }
-      }
-      next = end;
-      if (next >= kept) done++;
-      controller.enqueue(out);
-    },
-    async cancel(reason) {
-      await source.cancel(reason);
-    },
-  }, { highWaterMark: 0 });
 }
 
 /** Rows of packed MXFP4 written per chunk. */

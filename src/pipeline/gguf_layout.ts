@@ -18,10 +18,9 @@ import type { Family, MadeTensor } from "../arch/family.ts";
 import { familyGgufPlan, familyGgufRefusal } from "../arch/gguf_plan.ts";
 import { hfToGgufName } from "../arch/names.ts";
 import { familyOf, ggufFamilyList } from "../arch/registry.ts";
-import { addToFloat32, concatPayloads, keepRanges } from "../arch/transforms.ts";
+import { addToFloat32, columnsAsRows, concatPayloads, keepRanges } from "../arch/transforms.ts";
 import type { ModelChunk, ModelHeader, ModelMetadata, TensorEntry, TensorInfo } from "../tensor.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
-import { transposedExperts } from "./expert_transpose.ts";
 
 /**
  * Whether a model needs its family's GGUF layout: it names an architecture
@@ -417,7 +416,7 @@ function stackedOutputs(
 function transposedOutputs(info: TensorInfo, layer: string, targets: readonly string[]): Output[] {
   const [experts, rows, cols] = info.shape as [number, number, number];
   const parts = targets.length;
-  const elementBytes = tensorByteLength(info.dtype, [1]);
+  const width = tensorByteLength(info.dtype, [1]);
   if (cols % parts !== 0 || DTYPES[info.dtype].blockElements !== 1) {
     throw new RangeError(
       `Cannot split "${info.name}": its ${info.dtype} [${info.shape}] columns do not split in ${parts}`,
@@ -432,13 +431,13 @@ function transposedOutputs(info: TensorInfo, layer: string, targets: readonly st
       shape,
       byteLength: tensorByteLength(info.dtype, shape),
     };
-    const part = { shape: [experts, rows, cols] as const, elementBytes, from: k * count, count };
+    const part = { matrices: experts, rows, cols, width, start: k * count, count };
     return {
       info: out,
       needs: [info.name],
       make: (sources) => {
         const source = sources.get(info.name)!;
-        return { info: out, open: () => transposedExperts(source, part) };
+        return { info: out, open: () => columnsAsRows(source.open(), part) };
       },
     };
   });

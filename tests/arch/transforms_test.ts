@@ -7,27 +7,11 @@
 import assert from "node:assert/strict";
 import {
   addToFloat32,
-  columnsAsRows,
   concatPayloads,
   keepRanges,
   repackMxfp4,
 } from "../../src/arch/transforms.ts";
-
-/** `bytes` cut into chunks of the given sizes (the rest in one last chunk). */
-function chunked(bytes: Uint8Array, sizes: number[]): ReadableStream<Uint8Array> {
-  const parts: Uint8Array[] = [];
-  let at = 0;
-  for (const n of sizes) {
-    parts.push(bytes.slice(at, at + n));
-    at += n;
-  }
-  if (at < bytes.length) parts.push(bytes.slice(at));
-  return ReadableStream.from(parts);
-}
-
-async function all(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
-  return new Uint8Array(await new Response(stream).arrayBuffer());
-}
+import { all, chunked } from "./_payloads.ts";
 
 Deno.test("addToFloat32(): Gemma's +1, with float32s split across chunks", async () => {
   // Gemma stores w − 1; these are values a norm weight has.
@@ -81,43 +65,6 @@ Deno.test("concatPayloads(): experts in order, each opened only when the previou
   for (let r = await reader.read(); !r.done; r = await reader.read()) rest.push(...r.value);
   assert.deepEqual(rest, [0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2]);
   assert.deepEqual(opened, [0, 1, 2]);
-});
-
-Deno.test("columnsAsRows(): gpt-oss's interleaved gate/up columns as rows, BF16-wide values, across chunk edges", async () => {
-  // 2 experts of [3 rows, 4 cols] of 2-byte values: value (e, r, c) = e·100 + r·10 + c.
-  const [count, rows, cols, width] = [2, 3, 4, 2];
-  const values = new Uint16Array(count * rows * cols);
-  for (let e = 0; e < count; e++) {
-    for (let r = 0; r < rows; r++) {
-      for (let c = 0; c < cols; c++) values[(e * rows + r) * cols + c] = e * 100 + r * 10 + c;
-    }
-  }
-  const bytes = new Uint8Array(values.buffer);
-  for (const [start, step] of [[0, 2], [1, 2], [0, 1]] as const) {
-    const out = await all(
-      columnsAsRows(chunked(bytes, [1, 5, 3, 17]), { count, rows, cols, width, start, step }),
-    );
-    const want: number[] = [];
-    for (let e = 0; e < count; e++) {
-      for (let c = start; c < cols; c += step) {
-        for (let r = 0; r < rows; r++) want.push(e * 100 + r * 10 + c);
-      }
-    }
-    assert.deepEqual([...new Uint16Array(out.buffer)], want, `start ${start}, step ${step}`);
-  }
-  await assert.rejects(
-    all(
-      columnsAsRows(chunked(bytes.subarray(0, 30), []), {
-        count,
-        rows,
-        cols,
-        width,
-        start: 0,
-        step: 1,
-      }),
-    ),
-    /ends 18 bytes early/,
-  );
 });
 
 Deno.test("repackMxfp4(): the exponent first, value j and j + 16 in byte j's nibbles, every other row, across chunk edges", async () => {

@@ -73,7 +73,7 @@ function gptOssMade(tensors: readonly TensorInfo[]): MadeTensor[] {
       const [experts, cols] = floatShape(info, 2);
       for (const [gguf, start, step] of parts) {
         made.push(columns(info, `${blk}.${gguf}.bias`, [experts, cols / step], {
-          count: experts,
+          matrices: experts,
           rows: 1,
           cols,
           start,
@@ -84,7 +84,7 @@ function gptOssMade(tensors: readonly TensorInfo[]): MadeTensor[] {
       const [experts, rows, cols] = floatShape(info, 3);
       for (const [gguf, start, step] of parts) {
         made.push(columns(info, `${blk}.${gguf}.weight`, [experts, cols / step, rows], {
-          count: experts,
+          matrices: experts,
           rows,
           cols,
           start,
@@ -120,7 +120,7 @@ function columns(
   info: TensorInfo,
   name: string,
   shape: number[],
-  layout: { count: number; rows: number; cols: number; start: number; step: number },
+  layout: { matrices: number; rows: number; cols: number; start: number; step: number },
 ): MadeTensor {
   const width = tensorByteLength(info.dtype, [1]);
   return {
