@@ -224,11 +224,13 @@ const MXFP4_ROWS_PER_CHUNK = 256;
  * @example Usage
  * ```ts
  * import { repackMxfp4 } from "./transforms.ts";
- * const blocks = ReadableStream.from([Uint8Array.from({ length: 16 }, (_, i) => (2 * i + 1) << 4 | 2 * i)]);
+ * // Value k of the 32 is the 4-bit code k % 16: byte i holds values 2i and 2i + 1.
+ * const blocks = ReadableStream.from([Uint8Array.from({ length: 16 }, (_, i) => ((2 * i + 1) % 16) << 4 | (2 * i) % 16)]);
  * const scales = ReadableStream.from([new Uint8Array([127])]);
  * const out = repackMxfp4(blocks, scales, { rows: 1, groups: 1, start: 0, step: 1 });
  * const bytes = new Uint8Array(await new Response(out).arrayBuffer());
- * console.assert(bytes[0] === 127 && bytes[1] === (16 << 4 | 0));
+ * // ggml's byte j holds values j and j + 16: codes j % 16 and j % 16 again.
+ * console.assert(bytes[0] === 127 && bytes[2] === (1 << 4 | 1));
  * ```
  *
  * @param blocks The `*_blocks` payload (`[rows, groups, 16]`, any leading dimensions folded into rows).

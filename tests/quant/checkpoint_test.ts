@@ -9,7 +9,7 @@
  * @module
  */
 
-import { deepEqual, equal, ok, rejects } from "node:assert/strict";
+import { deepEqual, equal, ok } from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
