@@ -34,6 +34,7 @@ export const GRANITE: Family = {
   hfArchitectures: ["GraniteForCausalLM"],
   hfModelTypes: ["granite"],
   ggufArchitecture: "granite",
+  ggufRopeType: "norm",
   blockNames: LLAMA_BLOCK,
   permutesQk: true,
   tiedByDefault: false,

@@ -42,6 +42,7 @@ export const LLAMA: Family = {
   hfArchitectures: ["LlamaForCausalLM", "LLaMAForCausalLM"],
   hfModelTypes: ["llama"],
   ggufArchitecture: "llama",
+  ggufRopeType: "norm",
   blockNames: LLAMA_BLOCK,
   permutesQk: true,
   tiedByDefault: false,
