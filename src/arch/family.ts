@@ -82,6 +82,12 @@ export interface GgufSupport {
    */
   unsupported?(w: KvWriter): string | undefined;
   /**
+   * Whether the converter writes `LlamaModel`'s `{arch}.vocab_size` and
+   * `{arch}.rope.dimension_count`, which APR metadata alone gives for a model
+   * whose `config.json` was not kept (an APR file from elsewhere).
+   */
+  readonly llamaKeys?: boolean;
+  /**
    * Tensors made from the config, written before the model's own (the
    * converter's `generate_extra_tensors`).
    */

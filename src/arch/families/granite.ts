@@ -39,6 +39,6 @@ export const GRANITE: Family = {
   permutesQk: true,
   tiedByDefault: false,
   ggufRenamesOnly: true,
-  gguf: { writeKv: writeGraniteKv },
+  gguf: { writeKv: writeGraniteKv, llamaKeys: true },
   sentencePiece: LLAMA_SENTENCEPIECE,
 };

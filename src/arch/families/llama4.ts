@@ -139,5 +139,5 @@ export const LLAMA4: Family = {
   },
   tiedByDefault: false,
   ggufRenamesOnly: false,
-  gguf: { writeKv: writeLlama4Kv, generate: llama3RopeFreqs, unsupported },
+  gguf: { writeKv: writeLlama4Kv, llamaKeys: true, generate: llama3RopeFreqs, unsupported },
 };

@@ -272,8 +272,8 @@ const GGML_TOKENIZER: Readonly<Record<string, string>> = {
  * file; `general.file_type` is replaced when given), then writes every APR field over it, so
  * fields edited in APR win. A model from elsewhere (no `gguf_metadata`) gets
  * the keys llama.cpp's converter writes: `general.type`, `general.size_label`,
- * `{arch}.attention.value_length`, and for llama `llama.vocab_size` and
- * `llama.rope.dimension_count`; tokenizer keys as the converter derives them
+ * `{arch}.attention.value_length`, and for `LlamaModel`'s families (`llamaKeys`)
+ * `{arch}.vocab_size` and `{arch}.rope.dimension_count`; tokenizer keys as the converter derives them
  * (`tokenizer.ggml_model`, `tokenizer.pre`, token types, special ids).
  * `general.file_type` and `general.quantization_version` are written when given.
  *
@@ -344,7 +344,7 @@ export function aprToGgufKv(
     const order = [...EXPORT_ARCH_ORDER, ...fields.keys()];
     for (const suffix of new Set(order)) {
       const { field, type } = fields.get(suffix)!;
-      // vocab_size is implied by the token list; llama.cpp's converter writes it for llama.
+      // vocab_size is implied by the token list; LlamaModel's families write it, below.
       if (field === "vocab_size") continue;
       set(`${arch}.${suffix}`, type, metadata[field]);
       if (converted && suffix === "attention.key_length") {
@@ -356,10 +356,12 @@ export function aprToGgufKv(
   if (arch !== undefined && plan === undefined) {
     const tokens = metadata["tokenizer.vocabulary"];
     const vocab = metadata.vocab_size ?? (Array.isArray(tokens) ? tokens.length : undefined);
-    if (kv.has(`${arch}.vocab_size`) || (converted && arch === "llama")) {
+    // A model from elsewhere (no config.json kept): the keys its family's converter adds.
+    const llamaKeys = converted && familyOf(aprArch)?.gguf?.llamaKeys === true;
+    if (kv.has(`${arch}.vocab_size`) || llamaKeys) {
       set(`${arch}.vocab_size`, GgufValueType.UINT32, vocab);
     }
-    if (converted && arch === "llama") {
+    if (llamaKeys) {
       const heads = metadata.num_heads;
       const headDim = metadata.head_dim ??
         (typeof metadata.hidden_size === "number" && typeof heads === "number" && heads > 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference for tests/arch/gguf_rope_test.ts: llama.cpp's RoPE type of each GGUF
+"""Reference for tests/arch/family_facts_test.ts: llama.cpp's RoPE type of each GGUF
 architecture, as the judge's llama.cpp (de3ff81) assigns it in
 `llama_model_rope_type()` (src/llama-model.cpp), keyed by the `general.architecture`
 name `LLM_ARCH_NAMES` gives each `LLM_ARCH_*` (src/llama-arch.cpp).

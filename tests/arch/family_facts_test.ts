@@ -1,10 +1,13 @@
 /**
- * Every family says how llama.cpp rotates its GGUF, and says it as
- * llama.cpp does: each family's `ggufRopeType` and each entry of the table
- * for the other GGUF architectures equal `llama_model_rope_type()` of the
- * judge's llama.cpp (recorded from its source by
- * tests/testdata/arch/make_rope_types.py). A new family cannot leave it out
- * (the field is required) nor get it wrong (this test).
+ * Every family states the facts a GGUF of it needs, and states them as
+ * llama.cpp does, so a new family can neither leave one out (the fields are
+ * required, or checked here against a converter file) nor get one wrong:
+ * - `ggufRopeType`, and the table for the other GGUF architectures, equal
+ *   `llama_model_rope_type()` of the judge's llama.cpp (recorded from its
+ *   source by tests/testdata/arch/make_rope_types.py);
+ * - `llamaKeys` says whether llama.cpp's converter writes
+ *   `{arch}.vocab_size` and `rope.dimension_count` (its GGUFs' manifests,
+ *   tests/testdata/families and multimodal).
  */
 
 import assert from "node:assert/strict";
@@ -69,4 +72,36 @@ Deno.test("familyOfGguf(): the family named like the architecture, or the one wi
   assert.equal(familyOfGguf("qwen3vl", false)?.name, "qwen3vl");
   assert.equal(familyOfGguf("tiny_made_up", false), undefined);
   assert.equal(familyOfGguf(undefined, false), undefined);
+});
+
+/** Every llama.cpp converter GGUF the fixtures describe (manifests of its F32 files). */
+function converterManifests(): { file: string; kv: Map<string, unknown> }[] {
+  const dirs = ["families/llama.cpp", "multimodal/llama.cpp", "multimodal/qwen3vl/llama.cpp"];
+  return dirs.flatMap((dir) => {
+    const url = new URL(`../testdata/${dir}/`, import.meta.url);
+    return [...Deno.readDirSync(url)]
+      .filter((e) => /-f32\.json$/.test(e.name) && !e.name.includes("mmproj"))
+      .map((e) => {
+        const manifest = JSON.parse(Deno.readTextFileSync(new URL(e.name, url))) as {
+          kv: { key: string; value: unknown }[];
+        };
+        return { file: `${dir}/${e.name}`, kv: new Map(manifest.kv.map((k) => [k.key, k.value])) };
+      });
+  });
+}
+
+Deno.test("every family's llamaKeys says what llama.cpp's converter writes, and every family with GGUF output has a converter file to say it", () => {
+  const judged = new Set<string>();
+  for (const { file, kv } of converterManifests()) {
+    const arch = kv.get("general.architecture") as string;
+    const written = kv.has(`${arch}.vocab_size`) && kv.has(`${arch}.rope.dimension_count`);
+    for (const family of familiesOfGguf(arch)) {
+      assert.equal(family.gguf?.llamaKeys === true, written, `${family.name}: ${file}`);
+      judged.add(family.name);
+    }
+  }
+  const unjudged = [...FAMILIES.values()]
+    .filter((f) => f.gguf !== undefined && !judged.has(f.name))
+    .map((f) => f.name);
+  assert.deepEqual(unjudged, []);
 });
