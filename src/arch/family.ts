@@ -108,6 +108,12 @@ export interface GgufSupport {
    */
   unsupported?(w: KvWriter): string | undefined;
   /**
+   * Whether the converter writes `LlamaModel`'s `{arch}.vocab_size` and
+   * `{arch}.rope.dimension_count`, which APR metadata alone gives for a model
+   * whose `config.json` was not kept (an APR file from elsewhere).
+   */
+  readonly llamaKeys?: boolean;
+  /**
    * Tensors made from the config, written before the model's own (the
    * converter's `generate_extra_tensors`).
    */
@@ -177,6 +183,14 @@ export interface SentencePieceFacts {
   readonly addedTokensVerbatim?: boolean;
 }
 
+/**
+ * How llama.cpp rotates a GGUF architecture's Q/K (`llama_model_rope_type()`,
+ * src/llama-model.cpp): `norm` adjacent pairs; `neox` pairs half a head
+ * apart; `mrope` and `imrope` (Qwen2-VL, Qwen3-VL) per-axis sections, which
+ * for text (one position on every axis) rotate as `neox` does.
+ */
+export type GgufRopeType = "norm" | "neox" | "mrope" | "imrope";
+
 /** One model family. */
 export interface Family {
   /** aprkit's architecture name (APR `architecture`), as aprender and realizar spell it. */
@@ -189,6 +203,12 @@ export interface Family {
   readonly hfModelTypes: readonly string[];
   /** `general.architecture` in GGUF (`llama` for Mistral and Mixtral). */
   readonly ggufArchitecture: string;
+  /**
+   * llama.cpp's RoPE type of `ggufArchitecture` (`llama_model_rope_type()`):
+   * a GGUF of the family imported to APR gets its `rope_type` from it
+   * (`gguf_rope.ts`).
+   */
+  readonly ggufRopeType: GgufRopeType;
   /**
    * Per-block tensor names, GGUF base name → Hugging Face piece after
    * `model.layers.N.` (without `.weight`/`.bias`).
@@ -217,6 +237,23 @@ export interface Family {
    * renaming alone (no fused, stacked or shifted tensors).
    */
   readonly ggufRenamesOnly: boolean;
+  /**
+   * `config.json` keys of APR's feed-forward widths where the family names
+   * them otherwise than the common ones (`intermediate_size`,
+   * `moe_intermediate_size`): Llama 4's dense width is
+   * `intermediate_size_mlp` and its experts' `intermediate_size`, as its
+   * converter writes them to `feed_forward_length` and
+   * `expert_feed_forward_length`, which a GGUF import reads back.
+   */
+  readonly hfWidthKeys?: Readonly<
+    Partial<Record<"intermediate_size" | "moe_intermediate_size", string>>
+  >;
+  /**
+   * Whether a checkpoint's embedding may have other rows than its
+   * `vocab_size` on purpose (Gemma 3: llama.cpp trims it to the tokens its
+   * tokenizer claims), so realizar's load gate is not checked at import.
+   */
+  readonly embeddingRowsMayDiffer?: boolean;
   /** APR output: what realizar needs changed; absent: Hugging Face's tensors as they are. */
   readonly apr?: AprLayout;
   /** GGUF output; absent: refused. */

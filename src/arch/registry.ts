@@ -98,6 +98,39 @@ const BY_MODEL_TYPE: ReadonlyMap<string, Family> = new Map(
   [...FAMILIES.values()].flatMap((f) => f.hfModelTypes.map((t) => [t, f] as const)),
 );
 
+const BY_GGUF_ARCHITECTURE: ReadonlyMap<string, readonly Family[]> = Map.groupBy(
+  FAMILIES.values(),
+  (f) => f.ggufArchitecture,
+);
+
+/**
+ * The families llama.cpp files under one GGUF `general.architecture`
+ * (`llama`: Llama, Mistral and Mixtral), in registry order.
+ *
+ * @param ggufArchitecture E.g. `"llama"`.
+ * @returns The families; empty when aprkit knows none.
+ */
+export function familiesOfGguf(ggufArchitecture: string): readonly Family[] {
+  return BY_GGUF_ARCHITECTURE.get(ggufArchitecture) ?? [];
+}
+
+/**
+ * The family of a GGUF file. Where llama.cpp files several families under
+ * one architecture, stacked experts (`*_exps` tensors) tell the one with
+ * experts (Mixtral under `llama`); otherwise the family named like the
+ * architecture (Llama).
+ *
+ * @param ggufArchitecture `general.architecture`.
+ * @param hasExperts Whether the file holds stacked experts.
+ * @returns The family, or `undefined` when aprkit knows none.
+ */
+export function familyOfGguf(ggufArchitecture: unknown, hasExperts: boolean): Family | undefined {
+  if (typeof ggufArchitecture !== "string") return undefined;
+  const families = familiesOfGguf(ggufArchitecture);
+  const withExperts = hasExperts ? families.find((f) => f.experts !== undefined) : undefined;
+  return withExperts ?? familyOf(ggufArchitecture);
+}
+
 /**
  * The family of an aprkit architecture name (APR `architecture`).
  *

@@ -222,8 +222,8 @@ function fuseRows(infos: TensorInfo[], name: string): Planned {
 /**
  * realizar's load gate (PMAT-906): an imported model's `vocab_size` and
  * `hidden_size` must be its embedding's rows and columns. Checked at
- * import, before the output exists. Gemma 3 is excepted: its GGUF's
- * embedding may be trimmed to the tokenizer's tokens on purpose.
+ * import, before the output exists. A family whose embedding may differ on
+ * purpose (Gemma 3's, `embeddingRowsMayDiffer`) is excepted.
  *
  * @param header The model's header.
  * @param location The source, for the message.
@@ -231,8 +231,9 @@ function fuseRows(infos: TensorInfo[], name: string): Planned {
  */
 export function assertEmbeddingMatchesConfig(header: ModelHeader, location: string): void {
   const metadata = header.metadata;
-  if (metadata.original_format === "gguf" || familyOf(metadata.architecture) === undefined) return;
-  if (metadata.architecture === "gemma3") return;
+  const family = familyOf(metadata.architecture);
+  if (metadata.original_format === "gguf" || family === undefined) return;
+  if (family.embeddingRowsMayDiffer === true) return;
   const embed = header.tensors.find((t) => t.name === "model.embed_tokens.weight");
   if (embed === undefined || embed.shape.length !== 2) return;
   const [rows, cols] = embed.shape as [number, number];

@@ -15,8 +15,7 @@ import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import { UsageError } from "../errors.ts";
 import type { Family } from "../arch/family.ts";
 import { ggufToHfName } from "../arch/names.ts";
-import { familyOf } from "../arch/registry.ts";
-import { MIXTRAL } from "../arch/families/mixtral.ts";
+import { familyOfGguf } from "../arch/registry.ts";
 import { addToFloat32, keepRanges } from "../arch/transforms.ts";
 import type { ModelChunk, ModelHeader, TensorEntry, TensorInfo } from "../tensor.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
@@ -30,13 +29,13 @@ const GENERATED = new Set([
 
 const EXPS = /^blk\.(\d+)\.([a-z_]+_exps)\.weight$/;
 
-/** The family of a GGUF model (llama.cpp files Mixtral as `llama` with stacked experts). */
+/** The family of a GGUF model (llama.cpp files Mixtral as `llama`: `familyOfGguf`). */
 function ggufFamily(header: ModelHeader): Family | undefined {
-  const family = familyOf(header.metadata.architecture);
+  const hasExperts = header.tensors.some((t) => EXPS.test(t.name));
+  const family = familyOfGguf(header.metadata.architecture, hasExperts);
   // Experts stacked transposed (Llama 4, Qwen3-VL-MoE) would need their split undone and
   // transposed back; aprkit does not, so such a GGUF keeps its own names.
   if (family?.experts?.transposedStack !== undefined) return undefined;
-  if (family?.name === "llama" && header.tensors.some((t) => EXPS.test(t.name))) return MIXTRAL;
   return family;
 }
 

@@ -201,12 +201,13 @@ function modelState(names: readonly string[], metadata: ModelMetadata): ModelSta
   const kvHeads = positive(metadata.num_kv_heads) ?? heads;
   // llama.cpp's LLM_TYPE_70B (llama-model.cpp): 80 layers of llama with
   // grouped KV heads (equal counts are LLaMA-1 65B), of qwen2, or of deci.
-  const llama = arch === "llama" || arch === "mistral";
+  // llama.cpp's own names: the GGUF architecture (Mistral's is llama).
+  const ggufArch = familyOf(arch)?.ggufArchitecture ?? arch;
   const is70B = nLayer === 80 && nExpert !== 8 &&
-    ((llama && heads !== undefined && heads !== kvHeads) || arch === "qwen2" ||
-      arch === "deci");
+    ((ggufArch === "llama" && heads !== undefined && heads !== kvHeads) ||
+      ggufArch === "qwen2" || ggufArch === "deci");
   return {
-    arch: arch === "mistral" ? "llama" : arch,
+    arch: ggufArch,
     nLayer,
     nExpert,
     is70B,

@@ -7,6 +7,7 @@
 
 import assert from "node:assert/strict";
 import { ggufToHfName, hfToGgufName } from "../../src/arch/names.ts";
+import { OTHER_GGUF_ROPE_TYPES } from "../../src/arch/gguf_rope.ts";
 import { architectureOfHf, FAMILIES, familyOf } from "../../src/arch/registry.ts";
 import { NOT_RENAMED_FIXTURES } from "../interop/_families.ts";
 
@@ -138,4 +139,71 @@ Deno.test("layers point down: quant/ and arch/ import no format or pipeline modu
       }
     }
   }
+});
+
+/**
+ * Where a layer above `arch/` may still spell an architecture's name, and
+ * why: each is a name in another vocabulary that happens to be spelled like
+ * one (ggml's tokenizer models), or llama.cpp's own check on its GGUF
+ * architecture name, not a fact about a family of aprkit's.
+ */
+const ARCHITECTURE_LITERALS_ALLOWED: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  "formats/gguf/metadata.ts": {
+    llama: "tokenizer.ggml.model (SentencePiece-style)",
+    bert: "tokenizer.ggml.model (WordPiece)",
+  },
+  "formats/safetensors/hf_tokenizer_gguf.ts": { llama: "tokenizer.ggml.model" },
+  "formats/safetensors/hf_metadata.ts": { llama: "tokenizer.ggml.model" },
+  "quant/checkpoint/bitnet.ts": { bitnet: "quantization_config.quant_method" },
+  "quant/llama_presets.ts": {
+    llama: "llama-quantize's LLM_TYPE_70B, by GGUF architecture",
+    qwen2: "as llama",
+    deci: "as llama",
+    falcon: "llama_tensor_get_type's falcon case, by GGUF architecture",
+  },
+};
+
+Deno.test("the layers above arch/ spell no architecture name but where allowed (facts about a family live in its module)", async () => {
+  const names = new Set<string>(Object.keys(OTHER_GGUF_ROPE_TYPES));
+  for (const family of FAMILIES.values()) {
+    for (
+      const name of [
+        family.name,
+        family.ggufArchitecture,
+        ...family.hfArchitectures,
+        ...family.hfModelTypes,
+      ]
+    ) names.add(name);
+  }
+  const root = new URL("../../src/", import.meta.url);
+  const found: string[] = [];
+  const used = new Set<string>();
+  for (const folder of ["formats", "pipeline", "quant", "cli", "sources"]) {
+    const stack = [new URL(`${folder}/`, root)];
+    while (stack.length > 0) {
+      const dir = stack.pop()!;
+      for (const entry of Deno.readDirSync(dir)) {
+        const url = new URL(entry.name + (entry.isDirectory ? "/" : ""), dir);
+        if (entry.isDirectory) stack.push(url);
+        else if (entry.name.endsWith(".ts")) {
+          const file = url.pathname.slice(root.pathname.length);
+          const allowed = ARCHITECTURE_LITERALS_ALLOWED[file] ?? {};
+          // Comments and doc examples may name anything: only code counts.
+          const code = (await Deno.readTextFile(url)).split("\n")
+            .filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line)).join("\n");
+          for (const [, literal] of code.matchAll(/"([^"\\\n]*)"/g)) {
+            if (!names.has(literal!)) continue;
+            if (Object.hasOwn(allowed, literal!)) used.add(`${file}: "${literal}"`);
+            else found.push(`${file}: "${literal}"`);
+          }
+        }
+      }
+    }
+  }
+  assert.deepEqual(found, [], "architecture names outside src/arch/ (move the fact to its family)");
+  // The allowlist shrinks as its entries go: none may outlive its literal.
+  const stale = Object.entries(ARCHITECTURE_LITERALS_ALLOWED)
+    .flatMap(([file, literals]) => Object.keys(literals).map((l) => `${file}: "${l}"`))
+    .filter((entry) => !used.has(entry));
+  assert.deepEqual(stale, [], "allowed literals no longer in the code");
 });

@@ -3,12 +3,16 @@
  * (aprkit's, and llama.cpp's converter's where kept) converted back to
  * SafeTensors gives transformers' tensors bit for bit, and to APR gives what a
  * direct Hugging Face import gives (Hugging Face names and Q/K rows,
- * `rope_type` 2).
+ * `rope_type` 2, the family's metadata). The multimodal families' text GGUFs
+ * (aprkit's, which tests/interop/multimodal*_test.ts judge equal to the
+ * converter's) give the metadata of their Hugging Face import too.
  */
 
 import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { withTempDir } from "../cli/_run_apr.ts";
+import type { ModelMetadata } from "../../src/tensor.ts";
+import { testdata } from "../cli/_run_apr.ts";
 import { readTensors } from "./_files.ts";
 import {
   CONVERTER_GGUFS,
@@ -20,6 +24,73 @@ import {
 } from "./_families.ts";
 
 const FAMILIES = readBackFamilies();
+
+/**
+ * The APR metadata a family's GGUF carries (its architecture's facts and
+ * sizes): a GGUF import must give what the Hugging Face import gives.
+ */
+const FAMILY_FIELDS = [
+  "architecture",
+  "hf_architecture",
+  "hf_model_type",
+  "rope_type",
+  "hidden_size",
+  "num_layers",
+  "num_heads",
+  "num_kv_heads",
+  "vocab_size",
+  "intermediate_size",
+  "max_position_embeddings",
+  "head_dim",
+  "num_experts",
+  "num_experts_per_tok",
+  "moe_intermediate_size",
+] as const;
+
+/** Fields GGUF holds as float32: equal at that precision. */
+const F32_FIELDS = ["rope_theta", "rms_norm_eps"] as const;
+
+/** Fields a family fixture's GGUF cannot carry, and why. */
+const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  mistral: {
+    architecture: "llama.cpp files Mistral as llama: nothing in the GGUF tells them apart",
+    hf_architecture: "as architecture",
+    hf_model_type: "as architecture",
+  },
+  gemma: { rope_theta: "the converter writes no rope.freq_base for Gemma (llama.cpp's default)" },
+  gemma2: { rope_theta: "as Gemma" },
+};
+
+/** How a GGUF import's metadata differs from the Hugging Face import's, in the family's fields. */
+function metadataDifferences(
+  family: string,
+  got: ModelMetadata,
+  want: ModelMetadata,
+  expected: Readonly<Record<string, unknown>> = {},
+): string[] {
+  const problems: string[] = [];
+  const skip = NOT_IN_GGUF[family] ?? {};
+  const a = got as Record<string, unknown>;
+  const b = { ...want, ...expected } as Record<string, unknown>;
+  for (const field of [...FAMILY_FIELDS, ...F32_FIELDS]) {
+    if (field in skip) continue;
+    const f32 = (F32_FIELDS as readonly string[]).includes(field);
+    const w = f32 && typeof b[field] === "number" ? Math.fround(b[field] as number) : b[field];
+    if (a[field] !== w) {
+      problems.push(`${field} ${JSON.stringify(a[field])}, want ${JSON.stringify(w)}`);
+    }
+  }
+  return problems;
+}
+
+async function metadataOf(path: string): Promise<ModelMetadata> {
+  const model = await openModel(path);
+  try {
+    return model.header.metadata;
+  } finally {
+    await model.close();
+  }
+}
 
 /** Tensors llama.cpp's converter generates from config.json (Llama 3 RoPE, LongRoPE). */
 const GENERATED_ROPE_TENSORS = [
@@ -78,18 +149,61 @@ Deno.test("families: GGUF → APR equals HF → APR (Hugging Face names and layo
           const got = await readTensors(viaGguf);
           for (const name of GENERATED_ROPE_TENSORS) got.delete(name);
           const problems = tensorDifferences(family, got, await readTensors(direct));
-          const model = await openModel(viaGguf);
-          try {
-            const ropeType = (model.header.metadata as Record<string, unknown>).rope_type;
-            if (ropeType !== 2) {
-              problems.push(`rope_type ${ropeType}, want 2 (Hugging Face's Q/K rows)`);
-            }
-          } finally {
-            await model.close();
+          const metadata = await metadataOf(viaGguf);
+          if (metadata.rope_type !== 2) {
+            problems.push(`rope_type ${metadata.rope_type}, want 2 (Hugging Face's Q/K rows)`);
           }
+          problems.push(...metadataDifferences(family, metadata, await metadataOf(direct)));
           fail(family, problems);
         },
       );
+    }
+  });
+});
+
+/** A GGUF import of a family without a text class of its own names none. */
+const NO_CLASS = { hf_architecture: undefined, hf_model_type: undefined };
+
+/**
+ * The multimodal fixtures (transformers 5's saves) and what their text
+ * GGUF's import names differently from their Hugging Face import: the GGUF
+ * holds the language model only, under its text class where the family has
+ * one (Gemma 3, Llama 4), else none (Qwen2-VL, Qwen3-VL, Mistral 3).
+ */
+const MULTIMODAL: readonly { dir: string; family: string; expected: Record<string, unknown> }[] = [
+  { dir: "hf/qwen2-vl-t5", family: "qwen2vl", expected: NO_CLASS },
+  { dir: "hf/qwen2.5-vl-t5", family: "qwen2vl", expected: NO_CLASS },
+  { dir: "qwen3vl/hf/qwen3-vl-t5", family: "qwen3vl", expected: NO_CLASS },
+  { dir: "qwen3vl/hf/qwen3-vl-moe-t5", family: "qwen3vlmoe", expected: NO_CLASS },
+  {
+    dir: "hf/llama4-t5",
+    family: "llama4",
+    expected: { hf_architecture: "Llama4ForCausalLM", hf_model_type: "llama4_text" },
+  },
+  { dir: "hf/llama4-text-t5", family: "llama4", expected: {} },
+  { dir: "hf/mistral3-t5", family: "mistral3", expected: NO_CLASS },
+  {
+    dir: "hf/gemma3-t5",
+    family: "gemma3",
+    expected: { hf_architecture: "Gemma3ForCausalLM", hf_model_type: "gemma3_text" },
+  },
+];
+
+Deno.test("families: a multimodal family's text GGUF → APR gives the metadata of HF → APR (architecture, rope_type, sizes)", async (t) => {
+  await withTempDir(async (dir) => {
+    for (const { dir: fixture, family, expected } of MULTIMODAL) {
+      const name = fixture.split("/").at(-1)!;
+      await t.step(`${name} (${family})`, async () => {
+        const source = testdata(`multimodal/${fixture}`);
+        await convertModel(source, `${dir}/${name}.apr`);
+        await convertModel(source, `${dir}/${name}.gguf`);
+        await convertModel(`${dir}/${name}.gguf`, `${dir}/${name}-gguf.apr`);
+        const want = await metadataOf(`${dir}/${name}.apr`);
+        const got = await metadataOf(`${dir}/${name}-gguf.apr`);
+        const problems = metadataDifferences(family, got, want, expected);
+        if (want.architecture !== family) problems.push(`HF → APR says ${want.architecture}`);
+        fail(name, problems);
+      });
     }
   });
 });

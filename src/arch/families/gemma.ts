@@ -38,6 +38,7 @@ export const GEMMA: Family = {
   hfArchitectures: ["GemmaForCausalLM"],
   hfModelTypes: ["gemma"],
   ggufArchitecture: "gemma",
+  ggufRopeType: "neox",
   blockNames: LLAMA_BLOCK,
   permutesQk: false,
   tiedByDefault: true,

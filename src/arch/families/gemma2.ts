@@ -44,6 +44,7 @@ export const GEMMA2: Family = {
   hfArchitectures: ["Gemma2ForCausalLM"],
   hfModelTypes: ["gemma2"],
   ggufArchitecture: "gemma2",
+  ggufRopeType: "neox",
   blockNames: GEMMA2_BLOCK,
   permutesQk: false,
   tiedByDefault: true,

@@ -58,10 +58,12 @@ export const GEMMA3: Family = {
   hfArchitectures: ["Gemma3ForCausalLM"],
   hfModelTypes: ["gemma3_text", "gemma3"],
   ggufArchitecture: "gemma3",
+  ggufRopeType: "neox",
   blockNames: GEMMA2_BLOCK,
   permutesQk: false,
   tiedByDefault: true,
   ggufRenamesOnly: false,
+  embeddingRowsMayDiffer: true,
   gguf: { writeKv: writeGemma3Kv, shift: gemmaNormShift },
   sentencePiece: { addSpacePrefix: false },
 };

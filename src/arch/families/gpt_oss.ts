@@ -177,6 +177,7 @@ export const GPT_OSS: Family = {
     ["ffn_gate_inp", "mlp.router"],
   ],
   permutesQk: false,
+  ggufRopeType: "neox",
   tiedByDefault: false,
   ggufRenamesOnly: false,
   gguf: { writeKv: writeGptOssKv, made: gptOssMade },

@@ -34,10 +34,11 @@ export const GRANITE: Family = {
   hfArchitectures: ["GraniteForCausalLM"],
   hfModelTypes: ["granite"],
   ggufArchitecture: "granite",
+  ggufRopeType: "norm",
   blockNames: LLAMA_BLOCK,
   permutesQk: true,
   tiedByDefault: false,
   ggufRenamesOnly: true,
-  gguf: { writeKv: writeGraniteKv },
+  gguf: { writeKv: writeGraniteKv, llamaKeys: true },
   sentencePiece: LLAMA_SENTENCEPIECE,
 };

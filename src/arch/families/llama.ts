@@ -24,7 +24,11 @@ export function writeLlamaKv(w: KvWriter): void {
 }
 
 /** GGUF support shared by the families llama.cpp converts with `LlamaModel`. */
-export const LLAMA_GGUF: GgufSupport = { writeKv: writeLlamaKv, generate: llama3RopeFreqs };
+export const LLAMA_GGUF: GgufSupport = {
+  writeKv: writeLlamaKv,
+  llamaKeys: true,
+  generate: llama3RopeFreqs,
+};
 
 /** `LlamaModel.set_vocab`'s SentencePiece step, shared likewise. */
 export const LLAMA_SENTENCEPIECE: SentencePieceFacts = {
@@ -42,6 +46,7 @@ export const LLAMA: Family = {
   hfArchitectures: ["LlamaForCausalLM", "LLaMAForCausalLM"],
   hfModelTypes: ["llama"],
   ggufArchitecture: "llama",
+  ggufRopeType: "norm",
   blockNames: LLAMA_BLOCK,
   permutesQk: true,
   tiedByDefault: false,

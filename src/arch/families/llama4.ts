@@ -111,6 +111,7 @@ export const LLAMA4: Family = {
   hfArchitectures: ["Llama4ForCausalLM"],
   hfModelTypes: ["llama4_text", "llama4"],
   ggufArchitecture: "llama4",
+  ggufRopeType: "norm",
   blockNames: [
     ...LLAMA_BLOCK.filter(([, hf]) => !hf.startsWith("mlp.")),
     ["ffn_gate", "feed_forward.gate_proj"],
@@ -132,7 +133,11 @@ export const LLAMA4: Family = {
   },
   permutesQk: false,
   hfRopeInterleaved: true,
+  hfWidthKeys: {
+    intermediate_size: "intermediate_size_mlp",
+    moe_intermediate_size: "intermediate_size",
+  },
   tiedByDefault: false,
   ggufRenamesOnly: false,
-  gguf: { writeKv: writeLlama4Kv, generate: llama3RopeFreqs, unsupported },
+  gguf: { writeKv: writeLlama4Kv, llamaKeys: true, generate: llama3RopeFreqs, unsupported },
 };

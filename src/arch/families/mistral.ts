@@ -17,6 +17,7 @@ export const MISTRAL: Family = {
   hfArchitectures: ["MistralForCausalLM"],
   hfModelTypes: ["mistral"],
   ggufArchitecture: "llama",
+  ggufRopeType: "norm",
   blockNames: LLAMA_BLOCK,
   permutesQk: true,
   tiedByDefault: false,

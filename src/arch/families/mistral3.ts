@@ -21,6 +21,7 @@ export const MISTRAL3: Family = {
   hfArchitectures: [],
   hfModelTypes: ["mistral3"],
   ggufArchitecture: "mistral3",
+  ggufRopeType: "norm",
   blockNames: LLAMA_BLOCK,
   permutesQk: true,
   tiedByDefault: false,

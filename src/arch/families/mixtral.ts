@@ -20,6 +20,7 @@ export const MIXTRAL: Family = {
   hfArchitectures: ["MixtralForCausalLM"],
   hfModelTypes: ["mixtral"],
   ggufArchitecture: "llama",
+  ggufRopeType: "norm",
   blockNames: [...LLAMA_BLOCK, ["ffn_gate_inp", "block_sparse_moe.gate"]],
   experts: {
     prefix: "block_sparse_moe.experts",

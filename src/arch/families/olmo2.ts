@@ -33,6 +33,7 @@ export const OLMO2: Family = {
   hfArchitectures: ["Olmo2ForCausalLM"],
   hfModelTypes: ["olmo2"],
   ggufArchitecture: "olmo2",
+  ggufRopeType: "neox",
   blockNames: [
     ["attn_q", "self_attn.q_proj"],
     ["attn_k", "self_attn.k_proj"],

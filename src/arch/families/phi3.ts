@@ -47,6 +47,7 @@ export const PHI3: Family = {
   hfArchitectures: ["Phi3ForCausalLM"],
   hfModelTypes: ["phi3"],
   ggufArchitecture: "phi3",
+  ggufRopeType: "neox",
   blockNames: [
     ["attn_qkv", "self_attn.qkv_proj"],
     ["attn_output", "self_attn.o_proj"],

@@ -18,6 +18,7 @@ export const QWEN2: Family = {
   hfArchitectures: ["Qwen2ForCausalLM"],
   hfModelTypes: ["qwen2"],
   ggufArchitecture: "qwen2",
+  ggufRopeType: "neox",
   blockNames: LLAMA_BLOCK,
   permutesQk: false,
   tiedByDefault: false,

@@ -42,6 +42,7 @@ export const QWEN2MOE: Family = {
   hfArchitectures: ["Qwen2MoeForCausalLM"],
   hfModelTypes: ["qwen2_moe"],
   ggufArchitecture: "qwen2moe",
+  ggufRopeType: "neox",
   blockNames: [
     ...LLAMA_BLOCK,
     ["ffn_gate_inp", "mlp.gate"],

@@ -25,6 +25,7 @@ export const QWEN2VL: Family = {
   hfArchitectures: [],
   hfModelTypes: ["qwen2_vl", "qwen2_5_vl"],
   ggufArchitecture: "qwen2vl",
+  ggufRopeType: "mrope",
   blockNames: LLAMA_BLOCK,
   permutesQk: false,
   tiedByDefault: false,

@@ -17,6 +17,7 @@ export const QWEN3: Family = {
   hfArchitectures: ["Qwen3ForCausalLM"],
   hfModelTypes: ["qwen3"],
   ggufArchitecture: "qwen3",
+  ggufRopeType: "neox",
   blockNames: LLAMA_BLOCK,
   permutesQk: false,
   tiedByDefault: false,

@@ -18,6 +18,7 @@ export const QWEN3MOE: Family = {
   hfArchitectures: ["Qwen3MoeForCausalLM"],
   hfModelTypes: ["qwen3_moe"],
   ggufArchitecture: "qwen3moe",
+  ggufRopeType: "neox",
   blockNames: [...LLAMA_BLOCK, ["ffn_gate_inp", "mlp.gate"]],
   experts: QWEN_MOE_EXPERTS,
   permutesQk: false,

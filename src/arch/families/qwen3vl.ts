@@ -38,6 +38,7 @@ export const QWEN3VL: Family = {
   hfArchitectures: [],
   hfModelTypes: ["qwen3_vl"],
   ggufArchitecture: "qwen3vl",
+  ggufRopeType: "imrope",
   blockNames: LLAMA_BLOCK,
   permutesQk: false,
   tiedByDefault: false,

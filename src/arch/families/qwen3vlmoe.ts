@@ -48,6 +48,7 @@ export const QWEN3VLMOE: Family = {
   hfArchitectures: [],
   hfModelTypes: ["qwen3_vl_moe"],
   ggufArchitecture: "qwen3vlmoe",
+  ggufRopeType: "imrope",
   experts: EXPERTS,
   gguf: {
     writeKv(w) {

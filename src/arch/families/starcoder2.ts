@@ -19,6 +19,7 @@ export const STARCODER2: Family = {
   hfArchitectures: ["Starcoder2ForCausalLM"],
   hfModelTypes: ["starcoder2"],
   ggufArchitecture: "starcoder2",
+  ggufRopeType: "neox",
   blockNames: [
     ["attn_q", "self_attn.q_proj"],
     ["attn_k", "self_attn.k_proj"],

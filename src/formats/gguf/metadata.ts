@@ -27,75 +27,12 @@ import { mergeRankScores } from "../../tokenizer/merge_rank_scores.ts";
 import { PRE_TOKENIZERS } from "../../tokenizer/pre_tokenizers.ts";
 import { SAMPLING_TYPES } from "../../arch/hf_sampling.ts";
 import { familyGgufPlan } from "../../arch/gguf_plan.ts";
+import { aprRopeTypeOfGguf } from "../../arch/gguf_rope.ts";
 import { FILE_TYPE_KEY } from "../../arch/kv.ts";
 import { familyOf } from "../../arch/registry.ts";
 
 /** Arrays longer than this are left out of `gguf_metadata` (vocabularies belong in `tokenizer.*`). */
 export const GGUF_METADATA_MAX_ARRAY = 64;
-
-/**
- * RoPE style per architecture, as llama.cpp's `llama_model_rope_type()`
- * assigns it: NORM (0) rotates adjacent pairs, NEOX (2) pairs offset by half
- * the head. llama.cpp permutes llama's Q/K rows at conversion for NORM.
- */
-const ROPE_NORM = new Set([
-  "llama",
-  "deci",
-  "baichuan",
-  "starcoder",
-  "plamo",
-  "orion",
-  "internlm2",
-  "minicpm",
-  "xverse",
-  "command-r",
-  "cohere2",
-  "olmo",
-  "arctic",
-  "deepseek",
-  "deepseek2",
-  "chatglm",
-  "granite",
-  "granitemoe",
-  "chameleon",
-]);
-const ROPE_NEOX = new Set([
-  "falcon",
-  "grok",
-  "dbrx",
-  "bert",
-  "nomic-bert",
-  "stablelm",
-  "bitnet",
-  "qwen",
-  "qwen2",
-  "qwen2moe",
-  "qwen3",
-  "qwen3moe",
-  "olmo2",
-  "olmoe",
-  "phi2",
-  "phi3",
-  "phimoe",
-  "gemma",
-  "gemma2",
-  "gemma3",
-  "starcoder2",
-  "openelm",
-  "gptneox",
-  "codeshell",
-  "nemotron",
-  "exaone",
-  "minicpm3",
-]);
-
-/** Hugging Face class and model_type for the architectures whose names we map. */
-const HF_CLASSES: Readonly<Record<string, readonly [string, string]>> = {
-  llama: ["LlamaForCausalLM", "llama"],
-  mistral: ["MistralForCausalLM", "mistral"],
-  qwen2: ["Qwen2ForCausalLM", "qwen2"],
-  qwen3: ["Qwen3ForCausalLM", "qwen3"],
-};
 
 /** APR size fields ↔ `{arch}.` GGUF keys (one APR spelling each: APR_V2.md §3 alias trap). */
 const ARCH_FIELDS: readonly (readonly [keyof ModelMetadata & string, string, GgufValueType])[] = [
@@ -209,10 +146,13 @@ export function ggufToAprMetadata(kv: ReadonlyMap<string, GgufKvEntry>): ModelMe
   if (Object.keys(special).length > 0) m.special_tokens = special;
   if (arch !== undefined) {
     m.architecture = arch;
-    const hf = HF_CLASSES[arch];
-    if (hf !== undefined) {
-      m.hf_architecture = hf[0];
-      m.hf_model_type = hf[1];
+    // The family's text class, as a Hugging Face import names it (a
+    // multimodal family's GGUF holds no class of its own: none is named).
+    const family = familyOf(arch);
+    const [hfArchitecture] = family?.hfArchitectures ?? [];
+    if (hfArchitecture !== undefined) {
+      m.hf_architecture = hfArchitecture;
+      m.hf_model_type = family!.hfModelTypes[0]!;
     }
     for (const [field, suffix] of ARCH_FIELDS) {
       // Some architectures give per-layer arrays (e.g. head counts): only scalars map.
@@ -220,8 +160,8 @@ export function ggufToAprMetadata(kv: ReadonlyMap<string, GgufKvEntry>): ModelMe
       if (v !== undefined) m[field] = v;
     }
     if (m.vocab_size === undefined && tokenList !== undefined) m.vocab_size = tokenList.length;
-    if (ROPE_NORM.has(arch)) m.rope_type = 0;
-    else if (ROPE_NEOX.has(arch)) m.rope_type = 2;
+    const ropeType = aprRopeTypeOfGguf(arch);
+    if (ropeType !== undefined) m.rope_type = ropeType;
   } else if (tokenList !== undefined) {
     m.vocab_size = tokenList.length;
   }
@@ -332,8 +272,8 @@ const GGML_TOKENIZER: Readonly<Record<string, string>> = {
  * file; `general.file_type` is replaced when given), then writes every APR field over it, so
  * fields edited in APR win. A model from elsewhere (no `gguf_metadata`) gets
  * the keys llama.cpp's converter writes: `general.type`, `general.size_label`,
- * `{arch}.attention.value_length`, and for llama `llama.vocab_size` and
- * `llama.rope.dimension_count`; tokenizer keys as the converter derives them
+ * `{arch}.attention.value_length`, and for `LlamaModel`'s families (`llamaKeys`)
+ * `{arch}.vocab_size` and `{arch}.rope.dimension_count`; tokenizer keys as the converter derives them
  * (`tokenizer.ggml_model`, `tokenizer.pre`, token types, special ids).
  * `general.file_type` and `general.quantization_version` are written when given.
  *
@@ -404,7 +344,7 @@ export function aprToGgufKv(
     const order = [...EXPORT_ARCH_ORDER, ...fields.keys()];
     for (const suffix of new Set(order)) {
       const { field, type } = fields.get(suffix)!;
-      // vocab_size is implied by the token list; llama.cpp's converter writes it for llama.
+      // vocab_size is implied by the token list; LlamaModel's families write it, below.
       if (field === "vocab_size") continue;
       set(`${arch}.${suffix}`, type, metadata[field]);
       if (converted && suffix === "attention.key_length") {
@@ -416,10 +356,12 @@ export function aprToGgufKv(
   if (arch !== undefined && plan === undefined) {
     const tokens = metadata["tokenizer.vocabulary"];
     const vocab = metadata.vocab_size ?? (Array.isArray(tokens) ? tokens.length : undefined);
-    if (kv.has(`${arch}.vocab_size`) || (converted && arch === "llama")) {
+    // A model from elsewhere (no config.json kept): the keys its family's converter adds.
+    const llamaKeys = converted && familyOf(aprArch)?.gguf?.llamaKeys === true;
+    if (kv.has(`${arch}.vocab_size`) || llamaKeys) {
       set(`${arch}.vocab_size`, GgufValueType.UINT32, vocab);
     }
-    if (converted && arch === "llama") {
+    if (llamaKeys) {
       const heads = metadata.num_heads;
       const headDim = metadata.head_dim ??
         (typeof metadata.hidden_size === "number" && typeof heads === "number" && heads > 0

@@ -362,6 +362,12 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   set("num_experts", firstNumber(text, ["num_local_experts", "num_experts", "n_routed_experts"]));
   set("num_experts_per_tok", firstNumber(text, ["num_experts_per_tok"]));
   set("moe_intermediate_size", firstNumber(text, ["moe_intermediate_size"]));
+  // A family that names its widths otherwise (Llama 4), as its GGUF holds them.
+  const widths = familyOf(architecture)?.hfWidthKeys ?? {};
+  for (const [field, key] of Object.entries(widths)) {
+    const value = firstNumber(text, [key]);
+    if (value !== undefined) out[field as keyof typeof widths] = value;
+  }
 
   const vocabulary = readVocabulary(files.tokenizer, vocabSize);
   if (vocabulary !== undefined) {

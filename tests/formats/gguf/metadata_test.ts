@@ -70,6 +70,31 @@ Deno.test("ggufToAprMetadata() maps a qwen2 model: NEOX RoPE, HF class, chat tem
   assert.ok(keys.indexOf("rope_type") < keys.indexOf("tokenizer.vocabulary"));
 });
 
+Deno.test("ggufToAprMetadata() takes rope_type and the HF class from the GGUF architecture's family (src/arch/), every family's", async (t) => {
+  const cases: [string, number | undefined, string | undefined][] = [
+    ["llama", 0, "LlamaForCausalLM"],
+    ["llama4", 0, "Llama4ForCausalLM"],
+    ["mistral3", 0, undefined],
+    ["qwen2vl", 2, undefined],
+    ["qwen3vl", 2, undefined],
+    ["qwen3vlmoe", 2, undefined],
+    ["gemma3", 2, "Gemma3ForCausalLM"],
+    ["phi3", 2, "Phi3ForCausalLM"],
+    ["granite", 0, "GraniteForCausalLM"],
+    // Not a family: llama.cpp's RoPE type only.
+    ["falcon", 2, undefined],
+    ["tiny_made_up", undefined, undefined],
+  ];
+  for (const [arch, ropeType, hfClass] of cases) {
+    await t.step(arch, () => {
+      const m = ggufToAprMetadata(kvOf([["general.architecture", 8, arch]]));
+      assert.equal(m.architecture, arch);
+      assert.equal(m.rope_type, ropeType);
+      assert.equal(m.hf_architecture, hfClass);
+    });
+  }
+});
+
 Deno.test("ggufToAprMetadata() then JSON then aprToGgufKv() gives back every KV pair exactly", async (t) => {
   for (const stem of ["example", "tiny-llama-q4_k_m", "llama-2-tiny-random", "ggml-vocab-gpt-2"]) {
     await t.step(stem, async () => {
