@@ -89,6 +89,18 @@ export interface MadeTensor {
   open(sources: readonly TensorEntry[]): ReadableStream<Uint8Array>;
 }
 
+/**
+ * A whole-model tensor stacked from numbered ones: `<hf>.0.weight`,
+ * `<hf>.1.weight`, … → `<gguf>.weight` of shape `[count, rows, cols]`
+ * (Gemma 3n's AltUp projections).
+ */
+export interface GlobalStack {
+  /** The Hugging Face base name before the index (`model.altup_projections`). */
+  readonly hf: string;
+  /** The GGUF base name (`altup_proj`). */
+  readonly gguf: string;
+}
+
 /** What a family needs to be written as llama.cpp's GGUF. */
 export interface GgufSupport {
   /**
@@ -135,6 +147,21 @@ export interface GgufSupport {
    * @throws {RangeError} When a tensor it needs is missing or mis-shaped.
    */
   made?(tensors: readonly TensorInfo[]): readonly MadeTensor[];
+  /**
+   * The checkpoint name the converter maps, where it renames before mapping
+   * (Gemma 3n's `…_scale` parameters read as `…_scale.weight`).
+   */
+  hfName?(name: string): string;
+  /** Whole-model tensors stacked from numbered ones, emitted after the last of them. */
+  readonly stacks?: readonly GlobalStack[];
+  /**
+   * Rows a tensor (GGUF name) is padded to with zeros, or `undefined` (Gemma
+   * 3n's embeddings, to `vocab_size`).
+   *
+   * @param ggufName The tensor's GGUF name.
+   * @param hparams `config.json`, a multimodal model's `text_config` moved to the top.
+   */
+  paddedRows?(ggufName: string, hparams: Readonly<Record<string, unknown>>): number | undefined;
 }
 
 /**
@@ -214,6 +241,8 @@ export interface Family {
    * `model.layers.N.` (without `.weight`/`.bias`).
    */
   readonly blockNames: readonly (readonly [string, string])[];
+  /** Whole-model tensors besides {@linkcode GLOBAL_NAMES}: GGUF base name → Hugging Face base name. */
+  readonly globalNames?: readonly (readonly [string, string])[];
   /** Experts stacked into 3-D GGUF tensors. */
   readonly experts?: ExpertLayout;
   /**

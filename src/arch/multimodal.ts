@@ -33,6 +33,10 @@ export interface MultimodalClass {
    * knows here.
    */
   textFamily(config: Readonly<Record<string, unknown>>): string | undefined;
+  /** What its tensors outside the language model are, for notes; absent: "the vision tower and projector". */
+  readonly towers?: string;
+  /** Where its vision GGUF comes from, when aprkit writes none and the general advice does not fit. */
+  readonly mmprojElsewhere?: string;
 }
 
 /** LLaVA's text model: llama.cpp's converter files it as `LlamaModel` (llama or Mistral text). */
@@ -46,6 +50,13 @@ export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
   Gemma3ForConditionalGeneration: {
     source: "llama.cpp conversion/gemma.py Gemma3Model (text), Gemma3VisionModel (mmproj)",
     textFamily: () => "gemma3",
+  },
+  Gemma3nForConditionalGeneration: {
+    source:
+      "llama.cpp conversion/gemma.py Gemma3NModel (text); its vision and audio GGUF not written",
+    textFamily: () => "gemma3n",
+    towers: "the vision and audio towers and their embedders",
+    mmprojElsewhere: "llama.cpp's convert_hf_to_gguf.py --mmproj makes its vision and audio GGUF",
   },
   Mistral3ForConditionalGeneration: {
     source: "llama.cpp conversion/mistral3.py Ministral3Model (text), llava.py (mmproj)",
@@ -109,8 +120,10 @@ export function multimodalTextFamily(
 }
 
 // The converter's TextModel.filter_tensors, for the classes above: vision
-// tower, projector and their pieces, in either layout.
-const VISION = /(^|\.)(vision_tower|visual|vision_model|multi_modal_projector|image_newline)(\.|$)/;
+// tower, projector and their pieces, in either layout (Gemma 3n: also its
+// audio tower and both towers' embedders).
+const VISION =
+  /(^|\.)(vision_tower|visual|vision_model|multi_modal_projector|image_newline|audio_tower|embed_vision|embed_audio)(\.|$)/;
 
 /**
  * A multimodal checkpoint's tensor under its language model's Hugging Face

@@ -15,6 +15,9 @@ import { FAMILIES, familyOf } from "./registry.ts";
 interface Tables {
   toHf: Map<string, string>;
   toGguf: Map<string, string>;
+  /** Whole-model names: the common ones and the family's own. */
+  globalToHf: ReadonlyMap<string, string>;
+  globalToGguf: ReadonlyMap<string, string>;
 }
 
 const TABLES = new WeakMap<object, Tables>();
@@ -31,14 +34,17 @@ function tables(family: Family | undefined): Tables {
       if (!toHf.has(g)) toHf.set(g, h);
       if (!toGguf.has(h)) toGguf.set(h, g);
     }
-    t = { toHf, toGguf };
+    const globals = [...GLOBAL_NAMES, ...family?.globalNames ?? []];
+    t = {
+      toHf,
+      toGguf,
+      globalToHf: new Map(globals),
+      globalToGguf: new Map(globals.map(([g, h]) => [h, g])),
+    };
     TABLES.set(key, t);
   }
   return t;
 }
-
-const GLOBAL_TO_HF: ReadonlyMap<string, string> = new Map(GLOBAL_NAMES);
-const GLOBAL_TO_GGUF: ReadonlyMap<string, string> = new Map(GLOBAL_NAMES.map(([g, h]) => [h, g]));
 
 const GGUF_BLOCK = /^blk\.(\d+)\.([a-z_]+)\.(weight|bias)$/;
 const HF_BLOCK = /^model\.layers\.(\d+)\.(.+)\.(weight|bias)$/;
@@ -77,7 +83,7 @@ export function ggufToHfName(
     return hf === undefined ? name : `model.layers.${block[1]}.${hf}.${block[3]}`;
   }
   const global = ANY_GLOBAL.exec(name);
-  const hf = global === null ? undefined : GLOBAL_TO_HF.get(global[1]!);
+  const hf = global === null ? undefined : tables(resolve(family)).globalToHf.get(global[1]!);
   return hf === undefined ? name : `${hf}.${global![2]}`;
 }
 
@@ -109,7 +115,7 @@ export function hfToGgufName(
     return gguf === undefined ? name : `blk.${block[1]}.${gguf}.${block[3]}`;
   }
   const global = ANY_GLOBAL.exec(name);
-  const gguf = global === null ? undefined : GLOBAL_TO_GGUF.get(global[1]!);
+  const gguf = global === null ? undefined : tables(resolve(family)).globalToGguf.get(global[1]!);
   return gguf === undefined ? name : `${gguf}.${global![2]}`;
 }
 

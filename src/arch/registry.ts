@@ -12,6 +12,7 @@ import type { Family } from "./family.ts";
 import { GEMMA } from "./families/gemma.ts";
 import { GEMMA2 } from "./families/gemma2.ts";
 import { GEMMA3 } from "./families/gemma3.ts";
+import { GEMMA3N } from "./families/gemma3n.ts";
 import { GPT_OSS } from "./families/gpt_oss.ts";
 import { GRANITE } from "./families/granite.ts";
 import { LLAMA } from "./families/llama.ts";
@@ -50,6 +51,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     GEMMA,
     GEMMA2,
     GEMMA3,
+    GEMMA3N,
     GRANITE,
     OLMO2,
     STARCODER2,

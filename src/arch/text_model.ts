@@ -33,16 +33,17 @@ export function writeTextModelKv(w: KvWriter): void {
     ),
   );
   w.u32("embedding_length", w.find("hidden_size", "n_embd", "dim"));
-  w.u32(
-    "feed_forward_length",
-    w.find(
-      "prefix_dense_intermediate_size",
-      "dense_intermediate_size",
-      "intermediate_size",
-      "n_inner",
-      "hidden_dim",
-    ),
+  const ff = w.find(
+    "prefix_dense_intermediate_size",
+    "dense_intermediate_size",
+    "intermediate_size",
+    "n_inner",
+    "hidden_dim",
   );
+  // One per layer (Gemma 3n's list): an INT32 array, as gguf-py writes a list of ints.
+  if (Array.isArray(ff)) {
+    w.setArray("feed_forward_length", "INT32", integers(ff, "intermediate_size"));
+  } else w.u32("feed_forward_length", ff);
   w.u32("attention.head_count", w.find("num_attention_heads", "n_head", "n_heads"));
   w.u32("attention.head_count_kv", w.find("num_key_value_heads", "n_kv_heads"));
   if (w.hparams["is_causal"] === false) w.set("attention.causal", "BOOL", false);
@@ -95,4 +96,11 @@ export function writeTextModelKv(w: KvWriter): void {
     w.u32("attention.value_length", headDim);
   }
   w.fileType();
+}
+
+function integers(values: readonly unknown[], key: string): number[] {
+  if (!values.every((n) => Number.isSafeInteger(n))) {
+    throw new RangeError(`config.json: ${key} is not a list of integers`);
+  }
+  return values as number[];
 }

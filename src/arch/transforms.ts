@@ -150,6 +150,29 @@ export function keepRanges(
   }, { highWaterMark: 0 });
 }
 
+/**
+ * `length` zero bytes, a megabyte at a time (rows padding a tensor: zero in
+ * every float type).
+ *
+ * @param length How many.
+ * @returns The bytes.
+ */
+export function zeroBytes(length: number): ReadableStream<Uint8Array> {
+  const chunk = 1 << 20;
+  let left = length;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (left <= 0) {
+        controller.close();
+        return;
+      }
+      const n = Math.min(chunk, left);
+      left -= n;
+      controller.enqueue(new Uint8Array(n));
+    },
+  }, { highWaterMark: 0 });
+}
+
 function concat(...parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;

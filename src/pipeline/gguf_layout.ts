@@ -3,7 +3,8 @@
  * tensors for its family (`src/arch/`): names mapped, experts stacked into
  * 3-D `*_exps` tensors, transformers 5's stacked `gate_up_proj` split,
  * Gemma's norms shifted, generated tensors (`rope_freqs`, LongRoPE factors)
- * first, as llama.cpp's converter writes them. Every payload streams from
+ * first, Gemma 3n's numbered AltUp projections stacked and its embeddings
+ * padded with zero rows, as llama.cpp's converter writes them. Every payload streams from
  * its source when the sink reads it.
  *
  * A model of a family aprkit does not write as GGUF is refused here, before
@@ -18,7 +19,14 @@ import type { Family, MadeTensor } from "../arch/family.ts";
 import { familyGgufPlan, familyGgufRefusal } from "../arch/gguf_plan.ts";
 import { hfToGgufName } from "../arch/names.ts";
 import { familyOf, ggufFamilyList } from "../arch/registry.ts";
-import { addToFloat32, columnsAsRows, concatPayloads, keepRanges } from "../arch/transforms.ts";
+import { KvWriter, record } from "../arch/kv.ts";
+import {
+  addToFloat32,
+  columnsAsRows,
+  concatPayloads,
+  keepRanges,
+  zeroBytes,
+} from "../arch/transforms.ts";
 import type { ModelChunk, ModelHeader, ModelMetadata, TensorEntry, TensorInfo } from "../tensor.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
 
@@ -180,6 +188,9 @@ function planLayout(
     madeAfter.set(last, [...(madeAfter.get(last) ?? []), out]);
   }
   const experts = expertGroups(header.tensors, family, metadata);
+  const globalStacks = globalStackOutputs(header.tensors, family);
+  const hparams =
+    new KvWriter(record(metadata["hf_config"]) ?? {}, family.ggufArchitecture).hparams;
   for (const info of header.tensors) {
     if (info.name.endsWith(".rotary_emb.inv_freq")) continue; // the converter drops these
     if (consumed.has(info.name)) {
@@ -192,19 +203,30 @@ function planLayout(
       if (expert.last) outputs.push(...expert.group.outputs);
       continue;
     }
+    if (globalStacks.has(info.name)) {
+      const out = globalStacks.get(info.name);
+      if (out !== undefined) outputs.push(out);
+      continue;
+    }
     const stacked = stackedOutputs(info, family, metadata);
     if (stacked !== undefined) {
       outputs.push(...stacked);
       continue;
     }
-    const name = hfToGgufName(info.name, family);
-    if (name === info.name && /^(model\.|lm_head\.)/.test(info.name)) {
+    const hfName = family.gguf?.hfName?.(info.name) ?? info.name;
+    const name = hfToGgufName(hfName, family);
+    if (name === hfName && /^(model\.|lm_head\.)/.test(info.name)) {
       throw new RangeError(
         `Cannot convert tensor "${info.name}" to GGUF: the ${family.name} family has no ` +
           `GGUF name for it`,
       );
     }
-    outputs.push(renamed(info, name, family.gguf?.shift?.(name) ?? 0));
+    const rows = family.gguf?.paddedRows?.(name, hparams);
+    outputs.push(
+      rows !== undefined && rows > (info.shape[0] ?? 0)
+        ? padded(info, name, rows)
+        : renamed(info, name, family.gguf?.shift?.(name) ?? 0),
+    );
   }
   const tensors = [...first.map((e) => e.info), ...outputs.map((o) => o.info)];
   return { header: { ...header, tensors }, first, outputs };
@@ -257,6 +279,81 @@ function renamed(info: TensorInfo, name: string, shift: number): Output {
       };
     },
   };
+}
+
+/** A tensor under its GGUF name, with zero rows after its own up to `rows` (Gemma 3n's embeddings). */
+function padded(info: TensorInfo, name: string, rows: number): Output {
+  if (DTYPES[info.dtype].layout !== "elements") {
+    throw new RangeError(
+      `Cannot pad the rows of "${info.name}": it is ${info.dtype}, not a float type`,
+    );
+  }
+  const shape = [rows, ...info.shape.slice(1)];
+  const out: TensorInfo = { ...info, name, shape, byteLength: tensorByteLength(info.dtype, shape) };
+  const extra = out.byteLength - info.byteLength;
+  return {
+    info: out,
+    needs: [info.name],
+    make: (sources) => {
+      const source = sources.get(info.name)!;
+      return {
+        info: out,
+        open: () => concatPayloads([() => source.open(), () => zeroBytes(extra)]),
+      };
+    },
+  };
+}
+
+/**
+ * The family's whole-model stacks (`GgufSupport.stacks`): each member's
+ * name → the stacked output for the last member in source order, `undefined`
+ * for the others.
+ */
+function globalStackOutputs(
+  tensors: readonly TensorInfo[],
+  family: Family,
+): Map<string, Output | undefined> {
+  const members = new Map<string, Output | undefined>();
+  for (const stack of family.gguf?.stacks ?? []) {
+    const prefix = `${stack.hf}.`;
+    const parts = tensors.filter((t) =>
+      t.name.startsWith(prefix) && /^\d+\.weight$/.test(t.name.slice(prefix.length))
+    );
+    if (parts.length === 0) continue;
+    const ordered = [...parts].sort((a, b) =>
+      parseInt(a.name.slice(prefix.length)) - parseInt(b.name.slice(prefix.length))
+    );
+    const one = ordered[0]!;
+    ordered.forEach((p, i) => {
+      if (p.name !== `${prefix}${i}.weight`) {
+        throw new RangeError(`Cannot stack "${stack.hf}": "${prefix}${i}.weight" is missing`);
+      }
+      if (p.dtype !== one.dtype || p.shape.join() !== one.shape.join()) {
+        throw new RangeError(
+          `Cannot stack "${stack.hf}": "${p.name}" is ${p.dtype} [${p.shape}], ` +
+            `"${one.name}" ${one.dtype} [${one.shape}]`,
+        );
+      }
+    });
+    const shape = [ordered.length, ...one.shape];
+    const info: TensorInfo = {
+      name: `${stack.gguf}.weight`,
+      dtype: one.dtype,
+      shape,
+      byteLength: tensorByteLength(one.dtype, shape),
+    };
+    const names = ordered.map((p) => p.name);
+    for (const p of parts) members.set(p.name, undefined);
+    members.set(parts[parts.length - 1]!.name, {
+      info,
+      needs: names,
+      make: (sources) => {
+        const entries = names.map((n) => sources.get(n)!);
+        return { info, open: () => concatPayloads(entries.map((e) => () => e.open())) };
+      },
+    });
+  }
+  return members;
 }
 
 interface ExpertGroup {

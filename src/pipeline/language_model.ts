@@ -12,7 +12,7 @@
  */
 
 import { mmprojSupport } from "../arch/mmproj.ts";
-import { isMultimodalClass, languageModelName } from "../arch/multimodal.ts";
+import { isMultimodalClass, languageModelName, MULTIMODAL_CLASSES } from "../arch/multimodal.ts";
 import type { ModelChunk, ModelHeader, ModelMetadata } from "../tensor.ts";
 
 /** Options of {@linkcode languageModelOnly}. */
@@ -112,13 +112,20 @@ export function languageModelOnly(
 }
 
 function leftOutNote(count: number, hfClass: string, options: LanguageModelOptions): string {
-  const tensors = `the vision tower and projector of this ${hfClass} (${count} tensors)`;
+  const entry = Object.hasOwn(MULTIMODAL_CLASSES, hfClass)
+    ? MULTIMODAL_CLASSES[hfClass]
+    : undefined;
+  const towers = entry?.towers ?? "the vision tower and projector";
+  const tensors = `${towers} of this ${hfClass} (${count} tensors)`;
   if (options.mmproj !== undefined) {
     return `${tensors} went to the vision GGUF "${options.mmproj}"; the output holds its language model`;
   }
   const what = `${tensors} were left out; the output holds its language model`;
   if (options.format !== "gguf") {
     return `${what}. --keep-vision keeps them, under their Hugging Face names`;
+  }
+  if (mmprojSupport(hfClass) === undefined && entry?.mmprojElsewhere !== undefined) {
+    return `${what}. aprkit writes no vision GGUF for this class; ${entry.mmprojElsewhere}`;
   }
   return mmprojSupport(hfClass) !== undefined
     ? `${what}. --mmproj FILE writes them as llama.cpp's vision GGUF`

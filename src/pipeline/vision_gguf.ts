@@ -21,6 +21,7 @@ import {
   visionHparams,
 } from "../arch/mmproj.ts";
 import { record } from "../arch/kv.ts";
+import { MULTIMODAL_CLASSES } from "../arch/multimodal.ts";
 import { addToFloat32, keepRanges } from "../arch/transforms.ts";
 import { sizeLabel } from "../formats/gguf/metadata.ts";
 import type { ModelChunk, ModelHeader, TensorEntry, TensorInfo } from "../tensor.ts";
@@ -51,6 +52,15 @@ export function assertMmprojSupported(header: ModelHeader, location: string): vo
     }
     assertVisionPlan(header, location);
     return;
+  }
+  const elsewhere = typeof hf === "string" && Object.hasOwn(MULTIMODAL_CLASSES, hf)
+    ? MULTIMODAL_CLASSES[hf]!.mmprojElsewhere
+    : undefined;
+  if (elsewhere !== undefined) {
+    throw new UsageError(
+      `Cannot write a vision GGUF (mmproj) of "${location}": aprkit writes none for ${hf} ` +
+        `(${elsewhere}); supported: ${Object.keys(MMPROJ_CLASSES).join(", ")}`,
+    );
   }
   throw new UsageError(
     `Cannot write a vision GGUF (mmproj) of "${location}": ` +

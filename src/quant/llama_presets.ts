@@ -101,7 +101,19 @@ const NEVER_QUANTIZED = [
   "time_mix_decay_w2.weight",
   "time_mix_lerp_fused.weight",
   "attn_rel_b.weight",
+  // Gemma 3n's AltUp coefficients ([4, 4], [16, 4]): the converter's list keeps them F32.
+  "altup_correct_coef.weight",
+  "altup_predict_coef.weight",
 ];
+
+/**
+ * Names (GGUF spelling, substrings) llama-quantize leaves in their source
+ * type though the converter's `--outtype` converts them: Gemma 3n's small
+ * AltUp and Laurel tensors and its per-layer projection. The K-quant presets
+ * follow llama-quantize; Q8_0, whose GGUF is the converter's `--outtype
+ * q8_0` file, the converter.
+ */
+const NOT_QUANTIZED_BY_LLAMA_QUANTIZE = ["altup", "laurel", "per_layer_model_proj"];
 
 /** Whole names (GGUF spelling) llama-quantize never quantizes (BERT's positions and token types). */
 const NEVER_QUANTIZED_NAMES = new Set(["position_embd.weight", "token_types.weight"]);
@@ -171,7 +183,7 @@ export function presetTensorTypes(
   for (const i of order) {
     const info = tensors[i]!;
     const name = names[i]!;
-    if (!quantized(name, info.shape)) continue;
+    if (!quantized(name, info.shape, preset)) continue;
     const cols = info.shape.length === 0 ? 1 : info.shape[info.shape.length - 1]!;
     const chosen = tensorType(state, name, cols, preset);
     result[i] = options.apr === true ? APR_TYPE[chosen] ?? chosen : fallback(name, cols, chosen);
@@ -260,7 +272,7 @@ export function compareWeights(a: string, b: string): number {
 }
 
 /** llama-quantize's filter: weights of 2 or more dimensions that are not norms, gates, … */
-function quantized(name: string, shape: readonly number[]): boolean {
+function quantized(name: string, shape: readonly number[], preset: LlamaPreset): boolean {
   if (!name.endsWith("weight")) return false;
   // ggml_n_dims: trailing dimensions of size 1 do not count (ne runs innermost first).
   let dims = 0;
@@ -271,7 +283,8 @@ function quantized(name: string, shape: readonly number[]): boolean {
     }
   }
   if (dims < 2) return false;
-  return !keptInFloat32(name);
+  if (keptInFloat32(name)) return false;
+  return preset === "Q8_0" || !NOT_QUANTIZED_BY_LLAMA_QUANTIZE.some((p) => name.includes(p));
 }
 
 /** `use_more_bits`: the first and last eighth of the layers, and every third in between. */
@@ -299,12 +312,14 @@ function layerInfo(state: ModelState, counter: number, name: string): number {
 function tensorType(state: ModelState, name: string, cols: number, preset: LlamaPreset): DType {
   let type = DEFAULT_TYPE[preset];
   const falcon = state.arch === "falcon";
-  if (name === "output.weight" || (!state.hasOutput && name === "token_embd.weight")) {
+  // llama.cpp's token embedding category: Gemma 3n's per-layer embedding too.
+  const tokenEmbd = name === "token_embd.weight" || name === "per_layer_token_embd.weight";
+  if (name === "output.weight" || (!state.hasOutput && tokenEmbd)) {
     if (falcon || cols % BLOCK[type]! !== 0) type = "Q8_0";
     else if (type !== "Q8_0") type = "Q6_K";
     return type;
   }
-  if (name === "token_embd.weight") return type;
+  if (tokenEmbd) return type;
   // llama.cpp's `category_is_attn_v`: a fused QKV (Phi-3) and DeepSeek's
   // kv_b count as attn_v, with its rules and its counter.
   if (

@@ -16,7 +16,13 @@ import { writeTextModelKv } from "../text_model.ts";
 import { gemmaNormShift } from "./gemma.ts";
 import { GEMMA2_BLOCK } from "./gemma2.ts";
 
-function writeGemma3Kv(w: KvWriter): void {
+/**
+ * Gemma 3's keys without its sliding-window pattern (Gemma 3n's converter
+ * class extends them and always writes the pattern).
+ *
+ * @param w The writer over `config.json`.
+ */
+export function writeGemma3Keys(w: KvWriter): void {
   writeTextModelKv(w);
   w.u32("context_length", w.num("max_position_embeddings") ?? 131072);
   w.u32("attention.head_count", w.num("num_attention_heads") ?? 8);
@@ -29,9 +35,15 @@ function writeGemma3Kv(w: KvWriter): void {
   if (typeof softcap === "number" && softcap !== 0) w.f32("final_logit_softcapping", softcap);
   if (w.hparams["sliding_window_pattern"] !== 1) {
     w.u32("attention.sliding_window", w.need("sliding_window"));
-    writeUnusualPattern(w);
   }
   w.u32("attention.head_count_kv", w.num("num_key_value_heads") ?? 4);
+}
+
+function writeGemma3Kv(w: KvWriter): void {
+  writeGemma3Keys(w);
+  // head_count_kv, written first by writeTextModelKv, keeps its place: the
+  // pattern follows the sliding window as in the converter's order.
+  if (w.hparams["sliding_window_pattern"] !== 1) writeUnusualPattern(w);
 }
 
 /**
