@@ -16,57 +16,47 @@
 import assert from "node:assert/strict";
 import { torchNormalIcdf } from "../../src/arch/families/gemma3n.ts";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
-import { openModel } from "../../src/pipeline/open_model.ts";
 import type { QuantizeTarget } from "../../src/quant/plan_quantization.ts";
 import { runApr, testdata, withTempDir } from "../cli/_run_apr.ts";
 import { llamaLogProbs } from "./_llama_judge.ts";
 import {
-  compareWithReference,
   fail,
   type FamilyReference,
   ggufDescription,
   type GgufManifest,
   manifestDifferences,
 } from "./_families.ts";
+import {
+  assertAsConverter,
+  assertAsTransformers,
+  assertKeepsVision,
+  assertRefused,
+  convertFixtures,
+  copyCheckpoint,
+  fixtureJson,
+  metadataDifferences,
+  modelContents,
+  sourceNames,
+} from "./_multimodal.ts";
 
 const DIR = testdata("multimodal/gemma3n");
 /** The ConditionalGeneration layout (towers included) and the text-only class: the same weights. */
 const FIXTURES = ["gemma3n-t5", "gemma3n-text-t5"];
 const TOWERS = /^model\.(vision_tower|audio_tower|embed_vision|embed_audio)\./;
 
-async function json<T>(path: string): Promise<T> {
-  return JSON.parse(await Deno.readTextFile(`${DIR}/${path}`));
-}
-
-function sourceNames(name: string): string[] {
-  return Object.keys(
-    JSON.parse(Deno.readTextFileSync(`${DIR}/hf/${name}/model.safetensors.index.json`)).weight_map,
-  );
-}
-
-async function contents(
-  path: string,
-): Promise<{ names: string[]; metadata: Record<string, unknown> }> {
-  const model = await openModel(path);
-  try {
-    return {
-      names: [...model.names()],
-      metadata: model.header.metadata as Record<string, unknown>,
-    };
-  } finally {
-    await model.close();
-  }
+function json<T>(path: string): Promise<T> {
+  return fixtureJson(DIR, path);
 }
 
 Deno.test("gemma3n: the fixtures have the Hub's ConditionalGeneration layout (towers included) and the text-only class's", async () => {
-  const full = sourceNames("gemma3n-t5");
+  const full = sourceNames(DIR, "gemma3n-t5");
   assert.ok(full.includes("model.language_model.embed_tokens_per_layer.weight"));
   assert.ok(full.includes("model.language_model.layers.0.altup.correct_output_scale"));
   assert.ok(!full.includes("lm_head.weight"));
   for (const tower of ["vision_tower", "audio_tower", "embed_vision", "embed_audio"]) {
     assert.ok(full.some((n) => n.startsWith(`model.${tower}.`)), tower);
   }
-  const text = sourceNames("gemma3n-text-t5");
+  const text = sourceNames(DIR, "gemma3n-text-t5");
   assert.ok(text.includes("model.embed_tokens_per_layer.weight"));
   assert.ok(!text.some((n) => TOWERS.test(n) || n.includes("language_model")));
   const config = await json<Record<string, Record<string, unknown>>>("hf/gemma3n-t5/config.json");
@@ -78,17 +68,7 @@ Deno.test("gemma3n: the fixtures have the Hub's ConditionalGeneration layout (to
 Deno.test("gemma3n: HF → GGUF (text) runs in llama.cpp as transformers computes it, and equals llama.cpp's converter, directly and via APR", async (t) => {
   await withTempDir(async (dir) => {
     const ref = await json<FamilyReference>("reference/gemma3n-t5.json");
-    const files = new Map<string, { gguf: string; viaApr: string; notes: string[] }>();
-    for (const name of FIXTURES) {
-      const notes: string[] = [];
-      const gguf = `${dir}/${name}.gguf`;
-      const apr = `${dir}/${name}.apr`;
-      const viaApr = `${dir}/${name}-via-apr.gguf`;
-      await convertModel(`${DIR}/hf/${name}`, gguf, { onNote: (m) => notes.push(m) });
-      await convertModel(`${DIR}/hf/${name}`, apr);
-      await convertModel(apr, viaApr);
-      files.set(name, { gguf, viaApr, notes });
-    }
+    const files = await convertFixtures(DIR, FIXTURES, dir);
     const jobs = FIXTURES.map((n) => ({
       path: files.get(n)!.gguf,
       ids: ref.sequence,
@@ -98,12 +78,7 @@ Deno.test("gemma3n: HF → GGUF (text) runs in llama.cpp as transformers compute
     for (const [i, name] of FIXTURES.entries()) {
       const f = files.get(name)!;
       await t.step(`${name}: llama.cpp computes what transformers computes`, () => {
-        assert.equal(
-          runs[i]!.error,
-          undefined,
-          `llama.cpp cannot load aprkit's GGUF: ${runs[i]!.error}`,
-        );
-        fail(name, compareWithReference(ref, runs[i]!.logprobs));
+        assertAsTransformers(name, runs[i]!, ref);
       });
       await t.step(
         `${name}: equals llama.cpp's converter's text GGUF (directly and via APR)`,
@@ -117,12 +92,7 @@ Deno.test("gemma3n: HF → GGUF (text) runs in llama.cpp as transformers compute
           const tensor = (n: string) => theirs.tensors.find((e) => e.name === n)?.ne;
           assert.deepEqual(tensor("per_layer_token_embd.weight"), [512, 400]); // 384 rows + 16 zero rows
           assert.deepEqual(tensor("altup_proj.weight"), [64, 64, 3]);
-          fail(name, manifestDifferences(await ggufDescription(f.gguf), theirs));
-          // An APR keeps its own tensor order: via APR, tensors and keys must be equal, not their order.
-          fail(
-            `${name} via APR`,
-            manifestDifferences(await ggufDescription(f.viaApr), theirs, { tensorOrder: false }),
-          );
+          await assertAsConverter(name, f, theirs);
         },
       );
     }
@@ -188,58 +158,44 @@ Deno.test("gemma3n: HF → APR holds the language model under its Hugging Face n
     const apr = `${dir}/g.apr`;
     const notes: string[] = [];
     await convertModel(`${DIR}/hf/gemma3n-t5`, apr, { onNote: (m) => notes.push(m) });
-    const { names, metadata } = await contents(apr);
-    const text = sourceNames("gemma3n-text-t5");
+    const { names, metadata } = await modelContents(apr);
+    const text = sourceNames(DIR, "gemma3n-text-t5");
     // The text-only checkpoint's names, plus the output layer realizar reads (tied: a copy).
     assert.deepEqual(names.sort(), [...text, "lm_head.weight"].sort());
-    const expected: Record<string, unknown> = {
-      architecture: "gemma3n",
-      hf_architecture: "Gemma3nForConditionalGeneration",
-      num_layers: 2,
-      hidden_size: 64,
-      num_heads: 4,
-      num_kv_heads: 2,
-      head_dim: 16,
-      vocab_size: 400,
-      rope_theta: 1000000,
-      rope_type: 2,
-    };
-    const problems: string[] = [];
-    for (const [key, value] of Object.entries(expected)) {
-      if (metadata[key] !== value) problems.push(`${key} ${metadata[key]}, expected ${value}`);
-    }
-    fail("gemma3n APR", problems);
+    fail(
+      "gemma3n APR",
+      metadataDifferences(metadata, {
+        architecture: "gemma3n",
+        hf_architecture: "Gemma3nForConditionalGeneration",
+        num_layers: 2,
+        hidden_size: 64,
+        num_heads: 4,
+        num_kv_heads: 2,
+        head_dim: 16,
+        vocab_size: 400,
+        rope_theta: 1000000,
+        rope_type: 2,
+      }),
+    );
     assert.equal(
       notes.filter((n) => /towers.*left out.*--keep-vision/.test(n)).length,
       1,
       notes.join("\n"),
     );
 
-    const kept = `${dir}/kept.apr`;
-    const run = await runApr(["import", `${DIR}/hf/gemma3n-t5`, "-o", kept, "--keep-vision"]);
-    assert.equal(run.code, 0, run.stderr);
-    assert.doesNotMatch(run.stdout, /left out/);
-    const towers = sourceNames("gemma3n-t5").filter((n) => TOWERS.test(n)).sort();
-    assert.equal(towers.length, 9);
-    const keptNames = (await contents(kept)).names;
-    assert.deepEqual(keptNames.filter((n) => TOWERS.test(n)).sort(), towers);
-    assert.ok(!keptNames.some((n) => n.includes("language_model")), "language model renamed");
+    const { tower } = await assertKeepsVision(DIR, "gemma3n-t5", `${dir}/kept.apr`, TOWERS);
+    assert.equal(tower.length, 9);
   });
 });
 
 Deno.test("gemma3n: refused in one line, with no file: --mmproj (its vision and audio GGUF), and configs llama.cpp would run otherwise than transformers", async () => {
   await withTempDir(async (dir) => {
-    const variant = async (tag: string, edit: (text: Record<string, unknown>) => void) => {
-      const folder = `${dir}/${tag}`;
-      await Deno.mkdir(folder);
-      for (const entry of Deno.readDirSync(`${DIR}/hf/gemma3n-t5`)) {
-        await Deno.copyFile(`${DIR}/hf/gemma3n-t5/${entry.name}`, `${folder}/${entry.name}`);
-      }
-      const config = JSON.parse(await Deno.readTextFile(`${folder}/config.json`));
-      edit(config["text_config"]);
-      await Deno.writeTextFile(`${folder}/config.json`, JSON.stringify(config));
-      return folder;
-    };
+    const variant = (tag: string, edit: (text: Record<string, unknown>) => void) =>
+      copyCheckpoint(
+        `${DIR}/hf/gemma3n-t5`,
+        `${dir}/${tag}`,
+        (config) => edit(config["text_config"] as Record<string, unknown>),
+      );
     const shared = await variant("shared", (c) => c["num_kv_shared_layers"] = 1);
     const laurel = await variant("laurel", (c) => c["laurel_rank"] = 32);
     const sparsity = await variant("sparsity", (c) => c["activation_sparsity_pattern"] = [0.95, 0]);
@@ -269,10 +225,7 @@ Deno.test("gemma3n: refused in one line, with no file: --mmproj (its vision and 
       ],
     ];
     for (const [args, message] of cases) {
-      const run = await runApr(args);
-      assert.equal(run.code, 2, run.stderr);
-      assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
-      assert.match(run.stderr, message);
+      await assertRefused(args, message);
       assert.deepEqual([...Deno.readDirSync(out)], []);
     }
     // Such a config is kept in APR, where nothing assumes llama.cpp's sizes.

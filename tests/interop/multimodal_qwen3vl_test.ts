@@ -13,16 +13,29 @@
 
 import assert from "node:assert/strict";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
-import { openModel } from "../../src/pipeline/open_model.ts";
-import { rawSafetensors, runApr, testdata, withTempDir } from "../cli/_run_apr.ts";
+import { rawSafetensors, testdata, withTempDir } from "../cli/_run_apr.ts";
 import { llamaLogProbs } from "./_llama_judge.ts";
 import {
-  compareWithReference,
+  fail,
   type FamilyReference,
   ggufDescription,
   type GgufManifest,
   manifestDifferences,
 } from "./_families.ts";
+import {
+  assertAsConverter,
+  assertAsTransformers,
+  assertKeepsVision,
+  assertMmprojAsConverter,
+  assertRefused,
+  convertFixtures,
+  copyCheckpoint,
+  fixtureJson,
+  metadataDifferences,
+  modelContents,
+  notRealizarNames,
+  sourceNames,
+} from "./_multimodal.ts";
 
 const DIR = testdata("multimodal/qwen3vl");
 /** Untied (as Qwen3-VL-8B), whose vision GGUF is compared too. */
@@ -42,37 +55,13 @@ function isMoe(name: string): boolean {
   return MOE.includes(name);
 }
 
-async function json<T>(path: string): Promise<T> {
-  return JSON.parse(await Deno.readTextFile(`${DIR}/${path}`));
-}
-
-function fail(what: string, problems: string[]): void {
-  if (problems.length > 0) assert.fail(`${what}:\n  ${problems.slice(0, 25).join("\n  ")}`);
-}
-
-async function contents(
-  path: string,
-): Promise<{ names: string[]; metadata: Record<string, unknown> }> {
-  const model = await openModel(path);
-  try {
-    return {
-      names: [...model.names()],
-      metadata: model.header.metadata as Record<string, unknown>,
-    };
-  } finally {
-    await model.close();
-  }
-}
-
-function sourceNames(name: string): string[] {
-  return Object.keys(
-    JSON.parse(Deno.readTextFileSync(`${DIR}/hf/${name}/model.safetensors.index.json`)).weight_map,
-  );
+function json<T>(path: string): Promise<T> {
+  return fixtureJson(DIR, path);
 }
 
 Deno.test("qwen3-vl: the fixtures are both transformers' saves, in Qwen3-VL's layout, with deepstack mergers", () => {
   for (const name of FIXTURES) {
-    const names = sourceNames(name);
+    const names = sourceNames(DIR, name);
     assert.ok(names.some((n) => n.startsWith("model.language_model.layers.0.self_attn.q_norm")));
     assert.ok(names.some((n) => n.startsWith("model.visual.deepstack_merger_list.1.")));
     assert.equal(names.includes("lm_head.weight"), !TIED.includes(name));
@@ -85,17 +74,7 @@ Deno.test("qwen3-vl: the fixtures are both transformers' saves, in Qwen3-VL's la
 
 Deno.test("qwen3-vl: HF → GGUF (text) runs in llama.cpp as transformers computes it, and equals llama.cpp's converter, directly and via APR", async (t) => {
   await withTempDir(async (dir) => {
-    const files = new Map<string, { gguf: string; viaApr: string; notes: string[] }>();
-    for (const name of FIXTURES) {
-      const notes: string[] = [];
-      const gguf = `${dir}/${name}.gguf`;
-      const apr = `${dir}/${name}.apr`;
-      const viaApr = `${dir}/${name}-via-apr.gguf`;
-      await convertModel(`${DIR}/hf/${name}`, gguf, { onNote: (m) => notes.push(m) });
-      await convertModel(`${DIR}/hf/${name}`, apr);
-      await convertModel(apr, viaApr);
-      files.set(name, { gguf, viaApr, notes });
-    }
+    const files = await convertFixtures(DIR, FIXTURES, dir);
     const refs = await Promise.all(
       FIXTURES.map((n) => json<FamilyReference>(`reference/${n}.json`)),
     );
@@ -111,18 +90,12 @@ Deno.test("qwen3-vl: HF → GGUF (text) runs in llama.cpp as transformers comput
     for (const [i, name] of FIXTURES.entries()) {
       const f = files.get(name)!;
       await t.step(`${name}: llama.cpp computes what transformers computes`, () => {
-        assert.equal(
-          runs[i]!.error,
-          undefined,
-          `llama.cpp cannot load aprkit's GGUF: ${runs[i]!.error}`,
-        );
-        fail(name, compareWithReference(refs[i]!, runs[i]!.logprobs));
+        assertAsTransformers(name, runs[i]!, refs[i]!);
       });
       if (NO_CONVERTER_FILE.has(name)) {
         await t.step(`${name}: via APR, llama.cpp computes what transformers computes`, () => {
           const run = results[jobs.findIndex((j) => j.path === f.viaApr)]!;
-          assert.equal(run.error, undefined, `llama.cpp cannot load it: ${run.error}`);
-          fail(`${name} via APR`, compareWithReference(refs[i]!, run.logprobs));
+          assertAsTransformers(`${name} via APR`, run, refs[i]!);
         });
       } else {
         await t.step(
@@ -134,12 +107,7 @@ Deno.test("qwen3-vl: HF → GGUF (text) runs in llama.cpp as transformers comput
             assert.ok(
               theirs.kv.some((e) => e.key === `${arch}.n_deepstack_layers` && e.value === 2),
             );
-            fail(name, manifestDifferences(await ggufDescription(f.gguf), theirs));
-            // An APR keeps its own tensor order: via APR, tensors and keys must be equal, not their order.
-            fail(
-              `${name} via APR`,
-              manifestDifferences(await ggufDescription(f.viaApr), theirs, { tensorOrder: false }),
-            );
+            await assertAsConverter(name, f, theirs);
           },
         );
       }
@@ -162,13 +130,8 @@ Deno.test("qwen3-vl: HF → APR holds the language model under realizar's names,
         const apr = `${dir}/${name}.apr`;
         const notes: string[] = [];
         await convertModel(`${DIR}/hf/${name}`, apr, { onNote: (m) => notes.push(m) });
-        const { names, metadata } = await contents(apr);
-        const problems: string[] = [];
-        for (const n of names) {
-          if (!/^(model\.(embed_tokens|norm|layers\.\d+)\.|lm_head\.)/.test(n)) {
-            problems.push(`${n}: not a language model name realizar looks up`);
-          }
-        }
+        const { names, metadata } = await modelContents(apr);
+        const problems = notRealizarNames(names);
         const need = ["model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"];
         for (let l = 0; l < 3; l++) {
           for (const x of ["q_proj", "k_proj", "v_proj", "o_proj", "q_norm", "k_norm"]) {
@@ -184,7 +147,7 @@ Deno.test("qwen3-vl: HF → APR holds the language model under realizar's names,
           }
         }
         for (const n of need) if (!names.includes(n)) problems.push(`no ${n}`);
-        const expected: Record<string, unknown> = {
+        problems.push(...metadataDifferences(metadata, {
           architecture: isMoe(name) ? "qwen3vlmoe" : "qwen3vl",
           ...(isMoe(name) ? { num_experts: 4, num_experts_per_tok: 2 } : {}),
           num_layers: 3,
@@ -195,10 +158,7 @@ Deno.test("qwen3-vl: HF → APR holds the language model under realizar's names,
           vocab_size: 384,
           rope_theta: 5000000,
           rope_type: 2,
-        };
-        for (const [key, value] of Object.entries(expected)) {
-          if (metadata[key] !== value) problems.push(`${key} ${metadata[key]}, expected ${value}`);
-        }
+        }));
         fail(name, problems);
         assert.equal(
           notes.filter((n) => /vision tower.*left out.*--keep-vision/.test(n)).length,
@@ -213,16 +173,14 @@ Deno.test("qwen3-vl: HF → APR holds the language model under realizar's names,
 Deno.test("qwen3-vl: --keep-vision keeps the vision tower in the APR under its Hugging Face names", async () => {
   await withTempDir(async (dir) => {
     const name = "qwen3-vl-t4";
-    const apr = `${dir}/${name}.apr`;
-    const run = await runApr(["import", `${DIR}/hf/${name}`, "-o", apr, "--keep-vision"]);
-    assert.equal(run.code, 0, run.stderr);
-    assert.doesNotMatch(run.stdout, /left out/);
-    const { names } = await contents(apr);
-    const vision = sourceNames(name).filter((n) => n.startsWith("model.visual.")).sort();
-    assert.ok(vision.length > 30);
-    assert.deepEqual(names.filter((n) => n.startsWith("model.visual.")).sort(), vision);
+    const { tower, names } = await assertKeepsVision(
+      DIR,
+      name,
+      `${dir}/${name}.apr`,
+      /^model\.visual\./,
+    );
+    assert.ok(tower.length > 30);
     assert.ok(names.includes("model.layers.0.self_attn.q_norm.weight"));
-    assert.ok(!names.some((n) => n.includes("language_model")), "language model renamed");
   });
 });
 
@@ -234,31 +192,11 @@ Deno.test("qwen3-vl: --mmproj writes the vision GGUF equal to llama.cpp's conver
         // fixture is held to the converter's file from that same fixture.
         const theirs = await json<GgufManifest>(`llama.cpp/${name}-mmproj-f32.json`);
         assert.ok(theirs.tensors.some((e) => e.name === "v.deepstack.2.fc2.weight"));
-        const gguf = `${dir}/${name}.gguf`;
-        const mmproj = `${dir}/${name}-mmproj.gguf`;
-        const notes: string[] = [];
-        const result = await convertModel(`${DIR}/hf/${name}`, gguf, {
-          mmproj,
-          onNote: (m) => notes.push(m),
-        });
-        assert.equal(result.mmproj?.output, mmproj);
-        assert.equal(result.mmproj?.tensors, theirs.tensors.length);
-        const mine = await ggufDescription(mmproj);
-        fail(`${name} mmproj`, manifestDifferences(mine, theirs));
-        // Key order too: the converter's.
-        assert.deepEqual(mine.kv.map((e) => e.key), theirs.kv.map((e) => e.key));
-        // The text GGUF is unchanged by --mmproj.
-        fail(
-          `${name} text`,
-          manifestDifferences(
-            await ggufDescription(gguf),
-            await json<GgufManifest>(`llama.cpp/${name}-f32.json`),
-          ),
-        );
-        assert.equal(
-          notes.filter((n) => n.includes(`went to the vision GGUF "${mmproj}"`)).length,
-          1,
-          notes.join("\n"),
+        await assertMmprojAsConverter(
+          `${DIR}/hf/${name}`,
+          `${dir}/${name}.gguf`,
+          theirs,
+          await json<GgufManifest>(`llama.cpp/${name}-f32.json`),
         );
       });
     }
@@ -266,21 +204,12 @@ Deno.test("qwen3-vl: --mmproj writes the vision GGUF equal to llama.cpp's conver
 });
 
 /** A copy of the t4 fixture in `dir` with its config.json changed. */
-async function variant(
+function variant(
   dir: string,
   name: string,
   change: (config: Record<string, unknown>) => void,
 ): Promise<string> {
-  const folder = `${dir}/${name}`;
-  await Deno.mkdir(folder);
-  const from = `${DIR}/hf/qwen3-vl-t4`;
-  for (const entry of Deno.readDirSync(from)) {
-    await Deno.copyFile(`${from}/${entry.name}`, `${folder}/${entry.name}`);
-  }
-  const config = JSON.parse(await Deno.readTextFile(`${folder}/config.json`));
-  change(config);
-  await Deno.writeTextFile(`${folder}/config.json`, JSON.stringify(config));
-  return folder;
+  return copyCheckpoint(`${DIR}/hf/qwen3-vl-t4`, `${dir}/${name}`, change);
 }
 
 /**
@@ -367,10 +296,7 @@ Deno.test("qwen3-vl: refused in one line, with no file: a deepstack index past t
       ],
     ];
     for (const [args, message] of cases) {
-      const run = await runApr(args);
-      assert.equal(run.code, 2, run.stderr);
-      assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
-      assert.match(run.stderr, message);
+      await assertRefused(args, message);
       assert.deepEqual([...Deno.readDirSync(out)], []);
     }
   });

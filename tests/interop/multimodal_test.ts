@@ -14,17 +14,29 @@
 import assert from "node:assert/strict";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
 import type { QuantizeTarget } from "../../src/quant/plan_quantization.ts";
-import { openModel } from "../../src/pipeline/open_model.ts";
 import { runApr, testdata, withTempDir } from "../cli/_run_apr.ts";
 import { llamaLogProbs } from "./_llama_judge.ts";
-
 import {
-  compareWithReference,
+  fail,
   type FamilyReference,
   ggufDescription,
   type GgufManifest,
   manifestDifferences,
 } from "./_families.ts";
+import {
+  assertAsConverter,
+  assertAsTransformers,
+  assertKeepsVision,
+  assertMmprojAsConverter,
+  assertRefused,
+  convertFixtures,
+  copyCheckpoint,
+  fixtureJson,
+  metadataDifferences,
+  modelContents,
+  notRealizarNames,
+  sourceNames,
+} from "./_multimodal.ts";
 
 const DIR = testdata("multimodal");
 const FIXTURES = [...Deno.readDirSync(`${DIR}/reference`)]
@@ -68,30 +80,12 @@ function accepted(fixture: string, problem: string): boolean {
   return fixture.startsWith("gemma3") && problem.startsWith("KV tokenizer.ggml.");
 }
 
-async function reference(name: string): Promise<FamilyReference> {
-  return JSON.parse(await Deno.readTextFile(`${DIR}/reference/${name}.json`));
+function reference(name: string): Promise<FamilyReference> {
+  return fixtureJson(DIR, `reference/${name}.json`);
 }
 
-async function manifest(name: string): Promise<GgufManifest> {
-  return JSON.parse(await Deno.readTextFile(`${DIR}/llama.cpp/${name}-f32.json`));
-}
-
-function fail(what: string, problems: string[]): void {
-  if (problems.length > 0) assert.fail(`${what}:\n  ${problems.slice(0, 25).join("\n  ")}`);
-}
-
-async function tensorNames(
-  path: string,
-): Promise<{ names: string[]; metadata: Record<string, unknown> }> {
-  const model = await openModel(path);
-  try {
-    return {
-      names: [...model.names()],
-      metadata: model.header.metadata as Record<string, unknown>,
-    };
-  } finally {
-    await model.close();
-  }
+function manifest(name: string): Promise<GgufManifest> {
+  return fixtureJson(DIR, `llama.cpp/${name}-f32.json`);
 }
 
 Deno.test("multimodal: the fixtures cover both key layouts of every family", () => {
@@ -99,11 +93,7 @@ Deno.test("multimodal: the fixtures cover both key layouts of every family", () 
     assert.ok(FIXTURES.includes(`${family}-t4`), `${family}-t4`);
     assert.ok(FIXTURES.includes(`${family}-t5`), `${family}-t5`);
   }
-  const index = (name: string) =>
-    Object.keys(
-      JSON.parse(Deno.readTextFileSync(`${DIR}/hf/${name}/model.safetensors.index.json`))
-        .weight_map,
-    );
+  const index = (name: string) => sourceNames(DIR, name);
   assert.ok(index("gemma3-t4").some((n) => n.startsWith("language_model.model.layers.")));
   assert.ok(index("gemma3-t5").some((n) => n.startsWith("model.language_model.layers.")));
   assert.ok(index("qwen2.5-vl-t5").some((n) => n.startsWith("model.visual.")));
@@ -113,17 +103,7 @@ Deno.test("multimodal: the fixtures cover both key layouts of every family", () 
 
 Deno.test("multimodal: HF → GGUF (text) runs in llama.cpp as transformers computes it, and equals llama.cpp's converter, directly and via APR", async (t) => {
   await withTempDir(async (dir) => {
-    const files = new Map<string, { gguf: string; viaApr: string; notes: string[] }>();
-    for (const name of FIXTURES) {
-      const notes: string[] = [];
-      const gguf = `${dir}/${name}.gguf`;
-      const apr = `${dir}/${name}.apr`;
-      const viaApr = `${dir}/${name}-via-apr.gguf`;
-      await convertModel(`${DIR}/hf/${name}`, gguf, { onNote: (m) => notes.push(m) });
-      await convertModel(`${DIR}/hf/${name}`, apr);
-      await convertModel(apr, viaApr);
-      files.set(name, { gguf, viaApr, notes });
-    }
+    const files = await convertFixtures(DIR, FIXTURES, dir);
     const refs = new Map(
       await Promise.all(FIXTURES.map(async (n) => [n, await reference(n)] as const)),
     );
@@ -135,25 +115,12 @@ Deno.test("multimodal: HF → GGUF (text) runs in llama.cpp as transformers comp
     for (const [i, name] of FIXTURES.entries()) {
       const f = files.get(name)!;
       await t.step(`${name}: llama.cpp computes what transformers computes`, () => {
-        assert.equal(
-          runs[i]!.error,
-          undefined,
-          `llama.cpp cannot load aprkit's GGUF: ${runs[i]!.error}`,
-        );
-        fail(name, compareWithReference(refs.get(name)!, runs[i]!.logprobs));
+        assertAsTransformers(name, runs[i]!, refs.get(name)!);
       });
       await t.step(
         `${name}: equals llama.cpp's converter's text GGUF (directly and via APR)`,
         async () => {
-          const theirs = await manifest(name);
-          // An APR keeps its own tensor order (as families_gguf_test.ts notes): via APR,
-          // the tensors and keys must be equal, their order may differ.
-          const differences = async (path: string, tensorOrder: boolean) =>
-            manifestDifferences(await ggufDescription(path), theirs, { tensorOrder }).filter((p) =>
-              !accepted(name, p)
-            );
-          fail(name, await differences(f.gguf, true));
-          fail(`${name} via APR`, await differences(f.viaApr, false));
+          await assertAsConverter(name, f, await manifest(name), (p) => accepted(name, p));
         },
       );
       await t.step(
@@ -185,13 +152,8 @@ Deno.test("multimodal: HF → APR holds the language model under realizar's name
         const apr = `${dir}/${name}.apr`;
         const notes: string[] = [];
         await convertModel(`${DIR}/hf/${name}`, apr, { onNote: (m) => notes.push(m) });
-        const { names, metadata } = await tensorNames(apr);
-        const problems: string[] = [];
-        for (const n of names) {
-          if (!/^(model\.(embed_tokens|norm|layers\.\d+)\.|lm_head\.)/.test(n)) {
-            problems.push(`${n}: not a language model name realizar looks up`);
-          }
-        }
+        const { names, metadata } = await modelContents(apr);
+        const problems = notRealizarNames(names);
         const fixture = name.replace(/-t[45]$/, "");
         const layers = TEXT_LAYERS[fixture] ?? 2;
         for (const need of ["model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"]) {
@@ -204,19 +166,15 @@ Deno.test("multimodal: HF → APR holds the language model under realizar's name
             }
           }
         }
-        const family = TEXT_FAMILY[fixture]!;
-        if (metadata.architecture !== family) {
-          problems.push(`architecture ${metadata.architecture}, expected ${family}`);
-        }
-        if (metadata.num_layers !== layers) problems.push(`num_layers ${metadata.num_layers}`);
-        if (metadata.hidden_size !== 64) problems.push(`hidden_size ${metadata.hidden_size}`);
-        if (metadata.num_heads !== 4 || metadata.num_kv_heads !== 2) {
-          problems.push(`heads ${metadata.num_heads}/${metadata.num_kv_heads}`);
-        }
-        if (metadata.vocab_size !== 384) problems.push(`vocab_size ${metadata.vocab_size}`);
-        if (metadata.rope_type !== (ROPE_TYPE[fixture] ?? 2)) {
-          problems.push(`rope_type ${metadata.rope_type}`);
-        }
+        problems.push(...metadataDifferences(metadata, {
+          architecture: TEXT_FAMILY[fixture]!,
+          num_layers: layers,
+          hidden_size: 64,
+          num_heads: 4,
+          num_kv_heads: 2,
+          vocab_size: 384,
+          rope_type: ROPE_TYPE[fixture] ?? 2,
+        }));
         if (fixture.startsWith("llama4")) {
           // Its MoE layers (every second): the stacked experts as transformers holds them.
           for (const x of ["experts.gate_up_proj", "experts.down_proj", "router.weight"]) {
@@ -242,20 +200,9 @@ Deno.test("multimodal: HF → APR holds the language model under realizar's name
 Deno.test("multimodal: --keep-vision keeps the vision tower in the APR under its Hugging Face names", async () => {
   await withTempDir(async (dir) => {
     for (const name of ["gemma3-t4", "qwen2.5-vl-t5", "llama4-t5"]) {
-      const apr = `${dir}/${name}.apr`;
-      const run = await runApr(["import", `${DIR}/hf/${name}`, "-o", apr, "--keep-vision"]);
-      assert.equal(run.code, 0, run.stderr);
-      assert.doesNotMatch(run.stdout, /left out/);
-      const { names } = await tensorNames(apr);
-      const source = Object.keys(
-        JSON.parse(await Deno.readTextFile(`${DIR}/hf/${name}/model.safetensors.index.json`))
-          .weight_map,
-      );
-      const vision = source.filter((n) => VISION.test(n)).sort();
-      assert.ok(vision.length > 0);
-      assert.deepEqual(names.filter((n) => VISION.test(n)).sort(), vision);
+      const { tower, names } = await assertKeepsVision(DIR, name, `${dir}/${name}.apr`, VISION);
+      assert.ok(tower.length > 0);
       assert.ok(names.includes("model.layers.0.self_attn.q_proj.weight"));
-      assert.ok(!names.some((n) => n.includes("language_model")), "language model renamed");
     }
   });
 });
@@ -270,10 +217,10 @@ Deno.test("multimodal: the CLI says in one line that the vision tower was left o
     assert.match(notes[0]!, /^note: .*Gemma3ForConditionalGeneration.*left out.*--mmproj/);
 
     const refused = `${dir}/r.gguf`;
-    const run = await runApr(["convert", `${DIR}/hf/gemma3-t5`, "-o", refused, "--keep-vision"]);
-    assert.equal(run.code, 2, run.stderr);
-    assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
-    assert.match(run.stderr, /APR output only/);
+    await assertRefused(
+      ["convert", `${DIR}/hf/gemma3-t5`, "-o", refused, "--keep-vision"],
+      /APR output only/,
+    );
     await assert.rejects(Deno.stat(refused), Deno.errors.NotFound);
   });
 });
@@ -301,11 +248,10 @@ Deno.test("multimodal: --mmproj writes the vision GGUF equal to llama.cpp's conv
       // no tensors. The two fixtures hold the same weights, so aprkit's file
       // from either layout must equal the converter's from the Hub's, but for
       // the name it takes from the folder.
-      const theirs: GgufManifest = JSON.parse(
-        await Deno.readTextFile(`${DIR}/llama.cpp/${family}-t4-mmproj-f32.json`),
-      );
-      const fromModulePaths: GgufManifest = JSON.parse(
-        await Deno.readTextFile(`${DIR}/llama.cpp/${family}-t5-mmproj-f32.json`),
+      const theirs = await fixtureJson<GgufManifest>(DIR, `llama.cpp/${family}-t4-mmproj-f32.json`);
+      const fromModulePaths = await fixtureJson<GgufManifest>(
+        DIR,
+        `llama.cpp/${family}-t5-mmproj-f32.json`,
       );
       if (ONE_LAYOUT.has(family)) {
         assert.deepEqual(fromModulePaths.tensors, theirs.tensors);
@@ -316,35 +262,17 @@ Deno.test("multimodal: --mmproj writes the vision GGUF equal to llama.cpp's conv
       for (const layout of ["t4", "t5"]) {
         const name = `${family}-${layout}`;
         await t.step(name, async () => {
-          const gguf = `${dir}/${name}.gguf`;
-          const mmproj = `${dir}/${name}-mmproj.gguf`;
-          const notes: string[] = [];
-          const result = await convertModel(`${DIR}/hf/${name}`, gguf, {
-            mmproj,
-            onNote: (m) => notes.push(m),
-          });
-          assert.equal(result.mmproj?.output, mmproj);
-          assert.equal(result.mmproj?.tensors, theirs.tensors.length);
-          const mine = await ggufDescription(mmproj);
           const expectedName = `${title} ${layout.toUpperCase()}`;
           const want = {
             ...theirs,
             kv: theirs.kv.map((e) => e.key === "general.name" ? { ...e, value: expectedName } : e),
           };
-          fail(`${name} mmproj`, manifestDifferences(mine, want));
-          // Key order too: the converter's.
-          assert.deepEqual(mine.kv.map((e) => e.key), theirs.kv.map((e) => e.key));
-          // The text GGUF is unchanged by --mmproj.
-          fail(
-            `${name} text`,
-            manifestDifferences(await ggufDescription(gguf), await manifest(name)).filter((p) =>
-              !accepted(name, p)
-            ),
-          );
-          assert.equal(
-            notes.filter((n) => n.includes(`went to the vision GGUF "${mmproj}"`)).length,
-            1,
-            notes.join("\n"),
+          await assertMmprojAsConverter(
+            `${DIR}/hf/${name}`,
+            `${dir}/${name}.gguf`,
+            want,
+            await manifest(name),
+            (p) => accepted(name, p),
           );
         });
       }
@@ -390,13 +318,8 @@ Deno.test("multimodal: --mmproj is refused, with no file, where aprkit writes no
       ],
     ];
     // A checkpoint without preprocessor_config.json: refused before the text GGUF is written.
-    const bare = `${dir}/bare`;
-    await Deno.mkdir(bare);
-    for (const entry of Deno.readDirSync(`${DIR}/hf/gemma3-t4`)) {
-      if (entry.name !== "preprocessor_config.json") {
-        await Deno.copyFile(`${DIR}/hf/gemma3-t4/${entry.name}`, `${bare}/${entry.name}`);
-      }
-    }
+    const bare = await copyCheckpoint(`${DIR}/hf/gemma3-t4`, `${dir}/bare`);
+    await Deno.remove(`${bare}/preprocessor_config.json`);
     const out = `${dir}/out`;
     await Deno.mkdir(out);
     cases.push([
@@ -404,10 +327,7 @@ Deno.test("multimodal: --mmproj is refused, with no file, where aprkit writes no
       /no preprocessor_config\.json/,
     ]);
     for (const [args, message] of cases) {
-      const run = await runApr(args);
-      assert.equal(run.code, 2, run.stderr);
-      assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
-      assert.match(run.stderr, message);
+      await assertRefused(args, message);
       assert.deepEqual([...Deno.readDirSync(out)].map((e) => e.name), []);
       assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name).sort(), ["bare", "out"]);
     }
@@ -424,19 +344,14 @@ Deno.test("multimodal: a Llama 4 config llama.cpp's llama4 would run otherwise i
       ["moe_layers", { moe_layers: [0, 1, 2, 3] }],
     ];
     for (const [field, change] of cases) {
-      const model = `${dir}/${field}`;
-      await Deno.mkdir(model);
-      for (const entry of Deno.readDirSync(`${DIR}/hf/llama4-t4`)) {
-        await Deno.copyFile(`${DIR}/hf/llama4-t4/${entry.name}`, `${model}/${entry.name}`);
-      }
-      const config = JSON.parse(await Deno.readTextFile(`${model}/config.json`));
-      config.text_config = { ...config.text_config, ...change };
-      await Deno.writeTextFile(`${model}/config.json`, JSON.stringify(config));
+      const model = await copyCheckpoint(`${DIR}/hf/llama4-t4`, `${dir}/${field}`, (config) => {
+        config["text_config"] = { ...config["text_config"] as object, ...change };
+      });
       const out = `${dir}/${field}.gguf`;
-      const run = await runApr(["convert", model, "-o", out]);
-      assert.equal(run.code, 2, run.stderr);
-      assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
-      assert.match(run.stderr, new RegExp(`to GGUF: its config\\.json says ${field}.*llama4`));
+      await assertRefused(
+        ["convert", model, "-o", out],
+        new RegExp(`to GGUF: its config\\.json says ${field}.*llama4`),
+      );
       await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
     }
     const apr = await runApr(["convert", `${dir}/attention_chunk_size`, "-o", `${dir}/kept.apr`]);
@@ -456,9 +371,7 @@ Deno.test("multimodal: Llama 4's text GGUF at BF16 and Q8_0 equals the converter
     for (const name of ["llama4-t4", "llama4-t5"]) {
       for (const [type, quantize] of LLAMA4_TYPES) {
         await t.step(`${name} ${type}`, async () => {
-          const theirs: GgufManifest = JSON.parse(
-            await Deno.readTextFile(`${DIR}/llama.cpp/${name}-${type}.json`),
-          );
+          const theirs = await fixtureJson<GgufManifest>(DIR, `llama.cpp/${name}-${type}.json`);
           const out = `${dir}/${name}-${type}.gguf`;
           await convertModel(`${DIR}/hf/${name}`, out, { quantize });
           fail(`${name} ${type}`, manifestDifferences(await ggufDescription(out), theirs));
