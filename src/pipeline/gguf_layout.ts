@@ -232,7 +232,10 @@ function planLayout(
   return { header: { ...header, tensors }, first, outputs };
 }
 
-/** A tensor the family makes, streamed from its sources when the sink reads it. */
+/**
+ * A tensor made from source tensors (the family's, or a renamed, padded,
+ * stacked or split one), streamed from them when the sink reads it.
+ */
 function madeOutput(m: MadeTensor): Output {
   return {
     info: m.info,
@@ -256,52 +259,44 @@ function renamed(info: TensorInfo, name: string, shift: number): Output {
       },
     };
   }
-  if (DTYPES[info.dtype].layout !== "elements") {
-    throw new RangeError(
-      `Cannot shift the values of "${info.name}": it is ${info.dtype}, not a float type`,
-    );
-  }
-  const out: TensorInfo = {
-    name,
-    dtype: "F32",
-    shape: info.shape,
-    byteLength: elementCount(info.shape) * 4,
-  };
-  return {
-    info: out,
+  assertFloat(info, "shift the values of");
+  return madeOutput({
+    info: { name, dtype: "F32", shape: info.shape, byteLength: elementCount(info.shape) * 4 },
     needs: [info.name],
-    make: (sources) => {
-      const source = sources.get(info.name)!;
-      return {
-        info: out,
-        open: () =>
-          addToFloat32(info.dtype === "F32" ? source.open() : decodedBytes(source, "F32"), shift),
-      };
-    },
-  };
+    open: ([source]) =>
+      addToFloat32(info.dtype === "F32" ? source!.open() : decodedBytes(source!, "F32"), shift),
+  });
 }
 
 /** A tensor under its GGUF name, with zero rows after its own up to `rows` (Gemma 3n's embeddings). */
 function padded(info: TensorInfo, name: string, rows: number): Output {
-  if (DTYPES[info.dtype].layout !== "elements") {
-    throw new RangeError(
-      `Cannot pad the rows of "${info.name}": it is ${info.dtype}, not a float type`,
-    );
-  }
+  assertFloat(info, "pad the rows of");
   const shape = [rows, ...info.shape.slice(1)];
   const out: TensorInfo = { ...info, name, shape, byteLength: tensorByteLength(info.dtype, shape) };
   const extra = out.byteLength - info.byteLength;
-  return {
+  return madeOutput({
     info: out,
     needs: [info.name],
-    make: (sources) => {
-      const source = sources.get(info.name)!;
-      return {
-        info: out,
-        open: () => concatPayloads([() => source.open(), () => zeroBytes(extra)]),
-      };
-    },
-  };
+    open: ([source]) => concatPayloads([() => source!.open(), () => zeroBytes(extra)]),
+  });
+}
+
+/** Refuse a tensor whose values cannot be changed one by one (a block-quantized one). */
+function assertFloat(info: TensorInfo, doing: string): void {
+  if (DTYPES[info.dtype].layout !== "elements") {
+    throw new RangeError(
+      `Cannot ${doing} "${info.name}": it is ${info.dtype}, not a float type`,
+    );
+  }
+}
+
+/** One tensor whose payload is its sources' payloads one after another. */
+function concatenated(info: TensorInfo, needs: readonly string[]): Output {
+  return madeOutput({
+    info,
+    needs,
+    open: (sources) => concatPayloads(sources.map((e) => () => e.open())),
+  });
 }
 
 /**
@@ -344,14 +339,7 @@ function globalStackOutputs(
     };
     const names = ordered.map((p) => p.name);
     for (const p of parts) members.set(p.name, undefined);
-    members.set(parts[parts.length - 1]!.name, {
-      info,
-      needs: names,
-      make: (sources) => {
-        const entries = names.map((n) => sources.get(n)!);
-        return { info, open: () => concatPayloads(entries.map((e) => () => e.open())) };
-      },
-    });
+    members.set(parts[parts.length - 1]!.name, concatenated(info, names));
   }
   return members;
 }
@@ -417,14 +405,7 @@ function expertGroups(
         shape,
         byteLength: tensorByteLength(one.dtype, shape),
       };
-      group.outputs.push({
-        info,
-        needs: names,
-        make: (sources) => {
-          const entries = names.map((name) => sources.get(name)!);
-          return { info, open: () => concatPayloads(entries.map((e) => () => e.open())) };
-        },
-      });
+      group.outputs.push(concatenated(info, names));
     }
     if (infos.size !== n * layout.stacks.length) {
       throw new RangeError(
@@ -493,14 +474,11 @@ function stackedOutputs(
       const start = (e * rows + k * partRows) * rowBytes;
       ranges.push([start, start + partRows * rowBytes]);
     }
-    return {
+    return madeOutput({
       info: out,
       needs: [info.name],
-      make: (sources) => {
-        const source = sources.get(info.name)!;
-        return { info: out, open: () => keepRanges(source.open(), ranges) };
-      },
-    };
+      open: ([source]) => keepRanges(source!.open(), ranges),
+    });
   });
 }
 
@@ -529,13 +507,10 @@ function transposedOutputs(info: TensorInfo, layer: string, targets: readonly st
       byteLength: tensorByteLength(info.dtype, shape),
     };
     const part = { matrices: experts, rows, cols, width, start: k * count, count };
-    return {
+    return madeOutput({
       info: out,
       needs: [info.name],
-      make: (sources) => {
-        const source = sources.get(info.name)!;
-        return { info: out, open: () => columnsAsRows(source.open(), part) };
-      },
-    };
+      open: ([source]) => columnsAsRows(source!.open(), part),
+    });
   });
 }
