@@ -15,6 +15,15 @@ const NOT_CONVERTED = NOT_RENAMED_FIXTURES;
 
 const FIXTURES = new URL("../testdata/families/hf/", import.meta.url);
 
+/** Every `.ts` file below a folder (its URL ends in `/`), at any depth. */
+function* tsFiles(folder: URL): Generator<URL> {
+  for (const entry of Deno.readDirSync(folder)) {
+    const url = new URL(entry.name + (entry.isDirectory ? "/" : ""), folder);
+    if (entry.isDirectory) yield* tsFiles(url);
+    else if (entry.name.endsWith(".ts")) yield url;
+  }
+}
+
 async function fixture(
   folder: string,
 ): Promise<{ config: Record<string, unknown>; names: string[] }> {
@@ -125,18 +134,10 @@ Deno.test("layers point down: quant/ and arch/ import no format or pipeline modu
       ["formats/qnat", format],
     ] as const
   ) {
-    const stack = [new URL(`${folder}/`, root)];
-    while (stack.length > 0) {
-      const dir = stack.pop()!;
-      for (const entry of Deno.readDirSync(dir)) {
-        const url = new URL(entry.name + (entry.isDirectory ? "/" : ""), dir);
-        if (entry.isDirectory) stack.push(url);
-        else if (entry.name.endsWith(".ts")) {
-          // Doc comments' examples may import anything: only code counts.
-          const text = (await Deno.readTextFile(url)).replace(/^\s*\*.*$/gm, "");
-          assert.doesNotMatch(text, banned, url.pathname);
-        }
-      }
+    for (const url of tsFiles(new URL(`${folder}/`, root))) {
+      // Doc comments' examples may import anything: only code counts.
+      const text = (await Deno.readTextFile(url)).replace(/^\s*\*.*$/gm, "");
+      assert.doesNotMatch(text, banned, url.pathname);
     }
   }
 });
@@ -179,24 +180,16 @@ Deno.test("the layers above arch/ spell no architecture name but where allowed (
   const found: string[] = [];
   const used = new Set<string>();
   for (const folder of ["formats", "pipeline", "quant", "cli", "sources"]) {
-    const stack = [new URL(`${folder}/`, root)];
-    while (stack.length > 0) {
-      const dir = stack.pop()!;
-      for (const entry of Deno.readDirSync(dir)) {
-        const url = new URL(entry.name + (entry.isDirectory ? "/" : ""), dir);
-        if (entry.isDirectory) stack.push(url);
-        else if (entry.name.endsWith(".ts")) {
-          const file = url.pathname.slice(root.pathname.length);
-          const allowed = ARCHITECTURE_LITERALS_ALLOWED[file] ?? {};
-          // Comments and doc examples may name anything: only code counts.
-          const code = (await Deno.readTextFile(url)).split("\n")
-            .filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line)).join("\n");
-          for (const [, literal] of code.matchAll(/"([^"\\\n]*)"/g)) {
-            if (!names.has(literal!)) continue;
-            if (Object.hasOwn(allowed, literal!)) used.add(`${file}: "${literal}"`);
-            else found.push(`${file}: "${literal}"`);
-          }
-        }
+    for (const url of tsFiles(new URL(`${folder}/`, root))) {
+      const file = url.pathname.slice(root.pathname.length);
+      const allowed = ARCHITECTURE_LITERALS_ALLOWED[file] ?? {};
+      // Comments and doc examples may name anything: only code counts.
+      const code = (await Deno.readTextFile(url)).split("\n")
+        .filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line)).join("\n");
+      for (const [, literal] of code.matchAll(/"([^"\\\n]*)"/g)) {
+        if (!names.has(literal!)) continue;
+        if (Object.hasOwn(allowed, literal!)) used.add(`${file}: "${literal}"`);
+        else found.push(`${file}: "${literal}"`);
       }
     }
   }
