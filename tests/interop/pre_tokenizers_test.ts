@@ -16,6 +16,7 @@ import { recognisePreTokenizer } from "../../src/tokenizer/pre_tokenizers.ts";
 import { withTempDir } from "../cli/_run_apr.ts";
 import { readGgufFile } from "./_files.ts";
 import { llamaTokenize } from "./_llama_judge.ts";
+import { tokenizationDifferences } from "./_tokenizations.ts";
 import { writeTinyLlama } from "./_tiny_llama.ts";
 import { packageFiles, type PackageSpec } from "./_tokenizer_packages.ts";
 
@@ -85,21 +86,14 @@ Deno.test("pre-tokenizer table: each fixture is recognised as its entry, and lla
     })));
     const report: string[] = [];
     for (const [i, { key, fixture }] of jobs.entries()) {
-      const known = KNOWN_DIFFERENCES[key] ?? {};
-      let same = 0;
-      for (const [j, text] of fixture.texts.entries()) {
-        const got = results[i]![j]!;
-        const equal = JSON.stringify(got) === JSON.stringify(fixture.ids[j]);
-        if (equal) same++;
-        if (Object.hasOwn(known, text)) {
-          assert.ok(!equal, `${key}: ${JSON.stringify(text)} is listed as a known difference`);
-        } else if (!equal) {
-          report.push(
-            `${key}: ${JSON.stringify(text)}: llama.cpp ${JSON.stringify(got)}, ` +
-              `transformers ${JSON.stringify(fixture.ids[j])}`,
-          );
-        }
-      }
+      const { same, differences } = tokenizationDifferences(
+        key,
+        fixture.texts,
+        results[i]!,
+        fixture.ids,
+        KNOWN_DIFFERENCES[key],
+      );
+      report.push(...differences);
       console.log(`${key} (${fixture.name}): ${same}/${fixture.texts.length} as transformers`);
     }
     assert.deepEqual(report, [], report.join("\n"));

@@ -13,6 +13,7 @@ import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { withTempDir } from "../cli/_run_apr.ts";
 import { readGgufFile } from "./_files.ts";
 import { llamaTokenize } from "./_llama_judge.ts";
+import { tokenizationDifferences } from "./_tokenizations.ts";
 import { tokenizerFiles, tokenizerPackages } from "./_tokenizer_packages.ts";
 import { writeTinyLlama } from "./_tiny_llama.ts";
 import type { GgufKvEntry } from "../../src/formats/gguf/header.ts";
@@ -119,22 +120,14 @@ Deno.test("real tokenizers: llama.cpp on aprkit's GGUF tokenizes ~40 strings as 
     const results = await llamaTokenize(jobs.map(({ path, texts }) => ({ path, texts })));
     const report: string[] = [];
     for (const [i, { key, texts }] of jobs.entries()) {
-      const want = expected.tokenizers[key]!.ids;
-      const known = KNOWN_DIFFERENCES[key] ?? {};
-      let same = 0;
-      for (const [j, text] of texts.entries()) {
-        const got = results[i]![j]!;
-        const equal = JSON.stringify(got) === JSON.stringify(want[j]);
-        if (equal) same++;
-        if (Object.hasOwn(known, text)) {
-          assert.ok(!equal, `${key}: ${JSON.stringify(text)} is listed as a known difference`);
-        } else if (!equal) {
-          report.push(
-            `${key}: ${JSON.stringify(text)}: llama.cpp ${JSON.stringify(got)}, ` +
-              `transformers ${JSON.stringify(want[j])}`,
-          );
-        }
-      }
+      const { same, differences } = tokenizationDifferences(
+        key,
+        texts,
+        results[i]!,
+        expected.tokenizers[key]!.ids,
+        KNOWN_DIFFERENCES[key],
+      );
+      report.push(...differences);
       console.log(`${key}: ${same}/${texts.length} strings tokenized as transformers does`);
     }
     assert.deepEqual(report, [], report.join("\n"));
