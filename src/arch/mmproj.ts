@@ -102,6 +102,30 @@ function writeClipKv(w: KvWriter, sources: MmprojSources): void {
   w.setArray("vision.image_std", "FLOAT32", floats("image_std"));
 }
 
+/** How a vision tower's tensors are named in the Hub's layout, and their GGUF names. */
+interface VisionTable {
+  /** A block tensor's base name: the block number, then the piece (`…layers.(\d+).(.+)`). */
+  readonly block: RegExp;
+  /** Block pieces → gguf-py's names (`v.blk.N.<name>`). */
+  readonly blockNames: Readonly<Record<string, string>>;
+  /** Other base names → gguf-py's names. */
+  readonly globalNames: Readonly<Record<string, string>>;
+}
+
+/** A `.weight`/`.bias` tensor (Hub layout) under its GGUF name from a table, or nothing. */
+function tableName(table: VisionTable, n: string): string | undefined {
+  const suffix = /\.(weight|bias)$/.exec(n)?.[1];
+  if (suffix === undefined) return undefined;
+  const base = n.slice(0, -suffix.length - 1);
+  const block = table.block.exec(base);
+  if (block !== null) {
+    const g = table.blockNames[block[2]!];
+    return g === undefined ? undefined : `v.blk.${block[1]}.${g}.${suffix}`;
+  }
+  const g = table.globalNames[base];
+  return g === undefined ? undefined : `${g}.${suffix}`;
+}
+
 // SigLIP's tensors under gguf-py's MMPROJ names (tensor_mapping.py), per block and global.
 const SIGLIP_BLOCK: Readonly<Record<string, string>> = {
   "layer_norm1": "ln1",
@@ -113,39 +137,27 @@ const SIGLIP_BLOCK: Readonly<Record<string, string>> = {
   "self_attn.v_proj": "attn_v",
   "self_attn.out_proj": "attn_out",
 };
-const SIGLIP_GLOBAL: Readonly<Record<string, string>> = {
-  "embeddings.patch_embedding": "v.patch_embd",
-  "embeddings.position_embedding": "v.position_embd",
-  "post_layernorm": "v.post_ln",
-};
-const GEMMA3_PROJECTOR: Readonly<Record<string, string>> = {
-  "mm_input_projection": "mm.input_projection",
-  "mm_soft_emb_norm": "mm.soft_emb_norm",
+// SigLIP's head is in neither table: the converter skips it.
+const GEMMA3_TABLE: VisionTable = {
+  block: /^vision_tower\.encoder\.layers\.(\d+)\.(.+)$/,
+  blockNames: SIGLIP_BLOCK,
+  globalNames: {
+    "vision_tower.embeddings.patch_embedding": "v.patch_embd",
+    "vision_tower.embeddings.position_embedding": "v.position_embd",
+    "vision_tower.post_layernorm": "v.post_ln",
+    "multi_modal_projector.mm_input_projection": "mm.input_projection",
+    "multi_modal_projector.mm_soft_emb_norm": "mm.soft_emb_norm",
+  },
 };
 
 function gemma3TensorName(name: string): string | undefined {
-  // transformers' module paths have a leading "model."; the converter reads `mm_input_projection_weight` as `.weight`.
-  const n = name.replace(/^model\.(?=vision_tower\.|multi_modal_projector\.)/, "").replace(
-    /_weight$/,
-    ".weight",
-  );
-  const suffix = /\.(weight|bias)$/.exec(n)?.[1];
-  if (suffix === undefined) return undefined;
-  const base = n.slice(0, -suffix.length - 1);
-  const projector = /^multi_modal_projector\.(.+)$/.exec(base);
-  if (projector !== null) {
-    const g = GEMMA3_PROJECTOR[projector[1]!];
-    return g === undefined ? undefined : `${g}.${suffix}`;
-  }
-  const vision = /^vision_tower\.(?:vision_model\.)?(.+)$/.exec(base);
-  if (vision === null || vision[1]!.startsWith("head.")) return undefined; // the converter skips SigLIP's head
-  const block = /^encoder\.layers\.(\d+)\.(.+)$/.exec(vision[1]!);
-  if (block !== null) {
-    const g = SIGLIP_BLOCK[block[2]!];
-    return g === undefined ? undefined : `v.blk.${block[1]}.${g}.${suffix}`;
-  }
-  const g = SIGLIP_GLOBAL[vision[1]!];
-  return g === undefined ? undefined : `${g}.${suffix}`;
+  // transformers' module paths have a leading "model.", the Hub's SigLIP a
+  // `vision_model.` inside the tower; the converter reads
+  // `mm_input_projection_weight` as `.weight`.
+  const n = name.replace(/^model\.(?=vision_tower\.|multi_modal_projector\.)/, "")
+    .replace(/^vision_tower\.vision_model\./, "vision_tower.")
+    .replace(/_weight$/, ".weight");
+  return tableName(GEMMA3_TABLE, n);
 }
 
 /** A tensor renamed whole, or nothing. */
@@ -193,16 +205,37 @@ const QWEN_VL_BLOCK: Readonly<Record<string, string>> = {
   "mlp.fc2": "ffn_down",
 };
 
-function qwenVlPieces(name: string, shape: readonly number[]): readonly MmprojPiece[] {
+/**
+ * A Qwen-VL tower tensor (`visual.*` in the Hub's layout, `model.visual.*`
+ * in transformers' module paths): its name inside the tower without the
+ * `.weight`/`.bias` suffix, and the suffix; or nothing for another tensor.
+ */
+function qwenVisual(name: string): { base: string; suffix: string } | undefined {
   const n = name.replace(/^model\.visual\./, "visual.");
   const suffix = /\.(weight|bias)$/.exec(n)?.[1];
-  if (suffix === undefined || !n.startsWith("visual.")) return [];
-  const base = n.slice("visual.".length, -suffix.length - 1);
+  if (suffix === undefined || !n.startsWith("visual.")) return undefined;
+  return { base: n.slice("visual.".length, -suffix.length - 1), suffix };
+}
+
+/** A Qwen-VL vision block's piece (`blocks.N.<piece>`) under its GGUF name from `table`, or nothing. */
+function qwenBlockPiece(
+  table: Readonly<Record<string, string>>,
+  block: RegExpExecArray,
+  suffix: string,
+  shape: readonly number[],
+): readonly MmprojPiece[] {
+  const g = table[block[2]!];
+  return renamedWhole(g === undefined ? undefined : `v.blk.${block[1]}.${g}.${suffix}`, shape);
+}
+
+function qwenVlPieces(name: string, shape: readonly number[]): readonly MmprojPiece[] {
+  const visual = qwenVisual(name);
+  if (visual === undefined) return [];
+  const { base, suffix } = visual;
   const block = /^blocks\.(\d+)\.(.+)$/.exec(base);
   if (block !== null) {
     if (block[2] === "attn.qkv") return splitQkv(`v.blk.${block[1]}`, suffix, name, shape);
-    const g = QWEN_VL_BLOCK[block[2]!];
-    return renamedWhole(g === undefined ? undefined : `v.blk.${block[1]}.${g}.${suffix}`, shape);
+    return qwenBlockPiece(QWEN_VL_BLOCK, block, suffix, shape);
   }
   if (base === "merger.ln_q") return [{ name: `v.post_ln.${suffix}`, shape }];
   const merger = /^merger\.mlp\.(\d+)$/.exec(base);
@@ -354,15 +387,11 @@ function qwen3VlPieces(
   shape: readonly number[],
   vision: Readonly<Record<string, unknown>> = {},
 ): readonly MmprojPiece[] {
-  const n = name.replace(/^model\.visual\./, "visual.");
-  const suffix = /\.(weight|bias)$/.exec(n)?.[1];
-  if (suffix === undefined || !n.startsWith("visual.")) return [];
-  const base = n.slice("visual.".length, -suffix.length - 1);
+  const visual = qwenVisual(name);
+  if (visual === undefined) return [];
+  const { base, suffix } = visual;
   const block = /^blocks\.(\d+)\.(.+)$/.exec(base);
-  if (block !== null) {
-    const g = QWEN3VL_BLOCK[block[2]!];
-    return renamedWhole(g === undefined ? undefined : `v.blk.${block[1]}.${g}.${suffix}`, shape);
-  }
+  if (block !== null) return qwenBlockPiece(QWEN3VL_BLOCK, block, suffix, shape);
   const merger = /^merger\.(.+)$/.exec(base);
   if (merger !== null) {
     const g = QWEN3VL_MERGER[merger[1]!];
@@ -471,30 +500,6 @@ const PIXTRAL_GLOBAL: Readonly<Record<string, string>> = {
   "multi_modal_projector.norm": "mm.input_norm",
   "multi_modal_projector.patch_merger.merging_layer": "mm.patch_merger",
 };
-
-/** How a vision tower's tensors are named in the Hub's layout, and their GGUF names. */
-interface VisionTable {
-  /** A block tensor's base name: the block number, then the piece (`…layers.(\d+).(.+)`). */
-  readonly block: RegExp;
-  /** Block pieces → gguf-py's names (`v.blk.N.<name>`). */
-  readonly blockNames: Readonly<Record<string, string>>;
-  /** Other base names → gguf-py's names. */
-  readonly globalNames: Readonly<Record<string, string>>;
-}
-
-/** A `.weight`/`.bias` tensor (Hub layout) under its GGUF name from a table, or nothing. */
-function tableName(table: VisionTable, n: string): string | undefined {
-  const suffix = /\.(weight|bias)$/.exec(n)?.[1];
-  if (suffix === undefined) return undefined;
-  const base = n.slice(0, -suffix.length - 1);
-  const block = table.block.exec(base);
-  if (block !== null) {
-    const g = table.blockNames[block[2]!];
-    return g === undefined ? undefined : `v.blk.${block[1]}.${g}.${suffix}`;
-  }
-  const g = table.globalNames[base];
-  return g === undefined ? undefined : `${g}.${suffix}`;
-}
 
 const PIXTRAL_TABLE: VisionTable = {
   block: /^vision_tower\.transformer\.layers\.(\d+)\.(.+)$/,
