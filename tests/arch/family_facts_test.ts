@@ -76,7 +76,12 @@ Deno.test("familyOfGguf(): the family named like the architecture, or the one wi
 
 /** Every llama.cpp converter GGUF the fixtures describe (manifests of its F32 files). */
 function converterManifests(): { file: string; kv: Map<string, unknown> }[] {
-  const dirs = ["families/llama.cpp", "multimodal/llama.cpp", "multimodal/qwen3vl/llama.cpp"];
+  const dirs = [
+    "families/llama.cpp",
+    "multimodal/llama.cpp",
+    "multimodal/qwen3vl/llama.cpp",
+    "multimodal/gemma3n/llama.cpp",
+  ];
   return dirs.flatMap((dir) => {
     const url = new URL(`../testdata/${dir}/`, import.meta.url);
     return [...Deno.readDirSync(url)]
