@@ -100,10 +100,14 @@ const BY_MODEL_TYPE: ReadonlyMap<string, Family> = new Map(
   [...FAMILIES.values()].flatMap((f) => f.hfModelTypes.map((t) => [t, f] as const)),
 );
 
-const BY_GGUF_ARCHITECTURE: ReadonlyMap<string, readonly Family[]> = Map.groupBy(
-  FAMILIES.values(),
-  (f) => f.ggufArchitecture,
-);
+// Not Map.groupBy: Node 20, which the bundle supports, lacks it.
+const BY_GGUF_ARCHITECTURE: ReadonlyMap<string, readonly Family[]> = (() => {
+  const map = new Map<string, Family[]>();
+  for (const f of FAMILIES.values()) {
+    map.set(f.ggufArchitecture, [...(map.get(f.ggufArchitecture) ?? []), f]);
+  }
+  return map;
+})();
 
 /**
  * The families llama.cpp files under one GGUF `general.architecture`
