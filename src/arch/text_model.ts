@@ -94,14 +94,7 @@ export function writeTextModelKv(w: KvWriter): void {
   );
   w.u32("expert_group_count", w.hparams["n_group"]);
   w.u32("expert_group_used_count", w.hparams["topk_group"]);
-  const scoring = w.find(
-    "score_function",
-    "scoring_func",
-    "score_func",
-    "moe_router_activation",
-    "moe_router_activation_func",
-    "expert_selection_fn",
-  );
+  const scoring = expertScoringFunction(w);
   if (scoring != null) {
     const type = Object.hasOwn(GATING_FUNC, String(scoring))
       ? GATING_FUNC[String(scoring)]
@@ -120,4 +113,22 @@ export function writeTextModelKv(w: KvWriter): void {
     w.u32("attention.value_length", headDim);
   }
   w.fileType();
+}
+
+/**
+ * The experts' scoring function a config names, under any of the names the
+ * converter looks for (`score_function`, `scoring_func`, …), or `undefined`.
+ *
+ * @param w The writer over `config.json`.
+ * @returns The value as the config has it.
+ */
+export function expertScoringFunction(w: KvWriter): unknown {
+  return w.find(
+    "score_function",
+    "scoring_func",
+    "score_func",
+    "moe_router_activation",
+    "moe_router_activation_func",
+    "expert_selection_fn",
+  );
 }

@@ -50,3 +50,16 @@ Deno.test("deepseek2: kv_b_proj of the wrong shape is refused, naming the tensor
   };
   assert.throws(() => DEEPSEEK2.gguf!.made!([info], w), /kv_b_proj\.weight.*\[100,32\]/);
 });
+
+Deno.test("deepseek2: without config.json's sizes kv_b_proj cannot be split, and says so", () => {
+  const info = {
+    name: "model.layers.0.self_attn.kv_b_proj.weight",
+    dtype: "F32" as const,
+    shape: [128, 32],
+    byteLength: 128 * 32 * 4,
+  };
+  assert.throws(
+    () => DEEPSEEK2.gguf!.made!([info], new KvWriter({}, "deepseek2")),
+    /needs config\.json's num_attention_heads, qk_nope_head_dim and v_head_dim/,
+  );
+});

@@ -38,7 +38,7 @@ import { DTYPES, tensorByteLength } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
 import { type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
 import { KvWriter } from "../kv.ts";
-import { writeTextModelKv } from "../text_model.ts";
+import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
 import { columnsAsRows, keepRanges } from "../transforms.ts";
 
 /** `DeepseekV2Model.set_gguf_parameters`. */
@@ -103,14 +103,7 @@ function unsupported(w: KvWriter): string | undefined {
   }
   const v3 = h["model_type"] === "deepseek_v3" ||
     (Array.isArray(h["architectures"]) && h["architectures"][0] === "DeepseekV3ForCausalLM");
-  const scoring = w.find(
-    "score_function",
-    "scoring_func",
-    "score_func",
-    "moe_router_activation",
-    "moe_router_activation_func",
-    "expert_selection_fn",
-  );
+  const scoring = expertScoringFunction(w);
   // transformers' DeepSeek-V3 always scores with a sigmoid, V2 with a softmax;
   // llama.cpp reads the converter's expert_gating_func, softmax without it.
   const want = v3 ? "sigmoid" : "softmax";
@@ -154,9 +147,14 @@ function splitKvB(
   const heads = hparams["num_attention_heads"];
   const nope = hparams["qk_nope_head_dim"];
   const v = hparams["v_head_dim"];
+  if (typeof heads !== "number" || typeof nope !== "number" || typeof v !== "number") {
+    throw new RangeError(
+      `Cannot convert "${info.name}" to GGUF: splitting it needs config.json's ` +
+        `num_attention_heads, qk_nope_head_dim and v_head_dim (kept in APR as hf_config)`,
+    );
+  }
   const [rows, cols] = [info.shape[0] ?? 0, info.shape[1] ?? 0];
   if (
-    typeof heads !== "number" || typeof nope !== "number" || typeof v !== "number" ||
     info.shape.length !== 2 || DTYPES[info.dtype].layout !== "elements" ||
     rows !== heads * (nope + v)
   ) {
