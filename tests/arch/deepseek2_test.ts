@@ -29,6 +29,7 @@ Deno.test("deepseek2: a config llama.cpp would run otherwise than transformers i
   assert.match(refusal({ q_lora_rank: null })!, /no q_lora_rank with 2 layers/);
   assert.equal(refusal({ q_lora_rank: null, num_hidden_layers: 27 }), undefined);
   assert.match(refusal({ num_key_value_heads: 1 })!, /num_key_value_heads 1/);
+  assert.match(refusal({ rope_interleave: false })!, /rope_interleave false/);
 });
 
 Deno.test("deepseek2: multi-token-prediction layers (from num_hidden_layers on) are dropped, as the converter drops them", () => {

@@ -99,7 +99,13 @@ function unsupported(w: KvWriter): string | undefined {
     (layers === 48 && w.num("vocab_size") === 128256);
   if (h["q_lora_rank"] == null && !lite) {
     return `its config.json has no q_lora_rank with ${layers} layers: llama.cpp's deepseek2 ` +
-      `runs a model without a q LoRA only with 26 or 27 layers (DeepSeek-V2-Lite's)`;
+      `runs a model without a q LoRA only with 26 or 27 layers (DeepSeek-V2-Lite's), or 48 ` +
+      `with a vocabulary of 128256`;
+  }
+  // V3's rope_interleave: false rotates rotate_half's halves, not llama.cpp's NORM pairs.
+  if (h["rope_interleave"] === false) {
+    return "its config.json has rope_interleave false: llama.cpp's deepseek2 rotates " +
+      "adjacent pairs (rope_interleave true, every published DeepSeek model)";
   }
   const v3 = h["model_type"] === "deepseek_v3" ||
     (Array.isArray(h["architectures"]) && h["architectures"][0] === "DeepseekV3ForCausalLM");
