@@ -142,11 +142,19 @@ export interface GgufSupport {
   embeddingRows?(metadata: ModelMetadata): number | undefined;
   /**
    * The tensors the family makes itself (see {@linkcode MadeTensor}), from
-   * the model's tensors; the others are renamed or stacked.
+   * the model's tensors and `config.json`; the others are renamed or stacked.
    *
    * @throws {RangeError} When a tensor it needs is missing or mis-shaped.
    */
-  made?(tensors: readonly TensorInfo[]): readonly MadeTensor[];
+  made?(tensors: readonly TensorInfo[], w: KvWriter): readonly MadeTensor[];
+  /**
+   * Whether the converter drops a Hugging Face tensor (DeepSeek-V3's
+   * multi-token-prediction layers, past `num_hidden_layers`).
+   *
+   * @param name The tensor's Hugging Face name.
+   * @param w The writer, over the model's `config.json`.
+   */
+  drops?(name: string, w: KvWriter): boolean;
   /**
    * The checkpoint name the converter maps, where it renames before mapping
    * (Gemma 3n's `…_scale` parameters read as `…_scale.weight`).

@@ -29,7 +29,6 @@ export const OTHER_GGUF_ROPE_TYPES: Readonly<Record<string, GgufRopeType>> = {
   olmo: "norm",
   arctic: "norm",
   deepseek: "norm",
-  deepseek2: "norm",
   chatglm: "norm",
   granitemoe: "norm",
   chameleon: "norm",

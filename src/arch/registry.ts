@@ -9,6 +9,7 @@
  */
 
 import type { Family } from "./family.ts";
+import { DEEPSEEK2 } from "./families/deepseek2.ts";
 import { GEMMA } from "./families/gemma.ts";
 import { GEMMA2 } from "./families/gemma2.ts";
 import { GEMMA3 } from "./families/gemma3.ts";
@@ -56,6 +57,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     OLMO2,
     STARCODER2,
     GPT_OSS,
+    DEEPSEEK2,
   ].map((f) => [f.name, f]),
 );
 
@@ -70,8 +72,6 @@ const OTHER_ARCHITECTURES: Readonly<Record<string, string>> = {
   GPTNeoXForCausalLM: "gptneox",
   FalconForCausalLM: "falcon",
   StableLmForCausalLM: "stablelm",
-  DeepseekV2ForCausalLM: "deepseek2",
-  DeepseekV3ForCausalLM: "deepseek2",
   OlmoForCausalLM: "olmo",
   BertModel: "bert",
   BertForMaskedLM: "bert",
@@ -88,8 +88,6 @@ const OTHER_TIED_DEFAULTS: Readonly<Record<string, boolean>> = {
   gptj: false,
   stablelm: false,
   olmo: false,
-  deepseek_v2: false,
-  deepseek_v3: false,
   gpt2: true,
 };
 

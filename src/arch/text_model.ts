@@ -13,9 +13,12 @@ import type { KvWriter } from "./kv.ts";
 /** GGUF `rope.scaling.type` values (gguf-py's `RopeScalingType`). */
 const ROPE_SCALING = { linear: "linear", yarn: "yarn", longrope: "longrope" } as const;
 
+/** GGUF `expert_gating_func` values (gguf-py's `ExpertGatingFuncType`). */
+const GATING_FUNC: Readonly<Record<string, number>> = { softmax: 1, sigmoid: 2, sqrtsoftplus: 4 };
+
 /**
  * `TextModel.set_gguf_parameters`: sizes, heads, RoPE scaling and base, norm
- * epsilons, experts, head size, file type.
+ * epsilons, experts (count, groups, scoring function), head size, file type.
  *
  * @param w The writer over `config.json`.
  */
@@ -90,6 +93,21 @@ export function writeTextModelKv(w: KvWriter): void {
     "expert_used_count",
     w.find("num_experts_per_tok", "num_experts_per_token", "top_k_experts"),
   );
+  w.u32("expert_group_count", w.hparams["n_group"]);
+  w.u32("expert_group_used_count", w.hparams["topk_group"]);
+  const scoring = expertScoringFunction(w);
+  if (scoring != null) {
+    const type = Object.hasOwn(GATING_FUNC, String(scoring))
+      ? GATING_FUNC[String(scoring)]
+      : undefined;
+    if (type === undefined) {
+      throw new RangeError(
+        `config.json: the expert scoring function ${JSON.stringify(scoring)} is not one ` +
+          `llama.cpp knows (${Object.keys(GATING_FUNC).join(", ")})`,
+      );
+    }
+    w.u32("expert_gating_func", type);
+  }
   const headDim = w.hparams["head_dim"];
   if (headDim != null) {
     w.u32("attention.key_length", headDim);
@@ -103,4 +121,22 @@ function integers(values: readonly unknown[], key: string): number[] {
     throw new RangeError(`config.json: ${key} is not a list of integers`);
   }
   return values as number[];
+}
+
+/**
+ * The experts' scoring function a config names, under any of the names the
+ * converter looks for (`score_function`, `scoring_func`, …), or `undefined`.
+ *
+ * @param w The writer over `config.json`.
+ * @returns The value as the config has it.
+ */
+export function expertScoringFunction(w: KvWriter): unknown {
+  return w.find(
+    "score_function",
+    "scoring_func",
+    "score_func",
+    "moe_router_activation",
+    "moe_router_activation_func",
+    "expert_selection_fn",
+  );
 }

@@ -17,9 +17,9 @@ import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
 import type { Family, MadeTensor } from "../arch/family.ts";
 import { familyGgufPlan, familyGgufRefusal } from "../arch/gguf_plan.ts";
+import { KvWriter, record } from "../arch/kv.ts";
 import { hfToGgufName } from "../arch/names.ts";
 import { familyOf, ggufFamilyList } from "../arch/registry.ts";
-import { KvWriter, record } from "../arch/kv.ts";
 import {
   addToFloat32,
   columnsAsRows,
@@ -175,7 +175,8 @@ function planLayout(
   // Tensors the family makes itself: the `first` ones lead, the others
   // follow their last source. Until the `first` ones are out, every entry
   // that arrives is held (entries, not payloads).
-  const made = family.gguf?.made?.(header.tensors) ?? [];
+  const config = new KvWriter(record(metadata["hf_config"]) ?? {}, family.ggufArchitecture);
+  const made = family.gguf?.made?.(header.tensors, config) ?? [];
   const consumed = new Set(made.flatMap((m) => m.needs));
   const madeAfter = new Map<string, Output[]>();
   for (const m of made) {
@@ -189,10 +190,10 @@ function planLayout(
   }
   const experts = expertGroups(header.tensors, family, metadata);
   const globalStacks = globalStackOutputs(header.tensors, family);
-  const hparams =
-    new KvWriter(record(metadata["hf_config"]) ?? {}, family.ggufArchitecture).hparams;
+  const hparams = config.hparams;
   for (const info of header.tensors) {
     if (info.name.endsWith(".rotary_emb.inv_freq")) continue; // the converter drops these
+    if (family.gguf?.drops?.(info.name, config) === true) continue;
     if (consumed.has(info.name)) {
       outputs.push(...madeAfter.get(info.name) ?? []);
       continue;

@@ -364,10 +364,14 @@ function tensorType(state: ModelState, name: string, cols: number, preset: Llama
   return type;
 }
 
-/** llama.cpp's fallback for rows that are not whole blocks: Q4_K → Q5_0, Q5_K → Q5_1, Q6_K → Q8_0, then F16. */
+/**
+ * llama.cpp's fallback for rows that are not whole blocks: Q4_K → Q5_0,
+ * Q5_K → Q5_1, Q6_K → Q8_0, then F16; a 32-value type (DeepSeek's 16-wide
+ * `attn_k_b` rows in Q8_0) straight to F16 (`tensor_type_fallback`).
+ */
 function fallback(name: string, cols: number, type: DType): DType {
   if (cols % BLOCK[type]! === 0) return type;
-  const next = FALLBACK[type];
+  const next = FALLBACK[type] ?? (BLOCK[type]! <= 32 ? type : undefined);
   if (next === undefined) {
     throw new RangeError(
       `Cannot quantize tensor "${name}" to ${type}: its rows of ${cols} values are not whole ` +

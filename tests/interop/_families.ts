@@ -149,10 +149,7 @@ function plainValue(v: unknown): unknown {
  * missing. Each must be refused cleanly (exit 2 naming it, no file) until it
  * is supported; then it leaves this list and is judged like the others.
  */
-export const NOT_YET_GGUF: Readonly<Record<string, string>> = {
-  "deepseek-v2": "multi-head latent attention (kv_b_proj split into attn_k_b / attn_v_b), " +
-    "expert groups and the deepseek2 keys",
-};
+export const NOT_YET_GGUF: Readonly<Record<string, string>> = {};
 
 /**
  * Fixtures judged by a test of their own instead of the shared loops, and
@@ -169,17 +166,20 @@ export const OWN_TESTS: Readonly<Record<string, string>> = {
  */
 export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "gpt-oss": "transposed, split and MXFP4 experts",
+  "deepseek2": "kv_b_proj split per head into attn_k_b (transposed) and attn_v_b",
+  "deepseek3": "as deepseek2",
 };
 
 /**
  * Fixture folders (`hf/`) whose tensors are not a renaming of their GGUF's,
- * or that aprkit refuses: unknown-arch and deepseek-v2 are refused; gpt-oss's
- * experts and sinks are made, not renamed, and its GGUF is not read back
- * (gpt_oss_test.ts).
+ * or that aprkit refuses: unknown-arch is refused; gpt-oss's experts and
+ * sinks and DeepSeek's attn_k_b / attn_v_b are made, not renamed, and their
+ * GGUF is not read back (gpt_oss_test.ts, families_gguf_test.ts).
  */
 export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "unknown-arch",
-  "deepseek-v2",
+  "deepseek2",
+  "deepseek3",
   "gpt-oss",
   "gpt-oss-mxfp4",
   "gpt-oss-bf16",

@@ -45,6 +45,22 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
         need("model.norm.weight");
         for (const layer of [0, 1]) {
           const p = `model.layers.${layer}`;
+          if (family.startsWith("deepseek")) {
+            // realizar has no DeepSeek model: APR keeps the checkpoint's MLA tensors.
+            for (const x of ["q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj"]) {
+              need(`${p}.self_attn.${x}.weight`);
+            }
+            if (layer === 0) {
+              for (const x of ["gate", "up", "down"]) need(`${p}.mlp.${x}_proj.weight`);
+            } else {
+              need(`${p}.mlp.gate.weight`);
+              for (const x of ["gate", "up", "down"]) {
+                need(`${p}.mlp.shared_experts.${x}_proj.weight`);
+                for (let e = 0; e < 4; e++) need(`${p}.mlp.experts.${e}.${x}_proj.weight`);
+              }
+            }
+            continue;
+          }
           if (names.has(`${p}.self_attn.qkv_proj.weight`)) {
             refuse(`${p}.self_attn.q_proj.weight`, "both fused qkv_proj and split q_proj");
           } else {

@@ -8,9 +8,10 @@
  * converter's) give the metadata of their Hugging Face import too.
  */
 
+import assert from "node:assert/strict";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
-import { withTempDir } from "../cli/_run_apr.ts";
+import { assertOneLineError, runApr, withTempDir } from "../cli/_run_apr.ts";
 import type { ModelMetadata } from "../../src/tensor.ts";
 import { testdata } from "../cli/_run_apr.ts";
 import { readTensors } from "./_files.ts";
@@ -19,6 +20,7 @@ import {
   fail,
   FAMILIES_DIR,
   familyDir,
+  NOT_READ_BACK,
   readBackFamilies,
   tensorDifferences,
 } from "./_families.ts";
@@ -117,6 +119,24 @@ Deno.test("families: GGUF → SafeTensors gives the source checkpoint's tensors 
         const source = await readTensors(familyDir(family));
         fail(family, tensorDifferences(family, await readTensors(back), source));
       });
+    }
+  });
+});
+
+Deno.test("families: a GGUF aprkit does not read back is refused for SafeTensors and APR output, in one line naming the family and --keep-names, with no file", async (t) => {
+  await withTempDir(async (dir) => {
+    // gpt-oss: gpt_oss_test.ts.
+    for (const family of Object.keys(NOT_READ_BACK).filter((f) => !f.startsWith("gpt-oss"))) {
+      const gguf = `${dir}/${family}.gguf`;
+      await convertModel(familyDir(family), gguf);
+      for (const output of ["safetensors", "apr"]) {
+        await t.step(`${family} → ${output}`, async () => {
+          const out = `${dir}/back.${output}`;
+          const run = await runApr(["convert", gguf, "-o", out]);
+          assertOneLineError(run, /DeepSeek/, /--keep-names/);
+          await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+        });
+      }
     }
   });
 });

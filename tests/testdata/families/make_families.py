@@ -356,7 +356,7 @@ FAMILIES: dict[str, tuple] = {
     # DeepSeek-V2-Lite's shape: multi-head latent attention (no q LoRA, kv LoRA
     # rank 32, 16 + 8 query/key dims, values 16), YaRN with mscale, a dense
     # first layer, then 4 routed experts (top 2) and a shared one.
-    "deepseek-v2": (
+    "deepseek2": (
         "DeepseekV2Config", "DeepseekV2ForCausalLM",
         common(q_lora_rank=32, kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8,
                v_head_dim=16, head_dim=8, num_key_value_heads=HEADS, n_routed_experts=4,
@@ -390,6 +390,28 @@ FAMILIES: dict[str, tuple] = {
 # other families keep their seeds.
 FAMILIES["gpt-oss-mxfp4"] = FAMILIES["gpt-oss"]
 MXFP4_FAMILIES = {"gpt-oss-mxfp4"}
+# DeepSeek-V3's shape (added last, so the other families keep their seeds):
+# V2's multi-head latent attention, and V3's router — sigmoid scores with a
+# perturbed `e_score_correction_bias`, 2 expert groups of which 1 is used,
+# normalized top-2 weights scaled by 2.5. `scoring_func` is not a field of
+# transformers' DeepseekV3Config but is in every published V3 config.json
+# (llama.cpp's converter writes `expert_gating_func` from it).
+FAMILIES["deepseek3"] = (
+    "DeepseekV3Config", "DeepseekV3ForCausalLM",
+    common(q_lora_rank=32, kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8,
+           v_head_dim=16, head_dim=8, num_key_value_heads=HEADS, n_routed_experts=4,
+           num_experts_per_tok=2, n_shared_experts=1, moe_intermediate_size=32,
+           first_k_dense_replace=1, n_group=2, topk_group=1, norm_topk_prob=True,
+           routed_scaling_factor=2.5, scoring_func="sigmoid", topk_method="noaux_tc",
+           rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 8.0,
+                            "original_max_position_embeddings": ORIGINAL_CONTEXT,
+                            "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 0.707,
+                            "mscale_all_dim": 0.707}),
+    "llama3",
+    {"rope scaling (yarn)": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}},
+     "expert groups": {"topk_group": 2},
+     "routed scaling": {"routed_scaling_factor": 1.0}},
+)
 
 
 # The same checkpoints saved by transformers 4 (run this script with
@@ -439,6 +461,11 @@ def randomize(model: torch.nn.Module, seed: int) -> None:
                 p.copy_(torch.randn(p.shape, generator=g) * BIAS_STD)
             else:  # a norm's weight: keep its resting value (1, or Gemma's 0) and perturb it
                 p.add_(torch.randn(p.shape, generator=g) * NORM_STD)
+        # DeepSeek-V3's router bias is a buffer (zeros at init): perturbed too,
+        # so that dropping it changes which experts run.
+        for name, b in sorted(model.named_buffers()):
+            if name.endswith("e_score_correction_bias"):
+                b.copy_(torch.randn(b.shape, generator=g) * BIAS_STD)
 
 
 def log_probs(model, ids: list[int]) -> torch.Tensor:

@@ -1,0 +1,260 @@
+// This module is browser compatible.
+
+/**
+ * DeepSeek-V2 and V3 (`DeepseekV2ForCausalLM`, `DeepseekV3ForCausalLM`:
+ * DeepSeek-V2/V2.5/V2-Lite, V3, R1 and the models built on them), after
+ * llama.cpp's `DeepseekV2Model` (conversion/deepseek.py), GGUF
+ * architecture `deepseek2`.
+ *
+ * Multi-head latent attention (MLA): queries through a low-rank `q_a_proj`
+ * → `q_a_layernorm` → `q_b_proj` (or a plain `q_proj` without a q LoRA),
+ * keys and values through one `kv_a_proj_with_mqa` (the compressed latent
+ * plus the shared RoPE key) → `kv_a_layernorm` → `kv_b_proj`. llama.cpp runs
+ * MLA with the absorption trick, so the converter splits `kv_b_proj`
+ * (`[heads × (nope + v), kv_lora]`) per head into `attn_k_b` (each head's
+ * `nope` rows, transposed: `[heads, kv_lora, nope]`) and `attn_v_b` (its `v`
+ * rows: `[heads, v, kv_lora]`), and writes the attention as MQA over the
+ * latent (`head_count_kv` 1, `key_length` kv_lora + rope, `value_length`
+ * kv_lora; the per-head sizes as `*_length_mla`).
+ *
+ * Feed-forward: `first_k_dense_replace` dense layers, then MoE layers with
+ * routed experts (stacked into `ffn_*_exps`), shared experts (`*_shexp`) and
+ * the router `mlp.gate`; V3's router adds `e_score_correction_bias`
+ * (`exp_probs_b.bias`), sigmoid scores and expert groups (`n_group`,
+ * `topk_group`), which the common keys carry (`text_model.ts`).
+ *
+ * RoPE: transformers rotates adjacent pairs of the `qk_rope_head_dim` dims
+ * (complex rotation in V2, `rope_interleave` in V3), as llama.cpp's NORM does,
+ * so nothing is permuted. Multi-token-prediction layers (V3's layer 61, past
+ * `num_hidden_layers`) are dropped, as the converter drops them.
+ *
+ * realizar has no DeepSeek model: APR output keeps the checkpoint's tensors
+ * under their Hugging Face names.
+ *
+ * @module
+ */
+
+import { DTYPES, tensorByteLength } from "../../dtype.ts";
+import type { TensorInfo } from "../../tensor.ts";
+import { type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
+import { KvWriter } from "../kv.ts";
+import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
+import { columnsAsRows, keepRanges } from "../transforms.ts";
+
+/** `DeepseekV2Model.set_gguf_parameters`. */
+function writeDeepseek2Kv(w: KvWriter): void {
+  const h = w.hparams;
+  // The converter sets these on its hparams before the common keys: MLA as
+  // MQA (one KV head), and DeepSeek's default epsilon.
+  const common = new KvWriter(
+    { ...h, num_key_value_heads: 1, rms_norm_eps: h["rms_norm_eps"] ?? 1e-6 },
+    w.arch,
+  );
+  writeTextModelKv(common);
+  for (const [key, entry] of common.entries()) w.put(key, entry);
+  const hasMoe = h["n_routed_experts"] != null;
+  const dense = h["first_k_dense_replace"] ??
+    (hasMoe ? 0 : w.need("num_hidden_layers"));
+  w.u32("leading_dense_block_count", dense);
+  const kvLora = Object.hasOwn(h, "kv_lora_rank") ? w.need("kv_lora_rank") : 512;
+  w.u32("vocab_size", w.need("vocab_size"));
+  w.u32("attention.q_lora_rank", h["q_lora_rank"]);
+  const rope = w.need("qk_rope_head_dim");
+  w.u32("attention.kv_lora_rank", kvLora);
+  w.u32("attention.key_length", kvLora + rope);
+  w.u32("attention.value_length", kvLora);
+  w.u32("attention.key_length_mla", w.need("qk_nope_head_dim") + rope);
+  w.u32("attention.value_length_mla", w.need("v_head_dim"));
+  w.u32("expert_feed_forward_length", w.need("moe_intermediate_size", "intermediate_size"));
+  w.u32("expert_count", h["n_routed_experts"]);
+  w.u32("expert_shared_count", Object.hasOwn(h, "n_shared_experts") ? h["n_shared_experts"] : 0);
+  w.f32("expert_weights_scale", h["routed_scaling_factor"]);
+  if (h["norm_topk_prob"] != null && h["norm_topk_prob"] !== false) {
+    w.set("expert_weights_norm", "BOOL", true);
+  }
+  w.u32("rope.dimension_count", rope);
+  const mscaleAll = w.rope["mscale_all_dim"];
+  // llama.cpp divides it by 0.1 again on load ([TAG_DEEPSEEK2_YARN_LOG_MUL_FIX]).
+  if (typeof mscaleAll === "number") w.f32("rope.scaling.yarn_log_multiplier", 0.1 * mscaleAll);
+}
+
+/**
+ * What of a config llama.cpp's `deepseek2` would run otherwise than
+ * transformers, or `undefined`.
+ */
+function unsupported(w: KvWriter): string | undefined {
+  const h = w.hparams;
+  const heads = w.need("num_attention_heads");
+  const kvHeads = w.num("num_key_value_heads") ?? heads;
+  // The converter splits kv_b_proj by num_key_value_heads; MLA has one block per head.
+  if (kvHeads !== heads) {
+    return `its config.json has num_key_value_heads ${kvHeads} and num_attention_heads ${heads}; ` +
+      `MLA's kv_b_proj is split per attention head, which llama.cpp's converter does with ` +
+      `num_key_value_heads`;
+  }
+  const layers = w.need("num_hidden_layers");
+  // llama.cpp takes a deepseek2 file of 26 or 27 layers for V2-Lite (no q LoRA) and
+  // needs attention.q_lora_rank otherwise.
+  const lite = layers === 26 || layers === 27 ||
+    (layers === 48 && w.num("vocab_size") === 128256);
+  if (h["q_lora_rank"] == null && !lite) {
+    return `its config.json has no q_lora_rank with ${layers} layers: llama.cpp's deepseek2 ` +
+      `runs a model without a q LoRA only with 26 or 27 layers (DeepSeek-V2-Lite's), or 48 ` +
+      `with a vocabulary of 128256`;
+  }
+  // V3's rope_interleave: false rotates rotate_half's halves, not llama.cpp's NORM pairs.
+  if (h["rope_interleave"] === false) {
+    return "its config.json has rope_interleave false: llama.cpp's deepseek2 rotates " +
+      "adjacent pairs (rope_interleave true, every published DeepSeek model)";
+  }
+  const v3 = h["model_type"] === "deepseek_v3" ||
+    (Array.isArray(h["architectures"]) && h["architectures"][0] === "DeepseekV3ForCausalLM");
+  const scoring = expertScoringFunction(w);
+  // transformers' DeepSeek-V3 always scores with a sigmoid, V2 with a softmax;
+  // llama.cpp reads the converter's expert_gating_func, softmax without it.
+  const want = v3 ? "sigmoid" : "softmax";
+  if ((scoring ?? "softmax") !== want) {
+    return `its config.json has scoring_func ${JSON.stringify(scoring ?? null)}, and ` +
+      `transformers scores ${h["model_type"] ?? "its"} experts with a ${want} (llama.cpp would ` +
+      `use ${scoring ?? "softmax"})`;
+  }
+  return undefined;
+}
+
+const KV_B = /^model\.layers\.(\d+)\.self_attn\.kv_b_proj\.weight$/;
+const SCORE_BIAS = /^model\.layers\.(\d+)\.mlp\.gate\.e_score_correction_bias$/;
+
+/** `kv_b_proj` split into `attn_k_b` and `attn_v_b`; `e_score_correction_bias` renamed. */
+function deepseek2Made(tensors: readonly TensorInfo[], w: KvWriter): MadeTensor[] {
+  const made: MadeTensor[] = [];
+  for (const info of tensors) {
+    const bias = SCORE_BIAS.exec(info.name);
+    if (bias !== null) {
+      const name = `blk.${bias[1]}.exp_probs_b.bias`;
+      made.push({
+        info: { ...info, name },
+        needs: [info.name],
+        open: ([source]) => source!.open(),
+      });
+      continue;
+    }
+    const kvB = KV_B.exec(info.name);
+    if (kvB !== null) made.push(...splitKvB(info, `blk.${kvB[1]}`, w.hparams));
+  }
+  return made;
+}
+
+/** `DeepseekV2Model.modify_tensors` on `kv_b_proj`. */
+function splitKvB(
+  info: TensorInfo,
+  blk: string,
+  hparams: Readonly<Record<string, unknown>>,
+): MadeTensor[] {
+  const heads = hparams["num_attention_heads"];
+  const nope = hparams["qk_nope_head_dim"];
+  const v = hparams["v_head_dim"];
+  if (typeof heads !== "number" || typeof nope !== "number" || typeof v !== "number") {
+    throw new RangeError(
+      `Cannot convert "${info.name}" to GGUF: splitting it needs config.json's ` +
+        `num_attention_heads, qk_nope_head_dim and v_head_dim (kept in APR as hf_config)`,
+    );
+  }
+  const [rows, cols] = [info.shape[0] ?? 0, info.shape[1] ?? 0];
+  if (
+    info.shape.length !== 2 || DTYPES[info.dtype].layout !== "elements" ||
+    rows !== heads * (nope + v)
+  ) {
+    throw new RangeError(
+      `Cannot convert "${info.name}" ${info.dtype} [${info.shape}] to GGUF: expected a float ` +
+        `[num_attention_heads × (qk_nope_head_dim + v_head_dim), kv_lora_rank] matrix`,
+    );
+  }
+  const width = tensorByteLength(info.dtype, [1]);
+  const rowBytes = cols * width;
+  // Head h's rows: nope key rows, then v value rows.
+  const rowsOf = (first: number, count: number) =>
+    Array.from({ length: heads }, (_, h) => {
+      const start = (h * (nope + v) + first) * rowBytes;
+      return [start, start + count * rowBytes] as const;
+    });
+  const tensor = (name: string, shape: number[]) => ({
+    name,
+    dtype: info.dtype,
+    shape,
+    byteLength: tensorByteLength(info.dtype, shape),
+  });
+  return [
+    {
+      info: tensor(`${blk}.attn_k_b.weight`, [heads, cols, nope]),
+      needs: [info.name],
+      open: ([source]) =>
+        columnsAsRows(keepRanges(source!.open(), rowsOf(0, nope)), {
+          matrices: heads,
+          rows: nope,
+          cols,
+          width,
+        }),
+    },
+    {
+      info: tensor(`${blk}.attn_v_b.weight`, [heads, v, cols]),
+      needs: [info.name],
+      open: ([source]) => keepRanges(source!.open(), rowsOf(nope, v)),
+    },
+  ];
+}
+
+const LAYER = /^model\.layers\.(\d+)\./;
+
+/**
+ * The multi-token-prediction layers (`skip_mtp`): every layer from
+ * `num_hidden_layers` on.
+ */
+function drops(name: string, w: KvWriter): boolean {
+  const layer = LAYER.exec(name);
+  const layers = w.num("num_hidden_layers");
+  return layer !== null && layers !== undefined && Number(layer[1]) >= layers;
+}
+
+/** DeepSeek-V2, V2-Lite, V2.5, V3, R1. */
+export const DEEPSEEK2: Family = {
+  name: "deepseek2",
+  source: "llama.cpp conversion/deepseek.py DeepseekV2Model; transformers DeepseekV2ForCausalLM, " +
+    "DeepseekV3ForCausalLM",
+  hfArchitectures: ["DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"],
+  hfModelTypes: ["deepseek_v2", "deepseek_v3"],
+  ggufArchitecture: "deepseek2",
+  ggufRopeType: "norm",
+  blockNames: [
+    ...LLAMA_BLOCK.filter(([g]) => !["attn_k", "attn_v", "attn_q_norm", "attn_k_norm"].includes(g)),
+    ["attn_q_a", "self_attn.q_a_proj"],
+    ["attn_q_a_norm", "self_attn.q_a_layernorm"],
+    ["attn_q_b", "self_attn.q_b_proj"],
+    ["attn_kv_a_mqa", "self_attn.kv_a_proj_with_mqa"],
+    ["attn_kv_a_norm", "self_attn.kv_a_layernorm"],
+    ["ffn_gate_inp", "mlp.gate"],
+    ["ffn_gate_shexp", "mlp.shared_experts.gate_proj"],
+    ["ffn_up_shexp", "mlp.shared_experts.up_proj"],
+    ["ffn_down_shexp", "mlp.shared_experts.down_proj"],
+  ],
+  experts: {
+    prefix: "mlp.experts",
+    stacks: [
+      { hf: "down_proj", gguf: "ffn_down_exps" },
+      { hf: "gate_proj", gguf: "ffn_gate_exps" },
+      { hf: "up_proj", gguf: "ffn_up_exps" },
+    ],
+  },
+  permutesQk: false,
+  hfRopeInterleaved: true,
+  tiedByDefault: false,
+  ggufRenamesOnly: false,
+  gguf: {
+    writeKv: writeDeepseek2Kv,
+    llamaKeys: true,
+    unsupported,
+    made: deepseek2Made,
+    drops,
+  },
+  ggufReadBackRefusal:
+    "aprkit does not read a DeepSeek GGUF back into Hugging Face's layout (its kv_b_proj is split and transposed per head); --keep-names keeps its GGUF tensors",
+};
