@@ -538,8 +538,8 @@ function refuseGgufOf(model: Model, format: OutputFormat, options: ConvertOption
         }`,
     );
   }
-  const refusal = typeof method === "string" ? QUANT_METHODS.get(method)?.ggufRefusal : undefined;
-  if (refusal !== undefined) {
+  const refusal = (model.reader as { quantGgufRefusal?: unknown }).quantGgufRefusal;
+  if (typeof refusal === "string") {
     throw new UsageError(
       `Cannot convert "${model.location}" to gguf: its ${method} checkpoint cannot be written as GGUF yet: ${refusal}`,
     );

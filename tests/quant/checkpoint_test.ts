@@ -22,6 +22,13 @@ interface Expected {
   reference: string;
   values: Record<string, { shape: number[]; sha256: string }>;
   llamacpp?: Record<string, { shape: number[]; sha256: string }>;
+  llamacpp_nvfp4?: {
+    "general.file_type": number;
+    tensors: Record<
+      string,
+      { type: string; shape: number[]; sha256: string; dequantized_sha256?: string }
+    >;
+  };
 }
 
 const FIXTURES = [
@@ -38,10 +45,16 @@ const FIXTURES = [
   "awq-gemm",
   "bitnet",
   "mxfp4-gpt-oss",
+  "modelopt-fp8",
+  "modelopt-nvfp4",
+  "ct-nvfp4",
 ];
 
+/** NVFP4 fixtures: llama.cpp's converter keeps their weights as NVFP4 (`llamacpp_nvfp4`). */
+const NVFP4_FIXTURES = ["modelopt-nvfp4", "ct-nvfp4"];
+
 const COMPANION =
-  /(_scale_inv|\.weight_scale|\.input_scale|\.weight_packed|\.weight_shape|\.weight_zero_point|\.qweight|\.qzeros|\.scales|\.g_idx|_blocks|_scales)$/;
+  /(_scale_inv|\.weight_scale|\.weight_scale_2|_global_scale|\.k_scale|\.v_scale|\.input_scale|\.weight_packed|\.weight_shape|\.weight_zero_point|\.qweight|\.qzeros|\.scales|\.g_idx|_blocks|_scales)$/;
 
 function folder(name: string): string {
   return testdata(`hf/quantized/${name}`);
@@ -88,7 +101,11 @@ for (const name of FIXTURES) {
   });
 }
 
-for (const name of FIXTURES.filter((n) => n !== "awq-gemm" && n !== "mxfp4-gpt-oss")) {
+for (
+  const name of FIXTURES.filter((n) =>
+    n !== "awq-gemm" && n !== "mxfp4-gpt-oss" && !NVFP4_FIXTURES.includes(n)
+  )
+) {
   Deno.test(`quantized checkpoint ${name}: GGUF output equals llama.cpp's converter`, async () => {
     const want = (await expected(name)).llamacpp!;
     ok(want !== undefined);
@@ -112,7 +129,15 @@ for (const name of FIXTURES.filter((n) => n !== "awq-gemm" && n !== "mxfp4-gpt-o
 
 Deno.test("quantized checkpoints: small tiles and restarts give the same values", async () => {
   for (
-    const name of ["gptq-4bit-actorder", "gptq-2bit", "gptq-8bit-v2", "awq-gemm", "mxfp4-gpt-oss"]
+    const name of [
+      "gptq-4bit-actorder",
+      "gptq-2bit",
+      "gptq-8bit-v2",
+      "awq-gemm",
+      "mxfp4-gpt-oss",
+      "modelopt-nvfp4",
+      "ct-nvfp4",
+    ]
   ) {
     const want = await expected(name);
     const model = await openModel(folder(name));
@@ -124,6 +149,7 @@ Deno.test("quantized checkpoints: small tiles and restarts give the same values"
       try {
         const { tensors } = await dequantizeCheckpoint(raw.tensors, config, name, {
           tileBytes: 1024,
+          hfQuantConfig: await hfQuantConfig(name),
         });
         for (const entry of tensors) {
           const hash = want.values[entry.info.name]?.sha256;
@@ -147,6 +173,16 @@ Deno.test("quantized checkpoints: small tiles and restarts give the same values"
     }
   }
 });
+
+/** The fixture's `hf_quant_config.json` (ModelOpt), parsed, or `undefined`. */
+async function hfQuantConfig(name: string): Promise<unknown> {
+  try {
+    return JSON.parse(await Deno.readTextFile(`${folder(name)}/hf_quant_config.json`));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+}
 
 /** The fixture's tensors as stored (no config read, so nothing dequantized). */
 async function openRaw(name: string) {
@@ -285,4 +321,82 @@ Deno.test("quantized checkpoint: compressed-tensors' older compression_config ke
       await model.close();
     }
   });
+});
+
+for (const name of NVFP4_FIXTURES) {
+  Deno.test(`quantized checkpoint ${name}: NVFP4 values equal gguf-py's dequantizer on llama.cpp's converter output`, async () => {
+    const want = await expected(name);
+    const gguf = want.llamacpp_nvfp4!;
+    // The converter files the model as MOSTLY_NVFP4 and keeps each weight NVFP4.
+    equal(gguf["general.file_type"], 39);
+    const model = await openModel(folder(name));
+    try {
+      let checked = 0;
+      for (const [tensor, entry] of Object.entries(gguf.tensors)) {
+        if (entry.type !== "NVFP4") continue;
+        const hfName = Object.keys(want.values).find((n) => n.endsWith(GGUF_LINEAR[tensor]!))!;
+        const values = await model.tensor(hfName).toFloat32();
+        deepEqual(model.tensor(hfName).info.shape, entry.shape, tensor);
+        equal(sha256(values), entry.dequantized_sha256, `${hfName} vs ${tensor} from llama.cpp`);
+        checked++;
+      }
+      equal(checked, 7);
+    } finally {
+      await model.close();
+    }
+  });
+
+  Deno.test(`quantized checkpoint ${name}: an APR import holds the dequantized NVFP4 weights`, async () => {
+    const want = await expected(name);
+    await withTempDir(async (dir) => {
+      const out = `${dir}/m.apr`;
+      await convertModel(folder(name), out);
+      const apr = await openModel(out);
+      try {
+        deepEqual(apr.names().filter((n) => COMPANION.test(n)), []);
+        for (const [tensor, { sha256: hash }] of Object.entries(want.values)) {
+          equal(sha256(await apr.tensor(tensor).toFloat32()), hash, tensor);
+        }
+      } finally {
+        await apr.close();
+      }
+    });
+  });
+}
+
+/** The GGUF weight names of the fixtures' linear layers, by checkpoint suffix. */
+const GGUF_LINEAR: Record<string, string> = {
+  "blk.0.attn_q.weight": "self_attn.q_proj.weight",
+  "blk.0.attn_k.weight": "self_attn.k_proj.weight",
+  "blk.0.attn_v.weight": "self_attn.v_proj.weight",
+  "blk.0.attn_output.weight": "self_attn.o_proj.weight",
+  "blk.0.ffn_gate.weight": "mlp.gate_proj.weight",
+  "blk.0.ffn_up.weight": "mlp.up_proj.weight",
+  "blk.0.ffn_down.weight": "mlp.down_proj.weight",
+};
+
+Deno.test("quantized checkpoint modelopt: hf_quant_config.json's fields in config.json's quantization_config read alike", async () => {
+  for (const name of ["modelopt-fp8", "modelopt-nvfp4"]) {
+    const want = await expected(name);
+    await withTempDir(async (dir) => {
+      for (const e of Deno.readDirSync(folder(name))) {
+        if (e.name !== "hf_quant_config.json") {
+          await Deno.copyFile(`${folder(name)}/${e.name}`, `${dir}/${e.name}`);
+        }
+      }
+      // As newer ModelOpt exports write it: the method and algorithm in config.json.
+      const hf = (await hfQuantConfig(name)) as { quantization: Record<string, unknown> };
+      const config = JSON.parse(await Deno.readTextFile(`${dir}/config.json`));
+      config.quantization_config = { quant_method: "modelopt", ...hf.quantization };
+      await Deno.writeTextFile(`${dir}/config.json`, JSON.stringify(config));
+      const model = await openModel(dir);
+      try {
+        for (const [tensor, { sha256: hash }] of Object.entries(want.values)) {
+          equal(sha256(await model.tensor(tensor).toFloat32()), hash, `${name} ${tensor}`);
+        }
+      } finally {
+        await model.close();
+      }
+    });
+  }
 });

@@ -99,6 +99,8 @@ export interface SafetensorsModelReader extends ModelReader {
   readonly quantMethod?: string | undefined;
   /** Its packed tensors are served as stored, for GGUF output (see `packedForGguf`). */
   readonly quantPacked?: boolean;
+  /** Why the checkpoint cannot be written as GGUF (NVFP4), when it cannot. */
+  readonly quantGgufRefusal?: string;
 }
 
 /** N shards as one reader. */
@@ -237,6 +239,7 @@ export async function openSafetensorsModel(
     indexPath = SAFETENSORS_INDEX_NAME;
   }
   let config: unknown;
+  let hfQuantConfig: unknown;
   const companions = async (
     directory: string,
     tensors: readonly { readonly shape: readonly number[] }[],
@@ -244,6 +247,7 @@ export async function openSafetensorsModel(
     if (options.companions === false) return {};
     const parsed = await readHfCompanionFiles(files, { directory, tensors });
     config = parsed.config;
+    hfQuantConfig = parsed.hfQuantConfig;
     return aprMetadataFromHf(parsed);
   };
 
@@ -268,6 +272,7 @@ export async function openSafetensorsModel(
         config,
         files.name,
         options,
+        hfQuantConfig,
       );
     } catch (error) {
       await reader.close();
@@ -409,6 +414,7 @@ export async function openSafetensorsModel(
     config,
     files.name,
     options,
+    hfQuantConfig,
   );
 }
 
@@ -422,12 +428,14 @@ async function dequantized(
   config: unknown,
   location: string,
   options: { asStored?: boolean; packedForGguf?: boolean },
+  hfQuantConfig?: unknown,
 ): Promise<SafetensorsModelReader> {
   if (options.asStored) return reader;
   let result;
   try {
     result = await dequantizeCheckpoint(reader.tensors, config, location, {
       packedForGguf: options.packedForGguf === true,
+      hfQuantConfig,
     });
   } catch (error) {
     await reader.close();
@@ -441,6 +449,7 @@ async function dequantized(
     shards: reader.shards,
     quantMethod: result.method,
     ...(result.packed === true ? { quantPacked: true } : {}),
+    ...(result.ggufRefusal !== undefined ? { quantGgufRefusal: result.ggufRefusal } : {}),
     close: () => reader.close(),
   };
 }

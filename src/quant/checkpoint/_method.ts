@@ -32,10 +32,10 @@ export interface QuantMethod {
   /** The published source of the formula, for readers of the code. */
   readonly reference: string;
   /**
-   * Why a GGUF output of this method's checkpoints is refused, when it is
-   * (llama.cpp keeps some methods' blocks as a ggml type aprkit cannot write yet).
+   * Why a GGUF output of this checkpoint is refused, when it is (llama.cpp
+   * keeps some blocks as a ggml type aprkit cannot write yet: NVFP4).
    */
-  readonly ggufRefusal?: string;
+  ggufRefusal?(context: QuantContext): string | undefined;
   /**
    * For GGUF output, when llama.cpp's converter keeps the method's blocks as
    * a ggml type (gpt-oss's MXFP4): the checkpoint's tensors as stored, every
