@@ -295,3 +295,74 @@ function nibble(packed: Uint8Array, at: number, k: number): number {
   const byte = packed[at + (k >> 1)]!;
   return (k & 1) === 0 ? byte & 0x0f : byte >> 4;
 }
+
+/**
+ * ggml's NVFP4 blocks (36 bytes per 64 values: four UE4M3 scales, then four
+ * 8-byte groups whose byte `j` holds value `j` low and `j + 8` high) from
+ * NVIDIA's NVFP4 (codes `[rows, cols / 2]`, value `2i` in byte `i`'s low
+ * nibble; E4M3 scales `[rows, cols / 16]`), as llama.cpp's converter repacks
+ * them (`_nvfp4_pack`): the scales' sign bits dropped, the values unchanged.
+ * Streams both payloads, 256 rows at a time.
+ *
+ * @example Usage
+ * ```ts
+ * import { repackNvfp4 } from "./transforms.ts";
+ * // 64 values, value k the code k % 16; scales 0x38 (1.0), one with its sign bit set.
+ * const codes = ReadableStream.from([Uint8Array.from({ length: 32 }, (_, i) => ((2 * i + 1) % 16) << 4 | (2 * i) % 16)]);
+ * const scales = ReadableStream.from([new Uint8Array([0x38, 0xb8, 0x38, 0x38])]);
+ * const out = repackNvfp4(codes, scales, { rows: 1, cols: 64 });
+ * const bytes = new Uint8Array(await new Response(out).arrayBuffer());
+ * // ggml's byte j of a group holds values j and j + 8.
+ * console.assert(bytes[1] === 0x38 && bytes[4] === (8 << 4 | 0));
+ * ```
+ *
+ * @param codes The codes' payload.
+ * @param scales The scales' payload.
+ * @param layout Rows, and values per row (a multiple of 64).
+ * @returns The rows as NVFP4 blocks.
+ * @throws {RangeError} (from the stream) When a payload ends early.
+ */
+export function repackNvfp4(
+  codes: ReadableStream<Uint8Array>,
+  scales: ReadableStream<Uint8Array>,
+  layout: { rows: number; cols: number },
+): ReadableStream<Uint8Array> {
+  const { rows, cols } = layout;
+  const c = new ExactReader(codes, "NVFP4 codes");
+  const s = new ExactReader(scales, "NVFP4 scales");
+  const band = Math.min(rows, MXFP4_ROWS_PER_CHUNK);
+  const codesAll = new Uint8Array(band * cols / 2);
+  const scalesAll = new Uint8Array(band * cols / 16);
+  let row = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (row >= rows) {
+        controller.close();
+        return;
+      }
+      const end = Math.min(rows, row + MXFP4_ROWS_PER_CHUNK);
+      const packed = codesAll.subarray(0, (end - row) * cols / 2);
+      const d = scalesAll.subarray(0, (end - row) * cols / 16);
+      await c.readInto(packed);
+      await s.readInto(d);
+      const blocks = (end - row) * cols / 64;
+      const out = outChunk(blocks * 36);
+      for (let b = 0; b < blocks; b++) {
+        const o = b * 36;
+        for (let k = 0; k < 4; k++) {
+          const group = b * 4 + k;
+          out[o + k] = d[group]! & 0x7f;
+          for (let j = 0; j < 8; j++) {
+            out[o + 4 + k * 8 + j] = nibble(packed, group * 8, j) |
+              (nibble(packed, group * 8, j + 8) << 4);
+          }
+        }
+      }
+      row = end;
+      controller.enqueue(out);
+    },
+    async cancel(reason) {
+      await Promise.all([c.cancel(reason), s.cancel(reason)]);
+    },
+  }, { highWaterMark: 0 });
+}

@@ -16,6 +16,7 @@ import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
 import type { Family, MadeTensor } from "../arch/family.ts";
 import { familyGgufPlan, familyGgufRefusal } from "../arch/gguf_plan.ts";
+import { keptNvfp4Tensors } from "../arch/kept_blocks.ts";
 import { hfToGgufName } from "../arch/names.ts";
 import { familyOf, ggufFamilyList } from "../arch/registry.ts";
 import { addToFloat32, columnsAsRows, concatPayloads, keepRanges } from "../arch/transforms.ts";
@@ -167,7 +168,11 @@ function planLayout(
   // Tensors the family makes itself: the `first` ones lead, the others
   // follow their last source. Until the `first` ones are out, every entry
   // that arrives is held (entries, not payloads).
-  const made = family.gguf?.made?.(header.tensors) ?? [];
+  const made = [
+    // A checkpoint's kept NVFP4 weights, in any family; then the family's own.
+    ...keptNvfp4Tensors(header.tensors, family),
+    ...family.gguf?.made?.(header.tensors) ?? [],
+  ];
   const consumed = new Set(made.flatMap((m) => m.needs));
   const madeAfter = new Map<string, Output[]>();
   for (const m of made) {

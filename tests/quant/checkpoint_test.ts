@@ -17,6 +17,7 @@ import { dequantizeCheckpoint } from "../../src/quant/checkpoint/mod.ts";
 import { decodeToFloat32 } from "../../src/quant/decode.ts";
 import type { TensorEntry } from "../../src/tensor.ts";
 import { testdata, withTempDir } from "../cli/_run_apr.ts";
+import { readGgufFile } from "../interop/_files.ts";
 
 interface Expected {
   reference: string;
@@ -344,6 +345,28 @@ for (const name of NVFP4_FIXTURES) {
     } finally {
       await model.close();
     }
+  });
+
+  Deno.test(`quantized checkpoint ${name}: GGUF output keeps NVFP4 as llama.cpp's converter does, tensor by tensor`, async () => {
+    const want = (await expected(name)).llamacpp_nvfp4!;
+    await withTempDir(async (dir) => {
+      const out = `${dir}/m.gguf`;
+      // --outtype f32, as the manifest's conversion: the NVFP4 weights stay NVFP4.
+      await convertModel(folder(name), out, { float32: true });
+      const gguf = await readGgufFile(out);
+      equal(gguf.kv.get("general.file_type")?.value, want["general.file_type"]);
+      deepEqual([...gguf.tensors.keys()].sort(), Object.keys(want.tensors).sort());
+      for (const [tensor, entry] of Object.entries(want.tensors)) {
+        const t = gguf.tensors.get(tensor)!;
+        equal(t.dtype, entry.type, tensor);
+        deepEqual(t.shape, entry.shape, tensor);
+        equal(
+          createHash("sha256").update(t.bytes).digest("hex"),
+          entry.sha256,
+          `${tensor} vs llama.cpp`,
+        );
+      }
+    });
   });
 
   Deno.test(`quantized checkpoint ${name}: an APR import holds the dequantized NVFP4 weights`, async () => {

@@ -97,10 +97,11 @@ export interface SafetensorsModelReader extends ModelReader {
    * dequantized (`fp8`, `gptq`…), or `undefined` for a plain checkpoint.
    */
   readonly quantMethod?: string | undefined;
-  /** Its packed tensors are served as stored, for GGUF output (see `packedForGguf`). */
-  readonly quantPacked?: boolean;
-  /** Why the checkpoint cannot be written as GGUF (NVFP4), when it cannot. */
-  readonly quantGgufRefusal?: string;
+  /**
+   * The ggml type of the packed tensors served as stored, for GGUF output
+   * (see `packedForGguf`), when there are any.
+   */
+  readonly quantKept?: "MXFP4" | "NVFP4";
 }
 
 /** N shards as one reader. */
@@ -448,8 +449,7 @@ async function dequantized(
     tensors,
     shards: reader.shards,
     quantMethod: result.method,
-    ...(result.packed === true ? { quantPacked: true } : {}),
-    ...(result.ggufRefusal !== undefined ? { quantGgufRefusal: result.ggufRefusal } : {}),
+    ...(result.kept !== undefined ? { quantKept: result.kept } : {}),
     close: () => reader.close(),
   };
 }

@@ -10,7 +10,8 @@
  * NVFP4 (`_nvfp4_pack`, the scale's sign bit dropped) with the factor as a
  * separate `.scale` tensor that inference multiplies in; dequantized here
  * they are exactly that: ggml's `dequantize_row_nvfp4` value times the factor,
- * one f32 rounding.
+ * one f32 rounding. For GGUF output {@linkcode keptNvfp4} keeps them as
+ * stored, under ModelOpt's names, for `arch/kept_blocks.ts` to repack.
  *
  * @module
  */
@@ -21,15 +22,6 @@ import { ue4m3Half } from "../fp4_blocks.ts";
 import { f32Entry } from "./_f32_entry.ts";
 import { checkpointError, count, type QuantContext, shapeText } from "./_method.ts";
 import { readFloat32, readRange } from "./_read.ts";
-
-/**
- * Why an NVFP4 checkpoint is not written as GGUF: llama.cpp's converter keeps
- * its blocks as ggml's NVFP4 with per-tensor `.scale`/`.input_scale` tensors,
- * which aprkit does not write yet; a dequantized GGUF would not be the
- * converter's model.
- */
-export const NVFP4_GGUF_REFUSAL =
-  "its NVFP4 weights stay NVFP4 in llama.cpp's converter output, which aprkit does not write yet; supported outputs: apr, safetensors (dequantized)";
 
 /** Values per E4M3 scale. */
 export const NVFP4_GROUP = 16;
@@ -69,6 +61,91 @@ export function nvfp4Entry(
   factor: Nvfp4Factor,
   context: QuantContext,
 ): TensorEntry {
+  checkNvfp4(packed, scale, factor, context);
+  const p = packed.info.shape;
+  const [rows, half] = [p[0]!, p[1]!];
+  const groups = scale.info.shape[1]!;
+  return f32Entry(name, [rows, half * 2], () => {
+    let global: Promise<number> | undefined;
+    return async (start, end, out) => {
+      const g = await (global ??= perTensor(factor));
+      const codes = await readRange(packed, start * half, end * half);
+      const scales = await readRange(scale, start * groups, end * groups);
+      for (let i = 0; i < codes.length; i++) {
+        const d = ue4m3Half(scales[Math.floor(i / (NVFP4_GROUP / 2))]!);
+        const q = codes[i]!;
+        out[2 * i] = Math.fround(KVALUES_FP4[q & 0xf]! * d * g);
+        out[2 * i + 1] = Math.fround(KVALUES_FP4[q >>> 4]! * d * g);
+      }
+    };
+  });
+}
+
+/** Values per ggml NVFP4 block: the converter's repacking needs whole ones per row. */
+const GGML_NVFP4_BLOCK = 64;
+
+/**
+ * For GGUF output, an NVFP4 weight kept as stored, as llama.cpp's converter
+ * keeps it: the codes as `name` (`….weight`), the E4M3 scales as
+ * `name_scale`, and the per-tensor factor and input scale as one-value F32
+ * tensors `name_scale_2` and `….input_scale` (in f32, inverted when the
+ * checkpoint stores reciprocals), each left out when it is 1 (the converter's
+ * `_scale_is_trivial`), as when the checkpoint has none.
+ *
+ * @param name The weight's name.
+ * @param packed The U8 codes.
+ * @param scale The E4M3 scales.
+ * @param factor The per-tensor factor.
+ * @param input The input (activation) scale, when there is one.
+ * @param context For messages.
+ * @returns The entries, weight first.
+ * @throws {ModelFormatError} When the shapes are not NVFP4's or a row is not whole ggml blocks.
+ */
+export async function keptNvfp4(
+  name: string,
+  packed: TensorEntry,
+  scale: TensorEntry,
+  factor: Nvfp4Factor,
+  input: Nvfp4Factor | undefined,
+  context: QuantContext,
+): Promise<TensorEntry[]> {
+  checkNvfp4(packed, scale, factor, context);
+  if (input !== undefined && "tensor" in input) checkOneValue(input.tensor, context);
+  const columns = packed.info.shape[1]! * 2;
+  if (columns % GGML_NVFP4_BLOCK !== 0) {
+    throw checkpointError(
+      context,
+      `NVFP4 weight "${packed.info.name}" has rows of ${columns} values; GGUF's NVFP4 blocks hold ${GGML_NVFP4_BLOCK}, so llama.cpp's converter cannot keep it`,
+    );
+  }
+  const out = [
+    { ...packed, info: { ...packed.info, name } },
+    { ...scale, info: { ...scale.info, name: name + "_scale" } },
+  ];
+  const base = name.slice(0, -".weight".length);
+  for (const [f, as] of [[factor, name + "_scale_2"], [input, base + ".input_scale"]] as const) {
+    if (f === undefined) continue;
+    const value = await perTensor(f);
+    if (Math.abs(value - 1) >= 1e-6) out.push(oneValue(as, value));
+  }
+  return out;
+}
+
+/** A one-value F32 tensor `[1]`. */
+function oneValue(name: string, value: number): TensorEntry {
+  return f32Entry(name, [1], () => (_start, _end, out) => {
+    out[0] = value;
+    return Promise.resolve();
+  });
+}
+
+/** Refuse codes, scales or a factor that are not NVFP4's. */
+function checkNvfp4(
+  packed: TensorEntry,
+  scale: TensorEntry,
+  factor: Nvfp4Factor,
+  context: QuantContext,
+): void {
   const p = packed.info.shape;
   const s = scale.info.shape;
   if (
@@ -84,31 +161,18 @@ export function nvfp4Entry(
       } are not NVFP4: expected U8 [out, in/2] and F8_E4M3 [out, in/16] (one scale per 16 values)`,
     );
   }
-  if ("tensor" in factor) {
-    const f = factor.tensor.info;
-    if (count(f.shape) !== 1 || !["F32", "F16", "BF16"].includes(f.dtype)) {
-      throw checkpointError(
-        context,
-        `"${f.name}" is ${f.dtype} ${shapeText(f.shape)}, expected one F32 value`,
-      );
-    }
+  if ("tensor" in factor) checkOneValue(factor.tensor, context);
+}
+
+/** Refuse a per-tensor scale that is not one float. */
+function checkOneValue(entry: TensorEntry, context: QuantContext): void {
+  const f = entry.info;
+  if (count(f.shape) !== 1 || !["F32", "F16", "BF16"].includes(f.dtype)) {
+    throw checkpointError(
+      context,
+      `"${f.name}" is ${f.dtype} ${shapeText(f.shape)}, expected one F32 value`,
+    );
   }
-  const [rows, half] = [p[0]!, p[1]!];
-  const groups = s[1]!;
-  return f32Entry(name, [rows, half * 2], () => {
-    let global: Promise<number> | undefined;
-    return async (start, end, out) => {
-      const g = await (global ??= perTensor(factor));
-      const codes = await readRange(packed, start * half, end * half);
-      const scales = await readRange(scale, start * groups, end * groups);
-      for (let i = 0; i < codes.length; i++) {
-        const d = ue4m3Half(scales[Math.floor(i / (NVFP4_GROUP / 2))]!);
-        const q = codes[i]!;
-        out[2 * i] = Math.fround(KVALUES_FP4[q & 0xf]! * d * g);
-        out[2 * i + 1] = Math.fround(KVALUES_FP4[q >>> 4]! * d * g);
-      }
-    };
-  });
 }
 
 /** The factor as llama.cpp's converter stores it (f32; `1 / x` rounded to f32 when inverted). */

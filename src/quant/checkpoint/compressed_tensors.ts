@@ -15,7 +15,8 @@
  * - `nvfp4-pack-quantized` (and `mixed-precision` whose every group is it):
  *   `weight_packed` E2M1 codes, an E4M3 `weight_scale` per 16 values and
  *   `weight_global_scale`, whose reciprocal is the per-tensor factor, as the
- *   converter renames them to ModelOpt's (see `_nvfp4.ts`).
+ *   converter renames them to ModelOpt's (see `_nvfp4.ts`); kept so for
+ *   GGUF output, as the converter keeps them.
  *
  * Activation, KV-cache and input scales are unused and dropped. Several
  * config groups other than NVFP4's (llama.cpp refuses them too) and other
@@ -26,7 +27,7 @@
 
 import type { TensorEntry } from "../../tensor.ts";
 import { packedEntry } from "./_int_packed.ts";
-import { NVFP4_GGUF_REFUSAL, nvfp4Entry } from "./_nvfp4.ts";
+import { keptNvfp4, nvfp4Entry } from "./_nvfp4.ts";
 import {
   blockSizes,
   checkpointError,
@@ -114,7 +115,14 @@ export const COMPRESSED_TENSORS: QuantMethod = {
   name: "compressed-tensors",
   reference:
     "llama.cpp conversion/base.py dequant_simple, dequant_packed; neuralmagic/compressed-tensors",
-  ggufRefusal: (context) => compressedNvfp4(context.config) ? NVFP4_GGUF_REFUSAL : undefined,
+  keeps: "NVFP4",
+  async packedForGguf(tensors, context) {
+    if (!compressedNvfp4(context.config)) return undefined;
+    const dropped = new Set(
+      tensors.map((t) => t.info.name).filter((n) => UNUSED.some((s) => n.endsWith(s))),
+    );
+    return replaceGroups(tensors, await nvfp4Groups(tensors, context, true), dropped, context);
+  },
   companions: [
     ".weight_scale",
     ".weight_zero_point",
@@ -138,7 +146,7 @@ export const COMPRESSED_TENSORS: QuantMethod = {
       tensors.map((t) => t.info.name).filter((n) => UNUSED.some((s) => n.endsWith(s))),
     );
     if (compressedNvfp4(context.config)) {
-      return replaceGroups(tensors, nvfp4Groups(tensors, context), dropped, context);
+      return replaceGroups(tensors, await nvfp4Groups(tensors, context, false), dropped, context);
     }
     if (format === "mixed-precision") {
       throw checkpointError(
@@ -154,27 +162,40 @@ export const COMPRESSED_TENSORS: QuantMethod = {
   },
 };
 
-/** NVFP4 weights: `weight_packed`, `weight_scale`, `weight_global_scale`. */
-function nvfp4Groups(
+/**
+ * NVFP4 weights: `weight_packed`, `weight_scale`, `weight_global_scale`;
+ * dequantized, or with `keep` kept under ModelOpt's names for GGUF (the
+ * global scales inverted, `input_global_scale` as `input_scale`).
+ */
+async function nvfp4Groups(
   tensors: readonly TensorEntry[],
   context: QuantContext,
-): { entry: TensorEntry; replaces: string[] }[] {
+  keep: boolean,
+): Promise<{ entry: TensorEntry; replaces: string[]; extra?: TensorEntry[] }[]> {
   const byName = new Map(tensors.map((t) => [t.info.name, t]));
-  const groups: { entry: TensorEntry; replaces: string[] }[] = [];
+  const groups: { entry: TensorEntry; replaces: string[]; extra?: TensorEntry[] }[] = [];
   for (const { info: { name } } of tensors) {
     if (!name.endsWith(".weight_packed")) continue;
     const base = name.slice(0, -"_packed".length);
     const part = (suffix: string) => companion(byName, base + suffix, context, name);
-    const global = part("_global_scale");
-    groups.push({
-      entry: nvfp4Entry(
+    const factor = { tensor: part("_global_scale"), inverted: true };
+    const replaces = ["_packed", "_scale", "_global_scale"].map((s) => base + s);
+    if (keep) {
+      const input = byName.get(base.slice(0, -".weight".length) + ".input_global_scale");
+      const [entry, ...extra] = await keptNvfp4(
         base,
         part("_packed"),
         part("_scale"),
-        { tensor: global, inverted: true },
+        factor,
+        input === undefined ? undefined : { tensor: input, inverted: true },
         context,
-      ),
-      replaces: ["_packed", "_scale", "_global_scale"].map((s) => base + s),
+      );
+      groups.push({ entry: entry!, replaces, extra });
+      continue;
+    }
+    groups.push({
+      entry: nvfp4Entry(base, part("_packed"), part("_scale"), factor, context),
+      replaces,
     });
   }
   return groups;

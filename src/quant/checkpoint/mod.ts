@@ -69,10 +69,8 @@ export interface DequantizedCheckpoint {
   readonly tensors: readonly TensorEntry[];
   /** The `quant_method` dequantized, or `undefined` for a plain checkpoint. */
   readonly method: string | undefined;
-  /** The method's blocks were kept as stored, for GGUF output. */
-  readonly packed?: boolean;
-  /** Why this checkpoint cannot be written as GGUF (see {@linkcode QuantMethod.ggufRefusal}). */
-  readonly ggufRefusal?: string;
+  /** The ggml type of the blocks kept as stored, for GGUF output (see {@linkcode QuantMethod.packedForGguf}). */
+  readonly kept?: "MXFP4" | "NVFP4";
 }
 
 /**
@@ -178,7 +176,8 @@ export async function dequantizeCheckpoint(
     ...(options.tileBytes !== undefined ? { tileBytes: options.tileBytes } : {}),
   };
   if (options.packedForGguf === true && method.packedForGguf !== undefined) {
-    return { tensors: method.packedForGguf(tensors, context), method: method.name, packed: true };
+    const kept = await method.packedForGguf(tensors, context);
+    if (kept !== undefined) return { tensors: kept, method: method.name, kept: method.keeps! };
   }
   const out = await method.dequantize(tensors, context);
   // What the method left of its companions could only be written raw.
@@ -190,6 +189,5 @@ export async function dequantizeCheckpoint(
       `${method.name} checkpoint: tensor "${left.info.name}" belongs to no quantized weight`,
     );
   }
-  const ggufRefusal = method.ggufRefusal?.(context);
-  return { tensors: out, method: method.name, ...(ggufRefusal ? { ggufRefusal } : {}) };
+  return { tensors: out, method: method.name };
 }

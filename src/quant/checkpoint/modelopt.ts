@@ -13,7 +13,9 @@
  * - MIXED_PRECISION: per layer, either of the above (`quantized_layers`).
  *
  * A tensor's `weight_scale` rank decides which (2-D: NVFP4), as the
- * converter's `_generate_nvfp4_tensors` does. `input_scale`, `k_scale` and
+ * converter's `_generate_nvfp4_tensors` does. For GGUF output the NVFP4
+ * weights are kept (with their `weight_scale_2` and `input_scale`), as the
+ * converter keeps them; the FP8 ones are dequantized. `input_scale`, `k_scale` and
  * `v_scale` (activation and KV-cache scales) are unused and dropped. Other
  * algorithms (block FP8, the AWQ variants with `pre_quant_scale`, INT4, MXFP8)
  * are refused.
@@ -22,7 +24,7 @@
  */
 
 import type { TensorEntry } from "../../tensor.ts";
-import { isNvfp4Scale, NVFP4_GGUF_REFUSAL, nvfp4Entry } from "./_nvfp4.ts";
+import { isNvfp4Scale, keptNvfp4, nvfp4Entry } from "./_nvfp4.ts";
 import {
   checkpointError,
   companion,
@@ -71,60 +73,78 @@ export const MODELOPT: QuantMethod = {
   name: "modelopt",
   reference: "llama.cpp conversion/base.py dequant_model (modelopt), _nvfp4_pack; NVIDIA ModelOpt",
   companions: [".weight_scale", ".weight_scale_2", ...UNUSED],
-  ggufRefusal: (context) => modeloptNvfp4(context.config) ? NVFP4_GGUF_REFUSAL : undefined,
-  dequantize(tensors, context) {
-    checkAlgorithms(context);
-    const byName = new Map(tensors.map((t) => [t.info.name, t]));
-    const groups: { entry: TensorEntry; replaces: string[] }[] = [];
-    const dropped = new Set(
-      tensors.map((t) => t.info.name).filter((n) => UNUSED.some((s) => n.endsWith(s))),
-    );
-    for (const { info: { name } } of tensors) {
-      if (!name.endsWith(".weight_scale")) continue;
-      const weightName = name.slice(0, -"_scale".length);
-      const weight = companion(byName, weightName, context, name);
-      const scale = byName.get(name)!;
-      const factor = byName.get(name + "_2");
-      if (isNvfp4Scale(scale)) {
-        if (!modeloptNvfp4(context.config)) {
-          throw checkpointError(
-            context,
-            `"${name}" is a 2-D (NVFP4) scale, but quant_algo ${
-              JSON.stringify(context.config["quant_algo"])
-            } names no NVFP4 weights`,
-          );
-        }
-        groups.push({
-          entry: nvfp4Entry(
-            weightName,
-            weight,
-            scale,
-            factor === undefined ? { value: 1 } : { tensor: factor, inverted: false },
-            context,
-          ),
-          replaces: [weightName, name, ...(factor === undefined ? [] : [factor.info.name])],
-        });
+  keeps: "NVFP4",
+  dequantize: (tensors, context) => modeloptTensors(tensors, context, false),
+  packedForGguf: (tensors, context) =>
+    modeloptNvfp4(context.config) ? modeloptTensors(tensors, context, true) : undefined,
+};
+
+/**
+ * The checkpoint's tensors with every quantized group dequantized, or, with
+ * `keep`, its NVFP4 groups kept for GGUF.
+ */
+async function modeloptTensors(
+  tensors: readonly TensorEntry[],
+  context: QuantContext,
+  keep: boolean,
+): Promise<TensorEntry[]> {
+  checkAlgorithms(context);
+  const byName = new Map(tensors.map((t) => [t.info.name, t]));
+  const groups: { entry: TensorEntry; replaces: string[]; extra?: TensorEntry[] }[] = [];
+  const dropped = new Set(
+    tensors.map((t) => t.info.name).filter((n) => UNUSED.some((s) => n.endsWith(s))),
+  );
+  for (const { info: { name } } of tensors) {
+    if (!name.endsWith(".weight_scale")) continue;
+    const weightName = name.slice(0, -"_scale".length);
+    const weight = companion(byName, weightName, context, name);
+    const scale = byName.get(name)!;
+    const factor = byName.get(name + "_2");
+    if (isNvfp4Scale(scale)) {
+      if (!modeloptNvfp4(context.config)) {
+        throw checkpointError(
+          context,
+          `"${name}" is a 2-D (NVFP4) scale, but quant_algo ${
+            JSON.stringify(context.config["quant_algo"])
+          } names no NVFP4 weights`,
+        );
+      }
+      const f = factor === undefined ? { value: 1 } : { tensor: factor, inverted: false };
+      const replaces = [weightName, name, ...(factor === undefined ? [] : [factor.info.name])];
+      if (keep) {
+        const input = byName.get(weightName.slice(0, -".weight".length) + ".input_scale");
+        const [entry, ...extra] = await keptNvfp4(
+          weightName,
+          weight,
+          scale,
+          f,
+          input === undefined ? undefined : { tensor: input, inverted: false },
+          context,
+        );
+        groups.push({ entry: entry!, replaces, extra });
         continue;
       }
-      if (factor !== undefined) {
-        throw checkpointError(
-          context,
-          `"${factor.info.name}" belongs to an NVFP4 weight, but "${name}" ${
-            JSON.stringify(scale.info.shape)
-          } is a per-tensor or per-channel FP8 scale`,
-        );
-      }
-      if (weight.info.dtype !== "F8_E4M3") {
-        throw checkpointError(
-          context,
-          `weight "${weightName}" is ${weight.info.dtype}; a per-tensor or per-channel weight_scale applies to F8_E4M3`,
-        );
-      }
-      groups.push({
-        entry: scaledEntry(weightName, weight, scale, undefined, context),
-        replaces: [weightName, name],
-      });
+      groups.push({ entry: nvfp4Entry(weightName, weight, scale, f, context), replaces });
+      continue;
     }
-    return replaceGroups(tensors, groups, dropped, context);
-  },
-};
+    if (factor !== undefined) {
+      throw checkpointError(
+        context,
+        `"${factor.info.name}" belongs to an NVFP4 weight, but "${name}" ${
+          JSON.stringify(scale.info.shape)
+        } is a per-tensor or per-channel FP8 scale`,
+      );
+    }
+    if (weight.info.dtype !== "F8_E4M3") {
+      throw checkpointError(
+        context,
+        `weight "${weightName}" is ${weight.info.dtype}; a per-tensor or per-channel weight_scale applies to F8_E4M3`,
+      );
+    }
+    groups.push({
+      entry: scaledEntry(weightName, weight, scale, undefined, context),
+      replaces: [weightName, name],
+    });
+  }
+  return replaceGroups(tensors, groups, dropped, context);
+}
