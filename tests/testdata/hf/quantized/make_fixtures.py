@@ -62,12 +62,13 @@ LINEARS = [
 ]
 
 
-def base_weights(seed: int, i: int = 96) -> dict[str, torch.Tensor]:
-    """Seeded float32 weights of the tiny Qwen2, shapes as transformers makes them."""
+def base_weights(seed: int, i: int = 96, vocab: int = 512, bias: bool = True) -> dict[str, torch.Tensor]:
+    """Seeded float32 weights of the tiny Qwen2 (or, without biases, Llama), shapes as
+    transformers makes them."""
     g = torch.Generator().manual_seed(seed)
     h, kv = 64, 32
     shapes = {
-        "model.embed_tokens.weight": (512, h),
+        "model.embed_tokens.weight": (vocab, h),
         "model.norm.weight": (h,),
         "model.layers.0.input_layernorm.weight": (h,),
         "model.layers.0.post_attention_layernorm.weight": (h,),
@@ -84,6 +85,8 @@ def base_weights(seed: int, i: int = 96) -> dict[str, torch.Tensor]:
     }
     out = {}
     for name, shape in shapes.items():
+        if name.endswith(".bias") and not bias:
+            continue
         t = torch.randn(shape, generator=g) * 0.1
         if name.endswith("norm.weight"):
             t = 1 + t
@@ -103,7 +106,8 @@ def plain(weights: dict[str, torch.Tensor], quantized: set[str]) -> dict[str, to
 def write(name: str, tensors: dict, quantization_config: dict, values: dict, reference: str,
           shards: list[list[str]] | None = None, config: dict | None = None, tokenizer: bool = True,
           llama_drop: tuple[str, ...] = (), llama: bool = True, llama_args: tuple[str, ...] = (),
-          hf_quant_config: dict | None = None, nvfp4: dict[str, str] | None = None):
+          hf_quant_config: dict | None = None, nvfp4: dict[str, str] | None = None,
+          tokenizer_from: Path = TOKENIZER):
     folder = HERE / name
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir()
@@ -115,7 +119,7 @@ def write(name: str, tensors: dict, quantization_config: dict, values: dict, ref
     (folder / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
     if tokenizer:
         for f in ("tokenizer.json", "tokenizer_config.json"):
-            shutil.copy(TOKENIZER / f, folder / f)
+            shutil.copy(tokenizer_from / f, folder / f)
     tensors = {k: v.contiguous() for k, v in tensors.items()}
     if shards is None:
         save_file(tensors, folder / "model.safetensors", metadata={"format": "pt"})
@@ -185,8 +189,10 @@ def run_llamacpp_nvfp4(folder: Path, names: dict[str, str], values: dict) -> dic
     times that scale must give `values` (the published formula) bit for bit; `names` maps
     each GGUF weight to its checkpoint tensor. Recorded: `general.file_type`, and per tensor
     its ggml type, shape, the sha256 of its stored bytes and, for the NVFP4 weights, of
-    its dequantized float32 values.
+    its dequantized float32 values (in the checkpoint's row order: a Llama's Q/K rows
+    permuted back).
     """
+    config = json.loads((folder / "config.json").read_text())
     sys.path.insert(0, str(LLAMA))
     sys.path.insert(0, str(LLAMA / "gguf-py"))
     import gguf  # noqa: E402
@@ -216,6 +222,13 @@ def run_llamacpp_nvfp4(folder: Path, names: dict[str, str], values: dict) -> dic
                 if scale is not None:
                     deq = deq * np.float32(np.asarray(scale.data)[0])
                 want = values[names[t.name]].numpy()
+                heads = {"attn_q": config["num_attention_heads"], "attn_k": config["num_key_value_heads"]}
+                part = t.name.split(".")[2]
+                if config["model_type"] == "llama" and part in heads:
+                    # Back from the converter's RoPE row permutation to the checkpoint's rows.
+                    rows, cols = want.shape
+                    deq = deq.reshape(heads[part], rows // heads[part] // 2, 2, cols).swapaxes(1, 2)
+                    deq = np.ascontiguousarray(deq).reshape(rows, cols)
                 assert deq.astype("<f4").tobytes() == want.astype("<f4").tobytes(), t.name
                 entry["dequantized_sha256"] = hashlib.sha256(deq.astype("<f4").tobytes()).hexdigest()
             tensors[t.name] = entry
@@ -592,7 +605,22 @@ def nvfp4_values(packed: np.ndarray, scale: np.ndarray, s2: np.float32) -> torch
     return torch.from_numpy((v * s2 + np.float32(0)).astype(np.float32))
 
 
-NVFP4_CONFIG = {**CONFIG, "intermediate_size": 128}  # ggml's NVFP4 blocks hold 64 values
+# A tiny Llama (the tokenizer of examples/tiny-llama): llama.cpp's llama graph applies
+# the NVFP4 weights' per-tensor .scale (its qwen2 graph does not), and the converter
+# permutes the Q/K rows of NVFP4 weights and their scales as of float ones.
+LLAMA_TOKENIZER = HERE.parents[3] / "examples" / "tiny-llama"
+NVFP4_CONFIG = {
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64,
+    "intermediate_size": 128,  # ggml's NVFP4 blocks hold 64 values
+    "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 1, "vocab_size": 256,
+    "max_position_embeddings": 512, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+    "tie_word_embeddings": True, "bos_token_id": 1, "eos_token_id": 2, "hidden_act": "silu",
+    "torch_dtype": "bfloat16",
+}
+
+
+def nvfp4_base(seed: int) -> dict[str, torch.Tensor]:
+    return base_weights(seed, 128, 256, bias=False)
 
 
 def make_modelopt_fp8():
@@ -607,7 +635,7 @@ def make_modelopt_fp8():
 
 
 def make_modelopt_nvfp4():
-    w = base_weights(15, 128)
+    w = nvfp4_base(15)
     tensors, values, names = {}, {}, {}
     quantized = {f"model.layers.0.{m}.weight" for m in LINEARS}
     for m in LINEARS:
@@ -627,14 +655,14 @@ def make_modelopt_nvfp4():
     write("modelopt-nvfp4", tensors, None, values,
           "numpy: E2M1(code) * E4M3(weight_scale) * weight_scale_2, NVIDIA's NVFP4; equal to gguf-py's "
           "NVFP4 dequantizer times .scale on llama.cpp's converter output",
-          config=NVFP4_CONFIG, nvfp4=names,
+          config=NVFP4_CONFIG, nvfp4=names, tokenizer_from=LLAMA_TOKENIZER,
           hf_quant_config={"producer": {"name": "modelopt", "version": "0.29.0"},
                            "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8",
                                             "group_size": 16, "exclude_modules": ["lm_head"]}})
 
 
 def make_ct_nvfp4():
-    w = base_weights(16, 128)
+    w = nvfp4_base(16)
     tensors, values, names = {}, {}, {}
     quantized = {f"model.layers.0.{m}.weight" for m in LINEARS}
     for m in LINEARS:
@@ -662,7 +690,7 @@ def make_ct_nvfp4():
         "ignore": ["lm_head"]}, values,
         "numpy: E2M1(code) * E4M3(weight_scale) * f32(1 / weight_global_scale); equal to gguf-py's "
         "NVFP4 dequantizer times .scale on llama.cpp's converter output",
-        config=NVFP4_CONFIG, nvfp4=names)
+        config=NVFP4_CONFIG, nvfp4=names, tokenizer_from=LLAMA_TOKENIZER)
 
 
 if __name__ == "__main__":
