@@ -23,13 +23,14 @@ interface Expected {
   reference: string;
   values: Record<string, { shape: number[]; sha256: string }>;
   llamacpp?: Record<string, { shape: number[]; sha256: string }>;
-  llamacpp_nvfp4?: {
+  /** By --outtype: f32, bf16, q8_0. */
+  llamacpp_nvfp4?: Record<string, {
     "general.file_type": number;
     tensors: Record<
       string,
       { type: string; shape: number[]; sha256: string; dequantized_sha256?: string }
     >;
-  };
+  }>;
 }
 
 const FIXTURES = [
@@ -327,7 +328,7 @@ Deno.test("quantized checkpoint: compressed-tensors' older compression_config ke
 for (const name of NVFP4_FIXTURES) {
   Deno.test(`quantized checkpoint ${name}: NVFP4 values equal gguf-py's dequantizer on llama.cpp's converter output`, async () => {
     const want = await expected(name);
-    const gguf = want.llamacpp_nvfp4!;
+    const gguf = want.llamacpp_nvfp4!["f32"]!;
     // The converter files the model as MOSTLY_NVFP4 and keeps each weight NVFP4.
     equal(gguf["general.file_type"], 39);
     const model = await openModel(folder(name));
@@ -347,24 +348,30 @@ for (const name of NVFP4_FIXTURES) {
     }
   });
 
-  Deno.test(`quantized checkpoint ${name}: GGUF output keeps NVFP4 as llama.cpp's converter does, tensor by tensor`, async () => {
-    const want = (await expected(name)).llamacpp_nvfp4!;
+  Deno.test(`quantized checkpoint ${name}: GGUF output keeps NVFP4 as llama.cpp's converter does (--outtype f32, bf16, q8_0), tensor by tensor`, async () => {
+    const manifests = (await expected(name)).llamacpp_nvfp4!;
     await withTempDir(async (dir) => {
-      const out = `${dir}/m.gguf`;
-      // --outtype f32, as the manifest's conversion: the NVFP4 weights stay NVFP4.
-      await convertModel(folder(name), out, { float32: true });
-      const gguf = await readGgufFile(out);
-      equal(gguf.kv.get("general.file_type")?.value, want["general.file_type"]);
-      deepEqual([...gguf.tensors.keys()].sort(), Object.keys(want.tensors).sort());
-      for (const [tensor, entry] of Object.entries(want.tensors)) {
-        const t = gguf.tensors.get(tensor)!;
-        equal(t.dtype, entry.type, tensor);
-        deepEqual(t.shape, entry.shape, tensor);
-        equal(
-          createHash("sha256").update(t.bytes).digest("hex"),
-          entry.sha256,
-          `${tensor} vs llama.cpp`,
+      for (const [outtype, want] of Object.entries(manifests)) {
+        const out = `${dir}/${outtype}.gguf`;
+        // The NVFP4 weights stay NVFP4 under each; the file type is MOSTLY_NVFP4 but for q8_0.
+        await convertModel(
+          folder(name),
+          out,
+          outtype === "f32" ? { float32: true } : { quantize: outtype as "bf16" | "q8_0" },
         );
+        const gguf = await readGgufFile(out);
+        equal(gguf.kv.get("general.file_type")?.value, want["general.file_type"], outtype);
+        deepEqual([...gguf.tensors.keys()].sort(), Object.keys(want.tensors).sort());
+        for (const [tensor, entry] of Object.entries(want.tensors)) {
+          const t = gguf.tensors.get(tensor)!;
+          equal(t.dtype, entry.type, `${outtype} ${tensor}`);
+          deepEqual(t.shape, entry.shape, tensor);
+          equal(
+            createHash("sha256").update(t.bytes).digest("hex"),
+            entry.sha256,
+            `${outtype} ${tensor} vs llama.cpp`,
+          );
+        }
       }
     });
   });

@@ -136,7 +136,8 @@ def write(name: str, tensors: dict, quantization_config: dict, values: dict, ref
     expected = {"reference": reference, "values": {k: {"shape": list(v.shape), "sha256": sha(v)}
                                                    for k, v in sorted(values.items())}}
     if LLAMA is not None and nvfp4 is not None:
-        expected["llamacpp_nvfp4"] = run_llamacpp_nvfp4(folder, nvfp4, values)
+        expected["llamacpp_nvfp4"] = {outtype: run_llamacpp_nvfp4(folder, nvfp4, values, outtype)
+                                      for outtype in ("f32", "bf16", "q8_0")}
     elif LLAMA is not None and tokenizer and llama:
         expected["llamacpp"] = run_llamacpp(folder, {k: v for k, v in tensors.items()
                                                      if not k.endswith(llama_drop)} if llama_drop else None,
@@ -182,8 +183,8 @@ def run_llamacpp(folder: Path, tensors: dict | None, args: tuple[str, ...]) -> d
         return dict(sorted(result.items()))
 
 
-def run_llamacpp_nvfp4(folder: Path, names: dict[str, str], values: dict) -> dict:
-    """llama.cpp's converter (--outtype f32) of an NVFP4 checkpoint: its GGUF manifest.
+def run_llamacpp_nvfp4(folder: Path, names: dict[str, str], values: dict, outtype: str) -> dict:
+    """llama.cpp's converter (--outtype `outtype`) of an NVFP4 checkpoint: its GGUF manifest.
 
     The NVFP4 tensors stay NVFP4 with a per-tensor `.scale`: gguf-py's NVFP4 dequantizer
     times that scale must give `values` (the published formula) bit for bit; `names` maps
@@ -202,7 +203,7 @@ def run_llamacpp_nvfp4(folder: Path, names: dict[str, str], values: dict) -> dic
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.gguf"
         argv = sys.argv
-        sys.argv = ["convert_hf_to_gguf.py", str(folder), "--outtype", "f32", "--outfile", str(out)]
+        sys.argv = ["convert_hf_to_gguf.py", str(folder), "--outtype", outtype, "--outfile", str(out)]
         try:
             runpy.run_path(str(LLAMA / "convert_hf_to_gguf.py"), run_name="__main__")
         except SystemExit as e:
