@@ -42,12 +42,13 @@ export function keptNvfp4Tensors(
       scale.dtype !== "F8_E4M3" || scale.shape.length !== 2
     ) continue;
     const name = hfToGgufName(weight.name, family);
-    if (name === weight.name || /\.experts\.\d+\./.test(weight.name)) {
+    const expert = /\.experts\.\d+\./.test(weight.name);
+    if (expert || name === weight.name) {
       throw new RangeError(
         `Cannot convert NVFP4 weight "${weight.name}" to GGUF: ${
-          name === weight.name
-            ? `the ${family.name} family has no GGUF name for it`
-            : "NVFP4 experts are not supported yet (llama.cpp's converter stacks them)"
+          expert
+            ? "NVFP4 experts are not supported yet (llama.cpp's converter stacks them)"
+            : `the ${family.name} family has no GGUF name for it`
         }`,
       );
     }

@@ -353,3 +353,25 @@ Deno.test("apr convert refuses an NVFP4 checkpoint to GGUF under a K-quant (llam
     deepEqual([...Deno.readDirSync(dir)], [], "nothing written");
   });
 });
+
+Deno.test("apr convert refuses NVFP4 rows GGUF's 64-value blocks cannot hold, naming the weight; APR dequantizes them", async () => {
+  await withTempDir(async (dir) => {
+    const folder = await model(dir, { quant_method: "modelopt", quant_algo: "NVFP4" }, [
+      { name: "model.layers.0.mlp.down_proj.weight", dtype: "U8", shape: [8, 16] },
+      { name: "model.layers.0.mlp.down_proj.weight_scale", dtype: "F8_E4M3", shape: [8, 2] },
+    ]);
+    const run = await runApr(["convert", folder, "-o", `${dir}/out.gguf`]);
+    assertOneLineError(
+      run,
+      'NVFP4 weight "model.layers.0.mlp.down_proj.weight" has rows of 32 values; GGUF\'s NVFP4 blocks hold 64',
+    );
+    deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["model"], "nothing written");
+    const dequantized = await openModel(folder);
+    try {
+      const t = dequantized.tensor("model.layers.0.mlp.down_proj.weight");
+      deepEqual([t.info.dtype, t.info.shape], ["F32", [8, 32]]);
+    } finally {
+      await dequantized.close();
+    }
+  });
+});
