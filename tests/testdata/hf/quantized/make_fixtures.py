@@ -145,6 +145,24 @@ def write(name: str, tensors: dict, quantization_config: dict, values: dict, ref
     (folder / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
 
 
+def convert(folder: Path, out: Path, args: tuple[str, ...]):
+    """Run llama.cpp's convert_hf_to_gguf.py on `folder` into `out`, the tokenizer's
+    pre-tokenizer hash check answered "default" (gguf-py importable afterwards)."""
+    sys.path.insert(0, str(LLAMA))
+    sys.path.insert(0, str(LLAMA / "gguf-py"))
+    from conversion.base import TextModel  # noqa: E402
+    TextModel.get_vocab_base_pre = lambda self, tokenizer: "default"
+    argv = sys.argv
+    sys.argv = ["convert_hf_to_gguf.py", str(folder), "--outfile", str(out), *args]
+    try:
+        runpy.run_path(str(LLAMA / "convert_hf_to_gguf.py"), run_name="__main__")
+    except SystemExit as e:
+        if e.code not in (0, None):
+            raise
+    finally:
+        sys.argv = argv
+
+
 def run_llamacpp(folder: Path, tensors: dict | None, args: tuple[str, ...]) -> dict:
     """llama.cpp's converter, --outtype f32; the sha256 of each tensor's data.
 
@@ -157,22 +175,10 @@ def run_llamacpp(folder: Path, tensors: dict | None, args: tuple[str, ...]) -> d
             shutil.copy(folder / f, copy / f)
         save_file(tensors, copy / "model.safetensors", metadata={"format": "pt"})
         folder = copy
-    sys.path.insert(0, str(LLAMA))
-    sys.path.insert(0, str(LLAMA / "gguf-py"))
-    import gguf  # noqa: E402
-    from conversion.base import TextModel  # noqa: E402
-    TextModel.get_vocab_base_pre = lambda self, tokenizer: "default"
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.gguf"
-        argv = sys.argv
-        sys.argv = ["convert_hf_to_gguf.py", str(folder), "--outtype", "f32", "--outfile", str(out), *args]
-        try:
-            runpy.run_path(str(LLAMA / "convert_hf_to_gguf.py"), run_name="__main__")
-        except SystemExit as e:
-            if e.code not in (0, None):
-                raise
-        finally:
-            sys.argv = argv
+        convert(folder, out, ("--outtype", "f32", *args))
+        import gguf  # noqa: E402
         reader = gguf.GGUFReader(out)
         result = {}
         for t in reader.tensors:
@@ -194,23 +200,11 @@ def run_llamacpp_nvfp4(folder: Path, names: dict[str, str], values: dict, outtyp
     permuted back).
     """
     config = json.loads((folder / "config.json").read_text())
-    sys.path.insert(0, str(LLAMA))
-    sys.path.insert(0, str(LLAMA / "gguf-py"))
-    import gguf  # noqa: E402
-    from gguf.quants import dequantize  # noqa: E402
-    from conversion.base import TextModel  # noqa: E402
-    TextModel.get_vocab_base_pre = lambda self, tokenizer: "default"
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.gguf"
-        argv = sys.argv
-        sys.argv = ["convert_hf_to_gguf.py", str(folder), "--outtype", outtype, "--outfile", str(out)]
-        try:
-            runpy.run_path(str(LLAMA / "convert_hf_to_gguf.py"), run_name="__main__")
-        except SystemExit as e:
-            if e.code not in (0, None):
-                raise
-        finally:
-            sys.argv = argv
+        convert(folder, out, ("--outtype", outtype))
+        import gguf  # noqa: E402
+        from gguf.quants import dequantize  # noqa: E402
         reader = gguf.GGUFReader(out)
         by_name = {t.name: t for t in reader.tensors}
         tensors = {}
