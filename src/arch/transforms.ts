@@ -245,12 +245,53 @@ export function repackMxfp4(
   layout: { rows: number; groups: number; start: number; step: number },
 ): ReadableStream<Uint8Array> {
   const { rows, groups, start, step } = layout;
-  const b = new ExactReader(blocks, "MXFP4 blocks");
-  const s = new ExactReader(scales, "MXFP4 scales");
-  // One band of rows, reused.
+  const sources = [
+    { stream: blocks, what: "MXFP4 blocks", rowBytes: groups * 16 },
+    { stream: scales, what: "MXFP4 scales", rowBytes: groups },
+  ] as const;
+  return rowBands(sources, rows, (packed, exps, row, end) => {
+    const keptRows: number[] = [];
+    for (let r = row; r < end; r++) if (r >= start && (r - start) % step === 0) keptRows.push(r);
+    const out = outChunk(keptRows.length * groups * 17);
+    let at = 0;
+    for (const r of keptRows) {
+      for (let g = 0; g < groups; g++) {
+        const i = (r - row) * groups + g;
+        out[at] = exps[i]!;
+        const src = i * 16;
+        for (let j = 0; j < 16; j++) {
+          // Value k sits in byte k >> 1, low nibble when k is even.
+          const lo = nibble(packed, src, j);
+          const hi = nibble(packed, src, j + 16);
+          out[at + 1 + j] = lo | (hi << 4);
+        }
+        at += 17;
+      }
+    }
+    return out;
+  });
+}
+
+/**
+ * Two payloads of `rows` rows each (codes and their scales) read together,
+ * {@linkcode MXFP4_ROWS_PER_CHUNK} rows at a time into reused buffers, each
+ * band turned into one output chunk by `make`.
+ */
+function rowBands(
+  sources: readonly [
+    { stream: ReadableStream<Uint8Array>; what: string; rowBytes: number },
+    { stream: ReadableStream<Uint8Array>; what: string; rowBytes: number },
+  ],
+  rows: number,
+  make: (a: Uint8Array, b: Uint8Array, row: number, end: number) => Uint8Array,
+): ReadableStream<Uint8Array> {
+  const [a, b] = sources.map((s) => new ExactReader(s.stream, s.what)) as [
+    ExactReader,
+    ExactReader,
+  ];
   const band = Math.min(rows, MXFP4_ROWS_PER_CHUNK);
-  const packedAll = new Uint8Array(band * groups * 16);
-  const expsAll = new Uint8Array(band * groups);
+  const aAll = new Uint8Array(band * sources[0].rowBytes);
+  const bAll = new Uint8Array(band * sources[1].rowBytes);
   let row = 0;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -259,33 +300,16 @@ export function repackMxfp4(
         return;
       }
       const end = Math.min(rows, row + MXFP4_ROWS_PER_CHUNK);
-      const packed = packedAll.subarray(0, (end - row) * groups * 16);
-      const exps = expsAll.subarray(0, (end - row) * groups);
-      await b.readInto(packed);
-      await s.readInto(exps);
-      const keptRows: number[] = [];
-      for (let r = row; r < end; r++) if (r >= start && (r - start) % step === 0) keptRows.push(r);
-      const out = outChunk(keptRows.length * groups * 17);
-      let at = 0;
-      for (const r of keptRows) {
-        for (let g = 0; g < groups; g++) {
-          const i = (r - row) * groups + g;
-          out[at] = exps[i]!;
-          const src = i * 16;
-          for (let j = 0; j < 16; j++) {
-            // Value k sits in byte k >> 1, low nibble when k is even.
-            const lo = nibble(packed, src, j);
-            const hi = nibble(packed, src, j + 16);
-            out[at + 1 + j] = lo | (hi << 4);
-          }
-          at += 17;
-        }
-      }
+      const aBand = aAll.subarray(0, (end - row) * sources[0].rowBytes);
+      const bBand = bAll.subarray(0, (end - row) * sources[1].rowBytes);
+      await a.readInto(aBand);
+      await b.readInto(bBand);
+      const out = make(aBand, bBand, row, end);
       row = end;
       controller.enqueue(out);
     },
     async cancel(reason) {
-      await Promise.all([b.cancel(reason), s.cancel(reason)]);
+      await Promise.all([a.cancel(reason), b.cancel(reason)]);
     },
   }, { highWaterMark: 0 });
 }
@@ -328,41 +352,24 @@ export function repackNvfp4(
   layout: { rows: number; cols: number },
 ): ReadableStream<Uint8Array> {
   const { rows, cols } = layout;
-  const c = new ExactReader(codes, "NVFP4 codes");
-  const s = new ExactReader(scales, "NVFP4 scales");
-  const band = Math.min(rows, MXFP4_ROWS_PER_CHUNK);
-  const codesAll = new Uint8Array(band * cols / 2);
-  const scalesAll = new Uint8Array(band * cols / 16);
-  let row = 0;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      if (row >= rows) {
-        controller.close();
-        return;
-      }
-      const end = Math.min(rows, row + MXFP4_ROWS_PER_CHUNK);
-      const packed = codesAll.subarray(0, (end - row) * cols / 2);
-      const d = scalesAll.subarray(0, (end - row) * cols / 16);
-      await c.readInto(packed);
-      await s.readInto(d);
-      const blocks = (end - row) * cols / 64;
-      const out = outChunk(blocks * 36);
-      for (let b = 0; b < blocks; b++) {
-        const o = b * 36;
-        for (let k = 0; k < 4; k++) {
-          const group = b * 4 + k;
-          out[o + k] = d[group]! & 0x7f;
-          for (let j = 0; j < 8; j++) {
-            out[o + 4 + k * 8 + j] = nibble(packed, group * 8, j) |
-              (nibble(packed, group * 8, j + 8) << 4);
-          }
+  const sources = [
+    { stream: codes, what: "NVFP4 codes", rowBytes: cols / 2 },
+    { stream: scales, what: "NVFP4 scales", rowBytes: cols / 16 },
+  ] as const;
+  return rowBands(sources, rows, (packed, d, row, end) => {
+    const blocks = (end - row) * cols / 64;
+    const out = outChunk(blocks * 36);
+    for (let b = 0; b < blocks; b++) {
+      const o = b * 36;
+      for (let k = 0; k < 4; k++) {
+        const group = b * 4 + k;
+        out[o + k] = d[group]! & 0x7f;
+        for (let j = 0; j < 8; j++) {
+          out[o + 4 + k * 8 + j] = nibble(packed, group * 8, j) |
+            (nibble(packed, group * 8, j + 8) << 4);
         }
       }
-      row = end;
-      controller.enqueue(out);
-    },
-    async cancel(reason) {
-      await Promise.all([c.cancel(reason), s.cancel(reason)]);
-    },
-  }, { highWaterMark: 0 });
+    }
+    return out;
+  });
 }
