@@ -193,22 +193,24 @@ async function openRaw(name: string) {
   return await openSafetensorsModel(new LocalModelFiles(folder(name)), { asStored: true });
 }
 
-Deno.test("quantized checkpoint: an APR import holds the dequantized weights, no scales", async () => {
-  const want = await expected("fp8-block");
-  await withTempDir(async (dir) => {
-    const out = `${dir}/m.apr`;
-    await convertModel(folder("fp8-block"), out);
-    const apr = await openModel(out);
-    try {
-      deepEqual(apr.names().filter((n) => COMPANION.test(n)), []);
-      for (const [tensor, { sha256: hash }] of Object.entries(want.values)) {
-        equal(sha256(await apr.tensor(tensor).toFloat32()), hash, tensor);
+for (const name of ["fp8-block", ...NVFP4_FIXTURES]) {
+  Deno.test(`quantized checkpoint ${name}: an APR import holds the dequantized weights, no scales`, async () => {
+    const want = await expected(name);
+    await withTempDir(async (dir) => {
+      const out = `${dir}/m.apr`;
+      await convertModel(folder(name), out);
+      const apr = await openModel(out);
+      try {
+        deepEqual(apr.names().filter((n) => COMPANION.test(n)), []);
+        for (const [tensor, { sha256: hash }] of Object.entries(want.values)) {
+          equal(sha256(await apr.tensor(tensor).toFloat32()), hash, tensor);
+        }
+      } finally {
+        await apr.close();
       }
-    } finally {
-      await apr.close();
-    }
+    });
   });
-});
+}
 
 Deno.test("quantized checkpoint mxfp4 (gpt-oss): GGUF output keeps the experts as MXFP4, holding transformers' dequantized values", async () => {
   await withTempDir(async (dir) => {
@@ -372,23 +374,6 @@ for (const name of NVFP4_FIXTURES) {
             `${outtype} ${tensor} vs llama.cpp`,
           );
         }
-      }
-    });
-  });
-
-  Deno.test(`quantized checkpoint ${name}: an APR import holds the dequantized NVFP4 weights`, async () => {
-    const want = await expected(name);
-    await withTempDir(async (dir) => {
-      const out = `${dir}/m.apr`;
-      await convertModel(folder(name), out);
-      const apr = await openModel(out);
-      try {
-        deepEqual(apr.names().filter((n) => COMPANION.test(n)), []);
-        for (const [tensor, { sha256: hash }] of Object.entries(want.values)) {
-          equal(sha256(await apr.tensor(tensor).toFloat32()), hash, tensor);
-        }
-      } finally {
-        await apr.close();
       }
     });
   });
