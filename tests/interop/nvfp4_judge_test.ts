@@ -26,7 +26,7 @@ const NVFP4_LOGPROB_TOLERANCE = 0.05;
 const IDS = [1, 17, 42, 99, 250, 31, 200, 7, 64, 128];
 const POSITIONS = [0, 3, 6, 9];
 
-for (const name of ["modelopt-nvfp4", "ct-nvfp4"]) {
+for (const name of ["modelopt-nvfp4", "modelopt-mixed", "ct-nvfp4"]) {
   Deno.test(`NVFP4 checkpoint ${name}: llama.cpp runs aprkit's NVFP4 GGUF as the same model dequantized`, async () => {
     await withTempDir(async (dir) => {
       const source = testdata(`hf/quantized/${name}`);

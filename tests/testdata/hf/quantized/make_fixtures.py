@@ -656,6 +656,41 @@ def make_modelopt_nvfp4():
                                             "group_size": 16, "exclude_modules": ["lm_head"]}})
 
 
+def make_modelopt_mixed():
+    """MIXED_PRECISION (per layer, as ModelOpt's mixed exports list them): the attention
+    projections FP8 with a per-channel scale, the MLP NVFP4."""
+    w = nvfp4_base(17)
+    tensors, values, names, layers = {}, {}, {}, {}
+    quantized = {f"model.layers.0.{m}.weight" for m in LINEARS}
+    for m in LINEARS:
+        k = f"model.layers.0.{m}.weight"
+        base = k.removesuffix(".weight")
+        if m.startswith("self_attn"):
+            s = (w[k].abs().amax(dim=1) / 448.0).to(torch.float32)
+            q = (w[k] / s[:, None]).to(torch.float8_e4m3fn)
+            tensors[k] = q
+            tensors[base + ".weight_scale"] = s
+            values[k] = q.to(torch.float32) * s[:, None]
+            layers[base] = {"quant_algo": "FP8"}
+        else:
+            packed, scale, s2 = nvfp4_quantize(w[k].numpy())
+            tensors[k] = torch.from_numpy(packed)
+            tensors[base + ".weight_scale"] = torch.from_numpy(scale).view(torch.float8_e4m3fn)
+            tensors[base + ".weight_scale_2"] = torch.tensor(s2, dtype=torch.float32)
+            values[k] = nvfp4_values(packed, scale, s2)
+            names[f"blk.0.{GGUF_NAMES[m]}.weight"] = k
+            layers[base] = {"quant_algo": "NVFP4", "group_size": 16}
+        tensors[base + ".input_scale"] = torch.tensor(0.0078125, dtype=torch.float32)
+    tensors.update(plain(w, quantized))
+    write("modelopt-mixed", tensors, None, values,
+          "numpy: FP8 weight.float() * weight_scale[row]; NVFP4 E2M1(code) * E4M3(weight_scale) * "
+          "weight_scale_2, equal to gguf-py's NVFP4 dequantizer times .scale on llama.cpp's converter output",
+          config=NVFP4_CONFIG, nvfp4=names, tokenizer_from=LLAMA_TOKENIZER,
+          hf_quant_config={"producer": {"name": "modelopt", "version": "0.37.0"},
+                           "quantization": {"quant_algo": "MIXED_PRECISION", "kv_cache_quant_algo": None,
+                                            "quantized_layers": layers}})
+
+
 def make_ct_nvfp4():
     w = nvfp4_base(16)
     tensors, values, names = {}, {}, {}
@@ -709,4 +744,5 @@ if __name__ == "__main__":
     make_mxfp4()
     make_modelopt_fp8()
     make_modelopt_nvfp4()
+    make_modelopt_mixed()
     make_ct_nvfp4()
