@@ -417,3 +417,37 @@ Deno.test("quantized checkpoint modelopt: hf_quant_config.json's fields in confi
     });
   }
 });
+
+Deno.test("quantized checkpoint modelopt NVFP4 for GGUF: a weight_scale_2 or input_scale of 1 is left out, as the converter's _scale_is_trivial", async () => {
+  const raw = await openRaw("modelopt-nvfp4");
+  try {
+    const one = new Uint8Array(new Float32Array([1]).buffer);
+    const unit = (name: string): TensorEntry => ({
+      info: { name, dtype: "F32", shape: [], byteLength: 4 },
+      open: () => ReadableStream.from([one.slice()]),
+      slice: (start, end) => ReadableStream.from([one.slice(start, end)]),
+    });
+    const up = "model.layers.0.mlp.up_proj";
+    const tensors = raw.tensors.map((t) =>
+      t.info.name === `${up}.weight_scale_2` || t.info.name === `${up}.input_scale`
+        ? unit(t.info.name)
+        : t
+    );
+    const config = JSON.parse(await Deno.readTextFile(`${folder("modelopt-nvfp4")}/config.json`));
+    const { tensors: kept, kept: type } = await dequantizeCheckpoint(tensors, config, "m", {
+      packedForGguf: true,
+      hfQuantConfig: await hfQuantConfig("modelopt-nvfp4"),
+    });
+    equal(type, "NVFP4");
+    const names = kept.map((t) => t.info.name);
+    ok(names.includes(`${up}.weight`) && names.includes(`${up}.weight_scale`));
+    ok(!names.includes(`${up}.weight_scale_2`) && !names.includes(`${up}.input_scale`));
+    // The others keep theirs, as one F32 value; the KV-cache scales are dropped.
+    const down = kept.find((t) => t.info.name === "model.layers.0.mlp.down_proj.weight_scale_2")!;
+    deepEqual([down.info.dtype, down.info.shape], ["F32", [1]]);
+    ok(names.includes("model.layers.0.mlp.down_proj.input_scale"));
+    ok(!names.some((n) => n.endsWith(".k_scale") || n.endsWith(".v_scale")));
+  } finally {
+    await raw.close();
+  }
+});
