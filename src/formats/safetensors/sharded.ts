@@ -80,7 +80,7 @@ export interface OpenSafetensorsModelOptions {
   asStored?: boolean;
   /**
    * For GGUF output: serve the packed tensors of a method llama.cpp's
-   * converter keeps (gpt-oss's MXFP4) as stored, checked, and dequantize the
+   * converter keeps (gpt-oss's MXFP4, NVFP4) as stored, checked, and dequantize the
    * others.
    *
    * @default {false}
