@@ -24,7 +24,7 @@ import { checkpointError, count, type QuantContext, shapeText } from "./_method.
 import { readFloat32, readRange } from "./_read.ts";
 
 /** Values per E4M3 scale. */
-export const NVFP4_GROUP = 16;
+const NVFP4_GROUP = 16;
 
 /** The per-tensor factor: a one-value tensor, or a number when the checkpoint has none. */
 export type Nvfp4Factor =

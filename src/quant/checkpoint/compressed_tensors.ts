@@ -66,7 +66,7 @@ const UNUSED = [
  * @param config The `quantization_config`.
  * @returns Whether they are.
  */
-export function compressedNvfp4(config: Readonly<Record<string, unknown>>): boolean {
+function compressedNvfp4(config: Readonly<Record<string, unknown>>): boolean {
   const format = config["format"];
   if (format === NVFP4) return true;
   const groups = config["config_groups"];

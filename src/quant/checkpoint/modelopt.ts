@@ -35,12 +35,12 @@ import {
 import { scaledEntry } from "./_scaled.ts";
 
 /** The `quant_algo` values dequantized here. */
-export const MODELOPT_ALGOS = ["FP8", "FP8_PER_CHANNEL_PER_TOKEN", "NVFP4", "W4A16_NVFP4"];
+const MODELOPT_ALGOS = ["FP8", "FP8_PER_CHANNEL_PER_TOKEN", "NVFP4", "W4A16_NVFP4"];
 /** Tensors with no use once the weights are dequantized. */
 const UNUSED = [".input_scale", ".k_scale", ".v_scale"];
 
 /** Whether the config says the checkpoint holds NVFP4 weights (the converter's `_is_nvfp4`). */
-export function modeloptNvfp4(config: Readonly<Record<string, unknown>>): boolean {
+function modeloptNvfp4(config: Readonly<Record<string, unknown>>): boolean {
   return algorithms(config).some((a) => a.endsWith("NVFP4"));
 }
 
