@@ -290,23 +290,25 @@ Deno.test("quantized checkpoint gptq: without g_idx, groups follow group_size", 
   }
 });
 
-Deno.test("quantized checkpoint: a SafeTensors output holds the dequantized weights under their names", async () => {
-  const want = await expected("gptq-4bit-actorder");
-  await withTempDir(async (dir) => {
-    const out = `${dir}/m.safetensors`;
-    await convertModel(folder("gptq-4bit-actorder"), out);
-    const st = await openModel(out);
-    try {
-      deepEqual(st.names().filter((n) => COMPANION.test(n)), []);
-      for (const [tensor, { shape, sha256: hash }] of Object.entries(want.values)) {
-        deepEqual(st.tensor(tensor).info.shape, shape);
-        equal(sha256(await st.tensor(tensor).toFloat32()), hash, tensor);
+for (const name of ["gptq-4bit-actorder", "ct-nvfp4"]) {
+  Deno.test(`quantized checkpoint ${name}: a SafeTensors output holds the dequantized weights under their names`, async () => {
+    const want = await expected(name);
+    await withTempDir(async (dir) => {
+      const out = `${dir}/m.safetensors`;
+      await convertModel(folder(name), out);
+      const st = await openModel(out);
+      try {
+        deepEqual(st.names().filter((n) => COMPANION.test(n)), []);
+        for (const [tensor, { shape, sha256: hash }] of Object.entries(want.values)) {
+          deepEqual(st.tensor(tensor).info.shape, shape);
+          equal(sha256(await st.tensor(tensor).toFloat32()), hash, tensor);
+        }
+      } finally {
+        await st.close();
       }
-    } finally {
-      await st.close();
-    }
+    });
   });
-});
+}
 
 Deno.test("quantized checkpoint: compressed-tensors' older compression_config key is read too", async () => {
   const want = await expected("ct-fp8-channel");
