@@ -17,6 +17,7 @@ import { tensorByteLength } from "../dtype.ts";
 import type { TensorInfo } from "../tensor.ts";
 import type { Family, MadeTensor } from "./family.ts";
 import { hfToGgufName } from "./names.ts";
+import { FAMILIES } from "./registry.ts";
 import { repackNvfp4 } from "./transforms.ts";
 
 /**
@@ -43,6 +44,14 @@ export function keptNvfp4Tensors(
     ) continue;
     const name = hfToGgufName(weight.name, family);
     const expert = /\.experts\.\d+\./.test(weight.name);
+    if (family.gguf?.nvfp4Scales !== true) {
+      throw new RangeError(
+        `Cannot convert NVFP4 weight "${weight.name}" to GGUF: llama.cpp's ` +
+          `${family.ggufArchitecture} graph does not multiply in NVFP4's per-tensor scale ` +
+          `(.scale), so the converter's file of it computes wrong values; NVFP4 GGUF is ` +
+          `supported for ${nvfp4Families()}; APR and SafeTensors outputs dequantize it`,
+      );
+    }
     if (expert || name === weight.name) {
       throw new RangeError(
         `Cannot convert NVFP4 weight "${weight.name}" to GGUF: ${
@@ -74,4 +83,10 @@ export function keptNvfp4Tensors(
     }
   }
   return made;
+}
+
+/** The families whose llama.cpp graph applies NVFP4's `.scale`, for the message. */
+function nvfp4Families(): string {
+  return [...FAMILIES.values()].filter((f) => f.gguf?.nvfp4Scales === true).map((f) => f.name)
+    .join(", ");
 }

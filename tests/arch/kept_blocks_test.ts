@@ -59,3 +59,14 @@ Deno.test("kept NVFP4: experts (the converter stacks them) are refused, naming t
     /NVFP4 weight "model\.layers\.0\.mlp\.experts\.0\.up_proj\.weight" to GGUF: NVFP4 experts are not supported yet/,
   );
 });
+
+Deno.test("kept NVFP4: refused for a family whose llama.cpp graph ignores .scale (qwen2's feed-forward), naming those it is kept for", () => {
+  throws(
+    () =>
+      keptNvfp4Tensors([
+        info("model.layers.0.mlp.up_proj.weight", "U8", [128, 32]),
+        info("model.layers.0.mlp.up_proj.weight_scale", "F8_E4M3", [128, 4]),
+      ], familyOf("qwen2")!),
+    /llama\.cpp's qwen2 graph does not multiply in NVFP4's per-tensor scale \(\.scale\).*supported for llama, mistral, mixtral, mistral3, qwen3; APR/,
+  );
+});

@@ -375,3 +375,24 @@ Deno.test("apr convert refuses NVFP4 rows GGUF's 64-value blocks cannot hold, na
     }
   });
 });
+
+Deno.test("apr convert refuses NVFP4 to GGUF for a family whose llama.cpp graph ignores its .scale, in one line, with no file", async () => {
+  await withTempDir(async (dir) => {
+    const folder = `${dir}/qwen2-nvfp4`;
+    await Deno.mkdir(folder);
+    const source = testdata("hf/quantized/ct-nvfp4");
+    for (const e of Deno.readDirSync(source)) {
+      await Deno.copyFile(`${source}/${e.name}`, `${folder}/${e.name}`);
+    }
+    const config = JSON.parse(await Deno.readTextFile(`${folder}/config.json`));
+    config.architectures = ["Qwen2ForCausalLM"];
+    config.model_type = "qwen2";
+    await Deno.writeTextFile(`${folder}/config.json`, JSON.stringify(config));
+    const run = await runApr(["convert", folder, "-o", `${dir}/out.gguf`]);
+    assertOneLineError(
+      run,
+      "llama.cpp's qwen2 graph does not multiply in NVFP4's per-tensor scale",
+    );
+    deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["qwen2-nvfp4"], "nothing written");
+  });
+});

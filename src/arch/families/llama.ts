@@ -24,7 +24,12 @@ export function writeLlamaKv(w: KvWriter): void {
 }
 
 /** GGUF support shared by the families llama.cpp converts with `LlamaModel`. */
-export const LLAMA_GGUF: GgufSupport = { writeKv: writeLlamaKv, generate: llama3RopeFreqs };
+export const LLAMA_GGUF: GgufSupport = {
+  writeKv: writeLlamaKv,
+  generate: llama3RopeFreqs,
+  // src/models/llama.cpp and mistral3.cpp pass every `*_s` scale.
+  nvfp4Scales: true,
+};
 
 /** `LlamaModel.set_vocab`'s SentencePiece step, shared likewise. */
 export const LLAMA_SENTENCEPIECE: SentencePieceFacts = {
