@@ -5,6 +5,10 @@
  * reference the script computed (transformers' own dequantizer where it runs
  * on CPU) and, converted to GGUF, to llama.cpp's `convert_hf_to_gguf.py
  * --outtype f32` of the same folder; the companion tensors never appear.
+ * NVFP4 checkpoints (ModelOpt, compressed-tensors) keep their weights as
+ * ggml's NVFP4 in GGUF: the converter's f32, bf16 and q8_0 files are matched
+ * tensor by tensor (stored bytes), and the dequantized values equal gguf-py's
+ * NVFP4 dequantizer times `.scale` on them.
  *
  * @module
  */

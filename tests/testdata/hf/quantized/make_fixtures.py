@@ -17,6 +17,15 @@ expected.json:
 - "llamacpp": per GGUF tensor, the sha256 of the float32 data of llama.cpp's
   convert_hf_to_gguf.py --outtype f32 output (for the methods it converts),
   with the tokenizer's pre-tokenizer hash check answered "default".
+- "llamacpp_nvfp4" (NVFP4 checkpoints, whose weights the converter keeps as ggml's
+  NVFP4): per --outtype (f32, bf16, q8_0), `general.file_type` and per GGUF tensor its
+  type, shape and the sha256 of its stored bytes; the NVFP4 ones also of their values
+  by gguf-py's dequantizer times `.scale`, checked equal to "values" here.
+
+The ModelOpt fixtures carry `hf_quant_config.json` (and no quantization_config) as
+NVIDIA's releases do; the NVFP4 ones are a one-layer Llama (tokenizer of
+examples/tiny-llama): llama.cpp's qwen2 graph does not apply NVFP4's `.scale`.
+Run one fixture alone by naming its function: `make_fixtures.py LLAMA make_ct_nvfp4`.
 
 Tests and CI read only the committed outputs.
 """
