@@ -170,6 +170,14 @@ export interface GgufSupport {
    * @param hparams `config.json`, a multimodal model's `text_config` moved to the top.
    */
   paddedRows?(ggufName: string, hparams: Readonly<Record<string, unknown>>): number | undefined;
+  /**
+   * llama.cpp's graph for the architecture multiplies each attention and
+   * feed-forward weight's `.scale` tensor into its product (`build_lora_mm`
+   * with the `*_s` tensors). An NVFP4 checkpoint's weights are kept for GGUF
+   * only then: the converter writes their per-tensor factor as `.scale`,
+   * and a graph that ignores it computes with weights off by that factor.
+   */
+  readonly nvfp4Scales?: boolean;
 }
 
 /**

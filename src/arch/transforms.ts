@@ -268,12 +268,53 @@ export function repackMxfp4(
   layout: { rows: number; groups: number; start: number; step: number },
 ): ReadableStream<Uint8Array> {
   const { rows, groups, start, step } = layout;
-  const b = new ExactReader(blocks, "MXFP4 blocks");
-  const s = new ExactReader(scales, "MXFP4 scales");
-  // One band of rows, reused.
+  const sources = [
+    { stream: blocks, what: "MXFP4 blocks", rowBytes: groups * 16 },
+    { stream: scales, what: "MXFP4 scales", rowBytes: groups },
+  ] as const;
+  return rowBands(sources, rows, (packed, exps, row, end) => {
+    const keptRows: number[] = [];
+    for (let r = row; r < end; r++) if (r >= start && (r - start) % step === 0) keptRows.push(r);
+    const out = outChunk(keptRows.length * groups * 17);
+    let at = 0;
+    for (const r of keptRows) {
+      for (let g = 0; g < groups; g++) {
+        const i = (r - row) * groups + g;
+        out[at] = exps[i]!;
+        const src = i * 16;
+        for (let j = 0; j < 16; j++) {
+          // Value k sits in byte k >> 1, low nibble when k is even.
+          const lo = nibble(packed, src, j);
+          const hi = nibble(packed, src, j + 16);
+          out[at + 1 + j] = lo | (hi << 4);
+        }
+        at += 17;
+      }
+    }
+    return out;
+  });
+}
+
+/**
+ * Two payloads of `rows` rows each (codes and their scales) read together,
+ * {@linkcode MXFP4_ROWS_PER_CHUNK} rows at a time into reused buffers, each
+ * band turned into one output chunk by `make`.
+ */
+function rowBands(
+  sources: readonly [
+    { stream: ReadableStream<Uint8Array>; what: string; rowBytes: number },
+    { stream: ReadableStream<Uint8Array>; what: string; rowBytes: number },
+  ],
+  rows: number,
+  make: (a: Uint8Array, b: Uint8Array, row: number, end: number) => Uint8Array,
+): ReadableStream<Uint8Array> {
+  const [a, b] = sources.map((s) => new ExactReader(s.stream, s.what)) as [
+    ExactReader,
+    ExactReader,
+  ];
   const band = Math.min(rows, MXFP4_ROWS_PER_CHUNK);
-  const packedAll = new Uint8Array(band * groups * 16);
-  const expsAll = new Uint8Array(band * groups);
+  const aAll = new Uint8Array(band * sources[0].rowBytes);
+  const bAll = new Uint8Array(band * sources[1].rowBytes);
   let row = 0;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -282,33 +323,16 @@ export function repackMxfp4(
         return;
       }
       const end = Math.min(rows, row + MXFP4_ROWS_PER_CHUNK);
-      const packed = packedAll.subarray(0, (end - row) * groups * 16);
-      const exps = expsAll.subarray(0, (end - row) * groups);
-      await b.readInto(packed);
-      await s.readInto(exps);
-      const keptRows: number[] = [];
-      for (let r = row; r < end; r++) if (r >= start && (r - start) % step === 0) keptRows.push(r);
-      const out = outChunk(keptRows.length * groups * 17);
-      let at = 0;
-      for (const r of keptRows) {
-        for (let g = 0; g < groups; g++) {
-          const i = (r - row) * groups + g;
-          out[at] = exps[i]!;
-          const src = i * 16;
-          for (let j = 0; j < 16; j++) {
-            // Value k sits in byte k >> 1, low nibble when k is even.
-            const lo = nibble(packed, src, j);
-            const hi = nibble(packed, src, j + 16);
-            out[at + 1 + j] = lo | (hi << 4);
-          }
-          at += 17;
-        }
-      }
+      const aBand = aAll.subarray(0, (end - row) * sources[0].rowBytes);
+      const bBand = bAll.subarray(0, (end - row) * sources[1].rowBytes);
+      await a.readInto(aBand);
+      await b.readInto(bBand);
+      const out = make(aBand, bBand, row, end);
       row = end;
       controller.enqueue(out);
     },
     async cancel(reason) {
-      await Promise.all([b.cancel(reason), s.cancel(reason)]);
+      await Promise.all([a.cancel(reason), b.cancel(reason)]);
     },
   }, { highWaterMark: 0 });
 }
@@ -317,4 +341,58 @@ export function repackMxfp4(
 function nibble(packed: Uint8Array, at: number, k: number): number {
   const byte = packed[at + (k >> 1)]!;
   return (k & 1) === 0 ? byte & 0x0f : byte >> 4;
+}
+
+/**
+ * ggml's NVFP4 blocks (36 bytes per 64 values: four UE4M3 scales, then four
+ * 8-byte groups whose byte `j` holds value `j` low and `j + 8` high) from
+ * NVIDIA's NVFP4 (codes `[rows, cols / 2]`, value `2i` in byte `i`'s low
+ * nibble; E4M3 scales `[rows, cols / 16]`), as llama.cpp's converter repacks
+ * them (`_nvfp4_pack`): the scales' sign bits dropped, the values unchanged.
+ * Streams both payloads, 256 rows at a time.
+ *
+ * @example Usage
+ * ```ts
+ * import { repackNvfp4 } from "./transforms.ts";
+ * // 64 values, value k the code k % 16; scales 0x38 (1.0), one with its sign bit set.
+ * const codes = ReadableStream.from([Uint8Array.from({ length: 32 }, (_, i) => ((2 * i + 1) % 16) << 4 | (2 * i) % 16)]);
+ * const scales = ReadableStream.from([new Uint8Array([0x38, 0xb8, 0x38, 0x38])]);
+ * const out = repackNvfp4(codes, scales, { rows: 1, cols: 64 });
+ * const bytes = new Uint8Array(await new Response(out).arrayBuffer());
+ * // ggml's byte j of a group holds values j and j + 8.
+ * console.assert(bytes[1] === 0x38 && bytes[4] === (8 << 4 | 0));
+ * ```
+ *
+ * @param codes The codes' payload.
+ * @param scales The scales' payload.
+ * @param layout Rows, and values per row (a multiple of 64).
+ * @returns The rows as NVFP4 blocks.
+ * @throws {RangeError} (from the stream) When a payload ends early.
+ */
+export function repackNvfp4(
+  codes: ReadableStream<Uint8Array>,
+  scales: ReadableStream<Uint8Array>,
+  layout: { rows: number; cols: number },
+): ReadableStream<Uint8Array> {
+  const { rows, cols } = layout;
+  const sources = [
+    { stream: codes, what: "NVFP4 codes", rowBytes: cols / 2 },
+    { stream: scales, what: "NVFP4 scales", rowBytes: cols / 16 },
+  ] as const;
+  return rowBands(sources, rows, (packed, d, row, end) => {
+    const blocks = (end - row) * cols / 64;
+    const out = outChunk(blocks * 36);
+    for (let b = 0; b < blocks; b++) {
+      const o = b * 36;
+      for (let k = 0; k < 4; k++) {
+        const group = b * 4 + k;
+        out[o + k] = d[group]! & 0x7f;
+        for (let j = 0; j < 8; j++) {
+          out[o + 4 + k * 8 + j] = nibble(packed, group * 8, j) |
+            (nibble(packed, group * 8, j + 8) << 4);
+        }
+      }
+    }
+    return out;
+  });
 }

@@ -300,7 +300,7 @@ async function convertPart(
   const model = await openModel(source, {
     ...options,
     ...(checkpoint !== undefined ? { hubDigestCheckpoint: checkpoint } : {}),
-    // GGUF keeps the blocks llama.cpp's converter keeps (gpt-oss's MXFP4).
+    // GGUF keeps the blocks llama.cpp's converter keeps (MXFP4, NVFP4).
     ...(format === "gguf" && options.keepNames !== true ? { packedForGguf: true } : {}),
   });
   try {
@@ -318,7 +318,7 @@ async function convertPart(
     }
     // realizar refuses a model whose config disagrees with its embedding: say so at import.
     if (format === "apr") assertEmbeddingMatchesConfig(languageModelView(model.header), location);
-    if (!packedCheckpoint(model)) noteDequantized(model, options);
+    if (keptType(model) === undefined) noteDequantized(model, options);
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
@@ -386,10 +386,12 @@ async function convertPart(
         }),
       );
     }
+    // Blocks kept as llama.cpp's converter keeps them stay so under --outtype f32 too.
+    const kept = keptType(model);
     if (format !== "apr") {
       const storage = (info: TensorInfo) =>
         options.float32
-          ? "F32"
+          ? (info.dtype === kept ? "keep" : "F32")
           : format === "gguf"
           ? ggufStorage(info)
           : representable(format, info)
@@ -420,10 +422,10 @@ async function convertPart(
     const sink = await createSink(
       format,
       output,
-      // llama.cpp's converter files a checkpoint whose MXFP4 it keeps as
-      // MOSTLY_MXFP4_MOE under its float --outtype values.
-      packedCheckpoint(model) && MXFP4_MOE_OUTTYPES.has(options.quantize ?? "none")
-        ? { ...options, ggufFileType: options.ggufFileType ?? LLAMA_FTYPE_MOSTLY_MXFP4_MOE }
+      // llama.cpp's converter files a checkpoint whose MXFP4 or NVFP4 it
+      // keeps as MOSTLY_MXFP4_MOE or MOSTLY_NVFP4 under its float --outtype values.
+      kept !== undefined && KEPT_OUTTYPES.has(options.quantize ?? "none")
+        ? { ...options, ggufFileType: options.ggufFileType ?? KEPT_FILE_TYPES[kept] }
         : options,
       imatrix,
       sourceKey,
@@ -497,42 +499,45 @@ function noteDequantized(model: Model, options: ConvertOptions): void {
   const method = (model.reader as { quantMethod?: unknown }).quantMethod;
   if (typeof method !== "string" || (options.quantize ?? "none") !== "none") return;
   if (options.float32) return;
-  // llama.cpp's converter dequantizes too, except the blocks it keeps for GGUF (MXFP4).
+  // llama.cpp's converter dequantizes too, except the blocks it keeps for GGUF.
   const like = QUANT_METHODS.get(method)?.packedForGguf !== undefined
-    ? "as this format needs (GGUF keeps them)"
+    ? "as llama.cpp's converter does (for GGUF it keeps MXFP4 and NVFP4 blocks)"
     : "as llama.cpp's converter does";
   options.onNote?.(
     `the ${method} checkpoint's quantized weights were dequantized to F32, ${like}; quantize: "bf16" (or another target) writes a smaller file`,
   );
 }
 
-/** llama.cpp's `LLAMA_FTYPE_MOSTLY_MXFP4_MOE`. */
-const LLAMA_FTYPE_MOSTLY_MXFP4_MOE = 38;
+/** llama.cpp's `LLAMA_FTYPE_MOSTLY_MXFP4_MOE` and `LLAMA_FTYPE_MOSTLY_NVFP4`, by kept type. */
+const KEPT_FILE_TYPES = { MXFP4: 38, NVFP4: 39 } as const;
 
-/** The targets under which the converter files kept MXFP4 blocks as MOSTLY_MXFP4_MOE (its f32, f16, bf16). */
-const MXFP4_MOE_OUTTYPES: ReadonlySet<QuantizeTarget> = new Set(["none", "f16", "bf16"]);
+/** The targets under which the converter files kept blocks as their type (its f32, f16, bf16). */
+const KEPT_OUTTYPES: ReadonlySet<QuantizeTarget> = new Set(["none", "f16", "bf16"]);
 
 /** Targets that write what llama.cpp's converter writes of a checkpoint with kept blocks. */
 const PACKED_TARGETS: ReadonlySet<QuantizeTarget> = new Set(["none", "f16", "bf16", "q8_0"]);
 
-/** Whether the model's reader serves a quantized checkpoint's blocks as stored (for GGUF). */
-function packedCheckpoint(model: Model): boolean {
-  return (model.reader as { quantPacked?: unknown }).quantPacked === true;
+/** The ggml type of a quantized checkpoint's blocks the reader serves as stored (for GGUF). */
+function keptType(model: Model): "MXFP4" | "NVFP4" | undefined {
+  const kept = (model.reader as { quantKept?: unknown }).quantKept;
+  return kept === "MXFP4" || kept === "NVFP4" ? kept : undefined;
 }
 
 /**
  * A quantized checkpoint whose method cannot go to GGUF, or cannot go under
- * the target asked for: llama.cpp's converter keeps gpt-oss's MXFP4 under
- * its own --outtype values only, and llama-quantize does not requantize it.
+ * the target asked for: llama.cpp's converter keeps gpt-oss's MXFP4 and
+ * NVFP4 weights under its own --outtype values only, and llama-quantize
+ * does not requantize them.
  */
 function refuseGgufOf(model: Model, format: OutputFormat, options: ConvertOptions): void {
   if (format !== "gguf") return;
   const method = (model.reader as { quantMethod?: unknown }).quantMethod;
   const target = options.quantize ?? "none";
-  if (packedCheckpoint(model) && !PACKED_TARGETS.has(target)) {
+  const kept = keptType(model);
+  if (kept !== undefined && !PACKED_TARGETS.has(target)) {
     throw new UsageError(
       `Cannot convert "${model.location}" to gguf with quantize "${target}": its ${method} ` +
-        `experts stay ${String(method).toUpperCase()} in GGUF, as llama.cpp's converter keeps ` +
+        `weights stay ${kept} in GGUF, as llama.cpp's converter keeps ` +
         `them, and llama-quantize does not requantize them; supported: ${
           [...PACKED_TARGETS].join(", ")
         }`,

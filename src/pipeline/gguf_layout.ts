@@ -18,6 +18,7 @@ import { ModelFormatError, UsageError } from "../errors.ts";
 import type { Family, MadeTensor } from "../arch/family.ts";
 import { familyGgufPlan, familyGgufRefusal } from "../arch/gguf_plan.ts";
 import { KvWriter, record } from "../arch/kv.ts";
+import { keptNvfp4Tensors } from "../arch/kept_blocks.ts";
 import { hfToGgufName } from "../arch/names.ts";
 import { familyOf, ggufFamilyList } from "../arch/registry.ts";
 import {
@@ -176,7 +177,11 @@ function planLayout(
   // follow their last source. Until the `first` ones are out, every entry
   // that arrives is held (entries, not payloads).
   const config = new KvWriter(record(metadata["hf_config"]) ?? {}, family.ggufArchitecture);
-  const made = family.gguf?.made?.(header.tensors, config) ?? [];
+  const made = [
+    // A checkpoint's kept NVFP4 weights, in any family; then the family's own.
+    ...keptNvfp4Tensors(header.tensors, family),
+    ...family.gguf?.made?.(header.tensors, config) ?? [],
+  ];
   const consumed = new Set(made.flatMap((m) => m.needs));
   const madeAfter = new Map<string, Output[]>();
   for (const m of made) {

@@ -69,8 +69,8 @@ export interface OpenModelOptions {
   onWarning?: (message: string) => void;
   /**
    * For GGUF output: a quantized checkpoint whose blocks llama.cpp's
-   * converter keeps (gpt-oss's MXFP4) is read with them as stored, checked,
-   * for its family to repack. @default false
+   * converter keeps (gpt-oss's MXFP4, NVFP4) is read with them as stored, checked,
+   * for the GGUF layout to repack. @default false
    */
   packedForGguf?: boolean;
   /** Stops an `hf://` download (its partial blobs stay for the next run). */

@@ -42,10 +42,12 @@ export const PERMUTED_QK_ARCHITECTURES: ReadonlySet<string> = new Set(
 const ROPE_TYPE: Readonly<Record<QkRowLayout, number>> = { interleaved: 0, hf: 2 };
 
 /**
- * Q/K projections under Hugging Face names, weights and biases. Tensors
- * under GGUF names (`--keep-names`) are left in GGUF's layout.
+ * Q/K projections under Hugging Face names, weights and biases (and the
+ * per-16-values scales of an NVFP4 weight kept for GGUF, whose rows the
+ * converter's `LlamaModel._repack_nvfp4` permutes with the weight's).
+ * Tensors under GGUF names (`--keep-names`) are left in GGUF's layout.
  */
-const QK_NAME = /^model\.layers\.\d+\.self_attn\.([qk])_proj\.(?:weight|bias)$/;
+const QK_NAME = /^model\.layers\.\d+\.self_attn\.([qk])_proj\.(?:weight|bias|weight_scale)$/;
 
 /** Target size of one batch of rows read from the source. */
 const BATCH_BYTES = 1 << 20;

@@ -21,8 +21,14 @@ function e8m0Half(e: number): number {
   return 2 ** (e - 128);
 }
 
-/** ggml's `ggml_ue4m3_to_fp32`: the sign bit is ignored, 0x7F reads as 0, the value is halved. */
-function ue4m3Half(x: number): number {
+/**
+ * ggml's `ggml_ue4m3_to_fp32`: the sign bit is ignored, 0x7F reads as 0, the
+ * value is halved (to pair with the doubled {@linkcode KVALUES_FP4}).
+ *
+ * @param x The scale byte.
+ * @returns Half its value.
+ */
+export function ue4m3Half(x: number): number {
   if (x === 0 || x === 0x7f) return 0;
   const exp = (x >>> 3) & 0xf;
   const man = x & 7;

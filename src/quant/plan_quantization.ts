@@ -281,11 +281,12 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
 }
 
 /**
- * MXFP4 blocks a checkpoint brings (gpt-oss's experts) stay MXFP4 in GGUF:
- * llama.cpp's converter writes them as they are whatever its --outtype.
+ * MXFP4 and NVFP4 blocks a checkpoint brings (gpt-oss's experts, ModelOpt's
+ * and compressed-tensors' NVFP4 weights) stay so in GGUF: llama.cpp's
+ * converter writes them as they are whatever its --outtype.
  */
 function keptForGguf(info: TensorInfo, options: QuantizeOptions): boolean {
-  return options.ggufTypes === true && info.dtype === "MXFP4";
+  return options.ggufTypes === true && (info.dtype === "MXFP4" || info.dtype === "NVFP4");
 }
 
 /** Values per row: the last dimension (1 for a scalar). */

@@ -25,6 +25,8 @@ import {
 export const COMPANION_FILES: readonly string[] = [
   "config.json",
   "generation_config.json",
+  // NVIDIA ModelOpt's quantization config (nvidia/…-FP8, …-FP4 checkpoints).
+  "hf_quant_config.json",
   "preprocessor_config.json",
   "special_tokens_map.json",
   "tokenizer.json",

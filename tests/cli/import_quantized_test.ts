@@ -16,7 +16,7 @@ import { openModel } from "../../src/pipeline/open_model.ts";
 import { type HubServerFile, sha256Hex, startHubServer } from "../_hub_server.ts";
 import { assertOneLineError, runApr, testdata, withTempDir } from "./_run_apr.ts";
 
-const SUPPORTED = "(supported: awq, bitnet, compressed-tensors, fp8, gptq, mxfp4)";
+const SUPPORTED = "(supported: awq, bitnet, compressed-tensors, fp8, gptq, modelopt, mxfp4)";
 
 interface Tensor {
   name: string;
@@ -166,11 +166,45 @@ Deno.test("apr import refuses an orphan scale (no weight beside it)", async () =
   );
 });
 
-Deno.test("apr import refuses compressed-tensors NVFP4 and several groups", async () => {
+Deno.test("apr import refuses compressed-tensors NVFP4 of the wrong shapes, mixed precision of other formats, and several groups", async () => {
+  const nvfp4 = { quant_method: "compressed-tensors", format: "nvfp4-pack-quantized" };
   await refused(
-    { quant_method: "compressed-tensors", format: "nvfp4-pack-quantized", config_groups: {} },
+    nvfp4,
+    [
+      { name: "l.weight_packed", dtype: "U8", shape: [8, 32] },
+      { name: "l.weight_scale", dtype: "F8_E4M3", shape: [8, 8] },
+      { name: "l.weight_global_scale", dtype: "F32", shape: [1] },
+    ],
+    '"l.weight_packed" U8 [8, 32] and "l.weight_scale" F8_E4M3 [8, 8] are not NVFP4: expected U8 [out, in/2] and F8_E4M3 [out, in/16]',
+  );
+  await refused(
+    nvfp4,
+    [
+      { name: "l.weight_packed", dtype: "U8", shape: [8, 32] },
+      { name: "l.weight_scale", dtype: "F8_E4M3", shape: [8, 4] },
+      { name: "l.weight_global_scale", dtype: "F32", shape: [2] },
+    ],
+    '"l.weight_global_scale" is F32 [2], expected one F32 value',
+  );
+  await refused(
+    nvfp4,
+    [
+      { name: "l.weight_packed", dtype: "U8", shape: [8, 32] },
+      { name: "l.weight_scale", dtype: "F8_E4M3", shape: [8, 4] },
+    ],
+    'tensor "l.weight_packed" has no "l.weight_global_scale" beside it',
+  );
+  await refused(
+    {
+      quant_method: "compressed-tensors",
+      format: "mixed-precision",
+      config_groups: {
+        a: { format: "nvfp4-pack-quantized", weights: {} },
+        b: { format: "float-quantized", weights: {} },
+      },
+    },
     [WEIGHT],
-    'format "nvfp4-pack-quantized" is not supported (supported: float-quantized, int-quantized, naive-quantized, pack-quantized)',
+    'format "mixed-precision" is supported only when every config group is "nvfp4-pack-quantized"',
   );
   const scheme = { weights: { num_bits: 8, type: "float", strategy: "channel" } };
   await refused(
@@ -258,4 +292,130 @@ Deno.test("apr import hf://… --no-cache of a GPTQ checkpoint dequantizes from 
   } finally {
     await hub.close();
   }
+});
+
+Deno.test("apr import refuses ModelOpt checkpoints it cannot read: other algorithms, misplaced and misshapen scales", async () => {
+  const codes: Tensor = { name: "l.weight", dtype: "U8", shape: [8, 32] };
+  await refused(
+    { quant_method: "modelopt", quant_algo: "NVFP4_AWQ" },
+    [codes],
+    'quant_algo "NVFP4_AWQ" is not supported (supported: FP8, FP8_PER_CHANNEL_PER_TOKEN, NVFP4, W4A16_NVFP4, MIXED_PRECISION of these)',
+  );
+  await refused(
+    {
+      quant_method: "modelopt",
+      quant_algo: "MIXED_PRECISION",
+      quantized_layers: { l: { quant_algo: "INT4_AWQ" } },
+    },
+    [codes],
+    'quant_algo "INT4_AWQ" is not supported',
+  );
+  await refused(
+    { quant_method: "modelopt", quant_algo: "FP8" },
+    [codes, { name: "l.weight_scale", dtype: "F8_E4M3", shape: [8, 4] }],
+    '"l.weight_scale" is a 2-D (NVFP4) scale, but quant_algo "FP8" names no NVFP4 weights',
+  );
+  await refused(
+    { quant_method: "modelopt", quant_algo: "NVFP4" },
+    [codes, { name: "l.weight_scale", dtype: "F8_E4M3", shape: [8, 2] }],
+    '"l.weight" U8 [8, 32] and "l.weight_scale" F8_E4M3 [8, 2] are not NVFP4',
+  );
+  await refused(
+    { quant_method: "modelopt", quant_algo: "FP8" },
+    [
+      { name: "l.weight", dtype: "F8_E4M3", shape: [8, 8] },
+      { name: "l.weight_scale", dtype: "F32", shape: [] },
+      { name: "l.weight_scale_2", dtype: "F32", shape: [] },
+    ],
+    '"l.weight_scale_2" belongs to an NVFP4 weight',
+  );
+  await refused(
+    { quant_method: "modelopt", quant_algo: "FP8" },
+    [
+      { name: "l.weight", dtype: "F8_E4M3", shape: [8, 8] },
+      { name: "l.weight_scale", dtype: "F32", shape: [3] },
+    ],
+    'scale "l.weight_scale" [3] does not fit weight "l.weight" [8, 8]',
+  );
+});
+
+Deno.test("apr convert refuses an NVFP4 checkpoint to GGUF under a K-quant (llama-quantize does not requantize NVFP4)", async () => {
+  await withTempDir(async (dir) => {
+    const run = await runApr([
+      "convert",
+      testdata("hf/quantized/modelopt-nvfp4"),
+      "-o",
+      `${dir}/out.gguf`,
+      "--quantize",
+      "q4_k_m",
+    ]);
+    assertOneLineError(run, "weights stay NVFP4 in GGUF", "supported: none, f16, bf16, q8_0");
+    deepEqual([...Deno.readDirSync(dir)], [], "nothing written");
+  });
+});
+
+Deno.test("apr convert refuses NVFP4 rows GGUF's 64-value blocks cannot hold, naming the weight; APR dequantizes them", async () => {
+  await withTempDir(async (dir) => {
+    const folder = await model(dir, { quant_method: "modelopt", quant_algo: "NVFP4" }, [
+      { name: "model.layers.0.mlp.down_proj.weight", dtype: "U8", shape: [8, 16] },
+      { name: "model.layers.0.mlp.down_proj.weight_scale", dtype: "F8_E4M3", shape: [8, 2] },
+    ]);
+    const run = await runApr(["convert", folder, "-o", `${dir}/out.gguf`]);
+    assertOneLineError(
+      run,
+      'NVFP4 weight "model.layers.0.mlp.down_proj.weight" has rows of 32 values; GGUF\'s NVFP4 blocks hold 64',
+    );
+    deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["model"], "nothing written");
+    const dequantized = await openModel(folder);
+    try {
+      const t = dequantized.tensor("model.layers.0.mlp.down_proj.weight");
+      deepEqual([t.info.dtype, t.info.shape], ["F32", [8, 32]]);
+    } finally {
+      await dequantized.close();
+    }
+  });
+});
+
+Deno.test("apr convert refuses NVFP4 to GGUF for a family whose llama.cpp graph ignores its .scale, in one line, with no file", async () => {
+  await withTempDir(async (dir) => {
+    const folder = `${dir}/qwen2-nvfp4`;
+    await Deno.mkdir(folder);
+    const source = testdata("hf/quantized/ct-nvfp4");
+    for (const e of Deno.readDirSync(source)) {
+      await Deno.copyFile(`${source}/${e.name}`, `${folder}/${e.name}`);
+    }
+    const config = JSON.parse(await Deno.readTextFile(`${folder}/config.json`));
+    config.architectures = ["Qwen2ForCausalLM"];
+    config.model_type = "qwen2";
+    await Deno.writeTextFile(`${folder}/config.json`, JSON.stringify(config));
+    const run = await runApr(["convert", folder, "-o", `${dir}/out.gguf`]);
+    assertOneLineError(
+      run,
+      "llama.cpp's qwen2 graph does not multiply in NVFP4's per-tensor scale",
+    );
+    deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["qwen2-nvfp4"], "nothing written");
+  });
+});
+
+Deno.test("apr import refuses an NVFP4 global scale of 0 (its reciprocal would make every weight infinite)", async () => {
+  await withTempDir(async (dir) => {
+    const folder = await model(
+      dir,
+      { quant_method: "compressed-tensors", format: "nvfp4-pack-quantized" },
+      [
+        { name: "model.layers.0.mlp.down_proj.weight_packed", dtype: "U8", shape: [8, 32] },
+        { name: "model.layers.0.mlp.down_proj.weight_scale", dtype: "F8_E4M3", shape: [8, 4] },
+        { name: "model.layers.0.mlp.down_proj.weight_global_scale", dtype: "F32", shape: [1] },
+      ],
+    );
+    for (const out of ["out.apr", "out.safetensors", "out.gguf"]) {
+      const verb = out.endsWith(".apr") ? "import" : "convert";
+      const run = await runApr([verb, folder, "-o", `${dir}/${out}`]);
+      assertOneLineError(
+        run,
+        '"model.layers.0.mlp.down_proj.weight_global_scale" holds 0, which makes the NVFP4 per-tensor factor Infinity',
+      );
+    }
+    deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["model"], "nothing written");
+  });
 });

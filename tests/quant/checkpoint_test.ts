@@ -5,6 +5,10 @@
  * reference the script computed (transformers' own dequantizer where it runs
  * on CPU) and, converted to GGUF, to llama.cpp's `convert_hf_to_gguf.py
  * --outtype f32` of the same folder; the companion tensors never appear.
+ * NVFP4 checkpoints (ModelOpt, compressed-tensors) keep their weights as
+ * ggml's NVFP4 in GGUF: the converter's f32, bf16 and q8_0 files are matched
+ * tensor by tensor (stored bytes), and the dequantized values equal gguf-py's
+ * NVFP4 dequantizer times `.scale` on them.
  *
  * @module
  */
@@ -17,11 +21,20 @@ import { dequantizeCheckpoint } from "../../src/quant/checkpoint/mod.ts";
 import { decodeToFloat32 } from "../../src/quant/decode.ts";
 import type { TensorEntry } from "../../src/tensor.ts";
 import { testdata, withTempDir } from "../cli/_run_apr.ts";
+import { readGgufFile } from "../interop/_files.ts";
 
 interface Expected {
   reference: string;
   values: Record<string, { shape: number[]; sha256: string }>;
   llamacpp?: Record<string, { shape: number[]; sha256: string }>;
+  /** By --outtype: f32, bf16, q8_0. */
+  llamacpp_nvfp4?: Record<string, {
+    "general.file_type": number;
+    tensors: Record<
+      string,
+      { type: string; shape: number[]; sha256: string; dequantized_sha256?: string }
+    >;
+  }>;
 }
 
 const FIXTURES = [
@@ -38,10 +51,17 @@ const FIXTURES = [
   "awq-gemm",
   "bitnet",
   "mxfp4-gpt-oss",
+  "modelopt-fp8",
+  "modelopt-nvfp4",
+  "modelopt-mixed",
+  "ct-nvfp4",
 ];
 
+/** NVFP4 fixtures: llama.cpp's converter keeps their weights as NVFP4 (`llamacpp_nvfp4`). */
+const NVFP4_FIXTURES = ["modelopt-nvfp4", "modelopt-mixed", "ct-nvfp4"];
+
 const COMPANION =
-  /(_scale_inv|\.weight_scale|\.input_scale|\.weight_packed|\.weight_shape|\.weight_zero_point|\.qweight|\.qzeros|\.scales|\.g_idx|_blocks|_scales)$/;
+  /(_scale_inv|\.weight_scale|\.weight_scale_2|_global_scale|\.k_scale|\.v_scale|\.input_scale|\.weight_packed|\.weight_shape|\.weight_zero_point|\.qweight|\.qzeros|\.scales|\.g_idx|_blocks|_scales)$/;
 
 function folder(name: string): string {
   return testdata(`hf/quantized/${name}`);
@@ -88,7 +108,11 @@ for (const name of FIXTURES) {
   });
 }
 
-for (const name of FIXTURES.filter((n) => n !== "awq-gemm" && n !== "mxfp4-gpt-oss")) {
+for (
+  const name of FIXTURES.filter((n) =>
+    n !== "awq-gemm" && n !== "mxfp4-gpt-oss" && !NVFP4_FIXTURES.includes(n)
+  )
+) {
   Deno.test(`quantized checkpoint ${name}: GGUF output equals llama.cpp's converter`, async () => {
     const want = (await expected(name)).llamacpp!;
     ok(want !== undefined);
@@ -112,7 +136,16 @@ for (const name of FIXTURES.filter((n) => n !== "awq-gemm" && n !== "mxfp4-gpt-o
 
 Deno.test("quantized checkpoints: small tiles and restarts give the same values", async () => {
   for (
-    const name of ["gptq-4bit-actorder", "gptq-2bit", "gptq-8bit-v2", "awq-gemm", "mxfp4-gpt-oss"]
+    const name of [
+      "gptq-4bit-actorder",
+      "gptq-2bit",
+      "gptq-8bit-v2",
+      "awq-gemm",
+      "mxfp4-gpt-oss",
+      "modelopt-nvfp4",
+      "modelopt-mixed",
+      "ct-nvfp4",
+    ]
   ) {
     const want = await expected(name);
     const model = await openModel(folder(name));
@@ -124,6 +157,7 @@ Deno.test("quantized checkpoints: small tiles and restarts give the same values"
       try {
         const { tensors } = await dequantizeCheckpoint(raw.tensors, config, name, {
           tileBytes: 1024,
+          hfQuantConfig: await hfQuantConfig(name),
         });
         for (const entry of tensors) {
           const hash = want.values[entry.info.name]?.sha256;
@@ -148,6 +182,16 @@ Deno.test("quantized checkpoints: small tiles and restarts give the same values"
   }
 });
 
+/** The fixture's `hf_quant_config.json` (ModelOpt), parsed, or `undefined`. */
+async function hfQuantConfig(name: string): Promise<unknown> {
+  try {
+    return JSON.parse(await Deno.readTextFile(`${folder(name)}/hf_quant_config.json`));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+}
+
 /** The fixture's tensors as stored (no config read, so nothing dequantized). */
 async function openRaw(name: string) {
   const { openSafetensorsModel } = await import("../../src/formats/safetensors/sharded.ts");
@@ -155,22 +199,24 @@ async function openRaw(name: string) {
   return await openSafetensorsModel(new LocalModelFiles(folder(name)), { asStored: true });
 }
 
-Deno.test("quantized checkpoint: an APR import holds the dequantized weights, no scales", async () => {
-  const want = await expected("fp8-block");
-  await withTempDir(async (dir) => {
-    const out = `${dir}/m.apr`;
-    await convertModel(folder("fp8-block"), out);
-    const apr = await openModel(out);
-    try {
-      deepEqual(apr.names().filter((n) => COMPANION.test(n)), []);
-      for (const [tensor, { sha256: hash }] of Object.entries(want.values)) {
-        equal(sha256(await apr.tensor(tensor).toFloat32()), hash, tensor);
+for (const name of ["fp8-block", ...NVFP4_FIXTURES]) {
+  Deno.test(`quantized checkpoint ${name}: an APR import holds the dequantized weights, no scales`, async () => {
+    const want = await expected(name);
+    await withTempDir(async (dir) => {
+      const out = `${dir}/m.apr`;
+      await convertModel(folder(name), out);
+      const apr = await openModel(out);
+      try {
+        deepEqual(apr.names().filter((n) => COMPANION.test(n)), []);
+        for (const [tensor, { sha256: hash }] of Object.entries(want.values)) {
+          equal(sha256(await apr.tensor(tensor).toFloat32()), hash, tensor);
+        }
+      } finally {
+        await apr.close();
       }
-    } finally {
-      await apr.close();
-    }
+    });
   });
-});
+}
 
 Deno.test("quantized checkpoint mxfp4 (gpt-oss): GGUF output keeps the experts as MXFP4, holding transformers' dequantized values", async () => {
   await withTempDir(async (dir) => {
@@ -248,23 +294,25 @@ Deno.test("quantized checkpoint gptq: without g_idx, groups follow group_size", 
   }
 });
 
-Deno.test("quantized checkpoint: a SafeTensors output holds the dequantized weights under their names", async () => {
-  const want = await expected("gptq-4bit-actorder");
-  await withTempDir(async (dir) => {
-    const out = `${dir}/m.safetensors`;
-    await convertModel(folder("gptq-4bit-actorder"), out);
-    const st = await openModel(out);
-    try {
-      deepEqual(st.names().filter((n) => COMPANION.test(n)), []);
-      for (const [tensor, { shape, sha256: hash }] of Object.entries(want.values)) {
-        deepEqual(st.tensor(tensor).info.shape, shape);
-        equal(sha256(await st.tensor(tensor).toFloat32()), hash, tensor);
+for (const name of ["gptq-4bit-actorder", "ct-nvfp4"]) {
+  Deno.test(`quantized checkpoint ${name}: a SafeTensors output holds the dequantized weights under their names`, async () => {
+    const want = await expected(name);
+    await withTempDir(async (dir) => {
+      const out = `${dir}/m.safetensors`;
+      await convertModel(folder(name), out);
+      const st = await openModel(out);
+      try {
+        deepEqual(st.names().filter((n) => COMPANION.test(n)), []);
+        for (const [tensor, { shape, sha256: hash }] of Object.entries(want.values)) {
+          deepEqual(st.tensor(tensor).info.shape, shape);
+          equal(sha256(await st.tensor(tensor).toFloat32()), hash, tensor);
+        }
+      } finally {
+        await st.close();
       }
-    } finally {
-      await st.close();
-    }
+    });
   });
-});
+}
 
 Deno.test("quantized checkpoint: compressed-tensors' older compression_config key is read too", async () => {
   const want = await expected("ct-fp8-channel");
@@ -285,4 +333,127 @@ Deno.test("quantized checkpoint: compressed-tensors' older compression_config ke
       await model.close();
     }
   });
+});
+
+for (const name of NVFP4_FIXTURES) {
+  Deno.test(`quantized checkpoint ${name}: NVFP4 values equal gguf-py's dequantizer on llama.cpp's converter output`, async () => {
+    const want = await expected(name);
+    const gguf = want.llamacpp_nvfp4!["f32"]!;
+    // The converter files the model as MOSTLY_NVFP4 and keeps each weight NVFP4.
+    equal(gguf["general.file_type"], 39);
+    const model = await openModel(folder(name));
+    try {
+      let checked = 0;
+      for (const [tensor, entry] of Object.entries(gguf.tensors)) {
+        if (entry.type !== "NVFP4") continue;
+        const hfName = Object.keys(want.values).find((n) => n.endsWith(GGUF_LINEAR[tensor]!))!;
+        const values = await model.tensor(hfName).toFloat32();
+        deepEqual(model.tensor(hfName).info.shape, entry.shape, tensor);
+        equal(sha256(values), entry.dequantized_sha256, `${hfName} vs ${tensor} from llama.cpp`);
+        checked++;
+      }
+      equal(checked, name === "modelopt-mixed" ? 3 : 7);
+    } finally {
+      await model.close();
+    }
+  });
+
+  Deno.test(`quantized checkpoint ${name}: GGUF output keeps NVFP4 as llama.cpp's converter does (--outtype f32, bf16, q8_0), tensor by tensor`, async () => {
+    const manifests = (await expected(name)).llamacpp_nvfp4!;
+    await withTempDir(async (dir) => {
+      for (const [outtype, want] of Object.entries(manifests)) {
+        const out = `${dir}/${outtype}.gguf`;
+        // The NVFP4 weights stay NVFP4 under each; the file type is MOSTLY_NVFP4 but for q8_0.
+        await convertModel(
+          folder(name),
+          out,
+          outtype === "f32" ? { float32: true } : { quantize: outtype as "bf16" | "q8_0" },
+        );
+        const gguf = await readGgufFile(out);
+        equal(gguf.kv.get("general.file_type")?.value, want["general.file_type"], outtype);
+        deepEqual([...gguf.tensors.keys()].sort(), Object.keys(want.tensors).sort());
+        for (const [tensor, entry] of Object.entries(want.tensors)) {
+          const t = gguf.tensors.get(tensor)!;
+          equal(t.dtype, entry.type, `${outtype} ${tensor}`);
+          deepEqual(t.shape, entry.shape, tensor);
+          equal(
+            createHash("sha256").update(t.bytes).digest("hex"),
+            entry.sha256,
+            `${outtype} ${tensor} vs llama.cpp`,
+          );
+        }
+      }
+    });
+  });
+}
+
+/** The GGUF weight names of the fixtures' linear layers, by checkpoint suffix. */
+const GGUF_LINEAR: Record<string, string> = {
+  "blk.0.attn_q.weight": "self_attn.q_proj.weight",
+  "blk.0.attn_k.weight": "self_attn.k_proj.weight",
+  "blk.0.attn_v.weight": "self_attn.v_proj.weight",
+  "blk.0.attn_output.weight": "self_attn.o_proj.weight",
+  "blk.0.ffn_gate.weight": "mlp.gate_proj.weight",
+  "blk.0.ffn_up.weight": "mlp.up_proj.weight",
+  "blk.0.ffn_down.weight": "mlp.down_proj.weight",
+};
+
+Deno.test("quantized checkpoint modelopt: hf_quant_config.json's fields in config.json's quantization_config read alike", async () => {
+  for (const name of ["modelopt-fp8", "modelopt-nvfp4", "modelopt-mixed"]) {
+    const want = await expected(name);
+    await withTempDir(async (dir) => {
+      for (const e of Deno.readDirSync(folder(name))) {
+        if (e.name !== "hf_quant_config.json") {
+          await Deno.copyFile(`${folder(name)}/${e.name}`, `${dir}/${e.name}`);
+        }
+      }
+      // As newer ModelOpt exports write it: the method and algorithm in config.json.
+      const hf = (await hfQuantConfig(name)) as { quantization: Record<string, unknown> };
+      const config = JSON.parse(await Deno.readTextFile(`${dir}/config.json`));
+      config.quantization_config = { quant_method: "modelopt", ...hf.quantization };
+      await Deno.writeTextFile(`${dir}/config.json`, JSON.stringify(config));
+      const model = await openModel(dir);
+      try {
+        for (const [tensor, { sha256: hash }] of Object.entries(want.values)) {
+          equal(sha256(await model.tensor(tensor).toFloat32()), hash, `${name} ${tensor}`);
+        }
+      } finally {
+        await model.close();
+      }
+    });
+  }
+});
+
+Deno.test("quantized checkpoint modelopt NVFP4 for GGUF: a weight_scale_2 or input_scale of 1 is left out, as the converter's _scale_is_trivial", async () => {
+  const raw = await openRaw("modelopt-nvfp4");
+  try {
+    const one = new Uint8Array(new Float32Array([1]).buffer);
+    const unit = (name: string): TensorEntry => ({
+      info: { name, dtype: "F32", shape: [], byteLength: 4 },
+      open: () => ReadableStream.from([one.slice()]),
+      slice: (start, end) => ReadableStream.from([one.slice(start, end)]),
+    });
+    const up = "model.layers.0.mlp.up_proj";
+    const tensors = raw.tensors.map((t) =>
+      t.info.name === `${up}.weight_scale_2` || t.info.name === `${up}.input_scale`
+        ? unit(t.info.name)
+        : t
+    );
+    const config = JSON.parse(await Deno.readTextFile(`${folder("modelopt-nvfp4")}/config.json`));
+    const { tensors: kept, kept: type } = await dequantizeCheckpoint(tensors, config, "m", {
+      packedForGguf: true,
+      hfQuantConfig: await hfQuantConfig("modelopt-nvfp4"),
+    });
+    equal(type, "NVFP4");
+    const names = kept.map((t) => t.info.name);
+    ok(names.includes(`${up}.weight`) && names.includes(`${up}.weight_scale`));
+    ok(!names.includes(`${up}.weight_scale_2`) && !names.includes(`${up}.input_scale`));
+    // The others keep theirs, as one F32 value; the KV-cache scales are dropped.
+    const down = kept.find((t) => t.info.name === "model.layers.0.mlp.down_proj.weight_scale_2")!;
+    deepEqual([down.info.dtype, down.info.shape], ["F32", [1]]);
+    ok(names.includes("model.layers.0.mlp.down_proj.input_scale"));
+    ok(!names.some((n) => n.endsWith(".k_scale") || n.endsWith(".v_scale")));
+  } finally {
+    await raw.close();
+  }
 });

@@ -28,6 +28,8 @@ export const LLAMA_GGUF: GgufSupport = {
   writeKv: writeLlamaKv,
   llamaKeys: true,
   generate: llama3RopeFreqs,
+  // src/models/llama.cpp and mistral3.cpp pass every `*_s` scale.
+  nvfp4Scales: true,
 };
 
 /** `LlamaModel.set_vocab`'s SentencePiece step, shared likewise. */

@@ -22,5 +22,6 @@ export const QWEN3: Family = {
   permutesQk: false,
   tiedByDefault: false,
   ggufRenamesOnly: true,
-  gguf: { writeKv: writeTextModelKv },
+  // src/models/qwen3.cpp passes every `*_s` scale (NVFP4's per-tensor factor).
+  gguf: { writeKv: writeTextModelKv, nvfp4Scales: true },
 };

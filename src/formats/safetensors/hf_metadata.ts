@@ -103,6 +103,8 @@ export interface HfCompanions {
   sentencePiece?: SentencePieceModel;
   /** `preprocessor_config.json` (an image processor's size, mean and std). */
   preprocessorConfig?: unknown;
+  /** `hf_quant_config.json` (NVIDIA ModelOpt's quantization config). */
+  hfQuantConfig?: unknown;
 }
 
 /** Options of {@linkcode readHfCompanions}. */
@@ -627,6 +629,8 @@ export async function readHfCompanionFiles(
   if (generationConfig !== undefined) companions.generationConfig = generationConfig;
   const preprocessorConfig = await json("preprocessor_config.json", MAX_CONFIG_BYTES, configValues);
   if (preprocessorConfig !== undefined) companions.preprocessorConfig = preprocessorConfig;
+  const hfQuantConfig = await json("hf_quant_config.json", MAX_CONFIG_BYTES);
+  if (hfQuantConfig !== undefined) companions.hfQuantConfig = hfQuantConfig;
   const chatTemplate = await readCompanion(
     files,
     listing,

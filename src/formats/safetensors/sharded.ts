@@ -80,7 +80,7 @@ export interface OpenSafetensorsModelOptions {
   asStored?: boolean;
   /**
    * For GGUF output: serve the packed tensors of a method llama.cpp's
-   * converter keeps (gpt-oss's MXFP4) as stored, checked, and dequantize the
+   * converter keeps (gpt-oss's MXFP4, NVFP4) as stored, checked, and dequantize the
    * others.
    *
    * @default {false}
@@ -97,8 +97,11 @@ export interface SafetensorsModelReader extends ModelReader {
    * dequantized (`fp8`, `gptq`…), or `undefined` for a plain checkpoint.
    */
   readonly quantMethod?: string | undefined;
-  /** Its packed tensors are served as stored, for GGUF output (see `packedForGguf`). */
-  readonly quantPacked?: boolean;
+  /**
+   * The ggml type of the packed tensors served as stored, for GGUF output
+   * (see `packedForGguf`), when there are any.
+   */
+  readonly quantKept?: "MXFP4" | "NVFP4";
 }
 
 /** N shards as one reader. */
@@ -237,6 +240,7 @@ export async function openSafetensorsModel(
     indexPath = SAFETENSORS_INDEX_NAME;
   }
   let config: unknown;
+  let hfQuantConfig: unknown;
   const companions = async (
     directory: string,
     tensors: readonly { readonly shape: readonly number[] }[],
@@ -244,6 +248,7 @@ export async function openSafetensorsModel(
     if (options.companions === false) return {};
     const parsed = await readHfCompanionFiles(files, { directory, tensors });
     config = parsed.config;
+    hfQuantConfig = parsed.hfQuantConfig;
     return aprMetadataFromHf(parsed);
   };
 
@@ -268,6 +273,7 @@ export async function openSafetensorsModel(
         config,
         files.name,
         options,
+        hfQuantConfig,
       );
     } catch (error) {
       await reader.close();
@@ -409,6 +415,7 @@ export async function openSafetensorsModel(
     config,
     files.name,
     options,
+    hfQuantConfig,
   );
 }
 
@@ -422,12 +429,14 @@ async function dequantized(
   config: unknown,
   location: string,
   options: { asStored?: boolean; packedForGguf?: boolean },
+  hfQuantConfig?: unknown,
 ): Promise<SafetensorsModelReader> {
   if (options.asStored) return reader;
   let result;
   try {
     result = await dequantizeCheckpoint(reader.tensors, config, location, {
       packedForGguf: options.packedForGguf === true,
+      hfQuantConfig,
     });
   } catch (error) {
     await reader.close();
@@ -440,7 +449,7 @@ async function dequantized(
     tensors,
     shards: reader.shards,
     quantMethod: result.method,
-    ...(result.packed === true ? { quantPacked: true } : {}),
+    ...(result.kept !== undefined ? { quantKept: result.kept } : {}),
     close: () => reader.close(),
   };
 }

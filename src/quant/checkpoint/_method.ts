@@ -38,11 +38,18 @@ export interface QuantMethod {
   readonly ggufRefusal?: string;
   /**
    * For GGUF output, when llama.cpp's converter keeps the method's blocks as
-   * a ggml type (gpt-oss's MXFP4): the checkpoint's tensors as stored, every
-   * group checked as {@linkcode QuantMethod.dequantize} checks it, for the
-   * model's family to repack. Absent: GGUF output gets the dequantized tensors.
+   * a ggml type (gpt-oss's MXFP4, NVFP4): the checkpoint's tensors with those
+   * blocks as stored, every group checked as {@linkcode QuantMethod.dequantize}
+   * checks it, for the GGUF layout to repack (see `arch/kept_blocks.ts`), and
+   * any other group dequantized. `undefined` when this checkpoint keeps none
+   * (GGUF output then gets the dequantized tensors, as when absent).
    */
-  packedForGguf?(tensors: readonly TensorEntry[], context: QuantContext): TensorEntry[];
+  packedForGguf?(
+    tensors: readonly TensorEntry[],
+    context: QuantContext,
+  ): TensorEntry[] | undefined | Promise<TensorEntry[] | undefined>;
+  /** The ggml type {@linkcode QuantMethod.packedForGguf} keeps. */
+  readonly keeps?: "MXFP4" | "NVFP4";
   /** Suffixes of the tensors the method consumes; any left over is an error. */
   readonly companions: readonly string[];
   /**
@@ -146,8 +153,9 @@ export function companion(
 export const MAX_ROW_VALUES = 1 << 20;
 
 /**
- * Swap groups for their dequantized tensors: each new tensor takes the place
- * of the first member of its group; consumed tensors are dropped.
+ * Swap groups for their dequantized tensors: each new tensor (and its
+ * `extra` ones after it) takes the place of the first member of its group;
+ * consumed tensors are dropped.
  *
  * @param tensors The checkpoint's tensors, in order.
  * @param groups New tensor → the names it replaces.
@@ -157,13 +165,17 @@ export const MAX_ROW_VALUES = 1 << 20;
  */
 export function replaceGroups(
   tensors: readonly TensorEntry[],
-  groups: readonly { readonly entry: TensorEntry; readonly replaces: readonly string[] }[],
+  groups: readonly {
+    readonly entry: TensorEntry;
+    readonly replaces: readonly string[];
+    readonly extra?: readonly TensorEntry[];
+  }[],
   dropped: ReadonlySet<string>,
   context: QuantContext,
 ): TensorEntry[] {
   const at = new Map(tensors.map((t, i) => [t.info.name, i]));
   const consumed = new Set(dropped);
-  const placed = new Map<number, TensorEntry>();
+  const placed = new Map<number, TensorEntry[]>();
   for (const group of groups) {
     const shape = group.entry.info.shape;
     if (shape.length > 0 && shape[shape.length - 1]! > MAX_ROW_VALUES) {
@@ -176,21 +188,22 @@ export function replaceGroups(
     }
     for (const name of group.replaces) consumed.add(name);
     const first = Math.min(...group.replaces.map((n) => at.get(n)!));
-    placed.set(first, group.entry);
+    placed.set(first, [group.entry, ...(group.extra ?? [])]);
   }
   const out: TensorEntry[] = [];
   const names = new Set<string>();
   tensors.forEach((t, i) => {
-    const entry = placed.get(i) ?? (consumed.has(t.info.name) ? undefined : t);
-    if (entry === undefined) return;
-    if (names.has(entry.info.name)) {
-      throw checkpointError(
-        context,
-        `the dequantized tensor "${entry.info.name}" would collide with a tensor of the same name`,
-      );
+    const entries = placed.get(i) ?? (consumed.has(t.info.name) ? [] : [t]);
+    for (const entry of entries) {
+      if (names.has(entry.info.name)) {
+        throw checkpointError(
+          context,
+          `the dequantized tensor "${entry.info.name}" would collide with a tensor of the same name`,
+        );
+      }
+      names.add(entry.info.name);
+      out.push(entry);
     }
-    names.add(entry.info.name);
-    out.push(entry);
   });
   return out;
 }

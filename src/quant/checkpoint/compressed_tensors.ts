@@ -12,15 +12,22 @@
  *   per `group_size` inputs, `weight_shape` the unpadded shape (`dequant_packed`,
  *   see `_int_packed.ts`).
  *
+ * - `nvfp4-pack-quantized` (and `mixed-precision` whose every group is it):
+ *   `weight_packed` E2M1 codes, an E4M3 `weight_scale` per 16 values and
+ *   `weight_global_scale`, whose reciprocal is the per-tensor factor, as the
+ *   converter renames them to ModelOpt's (see `_nvfp4.ts`); kept so for
+ *   GGUF output, as the converter keeps them.
+ *
  * Activation, KV-cache and input scales are unused and dropped. Several
- * config groups (llama.cpp refuses them too), NVFP4 and other formats are
- * refused.
+ * config groups other than NVFP4's (llama.cpp refuses them too) and other
+ * formats are refused.
  *
  * @module
  */
 
 import type { TensorEntry } from "../../tensor.ts";
 import { packedEntry } from "./_int_packed.ts";
+import { keptNvfp4, nvfp4Entry } from "./_nvfp4.ts";
 import {
   blockSizes,
   checkpointError,
@@ -36,12 +43,39 @@ import { scaledEntry } from "./_scaled.ts";
 
 /** The formats of a weight times its scale. */
 const SCALED = ["float-quantized", "int-quantized", "naive-quantized"];
+/** NVFP4's format. */
+const NVFP4 = "nvfp4-pack-quantized";
 /** Every format dequantized here. */
-const FORMATS = [...SCALED, "pack-quantized"];
+const FORMATS = [...SCALED, "pack-quantized", NVFP4, "mixed-precision"];
 /** The weight strategies of the scaled formats. */
 const STRATEGIES = ["tensor", "channel", "block"];
 /** Tensors with no use once the weights are dequantized. */
-const UNUSED = [".input_scale", ".input_zero_point", ".k_scale", ".v_scale", ".output_scale"];
+const UNUSED = [
+  ".input_scale",
+  ".input_zero_point",
+  ".input_global_scale",
+  ".k_scale",
+  ".v_scale",
+  ".output_scale",
+];
+
+/**
+ * Whether the checkpoint's weights are NVFP4, as the converter decides
+ * (`nvfp4-pack-quantized`, or `mixed-precision` with every group so).
+ *
+ * @param config The `quantization_config`.
+ * @returns Whether they are.
+ */
+function compressedNvfp4(config: Readonly<Record<string, unknown>>): boolean {
+  const format = config["format"];
+  if (format === NVFP4) return true;
+  const groups = config["config_groups"];
+  const list = groups !== null && typeof groups === "object" ? Object.values(groups) : [];
+  return format === "mixed-precision" && list.length > 0 &&
+    list.every((g) =>
+      g === null || typeof g !== "object" || (g as Record<string, unknown>)["format"] === NVFP4
+    );
+}
 
 function weightScheme(context: QuantContext, format: string): Record<string, unknown> {
   const groups = context.config["config_groups"];
@@ -81,12 +115,21 @@ export const COMPRESSED_TENSORS: QuantMethod = {
   name: "compressed-tensors",
   reference:
     "llama.cpp conversion/base.py dequant_simple, dequant_packed; neuralmagic/compressed-tensors",
+  keeps: "NVFP4",
+  async packedForGguf(tensors, context) {
+    if (!compressedNvfp4(context.config)) return undefined;
+    const dropped = new Set(
+      tensors.map((t) => t.info.name).filter((n) => UNUSED.some((s) => n.endsWith(s))),
+    );
+    return replaceGroups(tensors, await nvfp4Groups(tensors, context, true), dropped, context);
+  },
   companions: [
     ".weight_scale",
     ".weight_zero_point",
     ".weight_packed",
     ".weight_shape",
     ".weight_g_idx",
+    ".weight_global_scale",
     ...UNUSED,
   ],
   async dequantize(tensors, context) {
@@ -99,16 +142,64 @@ export const COMPRESSED_TENSORS: QuantMethod = {
         })`,
       );
     }
-    const scheme = weightScheme(context, format);
     const dropped = new Set(
       tensors.map((t) => t.info.name).filter((n) => UNUSED.some((s) => n.endsWith(s))),
     );
+    if (compressedNvfp4(context.config)) {
+      return replaceGroups(tensors, await nvfp4Groups(tensors, context, false), dropped, context);
+    }
+    if (format === "mixed-precision") {
+      throw checkpointError(
+        context,
+        `format "mixed-precision" is supported only when every config group is "${NVFP4}"`,
+      );
+    }
+    const scheme = weightScheme(context, format);
     const groups = format === "pack-quantized"
       ? await packedGroups(tensors, scheme, context)
       : scaledGroups(tensors, scheme, context);
     return replaceGroups(tensors, groups, dropped, context);
   },
 };
+
+/**
+ * NVFP4 weights: `weight_packed`, `weight_scale`, `weight_global_scale`;
+ * dequantized, or with `keep` kept under ModelOpt's names for GGUF (the
+ * global scales inverted, `input_global_scale` as `input_scale`).
+ */
+async function nvfp4Groups(
+  tensors: readonly TensorEntry[],
+  context: QuantContext,
+  keep: boolean,
+): Promise<{ entry: TensorEntry; replaces: string[]; extra?: TensorEntry[] }[]> {
+  const byName = new Map(tensors.map((t) => [t.info.name, t]));
+  const groups: { entry: TensorEntry; replaces: string[]; extra?: TensorEntry[] }[] = [];
+  for (const { info: { name } } of tensors) {
+    if (!name.endsWith(".weight_packed")) continue;
+    const base = name.slice(0, -"_packed".length);
+    const part = (suffix: string) => companion(byName, base + suffix, context, name);
+    const factor = { tensor: part("_global_scale"), inverted: true };
+    const replaces = ["_packed", "_scale", "_global_scale"].map((s) => base + s);
+    if (keep) {
+      const input = byName.get(base.slice(0, -".weight".length) + ".input_global_scale");
+      const [entry, ...extra] = await keptNvfp4(
+        base,
+        part("_packed"),
+        part("_scale"),
+        factor,
+        input === undefined ? undefined : { tensor: input, inverted: true },
+        context,
+      );
+      groups.push({ entry: entry!, replaces, extra });
+      continue;
+    }
+    groups.push({
+      entry: nvfp4Entry(base, part("_packed"), part("_scale"), factor, context),
+      replaces,
+    });
+  }
+  return groups;
+}
 
 function scaledGroups(
   tensors: readonly TensorEntry[],

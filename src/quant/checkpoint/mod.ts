@@ -19,20 +19,29 @@ import { BITNET } from "./bitnet.ts";
 import { COMPRESSED_TENSORS } from "./compressed_tensors.ts";
 import { FP8 } from "./fp8.ts";
 import { GPTQ } from "./gptq.ts";
+import { MODELOPT } from "./modelopt.ts";
 import { MXFP4 } from "./mxfp4.ts";
 
 export type { QuantMethod };
 
 /** Every method aprkit dequantizes, by `quant_method`. */
 export const QUANT_METHODS: ReadonlyMap<string, QuantMethod> = new Map(
-  [AWQ, BITNET, COMPRESSED_TENSORS, FP8, GPTQ, MXFP4].map((m) => [m.name, m]),
+  [AWQ, BITNET, COMPRESSED_TENSORS, FP8, GPTQ, MODELOPT, MXFP4].map((m) => [m.name, m]),
 );
 
 /**
  * Tensor name endings only a quantized checkpoint has: seen without a
  * `quantization_config`, they would be written raw.
  */
-const QUANTIZED_SUFFIXES = [".qweight", ".qzeros", "_scale_inv", ".weight_packed", ".weight_shape"];
+const QUANTIZED_SUFFIXES = [
+  ".qweight",
+  ".qzeros",
+  "_scale_inv",
+  ".weight_packed",
+  ".weight_shape",
+  ".weight_scale_2",
+  ".weight_global_scale",
+];
 
 /**
  * Refuse a lone SafeTensors file holding a quantized checkpoint's tensors:
@@ -60,28 +69,50 @@ export interface DequantizedCheckpoint {
   readonly tensors: readonly TensorEntry[];
   /** The `quant_method` dequantized, or `undefined` for a plain checkpoint. */
   readonly method: string | undefined;
-  /** The method's blocks were kept as stored, for GGUF output. */
-  readonly packed?: boolean;
+  /** The ggml type of the blocks kept as stored, for GGUF output (see {@linkcode QuantMethod.packedForGguf}). */
+  readonly kept?: "MXFP4" | "NVFP4";
 }
 
 /**
- * The quantization config of a `config.json`: `quantization_config`, or the
- * older `compression_config` of compressed-tensors checkpoints.
+ * The quantization config of a checkpoint: `config.json`'s
+ * `quantization_config` (or the older `compression_config` of
+ * compressed-tensors checkpoints), completed from NVIDIA ModelOpt's
+ * `hf_quant_config.json` as llama.cpp's converter does (`prepare_tensors`):
+ * its `quantization` fields over the config's, and the producer's name
+ * (`modelopt`) as the method when the config names none.
  *
  * @param config The parsed `config.json` (any value).
+ * @param hfQuantConfig The parsed `hf_quant_config.json`, when the folder has one.
  * @returns The config object, or `undefined` when the model is not quantized.
  */
-export function quantizationConfig(config: unknown): Record<string, unknown> | undefined {
-  if (config === null || typeof config !== "object" || Array.isArray(config)) return undefined;
-  const root = config as Record<string, unknown>;
+export function quantizationConfig(
+  config: unknown,
+  hfQuantConfig?: unknown,
+): Record<string, unknown> | undefined {
+  let found: Record<string, unknown> | undefined;
+  const root = isObject(config) ? config : {};
   for (const key of ["quantization_config", "compression_config"]) {
     const value = root[key];
     if (value !== undefined && value !== null) {
-      if (typeof value !== "object" || Array.isArray(value)) return { quant_method: value };
-      return value as Record<string, unknown>;
+      found = isObject(value) ? value : { quant_method: value };
+      break;
     }
   }
-  return undefined;
+  if (!isObject(hfQuantConfig) || (found?.["quant_algo"] && found?.["quantized_layers"])) {
+    return found;
+  }
+  const quantization = isObject(hfQuantConfig["quantization"]) ? hfQuantConfig["quantization"] : {};
+  const producer = isObject(hfQuantConfig["producer"]) ? hfQuantConfig["producer"]["name"] : "";
+  const out: Record<string, unknown> = { ...found };
+  out["quant_method"] ??= typeof producer === "string" ? producer.toLowerCase() : producer;
+  for (const key of ["quant_algo", "quant_method", "format", "config_groups", "quantized_layers"]) {
+    if (quantization[key] !== undefined) out[key] = quantization[key];
+  }
+  return out;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 /**
@@ -98,7 +129,8 @@ export function quantizationConfig(config: unknown): Record<string, unknown> | u
  * @param location The model's path or URL, for messages.
  * @param options `tileBytes`: packed source bytes kept per tile (default 16 MiB);
  * `packedForGguf`: keep the blocks of a method llama.cpp's converter keeps
- * (see {@linkcode QuantMethod.packedForGguf}).
+ * (see {@linkcode QuantMethod.packedForGguf}); `hfQuantConfig`: the folder's
+ * `hf_quant_config.json` (ModelOpt), parsed.
  * @returns The tensors to read and the method.
  * @throws {ModelFormatError} For a method not in {@linkcode QUANT_METHODS} (naming
  * it and the supported list), a config or tensor shape the method cannot
@@ -109,9 +141,13 @@ export async function dequantizeCheckpoint(
   tensors: readonly TensorEntry[],
   config: unknown,
   location: string,
-  options: { readonly tileBytes?: number; readonly packedForGguf?: boolean } = {},
+  options: {
+    readonly tileBytes?: number;
+    readonly packedForGguf?: boolean;
+    readonly hfQuantConfig?: unknown;
+  } = {},
 ): Promise<DequantizedCheckpoint> {
-  const quant = quantizationConfig(config);
+  const quant = quantizationConfig(config, options.hfQuantConfig);
   if (quant === undefined) {
     const raw = tensors.find((t) => QUANTIZED_SUFFIXES.some((s) => t.info.name.endsWith(s)));
     if (raw !== undefined) {
@@ -140,7 +176,8 @@ export async function dequantizeCheckpoint(
     ...(options.tileBytes !== undefined ? { tileBytes: options.tileBytes } : {}),
   };
   if (options.packedForGguf === true && method.packedForGguf !== undefined) {
-    return { tensors: method.packedForGguf(tensors, context), method: method.name, packed: true };
+    const kept = await method.packedForGguf(tensors, context);
+    if (kept !== undefined) return { tensors: kept, method: method.name, kept: method.keeps! };
   }
   const out = await method.dequantize(tensors, context);
   // What the method left of its companions could only be written raw.

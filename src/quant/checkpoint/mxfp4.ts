@@ -34,6 +34,7 @@ export const MXFP4: QuantMethod = {
   name: "mxfp4",
   reference: "transformers integrations/mxfp4.py convert_moe_packed_tensors; OCP MX v1.0",
   companions: ["_blocks", "_scales"],
+  keeps: "MXFP4",
   dequantize(tensors, context) {
     const groups = pairs(tensors, context).map(({ base, blocks, scales }) => ({
       entry: mxfp4Entry(base, blocks, scales, context),

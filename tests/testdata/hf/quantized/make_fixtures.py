@@ -17,6 +17,15 @@ expected.json:
 - "llamacpp": per GGUF tensor, the sha256 of the float32 data of llama.cpp's
   convert_hf_to_gguf.py --outtype f32 output (for the methods it converts),
   with the tokenizer's pre-tokenizer hash check answered "default".
+- "llamacpp_nvfp4" (NVFP4 checkpoints, whose weights the converter keeps as ggml's
+  NVFP4): per --outtype (f32, bf16, q8_0), `general.file_type` and per GGUF tensor its
+  type, shape and the sha256 of its stored bytes; the NVFP4 ones also of their values
+  by gguf-py's dequantizer times `.scale`, checked equal to "values" here.
+
+The ModelOpt fixtures carry `hf_quant_config.json` (and no quantization_config) as
+NVIDIA's releases do; the NVFP4 ones are a one-layer Llama (tokenizer of
+examples/tiny-llama): llama.cpp's qwen2 graph does not apply NVFP4's `.scale`.
+Run one fixture alone by naming its function: `make_fixtures.py LLAMA make_ct_nvfp4`.
 
 Tests and CI read only the committed outputs.
 """
@@ -62,12 +71,13 @@ LINEARS = [
 ]
 
 
-def base_weights(seed: int) -> dict[str, torch.Tensor]:
-    """Seeded float32 weights of the tiny Qwen2, shapes as transformers makes them."""
+def base_weights(seed: int, i: int = 96, vocab: int = 512, bias: bool = True) -> dict[str, torch.Tensor]:
+    """Seeded float32 weights of the tiny Qwen2 (or, without biases, Llama), shapes as
+    transformers makes them."""
     g = torch.Generator().manual_seed(seed)
-    h, i, kv = 64, 96, 32
+    h, kv = 64, 32
     shapes = {
-        "model.embed_tokens.weight": (512, h),
+        "model.embed_tokens.weight": (vocab, h),
         "model.norm.weight": (h,),
         "model.layers.0.input_layernorm.weight": (h,),
         "model.layers.0.post_attention_layernorm.weight": (h,),
@@ -84,6 +94,8 @@ def base_weights(seed: int) -> dict[str, torch.Tensor]:
     }
     out = {}
     for name, shape in shapes.items():
+        if name.endswith(".bias") and not bias:
+            continue
         t = torch.randn(shape, generator=g) * 0.1
         if name.endswith("norm.weight"):
             t = 1 + t
@@ -102,16 +114,21 @@ def plain(weights: dict[str, torch.Tensor], quantized: set[str]) -> dict[str, to
 
 def write(name: str, tensors: dict, quantization_config: dict, values: dict, reference: str,
           shards: list[list[str]] | None = None, config: dict | None = None, tokenizer: bool = True,
-          llama_drop: tuple[str, ...] = (), llama: bool = True, llama_args: tuple[str, ...] = ()):
+          llama_drop: tuple[str, ...] = (), llama: bool = True, llama_args: tuple[str, ...] = (),
+          hf_quant_config: dict | None = None, nvfp4: dict[str, str] | None = None,
+          tokenizer_from: Path = TOKENIZER):
     folder = HERE / name
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir()
     cfg = dict(config or CONFIG)
-    cfg["quantization_config"] = quantization_config
+    if quantization_config is not None:
+        cfg["quantization_config"] = quantization_config
+    if hf_quant_config is not None:
+        (folder / "hf_quant_config.json").write_text(json.dumps(hf_quant_config, indent=4) + "\n")
     (folder / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
     if tokenizer:
         for f in ("tokenizer.json", "tokenizer_config.json"):
-            shutil.copy(TOKENIZER / f, folder / f)
+            shutil.copy(tokenizer_from / f, folder / f)
     tensors = {k: v.contiguous() for k, v in tensors.items()}
     if shards is None:
         save_file(tensors, folder / "model.safetensors", metadata={"format": "pt"})
@@ -127,11 +144,32 @@ def write(name: str, tensors: dict, quantization_config: dict, values: dict, ref
              "weight_map": dict(sorted(weight_map.items()))}, indent=2) + "\n")
     expected = {"reference": reference, "values": {k: {"shape": list(v.shape), "sha256": sha(v)}
                                                    for k, v in sorted(values.items())}}
-    if LLAMA is not None and tokenizer and llama:
+    if LLAMA is not None and nvfp4 is not None:
+        expected["llamacpp_nvfp4"] = {outtype: run_llamacpp_nvfp4(folder, nvfp4, values, outtype)
+                                      for outtype in ("f32", "bf16", "q8_0")}
+    elif LLAMA is not None and tokenizer and llama:
         expected["llamacpp"] = run_llamacpp(folder, {k: v for k, v in tensors.items()
                                                      if not k.endswith(llama_drop)} if llama_drop else None,
                                          llama_args)
     (folder / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
+
+
+def convert(folder: Path, out: Path, args: tuple[str, ...]):
+    """Run llama.cpp's convert_hf_to_gguf.py on `folder` into `out`, the tokenizer's
+    pre-tokenizer hash check answered "default" (gguf-py importable afterwards)."""
+    sys.path.insert(0, str(LLAMA))
+    sys.path.insert(0, str(LLAMA / "gguf-py"))
+    from conversion.base import TextModel  # noqa: E402
+    TextModel.get_vocab_base_pre = lambda self, tokenizer: "default"
+    argv = sys.argv
+    sys.argv = ["convert_hf_to_gguf.py", str(folder), "--outfile", str(out), *args]
+    try:
+        runpy.run_path(str(LLAMA / "convert_hf_to_gguf.py"), run_name="__main__")
+    except SystemExit as e:
+        if e.code not in (0, None):
+            raise
+    finally:
+        sys.argv = argv
 
 
 def run_llamacpp(folder: Path, tensors: dict | None, args: tuple[str, ...]) -> dict:
@@ -146,22 +184,10 @@ def run_llamacpp(folder: Path, tensors: dict | None, args: tuple[str, ...]) -> d
             shutil.copy(folder / f, copy / f)
         save_file(tensors, copy / "model.safetensors", metadata={"format": "pt"})
         folder = copy
-    sys.path.insert(0, str(LLAMA))
-    sys.path.insert(0, str(LLAMA / "gguf-py"))
-    import gguf  # noqa: E402
-    from conversion.base import TextModel  # noqa: E402
-    TextModel.get_vocab_base_pre = lambda self, tokenizer: "default"
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.gguf"
-        argv = sys.argv
-        sys.argv = ["convert_hf_to_gguf.py", str(folder), "--outtype", "f32", "--outfile", str(out), *args]
-        try:
-            runpy.run_path(str(LLAMA / "convert_hf_to_gguf.py"), run_name="__main__")
-        except SystemExit as e:
-            if e.code not in (0, None):
-                raise
-        finally:
-            sys.argv = argv
+        convert(folder, out, ("--outtype", "f32", *args))
+        import gguf  # noqa: E402
         reader = gguf.GGUFReader(out)
         result = {}
         for t in reader.tensors:
@@ -170,6 +196,49 @@ def run_llamacpp(folder: Path, tensors: dict | None, args: tuple[str, ...]) -> d
             result[t.name] = {"shape": [int(d) for d in reversed(t.shape.tolist())],
                               "sha256": hashlib.sha256(data.tobytes()).hexdigest()}
         return dict(sorted(result.items()))
+
+
+def run_llamacpp_nvfp4(folder: Path, names: dict[str, str], values: dict, outtype: str) -> dict:
+    """llama.cpp's converter (--outtype `outtype`) of an NVFP4 checkpoint: its GGUF manifest.
+
+    The NVFP4 tensors stay NVFP4 with a per-tensor `.scale`: gguf-py's NVFP4 dequantizer
+    times that scale must give `values` (the published formula) bit for bit; `names` maps
+    each GGUF weight to its checkpoint tensor. Recorded: `general.file_type`, and per tensor
+    its ggml type, shape, the sha256 of its stored bytes and, for the NVFP4 weights, of
+    its dequantized float32 values (in the checkpoint's row order: a Llama's Q/K rows
+    permuted back).
+    """
+    config = json.loads((folder / "config.json").read_text())
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.gguf"
+        convert(folder, out, ("--outtype", outtype))
+        import gguf  # noqa: E402
+        from gguf.quants import dequantize  # noqa: E402
+        reader = gguf.GGUFReader(out)
+        by_name = {t.name: t for t in reader.tensors}
+        tensors = {}
+        for t in reader.tensors:
+            entry = {"type": t.tensor_type.name, "shape": [int(d) for d in reversed(t.shape.tolist())],
+                     "sha256": hashlib.sha256(np.asarray(t.data).tobytes()).hexdigest()}
+            if t.tensor_type == gguf.GGMLQuantizationType.NVFP4:
+                deq = dequantize(np.asarray(t.data), t.tensor_type).astype(np.float32)
+                scale = by_name.get(t.name.replace(".weight", ".scale"))
+                if scale is not None:
+                    deq = deq * np.float32(np.asarray(scale.data)[0])
+                want = values[names[t.name]].numpy()
+                heads = {"attn_q": config["num_attention_heads"], "attn_k": config["num_key_value_heads"]}
+                part = t.name.split(".")[2]
+                if config["model_type"] == "llama" and part in heads:
+                    # Back from the converter's RoPE row permutation to the checkpoint's rows.
+                    rows, cols = want.shape
+                    deq = deq.reshape(heads[part], rows // heads[part] // 2, 2, cols).swapaxes(1, 2)
+                    deq = np.ascontiguousarray(deq).reshape(rows, cols)
+                assert deq.astype("<f4").tobytes() == want.astype("<f4").tobytes(), t.name
+                entry["dequantized_sha256"] = hashlib.sha256(deq.astype("<f4").tobytes()).hexdigest()
+            tensors[t.name] = entry
+        file_type = int(reader.fields["general.file_type"].contents())
+        assert set(names) == {n for n, t in tensors.items() if t["type"] == "NVFP4"}
+        return {"general.file_type": file_type, "tensors": dict(sorted(tensors.items()))}
 
 
 # --- fp8 (transformers finegrained FP8; llama.cpp dequant_simple) -------------------
@@ -483,7 +552,191 @@ def make_mxfp4():
         config=config, tokenizer=False)
 
 
+# --- NVIDIA ModelOpt FP8 and NVFP4, compressed-tensors NVFP4 --------------------
+
+E2M1 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6], dtype=np.float32)
+GGUF_NAMES = {"self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v",
+              "self_attn.o_proj": "attn_output", "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
+              "mlp.down_proj": "ffn_down"}
+
+
+def modelopt_fp8_weights(seed: int) -> tuple[dict, dict]:
+    """ModelOpt's FP8 export: an F8_E4M3 weight, a 0-d F32 weight_scale and input_scale,
+    k_proj.k_scale / v_proj.v_scale for the FP8 KV cache."""
+    w = base_weights(seed)
+    tensors, values = {}, {}
+    quantized = {f"model.layers.0.{m}.weight" for m in LINEARS}
+    for k in sorted(quantized):
+        s = (w[k].abs().max() / 448.0).to(torch.float32)
+        q = (w[k] / s).to(torch.float8_e4m3fn)
+        base = k.removesuffix(".weight")
+        tensors[k] = q
+        tensors[base + ".weight_scale"] = s.reshape(())
+        tensors[base + ".input_scale"] = torch.tensor(0.015625, dtype=torch.float32)
+        values[k] = q.to(torch.float32) * s
+    tensors["model.layers.0.self_attn.k_proj.k_scale"] = torch.tensor(0.0625, dtype=torch.float32)
+    tensors["model.layers.0.self_attn.v_proj.v_scale"] = torch.tensor(0.03125, dtype=torch.float32)
+    tensors.update(plain(w, quantized))
+    return tensors, values
+
+
+def nvfp4_quantize(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.float32]:
+    """NVFP4 as NVIDIA defines it: a per-tensor FP32 scale s2 = amax / (6 · 448), per 16
+    values an E4M3 scale of (block amax / 6) / s2, each value the nearest E2M1 code of
+    value / (scale · s2). Returns U8 codes [out, in/2] (the first value in the low
+    nibble), the E4M3 scales [out, in/16] as bytes, and s2."""
+    rows, cols = w.shape
+    s2 = np.float32(np.abs(w).max() / (6.0 * 448.0))
+    blocks = w.reshape(rows, cols // 16, 16)
+    scale = torch.from_numpy((np.abs(blocks).max(axis=-1) / 6.0 / s2).astype(np.float32)).to(torch.float8_e4m3fn)
+    sf = scale.to(torch.float32).numpy()
+    x = blocks / np.where(sf == 0, 1, sf)[..., None] / s2
+    mag = np.abs(x)
+    code = np.abs(mag[..., None] - E2M1).argmin(axis=-1).astype(np.uint8) | np.where(x < 0, 8, 0).astype(np.uint8)
+    code = code.reshape(rows, cols)
+    packed = (code[:, 0::2] | (code[:, 1::2] << 4)).astype(np.uint8)
+    return packed, scale.view(torch.uint8).numpy(), s2
+
+
+def nvfp4_values(packed: np.ndarray, scale: np.ndarray, s2: np.float32) -> torch.Tensor:
+    """The published formula in float32: E2M1(code) · E4M3(scale) · s2 (−0 as +0)."""
+    rows = packed.shape[0]
+    codes = np.stack([packed & 15, packed >> 4], axis=-1).reshape(rows, -1)
+    v = np.where(codes & 8, -1, 1).astype(np.float32) * E2M1[codes & 7]
+    sf = torch.from_numpy(scale).view(torch.float8_e4m3fn).to(torch.float32).numpy()
+    v = (v.reshape(rows, -1, 16) * sf[..., None]).reshape(rows, -1).astype(np.float32)
+    # + 0: code 8 (E2M1's −0) reads as +0, as in ggml's kvalues_fp4 (no −0 there).
+    return torch.from_numpy((v * s2 + np.float32(0)).astype(np.float32))
+
+
+# A tiny Llama (the tokenizer of examples/tiny-llama): llama.cpp's llama graph applies
+# the NVFP4 weights' per-tensor .scale (its qwen2 graph does not), and the converter
+# permutes the Q/K rows of NVFP4 weights and their scales as of float ones.
+LLAMA_TOKENIZER = HERE.parents[3] / "examples" / "tiny-llama"
+NVFP4_CONFIG = {
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64,
+    "intermediate_size": 128,  # ggml's NVFP4 blocks hold 64 values
+    "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 1, "vocab_size": 256,
+    "max_position_embeddings": 512, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+    "tie_word_embeddings": True, "bos_token_id": 1, "eos_token_id": 2, "hidden_act": "silu",
+    "torch_dtype": "bfloat16",
+}
+
+
+def nvfp4_base(seed: int) -> dict[str, torch.Tensor]:
+    return base_weights(seed, 128, 256, bias=False)
+
+
+def make_modelopt_fp8():
+    tensors, values = modelopt_fp8_weights(14)
+    # As nvidia/Llama-3.1-8B-Instruct-FP8 publishes it: config.json without a
+    # quantization_config, hf_quant_config.json beside it.
+    write("modelopt-fp8", tensors, None, values,
+          "numpy: weight.float() * weight_scale (one per tensor), llama.cpp's dequant_simple",
+          hf_quant_config={"producer": {"name": "modelopt", "version": "0.19.0"},
+                           "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8",
+                                            "exclude_modules": ["lm_head"]}})
+
+
+def make_modelopt_nvfp4():
+    w = nvfp4_base(15)
+    tensors, values, names = {}, {}, {}
+    quantized = {f"model.layers.0.{m}.weight" for m in LINEARS}
+    for m in LINEARS:
+        k = f"model.layers.0.{m}.weight"
+        packed, scale, s2 = nvfp4_quantize(w[k].numpy())
+        base = k.removesuffix(".weight")
+        tensors[k] = torch.from_numpy(packed)
+        tensors[base + ".weight_scale"] = torch.from_numpy(scale).view(torch.float8_e4m3fn)
+        tensors[base + ".weight_scale_2"] = torch.tensor(s2, dtype=torch.float32)
+        tensors[base + ".input_scale"] = torch.tensor(0.0078125, dtype=torch.float32)
+        values[k] = nvfp4_values(packed, scale, s2)
+        names[f"blk.0.{GGUF_NAMES[m]}.weight"] = k
+    tensors["model.layers.0.self_attn.k_proj.k_scale"] = torch.tensor(0.0625, dtype=torch.float32)
+    tensors["model.layers.0.self_attn.v_proj.v_scale"] = torch.tensor(0.03125, dtype=torch.float32)
+    tensors.update(plain(w, quantized))
+    # As nvidia/Llama-3.1-8B-Instruct-FP4 publishes it: hf_quant_config.json only.
+    write("modelopt-nvfp4", tensors, None, values,
+          "numpy: E2M1(code) * E4M3(weight_scale) * weight_scale_2, NVIDIA's NVFP4; equal to gguf-py's "
+          "NVFP4 dequantizer times .scale on llama.cpp's converter output",
+          config=NVFP4_CONFIG, nvfp4=names, tokenizer_from=LLAMA_TOKENIZER,
+          hf_quant_config={"producer": {"name": "modelopt", "version": "0.29.0"},
+                           "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8",
+                                            "group_size": 16, "exclude_modules": ["lm_head"]}})
+
+
+def make_modelopt_mixed():
+    """MIXED_PRECISION (per layer, as ModelOpt's mixed exports list them): the attention
+    projections FP8 with a per-channel scale, the MLP NVFP4."""
+    w = nvfp4_base(17)
+    tensors, values, names, layers = {}, {}, {}, {}
+    quantized = {f"model.layers.0.{m}.weight" for m in LINEARS}
+    for m in LINEARS:
+        k = f"model.layers.0.{m}.weight"
+        base = k.removesuffix(".weight")
+        if m.startswith("self_attn"):
+            s = (w[k].abs().amax(dim=1) / 448.0).to(torch.float32)
+            q = (w[k] / s[:, None]).to(torch.float8_e4m3fn)
+            tensors[k] = q
+            tensors[base + ".weight_scale"] = s
+            values[k] = q.to(torch.float32) * s[:, None]
+            layers[base] = {"quant_algo": "FP8"}
+        else:
+            packed, scale, s2 = nvfp4_quantize(w[k].numpy())
+            tensors[k] = torch.from_numpy(packed)
+            tensors[base + ".weight_scale"] = torch.from_numpy(scale).view(torch.float8_e4m3fn)
+            tensors[base + ".weight_scale_2"] = torch.tensor(s2, dtype=torch.float32)
+            values[k] = nvfp4_values(packed, scale, s2)
+            names[f"blk.0.{GGUF_NAMES[m]}.weight"] = k
+            layers[base] = {"quant_algo": "NVFP4", "group_size": 16}
+        tensors[base + ".input_scale"] = torch.tensor(0.0078125, dtype=torch.float32)
+    tensors.update(plain(w, quantized))
+    write("modelopt-mixed", tensors, None, values,
+          "numpy: FP8 weight.float() * weight_scale[row]; NVFP4 E2M1(code) * E4M3(weight_scale) * "
+          "weight_scale_2, equal to gguf-py's NVFP4 dequantizer times .scale on llama.cpp's converter output",
+          config=NVFP4_CONFIG, nvfp4=names, tokenizer_from=LLAMA_TOKENIZER,
+          hf_quant_config={"producer": {"name": "modelopt", "version": "0.37.0"},
+                           "quantization": {"quant_algo": "MIXED_PRECISION", "kv_cache_quant_algo": None,
+                                            "quantized_layers": layers}})
+
+
+def make_ct_nvfp4():
+    w = nvfp4_base(16)
+    tensors, values, names = {}, {}, {}
+    quantized = {f"model.layers.0.{m}.weight" for m in LINEARS}
+    for m in LINEARS:
+        k = f"model.layers.0.{m}.weight"
+        packed, scale, s2 = nvfp4_quantize(w[k].numpy())
+        # compressed-tensors stores the reciprocal, 1 / s2, as weight_global_scale; the
+        # converter (and so aprkit) multiplies by 1 / global rounded to f32.
+        global_scale = np.float32(1.0) / s2
+        inv = np.float32(np.float32(1.0) / global_scale)
+        tensors[k + "_packed"] = torch.from_numpy(packed)
+        tensors[k + "_scale"] = torch.from_numpy(scale).view(torch.float8_e4m3fn)
+        tensors[k + "_global_scale"] = torch.tensor([global_scale], dtype=torch.float32)
+        tensors[k.removesuffix(".weight") + ".input_global_scale"] = torch.tensor([448.0 * 6 / 4], dtype=torch.float32)
+        values[k] = nvfp4_values(packed, scale, inv)
+        names[f"blk.0.{GGUF_NAMES[m]}.weight"] = k
+    tensors.update(plain(w, quantized))
+    group = {"targets": ["Linear"], "format": "nvfp4-pack-quantized",
+             "weights": {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16,
+                         "symmetric": True, "dynamic": False},
+             "input_activations": {"num_bits": 4, "type": "float", "strategy": "tensor_group",
+                                   "group_size": 16, "symmetric": True, "dynamic": "local"}}
+    write("ct-nvfp4", tensors, {
+        "quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized",
+        "quantization_status": "compressed", "config_groups": {"group_0": group},
+        "ignore": ["lm_head"]}, values,
+        "numpy: E2M1(code) * E4M3(weight_scale) * f32(1 / weight_global_scale); equal to gguf-py's "
+        "NVFP4 dequantizer times .scale on llama.cpp's converter output",
+        config=NVFP4_CONFIG, nvfp4=names, tokenizer_from=LLAMA_TOKENIZER)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 2:  # only the named fixtures
+        for name in sys.argv[2:]:
+            globals()[name]()
+        sys.exit(0)
     torch.manual_seed(0)
     make_fp8("fp8-block", [16, 32], 1, use_transformers=True)
     make_fp8("fp8-block-edge", [24, 40], 2, use_transformers=False)
@@ -498,3 +751,7 @@ if __name__ == "__main__":
     make_awq()
     make_bitnet()
     make_mxfp4()
+    make_modelopt_fp8()
+    make_modelopt_nvfp4()
+    make_modelopt_mixed()
+    make_ct_nvfp4()

@@ -1,0 +1,61 @@
+/**
+ * NVFP4 checkpoints (issue 25: NVIDIA ModelOpt's `hf_quant_config.json`
+ * form and compressed-tensors' `nvfp4-pack-quantized`) judged by llama.cpp
+ * (node-llama-cpp 3.22.1, the converter's commit): aprkit's GGUF, whose
+ * weights stay NVFP4 as the converter keeps them (the same tensors as its
+ * output, `tests/quant/checkpoint_test.ts`), loads and runs, and its
+ * next-token log-probabilities agree with the same model dequantized by
+ * aprkit (APR import, then F32 GGUF) run by the same llama.cpp.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { convertModel } from "../../src/pipeline/convert_model.ts";
+import { testdata, withTempDir } from "../cli/_run_apr.ts";
+import { llamaLogProbs } from "./_llama_judge.ts";
+
+/**
+ * llama.cpp multiplies NVFP4 weights by activations it quantizes (ggml-cpu's
+ * `vec_dot_type`), which the F32 file does not: a small difference in
+ * log-probability, as for gpt-oss's MXFP4 (0.05 there).
+ */
+const NVFP4_LOGPROB_TOLERANCE = 0.05;
+
+/** Token ids of the fixtures' 256-token vocabulary, and the positions compared. */
+const IDS = [1, 17, 42, 99, 250, 31, 200, 7, 64, 128];
+const POSITIONS = [0, 3, 6, 9];
+
+for (const name of ["modelopt-nvfp4", "modelopt-mixed", "ct-nvfp4"]) {
+  Deno.test(`NVFP4 checkpoint ${name}: llama.cpp runs aprkit's NVFP4 GGUF as the same model dequantized`, async () => {
+    await withTempDir(async (dir) => {
+      const source = testdata(`hf/quantized/${name}`);
+      const nvfp4 = `${dir}/nvfp4.gguf`;
+      await convertModel(source, nvfp4);
+      const apr = `${dir}/m.apr`;
+      await convertModel(source, apr);
+      const dequantized = `${dir}/f32.gguf`;
+      await convertModel(apr, dequantized, { float32: true });
+      const runs = await llamaLogProbs(
+        [nvfp4, dequantized].map((path) => ({ path, ids: IDS, positions: POSITIONS })),
+      );
+      for (const run of runs) assert.equal(run.error, undefined, run.error);
+      const [kept, reference] = [runs[0]!.logprobs, runs[1]!.logprobs];
+      assert.equal(kept.length, POSITIONS.length);
+      let worst = 0;
+      for (let p = 0; p < POSITIONS.length; p++) {
+        assert.equal(kept[p]!.length, 256);
+        for (let t = 0; t < 256; t++) {
+          worst = Math.max(worst, Math.abs(kept[p]![t]! - reference[p]![t]!));
+        }
+        // The likeliest next token is the same.
+        const top = (row: number[]) => row.indexOf(Math.max(...row));
+        assert.equal(top(kept[p]!), top(reference[p]!), `position ${POSITIONS[p]}`);
+      }
+      assert.ok(
+        worst <= NVFP4_LOGPROB_TOLERANCE,
+        `largest log-prob difference ${worst} over ${NVFP4_LOGPROB_TOLERANCE}`,
+      );
+    });
+  });
+}
