@@ -41,8 +41,17 @@ Deno.test("QNAT export of 100k tensors takes about 10x a 10k export, not 100x", 
   try {
     // Warm the JIT and the file system first, so the small run is not all start-up.
     await exportSeconds(dir, 2_000);
-    const small = await exportSeconds(dir, 10_000);
-    const large = await exportSeconds(dir, 100_000);
+    // The fastest of a few runs each: the suite runs test files in parallel
+    // on a shared machine, and one slowed run must not decide (seen: 16x once).
+    const small = Math.min(
+      await exportSeconds(dir, 10_000),
+      await exportSeconds(dir, 10_000),
+      await exportSeconds(dir, 10_000),
+    );
+    const large = Math.min(
+      await exportSeconds(dir, 100_000),
+      await exportSeconds(dir, 100_000),
+    );
     // Linear measures ~6x here (fixed costs weigh on the small run); the old
     // quadratic sum measured 17x.
     assert.ok(
