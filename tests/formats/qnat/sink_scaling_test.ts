@@ -21,6 +21,7 @@ async function exportSeconds(dir: string, count: number): Promise<number> {
   }));
   await Deno.writeFile(input, encodeSafetensors({ tensors }));
   const output = `${dir}/empty${count}.qnat`;
+  await Deno.remove(output).catch(() => {}); // from an earlier run of the same size
   let events = 0;
   const started = performance.now();
   // Progress is what the CLI always asks for, and where the quadratic sum was.
