@@ -24,8 +24,6 @@ export const OTHER_GGUF_ROPE_TYPES: Readonly<Record<string, GgufRopeType>> = {
   internlm2: "norm",
   minicpm: "norm",
   xverse: "norm",
-  "command-r": "norm",
-  cohere2: "norm",
   olmo: "norm",
   arctic: "norm",
   deepseek: "norm",

@@ -9,6 +9,7 @@
  */
 
 import type { Family } from "./family.ts";
+import { COHERE2, COMMAND_R } from "./families/cohere.ts";
 import { DEEPSEEK2 } from "./families/deepseek2.ts";
 import { GEMMA } from "./families/gemma.ts";
 import { GEMMA2 } from "./families/gemma2.ts";
@@ -58,6 +59,8 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     STARCODER2,
     GPT_OSS,
     DEEPSEEK2,
+    COMMAND_R,
+    COHERE2,
   ].map((f) => [f.name, f]),
 );
 

@@ -9,6 +9,7 @@
  */
 
 import assert from "node:assert/strict";
+import { familyOf } from "../../src/arch/registry.ts";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { assertOneLineError, runApr, withTempDir } from "../cli/_run_apr.ts";
@@ -61,6 +62,12 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
   },
   gemma: { rope_theta: "the converter writes no rope.freq_base for Gemma (llama.cpp's default)" },
   gemma2: { rope_theta: "as Gemma" },
+  "command-r": {
+    rms_norm_eps: "Cohere's LayerNorm epsilon is GGUF's attention.layer_norm_epsilon, which a " +
+      "GGUF import does not read as APR's rms_norm_eps (the Hugging Face import takes layer_norm_eps)",
+  },
+  "command-r-plus": { rms_norm_eps: "as Command-R" },
+  cohere2: { rms_norm_eps: "as Command-R" },
 };
 
 /** How a GGUF import's metadata differs from the Hugging Face import's, in the family's fields. */
@@ -170,8 +177,13 @@ Deno.test("families: GGUF → APR equals HF → APR (Hugging Face names and layo
           for (const name of GENERATED_ROPE_TENSORS) got.delete(name);
           const problems = tensorDifferences(family, got, await readTensors(direct));
           const metadata = await metadataOf(viaGguf);
-          if (metadata.rope_type !== 2) {
-            problems.push(`rope_type ${metadata.rope_type}, want 2 (Hugging Face's Q/K rows)`);
+          // Hugging Face's Q/K rows: rotate_half's halves (2), or adjacent
+          // pairs where transformers rotates those (Cohere: 0).
+          const rows = familyOf(metadata.architecture)?.hfRopeInterleaved ? 0 : 2;
+          if (metadata.rope_type !== rows) {
+            problems.push(
+              `rope_type ${metadata.rope_type}, want ${rows} (Hugging Face's Q/K rows)`,
+            );
           }
           problems.push(...metadataDifferences(family, metadata, await metadataOf(direct)));
           fail(family, problems);

@@ -45,7 +45,7 @@ from pathlib import Path
 import sentencepiece as spm
 import torch
 import transformers
-from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
 HERE = Path(__file__).resolve().parent
 
@@ -105,6 +105,21 @@ def corpus() -> list[str]:
     ]
 
 
+def train_byte_level(tok: Tokenizer, specials: list[str]) -> Tokenizer:
+    """Train a byte-level BPE on the corpus to VOCAB tokens, the specials last."""
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=VOCAB - len(specials),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+        special_tokens=[],
+    )
+    tok.train_from_iterator(corpus(), trainer)
+    tok.add_special_tokens(specials)
+    assert tok.get_vocab_size() == VOCAB, tok.get_vocab_size()
+    return tok
+
+
 def byte_level_bpe(regex: str, specials: list[str]) -> Tokenizer:
     """A byte-level BPE like Llama 3's / Qwen2's: one Split regex, then ByteLevel without its own regex.
 
@@ -118,17 +133,20 @@ def byte_level_bpe(regex: str, specials: list[str]) -> Tokenizer:
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
         ]
     )
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=VOCAB - len(specials),
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-        special_tokens=[],
+    return train_byte_level(tok, specials)
+
+
+def command_r_bpe(specials: list[str]) -> Tokenizer:
+    """A byte-level BPE like Command-R's: NFC, single digits, then GPT-2's ByteLevel regex."""
+    tok = Tokenizer(models.BPE())
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Digits(individual_digits=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+        ]
     )
-    tok.train_from_iterator(corpus(), trainer)
-    tok.add_special_tokens(specials)
-    assert tok.get_vocab_size() == VOCAB, tok.get_vocab_size()
-    return tok
+    return train_byte_level(tok, specials)
 
 
 def sentencepiece_model(layout: str) -> bytes:
@@ -160,8 +178,14 @@ def sentencepiece_model(layout: str) -> bytes:
 
 def save_tokenizer(kind: str, folder: Path) -> list[int]:
     """Write the family's tokenizer files; returns the ids a prompt must not use."""
-    if kind in ("llama3", "qwen2", "gpt2"):
-        if kind == "llama3":
+    if kind in ("llama3", "qwen2", "gpt2", "command-r"):
+        if kind == "command-r":  # Cohere's: <PAD>, <BOS_TOKEN>, <|END_OF_TURN_TOKEN|> among its specials
+            specials = ["<PAD>", "<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>"]
+            tok = command_r_bpe(specials)
+            hf = transformers.PreTrainedTokenizerFast(
+                tokenizer_object=tok, bos_token=specials[1], eos_token=specials[2], pad_token=specials[0]
+            )
+        elif kind == "llama3":
             specials = ["<|begin_of_text|>", "<|end_of_text|>"]
             tok = byte_level_bpe(LLAMA3_REGEX, specials)
             hf = transformers.PreTrainedTokenizerFast(
@@ -413,6 +437,35 @@ FAMILIES["deepseek3"] = (
      "routed scaling": {"routed_scaling_factor": 1.0}},
 )
 
+# Cohere's Command-R (added last, so the other families keep their seeds):
+# parallel attention and feed-forward after one bias-free LayerNorm, logits
+# scaled by logit_scale, tied embeddings, interleaved RoPE.
+COHERE_SPECIALS = dict(pad_token_id=VOCAB - 3, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1)
+FAMILIES["command-r"] = (
+    "CohereConfig", "CohereForCausalLM",
+    common(logit_scale=0.5, layer_norm_eps=1e-5, **COHERE_SPECIALS),
+    "command-r", {"logit scale": {"logit_scale": 1.0}},
+)
+# Command R7B's shape: Cohere2 with 4 layers, the first 3 in a sliding window
+# of 8 (RoPE), the last global (no RoPE). rotary_pct is not a field of
+# transformers' Cohere2Config but is in the published config.json, and the
+# converter needs it.
+FAMILIES["cohere2"] = (
+    "Cohere2Config", "Cohere2ForCausalLM",
+    common(logit_scale=0.5, layer_norm_eps=1e-5, num_hidden_layers=4, sliding_window=8,
+           rotary_pct=1.0, **COHERE_SPECIALS),
+    "command-r",
+    {"logit scale": {"logit_scale": 1.0}, "sliding window": {"sliding_window": MAX_POSITIONS}},
+)
+# Command R+'s shape: per-head Q/K LayerNorms, which llama.cpp reads only for
+# 64 layers or more (src/models/command-r.cpp), so 64 narrow layers.
+FAMILIES["command-r-plus"] = (
+    "CohereConfig", "CohereForCausalLM",
+    common(logit_scale=0.5, layer_norm_eps=1e-5, use_qk_norm=True, num_hidden_layers=64,
+           hidden_size=32, intermediate_size=32, num_attention_heads=2, num_key_value_heads=1,
+           **COHERE_SPECIALS),
+    "command-r", {"logit scale": {"logit_scale": 1.0}},
+)
 
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level

@@ -20,7 +20,8 @@ converter's pre-tokenizer check (a hash of the token ids of a fixed text,
 matched against published tokenizers) cannot know them and would refuse. When
 it refuses, the pre-tokenizer is named after the tokenizer.json's Split regex
 instead (Llama 3's regex → "llama-bpe", Qwen2's → "qwen2"), which is the
-name the converter gives the published tokenizers with that regex.
+name the converter gives the published tokenizers with that regex; Cohere's
+shape (NFC, single digits, GPT-2's ByteLevel regex) is named "command-r".
 """
 
 from __future__ import annotations
@@ -58,8 +59,13 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -
         try:
             return original(self, tokenizer)
         except NotImplementedError:
-            pre = json.loads((model_dir / "tokenizer.json").read_text())["pre_tokenizer"]
+            tokenizer_json = json.loads((model_dir / "tokenizer.json").read_text())
+            pre = tokenizer_json["pre_tokenizer"]
             steps = pre.get("pretokenizers", [pre])
+            if (tokenizer_json.get("normalizer") or {}).get("type") == "NFC" and [
+                (s.get("type"), s.get("individual_digits", s.get("use_regex"))) for s in steps
+            ] == [("Digits", True), ("ByteLevel", True)]:
+                return "command-r"  # Cohere's: no Split regex, GPT-2's inside ByteLevel
             regexes = [s["pattern"]["Regex"] for s in steps if s.get("type") == "Split"]
             if len(regexes) != 1 or regexes[0] not in PRE_BY_REGEX:
                 raise
