@@ -11,6 +11,7 @@
 import type { Family } from "./family.ts";
 import { COHERE2, COMMAND_R } from "./families/cohere.ts";
 import { DEEPSEEK2 } from "./families/deepseek2.ts";
+import { EXAONE4 } from "./families/exaone4.ts";
 import { GEMMA } from "./families/gemma.ts";
 import { GEMMA2 } from "./families/gemma2.ts";
 import { GEMMA3 } from "./families/gemma3.ts";
@@ -61,6 +62,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     DEEPSEEK2,
     COMMAND_R,
     COHERE2,
+    EXAONE4,
   ].map((f) => [f.name, f]),
 );
 

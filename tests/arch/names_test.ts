@@ -82,6 +82,8 @@ Deno.test("the names where families differ, as llama.cpp's converter writes them
     ["command-r", "model.layers.0.input_layernorm.weight", "blk.0.attn_norm.weight"],
     ["command-r", "model.layers.0.self_attn.q_norm.weight", "blk.0.attn_q_norm.weight"],
     ["cohere2", "model.layers.3.mlp.down_proj.weight", "blk.3.ffn_down.weight"],
+    ["exaone4", "model.layers.1.post_feedforward_layernorm.weight", "blk.1.post_ffw_norm.weight"],
+    ["exaone4", "model.layers.1.self_attn.k_norm.weight", "blk.1.attn_k_norm.weight"],
     ["mixtral", "model.layers.0.block_sparse_moe.gate.weight", "blk.0.ffn_gate_inp.weight"],
     ["qwen2moe", "model.layers.0.mlp.gate.weight", "blk.0.ffn_gate_inp.weight"],
     ["qwen2moe", "model.layers.0.mlp.shared_expert.up_proj.weight", "blk.0.ffn_up_shexp.weight"],

@@ -466,6 +466,27 @@ FAMILIES["command-r-plus"] = (
            **COHERE_SPECIALS),
     "command-r", {"logit scale": {"logit_scale": 1.0}},
 )
+# EXAONE 4.0 (added last, so the other families keep their seeds): OLMo 2's
+# post-norms and Q/K RMSNorms, Llama 3 RoPE scaling; no sliding window (as the
+# 1.2B), which transformers 5 then needs layer_types for.
+EXAONE_SPECIALS = dict(bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1, pad_token_id=None)
+FAMILIES["exaone4"] = (
+    "Exaone4Config", "Exaone4ForCausalLM",
+    common(head_dim=HEAD_DIM, rope_parameters=llama3_rope(), sliding_window=None,
+           layer_types=["full_attention"] * LAYERS, **EXAONE_SPECIALS),
+    "llama3",
+    {"rope scaling (llama3)": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
+)
+# The 32B's pattern: 3 layers in a sliding window of 8 (RoPE), the 4th global
+# without RoPE. llama.cpp runs a sliding window only for 64 layers
+# (src/models/exaone4.cpp), so 64 narrow layers.
+FAMILIES["exaone4-swa"] = (
+    "Exaone4Config", "Exaone4ForCausalLM",
+    common(num_hidden_layers=64, hidden_size=32, intermediate_size=32, num_attention_heads=2,
+           num_key_value_heads=1, head_dim=16, sliding_window=8, sliding_window_pattern=4,
+           **EXAONE_SPECIALS),
+    "llama3", {"sliding window": {"sliding_window": MAX_POSITIONS}},
+)
 
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
