@@ -100,6 +100,18 @@ async function referenceAndTwoShards(dir: string): Promise<{ source: string; out
   return { source, out };
 }
 
+/** The set in `dir` has the bytes of the uninterrupted export in `ref/`, and nothing partial is left. */
+async function assertSetAsReference(dir: string): Promise<void> {
+  for (const s of REFERENCE.shards) {
+    equal(
+      await sha256(await Deno.readFile(`${dir}/${s.name}`)),
+      await sha256(await Deno.readFile(`${dir}/ref/${s.name}`)),
+      s.name,
+    );
+  }
+  for await (const e of Deno.readDir(dir)) ok(!e.name.includes("partial"), e.name);
+}
+
 Deno.test("an interrupted split export keeps its completed shards and resumes from them", async () => {
   await withTempDir(async (dir) => {
     const { source, out } = await referenceAndTwoShards(dir);
@@ -117,14 +129,7 @@ Deno.test("an interrupted split export keeps its completed shards and resumes fr
       });
     const resumed = await convertModel(source, out, { maxShardSize: 2_000_000, resume: true });
     ok(resumed.resumedTensors > 0 && resumed.resumedBytes > 0);
-    for (const s of REFERENCE.shards) {
-      equal(
-        await sha256(await Deno.readFile(`${dir}/${s.name}`)),
-        await sha256(await Deno.readFile(`${dir}/ref/${s.name}`)),
-        s.name,
-      );
-    }
-    for await (const e of Deno.readDir(dir)) ok(!e.name.includes("partial"), e.name);
+    await assertSetAsReference(dir);
   });
 });
 
@@ -156,13 +161,6 @@ Deno.test("a completed shard changed between runs is written again on resume, an
     equal(resumed.resumedTensors, firstTensors);
     equal(warnings.length, 1, warnings.join("\n"));
     match(warnings[0]!, /q-00002-of-00005\.gguf\.partial" changed .*SHA-256.*: writing it again$/);
-    for (const s of REFERENCE.shards) {
-      equal(
-        await sha256(await Deno.readFile(`${dir}/${s.name}`)),
-        await sha256(await Deno.readFile(`${dir}/ref/${s.name}`)),
-        s.name,
-      );
-    }
-    for await (const e of Deno.readDir(dir)) ok(!e.name.includes("partial"), e.name);
+    await assertSetAsReference(dir);
   });
 });

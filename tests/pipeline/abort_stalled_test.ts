@@ -14,7 +14,7 @@ import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { convertModel, type OutputFormat } from "../../src/pipeline/convert_model.ts";
 import { hubSettingsFromEnv } from "../../src/sources/hub_settings.ts";
-import { startHubServer } from "../_hub_server.ts";
+import { type HubServer, startHubServer } from "../_hub_server.ts";
 import { CLI_PATH, DEMO_MODEL, listDir, withTempDir } from "../cli/_run_apr.ts";
 
 const STALLED = "model-00002-of-00002.safetensors";
@@ -29,6 +29,42 @@ async function demoFiles(): Promise<{ path: string; diskPath: string }[]> {
   return files;
 }
 
+/** A `--no-cache` conversion from `hub` to `out`, its abort, and its outcome (its error). */
+function startConversion(
+  hub: HubServer,
+  dir: string,
+  out: string,
+  format?: OutputFormat,
+): { stop: () => Error; conversion: Promise<unknown> } {
+  const abort = new AbortController();
+  const reason = new Error("stopped by the test");
+  const settings = hubSettingsFromEnv({
+    HF_ENDPOINT: hub.endpoint,
+    HF_HOME: join(dir, "home"),
+    HF_HUB_OFFLINE: "0",
+  });
+  const conversion = convertModel("hf://test-org/tiny-model", out, {
+    ...(format === undefined ? {} : { format }),
+    noCache: true,
+    hubSettings: settings,
+    signal: abort.signal,
+  }).then(() => undefined, (error) => error);
+  return { stop: () => (abort.abort(reason), reason), conversion };
+}
+
+/** What `running` settles to within {@linkcode PROMPT_MS}, else "still running". */
+async function within<T>(running: Promise<T>): Promise<T | "still running"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"still running">((resolve) => {
+    timer = setTimeout(() => resolve("still running"), PROMPT_MS);
+  });
+  try {
+    return await Promise.race([running, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 for (const format of ["gguf", "safetensors", "qnat", "apr"] as OutputFormat[]) {
   Deno.test(`an aborted ${format} conversion from a stalled --no-cache stream ends at once, nothing at its output`, async () => {
     const size = (await Deno.stat(join(DEMO_MODEL, STALLED))).size;
@@ -40,33 +76,15 @@ for (const format of ["gguf", "safetensors", "qnat", "apr"] as OutputFormat[]) {
     });
     try {
       await withTempDir(async (dir) => {
-        const out = join(dir, `out.${format}`);
-        const stop = new AbortController();
-        const reason = new Error("stopped by the test");
-        const settings = hubSettingsFromEnv({
-          HF_ENDPOINT: hub.endpoint,
-          HF_HOME: join(dir, "home"),
-          HF_HUB_OFFLINE: "0",
-        });
-        const conversion = convertModel("hf://test-org/tiny-model", out, {
-          format,
-          noCache: true,
-          hubSettings: settings,
-          signal: stop.signal,
-        }).then(() => undefined, (error) => error);
+        const { stop, conversion } = startConversion(hub, dir, join(dir, `out.${format}`), format);
         // Abort once the server holds the stalled body back.
         while ((hub.counters.bytesByFile.get(STALLED) ?? 0) < afterBytes) {
           await new Promise((r) => setTimeout(r, 5));
         }
         await new Promise((r) => setTimeout(r, 50));
         const aborted = performance.now();
-        stop.abort(reason);
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const late = new Promise<string>((resolve) => {
-          timer = setTimeout(() => resolve("still running"), PROMPT_MS);
-        });
-        const ended = await Promise.race([conversion, late]);
-        clearTimeout(timer);
+        const reason = stop();
+        const ended = await within(conversion);
         const took = performance.now() - aborted;
         ok(ended !== "still running", `${format}: still running ${PROMPT_MS} ms after the abort`);
         equal(ended, reason, `${format}: ${ended}`);
@@ -85,10 +103,7 @@ for (const format of ["gguf", "safetensors", "qnat", "apr"] as OutputFormat[]) {
 }
 
 /** Wait until the server has seen a data request for `path` (a Range GET). */
-async function untilRequested(
-  hub: { dataRequests(): { file: string | undefined }[] },
-  path: string,
-) {
+async function untilRequested(hub: HubServer, path: string) {
   while (!hub.dataRequests().some((r) => r.file === path)) {
     await new Promise((r) => setTimeout(r, 5));
   }
@@ -105,28 +120,11 @@ Deno.test("an aborted --no-cache conversion whose shard header stalls ends at on
   });
   try {
     await withTempDir(async (dir) => {
-      const out = join(dir, "out.gguf");
-      const stop = new AbortController();
-      const reason = new Error("stopped by the test");
-      const settings = hubSettingsFromEnv({
-        HF_ENDPOINT: hub.endpoint,
-        HF_HOME: join(dir, "home"),
-        HF_HUB_OFFLINE: "0",
-      });
-      const conversion = convertModel("hf://test-org/tiny-model", out, {
-        noCache: true,
-        hubSettings: settings,
-        signal: stop.signal,
-      }).then(() => undefined, (error) => error);
+      const { stop, conversion } = startConversion(hub, dir, join(dir, "out.gguf"));
       await untilRequested(hub, STALLED);
       const aborted = performance.now();
-      stop.abort(reason);
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const late = new Promise<string>((resolve) => {
-        timer = setTimeout(() => resolve("still running"), PROMPT_MS);
-      });
-      const ended = await Promise.race([conversion, late]);
-      clearTimeout(timer);
+      const reason = stop();
+      const ended = await within(conversion);
       ok(ended !== "still running", `still running ${PROMPT_MS} ms after the abort`);
       equal(ended, reason);
       ok(performance.now() - aborted < PROMPT_MS);
@@ -166,12 +164,7 @@ Deno.test({
         await untilRequested(hub, STALLED);
         const interrupted = performance.now();
         child.kill("SIGINT");
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const late = new Promise<"still running">((resolve) => {
-          timer = setTimeout(() => resolve("still running"), PROMPT_MS);
-        });
-        const ended = await Promise.race([child.status, late]);
-        clearTimeout(timer);
+        const ended = await within(child.status);
         if (ended === "still running") child.kill("SIGKILL");
         const status = await child.status;
         ok(ended !== "still running", `still running ${PROMPT_MS} ms after Ctrl-C`);
