@@ -12,10 +12,16 @@
  * (closing its connection); the sink then fails as on any read error, and
  * removes its partial file or, for a resumable output, keeps what it wrote.
  *
+ * Opening a model reads too (an index, each shard's header, over HTTP for a
+ * `--no-cache` Hub model): {@linkcode abortableFiles} gives those reads the
+ * same signal, through the same stream wrapper.
+ *
  * @module
  */
 
 import type { ModelChunk, TensorEntry } from "../tensor.ts";
+import type { ByteSource } from "./byte_source.ts";
+import type { ModelFiles } from "./model_files.ts";
 
 /**
  * A stream with the chunks of `stream` whose pending read rejects with
@@ -70,22 +76,7 @@ function readOrAbort<T>(
   reader: ReadableStreamDefaultReader<T>,
   signal: AbortSignal,
 ): Promise<ReadableStreamReadResult<T>> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    const release = (): void => signal.removeEventListener("abort", onAbort);
-    reader.read().then(
-      (result) => {
-        release();
-        resolve(result);
-      },
-      (error) => {
-        release();
-        reject(error);
-      },
-    );
-  });
+  return untilAborted(reader.read(), signal);
 }
 
 /**
@@ -131,5 +122,87 @@ export function abortableTensors(signal: AbortSignal): TransformStream<ModelChun
           : chunk,
       );
     },
+  });
+}
+
+/**
+ * The same bytes, each of whose reads rejects with `signal`'s reason as soon
+ * as it aborts. A `read()` is a stream here, an {@linkcode abortableStream},
+ * so giving up cancels the source's read (an HTTP source drops the
+ * connection) instead of leaving it to its idle timeouts and retries.
+ *
+ * @param source The bytes (closed by the wrapper's `close()`).
+ * @param signal Stops the reads.
+ * @returns The source to read instead.
+ */
+export function abortableSource(source: ByteSource, signal: AbortSignal): ByteSource {
+  return {
+    name: source.name,
+    size: source.size,
+    async read(offset, length) {
+      signal.throwIfAborted();
+      const result = new Uint8Array(length);
+      let filled = 0;
+      const stream = abortableStream(source.stream(offset, offset + length), signal);
+      for await (const chunk of stream) {
+        result.set(chunk, filled);
+        filled += chunk.length;
+      }
+      return result;
+    },
+    stream: (start, end, chunkSize) =>
+      abortableStream(source.stream(start, end, chunkSize), signal),
+    close: () => source.close(),
+  };
+}
+
+/**
+ * The same files, opened as {@linkcode abortableSource}s: opening a model
+ * through them (its index, its shards' headers) and every read after that
+ * give up when `signal` aborts. Opening a file (a Hub file's metadata
+ * request) gives up too.
+ *
+ * @param files The files.
+ * @param signal Stops opening and reading.
+ * @returns The files to open the model from.
+ */
+export function abortableFiles(files: ModelFiles, signal: AbortSignal): ModelFiles {
+  return {
+    name: files.name,
+    list: () => files.list(),
+    async open(path) {
+      const opening = files.open(path);
+      const source = await untilAborted(opening, signal).catch((error) => {
+        // Opened after all, once the abort was answered: nobody will read it.
+        opening.then((late) => late.close(), () => {});
+        throw error;
+      });
+      return abortableSource(source, signal);
+    },
+    locate: (path) => files.locate(path),
+    ...(files.verify === undefined ? {} : { verify: () => files.verify!() }),
+  };
+}
+
+/**
+ * `promise`, or `signal`'s reason as soon as it aborts. Each call has its own
+ * listener, dropped when `promise` settles (see {@linkcode readOrAbort}).
+ */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    const release = (): void => signal.removeEventListener("abort", onAbort);
+    promise.then(
+      (value) => {
+        release();
+        resolve(value);
+      },
+      (error) => {
+        release();
+        reject(error);
+      },
+    );
   });
 }

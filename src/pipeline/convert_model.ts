@@ -876,6 +876,7 @@ function createSink(
           ...common,
           maxShardSize: options.maxShardSize,
           resume: options.resume === true,
+          ...(options.onWarning !== undefined ? { onWarning: options.onWarning } : {}),
           ...source,
           ...(options.commitBytes !== undefined ? { commitBytes: options.commitBytes } : {}),
           planKey: JSON.stringify({
@@ -943,6 +944,7 @@ function createSink(
           ...ggufOptions,
           maxShardSize: options.maxShardSize,
           resume: options.resume === true,
+          ...(options.onWarning !== undefined ? { onWarning: options.onWarning } : {}),
           planKey: JSON.stringify({
             quantize: options.quantize ?? "none",
             all: options.quantizeAll === true,

@@ -30,6 +30,7 @@ import type { ByteSource } from "../io/byte_source.ts";
 import { openFileSource } from "../io/file_source.ts";
 import { BlobFolder } from "../io/blob_folder.ts";
 import { openHttpSource } from "../io/http_source.ts";
+import { abortableFiles } from "../io/abortable_reads.ts";
 import { openHubModelFiles } from "../sources/hub_files.ts";
 import { pullModel, type PullProgressEvent } from "../sources/hub_pull.ts";
 import { explainCachedFile } from "../sources/hub_cache.ts";
@@ -349,19 +350,23 @@ async function openStreamedHubModel(
   }
   const isFile = ref.path !== undefined && /\.(gguf|apr|safetensors|json)$/i.test(ref.path);
   const folderRef = isFile ? { ...ref, path: parentOf(ref.path!) } : ref;
-  const files = await openHubModelFiles(folderRef, {
+  const hubFiles = await openHubModelFiles(folderRef, {
     settings,
     revision,
     checkpoint: options.hubDigestCheckpoint,
     ...waits(options),
   });
-  const verify = (): Promise<void> => files.verify();
-  const save = (): Promise<void> => files.saveProgress();
+  const verify = (): Promise<void> => hubFiles.verify();
+  const save = (): Promise<void> => hubFiles.saveProgress();
   // The commit pins the content (files.name carries it).
   const pinned = (model: Model): Model => {
-    rememberSourceIdentity(model, () => Promise.resolve(pinnedSourceIdentity(files.name)));
+    rememberSourceIdentity(model, () => Promise.resolve(pinnedSourceIdentity(hubFiles.name)));
     return model;
   };
+  // Opening reads the index and every shard's header over HTTP: Ctrl-C (the
+  // signal) stops those reads as it stops tensor reads, not after a stalled
+  // server's idle timeouts and retries.
+  const files = options.signal ? abortableFiles(hubFiles, options.signal) : hubFiles;
   if (isFile && !ref.path!.endsWith(".json")) {
     const name = posix.basename(ref.path!);
     return pinned(

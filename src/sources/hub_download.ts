@@ -32,6 +32,7 @@ import { createSha1, createSha256, type Sha256 } from "../runtime/sha256.ts";
 import { EnvironmentError, HubAnswerError, HubRequestError } from "../errors.ts";
 import type { HttpSource } from "../io/http_source.ts";
 import type { HubCache } from "./hub_cache.ts";
+import { hashFile } from "../io/hash_file.ts";
 import { fs, type RuntimeFile, SEEK_START } from "../runtime/fs.ts";
 
 /** Size of the writes to disk and of the chunks hashed. */
@@ -42,8 +43,6 @@ const WRITE_CHUNK_SIZE = 64 * 1024;
  * second; on a fast one, 64 KiB writes cost nothing next to the network.
  */
 export const PROGRESS_STEP_BYTES: number = WRITE_CHUNK_SIZE;
-/** Buffer of the hash pass over finished files. */
-const HASH_CHUNK_SIZE = 4 * 1024 * 1024;
 /** Default size of the byte ranges a big file is split into for parallel download. */
 export const DEFAULT_PART_SIZE = 64 * 1024 * 1024;
 /** Version of the sidecar format; another version is ignored (and the download restarted). */
@@ -344,28 +343,6 @@ async function fileLength(path: string): Promise<number> {
 async function discard(incomplete: string, partsPath: string): Promise<void> {
   await fs.remove(incomplete).catch(() => {});
   await fs.remove(partsPath).catch(() => {});
-}
-
-/** Feed the first `length` bytes of a file to a hash. */
-async function hashFile(
-  path: string,
-  length: number,
-  hash: Sha256,
-): Promise<void> {
-  if (length === 0) return;
-  const file = await fs.open(path, { read: true });
-  try {
-    const buffer = new Uint8Array(Math.min(HASH_CHUNK_SIZE, length));
-    let done = 0;
-    while (done < length) {
-      const n = await file.read(buffer.subarray(0, Math.min(buffer.length, length - done)));
-      if (n === null) throw new Error(`Cannot hash "${path}": it ended at byte ${done}`);
-      hash.update(buffer.subarray(0, n));
-      done += n;
-    }
-  } finally {
-    file.close();
-  }
 }
 
 /** The sidecar's ranges, or `undefined` when absent or not for this file. */

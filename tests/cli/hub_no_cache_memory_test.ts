@@ -3,7 +3,10 @@
  * docs/BENCHMARKS.md "`--no-cache` import from the Hub"): `apr import
  * hf://… --no-cache` of a 512 MiB model, two shards of one 256 MiB tensor
  * each, served by the local test Hub (tests/_hub_server.ts), peaks (VmHWM)
- * far below the model's size and below one tensor plus the runtime.
+ * far below the model's size and below one tensor plus the runtime — and so
+ * does `apr convert … --no-cache` to GGUF, SafeTensors and QNAT (one child
+ * process per format, the same served model; I8 tensors, which every format
+ * holds as they are).
  *
  * Chunks streamed from a server are fresh allocations (a local file's are
  * recycled, so tests/pipeline/memory_test.ts cannot see this): anything that
@@ -30,11 +33,13 @@ const TENSOR_BYTES = 256 * MIB;
  */
 const PEAK_RSS_LIMIT = 240 * MIB;
 
+const HUB_MODEL = "hf://test-org/tiny-model";
+
 const HAS_PROC = await Deno.stat("/proc/self/status").then(() => true, () => false);
 
-/** A U8 tensor of `bytes` in a SafeTensors file at `path`, written 4 MiB at a time. */
-async function writeU8Shard(path: string, name: string, bytes: number, seed: number) {
-  let json = JSON.stringify({ [name]: { dtype: "U8", shape: [bytes], data_offsets: [0, bytes] } });
+/** An I8 tensor of `bytes` in a SafeTensors file at `path`, written 4 MiB at a time. */
+async function writeI8Shard(path: string, name: string, bytes: number, seed: number) {
+  let json = JSON.stringify({ [name]: { dtype: "I8", shape: [bytes], data_offsets: [0, bytes] } });
   json += " ".repeat((8 - (json.length % 8)) % 8);
   const header = new Uint8Array(8 + json.length);
   new DataView(header.buffer).setBigUint64(0, BigInt(json.length), true);
@@ -51,20 +56,29 @@ async function writeU8Shard(path: string, name: string, bytes: number, seed: num
   }
 }
 
+/** One command per output format, each reading the same served model. */
+const COMMANDS: readonly { format: string; args: (out: string) => string[] }[] = [
+  { format: "apr", args: (out) => ["import", HUB_MODEL, "--quantize", "none", "-o", out] },
+  { format: "gguf", args: (out) => ["convert", HUB_MODEL, "-o", out] },
+  { format: "safetensors", args: (out) => ["convert", HUB_MODEL, "-o", out] },
+  { format: "qnat", args: (out) => ["convert", HUB_MODEL, "-o", out] },
+];
+
 Deno.test({
-  name: "apr import hf:// --no-cache of a 512 MiB model peaks far below its size",
+  name: "apr import/convert hf:// --no-cache of a 512 MiB model peaks far below its size",
   ignore: !HAS_PROC,
-  fn: async () => {
+  fn: async (t) => {
     await withTempDir(async (dir) => {
       const files = [];
       const weightMap: Record<string, string> = {};
       for (let s = 1; s <= SHARDS; s++) {
         const name = `model-0000${s}-of-0000${SHARDS}.safetensors`;
         const diskPath = join(dir, name);
-        await writeU8Shard(diskPath, `layers.${s}.weight`, TENSOR_BYTES, s);
+        await writeI8Shard(diskPath, `layers.${s}.weight`, TENSOR_BYTES, s);
         weightMap[`layers.${s}.weight`] = name;
         files.push({ path: name, diskPath });
       }
+      const shards = files.slice();
       const index = JSON.stringify({ metadata: {}, weight_map: weightMap });
       files.push(
         { path: "model.safetensors.index.json", data: new TextEncoder().encode(index), lfs: false },
@@ -72,28 +86,33 @@ Deno.test({
       );
       const server = await startHubServer({ files, serveChunkSize: MIB });
       try {
-        const home = join(dir, "hf-home");
-        const out = join(dir, "model.apr");
-        const { run, peakBytes } = await runAprPeakRss(
-          ["import", "hf://test-org/tiny-model", "--no-cache", "--quantize", "none"]
-            .concat(["-o", out, "--quiet"]),
-          { HF_ENDPOINT: server.endpoint, HF_HOME: home, HF_HUB_OFFLINE: "0" },
-        );
-        equal(run.code, 0, run.stderr);
-        // Both tensors were streamed in full from the server and written.
-        ok((await Deno.stat(out)).size > SHARDS * TENSOR_BYTES);
-        for (const { path, diskPath } of files.slice(0, SHARDS)) {
-          const served = server.counters.bytesByFile.get(path) ?? 0;
-          ok(served >= (await Deno.stat(diskPath!)).size, `${path}: ${served} bytes served`);
+        for (const { format, args } of COMMANDS) {
+          await t.step(`${format} output`, async () => {
+            const home = join(dir, "hf-home");
+            const out = join(dir, `model.${format}`);
+            const before = new Map(server.counters.bytesByFile);
+            const { run, peakBytes } = await runAprPeakRss(
+              [...args(out), "--no-cache", "--quiet"],
+              { HF_ENDPOINT: server.endpoint, HF_HOME: home, HF_HUB_OFFLINE: "0" },
+            );
+            equal(run.code, 0, run.stderr);
+            // Both tensors were streamed in full from the server and written.
+            ok((await Deno.stat(out)).size > SHARDS * TENSOR_BYTES);
+            await Deno.remove(out);
+            for (const { path, diskPath } of shards) {
+              const served = (server.counters.bytesByFile.get(path) ?? 0) - (before.get(path) ?? 0);
+              ok(served >= (await Deno.stat(diskPath)).size, `${path}: ${served} bytes served`);
+            }
+            await Deno.stat(home).then(
+              () => ok(false, "--no-cache created the Hub cache folder"),
+              () => {},
+            );
+            ok(peakBytes !== undefined, "VmHWM was not read");
+            const mib = (peakBytes / MIB).toFixed(0);
+            console.log(`peak RSS of the --no-cache ${format} output: ${mib} MiB`);
+            ok(peakBytes < PEAK_RSS_LIMIT, `${format}: peak RSS ${mib} MiB`);
+          });
         }
-        await Deno.stat(home).then(
-          () => ok(false, "--no-cache created the Hub cache folder"),
-          () => {},
-        );
-        ok(peakBytes !== undefined, "VmHWM was not read");
-        const mib = (peakBytes / MIB).toFixed(0);
-        console.log(`peak RSS of the --no-cache import: ${mib} MiB`);
-        ok(peakBytes < PEAK_RSS_LIMIT, `peak RSS ${mib} MiB`);
       } finally {
         await server.close();
       }

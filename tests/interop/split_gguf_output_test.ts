@@ -9,7 +9,7 @@
  * @module
  */
 
-import { deepEqual, equal, ok } from "node:assert/strict";
+import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { DEMO_MODEL, runApr, sha256, testdata, withTempDir } from "../cli/_run_apr.ts";
 import { llamaGenerate } from "./_llama_judge.ts";
@@ -78,22 +78,43 @@ Deno.test("llama.cpp loads a split export from its first shard and generates as 
   });
 });
 
+/**
+ * In `dir`: the uninterrupted split export of the tiny model in `ref/`, and
+ * the same export to `q.gguf` stopped once its first two shards are complete.
+ */
+async function referenceAndTwoShards(dir: string): Promise<{ source: string; out: string }> {
+  const source = testdata("gguf/tiny-llama-f32.gguf");
+  await Deno.mkdir(`${dir}/ref`);
+  await convertModel(source, `${dir}/ref/q.gguf`, { maxShardSize: 2_000_000 });
+  const abort = new AbortController();
+  const out = `${dir}/q.gguf`;
+  await convertModel(source, out, {
+    maxShardSize: 2_000_000,
+    signal: abort.signal,
+    onProgress: () => {
+      // Stop once the first two shards are complete.
+      const journal = Deno.readTextFileSync(`${out}.partial.journal`);
+      if (journal.split('"shard"').length > 2) abort.abort(new Error("stop"));
+    },
+  }).then(() => ok(false, "not interrupted"), (e) => equal((e as Error).message, "stop"));
+  return { source, out };
+}
+
+/** The set in `dir` has the bytes of the uninterrupted export in `ref/`, and nothing partial is left. */
+async function assertSetAsReference(dir: string): Promise<void> {
+  for (const s of REFERENCE.shards) {
+    equal(
+      await sha256(await Deno.readFile(`${dir}/${s.name}`)),
+      await sha256(await Deno.readFile(`${dir}/ref/${s.name}`)),
+      s.name,
+    );
+  }
+  for await (const e of Deno.readDir(dir)) ok(!e.name.includes("partial"), e.name);
+}
+
 Deno.test("an interrupted split export keeps its completed shards and resumes from them", async () => {
   await withTempDir(async (dir) => {
-    const source = testdata("gguf/tiny-llama-f32.gguf");
-    await Deno.mkdir(`${dir}/ref`);
-    await convertModel(source, `${dir}/ref/q.gguf`, { maxShardSize: 2_000_000 });
-    const abort = new AbortController();
-    const out = `${dir}/q.gguf`;
-    await convertModel(source, out, {
-      maxShardSize: 2_000_000,
-      signal: abort.signal,
-      onProgress: () => {
-        // Stop once the first two shards are complete.
-        const journal = Deno.readTextFileSync(`${out}.partial.journal`);
-        if (journal.split('"shard"').length > 2) abort.abort(new Error("stop"));
-      },
-    }).then(() => ok(false, "not interrupted"), (e) => equal((e as Error).message, "stop"));
+    const { source, out } = await referenceAndTwoShards(dir);
     const left = [];
     for await (const e of Deno.readDir(dir)) if (e.name !== "ref") left.push(e.name);
     deepEqual(left.sort(), [
@@ -108,13 +129,38 @@ Deno.test("an interrupted split export keeps its completed shards and resumes fr
       });
     const resumed = await convertModel(source, out, { maxShardSize: 2_000_000, resume: true });
     ok(resumed.resumedTensors > 0 && resumed.resumedBytes > 0);
-    for (const s of REFERENCE.shards) {
-      equal(
-        await sha256(await Deno.readFile(`${dir}/${s.name}`)),
-        await sha256(await Deno.readFile(`${dir}/ref/${s.name}`)),
-        s.name,
-      );
+    await assertSetAsReference(dir);
+  });
+});
+
+Deno.test("a completed shard changed between runs is written again on resume, and the run says so", async () => {
+  await withTempDir(async (dir) => {
+    const { source, out } = await referenceAndTwoShards(dir);
+    // The journal's SHA-256 of each completed shard (hashed as it was written) is its file's.
+    const records = Deno.readTextFileSync(`${out}.partial.journal`).trim().split("\n").slice(1)
+      .map((l) => JSON.parse(l) as { shard: number; sha256: string });
+    deepEqual(records.map((r) => r.shard), [0, 1]);
+    for (const r of records) {
+      const name = REFERENCE.shards[r.shard]!.name;
+      equal(r.sha256, await sha256(await Deno.readFile(`${dir}/ref/${name}`)), name);
     }
-    for await (const e of Deno.readDir(dir)) ok(!e.name.includes("partial"), e.name);
+    // One byte of the second completed shard flipped, its size unchanged.
+    const altered = `${dir}/q-00002-of-00005.gguf.partial`;
+    const bytes = await Deno.readFile(altered);
+    bytes[bytes.length >> 1]! ^= 0x01;
+    await Deno.writeFile(altered, bytes);
+    const warnings: string[] = [];
+    const resumed = await convertModel(source, out, {
+      maxShardSize: 2_000_000,
+      resume: true,
+      onWarning: (message) => warnings.push(message),
+    });
+    // Only the intact first shard was kept (GGUF: its tensor count is the u64 at byte 8).
+    const first = await Deno.readFile(`${dir}/ref/q-00001-of-00005.gguf`);
+    const firstTensors = Number(new DataView(first.buffer).getBigUint64(8, true));
+    equal(resumed.resumedTensors, firstTensors);
+    equal(warnings.length, 1, warnings.join("\n"));
+    match(warnings[0]!, /q-00002-of-00005\.gguf\.partial" changed .*SHA-256.*: writing it again$/);
+    await assertSetAsReference(dir);
   });
 });

@@ -202,6 +202,8 @@ export class ExportOrder {
    * @param place Where the tensor goes.
    * @param entry The tensor.
    * @param path The file, for messages.
+   * @param onChunk Given each chunk once written, before it is released (a
+   *   shard's SHA-256 is computed so, not by reading the shard back).
    * @throws {RangeError} When the payload is not exactly `place.byteLength` bytes.
    */
   async copyTensor(
@@ -209,6 +211,7 @@ export class ExportOrder {
     place: GgufLayout["tensors"][number],
     entry: TensorEntry,
     path: string,
+    onChunk?: (chunk: Uint8Array) => void,
   ): Promise<void> {
     const name = entry.info.name;
     await file.seek(place.offset, SEEK_START);
@@ -220,6 +223,7 @@ export class ExportOrder {
         );
       }
       await writeAll(file, chunk);
+      onChunk?.(chunk);
       written += chunk.length;
       this.bytesDone += chunk.length;
       // Written: free it now if its producer allows (bounded memory, DESIGN.md
