@@ -30,6 +30,7 @@ import { QWEN3 } from "./families/qwen3.ts";
 import { QWEN3VL } from "./families/qwen3vl.ts";
 import { QWEN3VLMOE } from "./families/qwen3vlmoe.ts";
 import { QWEN3MOE } from "./families/qwen3moe.ts";
+import { SMOLLM3 } from "./families/smollm3.ts";
 import { STARCODER2 } from "./families/starcoder2.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
@@ -58,6 +59,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     STARCODER2,
     GPT_OSS,
     DEEPSEEK2,
+    SMOLLM3,
   ].map((f) => [f.name, f]),
 );
 

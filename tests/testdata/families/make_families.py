@@ -413,6 +413,15 @@ FAMILIES["deepseek3"] = (
      "routed scaling": {"routed_scaling_factor": 1.0}},
 )
 
+# SmolLM3's shape (added last, so the other families keep their seeds): 4
+# layers, so that the last is a NoPE layer (no RoPE on every 4th, the
+# interval llama.cpp assumes), tied embeddings.
+FAMILIES["smollm3"] = (
+    "SmolLM3Config", "SmolLM3ForCausalLM",
+    common(num_hidden_layers=4, pad_token_id=None, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3", {"NoPE layers": {"no_rope_layers": [1, 1, 1, 1]}},
+)
+
 
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
