@@ -30,6 +30,7 @@ import { QWEN3 } from "./families/qwen3.ts";
 import { QWEN3VL } from "./families/qwen3vl.ts";
 import { QWEN3VLMOE } from "./families/qwen3vlmoe.ts";
 import { QWEN3MOE } from "./families/qwen3moe.ts";
+import { SEED_OSS } from "./families/seed_oss.ts";
 import { SMOLLM3 } from "./families/smollm3.ts";
 import { STARCODER2 } from "./families/starcoder2.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
@@ -60,6 +61,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     GPT_OSS,
     DEEPSEEK2,
     SMOLLM3,
+    SEED_OSS,
   ].map((f) => [f.name, f]),
 );
 

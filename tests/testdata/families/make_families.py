@@ -421,6 +421,13 @@ FAMILIES["smollm3"] = (
     common(num_hidden_layers=4, pad_token_id=None, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
     "llama3", {"NoPE layers": {"no_rope_layers": [1, 1, 1, 1]}},
 )
+# Seed-OSS's shape: a head size apart from hidden / heads, Q/K/V biases (no
+# output bias), the feed-forward norm named post_attention_layernorm.
+FAMILIES["seed-oss"] = (
+    "SeedOssConfig", "SeedOssForCausalLM",
+    common(head_dim=24, pad_token_id=None, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3", {},
+)
 
 
 # The same checkpoints saved by transformers 4 (run this script with
