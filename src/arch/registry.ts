@@ -22,6 +22,7 @@ import { MISTRAL } from "./families/mistral.ts";
 import { MISTRAL3 } from "./families/mistral3.ts";
 import { MIXTRAL } from "./families/mixtral.ts";
 import { OLMO2 } from "./families/olmo2.ts";
+import { OLMO3 } from "./families/olmo3.ts";
 import { PHI3 } from "./families/phi3.ts";
 import { QWEN2 } from "./families/qwen2.ts";
 import { QWEN2MOE } from "./families/qwen2moe.ts";
@@ -62,6 +63,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     DEEPSEEK2,
     SMOLLM3,
     SEED_OSS,
+    OLMO3,
   ].map((f) => [f.name, f]),
 );
 

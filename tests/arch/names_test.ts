@@ -91,6 +91,7 @@ Deno.test("the names where families differ, as llama.cpp's converter writes them
       "blk.0.post_attention_norm.weight",
     ],
     ["seed_oss", "model.layers.0.self_attn.q_proj.bias", "blk.0.attn_q.bias"],
+    ["olmo3", "model.layers.0.post_feedforward_layernorm.weight", "blk.0.post_ffw_norm.weight"],
   ];
   for (const [family, hf, gguf] of cases) {
     assert.equal(hfToGgufName(hf, family), gguf, `${family}: ${hf}`);

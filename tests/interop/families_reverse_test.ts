@@ -61,6 +61,11 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
   },
   gemma: { rope_theta: "the converter writes no rope.freq_base for Gemma (llama.cpp's default)" },
   gemma2: { rope_theta: "as Gemma" },
+  olmo3: {
+    architecture: "llama.cpp's converter files OLMo 3 as olmo2: read back, it is OLMo 2's",
+    hf_architecture: "as architecture",
+    hf_model_type: "as architecture",
+  },
 };
 
 /** How a GGUF import's metadata differs from the Hugging Face import's, in the family's fields. */

@@ -428,6 +428,23 @@ FAMILIES["seed-oss"] = (
     common(head_dim=24, pad_token_id=None, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
     "llama3", {},
 )
+# OLMo 3's shape: OLMo 2 with sliding-window attention on 3 layers of every
+# 4 (the default layer_types), and YaRN on the full-attention layers only.
+FAMILIES["olmo3"] = (
+    "Olmo3Config", "Olmo3ForCausalLM",
+    common(num_hidden_layers=4, sliding_window=16, pad_token_id=VOCAB - 1, bos_token_id=None,
+           eos_token_id=VOCAB - 1,
+           rope_parameters={
+               "full_attention": {"rope_type": "yarn", "rope_theta": 10000.0, "factor": 8.0,
+                                  "original_max_position_embeddings": ORIGINAL_CONTEXT},
+               "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+           }),
+    "llama3",
+    {"sliding window": {"sliding_window": MAX_POSITIONS},
+     "rope scaling (yarn, full layers)": {"rope_parameters": {
+         "full_attention": {"rope_type": "default", "rope_theta": 10000.0},
+         "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}}},
+)
 
 
 # The same checkpoints saved by transformers 4 (run this script with
