@@ -24,6 +24,7 @@ import { MISTRAL } from "./families/mistral.ts";
 import { MISTRAL3 } from "./families/mistral3.ts";
 import { MIXTRAL } from "./families/mixtral.ts";
 import { OLMO2 } from "./families/olmo2.ts";
+import { OLMO3 } from "./families/olmo3.ts";
 import { PHI3 } from "./families/phi3.ts";
 import { QWEN2 } from "./families/qwen2.ts";
 import { QWEN2MOE } from "./families/qwen2moe.ts";
@@ -32,6 +33,8 @@ import { QWEN3 } from "./families/qwen3.ts";
 import { QWEN3VL } from "./families/qwen3vl.ts";
 import { QWEN3VLMOE } from "./families/qwen3vlmoe.ts";
 import { QWEN3MOE } from "./families/qwen3moe.ts";
+import { SEED_OSS } from "./families/seed_oss.ts";
+import { SMOLLM3 } from "./families/smollm3.ts";
 import { STARCODER2 } from "./families/starcoder2.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
@@ -63,6 +66,9 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     COMMAND_R,
     COHERE2,
     EXAONE4,
+    SMOLLM3,
+    SEED_OSS,
+    OLMO3,
   ].map((f) => [f.name, f]),
 );
 

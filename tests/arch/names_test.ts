@@ -89,6 +89,14 @@ Deno.test("the names where families differ, as llama.cpp's converter writes them
     ["qwen2moe", "model.layers.0.mlp.shared_expert.up_proj.weight", "blk.0.ffn_up_shexp.weight"],
     ["qwen2moe", "model.layers.0.mlp.shared_expert_gate.weight", "blk.0.ffn_gate_inp_shexp.weight"],
     ["qwen3moe", "model.layers.0.mlp.gate.weight", "blk.0.ffn_gate_inp.weight"],
+    ["smollm3", "model.layers.0.post_attention_layernorm.weight", "blk.0.ffn_norm.weight"],
+    [
+      "seed_oss",
+      "model.layers.0.post_attention_layernorm.weight",
+      "blk.0.post_attention_norm.weight",
+    ],
+    ["seed_oss", "model.layers.0.self_attn.q_proj.bias", "blk.0.attn_q.bias"],
+    ["olmo3", "model.layers.0.post_feedforward_layernorm.weight", "blk.0.post_ffw_norm.weight"],
   ];
   for (const [family, hf, gguf] of cases) {
     assert.equal(hfToGgufName(hf, family), gguf, `${family}: ${hf}`);

@@ -487,6 +487,39 @@ FAMILIES["exaone4-swa"] = (
            **EXAONE_SPECIALS),
     "llama3", {"sliding window": {"sliding_window": MAX_POSITIONS}},
 )
+# SmolLM3's shape (added last, so the other families keep their seeds): 4
+# layers, so that the last is a NoPE layer (no RoPE on every 4th, the
+# interval llama.cpp assumes), tied embeddings.
+FAMILIES["smollm3"] = (
+    "SmolLM3Config", "SmolLM3ForCausalLM",
+    common(num_hidden_layers=4, pad_token_id=None, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3", {"NoPE layers": {"no_rope_layers": [1, 1, 1, 1]}},
+)
+# Seed-OSS's shape: a head size apart from hidden / heads, Q/K/V biases (no
+# output bias), the feed-forward norm named post_attention_layernorm.
+FAMILIES["seed-oss"] = (
+    "SeedOssConfig", "SeedOssForCausalLM",
+    common(head_dim=24, pad_token_id=None, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3", {},
+)
+# OLMo 3's shape: OLMo 2 with sliding-window attention on 3 layers of every
+# 4 (the default layer_types), and YaRN on the full-attention layers only.
+FAMILIES["olmo3"] = (
+    "Olmo3Config", "Olmo3ForCausalLM",
+    common(num_hidden_layers=4, sliding_window=16, pad_token_id=VOCAB - 1, bos_token_id=None,
+           eos_token_id=VOCAB - 1,
+           rope_parameters={
+               "full_attention": {"rope_type": "yarn", "rope_theta": 10000.0, "factor": 8.0,
+                                  "original_max_position_embeddings": ORIGINAL_CONTEXT},
+               "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+           }),
+    "llama3",
+    {"sliding window": {"sliding_window": MAX_POSITIONS},
+     "rope scaling (yarn, full layers)": {"rope_parameters": {
+         "full_attention": {"rope_type": "default", "rope_theta": 10000.0},
+         "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}}},
+)
+
 
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
@@ -766,13 +799,19 @@ def make_unknown() -> None:
     config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
 
 
+# Families added at the same time on two branches: each was made as the next
+# after deepseek3, so these keep the seeds their committed files were made
+# with (a seed is otherwise 1 + the family's place in FAMILIES).
+SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25}
+
+
 def main() -> None:
     if TRANSFORMERS_4:
         made = list(FAMILIES_TF4)
         seeds = {name: 1 + list(FAMILIES).index(FAMILIES_TF4[name][0]) for name in made}
     else:
         made = [*FAMILIES, "unknown-arch"]
-        seeds = {name: 1 + index for index, name in enumerate(FAMILIES)}
+        seeds = {name: SEEDS.get(name, 1 + index) for index, name in enumerate(FAMILIES)}
     names = sys.argv[1:] or made
     if "unknown-arch" in names and not TRANSFORMERS_4:
         make_unknown()
