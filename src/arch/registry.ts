@@ -10,6 +10,8 @@
 
 import type { Family } from "./family.ts";
 import { DEEPSEEK2 } from "./families/deepseek2.ts";
+import { ERNIE4_5 } from "./families/ernie4_5.ts";
+import { ERNIE4_5_MOE } from "./families/ernie4_5_moe.ts";
 import { GEMMA } from "./families/gemma.ts";
 import { GEMMA2 } from "./families/gemma2.ts";
 import { GEMMA3 } from "./families/gemma3.ts";
@@ -58,6 +60,8 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     STARCODER2,
     GPT_OSS,
     DEEPSEEK2,
+    ERNIE4_5,
+    ERNIE4_5_MOE,
   ].map((f) => [f.name, f]),
 );
 

@@ -13,6 +13,7 @@ import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { assertOneLineError, runApr, withTempDir } from "../cli/_run_apr.ts";
 import type { ModelMetadata } from "../../src/tensor.ts";
+import { familyOf } from "../../src/arch/registry.ts";
 import { testdata } from "../cli/_run_apr.ts";
 import { readTensors } from "./_files.ts";
 import {
@@ -170,8 +171,13 @@ Deno.test("families: GGUF → APR equals HF → APR (Hugging Face names and layo
           for (const name of GENERATED_ROPE_TENSORS) got.delete(name);
           const problems = tensorDifferences(family, got, await readTensors(direct));
           const metadata = await metadataOf(viaGguf);
-          if (metadata.rope_type !== 2) {
-            problems.push(`rope_type ${metadata.rope_type}, want 2 (Hugging Face's Q/K rows)`);
+          // Hugging Face's Q/K rows: rotate_half's pairs (2), or adjacent pairs (0) where
+          // transformers rotates those itself (ERNIE 4.5).
+          const want = familyOf(metadata.architecture)?.hfRopeInterleaved === true ? 0 : 2;
+          if (metadata.rope_type !== want) {
+            problems.push(
+              `rope_type ${metadata.rope_type}, want ${want} (Hugging Face's Q/K rows)`,
+            );
           }
           problems.push(...metadataDifferences(family, metadata, await metadataOf(direct)));
           fail(family, problems);

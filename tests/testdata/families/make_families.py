@@ -413,6 +413,27 @@ FAMILIES["deepseek3"] = (
      "routed scaling": {"routed_scaling_factor": 1.0}},
 )
 
+# ERNIE 4.5 (0.3B's shape): interleaved RoPE (adjacent pairs), tied
+# embeddings, a SentencePiece tokenizer laid out as Llama 2's (unk 0, bos 1,
+# eos 2). Added last, so the other families keep their seeds.
+FAMILIES["ernie4_5"] = (
+    "Ernie4_5Config", "Ernie4_5ForCausalLM",
+    common(head_dim=HEAD_DIM, rope_parameters={"rope_type": "default", "rope_theta": 500000.0}),
+    "llama", {},
+)
+# ERNIE 4.5 MoE (21B-A3B's shape): a dense first layer, then 4 experts (top 2)
+# with 2 shared experts, a perturbed `e_score_correction_bias` (moe_statics).
+# The converter writes the shared experts' width as intermediate_size //
+# num_key_value_heads, which is moe_intermediate_size × moe_num_shared_experts
+# in transformers' defaults, ERNIE-4.5-21B-A3B's (12288 // 4 = 1536 × 2; here 128 // 2 = 32 × 2).
+FAMILIES["ernie4_5-moe"] = (
+    "Ernie4_5_MoeConfig", "Ernie4_5_MoeForCausalLM",
+    common(head_dim=HEAD_DIM, moe_num_experts=4, moe_k=2, moe_intermediate_size=32,
+           moe_num_shared_experts=2, moe_layer_start_index=1, moe_layer_interval=1,
+           rope_parameters={"rope_type": "default", "rope_theta": 500000.0}),
+    "llama", {},
+)
+
 
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
