@@ -160,6 +160,12 @@ export interface GgufSupport {
    * (Gemma 3n's `…_scale` parameters read as `…_scale.weight`).
    */
   hfName?(name: string): string;
+  /**
+   * The inverse of {@linkcode hfName}, for a GGUF read back into Hugging
+   * Face's layout (ERNIE 4.5 MoE's `e_score_correction.bias` back to
+   * `e_score_correction_bias`).
+   */
+  hfNameBack?(name: string): string;
   /** Whole-model tensors stacked from numbered ones, emitted after the last of them. */
   readonly stacks?: readonly GlobalStack[];
   /**
@@ -211,6 +217,12 @@ export interface SentencePieceFacts {
    * it says (`LlamaModel.set_vocab`).
    */
   readonly addSpacePrefixFromTokenizerConfig?: boolean;
+  /**
+   * `add_space_prefix` whenever `tokenizer_config.json` has `add_prefix_space`,
+   * `null` written as false (`Ernie4_5Model.set_vocab` passes the value to
+   * gguf-py's `add_bool` unchecked).
+   */
+  readonly addSpacePrefixWhenConfigured?: boolean;
   /** Special token ids the class sets by hand (Gemma: `eot` 107), when the files name none. */
   readonly specialIds?: Readonly<Record<string, number>>;
   /**

@@ -11,6 +11,8 @@
 import type { Family } from "./family.ts";
 import { COHERE2, COMMAND_R } from "./families/cohere.ts";
 import { DEEPSEEK2 } from "./families/deepseek2.ts";
+import { ERNIE4_5 } from "./families/ernie4_5.ts";
+import { ERNIE4_5_MOE } from "./families/ernie4_5_moe.ts";
 import { EXAONE4 } from "./families/exaone4.ts";
 import { GEMMA } from "./families/gemma.ts";
 import { GEMMA2 } from "./families/gemma2.ts";
@@ -69,6 +71,8 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     SMOLLM3,
     SEED_OSS,
     OLMO3,
+    ERNIE4_5,
+    ERNIE4_5_MOE,
   ].map((f) => [f.name, f]),
 );
 

@@ -221,7 +221,7 @@ function planLayout(
     }
     const hfName = family.gguf?.hfName?.(info.name) ?? info.name;
     const name = hfToGgufName(hfName, family);
-    if (name === hfName && /^(model\.|lm_head\.)/.test(info.name)) {
+    if (name === hfName && /^(model\.|lm_head\.)/.test(hfName)) {
       throw new RangeError(
         `Cannot convert tensor "${info.name}" to GGUF: the ${family.name} family has no ` +
           `GGUF name for it`,

@@ -116,7 +116,8 @@ function outputs(info: TensorInfo, family: Family, dropGenerated = false): Out[]
   if (exps !== null && stack !== undefined && info.shape.length === 3) {
     return unstacked(info, `model.layers.${exps[1]}.${family.experts!.prefix}`, stack.hf);
   }
-  const name = ggufToHfName(info.name, family);
+  const mapped = ggufToHfName(info.name, family);
+  const name = family.gguf?.hfNameBack?.(mapped) ?? mapped;
   const shift = family.gguf?.shift?.(info.name) ?? 0;
   if (shift === 0 || DTYPES[info.dtype].layout !== "elements") {
     return [{

@@ -49,14 +49,17 @@ Deno.test("every fixture's tensors map to GGUF names and back, under its own fam
       const family = familyOf(arch);
       assert.ok(family !== undefined, `${entry.name}: no family for ${arch}`);
       for (const name of names) {
-        const gguf = hfToGgufName(name, family);
+        // A name the converter reads otherwise first (ERNIE 4.5 MoE's router bias).
+        const read = family.gguf?.hfName?.(name) ?? name;
+        const gguf = hfToGgufName(read, family);
         if (EXPERT.test(name)) {
           // Stacked into one 3-D tensor per layer: no name of its own.
           assert.equal(gguf, name);
           continue;
         }
         assert.match(gguf, GGUF_NAME, `${entry.name}: ${name} → ${gguf}`);
-        assert.equal(ggufToHfName(gguf, family), name, `${entry.name}: ${gguf} back`);
+        const back = ggufToHfName(gguf, family);
+        assert.equal(family.gguf?.hfNameBack?.(back) ?? back, name, `${entry.name}: ${gguf} back`);
       }
     });
   }
@@ -97,6 +100,12 @@ Deno.test("the names where families differ, as llama.cpp's converter writes them
     ],
     ["seed_oss", "model.layers.0.self_attn.q_proj.bias", "blk.0.attn_q.bias"],
     ["olmo3", "model.layers.0.post_feedforward_layernorm.weight", "blk.0.post_ffw_norm.weight"],
+    ["ernie4_5-moe", "model.layers.1.mlp.gate.weight", "blk.1.ffn_gate_inp.weight"],
+    [
+      "ernie4_5-moe",
+      "model.layers.1.mlp.shared_experts.gate_proj.weight",
+      "blk.1.ffn_gate_shexp.weight",
+    ],
   ];
   for (const [family, hf, gguf] of cases) {
     assert.equal(hfToGgufName(hf, family), gguf, `${family}: ${hf}`);

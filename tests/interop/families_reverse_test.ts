@@ -183,7 +183,7 @@ Deno.test("families: GGUF → APR equals HF → APR (Hugging Face names and layo
           const problems = tensorDifferences(family, got, await readTensors(direct));
           const metadata = await metadataOf(viaGguf);
           // Hugging Face's Q/K rows: rotate_half's halves (2), or adjacent
-          // pairs where transformers rotates those (Cohere: 0).
+          // pairs where transformers rotates those (Cohere, ERNIE 4.5: 0).
           const rows = familyOf(metadata.architecture)?.hfRopeInterleaved ? 0 : 2;
           if (metadata.rope_type !== rows) {
             problems.push(

@@ -75,6 +75,8 @@ const COUNT_FIELDS: readonly string[] = [
   "n_routed_experts",
   "num_experts_per_tok",
   "moe_intermediate_size",
+  "moe_num_experts",
+  "moe_k",
 ];
 
 /** Config fields that are positive real numbers. */

@@ -361,8 +361,12 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
     firstNumber(text, ["rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "norm_eps"]),
   );
   set("head_dim", firstNumber(text, ["head_dim"]));
-  set("num_experts", firstNumber(text, ["num_local_experts", "num_experts", "n_routed_experts"]));
-  set("num_experts_per_tok", firstNumber(text, ["num_experts_per_tok"]));
+  set(
+    "num_experts",
+    // moe_num_experts, moe_k: ERNIE 4.5 MoE's names.
+    firstNumber(text, ["num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"]),
+  );
+  set("num_experts_per_tok", firstNumber(text, ["num_experts_per_tok", "moe_k"]));
   set("moe_intermediate_size", firstNumber(text, ["moe_intermediate_size"]));
   // A family that names its widths otherwise (Llama 4), as its GGUF holds them.
   const widths = familyOf(architecture)?.hfWidthKeys ?? {};
@@ -488,6 +492,9 @@ function sentencePieceFields(
   const addSpacePrefix = facts.addSpacePrefix ??
     (facts.addSpacePrefixFromTokenizerConfig === true && typeof configured === "boolean"
       ? configured
+      : facts.addSpacePrefixWhenConfigured === true &&
+          Object.hasOwn(tokenizerConfig, "add_prefix_space")
+      ? configured === true
       : model.addDummyPrefix
       ? undefined
       : false);

@@ -518,6 +518,25 @@ FAMILIES["olmo3"] = (
      "rope scaling (yarn, full layers)": {"rope_parameters": {
          "full_attention": {"rope_type": "default", "rope_theta": 10000.0},
          "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}}},
+# ERNIE 4.5 (0.3B's shape): interleaved RoPE (adjacent pairs), tied
+# embeddings, a SentencePiece tokenizer laid out as Llama 2's (unk 0, bos 1,
+# eos 2). Added last, so the other families keep their seeds.
+FAMILIES["ernie4_5"] = (
+    "Ernie4_5Config", "Ernie4_5ForCausalLM",
+    common(head_dim=HEAD_DIM, rope_parameters={"rope_type": "default", "rope_theta": 500000.0}),
+    "llama", {},
+)
+# ERNIE 4.5 MoE (21B-A3B's shape): a dense first layer, then 4 experts (top 2)
+# with 2 shared experts, a perturbed `e_score_correction_bias` (moe_statics).
+# The converter writes the shared experts' width as intermediate_size //
+# num_key_value_heads, which is moe_intermediate_size × moe_num_shared_experts
+# in transformers' defaults, ERNIE-4.5-21B-A3B's (12288 // 4 = 1536 × 2; here 128 // 2 = 32 × 2).
+FAMILIES["ernie4_5-moe"] = (
+    "Ernie4_5_MoeConfig", "Ernie4_5_MoeForCausalLM",
+    common(head_dim=HEAD_DIM, moe_num_experts=4, moe_k=2, moe_intermediate_size=32,
+           moe_num_shared_experts=2, moe_layer_start_index=1, moe_layer_interval=1,
+           rope_parameters={"rope_type": "default", "rope_theta": 500000.0}),
+    "llama", {},
 )
 
 
@@ -799,10 +818,10 @@ def make_unknown() -> None:
     config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
 
 
-# Families added at the same time on two branches: each was made as the next
+# Families added at the same time on three branches: each was made as the next
 # after deepseek3, so these keep the seeds their committed files were made
 # with (a seed is otherwise 1 + the family's place in FAMILIES).
-SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25}
+SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24}
 
 
 def main() -> None:
