@@ -409,6 +409,17 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
       }),
     );
   }
+  // Special tokens the family's converter class looks up by name (GLM's
+  // `_set_vocab_glm`), after those the files name, for kinds still unset.
+  const byName = familyOf(architecture)?.specialTokensByName;
+  if (byName !== undefined && vocabulary !== undefined) {
+    const ids = { ...(record(out["tokenizer.special_ids"]) ?? {}) };
+    for (const [kind, token] of byName) {
+      const id = vocabulary.ids.get(token);
+      if (id !== undefined && ids[kind] === undefined) ids[kind] = id;
+    }
+    if (Object.keys(ids).length > 0) out["tokenizer.special_ids"] = ids;
+  }
   // A SentencePiece tokenizer.model: the vocabulary the converter reads from it.
   if (
     files.sentencePiece !== undefined &&
