@@ -318,6 +318,12 @@ export interface Family {
    * token of that kind (gguf-py's `_set_special_token`).
    */
   readonly specialTokensByName?: readonly (readonly [string, string])[];
+  /**
+   * The `tokenizer.ggml.pre` name the converter gives the family's published
+   * tokenizers (recognised by their hash: GLM's `glm4`), written instead of
+   * the name aprkit recognises when llama.cpp tokenizes alike under both.
+   */
+  readonly preTokenizer?: string;
   /** What its converter class does to a SentencePiece vocabulary; absent: the generic builder. */
   readonly sentencePiece?: SentencePieceFacts;
   /**

@@ -23,18 +23,25 @@ import { type Family, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
 
-/** The rotated dims of a head: `head_dim` (else hidden/heads) × `partial_rotary_factor` (else 0.5). */
-export function glmRopeDims(w: KvWriter): number {
-  const headDim = w.num("head_dim") ??
-    Math.floor(w.need("hidden_size") / w.need("num_attention_heads"));
+/** A head's size: `head_dim`, else hidden/heads. */
+function headDim(w: KvWriter): number {
+  return w.num("head_dim") ?? Math.floor(w.need("hidden_size") / w.need("num_attention_heads"));
+}
+
+/** The rotary share of a head: `partial_rotary_factor`, else 0.5 (both classes' default). */
+function rotaryFactor(w: KvWriter): number {
   const factor = w.rope["partial_rotary_factor"];
-  return headDim * (typeof factor === "number" ? factor : 0.5);
+  return typeof factor === "number" ? factor : 0.5;
+}
+
+/** The rotated dims of a head, truncated as the converter and transformers do. */
+export function glmRopeDims(w: KvWriter): number {
+  return Math.trunc(headDim(w) * rotaryFactor(w));
 }
 
 /**
  * What of a GLM config llama.cpp would run otherwise than transformers (the
- * vision models' M-RoPE, a rotated share that is not a whole even number of
- * dims), or `undefined`.
+ * vision models' M-RoPE, an odd number of rotated dims), or `undefined`.
  */
 export function glmUnsupported(w: KvWriter): string | undefined {
   if (w.rope["mrope_section"] !== undefined) {
@@ -42,9 +49,9 @@ export function glmUnsupported(w: KvWriter): string | undefined {
       "does not convert to GGUF";
   }
   const rotated = glmRopeDims(w);
-  if (!Number.isInteger(rotated) || rotated % 2 !== 0) {
-    return `its config.json rotates ${rotated} dims of each head (head_dim × ` +
-      `partial_rotary_factor), not a whole even number`;
+  if (rotated % 2 !== 0) {
+    return `its config.json has head_dim ${headDim(w)} × partial_rotary_factor ` +
+      `${rotaryFactor(w)}: ${rotated} rotated dims, an odd number (RoPE rotates pairs)`;
   }
   return undefined;
 }
@@ -52,7 +59,7 @@ export function glmUnsupported(w: KvWriter): string | undefined {
 /** `Glm4Model.set_gguf_parameters`. */
 function writeGlm4Kv(w: KvWriter): void {
   writeTextModelKv(w);
-  w.u32("rope.dimension_count", Math.trunc(glmRopeDims(w)));
+  w.u32("rope.dimension_count", glmRopeDims(w));
 }
 
 /**
@@ -87,5 +94,6 @@ export const GLM4: Family = {
   tiedByDefault: false,
   ggufRenamesOnly: true,
   gguf: { writeKv: writeGlm4Kv, unsupported: glmUnsupported },
+  preTokenizer: "glm4",
   specialTokensByName: GLM4_SPECIAL_TOKENS,
 };

@@ -54,7 +54,7 @@ function writeGlm4MoeKv(w: KvWriter): void {
   );
   writeTextModelKv(common);
   for (const [key, entry] of common.entries()) w.put(key, entry);
-  w.u32("rope.dimension_count", Math.trunc(glmRopeDims(w)));
+  w.u32("rope.dimension_count", glmRopeDims(w));
   w.u32("expert_count", h["n_routed_experts"]);
   w.u32("expert_feed_forward_length", h["moe_intermediate_size"]);
   w.u32("expert_shared_count", h["n_shared_experts"]);
@@ -148,6 +148,7 @@ export const GLM4MOE: Family = {
     made: glm4moeMade,
     extraBlocks: nextnLayers,
   },
+  preTokenizer: "glm4",
   specialTokensByName: GLM_SPECIAL_TOKENS,
   ggufReadBackRefusal:
     "aprkit does not read a GLM-4.5 GGUF back into Hugging Face's layout (its router bias is renamed and its experts stacked); --keep-names keeps its GGUF tensors",
