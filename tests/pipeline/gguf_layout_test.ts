@@ -190,7 +190,7 @@ Deno.test("assertGgufFamily(): an unknown family is refused naming it and the su
       assert.ok(e instanceof UsageError);
       assert.match(
         e.message,
-        /^Cannot convert "models\/x" to GGUF: architecture "tiny_made_up" \(TinyMadeUpForCausalLM\) is not one aprkit writes as GGUF; supported: llama, mistral, mixtral, .*starcoder2, gpt-oss, deepseek2$/,
+        /^Cannot convert "models\/x" to GGUF: architecture "tiny_made_up" \(TinyMadeUpForCausalLM\) is not one aprkit writes as GGUF; supported: llama, mistral, mixtral, .*starcoder2, gpt-oss, deepseek2, glm4, glm4moe$/,
       );
       return true;
     },
