@@ -33,6 +33,7 @@ import type { TensorInfo } from "../../tensor.ts";
 import { type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
 import { KvWriter } from "../kv.ts";
 import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
+import { DEEPSEEK_EXPERTS, DEEPSEEK_MOE_BLOCK, scoreCorrectionBias } from "./deepseek2.ts";
 import { glmRopeDims, glmUnsupported } from "./glm4.ts";
 
 /** gguf-py's `ExpertGatingFuncType.SIGMOID`. */
@@ -80,28 +81,16 @@ function unsupported(w: KvWriter): string | undefined {
   return undefined;
 }
 
-const SCORE_BIAS = /^model\.layers\.(\d+)\.mlp\.gate\.e_score_correction_bias$/;
-
-/** `e_score_correction_bias` renamed to `exp_probs_b.bias` (the tensor map's FFN_EXP_PROBS_B). */
+/** `e_score_correction_bias` renamed to `exp_probs_b.bias`, as DeepSeek-V3's. */
 function glm4moeMade(tensors: readonly TensorInfo[]): MadeTensor[] {
-  const made: MadeTensor[] = [];
-  for (const info of tensors) {
-    const bias = SCORE_BIAS.exec(info.name);
-    if (bias === null) continue;
-    made.push({
-      info: { ...info, name: `blk.${bias[1]}.exp_probs_b.bias` },
-      needs: [info.name],
-      open: ([source]) => source!.open(),
-    });
-  }
-  return made;
+  return tensors.map(scoreCorrectionBias).filter((m) => m !== undefined);
 }
 
 /**
  * `TextModel._set_vocab_glm` (its comment: `<|endoftext|>` as EOT makes
  * generation endless, so `<|user|>` is the EOT).
  */
-export const GLM_SPECIAL_TOKENS: readonly (readonly [string, string])[] = [
+const GLM_SPECIAL_TOKENS: readonly (readonly [string, string])[] = [
   ["bos", "[gMASK]"],
   ["eot", "<|user|>"],
   ["unk", "<|endoftext|>"],
@@ -119,10 +108,7 @@ export const GLM4MOE: Family = {
   blockNames: [
     ...LLAMA_BLOCK.filter(([g]) => g !== "ffn_norm"),
     ["post_attention_norm", "post_attention_layernorm"],
-    ["ffn_gate_inp", "mlp.gate"],
-    ["ffn_gate_shexp", "mlp.shared_experts.gate_proj"],
-    ["ffn_up_shexp", "mlp.shared_experts.up_proj"],
-    ["ffn_down_shexp", "mlp.shared_experts.down_proj"],
+    ...DEEPSEEK_MOE_BLOCK,
     // The multi-token-prediction layers' own tensors.
     ["nextn.eh_proj", "eh_proj"],
     ["nextn.embed_tokens", "embed_tokens"],
@@ -131,14 +117,7 @@ export const GLM4MOE: Family = {
     ["nextn.shared_head_head", "shared_head.head"],
     ["nextn.shared_head_norm", "shared_head.norm"],
   ],
-  experts: {
-    prefix: "mlp.experts",
-    stacks: [
-      { hf: "down_proj", gguf: "ffn_down_exps" },
-      { hf: "gate_proj", gguf: "ffn_gate_exps" },
-      { hf: "up_proj", gguf: "ffn_up_exps" },
-    ],
-  },
+  experts: DEEPSEEK_EXPERTS,
   permutesQk: false,
   tiedByDefault: false,
   ggufRenamesOnly: false,
