@@ -156,6 +156,14 @@ export interface GgufSupport {
    */
   drops?(name: string, w: KvWriter): boolean;
   /**
+   * Layers the converter writes past `num_hidden_layers` (GLM-4.5's
+   * multi-token-prediction layers): counted in `block_count`, so
+   * llama-quantize's layer-dependent choices count them too.
+   *
+   * @param hfConfig The model's `config.json`.
+   */
+  extraBlocks?(hfConfig: Readonly<Record<string, unknown>>): number;
+  /**
    * The checkpoint name the converter maps, where it renames before mapping
    * (Gemma 3n's `…_scale` parameters read as `…_scale.weight`).
    */
@@ -315,6 +323,19 @@ export interface Family {
   readonly apr?: AprLayout;
   /** GGUF output; absent: refused. */
   readonly gguf?: GgufSupport;
+  /**
+   * Special tokens its converter class sets by the token's text on a
+   * byte-level BPE vocabulary (GLM's `_set_vocab_glm`: `bos` `[gMASK]`…),
+   * in its order: kind → token. Each applies only where the files name no
+   * token of that kind (gguf-py's `_set_special_token`).
+   */
+  readonly specialTokensByName?: readonly (readonly [string, string])[];
+  /**
+   * The `tokenizer.ggml.pre` name the converter gives the family's published
+   * tokenizers (recognised by their hash: GLM's `glm4`), written instead of
+   * the name aprkit recognises when llama.cpp tokenizes alike under both.
+   */
+  readonly preTokenizer?: string;
   /** What its converter class does to a SentencePiece vocabulary; absent: the generic builder. */
   readonly sentencePiece?: SentencePieceFacts;
   /**

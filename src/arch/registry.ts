@@ -18,6 +18,8 @@ import { GEMMA } from "./families/gemma.ts";
 import { GEMMA2 } from "./families/gemma2.ts";
 import { GEMMA3 } from "./families/gemma3.ts";
 import { GEMMA3N } from "./families/gemma3n.ts";
+import { GLM4 } from "./families/glm4.ts";
+import { GLM4MOE } from "./families/glm4moe.ts";
 import { GPT_OSS } from "./families/gpt_oss.ts";
 import { GRANITE } from "./families/granite.ts";
 import { LLAMA } from "./families/llama.ts";
@@ -73,6 +75,8 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     OLMO3,
     ERNIE4_5,
     ERNIE4_5_MOE,
+    GLM4,
+    GLM4MOE,
   ].map((f) => [f.name, f]),
 );
 

@@ -207,7 +207,14 @@ function modelState(names: readonly string[], metadata: ModelMetadata): ModelSta
   const arch = typeof metadata.architecture === "string" ? metadata.architecture : "";
   let maxLayer = -1;
   for (const name of names) maxLayer = Math.max(maxLayer, layerOf(name));
-  const nLayer = positive(metadata.num_layers) ?? maxLayer + 1;
+  // llama-quantize counts every block of the GGUF (n_layer_all): with the
+  // layers the converter appends past num_hidden_layers (GLM-4.5's MTP).
+  const config = metadata.hf_config;
+  const extra = config !== null && typeof config === "object" && !Array.isArray(config)
+    ? familyOf(arch)?.gguf?.extraBlocks?.(config as Record<string, unknown>) ?? 0
+    : 0;
+  const layers = positive(metadata.num_layers);
+  const nLayer = layers !== undefined ? layers + extra : maxLayer + 1;
   const nExpert = Math.max(1, positive(metadata.num_experts) ?? 1);
   const heads = positive(metadata.num_heads);
   const kvHeads = positive(metadata.num_kv_heads) ?? heads;

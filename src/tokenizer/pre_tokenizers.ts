@@ -456,6 +456,29 @@ export const PRE_TOKENIZER_NAMES: readonly string[] = PRE_TOKENIZERS.flatMap((e)
 ]);
 
 /**
+ * Whether llama.cpp tokenizes alike under two pre-tokenizer names: the same
+ * name, or one entry's name and one of its `alike`.
+ *
+ * @example Usage
+ * ```ts
+ * import { tokenizeAlike } from "./pre_tokenizers.ts";
+ * console.assert(tokenizeAlike("smaug-bpe", "glm4"));
+ * console.assert(!tokenizeAlike("llama-bpe", "glm4"));
+ * ```
+ *
+ * @param a A `tokenizer.ggml.pre` name.
+ * @param b Another.
+ * @returns True when one entry holds both.
+ */
+export function tokenizeAlike(a: string, b: string): boolean {
+  if (a === b) return true;
+  return PRE_TOKENIZERS.some((e) => {
+    const names = [e.name, ...(e.alike ?? [])];
+    return names.includes(a) && names.includes(b);
+  });
+}
+
+/**
  * A short description of a `tokenizer.json`'s pre-tokenizer, for the message
  * that refuses one no entry matches.
  *

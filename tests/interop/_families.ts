@@ -168,6 +168,8 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "gpt-oss": "transposed, split and MXFP4 experts",
   "deepseek2": "kv_b_proj split per head into attn_k_b (transposed) and attn_v_b",
   "deepseek3": "as deepseek2",
+  "glm4moe": "the router bias renamed to exp_probs_b.bias, experts stacked",
+  "glm4moe-mtp": "as glm4moe",
 };
 
 /**
@@ -180,6 +182,8 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "unknown-arch",
   "deepseek2",
   "deepseek3",
+  "glm4moe",
+  "glm4moe-mtp",
   "gpt-oss",
   "gpt-oss-mxfp4",
   "gpt-oss-bf16",

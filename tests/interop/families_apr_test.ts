@@ -61,6 +61,16 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
             }
             continue;
           }
+          if (family === "glm4") {
+            // realizar has no GLM-4 model: APR keeps the checkpoint's tensors,
+            // its MLP's gate and up fused as transformers has them.
+            for (const x of ["q", "k", "v", "o"]) need(`${p}.self_attn.${x}_proj.weight`);
+            for (const x of ["gate_up", "down"]) need(`${p}.mlp.${x}_proj.weight`);
+            for (const x of ["post_self_attn", "post_attention", "post_mlp"]) {
+              need(`${p}.${x}_layernorm.weight`);
+            }
+            continue;
+          }
           if (names.has(`${p}.self_attn.qkv_proj.weight`)) {
             refuse(`${p}.self_attn.q_proj.weight`, "both fused qkv_proj and split q_proj");
           } else {

@@ -145,7 +145,7 @@ Deno.test("families: a GGUF aprkit does not read back is refused for SafeTensors
         await t.step(`${family} → ${output}`, async () => {
           const out = `${dir}/back.${output}`;
           const run = await runApr(["convert", gguf, "-o", out]);
-          assertOneLineError(run, /DeepSeek/, /--keep-names/);
+          assertOneLineError(run, /DeepSeek|GLM-4\.5/, /--keep-names/);
           await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
         });
       }
@@ -183,7 +183,7 @@ Deno.test("families: GGUF → APR equals HF → APR (Hugging Face names and layo
           const problems = tensorDifferences(family, got, await readTensors(direct));
           const metadata = await metadataOf(viaGguf);
           // Hugging Face's Q/K rows: rotate_half's halves (2), or adjacent
-          // pairs where transformers rotates those (Cohere, ERNIE 4.5: 0).
+          // pairs where transformers rotates those (Cohere, ERNIE 4.5, GLM-4: 0).
           const rows = familyOf(metadata.architecture)?.hfRopeInterleaved ? 0 : 2;
           if (metadata.rope_type !== rows) {
             problems.push(

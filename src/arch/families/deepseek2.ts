@@ -36,7 +36,7 @@
 
 import { DTYPES, tensorByteLength } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
-import { type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
+import { type ExpertLayout, type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
 import { KvWriter } from "../kv.ts";
 import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
 import { columnsAsRows, keepRanges } from "../transforms.ts";
@@ -124,18 +124,28 @@ function unsupported(w: KvWriter): string | undefined {
 const KV_B = /^model\.layers\.(\d+)\.self_attn\.kv_b_proj\.weight$/;
 const SCORE_BIAS = /^model\.layers\.(\d+)\.mlp\.gate\.e_score_correction_bias$/;
 
+/**
+ * The router's `e_score_correction_bias` as `exp_probs_b.bias` (the tensor
+ * map's FFN_EXP_PROBS_B; a name without `.weight`/`.bias`, so not a block
+ * name), or `undefined` for another tensor. GLM-4.5's router has it too.
+ */
+export function scoreCorrectionBias(info: TensorInfo): MadeTensor | undefined {
+  const bias = SCORE_BIAS.exec(info.name);
+  if (bias === null) return undefined;
+  return {
+    info: { ...info, name: `blk.${bias[1]}.exp_probs_b.bias` },
+    needs: [info.name],
+    open: ([source]) => source!.open(),
+  };
+}
+
 /** `kv_b_proj` split into `attn_k_b` and `attn_v_b`; `e_score_correction_bias` renamed. */
 function deepseek2Made(tensors: readonly TensorInfo[], w: KvWriter): MadeTensor[] {
   const made: MadeTensor[] = [];
   for (const info of tensors) {
-    const bias = SCORE_BIAS.exec(info.name);
-    if (bias !== null) {
-      const name = `blk.${bias[1]}.exp_probs_b.bias`;
-      made.push({
-        info: { ...info, name },
-        needs: [info.name],
-        open: ([source]) => source!.open(),
-      });
+    const bias = scoreCorrectionBias(info);
+    if (bias !== undefined) {
+      made.push(bias);
       continue;
     }
     const kvB = KV_B.exec(info.name);
@@ -215,6 +225,24 @@ function drops(name: string, w: KvWriter): boolean {
   return layer !== null && layers !== undefined && Number(layer[1]) >= layers;
 }
 
+/** The router and shared experts as DeepSeek's checkpoints name them (GLM-4.5's too). */
+export const DEEPSEEK_MOE_BLOCK: readonly (readonly [string, string])[] = [
+  ["ffn_gate_inp", "mlp.gate"],
+  ["ffn_gate_shexp", "mlp.shared_experts.gate_proj"],
+  ["ffn_up_shexp", "mlp.shared_experts.up_proj"],
+  ["ffn_down_shexp", "mlp.shared_experts.down_proj"],
+];
+
+/** The routed experts, one tensor each (`mlp.experts.E.*_proj`), stacked as the converter does. */
+export const DEEPSEEK_EXPERTS: ExpertLayout = {
+  prefix: "mlp.experts",
+  stacks: [
+    { hf: "down_proj", gguf: "ffn_down_exps" },
+    { hf: "gate_proj", gguf: "ffn_gate_exps" },
+    { hf: "up_proj", gguf: "ffn_up_exps" },
+  ],
+};
+
 /** DeepSeek-V2, V2-Lite, V2.5, V3, R1. */
 export const DEEPSEEK2: Family = {
   name: "deepseek2",
@@ -231,19 +259,9 @@ export const DEEPSEEK2: Family = {
     ["attn_q_b", "self_attn.q_b_proj"],
     ["attn_kv_a_mqa", "self_attn.kv_a_proj_with_mqa"],
     ["attn_kv_a_norm", "self_attn.kv_a_layernorm"],
-    ["ffn_gate_inp", "mlp.gate"],
-    ["ffn_gate_shexp", "mlp.shared_experts.gate_proj"],
-    ["ffn_up_shexp", "mlp.shared_experts.up_proj"],
-    ["ffn_down_shexp", "mlp.shared_experts.down_proj"],
+    ...DEEPSEEK_MOE_BLOCK,
   ],
-  experts: {
-    prefix: "mlp.experts",
-    stacks: [
-      { hf: "down_proj", gguf: "ffn_down_exps" },
-      { hf: "gate_proj", gguf: "ffn_gate_exps" },
-      { hf: "up_proj", gguf: "ffn_up_exps" },
-    ],
-  },
+  experts: DEEPSEEK_EXPERTS,
   permutesQk: false,
   hfRopeInterleaved: true,
   tiedByDefault: false,

@@ -54,6 +54,7 @@ import {
 } from "../../tokenizer/sentencepiece_model.ts";
 import { sentencePieceVocab } from "../../tokenizer/sentencepiece_vocab.ts";
 import { specialVocab } from "../../tokenizer/special_vocab.ts";
+import { tokenizeAlike } from "../../tokenizer/pre_tokenizers.ts";
 import { architectureOfHf, familyOf, tiedByDefault } from "../../arch/registry.ts";
 import type { SentencePieceFacts } from "../../arch/family.ts";
 import {
@@ -412,6 +413,24 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
         ...(vocabulary.merges !== undefined ? { merges: vocabulary.merges } : {}),
       }),
     );
+  }
+  // The family's own name for a pre-tokenizer llama.cpp runs alike (GLM's glm4).
+  const familyPre = familyOf(architecture)?.preTokenizer;
+  const pre = out["tokenizer.pre"];
+  if (familyPre !== undefined && typeof pre === "string" && tokenizeAlike(pre, familyPre)) {
+    out["tokenizer.pre"] = familyPre;
+    out["tokenizer.pre_type"] = familyPre;
+  }
+  // Special tokens the family's converter class looks up by name (GLM's
+  // `_set_vocab_glm`), after those the files name, for kinds still unset.
+  const byName = familyOf(architecture)?.specialTokensByName;
+  if (byName !== undefined && vocabulary !== undefined) {
+    const ids = { ...(record(out["tokenizer.special_ids"]) ?? {}) };
+    for (const [kind, token] of byName) {
+      const id = vocabulary.ids.get(token);
+      if (id !== undefined && ids[kind] === undefined) ids[kind] = id;
+    }
+    if (Object.keys(ids).length > 0) out["tokenizer.special_ids"] = ids;
   }
   // A SentencePiece tokenizer.model: the vocabulary the converter reads from it.
   if (

@@ -8,7 +8,8 @@ name `LLM_ARCH_NAMES` gives each `LLM_ARCH_*` (src/llama-arch.cpp).
 
 writes rope_types.json next to itself: architecture name -> "none", "norm", "neox",
 "mrope" or "imrope". Architectures whose type depends on the model's hyperparameters
-(a conditional `return`) are left out.
+(a conditional `return`) are left out, except those that use M-RoPE only with rope
+sections (`use_mrope()`: GLM-4, GLM-4.5, HunYuan-VL), recorded with their type without.
 """
 
 import json
@@ -37,7 +38,10 @@ for line in body.splitlines():
     if case:
         pending.append(case.group(1))
         continue
-    ret = re.fullmatch(r"return LLAMA_ROPE_TYPE_(\w+);", line)
+    # GLM-4, GLM-4.5, HunYuan-VL: M-RoPE only when the file has rope
+    # sections (use_mrope()), which a text model's GGUF does not: its type then.
+    ret = re.fullmatch(r"return LLAMA_ROPE_TYPE_(\w+);", line) or re.fullmatch(
+        r"return model->hparams\.use_mrope\(\) \? LLAMA_ROPE_TYPE_MROPE : LLAMA_ROPE_TYPE_(\w+);", line)
     if ret and pending:
         for arch in pending:
             types[names[arch]] = ret.group(1).lower()

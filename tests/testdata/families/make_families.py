@@ -178,7 +178,7 @@ def sentencepiece_model(layout: str) -> bytes:
 
 def save_tokenizer(kind: str, folder: Path) -> list[int]:
     """Write the family's tokenizer files; returns the ids a prompt must not use."""
-    if kind in ("llama3", "qwen2", "gpt2", "command-r"):
+    if kind in ("llama3", "qwen2", "gpt2", "command-r", "glm"):
         if kind == "command-r":  # Cohere's: <PAD>, <BOS_TOKEN>, <|END_OF_TURN_TOKEN|> among its specials
             specials = ["<PAD>", "<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>"]
             tok = command_r_bpe(specials)
@@ -197,6 +197,16 @@ def save_tokenizer(kind: str, folder: Path) -> list[int]:
             hf = transformers.Qwen2Tokenizer(
                 tokenizer_object=tok, eos_token="<|endoftext|>", pad_token="<|endoftext|>",
                 unk_token=None, bos_token=None,
+            )
+        elif kind == "glm":
+            # GLM-4.5's: Llama 3's regex, and the added tokens llama.cpp's
+            # converter looks up by name (`_set_vocab_glm`: [gMASK] as BOS,
+            # <|user|> as EOT, <|endoftext|> as UNK, <|observation|> as EOM).
+            specials = ["<|endoftext|>", "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop>",
+                        "<|system|>", "<|user|>", "<|assistant|>", "<|observation|>"]
+            tok = byte_level_bpe(LLAMA3_REGEX, specials)
+            hf = transformers.PreTrainedTokenizerFast(
+                tokenizer_object=tok, eos_token="<|endoftext|>", pad_token="<|endoftext|>",
             )
         else:  # Phi-4's: a GPT2Tokenizer (tiktoken's cl100k regex is Llama 3's).
             specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
@@ -518,6 +528,7 @@ FAMILIES["olmo3"] = (
      "rope scaling (yarn, full layers)": {"rope_parameters": {
          "full_attention": {"rope_type": "default", "rope_theta": 10000.0},
          "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}}},
+)
 # ERNIE 4.5 (0.3B's shape): interleaved RoPE (adjacent pairs), tied
 # embeddings, a SentencePiece tokenizer laid out as Llama 2's (unk 0, bos 1,
 # eos 2). Added last, so the other families keep their seeds.
@@ -539,6 +550,43 @@ FAMILIES["ernie4_5-moe"] = (
     "llama", {},
 )
 
+# GLM-4.5's shape (added last, so the other families keep their seeds): one
+# leading dense layer, then experts with a shared one, a sigmoid router with a
+# perturbed `e_score_correction_bias`, normalized top-2 weights scaled by 2.5;
+# Q/K/V biases, Q/K norms, half of each head rotated (rotate_half), a head
+# wider than hidden/heads (GLM-4.5's 128 with 96 heads of 5120), and one
+# multi-token-prediction layer in config.json, which transformers does not
+# build (the converter counts it into block_count; llama.cpp loads the file
+# without it).
+FAMILIES["glm4moe"] = (
+    "Glm4MoeConfig", "Glm4MoeForCausalLM",
+    common(head_dim=24, n_routed_experts=4, num_experts_per_tok=2, n_shared_experts=1,
+           moe_intermediate_size=32, first_k_dense_replace=1, n_group=1, topk_group=1,
+           norm_topk_prob=True, routed_scaling_factor=2.5, attention_bias=True,
+           use_qk_norm=True, num_nextn_predict_layers=1,
+           rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                            "partial_rotary_factor": 0.5},
+           pad_token_id=VOCAB - 10, eos_token_id=[VOCAB - 10, VOCAB - 3, VOCAB - 1]),
+    "glm",
+    {"routed scaling": {"routed_scaling_factor": 1.0},
+     "partial rotary": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                                            "partial_rotary_factor": 1.0}}},
+)
+# GLM-4-0414's shape (added last, so the other families keep their seeds):
+# Q/K/V biases, a norm after attention and after the MLP besides the two
+# before them, the MLP's gate and up in one `gate_up_proj`, half of each head
+# rotated by adjacent pairs (transformers' GLM rotary), a head wider than
+# hidden/heads.
+FAMILIES["glm4"] = (
+    "Glm4Config", "Glm4ForCausalLM",
+    common(head_dim=24, attention_bias=True, rms_norm_eps=1e-5,
+           rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                            "partial_rotary_factor": 0.5},
+           pad_token_id=VOCAB - 10, eos_token_id=[VOCAB - 10, VOCAB - 3, VOCAB - 1]),
+    "glm",
+    {"partial rotary": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                                            "partial_rotary_factor": 1.0}}},
+)
 
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
@@ -797,6 +845,62 @@ def make_bf16_copy(name: str, copy: str) -> None:
 BF16_COPIES = {"gpt-oss-bf16": "gpt-oss"}
 
 
+def make_mtp_copy(name: str, copy: str) -> None:
+    """`hf/<copy>/`: `hf/<name>/` (GLM-4.5) with its multi-token-prediction layer, as
+    the Hub's checkpoints hold it past `num_hidden_layers` (`model.layers.N.`: `eh_proj`,
+    `enorm`, `hnorm`, `shared_head.head`/`.norm` and a whole MoE decoder block), in a
+    shard of its own. transformers does not build that layer (it ignores the tensors on
+    load), so the reference is `<name>`'s, checked here by loading the copy."""
+    from safetensors.torch import load_file, save_file
+
+    source, folder = HERE / "hf" / name, HERE / "hf" / copy
+    if folder.exists():
+        shutil.rmtree(folder)
+    shutil.copytree(source, folder)
+    config = json.loads((folder / "config.json").read_text())
+    layers, hidden = config["num_hidden_layers"], config["hidden_size"]
+    last = f"model.layers.{layers - 1}."
+    index_path = folder / "model.safetensors.index.json"
+    index = json.loads(index_path.read_text())
+    trunk = {}
+    for shard in sorted(set(index["weight_map"].values())):
+        trunk.update(load_file(folder / shard))
+    g = torch.Generator().manual_seed(1234)
+    mtp = {}
+    # The last layer's block shapes, new seeded values.
+    for k, v in sorted(trunk.items()):
+        if k.startswith(last):
+            mtp[f"model.layers.{layers}." + k[len(last):]] = torch.randn(v.shape, generator=g) * WEIGHT_STD
+    p = f"model.layers.{layers}."
+    mtp[p + "eh_proj.weight"] = torch.randn(hidden, 2 * hidden, generator=g) * WEIGHT_STD
+    for norm in ("enorm", "hnorm", "shared_head.norm"):
+        mtp[p + norm + ".weight"] = 1 + torch.randn(hidden, generator=g) * NORM_STD
+    mtp[p + "shared_head.head.weight"] = torch.randn(config["vocab_size"], hidden, generator=g) * WEIGHT_STD
+    shard = "model-mtp.safetensors"
+    save_file(mtp, folder / shard, metadata={"format": "pt"})
+    for k in mtp:
+        index["weight_map"][k] = shard
+    index["weight_map"] = dict(sorted(index["weight_map"].items()))
+    index["metadata"]["total_size"] += sum(t.numel() * t.element_size() for t in mtp.values())
+    index_path.write_text(json.dumps(index, indent=2) + "\n")
+    # transformers computes the same from the copy: the reference is the original's.
+    ref = json.loads((HERE / "reference" / f"{name}.json").read_text())
+    model = getattr(transformers, ref["architecture"]).from_pretrained(
+        folder, dtype=torch.float32, attn_implementation="eager").eval()
+    rows = log_probs(model, ref["sequence"])
+    for step, pos in zip(ref["steps"], ref["positions"]):
+        assert int(rows[pos].argmax()) == step["greedy"], copy
+        for token, value in step["top"]:
+            assert abs(float(rows[pos][token]) - value) < 1e-5, copy
+    ref["family"] = copy
+    ref["made_by"] += f"; {copy}: {name}'s, which transformers computes from {copy} too"
+    (HERE / "reference" / f"{copy}.json").write_text(json.dumps(ref, indent=1) + "\n")
+
+
+# Copies with a multi-token-prediction layer (of the checkpoint made first).
+MTP_COPIES = {"glm4moe-mtp": "glm4moe"}
+
+
 def make_unknown() -> None:
     """A checkpoint of an architecture nobody implements (issue 18 item 6).
 
@@ -818,10 +922,11 @@ def make_unknown() -> None:
     config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
 
 
-# Families added at the same time on three branches: each was made as the next
+# Families added at the same time on four branches: each was made as the next
 # after deepseek3, so these keep the seeds their committed files were made
 # with (a seed is otherwise 1 + the family's place in FAMILIES).
-SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24}
+SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
+         "glm4moe": 23, "glm4": 24}
 
 
 def main() -> None:
@@ -845,6 +950,10 @@ def main() -> None:
         if not TRANSFORMERS_4 and (copy in names or name in names):
             make_bf16_copy(name, copy)
             print(f"{copy}: {name} in BF16")
+    for copy, name in MTP_COPIES.items():
+        if not TRANSFORMERS_4 and (copy in names or name in names):
+            make_mtp_copy(name, copy)
+            print(f"{copy}: {name} with its multi-token-prediction layer")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,134 @@
+// This module is browser compatible.
+
+/**
+ * GLM-4.5, GLM-4.5-Air, GLM-4.6 (`Glm4MoeForCausalLM`), after llama.cpp's
+ * `Glm4MoeModel` (conversion/glm.py), GGUF architecture `glm4moe`.
+ *
+ * Attention: Q/K/V biases (`attention_bias`), optional Q/K norms
+ * (`use_qk_norm`), a head size of its own (`head_dim`, wider than
+ * hidden/heads in GLM-4.5), and RoPE on the first `partial_rotary_factor`
+ * (0.5) of each head with `rotate_half`, as llama.cpp's NEOX does, so
+ * nothing is permuted. The norm after attention is `post_attention_norm`
+ * (llama.cpp's glm4moe has no `ffn_norm`).
+ *
+ * Feed-forward: `first_k_dense_replace` dense layers, then MoE layers with
+ * routed experts (stacked into `ffn_*_exps`), shared experts (`*_shexp`),
+ * and a sigmoid router whose `e_score_correction_bias` becomes
+ * `exp_probs_b.bias` (transformers always scores with a sigmoid; the
+ * converter always writes `expert_gating_func` sigmoid).
+ *
+ * Multi-token prediction: the converter keeps the `num_nextn_predict_layers`
+ * layers past `num_hidden_layers` (`blk.N.nextn.*` and the layer's own
+ * attention and experts) and counts them into `block_count`; llama.cpp loads
+ * a file without them too (transformers does not build them, so a model it
+ * saved has none).
+ *
+ * realizar has no GLM model: APR output keeps the checkpoint's tensors under
+ * their Hugging Face names.
+ *
+ * @module
+ */
+
+import type { TensorInfo } from "../../tensor.ts";
+import { type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
+import { KvWriter } from "../kv.ts";
+import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
+import { DEEPSEEK_EXPERTS, DEEPSEEK_MOE_BLOCK, scoreCorrectionBias } from "./deepseek2.ts";
+import { glmRopeDims, glmUnsupported } from "./glm4.ts";
+
+/** gguf-py's `ExpertGatingFuncType.SIGMOID`. */
+const SIGMOID = 2;
+
+/** The multi-token-prediction layers the converter appends (`num_nextn_predict_layers`). */
+function nextnLayers(hparams: Readonly<Record<string, unknown>>): number {
+  const n = hparams["num_nextn_predict_layers"];
+  return typeof n === "number" ? n : 0;
+}
+
+/** `Glm4MoeModel.set_gguf_parameters`. */
+function writeGlm4MoeKv(w: KvWriter): void {
+  const h = w.hparams;
+  // block_count is the class's: the trunk and the MTP layers.
+  const common = new KvWriter(
+    { ...h, num_hidden_layers: w.need("num_hidden_layers") + nextnLayers(h) },
+    w.arch,
+  );
+  writeTextModelKv(common);
+  for (const [key, entry] of common.entries()) w.put(key, entry);
+  w.u32("rope.dimension_count", glmRopeDims(w));
+  w.u32("expert_count", h["n_routed_experts"]);
+  w.u32("expert_feed_forward_length", h["moe_intermediate_size"]);
+  w.u32("expert_shared_count", h["n_shared_experts"]);
+  w.u32("leading_dense_block_count", h["first_k_dense_replace"]);
+  w.u32("expert_gating_func", SIGMOID);
+  w.f32("expert_weights_scale", h["routed_scaling_factor"]);
+  w.set("expert_weights_norm", "BOOL", h["norm_topk_prob"]);
+  w.u32("nextn_predict_layers", h["num_nextn_predict_layers"]);
+}
+
+/**
+ * What of a config llama.cpp's `glm4moe` would run otherwise than
+ * transformers, or `undefined`.
+ */
+function unsupported(w: KvWriter): string | undefined {
+  const glm = glmUnsupported(w);
+  if (glm !== undefined) return glm;
+  const scoring = expertScoringFunction(w);
+  if (scoring != null && scoring !== "sigmoid") {
+    return `its config.json has scoring_func ${JSON.stringify(scoring)}; transformers and ` +
+      `llama.cpp score GLM-4.5's experts with a sigmoid`;
+  }
+  return undefined;
+}
+
+/** `e_score_correction_bias` renamed to `exp_probs_b.bias`, as DeepSeek-V3's. */
+function glm4moeMade(tensors: readonly TensorInfo[]): MadeTensor[] {
+  return tensors.map(scoreCorrectionBias).filter((m) => m !== undefined);
+}
+
+/**
+ * `TextModel._set_vocab_glm` (its comment: `<|endoftext|>` as EOT makes
+ * generation endless, so `<|user|>` is the EOT).
+ */
+const GLM_SPECIAL_TOKENS: readonly (readonly [string, string])[] = [
+  ["bos", "[gMASK]"],
+  ["eot", "<|user|>"],
+  ["unk", "<|endoftext|>"],
+  ["eom", "<|observation|>"],
+];
+
+/** GLM-4.5, GLM-4.5-Air, GLM-4.6. */
+export const GLM4MOE: Family = {
+  name: "glm4moe",
+  source: "llama.cpp conversion/glm.py Glm4MoeModel; transformers Glm4MoeForCausalLM",
+  hfArchitectures: ["Glm4MoeForCausalLM"],
+  hfModelTypes: ["glm4_moe"],
+  ggufArchitecture: "glm4moe",
+  ggufRopeType: "neox",
+  blockNames: [
+    ...LLAMA_BLOCK.filter(([g]) => g !== "ffn_norm"),
+    ["post_attention_norm", "post_attention_layernorm"],
+    ...DEEPSEEK_MOE_BLOCK,
+    // The multi-token-prediction layers' own tensors.
+    ["nextn.eh_proj", "eh_proj"],
+    ["nextn.embed_tokens", "embed_tokens"],
+    ["nextn.enorm", "enorm"],
+    ["nextn.hnorm", "hnorm"],
+    ["nextn.shared_head_head", "shared_head.head"],
+    ["nextn.shared_head_norm", "shared_head.norm"],
+  ],
+  experts: DEEPSEEK_EXPERTS,
+  permutesQk: false,
+  tiedByDefault: false,
+  ggufRenamesOnly: false,
+  gguf: {
+    writeKv: writeGlm4MoeKv,
+    unsupported,
+    made: glm4moeMade,
+    extraBlocks: nextnLayers,
+  },
+  preTokenizer: "glm4",
+  specialTokensByName: GLM_SPECIAL_TOKENS,
+  ggufReadBackRefusal:
+    "aprkit does not read a GLM-4.5 GGUF back into Hugging Face's layout (its router bias is renamed and its experts stacked); --keep-names keeps its GGUF tensors",
+};
