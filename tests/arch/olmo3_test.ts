@@ -6,6 +6,7 @@
  */
 
 import assert from "node:assert/strict";
+import { OLMO2 } from "../../src/arch/families/olmo2.ts";
 import { OLMO3 } from "../../src/arch/families/olmo3.ts";
 import { familyOfGguf } from "../../src/arch/registry.ts";
 import { KvWriter } from "../../src/arch/kv.ts";
@@ -52,4 +53,18 @@ Deno.test("olmo3: a config llama.cpp would not run as transformers does is refus
 Deno.test("olmo3: written as GGUF olmo2, which reads back as OLMo 2 (the file names no OLMo 3)", () => {
   assert.equal(OLMO3.ggufArchitecture, "olmo2");
   assert.equal(familyOfGguf("olmo2", false)?.name, "olmo2");
+});
+
+Deno.test("olmo2: tied embeddings and attention biases are refused for GGUF (llama.cpp's olmo2 requires output.weight and loads no biases)", () => {
+  const olmo2 = JSON.parse(
+    Deno.readTextFileSync(new URL("../testdata/families/hf/olmo2/config.json", import.meta.url)),
+  ) as Record<string, unknown>;
+  const refuse = (change: Record<string, unknown>) =>
+    OLMO2.gguf!.unsupported!(new KvWriter({ ...olmo2, ...change }, "olmo2"));
+  assert.equal(refuse({}), undefined);
+  assert.match(
+    refuse({ tie_word_embeddings: true })!,
+    /tie_word_embeddings true; llama\.cpp's olmo2/,
+  );
+  assert.match(refuse({ attention_bias: true })!, /attention_bias true/);
 });

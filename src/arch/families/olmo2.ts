@@ -26,6 +26,30 @@ function writeOlmo2Kv(w: KvWriter): void {
   }
 }
 
+/**
+ * What llama.cpp's `olmo2` loads no tensor for (src/models/olmo2.cpp: no
+ * attention biases; `output.weight` required, so tied embeddings leave a file
+ * it refuses to load), shared with OLMo 3.
+ *
+ * @param w The writer, over the model's `config.json`.
+ * @param why Phrases the refusal for `what` the config says.
+ * @returns The refusal, or `undefined`.
+ */
+export function olmo2Unsupported(
+  w: KvWriter,
+  why: (what: string) => string = olmo2Why,
+): string | undefined {
+  for (const key of ["attention_bias", "tie_word_embeddings"]) {
+    if (w.hparams[key] === true) return why(`${key} true`);
+  }
+  return undefined;
+}
+
+function olmo2Why(what: string): string {
+  return `its config.json says ${what}; llama.cpp's olmo2 loads no such model ` +
+    `(APR and SafeTensors output keep it)`;
+}
+
 /** OLMo 2. */
 export const OLMO2: Family = {
   name: "olmo2",
@@ -50,5 +74,5 @@ export const OLMO2: Family = {
   permutesQk: false,
   tiedByDefault: false,
   ggufRenamesOnly: true,
-  gguf: { writeKv: writeOlmo2Kv },
+  gguf: { writeKv: writeOlmo2Kv, unsupported: (w) => olmo2Unsupported(w) },
 };

@@ -19,15 +19,14 @@
 
 import type { Family } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
-import { OLMO2 } from "./olmo2.ts";
+import { OLMO2, olmo2Unsupported } from "./olmo2.ts";
 
 function unsupported(w: KvWriter): string | undefined {
   const why = (what: string) =>
     `its config.json says ${what}; llama.cpp's olmo2 reads no key for that and would not run ` +
     `it as transformers does (APR and SafeTensors output keep it)`;
-  for (const key of ["attention_bias", "tie_word_embeddings"]) {
-    if (w.hparams[key] === true) return why(`${key} true`);
-  }
+  const olmo2 = olmo2Unsupported(w, why);
+  if (olmo2 !== undefined) return olmo2;
   const sliding = w.rope["sliding_attention"];
   if (sliding !== null && typeof sliding === "object") {
     const swa = sliding as Record<string, unknown>;
