@@ -45,7 +45,7 @@
 import { ModelFormatError } from "../../errors.ts";
 import type { ModelMetadata } from "../../tensor.ts";
 import type { ModelFiles } from "../../io/model_files.ts";
-import { ggufTokenizerFields, namedTemplates } from "./hf_tokenizer_gguf.ts";
+import { ggufTokenizerFields, namedTemplates, specialVocabOf } from "./hf_tokenizer_gguf.ts";
 import { samplingFromGenerationConfig } from "../../arch/hf_sampling.ts";
 import {
   MAX_SENTENCEPIECE_BYTES,
@@ -53,7 +53,6 @@ import {
   type SentencePieceModel,
 } from "../../tokenizer/sentencepiece_model.ts";
 import { sentencePieceVocab } from "../../tokenizer/sentencepiece_vocab.ts";
-import { specialVocab } from "../../tokenizer/special_vocab.ts";
 import { tokenizeAlike } from "../../tokenizer/pre_tokenizers.ts";
 import { architectureOfHf, familyOf, tiedByDefault } from "../../arch/registry.ts";
 import type { SentencePieceFacts } from "../../arch/family.ts";
@@ -487,17 +486,7 @@ function sentencePieceFields(
       : {}),
     ...(addedTokensJson !== undefined ? { addedTokensJson } : {}),
   });
-  const special = specialVocab({
-    tokenizer: files.tokenizer ?? {},
-    tokenizerConfig: files.tokenizerConfig,
-    config: files.config,
-    ...(files.chatTemplate !== undefined ? { chatTemplateJinja: files.chatTemplate } : {}),
-    ...(files.additionalChatTemplates !== undefined
-      ? { additionalChatTemplates: files.additionalChatTemplates }
-      : {}),
-    ...(files.chatTemplateJson !== undefined ? { chatTemplateJson: files.chatTemplateJson } : {}),
-    vocabSize: vocab.tokens.length,
-  });
+  const special = specialVocabOf(files, files.tokenizer ?? {}, vocab.tokens.length);
   const out: ModelMetadata = {
     "tokenizer.vocabulary": vocab.tokens,
     "tokenizer.vocab_size": vocab.tokens.length,

@@ -32,7 +32,7 @@ import type { ModelMetadata } from "../../tensor.ts";
 import { describePreTokenizer, recognisePreTokenizer } from "../../tokenizer/pre_tokenizers.ts";
 import { tokenTypes } from "../../tokenizer/token_types.ts";
 import { mergeRankScores } from "../../tokenizer/merge_rank_scores.ts";
-import { type ChatTemplates, specialVocab } from "../../tokenizer/special_vocab.ts";
+import { type ChatTemplates, type SpecialVocab, specialVocab } from "../../tokenizer/special_vocab.ts";
 
 function record(value: unknown): Record<string, unknown> | undefined {
   return value !== null && typeof value === "object" && !Array.isArray(value)
@@ -73,6 +73,43 @@ function addSpacePrefix(
   walk(tokenizer["normalizer"], "normalizers", 0);
   walk(tokenizer["pre_tokenizer"], "pretokenizers", 0);
   return found;
+}
+
+/** The companion files special tokens and chat templates are read from. */
+export interface SpecialVocabSources {
+  tokenizerConfig?: unknown;
+  config?: unknown;
+  chatTemplate?: string;
+  additionalChatTemplates?: readonly { name: string; template: string }[];
+  chatTemplateJson?: unknown;
+}
+
+/**
+ * The special tokens, flags and chat templates of a checkpoint, as the
+ * converter's `SpecialVocab` reads them from its companion files (one call
+ * for the byte-level and the SentencePiece paths).
+ *
+ * @param files The companion files.
+ * @param tokenizer The parsed `tokenizer.json` (`{}` when there is none).
+ * @param vocabSize Ids at or past this are ignored.
+ * @returns What `specialVocab` finds.
+ */
+export function specialVocabOf(
+  files: SpecialVocabSources,
+  tokenizer: unknown,
+  vocabSize: number,
+): SpecialVocab {
+  return specialVocab({
+    tokenizer,
+    tokenizerConfig: files.tokenizerConfig,
+    config: files.config,
+    ...(files.chatTemplate !== undefined ? { chatTemplateJinja: files.chatTemplate } : {}),
+    ...(files.additionalChatTemplates !== undefined
+      ? { additionalChatTemplates: files.additionalChatTemplates }
+      : {}),
+    ...(files.chatTemplateJson !== undefined ? { chatTemplateJson: files.chatTemplateJson } : {}),
+    vocabSize,
+  });
 }
 
 /**
@@ -139,17 +176,7 @@ export function ggufTokenizerFields(files: {
     }
   }
 
-  const special = specialVocab({
-    tokenizer,
-    tokenizerConfig: files.tokenizerConfig,
-    config: files.config,
-    ...(files.chatTemplate !== undefined ? { chatTemplateJinja: files.chatTemplate } : {}),
-    ...(files.additionalChatTemplates !== undefined
-      ? { additionalChatTemplates: files.additionalChatTemplates }
-      : {}),
-    ...(files.chatTemplateJson !== undefined ? { chatTemplateJson: files.chatTemplateJson } : {}),
-    vocabSize: files.tokens.length,
-  });
+  const special = specialVocabOf(files, tokenizer, files.tokens.length);
   const out: ModelMetadata = {
     "tokenizer.ggml_model": kind,
   };
