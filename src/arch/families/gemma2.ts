@@ -9,27 +9,17 @@
  * @module
  */
 
-import type { Family } from "../family.ts";
+import { type Family, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { gemmaNormShift, writeGemmaKv } from "./gemma.ts";
 
 /** Gemma 2's and 3's block: Gemma's attention and MLP with four norms. */
 export const GEMMA2_BLOCK: readonly (readonly [string, string])[] = [
-  ["attn_q", "self_attn.q_proj"],
-  ["attn_k", "self_attn.k_proj"],
-  ["attn_v", "self_attn.v_proj"],
-  ["attn_output", "self_attn.o_proj"],
-  ["attn_q_norm", "self_attn.q_norm"],
-  ["attn_k_norm", "self_attn.k_norm"],
-  ["ffn_gate", "mlp.gate_proj"],
-  ["ffn_up", "mlp.up_proj"],
-  ["ffn_down", "mlp.down_proj"],
-  ["attn_norm", "input_layernorm"],
+  ...LLAMA_BLOCK.filter(([gguf]) => gguf !== "ffn_norm"),
   ["post_attention_norm", "post_attention_layernorm"],
   ["ffn_norm", "pre_feedforward_layernorm"],
   ["post_ffw_norm", "post_feedforward_layernorm"],
 ];
-
 function writeGemma2Kv(w: KvWriter): void {
   writeGemmaKv(w);
   w.f32("attn_logit_softcapping", w.need("attn_logit_softcapping"));

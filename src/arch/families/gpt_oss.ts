@@ -22,7 +22,7 @@
 
 import { DTYPES, tensorByteLength } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
-import type { Family, MadeTensor } from "../family.ts";
+import { type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
 import { columnsAsRows, repackMxfp4 } from "../transforms.ts";
@@ -167,12 +167,10 @@ export const GPT_OSS: Family = {
   hfArchitectures: ["GptOssForCausalLM"],
   hfModelTypes: ["gpt_oss"],
   ggufArchitecture: "gpt-oss",
+  // Llama's attention (its experts are made, not renamed); the second norm is
+  // llama.cpp's post_attention_norm.
   blockNames: [
-    ["attn_q", "self_attn.q_proj"],
-    ["attn_k", "self_attn.k_proj"],
-    ["attn_v", "self_attn.v_proj"],
-    ["attn_output", "self_attn.o_proj"],
-    ["attn_norm", "input_layernorm"],
+    ...LLAMA_BLOCK.filter(([gguf]) => /^attn_(q|k|v|output|norm)$/.test(gguf)),
     ["post_attention_norm", "post_attention_layernorm"],
     ["ffn_gate_inp", "mlp.router"],
   ],

@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { Family } from "../family.ts";
+import { type Family, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
 
@@ -58,16 +58,9 @@ export const OLMO2: Family = {
   hfModelTypes: ["olmo2"],
   ggufArchitecture: "olmo2",
   ggufRopeType: "neox",
+  // Norms after attention and feed-forward, none before.
   blockNames: [
-    ["attn_q", "self_attn.q_proj"],
-    ["attn_k", "self_attn.k_proj"],
-    ["attn_v", "self_attn.v_proj"],
-    ["attn_output", "self_attn.o_proj"],
-    ["attn_q_norm", "self_attn.q_norm"],
-    ["attn_k_norm", "self_attn.k_norm"],
-    ["ffn_gate", "mlp.gate_proj"],
-    ["ffn_up", "mlp.up_proj"],
-    ["ffn_down", "mlp.down_proj"],
+    ...LLAMA_BLOCK.filter(([gguf]) => gguf !== "attn_norm" && gguf !== "ffn_norm"),
     ["post_attention_norm", "post_attention_layernorm"],
     ["post_ffw_norm", "post_feedforward_layernorm"],
   ],

@@ -32,7 +32,11 @@ import type { ModelMetadata } from "../../tensor.ts";
 import { describePreTokenizer, recognisePreTokenizer } from "../../tokenizer/pre_tokenizers.ts";
 import { tokenTypes } from "../../tokenizer/token_types.ts";
 import { mergeRankScores } from "../../tokenizer/merge_rank_scores.ts";
-import { type ChatTemplates, type SpecialVocab, specialVocab } from "../../tokenizer/special_vocab.ts";
+import {
+  type ChatTemplates,
+  type SpecialVocab,
+  specialVocab,
+} from "../../tokenizer/special_vocab.ts";
 
 function record(value: unknown): Record<string, unknown> | undefined {
   return value !== null && typeof value === "object" && !Array.isArray(value)
