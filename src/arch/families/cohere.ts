@@ -116,16 +116,11 @@ export const COMMAND_R: Family = {
 
 /** Command R7B, Command-A. */
 export const COHERE2: Family = {
+  ...COMMAND_R,
   name: "cohere2",
   source: "llama.cpp conversion/command_r.py Cohere2Model; transformers Cohere2ForCausalLM",
   hfArchitectures: ["Cohere2ForCausalLM"],
   hfModelTypes: ["cohere2"],
   ggufArchitecture: "cohere2",
-  ggufRopeType: "norm",
-  blockNames: COHERE_BLOCK,
-  permutesQk: false,
-  hfRopeInterleaved: true,
-  tiedByDefault: true,
-  ggufRenamesOnly: true,
   gguf: { writeKv: writeCohere2Kv, unsupported: cohere2Unsupported, llamaKeys: true },
 };
