@@ -197,7 +197,9 @@ export class ProgressDisplay {
     const start = this.#phaseStart;
     const last = this.#samples[this.#samples.length - 1];
     const span = start && last ? last.t - start.t : 0;
-    const rate = span >= RATE_WINDOW_MS ? ((last!.bytes - start!.bytes) * 1000) / span : this.rate();
+    const rate = span >= RATE_WINDOW_MS
+      ? ((last!.bytes - start!.bytes) * 1000) / span
+      : this.rate();
     return rate > 0 ? formatDuration((e.bytesTotal - e.bytesDone) / rate) : "--:--";
   }
 

@@ -238,7 +238,9 @@ Deno.test("GgufSink writes the fileType it is given (a preset's mix) instead of 
 Deno.test("GgufSink reports progress within a tensor, chunk by chunk (as the APR sink does)", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const input = await openGguf(await openFileSource(new URL("tiny-llama-f32.gguf", DATA).pathname));
+    const input = await openGguf(
+      await openFileSource(new URL("tiny-llama-f32.gguf", DATA).pathname),
+    );
     // Each payload in 4 KiB pieces, as a quantizer hands a large tensor over.
     const pieces = (stream: ReadableStream<Uint8Array>) =>
       stream.pipeThrough(
