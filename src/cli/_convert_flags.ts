@@ -401,7 +401,12 @@ export async function runConversion(
   if (ctx.json) {
     // The JSON document keeps its documented fields; `files` is the library's.
     const { files: _files, ...document } = result;
-    ctx.printJson({ command: ctx.command, source, ...document });
+    ctx.printJson({
+      command: ctx.command,
+      source,
+      ...document,
+      ...(notes.length > 0 ? { notes } : {}),
+    });
   } else if (!ctx.quiet) {
     const dtypes = Object.entries(result.dtypes).map(([d, n]) => `${n} ${d}`).join(", ");
     const resumed = result.resumedTensors ? `, ${result.resumedTensors} resumed` : "";

@@ -10,6 +10,7 @@
 import { parseArgs } from "node:util";
 import { UsageError } from "../errors.ts";
 import { closest } from "./_suggest.ts";
+import { DEFAULT_HELP_COLUMNS, exampleLines, twoColumns, wrapLine, wrapText } from "./_wrap.ts";
 import type { ProgressDisplay } from "./progress_display.ts";
 
 /** One flag of a command. */
@@ -160,33 +161,39 @@ function joinNegativeValues(
 }
 
 /**
- * The `--help` text of a command.
+ * The `--help` text of a command, laid out for `columns` (see `_wrap.ts`):
+ * words are never cut, long flags take their help on the next line.
  *
  * @param spec The command.
+ * @param columns Width of the text (80 when stdout is no terminal).
  * @returns Help text ending in a newline.
  */
-export function commandHelp(spec: CommandSpec): string {
+export function commandHelp(spec: CommandSpec, columns: number = DEFAULT_HELP_COLUMNS): string {
   const options = { ...spec.options, ...COMMON_OPTIONS };
-  const rows = Object.entries(options).map(([name, o]) => {
+  const rows = Object.entries(options).map(([name, o]): [string, string] => {
     const flag = `${o.short ? `-${o.short}, ` : "    "}--${name}${
       o.type === "string" ? ` ${o.valueName ?? "VALUE"}` : ""
     }`;
     return [flag, o.description + (o.multiple ? " (repeatable)" : "")];
   });
-  const width = Math.max(...rows.map(([flag]) => flag!.length));
+  // Continuation lines of the synopsis start under the command's first argument.
+  const usageLead = /^apr \S+ /.exec(spec.usage)?.[0] ?? "";
   return [
-    `Usage: ${spec.usage}`,
+    ...wrapLine(spec.usage, columns, "Usage: ", " ".repeat("Usage: ".length + usageLead.length)),
     "",
-    spec.description,
+    wrapText(spec.description, columns),
     "",
     "Options:",
-    ...rows.map(([flag, text]) => `  ${flag!.padEnd(width)}  ${text}`),
+    ...twoColumns(rows, columns, HELP_FLAG_COLUMN),
     "",
     "Examples:",
-    ...spec.examples.map((e) => `  ${e}`),
+    ...spec.examples.flatMap((e) => exampleLines(e, columns)),
     "",
   ].join("\n");
 }
+
+/** Flags wider than this take their explanation on the next line. */
+const HELP_FLAG_COLUMN = 24;
 
 /**
  * Read a string flag, or `undefined`.

@@ -76,7 +76,15 @@ function outputFormat(
     }
     return text as OutputFormat;
   }
-  const implied = output === undefined ? undefined : formatFromPath(output);
+  if (output === undefined) {
+    // Nothing names the format: the missing output is what to ask for.
+    throw new UsageError(
+      `missing -o OUT: the output file, whose extension names the format (${
+        formats.map((f) => `.${f}`).join(", ")
+      }); or --format (${listed}) to write <name>.FORMAT in the working directory`,
+    );
+  }
+  const implied = formatFromPath(output);
   if (implied === undefined || !formats.includes(implied)) {
     throw new UsageError(
       `give --format (${listed}), or an output ending in ${formats.map((f) => `.${f}`).join(", ")}${

@@ -26,6 +26,14 @@ interface DiffRow {
   difference?: TensorDifference;
 }
 
+/**
+ * Exit code of a comparison that found differences: not 1, which every
+ * command keeps for a bug in aprkit, so a script can tell "the models
+ * differ" from "the comparison crashed" (diff(1) conflates neither: its 2 is
+ * trouble, aprkit's 2 is bad input).
+ */
+export const DIFFERENT_EXIT_CODE = 4;
+
 /** The `diff` command. */
 export const diffCommand: CommandSpec = {
   name: "diff",
@@ -36,7 +44,7 @@ export const diffCommand: CommandSpec = {
     "largest absolute difference and the RMSE; lists tensors only one side has and\n" +
     "shape mismatches. GGUF tensor names are mapped to Hugging Face names, so a GGUF\n" +
     "file and its APR import compare directly. Exit code 0 when every tensor matches\n" +
-    "within the tolerance, 1 otherwise (like diff(1)).",
+    "within the tolerance, 4 when they differ (1 stays a bug in aprkit, 2 bad input).",
   options: {
     filter: { type: "string", valueName: "REGEX", description: "only tensors whose name matches" },
     tolerance: {
@@ -140,7 +148,7 @@ export const diffCommand: CommandSpec = {
           ).map(([s, n]) => `${n} ${s}`).join(", ");
           ctx.out(`${table.join("\n")}\n${rows.length} tensors: ${counts}\n`);
         }
-        return identical ? 0 : 1;
+        return identical ? 0 : DIFFERENT_EXIT_CODE;
       } finally {
         await b.close();
       }

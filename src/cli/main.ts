@@ -21,6 +21,7 @@ import {
 import { isStorageFailure } from "../io/storage_errors.ts";
 import { type CommandContext, commandHelp, parseCommandArgs } from "./command.ts";
 import { closest } from "./_suggest.ts";
+import { helpColumns, twoColumns, wrapLine } from "./_wrap.ts";
 import { inFlagTerms } from "./_convert_flags.ts";
 import { COMMANDS } from "./commands.ts";
 import { ProgressDisplay, type ProgressMode } from "./progress_display.ts";
@@ -41,6 +42,8 @@ export interface MainIo {
   columns: number;
   /** `NO_COLOR` is set. */
   noColor: boolean;
+  /** Width of stdout when it is a terminal (help is wrapped to it); absent: 80 columns. */
+  outColumns?: number;
 }
 
 const encoder = new TextEncoder();
@@ -54,7 +57,12 @@ function consoleIo(): MainIo {
   try {
     if (errIsTerminal) columns = Deno.consoleSize().columns;
   } catch { /* not a console: keep the default */ }
+  let outColumns: number | undefined;
+  try {
+    if (Deno.stdout.isTerminal()) outColumns = Deno.consoleSize().columns;
+  } catch { /* not a console: help keeps 80 columns */ }
   return {
+    ...(outColumns === undefined ? {} : { outColumns }),
     out: (text) => {
       if (stdoutClosed) return;
       try {
@@ -79,15 +87,19 @@ function writeAll(stream: typeof Deno.stdout, text: string): void {
   while (written < bytes.length) written += stream.writeSync(bytes.subarray(written));
 }
 
-function mainHelp(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+function mainHelp(columns: number): string {
   return [
-    `apr ${VERSION} — import models into the APR v2 format, streaming, in bounded memory`,
+    ...wrapLine(
+      `apr ${VERSION} — import models into the APR v2 format, streaming, in bounded memory`,
+      columns,
+      "",
+      "",
+    ),
     "",
     "Usage: apr COMMAND [OPTIONS]",
     "",
     "Commands:",
-    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    ...twoColumns(COMMANDS.map((c) => [c.name, c.summary]), columns, 12),
     "",
     "Every command takes --json, --quiet, --verbose and --help.",
     'Run "apr COMMAND --help" for its flags and examples.',
@@ -98,8 +110,14 @@ function mainHelp(): string {
     "  apr inspect model.apr",
     "  apr validate --deep model.apr",
     "",
-    "Exit codes: 0 success, 1 unexpected failure, 2 bad usage or bad input,",
-    "3 failure of the environment (disk full, I/O error, network or server failure).",
+    ...wrapLine(
+      "Exit codes: 0 success, 1 unexpected failure, 2 bad usage or bad input, " +
+        "3 failure of the environment (disk full, I/O error, network or server failure), " +
+        "4 apr diff: the models differ.",
+      columns,
+      "",
+      "",
+    ),
     "",
   ].join("\n");
 }
@@ -117,11 +135,17 @@ export async function main(args: readonly string[], io: MainIo = consoleIo()): P
   const [name, ...rest] = args[0] === "--" ? args.slice(1) : args;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     const topic = name === "help" ? COMMANDS.find((c) => c.name === rest[0]) : undefined;
-    io.out(topic ? commandHelp(topic) : mainHelp());
+    const columns = helpColumns(io.outColumns);
+    io.out(topic ? commandHelp(topic, columns) : mainHelp(columns));
     return name === undefined ? 2 : 0;
   }
   if (name === "--version" || name === "-V") {
-    io.out(`apr ${VERSION}\n`);
+    // `apr --version --json`: a document like every other command's.
+    io.out(
+      rest.includes("--json")
+        ? jsonDocument({ command: "version", version: VERSION }, [])
+        : `apr ${VERSION}\n`,
+    );
     return 0;
   }
   const verbose = rest.includes("--verbose") || rest.includes("-v");
@@ -140,7 +164,7 @@ export async function main(args: readonly string[], io: MainIo = consoleIo()): P
     }
     const { values, positionals } = parseCommandArgs(command, rest);
     if (values.help) {
-      io.out(commandHelp(command));
+      io.out(commandHelp(command, helpColumns(io.outColumns)));
       return 0;
     }
     chooseKernels();

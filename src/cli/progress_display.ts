@@ -58,6 +58,8 @@ export class ProgressDisplay {
   #last: ProgressEvent | undefined;
   #items = new Map<string, ItemState>();
   #samples: { t: number; bytes: number }[] = [];
+  /** The first sample of this phase: the ETA's rate is the phase's average since then. */
+  #phaseStart: { t: number; bytes: number } | undefined;
   #lastDraw = -Infinity;
   #rowsDrawn = 0;
   #plainLines = 0;
@@ -99,9 +101,12 @@ export class ProgressDisplay {
       (previous.phase !== event.phase || previous.resumedBytes !== event.resumedBytes)
     ) {
       this.#samples = [];
+      this.#phaseStart = undefined;
     }
     this.#last = event;
-    this.#samples.push({ t, bytes: event.bytesDone - (event.resumedBytes ?? 0) });
+    const sample = { t, bytes: event.bytesDone - (event.resumedBytes ?? 0) };
+    this.#samples.push(sample);
+    this.#phaseStart ??= sample;
     while (this.#samples.length > 2 && t - this.#samples[0]!.t > RATE_WINDOW_MS) {
       this.#samples.shift();
     }
@@ -180,9 +185,21 @@ export class ProgressDisplay {
     return `${formatBytes(Math.round(this.rate()))}/s`;
   }
 
+  /**
+   * Time left at the phase's average rate. The recent window's rate (shown
+   * beside it) swings with tensor sizes — a large tensor quantized in one
+   * piece, then a burst of small ones — and an ETA from it swung between 47
+   * minutes and 2 hours on a 46-second job; the average over the whole phase
+   * settles as the run goes. Until one window has passed, the window's rate.
+   */
   #eta(): string {
     const e = this.#last!;
-    const rate = this.rate();
+    const start = this.#phaseStart;
+    const last = this.#samples[this.#samples.length - 1];
+    const span = start && last ? last.t - start.t : 0;
+    const rate = span >= RATE_WINDOW_MS
+      ? ((last!.bytes - start!.bytes) * 1000) / span
+      : this.rate();
     return rate > 0 ? formatDuration((e.bytesTotal - e.bytesDone) / rate) : "--:--";
   }
 

@@ -37,7 +37,7 @@ export const tensorsCommand: CommandSpec = {
   examples: [
     "apr tensors model.apr",
     "apr tensors model.gguf --filter 'layers\\.0\\.' --stats",
-    "apr tensors model.apr --json | jq '.[] | select(.dtype == \"Q4_K\") | .name'",
+    "apr tensors model.apr --json | jq '.tensors[] | select(.dtype == \"Q4_K\") | .name'",
   ],
   async run(ctx, values, [source]) {
     const filterText = stringOption(values, "filter");

@@ -191,6 +191,11 @@ Deno.test("apr convert and export reject bad options with one line and write not
         expect: [/give --format \(safetensors, gguf, qnat\)/],
       },
       {
+        name: "convert without -o asks for the output, not just a format",
+        args: ["convert", apr],
+        expect: [/^apr: missing -o OUT: the output file, whose extension names the format/],
+      },
+      {
         name: "export does not quantize",
         args: ["export", apr, "--format", "gguf", "-o", `${dir}/x.gguf`, "--quantize", "q4_k"],
         expect: [/^apr export: unknown option --quantize \(see apr export --help\)$/],

@@ -61,7 +61,7 @@ Deno.test("apr diff compares llama's Q/K rows in one layout: an HF import agains
   });
 });
 
-Deno.test("apr diff exits 1 on differences and honours --tolerance and --filter", async () => {
+Deno.test("apr diff exits 4 (not 1, a bug) on differences and honours --tolerance and --filter", async () => {
   await withTempDir(async (dir) => {
     const q8 = `${dir}/q8.apr`;
     equal((await runApr(["import", DEMO_MODEL, "-o", q8, "--quantize", "q8", "--quiet"])).code, 0);
@@ -70,7 +70,7 @@ Deno.test("apr diff exits 1 on differences and honours --tolerance and --filter"
       runApr(["diff", DEMO_MODEL, q8, "--tolerance", "0.01", "--json"]),
       runApr(["diff", DEMO_MODEL, q8, "--filter", "norm", "--json"]),
     ]);
-    equal(strict.code, 1, strict.stderr);
+    equal(strict.code, 4, strict.stderr);
     const rows: DiffRow[] = JSON.parse(strict.stdout).tensors;
     // 15 weight matrices and the import's lm_head (compared with the source's
     // tied embedding) are quantized; the 5 norms are not.
@@ -99,7 +99,7 @@ Deno.test("apr diff lists tensors only one side has and shape differences", asyn
       f32Safetensors({ both: noise(8, 1), onlyB: noise(4, 2), shaped: noise(4, 3) }),
     );
     const run = await runApr(["diff", `${dir}/a.safetensors`, `${dir}/b.safetensors`, "--json"]);
-    equal(run.code, 1, run.stderr);
+    equal(run.code, 4, run.stderr);
     const rows: DiffRow[] = JSON.parse(run.stdout).tensors;
     deepEqual(
       Object.fromEntries(rows.map((r) => [r.name, r.status])),

@@ -64,7 +64,8 @@ Deno.test("import's --help lists no quantization that import refuses (q8_0 is GG
 
 Deno.test("export's --help examples run as printed in a folder holding only model.apr", async () => {
   const help = await runApr(["export", "--help"]);
-  const examples = help.stdout.split("\n").filter((l) =>
+  // A long example is broken over lines with a shell continuation: as pasted, one command.
+  const examples = help.stdout.replaceAll(/ \\\n\s+/g, " ").split("\n").filter((l) =>
     /apr export model\.apr --format safetensors/.test(l)
   );
   equal(examples.length, 2, help.stdout);

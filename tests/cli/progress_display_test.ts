@@ -115,3 +115,40 @@ Deno.test("ProgressDisplay fits the terminal: the name goes first, then the rate
   ok(!rate.test(row(80)), `at 80 columns the rate goes after the name: ${row(80)}`);
   match(row(80), /^import █*░* +22% 12\.3 GiB\/56\.0 GiB 123\/1234 eta /);
 });
+
+Deno.test("ProgressDisplay's ETA stays steady on bursty progress (large tensors, then bursts of small ones)", () => {
+  // A 46-second job: every 11.5 s one large tensor lands at once (a quarter
+  // of the bytes, quantized in one piece), with a trickle of small tensors
+  // between; the true time left is 46 - t.
+  const out: string[] = [];
+  let now = 0;
+  const display = new ProgressDisplay({
+    mode: "plain",
+    write: (t) => out.push(t),
+    plainIntervalMs: 1000,
+    now: () => now,
+  });
+  const total = 46_000;
+  const etas: { t: number; eta: number }[] = [];
+  for (now = 0; now <= 46_000; now += 500) {
+    const steps = Math.floor(now / 11_500);
+    const bytes = Math.min(total, steps * 11_480 + (now % 11_500) * 0.002);
+    display.update({
+      phase: "export",
+      bytesDone: Math.round(bytes),
+      bytesTotal: total,
+      itemsDone: steps,
+      itemsTotal: 4,
+    });
+    const line = out[out.length - 1];
+    const m = line === undefined ? null : /eta (\d+):(\d+)/.exec(line);
+    if (m && now >= 12_000 && now <= 40_000) {
+      etas.push({ t: now, eta: Number(m[1]) * 60 + Number(m[2]) });
+    }
+  }
+  ok(etas.length > 10, `${etas.length} ETAs read`);
+  for (const { t, eta } of etas) {
+    const left = (46_000 - t) / 1000;
+    ok(eta <= left * 3 + 5 && eta >= left / 3 - 5, `at ${t / 1000}s: eta ${eta}s, ${left}s left`);
+  }
+});

@@ -109,7 +109,7 @@ export class ExportOrder {
 
   /**
    * @param path The output, for messages.
-   * @param onProgress Called after the header and after each tensor.
+   * @param onProgress Called after the header, after each chunk written and after each tensor.
    */
   constructor(path: string, onProgress: ProgressCallback | undefined) {
     this.#path = path;
@@ -226,6 +226,9 @@ export class ExportOrder {
       onChunk?.(chunk);
       written += chunk.length;
       this.bytesDone += chunk.length;
+      // Within the tensor too: a large tensor quantized for seconds would
+      // otherwise hold the bar still (the display throttles redraws).
+      this.report(name);
       // Written: free it now if its producer allows (bounded memory, DESIGN.md
       // §1.2), rather than when the GC gets to it (~60 MiB of dead chunks).
       releaseChunk(chunk);

@@ -234,3 +234,42 @@ Deno.test("GgufSink writes the fileType it is given (a preset's mix) instead of 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("GgufSink reports progress within a tensor, chunk by chunk (as the APR sink does)", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const input = await openGguf(
+      await openFileSource(new URL("tiny-llama-f32.gguf", DATA).pathname),
+    );
+    // Each payload in 4 KiB pieces, as a quantizer hands a large tensor over.
+    const pieces = (stream: ReadableStream<Uint8Array>) =>
+      stream.pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({
+          transform(chunk, controller) {
+            for (let at = 0; at < chunk.length; at += 4096) {
+              controller.enqueue(chunk.slice(at, at + 4096));
+            }
+          },
+        }),
+      );
+    const model = {
+      ...input,
+      tensors: input.tensors.map((t) => ({ info: t.info, open: () => pieces(t.open()) })),
+    };
+    const events: ProgressEvent[] = [];
+    await modelChunks(model).pipeTo(
+      await GgufSink.create(`${dir}/x.gguf`, { onProgress: (e) => events.push(e) }),
+    );
+    const largest = input.header.tensors.reduce((a, b) => a.byteLength >= b.byteLength ? a : b);
+    const within = events.filter((e, i) =>
+      i > 0 && e.itemsDone === events[i - 1]!.itemsDone && e.bytesDone > events[i - 1]!.bytesDone
+    );
+    assert.ok(
+      within.length >= Math.floor(largest.byteLength / 4096) - 1,
+      `${within.length} reports inside tensors (largest: ${largest.byteLength} bytes)`,
+    );
+    assert.equal(events.at(-1)!.bytesDone, events.at(-1)!.bytesTotal);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -16,7 +16,7 @@
  * a small synthetic model (`--quality-gib`, default 0.55).
  *
  * Usage:
- *   deno run -A bench/preset_bench.ts [--gib 0.75] [--quality-gib 0.55]
+ *   deno run -A bench/preset_measure.ts [--gib 0.75] [--quality-gib 0.55]
  *     [--skip speed,quality,qwen,synthetic] [--out bench/out]
  *
  * @module

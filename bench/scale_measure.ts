@@ -22,7 +22,7 @@
  * checkpoint (13.5 GB for 7B; ~2× more with `--llama`).
  *
  * Usage:
- *   deno run -A bench/scale_bench.ts [--shapes 0.5B,1.5B,7B] [--out bench/out/scale]
+ *   deno run -A bench/scale_measure.ts [--shapes 0.5B,1.5B,7B] [--out bench/out/scale]
  *     [--chart docs/scale.svg] [--llama /path/to/llama.cpp --python /path/to/python]
  *     [--merge earlier/scale.json]
  *

@@ -29,7 +29,7 @@
  * output it took as committed, and its peak RSS.
  *
  * Usage:
- *   deno run -A bench/import_bench.ts [--gib 2.25] [--modes none,f16,q8,q4_k] [--repeat 1] [--kill-at F] [--keep]
+ *   deno run -A bench/import_measure.ts [--gib 2.25] [--modes none,f16,q8,q4_k] [--repeat 1] [--kill-at F] [--keep]
  *
  * @module
  */

@@ -5,7 +5,7 @@
  * peak RSS is the puller's alone), beside a plain sequential read of the same
  * files in the same run.
  *
- * Run: `deno run -A bench/hub_pull_bench.ts [GiB]` (default 1).
+ * Run: `deno run -A bench/hub_pull_measure.ts [GiB]` (default 1).
  *
  * @module
  */
@@ -120,7 +120,7 @@ if (import.meta.main) {
       // Its content digests are resumable (sha256_state.ts): run once with the
       // WebAssembly compression (the default) and once with the TypeScript
       // fallback, to see what the hash costs the import.
-      const importer = new URL("./import_bench.ts", import.meta.url).pathname;
+      const importer = new URL("./import_measure.ts", import.meta.url).pathname;
       const emptyCache = join(work, "cache-unused");
       const out = join(work, "no-cache.apr");
       for (const sha256 of ["wasm", "typescript"]) {

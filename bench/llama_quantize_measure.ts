@@ -17,7 +17,7 @@
  * bytes. Deletes everything it wrote.
  *
  * Usage:
- *   deno run -A bench/llama_quantize_bench.ts --llama-quantize PATH
+ *   deno run -A bench/llama_quantize_measure.ts --llama-quantize PATH
  *     [--shape 0.5B] [--presets Q8_0,Q4_K_M,Q6_K] [--rounds 3] [--out bench/out/lq]
  *
  * @module
@@ -44,7 +44,7 @@ if (import.meta.main) {
   const llamaQuantize = values["llama-quantize"];
   const shape = SHAPES[values.shape!];
   if (llamaQuantize === undefined || shape === undefined) {
-    console.error("usage: llama_quantize_bench.ts --llama-quantize PATH [--shape 0.5B|1.5B|7B]");
+    console.error("usage: llama_quantize_measure.ts --llama-quantize PATH [--shape 0.5B|1.5B|7B]");
     Deno.exit(2);
   }
   const dir = values.out!;
