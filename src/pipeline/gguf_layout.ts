@@ -17,6 +17,7 @@ import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
 import type { Family, MadeTensor } from "../arch/family.ts";
 import { familyGgufPlan, familyGgufRefusal } from "../arch/gguf_plan.ts";
+import { headlessModelRefusal } from "../arch/headless.ts";
 import { KvWriter, record } from "../arch/kv.ts";
 import { keptNvfp4Tensors } from "../arch/kept_blocks.ts";
 import { hfToGgufName } from "../arch/names.ts";
@@ -54,7 +55,7 @@ export function assertGgufFamily(metadata: ModelMetadata, location: string): voi
   if (!convertsFromHf(metadata)) return;
   const family = familyOf(metadata.architecture);
   if (family?.gguf !== undefined) {
-    const refusal = familyGgufRefusal(metadata);
+    const refusal = headlessModelRefusal(metadata) ?? familyGgufRefusal(metadata);
     if (refusal !== undefined) {
       throw new UsageError(`Cannot convert "${location}" to GGUF: ${refusal}`);
     }

@@ -1,0 +1,37 @@
+/**
+ * A family's headless base class (`Qwen3Model`, as Qwen3-Embedding saves it)
+ * is not its causal LM: `model_type` names the family, but the GGUF aprkit
+ * wrote of it (a `qwen3` LM with no output layer) was a file llama.cpp
+ * refuses to load, with exit 0 (issue 32). Refused until aprkit writes
+ * embedders; the causal-LM class of the same checkpoint still converts.
+ *
+ * @module
+ */
+
+import { equal, ok } from "node:assert/strict";
+import { copyCheckpoint } from "../interop/_multimodal.ts";
+import { assertOneLineError, exists, runApr, testdata, withTempDir } from "./_run_apr.ts";
+
+for (const [fixture, headless] of [["qwen3", "Qwen3Model"], ["llama", "LlamaModel"]] as const) {
+  Deno.test(`${headless} (a headless ${fixture}) is refused for GGUF, one line, nothing written`, async () => {
+    await withTempDir(async (dir) => {
+      const model = await copyCheckpoint(testdata(`families/hf/${fixture}`), `${dir}/model`);
+      const configPath = `${model}/config.json`;
+      const config = JSON.parse(await Deno.readTextFile(configPath));
+      const out = `${dir}/out.gguf`;
+      // The causal-LM class converts…
+      const causal = await runApr(["convert", model, "-o", out, "--quiet"]);
+      equal(causal.code, 0, causal.stderr);
+      await Deno.remove(out);
+      // …its headless base class does not.
+      await Deno.writeTextFile(
+        configPath,
+        JSON.stringify({ ...config, architectures: [headless] }),
+      );
+      const run = await runApr(["convert", model, "-o", out]);
+      assertOneLineError(run, headless, "embedding model", "llama.cpp");
+      ok(!await exists(out), "nothing at the output");
+      ok(!await exists(`${out}.partial`), "no partial file");
+    });
+  });
+}
