@@ -90,6 +90,19 @@ const RECYCLED = new Map<number, ArrayBuffer[]>();
 let recycledBytes = 0;
 
 /**
+ * Take back a chunk's {@linkcode markReleasable} mark, for a producer that
+ * hands one chunk to several consumers (`pipeline/shared_reads.ts`): none
+ * of them owns it alone, so none may release it; it is left to the garbage
+ * collector.
+ *
+ * @param chunk The chunk about to be shared.
+ * @returns Whether it was marked releasable.
+ */
+export function shareChunk(chunk: ArrayBufferView): boolean {
+  return RELEASABLE.delete(chunk.buffer);
+}
+
+/**
  * A buffer of `byteLength` bytes for a new chunk: one released earlier when
  * available (its memory is already mapped, so no page faults and zeroing,
  * which measured as seconds of system time per GiB), else a new one. Its

@@ -277,6 +277,42 @@ async function checkMmprojOutput(
   }
 }
 
+/**
+ * One output of a model the caller opened and closes (`convert_many.ts`'s
+ * views of one read), checked and written as {@linkcode convertModel} does.
+ *
+ * @param model The opened model (not closed here).
+ * @param source Where it came from (names in messages, the Hub folder's name).
+ * @param output The output path.
+ * @param options As for {@linkcode convertModel}, without `mmproj`.
+ * @returns What was written.
+ */
+export function convertOpenedModel(
+  model: Model,
+  source: ModelLocation,
+  output: string,
+  options: ConvertOptions,
+): Promise<ConvertResult> {
+  const format = checkConvertOptions(output, options);
+  return convertPart(source, output, options, format, "model", model);
+}
+
+/**
+ * Check a conversion's options as {@linkcode convertModel} does first
+ * (format, quantization target and how they combine), before any file is
+ * opened.
+ *
+ * @param output The output path (its extension names the format unless `options.format` does).
+ * @param options The options.
+ * @returns The output format.
+ * @throws {UsageError} For options that do not apply or combine.
+ */
+export function checkConvertOptions(output: string, options: ConvertOptions): OutputFormat {
+  const format = options.format ?? formatFromPath(output) ?? "apr";
+  checkOptions(format, options);
+  return format;
+}
+
 /** One output of {@linkcode convertModel}: the model, or a multimodal checkpoint's vision GGUF. */
 async function convertPart(
   source: ModelLocation,
@@ -284,6 +320,7 @@ async function convertPart(
   options: ConvertOptions,
   format: OutputFormat,
   part: "model" | "vision",
+  opened?: Model,
 ): Promise<ConvertResult> {
   const started = performance.now();
   await assertFolderExists(output);
@@ -297,7 +334,7 @@ async function convertPart(
       isHubRef(source)
     ? { path: `${output}.partial.digests.json`, restore: options.resume === true }
     : undefined;
-  const model = await openModel(source, {
+  const model = opened ?? await openModel(source, {
     ...options,
     ...(checkpoint !== undefined ? { hubDigestCheckpoint: checkpoint } : {}),
     // GGUF keeps the blocks llama.cpp's converter keeps (MXFP4, NVFP4).
@@ -490,7 +527,7 @@ async function convertPart(
       output,
     );
   } finally {
-    await model.close();
+    if (opened === undefined) await model.close();
   }
 }
 
