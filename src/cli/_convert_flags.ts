@@ -408,22 +408,7 @@ export async function runConversion(
       ...(notes.length > 0 ? { notes } : {}),
     });
   } else if (!ctx.quiet) {
-    const dtypes = Object.entries(result.dtypes).map(([d, n]) => `${n} ${d}`).join(", ");
-    const resumed = result.resumedTensors ? `, ${result.resumedTensors} resumed` : "";
-    // A split GGUF set is named by its first shard, which llama.cpp loads.
-    // Other sharded outputs name their index and shards (their own name is no file).
-    const wrote = result.shards === undefined
-      ? writtenFiles(result.files, output)
-      : `${result.shards[0]} (+${result.shards.length - 1} more shards)`;
-    ctx.out(
-      `wrote ${wrote}: ${result.format}, ${
-        formatCount(result.tensors)
-      } tensors (${dtypes}${resumed}), ` +
-        `${formatCount(result.parameters)} parameters, ${
-          formatBytes(result.tensorBytes)
-        } of tensor data, ${formatBytes(result.fileBytes)} on disk, ` +
-        `in ${formatDuration(result.durationMs / 1000)}\n`,
-    );
+    ctx.out(`${summaryLine(result, output)}\n`);
     const vision = result.mmproj;
     if (vision !== undefined) {
       ctx.out(
@@ -436,6 +421,31 @@ export async function runConversion(
     for (const note of notes) ctx.out(`note: ${note}\n`);
   }
   return 0;
+}
+
+/**
+ * The summary line of a conversion: what was written, its tensors by type,
+ * sizes and time.
+ *
+ * @param result What the conversion returned.
+ * @param output The output path as given.
+ * @returns The line, without a newline.
+ */
+export function summaryLine(result: ConvertResult, output: string): string {
+  const dtypes = Object.entries(result.dtypes).map(([d, n]) => `${n} ${d}`).join(", ");
+  const resumed = result.resumedTensors ? `, ${result.resumedTensors} resumed` : "";
+  // A split GGUF set is named by its first shard, which llama.cpp loads.
+  // Other sharded outputs name their index and shards (their own name is no file).
+  const wrote = result.shards === undefined
+    ? writtenFiles(result.files, output)
+    : `${result.shards[0]} (+${result.shards.length - 1} more shards)`;
+  return `wrote ${wrote}: ${result.format}, ${
+    formatCount(result.tensors)
+  } tensors (${dtypes}${resumed}), ` +
+    `${formatCount(result.parameters)} parameters, ${
+      formatBytes(result.tensorBytes)
+    } of tensor data, ${formatBytes(result.fileBytes)} on disk, ` +
+    `in ${formatDuration(result.durationMs / 1000)}`;
 }
 
 /**
@@ -530,7 +540,7 @@ export function reportInterrupted(ctx: CommandContext, line: string): number {
 }
 
 /** The reason a conversion was stopped by Ctrl-C. */
-class Interrupted extends Error {
+export class Interrupted extends Error {
   constructor() {
     super("interrupted");
     this.name = "Interrupted";

@@ -19,6 +19,7 @@ import {
   WRITE_OPTIONS,
 } from "./_convert_flags.ts";
 import { type CommandSpec, type OptionSpec, type OptionValues, stringOption } from "./command.ts";
+import { outputsOf, runConversions } from "./_convert_many.ts";
 
 /** The formats `apr export` writes: everything but APR (that is `import` and `convert`). */
 const EXPORT_FORMATS: readonly OutputFormat[] = OUTPUT_FORMATS.filter((f) => f !== "apr");
@@ -111,6 +112,18 @@ async function run(
   formats: readonly OutputFormat[],
 ): Promise<number> {
   const given = stringOption(values, "output");
+  const targets = stringOption(values, "quantize")?.split(",").map((t) => t.trim());
+  if (targets !== undefined && targets.length > 1) {
+    // Several quantizations from one read: -o names each file with {QUANT}.
+    const outputs = outputsOf(targets, given);
+    const format = outputFormat(values, outputs[0]!.output, formats);
+    for (const o of outputs) convertOptionsFrom({ ...values, quantize: o.quantize });
+    const { quantize: _quantize, ...common } = convertOptionsFrom({
+      ...values,
+      quantize: undefined,
+    });
+    return runConversions(ctx, source, outputs, { ...common, format, float32: float32(values) });
+  }
   const format = outputFormat(values, given, formats);
   const output = await resolveOutput(given, source, `.${format}`);
   return runConversion(ctx, source, output, {
@@ -131,7 +144,10 @@ export const convertCommand: CommandSpec = {
     "--format names or OUT's extension implies, streaming, in bounded memory. Tensors\n" +
     "whose type the output format lacks (e.g. Q4_K in SafeTensors) are written as F32.\n" +
     "--quantize Q4_K_M (or Q4_K_S, Q5_K_M, Q5_K_S, Q6_K, Q8_0) to GGUF replaces\n" +
-    "convert_hf_to_gguf.py + llama-quantize in one pass: the same types and bytes.",
+    "convert_hf_to_gguf.py + llama-quantize in one pass: the same types and bytes.\n" +
+    "Several types at once (--quantize Q4_K_M,Q6_K,Q8_0 -o 'model-{QUANT}.gguf') read\n" +
+    "the source once and write one file per type, each the bytes of its own run;\n" +
+    "--resume keeps the files an interrupted run already wrote.",
   options: {
     ...WRITE_OPTIONS,
     format: formatOption(OUTPUT_FORMATS),
@@ -145,7 +161,7 @@ export const convertCommand: CommandSpec = {
     resume: {
       type: "boolean",
       description:
-        "continue an interrupted APR output from OUT.partial and its journal, or a split GGUF output from its completed shards",
+        "continue an interrupted APR output from OUT.partial and its journal, or a split GGUF output from its completed shards; with several --quantize types, keep the outputs already written",
     },
     ...COMPRESS_OPTION,
     ...KEEP_VISION_OPTION,
@@ -161,6 +177,7 @@ export const convertCommand: CommandSpec = {
     "apr convert model.gguf -o model.safetensors --dtype f32",
     "apr convert ./hf-folder/ -o model.gguf",
     "apr convert ./hf-folder/ -o big.gguf --max-shard-size 45GB",
+    "apr convert ./hf-folder/ --quantize Q4_K_M,Q5_K_M,Q6_K,Q8_0 -o 'm-{QUANT}.gguf'  # one read",
   ],
   run: (ctx, values, [source]) => run(ctx, values, source!, OUTPUT_FORMATS),
 };
