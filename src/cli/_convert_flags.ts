@@ -320,8 +320,10 @@ export async function runConversion(
   // An interrupted import is never thrown away by accident: continuing or
   // starting over is the user's explicit choice.
   const journal = `${output}.partial.journal`;
-  // A run in progress on this output comes first: neither flag may touch it.
+  // A run in progress on this output comes first: neither flag may touch it
+  // (a split GGUF set's lock is its journal).
   await assertNotLocked(`${output}.partial`);
+  await assertNotLocked(journal);
   if (!options.resume && !options.force && await pathExists(journal).catch(() => false)) {
     throw new UsageError(
       `Cannot write "${output}": a partial import of this output exists ("${output}.partial"); add --resume to continue or --force to start over`,
