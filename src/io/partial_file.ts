@@ -80,10 +80,34 @@ export async function createFreshFile(path: string): Promise<RuntimeFile> {
  * The identity (device, inode) of each partial file this process holds, by
  * path: what {@linkcode renameIntoPlace} expects to find there.
  */
-const held = new Map<string, string>();
+const held = new Map<string, { id: string; sealed: boolean }>();
 
-function identity(info: FileInfo): string | undefined {
-  return info.ino === null ? undefined : `${info.dev}:${info.ino}`;
+/**
+ * A file's identity: device and inode; for a sealed file (closed, complete)
+ * also its size and times, since a removed file's inode number is soon
+ * given to the next file created.
+ */
+function identity(info: FileInfo, sealed = false): string | undefined {
+  if (info.ino === null) return undefined;
+  const id = `${info.dev}:${info.ino}`;
+  return sealed
+    ? `${id}:${info.size}:${info.mtime?.getTime() ?? ""}:${info.ctime?.getTime() ?? ""}`
+    : id;
+}
+
+/**
+ * Record a partial file this process created as complete and closed (a
+ * split set's finished shard): from now on it must also keep its size and
+ * times until it is renamed, so a file put in its place after its inode was
+ * freed is not taken for it.
+ *
+ * @param path The partial file, closed.
+ */
+export async function sealHeld(path: string): Promise<void> {
+  if (!held.has(path)) return;
+  const id = identity(await fs.lstat(path), true);
+  if (id === undefined) held.delete(path);
+  else held.set(path, { id, sealed: true });
 }
 
 /**
@@ -106,7 +130,7 @@ async function lockOrRefuse(file: RuntimeFile, path: string): Promise<void> {
     throw busy(path);
   }
   const id = identity(await file.stat());
-  if (id !== undefined) held.set(path, id);
+  if (id !== undefined) held.set(path, { id, sealed: false });
 }
 
 function busy(path: string): UsageError {
@@ -239,8 +263,11 @@ export async function renameIntoPlace(
 export async function assertStillHeld(partial: string, path: string): Promise<void> {
   const expected = held.get(partial);
   if (expected === undefined) return;
-  const found = await fs.lstat(partial).then(identity, () => undefined);
-  if (found !== expected) {
+  const found = await fs.lstat(partial).then(
+    (info) => identity(info, expected.sealed),
+    () => undefined,
+  );
+  if (found !== expected.id) {
     held.delete(partial);
     throw new UsageError(
       `Cannot write "${path}": "${partial}" was replaced or removed by another process while this run wrote it; nothing was renamed, run again`,

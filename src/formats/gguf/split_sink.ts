@@ -34,6 +34,7 @@ import {
   discardFile,
   isBadInput,
   renameSetIntoPlace,
+  sealHeld,
   sourceChangedError,
 } from "../../io/partial_file.ts";
 import { SetJournal } from "../../io/set_journal.ts";
@@ -422,6 +423,7 @@ class SplitWriter {
     file.close();
     this.#file = undefined;
     this.#current = -1;
+    await sealHeld(this.shards[index]!.partial);
     this.#hashZerosTo(this.shards[index]!.fileSize);
     const sha256 = this.#hash!.digest("hex");
     this.#hash = undefined;
