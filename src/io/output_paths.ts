@@ -93,9 +93,9 @@ export async function checkOutputPaths(
   outputs: readonly PlannedOutput[],
   options: CheckOutputPathsOptions = {},
 ): Promise<void> {
+  assertOutputNames(outputs);
   const places: string[] = [];
   for (const output of outputs) {
-    assertFileName(output);
     await assertFolderExists(output.path);
     if (output.split !== true) await assertOutputFree(output.path, options.force);
     places.push(await placeOf(output.path));
@@ -137,7 +137,18 @@ function roleOf(output: PlannedOutput): string {
   return output.role === undefined ? "" : ` (${output.role})`;
 }
 
-/** The name must exist and fit, with every partial name written on the way. */
+/**
+ * Each output must have a name, and it must fit in a file name with every
+ * partial name written on the way (checked without touching the disk, so
+ * first: a name too long fails every later look at the path).
+ *
+ * @param outputs The outputs.
+ * @throws {UsageError} When a name is missing or too long.
+ */
+export function assertOutputNames(outputs: readonly PlannedOutput[]): void {
+  for (const output of outputs) assertFileName(output);
+}
+
 function assertFileName(output: PlannedOutput): void {
   const { path } = output;
   const role = roleOf(output);

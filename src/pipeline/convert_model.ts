@@ -6,7 +6,7 @@
  * @module
  */
 
-import { checkOutputPaths } from "../io/output_paths.ts";
+import { checkOutputPaths, type PlannedOutput } from "../io/output_paths.ts";
 import { DTYPES, elementCount } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
 import { AprSink } from "../formats/apr/sink.ts";
@@ -251,12 +251,10 @@ export async function convertModel(
   const format = options.format ?? formatFromPath(output) ?? "apr";
   checkOptions(format, options);
   // Every output path, before the source is read (one rule: io/output_paths.ts).
-  await checkOutputPaths([
-    { path: output, format, split: options.maxShardSize !== undefined },
-    ...(options.mmproj !== undefined
-      ? [{ path: options.mmproj, role: "mmproj", format: "gguf" }]
-      : []),
-  ], { force: options.force === true, ...(typeof source === "string" ? { source } : {}) });
+  await checkOutputPaths(plannedOutputs(output, options), {
+    force: options.force === true,
+    ...(typeof source === "string" ? { source } : {}),
+  });
   const result = await convertPart(source, output, options, format, "model");
   if (options.mmproj === undefined) return result;
   // The vision GGUF keeps the source's float types (plus the converter's forced ones).
@@ -276,6 +274,24 @@ export async function convertModel(
     ...result,
     mmproj: await convertPart(source, mmproj, rest, "gguf", "vision"),
   };
+}
+
+/**
+ * The outputs {@linkcode convertModel} writes for these options: the model
+ * (a file, or a set of shards named after it) and the vision GGUF of `mmproj`.
+ *
+ * @param output The output path.
+ * @param options The conversion's options.
+ * @returns Each output, for `checkOutputPaths`.
+ */
+export function plannedOutputs(output: string, options: ConvertOptions): PlannedOutput[] {
+  const format = options.format ?? formatFromPath(output) ?? "apr";
+  return [
+    { path: output, format, split: options.maxShardSize !== undefined },
+    ...(options.mmproj !== undefined
+      ? [{ path: options.mmproj, role: "mmproj", format: "gguf" }]
+      : []),
+  ];
 }
 
 /** One output of {@linkcode convertModel}: the model, or a multimodal checkpoint's vision GGUF. */

@@ -123,6 +123,22 @@ export function planGgufSplit(
   return shards;
 }
 
+/**
+ * The smallest shard size that splits these tensors into at most
+ * {@linkcode GGUF_MAX_WRITTEN_SPLITS} shards (tensors stay whole, so it is
+ * searched for: fewer shards never need a smaller size).
+ */
+function smallestShardSize(byteLengths: readonly number[], alignment: number): number {
+  let low = 1;
+  let high = byteLengths.reduce((n, b) => n + Math.ceil(b / alignment) * alignment, 0) || 1;
+  while (low < high) {
+    const mid = Math.floor((low + high) / 2);
+    if (planGgufSplit(byteLengths, mid, alignment).length <= GGUF_MAX_WRITTEN_SPLITS) high = mid;
+    else low = mid + 1;
+  }
+  return low;
+}
+
 /** One planned shard. */
 interface ShardPlan {
   readonly path: string;
@@ -246,13 +262,11 @@ class SplitWriter {
     );
     if (ranges.length > GGUF_MAX_WRITTEN_SPLITS) {
       // Before any file of the set is touched (a u16 split.count allows 65,535).
-      const padded = header.tensors.reduce((n, t) => n + Math.ceil(t.byteLength / alignment), 0) *
-        alignment;
       throw new UsageError(
         `Cannot write "${this.#path}": ${ranges.length} shards of at most ${this.#options.maxShardSize} bytes; ` +
           `aprkit writes at most ${GGUF_MAX_WRITTEN_SPLITS} (llama.cpp keeps every shard open while it loads; ` +
           `split.count allows ${GGUF_MAX_SPLITS}): give a shard size of at least ${
-            Math.ceil(padded / GGUF_MAX_WRITTEN_SPLITS)
+            smallestShardSize(header.tensors.map((t) => t.byteLength), alignment)
           } bytes`,
       );
     }
