@@ -454,14 +454,14 @@ class SplitWriter {
       // Still this run's set (nobody removed its lock), then every shard in place, or none.
       await journal.assertStillHeld(this.#path);
       await renameSetIntoPlace(this.shards, this.#options.force);
+      this.#journal = undefined;
+      await journal.discard();
       // With force, an earlier set of another shard count goes: two sets would make neither load.
       const prefix = this.#path.replace(/\.gguf$/i, "");
       for (const old of await otherSetShards(prefix, this.shards.length)) {
         const path = join(dirname(prefix) || ".", old);
         if ((await fs.lstat(path).catch(() => undefined))?.isFile) await removeIfExists(path);
       }
-      this.#journal = undefined;
-      await journal.discard();
     } catch (error) {
       await this.stop(error);
       throw error;
