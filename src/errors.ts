@@ -35,6 +35,7 @@ export type FormatName =
   | "QNAT"
   | "imatrix"
   | "JSON"
+  | "chat template"
   | "model";
 
 /** Options of {@linkcode ModelFormatError}. */

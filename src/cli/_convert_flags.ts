@@ -12,6 +12,7 @@ import {
   convertModel,
   type ConvertOptions,
   type ConvertResult,
+  plannedOutputs,
   QUANTIZE_TARGETS,
   type QuantizeTarget,
 } from "../pipeline/convert_model.ts";
@@ -27,6 +28,7 @@ import {
 } from "./command.ts";
 import { pathExists } from "../io/fs_paths.ts";
 import { assertNotLocked } from "../io/partial_file.ts";
+import { assertOutputNames } from "../io/output_paths.ts";
 import { ROW_FALLBACKS, type RowFallback } from "../quant/apr_row_fallback.ts";
 import type { ProgressEvent } from "../tensor.ts";
 import type { ProgressDisplay } from "./progress_display.ts";
@@ -320,8 +322,12 @@ export async function runConversion(
   // An interrupted import is never thrown away by accident: continuing or
   // starting over is the user's explicit choice.
   const journal = `${output}.partial.journal`;
-  // A run in progress on this output comes first: neither flag may touch it.
+  // Names that cannot be written are refused before any look at the disk.
+  assertOutputNames(plannedOutputs(output, options));
+  // A run in progress on this output comes first: neither flag may touch it
+  // (a split GGUF set's lock is its journal).
   await assertNotLocked(`${output}.partial`);
+  await assertNotLocked(journal);
   if (!options.resume && !options.force && await pathExists(journal).catch(() => false)) {
     throw new UsageError(
       `Cannot write "${output}": a partial import of this output exists ("${output}.partial"); add --resume to continue or --force to start over`,

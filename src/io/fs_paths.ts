@@ -43,9 +43,7 @@ export async function assertOutputFree(path: string, force: boolean | undefined)
     if (error instanceof fs.errors.NotFound) return;
     throw error;
   }
-  if (force !== true) {
-    throw new UsageError(`Cannot write "${path}": it exists; use force: true to overwrite it`);
-  }
+  // What force cannot replace is said first: "use force" would not help.
   if (!info.isFile) {
     const what = info.isSymlink
       ? "a symbolic link"
@@ -53,6 +51,9 @@ export async function assertOutputFree(path: string, force: boolean | undefined)
       ? "a directory"
       : "not a regular file";
     throw new UsageError(`Cannot write "${path}": it is ${what}; only a regular file is replaced`);
+  }
+  if (force !== true) {
+    throw new UsageError(`Cannot write "${path}": it exists; use force: true to overwrite it`);
   }
 }
 

@@ -80,10 +80,34 @@ export async function createFreshFile(path: string): Promise<RuntimeFile> {
  * The identity (device, inode) of each partial file this process holds, by
  * path: what {@linkcode renameIntoPlace} expects to find there.
  */
-const held = new Map<string, string>();
+const held = new Map<string, { id: string; sealed: boolean }>();
 
-function identity(info: FileInfo): string | undefined {
-  return info.ino === null ? undefined : `${info.dev}:${info.ino}`;
+/**
+ * A file's identity: device and inode; for a sealed file (closed, complete)
+ * also its size and times, since a removed file's inode number is soon
+ * given to the next file created.
+ */
+function identity(info: FileInfo, sealed = false): string | undefined {
+  if (info.ino === null) return undefined;
+  const id = `${info.dev}:${info.ino}`;
+  return sealed
+    ? `${id}:${info.size}:${info.mtime?.getTime() ?? ""}:${info.ctime?.getTime() ?? ""}`
+    : id;
+}
+
+/**
+ * Record a partial file this process created as complete and closed (a
+ * split set's finished shard): from now on it must also keep its size and
+ * times until it is renamed, so a file put in its place after its inode was
+ * freed is not taken for it.
+ *
+ * @param path The partial file, closed.
+ */
+export async function sealHeld(path: string): Promise<void> {
+  if (!held.has(path)) return;
+  const id = identity(await fs.lstat(path), true);
+  if (id === undefined) held.delete(path);
+  else held.set(path, { id, sealed: true });
 }
 
 /**
@@ -106,7 +130,7 @@ async function lockOrRefuse(file: RuntimeFile, path: string): Promise<void> {
     throw busy(path);
   }
   const id = identity(await file.stat());
-  if (id !== undefined) held.set(path, id);
+  if (id !== undefined) held.set(path, { id, sealed: false });
 }
 
 function busy(path: string): UsageError {
@@ -221,18 +245,81 @@ export async function renameIntoPlace(
   force: boolean | undefined,
 ): Promise<void> {
   await assertOutputFree(path, force); // a regular file (with force) or nothing
-  const expected = held.get(partial);
-  if (expected !== undefined) {
-    const found = await fs.lstat(partial).then(identity, () => undefined);
-    if (found !== expected) {
-      held.delete(partial);
-      throw new UsageError(
-        `Cannot write "${path}": "${partial}" was replaced or removed by another process while this run wrote it; nothing was renamed, run again`,
-      );
-    }
-  }
+  await assertStillHeld(partial, path);
   await fs.rename(partial, path);
   held.delete(partial);
+}
+
+/**
+ * Refuse when a file this process created and locked (a partial output, a
+ * set's journal) is no longer the file at its path: another process removed
+ * or replaced it behind the lock. Files this process did not create (a
+ * completed shard kept for a resume) are not checked.
+ *
+ * @param partial The file.
+ * @param path The output it serves, for the message.
+ * @throws {UsageError} When `partial` is not the file this process created.
+ */
+export async function assertStillHeld(partial: string, path: string): Promise<void> {
+  const expected = held.get(partial);
+  if (expected === undefined) return;
+  const found = await fs.lstat(partial).then(
+    (info) => identity(info, expected.sealed),
+    () => undefined,
+  );
+  if (found !== expected.id) {
+    held.delete(partial);
+    throw new UsageError(
+      `Cannot write "${path}": "${partial}" was replaced or removed by another process while this run wrote it; nothing was renamed, run again`,
+    );
+  }
+}
+
+/**
+ * Rename every complete partial file of a set (a split GGUF set's shards) to
+ * its final name, all or none: every member is checked first (its final name
+ * free, or a regular file with `force`; its partial still the file this
+ * process wrote), and when a rename fails after others succeeded, those are
+ * renamed back to their partial names, so no half set is ever published.
+ *
+ * @param members Each partial file and its final path, in order.
+ * @param force Whether existing regular files may be replaced.
+ * @throws {UsageError} When a member's final name is taken or its partial was replaced.
+ */
+export async function renameSetIntoPlace(
+  members: readonly { readonly partial: string; readonly path: string }[],
+  force: boolean | undefined,
+): Promise<void> {
+  for (const m of members) {
+    await assertOutputFree(m.path, force);
+    await assertStillHeld(m.partial, m.path);
+  }
+  const done: { partial: string; path: string }[] = [];
+  try {
+    for (const m of members) {
+      await fs.rename(m.partial, m.path);
+      held.delete(m.partial);
+      done.push(m);
+    }
+  } catch (error) {
+    // Take the set back out of place: its completed shards stay for a resume.
+    for (const m of done.reverse()) await fs.rename(m.path, m.partial).catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * The refusal of a resume whose source changed since the partial output was
+ * written (`source_identity.ts`): what was committed came from other bytes.
+ *
+ * @param output The output.
+ * @param partial The partial file (or set journal) written from the old source.
+ * @returns The error to throw.
+ */
+export function sourceChangedError(output: string, partial: string): UsageError {
+  return new UsageError(
+    `Cannot resume "${output}": its source changed since "${partial}" was written (a source file was modified, replaced or moved), so the committed tensors came from other bytes; run with force: true to start over`,
+  );
 }
 
 /**

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { dirname, resolve } from "../runtime/path.ts";
+import { checkOutputPaths, type PlannedOutput } from "../io/output_paths.ts";
 import { DTYPES, elementCount } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
 import { AprSink } from "../formats/apr/sink.ts";
@@ -250,31 +250,48 @@ export async function convertModel(
 ): Promise<ConvertResult> {
   const format = options.format ?? formatFromPath(output) ?? "apr";
   checkOptions(format, options);
-  if (options.mmproj !== undefined) await checkMmprojOutput(output, options.mmproj, options);
+  // Every output path, before the source is read (one rule: io/output_paths.ts).
+  await checkOutputPaths(plannedOutputs(output, options), {
+    force: options.force === true,
+    ...(typeof source === "string" ? { source } : {}),
+  });
   const result = await convertPart(source, output, options, format, "model");
   if (options.mmproj === undefined) return result;
   // The vision GGUF keeps the source's float types (plus the converter's forced ones).
   // Its notes would repeat the model's (the model's note already names it).
-  const { quantize: _q, imatrix: _i, mmproj, onNote: _n, ...rest } = options;
+  // It is one file whatever the model's shard size (llama.cpp's clip.cpp opens
+  // it with gguf_init_from_file, which joins no split set), written afresh.
+  const {
+    quantize: _q,
+    imatrix: _i,
+    mmproj,
+    onNote: _n,
+    maxShardSize: _m,
+    resume: _r,
+    ...rest
+  } = options;
   return {
     ...result,
     mmproj: await convertPart(source, mmproj, rest, "gguf", "vision"),
   };
 }
 
-/** The vision GGUF's path must differ from the output's and not exist (unless `force`). */
-async function checkMmprojOutput(
-  output: string,
-  mmproj: string,
-  options: ConvertOptions,
-): Promise<void> {
-  if (resolve(mmproj) === resolve(output)) {
-    throw new UsageError(`mmproj: "${mmproj}" is the output itself; name another file`);
-  }
-  await assertFolderExists(mmproj);
-  if (!options.force && await fs.lstat(mmproj).then(() => true, () => false)) {
-    throw new UsageError(`Cannot write "${mmproj}": it exists; add force: true to replace it`);
-  }
+/**
+ * The outputs {@linkcode convertModel} writes for these options: the model
+ * (a file, or a set of shards named after it) and the vision GGUF of `mmproj`.
+ *
+ * @param output The output path.
+ * @param options The conversion's options.
+ * @returns Each output, for `checkOutputPaths`.
+ */
+export function plannedOutputs(output: string, options: ConvertOptions): PlannedOutput[] {
+  const format = options.format ?? formatFromPath(output) ?? "apr";
+  return [
+    { path: output, format, split: options.maxShardSize !== undefined },
+    ...(options.mmproj !== undefined
+      ? [{ path: options.mmproj, role: "mmproj", format: "gguf" }]
+      : []),
+  ];
 }
 
 /**
@@ -323,7 +340,6 @@ async function convertPart(
   opened?: Model,
 ): Promise<ConvertResult> {
   const started = performance.now();
-  await assertFolderExists(output);
   const imatrix = typeof options.imatrix === "string"
     ? await readImportanceMatrix(options.imatrix)
     : options.imatrix;
@@ -453,9 +469,10 @@ async function convertPart(
       if (imatrix !== undefined) warnMissingImportance(h, imatrix, options);
     }));
     // Only a resumable output journals it: the identity of the source's content.
-    const sourceKey = format === "apr" && options.compress !== "lz4"
-      ? await sourceIdentityOf(model)
-      : undefined;
+    const resumable = format === "apr"
+      ? options.compress !== "lz4"
+      : format === "gguf" && options.maxShardSize !== undefined;
+    const sourceKey = resumable ? await sourceIdentityOf(model) : undefined;
     const sink = await createSink(
       format,
       output,
@@ -982,6 +999,7 @@ function createSink(
           maxShardSize: options.maxShardSize,
           resume: options.resume === true,
           ...(options.onWarning !== undefined ? { onWarning: options.onWarning } : {}),
+          ...source,
           planKey: JSON.stringify({
             quantize: options.quantize ?? "none",
             all: options.quantizeAll === true,
@@ -1049,27 +1067,4 @@ function finalizeMetadata(
       controller.enqueue({ type: "header", header });
     },
   });
-}
-
-/**
- * The output's folder must exist, as for `cp`: a mistyped folder is reported
- * rather than created (checked before the source is opened).
- */
-async function assertFolderExists(output: string): Promise<void> {
-  const folder = dirname(output) || ".";
-  // Only "not found" means missing: a permission Deno was not given
-  // (NotCapable) or the OS refused must be reported as what it is.
-  const info = await fs.stat(folder).catch((error) => {
-    if (error instanceof fs.errors.NotFound) return undefined;
-    throw error;
-  });
-  if (info === undefined) {
-    // A missing path is NotFound wherever the library meets one.
-    throw new fs.errors.NotFound(
-      `Cannot write "${output}": the folder "${folder}" does not exist; create it first`,
-    );
-  }
-  if (!info.isDirectory) {
-    throw new UsageError(`Cannot write "${output}": "${folder}" is not a folder`);
-  }
 }

@@ -128,12 +128,17 @@ export async function openModel(
 
 /**
  * Remember the identity of a local source for resume (source_identity.ts):
- * an index or manifest stands for its folder, whose shards it names.
+ * an index or manifest stands for its folder, whose shards it names; one
+ * shard of a set for the set, which is what is read.
  */
 function identified(model: Model, path: string): Model {
   const unix = path.replaceAll("\\", "/");
   const subject = unix.toLowerCase().endsWith(".json") ? posix.dirname(unix) : path;
-  rememberSourceIdentity(model, () => localSourceIdentity(subject));
+  const shards = (model.reader as { shards?: unknown }).shards;
+  const members = subject === path && Array.isArray(shards) && shards.length > 1
+    ? shards as string[]
+    : undefined;
+  rememberSourceIdentity(model, () => localSourceIdentity(subject, members));
   return model;
 }
 

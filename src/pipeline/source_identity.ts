@@ -31,7 +31,7 @@
  */
 
 import { createSha256 } from "../runtime/sha256.ts";
-import { join } from "../runtime/path.ts";
+import { dirname, join } from "../runtime/path.ts";
 import type { Model } from "./model.ts";
 import { type FileInfo, fs } from "../runtime/fs.ts";
 
@@ -80,18 +80,24 @@ function line(name: string, info: FileInfo, real: string): string {
 
 /**
  * The identity of a local file or model folder: a digest over each model
- * file's path, real path, device, inode, size, mtime and ctime.
+ * file's path, real path, device, inode, size, mtime and ctime. A file that
+ * is one shard of a set (a split GGUF set, a sharded APR set) stands for the
+ * whole set, which is read: give its files as `members`.
  *
  * @param path A file or folder.
+ * @param members For a shard: every file of its set, relative to its folder.
  * @returns A sha256 hex digest.
  */
-export async function localSourceIdentity(path: string): Promise<string> {
+export async function localSourceIdentity(
+  path: string,
+  members?: readonly string[],
+): Promise<string> {
   // ctime has whole-second precision here (Deno reports no fraction): a file
   // changed in the current second could change again within it, unseen. So,
   // like git's "racily clean" entries, wait for the next second and look
   // again; after that, any write sets a later ctime.
   for (let round = 0;; round++) {
-    const { digest, newestChange } = await identityOnce(path);
+    const { digest, newestChange } = await identityOnce(path, members);
     const wait = (Math.floor(newestChange / 1000) + 1) * 1000 - Date.now();
     // A wait over a second means a clock set back or a ctime from elsewhere (a network file system): no use waiting.
     if (wait <= 0 || wait > 1000 || round >= MAX_RACY_ROUNDS) return digest;
@@ -102,7 +108,10 @@ export async function localSourceIdentity(path: string): Promise<string> {
 /** Rounds of waiting for a file that keeps changing (then its ctime is taken as it is). */
 const MAX_RACY_ROUNDS = 3;
 
-async function identityOnce(path: string): Promise<{ digest: string; newestChange: number }> {
+async function identityOnce(
+  path: string,
+  members: readonly string[] | undefined,
+): Promise<{ digest: string; newestChange: number }> {
   const hash = createSha256().update("aprkit-source-1\n");
   let newestChange = 0;
   const note = (info: FileInfo): void => {
@@ -110,6 +119,16 @@ async function identityOnce(path: string): Promise<{ digest: string; newestChang
     newestChange = Math.max(newestChange, info.ctime?.getTime() ?? 0);
   };
   const info = await fs.stat(path);
+  if (!info.isDirectory && members !== undefined) {
+    const folder = dirname(path) || ".";
+    for (const name of [...members].sort()) {
+      const full = join(folder, name);
+      const member = await fs.stat(full);
+      note(member);
+      hash.update(line(name, member, await fs.realPath(full))).update("\n");
+    }
+    return { digest: hash.digest("hex"), newestChange };
+  }
   if (!info.isDirectory) {
     note(info);
     hash.update(line("", info, await fs.realPath(path)));

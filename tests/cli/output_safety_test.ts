@@ -17,6 +17,8 @@ import {
   exists,
   listDir,
   runApr,
+  sha256,
+  testdata,
   withTempDir,
 } from "./_run_apr.ts";
 
@@ -158,7 +160,11 @@ Deno.test("a missing or read-only output folder is exit 2 with one line, before 
   await t.step("a name too long, a symlink loop: exit 2 with the OS reason", async () => {
     await withTempDir(async (dir) => {
       const long = join(dir, `${"x".repeat(300)}.apr`);
-      assertOneLineError(await runApr(["import", DEMO_MODEL, "-o", long]), /File name too long/);
+      // Refused by name before any look at the disk (issue 34), with what aprkit adds to it.
+      assertOneLineError(
+        await runApr(["import", DEMO_MODEL, "-o", long]),
+        /its name is too long: .* at most 255/,
+      );
       await Deno.symlink(join(dir, "loop"), join(dir, "loop"));
       const looped = join(dir, "loop", "x.apr");
       for (const args of [["import", DEMO_MODEL], ["convert", DEMO_MODEL]]) {
@@ -223,5 +229,46 @@ Deno.test("Ctrl-C during an export to a non-APR format removes the partial and s
     equal(s.code, 130);
     match(await stderr, /interrupted; nothing was kept \(no partial file is left\)/);
     equal((await listDir(dir)).filter((f) => f.startsWith("big.gguf")).length, 0);
+  });
+});
+
+Deno.test("--force never replaces a file of the source, whichever output names it (issue 34)", async () => {
+  await withTempDir(async (dir) => {
+    const source = testdata("gguf/tiny-llama-f32.gguf");
+    const run = await runApr([
+      "convert",
+      source,
+      "-o",
+      join(dir, "s.gguf"),
+      "--max-shard-size",
+      "2MB",
+    ]);
+    equal(run.code, 0, run.stderr);
+    const before = await listDir(dir);
+    const hashes = await Promise.all(before.map((n) => sha256(join(dir, n))));
+    const shard = (i: number) => join(dir, `s-0000${i}-of-00005.gguf`);
+    const cases: [string[], RegExp][] = [
+      // The output is another shard of the set the source shard stands for.
+      [
+        ["convert", shard(2), "-o", shard(3), "--force"],
+        /"[^"]*s-00003-of-00005\.gguf": it is a file of the source/,
+      ],
+      // A split output whose shards would be the source's.
+      [
+        ["convert", shard(1), "-o", join(dir, "s.gguf"), "--max-shard-size", "2MB", "--force"],
+        /"[^"]*s-0000\d-of-00005\.gguf": it is a file of the source/,
+      ],
+      // The source itself, through a linked folder.
+      [
+        ["import", shard(1), "-o", join(dir, "alias", "s-00004-of-00005.gguf"), "--force"],
+        /it is a file of the source/,
+      ],
+    ];
+    await Deno.symlink(dir, join(dir, "alias"));
+    for (const [args, message] of cases) {
+      assertOneLineError(await runApr([...args, "--quiet"]), message);
+      deepEqual(await listDir(dir), [...before, "alias"].sort());
+      deepEqual(await Promise.all(before.map((n) => sha256(join(dir, n)))), hashes);
+    }
   });
 });

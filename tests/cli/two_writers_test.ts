@@ -6,12 +6,22 @@
  * never renames a partial that is not the file it wrote.
  */
 
-import { equal, ok, rejects } from "node:assert/strict";
+import { deepEqual, equal, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import { UsageError } from "../../src/errors.ts";
 import { AprSink } from "../../src/formats/apr/sink.ts";
+import { SplitGgufSink } from "../../src/formats/gguf/split_sink.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
-import { assertOneLineError, DEMO_MODEL, exists, runApr, withTempDir } from "./_run_apr.ts";
+import {
+  assertOneLineError,
+  DEMO_MODEL,
+  exists,
+  listDir,
+  runApr,
+  sha256,
+  testdata,
+  withTempDir,
+} from "./_run_apr.ts";
 
 Deno.test("a second import onto an output being written is refused at once, --force too", async () => {
   await withTempDir(async (dir) => {
@@ -109,5 +119,101 @@ Deno.test("a partial replaced behind a run's back is never renamed into place", 
     await rejects(writer.close(), /was replaced or removed by another process/);
     equal(await exists(out), false, "nothing renamed");
     await model.close();
+  });
+});
+
+/** Every file of `dir` but the folder `ref/`, with its SHA-256: what a refused run must not change. */
+async function filesOf(dir: string): Promise<Record<string, string>> {
+  const found: Record<string, string> = {};
+  for (const name of await listDir(dir)) {
+    if (name !== "ref") found[name] = await sha256(join(dir, name));
+  }
+  return found;
+}
+
+/**
+ * Issue 34 item 1: the split GGUF writer in `dir/q.gguf` of the tiny
+ * model, paused once its first two shards are complete, and its set written
+ * without a pause in `dir/ref/` for comparison.
+ */
+async function pausedSplitWriter(dir: string): Promise<{
+  out: string;
+  source: string;
+  resume: () => Promise<void>;
+}> {
+  const source = testdata("gguf/tiny-llama-f32.gguf");
+  const maxShardSize = 2_000_000;
+  await Deno.mkdir(join(dir, "ref"));
+  const whole = await openModel(source);
+  await whole.chunks().pipeTo(
+    await SplitGgufSink.create(join(dir, "ref", "q.gguf"), { maxShardSize }),
+  );
+  await whole.close();
+  const out = join(dir, "q.gguf");
+  const model = await openModel(source);
+  const writer = (await SplitGgufSink.create(out, { maxShardSize })).getWriter();
+  const chunks = model.chunks().getReader();
+  const journal = `${out}.partial.journal`;
+  const completed = async () =>
+    await exists(journal) && (await Deno.readTextFile(journal)).split('"shard"').length - 1;
+  while ((await completed() || 0) < 2) await writer.write((await chunks.read()).value!);
+  return {
+    out,
+    source,
+    resume: async () => {
+      for (let r = await chunks.read(); !r.done; r = await chunks.read()) {
+        await writer.write(r.value);
+      }
+      await writer.close();
+      await model.close();
+    },
+  };
+}
+
+Deno.test("a second writer on a split GGUF set being written is refused at once, with other options or the same; the first publishes its own set", async () => {
+  await withTempDir(async (dir) => {
+    const { out, source, resume } = await pausedSplitWriter(dir);
+    const journal = `${out}.partial.journal`;
+    const before = await filesOf(dir);
+    for (
+      const extra of [
+        ["--max-shard-size", "2MB", "--quantize", "f16", "--force"],
+        ["--max-shard-size", "3MB", "--force"],
+        ["--max-shard-size", "2MB", "--force"],
+        ["--max-shard-size", "2MB", "--resume"],
+      ]
+    ) {
+      const run = await runApr(["convert", source, "-o", out, ...extra]);
+      assertOneLineError(run, `"${journal}": another process is writing it`);
+      deepEqual(await filesOf(dir), before, extra.join(" "));
+    }
+    // A library caller in this process is refused by the sink itself, before it touches the set.
+    for (const options of [{ maxShardSize: 3_000_000, force: true }, { maxShardSize: 2_000_000 }]) {
+      const other = await openModel(source);
+      await rejects(
+        other.chunks().pipeTo(await SplitGgufSink.create(out, options)),
+        (e: Error) =>
+          e instanceof UsageError && e.message.includes("another process is writing it"),
+      );
+      await other.close();
+      deepEqual(await filesOf(dir), before);
+    }
+    // The first writer completes with its own set, whole, and nothing partial left.
+    await resume();
+    const ref = await filesOf(join(dir, "ref"));
+    deepEqual(await filesOf(dir), ref);
+  });
+});
+
+Deno.test("a split GGUF set whose shard was replaced behind the writer's back is not published, not even in part", async () => {
+  await withTempDir(async (dir) => {
+    const { out, resume } = await pausedSplitWriter(dir);
+    // Someone ignoring the lock replaces the second completed shard.
+    const second = `${dir}/q-00002-of-00005.gguf.partial`;
+    await Deno.remove(second);
+    await Deno.writeTextFile(second, "someone else's shard");
+    await rejects(resume(), /was replaced or removed by another process/);
+    for (const name of await listDir(dir)) ok(!/^q-\d{5}-of-\d{5}\.gguf$/.test(name), name);
+    equal(await exists(out), false);
   });
 });

@@ -14,7 +14,7 @@
 import assert from "node:assert/strict";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
 import type { QuantizeTarget } from "../../src/quant/plan_quantization.ts";
-import { runApr, testdata, withTempDir } from "../cli/_run_apr.ts";
+import { runApr, sha256, testdata, withTempDir } from "../cli/_run_apr.ts";
 import { llamaLogProbs } from "./_llama_judge.ts";
 import {
   fail,
@@ -314,7 +314,7 @@ Deno.test("multimodal: --mmproj is refused, with no file, where aprkit writes no
           "--mmproj",
           `${dir}/out/m.gguf`,
         ],
-        /output itself/,
+        /same file as the output/,
       ],
     ];
     // A checkpoint without preprocessor_config.json: refused before the text GGUF is written.
@@ -378,5 +378,93 @@ Deno.test("multimodal: Llama 4's text GGUF at BF16 and Q8_0 equals the converter
         });
       }
     }
+  });
+});
+
+Deno.test("multimodal: every --mmproj path is checked, resolved, before the model is written (issue 34)", async (t) => {
+  await withTempDir(async (dir) => {
+    const source = await copyCheckpoint(`${DIR}/hf/gemma3-t4`, `${dir}/src`);
+    const shard = `${source}/model-00002-of-00007.safetensors`;
+    const shardBytes = await sha256(shard);
+    const out = `${dir}/out`;
+    await Deno.mkdir(out);
+    await Deno.mkdir(`${out}/folder`);
+    await Deno.symlink(`${dir}/victim`, `${out}/link.gguf`);
+    await Deno.writeTextFile(`${dir}/victim`, "precious");
+    await Deno.symlink(out, `${dir}/alias`);
+    const planted = ["folder", "link.gguf"];
+    const cases: [string, string, string[], RegExp][] = [
+      [
+        "an alias of the output through a linked folder",
+        `${dir}/alias/m.gguf`,
+        ["--force"],
+        /\(mmproj\): it is the same file as the output/,
+      ],
+      [
+        "a folder",
+        `${out}/folder`,
+        [],
+        /folder": it is a directory; only a regular file is replaced/,
+      ],
+      [
+        "a folder, --force",
+        `${out}/folder`,
+        ["--force"],
+        /it is a directory; only a regular file is replaced/,
+      ],
+      [
+        "a symbolic link, --force",
+        `${out}/link.gguf`,
+        ["--force"],
+        /it is a symbolic link; only a regular file is replaced/,
+      ],
+      ["/dev/null, --force", "/dev/null", ["--force"], /"\/dev\/null": it is not a regular file/],
+      ["an empty name", "", [], /"" \(mmproj\): it names no file/],
+      ["a name too long", `${out}/${"v".repeat(250)}.gguf`, [], /\(mmproj\): its name is too long/],
+      [
+        "a shard of the source, --force",
+        shard,
+        ["--force"],
+        /\(mmproj\): it is a file of the source/,
+      ],
+    ];
+    for (const [name, mmproj, extra, message] of cases) {
+      await t.step(name, async () => {
+        await assertRefused(
+          ["convert", source, "-o", `${out}/m.gguf`, "--mmproj", mmproj, ...extra],
+          message,
+        );
+        // Nothing written: the model is not published before the vision GGUF's path is known good.
+        assert.deepEqual([...Deno.readDirSync(out)].map((e) => e.name).sort(), planted);
+        assert.equal(await Deno.readTextFile(`${dir}/victim`), "precious");
+        assert.equal(await sha256(shard), shardBytes);
+      });
+    }
+  });
+});
+
+Deno.test("multimodal: --mmproj with --max-shard-size writes the vision GGUF as one file, the one the summary names", async () => {
+  await withTempDir(async (dir) => {
+    const source = `${DIR}/hf/gemma3-t4`;
+    await convertModel(source, `${dir}/whole.gguf`, { mmproj: `${dir}/whole-mm.gguf` });
+    await Deno.mkdir(`${dir}/out`);
+    const run = await runApr([
+      "convert",
+      source,
+      "-o",
+      `${dir}/out/m.gguf`,
+      "--mmproj",
+      `${dir}/out/mm.gguf`,
+      "--max-shard-size",
+      "2MB",
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, new RegExp(`wrote ${dir}/out/mm\\.gguf: vision GGUF`));
+    // llama.cpp's clip.cpp opens the projector with gguf_init_from_file: one file, as without the flag.
+    assert.deepEqual([...Deno.readDirSync(`${dir}/out`)].map((e) => e.name).sort(), [
+      "m-00001-of-00001.gguf",
+      "mm.gguf",
+    ]);
+    assert.equal(await sha256(`${dir}/out/mm.gguf`), await sha256(`${dir}/whole-mm.gguf`));
   });
 });

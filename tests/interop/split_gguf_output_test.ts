@@ -11,7 +11,16 @@
 
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
-import { DEMO_MODEL, runApr, sha256, testdata, withTempDir } from "../cli/_run_apr.ts";
+import {
+  assertOneLineError,
+  DEMO_MODEL,
+  f32Safetensors,
+  listDir,
+  runApr,
+  sha256,
+  testdata,
+  withTempDir,
+} from "../cli/_run_apr.ts";
 import { llamaGenerate } from "./_llama_judge.ts";
 
 const REFERENCE = JSON.parse(
@@ -79,11 +88,14 @@ Deno.test("llama.cpp loads a split export from its first shard and generates as 
 });
 
 /**
- * In `dir`: the uninterrupted split export of the tiny model in `ref/`, and
- * the same export to `q.gguf` stopped once its first two shards are complete.
+ * In `dir`: the uninterrupted split export of the tiny model (or `source`)
+ * in `ref/`, and the same export to `q.gguf` stopped once its first two
+ * shards are complete.
  */
-async function referenceAndTwoShards(dir: string): Promise<{ source: string; out: string }> {
-  const source = testdata("gguf/tiny-llama-f32.gguf");
+async function referenceAndTwoShards(
+  dir: string,
+  source = testdata("gguf/tiny-llama-f32.gguf"),
+): Promise<{ source: string; out: string }> {
   await Deno.mkdir(`${dir}/ref`);
   await convertModel(source, `${dir}/ref/q.gguf`, { maxShardSize: 2_000_000 });
   const abort = new AbortController();
@@ -162,5 +174,116 @@ Deno.test("a completed shard changed between runs is written again on resume, an
     equal(warnings.length, 1, warnings.join("\n"));
     match(warnings[0]!, /q-00002-of-00005\.gguf\.partial" changed .*SHA-256.*: writing it again$/);
     await assertSetAsReference(dir);
+  });
+});
+
+Deno.test("--resume of a split export from a changed source is refused, the completed shards kept", async () => {
+  await withTempDir(async (dir) => {
+    // Issue 34 item 1: the journal records the source's identity, as an APR import's does.
+    const copy = `${dir}/src.gguf`;
+    await Deno.copyFile(testdata("gguf/tiny-llama-f32.gguf"), copy);
+    const { source, out } = await referenceAndTwoShards(dir, copy);
+    // One byte of tensor data rewritten in place: same size, same header.
+    const file = await Deno.open(source, { read: true, write: true });
+    const at = (await file.stat()).size - 3;
+    await file.seek(at, Deno.SeekMode.Start);
+    await file.write(new Uint8Array([0x5a]));
+    file.close();
+    await convertModel(source, out, { maxShardSize: 2_000_000, resume: true }).then(
+      () => ok(false, "resumed from a changed source"),
+      (e) =>
+        match(
+          (e as Error).message,
+          /its source changed since ".*q\.gguf\.partial\.journal" was written/,
+        ),
+    );
+    const run = await runApr(["convert", source, "-o", out, "--max-shard-size", "2MB", "--resume"]);
+    assertOneLineError(run, /its source changed since .* run with --force to start over/);
+    deepEqual(await listDir(dir), [
+      "q-00001-of-00005.gguf.partial",
+      "q-00002-of-00005.gguf.partial",
+      "q.gguf.partial.journal",
+      "ref",
+      "src.gguf",
+    ]);
+    // --force starts over from the source as it now is.
+    const forced = await runApr([
+      "convert",
+      source,
+      "-o",
+      out,
+      "--max-shard-size",
+      "2MB",
+      "--force",
+    ]);
+    equal(forced.code, 0, forced.stderr);
+    for await (const e of Deno.readDir(dir)) ok(!e.name.includes("partial"), e.name);
+  });
+});
+
+Deno.test("a shard size that makes more than 1000 shards is refused before anything is written", async () => {
+  await withTempDir(async (dir) => {
+    // 1,001 one-value tensors: --max-shard-size 1 would write 1,001 files.
+    const tensors: Record<string, Float32Array> = {};
+    for (let i = 0; i < 1001; i++) tensors[`t${i}`] = new Float32Array([i]);
+    await Deno.writeFile(`${dir}/many.safetensors`, f32Safetensors(tensors));
+    const args = ["convert", `${dir}/many.safetensors`, "-o", `${dir}/x.gguf`, "--keep-names"];
+    const started = performance.now();
+    assertOneLineError(
+      await runApr([...args, "--max-shard-size", "1"]),
+      /"[^"]*x\.gguf": 1001 shards of at most 1 bytes; aprkit writes at most 1000 .*give a shard size of at least 64 bytes$/,
+    );
+    ok(performance.now() - started < 20_000, "refused at once");
+    deepEqual(await listDir(dir), ["many.safetensors"]);
+    // The size it names is enough.
+    const run = await runApr([...args, "--max-shard-size", "64", "--quiet"]);
+    equal(run.code, 0, run.stderr);
+    equal((await listDir(dir)).filter((n) => n.startsWith("x-")).length, 501);
+  });
+});
+
+Deno.test("split output names past the 255-byte file name limit are refused up front, nothing left", async () => {
+  await withTempDir(async (dir) => {
+    const source = testdata("gguf/tiny-llama-f32.gguf");
+    // 235 bytes + "-00001-of-00005.gguf.partial" is 263: the shards' partial names do not fit.
+    const out = `${dir}/${"é".repeat(115)}abcde.gguf`;
+    const run = await runApr(["convert", source, "-o", out, "--max-shard-size", "2MB"]);
+    assertOneLineError(
+      run,
+      /its name is too long: .*-00001-of-00001\.gguf\.partial.* 263 bytes.* at most 255/,
+    );
+    deepEqual(await listDir(dir), []);
+  });
+});
+
+Deno.test("a second split set of another shard size beside an old one is refused without --force; with it, the old set goes", async () => {
+  await withTempDir(async (dir) => {
+    const source = testdata("gguf/tiny-llama-f32.gguf");
+    const out = `${dir}/q.gguf`;
+    await convertModel(source, out, { maxShardSize: 2_000_000 });
+    const old = await listDir(dir);
+    equal(old.length, 5);
+    const run = await runApr(["convert", source, "-o", out, "--max-shard-size", "3MB"]);
+    assertOneLineError(
+      run,
+      /"[^"]*q\.gguf": another split set of it exists \("q-00001-of-00005\.gguf", 5 file\(s\)\).* use --force to replace it/,
+    );
+    deepEqual(await listDir(dir), old);
+    const forced = await runApr([
+      "convert",
+      source,
+      "-o",
+      out,
+      "--max-shard-size",
+      "3MB",
+      "--force",
+    ]);
+    equal(forced.code, 0, forced.stderr);
+    const now = await listDir(dir);
+    ok(now.every((n) => /^q-\d{5}-of-00003\.gguf$/.test(n)), now.join());
+    // The one set left reads as the unsplit model.
+    await convertModel(source, `${dir}/one.gguf`);
+    const diff = await runApr(["diff", `${dir}/q-00001-of-00003.gguf`, `${dir}/one.gguf`]);
+    equal(diff.code, 0, diff.stdout + diff.stderr);
   });
 });

@@ -12,7 +12,8 @@
 
 import assert from "node:assert/strict";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
-import { withTempDir } from "../cli/_run_apr.ts";
+import { ggufTemplateName } from "../../src/formats/safetensors/hf_tokenizer_gguf.ts";
+import { assertOneLineError, runApr, withTempDir } from "../cli/_run_apr.ts";
 import { readGgufFile } from "./_files.ts";
 import { writeCodeLlamaCase, writeCompanionsCase } from "./_tokenizer_companions_case.ts";
 
@@ -91,4 +92,37 @@ Deno.test("CodeLlama's vocab_size (32016): the converter's EOT id 32010 and noth
     }
     assert.deepEqual(got, expected.codellama);
   });
+});
+
+Deno.test("two chat templates gguf-py would key alike are refused in one line, nothing written (issue 34)", async (t) => {
+  // gguf-py keys each name with every character but A-Z, a-z, 0-9 as "_",
+  // per code point (Python iterates a str so): one emoji is one "_".
+  assert.equal(ggufTemplateName("tool use"), "tool_use");
+  assert.equal(ggufTemplateName("a\u{1F600}b"), "a_b");
+  const cases: [string, RegExp][] = [
+    [
+      "tool use.jinja",
+      /"[^"]*tool_use\.jinja": its template name becomes "tool_use" in GGUF, as "tool use\.jinja"'s does/,
+    ],
+    [
+      "default.jinja",
+      /"[^"]*default\.jinja": its template name becomes "default" in GGUF, as "chat_template\.jinja"'s does/,
+    ],
+  ];
+  for (const [extra, message] of cases) {
+    await t.step(extra, async () => {
+      await withTempDir(async (dir) => {
+        await writeCompanionsCase(`${dir}/case`);
+        await Deno.writeTextFile(`${dir}/case/additional_chat_templates/${extra}`, "{{ x }}");
+        await Deno.mkdir(`${dir}/out`);
+        for (const out of ["m.gguf", "m.apr"]) {
+          assertOneLineError(
+            await runApr(["convert", `${dir}/case`, "-o", `${dir}/out/${out}`]),
+            message,
+          );
+        }
+        assert.deepEqual([...Deno.readDirSync(`${dir}/out`)], []);
+      });
+    });
+  }
 });

@@ -9,8 +9,15 @@
 import { equal, match, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import { UsageError } from "../../src/errors.ts";
-import { importModel } from "../../src/pipeline/convert_model.ts";
-import { assertOneLineError, DEMO_MODEL, exists, runApr, withTempDir } from "../cli/_run_apr.ts";
+import { convertModel, importModel } from "../../src/pipeline/convert_model.ts";
+import {
+  assertOneLineError,
+  DEMO_MODEL,
+  exists,
+  runApr,
+  testdata,
+  withTempDir,
+} from "../cli/_run_apr.ts";
 
 const SHARD = "model-00002-of-00002.safetensors";
 
@@ -93,5 +100,31 @@ Deno.test("--resume from the unchanged source continues (the identity is stable)
     const [a, b] = await Promise.all([Deno.readFile(out), Deno.readFile(fresh)]);
     equal(a.length, b.length);
     ok(a.every((x, i) => x === b[i]), "the resumed output is byte-identical to a fresh one");
+  });
+});
+
+Deno.test("--resume of an import from one shard of a split GGUF set sees a change to another shard of the set", async () => {
+  await withTempDir(async (dir) => {
+    // The set is what is read, whichever shard names it (issue 34 item 1).
+    await convertModel(testdata("gguf/tiny-llama-f32.gguf"), join(dir, "set.gguf"), {
+      maxShardSize: 2_000_000,
+    });
+    const source = join(dir, "set-00001-of-00005.gguf");
+    const out = join(dir, "m.apr");
+    const stop = new AbortController();
+    await rejects(importModel(source, out, {
+      commitBytes: 1,
+      signal: stop.signal,
+      onProgress: (e) => {
+        if (e.phase === "write" && e.itemsDone >= 2) stop.abort(new Error("stopped"));
+      },
+    }));
+    ok(await exists(`${out}.partial.journal`));
+    await rewriteInPlace(join(dir, "set-00004-of-00005.gguf"), true);
+    await rejects(
+      importModel(source, out, { resume: true }),
+      /its source changed since ".*m\.apr\.partial" was written/,
+    );
+    ok(await exists(`${out}.partial`), "the partial is kept for the user to decide");
   });
 });

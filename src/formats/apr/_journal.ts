@@ -19,6 +19,7 @@
  */
 
 import { UsageError } from "../../errors.ts";
+import { sourceChangedError } from "../../io/partial_file.ts";
 import type { AprLayout } from "./layout.ts";
 
 /** Journal format version; part of the plan hash, so older journals are not resumed. */
@@ -119,9 +120,7 @@ export function parseJournal(
   // The same plan from changed bytes (a shard rewritten in place, same size
   // and header): what was committed came from other content.
   if (source !== undefined && (recorded as { source?: unknown }).source !== source) {
-    throw new UsageError(
-      `Cannot resume "${output}": its source changed since "${partialPath}" was written (a source file was modified, replaced or moved), so the committed tensors came from other bytes; run with force: true to start over`,
-    );
+    throw sourceChangedError(output, partialPath);
   }
   const claims = new Map<number, JournalCommit>();
   for (const line of lines.slice(1)) {

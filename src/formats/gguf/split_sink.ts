@@ -8,13 +8,17 @@
  * The header chunk fixes the whole plan — which tensors go to which shard,
  * every shard's header bytes — before the first byte is written, so the
  * output stays one pass. Shards are written to `SHARD.partial` and renamed
- * into place together once all are complete. With `resume`, a journal
- * (`OUT.partial.journal`) records each completed shard and its SHA-256
- * (hashed as it is written, not read back); a resumed run with the same plan
+ * into place together once all are complete, all or none
+ * (`renameSetIntoPlace`). The journal (`OUT.partial.journal`) is the set's
+ * lock for the whole run (`io/set_journal.ts`): a second run on the same set
+ * is refused before it touches anything. It records the identity of the
+ * source (`sourceKey`) and each completed shard with its SHA-256 (hashed as
+ * it is written, not read back); a resumed run with the same plan and source
  * hashes each recorded shard again and keeps those that match, skipping their
  * tensors. A shard changed since (same size or not) is written again, and
  * said so in one line (`onWarning`): a set silently mixing it in would load
- * and compute wrong. Hashing costs a resume about a second per GB kept
+ * and compute wrong. A resume from a changed source is refused, as the APR
+ * sink refuses it. Hashing costs a resume about a second per GB kept
  * (node:crypto: 0.6-0.9 GB/s read from disk on a busy 2-core machine,
  * ~1.5 GB/s idle) before it writes, which is acceptable once per resume.
  * The APR sink checks what it keeps too (CRCs, `apr/_commit_verifier.ts`).
@@ -25,19 +29,22 @@
 import { createSha256, type Sha256 } from "../../runtime/sha256.ts";
 import { hashFile } from "../../io/hash_file.ts";
 import { UsageError } from "../../errors.ts";
-import { assertOutputFree, pathExists } from "../../io/fs_paths.ts";
+import { assertOutputFree, removeIfExists } from "../../io/fs_paths.ts";
 import {
-  assertRegularFile,
   discardFile,
   isBadInput,
-  renameIntoPlace,
+  renameSetIntoPlace,
+  sealHeld,
+  sourceChangedError,
 } from "../../io/partial_file.ts";
+import { SetJournal } from "../../io/set_journal.ts";
+import { basename, dirname, join } from "../../runtime/path.ts";
 import { storageFailure } from "../../io/storage_errors.ts";
 import type { ModelChunk, ModelHeader, TensorEntry } from "../../tensor.ts";
 import { GgufValueType } from "./header.ts";
 import type { GgufSinkOptions } from "./sink.ts";
 import { checkExportOptions, createHeadedFile, ExportOrder, planGgufExport } from "./_export.ts";
-import { ggufSplitPath } from "./split.ts";
+import { ggufSplitPath, parseGgufSplitPath } from "./split.ts";
 import { GGUF_MAX_SPLITS, GGUF_SPLIT_KEYS } from "./split.ts";
 import { encodeGgufHeader, type GgufKvInput, type GgufLayout } from "./writer.ts";
 import { fs, type RuntimeFile } from "../../runtime/fs.ts";
@@ -56,9 +63,24 @@ export interface SplitGgufSinkOptions extends GgufSinkOptions {
   resume?: boolean;
   /** Options that shaped the input, folded into the plan a resume must match. @default {""} */
   planKey?: string;
+  /**
+   * The identity of the source's content (`source_identity.ts`), journaled
+   * so that a resume from changed source bytes is refused.
+   * @default {undefined} (not checked)
+   */
+  sourceKey?: string;
   /** Told, in one line each, of a completed shard a resume writes again (it changed since). */
   onWarning?: (message: string) => void;
 }
+
+/**
+ * Most shards aprkit writes in one set. `split.count` is a u16 (65,535), but
+ * llama.cpp's loader keeps every shard of a set open while it loads, so a set
+ * of more shards than the usual open-file limit (1,024 per process) does not
+ * load; and a shard size that makes more is a mistyped size (`1` for `1GB`),
+ * which would otherwise write hundreds of files a second before anyone notices.
+ */
+export const GGUF_MAX_WRITTEN_SPLITS = 1000;
 
 /** Zeros fed to a shard's hash for the padding between its tensors (the file's bytes there). */
 const ZEROS = new Uint8Array(64 * 1024);
@@ -99,6 +121,22 @@ export function planGgufSplit(
   });
   shards.push([start, byteLengths.length]);
   return shards;
+}
+
+/**
+ * The smallest shard size that splits these tensors into at most
+ * {@linkcode GGUF_MAX_WRITTEN_SPLITS} shards (tensors stay whole, so it is
+ * searched for: fewer shards never need a smaller size).
+ */
+function smallestShardSize(byteLengths: readonly number[], alignment: number): number {
+  let low = 1;
+  let high = byteLengths.reduce((n, b) => n + Math.ceil(b / alignment) * alignment, 0) || 1;
+  while (low < high) {
+    const mid = Math.floor((low + high) / 2);
+    if (planGgufSplit(byteLengths, mid, alignment).length <= GGUF_MAX_WRITTEN_SPLITS) high = mid;
+    else low = mid + 1;
+  }
+  return low;
 }
 
 /** One planned shard. */
@@ -167,7 +205,9 @@ class SplitWriter {
   #path: string;
   #options: SplitGgufSinkOptions & { alignment: number };
   #order: ExportOrder;
-  #journal: string;
+  #journalPath: string;
+  /** The set's journal and lock, held from planning until the set is published or given up. */
+  #journal: SetJournal | undefined;
   #plan = "";
   #current = -1;
   /** The partial file the tensor in hand goes to, for failure messages. */
@@ -177,14 +217,12 @@ class SplitWriter {
   #hash: Sha256 | undefined;
   #hashedTo = 0;
   #failed = false;
-  /** This run wrote the journal: the set's partial files are its own. */
-  #owned = false;
 
   constructor(path: string, options: SplitGgufSinkOptions & { alignment: number }) {
     this.#path = path;
     this.#options = options;
     this.#order = new ExportOrder(path, options.onProgress);
-    this.#journal = `${path}.partial.journal`;
+    this.#journalPath = `${path}.partial.journal`;
   }
 
   resumedTotals(): { shards: number; tensors: number; bytes: number } {
@@ -222,10 +260,14 @@ class SplitWriter {
       this.#options.maxShardSize,
       alignment,
     );
-    if (ranges.length > GGUF_MAX_SPLITS) {
+    if (ranges.length > GGUF_MAX_WRITTEN_SPLITS) {
+      // Before any file of the set is touched (a u16 split.count allows 65,535).
       throw new UsageError(
         `Cannot write "${this.#path}": ${ranges.length} shards of at most ${this.#options.maxShardSize} bytes; ` +
-          `a split GGUF set holds at most ${GGUF_MAX_SPLITS} (split.count is a u16)`,
+          `aprkit writes at most ${GGUF_MAX_WRITTEN_SPLITS} (llama.cpp keeps every shard open while it loads; ` +
+          `split.count allows ${GGUF_MAX_SPLITS}): give a shard size of at least ${
+            smallestShardSize(header.tensors.map((t) => t.byteLength), alignment)
+          } bytes`,
       );
     }
     const prefix = this.#path.replace(/\.gguf$/i, "");
@@ -256,15 +298,19 @@ class SplitWriter {
     }
     this.#plan = hash.digest("hex");
     for (const s of this.shards) await assertOutputFree(s.path, this.#options.force);
-    if (this.#options.resume === true) await this.#readJournal();
-    else await discardFile(this.#journal);
-    await fs.writeTextFile(
-      this.#journal,
-      `${JSON.stringify({ plan: this.#plan })}\n${
+    if (this.#options.force !== true) await this.#assertNoOtherSet(prefix, count);
+    // The set's lock, before any file of it is touched (a second run is refused here).
+    const found = this.#options.resume === true
+      ? await SetJournal.resume(this.#journalPath, this.#path)
+      : undefined;
+    this.#journal = found?.journal ?? await SetJournal.create(this.#journalPath);
+    if (found !== undefined) await this.#readJournal(found.text);
+    const source = this.#options.sourceKey;
+    await this.#journal.rewrite(
+      `${JSON.stringify({ plan: this.#plan, ...(source === undefined ? {} : { source }) })}\n${
         [...this.resumed].map((i) => shardLine(i, this.#kept.get(i)!)).join("")
       }`,
     );
-    this.#owned = true;
     for (const i of this.resumed) {
       const s = this.shards[i]!;
       this.#order.bytesDone += header.tensors.slice(s.first, s.end)
@@ -274,25 +320,44 @@ class SplitWriter {
   }
 
   /**
-   * Shards the journal of a previous run with the same plan records complete,
-   * whose files still have the recorded size and SHA-256; any other shard
-   * recorded is said to be written again.
+   * Another split set of this output with another shard count (an earlier
+   * run with another shard size): a second set beside it would make neither
+   * load as one model, so it is replaced only with `force`.
    */
-  async #readJournal(): Promise<void> {
-    if (!(await pathExists(this.#journal))) return;
-    await assertRegularFile(this.#journal);
-    const lines = (await fs.readTextFile(this.#journal)).split("\n").filter((l) => l !== "");
-    let plan: unknown;
-    try {
-      plan = (JSON.parse(lines[0] ?? "null") as { plan?: unknown } | null)?.plan;
-    } catch {
-      plan = undefined;
+  async #assertNoOtherSet(prefix: string, count: number): Promise<void> {
+    const other = await otherSetShards(prefix, count);
+    if (other.length > 0) {
+      throw new UsageError(
+        `Cannot write "${this.#path}": another split set of it exists ("${
+          other[0]
+        }", ${other.length} file(s)); a second set beside it would make neither load; use force: true to replace it`,
+      );
     }
-    if (plan !== this.#plan) {
+  }
+
+  /**
+   * Shards the journal of a previous run with the same plan and source
+   * records complete, whose files still have the recorded size and SHA-256;
+   * any other shard recorded is said to be written again.
+   */
+  async #readJournal(text: string): Promise<void> {
+    const lines = text.split("\n").filter((l) => l !== "");
+    let first: { plan?: unknown; source?: unknown } | null | undefined;
+    try {
+      first = JSON.parse(lines[0] ?? "null") as typeof first;
+    } catch {
+      first = undefined;
+    }
+    if (first?.plan !== this.#plan) {
       throw new UsageError(
         `Cannot resume "${this.#path}": its partial shards were planned from a different ` +
           "input or options; run without --resume (or with --force) to start over",
       );
+    }
+    // The same plan from changed bytes (a source file rewritten in place).
+    const source = this.#options.sourceKey;
+    if (source !== undefined && first.source !== source) {
+      throw sourceChangedError(this.#path, this.#journalPath);
     }
     for (const line of lines.slice(1)) {
       let record: { shard?: unknown; sha256?: unknown };
@@ -372,18 +437,31 @@ class SplitWriter {
     file.close();
     this.#file = undefined;
     this.#current = -1;
+    await sealHeld(this.shards[index]!.partial);
     this.#hashZerosTo(this.shards[index]!.fileSize);
     const sha256 = this.#hash!.digest("hex");
     this.#hash = undefined;
-    await fs.writeTextFile(this.#journal, shardLine(index, sha256), { append: true });
+    await this.#journal!.append(shardLine(index, sha256));
   }
 
   async finish(): Promise<void> {
     try {
       this.#order.assertComplete();
-      // Every shard is complete: put the set in place together.
-      for (const s of this.shards) await renameIntoPlace(s.partial, s.path, this.#options.force);
-      await discardFile(this.#journal);
+      const journal = this.#journal;
+      if (journal === undefined) {
+        throw new TypeError(`Cannot write "${this.#path}": the stream ended before a header chunk`);
+      }
+      // Still this run's set (nobody removed its lock), then every shard in place, or none.
+      await journal.assertStillHeld(this.#path);
+      await renameSetIntoPlace(this.shards, this.#options.force);
+      this.#journal = undefined;
+      await journal.discard();
+      // With force, an earlier set of another shard count goes: two sets would make neither load.
+      const prefix = this.#path.replace(/\.gguf$/i, "");
+      for (const old of await otherSetShards(prefix, this.shards.length)) {
+        const path = join(dirname(prefix) || ".", old);
+        if ((await fs.lstat(path).catch(() => undefined))?.isFile) await removeIfExists(path);
+      }
     } catch (error) {
       await this.stop(error);
       throw error;
@@ -396,7 +474,8 @@ class SplitWriter {
    * for a `resume`; no final name is ever given to an incomplete set
    * (DESIGN.md §2.3). With nothing completed, nothing is kept; when the
    * input itself is bad (`isBadInput`, as the APR sink decides), nothing is
-   * kept either: a resume would reuse shards written from it.
+   * kept either: a resume would reuse shards written from it. A run that
+   * never held the set's lock touches none of its files.
    *
    * @param reason Why the set stops.
    */
@@ -410,15 +489,42 @@ class SplitWriter {
     }
     this.#file = undefined;
     if (this.#current >= 0) await discardFile(this.shards[this.#current]!.partial);
-    if (this.#owned && isBadInput(reason)) {
+    const journal = this.#journal;
+    this.#journal = undefined;
+    if (journal === undefined) return; // never this run's set
+    if (isBadInput(reason)) {
       for (const s of this.shards) await discardFile(s.partial);
-      await discardFile(this.#journal);
+      await journal.discard();
       return;
     }
-    const completed = await pathExists(this.#journal) &&
-      (await fs.readTextFile(this.#journal)).includes('"shard"');
-    if (!completed) await discardFile(this.#journal);
+    const completed = await fs.readTextFile(journal.path).then(
+      (text) => text.includes('"shard"'),
+      () => false,
+    );
+    if (completed) journal.close();
+    else await journal.discard();
   }
+}
+
+/**
+ * The files of other split sets of `prefix` in its folder: names
+ * `PREFIX-0000i-of-0000N.gguf` with another N than `count`.
+ */
+async function otherSetShards(prefix: string, count: number): Promise<string[]> {
+  const folder = dirname(prefix) || ".";
+  const stem = basename(prefix);
+  const found: string[] = [];
+  try {
+    for await (const entry of fs.readDir(folder)) {
+      const parsed = parseGgufSplitPath(entry.name);
+      if (parsed !== undefined && parsed.prefix === stem && parsed.count !== count) {
+        found.push(entry.name);
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof fs.errors.NotFound)) throw error;
+  }
+  return found.sort();
 }
 
 /** The journal's line for a completed shard. */

@@ -45,7 +45,12 @@
 import { ModelFormatError } from "../../errors.ts";
 import type { ModelMetadata } from "../../tensor.ts";
 import type { ModelFiles } from "../../io/model_files.ts";
-import { ggufTokenizerFields, namedTemplates, specialVocabOf } from "./hf_tokenizer_gguf.ts";
+import {
+  ggufTemplateName,
+  ggufTokenizerFields,
+  namedTemplates,
+  specialVocabOf,
+} from "./hf_tokenizer_gguf.ts";
 import { samplingFromGenerationConfig } from "../../arch/hf_sampling.ts";
 import {
   MAX_SENTENCEPIECE_BYTES,
@@ -680,6 +685,24 @@ async function readAdditionalChatTemplates(
   const paths = [...listing].filter((p) =>
     p.startsWith(folder) && p.endsWith(".jinja") && !p.slice(folder.length).includes("/")
   ).sort();
+  // Two files gguf-py would key alike ("tool use", "tool_use"; "default" is
+  // chat_template.jinja's): it keeps whichever the listing gives last, with
+  // a warning; refused instead, since either choice drops a template.
+  const keyed = new Map<string, string>([["default", `${prefix}chat_template.jinja`]]);
+  for (const path of paths) {
+    const key = ggufTemplateName(path.slice(folder.length, -".jinja".length));
+    const other = keyed.get(key);
+    if (other !== undefined) {
+      throw new ModelFormatError(
+        "chat template",
+        files.locate(path),
+        `its template name becomes "${key}" in GGUF, as "${
+          other.slice(other.lastIndexOf("/") + 1)
+        }"'s does (gguf-py keys templates by name, each character other than A-Z, a-z, 0-9 as "_"), so one would be dropped; rename one of them`,
+      );
+    }
+    keyed.set(key, path);
+  }
   const out: { name: string; template: string }[] = [];
   for (const path of paths) {
     const template = await readCompanion(files, listing, path, MAX_CONFIG_BYTES);

@@ -232,8 +232,26 @@ export function namedTemplates(
   if (t === undefined || typeof t === "string") return t;
   const named: Record<string, string> = {};
   for (const { name, template } of t) {
-    const clean = name.replace(/[^A-Za-z0-9]/g, "_");
+    const clean = ggufTemplateName(name);
     if (clean !== "" && !Object.hasOwn(named, clean)) named[clean] = template;
   }
   return Object.keys(named).length > 0 ? named : undefined;
+}
+
+/**
+ * A chat template's name as gguf-py's `add_chat_template` keys it
+ * (`tokenizer.chat_template.NAME`): each character that is not an ASCII
+ * letter or digit becomes `_` (each code point, as Python iterates a str).
+ *
+ * @example Usage
+ * ```ts
+ * import { ggufTemplateName } from "./hf_tokenizer_gguf.ts";
+ * console.assert(ggufTemplateName("tool use") === "tool_use");
+ * ```
+ *
+ * @param name The template's name (an `additional_chat_templates/NAME.jinja` stem).
+ * @returns The name in the GGUF key.
+ */
+export function ggufTemplateName(name: string): string {
+  return name.replace(/[^A-Za-z0-9]/gu, "_");
 }
