@@ -21,8 +21,10 @@ import {
   convertOpenedModel,
   type ConvertOptions,
   type ConvertResult,
+  plannedOutputs,
   type QuantizeTarget,
 } from "./convert_model.ts";
+import { checkOutputPaths } from "../io/output_paths.ts";
 import { type ModelLocation, openModel } from "./open_model.ts";
 import { sharedModels } from "./shared_reads.ts";
 
@@ -103,6 +105,11 @@ export async function convertModels(
     common.onNote?.(`"${o.output}" was written by an earlier run: kept`);
   }
   if (todo.length === 0) return [];
+  // Every output path by the one rule (io/output_paths.ts), before the source is read.
+  await checkOutputPaths(todo.flatMap((o) => plannedOutputs(o.output, { ...checked, ...o })), {
+    force: common.force === true,
+    ...(typeof source === "string" ? { source } : {}),
+  });
   const format = [...formats][0]!;
   const model = await openModel(source, {
     ...common,

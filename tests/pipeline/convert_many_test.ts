@@ -103,3 +103,20 @@ for (const family of ["gemma2", "qwen2-moe", "phi4"]) {
     }
   });
 }
+
+Deno.test("convertModels checks every output path by the one rule, before reading", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(`${dir}/m-q8_0.gguf`);
+    await rejects(
+      convertModels(MODEL, [
+        { output: `${dir}/m-q4_k_m.gguf`, quantize: "q4_k_m" },
+        { output: `${dir}/m-q8_0.gguf`, quantize: "q8_0" },
+      ], { force: true }),
+      /directory/,
+    );
+    deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["m-q8_0.gguf"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
