@@ -308,7 +308,7 @@ async function convertPart(
     // A family aprkit cannot write as llama.cpp reads it is refused before the output exists.
     const location = typeof source === "string" ? source : model.location;
     if (format === "gguf" && options.keepNames !== true) {
-      assertGgufFamily(model.header.metadata, location);
+      assertGgufFamily(model.header.metadata, location, options.onWarning);
     }
     if (format !== "gguf" && options.keepNames !== true) {
       assertReadsBack(model.header, location, format);

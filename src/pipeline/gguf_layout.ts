@@ -16,7 +16,7 @@
 import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
 import type { Family, MadeTensor } from "../arch/family.ts";
-import { familyGgufPlan, familyGgufRefusal } from "../arch/gguf_plan.ts";
+import { familyGgufPlan, familyGgufRefusal, familyGgufWarnings } from "../arch/gguf_plan.ts";
 import { KvWriter, record } from "../arch/kv.ts";
 import { keptNvfp4Tensors } from "../arch/kept_blocks.ts";
 import { hfToGgufName } from "../arch/names.ts";
@@ -46,11 +46,17 @@ function convertsFromHf(metadata: ModelMetadata): boolean {
  *
  * @param metadata The model's metadata.
  * @param location The source, for the message.
+ * @param onWarning Receives what llama.cpp computes otherwise only past a
+ * context length (the file is written).
  * @throws {UsageError} Naming the architecture and the families aprkit writes,
  * or what of its config llama.cpp could not run.
  * @throws {ModelFormatError} When `config.json` lacks what the family's GGUF needs.
  */
-export function assertGgufFamily(metadata: ModelMetadata, location: string): void {
+export function assertGgufFamily(
+  metadata: ModelMetadata,
+  location: string,
+  onWarning?: (message: string) => void,
+): void {
   if (!convertsFromHf(metadata)) return;
   const family = familyOf(metadata.architecture);
   if (family?.gguf !== undefined) {
@@ -70,6 +76,7 @@ export function assertGgufFamily(metadata: ModelMetadata, location: string): voi
         { cause: error },
       );
     }
+    for (const warning of familyGgufWarnings(metadata)) onWarning?.(`"${location}": ${warning}`);
     return;
   }
   const hf = typeof metadata.hf_architecture === "string" ? ` (${metadata.hf_architecture})` : "";

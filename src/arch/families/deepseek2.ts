@@ -40,6 +40,7 @@ import { type ExpertLayout, type Family, LLAMA_BLOCK, type MadeTensor } from "..
 import { KvWriter } from "../kv.ts";
 import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
 import { columnsAsRows, keepRanges } from "../transforms.ts";
+import { activation, SILU } from "../config_fields.ts";
 
 /** `DeepseekV2Model.set_gguf_parameters`. */
 function writeDeepseek2Kv(w: KvWriter): void {
@@ -248,6 +249,27 @@ export const DEEPSEEK2: Family = {
   name: "deepseek2",
   source: "llama.cpp conversion/deepseek.py DeepseekV2Model; transformers DeepseekV2ForCausalLM, " +
     "DeepseekV3ForCausalLM",
+  configFields: {
+    written: [
+      "first_k_dense_replace",
+      "kv_lora_rank",
+      "moe_intermediate_size",
+      "n_shared_experts",
+      "norm_topk_prob",
+      "q_lora_rank",
+      "qk_nope_head_dim",
+      "qk_rope_head_dim",
+      "routed_scaling_factor",
+      "v_head_dim",
+    ],
+    checked: ["rope_interleave", "topk_method", "scoring_func"],
+    assumed: [activation("hidden_act", SILU)],
+    irrelevant: {
+      num_nextn_predict_layers: "the multi-token-prediction layers, which the converter drops",
+      num_mtp_layers: "the multi-token-prediction layers, which the converter drops",
+      qk_head_dim: "qk_nope_head_dim + qk_rope_head_dim, which are written",
+    },
+  },
   hfArchitectures: ["DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"],
   hfModelTypes: ["deepseek_v2", "deepseek_v3"],
   ggufArchitecture: "deepseek2",

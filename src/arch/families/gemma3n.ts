@@ -21,6 +21,7 @@ import type { Family } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeGemma3Keys } from "./gemma3.ts";
 import { GEMMA2_BLOCK } from "./gemma2.ts";
+import { activation, type ConfigFields, GELU } from "../config_fields.ts";
 
 /** Gemma 3n's block: Gemma 2's, then AltUp, Laurel and the per-layer input. */
 const GEMMA3N_BLOCK: readonly (readonly [string, string])[] = [
@@ -176,10 +177,35 @@ function erfc(x: number): number {
   return Math.exp(-x * x) / Math.sqrt(Math.PI) / f;
 }
 
+/** Gemma 3n: what llama.cpp hard-codes is checked by `unsupported`. */
+const GEMMA3N_FIELDS: ConfigFields = {
+  written: [
+    "final_logit_softcapping",
+    "sliding_window",
+    "layer_types",
+    "vocab_size_per_layer_input",
+  ],
+  checked: [
+    "altup_num_inputs",
+    "altup_active_idx",
+    "laurel_rank",
+    "hidden_size_per_layer_input",
+    "num_kv_shared_layers",
+    "activation_sparsity_pattern",
+  ],
+  assumed: [
+    activation("hidden_activation", GELU, "gelu_pytorch_tanh"),
+    // src/models/gemma3n.cpp always multiplies by altup_correct_scale.
+    { field: "altup_correct_scale", hfDefault: true, llamaCpp: true },
+  ],
+  irrelevant: { altup_coef_clip: "transformers clips the AltUp coefficients in training only" },
+};
+
 /** Gemma 3n, text only (the language model of `Gemma3nForConditionalGeneration`). */
 export const GEMMA3N: Family = {
   name: "gemma3n",
   source: "llama.cpp conversion/gemma.py Gemma3NModel; transformers Gemma3nForCausalLM",
+  configFields: GEMMA3N_FIELDS,
   hfArchitectures: ["Gemma3nForCausalLM"],
   hfModelTypes: ["gemma3n_text", "gemma3n"],
   ggufArchitecture: "gemma3n",
