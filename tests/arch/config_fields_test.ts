@@ -273,3 +273,33 @@ Deno.test("config fields: gpt-oss's untruncated YaRN is written with one warning
   });
   assert.match(published.join(), /apart from 453 tokens on/);
 });
+
+Deno.test("config fields: DeepSeek-V2's group-limited routing, which llama.cpp ranks otherwise, is refused", async () => {
+  assert.equal(await refusal("deepseek2", "deepseek2", {}), undefined);
+  assert.equal(
+    await refusal("deepseek2", "deepseek2", {
+      topk_method: "group_limited_greedy",
+      n_group: 2,
+      topk_group: 1,
+    }),
+    'its config.json has topk_method "group_limited_greedy" with n_group 2 and topk_group 1; ' +
+      "llama.cpp's deepseek2 reads no key for it and picks expert groups as topk_method " +
+      '"noaux_tc" does (by the sum of each group\'s two best scores)',
+  );
+  // Greedy ignores groups; llama.cpp would use the written ones.
+  assert.match(
+    (await refusal("deepseek2", "deepseek2", { n_group: 2, topk_group: 1 }))!,
+    /topk_method "greedy" with n_group 2/,
+  );
+  // Every group kept: no group is left out either way.
+  assert.equal(
+    await refusal("deepseek2", "deepseek2", {
+      topk_method: "group_limited_greedy",
+      n_group: 2,
+      topk_group: 2,
+    }),
+    undefined,
+  );
+  // V3's router is noaux_tc in transformers too.
+  assert.equal(await refusal("deepseek3", "deepseek2", {}), undefined);
+});

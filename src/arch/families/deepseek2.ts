@@ -108,8 +108,20 @@ function unsupported(w: KvWriter): string | undefined {
     return "its config.json has rope_interleave false: llama.cpp's deepseek2 rotates " +
       "adjacent pairs (rope_interleave true, every published DeepSeek model)";
   }
+  // V2's group_limited_greedy ranks groups by their best expert; llama.cpp's
+  // deepseek2 by the sum of their best two (V3's noaux_tc), and with groups
+  // written it always groups, which V2's greedy does not.
+  // Either way only when some groups are left out (topk_group < n_group).
   const v3 = h["model_type"] === "deepseek_v3" ||
     (Array.isArray(h["architectures"]) && h["architectures"][0] === "DeepseekV3ForCausalLM");
+  const method = h["topk_method"] ?? "greedy";
+  const groups = w.num("n_group") ?? 1;
+  const used = w.num("topk_group") ?? groups;
+  if (!v3 && (method === "greedy" || method === "group_limited_greedy") && used < groups) {
+    return `its config.json has topk_method ${JSON.stringify(method)} with n_group ${groups} ` +
+      `and topk_group ${used}; llama.cpp's deepseek2 reads no key for it and picks expert ` +
+      `groups as topk_method "noaux_tc" does (by the sum of each group's two best scores)`;
+  }
   const scoring = expertScoringFunction(w);
   // transformers' DeepSeek-V3 always scores with a sigmoid, V2 with a softmax;
   // llama.cpp reads the converter's expert_gating_func, softmax without it.
