@@ -11,6 +11,8 @@ import assert from "node:assert/strict";
 import { classifiedFields } from "../../src/arch/config_fields.ts";
 import { familyGgufRefusal, familyGgufWarnings } from "../../src/arch/gguf_plan.ts";
 import { FAMILIES } from "../../src/arch/registry.ts";
+import { runApr, withTempDir } from "../cli/_run_apr.ts";
+import { copyCheckpoint } from "../interop/_multimodal.ts";
 
 interface ConfigClass {
   class: string;
@@ -302,4 +304,30 @@ Deno.test("config fields: DeepSeek-V2's group-limited routing, which llama.cpp r
   );
   // V3's router is noaux_tc in transformers too.
   assert.equal(await refusal("deepseek3", "deepseek2", {}), undefined);
+});
+
+Deno.test("config fields: apr convert refuses a hard-coded field in one line, exit 2, no file; warns once for a window", async () => {
+  await withTempDir(async (dir) => {
+    const moe = await copyCheckpoint(`${FIXTURES}qwen3-moe`, `${dir}/moe`, (c) => {
+      c["norm_topk_prob"] = false;
+    });
+    const out = `${dir}/moe.gguf`;
+    const run = await runApr(["convert", moe, "-o", out]);
+    assert.equal(run.code, 2, run.stderr);
+    assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
+    assert.match(run.stderr, /norm_topk_prob false; llama\.cpp's qwen3moe .* as with true/);
+    await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    // APR keeps the config as it is.
+    assert.equal((await runApr(["convert", moe, "-o", `${dir}/moe.apr`])).code, 0);
+
+    const mistral = await copyCheckpoint(`${FIXTURES}mistral`, `${dir}/mistral`, (c) => {
+      c["sliding_window"] = 4096;
+    });
+    const written = await runApr(["convert", mistral, "-o", `${dir}/mistral.gguf`]);
+    assert.equal(written.code, 0, written.stderr);
+    const warned = written.stderr.split("\n").filter((l) => /sliding window/.test(l));
+    assert.equal(warned.length, 1, written.stderr);
+    assert.match(warned[0]!, /4096 tokens .* from a context of 4097 tokens on/);
+    assert.ok((await Deno.stat(`${dir}/mistral.gguf`)).size > 0);
+  });
 });
