@@ -17,7 +17,10 @@
  * @module
  */
 
-import type { Family } from "../family.ts";
+import { type DType, tensorByteLength } from "../../dtype.ts";
+import type { TensorInfo } from "../../tensor.ts";
+import type { Family, MadeTensor } from "../family.ts";
+import { zeroBytes } from "../transforms.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeGemma3Keys } from "./gemma3.ts";
 import { GEMMA2_BLOCK } from "./gemma2.ts";
@@ -201,6 +204,53 @@ const GEMMA3N_FIELDS: ConfigFields = {
   irrelevant: { altup_coef_clip: "transformers clips the AltUp coefficients in training only" },
 };
 
+const Q_PROJ = /^model\.layers\.(\d+)\.self_attn\.q_proj\.weight$/;
+const FLOATS: ReadonlySet<DType> = new Set(["F32", "F16", "BF16"]);
+
+/**
+ * transformers 5 saves no K/V projections or K norm for the layers that reuse
+ * an earlier layer's KV (`num_kv_shared_layers`: from layer 20 of E2B/E4B on),
+ * while the published checkpoints hold them and llama.cpp's gemma3n loads all
+ * three for every layer (a file without them is one it refuses to load). It
+ * reads them only where it computes KV (`hparams.has_kv(il)`), so the missing
+ * ones are written as zeros, shaped as the published ones, in the layer's
+ * Q type; a layer that computes its own KV and lacks them is left to fail.
+ */
+function sharedKvMade(tensors: readonly TensorInfo[], w: KvWriter): MadeTensor[] {
+  const layers = w.num("num_hidden_layers");
+  const shared = w.num("num_kv_shared_layers") ?? 0;
+  const kvHeads = w.num("num_key_value_heads");
+  const headDim = w.num("head_dim");
+  const hidden = w.num("hidden_size");
+  if (
+    layers === undefined || shared <= 0 || kvHeads === undefined || headDim === undefined ||
+    hidden === undefined
+  ) return [];
+  const names = new Set(tensors.map((t) => t.name));
+  const made: MadeTensor[] = [];
+  for (const t of tensors) {
+    const layer = Number(Q_PROJ.exec(t.name)?.[1] ?? -1);
+    if (layer < layers - shared) continue;
+    const dtype = FLOATS.has(t.dtype) ? t.dtype : "F32";
+    const pieces = [
+      ["k_proj", "attn_k", [kvHeads * headDim, hidden]],
+      ["v_proj", "attn_v", [kvHeads * headDim, hidden]],
+      ["k_norm", "attn_k_norm", [headDim]],
+    ] as const;
+    for (const [piece, gguf, shape] of pieces) {
+      if (names.has(`model.layers.${layer}.self_attn.${piece}.weight`)) continue;
+      const byteLength = tensorByteLength(dtype, shape);
+      made.push({
+        info: { name: `blk.${layer}.${gguf}.weight`, dtype, shape: [...shape], byteLength },
+        needs: [],
+        first: true,
+        open: () => zeroBytes(byteLength),
+      });
+    }
+  }
+  return made;
+}
+
 /** Gemma 3n, text only (the language model of `Gemma3nForConditionalGeneration`). */
 export const GEMMA3N: Family = {
   name: "gemma3n",
@@ -218,6 +268,7 @@ export const GEMMA3N: Family = {
   gguf: {
     writeKv: writeGemma3nKv,
     unsupported,
+    made: sharedKvMade,
     // Gemma3NModel.filter_tensors: a parameter ending `_scale` is named as a `.weight`.
     hfName: (name) => name.endsWith("_scale") ? `${name}.weight` : name,
     // The AltUp projections, `model.altup_projections.{0,1,2}.weight`, as one [3, n, n] tensor each.
