@@ -86,6 +86,41 @@ export function assertGgufFamily(
   );
 }
 
+/**
+ * Refuse, when its header passes, a Hugging Face model with no vocabulary for
+ * GGUF output: without `tokenizer.json` or `tokenizer.model` (a folder with
+ * only a `tiktoken.model`, or none) the file would have no
+ * `tokenizer.ggml.*` keys, which llama.cpp cannot run and its converter does
+ * not write. Placed after the other transforms, so what they refuse about
+ * the tensors is said first.
+ *
+ * @param source The source model's metadata.
+ * @param location The source, for the message.
+ * @returns A pass-through that throws {@linkcode UsageError} at a header
+ * without a vocabulary.
+ */
+export function requireGgufVocabulary(
+  source: ModelMetadata,
+  location: string,
+): TransformStream<ModelChunk, ModelChunk> {
+  const applies = convertsFromHf(source) && familyOf(source.architecture)?.gguf !== undefined;
+  return new TransformStream<ModelChunk, ModelChunk>({
+    transform(chunk, controller) {
+      if (
+        applies && chunk.type === "header" &&
+        !Array.isArray(chunk.header.metadata["tokenizer.vocabulary"])
+      ) {
+        throw new UsageError(
+          `Cannot convert "${location}" to GGUF: it has no tokenizer.json or tokenizer.model ` +
+            `(a tiktoken.model alone is not read), and llama.cpp cannot run a GGUF without a ` +
+            `vocabulary; add the model's tokenizer.json, or convert to APR or SafeTensors`,
+        );
+      }
+      controller.enqueue(chunk);
+    },
+  });
+}
+
 /** A Hugging Face tensor name. */
 const HF_NAME = /^(model\.|lm_head\.)/;
 

@@ -331,3 +331,25 @@ Deno.test("config fields: apr convert refuses a hard-coded field in one line, ex
     assert.ok((await Deno.stat(`${dir}/mistral.gguf`)).size > 0);
   });
 });
+
+Deno.test("config fields: a folder without a tokenizer aprkit reads is refused for GGUF, not written without a vocabulary", async () => {
+  await withTempDir(async (dir) => {
+    for (const [name, extra] of [["none", undefined], ["tiktoken", "tiktoken.model"]] as const) {
+      const source = await copyCheckpoint(`${FIXTURES}llama`, `${dir}/${name}`, () => {});
+      for await (const e of Deno.readDir(source)) {
+        if (e.name.startsWith("tokenizer") || e.name === "special_tokens_map.json") {
+          await Deno.remove(`${source}/${e.name}`);
+        }
+      }
+      // Kimi-K2 ships a tiktoken BPE file only.
+      if (extra !== undefined) await Deno.writeTextFile(`${source}/${extra}`, "IQ== 0\n");
+      const out = `${dir}/${name}.gguf`;
+      const run = await runApr(["convert", source, "-o", out]);
+      assert.equal(run.code, 2, run.stderr);
+      assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
+      assert.match(run.stderr, /has no tokenizer\.json or tokenizer\.model .*without a vocabulary/);
+      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+      assert.equal((await runApr(["convert", source, "-o", `${dir}/${name}.apr`])).code, 0);
+    }
+  });
+});
