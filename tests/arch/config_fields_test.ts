@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { classifiedFields } from "../../src/arch/config_fields.ts";
 import { familyGgufRefusal, familyGgufWarnings } from "../../src/arch/gguf_plan.ts";
+import { KvWriter } from "../../src/arch/kv.ts";
 import { FAMILIES } from "../../src/arch/registry.ts";
 import { runApr, withTempDir } from "../cli/_run_apr.ts";
 import { copyCheckpoint } from "../interop/_multimodal.ts";
@@ -352,4 +353,20 @@ Deno.test("config fields: a folder without a tokenizer aprkit reads is refused f
       assert.equal((await runApr(["convert", source, "-o", `${dir}/${name}.apr`])).code, 0);
     }
   });
+});
+
+Deno.test("config fields: norm_topk_prob left out is written as transformers' default (DeepSeek-V3, GLM-4.5: true)", async () => {
+  const norm = async (fixture: string, architecture: string, change: Record<string, unknown>) => {
+    const config = { ...await fixtureConfig(fixture), ...change };
+    for (const [k, v] of Object.entries(change)) if (v === undefined) delete config[k];
+    const family = FAMILIES.get(architecture)!;
+    const w = new KvWriter(config, family.ggufArchitecture);
+    family.gguf!.writeKv(w);
+    return w.entries().get(`${family.ggufArchitecture}.expert_weights_norm`)?.value;
+  };
+  assert.equal(await norm("deepseek3", "deepseek2", {}), true);
+  assert.equal(await norm("deepseek3", "deepseek2", { norm_topk_prob: undefined }), true);
+  assert.equal(await norm("deepseek2", "deepseek2", { norm_topk_prob: undefined }), undefined);
+  assert.equal(await norm("glm4moe", "glm4moe", { norm_topk_prob: undefined }), true);
+  assert.equal(await norm("glm4moe", "glm4moe", { norm_topk_prob: false }), false);
 });

@@ -70,13 +70,20 @@ function writeDeepseek2Kv(w: KvWriter): void {
   w.u32("expert_count", h["n_routed_experts"]);
   w.u32("expert_shared_count", Object.hasOwn(h, "n_shared_experts") ? h["n_shared_experts"] : 0);
   w.f32("expert_weights_scale", h["routed_scaling_factor"]);
-  if (h["norm_topk_prob"] != null && h["norm_topk_prob"] !== false) {
-    w.set("expert_weights_norm", "BOOL", true);
-  }
+  // Left out, transformers' default (V3: true, V2: false) rather than the
+  // converter's none, which llama.cpp reads as false.
+  const norm = h["norm_topk_prob"] ?? isV3(h);
+  if (norm !== false) w.set("expert_weights_norm", "BOOL", true);
   w.u32("rope.dimension_count", rope);
   const mscaleAll = w.rope["mscale_all_dim"];
   // llama.cpp divides it by 0.1 again on load ([TAG_DEEPSEEK2_YARN_LOG_MUL_FIX]).
   if (typeof mscaleAll === "number") w.f32("rope.scaling.yarn_log_multiplier", 0.1 * mscaleAll);
+}
+
+/** Whether a config is DeepSeek-V3's class (V3, R1, Kimi-K2), not V2's. */
+function isV3(h: Readonly<Record<string, unknown>>): boolean {
+  return h["model_type"] === "deepseek_v3" ||
+    (Array.isArray(h["architectures"]) && h["architectures"][0] === "DeepseekV3ForCausalLM");
 }
 
 /**
@@ -112,8 +119,7 @@ function unsupported(w: KvWriter): string | undefined {
   // deepseek2 by the sum of their best two (V3's noaux_tc), and with groups
   // written it always groups, which V2's greedy does not.
   // Either way only when some groups are left out (topk_group < n_group).
-  const v3 = h["model_type"] === "deepseek_v3" ||
-    (Array.isArray(h["architectures"]) && h["architectures"][0] === "DeepseekV3ForCausalLM");
+  const v3 = isV3(h);
   const method = h["topk_method"] ?? "greedy";
   const groups = w.num("n_group") ?? 1;
   const used = w.num("topk_group") ?? groups;

@@ -63,7 +63,8 @@ function writeGlm4MoeKv(w: KvWriter): void {
   w.u32("leading_dense_block_count", h["first_k_dense_replace"]);
   w.u32("expert_gating_func", SIGMOID);
   w.f32("expert_weights_scale", h["routed_scaling_factor"]);
-  w.set("expert_weights_norm", "BOOL", h["norm_topk_prob"]);
+  // Left out, Glm4MoeConfig's default (true), which llama.cpp reads no key for.
+  w.set("expert_weights_norm", "BOOL", h["norm_topk_prob"] ?? true);
   w.u32("nextn_predict_layers", h["num_nextn_predict_layers"]);
 }
 
