@@ -268,8 +268,12 @@ export function configWarnings(fields: ConfigFields, w: KvWriter): string[] {
     .filter((m): m is string => m !== undefined);
 }
 
-/** RoPE types llama.cpp computes as transformers does (with their keys written). */
-const ROPE_TYPES = new Set(["default", "linear", "yarn", "llama3", "longrope", "su"]);
+/**
+ * RoPE types llama.cpp computes as transformers does (with their keys
+ * written); `mrope` is Qwen2-VL's published spelling of `default` with
+ * `mrope_section` (transformers reads it so).
+ */
+const ROPE_TYPES = new Set(["default", "linear", "yarn", "llama3", "longrope", "su", "mrope"]);
 /** transformers' YaRN defaults, which llama.cpp hard-codes outside mistral3 and grok. */
 const YARN_BETAS = { beta_fast: 32, beta_slow: 1 } as const;
 

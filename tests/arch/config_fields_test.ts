@@ -156,6 +156,14 @@ Deno.test("config fields: RoPE scaling llama.cpp cannot run is refused", async (
     }))!,
     /"dynamic"/,
   );
+  // Qwen2-VL's published config spells its multi-axis RoPE type "mrope".
+  assert.equal(
+    await refusal("qwen2", "qwen2vl", {
+      rope_scaling: { type: "mrope", mrope_section: [2, 3, 3] },
+      rope_parameters: undefined,
+    }),
+    undefined,
+  );
   // Kimi-K2's YaRN betas: DeepSeek-V3's class, llama.cpp's deepseek2 uses 32/1.
   const deepseek = await fixtureConfig("deepseek3");
   const rope = deepseek["rope_parameters"] as Record<string, unknown>;
