@@ -1,6 +1,6 @@
 /**
  * Llama-shaped BF16 checkpoints for the scale benchmark: a transformers-style
- * folder (config.json, SafeTensors shards of at most ~4 GiB, an index) with
+ * folder (config.json, a tokenizer, SafeTensors shards of at most ~4 GiB, an index) with
  * every tensor of a `LlamaForCausalLM` of the requested shape, values
  * pseudo-random (normal, std 0.02; norms 1.0) from a fixed seed, so every run
  * writes the same bytes. A 4 MiB pool of values is written at a different
@@ -137,6 +137,7 @@ export async function writeLlamaShapedModel(dir: string, shape: LlamaShape): Pro
     JSON.stringify({ metadata: { total_size: total }, weight_map: weightMap }),
   );
   await Deno.writeTextFile(`${dir}/config.json`, JSON.stringify(config(shape), null, 2));
+  await writeLlamaTokenizer(dir, shape.vocab);
   return total;
 }
 
@@ -173,4 +174,74 @@ function valuePool(): Uint8Array {
 
 async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
   for (let done = 0; done < bytes.length;) done += await file.write(bytes.subarray(done));
+}
+
+/**
+ * A Llama-style (byte-fallback BPE) tokenizer.json of `vocab` tokens, no
+ * merges: what convert_hf_to_gguf.py and a GGUF export need to write the
+ * vocabulary, which the timing does not depend on.
+ */
+export async function writeLlamaTokenizer(dir: string, vocab: number): Promise<void> {
+  const tokens: Record<string, number> = { "<unk>": 0, "<s>": 1, "</s>": 2 };
+  for (let b = 0; b < 256; b++) {
+    tokens[`<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`] = 3 + b;
+  }
+  tokens["\u2581"] = 259;
+  for (let i = 260; i < vocab; i++) tokens[`\u2581t${i}`] = i;
+  const special = (id: number, content: string) => ({
+    id,
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: true,
+  });
+  await Deno.writeTextFile(
+    `${dir}/tokenizer.json`,
+    JSON.stringify({
+      version: "1.0",
+      truncation: null,
+      padding: null,
+      added_tokens: [special(0, "<unk>"), special(1, "<s>"), special(2, "</s>")],
+      normalizer: {
+        type: "Sequence",
+        normalizers: [
+          { type: "Prepend", prepend: "\u2581" },
+          { type: "Replace", pattern: { String: " " }, content: "\u2581" },
+        ],
+      },
+      pre_tokenizer: null,
+      post_processor: null,
+      decoder: {
+        type: "Sequence",
+        decoders: [
+          { type: "Replace", pattern: { String: "\u2581" }, content: " " },
+          { type: "ByteFallback" },
+          { type: "Fuse" },
+          { type: "Strip", content: " ", start: 1, stop: 0 },
+        ],
+      },
+      model: {
+        type: "BPE",
+        dropout: null,
+        unk_token: "<unk>",
+        continuing_subword_prefix: null,
+        end_of_word_suffix: null,
+        fuse_unk: true,
+        byte_fallback: true,
+        vocab: tokens,
+        merges: [],
+      },
+    }),
+  );
+  await Deno.writeTextFile(
+    `${dir}/tokenizer_config.json`,
+    JSON.stringify({
+      tokenizer_class: "PreTrainedTokenizerFast",
+      bos_token: "<s>",
+      eos_token: "</s>",
+      unk_token: "<unk>",
+    }),
+  );
 }

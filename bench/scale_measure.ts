@@ -98,8 +98,6 @@ async function llamaPath(
   dir: string,
   llama: { dir: string; python: string },
 ): Promise<Run[]> {
-  // The converter needs a tokenizer: a byte-level BPE one of the shape's vocabulary size.
-  await writeTokenizer(model, SHAPES[name]!.vocab);
   const bf16 = `${dir}/llama-bf16.gguf`;
   const q = `${dir}/llama-Q4_K_M.gguf`;
   const runs: Run[] = [];
@@ -131,76 +129,6 @@ async function llamaPath(
     await Deno.remove(q).catch(() => {});
   }
   return runs;
-}
-
-/**
- * A Llama-style (byte-fallback BPE) tokenizer.json of `vocab` tokens, no
- * merges: what convert_hf_to_gguf.py needs to write the vocabulary, which the
- * timing does not depend on.
- */
-export async function writeTokenizer(dir: string, vocab: number): Promise<void> {
-  const tokens: Record<string, number> = { "<unk>": 0, "<s>": 1, "</s>": 2 };
-  for (let b = 0; b < 256; b++) {
-    tokens[`<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`] = 3 + b;
-  }
-  tokens["\u2581"] = 259;
-  for (let i = 260; i < vocab; i++) tokens[`\u2581t${i}`] = i;
-  const special = (id: number, content: string) => ({
-    id,
-    content,
-    single_word: false,
-    lstrip: false,
-    rstrip: false,
-    normalized: false,
-    special: true,
-  });
-  await Deno.writeTextFile(
-    `${dir}/tokenizer.json`,
-    JSON.stringify({
-      version: "1.0",
-      truncation: null,
-      padding: null,
-      added_tokens: [special(0, "<unk>"), special(1, "<s>"), special(2, "</s>")],
-      normalizer: {
-        type: "Sequence",
-        normalizers: [
-          { type: "Prepend", prepend: "\u2581" },
-          { type: "Replace", pattern: { String: " " }, content: "\u2581" },
-        ],
-      },
-      pre_tokenizer: null,
-      post_processor: null,
-      decoder: {
-        type: "Sequence",
-        decoders: [
-          { type: "Replace", pattern: { String: "\u2581" }, content: " " },
-          { type: "ByteFallback" },
-          { type: "Fuse" },
-          { type: "Strip", content: " ", start: 1, stop: 0 },
-        ],
-      },
-      model: {
-        type: "BPE",
-        dropout: null,
-        unk_token: "<unk>",
-        continuing_subword_prefix: null,
-        end_of_word_suffix: null,
-        fuse_unk: true,
-        byte_fallback: true,
-        vocab: tokens,
-        merges: [],
-      },
-    }),
-  );
-  await Deno.writeTextFile(
-    `${dir}/tokenizer_config.json`,
-    JSON.stringify({
-      tokenizer_class: "PreTrainedTokenizerFast",
-      bos_token: "<s>",
-      eos_token: "</s>",
-      unk_token: "<unk>",
-    }),
-  );
 }
 
 function table(runs: Run[]): string {

@@ -13,6 +13,7 @@
  */
 
 import type { ModelMetadata, TensorEntry, TensorInfo } from "../tensor.ts";
+import type { ConfigFields } from "./config_fields.ts";
 import type { KvWriter } from "./kv.ts";
 
 /**
@@ -323,6 +324,12 @@ export interface Family {
   readonly apr?: AprLayout;
   /** GGUF output; absent: refused. */
   readonly gguf?: GgufSupport;
+  /**
+   * How each field of its transformers config class reaches llama.cpp
+   * (`config_fields.ts`): written, checked against what llama.cpp
+   * hard-codes, warned about, or irrelevant.
+   */
+  readonly configFields: ConfigFields;
   /**
    * Special tokens its converter class sets by the token's text on a
    * byte-level BPE vocabulary (GLM's `_set_vocab_glm`: `bos` `[gMASK]`…),

@@ -10,6 +10,7 @@
  */
 
 import type { ModelMetadata } from "../tensor.ts";
+import { configRefusal, configWarnings } from "./config_fields.ts";
 import type { Family, GeneratedTensor } from "./family.ts";
 import { type KvEntry, KvWriter, record } from "./kv.ts";
 import { familyOf } from "./registry.ts";
@@ -50,7 +51,8 @@ export function familyGgufPlan(metadata: ModelMetadata): FamilyGgufPlan | undefi
 
 /**
  * Why llama.cpp could not run a model's config as its family's GGUF, if it
- * could not (the family's `unsupported`).
+ * could not: a config field set otherwise than llama.cpp hard-codes
+ * (`config_fields.ts`), or the family's own `unsupported`.
  *
  * @param metadata APR metadata.
  * @returns The reason, or `undefined`.
@@ -58,6 +60,22 @@ export function familyGgufPlan(metadata: ModelMetadata): FamilyGgufPlan | undefi
 export function familyGgufRefusal(metadata: ModelMetadata): string | undefined {
   const family = familyOf(metadata.architecture);
   const config = record(metadata["hf_config"]);
-  if (family?.gguf?.unsupported === undefined || config === undefined) return undefined;
-  return family.gguf.unsupported(new KvWriter(config, family.ggufArchitecture));
+  if (family?.gguf === undefined || config === undefined) return undefined;
+  const w = new KvWriter(config, family.ggufArchitecture);
+  return configRefusal(family.configFields, w) ?? family.gguf.unsupported?.(w);
+}
+
+/**
+ * What llama.cpp computes otherwise than transformers only past a context
+ * length (a sliding window it ignores, YaRN without truncation): the file is
+ * written, and each is said in one warning.
+ *
+ * @param metadata APR metadata.
+ * @returns The warnings (none for a model without `hf_config`).
+ */
+export function familyGgufWarnings(metadata: ModelMetadata): string[] {
+  const family = familyOf(metadata.architecture);
+  const config = record(metadata["hf_config"]);
+  if (family?.gguf === undefined || config === undefined) return [];
+  return configWarnings(family.configFields, new KvWriter(config, family.ggufArchitecture));
 }

@@ -48,7 +48,7 @@ import { DequantizeStream } from "./dequantize_stream.ts";
 import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
 import { PRE_TOKENIZER_NAMES } from "../tokenizer/pre_tokenizers.ts";
 import { reorderQkRows } from "./qk_row_layout.ts";
-import { assertGgufFamily, toGgufLayout } from "./gguf_layout.ts";
+import { assertGgufFamily, requireGgufVocabulary, toGgufLayout } from "./gguf_layout.ts";
 import { languageModelOnly, languageModelView } from "./language_model.ts";
 import { assertMmprojSupported, toVisionGguf } from "./vision_gguf.ts";
 import { assertReadsBack, fromGgufLayout } from "./hf_layout.ts";
@@ -361,7 +361,7 @@ async function convertPart(
     // A family aprkit cannot write as llama.cpp reads it is refused before the output exists.
     const location = typeof source === "string" ? source : model.location;
     if (format === "gguf" && options.keepNames !== true) {
-      assertGgufFamily(model.header.metadata, location);
+      assertGgufFamily(model.header.metadata, location, options.onWarning);
     }
     if (format !== "gguf" && options.keepNames !== true) {
       assertReadsBack(model.header, location, format);
@@ -468,6 +468,9 @@ async function convertPart(
       header = h;
       if (imatrix !== undefined) warnMissingImportance(h, imatrix, options);
     }));
+    if (format === "gguf" && options.keepNames !== true && part !== "vision") {
+      stream = stream.pipeThrough(requireGgufVocabulary(model.header.metadata, location));
+    }
     // Only a resumable output journals it: the identity of the source's content.
     const resumable = format === "apr"
       ? options.compress !== "lz4"

@@ -16,7 +16,7 @@
 import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
 import type { Family, MadeTensor } from "../arch/family.ts";
-import { familyGgufPlan, familyGgufRefusal } from "../arch/gguf_plan.ts";
+import { familyGgufPlan, familyGgufRefusal, familyGgufWarnings } from "../arch/gguf_plan.ts";
 import { headlessModelRefusal } from "../arch/headless.ts";
 import { KvWriter, record } from "../arch/kv.ts";
 import { keptNvfp4Tensors } from "../arch/kept_blocks.ts";
@@ -47,11 +47,17 @@ function convertsFromHf(metadata: ModelMetadata): boolean {
  *
  * @param metadata The model's metadata.
  * @param location The source, for the message.
+ * @param onWarning Receives what llama.cpp computes otherwise only past a
+ * context length (the file is written).
  * @throws {UsageError} Naming the architecture and the families aprkit writes,
  * or what of its config llama.cpp could not run.
  * @throws {ModelFormatError} When `config.json` lacks what the family's GGUF needs.
  */
-export function assertGgufFamily(metadata: ModelMetadata, location: string): void {
+export function assertGgufFamily(
+  metadata: ModelMetadata,
+  location: string,
+  onWarning?: (message: string) => void,
+): void {
   if (!convertsFromHf(metadata)) return;
   const family = familyOf(metadata.architecture);
   if (family?.gguf !== undefined) {
@@ -71,6 +77,7 @@ export function assertGgufFamily(metadata: ModelMetadata, location: string): voi
         { cause: error },
       );
     }
+    for (const warning of familyGgufWarnings(metadata)) onWarning?.(`"${location}": ${warning}`);
     return;
   }
   const hf = typeof metadata.hf_architecture === "string" ? ` (${metadata.hf_architecture})` : "";
@@ -78,6 +85,41 @@ export function assertGgufFamily(metadata: ModelMetadata, location: string): voi
     `Cannot convert "${location}" to GGUF: architecture "${metadata.architecture}"${hf} is not ` +
       `one aprkit writes as GGUF; supported: ${ggufFamilyList()}`,
   );
+}
+
+/**
+ * Refuse, when its header passes, a Hugging Face model with no vocabulary for
+ * GGUF output: without `tokenizer.json` or `tokenizer.model` (a folder with
+ * only a `tiktoken.model`, or none) the file would have no
+ * `tokenizer.ggml.*` keys, which llama.cpp cannot run and its converter does
+ * not write. Placed after the other transforms, so what they refuse about
+ * the tensors is said first.
+ *
+ * @param source The source model's metadata.
+ * @param location The source, for the message.
+ * @returns A pass-through that throws {@linkcode UsageError} at a header
+ * without a vocabulary.
+ */
+export function requireGgufVocabulary(
+  source: ModelMetadata,
+  location: string,
+): TransformStream<ModelChunk, ModelChunk> {
+  const applies = convertsFromHf(source) && familyOf(source.architecture)?.gguf !== undefined;
+  return new TransformStream<ModelChunk, ModelChunk>({
+    transform(chunk, controller) {
+      if (
+        applies && chunk.type === "header" &&
+        !Array.isArray(chunk.header.metadata["tokenizer.vocabulary"])
+      ) {
+        throw new UsageError(
+          `Cannot convert "${location}" to GGUF: it has no tokenizer.json or tokenizer.model ` +
+            `(a tiktoken.model alone is not read), and llama.cpp cannot run a GGUF without a ` +
+            `vocabulary; add the model's tokenizer.json, or convert to APR or SafeTensors`,
+        );
+      }
+      controller.enqueue(chunk);
+    },
+  });
 }
 
 /** A Hugging Face tensor name. */

@@ -15,6 +15,7 @@ import type { DType } from "../../src/dtype.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { type HubServerFile, sha256Hex, startHubServer } from "../_hub_server.ts";
 import { assertOneLineError, runApr, testdata, withTempDir } from "./_run_apr.ts";
+import { writeLlamaTokenizer } from "../../bench/_llama_shaped_model.ts";
 
 const SUPPORTED = "(supported: awq, bitnet, compressed-tensors, fp8, gptq, modelopt, mxfp4)";
 
@@ -42,6 +43,8 @@ async function model(dir: string, quantization: unknown, tensors: Tensor[]): Pro
   };
   if (quantization !== undefined) config["quantization_config"] = quantization;
   await Deno.writeTextFile(`${folder}/config.json`, JSON.stringify(config));
+  // GGUF output needs a vocabulary (and gets as far as the tensors with one).
+  await writeLlamaTokenizer(folder, 260);
   await Deno.writeFile(
     `${folder}/model.safetensors`,
     encodeSafetensors({

@@ -6,6 +6,7 @@ import { openModel } from "../../src/pipeline/open_model.ts";
 import { NF4_MAX_LEVEL_GAP } from "../../src/quant/nf4.ts";
 import { testdata, withTempDir } from "./_helpers.ts";
 import { permuteQkRows, permuteQkValues } from "../_qk_rows.ts";
+import { writeLlamaTokenizer } from "../../bench/_llama_shaped_model.ts";
 
 /** Deterministic finite f32 values. */
 function values(n: number, seed: number): Float32Array {
@@ -127,6 +128,8 @@ Deno.test("convertModel() round trips F32/F16/BF16 exactly between every pair of
         tie_word_embeddings: true,
       }),
     );
+    // GGUF output needs a vocabulary.
+    await writeLlamaTokenizer(source, 64);
     const expected = await tensorsOf(source);
     const formats: Lossless[] = ["safetensors", "apr", "gguf"];
     // First every format from the source, then every ordered pair from those.

@@ -12,7 +12,7 @@
 
 import { equal, ok } from "node:assert/strict";
 import { withTempDir } from "./_helpers.ts";
-import { writeLlamaShapedModel } from "../../bench/_llama_shaped_model.ts";
+import { writeLlamaShapedModel, writeLlamaTokenizer } from "../../bench/_llama_shaped_model.ts";
 
 const CHILD = new URL("./_convert_child.ts", import.meta.url).pathname;
 const MIB = 1024 * 1024;
@@ -42,6 +42,9 @@ Deno.test({
     await withTempDir(async (dir) => {
       const shape = { layers: 2, hidden: 1024, ffn: 2816, vocab: 32000, heads: 8, kvHeads: 8 };
       await writeLlamaShapedModel(`${dir}/model`, shape);
+      // The bound is the tensors' (a 32000-token tokenizer.json costs ~23 MiB of
+      // its own): the smallest vocabulary GGUF output needs.
+      await writeLlamaTokenizer(`${dir}/model`, 260);
       for (const [quantize, threads] of [["q4_k_m", 3], ["q8_0", 3]] as const) {
         const { peakRss, result } = await convert(dir, quantize, threads);
         equal(result.tensors, 2 + 2 * 9 + 1);

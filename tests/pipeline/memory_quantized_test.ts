@@ -11,6 +11,7 @@
 
 import { equal, ok } from "node:assert/strict";
 import { withTempDir } from "./_helpers.ts";
+import { writeLlamaTokenizer } from "../../bench/_llama_shaped_model.ts";
 
 const CHILD = new URL("./_import_child.ts", import.meta.url).pathname;
 const MIB = 1024 * 1024;
@@ -152,6 +153,8 @@ Deno.test({
             `${dir}/config.json`,
             gptOssConfig(hidden, ff, c.experts, kind === "mxfp4"),
           );
+          // GGUF output needs a vocabulary.
+          await writeLlamaTokenizer(dir, 300);
           await zeroSafetensors(
             `${dir}/model.safetensors`,
             Object.fromEntries(

@@ -22,6 +22,7 @@ import { decodeToFloat32 } from "../../src/quant/decode.ts";
 import type { TensorEntry } from "../../src/tensor.ts";
 import { testdata, withTempDir } from "../cli/_run_apr.ts";
 import { readGgufFile } from "../interop/_files.ts";
+import { writeLlamaTokenizer } from "../../bench/_llama_shaped_model.ts";
 
 interface Expected {
   reference: string;
@@ -221,7 +222,14 @@ for (const name of ["fp8-block", ...NVFP4_FIXTURES]) {
 Deno.test("quantized checkpoint mxfp4 (gpt-oss): GGUF output keeps the experts as MXFP4, holding transformers' dequantized values", async () => {
   await withTempDir(async (dir) => {
     const out = `${dir}/m.gguf`;
-    await convertModel(folder("mxfp4-gpt-oss"), out);
+    // GGUF output needs a vocabulary: the fixture with a tokenizer beside it.
+    const source = `${dir}/mxfp4-gpt-oss`;
+    await Deno.mkdir(source);
+    for (const e of Deno.readDirSync(folder("mxfp4-gpt-oss"))) {
+      await Deno.copyFile(`${folder("mxfp4-gpt-oss")}/${e.name}`, `${source}/${e.name}`);
+    }
+    await writeLlamaTokenizer(source, 260);
+    await convertModel(source, out);
     // The dequantized reading, whose values equal transformers' (sha256, above).
     const hf = await openModel(folder("mxfp4-gpt-oss"));
     const model = await openModel(out, { keepNames: true });

@@ -16,6 +16,7 @@
 import { type Family, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
+import { activation, SILU } from "../config_fields.ts";
 
 /** Cohere's block: llama's without `ffn_norm` (the one `attn_norm` feeds both branches). */
 const COHERE_BLOCK = LLAMA_BLOCK.filter(([gguf]) => gguf !== "ffn_norm");
@@ -102,6 +103,11 @@ function writeCohere2Kv(w: KvWriter): void {
 export const COMMAND_R: Family = {
   name: "command-r",
   source: "llama.cpp conversion/command_r.py CommandR2Model; transformers CohereForCausalLM",
+  configFields: {
+    written: ["logit_scale"],
+    checked: ["attention_bias", "use_qk_norm"],
+    assumed: [activation("hidden_act", SILU)],
+  },
   hfArchitectures: ["CohereForCausalLM"],
   hfModelTypes: ["cohere"],
   ggufArchitecture: "command-r",
@@ -119,6 +125,11 @@ export const COHERE2: Family = {
   ...COMMAND_R,
   name: "cohere2",
   source: "llama.cpp conversion/command_r.py Cohere2Model; transformers Cohere2ForCausalLM",
+  configFields: {
+    written: ["logit_scale", "sliding_window"],
+    checked: ["attention_bias", "layer_types", "rotary_pct"],
+    assumed: [activation("hidden_act", SILU)],
+  },
   hfArchitectures: ["Cohere2ForCausalLM"],
   hfModelTypes: ["cohere2"],
   ggufArchitecture: "cohere2",

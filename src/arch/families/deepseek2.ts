@@ -40,6 +40,7 @@ import { type ExpertLayout, type Family, LLAMA_BLOCK, type MadeTensor } from "..
 import { KvWriter } from "../kv.ts";
 import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
 import { columnsAsRows, keepRanges } from "../transforms.ts";
+import { activation, SILU } from "../config_fields.ts";
 
 /** `DeepseekV2Model.set_gguf_parameters`. */
 function writeDeepseek2Kv(w: KvWriter): void {
@@ -69,13 +70,20 @@ function writeDeepseek2Kv(w: KvWriter): void {
   w.u32("expert_count", h["n_routed_experts"]);
   w.u32("expert_shared_count", Object.hasOwn(h, "n_shared_experts") ? h["n_shared_experts"] : 0);
   w.f32("expert_weights_scale", h["routed_scaling_factor"]);
-  if (h["norm_topk_prob"] != null && h["norm_topk_prob"] !== false) {
-    w.set("expert_weights_norm", "BOOL", true);
-  }
+  // Left out, transformers' default (V3: true, V2: false) rather than the
+  // converter's none, which llama.cpp reads as false.
+  const norm = h["norm_topk_prob"] ?? isV3(h);
+  if (norm !== false) w.set("expert_weights_norm", "BOOL", true);
   w.u32("rope.dimension_count", rope);
   const mscaleAll = w.rope["mscale_all_dim"];
   // llama.cpp divides it by 0.1 again on load ([TAG_DEEPSEEK2_YARN_LOG_MUL_FIX]).
   if (typeof mscaleAll === "number") w.f32("rope.scaling.yarn_log_multiplier", 0.1 * mscaleAll);
+}
+
+/** Whether a config is DeepSeek-V3's class (V3, R1, Kimi-K2), not V2's. */
+function isV3(h: Readonly<Record<string, unknown>>): boolean {
+  return h["model_type"] === "deepseek_v3" ||
+    (Array.isArray(h["architectures"]) && h["architectures"][0] === "DeepseekV3ForCausalLM");
 }
 
 /**
@@ -107,8 +115,19 @@ function unsupported(w: KvWriter): string | undefined {
     return "its config.json has rope_interleave false: llama.cpp's deepseek2 rotates " +
       "adjacent pairs (rope_interleave true, every published DeepSeek model)";
   }
-  const v3 = h["model_type"] === "deepseek_v3" ||
-    (Array.isArray(h["architectures"]) && h["architectures"][0] === "DeepseekV3ForCausalLM");
+  // V2's group_limited_greedy ranks groups by their best expert; llama.cpp's
+  // deepseek2 by the sum of their best two (V3's noaux_tc), and with groups
+  // written it always groups, which V2's greedy does not.
+  // Either way only when some groups are left out (topk_group < n_group).
+  const v3 = isV3(h);
+  const method = h["topk_method"] ?? "greedy";
+  const groups = w.num("n_group") ?? 1;
+  const used = w.num("topk_group") ?? groups;
+  if (!v3 && (method === "greedy" || method === "group_limited_greedy") && used < groups) {
+    return `its config.json has topk_method ${JSON.stringify(method)} with n_group ${groups} ` +
+      `and topk_group ${used}; llama.cpp's deepseek2 reads no key for it and picks expert ` +
+      `groups as topk_method "noaux_tc" does (by the sum of each group's two best scores)`;
+  }
   const scoring = expertScoringFunction(w);
   // transformers' DeepSeek-V3 always scores with a sigmoid, V2 with a softmax;
   // llama.cpp reads the converter's expert_gating_func, softmax without it.
@@ -248,6 +267,27 @@ export const DEEPSEEK2: Family = {
   name: "deepseek2",
   source: "llama.cpp conversion/deepseek.py DeepseekV2Model; transformers DeepseekV2ForCausalLM, " +
     "DeepseekV3ForCausalLM",
+  configFields: {
+    written: [
+      "first_k_dense_replace",
+      "kv_lora_rank",
+      "moe_intermediate_size",
+      "n_shared_experts",
+      "norm_topk_prob",
+      "q_lora_rank",
+      "qk_nope_head_dim",
+      "qk_rope_head_dim",
+      "routed_scaling_factor",
+      "v_head_dim",
+    ],
+    checked: ["rope_interleave", "topk_method", "scoring_func"],
+    assumed: [activation("hidden_act", SILU)],
+    irrelevant: {
+      num_nextn_predict_layers: "the multi-token-prediction layers, which the converter drops",
+      num_mtp_layers: "the multi-token-prediction layers, which the converter drops",
+      qk_head_dim: "qk_nope_head_dim + qk_rope_head_dim, which are written",
+    },
+  },
   hfArchitectures: ["DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"],
   hfModelTypes: ["deepseek_v2", "deepseek_v3"],
   ggufArchitecture: "deepseek2",

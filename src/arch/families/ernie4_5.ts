@@ -17,6 +17,7 @@
 import { type Family, LLAMA_BLOCK, type SentencePieceFacts } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
+import { activation, SILU } from "../config_fields.ts";
 
 /**
  * What of an ERNIE 4.5 config llama.cpp would run otherwise than
@@ -46,6 +47,7 @@ export const ERNIE_SENTENCEPIECE: SentencePieceFacts = { addSpacePrefixWhenConfi
 export const ERNIE4_5: Family = {
   name: "ernie4_5",
   source: "llama.cpp conversion/ernie.py Ernie4_5Model; transformers Ernie4_5ForCausalLM",
+  configFields: { checked: ["use_bias"], assumed: [activation("hidden_act", SILU)] },
   // transformers' class first: what a GGUF read back is named.
   hfArchitectures: ["Ernie4_5ForCausalLM", "Ernie4_5_ForCausalLM"],
   hfModelTypes: ["ernie4_5"],

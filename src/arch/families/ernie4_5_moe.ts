@@ -18,6 +18,7 @@ import { type Family, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
 import { ERNIE_SENTENCEPIECE, ernieHfName, ernieUnsupported } from "./ernie4_5.ts";
+import { activation, SILU } from "../config_fields.ts";
 
 /** `Ernie4_5MoeModel.set_gguf_parameters`. */
 function writeErnieMoeKv(w: KvWriter): void {
@@ -101,6 +102,22 @@ function drops(name: string): boolean {
 export const ERNIE4_5_MOE: Family = {
   name: "ernie4_5-moe",
   source: "llama.cpp conversion/ernie.py Ernie4_5MoeModel; transformers Ernie4_5_MoeForCausalLM",
+  configFields: {
+    written: [
+      "moe_intermediate_size",
+      "moe_k",
+      "moe_num_experts",
+      "moe_layer_start_index",
+      "moe_num_shared_experts",
+    ],
+    checked: ["use_bias", "moe_layer_interval", "moe_layer_end_index"],
+    assumed: [activation("hidden_act", SILU)],
+    irrelevant: {
+      // The top-k of a softmax over the experts sums to at least k/experts.
+      moe_norm_min: "the floor of the top-k weights' sum; llama.cpp's is 6.1e-5, and a top-k " +
+        "softmax sum never comes near either",
+    },
+  },
   hfArchitectures: ["Ernie4_5_MoeForCausalLM"],
   hfModelTypes: ["ernie4_5_moe"],
   ggufArchitecture: "ernie4_5-moe",

@@ -15,6 +15,7 @@ import type { KvWriter } from "../kv.ts";
 import { llama3RopeFreqs } from "../rope_factors.ts";
 import { writeTextModelKv } from "../text_model.ts";
 import { OLMO2 } from "./olmo2.ts";
+import { activation, SILU } from "../config_fields.ts";
 
 /**
  * llama.cpp's `exaone4` runs a sliding window only for 64 layers (the 32B:
@@ -79,6 +80,10 @@ function slidingLayers(w: KvWriter, layers: number): boolean[] | undefined {
 export const EXAONE4: Family = {
   name: "exaone4",
   source: "llama.cpp conversion/exaone.py Exaone4Model; transformers Exaone4ForCausalLM",
+  configFields: {
+    checked: ["sliding_window", "layer_types", "sliding_window_pattern"],
+    assumed: [activation("hidden_act", SILU)],
+  },
   hfArchitectures: ["Exaone4ForCausalLM"],
   hfModelTypes: ["exaone4"],
   ggufArchitecture: "exaone4",

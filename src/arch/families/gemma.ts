@@ -11,6 +11,7 @@
 
 import { type Family, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
+import { activation, type ConfigFields, GELU } from "../config_fields.ts";
 
 /** Gemma's `(1 + w)` norms, shared by Gemma 1–3. */
 export function gemmaNormShift(ggufName: string): number {
@@ -31,10 +32,19 @@ export function writeGemmaKv(w: KvWriter): void {
   w.fileType();
 }
 
+/** Gemma: GELU (tanh) MLP, causal attention. */
+const GEMMA_FIELDS: ConfigFields = {
+  assumed: [
+    activation("hidden_act", GELU, "gelu_pytorch_tanh"),
+    { field: "use_bidirectional_attention", hfDefault: null, llamaCpp: false, alike: [null] },
+  ],
+};
+
 /** Gemma 1. */
 export const GEMMA: Family = {
   name: "gemma",
   source: "llama.cpp conversion/gemma.py GemmaModel; transformers GemmaForCausalLM",
+  configFields: GEMMA_FIELDS,
   hfArchitectures: ["GemmaForCausalLM"],
   hfModelTypes: ["gemma"],
   ggufArchitecture: "gemma",

@@ -14,7 +14,8 @@ import type { Family } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
 import { gemmaNormShift } from "./gemma.ts";
-import { GEMMA2_BLOCK } from "./gemma2.ts";
+import { GEMMA2_BLOCK, queryPreAttnScalar } from "./gemma2.ts";
+import { activation, type ConfigFields, GELU } from "../config_fields.ts";
 
 /**
  * Gemma 3's keys without its sliding-window pattern (Gemma 3n's converter
@@ -63,10 +64,23 @@ function writeUnusualPattern(w: KvWriter): void {
   }
 }
 
+/** Gemma 3: the pattern written when unusual; no attention soft-cap in llama.cpp's gemma3. */
+const GEMMA3_FIELDS: ConfigFields = {
+  written: ["final_logit_softcapping", "sliding_window", "layer_types", "sliding_window_pattern"],
+  assumed: [
+    activation("hidden_activation", GELU, "gelu_pytorch_tanh"),
+    queryPreAttnScalar(62),
+    { field: "attn_logit_softcapping", hfDefault: null, llamaCpp: null },
+    { field: "use_bidirectional_attention", hfDefault: false, llamaCpp: false, alike: [null] },
+  ],
+  irrelevant: { _sliding_window_pattern: "transformers' private copy of sliding_window_pattern" },
+};
+
 /** Gemma 3, text only. */
 export const GEMMA3: Family = {
   name: "gemma3",
   source: "llama.cpp conversion/gemma.py Gemma3Model; transformers Gemma3ForCausalLM",
+  configFields: GEMMA3_FIELDS,
   hfArchitectures: ["Gemma3ForCausalLM"],
   hfModelTypes: ["gemma3_text", "gemma3"],
   ggufArchitecture: "gemma3",

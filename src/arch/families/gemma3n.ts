@@ -17,10 +17,14 @@
  * @module
  */
 
-import type { Family } from "../family.ts";
+import { type DType, tensorByteLength } from "../../dtype.ts";
+import type { TensorInfo } from "../../tensor.ts";
+import type { Family, MadeTensor } from "../family.ts";
+import { zeroBytes } from "../transforms.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeGemma3Keys } from "./gemma3.ts";
 import { GEMMA2_BLOCK } from "./gemma2.ts";
+import { activation, type ConfigFields, GELU } from "../config_fields.ts";
 
 /** Gemma 3n's block: Gemma 2's, then AltUp, Laurel and the per-layer input. */
 const GEMMA3N_BLOCK: readonly (readonly [string, string])[] = [
@@ -176,10 +180,82 @@ function erfc(x: number): number {
   return Math.exp(-x * x) / Math.sqrt(Math.PI) / f;
 }
 
+/** Gemma 3n: what llama.cpp hard-codes is checked by `unsupported`. */
+const GEMMA3N_FIELDS: ConfigFields = {
+  written: [
+    "final_logit_softcapping",
+    "sliding_window",
+    "layer_types",
+    "vocab_size_per_layer_input",
+  ],
+  checked: [
+    "altup_num_inputs",
+    "altup_active_idx",
+    "laurel_rank",
+    "hidden_size_per_layer_input",
+    "num_kv_shared_layers",
+    "activation_sparsity_pattern",
+  ],
+  assumed: [
+    activation("hidden_activation", GELU, "gelu_pytorch_tanh"),
+    // src/models/gemma3n.cpp always multiplies by altup_correct_scale.
+    { field: "altup_correct_scale", hfDefault: true, llamaCpp: true },
+  ],
+  irrelevant: { altup_coef_clip: "transformers clips the AltUp coefficients in training only" },
+};
+
+const Q_PROJ = /^model\.layers\.(\d+)\.self_attn\.q_proj\.weight$/;
+const FLOATS: ReadonlySet<DType> = new Set(["F32", "F16", "BF16"]);
+
+/**
+ * transformers 5 saves no K/V projections or K norm for the layers that reuse
+ * an earlier layer's KV (`num_kv_shared_layers`: from layer 20 of E2B/E4B on),
+ * while the published checkpoints hold them and llama.cpp's gemma3n loads all
+ * three for every layer (a file without them is one it refuses to load). It
+ * reads them only where it computes KV (`hparams.has_kv(il)`), so the missing
+ * ones are written as zeros, shaped as the published ones, in the layer's
+ * Q type; a layer that computes its own KV and lacks them is left to fail.
+ */
+function sharedKvMade(tensors: readonly TensorInfo[], w: KvWriter): MadeTensor[] {
+  const layers = w.num("num_hidden_layers");
+  const shared = w.num("num_kv_shared_layers") ?? 0;
+  const kvHeads = w.num("num_key_value_heads");
+  const headDim = w.num("head_dim");
+  const hidden = w.num("hidden_size");
+  if (
+    layers === undefined || shared <= 0 || kvHeads === undefined || headDim === undefined ||
+    hidden === undefined
+  ) return [];
+  const names = new Set(tensors.map((t) => t.name));
+  const made: MadeTensor[] = [];
+  for (const t of tensors) {
+    const layer = Number(Q_PROJ.exec(t.name)?.[1] ?? -1);
+    if (layer < layers - shared) continue;
+    const dtype = FLOATS.has(t.dtype) ? t.dtype : "F32";
+    const pieces = [
+      ["k_proj", "attn_k", [kvHeads * headDim, hidden]],
+      ["v_proj", "attn_v", [kvHeads * headDim, hidden]],
+      ["k_norm", "attn_k_norm", [headDim]],
+    ] as const;
+    for (const [piece, gguf, shape] of pieces) {
+      if (names.has(`model.layers.${layer}.self_attn.${piece}.weight`)) continue;
+      const byteLength = tensorByteLength(dtype, shape);
+      made.push({
+        info: { name: `blk.${layer}.${gguf}.weight`, dtype, shape: [...shape], byteLength },
+        needs: [],
+        first: true,
+        open: () => zeroBytes(byteLength),
+      });
+    }
+  }
+  return made;
+}
+
 /** Gemma 3n, text only (the language model of `Gemma3nForConditionalGeneration`). */
 export const GEMMA3N: Family = {
   name: "gemma3n",
   source: "llama.cpp conversion/gemma.py Gemma3NModel; transformers Gemma3nForCausalLM",
+  configFields: GEMMA3N_FIELDS,
   hfArchitectures: ["Gemma3nForCausalLM"],
   hfModelTypes: ["gemma3n_text", "gemma3n"],
   ggufArchitecture: "gemma3n",
@@ -192,6 +268,7 @@ export const GEMMA3N: Family = {
   gguf: {
     writeKv: writeGemma3nKv,
     unsupported,
+    made: sharedKvMade,
     // Gemma3NModel.filter_tensors: a parameter ending `_scale` is named as a `.weight`.
     hfName: (name) => name.endsWith("_scale") ? `${name}.weight` : name,
     // The AltUp projections, `model.altup_projections.{0,1,2}.weight`, as one [3, n, n] tensor each.

@@ -22,6 +22,7 @@
 import { type Family, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
+import { activation, SILU } from "../config_fields.ts";
 
 /** A head's size: `head_dim`, else hidden/heads. */
 function headDim(w: KvWriter): number {
@@ -77,6 +78,7 @@ const GLM4_SPECIAL_TOKENS: readonly (readonly [string, string])[] = [
 export const GLM4: Family = {
   name: "glm4",
   source: "llama.cpp conversion/glm.py Glm4Model; transformers Glm4ForCausalLM",
+  configFields: { assumed: [activation("hidden_act", SILU)] },
   hfArchitectures: ["Glm4ForCausalLM"],
   hfModelTypes: ["glm4"],
   ggufArchitecture: "glm4",

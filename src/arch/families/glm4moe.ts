@@ -35,6 +35,7 @@ import { KvWriter } from "../kv.ts";
 import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
 import { DEEPSEEK_EXPERTS, DEEPSEEK_MOE_BLOCK, scoreCorrectionBias } from "./deepseek2.ts";
 import { glmRopeDims, glmUnsupported } from "./glm4.ts";
+import { activation, SILU } from "../config_fields.ts";
 
 /** gguf-py's `ExpertGatingFuncType.SIGMOID`. */
 const SIGMOID = 2;
@@ -62,7 +63,8 @@ function writeGlm4MoeKv(w: KvWriter): void {
   w.u32("leading_dense_block_count", h["first_k_dense_replace"]);
   w.u32("expert_gating_func", SIGMOID);
   w.f32("expert_weights_scale", h["routed_scaling_factor"]);
-  w.set("expert_weights_norm", "BOOL", h["norm_topk_prob"]);
+  // Left out, Glm4MoeConfig's default (true), which llama.cpp reads no key for.
+  w.set("expert_weights_norm", "BOOL", h["norm_topk_prob"] ?? true);
   w.u32("nextn_predict_layers", h["num_nextn_predict_layers"]);
 }
 
@@ -101,6 +103,20 @@ const GLM_SPECIAL_TOKENS: readonly (readonly [string, string])[] = [
 export const GLM4MOE: Family = {
   name: "glm4moe",
   source: "llama.cpp conversion/glm.py Glm4MoeModel; transformers Glm4MoeForCausalLM",
+  configFields: {
+    written: [
+      "first_k_dense_replace",
+      "moe_intermediate_size",
+      "n_shared_experts",
+      "norm_topk_prob",
+      "routed_scaling_factor",
+      "num_nextn_predict_layers",
+      "num_mtp_layers",
+      // attn_q_norm/attn_k_norm tensors, which llama.cpp loads as the file has them.
+      "use_qk_norm",
+    ],
+    assumed: [activation("hidden_act", SILU)],
+  },
   hfArchitectures: ["Glm4MoeForCausalLM"],
   hfModelTypes: ["glm4_moe"],
   ggufArchitecture: "glm4moe",

@@ -26,6 +26,7 @@ import { type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
 import { columnsAsRows, repackMxfp4 } from "../transforms.ts";
+import { swaPattern } from "../config_fields.ts";
 
 /**
  * `GptOssModel.set_gguf_parameters` (which fails without either key, and
@@ -164,6 +165,14 @@ function mxfp4(
 export const GPT_OSS: Family = {
   name: "gpt-oss",
   source: "llama.cpp conversion/gpt_oss.py GptOssModel; transformers GptOssForCausalLM",
+  configFields: {
+    written: ["sliding_window"],
+    assumed: [{ field: "layer_types", hfDefault: null, llamaCpp: swaPattern(2), alike: [null] }],
+    irrelevant: {
+      hidden_act: "transformers' gpt-oss experts ignore it: a clamped SwiGLU (α 1.702, limit 7), " +
+        "as llama.cpp's",
+    },
+  },
   hfArchitectures: ["GptOssForCausalLM"],
   hfModelTypes: ["gpt_oss"],
   ggufArchitecture: "gpt-oss",

@@ -12,6 +12,7 @@
 import { type Family, LLAMA_BLOCK } from "../family.ts";
 import { KvWriter } from "../kv.ts";
 import { LLAMA_SENTENCEPIECE, writeLlamaKv } from "./llama.ts";
+import { activation, SILU } from "../config_fields.ts";
 
 function writeGraniteKv(w: KvWriter): void {
   // The converter pops head_dim before the common keys.
@@ -31,6 +32,15 @@ function writeGraniteKv(w: KvWriter): void {
 export const GRANITE: Family = {
   name: "granite",
   source: "llama.cpp conversion/granite.py GraniteModel; transformers GraniteForCausalLM",
+  configFields: {
+    written: [
+      "attention_multiplier",
+      "embedding_multiplier",
+      "logits_scaling",
+      "residual_multiplier",
+    ],
+    assumed: [activation("hidden_act", SILU)],
+  },
   hfArchitectures: ["GraniteForCausalLM"],
   hfModelTypes: ["granite"],
   ggufArchitecture: "granite",

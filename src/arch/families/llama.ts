@@ -13,6 +13,7 @@ import { type Family, type GgufSupport, LLAMA_BLOCK, type SentencePieceFacts } f
 import type { KvWriter } from "../kv.ts";
 import { llama3RopeFreqs } from "../rope_factors.ts";
 import { writeTextModelKv } from "../text_model.ts";
+import { activation, type ConfigFields, SILU } from "../config_fields.ts";
 
 /** `LlamaModel.set_gguf_parameters`: the common keys, then vocabulary size and rotary width. */
 export function writeLlamaKv(w: KvWriter): void {
@@ -41,10 +42,14 @@ export const LLAMA_SENTENCEPIECE: SentencePieceFacts = {
   specialIdsByVocabSize: { 32016: { eot: 32010 } },
 };
 
+/** `LlamaConfig`'s fields beyond the common ones: llama.cpp's graph is SwiGLU. */
+export const LLAMA_FIELDS: ConfigFields = { assumed: [activation("hidden_act", SILU)] };
+
 /** Llama 1–3.x. */
 export const LLAMA: Family = {
   name: "llama",
   source: "llama.cpp conversion/llama.py LlamaModel; transformers LlamaForCausalLM",
+  configFields: LLAMA_FIELDS,
   hfArchitectures: ["LlamaForCausalLM", "LLaMAForCausalLM"],
   hfModelTypes: ["llama"],
   ggufArchitecture: "llama",

@@ -26,6 +26,7 @@ import { type Family, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { llama3RopeFreqs } from "../rope_factors.ts";
 import { writeLlamaKv } from "./llama.ts";
+import { activation, SILU } from "../config_fields.ts";
 
 /** `Llama4Model.set_gguf_parameters` (its `intermediate_size` is the dense one). */
 function writeLlama4Kv(w: KvWriter): void {
@@ -108,6 +109,21 @@ function range(n: number): number[] {
 export const LLAMA4: Family = {
   name: "llama4",
   source: "llama.cpp conversion/llama.py Llama4Model; transformers Llama4ForCausalLM",
+  configFields: {
+    written: ["intermediate_size_mlp", "interleave_moe_layer_step"],
+    checked: [
+      "moe_layers",
+      "no_rope_layers",
+      "no_rope_layer_interval",
+      "attention_chunk_size",
+      "layer_types",
+      "attn_temperature_tuning",
+      "floor_scale",
+      "attn_scale",
+      "use_qk_norm",
+    ],
+    assumed: [activation("hidden_act", SILU)],
+  },
   hfArchitectures: ["Llama4ForCausalLM"],
   hfModelTypes: ["llama4_text", "llama4"],
   ggufArchitecture: "llama4",

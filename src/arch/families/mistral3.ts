@@ -12,12 +12,14 @@
 
 import { type Family, LLAMA_BLOCK } from "../family.ts";
 import { LLAMA_GGUF } from "./llama.ts";
+import { MISTRAL_FIELDS } from "./mistral.ts";
 
 /** Mistral 3's language model. */
 export const MISTRAL3: Family = {
   name: "mistral3",
   source:
     "llama.cpp conversion/mistral3.py Ministral3Model; transformers Mistral3ForConditionalGeneration",
+  configFields: { ...MISTRAL_FIELDS, readsYarnBetas: true },
   hfArchitectures: [],
   hfModelTypes: ["mistral3"],
   ggufArchitecture: "mistral3",

@@ -12,11 +12,13 @@
 
 import { type Family, LLAMA_BLOCK } from "../family.ts";
 import { LLAMA_GGUF, LLAMA_SENTENCEPIECE } from "./llama.ts";
+import { MISTRAL_FIELDS } from "./mistral.ts";
 
 /** Mixtral 8x7B, 8x22B. */
 export const MIXTRAL: Family = {
   name: "mixtral",
   source: "llama.cpp conversion/llama.py LlamaModel; transformers MixtralForCausalLM",
+  configFields: MISTRAL_FIELDS,
   hfArchitectures: ["MixtralForCausalLM"],
   hfModelTypes: ["mixtral"],
   ggufArchitecture: "llama",

@@ -12,6 +12,7 @@
 import { type Family, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
+import { activation, type ConfigFields, SILU } from "../config_fields.ts";
 
 function writeOlmo2Kv(w: KvWriter): void {
   writeTextModelKv(w);
@@ -50,10 +51,17 @@ function olmo2Why(what: string): string {
     `(APR and SafeTensors output keep it)`;
 }
 
+/** OLMo 2: attention biases and tied embeddings refused by `unsupported`. */
+export const OLMO2_FIELDS: ConfigFields = {
+  checked: ["attention_bias", "tie_word_embeddings"],
+  assumed: [activation("hidden_act", SILU)],
+};
+
 /** OLMo 2. */
 export const OLMO2: Family = {
   name: "olmo2",
   source: "llama.cpp conversion/olmo.py Olmo2Model; transformers Olmo2ForCausalLM",
+  configFields: OLMO2_FIELDS,
   hfArchitectures: ["Olmo2ForCausalLM"],
   hfModelTypes: ["olmo2"],
   ggufArchitecture: "olmo2",

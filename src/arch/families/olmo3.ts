@@ -19,7 +19,7 @@
 
 import type { Family } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
-import { OLMO2, olmo2Unsupported } from "./olmo2.ts";
+import { OLMO2, OLMO2_FIELDS, olmo2Unsupported } from "./olmo2.ts";
 
 function unsupported(w: KvWriter): string | undefined {
   const why = (what: string) =>
@@ -47,6 +47,7 @@ export const OLMO3: Family = {
   ...OLMO2,
   name: "olmo3",
   source: "llama.cpp conversion/olmo.py Olmo2Model; transformers Olmo3ForCausalLM",
+  configFields: { ...OLMO2_FIELDS, written: ["layer_types", "sliding_window"] },
   hfArchitectures: ["Olmo3ForCausalLM"],
   hfModelTypes: ["olmo3"],
   gguf: { ...OLMO2.gguf!, unsupported },

@@ -14,6 +14,7 @@
 import type { Family } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { phi3RopeFactors } from "../rope_factors.ts";
+import { activation, type ConfigFields, EVERY_LAYER_WINDOW, SILU } from "../config_fields.ts";
 
 function writePhi3Kv(w: KvWriter): void {
   const nEmbd = w.need("hidden_size", "n_embd");
@@ -40,10 +41,21 @@ function writePhi3Kv(w: KvWriter): void {
   w.u32("attention.sliding_window", w.num("sliding_window") ?? 0);
 }
 
+/**
+ * Phi-3: `sliding_window` is written, but llama.cpp's phi3 disables sliding
+ * windows on load (src/models/phi3.cpp: "Phi SWA is currently disabled").
+ */
+const PHI3_FIELDS: ConfigFields = {
+  written: ["original_max_position_embeddings", "partial_rotary_factor"],
+  assumed: [activation("hidden_act", SILU)],
+  caveats: [EVERY_LAYER_WINDOW],
+};
+
 /** Phi-3, Phi-3.5 and Phi-4. */
 export const PHI3: Family = {
   name: "phi3",
   source: "llama.cpp conversion/phi.py Phi3MiniModel; transformers Phi3ForCausalLM",
+  configFields: PHI3_FIELDS,
   hfArchitectures: ["Phi3ForCausalLM"],
   hfModelTypes: ["phi3"],
   ggufArchitecture: "phi3",

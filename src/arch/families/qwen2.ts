@@ -10,11 +10,19 @@
 
 import { type Family, LLAMA_BLOCK } from "../family.ts";
 import { writeTextModelKv } from "../text_model.ts";
+import { activation, type ConfigFields, qwenWindow, SILU } from "../config_fields.ts";
+
+/** Qwen2's window: from `max_window_layers` on, with `use_sliding_window` (llama.cpp's qwen2 applies none). */
+export const QWEN2_FIELDS: ConfigFields = {
+  assumed: [activation("hidden_act", SILU)],
+  caveats: [qwenWindow((layer, maxWindowLayers) => layer >= maxWindowLayers)],
+};
 
 /** Qwen2 and Qwen2.5. */
 export const QWEN2: Family = {
   name: "qwen2",
   source: "llama.cpp conversion/qwen.py Qwen2Model; transformers Qwen2ForCausalLM",
+  configFields: QWEN2_FIELDS,
   hfArchitectures: ["Qwen2ForCausalLM"],
   hfModelTypes: ["qwen2"],
   ggufArchitecture: "qwen2",

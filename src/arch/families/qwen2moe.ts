@@ -13,6 +13,13 @@
 import { type ExpertLayout, type Family, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
+import {
+  activation,
+  type Assumption,
+  type ConfigFields,
+  qwenWindow,
+  SILU,
+} from "../config_fields.ts";
 
 /** `Qwen2MoeModel.set_gguf_parameters`. */
 export function writeQwenMoeKv(w: KvWriter): void {
@@ -35,10 +42,30 @@ export const QWEN_MOE_EXPERTS: ExpertLayout = {
   ],
 };
 
+/** Every layer sparse, as llama.cpp's qwen2moe and qwen3moe build them. */
+export const EVERY_LAYER_MOE: readonly Assumption[] = [
+  { field: "decoder_sparse_step", hfDefault: 1, llamaCpp: 1 },
+  { field: "mlp_only_layers", hfDefault: null, llamaCpp: [], alike: [null] },
+];
+
+/** Qwen2-MoE: top-k weights not normalised (src/models/qwen2moe.cpp passes `norm_w` false). */
+const QWEN2MOE_FIELDS: ConfigFields = {
+  written: ["moe_intermediate_size", "shared_expert_intermediate_size", "qkv_bias"],
+  assumed: [
+    activation("hidden_act", SILU),
+    ...EVERY_LAYER_MOE,
+    { field: "norm_topk_prob", hfDefault: false, llamaCpp: false },
+  ],
+  caveats: [
+    qwenWindow((layer, maxWindowLayers) => (layer + 1) % 2 !== 0 && layer < maxWindowLayers),
+  ],
+};
+
 /** Qwen1.5-MoE, Qwen2-MoE. */
 export const QWEN2MOE: Family = {
   name: "qwen2moe",
   source: "llama.cpp conversion/qwen.py Qwen2MoeModel; transformers Qwen2MoeForCausalLM",
+  configFields: QWEN2MOE_FIELDS,
   hfArchitectures: ["Qwen2MoeForCausalLM"],
   hfModelTypes: ["qwen2_moe"],
   ggufArchitecture: "qwen2moe",

@@ -16,12 +16,14 @@
 
 import { type Family, LLAMA_BLOCK } from "../family.ts";
 import { writeTextModelKv } from "../text_model.ts";
+import { QWEN2_FIELDS } from "./qwen2.ts";
 
 /** Qwen2-VL / Qwen2.5-VL's language model. */
 export const QWEN2VL: Family = {
   name: "qwen2vl",
   source:
     "llama.cpp conversion/qwenvl.py Qwen2VLModel; transformers Qwen2_5_VLForConditionalGeneration",
+  configFields: QWEN2_FIELDS,
   hfArchitectures: [],
   hfModelTypes: ["qwen2_vl", "qwen2_5_vl"],
   ggufArchitecture: "qwen2vl",

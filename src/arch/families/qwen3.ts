@@ -9,11 +9,13 @@
 
 import { type Family, LLAMA_BLOCK } from "../family.ts";
 import { writeTextModelKv } from "../text_model.ts";
+import { QWEN2_FIELDS } from "./qwen2.ts";
 
 /** Qwen3 dense models. */
 export const QWEN3: Family = {
   name: "qwen3",
   source: "llama.cpp conversion/qwen.py Qwen3Model; transformers Qwen3ForCausalLM",
+  configFields: QWEN2_FIELDS,
   hfArchitectures: ["Qwen3ForCausalLM"],
   hfModelTypes: ["qwen3"],
   ggufArchitecture: "qwen3",

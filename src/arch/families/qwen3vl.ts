@@ -18,6 +18,7 @@
 import { type Family, LLAMA_BLOCK } from "../family.ts";
 import { type KvWriter, record } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
+import { QWEN2_FIELDS } from "./qwen2.ts";
 
 /**
  * `Qwen3VLTextModel`'s key after the text model's: how many deepstack
@@ -35,6 +36,7 @@ export const QWEN3VL: Family = {
   name: "qwen3vl",
   source:
     "llama.cpp conversion/qwen3vl.py Qwen3VLTextModel; transformers Qwen3VLForConditionalGeneration",
+  configFields: QWEN2_FIELDS,
   hfArchitectures: [],
   hfModelTypes: ["qwen3_vl"],
   ggufArchitecture: "qwen3vl",

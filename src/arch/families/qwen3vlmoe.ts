@@ -18,9 +18,10 @@
  */
 
 import type { ExpertLayout, Family } from "../family.ts";
-import { QWEN_MOE_EXPERTS, writeQwenMoeKv } from "./qwen2moe.ts";
+import { EVERY_LAYER_MOE, QWEN_MOE_EXPERTS, writeQwenMoeKv } from "./qwen2moe.ts";
 import { QWEN3MOE } from "./qwen3moe.ts";
 import { writeDeepstackKv } from "./qwen3vl.ts";
+import { activation, SILU } from "../config_fields.ts";
 
 /** Whether a packed expert tensor has the Hub's `[in, out]` matrices. */
 function transposedStack(
@@ -45,6 +46,11 @@ export const QWEN3VLMOE: Family = {
   name: "qwen3vlmoe",
   source:
     "llama.cpp conversion/qwen3vl.py Qwen3VLMoeTextModel; transformers Qwen3VLMoeForConditionalGeneration",
+  configFields: {
+    written: ["moe_intermediate_size"],
+    // transformers' Qwen3-VL-MoE always normalises, as llama.cpp does.
+    assumed: [activation("hidden_act", SILU), ...EVERY_LAYER_MOE],
+  },
   hfArchitectures: [],
   hfModelTypes: ["qwen3_vl_moe"],
   ggufArchitecture: "qwen3vlmoe",

@@ -15,6 +15,7 @@
 import { type Family, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
+import { activation, SILU } from "../config_fields.ts";
 
 function unsupported(w: KvWriter): string | undefined {
   const why = (what: string) =>
@@ -34,6 +35,10 @@ function unsupported(w: KvWriter): string | undefined {
 export const SEED_OSS: Family = {
   name: "seed_oss",
   source: "llama.cpp conversion/olmo.py SeedOssModel; transformers SeedOssForCausalLM",
+  configFields: {
+    checked: ["attention_out_bias", "mlp_bias"],
+    assumed: [activation("hidden_act", SILU)],
+  },
   hfArchitectures: ["SeedOssForCausalLM"],
   hfModelTypes: ["seed_oss"],
   ggufArchitecture: "seed_oss",

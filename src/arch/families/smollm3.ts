@@ -15,6 +15,7 @@
 import { type Family, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { LLAMA_GGUF } from "./llama.ts";
+import { activation, SILU } from "../config_fields.ts";
 
 /** llama.cpp's `n_no_rope_layer_step`: layers `il` with `(il + 1) % 4 == 0` have no RoPE. */
 const NO_ROPE_STEP = 4;
@@ -73,6 +74,16 @@ function unsupported(w: KvWriter): string | undefined {
 export const SMOLLM3: Family = {
   name: "smollm3",
   source: "llama.cpp conversion/llama.py SmolLM3Model; transformers SmolLM3ForCausalLM",
+  configFields: {
+    checked: [
+      "no_rope_layers",
+      "no_rope_layer_interval",
+      "layer_types",
+      "use_sliding_window",
+      "sliding_window",
+    ],
+    assumed: [activation("hidden_act", SILU)],
+  },
   hfArchitectures: ["SmolLM3ForCausalLM"],
   hfModelTypes: ["smollm3"],
   ggufArchitecture: "smollm3",

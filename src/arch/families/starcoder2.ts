@@ -11,11 +11,21 @@
 
 import type { Family } from "../family.ts";
 import { writeTextModelKv } from "../text_model.ts";
+import { activation, type ConfigFields, EVERY_LAYER_WINDOW, GELU } from "../config_fields.ts";
+
+/** StarCoder2: GELU MLP; its window (4096 for 3B/7B/15B) llama.cpp's starcoder2 does not apply. */
+const STARCODER2_FIELDS: ConfigFields = {
+  // Bias tensors, which llama.cpp loads as the file has them.
+  written: ["use_bias"],
+  assumed: [activation("hidden_act", GELU, "gelu_pytorch_tanh")],
+  caveats: [EVERY_LAYER_WINDOW],
+};
 
 /** StarCoder2. */
 export const STARCODER2: Family = {
   name: "starcoder2",
   source: "llama.cpp conversion/starcoder.py StarCoder2Model; transformers Starcoder2ForCausalLM",
+  configFields: STARCODER2_FIELDS,
   hfArchitectures: ["Starcoder2ForCausalLM"],
   hfModelTypes: ["starcoder2"],
   ggufArchitecture: "starcoder2",

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Reference for tests/arch/config_fields_test.ts: every field of the transformers
+config class of each `model_type` aprkit's families name (`hfModelTypes` in
+src/arch/families/*.ts, read from the sources so a new family is picked up), with its
+default, as transformers 5.18 declares them.
+
+    /work/tools/venv5/bin/python tests/testdata/arch/make_config_fields.py
+
+writes config_fields.json next to itself: model_type -> {class, fields: name -> default,
+aliases: config.json name -> field (the class's attribute_map)}. For a multimodal
+model_type (a composite config with a `text_config`), `class`/`fields` are the text
+config's (llama.cpp's converter moves `text_config` to the top) and `outer` holds the
+composite's own fields. A model_type transformers does not know is recorded as null.
+"""
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import transformers
+from transformers import CONFIG_MAPPING
+
+here = Path(__file__).resolve().parent
+families = here.parents[2] / "src" / "arch" / "families"
+
+model_types: list[str] = []
+for source in sorted(families.glob("*.ts")):
+    for group in re.findall(r"hfModelTypes:\s*\[([^\]]*)\]", source.read_text()):
+        model_types += re.findall(r'"([^"]+)"', group)
+
+
+def jsonable(value):
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    return repr(value)
+
+
+def default_of(field):
+    if field.default is not dataclasses.MISSING:
+        return jsonable(field.default)
+    if field.default_factory is not dataclasses.MISSING:
+        return jsonable(field.default_factory())
+    return None
+
+
+def describe(cls):
+    fields = {f.name: default_of(f) for f in dataclasses.fields(cls) if not f.name.startswith("_")}
+    aliases = dict(sorted(getattr(cls, "attribute_map", {}).items()))
+    return {"class": cls.__name__, "fields": dict(sorted(fields.items())), "aliases": aliases}
+
+
+out: dict = {"made_by": f"transformers {transformers.__version__}", "model_types": {}}
+for model_type in sorted(set(model_types)):
+    try:
+        cls = CONFIG_MAPPING[model_type]
+    except KeyError:
+        out["model_types"][model_type] = None
+        continue
+    entry = describe(cls)
+    if "text_config" in getattr(cls, "sub_configs", {}):
+        text = type(cls().text_config)
+        outer = entry
+        entry = describe(text)
+        entry["outer"] = outer
+    out["model_types"][model_type] = entry
+
+path = here / "config_fields.json"
+path.write_text(json.dumps(out, indent=1) + "\n")
+print(f"{len(out['model_types'])} model types -> {path}")
