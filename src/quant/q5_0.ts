@@ -17,6 +17,8 @@
 import { f32ToF16 } from "./f16.ts";
 import { makeQkx2Quants, makeQxQuants } from "./_make_quants.ts";
 import { countBlocks } from "./_count_blocks.ts";
+import { importanceWeights, meanSquare } from "./_row_weights.ts";
+import { toInt8, toUint8 } from "./_round.ts";
 
 /** Bytes per Q5_0 block. */
 export const Q5_0_BLOCK_BYTES = 22;
@@ -68,8 +70,8 @@ export function encodeQ5_0(
       continue;
     }
     const col = xo % cols;
-    if (col === 0) sigma2 = rowSigma2(values, xo, cols);
-    rowWeights(values, xo, importance, col, sigma2, WEIGHT);
+    if (col === 0) sigma2 = meanSquare(values, xo, cols);
+    importanceWeights(values, xo, importance, col, sigma2, WEIGHT);
     const d = makeQxQuants(32, 16, values, xo, L, 0, WEIGHT, 0);
     const bits = f32ToF16(d);
     y[o] = bits & 255;
@@ -115,8 +117,8 @@ export function encodeQ5_1(
       continue;
     }
     const col = xo % cols;
-    if (col === 0) sigma2 = rowSigma2(values, xo, cols);
-    rowWeights(values, xo, importance, col, sigma2, WEIGHT);
+    if (col === 0) sigma2 = meanSquare(values, xo, cols);
+    importanceWeights(values, xo, importance, col, sigma2, WEIGHT);
     for (let j = 0; j < 32; j++) WEIGHT64[j] = WEIGHT[j]!;
     // make_qkx3_quants(32, 31, …, -0.9, 0.05, 36): the same search as qkx2 with weights.
     const d = makeQkx2Quants(32, 31, values, xo, WEIGHT64, L, 0, LAUX, fr(-0.9), fr(0.05), 36, RES);
@@ -179,31 +181,6 @@ function referenceQ5_1(x: Float32Array, xo: number, y: Uint8Array, o: number): v
   packFiveBits(L, y, o + 4);
 }
 
-/** `sum x² / n_per_row` over one row (the `_impl` quantizers' σ²). */
-function rowSigma2(x: Float32Array, xo: number, cols: number): number {
-  let sumX2 = 0;
-  for (let j = 0; j < cols; j++) {
-    const v = x[xo + j]!;
-    sumX2 = fr(sumX2 + fr(v * v));
-  }
-  return fr(sumX2 / cols);
-}
-
-/** `weight[j] = qw[j] * sqrt(σ² + x²)` for one block. */
-function rowWeights(
-  x: Float32Array,
-  xo: number,
-  qw: Float32Array,
-  qo: number,
-  sigma2: number,
-  out: Float32Array,
-): void {
-  for (let j = 0; j < 32; j++) {
-    const v = x[xo + j]!;
-    out[j] = fr(qw[qo + j]! * fr(Math.sqrt(fr(sigma2 + fr(v * v)))));
-  }
-}
-
 /** The low nibbles (value j and j + 16 share a byte) at `o + 4`, the fifth bits as a u32 at `o`. */
 function packFiveBits(levels: Uint8Array, y: Uint8Array, o: number): void {
   let qh = 0;
@@ -218,14 +195,4 @@ function packFiveBits(levels: Uint8Array, y: Uint8Array, o: number): void {
   y[o + 1] = (qh >>> 8) & 255;
   y[o + 2] = (qh >>> 16) & 255;
   y[o + 3] = qh >>> 24;
-}
-
-/** C's float → int8_t conversion for in-range values (NaN and overflow as x86 gives them, truncated). */
-function toInt8(v: number): number {
-  return v !== v || Math.abs(v) >= 2147483648 ? 0 : Math.trunc(v) << 24 >> 24;
-}
-
-/** C's float → uint8_t conversion (through int32, as x86 compilers emit it). */
-function toUint8(v: number): number {
-  return v !== v || Math.abs(v) >= 2147483648 ? 0 : Math.trunc(v) & 255;
 }
