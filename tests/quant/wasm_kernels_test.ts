@@ -429,7 +429,7 @@ Deno.test("setKernelBackend() selects the kernels; both give the same bytes", as
   assertEquals(results.wasm![8], encodeQ4K(values));
   assertEquals(results.wasm![9], encodeQ6K(values));
   throws(() => setKernelBackend("c" as KernelBackend), /Unknown kernel backend "c"/);
-  throws(() => encodeBlocks("Q3_K", values), /Cannot encode Q3_K in blocks/);
+  throws(() => encodeBlocks("NVFP4", values), /Cannot encode NVFP4 in blocks/);
 });
 
 async function quantizeInWorkers(
