@@ -111,6 +111,8 @@ function wasmEncoder(
   if (target === "Q8_0") return wasm.encodeQ8_0;
   if (target === "Q5_0") return wasm.encodeQ5_0;
   if (target === "Q5_1") return wasm.encodeQ5_1;
+  if (target === "Q4_0") return wasm.encodeQ4_0;
+  if (target === "Q4_1") return wasm.encodeQ4_1;
   return undefined;
 }
 
