@@ -1,19 +1,21 @@
 // This module is browser compatible.
 
 /**
- * llama-quantize's presets (`Q4_K_M`, `Q6_K`, …): which ggml type each tensor
- * of a model gets, exactly as llama.cpp's `llama_tensor_get_type` and the
- * tensor filter of `llama_model_quantize_impl` choose it (src/llama-quant.cpp
- * at llama.cpp commit c392e50, the version that made the fixtures, and of the
- * judge's llama.cpp (node-llama-cpp 3.22.1), which counts a fused `attn_qkv`
- * as `attn_v`; the rules change across versions). Decisions read tensor names in their GGUF spelling
- * (`blk.3.attn_v.weight`); Hugging Face names of llama-like models are mapped
- * first, as the GGUF writer maps them.
+ * llama-quantize's file types (`Q4_K_M`, `IQ2_XXS`, `MXFP4_MOE`, …): which
+ * ggml type each tensor of a model gets, exactly as llama.cpp's
+ * `llama_tensor_get_type` and the tensor filter of `llama_model_quantize_impl`
+ * choose it (src/llama-quant.cpp of the judge's llama.cpp, de3ff81, which
+ * node-llama-cpp 3.22.1 bundles; the K-quant presets' rules are also those of
+ * c392e50, which made the older fixtures; the rules change across versions).
+ * Decisions read tensor names in their GGUF spelling (`blk.3.attn_v.weight`);
+ * Hugging Face names of llama-like models are mapped first, as the GGUF
+ * writer maps them.
  *
- * For APR output ({@linkcode PresetTypesOptions.apr}) the same choice is made
- * and then mapped to what APR readers decode (docs/QUANTIZATION.md): Q5_K and
- * Q8_0 become Q6_K; rows that are not whole 256-value super-blocks get APR's
- * row fallback instead of llama.cpp's Q5_0/Q5_1/Q8_0/F16 (planQuantization,
+ * For APR output ({@linkcode PresetTypesOptions.apr}; the
+ * {@linkcode APR_PRESETS} only) the same choice is made and then mapped to
+ * what APR readers decode (docs/QUANTIZATION.md): Q5_K and Q8_0 become Q6_K;
+ * rows that are not whole 256-value super-blocks get APR's row fallback
+ * instead of llama.cpp's Q5_0/Q5_1/Q8_0/F16 (planQuantization,
  * `apr_row_fallback.ts`).
  *
  * @module

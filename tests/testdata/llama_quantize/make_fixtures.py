@@ -265,7 +265,7 @@ def quantize(src: str, ftype: str, imatrix: str | None, out: str) -> dict:
         run = subprocess.run(args, capture_output=True, text=True)
         rc, text = run.returncode, run.stdout + run.stderr
     if rc != 0:
-        lines = [ln.strip() for ln in text.splitlines() if "failed to quantize" in ln]
+        lines = [ln.strip() for ln in text.splitlines() if "failed to quantize: " in ln]
         assert lines, text[-2000:]
         return {"refused": lines[-1].split("failed to quantize: ", 1)[1]}
     r = gguf.GGUFReader(out)
