@@ -11,6 +11,7 @@
 import { type DType, DTYPES, elementCount, isAprStorable, tensorByteLength } from "../dtype.ts";
 import type { ModelHeader, ModelMetadata, TensorInfo } from "../tensor.ts";
 import { hfToGgufName } from "../arch/names.ts";
+import { familyOf } from "../arch/registry.ts";
 import {
   APR_PRESETS,
   keptInFloat32,
@@ -416,9 +417,12 @@ function checkPresetTypes(
     const type = types[i];
     return type === undefined || !DTYPES[info.dtype].isFloat ? [] : [{ info, type }];
   });
+  const family = familyOf(header.metadata.architecture);
   for (const { info, type } of chosen) {
+    // The role by the family's names, as the type was chosen; the entry by the
+    // name withImportance looks up.
+    if (!requiresImatrix(hfToGgufName(info.name, family), type, preset)) continue;
     const name = hfToGgufName(info.name);
-    if (!requiresImatrix(name, type, preset)) continue;
     if (options.importance === undefined) {
       throw new UsageError(
         `Cannot quantize to ${preset} without an importance matrix: tensor "${name}" gets ` +
