@@ -47,25 +47,19 @@ async function load(key: string): Promise<Loaded> {
 }
 
 /** A tensor's bytes in `type`, as the encoder of a plan makes them. */
-function encode(
+async function encode(
   type: DType,
   values: Float32Array,
   shape: readonly number[],
   importance: Float32Array | undefined,
-): Uint8Array {
+): Promise<Uint8Array> {
   if (!isEncodeTarget(type)) throw new TypeError(type);
-  const parts: Uint8Array[] = [];
+  const parts: Uint8Array<ArrayBuffer>[] = [];
   const encoder = new TensorEncoder(type, shape, 1, undefined, 1 << 20, importance);
   const emit = (b: Uint8Array | Promise<Uint8Array>) => parts.push((b as Uint8Array).slice());
   encoder.push(values, emit);
   encoder.finish(emit);
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
+  return new Uint8Array(await new Blob(parts).arrayBuffer());
 }
 
 const REFUSES_WITHOUT_IMATRIX = /without an importance matrix/;
@@ -101,7 +95,9 @@ for (const key of ["dense", "moe"]) {
           const id = `${name}|${type}|${weights !== undefined}`;
           let hash = cache.get(id);
           if (hash === undefined) {
-            hash = await sha16(encode(type, valuesOf(m.model.seed, name, shape), shape, weights));
+            hash = await sha16(
+              await encode(type, valuesOf(m.model.seed, name, shape), shape, weights),
+            );
             cache.set(id, hash);
           }
           assertEquals([name, type, hash], [name, type, run.sha256_16![i]]);
