@@ -96,8 +96,10 @@ export interface DTypeSpec {
   /** True for types whose values are real numbers (floats and quantizations). */
   readonly isFloat: boolean;
   /**
-   * True for ggml types aprkit reads and decodes (bit-exactly as ggml) but
-   * never encodes: there is no quantizer to them, and APR has no code for them.
+   * True for the ggml types beyond the legacy and K-quants (i-quants,
+   * ternary, FP4, Q1_0/Q2_0): aprkit reads and decodes them (bit-exactly as
+   * ggml) and APR has no code for them, so APR output stores their values
+   * as F16. Some have GGUF encoders (`quant/_block_encoders.ts`).
    */
   readonly decodeOnly: boolean;
 }

@@ -30,6 +30,7 @@ import { pathExists } from "../io/fs_paths.ts";
 import { assertNotLocked } from "../io/partial_file.ts";
 import { assertOutputNames } from "../io/output_paths.ts";
 import { ROW_FALLBACKS, type RowFallback } from "../quant/apr_row_fallback.ts";
+import { aprPresetRefusal } from "../quant/plan_quantization.ts";
 import type { ProgressEvent } from "../tensor.ts";
 import type { ProgressDisplay } from "./progress_display.ts";
 
@@ -42,16 +43,17 @@ export const WRITE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
     description:
       `quantize weights: ${
         QUANTIZE_TARGETS.join(", ")
-      } (default none: keep source types). q4_k_m, q4_k_s, q5_k_m, q5_k_s, q6_k and q8_0 ` +
-      "(any case) are llama-quantize's presets: each tensor's type as llama.cpp chooses it " +
-      "(GGUF: byte-identical; APR: mapped to Q4_K/Q6_K; q8_0 is GGUF only)",
+      } (default none: keep source types). From q1_0 on (any case) they are llama-quantize's ` +
+      "file types: each tensor's type as llama.cpp chooses it (GGUF: byte-identical; the " +
+      "IQ1/IQ2/IQ3_XXS mixes and q2_k_s need --imatrix; APR takes q4_k_m, q4_k_s, q5_k_m, " +
+      "q5_k_s and q6_k, mapped to Q4_K/Q6_K)",
   },
   imatrix: {
     type: "string",
     valueName: "FILE",
     description:
-      "llama.cpp importance matrix (llama-imatrix's .dat or .gguf) weighting the K-quant error as " +
-      "llama-quantize --imatrix does; needs --quantize q4_k, q6_k or a preset",
+      "llama.cpp importance matrix (llama-imatrix's .dat or .gguf) weighting the quantization " +
+      "error as llama-quantize --imatrix does; needs --quantize q4_k or a llama-quantize type",
   },
   "quantize-all": {
     type: "boolean",
@@ -89,10 +91,10 @@ export const IMPORT_WRITE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
     valueName: "T",
     description:
       `quantize weights: ${
-        QUANTIZE_TARGETS.filter((t) => t !== "q8_0").join(", ")
+        QUANTIZE_TARGETS.filter((t) => aprPresetRefusal(t) === undefined && t !== "q8_0").join(", ")
       } (default none: keep source types). q4_k_m, q4_k_s, q5_k_m, q5_k_s and q6_k (any case) ` +
       "are llama-quantize's presets: each tensor's type as llama.cpp chooses it, mapped to " +
-      "Q4_K/Q6_K (q8_0 is for GGUF: write a .gguf with apr convert)",
+      "Q4_K/Q6_K (its other file types are for GGUF: write a .gguf with apr convert)",
   },
 };
 

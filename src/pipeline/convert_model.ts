@@ -19,12 +19,14 @@ import { QnatSink } from "../formats/qnat/sink.ts";
 import { sourceIdentityOf } from "./source_identity.ts";
 import { SafetensorsSink } from "../formats/safetensors/writer.ts";
 import {
+  aprPresetRefusal,
   ImportanceSizeError,
   presetOf,
   QUANTIZE_TARGETS,
   type QuantizeTarget,
 } from "../quant/plan_quantization.ts";
 import { LLAMA_FTYPES } from "../quant/llama_presets.ts";
+import { usesImportance } from "../quant/_block_encoders.ts";
 import { ROW_FALLBACKS, type RowFallback } from "../quant/apr_row_fallback.ts";
 import { aprPlanNotes } from "./apr_plan_notes.ts";
 import { hfToGgufName } from "../formats/gguf/names.ts";
@@ -724,6 +726,10 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
       'quantize: "q8_0" works for GGUF output only: APR readers do not decode Q8_0 (use quantize: "q8" for APR_Q8)',
     );
   }
+  const aprRefused = format === "apr" && options.quantize !== undefined
+    ? aprPresetRefusal(options.quantize)
+    : undefined;
+  if (aprRefused !== undefined) throw new UsageError(`quantize: ${aprRefused}`);
   if (options.imatrix !== undefined && !IMATRIX_TARGETS.has(options.quantize ?? "none")) {
     throw new UsageError(
       `the imatrix option needs a K-quant quantize target (q4_k, q6_k or a preset), not ${
@@ -823,16 +829,10 @@ function rowFallbackKey(options: ConvertOptions): { rowFallback?: RowFallback } 
   return f === undefined || f === "q8" ? {} : { rowFallback: f };
 }
 
-/** Targets whose encoders use an importance matrix. */
-const IMATRIX_TARGETS: ReadonlySet<QuantizeTarget> = new Set([
-  "q4_k",
-  "q6_k",
-  "q8_0",
-  "q5_k_m",
-  "q5_k_s",
-  "q4_k_m",
-  "q4_k_s",
-]);
+/** Targets whose encoders use an importance matrix: q4_k, q6_k and llama-quantize's file types. */
+const IMATRIX_TARGETS: ReadonlySet<QuantizeTarget> = new Set(
+  QUANTIZE_TARGETS.filter((t) => t === "q4_k" || presetOf(t, true) !== undefined),
+);
 
 /**
  * llama-quantize says which tensors the matrix lacks ("did not find weights"),
@@ -843,9 +843,8 @@ function warnMissingImportance(
   imatrix: ImportanceMatrix,
   options: ConvertOptions,
 ): void {
-  const weighted = new Set(["Q4_K", "Q5_K", "Q6_K", "Q5_0", "Q5_1"]);
   const missing = header.tensors
-    .filter((t) => weighted.has(t.dtype) && !imatrix.entries.has(hfToGgufName(t.name)))
+    .filter((t) => usesImportance(t.dtype) && !imatrix.entries.has(hfToGgufName(t.name)))
     .map((t) => hfToGgufName(t.name));
   if (missing.length > 0) {
     options.onWarning?.(

@@ -14,11 +14,32 @@ import { encodeQ5K } from "./q5_k.ts";
 import { encodeQ6K } from "./q6_k.ts";
 import { encodeQ8_0 } from "./q8_0.ts";
 import { encodeQ5_0, encodeQ5_1 } from "./q5_0.ts";
+import { encodeQ4_0, encodeQ4_1 } from "./q4_0.ts";
+import { encodeQ2K } from "./q2_k.ts";
+import { encodeQ3K } from "./q3_k.ts";
+import { encodeQ1_0, encodeQ2_0, encodeTq1_0, encodeTq2_0 } from "./ternary_encoders.ts";
+import { encodeMxfp4 } from "./mxfp4_encoder.ts";
 import { type KernelBackend, kernelBackend } from "./kernels.ts";
 import { wasmKernels } from "./wasm/kernels.ts";
 
 /** Dtypes encoded block by block. */
-export type BlockTarget = "APR_Q4" | "Q4_K" | "Q5_K" | "Q6_K" | "Q8_0" | "Q5_0" | "Q5_1";
+export type BlockTarget =
+  | "APR_Q4"
+  | "Q4_K"
+  | "Q5_K"
+  | "Q6_K"
+  | "Q8_0"
+  | "Q5_0"
+  | "Q5_1"
+  | "Q4_0"
+  | "Q4_1"
+  | "Q2_K"
+  | "Q3_K"
+  | "TQ1_0"
+  | "TQ2_0"
+  | "Q1_0"
+  | "Q2_0"
+  | "MXFP4";
 
 /**
  * Encode whole blocks; with `importance` (one weight per column of a row),
@@ -30,7 +51,12 @@ export type BlockEncoder = (
   importance?: Float32Array,
 ) => Uint8Array;
 
-/** Every block encoder, by target. APR_Q4 and Q8_0 take no importance weights (llama.cpp's Q8_0 ignores them). */
+/**
+ * Every block encoder, by target: a new ggml type is registered here (and in
+ * {@linkcode BlockTarget}), and every writer and llama-quantize preset that
+ * needs it can use it. The encoders that take no importance weights ignore
+ * them, as ggml's do (Q8_0, the ternary types, MXFP4; APR_Q4 has none).
+ */
 export const BLOCK_ENCODERS: Readonly<Record<BlockTarget, BlockEncoder>> = {
   APR_Q4: (v, out) => encodeAprQ4(v, out),
   Q4_K: encodeQ4K,
@@ -39,7 +65,35 @@ export const BLOCK_ENCODERS: Readonly<Record<BlockTarget, BlockEncoder>> = {
   Q8_0: (v, out) => encodeQ8_0(v, out),
   Q5_0: encodeQ5_0,
   Q5_1: encodeQ5_1,
+  Q4_0: encodeQ4_0,
+  Q4_1: encodeQ4_1,
+  Q2_K: encodeQ2K,
+  Q3_K: encodeQ3K,
+  TQ1_0: (v, out) => encodeTq1_0(v, out),
+  TQ2_0: (v, out) => encodeTq2_0(v, out),
+  Q1_0: (v, out) => encodeQ1_0(v, out),
+  Q2_0: (v, out) => encodeQ2_0(v, out),
+  MXFP4: (v, out) => encodeMxfp4(v, out),
 };
+
+/** The block encoders that ignore importance weights (ggml's `quantize_*` ignore them too). */
+const UNWEIGHTED: ReadonlySet<BlockTarget> = new Set([
+  "APR_Q4",
+  "Q8_0",
+  "TQ1_0",
+  "TQ2_0",
+  "Q1_0",
+  "Q2_0",
+  "MXFP4",
+]);
+
+/**
+ * True when `target`'s encoder uses importance weights (llama-quantize's
+ * `--imatrix` changes its bytes), so it needs whole rows and the matrix.
+ */
+export function usesImportance(target: string): boolean {
+  return isBlockTarget(target) && !UNWEIGHTED.has(target);
+}
 
 /**
  * The WebAssembly SIMD form of `target`'s encoder, if there is one: same bytes,
@@ -57,6 +111,8 @@ function wasmEncoder(
   if (target === "Q8_0") return wasm.encodeQ8_0;
   if (target === "Q5_0") return wasm.encodeQ5_0;
   if (target === "Q5_1") return wasm.encodeQ5_1;
+  if (target === "Q4_0") return wasm.encodeQ4_0;
+  if (target === "Q4_1") return wasm.encodeQ4_1;
   return undefined;
 }
 

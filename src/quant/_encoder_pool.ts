@@ -17,8 +17,9 @@ import { markReleasable, releaseChunk } from "../io/byte_source.ts";
 
 /**
  * True when encoding `target` is worth a worker: the K-quants' searches, and
- * the weighted (TypeScript) encoders. Q8_0, Q5_0, Q5_1 and APR_Q4 without
- * weights are a single pass over each block in WebAssembly, cheaper than
+ * the weighted (TypeScript) encoders. Q8_0, Q5_0, Q5_1, APR_Q4, Q4_0, Q4_1,
+ * the ternary types and MXFP4 without weights are a single pass over each
+ * block, cheaper than
  * handing the values to a worker and the bytes back (docs/BENCHMARKS.md,
  * "Q8_0 without the plumbing tax").
  *
@@ -26,7 +27,8 @@ import { markReleasable, releaseChunk } from "../io/byte_source.ts";
  * @param weighted Whether importance weights are used.
  */
 export function worthAWorker(target: string, weighted: boolean): boolean {
-  return weighted || target === "Q4_K" || target === "Q5_K" || target === "Q6_K";
+  return weighted || target === "Q4_K" || target === "Q5_K" || target === "Q6_K" ||
+    target === "Q2_K" || target === "Q3_K";
 }
 
 /**

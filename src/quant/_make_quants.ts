@@ -34,7 +34,8 @@ const RNE = 6755399441055744;
  * computation when weights are given, as every caller here does): fit
  * `x ≈ scale * L - min` over one group of at most 32 values with weights,
  * trying `nstep + 1` candidate scales. Writes L and returns the scale; the
- * (positive) min goes to `res[0]`.
+ * (positive) min goes to `res[0]`. `useMad` weights absolute errors instead
+ * of squared ones (Q2_K's reference quantizer).
  */
 export function makeQkx2Quants(
   n: number,
@@ -49,6 +50,7 @@ export function makeQkx2Quants(
   rdelta: number,
   nstep: number,
   res: Float32Array,
+  useMad = false,
 ): number {
   let min = x[xo]!;
   let max = min;
@@ -79,7 +81,7 @@ export function makeQkx2Quants(
     l = l < 0 ? 0 : l > nmax ? nmax : l;
     L[lo + i] = l;
     let diff = fr(fr(fr(scale * l) + min) - xi);
-    diff = fr(diff * diff);
+    diff = useMad ? Math.abs(diff) : fr(diff * diff);
     bestError = fr(bestError + fr(w[i]! * diff));
   }
   if (nstep < 1) {
@@ -163,7 +165,7 @@ export function makeQkx2Quants(
       let curError = 0;
       for (let i = 0; i < n; i++) {
         let diff = fr(fr(fr(thisScale * laux[i]!) + thisMin) - XS[i]!);
-        diff = fr(diff * diff);
+        diff = useMad ? Math.abs(diff) : fr(diff * diff);
         curError = fr(curError + fr(w[i]! * diff));
         // The terms are >= 0 and f32 addition is monotone, so once the running
         // sum reaches bestError the candidate can no longer win.
@@ -317,7 +319,7 @@ export function makeQpQuants(
 ): number {
   let max = 0;
   for (let i = 0; i < n; i++) max = max > x[i]! ? max : x[i]!;
-  if (max === 0) {
+  if (max < GROUP_MAX_EPS) {
     L.fill(0, 0, n);
     return 0;
   }

@@ -24,3 +24,13 @@ export function nearestInt(x: number): number {
   NI_F32[0] = x + 12582912;
   return (NI_I32[0]! & 0x007fffff) - 0x00400000;
 }
+
+/** C's float → int8_t conversion (through int32, as x86 compilers emit it; NaN and overflow give 0). */
+export function toInt8(v: number): number {
+  return v !== v || Math.abs(v) >= 2147483648 ? 0 : Math.trunc(v) << 24 >> 24;
+}
+
+/** C's float → uint8_t conversion (through int32, as x86 compilers emit it). */
+export function toUint8(v: number): number {
+  return v !== v || Math.abs(v) >= 2147483648 ? 0 : Math.trunc(v) & 255;
+}

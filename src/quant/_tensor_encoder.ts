@@ -13,26 +13,21 @@ import { DTYPES, elementCount } from "../dtype.ts";
 import type { DType } from "../dtype.ts";
 import { LITTLE_ENDIAN } from "./_bytes.ts";
 import { aprQ8Kernels, halfEncoder } from "./kernels.ts";
-import { type BlockEncoder, blockEncoder, isBlockTarget } from "./_block_encoders.ts";
+import {
+  type BlockEncoder,
+  blockEncoder,
+  type BlockTarget,
+  isBlockTarget,
+  usesImportance,
+} from "./_block_encoders.ts";
 import type { EncoderPool } from "./_encoder_pool.ts";
 import { markReleasable, releaseChunk, takeBuffer } from "../io/byte_source.ts";
 
 /** Receives encoded payload pieces, in order (promises when a worker pool encodes). */
 export type EmitBytes = (bytes: Uint8Array | Promise<Uint8Array>) => void;
 
-/** Dtypes {@linkcode TensorEncoder} can produce. */
-export type EncodeTarget =
-  | "F32"
-  | "F16"
-  | "BF16"
-  | "APR_Q8"
-  | "APR_Q4"
-  | "Q4_K"
-  | "Q5_K"
-  | "Q6_K"
-  | "Q8_0"
-  | "Q5_0"
-  | "Q5_1";
+/** Dtypes {@linkcode TensorEncoder} can produce: the element types and every block encoder's. */
+export type EncodeTarget = "F32" | "F16" | "BF16" | "APR_Q8" | BlockTarget;
 
 /** True when `dtype` is an {@linkcode EncodeTarget}. */
 export function isEncodeTarget(dtype: DType): dtype is EncodeTarget {
@@ -82,7 +77,7 @@ export class TensorEncoder {
    * @param batchValues Values encoded per emitted piece (rounded to whole blocks).
    * @param importance Importance weights, one per column for each matrix of
    * the tensor (`cols * experts`), as llama-quantize's `--imatrix` uses them;
-   * ignored by APR_Q4 and Q8_0, and for rows that need padding.
+   * ignored by the encoders that take none (`usesImportance`), and for rows that need padding.
    * @param prefix Emit APR_Q8's scale prefix (not when restarting after it).
    */
   constructor(
@@ -121,10 +116,7 @@ export class TensorEncoder {
         stageBlocks = Math.max(1, Math.min(stageBlocks, job));
       }
       let stageValues = stageBlocks * be;
-      if (
-        importance !== undefined && target !== "APR_Q4" && target !== "Q8_0" && n > 0 &&
-        cols % be === 0
-      ) {
+      if (importance !== undefined && usesImportance(target) && n > 0 && cols % be === 0) {
         // Weighted encoders see whole rows of one matrix (Q5_0/Q5_1 take σ² over the row).
         const rows = n / cols;
         const matrixRows = shape.length >= 3 ? shape[shape.length - 2]! : rows;

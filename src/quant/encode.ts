@@ -12,13 +12,16 @@
 import type { DType } from "../dtype.ts";
 import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import { isEncodeTarget, TensorEncoder } from "./_tensor_encoder.ts";
+import { BLOCK_ENCODERS } from "./_block_encoders.ts";
 import { aprQ8Scale } from "./apr_q8.ts";
 import { aprQ8Kernels } from "./kernels.ts";
 
 /**
  * Encode float32 values as a `dtype` payload.
  *
- * @param dtype One of F32, F16, BF16, APR_Q8, APR_Q4, Q4_K, Q5_K, Q6_K, Q8_0, Q5_0, Q5_1.
+ * @param dtype F32, F16, BF16, APR_Q8, or a type with a block encoder (APR_Q4,
+ * Q4_K, Q5_K, Q6_K, Q8_0, Q5_0, Q5_1, Q4_0, Q4_1, Q2_K, Q3_K, TQ1_0, TQ2_0,
+ * Q1_0, Q2_0, MXFP4).
  * @param values One value per element, row-major.
  * @param shape The tensor's dimensions, outermost first.
  * @returns The exact payload (`tensorByteLength(dtype, shape)` bytes).
@@ -39,13 +42,13 @@ export function encodeFromFloat32(
   shape: readonly number[],
 ): Uint8Array {
   if (!isEncodeTarget(dtype)) {
-    // i-quants, ternary and FP4 types are read and decoded, never written.
+    // Types without an encoder (i-quants, NVFP4…) are read and decoded only.
     const why = DTYPES[dtype].decodeOnly
       ? "aprkit decodes this ggml type but has no encoder; "
       : "";
     throw new TypeError(
-      `Cannot encode ${dtype}: ${why}expected one of F32, F16, BF16, APR_Q8, APR_Q4, Q4_K, Q5_K, ` +
-        "Q6_K, Q8_0, Q5_0, Q5_1",
+      `Cannot encode ${dtype}: ${why}expected one of F32, F16, BF16, APR_Q8, ` +
+        Object.keys(BLOCK_ENCODERS).join(", "),
     );
   }
   const n = elementCount(shape);

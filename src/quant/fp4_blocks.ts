@@ -6,7 +6,7 @@
  * unsigned E4M3 scale per 16) — bit-exact ports of llama.cpp's
  * `dequantize_row_mxfp4` and `dequantize_row_nvfp4` (`ggml-quants.c`), which
  * use doubled E2M1 values (`kvalues_fp4`) and halve the scale to match.
- * aprkit reads these types; it does not write them (no encoder).
+ * The MXFP4 encoder is in `mxfp4_encoder.ts` (NVFP4 has none).
  *
  * Each function decodes `floor(bytes.length / blockBytes)` whole blocks into
  * `out`; `bytes` may start at any offset.

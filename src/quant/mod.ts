@@ -25,6 +25,11 @@ export { decodeQ6K, encodeQ6K, Q6_K_BLOCK_BYTES, Q6_K_BLOCK_ELEMENTS } from "./q
 export { encodeQ5K, Q5_K_BLOCK_BYTES } from "./q5_k.ts";
 export { encodeQ8_0, Q8_0_BLOCK_BYTES } from "./q8_0.ts";
 export { encodeQ5_0, encodeQ5_1, Q5_0_BLOCK_BYTES, Q5_1_BLOCK_BYTES } from "./q5_0.ts";
+export { encodeQ4_0, encodeQ4_1, Q4_0_BLOCK_BYTES, Q4_1_BLOCK_BYTES } from "./q4_0.ts";
+export { encodeQ2K, Q2_K_BLOCK_BYTES } from "./q2_k.ts";
+export { encodeQ3K, Q3_K_BLOCK_BYTES } from "./q3_k.ts";
+export { encodeQ1_0, encodeQ2_0, encodeTq1_0, encodeTq2_0 } from "./ternary_encoders.ts";
+export { encodeMxfp4 } from "./mxfp4_encoder.ts";
 export {
   LLAMA_FTYPES,
   LLAMA_PRESETS,

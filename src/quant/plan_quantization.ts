@@ -11,14 +11,26 @@
 import { type DType, DTYPES, elementCount, isAprStorable, tensorByteLength } from "../dtype.ts";
 import type { ModelHeader, ModelMetadata, TensorInfo } from "../tensor.ts";
 import { hfToGgufName } from "../arch/names.ts";
-import { keptInFloat32, type LlamaPreset, presetTensorTypes } from "./llama_presets.ts";
+import { familyOf } from "../arch/registry.ts";
+import {
+  APR_PRESETS,
+  keptInFloat32,
+  LLAMA_PRESETS,
+  type LlamaPreset,
+  presetDefaultType,
+  presetTensorTypes,
+  requiresImatrix,
+} from "./llama_presets.ts";
+import { isEncodeTarget } from "./_tensor_encoder.ts";
+import { usesImportance } from "./_block_encoders.ts";
 import { UsageError } from "../errors.ts";
 import { aprRowType, type RowFallback } from "./apr_row_fallback.ts";
 
 /**
  * What {@linkcode planQuantization} may convert float weights to: a single
  * type (`"q4_k"` is llama-quantize's `--pure` Q4_K), or one of llama-quantize's
- * presets (`"q4_k_m"`, …; `"q6_k"` is both, see {@linkcode QuantizeOptions.ggufTypes}).
+ * file types in lower case (`"q4_k_m"`, `"iq2_xxs"`, …; `"q6_k"` is both, see
+ * {@linkcode QuantizeOptions.ggufTypes}).
  */
 export type QuantizeTarget =
   | "none"
@@ -27,12 +39,7 @@ export type QuantizeTarget =
   | "q8"
   | "q4"
   | "q4_k"
-  | "q6_k"
-  | "q8_0"
-  | "q5_k_m"
-  | "q5_k_s"
-  | "q4_k_m"
-  | "q4_k_s";
+  | Lowercase<LlamaPreset>;
 
 /** Every {@linkcode QuantizeTarget}, for argument parsing. */
 export const QUANTIZE_TARGETS: readonly QuantizeTarget[] = [
@@ -42,23 +49,13 @@ export const QUANTIZE_TARGETS: readonly QuantizeTarget[] = [
   "q8",
   "q4",
   "q4_k",
-  "q6_k",
-  "q8_0",
-  "q5_k_m",
-  "q5_k_s",
-  "q4_k_m",
-  "q4_k_s",
+  ...LLAMA_PRESETS.map((p) => p.toLowerCase() as Lowercase<LlamaPreset>),
 ];
 
 /** The targets that are llama-quantize presets, and the preset each names. */
-const PRESET_OF: Readonly<Partial<Record<QuantizeTarget, LlamaPreset>>> = {
-  q8_0: "Q8_0",
-  q6_k: "Q6_K",
-  q5_k_m: "Q5_K_M",
-  q5_k_s: "Q5_K_S",
-  q4_k_m: "Q4_K_M",
-  q4_k_s: "Q4_K_S",
-};
+const PRESET_OF: ReadonlyMap<QuantizeTarget, LlamaPreset> = new Map(
+  LLAMA_PRESETS.map((p) => [p.toLowerCase() as QuantizeTarget, p]),
+);
 
 /**
  * The llama-quantize preset a target selects for the output, or `undefined`
@@ -72,7 +69,7 @@ const PRESET_OF: Readonly<Partial<Record<QuantizeTarget, LlamaPreset>>> = {
  */
 export function presetOf(to: QuantizeTarget, ggufTypes: boolean): LlamaPreset | undefined {
   if (to === "q6_k" && !ggufTypes) return undefined;
-  return PRESET_OF[to];
+  return PRESET_OF.get(to);
 }
 
 /** Options of {@linkcode planQuantization} and `QuantizeStream`. */
@@ -155,35 +152,39 @@ export interface TensorPlan {
 /** Tensors smaller than this keep their float type (aprender's rule). */
 export const MIN_QUANTIZE_ELEMENTS = 1024;
 
-const TARGET_DTYPE: Record<QuantizeTarget, DType | undefined> = {
-  none: undefined,
+/** The single-type targets' dtypes (presets choose per tensor; `q6_k` is also APR's single Q6_K). */
+const TARGET_DTYPE: Readonly<Partial<Record<QuantizeTarget, DType>>> = {
   f16: "F16",
   bf16: "BF16",
   q8: "APR_Q8",
   q4: "APR_Q4",
   q4_k: "Q4_K",
   q6_k: "Q6_K",
-  // Presets: each tensor's type comes from presetTensorTypes.
-  q8_0: undefined,
-  q5_k_m: undefined,
-  q5_k_s: undefined,
-  q4_k_m: undefined,
-  q4_k_s: undefined,
 };
 
-const QUANTIZATION_RECORD: Partial<
-  Record<QuantizeTarget, NonNullable<ModelMetadata["quantization"]>>
-> = {
-  q8: { quant_type: "q8", bits: 8, block_size: null, symmetric: true },
-  q4: { quant_type: "q4", bits: 4, block_size: 32, symmetric: true },
-  q4_k: { quant_type: "q4_k", bits: 4, block_size: 256, symmetric: false },
-  q6_k: { quant_type: "q6_k", bits: 6, block_size: 256, symmetric: true },
-  q8_0: { quant_type: "q8_0", bits: 8, block_size: 32, symmetric: true },
-  q5_k_m: { quant_type: "q5_k_m", bits: 5, block_size: 256, symmetric: false },
-  q5_k_s: { quant_type: "q5_k_s", bits: 5, block_size: 256, symmetric: false },
-  q4_k_m: { quant_type: "q4_k_m", bits: 4, block_size: 256, symmetric: false },
-  q4_k_s: { quant_type: "q4_k_s", bits: 4, block_size: 256, symmetric: false },
-};
+/** The `quantization` record of a target: APR's own two, or the main type of a ggml one. */
+function quantizationRecord(
+  to: QuantizeTarget,
+): NonNullable<ModelMetadata["quantization"]> | undefined {
+  if (to === "q8") return { quant_type: "q8", bits: 8, block_size: null, symmetric: true };
+  if (to === "q4") return { quant_type: "q4", bits: 4, block_size: 32, symmetric: true };
+  const preset = PRESET_OF.get(to);
+  const main = to === "q4_k"
+    ? "Q4_K"
+    : preset === undefined
+    ? undefined
+    : presetDefaultType(preset);
+  if (main === undefined) return undefined;
+  const spec = DTYPES[main];
+  return {
+    quant_type: to,
+    // Whole bits per value (Q4_K's 4.5 is 4, as aprender records it).
+    bits: Math.floor((spec.blockBytes * 8) / spec.blockElements),
+    block_size: spec.blockElements,
+    // The types that store a min per block besides the scale.
+    symmetric: !["Q2_K", "Q4_K", "Q5_K", "Q4_1", "Q5_1"].includes(main),
+  };
+}
 
 /** Integer types APR cannot hold, and the wider type that holds every value. */
 const INTEGER_WIDENING: Partial<Record<DType, DType>> = {
@@ -359,13 +360,13 @@ export function planModel(
   if (preset === undefined) {
     plans = header.tensors.map((t) => withImportance(planTensor(t, options), options));
   } else {
-    if (preset === "Q8_0" && !ggufTypes) {
-      throw new UsageError(
-        'Cannot quantize to "q8_0" for APR: APR readers do not decode Q8_0; use "q8" (APR_Q8) ' +
-          "or write GGUF",
-      );
-    }
-    const types = presetTensorTypes(header.tensors, header.metadata, preset, { apr: !ggufTypes });
+    const refusal = ggufTypes ? undefined : aprPresetRefusal(to);
+    if (refusal !== undefined) throw new UsageError(refusal);
+    const types = presetTensorTypes(header.tensors, header.metadata, preset, {
+      apr: !ggufTypes,
+      imatrix: options.importance !== undefined,
+    });
+    checkPresetTypes(header, types, preset, options);
     plans = header.tensors.map((t, i) => planPresetTensor(t, types[i], options));
   }
   const metadata: ModelMetadata = { ...header.metadata };
@@ -375,6 +376,73 @@ export function planModel(
     metadata.total_size = plans.reduce((s, p) => s + p.info.byteLength, 0);
   }
   return { header: { ...header, metadata, tensors: plans.map((p) => p.info) }, plans };
+}
+
+/**
+ * Why APR output refuses a target, if it does: APR holds F32/F16/BF16, Q4_K,
+ * Q6_K and its own APR_Q8/APR_Q4, and the llama-quantize mixes other than
+ * the Q4_K/Q5_K/Q6_K ones choose types it has no code for; a substitute
+ * would not be the file asked for (docs/QUANTIZATION.md).
+ *
+ * @param to The target.
+ * @returns One line naming the target and what to use instead, or `undefined`.
+ */
+export function aprPresetRefusal(to: QuantizeTarget): string | undefined {
+  const preset = presetOf(to, false);
+  if (preset === undefined || APR_PRESETS.has(preset)) return undefined;
+  const main = presetDefaultType(preset);
+  const hint = preset === "Q4_0" || preset === "Q4_1"
+    ? 'use "q4" (APR_Q4, its own 4-bit blocks) or '
+    : preset === "Q8_0"
+    ? 'use "q8" (APR_Q8) or '
+    : 'use "q4_k_m", "q4_k_s", "q5_k_m", "q5_k_s" or "q6_k" (mapped to Q4_K/Q6_K) or ';
+  return `Cannot quantize to "${to}" for APR: its ${main} tensors have no APR type ` +
+    `(APR holds Q4_K, Q6_K, APR_Q8 and APR_Q4); ${hint}write GGUF`;
+}
+
+/**
+ * Refuse, as llama-quantize does or cannot yet do, before anything is
+ * written: first a very-low-bit tensor without importance weights
+ * (`tensor_requires_imatrix`: "the result will be garbage"), as
+ * llama-quantize checks every tensor before it writes; then a type aprkit has
+ * no encoder for (the i-quants until theirs land).
+ */
+function checkPresetTypes(
+  header: ModelHeader,
+  types: readonly (DType | undefined)[],
+  preset: LlamaPreset,
+  options: QuantizeOptions,
+): void {
+  const chosen = header.tensors.flatMap((info, i) => {
+    const type = types[i];
+    return type === undefined || !DTYPES[info.dtype].isFloat ? [] : [{ info, type }];
+  });
+  const family = familyOf(header.metadata.architecture);
+  for (const { info, type } of chosen) {
+    // The role by the family's names, as the type was chosen; the entry by the
+    // name withImportance looks up.
+    if (!requiresImatrix(hfToGgufName(info.name, family), type, preset)) continue;
+    const name = hfToGgufName(info.name);
+    if (options.importance === undefined) {
+      throw new UsageError(
+        `Cannot quantize to ${preset} without an importance matrix: tensor "${name}" gets ` +
+          `${type}, which llama-quantize refuses to make without one (--imatrix FILE)`,
+      );
+    }
+    if (!options.importance.has(name)) {
+      throw new UsageError(
+        `Cannot quantize to ${preset}: the importance matrix has no entry for tensor "${name}" ` +
+          `(${type} needs one; llama-quantize stops here too)`,
+      );
+    }
+  }
+  const missing = chosen.find(({ type }) => !isEncodeTarget(type));
+  if (missing !== undefined) {
+    throw new UsageError(
+      `Cannot quantize to ${preset}: tensor "${missing.info.name}" gets ${missing.type}, which ` +
+        "aprkit cannot encode yet",
+    );
+  }
 }
 
 /**
@@ -390,8 +458,8 @@ function writtenQuantization(
   plans: readonly TensorPlan[],
 ): NonNullable<ModelMetadata["quantization"]> | undefined {
   const quantized = plans.filter((p) => p.quantized);
-  if (quantized.some((p) => p.rowFallbackFrom === undefined)) return QUANTIZATION_RECORD[to];
-  if (quantized.some((p) => p.info.dtype === "APR_Q8")) return QUANTIZATION_RECORD.q8;
+  if (quantized.some((p) => p.rowFallbackFrom === undefined)) return quantizationRecord(to);
+  if (quantized.some((p) => p.info.dtype === "APR_Q8")) return quantizationRecord("q8");
   return undefined;
 }
 
@@ -427,9 +495,6 @@ function planPresetTensor(
   return withImportance(plan, options);
 }
 
-/** Block types whose encoders take importance weights (llama.cpp's Q8_0 ignores them). */
-const WEIGHTED = new Set<DType>(["Q4_K", "Q5_K", "Q6_K", "Q5_0", "Q5_1"]);
-
 /**
  * Attach the tensor's importance-matrix entry, checked as llama-quantize
  * checks it: one value per column of each matrix (`ne[0] * ne[2]`), except
@@ -437,7 +502,7 @@ const WEIGHTED = new Set<DType>(["Q4_K", "Q5_K", "Q6_K", "Q5_0", "Q5_1"]);
  */
 function withImportance(plan: TensorPlan, options: QuantizeOptions): TensorPlan {
   const matrix = options.importance;
-  if (matrix === undefined || plan.action !== "float" || !WEIGHTED.has(plan.info.dtype)) {
+  if (matrix === undefined || plan.action !== "float" || !usesImportance(plan.info.dtype)) {
     return plan;
   }
   const name = hfToGgufName(plan.info.name);

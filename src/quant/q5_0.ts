@@ -14,23 +14,29 @@
  * @module
  */
 
-import { f32ToF16 } from "./f16.ts";
-import { makeQkx2Quants, makeQxQuants } from "./_make_quants.ts";
-import { countBlocks } from "./_count_blocks.ts";
+import { encodeLegacyBlocks, type LegacyBlockType } from "./_legacy_blocks.ts";
 
 /** Bytes per Q5_0 block. */
 export const Q5_0_BLOCK_BYTES = 22;
 /** Bytes per Q5_1 block. */
 export const Q5_1_BLOCK_BYTES = 24;
 
-const fr = Math.fround;
-const F32_MAX = 3.4028234663852886e38;
-// Scratch for one block.
-const L = new Uint8Array(32);
-const WEIGHT = new Float32Array(32);
-const WEIGHT64 = new Float64Array(32);
-const LAUX = new Float64Array(32);
-const RES = new Float32Array(1);
+const Q5_0: LegacyBlockType = {
+  dtype: "Q5_0",
+  blockBytes: Q5_0_BLOCK_BYTES,
+  half: 16,
+  withMin: false,
+  clampedInt8: true,
+  pack: (l, y, o) => packFiveBits(l, y, o),
+};
+// Q5_1's reference stores (uint8_t)(v) unclamped.
+const Q5_1: LegacyBlockType = {
+  ...Q5_0,
+  dtype: "Q5_1",
+  blockBytes: Q5_1_BLOCK_BYTES,
+  withMin: true,
+  clampedInt8: false,
+};
 
 /**
  * Quantize values to Q5_0 blocks (llama.cpp's algorithm).
@@ -56,27 +62,7 @@ export function encodeQ5_0(
   out?: Uint8Array,
   importance?: Float32Array,
 ): Uint8Array {
-  const nb = countBlocks("Q5_0", values, importance);
-  const y = out ?? new Uint8Array(nb * Q5_0_BLOCK_BYTES);
-  const cols = importance?.length ?? 32;
-  let sigma2 = 0;
-  for (let i = 0; i < nb; i++) {
-    const xo = i * 32;
-    const o = i * Q5_0_BLOCK_BYTES;
-    if (importance === undefined) {
-      referenceQ5_0(values, xo, y, o);
-      continue;
-    }
-    const col = xo % cols;
-    if (col === 0) sigma2 = rowSigma2(values, xo, cols);
-    rowWeights(values, xo, importance, col, sigma2, WEIGHT);
-    const d = makeQxQuants(32, 16, values, xo, L, 0, WEIGHT, 0);
-    const bits = f32ToF16(d);
-    y[o] = bits & 255;
-    y[o + 1] = bits >>> 8;
-    packFiveBits(L, y, o + 2);
-  }
-  return y;
+  return encodeLegacyBlocks(Q5_0, values, out, importance);
 }
 
 /**
@@ -103,105 +89,7 @@ export function encodeQ5_1(
   out?: Uint8Array,
   importance?: Float32Array,
 ): Uint8Array {
-  const nb = countBlocks("Q5_1", values, importance);
-  const y = out ?? new Uint8Array(nb * Q5_1_BLOCK_BYTES);
-  const cols = importance?.length ?? 32;
-  let sigma2 = 0;
-  for (let i = 0; i < nb; i++) {
-    const xo = i * 32;
-    const o = i * Q5_1_BLOCK_BYTES;
-    if (importance === undefined) {
-      referenceQ5_1(values, xo, y, o);
-      continue;
-    }
-    const col = xo % cols;
-    if (col === 0) sigma2 = rowSigma2(values, xo, cols);
-    rowWeights(values, xo, importance, col, sigma2, WEIGHT);
-    for (let j = 0; j < 32; j++) WEIGHT64[j] = WEIGHT[j]!;
-    // make_qkx3_quants(32, 31, …, -0.9, 0.05, 36): the same search as qkx2 with weights.
-    const d = makeQkx2Quants(32, 31, values, xo, WEIGHT64, L, 0, LAUX, fr(-0.9), fr(0.05), 36, RES);
-    const dBits = f32ToF16(d);
-    const mBits = f32ToF16(-RES[0]!);
-    y[o] = dBits & 255;
-    y[o + 1] = dBits >>> 8;
-    y[o + 2] = mBits & 255;
-    y[o + 3] = mBits >>> 8;
-    packFiveBits(L, y, o + 4);
-  }
-  return y;
-}
-
-/** `quantize_row_q5_0_ref` for one block. */
-function referenceQ5_0(x: Float32Array, xo: number, y: Uint8Array, o: number): void {
-  let amax = 0;
-  let max = 0;
-  for (let j = 0; j < 32; j++) {
-    const v = x[xo + j]!;
-    if (amax < Math.abs(v)) {
-      amax = Math.abs(v);
-      max = v;
-    }
-  }
-  const d = fr(max / -16);
-  const id = d !== 0 ? fr(1 / d) : 0;
-  const bits = f32ToF16(d);
-  y[o] = bits & 255;
-  y[o + 1] = bits >>> 8;
-  for (let j = 0; j < 32; j++) {
-    // (int8_t)(x*id + 16.5f) truncates toward zero, then MIN(31, ·).
-    const q = toInt8(fr(fr(x[xo + j]! * id) + 16.5));
-    L[j] = (q > 31 ? 31 : q) & 255;
-  }
-  packFiveBits(L, y, o + 2);
-}
-
-/** `quantize_row_q5_1_ref` for one block. */
-function referenceQ5_1(x: Float32Array, xo: number, y: Uint8Array, o: number): void {
-  let min = F32_MAX;
-  let max = -F32_MAX;
-  for (let j = 0; j < 32; j++) {
-    const v = x[xo + j]!;
-    if (v < min) min = v;
-    if (v > max) max = v;
-  }
-  const d = fr(fr(max - min) / 31);
-  const id = d !== 0 ? fr(1 / d) : 0;
-  const dBits = f32ToF16(d);
-  const mBits = f32ToF16(min);
-  y[o] = dBits & 255;
-  y[o + 1] = dBits >>> 8;
-  y[o + 2] = mBits & 255;
-  y[o + 3] = mBits >>> 8;
-  for (let j = 0; j < 32; j++) {
-    // (uint8_t)((x - min)*id + 0.5f): truncation toward zero, no clamp.
-    L[j] = toUint8(fr(fr(fr(x[xo + j]! - min) * id) + 0.5));
-  }
-  packFiveBits(L, y, o + 4);
-}
-
-/** `sum x² / n_per_row` over one row (the `_impl` quantizers' σ²). */
-function rowSigma2(x: Float32Array, xo: number, cols: number): number {
-  let sumX2 = 0;
-  for (let j = 0; j < cols; j++) {
-    const v = x[xo + j]!;
-    sumX2 = fr(sumX2 + fr(v * v));
-  }
-  return fr(sumX2 / cols);
-}
-
-/** `weight[j] = qw[j] * sqrt(σ² + x²)` for one block. */
-function rowWeights(
-  x: Float32Array,
-  xo: number,
-  qw: Float32Array,
-  qo: number,
-  sigma2: number,
-  out: Float32Array,
-): void {
-  for (let j = 0; j < 32; j++) {
-    const v = x[xo + j]!;
-    out[j] = fr(qw[qo + j]! * fr(Math.sqrt(fr(sigma2 + fr(v * v)))));
-  }
+  return encodeLegacyBlocks(Q5_1, values, out, importance);
 }
 
 /** The low nibbles (value j and j + 16 share a byte) at `o + 4`, the fifth bits as a u32 at `o`. */
@@ -218,14 +106,4 @@ function packFiveBits(levels: Uint8Array, y: Uint8Array, o: number): void {
   y[o + 1] = (qh >>> 8) & 255;
   y[o + 2] = (qh >>> 16) & 255;
   y[o + 3] = qh >>> 24;
-}
-
-/** C's float → int8_t conversion for in-range values (NaN and overflow as x86 gives them, truncated). */
-function toInt8(v: number): number {
-  return v !== v || Math.abs(v) >= 2147483648 ? 0 : Math.trunc(v) << 24 >> 24;
-}
-
-/** C's float → uint8_t conversion (through int32, as x86 compilers emit it). */
-function toUint8(v: number): number {
-  return v !== v || Math.abs(v) >= 2147483648 ? 0 : Math.trunc(v) & 255;
 }

@@ -15,7 +15,7 @@ import { planModel, type QuantizeOptions, type TensorPlan } from "./plan_quantiz
 import { DEFAULT_MAX_CHUNK_ELEMENTS, TensorDecoder } from "./_tensor_decoder.ts";
 import { type EmitBytes, isEncodeTarget, TensorEncoder } from "./_tensor_encoder.ts";
 import { EncoderPool, worthAWorker } from "./_encoder_pool.ts";
-import { isBlockTarget } from "./_block_encoders.ts";
+import { usesImportance } from "./_block_encoders.ts";
 import { IntegerWidener } from "./_integer_widener.ts";
 import { aprQ8Scale } from "./apr_q8.ts";
 import { aprQ8Kernels } from "./kernels.ts";
@@ -197,8 +197,7 @@ function poolFor(plan: TensorPlan, pool: EncoderPool | undefined): EncoderPool |
   if (elementCount(plan.info.shape) < pool.minElements) return undefined;
   const target = plan.info.dtype;
   // The weighted encoders (TypeScript) are the block ones that use the weights.
-  const weighted = plan.importance !== undefined && isBlockTarget(target) &&
-    target !== "Q8_0" && target !== "APR_Q4";
+  const weighted = plan.importance !== undefined && usesImportance(target);
   return worthAWorker(target, weighted) ? pool : undefined;
 }
 

@@ -6,7 +6,7 @@
  * ({-1, 0, 1, 2} times d) — bit-exact ports of llama.cpp's
  * `dequantize_row_tq1_0`, `_tq2_0`, `_q1_0` and `_q2_0` (`ggml-quants.c`).
  * Each value is a small integer times an f16 scale, exact in f32.
- * aprkit reads these types; it does not write them (no encoder).
+ * The encoders are in `ternary_encoders.ts`.
  *
  * Each function decodes `floor(bytes.length / blockBytes)` whole blocks into
  * `out`; `bytes` may start at any offset.

@@ -23,8 +23,10 @@ Deno.test("encodeFromFloat32() pads K-quant rows and matches the kernels", () =>
 
 Deno.test("encodeFromFloat32() rejects unknown targets and wrong lengths", () => {
   throws(
-    () => encodeFromFloat32("Q4_0", new Float32Array(32), [32]),
-    (e: unknown) => e instanceof TypeError && /Cannot encode Q4_0/.test(e.message),
+    () => encodeFromFloat32("NVFP4", new Float32Array(64), [64]),
+    (e: unknown) =>
+      e instanceof TypeError &&
+      /Cannot encode NVFP4: aprkit decodes this ggml type/.test(e.message),
   );
   throws(
     () => encodeFromFloat32("F16", new Float32Array(3), [4]),

@@ -2,6 +2,9 @@ import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { EncoderPool } from "../../src/quant/_encoder_pool.ts";
 import { encodeQ4K } from "../../src/quant/q4_k.ts";
 import { encodeAprQ4 } from "../../src/quant/apr_q4.ts";
+import { encodeQ2K } from "../../src/quant/q2_k.ts";
+import { encodeQ3K } from "../../src/quant/q3_k.ts";
+import { encodeQ4_1 } from "../../src/quant/q4_0.ts";
 
 const values = () => new Float32Array(512).map((_, i) => Math.sin(i * 0.37) * (1 + (i % 3)));
 
@@ -11,6 +14,29 @@ Deno.test("EncoderPool encodes in workers, results in order", async () => {
   try {
     const got = await Promise.all([pool.encode("Q4_K", values()), pool.encode("APR_Q4", values())]);
     assertEquals(got, [encodeQ4K(values()), encodeAprQ4(values())]);
+  } finally {
+    pool.release();
+    pool.close();
+  }
+});
+
+Deno.test("EncoderPool's workers run the Q2_K, Q3_K and Q4_1 encoders, importance weights included", async () => {
+  const pool = new EncoderPool(2);
+  pool.acquire();
+  try {
+    const w = () => new Float32Array(256).map((_, i) => 0.5 + (i % 5));
+    const got = await Promise.all([
+      pool.encode("Q2_K", values(), w()),
+      pool.encode("Q3_K", values(), w()),
+      pool.encode("Q4_1", values(), w()),
+      pool.encode("Q3_K", values()),
+    ]);
+    assertEquals(got, [
+      encodeQ2K(values(), undefined, w()),
+      encodeQ3K(values(), undefined, w()),
+      encodeQ4_1(values(), undefined, w()),
+      encodeQ3K(values()),
+    ]);
   } finally {
     pool.release();
     pool.close();

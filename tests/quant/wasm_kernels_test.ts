@@ -4,6 +4,7 @@ import { decodeQ6K, encodeQ6K } from "../../src/quant/q6_k.ts";
 import { encodeQ5K } from "../../src/quant/q5_k.ts";
 import { encodeQ8_0 } from "../../src/quant/q8_0.ts";
 import { encodeQ5_0, encodeQ5_1 } from "../../src/quant/q5_0.ts";
+import { encodeQ4_0, encodeQ4_1 } from "../../src/quant/q4_0.ts";
 import { encodeAprQ4 } from "../../src/quant/apr_q4.ts";
 import { encodeF16 } from "../../src/quant/f16.ts";
 import { encodeBf16 } from "../../src/quant/bf16.ts";
@@ -79,11 +80,13 @@ for (
   });
 }
 
-Deno.test("wasm Q8_0, Q5_0 and Q5_1 encoders give the TypeScript kernels' bytes", () => {
+Deno.test("wasm Q8_0, Q5_0, Q5_1, Q4_0 and Q4_1 encoders give the TypeScript kernels' bytes", () => {
   const cases = [
     ["Q8_0", encodeQ8_0, wasm!.encodeQ8_0],
     ["Q5_0", encodeQ5_0, wasm!.encodeQ5_0],
     ["Q5_1", encodeQ5_1, wasm!.encodeQ5_1],
+    ["Q4_0", encodeQ4_0, wasm!.encodeQ4_0],
+    ["Q4_1", encodeQ4_1, wasm!.encodeQ4_1],
   ] as const;
   // Blocks where C's sequential scans show their order: a NaN last or first
   // (Q8_0's MAX keeps a NaN only until the next value), ±x of equal magnitude
@@ -119,16 +122,21 @@ Deno.test("wasm Q8_0, Q5_0 and Q5_1 encoders give the TypeScript kernels' bytes"
   }
 });
 
-Deno.test("wasm Q8_0, Q5_0 and Q5_1 encoders reproduce llama.cpp's quantize_* bytes", () => {
+Deno.test("wasm Q8_0, Q5_0, Q5_1, Q4_0 and Q4_1 encoders reproduce llama.cpp's quantize_* bytes", () => {
   const dir = new URL("../testdata/ggml_quants/", import.meta.url);
-  const values = new Float32Array(Deno.readFileSync(new URL("a.f32", dir)).buffer);
+  const input = (name: string) => new Float32Array(Deno.readFileSync(new URL(name, dir)).buffer);
   for (
     const [file, encode] of [
       ["a.q8_0", wasm!.encodeQ8_0],
       ["a.q5_0", wasm!.encodeQ5_0],
       ["a.q5_1", wasm!.encodeQ5_1],
+      ["a.q4_0", wasm!.encodeQ4_0],
+      ["a.q4_1", wasm!.encodeQ4_1],
+      ["c.q4_0", wasm!.encodeQ4_0],
+      ["c.q4_1", wasm!.encodeQ4_1],
     ] as const
   ) {
+    const values = input(`${file.split(".")[0]}.f32`);
     assertEquals(encode(values), Deno.readFileSync(new URL(file, dir)), file);
   }
 });
@@ -385,7 +393,17 @@ Deno.test("setKernelBackend() selects the kernels; both give the same bytes", as
       setKernelBackend(backend);
       assertEquals(kernelBackend(), backend);
       for (
-        const target of ["Q4_K", "Q5_K", "Q6_K", "APR_Q4", "Q8_0", "Q5_0", "Q5_1"] as const
+        const target of [
+          "Q4_K",
+          "Q5_K",
+          "Q6_K",
+          "APR_Q4",
+          "Q8_0",
+          "Q5_0",
+          "Q5_1",
+          "Q4_0",
+          "Q4_1",
+        ] as const
       ) {
         ok((blockEncoder(target) === BLOCK_ENCODERS[target]) === (backend === "typescript"));
       }
@@ -429,7 +447,7 @@ Deno.test("setKernelBackend() selects the kernels; both give the same bytes", as
   assertEquals(results.wasm![8], encodeQ4K(values));
   assertEquals(results.wasm![9], encodeQ6K(values));
   throws(() => setKernelBackend("c" as KernelBackend), /Unknown kernel backend "c"/);
-  throws(() => encodeBlocks("Q3_K", values), /Cannot encode Q3_K in blocks/);
+  throws(() => encodeBlocks("NVFP4", values), /Cannot encode NVFP4 in blocks/);
 });
 
 async function quantizeInWorkers(

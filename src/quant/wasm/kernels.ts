@@ -30,6 +30,8 @@ interface Exports {
   encodeQ8_0(src: number, dst: number, blocks: number): void;
   encodeQ5_0(src: number, dst: number, blocks: number): void;
   encodeQ5_1(src: number, dst: number, blocks: number): void;
+  encodeQ4_0(src: number, dst: number, blocks: number): void;
+  encodeQ4_1(src: number, dst: number, blocks: number): void;
   encodeQ6K(src: number, dst: number, blocks: number): void;
   aprQ8Absmax(src: number, n: number, start: number): number;
   encodeAprQ8(src: number, dst: number, n: number, scale: number): void;
@@ -97,6 +99,10 @@ export interface WasmKernels {
   encodeQ5_0: BlockEncoder;
   /** Q5_1 encoder (same contract and bytes as `encodeQ5_1` in q5_0.ts, no importance). */
   encodeQ5_1: BlockEncoder;
+  /** Q4_0 encoder (same contract and bytes as `encodeQ4_0` in q4_0.ts, no importance). */
+  encodeQ4_0: BlockEncoder;
+  /** Q4_1 encoder (same contract and bytes as `encodeQ4_1` in q4_0.ts, no importance). */
+  encodeQ4_1: BlockEncoder;
   /** Q6_K encoder (same contract and bytes as `encodeQ6K` in q6_k.ts). */
   encodeQ6K: BlockEncoder;
   /** APR_Q8 absmax (same contract and result as `aprQ8Absmax` in apr_q8.ts). */
@@ -326,6 +332,8 @@ function instantiate(): WasmKernels | null {
     encodeQ8_0: blockKernel("Q8_0", exports.encodeQ8_0, 34, 32),
     encodeQ5_0: blockKernel("Q5_0", exports.encodeQ5_0, 22, 32),
     encodeQ5_1: blockKernel("Q5_1", exports.encodeQ5_1, 24, 32),
+    encodeQ4_0: blockKernel("Q4_0", exports.encodeQ4_0, 18, 32),
+    encodeQ4_1: blockKernel("Q4_1", exports.encodeQ4_1, 20, 32),
     encodeQ6K: blockKernel("Q6_K", exports.encodeQ6K, 210),
     aprQ8Absmax(values, start = 0) {
       let m = start;

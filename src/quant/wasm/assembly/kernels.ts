@@ -8,7 +8,7 @@ export { aprQ8Absmax, encodeAprQ8 } from "./apr_q8";
 export { encodeAprQ4 } from "./apr_q4";
 export { decodeQ2K, decodeQ3K, decodeQ4K, decodeQ5K, decodeQ6K } from "./k_decode";
 export { decodeQ4_0, decodeQ4_1, decodeQ5_0, decodeQ5_1, decodeQ8_0 } from "./legacy_decode";
-export { encodeQ5_0, encodeQ5_1, encodeQ8_0 } from "./legacy_encode";
+export { encodeQ4_0, encodeQ4_1, encodeQ5_0, encodeQ5_1, encodeQ8_0 } from "./legacy_encode";
 export { decodeNf4 } from "./nf4_decode";
 export {
   decodeIq1M, decodeIq1S, decodeIq2S, decodeIq2Xs, decodeIq2Xxs, decodeIq3S, decodeIq3Xxs,

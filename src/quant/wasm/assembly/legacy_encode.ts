@@ -1,5 +1,6 @@
-// AssemblyScript: Q8_0, Q5_0 and Q5_1 encoders, byte-identical with llama.cpp's
-// quantize_row_q8_0_ref / q5_0_ref / q5_1_ref (and ../../q8_0.ts, ../../q5_0.ts).
+// AssemblyScript: Q8_0, Q5_0, Q5_1, Q4_0 and Q4_1 encoders, byte-identical with
+// llama.cpp's quantize_row_q8_0_ref / q5_0_ref / q5_1_ref / q4_0_ref / q4_1_ref
+// (and ../../q8_0.ts, ../../_legacy_blocks.ts).
 // Each 32-value block is eight f32x4; C's sequential max/min scans are done per
 // lane and then folded in C's order, with the cases where that order shows
 // (NaN in Q8_0's MAX, the sign of a zero min/max, the first of equal |x|)
@@ -88,11 +89,20 @@ export function encodeQ8_0(src: usize, dst: usize, nb: i32): void {
   store<u32>(qh, lo | (hi << 16));
 }
 
-/** Encode `nb` blocks of 32 f32 at `src` into 22-byte Q5_0 blocks at `dst`. */
-export function encodeQ5_0(src: usize, dst: usize, nb: i32): void {
+/** Q4_0/Q4_1's packing of 32 levels from `Q`: 16 bytes of nibbles at `y`. */
+@inline function packNibbles(y: usize): void {
+  v128.store(y, v128.or(bytes32(Q), i8x16.shl(bytes32(Q + 64), 4)));
+}
+
+/**
+ * The symmetric types (Q5_0: `half` 16, Q4_0: 8): `d = max / -half`, levels
+ * `MIN(2·half − 1, (int8_t)(x/d + half + 0.5))`, f16 d then the packed levels.
+ */
+@inline function encodeSymmetric(src: usize, dst: usize, nb: i32, half: f32, blockBytes: usize): void {
+  const top = i32x4.splat(<i32>(half + half) - 1);
   for (let b = 0; b < nb; b++) {
     const x = src + <usize>b * 128;
-    const y = dst + <usize>b * 22;
+    const y = dst + <usize>b * blockBytes;
     let m4 = f32x4.splat(0);
     for (let i = 0; i < 8; i++) {
       const a = f32x4.abs(v128.load(x + <usize>i * 16));
@@ -115,19 +125,30 @@ export function encodeQ5_0(src: usize, dst: usize, nb: i32): void {
         }
       }
     }
-    const d = max / <f32>-16.0;
+    const d = max / -half;
     const id: f32 = d != 0 ? <f32>1.0 / d : 0;
     store<u16>(y, <u16>f32ToF16(d));
     const idv = f32x4.splat(id);
-    const half = f32x4.splat(<f32>16.5);
+    const offset = f32x4.splat(half + <f32>0.5);
     for (let i = 0; i < 8; i++) {
-      const v = f32x4.add(f32x4.mul(v128.load(x + <usize>i * 16), idv), half);
-      // (int8_t) of the truncation, then MIN(31, ·), stored as a byte.
+      const v = f32x4.add(f32x4.mul(v128.load(x + <usize>i * 16), idv), offset);
+      // (int8_t) of the truncation, then MIN(top, ·), stored as a byte.
       const q8 = i32x4.shr_s(i32x4.shl(truncInt(v), 24), 24);
-      v128.store(Q + <usize>i * 16, v128.and(i32x4.min_s(q8, i32x4.splat(31)), i32x4.splat(255)));
+      v128.store(Q + <usize>i * 16, v128.and(i32x4.min_s(q8, top), i32x4.splat(255)));
     }
-    packFiveBits(y + 2);
+    if (half == 16) packFiveBits(y + 2);
+    else packNibbles(y + 2);
   }
+}
+
+/** Encode `nb` blocks of 32 f32 at `src` into 22-byte Q5_0 blocks at `dst`. */
+export function encodeQ5_0(src: usize, dst: usize, nb: i32): void {
+  encodeSymmetric(src, dst, nb, 16, 22);
+}
+
+/** Encode `nb` blocks of 32 f32 at `src` into 18-byte Q4_0 blocks at `dst`. */
+export function encodeQ4_0(src: usize, dst: usize, nb: i32): void {
+  encodeSymmetric(src, dst, nb, 8, 18);
 }
 
 /** The first ±0 of the block at `x` (C's min/max keeps the first zero it meets). */
@@ -139,11 +160,15 @@ function firstZero(x: usize): f32 {
   return 0;
 }
 
-/** Encode `nb` blocks of 32 f32 at `src` into 24-byte Q5_1 blocks at `dst`. */
-export function encodeQ5_1(src: usize, dst: usize, nb: i32): void {
+/**
+ * The types with a min (Q5_1: `top` 31, levels `(uint8_t)` unclamped; Q4_1:
+ * `top` 15, levels `MIN(15, (int8_t)(·))`): `d = (max − min) / top`, f16 d and
+ * min, then the packed levels.
+ */
+@inline function encodeWithMin(src: usize, dst: usize, nb: i32, top: f32, blockBytes: usize): void {
   for (let b = 0; b < nb; b++) {
     const x = src + <usize>b * 128;
-    const y = dst + <usize>b * 24;
+    const y = dst + <usize>b * blockBytes;
     let lo4 = f32x4.splat(F32.MAX_VALUE);
     let hi4 = f32x4.splat(-F32.MAX_VALUE);
     for (let i = 0; i < 8; i++) {
@@ -163,7 +188,7 @@ export function encodeQ5_1(src: usize, dst: usize, nb: i32): void {
     }
     if (min == 0) min = firstZero(x);
     if (max == 0) max = firstZero(x);
-    const d = (max - min) / <f32>31.0;
+    const d = (max - min) / top;
     const id: f32 = d != 0 ? <f32>1.0 / d : 0;
     store<u16>(y, <u16>f32ToF16(d));
     store<u16>(y + 2, <u16>f32ToF16(min));
@@ -172,9 +197,27 @@ export function encodeQ5_1(src: usize, dst: usize, nb: i32): void {
     const half = f32x4.splat(<f32>0.5);
     for (let i = 0; i < 8; i++) {
       const v = f32x4.mul(f32x4.sub(v128.load(x + <usize>i * 16), minv), idv);
-      // (uint8_t) of the truncation: no clamp.
-      v128.store(Q + <usize>i * 16, v128.and(truncInt(f32x4.add(v, half)), i32x4.splat(255)));
+      const t = truncInt(f32x4.add(v, half));
+      if (top == 31) {
+        // (uint8_t) of the truncation: no clamp.
+        v128.store(Q + <usize>i * 16, v128.and(t, i32x4.splat(255)));
+      } else {
+        // MIN(15, (int8_t) of the truncation), stored as a byte.
+        const q8 = i32x4.shr_s(i32x4.shl(t, 24), 24);
+        v128.store(Q + <usize>i * 16, v128.and(i32x4.min_s(q8, i32x4.splat(15)), i32x4.splat(255)));
+      }
     }
-    packFiveBits(y + 4);
+    if (top == 31) packFiveBits(y + 4);
+    else packNibbles(y + 4);
   }
+}
+
+/** Encode `nb` blocks of 32 f32 at `src` into 24-byte Q5_1 blocks at `dst`. */
+export function encodeQ5_1(src: usize, dst: usize, nb: i32): void {
+  encodeWithMin(src, dst, nb, 31, 24);
+}
+
+/** Encode `nb` blocks of 32 f32 at `src` into 20-byte Q4_1 blocks at `dst`. */
+export function encodeQ4_1(src: usize, dst: usize, nb: i32): void {
+  encodeWithMin(src, dst, nb, 15, 20);
 }
