@@ -251,8 +251,10 @@ async function convert(): Promise<void> {
 }
 
 async function run(file: File | BlobFolder, target: SaveTarget, base: ConvertOptions) {
-  running = new AbortController();
+  const controller = new AbortController();
+  running = controller;
   cancel.disabled = false;
+  bar.value = 0;
   status.textContent = "converting…";
   const started = performance.now();
   try {
@@ -260,8 +262,10 @@ async function run(file: File | BlobFolder, target: SaveTarget, base: ConvertOpt
     bindOutput(target.name, target.writable);
     const options: ConvertOptions = {
       ...base,
-      signal: running.signal,
+      signal: controller.signal,
       onProgress: (e) => {
+        // A write still queued when the run stopped must not say it runs.
+        if (controller.signal.aborted) return;
         bar.value = e.bytesTotal > 0 ? e.bytesDone / e.bytesTotal : 0;
         status.textContent = `${e.itemsDone ?? 0}/${e.itemsTotal ?? "?"} tensors`;
       },
@@ -278,8 +282,12 @@ async function run(file: File | BlobFolder, target: SaveTarget, base: ConvertOpt
       } s`;
     status.dataset.done = "1";
   } catch (error) {
-    status.textContent = running.signal.aborted ? "cancelled" : "failed";
-    if (!running.signal.aborted) showError(error);
+    status.textContent = controller.signal.aborted ? "cancelled" : "failed";
+    if (!controller.signal.aborted) showError(error);
+    // A cancelled APR conversion keeps its partial output for a resume,
+    // which a page cannot offer: drop what was written (a picked file keeps
+    // what it held, a download fails).
+    void target.writable.abort(error).catch(() => {});
   } finally {
     running = undefined;
     cancel.disabled = true;

@@ -79,6 +79,15 @@ try {
   await page.setViewport({ width: 1200, height: 900 });
   page.on("request", (request) => result.requests.push(`${request.method()} ${request.url()}`));
   page.on("pageerror", (error) => result.errors.push(String(error)));
+  // Slow reads of the input (globalThis.__slowReads ms each), so that a
+  // cancel lands mid-conversion.
+  await page.evaluateOnNewDocument(() => {
+    const read = Blob.prototype.arrayBuffer;
+    Blob.prototype.arrayBuffer = async function () {
+      if (globalThis.__slowReads) await new Promise((r) => setTimeout(r, globalThis.__slowReads));
+      return read.call(this);
+    };
+  });
   if (save !== "picker") {
     await page.evaluateOnNewDocument((save) => {
       delete globalThis.showSaveFilePicker;
@@ -223,9 +232,13 @@ try {
   }
   result.progress = await page.$eval("#bar", (e) => e.value);
   if (job.cancel) {
-    // Cancel a conversion mid-way: the page says so and the picked file
-    // keeps nothing of it.
-    await page.evaluate(() => (globalThis.__slowWrites = 40));
+    // Cancel a conversion mid-way: the page says so, and the picked file
+    // keeps nothing of it (a slow disk) or the download fails (slow reads).
+    const before = new Set(downloads.keys());
+    await page.evaluate((picker) => {
+      if (picker) globalThis.__slowWrites = 40;
+      else globalThis.__slowReads = 40;
+    }, save === "picker");
     await page.select("#format", "apr");
     await page.select("#quantize", "none");
     await page.$eval("#status", (e) => delete e.dataset.done);
@@ -241,15 +254,20 @@ try {
     result.cancel = {
       status: await page.$eval("#status", (e) => e.textContent),
       error: await page.$eval("#error", (e) => e.hidden ? null : e.textContent),
-      size: await page.evaluate(async () => {
-        const root = await navigator.storage.getDirectory();
-        return (await (await root.getFileHandle(globalThis.__saved)).getFile()).size;
-      }),
       buttons: await page.evaluate(() => [
         document.getElementById("go").disabled,
         document.getElementById("cancel").disabled,
       ]),
     };
+    if (save === "picker") {
+      result.cancel.size = await page.evaluate(async () => {
+        const root = await navigator.storage.getDirectory();
+        return (await (await root.getFileHandle(globalThis.__saved)).getFile()).size;
+      });
+    } else {
+      const { state, base64 } = await nextDownload(before);
+      result.cancel.download = { state, bytes: base64.length };
+    }
   }
 } finally {
   await browser.close();
