@@ -233,6 +233,7 @@ async function convert(): Promise<void> {
   errorLine.hidden = true;
   delete status.dataset.done;
   go.disabled = true;
+  bar.value = 0;
   try {
     // What the conversion would refuse is said before a file is asked for.
     try {
@@ -254,7 +255,6 @@ async function run(file: File | BlobFolder, target: SaveTarget, base: ConvertOpt
   const controller = new AbortController();
   running = controller;
   cancel.disabled = false;
-  bar.value = 0;
   status.textContent = "converting…";
   const started = performance.now();
   try {

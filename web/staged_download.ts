@@ -75,13 +75,39 @@ export async function stagedDownload(name: string): Promise<StagedDownload | und
   const handle = await root.getFileHandle(`${STAGED_PREFIX}${crypto.randomUUID()}`, {
     create: true,
   });
-  const writable = await (handle as unknown as {
+  const file = await (handle as unknown as {
     createWritable(): Promise<PositionedWritable>;
   }).createWritable();
+  const writable: PositionedWritable = {
+    async write(command) {
+      // The sinks set the full size before any tensor: say now if it cannot fit.
+      if (command.type === "truncate") await checkRoom(name, command.size);
+      return file.write(command);
+    },
+    close: () => file.close(),
+    abort: (reason) => file.abort(reason),
+  };
   return {
     writable,
     async download() {
       saveBlob(await handle.getFile(), name);
     },
   };
+}
+
+/** Refuse an output larger than the room left in the origin's storage quota. */
+async function checkRoom(name: string, size: number): Promise<void> {
+  const { quota, usage } = await navigator.storage.estimate().catch(() => ({
+    quota: undefined,
+    usage: undefined,
+  }));
+  if (quota === undefined || usage === undefined) return;
+  if (size > quota - usage) {
+    throw new RangeError(
+      `Cannot save "${name}" as a download: it is ${size.toLocaleString("en")} bytes, and this ` +
+        `browser lets the page store ${
+          Math.max(0, quota - usage).toLocaleString("en")
+        } more; free disk space, use Chrome or Edge (showSaveFilePicker), or the apr CLI`,
+    );
+  }
 }

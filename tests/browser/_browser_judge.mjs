@@ -81,6 +81,15 @@ try {
   page.on("pageerror", (error) => result.errors.push(String(error)));
   // Slow reads of the input (globalThis.__slowReads ms each), so that a
   // cancel lands mid-conversion.
+  // A storage quota of globalThis.__quota bytes, when set.
+  await page.evaluateOnNewDocument(() => {
+    const estimate = StorageManager.prototype.estimate;
+    StorageManager.prototype.estimate = function () {
+      return globalThis.__quota === undefined
+        ? estimate.call(this)
+        : Promise.resolve({ quota: globalThis.__quota, usage: 0 });
+    };
+  });
   await page.evaluateOnNewDocument(() => {
     const read = Blob.prototype.arrayBuffer;
     Blob.prototype.arrayBuffer = async function () {
@@ -199,6 +208,7 @@ try {
   }
   for (const conversion of job.conversions) {
     const before = new Set(downloads.keys());
+    await page.evaluate((quota) => (globalThis.__quota = quota), conversion.quota);
     await click(conversion.format, conversion.quantize);
     await page.waitForFunction(
       () => {

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { deepEqual, equal, ok } from "node:assert/strict";
+import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { decodeBase64 } from "./_base64.ts";
 import { CLI_PATH, testdata } from "../cli/_run_apr.ts";
@@ -150,7 +150,7 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
       cancel: boolean;
       save?: "picker" | "staged" | "stream" | "memory";
       checks?: boolean;
-      conversions: { format: string; quantize: string; cli: string[] }[];
+      conversions: { format: string; quantize: string; cli: string[]; quota?: number }[];
     }[] = [
       {
         file: testdata("gguf/tiny-qwen2-Q4_K_M.gguf"),
@@ -195,7 +195,11 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
         folder: true,
         cancel: false,
         save: "staged",
-        conversions: [{ format: "apr", quantize: "q4_k", cli: ["import", "--quantize", "q4_k"] }],
+        conversions: [
+          // Over the storage quota: refused when the size is known, before the tensors.
+          { format: "gguf", quantize: "none", cli: [], quota: 1000 },
+          { format: "apr", quantize: "q4_k", cli: ["import", "--quantize", "q4_k"] },
+        ],
       },
       {
         // Safari before writable OPFS files: the download streams through
@@ -239,7 +243,11 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
             chromium: CHROMIUM,
             url,
             ...(c.folder === true ? { folder: c.file } : { file: c.file }),
-            conversions: c.conversions.map(({ format, quantize }) => ({ format, quantize })),
+            conversions: c.conversions.map(({ format, quantize, quota }) => ({
+              format,
+              quantize,
+              quota,
+            })),
             cancel: c.cancel === true,
             save: c.save ?? "picker",
             downloads,
@@ -307,6 +315,15 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
       // Each conversion: the same bytes as the CLI's.
       for (const [i, conversion] of c.conversions.entries()) {
         const out = result.outputs[i]!;
+        if (conversion.quota !== undefined) {
+          equal(out.status, "failed");
+          match(
+            out.error ?? "",
+            /^Cannot save "tiny-qwen2\.gguf" as a download: it is [\d,]+ bytes, and this browser lets the page store 1,000 more; /,
+          );
+          equal(out.state, "none");
+          continue;
+        }
         equal(out.error, null, `${conversion.format}/${conversion.quantize}: ${out.error}`);
         ok(out.status.startsWith("wrote "), out.status);
         if (c.save !== undefined) {
