@@ -56,7 +56,7 @@ import { inLlamaQuantizeOrder } from "./llama_quantize_order.ts";
 import { assertEmbeddingMatchesConfig, fromAprLayout, toAprLayout } from "./apr_layout.ts";
 import type { Model } from "./model.ts";
 import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
-import { fs } from "../runtime/fs.ts";
+import { fs, notFoundError } from "../runtime/fs.ts";
 
 export type { QuantizeTarget };
 
@@ -1069,7 +1069,7 @@ async function assertFolderExists(output: string): Promise<void> {
   });
   if (info === undefined) {
     // A missing path is NotFound wherever the library meets one.
-    throw new fs.errors.NotFound(
+    throw notFoundError(
       `Cannot write "${output}": the folder "${folder}" does not exist; create it first`,
     );
   }
