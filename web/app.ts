@@ -25,6 +25,7 @@ import {
 } from "../mod.ts";
 import { QUANTIZE_TARGETS } from "../src/quant/plan_quantization.ts";
 import { checkConversion } from "../src/pipeline/convert_model.ts";
+import { ggufHeaderOf, ggufKvText, ggufKvView } from "../src/cli/_gguf_view.ts";
 import { DownloadWritable } from "./download_writable.ts";
 import { MAX_MEMORY_DOWNLOAD, memoryDownload } from "./memory_download.ts";
 import { streamedDownload } from "./streamed_download.ts";
@@ -49,6 +50,7 @@ const cancel = $<HTMLButtonElement>("cancel");
 const bar = $<HTMLProgressElement>("bar");
 const status = $<HTMLSpanElement>("status");
 const saveNote = $<HTMLParagraphElement>("saveNote");
+const translate = $<HTMLInputElement>("translate");
 
 let current: File | BlobFolder | undefined;
 let running: AbortController | undefined;
@@ -105,8 +107,10 @@ async function inspect(file: File | BlobFolder): Promise<void> {
   view.hidden = true;
   let model: Model | undefined;
   try {
-    model = await openModel(file);
+    // A GGUF as stored (its tensor names, every key), or as a conversion reads it.
+    model = await openModel(file, { keepNames: !translate.checked });
     const { header } = model;
+    const gguf = translate.checked ? undefined : ggufHeaderOf(model.reader);
     const meta = header.metadata as Record<string, unknown>;
     const arch = meta["general.architecture"] ?? meta.architecture ?? meta.model_type ??
       (meta.config as Record<string, unknown> | undefined)?.model_type ?? "unknown";
@@ -130,7 +134,9 @@ async function inspect(file: File | BlobFolder): Promise<void> {
     );
     fill(
       "metadata",
-      Object.entries(meta).map(([k, v]) => [k, short(v)]),
+      gguf
+        ? Object.entries(ggufKvView(gguf)).map(([k, v]) => [k, ggufKvText(v)])
+        : Object.entries(meta).map(([k, v]) => [k, short(v)]),
       [undefined, "v"],
     );
     const checks = header.format === "apr" && file instanceof File
@@ -302,6 +308,9 @@ folderInput.addEventListener("change", () => {
   } catch (error) {
     showError(error);
   }
+});
+translate.addEventListener("change", () => {
+  if (current) void inspect(current);
 });
 fileInput.addEventListener("change", () => {
   const file = fileInput.files?.[0];

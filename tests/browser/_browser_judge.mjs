@@ -161,6 +161,26 @@ try {
   result.checks = await rows("checks");
   result.metadata = await rows("metadata");
   result.summary = await page.$eval("#summary", (e) => e.textContent);
+  if (job.translate) {
+    // Shown as a conversion reads it, then back as stored.
+    const first = result.tensors[0][0];
+    await page.click("#translate");
+    await page.waitForFunction(
+      (name) => {
+        const cell = document.querySelector("#tensors tbody tr td");
+        return !document.getElementById("view").hidden && cell && cell.textContent !== name;
+      },
+      { timeout: 60_000 },
+      first,
+    );
+    result.translated = { tensors: await rows("tensors"), metadata: await rows("metadata") };
+    await page.click("#translate");
+    await page.waitForFunction(
+      (name) => document.querySelector("#tensors tbody tr td")?.textContent === name,
+      { timeout: 60_000 },
+      first,
+    );
+  }
   if (job.screenshot) await page.screenshot({ path: job.screenshot });
   result.saveNote = await page.$eval("#saveNote", (e) => e.textContent);
   result.hasPicker = await page.evaluate(() => "showSaveFilePicker" in globalThis);

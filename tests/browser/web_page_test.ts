@@ -82,6 +82,7 @@ async function run(command: string, args: string[], stdin?: string): Promise<str
 
 interface JudgeResult {
   requests: string[];
+  translated?: { tensors: string[][]; metadata: string[][] };
   saveNote: string;
   hasPicker: boolean;
   refused?: unknown;
@@ -249,6 +250,7 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
               quota,
             })),
             cancel: c.cancel === true,
+            translate: c.checks === true,
             save: c.save ?? "picker",
             downloads,
             ...(c.checks === true
@@ -312,6 +314,36 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
       ok(result.summary.includes(`tensors: ${names.length}`), result.summary);
       ok(result.checks.length > 0 && result.checks.every((row) => row[1]!.startsWith("ok")));
       ok(result.metadata.length > 0);
+      // A GGUF as stored: every key of the file, as apr inspect lists them;
+      // the box shows it as a conversion reads it (apr ... --translate).
+      const inspected = JSON.parse(
+        await run(Deno.execPath(), ["run", "-A", CLI_PATH, "inspect", c.file, "--json"]),
+      );
+      if (inspected.view === "stored") {
+        deepEqual(result.metadata.map((row) => row[0]), Object.keys(inspected.metadata));
+        ok(
+          result.metadata.some((row) => row[1]!.startsWith("ARRAY<STRING>[512] [")),
+          JSON.stringify(result.metadata),
+        );
+      }
+      if (c.checks === true) {
+        const translated = JSON.parse(
+          await run(Deno.execPath(), [
+            "run",
+            "-A",
+            CLI_PATH,
+            "tensors",
+            c.file,
+            "--translate",
+            "--json",
+          ]),
+        );
+        deepEqual(
+          result.translated?.tensors.map((row) => row[0]),
+          translated.tensors.map((t: { name: string }) => t.name),
+        );
+        ok(result.translated?.metadata.some((row) => row[0] === "hidden_size"));
+      }
       // Each conversion: the same bytes as the CLI's.
       for (const [i, conversion] of c.conversions.entries()) {
         const out = result.outputs[i]!;
