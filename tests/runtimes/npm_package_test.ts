@@ -16,6 +16,9 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 const DEMO = join(ROOT, "examples/tiny-llama");
 const TSC_DIR = Deno.env.get("APRKIT_TSC_DIR") ?? join(ROOT, ".tools/typescript");
 
+/** npm's cache for this test's runs (a fresh one: nothing comes from an earlier install). */
+let npmCache = "";
+
 async function run(
   command: string,
   args: string[],
@@ -26,7 +29,7 @@ async function run(
     cwd,
     stdout: "piped",
     stderr: "piped",
-    env: { NO_COLOR: "1", npm_config_cache: join(cwd, ".npm-cache") },
+    env: { NO_COLOR: "1", npm_config_cache: npmCache },
   }).output();
   return {
     code: out.code,
@@ -51,6 +54,7 @@ async function libraryExample(): Promise<string> {
 
 Deno.test("the npm package: packed, installed offline into a fresh Node project, the README's example runs and its types check", async () => {
   const dir = await Deno.makeTempDir({ prefix: "aprkit-npm-" });
+  npmCache = join(dir, ".npm-cache");
   try {
     const pkg = join(dir, "pkg");
     await ok0(Deno.execPath(), ["task", "--quiet", "npm", "--output", pkg], ROOT);
