@@ -98,6 +98,17 @@ export const IMPORT_WRITE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   },
 };
 
+/**
+ * `--translate` of `apr inspect` and `apr tensors`: a GGUF is shown as
+ * stored unless asked to be shown as a conversion reads it (the inverse of
+ * convert's `--keep-names`).
+ */
+export const TRANSLATE_OPTION: OptionSpec = {
+  type: "boolean",
+  description: "show a GGUF as a conversion reads it: Hugging Face tensor names, metadata in " +
+    "APR's keys (default: as stored, GGUF names and every key; other formats are shown as they are)",
+};
+
 /** Flags of commands that read from the Hub. */
 export const HUB_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   revision: { type: "string", valueName: "R", description: "Hub revision: branch, tag or commit" },

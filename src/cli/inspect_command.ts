@@ -11,6 +11,8 @@ import { openModel } from "../pipeline/open_model.ts";
 import { formatBytes, formatCount, formatTable } from "./format.ts";
 import { parameterCount, shortenValue, summarizeByDtype } from "./_summary.ts";
 import { type CommandSpec, stringOption } from "./command.ts";
+import { ggufHeaderOf, ggufKvText, ggufKvView } from "./_gguf_view.ts";
+import { TRANSLATE_OPTION } from "./_convert_flags.ts";
 
 const FLAG_NAMES: Record<number, string> = {
   0x0001: "LZ4",
@@ -38,12 +40,15 @@ export function flagNames(flags: number): string[] {
 export const inspectCommand: CommandSpec = {
   name: "inspect",
   summary: "show a model's header, metadata and tensor summary (reads headers only)",
-  usage: "apr inspect SOURCE [--revision R] [--json]",
+  usage: "apr inspect SOURCE [--translate] [--revision R] [--json]",
   description: "SOURCE is an .apr, .gguf or .safetensors file, a model folder, an index.json, a\n" +
     "split GGUF set, an http(s):// URL, hf://org/name[@revision][/path] or\n" +
     "hf://org/name:QUANT. Only headers are read: remote files are inspected with a\n" +
-    "few range requests and nothing is downloaded.",
+    "few range requests and nothing is downloaded. A GGUF is shown as stored: every\n" +
+    "key/value pair in file order with its GGUF type (arrays by type, length and\n" +
+    "first items); --translate shows it as a conversion reads it (APR's keys).",
   options: {
+    translate: TRANSLATE_OPTION,
     revision: {
       type: "string",
       valueName: "R",
@@ -54,16 +59,20 @@ export const inspectCommand: CommandSpec = {
   examples: [
     "apr inspect model.apr",
     "apr inspect hf://Qwen/Qwen2.5-0.5B            # headers over HTTP, no download",
-    "apr inspect model.gguf --json | jq .metadata",
+    "apr inspect model.gguf --json | jq '.metadata[\"general.architecture\"].value'",
+    "apr inspect model.gguf --translate   # metadata in APR's keys, as convert reads it",
   ],
   async run(ctx, values, [source]) {
+    const translate = values.translate === true;
     const model = await openModel(source!, {
       noCache: true,
+      keepNames: !translate,
       revision: stringOption(values, "revision"),
       onWarning: ctx.warn,
     });
     try {
       const header = model.header;
+      const gguf = ggufHeaderOf(model.reader);
       const byDtype = summarizeByDtype(header);
       const params = parameterCount(header);
       const bytes = byDtype.reduce((s, r) => s + r.bytes, 0);
@@ -82,11 +91,12 @@ export const inspectCommand: CommandSpec = {
             flags: flagNames(apr.aprHeader.flags),
           }
           : {}),
+        ...(gguf ? { ggufVersion: gguf.version, view: translate ? "translated" : "stored" } : {}),
         tensorCount: header.tensors.length,
         parameterCount: params,
         tensorBytes: bytes,
         dtypes: byDtype,
-        metadata: shortenValue(header.metadata),
+        metadata: gguf && !translate ? ggufKvView(gguf) : shortenValue(header.metadata),
       };
       if (ctx.json) {
         ctx.printJson(result);
@@ -95,6 +105,8 @@ export const inspectCommand: CommandSpec = {
       const lines = [
         `source:      ${terminalSafe(source!)}`,
         `format:      ${header.format}${apr ? ` v${result.version}` : ""}${
+          gguf ? ` v${gguf.version}` : ""
+        }${
           typeof quantMethod === "string"
             ? ` (a ${quantMethod} checkpoint, read dequantized to F32)`
             : ""
@@ -111,10 +123,19 @@ export const inspectCommand: CommandSpec = {
         `parameters:  ${formatCount(params)}`,
         `tensor data: ${formatBytes(bytes)}`,
         "",
-        "metadata:",
       );
-      for (const [key, value] of Object.entries(result.metadata as Record<string, unknown>)) {
-        lines.push(...metadataLines(key, value, "  "));
+      if (gguf && !translate) {
+        lines.push(
+          `metadata (${gguf.kv.size} key/value pairs as stored; --translate for APR's keys):`,
+        );
+        for (const [key, view] of Object.entries(ggufKvView(gguf))) {
+          lines.push(cut(`  ${terminalSafe(key)}: ${terminalSafe(ggufKvText(view))}`));
+        }
+      } else {
+        lines.push("metadata:");
+        for (const [key, value] of Object.entries(result.metadata as Record<string, unknown>)) {
+          lines.push(...metadataLines(key, value, "  "));
+        }
       }
       lines.push("", "tensors by dtype:");
       lines.push(
@@ -138,6 +159,13 @@ export const inspectCommand: CommandSpec = {
 
 /** Longest metadata line `apr inspect` prints; the --json output has it all. */
 const MAX_METADATA_LINE = 160;
+
+/** A line cut at {@linkcode MAX_METADATA_LINE} characters, saying so. */
+function cut(line: string): string {
+  return line.length > MAX_METADATA_LINE
+    ? `${line.slice(0, MAX_METADATA_LINE - 20)}… (${line.length} chars)`
+    : line;
+}
 
 /**
  * One metadata entry as text lines: a long object (GGUF's own key table)

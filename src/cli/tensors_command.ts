@@ -11,16 +11,22 @@ import { openModel } from "../pipeline/open_model.ts";
 import { type TensorStats, tensorStats } from "../pipeline/tensor_stats.ts";
 import { formatBytes, formatTable } from "./format.ts";
 import { type CommandSpec, stringOption } from "./command.ts";
+import { ggufTensorOffsets } from "./_gguf_view.ts";
+import { TRANSLATE_OPTION } from "./_convert_flags.ts";
+import type { GgufHeader } from "../formats/gguf/header.ts";
 
 /** The `tensors` command. */
 export const tensorsCommand: CommandSpec = {
   name: "tensors",
   summary: "list tensors (name, dtype, shape, size); --stats decodes and summarizes values",
-  usage: "apr tensors SOURCE [--filter REGEX] [--stats] [--json]",
+  usage: "apr tensors SOURCE [--filter REGEX] [--stats] [--translate] [--json]",
   description: "Lists every tensor of SOURCE (any format aprkit reads) in stream order. --stats\n" +
     "decodes each tensor to float32, streaming, and reports min, max, mean, standard\n" +
-    "deviation and the number of NaN and infinite values.",
+    "deviation and the number of NaN and infinite values. A GGUF's tensors have their\n" +
+    "GGUF names and file offsets; --translate gives the Hugging Face names a\n" +
+    "conversion reads (shapes are row-major either way: GGUF's ne reversed).",
   options: {
+    translate: TRANSLATE_OPTION,
     filter: {
       type: "string",
       valueName: "REGEX",
@@ -38,6 +44,7 @@ export const tensorsCommand: CommandSpec = {
     "apr tensors model.apr",
     "apr tensors model.gguf --filter 'layers\\.0\\.' --stats",
     "apr tensors model.apr --json | jq '.tensors[] | select(.dtype == \"Q4_K\") | .name'",
+    "apr tensors model.gguf --translate --filter 'layers\\.0\\.'   # Hugging Face names",
   ],
   async run(ctx, values, [source]) {
     const filterText = stringOption(values, "filter");
@@ -50,13 +57,18 @@ export const tensorsCommand: CommandSpec = {
       });
     }
     const withStats = values.stats === true;
+    const translate = values.translate === true;
     const model = await openModel(source!, {
       noCache: !withStats,
+      keepNames: !translate,
       revision: stringOption(values, "revision"),
       onWarning: ctx.warn,
     });
     try {
       const apr = model.reader instanceof AprReader ? model.reader : undefined;
+      // A single GGUF shown as stored: its payloads' file offsets.
+      const gguf = translate ? undefined : (model.reader as { gguf?: GgufHeader }).gguf;
+      const ggufOffsets = gguf ? ggufTensorOffsets(gguf) : undefined;
       const rows: {
         name: string;
         dtype: string;
@@ -68,7 +80,7 @@ export const tensorsCommand: CommandSpec = {
       for (const entry of model.reader.tensors) {
         const { name, dtype, shape, byteLength } = entry.info;
         if (filter && !filter.test(name)) continue;
-        const offset = apr?.tensor(name)?.fileOffset;
+        const offset = apr?.tensor(name)?.fileOffset ?? ggufOffsets?.get(name);
         rows.push({
           name,
           dtype,

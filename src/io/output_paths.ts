@@ -22,7 +22,7 @@
  */
 
 import { UsageError } from "../errors.ts";
-import { type FileInfo, fs } from "../runtime/fs.ts";
+import { type FileInfo, fs, notFoundError } from "../runtime/fs.ts";
 import { basename, dirname, join, resolve } from "../runtime/path.ts";
 import { assertOutputFree } from "./fs_paths.ts";
 
@@ -186,7 +186,7 @@ export async function assertFolderExists(output: string): Promise<void> {
   });
   if (info === undefined) {
     // A missing path is NotFound wherever the library meets one.
-    throw new fs.errors.NotFound(
+    throw notFoundError(
       `Cannot write "${output}": the folder "${folder}" does not exist; create it first`,
     );
   }

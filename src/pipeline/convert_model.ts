@@ -353,26 +353,15 @@ async function convertPart(
     ? { path: `${output}.partial.digests.json`, restore: options.resume === true }
     : undefined;
   const model = opened ?? await openModel(source, {
-    ...options,
+    ...openOptionsFor(format, options),
     ...(checkpoint !== undefined ? { hubDigestCheckpoint: checkpoint } : {}),
-    // GGUF keeps the blocks llama.cpp's converter keeps (MXFP4, NVFP4).
-    ...(format === "gguf" && options.keepNames !== true ? { packedForGguf: true } : {}),
   });
   try {
-    refuseGgufOf(model, format, options);
-    // A family aprkit cannot write as llama.cpp reads it is refused before the output exists.
     const location = typeof source === "string" ? source : model.location;
-    if (format === "gguf" && options.keepNames !== true) {
-      assertGgufFamily(model.header.metadata, location, options.onWarning);
-    }
-    if (format !== "gguf" && options.keepNames !== true) {
-      assertReadsBack(model.header, location, format);
-    }
+    checkModelFor(model, location, format, options);
     if (options.mmproj !== undefined || part === "vision") {
       assertMmprojSupported(model.header, location);
     }
-    // realizar refuses a model whose config disagrees with its embedding: say so at import.
-    if (format === "apr") assertEmbeddingMatchesConfig(languageModelView(model.header), location);
     if (keptType(model) === undefined) noteDequantized(model, options);
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
@@ -608,6 +597,58 @@ function refuseGgufOf(model: Model, format: OutputFormat, options: ConvertOption
       `Cannot convert "${model.location}" to gguf: its ${method} checkpoint cannot be written as GGUF yet: ${refusal}`,
     );
   }
+}
+
+/**
+ * Check, before any output exists, that `source` can be converted with
+ * `options`: the refusals {@linkcode convertModel} gives before it writes
+ * (options that do not apply or combine, a family or checkpoint the format
+ * cannot hold). The web page runs it before it asks for a file to save to.
+ *
+ * @param source The model, as {@linkcode convertModel} takes it.
+ * @param options Format (default APR) and quantization, as {@linkcode convertModel} takes them.
+ * @throws {UsageError} For a conversion {@linkcode convertModel} refuses before writing.
+ * @throws {ModelFormatError} When the source is malformed.
+ */
+export async function checkConversion(
+  source: ModelLocation,
+  options: ConvertOptions = {},
+): Promise<void> {
+  const format = options.format ?? "apr";
+  checkOptions(format, options);
+  const model = await openModel(source, openOptionsFor(format, options));
+  try {
+    checkModelFor(model, typeof source === "string" ? source : model.location, format, options);
+  } finally {
+    await model.close();
+  }
+}
+
+/** How a conversion to `format` opens its source. */
+function openOptionsFor(format: OutputFormat, options: ConvertOptions): OpenModelOptions {
+  // GGUF keeps the blocks llama.cpp's converter keeps (MXFP4, NVFP4).
+  return format === "gguf" && options.keepNames !== true
+    ? { ...options, packedForGguf: true }
+    : options;
+}
+
+/** The refusals that need the open model, before the output exists. */
+function checkModelFor(
+  model: Model,
+  location: string,
+  format: OutputFormat,
+  options: ConvertOptions,
+): void {
+  refuseGgufOf(model, format, options);
+  // A family aprkit cannot write as llama.cpp reads it is refused before the output exists.
+  if (format === "gguf" && options.keepNames !== true) {
+    assertGgufFamily(model.header.metadata, location, options.onWarning);
+  }
+  if (format !== "gguf" && options.keepNames !== true) {
+    assertReadsBack(model.header, location, format);
+  }
+  // realizar refuses a model whose config disagrees with its embedding: say so at import.
+  if (format === "apr") assertEmbeddingMatchesConfig(languageModelView(model.header), location);
 }
 
 /** The files a closed sink wrote. */

@@ -47,7 +47,7 @@ import { LocalModelFiles, type ModelFiles } from "../io/model_files.ts";
 import type { ModelReader } from "../tensor.ts";
 import { DETECT_BYTES, detectFormat } from "./detect_format.ts";
 import { Model } from "./model.ts";
-import { fs } from "../runtime/fs.ts";
+import { fs, notFoundError } from "../runtime/fs.ts";
 
 /** Where a model can come from. */
 export type ModelLocation = string | URL | Blob | BlobFolder;
@@ -155,7 +155,9 @@ function hubHint(path: string): string {
 async function openLocalModel(path: string, options: OpenModelOptions): Promise<ModelReader> {
   const stat = await fs.stat(path).catch((error) => {
     if (error instanceof fs.errors.NotFound) {
-      throw new fs.errors.NotFound(`Cannot open "${path}": no such file or folder${hubHint(path)}`);
+      throw notFoundError(`Cannot open "${path}": no such file or folder${hubHint(path)}`, {
+        cause: error,
+      });
     }
     throw error;
   });

@@ -10,7 +10,7 @@ import { ModelFormatError, UsageError } from "../errors.ts";
 import { type ImportanceMatrix, parseImatrixDat } from "../formats/imatrix/imatrix_dat.ts";
 import { parseImatrixGguf } from "../formats/imatrix/imatrix_gguf.ts";
 import { BlobSource } from "../io/blob_source.ts";
-import { fs, type RuntimeFile } from "../runtime/fs.ts";
+import { fs, notFoundError, type RuntimeFile } from "../runtime/fs.ts";
 
 export type { ImportanceMatrix };
 
@@ -43,7 +43,7 @@ export async function readImportanceMatrix(path: string): Promise<ImportanceMatr
   } catch (error) {
     // A missing path is NotFound wherever the library meets one.
     if (error instanceof fs.errors.NotFound) {
-      throw new fs.errors.NotFound(`Cannot read importance matrix "${path}": no such file`, {
+      throw notFoundError(`Cannot read importance matrix "${path}": no such file`, {
         cause: error,
       });
     }

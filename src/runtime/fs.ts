@@ -168,6 +168,19 @@ function namedError(name: string): ErrorConstructor {
   return named as unknown as ErrorConstructor;
 }
 
+/**
+ * The `NotFound` error of this runtime for a missing path, with the
+ * `code: "ENOENT"` that Deno's and Node's own errors for one carry (code
+ * written for either checks that).
+ *
+ * @param message What was missing, in aprkit's words.
+ * @param options The cause.
+ * @returns The error, to throw.
+ */
+export function notFoundError(message: string, options?: ErrorOptions): Error {
+  return Object.assign(new fs.errors.NotFound(message, options), { code: "ENOENT" });
+}
+
 /** The file system of this runtime. */
 export const fs: RuntimeFs = RUNTIME === "deno"
   ? Deno as unknown as RuntimeFs

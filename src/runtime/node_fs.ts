@@ -76,7 +76,8 @@ export async function nodeFileSystem(errors: FsErrors): Promise<RuntimeFs> {
     const code = (error as { code?: unknown })?.code;
     const name = typeof code === "string" ? CODES[code] : undefined;
     if (name === undefined) return error;
-    return new errors[name]((error as Error).message, { cause: error });
+    // The code stays, as on Deno's own errors (ENOENT, EACCES, ...).
+    return Object.assign(new errors[name]((error as Error).message, { cause: error }), { code });
   };
   const wrap = <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
   async (

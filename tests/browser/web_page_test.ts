@@ -11,7 +11,7 @@
  * @module
  */
 
-import { deepEqual, equal, ok } from "node:assert/strict";
+import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { decodeBase64 } from "./_base64.ts";
 import { CLI_PATH, testdata } from "../cli/_run_apr.ts";
@@ -109,6 +109,11 @@ async function run(command: string, args: string[], stdin?: string): Promise<str
 
 interface JudgeResult {
   requests: string[];
+  translated?: { tensors: string[][]; metadata: string[][] };
+  saveNote: string;
+  hasPicker: boolean;
+  refused?: unknown;
+  pickerFailures?: unknown[];
   errors: string[];
   error: string | null;
   tensors: string[][];
@@ -116,7 +121,13 @@ interface JudgeResult {
   metadata: string[][];
   summary: string;
   progress: number;
-  cancel?: { status: string; error: string | null; size: number; buttons: boolean[] };
+  cancel?: {
+    status: string;
+    error: string | null;
+    size?: number;
+    buttons: boolean[];
+    download?: { state: string; bytes: number };
+  };
   outputs: {
     format: string;
     quantize: string;
@@ -124,6 +135,8 @@ interface JudgeResult {
     status: string;
     error: string | null;
     base64: string;
+    state?: string;
+    held?: string | null;
   }[];
 }
 
@@ -133,10 +146,19 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
   const page = join(dir, "aprkit.html");
   await run(Deno.execPath(), ["task", "--quiet", "web", "--output", page]);
   const html = await Deno.readFile(page);
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
-    () => new Response(html, { headers: { "content-type": "text/html; charset=utf-8" } }),
-  );
+  const worker = await Deno.readFile(join(dir, "aprkit-sw.js"));
+  // What reached the server: downloads must be answered by the service worker.
+  const served: string[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
+    const path = new URL(request.url).pathname;
+    served.push(path);
+    if (path === "/aprkit-sw.js") {
+      return new Response(worker, { headers: { "content-type": "text/javascript" } });
+    }
+    return path === "/aprkit.html"
+      ? new Response(html, { headers: { "content-type": "text/html; charset=utf-8" } })
+      : new Response("not found", { status: 404 });
+  });
   try {
     // An APR file for the third case, as the CLI writes it.
     const aprInput = join(dir, "tiny-qwen2.apr");
@@ -150,11 +172,19 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
       aprInput,
       "--quiet",
     ]);
-    const cases = [
+    const cases: {
+      file: string;
+      folder: boolean;
+      cancel: boolean;
+      save?: "picker" | "staged" | "stream" | "memory";
+      checks?: boolean;
+      conversions: { format: string; quantize: string; cli: string[]; quota?: number }[];
+    }[] = [
       {
         file: testdata("gguf/tiny-qwen2-Q4_K_M.gguf"),
         folder: false,
         cancel: true,
+        checks: true,
         conversions: [
           { format: "apr", quantize: "none", cli: ["import"] },
           { format: "gguf", quantize: "none", cli: ["convert", "--format", "gguf"] },
@@ -186,7 +216,50 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
         cancel: false,
         conversions: [{ format: "gguf", quantize: "none", cli: ["convert", "--format", "gguf"] }],
       },
+      {
+        // Firefox: no save picker, so the page downloads a file it wrote
+        // in the origin-private file system.
+        file: testdata("hf/tiny-qwen2"),
+        folder: true,
+        cancel: false,
+        save: "staged",
+        conversions: [
+          // Over the storage quota: refused when the size is known, before the tensors.
+          { format: "gguf", quantize: "none", cli: [], quota: 1000 },
+          { format: "apr", quantize: "q4_k", cli: ["import", "--quantize", "q4_k"] },
+        ],
+      },
+      {
+        // Safari before writable OPFS files: the download streams through
+        // the page's service worker.
+        file: testdata("gguf/tiny-qwen2-Q4_K_M.gguf"),
+        folder: false,
+
+        save: "stream",
+        cancel: true,
+        conversions: [
+          { format: "apr", quantize: "q4_k", cli: ["import", "--quantize", "q4_k"] },
+          { format: "gguf", quantize: "none", cli: ["convert", "--format", "gguf"] },
+        ],
+      },
+      {
+        // No service worker either (a page opened from file://): the
+        // download is kept in memory.
+        file: testdata("hf/tiny-qwen2/model-00001-of-00009.safetensors"),
+        folder: false,
+        cancel: false,
+        save: "memory",
+        conversions: [
+          {
+            format: "gguf",
+            quantize: "q8_0",
+            cli: ["convert", "--format", "gguf", "--quantize", "q8_0"],
+          },
+        ],
+      },
     ];
+    const downloads = join(dir, "downloads");
+    await Deno.mkdir(downloads);
     for (const [index, c] of cases.entries()) {
       const url = `http://127.0.0.1:${server.addr.port}/aprkit.html`;
       const shot = index === 0 ? Deno.env.get("APRKIT_SCREENSHOT") : undefined;
@@ -198,16 +271,67 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
             chromium: CHROMIUM,
             url,
             ...(c.folder === true ? { folder: c.file } : { file: c.file }),
-            conversions: c.conversions.map(({ format, quantize }) => ({ format, quantize })),
+            conversions: c.conversions.map(({ format, quantize, quota }) => ({
+              format,
+              quantize,
+              quota,
+            })),
             cancel: c.cancel === true,
+            translate: c.checks === true,
+            save: c.save ?? "picker",
+            downloads,
+            ...(c.checks === true
+              ? { refused: { format: "apr", quantize: "q8_0" }, pickerFailures: true }
+              : {}),
             ...(shot ? { screenshot: shot } : {}),
           }),
         ),
       );
       deepEqual(result.errors, [], "uncaught errors in the page");
       equal(result.error, null);
-      // Nothing left the machine: the page asked for itself only.
-      deepEqual(result.requests, [`GET ${url}`]);
+      // Nothing left the machine: the page asked for itself, its service
+      // worker and the downloads that worker answers; the server saw only
+      // the first two.
+      const origin = `http://127.0.0.1:${server.addr.port}/`;
+      ok(
+        result.requests.every((r) =>
+          r === `GET ${url}` || r.startsWith(`GET ${origin}aprkit-download/`)
+        ),
+        JSON.stringify(result.requests),
+      );
+      ok(served.every((p) => p === "/aprkit.html" || p === "/aprkit-sw.js"), served.join(" "));
+      served.length = 0;
+      equal(result.hasPicker, (c.save ?? "picker") === "picker");
+      if (c.save !== undefined) {
+        ok(result.saveNote.includes("in memory, up to 2 GiB"), result.saveNote);
+      }
+      if (c.checks === true) {
+        // APR + q8_0 is refused before a file is asked for; a closed picker
+        // and a failing one are told apart.
+        deepEqual(result.refused, {
+          status: "refused",
+          error:
+            'quantize: "q8_0" works for GGUF output only: APR readers do not decode Q8_0 (use quantize: "q8" for APR_Q8)',
+          pickerCalls: 0,
+          go: false,
+        });
+        deepEqual(result.pickerFailures, [
+          {
+            failure: "AbortError",
+            status: "not saved: no file was picked",
+            error: null,
+            pickerCalls: 1,
+            go: false,
+          },
+          {
+            failure: "NotAllowedError",
+            status: "failed",
+            error: "Cannot pick a file to save to: NotAllowedError: the picker failed",
+            pickerCalls: 2,
+            go: false,
+          },
+        ]);
+      }
       // The inspect view: the tensors as the library lists them.
       const expected = JSON.parse(
         await run(Deno.execPath(), ["run", "-A", CLI_PATH, "tensors", c.file, "--json"]),
@@ -217,11 +341,66 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
       ok(result.summary.includes(`tensors: ${names.length}`), result.summary);
       ok(result.checks.length > 0 && result.checks.every((row) => row[1]!.startsWith("ok")));
       ok(result.metadata.length > 0);
+      // A GGUF as stored: every key of the file, as apr inspect lists them;
+      // the box shows it as a conversion reads it (apr ... --translate).
+      const inspected = JSON.parse(
+        await run(Deno.execPath(), ["run", "-A", CLI_PATH, "inspect", c.file, "--json"]),
+      );
+      if (inspected.view === "stored") {
+        deepEqual(result.metadata.map((row) => row[0]), Object.keys(inspected.metadata));
+        ok(
+          result.metadata.some((row) => row[1]!.startsWith("ARRAY<STRING>[512] [")),
+          JSON.stringify(result.metadata),
+        );
+      }
+      if (c.checks === true) {
+        const translated = JSON.parse(
+          await run(Deno.execPath(), [
+            "run",
+            "-A",
+            CLI_PATH,
+            "tensors",
+            c.file,
+            "--translate",
+            "--json",
+          ]),
+        );
+        deepEqual(
+          result.translated?.tensors.map((row) => row[0]),
+          translated.tensors.map((t: { name: string }) => t.name),
+        );
+        ok(result.translated?.metadata.some((row) => row[0] === "hidden_size"));
+      }
       // Each conversion: the same bytes as the CLI's.
       for (const [i, conversion] of c.conversions.entries()) {
         const out = result.outputs[i]!;
+        if (conversion.quota !== undefined) {
+          equal(out.status, "failed");
+          match(
+            out.error ?? "",
+            /^Cannot save "tiny-qwen2\.gguf" as a download: it is [\d,]+ bytes, and this browser lets the page store 1,000 more; /,
+          );
+          equal(out.state, "none");
+          continue;
+        }
         equal(out.error, null, `${conversion.format}/${conversion.quantize}: ${out.error}`);
         ok(out.status.startsWith("wrote "), out.status);
+        if (c.save !== undefined) {
+          // Saved as a download, under the suggested name, the way said.
+          equal(out.state, "completed");
+          const how = {
+            picker: "",
+            staged: "download",
+            stream: "streamed download",
+            memory: "download kept in memory",
+          }[c.save];
+          ok(out.status.startsWith(`wrote ${out.name} (${how}):`), out.status);
+          // A GGUF streams as written, one chunk held at a time; an APR
+          // file's tensors wait for those before them in name order.
+          if (c.save !== "staged") {
+            ok((Number(out.held) === 0) === (conversion.format === "gguf"), `held ${out.held}`);
+          }
+        }
         const cliOut = join(dir, `cli-${index}-${i}.${conversion.format}`);
         await run(Deno.execPath(), [
           "run",
@@ -249,7 +428,7 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
         // An APR file gets apr validate --deep's checks, the footer CRC included.
         ok(result.checks.some((row) => row[0] === "footer CRC"), JSON.stringify(result.checks));
       }
-      if (c.cancel) {
+      if (c.cancel && c.save === undefined) {
         // The cancelled run wrote to the file the first conversion filled:
         // the abort leaves it as it was.
         deepEqual(result.cancel, {
@@ -257,6 +436,14 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
           error: null,
           size: decodeBase64(result.outputs[0]!.base64).length,
           buttons: [false, true],
+        });
+      } else if (c.cancel) {
+        // A cancelled streamed download fails in the browser: no file is kept.
+        deepEqual(result.cancel, {
+          status: "cancelled",
+          error: null,
+          buttons: [false, true],
+          download: { state: "canceled", bytes: 0 },
         });
       }
     }

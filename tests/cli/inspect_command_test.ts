@@ -49,7 +49,8 @@ Deno.test("apr inspect reads GGUF, SafeTensors files and model folders", async (
     g.dtypes.map((d: { dtype: string }) => d.dtype).sort(),
     ["F32", "Q4_K", "Q6_K"],
   );
-  equal(g.metadata.architecture, "llama");
+  // As stored: the file's own pairs, typed (--translate gives APR's keys).
+  deepEqual(g.metadata["general.architecture"], { type: "STRING", value: "llama" });
   equal(folder.code, 0, folder.stderr);
   const f = JSON.parse(folder.stdout);
   equal(f.format, "safetensors");

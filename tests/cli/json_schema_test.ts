@@ -102,7 +102,17 @@ Deno.test("every command's --json output (success and error) matches docs/apr-js
 
       await t.step("reading commands", async () => {
         equal((await run(["inspect", apr])).result.code, 0);
-        equal((await run(["inspect", `${dir}/m.gguf`])).result.code, 0);
+        // A GGUF as stored: every pair matches the schema's ggufKv; and translated.
+        const stored = await run(["inspect", `${dir}/m.gguf`]);
+        equal(stored.doc.view, "stored");
+        const pairs = Object.entries(stored.doc.metadata as Record<string, unknown>);
+        ok(pairs.length > 10, JSON.stringify(stored.doc.metadata));
+        for (const [key, pair] of pairs) {
+          deepEqual(validateJson({ $defs: SCHEMA.$defs, $ref: "#/$defs/ggufKv" }, pair), [], key);
+        }
+        equal((await run(["inspect", `${dir}/m.gguf`, "--translate"])).doc.view, "translated");
+        equal((await run(["tensors", `${dir}/m.gguf`])).result.code, 0);
+        equal((await run(["tensors", `${dir}/m.gguf`, "--translate"])).result.code, 0);
         equal((await run(["tensors", apr, "--stats", "--filter", "norm"])).result.code, 0);
         equal((await run(["validate", apr, "--deep"])).result.code, 0);
         equal((await run(["diff", apr, `${dir}/m.gguf`])).result.code, 0);

@@ -154,12 +154,18 @@ Deno.test("hf habits are answered with the aprkit spelling: a bare org/name, --l
 });
 
 Deno.test("inspect of a GGUF prints no metadata line past 160 characters; GGUF's key table one key per line", async () => {
-  const run = await runApr(["inspect", testdata("gguf/tiny-qwen2-Q4_K_M.gguf")]);
-  equal(run.code, 0, run.stderr);
-  const long = run.stdout.split("\n").filter((l) => l.length > 160);
-  equal(long.join("\n"), "");
-  match(run.stdout, /^ {2}gguf_metadata:$/m);
-  match(run.stdout, /^ {4}general\.architecture: \{"type":"STRING","value":"qwen2"\}$/m);
-  // A cut value says how long it was; --json keeps it whole.
-  match(run.stdout, /chat_template: ".*… \(\d+ chars\)$/m);
+  const file = testdata("gguf/tiny-qwen2-Q4_K_M.gguf");
+  for (const view of [[], ["--translate"]]) {
+    const run = await runApr(["inspect", file, ...view]);
+    equal(run.code, 0, run.stderr);
+    const long = run.stdout.split("\n").filter((l) => l.length > 160);
+    equal(long.join("\n"), "");
+    // A cut value says how long it was; --json keeps it whole.
+    match(run.stdout, /chat_template: .*… \(\d+ chars\)$/m);
+  }
+  const stored = await runApr(["inspect", file]);
+  match(stored.stdout, /^ {2}general\.architecture: STRING "qwen2"$/m);
+  const translated = await runApr(["inspect", file, "--translate"]);
+  match(translated.stdout, /^ {2}gguf_metadata:$/m);
+  match(translated.stdout, /^ {4}general\.architecture: \{"type":"STRING","value":"qwen2"\}$/m);
 });

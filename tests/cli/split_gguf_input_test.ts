@@ -17,7 +17,12 @@ const KILL_CHILD = new URL("../pipeline/_kill_child.ts", import.meta.url).pathna
 
 Deno.test("inspect, tensors, validate, diff read a set as its unsplit original", async () => {
   const strip = (text: string, path: string) => text.replaceAll(path, "SOURCE");
-  for (const command of [["inspect"], ["tensors", "--stats"], ["validate", "--deep"]]) {
+  // As a conversion reads them (--translate); as stored, the set shows its own split keys.
+  const commands = [["inspect", "--translate"], ["tensors", "--stats", "--translate"], [
+    "validate",
+    "--deep",
+  ]];
+  for (const command of commands) {
     const a = await runApr([...command, SHARD2, "--json"]);
     const b = await runApr([...command, ORIGINAL, "--json"]);
     equal(a.code, 0, a.stderr);
@@ -26,6 +31,10 @@ Deno.test("inspect, tensors, validate, diff read a set as its unsplit original",
     const jb = JSON.parse(strip(b.stdout, ORIGINAL));
     deepEqual(ja, jb, command[0]);
   }
+  const stored = JSON.parse((await runApr(["inspect", SHARD2, "--json"])).stdout);
+  equal(stored.view, "stored");
+  equal(stored.metadata["split.count"].value, 3);
+  equal(stored.tensorCount, 26);
   const diff = await runApr(["diff", SET, ORIGINAL]);
   equal(diff.code, 0, diff.stdout);
   match(diff.stdout, /26 tensors: 26 same/);

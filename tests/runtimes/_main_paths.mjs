@@ -39,6 +39,11 @@ try {
 } finally {
   await source.close();
 }
+// The entry points that take a ByteSource take a path too.
+report.validationByPath = await apr.validateApr(`${out}/folder.apr`, { deep: true });
+const reader = await apr.openApr(`${out}/folder.apr`);
+report.openAprByPath = reader.header.tensors.length;
+await reader.close();
 report.aprInspect = await inspect(`${out}/folder.apr`);
 // The values themselves, through the random-access path.
 const model = await apr.openModel(`${out}/gguf.apr`);
@@ -54,10 +59,22 @@ await apr.importModel(new Blob([]), `${out}/never.apr`).then(
   () => report.emptyBlob = "accepted",
   (error) => report.emptyBlob = error.name,
 );
-await apr.openModel(`${out}/missing.gguf`).then(
-  () => report.missing = "opened",
-  (error) => report.missing = error.name,
-);
+// A missing file: the NotFound class, with the ENOENT code of Deno's and Node's own errors.
+report.missing = {};
+for (
+  const [name, call] of [
+    ["openModel", () => apr.openModel(`${out}/missing.gguf`)],
+    ["importModel", () => apr.importModel(`${out}/missing`, `${out}/never.apr`)],
+    ["validateApr", () => apr.validateApr(`${out}/missing.apr`)],
+    ["openApr", () => apr.openApr(`${out}/missing.apr`)],
+    ["openFileSource", () => apr.openFileSource(`${out}/missing.apr`)],
+  ]
+) {
+  await call().then(
+    () => report.missing[name] = "opened",
+    (error) => report.missing[name] = `${error.name} ${error.code}`,
+  );
+}
 const { writeTextFile } = globalThis.Deno ?? { writeTextFile: undefined };
 const text = JSON.stringify(report, null, 1);
 if (writeTextFile) await writeTextFile(`${out}/inspect.json`, text);

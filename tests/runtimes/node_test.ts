@@ -113,8 +113,22 @@ Deno.test("mod.ts bundled runs under Node: open, inspect, import a sharded folde
     ok(report.validation.every((c: { ok: boolean }) => c.ok), JSON.stringify(report.validation));
     ok(report.validation.some((c: { check: string }) => c.check === "footer CRC"));
     equal(report.emptyBlob, "ModelFormatError");
-    // Node's ENOENT became the NotFound class Deno throws.
-    equal(report.missing, "NotFound");
+    // Paths are taken where a ByteSource is (they were not: "source.read is not a function").
+    deepEqual(report.validationByPath, report.validation);
+    equal(report.openAprByPath, report.aprInspect.tensors.length);
+    // Node's ENOENT became the NotFound class Deno throws, its code kept.
+    deepEqual(report.missing, {
+      openModel: "NotFound ENOENT",
+      importModel: "NotFound ENOENT",
+      validateApr: "NotFound ENOENT",
+      openApr: "NotFound ENOENT",
+      openFileSource: "NotFound ENOENT",
+    });
+    // Deno says the same.
+    deepEqual(
+      JSON.parse(await Deno.readTextFile(join(denoOut, "inspect.json"))).missing,
+      report.missing,
+    );
   } finally {
     await hub.close();
     await Deno.remove(dir, { recursive: true });

@@ -11,6 +11,7 @@
 import { tensorByteLength } from "../../dtype.ts";
 import { ModelFormatError } from "../../errors.ts";
 import { type ByteSource, DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
+import { openSourceOf, withSourceOf } from "../../io/source_of.ts";
 import type { ModelHeader, ModelReader, TensorEntry, TensorInfo } from "../../tensor.ts";
 import { crc32 } from "./crc32.ts";
 import { FooterCrcCheck } from "./footer_check.ts";
@@ -127,20 +128,30 @@ class Checklist {
  * await reader.close();
  * ```
  *
- * @param source The file's bytes; the reader owns it and closes it.
+ * @param source The file's bytes, or its path; the reader owns it and closes it.
  * @param options Chunk size of tensor streams.
  * @returns The reader.
  * @throws {ModelFormatError} When the file breaks a structural rule.
  */
-export function openApr(source: ByteSource, options: AprReaderOptions = {}): Promise<AprReader> {
-  return AprReader.open(source, options);
+export async function openApr(
+  source: ByteSource | string,
+  options: AprReaderOptions = {},
+): Promise<AprReader> {
+  const opened = await openSourceOf(source, "APR file");
+  try {
+    return await AprReader.open(opened.source, options);
+  } catch (error) {
+    if (opened.opened) await opened.source.close();
+    throw error;
+  }
 }
 
 /**
  * Check an APR v2 file and report each check (for `apr validate`). Never
  * throws for a malformed file: the first failing check ends the list with
  * `ok: false` and the rule broken. With `deep`, also verifies the footer CRC
- * by streaming the file in chunks. Does not close `source`.
+ * by streaming the file in chunks. Does not close a given `source` (a
+ * path is opened and closed here).
  *
  * @example Usage
  * ```ts ignore
@@ -150,14 +161,21 @@ export function openApr(source: ByteSource, options: AprReaderOptions = {}): Pro
  * console.log(checks.every((c) => c.ok));
  * ```
  *
- * @param source The file's bytes.
+ * @param source The file's bytes, or its path.
  * @param options `deep` to verify the footer CRC.
  * @returns The checks, in order.
- * @throws {Error} Only for I/O failures, never for a malformed file.
+ * @throws {Error} Only for I/O failures (a missing path: `NotFound`, `code: "ENOENT"`), never for a malformed file.
  */
-export async function validateApr(
-  source: ByteSource,
+export function validateApr(
+  source: ByteSource | string,
   options: ValidateAprOptions = {},
+): Promise<AprCheck[]> {
+  return withSourceOf(source, "APR file", (s) => validateAprSource(s, options));
+}
+
+async function validateAprSource(
+  source: ByteSource,
+  options: ValidateAprOptions,
 ): Promise<AprCheck[]> {
   const list = new Checklist();
   let reader: AprReader;

@@ -318,6 +318,24 @@ export function planGgufExport(
   return { kv, specs };
 }
 
+/** Zeros for the alignment padding. */
+const ZEROS = new Uint8Array(4096);
+
+/**
+ * Write `n` zero bytes at the file's position: the padding after a tensor.
+ * Written, not left to the preallocated length, so that the file is written
+ * front to back without holes (a browser download streams it,
+ * web/download_writable.ts).
+ *
+ * @param file The open partial file, at the end of a tensor.
+ * @param n The padding's length.
+ */
+export async function writePadding(file: RuntimeFile, n: number): Promise<void> {
+  for (let left = n; left > 0; left -= ZEROS.length) {
+    await writeAll(file, ZEROS.subarray(0, Math.min(left, ZEROS.length)));
+  }
+}
+
 /** Write all of `bytes` at the file's position. */
 async function writeAll(file: RuntimeFile, bytes: Uint8Array): Promise<void> {
   let n = 0;

@@ -10,6 +10,7 @@
  */
 
 import type { ByteSource } from "../../io/byte_source.ts";
+import { withSourceOf } from "../../io/source_of.ts";
 import { type DType, dtypeFromGgufType, DTYPES, tensorByteLength } from "../../dtype.ts";
 import { Cursor } from "./_cursor.ts";
 import { ggmlTypeName } from "./_ggml_types.ts";
@@ -199,11 +200,15 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
  * await source.close();
  * ```
  *
- * @param source The file's bytes.
+ * @param source The file's bytes, or its path (opened and closed here; a given source stays open).
  * @returns The parsed header.
  * @throws {ModelFormatError} When the file breaks a rule of FORMATS.md §3.
  */
-export async function parseGgufHeader(source: ByteSource): Promise<GgufHeader> {
+export function parseGgufHeader(source: ByteSource | string): Promise<GgufHeader> {
+  return withSourceOf(source, "GGUF file", parseGgufSource);
+}
+
+async function parseGgufSource(source: ByteSource): Promise<GgufHeader> {
   const c = new Cursor(source);
   const size = source.size;
 

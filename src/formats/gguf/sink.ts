@@ -14,7 +14,13 @@ import { assertOutputFree } from "../../io/fs_paths.ts";
 import { createFreshFile, renameIntoPlace } from "../../io/partial_file.ts";
 import { fs, type RuntimeFile } from "../../runtime/fs.ts";
 import { storageFailure } from "../../io/storage_errors.ts";
-import { checkExportOptions, ExportOrder, planGgufExport, writeHeader } from "./_export.ts";
+import {
+  checkExportOptions,
+  ExportOrder,
+  planGgufExport,
+  writeHeader,
+  writePadding,
+} from "./_export.ts";
 
 /** Options of {@linkcode GgufSink.create}. */
 export interface GgufSinkOptions {
@@ -167,8 +173,11 @@ class GgufFileWriter {
 
   async #writeTensor(entry: TensorEntry): Promise<void> {
     const expected = this.#order.expect(entry);
-    const place = this.#layout!.tensors[this.#order.next]!;
+    const layout = this.#layout!;
+    const place = layout.tensors[this.#order.next]!;
     await this.#order.copyTensor(this.#file, place, entry, this.#path);
+    const end = layout.tensors[this.#order.next + 1]?.offset ?? layout.fileSize;
+    await writePadding(this.#file, end - place.offset - place.byteLength);
     this.#order.done(expected.name);
   }
 

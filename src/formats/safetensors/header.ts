@@ -12,6 +12,7 @@
 import { type DType, dtypeFromSafetensors, DTYPES, tensorByteLength } from "../../dtype.ts";
 import { ModelFormatError } from "../../errors.ts";
 import type { ByteSource } from "../../io/byte_source.ts";
+import { withSourceOf } from "../../io/source_of.ts";
 import type { TensorInfo } from "../../tensor.ts";
 import {
   JsonNumber,
@@ -84,11 +85,16 @@ export interface SafetensorsHeader {
  * console.assert(header.tensors[0]?.name === "x");
  * ```
  *
- * @param source The file (local, remote or Blob); only its header is read.
+ * @param source The file (local, remote or Blob), or its path (opened and closed here); only its
+ *   header is read.
  * @returns The header, tensors sorted by data offset.
  * @throws {ModelFormatError} When the file breaks any rule of FORMATS.md §1.
  */
-export async function parseSafetensorsHeader(source: ByteSource): Promise<SafetensorsHeader> {
+export function parseSafetensorsHeader(source: ByteSource | string): Promise<SafetensorsHeader> {
+  return withSourceOf(source, "SafeTensors file", parseSafetensorsSource);
+}
+
+async function parseSafetensorsSource(source: ByteSource): Promise<SafetensorsHeader> {
   const fail = (reason: string, offset?: number, cause?: unknown): ModelFormatError =>
     new ModelFormatError("SafeTensors", source.name, reason, {
       ...(offset === undefined ? {} : { offset }),
