@@ -65,8 +65,8 @@ Deno.test("a long example keeps its quoting whole and continues with a backslash
 });
 
 /**
- * The subset of jq the examples use: `.key`, `.key[]`, `.[]`, `select(.f == V)`
- * and `|`, strict like jq (indexing a string or iterating a scalar is an
+ * The subset of jq the examples use: paths of `.key`, `["key"]` and `[]`,
+ * `select(.f == V)` and `|`, strict like jq (indexing a string or iterating a scalar is an
  * error), so an example written for another JSON shape fails here as in jq.
  */
 function jq(filter: string, input: unknown): unknown[] {
@@ -78,14 +78,29 @@ function jq(filter: string, input: unknown): unknown[] {
       values = values.filter((v) => field(v, select[1]!) === wanted);
       continue;
     }
-    const path = /^\.(\w*)(\[\])?$/.exec(stage);
-    if (!path) throw new Error(`jq subset: cannot read "${stage}"`);
-    values = values.flatMap((v) => {
-      const picked = path[1] ? field(v, path[1]) : v;
-      if (!path[2]) return [picked];
-      if (!Array.isArray(picked)) throw new Error(`jq: cannot iterate over ${typeof picked}`);
-      return picked;
-    });
+    values = values.flatMap((v) => walk(stage, v));
+  }
+  return values;
+}
+
+/** A path stage (`.a["b"].c[]`) applied to one value: the values it yields. */
+function walk(stage: string, input: unknown): unknown[] {
+  if (!stage.startsWith(".")) throw new Error(`jq subset: cannot read "${stage}"`);
+  let values = [input];
+  const steps = stage === "." ? [] : [...stage.matchAll(/\.(\w+)|\["([^"]+)"\]|(\[\])|(\.)/gy)];
+  if (steps.map((m) => m[0]).join("") !== stage && stage !== ".") {
+    throw new Error(`jq subset: cannot read "${stage}"`);
+  }
+  for (const m of steps) {
+    if (m[4] !== undefined) continue;
+    if (m[3] !== undefined) {
+      values = values.flatMap((v) => {
+        if (!Array.isArray(v)) throw new Error(`jq: cannot iterate over ${typeof v}`);
+        return v;
+      });
+    } else {
+      values = values.map((v) => field(v, m[1] ?? m[2]!));
+    }
   }
   return values;
 }
