@@ -29,11 +29,12 @@ function tables(family: Family | undefined): Tables {
   let t = TABLES.get(key);
   if (t === undefined) {
     // The shared tables (LLAMA_BLOCK's per-head norms, GLOBAL_NAMES' output)
-    // hold names some architectures lack: only the kinds llama.cpp's
-    // architecture has (gguf-py's MODEL_TENSORS) are names of the family.
-    const arch = family?.ggufArchitecture ?? "llama";
+    // hold names some architectures lack: a family's names are only the
+    // kinds its GGUF architecture has (gguf-py's MODEL_TENSORS). Without a
+    // family, llama's table is the generic one and keeps them all.
     const known = ([g]: readonly [string, string], block: boolean) =>
-      ggufTensorKind(arch, block ? `blk.0.${g}` : g) !== undefined;
+      family === undefined ||
+      ggufTensorKind(family.ggufArchitecture, block ? `blk.0.${g}` : g) !== undefined;
     const block = (family?.blockNames ?? LLAMA_BLOCK).filter((p) => known(p, true));
     const toHf = new Map<string, string>();
     const toGguf = new Map<string, string>();

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { assertModelMatchesConfig } from "./model_shape_check.ts";
 import { dirname, resolve } from "../runtime/path.ts";
 import { DTYPES, elementCount } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
@@ -304,6 +305,9 @@ async function convertPart(
     ...(format === "gguf" && options.keepNames !== true ? { packedForGguf: true } : {}),
   });
   try {
+    // A model that does not match its own config (a shard of another model,
+    // a missing layer, a mis-shaped tensor) is refused before any output.
+    assertModelMatchesConfig(model);
     refuseGgufOf(model, format, options);
     // A family aprkit cannot write as llama.cpp reads it is refused before the output exists.
     const location = typeof source === "string" ? source : model.location;
