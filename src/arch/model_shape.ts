@@ -19,9 +19,11 @@
  * @module
  */
 
+import type { TensorInfo } from "../tensor.ts";
 import type { Family } from "./family.ts";
 import { ggufTensorKind } from "./gguf_tensors.ts";
-import { record } from "./kv.ts";
+import { keptNvfp4Tensors } from "./kept_blocks.ts";
+import { KvWriter, record } from "./kv.ts";
 import { hfToGgufName } from "./names.ts";
 
 /** A tensor as a file holds it. */
@@ -60,6 +62,8 @@ interface Dims {
   /** Where `blocks` comes from, for the message. */
   readonly blocksKey: string;
   readonly hidden: number;
+  /** Where `hidden` comes from, for the message. */
+  readonly hiddenKey: string;
   readonly heads?: number | undefined;
   readonly kvHeads?: number | undefined;
   readonly keyLength?: number | undefined;
@@ -205,7 +209,7 @@ function check(kinded: readonly Kinded[], d: Dims, arch: string): ShapeProblem |
       return {
         tensor: k.t.name,
         ...at,
-        reason: `shape ${fmt(k.t.shape)}, expected ${fmt(want)} (${arch}, hidden size ${d.hidden})`,
+        reason: `shape ${fmt(k.t.shape)}, expected ${fmt(want)} (${d.hiddenKey} ${d.hidden})`,
       };
     }
   }
@@ -272,6 +276,7 @@ export function ggufShapeProblem(
     required: blocks - nextn,
     blocksKey: `${arch}.block_count`,
     hidden,
+    hiddenKey: `${arch}.embedding_length`,
     heads: num(kv(`${arch}.attention.head_count`)),
     kvHeads: num(kv(`${arch}.attention.head_count_kv`)) ??
       num(kv(`${arch}.attention.head_count`)),
@@ -299,7 +304,7 @@ const HF_LAYER = /^model\.layers\.(\d+)\./;
 export function hfShapeProblem(
   family: Family,
   config: Readonly<Record<string, unknown>>,
-  tensors: readonly ShapedTensor[],
+  tensors: readonly (ShapedTensor & TensorInfo)[],
 ): ShapeProblem | undefined {
   const text = record(config["text_config"]);
   const h = text === undefined ? config : { ...config, ...text };
@@ -316,8 +321,11 @@ export function hfShapeProblem(
   const d: Dims = {
     blocks: layers + nextn,
     required: layers,
-    blocksKey: nextn > 0 ? "num_hidden_layers + num_nextn_predict_layers" : "num_hidden_layers",
+    blocksKey: nextn > 0
+      ? "config.json's num_hidden_layers + num_nextn_predict_layers"
+      : "config.json's num_hidden_layers",
     hidden,
+    hiddenKey: "config.json's hidden_size",
     heads,
     kvHeads: num(h["num_key_value_heads"]) ?? heads,
     keyLength: num(h["head_dim"]),
@@ -348,5 +356,57 @@ export function hfShapeProblem(
       ...stack !== undefined ? { perExpert: true } : {},
     });
   }
-  return check(kinded, d, arch);
+  return check(kinded, d, arch) ?? unknownBlockTensor(family, config, kinded);
+}
+
+/**
+ * A tensor of a layer that the family has no name for, makes nothing from
+ * and does not stack: a tensor of another architecture (or a misspelt one).
+ * Tensors kept packed (a quantized checkpoint's scales and blocks) and
+ * those transformers recomputes (`rotary_emb.inv_freq`) are not judged here.
+ */
+function unknownBlockTensor(
+  family: Family,
+  config: Readonly<Record<string, unknown>>,
+  kinded: readonly Kinded[],
+): ShapeProblem | undefined {
+  const infos = kinded.map((k) => k.t as ShapedTensor & TensorInfo);
+  let consumed: Set<string>;
+  try {
+    // What the family makes itself (MLA's kv_b_proj, gpt-oss's experts, routers' biases).
+    const made = [
+      // A checkpoint's kept NVFP4 weights with their scales, then the family's own.
+      ...keptNvfp4Tensors(infos, family),
+      ...family.gguf?.made?.(infos, new KvWriter(config, family.ggufArchitecture)) ?? [],
+    ];
+    consumed = new Set(made.flatMap((m) => m.needs));
+  } catch (error) {
+    // A tensor it needs is missing or mis-shaped: the GGUF layout says which
+    // when it is asked for; the other outputs do not need it.
+    if (error instanceof RangeError) return undefined;
+    throw error;
+  }
+  const stacked = (family.experts?.stacked ?? []).map(([piece]) =>
+    `${family.experts!.prefix}.${piece}`
+  );
+  for (const k of kinded) {
+    if (k.kind !== undefined || k.block === undefined || k.t.packed === true) continue;
+    const name = k.t.name;
+    const piece = name.slice(`model.layers.${k.block}.`.length);
+    if (consumed.has(name) || name.endsWith(".rotary_emb.inv_freq")) continue;
+    if (
+      stacked.some((s) => piece === s || piece.startsWith(`${s}.`) || piece.startsWith(`${s}_`))
+    ) {
+      continue;
+    }
+    if (family.gguf?.drops?.(name, new KvWriter(config, family.ggufArchitecture)) === true) {
+      continue;
+    }
+    return {
+      tensor: name,
+      ...k.t.file === undefined ? {} : { file: k.t.file },
+      reason: `the ${family.name} family has no tensor "${piece}" in a layer`,
+    };
+  }
+  return undefined;
 }

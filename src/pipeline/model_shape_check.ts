@@ -58,6 +58,7 @@ function hfProblem(model: Model): Outcome {
   const shardOf = (model.reader as { shardOf?: (name: string) => string | undefined }).shardOf;
   const view = languageModelView(model.header).tensors;
   const tensors = model.header.tensors.map((t, i) => ({
+    ...t,
     name: view[i]!.name,
     shape: t.shape,
     file: shardOf?.(t.name) ?? model.location,

@@ -144,7 +144,7 @@ const HF_CASES: [string, Parameters<typeof hfCase>[1], RegExp][] = [
   [
     "a layer left out",
     (tensors) => [...tensors.keys()].filter(layer(1)).forEach((n) => tensors.delete(n)),
-    /layer 1: no tensor of it, though num_hidden_layers is 2/,
+    /layer 1: no tensor of it, though config\.json's num_hidden_layers is 2/,
   ],
   [
     "layer 7 of a 2-layer model",
@@ -164,12 +164,12 @@ const HF_CASES: [string, Parameters<typeof hfCase>[1], RegExp][] = [
   [
     "config.json's hidden size is not the tensors'",
     (_, config) => config.hidden_size = 128,
-    /shape \[384, 64\], expected \[\*, 128\]/,
+    /shape \[384, 64\], expected \[\*, 128\] \(config\.json's hidden_size 128\)/,
   ],
   [
     "config.json counts more layers than there are",
     (_, config) => config.num_hidden_layers = 3,
-    /layer 2: no tensor of it, though num_hidden_layers is 3/,
+    /layer 2: no tensor of it, though config\.json's num_hidden_layers is 3/,
   ],
   [
     "config.json's head count is not the tensors'",
@@ -181,6 +181,16 @@ const HF_CASES: [string, Parameters<typeof hfCase>[1], RegExp][] = [
     "config.json's feed-forward width is not the tensors'",
     (_, config) => config.intermediate_size = 256,
     /"model\.layers\.0\.mlp\.gate_proj\.weight": shape \[128, 64\], expected \[256, 64\]/,
+  ],
+  [
+    "a tensor of another architecture (Qwen3's per-head norm) in a layer",
+    (tensors) =>
+      tensors.set("model.layers.0.self_attn.q_norm.weight", {
+        dtype: "F32",
+        shape: [16],
+        shard: "model-00001-of-00003.safetensors",
+      }),
+    /model-00001-of-00003\.safetensors.*"model\.layers\.0\.self_attn\.q_norm\.weight": the llama family has no tensor "self_attn\.q_norm\.weight"/,
   ],
   [
     "a 1-D attention matrix",
