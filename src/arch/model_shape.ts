@@ -51,6 +51,9 @@ export interface ShapeProblem {
   readonly reason: string;
 }
 
+/** The sizes a shape follows from. */
+type Size = "hidden" | "heads" | "kvHeads" | "keyLength" | "valueLength" | "ff" | "experts";
+
 /** The hyperparameters a shape follows from; `undefined`: not one number for the model. */
 interface Dims {
   readonly blocks: number;
@@ -62,8 +65,10 @@ interface Dims {
   /** Where `blocks` comes from, for the message. */
   readonly blocksKey: string;
   readonly hidden: number;
-  /** Where `hidden` comes from, for the message. */
-  readonly hiddenKey: string;
+  /** Where each size comes from, for the message (`hidden_size`, `llama.embedding_length`). */
+  readonly labels: Readonly<Record<Size, string>>;
+  /** Before the labels in the message (`config.json: `), or `""`. */
+  readonly labelPrefix: string;
   readonly heads?: number | undefined;
   readonly kvHeads?: number | undefined;
   readonly keyLength?: number | undefined;
@@ -144,6 +149,22 @@ const IRREGULAR_FF = new Set([
 const fmt = (shape: readonly (number | undefined)[]) =>
   `[${shape.map((d) => d ?? "*").join(", ")}]`;
 
+/** The sizes a kind's shape follows from, as the message names them. */
+function sizesOf(kind: string, d: Dims): string {
+  // A norm is as wide as the residual stream, whatever else the config says.
+  const sizes: Size[] = RESIDUAL_NORMS.has(kind)
+    ? ["hidden"]
+    : kind.startsWith("ATTN_")
+    ? ["hidden", "heads", "kvHeads", "keyLength", "valueLength"]
+    : kind.endsWith("_EXP") || kind === "FFN_GATE_INP"
+    ? ["hidden", "experts"]
+    : kind.startsWith("FFN_")
+    ? ["hidden", "ff"]
+    : ["hidden"];
+  const named = sizes.filter((s) => d[s] !== undefined).map((s) => `${d.labels[s]} ${d[s]}`);
+  return d.labelPrefix + named.join(", ");
+}
+
 /** The expected shape of one tensor, `undefined` entries unchecked; `undefined`: nothing to check. */
 function expected(k: Kinded, d: Dims, arch: string): (number | undefined)[] | undefined {
   const kind = k.kind;
@@ -209,7 +230,7 @@ function check(kinded: readonly Kinded[], d: Dims, arch: string): ShapeProblem |
       return {
         tensor: k.t.name,
         ...at,
-        reason: `shape ${fmt(k.t.shape)}, expected ${fmt(want)} (${d.hiddenKey} ${d.hidden})`,
+        reason: `shape ${fmt(k.t.shape)}, expected ${fmt(want)} (${sizesOf(k.kind!, d)})`,
       };
     }
   }
@@ -276,7 +297,16 @@ export function ggufShapeProblem(
     required: blocks - nextn,
     blocksKey: `${arch}.block_count`,
     hidden,
-    hiddenKey: `${arch}.embedding_length`,
+    labels: {
+      hidden: `${arch}.embedding_length`,
+      heads: `${arch}.attention.head_count`,
+      kvHeads: `${arch}.attention.head_count_kv`,
+      keyLength: `${arch}.attention.key_length`,
+      valueLength: `${arch}.attention.value_length`,
+      ff: `${arch}.feed_forward_length`,
+      experts: `${arch}.expert_count`,
+    },
+    labelPrefix: "",
     heads: num(kv(`${arch}.attention.head_count`)),
     kvHeads: num(kv(`${arch}.attention.head_count_kv`)) ??
       num(kv(`${arch}.attention.head_count`)),
@@ -318,6 +348,9 @@ export function hfShapeProblem(
   const arch = family.ggufArchitecture;
   const heads = num(h["num_attention_heads"]);
   const widthKey = family.hfWidthKeys?.intermediate_size ?? "intermediate_size";
+  const expertsKey =
+    ["num_local_experts", "num_experts", "n_routed_experts"].find((k) => num(h[k]) !== undefined) ??
+      "num_experts";
   const d: Dims = {
     blocks: layers + nextn,
     required: layers,
@@ -325,14 +358,22 @@ export function hfShapeProblem(
       ? "config.json's num_hidden_layers + num_nextn_predict_layers"
       : "config.json's num_hidden_layers",
     hidden,
-    hiddenKey: "config.json's hidden_size",
+    labels: {
+      hidden: "hidden_size",
+      heads: "num_attention_heads",
+      kvHeads: "num_key_value_heads",
+      keyLength: "head_dim",
+      valueLength: "head_dim",
+      ff: widthKey,
+      experts: expertsKey,
+    },
+    labelPrefix: "config.json: ",
     heads,
     kvHeads: num(h["num_key_value_heads"]) ?? heads,
     keyLength: num(h["head_dim"]),
     // MoE models' dense width is the leading dense layers' (or none).
     ff: family.experts === undefined ? num(h[widthKey]) : undefined,
-    experts: num(h["num_local_experts"]) ?? num(h["num_experts"]) ??
-      num(h["n_routed_experts"]),
+    experts: num(h[expertsKey]),
   };
   const prefix = family.experts?.prefix;
   const perExpert = prefix === undefined ? undefined : new RegExp(

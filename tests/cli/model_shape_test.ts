@@ -11,6 +11,7 @@
 
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
+import { tensorByteLength } from "../../src/dtype.ts";
 import { parseGgufHeader } from "../../src/formats/gguf/header.ts";
 import { BlobSource } from "../../src/io/blob_source.ts";
 import { RawGguf } from "../formats/gguf/_raw_gguf.ts";
@@ -90,15 +91,19 @@ async function hfCase(
   return dir;
 }
 
-/** The GGUF fixture rebuilt with its tensors (name → `ne`) and u32 keys edited, payloads zeros. */
+/**
+ * A GGUF file (the Llama fixture unless `source` is given) rebuilt with its
+ * tensors (name → `ne`) and u32 keys edited, payloads zeros; a tensor added
+ * is F32.
+ */
 async function ggufCase(
   path: string,
   edit: (tensors: Map<string, number[]>) => void,
   keys: Record<string, number> = {},
+  source: string = GGUF_LLAMA,
 ): Promise<string> {
-  const bytes = await Deno.readFile(GGUF_LLAMA);
+  const bytes = await Deno.readFile(source);
   const gguf = await parseGgufHeader(new BlobSource(new Blob([bytes]), "fixture"));
-  ok(gguf.tensors.every((t) => t.dtype === "F32"), "an F32 fixture");
   const kv = bytes.slice(16, gguf.tensors[0]!.infoOffset);
   for (const [key, value] of Object.entries(keys)) {
     // A u32 key: its string, type 4, then the value.
@@ -107,13 +112,16 @@ async function ggufCase(
     ok(at >= 0, key);
     new DataView(kv.buffer).setUint32(at + needle.length, value, true);
   }
+  const types = new Map(gguf.tensors.map((t) => [t.name, t]));
   const tensors = new Map(gguf.tensors.map((t) => [t.name, [...t.ne]]));
   edit(tensors);
   const out = new RawGguf().raw(bytes.subarray(0, 8)).u64(tensors.size).raw(kv);
   let offset = 0;
   for (const [name, ne] of tensors) {
-    out.tensor(name, ne, 0, offset);
-    offset += Math.ceil(ne.reduce((a, b) => a * b, 1) * 4 / 32) * 32;
+    const type = types.get(name) ?? { ggmlType: 0, dtype: "F32" as const };
+    out.tensor(name, ne, type.ggmlType, offset);
+    const size = tensorByteLength(type.dtype, [...ne].reverse());
+    offset += Math.ceil(size / gguf.alignment) * gguf.alignment;
   }
   out.pad(gguf.alignment).zeros(offset);
   await Deno.writeFile(path, out.bytes());
@@ -164,7 +172,7 @@ const HF_CASES: [string, Parameters<typeof hfCase>[1], RegExp][] = [
   [
     "config.json's hidden size is not the tensors'",
     (_, config) => config.hidden_size = 128,
-    /shape \[384, 64\], expected \[\*, 128\] \(config\.json's hidden_size 128\)/,
+    /shape \[384, 64\], expected \[\*, 128\] \(config\.json: hidden_size 128\)/,
   ],
   [
     "config.json counts more layers than there are",
@@ -180,7 +188,7 @@ const HF_CASES: [string, Parameters<typeof hfCase>[1], RegExp][] = [
   [
     "config.json's feed-forward width is not the tensors'",
     (_, config) => config.intermediate_size = 256,
-    /"model\.layers\.0\.mlp\.gate_proj\.weight": shape \[128, 64\], expected \[256, 64\]/,
+    /"model\.layers\.0\.mlp\.gate_proj\.weight": shape \[128, 64\], expected \[256, 64\] \(config\.json: hidden_size 64, intermediate_size 256\)/,
   ],
   [
     "a tensor of another architecture (Qwen3's per-head norm) in a layer",
@@ -291,5 +299,36 @@ Deno.test("model shape: a GGUF that does not match its keys is refused", async (
         await refused(src, dir, pattern);
       });
     }
+  });
+});
+
+Deno.test("model shape: a split GGUF set with a shard of a model twice as wide is refused, naming the shard", async () => {
+  await withTempDir(async (dir) => {
+    const set = testdata("gguf_split/llama");
+    const names = [...Deno.readDirSync(set)].map((e) => e.name).sort();
+    for (const name of names) await Deno.copyFile(join(set, name), join(dir, name));
+    const first = join(dir, names[0]!);
+    const ok0 = await runApr(["validate", first]);
+    equal(ok0.code, 0, ok0.stdout + ok0.stderr);
+    // Shard 2 from a model twice as wide: the same tensors, every dimension doubled.
+    await ggufCase(
+      join(dir, names[1]!),
+      (t) => t.forEach((ne, name) => t.set(name, ne.map((d) => d * 2))),
+      {},
+      join(set, names[1]!),
+    );
+    const pattern = new RegExp(
+      `${
+        names[1]!.replaceAll(".", "\\.")
+      }": tensor "blk\\.\\d+\\.[a-z_]+\\.weight": shape \\[.*\\], expected`,
+    );
+    for (const [command, out] of [["import", "out.apr"], ["convert", "out.gguf"]] as const) {
+      const run = await runApr([command, first, "-o", join(dir, out)]);
+      assertOneLineError(run, pattern, "does not match the model's config");
+      ok(!(await exists(join(dir, out))), `${command}: nothing at the output`);
+    }
+    const v = await runApr(["validate", first]);
+    equal(v.code, 2, v.stdout + v.stderr);
+    match(v.stdout, pattern);
   });
 });
