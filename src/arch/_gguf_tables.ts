@@ -5,9 +5,11 @@
 /**
  * Internal: llama.cpp's naming data as gguf-py holds it — the architectures,
  * the tensor kinds each has and their GGUF names, the Hugging Face names
- * `TensorNameMap` maps to each kind, and the metadata key strings. Read
- * through `gguf_tensors.ts`. Kinds are gguf-py's `MODEL_TENSOR` member
- * names; lists are space-separated (no name holds a space).
+ * `TensorNameMap` maps to each kind, and the metadata key strings. The
+ * tensor tables are read through `gguf_tensors.ts`; the keys judge the
+ * families' (tests/arch/gguf_tables_test.ts). Kinds are gguf-py's
+ * `MODEL_TENSOR` member names; lists are space-separated (no name holds a
+ * space).
  *
  * @module
  */

@@ -10,7 +10,9 @@
  * - each family's Hugging Face → GGUF pairs agree with gguf-py's
  *   `TensorNameMap` wherever it maps the Hugging Face name (none differs;
  *   the names llama.cpp's converter classes rename themselves are not in
- *   the mapping and are judged by the families' interop tests).
+ *   the mapping and are judged by the families' interop tests);
+ * - every GGUF key a family's plan writes for its fixture is one gguf-py's
+ *   `Keys` names.
  */
 
 import assert from "node:assert/strict";
@@ -22,7 +24,9 @@ import {
   ggufTensorKinds,
   hfTensorKind,
 } from "../../src/arch/gguf_tensors.ts";
-import { FAMILIES } from "../../src/arch/registry.ts";
+import { GGUF_KEYS } from "../../src/arch/_gguf_tables.ts";
+import { familyGgufPlan } from "../../src/arch/gguf_plan.ts";
+import { architectureOfHf, FAMILIES, familyOf } from "../../src/arch/registry.ts";
 
 const DATA = new URL("../testdata/", import.meta.url);
 
@@ -140,4 +144,31 @@ Deno.test("gguf tables: each family's Hugging Face → GGUF pairs agree with ten
       assert.ok(compared >= 6, `${f.name}: only ${compared} pairs in tensor_mapping.py`);
     });
   }
+});
+
+Deno.test("gguf tables: every key a family's plan writes for its fixture is one gguf-py names", async () => {
+  const known = new Set(Object.values(GGUF_KEYS));
+  const root = new URL("../testdata/families/hf/", import.meta.url);
+  let families = 0;
+  for await (const e of Deno.readDir(root)) {
+    const config = JSON.parse(
+      await Deno.readTextFile(new URL(`${e.name}/config.json`, root)),
+    ) as Record<string, unknown>;
+    const architecture = architectureOfHf(
+      (config.architectures as string[] | undefined)?.[0],
+      config.model_type as string | undefined,
+      config,
+    );
+    const family = familyOf(architecture);
+    if (family?.gguf === undefined) continue;
+    const plan = familyGgufPlan({ architecture: family.name, hf_config: config });
+    families++;
+    for (const key of [...plan!.early.keys(), ...plan!.keys.keys()]) {
+      const template = key.startsWith(`${family.ggufArchitecture}.`)
+        ? `{arch}${key.slice(family.ggufArchitecture.length)}`
+        : key;
+      assert.ok(known.has(template), `${e.name} (${family.name}): ${key}`);
+    }
+  }
+  assert.ok(families >= 30, `${families} fixtures`);
 });
