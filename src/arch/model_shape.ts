@@ -25,6 +25,7 @@ import { ggufTensorKind } from "./gguf_tensors.ts";
 import { keptNvfp4Tensors } from "./kept_blocks.ts";
 import { KvWriter, record } from "./kv.ts";
 import { hfToGgufName } from "./names.ts";
+import { familiesOfGguf } from "./registry.ts";
 
 /** A tensor as a file holds it. */
 export interface ShapedTensor {
@@ -65,6 +66,13 @@ interface Dims {
   /** Where `blocks` comes from, for the message. */
   readonly blocksKey: string;
   readonly hidden: number;
+  /** Whether every counted block has the attention tensors block 0 has. */
+  readonly everyBlockAttends: boolean;
+  /**
+   * The first layer that may lack K and V (Gemma 3n's layers sharing an
+   * earlier layer's KV, which transformers 5 saves without them).
+   */
+  readonly kvSharedFrom?: number | undefined;
   /** Where each size comes from, for the message (`hidden_size`, `llama.embedding_length`). */
   readonly labels: Readonly<Record<Size, string>>;
   /** Before the labels in the message (`config.json: `), or `""`. */
@@ -244,6 +252,51 @@ function check(kinded: readonly Kinded[], d: Dims, arch: string): ShapeProblem |
       };
     }
   }
+  return d.everyBlockAttends ? missingAttention(kinded, d) : undefined;
+}
+
+/**
+ * Attention and its norm are in every layer of the architectures aprkit
+ * knows (dense, MoE, MLA, interleaved or not; a hybrid's SSM layers are not
+ * among them): each attention tensor layer 0 has, every counted layer has.
+ */
+const ATTENTION = new Set([
+  "ATTN_NORM",
+  "ATTN_Q",
+  "ATTN_K",
+  "ATTN_V",
+  "ATTN_QKV",
+  "ATTN_OUT",
+  "ATTN_Q_A",
+  "ATTN_Q_B",
+  "ATTN_KV_A_MQA",
+  "ATTN_K_B",
+  "ATTN_V_B",
+]);
+
+function missingAttention(kinded: readonly Kinded[], d: Dims): ShapeProblem | undefined {
+  const byBlock = new Map<number, Set<string>>();
+  const first = new Map<string, ShapedTensor>();
+  for (const k of kinded) {
+    if (k.block === undefined || k.kind === undefined || !ATTENTION.has(k.kind)) continue;
+    const key = `${k.kind}${k.suffix}`;
+    byBlock.set(k.block, (byBlock.get(k.block) ?? new Set()).add(key));
+    if (k.block === 0 && !first.has(key)) first.set(key, k.t);
+  }
+  for (let b = 1; b < d.required; b++) {
+    const has = byBlock.get(b) ?? new Set();
+    for (const [key, t] of first) {
+      if (has.has(key)) continue;
+      if (b >= (d.kvSharedFrom ?? Infinity) && /^ATTN_[KV]\./.test(key)) continue;
+      // Layer 0's tensor under layer b's number (its first numeric segment).
+      const name = t.name.replace(/(^|\.)0\./, `$1${b}.`);
+      return {
+        tensor: name,
+        ...t.file === undefined ? {} : { file: t.file },
+        reason: `missing: layer 0 has "${t.name}" and every layer has its attention`,
+      };
+    }
+  }
   return undefined;
 }
 
@@ -296,6 +349,9 @@ export function ggufShapeProblem(
     blocks,
     required: blocks - nextn,
     blocksKey: `${arch}.block_count`,
+    // The architectures of aprkit's families (a GGUF of another is checked
+    // for its names and sizes only).
+    everyBlockAttends: familiesOfGguf(arch).length > 0,
     hidden,
     labels: {
       hidden: `${arch}.embedding_length`,
@@ -354,6 +410,8 @@ export function hfShapeProblem(
   const d: Dims = {
     blocks: layers + nextn,
     required: layers,
+    everyBlockAttends: true,
+    kvSharedFrom: layers - (num(h["num_kv_shared_layers"]) ?? 0),
     blocksKey: nextn > 0
       ? "config.json's num_hidden_layers + num_nextn_predict_layers"
       : "config.json's num_hidden_layers",

@@ -10,7 +10,9 @@
  */
 
 import assert from "node:assert/strict";
-import { ggufShapeProblem } from "../../src/arch/model_shape.ts";
+import { ggufShapeProblem, hfShapeProblem } from "../../src/arch/model_shape.ts";
+import { familyOf } from "../../src/arch/registry.ts";
+import { languageModelView } from "../../src/pipeline/language_model.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { modelShapeError } from "../../src/pipeline/model_shape_check.ts";
 
@@ -132,4 +134,25 @@ Deno.test("model shape: every Hugging Face fixture is what its config says, read
   }
   // The rules applied (a known family with its config), not skipped.
   assert.ok(checked >= 100, `${checked} checked`);
+});
+
+Deno.test("model shape: Gemma 3n's KV-sharing layers may come without K and V (as transformers 5 saves them), no other layer may", async () => {
+  const model = await openModel(new URL("multimodal/gemma3n/hf/gemma3n-text-t5", DATA).pathname);
+  try {
+    const { metadata } = model.header;
+    const family = familyOf(metadata.architecture)!;
+    const config = metadata["hf_config"] as Record<string, unknown>;
+    const layers = config["num_hidden_layers"] as number;
+    assert.equal(layers, 2);
+    const tensors = languageModelView(model.header).tensors;
+    const last = tensors.filter((t) => !/^model\.layers\.1\.self_attn\.[kv]_proj\./.test(t.name));
+    // The last layer shares the first's KV: it may come without its own.
+    assert.equal(hfShapeProblem(family, { ...config, num_kv_shared_layers: 1 }, last), undefined);
+    assert.match(
+      hfShapeProblem(family, { ...config, num_kv_shared_layers: 0 }, last)?.reason ?? "",
+      /^missing: layer 0 has "model\.layers\.0\.self_attn\.[kv]_proj\.weight"/,
+    );
+  } finally {
+    await model.close();
+  }
 });

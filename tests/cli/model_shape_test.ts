@@ -191,6 +191,11 @@ const HF_CASES: [string, Parameters<typeof hfCase>[1], RegExp][] = [
     /"model\.layers\.0\.mlp\.gate_proj\.weight": shape \[128, 64\], expected \[256, 64\] \(config\.json: hidden_size 64, intermediate_size 256\)/,
   ],
   [
+    "one tensor of a layer left out",
+    (tensors) => tensors.delete("model.layers.1.self_attn.k_proj.weight"),
+    /"model\.layers\.1\.self_attn\.k_proj\.weight": missing: layer 0 has "model\.layers\.0\.self_attn\.k_proj\.weight"/,
+  ],
+  [
     "a tensor of another architecture (Qwen3's per-head norm) in a layer",
     (tensors) =>
       tensors.set("model.layers.0.self_attn.q_norm.weight", {
@@ -226,6 +231,12 @@ const GGUF_CASES: [string, Parameters<typeof ggufCase>[1], Record<string, number
     (t) => t.set("output_norm.weight", [0, 100000000]),
     {},
     /"output_norm\.weight": shape \[100000000, 0\], expected \[64\]/,
+  ],
+  [
+    "one tensor of a block left out",
+    (t) => t.delete("blk.1.attn_v.weight"),
+    {},
+    /"blk\.1\.attn_v\.weight": missing: layer 0 has "blk\.0\.attn_v\.weight"/,
   ],
   [
     "a tensor kind llama has not",
