@@ -139,19 +139,18 @@ const EXPERT_STACKS = new Set([
 
 /**
  * Architectures whose attention rows are not heads × head size of one
- * number: Q or K/V fused with gates or shared across layers.
+ * number (each converter file and fixture of the others is checked so:
+ * tests/arch/model_shape_test.ts). A width given per layer (Gemma 3n's
+ * `intermediate_size` list) is no one number and is not checked.
  */
 const IRREGULAR_HEADS = new Set([
-  "gemma3n", // KV shared by the last layers; sizes per layer
-  "deepseek2", // MLA: Q is heads × (nope + rope), K/V come low-rank
-  "llama4", // chunked/NoPE layers keep one size, but head_dim is not always hidden/heads
+  "deepseek2", // MLA: Q is heads × (nope + rope), K/V come low-rank, O reads heads × v_head_dim
 ]);
 
 /** Architectures whose dense FFN is not `feed_forward_length` wide in every block. */
 const IRREGULAR_FF = new Set([
   "phi3", // ffn_up is gate and up fused: 2 × feed_forward_length rows
   "glm4", // the same
-  "gemma3n", // a width per layer
 ]);
 
 const fmt = (shape: readonly (number | undefined)[]) =>
