@@ -10,6 +10,7 @@
  */
 
 import { type Family, GLOBAL_NAMES, LLAMA_BLOCK } from "./family.ts";
+import { ggufTensorKind } from "./gguf_tensors.ts";
 import { FAMILIES, familyOf } from "./registry.ts";
 
 interface Tables {
@@ -27,14 +28,21 @@ function tables(family: Family | undefined): Tables {
   const key = family ?? LLAMA_KEY;
   let t = TABLES.get(key);
   if (t === undefined) {
-    const block = family?.blockNames ?? LLAMA_BLOCK;
+    // The shared tables (LLAMA_BLOCK's per-head norms, GLOBAL_NAMES' output)
+    // hold names some architectures lack: a family's names are only the
+    // kinds its GGUF architecture has (gguf-py's MODEL_TENSORS). Without a
+    // family, llama's table is the generic one and keeps them all.
+    const known = ([g]: readonly [string, string], block: boolean) =>
+      family === undefined ||
+      ggufTensorKind(family.ggufArchitecture, block ? `blk.0.${g}` : g) !== undefined;
+    const block = (family?.blockNames ?? LLAMA_BLOCK).filter((p) => known(p, true));
     const toHf = new Map<string, string>();
     const toGguf = new Map<string, string>();
     for (const [g, h] of block) {
       if (!toHf.has(g)) toHf.set(g, h);
       if (!toGguf.has(h)) toGguf.set(h, g);
     }
-    const globals = [...GLOBAL_NAMES, ...family?.globalNames ?? []];
+    const globals = [...GLOBAL_NAMES, ...family?.globalNames ?? []].filter((p) => known(p, false));
     t = {
       toHf,
       toGguf,

@@ -12,6 +12,7 @@ import { APR_FLAGS } from "../formats/apr/header.ts";
 import { LZ4_READERS, type Lz4ReaderSupport } from "../formats/apr/lz4_readers.ts";
 import { openFileSource } from "../io/file_source.ts";
 import { DETECT_BYTES, detectFormat } from "../pipeline/detect_format.ts";
+import { modelShapeError } from "../pipeline/model_shape_check.ts";
 import { openModel } from "../pipeline/open_model.ts";
 import { tensorStats } from "../pipeline/tensor_stats.ts";
 import type { TensorEntry } from "../tensor.ts";
@@ -26,7 +27,9 @@ export const validateCommand: CommandSpec = {
     "index, tensor extents, alignment, overlaps and sizes against dtype x shape, and\n" +
     "prints each check. With --deep it also verifies the footer CRC over the whole\n" +
     "file and decodes every tensor. Other formats (GGUF, SafeTensors, a model folder)\n" +
-    "are checked by their strict readers. Exit code 2 when a check fails. For an\n" +
+    "are checked by their strict readers and against their config (every tensor its\n" +
+    "architecture has, in a layer the config counts, with the shape it implies).\n" +
+    "Exit code 2 when a check fails. For an\n" +
     "LZ4-compressed APR file it also says which readers load it (aprender does not;\n" +
     "realizar only with its apr-compression feature).",
   options: {
@@ -80,6 +83,16 @@ export const validateCommand: CommandSpec = {
         model = await openModel(path!, { onWarning: ctx.warn });
         format = model.header.format;
         if (!isApr) checks.push({ check: `${format} structure`, ok: true });
+        // Every tensor its config implies, with its shape, and nothing else.
+        // (Made where aprkit has rules for the model: a known architecture with its config.)
+        const mismatch = modelShapeError(model);
+        if (!isApr && mismatch !== undefined) {
+          checks.push(
+            mismatch === null
+              ? { check: "tensors match the config", ok: true }
+              : { check: "tensors match the config", ok: false, detail: mismatch.message },
+          );
+        }
       } catch (error) {
         if (!(error instanceof ModelFormatError)) throw error;
         checks.push({ check: `${format} structure`, ok: false, detail: error.reason });

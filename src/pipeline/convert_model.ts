@@ -7,6 +7,7 @@
  */
 
 import { checkOutputPaths, type PlannedOutput } from "../io/output_paths.ts";
+import { assertModelMatchesConfig } from "./model_shape_check.ts";
 import { DTYPES, elementCount } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
 import { AprSink } from "../formats/apr/sink.ts";
@@ -639,6 +640,9 @@ function checkModelFor(
   format: OutputFormat,
   options: ConvertOptions,
 ): void {
+  // A model that does not match its own config (a shard of another model,
+  // a missing layer, a mis-shaped tensor) is refused before any output.
+  assertModelMatchesConfig(model);
   refuseGgufOf(model, format, options);
   // A family aprkit cannot write as llama.cpp reads it is refused before the output exists.
   if (format === "gguf" && options.keepNames !== true) {

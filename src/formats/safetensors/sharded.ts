@@ -102,6 +102,11 @@ export interface SafetensorsModelReader extends ModelReader {
    * (see `packedForGguf`), when there are any.
    */
   readonly quantKept?: "MXFP4" | "NVFP4";
+  /**
+   * The shard (its path or URL) holding a tensor, for messages; `undefined`
+   * for one the reader makes (a dequantized checkpoint's weights).
+   */
+  readonly shardOf?: (tensor: string) => string | undefined;
 }
 
 /** N shards as one reader. */
@@ -109,6 +114,7 @@ class ShardedReader implements SafetensorsModelReader {
   readonly header: ModelHeader;
   readonly tensors: readonly TensorEntry[];
   readonly shards: readonly string[];
+  readonly shardOf: (tensor: string) => string | undefined;
   #pool: ShardPool;
 
   constructor(
@@ -117,9 +123,13 @@ class ShardedReader implements SafetensorsModelReader {
     headers: readonly SafetensorsHeader[],
     pool: ShardPool,
     chunkSize: number,
+    locate: (path: string) => string,
   ) {
     this.shards = shards;
     this.#pool = pool;
+    const shardOf = new Map<string, string>();
+    headers.forEach((h, i) => h.tensors.forEach((t) => shardOf.set(t.name, locate(shards[i]!))));
+    this.shardOf = (tensor) => shardOf.get(tensor);
     const infos: TensorInfo[] = [];
     const entries: TensorEntry[] = [];
     headers.forEach((header, shard) => {
@@ -411,6 +421,7 @@ export async function openSafetensorsModel(
       headers,
       new ShardPool(files, paths, sizes, "SafeTensors"),
       chunkSize,
+      (path) => files.locate(path),
     ),
     config,
     files.name,
@@ -448,6 +459,7 @@ async function dequantized(
     header: { ...reader.header, tensors: tensors.map((t) => t.info) },
     tensors,
     shards: reader.shards,
+    ...(reader.shardOf !== undefined ? { shardOf: reader.shardOf } : {}),
     quantMethod: result.method,
     ...(result.kept !== undefined ? { quantKept: result.kept } : {}),
     close: () => reader.close(),

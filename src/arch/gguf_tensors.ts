@@ -1,0 +1,202 @@
+// This module is browser compatible.
+
+/**
+ * llama.cpp's tensor naming, read from the tables generated from gguf-py
+ * (`_gguf_tables.ts`): which tensor kinds a GGUF architecture has
+ * (`MODEL_TENSORS`), the kind a GGUF tensor name is, and the kind
+ * gguf-py's `TensorNameMap` gives a Hugging Face name — as llama.cpp's
+ * converter and loader know them, not as a family module spells them.
+ *
+ * @module
+ */
+
+import {
+  HF_BLOCK_NAMES,
+  HF_BLOCK_NAMES_BY_ARCH,
+  HF_GLOBAL_NAMES,
+  MODEL_TENSORS,
+  TENSOR_NAMES,
+} from "./_gguf_tables.ts";
+
+/** A tensor name read as a gguf-py tensor kind. */
+export interface TensorKind {
+  /** gguf-py's `MODEL_TENSOR` member name (`ATTN_Q`). */
+  readonly kind: string;
+  /** The block the name is of, for a per-block kind. */
+  readonly block?: number;
+  /** What follows the kind's name (`.weight`, `.bias`, or `""`). */
+  readonly suffix: string;
+}
+
+const words = (s: string | undefined): string[] => s === undefined || s === "" ? [] : s.split(" ");
+const has = Object.hasOwn;
+
+const KINDS = new Map<string, ReadonlySet<string>>();
+
+/**
+ * The tensor kinds of a GGUF architecture (gguf-py's `MODEL_TENSORS`).
+ *
+ * @example Usage
+ * ```ts
+ * import { ggufTensorKinds } from "./gguf_tensors.ts";
+ * console.assert(ggufTensorKinds("llama")!.has("ATTN_Q"));
+ * console.assert(ggufTensorKinds("nonesuch") === undefined);
+ * ```
+ *
+ * @param arch `general.architecture` (`llama`).
+ * @returns The kinds, or `undefined` for an architecture llama.cpp does not name.
+ */
+export function ggufTensorKinds(arch: string): ReadonlySet<string> | undefined {
+  if (!has(MODEL_TENSORS, arch)) return undefined;
+  let kinds = KINDS.get(arch);
+  if (kinds === undefined) KINDS.set(arch, kinds = new Set(words(MODEL_TENSORS[arch])));
+  return kinds;
+}
+
+/**
+ * A kind's GGUF base name (gguf-py's `TENSOR_NAMES`), for a block when it is per block.
+ *
+ * @example Usage
+ * ```ts
+ * import { ggufKindName } from "./gguf_tensors.ts";
+ * console.assert(ggufKindName("ATTN_Q", 3) === "blk.3.attn_q");
+ * console.assert(ggufKindName("ATTN_Q") === "blk.{bid}.attn_q");
+ * ```
+ *
+ * @param kind A `MODEL_TENSOR` member name.
+ * @param block The block; absent: `{bid}` is left in.
+ * @returns The name, or `undefined` for a kind gguf-py does not name.
+ */
+export function ggufKindName(kind: string, block?: number): string | undefined {
+  if (!has(TENSOR_NAMES, kind)) return undefined;
+  const name = TENSOR_NAMES[kind]!;
+  return block === undefined ? name : name.replace("{bid}", String(block));
+}
+
+/**
+ * GGUF base name (with `{bid}`) → kinds: a few kinds share a name
+ * (`blk.{bid}.ffn_norm` is `FFN_NORM` and `FFN_PRE_NORM`), an architecture
+ * having one of them.
+ */
+const BY_GGUF_NAME: ReadonlyMap<string, readonly string[]> = (() => {
+  const map = new Map<string, string[]>();
+  for (const [kind, name] of Object.entries(TENSOR_NAMES)) {
+    map.set(name, [...map.get(name) ?? [], kind]);
+  }
+  return map;
+})();
+
+/**
+ * Templates of a dotted name: the name itself, then with each numeric
+ * segment in turn standing as `{bid}`, each with its number.
+ */
+function* templates(name: string): Generator<readonly [string, number | undefined]> {
+  yield [name, undefined];
+  const parts = name.split(".");
+  for (let i = 0; i < parts.length; i++) {
+    if (!/^\d{1,9}$/.test(parts[i]!)) continue;
+    const t = [...parts];
+    t[i] = "{bid}";
+    yield [t.join("."), Number(parts[i])];
+  }
+}
+
+/** The name without a suffix, then without `.weight` or `.bias` (as the converter tries them). */
+function* bases(name: string): Generator<readonly [string, string]> {
+  yield [name, ""];
+  for (const suffix of [".weight", ".bias"]) {
+    if (name.endsWith(suffix)) yield [name.slice(0, -suffix.length), suffix];
+  }
+}
+
+/**
+ * The kind of a GGUF tensor name of an architecture: `blk.3.attn_q.weight`
+ * is `ATTN_Q` of block 3. Other suffixes than `.weight`/`.bias` (a
+ * quantized tensor's `.scale`) are read as part of the kind's name and so
+ * are not found.
+ *
+ * @example Usage
+ * ```ts
+ * import { ggufTensorKind } from "./gguf_tensors.ts";
+ * console.assert(ggufTensorKind("llama", "blk.3.attn_q.weight")?.block === 3);
+ * console.assert(ggufTensorKind("llama", "blk.3.attn_q_norm.weight") === undefined);
+ * ```
+ *
+ * @param arch `general.architecture`.
+ * @param name The tensor's GGUF name.
+ * @returns The kind, or `undefined` when the architecture has no such tensor.
+ */
+export function ggufTensorKind(arch: string, name: string): TensorKind | undefined {
+  const kinds = ggufTensorKinds(arch);
+  if (kinds === undefined) return undefined;
+  for (const [base, suffix] of bases(name)) {
+    for (const [template, block] of templates(base)) {
+      // A template with {bid} is a block's, a plain one a whole-model tensor's.
+      if ((block === undefined) === template.includes("{bid}")) continue;
+      const kind = BY_GGUF_NAME.get(template)?.find((k) => kinds.has(k));
+      if (kind === undefined) continue;
+      return block === undefined ? { kind, suffix } : { kind, block, suffix };
+    }
+  }
+  return undefined;
+}
+
+const HF_MAPS = new Map<string, ReadonlyMap<string, string>>();
+
+/**
+ * gguf-py's `TensorNameMap(arch)` as templates: Hugging Face name (`{bid}`
+ * for the block) → kind, for the kinds the architecture has. Built in its
+ * order (whole-model names, then block names with the architecture's
+ * overrides), a later entry replacing an earlier one as in its dict.
+ */
+function hfMap(arch: string): ReadonlyMap<string, string> | undefined {
+  const kinds = ggufTensorKinds(arch);
+  if (kinds === undefined) return undefined;
+  let map = HF_MAPS.get(arch);
+  if (map !== undefined) return map;
+  const m = new Map<string, string>();
+  const add = (table: Readonly<Record<string, string>>) => {
+    for (const [kind, names] of Object.entries(table)) {
+      if (!kinds.has(kind)) continue;
+      m.set(TENSOR_NAMES[kind]!, kind);
+      for (const n of words(names)) m.set(n, kind);
+    }
+  };
+  add(HF_GLOBAL_NAMES);
+  add({
+    ...HF_BLOCK_NAMES,
+    ...has(HF_BLOCK_NAMES_BY_ARCH, arch) ? HF_BLOCK_NAMES_BY_ARCH[arch] : {},
+  });
+  HF_MAPS.set(arch, map = m);
+  return map;
+}
+
+/**
+ * The kind gguf-py's `TensorNameMap` gives a Hugging Face tensor name for
+ * an architecture (its `get_type_and_name` with the converter's
+ * `.weight`/`.bias` suffixes), or `undefined` when it maps none — the
+ * converter's class then renames it itself, or refuses it.
+ *
+ * @example Usage
+ * ```ts
+ * import { hfTensorKind } from "./gguf_tensors.ts";
+ * const k = hfTensorKind("llama", "model.layers.2.self_attn.o_proj.weight");
+ * console.assert(k?.kind === "ATTN_OUT" && k.block === 2 && k.suffix === ".weight");
+ * ```
+ *
+ * @param arch `general.architecture` of the family's GGUF.
+ * @param name A Hugging Face tensor name.
+ * @returns The kind, with the block and suffix.
+ */
+export function hfTensorKind(arch: string, name: string): TensorKind | undefined {
+  const map = hfMap(arch);
+  if (map === undefined) return undefined;
+  for (const [base, suffix] of bases(name)) {
+    for (const [template, block] of templates(base)) {
+      const kind = map.get(template);
+      if (kind === undefined) continue;
+      return block === undefined ? { kind, suffix } : { kind, block, suffix };
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,510 @@
+// This module is browser compatible.
+
+/**
+ * A model is what its config says (issue 34 §1): every tensor is a kind its
+ * architecture has, in a block the config counts, with the shape the
+ * hyperparameters imply, and no block is missing — checked before anything
+ * is written, for GGUF input (the kinds of gguf-py's `MODEL_TENSORS`, the
+ * `{arch}.*` keys) and Hugging Face input (the family's names, `config.json`).
+ *
+ * What is checked of a shape is what every architecture here shares, so
+ * irregular layouts stay correct: the residual width (hidden size) on the
+ * residual side of every norm, embedding, attention and feed-forward matrix,
+ * the expert count of stacked experts and routers, and — where the
+ * hyperparameters are one number for all layers — the attention heads × head
+ * size and the feed-forward width. Kinds whose sizes come from elsewhere
+ * (MLA's low-rank projections, Gemma 3n's AltUp and per-layer inputs, SSM
+ * tensors) are checked by name and block only.
+ *
+ * @module
+ */
+
+import type { TensorInfo } from "../tensor.ts";
+import type { Family } from "./family.ts";
+import { ggufTensorKind } from "./gguf_tensors.ts";
+import { keptNvfp4Tensors } from "./kept_blocks.ts";
+import { KvWriter, record } from "./kv.ts";
+import { hfToGgufName } from "./names.ts";
+import { familiesOfGguf } from "./registry.ts";
+
+/** A tensor as a file holds it. */
+export interface ShapedTensor {
+  /** Its name in the file. */
+  readonly name: string;
+  /** Row-major shape (`[rows, cols]`; a GGUF's `ne` reversed). */
+  readonly shape: readonly number[];
+  /** The file (shard) holding it, for the message. */
+  readonly file?: string;
+  /**
+   * Its shape is the stored one, not the matrix's (a quantized checkpoint's
+   * packed weights kept for GGUF): checked for its name and layer only.
+   */
+  readonly packed?: boolean;
+}
+
+/** Why a model does not match its config: one tensor (or block) and what is wrong. */
+export interface ShapeProblem {
+  /** The tensor's name in the file, or a block (`block 1`). */
+  readonly tensor: string;
+  /** The file (shard) holding it, when known. */
+  readonly file?: string;
+  /** What is wrong, e.g. `shape [64, 0], expected [64]`. */
+  readonly reason: string;
+}
+
+/** The sizes a shape follows from. */
+type Size = "hidden" | "heads" | "kvHeads" | "keyLength" | "valueLength" | "ff" | "experts";
+
+/** The hyperparameters a shape follows from; `undefined`: not one number for the model. */
+interface Dims {
+  readonly blocks: number;
+  /**
+   * Blocks that must hold tensors: all but the multi-token-prediction ones,
+   * which llama.cpp loads when present (a checkpoint may leave them out).
+   */
+  readonly required: number;
+  /** Where `blocks` comes from, for the message. */
+  readonly blocksKey: string;
+  readonly hidden: number;
+  /** Whether every counted block has the attention tensors block 0 has. */
+  readonly everyBlockAttends: boolean;
+  /**
+   * The first layer that may lack K and V (Gemma 3n's layers sharing an
+   * earlier layer's KV, which transformers 5 saves without them).
+   */
+  readonly kvSharedFrom?: number | undefined;
+  /** Where each size comes from, for the message (`hidden_size`, `llama.embedding_length`). */
+  readonly labels: Readonly<Record<Size, string>>;
+  /** Before the labels in the message (`config.json: `), or `""`. */
+  readonly labelPrefix: string;
+  readonly heads?: number | undefined;
+  readonly kvHeads?: number | undefined;
+  readonly keyLength?: number | undefined;
+  readonly valueLength?: number | undefined;
+  readonly ff?: number | undefined;
+  readonly experts?: number | undefined;
+}
+
+/** A tensor read as a kind (gguf-py's `MODEL_TENSOR`) of the architecture. */
+interface Kinded {
+  readonly t: ShapedTensor;
+  /** `undefined`: no kind the architecture has (a Hugging Face tensor the family renames itself). */
+  readonly kind: string | undefined;
+  readonly block: number | undefined;
+  readonly suffix: string;
+  /** Per-expert Hugging Face tensor: its matrix has no expert dimension. */
+  readonly perExpert?: boolean;
+}
+
+/** 1-D tensors as wide as the residual stream. */
+const RESIDUAL_NORMS = new Set([
+  "ATTN_NORM",
+  "ATTN_NORM_2",
+  "FFN_NORM",
+  "FFN_PRE_NORM",
+  "FFN_POST_NORM",
+  "ATTN_POST_NORM",
+  "OUTPUT_NORM",
+  "LAYER_OUT_NORM",
+  "FFN_PRE_NORM_2",
+  "FFN_POST_NORM_1",
+  "FFN_POST_NORM_2",
+]);
+/** Matrices reading the residual stream (their columns are the hidden size). */
+const READ_RESIDUAL = new Set([
+  "TOKEN_EMBD",
+  "OUTPUT",
+  "ATTN_Q",
+  "ATTN_K",
+  "ATTN_V",
+  "ATTN_QKV",
+  "FFN_GATE",
+  "FFN_UP",
+  "FFN_GATE_SHEXP",
+  "FFN_UP_SHEXP",
+  "FFN_GATE_INP",
+  "FFN_GATE_EXP",
+  "FFN_UP_EXP",
+  "FFN_GATE_UP_EXP",
+]);
+/** Matrices writing the residual stream (their rows are the hidden size). */
+const WRITE_RESIDUAL = new Set(["ATTN_OUT", "FFN_DOWN", "FFN_DOWN_SHEXP", "FFN_DOWN_EXP"]);
+/** Stacked experts: a leading dimension of the expert count. */
+const EXPERT_STACKS = new Set([
+  "FFN_GATE_EXP",
+  "FFN_UP_EXP",
+  "FFN_DOWN_EXP",
+  "FFN_GATE_UP_EXP",
+]);
+
+/**
+ * Architectures whose attention rows are not heads × head size of one
+ * number (each converter file and fixture of the others is checked so:
+ * tests/arch/model_shape_test.ts). A width given per layer (Gemma 3n's
+ * `intermediate_size` list) is no one number and is not checked.
+ */
+const IRREGULAR_HEADS = new Set([
+  "deepseek2", // MLA: Q is heads × (nope + rope), K/V come low-rank, O reads heads × v_head_dim
+]);
+
+/** Architectures whose dense FFN is not `feed_forward_length` wide in every block. */
+const IRREGULAR_FF = new Set([
+  "phi3", // ffn_up is gate and up fused: 2 × feed_forward_length rows
+  "glm4", // the same
+]);
+
+const fmt = (shape: readonly (number | undefined)[]) =>
+  `[${shape.map((d) => d ?? "*").join(", ")}]`;
+
+/** The sizes a kind's shape follows from, as the message names them. */
+function sizesOf(kind: string, d: Dims): string {
+  // A norm is as wide as the residual stream, whatever else the config says.
+  const sizes: Size[] = RESIDUAL_NORMS.has(kind)
+    ? ["hidden"]
+    : kind.startsWith("ATTN_")
+    ? ["hidden", "heads", "kvHeads", "keyLength", "valueLength"]
+    : kind.endsWith("_EXP") || kind === "FFN_GATE_INP"
+    ? ["hidden", "experts"]
+    : kind.startsWith("FFN_")
+    ? ["hidden", "ff"]
+    : ["hidden"];
+  const named = sizes.filter((s) => d[s] !== undefined).map((s) => `${d.labels[s]} ${d[s]}`);
+  return d.labelPrefix + named.join(", ");
+}
+
+/** The expected shape of one tensor, `undefined` entries unchecked; `undefined`: nothing to check. */
+function expected(k: Kinded, d: Dims, arch: string): (number | undefined)[] | undefined {
+  const kind = k.kind;
+  if (kind === undefined) return undefined;
+  const stacked = EXPERT_STACKS.has(kind) && k.perExpert !== true;
+  if (k.suffix === ".bias") {
+    if (WRITE_RESIDUAL.has(kind) || RESIDUAL_NORMS.has(kind)) {
+      return stacked ? [d.experts, d.hidden] : [d.hidden];
+    }
+    return undefined;
+  }
+  if (RESIDUAL_NORMS.has(kind)) return [d.hidden];
+  const lead = stacked ? [d.experts] : [];
+  if (WRITE_RESIDUAL.has(kind)) {
+    const ff = kind === "FFN_DOWN" && !IRREGULAR_FF.has(arch) ? d.ff : undefined;
+    const attn = kind === "ATTN_OUT" && !IRREGULAR_HEADS.has(arch) && d.heads !== undefined
+      ? d.heads * (d.valueLength ?? d.keyLength ?? d.hidden / d.heads)
+      : undefined;
+    return [...lead, d.hidden, ff ?? attn];
+  }
+  if (READ_RESIDUAL.has(kind)) {
+    const head = d.heads === undefined ? undefined : d.keyLength ?? d.hidden / d.heads;
+    const value = d.heads === undefined ? undefined : d.valueLength ?? head;
+    const regular = !IRREGULAR_HEADS.has(arch);
+    const rows = kind === "FFN_GATE_INP"
+      ? d.experts
+      : kind === "ATTN_Q" && regular && head !== undefined
+      ? d.heads! * head
+      : kind === "ATTN_K" && regular && head !== undefined && d.kvHeads !== undefined
+      ? d.kvHeads * head
+      : kind === "ATTN_V" && regular && value !== undefined && d.kvHeads !== undefined
+      ? d.kvHeads * value
+      : (kind === "FFN_GATE" || kind === "FFN_UP") && !IRREGULAR_FF.has(arch)
+      ? d.ff
+      : undefined;
+    return [...lead, rows, d.hidden];
+  }
+  return undefined;
+}
+
+function mismatch(shape: readonly number[], want: readonly (number | undefined)[]): boolean {
+  return shape.length !== want.length ||
+    shape.some((n, i) => want[i] !== undefined ? n !== want[i] : !(n > 0));
+}
+
+/** The common rules over tensors read as kinds. */
+function check(kinded: readonly Kinded[], d: Dims, arch: string): ShapeProblem | undefined {
+  const seen = new Set<number>();
+  for (const k of kinded) {
+    const at = k.t.file === undefined ? {} : { file: k.t.file };
+    if (k.block !== undefined) {
+      if (k.block >= d.blocks) {
+        return {
+          tensor: k.t.name,
+          ...at,
+          reason: `layer ${k.block}, but the model has ${d.blocks} (${d.blocksKey})`,
+        };
+      }
+      seen.add(k.block);
+    }
+    const want = k.t.packed === true ? undefined : expected(k, d, arch);
+    if (want !== undefined && mismatch(k.t.shape, want)) {
+      return {
+        tensor: k.t.name,
+        ...at,
+        reason: `shape ${fmt(k.t.shape)}, expected ${fmt(want)} (${sizesOf(k.kind!, d)})`,
+      };
+    }
+  }
+  // A file with no block tensor at all (a fragment of a checkpoint, as
+  // quantization tests use) is checked for its tensors only.
+  for (let b = 0; b < (seen.size > 0 ? d.required : 0); b++) {
+    if (!seen.has(b)) {
+      return {
+        tensor: `layer ${b}`,
+        reason: `no tensor of it, though ${d.blocksKey} is ${d.blocks}`,
+      };
+    }
+  }
+  return d.everyBlockAttends ? missingAttention(kinded, d) : undefined;
+}
+
+/**
+ * Attention and its norm are in every layer of the architectures aprkit
+ * knows (dense, MoE, MLA, interleaved or not; a hybrid's SSM layers are not
+ * among them): each attention tensor layer 0 has, every counted layer has.
+ */
+const ATTENTION = new Set([
+  "ATTN_NORM",
+  "ATTN_Q",
+  "ATTN_K",
+  "ATTN_V",
+  "ATTN_QKV",
+  "ATTN_OUT",
+  "ATTN_Q_A",
+  "ATTN_Q_B",
+  "ATTN_KV_A_MQA",
+  "ATTN_K_B",
+  "ATTN_V_B",
+]);
+
+function missingAttention(kinded: readonly Kinded[], d: Dims): ShapeProblem | undefined {
+  const byBlock = new Map<number, Set<string>>();
+  const first = new Map<string, ShapedTensor>();
+  for (const k of kinded) {
+    if (k.block === undefined || k.kind === undefined || !ATTENTION.has(k.kind)) continue;
+    const key = `${k.kind}${k.suffix}`;
+    byBlock.set(k.block, (byBlock.get(k.block) ?? new Set()).add(key));
+    if (k.block === 0 && !first.has(key)) first.set(key, k.t);
+  }
+  for (let b = 1; b < d.required; b++) {
+    const has = byBlock.get(b) ?? new Set();
+    for (const [key, t] of first) {
+      if (has.has(key)) continue;
+      if (b >= (d.kvSharedFrom ?? Infinity) && /^ATTN_[KV]\./.test(key)) continue;
+      // Layer 0's tensor under layer b's number (its first numeric segment).
+      const name = t.name.replace(/(^|\.)0\./, `$1${b}.`);
+      return {
+        tensor: name,
+        ...t.file === undefined ? {} : { file: t.file },
+        reason: `missing: layer 0 has "${t.name}" and every layer has its attention`,
+      };
+    }
+  }
+  return undefined;
+}
+
+const num = (v: unknown): number | undefined =>
+  typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : undefined;
+
+/**
+ * Check a GGUF model's tensors against its architecture and `{arch}.*` keys.
+ *
+ * @example Usage
+ * ```ts
+ * import { ggufShapeProblem } from "./model_shape.ts";
+ * const kv = new Map<string, unknown>([["llama.block_count", 1], ["llama.embedding_length", 4]]);
+ * const problem = ggufShapeProblem("llama", (k) => kv.get(k), [
+ *   { name: "blk.0.attn_norm.weight", shape: [4] },
+ *   { name: "blk.1.attn_norm.weight", shape: [4] },
+ * ]);
+ * console.assert(problem?.tensor === "blk.1.attn_norm.weight");
+ * ```
+ *
+ * @param arch `general.architecture`.
+ * @param kv The file's metadata values by key.
+ * @param tensors The tensors, under their GGUF names, with the shard each is in.
+ * @returns The first problem, or `undefined` when the model is what its keys say
+ * (or llama.cpp names no such architecture, or the keys do not say its size).
+ */
+export function ggufShapeProblem(
+  arch: string,
+  kv: (key: string) => unknown,
+  tensors: readonly ShapedTensor[],
+): ShapeProblem | undefined {
+  const blocks = num(kv(`${arch}.block_count`));
+  const hidden = num(kv(`${arch}.embedding_length`));
+  // A vocabulary-only file (llama.cpp's ggml-vocab-*.gguf) holds no tensor.
+  if (blocks === undefined || hidden === undefined || tensors.length === 0) return undefined;
+  const kinded: Kinded[] = [];
+  for (const t of tensors) {
+    const k = ggufTensorKind(arch, t.name);
+    if (k === undefined) {
+      return {
+        tensor: t.name,
+        ...t.file === undefined ? {} : { file: t.file },
+        reason: `no tensor of llama.cpp's "${arch}" architecture has this name`,
+      };
+    }
+    kinded.push({ t, kind: k.kind, block: k.block, suffix: k.suffix });
+  }
+  const nextn = num(kv(`${arch}.nextn_predict_layers`)) ?? 0;
+  const d: Dims = {
+    blocks,
+    required: blocks - nextn,
+    blocksKey: `${arch}.block_count`,
+    // The architectures of aprkit's families (a GGUF of another is checked
+    // for its names and sizes only).
+    everyBlockAttends: familiesOfGguf(arch).length > 0,
+    hidden,
+    labels: {
+      hidden: `${arch}.embedding_length`,
+      heads: `${arch}.attention.head_count`,
+      kvHeads: `${arch}.attention.head_count_kv`,
+      keyLength: `${arch}.attention.key_length`,
+      valueLength: `${arch}.attention.value_length`,
+      ff: `${arch}.feed_forward_length`,
+      experts: `${arch}.expert_count`,
+    },
+    labelPrefix: "",
+    heads: num(kv(`${arch}.attention.head_count`)),
+    kvHeads: num(kv(`${arch}.attention.head_count_kv`)) ??
+      num(kv(`${arch}.attention.head_count`)),
+    keyLength: num(kv(`${arch}.attention.key_length`)),
+    valueLength: num(kv(`${arch}.attention.value_length`)),
+    ff: num(kv(`${arch}.feed_forward_length`)),
+    experts: num(kv(`${arch}.expert_count`)),
+  };
+  return check(kinded, d, arch);
+}
+
+const HF_LAYER = /^model\.layers\.(\d+)\./;
+
+/**
+ * Check a Hugging Face checkpoint's tensors (its language model's, under
+ * the text family's names) against its family and `config.json`. A tensor
+ * the family has no GGUF name for (one its converter makes itself, a
+ * quantized checkpoint's parts) is checked for its layer only.
+ *
+ * @param family The family.
+ * @param config `config.json` (a multimodal model's `text_config` is read too).
+ * @param tensors The tensors, with the shard each is in.
+ * @returns The first problem, or `undefined`.
+ */
+export function hfShapeProblem(
+  family: Family,
+  config: Readonly<Record<string, unknown>>,
+  tensors: readonly (ShapedTensor & TensorInfo)[],
+): ShapeProblem | undefined {
+  const text = record(config["text_config"]);
+  const h = text === undefined ? config : { ...config, ...text };
+  const layers = num(h["num_hidden_layers"]);
+  const hidden = num(h["hidden_size"]);
+  if (layers === undefined || hidden === undefined) return undefined;
+  // Multi-token-prediction layers follow the last one (GLM-4.5, DeepSeek-V3).
+  const nextn = typeof h["num_nextn_predict_layers"] === "number"
+    ? Math.max(0, h["num_nextn_predict_layers"] as number)
+    : 0;
+  const arch = family.ggufArchitecture;
+  const heads = num(h["num_attention_heads"]);
+  const widthKey = family.hfWidthKeys?.intermediate_size ?? "intermediate_size";
+  const expertsKey =
+    ["num_local_experts", "num_experts", "n_routed_experts"].find((k) => num(h[k]) !== undefined) ??
+      "num_experts";
+  const d: Dims = {
+    blocks: layers + nextn,
+    required: layers,
+    everyBlockAttends: true,
+    kvSharedFrom: layers - (num(h["num_kv_shared_layers"]) ?? 0),
+    blocksKey: nextn > 0
+      ? "config.json's num_hidden_layers + num_nextn_predict_layers"
+      : "config.json's num_hidden_layers",
+    hidden,
+    labels: {
+      hidden: "hidden_size",
+      heads: "num_attention_heads",
+      kvHeads: "num_key_value_heads",
+      keyLength: "head_dim",
+      valueLength: "head_dim",
+      ff: widthKey,
+      experts: expertsKey,
+    },
+    labelPrefix: "config.json: ",
+    heads,
+    kvHeads: num(h["num_key_value_heads"]) ?? heads,
+    keyLength: num(h["head_dim"]),
+    // MoE models' dense width is the leading dense layers' (or none).
+    ff: family.experts === undefined ? num(h[widthKey]) : undefined,
+    experts: num(h[expertsKey]),
+  };
+  const prefix = family.experts?.prefix;
+  const perExpert = prefix === undefined ? undefined : new RegExp(
+    `^model\\.layers\\.(\\d+)\\.${prefix.replaceAll(".", "\\.")}\\.\\d+\\.(.+)\\.weight$`,
+  );
+  const kinded: Kinded[] = [];
+  for (const t of tensors) {
+    const layer = HF_LAYER.exec(t.name);
+    const block = layer === null ? undefined : Number(layer[1]);
+    const expert = perExpert?.exec(t.name);
+    const stack = expert ? family.experts!.stacks.find((s) => s.hf === expert[2]) : undefined;
+    const gguf = stack !== undefined
+      ? `blk.${block}.${stack.gguf}.weight`
+      : hfToGgufName(family.gguf?.hfName?.(t.name) ?? t.name, family);
+    const k = ggufTensorKind(arch, gguf);
+    kinded.push({
+      t,
+      kind: k?.kind,
+      block,
+      suffix: k?.suffix ?? "",
+      ...stack !== undefined ? { perExpert: true } : {},
+    });
+  }
+  return check(kinded, d, arch) ?? unknownBlockTensor(family, config, kinded);
+}
+
+/**
+ * A tensor of a layer that the family has no name for, makes nothing from
+ * and does not stack: a tensor of another architecture (or a misspelt one).
+ * Tensors kept packed (a quantized checkpoint's scales and blocks) and
+ * those transformers recomputes (`rotary_emb.inv_freq`) are not judged here.
+ */
+function unknownBlockTensor(
+  family: Family,
+  config: Readonly<Record<string, unknown>>,
+  kinded: readonly Kinded[],
+): ShapeProblem | undefined {
+  const infos = kinded.map((k) => k.t as ShapedTensor & TensorInfo);
+  let consumed: Set<string>;
+  try {
+    // What the family makes itself (MLA's kv_b_proj, gpt-oss's experts, routers' biases).
+    const made = [
+      // A checkpoint's kept NVFP4 weights with their scales, then the family's own.
+      ...keptNvfp4Tensors(infos, family),
+      ...family.gguf?.made?.(infos, new KvWriter(config, family.ggufArchitecture)) ?? [],
+    ];
+    consumed = new Set(made.flatMap((m) => m.needs));
+  } catch (error) {
+    // A tensor it needs is missing or mis-shaped: the GGUF layout says which
+    // when it is asked for; the other outputs do not need it.
+    if (error instanceof RangeError) return undefined;
+    throw error;
+  }
+  const stacked = (family.experts?.stacked ?? []).map(([piece]) =>
+    `${family.experts!.prefix}.${piece}`
+  );
+  for (const k of kinded) {
+    if (k.kind !== undefined || k.block === undefined || k.t.packed === true) continue;
+    const name = k.t.name;
+    const piece = name.slice(`model.layers.${k.block}.`.length);
+    if (consumed.has(name) || name.endsWith(".rotary_emb.inv_freq")) continue;
+    if (
+      stacked.some((s) => piece === s || piece.startsWith(`${s}.`) || piece.startsWith(`${s}_`))
+    ) {
+      continue;
+    }
+    if (family.gguf?.drops?.(name, new KvWriter(config, family.ggufArchitecture)) === true) {
+      continue;
+    }
+    return {
+      tensor: name,
+      ...k.t.file === undefined ? {} : { file: k.t.file },
+      reason: `the ${family.name} family has no tensor "${piece}" in a layer`,
+    };
+  }
+  return undefined;
+}

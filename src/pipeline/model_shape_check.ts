@@ -1,0 +1,103 @@
+/**
+ * A model that does not match its own config is refused before anything is
+ * written (issue 34 §1): the architecture layer's rules (`arch/model_shape.ts`)
+ * over what the source file holds — a GGUF's tensors under their GGUF names
+ * and `{arch}.*` keys, a Hugging Face checkpoint's language model under its
+ * family's names and `config.json` — naming the file (shard) and tensor.
+ * Used by `convertModel` and `apr validate`.
+ *
+ * @module
+ */
+
+import { ModelFormatError } from "../errors.ts";
+import { ggufShapeProblem, hfShapeProblem, type ShapeProblem } from "../arch/model_shape.ts";
+import { record } from "../arch/kv.ts";
+import { familyOf } from "../arch/registry.ts";
+import type { GgufHeader } from "../formats/gguf/header.ts";
+import { posix } from "../runtime/path.ts";
+import { languageModelView } from "./language_model.ts";
+import type { Model } from "./model.ts";
+
+/** The dtypes whose shape is the matrix's. */
+const FLOATS: ReadonlySet<string> = new Set(["F64", "F32", "F16", "BF16"]);
+
+/** What a model's check found: the problem, in which format's file. */
+interface Found {
+  readonly format: "GGUF" | "SafeTensors";
+  readonly problem: ShapeProblem;
+}
+
+/** `"checked"`: the rules applied and found nothing; `undefined`: no rules apply. */
+type Outcome = Found | "checked" | undefined;
+
+function ggufProblem(model: Model): Outcome {
+  const reader = model.reader as { gguf?: GgufHeader; ggufShards?: readonly GgufHeader[] };
+  const shards = reader.ggufShards ?? (reader.gguf !== undefined ? [reader.gguf] : undefined);
+  if (shards === undefined || shards.length === 0) return undefined;
+  const kv = shards[0]!.kv;
+  const arch = kv.get("general.architecture")?.value;
+  if (typeof arch !== "string") return undefined;
+  const paths = (model.reader as { shards?: readonly string[] }).shards;
+  const dir = posix.dirname(model.location.replaceAll("\\", "/"));
+  const fileOf = (i: number) =>
+    paths === undefined || shards.length === 1 ? model.location : posix.join(dir, paths[i]!);
+  const tensors = shards.flatMap((h, i) =>
+    h.tensors.map((t) => ({ name: t.name, shape: [...t.ne].reverse(), file: fileOf(i) }))
+  );
+  const problem = ggufShapeProblem(arch, (k) => kv.get(k)?.value, tensors);
+  return problem === undefined ? "checked" : { format: "GGUF", problem };
+}
+
+function hfProblem(model: Model): Outcome {
+  const { metadata } = model.header;
+  const family = familyOf(metadata.architecture);
+  const config = record(metadata["hf_config"]);
+  if (model.header.format !== "safetensors" || family === undefined || config === undefined) {
+    return undefined;
+  }
+  const shardOf = (model.reader as { shardOf?: (name: string) => string | undefined }).shardOf;
+  const view = languageModelView(model.header).tensors;
+  const tensors = model.header.tensors.map((t, i) => ({
+    ...t,
+    name: view[i]!.name,
+    shape: t.shape,
+    file: shardOf?.(t.name) ?? model.location,
+    // Blocks kept packed for GGUF (MXFP4, NVFP4) have their stored shapes.
+    packed: !FLOATS.has(t.dtype),
+  }));
+  const problem = hfShapeProblem(family, config, tensors);
+  return problem === undefined ? "checked" : { format: "SafeTensors", problem };
+}
+
+/**
+ * Check a model against its config: `undefined` when aprkit has no rules for
+ * it (an architecture llama.cpp does not name, a file without a config, an
+ * APR file), else the error naming the file (shard) and tensor, or `null`
+ * when it matches.
+ *
+ * @param model The opened model.
+ * @returns The error to throw or report, `null`, or `undefined`.
+ */
+export function modelShapeError(model: Model): ModelFormatError | null | undefined {
+  const found = ggufProblem(model) ?? hfProblem(model);
+  if (found === undefined) return undefined;
+  if (found === "checked") return null;
+  const { format, problem } = found;
+  const what = problem.tensor.startsWith("layer ") ? problem.tensor : `tensor "${problem.tensor}"`;
+  return new ModelFormatError(
+    format,
+    problem.file ?? model.location,
+    `${what}: ${problem.reason}, which does not match the model's config`,
+  );
+}
+
+/**
+ * Refuse a model that does not match its config (see {@linkcode modelShapeError}).
+ *
+ * @param model The opened model.
+ * @throws {ModelFormatError} Naming the file, the tensor, and the shape found and expected.
+ */
+export function assertModelMatchesConfig(model: Model): void {
+  const error = modelShapeError(model);
+  if (error) throw error;
+}

@@ -1,0 +1,158 @@
+/**
+ * The shape rules (`src/arch/model_shape.ts`) against every real model in
+ * tests/testdata, irregular layouts included (MoE leading dense layers,
+ * Llama 4's interleaved MoE, DeepSeek's MLA, GLM's MTP layers, Gemma 3n,
+ * tied embeddings, vision towers, quantized checkpoints): each file
+ * llama.cpp's converter wrote and each Hugging Face fixture is what its
+ * config says, and each converter file stops matching when a block past
+ * `block_count` is added, a block is left out or the output norm is
+ * mis-sized — the rules bite on every architecture, not only Llama.
+ */
+
+import assert from "node:assert/strict";
+import { ggufShapeProblem, hfShapeProblem } from "../../src/arch/model_shape.ts";
+import { familyOf } from "../../src/arch/registry.ts";
+import { languageModelView } from "../../src/pipeline/language_model.ts";
+import { openModel } from "../../src/pipeline/open_model.ts";
+import { modelShapeError } from "../../src/pipeline/model_shape_check.ts";
+
+const DATA = new URL("../testdata/", import.meta.url);
+
+interface Manifest {
+  file: string;
+  arch: string;
+  kv: Map<string, unknown>;
+  tensors: { name: string; shape: number[] }[];
+}
+
+async function converterFiles(): Promise<Manifest[]> {
+  const out: Manifest[] = [];
+  const dirs = [
+    "families/llama.cpp",
+    "multimodal/llama.cpp",
+    "multimodal/gemma3n/llama.cpp",
+    "multimodal/qwen3vl/llama.cpp",
+  ];
+  for (const dir of dirs) {
+    for await (const e of Deno.readDir(new URL(dir, DATA))) {
+      if (!e.name.endsWith(".json") || e.name.includes("mmproj")) continue;
+      const m = JSON.parse(await Deno.readTextFile(new URL(`${dir}/${e.name}`, DATA)));
+      if (!Array.isArray(m.kv)) continue;
+      const kv = new Map<string, unknown>(
+        m.kv.map((k: { key: string; value: unknown }) => [k.key, k.value]),
+      );
+      out.push({
+        file: `${dir}/${e.name}`,
+        arch: kv.get("general.architecture") as string,
+        kv,
+        tensors: m.tensors.map((t: { name: string; ne: number[] }) => ({
+          name: t.name,
+          shape: [...t.ne].reverse(),
+        })),
+      });
+    }
+  }
+  return out.sort((a, b) => a.file.localeCompare(b.file));
+}
+
+const MANIFESTS = await converterFiles();
+
+Deno.test("model shape: every GGUF llama.cpp's converter wrote is what its keys say", () => {
+  assert.ok(MANIFESTS.length >= 100, `${MANIFESTS.length} converter files`);
+  const archs = new Set(MANIFESTS.map((m) => m.arch));
+  assert.ok(archs.size >= 25, [...archs].join(", "));
+  for (const m of MANIFESTS) {
+    assert.equal(ggufShapeProblem(m.arch, (k) => m.kv.get(k), m.tensors), undefined, m.file);
+  }
+});
+
+Deno.test("model shape: each converter GGUF is refused with a stray block, a missing block or a mis-sized norm", () => {
+  for (const m of MANIFESTS) {
+    const kv = (k: string) => m.kv.get(k);
+    const blocks = m.kv.get(`${m.arch}.block_count`) as number;
+    const hidden = m.kv.get(`${m.arch}.embedding_length`) as number;
+    // A copy of one of block 0's tensors, as block `block_count`.
+    const first = m.tensors.find((t) => t.name.startsWith("blk.0."))!;
+    const stray = [...m.tensors, {
+      ...first,
+      name: first.name.replace("blk.0.", `blk.${blocks}.`),
+    }];
+    assert.match(
+      ggufShapeProblem(m.arch, kv, stray)?.reason ?? "",
+      new RegExp(`^layer ${blocks}, but the model has ${blocks}`),
+      m.file,
+    );
+    const missing = m.tensors.filter((t) => !t.name.startsWith("blk.0."));
+    assert.equal(ggufShapeProblem(m.arch, kv, missing)?.tensor, "layer 0", m.file);
+    const wide = m.tensors.map((t) =>
+      t.name === "output_norm.weight" ? { ...t, shape: [hidden * 2] } : t
+    );
+    assert.match(
+      ggufShapeProblem(m.arch, kv, wide)?.reason ?? "",
+      new RegExp(`^shape \\[${hidden * 2}\\], expected \\[${hidden}\\]`),
+      m.file,
+    );
+  }
+});
+
+/** The Hugging Face fixtures: folders with a config.json. */
+function hfFolders(): string[] {
+  const roots = ["families/hf", "multimodal/hf", "hf/quantized", "multimodal/gemma3n/hf"];
+  roots.push("multimodal/qwen3vl/hf", "multimodal/qwen3vl/bf16");
+  const out: string[] = [];
+  for (const root of roots) {
+    for (const e of Deno.readDirSync(new URL(root, DATA))) {
+      const dir = new URL(`${root}/${e.name}/`, DATA);
+      if (e.isDirectory && [...Deno.readDirSync(dir)].some((f) => f.name === "config.json")) {
+        out.push(dir.pathname);
+      }
+    }
+  }
+  return out.sort();
+}
+
+Deno.test("model shape: every Hugging Face fixture is what its config says, read for any output", async (t) => {
+  let checked = 0;
+  for (const folder of hfFolders()) {
+    await t.step(folder.replace(DATA.pathname, ""), async () => {
+      for (const packedForGguf of [false, true]) {
+        let model;
+        try {
+          model = await openModel(folder, { packedForGguf });
+        } catch {
+          continue; // a fixture of a refusal (tests/cli/import_quantized_test.ts)
+        }
+        try {
+          const error = modelShapeError(model);
+          assert.ok(!error, String(error?.message));
+          if (error === null) checked++;
+        } finally {
+          await model.close();
+        }
+      }
+    });
+  }
+  // The rules applied (a known family with its config), not skipped.
+  assert.ok(checked >= 100, `${checked} checked`);
+});
+
+Deno.test("model shape: Gemma 3n's KV-sharing layers may come without K and V (as transformers 5 saves them), no other layer may", async () => {
+  const model = await openModel(new URL("multimodal/gemma3n/hf/gemma3n-text-t5", DATA).pathname);
+  try {
+    const { metadata } = model.header;
+    const family = familyOf(metadata.architecture)!;
+    const config = metadata["hf_config"] as Record<string, unknown>;
+    const layers = config["num_hidden_layers"] as number;
+    assert.equal(layers, 2);
+    const tensors = languageModelView(model.header).tensors;
+    const last = tensors.filter((t) => !/^model\.layers\.1\.self_attn\.[kv]_proj\./.test(t.name));
+    // The last layer shares the first's KV: it may come without its own.
+    assert.equal(hfShapeProblem(family, { ...config, num_kv_shared_layers: 1 }, last), undefined);
+    assert.match(
+      hfShapeProblem(family, { ...config, num_kv_shared_layers: 0 }, last)?.reason ?? "",
+      /^missing: layer 0 has "model\.layers\.0\.self_attn\.[kv]_proj\.weight"/,
+    );
+  } finally {
+    await model.close();
+  }
+});
