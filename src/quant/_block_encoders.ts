@@ -14,11 +14,20 @@ import { encodeQ5K } from "./q5_k.ts";
 import { encodeQ6K } from "./q6_k.ts";
 import { encodeQ8_0 } from "./q8_0.ts";
 import { encodeQ5_0, encodeQ5_1 } from "./q5_0.ts";
+import { I_QUANT_ENCODERS, type IQuantTarget } from "./i_quants_encode.ts";
 import { type KernelBackend, kernelBackend } from "./kernels.ts";
 import { wasmKernels } from "./wasm/kernels.ts";
 
 /** Dtypes encoded block by block. */
-export type BlockTarget = "APR_Q4" | "Q4_K" | "Q5_K" | "Q6_K" | "Q8_0" | "Q5_0" | "Q5_1";
+export type BlockTarget =
+  | "APR_Q4"
+  | "Q4_K"
+  | "Q5_K"
+  | "Q6_K"
+  | "Q8_0"
+  | "Q5_0"
+  | "Q5_1"
+  | IQuantTarget;
 
 /**
  * Encode whole blocks; with `importance` (one weight per column of a row),
@@ -39,6 +48,7 @@ export const BLOCK_ENCODERS: Readonly<Record<BlockTarget, BlockEncoder>> = {
   Q8_0: (v, out) => encodeQ8_0(v, out),
   Q5_0: encodeQ5_0,
   Q5_1: encodeQ5_1,
+  ...I_QUANT_ENCODERS,
 };
 
 /**

@@ -15,6 +15,7 @@ import { LITTLE_ENDIAN } from "./_bytes.ts";
 import { aprQ8Kernels, halfEncoder } from "./kernels.ts";
 import { type BlockEncoder, blockEncoder, isBlockTarget } from "./_block_encoders.ts";
 import type { EncoderPool } from "./_encoder_pool.ts";
+import type { IQuantTarget } from "./i_quants_encode.ts";
 import { markReleasable, releaseChunk, takeBuffer } from "../io/byte_source.ts";
 
 /** Receives encoded payload pieces, in order (promises when a worker pool encodes). */
@@ -32,7 +33,8 @@ export type EncodeTarget =
   | "Q6_K"
   | "Q8_0"
   | "Q5_0"
-  | "Q5_1";
+  | "Q5_1"
+  | IQuantTarget;
 
 /** True when `dtype` is an {@linkcode EncodeTarget}. */
 export function isEncodeTarget(dtype: DType): dtype is EncodeTarget {

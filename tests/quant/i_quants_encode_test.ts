@@ -1,0 +1,71 @@
+import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict";
+import { encodeIq4Nl, encodeIq4Xs } from "../../src/quant/iq4_encode.ts";
+import { decodeIq4Nl, decodeIq4Xs } from "../../src/quant/i_quants.ts";
+import { DTYPES } from "../../src/dtype.ts";
+
+// Vectors made by llama.cpp de3ff81's own ggml_quantize_chunk (libggml-base,
+// GGML_NATIVE=OFF) by tests/testdata/ggml_iquants/make_fixtures.py: A is 12
+// rows of 512 values, B 16 rows of 256 hard cases (zeros, constants, 3e4 and
+// 1e-20 magnitudes, ties, values at each type's eps); WA/WB importance weights.
+const DIR = new URL("../testdata/ggml_iquants/", import.meta.url);
+const file = (name: string) => Deno.readFileSync(new URL(name, DIR));
+const f32 = (name: string) => new Float32Array(file(name).buffer);
+const INPUT = { a: f32("a.f32"), b: f32("b.f32") };
+const WEIGHTS = { a: f32("wa.f32"), b: f32("wb.f32") };
+
+type Encoder = (v: Float32Array, out?: Uint8Array, w?: Float32Array) => Uint8Array;
+/** Each type's encoder and whether ggml encodes it without importance weights. */
+const TYPES: [string, Encoder, boolean][] = [
+  ["IQ4_NL", encodeIq4Nl, true],
+  ["IQ4_XS", encodeIq4Xs, true],
+];
+
+/** Compare block by block, naming the first block that differs. */
+function assertBlocks(type: string, got: Uint8Array, want: Uint8Array): void {
+  const bb = DTYPES[type as "IQ4_NL"].blockBytes;
+  assertEquals(got.length, want.length);
+  for (let o = 0; o < want.length; o += bb) {
+    const g = got.subarray(o, o + bb);
+    const w = want.subarray(o, o + bb);
+    if (!g.every((v, i) => v === w[i])) {
+      assertEquals([...g], [...w], `${type}: block ${o / bb} differs`);
+    }
+  }
+}
+
+Deno.test("the i-quant encoders reproduce ggml_quantize_chunk's bytes, with and without importance weights", async (t) => {
+  for (const [type, encode, unweighted] of TYPES) {
+    for (const key of ["a", "b"] as const) {
+      const base = `${key}.${type.toLowerCase()}`;
+      if (unweighted) {
+        await t.step(base, () => assertBlocks(type, encode(INPUT[key]), file(base)));
+      }
+      await t.step(
+        `${base}.imatrix`,
+        () =>
+          assertBlocks(type, encode(INPUT[key], undefined, WEIGHTS[key]), file(`${base}.imatrix`)),
+      );
+    }
+  }
+});
+
+Deno.test("encodeIq4Nl() and encodeIq4Xs() round-trip within a step and reject partial blocks", () => {
+  const x = new Float32Array(512).map((_, i) => Math.sin(i * 0.37) * 0.1);
+  const err = (y: Float32Array) => Math.max(...x.map((v, i) => Math.abs(v - y[i]!)));
+  ok(err(decodeIq4Nl(encodeIq4Nl(x))) < 0.02);
+  ok(err(decodeIq4Xs(encodeIq4Xs(x))) < 0.02);
+  throws(
+    () => encodeIq4Xs(new Float32Array(300)),
+    /300 values are not a whole number of 256-value blocks/,
+  );
+  throws(
+    () => encodeIq4Nl(new Float32Array(64), undefined, new Float32Array(48)),
+    /whole rows of 48/,
+  );
+});
+
+Deno.test("encodeFromFloat32() writes the i-quants through the block-encoder table", async () => {
+  const { encodeFromFloat32 } = await import("../../src/quant/encode.ts");
+  assertBlocks("IQ4_XS", encodeFromFloat32("IQ4_XS", INPUT.a, [12, 512]), file("a.iq4_xs"));
+  assertBlocks("IQ4_NL", encodeFromFloat32("IQ4_NL", INPUT.b, [16, 256]), file("b.iq4_nl"));
+});
