@@ -11,9 +11,10 @@
  */
 
 import { encodeIq4Nl, encodeIq4Xs } from "./iq4_encode.ts";
+import { encodeIq3S, encodeIq3Xxs } from "./iq3_encode.ts";
 
 /** The i-quant dtypes aprkit encodes. */
-export type IQuantTarget = "IQ4_NL" | "IQ4_XS";
+export type IQuantTarget = "IQ4_NL" | "IQ4_XS" | "IQ3_XXS" | "IQ3_S";
 
 /** Encode whole blocks (with `importance`, whole rows of `importance.length`). */
 export type IQuantEncoder = (
@@ -26,4 +27,6 @@ export type IQuantEncoder = (
 export const I_QUANT_ENCODERS: Readonly<Record<IQuantTarget, IQuantEncoder>> = {
   IQ4_NL: encodeIq4Nl,
   IQ4_XS: encodeIq4Xs,
+  IQ3_XXS: encodeIq3Xxs,
+  IQ3_S: encodeIq3S,
 };

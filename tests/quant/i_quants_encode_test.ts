@@ -1,5 +1,6 @@
 import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict";
 import { encodeIq4Nl, encodeIq4Xs } from "../../src/quant/iq4_encode.ts";
+import { encodeIq3S, encodeIq3Xxs } from "../../src/quant/iq3_encode.ts";
 import { decodeIq4Nl, decodeIq4Xs } from "../../src/quant/i_quants.ts";
 import { DTYPES } from "../../src/dtype.ts";
 
@@ -18,6 +19,8 @@ type Encoder = (v: Float32Array, out?: Uint8Array, w?: Float32Array) => Uint8Arr
 const TYPES: [string, Encoder, boolean][] = [
   ["IQ4_NL", encodeIq4Nl, true],
   ["IQ4_XS", encodeIq4Xs, true],
+  ["IQ3_S", encodeIq3S, true],
+  ["IQ3_XXS", encodeIq3Xxs, true],
 ];
 
 /** Compare block by block, naming the first block that differs. */
