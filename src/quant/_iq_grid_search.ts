@@ -294,3 +294,21 @@ export function gridIndexOf(grid: IqGrid, L: Int8Array, lo: number): number {
   if (index < 0) throw new Error(`Cannot encode an i-quant block: point ${u} is not on the grid`);
   return index;
 }
+
+/**
+ * The importance weights of a type ggml quantizes only with them
+ * (`ggml_quantize_requires_imatrix`: IQ2_XXS, IQ2_XS, IQ1_S).
+ *
+ * @throws {TypeError} When there are none.
+ */
+export function requireImportance(
+  type: string,
+  importance: Float32Array | undefined,
+): Float32Array {
+  if (importance === undefined) {
+    throw new TypeError(
+      `Cannot encode ${type} without importance weights: ggml (and llama-quantize) require an importance matrix for it`,
+    );
+  }
+  return importance;
+}

@@ -12,9 +12,17 @@
 
 import { encodeIq4Nl, encodeIq4Xs } from "./iq4_encode.ts";
 import { encodeIq3S, encodeIq3Xxs } from "./iq3_encode.ts";
+import { encodeIq2S, encodeIq2Xs, encodeIq2Xxs } from "./iq2_encode.ts";
 
 /** The i-quant dtypes aprkit encodes. */
-export type IQuantTarget = "IQ4_NL" | "IQ4_XS" | "IQ3_XXS" | "IQ3_S";
+export type IQuantTarget =
+  | "IQ4_NL"
+  | "IQ4_XS"
+  | "IQ3_XXS"
+  | "IQ3_S"
+  | "IQ2_XXS"
+  | "IQ2_XS"
+  | "IQ2_S";
 
 /** Encode whole blocks (with `importance`, whole rows of `importance.length`). */
 export type IQuantEncoder = (
@@ -29,4 +37,7 @@ export const I_QUANT_ENCODERS: Readonly<Record<IQuantTarget, IQuantEncoder>> = {
   IQ4_XS: encodeIq4Xs,
   IQ3_XXS: encodeIq3Xxs,
   IQ3_S: encodeIq3S,
+  IQ2_XXS: encodeIq2Xxs,
+  IQ2_XS: encodeIq2Xs,
+  IQ2_S: encodeIq2S,
 };

@@ -1,6 +1,7 @@
 import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict";
 import { encodeIq4Nl, encodeIq4Xs } from "../../src/quant/iq4_encode.ts";
 import { encodeIq3S, encodeIq3Xxs } from "../../src/quant/iq3_encode.ts";
+import { encodeIq2S, encodeIq2Xs, encodeIq2Xxs } from "../../src/quant/iq2_encode.ts";
 import { decodeIq4Nl, decodeIq4Xs } from "../../src/quant/i_quants.ts";
 import { DTYPES } from "../../src/dtype.ts";
 
@@ -21,6 +22,9 @@ const TYPES: [string, Encoder, boolean][] = [
   ["IQ4_XS", encodeIq4Xs, true],
   ["IQ3_S", encodeIq3S, true],
   ["IQ3_XXS", encodeIq3Xxs, true],
+  ["IQ2_S", encodeIq2S, true],
+  ["IQ2_XXS", encodeIq2Xxs, false],
+  ["IQ2_XS", encodeIq2Xs, false],
 ];
 
 /** Compare block by block, naming the first block that differs. */
@@ -71,4 +75,11 @@ Deno.test("encodeFromFloat32() writes the i-quants through the block-encoder tab
   const { encodeFromFloat32 } = await import("../../src/quant/encode.ts");
   assertBlocks("IQ4_XS", encodeFromFloat32("IQ4_XS", INPUT.a, [12, 512]), file("a.iq4_xs"));
   assertBlocks("IQ4_NL", encodeFromFloat32("IQ4_NL", INPUT.b, [16, 256]), file("b.iq4_nl"));
+});
+
+Deno.test("the i-quants ggml quantizes only with importance weights refuse to encode without them", () => {
+  for (const [type, encode, unweighted] of TYPES) {
+    if (unweighted) continue;
+    throws(() => encode(INPUT.b), new RegExp(`Cannot encode ${type} without importance weights`));
+  }
 });
