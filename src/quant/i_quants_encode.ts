@@ -13,6 +13,7 @@
 import { encodeIq4Nl, encodeIq4Xs } from "./iq4_encode.ts";
 import { encodeIq3S, encodeIq3Xxs } from "./iq3_encode.ts";
 import { encodeIq2S, encodeIq2Xs, encodeIq2Xxs } from "./iq2_encode.ts";
+import { encodeIq1M, encodeIq1S } from "./iq1_encode.ts";
 
 /** The i-quant dtypes aprkit encodes. */
 export type IQuantTarget =
@@ -22,7 +23,9 @@ export type IQuantTarget =
   | "IQ3_S"
   | "IQ2_XXS"
   | "IQ2_XS"
-  | "IQ2_S";
+  | "IQ2_S"
+  | "IQ1_S"
+  | "IQ1_M";
 
 /** Encode whole blocks (with `importance`, whole rows of `importance.length`). */
 export type IQuantEncoder = (
@@ -40,4 +43,6 @@ export const I_QUANT_ENCODERS: Readonly<Record<IQuantTarget, IQuantEncoder>> = {
   IQ2_XXS: encodeIq2Xxs,
   IQ2_XS: encodeIq2Xs,
   IQ2_S: encodeIq2S,
+  IQ1_S: encodeIq1S,
+  IQ1_M: encodeIq1M,
 };

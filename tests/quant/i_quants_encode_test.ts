@@ -2,6 +2,7 @@ import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict"
 import { encodeIq4Nl, encodeIq4Xs } from "../../src/quant/iq4_encode.ts";
 import { encodeIq3S, encodeIq3Xxs } from "../../src/quant/iq3_encode.ts";
 import { encodeIq2S, encodeIq2Xs, encodeIq2Xxs } from "../../src/quant/iq2_encode.ts";
+import { encodeIq1M, encodeIq1S } from "../../src/quant/iq1_encode.ts";
 import { decodeIq4Nl, decodeIq4Xs } from "../../src/quant/i_quants.ts";
 import { DTYPES } from "../../src/dtype.ts";
 
@@ -25,6 +26,8 @@ const TYPES: [string, Encoder, boolean][] = [
   ["IQ2_S", encodeIq2S, true],
   ["IQ2_XXS", encodeIq2Xxs, false],
   ["IQ2_XS", encodeIq2Xs, false],
+  ["IQ1_S", encodeIq1S, false],
+  ["IQ1_M", encodeIq1M, true],
 ];
 
 /** Compare block by block, naming the first block that differs. */
