@@ -86,3 +86,58 @@ Deno.test("the i-quants ggml quantizes only with importance weights refuse to en
     throws(() => encode(INPUT.b), new RegExp(`Cannot encode ${type} without importance weights`));
   }
 });
+
+/** seeded.json's inputs, regenerated as make_fixtures.py makes them. */
+function seededInputs(seed: number, rows: number, cols: number): [Float32Array, Float32Array] {
+  let x = seed >>> 0;
+  const states = new Uint32Array(rows * cols + cols);
+  for (let i = 0; i < states.length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    states[i] = x >>> 0;
+  }
+  const fr = Math.fround;
+  const u = (i: number) => fr((states[i]! >>> 8) * 2 ** -24);
+  const values = new Float32Array(rows * cols);
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < cols; c++) {
+      const t = fr(fr(u(r * cols + c) * 2) - 1);
+      const v = r % 2 === 0 ? fr(fr(t * t) * t) : t;
+      values[r * cols + c] = fr(v * 2 ** ((r % 16) - 12));
+    }
+  }
+  const weights = new Float32Array(cols);
+  for (let c = 0; c < cols; c++) {
+    const uw = u(rows * cols + c);
+    weights[c] = states[rows * cols + c]! % 32 === 0 ? 0 : fr(fr(uw * uw) * 4);
+  }
+  return [values, weights];
+}
+
+async function sha256(bytes: Uint8Array): Promise<string> {
+  const d = await crypto.subtle.digest("SHA-256", bytes.slice());
+  return [...new Uint8Array(d)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+Deno.test("the i-quant encoders match ggml on 48 seeded rows of 1024 values, row by row", async (t) => {
+  const want = JSON.parse(Deno.readTextFileSync(new URL("seeded.json", DIR)));
+  const [values, weights] = seededInputs(want.seed, want.rows, want.cols);
+  assertEquals(await sha256(new Uint8Array(values.buffer)), want.f32_sha256);
+  assertEquals(await sha256(new Uint8Array(weights.buffer)), want.weights_sha256);
+  for (const [type, encode, unweighted] of TYPES) {
+    for (const weighted of unweighted ? [false, true] : [true]) {
+      const key = type + (weighted ? ".imatrix" : "");
+      await t.step(key, async () => {
+        const out = encode(values, undefined, weighted ? weights : undefined);
+        const rowBytes = out.length / want.rows;
+        const rows = [];
+        for (let r = 0; r < want.rows; r++) {
+          rows.push((await sha256(out.subarray(r * rowBytes, (r + 1) * rowBytes))).slice(0, 16));
+        }
+        assertEquals(rows, want.outputs[key].rows);
+        assertEquals(await sha256(out), want.outputs[key].sha256);
+      });
+    }
+  }
+});

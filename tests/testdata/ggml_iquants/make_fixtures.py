@@ -17,7 +17,8 @@ Inputs (little-endian f32):
 
 Outputs: `{a,b}.{type}` (no weights, where ggml allows it: IQ2_XXS, IQ2_XS and
 IQ1_S require an importance matrix) and `{a,b}.{type}.imatrix`, the raw blocks;
-`manifest.json` records the llama.cpp commit and each file's sha256.
+`manifest.json` records the llama.cpp commit and each file's sha256; `seeded.json`
+the per-row sha256 of a larger set the test regenerates (see the end).
 
 Usage: /work/tools/venv5/bin/python tests/testdata/ggml_iquants/make_fixtures.py /work/tools/llama.cpp
 """
@@ -146,3 +147,52 @@ with open(os.path.join(HERE, "manifest.json"), "w") as f:
                "files": files}, f, indent=1, sort_keys=True)
     f.write("\n")
 print("ok", len(files), "files")
+
+# A larger seeded set the test regenerates (so only hashes are committed):
+# 48 rows of 1024 values from xorshift32 (13, 17, 5) states x, u = (x >> 8)·2⁻²⁴,
+# t = 2u − 1 (exact in f32); even rows t³, odd rows t, times 2^(r mod 16 − 12);
+# weights u²·4, or 0 when x mod 32 = 0. Per type and weighting: each row's
+# sha256 (first 16 hex digits) and the whole output's.
+SEED_ROWS, SEED_COLS, SEED = 48, 1024, 0x1D33
+
+
+def xorshift_states(seed: int, n: int) -> np.ndarray:
+    x = seed & 0xFFFFFFFF
+    out = np.empty(n, dtype=np.uint32)
+    for i in range(n):
+        x ^= (x << 13) & 0xFFFFFFFF
+        x ^= x >> 17
+        x ^= (x << 5) & 0xFFFFFFFF
+        out[i] = x
+    return out
+
+
+states = xorshift_states(SEED, SEED_ROWS * SEED_COLS + SEED_COLS)
+u = ((states >> 8).astype(np.float32) * np.float32(2.0 ** -24)).astype(np.float32)
+t = (u[: SEED_ROWS * SEED_COLS] * np.float32(2) - np.float32(1)).astype(np.float32)
+rows = np.empty((SEED_ROWS, SEED_COLS), dtype=np.float32)
+for r in range(SEED_ROWS):
+    tr = t[r * SEED_COLS:(r + 1) * SEED_COLS]
+    v = (tr * tr * tr).astype(np.float32) if r % 2 == 0 else tr
+    rows[r] = v * np.float32(2.0 ** (r % 16 - 12))
+uw = u[SEED_ROWS * SEED_COLS:]
+seeded_w = (uw * uw * np.float32(4)).astype(np.float32)
+seeded_w[(states[SEED_ROWS * SEED_COLS:] % 32) == 0] = 0
+seeded = {"seed": SEED, "rows": SEED_ROWS, "cols": SEED_COLS,
+          "f32_sha256": hashlib.sha256(rows.astype("<f4").tobytes()).hexdigest(),
+          "weights_sha256": hashlib.sha256(seeded_w.astype("<f4").tobytes()).hexdigest(), "outputs": {}}
+for name, tid, be, bb in TYPES:
+    for weighted in (False, True):
+        if not weighted and ggml.ggml_quantize_requires_imatrix(tid):
+            continue
+        raw = quantize(tid, be, bb, rows, seeded_w if weighted else None)
+        row_bytes = SEED_COLS // be * bb
+        seeded["outputs"][name + (".imatrix" if weighted else "")] = {
+            "sha256": hashlib.sha256(raw).hexdigest(),
+            "rows": [hashlib.sha256(raw[r * row_bytes:(r + 1) * row_bytes]).hexdigest()[:16]
+                     for r in range(SEED_ROWS)],
+        }
+with open(os.path.join(HERE, "seeded.json"), "w") as f:
+    json.dump({"llama_cpp": commit, **seeded}, f, indent=1, sort_keys=True)
+    f.write("\n")
+print("seeded ok")
