@@ -98,14 +98,19 @@ function snap(
   onGrid?: Uint8Array,
   only?: Uint8Array,
 ): void {
-  const { grid, kMaxQ } = s;
+  const { grid } = s;
   const { dim, bits, map } = grid;
+  const top = s.kMaxQ - 1;
   for (let k = 0; k < n / dim; k++) {
     if (only !== undefined && only[k] === 1) continue;
     let u = 0;
     for (let i = 0; i < dim; i++) {
-      let l = nearestInt(fr(0.5 * fr(fr(id * xval[dim * k + i]!) - 1)));
-      l = Math.max(0, Math.min(kMaxQ - 1, l));
+      // nearest_int(0.5f*(id*x - 1)); halving an f32 is exact (bar subnormals, which round to 0 anyway).
+      const t = 0.5 * fr(fr(id * xval[dim * k + i]!) - 1);
+      let l = t >= -4194303 && t <= 4194303
+        ? (t + 6755399441055744) - 6755399441055744
+        : nearestInt(fr(t));
+      l = l < 0 ? 0 : l > top ? top : l;
       L[dim * k + i] = l;
       u |= l << (bits * i);
     }
@@ -169,8 +174,8 @@ export function searchGridScale(
     if (sumq2 > 0 && fr(sumqx * sumqx) > fr(best * sumq2)) {
       scale = fr(sumqx / sumq2);
       best = fr(scale * sumqx);
-      L.set(LAUX.subarray(0, n));
-      ON_GRID.set(ON_GRID_AUX.subarray(0, groups));
+      for (let i = 0; i < n; i++) L[i] = LAUX[i]!;
+      for (let k = 0; k < groups; k++) ON_GRID[k] = ON_GRID_AUX[k]!;
     }
   }
   let offGrid = 0;

@@ -277,6 +277,7 @@ const Q2_P = new Float32Array(2);
 const Q2_M = new Float32Array(2);
 const SUMQX = new Float32Array(4);
 const SUMQ2 = new Float32Array(4);
+const SC = new Uint16Array(4);
 const P2 = X_P[2]!;
 const M2 = X_M[2]!;
 const CP1 = fr(fr(X_P[0]! * X_P[0]!) - fr(X_P[1]! * X_P[1]!));
@@ -401,7 +402,8 @@ export function encodeIq1M(
     if (!maxScale) continue;
     let d = fr(maxScale / 15);
     const id = fr(1 / d);
-    const sc = new Uint16Array(4);
+    const sc = SC;
+    sc.fill(0);
     let sumqx = 0;
     let sumq2 = 0;
     for (let ib = 0; ib < 16; ib++) {
