@@ -70,6 +70,14 @@ function wasmEncoder(
   return undefined;
 }
 
+/** The WebAssembly form of `target`'s encoder that takes importance weights too, if there is one. */
+function wasmWeightedEncoder(target: BlockTarget): BlockEncoder | undefined {
+  const wasm = wasmKernels();
+  if (target === "IQ4_NL") return wasm?.encodeIq4Nl;
+  if (target === "IQ4_XS") return wasm?.encodeIq4Xs;
+  return undefined;
+}
+
 /**
  * The encoder for `target` in `backend` (kernels.ts): the WebAssembly kernel
  * where there is one and no importance weights are given, else the table's.
@@ -79,6 +87,9 @@ export function blockEncoder(
   backend: KernelBackend = kernelBackend(),
 ): BlockEncoder {
   const ts = BLOCK_ENCODERS[target];
+  // Kernels that take the importance weights too.
+  const weighted = backend === "wasm" ? wasmWeightedEncoder(target) : undefined;
+  if (weighted !== undefined) return weighted;
   const fast = backend === "wasm" ? wasmEncoder(target) : undefined;
   if (fast === undefined) return ts;
   return (values, out, importance) =>

@@ -20,6 +20,8 @@ import {
   encodeNf4Blocks as encodeNf4BlocksTs,
 } from "../nf4.ts";
 import { KERNELS_WASM_BASE64 } from "./_kernels_wasm.ts";
+import { countBlocks } from "../_count_blocks.ts";
+import { encodeIq4Nl as encodeIq4NlTs, encodeIq4Xs as encodeIq4XsTs } from "../iq4_encode.ts";
 import { decodeBase64 } from "../../runtime/_base64.ts";
 
 interface Exports {
@@ -31,6 +33,8 @@ interface Exports {
   encodeQ5_0(src: number, dst: number, blocks: number): void;
   encodeQ5_1(src: number, dst: number, blocks: number): void;
   encodeQ6K(src: number, dst: number, blocks: number): void;
+  encodeIq4Nl(src: number, dst: number, blocks: number, qw: number, cols: number): void;
+  encodeIq4Xs(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   aprQ8Absmax(src: number, n: number, start: number): number;
   encodeAprQ8(src: number, dst: number, n: number, scale: number): void;
   encodeAprQ4(src: number, dst: number, blocks: number): void;
@@ -85,6 +89,16 @@ export type BlockDecoder = (bytes: Uint8Array, out?: Float32Array) => Float32Arr
 /** A block encoder: whole blocks of f32 values in, their bytes out. */
 export type BlockEncoder = (values: Float32Array, out?: Uint8Array) => Uint8Array;
 
+/**
+ * A block encoder that also takes importance weights (one per column; the
+ * values are then whole rows of `importance.length`).
+ */
+export type WeightedBlockEncoder = (
+  values: Float32Array,
+  out?: Uint8Array,
+  importance?: Float32Array,
+) => Uint8Array;
+
 /** The kernels the module provides. */
 export interface WasmKernels {
   /** Q4_K encoder (same contract and bytes as `encodeQ4K` in q4_k.ts). */
@@ -99,6 +113,10 @@ export interface WasmKernels {
   encodeQ5_1: BlockEncoder;
   /** Q6_K encoder (same contract and bytes as `encodeQ6K` in q6_k.ts). */
   encodeQ6K: BlockEncoder;
+  /** IQ4_NL encoder, with or without importance weights (same bytes as `encodeIq4Nl` in iq4_encode.ts). */
+  encodeIq4Nl: WeightedBlockEncoder;
+  /** IQ4_XS encoder, with or without importance weights (same bytes as `encodeIq4Xs` in iq4_encode.ts). */
+  encodeIq4Xs: WeightedBlockEncoder;
   /** APR_Q8 absmax (same contract and result as `aprQ8Absmax` in apr_q8.ts). */
   aprQ8Absmax(values: Float32Array, start?: number): number;
   /** APR_Q8 encoder (same contract and bytes as `encodeAprQ8` in apr_q8.ts). */
@@ -250,6 +268,39 @@ function instantiate(): WasmKernels | null {
     return y;
   };
 
+  // The i-quant encoders take importance weights: they sit at the end of the
+  // f32 region and each call gets whole rows before them (rows longer than
+  // half a slice go to the TypeScript encoder).
+  const weightedKernel = (
+    type: "IQ4_NL" | "IQ4_XS",
+    run: (src: number, dst: number, blocks: number, qw: number, cols: number) => void,
+    blockBytes: number,
+    blockValues: number,
+    fallback: WeightedBlockEncoder,
+  ): WeightedBlockEncoder =>
+  (values, out, importance) => {
+    const nb = countBlocks(type, values, importance);
+    const cols = importance?.length ?? 0;
+    if (cols > SLICE / 2) return fallback(values, out, importance);
+    const y = out ?? new Uint8Array(nb * blockBytes);
+    let step = Math.min(SLICE / blockValues, Math.floor(SLICE / blockBytes));
+    let qw = 0;
+    if (importance !== undefined) {
+      qw = base + 4 * (SLICE - cols);
+      src.set(importance, SLICE - cols);
+      // Whole rows that leave the weights in place.
+      const rowBlocks = cols / blockValues;
+      step = Math.floor(Math.min(step, (SLICE - cols) / blockValues) / rowBlocks) * rowBlocks;
+    }
+    for (let b = 0; b < nb; b += step) {
+      const k = Math.min(step, nb - b);
+      src.set(values.subarray(b * blockValues, (b + k) * blockValues));
+      run(base, outBase, k, qw, cols);
+      y.set(dst.subarray(0, k * blockBytes), b * blockBytes);
+    }
+    return y;
+  };
+
   // f16/bf16: two bytes a value, so half a slice of values per call.
   const halfKernel = (
     name: string,
@@ -327,6 +378,8 @@ function instantiate(): WasmKernels | null {
     encodeQ5_0: blockKernel("Q5_0", exports.encodeQ5_0, 22, 32),
     encodeQ5_1: blockKernel("Q5_1", exports.encodeQ5_1, 24, 32),
     encodeQ6K: blockKernel("Q6_K", exports.encodeQ6K, 210),
+    encodeIq4Nl: weightedKernel("IQ4_NL", exports.encodeIq4Nl, 18, 32, encodeIq4NlTs),
+    encodeIq4Xs: weightedKernel("IQ4_XS", exports.encodeIq4Xs, 136, 256, encodeIq4XsTs),
     aprQ8Absmax(values, start = 0) {
       let m = start;
       for (let i = 0; i < values.length; i += SLICE) {

@@ -17,6 +17,7 @@ export {
 } from "./iq_decode";
 export { encodeNf4 } from "./nf4_encode";
 export { encodeBf16, encodeF16 } from "./half_encode";
+export { encodeIq4Nl, encodeIq4Xs } from "./iq4_encode";
 
 /** First byte the host may use: everything below is the kernels' scratch. */
 export function heapBase(): usize {
