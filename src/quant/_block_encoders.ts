@@ -75,6 +75,11 @@ function wasmWeightedEncoder(target: BlockTarget): BlockEncoder | undefined {
   const wasm = wasmKernels();
   if (target === "IQ4_NL") return wasm?.encodeIq4Nl;
   if (target === "IQ4_XS") return wasm?.encodeIq4Xs;
+  if (target === "IQ3_XXS") return wasm?.encodeIq3Xxs;
+  if (target === "IQ3_S") return wasm?.encodeIq3S;
+  if (target === "IQ2_XXS") return wasm?.encodeIq2Xxs;
+  if (target === "IQ2_XS") return wasm?.encodeIq2Xs;
+  if (target === "IQ2_S") return wasm?.encodeIq2S;
   return undefined;
 }
 

@@ -142,38 +142,52 @@ Deno.test("the i-quant encoders match ggml on 48 seeded rows of 1024 values, row
   }
 });
 
-Deno.test("the WebAssembly IQ4_NL and IQ4_XS encoders give the TypeScript encoders' (ggml's) bytes", async (t) => {
+Deno.test("the WebAssembly i-quant encoders give the TypeScript encoders' (ggml's) bytes", async (t) => {
   const { wasmKernels } = await import("../../src/quant/wasm/kernels.ts");
   const wasm = wasmKernels();
   ok(wasm !== undefined, "WebAssembly runs here");
-  const cases: [string, typeof wasm.encodeIq4Nl][] = [
+  const cases: [string, Encoder][] = [
     ["IQ4_NL", wasm.encodeIq4Nl],
     ["IQ4_XS", wasm.encodeIq4Xs],
+    ["IQ3_XXS", wasm.encodeIq3Xxs],
+    ["IQ3_S", wasm.encodeIq3S],
+    ["IQ2_XXS", wasm.encodeIq2Xxs],
+    ["IQ2_XS", wasm.encodeIq2Xs],
+    ["IQ2_S", wasm.encodeIq2S],
   ];
+  const seeded = JSON.parse(Deno.readTextFileSync(new URL("seeded.json", DIR)));
+  const [sv, sw] = seededInputs(seeded.seed, seeded.rows, seeded.cols);
   for (const [type, encode] of cases) {
+    const [, ts, unweighted] = TYPES.find(([n]) => n === type)!;
     for (const key of ["a", "b"] as const) {
       const base = `${key}.${type.toLowerCase()}`;
-      await t.step(base, () => assertBlocks(type, encode(INPUT[key]), file(base)));
+      if (unweighted) await t.step(base, () => assertBlocks(type, encode(INPUT[key]), file(base)));
       await t.step(
         `${base}.imatrix`,
         () =>
           assertBlocks(type, encode(INPUT[key], undefined, WEIGHTS[key]), file(`${base}.imatrix`)),
       );
     }
+    await t.step(`${type} seeded`, async () => {
+      assertEquals(
+        await sha256(encode(sv, undefined, sw)),
+        seeded.outputs[`${type}.imatrix`].sha256,
+      );
+      if (unweighted) assertEquals(await sha256(encode(sv)), seeded.outputs[type].sha256);
+    });
     // Rows longer than half the kernels' slice fall back to TypeScript; odd block counts fill spare lanes.
     const long = new Float32Array(40960).map((_, i) => Math.sin(i * 0.7) * (1 + (i % 97)));
     const w = new Float32Array(40960).map((_, i) => 0.5 + (i % 13) / 7);
-    const ts = TYPES.find(([n]) => n === type)![1];
-    await t.step(`${type} long rows`, () => {
+    await t.step(`${type} long rows, odd block counts`, () => {
       assertBlocks(type, encode(long, undefined, w), ts(long, undefined, w));
       const odd = long.subarray(0, DTYPES[type as "IQ4_NL"].blockElements * 37);
-      assertBlocks(type, encode(odd), ts(odd));
+      if (unweighted) assertBlocks(type, encode(odd), ts(odd));
       const w37 = w.subarray(0, 256 * 37);
-      assertBlocks(
-        type,
-        encode(long.subarray(0, 256 * 74), undefined, w37),
-        ts(long.subarray(0, 256 * 74), undefined, w37),
-      );
+      const two = long.subarray(0, 256 * 74);
+      assertBlocks(type, encode(two, undefined, w37), ts(two, undefined, w37));
     });
+    if (!unweighted) {
+      throws(() => encode(INPUT.b), new RegExp(`Cannot encode ${type} without importance weights`));
+    }
   }
 });

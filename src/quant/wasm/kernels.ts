@@ -22,6 +22,12 @@ import {
 import { KERNELS_WASM_BASE64 } from "./_kernels_wasm.ts";
 import { countBlocks } from "../_count_blocks.ts";
 import { encodeIq4Nl as encodeIq4NlTs, encodeIq4Xs as encodeIq4XsTs } from "../iq4_encode.ts";
+import { encodeIq3S as encodeIq3STs, encodeIq3Xxs as encodeIq3XxsTs } from "../iq3_encode.ts";
+import {
+  encodeIq2S as encodeIq2STs,
+  encodeIq2Xs as encodeIq2XsTs,
+  encodeIq2Xxs as encodeIq2XxsTs,
+} from "../iq2_encode.ts";
 import { decodeBase64 } from "../../runtime/_base64.ts";
 
 interface Exports {
@@ -35,6 +41,11 @@ interface Exports {
   encodeQ6K(src: number, dst: number, blocks: number): void;
   encodeIq4Nl(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeIq4Xs(src: number, dst: number, blocks: number, qw: number, cols: number): void;
+  encodeIq3Xxs(src: number, dst: number, blocks: number, qw: number, cols: number): void;
+  encodeIq3S(src: number, dst: number, blocks: number, qw: number, cols: number): void;
+  encodeIq2Xxs(src: number, dst: number, blocks: number, qw: number, cols: number): void;
+  encodeIq2Xs(src: number, dst: number, blocks: number, qw: number, cols: number): void;
+  encodeIq2S(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   aprQ8Absmax(src: number, n: number, start: number): number;
   encodeAprQ8(src: number, dst: number, n: number, scale: number): void;
   encodeAprQ4(src: number, dst: number, blocks: number): void;
@@ -117,6 +128,16 @@ export interface WasmKernels {
   encodeIq4Nl: WeightedBlockEncoder;
   /** IQ4_XS encoder, with or without importance weights (same bytes as `encodeIq4Xs` in iq4_encode.ts). */
   encodeIq4Xs: WeightedBlockEncoder;
+  /** IQ3_XXS encoder (same contract and bytes as `encodeIq3Xxs` in iq3_encode.ts). */
+  encodeIq3Xxs: WeightedBlockEncoder;
+  /** IQ3_S encoder (same contract and bytes as `encodeIq3S` in iq3_encode.ts). */
+  encodeIq3S: WeightedBlockEncoder;
+  /** IQ2_XXS encoder (same contract and bytes as `encodeIq2Xxs` in iq2_encode.ts). */
+  encodeIq2Xxs: WeightedBlockEncoder;
+  /** IQ2_XS encoder (same contract and bytes as `encodeIq2Xs` in iq2_encode.ts). */
+  encodeIq2Xs: WeightedBlockEncoder;
+  /** IQ2_S encoder (same contract and bytes as `encodeIq2S` in iq2_encode.ts). */
+  encodeIq2S: WeightedBlockEncoder;
   /** APR_Q8 absmax (same contract and result as `aprQ8Absmax` in apr_q8.ts). */
   aprQ8Absmax(values: Float32Array, start?: number): number;
   /** APR_Q8 encoder (same contract and bytes as `encodeAprQ8` in apr_q8.ts). */
@@ -272,16 +293,20 @@ function instantiate(): WasmKernels | null {
   // f32 region and each call gets whole rows before them (rows longer than
   // half a slice go to the TypeScript encoder).
   const weightedKernel = (
-    type: "IQ4_NL" | "IQ4_XS",
+    type: "IQ4_NL" | "IQ4_XS" | "IQ3_XXS" | "IQ3_S" | "IQ2_XXS" | "IQ2_XS" | "IQ2_S",
     run: (src: number, dst: number, blocks: number, qw: number, cols: number) => void,
     blockBytes: number,
     blockValues: number,
     fallback: WeightedBlockEncoder,
+    needsImportance = false,
   ): WeightedBlockEncoder =>
   (values, out, importance) => {
     const nb = countBlocks(type, values, importance);
     const cols = importance?.length ?? 0;
-    if (cols > SLICE / 2) return fallback(values, out, importance);
+    // The TypeScript encoder also refuses IQ2_XXS and IQ2_XS without weights.
+    if (cols > SLICE / 2 || (cols === 0 && needsImportance)) {
+      return fallback(values, out, importance);
+    }
     const y = out ?? new Uint8Array(nb * blockBytes);
     let step = Math.min(SLICE / blockValues, Math.floor(SLICE / blockBytes));
     let qw = 0;
@@ -380,6 +405,11 @@ function instantiate(): WasmKernels | null {
     encodeQ6K: blockKernel("Q6_K", exports.encodeQ6K, 210),
     encodeIq4Nl: weightedKernel("IQ4_NL", exports.encodeIq4Nl, 18, 32, encodeIq4NlTs),
     encodeIq4Xs: weightedKernel("IQ4_XS", exports.encodeIq4Xs, 136, 256, encodeIq4XsTs),
+    encodeIq3Xxs: weightedKernel("IQ3_XXS", exports.encodeIq3Xxs, 98, 256, encodeIq3XxsTs),
+    encodeIq3S: weightedKernel("IQ3_S", exports.encodeIq3S, 110, 256, encodeIq3STs),
+    encodeIq2Xxs: weightedKernel("IQ2_XXS", exports.encodeIq2Xxs, 66, 256, encodeIq2XxsTs, true),
+    encodeIq2Xs: weightedKernel("IQ2_XS", exports.encodeIq2Xs, 74, 256, encodeIq2XsTs, true),
+    encodeIq2S: weightedKernel("IQ2_S", exports.encodeIq2S, 82, 256, encodeIq2STs),
     aprQ8Absmax(values, start = 0) {
       let m = start;
       for (let i = 0; i < values.length; i += SLICE) {
