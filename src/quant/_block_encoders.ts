@@ -80,6 +80,8 @@ function wasmWeightedEncoder(target: BlockTarget): BlockEncoder | undefined {
   if (target === "IQ2_XXS") return wasm?.encodeIq2Xxs;
   if (target === "IQ2_XS") return wasm?.encodeIq2Xs;
   if (target === "IQ2_S") return wasm?.encodeIq2S;
+  if (target === "IQ1_S") return wasm?.encodeIq1S;
+  if (target === "IQ1_M") return wasm?.encodeIq1M;
   return undefined;
 }
 

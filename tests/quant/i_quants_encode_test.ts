@@ -154,6 +154,8 @@ Deno.test("the WebAssembly i-quant encoders give the TypeScript encoders' (ggml'
     ["IQ2_XXS", wasm.encodeIq2Xxs],
     ["IQ2_XS", wasm.encodeIq2Xs],
     ["IQ2_S", wasm.encodeIq2S],
+    ["IQ1_S", wasm.encodeIq1S],
+    ["IQ1_M", wasm.encodeIq1M],
   ];
   const seeded = JSON.parse(Deno.readTextFileSync(new URL("seeded.json", DIR)));
   const [sv, sw] = seededInputs(seeded.seed, seeded.rows, seeded.cols);

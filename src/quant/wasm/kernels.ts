@@ -28,6 +28,8 @@ import {
   encodeIq2Xs as encodeIq2XsTs,
   encodeIq2Xxs as encodeIq2XxsTs,
 } from "../iq2_encode.ts";
+import { encodeIq1M as encodeIq1MTs, encodeIq1S as encodeIq1STs } from "../iq1_encode.ts";
+import type { IQuantTarget } from "../i_quants_encode.ts";
 import { decodeBase64 } from "../../runtime/_base64.ts";
 
 interface Exports {
@@ -46,6 +48,8 @@ interface Exports {
   encodeIq2Xxs(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeIq2Xs(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeIq2S(src: number, dst: number, blocks: number, qw: number, cols: number): void;
+  encodeIq1S(src: number, dst: number, blocks: number, qw: number, cols: number): void;
+  encodeIq1M(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   aprQ8Absmax(src: number, n: number, start: number): number;
   encodeAprQ8(src: number, dst: number, n: number, scale: number): void;
   encodeAprQ4(src: number, dst: number, blocks: number): void;
@@ -138,6 +142,10 @@ export interface WasmKernels {
   encodeIq2Xs: WeightedBlockEncoder;
   /** IQ2_S encoder (same contract and bytes as `encodeIq2S` in iq2_encode.ts). */
   encodeIq2S: WeightedBlockEncoder;
+  /** IQ1_S encoder (same contract and bytes as `encodeIq1S` in iq1_encode.ts). */
+  encodeIq1S: WeightedBlockEncoder;
+  /** IQ1_M encoder (same contract and bytes as `encodeIq1M` in iq1_encode.ts). */
+  encodeIq1M: WeightedBlockEncoder;
   /** APR_Q8 absmax (same contract and result as `aprQ8Absmax` in apr_q8.ts). */
   aprQ8Absmax(values: Float32Array, start?: number): number;
   /** APR_Q8 encoder (same contract and bytes as `encodeAprQ8` in apr_q8.ts). */
@@ -293,7 +301,7 @@ function instantiate(): WasmKernels | null {
   // f32 region and each call gets whole rows before them (rows longer than
   // half a slice go to the TypeScript encoder).
   const weightedKernel = (
-    type: "IQ4_NL" | "IQ4_XS" | "IQ3_XXS" | "IQ3_S" | "IQ2_XXS" | "IQ2_XS" | "IQ2_S",
+    type: IQuantTarget,
     run: (src: number, dst: number, blocks: number, qw: number, cols: number) => void,
     blockBytes: number,
     blockValues: number,
@@ -410,6 +418,8 @@ function instantiate(): WasmKernels | null {
     encodeIq2Xxs: weightedKernel("IQ2_XXS", exports.encodeIq2Xxs, 66, 256, encodeIq2XxsTs, true),
     encodeIq2Xs: weightedKernel("IQ2_XS", exports.encodeIq2Xs, 74, 256, encodeIq2XsTs, true),
     encodeIq2S: weightedKernel("IQ2_S", exports.encodeIq2S, 82, 256, encodeIq2STs),
+    encodeIq1S: weightedKernel("IQ1_S", exports.encodeIq1S, 50, 256, encodeIq1STs, true),
+    encodeIq1M: weightedKernel("IQ1_M", exports.encodeIq1M, 56, 256, encodeIq1MTs),
     aprQ8Absmax(values, start = 0) {
       let m = start;
       for (let i = 0; i < values.length; i += SLICE) {

@@ -11,149 +11,11 @@
 // values (the values given start at a row).
 
 import { f32ToF16, nearestInt } from "./common";
-import { IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID } from "./ggml_grids";
+import { gridBits, gridDim, initGrid, levOf, mapOf, neighbours, oddOf } from "./iq_grids";
 
 const FLT_MAX: f32 = <f32>3.4028234663852886e38;
 
-// Grids: 0 IQ2_XXS, 1 IQ2_XS, 2 IQ2_S, 3 IQ3_XXS, 4 IQ3_S.
-const MAP8 = 43692;
-const MAP4 = 4096;
-const ODD0: usize = memory.data(256 * 8 * 4, 16);
-const ODD1: usize = memory.data(512 * 8 * 4, 16);
-const ODD2: usize = memory.data(1024 * 8 * 4, 16);
-const ODD3: usize = memory.data(256 * 4 * 4, 16);
-const ODD4: usize = memory.data(512 * 4 * 4, 16);
-const LEV0: usize = memory.data(256 * 8, 16);
-const LEV1: usize = memory.data(512 * 8, 16);
-const LEV2: usize = memory.data(1024 * 8, 16);
-const LEV3: usize = memory.data(256 * 4, 16);
-const LEV4: usize = memory.data(512 * 4, 16);
-// Packed level vector → grid index + 1, or −(offset + 1) of its neighbour list, or 0 (not yet known).
-const MAP0: usize = memory.data(MAP8 * 4, 16);
-const MAP1: usize = memory.data(MAP8 * 4, 16);
-const MAP2: usize = memory.data(MAP8 * 4, 16);
-const MAP3: usize = memory.data(MAP4 * 4, 16);
-const MAP4A: usize = memory.data(MAP4 * 4, 16);
-// Neighbour lists (a count, then grid indices), sized for every level vector
-// the searches can reach (levels 0..2 of 8, 0..7 of 4), counted once.
-const POOL0: usize = memory.data(2 * 119552, 16);
-const POOL1: usize = memory.data(2 * 187840, 16);
-const POOL2: usize = memory.data(2 * 50304, 16);
-const POOL3: usize = memory.data(2 * 22912, 16);
-const POOL4: usize = memory.data(2 * 28416, 16);
-const POOL_TOP: usize = memory.data(5 * 4, 16);
-const READY: usize = memory.data(8, 16);
-const D2: usize = memory.data(1024 * 4, 16);
-const COUNT: usize = memory.data(1024 * 4, 16);
-
-@inline function gridSize(g: i32): i32 {
-  return g == 0 ? 256 : g == 1 ? 512 : g == 2 ? 1024 : g == 3 ? 256 : 512;
-}
-@inline function gridDim(g: i32): i32 {
-  return g < 3 ? 8 : 4;
-}
-@inline function gridBits(g: i32): i32 {
-  return g < 3 ? 2 : 3;
-}
-@inline function gridNwant(g: i32): i32 {
-  return g == 2 ? 1 : g == 4 ? 3 : 2;
-}
-@inline function oddOf(g: i32): usize {
-  return g == 0 ? ODD0 : g == 1 ? ODD1 : g == 2 ? ODD2 : g == 3 ? ODD3 : ODD4;
-}
-@inline function levOf(g: i32): usize {
-  return g == 0 ? LEV0 : g == 1 ? LEV1 : g == 2 ? LEV2 : g == 3 ? LEV3 : LEV4;
-}
-@inline function mapOf(g: i32): usize {
-  return g == 0 ? MAP0 : g == 1 ? MAP1 : g == 2 ? MAP2 : g == 3 ? MAP3 : MAP4A;
-}
-@inline function poolOf(g: i32): usize {
-  return g == 0 ? POOL0 : g == 1 ? POOL1 : g == 2 ? POOL2 : g == 3 ? POOL3 : POOL4;
-}
-
-/** A grid value's level: its rank among the grid's distinct values. */
-function levelOf(g: i32, v: i32): i32 {
-  if (g < 3) return v == 8 ? 0 : v == 25 ? 1 : 2; // 0x08, 0x19, 0x2b
-  if (g == 3) return v == 62 ? 7 : (v - 4) >> 3; // 4, 12, …, 52, 62
-  return (v - 1) >> 1; // 1, 3, …, 15
-}
-
-function initGrid(g: i32): void {
-  if (load<u8>(READY + g) != 0) return;
-  const src = g == 0 ? IQ2XXS_GRID : g == 1 ? IQ2XS_GRID : g == 2 ? IQ2S_GRID : g == 3
-    ? IQ3XXS_GRID
-    : IQ3S_GRID;
-  const size = gridSize(g);
-  const dim = gridDim(g);
-  const bits = gridBits(g);
-  const odd = oddOf(g);
-  const lev = levOf(g);
-  const map = mapOf(g);
-  for (let k = 0; k < size; k++) {
-    let u = 0;
-    for (let i = 0; i < dim; i++) {
-      const l = levelOf(g, <i32>load<u8>(src + <usize>(k * dim + i)));
-      store<u8>(lev + <usize>(k * dim + i), <u8>l);
-      const q: i32 = 2 * l + 1;
-      store<f32>(odd + <usize>(k * dim + i) * 4, <f32>q);
-      u |= l << (bits * i);
-    }
-    store<i32>(map + <usize>u * 4, k + 1);
-  }
-  store<u8>(READY + g, 1);
-}
-
-/** The neighbour list of the off-grid vector `u` (count first), built on first use. */
-function neighbours(g: i32, u: i32): usize {
-  const map = mapOf(g);
-  const pool = poolOf(g);
-  const m = load<i32>(map + <usize>u * 4);
-  if (m < 0) return pool + <usize>(-m - 1) * 2;
-  const size = gridSize(g);
-  const dim = gridDim(g);
-  const bits = gridBits(g);
-  const odd = oddOf(g);
-  const mask = (1 << bits) - 1;
-  let maxD2 = 0;
-  for (let j = 0; j < size; j++) {
-    let s = 0;
-    for (let k = 0; k < dim; k++) {
-      const d = <i32>load<f32>(odd + <usize>(j * dim + k) * 4) - (2 * ((u >> (bits * k)) & mask) + 1);
-      s += d * d;
-    }
-    store<i32>(D2 + <usize>j * 4, s);
-    if (s > maxD2) maxD2 = s;
-  }
-  memory.fill(COUNT, 0, <usize>(maxD2 + 1) * 4);
-  for (let j = 0; j < size; j++) {
-    const at = COUNT + <usize>load<i32>(D2 + <usize>j * 4) * 4;
-    store<i32>(at, load<i32>(at) + 1);
-  }
-  const nwant = gridNwant(g);
-  let n = 0;
-  let have = 0;
-  let limit = -1;
-  for (let d = 0; d <= maxD2 && have < nwant; d++) {
-    const c = load<i32>(COUNT + <usize>d * 4);
-    if (c == 0) continue;
-    n += c;
-    have++;
-    limit = d;
-  }
-  const top = load<i32>(POOL_TOP + <usize>g * 4);
-  const list = pool + <usize>top * 2;
-  store<u16>(list, <u16>n);
-  let at = 1;
-  for (let d = 0; d <= limit; d++) {
-    if (load<i32>(COUNT + <usize>d * 4) == 0) continue;
-    for (let j = 0; j < size; j++) {
-      if (load<i32>(D2 + <usize>j * 4) == d) store<u16>(list + <usize>(at++) * 2, <u16>j);
-    }
-  }
-  store<i32>(POOL_TOP + <usize>g * 4, top + n + 1);
-  store<i32>(map + <usize>u * 4, -(top + 1));
-  return list;
-}
+// Grids (iq_grids.ts): 0 IQ2_XXS, 1 IQ2_XS, 2 IQ2_S, 3 IQ3_XXS, 4 IQ3_S.
 
 // One block's scratch (at most 32 values, 8 groups).
 const XVAL: usize = memory.data(32 * 4, 16);
@@ -278,7 +140,7 @@ function gridIndexOf(g: i32, lo: i32): i32 {
   return load<i32>(mapOf(g) + <usize>u * 4) - 1; // always on the grid here
 }
 
-function sumSquares(x: usize): f32 {
+export function sumSquares(x: usize): f32 {
   let s: f32 = 0;
   for (let i = 0; i < 256; i++) {
     const v = load<f32>(x + <usize>i * 4);
@@ -343,7 +205,7 @@ function maxOf(n: i32): f32 {
   return m;
 }
 
-@inline function scaleCode(id: f32, s: f32, mx: i32): i32 {
+@inline export function scaleCode(id: f32, s: f32, mx: i32): i32 {
   return max(0, min(mx, nearestInt(<f32>0.5 * (id * s - <f32>1))));
 }
 
