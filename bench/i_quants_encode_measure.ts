@@ -10,6 +10,7 @@
  * Run: deno run -A bench/i_quants_encode_measure.ts
  *   [--rows 256] [--cols 4096] [--python /work/tools/venv5/bin/python]
  *   [--libggml /work/tools/llama.cpp/build/bin/libggml-base.so] [--types IQ4_XS,IQ1_S]
+ *   [--kernels wasm|typescript]
  *
  * @module
  */
@@ -49,16 +50,18 @@ const { values: args } = parseArgs({
     libggml: { type: "string", default: "/work/tools/llama.cpp/build/bin/libggml-base.so" },
     types: { type: "string", default: Object.keys(GGML_IDS).join(",") },
     child: { type: "string" },
+    kernels: { type: "string", default: "wasm" },
   },
 });
 const rows = Number(args.rows);
 const cols = Number(args.cols);
 
 if (args.child !== undefined) {
-  // One encode in this process: what the parent measures.
-  const { I_QUANT_ENCODERS } = await import("../src/quant/i_quants_encode.ts");
+  // One encode in this process, with the kernels a conversion uses: what the parent measures.
+  const { blockEncoder } = await import("../src/quant/_block_encoders.ts");
   const [x, w] = inputs(rows, cols);
-  I_QUANT_ENCODERS[args.child as keyof typeof I_QUANT_ENCODERS](x, undefined, w);
+  const backend = args.kernels === "typescript" ? "typescript" : "wasm";
+  blockEncoder(args.child as "IQ4_XS", backend)(x, undefined, w);
   Deno.exit(0);
 }
 
@@ -84,8 +87,14 @@ all.set(w, x.length);
 await Deno.writeFile(data, new Uint8Array(all.buffer));
 const self = new URL(import.meta.url).pathname;
 
-console.log(`${rows}×${cols} values (${(rows * cols / 1e6).toFixed(2)} M), importance weights`);
-console.log("| type | aprkit CPU-s | ggml CPU-s | aprkit / ggml | aprkit peak RSS | ggml peak RSS | load |");
+console.log(
+  `${rows}×${cols} values (${
+    (rows * cols / 1e6).toFixed(2)
+  } M), importance weights, ${args.kernels} kernels`,
+);
+console.log(
+  "| type | aprkit CPU-s | ggml CPU-s | aprkit / ggml | aprkit peak RSS | ggml peak RSS | load |",
+);
 console.log("|---|---|---|---|---|---|---|");
 for (const type of args.types.split(",")) {
   const id = GGML_IDS[type];
@@ -102,6 +111,8 @@ for (const type of args.types.split(",")) {
     String(rows),
     "--cols",
     String(cols),
+    "--kernels",
+    args.kernels,
   ], []);
   const ggml = await measure(
     [args.python, "-c", GGML, args.libggml, String(id), String(rows), String(cols), data],
@@ -111,7 +122,9 @@ for (const type of args.types.split(",")) {
   console.log(
     `| ${type} | ${ours.cpuS.toFixed(2)} | ${ggml.cpuS.toFixed(2)} | ${
       (ours.cpuS / ggml.cpuS).toFixed(2)
-    } | ${ours.peakRssMiB.toFixed(0)} MiB | ${ggml.peakRssMiB.toFixed(0)} MiB | ${load.toFixed(1)} |`,
+    } | ${ours.peakRssMiB.toFixed(0)} MiB | ${ggml.peakRssMiB.toFixed(0)} MiB | ${
+      load.toFixed(1)
+    } |`,
   );
 }
 await Deno.remove(dir, { recursive: true });

@@ -68,6 +68,9 @@ export function findBestNeighbour(
     for (let i = 0; i < dim; i++) {
       const diff = fr(fr(scale * odd[g + i]!) - xval[xo + i]!);
       d2 = fr(d2 + fr(fr(waux[xo + i]! * diff) * diff));
+      // The terms are ≥ 0 and a rounded sum never falls, so this point cannot
+      // win any more (a later one must be strictly nearer): same choice, less work.
+      if (d2 >= bestD2) break;
     }
     if (d2 < bestD2) {
       bestD2 = d2;

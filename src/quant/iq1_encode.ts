@@ -93,6 +93,7 @@ function bestNeighbour(
     for (let i = 0; i < 8; i++) {
       const diff = fr(fr(scale * xx[grid.levels[g + i]!]!) - x[xo + i]!);
       d2 = fr(d2 + fr(fr(WEIGHT[wo + i]! * diff) * diff));
+      if (d2 >= best) break; // the terms are ≥ 0: this point cannot win any more
     }
     if (d2 < best) {
       best = d2;

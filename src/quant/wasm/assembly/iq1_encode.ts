@@ -84,6 +84,7 @@ function bestNeighbour(u: i32, x: usize, k: i32, scale: f32, p: usize): i32 {
       const diff = scale * xx(p, <i32>load<u8>(lev + <usize>(gi * 8 + i))) -
         load<f32>(x + <usize>(8 * k + i) * 4);
       d2 += load<f32>(WEIGHT + <usize>(8 * k + i) * 4) * diff * diff;
+      if (d2 >= best) break; // the terms are ≥ 0: this one cannot win
     }
     if (d2 < best) {
       best = d2;

@@ -37,7 +37,53 @@ function findBestNeighbour(g: i32, u: i32, xo: i32, scale: f32, lv: usize): void
   const n = <i32>load<u16>(list);
   let best = FLT_MAX;
   let index = -1;
-  for (let j = 1; j <= n; j++) {
+  // Four neighbours at a time: four independent sums (each in C's order)
+  // keep the CPU's adders busy; the first smallest in list order still wins.
+  let j = 1;
+  for (; j + 3 <= n; j += 4) {
+    const pa = <i32>load<u16>(list + <usize>j * 2);
+    const pb = <i32>load<u16>(list + <usize>(j + 1) * 2);
+    const pc = <i32>load<u16>(list + <usize>(j + 2) * 2);
+    const pd = <i32>load<u16>(list + <usize>(j + 3) * 2);
+    const qa = odd + <usize>(pa * dim) * 4;
+    const qb = odd + <usize>(pb * dim) * 4;
+    const qc = odd + <usize>(pc * dim) * 4;
+    const qd = odd + <usize>(pd * dim) * 4;
+    let da: f32 = 0;
+    let db: f32 = 0;
+    let dc: f32 = 0;
+    let dd: f32 = 0;
+    for (let i = 0; i < dim; i++) {
+      const x = load<f32>(XVAL + <usize>(xo + i) * 4);
+      const w = load<f32>(WAUX + <usize>(xo + i) * 4);
+      const o = <usize>i * 4;
+      const diffA = scale * load<f32>(qa + o) - x;
+      const diffB = scale * load<f32>(qb + o) - x;
+      const diffC = scale * load<f32>(qc + o) - x;
+      const diffD = scale * load<f32>(qd + o) - x;
+      da += w * diffA * diffA;
+      db += w * diffB * diffB;
+      dc += w * diffC * diffC;
+      dd += w * diffD * diffD;
+    }
+    if (da < best) {
+      best = da;
+      index = pa;
+    }
+    if (db < best) {
+      best = db;
+      index = pb;
+    }
+    if (dc < best) {
+      best = dc;
+      index = pc;
+    }
+    if (dd < best) {
+      best = dd;
+      index = pd;
+    }
+  }
+  for (; j <= n; j++) {
     const p = <i32>load<u16>(list + <usize>j * 2);
     let d2: f32 = 0;
     for (let i = 0; i < dim; i++) {
