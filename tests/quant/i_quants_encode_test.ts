@@ -193,3 +193,22 @@ Deno.test("the WebAssembly i-quant encoders give the TypeScript encoders' (ggml'
     }
   }
 });
+
+Deno.test("the encoder workers encode i-quants with importance weights, as ggml", async () => {
+  const { EncoderPool } = await import("../../src/quant/_encoder_pool.ts");
+  const pool = new EncoderPool(2);
+  pool.acquire();
+  try {
+    const got = await Promise.all([
+      pool.encode("IQ2_XXS", INPUT.a.slice(), WEIGHTS.a),
+      pool.encode("IQ4_XS", INPUT.b.slice()),
+      pool.encode("IQ1_M", INPUT.b.slice(), WEIGHTS.b),
+    ]);
+    assertBlocks("IQ2_XXS", got[0]!, file("a.iq2_xxs.imatrix"));
+    assertBlocks("IQ4_XS", got[1]!, file("b.iq4_xs"));
+    assertBlocks("IQ1_M", got[2]!, file("b.iq1_m.imatrix"));
+  } finally {
+    pool.release();
+    pool.close();
+  }
+});
