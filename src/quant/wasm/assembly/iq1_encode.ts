@@ -18,8 +18,9 @@ const XM: usize = memory.data<f32>([-1.125, -0.125, 0.875]);
 const WEIGHT: usize = memory.data(32 * 4, 16);
 const L: usize = memory.data(32, 16);
 const IDX: usize = memory.data(32 * 4, 16);
-const SUMX: usize = memory.data(33 * 4, 16);
-const SUMW: usize = memory.data(33 * 4, 16);
+// Prefix sums, padded to 36 for four-lane loads past the end.
+const SUMX: usize = memory.data(36 * 4, 16);
+const SUMW: usize = memory.data(36 * 4, 16);
 const INDEX: usize = memory.data(4 * 4, 16);
 const SCALES: usize = memory.data(16 * 4, 16);
 const SHIFTS: usize = memory.data(16 * 4, 16);
@@ -133,6 +134,81 @@ function snapGroups(x: usize, groups: i32, scale: f32, m: i32, iq1m: bool): f32 
   return sumqx > 0 && sumq2 > 0 ? sumqx / sumq2 : scale;
 }
 
+// IQ1_S's best split so far (C's best_score, scale, besti1, besti2, best_shift).
+let bestScore: f32 = 0;
+let bestScale: f32 = 0;
+let besti1 = -1;
+let besti2 = -1;
+let bestShift = 0;
+
+/** C's test of one split candidate, in its order. */
+@inline function consider(sqx: f32, sq2: f32, i1: i32, i2: i32, shift: i32): void {
+  if (sq2 > 0 && sqx * sqx > bestScore * sq2) {
+    bestScale = sqx / sq2;
+    bestScore = bestScale * sqx;
+    besti1 = i1;
+    besti2 = i2;
+    bestShift = shift;
+  }
+}
+
+/**
+ * IQ1_S's exhaustive split search over the 32 sorted values: four i2 per lane
+ * group (each lane's sums are C's expressions, elementwise), the candidates
+ * then tested one by one in C's order (i2 ascending, x_p before x_m).
+ */
+function splitSearch32(): void {
+  const sx0 = load<f32>(SUMX);
+  const sw0 = load<f32>(SUMW);
+  const sxn = f32x4.splat(load<f32>(SUMX + 128));
+  const swn = f32x4.splat(load<f32>(SUMW + 128));
+  const pp0 = xx(XP, 0);
+  const pp1 = f32x4.splat(xx(XP, 1));
+  const pp2 = f32x4.splat(xx(XP, 2));
+  const mm0 = xx(XM, 0);
+  const mm1 = f32x4.splat(xx(XM, 1));
+  const mm2 = f32x4.splat(xx(XM, 2));
+  for (let i1 = 0; i1 <= 32; i1++) {
+    const sx1s = load<f32>(SUMX + <usize>i1 * 4);
+    const sw1s = load<f32>(SUMW + <usize>i1 * 4);
+    const sx1 = f32x4.splat(sx1s);
+    const sw1 = f32x4.splat(sw1s);
+    const ap = f32x4.splat((sx1s - sx0) * pp0);
+    const am = f32x4.splat((sx1s - sx0) * mm0);
+    const bp = f32x4.splat((sw1s - sw0) * pp0 * pp0);
+    const bm = f32x4.splat((sw1s - sw0) * mm0 * mm0);
+    for (let i2 = i1; i2 <= 32; i2 += 4) {
+      const sx2 = v128.load(SUMX + <usize>i2 * 4);
+      const sw2 = v128.load(SUMW + <usize>i2 * 4);
+      const dx12 = f32x4.sub(sx2, sx1);
+      const dxn2 = f32x4.sub(sxn, sx2);
+      const dw12 = f32x4.sub(sw2, sw1);
+      const dwn2 = f32x4.sub(swn, sw2);
+      const qxp = f32x4.add(f32x4.add(ap, f32x4.mul(dx12, pp1)), f32x4.mul(dxn2, pp2));
+      const q2p = f32x4.add(
+        f32x4.add(bp, f32x4.mul(f32x4.mul(dw12, pp1), pp1)),
+        f32x4.mul(f32x4.mul(dwn2, pp2), pp2),
+      );
+      const qxm = f32x4.add(f32x4.add(am, f32x4.mul(dx12, mm1)), f32x4.mul(dxn2, mm2));
+      const q2m = f32x4.add(
+        f32x4.add(bm, f32x4.mul(f32x4.mul(dw12, mm1), mm1)),
+        f32x4.mul(f32x4.mul(dwn2, mm2), mm2),
+      );
+      consider(f32x4.extract_lane(qxp, 0), f32x4.extract_lane(q2p, 0), i1, i2, 1);
+      consider(f32x4.extract_lane(qxm, 0), f32x4.extract_lane(q2m, 0), i1, i2, -1);
+      if (i2 + 1 > 32) break;
+      consider(f32x4.extract_lane(qxp, 1), f32x4.extract_lane(q2p, 1), i1, i2 + 1, 1);
+      consider(f32x4.extract_lane(qxm, 1), f32x4.extract_lane(q2m, 1), i1, i2 + 1, -1);
+      if (i2 + 2 > 32) break;
+      consider(f32x4.extract_lane(qxp, 2), f32x4.extract_lane(q2p, 2), i1, i2 + 2, 1);
+      consider(f32x4.extract_lane(qxm, 2), f32x4.extract_lane(q2m, 2), i1, i2 + 2, -1);
+      if (i2 + 3 > 32) break;
+      consider(f32x4.extract_lane(qxp, 3), f32x4.extract_lane(q2p, 3), i1, i2 + 3, 1);
+      consider(f32x4.extract_lane(qxm, 3), f32x4.extract_lane(q2m, 3), i1, i2 + 3, -1);
+    }
+  }
+}
+
 /** IQ1_S (importance weights required): 50 bytes per 256 values. */
 export function encodeIq1S(src: usize, dst: usize, blocks: i32, qw: usize, cols: i32): void {
   initGrid(G);
@@ -158,38 +234,14 @@ export function encodeIq1S(src: usize, dst: usize, blocks: i32, qw: usize, cols:
         store<f32>(SUMX + <usize>(j + 1) * 4, load<f32>(SUMX + <usize>j * 4) + w * load<f32>(x + <usize>i * 4));
         store<f32>(SUMW + <usize>(j + 1) * 4, load<f32>(SUMW + <usize>j * 4) + w);
       }
-      let bestScore = -FLT_MAX;
-      let scale = mx;
-      let besti1 = -1;
-      let besti2 = -1;
-      let shift = 0;
-      const sx0 = load<f32>(SUMX);
-      const sw0 = load<f32>(SUMW);
-      const sxn = load<f32>(SUMX + 128);
-      const swn = load<f32>(SUMW + 128);
-      for (let i1 = 0; i1 <= 32; i1++) {
-        const sx1 = load<f32>(SUMX + <usize>i1 * 4);
-        const sw1 = load<f32>(SUMW + <usize>i1 * 4);
-        for (let i2 = i1; i2 <= 32; i2++) {
-          const sx2 = load<f32>(SUMX + <usize>i2 * 4);
-          const sw2 = load<f32>(SUMW + <usize>i2 * 4);
-          for (let s = 0; s < 2; s++) {
-            const p = s == 0 ? XP : XM;
-            const p0 = xx(p, 0);
-            const p1 = xx(p, 1);
-            const p2 = xx(p, 2);
-            const sumqx = (sx1 - sx0) * p0 + (sx2 - sx1) * p1 + (sxn - sx2) * p2;
-            const sumq2 = (sw1 - sw0) * p0 * p0 + (sw2 - sw1) * p1 * p1 + (swn - sw2) * p2 * p2;
-            if (sumq2 > 0 && sumqx * sumqx > bestScore * sumq2) {
-              scale = sumqx / sumq2;
-              bestScore = scale * sumqx;
-              besti1 = i1;
-              besti2 = i2;
-              shift = s == 0 ? 1 : -1;
-            }
-          }
-        }
-      }
+      bestScore = -FLT_MAX;
+      bestScale = mx;
+      besti1 = -1;
+      besti2 = -1;
+      bestShift = 0;
+      splitSearch32();
+      let scale = bestScale;
+      let shift = bestShift;
       if (besti1 < 0 || besti2 < 0 || shift == 0) continue;
       splitLevels(32, besti1, besti2);
       if (scale < 0) {
