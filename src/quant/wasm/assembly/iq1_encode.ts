@@ -24,8 +24,9 @@ const SUMW: usize = memory.data(36 * 4, 16);
 const INDEX: usize = memory.data(4 * 4, 16);
 const SCALES: usize = memory.data(16 * 4, 16);
 const SHIFTS: usize = memory.data(16 * 4, 16);
-const PX: usize = memory.data(2 * 17 * 4, 16);
-const PW: usize = memory.data(2 * 17 * 4, 16);
+// Per-half prefix sums (17 each), padded for four-lane loads past the end.
+const PX: usize = memory.data(2 * 17 * 4 + 16, 16);
+const PW: usize = memory.data(2 * 17 * 4 + 16, 16);
 
 @inline function xx(p: usize, l: i32): f32 {
   return load<f32>(p + <usize>l * 4);
@@ -274,6 +275,88 @@ export function encodeIq1S(src: usize, dst: usize, blocks: i32, qw: usize, cols:
   }
 }
 
+/** IQ1_M's four sign pairs of one split (lane values), tested in C's order (k = 0..3). */
+@inline function considerPairs(
+  qxp0: f32, qxm0: f32, qxp1: f32, qxm1: f32, q2p0: f32, q2m0: f32, q2p1: f32, q2m1: f32,
+  i1: i32, i2: i32,
+): void {
+  consider(qxp0 + qxp1, q2p0 + q2p1, i1, i2, 0);
+  consider(qxp0 + qxm1, q2p0 + q2m1, i1, i2, 1);
+  consider(qxm0 + qxp1, q2m0 + q2p1, i1, i2, 2);
+  consider(qxm0 + qxm1, q2m0 + q2m1, i1, i2, 3);
+}
+
+/**
+ * IQ1_M's exhaustive split search over the 16 sorted values, per half (PX,
+ * PW): four i2 per lane group, each lane C's expressions, the candidates then
+ * tested in C's order.
+ */
+function splitSearch16(
+  txs0: f32, txs1: f32, tws0: f32, tws1: f32, p2: f32, m2: f32, cp1: f32, cp2: f32, cm1: f32, cm2: f32,
+): void {
+  const tp0 = f32x4.splat(txs0 * p2);
+  const tm0 = f32x4.splat(txs0 * m2);
+  const tp1 = f32x4.splat(txs1 * p2);
+  const tm1 = f32x4.splat(txs1 * m2);
+  const wp0 = f32x4.splat(tws0 * p2 * p2);
+  const wm0 = f32x4.splat(tws0 * m2 * m2);
+  const wp1 = f32x4.splat(tws1 * p2 * p2);
+  const wm1 = f32x4.splat(tws1 * m2 * m2);
+  const vcp1 = f32x4.splat(cp1);
+  const vcp2 = f32x4.splat(cp2);
+  const vcm1 = f32x4.splat(cm1);
+  const vcm2 = f32x4.splat(cm2);
+  for (let i1 = 0; i1 <= 16; i1++) {
+    const a1 = <usize>i1 * 4;
+    const x10 = f32x4.splat(load<f32>(PX + a1));
+    const x11 = f32x4.splat(load<f32>(PX + 68 + a1));
+    const w10 = f32x4.splat(load<f32>(PW + a1));
+    const w11 = f32x4.splat(load<f32>(PW + 68 + a1));
+    const w10p = f32x4.mul(w10, vcp1);
+    const w10m = f32x4.mul(w10, vcm1);
+    const w11p = f32x4.mul(w11, vcp1);
+    const w11m = f32x4.mul(w11, vcm1);
+    for (let i2 = i1; i2 <= 16; i2 += 4) {
+      const a2 = <usize>i2 * 4;
+      const sxa = f32x4.add(x10, v128.load(PX + a2));
+      const sxb = f32x4.add(x11, v128.load(PX + 68 + a2));
+      const w20 = v128.load(PW + a2);
+      const w21 = v128.load(PW + 68 + a2);
+      const qxp0 = f32x4.sub(tp0, sxa);
+      const qxm0 = f32x4.sub(tm0, sxa);
+      const qxp1 = f32x4.sub(tp1, sxb);
+      const qxm1 = f32x4.sub(tm1, sxb);
+      const q2p0 = f32x4.add(f32x4.add(wp0, w10p), f32x4.mul(w20, vcp2));
+      const q2m0 = f32x4.add(f32x4.add(wm0, w10m), f32x4.mul(w20, vcm2));
+      const q2p1 = f32x4.add(f32x4.add(wp1, w11p), f32x4.mul(w21, vcp2));
+      const q2m1 = f32x4.add(f32x4.add(wm1, w11m), f32x4.mul(w21, vcm2));
+      considerPairs(
+        f32x4.extract_lane(qxp0, 0), f32x4.extract_lane(qxm0, 0), f32x4.extract_lane(qxp1, 0),
+        f32x4.extract_lane(qxm1, 0), f32x4.extract_lane(q2p0, 0), f32x4.extract_lane(q2m0, 0),
+        f32x4.extract_lane(q2p1, 0), f32x4.extract_lane(q2m1, 0), i1, i2,
+      );
+      if (i2 + 1 > 16) break;
+      considerPairs(
+        f32x4.extract_lane(qxp0, 1), f32x4.extract_lane(qxm0, 1), f32x4.extract_lane(qxp1, 1),
+        f32x4.extract_lane(qxm1, 1), f32x4.extract_lane(q2p0, 1), f32x4.extract_lane(q2m0, 1),
+        f32x4.extract_lane(q2p1, 1), f32x4.extract_lane(q2m1, 1), i1, i2 + 1,
+      );
+      if (i2 + 2 > 16) break;
+      considerPairs(
+        f32x4.extract_lane(qxp0, 2), f32x4.extract_lane(qxm0, 2), f32x4.extract_lane(qxp1, 2),
+        f32x4.extract_lane(qxm1, 2), f32x4.extract_lane(q2p0, 2), f32x4.extract_lane(q2m0, 2),
+        f32x4.extract_lane(q2p1, 2), f32x4.extract_lane(q2m1, 2), i1, i2 + 2,
+      );
+      if (i2 + 3 > 16) break;
+      considerPairs(
+        f32x4.extract_lane(qxp0, 3), f32x4.extract_lane(qxm0, 3), f32x4.extract_lane(qxp1, 3),
+        f32x4.extract_lane(qxm1, 3), f32x4.extract_lane(q2p0, 3), f32x4.extract_lane(q2m0, 3),
+        f32x4.extract_lane(q2p1, 3), f32x4.extract_lane(q2m1, 3), i1, i2 + 3,
+      );
+    }
+  }
+}
+
 /** IQ1_M: 56 bytes per 256 values. */
 export function encodeIq1M(src: usize, dst: usize, blocks: i32, qw: usize, cols: i32): void {
   initGrid(G);
@@ -317,42 +400,14 @@ export function encodeIq1M(src: usize, dst: usize, blocks: i32, qw: usize, cols:
       const txs1 = load<f32>(PX + 68 + 64);
       const tws0 = load<f32>(PW + 64);
       const tws1 = load<f32>(PW + 68 + 64);
-      let bestScore = -FLT_MAX;
-      let scale = mx;
-      let besti1 = -1;
-      let besti2 = -1;
-      let bestK = -1;
-      for (let i1 = 0; i1 <= 16; i1++) {
-        for (let i2 = i1; i2 <= 16; i2++) {
-          const a1 = <usize>i1 * 4;
-          const a2 = <usize>i2 * 4;
-          const sxa = load<f32>(PX + a1) + load<f32>(PX + a2);
-          const sxb = load<f32>(PX + 68 + a1) + load<f32>(PX + 68 + a2);
-          const qxp0 = txs0 * p2 - sxa;
-          const qxm0 = txs0 * m2 - sxa;
-          const qxp1 = txs1 * p2 - sxb;
-          const qxm1 = txs1 * m2 - sxb;
-          const w10 = load<f32>(PW + a1);
-          const w20 = load<f32>(PW + a2);
-          const w11 = load<f32>(PW + 68 + a1);
-          const w21 = load<f32>(PW + 68 + a2);
-          const q2p0 = tws0 * p2 * p2 + w10 * cp1 + w20 * cp2;
-          const q2m0 = tws0 * m2 * m2 + w10 * cm1 + w20 * cm2;
-          const q2p1 = tws1 * p2 * p2 + w11 * cp1 + w21 * cp2;
-          const q2m1 = tws1 * m2 * m2 + w11 * cm1 + w21 * cm2;
-          for (let k = 0; k < 4; k++) {
-            const sqx = k == 0 ? qxp0 + qxp1 : k == 1 ? qxp0 + qxm1 : k == 2 ? qxm0 + qxp1 : qxm0 + qxm1;
-            const sq2 = k == 0 ? q2p0 + q2p1 : k == 1 ? q2p0 + q2m1 : k == 2 ? q2m0 + q2p1 : q2m0 + q2m1;
-            if (sq2 > 0 && sqx * sqx > bestScore * sq2) {
-              scale = sqx / sq2;
-              bestScore = scale * sqx;
-              besti1 = i1;
-              besti2 = i2;
-              bestK = k;
-            }
-          }
-        }
-      }
+      bestScore = -FLT_MAX;
+      bestScale = mx;
+      besti1 = -1;
+      besti2 = -1;
+      bestShift = -1;
+      splitSearch16(txs0, txs1, tws0, tws1, p2, m2, cp1, cp2, cm1, cm2);
+      let scale = bestScale;
+      let bestK = bestShift;
       if (besti1 < 0 || besti2 < 0 || bestK < 0) continue;
       splitLevels(16, besti1, besti2);
       if (scale < 0) {
