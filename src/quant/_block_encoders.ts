@@ -16,7 +16,7 @@ import { encodeQ8_0 } from "./q8_0.ts";
 import { encodeQ5_0, encodeQ5_1 } from "./q5_0.ts";
 import { I_QUANT_ENCODERS, type IQuantTarget } from "./i_quants_encode.ts";
 import { type KernelBackend, kernelBackend } from "./kernels.ts";
-import { wasmKernels } from "./wasm/kernels.ts";
+import { type WasmKernels, wasmKernels } from "./wasm/kernels.ts";
 
 /** Dtypes encoded block by block. */
 export type BlockTarget =
@@ -70,19 +70,26 @@ function wasmEncoder(
   return undefined;
 }
 
+/** The WebAssembly kernels that take importance weights too (the i-quants), by target. */
+const WEIGHTED_KERNELS: Readonly<Record<IQuantTarget, keyof WasmKernels>> = {
+  IQ4_NL: "encodeIq4Nl",
+  IQ4_XS: "encodeIq4Xs",
+  IQ3_XXS: "encodeIq3Xxs",
+  IQ3_S: "encodeIq3S",
+  IQ2_XXS: "encodeIq2Xxs",
+  IQ2_XS: "encodeIq2Xs",
+  IQ2_S: "encodeIq2S",
+  IQ1_S: "encodeIq1S",
+  IQ1_M: "encodeIq1M",
+};
+
 /** The WebAssembly form of `target`'s encoder that takes importance weights too, if there is one. */
 function wasmWeightedEncoder(target: BlockTarget): BlockEncoder | undefined {
+  const name = Object.hasOwn(WEIGHTED_KERNELS, target)
+    ? WEIGHTED_KERNELS[target as IQuantTarget]
+    : undefined;
   const wasm = wasmKernels();
-  if (target === "IQ4_NL") return wasm?.encodeIq4Nl;
-  if (target === "IQ4_XS") return wasm?.encodeIq4Xs;
-  if (target === "IQ3_XXS") return wasm?.encodeIq3Xxs;
-  if (target === "IQ3_S") return wasm?.encodeIq3S;
-  if (target === "IQ2_XXS") return wasm?.encodeIq2Xxs;
-  if (target === "IQ2_XS") return wasm?.encodeIq2Xs;
-  if (target === "IQ2_S") return wasm?.encodeIq2S;
-  if (target === "IQ1_S") return wasm?.encodeIq1S;
-  if (target === "IQ1_M") return wasm?.encodeIq1M;
-  return undefined;
+  return name === undefined || wasm === undefined ? undefined : (wasm[name] as BlockEncoder);
 }
 
 /**
