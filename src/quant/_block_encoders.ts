@@ -19,8 +19,9 @@ import { encodeQ2K } from "./q2_k.ts";
 import { encodeQ3K } from "./q3_k.ts";
 import { encodeQ1_0, encodeQ2_0, encodeTq1_0, encodeTq2_0 } from "./ternary_encoders.ts";
 import { encodeMxfp4 } from "./mxfp4_encoder.ts";
+import { I_QUANT_ENCODERS, type IQuantTarget } from "./i_quants_encode.ts";
 import { type KernelBackend, kernelBackend } from "./kernels.ts";
-import { wasmKernels } from "./wasm/kernels.ts";
+import { type WasmKernels, wasmKernels } from "./wasm/kernels.ts";
 
 /** Dtypes encoded block by block. */
 export type BlockTarget =
@@ -39,7 +40,8 @@ export type BlockTarget =
   | "TQ2_0"
   | "Q1_0"
   | "Q2_0"
-  | "MXFP4";
+  | "MXFP4"
+  | IQuantTarget;
 
 /**
  * Encode whole blocks; with `importance` (one weight per column of a row),
@@ -74,6 +76,7 @@ export const BLOCK_ENCODERS: Readonly<Record<BlockTarget, BlockEncoder>> = {
   Q1_0: (v, out) => encodeQ1_0(v, out),
   Q2_0: (v, out) => encodeQ2_0(v, out),
   MXFP4: (v, out) => encodeMxfp4(v, out),
+  ...I_QUANT_ENCODERS,
 };
 
 /** The block encoders that ignore importance weights (ggml's `quantize_*` ignore them too). */
@@ -116,6 +119,28 @@ function wasmEncoder(
   return undefined;
 }
 
+/** The WebAssembly kernels that take importance weights too (the i-quants), by target. */
+const WEIGHTED_KERNELS: Readonly<Record<IQuantTarget, keyof WasmKernels>> = {
+  IQ4_NL: "encodeIq4Nl",
+  IQ4_XS: "encodeIq4Xs",
+  IQ3_XXS: "encodeIq3Xxs",
+  IQ3_S: "encodeIq3S",
+  IQ2_XXS: "encodeIq2Xxs",
+  IQ2_XS: "encodeIq2Xs",
+  IQ2_S: "encodeIq2S",
+  IQ1_S: "encodeIq1S",
+  IQ1_M: "encodeIq1M",
+};
+
+/** The WebAssembly form of `target`'s encoder that takes importance weights too, if there is one. */
+function wasmWeightedEncoder(target: BlockTarget): BlockEncoder | undefined {
+  const name = Object.hasOwn(WEIGHTED_KERNELS, target)
+    ? WEIGHTED_KERNELS[target as IQuantTarget]
+    : undefined;
+  const wasm = wasmKernels();
+  return name === undefined || wasm === undefined ? undefined : (wasm[name] as BlockEncoder);
+}
+
 /**
  * The encoder for `target` in `backend` (kernels.ts): the WebAssembly kernel
  * where there is one and no importance weights are given, else the table's.
@@ -125,6 +150,9 @@ export function blockEncoder(
   backend: KernelBackend = kernelBackend(),
 ): BlockEncoder {
   const ts = BLOCK_ENCODERS[target];
+  // Kernels that take the importance weights too.
+  const weighted = backend === "wasm" ? wasmWeightedEncoder(target) : undefined;
+  if (weighted !== undefined) return weighted;
   const fast = backend === "wasm" ? wasmEncoder(target) : undefined;
   if (fast === undefined) return ts;
   return (values, out, importance) =>

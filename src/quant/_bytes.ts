@@ -90,3 +90,11 @@ export function writeU16(b: Uint8Array, i: number, v: number): void {
   b[i] = v & 255;
   b[i + 1] = (v >>> 8) & 255;
 }
+
+/** Write a little-endian u32 at byte offset `i`. */
+export function writeU32(b: Uint8Array, i: number, v: number): void {
+  b[i] = v & 0xff;
+  b[i + 1] = (v >>> 8) & 0xff;
+  b[i + 2] = (v >>> 16) & 0xff;
+  b[i + 3] = v >>> 24;
+}

@@ -27,8 +27,9 @@ import { markReleasable, releaseChunk } from "../io/byte_source.ts";
  * @param weighted Whether importance weights are used.
  */
 export function worthAWorker(target: string, weighted: boolean): boolean {
+  // The i-quants' grid searches cost far more than the K-quants' fits.
   return weighted || target === "Q4_K" || target === "Q5_K" || target === "Q6_K" ||
-    target === "Q2_K" || target === "Q3_K";
+    target === "Q2_K" || target === "Q3_K" || target.startsWith("IQ");
 }
 
 /**

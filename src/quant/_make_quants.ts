@@ -301,8 +301,8 @@ export function makeQxQuants(
   return scale;
 }
 
-/** Scratch: make_qp_quants' levels (8 sub-block scales per super-block, at most 16). */
-const QP_L = new Int32Array(16);
+/** Scratch: make_qp_quants' levels (8 or 16 sub-block scales per super-block; IQ2_XXS's 32 values). */
+const QP_L = new Int32Array(32);
 
 /**
  * llama.cpp's `make_qp_quants`: quantize `n` non-negative values (sub-block
@@ -355,8 +355,10 @@ export function makeQpQuants(
     if (l > nmax) l = nmax;
     QP_L[i] = l & 255;
     const w = qw[i]!;
-    sumlx = fr(sumlx + fr(fr(w * x[i]!) * QP_L[i]!));
-    suml2 = fr(suml2 + fr(fr(w * QP_L[i]!) * QP_L[i]!));
+    // The sums take the int level, the stored one wraps (a negative x, as
+    // IQ2_XXS's parity flip makes).
+    sumlx = fr(sumlx + fr(fr(w * x[i]!) * l));
+    suml2 = fr(suml2 + fr(fr(w * l) * l));
   }
   for (let itry = 0; itry < 5; itry++) {
     let changed = 0;
@@ -384,5 +386,6 @@ export function makeQpQuants(
     if (changed === 0) break;
   }
   for (let i = 0; i < n; i++) L[i] = QP_L[i]!;
-  return fr(sumlx / suml2);
+  // All weights zero: C returns 0, not 0/0.
+  return suml2 > 0 ? fr(sumlx / suml2) : 0;
 }

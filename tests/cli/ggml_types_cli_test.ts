@@ -102,7 +102,12 @@ Deno.test("GGUF → GGUF copies them verbatim; GGUF → APR writes F16 with one 
 
 Deno.test("quantizing to a decode-only type is refused, naming why", () => {
   throws(
+    () => encodeFromFloat32("NVFP4", new Float32Array(256), [256]),
+    /Cannot encode NVFP4: aprkit decodes this ggml type but has no encoder; expected one of/,
+  );
+  // IQ2_XXS has an encoder now, which (as ggml's) needs importance weights.
+  throws(
     () => encodeFromFloat32("IQ2_XXS", new Float32Array(256), [256]),
-    /Cannot encode IQ2_XXS: aprkit decodes this ggml type but has no encoder; expected one of/,
+    /Cannot encode IQ2_XXS without importance weights/,
   );
 });

@@ -20,6 +20,16 @@ import {
   encodeNf4Blocks as encodeNf4BlocksTs,
 } from "../nf4.ts";
 import { KERNELS_WASM_BASE64 } from "./_kernels_wasm.ts";
+import { countBlocks } from "../_count_blocks.ts";
+import { encodeIq4Nl as encodeIq4NlTs, encodeIq4Xs as encodeIq4XsTs } from "../iq4_encode.ts";
+import { encodeIq3S as encodeIq3STs, encodeIq3Xxs as encodeIq3XxsTs } from "../iq3_encode.ts";
+import {
+  encodeIq2S as encodeIq2STs,
+  encodeIq2Xs as encodeIq2XsTs,
+  encodeIq2Xxs as encodeIq2XxsTs,
+} from "../iq2_encode.ts";
+import { encodeIq1M as encodeIq1MTs, encodeIq1S as encodeIq1STs } from "../iq1_encode.ts";
+import type { IQuantTarget } from "../i_quants_encode.ts";
 import { decodeBase64 } from "../../runtime/_base64.ts";
 
 interface Exports {
@@ -33,6 +43,15 @@ interface Exports {
   encodeQ4_0(src: number, dst: number, blocks: number): void;
   encodeQ4_1(src: number, dst: number, blocks: number): void;
   encodeQ6K(src: number, dst: number, blocks: number): void;
+  encodeIq4Nl(src: number, dst: number, blocks: number, qw: number, cols: number): void;
+  encodeIq4Xs(src: number, dst: number, blocks: number, qw: number, cols: number): void;
+  encodeIq3Xxs(src: number, dst: number, blocks: number, qw: number, cols: number): void;
+  encodeIq3S(src: number, dst: number, blocks: number, qw: number, cols: number): void;
+  encodeIq2Xxs(src: number, dst: number, blocks: number, qw: number, cols: number): void;
+  encodeIq2Xs(src: number, dst: number, blocks: number, qw: number, cols: number): void;
+  encodeIq2S(src: number, dst: number, blocks: number, qw: number, cols: number): void;
+  encodeIq1S(src: number, dst: number, blocks: number, qw: number, cols: number): void;
+  encodeIq1M(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   aprQ8Absmax(src: number, n: number, start: number): number;
   encodeAprQ8(src: number, dst: number, n: number, scale: number): void;
   encodeAprQ4(src: number, dst: number, blocks: number): void;
@@ -87,6 +106,16 @@ export type BlockDecoder = (bytes: Uint8Array, out?: Float32Array) => Float32Arr
 /** A block encoder: whole blocks of f32 values in, their bytes out. */
 export type BlockEncoder = (values: Float32Array, out?: Uint8Array) => Uint8Array;
 
+/**
+ * A block encoder that also takes importance weights (one per column; the
+ * values are then whole rows of `importance.length`).
+ */
+export type WeightedBlockEncoder = (
+  values: Float32Array,
+  out?: Uint8Array,
+  importance?: Float32Array,
+) => Uint8Array;
+
 /** The kernels the module provides. */
 export interface WasmKernels {
   /** Q4_K encoder (same contract and bytes as `encodeQ4K` in q4_k.ts). */
@@ -105,6 +134,24 @@ export interface WasmKernels {
   encodeQ4_1: BlockEncoder;
   /** Q6_K encoder (same contract and bytes as `encodeQ6K` in q6_k.ts). */
   encodeQ6K: BlockEncoder;
+  /** IQ4_NL encoder, with or without importance weights (same bytes as `encodeIq4Nl` in iq4_encode.ts). */
+  encodeIq4Nl: WeightedBlockEncoder;
+  /** IQ4_XS encoder, with or without importance weights (same bytes as `encodeIq4Xs` in iq4_encode.ts). */
+  encodeIq4Xs: WeightedBlockEncoder;
+  /** IQ3_XXS encoder (same contract and bytes as `encodeIq3Xxs` in iq3_encode.ts). */
+  encodeIq3Xxs: WeightedBlockEncoder;
+  /** IQ3_S encoder (same contract and bytes as `encodeIq3S` in iq3_encode.ts). */
+  encodeIq3S: WeightedBlockEncoder;
+  /** IQ2_XXS encoder (same contract and bytes as `encodeIq2Xxs` in iq2_encode.ts). */
+  encodeIq2Xxs: WeightedBlockEncoder;
+  /** IQ2_XS encoder (same contract and bytes as `encodeIq2Xs` in iq2_encode.ts). */
+  encodeIq2Xs: WeightedBlockEncoder;
+  /** IQ2_S encoder (same contract and bytes as `encodeIq2S` in iq2_encode.ts). */
+  encodeIq2S: WeightedBlockEncoder;
+  /** IQ1_S encoder (same contract and bytes as `encodeIq1S` in iq1_encode.ts). */
+  encodeIq1S: WeightedBlockEncoder;
+  /** IQ1_M encoder (same contract and bytes as `encodeIq1M` in iq1_encode.ts). */
+  encodeIq1M: WeightedBlockEncoder;
   /** APR_Q8 absmax (same contract and result as `aprQ8Absmax` in apr_q8.ts). */
   aprQ8Absmax(values: Float32Array, start?: number): number;
   /** APR_Q8 encoder (same contract and bytes as `encodeAprQ8` in apr_q8.ts). */
@@ -256,6 +303,43 @@ function instantiate(): WasmKernels | null {
     return y;
   };
 
+  // The i-quant encoders take importance weights: they sit at the end of the
+  // f32 region and each call gets whole rows before them (rows longer than
+  // half a slice go to the TypeScript encoder).
+  const weightedKernel = (
+    type: IQuantTarget,
+    run: (src: number, dst: number, blocks: number, qw: number, cols: number) => void,
+    blockBytes: number,
+    blockValues: number,
+    fallback: WeightedBlockEncoder,
+    needsImportance = false,
+  ): WeightedBlockEncoder =>
+  (values, out, importance) => {
+    const nb = countBlocks(type, values, importance);
+    const cols = importance?.length ?? 0;
+    // The TypeScript encoder also refuses IQ2_XXS and IQ2_XS without weights.
+    if (cols > SLICE / 2 || (cols === 0 && needsImportance)) {
+      return fallback(values, out, importance);
+    }
+    const y = out ?? new Uint8Array(nb * blockBytes);
+    let step = Math.min(SLICE / blockValues, Math.floor(SLICE / blockBytes));
+    let qw = 0;
+    if (importance !== undefined) {
+      qw = base + 4 * (SLICE - cols);
+      src.set(importance, SLICE - cols);
+      // Whole rows that leave the weights in place.
+      const rowBlocks = cols / blockValues;
+      step = Math.floor(Math.min(step, (SLICE - cols) / blockValues) / rowBlocks) * rowBlocks;
+    }
+    for (let b = 0; b < nb; b += step) {
+      const k = Math.min(step, nb - b);
+      src.set(values.subarray(b * blockValues, (b + k) * blockValues));
+      run(base, outBase, k, qw, cols);
+      y.set(dst.subarray(0, k * blockBytes), b * blockBytes);
+    }
+    return y;
+  };
+
   // f16/bf16: two bytes a value, so half a slice of values per call.
   const halfKernel = (
     name: string,
@@ -335,6 +419,15 @@ function instantiate(): WasmKernels | null {
     encodeQ4_0: blockKernel("Q4_0", exports.encodeQ4_0, 18, 32),
     encodeQ4_1: blockKernel("Q4_1", exports.encodeQ4_1, 20, 32),
     encodeQ6K: blockKernel("Q6_K", exports.encodeQ6K, 210),
+    encodeIq4Nl: weightedKernel("IQ4_NL", exports.encodeIq4Nl, 18, 32, encodeIq4NlTs),
+    encodeIq4Xs: weightedKernel("IQ4_XS", exports.encodeIq4Xs, 136, 256, encodeIq4XsTs),
+    encodeIq3Xxs: weightedKernel("IQ3_XXS", exports.encodeIq3Xxs, 98, 256, encodeIq3XxsTs),
+    encodeIq3S: weightedKernel("IQ3_S", exports.encodeIq3S, 110, 256, encodeIq3STs),
+    encodeIq2Xxs: weightedKernel("IQ2_XXS", exports.encodeIq2Xxs, 66, 256, encodeIq2XxsTs, true),
+    encodeIq2Xs: weightedKernel("IQ2_XS", exports.encodeIq2Xs, 74, 256, encodeIq2XsTs, true),
+    encodeIq2S: weightedKernel("IQ2_S", exports.encodeIq2S, 82, 256, encodeIq2STs),
+    encodeIq1S: weightedKernel("IQ1_S", exports.encodeIq1S, 50, 256, encodeIq1STs, true),
+    encodeIq1M: weightedKernel("IQ1_M", exports.encodeIq1M, 56, 256, encodeIq1MTs),
     aprQ8Absmax(values, start = 0) {
       let m = start;
       for (let i = 0; i < values.length; i += SLICE) {
