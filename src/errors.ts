@@ -35,6 +35,7 @@ export type FormatName =
   | "QNAT"
   | "imatrix"
   | "JSON"
+  | "model card"
   | "model";
 
 /** Options of {@linkcode ModelFormatError}. */

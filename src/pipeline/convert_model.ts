@@ -31,7 +31,7 @@ import { hfToGgufName } from "../formats/gguf/names.ts";
 import { type ImportanceMatrix, readImportanceMatrix } from "./read_imatrix.ts";
 import { imatrixGgufKv } from "../formats/gguf/imatrix_kv.ts";
 import { GgufValueType } from "../formats/gguf/header.ts";
-import { hfFolderName } from "./model_name.ts";
+import { aprGeneralFields, hfFolderName } from "./model_name.ts";
 import { QuantizeStream } from "../quant/quantize_stream.ts";
 import { QUANT_METHODS } from "../quant/checkpoint/mod.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
@@ -994,9 +994,13 @@ function finalizeMetadata(
       if (!metadata.model_type && typeof metadata.architecture === "string") {
         metadata.model_type = metadata.architecture;
       }
-      // A Hugging Face model names itself nowhere; llama.cpp's converter
-      // names it after its folder (`tiny-llama` → "Tiny Llama"), and so does aprkit.
-      if (metadata.name === undefined && folderName !== undefined) metadata.name = folderName;
+      // A Hugging Face model's name, licence, author… as llama.cpp's
+      // converter finds them: its model card, else its folder's name
+      // (`tiny-llama` → "Tiny Llama"); the folder is kept for GGUF export.
+      if (folderName !== undefined) {
+        metadata["hf_folder_name"] = folderName;
+        Object.assign(metadata, aprGeneralFields(metadata, folderName));
+      }
       if (options.preTokenizer !== undefined) {
         metadata["tokenizer.pre"] = options.preTokenizer;
         metadata["tokenizer.pre_type"] = options.preTokenizer;

@@ -23,7 +23,7 @@ import {
 import { record } from "../arch/kv.ts";
 import { MULTIMODAL_CLASSES } from "../arch/multimodal.ts";
 import { addToFloat32, keepRanges } from "../arch/transforms.ts";
-import { sizeLabel } from "../formats/gguf/metadata.ts";
+import { sizeLabel } from "../formats/gguf/general_metadata.ts";
 import type { ModelChunk, ModelHeader, TensorEntry, TensorInfo } from "../tensor.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
 import { interleavedRopeRows } from "./qk_row_layout.ts";

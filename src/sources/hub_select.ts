@@ -28,6 +28,8 @@ export const COMPANION_FILES: readonly string[] = [
   // NVIDIA ModelOpt's quantization config (nvidia/…-FP8, …-FP4 checkpoints).
   "hf_quant_config.json",
   "preprocessor_config.json",
+  // The model card: its YAML header's licence, base models, tags… (model_card.ts).
+  "README.md",
   "special_tokens_map.json",
   "tokenizer.json",
   "tokenizer_config.json",
