@@ -531,7 +531,9 @@ export function generalPairs(m: GeneralMetadata): GeneralPair[] {
   text("general.source.doi", m.source_doi);
   text("general.source.uuid", m.source_uuid);
   text("general.source.repo_url", m.source_repo_url);
-  for (const [prefix, entries] of [["base_model", m.base_models], ["dataset", m.datasets]] as const) {
+  for (
+    const [prefix, entries] of [["base_model", m.base_models], ["dataset", m.datasets]] as const
+  ) {
     if (entries === undefined) continue;
     out.push([`general.${prefix}.count`, GgufValueType.UINT32, entries.length]);
     entries.forEach((entry, id) => {
@@ -540,7 +542,9 @@ export function generalPairs(m: GeneralMetadata): GeneralPair[] {
       }
     });
   }
-  for (const [key, list] of [["general.tags", m.tags], ["general.languages", m.languages]] as const) {
+  for (
+    const [key, list] of [["general.tags", m.tags], ["general.languages", m.languages]] as const
+  ) {
     if (list === undefined || list.length === 0) continue;
     const type = arrayType(list);
     if (type !== undefined) out.push([key, GgufValueType.ARRAY, list, type]);

@@ -58,7 +58,8 @@ export const MODEL_CARD_KEYS: readonly string[] = [
   "language",
 ];
 
-/** Python's `str.splitlines` line breaks. */
+/** Python's `str.splitlines` line breaks (its file separators included). */
+// deno-lint-ignore no-control-regex
 const LINE_BREAKS = /\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/;
 
 /**
@@ -114,9 +115,7 @@ export function readModelCard(
     throw new ModelFormatError(
       "model card",
       location,
-      `its YAML header, ${
-        cause.message.replace(/^line (\d+)/, (_, n) => `line ${Number(n) + 1}`)
-      }`,
+      `its YAML header, ${cause.message.replace(/^line (\d+)/, (_, n) => `line ${Number(n) + 1}`)}`,
       { cause },
     );
   }

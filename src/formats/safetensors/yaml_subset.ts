@@ -365,7 +365,9 @@ function keyText(raw: string, reader: Reader, line: number): string {
   const text = raw.trimEnd();
   if (text.startsWith('"') || text.startsWith("'")) {
     const parsed = tryFlow(text, 0);
-    if (parsed === undefined || typeof parsed.value !== "string") reader.fail("malformed key", line);
+    if (parsed === undefined || typeof parsed.value !== "string") {
+      reader.fail("malformed key", line);
+    }
     return parsed.value as string;
   }
   if (text.startsWith("&") || text.startsWith("*") || text.startsWith("!")) {
@@ -412,7 +414,9 @@ function skipSpace(s: FlowState): void {
 }
 
 function flowValue(s: FlowState): unknown {
-  if (s.depth > MAX_YAML_DEPTH) throw new YamlSubsetError(`nested deeper than ${MAX_YAML_DEPTH} levels`, 0);
+  if (s.depth > MAX_YAML_DEPTH) {
+    throw new YamlSubsetError(`nested deeper than ${MAX_YAML_DEPTH} levels`, 0);
+  }
   skipSpace(s);
   const c = s.text[s.k];
   if (c === undefined) throw UNFINISHED;
