@@ -31,7 +31,8 @@ import { hfToGgufName } from "../formats/gguf/names.ts";
 import { type ImportanceMatrix, readImportanceMatrix } from "./read_imatrix.ts";
 import { imatrixGgufKv } from "../formats/gguf/imatrix_kv.ts";
 import { GgufValueType } from "../formats/gguf/header.ts";
-import { aprGeneralFields, hfFolderName } from "./model_name.ts";
+import { hfFolderName } from "./model_name.ts";
+import { aprGeneralFields, generalMetadataOf } from "../formats/gguf/general_metadata.ts";
 import { QuantizeStream } from "../quant/quantize_stream.ts";
 import { QUANT_METHODS } from "../quant/checkpoint/mod.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
@@ -328,8 +329,9 @@ async function convertPart(
     let stream = model.chunks();
     // An image-text-to-text checkpoint: its language model under the text
     // family's names, the vision tower left out (kept on request for APR).
+    const folderName = await hfFolderName(source, model.header.format);
     if (part === "vision") {
-      stream = stream.pipeThrough(toVisionGguf());
+      stream = stream.pipeThrough(toVisionGguf(folderName));
     } else if ((format === "gguf" || format === "apr") && options.keepNames !== true) {
       stream = stream.pipeThrough(languageModelOnly({
         format,
@@ -410,7 +412,6 @@ async function convertPart(
         }),
       );
     }
-    const folderName = await hfFolderName(source, model.header.format);
     stream = stream.pipeThrough(finalizeMetadata(model, source, folderName, options, (h) => {
       header = h;
       if (imatrix !== undefined) warnMissingImportance(h, imatrix, options);
@@ -999,7 +1000,16 @@ function finalizeMetadata(
       // (`tiny-llama` → "Tiny Llama"); the folder is kept for GGUF export.
       if (folderName !== undefined) {
         metadata["hf_folder_name"] = folderName;
-        Object.assign(metadata, aprGeneralFields(metadata, folderName));
+        const total = metadata.param_count ?? 0;
+        const general = generalMetadataOf(metadata, folderName, {
+          total,
+          shared: total,
+          expert: 0,
+          expertCount: 0,
+        });
+        for (const [field, value] of Object.entries(aprGeneralFields(general))) {
+          if (metadata[field] === undefined || metadata[field] === null) metadata[field] = value;
+        }
       }
       if (options.preTokenizer !== undefined) {
         metadata["tokenizer.pre"] = options.preTokenizer;

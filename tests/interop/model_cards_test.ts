@@ -15,6 +15,7 @@ import { createHash } from "node:crypto";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { withTempDir } from "../cli/_run_apr.ts";
+import { fileURLToPath as fromFileUrl } from "node:url";
 import { familyDir, ggufDescription, type ManifestKv } from "./_families.ts";
 
 const DIR = new URL("../testdata/model_cards/", import.meta.url);
@@ -22,6 +23,10 @@ const DIR = new URL("../testdata/model_cards/", import.meta.url);
 interface Case {
   id: string;
   family: string;
+  /** A multimodal fixture (tests/testdata/multimodal/hf/) instead of the family's. */
+  multimodal?: string;
+  /** Also the vision GGUF (`--mmproj`). */
+  mmproj?: boolean;
   folder: string;
   readme: string | null;
   config?: Record<string, unknown>;
@@ -39,8 +44,11 @@ async function manifest(id: string): Promise<{ file_sha256: string; kv: Manifest
 async function caseFolder(root: string, c: Case): Promise<string> {
   const folder = `${root}/${c.id}/${c.folder}`;
   await Deno.mkdir(folder, { recursive: true });
-  for await (const entry of Deno.readDir(familyDir(c.family))) {
-    await Deno.copyFile(`${familyDir(c.family)}/${entry.name}`, `${folder}/${entry.name}`);
+  const from = c.multimodal !== undefined
+    ? fromFileUrl(new URL(`../testdata/multimodal/hf/${c.multimodal}`, import.meta.url))
+    : familyDir(c.family);
+  for await (const entry of Deno.readDir(from)) {
+    await Deno.copyFile(`${from}/${entry.name}`, `${folder}/${entry.name}`);
   }
   if (c.readme !== null) await Deno.writeTextFile(`${folder}/README.md`, c.readme);
   if (c.config !== undefined) {
@@ -81,11 +89,19 @@ Deno.test("model cards: HF → GGUF has the converter's KV pairs in its order an
         const want = await manifest(c.id);
         const folder = await caseFolder(dir, c);
         const out = `${dir}/${c.id}.gguf`;
-        await convertModel(folder, out);
+        const mmproj = `${dir}/${c.id}-mmproj.gguf`;
+        await convertModel(folder, out, c.mmproj === true ? { mmproj } : {});
         const mine = (await ggufDescription(out)).kv;
         const differences = kvDifferences(mine, want.kv);
         assert.deepEqual(differences, [], differences.join("\n"));
         assert.equal(await sha256(out), want.file_sha256, "the whole file");
+        if (c.mmproj === true) {
+          // The vision GGUF carries the same general.* keys, counted from its own tensors.
+          const vision = await manifest(`${c.id}-mmproj`);
+          const visionDifferences = kvDifferences((await ggufDescription(mmproj)).kv, vision.kv);
+          assert.deepEqual(visionDifferences, [], `mmproj:\n${visionDifferences.join("\n")}`);
+          assert.equal(await sha256(mmproj), vision.file_sha256, "the whole vision GGUF");
+        }
         const apr = `${dir}/${c.id}.apr`;
         await convertModel(folder, apr);
         await convertModel(apr, `${dir}/${c.id}-via-apr.gguf`);

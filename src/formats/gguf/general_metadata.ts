@@ -19,6 +19,7 @@
  */
 
 import { GgufValueType } from "./header.ts";
+import type { ModelMetadata } from "../../tensor.ts";
 
 /**
  * gguf-py's `Metadata.id_to_title`: `-` becomes a space; an all-lowercase
@@ -327,6 +328,55 @@ export interface GeneralMetadataInputs {
 
 const HTTP = ["http://", "https://", "ssh://"];
 
+const OWN_FIELDS: readonly (readonly [keyof GeneralMetadata, string])[] = [
+  ["name", "name"],
+  ["author", "author"],
+  ["version", "version"],
+  ["organization", "organization"],
+  ["description", "description"],
+  ["finetune", "finetune"],
+  ["basename", "basename"],
+  ["size_label", "size_label"],
+  ["source_url", "url"],
+  ["source_doi", "doi"],
+  ["source_uuid", "uuid"],
+  ["source_repo_url", "repo_url"],
+];
+
+/**
+ * The model card's single-valued keys gguf-py reads, in its order, each
+ * with the field it fills (the first present wins): llama.cpp's own keys,
+ * the same with `model_` (its Hugging Face style), then keys seen on the
+ * Hub (TheBloke's cards).
+ */
+const CARD_FIELDS: readonly (readonly [keyof GeneralMetadata, string])[] = [
+  ...OWN_FIELDS,
+  ...OWN_FIELDS.map(([field, key]) => [field, `model_${key}`] as const),
+  ["name", "model_name"],
+  ["author", "model_creator"],
+  ["basename", "model_type"],
+];
+
+/** Every model card key gguf-py's `Metadata.apply_metadata_heuristic` reads. */
+export const MODEL_CARD_KEYS: readonly string[] = [
+  ...new Set([
+    ...CARD_FIELDS.map(([, key]) => key),
+    "base_model",
+    "base_models",
+    "base_model_sources",
+    "datasets",
+    "dataset",
+    "dataset_sources",
+    "license",
+    "license_name",
+    "license_link",
+    "tags",
+    "pipeline_tag",
+    "languages",
+    "language",
+  ]),
+];
+
 /** A base model or data set named in the card, as gguf-py describes it. */
 function sourceEntry(id: unknown, totalParams: number): SourceEntry {
   if (id !== null && typeof id === "object" && !Array.isArray(id)) return { ...id };
@@ -390,25 +440,7 @@ export function generalMetadata(inputs: GeneralMetadataInputs): GeneralMetadata 
       else if (Array.isArray(value)) current.push(...value);
       m[field] = current;
     };
-    // llama.cpp's own keys, then the same with model_ (its Hugging Face style).
-    for (const prefix of ["", "model_"]) {
-      use("name", `${prefix}name`);
-      use("author", `${prefix}author`);
-      use("version", `${prefix}version`);
-      use("organization", `${prefix}organization`);
-      use("description", `${prefix}description`);
-      use("finetune", `${prefix}finetune`);
-      use("basename", `${prefix}basename`);
-      use("size_label", `${prefix}size_label`);
-      use("source_url", `${prefix}url`);
-      use("source_doi", `${prefix}doi`);
-      use("source_uuid", `${prefix}uuid`);
-      use("source_repo_url", `${prefix}repo_url`);
-    }
-    // Seen on the Hub (TheBloke's cards).
-    use("name", "model_name");
-    use("author", "model_creator");
-    use("basename", "model_type");
+    for (const [field, key] of CARD_FIELDS) use(field, key);
     const sources = (keys: readonly string[]): SourceEntry[] | undefined => {
       if (!keys.some((k) => Object.hasOwn(card, k))) return undefined;
       const key = keys.find((k) => Object.hasOwn(card, k))!;
@@ -548,6 +580,55 @@ export function generalPairs(m: GeneralMetadata): GeneralPair[] {
     if (list === undefined || list.length === 0) continue;
     const type = arrayType(list);
     if (type !== undefined) out.push([key, GgufValueType.ARRAY, list, type]);
+  }
+  return out;
+}
+
+/**
+ * {@linkcode generalMetadata} of a converted model's APR metadata: its
+ * `model_card` and `hf_config`'s `_name_or_path`, kept at import.
+ *
+ * @param metadata The APR metadata.
+ * @param folder The model folder's name (`hf_folder_name`, kept at import).
+ * @param counts What the written tensors count.
+ * @returns The metadata.
+ */
+export function generalMetadataOf(
+  metadata: ModelMetadata,
+  folder: unknown,
+  counts: ParameterCounts,
+): GeneralMetadata {
+  const card = metadata["model_card"];
+  const config = metadata["hf_config"];
+  return generalMetadata({
+    card: card !== null && typeof card === "object" && !Array.isArray(card)
+      ? card as Record<string, unknown>
+      : undefined,
+    nameOrPath: config !== null && typeof config === "object"
+      ? (config as Record<string, unknown>)["_name_or_path"]
+      : undefined,
+    folder: typeof folder === "string" ? folder : undefined,
+    counts,
+  });
+}
+
+/** APR's fields that have a `general.*` GGUF key. */
+export const APR_GENERAL_FIELDS = ["name", "author", "version", "description", "license"] as const;
+
+/**
+ * APR's name, author, version, description and licence from
+ * {@linkcode generalMetadata}: strings only, a list of licences joined by
+ * commas as gguf-py writes it.
+ *
+ * @param general The metadata.
+ * @returns The fields.
+ */
+export function aprGeneralFields(general: GeneralMetadata): Partial<ModelMetadata> {
+  const out: Partial<ModelMetadata> = {};
+  for (const field of APR_GENERAL_FIELDS) {
+    let value = general[field];
+    if (Array.isArray(value) && value.every((v) => typeof v === "string")) value = value.join(",");
+    if (typeof value === "string") out[field] = value;
   }
   return out;
 }

@@ -30,7 +30,7 @@ import { familyGgufPlan } from "../../arch/gguf_plan.ts";
 import { aprRopeTypeOfGguf } from "../../arch/gguf_rope.ts";
 import { FILE_TYPE_KEY } from "../../arch/kv.ts";
 import { familyOf } from "../../arch/registry.ts";
-import { generalMetadata, generalPairs, parameterCounts } from "./general_metadata.ts";
+import { generalMetadataOf, generalPairs, parameterCounts } from "./general_metadata.ts";
 
 /** Arrays longer than this are left out of `gguf_metadata` (vocabularies belong in `tokenizer.*`). */
 export const GGUF_METADATA_MAX_ARRAY = 64;
@@ -471,22 +471,12 @@ function writeTokenizer(
  * win (they were derived alike, unless edited since).
  */
 function convertedGeneral(metadata: ModelMetadata, options: AprToGgufOptions) {
-  const card = metadata["model_card"];
-  const config = metadata["hf_config"];
-  const folder = metadata["hf_folder_name"];
   // Without the tensors, a model with experts cannot be labelled as gguf-py does (8x7.2B).
   const total = metadata.num_experts == null ? options.parameterCount ?? 0 : 0;
   const counts = options.tensors !== undefined
     ? parameterCounts(options.tensors)
     : { total, shared: total, expert: 0, expertCount: 0 };
-  const general = generalMetadata({
-    card: card !== null && typeof card === "object" && !Array.isArray(card)
-      ? card as Record<string, unknown>
-      : undefined,
-    nameOrPath: (config as Record<string, unknown> | undefined)?.["_name_or_path"],
-    folder: typeof folder === "string" ? folder : undefined,
-    counts,
-  });
+  const general = generalMetadataOf(metadata, metadata["hf_folder_name"], counts);
   for (const [field] of GENERAL_FIELDS) {
     const value = metadata[field];
     if (typeof value === "string") (general as Record<string, unknown>)[field] = value;

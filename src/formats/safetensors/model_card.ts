@@ -7,7 +7,7 @@
  * line that is exactly `---`; `- no` is quoted (the "Norway problem": YAML
  * 1.1 reads Norwegian's language code as false) and tabs become two spaces,
  * as the converter does before parsing. Only the keys the converter reads
- * are kept (`MODEL_CARD_KEYS`), so a card's long `model-index` or gating
+ * are kept (`MODEL_CARD_KEYS` of `general_metadata.ts`), so a card's long `model-index` or gating
  * form does not travel into every APR file.
  *
  * Bounded like the other companion files: only the first
@@ -19,44 +19,10 @@
 
 import { ModelFormatError } from "../../errors.ts";
 import { parseYamlSubset, YamlSubsetError } from "./yaml_subset.ts";
+import { MODEL_CARD_KEYS } from "../gguf/general_metadata.ts";
 
 /** Bytes of `README.md` read: real headers are under 100 kB (Llama 3.1's, with its licence, ~60 kB). */
 export const MAX_MODEL_CARD_BYTES = 1 << 20;
-
-/** The model card keys gguf-py's `Metadata.apply_metadata_heuristic` reads. */
-export const MODEL_CARD_KEYS: readonly string[] = [
-  ...["", "model_"].flatMap((p) =>
-    [
-      "name",
-      "author",
-      "version",
-      "organization",
-      "description",
-      "finetune",
-      "basename",
-      "size_label",
-      "url",
-      "doi",
-      "uuid",
-      "repo_url",
-    ].map((k) => p + k)
-  ),
-  "model_creator",
-  "model_type",
-  "base_model",
-  "base_models",
-  "base_model_sources",
-  "datasets",
-  "dataset",
-  "dataset_sources",
-  "license",
-  "license_name",
-  "license_link",
-  "tags",
-  "pipeline_tag",
-  "languages",
-  "language",
-];
 
 /** Python's `str.splitlines` line breaks (its file separators included). */
 // deno-lint-ignore no-control-regex

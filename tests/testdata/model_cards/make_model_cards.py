@@ -5,12 +5,13 @@
         tests/testdata/model_cards/make_model_cards.py /work/tools/llama.cpp
 
 1. For each case of `cases.json`: the family's tiny checkpoint
-   (`../families/hf/<family>/`) copied to a folder named `folder`, with the
+   (`../families/hf/<family>/`, or `../multimodal/hf/<multimodal>/`) copied to a folder named `folder`, with the
    case's `readme` as `README.md` (none when null) and its `config` keys
    added to `config.json`, converted by `convert_hf_to_gguf.py --outtype f32`
    (through `../families/make_llamacpp.py`, which names the tiny tokenizers'
    pre-tokenizers). `<id>.json` records every KV pair (key, GGUF type, array
-   element types, value) in file order and the whole file's sha256.
+   element types, value) in file order and the whole file's sha256; with
+   `mmproj`, `<id>-mmproj.json` the same for `--mmproj` (the vision GGUF).
 2. `name_components.json`: gguf-py's `Metadata.get_model_id_components` and
    `id_to_title` of each name in NAMES, for each parameter count in TOTALS.
 3. `yaml.json`: PyYAML's `safe_load` of each text in `yaml_samples.json` (the
@@ -86,6 +87,13 @@ def convert(llama_cpp: Path, folder: Path, out: Path) -> None:
         sys.exit(f"{folder.name}: the converter failed:\n{run.stderr[-3000:]}")
 
 
+def checkpoint(case: dict) -> Path:
+    """The tiny checkpoint a case starts from: a family's, or a multimodal fixture's."""
+    if case.get("multimodal"):
+        return HERE.parent / "multimodal" / "hf" / case["multimodal"]
+    return FAMILIES / "hf" / case["family"]
+
+
 def kv_manifest(path: Path, made_by: str) -> dict:
     from gguf import GGUFReader, GGUFValueType  # type: ignore
 
@@ -154,7 +162,7 @@ def main() -> None:
             if only and case["id"] not in only:
                 continue
             folder = Path(tmp) / case["id"] / case["folder"]
-            shutil.copytree(FAMILIES / "hf" / case["family"], folder)
+            shutil.copytree(checkpoint(case), folder)
             if case.get("readme") is not None:
                 (folder / "README.md").write_text(case["readme"], encoding="utf-8")
             if case.get("config"):
@@ -166,6 +174,17 @@ def main() -> None:
             manifest = kv_manifest(out, made_by)
             (HERE / f"{case['id']}.json").write_text(json.dumps(manifest, ensure_ascii=False) + "\n")
             print(case["id"], manifest["file_sha256"])
+            if case.get("mmproj"):
+                # The vision GGUF: the converter itself, no tokenizer involved.
+                mmproj = Path(tmp) / f"{case['id']}-mmproj.gguf"
+                subprocess.run(
+                    [sys.executable, str(llama_cpp / "convert_hf_to_gguf.py"), str(folder), "--mmproj",
+                     "--outtype", "f32", "--outfile", str(mmproj)],
+                    capture_output=True, text=True, check=True,
+                )
+                manifest = kv_manifest(mmproj, made_by.replace("--outtype", "--mmproj --outtype"))
+                (HERE / f"{case['id']}-mmproj.json").write_text(json.dumps(manifest, ensure_ascii=False) + "\n")
+                print(case["id"], "mmproj", manifest["file_sha256"])
     if not only:
         (HERE / "name_components.json").write_text(json.dumps(name_components(), indent=0) + "\n")
         (HERE / "yaml.json").write_text(json.dumps(yaml_reference(), indent=0, ensure_ascii=False) + "\n")
