@@ -227,18 +227,23 @@ class Reader {
       return content === "" || line.length - content.length > parent;
     };
     if (first === '"' || first === "'" || first === "[" || first === "{") {
-      for (;;) {
-        const parsed = tryFlow(joined, depth);
-        if (parsed !== undefined) {
-          if (parsed.rest.trim() !== "" && !/^\s+#/.test(parsed.rest)) {
-            this.fail(`unexpected text after the value: ${parsed.rest.trim().slice(0, 20)}`, start);
-          }
-          return parsed.value;
-        }
-        if (!continuation()) this.fail("unterminated quoted or flow value", start);
-        joined += "\n" + this.lines[this.i]!;
+      // The lines up to where its quotes and brackets close (flow values may
+      // run back to any column, as PyYAML reads them), scanned once and
+      // parsed once: a long value costs time linear in its length.
+      const scanner = new FlowScanner();
+      let closed = scanner.feed(text);
+      while (!closed && this.i < this.lines.length) {
+        const line = this.lines[this.i]!;
+        joined += "\n" + line;
         this.i++;
+        closed = scanner.feed("\n" + line);
       }
+      const parsed = tryFlow(joined, depth);
+      if (parsed === undefined) this.fail("unterminated quoted or flow value", start);
+      if (parsed.rest.trim() !== "" && !/^\s+#/.test(parsed.rest)) {
+        this.fail(`unexpected text after the value: ${parsed.rest.trim().slice(0, 20)}`, start);
+      }
+      return parsed.value;
     }
     // A plain scalar: the line's text up to a comment, then more-indented lines.
     const parts = [stripComment(text)];
@@ -319,6 +324,47 @@ class Reader {
     if (chomp === "-") return text;
     if (chomp === "+") return text + "\n" + "\n".repeat(trailing);
     return text + "\n";
+  }
+}
+
+/** Where a quoted or flow value ends: fed its lines, says when its quotes and brackets have closed. */
+class FlowScanner {
+  #depth = 0;
+  #quote: string | undefined;
+  #escaped = false;
+  #comment = false;
+  #previous = " ";
+  #started = false;
+
+  /** Feed the next line; true when the value has closed by its end. */
+  feed(text: string): boolean {
+    for (const c of text) {
+      const previous = this.#previous;
+      this.#previous = c;
+      if (this.#comment) {
+        if (c === "\n") this.#comment = false;
+        continue;
+      }
+      if (this.#quote !== undefined) {
+        if (this.#escaped) this.#escaped = false;
+        else if (this.#quote === '"' && c === "\\") this.#escaped = true;
+        // A doubled '' is a quote inside: closing then reopening gives the same.
+        else if (c === this.#quote) this.#quote = undefined;
+        continue;
+      }
+      if (c === '"' || c === "'") {
+        this.#quote = c;
+        this.#started = true;
+      } else if (c === "[" || c === "{") {
+        this.#depth++;
+        this.#started = true;
+      } else if (c === "]" || c === "}") {
+        this.#depth--;
+      } else if (c === "#" && /\s/.test(previous)) {
+        this.#comment = true;
+      }
+    }
+    return this.#started && this.#depth <= 0 && this.#quote === undefined;
   }
 }
 

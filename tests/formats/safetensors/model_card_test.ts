@@ -116,3 +116,18 @@ Deno.test("a folder's README.md is read up to its bound only: a huge card with a
     await assert.rejects(() => readHfCompanionFiles(files), /README\.md.*does not close/);
   });
 });
+
+Deno.test("parseYamlSubset() reads a header of the bound's size in linear time, even unterminated", () => {
+  const lines = Math.floor(MAX_MODEL_CARD_BYTES / 4);
+  for (const text of [`tags: [\n${"  a,\n".repeat(lines)}`, `tags:\n${"- a\n".repeat(lines)}`]) {
+    const started = performance.now();
+    try {
+      parseYamlSubset(text);
+    } catch (error) {
+      assert.ok(error instanceof YamlSubsetError);
+    }
+    // ~0.5 s of CPU; a parse per line (quadratic) would take minutes.
+    const ms = performance.now() - started;
+    assert.ok(ms < 20_000, `${ms} ms for ${text.length} bytes`);
+  }
+});
