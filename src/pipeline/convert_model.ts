@@ -32,7 +32,7 @@ import { type ImportanceMatrix, readImportanceMatrix } from "./read_imatrix.ts";
 import { imatrixGgufKv } from "../formats/gguf/imatrix_kv.ts";
 import { GgufValueType } from "../formats/gguf/header.ts";
 import { hfFolderName } from "./model_name.ts";
-import { aprGeneralFields, generalMetadataOf } from "../formats/gguf/general_metadata.ts";
+import { aprGeneralFields, generalMetadataOf } from "../arch/hf_model_card.ts";
 import { QuantizeStream } from "../quant/quantize_stream.ts";
 import { QUANT_METHODS } from "../quant/checkpoint/mod.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";

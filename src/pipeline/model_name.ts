@@ -1,7 +1,7 @@
 /**
  * The folder name llama.cpp's converter names a Hugging Face model after
  * (and reads its basename, size label, finetune and version from:
- * `formats/gguf/general_metadata.ts`).
+ * `arch/hf_model_card.ts`).
  *
  * @module
  */

@@ -28,9 +28,7 @@ import {
   generalMetadataOf,
   generalPairs,
   parameterCounts,
-} from "../formats/gguf/general_metadata.ts";
-import { ggufValueTypeName } from "../formats/gguf/header.ts";
-import type { KvEntry, KvType } from "../arch/kv.ts";
+} from "../arch/hf_model_card.ts";
 import type { ModelChunk, ModelHeader, TensorEntry, TensorInfo } from "../tensor.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
 import { interleavedRopeRows } from "./qk_row_layout.ts";
@@ -168,7 +166,7 @@ function planVision(
   }
   // The converter's general.* keys, as for the text GGUF, counted from these tensors.
   const general = generalMetadataOf(metadata, folder, parameterCounts(tensors));
-  const kv = mmprojKv(support, { config, preprocessor }, generalEntries(generalPairs(general)));
+  const kv = mmprojKv(support, { config, preprocessor }, generalPairs(general));
   return {
     header: {
       ...header,
@@ -181,20 +179,6 @@ function planVision(
     },
     planned,
   };
-}
-
-/** `generalPairs` as KV entries (gguf-py's type names). */
-function generalEntries(pairs: ReturnType<typeof generalPairs>): [string, KvEntry][] {
-  return pairs.map(([key, type, value, element]) => [
-    key,
-    element === undefined
-      ? { type: ggufValueTypeName(type) as KvType, value: value as string | number }
-      : {
-        type: "ARRAY",
-        array_types: [ggufValueTypeName(element) as KvType],
-        value: value as (string | number | boolean)[],
-      },
-  ]);
 }
 
 function planTensor(

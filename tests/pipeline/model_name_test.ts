@@ -1,6 +1,6 @@
 import { equal } from "node:assert/strict";
 import { hfFolderName } from "../../src/pipeline/model_name.ts";
-import { idToTitle } from "../../src/formats/gguf/general_metadata.ts";
+import { idToTitle } from "../../src/arch/hf_model_card.ts";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { testdata, withTempDir } from "./_helpers.ts";

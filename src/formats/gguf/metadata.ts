@@ -30,7 +30,7 @@ import { familyGgufPlan } from "../../arch/gguf_plan.ts";
 import { aprRopeTypeOfGguf } from "../../arch/gguf_rope.ts";
 import { FILE_TYPE_KEY } from "../../arch/kv.ts";
 import { familyOf } from "../../arch/registry.ts";
-import { generalMetadataOf, generalPairs, parameterCounts } from "./general_metadata.ts";
+import { generalMetadataOf, generalPairs, parameterCounts } from "../../arch/hf_model_card.ts";
 
 /** Arrays longer than this are left out of `gguf_metadata` (vocabularies belong in `tokenizer.*`). */
 export const GGUF_METADATA_MAX_ARRAY = 64;
@@ -330,13 +330,8 @@ export function aprToGgufKv(
   if (converted) set("general.type", GgufValueType.STRING, "model");
   if (converted) writeSampling(metadata["sampling"], set);
   if (converted) {
-    for (const [key, type, value, element] of convertedGeneral(metadata, options)) {
-      kv.set(
-        key,
-        element === undefined
-          ? { type, value: value as GgufValue }
-          : { type, value: value as GgufValue, arrayTypes: [element] },
-      );
+    for (const [key, entry] of convertedGeneral(metadata, options)) {
+      kv.set(key, fromVerbatim(key, entry));
     }
   } else {
     for (const [field, key] of GENERAL_FIELDS) set(key, GgufValueType.STRING, metadata[field]);
@@ -466,7 +461,7 @@ function writeTokenizer(
 
 /**
  * The `general.*` pairs llama.cpp's converter writes for a Hugging Face
- * model (`general_metadata.ts`), from the model card and names kept at
+ * model (`arch/hf_model_card.ts`), from the model card and names kept at
  * import; the APR file's own name, author, version, description and licence
  * win (they were derived alike, unless edited since).
  */

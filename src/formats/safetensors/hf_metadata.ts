@@ -459,7 +459,7 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   // The image processor's settings, for a vision GGUF (llama.cpp's --mmproj keys).
   const preprocessor = record(files.preprocessorConfig);
   if (preprocessor !== undefined) out["hf_preprocessor_config"] = preprocessor;
-  // The model card's keys, for the general.* GGUF keys (general_metadata.ts).
+  // The model card's keys, for the general.* GGUF keys (arch/hf_model_card.ts).
   if (files.modelCard !== undefined) out["model_card"] = files.modelCard;
   return out;
 }

@@ -7,7 +7,7 @@
  * line that is exactly `---`; `- no` is quoted (the "Norway problem": YAML
  * 1.1 reads Norwegian's language code as false) and tabs become two spaces,
  * as the converter does before parsing. Only the keys the converter reads
- * are kept (`MODEL_CARD_KEYS` of `general_metadata.ts`), so a card's long `model-index` or gating
+ * are kept (`MODEL_CARD_KEYS` of `arch/hf_model_card.ts`), so a card's long `model-index` or gating
  * form does not travel into every APR file.
  *
  * Bounded like the other companion files: only the first
@@ -19,7 +19,7 @@
 
 import { ModelFormatError } from "../../errors.ts";
 import { parseYamlSubset, YamlSubsetError } from "./yaml_subset.ts";
-import { MODEL_CARD_KEYS } from "../gguf/general_metadata.ts";
+import { MODEL_CARD_KEYS } from "../../arch/hf_model_card.ts";
 
 /** Bytes of `README.md` read: real headers are under 100 kB (Llama 3.1's, with its licence, ~60 kB). */
 export const MAX_MODEL_CARD_BYTES = 1 << 20;

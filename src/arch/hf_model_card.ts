@@ -10,7 +10,8 @@
  * `Instruct`), from `config.json`'s `_name_or_path` and else the folder's
  * name, and the size label it counts from the written tensors
  * (`GGUFWriter.get_total_parameter_count`, `gguf.size_label`). The pairs come
- * out in `Metadata.set_gguf_meta_model`'s order.
+ * out in `Metadata.set_gguf_meta_model`'s order. Shared by the Hugging Face
+ * import (APR's name, licence…) and the GGUF export, so it lives here.
  *
  * Where the converter stops with an error (a number or a list where it
  * writes a string, a list mixing kinds), the value is left out instead.
@@ -18,8 +19,8 @@
  * @module
  */
 
-import { GgufValueType } from "./header.ts";
-import type { ModelMetadata } from "../../tensor.ts";
+import type { KvEntry, KvType } from "./kv.ts";
+import type { ModelMetadata } from "../tensor.ts";
 
 /**
  * gguf-py's `Metadata.id_to_title`: `-` becomes a space; an all-lowercase
@@ -29,7 +30,7 @@ import type { ModelMetadata } from "../../tensor.ts";
  *
  * @example Usage
  * ```ts
- * import { idToTitle } from "./general_metadata.ts";
+ * import { idToTitle } from "./hf_model_card.ts";
  * console.assert(idToTitle("tiny-llama") === "Tiny Llama");
  * console.assert(idToTitle("Meta-Llama-3-8B") === "Meta Llama 3 8B");
  * ```
@@ -89,7 +90,7 @@ type Part = "basename" | "size_label" | "finetune" | "version" | "type";
  *
  * @example Usage
  * ```ts
- * import { modelIdComponents } from "./general_metadata.ts";
+ * import { modelIdComponents } from "./hf_model_card.ts";
  * const c = modelIdComponents("Qwen/Qwen2.5-7B-Instruct", 7_615_616_512);
  * console.assert(c.basename === "Qwen2.5" && c.sizeLabel === "7B" && c.finetune === "Instruct");
  * ```
@@ -281,7 +282,7 @@ export function parameterCounts(
  *
  * @example Usage
  * ```ts
- * import { sizeLabel } from "./general_metadata.ts";
+ * import { sizeLabel } from "./hf_model_card.ts";
  * console.assert(sizeLabel(7_241_732_096) === "7.2B");
  * ```
  *
@@ -410,7 +411,7 @@ function sourceEntry(id: unknown, totalParams: number): SourceEntry {
  *
  * @example Usage
  * ```ts
- * import { generalMetadata } from "./general_metadata.ts";
+ * import { generalMetadata } from "./hf_model_card.ts";
  * const m = generalMetadata({
  *   card: { license: "apache-2.0", base_model: "Qwen/Qwen2.5-7B" },
  *   folder: "Qwen2.5-7B-Instruct",
@@ -489,8 +490,8 @@ export function generalMetadata(inputs: GeneralMetadataInputs): GeneralMetadata 
   return m;
 }
 
-/** One GGUF pair: key, type, value, and for arrays the element type. */
-export type GeneralPair = readonly [string, GgufValueType, unknown, GgufValueType?];
+/** One GGUF pair: key and entry (gguf-py's type names). */
+export type GeneralPair = readonly [string, KvEntry];
 
 /** The fields of a base model or data set entry, in the order gguf-py writes them. */
 const ENTRY_FIELDS = [
@@ -506,16 +507,16 @@ const ENTRY_FIELDS = [
 ] as const;
 
 /** gguf-py's array element type of a list, or undefined where `_pack_val` raises. */
-function arrayType(values: readonly unknown[]): GgufValueType | undefined {
-  const typeOf = (v: unknown): GgufValueType | undefined =>
+function arrayType(values: readonly unknown[]): KvType | undefined {
+  const typeOf = (v: unknown): KvType | undefined =>
     typeof v === "string"
-      ? GgufValueType.STRING
+      ? "STRING"
       : typeof v === "boolean"
-      ? GgufValueType.BOOL
+      ? "BOOL"
       : typeof v === "number" && Number.isInteger(v) && Math.abs(v) < 2 ** 31
-      ? GgufValueType.INT32
+      ? "INT32"
       : typeof v === "number"
-      ? GgufValueType.FLOAT32
+      ? "FLOAT32"
       : undefined;
   const first = typeOf(values[0]);
   return values.every((v) => typeOf(v) === first) ? first : undefined;
@@ -527,7 +528,7 @@ function arrayType(values: readonly unknown[]): GgufValueType | undefined {
  *
  * @example Usage
  * ```ts
- * import { generalPairs } from "./general_metadata.ts";
+ * import { generalPairs } from "./hf_model_card.ts";
  * const pairs = generalPairs({ name: "Tiny", license: ["mit", "other"], tags: ["a"] });
  * console.assert(pairs.map((p) => p[0]).join() === "general.name,general.license,general.tags");
  * ```
@@ -538,7 +539,7 @@ function arrayType(values: readonly unknown[]): GgufValueType | undefined {
 export function generalPairs(m: GeneralMetadata): GeneralPair[] {
   const out: GeneralPair[] = [];
   const text = (key: string, value: unknown): void => {
-    if (typeof value === "string") out.push([key, GgufValueType.STRING, value]);
+    if (typeof value === "string") out.push([key, { type: "STRING", value }]);
   };
   text("general.name", m.name);
   text("general.author", m.author);
@@ -567,7 +568,7 @@ export function generalPairs(m: GeneralMetadata): GeneralPair[] {
     const [prefix, entries] of [["base_model", m.base_models], ["dataset", m.datasets]] as const
   ) {
     if (entries === undefined) continue;
-    out.push([`general.${prefix}.count`, GgufValueType.UINT32, entries.length]);
+    out.push([`general.${prefix}.count`, { type: "UINT32", value: entries.length }]);
     entries.forEach((entry, id) => {
       for (const field of ENTRY_FIELDS) {
         if (Object.hasOwn(entry, field)) text(`general.${prefix}.${id}.${field}`, entry[field]);
@@ -579,7 +580,13 @@ export function generalPairs(m: GeneralMetadata): GeneralPair[] {
   ) {
     if (list === undefined || list.length === 0) continue;
     const type = arrayType(list);
-    if (type !== undefined) out.push([key, GgufValueType.ARRAY, list, type]);
+    if (type !== undefined) {
+      out.push([key, {
+        type: "ARRAY",
+        array_types: [type],
+        value: list as (string | number | boolean)[],
+      }]);
+    }
   }
   return out;
 }

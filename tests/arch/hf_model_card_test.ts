@@ -15,12 +15,11 @@ import {
   idToTitle,
   modelIdComponents,
   parameterCounts,
-} from "../../../src/formats/gguf/general_metadata.ts";
-import { GgufValueType } from "../../../src/formats/gguf/header.ts";
+} from "../../src/arch/hf_model_card.ts";
 
 const reference = JSON.parse(
   await Deno.readTextFile(
-    new URL("../../testdata/model_cards/name_components.json", import.meta.url),
+    new URL("../testdata/model_cards/name_components.json", import.meta.url),
   ),
 ) as {
   id: string;
@@ -94,8 +93,8 @@ Deno.test("generalPairs() leaves out what the converter cannot write, instead of
     base_models: [{ name: "B", version: 2 }],
   });
   assert.deepEqual(pairs, [
-    ["general.name", GgufValueType.STRING, "M"],
-    ["general.base_model.count", GgufValueType.UINT32, 1],
-    ["general.base_model.0.name", GgufValueType.STRING, "B"],
+    ["general.name", { type: "STRING", value: "M" }],
+    ["general.base_model.count", { type: "UINT32", value: 1 }],
+    ["general.base_model.0.name", { type: "STRING", value: "B" }],
   ]);
 });
