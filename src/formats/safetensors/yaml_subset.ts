@@ -518,11 +518,17 @@ function flowValueAt(inner: FlowState, outer: FlowState): unknown {
   return v;
 }
 
-function doubleQuoted(s: FlowState): string {
+/** The text between the quotes of the scalar at `s.k`, moving past it. */
+function takeQuoted(s: FlowState): string {
   const close = quotedEnd(s.text, s.k);
   if (close === undefined) throw UNFINISHED;
   const raw = s.text.slice(s.k + 1, close);
   s.k = close + 1;
+  return raw;
+}
+
+function doubleQuoted(s: FlowState): string {
+  const raw = takeQuoted(s);
   let out = "";
   // Escaped line breaks join lines without a space; others fold.
   const segments = raw.split(/\\\n[ \t]*/);
@@ -547,11 +553,7 @@ function unescape(text: string): string {
 }
 
 function singleQuoted(s: FlowState): string {
-  const close = quotedEnd(s.text, s.k);
-  if (close === undefined) throw UNFINISHED;
-  const raw = s.text.slice(s.k + 1, close);
-  s.k = close + 1;
-  return foldQuoted(raw).replaceAll("''", "'");
+  return foldQuoted(takeQuoted(s)).replaceAll("''", "'");
 }
 
 /**
