@@ -36,6 +36,7 @@ export type FormatName =
   | "imatrix"
   | "JSON"
   | "chat template"
+  | "model card"
   | "model";
 
 /** Options of {@linkcode ModelFormatError}. */

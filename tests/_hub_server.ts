@@ -622,6 +622,9 @@ export function buildTinyShardedModel(options: TinyModelOptions = {}): HubServer
     { path: "model-00002-of-00002.safetensors", data: shard2 },
     { path: "model-stray.safetensors", data: encodeSafetensors({ stray: noise(16, 4) }) },
     { path: "pytorch_model.bin", data: new Uint8Array(noise(32, 5).buffer) },
-    { path: "README.md", data: new TextEncoder().encode("# tiny model\n") },
+    {
+      path: "README.md",
+      data: new TextEncoder().encode("---\nlicense: apache-2.0\n---\n# tiny model\n"),
+    },
   ];
 }

@@ -18,7 +18,7 @@
  * @module
  */
 
-import { KvWriter, record } from "./kv.ts";
+import { type KvEntry, KvWriter, record } from "./kv.ts";
 
 /** What the vision GGUF's keys are made from. */
 export interface MmprojSources {
@@ -636,24 +636,24 @@ export function mmprojSupport(hfArchitecture: unknown): MmprojSupport | undefine
 /**
  * The vision GGUF's keys up to the end of the class's own, in the
  * converter's order: `general.architecture` `clip`, `general.type`
- * `mmproj`, `general.name` (a place the writer fills), `general.size_label`,
- * `general.file_type` (a place the writer fills), then the `clip.*` keys.
+ * `mmproj`, the model's `general.*` keys (name, size label, licence… as for
+ * the text GGUF), `general.file_type` (a place the writer fills), then the
+ * `clip.*` keys.
  *
  * @param support The class's support.
  * @param sources `config.json` and `preprocessor_config.json`.
- * @param sizeLabel gguf-py's size label of the written tensors.
+ * @param general The `general.*` keys gguf-py's `set_gguf_meta_model` writes, in order.
  * @returns The keys, gguf-py type names and values.
  * @throws {RangeError} When a config lacks what the converter needs.
  */
 export function mmprojKv(
   support: MmprojSupport,
   sources: MmprojSources,
-  sizeLabel: string,
+  general: readonly (readonly [string, KvEntry])[],
 ): ReturnType<KvWriter["entries"]> {
   const w = new KvWriter(visionHparams(support, sources.config), "clip");
   w.set("general.type", "STRING", "mmproj");
-  w.set("general.name", "STRING", "");
-  w.set("general.size_label", "STRING", sizeLabel);
+  for (const [key, entry] of general) w.put(key, entry);
   w.fileType();
   support.writeKv(w, sources);
   return w.entries();

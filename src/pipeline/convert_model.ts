@@ -35,6 +35,7 @@ import { type ImportanceMatrix, readImportanceMatrix } from "./read_imatrix.ts";
 import { imatrixGgufKv } from "../formats/gguf/imatrix_kv.ts";
 import { GgufValueType } from "../formats/gguf/header.ts";
 import { hfFolderName } from "./model_name.ts";
+import { aprGeneralFields, generalMetadataOf } from "../arch/hf_model_card.ts";
 import { QuantizeStream } from "../quant/quantize_stream.ts";
 import { QUANT_METHODS } from "../quant/checkpoint/mod.ts";
 import { isHubRef, parseHubRef } from "../sources/hub_ref.ts";
@@ -373,8 +374,9 @@ async function convertPart(
     let stream = model.chunks();
     // An image-text-to-text checkpoint: its language model under the text
     // family's names, the vision tower left out (kept on request for APR).
+    const folderName = await hfFolderName(source, model.header.format);
     if (part === "vision") {
-      stream = stream.pipeThrough(toVisionGguf());
+      stream = stream.pipeThrough(toVisionGguf(folderName));
     } else if ((format === "gguf" || format === "apr") && options.keepNames !== true) {
       stream = stream.pipeThrough(languageModelOnly({
         format,
@@ -455,7 +457,6 @@ async function convertPart(
         }),
       );
     }
-    const folderName = await hfFolderName(source, model.header.format);
     stream = stream.pipeThrough(finalizeMetadata(model, source, folderName, options, (h) => {
       header = h;
       if (imatrix !== undefined) warnMissingImportance(h, imatrix, options);
@@ -1096,9 +1097,22 @@ function finalizeMetadata(
       if (!metadata.model_type && typeof metadata.architecture === "string") {
         metadata.model_type = metadata.architecture;
       }
-      // A Hugging Face model names itself nowhere; llama.cpp's converter
-      // names it after its folder (`tiny-llama` → "Tiny Llama"), and so does aprkit.
-      if (metadata.name === undefined && folderName !== undefined) metadata.name = folderName;
+      // A Hugging Face model's name, licence, author… as llama.cpp's
+      // converter finds them: its model card, else its folder's name
+      // (`tiny-llama` → "Tiny Llama"); the folder is kept for GGUF export.
+      if (folderName !== undefined) {
+        metadata["hf_folder_name"] = folderName;
+        const total = metadata.param_count ?? 0;
+        const general = generalMetadataOf(metadata, folderName, {
+          total,
+          shared: total,
+          expert: 0,
+          expertCount: 0,
+        });
+        for (const [field, value] of Object.entries(aprGeneralFields(general))) {
+          if (metadata[field] === undefined || metadata[field] === null) metadata[field] = value;
+        }
+      }
       if (options.preTokenizer !== undefined) {
         metadata["tokenizer.pre"] = options.preTokenizer;
         metadata["tokenizer.pre_type"] = options.preTokenizer;

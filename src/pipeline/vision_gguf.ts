@@ -11,7 +11,7 @@
  * @module
  */
 
-import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
+import { DTYPES, tensorByteLength } from "../dtype.ts";
 import { UsageError } from "../errors.ts";
 import {
   MMPROJ_CLASSES,
@@ -23,7 +23,12 @@ import {
 import { record } from "../arch/kv.ts";
 import { MULTIMODAL_CLASSES } from "../arch/multimodal.ts";
 import { addToFloat32, keepRanges } from "../arch/transforms.ts";
-import { sizeLabel } from "../formats/gguf/metadata.ts";
+import {
+  aprGeneralFields,
+  generalMetadataOf,
+  generalPairs,
+  parameterCounts,
+} from "../arch/hf_model_card.ts";
 import type { ModelChunk, ModelHeader, TensorEntry, TensorInfo } from "../tensor.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
 import { interleavedRopeRows } from "./qk_row_layout.ts";
@@ -98,16 +103,17 @@ interface Planned {
 /**
  * The transform.
  *
+ * @param folder The model folder's name, which names the file as the text GGUF's is named.
  * @returns The transform.
  * @throws {RangeError} (from the stream) When the config or preprocessor
  * config lacks what the converter needs, or no vision tensor is found.
  */
-export function toVisionGguf(): TransformStream<ModelChunk, ModelChunk> {
+export function toVisionGguf(folder?: string): TransformStream<ModelChunk, ModelChunk> {
   let planned = new Map<string, Planned[]>();
   return new TransformStream<ModelChunk, ModelChunk>({
     transform(chunk, controller) {
       if (chunk.type === "header") {
-        const result = planVision(chunk.header);
+        const result = planVision(chunk.header, folder);
         planned = result.planned;
         controller.enqueue({ type: "header", header: result.header });
         return;
@@ -121,6 +127,7 @@ export function toVisionGguf(): TransformStream<ModelChunk, ModelChunk> {
 
 function planVision(
   header: ModelHeader,
+  folder?: string,
 ): { header: ModelHeader; planned: Map<string, Planned[]> } {
   const metadata = header.metadata;
   const support = mmprojSupport(metadata.hf_architecture);
@@ -157,13 +164,18 @@ function planVision(
       "Cannot write the vision GGUF: no preprocessor_config.json (its image mean and std are needed)",
     );
   }
-  const parameters = tensors.reduce((s, t) => s + elementCount(t.shape), 0);
-  const kv = mmprojKv(support, { config, preprocessor }, sizeLabel(parameters));
+  // The converter's general.* keys, as for the text GGUF, counted from these tensors.
+  const general = generalMetadataOf(metadata, folder, parameterCounts(tensors));
+  const kv = mmprojKv(support, { config, preprocessor }, generalPairs(general));
   return {
     header: {
       ...header,
       tensors,
-      metadata: { architecture: "clip", gguf_metadata: Object.fromEntries(kv) },
+      metadata: {
+        architecture: "clip",
+        ...aprGeneralFields(general),
+        gguf_metadata: Object.fromEntries(kv),
+      },
     },
     planned,
   };

@@ -33,6 +33,13 @@ export const COMPANION_FILES: readonly string[] = [
   "tokenizer_config.json",
 ];
 
+/**
+ * Companions of a SafeTensors model only: the model card, whose YAML header
+ * gives a converted GGUF its licence, base models, tags… (model_card.ts). A
+ * GGUF carries its own.
+ */
+export const SAFETENSORS_COMPANION_FILES: readonly string[] = ["README.md"];
+
 /** The index of a sharded SafeTensors model. */
 export const INDEX_FILE = "model.safetensors.index.json";
 /** The single-file SafeTensors model. */
@@ -84,7 +91,8 @@ export async function selectModelFiles(
     // split GGUF set) and its folder's companions.
     const folder = path.includes("/") ? path.slice(0, path.lastIndexOf("/") + 1) : "";
     return checkedPaths(
-      [...splitSiblings(all, path), ...companions(all, folder)].filter(unique).sort(),
+      [...splitSiblings(all, path), ...companions(all, folder, path.endsWith(".safetensors"))]
+        .filter(unique).sort(),
     );
   }
   const folder = path === undefined ? "" : `${path}/`;
@@ -94,6 +102,7 @@ export async function selectModelFiles(
     );
   }
   const chosen: string[] = [];
+  let safetensors = true;
   if (all.has(folder + INDEX_FILE)) {
     const indexPath = folder + INDEX_FILE;
     chosen.push(indexPath, ...shardsOf(await readText(indexPath), indexPath, folder));
@@ -104,6 +113,7 @@ export async function selectModelFiles(
       f.startsWith(folder) && !f.slice(folder.length).includes("/") && f.endsWith(".gguf")
     );
     const groups = ggufGroups(ggufs);
+    safetensors = false;
     if (groups.length === 1) {
       chosen.push(...groups[0]!.files);
     } else if (groups.length > 1) {
@@ -127,7 +137,9 @@ export async function selectModelFiles(
       );
     }
   }
-  return checkedPaths([...chosen, ...companions(all, folder)].filter(unique).sort());
+  return checkedPaths(
+    [...chosen, ...companions(all, folder, safetensors)].filter(unique).sort(),
+  );
 }
 
 /**
@@ -191,8 +203,11 @@ function unique(value: string, index: number, array: string[]): boolean {
   return array.indexOf(value) === index;
 }
 
-function companions(all: ReadonlySet<string>, folder: string): string[] {
-  return COMPANION_FILES.map((f) => folder + f).filter((f) => all.has(f));
+function companions(all: ReadonlySet<string>, folder: string, safetensors: boolean): string[] {
+  const names = safetensors
+    ? [...COMPANION_FILES, ...SAFETENSORS_COMPANION_FILES]
+    : COMPANION_FILES;
+  return names.map((f) => folder + f).filter((f) => all.has(f));
 }
 
 /** The shard files an index names (FORMATS.md §2), checked to be safe names (I4). */

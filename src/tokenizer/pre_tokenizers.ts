@@ -51,6 +51,14 @@ export interface PreTokenizerEntry {
    * same tokens.
    */
   readonly alike?: readonly string[];
+  /**
+   * A name llama.cpp runs with exactly this entry's regex where its regexes
+   * for `name` (and `alike`) do not, for tokenizers whose BPE model's
+   * `ignore_merges` is `ignoreMerges` (the exact name's own setting):
+   * written by default, since llama.cpp then splits text as transformers
+   * does; `--pre-tokenizer NAME` writes the converter's name.
+   */
+  readonly exact?: { readonly name: string; readonly ignoreMerges: boolean };
 }
 
 const byteLevel = (regex: boolean) => ({
@@ -158,6 +166,11 @@ export const PRE_TOKENIZERS: readonly PreTokenizerEntry[] = [
     model: "Xenova/gpt-4o (o200k; openai/gpt-oss-20b and -120b)",
     preTokenizer: splits(O200K),
     alike: ["llama4", "kanana2", "talkie", "minimax-m2"],
+    // llama.cpp's gpt-4o regex rewrites o200k's letter classes as lookaheads
+    // on \p{L} only, so combining marks (\p{M}: Devanagari's vowel signs,
+    // Thai's tone marks) split words; its granite-embed-multi-97m regex is
+    // the same with \p{M}, and sets ignore_merges.
+    exact: { name: "granite-embed-multi-97m", ignoreMerges: true },
   },
   {
     name: "granite-embed-multi-97m",
@@ -444,6 +457,30 @@ export function recognisePreTokenizer(tokenizer: unknown): PreTokenizerEntry | u
       (entry.normalizer === undefined || entry.normalizer === normalizer) &&
       (entry.ignoreMerges === undefined || entry.ignoreMerges === ignoreMerges);
   });
+}
+
+/**
+ * The name to write for a `tokenizer.json` recognised as `entry`: its exact
+ * name (see {@linkcode PreTokenizerEntry.exact}) when the tokenizer's
+ * `ignore_merges` fits it, else the converter's name.
+ *
+ * @example Usage
+ * ```ts
+ * import { preTokenizerName, PRE_TOKENIZERS } from "./pre_tokenizers.ts";
+ * const gpt4o = PRE_TOKENIZERS.find((e) => e.name === "gpt-4o")!;
+ * console.assert(preTokenizerName(gpt4o, { model: { ignore_merges: true } }) === "granite-embed-multi-97m");
+ * console.assert(preTokenizerName(gpt4o, { model: {} }) === "gpt-4o");
+ * ```
+ *
+ * @param entry The recognised entry.
+ * @param tokenizer The parsed `tokenizer.json`.
+ * @returns The `tokenizer.ggml.pre` name.
+ */
+export function preTokenizerName(entry: PreTokenizerEntry, tokenizer: unknown): string {
+  const ignoreMerges = record(record(tokenizer)?.["model"])?.["ignore_merges"] === true;
+  return entry.exact !== undefined && entry.exact.ignoreMerges === ignoreMerges
+    ? entry.exact.name
+    : entry.name;
 }
 
 /**

@@ -46,6 +46,8 @@ Deno.test("apr pull / import / inspect / offline against a local Hub", async (t)
         ok(path.startsWith(`${home}/hub/models--test-org--tiny-model/snapshots/`), path);
         const snapshot = (await filesUnder(path)).sort();
         deepEqual(snapshot, [
+          // The model card: its licence reaches the APR file (below).
+          "README.md",
           "config.json",
           "generation_config.json",
           "model-00001-of-00002.safetensors",
@@ -72,6 +74,7 @@ Deno.test("apr pull / import / inspect / offline against a local Hub", async (t)
         equal(validate.code, 0, validate.stdout + validate.stderr);
         const inspect = JSON.parse((await runApr(["inspect", out, "--json"])).stdout);
         equal(inspect.metadata.source, REF);
+        equal(inspect.metadata.license, "apache-2.0");
         cachedSha = await sha256(out);
       });
 

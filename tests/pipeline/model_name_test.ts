@@ -1,5 +1,6 @@
 import { equal } from "node:assert/strict";
-import { hfFolderName, idToTitle } from "../../src/pipeline/model_name.ts";
+import { hfFolderName } from "../../src/pipeline/model_name.ts";
+import { idToTitle } from "../../src/arch/hf_model_card.ts";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { testdata, withTempDir } from "./_helpers.ts";
@@ -15,11 +16,11 @@ Deno.test("idToTitle() titles names as gguf-py's Metadata.id_to_title", () => {
 });
 
 Deno.test("hfFolderName() names HF folders and repositories only", async () => {
-  equal(await hfFolderName(testdata("hf/tiny-qwen2"), "safetensors"), "Tiny Qwen2");
-  equal(await hfFolderName(`${testdata("hf/tiny-qwen2")}/`, "safetensors"), "Tiny Qwen2");
+  equal(await hfFolderName(testdata("hf/tiny-qwen2"), "safetensors"), "tiny-qwen2");
+  equal(await hfFolderName(`${testdata("hf/tiny-qwen2")}/`, "safetensors"), "tiny-qwen2");
   equal(
     await hfFolderName("hf://Qwen/Qwen2.5-0.5B-Instruct", "safetensors"),
-    "Qwen2.5 0.5B Instruct",
+    "Qwen2.5-0.5B-Instruct",
   );
   equal(await hfFolderName(testdata("gguf/tiny-llama-f32.gguf"), "gguf"), undefined);
   equal(

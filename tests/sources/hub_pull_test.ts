@@ -16,6 +16,7 @@ import {
 const REF = "hf://test-org/tiny-model";
 const BIG = "model-00002-of-00002.safetensors";
 const EXPECTED = [
+  "README.md",
   "config.json",
   "generation_config.json",
   "model-00001-of-00002.safetensors",
@@ -87,9 +88,9 @@ Deno.test("pullModel() fills the standard cache layout with the model's files on
       await Deno.readLink(join(result.snapshotPath, BIG)),
       `../../blobs/${sha256Hex(big)}`,
     );
-    // No stray weights, no README, no leftovers.
+    // No stray weights, no leftovers (the model card, README.md, is a companion).
     const fetched = new Set(server.dataRequests().map((r) => r.file));
-    for (const stray of ["model-stray.safetensors", "pytorch_model.bin", "README.md"]) {
+    for (const stray of ["model-stray.safetensors", "pytorch_model.bin"]) {
       assert.ok(!fetched.has(stray), `${stray} was fetched`);
     }
     const blobs = [...Deno.readDirSync(join(repoDir, "blobs"))].map((e) => e.name);

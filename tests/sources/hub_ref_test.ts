@@ -135,6 +135,8 @@ Deno.test("selectModelFiles() picks only what the model needs", async (t) => {
       ],
       undefined,
       [
+        // The model card of a SafeTensors model (not of a GGUF, below).
+        "README.md",
         "config.json",
         "model.safetensors.index.json",
         "s-1.safetensors",
@@ -150,7 +152,13 @@ Deno.test("selectModelFiles() picks only what the model needs", async (t) => {
       ["config.json", "model.safetensors"],
     ],
     ["single gguf", ["m-Q4_K.gguf", "README.md"], undefined, ["m-Q4_K.gguf"]],
-    ["a named file", ["a.gguf", "b.gguf"], "b.gguf", ["b.gguf"]],
+    ["a named file", ["a.gguf", "b.gguf", "README.md"], "b.gguf", ["b.gguf"]],
+    [
+      "a named SafeTensors file",
+      ["x/model.safetensors", "x/README.md", "README.md"],
+      "x/model.safetensors",
+      ["x/README.md", "x/model.safetensors"],
+    ],
     [
       "a sub-folder",
       ["x/model.safetensors", "x/config.json", "config.json", "model.safetensors"],

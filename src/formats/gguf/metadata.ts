@@ -30,6 +30,7 @@ import { familyGgufPlan } from "../../arch/gguf_plan.ts";
 import { aprRopeTypeOfGguf } from "../../arch/gguf_rope.ts";
 import { FILE_TYPE_KEY } from "../../arch/kv.ts";
 import { familyOf } from "../../arch/registry.ts";
+import { generalMetadataOf, generalPairs, parameterCounts } from "../../arch/hf_model_card.ts";
 
 /** Arrays longer than this are left out of `gguf_metadata` (vocabularies belong in `tokenizer.*`). */
 export const GGUF_METADATA_MAX_ARRAY = 64;
@@ -328,11 +329,12 @@ export function aprToGgufKv(
   };
   if (converted) set("general.type", GgufValueType.STRING, "model");
   if (converted) writeSampling(metadata["sampling"], set);
-  for (const [field, key] of GENERAL_FIELDS) set(key, GgufValueType.STRING, metadata[field]);
-  if (converted && options.tensors !== undefined) {
-    set("general.size_label", GgufValueType.STRING, tensorsSizeLabel(options.tensors));
-  } else if (converted && options.parameterCount !== undefined && metadata.num_experts == null) {
-    set("general.size_label", GgufValueType.STRING, sizeLabel(options.parameterCount));
+  if (converted) {
+    for (const [key, entry] of convertedGeneral(metadata, options)) {
+      kv.set(key, fromVerbatim(key, entry));
+    }
+  } else {
+    for (const [field, key] of GENERAL_FIELDS) set(key, GgufValueType.STRING, metadata[field]);
   }
   if (plan !== undefined) {
     for (const [key, entry] of plan.keys) {
@@ -457,6 +459,26 @@ function writeTokenizer(
   );
 }
 
+/**
+ * The `general.*` pairs llama.cpp's converter writes for a Hugging Face
+ * model (`arch/hf_model_card.ts`), from the model card and names kept at
+ * import; the APR file's own name, author, version, description and licence
+ * win (they were derived alike, unless edited since).
+ */
+function convertedGeneral(metadata: ModelMetadata, options: AprToGgufOptions) {
+  // Without the tensors, a model with experts cannot be labelled as gguf-py does (8x7.2B).
+  const total = metadata.num_experts == null ? options.parameterCount ?? 0 : 0;
+  const counts = options.tensors !== undefined
+    ? parameterCounts(options.tensors)
+    : { total, shared: total, expert: 0, expertCount: 0 };
+  const general = generalMetadataOf(metadata, metadata["hf_folder_name"], counts);
+  for (const [field] of GENERAL_FIELDS) {
+    const value = metadata[field];
+    if (typeof value === "string") (general as Record<string, unknown>)[field] = value;
+  }
+  return generalPairs(general);
+}
+
 /** `general.sampling.*` from the APR `sampling` key, in its order (the converter's). */
 function writeSampling(
   sampling: unknown,
@@ -541,55 +563,6 @@ function defaultScores(metadata: ModelMetadata, model: unknown): number[] | unde
 
 /** `LlamaHfVocab.get_token_score`'s constant. */
 const LLAMA_HF_VOCAB_SCORE = -1000;
-
-/**
- * gguf-py's rounded parameter count (`279K`, `1.3M`, `7.2B`): at least two
- * significant digits.
- */
-export function sizeLabel(count: number): string {
-  const [scale, suffix] = count > 1e15
-    ? [1e-15, "Q"]
-    : count > 1e12
-    ? [1e-12, "T"]
-    : count > 1e9
-    ? [1e-9, "B"]
-    : count > 1e6
-    ? [1e-6, "M"]
-    : [1e-3, "K"];
-  const scaled = count * scale;
-  const digits = String(Math.round(scaled)).replace(/^0+/, "").length;
-  return `${scaled.toFixed(Math.max(2 - digits, 0))}${suffix}`;
-}
-
-/**
- * gguf-py's `size_label` over `get_total_parameter_count`: a model with
- * stacked experts (`*_exps.*`, 3-D) is `{experts}x{shared + one expert}`,
- * any other the rounded total.
- */
-function tensorsSizeLabel(
-  tensors: readonly { readonly name: string; readonly shape: readonly number[] }[],
-): string {
-  let total = 0;
-  let shared = 0;
-  let expert = 0;
-  let expertSum = 0;
-  let expertTensors = 0;
-  for (const { name, shape } of tensors) {
-    const size = shape.reduce((a, b) => a * b, 1);
-    total += size;
-    // Shapes run outermost first, as numpy's in gguf-py: the expert count is shape[-3].
-    if (name.includes("_exps.") && shape.length >= 3) {
-      const count = shape[name.includes(".bias") ? shape.length - 2 : shape.length - 3]!;
-      expert += Math.trunc(size / count);
-      expertSum += count;
-      expertTensors++;
-    } else {
-      shared += size;
-    }
-  }
-  const count = expertTensors > 0 ? Math.trunc(expertSum / expertTensors) : 0;
-  return count > 0 ? `${count}x${sizeLabel(shared + expert)}` : sizeLabel(total);
-}
 
 function readVerbatimArch(verbatim: unknown): string | undefined {
   if (typeof verbatim !== "object" || verbatim === null) return undefined;

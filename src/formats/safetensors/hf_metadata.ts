@@ -58,6 +58,7 @@ import {
   type SentencePieceModel,
 } from "../../tokenizer/sentencepiece_model.ts";
 import { sentencePieceVocab } from "../../tokenizer/sentencepiece_vocab.ts";
+import { MAX_MODEL_CARD_BYTES, readModelCard } from "./model_card.ts";
 import { tokenizeAlike } from "../../tokenizer/pre_tokenizers.ts";
 import { architectureOfHf, familyOf, tiedByDefault } from "../../arch/registry.ts";
 import type { SentencePieceFacts } from "../../arch/family.ts";
@@ -110,6 +111,8 @@ export interface HfCompanions {
   preprocessorConfig?: unknown;
   /** `hf_quant_config.json` (NVIDIA ModelOpt's quantization config). */
   hfQuantConfig?: unknown;
+  /** `README.md`'s YAML header: the keys llama.cpp's converter reads (`model_card.ts`). */
+  modelCard?: Record<string, unknown>;
 }
 
 /** Options of {@linkcode readHfCompanions}. */
@@ -461,6 +464,8 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   // The image processor's settings, for a vision GGUF (llama.cpp's --mmproj keys).
   const preprocessor = record(files.preprocessorConfig);
   if (preprocessor !== undefined) out["hf_preprocessor_config"] = preprocessor;
+  // The model card's keys, for the general.* GGUF keys (arch/hf_model_card.ts).
+  if (files.modelCard !== undefined) out["model_card"] = files.modelCard;
   return out;
 }
 
@@ -668,6 +673,8 @@ export async function readHfCompanionFiles(
   if (chatTemplateJson !== undefined) companions.chatTemplateJson = chatTemplateJson;
   const sentencePiece = await readSentencePiece(files, listing, prefix + "tokenizer.model");
   if (sentencePiece !== undefined) companions.sentencePiece = sentencePiece;
+  const modelCard = await readModelCardFile(files, listing, prefix + "README.md");
+  if (modelCard !== undefined) companions.modelCard = modelCard;
   return companions;
 }
 
@@ -711,6 +718,36 @@ async function readAdditionalChatTemplates(
     }
   }
   return out;
+}
+
+/**
+ * `README.md`'s YAML header, if the repository has a card: only its first
+ * `MAX_MODEL_CARD_BYTES` are read, decoded as Python reads the file (a
+ * byte-order mark is kept, so such a card has no header for the converter
+ * either).
+ */
+async function readModelCardFile(
+  files: ModelFiles,
+  listing: ReadonlySet<string>,
+  path: string,
+): Promise<Record<string, unknown> | undefined> {
+  if (!listing.has(path)) return undefined;
+  const source = await files.open(path);
+  try {
+    const length = Math.min(source.size, MAX_MODEL_CARD_BYTES);
+    const bytes = await source.read(0, length);
+    const complete = length === source.size;
+    let text: string;
+    try {
+      // A cut file may end inside a character: only whole ones are decoded.
+      text = new TextDecoder("utf-8", { fatal: complete, ignoreBOM: true }).decode(bytes);
+    } catch (cause) {
+      throw new ModelFormatError("model card", files.locate(path), "not valid UTF-8", { cause });
+    }
+    return readModelCard(text, complete, files.locate(path));
+  } finally {
+    await source.close();
+  }
 }
 
 /** Read and parse `tokenizer.model`, if the repository has one (size checked before reading). */

@@ -29,7 +29,11 @@
  */
 
 import type { ModelMetadata } from "../../tensor.ts";
-import { describePreTokenizer, recognisePreTokenizer } from "../../tokenizer/pre_tokenizers.ts";
+import {
+  describePreTokenizer,
+  preTokenizerName,
+  recognisePreTokenizer,
+} from "../../tokenizer/pre_tokenizers.ts";
 import { tokenTypes } from "../../tokenizer/token_types.ts";
 import { mergeRankScores } from "../../tokenizer/merge_rank_scores.ts";
 import {
@@ -190,8 +194,10 @@ export function ggufTokenizerFields(files: {
   } else {
     const pre = recognisePreTokenizer(tokenizer);
     if (pre !== undefined) {
-      out["tokenizer.pre"] = pre.name;
-      out["tokenizer.pre_type"] = pre.name;
+      // Where llama.cpp has a name that splits text exactly as the regex, that one.
+      const name = preTokenizerName(pre, tokenizer);
+      out["tokenizer.pre"] = name;
+      out["tokenizer.pre_type"] = name;
     } else {
       out["tokenizer.pre_unrecognised"] = describePreTokenizer(tokenizer);
     }

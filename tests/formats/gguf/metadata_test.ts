@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { parseGgufHeader } from "../../../src/formats/gguf/header.ts";
 import type { GgufKvEntry } from "../../../src/formats/gguf/header.ts";
-import { aprToGgufKv, ggufToAprMetadata, sizeLabel } from "../../../src/formats/gguf/metadata.ts";
+import { aprToGgufKv, ggufToAprMetadata } from "../../../src/formats/gguf/metadata.ts";
+import { sizeLabel } from "../../../src/arch/hf_model_card.ts";
 import { openFileSource } from "../../../src/io/file_source.ts";
 
 const DATA = new URL("../../testdata/gguf/", import.meta.url);
