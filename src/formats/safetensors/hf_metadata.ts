@@ -58,11 +58,12 @@ import { architectureOfHf, familyOf, tiedByDefault } from "../../arch/registry.t
 import type { SentencePieceFacts } from "../../arch/family.ts";
 import {
   checkConfigValues,
+  type CheckpointBounds,
+  checkpointBounds,
   checkTokenizerValues,
   checkWellFormedText,
   hasSurrogateEscape,
   MIN_VOCABULARY_BOUND,
-  vocabularyBound,
 } from "./companion_limits.ts";
 
 /**
@@ -116,12 +117,13 @@ export interface ReadHfCompanionsOptions {
    */
   directory?: string;
   /**
-   * The checkpoint's tensors: their largest dimension bounds every token id
-   * and `vocab_size` (see `companion_limits.ts`).
+   * The checkpoint's tensors: their largest dimension backed by bytes bounds
+   * every token id, `vocab_size` and sizing count, their number every layer
+   * count (see `companion_limits.ts`).
    *
-   * @default {[]} (ids bounded by `MIN_VOCABULARY_BOUND` only)
+   * @default {undefined} (ids bounded by `MIN_VOCABULARY_BOUND` only, layers by nothing)
    */
-  tensors?: readonly { readonly shape: readonly number[] }[];
+  tensors?: readonly { readonly shape: readonly number[]; readonly byteLength: number }[];
 }
 
 /** APR `rope_type` of NEOX-style rotation (APR_V2.md §3). */
@@ -613,9 +615,10 @@ export async function readHfCompanionFiles(
   const listing = new Set(await files.list());
   // Every count and id is checked against the checkpoint before anything is
   // padded or allocated from it (companion_limits.ts).
-  const bound = options.tensors === undefined
-    ? MIN_VOCABULARY_BOUND
-    : vocabularyBound(options.tensors);
+  const bounds: CheckpointBounds = options.tensors === undefined
+    ? { ids: MIN_VOCABULARY_BOUND, layers: Number.MAX_SAFE_INTEGER }
+    : checkpointBounds(options.tensors);
+  const bound = bounds.ids;
   const json = async (
     name: string,
     maxBytes: number,
@@ -628,7 +631,7 @@ export async function readHfCompanionFiles(
       check,
     );
   const configValues = (value: unknown, location: string) =>
-    checkConfigValues(value, location, bound);
+    checkConfigValues(value, location, bounds);
   const companions: HfCompanions = {};
   const config = await json("config.json", MAX_CONFIG_BYTES, configValues);
   if (config !== undefined) companions.config = config;
