@@ -23,6 +23,8 @@ import {
   presetOf,
   QUANTIZE_TARGETS,
   type QuantizeTarget,
+  quantizeTargetsFor,
+  targetDType,
 } from "../quant/plan_quantization.ts";
 import { LLAMA_FTYPES } from "../quant/llama_presets.ts";
 import { ROW_FALLBACKS, type RowFallback } from "../quant/apr_row_fallback.ts";
@@ -250,7 +252,11 @@ export async function convertModel(
 ): Promise<ConvertResult> {
   const format = options.format ?? formatFromPath(output) ?? "apr";
   checkOptions(format, options);
-  if (options.mmproj !== undefined) await checkMmprojOutput(output, options.mmproj, options);
+  checkExtension(output, format);
+  if (options.mmproj !== undefined) {
+    checkExtension(options.mmproj, "gguf");
+    await checkMmprojOutput(output, options.mmproj, options);
+  }
   const result = await convertPart(source, output, options, format, "model");
   if (options.mmproj === undefined) return result;
   // The vision GGUF keeps the source's float types (plus the converter's forced ones).
@@ -637,6 +643,31 @@ export function formatFromPath(path: string): OutputFormat | undefined {
   return undefined;
 }
 
+/** Each output format as its documentation spells it. */
+const FORMAT_NAMES: Readonly<Record<OutputFormat, string>> = {
+  apr: "APR",
+  gguf: "GGUF",
+  safetensors: "SafeTensors",
+  qnat: "QNAT",
+};
+
+/**
+ * One rule for every command (issue 34 §2): an output whose extension names
+ * another format than the one written is refused (`apr import x.gguf -o
+ * y.gguf` wrote an APR file named `.gguf`, which every GGUF reader refuses).
+ * A name without a known extension takes the format asked for.
+ */
+function checkExtension(output: string, format: OutputFormat): void {
+  const named = formatFromPath(output);
+  if (named === undefined || named === format) return;
+  throw new UsageError(
+    `the output "${output}" ends in .${named}, but ${FORMAT_NAMES[format]} is what would be ` +
+      `written: name it .${format}${
+        format === "apr" ? `, or write ${FORMAT_NAMES[named]} with apr convert` : ""
+      }`,
+  );
+}
+
 function checkOptions(format: OutputFormat, options: ConvertOptions): void {
   if (!OUTPUT_FORMATS.includes(format)) {
     throw new UsageError(
@@ -665,6 +696,20 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
   if (options.quantize === "q8_0" && format === "apr") {
     throw new UsageError(
       'quantize: "q8_0" works for GGUF output only: APR readers do not decode Q8_0 (use quantize: "q8" for APR_Q8)',
+    );
+  }
+  if (
+    options.quantize !== undefined && (format === "gguf" || format === "safetensors") &&
+    !quantizeTargetsFor(format).includes(options.quantize)
+  ) {
+    // Written as F32 with a warning, the output was twice a BF16 source's size.
+    const type = targetDType(options.quantize) ?? options.quantize;
+    throw new UsageError(
+      `quantize: "${options.quantize}" is ${type}, which ${
+        format === "gguf" ? "GGUF" : "SafeTensors"
+      } has no type for; ${format} output takes ${
+        quantizeTargetsFor(format).filter((t) => t !== "none").join(", ")
+      }`,
     );
   }
   if (options.imatrix !== undefined && !IMATRIX_TARGETS.has(options.quantize ?? "none")) {
