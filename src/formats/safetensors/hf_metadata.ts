@@ -23,8 +23,10 @@
  * - The chat template is written twice: `chat_template` (aprender's field) and
  *   `tokenizer.chat_template` (the custom key realizar reads). Neither is in an
  *   alias group, so both are safe.
- * - `tokenizer.bos_token_id`/`eos_token_id` come from `generation_config.json`,
- *   else `config.json`, else by looking up the tokenizer_config's token string;
+ * - `tokenizer.bos_token_id`/`eos_token_id` are `tokenizer.special_ids`' BOS
+ *   and EOS, the converter's (the tokenizer's own special tokens first), so an
+ *   APR file holds one pair; where those name none, `generation_config.json`,
+ *   else `config.json`, else the tokenizer_config's token string looked up;
  *   when several EOS ids are listed, the first is used.
  * - `hf_config` keeps `config.json` itself: the GGUF keys and generated
  *   tensors of a family (`src/arch/`) are derived from it on export, as
@@ -446,6 +448,14 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
       out,
       sentencePieceFields(files, files.sentencePiece, vocabSize, tokenizerConfig, facts),
     );
+  }
+  // One BOS/EOS pair, the converter's (gguf-py SpecialVocab: the tokenizer's
+  // own special tokens first, config.json's ids only where it names none):
+  // realizar reads tokenizer.bos/eos_token_id, GGUF export special_ids.
+  const specialIds = record(out["tokenizer.special_ids"]);
+  for (const kind of ["bos", "eos"] as const) {
+    const id = specialIds?.[kind];
+    if (typeof id === "number") out[`tokenizer.${kind}_token_id`] = id;
   }
   // general.sampling.* for GGUF export, as llama.cpp's converter reads them.
   const sampling = samplingFromGenerationConfig(generation);
