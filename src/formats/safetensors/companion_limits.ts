@@ -42,6 +42,88 @@ import { ModelFormatError } from "../../errors.ts";
  */
 export const MIN_VOCABULARY_BOUND = 1 << 18;
 
+/**
+ * Bytes of all of one model's companion files together (`config.json`,
+ * `tokenizer.json`, `tokenizer.model`, templates…): they are read whole and
+ * kept as metadata, at several times their size in memory (a 76 MB
+ * `tokenizer.json` of 5 million merges peaked at 810 MB). The largest real
+ * set (Gemma 3: a 33 MB `tokenizer.json`, a 4.7 MB `tokenizer.model`, a
+ * 1.2 MB `tokenizer_config.json`) is under 40 MB.
+ */
+export const MAX_COMPANION_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Characters of all chat templates together (`chat_template.jinja`,
+ * `additional_chat_templates/`, the templates of `tokenizer_config.json` and
+ * `chat_template.json`): a template is copied into several keys of each
+ * output (a 30 MiB one peaked at 750 MB), and real ones are kilobytes
+ * (Command R's three: ~30 KB).
+ */
+export const MAX_CHAT_TEMPLATE_CHARS = 1024 * 1024;
+
+/**
+ * One budget for a model's companion data (issue 34 §1, "Memory"): every
+ * file's size is taken before it is read, and every template's length as it
+ * is found, so no number or size of files can add up past
+ * {@linkcode MAX_COMPANION_BYTES} and {@linkcode MAX_CHAT_TEMPLATE_CHARS}.
+ *
+ * @example Usage
+ * ```ts
+ * import { CompanionBudget } from "./companion_limits.ts";
+ * const budget = new CompanionBudget();
+ * budget.takeFile(1000, "config.json");
+ * let refused = false;
+ * try {
+ *   budget.takeTemplate(2 ** 21, "chat_template.jinja");
+ * } catch {
+ *   refused = true;
+ * }
+ * console.assert(refused);
+ * ```
+ */
+export class CompanionBudget {
+  #bytes = 0;
+  #templateChars = 0;
+
+  /**
+   * Count a file's bytes, before it is read.
+   *
+   * @param bytes The file's size.
+   * @param location The file, for the message.
+   * @throws {ModelFormatError} When the files together would pass the budget.
+   */
+  takeFile(bytes: number, location: string): void {
+    this.#bytes += bytes;
+    if (this.#bytes > MAX_COMPANION_BYTES) {
+      throw new ModelFormatError(
+        "JSON",
+        location,
+        `too large: its ${bytes} bytes bring the model's companion files to ${this.#bytes} bytes, ` +
+          `over the ${MAX_COMPANION_BYTES}-byte budget for all of them`,
+      );
+    }
+  }
+
+  /**
+   * Count a chat template's characters (a template file's bytes, before it is read).
+   *
+   * @param chars The template's length.
+   * @param location Where it is, for the message.
+   * @throws {ModelFormatError} When the templates together would pass their budget.
+   */
+  takeTemplate(chars: number, location: string): void {
+    this.#templateChars += chars;
+    if (this.#templateChars > MAX_CHAT_TEMPLATE_CHARS) {
+      throw new ModelFormatError(
+        "JSON",
+        location,
+        `too large: a chat template of ${chars} characters brings the model's templates to ` +
+          `${this.#templateChars}, over the ${MAX_CHAT_TEMPLATE_CHARS}-character budget for all of them`,
+      );
+    }
+  }
+}
+
 /** Largest count a config field may hold: GGUF and APR store them as u32. */
 const MAX_COUNT = 0xffff_ffff;
 

@@ -64,6 +64,7 @@ import {
   checkpointBounds,
   checkTokenizerValues,
   checkWellFormedText,
+  CompanionBudget,
   hasSurrogateEscape,
   MIN_VOCABULARY_BOUND,
 } from "./companion_limits.ts";
@@ -250,6 +251,16 @@ function readVocabulary(tokenizer: unknown, minSize: number | undefined): Vocabu
     }
   }
   return { tokens, scores, merges, modelType, ids };
+}
+
+/** Take a `chat_template` value's templates (a string, or `[{name, template}]`) from the budget. */
+function takeTemplates(value: unknown, location: string, budget: CompanionBudget): void {
+  if (typeof value === "string") budget.takeTemplate(value.length, location);
+  if (!Array.isArray(value)) return;
+  for (const entry of value) {
+    const template = record(entry)?.["template"];
+    if (typeof template === "string") budget.takeTemplate(template.length, location);
+  }
 }
 
 function chatTemplateOf(
@@ -537,6 +548,8 @@ async function readCompanion(
   listing: ReadonlySet<string>,
   path: string,
   maxBytes: number,
+  budget: CompanionBudget,
+  template = false,
 ): Promise<string | undefined> {
   if (!listing.has(path)) return undefined;
   const source = await files.open(path);
@@ -549,6 +562,9 @@ async function readCompanion(
         `too large: ${source.size} bytes exceeds the ${maxBytes}-byte limit for this file`,
       );
     }
+    budget.takeFile(source.size, files.locate(path));
+    // A template file's bytes bound its characters: taken before it is read.
+    if (template) budget.takeTemplate(source.size, files.locate(path));
     const bytes = await source.read(0, source.size);
     try {
       return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
@@ -629,6 +645,8 @@ export async function readHfCompanionFiles(
     ? { ids: MIN_VOCABULARY_BOUND, layers: Number.MAX_SAFE_INTEGER }
     : checkpointBounds(options.tensors);
   const bound = bounds.ids;
+  // One budget for every companion file and template of the model.
+  const budget = new CompanionBudget();
   const json = async (
     name: string,
     maxBytes: number,
@@ -637,9 +655,11 @@ export async function readHfCompanionFiles(
     parseCompanion(
       files,
       prefix + name,
-      await readCompanion(files, listing, prefix + name, maxBytes),
+      await readCompanion(files, listing, prefix + name, maxBytes, budget),
       check,
     );
+  const templates = (value: unknown, location: string) =>
+    takeTemplates(record(value)?.["chat_template"], location, budget);
   const configValues = (value: unknown, location: string) =>
     checkConfigValues(value, location, bounds);
   const companions: HfCompanions = {};
@@ -651,7 +671,7 @@ export async function readHfCompanionFiles(
     (value, location) => checkTokenizerValues(value, location, bound),
   );
   if (tokenizer !== undefined) companions.tokenizer = tokenizer;
-  const tokenizerConfig = await json("tokenizer_config.json", MAX_CONFIG_BYTES);
+  const tokenizerConfig = await json("tokenizer_config.json", MAX_CONFIG_BYTES, templates);
   if (tokenizerConfig !== undefined) companions.tokenizerConfig = tokenizerConfig;
   const generationConfig = await json("generation_config.json", MAX_CONFIG_BYTES, configValues);
   if (generationConfig !== undefined) companions.generationConfig = generationConfig;
@@ -664,17 +684,19 @@ export async function readHfCompanionFiles(
     listing,
     prefix + "chat_template.jinja",
     MAX_CONFIG_BYTES,
+    budget,
+    true,
   );
   if (chatTemplate !== undefined) {
     companions.chatTemplate = chatTemplate;
-    const extra = await readAdditionalChatTemplates(files, listing, prefix);
+    const extra = await readAdditionalChatTemplates(files, listing, prefix, budget);
     if (extra.length > 0) companions.additionalChatTemplates = extra;
   }
   const addedTokens = await json("added_tokens.json", MAX_CONFIG_BYTES);
   if (addedTokens !== undefined) companions.addedTokens = addedTokens;
-  const chatTemplateJson = await json("chat_template.json", MAX_CONFIG_BYTES);
+  const chatTemplateJson = await json("chat_template.json", MAX_CONFIG_BYTES, templates);
   if (chatTemplateJson !== undefined) companions.chatTemplateJson = chatTemplateJson;
-  const sentencePiece = await readSentencePiece(files, listing, prefix + "tokenizer.model");
+  const sentencePiece = await readSentencePiece(files, listing, prefix + "tokenizer.model", budget);
   if (sentencePiece !== undefined) companions.sentencePiece = sentencePiece;
   return companions;
 }
@@ -688,6 +710,7 @@ async function readAdditionalChatTemplates(
   files: ModelFiles,
   listing: ReadonlySet<string>,
   prefix: string,
+  budget: CompanionBudget,
 ): Promise<{ name: string; template: string }[]> {
   const folder = `${prefix}additional_chat_templates/`;
   const paths = [...listing].filter((p) =>
@@ -695,7 +718,7 @@ async function readAdditionalChatTemplates(
   ).sort();
   const out: { name: string; template: string }[] = [];
   for (const path of paths) {
-    const template = await readCompanion(files, listing, path, MAX_CONFIG_BYTES);
+    const template = await readCompanion(files, listing, path, MAX_CONFIG_BYTES, budget, true);
     if (template !== undefined) {
       out.push({ name: path.slice(folder.length, -".jinja".length), template });
     }
@@ -708,6 +731,7 @@ async function readSentencePiece(
   files: ModelFiles,
   listing: ReadonlySet<string>,
   path: string,
+  budget: CompanionBudget,
 ): Promise<SentencePieceModel | undefined> {
   if (!listing.has(path)) return undefined;
   const source = await files.open(path);
@@ -719,6 +743,7 @@ async function readSentencePiece(
         `too large: ${source.size} bytes exceeds the ${MAX_SENTENCEPIECE_BYTES}-byte limit for tokenizer.model`,
       );
     }
+    budget.takeFile(source.size, files.locate(path));
     const bytes = await source.read(0, source.size);
     try {
       return parseSentencePieceModel(bytes);
