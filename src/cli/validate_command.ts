@@ -33,9 +33,10 @@ export const validateCommand: CommandSpec = {
     "prints each check. With --deep it also verifies the footer CRC over the whole\n" +
     "file and decodes every tensor. Other formats (GGUF, SafeTensors, a model folder)\n" +
     "are checked by their strict readers. Exit code 2 when a check fails. For an\n" +
-    "LZ4-compressed APR file it also says which readers load it (aprender does not;\n" +
-    "realizar only with its apr-compression feature), and for row-padded Q4_K/Q6_K\n" +
-    "tensors (--row-fallback padded) which readers decode them right (realizar's\n" +
+    "LZ4-compressed APR file it also says which readers load it (aprender and realizar's\n" +
+    "transformer loader do not; realizar's AprV2Model only with its apr-compression\n" +
+    "feature), and for row-padded Q4_K/Q6_K\n" +
+    "tensors (the padded row fallback) which readers decode them right (realizar's\n" +
     "transformer loader; not aprender's reader or realizar's get_tensor_f32).",
   options: {
     deep: { type: "boolean", description: "verify the footer CRC and decode every tensor" },
@@ -134,7 +135,7 @@ export const validateCommand: CommandSpec = {
       }
       if (readers !== undefined) {
         ctx.out("LZ4-compressed (flag 0x0001); which readers load it:\n");
-        for (const r of readers) ctx.out(`  ${r.reader.padEnd(9)} ${r.detail}\n`);
+        for (const r of readers) ctx.out(`  ${r.reader.padEnd(30)} ${r.detail}\n`);
       }
       if (padded.length > 0) {
         const listed = padded.slice(0, 3).join(", ") + (padded.length > 3 ? ", …" : "");

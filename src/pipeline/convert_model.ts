@@ -11,6 +11,8 @@ import { DTYPES, elementCount } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
 import { AprSink } from "../formats/apr/sink.ts";
 import { AprLz4Sink } from "../formats/apr/lz4_sink.ts";
+import { lz4ReadersLine } from "../formats/apr/lz4_readers.ts";
+import { shardSetReadersLine } from "../formats/apr/shard_set_readers.ts";
 import { ShardedAprSink } from "../formats/apr/sharded_sink.ts";
 import { GgufSink } from "../formats/gguf/sink.ts";
 import { SplitGgufSink } from "../formats/gguf/split_sink.ts";
@@ -448,6 +450,11 @@ async function convertPart(
     );
     const written = header!;
     if (format === "apr") warnOnBf16(written, options.onWarning);
+    // What APR's readers do with these outputs (issue 34 §3): said, never left silent.
+    if (sink instanceof ShardedAprSink && sink.result) {
+      options.onNote?.(shardSetReadersLine(sink.result.shards.length));
+    }
+    if (sink instanceof AprLz4Sink) options.onNote?.(lz4ReadersLine());
     let dtypes: Record<string, number> = {};
     for (const t of written.tensors) dtypes[t.dtype] = (dtypes[t.dtype] ?? 0) + 1;
     let tensorBytes = written.tensors.reduce((s, t) => s + t.byteLength, 0);
@@ -888,7 +895,8 @@ function warnOnBf16(
   if (n > 0) {
     onWarning?.(
       `${n} tensor(s) are written as BF16 (APR dtype 30), which aprender 0.26 and ` +
-        `realizar's get_tensor_f32 cannot read; use quantize: "f16" for older readers`,
+        `realizar's get_tensor_f32 (current, not only older builds: it has no BF16 case) cannot ` +
+        `decode; use quantize: "f16" for them`,
     );
   }
 }
