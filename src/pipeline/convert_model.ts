@@ -57,7 +57,12 @@ import { languageModelOnly, languageModelView } from "./language_model.ts";
 import { assertMmprojSupported, toVisionGguf } from "./vision_gguf.ts";
 import { assertReadsBack, fromGgufLayout } from "./hf_layout.ts";
 import { inLlamaQuantizeOrder } from "./llama_quantize_order.ts";
-import { assertEmbeddingMatchesConfig, fromAprLayout, toAprLayout } from "./apr_layout.ts";
+import {
+  aprUnreadNote,
+  assertEmbeddingMatchesConfig,
+  fromAprLayout,
+  toAprLayout,
+} from "./apr_layout.ts";
 import type { Model } from "./model.ts";
 import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
 import { fs } from "../runtime/fs.ts";
@@ -356,6 +361,9 @@ async function convertPart(
     stream = stream.pipeThrough(
       format === "apr" ? toAprLayout({ keepNames: options.keepNames === true }) : fromAprLayout(),
     );
+    if (format === "apr" && options.keepNames !== true) {
+      stream = stream.pipeThrough(aprUnreadNote(options.onNote));
+    }
     // GGUF wants llama.cpp's interleaved Q/K rows; SafeTensors and APR Hugging
     // Face's (APR rope_type 2, which both of realizar's paths rotate right).
     const rows = format === "gguf"

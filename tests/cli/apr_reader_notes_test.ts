@@ -14,7 +14,7 @@
 
 import { equal, match } from "node:assert/strict";
 import { join } from "node:path";
-import { DEMO_MODEL, runApr, withTempDir } from "./_run_apr.ts";
+import { DEMO_MODEL, runApr, testdata, withTempDir } from "./_run_apr.ts";
 
 Deno.test("an APR import says which readers load what it wrote", async (t) => {
   await withTempDir(async (dir) => {
@@ -55,6 +55,40 @@ Deno.test("an APR import says which readers load what it wrote", async (t) => {
         run.stderr,
         /^warning: \d+ tensor\(s\) are written as BF16 .*realizar's get_tensor_f32 \(current, not only older builds: it has no BF16 case\) cannot decode/m,
       );
+    });
+    const unread: [string, RegExp][] = [
+      ["qwen3", /self_attn\.k_norm, self_attn\.q_norm of qwen3 models/],
+      [
+        "gemma3",
+        /self_attn\.k_norm, self_attn\.q_norm, .*pre_feedforward_layernorm.* of gemma3 models/,
+      ],
+      ["gemma2", /post_feedforward_layernorm, pre_feedforward_layernorm of gemma2 models/],
+      ["starcoder2", /mlp\.c_fc, mlp\.c_proj of starcoder2 models/],
+    ];
+    for (const [family, pattern] of unread) {
+      await t.step(`${family}: the tensors realizar's loader never looks up`, async () => {
+        const run = await runApr([
+          "import",
+          testdata(`families/hf/${family}`),
+          "-o",
+          join(dir, `${family}.apr`),
+        ]);
+        equal(run.code, 0, run.stderr);
+        const notes = run.stdout.split("\n").filter((l) => l.includes("never looks up"));
+        equal(notes.length, 1, run.stdout);
+        match(notes[0]!, /^note: realizar's transformer loader never looks up /);
+        match(notes[0]!, pattern);
+      });
+    }
+    await t.step("llama: nothing realizar misses", async () => {
+      const run = await runApr([
+        "import",
+        testdata("families/hf/llama"),
+        "-o",
+        join(dir, "l3.apr"),
+      ]);
+      equal(run.code, 0, run.stderr);
+      equal(run.stdout.includes("never looks up"), false, run.stdout);
     });
     await t.step("a single uncompressed file says neither", async () => {
       const run = await runApr([

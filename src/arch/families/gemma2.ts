@@ -30,6 +30,7 @@ function writeGemma2Kv(w: KvWriter): void {
 /** Gemma 2. */
 export const GEMMA2: Family = {
   name: "gemma2",
+  aprUnread: ["pre_feedforward_layernorm", "post_feedforward_layernorm"],
   source: "llama.cpp conversion/gemma.py Gemma2Model; transformers Gemma2ForCausalLM",
   hfArchitectures: ["Gemma2ForCausalLM"],
   hfModelTypes: ["gemma2"],

@@ -8,12 +8,13 @@
  * @module
  */
 
-import { type Family, LLAMA_BLOCK } from "../family.ts";
+import { type Family, LLAMA_BLOCK, QK_NORMS } from "../family.ts";
 import { QWEN_MOE_EXPERTS, writeQwenMoeKv } from "./qwen2moe.ts";
 
 /** Qwen3-30B-A3B, Qwen3-235B-A22B. */
 export const QWEN3MOE: Family = {
   name: "qwen3moe",
+  aprUnread: QK_NORMS,
   source: "llama.cpp conversion/qwen.py Qwen3MoeModel; transformers Qwen3MoeForCausalLM",
   hfArchitectures: ["Qwen3MoeForCausalLM"],
   hfModelTypes: ["qwen3_moe"],

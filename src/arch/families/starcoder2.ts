@@ -15,6 +15,7 @@ import { writeTextModelKv } from "../text_model.ts";
 /** StarCoder2. */
 export const STARCODER2: Family = {
   name: "starcoder2",
+  aprUnread: ["mlp.c_fc", "mlp.c_proj"],
   source: "llama.cpp conversion/starcoder.py StarCoder2Model; transformers Starcoder2ForCausalLM",
   hfArchitectures: ["Starcoder2ForCausalLM"],
   hfModelTypes: ["starcoder2"],
