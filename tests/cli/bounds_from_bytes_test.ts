@@ -16,6 +16,7 @@ import {
 } from "../../src/formats/safetensors/companion_limits.ts";
 import {
   assertOneLineError,
+  copyModel,
   DEMO_MODEL,
   exists,
   rawSafetensors,
@@ -30,12 +31,8 @@ type Json = Record<string, unknown>;
 const REFUSAL_PEAK_BYTES = 400 * 1024 * 1024;
 
 /** Copy a model folder into `dir/model`, editing its config.json. */
-async function copyModel(dir: string, from: string, config: (c: Json) => void): Promise<string> {
-  const model = join(dir, "model");
-  await Deno.mkdir(model);
-  for await (const entry of Deno.readDir(from)) {
-    await Deno.copyFile(join(from, entry.name), join(model, entry.name));
-  }
+async function editedCopy(dir: string, from: string, config: (c: Json) => void): Promise<string> {
+  const model = await copyModel(dir, from);
   const c = JSON.parse(await Deno.readTextFile(join(model, "config.json"))) as Json;
   config(c);
   await Deno.writeTextFile(join(model, "config.json"), JSON.stringify(c));
@@ -115,7 +112,7 @@ Deno.test("counts that only a shape or a config claims are refused before alloca
   for (const [name, from, edit, empty, command, pattern] of cases) {
     await t.step(name, async () => {
       await withTempDir(async (dir) => {
-        const model = await copyModel(dir, from, edit);
+        const model = await editedCopy(dir, from, edit);
         if (empty !== undefined) await addEmptyTensor(model, empty);
         const [verb, ...flags] = command;
         const args = [verb!, model, ...flags.map((f) => f.startsWith("x.") ? join(dir, f) : f)];

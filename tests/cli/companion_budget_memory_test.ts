@@ -14,7 +14,14 @@
 
 import { equal, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { assertOneLineError, DEMO_MODEL, exists, runAprPeakRss, withTempDir } from "./_run_apr.ts";
+import {
+  assertOneLineError,
+  copyModel,
+  DEMO_MODEL,
+  exists,
+  runAprPeakRss,
+  withTempDir,
+} from "./_run_apr.ts";
 
 const MIB = 1024 * 1024;
 
@@ -28,11 +35,7 @@ const HAS_PROC = await Deno.stat("/proc/self/status").then(() => true, () => fal
 
 /** The demo model copied to `dir/model`, with `add` writing extra files into it. */
 async function model(dir: string, add: (folder: string) => Promise<void>): Promise<string> {
-  const folder = join(dir, "model");
-  await Deno.mkdir(folder);
-  for await (const entry of Deno.readDir(DEMO_MODEL)) {
-    await Deno.copyFile(join(DEMO_MODEL, entry.name), join(folder, entry.name));
-  }
+  const folder = await copyModel(dir, DEMO_MODEL);
   await add(folder);
   return folder;
 }

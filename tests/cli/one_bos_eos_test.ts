@@ -12,17 +12,13 @@
 
 import { deepEqual, equal } from "node:assert/strict";
 import { join } from "node:path";
-import { DEMO_MODEL, runApr, withTempDir } from "./_run_apr.ts";
+import { copyModel, DEMO_MODEL, runApr, withTempDir } from "./_run_apr.ts";
 
 type Json = Record<string, unknown>;
 
 /** The demo model with ids 200/201 made the tokenizer's BOS/EOS; config.json keeps 1/2. */
 async function twoPairs(dir: string): Promise<string> {
-  const model = join(dir, "model");
-  await Deno.mkdir(model);
-  for await (const entry of Deno.readDir(DEMO_MODEL)) {
-    await Deno.copyFile(join(DEMO_MODEL, entry.name), join(model, entry.name));
-  }
+  const model = await copyModel(dir, DEMO_MODEL);
   const tokenizer = JSON.parse(await Deno.readTextFile(join(model, "tokenizer.json"))) as {
     model: { vocab: Record<string, number> };
     added_tokens: Json[];

@@ -13,6 +13,7 @@ import { equal } from "node:assert/strict";
 import { join } from "node:path";
 import {
   assertOneLineError,
+  copyModel,
   DEMO_MODEL,
   exists,
   runApr,
@@ -24,12 +25,8 @@ type Json = Record<string, unknown>;
 
 /** Copy a model folder (a fixture of tests/testdata/hf/quantized/ by name) with its quantization_config replaced. */
 async function relabelled(dir: string, fixture: string, quantization: Json): Promise<string> {
-  const model = join(dir, "model");
-  await Deno.mkdir(model);
   const from = fixture.startsWith("/") ? fixture : testdata(`hf/quantized/${fixture}`);
-  for await (const entry of Deno.readDir(from)) {
-    await Deno.copyFile(join(from, entry.name), join(model, entry.name));
-  }
+  const model = await copyModel(dir, from);
   const config = JSON.parse(await Deno.readTextFile(join(model, "config.json"))) as Json;
   config["quantization_config"] = quantization;
   await Deno.writeTextFile(join(model, "config.json"), JSON.stringify(config));
