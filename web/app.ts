@@ -23,7 +23,7 @@ import {
   type PositionedWritable,
   validateApr,
 } from "../mod.ts";
-import { QUANTIZE_TARGETS } from "../src/quant/plan_quantization.ts";
+import { quantizeTargetsFor } from "../src/quant/plan_quantization.ts";
 import { checkConversion } from "../src/pipeline/convert_model.ts";
 import { ggufHeaderOf, ggufKvText, ggufKvView } from "../src/cli/_gguf_view.ts";
 import { DownloadWritable } from "./download_writable.ts";
@@ -55,7 +55,16 @@ const translate = $<HTMLInputElement>("translate");
 let current: File | BlobFolder | undefined;
 let running: AbortController | undefined;
 
-for (const target of QUANTIZE_TARGETS) quantize.add(new Option(target, target));
+/** Offer only the targets the chosen format holds (no APR_Q8 written as F32 into a GGUF). */
+function offerTargets(): void {
+  const chosen = quantize.value;
+  quantize.replaceChildren();
+  for (const target of quantizeTargetsFor(format.value as "apr" | "gguf")) {
+    quantize.add(new Option(target, target, false, target === chosen));
+  }
+}
+offerTargets();
+format.addEventListener("change", offerTargets);
 
 /** The browser's save picker (File System Access API: Chromium, Chrome, Edge), if any. */
 function savePicker(): SavePicker | undefined {

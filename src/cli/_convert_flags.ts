@@ -300,8 +300,9 @@ export const COMPRESS_OPTION: Readonly<Record<string, OptionSpec>> = {
     type: "string",
     valueName: "lz4",
     description:
-      "APR: compress the file as one LZ4 block (under 4 GiB). Only realizar built with its " +
-      "non-default apr-compression feature loads it; aprender's reader does not",
+      "APR: compress the file as one LZ4 block (under 4 GiB). Only realizar's AprV2Model built " +
+      "with its non-default apr-compression feature loads it; aprender's reader and realizar's " +
+      "transformer loader (its run paths) do not, in any build",
   },
 };
 

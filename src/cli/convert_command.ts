@@ -141,8 +141,9 @@ export const convertCommand: CommandSpec = {
     "apr convert SOURCE -o OUT [--format apr|safetensors|gguf|qnat] [--quantize T] [--imatrix FILE] [--json]",
   description:
     "Reads SOURCE (any format aprkit reads, local or hf://) and writes OUT in the format\n" +
-    "--format names or OUT's extension implies, streaming, in bounded memory. Tensors\n" +
-    "whose type the output format lacks (e.g. Q4_K in SafeTensors) are written as F32.\n" +
+    "--format names or OUT's extension implies (an extension naming another format is\n" +
+    "refused), streaming, in bounded memory. Source tensors whose type the output format\n" +
+    "lacks are written as F32; a --quantize type it lacks (q8/q4 for GGUF) is refused.\n" +
     "--quantize Q4_K_M (or Q4_K_S, Q5_K_M, Q5_K_S, Q6_K, Q8_0) to GGUF replaces\n" +
     "convert_hf_to_gguf.py + llama-quantize in one pass: the same types and bytes.\n" +
     "Several types at once (--quantize Q4_K_M,Q6_K,Q8_0 -o 'model-{QUANT}.gguf') read\n" +

@@ -43,7 +43,7 @@ export const importCommand: CommandSpec = {
       type: "string",
       valueName: "SIZE",
       description:
-        "split into NAME-0000i-of-0000N.apr shards of at most SIZE of tensor data (e.g. 2GB) plus NAME.apr.manifest.json",
+        "split into NAME-0000i-of-0000N.apr shards of at most SIZE of tensor data (e.g. 2GB) plus NAME.apr.manifest.json; only aprkit joins the set (aprender and realizar read one shard as the whole model)",
     },
     ...COMPRESS_OPTION,
     ...KEEP_VISION_OPTION,

@@ -10,6 +10,12 @@ import { ModelFormatError } from "../errors.ts";
 import { type AprCheck, validateApr } from "../formats/apr/reader.ts";
 import { APR_FLAGS } from "../formats/apr/header.ts";
 import { LZ4_READERS, type Lz4ReaderSupport } from "../formats/apr/lz4_readers.ts";
+import { openApr } from "../formats/apr/reader.ts";
+import {
+  isRowPaddedKQuant,
+  ROW_PADDED_READERS,
+  rowPaddedReadersLine,
+} from "../formats/apr/row_padded_readers.ts";
 import { openFileSource } from "../io/file_source.ts";
 import { DETECT_BYTES, detectFormat } from "../pipeline/detect_format.ts";
 import { modelShapeError } from "../pipeline/model_shape_check.ts";
@@ -29,9 +35,11 @@ export const validateCommand: CommandSpec = {
     "file and decodes every tensor. Other formats (GGUF, SafeTensors, a model folder)\n" +
     "are checked by their strict readers and against their config (every tensor its\n" +
     "architecture has, in a layer the config counts, with the shape it implies).\n" +
-    "Exit code 2 when a check fails. For an\n" +
-    "LZ4-compressed APR file it also says which readers load it (aprender does not;\n" +
-    "realizar only with its apr-compression feature).",
+    "Exit code 2 when a check fails. For an LZ4-compressed APR file it also says\n" +
+    "which readers load it (aprender and realizar's transformer loader do not;\n" +
+    "realizar's AprV2Model only with its apr-compression feature), and for row-padded\n" +
+    "Q4_K/Q6_K tensors (the padded row fallback) which readers decode them right\n" +
+    "(realizar's transformer loader; not aprender's reader or realizar's get_tensor_f32).",
   options: {
     deep: { type: "boolean", description: "verify the footer CRC and decode every tensor" },
   },
@@ -74,6 +82,17 @@ export const validateCommand: CommandSpec = {
         await source.close();
       }
     }
+    // Row-padded K-quants are valid APR, but two of three readers decode them
+    // wrong (issue 34 §2): the checklist says which.
+    let padded: string[] = [];
+    if (isApr && checks.every((c) => c.ok)) {
+      const reader = await openApr(await openFileSource(path!));
+      try {
+        padded = reader.header.tensors.filter(isRowPaddedKQuant).map((t) => t.name);
+      } finally {
+        await reader.close();
+      }
+    }
     // APR files were checked above; other formats are checked by their
     // strict readers, which throw on the first broken rule. Decoding every
     // tensor (deep) is common to all formats.
@@ -108,7 +127,18 @@ export const validateCommand: CommandSpec = {
     const ok = checks.every((c) => c.ok);
     if (ctx.json) {
       const lz4 = readers === undefined ? {} : { compression: "lz4", readers };
-      ctx.printJson({ command: "validate", source: path, format, ok, checks, ...lz4 });
+      const rowPadded = padded.length === 0
+        ? {}
+        : { rowPadded: { tensors: padded, readers: ROW_PADDED_READERS } };
+      ctx.printJson({
+        command: "validate",
+        source: path,
+        format,
+        ok,
+        checks,
+        ...lz4,
+        ...rowPadded,
+      });
     } else {
       for (const c of checks) {
         ctx.out(
@@ -117,7 +147,12 @@ export const validateCommand: CommandSpec = {
       }
       if (readers !== undefined) {
         ctx.out("LZ4-compressed (flag 0x0001); which readers load it:\n");
-        for (const r of readers) ctx.out(`  ${r.reader.padEnd(9)} ${r.detail}\n`);
+        for (const r of readers) ctx.out(`  ${r.reader.padEnd(30)} ${r.detail}\n`);
+      }
+      if (padded.length > 0) {
+        const listed = padded.slice(0, 3).join(", ") + (padded.length > 3 ? ", …" : "");
+        ctx.out(`note: ${rowPaddedReadersLine(padded.length, listed)}:\n`);
+        for (const r of ROW_PADDED_READERS) ctx.out(`  ${r.reader.padEnd(30)} ${r.detail}\n`);
       }
     }
     if (!ok) {
@@ -132,7 +167,10 @@ export const validateCommand: CommandSpec = {
     if (!ctx.json) {
       // Without --deep no tensor byte was read: say so rather than imply it.
       const scope = deep ? " (deep)" : " (structure only; tensor data not checked, use --deep)";
-      ctx.out(`${terminalSafe(path!)}: valid ${format} file${scope}\n`);
+      const caveat = padded.length === 0
+        ? ""
+        : `; ${padded.length} row-padded tensor(s) some readers decode wrong (above)`;
+      ctx.out(`${terminalSafe(path!)}: valid ${format} file${scope}${caveat}\n`);
     }
     return 0;
   },

@@ -254,3 +254,39 @@ export function assertEmbeddingMatchesConfig(header: ModelHeader, location: stri
     }
   }
 }
+
+/**
+ * Pass a model through, saying in one note when its family has tensors
+ * realizar's transformer loader never looks up (`Family.aprUnread`: per-head
+ * Q/K norms, Gemma 2/3's extra norms, StarCoder2's `c_fc`/`c_proj`) and the
+ * model holds one: realizar would run it without them, with wrong output
+ * (issue 34 §3).
+ *
+ * @param onNote Told once, naming the family and the tensors.
+ * @returns The transform.
+ */
+export function aprUnreadNote(
+  onNote: ((message: string) => void) | undefined,
+): TransformStream<ModelChunk, ModelChunk> {
+  return new TransformStream({
+    transform(chunk, controller) {
+      if (chunk.type === "header" && onNote !== undefined) {
+        const family = familyOf(chunk.header.metadata.architecture);
+        const pieces = new Set(family?.aprUnread ?? []);
+        const found = new Set<string>();
+        for (const t of chunk.header.tensors) {
+          const piece = BLOCK.exec(t.name)?.[2];
+          if (piece !== undefined && pieces.has(piece)) found.add(piece);
+        }
+        if (found.size > 0) {
+          onNote(
+            `realizar's transformer loader never looks up ${[...found].join(", ")} of ` +
+              `${family!.name} models: it would run this file without them, with wrong output ` +
+              "(aprkit and aprender read the file as written)",
+          );
+        }
+      }
+      controller.enqueue(chunk);
+    },
+  });
+}

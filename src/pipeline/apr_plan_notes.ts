@@ -13,7 +13,8 @@
 
 import { DTYPES } from "../dtype.ts";
 import type { TensorPlan } from "../quant/plan_quantization.ts";
-import { aprRowType, type RowFallback } from "../quant/apr_row_fallback.ts";
+import type { RowFallback } from "../quant/apr_row_fallback.ts";
+import { isRowPaddedKQuant, rowPaddedReadersLine } from "../formats/apr/row_padded_readers.ts";
 
 /** At most this many tensor names are listed in a note. */
 const LISTED = 3;
@@ -59,20 +60,19 @@ export function aprPlanNotes(
         "docs/QUANTIZATION.md)",
     );
   }
-  // Row-padded K-quants copied from an APR source (an older aprkit's or
-  // aprender's file) stay as they are: say that only realizar's transformer
-  // loader decodes them right, unless they were asked for.
-  const keptPadded = rowFallback === "padded" ? [] : plans.filter((p) =>
-    p.action === "copy" &&
-    aprRowType(p.info.dtype, p.info.shape[p.info.shape.length - 1] ?? 1, "q8") !== p.info.dtype
-  );
-  if (keptPadded.length > 0) {
+  // Row-padded K-quants, asked for (--row-fallback padded) or copied from an
+  // APR source (an older aprkit's or aprender's file): only realizar's
+  // transformer loader decodes them right, so say it either way.
+  const padded = plans.filter((p) => p.quantized || p.action === "copy")
+    .filter((p) => isRowPaddedKQuant(p.info));
+  if (padded.length > 0) {
     notes.push(
-      `${keptPadded.length} ${distinct(keptPadded.map((p) => p.info.dtype))} tensor(s) of the ` +
-        `source have rows padded to whole super-blocks (${names(keptPadded)}) and are copied as ` +
-        "they are: only realizar's transformer loader decodes them right (aprender and " +
-        "realizar's get_tensor_f32 read them flat); convert from the original model to write the " +
-        "row fallback instead",
+      rowPaddedReadersLine(padded.length, names(padded)) + (
+        rowFallback === "padded"
+          ? " (--row-fallback padded; q8 or f16 write a type every APR reader decodes alike)"
+          : "; they are copied from the source as they are: convert from the original model to " +
+            "write the row fallback instead"
+      ),
     );
   }
   // Decoded to F32, which holds every value of these types exactly (a

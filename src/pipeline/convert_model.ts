@@ -12,6 +12,8 @@ import { DTYPES, elementCount } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
 import { AprSink } from "../formats/apr/sink.ts";
 import { AprLz4Sink } from "../formats/apr/lz4_sink.ts";
+import { lz4ReadersLine } from "../formats/apr/lz4_readers.ts";
+import { shardSetReadersLine } from "../formats/apr/shard_set_readers.ts";
 import { ShardedAprSink } from "../formats/apr/sharded_sink.ts";
 import { GgufSink } from "../formats/gguf/sink.ts";
 import { SplitGgufSink } from "../formats/gguf/split_sink.ts";
@@ -25,6 +27,8 @@ import {
   presetOf,
   QUANTIZE_TARGETS,
   type QuantizeTarget,
+  quantizeTargetsFor,
+  targetDType,
 } from "../quant/plan_quantization.ts";
 import { LLAMA_FTYPES } from "../quant/llama_presets.ts";
 import { usesImportance } from "../quant/_block_encoders.ts";
@@ -57,7 +61,12 @@ import { languageModelOnly, languageModelView } from "./language_model.ts";
 import { assertMmprojSupported, toVisionGguf } from "./vision_gguf.ts";
 import { assertReadsBack, fromGgufLayout } from "./hf_layout.ts";
 import { inLlamaQuantizeOrder } from "./llama_quantize_order.ts";
-import { assertEmbeddingMatchesConfig, fromAprLayout, toAprLayout } from "./apr_layout.ts";
+import {
+  aprUnreadNote,
+  assertEmbeddingMatchesConfig,
+  fromAprLayout,
+  toAprLayout,
+} from "./apr_layout.ts";
 import type { Model } from "./model.ts";
 import { type ModelLocation, openModel, type OpenModelOptions } from "./open_model.ts";
 import { fs } from "../runtime/fs.ts";
@@ -254,6 +263,8 @@ export async function convertModel(
 ): Promise<ConvertResult> {
   const format = options.format ?? formatFromPath(output) ?? "apr";
   checkOptions(format, options);
+  checkExtension(output, format);
+  if (options.mmproj !== undefined) checkExtension(options.mmproj, "gguf");
   // Every output path, before the source is read (one rule: io/output_paths.ts).
   await checkOutputPaths(plannedOutputs(output, options), {
     force: options.force === true,
@@ -331,6 +342,7 @@ export function convertOpenedModel(
 export function checkConvertOptions(output: string, options: ConvertOptions): OutputFormat {
   const format = options.format ?? formatFromPath(output) ?? "apr";
   checkOptions(format, options);
+  checkExtension(output, format);
   return format;
 }
 
@@ -395,6 +407,9 @@ async function convertPart(
     stream = stream.pipeThrough(
       format === "apr" ? toAprLayout({ keepNames: options.keepNames === true }) : fromAprLayout(),
     );
+    if (format === "apr" && options.keepNames !== true) {
+      stream = stream.pipeThrough(aprUnreadNote(options.onNote));
+    }
     // GGUF wants llama.cpp's interleaved Q/K rows; SafeTensors and APR Hugging
     // Face's (APR rope_type 2, which both of realizar's paths rotate right).
     const rows = format === "gguf"
@@ -492,6 +507,11 @@ async function convertPart(
     );
     const written = header!;
     if (format === "apr") warnOnBf16(written, options.onWarning);
+    // What APR's readers do with these outputs (issue 34 §3): said, never left silent.
+    if (sink instanceof ShardedAprSink && sink.result) {
+      options.onNote?.(shardSetReadersLine(sink.result.shards.length));
+    }
+    if (sink instanceof AprLz4Sink) options.onNote?.(lz4ReadersLine());
     let dtypes: Record<string, number> = {};
     for (const t of written.tensors) dtypes[t.dtype] = (dtypes[t.dtype] ?? 0) + 1;
     let tensorBytes = written.tensors.reduce((s, t) => s + t.byteLength, 0);
@@ -742,6 +762,31 @@ export function formatFromPath(path: string): OutputFormat | undefined {
   return undefined;
 }
 
+/** Each output format as its documentation spells it. */
+const FORMAT_NAMES: Readonly<Record<OutputFormat, string>> = {
+  apr: "APR",
+  gguf: "GGUF",
+  safetensors: "SafeTensors",
+  qnat: "QNAT",
+};
+
+/**
+ * One rule for every command (issue 34 §2): an output whose extension names
+ * another format than the one written is refused (`apr import x.gguf -o
+ * y.gguf` wrote an APR file named `.gguf`, which every GGUF reader refuses).
+ * A name without a known extension takes the format asked for.
+ */
+function checkExtension(output: string, format: OutputFormat): void {
+  const named = formatFromPath(output);
+  if (named === undefined || named === format) return;
+  throw new UsageError(
+    `the output "${output}" ends in .${named}, but ${FORMAT_NAMES[format]} is what would be ` +
+      `written: name it .${format}${
+        format === "apr" ? `, or write ${FORMAT_NAMES[named]} with apr convert` : ""
+      }`,
+  );
+}
+
 function checkOptions(format: OutputFormat, options: ConvertOptions): void {
   if (!OUTPUT_FORMATS.includes(format)) {
     throw new UsageError(
@@ -776,6 +821,20 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
     ? aprPresetRefusal(options.quantize)
     : undefined;
   if (aprRefused !== undefined) throw new UsageError(`quantize: ${aprRefused}`);
+  if (
+    options.quantize !== undefined && (format === "gguf" || format === "safetensors") &&
+    !quantizeTargetsFor(format).includes(options.quantize)
+  ) {
+    // Written as F32 with a warning, the output was twice a BF16 source's size.
+    const type = targetDType(options.quantize) ?? options.quantize;
+    throw new UsageError(
+      `quantize: "${options.quantize}" is ${type}, which ${
+        format === "gguf" ? "GGUF" : "SafeTensors"
+      } has no type for; ${format} output takes ${
+        quantizeTargetsFor(format).filter((t) => t !== "none").join(", ")
+      }`,
+    );
+  }
   if (options.imatrix !== undefined && !IMATRIX_TARGETS.has(options.quantize ?? "none")) {
     throw new UsageError(
       `the imatrix option needs a K-quant quantize target (q4_k, q6_k or a preset), not ${
@@ -945,7 +1004,8 @@ function warnOnBf16(
   if (n > 0) {
     onWarning?.(
       `${n} tensor(s) are written as BF16 (APR dtype 30), which aprender 0.26 and ` +
-        `realizar's get_tensor_f32 cannot read; use quantize: "f16" for older readers`,
+        `realizar's get_tensor_f32 (current, not only older builds: it has no BF16 case) cannot ` +
+        `decode; use quantize: "f16" for them`,
     );
   }
 }

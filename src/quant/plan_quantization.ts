@@ -52,6 +52,46 @@ export const QUANTIZE_TARGETS: readonly QuantizeTarget[] = [
   ...LLAMA_PRESETS.map((p) => p.toLowerCase() as Lowercase<LlamaPreset>),
 ];
 
+/**
+ * The targets whose types a format holds: a target whose type the format
+ * has not (APR_Q8 or APR_Q4 in a GGUF, Q4_K in SafeTensors) would be written
+ * as F32, bigger than the source, so it is not offered (issue 34 §2). APR
+ * takes every target but Q8_0 (its readers do not decode it); llama-quantize's
+ * presets other than `q6_k` are GGUF's and APR's.
+ *
+ * @example Usage
+ * ```ts
+ * import { quantizeTargetsFor } from "./plan_quantization.ts";
+ * console.assert(!quantizeTargetsFor("gguf").includes("q8"));
+ * console.assert(quantizeTargetsFor("gguf").includes("q8_0"));
+ * ```
+ *
+ * @param format The output format.
+ * @returns The targets, in {@linkcode QUANTIZE_TARGETS} order.
+ */
+export function quantizeTargetsFor(format: "apr" | "gguf" | "safetensors"): QuantizeTarget[] {
+  return QUANTIZE_TARGETS.filter((to) => {
+    // APR holds its own types and the K-quant mixes it maps (aprPresetRefusal).
+    if (format === "apr") return to !== "q8_0" && aprPresetRefusal(to) === undefined;
+    const preset = presetOf(to, format === "gguf");
+    if (preset !== undefined) return format === "gguf";
+    const dtype = TARGET_DTYPE[to];
+    if (dtype === undefined) return true;
+    return DTYPES[dtype][format === "gguf" ? "ggufType" : "safetensors"] !== undefined;
+  });
+}
+
+/**
+ * The type a single-type target writes (`"q8"` → `APR_Q8`), or `undefined`
+ * for `none` and llama-quantize's presets.
+ *
+ * @param to The target.
+ * @returns The type.
+ */
+export function targetDType(to: QuantizeTarget): DType | undefined {
+  return TARGET_DTYPE[to];
+}
+
 /** The targets that are llama-quantize presets, and the preset each names. */
 const PRESET_OF: ReadonlyMap<QuantizeTarget, LlamaPreset> = new Map(
   LLAMA_PRESETS.map((p) => [p.toLowerCase() as QuantizeTarget, p]),

@@ -160,6 +160,23 @@ export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T
 }
 
 /**
+ * Copy a model folder's files (not subfolders) into `dir/model`, for a test
+ * to edit.
+ *
+ * @param dir The test's temporary folder.
+ * @param from The model folder.
+ * @returns The copy's path.
+ */
+export async function copyModel(dir: string, from: string): Promise<string> {
+  const model = `${dir}/model`;
+  await Deno.mkdir(model);
+  for await (const entry of Deno.readDir(from)) {
+    if (entry.isFile) await Deno.copyFile(`${from}/${entry.name}`, `${model}/${entry.name}`);
+  }
+  return model;
+}
+
+/**
  * The names of the entries of a folder, sorted.
  *
  * @param dir The folder.

@@ -249,6 +249,6 @@ Deno.test("apr import --help says which readers load --compress lz4 files", asyn
   equal(help.code, 0);
   match(
     help.stdout.replace(/\s+/g, " "),
-    /--compress lz4 .*Only realizar built with its non-default apr-compression feature loads it; aprender's reader does not/,
+    /--compress lz4 .*Only realizar's AprV2Model built with its non-default apr-compression feature loads it; aprender's reader and realizar's transformer loader \(its run paths\) do not, in any build/,
   );
 });

@@ -304,9 +304,10 @@ Deno.test("apr validate of an LZ4 APR file says which readers load it (text and 
     match(out[at + 1]!, /^ {2}aprkit +loads it/);
     match(
       out[at + 2]!,
-      /^ {2}realizar +loads it only when built with its non-default apr-compression feature/,
+      /^ {2}realizar's AprV2Model +loads it only when built with its non-default apr-compression feature/,
     );
-    match(out[at + 3]!, /^ {2}aprender +does not load it: its reader ignores the compression flag/);
+    match(out[at + 3]!, /^ {2}realizar's transformer loader +does not load it in any build/);
+    match(out[at + 4]!, /^ {2}aprender +does not load it: its reader ignores the compression flag/);
 
     const json = await runApr(["validate", lz4, "--json"]);
     equal(json.code, 0, json.stderr);
@@ -314,7 +315,12 @@ Deno.test("apr validate of an LZ4 APR file says which readers load it (text and 
     equal(report.compression, "lz4");
     deepEqual(
       report.readers.map((r: { reader: string; loads: string }) => [r.reader, r.loads]),
-      [["aprkit", "yes"], ["realizar", "feature"], ["aprender", "no"]],
+      [
+        ["aprkit", "yes"],
+        ["realizar's AprV2Model", "feature"],
+        ["realizar's transformer loader", "no"],
+        ["aprender", "no"],
+      ],
     );
 
     // An uncompressed file says nothing about compression.

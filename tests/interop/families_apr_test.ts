@@ -46,7 +46,8 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
         for (const layer of [0, 1]) {
           const p = `model.layers.${layer}`;
           if (family.startsWith("deepseek")) {
-            // realizar has no DeepSeek model: APR keeps the checkpoint's MLA tensors.
+            // realizar has no DeepSeek model: APR keeps the checkpoint's MLA tensors,
+            // its shared experts under the name realizar's loader asks for (issue 34 §3).
             for (const x of ["q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj"]) {
               need(`${p}.self_attn.${x}.weight`);
             }
@@ -55,17 +56,23 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
             } else {
               need(`${p}.mlp.gate.weight`);
               for (const x of ["gate", "up", "down"]) {
-                need(`${p}.mlp.shared_experts.${x}_proj.weight`);
+                need(`${p}.mlp.shared_expert.${x}_proj.weight`);
+                refuse(
+                  `${p}.mlp.shared_experts.${x}_proj.weight`,
+                  "realizar asks for shared_expert",
+                );
                 for (let e = 0; e < 4; e++) need(`${p}.mlp.experts.${e}.${x}_proj.weight`);
               }
             }
             continue;
           }
           if (family === "glm4") {
-            // realizar has no GLM-4 model: APR keeps the checkpoint's tensors,
-            // its MLP's gate and up fused as transformers has them.
+            // realizar has no GLM-4 model: APR keeps the checkpoint's tensors, its
+            // MLP's fused gate and up split as Phi-3's, which realizar's loader
+            // finds (it never looks up gate_up_proj: issue 34 §3).
             for (const x of ["q", "k", "v", "o"]) need(`${p}.self_attn.${x}_proj.weight`);
-            for (const x of ["gate_up", "down"]) need(`${p}.mlp.${x}_proj.weight`);
+            for (const x of ["gate", "up", "down"]) need(`${p}.mlp.${x}_proj.weight`);
+            refuse(`${p}.mlp.gate_up_proj.weight`, "realizar never looks up gate_up_proj");
             for (const x of ["post_self_attn", "post_attention", "post_mlp"]) {
               need(`${p}.${x}_layernorm.weight`);
             }

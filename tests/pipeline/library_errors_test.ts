@@ -90,7 +90,7 @@ Deno.test("library messages name library options; the CLI's name its flags", asy
     );
     const warnings: string[] = [];
     await importModel(DEMO_MODEL, `${dir}/w.apr`, { onWarning: (m) => warnings.push(m) });
-    ok(warnings.some((w) => w.includes('use quantize: "f16" for older readers')), warnings.join());
+    ok(warnings.some((w) => w.includes('use quantize: "f16" for them')), warnings.join());
     ok(!warnings.some((w) => /(^|\s)--[a-z]/.test(w)), warnings.join());
 
     const exists = await runApr(["import", DEMO_MODEL, "-o", out]);
@@ -120,6 +120,9 @@ Deno.test("library messages name library options; the CLI's name its flags", asy
     assertOneLineError(preset, /--quantize q4_k_m \(a llama-quantize preset\) works for GGUF/);
     const warned = await runApr(["import", DEMO_MODEL, "-o", `${dir}/w2.apr`]);
     equal(warned.code, 0, warned.stderr);
-    match(warned.stderr, /^warning: .*use --quantize f16 for older readers$/m);
+    match(
+      warned.stderr,
+      /^warning: .*realizar's get_tensor_f32 \(current.*use --quantize f16 for them$/m,
+    );
   });
 });

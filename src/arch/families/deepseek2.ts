@@ -36,7 +36,13 @@
 
 import { DTYPES, tensorByteLength } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
-import { type ExpertLayout, type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
+import {
+  type ExpertLayout,
+  type Family,
+  LLAMA_BLOCK,
+  type MadeTensor,
+  SHARED_EXPERT_APR_NAMES,
+} from "../family.ts";
 import { KvWriter } from "../kv.ts";
 import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
 import { columnsAsRows, keepRanges } from "../transforms.ts";
@@ -265,6 +271,7 @@ export const DEEPSEEK_EXPERTS: ExpertLayout = {
 /** DeepSeek-V2, V2-Lite, V2.5, V3, R1. */
 export const DEEPSEEK2: Family = {
   name: "deepseek2",
+  apr: { rename: SHARED_EXPERT_APR_NAMES },
   source: "llama.cpp conversion/deepseek.py DeepseekV2Model; transformers DeepseekV2ForCausalLM, " +
     "DeepseekV3ForCausalLM",
   configFields: {

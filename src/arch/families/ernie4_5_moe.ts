@@ -14,7 +14,7 @@
  * @module
  */
 
-import { type Family, LLAMA_BLOCK } from "../family.ts";
+import { type Family, LLAMA_BLOCK, SHARED_EXPERT_APR_NAMES } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
 import { ERNIE_SENTENCEPIECE, ernieHfName, ernieUnsupported } from "./ernie4_5.ts";
@@ -101,6 +101,7 @@ function drops(name: string): boolean {
 /** ERNIE 4.5 MoE. */
 export const ERNIE4_5_MOE: Family = {
   name: "ernie4_5-moe",
+  apr: { rename: SHARED_EXPERT_APR_NAMES },
   source: "llama.cpp conversion/ernie.py Ernie4_5MoeModel; transformers Ernie4_5_MoeForCausalLM",
   configFields: {
     written: [

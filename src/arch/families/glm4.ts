@@ -77,6 +77,8 @@ const GLM4_SPECIAL_TOKENS: readonly (readonly [string, string])[] = [
 /** GLM-4-9B-0414, GLM-4-32B-0414, GLM-Z1. */
 export const GLM4: Family = {
   name: "glm4",
+  // realizar knows no fused gate_up_proj: the halves under its names, as Phi-3's.
+  apr: { split: [["mlp.gate_up_proj", ["mlp.gate_proj", "mlp.up_proj"]]] },
   source: "llama.cpp conversion/glm.py Glm4Model; transformers Glm4ForCausalLM",
   configFields: { assumed: [activation("hidden_act", SILU)] },
   hfArchitectures: ["Glm4ForCausalLM"],

@@ -30,7 +30,13 @@
  */
 
 import type { TensorInfo } from "../../tensor.ts";
-import { type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
+import {
+  type Family,
+  LLAMA_BLOCK,
+  type MadeTensor,
+  QK_NORMS,
+  SHARED_EXPERT_APR_NAMES,
+} from "../family.ts";
 import { KvWriter } from "../kv.ts";
 import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
 import { DEEPSEEK_EXPERTS, DEEPSEEK_MOE_BLOCK, scoreCorrectionBias } from "./deepseek2.ts";
@@ -102,6 +108,8 @@ const GLM_SPECIAL_TOKENS: readonly (readonly [string, string])[] = [
 /** GLM-4.5, GLM-4.5-Air, GLM-4.6. */
 export const GLM4MOE: Family = {
   name: "glm4moe",
+  apr: { rename: SHARED_EXPERT_APR_NAMES },
+  aprUnread: QK_NORMS,
   source: "llama.cpp conversion/glm.py Glm4MoeModel; transformers Glm4MoeForCausalLM",
   configFields: {
     written: [

@@ -8,12 +8,16 @@
  * a count or an id in these files is a claim like any other:
  *
  * - every token id and `vocab_size` is bounded by the checkpoint's own
- *   shapes: the vocabulary is padded to its length (`[PAD<id>]`), so one id
+ *   bytes: the vocabulary is padded to its length (`[PAD<id>]`), so one id
  *   of 3·10^7 in an otherwise tiny folder made every command allocate
  *   gigabytes. No id may reach past the largest dimension of any tensor
- *   (the embedding's rows), or {@linkcode MIN_VOCABULARY_BOUND} for a
- *   checkpoint smaller than a real vocabulary (test models keep a real
- *   tokenizer with tiny weights);
+ *   (the embedding's rows) that its bytes back — a dimension counts only up
+ *   to the tensor's byte length, so a zero-byte `[0, 4294967295]` tensor
+ *   raises nothing — or {@linkcode MIN_VOCABULARY_BOUND} for a checkpoint
+ *   smaller than a real vocabulary (test models keep a real tokenizer with
+ *   tiny weights). The other counts that size something (heads, experts,
+ *   widths) have the same bound, and a layer count is at most the number
+ *   of tensors (every layer has one): per-layer lists are built from it;
  * - a token id is an integer, not -1, 1e300, `"x"`, 2^53 or `null`;
  * - a token is well-formed UTF-16: a lone surrogate (`"\ud800"` in JSON)
  *   would silently become U+FFFD in a GGUF or APR file;
@@ -37,6 +41,88 @@ import { ModelFormatError } from "../../errors.ts";
  * Padding a vocabulary this long costs ~20 MB.
  */
 export const MIN_VOCABULARY_BOUND = 1 << 18;
+
+/**
+ * Bytes of all of one model's companion files together (`config.json`,
+ * `tokenizer.json`, `tokenizer.model`, templates…): they are read whole and
+ * kept as metadata, at several times their size in memory (a 76 MB
+ * `tokenizer.json` of 5 million merges peaked at 810 MB). The largest real
+ * set (Gemma 3: a 33 MB `tokenizer.json`, a 4.7 MB `tokenizer.model`, a
+ * 1.2 MB `tokenizer_config.json`) is under 40 MB.
+ */
+export const MAX_COMPANION_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Characters of all chat templates together (`chat_template.jinja`,
+ * `additional_chat_templates/`, the templates of `tokenizer_config.json` and
+ * `chat_template.json`): a template is copied into several keys of each
+ * output (a 30 MiB one peaked at 750 MB), and real ones are kilobytes
+ * (Command R's three: ~30 KB).
+ */
+export const MAX_CHAT_TEMPLATE_CHARS = 1024 * 1024;
+
+/**
+ * One budget for a model's companion data (issue 34 §1, "Memory"): every
+ * file's size is taken before it is read, and every template's length as it
+ * is found, so no number or size of files can add up past
+ * {@linkcode MAX_COMPANION_BYTES} and {@linkcode MAX_CHAT_TEMPLATE_CHARS}.
+ *
+ * @example Usage
+ * ```ts
+ * import { CompanionBudget } from "./companion_limits.ts";
+ * const budget = new CompanionBudget();
+ * budget.takeFile(1000, "config.json");
+ * let refused = false;
+ * try {
+ *   budget.takeTemplate(2 ** 21, "chat_template.jinja");
+ * } catch {
+ *   refused = true;
+ * }
+ * console.assert(refused);
+ * ```
+ */
+export class CompanionBudget {
+  #bytes = 0;
+  #templateChars = 0;
+
+  /**
+   * Count a file's bytes, before it is read.
+   *
+   * @param bytes The file's size.
+   * @param location The file, for the message.
+   * @throws {ModelFormatError} When the files together would pass the budget.
+   */
+  takeFile(bytes: number, location: string): void {
+    this.#bytes += bytes;
+    if (this.#bytes > MAX_COMPANION_BYTES) {
+      throw new ModelFormatError(
+        "JSON",
+        location,
+        `too large: its ${bytes} bytes bring the model's companion files to ${this.#bytes} bytes, ` +
+          `over the ${MAX_COMPANION_BYTES}-byte budget for all of them`,
+      );
+    }
+  }
+
+  /**
+   * Count a chat template's characters (a template file's bytes, before it is read).
+   *
+   * @param chars The template's length.
+   * @param location Where it is, for the message.
+   * @throws {ModelFormatError} When the templates together would pass their budget.
+   */
+  takeTemplate(chars: number, location: string): void {
+    this.#templateChars += chars;
+    if (this.#templateChars > MAX_CHAT_TEMPLATE_CHARS) {
+      throw new ModelFormatError(
+        "JSON",
+        location,
+        `too large: a chat template of ${chars} characters brings the model's templates to ` +
+          `${this.#templateChars}, over the ${MAX_CHAT_TEMPLATE_CHARS}-character budget for all of them`,
+      );
+    }
+  }
+}
 
 /** Largest count a config field may hold: GGUF and APR store them as u32. */
 const MAX_COUNT = 0xffff_ffff;
@@ -77,7 +163,29 @@ const COUNT_FIELDS: readonly string[] = [
   "moe_intermediate_size",
   "moe_num_experts",
   "moe_k",
+  "depth",
 ];
+
+/**
+ * Count fields that are lengths of a sequence, not of anything aprkit
+ * builds: written as read, so not bounded by the checkpoint.
+ */
+const CONTEXT_FIELDS: ReadonlySet<string> = new Set([
+  "max_position_embeddings",
+  "n_positions",
+  "max_seq_len",
+  "seq_length",
+  "n_ctx",
+]);
+
+/** Count fields that count layers (a vision tower's `depth` among them). */
+const LAYER_FIELDS: ReadonlySet<string> = new Set([
+  "num_hidden_layers",
+  "n_layer",
+  "n_layers",
+  "num_layers",
+  "depth",
+]);
 
 /** Config fields that are positive real numbers. */
 const POSITIVE_FIELDS: readonly string[] = [
@@ -114,25 +222,60 @@ function shown(value: unknown): string {
 
 /**
  * The largest token id a checkpoint can have plus one: the largest dimension
- * of any of its tensors (the embedding's rows), at least
- * {@linkcode MIN_VOCABULARY_BOUND}.
+ * of any of its tensors (the embedding's rows) that the tensor's bytes back,
+ * at least {@linkcode MIN_VOCABULARY_BOUND}. A dimension counts only up to
+ * the tensor's byte length (a row of any dtype takes at least one byte): a
+ * shape is a claim, the bytes are there.
  *
  * @example Usage
  * ```ts
  * import { MIN_VOCABULARY_BOUND, vocabularyBound } from "./companion_limits.ts";
- * console.assert(vocabularyBound([{ shape: [300_000, 8] }]) === 300_000);
- * console.assert(vocabularyBound([{ shape: [4, 4] }]) === MIN_VOCABULARY_BOUND);
+ * console.assert(vocabularyBound([{ shape: [300_000, 8], byteLength: 4_800_000 }]) === 300_000);
+ * console.assert(vocabularyBound([{ shape: [4, 4], byteLength: 32 }]) === MIN_VOCABULARY_BOUND);
+ * console.assert(vocabularyBound([{ shape: [0, 2 ** 32 - 1], byteLength: 0 }]) === MIN_VOCABULARY_BOUND);
  * ```
  *
- * @param tensors The checkpoint's tensors (their shapes).
+ * @param tensors The checkpoint's tensors (their shapes and byte lengths).
  * @returns The bound on token ids and vocabulary lengths.
  */
-export function vocabularyBound(tensors: readonly { shape: readonly number[] }[]): number {
+export function vocabularyBound(
+  tensors: readonly { readonly shape: readonly number[]; readonly byteLength: number }[],
+): number {
   let largest = MIN_VOCABULARY_BOUND;
   for (const t of tensors) {
-    for (const d of t.shape) if (d > largest) largest = d;
+    for (const d of t.shape) {
+      const backed = Math.min(d, t.byteLength);
+      if (backed > largest) largest = backed;
+    }
   }
   return largest;
+}
+
+/** Bounds on what a checkpoint's companion files may claim, from its tensors' bytes. */
+export interface CheckpointBounds {
+  /** Token ids, `vocab_size` and other sizing counts must be below or at this ({@linkcode vocabularyBound}). */
+  readonly ids: number;
+  /** Layer counts must be at most this: the number of tensors. */
+  readonly layers: number;
+}
+
+/**
+ * The bounds of a checkpoint's companion values: {@linkcode vocabularyBound}
+ * and the tensor count.
+ *
+ * @example Usage
+ * ```ts
+ * import { checkpointBounds } from "./companion_limits.ts";
+ * console.assert(checkpointBounds([{ shape: [8, 8], byteLength: 256 }]).layers === 1);
+ * ```
+ *
+ * @param tensors The checkpoint's tensors (their shapes and byte lengths).
+ * @returns The bounds.
+ */
+export function checkpointBounds(
+  tensors: readonly { readonly shape: readonly number[]; readonly byteLength: number }[],
+): CheckpointBounds {
+  return { ids: vocabularyBound(tensors), layers: tensors.length };
 }
 
 /** What a check needs to know about the file it reads. */
@@ -179,7 +322,7 @@ function checkToken(where: Where, field: () => string, token: string): void {
  * import { checkConfigValues } from "./companion_limits.ts";
  * let refused = false;
  * try {
- *   checkConfigValues({ num_hidden_layers: -1 }, "config.json", 32000);
+ *   checkConfigValues({ num_hidden_layers: -1 }, "config.json", { ids: 32000, layers: 100 });
  * } catch {
  *   refused = true;
  * }
@@ -188,16 +331,19 @@ function checkToken(where: Where, field: () => string, token: string): void {
  *
  * @param config The parsed file.
  * @param path Its path or URL, for messages.
- * @param bound Token ids (and `vocab_size`) must be below or at this.
+ * @param bounds What the checkpoint's bytes allow ({@linkcode checkpointBounds}).
  * @throws {ModelFormatError} Naming the file and the first bad field.
  */
-export function checkConfigValues(config: unknown, path: string, bound: number): void {
+export function checkConfigValues(config: unknown, path: string, bounds: CheckpointBounds): void {
   const top = record(config);
   if (top === undefined) return;
+  const bound = bounds.ids;
   const where = { path, bound };
   const sections: [string, Record<string, unknown>][] = [["", top]];
-  const text = record(top["text_config"]);
-  if (text !== undefined) sections.push(["text_config.", text]);
+  for (const sub of ["text_config", "vision_config", "audio_config"]) {
+    const section = record(top[sub]);
+    if (section !== undefined) sections.push([`${sub}.`, section]);
+  }
   for (const [prefix, section] of sections) {
     for (const key of COUNT_FIELDS) {
       const v = section[key];
@@ -205,10 +351,14 @@ export function checkConfigValues(config: unknown, path: string, bound: number):
       if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v > MAX_COUNT) {
         throw fail(where, `"${prefix}${key}" is ${shown(v)}, not a count (an integer from 0)`);
       }
-    }
-    for (const key of ["vocab_size", "n_vocab"]) {
-      const v = section[key];
-      if (typeof v === "number" && v > bound) {
+      // Lists and padding are built from these: each must be backed by bytes.
+      if (LAYER_FIELDS.has(key) && v > bounds.layers) {
+        throw fail(
+          where,
+          `"${prefix}${key}" is ${v}, more layers than the checkpoint's ${bounds.layers} tensors can hold`,
+        );
+      }
+      if (!CONTEXT_FIELDS.has(key) && !LAYER_FIELDS.has(key) && v > bound) {
         throw fail(
           where,
           `"${prefix}${key}" is ${v}, more than the ${bound} rows the checkpoint's tensors have`,

@@ -23,8 +23,10 @@
  * - The chat template is written twice: `chat_template` (aprender's field) and
  *   `tokenizer.chat_template` (the custom key realizar reads). Neither is in an
  *   alias group, so both are safe.
- * - `tokenizer.bos_token_id`/`eos_token_id` come from `generation_config.json`,
- *   else `config.json`, else by looking up the tokenizer_config's token string;
+ * - `tokenizer.bos_token_id`/`eos_token_id` are `tokenizer.special_ids`' BOS
+ *   and EOS, the converter's (the tokenizer's own special tokens first), so an
+ *   APR file holds one pair; where those name none, `generation_config.json`,
+ *   else `config.json`, else the tokenizer_config's token string looked up;
  *   when several EOS ids are listed, the first is used.
  * - `hf_config` keeps `config.json` itself: the GGUF keys and generated
  *   tensors of a family (`src/arch/`) are derived from it on export, as
@@ -64,11 +66,13 @@ import { architectureOfHf, familyOf, tiedByDefault } from "../../arch/registry.t
 import type { SentencePieceFacts } from "../../arch/family.ts";
 import {
   checkConfigValues,
+  type CheckpointBounds,
+  checkpointBounds,
   checkTokenizerValues,
   checkWellFormedText,
+  CompanionBudget,
   hasSurrogateEscape,
   MIN_VOCABULARY_BOUND,
-  vocabularyBound,
 } from "./companion_limits.ts";
 
 /**
@@ -124,12 +128,13 @@ export interface ReadHfCompanionsOptions {
    */
   directory?: string;
   /**
-   * The checkpoint's tensors: their largest dimension bounds every token id
-   * and `vocab_size` (see `companion_limits.ts`).
+   * The checkpoint's tensors: their largest dimension backed by bytes bounds
+   * every token id, `vocab_size` and sizing count, their number every layer
+   * count (see `companion_limits.ts`).
    *
-   * @default {[]} (ids bounded by `MIN_VOCABULARY_BOUND` only)
+   * @default {undefined} (ids bounded by `MIN_VOCABULARY_BOUND` only, layers by nothing)
    */
-  tensors?: readonly { readonly shape: readonly number[] }[];
+  tensors?: readonly { readonly shape: readonly number[]; readonly byteLength: number }[];
 }
 
 /** APR `rope_type` of NEOX-style rotation (APR_V2.md §3). */
@@ -254,6 +259,16 @@ function readVocabulary(tokenizer: unknown, minSize: number | undefined): Vocabu
     }
   }
   return { tokens, scores, merges, modelType, ids };
+}
+
+/** Take a `chat_template` value's templates (a string, or `[{name, template}]`) from the budget. */
+function takeTemplates(value: unknown, location: string, budget: CompanionBudget): void {
+  if (typeof value === "string") budget.takeTemplate(value.length, location);
+  if (!Array.isArray(value)) return;
+  for (const entry of value) {
+    const template = record(entry)?.["template"];
+    if (typeof template === "string") budget.takeTemplate(template.length, location);
+  }
 }
 
 function chatTemplateOf(
@@ -453,6 +468,14 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
       sentencePieceFields(files, files.sentencePiece, vocabSize, tokenizerConfig, facts),
     );
   }
+  // One BOS/EOS pair, the converter's (gguf-py SpecialVocab: the tokenizer's
+  // own special tokens first, config.json's ids only where it names none):
+  // realizar reads tokenizer.bos/eos_token_id, GGUF export special_ids.
+  const specialIds = record(out["tokenizer.special_ids"]);
+  for (const kind of ["bos", "eos"] as const) {
+    const id = specialIds?.[kind];
+    if (typeof id === "number") out[`tokenizer.${kind}_token_id`] = id;
+  }
   // general.sampling.* for GGUF export, as llama.cpp's converter reads them.
   const sampling = samplingFromGenerationConfig(generation);
   if (Object.keys(sampling).length > 0) out["sampling"] = sampling;
@@ -535,6 +558,8 @@ async function readCompanion(
   listing: ReadonlySet<string>,
   path: string,
   maxBytes: number,
+  budget: CompanionBudget,
+  template = false,
 ): Promise<string | undefined> {
   if (!listing.has(path)) return undefined;
   const source = await files.open(path);
@@ -547,6 +572,9 @@ async function readCompanion(
         `too large: ${source.size} bytes exceeds the ${maxBytes}-byte limit for this file`,
       );
     }
+    budget.takeFile(source.size, files.locate(path));
+    // A template file's bytes bound its characters: taken before it is read.
+    if (template) budget.takeTemplate(source.size, files.locate(path));
     const bytes = await source.read(0, source.size);
     try {
       return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
@@ -623,9 +651,12 @@ export async function readHfCompanionFiles(
   const listing = new Set(await files.list());
   // Every count and id is checked against the checkpoint before anything is
   // padded or allocated from it (companion_limits.ts).
-  const bound = options.tensors === undefined
-    ? MIN_VOCABULARY_BOUND
-    : vocabularyBound(options.tensors);
+  const bounds: CheckpointBounds = options.tensors === undefined
+    ? { ids: MIN_VOCABULARY_BOUND, layers: Number.MAX_SAFE_INTEGER }
+    : checkpointBounds(options.tensors);
+  const bound = bounds.ids;
+  // One budget for every companion file and template of the model.
+  const budget = new CompanionBudget();
   const json = async (
     name: string,
     maxBytes: number,
@@ -634,11 +665,13 @@ export async function readHfCompanionFiles(
     parseCompanion(
       files,
       prefix + name,
-      await readCompanion(files, listing, prefix + name, maxBytes),
+      await readCompanion(files, listing, prefix + name, maxBytes, budget),
       check,
     );
+  const templates = (value: unknown, location: string) =>
+    takeTemplates(record(value)?.["chat_template"], location, budget);
   const configValues = (value: unknown, location: string) =>
-    checkConfigValues(value, location, bound);
+    checkConfigValues(value, location, bounds);
   const companions: HfCompanions = {};
   const config = await json("config.json", MAX_CONFIG_BYTES, configValues);
   if (config !== undefined) companions.config = config;
@@ -648,7 +681,7 @@ export async function readHfCompanionFiles(
     (value, location) => checkTokenizerValues(value, location, bound),
   );
   if (tokenizer !== undefined) companions.tokenizer = tokenizer;
-  const tokenizerConfig = await json("tokenizer_config.json", MAX_CONFIG_BYTES);
+  const tokenizerConfig = await json("tokenizer_config.json", MAX_CONFIG_BYTES, templates);
   if (tokenizerConfig !== undefined) companions.tokenizerConfig = tokenizerConfig;
   const generationConfig = await json("generation_config.json", MAX_CONFIG_BYTES, configValues);
   if (generationConfig !== undefined) companions.generationConfig = generationConfig;
@@ -661,17 +694,19 @@ export async function readHfCompanionFiles(
     listing,
     prefix + "chat_template.jinja",
     MAX_CONFIG_BYTES,
+    budget,
+    true,
   );
   if (chatTemplate !== undefined) {
     companions.chatTemplate = chatTemplate;
-    const extra = await readAdditionalChatTemplates(files, listing, prefix);
+    const extra = await readAdditionalChatTemplates(files, listing, prefix, budget);
     if (extra.length > 0) companions.additionalChatTemplates = extra;
   }
   const addedTokens = await json("added_tokens.json", MAX_CONFIG_BYTES);
   if (addedTokens !== undefined) companions.addedTokens = addedTokens;
-  const chatTemplateJson = await json("chat_template.json", MAX_CONFIG_BYTES);
+  const chatTemplateJson = await json("chat_template.json", MAX_CONFIG_BYTES, templates);
   if (chatTemplateJson !== undefined) companions.chatTemplateJson = chatTemplateJson;
-  const sentencePiece = await readSentencePiece(files, listing, prefix + "tokenizer.model");
+  const sentencePiece = await readSentencePiece(files, listing, prefix + "tokenizer.model", budget);
   if (sentencePiece !== undefined) companions.sentencePiece = sentencePiece;
   const modelCard = await readModelCardFile(files, listing, prefix + "README.md");
   if (modelCard !== undefined) companions.modelCard = modelCard;
@@ -687,6 +722,7 @@ async function readAdditionalChatTemplates(
   files: ModelFiles,
   listing: ReadonlySet<string>,
   prefix: string,
+  budget: CompanionBudget,
 ): Promise<{ name: string; template: string }[]> {
   const folder = `${prefix}additional_chat_templates/`;
   const paths = [...listing].filter((p) =>
@@ -712,7 +748,7 @@ async function readAdditionalChatTemplates(
   }
   const out: { name: string; template: string }[] = [];
   for (const path of paths) {
-    const template = await readCompanion(files, listing, path, MAX_CONFIG_BYTES);
+    const template = await readCompanion(files, listing, path, MAX_CONFIG_BYTES, budget, true);
     if (template !== undefined) {
       out.push({ name: path.slice(folder.length, -".jinja".length), template });
     }
@@ -755,6 +791,7 @@ async function readSentencePiece(
   files: ModelFiles,
   listing: ReadonlySet<string>,
   path: string,
+  budget: CompanionBudget,
 ): Promise<SentencePieceModel | undefined> {
   if (!listing.has(path)) return undefined;
   const source = await files.open(path);
@@ -766,6 +803,7 @@ async function readSentencePiece(
         `too large: ${source.size} bytes exceeds the ${MAX_SENTENCEPIECE_BYTES}-byte limit for tokenizer.model`,
       );
     }
+    budget.takeFile(source.size, files.locate(path));
     const bytes = await source.read(0, source.size);
     try {
       return parseSentencePieceModel(bytes);

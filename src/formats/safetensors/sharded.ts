@@ -253,7 +253,7 @@ export async function openSafetensorsModel(
   let hfQuantConfig: unknown;
   const companions = async (
     directory: string,
-    tensors: readonly { readonly shape: readonly number[] }[],
+    tensors: readonly { readonly shape: readonly number[]; readonly byteLength: number }[],
   ): Promise<ModelMetadata> => {
     if (options.companions === false) return {};
     const parsed = await readHfCompanionFiles(files, { directory, tensors });

@@ -19,6 +19,13 @@ import type { TensorEntry } from "../../tensor.ts";
 const MAX_READ = 8 * 1024 * 1024;
 
 /**
+ * Rows up to this long are read whole, many to a request, even for a narrow
+ * window: one request costs about as much as copying this many bytes, and a
+ * request per row made a tile of 10^5 short rows (GPTQ's scales) take seconds.
+ */
+const SHORT_ROW_BYTES = 16 * 1024;
+
+/**
  * Bytes `[start, end)` of a tensor's payload.
  *
  * @param entry The tensor (needs random access).
@@ -88,7 +95,7 @@ export async function readColumns(
   if (width === rowBytes) {
     return await readRange(entry, rowStart * rowBytes, rowEnd * rowBytes, out);
   }
-  if (width * 2 >= rowBytes) {
+  if (width * 2 >= rowBytes || rowBytes <= SHORT_ROW_BYTES) {
     const step = Math.max(1, Math.floor(MAX_READ / rowBytes));
     let rowsRead: Uint8Array | undefined;
     for (let r = rowStart; r < rowEnd; r += step) {

@@ -133,13 +133,14 @@ function gptqEntry(name: string, layer: GptqLayer, context: QuantContext): Tenso
         })`,
       );
     }
-  } else {
-    const expect = layer.groupSize > 0 ? Math.ceil(inputs / layer.groupSize) : 1;
-    if (layer.groupSize === 0 || layer.groupSize < -1 || groups !== expect) {
-      throw fail(
-        `without g_idx, group_size ${layer.groupSize} means ${expect} groups, not ${groups}`,
-      );
-    }
+  }
+  // GPTQ's writers (AutoGPTQ, GPTQModel) allocate ceil(in / group_size) groups
+  // with or without act-order: g_idx only permutes which inputs share one. More
+  // rows than inputs are groups nothing reads, and each tile would read them
+  // all (500k groups took 383 s).
+  const expect = layer.groupSize > 0 ? Math.ceil(inputs / layer.groupSize) : 1;
+  if (layer.groupSize === 0 || layer.groupSize < -1 || groups !== expect) {
+    throw fail(`group_size ${layer.groupSize} means ${expect} groups, not ${groups}`);
   }
   const scaleBytes = DTYPES[scales.info.dtype].blockBytes;
   const maxq = (1 << bits) - 1;

@@ -44,6 +44,71 @@ const QUANTIZED_SUFFIXES = [
 ];
 
 /**
+ * Endings of the tensors that carry a quantized weight (its codes, scales,
+ * zero points or group index), as opposed to activation and KV-cache
+ * scales that a method may drop: one of these left after the config's
+ * method has dequantized its groups belongs to another method, and would be
+ * written raw in place of the weight it encodes.
+ */
+const WEIGHT_SUFFIXES = [
+  ...QUANTIZED_SUFFIXES,
+  ".scales",
+  ".g_idx",
+  "_blocks",
+  "_scales",
+  ".weight_scale",
+  ".weight_zero_point",
+  ".weight_g_idx",
+  ".qscale_weight",
+];
+
+/**
+ * Refuse a checkpoint whose tensors are not its config's method: a tensor
+ * another method stores a weight in, left after the config's method took
+ * its own (a GPTQ checkpoint whose config says `fp8` kept its `qweight`,
+ * `qzeros`, `scales` and `g_idx`, written raw, and had no `q_proj.weight`),
+ * or no tensor of the config's method at all.
+ *
+ * @param method The config's method.
+ * @param before The checkpoint's tensors.
+ * @param after What the method made of them.
+ * @param location The model, for the message.
+ */
+function checkMethodTensors(
+  method: QuantMethod,
+  before: readonly TensorEntry[],
+  after: readonly TensorEntry[],
+  location: string,
+): void {
+  const said = `quantization_config.quant_method is "${method.name}"`;
+  const own = method.companions.filter((s) => WEIGHT_SUFFIXES.includes(s));
+  // Only what the method passed through as read: what it made (kept blocks
+  // with their scales, for GGUF) is its own.
+  const read = new Set(before);
+  for (const t of after) {
+    if (!read.has(t)) continue;
+    const suffix = WEIGHT_SUFFIXES.find((s) => t.info.name.endsWith(s));
+    if (suffix === undefined || own.some((s) => t.info.name.endsWith(s))) continue;
+    const owners = [...QUANT_METHODS.values()].filter((m) => m.companions.includes(suffix));
+    const whose = owners.length === 0
+      ? "a quantized checkpoint's"
+      : owners.map((m) => m.name).join(" or ") + "'s";
+    throw new ModelFormatError(
+      "model",
+      location,
+      `${said}, but tensor "${t.info.name}" is ${whose}: its weight would be written raw`,
+    );
+  }
+  if (!before.some((t) => own.some((s) => t.info.name.endsWith(s)))) {
+    throw new ModelFormatError(
+      "model",
+      location,
+      `${said}, but no tensor is stored as ${method.name} (no name ends in ${own.join(", ")})`,
+    );
+  }
+}
+
+/**
  * Refuse a lone SafeTensors file holding a quantized checkpoint's tensors:
  * without its folder's `config.json` nothing says how to dequantize them,
  * and writing them raw would make a wrong model.
@@ -177,7 +242,10 @@ export async function dequantizeCheckpoint(
   };
   if (options.packedForGguf === true && method.packedForGguf !== undefined) {
     const kept = await method.packedForGguf(tensors, context);
-    if (kept !== undefined) return { tensors: kept, method: method.name, kept: method.keeps! };
+    if (kept !== undefined) {
+      checkMethodTensors(method, tensors, kept, location);
+      return { tensors: kept, method: method.name, kept: method.keeps! };
+    }
   }
   const out = await method.dequantize(tensors, context);
   // What the method left of its companions could only be written raw.
@@ -189,5 +257,6 @@ export async function dequantizeCheckpoint(
       `${method.name} checkpoint: tensor "${left.info.name}" belongs to no quantized weight`,
     );
   }
+  checkMethodTensors(method, tensors, out, location);
   return { tensors: out, method: method.name };
 }

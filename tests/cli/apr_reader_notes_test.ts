@@ -1,0 +1,106 @@
+/**
+ * What APR's readers really do, said where a user sees it (issue 34 §3,
+ * measured with each reader's own code): an LZ4 file is rejected by
+ * aprender and by realizar's transformer loader in every build (only
+ * realizar's `AprV2Model` with `apr-compression` loads it); no reader but
+ * aprkit joins a sharded set, and realizar's transformer loader given shard
+ * 1 runs a model with zeros and ones in place of the rest; realizar's
+ * `get_tensor_f32` has no BF16 case in current builds. Each import says so
+ * in one line (the docs said realizar loads LZ4, that shard sets read
+ * bit-exact, and that BF16 was an older readers' problem).
+ *
+ * @module
+ */
+
+import { equal, match } from "node:assert/strict";
+import { join } from "node:path";
+import { DEMO_MODEL, runApr, testdata, withTempDir } from "./_run_apr.ts";
+
+Deno.test("an APR import says which readers load what it wrote", async (t) => {
+  await withTempDir(async (dir) => {
+    await t.step("--compress lz4", async () => {
+      const run = await runApr([
+        "import",
+        DEMO_MODEL,
+        "-o",
+        join(dir, "l.apr"),
+        "--compress",
+        "lz4",
+      ]);
+      equal(run.code, 0, run.stderr);
+      match(
+        run.stdout,
+        /^note: an LZ4-compressed APR file is loaded by aprkit, and by realizar's AprV2Model only when built with its non-default apr-compression feature; realizar's transformer loader and aprender do not load it in any build$/m,
+      );
+    });
+    await t.step("--max-shard-size", async () => {
+      const run = await runApr([
+        "import",
+        DEMO_MODEL,
+        "-o",
+        join(dir, "s.apr"),
+        "--max-shard-size",
+        "200KB",
+      ]);
+      equal(run.code, 0, run.stderr);
+      match(
+        run.stdout,
+        /^note: \d+ APR shards and a manifest: only aprkit joins a sharded APR set; .*realizar's transformer loader given shard 1 fills the tensors it lacks with zeros and ones/m,
+      );
+    });
+    await t.step("BF16 kept", async () => {
+      const run = await runApr(["import", DEMO_MODEL, "-o", join(dir, "b.apr")]);
+      equal(run.code, 0, run.stderr);
+      match(
+        run.stderr,
+        /^warning: \d+ tensor\(s\) are written as BF16 .*realizar's get_tensor_f32 \(current, not only older builds: it has no BF16 case\) cannot decode/m,
+      );
+    });
+    const unread: [string, RegExp][] = [
+      ["qwen3", /self_attn\.k_norm, self_attn\.q_norm of qwen3 models/],
+      [
+        "gemma3",
+        /self_attn\.k_norm, self_attn\.q_norm, .*pre_feedforward_layernorm.* of gemma3 models/,
+      ],
+      ["gemma2", /post_feedforward_layernorm, pre_feedforward_layernorm of gemma2 models/],
+      ["starcoder2", /mlp\.c_fc, mlp\.c_proj of starcoder2 models/],
+    ];
+    for (const [family, pattern] of unread) {
+      await t.step(`${family}: the tensors realizar's loader never looks up`, async () => {
+        const run = await runApr([
+          "import",
+          testdata(`families/hf/${family}`),
+          "-o",
+          join(dir, `${family}.apr`),
+        ]);
+        equal(run.code, 0, run.stderr);
+        const notes = run.stdout.split("\n").filter((l) => l.includes("never looks up"));
+        equal(notes.length, 1, run.stdout);
+        match(notes[0]!, /^note: realizar's transformer loader never looks up /);
+        match(notes[0]!, pattern);
+      });
+    }
+    await t.step("llama: nothing realizar misses", async () => {
+      const run = await runApr([
+        "import",
+        testdata("families/hf/llama"),
+        "-o",
+        join(dir, "l3.apr"),
+      ]);
+      equal(run.code, 0, run.stderr);
+      equal(run.stdout.includes("never looks up"), false, run.stdout);
+    });
+    await t.step("a single uncompressed file says neither", async () => {
+      const run = await runApr([
+        "import",
+        DEMO_MODEL,
+        "-o",
+        join(dir, "f.apr"),
+        "--quantize",
+        "f16",
+      ]);
+      equal(run.code, 0, run.stderr);
+      equal(/LZ4|shards and a manifest|BF16/.test(run.stdout + run.stderr), false, run.stdout);
+    });
+  });
+});
