@@ -26,6 +26,11 @@ import {
   type QuantizeTarget,
 } from "../quant/plan_quantization.ts";
 import { LLAMA_FTYPES } from "../quant/llama_presets.ts";
+import {
+  hasLlamaQuantizeFlags,
+  type LlamaQuantizeFlags,
+  llamaQuantizeParams,
+} from "../quant/llama_quantize_params.ts";
 import { usesImportance } from "../quant/_block_encoders.ts";
 import { ROW_FALLBACKS, type RowFallback } from "../quant/apr_row_fallback.ts";
 import { aprPlanNotes } from "./apr_plan_notes.ts";
@@ -77,7 +82,7 @@ export { QUANTIZE_TARGETS };
  * outputs remove their partial files, and the call rejects with the signal's
  * reason.
  */
-export interface ConvertOptions extends OpenModelOptions {
+export interface ConvertOptions extends OpenModelOptions, LlamaQuantizeFlags {
   /** Output format. @default from the output's extension, else `"apr"` */
   format?: OutputFormat;
   /**
@@ -384,6 +389,9 @@ async function convertPart(
             }
             : {}),
           ...(imatrix !== undefined ? { importance: imatrix.entries } : {}),
+          ...(hasLlamaQuantizeFlags(options)
+            ? { llamaQuantize: llamaQuantizeParams(options) }
+            : {}),
           ...(options.threads !== undefined ? { workers: options.threads } : {}),
         }),
       );
@@ -639,6 +647,17 @@ export function formatFromPath(path: string): OutputFormat | undefined {
   return undefined;
 }
 
+/** The per-tensor llama-quantize options given, by name. */
+function flagsGiven(options: LlamaQuantizeFlags): string {
+  return Object.entries({
+    outputTensorType: options.outputTensorType !== undefined,
+    tokenEmbeddingType: options.tokenEmbeddingType !== undefined,
+    tensorTypes: (options.tensorTypes?.length ?? 0) > 0,
+    "pure: true": options.pure === true,
+    "leaveOutputTensor: true": options.leaveOutputTensor === true,
+  }).filter(([, given]) => given).map(([name]) => name).join(", ");
+}
+
 function checkOptions(format: OutputFormat, options: ConvertOptions): void {
   if (!OUTPUT_FORMATS.includes(format)) {
     throw new UsageError(
@@ -663,6 +682,15 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
     throw new UsageError(
       `quantize: "${options.quantize}" (a llama-quantize preset) works for GGUF and APR output, not ${format}`,
     );
+  }
+  if (hasLlamaQuantizeFlags(options)) {
+    if (format !== "gguf" || presetOf(options.quantize ?? "none", true) === undefined) {
+      throw new UsageError(
+        `${flagsGiven(options)}: for GGUF output with a llama-quantize file type only ` +
+          `(quantize: "q4_k_m", …), not ${format} with quantize: "${options.quantize ?? "none"}"`,
+      );
+    }
+    llamaQuantizeParams(options);
   }
   if (options.quantize === "q8_0" && format === "apr") {
     throw new UsageError(

@@ -17,6 +17,7 @@ import {
   keptInFloat32,
   LLAMA_PRESETS,
   type LlamaPreset,
+  type LlamaQuantizeParams,
   presetDefaultType,
   presetTensorTypes,
   requiresImatrix,
@@ -119,6 +120,11 @@ export interface QuantizeOptions {
    * @default {"q8"}
    */
   rowFallback?: RowFallback;
+  /**
+   * llama-quantize's per-tensor options (`--output-tensor-type`,
+   * `--tensor-type`, `--pure`, …) for a preset target with `ggufTypes`.
+   */
+  llamaQuantize?: LlamaQuantizeParams;
 }
 
 /** How one tensor's payload is produced. */
@@ -365,6 +371,7 @@ export function planModel(
     const types = presetTensorTypes(header.tensors, header.metadata, preset, {
       apr: !ggufTypes,
       imatrix: options.importance !== undefined,
+      ...(options.llamaQuantize !== undefined ? { params: options.llamaQuantize } : {}),
     });
     checkPresetTypes(header, types, preset, options);
     plans = header.tensors.map((t, i) => planPresetTensor(t, types[i], options));
