@@ -127,6 +127,17 @@ export const LLAMA_QUANTIZE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
     type: "boolean",
     description: "GGUF: keep output.weight's source type (llama-quantize's flag)",
   },
+  "allow-requantize": {
+    type: "boolean",
+    description: "GGUF: decode tensors already quantized (Q8_0, Q4_K, …) and quantize them again " +
+      "(refused without, as by llama-quantize)",
+  },
+  "keep-split": {
+    type: "boolean",
+    description:
+      "GGUF from a split GGUF set: write OUT-0000i-of-0000N.gguf shard for shard as the " +
+      "source (llama-quantize's flag)",
+  },
 };
 
 /** Flags of commands that read from the Hub. */
@@ -166,6 +177,8 @@ const OPTION_FLAGS: readonly (readonly [RegExp, string])[] = [
   [/\btensorTypes\b/g, "--tensor-type"],
   [/\bpure: true\b/g, "--pure"],
   [/\bleaveOutputTensor: true\b/g, "--leave-output-tensor"],
+  [/\ballowRequantize: true\b/g, "--allow-requantize"],
+  [/\bkeepSplit(?:: true)?\b/g, "--keep-split"],
 ];
 
 /**
@@ -292,6 +305,8 @@ function llamaQuantizeFlags(values: OptionValues): LlamaQuantizeFlags {
     ...(tensorTypes.length > 0 ? { tensorTypes } : {}),
     ...(values.pure === true ? { pure: true } : {}),
     ...(values["leave-output-tensor"] === true ? { leaveOutputTensor: true } : {}),
+    ...(values["allow-requantize"] === true ? { allowRequantize: true } : {}),
+    ...(values["keep-split"] === true ? { keepSplit: true } : {}),
   };
 }
 

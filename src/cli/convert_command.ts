@@ -157,6 +157,8 @@ export const convertCommand: CommandSpec = {
     "apr convert m-f32.gguf -o m.gguf --quantize Q4_K_M --tensor-type 'attn_(q|k)=q8_0'",
     "apr convert m-f32.gguf -o m.gguf --quantize Q5_K_M --pure",
     "apr convert m-f32.gguf -o m.gguf --quantize Q4_K_M --leave-output-tensor",
+    "apr convert m-Q8_0.gguf -o m.gguf --quantize Q4_K_M --allow-requantize",
+    "apr convert m-f16-00001-of-00003.gguf -o m.gguf --quantize Q4_K_M --keep-split",
     "apr convert model.gguf -o model.safetensors --dtype f32",
     "apr convert ./hf-folder/ -o model.gguf",
     "apr convert ./hf-folder/ -o big.gguf --max-shard-size 45GB",

@@ -335,6 +335,17 @@ export interface LlamaQuantizeParams {
   pure?: boolean;
   /** `--leave-output-tensor`: output.weight keeps its source type. */
   leaveOutputTensor?: boolean;
+  /**
+   * `--allow-requantize`: a tensor already in a ggml block type is decoded
+   * and quantized to its new type; without it, that is refused.
+   */
+  allowRequantize?: boolean;
+  /**
+   * `--keep-split`: tensors are visited in the source's file order, shard
+   * after shard, instead of by layer and name (the per-layer counters count
+   * in that order).
+   */
+  fileOrder?: boolean;
 }
 
 /** Options of {@linkcode presetTensorTypes}. */
@@ -398,7 +409,8 @@ export function presetTensorTypes(
   state.outputTensorType = params.outputTensorType;
   // llama.cpp visits tensors by layer, then name: its per-layer counters
   // (i_attention_wv, i_ffn_down, …) count in that order.
-  const order = names.map((_, i) => i).sort((a, b) => compareWeights(names[a]!, names[b]!));
+  const order = names.map((_, i) => i);
+  if (params.fileOrder !== true) order.sort((a, b) => compareWeights(names[a]!, names[b]!));
   const result: (DType | undefined)[] = new Array(tensors.length).fill(undefined);
   for (const i of order) {
     const info = tensors[i]!;

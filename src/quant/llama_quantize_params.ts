@@ -40,7 +40,8 @@ export interface LlamaQuantizeFlags {
 export function hasLlamaQuantizeFlags(flags: LlamaQuantizeFlags): boolean {
   return flags.outputTensorType !== undefined || flags.tokenEmbeddingType !== undefined ||
     (flags.tensorTypes?.length ?? 0) > 0 || flags.pure === true ||
-    flags.leaveOutputTensor === true;
+    flags.leaveOutputTensor === true || flags.allowRequantize === true ||
+    flags.keepSplit === true;
 }
 
 /**
@@ -74,6 +75,8 @@ export function llamaQuantizeParams(flags: LlamaQuantizeFlags): LlamaQuantizePar
     ...(tensorTypes.length > 0 ? { tensorTypes } : {}),
     ...(flags.pure === true ? { pure: true } : {}),
     ...(flags.leaveOutputTensor === true ? { leaveOutputTensor: true } : {}),
+    ...(flags.allowRequantize === true ? { allowRequantize: true } : {}),
+    ...(flags.keepSplit === true ? { fileOrder: true } : {}),
   };
 }
 

@@ -1,12 +1,12 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { convertModel, type ConvertOptions } from "../../src/pipeline/convert_model.ts";
-import { openModel } from "../../src/pipeline/open_model.ts";
 import { parseGgufHeader } from "../../src/formats/gguf/header.ts";
 import { openFileSource } from "../../src/io/file_source.ts";
+import { UsageError } from "../../src/errors.ts";
 import type { QuantizeTarget } from "../../src/quant/plan_quantization.ts";
 import { rejects } from "node:assert/strict";
 import { assertOneLineError, runApr, withTempDir } from "../cli/_run_apr.ts";
-import { manifest, sha16, sourceGguf } from "../quant/_llama_quantize_fixture.ts";
+import { manifest, sha16, sourceGguf, sourceGgufSplit } from "../quant/_llama_quantize_fixture.ts";
 
 // llama-quantize's per-tensor options against llama.cpp de3ff81's own runs
 // with the same flags (tests/testdata/llama_quantize/options.manifest.json):
@@ -56,27 +56,31 @@ export function optionsOf(args: readonly string[]): ConvertOptions {
   return tensorTypes.length > 0 ? { ...options, tensorTypes } : options;
 }
 
-/** Name, type and sha256 prefix of every tensor of a GGUF file, in file order. */
+/**
+ * Name, type and sha256 prefix of every tensor of one GGUF file, in file
+ * order (a shard alone: openModel would read its whole set).
+ */
 export async function outputOf(path: string): Promise<Omit<Output, "name">> {
   const source = await openFileSource(path);
-  let fileType: number | null;
   try {
-    const v = (await parseGgufHeader(source)).kv.get("general.file_type")?.value;
-    fileType = v === undefined ? null : Number(v);
-  } finally {
-    await source.close?.();
-  }
-  const model = await openModel(path, { keepNames: true });
-  try {
-    const out: Omit<Output, "name"> = { file_type: fileType, names: [], types: [], sha256_16: [] };
-    for (const t of model.header.tensors) {
+    const header = await parseGgufHeader(source);
+    const v = header.kv.get("general.file_type")?.value;
+    const bytes = await Deno.readFile(path);
+    const out: Omit<Output, "name"> = {
+      file_type: v === undefined ? null : Number(v),
+      names: [],
+      types: [],
+      sha256_16: [],
+    };
+    for (const t of header.tensors) {
+      const at = header.dataOffset + t.offset;
       out.names.push(t.name);
       out.types.push(t.dtype);
-      out.sha256_16.push(await sha16(await model.tensor(t.name).bytes()));
+      out.sha256_16.push(await sha16(bytes.subarray(at, at + t.byteLength)));
     }
     return out;
   } finally {
-    await model.close();
+    await source.close?.();
   }
 }
 
@@ -159,6 +163,11 @@ Deno.test("apr convert refuses llama-quantize's flags with a bad value, without 
         ["--quantize", "f16", "--leave-output-tensor"],
         /--leave-output-tensor: for GGUF output .*--quantize f16/,
       ],
+      [["--quantize", "q4_k_m", "--keep-split"], /--keep-split: ".*f32\.gguf" is not a split GGUF set/],
+      [
+        ["--quantize", "q4_k_m", "--keep-split", "--max-shard-size", "1MB"],
+        /--keep-split splits as the source is split; it cannot be combined with --max-shard-size/,
+      ],
       [
         ["--quantize", "q4_k_m", "--format", "apr", "--output-tensor-type", "q8_0"],
         /--output-tensor-type: for GGUF output .*not apr/,
@@ -172,3 +181,79 @@ Deno.test("apr convert refuses llama-quantize's flags with a bad value, without 
     }
   });
 });
+
+for (const run of OPTION_RUNS.filter((r) => r.source === "q8_0")) {
+  Deno.test(`convertModel() of llama-quantize's dense Q8_0 file with ${run.ftype} ${run.args.join(" ")} ${run.refused ? "refuses as" : "equals"} llama-quantize`, async () => {
+    await withTempDir(async (dir) => {
+      // The Q8_0 source: aprkit's, equal to llama-quantize's (llama_quantize_types_test.ts).
+      await Deno.writeFile(`${dir}/f32.gguf`, sourceGguf(manifest(run.model)));
+      await convertModel(`${dir}/f32.gguf`, `${dir}/q8_0.gguf`, { quantize: "q8_0", threads: 0 });
+      const q8 = manifest(run.model).runs.find((r) => r.ftype === "Q8_0" && !r.imatrix)!;
+      const source = await outputOf(`${dir}/q8_0.gguf`);
+      assertEquals(
+        source.sha256_16,
+        source.names.map((n) =>
+          q8.sha256_16![manifest(run.model).tensors.findIndex(([m]) => m === n)]
+        ),
+      );
+      const convert = convertModel(`${dir}/q8_0.gguf`, `${dir}/out.gguf`, {
+        quantize: run.ftype.toLowerCase() as QuantizeTarget,
+        threads: 0,
+        ...optionsOf(run.args),
+      });
+      if (run.refused !== undefined) {
+        await rejects(
+          convert,
+          (e: unknown) => e instanceof UsageError && e.message.includes(run.refused!),
+        );
+        await rejects(Deno.stat(`${dir}/out.gguf`), Deno.errors.NotFound);
+        return;
+      }
+      await convert;
+      assertSameOutput(await outputOf(`${dir}/out.gguf`), run.outputs![0]!);
+    });
+  });
+}
+
+Deno.test("apr convert of a quantized GGUF to a file type refuses requantizing without --allow-requantize: exit 2, one line, nothing written", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeFile(`${dir}/f32.gguf`, sourceGguf(manifest("dense")));
+    await convertModel(`${dir}/f32.gguf`, `${dir}/q8_0.gguf`, { quantize: "q8_0", threads: 0 });
+    const out = `${dir}/x.gguf`;
+    const run = await runApr(["convert", `${dir}/q8_0.gguf`, "--quantize", "Q4_K_M", "-o", out]);
+    assertOneLineError(
+      run,
+      /requantizing from type q8_0 is disabled, as in llama-quantize \(--allow-requantize decodes/,
+    );
+    await rejects(Deno.stat(out), Deno.errors.NotFound);
+  });
+});
+
+/** Tensors per shard of the split sources (make_fixtures.py's SPLIT_TENSORS). */
+const SPLIT_TENSORS = { dense: 60, moe: 30 };
+
+for (const run of OPTION_RUNS.filter((r) => r.source === "split")) {
+  Deno.test(`convertModel() of the ${run.model} F32 split set with ${run.ftype} ${run.args.join(" ")} equals llama-quantize's ${run.outputs!.length} file(s)`, async () => {
+    await withTempDir(async (dir) => {
+      const shards = sourceGgufSplit(manifest(run.model), SPLIT_TENSORS[run.model]);
+      for (const [i, bytes] of shards.entries()) {
+        const n = (k: number) => String(k).padStart(5, "0");
+        await Deno.writeFile(`${dir}/in-${n(i + 1)}-of-${n(shards.length)}.gguf`, bytes);
+      }
+      const result = await convertModel(
+        `${dir}/in-00001-of-0000${shards.length}.gguf`,
+        `${dir}/out.gguf`,
+        {
+          quantize: run.ftype.toLowerCase() as QuantizeTarget,
+          threads: 0,
+          ...optionsOf(run.args),
+        },
+      );
+      const written = run.outputs!.length === 1 ? [`${dir}/out.gguf`] : result.shards!;
+      assertEquals(written.map((p) => p.slice(dir.length + 1)), run.outputs!.map((o) => o.name));
+      for (const [i, path] of written.entries()) {
+        assertSameOutput(await outputOf(path), run.outputs![i]!);
+      }
+    });
+  });
+}
