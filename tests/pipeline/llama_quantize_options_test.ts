@@ -163,7 +163,10 @@ Deno.test("apr convert refuses llama-quantize's flags with a bad value, without 
         ["--quantize", "f16", "--leave-output-tensor"],
         /--leave-output-tensor: for GGUF output .*--quantize f16/,
       ],
-      [["--quantize", "q4_k_m", "--keep-split"], /--keep-split: ".*f32\.gguf" is not a split GGUF set/],
+      [
+        ["--quantize", "q4_k_m", "--keep-split"],
+        /--keep-split: ".*f32\.gguf" is not a split GGUF set/,
+      ],
       [
         ["--quantize", "q4_k_m", "--keep-split", "--max-shard-size", "1MB"],
         /--keep-split splits as the source is split; it cannot be combined with --max-shard-size/,
