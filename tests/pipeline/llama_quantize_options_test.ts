@@ -186,7 +186,7 @@ Deno.test("apr convert refuses llama-quantize's flags with a bad value, without 
 });
 
 for (const run of OPTION_RUNS.filter((r) => r.source === "q8_0")) {
-  Deno.test(`convertModel() of llama-quantize's dense Q8_0 file with ${run.ftype} ${run.args.join(" ")} ${run.refused ? "refuses as" : "equals"} llama-quantize`, async () => {
+  Deno.test(`convertModel() of llama-quantize's ${run.model} Q8_0 file with ${run.ftype} ${run.args.join(" ")} ${run.refused ? "refuses as" : "equals"} llama-quantize`, async () => {
     await withTempDir(async (dir) => {
       // The Q8_0 source: aprkit's, equal to llama-quantize's (llama_quantize_types_test.ts).
       await Deno.writeFile(`${dir}/f32.gguf`, sourceGguf(manifest(run.model)));

@@ -348,9 +348,13 @@ OPTION_RUNS = [
     ("dense", "q8_0", [], "Q4_K_M"),
     ("dense", "q8_0", ["--allow-requantize"], "Q4_K_M"),
     ("dense", "q8_0", ["--allow-requantize", "--leave-output-tensor"], "Q5_K_S"),
+    ("dense", "q8_0", ["--allow-requantize", "--pure"], "Q4_0"),
+    ("moe", "q8_0", ["--allow-requantize"], "Q3_K_M"),
+    ("dense", "f32", ["--tensor-type", "token_embd=q8_0", "--tensor-type", "output=q4_k"], "Q5_K_M"),
     ("dense", "split", [], "Q4_K_M"),
     ("dense", "split", ["--keep-split"], "Q4_K_M"),
     ("moe", "split", ["--keep-split", "--pure"], "Q6_K"),
+    ("moe", "split", ["--keep-split"], "Q4_K_M"),
 ]
 # Tensors per shard of the split sources (llama-gguf-split --split-max-tensors).
 SPLIT_TENSORS = {"dense": 60, "moe": 30}
