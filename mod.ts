@@ -104,9 +104,16 @@ export {
   LLAMA_FTYPES,
   LLAMA_PRESETS,
   type LlamaPreset,
+  type LlamaQuantizeParams,
   presetTensorTypes,
   type PresetTypesOptions,
+  type TensorTypeOverride,
 } from "./src/quant/llama_presets.ts";
+export {
+  hasLlamaQuantizeFlags,
+  type LlamaQuantizeFlags,
+  llamaQuantizeParams,
+} from "./src/quant/llama_quantize_params.ts";
 export { type ImportanceMatrix, parseImatrixDat } from "./src/formats/imatrix/imatrix_dat.ts";
 export { readImportanceMatrix } from "./src/pipeline/read_imatrix.ts";
 export { decodeStream, type DecodeStreamOptions, decodeToFloat32 } from "./src/quant/decode.ts";

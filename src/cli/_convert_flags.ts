@@ -24,8 +24,10 @@ import {
   integerOption,
   type OptionSpec,
   type OptionValues,
+  stringList,
   stringOption,
 } from "./command.ts";
+import type { LlamaQuantizeFlags } from "../quant/llama_quantize_params.ts";
 import { pathExists } from "../io/fs_paths.ts";
 import { assertNotLocked } from "../io/partial_file.ts";
 import { assertOutputNames } from "../io/output_paths.ts";
@@ -109,6 +111,48 @@ export const TRANSLATE_OPTION: OptionSpec = {
     "APR's keys (default: as stored, GGUF names and every key; other formats are shown as they are)",
 };
 
+/** llama-quantize's per-tensor flags (`apr convert` to GGUF with a --quantize file type). */
+export const LLAMA_QUANTIZE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
+  "output-tensor-type": {
+    type: "string",
+    valueName: "TYPE",
+    description: "GGUF: output.weight's ggml type, as llama-quantize's flag (e.g. q8_0)",
+  },
+  "token-embedding-type": {
+    type: "string",
+    valueName: "TYPE",
+    description: "GGUF: token_embd.weight's ggml type, as llama-quantize's flag",
+  },
+  "tensor-type": {
+    type: "string",
+    valueName: "PATTERN=TYPE",
+    multiple: true,
+    description:
+      "GGUF: tensors whose name the regex PATTERN finds get TYPE (first match wins), as " +
+      "llama-quantize's flag",
+  },
+  pure: {
+    type: "boolean",
+    description:
+      "GGUF: no mix: every quantized tensor the file type's main type (llama-quantize's)",
+  },
+  "leave-output-tensor": {
+    type: "boolean",
+    description: "GGUF: keep output.weight's source type (llama-quantize's flag)",
+  },
+  "allow-requantize": {
+    type: "boolean",
+    description: "GGUF: decode tensors already quantized (Q8_0, Q4_K, …) and quantize them again " +
+      "(refused without, as by llama-quantize)",
+  },
+  "keep-split": {
+    type: "boolean",
+    description:
+      "GGUF from a split GGUF set: write OUT-0000i-of-0000N.gguf shard for shard as the " +
+      "source (llama-quantize's flag)",
+  },
+};
+
 /** Flags of commands that read from the Hub. */
 export const HUB_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   revision: { type: "string", valueName: "R", description: "Hub revision: branch, tag or commit" },
@@ -141,6 +185,13 @@ const OPTION_FLAGS: readonly (readonly [RegExp, string])[] = [
   [/\bquantize target\b/g, "--quantize"],
   [/\bthe imatrix option\b/g, "--imatrix"],
   [/\browFallback\b/g, "--row-fallback"],
+  [/\boutputTensorType\b/g, "--output-tensor-type"],
+  [/\btokenEmbeddingType\b/g, "--token-embedding-type"],
+  [/\btensorTypes\b/g, "--tensor-type"],
+  [/\bpure: true\b/g, "--pure"],
+  [/\bleaveOutputTensor: true\b/g, "--leave-output-tensor"],
+  [/\ballowRequantize: true\b/g, "--allow-requantize"],
+  [/\bkeepSplit(?:: true)?\b/g, "--keep-split"],
 ];
 
 /**
@@ -248,8 +299,27 @@ export function convertOptionsFrom(values: OptionValues): ConvertOptions {
     ...(maxShardSize !== undefined ? { maxShardSize } : {}),
     ...(blockSize !== undefined ? { blockSize } : {}),
     ...(values["double-quant"] === true ? { doubleQuant: true } : {}),
+    ...llamaQuantizeFlags(values),
     ...compressOption(values),
     ...rowFallbackOption(values),
+  };
+}
+
+/** llama-quantize's per-tensor flags, as given (convertModel checks them). */
+function llamaQuantizeFlags(values: OptionValues): LlamaQuantizeFlags {
+  const tensorTypes = stringList(values, "tensor-type");
+  return {
+    ...(stringOption(values, "output-tensor-type") !== undefined
+      ? { outputTensorType: stringOption(values, "output-tensor-type")! }
+      : {}),
+    ...(stringOption(values, "token-embedding-type") !== undefined
+      ? { tokenEmbeddingType: stringOption(values, "token-embedding-type")! }
+      : {}),
+    ...(tensorTypes.length > 0 ? { tensorTypes } : {}),
+    ...(values.pure === true ? { pure: true } : {}),
+    ...(values["leave-output-tensor"] === true ? { leaveOutputTensor: true } : {}),
+    ...(values["allow-requantize"] === true ? { allowRequantize: true } : {}),
+    ...(values["keep-split"] === true ? { keepSplit: true } : {}),
   };
 }
 

@@ -17,6 +17,7 @@ import { shardSetReadersLine } from "../formats/apr/shard_set_readers.ts";
 import { ShardedAprSink } from "../formats/apr/sharded_sink.ts";
 import { GgufSink } from "../formats/gguf/sink.ts";
 import { SplitGgufSink } from "../formats/gguf/split_sink.ts";
+import type { GgufSplitReader } from "../formats/gguf/split.ts";
 import { ggufStorage, hasPaddedRows } from "../formats/gguf/tensor_storage.ts";
 import { QnatSink } from "../formats/qnat/sink.ts";
 import { sourceIdentityOf } from "./source_identity.ts";
@@ -31,6 +32,11 @@ import {
   targetDType,
 } from "../quant/plan_quantization.ts";
 import { LLAMA_FTYPES } from "../quant/llama_presets.ts";
+import {
+  hasLlamaQuantizeFlags,
+  type LlamaQuantizeFlags,
+  llamaQuantizeParams,
+} from "../quant/llama_quantize_params.ts";
 import { usesImportance } from "../quant/_block_encoders.ts";
 import { ROW_FALLBACKS, type RowFallback } from "../quant/apr_row_fallback.ts";
 import { aprPlanNotes } from "./apr_plan_notes.ts";
@@ -88,7 +94,7 @@ export { QUANTIZE_TARGETS };
  * outputs remove their partial files, and the call rejects with the signal's
  * reason.
  */
-export interface ConvertOptions extends OpenModelOptions {
+export interface ConvertOptions extends OpenModelOptions, LlamaQuantizeFlags {
   /** Output format. @default from the output's extension, else `"apr"` */
   format?: OutputFormat;
   /**
@@ -377,6 +383,7 @@ async function convertPart(
       assertMmprojSupported(model.header, location);
     }
     if (keptType(model) === undefined) noteDequantized(model, options);
+    const split = options.keepSplit === true ? sourceSplit(model, location) : undefined;
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
     // it); other formats tie it themselves, so a copy is dropped there.
@@ -426,8 +433,9 @@ async function convertPart(
     if (format === "gguf") {
       stream = stream.pipeThrough(toGgufLayout({ keepNames: options.keepNames === true }));
       // A K-quant preset's file is llama-quantize's, tensor order included.
+      // --keep-split writes them in the source's order, shard after shard.
       if (isLlamaQuantizePreset(quantizedAs)) {
-        stream = stream.pipeThrough(inLlamaQuantizeOrder());
+        stream = stream.pipeThrough(inLlamaQuantizeOrder(split?.compare));
       }
     }
     if (format === "apr" || options.quantize !== undefined) {
@@ -444,6 +452,9 @@ async function convertPart(
             }
             : {}),
           ...(imatrix !== undefined ? { importance: imatrix.entries } : {}),
+          ...(hasLlamaQuantizeFlags(options)
+            ? { llamaQuantize: llamaQuantizeParams(options) }
+            : {}),
           ...(options.threads !== undefined ? { workers: options.threads } : {}),
         }),
       );
@@ -495,6 +506,7 @@ async function convertPart(
       imatrix,
       sourceKey,
       quantizedAs,
+      split?.shardOf,
     );
     // A Hub model streamed without the cache is checked against its sha256s
     // before the output is renamed into place (FORMATS.md D5).
@@ -787,6 +799,47 @@ function checkExtension(output: string, format: OutputFormat): void {
   );
 }
 
+/**
+ * For `keepSplit`, the source set's split: the shard of each tensor and their
+ * order in the source, by GGUF name (a tensor the source lacks goes last).
+ * The source must be a split GGUF set.
+ */
+function sourceSplit(model: Model, location: string): {
+  shardOf: (name: string) => number | undefined;
+  compare: (a: string, b: string) => number;
+} {
+  const reader = model.reader as Partial<GgufSplitReader>;
+  if (reader.ggufShards === undefined || reader.ggufShards.length < 2) {
+    throw new UsageError(
+      `keepSplit: "${location}" is not a split GGUF set (NAME-00001-of-0000N.gguf); ` +
+        "there is no split to keep",
+    );
+  }
+  const shard = new Map<string, number>();
+  const index = new Map<string, number>();
+  reader.ggufShards.forEach((h, i) =>
+    h.tensors.forEach((t) => {
+      shard.set(t.name, i);
+      index.set(t.name, index.size);
+    })
+  );
+  const at = (name: string) => index.get(name) ?? index.size;
+  return { shardOf: (name) => shard.get(name), compare: (a, b) => at(a) - at(b) };
+}
+
+/** The per-tensor llama-quantize options given, by name. */
+function flagsGiven(options: LlamaQuantizeFlags): string {
+  return Object.entries({
+    outputTensorType: options.outputTensorType !== undefined,
+    tokenEmbeddingType: options.tokenEmbeddingType !== undefined,
+    tensorTypes: (options.tensorTypes?.length ?? 0) > 0,
+    "pure: true": options.pure === true,
+    "leaveOutputTensor: true": options.leaveOutputTensor === true,
+    "allowRequantize: true": options.allowRequantize === true,
+    "keepSplit: true": options.keepSplit === true,
+  }).filter(([, given]) => given).map(([name]) => name).join(", ");
+}
+
 function checkOptions(format: OutputFormat, options: ConvertOptions): void {
   if (!OUTPUT_FORMATS.includes(format)) {
     throw new UsageError(
@@ -811,6 +864,20 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
     throw new UsageError(
       `quantize: "${options.quantize}" (a llama-quantize preset) works for GGUF and APR output, not ${format}`,
     );
+  }
+  if (hasLlamaQuantizeFlags(options)) {
+    if (format !== "gguf" || presetOf(options.quantize ?? "none", true) === undefined) {
+      throw new UsageError(
+        `${flagsGiven(options)}: for GGUF output with a llama-quantize file type only ` +
+          `(quantize: "q4_k_m", …), not ${format} with quantize: "${options.quantize ?? "none"}"`,
+      );
+    }
+    llamaQuantizeParams(options);
+    if (options.keepSplit === true && options.maxShardSize !== undefined) {
+      throw new UsageError(
+        "keepSplit: true splits as the source is split; it cannot be combined with maxShardSize",
+      );
+    }
   }
   if (options.quantize === "q8_0" && format === "apr") {
     throw new UsageError(
@@ -1024,6 +1091,7 @@ function createSink(
   imatrix: ImportanceMatrix | undefined,
   sourceKey: string | undefined,
   quantizedAs: QuantizeTarget | undefined,
+  shardOf?: (name: string) => number | undefined,
 ): Promise<WritableStream<ModelChunk>> {
   const source = sourceKey === undefined ? {} : { sourceKey };
   const common = {
@@ -1100,6 +1168,10 @@ function createSink(
           ...(imatrix !== undefined ? imatrixGgufKv(imatrix) : []),
         ],
       };
+      if (shardOf !== undefined) {
+        // llama-quantize --keep-split: the source's shards, OUT-0000i-of-0000N.gguf.
+        return SplitGgufSink.create(output, { ...ggufOptions, shardOf });
+      }
       if (options.maxShardSize !== undefined) {
         // gguf-split's layout: OUT-0000i-of-0000N.gguf, loaded from the first.
         return SplitGgufSink.create(output, {

@@ -16,15 +16,19 @@ import type { ModelChunk, TensorEntry } from "../tensor.ts";
  * The transform. Tensor names are GGUF ones by then (after the family's
  * GGUF layout).
  *
+ * @param compare The order of names: llama-quantize's by default; its
+ * `--keep-split` keeps the source's.
  * @returns The transform.
  */
-export function inLlamaQuantizeOrder(): TransformStream<ModelChunk, ModelChunk> {
+export function inLlamaQuantizeOrder(
+  compare: (a: string, b: string) => number = compareWeights,
+): TransformStream<ModelChunk, ModelChunk> {
   const held = new Map<string, TensorEntry>();
   let order: string[] = [];
   return new TransformStream<ModelChunk, ModelChunk>({
     transform(chunk, controller) {
       if (chunk.type === "header") {
-        const tensors = [...chunk.header.tensors].sort((a, b) => compareWeights(a.name, b.name));
+        const tensors = [...chunk.header.tensors].sort((a, b) => compare(a.name, b.name));
         order = tensors.map((t) => t.name);
         controller.enqueue({ type: "header", header: { ...chunk.header, tensors } });
         return;

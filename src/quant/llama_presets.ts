@@ -305,6 +305,49 @@ const ALSO_NOT_QUANTIZED_BY_LLAMA_QUANTIZE = [
   "mm.a.code_embd",
 ];
 
+/** One `--tensor-type PATTERN=TYPE` of llama-quantize. */
+export interface TensorTypeOverride {
+  /** Searched anywhere in the GGUF name (`std::regex_search`). */
+  pattern: RegExp;
+  /** The type a matching tensor gets (rows that are not whole blocks still fall back). */
+  type: DType;
+}
+
+/**
+ * llama-quantize's per-tensor options (fields of its
+ * `llama_model_quantize_params`), for GGUF output.
+ */
+export interface LlamaQuantizeParams {
+  /**
+   * `--output-tensor-type`: output.weight's type, as is (no fallback); a
+   * tied model's token_embd, which stands for the output, gets it through the
+   * mix's rules, so it still falls back.
+   */
+  outputTensorType?: DType;
+  /** `--token-embedding-type`: token_embd's type, as is (no fallback). */
+  tokenEmbeddingType?: DType;
+  /**
+   * `--tensor-type`, in order: the first pattern found in a name gives the
+   * tensor its type instead of the mix's rules (which then do not count it).
+   */
+  tensorTypes?: readonly TensorTypeOverride[];
+  /** `--pure`: every quantized tensor the preset's main type (fallbacks still apply). */
+  pure?: boolean;
+  /** `--leave-output-tensor`: output.weight keeps its source type. */
+  leaveOutputTensor?: boolean;
+  /**
+   * `--allow-requantize`: a tensor already in a ggml block type is decoded
+   * and quantized to its new type; without it, that is refused.
+   */
+  allowRequantize?: boolean;
+  /**
+   * `--keep-split`: tensors are visited in the source's file order, shard
+   * after shard, instead of by layer and name (the per-layer counters count
+   * in that order).
+   */
+  fileOrder?: boolean;
+}
+
 /** Options of {@linkcode presetTensorTypes}. */
 export interface PresetTypesOptions {
   /**
@@ -322,6 +365,8 @@ export interface PresetTypesOptions {
    * @default {false}
    */
   imatrix?: boolean;
+  /** llama-quantize's per-tensor options (GGUF types only, not with `apr`). */
+  params?: LlamaQuantizeParams;
 }
 
 /**
@@ -360,21 +405,62 @@ export function presetTensorTypes(
 ): (DType | undefined)[] {
   const names = tensors.map((t) => hfToGgufName(t.name, familyOf(metadata.architecture)));
   const state = modelState(names, metadata, options.imatrix === true);
+  const params = options.params ?? {};
+  state.outputTensorType = params.outputTensorType;
   // llama.cpp visits tensors by layer, then name: its per-layer counters
   // (i_attention_wv, i_ffn_down, …) count in that order.
-  const order = names.map((_, i) => i).sort((a, b) => compareWeights(names[a]!, names[b]!));
+  const order = names.map((_, i) => i);
+  if (params.fileOrder !== true) order.sort((a, b) => compareWeights(names[a]!, names[b]!));
   const result: (DType | undefined)[] = new Array(tensors.length).fill(undefined);
   for (const i of order) {
     const info = tensors[i]!;
     const name = names[i]!;
     if (!quantized(name, info.shape, preset)) continue;
+    // tensor_allows_quantization: the output left as it is (--leave-output-tensor).
+    if (params.leaveOutputTensor === true && name === "output.weight") {
+      result[i] = info.dtype;
+      continue;
+    }
     const shape = info.shape;
     const cols = shape.length === 0 ? 1 : shape[shape.length - 1]!;
     const experts = shape.length >= 3 ? shape[shape.length - 3]! : 1;
-    const chosen = tensorType(state, name, cols, experts, preset);
+    const cat = category(name);
+    const given = cat === "token_embd" &&
+        !(name === "per_layer_token_embd.weight" && overrideOf(params, name) !== undefined)
+      ? params.tokenEmbeddingType
+      : cat === "output"
+      ? params.outputTensorType
+      : undefined;
+    if (given !== undefined) {
+      result[i] = asGiven(name, cols, given);
+      continue;
+    }
+    const manual = overrideOf(params, name);
+    const chosen = manual ??
+      (params.pure === true
+        ? DEFAULT_TYPE[preset]
+        : tensorType(state, name, cols, experts, preset));
     result[i] = options.apr === true ? APR_TYPE[chosen] ?? chosen : fallback(name, cols, chosen);
   }
   return result;
+}
+
+/** `--tensor-type`: the first pattern found in the name (llama-quantize's order), if any. */
+function overrideOf(params: LlamaQuantizeParams, name: string): DType | undefined {
+  return params.tensorTypes?.find((o) => o.pattern.test(name))?.type;
+}
+
+/**
+ * `--output-tensor-type`/`--token-embedding-type`: llama-quantize takes the
+ * type as is, without a fallback, so rows that are not whole blocks of it
+ * would stop it mid-file: refused before anything is written.
+ */
+function asGiven(name: string, cols: number, type: DType): DType {
+  if (cols % block(type) === 0) return type;
+  throw new RangeError(
+    `Cannot quantize tensor "${name}" to ${type}: its rows of ${cols} values are not whole ` +
+      `${block(type)}-value blocks, and llama-quantize has no fallback for a type given by flag`,
+  );
 }
 
 /**
@@ -416,6 +502,8 @@ interface ModelState {
   is70B: boolean;
   hasOutput: boolean;
   hasImatrix: boolean;
+  /** `--output-tensor-type`, which a tied token_embd takes as the output. */
+  outputTensorType?: DType | undefined;
   nAttentionWv: number;
   iAttentionWv: number;
   iFfnDown: number;
@@ -601,6 +689,7 @@ function tensorType(
   const gqa = state.nGqa;
   const nExpert = state.nExpert;
   if (cat === "output" || (!state.hasOutput && cat === "token_embd")) {
+    if (state.outputTensorType !== undefined) return state.outputTensorType;
     if (preset === "MXFP4_MOE") return "Q8_0";
     if (falcon || cols % block(type) !== 0) return "Q8_0";
     if (

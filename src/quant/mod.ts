@@ -34,9 +34,16 @@ export {
   LLAMA_FTYPES,
   LLAMA_PRESETS,
   type LlamaPreset,
+  type LlamaQuantizeParams,
   presetTensorTypes,
   type PresetTypesOptions,
+  type TensorTypeOverride,
 } from "./llama_presets.ts";
+export {
+  hasLlamaQuantizeFlags,
+  type LlamaQuantizeFlags,
+  llamaQuantizeParams,
+} from "./llama_quantize_params.ts";
 export {
   decodeQ4_0,
   decodeQ4_1,

@@ -17,6 +17,7 @@ import {
   keptInFloat32,
   LLAMA_PRESETS,
   type LlamaPreset,
+  type LlamaQuantizeParams,
   presetDefaultType,
   presetTensorTypes,
   requiresImatrix,
@@ -159,6 +160,11 @@ export interface QuantizeOptions {
    * @default {"q8"}
    */
   rowFallback?: RowFallback;
+  /**
+   * llama-quantize's per-tensor options (`--output-tensor-type`,
+   * `--tensor-type`, `--pure`, …) for a preset target with `ggufTypes`.
+   */
+  llamaQuantize?: LlamaQuantizeParams;
 }
 
 /** How one tensor's payload is produced. */
@@ -405,6 +411,7 @@ export function planModel(
     const types = presetTensorTypes(header.tensors, header.metadata, preset, {
       apr: !ggufTypes,
       imatrix: options.importance !== undefined,
+      ...(options.llamaQuantize !== undefined ? { params: options.llamaQuantize } : {}),
     });
     checkPresetTypes(header, types, preset, options);
     plans = header.tensors.map((t, i) => planPresetTensor(t, types[i], options));
@@ -476,6 +483,22 @@ function checkPresetTypes(
       );
     }
   }
+  // llama-quantize quantizes a tensor already in a block type again only
+  // with --allow-requantize (a tensor whose type stays is copied).
+  if (options.ggufTypes === true && options.llamaQuantize?.allowRequantize !== true) {
+    // MXFP4/NVFP4 blocks kept for GGUF are copied whatever the type chosen.
+    const again = chosen.find(({ info, type }) =>
+      !keptForGguf(info, options) && requantized(info.dtype, type)
+    );
+    if (again !== undefined) {
+      const { info, type } = again;
+      throw new UsageError(
+        `Cannot quantize tensor "${hfToGgufName(info.name)}" from ${info.dtype} to ${type}: ` +
+          `requantizing from type ${info.dtype.toLowerCase()} is disabled, as in llama-quantize ` +
+          "(allowRequantize: true decodes and quantizes it again)",
+      );
+    }
+  }
   const missing = chosen.find(({ type }) => !isEncodeTarget(type));
   if (missing !== undefined) {
     throw new UsageError(
@@ -483,6 +506,12 @@ function checkPresetTypes(
         "aprkit cannot encode yet",
     );
   }
+}
+
+/** `ggml_is_quantized(source) && source != target`: a ggml block type quantized again. */
+function requantized(source: DType, target: DType): boolean {
+  const spec = DTYPES[source];
+  return spec.ggufType !== undefined && spec.blockElements > 1 && source !== target;
 }
 
 /**

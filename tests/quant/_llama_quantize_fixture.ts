@@ -87,6 +87,29 @@ const u32 = (value: number): GgufKvInput => ({ type: GgufValueType.UINT32, value
 
 /** The F32 GGUF make_fixtures.py gave llama-quantize (metadata and tensors; gguf-py's layout aside). */
 export function sourceGguf(m: Manifest): Uint8Array {
+  return encodeGguf({ kv: sourceKv(m), tensors: sourceTensors(m) });
+}
+
+/**
+ * The same model as `llama-gguf-split --split-max-tensors N` splits it: the
+ * metadata in the first shard, `split.no`, `split.count` and
+ * `split.tensors.count` in each, N tensors a shard in file order.
+ */
+export function sourceGgufSplit(m: Manifest, perShard: number): Uint8Array[] {
+  const tensors = sourceTensors(m);
+  const count = Math.ceil(tensors.length / perShard);
+  return Array.from({ length: count }, (_, i) => {
+    const kv: [string, GgufKvInput][] = [
+      ...(i === 0 ? sourceKv(m) : []),
+      ["split.no", { type: GgufValueType.UINT16, value: i }],
+      ["split.count", { type: GgufValueType.UINT16, value: count }],
+      ["split.tensors.count", { type: GgufValueType.INT32, value: tensors.length }],
+    ];
+    return encodeGguf({ kv, tensors: tensors.slice(i * perShard, (i + 1) * perShard) });
+  });
+}
+
+function sourceKv(m: Manifest): [string, GgufKvInput][] {
   const { model } = m;
   const arch = "llama";
   const kv: [string, GgufKvInput][] = [
@@ -127,8 +150,12 @@ export function sourceGguf(m: Manifest): Uint8Array {
       arrayTypes: [GgufValueType.INT32],
     }],
   ];
-  const tensors = m.tensors.map(([name, shape]) => {
-    const v = valuesOf(model.seed, name, shape);
+  return kv;
+}
+
+function sourceTensors(m: Manifest) {
+  return m.tensors.map(([name, shape]) => {
+    const v = valuesOf(m.model.seed, name, shape);
     return {
       name,
       dtype: "F32" as const,
@@ -136,7 +163,6 @@ export function sourceGguf(m: Manifest): Uint8Array {
       data: new Uint8Array(v.buffer),
     };
   });
-  return encodeGguf({ kv, tensors });
 }
 
 /** The first 16 hex digits of the sha256 of `bytes`. */

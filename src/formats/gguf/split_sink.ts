@@ -56,9 +56,15 @@ export interface SplitGgufSinkOptions extends GgufSinkOptions {
   /**
    * Most bytes of tensor data per shard, each tensor counted padded to the
    * alignment (`gguf-split --split-max-size`); a larger tensor gets a shard
-   * of its own.
+   * of its own. Either this or `shardOf`.
    */
-  maxShardSize: number;
+  maxShardSize?: number;
+  /**
+   * The shard (0-based) each tensor goes to, by name, instead of a size
+   * limit: a source set's own split (llama-quantize's `--keep-split`). The
+   * tensors must arrive shard after shard, every shard holding some.
+   */
+  shardOf?: (name: string) => number | undefined;
   /** Keep the shards a previous run with the same plan completed. @default {false} */
   resume?: boolean;
   /** Options that shaped the input, folded into the plan a resume must match. @default {""} */
@@ -139,6 +145,35 @@ function smallestShardSize(byteLengths: readonly number[], alignment: number): n
   return low;
 }
 
+/**
+ * The ranges of a split given tensor by tensor: consecutive runs of one
+ * shard, shards in order from the first, none empty.
+ */
+function keptSplit(
+  names: readonly string[],
+  shardOf: (name: string) => number | undefined,
+  path: string,
+): [number, number][] {
+  const ranges: [number, number][] = [];
+  names.forEach((name, i) => {
+    const shard = shardOf(name);
+    const current = ranges.length - 1;
+    if (shard === current) {
+      ranges[current]![1] = i + 1;
+      return;
+    }
+    if (shard !== current + 1) {
+      throw new UsageError(
+        `Cannot write "${path}" split as its source: tensor "${name}" ${
+          shard === undefined ? "is in no source shard" : `comes from shard ${shard + 1}`
+        } after shard ${current + 1}'s tensors`,
+      );
+    }
+    ranges.push([i, i + 1]);
+  });
+  return ranges;
+}
+
 /** One planned shard. */
 interface ShardPlan {
   readonly path: string;
@@ -186,7 +221,13 @@ export class SplitGgufSink extends WritableStream<ModelChunk> {
    */
   static create(path: string, options: SplitGgufSinkOptions): Promise<SplitGgufSink> {
     const checked = checkExportOptions(options);
-    if (!Number.isSafeInteger(options.maxShardSize) || options.maxShardSize <= 0) {
+    if (options.shardOf !== undefined) {
+      return Promise.resolve(new SplitGgufSink(path, new SplitWriter(path, checked)));
+    }
+    if (
+      options.maxShardSize === undefined || !Number.isSafeInteger(options.maxShardSize) ||
+      options.maxShardSize <= 0
+    ) {
       throw new RangeError(
         `Cannot write GGUF: shard size ${options.maxShardSize} is not a positive whole number of bytes`,
       );
@@ -255,11 +296,14 @@ class SplitWriter {
     this.#order.start(header);
     const { kv, specs } = planGgufExport(header, this.#options, this.#path);
     const alignment = this.#options.alignment;
-    const ranges = planGgufSplit(
-      header.tensors.map((t) => t.byteLength),
-      this.#options.maxShardSize,
-      alignment,
-    );
+    const shardOf = this.#options.shardOf;
+    const ranges = shardOf !== undefined
+      ? keptSplit(header.tensors.map((t) => t.name), shardOf, this.#path)
+      : planGgufSplit(
+        header.tensors.map((t) => t.byteLength),
+        this.#options.maxShardSize!,
+        alignment,
+      );
     if (ranges.length > GGUF_MAX_WRITTEN_SPLITS) {
       // Before any file of the set is touched (a u16 split.count allows 65,535).
       throw new UsageError(

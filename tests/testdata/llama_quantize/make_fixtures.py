@@ -20,9 +20,16 @@ matrix. Each manifest holds, per run, every tensor's ggml type and the first
 positive weights with some zeros, for every matrix but token_embd, as
 llama-imatrix records (token_embd is a lookup, not a product).
 
+`options.manifest.json` (tests/pipeline/llama_quantize_options_test.ts):
+llama-quantize's per-tensor options (`--output-tensor-type`,
+`--token-embedding-type`, `--tensor-type`, `--pure`, `--leave-output-tensor`,
+`--allow-requantize` from its own Q8_0 file, `--keep-split` from a set
+`llama-gguf-split --split-max-tensors` made), each run as its argument list
+and the same per-tensor record (per shard for --keep-split).
+
 Usage (after /work/tools/cmake.log ends with BUILD-OK):
   PYTHONPATH=/work/tools/llama.cpp/gguf-py /work/tools/venv5/bin/python \\
-    tests/testdata/llama_quantize/make_fixtures.py /work/tools/llama.cpp [binary|libllama]
+    tests/testdata/llama_quantize/make_fixtures.py /work/tools/llama.cpp [binary|libllama] [all|options]
 """
 
 import ctypes
@@ -41,6 +48,8 @@ LLAMA = sys.argv[1]
 # "binary" (llama-quantize, the judge) or "libllama" (its llama_model_quantize
 # through ctypes, while the tools are still building; the same bytes).
 VIA = sys.argv[2] if len(sys.argv) > 2 else "binary"
+# "all" (every manifest) or "options" (options.manifest.json only).
+WHAT = sys.argv[3] if len(sys.argv) > 3 else "all"
 QUANTIZE = os.path.join(LLAMA, "build/bin/llama-quantize")
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -316,4 +325,97 @@ def main() -> None:
                 f.write("\n")
 
 
-main()
+# llama-quantize's per-tensor options: (model, source, extra arguments, ftype).
+# The source is the F32 model, llama-quantize's own Q8_0 file of it ("q8_0",
+# for --allow-requantize) or a split set of it ("split", for --keep-split).
+OPTION_RUNS = [
+    ("dense", "f32", ["--output-tensor-type", "q8_0", "--token-embedding-type", "Q4_0"], "Q4_K_M"),
+    ("moe", "f32", ["--output-tensor-type", "q5_k"], "Q3_K_M"),
+    ("moe", "f32", ["--token-embedding-type", "q8_0"], "Q4_K_S"),
+    # First match wins; the pattern is lowercased (ATTN_Q), searched anywhere
+    # in the name; a manual type still falls back for rows of 136.
+    ("dense", "f32", [
+        "--tensor-type", "attn_v=q8_0", "--tensor-type", "blk\\.[0-3]\\.ffn_(up|down)=q5_0",
+        "--tensor-type", "ffn_=Q6_K", "--tensor-type", "ATTN_Q=q4_1",
+    ], "Q4_K_M"),
+    ("moe", "f32", ["--tensor-type", "ffn_down_exps=q8_0", "--tensor-type", "attn_k=q5_k"], "Q2_K"),
+    ("dense", "f32", ["--pure"], "Q3_K_M"),
+    ("dense", "f32", ["--pure"], "Q4_K_M"),
+    ("moe", "f32", ["--pure"], "Q5_K_S"),
+    ("dense", "f32", ["--pure", "--tensor-type", "attn_v=q6_k", "--output-tensor-type", "f16"], "Q4_K_S"),
+    ("dense", "f32", ["--leave-output-tensor"], "Q4_K_M"),
+    ("dense", "f32", ["--leave-output-tensor", "--pure"], "Q2_K"),
+    ("dense", "q8_0", [], "Q4_K_M"),
+    ("dense", "q8_0", ["--allow-requantize"], "Q4_K_M"),
+    ("dense", "q8_0", ["--allow-requantize", "--leave-output-tensor"], "Q5_K_S"),
+    ("dense", "q8_0", ["--allow-requantize", "--pure"], "Q4_0"),
+    ("moe", "q8_0", ["--allow-requantize"], "Q3_K_M"),
+    ("dense", "f32", ["--tensor-type", "token_embd=q8_0", "--tensor-type", "output=q4_k"], "Q5_K_M"),
+    ("dense", "split", [], "Q4_K_M"),
+    ("dense", "split", ["--keep-split"], "Q4_K_M"),
+    ("moe", "split", ["--keep-split", "--pure"], "Q6_K"),
+    ("moe", "split", ["--keep-split"], "Q4_K_M"),
+]
+# Tensors per shard of the split sources (llama-gguf-split --split-max-tensors).
+SPLIT_TENSORS = {"dense": 60, "moe": 30}
+
+
+def record_of(path: str) -> dict:
+    r = gguf.GGUFReader(path)
+    names = [t.name for t in r.tensors]
+    types = [t.tensor_type.name for t in r.tensors]
+    hashes = [hashlib.sha256(bytes(t.data.tobytes())).hexdigest()[:16] for t in r.tensors]
+    # A --keep-split set's later shards hold no metadata but the split keys.
+    ft = r.fields.get("general.file_type")
+    return {"file_type": int(ft.contents()) if ft is not None else None, "names": names,
+            "types": types, "sha256_16": hashes}
+
+
+def options_main() -> None:
+    commit = subprocess.check_output(["git", "-C", LLAMA, "rev-parse", "HEAD"], text=True).strip()
+    split = os.path.join(LLAMA, "build/bin/llama-gguf-split")
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        sources = {}
+        for key, m in MODELS.items():
+            f32 = os.path.join(tmp, f"{key}.gguf")
+            write_model(key, m, f32)
+            q8 = os.path.join(tmp, f"{key}-q8_0.gguf")
+            subprocess.run([QUANTIZE, f32, q8, "Q8_0", "1"], check=True, capture_output=True)
+            subprocess.run([split, "--split-max-tensors", str(SPLIT_TENSORS[key]), f32,
+                            os.path.join(tmp, f"{key}-split")], check=True, capture_output=True)
+            first = os.path.join(tmp, f"{key}-split-00001-of-")
+            first = [os.path.join(tmp, f) for f in sorted(os.listdir(tmp))
+                     if os.path.join(tmp, f).startswith(first)][0]
+            sources[key] = {"f32": f32, "q8_0": q8, "split": first}
+        for key, source, extra, ftype in OPTION_RUNS:
+            out = os.path.join(tmp, "out.gguf")
+            args = [QUANTIZE, *extra, sources[key][source], out, ftype, "1"]
+            run = subprocess.run(args, capture_output=True, text=True)
+            entry = {"model": key, "source": source, "args": extra, "ftype": ftype}
+            if run.returncode != 0:
+                text = run.stdout + run.stderr
+                lines = [ln.strip() for ln in text.splitlines() if "failed to quantize: " in ln]
+                assert lines, text[-2000:]
+                entry["refused"] = lines[-1].split("failed to quantize: ", 1)[1]
+            else:
+                shards = sorted(f for f in os.listdir(tmp) if f.startswith("out"))
+                entry["outputs"] = [{"name": f, **record_of(os.path.join(tmp, f))} for f in shards]
+                for f in shards:
+                    os.remove(os.path.join(tmp, f))
+            runs.append(entry)
+            print(key, source, extra, ftype, entry.get("refused", "ok"), flush=True)
+    manifest = {
+        "llama_cpp": commit,
+        "tool": "llama-quantize ARGS IN OUT FTYPE 1; split sources: llama-gguf-split "
+                "--split-max-tensors N (dense 60, moe 30); q8_0 sources: llama-quantize IN OUT Q8_0 1",
+        "runs": runs,
+    }
+    with open(os.path.join(HERE, "options.manifest.json"), "w") as f:
+        json.dump(manifest, f, separators=(",", ":"))
+        f.write("\n")
+
+
+if WHAT == "all":
+    main()
+options_main()

@@ -1,0 +1,262 @@
+import { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { convertModel, type ConvertOptions } from "../../src/pipeline/convert_model.ts";
+import { parseGgufHeader } from "../../src/formats/gguf/header.ts";
+import { openFileSource } from "../../src/io/file_source.ts";
+import { UsageError } from "../../src/errors.ts";
+import type { QuantizeTarget } from "../../src/quant/plan_quantization.ts";
+import { rejects } from "node:assert/strict";
+import { assertOneLineError, runApr, withTempDir } from "../cli/_run_apr.ts";
+import { manifest, sha16, sourceGguf, sourceGgufSplit } from "../quant/_llama_quantize_fixture.ts";
+
+// llama-quantize's per-tensor options against llama.cpp de3ff81's own runs
+// with the same flags (tests/testdata/llama_quantize/options.manifest.json):
+// every tensor of every output file, in file order, by name, type and bytes.
+
+/** One output file of a run. */
+interface Output {
+  name: string;
+  file_type: number | null;
+  names: string[];
+  types: string[];
+  sha256_16: string[];
+}
+
+/** One llama-quantize run with flags. */
+export interface OptionRun {
+  model: "dense" | "moe";
+  source: "f32" | "q8_0" | "split";
+  args: string[];
+  ftype: string;
+  refused?: string;
+  outputs?: Output[];
+}
+
+/** The runs of options.manifest.json. */
+export const OPTION_RUNS: OptionRun[] = JSON.parse(
+  Deno.readTextFileSync(
+    new URL("../testdata/llama_quantize/options.manifest.json", import.meta.url),
+  ),
+).runs;
+
+/** llama-quantize's flags as convertModel's options (the same names, camel-cased). */
+export function optionsOf(args: readonly string[]): ConvertOptions {
+  const options: ConvertOptions = {};
+  const tensorTypes: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const flag = args[i]!;
+    if (flag === "--output-tensor-type") options.outputTensorType = args[++i]!;
+    else if (flag === "--token-embedding-type") options.tokenEmbeddingType = args[++i]!;
+    else if (flag === "--tensor-type") tensorTypes.push(args[++i]!);
+    else if (flag === "--pure") options.pure = true;
+    else if (flag === "--leave-output-tensor") options.leaveOutputTensor = true;
+    else if (flag === "--allow-requantize") options.allowRequantize = true;
+    else if (flag === "--keep-split") options.keepSplit = true;
+    else throw new Error(`no option for ${flag}`);
+  }
+  return tensorTypes.length > 0 ? { ...options, tensorTypes } : options;
+}
+
+/**
+ * Name, type and sha256 prefix of every tensor of one GGUF file, in file
+ * order (a shard alone: openModel would read its whole set).
+ */
+export async function outputOf(path: string): Promise<Omit<Output, "name">> {
+  const source = await openFileSource(path);
+  try {
+    const header = await parseGgufHeader(source);
+    const v = header.kv.get("general.file_type")?.value;
+    const bytes = await Deno.readFile(path);
+    const out: Omit<Output, "name"> = {
+      file_type: v === undefined ? null : Number(v),
+      names: [],
+      types: [],
+      sha256_16: [],
+    };
+    for (const t of header.tensors) {
+      const at = header.dataOffset + t.offset;
+      out.names.push(t.name);
+      out.types.push(t.dtype);
+      out.sha256_16.push(await sha16(bytes.subarray(at, at + t.byteLength)));
+    }
+    return out;
+  } finally {
+    await source.close?.();
+  }
+}
+
+/** Every tensor of `got` against llama-quantize's output `want`, one assertion per tensor. */
+export function assertSameOutput(got: Omit<Output, "name">, want: Output): void {
+  assertEquals(got.names, want.names, `${want.name}: tensor order`);
+  want.names.forEach((name, i) => {
+    assertEquals(
+      [name, got.types[i], got.sha256_16[i]],
+      [name, want.types[i], want.sha256_16[i]],
+      `${want.name}: ${name}`,
+    );
+  });
+  if (want.file_type !== null) assertEquals(got.file_type, want.file_type, "general.file_type");
+}
+
+const FROM_F32 = OPTION_RUNS.filter((r) => r.source === "f32");
+
+for (const run of FROM_F32) {
+  Deno.test(`convertModel() of the ${run.model} F32 GGUF with ${run.ftype} ${run.args.join(" ")} equals llama-quantize's file`, async () => {
+    await withTempDir(async (dir) => {
+      await Deno.writeFile(`${dir}/f32.gguf`, sourceGguf(manifest(run.model)));
+      await convertModel(`${dir}/f32.gguf`, `${dir}/out.gguf`, {
+        quantize: run.ftype.toLowerCase() as QuantizeTarget,
+        threads: 0,
+        ...optionsOf(run.args),
+      });
+      assertSameOutput(await outputOf(`${dir}/out.gguf`), run.outputs![0]!);
+    });
+  });
+}
+
+Deno.test("apr convert takes llama-quantize's flags as llama-quantize spells them (repeatable --tensor-type, any case)", async () => {
+  const run = FROM_F32.find((r) => r.args.includes("--tensor-type") && r.model === "dense")!;
+  await withTempDir(async (dir) => {
+    await Deno.writeFile(`${dir}/f32.gguf`, sourceGguf(manifest(run.model)));
+    const cli = await runApr([
+      "convert",
+      `${dir}/f32.gguf`,
+      "--quantize",
+      run.ftype,
+      ...run.args,
+      "--threads",
+      "0",
+      "-o",
+      `${dir}/out.gguf`,
+    ]);
+    assertEquals(cli.code, 0, cli.stderr);
+    assertSameOutput(await outputOf(`${dir}/out.gguf`), run.outputs![0]!);
+  });
+});
+
+Deno.test("apr convert refuses llama-quantize's flags with a bad value, without GGUF or without a file type: exit 2, one line, nothing written", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeFile(`${dir}/f32.gguf`, sourceGguf(manifest("dense")));
+    const cases: [string[], RegExp][] = [
+      [
+        ["--quantize", "q4_k_m", "--output-tensor-type", "q9_k"],
+        /--output-tensor-type: "q9_k" is not a ggml type/,
+      ],
+      [
+        ["--quantize", "q4_k_m", "--token-embedding-type", "i32"],
+        /--token-embedding-type: aprkit cannot quantize to I32/,
+      ],
+      [
+        ["--quantize", "q4_k_m", "--tensor-type", "attn_(q=q8_0"],
+        /--tensor-type "attn_\(q=q8_0": "attn_\(q" is not a regular expression/,
+      ],
+      [
+        ["--quantize", "q4_k_m", "--tensor-type", "attn_q"],
+        /--tensor-type "attn_q" is not PATTERN=TYPE/,
+      ],
+      [["--quantize", "q4_k_m", "--tensor-type", "=q8_0"], /is not PATTERN=TYPE/],
+      [["--quantize", "q4_k_m", "--tensor-type", "attn_q=f99"], /"f99" is not a ggml type/],
+      [
+        ["--pure"],
+        /--pure: for GGUF output with a llama-quantize file type only \(--quantize q4_k_m, …\), not gguf with --quantize none/,
+      ],
+      [
+        ["--quantize", "f16", "--leave-output-tensor"],
+        /--leave-output-tensor: for GGUF output .*--quantize f16/,
+      ],
+      [
+        ["--quantize", "q4_k_m", "--keep-split"],
+        /--keep-split: ".*f32\.gguf" is not a split GGUF set/,
+      ],
+      [
+        ["--quantize", "q4_k_m", "--keep-split", "--max-shard-size", "1MB"],
+        /--keep-split splits as the source is split; it cannot be combined with --max-shard-size/,
+      ],
+      [
+        ["--quantize", "q4_k_m", "--format", "apr", "--output-tensor-type", "q8_0"],
+        /--output-tensor-type: for GGUF output .*not apr/,
+      ],
+    ];
+    for (const [args, pattern] of cases) {
+      const out = args.includes("apr") ? `${dir}/x.apr` : `${dir}/x.gguf`;
+      const run = await runApr(["convert", `${dir}/f32.gguf`, ...args, "-o", out]);
+      assertOneLineError(run, pattern);
+      await rejects(Deno.stat(out), Deno.errors.NotFound);
+    }
+  });
+});
+
+for (const run of OPTION_RUNS.filter((r) => r.source === "q8_0")) {
+  Deno.test(`convertModel() of llama-quantize's ${run.model} Q8_0 file with ${run.ftype} ${run.args.join(" ")} ${run.refused ? "refuses as" : "equals"} llama-quantize`, async () => {
+    await withTempDir(async (dir) => {
+      // The Q8_0 source: aprkit's, equal to llama-quantize's (llama_quantize_types_test.ts).
+      await Deno.writeFile(`${dir}/f32.gguf`, sourceGguf(manifest(run.model)));
+      await convertModel(`${dir}/f32.gguf`, `${dir}/q8_0.gguf`, { quantize: "q8_0", threads: 0 });
+      const q8 = manifest(run.model).runs.find((r) => r.ftype === "Q8_0" && !r.imatrix)!;
+      const source = await outputOf(`${dir}/q8_0.gguf`);
+      assertEquals(
+        source.sha256_16,
+        source.names.map((n) =>
+          q8.sha256_16![manifest(run.model).tensors.findIndex(([m]) => m === n)]
+        ),
+      );
+      const convert = convertModel(`${dir}/q8_0.gguf`, `${dir}/out.gguf`, {
+        quantize: run.ftype.toLowerCase() as QuantizeTarget,
+        threads: 0,
+        ...optionsOf(run.args),
+      });
+      if (run.refused !== undefined) {
+        await rejects(
+          convert,
+          (e: unknown) => e instanceof UsageError && e.message.includes(run.refused!),
+        );
+        await rejects(Deno.stat(`${dir}/out.gguf`), Deno.errors.NotFound);
+        return;
+      }
+      await convert;
+      assertSameOutput(await outputOf(`${dir}/out.gguf`), run.outputs![0]!);
+    });
+  });
+}
+
+Deno.test("apr convert of a quantized GGUF to a file type refuses requantizing without --allow-requantize: exit 2, one line, nothing written", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeFile(`${dir}/f32.gguf`, sourceGguf(manifest("dense")));
+    await convertModel(`${dir}/f32.gguf`, `${dir}/q8_0.gguf`, { quantize: "q8_0", threads: 0 });
+    const out = `${dir}/x.gguf`;
+    const run = await runApr(["convert", `${dir}/q8_0.gguf`, "--quantize", "Q4_K_M", "-o", out]);
+    assertOneLineError(
+      run,
+      /requantizing from type q8_0 is disabled, as in llama-quantize \(--allow-requantize decodes/,
+    );
+    await rejects(Deno.stat(out), Deno.errors.NotFound);
+  });
+});
+
+/** Tensors per shard of the split sources (make_fixtures.py's SPLIT_TENSORS). */
+const SPLIT_TENSORS = { dense: 60, moe: 30 };
+
+for (const run of OPTION_RUNS.filter((r) => r.source === "split")) {
+  Deno.test(`convertModel() of the ${run.model} F32 split set with ${run.ftype} ${run.args.join(" ")} equals llama-quantize's ${run.outputs!.length} file(s)`, async () => {
+    await withTempDir(async (dir) => {
+      const shards = sourceGgufSplit(manifest(run.model), SPLIT_TENSORS[run.model]);
+      for (const [i, bytes] of shards.entries()) {
+        const n = (k: number) => String(k).padStart(5, "0");
+        await Deno.writeFile(`${dir}/in-${n(i + 1)}-of-${n(shards.length)}.gguf`, bytes);
+      }
+      const result = await convertModel(
+        `${dir}/in-00001-of-0000${shards.length}.gguf`,
+        `${dir}/out.gguf`,
+        {
+          quantize: run.ftype.toLowerCase() as QuantizeTarget,
+          threads: 0,
+          ...optionsOf(run.args),
+        },
+      );
+      const written = run.outputs!.length === 1 ? [`${dir}/out.gguf`] : result.shards!;
+      assertEquals(written.map((p) => p.slice(dir.length + 1)), run.outputs!.map((o) => o.name));
+      for (const [i, path] of written.entries()) {
+        assertSameOutput(await outputOf(path), run.outputs![i]!);
+      }
+    });
+  });
+}
