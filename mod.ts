@@ -83,6 +83,11 @@ export {
   type OutputFormat,
 } from "./src/pipeline/convert_model.ts";
 export {
+  type ConvertManyOptions,
+  convertModels,
+  type OutputSpec,
+} from "./src/pipeline/convert_many.ts";
+export {
   DequantizeStream,
   type DequantizeStreamOptions,
 } from "./src/pipeline/dequantize_stream.ts";

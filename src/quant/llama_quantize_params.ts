@@ -32,7 +32,7 @@ export interface LlamaQuantizeFlags {
 }
 
 /**
- * Whether any per-tensor flag is given.
+ * Whether any per-tensor flag is given. Never throws.
  *
  * @param flags The flags.
  * @returns True when at least one is set.
