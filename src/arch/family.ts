@@ -274,9 +274,14 @@ export interface Family {
   readonly ggufRopeType: GgufRopeType;
   /**
    * Per-block tensor names, GGUF base name → Hugging Face piece after
-   * `model.layers.N.` (without `.weight`/`.bias`).
+   * `model.layers.N.` (or {@linkcode hfBlockPrefix}), without `.weight`/`.bias`.
    */
   readonly blockNames: readonly (readonly [string, string])[];
+  /**
+   * The Hugging Face module holding the blocks, where it is not
+   * `model.layers` (BERT's `encoder.layer`).
+   */
+  readonly hfBlockPrefix?: string;
   /** Whole-model tensors besides {@linkcode GLOBAL_NAMES}: GGUF base name → Hugging Face base name. */
   readonly globalNames?: readonly (readonly [string, string])[];
   /** Experts stacked into 3-D GGUF tensors. */

@@ -1,0 +1,91 @@
+// This module is browser compatible.
+
+/**
+ * BERT sentence embedders (`BertModel`, `BertForMaskedLM`: all-MiniLM,
+ * bge, e5), after llama.cpp's `BertModel` (conversion/bert.py): an encoder
+ * with non-causal attention, absolute position and token-type embeddings,
+ * LayerNorms with biases after attention and after the feed-forward, and
+ * the sentence-transformers pooling as `{arch}.pooling_type`. The pooler
+ * and the masked-LM head are dropped, as the converter drops them.
+ *
+ * @module
+ */
+
+import type { Family } from "../family.ts";
+import type { KvWriter } from "../kv.ts";
+import { writeTextModelKv } from "../text_model.ts";
+
+/**
+ * gguf-py's `PoolingType` of the sentence-transformers modes the converter's
+ * `_try_set_pooling_type` knows.
+ */
+const POOLING_TYPES: Readonly<Record<string, number>> = { mean: 1, cls: 2, lasttoken: 3 };
+
+/**
+ * `_try_set_pooling_type`: `{arch}.pooling_type` from the pooling module,
+ * nothing when the model has none.
+ *
+ * @param w The writer, its `pooling` from `modules.json`.
+ * @throws {RangeError} For a mode llama.cpp does not pool by (`max`, `weightedmean`).
+ */
+export function writePoolingType(w: KvWriter): void {
+  if (w.pooling === undefined) return;
+  const type = Object.hasOwn(POOLING_TYPES, w.pooling) ? POOLING_TYPES[w.pooling] : undefined;
+  if (type === undefined) {
+    throw new RangeError(
+      `the sentence-transformers pooling "${w.pooling}" is not one llama.cpp pools by ` +
+        `(${Object.keys(POOLING_TYPES).join(", ")})`,
+    );
+  }
+  w.u32("pooling_type", type);
+}
+
+/** `BertModel.set_gguf_parameters`: the common keys, non-causal attention, the pooling. */
+function writeBertKv(w: KvWriter): void {
+  writeTextModelKv(w);
+  w.set("attention.causal", "BOOL", false);
+  writePoolingType(w);
+}
+
+/** The pooler, `position_ids` and the masked-LM and next-sentence heads: not used for embeddings. */
+const DROPPED =
+  /^(embeddings\.position_ids|pooler\.dense\.(weight|bias)|cls\.(predictions|seq_relationship)\..*)$/;
+
+/** BERT. */
+export const BERT: Family = {
+  name: "bert",
+  source: "llama.cpp conversion/bert.py BertModel; transformers BertModel",
+  hfArchitectures: ["BertModel", "BertForMaskedLM"],
+  hfModelTypes: ["bert"],
+  ggufArchitecture: "bert",
+  // llama_model_rope_type() lists BERT as NEOX, though its graph rotates nothing.
+  ggufRopeType: "neox",
+  hfBlockPrefix: "encoder.layer",
+  blockNames: [
+    ["attn_q", "attention.self.query"],
+    ["attn_k", "attention.self.key"],
+    ["attn_v", "attention.self.value"],
+    ["attn_output", "attention.output.dense"],
+    ["attn_output_norm", "attention.output.LayerNorm"],
+    ["ffn_up", "intermediate.dense"],
+    ["ffn_down", "output.dense"],
+    ["layer_output_norm", "output.LayerNorm"],
+  ],
+  globalNames: [
+    ["token_embd", "embeddings.word_embeddings"],
+    ["token_types", "embeddings.token_type_embeddings"],
+    ["position_embd", "embeddings.position_embeddings"],
+    ["token_embd_norm", "embeddings.LayerNorm"],
+  ],
+  permutesQk: false,
+  tiedByDefault: true,
+  ggufRenamesOnly: false,
+  ggufReadBackRefusal: "aprkit does not read a BERT GGUF back into Hugging Face's layout yet",
+  gguf: {
+    writeKv: writeBertKv,
+    // `BertModel.filter_tensors`: a `bert.` prefix (BertForMaskedLM) and the old `gamma`/`beta`.
+    hfName: (name) =>
+      name.replace(/^bert\./, "").replace(/\.gamma$/, ".weight").replace(/\.beta$/, ".bias"),
+    drops: (name) => DROPPED.test(name.replace(/^bert\./, "")),
+  },
+};
