@@ -2,17 +2,21 @@
 
 /**
  * BERT sentence embedders (`BertModel`, `BertForMaskedLM`: all-MiniLM,
- * bge, e5), after llama.cpp's `BertModel` (conversion/bert.py): an encoder
- * with non-causal attention, absolute position and token-type embeddings,
- * LayerNorms with biases after attention and after the feed-forward, and
- * the sentence-transformers pooling as `{arch}.pooling_type`. The pooler
- * and the masked-LM head are dropped, as the converter drops them.
+ * bge, e5) and cross-encoders (`BertForSequenceClassification`:
+ * ms-marco-MiniLM), after llama.cpp's `BertModel` (conversion/bert.py): an
+ * encoder with non-causal attention, absolute position and token-type
+ * embeddings, LayerNorms with biases after attention and after the
+ * feed-forward, and the sentence-transformers pooling as
+ * `{arch}.pooling_type`. The pooler and the masked-LM head are dropped, as
+ * the converter drops them; a classifier's labels are written and its
+ * projection named `cls.output`.
  *
  * @module
  */
 
-import type { Family } from "../family.ts";
-import type { KvWriter } from "../kv.ts";
+import type { Family, MadeTensor } from "../family.ts";
+import { type KvWriter, record } from "../kv.ts";
+import type { TensorInfo } from "../../tensor.ts";
 import { writeTextModelKv } from "../text_model.ts";
 
 /**
@@ -40,11 +44,44 @@ export function writePoolingType(w: KvWriter): void {
   w.u32("pooling_type", type);
 }
 
-/** `BertModel.set_gguf_parameters`: the common keys, non-causal attention, the pooling. */
+/**
+ * A classifier's labels as the converter keeps them (`BertModel.__init__`):
+ * `id2label` by id, none when it is absent or AutoConfig's two dummy labels
+ * (`LABEL_0`, …).
+ */
+function classifierLabels(w: KvWriter): string[] | undefined {
+  const labels = record(w.hparams["id2label"]);
+  if (labels === undefined) return undefined;
+  const ids = Object.keys(labels).sort((a, b) => Number(a) - Number(b));
+  if (ids.length === 0 || (ids.length === 2 && labels["0"] === "LABEL_0")) return undefined;
+  const values = ids.map((id) => labels[id]);
+  if (!values.every((v): v is string => typeof v === "string")) {
+    throw new RangeError("config.json: id2label is not a map of ids to strings");
+  }
+  return values;
+}
+
+/** `BertModel.set_gguf_parameters`: the common keys, non-causal attention, the pooling, the labels. */
 function writeBertKv(w: KvWriter): void {
   writeTextModelKv(w);
   w.set("attention.causal", "BOOL", false);
   writePoolingType(w);
+  const labels = classifierLabels(w);
+  if (labels !== undefined) w.setArray("classifier.output_labels", "STRING", labels);
+}
+
+/**
+ * A classifier's projection: `cls.output` where the config names labels
+ * (the converter reads it as `classifier.out_proj`), else `cls` (gguf-py's
+ * name of a bare `classifier`), renamed as it is.
+ */
+function classifierTensors(tensors: readonly TensorInfo[], w: KvWriter): readonly MadeTensor[] {
+  const base = classifierLabels(w) === undefined ? "cls" : "cls.output";
+  return tensors.filter((t) => /^classifier\.(weight|bias)$/.test(t.name)).map((info) => ({
+    info: { ...info, name: `${base}.${info.name.slice("classifier.".length)}` },
+    needs: [info.name],
+    open: ([source]) => source!.open(),
+  }));
 }
 
 /** The pooler, `position_ids` and the masked-LM and next-sentence heads: not used for embeddings. */
@@ -55,7 +92,7 @@ const DROPPED =
 export const BERT: Family = {
   name: "bert",
   source: "llama.cpp conversion/bert.py BertModel; transformers BertModel",
-  hfArchitectures: ["BertModel", "BertForMaskedLM"],
+  hfArchitectures: ["BertModel", "BertForMaskedLM", "BertForSequenceClassification"],
   hfModelTypes: ["bert"],
   ggufArchitecture: "bert",
   // llama_model_rope_type() lists BERT as NEOX, though its graph rotates nothing.
@@ -83,6 +120,7 @@ export const BERT: Family = {
   ggufReadBackRefusal: "aprkit does not read a BERT GGUF back into Hugging Face's layout yet",
   gguf: {
     writeKv: writeBertKv,
+    made: classifierTensors,
     // `BertModel.filter_tensors`: a `bert.` prefix (BertForMaskedLM) and the old `gamma`/`beta`.
     hfName: (name) =>
       name.replace(/^bert\./, "").replace(/\.gamma$/, ".weight").replace(/\.beta$/, ".bias"),

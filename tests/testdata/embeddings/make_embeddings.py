@@ -12,6 +12,9 @@ For each fixture in FIXTURES it writes:
   vocabulary is a cut of bert-base-uncased's (read back from llama.cpp's
   `models/ggml-vocab-bert-bge.gguf`, whose tokens are in the converter's
   phantom-space form: `▁x` → `x`, `x` → `##x`, control tokens as they are).
+- `hf/bert-reranker/`: a seeded `BertForSequenceClassification` (one label,
+  a cross-encoder's shape) saved by transformers, no sentence-transformers
+  modules.
 - `reference/<name>.json`: sentence-transformers' embeddings of SENTENCES
   (float32, normalised as the model's modules say) and the token ids
   transformers gives each sentence.
@@ -46,6 +49,8 @@ from make_llamacpp import llama_cpp_commit, manifest  # noqa: E402
 FIXTURES = {
     "bert-minilm": {"pooling": "mean", "normalize": True},
     "bert-bge": {"pooling": "cls", "normalize": False},
+    # A cross-encoder (ms-marco-MiniLM's shape): BertForSequenceClassification, one label, no modules.json.
+    "bert-reranker": {"labels": 1},
 }
 KEEP_GGUF = {"bert-minilm"}
 OUTTYPES = ["q8_0"]
@@ -145,6 +150,28 @@ def make_checkpoint(name: str, spec: dict, vocab: list[str], out: Path) -> None:
     (out / "README.md").unlink(missing_ok=True)
 
 
+def make_reranker(name: str, spec: dict, vocab: list[str], out: Path) -> None:
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    torch.manual_seed(32 + len(name))
+    tokenizer = BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=True, model_max_length=128)
+    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                        intermediate_size=64, max_position_embeddings=128, type_vocab_size=2,
+                        layer_norm_eps=1e-12, num_labels=spec["labels"])
+    model = BertForSequenceClassification(config)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0.0, 0.2)
+        for n, p in model.named_parameters():
+            if "LayerNorm.weight" in n:
+                p.add_(1.0)
+    if out.exists():
+        shutil.rmtree(out)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+
+
 def reference(name: str, model_dir: Path) -> dict:
     import numpy as np
     from sentence_transformers import SentenceTransformer
@@ -189,8 +216,12 @@ def main() -> None:
         (HERE / sub).mkdir(exist_ok=True)
     for name in names:
         model_dir = HERE / "hf" / name
-        make_checkpoint(name, FIXTURES[name], vocab, model_dir)
-        (HERE / "reference" / f"{name}.json").write_text(json.dumps(reference(name, model_dir), indent=1) + "\n")
+        if "labels" in FIXTURES[name]:
+            # No reference: llama.cpp does not score a BERT pair as transformers does (see the tests).
+            make_reranker(name, FIXTURES[name], vocab, model_dir)
+        else:
+            make_checkpoint(name, FIXTURES[name], vocab, model_dir)
+            (HERE / "reference" / f"{name}.json").write_text(json.dumps(reference(name, model_dir), indent=1) + "\n")
         with tempfile.TemporaryDirectory() as tmp:
             files = {}
             for outtype in ["f32", *OUTTYPES]:
