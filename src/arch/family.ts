@@ -348,6 +348,12 @@ export interface Family {
    * layout (SafeTensors or APR output); absent: it can.
    */
   readonly ggufReadBackRefusal?: string;
+  /**
+   * Whether a GGUF of this family read into SafeTensors or APR keeps its
+   * GGUF tensor names, as a GGUF of an architecture aprkit does not know
+   * does (BERT: its read-back is not written yet).
+   */
+  readonly ggufNamesKept?: boolean;
 }
 
 /** Whole-model tensors of every family: GGUF base name → Hugging Face base name. */

@@ -207,3 +207,28 @@ Deno.test("embeddings: `apr convert` writes the converter's file; a pooling llam
     await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
   });
 });
+
+Deno.test("embeddings: a BERT GGUF read into APR keeps its GGUF names and is written back as the converter wrote it", async () => {
+  await withTempDir(async (dir) => {
+    const gguf = `${DIR}/llama.cpp/bert-minilm-f32.gguf`;
+    await convertModel(gguf, `${dir}/bert.apr`);
+    const reader = await openApr(await openFileSource(`${dir}/bert.apr`));
+    const names = reader.header.tensors.map((t) => t.name);
+    await reader.close();
+    assert.ok(
+      names.includes("blk.0.attn_q.weight") && names.includes("token_types.weight"),
+      `${names}`,
+    );
+    await convertModel(`${dir}/bert.apr`, `${dir}/back.gguf`);
+    fail(
+      "bert-minilm GGUF → APR → GGUF",
+      manifestDifferences(
+        await ggufDescription(`${dir}/back.gguf`),
+        await manifest("bert-minilm", "f32"),
+        {
+          tensorOrder: false,
+        },
+      ),
+    );
+  });
+});

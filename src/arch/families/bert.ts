@@ -117,7 +117,7 @@ export const BERT: Family = {
   permutesQk: false,
   tiedByDefault: true,
   ggufRenamesOnly: false,
-  ggufReadBackRefusal: "aprkit does not read a BERT GGUF back into Hugging Face's layout yet",
+  ggufNamesKept: true,
   gguf: {
     writeKv: writeBertKv,
     made: classifierTensors,
