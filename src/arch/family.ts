@@ -289,9 +289,14 @@ export interface Family {
   readonly ggufRopeType: GgufRopeType;
   /**
    * Per-block tensor names, GGUF base name → Hugging Face piece after
-   * `model.layers.N.` (without `.weight`/`.bias`).
+   * `model.layers.N.` (or {@linkcode hfBlockPrefix}), without `.weight`/`.bias`.
    */
   readonly blockNames: readonly (readonly [string, string])[];
+  /**
+   * The Hugging Face module holding the blocks, where it is not
+   * `model.layers` (BERT's `encoder.layer`).
+   */
+  readonly hfBlockPrefix?: string;
   /** Whole-model tensors besides {@linkcode GLOBAL_NAMES}: GGUF base name → Hugging Face base name. */
   readonly globalNames?: readonly (readonly [string, string])[];
   /** Experts stacked into 3-D GGUF tensors. */
@@ -373,6 +378,12 @@ export interface Family {
    * layout (SafeTensors or APR output); absent: it can.
    */
   readonly ggufReadBackRefusal?: string;
+  /**
+   * Whether a GGUF of this family read into SafeTensors or APR keeps its
+   * GGUF tensor names, as a GGUF of an architecture aprkit does not know
+   * does (BERT: its read-back is not written yet).
+   */
+  readonly ggufNamesKept?: boolean;
 }
 
 /** Whole-model tensors of every family: GGUF base name → Hugging Face base name. */

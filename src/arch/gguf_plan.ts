@@ -12,7 +12,7 @@
 import type { ModelMetadata } from "../tensor.ts";
 import { configRefusal, configWarnings } from "./config_fields.ts";
 import type { Family, GeneratedTensor } from "./family.ts";
-import { type KvEntry, KvWriter, record } from "./kv.ts";
+import { type KvEntry, KvWriter, type KvWriterOptions, record } from "./kv.ts";
 import { familyOf } from "./registry.ts";
 
 /** A family's GGUF keys and generated tensors for one model. */
@@ -42,9 +42,10 @@ export function familyGgufPlan(metadata: ModelMetadata): FamilyGgufPlan | undefi
   const family = familyOf(metadata.architecture);
   const config = record(metadata["hf_config"]);
   if (family?.gguf === undefined || config === undefined) return undefined;
-  const early = new KvWriter(config, family.ggufArchitecture);
+  const options = kvOptions(metadata);
+  const early = new KvWriter(config, family.ggufArchitecture, options);
   const generated = family.gguf.generate?.(early) ?? [];
-  const keys = new KvWriter(config, family.ggufArchitecture);
+  const keys = new KvWriter(config, family.ggufArchitecture, options);
   family.gguf.writeKv(keys);
   return { family, early: early.entries(), keys: keys.entries(), generated };
 }
@@ -61,7 +62,7 @@ export function familyGgufRefusal(metadata: ModelMetadata): string | undefined {
   const family = familyOf(metadata.architecture);
   const config = record(metadata["hf_config"]);
   if (family?.gguf === undefined || config === undefined) return undefined;
-  const w = new KvWriter(config, family.ggufArchitecture);
+  const w = new KvWriter(config, family.ggufArchitecture, kvOptions(metadata));
   return configRefusal(family.configFields, w) ?? family.gguf.unsupported?.(w);
 }
 
@@ -77,5 +78,14 @@ export function familyGgufWarnings(metadata: ModelMetadata): string[] {
   const family = familyOf(metadata.architecture);
   const config = record(metadata["hf_config"]);
   if (family?.gguf === undefined || config === undefined) return [];
-  return configWarnings(family.configFields, new KvWriter(config, family.ggufArchitecture));
+  return configWarnings(
+    family.configFields,
+    new KvWriter(config, family.ggufArchitecture, kvOptions(metadata)),
+  );
+}
+
+/** What the family's keys read from the metadata besides `config.json`. */
+function kvOptions(metadata: ModelMetadata): KvWriterOptions {
+  const pooling = metadata["embedding.pooling"];
+  return typeof pooling === "string" ? { pooling } : {};
 }

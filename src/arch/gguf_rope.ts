@@ -33,7 +33,6 @@ export const OTHER_GGUF_ROPE_TYPES: Readonly<Record<string, GgufRopeType>> = {
   falcon: "neox",
   grok: "neox",
   dbrx: "neox",
-  bert: "neox",
   "nomic-bert": "neox",
   stablelm: "neox",
   bitnet: "neox",

@@ -26,6 +26,16 @@ export interface KvEntry {
 /** Where `general.file_type` goes among the family's keys. */
 export const FILE_TYPE_KEY = "general.file_type";
 
+/** What a family's keys may need besides `config.json`. */
+export interface KvWriterOptions {
+  /**
+   * The sentence-transformers pooling mode (`mean`, `cls`, `lasttoken`…),
+   * as `modules.json` and its pooling module's `config.json` give it
+   * (APR `embedding.pooling`); absent when the folder has none.
+   */
+  pooling?: string;
+}
+
 /** The JSON object of a `config.json`, with the converter's lookups. */
 export class KvWriter {
   /** `config.json`, with a multimodal model's `text_config` moved to the top (as the converter does). */
@@ -34,13 +44,21 @@ export class KvWriter {
   readonly rope: Readonly<Record<string, unknown>>;
   /** The GGUF architecture the keys are prefixed with. */
   readonly arch: string;
+  /** The sentence-transformers pooling mode, when the model has one. */
+  readonly pooling: string | undefined;
   readonly #entries = new Map<string, KvEntry>();
 
   /**
    * @param config The parsed `config.json`.
    * @param arch `general.architecture`.
+   * @param options What else the keys are derived from.
    */
-  constructor(config: Readonly<Record<string, unknown>>, arch: string) {
+  constructor(
+    config: Readonly<Record<string, unknown>>,
+    arch: string,
+    options: KvWriterOptions = {},
+  ) {
+    this.pooling = options.pooling;
     const text = record(config["text_config"]);
     this.hparams = text === undefined ? config : { ...config, ...text };
     this.arch = arch;

@@ -19,6 +19,10 @@ interface Tables {
   /** Whole-model names: the common ones and the family's own. */
   globalToHf: ReadonlyMap<string, string>;
   globalToGguf: ReadonlyMap<string, string>;
+  /** The family's Hugging Face block names (`model.layers.N.<piece>.weight`). */
+  hfBlock: RegExp;
+  /** Where its blocks live (`model.layers`). */
+  hfBlockPrefix: string;
 }
 
 const TABLES = new WeakMap<object, Tables>();
@@ -43,7 +47,12 @@ function tables(family: Family | undefined): Tables {
       if (!toGguf.has(h)) toGguf.set(h, g);
     }
     const globals = [...GLOBAL_NAMES, ...family?.globalNames ?? []].filter((p) => known(p, false));
+    const hfBlockPrefix = family?.hfBlockPrefix ?? "model.layers";
     t = {
+      hfBlockPrefix,
+      hfBlock: new RegExp(
+        `^${hfBlockPrefix.replaceAll(".", "\\.")}\\.(\\d+)\\.(.+)\\.(weight|bias)$`,
+      ),
       toHf,
       toGguf,
       globalToHf: new Map(globals),
@@ -55,7 +64,6 @@ function tables(family: Family | undefined): Tables {
 }
 
 const GGUF_BLOCK = /^blk\.(\d+)\.([a-z_]+)\.(weight|bias)$/;
-const HF_BLOCK = /^model\.layers\.(\d+)\.(.+)\.(weight|bias)$/;
 const ANY_GLOBAL = /^(.+)\.(weight|bias)$/;
 
 /** A family, or its architecture name (`"phi3"`). */
@@ -87,8 +95,9 @@ export function ggufToHfName(
 ): string {
   const block = GGUF_BLOCK.exec(name);
   if (block !== null) {
-    const hf = tables(resolve(family)).toHf.get(block[2]!);
-    return hf === undefined ? name : `model.layers.${block[1]}.${hf}.${block[3]}`;
+    const t = tables(resolve(family));
+    const hf = t.toHf.get(block[2]!);
+    return hf === undefined ? name : `${t.hfBlockPrefix}.${block[1]}.${hf}.${block[3]}`;
   }
   const global = ANY_GLOBAL.exec(name);
   const hf = global === null ? undefined : tables(resolve(family)).globalToHf.get(global[1]!);
@@ -117,7 +126,7 @@ export function hfToGgufName(
   name: string,
   family?: string | { readonly name: string },
 ): string {
-  const block = HF_BLOCK.exec(name);
+  const block = tables(resolve(family)).hfBlock.exec(name);
   if (block !== null) {
     const gguf = tables(resolve(family)).toGguf.get(block[2]!);
     return gguf === undefined ? name : `blk.${block[1]}.${gguf}.${block[3]}`;

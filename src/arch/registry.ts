@@ -9,6 +9,7 @@
  */
 
 import type { Family } from "./family.ts";
+import { BERT } from "./families/bert.ts";
 import { COHERE2, COMMAND_R } from "./families/cohere.ts";
 import { DEEPSEEK2 } from "./families/deepseek2.ts";
 import { ERNIE4_5 } from "./families/ernie4_5.ts";
@@ -77,6 +78,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     ERNIE4_5_MOE,
     GLM4,
     GLM4MOE,
+    BERT,
   ].map((f) => [f.name, f]),
 );
 
@@ -92,8 +94,6 @@ const OTHER_ARCHITECTURES: Readonly<Record<string, string>> = {
   FalconForCausalLM: "falcon",
   StableLmForCausalLM: "stablelm",
   OlmoForCausalLM: "olmo",
-  BertModel: "bert",
-  BertForMaskedLM: "bert",
 };
 
 /**

@@ -264,7 +264,7 @@ function planLayout(
     }
     const hfName = family.gguf?.hfName?.(info.name) ?? info.name;
     const name = hfToGgufName(hfName, family);
-    if (name === hfName && /^(model\.|lm_head\.)/.test(hfName)) {
+    if (name === hfName && unmapped(hfName, family)) {
       throw new RangeError(
         `Cannot convert tensor "${info.name}" to GGUF: the ${family.name} family has no ` +
           `GGUF name for it`,
@@ -294,6 +294,20 @@ function madeOutput(m: MadeTensor): Output {
       return { info: m.info, open: () => m.open(entries) };
     },
   };
+}
+
+/**
+ * Whether a Hugging Face name the family's table left as it was is one of
+ * the model's own tensors (a block's or a whole-model one), which GGUF
+ * cannot hold under that name.
+ */
+function unmapped(hfName: string, family: Family): boolean {
+  if (HF_NAME.test(hfName)) return true;
+  const roots = [
+    family.hfBlockPrefix,
+    ...(family.globalNames ?? []).map(([, hf]) => hf.split(".")[0]),
+  ];
+  return roots.some((root) => root !== undefined && hfName.startsWith(`${root}.`));
 }
 
 /** A tensor under its GGUF name, its values shifted when the family says so. */

@@ -36,6 +36,7 @@ function ggufFamily(header: ModelHeader): Family | undefined {
   // Experts stacked transposed (Llama 4, Qwen3-VL-MoE) would need their split undone and
   // transposed back; aprkit does not, so such a GGUF keeps its own names.
   if (family?.experts?.transposedStack !== undefined) return undefined;
+  if (family?.ggufNamesKept === true) return undefined;
   return family;
 }
 

@@ -594,8 +594,10 @@ export function compareWeights(a: string, b: string): number {
 function quantized(name: string, shape: readonly number[], preset: LlamaPreset): boolean {
   if (!name.endsWith("weight")) return false;
   // ggml_n_dims: trailing dimensions of size 1 do not count (ne runs innermost first).
-  let dims = 0;
-  for (let i = 0; i < shape.length; i++) {
+  // Q8_0 is the converter's --outtype q8_0, which counts numpy's dimensions:
+  // a one-row matrix (a reranker's `cls.output`) is quantized there.
+  let dims = preset === "Q8_0" ? shape.length : 0;
+  for (let i = 0; i < shape.length && preset !== "Q8_0"; i++) {
     if (shape[i]! > 1) {
       dims = shape.length - i;
       break;

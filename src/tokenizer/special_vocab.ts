@@ -18,6 +18,9 @@
  *   list of `{name, template}`), else `chat_template.jinja` (with each
  *   `additional_chat_templates/NAME.jinja` beside it, the list
  *   `default`, NAME…), else `chat_template.json`'s `chat_template`.
+ * - Normaliser flags: `tokenizer.json`'s normaliser (alone, a
+ *   `BertNormalizer`'s `lowercase`/`strip_accents`, or inside a `Sequence`),
+ *   which llama.cpp's WordPiece tokenizer reads.
  *
  * @module
  */
@@ -57,6 +60,36 @@ export interface SpecialVocab {
   add: Record<string, boolean>;
   /** The chat template(s), if any. */
   chatTemplate?: ChatTemplates;
+  /** The normaliser's flags, each when it says (`SpecialVocab._parse_normalizer`). */
+  normalizer: { lowercase?: boolean; stripAccents?: boolean };
+}
+
+/** `SpecialVocab._parse_normalizer`: a `BertNormalizer`'s `null` flag says nothing. */
+function parseNormalizer(
+  node: unknown,
+  out: { lowercase?: boolean; stripAccents?: boolean },
+  depth = 0,
+): void {
+  const r = record(node);
+  if (r === undefined || depth > 16) return;
+  const type = r["type"];
+  if (type === "Lowercase") out.lowercase = true;
+  else if (type === "StripAccents") out.stripAccents = true;
+  else if (type === "BertNormalizer") {
+    if (Object.hasOwn(r, "lowercase")) setFlag(out, "lowercase", r["lowercase"]);
+    if (Object.hasOwn(r, "strip_accents")) setFlag(out, "stripAccents", r["strip_accents"]);
+  } else if (type === "Sequence" && Array.isArray(r["normalizers"])) {
+    for (const n of r["normalizers"]) parseNormalizer(n, out, depth + 1);
+  }
+}
+
+function setFlag(
+  out: { lowercase?: boolean; stripAccents?: boolean },
+  key: "lowercase" | "stripAccents",
+  value: unknown,
+): void {
+  if (typeof value === "boolean") out[key] = value;
+  else delete out[key];
 }
 
 function record(value: unknown): Record<string, unknown> | undefined {
@@ -237,10 +270,13 @@ export function specialVocab(files: SpecialVocabFiles): SpecialVocab {
       setId(kind, modelConfig[`${kind}_token_id`] ?? textConfig?.[`${kind}_token_id`]);
     }
   }
+  const normalizer = {};
+  parseNormalizer(tokenizer?.["normalizer"], normalizer);
   // Ids and flags keep the order they were found in: the converter writes them so.
   return {
     ids,
     add,
+    normalizer,
     ...(chatTemplate !== undefined ? { chatTemplate } : {}),
   };
 }

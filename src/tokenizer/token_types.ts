@@ -57,8 +57,11 @@ export interface TokenTypeInput {
   added: ReadonlyMap<number, { special: boolean }>;
   /** The special tokens' ids (bos, eos, unk… as `SpecialVocab` finds them). */
   specialIds: ReadonlySet<number>;
-  /** `"llama"` for SentencePiece-style vocabularies, `"gpt2"` for byte-level BPE. */
-  ggmlModel: "gpt2" | "llama";
+  /**
+   * `"llama"` for SentencePiece-style vocabularies, `"gpt2"` for byte-level
+   * BPE, `"bert"` for WordPiece (typed as byte-level BPE is: `get_vocab_base`).
+   */
+  ggmlModel: "gpt2" | "llama" | "bert";
 }
 
 /**

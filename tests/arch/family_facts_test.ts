@@ -81,6 +81,7 @@ function converterManifests(): { file: string; kv: Map<string, unknown> }[] {
     "multimodal/llama.cpp",
     "multimodal/qwen3vl/llama.cpp",
     "multimodal/gemma3n/llama.cpp",
+    "embeddings/llama.cpp",
   ];
   return dirs.flatMap((dir) => {
     const url = new URL(`../testdata/${dir}/`, import.meta.url);

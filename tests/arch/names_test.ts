@@ -175,7 +175,10 @@ const ARCHITECTURE_LITERALS_ALLOWED: Readonly<Record<string, Readonly<Record<str
     llama: "tokenizer.ggml.model (SentencePiece-style)",
     bert: "tokenizer.ggml.model (WordPiece)",
   },
-  "formats/safetensors/hf_tokenizer_gguf.ts": { llama: "tokenizer.ggml.model" },
+  "formats/safetensors/hf_tokenizer_gguf.ts": {
+    llama: "tokenizer.ggml.model",
+    bert: "tokenizer.ggml.model (WordPiece)",
+  },
   "formats/safetensors/hf_metadata.ts": { llama: "tokenizer.ggml.model" },
   "quant/checkpoint/bitnet.ts": { bitnet: "quantization_config.quant_method" },
   "quant/llama_presets.ts": {

@@ -7,6 +7,9 @@
 // token ids as given (no BOS, no tokenizer) and returns, for each position
 // asked, the log-softmax of llama.cpp's raw logits for the next token over
 // the whole vocabulary: { "path", "logprobs": number[][] }.
+// A job with "texts" ({ "path", "texts" }) embeds each text with an embedding
+// context (the pooling the file names) and returns, per text, the token ids
+// llama.cpp evaluated and the vector: { "path", "ids", "embeddings" }.
 // A file that fails to load gets { "error" } instead, so the caller fails.
 // Run by tests/interop/_llama_judge.ts with Node (node-llama-cpp's native
 // addon does not load under Deno's npm support without its GPU variants).
@@ -62,10 +65,33 @@ async function logprobsJob(model, job) {
   }
 }
 
+/** Each text's token ids (as the embedding context prepares them) and vector. */
+async function embeddingsJob(model, job) {
+  const context = await model.createEmbeddingContext({ contextSize: 128, threads: 1 });
+  try {
+    const ids = [];
+    const embeddings = [];
+    for (const text of job.texts) {
+      const tokens = model.tokenize(text);
+      context._prepareInput(tokens);
+      ids.push([...tokens]);
+      embeddings.push([...(await context.getEmbeddingFor(text)).vector]);
+    }
+    return { ids, embeddings };
+  } finally {
+    await context.dispose();
+  }
+}
+
 const results = [];
 for (const job of jobs) {
   try {
     const model = await llama.loadModel({ modelPath: job.path });
+    if (job.texts !== undefined) {
+      results.push({ path: job.path, ...await embeddingsJob(model, job) });
+      await model.dispose();
+      continue;
+    }
     if (job.ids !== undefined) {
       const logprobs = await logprobsJob(model, job);
       results.push({ path: job.path, logprobs });

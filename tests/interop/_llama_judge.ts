@@ -86,6 +86,37 @@ export async function llamaLogProbs(
   }));
 }
 
+/** What llama.cpp's embedding context gives for each text of a file. */
+export interface EmbeddingsResult {
+  /** The file. */
+  path: string;
+  /** Per text, the token ids llama.cpp evaluated (its tokenizer, with CLS/SEP as it adds them). */
+  ids: number[][];
+  /** Per text, the sentence vector (pooled as the file's `pooling_type` says). */
+  embeddings: number[][];
+  /** Why llama.cpp could not load or run the file (then both lists are empty). */
+  error?: string;
+}
+
+/**
+ * Embed texts with llama.cpp (node-llama-cpp's embedding context, CPU), all
+ * files in one Node process.
+ *
+ * @param jobs Per file, the texts to embed.
+ * @returns Per file, in order, the ids and vectors, or the error.
+ */
+export async function llamaEmbeddings(
+  jobs: { path: string; texts: readonly string[] }[],
+): Promise<EmbeddingsResult[]> {
+  const results = await runJudge<EmbeddingsResult>(jobs, { keepErrors: true });
+  return results.map((r) => ({
+    path: r.path,
+    ids: r.ids ?? [],
+    embeddings: r.embeddings ?? [],
+    ...(r.error !== undefined ? { error: r.error } : {}),
+  }));
+}
+
 /**
  * Run `_llama_judge.mjs` on some jobs; fails naming the first file that did
  * not load, unless `keepErrors` (then such a result carries its `error`).

@@ -104,3 +104,29 @@ Deno.test("chat templates: tokenizer_config's list of named templates becomes to
     "S",
   );
 });
+
+Deno.test("specialVocab(): the normaliser's lowercase and strip_accents flags, a BertNormalizer's null saying nothing", async (t) => {
+  const flags = (normalizer: unknown) =>
+    specialVocab({ tokenizer: { normalizer }, vocabSize: 1 }).normalizer;
+  await t.step("BertNormalizer", () => {
+    assert.deepEqual(
+      flags({ type: "BertNormalizer", lowercase: true, strip_accents: null }),
+      { lowercase: true },
+    );
+    assert.deepEqual(
+      flags({ type: "BertNormalizer", lowercase: false, strip_accents: true }),
+      { lowercase: false, stripAccents: true },
+    );
+  });
+  await t.step("Lowercase and StripAccents, alone or in a Sequence", () => {
+    assert.deepEqual(flags({ type: "Lowercase" }), { lowercase: true });
+    assert.deepEqual(
+      flags({ type: "Sequence", normalizers: [{ type: "NFD" }, { type: "StripAccents" }] }),
+      { stripAccents: true },
+    );
+  });
+  await t.step("none", () => {
+    assert.deepEqual(flags({ type: "NFC" }), {});
+    assert.deepEqual(flags(undefined), {});
+  });
+});

@@ -24,6 +24,7 @@ import { type GgufKvEntry, type GgufValue, GgufValueType, ggufValueTypeName } fr
 import type { GgufKvInput } from "./writer.ts";
 import { UsageError } from "../../errors.ts";
 import { mergeRankScores } from "../../tokenizer/merge_rank_scores.ts";
+import { phantomTokens } from "../../tokenizer/wordpiece_vocab.ts";
 import { PRE_TOKENIZERS } from "../../tokenizer/pre_tokenizers.ts";
 import { SAMPLING_TYPES } from "../../arch/hf_sampling.ts";
 import { familyGgufPlan } from "../../arch/gguf_plan.ts";
@@ -244,7 +245,7 @@ const SPECIAL_ID_KEYS: Readonly<Record<string, string>> = {
   unk: "tokenizer.ggml.unknown_token_id",
   sep: "tokenizer.ggml.seperator_token_id",
   pad: "tokenizer.ggml.padding_token_id",
-  cls: "tokenizer.ggml.cls_token_id",
+  // No `cls`: gguf-py's writer has no `add_cls_token_id`, so SpecialVocab skips it.
   mask: "tokenizer.ggml.mask_token_id",
   eot: "tokenizer.ggml.eot_token_id",
   eom: "tokenizer.ggml.eom_token_id",
@@ -376,6 +377,17 @@ export function aprToGgufKv(
   set("general.quantization_version", GgufValueType.UINT32, options.quantizationVersion);
   writeTokenizer(metadata, set, kv, converted);
   writeChatTemplates(metadata, set, kv);
+  // gguf-py's SpecialVocab writes the normaliser's flags after the chat templates.
+  set(
+    "tokenizer.ggml.normalizer.lowercase",
+    GgufValueType.BOOL,
+    metadata["tokenizer.normalizer_lowercase"],
+  );
+  set(
+    "tokenizer.ggml.normalizer.strip_accents",
+    GgufValueType.BOOL,
+    metadata["tokenizer.normalizer_strip_accents"],
+  );
   return converted ? kv : inSourceOrder(kv, metadata.gguf_key_order);
 }
 
@@ -406,6 +418,12 @@ function writeTokenizer(
   const hfModel = metadata["tokenizer.model_type"];
   const model = metadata["tokenizer.ggml_model"] ??
     (typeof hfModel === "string" ? GGML_TOKENIZER[hfModel] ?? hfModel : undefined);
+  // `BertModel.set_vocab` writes the token-type count before the vocabulary.
+  set(
+    "tokenizer.ggml.token_type_count",
+    GgufValueType.UINT32,
+    metadata["tokenizer.token_type_count"],
+  );
   set("tokenizer.ggml.model", GgufValueType.STRING, model);
   const pre = metadata["tokenizer.pre"] ?? metadata["tokenizer.pre_type"];
   if (pre === undefined && model === "gpt2" && converted && !kv.has("tokenizer.ggml.pre")) {
@@ -419,6 +437,11 @@ function writeTokenizer(
     if (aprKey === "tokenizer.scores" && !Array.isArray(v)) v = defaultScores(metadata, model);
     // A SentencePiece-style vocabulary from tokenizer.json: the converter writes no merges.
     if (aprKey === "tokenizer.merges" && model === "llama" && converted) continue;
+    // A WordPiece vocabulary from tokenizer.json: in the converter's phantom-space form.
+    if (aprKey === "tokenizer.vocabulary" && model === "bert" && converted && Array.isArray(v)) {
+      const types = metadata["tokenizer.token_type"];
+      v = phantomTokens(v as string[], Array.isArray(types) ? types as number[] : []);
+    }
     if (Array.isArray(v)) {
       kv.set(ggufKey, { type: GgufValueType.ARRAY, value: v, arrayTypes: [type] });
     }

@@ -221,8 +221,9 @@ export function encodeGgufHeader(
     header,
     dataOffset,
     tensors: placed.map((p) => ({ offset: dataOffset + p.offset, byteLength: p.byteLength })),
-    // A file without tensors ends with its header padding, as gguf-py writes it.
-    fileSize: dataOffset + relative,
+    // gguf-py and ggml pad every tensor's data to the alignment, the last
+    // one's too; a file without tensors ends with its header padding.
+    fileSize: dataOffset + alignUp(relative, alignment),
   };
 }
 

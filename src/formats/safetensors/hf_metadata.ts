@@ -50,7 +50,7 @@ import type { ModelFiles } from "../../io/model_files.ts";
 import {
   ggufTemplateName,
   ggufTokenizerFields,
-  namedTemplates,
+  specialVocabFields,
   specialVocabOf,
 } from "./hf_tokenizer_gguf.ts";
 import { samplingFromGenerationConfig } from "../../arch/hf_sampling.ts";
@@ -117,6 +117,10 @@ export interface HfCompanions {
   hfQuantConfig?: unknown;
   /** `README.md`'s YAML header: the keys llama.cpp's converter reads (`model_card.ts`). */
   modelCard?: Record<string, unknown>;
+  /** sentence-transformers' `modules.json`: the pipeline after the transformer. */
+  sentenceModules?: unknown;
+  /** The `config.json` of its first `…Pooling` module (`1_Pooling/config.json`). */
+  sentencePooling?: unknown;
 }
 
 /** Options of {@linkcode readHfCompanions}. */
@@ -481,6 +485,7 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   if (Object.keys(sampling).length > 0) out["sampling"] = sampling;
   const tied = tiedWordEmbeddings(text);
   if (tied !== undefined) out["tied_embeddings"] = tied;
+  Object.assign(out, sentenceEmbedding(files));
   // The whole config, for what a family derives from it on export (GGUF
   // keys, generated tensors: src/arch/) and for writing it back.
   if (Object.keys(config).length > 0) out["hf_config"] = config;
@@ -490,6 +495,40 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   // The model card's keys, for the general.* GGUF keys (arch/hf_model_card.ts).
   if (files.modelCard !== undefined) out["model_card"] = files.modelCard;
   return out;
+}
+
+/**
+ * How a sentence-transformers model makes a sentence vector, from its
+ * `modules.json`: `embedding.pooling`, the pooling module's mode as the
+ * converter's `_try_set_pooling_type` reads it (`mean`, `cls`, `lasttoken`,
+ * else the mode it names: `max`, `weightedmean`…), and `embedding.normalize`,
+ * whether a `Normalize` module follows. Nothing without `modules.json`.
+ */
+function sentenceEmbedding(files: HfCompanions): ModelMetadata {
+  if (!Array.isArray(files.sentenceModules)) return {};
+  const types = files.sentenceModules.map((m) => record(m)?.["type"]);
+  const out: ModelMetadata = {
+    "embedding.normalize": types.some((t) => typeof t === "string" && t.endsWith("Normalize")),
+  };
+  const pooling = record(files.sentencePooling);
+  if (pooling === undefined) return out;
+  const flag = (mode: string) => pooling[`pooling_mode_${mode}`] === true;
+  const mode = flag("mean_tokens")
+    ? "mean"
+    : flag("cls_token")
+    ? "cls"
+    : flag("lasttoken")
+    ? "lasttoken"
+    : typeof pooling["pooling_mode"] === "string"
+    ? pooling["pooling_mode"]
+    : flag("max_tokens")
+    ? "max"
+    : flag("weightedmean_tokens")
+    ? "weightedmean"
+    : flag("mean_sqrt_len_tokens")
+    ? "mean_sqrt_len_tokens"
+    : "none";
+  return { "embedding.pooling": mode, ...out };
 }
 
 /**
@@ -544,13 +583,7 @@ function sentencePieceFields(
   for (const [kind, id] of Object.entries({ ...facts.specialIds, ...byVocabSize })) {
     if (special.ids[kind] === undefined && id < vocab.tokens.length) special.ids[kind] = id;
   }
-  if (Object.keys(special.ids).length > 0) out["tokenizer.special_ids"] = special.ids;
-  if (Object.keys(special.add).length > 0) out["tokenizer.add_special"] = special.add;
-  if (special.ids["pad"] !== undefined) out["tokenizer.padding_token_id"] = special.ids["pad"];
-  if (special.add["bos"] !== undefined) out["tokenizer.add_bos_token"] = special.add["bos"];
-  const templates = namedTemplates(special.chatTemplate);
-  if (templates !== undefined) out["tokenizer.chat_templates"] = templates;
-  return out;
+  return { ...out, ...specialVocabFields(special) };
 }
 
 async function readCompanion(
@@ -591,6 +624,7 @@ function parseCompanion(
   path: string,
   text: string | undefined,
   check: (value: unknown, location: string) => void,
+  shape: "object" | "array" = "object",
 ): unknown {
   if (text === undefined) return undefined;
   // Looked at before parsing, so the text can be dropped while the value is checked.
@@ -608,8 +642,8 @@ function parseCompanion(
       },
     );
   }
-  if (record(value) === undefined) {
-    throw new ModelFormatError("JSON", files.locate(path), "invalid JSON: not an object");
+  if (shape === "array" ? !Array.isArray(value) : record(value) === undefined) {
+    throw new ModelFormatError("JSON", files.locate(path), `invalid JSON: not an ${shape}`);
   }
   // The specific checks first: they name a token's id, the walk only a key path.
   check(value, files.locate(path));
@@ -661,12 +695,14 @@ export async function readHfCompanionFiles(
     name: string,
     maxBytes: number,
     check: (value: unknown, location: string) => void = () => {},
+    shape: "object" | "array" = "object",
   ): Promise<unknown> =>
     parseCompanion(
       files,
       prefix + name,
       await readCompanion(files, listing, prefix + name, maxBytes, budget),
       check,
+      shape,
     );
   const templates = (value: unknown, location: string) =>
     takeTemplates(record(value)?.["chat_template"], location, budget);
@@ -706,6 +742,19 @@ export async function readHfCompanionFiles(
   if (addedTokens !== undefined) companions.addedTokens = addedTokens;
   const chatTemplateJson = await json("chat_template.json", MAX_CONFIG_BYTES, templates);
   if (chatTemplateJson !== undefined) companions.chatTemplateJson = chatTemplateJson;
+  const modules = await json("modules.json", MAX_CONFIG_BYTES, undefined, "array");
+  if (Array.isArray(modules)) {
+    companions.sentenceModules = modules;
+    // The converter reads the first module whose type ends with "Pooling".
+    const pooling = modules.map(record).find((m) =>
+      typeof m?.["type"] === "string" && m["type"].endsWith("Pooling")
+    );
+    const path = pooling?.["path"];
+    if (typeof path === "string") {
+      const config = await json(`${path.replace(/\/+$/, "")}/config.json`, MAX_CONFIG_BYTES);
+      if (config !== undefined) companions.sentencePooling = config;
+    }
+  }
   const sentencePiece = await readSentencePiece(files, listing, prefix + "tokenizer.model", budget);
   if (sentencePiece !== undefined) companions.sentencePiece = sentencePiece;
   const modelCard = await readModelCardFile(files, listing, prefix + "README.md");

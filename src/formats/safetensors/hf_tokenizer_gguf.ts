@@ -7,7 +7,10 @@
  * GGUF export can write it. The knowledge itself lives in `src/tokenizer/`:
  *
  * - `tokenizer.ggml_model`: `"gpt2"` for a byte-level BPE `tokenizer.json`,
- *   `"llama"` for SentencePiece-style ones (BPE with byte fallback, Unigram).
+ *   `"llama"` for SentencePiece-style ones (BPE with byte fallback, Unigram),
+ *   `"bert"` for WordPiece (`wordpiece_vocab.ts`; its tokens are written in
+ *   the converter's phantom-space form on GGUF export, and
+ *   `tokenizer.token_type_count` from `type_vocab_size`).
  * - `tokenizer.pre`: the pre-tokenizer llama.cpp should apply, recognised
  *   from the `tokenizer.json`'s structure (`pre_tokenizers.ts`); `"default"`
  *   for `llama` vocabularies. A byte-level one that matches no entry gets no
@@ -36,6 +39,7 @@ import {
 } from "../../tokenizer/pre_tokenizers.ts";
 import { tokenTypes } from "../../tokenizer/token_types.ts";
 import { mergeRankScores } from "../../tokenizer/merge_rank_scores.ts";
+import { WORDPIECE_PRE } from "../../tokenizer/wordpiece_vocab.ts";
 import {
   type ChatTemplates,
   type SpecialVocab,
@@ -49,9 +53,10 @@ function record(value: unknown): Record<string, unknown> | undefined {
 }
 
 /** The ggml tokenizer model of a `tokenizer.json`, or undefined when llama.cpp has none. */
-function ggmlModel(model: Record<string, unknown>): "gpt2" | "llama" | undefined {
+function ggmlModel(model: Record<string, unknown>): "gpt2" | "llama" | "bert" | undefined {
   if (model["type"] === "BPE") return model["byte_fallback"] === true ? "llama" : "gpt2";
   if (model["type"] === "Unigram") return "llama";
+  if (model["type"] === "WordPiece") return "bert";
   return undefined;
 }
 
@@ -188,7 +193,14 @@ export function ggufTokenizerFields(files: {
   const out: ModelMetadata = {
     "tokenizer.ggml_model": kind,
   };
-  if (kind === "llama") {
+  if (kind === "bert") {
+    // `BertModel.set_vocab` writes the count before the vocabulary (the token-type embedding's rows).
+    const config = record(files.config) ?? {};
+    const count = config["type_vocab_size"] ?? 1;
+    if (typeof count === "number") out["tokenizer.token_type_count"] = count;
+    out["tokenizer.pre"] = WORDPIECE_PRE;
+    out["tokenizer.pre_type"] = WORDPIECE_PRE;
+  } else if (kind === "llama") {
     out["tokenizer.pre"] = "default";
     out["tokenizer.pre_type"] = "default";
   } else {
@@ -215,12 +227,27 @@ export function ggufTokenizerFields(files: {
   if (kind === "llama") {
     out["tokenizer.add_space_prefix"] = addSpacePrefix(tokenizer, tokenizerConfig);
   }
+  return { ...out, ...specialVocabFields(special) };
+}
+
+/**
+ * The APR keys of what `SpecialVocab` found: ids, `add_*` flags (and
+ * aprender's names of two), chat templates, normaliser flags.
+ *
+ * @param special What {@linkcode specialVocabOf} found.
+ * @returns The keys, those found.
+ */
+export function specialVocabFields(special: SpecialVocab): ModelMetadata {
+  const out: ModelMetadata = {};
   if (Object.keys(special.ids).length > 0) out["tokenizer.special_ids"] = special.ids;
   if (Object.keys(special.add).length > 0) out["tokenizer.add_special"] = special.add;
   if (special.ids["pad"] !== undefined) out["tokenizer.padding_token_id"] = special.ids["pad"];
   if (special.add["bos"] !== undefined) out["tokenizer.add_bos_token"] = special.add["bos"];
   const templates = namedTemplates(special.chatTemplate);
   if (templates !== undefined) out["tokenizer.chat_templates"] = templates;
+  const { lowercase, stripAccents } = special.normalizer;
+  if (lowercase !== undefined) out["tokenizer.normalizer_lowercase"] = lowercase;
+  if (stripAccents !== undefined) out["tokenizer.normalizer_strip_accents"] = stripAccents;
   return out;
 }
 

@@ -225,3 +225,57 @@ Deno.test("readHfCompanions() rejects bad companion files", async (t) => {
     assert.equal(files.openCount, 0);
   });
 });
+
+Deno.test("aprMetadataFromHf(): a sentence-transformers model's pooling and normalisation, as the converter reads modules.json", async (t) => {
+  const modules = (...types: string[]) =>
+    types.map((type, i) => ({ idx: i, path: `${i}_x`, type }));
+  const st = "sentence_transformers.models.";
+  await t.step("the pooling flags, in the converter's order, and a Normalize module", () => {
+    const m = aprMetadataFromHf({
+      sentenceModules: modules(`${st}Transformer`, `${st}Pooling`, `${st}Normalize`),
+      sentencePooling: { pooling_mode_cls_token: true, pooling_mode_mean_tokens: true },
+    });
+    assert.equal(m["embedding.pooling"], "mean");
+    assert.equal(m["embedding.normalize"], true);
+  });
+  await t.step("sentence-transformers 5's pooling_mode; no Normalize", () => {
+    const m = aprMetadataFromHf({
+      sentenceModules: modules(`${st}Transformer`, `${st}Pooling`),
+      sentencePooling: { pooling_mode: "lasttoken" },
+    });
+    assert.equal(m["embedding.pooling"], "lasttoken");
+    assert.equal(m["embedding.normalize"], false);
+  });
+  await t.step("a mode llama.cpp has not is kept by name (GGUF export refuses it)", () => {
+    const m = aprMetadataFromHf({
+      sentenceModules: [],
+      sentencePooling: { pooling_mode_max_tokens: true },
+    });
+    assert.equal(m["embedding.pooling"], "max");
+  });
+  await t.step("no modules.json: nothing", () => {
+    const m = aprMetadataFromHf({ config: { architectures: ["BertModel"] } });
+    assert.equal(m["embedding.pooling"], undefined);
+    assert.equal(m["embedding.normalize"], undefined);
+  });
+});
+
+Deno.test("readHfCompanions(): modules.json and its pooling module's config.json; a modules.json that is not an array is one clear error", async () => {
+  const modules = [
+    { idx: 0, name: "0", path: "", type: "sentence_transformers.models.Transformer" },
+    { idx: 1, name: "1", path: "1_Pooling", type: "sentence_transformers.models.Pooling" },
+  ];
+  const m = await readHfCompanions(
+    new MemoryModelFiles({
+      "modules.json": JSON.stringify(modules),
+      "1_Pooling/config.json": JSON.stringify({ pooling_mode: "cls" }),
+    }),
+  );
+  assert.equal(m["embedding.pooling"], "cls");
+  assert.equal(m["embedding.normalize"], false);
+  const files = new MemoryModelFiles({ "modules.json": '{"a": 1}' });
+  await assert.rejects(
+    readHfCompanions(files),
+    (e: unknown) => e instanceof ModelFormatError && /modules\.json.*not an array/.test(e.message),
+  );
+});

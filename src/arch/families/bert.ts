@@ -1,0 +1,152 @@
+// This module is browser compatible.
+
+/**
+ * BERT sentence embedders (`BertModel`, `BertForMaskedLM`: all-MiniLM,
+ * bge, e5) and cross-encoders (`BertForSequenceClassification`:
+ * ms-marco-MiniLM), after llama.cpp's `BertModel` (conversion/bert.py): an
+ * encoder with non-causal attention, absolute position and token-type
+ * embeddings, LayerNorms with biases after attention and after the
+ * feed-forward, and the sentence-transformers pooling as
+ * `{arch}.pooling_type`. The pooler and the masked-LM head are dropped, as
+ * the converter drops them; a classifier's labels are written and its
+ * projection named `cls.output`.
+ *
+ * @module
+ */
+
+import { activation, type ConfigFields, GELU } from "../config_fields.ts";
+import type { Family, MadeTensor } from "../family.ts";
+import { type KvWriter, record } from "../kv.ts";
+import type { TensorInfo } from "../../tensor.ts";
+import { writeTextModelKv } from "../text_model.ts";
+
+/**
+ * gguf-py's `PoolingType` of the sentence-transformers modes the converter's
+ * `_try_set_pooling_type` knows.
+ */
+const POOLING_TYPES: Readonly<Record<string, number>> = { mean: 1, cls: 2, lasttoken: 3 };
+
+/**
+ * `_try_set_pooling_type`: `{arch}.pooling_type` from the pooling module,
+ * nothing when the model has none.
+ *
+ * @param w The writer, its `pooling` from `modules.json`.
+ * @throws {RangeError} For a mode llama.cpp does not pool by (`max`, `weightedmean`).
+ */
+export function writePoolingType(w: KvWriter): void {
+  if (w.pooling === undefined) return;
+  const type = Object.hasOwn(POOLING_TYPES, w.pooling) ? POOLING_TYPES[w.pooling] : undefined;
+  if (type === undefined) {
+    throw new RangeError(
+      `the sentence-transformers pooling "${w.pooling}" is not one llama.cpp pools by ` +
+        `(${Object.keys(POOLING_TYPES).join(", ")})`,
+    );
+  }
+  w.u32("pooling_type", type);
+}
+
+/**
+ * A classifier's labels as the converter keeps them (`BertModel.__init__`):
+ * `id2label` by id, none when it is absent or AutoConfig's two dummy labels
+ * (`LABEL_0`, …).
+ */
+function classifierLabels(w: KvWriter): string[] | undefined {
+  const labels = record(w.hparams["id2label"]);
+  if (labels === undefined) return undefined;
+  const ids = Object.keys(labels).sort((a, b) => Number(a) - Number(b));
+  if (ids.length === 0 || (ids.length === 2 && labels["0"] === "LABEL_0")) return undefined;
+  const values = ids.map((id) => labels[id]);
+  if (!values.every((v): v is string => typeof v === "string")) {
+    throw new RangeError("config.json: id2label is not a map of ids to strings");
+  }
+  return values;
+}
+
+/** `BertModel.set_gguf_parameters`: the common keys, non-causal attention, the pooling, the labels. */
+function writeBertKv(w: KvWriter): void {
+  writeTextModelKv(w);
+  w.set("attention.causal", "BOOL", false);
+  writePoolingType(w);
+  const labels = classifierLabels(w);
+  if (labels !== undefined) w.setArray("classifier.output_labels", "STRING", labels);
+}
+
+/**
+ * A classifier's projection: `cls.output` where the config names labels
+ * (the converter reads it as `classifier.out_proj`), else `cls` (gguf-py's
+ * name of a bare `classifier`), renamed as it is.
+ */
+function classifierTensors(tensors: readonly TensorInfo[], w: KvWriter): readonly MadeTensor[] {
+  const base = classifierLabels(w) === undefined ? "cls" : "cls.output";
+  return tensors.filter((t) => /^classifier\.(weight|bias)$/.test(t.name)).map((info) => ({
+    info: { ...info, name: `${base}.${info.name.slice("classifier.".length)}` },
+    needs: [info.name],
+    open: ([source]) => source!.open(),
+  }));
+}
+
+/** The pooler, `position_ids` and the masked-LM and next-sentence heads: not used for embeddings. */
+const DROPPED =
+  /^(embeddings\.position_ids|pooler\.dense\.(weight|bias)|cls\.(predictions|seq_relationship)\..*)$/;
+
+/**
+ * BertConfig's fields: the token-type count and LayerNorm epsilon are
+ * written; llama.cpp's bert graph is an encoder with GELU (the tanh form,
+ * within 2·10⁻⁴ of BERT's erf `gelu`), no decoder or cross-attention.
+ */
+const BERT_FIELDS: ConfigFields = {
+  written: ["type_vocab_size", "layer_norm_eps"],
+  assumed: [
+    activation("hidden_act", GELU, "gelu"),
+    { field: "is_decoder", hfDefault: false, llamaCpp: false },
+    { field: "add_cross_attention", hfDefault: false, llamaCpp: false },
+  ],
+  irrelevant: {
+    tie_word_embeddings:
+      "an encoder has no language-model head to tie (the masked-LM head is dropped)",
+    classifier_dropout: "training only (dropout)",
+    attention_probs_dropout_prob: "training only (dropout)",
+    hidden_dropout_prob: "training only (dropout)",
+  },
+};
+
+/** BERT. */
+export const BERT: Family = {
+  configFields: BERT_FIELDS,
+  name: "bert",
+  source: "llama.cpp conversion/bert.py BertModel; transformers BertModel",
+  hfArchitectures: ["BertModel", "BertForMaskedLM", "BertForSequenceClassification"],
+  hfModelTypes: ["bert"],
+  ggufArchitecture: "bert",
+  // llama_model_rope_type() lists BERT as NEOX, though its graph rotates nothing.
+  ggufRopeType: "neox",
+  hfBlockPrefix: "encoder.layer",
+  blockNames: [
+    ["attn_q", "attention.self.query"],
+    ["attn_k", "attention.self.key"],
+    ["attn_v", "attention.self.value"],
+    ["attn_output", "attention.output.dense"],
+    ["attn_output_norm", "attention.output.LayerNorm"],
+    ["ffn_up", "intermediate.dense"],
+    ["ffn_down", "output.dense"],
+    ["layer_output_norm", "output.LayerNorm"],
+  ],
+  globalNames: [
+    ["token_embd", "embeddings.word_embeddings"],
+    ["token_types", "embeddings.token_type_embeddings"],
+    ["position_embd", "embeddings.position_embeddings"],
+    ["token_embd_norm", "embeddings.LayerNorm"],
+  ],
+  permutesQk: false,
+  tiedByDefault: true,
+  ggufRenamesOnly: false,
+  ggufNamesKept: true,
+  gguf: {
+    writeKv: writeBertKv,
+    made: classifierTensors,
+    // `BertModel.filter_tensors`: a `bert.` prefix (BertForMaskedLM) and the old `gamma`/`beta`.
+    hfName: (name) =>
+      name.replace(/^bert\./, "").replace(/\.gamma$/, ".weight").replace(/\.beta$/, ".bias"),
+    drops: (name) => DROPPED.test(name.replace(/^bert\./, "")),
+  },
+};

@@ -1,0 +1,234 @@
+/**
+ * Issue 32, judged by the real programs: tiny BERT sentence embedders saved
+ * by sentence-transformers (`tests/testdata/embeddings/hf/`, made by
+ * `make_embeddings.py`) converted by aprkit to GGUF must equal what llama.cpp's
+ * converter and `llama-quantize` wrote (every KV pair and tensor, and the
+ * whole file's sha256), and llama.cpp (node-llama-cpp's embedding context,
+ * CPU) must embed aprkit's file as sentence-transformers does: the same token
+ * ids as transformers, cosine ≥ 0.9999 and components within 1e-3 on 20
+ * sentences. The converter's own file is judged the same way, to show the
+ * reference holds.
+ */
+
+import assert from "node:assert/strict";
+import { openApr } from "../../src/formats/apr/reader.ts";
+import { openFileSource } from "../../src/io/file_source.ts";
+import { convertModel } from "../../src/pipeline/convert_model.ts";
+import { runApr, testdata, withTempDir } from "../cli/_run_apr.ts";
+import { llamaEmbeddings } from "./_llama_judge.ts";
+import {
+  fail,
+  fileDifference,
+  ggufDescription,
+  type GgufManifest,
+  manifestDifferences,
+} from "./_families.ts";
+
+const DIR = testdata("embeddings");
+/** The sentence embedders, judged by llama.cpp. */
+const EMBEDDERS = ["bert-minilm", "bert-bge"];
+/**
+ * Every fixture, compared with the converter's file: the embedders and a
+ * cross-encoder (`BertForSequenceClassification`). llama.cpp does not score
+ * a BERT pair as transformers does (its ranking input is `[CLS] q [SEP]
+ * [SEP] d [SEP]`, every token of type 0), so the cross-encoder is judged by
+ * equality with the converter's file only.
+ */
+const FIXTURES = [...EMBEDDERS, "bert-reranker"];
+/** Each embedder's sentence-transformers pooling mode. */
+const POOLING: Readonly<Record<string, string>> = { "bert-minilm": "mean", "bert-bge": "cls" };
+
+/** Smallest cosine accepted against sentence-transformers. */
+const MIN_COSINE = 0.9999;
+/**
+ * Largest component difference accepted, on the unit vectors of a model
+ * whose modules normalise; a model that does not (`bert-bge`) is compared as
+ * it is, the bound scaled by the reference vector's length.
+ */
+const MAX_DIFFERENCE = 1e-3;
+
+/** sentence-transformers' run of a fixture (`reference/<name>.json`). */
+interface EmbeddingReference {
+  normalized: boolean;
+  sentences: { text: string; ids: number[]; embedding: number[] }[];
+}
+
+async function reference(name: string): Promise<EmbeddingReference> {
+  return JSON.parse(await Deno.readTextFile(`${DIR}/reference/${name}.json`));
+}
+
+async function manifest(name: string, type: string): Promise<GgufManifest> {
+  return JSON.parse(await Deno.readTextFile(`${DIR}/llama.cpp/${name}-${type}.json`));
+}
+
+function norm(v: readonly number[]): number {
+  return Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+}
+
+/** How llama.cpp's vectors differ from sentence-transformers': one line per sentence off. */
+function compareEmbeddings(
+  ref: EmbeddingReference,
+  run: { ids: number[][]; embeddings: number[][] },
+): string[] {
+  const problems: string[] = [];
+  ref.sentences.forEach((s, i) => {
+    const ids = run.ids[i];
+    if (JSON.stringify(ids) !== JSON.stringify(s.ids)) {
+      problems.push(`${JSON.stringify(s.text)}: llama.cpp's ids ${ids}, transformers' ${s.ids}`);
+    }
+    const got = run.embeddings[i] ?? [];
+    if (got.length !== s.embedding.length) {
+      problems.push(
+        `${JSON.stringify(s.text)}: ${got.length} components, not ${s.embedding.length}`,
+      );
+      return;
+    }
+    // node-llama-cpp returns the pooled vector; the model's Normalize module makes it a unit one.
+    const scale = ref.normalized ? 1 / norm(got) : 1;
+    const mine = got.map((x) => x * scale);
+    const cosine = mine.reduce((a, x, j) => a + x * s.embedding[j]!, 0) /
+      (norm(mine) * norm(s.embedding));
+    const bound = MAX_DIFFERENCE * (ref.normalized ? 1 : norm(s.embedding));
+    const worst = Math.max(...mine.map((x, j) => Math.abs(x - s.embedding[j]!)));
+    if (!(cosine >= MIN_COSINE) || !(worst <= bound)) {
+      problems.push(
+        `${JSON.stringify(s.text)}: cosine ${cosine.toFixed(6)}, largest difference ` +
+          `${worst.toExponential(2)} (bound ${bound.toExponential(2)})`,
+      );
+    }
+  });
+  return problems;
+}
+
+Deno.test("embeddings: the harness — llama.cpp embeds its own converter's file as sentence-transformers does", async () => {
+  const ref = await reference("bert-minilm");
+  const [run] = await llamaEmbeddings([{
+    path: `${DIR}/llama.cpp/bert-minilm-f32.gguf`,
+    texts: ref.sentences.map((s) => s.text),
+  }]);
+  assert.equal(run!.error, undefined, run!.error);
+  fail("bert-minilm (llama.cpp's converter)", compareEmbeddings(ref, run!));
+});
+
+Deno.test("embeddings: BERT HF → GGUF equals llama.cpp's converter and llama-quantize, and llama.cpp embeds it as sentence-transformers does", async (t) => {
+  await withTempDir(async (dir) => {
+    const f32 = (name: string) => `${dir}/${name}-f32.gguf`;
+    for (const name of FIXTURES) {
+      const source = `${DIR}/hf/${name}`;
+      await convertModel(source, f32(name));
+      await t.step(
+        `${name}: F32, Q8_0 and Q4_K_M equal the converter's and llama-quantize's files`,
+        async () => {
+          const out = (type: string) => `${dir}/${name}-${type}.gguf`;
+          await convertModel(source, out("q8_0"), { quantize: "q8_0" });
+          await convertModel(source, out("Q4_K_M"), { quantize: "q4_k_m" });
+          for (const type of ["f32", "q8_0", "Q4_K_M"]) {
+            const theirs = await manifest(name, type);
+            assert.ok(theirs.file_sha256 !== undefined, `${name}-${type}: no file sha256 recorded`);
+            const mine = await ggufDescription(out(type));
+            fail(`${name} ${type}`, manifestDifferences(mine, theirs));
+            fail(`${name} ${type}`, await fileDifference(out(type), theirs));
+          }
+        },
+      );
+      await t.step(
+        `${name}: through APR (import, then export) equals the converter's file too`,
+        async () => {
+          await convertModel(source, `${dir}/${name}.apr`);
+          const reader = await openApr(await openFileSource(`${dir}/${name}.apr`));
+          const metadata = reader.header.metadata;
+          await reader.close();
+          // How to get a sentence vector, recorded for APR readers (a cross-encoder has no modules.json).
+          const pooling = POOLING[name];
+          assert.equal(metadata["embedding.pooling"], pooling);
+          assert.equal(
+            metadata["embedding.normalize"],
+            pooling === undefined ? undefined : (await reference(name)).normalized,
+          );
+          await convertModel(`${dir}/${name}.apr`, `${dir}/${name}-via-apr.gguf`);
+          // An APR index is sorted by name, so only the tensor order may differ.
+          fail(
+            `${name} via APR`,
+            manifestDifferences(
+              await ggufDescription(`${dir}/${name}-via-apr.gguf`),
+              await manifest(name, "f32"),
+              { tensorOrder: false },
+            ),
+          );
+        },
+      );
+    }
+    const refs = await Promise.all(EMBEDDERS.map(reference));
+    const runs = await llamaEmbeddings(EMBEDDERS.map((name, i) => ({
+      path: f32(name),
+      texts: refs[i]!.sentences.map((s) => s.text),
+    })));
+    for (const [i, name] of EMBEDDERS.entries()) {
+      await t.step(`${name}: llama.cpp embeds aprkit's GGUF as sentence-transformers does`, () => {
+        assert.equal(runs[i]!.error, undefined, `llama.cpp cannot load it: ${runs[i]!.error}`);
+        fail(name, compareEmbeddings(refs[i]!, runs[i]!));
+      });
+    }
+  });
+});
+
+Deno.test("embeddings: `apr convert` writes the converter's file; a pooling llama.cpp has not is one line, exit 2, no file", async () => {
+  await withTempDir(async (dir) => {
+    const ok = await runApr(["convert", `${DIR}/hf/bert-bge`, "-o", `${dir}/bge.gguf`]);
+    assert.equal(ok.code, 0, ok.stderr);
+    fail(
+      "apr convert bert-bge",
+      await fileDifference(`${dir}/bge.gguf`, await manifest("bert-bge", "f32")),
+    );
+
+    // The same model pooling by the maximum, which the converter refuses too.
+    const model = `${dir}/max-pooling`;
+    await Deno.mkdir(`${model}/1_Pooling`, { recursive: true });
+    for (
+      const file of [
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "modules.json",
+      ]
+    ) {
+      await Deno.copyFile(`${DIR}/hf/bert-bge/${file}`, `${model}/${file}`);
+    }
+    await Deno.writeTextFile(
+      `${model}/1_Pooling/config.json`,
+      JSON.stringify({ embedding_dimension: 32, pooling_mode: "max" }),
+    );
+    const out = `${dir}/max.gguf`;
+    const refused = await runApr(["convert", model, "-o", out]);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
+    assert.match(refused.stderr, /pooling "max" is not one llama\.cpp pools by/);
+    await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+  });
+});
+
+Deno.test("embeddings: a BERT GGUF read into APR keeps its GGUF names and is written back as the converter wrote it", async () => {
+  await withTempDir(async (dir) => {
+    const gguf = `${DIR}/llama.cpp/bert-minilm-f32.gguf`;
+    await convertModel(gguf, `${dir}/bert.apr`);
+    const reader = await openApr(await openFileSource(`${dir}/bert.apr`));
+    const names = reader.header.tensors.map((t) => t.name);
+    await reader.close();
+    assert.ok(
+      names.includes("blk.0.attn_q.weight") && names.includes("token_types.weight"),
+      `${names}`,
+    );
+    await convertModel(`${dir}/bert.apr`, `${dir}/back.gguf`);
+    fail(
+      "bert-minilm GGUF → APR → GGUF",
+      manifestDifferences(
+        await ggufDescription(`${dir}/back.gguf`),
+        await manifest("bert-minilm", "f32"),
+        {
+          tensorOrder: false,
+        },
+      ),
+    );
+  });
+});

@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""Tiny sentence embedders and what the reference tools make of them (issue 32).
+
+    PYTHONPATH=/work/tools/llama.cpp/gguf-py /work/tools/venv5/bin/python \\
+        tests/testdata/embeddings/make_embeddings.py /work/tools/llama.cpp
+
+For each fixture in FIXTURES it writes:
+
+- `hf/<name>/`: a seeded `BertModel` saved by sentence-transformers
+  (`modules.json`, `1_Pooling/config.json`, `2_Normalize/`, the transformer's
+  `config.json`, `model.safetensors`, tokenizer files). Its WordPiece
+  vocabulary is a cut of bert-base-uncased's (read back from llama.cpp's
+  `models/ggml-vocab-bert-bge.gguf`, whose tokens are in the converter's
+  phantom-space form: `▁x` → `x`, `x` → `##x`, control tokens as they are).
+- `hf/bert-reranker/`: a seeded `BertForSequenceClassification` (one label,
+  a cross-encoder's shape) saved by transformers, no sentence-transformers
+  modules.
+- `reference/<name>.json`: sentence-transformers' embeddings of SENTENCES
+  (float32, normalised as the model's modules say) and the token ids
+  transformers gives each sentence.
+- `llama.cpp/<name>-<type>.json`: manifests (every KV pair and tensor, the
+  file's sha256) of `convert_hf_to_gguf.py --outtype f32` (and q8_0, which aprkit's Q8_0
+  preset follows) and of `llama-quantize <f32> Q4_K_M`, described by
+  `../families/make_llamacpp.py`'s helpers; `llama.cpp/<name>-f32.gguf`, the
+  converter's file itself, for the judge (llama.cpp embeds it as
+  sentence-transformers does).
+
+One change to the converter's behaviour, made at run time and not in its
+source: the cut vocabulary is not a published tokenizer, so the converter's
+pre-tokenizer check (a hash of the token ids of a fixed text) cannot know it.
+`get_vocab_base_pre` is patched to return "bert-bge", the name the converter
+gives bert-base-uncased's vocabulary (BAAI/bge-small-en-v1.5's hash).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "families"))
+from make_llamacpp import llama_cpp_commit, manifest  # noqa: E402
+
+# name → pooling mode, whether a Normalize module follows.
+FIXTURES = {
+    "bert-minilm": {"pooling": "mean", "normalize": True},
+    "bert-bge": {"pooling": "cls", "normalize": False},
+    # A cross-encoder (ms-marco-MiniLM's shape): BertForSequenceClassification, one label, no modules.json.
+    "bert-reranker": {"labels": 1},
+}
+KEEP_GGUF = {"bert-minilm"}
+OUTTYPES = ["q8_0"]
+QUANTIZED = ["Q4_K_M"]
+PRE = "bert-bge"
+
+SENTENCES = [
+    "The quick brown fox jumps over the lazy dog.",
+    "A man is playing a guitar on the stage.",
+    "What is the capital city of France?",
+    "Paris is the capital and largest city of France.",
+    "I love reading books in the evening.",
+    "The weather today is cold and rainy.",
+    "She bought three apples and two oranges at the market.",
+    "HELLO WORLD, this is SHOUTING.",
+    "Café résumé naïve façade",
+    "Numbers like 42, 3.14 and 1000000 appear here.",
+    "unbelievably, the unreasonable man was uncooperative",
+    "Email me at someone@example.com or call 555-0100!",
+    "Tabs\tand\nnewlines  and   spaces",
+    "The children were playing football in the park after school.",
+    "Machine learning models convert text into vectors.",
+    "Is this the real life? Is this just fantasy?",
+    "東京 is a city in Japan.",
+    "(parentheses) [brackets] {braces} \"quotes\" 'apostrophes'",
+    "a",
+    "The government announced a new policy on Monday, and the opposition criticised it.",
+]
+
+
+def bge_vocab(llama_cpp: Path) -> list[str]:
+    """bert-base-uncased's vocab.txt, read back from llama.cpp's phantom-space vocabulary."""
+    from gguf import GGUFReader  # type: ignore
+
+    reader = GGUFReader(llama_cpp / "models" / "ggml-vocab-bert-bge.gguf")
+    tokens = reader.fields["tokenizer.ggml.tokens"].contents()
+    types = reader.fields["tokenizer.ggml.token_type"].contents()
+    out = []
+    for tok, typ in zip(tokens, types):
+        if typ == 3 or (tok.startswith("[") and tok.endswith("]")):
+            out.append(tok)  # control tokens (and [unusedN]) as they are
+        elif tok.startswith("\u2581"):
+            out.append(tok[1:])
+        else:
+            out.append("##" + tok)
+    return out
+
+
+def cut_vocab(full: list[str]) -> list[str]:
+    """The special tokens, Latin single characters, 800 words, 150 word pieces, a few more."""
+    keep = [full[i] for i in (0, 100, 101, 102, 103)]
+    # Single characters, in bert-base-uncased's order: Latin ones and the two of "東京".
+    keep += [t for t in full[999:1996] if ord(t[0]) < 0x250 or t in ("東", "京")]
+    words = [t for t in full[1996:] if not t.startswith("##")]
+    pieces = [t for t in full[1996:] if t.startswith("##")]
+    keep += words[:800] + pieces[:150]
+    wanted = {"fox", "jumps", "lazy", "guitar", "paris", "france", "capital", "apples", "oranges",
+              "shouting", "cafe", "resume", "naive", "facade", "machine", "learning", "vectors",
+              "fantasy", "parentheses", "brackets", "braces", "quotes", "email", "example",
+              "football", "government", "policy", "opposition", "##ly", "##able", "##ing", "##ed",
+              "##s", "un", "##believ", "##reason", "##operative", "japan", "monday", "criticised",
+              "tokyo", "##ism"}
+    keep += [t for t in full if t in wanted and t not in keep]
+    seen = set()
+    return [t for t in keep if not (t in seen or seen.add(t))]
+
+
+def make_checkpoint(name: str, spec: dict, vocab: list[str], out: Path) -> None:
+    import torch
+    from sentence_transformers import SentenceTransformer, models
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    torch.manual_seed(32 + len(name))
+    with tempfile.TemporaryDirectory() as tmp:
+        tokenizer = BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=True,
+                                      model_max_length=128)
+        config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
+                            num_attention_heads=4, intermediate_size=64, max_position_embeddings=128,
+                            type_vocab_size=2, layer_norm_eps=1e-12)
+        model = BertModel(config, add_pooling_layer=True)
+        with torch.no_grad():
+            for p in model.parameters():
+                p.normal_(0.0, 0.2)
+            for n, p in model.named_parameters():
+                if "LayerNorm.weight" in n:
+                    p.add_(1.0)
+        model.save_pretrained(tmp + "/hf")
+        tokenizer.save_pretrained(tmp + "/hf")
+        transformer = models.Transformer(tmp + "/hf", max_seq_length=128)
+        pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode=spec["pooling"])
+        modules = [transformer, pooling] + ([models.Normalize()] if spec["normalize"] else [])
+        st = SentenceTransformer(modules=modules, device="cpu")
+        if out.exists():
+            shutil.rmtree(out)
+        st.save(str(out), safe_serialization=True)
+    # The README the save writes is long and model-card boilerplate; the tests never read it.
+    (out / "README.md").unlink(missing_ok=True)
+
+
+def make_reranker(name: str, spec: dict, vocab: list[str], out: Path) -> None:
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    torch.manual_seed(32 + len(name))
+    tokenizer = BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=True, model_max_length=128)
+    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                        intermediate_size=64, max_position_embeddings=128, type_vocab_size=2,
+                        layer_norm_eps=1e-12, num_labels=spec["labels"])
+    model = BertForSequenceClassification(config)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0.0, 0.2)
+        for n, p in model.named_parameters():
+            if "LayerNorm.weight" in n:
+                p.add_(1.0)
+    if out.exists():
+        shutil.rmtree(out)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+
+
+def reference(name: str, model_dir: Path) -> dict:
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+    st = SentenceTransformer(str(model_dir), device="cpu")
+    embeddings = st.encode(SENTENCES, convert_to_numpy=True, batch_size=1)
+    tokenizer = st.tokenizer
+    import sentence_transformers
+    return {
+        "made_by": f"sentence-transformers {sentence_transformers.__version__} encode(batch_size=1), float32",
+        "normalized": any(type(m).__name__ == "Normalize" for m in st),
+        "sentences": [
+            {"text": s, "ids": tokenizer(s)["input_ids"], "embedding": [float(x) for x in np.asarray(e, dtype=np.float32)]}
+            for s, e in zip(SENTENCES, embeddings)
+        ],
+    }
+
+
+def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -> None:
+    """The converter, in this process, with the pre-tokenizer name of bert-base-uncased's vocabulary."""
+    sys.path.insert(0, str(llama_cpp))
+    sys.path.insert(1, str(llama_cpp / "gguf-py"))
+    from conversion import base  # type: ignore
+
+    base.TextModel.get_vocab_base_pre = lambda self, tokenizer: PRE
+    import convert_hf_to_gguf  # type: ignore
+
+    sys.argv = ["convert_hf_to_gguf.py", str(model_dir), "--outtype", outtype, "--outfile", str(out)]
+    convert_hf_to_gguf.main()
+
+
+def main() -> None:
+    if len(sys.argv) >= 2 and sys.argv[1] == "--convert":
+        convert(Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]), *sys.argv[5:6])
+        return
+    llama_cpp = Path(sys.argv[1] if len(sys.argv) > 1 else "/work/tools/llama.cpp").resolve()
+    names = sys.argv[2:] or list(FIXTURES)
+    vocab = cut_vocab(bge_vocab(llama_cpp))
+    commit = llama_cpp_commit(llama_cpp)
+    quantize = llama_cpp / "build" / "bin" / "llama-quantize"
+    for sub in ("hf", "reference", "llama.cpp"):
+        (HERE / sub).mkdir(exist_ok=True)
+    for name in names:
+        model_dir = HERE / "hf" / name
+        if "labels" in FIXTURES[name]:
+            # No reference: llama.cpp does not score a BERT pair as transformers does (see the tests).
+            make_reranker(name, FIXTURES[name], vocab, model_dir)
+        else:
+            make_checkpoint(name, FIXTURES[name], vocab, model_dir)
+            (HERE / "reference" / f"{name}.json").write_text(json.dumps(reference(name, model_dir), indent=1) + "\n")
+        with tempfile.TemporaryDirectory() as tmp:
+            files = {}
+            for outtype in ["f32", *OUTTYPES]:
+                path = Path(tmp) / f"{name}-{outtype}.gguf"
+                subprocess.run([sys.executable, __file__, "--convert", str(llama_cpp), str(model_dir), str(path), outtype],
+                               capture_output=True, check=True)
+                files[outtype] = (path, f"llama.cpp {commit}: convert_hf_to_gguf.py --outtype {outtype}")
+            for q in QUANTIZED:
+                qpath = Path(tmp) / f"{name}-{q}.gguf"
+                subprocess.run([str(quantize), str(files["f32"][0]), str(qpath), q], capture_output=True, check=True)
+                files[q] = (qpath, f"llama.cpp {commit}: llama-quantize of the f32 file, {q}")
+            for kind, (path, made_by) in files.items():
+                (HERE / "llama.cpp" / f"{name}-{kind}.json").write_text(json.dumps(manifest(path, made_by), indent=1) + "\n")
+                if kind == "f32" and name in KEEP_GGUF:
+                    shutil.copyfile(path, HERE / "llama.cpp" / f"{name}-f32.gguf")
+        print(f"{name}: {', '.join(files)}")
+
+
+if __name__ == "__main__":
+    main()
