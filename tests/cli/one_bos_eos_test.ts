@@ -38,7 +38,8 @@ async function twoPairs(dir: string): Promise<string> {
 }
 
 async function metadata(path: string): Promise<Json> {
-  const run = await runApr(["inspect", path, "--json"]);
+  // A GGUF in APR's keys (as stored, inspect shows its own keys).
+  const run = await runApr(["inspect", path, "--json", "--translate"]);
   equal(run.code, 0, run.stderr);
   return (JSON.parse(run.stdout) as { metadata: Json }).metadata;
 }
