@@ -186,6 +186,11 @@ try {
   result.hasPicker = await page.evaluate(() => "showSaveFilePicker" in globalThis);
   const click = async (format, quantize) => {
     await page.select("#format", format);
+    // A pair the page does not offer (it lists each format's own targets) is
+    // forced in, as a stale form could hold it: the conversion must still refuse.
+    await page.$eval("#quantize", (s, q) => {
+      if (![...s.options].some((o) => o.value === q)) s.add(new Option(q, q));
+    }, quantize);
     await page.select("#quantize", quantize);
     await page.$eval("#status", (e) => {
       delete e.dataset.done;
@@ -203,6 +208,9 @@ try {
       go: document.getElementById("go").disabled,
     }));
   if (job.refused) {
+    // What the page offers the refused pair's format: not the refused target.
+    await page.select("#format", job.refused.format);
+    result.offered = await page.$$eval("#quantize option", (os) => os.map((o) => o.value));
     // A pair the conversion refuses: said before any file is asked for.
     await click(job.refused.format, job.refused.quantize);
     await page.waitForFunction(() => document.getElementById("status").textContent === "refused", {

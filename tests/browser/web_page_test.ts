@@ -113,6 +113,7 @@ interface JudgeResult {
   saveNote: string;
   hasPicker: boolean;
   refused?: unknown;
+  offered?: string[];
   pickerFailures?: unknown[];
   errors: string[];
   error: string | null;
@@ -306,8 +307,9 @@ Deno.test("the web page in headless Chromium: a dropped file is inspected and co
         ok(result.saveNote.includes("in memory, up to 2 GiB"), result.saveNote);
       }
       if (c.checks === true) {
-        // APR + q8_0 is refused before a file is asked for; a closed picker
-        // and a failing one are told apart.
+        // APR + q8_0 is not offered, and refused before a file is asked for
+        // when forced in; a closed picker and a failing one are told apart.
+        ok(result.offered?.includes("q8") && !result.offered.includes("q8_0"), `${result.offered}`);
         deepEqual(result.refused, {
           status: "refused",
           error:
