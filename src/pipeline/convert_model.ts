@@ -269,13 +269,14 @@ export async function convertModel(
 ): Promise<ConvertResult> {
   const format = options.format ?? formatFromPath(output) ?? "apr";
   checkOptions(format, options);
-  checkExtension(output, format);
-  if (options.mmproj !== undefined) checkExtension(options.mmproj, "gguf");
-  // Every output path, before the source is read (one rule: io/output_paths.ts).
+  // Every output path, before the source is read (one rule: io/output_paths.ts);
+  // a file of the source is named so before any other fault of its name.
   await checkOutputPaths(plannedOutputs(output, options), {
     force: options.force === true,
     ...(typeof source === "string" ? { source } : {}),
   });
+  checkExtension(output, format);
+  if (options.mmproj !== undefined) checkExtension(options.mmproj, "gguf");
   const result = await convertPart(source, output, options, format, "model");
   if (options.mmproj === undefined) return result;
   // The vision GGUF keeps the source's float types (plus the converter's forced ones).
