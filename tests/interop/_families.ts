@@ -194,9 +194,18 @@ export function convertedFamilies(): string[] {
   return familyNames().filter((f) => !(f in NOT_YET_GGUF) && !(f in OWN_TESTS));
 }
 
+/**
+ * The converted families a run judges: all of them, unless `APR_FAMILIES=a,b`
+ * narrows a local run to those fixtures (the suite sets nothing).
+ */
+export function familiesToJudge(): string[] {
+  const only = Deno.env.get("APR_FAMILIES")?.split(",").filter((f) => f !== "");
+  return convertedFamilies().filter((f) => only === undefined || only.includes(f));
+}
+
 /** The families whose GGUF aprkit reads back into their Hugging Face layout. */
 export function readBackFamilies(): string[] {
-  return convertedFamilies().filter((f) => !(f in NOT_READ_BACK));
+  return familiesToJudge().filter((f) => !(f in NOT_READ_BACK));
 }
 
 /** Families whose converter output is kept as a GGUF file, to check the harness itself. */

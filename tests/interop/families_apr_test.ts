@@ -11,9 +11,9 @@ import assert from "node:assert/strict";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { runApr, withTempDir } from "../cli/_run_apr.ts";
-import { convertedFamilies, fail, familyDir } from "./_families.ts";
+import { fail, familiesToJudge, familyDir } from "./_families.ts";
 
-const FAMILIES = convertedFamilies();
+const FAMILIES = familiesToJudge();
 
 Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks them up, with rope_type and the sizes its load gate checks", async (t) => {
   await withTempDir(async (dir) => {
