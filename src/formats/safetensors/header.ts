@@ -144,10 +144,32 @@ async function parseSafetensorsSource(source: ByteSource): Promise<SafetensorsHe
   const at = (position: number): number =>
     PREFIX_BYTES + new TextEncoder().encode(text.slice(0, position)).length;
 
-  // S6, S11: strict parse, duplicate keys reported.
+  // S6, S11: strict parse, duplicate keys reported. Entries are read as the
+  // parse reaches them, so only their compact records are kept, never the
+  // JSON tree of the whole header (issue 34 §1: 261,000 entries held as a
+  // tree peaked near 600 MB). The reported error is still the one a parse of
+  // the whole text first would give: malformed JSON anywhere, then too many
+  // tensors, then the first bad entry in key order.
+  let metadata: Record<string, string> | undefined;
+  const tensors: SafetensorsTensorInfo[] = [];
+  let entries = 0;
+  let entryError: (() => ModelFormatError) | undefined;
+  const onEntry = (name: string, value: JsonValue, position: number): void => {
+    if (++entries > MAX_TENSORS + 1 || entryError !== undefined) return;
+    // Offsets are computed only for an error: doing it per entry would be
+    // quadratic in the header size.
+    const entryFail: EntryFail = (reason) => new EntryRefusal(() => fail(reason, at(position)));
+    try {
+      if (name === METADATA_KEY) metadata = readMetadata(value, entryFail);
+      else tensors.push(readTensor(name, value, entryFail));
+    } catch (error) {
+      if (!(error instanceof EntryRefusal)) throw error;
+      entryError = error.error;
+    }
+  };
   let root: JsonValue;
   try {
-    root = parseJsonStrict(text, MAX_HEADER_JSON_VALUES);
+    root = parseJsonStrict(text, MAX_HEADER_JSON_VALUES, onEntry);
   } catch (error) {
     if (!(error instanceof JsonSyntaxError)) throw error;
     if (error.duplicate?.depth === 1) {
@@ -164,26 +186,13 @@ async function parseSafetensorsSource(source: ByteSource): Promise<SafetensorsHe
   if (!(root instanceof JsonObject)) {
     throw fail("invalid header: the JSON is not an object", PREFIX_BYTES);
   }
-
-  if (root.keys.length > MAX_TENSORS + 1) {
+  if (entries > MAX_TENSORS + 1) {
     throw fail(
-      `too many tensors: ${root.keys.length} entries, more than the ${MAX_TENSORS} supported`,
+      `too many tensors: ${entries} entries, more than the ${MAX_TENSORS} supported`,
       PREFIX_BYTES,
     );
   }
-  let metadata: Record<string, string> | undefined;
-  const tensors: SafetensorsTensorInfo[] = [];
-  for (const [index, name] of root.keys.entries()) {
-    const value = root.values[index]!;
-    // Offsets are computed only for an error: doing it per entry would be
-    // quadratic in the header size.
-    const entryFail: EntryFail = (reason) => fail(reason, at(root.positions[index]!));
-    if (name === METADATA_KEY) {
-      metadata = readMetadata(value, entryFail);
-    } else {
-      tensors.push(readTensor(name, value, entryFail));
-    }
-  }
+  if (entryError !== undefined) throw entryError();
 
   // S10/S12: the reference loader's rule — sorted by offsets, the ranges tile
   // [0, last END) exactly. A stable sort keeps zero-size tensors in key order.
@@ -229,8 +238,21 @@ async function parseSafetensorsSource(source: ByteSource): Promise<SafetensorsHe
   return { headerByteLength, dataOffset, dataByteLength: end, metadata, tensors: sorted };
 }
 
-/** Builds the error for one header entry; its byte offset is computed only when needed. */
-type EntryFail = (reason: string) => ModelFormatError;
+/** Refuses one header entry; its byte offset is computed only when the error is reported. */
+type EntryFail = (reason: string) => EntryRefusal;
+
+/**
+ * Carries a bad entry's error out of the streamed parse, which must reach the
+ * end of the text first: malformed JSON later in the header is reported first.
+ */
+class EntryRefusal {
+  /** Builds the error. */
+  readonly error: () => ModelFormatError;
+  /** @param error Builds the error. */
+  constructor(error: () => ModelFormatError) {
+    this.error = error;
+  }
+}
 
 function isTensorLike(value: JsonObject): boolean {
   return ["dtype", "shape", "data_offsets"].some((key) => {

@@ -364,3 +364,32 @@ Deno.test("parseSafetensorsHeader() accepts the valid edge cases of FORMATS.md Â
     );
   });
 });
+
+Deno.test("parseSafetensorsHeader() reports what a whole-text parse would, though entries stream", async (t) => {
+  await t.step("malformed JSON after a bad entry: the JSON error", async () => {
+    const header = `{"a":${T("F32", [2], [0, 4])},"b":${T("F32", [1], [0, 4])} "c":1}`;
+    await rejection(
+      () => parseSafetensorsHeader(sourceOf(rawSafetensors(header, { data: 4 }))),
+      ModelFormatError,
+      /invalid header: expected "," or "}", found "\\""/,
+    );
+  });
+  await t.step("a repeated name after a bad entry: the repeated name", async () => {
+    const header = `{"a":${T("F32", [2], [0, 4])},"b":1,"b":2}`;
+    await rejection(
+      () => parseSafetensorsHeader(sourceOf(rawSafetensors(header, { data: 4 }))),
+      ModelFormatError,
+      /duplicate tensor name "b"/,
+    );
+  });
+  await t.step("two bad entries: the first, at its own byte offset", async () => {
+    const first = `{"ok":${T("F32", [1], [0, 4])},`;
+    const header = `${first}"a":${T("F32", [2], [4, 8])},"b":1}`;
+    const error = await rejection(
+      () => parseSafetensorsHeader(sourceOf(rawSafetensors(header, { data: 8 }))),
+      ModelFormatError,
+      /tensor size mismatch: tensor "a"/,
+    );
+    assert.equal(error.offset, 8 + first.length);
+  });
+});
