@@ -2,13 +2,15 @@
 
 /**
  * Headless checkpoints: a family's base class without its language-model
- * head (`Qwen3Model`, `Qwen2Model`, `LlamaModel`, `MistralModel`,
- * `Gemma3TextModel`), saved so by sentence embedders (Qwen3-Embedding,
- * gte-Qwen2, e5-mistral, EmbeddingGemma). `model_type` names the family, so
- * the model would be taken for its causal LM; llama.cpp's converter
- * registers these classes as embedding models instead (non-causal or
- * last-token pooling, no output layer), and a causal-LM GGUF of one is a
- * file llama.cpp refuses to load.
+ * head (`LlamaModel`, `MistralModel`, `Gemma3TextModel`), saved so by
+ * sentence embedders (e5-mistral, EmbeddingGemma). `model_type` names the
+ * family, so the model would be taken for its causal LM. The families whose
+ * headless class aprkit writes as an embedding model, as llama.cpp's
+ * converter does (`Qwen3Model`, `Qwen2Model`: their pooling as
+ * `{arch}.pooling_type`, no output layer), list it in `hfArchitectures`;
+ * the others are refused, since a causal-LM GGUF of them is not what a
+ * sentence embedder's user asked for. The converter writes `LlamaModel`
+ * without its pooling and has no `MistralModel` class.
  *
  * @module
  */
@@ -31,7 +33,7 @@ export function headlessModelRefusal(metadata: ModelMetadata): string | undefine
   // `…ForCausalLM`, `…LMHeadModel`, `…ForConditionalGeneration` carry a head.
   if (!/Model$/.test(hfClass) || /LMHeadModel$/.test(hfClass)) return undefined;
   return `${hfClass} is ${family.name}'s model without its language-model head, as sentence ` +
-    `embedders save it (e.g. Qwen3-Embedding, gte-Qwen2, e5-mistral); llama.cpp's converter ` +
-    `writes such a model as an embedding model, which aprkit does not write yet (a ${family.name} ` +
-    `causal-LM GGUF of it would be refused by llama.cpp)`;
+    `embedders save it (e.g. e5-mistral, EmbeddingGemma); aprkit writes only Qwen3Model and ` +
+    `Qwen2Model of these as embedding models for llama.cpp, and a ${family.name} causal-LM GGUF ` +
+    `of it would not embed as sentence-transformers does`;
 }

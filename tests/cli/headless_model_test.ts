@@ -1,9 +1,9 @@
 /**
- * A family's headless base class (`Qwen3Model`, as Qwen3-Embedding saves it)
- * is not its causal LM: `model_type` names the family, but the GGUF aprkit
- * wrote of it (a `qwen3` LM with no output layer) was a file llama.cpp
- * refuses to load, with exit 0 (issue 32). Refused until aprkit writes
- * embedders; the causal-LM class of the same checkpoint still converts.
+ * A family's headless base class (`LlamaModel`, `MistralModel`, as e5-mistral
+ * saves it) is not its causal LM: `model_type` names the family, but a
+ * causal-LM GGUF of it is no embedding model (issue 32). Refused; the
+ * causal-LM class of the same checkpoint still converts. `Qwen3Model` and
+ * `Qwen2Model` are written as embedders (tests/interop/embeddings_test.ts).
  *
  * @module
  */
@@ -12,7 +12,7 @@ import { equal, ok } from "node:assert/strict";
 import { copyCheckpoint } from "../interop/_multimodal.ts";
 import { assertOneLineError, exists, runApr, testdata, withTempDir } from "./_run_apr.ts";
 
-for (const [fixture, headless] of [["qwen3", "Qwen3Model"], ["llama", "LlamaModel"]] as const) {
+for (const [fixture, headless] of [["llama", "LlamaModel"], ["mistral", "MistralModel"]] as const) {
   Deno.test(`${headless} (a headless ${fixture}) is refused for GGUF, one line, nothing written`, async () => {
     await withTempDir(async (dir) => {
       const model = await copyCheckpoint(testdata(`families/hf/${fixture}`), `${dir}/model`);
@@ -29,7 +29,7 @@ for (const [fixture, headless] of [["qwen3", "Qwen3Model"], ["llama", "LlamaMode
         JSON.stringify({ ...config, architectures: [headless] }),
       );
       const run = await runApr(["convert", model, "-o", out]);
-      assertOneLineError(run, headless, "embedding model", "llama.cpp");
+      assertOneLineError(run, headless, "embedding models", "sentence-transformers");
       ok(!await exists(out), "nothing at the output");
       ok(!await exists(`${out}.partial`), "no partial file");
     });

@@ -26,7 +26,7 @@ import {
 
 const DIR = testdata("embeddings");
 /** The sentence embedders, judged by llama.cpp. */
-const EMBEDDERS = ["bert-minilm", "bert-bge"];
+const EMBEDDERS = ["bert-minilm", "bert-bge", "qwen3-embed", "qwen2-embed"];
 /**
  * Every fixture, compared with the converter's file: the embedders and a
  * cross-encoder (`BertForSequenceClassification`). llama.cpp does not score
@@ -36,7 +36,12 @@ const EMBEDDERS = ["bert-minilm", "bert-bge"];
  */
 const FIXTURES = [...EMBEDDERS, "bert-reranker"];
 /** Each embedder's sentence-transformers pooling mode. */
-const POOLING: Readonly<Record<string, string>> = { "bert-minilm": "mean", "bert-bge": "cls" };
+const POOLING: Readonly<Record<string, string>> = {
+  "bert-minilm": "mean",
+  "bert-bge": "cls",
+  "qwen3-embed": "lasttoken",
+  "qwen2-embed": "mean",
+};
 
 /** Smallest cosine accepted against sentence-transformers. */
 const MIN_COSINE = 0.9999;
@@ -100,17 +105,22 @@ function compareEmbeddings(
   return problems;
 }
 
-Deno.test("embeddings: the harness — llama.cpp embeds its own converter's file as sentence-transformers does", async () => {
-  const ref = await reference("bert-minilm");
-  const [run] = await llamaEmbeddings([{
-    path: `${DIR}/llama.cpp/bert-minilm-f32.gguf`,
-    texts: ref.sentences.map((s) => s.text),
-  }]);
-  assert.equal(run!.error, undefined, run!.error);
-  fail("bert-minilm (llama.cpp's converter)", compareEmbeddings(ref, run!));
+/** The embedders whose converter's file is kept (`llama.cpp/<name>-f32.gguf`), one per architecture. */
+const KEPT = ["bert-minilm", "qwen3-embed", "qwen2-embed"];
+
+Deno.test("embeddings: the harness — llama.cpp embeds its own converter's files as sentence-transformers does", async () => {
+  const refs = await Promise.all(KEPT.map(reference));
+  const runs = await llamaEmbeddings(KEPT.map((name, i) => ({
+    path: `${DIR}/llama.cpp/${name}-f32.gguf`,
+    texts: refs[i]!.sentences.map((s) => s.text),
+  })));
+  for (const [i, name] of KEPT.entries()) {
+    assert.equal(runs[i]!.error, undefined, runs[i]!.error);
+    fail(`${name} (llama.cpp's converter)`, compareEmbeddings(refs[i]!, runs[i]!));
+  }
 });
 
-Deno.test("embeddings: BERT HF → GGUF equals llama.cpp's converter and llama-quantize, and llama.cpp embeds it as sentence-transformers does", async (t) => {
+Deno.test("embeddings: HF → GGUF equals llama.cpp's converter and llama-quantize, and llama.cpp embeds it as sentence-transformers does", async (t) => {
   await withTempDir(async (dir) => {
     const f32 = (name: string) => `${dir}/${name}-f32.gguf`;
     for (const name of FIXTURES) {

@@ -17,33 +17,9 @@
 import { activation, type ConfigFields, GELU } from "../config_fields.ts";
 import type { Family, MadeTensor } from "../family.ts";
 import { type KvWriter, record } from "../kv.ts";
+import { writePoolingType } from "../pooling.ts";
 import type { TensorInfo } from "../../tensor.ts";
 import { writeTextModelKv } from "../text_model.ts";
-
-/**
- * gguf-py's `PoolingType` of the sentence-transformers modes the converter's
- * `_try_set_pooling_type` knows.
- */
-const POOLING_TYPES: Readonly<Record<string, number>> = { mean: 1, cls: 2, lasttoken: 3 };
-
-/**
- * `_try_set_pooling_type`: `{arch}.pooling_type` from the pooling module,
- * nothing when the model has none.
- *
- * @param w The writer, its `pooling` from `modules.json`.
- * @throws {RangeError} For a mode llama.cpp does not pool by (`max`, `weightedmean`).
- */
-export function writePoolingType(w: KvWriter): void {
-  if (w.pooling === undefined) return;
-  const type = Object.hasOwn(POOLING_TYPES, w.pooling) ? POOLING_TYPES[w.pooling] : undefined;
-  if (type === undefined) {
-    throw new RangeError(
-      `the sentence-transformers pooling "${w.pooling}" is not one llama.cpp pools by ` +
-        `(${Object.keys(POOLING_TYPES).join(", ")})`,
-    );
-  }
-  w.u32("pooling_type", type);
-}
 
 /**
  * A classifier's labels as the converter keeps them (`BertModel.__init__`):

@@ -3,13 +3,15 @@
 /**
  * Qwen2 / Qwen2.5 (`Qwen2ForCausalLM`), after llama.cpp's `Qwen2Model`
  * (conversion/qwen.py): llama block names with Q/K/V biases, NEOX RoPE (no
- * permutation), the common keys only.
+ * permutation), the common keys only. Its headless `Qwen2Model` (gte-Qwen2)
+ * is the same architecture with the sentence-transformers pooling as
+ * `qwen2.pooling_type` and no output layer, as the converter writes it.
  *
  * @module
  */
 
 import { type Family, LLAMA_BLOCK } from "../family.ts";
-import { writeTextModelKv } from "../text_model.ts";
+import { headlessHfName, writePooledTextModelKv } from "../pooling.ts";
 import { activation, type ConfigFields, qwenWindow, SILU } from "../config_fields.ts";
 
 /** Qwen2's window: from `max_window_layers` on, with `use_sliding_window` (llama.cpp's qwen2 applies none). */
@@ -23,7 +25,7 @@ export const QWEN2: Family = {
   name: "qwen2",
   source: "llama.cpp conversion/qwen.py Qwen2Model; transformers Qwen2ForCausalLM",
   configFields: QWEN2_FIELDS,
-  hfArchitectures: ["Qwen2ForCausalLM"],
+  hfArchitectures: ["Qwen2ForCausalLM", "Qwen2Model"],
   hfModelTypes: ["qwen2"],
   ggufArchitecture: "qwen2",
   ggufRopeType: "neox",
@@ -31,5 +33,5 @@ export const QWEN2: Family = {
   permutesQk: false,
   tiedByDefault: false,
   ggufRenamesOnly: true,
-  gguf: { writeKv: writeTextModelKv },
+  gguf: { writeKv: writePooledTextModelKv, hfName: headlessHfName },
 };

@@ -3,12 +3,15 @@
 /**
  * Qwen3 (`Qwen3ForCausalLM`), after llama.cpp's `Qwen3Model`
  * (conversion/qwen.py): llama block names plus Q/K RMSNorms, NEOX RoPE.
+ * Its headless `Qwen3Model` (Qwen3-Embedding) is the same architecture with
+ * the sentence-transformers pooling as `qwen3.pooling_type` and no output
+ * layer, as the converter writes it.
  *
  * @module
  */
 
 import { type Family, LLAMA_BLOCK, QK_NORMS } from "../family.ts";
-import { writeTextModelKv } from "../text_model.ts";
+import { headlessHfName, writePooledTextModelKv } from "../pooling.ts";
 import { QWEN2_FIELDS } from "./qwen2.ts";
 
 /** Qwen3 dense models. */
@@ -17,7 +20,7 @@ export const QWEN3: Family = {
   aprUnread: QK_NORMS,
   source: "llama.cpp conversion/qwen.py Qwen3Model; transformers Qwen3ForCausalLM",
   configFields: QWEN2_FIELDS,
-  hfArchitectures: ["Qwen3ForCausalLM"],
+  hfArchitectures: ["Qwen3ForCausalLM", "Qwen3Model"],
   hfModelTypes: ["qwen3"],
   ggufArchitecture: "qwen3",
   ggufRopeType: "neox",
@@ -26,5 +29,5 @@ export const QWEN3: Family = {
   tiedByDefault: false,
   ggufRenamesOnly: true,
   // src/models/qwen3.cpp passes every `*_s` scale (NVFP4's per-tensor factor).
-  gguf: { writeKv: writeTextModelKv, nvfp4Scales: true },
+  gguf: { writeKv: writePooledTextModelKv, hfName: headlessHfName, nvfp4Scales: true },
 };

