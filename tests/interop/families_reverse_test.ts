@@ -73,6 +73,12 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
     hf_architecture: "as architecture",
     hf_model_type: "as architecture",
   },
+  ministral3: {
+    architecture: "llama.cpp's converter files Ministral 3 as mistral3: read back, it is Mistral " +
+      "3's language model",
+    hf_architecture: "as architecture",
+    hf_model_type: "as architecture",
+  },
 };
 
 /** How a GGUF import's metadata differs from the Hugging Face import's, in the family's fields. */

@@ -588,6 +588,22 @@ FAMILIES["glm4"] = (
                                             "partial_rotary_factor": 1.0}}},
 )
 
+# Ministral 3's shape: YaRN (×16, mscale and mscale_all_dim 1 as published) with
+# its Llama-4 attention temperature, queries scaled by
+# 1 + β·ln(1 + ⌊pos / original context⌋): an original context of 16 makes it
+# step twice within the prompt, β 0.5 (published: 0.1) makes it show.
+MINISTRAL3_ROPE = {"rope_type": "yarn", "rope_theta": 1000000.0, "factor": 16.0,
+                   "original_max_position_embeddings": 16, "beta_fast": 32.0, "beta_slow": 1.0,
+                   "mscale": 1.0, "mscale_all_dim": 1.0, "llama_4_scaling_beta": 0.5}
+FAMILIES["ministral3"] = (
+    "Ministral3Config", "Ministral3ForCausalLM",
+    common(head_dim=HEAD_DIM, rope_parameters=MINISTRAL3_ROPE, pad_token_id=None,
+           bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3",
+    {"attention temperature": {"rope_parameters": {**MINISTRAL3_ROPE, "llama_4_scaling_beta": 0.0}},
+     "rope scaling (yarn)": {"rope_parameters": {**MINISTRAL3_ROPE, "factor": 1.0}}},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -926,7 +942,7 @@ def make_unknown() -> None:
 # after deepseek3, so these keep the seeds their committed files were made
 # with (a seed is otherwise 1 + the family's place in FAMILIES).
 SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
-         "glm4moe": 23, "glm4": 24}
+         "glm4moe": 23, "glm4": 24, "ministral3": 100}
 
 
 def main() -> None:
