@@ -588,6 +588,22 @@ FAMILIES["glm4"] = (
                                             "partial_rotary_factor": 1.0}}},
 )
 
+# MiniMax-M2's shape (added last, so the other families keep their seeds):
+# every layer MoE (Mixtral's block_sparse_moe.experts.E.w1/w2/w3), a sigmoid
+# router with a perturbed `e_score_correction_bias` and normalized top-2
+# weights, RMSNorms over the whole Q and K projections, RoPE on the first
+# `rotary_dim` dims of each head. `rotary_dim` and `scoring_func` are not
+# fields of transformers' config but are in the published config.json (the
+# converter needs both).
+FAMILIES["minimax-m2"] = (
+    "MiniMaxM2Config", "MiniMaxM2ForCausalLM",
+    common(head_dim=HEAD_DIM, num_local_experts=4, num_experts_per_tok=2,
+           intermediate_size=INTERMEDIATE // 2, rotary_dim=HEAD_DIM // 2, scoring_func="sigmoid",
+           pad_token_id=None, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3",
+    {"partial rotary": {"rotary_dim": HEAD_DIM}},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -926,7 +942,9 @@ def make_unknown() -> None:
 # after deepseek3, so these keep the seeds their committed files were made
 # with (a seed is otherwise 1 + the family's place in FAMILIES).
 SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
-         "glm4moe": 23, "glm4": 24}
+         "glm4moe": 23, "glm4": 24,
+         # issue 31's MoE families (branch fam-moe): seeds 120–139.
+         "minimax-m2": 120}
 
 
 def main() -> None:
