@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { familyGgufRefusal } from "../../src/arch/gguf_plan.ts";
+import { familyGgufRefusal, familyGgufWarnings } from "../../src/arch/gguf_plan.ts";
 import { KvWriter } from "../../src/arch/kv.ts";
 import { FAMILIES } from "../../src/arch/registry.ts";
 
@@ -43,5 +43,37 @@ Deno.test("minimax-m2: a router other than transformers' sigmoid is refused; no 
   assert.match(
     (await refusal("minimax-m2", "minimax-m2", { hidden_act: "gelu" }))!,
     /hidden_act "gelu"; llama\.cpp's minimax-m2 .* as with "silu"/,
+  );
+});
+
+Deno.test("dots1: GQA, an o_proj bias, another router are refused; a sliding window llama.cpp ignores is warned of", async () => {
+  assert.equal(await refusal("dots1", "dots1", {}), undefined);
+  assert.match(
+    (await refusal("dots1", "dots1", { num_key_value_heads: 2 }))!,
+    /num_key_value_heads 2 and num_attention_heads 4; llama\.cpp's dots1 loads keys and values for every attention head/,
+  );
+  assert.match(
+    (await refusal("dots1", "dots1", { attention_bias: true }))!,
+    /attention_bias true; llama\.cpp's dots1 loads no attn_output\.bias/,
+  );
+  assert.match(
+    (await refusal("dots1", "dots1", { scoring_func: "softmax" }))!,
+    /scoring_func "softmax"; transformers scores dots\.llm1's experts with a sigmoid/,
+  );
+  const config = JSON.parse(await Deno.readTextFile(`${FIXTURES}dots1/config.json`));
+  const warned = familyGgufWarnings({
+    architecture: "dots1",
+    hf_config: { ...config, layer_types: ["full_attention", "sliding_attention"] },
+    original_format: "safetensors",
+  });
+  assert.equal(warned.length, 1);
+  assert.match(warned[0]!, /sliding window of 4096 tokens on layers 1, which llama\.cpp's dots1/);
+  assert.deepEqual(
+    familyGgufWarnings({
+      architecture: "dots1",
+      hf_config: config,
+      original_format: "safetensors",
+    }),
+    [],
   );
 });

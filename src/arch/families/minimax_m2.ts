@@ -21,8 +21,8 @@
  */
 
 import { type Family, LLAMA_BLOCK, QK_NORMS } from "../family.ts";
-import { KvWriter } from "../kv.ts";
-import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
+import type { KvWriter } from "../kv.ts";
+import { scoringRefusal, writeTextModelKvScoredBy } from "../text_model.ts";
 import { activation, SILU } from "../config_fields.ts";
 import { scoreBiasHfName, scoreBiasReadName } from "../router_bias.ts";
 import { MIXTRAL_APR, MIXTRAL_EXPERTS } from "./mixtral.ts";
@@ -35,31 +35,16 @@ function rotaryDims(w: KvWriter): number {
   return Math.trunc(w.need("head_dim") * (typeof partial === "number" ? partial : 1));
 }
 
-/**
- * `MiniMaxM2Model.set_gguf_parameters`. Without `scoring_func` (not a field
- * of transformers' config; published configs say `sigmoid`) the converter
- * writes no `expert_gating_func` and llama.cpp aborts at the first MoE
- * layer: sigmoid, which transformers always computes, is written then.
- */
+/** `MiniMaxM2Model.set_gguf_parameters`, the router's sigmoid written also without `scoring_func`. */
 function writeMiniMaxM2Kv(w: KvWriter): void {
-  const h = w.hparams;
-  const common = expertScoringFunction(w) == null
-    ? new KvWriter({ ...h, scoring_func: "sigmoid" }, w.arch)
-    : w;
-  writeTextModelKv(common);
-  if (common !== w) { for (const [key, entry] of common.entries()) w.put(key, entry); }
+  writeTextModelKvScoredBy(w, "sigmoid");
   w.u32("expert_feed_forward_length", w.need("intermediate_size"));
   w.u32("rope.dimension_count", rotaryDims(w));
 }
 
 /** What of a config llama.cpp's `minimax-m2` would run otherwise than transformers, or `undefined`. */
 function unsupported(w: KvWriter): string | undefined {
-  const scoring = expertScoringFunction(w);
-  if (scoring != null && scoring !== "sigmoid") {
-    return `its config.json has scoring_func ${JSON.stringify(scoring)}; transformers scores ` +
-      `MiniMax-M2's experts with a sigmoid, and llama.cpp would use ${JSON.stringify(scoring)}`;
-  }
-  return undefined;
+  return scoringRefusal(w, "sigmoid", "MiniMax-M2");
 }
 
 /** MiniMax-M2, M2.1. */

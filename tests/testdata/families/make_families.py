@@ -604,6 +604,22 @@ FAMILIES["minimax-m2"] = (
     {"partial rotary": {"rotary_dim": HEAD_DIM}},
 )
 
+# dots.llm1's shape: a dense first layer, then 4 experts (top 2, MLP 32) with a
+# shared one, a sigmoid router with a perturbed `e_score_correction_bias`, 2
+# expert groups of which 1 is used, normalized top-2 weights ×2.5; Qwen3's
+# Q/K norms; as many KV heads as heads (llama.cpp's dots1 loads no fewer).
+# `scoring_func` is not a field of transformers' config; the converter writes
+# expert_gating_func from it.
+FAMILIES["dots1"] = (
+    "Dots1Config", "Dots1ForCausalLM",
+    common(num_key_value_heads=HEADS, n_routed_experts=4, num_experts_per_tok=2,
+           n_shared_experts=1, moe_intermediate_size=32, first_k_dense_replace=1, n_group=2,
+           topk_group=1, norm_topk_prob=True, routed_scaling_factor=2.5, scoring_func="sigmoid",
+           rope_parameters={"rope_type": "default", "rope_theta": 10000.0}),
+    "qwen2",
+    {"expert groups": {"topk_group": 2}, "routed scaling": {"routed_scaling_factor": 1.0}},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -944,7 +960,7 @@ def make_unknown() -> None:
 SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
          "glm4moe": 23, "glm4": 24,
          # issue 31's MoE families (branch fam-moe): seeds 120–139.
-         "minimax-m2": 120}
+         "minimax-m2": 120, "dots1": 121}
 
 
 def main() -> None:
