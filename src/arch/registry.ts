@@ -42,6 +42,8 @@ import { SEED_OSS } from "./families/seed_oss.ts";
 import { SMOLLM3 } from "./families/smollm3.ts";
 import { STARCODER2 } from "./families/starcoder2.ts";
 import { MINISTRAL3 } from "./families/ministral3.ts";
+import { MINIMAX_M2 } from "./families/minimax_m2.ts";
+import { DOTS1 } from "./families/dots1.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -81,6 +83,8 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     GLM4MOE,
     BERT,
     MINISTRAL3,
+    MINIMAX_M2,
+    DOTS1,
   ].map((f) => [f.name, f]),
 );
 

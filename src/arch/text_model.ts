@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { KvWriter } from "./kv.ts";
+import { KvWriter } from "./kv.ts";
 
 /** GGUF `rope.scaling.type` values (gguf-py's `RopeScalingType`). */
 const ROPE_SCALING = { linear: "linear", yarn: "yarn", longrope: "longrope" } as const;
@@ -139,4 +139,36 @@ export function expertScoringFunction(w: KvWriter): unknown {
     "moe_router_activation_func",
     "expert_selection_fn",
   );
+}
+
+/**
+ * {@linkcode writeTextModelKv} for a family whose transformers router
+ * always scores its experts with `scoring` (no config field says so):
+ * published configs name it in `scoring_func`, from which the converter
+ * writes `expert_gating_func`; without it the converter writes none and
+ * llama.cpp aborts at the first MoE layer, so `scoring` is written then.
+ *
+ * @param w The writer over `config.json`.
+ * @param scoring The function transformers hard-codes (`sigmoid`).
+ */
+export function writeTextModelKvScoredBy(w: KvWriter, scoring: string): void {
+  if (expertScoringFunction(w) != null) return writeTextModelKv(w);
+  const common = new KvWriter({ ...w.hparams, scoring_func: scoring }, w.arch);
+  writeTextModelKv(common);
+  for (const [key, entry] of common.entries()) w.put(key, entry);
+}
+
+/**
+ * The refusal of a config whose `scoring_func` names another function than
+ * the one transformers hard-codes for the family, or `undefined`.
+ *
+ * @param w The writer over `config.json`.
+ * @param scoring The function transformers hard-codes (`sigmoid`).
+ * @param model The family, as the message names it.
+ */
+export function scoringRefusal(w: KvWriter, scoring: string, model: string): string | undefined {
+  const given = expertScoringFunction(w);
+  if (given == null || given === scoring) return undefined;
+  return `its config.json has scoring_func ${JSON.stringify(given)}; transformers scores ` +
+    `${model}'s experts with a ${scoring}, and llama.cpp would use ${JSON.stringify(given)}`;
 }

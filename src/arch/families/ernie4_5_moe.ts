@@ -19,6 +19,7 @@ import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
 import { ERNIE_SENTENCEPIECE, ernieHfName, ernieUnsupported } from "./ernie4_5.ts";
 import { activation, SILU } from "../config_fields.ts";
+import { scoreBiasHfName, scoreBiasReadName } from "../router_bias.ts";
 
 /** `Ernie4_5MoeModel.set_gguf_parameters`. */
 function writeErnieMoeKv(w: KvWriter): void {
@@ -75,22 +76,9 @@ function unsupported(w: KvWriter): string | undefined {
   return undefined;
 }
 
-// The router's selection bias has no `.weight`/`.bias` suffix for the name
-// table: it is read as `…e_score_correction.bias` (→ `exp_probs_b.bias`).
-const SCORE_BIAS = "e_score_correction_bias";
-const SCORE_BIAS_READ = "e_score_correction.bias";
-
+// The router's selection bias is read as `…e_score_correction.bias` (→ `exp_probs_b.bias`).
 function hfName(original: string): string {
-  const name = ernieHfName(original);
-  return name.endsWith(`.${SCORE_BIAS}`)
-    ? name.slice(0, -SCORE_BIAS.length) + SCORE_BIAS_READ
-    : name;
-}
-
-function hfNameBack(name: string): string {
-  return name.endsWith(`.${SCORE_BIAS_READ}`)
-    ? name.slice(0, -SCORE_BIAS_READ.length) + SCORE_BIAS
-    : name;
+  return scoreBiasReadName(ernieHfName(original));
 }
 
 /** `Ernie4_5MoeModel.filter_tensors`: the multi-token-prediction tensors. */
@@ -144,6 +132,6 @@ export const ERNIE4_5_MOE: Family = {
   hfRopeInterleaved: true,
   tiedByDefault: true,
   ggufRenamesOnly: false,
-  gguf: { writeKv: writeErnieMoeKv, unsupported, drops, hfName, hfNameBack },
+  gguf: { writeKv: writeErnieMoeKv, unsupported, drops, hfName, hfNameBack: scoreBiasHfName },
   sentencePiece: ERNIE_SENTENCEPIECE,
 };

@@ -10,9 +10,29 @@
  * @module
  */
 
-import { type Family, LLAMA_BLOCK } from "../family.ts";
+import { type AprLayout, type ExpertLayout, type Family, LLAMA_BLOCK } from "../family.ts";
 import { LLAMA_GGUF, LLAMA_SENTENCEPIECE } from "./llama.ts";
 import { MISTRAL_FIELDS } from "./mistral.ts";
+
+/** Mixtral's experts: `block_sparse_moe.experts.E.w1/w2/w3`, stacked as gate, down, up (MiniMax-M2's too). */
+export const MIXTRAL_EXPERTS: ExpertLayout = {
+  prefix: "block_sparse_moe.experts",
+  stacks: [
+    { hf: "w1", gguf: "ffn_gate_exps" },
+    { hf: "w2", gguf: "ffn_down_exps" },
+    { hf: "w3", gguf: "ffn_up_exps" },
+  ],
+};
+
+/** The router and experts under the names realizar looks MoE tensors up by (Qwen's). */
+export const MIXTRAL_APR: AprLayout = {
+  rename: [
+    ["block_sparse_moe.gate", "mlp.gate"],
+    ["block_sparse_moe.experts.{E}.w1", "mlp.experts.{E}.gate_proj"],
+    ["block_sparse_moe.experts.{E}.w2", "mlp.experts.{E}.down_proj"],
+    ["block_sparse_moe.experts.{E}.w3", "mlp.experts.{E}.up_proj"],
+  ],
+};
 
 /** Mixtral 8x7B, 8x22B. */
 export const MIXTRAL: Family = {
@@ -24,26 +44,12 @@ export const MIXTRAL: Family = {
   ggufArchitecture: "llama",
   ggufRopeType: "norm",
   blockNames: [...LLAMA_BLOCK, ["ffn_gate_inp", "block_sparse_moe.gate"]],
-  experts: {
-    prefix: "block_sparse_moe.experts",
-    stacks: [
-      { hf: "w1", gguf: "ffn_gate_exps" },
-      { hf: "w2", gguf: "ffn_down_exps" },
-      { hf: "w3", gguf: "ffn_up_exps" },
-    ],
-  },
+  experts: MIXTRAL_EXPERTS,
   permutesQk: true,
   tiedByDefault: false,
   ggufRenamesOnly: false,
   // realizar looks MoE tensors up under Qwen's names.
-  apr: {
-    rename: [
-      ["block_sparse_moe.gate", "mlp.gate"],
-      ["block_sparse_moe.experts.{E}.w1", "mlp.experts.{E}.gate_proj"],
-      ["block_sparse_moe.experts.{E}.w2", "mlp.experts.{E}.down_proj"],
-      ["block_sparse_moe.experts.{E}.w3", "mlp.experts.{E}.up_proj"],
-    ],
-  },
+  apr: MIXTRAL_APR,
   gguf: LLAMA_GGUF,
   sentencePiece: LLAMA_SENTENCEPIECE,
 };

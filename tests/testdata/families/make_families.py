@@ -603,6 +603,37 @@ FAMILIES["ministral3"] = (
     {"attention temperature": {"rope_parameters": {**MINISTRAL3_ROPE, "llama_4_scaling_beta": 0.0}},
      "rope scaling (yarn)": {"rope_parameters": {**MINISTRAL3_ROPE, "factor": 1.0}}},
 )
+# MiniMax-M2's shape (added last, so the other families keep their seeds):
+# every layer MoE (Mixtral's block_sparse_moe.experts.E.w1/w2/w3), a sigmoid
+# router with a perturbed `e_score_correction_bias` and normalized top-2
+# weights, RMSNorms over the whole Q and K projections, RoPE on the first
+# `rotary_dim` dims of each head. `rotary_dim` and `scoring_func` are not
+# fields of transformers' config but are in the published config.json (the
+# converter needs both).
+FAMILIES["minimax-m2"] = (
+    "MiniMaxM2Config", "MiniMaxM2ForCausalLM",
+    common(head_dim=HEAD_DIM, num_local_experts=4, num_experts_per_tok=2,
+           intermediate_size=INTERMEDIATE // 2, rotary_dim=HEAD_DIM // 2, scoring_func="sigmoid",
+           pad_token_id=None, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3",
+    {"partial rotary": {"rotary_dim": HEAD_DIM}},
+)
+
+# dots.llm1's shape: a dense first layer, then 4 experts (top 2, MLP 32) with a
+# shared one, a sigmoid router with a perturbed `e_score_correction_bias`, 2
+# expert groups of which 1 is used, normalized top-2 weights ×2.5; Qwen3's
+# Q/K norms; as many KV heads as heads (llama.cpp's dots1 loads no fewer).
+# `scoring_func` is not a field of transformers' config; the converter writes
+# expert_gating_func from it.
+FAMILIES["dots1"] = (
+    "Dots1Config", "Dots1ForCausalLM",
+    common(num_key_value_heads=HEADS, n_routed_experts=4, num_experts_per_tok=2,
+           n_shared_experts=1, moe_intermediate_size=32, first_k_dense_replace=1, n_group=2,
+           topk_group=1, norm_topk_prob=True, routed_scaling_factor=2.5, scoring_func="sigmoid",
+           rope_parameters={"rope_type": "default", "rope_theta": 10000.0}),
+    "qwen2",
+    {"expert groups": {"topk_group": 2}, "routed scaling": {"routed_scaling_factor": 1.0}},
+)
 
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
@@ -942,7 +973,11 @@ def make_unknown() -> None:
 # after deepseek3, so these keep the seeds their committed files were made
 # with (a seed is otherwise 1 + the family's place in FAMILIES).
 SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
-         "glm4moe": 23, "glm4": 24, "ministral3": 100}
+         "glm4moe": 23, "glm4": 24,
+         # issue 31's families, each branch with its own range.
+         "ministral3": 100,
+         # issue 31's MoE families (branch fam-moe): seeds 120–139.
+         "minimax-m2": 120, "dots1": 121}
 
 
 def main() -> None:

@@ -1,0 +1,79 @@
+/**
+ * The refusals of issue 31's mixture-of-experts families: config fields
+ * that change what transformers computes and that llama.cpp's graph
+ * hard-codes. Their GGUF itself is judged against llama.cpp's converter and
+ * transformers in tests/interop/families_gguf_test.ts (one fixture each).
+ */
+
+import assert from "node:assert/strict";
+import { familyGgufRefusal, familyGgufWarnings } from "../../src/arch/gguf_plan.ts";
+import { KvWriter } from "../../src/arch/kv.ts";
+import { FAMILIES } from "../../src/arch/registry.ts";
+
+const FIXTURES = new URL("../testdata/families/hf/", import.meta.url).pathname;
+
+/** The refusal of a fixture's config with `change` applied (`undefined` deletes a key). */
+async function refusal(
+  fixture: string,
+  architecture: string,
+  change: Record<string, unknown>,
+): Promise<string | undefined> {
+  const config = {
+    ...JSON.parse(await Deno.readTextFile(`${FIXTURES}${fixture}/config.json`)),
+    ...change,
+  };
+  for (const [k, v] of Object.entries(change)) if (v === undefined) delete config[k];
+  return familyGgufRefusal({ architecture, hf_config: config, original_format: "safetensors" });
+}
+
+Deno.test("minimax-m2: a router other than transformers' sigmoid is refused; no scoring_func is written as sigmoid", async () => {
+  assert.equal(await refusal("minimax-m2", "minimax-m2", {}), undefined);
+  assert.equal(await refusal("minimax-m2", "minimax-m2", { scoring_func: undefined }), undefined);
+  // Without it the converter writes no expert_gating_func, and llama.cpp aborts.
+  const { scoring_func: _, ...config } = JSON.parse(
+    await Deno.readTextFile(`${FIXTURES}minimax-m2/config.json`),
+  );
+  const w = new KvWriter(config, "minimax-m2");
+  FAMILIES.get("minimax-m2")!.gguf!.writeKv(w);
+  assert.deepEqual(w.entries().get("minimax-m2.expert_gating_func"), { type: "UINT32", value: 2 });
+  assert.match(
+    (await refusal("minimax-m2", "minimax-m2", { scoring_func: "softmax" }))!,
+    /scoring_func "softmax"; transformers scores MiniMax-M2's experts with a sigmoid/,
+  );
+  assert.match(
+    (await refusal("minimax-m2", "minimax-m2", { hidden_act: "gelu" }))!,
+    /hidden_act "gelu"; llama\.cpp's minimax-m2 .* as with "silu"/,
+  );
+});
+
+Deno.test("dots1: GQA, an o_proj bias, another router are refused; a sliding window llama.cpp ignores is warned of", async () => {
+  assert.equal(await refusal("dots1", "dots1", {}), undefined);
+  assert.match(
+    (await refusal("dots1", "dots1", { num_key_value_heads: 2 }))!,
+    /num_key_value_heads 2 and num_attention_heads 4; llama\.cpp's dots1 loads keys and values for every attention head/,
+  );
+  assert.match(
+    (await refusal("dots1", "dots1", { attention_bias: true }))!,
+    /attention_bias true; llama\.cpp's dots1 loads no attn_output\.bias/,
+  );
+  assert.match(
+    (await refusal("dots1", "dots1", { scoring_func: "softmax" }))!,
+    /scoring_func "softmax"; transformers scores dots\.llm1's experts with a sigmoid/,
+  );
+  const config = JSON.parse(await Deno.readTextFile(`${FIXTURES}dots1/config.json`));
+  const warned = familyGgufWarnings({
+    architecture: "dots1",
+    hf_config: { ...config, layer_types: ["full_attention", "sliding_attention"] },
+    original_format: "safetensors",
+  });
+  assert.equal(warned.length, 1);
+  assert.match(warned[0]!, /sliding window of 4096 tokens on layers 1, which llama\.cpp's dots1/);
+  assert.deepEqual(
+    familyGgufWarnings({
+      architecture: "dots1",
+      hf_config: config,
+      original_format: "safetensors",
+    }),
+    [],
+  );
+});
