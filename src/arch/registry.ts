@@ -41,6 +41,7 @@ import { QWEN3MOE } from "./families/qwen3moe.ts";
 import { SEED_OSS } from "./families/seed_oss.ts";
 import { SMOLLM3 } from "./families/smollm3.ts";
 import { STARCODER2 } from "./families/starcoder2.ts";
+import { QWEN3NEXT } from "./families/qwen3next.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -79,6 +80,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     GLM4,
     GLM4MOE,
     BERT,
+    QWEN3NEXT,
   ].map((f) => [f.name, f]),
 );
 
