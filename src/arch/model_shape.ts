@@ -145,7 +145,14 @@ const EXPERT_STACKS = new Set([
  */
 const IRREGULAR_HEADS = new Set([
   "deepseek2", // MLA: Q is heads × (nope + rope), K/V come low-rank, O reads heads × v_head_dim
+  "qwen3next", // gated attention: Q holds each head's query and gate (2 × heads × head_dim)
 ]);
+
+/**
+ * Hybrid architectures: some layers attend, the others are recurrent (gated
+ * DeltaNet), so no attention tensor is in every layer.
+ */
+const HYBRID = new Set(["qwen3next"]);
 
 /** Architectures whose dense FFN is not `feed_forward_length` wide in every block. */
 const IRREGULAR_FF = new Set([
@@ -350,7 +357,7 @@ export function ggufShapeProblem(
     blocksKey: `${arch}.block_count`,
     // The architectures of aprkit's families (a GGUF of another is checked
     // for its names and sizes only).
-    everyBlockAttends: familiesOfGguf(arch).length > 0,
+    everyBlockAttends: familiesOfGguf(arch).length > 0 && !HYBRID.has(arch),
     hidden,
     labels: {
       hidden: `${arch}.embedding_length`,
@@ -409,7 +416,7 @@ export function hfShapeProblem(
   const d: Dims = {
     blocks: layers + nextn,
     required: layers,
-    everyBlockAttends: true,
+    everyBlockAttends: !HYBRID.has(family.ggufArchitecture),
     kvSharedFrom: layers - (num(h["num_kv_shared_layers"]) ?? 0),
     blocksKey: nextn > 0
       ? "config.json's num_hidden_layers + num_nextn_predict_layers"

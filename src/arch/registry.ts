@@ -44,6 +44,7 @@ import { STARCODER2 } from "./families/starcoder2.ts";
 import { MINISTRAL3 } from "./families/ministral3.ts";
 import { MINIMAX_M2 } from "./families/minimax_m2.ts";
 import { DOTS1 } from "./families/dots1.ts";
+import { QWEN3NEXT } from "./families/qwen3next.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -85,6 +86,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     MINISTRAL3,
     MINIMAX_M2,
     DOTS1,
+    QWEN3NEXT,
   ].map((f) => [f.name, f]),
 );
 

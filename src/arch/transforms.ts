@@ -34,25 +34,163 @@ export function addToFloat32(
   input: ReadableStream<Uint8Array>,
   value: number,
 ): ReadableStream<Uint8Array> {
+  return mapFloats(input, "F32", (v) => v + value);
+}
+
+/**
+ * Apply `f` to every value of a little-endian F32 or BF16 payload, each
+ * result rounded to the payload's type (to nearest, ties to even), as
+ * torch computes an elementwise op on a tensor of that type: Qwen3-Next's
+ * `A_log` becomes llama.cpp's `ssm_a = -exp(A_log)`.
+ *
+ * @example Usage
+ * ```ts
+ * import { mapFloats } from "./transforms.ts";
+ * const input = ReadableStream.from([new Uint8Array(new Float32Array([0, 1]).buffer)]);
+ * const out = new Uint8Array(await new Response(mapFloats(input, "F32", (v) => -v)).arrayBuffer());
+ * console.assert(new Float32Array(out.buffer)[1] === -1);
+ * ```
+ *
+ * @param input The payload.
+ * @param dtype Its type.
+ * @param f The function, on numbers.
+ * @returns The mapped payload, chunk for chunk (a value split across chunks is carried).
+ * @throws {RangeError} (from the stream) When the payload is not whole values.
+ */
+export function mapFloats(
+  input: ReadableStream<Uint8Array>,
+  dtype: "F32" | "BF16",
+  f: (value: number) => number,
+): ReadableStream<Uint8Array> {
+  const width = dtype === "F32" ? 4 : 2;
+  const f32 = new Float32Array(1);
+  const bits = new Uint32Array(f32.buffer);
   let carry = new Uint8Array(0);
   return input.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
         const bytes = carry.length === 0 ? chunk : concat(carry, chunk);
-        const whole = bytes.length - (bytes.length % 4);
+        const whole = bytes.length - (bytes.length % width);
         carry = bytes.slice(whole);
         if (whole === 0) return;
         const out = new Uint8Array(whole);
         out.set(bytes.subarray(0, whole));
         const view = new DataView(out.buffer);
-        for (let at = 0; at < whole; at += 4) {
-          view.setFloat32(at, view.getFloat32(at, true) + value, true);
+        for (let at = 0; at < whole; at += width) {
+          if (width === 4) {
+            view.setFloat32(at, f(view.getFloat32(at, true)), true);
+            continue;
+          }
+          bits[0] = view.getUint16(at, true) << 16;
+          f32[0] = f(f32[0]!);
+          const b = bits[0]!;
+          // NaN stays NaN (quiet); otherwise round to nearest, ties to even.
+          const rounded = (b & 0x7fffffff) > 0x7f800000
+            ? (b >>> 16) | 0x40
+            : (b + 0x7fff + ((b >>> 16) & 1)) >>> 16;
+          view.setUint16(at, rounded & 0xffff, true);
         }
         controller.enqueue(out);
       },
       flush() {
         if (carry.length !== 0) {
-          throw new RangeError(`Cannot shift values: the payload ends inside a float32`);
+          throw new RangeError(
+            `Cannot map values: the payload ends inside a ${
+              dtype === "F32" ? "float32" : "bfloat16"
+            }`,
+          );
+        }
+      },
+    }),
+  );
+}
+
+/**
+ * The bytes of a payload's ranges in the order given, which need not be
+ * sorted (Qwen3-Next's fused `in_proj_qkvz` split into its q, k, v and z
+ * rows; Qwen3.5's value heads from grouped to tiled order). The payload is
+ * opened once for each run of ranges that follow one another, and read
+ * only up to the run's last range.
+ *
+ * @example Usage
+ * ```ts
+ * import { rangesInOrder } from "./transforms.ts";
+ * const open = () => ReadableStream.from([new Uint8Array([0, 1, 2, 3, 4, 5])]);
+ * const out = new Uint8Array(await new Response(rangesInOrder(open, [[4, 6], [0, 2]])).arrayBuffer());
+ * console.assert(out.join() === "4,5,0,1");
+ * ```
+ *
+ * @param open Opens the payload (once per run).
+ * @param ranges `[start, end)` byte ranges, not overlapping.
+ * @returns The bytes of the ranges, in their order.
+ */
+export function rangesInOrder(
+  open: () => ReadableStream<Uint8Array>,
+  ranges: readonly (readonly [number, number])[],
+): ReadableStream<Uint8Array> {
+  const runs: (readonly [number, number])[][] = [];
+  for (const range of ranges) {
+    const run = runs[runs.length - 1];
+    const last = run?.[run.length - 1];
+    if (run !== undefined && last !== undefined && range[0] >= last[1]) run.push(range);
+    else runs.push([range]);
+  }
+  return concatPayloads(runs.map((run) => () => keepRanges(open(), run)));
+}
+
+/**
+ * Each group of a payload (`groupBytes`, e.g. one row) with its equal
+ * segments reordered: segment `order[i]` of the group is written `i`-th
+ * (Qwen3.5's `out_proj`, whose columns follow the value heads). Holds one
+ * group.
+ *
+ * @example Usage
+ * ```ts
+ * import { reorderSegments } from "./transforms.ts";
+ * const input = ReadableStream.from([new Uint8Array([0, 1, 2, 3, 4, 5, 6, 7])]);
+ * const out = reorderSegments(input, 4, [1, 0]);
+ * console.assert(new Uint8Array(await new Response(out).arrayBuffer()).join() === "2,3,0,1,6,7,4,5");
+ * ```
+ *
+ * @param input The payload, whole groups.
+ * @param groupBytes Bytes of a group.
+ * @param order The segment written at each place.
+ * @returns The reordered payload.
+ * @throws {RangeError} When a group does not split into `order.length`
+ * segments; (from the stream) when the payload ends inside a group.
+ */
+export function reorderSegments(
+  input: ReadableStream<Uint8Array>,
+  groupBytes: number,
+  order: readonly number[],
+): ReadableStream<Uint8Array> {
+  const segment = groupBytes / order.length;
+  if (!Number.isSafeInteger(segment) || segment <= 0) {
+    throw new RangeError(`Cannot split ${groupBytes}-byte groups into ${order.length} segments`);
+  }
+  const group = new Uint8Array(groupBytes);
+  let held = 0;
+  return input.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        let at = 0;
+        while (at < chunk.length) {
+          const n = Math.min(groupBytes - held, chunk.length - at);
+          group.set(chunk.subarray(at, at + n), held);
+          held += n;
+          at += n;
+          if (held < groupBytes) break;
+          const out = new Uint8Array(groupBytes);
+          order.forEach((s, i) =>
+            out.set(group.subarray(s * segment, (s + 1) * segment), i * segment)
+          );
+          controller.enqueue(out);
+          held = 0;
+        }
+      },
+      flush() {
+        if (held !== 0) {
+          throw new RangeError(`Cannot reorder segments: the payload ends inside a group`);
         }
       },
     }),

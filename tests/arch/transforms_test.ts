@@ -9,6 +9,9 @@ import {
   addToFloat32,
   concatPayloads,
   keepRanges,
+  mapFloats,
+  rangesInOrder,
+  reorderSegments,
   repackMxfp4,
 } from "../../src/arch/transforms.ts";
 import { all, chunked } from "./_payloads.ts";
@@ -97,4 +100,54 @@ Deno.test("repackMxfp4(): the exponent first, value j and j + 16 in byte j's nib
     }
   }
   assert.deepEqual([...out], want);
+});
+
+Deno.test("mapFloats(): Qwen3-Next's −exp(A_log) in F32, and in BF16 rounded to nearest even as torch does", async () => {
+  const values = new Float32Array([-4.5, 0, 0.6931472, 2.7725887, -0.001]);
+  const f32 = new Float32Array(
+    (await all(
+      mapFloats(chunked(new Uint8Array(values.buffer), [3, 5]), "F32", (v) => -Math.exp(v)),
+    ))
+      .buffer,
+  );
+  assert.deepEqual([...f32], [...values].map((v) => Math.fround(-Math.exp(v))));
+  // BF16 bits of 0.6931472 (0x3F31 = 0.69140625) and 2.0 (0x4000): −exp rounded to BF16.
+  const bf16 = new Uint8Array([0x31, 0x3f, 0x00, 0x40]);
+  const out = new DataView(
+    (await all(mapFloats(chunked(bf16, [1]), "BF16", (v) => -Math.exp(v)))).buffer,
+  );
+  // −exp(0.69140625) = −1.99650… → BF16 −2 (0xC000); −exp(2) = −7.389… → −7.375 (0xC0EC):
+  // torch 2.13's `-torch.exp` of these BF16 values.
+  assert.deepEqual([out.getUint16(0, true), out.getUint16(2, true)], [0xc000, 0xc0ec]);
+  await assert.rejects(
+    all(mapFloats(chunked(new Uint8Array(3), []), "BF16", (v) => v)),
+    /bfloat16/,
+  );
+});
+
+Deno.test("rangesInOrder(): in_proj_qkvz's q, k, v rows of each key head, one pass per sorted run", async () => {
+  // 2 key heads × [q, k, v, z] of 2 bytes each.
+  const bytes = Uint8Array.from({ length: 16 }, (_, i) => i);
+  let opened = 0;
+  const open = () => {
+    opened++;
+    return chunked(bytes, [3, 5]);
+  };
+  const q = [[0, 2], [8, 10]] as const;
+  const k = [[2, 4], [10, 12]] as const;
+  const v = [[4, 6], [12, 14]] as const;
+  const out = await all(rangesInOrder(open, [...q, ...k, ...v]));
+  assert.deepEqual([...out], [0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13]);
+  assert.equal(opened, 3);
+});
+
+Deno.test("reorderSegments(): each row's value-head columns from grouped to tiled order, across chunk edges", async () => {
+  // 2 rows × 4 segments of 2 bytes; order [0, 2, 1, 3] (2 key heads × 2 value heads each).
+  const bytes = Uint8Array.from({ length: 16 }, (_, i) => i);
+  for (const cuts of [[], [3], [1, 7, 5]]) {
+    const out = await all(reorderSegments(chunked(bytes, cuts), 8, [0, 2, 1, 3]));
+    assert.deepEqual([...out], [0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15], `${cuts}`);
+  }
+  await assert.rejects(all(reorderSegments(chunked(bytes, []), 12, [0, 1])), /inside a group/);
+  assert.throws(() => reorderSegments(chunked(bytes, []), 7, [0, 1]), /segments/);
 });

@@ -15,6 +15,11 @@ import { fail, familiesToJudge, familyDir } from "./_families.ts";
 
 const FAMILIES = familiesToJudge();
 
+/** Hybrid fixtures' linear-attention input projections (layers 0–2 are linear). */
+const LINEAR_ATTENTION: Readonly<Record<string, readonly string[]>> = {
+  "qwen3-next": ["in_proj_qkvz.weight", "in_proj_ba.weight"],
+};
+
 Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks them up, with rope_type and the sizes its load gate checks", async (t) => {
   await withTempDir(async (dir) => {
     for (const family of FAMILIES) {
@@ -78,12 +83,20 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
             }
             continue;
           }
-          if (names.has(`${p}.self_attn.qkv_proj.weight`)) {
+          const linear = LINEAR_ATTENTION[family];
+          if (linear !== undefined) {
+            // realizar has no gated DeltaNet: APR keeps the checkpoint's linear
+            // attention (layers 0–2; layer 3 attends) under its own names.
+            for (const x of [...linear, "A_log", "dt_bias", "conv1d.weight", "norm.weight"]) {
+              need(`${p}.linear_attn.${x}`);
+            }
+            need(`${p}.linear_attn.out_proj.weight`);
+          } else if (names.has(`${p}.self_attn.qkv_proj.weight`)) {
             refuse(`${p}.self_attn.q_proj.weight`, "both fused qkv_proj and split q_proj");
           } else {
             for (const x of ["q", "k", "v", "o"]) need(`${p}.self_attn.${x}_proj.weight`);
           }
-          need(`${p}.self_attn.o_proj.weight`);
+          if (linear === undefined) need(`${p}.self_attn.o_proj.weight`);
           refuse(
             `${p}.mlp.gate_up_proj.weight`,
             "realizar does not know fused gate_up_proj; split it",

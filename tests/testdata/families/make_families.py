@@ -635,6 +635,42 @@ FAMILIES["dots1"] = (
     {"expert groups": {"topk_group": 2}, "routed scaling": {"routed_scaling_factor": 1.0}},
 )
 
+# Qwen3-Next's shape (added last, so the other families keep their seeds):
+# gated DeltaNet linear attention on layers 0-2 and gated full attention on
+# layer 3 (full_attention_interval 4, the published pattern), 2 key heads and
+# 4 value heads in the linear layers (the published 1:2 ratio), a quarter of
+# each full-attention head rotated, Gemma-style `1 + w` RMSNorms, 4 experts
+# (top 2) with a gated shared expert on every layer.
+QWEN_LINEAR = dict(linear_conv_kernel_dim=4, linear_key_head_dim=HEAD_DIM, linear_value_head_dim=HEAD_DIM,
+                   linear_num_key_heads=2, linear_num_value_heads=4, head_dim=HEAD_DIM,
+                   num_hidden_layers=4, full_attention_interval=4, pad_token_id=None,
+                   bos_token_id=None, eos_token_id=VOCAB - 1)
+FAMILIES["qwen3-next"] = (
+    "Qwen3NextConfig", "Qwen3NextForCausalLM",
+    common(**QWEN_LINEAR, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+           shared_expert_intermediate_size=64, norm_topk_prob=True),
+    "qwen2", {},
+)
+# Qwen3.5's text models: Qwen3-Next's layers, the linear attention's
+# projections stored apart (in_proj_qkv, in_proj_z, in_proj_b, in_proj_a),
+# dense (a SwiGLU MLP) or MoE, with interleaved M-RoPE. Its sections count
+# rotated pairs: the published [11, 11, 10] fill 256 × 0.25 / 2 = 32 of them,
+# and llama.cpp asserts that they fit the rotated dims; here 16 × 0.25 / 2 = 2
+# pairs, so [1, 1, 0]. (Text has one position on every axis: the sections do
+# not change what either computes.)
+QWEN35_ROPE = {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25,
+               "mrope_section": [1, 1, 0], "mrope_interleaved": True}
+FAMILIES["qwen35"] = (
+    "Qwen3_5TextConfig", "Qwen3_5ForCausalLM", common(**QWEN_LINEAR, rope_parameters=QWEN35_ROPE),
+    "qwen2", {},
+)
+FAMILIES["qwen35-moe"] = (
+    "Qwen3_5MoeTextConfig", "Qwen3_5MoeForCausalLM",
+    common(**QWEN_LINEAR, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+           shared_expert_intermediate_size=64, rope_parameters=QWEN35_ROPE),
+    "qwen2", {},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -977,7 +1013,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          # issue 31's families, each branch with its own range.
          "ministral3": 100,
          # issue 31's MoE families (branch fam-moe): seeds 120–139.
-         "minimax-m2": 120, "dots1": 121}
+         "minimax-m2": 120, "dots1": 121,
+         "qwen3-next": 140, "qwen35": 141, "qwen35-moe": 142}
 
 
 def main() -> None:

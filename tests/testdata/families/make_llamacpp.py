@@ -40,6 +40,11 @@ KEEP_GGUF = {"llama3-rope": ["f32"], "gemma2": ["f32"], "qwen2-moe": ["f32"], "p
 # The converter's own --outtype values (beyond f32), and llama-quantize presets of its F32 file.
 OUTTYPES = ["bf16", "q8_0"]
 QUANTIZED = ["Q4_K_M", "Q5_K_S"]
+# Converter flags some checkpoints need. Qwen3-Next and Qwen3.5: the converter
+# counts multi-token-prediction layers from config.json's mtp_num_hidden_layers
+# or else from `mtp.*` tensors, and asserts when it finds neither, as in a
+# checkpoint transformers saves (it builds no MTP layer); --no-mtp leaves them out.
+CONVERTER_FLAGS = {name: ["--no-mtp"] for name in ("qwen3-next", "qwen35", "qwen35-moe")}
 
 PRE_BY_REGEX = {
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+": "llama-bpe",
@@ -74,7 +79,8 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -
     base.TextModel.get_vocab_base_pre = get_vocab_base_pre
     import convert_hf_to_gguf  # type: ignore
 
-    sys.argv = ["convert_hf_to_gguf.py", str(model_dir), "--outtype", outtype, "--outfile", str(out)]
+    sys.argv = ["convert_hf_to_gguf.py", str(model_dir), "--outtype", outtype, "--outfile", str(out),
+                *CONVERTER_FLAGS.get(model_dir.name, [])]
     convert_hf_to_gguf.main()
 
 
