@@ -41,6 +41,7 @@ import { QWEN3MOE } from "./families/qwen3moe.ts";
 import { SEED_OSS } from "./families/seed_oss.ts";
 import { SMOLLM3 } from "./families/smollm3.ts";
 import { STARCODER2 } from "./families/starcoder2.ts";
+import { GPT2, STARCODER } from "./families/gpt2.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -79,6 +80,8 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     GLM4,
     GLM4MOE,
     BERT,
+    GPT2,
+    STARCODER,
   ].map((f) => [f.name, f]),
 );
 
@@ -89,7 +92,6 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
  */
 const OTHER_ARCHITECTURES: Readonly<Record<string, string>> = {
   PhiForCausalLM: "phi2",
-  GPT2LMHeadModel: "gpt2",
   GPTNeoXForCausalLM: "gptneox",
   FalconForCausalLM: "falcon",
   StableLmForCausalLM: "stablelm",
@@ -98,8 +100,7 @@ const OTHER_ARCHITECTURES: Readonly<Record<string, string>> = {
 
 /**
  * transformers' `tie_word_embeddings` default of the config classes of
- * `model_type`s outside {@linkcode FAMILIES} (`GPT2Config` keeps
- * `PreTrainedConfig`'s default, tied).
+ * `model_type`s outside {@linkcode FAMILIES}.
  */
 const OTHER_TIED_DEFAULTS: Readonly<Record<string, boolean>> = {
   phi: false,
@@ -107,7 +108,6 @@ const OTHER_TIED_DEFAULTS: Readonly<Record<string, boolean>> = {
   gptj: false,
   stablelm: false,
   olmo: false,
-  gpt2: true,
 };
 
 const BY_HF_ARCHITECTURE: ReadonlyMap<string, Family> = new Map(
