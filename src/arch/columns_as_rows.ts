@@ -177,6 +177,41 @@ export function columnsAsRows(
   }, { highWaterMark: 0 });
 }
 
+/**
+ * The shape of a 2-D tensor transposed (`[rows, cols]` → `[cols, rows]`).
+ *
+ * @param info The tensor.
+ * @returns The transposed shape.
+ * @throws {RangeError} When the tensor is not 2-D.
+ */
+export function transposedShape(
+  info: { name: string; shape: readonly number[] },
+): [number, number] {
+  if (info.shape.length !== 2) {
+    throw new RangeError(
+      `Cannot transpose "${info.name}": it is not a matrix (shape [${info.shape}])`,
+    );
+  }
+  return [info.shape[1]!, info.shape[0]!];
+}
+
+/**
+ * A row-major matrix's payload transposed: every column as a row (one
+ * matrix of {@linkcode columnsAsRows}).
+ *
+ * @param input The payload.
+ * @param info The tensor: its 2-D shape and element type's width.
+ * @returns The transposed payload.
+ */
+export function transposedPayload(
+  input: ReadableStream<Uint8Array>,
+  info: { name: string; shape: readonly number[]; byteLength: number },
+): ReadableStream<Uint8Array> {
+  const [cols, rows] = transposedShape(info);
+  const width = rows * cols === 0 ? 1 : info.byteLength / (rows * cols);
+  return columnsAsRows(input, { matrices: 1, rows, cols, width });
+}
+
 /** The typed array whose elements are `width` bytes, if there is one. */
 function elementView(width: number) {
   return width === 4

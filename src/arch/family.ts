@@ -175,6 +175,14 @@ export interface GgufSupport {
    * `e_score_correction_bias`).
    */
   hfNameBack?(name: string): string;
+  /**
+   * Whether a Hugging Face tensor is stored transposed, `[in, out]` (GPT-2's
+   * `Conv1D` projections): the converter writes it as `[out, in]`, and a
+   * GGUF read back transposes it again.
+   *
+   * @param name The tensor's Hugging Face name.
+   */
+  transposed?(name: string): boolean;
   /** Whole-model tensors stacked from numbered ones, emitted after the last of them. */
   readonly stacks?: readonly GlobalStack[];
   /**
@@ -265,9 +273,10 @@ export interface SentencePieceFacts {
  * How llama.cpp rotates a GGUF architecture's Q/K (`llama_model_rope_type()`,
  * src/llama-model.cpp): `norm` adjacent pairs; `neox` pairs half a head
  * apart; `mrope` and `imrope` (Qwen2-VL, Qwen3-VL) per-axis sections, which
- * for text (one position on every axis) rotate as `neox` does.
+ * for text (one position on every axis) rotate as `neox` does; `none`
+ * rotates nothing (GPT-2's learned positions).
  */
-export type GgufRopeType = "norm" | "neox" | "mrope" | "imrope";
+export type GgufRopeType = "norm" | "neox" | "mrope" | "imrope" | "none";
 
 /** One model family. */
 export interface Family {
@@ -312,6 +321,12 @@ export interface Family {
    * interleaved ones (APR `rope_type` 0); otherwise `rotate_half` (2).
    */
   readonly hfRopeInterleaved?: boolean;
+  /**
+   * Whether the family adds learned absolute position embeddings instead of
+   * rotating Q/K (GPT-2, GPTBigCode): its APR metadata has no `rope_type`,
+   * whatever `ggufRopeType` llama.cpp lists (starcoder: NORM, unused).
+   */
+  readonly learnedPositions?: boolean;
   /**
    * transformers' default for `tie_word_embeddings` when `config.json` does
    * not say (the config class's default).

@@ -20,7 +20,6 @@ import { familiesOfGguf } from "./registry.ts";
 export const OTHER_GGUF_ROPE_TYPES: Readonly<Record<string, GgufRopeType>> = {
   deci: "norm",
   baichuan: "norm",
-  starcoder: "norm",
   internlm2: "norm",
   minicpm: "norm",
   xverse: "norm",
@@ -50,12 +49,16 @@ export const OTHER_GGUF_ROPE_TYPES: Readonly<Record<string, GgufRopeType>> = {
   minicpm3: "neox",
 };
 
-/** APR's two values (APR_V2.md §3): 0 NORM; 2 NEOX, which M-RoPE is for text. */
-const APR_ROPE_TYPE: Readonly<Record<GgufRopeType, number>> = {
+/**
+ * APR's two values (APR_V2.md §3): 0 NORM; 2 NEOX, which M-RoPE is for text;
+ * none for a model without RoPE.
+ */
+const APR_ROPE_TYPE: Readonly<Record<GgufRopeType, number | undefined>> = {
   norm: 0,
   neox: 2,
   mrope: 2,
   imrope: 2,
+  none: undefined,
 };
 
 /**
@@ -82,7 +85,8 @@ export function ggufRopeType(ggufArchitecture: string): GgufRopeType | undefined
  * ```
  *
  * @param ggufArchitecture `general.architecture`.
- * @returns 0 (NORM) or 2 (NEOX), or `undefined` for an architecture aprkit does not know.
+ * @returns 0 (NORM) or 2 (NEOX), or `undefined` for an architecture aprkit does not know
+ * or one without RoPE.
  */
 export function aprRopeTypeOfGguf(ggufArchitecture: string): number | undefined {
   const type = ggufRopeType(ggufArchitecture);

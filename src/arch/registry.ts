@@ -45,6 +45,7 @@ import { MINISTRAL3 } from "./families/ministral3.ts";
 import { MINIMAX_M2 } from "./families/minimax_m2.ts";
 import { DOTS1 } from "./families/dots1.ts";
 import { QWEN3NEXT } from "./families/qwen3next.ts";
+import { GPT2, STARCODER } from "./families/gpt2.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -87,6 +88,8 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     MINIMAX_M2,
     DOTS1,
     QWEN3NEXT,
+    GPT2,
+    STARCODER,
   ].map((f) => [f.name, f]),
 );
 
@@ -97,7 +100,6 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
  */
 const OTHER_ARCHITECTURES: Readonly<Record<string, string>> = {
   PhiForCausalLM: "phi2",
-  GPT2LMHeadModel: "gpt2",
   GPTNeoXForCausalLM: "gptneox",
   FalconForCausalLM: "falcon",
   StableLmForCausalLM: "stablelm",
@@ -106,8 +108,7 @@ const OTHER_ARCHITECTURES: Readonly<Record<string, string>> = {
 
 /**
  * transformers' `tie_word_embeddings` default of the config classes of
- * `model_type`s outside {@linkcode FAMILIES} (`GPT2Config` keeps
- * `PreTrainedConfig`'s default, tied).
+ * `model_type`s outside {@linkcode FAMILIES}.
  */
 const OTHER_TIED_DEFAULTS: Readonly<Record<string, boolean>> = {
   phi: false,
@@ -115,7 +116,6 @@ const OTHER_TIED_DEFAULTS: Readonly<Record<string, boolean>> = {
   gptj: false,
   stablelm: false,
   olmo: false,
-  gpt2: true,
 };
 
 const BY_HF_ARCHITECTURE: ReadonlyMap<string, Family> = new Map(

@@ -11,7 +11,12 @@
 
 import { markReleasable, releaseChunk, takeBuffer } from "../io/byte_source.ts";
 
-export { columnsAsRows, type ColumnsAsRowsOptions } from "./columns_as_rows.ts";
+export {
+  columnsAsRows,
+  type ColumnsAsRowsOptions,
+  transposedPayload,
+  transposedShape,
+} from "./columns_as_rows.ts";
 
 /**
  * Add `value` to every float32 of a little-endian F32 payload, rounding to

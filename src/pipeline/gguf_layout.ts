@@ -27,6 +27,8 @@ import {
   columnsAsRows,
   concatPayloads,
   keepRanges,
+  transposedPayload,
+  transposedShape,
   zeroBytes,
 } from "../arch/transforms.ts";
 import type { ModelChunk, ModelHeader, ModelMetadata, TensorEntry, TensorInfo } from "../tensor.ts";
@@ -272,7 +274,9 @@ function planLayout(
     }
     const rows = family.gguf?.paddedRows?.(name, hparams);
     outputs.push(
-      rows !== undefined && rows > (info.shape[0] ?? 0)
+      family.gguf?.transposed?.(info.name) === true
+        ? transposed(info, name)
+        : rows !== undefined && rows > (info.shape[0] ?? 0)
         ? padded(info, name, rows)
         : renamed(info, name, family.gguf?.shift?.(name) ?? 0),
     );
@@ -341,6 +345,19 @@ function padded(info: TensorInfo, name: string, rows: number): Output {
     info: out,
     needs: [info.name],
     open: ([source]) => concatPayloads([() => source!.open(), () => zeroBytes(extra)]),
+  });
+}
+
+/**
+ * A matrix stored `[in, out]` under its GGUF name as `[out, in]` (GPT-2's
+ * `Conv1D` weights), as the converter's `transpose(1, 0)`.
+ */
+function transposed(info: TensorInfo, name: string): Output {
+  assertFloat(info, "transpose");
+  return madeOutput({
+    info: { ...info, name, shape: transposedShape(info) },
+    needs: [info.name],
+    open: ([source]) => transposedPayload(source!.open(), info),
   });
 }
 

@@ -3,7 +3,8 @@
  * tensors, for SafeTensors and APR output (issue 18 item 4): GGUF names the
  * reader left alone mapped with the family's table, stacked `*_exps`
  * experts unstacked expert by expert, Gemma's norms shifted back (`−1`),
- * and, for SafeTensors, the tensors llama.cpp's converter generated
+ * GPT-2's `Conv1D` weights transposed back to `[in, out]`, and, for
+ * SafeTensors, the tensors llama.cpp's converter generated
  * (`rope_freqs`, LongRoPE factors), which transformers computes itself,
  * dropped (APR keeps them, so its GGUF export has them again). Q/K rows are
  * un-permuted afterwards by `reorderQkRows("hf")`.
@@ -16,7 +17,12 @@ import { UsageError } from "../errors.ts";
 import type { Family } from "../arch/family.ts";
 import { ggufToHfName } from "../arch/names.ts";
 import { familyOfGguf } from "../arch/registry.ts";
-import { addToFloat32, keepRanges } from "../arch/transforms.ts";
+import {
+  addToFloat32,
+  keepRanges,
+  transposedPayload,
+  transposedShape,
+} from "../arch/transforms.ts";
 import type { ModelChunk, ModelHeader, TensorEntry, TensorInfo } from "../tensor.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
 
@@ -119,6 +125,7 @@ function outputs(info: TensorInfo, family: Family, dropGenerated = false): Out[]
   }
   const mapped = ggufToHfName(info.name, family);
   const name = family.gguf?.hfNameBack?.(mapped) ?? mapped;
+  if (family.gguf?.transposed?.(name) === true) return [transposedBack(info, name)];
   const shift = family.gguf?.shift?.(info.name) ?? 0;
   if (shift === 0 || DTYPES[info.dtype].layout !== "elements") {
     return [{
@@ -143,6 +150,27 @@ function outputs(info: TensorInfo, family: Family, dropGenerated = false): Out[]
         ),
     }),
   }];
+}
+
+/**
+ * A matrix the converter transposed (GPT-2's `Conv1D` weights) back to the
+ * checkpoint's `[in, out]`; a block-quantized one as F32 (its blocks run
+ * along the GGUF rows, which become columns).
+ */
+function transposedBack(info: TensorInfo, name: string): Out {
+  const elements = DTYPES[info.dtype].layout === "elements";
+  const shape = transposedShape(info);
+  const out: TensorInfo = elements
+    ? { ...info, name, shape }
+    : { name, dtype: "F32", shape, byteLength: elementCount(shape) * 4 };
+  const stored = elements ? info : { ...info, dtype: "F32", byteLength: out.byteLength };
+  return {
+    info: out,
+    make: (source) => ({
+      info: out,
+      open: () => transposedPayload(elements ? source.open() : decodedBytes(source, "F32"), stored),
+    }),
+  };
 }
 
 /** One tensor per expert, each a contiguous slice of the stacked payload. */

@@ -8,7 +8,7 @@
  */
 
 import assert from "node:assert/strict";
-import { columnsAsRows } from "../../src/arch/transforms.ts";
+import { columnsAsRows, transposedPayload, transposedShape } from "../../src/arch/transforms.ts";
 import { markReleasable, releaseChunk } from "../../src/io/byte_source.ts";
 import { all, chunked } from "./_payloads.ts";
 
@@ -205,4 +205,16 @@ Deno.test("columnsAsRows() cancelled cancels its source", async () => {
   await reader.read();
   await reader.cancel("enough");
   assert.equal(reason, "enough");
+});
+
+Deno.test("transposedPayload(): a matrix's columns as rows, in chunks of any size; a tensor not 2-D is refused", async () => {
+  // [2, 3] of u16: 0 1 2 / 3 4 5 → [3, 2]: 0 3 / 1 4 / 2 5.
+  const values = new Uint16Array([0, 1, 2, 3, 4, 5]);
+  const bytes = new Uint8Array(values.buffer);
+  const info = { name: "m", shape: [2, 3], byteLength: 12 };
+  const input = ReadableStream.from([bytes.slice(0, 5), bytes.slice(5)]);
+  const out = new Uint8Array(await new Response(transposedPayload(input, info)).arrayBuffer());
+  assert.deepEqual([...new Uint16Array(out.buffer)], [0, 3, 1, 4, 2, 5]);
+  assert.deepEqual(transposedShape(info), [3, 2]);
+  assert.throws(() => transposedShape({ name: "v", shape: [6] }), /"v"/);
 });

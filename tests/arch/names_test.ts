@@ -34,7 +34,8 @@ async function fixture(
   return { config, names: Object.keys(index.weight_map) };
 }
 
-const GGUF_NAME = /^(blk\.\d+\.[a-z_]+|token_embd|output_norm|output)\.(weight|bias)$/;
+const GGUF_NAME =
+  /^(blk\.\d+\.[a-z_]+|token_embd|position_embd|output_norm|output)\.(weight|bias)$/;
 const EXPERT = /\.experts\.\d+\./;
 
 Deno.test("every fixture's tensors map to GGUF names and back, under its own family", async (t) => {
@@ -106,6 +107,13 @@ Deno.test("the names where families differ, as llama.cpp's converter writes them
       "model.layers.1.mlp.shared_experts.gate_proj.weight",
       "blk.1.ffn_gate_shexp.weight",
     ],
+    ["gpt2", "transformer.h.1.attn.c_attn.weight", "blk.1.attn_qkv.weight"],
+    ["gpt2", "transformer.h.0.mlp.c_fc.bias", "blk.0.ffn_up.bias"],
+    ["gpt2", "transformer.h.0.ln_2.weight", "blk.0.ffn_norm.weight"],
+    ["gpt2", "transformer.wpe.weight", "position_embd.weight"],
+    ["gpt2", "transformer.wte.weight", "token_embd.weight"],
+    ["gpt2", "transformer.ln_f.bias", "output_norm.bias"],
+    ["starcoder", "transformer.h.1.attn.c_proj.weight", "blk.1.attn_output.weight"],
   ];
   for (const [family, hf, gguf] of cases) {
     assert.equal(hfToGgufName(hf, family), gguf, `${family}: ${hf}`);
@@ -174,10 +182,12 @@ const ARCHITECTURE_LITERALS_ALLOWED: Readonly<Record<string, Readonly<Record<str
   "formats/gguf/metadata.ts": {
     llama: "tokenizer.ggml.model (SentencePiece-style)",
     bert: "tokenizer.ggml.model (WordPiece)",
+    gpt2: "tokenizer.ggml.model (byte-level BPE)",
   },
   "formats/safetensors/hf_tokenizer_gguf.ts": {
     llama: "tokenizer.ggml.model",
     bert: "tokenizer.ggml.model (WordPiece)",
+    gpt2: "tokenizer.ggml.model (byte-level BPE)",
   },
   "formats/safetensors/hf_metadata.ts": { llama: "tokenizer.ggml.model" },
   "quant/checkpoint/bitnet.ts": { bitnet: "quantization_config.quant_method" },

@@ -19,6 +19,9 @@ const FAMILIES = familiesToJudge();
 const LINEAR_ATTENTION: Readonly<Record<string, readonly string[]>> = {
   "qwen3-next": ["in_proj_qkvz.weight", "in_proj_ba.weight"],
 };
+/** Fixtures of GPT-2's layout (`transformer.h.N`, learned positions). */
+const GPT2_SHAPED = ["gpt2", "gpt-bigcode"];
+const GPT2_EMBEDDING = "transformer.wte.weight";
 
 Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks them up, with rope_type and the sizes its load gate checks", async (t) => {
   await withTempDir(async (dir) => {
@@ -33,9 +36,8 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
         try {
           names = new Set(model.names());
           metadata = model.header.metadata as Record<string, unknown>;
-          if (names.has("model.embed_tokens.weight")) {
-            embedding = model.tensor("model.embed_tokens.weight").info.shape;
-          }
+          const embed = [GPT2_EMBEDDING, "model.embed_tokens.weight"].find((n) => names.has(n));
+          if (embed !== undefined) embedding = model.tensor(embed).info.shape;
         } finally {
           await model.close();
         }
@@ -46,6 +48,30 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
         const refuse = (name: string, why: string) => {
           if (names.has(name)) problems.push(`${name}: ${why}`);
         };
+        if (GPT2_SHAPED.includes(family)) {
+          // realizar has no GPT-2 model: APR keeps the checkpoint's tensors
+          // (GPT-2's Conv1D weights [in, out], as transformers stores them).
+          for (const x of [GPT2_EMBEDDING, "transformer.wpe.weight", "transformer.ln_f.weight"]) {
+            need(x);
+          }
+          for (const layer of [0, 1]) {
+            for (
+              const x of ["ln_1", "attn.c_attn", "attn.c_proj", "ln_2", "mlp.c_fc", "mlp.c_proj"]
+            ) {
+              need(`transformer.h.${layer}.${x}.weight`);
+            }
+          }
+          if (metadata.rope_type !== undefined) problems.push("rope_type for learned positions");
+          const [rows, cols] = embedding;
+          if (metadata.vocab_size !== rows || metadata.hidden_size !== cols) {
+            problems.push(
+              `vocab_size ${metadata.vocab_size} × hidden_size ` +
+                `${metadata.hidden_size}, embedding ${rows} × ${cols}`,
+            );
+          }
+          fail(family, problems);
+          return;
+        }
         need("model.embed_tokens.weight");
         need("model.norm.weight");
         for (const layer of [0, 1]) {

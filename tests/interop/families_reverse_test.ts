@@ -79,6 +79,13 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
     hf_architecture: "as architecture",
     hf_model_type: "as architecture",
   },
+  gpt2: {
+    rms_norm_eps: "as Command-R",
+    intermediate_size: "GPT-2's config.json says n_inner null (4 × hidden, the GGUF's " +
+      "feed_forward_length); its Hugging Face import records no width",
+    num_kv_heads: "the converter writes no head_count_kv for GPT-2 (llama.cpp takes head_count)",
+  },
+  "gpt-bigcode": { rms_norm_eps: "as Command-R", intermediate_size: "as GPT-2" },
 };
 
 /** How a GGUF import's metadata differs from the Hugging Face import's, in the family's fields. */
@@ -189,8 +196,10 @@ Deno.test("families: GGUF → APR equals HF → APR (Hugging Face names and layo
           const problems = tensorDifferences(family, got, await readTensors(direct));
           const metadata = await metadataOf(viaGguf);
           // Hugging Face's Q/K rows: rotate_half's halves (2), or adjacent
-          // pairs where transformers rotates those (Cohere, ERNIE 4.5, GLM-4: 0).
-          const rows = familyOf(metadata.architecture)?.hfRopeInterleaved ? 0 : 2;
+          // pairs where transformers rotates those (Cohere, ERNIE 4.5, GLM-4:
+          // 0); none for learned positions (GPT-2).
+          const of = familyOf(metadata.architecture);
+          const rows = of?.learnedPositions ? undefined : of?.hfRopeInterleaved ? 0 : 2;
           if (metadata.rope_type !== rows) {
             problems.push(
               `rope_type ${metadata.rope_type}, want ${rows} (Hugging Face's Q/K rows)`,

@@ -377,11 +377,13 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   // for every architecture here but those whose transformers model rotates
   // adjacent pairs itself (Llama 4: NORM, APR rope_type 0).
   // realizar reads rope_type to choose its rotation: every family aprkit
-  // knows uses RoPE, so it is written for them even without a rope_theta.
-  if (out.rope_theta !== undefined || familyOf(architecture) !== undefined) {
-    out.rope_type = familyOf(architecture)?.hfRopeInterleaved === true
-      ? ROPE_TYPE_NORM
-      : ROPE_TYPE_NEOX;
+  // knows uses RoPE but those with learned positions (GPT-2), so it is
+  // written for them even without a rope_theta.
+  const family = familyOf(architecture);
+  if (
+    (out.rope_theta !== undefined || family !== undefined) && family?.learnedPositions !== true
+  ) {
+    out.rope_type = family?.hfRopeInterleaved === true ? ROPE_TYPE_NORM : ROPE_TYPE_NEOX;
   }
   set(
     "rms_norm_eps",
@@ -396,7 +398,7 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   set("num_experts_per_tok", firstNumber(text, ["num_experts_per_tok", "moe_k"]));
   set("moe_intermediate_size", firstNumber(text, ["moe_intermediate_size"]));
   // A family that names its widths otherwise (Llama 4), as its GGUF holds them.
-  const widths = familyOf(architecture)?.hfWidthKeys ?? {};
+  const widths = family?.hfWidthKeys ?? {};
   for (const [field, key] of Object.entries(widths)) {
     const value = firstNumber(text, [key]);
     if (value !== undefined) out[field as keyof typeof widths] = value;

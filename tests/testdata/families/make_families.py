@@ -671,6 +671,28 @@ FAMILIES["qwen35-moe"] = (
     "qwen2", {},
 )
 
+# GPT-2's shape (issue 31, classic architectures): learned absolute positions,
+# LayerNorms with biases, Conv1D projections stored [in, out] (the converter
+# transposes them), one fused c_attn, GELU (tanh) MLP 4 × hidden wide, tied
+# embeddings. n_ctx is not a field of GPT2Config but is in every published
+# GPT-2 config.json, and the converter reads the context length from it.
+GPT2_SPECIALS = dict(bos_token_id=VOCAB - 3, eos_token_id=VOCAB - 3)
+FAMILIES["gpt2"] = (
+    "GPT2Config", "GPT2LMHeadModel",
+    dict(vocab_size=VOCAB, n_positions=MAX_POSITIONS, n_ctx=MAX_POSITIONS, n_embd=HIDDEN,
+         n_layer=LAYERS, n_head=HEADS, layer_norm_epsilon=1e-5, **GPT2_SPECIALS),
+    "gpt2", {},
+)
+# StarCoder / SantaCoder's shape (GPTBigCodeForCausalLM): GPT-2's block with
+# Linear projections (no transposes) and multi-query attention (one KV head,
+# c_attn [hidden + 2 × head_dim, hidden]), as llama.cpp's starcoder assumes.
+FAMILIES["gpt-bigcode"] = (
+    "GPTBigCodeConfig", "GPTBigCodeForCausalLM",
+    dict(vocab_size=VOCAB, n_positions=MAX_POSITIONS, n_embd=HIDDEN, n_layer=LAYERS,
+         n_head=HEADS, layer_norm_epsilon=1e-5, multi_query=True, **GPT2_SPECIALS),
+    "gpt2", {},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1014,7 +1036,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "ministral3": 100,
          # issue 31's MoE families (branch fam-moe): seeds 120–139.
          "minimax-m2": 120, "dots1": 121,
-         "qwen3-next": 140, "qwen35": 141, "qwen35-moe": 142}
+         "qwen3-next": 140, "qwen35": 141, "qwen35-moe": 142,
+         "gpt2": 160, "gpt-bigcode": 161}
 
 
 def main() -> None:
