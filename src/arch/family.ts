@@ -265,9 +265,10 @@ export interface SentencePieceFacts {
  * How llama.cpp rotates a GGUF architecture's Q/K (`llama_model_rope_type()`,
  * src/llama-model.cpp): `norm` adjacent pairs; `neox` pairs half a head
  * apart; `mrope` and `imrope` (Qwen2-VL, Qwen3-VL) per-axis sections, which
- * for text (one position on every axis) rotate as `neox` does.
+ * for text (one position on every axis) rotate as `neox` does; `none` no
+ * rotation at all (the state-space models: Mamba, Mamba-2).
  */
-export type GgufRopeType = "norm" | "neox" | "mrope" | "imrope";
+export type GgufRopeType = "norm" | "neox" | "mrope" | "imrope" | "none";
 
 /** One model family. */
 export interface Family {

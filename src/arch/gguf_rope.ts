@@ -50,12 +50,16 @@ export const OTHER_GGUF_ROPE_TYPES: Readonly<Record<string, GgufRopeType>> = {
   minicpm3: "neox",
 };
 
-/** APR's two values (APR_V2.md §3): 0 NORM; 2 NEOX, which M-RoPE is for text. */
-const APR_ROPE_TYPE: Readonly<Record<GgufRopeType, number>> = {
+/**
+ * APR's two values (APR_V2.md §3): 0 NORM; 2 NEOX, which M-RoPE is for text;
+ * none for a model that rotates nothing.
+ */
+const APR_ROPE_TYPE: Readonly<Record<GgufRopeType, number | undefined>> = {
   norm: 0,
   neox: 2,
   mrope: 2,
   imrope: 2,
+  none: undefined,
 };
 
 /**
@@ -82,7 +86,8 @@ export function ggufRopeType(ggufArchitecture: string): GgufRopeType | undefined
  * ```
  *
  * @param ggufArchitecture `general.architecture`.
- * @returns 0 (NORM) or 2 (NEOX), or `undefined` for an architecture aprkit does not know.
+ * @returns 0 (NORM) or 2 (NEOX), or `undefined` for an architecture aprkit does not know or
+ * one without RoPE.
  */
 export function aprRopeTypeOfGguf(ggufArchitecture: string): number | undefined {
   const type = ggufRopeType(ggufArchitecture);

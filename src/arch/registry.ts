@@ -41,6 +41,7 @@ import { QWEN3MOE } from "./families/qwen3moe.ts";
 import { SEED_OSS } from "./families/seed_oss.ts";
 import { SMOLLM3 } from "./families/smollm3.ts";
 import { STARCODER2 } from "./families/starcoder2.ts";
+import { FALCON_MAMBA, MAMBA, MAMBA2 } from "./families/mamba.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -79,6 +80,9 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     GLM4,
     GLM4MOE,
     BERT,
+    MAMBA,
+    MAMBA2,
+    FALCON_MAMBA,
   ].map((f) => [f.name, f]),
 );
 

@@ -34,6 +34,32 @@ export function addToFloat32(
   input: ReadableStream<Uint8Array>,
   value: number,
 ): ReadableStream<Uint8Array> {
+  return mapFloat32(input, (x) => x + value, "shift");
+}
+
+/**
+ * Apply `f` to every float32 of a little-endian F32 payload, rounding each
+ * result to float32 (Mamba's `A_log` becomes llama.cpp's `−exp(A_log)`).
+ *
+ * @example Usage
+ * ```ts
+ * import { mapFloat32 } from "./transforms.ts";
+ * const input = ReadableStream.from([new Uint8Array(new Float32Array([0, 1]).buffer)]);
+ * const out = new Uint8Array(await new Response(mapFloat32(input, (x) => -Math.exp(x))).arrayBuffer());
+ * console.assert(new Float32Array(out.buffer)[0] === -1);
+ * ```
+ *
+ * @param input The F32 payload.
+ * @param f The function, computed in float64.
+ * @param doing What it does, for the error message.
+ * @returns The mapped payload, chunk for chunk (a value split across chunks is carried).
+ * @throws {RangeError} (from the stream) When the payload is not whole float32 values.
+ */
+export function mapFloat32(
+  input: ReadableStream<Uint8Array>,
+  f: (x: number) => number,
+  doing = "map",
+): ReadableStream<Uint8Array> {
   let carry = new Uint8Array(0);
   return input.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
@@ -46,13 +72,13 @@ export function addToFloat32(
         out.set(bytes.subarray(0, whole));
         const view = new DataView(out.buffer);
         for (let at = 0; at < whole; at += 4) {
-          view.setFloat32(at, view.getFloat32(at, true) + value, true);
+          view.setFloat32(at, f(view.getFloat32(at, true)), true);
         }
         controller.enqueue(out);
       },
       flush() {
         if (carry.length !== 0) {
-          throw new RangeError(`Cannot shift values: the payload ends inside a float32`);
+          throw new RangeError(`Cannot ${doing} values: the payload ends inside a float32`);
         }
       },
     }),

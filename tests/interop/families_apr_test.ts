@@ -28,8 +28,8 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
         try {
           names = new Set(model.names());
           metadata = model.header.metadata as Record<string, unknown>;
-          if (names.has("model.embed_tokens.weight")) {
-            embedding = model.tensor("model.embed_tokens.weight").info.shape;
+          for (const e of ["model.embed_tokens.weight", "backbone.embeddings.weight"]) {
+            if (names.has(e)) embedding = model.tensor(e).info.shape;
           }
         } finally {
           await model.close();
@@ -41,6 +41,34 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
         const refuse = (name: string, why: string) => {
           if (names.has(name)) problems.push(`${name}: ${why}`);
         };
+        if (family.includes("mamba")) {
+          // realizar has no state-space model: APR keeps the checkpoint's
+          // tensors under its names (backbone.*), and no rope_type (no RoPE).
+          need("backbone.embeddings.weight");
+          need("backbone.norm_f.weight");
+          for (const layer of [0, 1]) {
+            const p = `backbone.layers.${layer}`;
+            need(`${p}.norm.weight`);
+            for (const x of ["in_proj", "conv1d", "out_proj"]) need(`${p}.mixer.${x}.weight`);
+            for (const x of ["A_log", "D", "conv1d.bias"]) need(`${p}.mixer.${x}`);
+            if (family === "mamba2") {
+              need(`${p}.mixer.dt_bias`);
+              need(`${p}.mixer.norm.weight`);
+            } else {
+              for (const x of ["x_proj", "dt_proj"]) need(`${p}.mixer.${x}.weight`);
+            }
+          }
+          if (metadata.rope_type !== undefined) problems.push("rope_type for a model without RoPE");
+          const [rows, cols] = embedding;
+          if (metadata.vocab_size !== rows || metadata.hidden_size !== cols) {
+            problems.push(
+              `sizes ${metadata.vocab_size}×${metadata.hidden_size}, embedding ${rows}×${cols}`,
+            );
+          }
+          if (metadata.num_layers !== 2) problems.push(`num_layers ${metadata.num_layers}`);
+          fail(family, problems);
+          return;
+        }
         need("model.embed_tokens.weight");
         need("model.norm.weight");
         for (const layer of [0, 1]) {

@@ -377,8 +377,12 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   // for every architecture here but those whose transformers model rotates
   // adjacent pairs itself (Llama 4: NORM, APR rope_type 0).
   // realizar reads rope_type to choose its rotation: every family aprkit
-  // knows uses RoPE, so it is written for them even without a rope_theta.
-  if (out.rope_theta !== undefined || familyOf(architecture) !== undefined) {
+  // knows uses RoPE but the state-space ones (Mamba: no rotation, so none),
+  // so it is written for them even without a rope_theta.
+  if (
+    (out.rope_theta !== undefined || familyOf(architecture) !== undefined) &&
+    familyOf(architecture)?.ggufRopeType !== "none"
+  ) {
     out.rope_type = familyOf(architecture)?.hfRopeInterleaved === true
       ? ROPE_TYPE_NORM
       : ROPE_TYPE_NEOX;

@@ -588,6 +588,28 @@ FAMILIES["glm4"] = (
                                             "partial_rotary_factor": 1.0}}},
 )
 
+# Mamba's shape (state-space, no attention): inner width 2 × hidden (the only
+# expansion llama.cpp runs), state 16, conv kernel 4, time-step rank 4
+# (ceil(hidden / 16), the "auto" rule); no tokenizer of its own in the
+# published checkpoints' sense, so the fixtures' byte-level BPE.
+MAMBA_ARGS = dict(hidden_size=HIDDEN, state_size=16, num_hidden_layers=LAYERS, vocab_size=VOCAB,
+                  conv_kernel=4, expand=2, pad_token_id=VOCAB - 1, bos_token_id=VOCAB - 2,
+                  eos_token_id=VOCAB - 1)
+FAMILIES["mamba"] = ("MambaConfig", "MambaForCausalLM", MAMBA_ARGS, "llama3", {})
+# Mamba-2's shape: 8 heads of 16 over the 128-wide inner state, 1 group of
+# B/C: with 2, transformers' torch path normalises the gated output over
+# the whole inner width, llama.cpp (and mamba_ssm's kernels) per group,
+# 1.58 apart in log-probability; with 1 they agree.
+FAMILIES["mamba2"] = (
+    "Mamba2Config", "Mamba2ForCausalLM",
+    dict(hidden_size=HIDDEN, state_size=16, num_hidden_layers=LAYERS, vocab_size=VOCAB,
+         conv_kernel=4, expand=2, num_heads=8, head_dim=16, n_groups=1,
+         pad_token_id=VOCAB - 1, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3", {},
+)
+# Falcon-Mamba's shape: Mamba's, with weightless RMS norms on B, C and the time step.
+FAMILIES["falcon-mamba"] = ("FalconMambaConfig", "FalconMambaForCausalLM", MAMBA_ARGS, "llama3", {})
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -926,7 +948,7 @@ def make_unknown() -> None:
 # after deepseek3, so these keep the seeds their committed files were made
 # with (a seed is otherwise 1 + the family's place in FAMILIES).
 SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
-         "glm4moe": 23, "glm4": 24}
+         "glm4moe": 23, "glm4": 24, "mamba": 180, "mamba2": 181, "falcon-mamba": 182}
 
 
 def main() -> None:
