@@ -274,7 +274,7 @@ export interface SentencePieceFacts {
  * src/llama-model.cpp): `norm` adjacent pairs; `neox` pairs half a head
  * apart; `mrope` and `imrope` (Qwen2-VL, Qwen3-VL) per-axis sections, which
  * for text (one position on every axis) rotate as `neox` does; `none`
- * rotates nothing (GPT-2's learned positions).
+ * rotates nothing (GPT-2's learned positions; the state-space models: Mamba, Mamba-2).
  */
 export type GgufRopeType = "norm" | "neox" | "mrope" | "imrope" | "none";
 

@@ -46,6 +46,7 @@ import { MINIMAX_M2 } from "./families/minimax_m2.ts";
 import { DOTS1 } from "./families/dots1.ts";
 import { QWEN3NEXT } from "./families/qwen3next.ts";
 import { GPT2, STARCODER } from "./families/gpt2.ts";
+import { FALCON_MAMBA, MAMBA, MAMBA2 } from "./families/mamba.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -90,6 +91,9 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     QWEN3NEXT,
     GPT2,
     STARCODER,
+    MAMBA,
+    MAMBA2,
+    FALCON_MAMBA,
   ].map((f) => [f.name, f]),
 );
 

@@ -36,7 +36,8 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
         try {
           names = new Set(model.names());
           metadata = model.header.metadata as Record<string, unknown>;
-          const embed = [GPT2_EMBEDDING, "model.embed_tokens.weight"].find((n) => names.has(n));
+          const embed = [GPT2_EMBEDDING, "model.embed_tokens.weight", "backbone.embeddings.weight"]
+            .find((n) => names.has(n));
           if (embed !== undefined) embedding = model.tensor(embed).info.shape;
         } finally {
           await model.close();
@@ -69,6 +70,34 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
                 `${metadata.hidden_size}, embedding ${rows} × ${cols}`,
             );
           }
+          fail(family, problems);
+          return;
+        }
+        if (family.includes("mamba")) {
+          // realizar has no state-space model: APR keeps the checkpoint's
+          // tensors under its names (backbone.*), and no rope_type (no RoPE).
+          need("backbone.embeddings.weight");
+          need("backbone.norm_f.weight");
+          for (const layer of [0, 1]) {
+            const p = `backbone.layers.${layer}`;
+            need(`${p}.norm.weight`);
+            for (const x of ["in_proj", "conv1d", "out_proj"]) need(`${p}.mixer.${x}.weight`);
+            for (const x of ["A_log", "D", "conv1d.bias"]) need(`${p}.mixer.${x}`);
+            if (family === "mamba2") {
+              need(`${p}.mixer.dt_bias`);
+              need(`${p}.mixer.norm.weight`);
+            } else {
+              for (const x of ["x_proj", "dt_proj"]) need(`${p}.mixer.${x}.weight`);
+            }
+          }
+          if (metadata.rope_type !== undefined) problems.push("rope_type for a model without RoPE");
+          const [rows, cols] = embedding;
+          if (metadata.vocab_size !== rows || metadata.hidden_size !== cols) {
+            problems.push(
+              `sizes ${metadata.vocab_size}×${metadata.hidden_size}, embedding ${rows}×${cols}`,
+            );
+          }
+          if (metadata.num_layers !== 2) problems.push(`num_layers ${metadata.num_layers}`);
           fail(family, problems);
           return;
         }

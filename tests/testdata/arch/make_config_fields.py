@@ -15,6 +15,7 @@ composite's own fields. A model_type transformers does not know is recorded as n
 
 import dataclasses
 import json
+import math
 import re
 from pathlib import Path
 
@@ -31,6 +32,8 @@ for source in sorted(families.glob("*.ts")):
 
 
 def jsonable(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)  # Mamba-2's time_step_limit (0.0, inf): JSON has no infinity
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, (list, tuple)):

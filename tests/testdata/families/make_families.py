@@ -692,6 +692,27 @@ FAMILIES["gpt-bigcode"] = (
          n_head=HEADS, layer_norm_epsilon=1e-5, multi_query=True, **GPT2_SPECIALS),
     "gpt2", {},
 )
+# Mamba's shape (state-space, no attention): inner width 2 × hidden (the only
+# expansion llama.cpp runs), state 16, conv kernel 4, time-step rank 4
+# (ceil(hidden / 16), the "auto" rule); no tokenizer of its own in the
+# published checkpoints' sense, so the fixtures' byte-level BPE.
+MAMBA_ARGS = dict(hidden_size=HIDDEN, state_size=16, num_hidden_layers=LAYERS, vocab_size=VOCAB,
+                  conv_kernel=4, expand=2, pad_token_id=VOCAB - 1, bos_token_id=VOCAB - 2,
+                  eos_token_id=VOCAB - 1)
+FAMILIES["mamba"] = ("MambaConfig", "MambaForCausalLM", MAMBA_ARGS, "llama3", {})
+# Mamba-2's shape: 8 heads of 16 over the 128-wide inner state, 1 group of
+# B/C: with 2, transformers' torch path normalises the gated output over
+# the whole inner width, llama.cpp (and mamba_ssm's kernels) per group,
+# 1.58 apart in log-probability; with 1 they agree.
+FAMILIES["mamba2"] = (
+    "Mamba2Config", "Mamba2ForCausalLM",
+    dict(hidden_size=HIDDEN, state_size=16, num_hidden_layers=LAYERS, vocab_size=VOCAB,
+         conv_kernel=4, expand=2, num_heads=8, head_dim=16, n_groups=1,
+         pad_token_id=VOCAB - 1, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3", {},
+)
+# Falcon-Mamba's shape: Mamba's, with weightless RMS norms on B, C and the time step.
+FAMILIES["falcon-mamba"] = ("FalconMambaConfig", "FalconMambaForCausalLM", MAMBA_ARGS, "llama3", {})
 
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
@@ -1037,7 +1058,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          # issue 31's MoE families (branch fam-moe): seeds 120–139.
          "minimax-m2": 120, "dots1": 121,
          "qwen3-next": 140, "qwen35": 141, "qwen35-moe": 142,
-         "gpt2": 160, "gpt-bigcode": 161}
+         "gpt2": 160, "gpt-bigcode": 161,
+         "mamba": 180, "mamba2": 181, "falcon-mamba": 182}
 
 
 def main() -> None:
