@@ -42,6 +42,7 @@ import { SEED_OSS } from "./families/seed_oss.ts";
 import { SMOLLM3 } from "./families/smollm3.ts";
 import { STARCODER2 } from "./families/starcoder2.ts";
 import { QWEN3NEXT } from "./families/qwen3next.ts";
+import { QWEN35, QWEN35MOE } from "./families/qwen35.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -81,6 +82,8 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     GLM4MOE,
     BERT,
     QWEN3NEXT,
+    QWEN35,
+    QWEN35MOE,
   ].map((f) => [f.name, f]),
 );
 

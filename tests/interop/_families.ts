@@ -171,6 +171,8 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "glm4moe": "the router bias renamed to exp_probs_b.bias, experts stacked",
   "glm4moe-mtp": "as glm4moe",
   "qwen3-next": "ssm_a is −exp(A_log), in_proj_qkvz split into attn_qkv and attn_gate",
+  "qwen35": "ssm_a is −exp(A_log), value heads regrouped",
+  "qwen35-moe": "as qwen35",
 };
 
 /**
@@ -189,6 +191,8 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "gpt-oss-mxfp4",
   "gpt-oss-bf16",
   "qwen3-next",
+  "qwen35",
+  "qwen35-moe",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */
