@@ -175,7 +175,11 @@ export function madeFrom(
   };
 }
 
-/** `A_log` as `ssm_a = −exp(A_log)`, in its own type (F32 or BF16, as torch computes it). */
+/**
+ * `A_log` as `ssm_a = −exp(A_log)`, computed in float32 and written as F32
+ * (the converter's result for an F32 or a BF16 checkpoint), its entries in
+ * `order` when given (Qwen3.5's value heads).
+ */
 export function ssmA(info: TensorInfo, blk: string, order?: readonly number[]): MadeTensor {
   if (info.dtype !== "F32" && info.dtype !== "BF16") {
     throw new RangeError(
@@ -185,14 +189,18 @@ export function ssmA(info: TensorInfo, blk: string, order?: readonly number[]): 
   }
   const dtype = info.dtype;
   const width = tensorByteLength(dtype, [1]);
-  return madeFrom(info, `${blk}.ssm_a`, info.shape, (open) =>
-    mapFloats(
-      order === undefined
+  const shape = info.shape;
+  return {
+    info: { name: `${blk}.ssm_a`, dtype: "F32", shape, byteLength: tensorByteLength("F32", shape) },
+    needs: [info.name],
+    open: ([source]) => {
+      const open = () => source!.open();
+      const values = order === undefined
         ? open()
-        : rangesInOrder(open, order.map((i) => [i * width, (i + 1) * width])),
-      dtype,
-      (v) => -Math.exp(v),
-    ));
+        : rangesInOrder(open, order.map((i) => [i * width, (i + 1) * width]));
+      return mapFloats(values, dtype, (v) => -Math.exp(v));
+    },
+  };
 }
 
 /**
