@@ -146,13 +146,15 @@ const EXPERT_STACKS = new Set([
 const IRREGULAR_HEADS = new Set([
   "deepseek2", // MLA: Q is heads × (nope + rope), K/V come low-rank, O reads heads × v_head_dim
   "qwen3next", // gated attention: Q holds each head's query and gate (2 × heads × head_dim)
+  "qwen35", // the same
+  "qwen35moe", // the same
 ]);
 
 /**
  * Hybrid architectures: some layers attend, the others are recurrent (gated
  * DeltaNet), so no attention tensor is in every layer.
  */
-const HYBRID = new Set(["qwen3next"]);
+const HYBRID = new Set(["qwen3next", "qwen35", "qwen35moe"]);
 
 /** Architectures whose dense FFN is not `feed_forward_length` wide in every block. */
 const IRREGULAR_FF = new Set([

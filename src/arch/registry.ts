@@ -47,6 +47,7 @@ import { DOTS1 } from "./families/dots1.ts";
 import { QWEN3NEXT } from "./families/qwen3next.ts";
 import { GPT2, STARCODER } from "./families/gpt2.ts";
 import { FALCON_MAMBA, MAMBA, MAMBA2 } from "./families/mamba.ts";
+import { QWEN35, QWEN35MOE } from "./families/qwen35.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -94,6 +95,8 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     MAMBA,
     MAMBA2,
     FALCON_MAMBA,
+    QWEN35,
+    QWEN35MOE,
   ].map((f) => [f.name, f]),
 );
 

@@ -43,10 +43,10 @@ export function addToFloat32(
 }
 
 /**
- * Apply `f` to every value of a little-endian F32 or BF16 payload, each
- * result rounded to the payload's type (to nearest, ties to even), as
- * torch computes an elementwise op on a tensor of that type: Qwen3-Next's
- * `A_log` becomes llama.cpp's `ssm_a = -exp(A_log)`.
+ * Apply `f` to every value of a little-endian F32 or BF16 payload, written
+ * as F32 (each result rounded to float32), as llama.cpp's converter computes
+ * on a checkpoint's values in float32: Qwen3-Next's `A_log` becomes
+ * llama.cpp's `ssm_a = −exp(A_log)`.
  *
  * @example Usage
  * ```ts
@@ -59,7 +59,7 @@ export function addToFloat32(
  * @param input The payload.
  * @param dtype Its type.
  * @param f The function, on numbers.
- * @returns The mapped payload, chunk for chunk (a value split across chunks is carried).
+ * @returns The F32 results, chunk for chunk (a value split across chunks is carried).
  * @throws {RangeError} (from the stream) When the payload is not whole values.
  */
 export function mapFloats(
@@ -68,8 +68,6 @@ export function mapFloats(
   f: (value: number) => number,
 ): ReadableStream<Uint8Array> {
   const width = dtype === "F32" ? 4 : 2;
-  const f32 = new Float32Array(1);
-  const bits = new Uint32Array(f32.buffer);
   let carry = new Uint8Array(0);
   return input.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
@@ -78,22 +76,16 @@ export function mapFloats(
         const whole = bytes.length - (bytes.length % width);
         carry = bytes.slice(whole);
         if (whole === 0) return;
-        const out = new Uint8Array(whole);
-        out.set(bytes.subarray(0, whole));
-        const view = new DataView(out.buffer);
-        for (let at = 0; at < whole; at += width) {
-          if (width === 4) {
-            view.setFloat32(at, f(view.getFloat32(at, true)), true);
-            continue;
+        const from = new DataView(bytes.buffer, bytes.byteOffset, whole);
+        const out = new Uint8Array(whole / width * 4);
+        const to = new DataView(out.buffer);
+        for (let at = 0, o = 0; at < whole; at += width, o += 4) {
+          if (width === 4) to.setFloat32(o, f(from.getFloat32(at, true)), true);
+          else {
+            // A BF16 value is a float32's top half.
+            to.setUint32(o, from.getUint16(at, true) << 16, true);
+            to.setFloat32(o, f(to.getFloat32(o, true)), true);
           }
-          bits[0] = view.getUint16(at, true) << 16;
-          f32[0] = f(f32[0]!);
-          const b = bits[0]!;
-          // NaN stays NaN (quiet); otherwise round to nearest, ties to even.
-          const rounded = (b & 0x7fffffff) > 0x7f800000
-            ? (b >>> 16) | 0x40
-            : (b + 0x7fff + ((b >>> 16) & 1)) >>> 16;
-          view.setUint16(at, rounded & 0xffff, true);
         }
         controller.enqueue(out);
       },

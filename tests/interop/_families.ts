@@ -6,7 +6,8 @@
 
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { testdata } from "../cli/_run_apr.ts";
+import { convertModel } from "../../src/pipeline/convert_model.ts";
+import { testdata, withTempDir } from "../cli/_run_apr.ts";
 import { type GgufFile, readGgufFile, sameBytes, type StoredTensor } from "./_files.ts";
 
 /** Largest difference in log-probability accepted against transformers. */
@@ -182,6 +183,8 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "mamba": "A_log is held as ssm_a = −exp(A_log), which log gives back only to within rounding",
   "mamba2": "as mamba",
   "falcon-mamba": "as mamba",
+  "qwen35": "ssm_a is −exp(A_log), value heads regrouped",
+  "qwen35-moe": "as qwen35",
 };
 
 /**
@@ -223,6 +226,9 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "mamba",
   "mamba2",
   "falcon-mamba",
+  "qwen35",
+  "qwen35-moe",
+  "qwen35-bf16",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */
@@ -392,4 +398,34 @@ export function expectedBack(family: string, name: string, bytes: Uint8Array): U
   const x = new Float32Array(bytes.slice().buffer);
   const out = x.map((v) => Math.fround(Math.fround(v + 1) - 1));
   return new Uint8Array(out.buffer);
+}
+
+/**
+ * Test steps: a fixture without a reference run (a BF16 copy) converted by
+ * aprkit is llama.cpp's converter's f32, bf16, q8_0 file and llama-quantize's
+ * Q4_K_M, Q5_K_S file, sha256 for sha256.
+ *
+ * @param t The test.
+ * @param fixture The fixture (`hf/<fixture>/`, `llama.cpp/<fixture>-*.json`).
+ */
+export async function equalsConverterFiles(t: Deno.TestContext, fixture: string): Promise<void> {
+  await withTempDir(async (dir) => {
+    const cases = [
+      ["f32", { float32: true }],
+      ["bf16", { quantize: "bf16" }],
+      ["q8_0", { quantize: "q8_0" }],
+      ["Q4_K_M", { quantize: "q4_k_m" }],
+      ["Q5_K_S", { quantize: "q5_k_s" }],
+    ] as const;
+    for (const [type, options] of cases) {
+      await t.step(type, async () => {
+        const out = `${dir}/${type}.gguf`;
+        await convertModel(familyDir(fixture), out, options);
+        const theirs = await llamaCppManifest(fixture, type);
+        assert.ok(theirs?.file_sha256 !== undefined, `no llama.cpp ${type} manifest`);
+        fail(`${fixture} ${type}`, manifestDifferences(await ggufDescription(out), theirs));
+        fail(`${fixture} ${type}`, await fileDifference(out, theirs));
+      });
+    }
+  });
 }

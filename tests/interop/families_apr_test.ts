@@ -15,9 +15,15 @@ import { fail, familiesToJudge, familyDir } from "./_families.ts";
 
 const FAMILIES = familiesToJudge();
 
+const QWEN35_LINEAR = ["in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a"].map((x) =>
+  `${x}.weight`
+);
+
 /** Hybrid fixtures' linear-attention input projections (layers 0–2 are linear). */
 const LINEAR_ATTENTION: Readonly<Record<string, readonly string[]>> = {
   "qwen3-next": ["in_proj_qkvz.weight", "in_proj_ba.weight"],
+  "qwen35": QWEN35_LINEAR,
+  "qwen35-moe": QWEN35_LINEAR,
 };
 /** Fixtures of GPT-2's layout (`transformer.h.N`, learned positions). */
 const GPT2_SHAPED = ["gpt2", "gpt-bigcode"];

@@ -120,34 +120,34 @@ export const NO_ATTENTION_BIAS: Assumption = {
   llamaCpp: false,
 };
 
-/** The fields Qwen3-Next and Qwen3.5 share. */
-export const LINEAR_ATTENTION_FIELDS = {
+/**
+ * The fields Qwen3-Next and Qwen3.5 share (the MoE widths are absent from
+ * the dense Qwen3.5's config); Qwen3.5-MoE's router always normalises its
+ * top-k weights, as llama.cpp's does.
+ */
+export const LINEAR_ATTENTION_FIELDS: ConfigFields = {
   written: [
     "linear_conv_kernel_dim",
     "linear_key_head_dim",
     "linear_num_key_heads",
     "linear_num_value_heads",
     "layer_types",
+    "moe_intermediate_size",
+    "shared_expert_intermediate_size",
   ],
   checked: ["linear_value_head_dim"],
   irrelevant: {
     mtp_num_hidden_layers: "the multi-token-prediction layers, which are left out",
     mtp_use_dedicated_embeddings: "the multi-token-prediction layers, which are left out",
   },
-} as const;
+  assumed: [activation("hidden_act", SILU), NO_ATTENTION_BIAS],
+};
 
 /** Qwen3-Next: every layer MoE with normalised top-k weights (llama.cpp's `norm_w` true). */
 const QWEN3NEXT_FIELDS: ConfigFields = {
-  written: [
-    ...LINEAR_ATTENTION_FIELDS.written,
-    "moe_intermediate_size",
-    "shared_expert_intermediate_size",
-  ],
-  checked: LINEAR_ATTENTION_FIELDS.checked,
-  irrelevant: LINEAR_ATTENTION_FIELDS.irrelevant,
+  ...LINEAR_ATTENTION_FIELDS,
   assumed: [
-    activation("hidden_act", SILU),
-    NO_ATTENTION_BIAS,
+    ...LINEAR_ATTENTION_FIELDS.assumed!,
     ...EVERY_LAYER_MOE,
     { field: "norm_topk_prob", hfDefault: true, llamaCpp: true },
   ],
@@ -175,7 +175,11 @@ export function madeFrom(
   };
 }
 
-/** `A_log` as `ssm_a = −exp(A_log)`, in its own type (F32 or BF16, as torch computes it). */
+/**
+ * `A_log` as `ssm_a = −exp(A_log)`, computed in float32 and written as F32
+ * (the converter's result for an F32 or a BF16 checkpoint), its entries in
+ * `order` when given (Qwen3.5's value heads).
+ */
 export function ssmA(info: TensorInfo, blk: string, order?: readonly number[]): MadeTensor {
   if (info.dtype !== "F32" && info.dtype !== "BF16") {
     throw new RangeError(
@@ -185,25 +189,30 @@ export function ssmA(info: TensorInfo, blk: string, order?: readonly number[]): 
   }
   const dtype = info.dtype;
   const width = tensorByteLength(dtype, [1]);
-  return madeFrom(info, `${blk}.ssm_a`, info.shape, (open) =>
-    mapFloats(
-      order === undefined
+  const shape = info.shape;
+  return {
+    info: { name: `${blk}.ssm_a`, dtype: "F32", shape, byteLength: tensorByteLength("F32", shape) },
+    needs: [info.name],
+    open: ([source]) => {
+      const open = () => source!.open();
+      const values = order === undefined
         ? open()
-        : rangesInOrder(open, order.map((i) => [i * width, (i + 1) * width])),
-      dtype,
-      (v) => -Math.exp(v),
-    ));
+        : rangesInOrder(open, order.map((i) => [i * width, (i + 1) * width]));
+      return mapFloats(values, dtype, (v) => -Math.exp(v));
+    },
+  };
 }
 
 /**
  * The depthwise `conv1d` kernel `[channels, 1, kernel]` as `[channels,
- * kernel]` (the converter's `squeeze`): the same bytes, or its channels in
- * `order` (blocks of `block` channels; Qwen3.5's value heads).
+ * kernel]` (the converter's `squeeze`): the same bytes, or with the channels
+ * after the first `first` regrouped in blocks of `block` (Qwen3.5's value
+ * heads, after the q and k channels).
  */
 export function convKernel(
   info: TensorInfo,
   blk: string,
-  order?: { readonly blocks: readonly number[]; readonly block: number },
+  order?: { readonly first: number; readonly blocks: readonly number[]; readonly block: number },
 ): MadeTensor {
   const shape = info.shape.filter((n) => n !== 1);
   if (shape.length !== 2) {
@@ -212,16 +221,27 @@ export function convKernel(
         `convolution`,
     );
   }
+  if (order !== undefined && shape[0] !== order.first + order.blocks.length * order.block) {
+    throw new RangeError(
+      `Cannot convert "${info.name}" [${info.shape}] to GGUF: expected ` +
+        `${order.first + order.blocks.length * order.block} channels`,
+    );
+  }
   const rowBytes = tensorByteLength(info.dtype, [shape[1]!]);
   return madeFrom(
     info,
     `${blk}.ssm_conv1d.weight`,
     shape,
     (open) =>
-      order === undefined ? open() : rangesInOrder(
-        open,
-        order.blocks.map((b) => [b * order.block * rowBytes, (b + 1) * order.block * rowBytes]),
-      ),
+      order === undefined ? open() : rangesInOrder(open, [
+        ...order.first > 0 ? [[0, order.first * rowBytes] as const] : [],
+        ...order.blocks.map((b) =>
+          [
+            (order.first + b * order.block) * rowBytes,
+            (order.first + (b + 1) * order.block) * rowBytes,
+          ] as const
+        ),
+      ]),
   );
 }
 

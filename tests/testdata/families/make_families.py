@@ -968,7 +968,7 @@ def make_bf16_copy(name: str, copy: str) -> None:
 
 
 # BF16 copies (of the F32 checkpoint made first), for formats' sake only.
-BF16_COPIES = {"gpt-oss-bf16": "gpt-oss"}
+BF16_COPIES = {"gpt-oss-bf16": "gpt-oss", "qwen35-bf16": "qwen35"}
 
 
 def make_mtp_copy(name: str, copy: str) -> None:
