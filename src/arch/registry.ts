@@ -42,6 +42,7 @@ import { SEED_OSS } from "./families/seed_oss.ts";
 import { SMOLLM3 } from "./families/smollm3.ts";
 import { STARCODER2 } from "./families/starcoder2.ts";
 import { MINISTRAL3 } from "./families/ministral3.ts";
+import { GLM } from "./families/glm.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -81,6 +82,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     GLM4MOE,
     BERT,
     MINISTRAL3,
+    GLM,
   ].map((f) => [f.name, f]),
 );
 
@@ -143,7 +145,7 @@ export function familiesOfGguf(ggufArchitecture: string): readonly Family[] {
  * The family of a GGUF file. Where llama.cpp files several families under
  * one architecture, stacked experts (`*_exps` tensors) tell the one with
  * experts (Mixtral under `llama`); otherwise the family named like the
- * architecture (Llama).
+ * architecture (Llama), or the only one filed under it (glm under `chatglm`).
  *
  * @param ggufArchitecture `general.architecture`.
  * @param hasExperts Whether the file holds stacked experts.
@@ -153,7 +155,9 @@ export function familyOfGguf(ggufArchitecture: unknown, hasExperts: boolean): Fa
   if (typeof ggufArchitecture !== "string") return undefined;
   const families = familiesOfGguf(ggufArchitecture);
   const withExperts = hasExperts ? families.find((f) => f.experts !== undefined) : undefined;
-  return withExperts ?? familyOf(ggufArchitecture);
+  // The only family under an architecture named otherwise (GLM-4-9B's `chatglm`).
+  return withExperts ?? familyOf(ggufArchitecture) ??
+    (families.length === 1 ? families[0] : undefined);
 }
 
 /**

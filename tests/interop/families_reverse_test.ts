@@ -73,6 +73,12 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
     hf_architecture: "as architecture",
     hf_model_type: "as architecture",
   },
+  glm: {
+    max_position_embeddings: "llama.cpp's converter writes the hidden size as chatglm's " +
+      "context_length (GlmForCausalLM has no seq_length)",
+    head_dim: "chatglm has no key_length: the head size is hidden / heads, which the import " +
+      "does not write as head_dim",
+  },
   ministral3: {
     architecture: "llama.cpp's converter files Ministral 3 as mistral3: read back, it is Mistral " +
       "3's language model",

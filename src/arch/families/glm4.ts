@@ -19,7 +19,7 @@
  * @module
  */
 
-import { type Family, LLAMA_BLOCK } from "../family.ts";
+import { type AprLayout, type Family, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
 import { activation, SILU } from "../config_fields.ts";
@@ -74,11 +74,25 @@ const GLM4_SPECIAL_TOKENS: readonly (readonly [string, string])[] = [
   ["bos", "<|endoftext|>"],
 ];
 
+/**
+ * GLM's block without GLM-4-0414's post-norms: Q/K/V (with biases), the
+ * MLP's gate and up fused in `gate_up_proj` (kept fused as `ffn_up`), two
+ * RMSNorms.
+ */
+export const GLM_BLOCK: readonly (readonly [string, string])[] = [
+  ...LLAMA_BLOCK.filter(([g]) => !["ffn_gate", "ffn_up", "attn_q_norm", "attn_k_norm"].includes(g)),
+  ["ffn_up", "mlp.gate_up_proj"],
+];
+
+/** realizar knows no fused gate_up_proj: the halves under its names, as Phi-3's. */
+export const GLM_APR: AprLayout = {
+  split: [["mlp.gate_up_proj", ["mlp.gate_proj", "mlp.up_proj"]]],
+};
+
 /** GLM-4-9B-0414, GLM-4-32B-0414, GLM-Z1. */
 export const GLM4: Family = {
   name: "glm4",
-  // realizar knows no fused gate_up_proj: the halves under its names, as Phi-3's.
-  apr: { split: [["mlp.gate_up_proj", ["mlp.gate_proj", "mlp.up_proj"]]] },
+  apr: GLM_APR,
   source: "llama.cpp conversion/glm.py Glm4Model; transformers Glm4ForCausalLM",
   configFields: { assumed: [activation("hidden_act", SILU)] },
   hfArchitectures: ["Glm4ForCausalLM"],
@@ -86,10 +100,7 @@ export const GLM4: Family = {
   ggufArchitecture: "glm4",
   ggufRopeType: "norm",
   blockNames: [
-    ...LLAMA_BLOCK.filter(([g]) =>
-      !["ffn_gate", "ffn_up", "attn_q_norm", "attn_k_norm"].includes(g)
-    ),
-    ["ffn_up", "mlp.gate_up_proj"],
+    ...GLM_BLOCK,
     ["post_attention_norm", "post_self_attn_layernorm"],
     ["post_ffw_norm", "post_mlp_layernorm"],
   ],

@@ -603,6 +603,20 @@ FAMILIES["ministral3"] = (
     {"attention temperature": {"rope_parameters": {**MINISTRAL3_ROPE, "llama_4_scaling_beta": 0.0}},
      "rope scaling (yarn)": {"rope_parameters": {**MINISTRAL3_ROPE, "factor": 1.0}}},
 )
+# GLM-4-9B-chat-hf's shape (`GlmForCausalLM`, llama.cpp's `chatglm`): Q/K/V
+# biases, gate and up fused in `gate_up_proj`, half of each head rotated by
+# adjacent pairs. The converter writes rms epsilon 1e-5 and RoPE base 10000
+# whatever the config says (its ChatGLM defaults): the fixture has those.
+FAMILIES["glm"] = (
+    "GlmConfig", "GlmForCausalLM",
+    common(head_dim=HEAD_DIM, attention_bias=True, rms_norm_eps=1e-5,
+           rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                            "partial_rotary_factor": 0.5},
+           pad_token_id=VOCAB - 10, eos_token_id=[VOCAB - 10, VOCAB - 3, VOCAB - 1]),
+    "glm",
+    {"partial rotary": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                                            "partial_rotary_factor": 1.0}}},
+)
 
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
@@ -942,7 +956,8 @@ def make_unknown() -> None:
 # after deepseek3, so these keep the seeds their committed files were made
 # with (a seed is otherwise 1 + the family's place in FAMILIES).
 SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
-         "glm4moe": 23, "glm4": 24, "ministral3": 100}
+         "glm4moe": 23, "glm4": 24, "ministral3": 100,
+         "glm": 101}
 
 
 def main() -> None:
