@@ -43,6 +43,7 @@ import { SMOLLM3 } from "./families/smollm3.ts";
 import { STARCODER2 } from "./families/starcoder2.ts";
 import { MINISTRAL3 } from "./families/ministral3.ts";
 import { GLM } from "./families/glm.ts";
+import { ARCEE } from "./families/arcee.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -83,6 +84,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     BERT,
     MINISTRAL3,
     GLM,
+    ARCEE,
   ].map((f) => [f.name, f]),
 );
 

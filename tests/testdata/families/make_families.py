@@ -617,6 +617,16 @@ FAMILIES["glm"] = (
     {"partial rotary": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
                                             "partial_rotary_factor": 1.0}}},
 )
+# Arcee AFM-4.5B's shape: a Llama whose feed-forward is up, ReLU², down (no
+# gate), YaRN as published (here ×8 of an original context of 32).
+FAMILIES["arcee"] = (
+    "ArceeConfig", "ArceeForCausalLM",
+    common(head_dim=HEAD_DIM, pad_token_id=None, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1,
+           rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 8.0,
+                            "original_max_position_embeddings": ORIGINAL_CONTEXT}),
+    "llama3",
+    {"rope scaling (yarn)": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
+)
 
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
@@ -957,7 +967,7 @@ def make_unknown() -> None:
 # with (a seed is otherwise 1 + the family's place in FAMILIES).
 SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
          "glm4moe": 23, "glm4": 24, "ministral3": 100,
-         "glm": 101}
+         "glm": 101, "arcee": 102}
 
 
 def main() -> None:
