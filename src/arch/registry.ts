@@ -44,6 +44,7 @@ import { STARCODER2 } from "./families/starcoder2.ts";
 import { MINISTRAL3 } from "./families/ministral3.ts";
 import { GLM } from "./families/glm.ts";
 import { ARCEE } from "./families/arcee.ts";
+import { SOLAR_OPEN } from "./families/solar_open.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -85,6 +86,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     MINISTRAL3,
     GLM,
     ARCEE,
+    SOLAR_OPEN,
   ].map((f) => [f.name, f]),
 );
 

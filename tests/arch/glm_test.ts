@@ -1,14 +1,15 @@
 /**
  * The GLM families' refusals and tokenizer facts (their GGUFs themselves are
  * judged against llama.cpp's converter and transformers in
- * tests/interop/families_gguf_test.ts, fixtures `glm`, `glm4`, `glm4moe` and
- * `glm4moe-mtp`).
+ * tests/interop/families_gguf_test.ts, fixtures `glm`, `glm4`, `glm4moe`,
+ * `glm4moe-mtp` and `solar-open`).
  */
 
 import assert from "node:assert/strict";
 import { GLM } from "../../src/arch/families/glm.ts";
 import { GLM4 } from "../../src/arch/families/glm4.ts";
 import { GLM4MOE } from "../../src/arch/families/glm4moe.ts";
+import { SOLAR_OPEN } from "../../src/arch/families/solar_open.ts";
 import { KvWriter } from "../../src/arch/kv.ts";
 import { aprMetadataFromHf } from "../../src/formats/safetensors/hf_metadata.ts";
 
@@ -129,4 +130,21 @@ Deno.test("glm (GlmForCausalLM → chatglm): what llama.cpp's chatglm cannot run
   assert.equal(kv.get("chatglm.context_length")!.value, 64);
   assert.equal(kv.get("chatglm.rope.dimension_count")!.value, 8);
   assert.deepEqual(kv.get("tokenizer.ggml.add_bos_token"), { type: "BOOL", value: false });
+});
+
+Deno.test("solar_open: a config without partial_rotary_factor rotates the whole head, as transformers does (the converter assumes GLM's half)", async () => {
+  const config = await fixture("solar-open", "config.json");
+  const ropeDims = (rope: Record<string, unknown>) => {
+    const w = new KvWriter({ ...config, rope_parameters: rope }, "glm4moe");
+    SOLAR_OPEN.gguf!.writeKv(w);
+    return w.entries().get("glm4moe.rope.dimension_count")!.value;
+  };
+  assert.equal(ropeDims({ rope_type: "default", rope_theta: 1e6, partial_rotary_factor: 1 }), 16);
+  assert.equal(ropeDims({ rope_type: "default", rope_theta: 1e6 }), 16);
+  assert.equal(ropeDims({ rope_type: "default", rope_theta: 1e6, partial_rotary_factor: 0.5 }), 8);
+  assert.equal(
+    SOLAR_OPEN.gguf!.unsupported!(new KvWriter({ ...config, scoring_func: "softmax" }, "glm4moe")),
+    'its config.json has scoring_func "softmax"; transformers and llama.cpp score GLM-4.5\'s ' +
+      "experts with a sigmoid",
+  );
 });

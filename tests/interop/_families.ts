@@ -170,6 +170,7 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "deepseek3": "as deepseek2",
   "glm4moe": "the router bias renamed to exp_probs_b.bias, experts stacked",
   "glm4moe-mtp": "as glm4moe",
+  "solar-open": "as glm4moe",
 };
 
 /**
@@ -184,6 +185,7 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "deepseek3",
   "glm4moe",
   "glm4moe-mtp",
+  "solar-open",
   "gpt-oss",
   "gpt-oss-mxfp4",
   "gpt-oss-bf16",

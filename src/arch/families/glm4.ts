@@ -29,30 +29,33 @@ function headDim(w: KvWriter): number {
   return w.num("head_dim") ?? Math.floor(w.need("hidden_size") / w.need("num_attention_heads"));
 }
 
-/** The rotary share of a head: `partial_rotary_factor`, else 0.5 (both classes' default). */
-function rotaryFactor(w: KvWriter): number {
+/**
+ * The rotary share of a head: `partial_rotary_factor`, else `byDefault` (0.5,
+ * GLM's classes' default and the converter's; Solar Open's is 1).
+ */
+function rotaryFactor(w: KvWriter, byDefault: number): number {
   const factor = w.rope["partial_rotary_factor"];
-  return typeof factor === "number" ? factor : 0.5;
+  return typeof factor === "number" ? factor : byDefault;
 }
 
 /** The rotated dims of a head, truncated as the converter and transformers do. */
-export function glmRopeDims(w: KvWriter): number {
-  return Math.trunc(headDim(w) * rotaryFactor(w));
+export function glmRopeDims(w: KvWriter, byDefault = 0.5): number {
+  return Math.trunc(headDim(w) * rotaryFactor(w, byDefault));
 }
 
 /**
  * What of a GLM config llama.cpp would run otherwise than transformers (the
  * vision models' M-RoPE, an odd number of rotated dims), or `undefined`.
  */
-export function glmUnsupported(w: KvWriter): string | undefined {
+export function glmUnsupported(w: KvWriter, byDefault = 0.5): string | undefined {
   if (w.rope["mrope_section"] !== undefined) {
     return "its config.json has rope mrope_section (GLM-4V's multimodal RoPE), which aprkit " +
       "does not convert to GGUF";
   }
-  const rotated = glmRopeDims(w);
+  const rotated = glmRopeDims(w, byDefault);
   if (rotated % 2 !== 0) {
     return `its config.json has head_dim ${headDim(w)} × partial_rotary_factor ` +
-      `${rotaryFactor(w)}: ${rotated} rotated dims, an odd number (RoPE rotates pairs)`;
+      `${rotaryFactor(w, byDefault)}: ${rotated} rotated dims, an odd number (RoPE rotates pairs)`;
   }
   return undefined;
 }

@@ -178,7 +178,7 @@ def sentencepiece_model(layout: str) -> bytes:
 
 def save_tokenizer(kind: str, folder: Path) -> list[int]:
     """Write the family's tokenizer files; returns the ids a prompt must not use."""
-    if kind in ("llama3", "qwen2", "gpt2", "command-r", "glm"):
+    if kind in ("llama3", "qwen2", "gpt2", "command-r", "glm", "solar-open"):
         if kind == "command-r":  # Cohere's: <PAD>, <BOS_TOKEN>, <|END_OF_TURN_TOKEN|> among its specials
             specials = ["<PAD>", "<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>"]
             tok = command_r_bpe(specials)
@@ -207,6 +207,15 @@ def save_tokenizer(kind: str, folder: Path) -> list[int]:
             tok = byte_level_bpe(LLAMA3_REGEX, specials)
             hf = transformers.PreTrainedTokenizerFast(
                 tokenizer_object=tok, eos_token="<|endoftext|>", pad_token="<|endoftext|>",
+            )
+        elif kind == "solar-open":
+            # Solar Open's: the tokens llama.cpp's converter looks up by name
+            # (`SolarOpenModel.set_vocab`: <|startoftext|> as BOS, <|endoftext|> as EOS and
+            # EOT, <unk> as UNK).
+            specials = ["<|startoftext|>", "<|endoftext|>", "<unk>"]
+            tok = byte_level_bpe(LLAMA3_REGEX, specials)
+            hf = transformers.PreTrainedTokenizerFast(
+                tokenizer_object=tok, bos_token=specials[0], eos_token=specials[1],
             )
         else:  # Phi-4's: a GPT2Tokenizer (tiktoken's cl100k regex is Llama 3's).
             specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
@@ -627,6 +636,22 @@ FAMILIES["arcee"] = (
     "llama3",
     {"rope scaling (yarn)": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
 )
+# Solar Open's shape (`SolarOpenForCausalLM`, llama.cpp's `glm4moe`): every
+# layer MoE (4 routed experts, top 2, MLP 32, one shared), GLM-4.5's sigmoid
+# router with a perturbed `e_score_correction_bias`, normalized weights ×2.5;
+# no biases, no Q/K norms, the whole head rotated (`partial_rotary_factor` 1,
+# written out: left out, the converter assumes GLM's 0.5 and transformers 1).
+FAMILIES["solar-open"] = (
+    "SolarOpenConfig", "SolarOpenForCausalLM",
+    common(head_dim=HEAD_DIM, n_routed_experts=4, num_experts_per_tok=2, n_shared_experts=1,
+           moe_intermediate_size=32, n_group=1, topk_group=1, norm_topk_prob=True,
+           routed_scaling_factor=2.5,
+           rope_parameters={"rope_type": "default", "rope_theta": 1000000.0,
+                            "partial_rotary_factor": 1.0},
+           bos_token_id=VOCAB - 3, eos_token_id=VOCAB - 2, pad_token_id=VOCAB - 2),
+    "solar-open",
+    {"routed scaling": {"routed_scaling_factor": 1.0}},
+)
 
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
@@ -967,7 +992,7 @@ def make_unknown() -> None:
 # with (a seed is otherwise 1 + the family's place in FAMILIES).
 SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
          "glm4moe": 23, "glm4": 24, "ministral3": 100,
-         "glm": 101, "arcee": 102}
+         "glm": 101, "arcee": 102, "solar-open": 103}
 
 
 def main() -> None:
