@@ -45,6 +45,7 @@ import { MINISTRAL3 } from "./families/ministral3.ts";
 import { GLM } from "./families/glm.ts";
 import { ARCEE } from "./families/arcee.ts";
 import { SOLAR_OPEN } from "./families/solar_open.ts";
+import { HUNYUAN_DENSE } from "./families/hunyuan_dense.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -87,6 +88,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     GLM,
     ARCEE,
     SOLAR_OPEN,
+    HUNYUAN_DENSE,
   ].map((f) => [f.name, f]),
 );
 

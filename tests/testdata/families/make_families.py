@@ -652,6 +652,20 @@ FAMILIES["solar-open"] = (
     "solar-open",
     {"routed scaling": {"routed_scaling_factor": 1.0}},
 )
+# Hunyuan-4B's shape (`HunYuanDenseV1ForCausalLM`): per-head Q/K norms after
+# RoPE, and its RoPE as published: `dynamic` with alpha 1000 (a fixed base
+# θ·alpha^(d/(d−2))) and a trained context of 32k (the converter assumes one of
+# 32k or 256k); `eod_token_id` is the EOS, as the converter writes it.
+FAMILIES["hunyuan-dense"] = (
+    "HunYuanDenseV1Config", "HunYuanDenseV1ForCausalLM",
+    common(head_dim=HEAD_DIM, max_position_embeddings=32 * 1024,
+           rope_parameters={"rope_type": "dynamic", "rope_theta": 10000.0, "alpha": 1000.0,
+                            "factor": 1.0},
+           pad_token_id=None, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1,
+           eod_token_id=VOCAB - 1),
+    "llama3",
+    {"RoPE alpha": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
+)
 
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
@@ -992,7 +1006,8 @@ def make_unknown() -> None:
 # with (a seed is otherwise 1 + the family's place in FAMILIES).
 SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
          "glm4moe": 23, "glm4": 24, "ministral3": 100,
-         "glm": 101, "arcee": 102, "solar-open": 103}
+         "glm": 101, "arcee": 102, "solar-open": 103,
+         "hunyuan-dense": 104}
 
 
 def main() -> None:
