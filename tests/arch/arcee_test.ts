@@ -5,19 +5,10 @@
  */
 
 import assert from "node:assert/strict";
-import { familyGgufRefusal } from "../../src/arch/gguf_plan.ts";
+import { fixtureConfig, refusalOf } from "./_fixture_refusal.ts";
 
-const CONFIG = JSON.parse(
-  await Deno.readTextFile(new URL("../testdata/families/hf/arcee/config.json", import.meta.url)),
-) as Record<string, unknown>;
-
-function refusal(change: Record<string, unknown>): string | undefined {
-  return familyGgufRefusal({
-    architecture: "arcee",
-    hf_config: { ...CONFIG, ...change },
-    original_format: "safetensors",
-  });
-}
+const CONFIG = await fixtureConfig("arcee");
+const refusal = (change: Record<string, unknown>) => refusalOf("arcee", CONFIG, change);
 
 Deno.test("arcee: a config llama.cpp's arcee would not run as transformers does is refused, naming the field", () => {
   assert.equal(refusal({}), undefined);

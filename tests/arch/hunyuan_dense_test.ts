@@ -7,23 +7,12 @@
 
 import assert from "node:assert/strict";
 import { HUNYUAN_DENSE } from "../../src/arch/families/hunyuan_dense.ts";
-import { familyGgufRefusal } from "../../src/arch/gguf_plan.ts";
 import { KvWriter } from "../../src/arch/kv.ts";
 import { aprMetadataFromHf } from "../../src/formats/safetensors/hf_metadata.ts";
+import { fixtureConfig, refusalOf } from "./_fixture_refusal.ts";
 
-const dir = new URL("../testdata/families/hf/hunyuan-dense/", import.meta.url);
-const CONFIG = JSON.parse(await Deno.readTextFile(new URL("config.json", dir))) as Record<
-  string,
-  unknown
->;
-
-function refusal(change: Record<string, unknown>): string | undefined {
-  return familyGgufRefusal({
-    architecture: "hunyuan-dense",
-    hf_config: { ...CONFIG, ...change },
-    original_format: "safetensors",
-  });
-}
+const CONFIG = await fixtureConfig("hunyuan-dense");
+const refusal = (change: Record<string, unknown>) => refusalOf("hunyuan-dense", CONFIG, change);
 
 Deno.test("hunyuan-dense: a config llama.cpp would not run as transformers does is refused, naming the field", () => {
   assert.equal(refusal({}), undefined);
@@ -42,11 +31,7 @@ Deno.test("hunyuan-dense: a config llama.cpp would not run as transformers does 
   );
   // Other families still refuse dynamic RoPE.
   assert.match(
-    familyGgufRefusal({
-      architecture: "llama",
-      hf_config: { ...CONFIG, rope_parameters: { rope_type: "dynamic", rope_theta: 1e4 } },
-      original_format: "safetensors",
-    })!,
+    refusalOf("llama", CONFIG, { rope_parameters: { rope_type: "dynamic", rope_theta: 1e4 } })!,
     /rope_scaling type "dynamic"; llama\.cpp has no such RoPE scaling/,
   );
 });
@@ -62,7 +47,11 @@ Deno.test("hunyuan-dense: dynamic RoPE with alpha is written as the converter wr
 });
 
 Deno.test("hunyuan-dense: eod_token_id is the EOS and a generation config's first EOS the EOT, over the tokenizer files'", async () => {
-  const tokenizer = JSON.parse(await Deno.readTextFile(new URL("tokenizer.json", dir)));
+  const tokenizer = JSON.parse(
+    await Deno.readTextFile(
+      new URL("../testdata/families/hf/hunyuan-dense/tokenizer.json", import.meta.url),
+    ),
+  );
   const m = aprMetadataFromHf({
     config: { ...CONFIG, eod_token_id: 7 },
     tokenizer,

@@ -586,15 +586,15 @@ FAMILIES["glm4moe"] = (
 # before them, the MLP's gate and up in one `gate_up_proj`, half of each head
 # rotated by adjacent pairs (transformers' GLM rotary), a head wider than
 # hidden/heads.
+# GLM's RoPE (half of each head rotated), and the ablation that rotates all of it.
+GLM_ROPE = {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5}
+GLM_WHOLE_ROTARY = {"partial rotary": {"rope_parameters": {**GLM_ROPE, "partial_rotary_factor": 1.0}}}
+GLM_SPECIALS = dict(pad_token_id=VOCAB - 10, eos_token_id=[VOCAB - 10, VOCAB - 3, VOCAB - 1])
 FAMILIES["glm4"] = (
     "Glm4Config", "Glm4ForCausalLM",
-    common(head_dim=24, attention_bias=True, rms_norm_eps=1e-5,
-           rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
-                            "partial_rotary_factor": 0.5},
-           pad_token_id=VOCAB - 10, eos_token_id=[VOCAB - 10, VOCAB - 3, VOCAB - 1]),
-    "glm",
-    {"partial rotary": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
-                                            "partial_rotary_factor": 1.0}}},
+    common(head_dim=24, attention_bias=True, rms_norm_eps=1e-5, rope_parameters=GLM_ROPE,
+           **GLM_SPECIALS),
+    "glm", GLM_WHOLE_ROTARY,
 )
 
 # Ministral 3's shape: YaRN (×16, mscale and mscale_all_dim 1 as published) with
@@ -618,13 +618,9 @@ FAMILIES["ministral3"] = (
 # whatever the config says (its ChatGLM defaults): the fixture has those.
 FAMILIES["glm"] = (
     "GlmConfig", "GlmForCausalLM",
-    common(head_dim=HEAD_DIM, attention_bias=True, rms_norm_eps=1e-5,
-           rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
-                            "partial_rotary_factor": 0.5},
-           pad_token_id=VOCAB - 10, eos_token_id=[VOCAB - 10, VOCAB - 3, VOCAB - 1]),
-    "glm",
-    {"partial rotary": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
-                                            "partial_rotary_factor": 1.0}}},
+    common(head_dim=HEAD_DIM, attention_bias=True, rms_norm_eps=1e-5, rope_parameters=GLM_ROPE,
+           **GLM_SPECIALS),
+    "glm", GLM_WHOLE_ROTARY,
 )
 # Arcee AFM-4.5B's shape: a Llama whose feed-forward is up, ReLU², down (no
 # gate), YaRN as published (here ×8 of an original context of 32).
