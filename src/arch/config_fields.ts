@@ -62,6 +62,12 @@ export interface ConfigFields {
    * (mistral3, grok); every other architecture computes with 32 and 1.
    */
   readonly readsYarnBetas?: boolean;
+  /**
+   * RoPE types beyond the common ones that the family's own keys carry
+   * (HunYuan's `dynamic` with `alpha`, written as a scaled base); its
+   * `gguf.unsupported` checks them.
+   */
+  readonly ropeTypes?: readonly string[];
 }
 
 const TOKEN_IDS = "the vocabulary's special tokens, written from the tokenizer files";
@@ -287,7 +293,7 @@ function ropeSets(w: KvWriter): Readonly<Record<string, unknown>>[] {
 function ropeRefusal(fields: ConfigFields, w: KvWriter): string | undefined {
   for (const rope of ropeSets(w)) {
     const type = rope["rope_type"] ?? rope["type"] ?? "default";
-    if (!ROPE_TYPES.has(String(type))) {
+    if (!ROPE_TYPES.has(String(type)) && !(fields.ropeTypes ?? []).includes(String(type))) {
       return `its config.json has rope_scaling type ${JSON.stringify(type)}; llama.cpp has no ` +
         `such RoPE scaling (it knows ${[...ROPE_TYPES].join(", ")})`;
     }

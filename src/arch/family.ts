@@ -381,6 +381,18 @@ export interface Family {
    */
   readonly specialTokensByName?: readonly (readonly [string, string])[];
   /**
+   * Special token ids its converter class sets from the configs after the
+   * tokenizer files' own, replacing them (HunYuan's `eod_token_id` as EOS):
+   * kind → id.
+   *
+   * @param config `config.json`.
+   * @param generation `generation_config.json` (`{}` when absent).
+   */
+  specialIdsFromConfig?(
+    config: Readonly<Record<string, unknown>>,
+    generation: Readonly<Record<string, unknown>>,
+  ): Readonly<Record<string, number>>;
+  /**
    * The `tokenizer.ggml.pre` name the converter gives the family's published
    * tokenizers (recognised by their hash: GLM's `glm4`), written instead of
    * the name aprkit recognises when llama.cpp tokenizes alike under both.

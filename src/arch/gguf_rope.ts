@@ -26,7 +26,6 @@ export const OTHER_GGUF_ROPE_TYPES: Readonly<Record<string, GgufRopeType>> = {
   olmo: "norm",
   arctic: "norm",
   deepseek: "norm",
-  chatglm: "norm",
   granitemoe: "norm",
   chameleon: "norm",
   falcon: "neox",

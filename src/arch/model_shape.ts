@@ -160,6 +160,7 @@ const HYBRID = new Set(["qwen3next", "qwen35", "qwen35moe"]);
 const IRREGULAR_FF = new Set([
   "phi3", // ffn_up is gate and up fused: 2 × feed_forward_length rows
   "glm4", // the same
+  "chatglm", // the same (GLM-4-9B's gate_up_proj)
 ]);
 
 const fmt = (shape: readonly (number | undefined)[]) =>

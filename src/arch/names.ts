@@ -11,7 +11,7 @@
 
 import { type Family, GLOBAL_NAMES, LLAMA_BLOCK } from "./family.ts";
 import { ggufTensorKind } from "./gguf_tensors.ts";
-import { FAMILIES, familyOf } from "./registry.ts";
+import { FAMILIES, familyOf, familyOfGguf } from "./registry.ts";
 
 interface Tables {
   toHf: Map<string, string>;
@@ -66,11 +66,13 @@ function tables(family: Family | undefined): Tables {
 const GGUF_BLOCK = /^blk\.(\d+)\.([a-z_]+)\.(weight|bias)$/;
 const ANY_GLOBAL = /^(.+)\.(weight|bias)$/;
 
-/** A family, or its architecture name (`"phi3"`). */
+/** A family, or its architecture name (`"phi3"`), or the GGUF architecture it is filed under. */
 type FamilyRef = string | { readonly name: string } | undefined;
 
 function resolve(ref: FamilyRef): Family | undefined {
-  return familyOf(typeof ref === "string" ? ref : ref?.name);
+  const name = typeof ref === "string" ? ref : ref?.name;
+  // A GGUF architecture named unlike its family (glm's `chatglm`).
+  return familyOf(name) ?? familyOfGguf(name, false);
 }
 
 /**

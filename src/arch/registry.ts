@@ -48,6 +48,10 @@ import { QWEN3NEXT } from "./families/qwen3next.ts";
 import { GPT2, STARCODER } from "./families/gpt2.ts";
 import { FALCON_MAMBA, MAMBA, MAMBA2 } from "./families/mamba.ts";
 import { QWEN35, QWEN35MOE } from "./families/qwen35.ts";
+import { GLM } from "./families/glm.ts";
+import { ARCEE } from "./families/arcee.ts";
+import { SOLAR_OPEN } from "./families/solar_open.ts";
+import { HUNYUAN_DENSE } from "./families/hunyuan_dense.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -97,6 +101,10 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     FALCON_MAMBA,
     QWEN35,
     QWEN35MOE,
+    GLM,
+    ARCEE,
+    SOLAR_OPEN,
+    HUNYUAN_DENSE,
   ].map((f) => [f.name, f]),
 );
 
@@ -156,7 +164,7 @@ export function familiesOfGguf(ggufArchitecture: string): readonly Family[] {
  * The family of a GGUF file. Where llama.cpp files several families under
  * one architecture, stacked experts (`*_exps` tensors) tell the one with
  * experts (Mixtral under `llama`); otherwise the family named like the
- * architecture (Llama).
+ * architecture (Llama), or the only one filed under it (glm under `chatglm`).
  *
  * @param ggufArchitecture `general.architecture`.
  * @param hasExperts Whether the file holds stacked experts.
@@ -166,7 +174,9 @@ export function familyOfGguf(ggufArchitecture: unknown, hasExperts: boolean): Fa
   if (typeof ggufArchitecture !== "string") return undefined;
   const families = familiesOfGguf(ggufArchitecture);
   const withExperts = hasExperts ? families.find((f) => f.experts !== undefined) : undefined;
-  return withExperts ?? familyOf(ggufArchitecture);
+  // The only family under an architecture named otherwise (GLM-4-9B's `chatglm`).
+  return withExperts ?? familyOf(ggufArchitecture) ??
+    (families.length === 1 ? families[0] : undefined);
 }
 
 /**

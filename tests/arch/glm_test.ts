@@ -1,13 +1,15 @@
 /**
  * The GLM families' refusals and tokenizer facts (their GGUFs themselves are
  * judged against llama.cpp's converter and transformers in
- * tests/interop/families_gguf_test.ts, fixtures `glm4`, `glm4moe` and
- * `glm4moe-mtp`).
+ * tests/interop/families_gguf_test.ts, fixtures `glm`, `glm4`, `glm4moe`,
+ * `glm4moe-mtp` and `solar-open`).
  */
 
 import assert from "node:assert/strict";
+import { GLM } from "../../src/arch/families/glm.ts";
 import { GLM4 } from "../../src/arch/families/glm4.ts";
 import { GLM4MOE } from "../../src/arch/families/glm4moe.ts";
+import { SOLAR_OPEN } from "../../src/arch/families/solar_open.ts";
 import { KvWriter } from "../../src/arch/kv.ts";
 import { aprMetadataFromHf } from "../../src/formats/safetensors/hf_metadata.ts";
 
@@ -98,4 +100,51 @@ Deno.test("glm4, glm4moe: the pre-tokenizer is named glm4 where llama.cpp splits
     unk: id("<|endoftext|>"),
     bos: id("<|endoftext|>"),
   });
+});
+
+const GLM_CONFIG = await fixture("glm", "config.json");
+
+function glmKv(change: Record<string, unknown>) {
+  const w = new KvWriter({ ...GLM_CONFIG, ...change }, "chatglm");
+  return { refusal: GLM.gguf!.unsupported!(w), kv: (GLM.gguf!.writeKv(w), w.entries()) };
+}
+
+Deno.test("glm (GlmForCausalLM → chatglm): what llama.cpp's chatglm cannot run is refused; the epsilon and RoPE base are the config's", () => {
+  assert.equal(glmKv({}).refusal, undefined);
+  assert.match(
+    glmKv({ head_dim: 32 }).refusal!,
+    /head_dim 32 with 4 heads of hidden size 64; llama\.cpp's chatglm reads no head size/,
+  );
+  assert.match(
+    glmKv({ rope_parameters: { rope_type: "linear", factor: 2, rope_theta: 1e4 } }).refusal!,
+    /rope_type "linear"; llama\.cpp's converter writes no RoPE scaling for chatglm/,
+  );
+  // The converter writes 1e-5 and 10000 whatever the config says; aprkit the config's.
+  const { kv } = glmKv({
+    rms_norm_eps: 1.5625e-7,
+    rope_parameters: { rope_type: "default", rope_theta: 5e5, partial_rotary_factor: 0.5 },
+  });
+  assert.equal(kv.get("chatglm.attention.layer_norm_rms_epsilon")!.value, 1.5625e-7);
+  assert.equal(kv.get("chatglm.rope.freq_base")!.value, 5e5);
+  // Its own keys: context_length is the hidden size (no seq_length), add_bos_token false.
+  assert.equal(kv.get("chatglm.context_length")!.value, 64);
+  assert.equal(kv.get("chatglm.rope.dimension_count")!.value, 8);
+  assert.deepEqual(kv.get("tokenizer.ggml.add_bos_token"), { type: "BOOL", value: false });
+});
+
+Deno.test("solar_open: a config without partial_rotary_factor rotates the whole head, as transformers does (the converter assumes GLM's half)", async () => {
+  const config = await fixture("solar-open", "config.json");
+  const ropeDims = (rope: Record<string, unknown>) => {
+    const w = new KvWriter({ ...config, rope_parameters: rope }, "glm4moe");
+    SOLAR_OPEN.gguf!.writeKv(w);
+    return w.entries().get("glm4moe.rope.dimension_count")!.value;
+  };
+  assert.equal(ropeDims({ rope_type: "default", rope_theta: 1e6, partial_rotary_factor: 1 }), 16);
+  assert.equal(ropeDims({ rope_type: "default", rope_theta: 1e6 }), 16);
+  assert.equal(ropeDims({ rope_type: "default", rope_theta: 1e6, partial_rotary_factor: 0.5 }), 8);
+  assert.equal(
+    SOLAR_OPEN.gguf!.unsupported!(new KvWriter({ ...config, scoring_func: "softmax" }, "glm4moe")),
+    'its config.json has scoring_func "softmax"; transformers and llama.cpp score GLM-4.5\'s ' +
+      "experts with a sigmoid",
+  );
 });

@@ -185,6 +185,7 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "falcon-mamba": "as mamba",
   "qwen35": "ssm_a is −exp(A_log), value heads regrouped",
   "qwen35-moe": "as qwen35",
+  "solar-open": "as glm4moe",
 };
 
 /**
@@ -218,6 +219,7 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "deepseek3",
   "glm4moe",
   "glm4moe-mtp",
+  "solar-open",
   "gpt-oss",
   "gpt-oss-mxfp4",
   "gpt-oss-bf16",

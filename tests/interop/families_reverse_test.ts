@@ -73,6 +73,17 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
     hf_architecture: "as architecture",
     hf_model_type: "as architecture",
   },
+  glm: {
+    max_position_embeddings: "llama.cpp's converter writes the hidden size as chatglm's " +
+      "context_length (GlmForCausalLM has no seq_length)",
+    head_dim: "chatglm has no key_length: the head size is hidden / heads, which the import " +
+      "does not write as head_dim",
+  },
+  "hunyuan-dense": {
+    max_position_embeddings: "the converter writes HunYuan's 256k context for its dynamic RoPE, " +
+      "whatever the trained one",
+    rope_theta: "the converter writes the NTK-alpha base θ·alpha^(d/(d−2)), not θ",
+  },
   ministral3: {
     architecture: "llama.cpp's converter files Ministral 3 as mistral3: read back, it is Mistral " +
       "3's language model",

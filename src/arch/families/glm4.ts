@@ -19,7 +19,7 @@
  * @module
  */
 
-import { type Family, LLAMA_BLOCK } from "../family.ts";
+import { type AprLayout, type Family, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
 import { activation, SILU } from "../config_fields.ts";
@@ -29,30 +29,33 @@ function headDim(w: KvWriter): number {
   return w.num("head_dim") ?? Math.floor(w.need("hidden_size") / w.need("num_attention_heads"));
 }
 
-/** The rotary share of a head: `partial_rotary_factor`, else 0.5 (both classes' default). */
-function rotaryFactor(w: KvWriter): number {
+/**
+ * The rotary share of a head: `partial_rotary_factor`, else `byDefault` (0.5,
+ * GLM's classes' default and the converter's; Solar Open's is 1).
+ */
+function rotaryFactor(w: KvWriter, byDefault: number): number {
   const factor = w.rope["partial_rotary_factor"];
-  return typeof factor === "number" ? factor : 0.5;
+  return typeof factor === "number" ? factor : byDefault;
 }
 
 /** The rotated dims of a head, truncated as the converter and transformers do. */
-export function glmRopeDims(w: KvWriter): number {
-  return Math.trunc(headDim(w) * rotaryFactor(w));
+export function glmRopeDims(w: KvWriter, byDefault = 0.5): number {
+  return Math.trunc(headDim(w) * rotaryFactor(w, byDefault));
 }
 
 /**
  * What of a GLM config llama.cpp would run otherwise than transformers (the
  * vision models' M-RoPE, an odd number of rotated dims), or `undefined`.
  */
-export function glmUnsupported(w: KvWriter): string | undefined {
+export function glmUnsupported(w: KvWriter, byDefault = 0.5): string | undefined {
   if (w.rope["mrope_section"] !== undefined) {
     return "its config.json has rope mrope_section (GLM-4V's multimodal RoPE), which aprkit " +
       "does not convert to GGUF";
   }
-  const rotated = glmRopeDims(w);
+  const rotated = glmRopeDims(w, byDefault);
   if (rotated % 2 !== 0) {
     return `its config.json has head_dim ${headDim(w)} × partial_rotary_factor ` +
-      `${rotaryFactor(w)}: ${rotated} rotated dims, an odd number (RoPE rotates pairs)`;
+      `${rotaryFactor(w, byDefault)}: ${rotated} rotated dims, an odd number (RoPE rotates pairs)`;
   }
   return undefined;
 }
@@ -74,11 +77,25 @@ const GLM4_SPECIAL_TOKENS: readonly (readonly [string, string])[] = [
   ["bos", "<|endoftext|>"],
 ];
 
+/**
+ * GLM's block without GLM-4-0414's post-norms: Q/K/V (with biases), the
+ * MLP's gate and up fused in `gate_up_proj` (kept fused as `ffn_up`), two
+ * RMSNorms.
+ */
+export const GLM_BLOCK: readonly (readonly [string, string])[] = [
+  ...LLAMA_BLOCK.filter(([g]) => !["ffn_gate", "ffn_up", "attn_q_norm", "attn_k_norm"].includes(g)),
+  ["ffn_up", "mlp.gate_up_proj"],
+];
+
+/** realizar knows no fused gate_up_proj: the halves under its names, as Phi-3's. */
+export const GLM_APR: AprLayout = {
+  split: [["mlp.gate_up_proj", ["mlp.gate_proj", "mlp.up_proj"]]],
+};
+
 /** GLM-4-9B-0414, GLM-4-32B-0414, GLM-Z1. */
 export const GLM4: Family = {
   name: "glm4",
-  // realizar knows no fused gate_up_proj: the halves under its names, as Phi-3's.
-  apr: { split: [["mlp.gate_up_proj", ["mlp.gate_proj", "mlp.up_proj"]]] },
+  apr: GLM_APR,
   source: "llama.cpp conversion/glm.py Glm4Model; transformers Glm4ForCausalLM",
   configFields: { assumed: [activation("hidden_act", SILU)] },
   hfArchitectures: ["Glm4ForCausalLM"],
@@ -86,10 +103,7 @@ export const GLM4: Family = {
   ggufArchitecture: "glm4",
   ggufRopeType: "norm",
   blockNames: [
-    ...LLAMA_BLOCK.filter(([g]) =>
-      !["ffn_gate", "ffn_up", "attn_q_norm", "attn_k_norm"].includes(g)
-    ),
-    ["ffn_up", "mlp.gate_up_proj"],
+    ...GLM_BLOCK,
     ["post_attention_norm", "post_self_attn_layernorm"],
     ["post_ffw_norm", "post_mlp_layernorm"],
   ],

@@ -52,8 +52,11 @@ function nextnLayers(hparams: Readonly<Record<string, unknown>>): number {
   return typeof n === "number" ? n : 0;
 }
 
-/** `Glm4MoeModel.set_gguf_parameters`. */
-function writeGlm4MoeKv(w: KvWriter): void {
+/**
+ * `Glm4MoeModel.set_gguf_parameters`, the rotary share of a head defaulting
+ * to `rotaryByDefault` where the config names none.
+ */
+export function writeGlm4MoeKv(w: KvWriter, rotaryByDefault = 0.5): void {
   const h = w.hparams;
   // block_count is the class's: the trunk and the MTP layers.
   const common = new KvWriter(
@@ -62,7 +65,7 @@ function writeGlm4MoeKv(w: KvWriter): void {
   );
   writeTextModelKv(common);
   for (const [key, entry] of common.entries()) w.put(key, entry);
-  w.u32("rope.dimension_count", glmRopeDims(w));
+  w.u32("rope.dimension_count", glmRopeDims(w, rotaryByDefault));
   w.u32("expert_count", h["n_routed_experts"]);
   w.u32("expert_feed_forward_length", h["moe_intermediate_size"]);
   w.u32("expert_shared_count", h["n_shared_experts"]);
@@ -78,8 +81,8 @@ function writeGlm4MoeKv(w: KvWriter): void {
  * What of a config llama.cpp's `glm4moe` would run otherwise than
  * transformers, or `undefined`.
  */
-function unsupported(w: KvWriter): string | undefined {
-  const glm = glmUnsupported(w);
+export function glm4MoeUnsupported(w: KvWriter, rotaryByDefault = 0.5): string | undefined {
+  const glm = glmUnsupported(w, rotaryByDefault);
   if (glm !== undefined) return glm;
   const scoring = expertScoringFunction(w);
   if (scoring != null && scoring !== "sigmoid") {
@@ -146,8 +149,8 @@ export const GLM4MOE: Family = {
   tiedByDefault: false,
   ggufRenamesOnly: false,
   gguf: {
-    writeKv: writeGlm4MoeKv,
-    unsupported,
+    writeKv: (w) => writeGlm4MoeKv(w),
+    unsupported: (w) => glm4MoeUnsupported(w),
     made: glm4moeMade,
     extraBlocks: nextnLayers,
   },

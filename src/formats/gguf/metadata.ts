@@ -30,7 +30,7 @@ import { SAMPLING_TYPES } from "../../arch/hf_sampling.ts";
 import { familyGgufPlan } from "../../arch/gguf_plan.ts";
 import { aprRopeTypeOfGguf } from "../../arch/gguf_rope.ts";
 import { FILE_TYPE_KEY } from "../../arch/kv.ts";
-import { familyOf } from "../../arch/registry.ts";
+import { familyOf, familyOfGguf } from "../../arch/registry.ts";
 import { generalMetadataOf, generalPairs, parameterCounts } from "../../arch/hf_model_card.ts";
 
 /** Arrays longer than this are left out of `gguf_metadata` (vocabularies belong in `tokenizer.*`). */
@@ -147,10 +147,11 @@ export function ggufToAprMetadata(kv: ReadonlyMap<string, GgufKvEntry>): ModelMe
   }
   if (Object.keys(special).length > 0) m.special_tokens = special;
   if (arch !== undefined) {
-    m.architecture = arch;
+    // The family's name where llama.cpp files it under another (glm as `chatglm`).
+    const family = familyOfGguf(arch, false);
+    m.architecture = family?.name ?? arch;
     // The family's text class, as a Hugging Face import names it (a
     // multimodal family's GGUF holds no class of its own: none is named).
-    const family = familyOf(arch);
     const [hfArchitecture] = family?.hfArchitectures ?? [];
     if (hfArchitecture !== undefined) {
       m.hf_architecture = hfArchitecture;

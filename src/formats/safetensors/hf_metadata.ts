@@ -461,6 +461,14 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
     }
     if (Object.keys(ids).length > 0) out["tokenizer.special_ids"] = ids;
   }
+  // Ids the family's converter class sets from the configs, over the files' (HunYuan's EOS).
+  const fromConfig = familyOf(architecture)?.specialIdsFromConfig?.(text, generation);
+  if (fromConfig !== undefined && vocabulary !== undefined && Object.keys(fromConfig).length > 0) {
+    out["tokenizer.special_ids"] = {
+      ...(record(out["tokenizer.special_ids"]) ?? {}),
+      ...fromConfig,
+    };
+  }
   // A SentencePiece tokenizer.model: the vocabulary the converter reads from it.
   if (
     files.sentencePiece !== undefined &&

@@ -178,7 +178,7 @@ def sentencepiece_model(layout: str) -> bytes:
 
 def save_tokenizer(kind: str, folder: Path) -> list[int]:
     """Write the family's tokenizer files; returns the ids a prompt must not use."""
-    if kind in ("llama3", "qwen2", "gpt2", "command-r", "glm"):
+    if kind in ("llama3", "qwen2", "gpt2", "command-r", "glm", "solar-open"):
         if kind == "command-r":  # Cohere's: <PAD>, <BOS_TOKEN>, <|END_OF_TURN_TOKEN|> among its specials
             specials = ["<PAD>", "<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>"]
             tok = command_r_bpe(specials)
@@ -207,6 +207,15 @@ def save_tokenizer(kind: str, folder: Path) -> list[int]:
             tok = byte_level_bpe(LLAMA3_REGEX, specials)
             hf = transformers.PreTrainedTokenizerFast(
                 tokenizer_object=tok, eos_token="<|endoftext|>", pad_token="<|endoftext|>",
+            )
+        elif kind == "solar-open":
+            # Solar Open's: the tokens llama.cpp's converter looks up by name
+            # (`SolarOpenModel.set_vocab`: <|startoftext|> as BOS, <|endoftext|> as EOS and
+            # EOT, <unk> as UNK).
+            specials = ["<|startoftext|>", "<|endoftext|>", "<unk>"]
+            tok = byte_level_bpe(LLAMA3_REGEX, specials)
+            hf = transformers.PreTrainedTokenizerFast(
+                tokenizer_object=tok, bos_token=specials[0], eos_token=specials[1],
             )
         else:  # Phi-4's: a GPT2Tokenizer (tiktoken's cl100k regex is Llama 3's).
             specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
@@ -577,15 +586,15 @@ FAMILIES["glm4moe"] = (
 # before them, the MLP's gate and up in one `gate_up_proj`, half of each head
 # rotated by adjacent pairs (transformers' GLM rotary), a head wider than
 # hidden/heads.
+# GLM's RoPE (half of each head rotated), and the ablation that rotates all of it.
+GLM_ROPE = {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5}
+GLM_WHOLE_ROTARY = {"partial rotary": {"rope_parameters": {**GLM_ROPE, "partial_rotary_factor": 1.0}}}
+GLM_SPECIALS = dict(pad_token_id=VOCAB - 10, eos_token_id=[VOCAB - 10, VOCAB - 3, VOCAB - 1])
 FAMILIES["glm4"] = (
     "Glm4Config", "Glm4ForCausalLM",
-    common(head_dim=24, attention_bias=True, rms_norm_eps=1e-5,
-           rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
-                            "partial_rotary_factor": 0.5},
-           pad_token_id=VOCAB - 10, eos_token_id=[VOCAB - 10, VOCAB - 3, VOCAB - 1]),
-    "glm",
-    {"partial rotary": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
-                                            "partial_rotary_factor": 1.0}}},
+    common(head_dim=24, attention_bias=True, rms_norm_eps=1e-5, rope_parameters=GLM_ROPE,
+           **GLM_SPECIALS),
+    "glm", GLM_WHOLE_ROTARY,
 )
 
 # Ministral 3's shape: YaRN (×16, mscale and mscale_all_dim 1 as published) with
@@ -713,6 +722,56 @@ FAMILIES["mamba2"] = (
 )
 # Falcon-Mamba's shape: Mamba's, with weightless RMS norms on B, C and the time step.
 FAMILIES["falcon-mamba"] = ("FalconMambaConfig", "FalconMambaForCausalLM", MAMBA_ARGS, "llama3", {})
+# GLM-4-9B-chat-hf's shape (`GlmForCausalLM`, llama.cpp's `chatglm`): Q/K/V
+# biases, gate and up fused in `gate_up_proj`, half of each head rotated by
+# adjacent pairs. The converter writes rms epsilon 1e-5 and RoPE base 10000
+# whatever the config says (its ChatGLM defaults): the fixture has those.
+FAMILIES["glm"] = (
+    "GlmConfig", "GlmForCausalLM",
+    common(head_dim=HEAD_DIM, attention_bias=True, rms_norm_eps=1e-5, rope_parameters=GLM_ROPE,
+           **GLM_SPECIALS),
+    "glm", GLM_WHOLE_ROTARY,
+)
+# Arcee AFM-4.5B's shape: a Llama whose feed-forward is up, ReLU², down (no
+# gate), YaRN as published (here ×8 of an original context of 32).
+FAMILIES["arcee"] = (
+    "ArceeConfig", "ArceeForCausalLM",
+    common(head_dim=HEAD_DIM, pad_token_id=None, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1,
+           rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 8.0,
+                            "original_max_position_embeddings": ORIGINAL_CONTEXT}),
+    "llama3",
+    {"rope scaling (yarn)": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
+)
+# Solar Open's shape (`SolarOpenForCausalLM`, llama.cpp's `glm4moe`): every
+# layer MoE (4 routed experts, top 2, MLP 32, one shared), GLM-4.5's sigmoid
+# router with a perturbed `e_score_correction_bias`, normalized weights ×2.5;
+# no biases, no Q/K norms, the whole head rotated (`partial_rotary_factor` 1,
+# written out: left out, the converter assumes GLM's 0.5 and transformers 1).
+FAMILIES["solar-open"] = (
+    "SolarOpenConfig", "SolarOpenForCausalLM",
+    common(head_dim=HEAD_DIM, n_routed_experts=4, num_experts_per_tok=2, n_shared_experts=1,
+           moe_intermediate_size=32, n_group=1, topk_group=1, norm_topk_prob=True,
+           routed_scaling_factor=2.5,
+           rope_parameters={"rope_type": "default", "rope_theta": 1000000.0,
+                            "partial_rotary_factor": 1.0},
+           bos_token_id=VOCAB - 3, eos_token_id=VOCAB - 2, pad_token_id=VOCAB - 2),
+    "solar-open",
+    {"routed scaling": {"routed_scaling_factor": 1.0}},
+)
+# Hunyuan-4B's shape (`HunYuanDenseV1ForCausalLM`): per-head Q/K norms after
+# RoPE, and its RoPE as published: `dynamic` with alpha 1000 (a fixed base
+# θ·alpha^(d/(d−2))) and a trained context of 32k (the converter assumes one of
+# 32k or 256k); `eod_token_id` is the EOS, as the converter writes it.
+FAMILIES["hunyuan-dense"] = (
+    "HunYuanDenseV1Config", "HunYuanDenseV1ForCausalLM",
+    common(head_dim=HEAD_DIM, max_position_embeddings=32 * 1024,
+           rope_parameters={"rope_type": "dynamic", "rope_theta": 10000.0, "alpha": 1000.0,
+                            "factor": 1.0},
+           pad_token_id=None, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1,
+           eod_token_id=VOCAB - 1),
+    "llama3",
+    {"RoPE alpha": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
+)
 
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
@@ -1059,7 +1118,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "minimax-m2": 120, "dots1": 121,
          "qwen3-next": 140, "qwen35": 141, "qwen35-moe": 142,
          "gpt2": 160, "gpt-bigcode": 161,
-         "mamba": 180, "mamba2": 181, "falcon-mamba": 182}
+         "mamba": 180, "mamba2": 181, "falcon-mamba": 182,
+         "glm": 101, "arcee": 102, "solar-open": 103, "hunyuan-dense": 104}
 
 
 def main() -> None:
