@@ -71,35 +71,50 @@ export function toAprLayout(
  * @returns The transform.
  */
 export function fromAprLayout(): TransformStream<ModelChunk, ModelChunk> {
-  return planned((header) => {
-    const family = aprFamily(header.metadata);
-    if (family === undefined) return undefined;
-    const names = new Set(header.tensors.map((t) => t.name));
-    const byName = new Map(header.tensors.map((t) => [t.name, t]));
-    // Each fused tensor whose pieces are all here, keyed by its last piece in header order.
-    const fuseAt = new Map<string, Planned>();
-    const pieces = new Set<string>();
-    for (const info of header.tensors) {
-      const block = BLOCK.exec(info.name);
-      if (block === null) continue;
-      for (const [fused, parts] of family.apr?.split ?? []) {
-        if (parts[0] !== block[2]) continue;
-        const names_ = parts.map((p) => `model.layers.${block[1]}.${p}.${block[3]}`);
-        if (!names_.every((n) => names.has(n))) continue;
-        const infos = names_.map((n) => byName.get(n)!);
-        const last = header.tensors.filter((t) => names_.includes(t.name)).at(-1)!.name;
-        fuseAt.set(last, fuseRows(infos, `model.layers.${block[1]}.${fused}.${block[3]}`));
-        for (const n of names_) pieces.add(n);
-      }
+  return planned(fromAprPlan);
+}
+
+/**
+ * The tensors an APR file holds, as the Hugging Face checkpoint it was made
+ * from names and shapes them (what {@linkcode fromAprLayout} yields), to
+ * check them against the config recorded beside them (`model_shape_check.ts`).
+ *
+ * @param header The APR file's header.
+ * @returns The tensors in Hugging Face's layout (the header's own when nothing is renamed or split).
+ */
+export function hfTensorsOfApr(header: ModelHeader): readonly TensorInfo[] {
+  return fromAprPlan(header)?.map((p) => p.info) ?? header.tensors;
+}
+
+/** realizar's APR layout → the Hugging Face tensors, planned from the header. */
+function fromAprPlan(header: ModelHeader): Planned[] | undefined {
+  const family = aprFamily(header.metadata);
+  if (family === undefined) return undefined;
+  const names = new Set(header.tensors.map((t) => t.name));
+  const byName = new Map(header.tensors.map((t) => [t.name, t]));
+  // Each fused tensor whose pieces are all here, keyed by its last piece in header order.
+  const fuseAt = new Map<string, Planned>();
+  const pieces = new Set<string>();
+  for (const info of header.tensors) {
+    const block = BLOCK.exec(info.name);
+    if (block === null) continue;
+    for (const [fused, parts] of family.apr?.split ?? []) {
+      if (parts[0] !== block[2]) continue;
+      const names_ = parts.map((p) => `model.layers.${block[1]}.${p}.${block[3]}`);
+      if (!names_.every((n) => names.has(n))) continue;
+      const infos = names_.map((n) => byName.get(n)!);
+      const last = header.tensors.filter((t) => names_.includes(t.name)).at(-1)!.name;
+      fuseAt.set(last, fuseRows(infos, `model.layers.${block[1]}.${fused}.${block[3]}`));
+      for (const n of names_) pieces.add(n);
     }
-    if (fuseAt.size === 0 && !header.tensors.some((t) => aprToHfName(t.name, family) !== t.name)) {
-      return undefined;
-    }
-    return header.tensors.flatMap((info): Planned[] => {
-      if (fuseAt.has(info.name)) return [fuseAt.get(info.name)!];
-      if (pieces.has(info.name)) return [];
-      return [renamed(info, aprToHfName(info.name, family))];
-    });
+  }
+  if (fuseAt.size === 0 && !header.tensors.some((t) => aprToHfName(t.name, family) !== t.name)) {
+    return undefined;
+  }
+  return header.tensors.flatMap((info): Planned[] => {
+    if (fuseAt.has(info.name)) return [fuseAt.get(info.name)!];
+    if (pieces.has(info.name)) return [];
+    return [renamed(info, aprToHfName(info.name, family))];
   });
 }
 
