@@ -13,6 +13,7 @@
 import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import { ModelFormatError } from "../errors.ts";
 import { aprToHfName, hfToAprName } from "../arch/apr_names.ts";
+import { realizarUnread } from "../arch/realizar_reads.ts";
 import type { Family } from "../arch/family.ts";
 import { familyOf } from "../arch/registry.ts";
 import { concatPayloads, keepRanges } from "../arch/transforms.ts";
@@ -271,13 +272,14 @@ export function assertEmbeddingMatchesConfig(header: ModelHeader, location: stri
 }
 
 /**
- * Pass a model through, saying in one note when its family has tensors
- * realizar's transformer loader never looks up (`Family.aprUnread`: per-head
- * Q/K norms, Gemma 2/3's extra norms, StarCoder2's `c_fc`/`c_proj`) and the
- * model holds one: realizar would run it without them, with wrong output
- * (issue 34 §3).
+ * Pass a model through, saying in one note when it holds tensors realizar's
+ * transformer loader never looks up (`arch/realizar_reads.ts`, read from its
+ * source: per-head Q/K norms, Gemma 2/3's and GLM-4's extra norms,
+ * StarCoder2's `c_fc`/`c_proj`, biases other than Q/K/V's): realizar would
+ * run it without them, with wrong output (issue 34 §3). Runs after
+ * {@linkcode toAprLayout}, so the names are those the file gets.
  *
- * @param onNote Told once, naming the family and the tensors.
+ * @param onNote Told once, naming the model's family and the tensors.
  * @returns The transform.
  */
 export function aprUnreadNote(
@@ -286,17 +288,22 @@ export function aprUnreadNote(
   return new TransformStream({
     transform(chunk, controller) {
       if (chunk.type === "header" && onNote !== undefined) {
-        const family = familyOf(chunk.header.metadata.architecture);
-        const pieces = new Set(family?.aprUnread ?? []);
-        const found = new Set<string>();
-        for (const t of chunk.header.tensors) {
-          const piece = BLOCK.exec(t.name)?.[2];
-          if (piece !== undefined && pieces.has(piece)) found.add(piece);
-        }
-        if (found.size > 0) {
+        // realizar builds layers 0..num_layers only: a layer past them (GLM-4.5's
+        // multi-token-prediction layer) is not run by transformers' forward either.
+        const layers = chunk.header.metadata["num_layers"];
+        const unread = realizarUnread(
+          chunk.header.tensors.map((t) => t.name).filter((name) => {
+            const layer = BLOCK.exec(name)?.[1];
+            return layer === undefined || typeof layers !== "number" || Number(layer) < layers;
+          }),
+        );
+        if (unread.length > 0) {
+          const architecture = chunk.header.metadata.architecture;
+          const family = familyOf(architecture)?.name ??
+            (typeof architecture === "string" ? architecture : "these");
           onNote(
-            `realizar's transformer loader never looks up ${[...found].join(", ")} of ` +
-              `${family!.name} models: it would run this file without them, with wrong output ` +
+            `realizar's transformer loader never looks up ${unread.join(", ")} of ` +
+              `${family} models: it would run this file without them, with wrong output ` +
               "(aprkit and aprender read the file as written)",
           );
         }
