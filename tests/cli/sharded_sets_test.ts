@@ -43,7 +43,7 @@ const FORMATS: SetFormat[] = [
   {
     name: "APR",
     out: "m.apr",
-    journal: "m.apr.manifest.json.partial.journal",
+    journal: "m.apr.partial.journal",
     shard: /^m-\d{5}-of-\d{5}\.apr$/,
     sink: (out, options) => ShardedAprSink.create(out, options),
   },
@@ -178,7 +178,7 @@ async function stoppedRun(dir: string, out: string): Promise<string> {
     /stopped/,
   );
   const names = await listDir(dir);
-  ok(names.includes("m.apr.manifest.json.partial.journal"), names.join(", "));
+  ok(names.includes("m.apr.partial.journal"), names.join(", "));
   ok(!names.some((n) => /^m-\d{5}-of-\d{5}\.apr$/.test(n)), `nothing published: ${names}`);
   return source;
 }
@@ -188,6 +188,10 @@ Deno.test("an APR --resume of a stopped sharded set completes it as a clean run 
     const out = join(dir, "m.apr");
     const source = await stoppedRun(dir, out);
     const args = ["convert", source, "-o", out, "--max-shard-size", `${MAX_SHARD}B`];
+    // Neither flag: the stopped set is not thrown away by accident.
+    const before = await filesOf(dir);
+    assertOneLineError(await runApr(args), /a partial import of this output exists/);
+    deepEqual(await filesOf(dir), before);
     const run = await runApr([...args, "--resume"]);
     equal(run.code, 0, run.stderr);
     await Deno.mkdir(join(dir, "ref"));

@@ -6,9 +6,10 @@
  * writes the manifest last. Names: see `sharded_manifest.ts`.
  *
  * The set follows the split GGUF set's rules (`gguf/split_sink.ts`, issue
- * 34): its journal, `NAME.apr.manifest.json.partial.journal`
- * (`io/set_journal.ts`), is the set's lock from before any file of it is
- * touched until it is published or given up, and records the plan and the
+ * 34): its journal, `NAME.apr.partial.journal` as a split GGUF set's (so
+ * `apr import`'s check for an interrupted run sees it; `io/set_journal.ts`),
+ * is the set's lock from before any file of it is touched until it is
+ * published or given up, and records the plan and the
  * source's identity (every source file's), so a second run is refused at
  * once and a resume from a changed source is refused. Each shard completes
  * as `SHARD.partial` with its own journal; the shards and the manifest are
@@ -189,7 +190,7 @@ class ShardedState {
       .update(this.#options.planKey ?? "").update("\0").update(names.pattern).update("\0")
       .update(JSON.stringify(plan.map((m) => m.map((i) => header.tensors[i]!.name))))
       .digest("hex");
-    this.#journal = await SetJournal.begin(`${this.#manifestPath}.partial.journal`, this.#path, {
+    this.#journal = await SetJournal.begin(`${this.#path}.partial.journal`, this.#path, {
       plan: planHash,
       source: this.#options.sourceKey,
       resume: this.#options.resume === true,
