@@ -225,16 +225,16 @@ export interface AprLayout {
 /**
  * The shared experts of DeepSeek-style MoE blocks under the name realizar's
  * transformer loader asks for (`mlp.shared_expert.*`, Qwen2-MoE's), not
- * `mlp.shared_experts.*` (issue 34 §3).
+ * `mlp.shared_experts.*` (issue 34 §3; realizar
+ * `src/apr_transformer/mod_dequant_q4k_apr.rs` `AprTransformer::build_apr_layers`,
+ * whose ungated shared expert is added as DeepSeek adds it:
+ * `src/gpu/scheduler/moe_dispatch.rs`).
  */
 export const SHARED_EXPERT_APR_NAMES: readonly (readonly [string, string])[] = [
   ["mlp.shared_experts.gate_proj", "mlp.shared_expert.gate_proj"],
   ["mlp.shared_experts.up_proj", "mlp.shared_expert.up_proj"],
   ["mlp.shared_experts.down_proj", "mlp.shared_expert.down_proj"],
 ];
-
-/** Per-head Q/K norms, which realizar's transformer loader never looks up (issue 34 §3). */
-export const QK_NORMS: readonly string[] = ["self_attn.q_norm", "self_attn.k_norm"];
 
 /**
  * What a family's converter class sets on a SentencePiece (`tokenizer.model`)
@@ -356,15 +356,6 @@ export interface Family {
   readonly embeddingRowsMayDiffer?: boolean;
   /** APR output: what realizar needs changed; absent: Hugging Face's tensors as they are. */
   readonly apr?: AprLayout;
-  /**
-   * Tensors of this family realizar's transformer loader never looks up
-   * (pieces after `model.layers.N.`), as measured with its code (issue 34
-   * §3): it runs the model without them, with wrong output, so an APR
-   * import that holds one says so in one note naming the family. Where a
-   * rename makes it find a tensor, {@linkcode AprLayout} writes that name
-   * instead.
-   */
-  readonly aprUnread?: readonly string[];
   /** GGUF output; absent: refused. */
   readonly gguf?: GgufSupport;
   /**

@@ -421,12 +421,7 @@ export async function runConversion(
   // Ctrl-C stops the pipeline (a second one ends the process at once): the
   // APR sink commits what it wrote for --resume, a split GGUF set keeps its
   // completed shards, other sinks remove their partial files; then say which.
-  const interrupt = new AbortController();
-  const onInterrupt = (): void => {
-    if (interrupt.signal.aborted) Deno.exit(130);
-    interrupt.abort(new Interrupted());
-  };
-  const listening = addInterruptListener(onInterrupt);
+  using interrupt = listenForCtrlC();
   let announced = false;
   // Whether a Hub download into the cache is under way (Ctrl-C keeps its partial blobs).
   let downloading = false;
@@ -484,8 +479,6 @@ export async function runConversion(
       );
     }
     throw error;
-  } finally {
-    if (listening) Deno.removeSignalListener("SIGINT", onInterrupt);
   }
   display.finish();
   if (ctx.json) {
@@ -637,19 +630,41 @@ export class Interrupted extends Error {
   }
 }
 
+/** Ctrl-C while a command runs: see {@linkcode listenForCtrlC}. */
+export interface CtrlC extends Disposable {
+  /** Aborted by the first Ctrl-C. */
+  readonly signal: AbortSignal;
+}
+
 /**
- * Listen for Ctrl-C, where signals exist.
+ * Stop a long command on Ctrl-C, as every conversion and download does: the
+ * first Ctrl-C aborts `signal` (the pipeline then stops, keeping what a
+ * resume can use, and the command says what was kept), a second ends the
+ * process at once (exit 130). Disposing stops listening. Where signals do
+ * not exist (some embedders), nothing listens: the default, ending the
+ * process, still keeps the partial output.
  *
- * @param handler Called on each SIGINT.
- * @returns Whether the listener was added (remove it with `Deno.removeSignalListener`).
+ * @param reason The abort reason. @default {new Interrupted()}
+ * @returns The signal; dispose of it (`using`) when the command is done.
  */
-export function addInterruptListener(handler: () => void): boolean {
+export function listenForCtrlC(reason: () => unknown = () => new Interrupted()): CtrlC {
+  const interrupt = new AbortController();
+  const onInterrupt = (): void => {
+    if (interrupt.signal.aborted) Deno.exit(130);
+    interrupt.abort(reason());
+  };
+  let listening = false;
   try {
-    Deno.addSignalListener("SIGINT", handler);
-    return true;
+    Deno.addSignalListener("SIGINT", onInterrupt);
+    listening = true;
   } catch {
-    // Signals are not available everywhere (e.g. some embedders): the
-    // default behaviour, ending the process, still keeps the partial output.
-    return false;
+    // Signals are not available everywhere.
   }
+  return {
+    signal: interrupt.signal,
+    [Symbol.dispose]() {
+      if (listening) Deno.removeSignalListener("SIGINT", onInterrupt);
+      listening = false;
+    },
+  };
 }

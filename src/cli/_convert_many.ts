@@ -14,9 +14,8 @@ import type { ConvertOptions, ConvertResult, QuantizeTarget } from "../pipeline/
 import type { ProgressEvent } from "../tensor.ts";
 import type { CommandContext } from "./command.ts";
 import {
-  addInterruptListener,
   inFlagTerms,
-  Interrupted,
+  listenForCtrlC,
   reportInterrupted,
   summaryLine,
   warningsThrough,
@@ -68,12 +67,8 @@ export async function runConversions(
   options: Omit<ConvertOptions, "quantize">,
 ): Promise<number> {
   const display = ctx.progress();
-  const interrupt = new AbortController();
-  const onInterrupt = (): void => {
-    if (interrupt.signal.aborted) Deno.exit(130);
-    interrupt.abort(new Interrupted());
-  };
-  const listening = addInterruptListener(onInterrupt);
+  // Ctrl-C as for one output (`listenForCtrlC`): the outputs written are kept.
+  using interrupt = listenForCtrlC();
   const latest = new Map<number, ProgressEvent>();
   const notes: string[] = [];
   const results: ConvertResult[] = [];
@@ -113,8 +108,6 @@ export async function runConversions(
       );
     }
     throw error;
-  } finally {
-    if (listening) Deno.removeSignalListener("SIGINT", onInterrupt);
   }
   display.finish();
   const written = results.filter((r): r is ConvertResult => r !== undefined);

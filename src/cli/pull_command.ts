@@ -11,8 +11,8 @@ import { isHubRef } from "../sources/hub_ref.ts";
 import { formatBytes, formatCount } from "./format.ts";
 import { type CommandSpec, integerOption, stringList, stringOption } from "./command.ts";
 import {
-  addInterruptListener,
   DOWNLOAD_KEPT,
+  listenForCtrlC,
   reportInterrupted,
   warningsThrough,
 } from "./_convert_flags.ts";
@@ -66,12 +66,7 @@ export const pullCommand: CommandSpec = {
     const display = ctx.progress();
     // Ctrl-C stops the downloads (a second one ends the process at once); the
     // partial blobs stay and the next pull continues them.
-    const interrupt = new AbortController();
-    const onInterrupt = (): void => {
-      if (interrupt.signal.aborted) Deno.exit(130);
-      interrupt.abort(new DOMException("interrupted", "AbortError"));
-    };
-    const listening = addInterruptListener(onInterrupt);
+    using interrupt = listenForCtrlC(() => new DOMException("interrupted", "AbortError"));
     let result;
     try {
       result = await pullModel(source!, {
@@ -92,7 +87,6 @@ export const pullCommand: CommandSpec = {
       return reportInterrupted(ctx, DOWNLOAD_KEPT);
     } finally {
       display.finish();
-      if (listening) Deno.removeSignalListener("SIGINT", onInterrupt);
     }
     if (ctx.json) {
       ctx.printJson({ command: "pull", source: source!, ...result });

@@ -94,9 +94,10 @@ export const validateCommand: CommandSpec = {
       }
     }
     // APR files were checked above; other formats are checked by their
-    // strict readers, which throw on the first broken rule. Decoding every
-    // tensor (deep) is common to all formats.
-    if (checks.every((c) => c.ok) && (!isApr || deep)) {
+    // strict readers, which throw on the first broken rule. The tensors
+    // against the config (an APR file's the `hf_config` it recorded) and
+    // decoding every tensor (deep) are common to all formats.
+    if (checks.every((c) => c.ok)) {
       let model;
       try {
         model = await openModel(path!, { onWarning: ctx.warn });
@@ -105,7 +106,7 @@ export const validateCommand: CommandSpec = {
         // Every tensor its config implies, with its shape, and nothing else.
         // (Made where aprkit has rules for the model: a known architecture with its config.)
         const mismatch = modelShapeError(model);
-        if (!isApr && mismatch !== undefined) {
+        if (mismatch !== undefined) {
           checks.push(
             mismatch === null
               ? { check: "tensors match the config", ok: true }

@@ -1,6 +1,6 @@
 /**
- * The journal of an output written as a set of files (a split GGUF set),
- * `OUT.partial.journal`, which is also the set's lock (docs/SECURITY.md,
+ * The journal of an output written as a set of files (a split GGUF set,
+ * a sharded APR or SafeTensors output), which is also the set's lock (docs/SECURITY.md,
  * "Two writers"). One file per set is locked for the whole run, from before
  * anything of the set is touched until the set is published or given up:
  * the shards' own partial files are each locked only while written, so
@@ -18,9 +18,16 @@
  */
 
 import { UsageError } from "../errors.ts";
-import type { RuntimeFile } from "../runtime/fs.ts";
-import { pathExists } from "./fs_paths.ts";
-import { assertStillHeld, createFreshFile, discardFile, openExistingFile } from "./partial_file.ts";
+import { fs, type RuntimeFile } from "../runtime/fs.ts";
+import { join } from "../runtime/path.ts";
+import { pathExists, removeIfExists } from "./fs_paths.ts";
+import {
+  assertStillHeld,
+  createFreshFile,
+  discardFile,
+  openExistingFile,
+  sourceChangedError,
+} from "./partial_file.ts";
 import { storageFailure } from "./storage_errors.ts";
 
 /** Largest set journal read back: a line per shard, at most 65,535 shards of ~100 bytes. */
@@ -78,6 +85,62 @@ export class SetJournal {
         at += n;
       }
       return { journal, text: new TextDecoder().decode(bytes) };
+    } catch (error) {
+      journal.close();
+      throw error;
+    }
+  }
+
+  /**
+   * Take the set's lock and start its journal with the plan (and the
+   * source's identity): afresh, or with `resume` from the journal a
+   * previous run left, which must record the same plan and source.
+   *
+   * @param path The journal.
+   * @param output The output, for messages.
+   * @param start The plan's hash, the source's identity, whether to resume,
+   *   and which of a resumed journal's later lines stay (all by default;
+   *   e.g. the shards still as recorded).
+   * @returns The held journal, holding the plan line and the lines kept.
+   * @throws {UsageError} When another process is writing the set, or a resumed journal records another plan or source.
+   */
+  static async begin(
+    path: string,
+    output: string,
+    start: {
+      plan: string;
+      source?: string | undefined;
+      resume: boolean;
+      keep?: (lines: string[]) => Promise<string[]>;
+    },
+  ): Promise<SetJournal> {
+    const found = start.resume ? await SetJournal.resume(path, output) : undefined;
+    const journal = found?.journal ?? await SetJournal.create(path);
+    try {
+      const lines = found === undefined
+        ? []
+        : found.text.split("\n").filter((l) => l !== "").map((l) => `${l}\n`);
+      if (found !== undefined) {
+        let first: { plan?: unknown; source?: unknown } | null | undefined;
+        try {
+          first = JSON.parse(lines[0]?.trim() ?? "null") as typeof first;
+        } catch {
+          first = undefined;
+        }
+        if (first?.plan !== start.plan) {
+          throw new UsageError(
+            `Cannot resume "${output}": its partial shards were planned from a different ` +
+              "input or options; run without --resume (or with --force) to start over",
+          );
+        }
+        // The same plan from changed bytes (a source file rewritten in place).
+        if (start.source !== undefined && first.source !== start.source) {
+          throw sourceChangedError(output, path);
+        }
+      }
+      const kept = start.keep === undefined ? lines.slice(1) : await start.keep(lines.slice(1));
+      await journal.rewrite(planLine(start.plan, start.source) + kept.join(""));
+      return journal;
     } catch (error) {
       journal.close();
       throw error;
@@ -149,5 +212,70 @@ export class SetJournal {
     } catch (error) {
       throw storageFailure(error, this.path, "write");
     }
+  }
+}
+
+/**
+ * The journal's first line: the plan, and the source's identity when known.
+ *
+ * @param plan The plan's hash.
+ * @param source The source's identity.
+ * @returns The line, with its newline.
+ */
+export function planLine(plan: string, source: string | undefined): string {
+  return `${JSON.stringify({ plan, ...(source === undefined ? {} : { source }) })}\n`;
+}
+
+/**
+ * The files of other sets of one output in its folder (an earlier run with
+ * another shard size: `NAME-0000i-of-0000M` beside a set of N shards).
+ *
+ * @param folder The output's folder.
+ * @param isOther Whether a file name belongs to another set of the output.
+ * @returns Their names, sorted.
+ */
+export async function otherSetFiles(
+  folder: string,
+  isOther: (name: string) => boolean,
+): Promise<string[]> {
+  const found: string[] = [];
+  try {
+    for await (const entry of fs.readDir(folder || ".")) {
+      if (isOther(entry.name)) found.push(entry.name);
+    }
+  } catch (error) {
+    if (!(error instanceof fs.errors.NotFound)) throw error;
+  }
+  return found.sort();
+}
+
+/**
+ * Refuse a second set of an output beside another one: neither would load
+ * as one model. Replaced only with `force` ({@linkcode removeOtherSet}).
+ *
+ * @param output The output.
+ * @param other The other set's files ({@linkcode otherSetFiles}); nothing when empty.
+ * @throws {UsageError} When there are any.
+ */
+export function refuseOtherSet(output: string, other: readonly string[]): void {
+  if (other.length === 0) return;
+  throw new UsageError(
+    `Cannot write "${output}": another split set of it exists ("${
+      other[0]
+    }", ${other.length} file(s)); a second set beside it would make neither load; use force: true to replace it`,
+  );
+}
+
+/**
+ * Remove another set's files once the new set is published (with `force`):
+ * regular files only, never through a link.
+ *
+ * @param folder Their folder.
+ * @param names Their names ({@linkcode otherSetFiles}).
+ */
+export async function removeOtherSet(folder: string, names: readonly string[]): Promise<void> {
+  for (const name of names) {
+    const path = join(folder || ".", name);
+    if ((await fs.lstat(path).catch(() => undefined))?.isFile) await removeIfExists(path);
   }
 }

@@ -13,6 +13,7 @@
 import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import { ModelFormatError } from "../errors.ts";
 import { aprToHfName, hfToAprName } from "../arch/apr_names.ts";
+import { realizarUnread } from "../arch/realizar_reads.ts";
 import type { Family } from "../arch/family.ts";
 import { familyOf } from "../arch/registry.ts";
 import { concatPayloads, keepRanges } from "../arch/transforms.ts";
@@ -71,35 +72,50 @@ export function toAprLayout(
  * @returns The transform.
  */
 export function fromAprLayout(): TransformStream<ModelChunk, ModelChunk> {
-  return planned((header) => {
-    const family = aprFamily(header.metadata);
-    if (family === undefined) return undefined;
-    const names = new Set(header.tensors.map((t) => t.name));
-    const byName = new Map(header.tensors.map((t) => [t.name, t]));
-    // Each fused tensor whose pieces are all here, keyed by its last piece in header order.
-    const fuseAt = new Map<string, Planned>();
-    const pieces = new Set<string>();
-    for (const info of header.tensors) {
-      const block = BLOCK.exec(info.name);
-      if (block === null) continue;
-      for (const [fused, parts] of family.apr?.split ?? []) {
-        if (parts[0] !== block[2]) continue;
-        const names_ = parts.map((p) => `model.layers.${block[1]}.${p}.${block[3]}`);
-        if (!names_.every((n) => names.has(n))) continue;
-        const infos = names_.map((n) => byName.get(n)!);
-        const last = header.tensors.filter((t) => names_.includes(t.name)).at(-1)!.name;
-        fuseAt.set(last, fuseRows(infos, `model.layers.${block[1]}.${fused}.${block[3]}`));
-        for (const n of names_) pieces.add(n);
-      }
+  return planned(fromAprPlan);
+}
+
+/**
+ * The tensors an APR file holds, as the Hugging Face checkpoint it was made
+ * from names and shapes them (what {@linkcode fromAprLayout} yields), to
+ * check them against the config recorded beside them (`model_shape_check.ts`).
+ *
+ * @param header The APR file's header.
+ * @returns The tensors in Hugging Face's layout (the header's own when nothing is renamed or split).
+ */
+export function hfTensorsOfApr(header: ModelHeader): readonly TensorInfo[] {
+  return fromAprPlan(header)?.map((p) => p.info) ?? header.tensors;
+}
+
+/** realizar's APR layout → the Hugging Face tensors, planned from the header. */
+function fromAprPlan(header: ModelHeader): Planned[] | undefined {
+  const family = aprFamily(header.metadata);
+  if (family === undefined) return undefined;
+  const names = new Set(header.tensors.map((t) => t.name));
+  const byName = new Map(header.tensors.map((t) => [t.name, t]));
+  // Each fused tensor whose pieces are all here, keyed by its last piece in header order.
+  const fuseAt = new Map<string, Planned>();
+  const pieces = new Set<string>();
+  for (const info of header.tensors) {
+    const block = BLOCK.exec(info.name);
+    if (block === null) continue;
+    for (const [fused, parts] of family.apr?.split ?? []) {
+      if (parts[0] !== block[2]) continue;
+      const names_ = parts.map((p) => `model.layers.${block[1]}.${p}.${block[3]}`);
+      if (!names_.every((n) => names.has(n))) continue;
+      const infos = names_.map((n) => byName.get(n)!);
+      const last = header.tensors.filter((t) => names_.includes(t.name)).at(-1)!.name;
+      fuseAt.set(last, fuseRows(infos, `model.layers.${block[1]}.${fused}.${block[3]}`));
+      for (const n of names_) pieces.add(n);
     }
-    if (fuseAt.size === 0 && !header.tensors.some((t) => aprToHfName(t.name, family) !== t.name)) {
-      return undefined;
-    }
-    return header.tensors.flatMap((info): Planned[] => {
-      if (fuseAt.has(info.name)) return [fuseAt.get(info.name)!];
-      if (pieces.has(info.name)) return [];
-      return [renamed(info, aprToHfName(info.name, family))];
-    });
+  }
+  if (fuseAt.size === 0 && !header.tensors.some((t) => aprToHfName(t.name, family) !== t.name)) {
+    return undefined;
+  }
+  return header.tensors.flatMap((info): Planned[] => {
+    if (fuseAt.has(info.name)) return [fuseAt.get(info.name)!];
+    if (pieces.has(info.name)) return [];
+    return [renamed(info, aprToHfName(info.name, family))];
   });
 }
 
@@ -256,13 +272,14 @@ export function assertEmbeddingMatchesConfig(header: ModelHeader, location: stri
 }
 
 /**
- * Pass a model through, saying in one note when its family has tensors
- * realizar's transformer loader never looks up (`Family.aprUnread`: per-head
- * Q/K norms, Gemma 2/3's extra norms, StarCoder2's `c_fc`/`c_proj`) and the
- * model holds one: realizar would run it without them, with wrong output
- * (issue 34 §3).
+ * Pass a model through, saying in one note when it holds tensors realizar's
+ * transformer loader never looks up (`arch/realizar_reads.ts`, read from its
+ * source: per-head Q/K norms, Gemma 2/3's and GLM-4's extra norms,
+ * StarCoder2's `c_fc`/`c_proj`, biases other than Q/K/V's): realizar would
+ * run it without them, with wrong output (issue 34 §3). Runs after
+ * {@linkcode toAprLayout}, so the names are those the file gets.
  *
- * @param onNote Told once, naming the family and the tensors.
+ * @param onNote Told once, naming the model's family and the tensors.
  * @returns The transform.
  */
 export function aprUnreadNote(
@@ -271,17 +288,22 @@ export function aprUnreadNote(
   return new TransformStream({
     transform(chunk, controller) {
       if (chunk.type === "header" && onNote !== undefined) {
-        const family = familyOf(chunk.header.metadata.architecture);
-        const pieces = new Set(family?.aprUnread ?? []);
-        const found = new Set<string>();
-        for (const t of chunk.header.tensors) {
-          const piece = BLOCK.exec(t.name)?.[2];
-          if (piece !== undefined && pieces.has(piece)) found.add(piece);
-        }
-        if (found.size > 0) {
+        // realizar builds layers 0..num_layers only: a layer past them (GLM-4.5's
+        // multi-token-prediction layer) is not run by transformers' forward either.
+        const layers = chunk.header.metadata["num_layers"];
+        const unread = realizarUnread(
+          chunk.header.tensors.map((t) => t.name).filter((name) => {
+            const layer = BLOCK.exec(name)?.[1];
+            return layer === undefined || typeof layers !== "number" || Number(layer) < layers;
+          }),
+        );
+        if (unread.length > 0) {
+          const architecture = chunk.header.metadata.architecture;
+          const family = familyOf(architecture)?.name ??
+            (typeof architecture === "string" ? architecture : "these");
           onNote(
-            `realizar's transformer loader never looks up ${[...found].join(", ")} of ` +
-              `${family!.name} models: it would run this file without them, with wrong output ` +
+            `realizar's transformer loader never looks up ${unread.join(", ")} of ` +
+              `${family} models: it would run this file without them, with wrong output ` +
               "(aprkit and aprender read the file as written)",
           );
         }

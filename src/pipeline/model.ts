@@ -95,7 +95,8 @@ export class Model {
   readonly location: string;
   /** The format reader underneath (an `AprReader`, `GgufReader`…), for format-specific detail. */
   readonly reader: ModelReader;
-  #byName: Map<string, TensorEntry>;
+  /** Built on the first lookup: `inspect` of 261,000 tensors never needs it (issue 34 §1). */
+  #byName: Map<string, TensorEntry> | undefined;
   #verify: () => Promise<void>;
   #onClose: (() => Promise<void>) | undefined;
 
@@ -119,7 +120,6 @@ export class Model {
     this.reader = reader;
     this.header = reader.header;
     this.location = location;
-    this.#byName = new Map(reader.tensors.map((t) => [t.info.name, t]));
     this.#verify = async () => {
       await reader.verify?.();
       await verify?.();
@@ -167,6 +167,7 @@ export class Model {
    * @throws {UsageError} When the model has no tensor of that name.
    */
   tensor(name: string): ModelTensor {
+    this.#byName ??= new Map(this.reader.tensors.map((t) => [t.info.name, t]));
     const entry = this.#byName.get(name);
     if (!entry) throw new UsageError(`Cannot find tensor "${name}" in "${this.location}"`);
     return new ModelTensor(entry);

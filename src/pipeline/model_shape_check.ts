@@ -3,7 +3,8 @@
  * written (issue 34 §1): the architecture layer's rules (`arch/model_shape.ts`)
  * over what the source file holds — a GGUF's tensors under their GGUF names
  * and `{arch}.*` keys, a Hugging Face checkpoint's language model under its
- * family's names and `config.json` — naming the file (shard) and tensor.
+ * family's names and `config.json`, an APR file's tensors named back so and
+ * the `hf_config` it recorded — naming the file (shard) and tensor.
  * Used by `convertModel` and `apr validate`.
  *
  * @module
@@ -16,6 +17,7 @@ import { familyOf } from "../arch/registry.ts";
 import type { GgufHeader } from "../formats/gguf/header.ts";
 import { posix } from "../runtime/path.ts";
 import { languageModelView } from "./language_model.ts";
+import { hfTensorsOfApr } from "./apr_layout.ts";
 import type { Model } from "./model.ts";
 
 /** The dtypes whose shape is the matrix's. */
@@ -23,7 +25,7 @@ const FLOATS: ReadonlySet<string> = new Set(["F64", "F32", "F16", "BF16"]);
 
 /** What a model's check found: the problem, in which format's file. */
 interface Found {
-  readonly format: "GGUF" | "SafeTensors";
+  readonly format: "GGUF" | "SafeTensors" | "APR";
   readonly problem: ShapeProblem;
 }
 
@@ -48,16 +50,28 @@ function ggufProblem(model: Model): Outcome {
   return problem === undefined ? "checked" : { format: "GGUF", problem };
 }
 
+/**
+ * A Hugging Face checkpoint against its `config.json`; an APR file against
+ * the `hf_config` it recorded at import, its tensors named and fused back as
+ * the checkpoint had them (`apr_layout.ts` `hfTensorsOfApr`). An APR file
+ * without `hf_config` (made from a GGUF, or by another writer) records too
+ * little of its config to judge its tensors by, and is not checked.
+ */
 function hfProblem(model: Model): Outcome {
-  const { metadata } = model.header;
+  const { metadata, format } = model.header;
   const family = familyOf(metadata.architecture);
   const config = record(metadata["hf_config"]);
-  if (model.header.format !== "safetensors" || family === undefined || config === undefined) {
+  if (
+    (format !== "safetensors" && format !== "apr") || family === undefined || config === undefined
+  ) {
     return undefined;
   }
   const shardOf = (model.reader as { shardOf?: (name: string) => string | undefined }).shardOf;
-  const view = languageModelView(model.header).tensors;
-  const tensors = model.header.tensors.map((t, i) => ({
+  const source = format === "apr"
+    ? { ...model.header, tensors: hfTensorsOfApr(model.header) }
+    : model.header;
+  const view = languageModelView(source).tensors;
+  const tensors = source.tensors.map((t, i) => ({
     ...t,
     name: view[i]!.name,
     shape: t.shape,
@@ -66,13 +80,14 @@ function hfProblem(model: Model): Outcome {
     packed: !FLOATS.has(t.dtype),
   }));
   const problem = hfShapeProblem(family, config, tensors);
-  return problem === undefined ? "checked" : { format: "SafeTensors", problem };
+  if (problem === undefined) return "checked";
+  return { format: format === "apr" ? "APR" : "SafeTensors", problem };
 }
 
 /**
  * Check a model against its config: `undefined` when aprkit has no rules for
  * it (an architecture llama.cpp does not name, a file without a config, an
- * APR file), else the error naming the file (shard) and tensor, or `null`
+ * APR file without the `hf_config` an import records), else the error naming the file (shard) and tensor, or `null`
  * when it matches.
  *
  * @param model The opened model.

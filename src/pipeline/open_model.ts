@@ -293,7 +293,7 @@ export async function openModelFile(
       case "safetensors": {
         const reader = await openSafetensors(source);
         // Closed with its source by the catch below.
-        refuseLoneQuantized(reader.tensors, source.name);
+        refuseLoneQuantized(reader.header.tensors, source.name);
         return reader;
       }
       case "qnat":

@@ -5,8 +5,11 @@
  * tree of the whole header (~2.5 KB per entry) held until every entry was
  * read. The header parser now hands each entry over as it is parsed and
  * keeps only its compact record (src/formats/safetensors/_json.ts
- * `parseJsonStrict`'s `onEntry`). Measured as the other memory tests do: the
- * child process's VmHWM (tests/cli/_run_apr.ts `runAprPeakRss`).
+ * `parseJsonStrict`'s `onEntry`), and reading the header alone makes no
+ * per-tensor stream closures or name index (`SafetensorsReader.tensors`,
+ * `Model`'s lookup map, both made on first use). Measured as the other
+ * memory tests do: the child process's VmHWM (tests/cli/_run_apr.ts
+ * `runAprPeakRss`).
  *
  * @module
  */
@@ -21,13 +24,13 @@ const MIB = 1024 * 1024;
 const ENTRIES = 261_000;
 
 /**
- * Measured after the fix on a loaded 2-core machine: 340–360 MiB (the
- * runtime, the 21 MB header as bytes and text, and ~600 bytes a tensor of
- * records and reader entries); before it, 590–665 MiB. The bound leaves
- * ~35 % headroom for the garbage collector's timing and stays far below the
+ * Measured after the fix on a loaded 2-core machine: 270–286 MiB (the
+ * runtime, the 21 MB header as bytes and text, ~250 bytes a tensor of
+ * records, and the garbage collector's slack); before it, 590–674 MiB. The bound
+ * leaves ~35 % headroom for the collector's timing and stays far below the
  * old peak.
  */
-const PEAK_RSS_LIMIT = 470 * MIB;
+const PEAK_RSS_LIMIT = 380 * MIB;
 
 const HAS_PROC = await Deno.stat("/proc/self/status").then(() => true, () => false);
 

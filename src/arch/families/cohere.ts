@@ -13,7 +13,7 @@
  * @module
  */
 
-import { type Family, LLAMA_BLOCK, QK_NORMS } from "../family.ts";
+import { type Family, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
 import { activation, SILU } from "../config_fields.ts";
@@ -102,7 +102,6 @@ function writeCohere2Kv(w: KvWriter): void {
 /** Command-R, Command R+, Aya 23 / Expanse. */
 export const COMMAND_R: Family = {
   name: "command-r",
-  aprUnread: QK_NORMS,
   source: "llama.cpp conversion/command_r.py CommandR2Model; transformers CohereForCausalLM",
   configFields: {
     written: ["logit_scale"],

@@ -19,7 +19,7 @@
  * @module
  */
 
-import { type Family, LLAMA_BLOCK, QK_NORMS, SHARED_EXPERT_APR_NAMES } from "../family.ts";
+import { type Family, LLAMA_BLOCK, SHARED_EXPERT_APR_NAMES } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { scoringRefusal, writeTextModelKvScoredBy } from "../text_model.ts";
 import { activation, ignoredSlidingWindow, SILU } from "../config_fields.ts";
@@ -80,7 +80,6 @@ const DOTS1_WINDOW = ignoredSlidingWindow(
 export const DOTS1: Family = {
   name: "dots1",
   apr: { rename: SHARED_EXPERT_APR_NAMES },
-  aprUnread: QK_NORMS,
   source: "llama.cpp conversion/dots1.py Dots1Model; transformers Dots1ForCausalLM",
   configFields: {
     written: [

@@ -10,7 +10,7 @@
  * @module
  */
 
-import { type Family, QK_NORMS } from "../family.ts";
+import type { Family } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { llama3RopeFreqs } from "../rope_factors.ts";
 import { writeTextModelKv } from "../text_model.ts";
@@ -79,7 +79,6 @@ function slidingLayers(w: KvWriter, layers: number): boolean[] | undefined {
 /** EXAONE 4.0 (1.2B, 32B). */
 export const EXAONE4: Family = {
   name: "exaone4",
-  aprUnread: QK_NORMS,
   source: "llama.cpp conversion/exaone.py Exaone4Model; transformers Exaone4ForCausalLM",
   configFields: {
     checked: ["sliding_window", "layer_types", "sliding_window_pattern"],

@@ -66,7 +66,6 @@ const GEMMA2_FIELDS: ConfigFields = {
 /** Gemma 2. */
 export const GEMMA2: Family = {
   name: "gemma2",
-  aprUnread: ["pre_feedforward_layernorm", "post_feedforward_layernorm"],
   source: "llama.cpp conversion/gemma.py Gemma2Model; transformers Gemma2ForCausalLM",
   configFields: GEMMA2_FIELDS,
   hfArchitectures: ["Gemma2ForCausalLM"],

@@ -10,7 +10,7 @@
  * @module
  */
 
-import { type Family, QK_NORMS } from "../family.ts";
+import type { Family } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
 import { gemmaNormShift } from "./gemma.ts";
@@ -79,7 +79,6 @@ const GEMMA3_FIELDS: ConfigFields = {
 /** Gemma 3, text only. */
 export const GEMMA3: Family = {
   name: "gemma3",
-  aprUnread: [...QK_NORMS, "pre_feedforward_layernorm", "post_feedforward_layernorm"],
   source: "llama.cpp conversion/gemma.py Gemma3Model; transformers Gemma3ForCausalLM",
   configFields: GEMMA3_FIELDS,
   hfArchitectures: ["Gemma3ForCausalLM"],

@@ -30,13 +30,7 @@
  */
 
 import type { TensorInfo } from "../../tensor.ts";
-import {
-  type Family,
-  LLAMA_BLOCK,
-  type MadeTensor,
-  QK_NORMS,
-  SHARED_EXPERT_APR_NAMES,
-} from "../family.ts";
+import { type Family, LLAMA_BLOCK, type MadeTensor, SHARED_EXPERT_APR_NAMES } from "../family.ts";
 import { KvWriter } from "../kv.ts";
 import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
 import { DEEPSEEK_EXPERTS, DEEPSEEK_MOE_BLOCK, scoreCorrectionBias } from "./deepseek2.ts";
@@ -112,7 +106,6 @@ const GLM_SPECIAL_TOKENS: readonly (readonly [string, string])[] = [
 export const GLM4MOE: Family = {
   name: "glm4moe",
   apr: { rename: SHARED_EXPERT_APR_NAMES },
-  aprUnread: QK_NORMS,
   source: "llama.cpp conversion/glm.py Glm4MoeModel; transformers Glm4MoeForCausalLM",
   configFields: {
     written: [

@@ -110,7 +110,6 @@ export const HUNYUAN_DENSE: Family = {
       ? [gguf, "self_attn.key_layernorm"] as const
       : [gguf, hf] as const
   ),
-  aprUnread: ["self_attn.query_layernorm", "self_attn.key_layernorm"],
   permutesQk: false,
   tiedByDefault: false,
   ggufRenamesOnly: true,

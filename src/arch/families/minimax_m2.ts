@@ -20,7 +20,7 @@
  * @module
  */
 
-import { type Family, LLAMA_BLOCK, QK_NORMS } from "../family.ts";
+import { type Family, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { scoringRefusal, writeTextModelKvScoredBy } from "../text_model.ts";
 import { activation, SILU } from "../config_fields.ts";
@@ -51,7 +51,6 @@ function unsupported(w: KvWriter): string | undefined {
 export const MINIMAX_M2: Family = {
   name: "minimax-m2",
   apr: MIXTRAL_APR,
-  aprUnread: QK_NORMS,
   source: "llama.cpp conversion/minimax.py MiniMaxM2Model; transformers MiniMaxM2ForCausalLM",
   configFields: {
     // rope.dimension_count (not a field of transformers' class, which reads it as partial_rotary_factor).

@@ -10,14 +10,13 @@
  * @module
  */
 
-import { type Family, LLAMA_BLOCK, QK_NORMS } from "../family.ts";
+import { type Family, LLAMA_BLOCK } from "../family.ts";
 import { headlessHfName, writePooledTextModelKv } from "../pooling.ts";
 import { QWEN2_FIELDS } from "./qwen2.ts";
 
 /** Qwen3 dense models. */
 export const QWEN3: Family = {
   name: "qwen3",
-  aprUnread: QK_NORMS,
   source: "llama.cpp conversion/qwen.py Qwen3Model; transformers Qwen3ForCausalLM",
   configFields: QWEN2_FIELDS,
   hfArchitectures: ["Qwen3ForCausalLM", "Qwen3Model"],

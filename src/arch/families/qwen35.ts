@@ -24,7 +24,7 @@
 
 import { tensorByteLength } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
-import { type Family, type MadeTensor, QK_NORMS } from "../family.ts";
+import type { Family, MadeTensor } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { rangesInOrder, reorderSegments } from "../transforms.ts";
 import { QWEN_MOE_EXPERTS } from "./qwen2moe.ts";
@@ -205,7 +205,6 @@ const GGUF = {
 /** Qwen3.5 dense (0.8B–27B). */
 export const QWEN35: Family = {
   name: "qwen35",
-  aprUnread: QK_NORMS,
   source: "llama.cpp conversion/qwen.py Qwen3_5TextModel; transformers Qwen3_5ForCausalLM",
   configFields: LINEAR_ATTENTION_FIELDS,
   hfArchitectures: ["Qwen3_5ForCausalLM"],
@@ -223,7 +222,6 @@ export const QWEN35: Family = {
 /** Qwen3.5 MoE (35B-A3B, 122B-A10B, 397B-A17B). */
 export const QWEN35MOE: Family = {
   name: "qwen35moe",
-  aprUnread: QK_NORMS,
   source: "llama.cpp conversion/qwen.py Qwen3_5MoeTextModel; transformers Qwen3_5MoeForCausalLM",
   configFields: LINEAR_ATTENTION_FIELDS,
   hfArchitectures: ["Qwen3_5MoeForCausalLM"],

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { type Family, LLAMA_BLOCK, QK_NORMS } from "../family.ts";
+import { type Family, LLAMA_BLOCK } from "../family.ts";
 import { EVERY_LAYER_MOE, QWEN_MOE_EXPERTS, writeQwenMoeKv } from "./qwen2moe.ts";
 import { activation, type ConfigFields, ignoredSlidingWindow, SILU } from "../config_fields.ts";
 
@@ -37,7 +37,6 @@ export const QWEN3MOE_FIELDS: ConfigFields = {
 /** Qwen3-30B-A3B, Qwen3-235B-A22B. */
 export const QWEN3MOE: Family = {
   name: "qwen3moe",
-  aprUnread: QK_NORMS,
   source: "llama.cpp conversion/qwen.py Qwen3MoeModel; transformers Qwen3MoeForCausalLM",
   configFields: QWEN3MOE_FIELDS,
   hfArchitectures: ["Qwen3MoeForCausalLM"],

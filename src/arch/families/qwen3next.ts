@@ -28,7 +28,7 @@
 
 import { tensorByteLength } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
-import { type Family, LLAMA_BLOCK, type MadeTensor, QK_NORMS } from "../family.ts";
+import { type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { mapFloats, rangesInOrder } from "../transforms.ts";
 import { activation, type Assumption, type ConfigFields, SILU } from "../config_fields.ts";
@@ -339,7 +339,6 @@ export const LINEAR_ATTENTION_READ_BACK =
 /** Qwen3-Next-80B-A3B. */
 export const QWEN3NEXT: Family = {
   name: "qwen3next",
-  aprUnread: QK_NORMS,
   source: "llama.cpp conversion/qwen.py Qwen3NextModel; transformers Qwen3NextForCausalLM",
   configFields: QWEN3NEXT_FIELDS,
   hfArchitectures: ["Qwen3NextForCausalLM"],

@@ -24,7 +24,6 @@ const STARCODER2_FIELDS: ConfigFields = {
 /** StarCoder2. */
 export const STARCODER2: Family = {
   name: "starcoder2",
-  aprUnread: ["mlp.c_fc", "mlp.c_proj"],
   source: "llama.cpp conversion/starcoder.py StarCoder2Model; transformers Starcoder2ForCausalLM",
   configFields: STARCODER2_FIELDS,
   hfArchitectures: ["Starcoder2ForCausalLM"],

@@ -5,6 +5,18 @@
  * own {@linkcode AprSink} (so each shard is resumable on its own), and
  * writes the manifest last. Names: see `sharded_manifest.ts`.
  *
+ * The set follows the split GGUF set's rules (`gguf/split_sink.ts`, issue
+ * 34): its journal, `NAME.apr.partial.journal` as a split GGUF set's (so
+ * `apr import`'s check for an interrupted run sees it; `io/set_journal.ts`),
+ * is the set's lock from before any file of it is touched until it is
+ * published or given up, and records the plan and the
+ * source's identity (every source file's), so a second run is refused at
+ * once and a resume from a changed source is refused. Each shard completes
+ * as `SHARD.partial` with its own journal; the shards and the manifest are
+ * renamed into place together once all are complete, all or none. Another
+ * set of the output (another shard count) is refused without `force` and
+ * removed with it once the new set is in place.
+ *
  * Not browser compatible: it writes files.
  *
  * @module
@@ -21,8 +33,18 @@ import {
   planAprShards,
 } from "./sharded_manifest.ts";
 import { AprSink, type AprSinkOptions, type AprSinkResult } from "./sink.ts";
-import { assertOutputFree } from "../../io/fs_paths.ts";
-import { partialPathOf, renameIntoPlace, writeFreshFile } from "../../io/partial_file.ts";
+import { createSha256 } from "../../runtime/sha256.ts";
+import { assertOutputFree, pathExists } from "../../io/fs_paths.ts";
+import {
+  discardFile,
+  isBadInput,
+  partialPathOf,
+  renameSetIntoPlace,
+  writeFreshFile,
+} from "../../io/partial_file.ts";
+import { otherSetFiles, refuseOtherSet, removeOtherSet, SetJournal } from "../../io/set_journal.ts";
+
+const JOURNAL_VERSION = "aprkit-apr-sharded-journal-1";
 
 /** Options of {@linkcode ShardedAprSink.create}. */
 export interface ShardedAprSinkOptions extends Omit<AprSinkOptions, "flags"> {
@@ -111,6 +133,8 @@ class ShardedState {
   #totalSize = 0;
   #progress: ProgressEvent[] = [];
   #failed = false;
+  /** The set's journal and lock, held from planning until the set is published or given up. */
+  #journal: SetJournal | undefined;
   result: ShardedAprSinkResult | undefined;
 
   constructor(path: string, options: ShardedAprSinkOptions) {
@@ -158,6 +182,19 @@ class ShardedState {
     for (const file of [...names.files, names.manifest]) {
       await assertOutputFree(join(dir, file), this.#options.force);
     }
+    if (this.#options.force !== true) {
+      refuseOtherSet(this.#path, await otherAprSets(dir, names.pattern));
+    }
+    // The set's lock, before any file of it is touched (a second run is refused here).
+    const planHash = createSha256().update(JOURNAL_VERSION).update("\0")
+      .update(this.#options.planKey ?? "").update("\0").update(names.pattern).update("\0")
+      .update(JSON.stringify(plan.map((m) => m.map((i) => header.tensors[i]!.name))))
+      .digest("hex");
+    this.#journal = await SetJournal.begin(`${this.#path}.partial.journal`, this.#path, {
+      plan: planHash,
+      source: this.#options.sourceKey,
+      resume: this.#options.resume === true,
+    });
     this.#totalSize = header.tensors.reduce((s, t) => s + t.byteLength, 0);
     const { maxShardSize: _, onProgress, ...common } = this.#options;
     for (const [index, members] of plan.entries()) {
@@ -184,6 +221,7 @@ class ShardedState {
       });
       const sink = await AprSink.create(join(dir, names.files[index]!), {
         ...common,
+        publish: false,
         flags: APR_FLAGS.LAYOUT_ROW_MAJOR | APR_FLAGS.SHARDED,
         ...(onProgress
           ? {
@@ -246,9 +284,32 @@ class ShardedState {
       weight_map: Object.fromEntries(this.#shardOf),
     };
     const path = this.#manifestPath;
-    await assertOutputFree(path, this.#options.force);
-    await writeFreshFile(partialPathOf(path), JSON.stringify(manifest, null, 2) + "\n");
-    await renameIntoPlace(partialPathOf(path), path, this.#options.force);
+    try {
+      await assertOutputFree(path, this.#options.force);
+      await writeFreshFile(partialPathOf(path), JSON.stringify(manifest, null, 2) + "\n");
+      // Still this run's set (nobody removed its lock), then every file in place, or none.
+      await this.#journal!.assertStillHeld(this.#path);
+      await renameSetIntoPlace(
+        [...this.#sinks.map((s) => s.path), path].map((p) => ({
+          partial: partialPathOf(p),
+          path: p,
+        })),
+        this.#options.force,
+      );
+    } catch (error) {
+      await discardFile(partialPathOf(path));
+      await this.abort(error);
+      throw error;
+    }
+    for (const sink of this.#sinks) await discardFile(`${partialPathOf(sink.path)}.journal`);
+    const journal = this.#journal!;
+    this.#journal = undefined;
+    await journal.discard();
+    // With force, an earlier set of another shard count goes: two sets would make neither load.
+    await removeOtherSet(
+      dirname(this.#path),
+      await otherAprSets(dirname(this.#path), this.#names!.pattern),
+    );
     this.result = {
       manifestPath: path,
       shards,
@@ -257,10 +318,45 @@ class ShardedState {
     };
   }
 
-  /** Abort every shard still open: each keeps or removes its partial as AprSink decides. */
+  /**
+   * Abort every shard still open: each keeps or removes its partial as
+   * AprSink decides. Shards completed but not published stay for a resume
+   * with the set's journal, unless the input itself is bad (a resume would
+   * reuse them); with nothing kept, the journal goes too. A run that never
+   * held the set's lock touches none of its files.
+   */
   async abort(reason: unknown): Promise<void> {
     if (this.#failed) return;
     this.#failed = true;
     await Promise.all(this.#writers.map((w) => w.abort(reason).catch(() => {})));
+    const journal = this.#journal;
+    this.#journal = undefined;
+    if (journal === undefined) return;
+    if (isBadInput(reason)) {
+      for (const sink of this.#sinks) {
+        await discardFile(partialPathOf(sink.path));
+        await discardFile(`${partialPathOf(sink.path)}.journal`);
+      }
+    }
+    let kept = false;
+    for (const sink of this.#sinks) kept ||= await pathExists(partialPathOf(sink.path));
+    if (kept) journal.close();
+    else await journal.discard();
   }
+}
+
+/**
+ * The files of other sharded sets of the output whose shards are named by
+ * `pattern` (`NAME-{index}-of-0000N.apr`): `NAME-0000i-of-0000M.apr` with
+ * another M.
+ */
+function otherAprSets(dir: string, pattern: string): Promise<string[]> {
+  const [stem, count] = /^(.*)-\{index\}-of-(\d+)\.apr$/.exec(pattern)!.slice(1) as [
+    string,
+    string,
+  ];
+  return otherSetFiles(dir, (name) => {
+    const m = /^(.*)-\d{5,}-of-(\d{5,})\.apr$/.exec(name);
+    return m !== null && m[1] === stem && m[2] !== count;
+  });
 }

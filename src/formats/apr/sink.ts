@@ -36,8 +36,10 @@ import {
 import { assertOutputFree, pathExists, removeIfExists } from "../../io/fs_paths.ts";
 import {
   assertRegularFile,
+  assertStillHeld,
   isBadInput,
   renameIntoPlace,
+  sealHeld,
   writeFreshFile,
 } from "../../io/partial_file.ts";
 import {
@@ -96,6 +98,13 @@ export interface AprSinkOptions {
    * tensor read it is waiting on when this aborts.
    */
   signal?: AbortSignal | undefined;
+  /**
+   * Rename the complete partial file into place when the stream closes.
+   * `false` for a member of a set (`sharded_sink.ts`): the complete file
+   * stays `OUT.partial` with its journal, sealed, for the set to publish
+   * with the others, all or none (a resume finds it whole). @default {true}
+   */
+  publish?: boolean;
 }
 
 /** What an {@linkcode AprSink} wrote, available after it closed. */
@@ -569,9 +578,16 @@ class SinkState {
       await file.writeAt(layout.fileSize - APR_FOOTER_SIZE, bytes);
       await file.syncData();
       await file.close();
-      await renameIntoPlace(this.partialPath, this.path, this.options.force);
-      this.finished = true;
-      await removeIfExists(this.journalPath);
+      if (this.options.publish === false) {
+        // The file at the path must still be the one written, before it is sealed as complete.
+        await assertStillHeld(this.partialPath, this.path);
+        await sealHeld(this.partialPath);
+        this.finished = true;
+      } else {
+        await renameIntoPlace(this.partialPath, this.path, this.options.force);
+        this.finished = true;
+        await removeIfExists(this.journalPath);
+      }
       this.result = {
         path: this.path,
         bytes: layout.fileSize,

@@ -29,16 +29,10 @@
 import { createSha256, type Sha256 } from "../../runtime/sha256.ts";
 import { hashFile } from "../../io/hash_file.ts";
 import { UsageError } from "../../errors.ts";
-import { assertOutputFree, removeIfExists } from "../../io/fs_paths.ts";
-import {
-  discardFile,
-  isBadInput,
-  renameSetIntoPlace,
-  sealHeld,
-  sourceChangedError,
-} from "../../io/partial_file.ts";
-import { SetJournal } from "../../io/set_journal.ts";
-import { basename, dirname, join } from "../../runtime/path.ts";
+import { assertOutputFree } from "../../io/fs_paths.ts";
+import { discardFile, isBadInput, renameSetIntoPlace, sealHeld } from "../../io/partial_file.ts";
+import { otherSetFiles, refuseOtherSet, removeOtherSet, SetJournal } from "../../io/set_journal.ts";
+import { basename, dirname } from "../../runtime/path.ts";
 import { storageFailure } from "../../io/storage_errors.ts";
 import type { ModelChunk, ModelHeader, TensorEntry } from "../../tensor.ts";
 import { GgufValueType } from "./header.ts";
@@ -342,19 +336,19 @@ class SplitWriter {
     }
     this.#plan = hash.digest("hex");
     for (const s of this.shards) await assertOutputFree(s.path, this.#options.force);
-    if (this.#options.force !== true) await this.#assertNoOtherSet(prefix, count);
+    if (this.#options.force !== true) {
+      refuseOtherSet(this.#path, await otherSetShards(prefix, count));
+    }
     // The set's lock, before any file of it is touched (a second run is refused here).
-    const found = this.#options.resume === true
-      ? await SetJournal.resume(this.#journalPath, this.#path)
-      : undefined;
-    this.#journal = found?.journal ?? await SetJournal.create(this.#journalPath);
-    if (found !== undefined) await this.#readJournal(found.text);
-    const source = this.#options.sourceKey;
-    await this.#journal.rewrite(
-      `${JSON.stringify({ plan: this.#plan, ...(source === undefined ? {} : { source }) })}\n${
-        [...this.resumed].map((i) => shardLine(i, this.#kept.get(i)!)).join("")
-      }`,
-    );
+    this.#journal = await SetJournal.begin(this.#journalPath, this.#path, {
+      plan: this.#plan,
+      source: this.#options.sourceKey,
+      resume: this.#options.resume === true,
+      keep: async (lines) => {
+        await this.#keepShards(lines);
+        return [...this.resumed].map((i) => shardLine(i, this.#kept.get(i)!));
+      },
+    });
     for (const i of this.resumed) {
       const s = this.shards[i]!;
       this.#order.bytesDone += header.tensors.slice(s.first, s.end)
@@ -364,46 +358,13 @@ class SplitWriter {
   }
 
   /**
-   * Another split set of this output with another shard count (an earlier
-   * run with another shard size): a second set beside it would make neither
-   * load as one model, so it is replaced only with `force`.
-   */
-  async #assertNoOtherSet(prefix: string, count: number): Promise<void> {
-    const other = await otherSetShards(prefix, count);
-    if (other.length > 0) {
-      throw new UsageError(
-        `Cannot write "${this.#path}": another split set of it exists ("${
-          other[0]
-        }", ${other.length} file(s)); a second set beside it would make neither load; use force: true to replace it`,
-      );
-    }
-  }
-
-  /**
    * Shards the journal of a previous run with the same plan and source
-   * records complete, whose files still have the recorded size and SHA-256;
+   * (`SetJournal.begin` checked both) records complete, whose files still
+   * have the recorded size and SHA-256;
    * any other shard recorded is said to be written again.
    */
-  async #readJournal(text: string): Promise<void> {
-    const lines = text.split("\n").filter((l) => l !== "");
-    let first: { plan?: unknown; source?: unknown } | null | undefined;
-    try {
-      first = JSON.parse(lines[0] ?? "null") as typeof first;
-    } catch {
-      first = undefined;
-    }
-    if (first?.plan !== this.#plan) {
-      throw new UsageError(
-        `Cannot resume "${this.#path}": its partial shards were planned from a different ` +
-          "input or options; run without --resume (or with --force) to start over",
-      );
-    }
-    // The same plan from changed bytes (a source file rewritten in place).
-    const source = this.#options.sourceKey;
-    if (source !== undefined && first.source !== source) {
-      throw sourceChangedError(this.#path, this.#journalPath);
-    }
-    for (const line of lines.slice(1)) {
+  async #keepShards(lines: readonly string[]): Promise<void> {
+    for (const line of lines) {
       let record: { shard?: unknown; sha256?: unknown };
       try {
         record = JSON.parse(line) as typeof record;
@@ -502,10 +463,7 @@ class SplitWriter {
       await journal.discard();
       // With force, an earlier set of another shard count goes: two sets would make neither load.
       const prefix = this.#path.replace(/\.gguf$/i, "");
-      for (const old of await otherSetShards(prefix, this.shards.length)) {
-        const path = join(dirname(prefix) || ".", old);
-        if ((await fs.lstat(path).catch(() => undefined))?.isFile) await removeIfExists(path);
-      }
+      await removeOtherSet(dirname(prefix), await otherSetShards(prefix, this.shards.length));
     } catch (error) {
       await this.stop(error);
       throw error;
@@ -554,21 +512,12 @@ class SplitWriter {
  * The files of other split sets of `prefix` in its folder: names
  * `PREFIX-0000i-of-0000N.gguf` with another N than `count`.
  */
-async function otherSetShards(prefix: string, count: number): Promise<string[]> {
-  const folder = dirname(prefix) || ".";
+function otherSetShards(prefix: string, count: number): Promise<string[]> {
   const stem = basename(prefix);
-  const found: string[] = [];
-  try {
-    for await (const entry of fs.readDir(folder)) {
-      const parsed = parseGgufSplitPath(entry.name);
-      if (parsed !== undefined && parsed.prefix === stem && parsed.count !== count) {
-        found.push(entry.name);
-      }
-    }
-  } catch (error) {
-    if (!(error instanceof fs.errors.NotFound)) throw error;
-  }
-  return found.sort();
+  return otherSetFiles(dirname(prefix), (name) => {
+    const parsed = parseGgufSplitPath(name);
+    return parsed !== undefined && parsed.prefix === stem && parsed.count !== count;
+  });
 }
 
 /** The journal's line for a completed shard. */

@@ -25,8 +25,9 @@ export interface OpenSafetensorsOptions {
 export class SafetensorsReader implements ModelReader {
   /** Format `"safetensors"`, metadata `{original_format, source_metadata?}`, tensors in file order. */
   readonly header: ModelHeader;
-  /** One entry per tensor, in file (data offset) order. */
-  readonly tensors: readonly TensorEntry[];
+  /** The entries, made on first use ({@linkcode SafetensorsReader.tensors}). */
+  #tensors: readonly TensorEntry[] | undefined;
+  #chunkSize: number;
   /** The raw parsed header: data offset, `__metadata__`, `data_offsets`. */
   readonly safetensorsHeader: SafetensorsHeader;
   #source: ByteSource;
@@ -62,7 +63,23 @@ export class SafetensorsReader implements ModelReader {
         byteLength,
       })),
     };
-    this.tensors = header.tensors.map((tensor, i) => {
+    this.#chunkSize = chunkSize;
+  }
+
+  /**
+   * One entry per tensor, in file (data offset) order. Made on first use:
+   * reading only the header (`apr inspect` of 261,000 tensors) does not
+   * need a pair of closures per tensor (issue 34 §1).
+   */
+  get tensors(): readonly TensorEntry[] {
+    this.#tensors ??= this.#entries();
+    return this.#tensors;
+  }
+
+  #entries(): TensorEntry[] {
+    const header = this.safetensorsHeader;
+    const chunkSize = this.#chunkSize;
+    return header.tensors.map((tensor, i) => {
       const start = header.dataOffset + tensor.dataOffsets[0];
       const end = header.dataOffset + tensor.dataOffsets[1];
       return {

@@ -13,7 +13,14 @@
  * out/model.safetensors` gives the layout `transformers` loads from `out/`.
  *
  * Every file is written as `NAME.partial` and renamed when the whole set is
- * complete (shards first, the index last); on failure the partials are removed.
+ * complete, all together or none (`renameSetIntoPlace`); on failure the
+ * partials are removed. A sharded set follows the split GGUF set's rules
+ * (issue 34): its journal, `BASE.safetensors.index.json.partial.journal`
+ * (`io/set_journal.ts`), is the set's lock from before any file of it is
+ * touched until it is published or given up, so a second run is refused at
+ * once; another set of the output (another shard count) is refused without
+ * `force` and removed with it once the new set is in place. (SafeTensors
+ * output does not resume: the journal holds the plan only.)
  *
  * @module
  */
@@ -28,7 +35,13 @@ import type {
 } from "../../tensor.ts";
 import { checkSafetensorsTensors, layoutSafetensors, stringEntries } from "./_layout.ts";
 import { assertOutputFree } from "../../io/fs_paths.ts";
-import { partialPathOf, renameIntoPlace, writeFreshFile } from "../../io/partial_file.ts";
+import {
+  partialPathOf,
+  renameIntoPlace,
+  renameSetIntoPlace,
+  writeFreshFile,
+} from "../../io/partial_file.ts";
+import { otherSetFiles, refuseOtherSet, removeOtherSet, SetJournal } from "../../io/set_journal.ts";
 import { fs } from "../../runtime/fs.ts";
 
 /** Options of {@linkcode SafetensorsSink.create}. */
@@ -193,6 +206,8 @@ class SafetensorsFilesWriter {
   #bytesDone = 0;
   #bytesTotal = 0;
   #done = false;
+  /** A sharded set's journal and lock, held from planning until it is published or given up. */
+  #journal: SetJournal | undefined;
 
   constructor(path: string, options: SafetensorsSinkOptions) {
     this.#path = path;
@@ -224,6 +239,16 @@ class SafetensorsFilesWriter {
     this.#shards = plan.shards;
     this.#indexPath = plan.indexPath;
     for (const path of this.outputs) await assertOutputFree(path, this.#options.force);
+    if (this.#indexPath !== undefined) {
+      if (this.#options.force !== true) {
+        refuseOtherSet(this.#path, await otherShardSets(this.#path, this.#shards.length));
+      }
+      // The set's lock, before any file of it is touched (a second run is refused here).
+      this.#journal = await SetJournal.begin(`${this.#indexPath}.partial.journal`, this.#path, {
+        plan: JSON.stringify(this.outputs),
+        resume: false,
+      });
+    }
     const metadata = stringEntries(header.metadata["source_metadata"]) ?? {};
     if (!Object.hasOwn(metadata, "format")) metadata["format"] = "pt";
     this.#metadata = metadata;
@@ -347,10 +372,22 @@ class SafetensorsFilesWriter {
         this.#partials.push(partial);
         await writeFreshFile(partial, json);
       }
-      // Shards first, the index last: an index never names a missing shard.
-      for (const path of this.outputs) {
-        await renameIntoPlace(partialPathOf(path), path, this.#options.force);
-        this.#renamed.push(path);
+      if (this.#journal === undefined) {
+        await renameIntoPlace(partialPathOf(this.#path), this.#path, this.#options.force);
+        this.#renamed.push(this.#path);
+      } else {
+        // Still this run's set (nobody removed its lock), then every file in place, or none.
+        await this.#journal.assertStillHeld(this.#path);
+        await renameSetIntoPlace(
+          this.outputs.map((path) => ({ partial: partialPathOf(path), path })),
+          this.#options.force,
+        );
+        const journal = this.#journal;
+        this.#journal = undefined;
+        await journal.discard();
+        // With force, an earlier set of another shard count goes: two sets would make neither load.
+        const { dir } = splitPath(this.#path);
+        await removeOtherSet(dir, await otherShardSets(this.#path, this.#shards.length));
       }
       this.#done = true;
     } catch (error) {
@@ -368,5 +405,20 @@ class SafetensorsFilesWriter {
     for (const path of [...this.#partials, ...this.#renamed]) {
       await fs.remove(path).catch(() => {});
     }
+    const journal = this.#journal;
+    this.#journal = undefined;
+    await journal?.discard();
   }
+}
+
+/**
+ * The shards of other sets of the output at `path` in its folder:
+ * `BASE-0000i-of-0000M.safetensors` with another M than `count`.
+ */
+function otherShardSets(path: string, count: number): Promise<string[]> {
+  const { dir, base } = splitPath(path);
+  return otherSetFiles(dir, (name) => {
+    const m = /^(.*)-\d{5,}-of-(\d{5,})\.safetensors$/.exec(name);
+    return m !== null && m[1] === base && Number(m[2]) !== count;
+  });
 }

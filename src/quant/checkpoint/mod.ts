@@ -113,17 +113,20 @@ function checkMethodTensors(
  * without its folder's `config.json` nothing says how to dequantize them,
  * and writing them raw would make a wrong model.
  *
- * @param tensors The file's tensors.
+ * @param tensors The file's tensors (their header entries).
  * @param location The file, for the message.
  * @throws {ModelFormatError} When a tensor name is one only quantized checkpoints have.
  */
-export function refuseLoneQuantized(tensors: readonly TensorEntry[], location: string): void {
-  const raw = tensors.find((t) => QUANTIZED_SUFFIXES.some((s) => t.info.name.endsWith(s)));
+export function refuseLoneQuantized(
+  tensors: readonly { readonly name: string }[],
+  location: string,
+): void {
+  const raw = tensors.find((t) => QUANTIZED_SUFFIXES.some((s) => t.name.endsWith(s)));
   if (raw !== undefined) {
     throw new ModelFormatError(
       "SafeTensors",
       location,
-      `tensor "${raw.info.name}" is part of a quantized checkpoint; open the model's folder (with its config.json) to read it dequantized`,
+      `tensor "${raw.name}" is part of a quantized checkpoint; open the model's folder (with its config.json) to read it dequantized`,
     );
   }
 }
