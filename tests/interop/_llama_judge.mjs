@@ -74,8 +74,16 @@ async function embeddingsJob(model, job) {
     for (const text of job.texts) {
       const tokens = model.tokenize(text);
       context._prepareInput(tokens);
+      // node-llama-cpp prepends nothing to a UGM (t5) vocabulary's input, while
+      // llama.cpp's own llama_tokenize with add_special (llama-embedding,
+      // llama-server) prepends BOS when the vocabulary says add_bos
+      // (src/llama-vocab.cpp, LLAMA_VOCAB_TYPE_UGM): that is what is judged.
+      if (
+        model.vocabularyType === "ugm" && model.tokens.shouldPrependBosToken &&
+        tokens[0] !== model.tokens.bos
+      ) tokens.unshift(model.tokens.bos);
       ids.push([...tokens]);
-      embeddings.push([...(await context.getEmbeddingFor(text)).vector]);
+      embeddings.push([...(await context.getEmbeddingFor(tokens)).vector]);
     }
     return { ids, embeddings };
   } finally {

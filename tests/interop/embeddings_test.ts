@@ -15,7 +15,8 @@ import { openApr } from "../../src/formats/apr/reader.ts";
 import { openFileSource } from "../../src/io/file_source.ts";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { runApr, testdata, withTempDir } from "../cli/_run_apr.ts";
-import { llamaEmbeddings } from "./_llama_judge.ts";
+import { createHash } from "node:crypto";
+import { llamaEmbeddings, llamaTokenize } from "./_llama_judge.ts";
 import {
   fail,
   fileDifference,
@@ -26,7 +27,7 @@ import {
 
 const DIR = testdata("embeddings");
 /** The sentence embedders, judged by llama.cpp. */
-const EMBEDDERS = ["bert-minilm", "bert-bge", "qwen3-embed", "qwen2-embed"];
+const EMBEDDERS = ["bert-minilm", "bert-bge", "qwen3-embed", "qwen2-embed", "xlmr-e5"];
 /**
  * Every fixture, compared with the converter's file: the embedders and a
  * cross-encoder (`BertForSequenceClassification`). llama.cpp does not score
@@ -41,6 +42,7 @@ const POOLING: Readonly<Record<string, string>> = {
   "bert-bge": "cls",
   "qwen3-embed": "lasttoken",
   "qwen2-embed": "mean",
+  "xlmr-e5": "mean",
 };
 
 /** Smallest cosine accepted against sentence-transformers. */
@@ -64,6 +66,28 @@ async function reference(name: string): Promise<EmbeddingReference> {
 
 async function manifest(name: string, type: string): Promise<GgufManifest> {
   return JSON.parse(await Deno.readTextFile(`${DIR}/llama.cpp/${name}-${type}.json`));
+}
+
+/**
+ * A GGUF's description with its precompiled charsmap (240 kB) as its sha256
+ * and length, as `make_embeddings.py` records the converter's (the file's
+ * sha256 still covers every byte).
+ */
+async function describe(path: string): Promise<Awaited<ReturnType<typeof ggufDescription>>> {
+  const d = await ggufDescription(path);
+  const kv = d.kv.map((e) =>
+    e.key === "tokenizer.ggml.precompiled_charsmap" && Array.isArray(e.value)
+      ? {
+        ...e,
+        value: {
+          uint8_sha256: createHash("sha256").update(Uint8Array.from(e.value as number[]))
+            .digest("hex"),
+          length: e.value.length,
+        },
+      }
+      : e
+  );
+  return { ...d, kv };
 }
 
 function norm(v: readonly number[]): number {
@@ -106,7 +130,7 @@ function compareEmbeddings(
 }
 
 /** The embedders whose converter's file is kept (`llama.cpp/<name>-f32.gguf`), one per architecture. */
-const KEPT = ["bert-minilm", "qwen3-embed", "qwen2-embed"];
+const KEPT = ["bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5"];
 
 Deno.test("embeddings: the harness — llama.cpp embeds its own converter's files as sentence-transformers does", async () => {
   const refs = await Promise.all(KEPT.map(reference));
@@ -135,7 +159,7 @@ Deno.test("embeddings: HF → GGUF equals llama.cpp's converter and llama-quanti
           for (const type of ["f32", "q8_0", "Q4_K_M"]) {
             const theirs = await manifest(name, type);
             assert.ok(theirs.file_sha256 !== undefined, `${name}-${type}: no file sha256 recorded`);
-            const mine = await ggufDescription(out(type));
+            const mine = await describe(out(type));
             fail(`${name} ${type}`, manifestDifferences(mine, theirs));
             fail(`${name} ${type}`, await fileDifference(out(type), theirs));
           }
@@ -160,7 +184,7 @@ Deno.test("embeddings: HF → GGUF equals llama.cpp's converter and llama-quanti
           fail(
             `${name} via APR`,
             manifestDifferences(
-              await ggufDescription(`${dir}/${name}-via-apr.gguf`),
+              await describe(`${dir}/${name}-via-apr.gguf`),
               await manifest(name, "f32"),
               { tensorOrder: false },
             ),
@@ -240,5 +264,59 @@ Deno.test("embeddings: a BERT GGUF read into APR keeps its GGUF names and is wri
         },
       ),
     );
+  });
+});
+
+Deno.test("embeddings: llama.cpp tokenizes the ~40 tokenizer strings with aprkit's XLM-RoBERTa (t5) vocabulary as transformers does", async () => {
+  const ref = await reference("xlmr-e5") as EmbeddingReference & {
+    tokenize: { texts: string[]; ids: number[][] };
+  };
+  await withTempDir(async (dir) => {
+    await convertModel(`${DIR}/hf/xlmr-e5`, `${dir}/xlmr.gguf`);
+    const [mine, theirs] = await llamaTokenize([
+      { path: `${dir}/xlmr.gguf`, texts: ref.tokenize.texts },
+      { path: `${DIR}/llama.cpp/xlmr-e5-f32.gguf`, texts: ref.tokenize.texts },
+    ]);
+    for (
+      const [who, ids] of [["aprkit's file", mine!], ["the converter's file", theirs!]] as const
+    ) {
+      const problems = ref.tokenize.texts.flatMap((text, i) =>
+        JSON.stringify(ids[i]) === JSON.stringify(ref.tokenize.ids[i])
+          ? []
+          : [`${JSON.stringify(text)}: llama.cpp ${ids[i]}, transformers ${ref.tokenize.ids[i]}`]
+      );
+      assert.ok(ref.tokenize.texts.length >= 38, `${ref.tokenize.texts.length} strings`);
+      fail(`xlmr-e5 (${who})`, problems);
+    }
+  });
+});
+
+Deno.test("embeddings: an XLM-RoBERTa folder whose vocabulary the converter would read from sentencepiece.bpe.model is refused for GGUF, one line, exit 2, no file", async () => {
+  await withTempDir(async (dir) => {
+    const model = `${dir}/xlmr`;
+    await Deno.mkdir(`${model}/1_Pooling`, { recursive: true });
+    for (
+      const file of [
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "modules.json",
+        "1_Pooling/config.json",
+      ]
+    ) {
+      await Deno.copyFile(`${DIR}/hf/xlmr-e5/${file}`, `${model}/${file}`);
+    }
+    // Its contents are not read: the converter prefers the file whatever it holds.
+    await Deno.writeFile(`${model}/sentencepiece.bpe.model`, new Uint8Array([0]));
+    const out = `${dir}/xlmr.gguf`;
+    const refused = await runApr(["convert", model, "-o", out]);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
+    assert.match(refused.stderr, /sentencepiece\.bpe\.model/);
+    await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    // The same folder to APR is written: APR keeps tokenizer.json's vocabulary.
+    const apr = await runApr(["convert", model, "-o", `${dir}/xlmr.apr`]);
+    assert.equal(apr.code, 0, apr.stderr);
   });
 });

@@ -60,6 +60,7 @@ import {
   type SentencePieceModel,
 } from "../../tokenizer/sentencepiece_model.ts";
 import { sentencePieceVocab } from "../../tokenizer/sentencepiece_vocab.ts";
+import { t5VocabularyFields } from "../../tokenizer/t5_vocab.ts";
 import { MAX_MODEL_CARD_BYTES, readModelCard } from "./model_card.ts";
 import { tokenizeAlike } from "../../tokenizer/pre_tokenizers.ts";
 import { architectureOfHf, familyOf, tiedByDefault } from "../../arch/registry.ts";
@@ -121,6 +122,11 @@ export interface HfCompanions {
   sentenceModules?: unknown;
   /** The `config.json` of its first `…Pooling` module (`1_Pooling/config.json`). */
   sentencePooling?: unknown;
+  /**
+   * Whether the folder has XLM-RoBERTa's `sentencepiece.bpe.model`, which
+   * llama.cpp's converter reads instead of `tokenizer.json` (not read here).
+   */
+  sentencePieceBpe?: boolean;
 }
 
 /** Options of {@linkcode readHfCompanions}. */
@@ -458,6 +464,10 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
     }
     if (Object.keys(ids).length > 0) out["tokenizer.special_ids"] = ids;
   }
+  // XLM-RoBERTa's converter class: the Unigram vocabulary as llama.cpp's `t5` one.
+  if (familyOf(architecture)?.t5Vocabulary === true && vocabulary !== undefined) {
+    Object.assign(out, t5Vocabulary(files, config, tokenizerConfig, vocabulary.tokens, out));
+  }
   // A SentencePiece tokenizer.model: the vocabulary the converter reads from it.
   if (
     files.sentencePiece !== undefined &&
@@ -495,6 +505,57 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   // The model card's keys, for the general.* GGUF keys (arch/hf_model_card.ts).
   if (files.modelCard !== undefined) out["model_card"] = files.modelCard;
   return out;
+}
+
+/**
+ * The `t5` vocabulary keys (`t5_vocab.ts`), or `tokenizer.t5_refusal`: why
+ * the converter's XLM-RoBERTa vocabulary cannot be written from these files.
+ */
+function t5Vocabulary(
+  files: HfCompanions,
+  config: Record<string, unknown>,
+  tokenizerConfig: Record<string, unknown>,
+  tokens: readonly string[],
+  out: ModelMetadata,
+): ModelMetadata {
+  if (files.sentencePieceBpe === true) {
+    return {
+      "tokenizer.t5_refusal": "llama.cpp's converter builds its vocabulary from " +
+        "sentencepiece.bpe.model, which aprkit does not read (its last id differs from " +
+        "tokenizer.json's)",
+    };
+  }
+  const tokenizer = record(files.tokenizer) ?? {};
+  const added = new Set<number>();
+  const specialIds = new Set<number>(
+    Object.values(record(out["tokenizer.special_ids"]) ?? {}).filter((v): v is number =>
+      typeof v === "number"
+    ),
+  );
+  for (const entry of Array.isArray(tokenizer["added_tokens"]) ? tokenizer["added_tokens"] : []) {
+    const t = record(entry);
+    if (typeof t?.["id"] !== "number") continue;
+    added.add(t["id"]);
+    if (t["special"] === true) specialIds.add(t["id"]);
+  }
+  // The converter: the added `unk_token`'s id, else the model's `unk_id`, else 3.
+  const unkToken = tokenizerConfig["unk_token"];
+  const unkAdded = typeof unkToken === "string" ? tokens.indexOf(unkToken) : -1;
+  const unkId = unkAdded >= 0 && added.has(unkAdded)
+    ? unkAdded
+    : firstNumber(record(tokenizer["model"]) ?? {}, ["unk_id"]) ?? 3;
+  const fields = t5VocabularyFields({
+    tokenizer,
+    tokenizerConfig,
+    tokens,
+    added,
+    specialIds,
+    unkId,
+  });
+  if (typeof fields === "string") return { "tokenizer.t5_refusal": fields };
+  // `type_vocab_size`, as the converter reads it (1 without one).
+  const types = firstNumber(config, ["type_vocab_size"]) ?? 1;
+  return { ...fields, "tokenizer.token_type_count": types };
 }
 
 /**
@@ -755,6 +816,7 @@ export async function readHfCompanionFiles(
       if (config !== undefined) companions.sentencePooling = config;
     }
   }
+  if (listing.has(prefix + "sentencepiece.bpe.model")) companions.sentencePieceBpe = true;
   const sentencePiece = await readSentencePiece(files, listing, prefix + "tokenizer.model", budget);
   if (sentencePiece !== undefined) companions.sentencePiece = sentencePiece;
   const modelCard = await readModelCardFile(files, listing, prefix + "README.md");
