@@ -16,7 +16,7 @@ import { openFileSource } from "../../src/io/file_source.ts";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { runApr, testdata, withTempDir } from "../cli/_run_apr.ts";
 import { createHash } from "node:crypto";
-import { llamaEmbeddings, llamaTokenize } from "./_llama_judge.ts";
+import { llamaEmbeddings, llamaRankings, llamaTokenize } from "./_llama_judge.ts";
 import {
   fail,
   fileDifference,
@@ -35,7 +35,7 @@ const EMBEDDERS = ["bert-minilm", "bert-bge", "qwen3-embed", "qwen2-embed", "xlm
  * [SEP] d [SEP]`, every token of type 0), so the cross-encoder is judged by
  * equality with the converter's file only.
  */
-const FIXTURES = [...EMBEDDERS, "bert-reranker"];
+const FIXTURES = [...EMBEDDERS, "bert-reranker", "xlmr-reranker"];
 /** Each embedder's sentence-transformers pooling mode. */
 const POOLING: Readonly<Record<string, string>> = {
   "bert-minilm": "mean",
@@ -318,5 +318,44 @@ Deno.test("embeddings: an XLM-RoBERTa folder whose vocabulary the converter woul
     // The same folder to APR is written: APR keeps tokenizer.json's vocabulary.
     const apr = await runApr(["convert", model, "-o", `${dir}/xlmr.apr`]);
     assert.equal(apr.code, 0, apr.stderr);
+  });
+});
+
+/** transformers' run of a cross-encoder (`reference/<name>.json`). */
+interface RerankReference {
+  pairs: { query: string; document: string; ids: number[]; logit: number }[];
+}
+
+/** Largest difference accepted between llama.cpp's score and transformers' (both through a sigmoid). */
+const MAX_SCORE_DIFFERENCE = 1e-3;
+
+Deno.test("embeddings: llama.cpp ranks with aprkit's XLM-RoBERTa cross-encoder (and the converter's) as transformers scores", async () => {
+  const ref = JSON.parse(
+    await Deno.readTextFile(`${DIR}/reference/xlmr-reranker.json`),
+  ) as RerankReference;
+  await withTempDir(async (dir) => {
+    await convertModel(`${DIR}/hf/xlmr-reranker`, `${dir}/reranker.gguf`);
+    const pairs = ref.pairs.map(({ query, document }) => ({ query, document }));
+    const runs = await llamaRankings([
+      { path: `${dir}/reranker.gguf`, pairs },
+      { path: `${DIR}/llama.cpp/xlmr-reranker-f32.gguf`, pairs },
+    ]);
+    for (const [i, who] of ["aprkit's file", "the converter's file"].entries()) {
+      const run = runs[i]!;
+      assert.equal(run.error, undefined, `llama.cpp cannot rank with ${who}: ${run.error}`);
+      const problems = ref.pairs.flatMap((p, j) => {
+        const out: string[] = [];
+        if (JSON.stringify(run.ids[j]) !== JSON.stringify(p.ids)) {
+          out.push(`pair ${j}: llama.cpp's ids ${run.ids[j]}, transformers' ${p.ids}`);
+        }
+        const expected = 1 / (1 + Math.exp(-p.logit));
+        const got = run.scores[j]!;
+        if (!(Math.abs(got - expected) <= MAX_SCORE_DIFFERENCE)) {
+          out.push(`pair ${j}: score ${got}, transformers' sigmoid(${p.logit}) = ${expected}`);
+        }
+        return out;
+      });
+      fail(`xlmr-reranker (${who})`, problems);
+    }
   });
 });

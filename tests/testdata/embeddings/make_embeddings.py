@@ -58,8 +58,10 @@ FIXTURES = {
     # multilingual-e5's shape: XLMRobertaModel, a SentencePiece Unigram vocabulary with NMT-NFKC's
     # precompiled charsmap (llama.cpp's `t5` vocabulary), mean pooling, normalised.
     "xlmr-e5": {"xlmr": True, "pooling": "mean", "normalize": True},
+    # bge-reranker's shape: XLMRobertaForSequenceClassification, one label, the xlmr-e5 tokenizer, no modules.json.
+    "xlmr-reranker": {"xlmr": True, "labels": 1},
 }
-KEEP_GGUF = {"bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5"}
+KEEP_GGUF = {"bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-reranker"}
 OUTTYPES = ["q8_0"]
 QUANTIZED = ["Q4_K_M"]
 PRE = "bert-bge"
@@ -291,6 +293,62 @@ def make_xlmr(name: str, spec: dict, out: Path) -> None:
     (out / "README.md").unlink(missing_ok=True)
 
 
+# (query, document) pairs the rerankers are scored on.
+PAIRS = [
+    (SENTENCES[2], SENTENCES[3]),
+    (SENTENCES[2], SENTENCES[5]),
+    (SENTENCES[0], SENTENCES[1]),
+    (SENTENCES[14], SENTENCES[10]),
+    (SENTENCES[15], SENTENCES[4]),
+    (SENTENCES[6], SENTENCES[13]),
+    (SENTENCES[8], SENTENCES[7]),
+    (SENTENCES[11], SENTENCES[9]),
+    (SENTENCES[18], SENTENCES[19]),
+    (SENTENCES[16], SENTENCES[12]),
+]
+
+
+def make_xlmr_reranker(name: str, spec: dict, out: Path) -> None:
+    """An XLMRobertaForSequenceClassification saved by transformers (bge-reranker's shape)."""
+    import torch
+    from transformers import XLMRobertaConfig, XLMRobertaForSequenceClassification
+
+    torch.manual_seed(32 + len(name))
+    tokenizer = xlmr_tokenizer()
+    config = XLMRobertaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                              intermediate_size=64, max_position_embeddings=130, type_vocab_size=1,
+                              layer_norm_eps=1e-5, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+                              num_labels=spec["labels"])
+    model = XLMRobertaForSequenceClassification(config)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0.0, 0.2)
+        for n, p in model.named_parameters():
+            if "LayerNorm.weight" in n:
+                p.add_(1.0)
+    if out.exists():
+        shutil.rmtree(out)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+
+
+def rerank_reference(model_dir: Path) -> dict:
+    """transformers' logit of each pair (the tokenizer's pair encoding) and its token ids."""
+    import torch
+    import transformers
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForSequenceClassification.from_pretrained(model_dir).eval()
+    pairs = []
+    with torch.no_grad():
+        for query, document in PAIRS:
+            enc = tokenizer(query, document, return_tensors="pt")
+            logit = float(model(**enc).logits[0, 0])
+            pairs.append({"query": query, "document": document, "ids": enc["input_ids"][0].tolist(), "logit": logit})
+    return {"made_by": f"transformers {transformers.__version__}, float32", "pairs": pairs}
+
+
 def tokenizations(model_dir: Path) -> dict:
     """transformers' ids of the tokenizer strings, nothing added (as llama.cpp's tokenize judge asks)."""
     from transformers import AutoTokenizer
@@ -359,7 +417,10 @@ def main() -> None:
         (HERE / sub).mkdir(exist_ok=True)
     for name in names:
         model_dir = HERE / "hf" / name
-        if "labels" in FIXTURES[name]:
+        if "xlmr" in FIXTURES[name] and "labels" in FIXTURES[name]:
+            make_xlmr_reranker(name, FIXTURES[name], model_dir)
+            (HERE / "reference" / f"{name}.json").write_text(json.dumps(rerank_reference(model_dir), indent=1) + "\n")
+        elif "labels" in FIXTURES[name]:
             # No reference: llama.cpp does not score a BERT pair as transformers does (see the tests).
             make_reranker(name, FIXTURES[name], vocab, model_dir)
         elif "xlmr" in FIXTURES[name]:
