@@ -11,6 +11,7 @@
  * @module
  */
 
+import type { SentencePieceModel } from "./sentencepiece_model.ts";
 import { TokenType } from "./token_types.ts";
 
 /** The score the converter gives ids past the tokenizer's vocabulary. */
@@ -86,4 +87,73 @@ export function t5VocabularyFields(input: T5VocabularyInput): Record<string, unk
     "tokenizer.remove_extra_whitespaces": flag("clean_up_tokenization_spaces", false),
     ...(charsmap === "" ? {} : { "tokenizer.precompiled_charsmap": charsmap }),
   };
+}
+
+/** SentencePiece's piece types the converter keeps (`IsUnknown`, `IsControl`, `IsUnused`, `IsByte`). */
+const KEPT_PIECE_TYPES: ReadonlySet<number> = new Set([
+  TokenType.UNKNOWN,
+  TokenType.CONTROL,
+  TokenType.UNUSED,
+  TokenType.BYTE,
+]);
+
+/** XLM-R's first four ids in transformers' order, which the converter puts before the pieces. */
+const FAIRSEQ_SPECIALS = ["<s>", "<pad>", "</s>", "<unk>"];
+
+/**
+ * The `tokenizer.*` APR keys of a `t5` vocabulary from XLM-R's
+ * `sentencepiece.bpe.model`, as the converter builds it when the folder has
+ * one: the pieces (user-defined ones typed NORMAL, as it types them), padded
+ * with `[PAD<id>]` to `vocab_size`, then "realigned" to transformers' ids:
+ * `<s> <pad> </s> <unk>`, the pieces from id 3 on, and the padding without
+ * its last entry (so the last id, transformers' `<mask>`, is a `[PAD<id>]`
+ * placeholder there). The vocabulary itself is among the keys.
+ *
+ * @param model The parsed `sentencepiece.bpe.model`.
+ * @param vocabSize `config.json`'s `vocab_size`.
+ * @returns The keys, or a one-sentence reason the converter would fail.
+ */
+export function t5VocabularyFromSentencePiece(
+  model: SentencePieceModel,
+  vocabSize: number | undefined,
+): Record<string, unknown> | string {
+  if (model.modelType !== 1) return "its sentencepiece.bpe.model is not a Unigram model";
+  const n = Math.max(vocabSize ?? 0, model.pieces.length);
+  if (n < FAIRSEQ_SPECIALS.length) return "its sentencepiece.bpe.model has fewer than 4 pieces";
+  const tokens: string[] = [];
+  const scores: number[] = [];
+  const types: number[] = [];
+  for (let id = 0; id < n; id++) {
+    const p = model.pieces[id];
+    tokens.push(p?.piece ?? `[PAD${id}]`);
+    scores.push(p?.score ?? PAD_SCORE);
+    types.push(
+      p === undefined ? TokenType.UNUSED : KEPT_PIECE_TYPES.has(p.type) ? p.type : TokenType.NORMAL,
+    );
+  }
+  const realign = <T>(head: T[], all: T[]) => [...head, ...all.slice(3, -1)];
+  const charsmap = model.precompiledCharsmap;
+  return {
+    "tokenizer.ggml_model": "t5",
+    "tokenizer.pre": "default",
+    "tokenizer.pre_type": "default",
+    "tokenizer.vocabulary": realign(FAIRSEQ_SPECIALS, tokens),
+    "tokenizer.scores": realign([0, 0, 0, 0], scores),
+    "tokenizer.token_type": realign(
+      [TokenType.CONTROL, TokenType.CONTROL, TokenType.CONTROL, TokenType.UNKNOWN],
+      types,
+    ),
+    "tokenizer.add_space_prefix": model.addDummyPrefix,
+    "tokenizer.remove_extra_whitespaces": model.removeExtraWhitespaces,
+    ...(charsmap.length === 0 ? {} : { "tokenizer.precompiled_charsmap": base64(charsmap) }),
+  };
+}
+
+/** Bytes as base64 (APR metadata is JSON). */
+function base64(bytes: Uint8Array): string {
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(s);
 }

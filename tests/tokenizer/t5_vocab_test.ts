@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { t5VocabularyFields } from "../../src/tokenizer/t5_vocab.ts";
+import { t5VocabularyFields, t5VocabularyFromSentencePiece } from "../../src/tokenizer/t5_vocab.ts";
 
 const tokenizer = {
   normalizer: { type: "Precompiled", precompiled_charsmap: "AAEC" },
@@ -39,4 +39,46 @@ Deno.test("t5VocabularyFields: a normaliser other than one Precompiled charsmap 
   });
   assert.equal(typeof reason, "string");
   assert.match(reason as string, /Precompiled/);
+});
+
+Deno.test("t5VocabularyFromSentencePiece: the converter's realignment to transformers' ids, the last id a [PAD] placeholder", () => {
+  const piece = (p: string, score: number, type: number) => ({ piece: p, score, type });
+  const fields = t5VocabularyFromSentencePiece({
+    pieces: [
+      piece("<unk>", 0, 2),
+      piece("<s>", 0, 3),
+      piece("</s>", 0, 3),
+      piece("▁a", -1.5, 1),
+      piece("<u>", 0, 4),
+    ],
+    addDummyPrefix: true,
+    removeExtraWhitespaces: true,
+    precompiledCharsmap: new Uint8Array([0, 1, 2]),
+    modelType: 1,
+  }, 7);
+  assert.ok(typeof fields !== "string");
+  assert.deepEqual(fields["tokenizer.vocabulary"], [
+    "<s>",
+    "<pad>",
+    "</s>",
+    "<unk>",
+    "▁a",
+    "<u>",
+    "[PAD5]",
+  ]);
+  assert.deepEqual(fields["tokenizer.scores"], [0, 0, 0, 0, -1.5, 0, -10000]);
+  // A user-defined piece is NORMAL: the converter checks unknown, control, unused and byte only.
+  assert.deepEqual(fields["tokenizer.token_type"], [3, 3, 3, 2, 1, 1, 5]);
+  assert.equal(fields["tokenizer.precompiled_charsmap"], "AAEC");
+});
+
+Deno.test("t5VocabularyFromSentencePiece: a BPE model is a reason, as the converter asserts Unigram", () => {
+  const reason = t5VocabularyFromSentencePiece({
+    pieces: [{ piece: "a", score: 0, type: 1 }],
+    addDummyPrefix: true,
+    removeExtraWhitespaces: true,
+    precompiledCharsmap: new Uint8Array(0),
+    modelType: 2,
+  }, 4);
+  assert.match(reason as string, /Unigram/);
 });

@@ -60,7 +60,7 @@ import {
   type SentencePieceModel,
 } from "../../tokenizer/sentencepiece_model.ts";
 import { sentencePieceVocab } from "../../tokenizer/sentencepiece_vocab.ts";
-import { t5VocabularyFields } from "../../tokenizer/t5_vocab.ts";
+import { t5VocabularyFields, t5VocabularyFromSentencePiece } from "../../tokenizer/t5_vocab.ts";
 import { MAX_MODEL_CARD_BYTES, readModelCard } from "./model_card.ts";
 import { tokenizeAlike } from "../../tokenizer/pre_tokenizers.ts";
 import { architectureOfHf, familyOf, tiedByDefault } from "../../arch/registry.ts";
@@ -123,10 +123,10 @@ export interface HfCompanions {
   /** The `config.json` of its first `…Pooling` module (`1_Pooling/config.json`). */
   sentencePooling?: unknown;
   /**
-   * Whether the folder has XLM-RoBERTa's `sentencepiece.bpe.model`, which
-   * llama.cpp's converter reads instead of `tokenizer.json` (not read here).
+   * XLM-RoBERTa's `sentencepiece.bpe.model`, parsed: its converter class
+   * builds the vocabulary from it rather than from `tokenizer.json`.
    */
-  sentencePieceBpe?: boolean;
+  sentencePieceBpe?: SentencePieceModel;
 }
 
 /** Options of {@linkcode readHfCompanions}. */
@@ -518,12 +518,14 @@ function t5Vocabulary(
   tokens: readonly string[],
   out: ModelMetadata,
 ): ModelMetadata {
-  if (files.sentencePieceBpe === true) {
-    return {
-      "tokenizer.t5_refusal": "llama.cpp's converter builds its vocabulary from " +
-        "sentencepiece.bpe.model, which aprkit does not read (its last id differs from " +
-        "tokenizer.json's)",
-    };
+  const types = firstNumber(config, ["type_vocab_size"]) ?? 1;
+  if (files.sentencePieceBpe !== undefined) {
+    const fields = t5VocabularyFromSentencePiece(
+      files.sentencePieceBpe,
+      firstNumber(config, ["vocab_size"]),
+    );
+    if (typeof fields === "string") return { "tokenizer.t5_refusal": fields };
+    return { ...fields, "tokenizer.token_type_count": types };
   }
   const tokenizer = record(files.tokenizer) ?? {};
   const added = new Set<number>();
@@ -553,8 +555,6 @@ function t5Vocabulary(
     unkId,
   });
   if (typeof fields === "string") return { "tokenizer.t5_refusal": fields };
-  // `type_vocab_size`, as the converter reads it (1 without one).
-  const types = firstNumber(config, ["type_vocab_size"]) ?? 1;
   return { ...fields, "tokenizer.token_type_count": types };
 }
 
@@ -816,7 +816,13 @@ export async function readHfCompanionFiles(
       if (config !== undefined) companions.sentencePooling = config;
     }
   }
-  if (listing.has(prefix + "sentencepiece.bpe.model")) companions.sentencePieceBpe = true;
+  const bpeModel = await readSentencePiece(
+    files,
+    listing,
+    prefix + "sentencepiece.bpe.model",
+    budget,
+  );
+  if (bpeModel !== undefined) companions.sentencePieceBpe = bpeModel;
   const sentencePiece = await readSentencePiece(files, listing, prefix + "tokenizer.model", budget);
   if (sentencePiece !== undefined) companions.sentencePiece = sentencePiece;
   const modelCard = await readModelCardFile(files, listing, prefix + "README.md");

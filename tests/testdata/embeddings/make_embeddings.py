@@ -60,8 +60,11 @@ FIXTURES = {
     "xlmr-e5": {"xlmr": True, "pooling": "mean", "normalize": True},
     # bge-reranker's shape: XLMRobertaForSequenceClassification, one label, the xlmr-e5 tokenizer, no modules.json.
     "xlmr-reranker": {"xlmr": True, "labels": 1},
+    # bge-m3's and multilingual-e5's files: xlmr-e5's kind with sentencepiece.bpe.model beside tokenizer.json,
+    # which the converter reads instead.
+    "xlmr-spm": {"xlmr": True, "pooling": "mean", "normalize": True, "spm": True},
 }
-KEEP_GGUF = {"bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-reranker"}
+KEEP_GGUF = {"bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-reranker", "xlmr-spm"}
 OUTTYPES = ["q8_0"]
 QUANTIZED = ["Q4_K_M"]
 PRE = "bert-bge"
@@ -231,7 +234,7 @@ def make_decoder_embedder(name: str, spec: dict, out: Path) -> None:
     (out / "README.md").unlink(missing_ok=True)
 
 
-def xlmr_tokenizer():
+def xlmr_tokenizer(with_model: bool = False):
     """A SentencePiece Unigram model trained on the sentences and the tokenizer strings, NMT-NFKC
     normalisation (XLM-R's), turned into transformers' XLMRobertaTokenizer (tokenizer.json only)."""
     import io
@@ -252,8 +255,9 @@ def xlmr_tokenizer():
         (Path(tmp) / "sentencepiece.bpe.model").write_bytes(model.getvalue())
         # clean_up_tokenization_spaces as XLM-R's published tokenizer_config.json has it (transformers 5
         # defaults it to false); the converter writes it as remove_extra_whitespaces.
-        return transformers.XLMRobertaTokenizer.from_pretrained(tmp, model_max_length=128,
-                                                                clean_up_tokenization_spaces=True)
+        tokenizer = transformers.XLMRobertaTokenizer.from_pretrained(tmp, model_max_length=128,
+                                                                     clean_up_tokenization_spaces=True)
+    return (tokenizer, model.getvalue()) if with_model else tokenizer
 
 
 def tokenizer_strings() -> list[str]:
@@ -268,7 +272,7 @@ def make_xlmr(name: str, spec: dict, out: Path) -> None:
     from transformers import XLMRobertaConfig, XLMRobertaModel
 
     torch.manual_seed(32 + len(name))
-    tokenizer = xlmr_tokenizer()
+    tokenizer, spm_model = xlmr_tokenizer(with_model=True)
     # Positions start at pad_token_id + 1 (2), so 128 usable ones need 130 rows.
     config = XLMRobertaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                               intermediate_size=64, max_position_embeddings=130, type_vocab_size=1,
@@ -291,6 +295,8 @@ def make_xlmr(name: str, spec: dict, out: Path) -> None:
             shutil.rmtree(out)
         st.save(str(out), safe_serialization=True)
     (out / "README.md").unlink(missing_ok=True)
+    if spec.get("spm"):
+        (out / "sentencepiece.bpe.model").write_bytes(spm_model)
 
 
 # (query, document) pairs the rerankers are scored on.
