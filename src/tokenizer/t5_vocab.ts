@@ -11,6 +11,7 @@
  * @module
  */
 
+import { encodeBase64 } from "../runtime/_base64.ts";
 import type { SentencePieceModel } from "./sentencepiece_model.ts";
 import { TokenType } from "./token_types.ts";
 
@@ -145,15 +146,6 @@ export function t5VocabularyFromSentencePiece(
     ),
     "tokenizer.add_space_prefix": model.addDummyPrefix,
     "tokenizer.remove_extra_whitespaces": model.removeExtraWhitespaces,
-    ...(charsmap.length === 0 ? {} : { "tokenizer.precompiled_charsmap": base64(charsmap) }),
+    ...(charsmap.length === 0 ? {} : { "tokenizer.precompiled_charsmap": encodeBase64(charsmap) }),
   };
-}
-
-/** Bytes as base64 (APR metadata is JSON). */
-function base64(bytes: Uint8Array): string {
-  let s = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(s);
 }

@@ -18,7 +18,7 @@
  * @module
  */
 
-import { decodeBase64 } from "../../runtime/_base64.ts";
+import { decodeBase64, encodeBase64 } from "../../runtime/_base64.ts";
 import { GGUF_SPLIT_KEY_SET } from "./split_keys.ts";
 import type { ModelMetadata } from "../../tensor.ts";
 import { type GgufKvEntry, type GgufValue, GgufValueType, ggufValueTypeName } from "./header.ts";
@@ -187,6 +187,11 @@ export function ggufToAprMetadata(kv: ReadonlyMap<string, GgufKvEntry>): ModelMe
   if (pad !== undefined) m["tokenizer.padding_token_id"] = pad;
   const addBos = get("tokenizer.ggml.add_bos_token");
   if (typeof addBos === "boolean") m["tokenizer.add_bos_token"] = addBos;
+  // A t5 vocabulary's charsmap (240 kB, too long for gguf_metadata), as a Hugging Face import keeps it.
+  const charsmap = get("tokenizer.ggml.precompiled_charsmap");
+  if (Array.isArray(charsmap) && charsmap.every((b) => typeof b === "number")) {
+    m["tokenizer.precompiled_charsmap"] = encodeBase64(Uint8Array.from(charsmap as number[]));
+  }
   if (template !== undefined) m["tokenizer.chat_template"] = template;
   const verbatim: Record<string, GgufMetadataEntry> = {};
   for (const [key, entry] of kv) {
