@@ -402,6 +402,13 @@ export interface Family {
    * does (BERT: its read-back is not written yet).
    */
   readonly ggufNamesKept?: boolean;
+  /**
+   * Whether its converter class writes a SentencePiece Unigram
+   * `tokenizer.json` as llama.cpp's `t5` vocabulary (XLM-RoBERTa's
+   * `_xlmroberta_set_vocab`: its precompiled charsmap, `[PAD<id>]` padding);
+   * a tokenizer it cannot write so is refused for GGUF.
+   */
+  readonly t5Vocabulary?: boolean;
 }
 
 /** Whole-model tensors of every family: GGUF base name → Hugging Face base name. */

@@ -63,7 +63,19 @@ export function familyGgufRefusal(metadata: ModelMetadata): string | undefined {
   const config = record(metadata["hf_config"]);
   if (family?.gguf === undefined || config === undefined) return undefined;
   const w = new KvWriter(config, family.ggufArchitecture, kvOptions(metadata));
-  return configRefusal(family.configFields, w) ?? family.gguf.unsupported?.(w);
+  return configRefusal(family.configFields, w) ?? family.gguf.unsupported?.(w) ??
+    t5Refusal(family, metadata);
+}
+
+/**
+ * Why a family whose converter writes a `t5` vocabulary (XLM-RoBERTa) cannot
+ * have it from this model's tokenizer, as found at import.
+ */
+function t5Refusal(family: Family, metadata: ModelMetadata): string | undefined {
+  if (family.t5Vocabulary !== true || metadata["tokenizer.ggml_model"] === "t5") return undefined;
+  const why = metadata["tokenizer.t5_refusal"];
+  return `its vocabulary cannot be written as llama.cpp's converter writes a ${family.name} ` +
+    `one (a t5 vocabulary): ${typeof why === "string" ? why : "it has no tokenizer.json"}`;
 }
 
 /**

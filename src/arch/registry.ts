@@ -10,6 +10,7 @@
 
 import type { Family } from "./family.ts";
 import { BERT } from "./families/bert.ts";
+import { XLM_ROBERTA } from "./families/xlm_roberta.ts";
 import { COHERE2, COMMAND_R } from "./families/cohere.ts";
 import { DEEPSEEK2 } from "./families/deepseek2.ts";
 import { ERNIE4_5 } from "./families/ernie4_5.ts";
@@ -105,6 +106,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     ARCEE,
     SOLAR_OPEN,
     HUNYUAN_DENSE,
+    XLM_ROBERTA,
   ].map((f) => [f.name, f]),
 );
 

@@ -13,8 +13,11 @@
  * - `ModelProto.pieces` 1: repeated message `SentencePiece`
  *   { `piece` 1: string, `score` 2: float, `type` 3: enum (NORMAL 1,
  *   UNKNOWN 2, CONTROL 3, USER_DEFINED 4, BYTE 6, UNUSED 5) }
- * - `ModelProto.normalizer_spec` 3: message { `add_dummy_prefix` 3: bool
- *   (default true), `remove_extra_whitespaces` 4: bool (default true) }
+ * - `ModelProto.trainer_spec` 2: message { `model_type` 3: enum (UNIGRAM 1,
+ *   BPE 2, …; default UNIGRAM) }
+ * - `ModelProto.normalizer_spec` 3: message { `precompiled_charsmap` 2:
+ *   bytes, `add_dummy_prefix` 3: bool (default true),
+ *   `remove_extra_whitespaces` 4: bool (default true) }
  *
  * @module
  */
@@ -42,6 +45,10 @@ export interface SentencePieceModel {
   addDummyPrefix: boolean;
   /** `normalizer_spec.remove_extra_whitespaces`: collapse runs of spaces, trim. */
   removeExtraWhitespaces: boolean;
+  /** `normalizer_spec.precompiled_charsmap` (empty when absent). */
+  precompiledCharsmap: Uint8Array;
+  /** `trainer_spec.model_type`: 1 UNIGRAM (the default), 2 BPE, 3 WORD, 4 CHAR. */
+  modelType: number;
 }
 
 const VARINT = 0;
@@ -97,8 +104,21 @@ class Reader {
     this.pos += 4;
     return v;
   }
+  /**
+   * Past a varint whose value is not needed: a negative int32 (trainer_spec's
+   * `pad_id` -1) takes 10 bytes and is above 2^53 as an unsigned number.
+   */
+  skipVarint(): void {
+    for (let i = 0; i < 10; i++) {
+      if (this.pos >= this.end) {
+        throw new RangeError(`a varint runs past its end at byte ${this.pos}`);
+      }
+      if ((this.#view.getUint8(this.pos++) & 0x80) === 0) return;
+    }
+    throw new RangeError(`a varint longer than 10 bytes at byte ${this.pos}`);
+  }
   skip(wire: number): void {
-    if (wire === VARINT) this.varint();
+    if (wire === VARINT) this.skipVarint();
     else if (wire === LENGTH) this.length();
     else if (wire === FIXED32 || wire === FIXED64) {
       const n = wire === FIXED32 ? 4 : 8;
@@ -164,6 +184,8 @@ export function parseSentencePieceModel(bytes: Uint8Array): SentencePieceModel {
   const pieces: SentencePiece[] = [];
   let addDummyPrefix = true;
   let removeExtraWhitespaces = true;
+  let precompiledCharsmap = new Uint8Array(0);
+  let modelType = 1;
   while (r.pos < r.end) {
     const key = r.varint();
     const field = Math.floor(key / 8);
@@ -181,9 +203,20 @@ export function parseSentencePieceModel(bytes: Uint8Array): SentencePieceModel {
         const k = n.varint();
         const f = Math.floor(k / 8);
         const w = k % 8;
-        if (f === 3 && w === VARINT) addDummyPrefix = n.varint() !== 0;
+        if (f === 2 && w === LENGTH) {
+          const [cs, ce] = n.length();
+          precompiledCharsmap = bytes.slice(cs, ce);
+        } else if (f === 3 && w === VARINT) addDummyPrefix = n.varint() !== 0;
         else if (f === 4 && w === VARINT) removeExtraWhitespaces = n.varint() !== 0;
         else n.skip(w);
+      }
+    } else if (field === 2 && wire === LENGTH) {
+      const [s, e] = r.length();
+      const t = new Reader(bytes, s, e);
+      while (t.pos < t.end) {
+        const k = t.varint();
+        if (Math.floor(k / 8) === 3 && k % 8 === VARINT) modelType = t.varint();
+        else t.skip(k % 8);
       }
     } else if (field === 0) {
       throw new RangeError(`field number 0 at byte ${r.pos}: not a protobuf message`);
@@ -192,5 +225,5 @@ export function parseSentencePieceModel(bytes: Uint8Array): SentencePieceModel {
     }
   }
   if (pieces.length === 0) throw new RangeError("no pieces: not a SentencePiece model");
-  return { pieces, addDummyPrefix, removeExtraWhitespaces };
+  return { pieces, addDummyPrefix, removeExtraWhitespaces, precompiledCharsmap, modelType };
 }

@@ -10,6 +10,8 @@
 // A job with "texts" ({ "path", "texts" }) embeds each text with an embedding
 // context (the pooling the file names) and returns, per text, the token ids
 // llama.cpp evaluated and the vector: { "path", "ids", "embeddings" }.
+// A job with "pairs" ({ "path", "pairs": [{ "query", "document" }] }) scores
+// each pair with a ranking context: { "path", "ids", "scores" }.
 // A file that fails to load gets { "error" } instead, so the caller fails.
 // Run by tests/interop/_llama_judge.ts with Node (node-llama-cpp's native
 // addon does not load under Deno's npm support without its GPU variants).
@@ -74,10 +76,35 @@ async function embeddingsJob(model, job) {
     for (const text of job.texts) {
       const tokens = model.tokenize(text);
       context._prepareInput(tokens);
+      // node-llama-cpp prepends nothing to a UGM (t5) vocabulary's input, while
+      // llama.cpp's own llama_tokenize with add_special (llama-embedding,
+      // llama-server) prepends BOS when the vocabulary says add_bos
+      // (src/llama-vocab.cpp, LLAMA_VOCAB_TYPE_UGM): that is what is judged.
+      if (
+        model.vocabularyType === "ugm" && model.tokens.shouldPrependBosToken &&
+        tokens[0] !== model.tokens.bos
+      ) tokens.unshift(model.tokens.bos);
       ids.push([...tokens]);
-      embeddings.push([...(await context.getEmbeddingFor(text)).vector]);
+      embeddings.push([...(await context.getEmbeddingFor(tokens)).vector]);
     }
     return { ids, embeddings };
+  } finally {
+    await context.dispose();
+  }
+}
+
+/** Each pair's token ids (as the ranking context builds its input) and score. */
+async function rankingJob(model, job) {
+  const context = await model.createRankingContext({ contextSize: 128, threads: 1 });
+  try {
+    const ids = [];
+    const scores = [];
+    for (const { query, document } of job.pairs) {
+      const tokenize = (text) => model.tokenize(text, false, "trimLeadingSpace");
+      ids.push([...context._getEvaluationInput(tokenize(query), tokenize(document))]);
+      scores.push(await context.rank(query, document));
+    }
+    return { ids, scores };
   } finally {
     await context.dispose();
   }
@@ -87,6 +114,11 @@ const results = [];
 for (const job of jobs) {
   try {
     const model = await llama.loadModel({ modelPath: job.path });
+    if (job.pairs !== undefined) {
+      results.push({ path: job.path, ...await rankingJob(model, job) });
+      await model.dispose();
+      continue;
+    }
     if (job.texts !== undefined) {
       results.push({ path: job.path, ...await embeddingsJob(model, job) });
       await model.dispose();

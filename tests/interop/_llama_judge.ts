@@ -117,6 +117,37 @@ export async function llamaEmbeddings(
   }));
 }
 
+/** What llama.cpp's ranking context gives for each (query, document) pair of a file. */
+export interface RankingResult {
+  /** The file. */
+  path: string;
+  /** Per pair, the token ids llama.cpp evaluated (`BOS q EOS SEP d EOS`, node-llama-cpp's input). */
+  ids: number[][];
+  /** Per pair, the score: the classifier's output through a sigmoid, as node-llama-cpp gives it. */
+  scores: number[];
+  /** Why llama.cpp could not load or rank with the file (then both lists are empty). */
+  error?: string;
+}
+
+/**
+ * Score (query, document) pairs with llama.cpp (node-llama-cpp's ranking
+ * context, CPU), all files in one Node process.
+ *
+ * @param jobs Per file, the pairs.
+ * @returns Per file, in order, the ids and scores, or the error.
+ */
+export async function llamaRankings(
+  jobs: { path: string; pairs: readonly { query: string; document: string }[] }[],
+): Promise<RankingResult[]> {
+  const results = await runJudge<RankingResult>(jobs, { keepErrors: true });
+  return results.map((r) => ({
+    path: r.path,
+    ids: r.ids ?? [],
+    scores: r.scores ?? [],
+    ...(r.error !== undefined ? { error: r.error } : {}),
+  }));
+}
+
 /**
  * Run `_llama_judge.mjs` on some jobs; fails naming the first file that did
  * not load, unless `keepErrors` (then such a result carries its `error`).

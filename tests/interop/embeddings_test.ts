@@ -15,7 +15,8 @@ import { openApr } from "../../src/formats/apr/reader.ts";
 import { openFileSource } from "../../src/io/file_source.ts";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { runApr, testdata, withTempDir } from "../cli/_run_apr.ts";
-import { llamaEmbeddings } from "./_llama_judge.ts";
+import { createHash } from "node:crypto";
+import { llamaEmbeddings, llamaRankings, llamaTokenize } from "./_llama_judge.ts";
 import {
   fail,
   fileDifference,
@@ -26,7 +27,14 @@ import {
 
 const DIR = testdata("embeddings");
 /** The sentence embedders, judged by llama.cpp. */
-const EMBEDDERS = ["bert-minilm", "bert-bge", "qwen3-embed", "qwen2-embed"];
+const EMBEDDERS = [
+  "bert-minilm",
+  "bert-bge",
+  "qwen3-embed",
+  "qwen2-embed",
+  "xlmr-e5",
+  "xlmr-spm",
+];
 /**
  * Every fixture, compared with the converter's file: the embedders and a
  * cross-encoder (`BertForSequenceClassification`). llama.cpp does not score
@@ -34,13 +42,15 @@ const EMBEDDERS = ["bert-minilm", "bert-bge", "qwen3-embed", "qwen2-embed"];
  * [SEP] d [SEP]`, every token of type 0), so the cross-encoder is judged by
  * equality with the converter's file only.
  */
-const FIXTURES = [...EMBEDDERS, "bert-reranker"];
+const FIXTURES = [...EMBEDDERS, "bert-reranker", "xlmr-reranker"];
 /** Each embedder's sentence-transformers pooling mode. */
 const POOLING: Readonly<Record<string, string>> = {
   "bert-minilm": "mean",
   "bert-bge": "cls",
   "qwen3-embed": "lasttoken",
   "qwen2-embed": "mean",
+  "xlmr-e5": "mean",
+  "xlmr-spm": "mean",
 };
 
 /** Smallest cosine accepted against sentence-transformers. */
@@ -64,6 +74,28 @@ async function reference(name: string): Promise<EmbeddingReference> {
 
 async function manifest(name: string, type: string): Promise<GgufManifest> {
   return JSON.parse(await Deno.readTextFile(`${DIR}/llama.cpp/${name}-${type}.json`));
+}
+
+/**
+ * A GGUF's description with its precompiled charsmap (240 kB) as its sha256
+ * and length, as `make_embeddings.py` records the converter's (the file's
+ * sha256 still covers every byte).
+ */
+async function describe(path: string): Promise<Awaited<ReturnType<typeof ggufDescription>>> {
+  const d = await ggufDescription(path);
+  const kv = d.kv.map((e) =>
+    e.key === "tokenizer.ggml.precompiled_charsmap" && Array.isArray(e.value)
+      ? {
+        ...e,
+        value: {
+          uint8_sha256: createHash("sha256").update(Uint8Array.from(e.value as number[]))
+            .digest("hex"),
+          length: e.value.length,
+        },
+      }
+      : e
+  );
+  return { ...d, kv };
 }
 
 function norm(v: readonly number[]): number {
@@ -106,7 +138,7 @@ function compareEmbeddings(
 }
 
 /** The embedders whose converter's file is kept (`llama.cpp/<name>-f32.gguf`), one per architecture. */
-const KEPT = ["bert-minilm", "qwen3-embed", "qwen2-embed"];
+const KEPT = ["bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-spm"];
 
 Deno.test("embeddings: the harness — llama.cpp embeds its own converter's files as sentence-transformers does", async () => {
   const refs = await Promise.all(KEPT.map(reference));
@@ -135,7 +167,7 @@ Deno.test("embeddings: HF → GGUF equals llama.cpp's converter and llama-quanti
           for (const type of ["f32", "q8_0", "Q4_K_M"]) {
             const theirs = await manifest(name, type);
             assert.ok(theirs.file_sha256 !== undefined, `${name}-${type}: no file sha256 recorded`);
-            const mine = await ggufDescription(out(type));
+            const mine = await describe(out(type));
             fail(`${name} ${type}`, manifestDifferences(mine, theirs));
             fail(`${name} ${type}`, await fileDifference(out(type), theirs));
           }
@@ -160,7 +192,7 @@ Deno.test("embeddings: HF → GGUF equals llama.cpp's converter and llama-quanti
           fail(
             `${name} via APR`,
             manifestDifferences(
-              await ggufDescription(`${dir}/${name}-via-apr.gguf`),
+              await describe(`${dir}/${name}-via-apr.gguf`),
               await manifest(name, "f32"),
               { tensorOrder: false },
             ),
@@ -218,27 +250,123 @@ Deno.test("embeddings: `apr convert` writes the converter's file; a pooling llam
   });
 });
 
-Deno.test("embeddings: a BERT GGUF read into APR keeps its GGUF names and is written back as the converter wrote it", async () => {
+Deno.test("embeddings: a BERT or XLM-RoBERTa GGUF read into APR keeps its GGUF names and is written back as the converter wrote it", async () => {
   await withTempDir(async (dir) => {
-    const gguf = `${DIR}/llama.cpp/bert-minilm-f32.gguf`;
-    await convertModel(gguf, `${dir}/bert.apr`);
-    const reader = await openApr(await openFileSource(`${dir}/bert.apr`));
-    const names = reader.header.tensors.map((t) => t.name);
-    await reader.close();
-    assert.ok(
-      names.includes("blk.0.attn_q.weight") && names.includes("token_types.weight"),
-      `${names}`,
-    );
-    await convertModel(`${dir}/bert.apr`, `${dir}/back.gguf`);
-    fail(
-      "bert-minilm GGUF → APR → GGUF",
-      manifestDifferences(
-        await ggufDescription(`${dir}/back.gguf`),
-        await manifest("bert-minilm", "f32"),
-        {
-          tensorOrder: false,
-        },
-      ),
-    );
+    // xlmr-e5's: a t5 vocabulary, its 240 kB charsmap carried through APR.
+    for (const name of ["bert-minilm", "xlmr-e5"]) {
+      const gguf = `${DIR}/llama.cpp/${name}-f32.gguf`;
+      await convertModel(gguf, `${dir}/${name}.apr`);
+      const reader = await openApr(await openFileSource(`${dir}/${name}.apr`));
+      const names = reader.header.tensors.map((t) => t.name);
+      await reader.close();
+      assert.ok(
+        names.includes("blk.0.attn_q.weight") && names.includes("token_types.weight"),
+        `${names}`,
+      );
+      await convertModel(`${dir}/${name}.apr`, `${dir}/${name}-back.gguf`);
+      fail(
+        `${name} GGUF → APR → GGUF`,
+        manifestDifferences(
+          await describe(`${dir}/${name}-back.gguf`),
+          await manifest(name, "f32"),
+          { tensorOrder: false },
+        ),
+      );
+    }
+  });
+});
+
+/** The XLM-RoBERTa embedders: from tokenizer.json, and from sentencepiece.bpe.model. */
+const T5_VOCABULARIES = ["xlmr-e5", "xlmr-spm"];
+
+Deno.test("embeddings: llama.cpp tokenizes the ~40 tokenizer strings with aprkit's XLM-RoBERTa (t5) vocabularies as transformers does", async () => {
+  await withTempDir(async (dir) => {
+    for (const name of T5_VOCABULARIES) {
+      const ref = await reference(name) as EmbeddingReference & {
+        tokenize: { texts: string[]; ids: number[][] };
+      };
+      await convertModel(`${DIR}/hf/${name}`, `${dir}/${name}.gguf`);
+      const [mine, theirs] = await llamaTokenize([
+        { path: `${dir}/${name}.gguf`, texts: ref.tokenize.texts },
+        { path: `${DIR}/llama.cpp/${name}-f32.gguf`, texts: ref.tokenize.texts },
+      ]);
+      for (
+        const [who, ids] of [["aprkit's file", mine!], ["the converter's file", theirs!]] as const
+      ) {
+        const problems = ref.tokenize.texts.flatMap((text, i) =>
+          JSON.stringify(ids[i]) === JSON.stringify(ref.tokenize.ids[i])
+            ? []
+            : [`${JSON.stringify(text)}: llama.cpp ${ids[i]}, transformers ${ref.tokenize.ids[i]}`]
+        );
+        assert.ok(ref.tokenize.texts.length >= 38, `${ref.tokenize.texts.length} strings`);
+        fail(`${name} (${who})`, problems);
+      }
+    }
+  });
+});
+
+Deno.test("embeddings: an XLM-RoBERTa folder whose sentencepiece.bpe.model is not a SentencePiece model is one line, exit 2, no file", async () => {
+  await withTempDir(async (dir) => {
+    const model = `${dir}/xlmr`;
+    await Deno.mkdir(`${model}/1_Pooling`, { recursive: true });
+    for (
+      const file of [
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "modules.json",
+        "1_Pooling/config.json",
+      ]
+    ) {
+      await Deno.copyFile(`${DIR}/hf/xlmr-e5/${file}`, `${model}/${file}`);
+    }
+    // The converter would build the vocabulary from it, so it is read, not skipped.
+    await Deno.writeFile(`${model}/sentencepiece.bpe.model`, new Uint8Array([0]));
+    const out = `${dir}/xlmr.gguf`;
+    const refused = await runApr(["convert", model, "-o", out]);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
+    assert.match(refused.stderr, /sentencepiece\.bpe\.model/);
+    await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+  });
+});
+
+/** transformers' run of a cross-encoder (`reference/<name>.json`). */
+interface RerankReference {
+  pairs: { query: string; document: string; ids: number[]; logit: number }[];
+}
+
+/** Largest difference accepted between llama.cpp's score and transformers' (both through a sigmoid). */
+const MAX_SCORE_DIFFERENCE = 1e-3;
+
+Deno.test("embeddings: llama.cpp ranks with aprkit's XLM-RoBERTa cross-encoder (and the converter's) as transformers scores", async () => {
+  const ref = JSON.parse(
+    await Deno.readTextFile(`${DIR}/reference/xlmr-reranker.json`),
+  ) as RerankReference;
+  await withTempDir(async (dir) => {
+    await convertModel(`${DIR}/hf/xlmr-reranker`, `${dir}/reranker.gguf`);
+    const pairs = ref.pairs.map(({ query, document }) => ({ query, document }));
+    const runs = await llamaRankings([
+      { path: `${dir}/reranker.gguf`, pairs },
+      { path: `${DIR}/llama.cpp/xlmr-reranker-f32.gguf`, pairs },
+    ]);
+    for (const [i, who] of ["aprkit's file", "the converter's file"].entries()) {
+      const run = runs[i]!;
+      assert.equal(run.error, undefined, `llama.cpp cannot rank with ${who}: ${run.error}`);
+      const problems = ref.pairs.flatMap((p, j) => {
+        const out: string[] = [];
+        if (JSON.stringify(run.ids[j]) !== JSON.stringify(p.ids)) {
+          out.push(`pair ${j}: llama.cpp's ids ${run.ids[j]}, transformers' ${p.ids}`);
+        }
+        const expected = 1 / (1 + Math.exp(-p.logit));
+        const got = run.scores[j]!;
+        if (!(Math.abs(got - expected) <= MAX_SCORE_DIFFERENCE)) {
+          out.push(`pair ${j}: score ${got}, transformers' sigmoid(${p.logit}) = ${expected}`);
+        }
+        return out;
+      });
+      fail(`xlmr-reranker (${who})`, problems);
+    }
   });
 });

