@@ -43,6 +43,7 @@ import { SMOLLM3 } from "./families/smollm3.ts";
 import { STARCODER2 } from "./families/starcoder2.ts";
 import { MINIMAX_M2 } from "./families/minimax_m2.ts";
 import { DOTS1 } from "./families/dots1.ts";
+import { EXAONE_MOE } from "./families/exaone_moe.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -83,6 +84,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     BERT,
     MINIMAX_M2,
     DOTS1,
+    EXAONE_MOE,
   ].map((f) => [f.name, f]),
 );
 

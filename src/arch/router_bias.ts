@@ -28,3 +28,9 @@ export function scoreBiasHfName(name: string): string {
     ? name.slice(0, -SCORE_BIAS_READ.length) + SCORE_BIAS
     : name;
 }
+
+/** DeepSeek-V3's router bias, `mlp.gate.e_score_correction_bias`, read by name as `exp_probs_b.bias` (dots.llm1's). */
+export const GATE_SCORE_BIAS: readonly [string, string] = [
+  "exp_probs_b",
+  "mlp.gate.e_score_correction",
+];

@@ -77,3 +77,38 @@ Deno.test("dots1: GQA, an o_proj bias, another router are refused; a sliding win
     [],
   );
 });
+
+Deno.test("exaone-moe: what llama.cpp's exaone-moe would run otherwise is refused, naming the field", async () => {
+  assert.equal(await refusal("exaone-moe", "exaone-moe", {}), undefined);
+  assert.match(
+    (await refusal("exaone-moe", "exaone-moe", { sliding_window: null }))!,
+    /no sliding_window: llama\.cpp's exaone-moe needs one/,
+  );
+  assert.match(
+    (await refusal("exaone-moe", "exaone-moe", {
+      rope_parameters: { rope_type: "yarn", rope_theta: 1e4, factor: 4 },
+    }))!,
+    /rope_type "yarn"; llama\.cpp's converter writes exaone-moe's RoPE scaling as none/,
+  );
+  assert.match(
+    (await refusal("exaone-moe", "exaone-moe", {
+      mlp_layer_types: ["dense", "sparse", "dense", "sparse"],
+    }))!,
+    /mlp_layer_types \["dense","sparse","dense","sparse"\]/,
+  );
+  assert.match(
+    (await refusal("exaone-moe", "exaone-moe", { num_nextn_predict_layers: 1 }))!,
+    /num_nextn_predict_layers 1: aprkit does not write EXAONE's multi-token-prediction layers/,
+  );
+  assert.match(
+    (await refusal("exaone-moe", "exaone-moe", { scoring_func: "softmax" }))!,
+    /scoring_func "softmax"; transformers scores K-EXAONE's experts with a sigmoid/,
+  );
+  // llama.cpp's exaone-moe requires expert_gating_func: sigmoid, also without scoring_func.
+  const { scoring_func: _, ...config } = JSON.parse(
+    await Deno.readTextFile(`${FIXTURES}exaone-moe/config.json`),
+  );
+  const w = new KvWriter(config, "exaone-moe");
+  FAMILIES.get("exaone-moe")!.gguf!.writeKv(w);
+  assert.deepEqual(w.entries().get("exaone-moe.expert_gating_func"), { type: "UINT32", value: 2 });
+});

@@ -23,7 +23,7 @@ import { type Family, LLAMA_BLOCK, QK_NORMS, SHARED_EXPERT_APR_NAMES } from "../
 import type { KvWriter } from "../kv.ts";
 import { scoringRefusal, writeTextModelKvScoredBy } from "../text_model.ts";
 import { activation, ignoredSlidingWindow, SILU } from "../config_fields.ts";
-import { scoreBiasHfName, scoreBiasReadName } from "../router_bias.ts";
+import { GATE_SCORE_BIAS, scoreBiasHfName, scoreBiasReadName } from "../router_bias.ts";
 import { DEEPSEEK_MOE_BLOCK } from "./deepseek2.ts";
 import { QWEN_MOE_EXPERTS } from "./qwen2moe.ts";
 
@@ -101,7 +101,7 @@ export const DOTS1: Family = {
   blockNames: [
     ...LLAMA_BLOCK,
     ...DEEPSEEK_MOE_BLOCK,
-    ["exp_probs_b", "mlp.gate.e_score_correction"],
+    GATE_SCORE_BIAS,
   ],
   experts: QWEN_MOE_EXPERTS,
   permutesQk: false,

@@ -620,6 +620,24 @@ FAMILIES["dots1"] = (
     {"expert groups": {"topk_group": 2}, "routed scaling": {"routed_scaling_factor": 1.0}},
 )
 
+# K-EXAONE's shape: Llama's pre-norms with per-head Q/K norms, 3 layers in a
+# sliding window of 8 (with RoPE) then a global one without RoPE; a dense first
+# layer, then 4 experts (top 2, MLP 32) + 1 shared, a sigmoid router with a
+# perturbed `e_score_correction_bias`, normalized top-2 weights ×2.5.
+# `scoring_func` is not a field of transformers' config; without it the
+# converter writes no expert_gating_func, which llama.cpp's exaone-moe requires.
+FAMILIES["exaone-moe"] = (
+    "ExaoneMoeConfig", "ExaoneMoeForCausalLM",
+    common(num_hidden_layers=4, head_dim=HEAD_DIM, num_experts=4, num_experts_per_tok=2,
+           num_shared_experts=1, moe_intermediate_size=32, first_k_dense_replace=1,
+           norm_topk_prob=True, routed_scaling_factor=2.5, sliding_window=8,
+           sliding_window_pattern=4, scoring_func="sigmoid",
+           rope_parameters={"rope_type": "default", "rope_theta": 10000.0}, **EXAONE_SPECIALS),
+    "llama3",
+    {"sliding window": {"sliding_window": MAX_POSITIONS},
+     "routed scaling": {"routed_scaling_factor": 1.0}},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -960,7 +978,7 @@ def make_unknown() -> None:
 SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
          "glm4moe": 23, "glm4": 24,
          # issue 31's MoE families (branch fam-moe): seeds 120–139.
-         "minimax-m2": 120, "dots1": 121}
+         "minimax-m2": 120, "dots1": 121, "exaone-moe": 122}
 
 
 def main() -> None:
