@@ -44,6 +44,7 @@ import { STARCODER2 } from "./families/starcoder2.ts";
 import { MINIMAX_M2 } from "./families/minimax_m2.ts";
 import { DOTS1 } from "./families/dots1.ts";
 import { EXAONE_MOE } from "./families/exaone_moe.ts";
+import { AFMOE } from "./families/afmoe.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -85,6 +86,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     MINIMAX_M2,
     DOTS1,
     EXAONE_MOE,
+    AFMOE,
   ].map((f) => [f.name, f]),
 );
 

@@ -112,3 +112,37 @@ Deno.test("exaone-moe: what llama.cpp's exaone-moe would run otherwise is refuse
   FAMILIES.get("exaone-moe")!.gguf!.writeKv(w);
   assert.deepEqual(w.entries().get("exaone-moe.expert_gating_func"), { type: "UINT32", value: 2 });
 });
+
+Deno.test("afmoe: what llama.cpp's afmoe would run otherwise is refused, naming the field", async () => {
+  assert.equal(await refusal("afmoe", "afmoe", {}), undefined);
+  assert.match(
+    (await refusal("afmoe", "afmoe", {
+      layer_types: ["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
+    }))!,
+    /layer_types .*; llama\.cpp's afmoe rotates and slides every layer but each 4th/,
+  );
+  assert.match(
+    (await refusal("afmoe", "afmoe", { mup_enabled: false }))!,
+    /mup_enabled false; llama\.cpp's afmoe reads no key for it and computes as with true/,
+  );
+  assert.match(
+    (await refusal("afmoe", "afmoe", { mup_enabled: undefined }))!,
+    /mup_enabled false \(transformers' default; absent\)/,
+  );
+  assert.match(
+    (await refusal("afmoe", "afmoe", { route_norm: false }))!,
+    /route_norm false; transformers normalises AFMoE's top-k weights regardless/,
+  );
+  assert.match(
+    (await refusal("afmoe", "afmoe", { attention_bias: true }))!,
+    /attention_bias true; llama\.cpp's afmoe loads no attn_output\.bias/,
+  );
+  // Without route_norm (not a transformers field) the converter writes no
+  // expert_weights_norm, which llama.cpp reads as false: true is written.
+  const { route_norm: _, ...config } = JSON.parse(
+    await Deno.readTextFile(`${FIXTURES}afmoe/config.json`),
+  );
+  const w = new KvWriter(config, "afmoe");
+  FAMILIES.get("afmoe")!.gguf!.writeKv(w);
+  assert.deepEqual(w.entries().get("afmoe.expert_weights_norm"), { type: "BOOL", value: true });
+});

@@ -638,6 +638,27 @@ FAMILIES["exaone-moe"] = (
      "routed scaling": {"routed_scaling_factor": 1.0}},
 )
 
+# Arcee's AFMoE (Trinity) shape: 4 layers, 3 in a sliding window of 8 with
+# RoPE, the 4th global without RoPE (every 4th, as llama.cpp assumes); a
+# sigmoid gate on the attention output (`self_attn.gate_proj`), norms before
+# and after attention and the MLP, per-head Q/K norms, muP's √hidden
+# embedding scale; a dense first layer, then 4 experts (top 2, MLP 32) + 1
+# shared, a sigmoid router with a perturbed `expert_bias`, normalized top-2
+# weights ×2.5. `route_norm` is not a field of transformers' config (which
+# always normalizes) but is in the published config.json, from which the
+# converter writes expert_weights_norm.
+FAMILIES["afmoe"] = (
+    "AfmoeConfig", "AfmoeForCausalLM",
+    common(num_hidden_layers=4, head_dim=HEAD_DIM, num_experts=4, num_experts_per_tok=2,
+           num_shared_experts=1, moe_intermediate_size=32, num_dense_layers=1, route_scale=2.5,
+           route_norm=True, sliding_window=8, global_attn_every_n_layers=4, mup_enabled=True,
+           rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+           pad_token_id=None, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3",
+    {"sliding window": {"sliding_window": MAX_POSITIONS},
+     "routed scaling": {"route_scale": 1.0}},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -978,7 +999,7 @@ def make_unknown() -> None:
 SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
          "glm4moe": 23, "glm4": 24,
          # issue 31's MoE families (branch fam-moe): seeds 120–139.
-         "minimax-m2": 120, "dots1": 121, "exaone-moe": 122}
+         "minimax-m2": 120, "dots1": 121, "exaone-moe": 122, "afmoe": 123}
 
 
 def main() -> None:
