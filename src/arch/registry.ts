@@ -45,6 +45,7 @@ import { MINIMAX_M2 } from "./families/minimax_m2.ts";
 import { DOTS1 } from "./families/dots1.ts";
 import { EXAONE_MOE } from "./families/exaone_moe.ts";
 import { AFMOE } from "./families/afmoe.ts";
+import { GLM4MOE_LITE } from "./families/glm4moe_lite.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -87,6 +88,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     DOTS1,
     EXAONE_MOE,
     AFMOE,
+    GLM4MOE_LITE,
   ].map((f) => [f.name, f]),
 );
 

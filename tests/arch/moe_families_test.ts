@@ -146,3 +146,47 @@ Deno.test("afmoe: what llama.cpp's afmoe would run otherwise is refused, naming 
   FAMILIES.get("afmoe")!.gguf!.writeKv(w);
   assert.deepEqual(w.entries().get("afmoe.expert_weights_norm"), { type: "BOOL", value: true });
 });
+
+Deno.test("glm4moe-lite: DeepSeek-V3's refusals, mlp_layer_types, and keys the converter would leave out", async () => {
+  assert.equal(await refusal("glm4moe-lite", "glm4moe-lite", {}), undefined);
+  assert.match(
+    (await refusal("glm4moe-lite", "glm4moe-lite", { mlp_layer_types: ["sparse", "dense"] }))!,
+    /mlp_layer_types \["sparse","dense"\]; llama\.cpp's deepseek2 runs the first 1 layers dense/,
+  );
+  assert.match(
+    (await refusal("glm4moe-lite", "glm4moe-lite", { scoring_func: "softmax" }))!,
+    /scoring_func "softmax", and transformers scores glm4_moe_lite experts with a sigmoid/,
+  );
+  assert.match(
+    (await refusal("glm4moe-lite", "glm4moe-lite", { rope_interleave: false }))!,
+    /rope_interleave false/,
+  );
+  assert.equal(
+    await refusal("glm4moe-lite", "glm4moe-lite", { scoring_func: undefined }),
+    undefined,
+  );
+  const config = JSON.parse(await Deno.readTextFile(`${FIXTURES}glm4moe-lite/config.json`));
+  const keys = (change: Record<string, unknown>) => {
+    const c = { ...config, ...change };
+    for (const [k, v] of Object.entries(change)) if (v === undefined) delete c[k];
+    const w = new KvWriter(c, "deepseek2");
+    FAMILIES.get("glm4moe-lite")!.gguf!.writeKv(w);
+    return w.entries();
+  };
+  // The trunk and the multi-token-prediction layer, as the converter counts them.
+  assert.equal(keys({}).get("deepseek2.block_count")?.value, 3);
+  assert.equal(keys({}).get("deepseek2.nextn_predict_layers")?.value, 1);
+  // Without first_k_dense_replace (not a transformers field), from mlp_layer_types.
+  assert.equal(
+    keys({ first_k_dense_replace: undefined }).get("deepseek2.leading_dense_block_count")?.value,
+    1,
+  );
+  // Without scoring_func llama.cpp would use a softmax here: transformers' sigmoid is written.
+  assert.equal(keys({ scoring_func: undefined }).get("deepseek2.expert_gating_func")?.value, 2);
+  // GLM-4.7-Flash's own shape, where llama.cpp assumes the sigmoid: nothing written, as the converter.
+  assert.equal(
+    keys({ scoring_func: undefined, num_hidden_layers: 47, vocab_size: 154880 })
+      .get("deepseek2.expert_gating_func"),
+    undefined,
+  );
+});

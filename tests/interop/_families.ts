@@ -170,6 +170,7 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "deepseek3": "as deepseek2",
   "glm4moe": "the router bias renamed to exp_probs_b.bias, experts stacked",
   "glm4moe-mtp": "as glm4moe",
+  "glm4moe-lite": "as deepseek2 (GLM-4.7-Flash is written as llama.cpp's deepseek2)",
 };
 
 /**
@@ -187,6 +188,7 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "gpt-oss",
   "gpt-oss-mxfp4",
   "gpt-oss-bf16",
+  "glm4moe-lite",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

@@ -659,6 +659,29 @@ FAMILIES["afmoe"] = (
      "routed scaling": {"route_scale": 1.0}},
 )
 
+# GLM-4.7-Flash's shape: DeepSeek-V3's MLA (q LoRA 32, kv LoRA 32, q/k 16 + 8
+# rope dims, v 16), a dense first layer, then 4 experts (top 2, MLP 32) + 1
+# shared, a sigmoid router with a perturbed `e_score_correction_bias`, 2 expert
+# groups of which 1 is used, normalized top-2 weights ×1.8; GLM's tokenizer;
+# one multi-token-prediction layer in config.json, which transformers does not
+# build (the converter counts it into block_count). `first_k_dense_replace`
+# and `scoring_func` are not fields of transformers' config: the published
+# config has the first (without it the converter writes no dense layer), and
+# the second makes the converter write expert_gating_func (llama.cpp assumes
+# a sigmoid only for the published 47 layers).
+FAMILIES["glm4moe-lite"] = (
+    "Glm4MoeLiteConfig", "Glm4MoeLiteForCausalLM",
+    common(q_lora_rank=32, kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8,
+           v_head_dim=16, num_key_value_heads=HEADS, n_routed_experts=4, num_experts_per_tok=2,
+           n_shared_experts=1, moe_intermediate_size=32, first_k_dense_replace=1, n_group=2,
+           topk_group=1, norm_topk_prob=True, routed_scaling_factor=1.8, scoring_func="sigmoid",
+           topk_method="noaux_tc", num_nextn_predict_layers=1,
+           rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+           pad_token_id=VOCAB - 10, eos_token_id=[VOCAB - 10, VOCAB - 3, VOCAB - 1]),
+    "glm",
+    {"expert groups": {"topk_group": 2}, "routed scaling": {"routed_scaling_factor": 1.0}},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -999,7 +1022,7 @@ def make_unknown() -> None:
 SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
          "glm4moe": 23, "glm4": 24,
          # issue 31's MoE families (branch fam-moe): seeds 120–139.
-         "minimax-m2": 120, "dots1": 121, "exaone-moe": 122, "afmoe": 123}
+         "minimax-m2": 120, "dots1": 121, "exaone-moe": 122, "afmoe": 123, "glm4moe-lite": 124}
 
 
 def main() -> None:
