@@ -46,6 +46,7 @@ import { DOTS1 } from "./families/dots1.ts";
 import { EXAONE_MOE } from "./families/exaone_moe.ts";
 import { AFMOE } from "./families/afmoe.ts";
 import { GLM4MOE_LITE } from "./families/glm4moe_lite.ts";
+import { COHERE2MOE } from "./families/cohere2moe.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -89,6 +90,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     EXAONE_MOE,
     AFMOE,
     GLM4MOE_LITE,
+    COHERE2MOE,
   ].map((f) => [f.name, f]),
 );
 

@@ -190,3 +190,41 @@ Deno.test("glm4moe-lite: DeepSeek-V3's refusals, mlp_layer_types, and keys the c
     undefined,
   );
 });
+
+Deno.test("cohere2moe: what llama.cpp's cohere2moe would run otherwise is refused, naming the field", async () => {
+  assert.equal(await refusal("cohere2moe", "cohere2moe", {}), undefined);
+  assert.match(
+    (await refusal("cohere2moe", "cohere2moe", { norm_topk_prob: false }))!,
+    /norm_topk_prob false with expert_selection_fn softmax/,
+  );
+  // A sigmoid router normalises only with norm_topk_prob, as llama.cpp does.
+  assert.equal(
+    await refusal("cohere2moe", "cohere2moe", {
+      expert_selection_fn: "sigmoid",
+      norm_topk_prob: false,
+    }),
+    undefined,
+  );
+  assert.match(
+    (await refusal("cohere2moe", "cohere2moe", { shared_expert_combination_strategy: "sum" }))!,
+    /shared_expert_combination_strategy "sum"; llama\.cpp's cohere2moe averages/,
+  );
+  assert.match(
+    (await refusal("cohere2moe", "cohere2moe", { prefix_dense_sliding_window_pattern: 2 }))!,
+    /prefix_dense_sliding_window_pattern 2; llama\.cpp's cohere2moe rotates every leading dense layer/,
+  );
+  assert.match(
+    (await refusal("cohere2moe", "cohere2moe", {
+      mlp_layer_types: ["sparse", "dense", "sparse", "sparse"],
+    }))!,
+    /mlp_layer_types \["sparse","dense","sparse","sparse"\]/,
+  );
+  assert.match(
+    (await refusal("cohere2moe", "cohere2moe", { sliding_window: null }))!,
+    /no sliding_window; llama\.cpp's cohere2moe needs one/,
+  );
+  assert.match(
+    (await refusal("cohere2moe", "cohere2moe", { attention_bias: true }))!,
+    /attention_bias true/,
+  );
+});

@@ -682,6 +682,21 @@ FAMILIES["glm4moe-lite"] = (
     {"expert groups": {"topk_group": 2}, "routed scaling": {"routed_scaling_factor": 1.0}},
 )
 
+# Cohere's MoE (North) shape: Cohere's parallel block, a dense first layer
+# (full attention with RoPE, MLP 128), then 3 MoE layers (4 experts, top 2,
+# MLP 32, + 1 shared averaged in) of which the first two slide (window 8,
+# RoPE) and the last is global without RoPE; softmax over the top-2 logits.
+# `first_k_dense_replace` is read by transformers (mlp_layer_types) but not kept.
+FAMILIES["cohere2moe"] = (
+    "Cohere2MoeConfig", "Cohere2MoeForCausalLM",
+    common(intermediate_size=32, head_dim=HEAD_DIM, num_experts=4, num_experts_per_tok=2,
+           num_shared_experts=1, first_k_dense_replace=1, prefix_dense_intermediate_size=INTERMEDIATE,
+           num_hidden_layers=4, sliding_window=8, logit_scale=0.5, layer_norm_eps=1e-5,
+           **COHERE_SPECIALS),
+    "command-r",
+    {"logit scale": {"logit_scale": 1.0}, "sliding window": {"sliding_window": MAX_POSITIONS}},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1022,7 +1037,7 @@ def make_unknown() -> None:
 SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
          "glm4moe": 23, "glm4": 24,
          # issue 31's MoE families (branch fam-moe): seeds 120–139.
-         "minimax-m2": 120, "dots1": 121, "exaone-moe": 122, "afmoe": 123, "glm4moe-lite": 124}
+         "minimax-m2": 120, "dots1": 121, "exaone-moe": 122, "afmoe": 123, "glm4moe-lite": 124, "cohere2moe": 125}
 
 
 def main() -> None:
