@@ -262,6 +262,19 @@ export const DEEPSEEK_MOE_BLOCK: readonly (readonly [string, string])[] = [
   ["ffn_down_shexp", "mlp.shared_experts.down_proj"],
 ];
 
+/**
+ * DeepSeek's MoE fields (dots.llm1's, GLM-4.5's too), which the converter
+ * writes as `leading_dense_block_count`, `expert_feed_forward_length`,
+ * `expert_shared_count`, `expert_weights_norm`, `expert_weights_scale`.
+ */
+export const DEEPSEEK_MOE_FIELDS: readonly string[] = [
+  "first_k_dense_replace",
+  "moe_intermediate_size",
+  "n_shared_experts",
+  "norm_topk_prob",
+  "routed_scaling_factor",
+];
+
 /** The routed experts, one tensor each (`mlp.experts.E.*_proj`), stacked as the converter does. */
 export const DEEPSEEK_EXPERTS: ExpertLayout = {
   prefix: "mlp.experts",
@@ -280,15 +293,11 @@ export const DEEPSEEK2: Family = {
     "DeepseekV3ForCausalLM",
   configFields: {
     written: [
-      "first_k_dense_replace",
+      ...DEEPSEEK_MOE_FIELDS,
       "kv_lora_rank",
-      "moe_intermediate_size",
-      "n_shared_experts",
-      "norm_topk_prob",
       "q_lora_rank",
       "qk_nope_head_dim",
       "qk_rope_head_dim",
-      "routed_scaling_factor",
       "v_head_dim",
     ],
     checked: ["rope_interleave", "topk_method", "scoring_func"],

@@ -39,7 +39,12 @@ import {
 } from "../family.ts";
 import { KvWriter } from "../kv.ts";
 import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
-import { DEEPSEEK_EXPERTS, DEEPSEEK_MOE_BLOCK, scoreCorrectionBias } from "./deepseek2.ts";
+import {
+  DEEPSEEK_EXPERTS,
+  DEEPSEEK_MOE_BLOCK,
+  DEEPSEEK_MOE_FIELDS,
+  scoreCorrectionBias,
+} from "./deepseek2.ts";
 import { glmRopeDims, glmUnsupported } from "./glm4.ts";
 import { activation, SILU } from "../config_fields.ts";
 
@@ -123,11 +128,7 @@ export const GLM4MOE: Family = {
   source: "llama.cpp conversion/glm.py Glm4MoeModel; transformers Glm4MoeForCausalLM",
   configFields: {
     written: [
-      "first_k_dense_replace",
-      "moe_intermediate_size",
-      "n_shared_experts",
-      "norm_topk_prob",
-      "routed_scaling_factor",
+      ...DEEPSEEK_MOE_FIELDS,
       "num_nextn_predict_layers",
       "num_mtp_layers",
       // attn_q_norm/attn_k_norm tensors, which llama.cpp loads as the file has them.

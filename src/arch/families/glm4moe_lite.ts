@@ -19,7 +19,6 @@
 import { type Family, SHARED_EXPERT_APR_NAMES } from "../family.ts";
 import { KvWriter } from "../kv.ts";
 import { expertScoringFunction } from "../text_model.ts";
-import { activation, SILU } from "../config_fields.ts";
 import { DEEPSEEK2, deepseek2Made, deepseek2Unsupported, writeDeepseek2Kv } from "./deepseek2.ts";
 import { GLM_SPECIAL_TOKENS, NEXTN_BLOCK, nextnLayers } from "./glm4moe.ts";
 
@@ -91,25 +90,13 @@ export const GLM4MOE_LITE: Family = {
   name: "glm4moe-lite",
   apr: { rename: SHARED_EXPERT_APR_NAMES },
   source: "llama.cpp conversion/glm.py Glm4MoeLiteModel; transformers Glm4MoeLiteForCausalLM",
+  // DeepSeek's fields, and what GLM-4.7-Flash adds.
   configFields: {
-    written: [
-      "first_k_dense_replace",
-      "kv_lora_rank",
-      "moe_intermediate_size",
-      "n_shared_experts",
-      "norm_topk_prob",
-      "q_lora_rank",
-      "qk_nope_head_dim",
-      "qk_rope_head_dim",
-      "routed_scaling_factor",
-      "v_head_dim",
-      "num_nextn_predict_layers",
-    ],
-    checked: ["rope_interleave", "topk_method", "scoring_func", "mlp_layer_types"],
-    assumed: [activation("hidden_act", SILU)],
-    irrelevant: {
-      qk_head_dim: "qk_nope_head_dim + qk_rope_head_dim, which are written",
-    },
+    ...DEEPSEEK2.configFields,
+    written: [...DEEPSEEK2.configFields.written ?? [], "num_nextn_predict_layers"],
+    checked: [...DEEPSEEK2.configFields.checked ?? [], "mlp_layer_types"],
+    // Not DeepSeek's "dropped" multi-token-prediction layers: these are written.
+    irrelevant: { qk_head_dim: "qk_nope_head_dim + qk_rope_head_dim, which are written" },
   },
   hfArchitectures: ["Glm4MoeLiteForCausalLM"],
   hfModelTypes: ["glm4_moe_lite"],
