@@ -53,6 +53,10 @@ import { GLM } from "./families/glm.ts";
 import { ARCEE } from "./families/arcee.ts";
 import { SOLAR_OPEN } from "./families/solar_open.ts";
 import { HUNYUAN_DENSE } from "./families/hunyuan_dense.ts";
+import { EXAONE_MOE } from "./families/exaone_moe.ts";
+import { AFMOE } from "./families/afmoe.ts";
+import { GLM4MOE_LITE } from "./families/glm4moe_lite.ts";
+import { COHERE2MOE } from "./families/cohere2moe.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -107,6 +111,10 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     SOLAR_OPEN,
     HUNYUAN_DENSE,
     XLM_ROBERTA,
+    EXAONE_MOE,
+    AFMOE,
+    GLM4MOE_LITE,
+    COHERE2MOE,
   ].map((f) => [f.name, f]),
 );
 

@@ -1,30 +1,41 @@
 // This module is browser compatible.
 
 /**
- * The router's selection bias (`e_score_correction_bias`, DeepSeek-V3's
- * `noaux_tc` bias) as a name the block table can map: it has no
- * `.weight`/`.bias` suffix, so it is read as `…e_score_correction.bias`
- * (→ `exp_probs_b.bias`, the converter's FFN_EXP_PROBS_B) and named back on
- * the way from GGUF. A family whose bias sits under another module than
- * `mlp.gate` (ERNIE 4.5's `mlp.moe_statics`, MiniMax-M2's
- * `block_sparse_moe`) maps it with a block name and these two.
+ * The router's selection bias (DeepSeek-V3's `noaux_tc` bias), a parameter
+ * without a `.weight`/`.bias` suffix, as a name the block table can map: the
+ * converter reads `…e_score_correction_bias` as `…e_score_correction.bias`
+ * and AFMoE's `…expert_bias` as `…expert_bias.bias` (→ `exp_probs_b.bias`,
+ * FFN_EXP_PROBS_B); a GGUF read back names them back. A family maps the
+ * read name with a block name and the pair as its `hfName`/`hfNameBack`.
  *
  * @module
  */
 
-const SCORE_BIAS = "e_score_correction_bias";
-const SCORE_BIAS_READ = "e_score_correction.bias";
+/** The two ways between a parameter's name and the name it is read as. */
+function renamer(param: string, read: string) {
+  return {
+    read: (name: string) => name.endsWith(`.${param}`) ? name.slice(0, -param.length) + read : name,
+    back: (name: string) => name.endsWith(`.${read}`) ? name.slice(0, -read.length) + param : name,
+  };
+}
+
+const SCORE_BIAS = renamer("e_score_correction_bias", "e_score_correction.bias");
+const EXPERT_BIAS = renamer("expert_bias", "expert_bias.bias");
 
 /** `…e_score_correction_bias` as `…e_score_correction.bias`; another name as it is. */
-export function scoreBiasReadName(name: string): string {
-  return name.endsWith(`.${SCORE_BIAS}`)
-    ? name.slice(0, -SCORE_BIAS.length) + SCORE_BIAS_READ
-    : name;
-}
+export const scoreBiasReadName: (name: string) => string = SCORE_BIAS.read;
 
 /** The inverse of {@linkcode scoreBiasReadName}. */
-export function scoreBiasHfName(name: string): string {
-  return name.endsWith(`.${SCORE_BIAS_READ}`)
-    ? name.slice(0, -SCORE_BIAS_READ.length) + SCORE_BIAS
-    : name;
-}
+export const scoreBiasHfName: (name: string) => string = SCORE_BIAS.back;
+
+/** AFMoE's `…expert_bias` as `…expert_bias.bias`; another name as it is. */
+export const expertBiasReadName: (name: string) => string = EXPERT_BIAS.read;
+
+/** The inverse of {@linkcode expertBiasReadName}. */
+export const expertBiasHfName: (name: string) => string = EXPERT_BIAS.back;
+
+/** DeepSeek-V3's router bias, `mlp.gate.e_score_correction_bias`, read by name as `exp_probs_b.bias` (dots.llm1's). */
+export const GATE_SCORE_BIAS: readonly [string, string] = [
+  "exp_probs_b",
+  "mlp.gate.e_score_correction",
+];

@@ -142,19 +142,25 @@ export function expertScoringFunction(w: KvWriter): unknown {
 }
 
 /**
- * {@linkcode writeTextModelKv} for a family whose transformers router
- * always scores its experts with `scoring` (no config field says so):
- * published configs name it in `scoring_func`, from which the converter
- * writes `expert_gating_func`; without it the converter writes none and
- * llama.cpp aborts at the first MoE layer, so `scoring` is written then.
+ * A family's keys (by default {@linkcode writeTextModelKv}) for a family
+ * whose transformers router always scores its experts with `scoring` (no
+ * config field says so): published configs name it in `scoring_func`, from
+ * which the converter writes `expert_gating_func`; without it the converter
+ * writes none and llama.cpp aborts at the first MoE layer (or refuses to
+ * load), so `scoring` is written then.
  *
  * @param w The writer over `config.json`.
  * @param scoring The function transformers hard-codes (`sigmoid`).
+ * @param write The keys the family writes first (its converter's base class's).
  */
-export function writeTextModelKvScoredBy(w: KvWriter, scoring: string): void {
-  if (expertScoringFunction(w) != null) return writeTextModelKv(w);
+export function writeTextModelKvScoredBy(
+  w: KvWriter,
+  scoring: string,
+  write: (w: KvWriter) => void = writeTextModelKv,
+): void {
+  if (expertScoringFunction(w) != null) return write(w);
   const common = new KvWriter({ ...w.hparams, scoring_func: scoring }, w.arch);
-  writeTextModelKv(common);
+  write(common);
   for (const [key, entry] of common.entries()) w.put(key, entry);
 }
 

@@ -77,3 +77,154 @@ Deno.test("dots1: GQA, an o_proj bias, another router are refused; a sliding win
     [],
   );
 });
+
+Deno.test("exaone-moe: what llama.cpp's exaone-moe would run otherwise is refused, naming the field", async () => {
+  assert.equal(await refusal("exaone-moe", "exaone-moe", {}), undefined);
+  assert.match(
+    (await refusal("exaone-moe", "exaone-moe", { sliding_window: null }))!,
+    /no sliding_window: llama\.cpp's exaone-moe needs one/,
+  );
+  assert.match(
+    (await refusal("exaone-moe", "exaone-moe", {
+      rope_parameters: { rope_type: "yarn", rope_theta: 1e4, factor: 4 },
+    }))!,
+    /rope_type "yarn"; llama\.cpp's converter writes exaone-moe's RoPE scaling as none/,
+  );
+  assert.match(
+    (await refusal("exaone-moe", "exaone-moe", {
+      mlp_layer_types: ["dense", "sparse", "dense", "sparse"],
+    }))!,
+    /mlp_layer_types \["dense","sparse","dense","sparse"\]/,
+  );
+  assert.match(
+    (await refusal("exaone-moe", "exaone-moe", { num_nextn_predict_layers: 1 }))!,
+    /num_nextn_predict_layers 1: aprkit does not write EXAONE's multi-token-prediction layers/,
+  );
+  assert.match(
+    (await refusal("exaone-moe", "exaone-moe", { scoring_func: "softmax" }))!,
+    /scoring_func "softmax"; transformers scores K-EXAONE's experts with a sigmoid/,
+  );
+  // llama.cpp's exaone-moe requires expert_gating_func: sigmoid, also without scoring_func.
+  const { scoring_func: _, ...config } = JSON.parse(
+    await Deno.readTextFile(`${FIXTURES}exaone-moe/config.json`),
+  );
+  const w = new KvWriter(config, "exaone-moe");
+  FAMILIES.get("exaone-moe")!.gguf!.writeKv(w);
+  assert.deepEqual(w.entries().get("exaone-moe.expert_gating_func"), { type: "UINT32", value: 2 });
+});
+
+Deno.test("afmoe: what llama.cpp's afmoe would run otherwise is refused, naming the field", async () => {
+  assert.equal(await refusal("afmoe", "afmoe", {}), undefined);
+  assert.match(
+    (await refusal("afmoe", "afmoe", {
+      layer_types: ["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
+    }))!,
+    /layer_types .*; llama\.cpp's afmoe rotates and slides every layer but each 4th/,
+  );
+  assert.match(
+    (await refusal("afmoe", "afmoe", { mup_enabled: false }))!,
+    /mup_enabled false; llama\.cpp's afmoe reads no key for it and computes as with true/,
+  );
+  assert.match(
+    (await refusal("afmoe", "afmoe", { mup_enabled: undefined }))!,
+    /mup_enabled false \(transformers' default; absent\)/,
+  );
+  assert.match(
+    (await refusal("afmoe", "afmoe", { route_norm: false }))!,
+    /route_norm false; transformers normalises AFMoE's top-k weights regardless/,
+  );
+  assert.match(
+    (await refusal("afmoe", "afmoe", { attention_bias: true }))!,
+    /attention_bias true; llama\.cpp's afmoe loads no attn_output\.bias/,
+  );
+  // Without route_norm (not a transformers field) the converter writes no
+  // expert_weights_norm, which llama.cpp reads as false: true is written.
+  const { route_norm: _, ...config } = JSON.parse(
+    await Deno.readTextFile(`${FIXTURES}afmoe/config.json`),
+  );
+  const w = new KvWriter(config, "afmoe");
+  FAMILIES.get("afmoe")!.gguf!.writeKv(w);
+  assert.deepEqual(w.entries().get("afmoe.expert_weights_norm"), { type: "BOOL", value: true });
+});
+
+Deno.test("glm4moe-lite: DeepSeek-V3's refusals, mlp_layer_types, and keys the converter would leave out", async () => {
+  assert.equal(await refusal("glm4moe-lite", "glm4moe-lite", {}), undefined);
+  assert.match(
+    (await refusal("glm4moe-lite", "glm4moe-lite", { mlp_layer_types: ["sparse", "dense"] }))!,
+    /mlp_layer_types \["sparse","dense"\]; llama\.cpp's deepseek2 runs the first 1 layers dense/,
+  );
+  assert.match(
+    (await refusal("glm4moe-lite", "glm4moe-lite", { scoring_func: "softmax" }))!,
+    /scoring_func "softmax", and transformers scores glm4_moe_lite experts with a sigmoid/,
+  );
+  assert.match(
+    (await refusal("glm4moe-lite", "glm4moe-lite", { rope_interleave: false }))!,
+    /rope_interleave false/,
+  );
+  assert.equal(
+    await refusal("glm4moe-lite", "glm4moe-lite", { scoring_func: undefined }),
+    undefined,
+  );
+  const config = JSON.parse(await Deno.readTextFile(`${FIXTURES}glm4moe-lite/config.json`));
+  const keys = (change: Record<string, unknown>) => {
+    const c = { ...config, ...change };
+    for (const [k, v] of Object.entries(change)) if (v === undefined) delete c[k];
+    const w = new KvWriter(c, "deepseek2");
+    FAMILIES.get("glm4moe-lite")!.gguf!.writeKv(w);
+    return w.entries();
+  };
+  // The trunk and the multi-token-prediction layer, as the converter counts them.
+  assert.equal(keys({}).get("deepseek2.block_count")?.value, 3);
+  assert.equal(keys({}).get("deepseek2.nextn_predict_layers")?.value, 1);
+  // Without first_k_dense_replace (not a transformers field), from mlp_layer_types.
+  assert.equal(
+    keys({ first_k_dense_replace: undefined }).get("deepseek2.leading_dense_block_count")?.value,
+    1,
+  );
+  // Without scoring_func llama.cpp would use a softmax here: transformers' sigmoid is written.
+  assert.equal(keys({ scoring_func: undefined }).get("deepseek2.expert_gating_func")?.value, 2);
+  // GLM-4.7-Flash's own shape, where llama.cpp assumes the sigmoid: nothing written, as the converter.
+  assert.equal(
+    keys({ scoring_func: undefined, num_hidden_layers: 47, vocab_size: 154880 })
+      .get("deepseek2.expert_gating_func"),
+    undefined,
+  );
+});
+
+Deno.test("cohere2moe: what llama.cpp's cohere2moe would run otherwise is refused, naming the field", async () => {
+  assert.equal(await refusal("cohere2moe", "cohere2moe", {}), undefined);
+  assert.match(
+    (await refusal("cohere2moe", "cohere2moe", { norm_topk_prob: false }))!,
+    /norm_topk_prob false with expert_selection_fn softmax/,
+  );
+  // A sigmoid router normalises only with norm_topk_prob, as llama.cpp does.
+  assert.equal(
+    await refusal("cohere2moe", "cohere2moe", {
+      expert_selection_fn: "sigmoid",
+      norm_topk_prob: false,
+    }),
+    undefined,
+  );
+  assert.match(
+    (await refusal("cohere2moe", "cohere2moe", { shared_expert_combination_strategy: "sum" }))!,
+    /shared_expert_combination_strategy "sum"; llama\.cpp's cohere2moe averages/,
+  );
+  assert.match(
+    (await refusal("cohere2moe", "cohere2moe", { prefix_dense_sliding_window_pattern: 2 }))!,
+    /prefix_dense_sliding_window_pattern 2; llama\.cpp's cohere2moe rotates every leading dense layer/,
+  );
+  assert.match(
+    (await refusal("cohere2moe", "cohere2moe", {
+      mlp_layer_types: ["sparse", "dense", "sparse", "sparse"],
+    }))!,
+    /mlp_layer_types \["sparse","dense","sparse","sparse"\]/,
+  );
+  assert.match(
+    (await refusal("cohere2moe", "cohere2moe", { sliding_window: null }))!,
+    /no sliding_window; llama\.cpp's cohere2moe needs one/,
+  );
+  assert.match(
+    (await refusal("cohere2moe", "cohere2moe", { attention_bias: true }))!,
+    /attention_bias true/,
+  );
+});

@@ -186,6 +186,7 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "qwen35": "ssm_a is −exp(A_log), value heads regrouped",
   "qwen35-moe": "as qwen35",
   "solar-open": "as glm4moe",
+  "glm4moe-lite": "as deepseek2 (GLM-4.7-Flash is written as llama.cpp's deepseek2)",
 };
 
 /**
@@ -231,6 +232,7 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "qwen35",
   "qwen35-moe",
   "qwen35-bf16",
+  "glm4moe-lite",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

@@ -68,6 +68,7 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
   },
   "command-r-plus": { rms_norm_eps: "as Command-R" },
   cohere2: { rms_norm_eps: "as Command-R" },
+  cohere2moe: { rms_norm_eps: "as Command-R" },
   olmo3: {
     architecture: "llama.cpp's converter files OLMo 3 as olmo2: read back, it is OLMo 2's",
     hf_architecture: "as architecture",

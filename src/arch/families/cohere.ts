@@ -19,7 +19,7 @@ import { writeTextModelKv } from "../text_model.ts";
 import { activation, SILU } from "../config_fields.ts";
 
 /** Cohere's block: llama's without `ffn_norm` (the one `attn_norm` feeds both branches). */
-const COHERE_BLOCK = LLAMA_BLOCK.filter(([gguf]) => gguf !== "ffn_norm");
+export const COHERE_BLOCK = LLAMA_BLOCK.filter(([gguf]) => gguf !== "ffn_norm");
 
 /**
  * llama.cpp creates Command-R's Q/K norms only for 64 layers or more
@@ -29,7 +29,7 @@ const COHERE_BLOCK = LLAMA_BLOCK.filter(([gguf]) => gguf !== "ffn_norm");
 const QK_NORM_LAYERS = 64;
 
 /** What both Cohere graphs cannot run: attention biases, RoPE scaling. */
-function cohereUnsupported(w: KvWriter, family: string): string | undefined {
+export function cohereUnsupported(w: KvWriter, family: string): string | undefined {
   if (w.hparams["attention_bias"] === true) {
     return `attention_bias true (llama.cpp's ${family} graph has no attention biases)`;
   }

@@ -48,8 +48,8 @@ import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
 import { columnsAsRows, keepRanges } from "../transforms.ts";
 import { activation, SILU } from "../config_fields.ts";
 
-/** `DeepseekV2Model.set_gguf_parameters`. */
-function writeDeepseek2Kv(w: KvWriter): void {
+/** `DeepseekV2Model.set_gguf_parameters` (GLM-4.7-Flash's too). */
+export function writeDeepseek2Kv(w: KvWriter): void {
   const h = w.hparams;
   // The converter sets these on its hparams before the common keys: MLA as
   // MQA (one KV head), and DeepSeek's default epsilon.
@@ -86,17 +86,21 @@ function writeDeepseek2Kv(w: KvWriter): void {
   if (typeof mscaleAll === "number") w.f32("rope.scaling.yarn_log_multiplier", 0.1 * mscaleAll);
 }
 
-/** Whether a config is DeepSeek-V3's class (V3, R1, Kimi-K2), not V2's. */
+/**
+ * Whether a config is DeepSeek-V3's class (V3, R1, Kimi-K2; GLM-4.7-Flash,
+ * whose transformers router is V3's), not V2's.
+ */
 function isV3(h: Readonly<Record<string, unknown>>): boolean {
-  return h["model_type"] === "deepseek_v3" ||
-    (Array.isArray(h["architectures"]) && h["architectures"][0] === "DeepseekV3ForCausalLM");
+  return h["model_type"] === "deepseek_v3" || h["model_type"] === "glm4_moe_lite" ||
+    (Array.isArray(h["architectures"]) &&
+      ["DeepseekV3ForCausalLM", "Glm4MoeLiteForCausalLM"].includes(h["architectures"][0]));
 }
 
 /**
  * What of a config llama.cpp's `deepseek2` would run otherwise than
  * transformers, or `undefined`.
  */
-function unsupported(w: KvWriter): string | undefined {
+export function deepseek2Unsupported(w: KvWriter): string | undefined {
   const h = w.hparams;
   const heads = w.need("num_attention_heads");
   const kvHeads = w.num("num_key_value_heads") ?? heads;
@@ -165,7 +169,7 @@ export function scoreCorrectionBias(info: TensorInfo): MadeTensor | undefined {
 }
 
 /** `kv_b_proj` split into `attn_k_b` and `attn_v_b`; `e_score_correction_bias` renamed. */
-function deepseek2Made(tensors: readonly TensorInfo[], w: KvWriter): MadeTensor[] {
+export function deepseek2Made(tensors: readonly TensorInfo[], w: KvWriter): MadeTensor[] {
   const made: MadeTensor[] = [];
   for (const info of tensors) {
     const bias = scoreCorrectionBias(info);
@@ -258,6 +262,19 @@ export const DEEPSEEK_MOE_BLOCK: readonly (readonly [string, string])[] = [
   ["ffn_down_shexp", "mlp.shared_experts.down_proj"],
 ];
 
+/**
+ * DeepSeek's MoE fields (dots.llm1's, GLM-4.5's too), which the converter
+ * writes as `leading_dense_block_count`, `expert_feed_forward_length`,
+ * `expert_shared_count`, `expert_weights_norm`, `expert_weights_scale`.
+ */
+export const DEEPSEEK_MOE_FIELDS: readonly string[] = [
+  "first_k_dense_replace",
+  "moe_intermediate_size",
+  "n_shared_experts",
+  "norm_topk_prob",
+  "routed_scaling_factor",
+];
+
 /** The routed experts, one tensor each (`mlp.experts.E.*_proj`), stacked as the converter does. */
 export const DEEPSEEK_EXPERTS: ExpertLayout = {
   prefix: "mlp.experts",
@@ -276,15 +293,11 @@ export const DEEPSEEK2: Family = {
     "DeepseekV3ForCausalLM",
   configFields: {
     written: [
-      "first_k_dense_replace",
+      ...DEEPSEEK_MOE_FIELDS,
       "kv_lora_rank",
-      "moe_intermediate_size",
-      "n_shared_experts",
-      "norm_topk_prob",
       "q_lora_rank",
       "qk_nope_head_dim",
       "qk_rope_head_dim",
-      "routed_scaling_factor",
       "v_head_dim",
     ],
     checked: ["rope_interleave", "topk_method", "scoring_func"],
@@ -316,7 +329,7 @@ export const DEEPSEEK2: Family = {
   gguf: {
     writeKv: writeDeepseek2Kv,
     llamaKeys: true,
-    unsupported,
+    unsupported: deepseek2Unsupported,
     made: deepseek2Made,
     drops,
   },

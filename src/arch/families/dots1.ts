@@ -23,8 +23,8 @@ import { type Family, LLAMA_BLOCK, SHARED_EXPERT_APR_NAMES } from "../family.ts"
 import type { KvWriter } from "../kv.ts";
 import { scoringRefusal, writeTextModelKvScoredBy } from "../text_model.ts";
 import { activation, ignoredSlidingWindow, SILU } from "../config_fields.ts";
-import { scoreBiasHfName, scoreBiasReadName } from "../router_bias.ts";
-import { DEEPSEEK_MOE_BLOCK } from "./deepseek2.ts";
+import { GATE_SCORE_BIAS, scoreBiasHfName, scoreBiasReadName } from "../router_bias.ts";
+import { DEEPSEEK_MOE_BLOCK, DEEPSEEK_MOE_FIELDS } from "./deepseek2.ts";
 import { QWEN_MOE_EXPERTS } from "./qwen2moe.ts";
 
 /** `Dots1Model.set_gguf_parameters` (after `Qwen2MoeModel`'s). */
@@ -82,13 +82,7 @@ export const DOTS1: Family = {
   apr: { rename: SHARED_EXPERT_APR_NAMES },
   source: "llama.cpp conversion/dots1.py Dots1Model; transformers Dots1ForCausalLM",
   configFields: {
-    written: [
-      "first_k_dense_replace",
-      "moe_intermediate_size",
-      "n_shared_experts",
-      "norm_topk_prob",
-      "routed_scaling_factor",
-    ],
+    written: DEEPSEEK_MOE_FIELDS,
     checked: ["attention_bias", "scoring_func"],
     assumed: [activation("hidden_act", SILU)],
     caveats: [DOTS1_WINDOW],
@@ -100,7 +94,7 @@ export const DOTS1: Family = {
   blockNames: [
     ...LLAMA_BLOCK,
     ...DEEPSEEK_MOE_BLOCK,
-    ["exp_probs_b", "mlp.gate.e_score_correction"],
+    GATE_SCORE_BIAS,
   ],
   experts: QWEN_MOE_EXPERTS,
   permutesQk: false,

@@ -14,7 +14,7 @@
  * @module
  */
 
-import { type Family, LLAMA_BLOCK, SHARED_EXPERT_APR_NAMES } from "../family.ts";
+import { type ExpertLayout, type Family, LLAMA_BLOCK, SHARED_EXPERT_APR_NAMES } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
 import { ERNIE_SENTENCEPIECE, ernieHfName, ernieUnsupported } from "./ernie4_5.ts";
@@ -86,6 +86,16 @@ function drops(name: string): boolean {
   return /^model\.mtp_(block|emb_norm|hidden_norm|linear_proj)\.\d+\./.test(name);
 }
 
+/** The experts as ERNIE's converter stacks a layer's once it holds them all: gate, up, down (AFMoE's too). */
+export const ERNIE_EXPERTS: ExpertLayout = {
+  prefix: "mlp.experts",
+  stacks: [
+    { hf: "gate_proj", gguf: "ffn_gate_exps" },
+    { hf: "up_proj", gguf: "ffn_up_exps" },
+    { hf: "down_proj", gguf: "ffn_down_exps" },
+  ],
+};
+
 /** ERNIE 4.5 MoE. */
 export const ERNIE4_5_MOE: Family = {
   name: "ernie4_5-moe",
@@ -119,15 +129,7 @@ export const ERNIE4_5_MOE: Family = {
     ["ffn_down_shexp", "mlp.shared_experts.down_proj"],
     ["exp_probs_b", "mlp.moe_statics.e_score_correction"],
   ],
-  experts: {
-    prefix: "mlp.experts",
-    // The converter stacks a layer's experts once it holds them all: gate, up, down.
-    stacks: [
-      { hf: "gate_proj", gguf: "ffn_gate_exps" },
-      { hf: "up_proj", gguf: "ffn_up_exps" },
-      { hf: "down_proj", gguf: "ffn_down_exps" },
-    ],
-  },
+  experts: ERNIE_EXPERTS,
   permutesQk: false,
   hfRopeInterleaved: true,
   tiedByDefault: true,

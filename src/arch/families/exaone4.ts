@@ -45,7 +45,8 @@ function exaone4Unsupported(w: KvWriter): string | undefined {
   return undefined;
 }
 
-function writeExaone4Kv(w: KvWriter): void {
+/** `Exaone4Model.set_gguf_parameters` (EXAONE MoE's too). */
+export function writeExaone4Kv(w: KvWriter): void {
   writeTextModelKv(w);
   w.u32("vocab_size", w.need("vocab_size"));
   const window = w.hparams["sliding_window"];
@@ -62,7 +63,7 @@ function writeExaone4Kv(w: KvWriter): void {
  * L sliding) or a period (4: every fourth layer global); `undefined` when
  * neither says.
  */
-function slidingLayers(w: KvWriter, layers: number): boolean[] | undefined {
+export function slidingLayers(w: KvWriter, layers: number): boolean[] | undefined {
   const types = w.hparams["layer_types"];
   if (Array.isArray(types)) return types.map((t) => t === "sliding_attention");
   const pattern = w.hparams["sliding_window_pattern"];

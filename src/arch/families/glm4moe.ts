@@ -33,15 +33,30 @@ import type { TensorInfo } from "../../tensor.ts";
 import { type Family, LLAMA_BLOCK, type MadeTensor, SHARED_EXPERT_APR_NAMES } from "../family.ts";
 import { KvWriter } from "../kv.ts";
 import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
-import { DEEPSEEK_EXPERTS, DEEPSEEK_MOE_BLOCK, scoreCorrectionBias } from "./deepseek2.ts";
+import {
+  DEEPSEEK_EXPERTS,
+  DEEPSEEK_MOE_BLOCK,
+  DEEPSEEK_MOE_FIELDS,
+  scoreCorrectionBias,
+} from "./deepseek2.ts";
 import { glmRopeDims, glmUnsupported } from "./glm4.ts";
 import { activation, SILU } from "../config_fields.ts";
 
 /** gguf-py's `ExpertGatingFuncType.SIGMOID`. */
 const SIGMOID = 2;
 
+/** The multi-token-prediction layers' own tensors (GLM-4.7-Flash's too). */
+export const NEXTN_BLOCK: readonly (readonly [string, string])[] = [
+  ["nextn.eh_proj", "eh_proj"],
+  ["nextn.embed_tokens", "embed_tokens"],
+  ["nextn.enorm", "enorm"],
+  ["nextn.hnorm", "hnorm"],
+  ["nextn.shared_head_head", "shared_head.head"],
+  ["nextn.shared_head_norm", "shared_head.norm"],
+];
+
 /** The multi-token-prediction layers the converter appends (`num_nextn_predict_layers`). */
-function nextnLayers(hparams: Readonly<Record<string, unknown>>): number {
+export function nextnLayers(hparams: Readonly<Record<string, unknown>>): number {
   const n = hparams["num_nextn_predict_layers"];
   return typeof n === "number" ? n : 0;
 }
@@ -95,7 +110,7 @@ function glm4moeMade(tensors: readonly TensorInfo[]): MadeTensor[] {
  * `TextModel._set_vocab_glm` (its comment: `<|endoftext|>` as EOT makes
  * generation endless, so `<|user|>` is the EOT).
  */
-const GLM_SPECIAL_TOKENS: readonly (readonly [string, string])[] = [
+export const GLM_SPECIAL_TOKENS: readonly (readonly [string, string])[] = [
   ["bos", "[gMASK]"],
   ["eot", "<|user|>"],
   ["unk", "<|endoftext|>"],
@@ -109,11 +124,7 @@ export const GLM4MOE: Family = {
   source: "llama.cpp conversion/glm.py Glm4MoeModel; transformers Glm4MoeForCausalLM",
   configFields: {
     written: [
-      "first_k_dense_replace",
-      "moe_intermediate_size",
-      "n_shared_experts",
-      "norm_topk_prob",
-      "routed_scaling_factor",
+      ...DEEPSEEK_MOE_FIELDS,
       "num_nextn_predict_layers",
       "num_mtp_layers",
       // attn_q_norm/attn_k_norm tensors, which llama.cpp loads as the file has them.
@@ -129,13 +140,7 @@ export const GLM4MOE: Family = {
     ...LLAMA_BLOCK.filter(([g]) => g !== "ffn_norm"),
     ["post_attention_norm", "post_attention_layernorm"],
     ...DEEPSEEK_MOE_BLOCK,
-    // The multi-token-prediction layers' own tensors.
-    ["nextn.eh_proj", "eh_proj"],
-    ["nextn.embed_tokens", "embed_tokens"],
-    ["nextn.enorm", "enorm"],
-    ["nextn.hnorm", "hnorm"],
-    ["nextn.shared_head_head", "shared_head.head"],
-    ["nextn.shared_head_norm", "shared_head.norm"],
+    ...NEXTN_BLOCK,
   ],
   experts: DEEPSEEK_EXPERTS,
   permutesQk: false,

@@ -773,6 +773,83 @@ FAMILIES["hunyuan-dense"] = (
     {"RoPE alpha": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
 )
 
+# K-EXAONE's shape: Llama's pre-norms with per-head Q/K norms, 3 layers in a
+# sliding window of 8 (with RoPE) then a global one without RoPE; a dense first
+# layer, then 4 experts (top 2, MLP 32) + 1 shared, a sigmoid router with a
+# perturbed `e_score_correction_bias`, normalized top-2 weights ×2.5.
+# `scoring_func` is not a field of transformers' config; without it the
+# converter writes no expert_gating_func, which llama.cpp's exaone-moe requires.
+FAMILIES["exaone-moe"] = (
+    "ExaoneMoeConfig", "ExaoneMoeForCausalLM",
+    common(num_hidden_layers=4, head_dim=HEAD_DIM, num_experts=4, num_experts_per_tok=2,
+           num_shared_experts=1, moe_intermediate_size=32, first_k_dense_replace=1,
+           norm_topk_prob=True, routed_scaling_factor=2.5, sliding_window=8,
+           sliding_window_pattern=4, scoring_func="sigmoid",
+           rope_parameters={"rope_type": "default", "rope_theta": 10000.0}, **EXAONE_SPECIALS),
+    "llama3",
+    {"sliding window": {"sliding_window": MAX_POSITIONS},
+     "routed scaling": {"routed_scaling_factor": 1.0}},
+)
+
+# Arcee's AFMoE (Trinity) shape: 4 layers, 3 in a sliding window of 8 with
+# RoPE, the 4th global without RoPE (every 4th, as llama.cpp assumes); a
+# sigmoid gate on the attention output (`self_attn.gate_proj`), norms before
+# and after attention and the MLP, per-head Q/K norms, muP's √hidden
+# embedding scale; a dense first layer, then 4 experts (top 2, MLP 32) + 1
+# shared, a sigmoid router with a perturbed `expert_bias`, normalized top-2
+# weights ×2.5. `route_norm` is not a field of transformers' config (which
+# always normalizes) but is in the published config.json, from which the
+# converter writes expert_weights_norm.
+FAMILIES["afmoe"] = (
+    "AfmoeConfig", "AfmoeForCausalLM",
+    common(num_hidden_layers=4, head_dim=HEAD_DIM, num_experts=4, num_experts_per_tok=2,
+           num_shared_experts=1, moe_intermediate_size=32, num_dense_layers=1, route_scale=2.5,
+           route_norm=True, sliding_window=8, global_attn_every_n_layers=4, mup_enabled=True,
+           rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+           pad_token_id=None, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3",
+    {"sliding window": {"sliding_window": MAX_POSITIONS},
+     "routed scaling": {"route_scale": 1.0}},
+)
+
+# GLM-4.7-Flash's shape: DeepSeek-V3's MLA (q LoRA 32, kv LoRA 32, q/k 16 + 8
+# rope dims, v 16), a dense first layer, then 4 experts (top 2, MLP 32) + 1
+# shared, a sigmoid router with a perturbed `e_score_correction_bias`, 2 expert
+# groups of which 1 is used, normalized top-2 weights ×1.8; GLM's tokenizer;
+# one multi-token-prediction layer in config.json, which transformers does not
+# build (the converter counts it into block_count). `first_k_dense_replace`
+# and `scoring_func` are not fields of transformers' config: the published
+# config has the first (without it the converter writes no dense layer), and
+# the second makes the converter write expert_gating_func (llama.cpp assumes
+# a sigmoid only for the published 47 layers).
+FAMILIES["glm4moe-lite"] = (
+    "Glm4MoeLiteConfig", "Glm4MoeLiteForCausalLM",
+    common(q_lora_rank=32, kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8,
+           v_head_dim=16, num_key_value_heads=HEADS, n_routed_experts=4, num_experts_per_tok=2,
+           n_shared_experts=1, moe_intermediate_size=32, first_k_dense_replace=1, n_group=2,
+           topk_group=1, norm_topk_prob=True, routed_scaling_factor=1.8, scoring_func="sigmoid",
+           topk_method="noaux_tc", num_nextn_predict_layers=1,
+           rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+           pad_token_id=VOCAB - 10, eos_token_id=[VOCAB - 10, VOCAB - 3, VOCAB - 1]),
+    "glm",
+    {"expert groups": {"topk_group": 2}, "routed scaling": {"routed_scaling_factor": 1.0}},
+)
+
+# Cohere's MoE (North) shape: Cohere's parallel block, a dense first layer
+# (full attention with RoPE, MLP 128), then 3 MoE layers (4 experts, top 2,
+# MLP 32, + 1 shared averaged in) of which the first two slide (window 8,
+# RoPE) and the last is global without RoPE; softmax over the top-2 logits.
+# `first_k_dense_replace` is read by transformers (mlp_layer_types) but not kept.
+FAMILIES["cohere2moe"] = (
+    "Cohere2MoeConfig", "Cohere2MoeForCausalLM",
+    common(intermediate_size=32, head_dim=HEAD_DIM, num_experts=4, num_experts_per_tok=2,
+           num_shared_experts=1, first_k_dense_replace=1, prefix_dense_intermediate_size=INTERMEDIATE,
+           num_hidden_layers=4, sliding_window=8, logit_scale=0.5, layer_norm_eps=1e-5,
+           **COHERE_SPECIALS),
+    "command-r",
+    {"logit scale": {"logit_scale": 1.0}, "sliding window": {"sliding_window": MAX_POSITIONS}},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1115,7 +1192,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          # issue 31's families, each branch with its own range.
          "ministral3": 100,
          # issue 31's MoE families (branch fam-moe): seeds 120–139.
-         "minimax-m2": 120, "dots1": 121,
+         "minimax-m2": 120, "dots1": 121, "exaone-moe": 122, "afmoe": 123, "glm4moe-lite": 124,
+         "cohere2moe": 125,
          "qwen3-next": 140, "qwen35": 141, "qwen35-moe": 142,
          "gpt2": 160, "gpt-bigcode": 161,
          "mamba": 180, "mamba2": 181, "falcon-mamba": 182,
