@@ -60,9 +60,11 @@ export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
   },
   Mistral3ForConditionalGeneration: {
     source: "llama.cpp conversion/mistral3.py Ministral3Model (text), llava.py (mmproj)",
+    // Mistral Small 3.x has a `mistral` text model; Ministral 3, a `ministral3`
+    // one (its YaRN and attention temperature): both GGUF `mistral3`.
     textFamily: (config) => {
       const type = record(config["text_config"])?.["model_type"] ?? "mistral";
-      return type === "mistral" ? "mistral3" : undefined;
+      return type === "mistral" ? "mistral3" : type === "ministral3" ? "ministral3" : undefined;
     },
   },
   Qwen2VLForConditionalGeneration: {

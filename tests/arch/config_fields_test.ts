@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { classifiedFields } from "../../src/arch/config_fields.ts";
 import { familyGgufRefusal, familyGgufWarnings } from "../../src/arch/gguf_plan.ts";
 import { KvWriter } from "../../src/arch/kv.ts";
-import { FAMILIES } from "../../src/arch/registry.ts";
+import { architectureOfHf, FAMILIES, familyOf } from "../../src/arch/registry.ts";
 import { runApr, withTempDir } from "../cli/_run_apr.ts";
 import { copyCheckpoint } from "../interop/_multimodal.ts";
 
@@ -83,6 +83,46 @@ Deno.test("config fields: every key of every fixture's config.json is classified
     }
   }
   assert.deepEqual(missing, [], `keys no rule classifies:\n${missing.join("\n")}`);
+});
+
+/**
+ * Image-text composites whose text model is a `model_type` of its own: the
+ * class, the composite's `model_type` and the text config's. Published
+ * Ministral 3 is a `Mistral3ForConditionalGeneration` around a `ministral3`
+ * text config (Mistral Small 3.x's is `mistral`, recorded under `mistral3`).
+ */
+const COMPOSITES: readonly (readonly [string, string, string, string])[] = [
+  ["Mistral3ForConditionalGeneration", "mistral3", "ministral3", "ministral3-vl-t5"],
+];
+
+Deno.test("config fields: every field of an image-text composite around another text model_type is classified by the family it converts as", async () => {
+  for (const [hfClass, outerType, textType, fixture] of COMPOSITES) {
+    const name = architectureOfHf(hfClass, outerType, { text_config: { model_type: textType } });
+    const family = familyOf(name);
+    assert.ok(family !== undefined, `${hfClass} with a ${textType} text config: no family`);
+    assert.ok(family.hfModelTypes.includes(textType), `${family.name}: ${textType}`);
+    const classified = classifiedFields(family.configFields);
+    const outer = RECORDED.model_types[outerType]?.outer;
+    const text = RECORDED.model_types[textType];
+    assert.ok(
+      outer !== undefined && text !== null && text !== undefined,
+      `${outerType}/${textType}`,
+    );
+    const config = JSON.parse(
+      await Deno.readTextFile(
+        new URL(`../testdata/multimodal/hf/${fixture}/config.json`, import.meta.url),
+      ),
+    ) as Record<string, unknown>;
+    assert.equal(config["architectures"]?.toString(), hfClass);
+    const fixtureText = config["text_config"] as Record<string, unknown>;
+    assert.equal(fixtureText["model_type"], textType);
+    const missing = [
+      ...[outer, text].flatMap((c) => [...Object.keys(c.fields), ...Object.keys(c.aliases)]),
+      ...Object.keys(config),
+      ...Object.keys(fixtureText),
+    ].filter((f) => !classified.has(f));
+    assert.deepEqual(missing, [], `${hfClass} (${textType}): fields no rule classifies`);
+  }
 });
 
 async function fixtureConfig(name: string): Promise<Record<string, unknown>> {

@@ -232,7 +232,7 @@ const NO_CLASS = { hf_architecture: undefined, hf_model_type: undefined };
  * The multimodal fixtures (transformers 5's saves) and what their text
  * GGUF's import names differently from their Hugging Face import: the GGUF
  * holds the language model only, under its text class where the family has
- * one (Gemma 3, Llama 4), else none (Qwen2-VL, Qwen3-VL, Mistral 3).
+ * one (Gemma 3, Llama 4), else none (Qwen2-VL, Qwen3-VL, Mistral 3, Ministral 3).
  */
 const MULTIMODAL: readonly { dir: string; family: string; expected: Record<string, unknown> }[] = [
   { dir: "hf/qwen2-vl-t5", family: "qwen2vl", expected: NO_CLASS },
@@ -251,6 +251,8 @@ const MULTIMODAL: readonly { dir: string; family: string; expected: Record<strin
     family: "gemma3",
     expected: { hf_architecture: "Gemma3ForCausalLM", hf_model_type: "gemma3_text" },
   },
+  // Read back as mistral3 (NOT_IN_GGUF's ministral3), as its text-only form.
+  { dir: "hf/ministral3-vl-t5", family: "ministral3", expected: NO_CLASS },
 ];
 
 Deno.test("families: a multimodal family's text GGUF → APR gives the metadata of HF → APR (architecture, rope_type, sizes)", async (t) => {

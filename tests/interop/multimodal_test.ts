@@ -2,7 +2,8 @@
  * Issue 27, judged by the real programs: tiny image-text-to-text checkpoints
  * (`tests/testdata/multimodal/`: Gemma 3, Mistral 3, Qwen2-VL, Qwen2.5-VL, LLaVA,
  * Llama 4, each saved by transformers 4.57.6 in the Hub's key layout and by
- * 5.18 in its module-path layout, which for Llama 4 is the Hub's) converted by aprkit: the text GGUF runs in llama.cpp as
+ * 5.18 in its module-path layout, which for Llama 4 is the Hub's; Ministral 3,
+ * issue 31, only by 5.18, in the Hub's layout) converted by aprkit: the text GGUF runs in llama.cpp as
  * transformers computes the text-only next tokens (same greedy tokens,
  * log-probabilities within 0.03) and equals what llama.cpp's converter
  * writes without `--mmproj` (tensors and KV pairs), directly and via APR;
@@ -52,7 +53,14 @@ const TEXT_FAMILY: Readonly<Record<string, string>> = {
   "llava": "llama",
   "llama4": "llama4",
   "llama4-text": "llama4",
+  "ministral3-vl": "ministral3",
 };
+
+/**
+ * Fixtures only transformers 5 makes (4.57.6 has no `Ministral3Config`),
+ * saved in the Hub's layout (its default), as the published checkpoints are.
+ */
+const T5_ONLY = new Set(["ministral3-vl"]);
 
 /** Text-only checkpoints among the fixtures (`Llama4ForCausalLM`): no vision tower to leave out. */
 const TEXT_ONLY = new Set(["llama4-text"]);
@@ -90,7 +98,7 @@ function manifest(name: string): Promise<GgufManifest> {
 
 Deno.test("multimodal: the fixtures cover both key layouts of every family", () => {
   for (const family of Object.keys(TEXT_FAMILY)) {
-    assert.ok(FIXTURES.includes(`${family}-t4`), `${family}-t4`);
+    assert.equal(FIXTURES.includes(`${family}-t4`), !T5_ONLY.has(family), `${family}-t4`);
     assert.ok(FIXTURES.includes(`${family}-t5`), `${family}-t5`);
   }
   const index = (name: string) => sourceNames(DIR, name);
@@ -99,6 +107,7 @@ Deno.test("multimodal: the fixtures cover both key layouts of every family", () 
   assert.ok(index("qwen2.5-vl-t5").some((n) => n.startsWith("model.visual.")));
   // transformers 5.18's Llama 4 modules sit at the Hub's paths: both fixtures have that layout.
   assert.ok(index("llama4-t5").some((n) => n.startsWith("language_model.model.layers.")));
+  assert.ok(index("ministral3-vl-t5").some((n) => n.startsWith("vision_tower.")));
 });
 
 Deno.test("multimodal: HF → GGUF (text) runs in llama.cpp as transformers computes it, and equals llama.cpp's converter, directly and via APR", async (t) => {
@@ -232,6 +241,7 @@ const MMPROJ_FIXTURES: readonly (readonly [string, string])[] = [
   ["qwen2-vl", "Qwen2 Vl"],
   ["mistral3", "Mistral3"],
   ["llama4", "Llama4"],
+  ["ministral3-vl", "Ministral3 Vl"],
 ];
 
 /**
@@ -240,26 +250,34 @@ const MMPROJ_FIXTURES: readonly (readonly [string, string])[] = [
  */
 const ONE_LAYOUT = new Set(["llama4"]);
 
-Deno.test("multimodal: --mmproj writes the vision GGUF equal to llama.cpp's converter's (Gemma 3, Qwen2.5-VL, Qwen2-VL, Mistral 3, Llama 4), from either key layout", async (t) => {
+Deno.test("multimodal: --mmproj writes the vision GGUF equal to llama.cpp's converter's (Gemma 3, Qwen2.5-VL, Qwen2-VL, Mistral 3, Llama 4, Ministral 3), from either key layout", async (t) => {
   await withTempDir(async (dir) => {
     for (const [family, title] of MMPROJ_FIXTURES) {
       // llama.cpp's converter knows only the Hub's layout for these vision
       // towers: from transformers' module paths it writes a vision GGUF with
       // no tensors. The two fixtures hold the same weights, so aprkit's file
       // from either layout must equal the converter's from the Hub's, but for
-      // the name it takes from the folder.
-      const theirs = await fixtureJson<GgufManifest>(DIR, `llama.cpp/${family}-t4-mmproj-f32.json`);
-      const fromModulePaths = await fixtureJson<GgufManifest>(
+      // the name it takes from the folder. A fixture only transformers 5 makes
+      // is in the Hub's layout: the converter's file from it has its tensors.
+      const hub = T5_ONLY.has(family) ? "t5" : "t4";
+      const layouts = T5_ONLY.has(family) ? ["t5"] : ["t4", "t5"];
+      const theirs = await fixtureJson<GgufManifest>(
         DIR,
-        `llama.cpp/${family}-t5-mmproj-f32.json`,
+        `llama.cpp/${family}-${hub}-mmproj-f32.json`,
       );
-      if (ONE_LAYOUT.has(family)) {
-        assert.deepEqual(fromModulePaths.tensors, theirs.tensors);
-      } else {
-        assert.equal(fromModulePaths.tensors.length, 0, "the converter's known gap");
+      if (!T5_ONLY.has(family)) {
+        const fromModulePaths = await fixtureJson<GgufManifest>(
+          DIR,
+          `llama.cpp/${family}-t5-mmproj-f32.json`,
+        );
+        if (ONE_LAYOUT.has(family)) {
+          assert.deepEqual(fromModulePaths.tensors, theirs.tensors);
+        } else {
+          assert.equal(fromModulePaths.tensors.length, 0, "the converter's known gap");
+        }
       }
       assert.ok(theirs.tensors.length > 30);
-      for (const layout of ["t4", "t5"]) {
+      for (const layout of layouts) {
         const name = `${family}-${layout}`;
         await t.step(name, async () => {
           const expectedName = `${title} ${layout.toUpperCase()}`;
@@ -356,6 +374,21 @@ Deno.test("multimodal: a Llama 4 config llama.cpp's llama4 would run otherwise i
     }
     const apr = await runApr(["convert", `${dir}/attention_chunk_size`, "-o", `${dir}/kept.apr`]);
     assert.equal(apr.code, 0, apr.stderr);
+  });
+});
+
+Deno.test("multimodal: Ministral 3's composite form keeps its family's refusals (a YaRN llama.cpp reads otherwise), with no file", async () => {
+  await withTempDir(async (dir) => {
+    const model = await copyCheckpoint(`${DIR}/hf/ministral3-vl-t5`, `${dir}/m`, (config) => {
+      const text = config["text_config"] as Record<string, unknown>;
+      text["rope_parameters"] = {
+        ...text["rope_parameters"] as object,
+        attention_factor: 2,
+      };
+    });
+    const out = `${dir}/m.gguf`;
+    await assertRefused(["convert", model, "-o", out], /YaRN attention_factor 2.*mistral3/);
+    await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
   });
 });
 

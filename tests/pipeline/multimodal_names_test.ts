@@ -48,6 +48,20 @@ Deno.test("multimodalTextFamily: the language model's family, from text_config f
   assert.equal(multimodalTextFamily("Qwen2_5_VLForConditionalGeneration", {}), "qwen2vl");
   assert.equal(multimodalTextFamily("Qwen2VLForConditionalGeneration", {}), "qwen2vl");
   assert.equal(multimodalTextFamily("Mistral3ForConditionalGeneration", {}), "mistral3");
+  // Ministral 3 as published: the same class around a `ministral3` text config (its YaRN keys).
+  assert.equal(
+    multimodalTextFamily("Mistral3ForConditionalGeneration", {
+      text_config: { model_type: "ministral3" },
+    }),
+    "ministral3",
+  );
+  // Mistral 4's DeepSeek-V2-style text model (the converter's Mistral4Model) is not claimed.
+  assert.equal(
+    multimodalTextFamily("Mistral3ForConditionalGeneration", {
+      text_config: { model_type: "mistral4" },
+    }),
+    undefined,
+  );
   assert.equal(multimodalTextFamily("LlavaForConditionalGeneration", {}), "llama");
   assert.equal(
     multimodalTextFamily("LlavaForConditionalGeneration", {
