@@ -183,6 +183,17 @@ export interface GgufSupport {
    * @param name The tensor's Hugging Face name.
    */
   transposed?(name: string): boolean;
+  /**
+   * The order GGUF holds a tensor's row blocks in, where the converter
+   * reorders them (GPT-NeoX's fused Q/K/V, interleaved per head): the tensor's
+   * rows cut into `order.length` equal blocks, GGUF's block `i` being the
+   * checkpoint's block `order[i]`; `undefined` for a tensor kept as it is.
+   *
+   * @param name The tensor's Hugging Face name.
+   * @param shape Its shape.
+   * @param heads The model's attention heads.
+   */
+  rowBlocks?(name: string, shape: readonly number[], heads: number): readonly number[] | undefined;
   /** Whole-model tensors stacked from numbered ones, emitted after the last of them. */
   readonly stacks?: readonly GlobalStack[];
   /**

@@ -42,6 +42,10 @@ import { SEED_OSS } from "./families/seed_oss.ts";
 import { SMOLLM3 } from "./families/smollm3.ts";
 import { STARCODER2 } from "./families/starcoder2.ts";
 import { GPT2, STARCODER } from "./families/gpt2.ts";
+import { GPTNEOX } from "./families/gptneox.ts";
+import { PHI2 } from "./families/phi2.ts";
+import { STABLELM } from "./families/stablelm.ts";
+import { OLMO } from "./families/olmo.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -82,6 +86,10 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     BERT,
     GPT2,
     STARCODER,
+    GPTNEOX,
+    PHI2,
+    STABLELM,
+    OLMO,
   ].map((f) => [f.name, f]),
 );
 
@@ -91,11 +99,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
  * architecture name aprender and realizar use.
  */
 const OTHER_ARCHITECTURES: Readonly<Record<string, string>> = {
-  PhiForCausalLM: "phi2",
-  GPTNeoXForCausalLM: "gptneox",
   FalconForCausalLM: "falcon",
-  StableLmForCausalLM: "stablelm",
-  OlmoForCausalLM: "olmo",
 };
 
 /**
@@ -103,11 +107,7 @@ const OTHER_ARCHITECTURES: Readonly<Record<string, string>> = {
  * `model_type`s outside {@linkcode FAMILIES}.
  */
 const OTHER_TIED_DEFAULTS: Readonly<Record<string, boolean>> = {
-  phi: false,
-  gpt_neox: false,
   gptj: false,
-  stablelm: false,
-  olmo: false,
 };
 
 const BY_HF_ARCHITECTURE: ReadonlyMap<string, Family> = new Map(

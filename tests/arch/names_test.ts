@@ -139,7 +139,9 @@ Deno.test("the registry: one family per HF class, each naming its upstream sourc
   }
   assert.equal(architectureOfHf("TinyMadeUpForCausalLM", "tiny_made_up"), "tiny_made_up");
   assert.equal(architectureOfHf("PhiForCausalLM", "phi"), "phi2");
-  assert.equal(familyOf("phi2"), undefined);
+  // A class known by name only: aprender's name, no family.
+  assert.equal(architectureOfHf("FalconForCausalLM", "falcon"), "falcon");
+  assert.equal(familyOf("falcon"), undefined);
 });
 
 Deno.test("layers point down: quant/ and arch/ import no format or pipeline module; no format imports another", async () => {

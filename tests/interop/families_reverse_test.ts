@@ -80,6 +80,14 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
     num_kv_heads: "the converter writes no head_count_kv for GPT-2 (llama.cpp takes head_count)",
   },
   "gpt-bigcode": { rms_norm_eps: "as Command-R", intermediate_size: "as GPT-2" },
+  gptneox: {
+    rms_norm_eps: "as Command-R",
+    num_kv_heads: "as GPT-2",
+    rope_theta: "the converter writes no rope.freq_base for gptneox, phi2 and stablelm " +
+      "(llama.cpp's default 10000, the only base aprkit writes them with)",
+  },
+  phi2: { rms_norm_eps: "as Command-R", rope_theta: "as GPT-NeoX" },
+  stablelm: { rms_norm_eps: "as Command-R", rope_theta: "as GPT-NeoX" },
 };
 
 /** How a GGUF import's metadata differs from the Hugging Face import's, in the family's fields. */

@@ -610,6 +610,59 @@ FAMILIES["gpt-bigcode"] = (
     "gpt2", {},
 )
 
+# GPT-NeoX / Pythia's shape: LayerNorms with biases, parallel attention and
+# MLP (use_parallel_residual), Q/K/V fused per head (the converter reorders
+# them), a quarter of each head rotated (NEOX), GELU MLP, untied embed_out.
+# rotary_pct is what every published GPT-NeoX config.json has and what the
+# converter reads; transformers 5 reads it into rope_parameters and does not
+# write it back, so it is added to config.json after saving (CONFIG_EXTRA).
+FAMILIES["gptneox"] = (
+    "GPTNeoXConfig", "GPTNeoXForCausalLM",
+    dict(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+         intermediate_size=INTERMEDIATE, max_position_embeddings=MAX_POSITIONS,
+         layer_norm_eps=1e-5, use_parallel_residual=True,
+         rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25},
+         **GPT2_SPECIALS),
+    "gpt2",
+    {"parallel residual": {"use_parallel_residual": False},
+     "partial rotary": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                                            "partial_rotary_factor": 1.0}}},
+)
+# Phi-2's shape: one LayerNorm feeding attention and MLP in parallel, q/k/v
+# and dense with biases, half of each head rotated (NEOX), GELU MLP 4 × hidden
+# (the width the converter writes), lm_head with a bias, no GQA.
+FAMILIES["phi2"] = (
+    "PhiConfig", "PhiForCausalLM",
+    common(intermediate_size=4 * HIDDEN, num_key_value_heads=HEADS, layer_norm_eps=1e-5,
+           rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5},
+           **GPT2_SPECIALS),
+    "gpt2",
+    {"partial rotary": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                                            "partial_rotary_factor": 1.0}}},
+)
+# StableLM 2's shape: llama's block with LayerNorms (biases), q/k/v biases,
+# GQA, a quarter of each head rotated (NEOX), no parallel residual.
+FAMILIES["stablelm"] = (
+    "StableLmConfig", "StableLmForCausalLM",
+    common(layer_norm_eps=1e-5, use_qkv_bias=True, use_parallel_residual=False,
+           rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25},
+           **GPT2_SPECIALS),
+    "gpt2",
+    {"partial rotary": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                                            "partial_rotary_factor": 1.0}}},
+)
+# OLMo 1's shape: llama's block with LayerNorms that have no weights (nothing
+# to store), Q/K/V clipped to ±clip_qkv (1.0: the fixture's activations reach
+# past it), untied.
+FAMILIES["olmo"] = (
+    "OlmoConfig", "OlmoForCausalLM",
+    common(clip_qkv=1.0, pad_token_id=VOCAB - 1, bos_token_id=None, eos_token_id=VOCAB - 1),
+    "llama3", {"clip_qkv": {"clip_qkv": None}},
+)
+# Keys published config.json files carry that transformers 5 reads but does
+# not write back, added after saving: the converter needs them.
+CONFIG_EXTRA = {"gptneox": {"rotary_pct": 0.25}}
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -700,6 +753,11 @@ def make(name: str, seed: int) -> dict:
     folder.mkdir(parents=True)
     config, model = build(name, config_cls, model_cls, config_args, seed)
     model.save_pretrained(folder, max_shard_size=SHARD_SIZE)
+    if name in CONFIG_EXTRA:
+        config_path = folder / "config.json"
+        saved = json.loads(config_path.read_text())
+        saved.update(CONFIG_EXTRA[name])
+        config_path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
     excluded = set(save_tokenizer(tokenizer_kind, folder))
     if name in MXFP4_FAMILIES:
         model = to_mxfp4(folder, model_cls)
@@ -948,7 +1006,8 @@ def make_unknown() -> None:
 # after deepseek3, so these keep the seeds their committed files were made
 # with (a seed is otherwise 1 + the family's place in FAMILIES).
 SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
-         "glm4moe": 23, "glm4": 24, "gpt2": 160, "gpt-bigcode": 161}
+         "glm4moe": 23, "glm4": 24, "gpt2": 160, "gpt-bigcode": 161,
+         "gptneox": 162, "phi2": 163, "stablelm": 164, "olmo": 165}
 
 
 def main() -> None:
