@@ -46,6 +46,9 @@ import { GPTNEOX } from "./families/gptneox.ts";
 import { PHI2 } from "./families/phi2.ts";
 import { STABLELM } from "./families/stablelm.ts";
 import { OLMO } from "./families/olmo.ts";
+import { BLOOM } from "./families/bloom.ts";
+import { FALCON } from "./families/falcon.ts";
+import { OLMOE } from "./families/olmoe.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -90,6 +93,9 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     PHI2,
     STABLELM,
     OLMO,
+    BLOOM,
+    FALCON,
+    OLMOE,
   ].map((f) => [f.name, f]),
 );
 
@@ -98,9 +104,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
  * APR import keeps the Hugging Face tensors as they are), with the
  * architecture name aprender and realizar use.
  */
-const OTHER_ARCHITECTURES: Readonly<Record<string, string>> = {
-  FalconForCausalLM: "falcon",
-};
+const OTHER_ARCHITECTURES: Readonly<Record<string, string>> = {};
 
 /**
  * transformers' `tie_word_embeddings` default of the config classes of

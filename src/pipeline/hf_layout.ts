@@ -93,10 +93,14 @@ export function fromGgufLayout(
           controller.enqueue(chunk);
           return;
         }
+        const model = {
+          heads: header.metadata.num_heads,
+          ggufNames: new Set(header.tensors.map((t) => t.name)),
+        };
         plan = new Map(
           header.tensors.map((info) => [
             info.name,
-            outputs(info, family, header.metadata.num_heads, options.dropGenerated),
+            outputs(info, family, model, options.dropGenerated),
           ]),
         );
         const tensors = [...plan.values()].flat().map((o) => o.info);
@@ -124,9 +128,10 @@ export function fromGgufLayout(
 function outputs(
   info: TensorInfo,
   family: Family,
-  heads: unknown,
+  model: { heads: unknown; ggufNames: ReadonlySet<string> },
   dropGenerated = false,
 ): Out[] {
+  const { heads, ggufNames } = model;
   if (GENERATED.has(info.name) && dropGenerated) return [];
   const exps = EXPS.exec(info.name);
   const stack = exps === null ? undefined : family.experts?.stacks.find((s) => s.gguf === exps[2]);
@@ -134,7 +139,7 @@ function outputs(
     return unstacked(info, `model.layers.${exps[1]}.${family.experts!.prefix}`, stack.hf);
   }
   const mapped = ggufToHfName(info.name, family);
-  const name = family.gguf?.hfNameBack?.(mapped) ?? mapped;
+  const name = family.gguf?.hfNameBack?.(mapped, ggufNames) ?? mapped;
   if (family.gguf?.transposed?.(name) === true) return [transposedBack(info, name)];
   const order = family.gguf?.rowBlocks?.(name, info.shape, typeof heads === "number" ? heads : 0);
   if (order !== undefined) {

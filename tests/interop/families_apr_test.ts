@@ -55,6 +55,38 @@ const CHECKPOINT_NAMED: Readonly<
       ].map((x) => `gpt_neox.layers.${l}.${x}`),
     rope: true,
   },
+  // Q/K/V fused per head, as transformers stores them.
+  bloom: {
+    globals: [
+      "transformer.word_embeddings",
+      "transformer.word_embeddings_layernorm",
+      "transformer.ln_f",
+    ],
+    block: (l) =>
+      [
+        "input_layernorm",
+        "self_attention.query_key_value",
+        "self_attention.dense",
+        "post_attention_layernorm",
+        "mlp.dense_h_to_4h",
+        "mlp.dense_4h_to_h",
+      ].map((x) => `transformer.h.${l}.${x}`),
+    rope: false,
+  },
+  // Q/K/V fused per KV group, as transformers stores them.
+  falcon: {
+    globals: ["transformer.word_embeddings", "transformer.ln_f", "lm_head"],
+    block: (l) =>
+      [
+        "ln_attn",
+        "ln_mlp",
+        "self_attention.query_key_value",
+        "self_attention.dense",
+        "mlp.dense_h_to_4h",
+        "mlp.dense_4h_to_h",
+      ].map((x) => `transformer.h.${l}.${x}`),
+    rope: true,
+  },
   phi2: {
     globals: ["model.embed_tokens", "model.final_layernorm", "lm_head"],
     block: (l) =>

@@ -88,6 +88,19 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
   },
   phi2: { rms_norm_eps: "as Command-R", rope_theta: "as GPT-NeoX" },
   stablelm: { rms_norm_eps: "as Command-R", rope_theta: "as GPT-NeoX" },
+  bloom: {
+    rms_norm_eps: "as Command-R",
+    intermediate_size: "BLOOM's config.json names no MLP width (4 × hidden, the GGUF's)",
+    max_position_embeddings: "BLOOM's config.json names no context (ALiBi); the converter " +
+      "writes seq_length, else the hidden size",
+  },
+  falcon: {
+    rms_norm_eps: "as Command-R",
+    rope_theta: "as GPT-NeoX",
+    intermediate_size: "Falcon's config.json names its MLP width ffn_hidden_size, which the " +
+      "Hugging Face import does not read (the GGUF's feed_forward_length is 4 × hidden)",
+  },
+  olmoe: {},
 };
 
 /** How a GGUF import's metadata differs from the Hugging Face import's, in the family's fields. */
@@ -201,7 +214,7 @@ Deno.test("families: GGUF → APR equals HF → APR (Hugging Face names and layo
           // pairs where transformers rotates those (Cohere, ERNIE 4.5, GLM-4:
           // 0); none for learned positions (GPT-2).
           const of = familyOf(metadata.architecture);
-          const rows = of?.learnedPositions ? undefined : of?.hfRopeInterleaved ? 0 : 2;
+          const rows = of?.noRope ? undefined : of?.hfRopeInterleaved ? 0 : 2;
           if (metadata.rope_type !== rows) {
             problems.push(
               `rope_type ${metadata.rope_type}, want ${rows} (Hugging Face's Q/K rows)`,

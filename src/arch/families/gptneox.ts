@@ -56,14 +56,21 @@ function gptNeoXUnsupported(w: KvWriter): string | undefined {
 }
 
 /**
- * `query_key_value` (weight and bias): each head's q, k and v rows, in the
- * checkpoint `[heads, 3, head_dim]`, in GGUF `[3, heads, head_dim]`.
+ * A fused Q/K/V (weight and bias) holding each head's q, k and v rows
+ * together, `[heads, 3, head_dim]`, as GGUF's `[3, heads, head_dim]`
+ * (GPT-NeoX, BLOOM): the block order of `GgufSupport.rowBlocks`.
+ *
+ * @param heads The attention heads.
+ * @returns GGUF's block `i` is the checkpoint's block `order[i]`.
  */
-function qkvByPart(name: string, _shape: readonly number[], heads: number): number[] | undefined {
-  if (!/^gpt_neox\.layers\.\d+\.attention\.query_key_value\.(weight|bias)$/.test(name)) {
-    return undefined;
-  }
+export function qkvPerHeadOrder(heads: number): number[] {
   return Array.from({ length: 3 * heads }, (_, i) => (i % heads) * 3 + Math.floor(i / heads));
+}
+
+function qkvByPart(name: string, _shape: readonly number[], heads: number): number[] | undefined {
+  return /^gpt_neox\.layers\.\d+\.attention\.query_key_value\.(weight|bias)$/.test(name)
+    ? qkvPerHeadOrder(heads)
+    : undefined;
 }
 
 /** GPT-NeoX, Pythia. */

@@ -659,6 +659,38 @@ FAMILIES["olmo"] = (
     common(clip_qkv=1.0, pad_token_id=VOCAB - 1, bos_token_id=None, eos_token_id=VOCAB - 1),
     "llama3", {"clip_qkv": {"clip_qkv": None}},
 )
+# BLOOM's shape: ALiBi instead of positions, LayerNorms with biases, a
+# LayerNorm after the embedding, Q/K/V fused per head (the converter
+# regroups them), GELU MLP 4 × hidden, tied embeddings.
+FAMILIES["bloom"] = (
+    "BloomConfig", "BloomForCausalLM",
+    dict(vocab_size=VOCAB, hidden_size=HIDDEN, n_layer=LAYERS, n_head=HEADS,
+         layer_norm_epsilon=1e-5, **GPT2_SPECIALS),
+    "gpt2", {},
+)
+# Falcon-40B/180B's shape (new_decoder_architecture): grouped Q/K/V per KV
+# group (the converter regroups them), two LayerNorms feeding attention and
+# MLP in parallel, no biases, NEOX RoPE, GELU MLP 4 × hidden; the context the
+# converter writes (2048, "not in config.json").
+FAMILIES["falcon"] = (
+    "FalconConfig", "FalconForCausalLM",
+    dict(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+         num_kv_heads=KV_HEADS, new_decoder_architecture=True, num_ln_in_parallel_attn=2,
+         parallel_attn=True, bias=False, alibi=False, layer_norm_epsilon=1e-5,
+         max_position_embeddings=2048, tie_word_embeddings=False, **GPT2_SPECIALS),
+    "gpt2", {},
+)
+# OLMoE's shape: OLMo 2's Q/K norms over the whole projection, before-norms,
+# 4 experts (top 2, MLP 32), router weights not renormalised (norm_topk_prob
+# false, as OLMoE-1B-7B and as llama.cpp's olmoe computes), as many KV heads
+# as heads (OLMoE-1B-7B's; llama.cpp sizes attn_k_norm as the hidden size).
+FAMILIES["olmoe"] = (
+    "OlmoeConfig", "OlmoeForCausalLM",
+    common(num_experts=4, num_experts_per_tok=2, intermediate_size=32, norm_topk_prob=False,
+           num_key_value_heads=HEADS,
+           pad_token_id=VOCAB - 1, bos_token_id=None, eos_token_id=VOCAB - 1),
+    "llama3", {},
+)
 # Keys published config.json files carry that transformers 5 reads but does
 # not write back, added after saving: the converter needs them.
 CONFIG_EXTRA = {"gptneox": {"rotary_pct": 0.25}}
@@ -1007,7 +1039,8 @@ def make_unknown() -> None:
 # with (a seed is otherwise 1 + the family's place in FAMILIES).
 SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
          "glm4moe": 23, "glm4": 24, "gpt2": 160, "gpt-bigcode": 161,
-         "gptneox": 162, "phi2": 163, "stablelm": 164, "olmo": 165}
+         "gptneox": 162, "phi2": 163, "stablelm": 164, "olmo": 165,
+         "bloom": 166, "falcon": 167, "olmoe": 168}
 
 
 def main() -> None:

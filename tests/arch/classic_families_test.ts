@@ -1,16 +1,17 @@
 /**
- * GPT-NeoX's, Phi-2's, StableLM's and OLMo's refusals and keys where
+ * GPT-NeoX's, Phi-2's, StableLM's, OLMo's and OLMoE's refusals and keys where
  * llama.cpp's converter writes less than transformers reads: no RoPE base or
  * scaling for the first three, Phi-2's fixed MLP width and KV heads, OLMo's
- * clamp. Their GGUFs are judged against the converter and transformers in
- * tests/interop/families_gguf_test.ts (fixtures `gptneox`, `phi2`,
- * `stablelm`, `olmo`).
+ * clamp, OLMoE's fixed epsilon. Their GGUFs are judged against the converter
+ * and transformers in tests/interop/families_gguf_test.ts (fixtures
+ * `gptneox`, `phi2`, `stablelm`, `olmo`, `olmoe`).
  */
 
 import assert from "node:assert/strict";
 import { configRefusal } from "../../src/arch/config_fields.ts";
 import { GPTNEOX } from "../../src/arch/families/gptneox.ts";
 import { OLMO } from "../../src/arch/families/olmo.ts";
+import { OLMOE } from "../../src/arch/families/olmoe.ts";
 import { PHI2 } from "../../src/arch/families/phi2.ts";
 import { STABLELM } from "../../src/arch/families/stablelm.ts";
 import type { Family } from "../../src/arch/family.ts";
@@ -102,4 +103,13 @@ Deno.test("olmo: clip_qkv written as attention.clamp_kqv, none without it; atten
   assert.equal(keys({ clip_qkv: null }).has("olmo.attention.clamp_kqv"), false);
   assert.equal(keys({}).get("olmo.attention.layer_norm_epsilon")?.value, 1e-5);
   assert.match(refusal(OLMO, base, { attention_bias: true })!, /attention_bias true/);
+});
+
+Deno.test("olmoe: the RMSNorm epsilon the converter writes (1e-5), router weights not renormalised, no GQA", async () => {
+  const base = await config("olmoe");
+  assert.equal(refusal(OLMOE, base), undefined);
+  assert.match(refusal(OLMOE, base, { rms_norm_eps: 1e-6 })!, /rms_norm_eps 0\.000001.*0\.00001/);
+  assert.match(refusal(OLMOE, base, { norm_topk_prob: true })!, /norm_topk_prob true/);
+  assert.match(refusal(OLMOE, base, { clip_qkv: 8 })!, /clip_qkv 8/);
+  assert.match(refusal(OLMOE, base, { num_key_value_heads: 2 })!, /num_key_value_heads 2/);
 });
