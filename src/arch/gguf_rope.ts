@@ -26,7 +26,6 @@ export const OTHER_GGUF_ROPE_TYPES: Readonly<Record<string, GgufRopeType>> = {
   arctic: "norm",
   deepseek: "norm",
   chatglm: "norm",
-  granitemoe: "norm",
   chameleon: "norm",
   grok: "neox",
   dbrx: "neox",

@@ -49,6 +49,7 @@ import { OLMO } from "./families/olmo.ts";
 import { BLOOM } from "./families/bloom.ts";
 import { FALCON } from "./families/falcon.ts";
 import { OLMOE } from "./families/olmoe.ts";
+import { GRANITEMOE, GRANITEMOE_SHARED } from "./families/granitemoe.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -96,6 +97,8 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     BLOOM,
     FALCON,
     OLMOE,
+    GRANITEMOE,
+    GRANITEMOE_SHARED,
   ].map((f) => [f.name, f]),
 );
 

@@ -12,6 +12,7 @@ import { configRefusal } from "../../src/arch/config_fields.ts";
 import { GPTNEOX } from "../../src/arch/families/gptneox.ts";
 import { OLMO } from "../../src/arch/families/olmo.ts";
 import { OLMOE } from "../../src/arch/families/olmoe.ts";
+import { GRANITEMOE_SHARED } from "../../src/arch/families/granitemoe.ts";
 import { PHI2 } from "../../src/arch/families/phi2.ts";
 import { STABLELM } from "../../src/arch/families/stablelm.ts";
 import type { Family } from "../../src/arch/family.ts";
@@ -112,4 +113,37 @@ Deno.test("olmoe: the RMSNorm epsilon the converter writes (1e-5), router weight
   assert.match(refusal(OLMOE, base, { norm_topk_prob: true })!, /norm_topk_prob true/);
   assert.match(refusal(OLMOE, base, { clip_qkv: 8 })!, /clip_qkv 8/);
   assert.match(refusal(OLMOE, base, { num_key_value_heads: 2 })!, /num_key_value_heads 2/);
+});
+
+Deno.test("granitemoeshared: expert_shared_feed_forward_length when the width is set; the shared input_linear halves as gate then up", async () => {
+  const base = await config("granitemoe-shared");
+  const keys = (change: Record<string, unknown>) => {
+    const w = writer(GRANITEMOE_SHARED, base, change);
+    GRANITEMOE_SHARED.gguf!.writeKv(w);
+    return w.entries();
+  };
+  assert.equal(keys({}).get("granitemoe.expert_shared_feed_forward_length")?.value, 64);
+  assert.equal(
+    keys({ shared_intermediate_size: 0 }).has("granitemoe.expert_shared_feed_forward_length"),
+    false,
+  );
+  const info = {
+    name: "model.layers.1.shared_mlp.input_linear.weight",
+    dtype: "F32" as const,
+    shape: [128, 64],
+    byteLength: 128 * 64 * 4,
+  };
+  const made = GRANITEMOE_SHARED.gguf!.made!([info], writer(GRANITEMOE_SHARED, base));
+  assert.deepEqual(made.map((m) => [m.info.name, m.info.shape]), [
+    ["blk.1.ffn_gate_shexp.weight", [64, 64]],
+    ["blk.1.ffn_up_shexp.weight", [64, 64]],
+  ]);
+  assert.throws(
+    () =>
+      GRANITEMOE_SHARED.gguf!.made!(
+        [{ ...info, shape: [127, 64] }],
+        writer(GRANITEMOE_SHARED, base),
+      ),
+    /Cannot split/,
+  );
 });

@@ -170,6 +170,8 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "deepseek3": "as deepseek2",
   "glm4moe": "the router bias renamed to exp_probs_b.bias, experts stacked",
   "glm4moe-mtp": "as glm4moe",
+  granitemoe: "experts split from input_linear into gate and up stacks",
+  "granitemoe-shared": "as granitemoe",
 };
 
 /**
@@ -187,6 +189,8 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "gpt-oss",
   "gpt-oss-mxfp4",
   "gpt-oss-bf16",
+  "granitemoe",
+  "granitemoe-shared",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

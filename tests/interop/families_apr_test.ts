@@ -15,6 +15,24 @@ import { fail, familiesToJudge, familyDir } from "./_families.ts";
 
 const FAMILIES = familiesToJudge();
 
+/** Granite MoE's tensors: experts as JetMoE's input_linear (gate and up) and output_linear. */
+const CHECKPOINT_NAMED_GRANITEMOE = {
+  globals: ["model.embed_tokens", "model.norm", "lm_head"],
+  block: (l: number) =>
+    [
+      "input_layernorm",
+      "self_attn.q_proj",
+      "self_attn.k_proj",
+      "self_attn.v_proj",
+      "self_attn.o_proj",
+      "post_attention_layernorm",
+      "block_sparse_moe.router.layer",
+      "block_sparse_moe.input_linear",
+      "block_sparse_moe.output_linear",
+    ].map((x) => `model.layers.${l}.${x}`),
+  rope: true,
+};
+
 /**
  * Fixtures of families realizar has no model for, kept under their
  * checkpoint's names: the whole-model tensors (the embedding first) and each
@@ -85,6 +103,16 @@ const CHECKPOINT_NAMED: Readonly<
         "mlp.dense_h_to_4h",
         "mlp.dense_4h_to_h",
       ].map((x) => `transformer.h.${l}.${x}`),
+    rope: true,
+  },
+  granitemoe: CHECKPOINT_NAMED_GRANITEMOE,
+  "granitemoe-shared": {
+    globals: ["model.embed_tokens", "model.norm", "lm_head"],
+    block: (l) => [
+      ...CHECKPOINT_NAMED_GRANITEMOE.block(l),
+      `model.layers.${l}.shared_mlp.input_linear`,
+      `model.layers.${l}.shared_mlp.output_linear`,
+    ],
     rope: true,
   },
   phi2: {

@@ -610,6 +610,11 @@ FAMILIES["gpt-bigcode"] = (
     "gpt2", {},
 )
 
+def partial_rope(share: float) -> dict:
+    """Unscaled RoPE at base 10000 on `share` of each head."""
+    return {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": share}
+
+
 # GPT-NeoX / Pythia's shape: LayerNorms with biases, parallel attention and
 # MLP (use_parallel_residual), Q/K/V fused per head (the converter reorders
 # them), a quarter of each head rotated (NEOX), GELU MLP, untied embed_out.
@@ -621,12 +626,11 @@ FAMILIES["gptneox"] = (
     dict(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=HEADS,
          intermediate_size=INTERMEDIATE, max_position_embeddings=MAX_POSITIONS,
          layer_norm_eps=1e-5, use_parallel_residual=True,
-         rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25},
+         rope_parameters=partial_rope(0.25),
          **GPT2_SPECIALS),
     "gpt2",
     {"parallel residual": {"use_parallel_residual": False},
-     "partial rotary": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
-                                            "partial_rotary_factor": 1.0}}},
+     "partial rotary": {"rope_parameters": partial_rope(1.0)}},
 )
 # Phi-2's shape: one LayerNorm feeding attention and MLP in parallel, q/k/v
 # and dense with biases, half of each head rotated (NEOX), GELU MLP 4 × hidden
@@ -634,22 +638,20 @@ FAMILIES["gptneox"] = (
 FAMILIES["phi2"] = (
     "PhiConfig", "PhiForCausalLM",
     common(intermediate_size=4 * HIDDEN, num_key_value_heads=HEADS, layer_norm_eps=1e-5,
-           rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5},
+           rope_parameters=partial_rope(0.5),
            **GPT2_SPECIALS),
     "gpt2",
-    {"partial rotary": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
-                                            "partial_rotary_factor": 1.0}}},
+    {"partial rotary": {"rope_parameters": partial_rope(1.0)}},
 )
 # StableLM 2's shape: llama's block with LayerNorms (biases), q/k/v biases,
 # GQA, a quarter of each head rotated (NEOX), no parallel residual.
 FAMILIES["stablelm"] = (
     "StableLmConfig", "StableLmForCausalLM",
     common(layer_norm_eps=1e-5, use_qkv_bias=True, use_parallel_residual=False,
-           rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25},
+           rope_parameters=partial_rope(0.25),
            **GPT2_SPECIALS),
     "gpt2",
-    {"partial rotary": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
-                                            "partial_rotary_factor": 1.0}}},
+    {"partial rotary": {"rope_parameters": partial_rope(1.0)}},
 )
 # OLMo 1's shape: llama's block with LayerNorms that have no weights (nothing
 # to store), Q/K/V clipped to ±clip_qkv (1.0: the fixture's activations reach
@@ -689,6 +691,27 @@ FAMILIES["olmoe"] = (
     common(num_experts=4, num_experts_per_tok=2, intermediate_size=32, norm_topk_prob=False,
            num_key_value_heads=HEADS,
            pad_token_id=VOCAB - 1, bos_token_id=None, eos_token_id=VOCAB - 1),
+    "llama3", {},
+)
+# Granite 3.0 MoE's shape: Granite's four multipliers, 4 experts (top 2, MLP
+# 32) stored as one input_linear (gate and up) and one output_linear per
+# layer, a router (block_sparse_moe.router.layer).
+FAMILIES["granitemoe"] = (
+    "GraniteMoeConfig", "GraniteMoeForCausalLM",
+    common(num_local_experts=4, num_experts_per_tok=2, intermediate_size=32,
+           embedding_multiplier=4.0, residual_multiplier=0.5, attention_multiplier=0.0625,
+           logits_scaling=2.0),
+    "llama3",
+    {"multipliers": {"embedding_multiplier": 1.0, "residual_multiplier": 1.0,
+                     "attention_multiplier": HEAD_DIM ** -0.5, "logits_scaling": 1.0}},
+)
+# Granite MoE with a shared expert (GraniteMoeShared): granitemoe's shape and
+# a shared MLP of 64 (shared_mlp.input_linear: gate rows, then up rows).
+FAMILIES["granitemoe-shared"] = (
+    "GraniteMoeSharedConfig", "GraniteMoeSharedForCausalLM",
+    common(num_local_experts=4, num_experts_per_tok=2, intermediate_size=32,
+           shared_intermediate_size=64, embedding_multiplier=4.0, residual_multiplier=0.5,
+           attention_multiplier=0.0625, logits_scaling=2.0),
     "llama3", {},
 )
 # Keys published config.json files carry that transformers 5 reads but does
@@ -1040,7 +1063,8 @@ def make_unknown() -> None:
 SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
          "glm4moe": 23, "glm4": 24, "gpt2": 160, "gpt-bigcode": 161,
          "gptneox": 162, "phi2": 163, "stablelm": 164, "olmo": 165,
-         "bloom": 166, "falcon": 167, "olmoe": 168}
+         "bloom": 166, "falcon": 167, "olmoe": 168,
+         "granitemoe": 169, "granitemoe-shared": 170}
 
 
 def main() -> None:
