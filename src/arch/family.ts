@@ -172,9 +172,14 @@ export interface GgufSupport {
   /**
    * The inverse of {@linkcode hfName}, for a GGUF read back into Hugging
    * Face's layout (ERNIE 4.5 MoE's `e_score_correction.bias` back to
-   * `e_score_correction_bias`).
+   * `e_score_correction_bias`), or the name where the family's table has two
+   * for one GGUF name (Falcon's `attn_norm`: `ln_attn` beside an
+   * `attn_norm_2`, else `input_layernorm`).
+   *
+   * @param name The name the family's table gives.
+   * @param ggufNames Every tensor name of the GGUF, when read back from one.
    */
-  hfNameBack?(name: string): string;
+  hfNameBack?(name: string, ggufNames?: ReadonlySet<string>): string;
   /**
    * Whether a Hugging Face tensor is stored transposed, `[in, out]` (GPT-2's
    * `Conv1D` projections): the converter writes it as `[out, in]`, and a
@@ -183,6 +188,17 @@ export interface GgufSupport {
    * @param name The tensor's Hugging Face name.
    */
   transposed?(name: string): boolean;
+  /**
+   * The order GGUF holds a tensor's row blocks in, where the converter
+   * reorders them (GPT-NeoX's fused Q/K/V, interleaved per head): the tensor's
+   * rows cut into `order.length` equal blocks, GGUF's block `i` being the
+   * checkpoint's block `order[i]`; `undefined` for a tensor kept as it is.
+   *
+   * @param name The tensor's Hugging Face name.
+   * @param shape Its shape.
+   * @param heads The model's attention heads.
+   */
+  rowBlocks?(name: string, shape: readonly number[], heads: number): readonly number[] | undefined;
   /** Whole-model tensors stacked from numbered ones, emitted after the last of them. */
   readonly stacks?: readonly GlobalStack[];
   /**
@@ -322,11 +338,11 @@ export interface Family {
    */
   readonly hfRopeInterleaved?: boolean;
   /**
-   * Whether the family adds learned absolute position embeddings instead of
-   * rotating Q/K (GPT-2, GPTBigCode): its APR metadata has no `rope_type`,
-   * whatever `ggufRopeType` llama.cpp lists (starcoder: NORM, unused).
+   * Whether the family rotates no Q/K (GPT-2's and GPTBigCode's learned
+   * positions, BLOOM's ALiBi): its APR metadata has no `rope_type`, whatever
+   * `ggufRopeType` llama.cpp lists (starcoder: NORM, unused).
    */
-  readonly learnedPositions?: boolean;
+  readonly noRope?: boolean;
   /**
    * transformers' default for `tie_word_embeddings` when `config.json` does
    * not say (the config class's default).

@@ -91,7 +91,7 @@ export class KvWriter {
     return record(this.rope["full_attention"]) ?? this.rope;
   }
 
-  /** Add `{arch}.<suffix>` (or a full key, when `suffix` has no `{arch}`) with a type. */
+  /** Add `{arch}.<suffix>` (or a full `general.*`/`tokenizer.*` key) with a type. */
   set(suffix: string, type: KvType, value: unknown): void {
     if (value === undefined || value === null) return;
     const ok = type === "STRING"
@@ -134,7 +134,9 @@ export class KvWriter {
   }
 
   #key(suffix: string): string {
-    return suffix.startsWith("general.") ? suffix : `${this.arch}.${suffix}`;
+    return suffix.startsWith("general.") || suffix.startsWith("tokenizer.")
+      ? suffix
+      : `${this.arch}.${suffix}`;
   }
 }
 

@@ -57,6 +57,14 @@ import { EXAONE_MOE } from "./families/exaone_moe.ts";
 import { AFMOE } from "./families/afmoe.ts";
 import { GLM4MOE_LITE } from "./families/glm4moe_lite.ts";
 import { COHERE2MOE } from "./families/cohere2moe.ts";
+import { GPTNEOX } from "./families/gptneox.ts";
+import { PHI2 } from "./families/phi2.ts";
+import { STABLELM } from "./families/stablelm.ts";
+import { OLMO } from "./families/olmo.ts";
+import { BLOOM } from "./families/bloom.ts";
+import { FALCON } from "./families/falcon.ts";
+import { OLMOE } from "./families/olmoe.ts";
+import { GRANITEMOE, GRANITEMOE_SHARED } from "./families/granitemoe.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -115,6 +123,15 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     AFMOE,
     GLM4MOE_LITE,
     COHERE2MOE,
+    GPTNEOX,
+    PHI2,
+    STABLELM,
+    OLMO,
+    BLOOM,
+    FALCON,
+    OLMOE,
+    GRANITEMOE,
+    GRANITEMOE_SHARED,
   ].map((f) => [f.name, f]),
 );
 
@@ -123,24 +140,14 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
  * APR import keeps the Hugging Face tensors as they are), with the
  * architecture name aprender and realizar use.
  */
-const OTHER_ARCHITECTURES: Readonly<Record<string, string>> = {
-  PhiForCausalLM: "phi2",
-  GPTNeoXForCausalLM: "gptneox",
-  FalconForCausalLM: "falcon",
-  StableLmForCausalLM: "stablelm",
-  OlmoForCausalLM: "olmo",
-};
+const OTHER_ARCHITECTURES: Readonly<Record<string, string>> = {};
 
 /**
  * transformers' `tie_word_embeddings` default of the config classes of
  * `model_type`s outside {@linkcode FAMILIES}.
  */
 const OTHER_TIED_DEFAULTS: Readonly<Record<string, boolean>> = {
-  phi: false,
-  gpt_neox: false,
   gptj: false,
-  stablelm: false,
-  olmo: false,
 };
 
 const BY_HF_ARCHITECTURE: ReadonlyMap<string, Family> = new Map(

@@ -286,6 +286,55 @@ export function keepRanges(
 }
 
 /**
+ * A payload's equal blocks in another order (rows of a fused Q/K/V
+ * regrouped): block `i` of the output is block `order[i]` of the source.
+ * Each block is a slice where the source can be sliced; otherwise every run
+ * of ascending blocks is one pass over the payload.
+ *
+ * @example Usage
+ * ```ts
+ * import { reorderedBlocks } from "./transforms.ts";
+ * const bytes = new Uint8Array([0, 1, 2, 3, 4, 5]);
+ * const out = reorderedBlocks({ open: () => ReadableStream.from([bytes]) }, 6, [0, 2, 1]);
+ * console.assert(new Uint8Array(await new Response(out).arrayBuffer()).join() === "0,1,4,5,2,3");
+ * ```
+ *
+ * @param source The payload: how to read it, and to slice it if it can.
+ * @param byteLength Its length.
+ * @param order The source block of each output block (a permutation).
+ * @returns The reordered payload.
+ * @throws {RangeError} When `order` is not a permutation or the length does not divide.
+ */
+export function reorderedBlocks(
+  source: {
+    open(): ReadableStream<Uint8Array>;
+    slice?: (start: number, end: number) => ReadableStream<Uint8Array>;
+  },
+  byteLength: number,
+  order: readonly number[],
+): ReadableStream<Uint8Array> {
+  const n = order.length;
+  const sorted = [...order].sort((a, b) => a - b);
+  if (n === 0 || byteLength % n !== 0 || sorted.some((b, i) => b !== i)) {
+    throw new RangeError(
+      `Cannot reorder ${byteLength} bytes as ${n} blocks in the order [${order.join(", ")}]`,
+    );
+  }
+  const block = byteLength / n;
+  const ranges = order.map((b) => [b * block, (b + 1) * block] as const);
+  if (source.slice !== undefined) {
+    return concatPayloads(ranges.map(([a, b]) => () => source.slice!(a, b)));
+  }
+  const runs: (readonly [number, number])[][] = [];
+  for (const r of ranges) {
+    const run = runs.at(-1);
+    if (run !== undefined && run.at(-1)![1] <= r[0]) run.push(r);
+    else runs.push([r]);
+  }
+  return concatPayloads(runs.map((run) => () => keepRanges(source.open(), run)));
+}
+
+/**
  * `length` zero bytes, a megabyte at a time (rows padding a tensor: zero in
  * every float type).
  *

@@ -27,6 +27,7 @@ import {
   columnsAsRows,
   concatPayloads,
   keepRanges,
+  reorderedBlocks,
   transposedPayload,
   transposedShape,
   zeroBytes,
@@ -273,8 +274,11 @@ function planLayout(
       );
     }
     const rows = family.gguf?.paddedRows?.(name, hparams);
+    const order = family.gguf?.rowBlocks?.(info.name, info.shape, heads(hparams));
     outputs.push(
-      family.gguf?.transposed?.(info.name) === true
+      order !== undefined
+        ? reordered(info, name, order)
+        : family.gguf?.transposed?.(info.name) === true
         ? transposed(info, name)
         : rows !== undefined && rows > (info.shape[0] ?? 0)
         ? padded(info, name, rows)
@@ -358,6 +362,21 @@ function transposed(info: TensorInfo, name: string): Output {
     info: { ...info, name, shape: transposedShape(info) },
     needs: [info.name],
     open: ([source]) => transposedPayload(source!.open(), info),
+  });
+}
+
+/** The model's attention heads, as the converter reads them (0 when the config has none). */
+function heads(hparams: Readonly<Record<string, unknown>>): number {
+  const n = hparams["num_attention_heads"] ?? hparams["n_head"];
+  return typeof n === "number" ? n : 0;
+}
+
+/** A tensor under its GGUF name with its row blocks in the family's order (GPT-NeoX's Q/K/V). */
+function reordered(info: TensorInfo, name: string, order: readonly number[]): Output {
+  return madeOutput({
+    info: { ...info, name },
+    needs: [info.name],
+    open: ([source]) => reorderedBlocks(source!, info.byteLength, order),
   });
 }
 

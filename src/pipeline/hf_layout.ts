@@ -3,7 +3,8 @@
  * tensors, for SafeTensors and APR output (issue 18 item 4): GGUF names the
  * reader left alone mapped with the family's table, stacked `*_exps`
  * experts unstacked expert by expert, Gemma's norms shifted back (`−1`),
- * GPT-2's `Conv1D` weights transposed back to `[in, out]`, and, for
+ * GPT-2's `Conv1D` weights transposed back to `[in, out]`, GPT-NeoX's Q/K/V
+ * rows regrouped per head again, and, for
  * SafeTensors, the tensors llama.cpp's converter generated
  * (`rope_freqs`, LongRoPE factors), which transformers computes itself,
  * dropped (APR keeps them, so its GGUF export has them again). Q/K rows are
@@ -20,6 +21,7 @@ import { familyOfGguf } from "../arch/registry.ts";
 import {
   addToFloat32,
   keepRanges,
+  reorderedBlocks,
   transposedPayload,
   transposedShape,
 } from "../arch/transforms.ts";
@@ -91,8 +93,15 @@ export function fromGgufLayout(
           controller.enqueue(chunk);
           return;
         }
+        const model = {
+          heads: header.metadata.num_heads,
+          ggufNames: new Set(header.tensors.map((t) => t.name)),
+        };
         plan = new Map(
-          header.tensors.map((info) => [info.name, outputs(info, family, options.dropGenerated)]),
+          header.tensors.map((info) => [
+            info.name,
+            outputs(info, family, model, options.dropGenerated),
+          ]),
         );
         const tensors = [...plan.values()].flat().map((o) => o.info);
         // A llama GGUF with stacked experts is Mixtral: say so, so later stages use its layout.
@@ -116,7 +125,13 @@ export function fromGgufLayout(
   });
 }
 
-function outputs(info: TensorInfo, family: Family, dropGenerated = false): Out[] {
+function outputs(
+  info: TensorInfo,
+  family: Family,
+  model: { heads: unknown; ggufNames: ReadonlySet<string> },
+  dropGenerated = false,
+): Out[] {
+  const { heads, ggufNames } = model;
   if (GENERATED.has(info.name) && dropGenerated) return [];
   const exps = EXPS.exec(info.name);
   const stack = exps === null ? undefined : family.experts?.stacks.find((s) => s.gguf === exps[2]);
@@ -124,8 +139,18 @@ function outputs(info: TensorInfo, family: Family, dropGenerated = false): Out[]
     return unstacked(info, `model.layers.${exps[1]}.${family.experts!.prefix}`, stack.hf);
   }
   const mapped = ggufToHfName(info.name, family);
-  const name = family.gguf?.hfNameBack?.(mapped) ?? mapped;
+  const name = family.gguf?.hfNameBack?.(mapped, ggufNames) ?? mapped;
   if (family.gguf?.transposed?.(name) === true) return [transposedBack(info, name)];
+  const order = family.gguf?.rowBlocks?.(name, info.shape, typeof heads === "number" ? heads : 0);
+  if (order !== undefined) {
+    // The inverse order: the checkpoint's block order[i] is GGUF's block i.
+    const back = order.map((_, i) => order.indexOf(i));
+    const out = { ...info, name };
+    return [{
+      info: out,
+      make: (source) => ({ info: out, open: () => reorderedBlocks(source, info.byteLength, back) }),
+    }];
+  }
   const shift = family.gguf?.shift?.(info.name) ?? 0;
   if (shift === 0 || DTYPES[info.dtype].layout !== "elements") {
     return [{

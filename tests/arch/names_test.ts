@@ -35,7 +35,7 @@ async function fixture(
 }
 
 const GGUF_NAME =
-  /^(blk\.\d+\.[a-z_]+|token_embd|position_embd|output_norm|output)\.(weight|bias)$/;
+  /^(blk\.\d+\.[a-z][a-z0-9_]*|token_embd|token_embd_norm|position_embd|output_norm|output)\.(weight|bias)$/;
 const EXPERT = /\.experts\.\d+\./;
 
 Deno.test("every fixture's tensors map to GGUF names and back, under its own family", async (t) => {
@@ -139,7 +139,6 @@ Deno.test("the registry: one family per HF class, each naming its upstream sourc
   }
   assert.equal(architectureOfHf("TinyMadeUpForCausalLM", "tiny_made_up"), "tiny_made_up");
   assert.equal(architectureOfHf("PhiForCausalLM", "phi"), "phi2");
-  assert.equal(familyOf("phi2"), undefined);
 });
 
 Deno.test("layers point down: quant/ and arch/ import no format or pipeline module; no format imports another", async () => {

@@ -11,6 +11,7 @@ import {
   keepRanges,
   mapFloats,
   rangesInOrder,
+  reorderedBlocks,
   reorderSegments,
   repackMxfp4,
 } from "../../src/arch/transforms.ts";
@@ -149,4 +150,25 @@ Deno.test("reorderSegments(): each row's value-head columns from grouped to tile
   }
   await assert.rejects(all(reorderSegments(chunked(bytes, []), 12, [0, 1])), /inside a group/);
   assert.throws(() => reorderSegments(chunked(bytes, []), 7, [0, 1]), /segments/);
+});
+
+Deno.test("reorderedBlocks(): GPT-NeoX's per-head q/k/v regrouped and back, by slices or by passes over the stream", async () => {
+  // 2 heads × (q, k, v), blocks of 3 bytes: h0q h0k h0v h1q h1k h1v.
+  const bytes = Uint8Array.from({ length: 18 }, (_, i) => i);
+  const byPart = [0, 3, 1, 4, 2, 5]; // q q k k v v
+  const streamed = { open: () => chunked(bytes, [4, 4, 4, 6]) };
+  const sliced = {
+    ...streamed,
+    slice: (a: number, b: number) => chunked(bytes.slice(a, b), [b - a]),
+  };
+  const want = byPart.flatMap((b) => [3 * b, 3 * b + 1, 3 * b + 2]);
+  for (const source of [streamed, sliced]) {
+    const out = await all(reorderedBlocks(source, 18, byPart));
+    assert.deepEqual([...out], want);
+    const back = byPart.map((_, i) => byPart.indexOf(i));
+    const again = await all(reorderedBlocks({ open: () => chunked(out, [18]) }, 18, back));
+    assert.deepEqual([...again], [...bytes]);
+  }
+  assert.throws(() => reorderedBlocks(streamed, 18, [0, 0, 1]), /Cannot reorder/);
+  assert.throws(() => reorderedBlocks(streamed, 17, [0, 1]), /Cannot reorder/);
 });

@@ -187,6 +187,8 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "qwen35-moe": "as qwen35",
   "solar-open": "as glm4moe",
   "glm4moe-lite": "as deepseek2 (GLM-4.7-Flash is written as llama.cpp's deepseek2)",
+  granitemoe: "experts split from input_linear into gate and up stacks",
+  "granitemoe-shared": "as granitemoe",
 };
 
 /**
@@ -233,6 +235,8 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "qwen35-moe",
   "qwen35-bf16",
   "glm4moe-lite",
+  "granitemoe",
+  "granitemoe-shared",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

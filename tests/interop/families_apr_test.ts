@@ -25,9 +25,121 @@ const LINEAR_ATTENTION: Readonly<Record<string, readonly string[]>> = {
   "qwen35": QWEN35_LINEAR,
   "qwen35-moe": QWEN35_LINEAR,
 };
-/** Fixtures of GPT-2's layout (`transformer.h.N`, learned positions). */
-const GPT2_SHAPED = ["gpt2", "gpt-bigcode"];
-const GPT2_EMBEDDING = "transformer.wte.weight";
+/** Granite MoE's tensors: experts as JetMoE's input_linear (gate and up) and output_linear. */
+const CHECKPOINT_NAMED_GRANITEMOE = {
+  globals: ["model.embed_tokens", "model.norm", "lm_head"],
+  block: (l: number) =>
+    [
+      "input_layernorm",
+      "self_attn.q_proj",
+      "self_attn.k_proj",
+      "self_attn.v_proj",
+      "self_attn.o_proj",
+      "post_attention_layernorm",
+      "block_sparse_moe.router.layer",
+      "block_sparse_moe.input_linear",
+      "block_sparse_moe.output_linear",
+    ].map((x) => `model.layers.${l}.${x}`),
+  rope: true,
+};
+
+/**
+ * Fixtures of families realizar has no model for, kept under their
+ * checkpoint's names: the whole-model tensors (the embedding first) and each
+ * layer's, and whether the family rotates Q/K (`rope_type` written) or adds
+ * learned positions (none).
+ */
+const CHECKPOINT_NAMED: Readonly<
+  Record<string, { globals: string[]; block: (layer: number) => string[]; rope: boolean }>
+> = {
+  // GPT-2's Conv1D weights stay [in, out], as transformers stores them.
+  gpt2: {
+    globals: ["transformer.wte", "transformer.wpe", "transformer.ln_f"],
+    block: (l) =>
+      ["ln_1", "attn.c_attn", "attn.c_proj", "ln_2", "mlp.c_fc", "mlp.c_proj"].map((x) =>
+        `transformer.h.${l}.${x}`
+      ),
+    rope: false,
+  },
+  "gpt-bigcode": {
+    globals: ["transformer.wte", "transformer.wpe", "transformer.ln_f"],
+    block: (l) =>
+      ["ln_1", "attn.c_attn", "attn.c_proj", "ln_2", "mlp.c_fc", "mlp.c_proj"].map((x) =>
+        `transformer.h.${l}.${x}`
+      ),
+    rope: false,
+  },
+  // Q/K/V fused per head, as transformers stores them.
+  gptneox: {
+    globals: ["gpt_neox.embed_in", "gpt_neox.final_layer_norm", "embed_out"],
+    block: (l) =>
+      [
+        "input_layernorm",
+        "attention.query_key_value",
+        "attention.dense",
+        "post_attention_layernorm",
+        "mlp.dense_h_to_4h",
+        "mlp.dense_4h_to_h",
+      ].map((x) => `gpt_neox.layers.${l}.${x}`),
+    rope: true,
+  },
+  // Q/K/V fused per head, as transformers stores them.
+  bloom: {
+    globals: [
+      "transformer.word_embeddings",
+      "transformer.word_embeddings_layernorm",
+      "transformer.ln_f",
+    ],
+    block: (l) =>
+      [
+        "input_layernorm",
+        "self_attention.query_key_value",
+        "self_attention.dense",
+        "post_attention_layernorm",
+        "mlp.dense_h_to_4h",
+        "mlp.dense_4h_to_h",
+      ].map((x) => `transformer.h.${l}.${x}`),
+    rope: false,
+  },
+  // Q/K/V fused per KV group, as transformers stores them.
+  falcon: {
+    globals: ["transformer.word_embeddings", "transformer.ln_f", "lm_head"],
+    block: (l) =>
+      [
+        "ln_attn",
+        "ln_mlp",
+        "self_attention.query_key_value",
+        "self_attention.dense",
+        "mlp.dense_h_to_4h",
+        "mlp.dense_4h_to_h",
+      ].map((x) => `transformer.h.${l}.${x}`),
+    rope: true,
+  },
+  granitemoe: CHECKPOINT_NAMED_GRANITEMOE,
+  "granitemoe-shared": {
+    globals: ["model.embed_tokens", "model.norm", "lm_head"],
+    block: (l) => [
+      ...CHECKPOINT_NAMED_GRANITEMOE.block(l),
+      `model.layers.${l}.shared_mlp.input_linear`,
+      `model.layers.${l}.shared_mlp.output_linear`,
+    ],
+    rope: true,
+  },
+  phi2: {
+    globals: ["model.embed_tokens", "model.final_layernorm", "lm_head"],
+    block: (l) =>
+      [
+        "input_layernorm",
+        "self_attn.q_proj",
+        "self_attn.k_proj",
+        "self_attn.v_proj",
+        "self_attn.dense",
+        "mlp.fc1",
+        "mlp.fc2",
+      ].map((x) => `model.layers.${l}.${x}`),
+    rope: true,
+  },
+};
 
 Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks them up, with rope_type and the sizes its load gate checks", async (t) => {
   await withTempDir(async (dir) => {
@@ -42,9 +154,9 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
         try {
           names = new Set(model.names());
           metadata = model.header.metadata as Record<string, unknown>;
-          const embed = [GPT2_EMBEDDING, "model.embed_tokens.weight", "backbone.embeddings.weight"]
-            .find((n) => names.has(n));
-          if (embed !== undefined) embedding = model.tensor(embed).info.shape;
+          const fallback = family.includes("mamba") ? "backbone.embeddings" : "model.embed_tokens";
+          const embed = `${CHECKPOINT_NAMED[family]?.globals[0] ?? fallback}.weight`;
+          if (names.has(embed)) embedding = model.tensor(embed).info.shape;
         } finally {
           await model.close();
         }
@@ -55,20 +167,14 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
         const refuse = (name: string, why: string) => {
           if (names.has(name)) problems.push(`${name}: ${why}`);
         };
-        if (GPT2_SHAPED.includes(family)) {
-          // realizar has no GPT-2 model: APR keeps the checkpoint's tensors
-          // (GPT-2's Conv1D weights [in, out], as transformers stores them).
-          for (const x of [GPT2_EMBEDDING, "transformer.wpe.weight", "transformer.ln_f.weight"]) {
-            need(x);
+        const own = CHECKPOINT_NAMED[family];
+        if (own !== undefined) {
+          for (const x of [...own.globals, ...own.block(0), ...own.block(1)]) need(`${x}.weight`);
+          if ((typeof metadata.rope_type === "number") !== own.rope) {
+            problems.push(
+              `rope_type ${metadata.rope_type} for ${own.rope ? "RoPE" : "learned positions"}`,
+            );
           }
-          for (const layer of [0, 1]) {
-            for (
-              const x of ["ln_1", "attn.c_attn", "attn.c_proj", "ln_2", "mlp.c_fc", "mlp.c_proj"]
-            ) {
-              need(`transformer.h.${layer}.${x}.weight`);
-            }
-          }
-          if (metadata.rope_type !== undefined) problems.push("rope_type for learned positions");
           const [rows, cols] = embedding;
           if (metadata.vocab_size !== rows || metadata.hidden_size !== cols) {
             problems.push(
@@ -108,7 +214,8 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
           return;
         }
         need("model.embed_tokens.weight");
-        need("model.norm.weight");
+        // OLMo 1's LayerNorms have no weights: there is no norm tensor to store.
+        if (family !== "olmo") need("model.norm.weight");
         for (const layer of [0, 1]) {
           const p = `model.layers.${layer}`;
           if (family.startsWith("deepseek") || family === "glm4moe-lite") {

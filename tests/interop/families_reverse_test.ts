@@ -98,6 +98,27 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
     num_kv_heads: "the converter writes no head_count_kv for GPT-2 (llama.cpp takes head_count)",
   },
   "gpt-bigcode": { rms_norm_eps: "as Command-R", intermediate_size: "as GPT-2" },
+  gptneox: {
+    rms_norm_eps: "as Command-R",
+    num_kv_heads: "as GPT-2",
+    rope_theta: "the converter writes no rope.freq_base for gptneox, phi2 and stablelm " +
+      "(llama.cpp's default 10000, the only base aprkit writes them with)",
+  },
+  phi2: { rms_norm_eps: "as Command-R", rope_theta: "as GPT-NeoX" },
+  stablelm: { rms_norm_eps: "as Command-R", rope_theta: "as GPT-NeoX" },
+  bloom: {
+    rms_norm_eps: "as Command-R",
+    intermediate_size: "BLOOM's config.json names no MLP width (4 × hidden, the GGUF's)",
+    max_position_embeddings: "BLOOM's config.json names no context (ALiBi); the converter " +
+      "writes seq_length, else the hidden size",
+  },
+  falcon: {
+    rms_norm_eps: "as Command-R",
+    rope_theta: "as GPT-NeoX",
+    intermediate_size: "Falcon's config.json names its MLP width ffn_hidden_size, which the " +
+      "Hugging Face import does not read (the GGUF's feed_forward_length is 4 × hidden)",
+  },
+  olmoe: {},
 };
 
 /** How a GGUF import's metadata differs from the Hugging Face import's, in the family's fields. */
@@ -170,7 +191,11 @@ Deno.test("families: a GGUF aprkit does not read back is refused for SafeTensors
         await t.step(`${family} → ${output}`, async () => {
           const out = `${dir}/back.${output}`;
           const run = await runApr(["convert", gguf, "-o", out]);
-          assertOneLineError(run, /DeepSeek|GLM-4\.5|Qwen3-Next|Qwen3\.5|Mamba/, /--keep-names/);
+          assertOneLineError(
+            run,
+            /DeepSeek|GLM-4\.5|Qwen3-Next|Qwen3\.5|Mamba|Granite MoE/,
+            /--keep-names/,
+          );
           await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
         });
       }
@@ -211,7 +236,7 @@ Deno.test("families: GGUF → APR equals HF → APR (Hugging Face names and layo
           // pairs where transformers rotates those (Cohere, ERNIE 4.5, GLM-4:
           // 0); none for learned positions (GPT-2).
           const of = familyOf(metadata.architecture);
-          const rows = of?.learnedPositions ? undefined : of?.hfRopeInterleaved ? 0 : 2;
+          const rows = of?.noRope ? undefined : of?.hfRopeInterleaved ? 0 : 2;
           if (metadata.rope_type !== rows) {
             problems.push(
               `rope_type ${metadata.rope_type}, want ${rows} (Hugging Face's Q/K rows)`,

@@ -164,7 +164,7 @@ export const GPT2: Family = {
   blockNames: GPT2_BLOCK,
   globalNames: GPT2_GLOBALS,
   permutesQk: false,
-  learnedPositions: true,
+  noRope: true,
   tiedByDefault: true,
   ggufRenamesOnly: false,
   gguf: {

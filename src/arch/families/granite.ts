@@ -14,7 +14,13 @@ import { KvWriter } from "../kv.ts";
 import { LLAMA_SENTENCEPIECE, writeLlamaKv } from "./llama.ts";
 import { activation, SILU } from "../config_fields.ts";
 
-function writeGraniteKv(w: KvWriter): void {
+/**
+ * `GraniteModel.set_gguf_parameters` (also Granite MoE's): llama's keys
+ * without `head_dim`, then the four multipliers.
+ *
+ * @param w The writer, over the model's `config.json`.
+ */
+export function writeGraniteKv(w: KvWriter): void {
   // The converter pops head_dim before the common keys.
   const { head_dim: _ignored, ...rest } = w.hparams;
   const inner = new KvWriter(rest, w.arch);

