@@ -25,8 +25,6 @@ export const OTHER_GGUF_ROPE_TYPES: Readonly<Record<string, GgufRopeType>> = {
   xverse: "norm",
   arctic: "norm",
   deepseek: "norm",
-  granitemoe: "norm",
-  chatglm: "norm",
   chameleon: "norm",
   grok: "neox",
   dbrx: "neox",
