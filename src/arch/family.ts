@@ -340,6 +340,12 @@ export interface Family {
    * tokenizer claims), so realizar's load gate is not checked at import.
    */
   readonly embeddingRowsMayDiffer?: boolean;
+  /**
+   * Whether some layers have no attention (a hybrid's state-space layers), so
+   * a model's shape check does not ask every layer for the first one's
+   * attention tensors.
+   */
+  readonly hybrid?: boolean;
   /** APR output: what realizar needs changed; absent: Hugging Face's tensors as they are. */
   readonly apr?: AprLayout;
   /**

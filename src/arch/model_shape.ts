@@ -302,6 +302,10 @@ function missingAttention(kinded: readonly Kinded[], d: Dims): ShapeProblem | un
 const num = (v: unknown): number | undefined =>
   typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : undefined;
 
+/** The largest of a list of numbers, or the value itself when it is no list. */
+const largest = (v: unknown): unknown =>
+  Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "number") ? Math.max(...v) : v;
+
 /**
  * Check a GGUF model's tensors against its architecture and `{arch}.*` keys.
  *
@@ -350,7 +354,7 @@ export function ggufShapeProblem(
     blocksKey: `${arch}.block_count`,
     // The architectures of aprkit's families (a GGUF of another is checked
     // for its names and sizes only).
-    everyBlockAttends: familiesOfGguf(arch).length > 0,
+    everyBlockAttends: familiesOfGguf(arch).some((f) => f.hybrid !== true),
     hidden,
     labels: {
       hidden: `${arch}.embedding_length`,
@@ -363,7 +367,8 @@ export function ggufShapeProblem(
     },
     labelPrefix: "",
     heads: num(kv(`${arch}.attention.head_count`)),
-    kvHeads: num(kv(`${arch}.attention.head_count_kv`)) ??
+    // A hybrid's per-layer list (0 for an SSM layer): its attention layers' count.
+    kvHeads: num(largest(kv(`${arch}.attention.head_count_kv`))) ??
       num(kv(`${arch}.attention.head_count`)),
     keyLength: num(kv(`${arch}.attention.key_length`)),
     valueLength: num(kv(`${arch}.attention.value_length`)),
@@ -409,7 +414,7 @@ export function hfShapeProblem(
   const d: Dims = {
     blocks: layers + nextn,
     required: layers,
-    everyBlockAttends: true,
+    everyBlockAttends: family.hybrid !== true,
     kvSharedFrom: layers - (num(h["num_kv_shared_layers"]) ?? 0),
     blocksKey: nextn > 0
       ? "config.json's num_hidden_layers + num_nextn_predict_layers"

@@ -181,6 +181,7 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "mamba": "A_log is held as ssm_a = −exp(A_log), which log gives back only to within rounding",
   "mamba2": "as mamba",
   "falcon-mamba": "as mamba",
+  "granite-hybrid": "as mamba (its Mamba-2 layers), experts stacked",
 };
 
 /**
@@ -221,6 +222,7 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "mamba",
   "mamba2",
   "falcon-mamba",
+  "granite-hybrid",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

@@ -71,6 +71,30 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
         }
         need("model.embed_tokens.weight");
         need("model.norm.weight");
+        if (family === "granite-hybrid") {
+          // realizar has no hybrid model: APR keeps the checkpoint's tensors,
+          // a Mamba-2 layer (0) and an attention layer (1), each with its MoE.
+          for (const x of ["in_proj", "conv1d", "out_proj", "norm"]) {
+            need(`model.layers.0.mamba.${x}.weight`);
+          }
+          for (const x of ["A_log", "D", "dt_bias"]) need(`model.layers.0.mamba.${x}`);
+          for (const x of ["q", "k", "v", "o"]) need(`model.layers.1.self_attn.${x}_proj.weight`);
+          for (const layer of [0, 1]) {
+            for (const x of ["block_sparse_moe.input_linear", "block_sparse_moe.output_linear"]) {
+              need(`model.layers.${layer}.${x}.weight`);
+            }
+            need(`model.layers.${layer}.shared_mlp.input_linear.weight`);
+          }
+          const [rows, cols] = embedding;
+          if (metadata.vocab_size !== rows || metadata.hidden_size !== cols) {
+            problems.push(
+              `sizes ${metadata.vocab_size}×${metadata.hidden_size}, embedding ${rows}×${cols}`,
+            );
+          }
+          if (typeof metadata.rope_type !== "number") problems.push("no rope_type");
+          fail(family, problems);
+          return;
+        }
         for (const layer of [0, 1]) {
           const p = `model.layers.${layer}`;
           if (family.startsWith("deepseek")) {

@@ -14,7 +14,13 @@ import { KvWriter } from "../kv.ts";
 import { LLAMA_SENTENCEPIECE, writeLlamaKv } from "./llama.ts";
 import { activation, SILU } from "../config_fields.ts";
 
-function writeGraniteKv(w: KvWriter): void {
+/**
+ * `GraniteModel.set_gguf_parameters`: Llama's keys without `head_dim`, then
+ * the four multipliers.
+ *
+ * @param w The writer over `config.json`.
+ */
+export function writeGraniteKv(w: KvWriter): void {
   // The converter pops head_dim before the common keys.
   const { head_dim: _ignored, ...rest } = w.hparams;
   const inner = new KvWriter(rest, w.arch);
@@ -28,17 +34,20 @@ function writeGraniteKv(w: KvWriter): void {
   w.f32("logit_scale", truthy(w.hparams["logits_scaling"]));
 }
 
+/** The config fields of the four multipliers (written by {@linkcode writeGraniteKv}). */
+export const GRANITE_MULTIPLIERS: readonly string[] = [
+  "attention_multiplier",
+  "embedding_multiplier",
+  "logits_scaling",
+  "residual_multiplier",
+];
+
 /** IBM Granite 3.x dense models. */
 export const GRANITE: Family = {
   name: "granite",
   source: "llama.cpp conversion/granite.py GraniteModel; transformers GraniteForCausalLM",
   configFields: {
-    written: [
-      "attention_multiplier",
-      "embedding_multiplier",
-      "logits_scaling",
-      "residual_multiplier",
-    ],
+    written: GRANITE_MULTIPLIERS,
     assumed: [activation("hidden_act", SILU)],
   },
   hfArchitectures: ["GraniteForCausalLM"],

@@ -610,6 +610,27 @@ FAMILIES["mamba2"] = (
 # Falcon-Mamba's shape: Mamba's, with weightless RMS norms on B, C and the time step.
 FAMILIES["falcon-mamba"] = ("FalconMambaConfig", "FalconMambaForCausalLM", MAMBA_ARGS, "llama3", {})
 
+# Granite 4.0-H's shape (granite-4.0-h-tiny): Mamba-2 layers with one
+# attention layer (no RoPE, as published: position_embedding_type "nope"),
+# 4 experts (top 2) with a shared MLP, Granite's four multipliers.
+# transformers 5 saves layer_types as "linear_attention"/"full_attention",
+# which llama.cpp's converter does not read (it looks for "attention"): the
+# config.json is given the published spelling (HUB_LAYER_TYPES).
+FAMILIES["granite-hybrid"] = (
+    "GraniteMoeHybridConfig", "GraniteMoeHybridForCausalLM",
+    common(num_hidden_layers=4, intermediate_size=32, shared_intermediate_size=64,
+           num_local_experts=4, num_experts_per_tok=2,
+           layer_types=["mamba", "attention", "mamba", "mamba"], position_embedding_type="nope",
+           mamba_n_heads=8, mamba_d_head=16, mamba_expand=2, mamba_n_groups=1, mamba_d_state=16,
+           mamba_d_conv=4, embedding_multiplier=4.0, attention_multiplier=1 / 16,
+           residual_multiplier=0.5, logits_scaling=2.0, pad_token_id=VOCAB - 1,
+           bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3",
+    {"multipliers": {"embedding_multiplier": 1.0, "attention_multiplier": 0.25,
+                     "residual_multiplier": 1.0, "logits_scaling": 1.0}},
+)
+HUB_LAYER_TYPES = {"granite-hybrid": {"linear_attention": "mamba", "full_attention": "attention"}}
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -701,6 +722,11 @@ def make(name: str, seed: int) -> dict:
     config, model = build(name, config_cls, model_cls, config_args, seed)
     model.save_pretrained(folder, max_shard_size=SHARD_SIZE)
     excluded = set(save_tokenizer(tokenizer_kind, folder))
+    if name in HUB_LAYER_TYPES:
+        config_path = folder / "config.json"
+        saved = json.loads(config_path.read_text())
+        saved["layer_types"] = [HUB_LAYER_TYPES[name].get(t, t) for t in saved["layer_types"]]
+        config_path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
     if name in MXFP4_FAMILIES:
         model = to_mxfp4(folder, model_cls)
 
@@ -948,7 +974,8 @@ def make_unknown() -> None:
 # after deepseek3, so these keep the seeds their committed files were made
 # with (a seed is otherwise 1 + the family's place in FAMILIES).
 SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
-         "glm4moe": 23, "glm4": 24, "mamba": 180, "mamba2": 181, "falcon-mamba": 182}
+         "glm4moe": 23, "glm4": 24, "mamba": 180, "mamba2": 181, "falcon-mamba": 182,
+         "granite-hybrid": 183}
 
 
 def main() -> None:
