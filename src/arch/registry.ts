@@ -42,7 +42,7 @@ import { SEED_OSS } from "./families/seed_oss.ts";
 import { SMOLLM3 } from "./families/smollm3.ts";
 import { STARCODER2 } from "./families/starcoder2.ts";
 import { FALCON_MAMBA, MAMBA, MAMBA2 } from "./families/mamba.ts";
-import { GRANITE_HYBRID } from "./families/granite_hybrid.ts";
+import { BAMBA, GRANITE_HYBRID } from "./families/granite_hybrid.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -85,6 +85,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     MAMBA2,
     FALCON_MAMBA,
     GRANITE_HYBRID,
+    BAMBA,
   ].map((f) => [f.name, f]),
 );
 

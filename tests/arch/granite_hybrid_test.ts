@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import { GRANITE_HYBRID } from "../../src/arch/families/granite_hybrid.ts";
+import { BAMBA, GRANITE_HYBRID } from "../../src/arch/families/granite_hybrid.ts";
 import { familyGgufRefusal } from "../../src/arch/gguf_plan.ts";
 import { KvWriter } from "../../src/arch/kv.ts";
 
@@ -51,4 +51,30 @@ Deno.test("granite-hybrid: a config llama.cpp would not run as transformers does
     refusal({ layer_types: ["attention", "attention", "attention", "attention"] })!,
     /no Mamba layer/,
   );
+});
+
+Deno.test("bamba: a partial rotary factor, which llama.cpp rotates otherwise than transformers, is refused", async () => {
+  const bamba = JSON.parse(
+    await Deno.readTextFile(new URL("../testdata/families/hf/bamba/config.json", import.meta.url)),
+  ) as Record<string, unknown>;
+  const refused = (change: object) =>
+    familyGgufRefusal({ architecture: BAMBA.name, hf_config: { ...bamba, ...change } });
+  assert.equal(refused({}), undefined);
+  // transformers' default (0.5) applies when config.json names none (a transformers 4 config).
+  assert.match(
+    refused({ rope_parameters: undefined, partial_rotary_factor: undefined, rope_theta: 1e4 })!,
+    /partial_rotary_factor 0\.5 .*default/,
+  );
+  assert.match(
+    refused({
+      rope_parameters: { rope_type: "default", rope_theta: 1e4, partial_rotary_factor: 0.5 },
+    })!,
+    /partial_rotary_factor 0\.5/,
+  );
+  assert.match(refused({ attn_layer_indices: [0, 1, 2, 3] })!, /no Mamba layer/);
+  // The layer pattern from attn_layer_indices, as per layer head_count_kv.
+  const w = new KvWriter(bamba, "granitehybrid");
+  BAMBA.gguf!.writeKv(w);
+  assert.deepEqual(w.entries().get("granitehybrid.attention.head_count_kv")?.value, [0, 2, 0, 0]);
+  assert.equal(w.entries().get("granitehybrid.rope.scaling.finetuned")?.value, true);
 });

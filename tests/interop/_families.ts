@@ -182,6 +182,7 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "mamba2": "as mamba",
   "falcon-mamba": "as mamba",
   "granite-hybrid": "as mamba (its Mamba-2 layers), experts stacked",
+  "bamba": "as mamba (its Mamba-2 layers)",
 };
 
 /**
@@ -223,6 +224,7 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "mamba2",
   "falcon-mamba",
   "granite-hybrid",
+  "bamba",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

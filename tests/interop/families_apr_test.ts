@@ -70,7 +70,25 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
           return;
         }
         need("model.embed_tokens.weight");
-        need("model.norm.weight");
+        if (family !== "bamba") need("model.norm.weight");
+        if (family === "bamba") {
+          // realizar has no hybrid model: APR keeps the checkpoint's tensors,
+          // a Mamba-2 layer (0) and an attention layer (1), each with its MLP.
+          need("model.final_layernorm.weight");
+          for (const x of ["in_proj", "conv1d", "out_proj", "norm"]) {
+            need(`model.layers.0.mamba.${x}.weight`);
+          }
+          for (const x of ["A_log", "D", "dt_bias"]) need(`model.layers.0.mamba.${x}`);
+          for (const x of ["q", "k", "v", "o"]) need(`model.layers.1.self_attn.${x}_proj.weight`);
+          for (const layer of [0, 1]) {
+            for (const x of ["gate", "up", "down"]) {
+              need(`model.layers.${layer}.feed_forward.${x}_proj.weight`);
+            }
+          }
+          if (typeof metadata.rope_type !== "number") problems.push("no rope_type");
+          fail(family, problems);
+          return;
+        }
         if (family === "granite-hybrid") {
           // realizar has no hybrid model: APR keeps the checkpoint's tensors,
           // a Mamba-2 layer (0) and an attention layer (1), each with its MoE.

@@ -30,11 +30,23 @@ import { keepRanges } from "../transforms.ts";
 import { GRANITE_MULTIPLIERS, writeGraniteKv } from "./granite.ts";
 import { DT_BIAS_NAMES, mamba2Tensors, READ_BACK_REFUSAL, unclamped } from "./mamba.ts";
 
-/** The layers of each kind, from `layer_types` (`GraniteHybridModel.get_attn_layers`). */
+/**
+ * The attention layers (`GraniteHybridModel.get_attn_layers`): from
+ * `layer_types` (Granite), else `attn_layer_indices` or
+ * `attn_layer_period`/`attn_layer_offset` (Bamba).
+ */
 function attentionLayers(w: KvWriter): number[] {
   const types = w.hparams["layer_types"] ?? w.hparams["layers_block_type"];
-  if (!Array.isArray(types)) return [];
-  return types.flatMap((t, i) => t === "attention" || t === "full_attention" ? [i] : []);
+  if (Array.isArray(types) && types.length > 0) {
+    return types.flatMap((t, i) => t === "attention" || t === "full_attention" ? [i] : []);
+  }
+  const indices = w.hparams["attn_layer_indices"];
+  if (Array.isArray(indices) && indices.length > 0) return indices.map(Number);
+  const period = w.num("attn_layer_period");
+  const offset = w.num("attn_layer_offset") ?? (w.hparams["attn_layer_offset"] === 0 ? 0 : NaN);
+  const layers = w.num("num_hidden_layers") ?? 0;
+  if (period === undefined) return [];
+  return Array.from({ length: layers }, (_, i) => i).filter((i) => i % period === offset);
 }
 
 /** `mamba_`-prefixed keys too (`GraniteHybridModel.find_hparam`). */
@@ -51,7 +63,11 @@ function sizes(w: KvWriter): { inner: number; groups: number } {
   };
 }
 
-function writeKv(w: KvWriter): void {
+/**
+ * `GraniteHybridModel.set_gguf_parameters`, whose attention rotates (Bamba)
+ * or not (Granite 4.0-H).
+ */
+const writeKv = (rotates: boolean) => (w: KvWriter): void => {
   writeGraniteKv(w);
   const shared = w.hparams["shared_intermediate_size"];
   if (typeof shared === "number" && shared !== 0) {
@@ -67,29 +83,52 @@ function writeKv(w: KvWriter): void {
   const kv = w.need("num_key_value_heads", "n_head_kv");
   const layers = w.need("num_hidden_layers");
   const perLayer = Array.from({ length: layers }, (_, i) => attention.has(i) ? kv : 0);
+  const rotary = w.hparams["attn_rotary_emb"];
+  if (typeof rotary === "number" && rotary !== 0) w.u32("rope.dimension_count", rotary);
   w.setArray("attention.head_count_kv", "INT32", perLayer);
-  // A hybrid rotates nothing (Bamba, which does, is not this family).
-  w.set("rope.scaling.finetuned", "BOOL", false);
-  w.u32("context_length", 2 ** 20);
-}
+  w.set("rope.scaling.finetuned", "BOOL", rotates);
+  if (!rotates) w.u32("context_length", 2 ** 20);
+};
 
-function unsupported(w: KvWriter): string | undefined {
-  const why = (what: string, llamaCpp: string) =>
-    `its config.json has ${what}; llama.cpp's granitehybrid reads no key for it and computes ` +
-    `as with ${llamaCpp}`;
+const why = (what: string, llamaCpp: string) =>
+  `its config.json has ${what}; llama.cpp's granitehybrid reads no key for it and computes ` +
+  `as with ${llamaCpp}`;
+
+/** What both classes refuse: no Mamba layer, a clamped time step. */
+function hybridUnsupported(w: KvWriter): string | undefined {
   const layers = w.num("num_hidden_layers") ?? 0;
   if (attentionLayers(w).length === layers) {
-    return "its layer_types has no Mamba layer; llama.cpp's converter writes such a model as " +
+    return "its layer pattern has no Mamba layer; llama.cpp's converter writes such a model as " +
       "granite or granitemoe, which aprkit does not write";
-  }
-  const position = w.hparams["position_embedding_type"] ?? null;
-  if (position === "rope") {
-    return why(`position_embedding_type "rope"`, `"nope" (a hybrid's attention rotates nothing)`);
   }
   if (!unclamped(w.hparams["time_step_limit"])) {
     return why(`time_step_limit ${JSON.stringify(w.hparams["time_step_limit"])}`, "no clamp");
   }
   return undefined;
+}
+
+function unsupported(w: KvWriter): string | undefined {
+  const position = w.hparams["position_embedding_type"] ?? null;
+  if (position === "rope") {
+    return why(`position_embedding_type "rope"`, `"nope" (a hybrid's attention rotates nothing)`);
+  }
+  return hybridUnsupported(w);
+}
+
+/**
+ * Bamba rotates part of each head (transformers' default 0.5): llama.cpp
+ * rotates the first `rope.dimension_count` of the converter's permuted rows,
+ * which are not the dims transformers' partial `rotate_half` pairs.
+ */
+function bambaUnsupported(w: KvWriter): string | undefined {
+  const partial = w.fullRope["partial_rotary_factor"] ?? 0.5;
+  if (partial !== 1) {
+    return `its config.json has partial_rotary_factor ${partial} (transformers' default 0.5 when ` +
+      `absent); llama.cpp rotates the converter's permuted Q/K rows otherwise than transformers ` +
+      `rotates part of each head (1.46 apart in log-probability, measured), and computes as ` +
+      `transformers only with 1`;
+  }
+  return hybridUnsupported(w);
 }
 
 /** A 2-D tensor's rows `[from, to)` under a GGUF name. */
@@ -133,6 +172,19 @@ function sharedMlp(tensors: readonly TensorInfo[], w: KvWriter): MadeTensor[] {
 
 const SSM = mamba2Tensors("mamba", sizes);
 
+/** The hybrids' layer pattern and SSM fields, written as keys or tensor shapes. */
+const MAMBA_WRITTEN = [
+  "layer_types",
+  "mamba_n_heads",
+  "mamba_d_head",
+  "mamba_expand",
+  "mamba_n_groups",
+  "mamba_d_state",
+  "mamba_d_conv",
+  // Its bias tensor, which llama.cpp loads when the file has it.
+  "mamba_conv_bias",
+];
+
 /** Granite 4.0-H. */
 export const GRANITE_HYBRID: Family = {
   name: "granitehybrid",
@@ -142,16 +194,8 @@ export const GRANITE_HYBRID: Family = {
     written: [
       ...GRANITE_MULTIPLIERS,
       "shared_intermediate_size",
-      "layer_types",
       "layers_block_type",
-      "mamba_n_heads",
-      "mamba_d_head",
-      "mamba_expand",
-      "mamba_n_groups",
-      "mamba_d_state",
-      "mamba_d_conv",
-      // Tensors llama.cpp loads when the file has them.
-      "mamba_conv_bias",
+      ...MAMBA_WRITTEN,
     ],
     checked: ["position_embedding_type", "time_step_limit"],
     assumed: [
@@ -188,7 +232,7 @@ export const GRANITE_HYBRID: Family = {
   ggufRenamesOnly: false,
   ggufReadBackRefusal: READ_BACK_REFUSAL.replace("a Mamba GGUF", "a Granite 4.0-H GGUF"),
   gguf: {
-    writeKv,
+    writeKv: writeKv(false),
     unsupported,
     llamaKeys: true,
     made: (tensors, w) => [
@@ -197,4 +241,40 @@ export const GRANITE_HYBRID: Family = {
     ],
     ...DT_BIAS_NAMES,
   },
+};
+
+// Bamba has no experts.
+const { experts: _experts, ...HYBRID } = GRANITE_HYBRID;
+
+/** Bamba: Granite 4.0-H's converter class with RoPE, a dense MLP and its own names. */
+export const BAMBA: Family = {
+  ...HYBRID,
+  name: "bamba",
+  source: "llama.cpp conversion/granite.py GraniteHybridModel; transformers BambaForCausalLM",
+  configFields: {
+    written: [
+      "attn_layer_indices",
+      ...MAMBA_WRITTEN,
+    ],
+    checked: ["time_step_limit", "partial_rotary_factor"],
+    assumed: GRANITE_HYBRID.configFields.assumed ?? [],
+    irrelevant: {
+      ...GRANITE_HYBRID.configFields.irrelevant,
+      num_logits_to_keep: "how many positions transformers computes logits for",
+      z_loss_coefficient: "training only (a loss term)",
+    },
+  },
+  hfArchitectures: ["BambaForCausalLM"],
+  hfModelTypes: ["bamba"],
+  globalNames: [["output_norm", "model.final_layernorm"]],
+  blockNames: [
+    ...LLAMA_BLOCK.filter(([gguf]) => gguf.startsWith("attn_")),
+    ["ffn_norm", "pre_ff_layernorm"],
+    ["ffn_gate", "feed_forward.gate_proj"],
+    ["ffn_up", "feed_forward.up_proj"],
+    ["ffn_down", "feed_forward.down_proj"],
+    ...GRANITE_HYBRID.blockNames.filter(([gguf]) => gguf.startsWith("ssm_")),
+  ],
+  ggufReadBackRefusal: READ_BACK_REFUSAL.replace("a Mamba GGUF", "a Bamba GGUF"),
+  gguf: { ...GRANITE_HYBRID.gguf!, writeKv: writeKv(true), unsupported: bambaUnsupported },
 };

@@ -629,6 +629,20 @@ FAMILIES["granite-hybrid"] = (
     {"multipliers": {"embedding_multiplier": 1.0, "attention_multiplier": 0.25,
                      "residual_multiplier": 1.0, "logits_scaling": 1.0}},
 )
+# Bamba's shape (Bamba-9B): GraniteHybridModel's other class, Mamba-2 layers
+# with attention on layer 1 (attn_layer_indices), a dense SwiGLU MLP, RoPE on
+# the whole head: with transformers' default partial_rotary_factor 0.5 (and
+# the published attn_rotary_emb, which the converter reads) llama.cpp rotates
+# the converter's permuted rows otherwise than transformers (1.46 apart).
+FAMILIES["bamba"] = (
+    "BambaConfig", "BambaForCausalLM",
+    common(num_hidden_layers=4, attn_layer_indices=[1], partial_rotary_factor=1.0,
+           rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 1.0},
+           mamba_n_heads=8, mamba_d_head=16,
+           mamba_expand=2, mamba_n_groups=1, mamba_d_state=16, mamba_d_conv=4,
+           pad_token_id=VOCAB - 1, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3", {},
+)
 HUB_LAYER_TYPES = {"granite-hybrid": {"linear_attention": "mamba", "full_attention": "attention"}}
 
 # The same checkpoints saved by transformers 4 (run this script with
@@ -975,7 +989,7 @@ def make_unknown() -> None:
 # with (a seed is otherwise 1 + the family's place in FAMILIES).
 SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
          "glm4moe": 23, "glm4": 24, "mamba": 180, "mamba2": 181, "falcon-mamba": 182,
-         "granite-hybrid": 183}
+         "granite-hybrid": 183, "bamba": 184}
 
 
 def main() -> None:
