@@ -434,7 +434,7 @@ export function hfShapeProblem(
     kvHeads: num(h["num_key_value_heads"]) ?? heads,
     keyLength: num(h["head_dim"]),
     // MoE models' dense width is the leading dense layers' (or none).
-    ff: family.experts === undefined ? num(h[widthKey]) : undefined,
+    ff: family.experts === undefined ? family.hfWidth?.(h) ?? num(h[widthKey]) : undefined,
     experts: num(h[expertsKey]),
   };
   const prefix = family.experts?.prefix;

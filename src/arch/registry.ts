@@ -43,6 +43,7 @@ import { SMOLLM3 } from "./families/smollm3.ts";
 import { STARCODER2 } from "./families/starcoder2.ts";
 import { FALCON_MAMBA, MAMBA, MAMBA2 } from "./families/mamba.ts";
 import { BAMBA, GRANITE_HYBRID } from "./families/granite_hybrid.ts";
+import { LFM2 } from "./families/lfm2.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -86,6 +87,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     FALCON_MAMBA,
     GRANITE_HYBRID,
     BAMBA,
+    LFM2,
   ].map((f) => [f.name, f]),
 );
 

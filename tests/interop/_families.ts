@@ -183,6 +183,7 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "falcon-mamba": "as mamba",
   "granite-hybrid": "as mamba (its Mamba-2 layers), experts stacked",
   "bamba": "as mamba (its Mamba-2 layers)",
+  "lfm2": "its short convolution squeezed, shortconv names not mapped back",
 };
 
 /**
@@ -225,6 +226,8 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "falcon-mamba",
   "granite-hybrid",
   "bamba",
+  // The short convolution is squeezed (made, not renamed).
+  "lfm2",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

@@ -70,7 +70,26 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
           return;
         }
         need("model.embed_tokens.weight");
-        if (family !== "bamba") need("model.norm.weight");
+        if (family !== "bamba" && family !== "lfm2") need("model.norm.weight");
+        if (family === "lfm2") {
+          // realizar has no LFM2 model: APR keeps the checkpoint's tensors, a
+          // convolution layer (0) and an attention layer (1).
+          need("model.embedding_norm.weight");
+          for (const x of ["conv", "in_proj", "out_proj"]) need(`model.layers.0.conv.${x}.weight`);
+          for (
+            const x of ["q_proj", "k_proj", "v_proj", "out_proj", "q_layernorm", "k_layernorm"]
+          ) {
+            need(`model.layers.1.self_attn.${x}.weight`);
+          }
+          for (const layer of [0, 1]) {
+            for (const x of ["w1", "w2", "w3"]) {
+              need(`model.layers.${layer}.feed_forward.${x}.weight`);
+            }
+          }
+          if (typeof metadata.rope_type !== "number") problems.push("no rope_type");
+          fail(family, problems);
+          return;
+        }
         if (family === "bamba") {
           // realizar has no hybrid model: APR keeps the checkpoint's tensors,
           // a Mamba-2 layer (0) and an attention layer (1), each with its MLP.

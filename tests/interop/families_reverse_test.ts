@@ -145,7 +145,11 @@ Deno.test("families: a GGUF aprkit does not read back is refused for SafeTensors
         await t.step(`${family} → ${output}`, async () => {
           const out = `${dir}/back.${output}`;
           const run = await runApr(["convert", gguf, "-o", out]);
-          assertOneLineError(run, /DeepSeek|GLM-4\.5|Mamba|Granite 4\.0-H|Bamba/, /--keep-names/);
+          assertOneLineError(
+            run,
+            /DeepSeek|GLM-4\.5|Mamba|Granite 4\.0-H|Bamba|LFM2/,
+            /--keep-names/,
+          );
           await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
         });
       }

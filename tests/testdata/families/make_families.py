@@ -643,6 +643,17 @@ FAMILIES["bamba"] = (
            pad_token_id=VOCAB - 1, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
     "llama3", {},
 )
+# LFM2's shape (LFM2-350M): short gated convolutions (kernel 3) with attention
+# on layers 1 and 3 (Q/K norms), the SwiGLU width auto-adjusted
+# (block_auto_adjust_ff_dim: 2/3 of 192, rounded up to a multiple of 32 = 128).
+FAMILIES["lfm2"] = (
+    "Lfm2Config", "Lfm2ForCausalLM",
+    common(num_hidden_layers=4, intermediate_size=192, block_auto_adjust_ff_dim=True,
+           block_multiple_of=32, block_ffn_dim_multiplier=1.0, conv_L_cache=3,
+           layer_types=["conv", "full_attention", "conv", "full_attention"],
+           pad_token_id=VOCAB - 1, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3", {},
+)
 HUB_LAYER_TYPES = {"granite-hybrid": {"linear_attention": "mamba", "full_attention": "attention"}}
 
 # The same checkpoints saved by transformers 4 (run this script with
@@ -989,7 +1000,8 @@ def make_unknown() -> None:
 # with (a seed is otherwise 1 + the family's place in FAMILIES).
 SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
          "glm4moe": 23, "glm4": 24, "mamba": 180, "mamba2": 181, "falcon-mamba": 182,
-         "granite-hybrid": 183, "bamba": 184}
+         "granite-hybrid": 183, "bamba": 184,
+         "lfm2": 185}
 
 
 def main() -> None:
