@@ -84,9 +84,11 @@ Deno.test("model shape: each converter GGUF is refused with a stray block, a mis
     );
     const missing = m.tensors.filter((t) => !t.name.startsWith("blk.0."));
     assert.equal(ggufShapeProblem(m.arch, kv, missing)?.tensor, "layer 0", m.file);
-    const wide = m.tensors.map((t) =>
-      t.name === "output_norm.weight" ? { ...t, shape: [hidden * 2] } : t
-    );
+    // The final norm (LFM2's is token_embd_norm: its embedding_norm runs last).
+    const norm = m.tensors.some((t) => t.name === "output_norm.weight")
+      ? "output_norm.weight"
+      : "token_embd_norm.weight";
+    const wide = m.tensors.map((t) => t.name === norm ? { ...t, shape: [hidden * 2] } : t);
     assert.match(
       ggufShapeProblem(m.arch, kv, wide)?.reason ?? "",
       new RegExp(`^shape \\[${hidden * 2}\\], expected \\[${hidden}\\]`),
