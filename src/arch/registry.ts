@@ -44,6 +44,7 @@ import { STARCODER2 } from "./families/starcoder2.ts";
 import { FALCON_MAMBA, MAMBA, MAMBA2 } from "./families/mamba.ts";
 import { BAMBA, GRANITE_HYBRID } from "./families/granite_hybrid.ts";
 import { LFM2 } from "./families/lfm2.ts";
+import { JAMBA } from "./families/jamba.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -88,6 +89,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     GRANITE_HYBRID,
     BAMBA,
     LFM2,
+    JAMBA,
   ].map((f) => [f.name, f]),
 );
 

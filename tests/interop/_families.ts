@@ -184,6 +184,7 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "granite-hybrid": "as mamba (its Mamba-2 layers), experts stacked",
   "bamba": "as mamba (its Mamba-2 layers)",
   "lfm2": "its short convolution squeezed, shortconv names not mapped back",
+  "jamba": "as mamba (its Mamba layers), experts stacked",
 };
 
 /**
@@ -228,6 +229,7 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "bamba",
   // The short convolution is squeezed (made, not renamed).
   "lfm2",
+  "jamba",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

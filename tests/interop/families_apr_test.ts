@@ -70,7 +70,27 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
           return;
         }
         need("model.embed_tokens.weight");
-        if (family !== "bamba" && family !== "lfm2") need("model.norm.weight");
+        if (!["bamba", "lfm2", "jamba"].includes(family)) need("model.norm.weight");
+        if (family === "jamba") {
+          // realizar has no hybrid model: APR keeps the checkpoint's tensors, a
+          // Mamba layer with a dense MLP (0) and an attention layer with experts (1).
+          need("model.final_layernorm.weight");
+          for (const x of ["in_proj", "conv1d", "x_proj", "dt_proj", "out_proj", "dt_layernorm"]) {
+            need(`model.layers.0.mamba.${x}.weight`);
+          }
+          for (const x of ["A_log", "D"]) need(`model.layers.0.mamba.${x}`);
+          for (const x of ["gate", "up", "down"]) {
+            need(`model.layers.0.feed_forward.${x}_proj.weight`);
+          }
+          for (const x of ["q", "k", "v", "o"]) need(`model.layers.1.self_attn.${x}_proj.weight`);
+          need("model.layers.1.feed_forward.router.weight");
+          for (let e = 0; e < 4; e++) {
+            need(`model.layers.1.feed_forward.experts.${e}.gate_proj.weight`);
+          }
+          if (metadata.rope_type !== undefined) problems.push("rope_type for a model without RoPE");
+          fail(family, problems);
+          return;
+        }
         if (family === "lfm2") {
           // realizar has no LFM2 model: APR keeps the checkpoint's tensors, a
           // convolution layer (0) and an attention layer (1).

@@ -26,7 +26,7 @@ import { oneColumn, squeezed, type SsmTensor, ssmTensors } from "../ssm.ts";
 const BLOCKS = "backbone.layers";
 
 /** Python's `x or default`: a missing, null or zero value is the default. */
-function or(value: unknown, fallback: number): number {
+export function or(value: unknown, fallback: number): number {
   return typeof value === "number" && value !== 0 ? value : fallback;
 }
 
@@ -93,11 +93,21 @@ function mambaUnsupported(w: KvWriter): string | undefined {
   return undefined;
 }
 
-const MAMBA_SSM: readonly SsmTensor[] = [
-  { piece: "mixer.A_log", gguf: "ssm_a", shape: (s) => s, negExp: true },
-  { piece: "mixer.D", gguf: "ssm_d", shape: (s) => s },
-  { piece: "mixer.conv1d.weight", gguf: "ssm_conv1d.weight", shape: squeezed },
-];
+/**
+ * Mamba's made tensors (`MambaModel.modify_tensors`) under a mixer module
+ * (`mixer`; Jamba's `mamba`).
+ *
+ * @param mixer The module below the block holding the SSM.
+ */
+export function mambaTensors(mixer: string): readonly SsmTensor[] {
+  return [
+    { piece: `${mixer}.A_log`, gguf: "ssm_a", shape: (s) => s, negExp: true },
+    { piece: `${mixer}.D`, gguf: "ssm_d", shape: (s) => s },
+    { piece: `${mixer}.conv1d.weight`, gguf: "ssm_conv1d.weight", shape: squeezed },
+  ];
+}
+
+const MAMBA_SSM = mambaTensors("mixer");
 
 /** The GGUF names of a Mamba block; `A_log`, `D` and the convolution's weight are made (`ssm.ts`). */
 const MAMBA_BLOCK: readonly (readonly [string, string])[] = [

@@ -654,6 +654,17 @@ FAMILIES["lfm2"] = (
            pad_token_id=VOCAB - 1, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
     "llama3", {},
 )
+# Jamba's shape (Jamba-v0.1's pattern, scaled down): Mamba layers with
+# weighted RMS norms on the time step, B and C, attention (no positions) on
+# every 2nd layer from 1, 4 experts (top 2) on every 2nd layer from 1.
+FAMILIES["jamba"] = (
+    "JambaConfig", "JambaForCausalLM",
+    common(num_hidden_layers=4, num_experts=4, num_experts_per_tok=2, attn_layer_period=2,
+           attn_layer_offset=1, expert_layer_period=2, expert_layer_offset=1, mamba_d_state=16,
+           mamba_d_conv=4, mamba_expand=2, use_mamba_kernels=False, pad_token_id=0,
+           bos_token_id=1, eos_token_id=2),
+    "llama", {},
+)
 HUB_LAYER_TYPES = {"granite-hybrid": {"linear_attention": "mamba", "full_attention": "attention"}}
 
 # The same checkpoints saved by transformers 4 (run this script with
@@ -1001,7 +1012,7 @@ def make_unknown() -> None:
 SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-moe": 24,
          "glm4moe": 23, "glm4": 24, "mamba": 180, "mamba2": 181, "falcon-mamba": 182,
          "granite-hybrid": 183, "bamba": 184,
-         "lfm2": 185}
+         "lfm2": 185, "jamba": 186}
 
 
 def main() -> None:
