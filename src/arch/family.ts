@@ -365,11 +365,23 @@ export interface Family {
     Partial<Record<"intermediate_size" | "moe_intermediate_size", string>>
   >;
   /**
+   * The feed-forward width the checkpoint's tensors have, where the model
+   * derives it from the config (LFM2's `block_auto_adjust_ff_dim`); absent:
+   * `intermediate_size` (or {@linkcode hfWidthKeys}).
+   */
+  hfWidth?(hparams: Readonly<Record<string, unknown>>): number | undefined;
+  /**
    * Whether a checkpoint's embedding may have other rows than its
    * `vocab_size` on purpose (Gemma 3: llama.cpp trims it to the tokens its
    * tokenizer claims), so realizar's load gate is not checked at import.
    */
   readonly embeddingRowsMayDiffer?: boolean;
+  /**
+   * Whether some layers have no attention (a hybrid's state-space layers), so
+   * a model's shape check does not ask every layer for the first one's
+   * attention tensors.
+   */
+  readonly hybrid?: boolean;
   /** APR output: what realizar needs changed; absent: Hugging Face's tensors as they are. */
   readonly apr?: AprLayout;
   /** GGUF output; absent: refused. */

@@ -105,6 +105,7 @@ const RESIDUAL_NORMS = new Set([
   "FFN_POST_NORM",
   "ATTN_POST_NORM",
   "OUTPUT_NORM",
+  "TOKEN_EMBD_NORM",
   "LAYER_OUT_NORM",
   "FFN_PRE_NORM_2",
   "FFN_POST_NORM_1",
@@ -149,12 +150,6 @@ const IRREGULAR_HEADS = new Set([
   "qwen35", // the same
   "qwen35moe", // the same
 ]);
-
-/**
- * Hybrid architectures: some layers attend, the others are recurrent (gated
- * DeltaNet), so no attention tensor is in every layer.
- */
-const HYBRID = new Set(["qwen3next", "qwen35", "qwen35moe"]);
 
 /** Architectures whose dense FFN is not `feed_forward_length` wide in every block. */
 const IRREGULAR_FF = new Set([
@@ -312,6 +307,10 @@ function missingAttention(kinded: readonly Kinded[], d: Dims): ShapeProblem | un
 const num = (v: unknown): number | undefined =>
   typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : undefined;
 
+/** The largest of a list of numbers, or the value itself when it is no list. */
+const largest = (v: unknown): unknown =>
+  Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "number") ? Math.max(...v) : v;
+
 /**
  * Check a GGUF model's tensors against its architecture and `{arch}.*` keys.
  *
@@ -360,7 +359,7 @@ export function ggufShapeProblem(
     blocksKey: `${arch}.block_count`,
     // The architectures of aprkit's families (a GGUF of another is checked
     // for its names and sizes only).
-    everyBlockAttends: familiesOfGguf(arch).length > 0 && !HYBRID.has(arch),
+    everyBlockAttends: familiesOfGguf(arch).some((f) => f.hybrid !== true),
     hidden,
     labels: {
       hidden: `${arch}.embedding_length`,
@@ -373,7 +372,8 @@ export function ggufShapeProblem(
     },
     labelPrefix: "",
     heads: num(kv(`${arch}.attention.head_count`)),
-    kvHeads: num(kv(`${arch}.attention.head_count_kv`)) ??
+    // A hybrid's per-layer list (0 for an SSM layer): its attention layers' count.
+    kvHeads: num(largest(kv(`${arch}.attention.head_count_kv`))) ??
       num(kv(`${arch}.attention.head_count`)),
     keyLength: num(kv(`${arch}.attention.key_length`)),
     valueLength: num(kv(`${arch}.attention.value_length`)),
@@ -419,7 +419,7 @@ export function hfShapeProblem(
   const d: Dims = {
     blocks: layers + nextn,
     required: layers,
-    everyBlockAttends: !HYBRID.has(family.ggufArchitecture),
+    everyBlockAttends: family.hybrid !== true,
     kvSharedFrom: layers - (num(h["num_kv_shared_layers"]) ?? 0),
     blocksKey: nextn > 0
       ? "config.json's num_hidden_layers + num_nextn_predict_layers"
@@ -439,7 +439,7 @@ export function hfShapeProblem(
     kvHeads: num(h["num_key_value_heads"]) ?? heads,
     keyLength: num(h["head_dim"]),
     // MoE models' dense width is the leading dense layers' (or none).
-    ff: family.experts === undefined ? num(h[widthKey]) : undefined,
+    ff: family.experts === undefined ? family.hfWidth?.(h) ?? num(h[widthKey]) : undefined,
     experts: num(h[expertsKey]),
   };
   const prefix = family.experts?.prefix;

@@ -65,6 +65,9 @@ import { BLOOM } from "./families/bloom.ts";
 import { FALCON } from "./families/falcon.ts";
 import { OLMOE } from "./families/olmoe.ts";
 import { GRANITEMOE, GRANITEMOE_SHARED } from "./families/granitemoe.ts";
+import { BAMBA, GRANITE_HYBRID } from "./families/granite_hybrid.ts";
+import { LFM2 } from "./families/lfm2.ts";
+import { JAMBA } from "./families/jamba.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -132,6 +135,10 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     OLMOE,
     GRANITEMOE,
     GRANITEMOE_SHARED,
+    GRANITE_HYBRID,
+    BAMBA,
+    LFM2,
+    JAMBA,
   ].map((f) => [f.name, f]),
 );
 

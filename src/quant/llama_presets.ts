@@ -237,6 +237,8 @@ const NEVER_QUANTIZED = [
   // but 2-D to the converter, whose list keeps it F32 too.
   "ffn_gate_inp_shexp.weight",
   "ssm_conv1d.weight",
+  // LFM2's short convolution (the converter's SHORTCONV_CONV; llama-quantize's list too).
+  "shortconv.conv.weight",
   "time_mix_first.weight",
   "time_mix_w1.weight",
   "time_mix_w2.weight",
@@ -276,13 +278,11 @@ export function keptInFloat32(name: string): boolean {
 /**
  * Names (GGUF spelling, substrings) llama-quantize also leaves unquantized
  * though the converter's `--outtype` converts them (tensor_allows_quantization
- * of llama.cpp de3ff81): DeepSeek-V4's routing table, LFM2's short
- * convolutions, MiniMax's indexer, RWKV-7's small mixes, multimodal
+ * of llama.cpp de3ff81): DeepSeek-V4's routing table, MiniMax's indexer, RWKV-7's small mixes, multimodal
  * positions and patch embeddings, audio codebooks.
  */
 const ALSO_NOT_QUANTIZED_BY_LLAMA_QUANTIZE = [
   "ffn_gate_tid2eid.weight",
-  "shortconv.conv.weight",
   "indexer.k_proj.weight",
   "indexer.q_proj.weight",
   "time_mix_w0.weight",

@@ -84,11 +84,13 @@ Deno.test("model shape: each converter GGUF is refused with a stray block, a mis
     );
     const missing = m.tensors.filter((t) => !t.name.startsWith("blk.0."));
     assert.equal(ggufShapeProblem(m.arch, kv, missing)?.tensor, "layer 0", m.file);
+    // The final norm (LFM2's is token_embd_norm: its embedding_norm runs last);
     // OLMo 1's LayerNorms have no weights: no norm to mis-size.
-    if (!m.tensors.some((t) => t.name === "output_norm.weight")) continue;
-    const wide = m.tensors.map((t) =>
-      t.name === "output_norm.weight" ? { ...t, shape: [hidden * 2] } : t
+    const norm = ["output_norm.weight", "token_embd_norm.weight"].find((n) =>
+      m.tensors.some((t) => t.name === n)
     );
+    if (norm === undefined) continue;
+    const wide = m.tensors.map((t) => t.name === norm ? { ...t, shape: [hidden * 2] } : t);
     assert.match(
       ggufShapeProblem(m.arch, kv, wide)?.reason ?? "",
       new RegExp(`^shape \\[${hidden * 2}\\], expected \\[${hidden}\\]`),

@@ -189,6 +189,10 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "glm4moe-lite": "as deepseek2 (GLM-4.7-Flash is written as llama.cpp's deepseek2)",
   granitemoe: "experts split from input_linear into gate and up stacks",
   "granitemoe-shared": "as granitemoe",
+  "granite-hybrid": "as mamba (its Mamba-2 layers), experts stacked",
+  "bamba": "as mamba (its Mamba-2 layers)",
+  "lfm2": "its short convolution squeezed, shortconv names not mapped back",
+  "jamba": "as mamba (its Mamba layers), experts stacked",
 };
 
 /**
@@ -237,6 +241,11 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "glm4moe-lite",
   "granitemoe",
   "granitemoe-shared",
+  "granite-hybrid",
+  "bamba",
+  // The short convolution is squeezed (made, not renamed).
+  "lfm2",
+  "jamba",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

@@ -215,7 +215,88 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
         }
         need("model.embed_tokens.weight");
         // OLMo 1's LayerNorms have no weights: there is no norm tensor to store.
-        if (family !== "olmo") need("model.norm.weight");
+        if (!["olmo", "bamba", "lfm2", "jamba"].includes(family)) need("model.norm.weight");
+        if (family === "jamba") {
+          // realizar has no hybrid model: APR keeps the checkpoint's tensors, a
+          // Mamba layer with a dense MLP (0) and an attention layer with experts (1).
+          need("model.final_layernorm.weight");
+          for (const x of ["in_proj", "conv1d", "x_proj", "dt_proj", "out_proj", "dt_layernorm"]) {
+            need(`model.layers.0.mamba.${x}.weight`);
+          }
+          for (const x of ["A_log", "D"]) need(`model.layers.0.mamba.${x}`);
+          for (const x of ["gate", "up", "down"]) {
+            need(`model.layers.0.feed_forward.${x}_proj.weight`);
+          }
+          for (const x of ["q", "k", "v", "o"]) need(`model.layers.1.self_attn.${x}_proj.weight`);
+          need("model.layers.1.feed_forward.router.weight");
+          for (let e = 0; e < 4; e++) {
+            need(`model.layers.1.feed_forward.experts.${e}.gate_proj.weight`);
+          }
+          if (metadata.rope_type !== undefined) problems.push("rope_type for a model without RoPE");
+          fail(family, problems);
+          return;
+        }
+        if (family === "lfm2") {
+          // realizar has no LFM2 model: APR keeps the checkpoint's tensors, a
+          // convolution layer (0) and an attention layer (1).
+          need("model.embedding_norm.weight");
+          for (const x of ["conv", "in_proj", "out_proj"]) need(`model.layers.0.conv.${x}.weight`);
+          for (
+            const x of ["q_proj", "k_proj", "v_proj", "out_proj", "q_layernorm", "k_layernorm"]
+          ) {
+            need(`model.layers.1.self_attn.${x}.weight`);
+          }
+          for (const layer of [0, 1]) {
+            for (const x of ["w1", "w2", "w3"]) {
+              need(`model.layers.${layer}.feed_forward.${x}.weight`);
+            }
+          }
+          if (typeof metadata.rope_type !== "number") problems.push("no rope_type");
+          fail(family, problems);
+          return;
+        }
+        if (family === "bamba") {
+          // realizar has no hybrid model: APR keeps the checkpoint's tensors,
+          // a Mamba-2 layer (0) and an attention layer (1), each with its MLP.
+          need("model.final_layernorm.weight");
+          for (const x of ["in_proj", "conv1d", "out_proj", "norm"]) {
+            need(`model.layers.0.mamba.${x}.weight`);
+          }
+          for (const x of ["A_log", "D", "dt_bias"]) need(`model.layers.0.mamba.${x}`);
+          for (const x of ["q", "k", "v", "o"]) need(`model.layers.1.self_attn.${x}_proj.weight`);
+          for (const layer of [0, 1]) {
+            for (const x of ["gate", "up", "down"]) {
+              need(`model.layers.${layer}.feed_forward.${x}_proj.weight`);
+            }
+          }
+          if (typeof metadata.rope_type !== "number") problems.push("no rope_type");
+          fail(family, problems);
+          return;
+        }
+        if (family === "granite-hybrid") {
+          // realizar has no hybrid model: APR keeps the checkpoint's tensors,
+          // a Mamba-2 layer (0) and an attention layer (1), each with its MoE.
+          for (const x of ["in_proj", "conv1d", "out_proj", "norm"]) {
+            need(`model.layers.0.mamba.${x}.weight`);
+          }
+          for (const x of ["A_log", "D", "dt_bias"]) need(`model.layers.0.mamba.${x}`);
+          for (const x of ["q", "k", "v", "o"]) need(`model.layers.1.self_attn.${x}_proj.weight`);
+          for (const layer of [0, 1]) {
+            for (const x of ["block_sparse_moe.input_linear", "block_sparse_moe.output_linear"]) {
+              need(`model.layers.${layer}.${x}.weight`);
+            }
+            need(`model.layers.${layer}.shared_mlp.input_linear.weight`);
+          }
+          const [rows, cols] = embedding;
+          if (metadata.vocab_size !== rows || metadata.hidden_size !== cols) {
+            problems.push(
+              `sizes ${metadata.vocab_size}×${metadata.hidden_size}, embedding ${rows}×${cols}`,
+            );
+          }
+          if (typeof metadata.rope_type !== "number") problems.push("no rope_type");
+          fail(family, problems);
+          return;
+        }
         for (const layer of [0, 1]) {
           const p = `model.layers.${layer}`;
           if (family.startsWith("deepseek") || family === "glm4moe-lite") {

@@ -34,17 +34,20 @@ export function writeGraniteKv(w: KvWriter): void {
   w.f32("logit_scale", truthy(w.hparams["logits_scaling"]));
 }
 
+/** The config fields of the four multipliers (written by {@linkcode writeGraniteKv}). */
+export const GRANITE_MULTIPLIERS: readonly string[] = [
+  "attention_multiplier",
+  "embedding_multiplier",
+  "logits_scaling",
+  "residual_multiplier",
+];
+
 /** IBM Granite 3.x dense models. */
 export const GRANITE: Family = {
   name: "granite",
   source: "llama.cpp conversion/granite.py GraniteModel; transformers GraniteForCausalLM",
   configFields: {
-    written: [
-      "attention_multiplier",
-      "embedding_multiplier",
-      "logits_scaling",
-      "residual_multiplier",
-    ],
+    written: GRANITE_MULTIPLIERS,
     assumed: [activation("hidden_act", SILU)],
   },
   hfArchitectures: ["GraniteForCausalLM"],

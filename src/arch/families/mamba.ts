@@ -26,7 +26,7 @@ import { oneColumn, squeezed, type SsmTensor, ssmTensors } from "../ssm.ts";
 const BLOCKS = "backbone.layers";
 
 /** Python's `x or default`: a missing, null or zero value is the default. */
-function or(value: unknown, fallback: number): number {
+export function or(value: unknown, fallback: number): number {
   return typeof value === "number" && value !== 0 ? value : fallback;
 }
 
@@ -93,11 +93,21 @@ function mambaUnsupported(w: KvWriter): string | undefined {
   return undefined;
 }
 
-const MAMBA_SSM: readonly SsmTensor[] = [
-  { piece: "mixer.A_log", gguf: "ssm_a", shape: (s) => s, negExp: true },
-  { piece: "mixer.D", gguf: "ssm_d", shape: (s) => s },
-  { piece: "mixer.conv1d.weight", gguf: "ssm_conv1d.weight", shape: squeezed },
-];
+/**
+ * Mamba's made tensors (`MambaModel.modify_tensors`) under a mixer module
+ * (`mixer`; Jamba's `mamba`).
+ *
+ * @param mixer The module below the block holding the SSM.
+ */
+export function mambaTensors(mixer: string): readonly SsmTensor[] {
+  return [
+    { piece: `${mixer}.A_log`, gguf: "ssm_a", shape: (s) => s, negExp: true },
+    { piece: `${mixer}.D`, gguf: "ssm_d", shape: (s) => s },
+    { piece: `${mixer}.conv1d.weight`, gguf: "ssm_conv1d.weight", shape: squeezed },
+  ];
+}
+
+const MAMBA_SSM = mambaTensors("mixer");
 
 /** The GGUF names of a Mamba block; `A_log`, `D` and the convolution's weight are made (`ssm.ts`). */
 const MAMBA_BLOCK: readonly (readonly [string, string])[] = [
@@ -109,7 +119,8 @@ const MAMBA_BLOCK: readonly (readonly [string, string])[] = [
   ["ssm_out", "mixer.out_proj"],
 ];
 
-const READ_BACK_REFUSAL = "aprkit does not read a Mamba GGUF back into Hugging Face's layout " +
+export const READ_BACK_REFUSAL =
+  "aprkit does not read a Mamba GGUF back into Hugging Face's layout " +
   "(it holds A_log as ssm_a = −exp(A_log), which log(−a) gives back only to within rounding); " +
   "--keep-names keeps its GGUF tensors";
 
@@ -154,8 +165,12 @@ export const FALCON_MAMBA: Family = {
   hfModelTypes: ["falcon_mamba"],
 };
 
-/** Mamba-2's time-step clamp: transformers applies it, llama.cpp's mamba2 never clamps. */
-function unclamped(limit: unknown): boolean {
+/**
+ * Whether a Mamba-2 time-step clamp (`time_step_limit`) clamps nothing:
+ * transformers applies it, llama.cpp never clamps. transformers 5 writes its
+ * default (0, ∞) as `[0.0, {"__float__": "Infinity"}]`.
+ */
+export function unclamped(limit: unknown): boolean {
   if (limit === undefined || limit === null) return true;
   if (!Array.isArray(limit) || limit.length !== 2) return false;
   const [low, high] = limit;
@@ -195,19 +210,40 @@ function mamba2Unsupported(w: KvWriter): string | undefined {
   return undefined;
 }
 
-const MAMBA2_SSM: readonly SsmTensor[] = [
-  { piece: "mixer.A_log", gguf: "ssm_a", shape: oneColumn, negExp: true },
-  { piece: "mixer.D", gguf: "ssm_d", shape: oneColumn },
-  { piece: "mixer.conv1d.weight", gguf: "ssm_conv1d.weight", shape: squeezed },
-  {
-    piece: "mixer.norm.weight",
-    gguf: "ssm_norm.weight",
-    shape: (_, w) => {
-      const { inner, groups } = mamba2Sizes(w);
-      return [groups, inner / groups];
+/**
+ * Mamba-2's reshaped tensors (`Mamba2Model.modify_tensors`) under a mixer
+ * module (`mixer`; the hybrids' `mamba`), its gated norm grouped by the
+ * family's own reading of the inner width and group count.
+ *
+ * @param mixer The module below the block holding the SSM.
+ * @param sizes The inner width and group count, from the config.
+ */
+export function mamba2Tensors(
+  mixer: string,
+  sizes: (w: KvWriter) => { inner: number; groups: number },
+): readonly SsmTensor[] {
+  return [
+    { piece: `${mixer}.A_log`, gguf: "ssm_a", shape: oneColumn, negExp: true },
+    { piece: `${mixer}.D`, gguf: "ssm_d", shape: oneColumn },
+    { piece: `${mixer}.conv1d.weight`, gguf: "ssm_conv1d.weight", shape: squeezed },
+    {
+      piece: `${mixer}.norm.weight`,
+      gguf: "ssm_norm.weight",
+      shape: (_, w) => {
+        const { inner, groups } = sizes(w);
+        return [groups, inner / groups];
+      },
     },
-  },
-];
+  ];
+}
+
+const MAMBA2_SSM = mamba2Tensors("mixer", mamba2Sizes);
+
+/** The converter's `filter_tensors`: Mamba-2's time-step bias is read as `dt_proj`'s. */
+export const DT_BIAS_NAMES = {
+  hfName: (name: string): string => name.replace(/\.dt_bias$/, ".dt_proj.bias"),
+  hfNameBack: (name: string): string => name.replace(/\.dt_proj\.bias$/, ".dt_bias"),
+} as const;
 
 /** Mamba-2. */
 export const MAMBA2: Family = {
@@ -244,8 +280,6 @@ export const MAMBA2: Family = {
     writeKv: writeMamba2Kv,
     unsupported: mamba2Unsupported,
     made: (tensors, w) => ssmTensors(tensors, w, BLOCKS, MAMBA2_SSM),
-    // The converter's filter_tensors: the time-step bias is dt_proj's.
-    hfName: (name) => name.replace(/\.mixer\.dt_bias$/, ".mixer.dt_proj.bias"),
-    hfNameBack: (name) => name.replace(/\.mixer\.dt_proj\.bias$/, ".mixer.dt_bias"),
+    ...DT_BIAS_NAMES,
   },
 };

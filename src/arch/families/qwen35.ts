@@ -205,6 +205,8 @@ const GGUF = {
 /** Qwen3.5 dense (0.8B–27B). */
 export const QWEN35: Family = {
   name: "qwen35",
+  // Gated DeltaNet layers between the attending ones.
+  hybrid: true,
   source: "llama.cpp conversion/qwen.py Qwen3_5TextModel; transformers Qwen3_5ForCausalLM",
   configFields: LINEAR_ATTENTION_FIELDS,
   hfArchitectures: ["Qwen3_5ForCausalLM"],
@@ -222,6 +224,8 @@ export const QWEN35: Family = {
 /** Qwen3.5 MoE (35B-A3B, 122B-A10B, 397B-A17B). */
 export const QWEN35MOE: Family = {
   name: "qwen35moe",
+  // Gated DeltaNet layers between the attending ones.
+  hybrid: true,
   source: "llama.cpp conversion/qwen.py Qwen3_5MoeTextModel; transformers Qwen3_5MoeForCausalLM",
   configFields: LINEAR_ATTENTION_FIELDS,
   hfArchitectures: ["Qwen3_5MoeForCausalLM"],

@@ -339,6 +339,8 @@ export const LINEAR_ATTENTION_READ_BACK =
 /** Qwen3-Next-80B-A3B. */
 export const QWEN3NEXT: Family = {
   name: "qwen3next",
+  // Gated DeltaNet layers between the attending ones.
+  hybrid: true,
   source: "llama.cpp conversion/qwen.py Qwen3NextModel; transformers Qwen3NextForCausalLM",
   configFields: QWEN3NEXT_FIELDS,
   hfArchitectures: ["Qwen3NextForCausalLM"],

@@ -958,6 +958,63 @@ FAMILIES["granitemoe-shared"] = (
 # not write back, added after saving: the converter needs them.
 CONFIG_EXTRA = {"gptneox": {"rotary_pct": 0.25}}
 
+# Granite 4.0-H's shape (granite-4.0-h-tiny): Mamba-2 layers with one
+# attention layer (no RoPE, as published: position_embedding_type "nope"),
+# 4 experts (top 2) with a shared MLP, Granite's four multipliers.
+# transformers 5 saves layer_types as "linear_attention"/"full_attention",
+# which llama.cpp's converter does not read (it looks for "attention"): the
+# config.json is given the published spelling (HUB_LAYER_TYPES).
+FAMILIES["granite-hybrid"] = (
+    "GraniteMoeHybridConfig", "GraniteMoeHybridForCausalLM",
+    common(num_hidden_layers=4, intermediate_size=32, shared_intermediate_size=64,
+           num_local_experts=4, num_experts_per_tok=2,
+           layer_types=["mamba", "attention", "mamba", "mamba"], position_embedding_type="nope",
+           mamba_n_heads=8, mamba_d_head=16, mamba_expand=2, mamba_n_groups=1, mamba_d_state=16,
+           mamba_d_conv=4, embedding_multiplier=4.0, attention_multiplier=1 / 16,
+           residual_multiplier=0.5, logits_scaling=2.0, pad_token_id=VOCAB - 1,
+           bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3",
+    {"multipliers": {"embedding_multiplier": 1.0, "attention_multiplier": 0.25,
+                     "residual_multiplier": 1.0, "logits_scaling": 1.0}},
+)
+# Bamba's shape (Bamba-9B): GraniteHybridModel's other class, Mamba-2 layers
+# with attention on layer 1 (attn_layer_indices), a dense SwiGLU MLP, RoPE on
+# the whole head: with transformers' default partial_rotary_factor 0.5 (and
+# the published attn_rotary_emb, which the converter reads) llama.cpp rotates
+# the converter's permuted rows otherwise than transformers (1.46 apart).
+FAMILIES["bamba"] = (
+    "BambaConfig", "BambaForCausalLM",
+    common(num_hidden_layers=4, attn_layer_indices=[1], partial_rotary_factor=1.0,
+           rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 1.0},
+           mamba_n_heads=8, mamba_d_head=16,
+           mamba_expand=2, mamba_n_groups=1, mamba_d_state=16, mamba_d_conv=4,
+           pad_token_id=VOCAB - 1, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3", {},
+)
+# LFM2's shape (LFM2-350M): short gated convolutions (kernel 3) with attention
+# on layers 1 and 3 (Q/K norms), the SwiGLU width auto-adjusted
+# (block_auto_adjust_ff_dim: 2/3 of 192, rounded up to a multiple of 32 = 128).
+FAMILIES["lfm2"] = (
+    "Lfm2Config", "Lfm2ForCausalLM",
+    common(num_hidden_layers=4, intermediate_size=192, block_auto_adjust_ff_dim=True,
+           block_multiple_of=32, block_ffn_dim_multiplier=1.0, conv_L_cache=3,
+           layer_types=["conv", "full_attention", "conv", "full_attention"],
+           pad_token_id=VOCAB - 1, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3", {},
+)
+# Jamba's shape (Jamba-v0.1's pattern, scaled down): Mamba layers with
+# weighted RMS norms on the time step, B and C, attention (no positions) on
+# every 2nd layer from 1, 4 experts (top 2) on every 2nd layer from 1.
+FAMILIES["jamba"] = (
+    "JambaConfig", "JambaForCausalLM",
+    common(num_hidden_layers=4, num_experts=4, num_experts_per_tok=2, attn_layer_period=2,
+           attn_layer_offset=1, expert_layer_period=2, expert_layer_offset=1, mamba_d_state=16,
+           mamba_d_conv=4, mamba_expand=2, use_mamba_kernels=False, pad_token_id=0,
+           bos_token_id=1, eos_token_id=2),
+    "llama", {},
+)
+HUB_LAYER_TYPES = {"granite-hybrid": {"linear_attention": "mamba", "full_attention": "attention"}}
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1054,6 +1111,11 @@ def make(name: str, seed: int) -> dict:
         saved.update(CONFIG_EXTRA[name])
         config_path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
     excluded = set(save_tokenizer(tokenizer_kind, folder))
+    if name in HUB_LAYER_TYPES:
+        config_path = folder / "config.json"
+        saved = json.loads(config_path.read_text())
+        saved["layer_types"] = [HUB_LAYER_TYPES[name].get(t, t) for t in saved["layer_types"]]
+        config_path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
     if name in MXFP4_FAMILIES:
         model = to_mxfp4(folder, model_cls)
 
@@ -1309,7 +1371,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "qwen3-next": 140, "qwen35": 141, "qwen35-moe": 142,
          "gpt2": 160, "gpt-bigcode": 161, "gptneox": 162, "phi2": 163, "stablelm": 164, "olmo": 165,
          "bloom": 166, "falcon": 167, "olmoe": 168, "granitemoe": 169, "granitemoe-shared": 170,
-         "mamba": 180, "mamba2": 181, "falcon-mamba": 182}
+         "mamba": 180, "mamba2": 181, "falcon-mamba": 182, "granite-hybrid": 183, "bamba": 184,
+         "lfm2": 185, "jamba": 186}
 
 
 def main() -> None:
