@@ -116,6 +116,11 @@ function wasmEncoder(
   if (target === "Q5_1") return wasm.encodeQ5_1;
   if (target === "Q4_0") return wasm.encodeQ4_0;
   if (target === "Q4_1") return wasm.encodeQ4_1;
+  if (target === "Q2_K") return wasm.encodeQ2K;
+  if (target === "Q3_K") return wasm.encodeQ3K;
+  if (target === "TQ1_0") return wasm.encodeTq1_0;
+  if (target === "TQ2_0") return wasm.encodeTq2_0;
+  if (target === "MXFP4") return wasm.encodeMxfp4;
   return undefined;
 }
 
