@@ -84,7 +84,7 @@ for (
   });
 }
 
-Deno.test("wasm Q2_K, Q3_K, TQ1_0, TQ2_0 and MXFP4 encoders give the TypeScript kernels' bytes", () => {
+Deno.test("wasm Q2_K (with and without importance), Q3_K, TQ1_0, TQ2_0 and MXFP4 encoders give the TypeScript kernels' bytes", () => {
   const cases = [
     ["Q2_K", encodeQ2K, wasm!.encodeQ2K, 84, 256],
     ["Q3_K", encodeQ3K, wasm!.encodeQ3K, 110, 256],
@@ -113,6 +113,16 @@ Deno.test("wasm Q2_K, Q3_K, TQ1_0, TQ2_0 and MXFP4 encoders give the TypeScript 
         at < 0,
         `${name} seed ${seed}: first differing byte ${at} (block ${Math.floor(at / blockBytes)})`,
       );
+    }
+    if (name === "Q2_K") {
+      // With importance weights too (rows of 1024: four super-blocks each), zeros among them.
+      const weights = kernelMix(1024, 25).map((v) => (Number.isFinite(v) ? Math.abs(v) : 0));
+      const values = kernelMix(1 << 20, 26);
+      const at = firstDifference(
+        encodeQ2K(values, undefined, weights),
+        wa(values, undefined, weights),
+      );
+      ok(at < 0, `Q2_K with weights: first differing byte ${at} (block ${Math.floor(at / 84)})`);
     }
     const edgeAt = firstDifference(ts(edge), wa(edge));
     ok(edgeAt < 0, `${name} edge: first differing byte ${edgeAt}`);

@@ -33,7 +33,8 @@ export const L: usize = memory.data(256, 16); // final levels of the super-block
 /**
  * make_qkx2_quants(n, nmax, x, w, L, &min, Laux, rmin, rdelta, nstep, mad) on
  * sub-blocks 4g..4g+3 of n values (lane k: sub-block 4g + k). The weights are
- * Q4_K/Q5_K's `sqrt(mean x²) + |x|` (n = 32) or, with `mad`, Q2_K's `|x|`.
+ * those at `w` (n per sub-block, as x; weighted Q2_K), else Q4_K/Q5_K's
+ * `sqrt(mean x²) + |x|` (n = 32) or, with `mad`, Q2_K's `|x|`.
  */
 @inline export function searchGroup(
   x: usize,
@@ -44,6 +45,7 @@ export const L: usize = memory.data(256, 16); // final levels of the super-block
   rdelta: f32,
   nstep: i32,
   mad: bool,
+  w: usize = 0,
 ): void {
   const stride = <usize>n * 4;
   const base = x + <usize>(g * 4) * stride;
@@ -54,7 +56,13 @@ export const L: usize = memory.data(256, 16); // final levels of the super-block
     v128.store(XT + <usize>i * 16, v);
     sumX2 = f32x4.add(sumX2, f32x4.mul(v, v));
   }
-  if (mad) {
+  if (w != 0) {
+    const wb = w + <usize>(g * 4) * stride;
+    for (let i = 0; i < n; i++) {
+      const p = wb + <usize>i * 4;
+      v128.store(WT + <usize>i * 16, gather4(p, p + stride, p + 2 * stride, p + 3 * stride));
+    }
+  } else if (mad) {
     for (let i = 0; i < n; i++) {
       v128.store(WT + <usize>i * 16, f32x4.abs(v128.load(XT + <usize>i * 16)));
     }
