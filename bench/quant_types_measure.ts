@@ -179,8 +179,8 @@ if (import.meta.main) {
         JSON.stringify(
           { shape: values.shape, started, rows, many: { ...many, sumOfSingles: sum } },
           null,
-          1,
-        ),
+          2,
+        ) + "\n",
       );
     }
   } finally {
