@@ -31,10 +31,12 @@ export interface LlamaShape {
 }
 
 /**
- * The benchmark's shapes: Qwen2.5-0.5B's and 1.5B's dimensions (with an untied
- * output head) and Llama-2-7B's.
+ * The benchmark's shapes: a small one (0.1B), Qwen2.5-0.5B's and 1.5B's
+ * dimensions (with an untied output head) and Llama-2-7B's.
  */
 export const SHAPES: Record<string, LlamaShape> = {
+  // Small, with every row whole super-blocks (quant_types_measure.ts' default).
+  "0.1B": { layers: 2, hidden: 1024, ffn: 2816, vocab: 32000, heads: 8, kvHeads: 8 },
   "0.5B": { layers: 24, hidden: 896, ffn: 4864, vocab: 151936, heads: 14, kvHeads: 2 },
   "1.5B": { layers: 28, hidden: 1536, ffn: 8960, vocab: 151936, heads: 12, kvHeads: 2 },
   "7B": { layers: 32, hidden: 4096, ffn: 11008, vocab: 32000, heads: 32, kvHeads: 32 },
@@ -75,9 +77,15 @@ export function parameterCount(s: LlamaShape): number {
  *
  * @param dir The model folder.
  * @param shape The model's dimensions.
+ * @param realLayers Layers from this one on are holes in their files (sparse:
+ *   zeros that cost no disk, for a 7B shape on a small disk); every layer by default.
  * @returns Bytes of tensor data written.
  */
-export async function writeLlamaShapedModel(dir: string, shape: LlamaShape): Promise<number> {
+export async function writeLlamaShapedModel(
+  dir: string,
+  shape: LlamaShape,
+  realLayers = Infinity,
+): Promise<number> {
   await Deno.mkdir(dir, { recursive: true });
   const tensors = llamaTensors(shape);
   const shards: { name: string; shape: number[] }[][] = [[]];
@@ -117,6 +125,12 @@ export async function writeLlamaShapedModel(dir: string, shape: LlamaShape): Pro
     await writeAll(file, prefix);
     for (const t of list) {
       const bytes = t.shape.reduce((a, b) => a * b, 1) * 2;
+      const layer = /^model\.layers\.(\d+)\./.exec(t.name);
+      if (layer !== null && Number(layer[1]) >= realLayers) {
+        await file.seek(bytes, Deno.SeekMode.Current);
+        tensorIndex++;
+        continue;
+      }
       if (t.shape.length === 1) {
         await writeAll(file, ones.subarray(0, bytes));
         tensorIndex++;
@@ -131,6 +145,8 @@ export async function writeLlamaShapedModel(dir: string, shape: LlamaShape): Pro
         at = 0;
       }
     }
+    // A trailing hole: the file still has its full length.
+    await file.truncate(prefix.length + offset);
   }
   await Deno.writeTextFile(
     `${dir}/model.safetensors.index.json`,

@@ -21,6 +21,8 @@ import {
   convertOpenedModel,
   type ConvertOptions,
   type ConvertResult,
+  type OutputFormat,
+  outputFormat,
   plannedOutputs,
   type QuantizeTarget,
 } from "./convert_model.ts";
@@ -75,9 +77,19 @@ export async function convertModels(
 ): Promise<ConvertResult[]> {
   const { onProgress, onOutputDone, ...common } = options;
   if (outputs.length === 0) throw new UsageError("no output to write");
-  // `resume` is per output here (a finished output is kept): checked where its format resumes.
+  // `resume` is per output here (a finished output is kept): passed on, and
+  // so checked, only where its format resumes (APR, split GGUF). Each output's
+  // options are checked once, here, before the read.
   const { resume: _resume, ...checked } = common;
-  const formats = new Set(outputs.map((o) => checkConvertOptions(o.output, { ...checked, ...o })));
+  const resumes = (format: OutputFormat) =>
+    common.resume === true && (format === "apr" || common.maxShardSize !== undefined);
+  const formats = new Set(outputs.map((o) => {
+    const spec = { ...checked, ...o };
+    return checkConvertOptions(o.output, {
+      ...spec,
+      resume: resumes(outputFormat(o.output, spec)),
+    });
+  }));
   if (formats.size > 1) {
     throw new UsageError(
       `several outputs from one read are written in one format, not ${[...formats].join(" and ")}`,
@@ -124,9 +136,9 @@ export async function convertModels(
           ...common,
           ...(o.quantize !== undefined ? { quantize: o.quantize } : {}),
           // Resuming is per output: only a format that resumes is asked to.
-          resume: common.resume === true && (format === "apr" || common.maxShardSize !== undefined),
+          resume: resumes(format),
           ...(onProgress !== undefined ? { onProgress: (e) => onProgress(o.index, e) } : {}),
-        });
+        }, format);
         onOutputDone?.(o.index, result);
         results[o.index] = result;
       } finally {

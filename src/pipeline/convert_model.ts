@@ -318,12 +318,15 @@ export function plannedOutputs(output: string, options: ConvertOptions): Planned
 
 /**
  * One output of a model the caller opened and closes (`convert_many.ts`'s
- * views of one read), checked and written as {@linkcode convertModel} does.
+ * views of one read), written as {@linkcode convertModel} does. The caller
+ * has checked the output's options ({@linkcode checkConvertOptions}, which
+ * gave `format`) before the read: they are not checked again here.
  *
  * @param model The opened model (not closed here).
  * @param source Where it came from (names in messages, the Hub folder's name).
  * @param output The output path.
  * @param options As for {@linkcode convertModel}, without `mmproj`.
+ * @param format The output format `checkConvertOptions` returned.
  * @returns What was written.
  */
 export function convertOpenedModel(
@@ -331,8 +334,8 @@ export function convertOpenedModel(
   source: ModelLocation,
   output: string,
   options: ConvertOptions,
+  format: OutputFormat,
 ): Promise<ConvertResult> {
-  const format = checkConvertOptions(output, options);
   return convertPart(source, output, options, format, "model", model);
 }
 
@@ -347,10 +350,21 @@ export function convertOpenedModel(
  * @throws {UsageError} For options that do not apply or combine.
  */
 export function checkConvertOptions(output: string, options: ConvertOptions): OutputFormat {
-  const format = options.format ?? formatFromPath(output) ?? "apr";
+  const format = outputFormat(output, options);
   checkOptions(format, options);
   checkExtension(output, format);
   return format;
+}
+
+/**
+ * The format `output` is written in: `options.format`, else its extension's, else APR.
+ *
+ * @param output The output path.
+ * @param options The options.
+ * @returns The format (checked by {@linkcode checkConvertOptions}).
+ */
+export function outputFormat(output: string, options: ConvertOptions): OutputFormat {
+  return options.format ?? formatFromPath(output) ?? "apr";
 }
 
 /** One output of {@linkcode convertModel}: the model, or a multimodal checkpoint's vision GGUF. */

@@ -116,11 +116,16 @@ function wasmEncoder(
   if (target === "Q5_1") return wasm.encodeQ5_1;
   if (target === "Q4_0") return wasm.encodeQ4_0;
   if (target === "Q4_1") return wasm.encodeQ4_1;
+  if (target === "Q3_K") return wasm.encodeQ3K;
+  if (target === "TQ1_0") return wasm.encodeTq1_0;
+  if (target === "TQ2_0") return wasm.encodeTq2_0;
+  if (target === "MXFP4") return wasm.encodeMxfp4;
   return undefined;
 }
 
-/** The WebAssembly kernels that take importance weights too (the i-quants), by target. */
-const WEIGHTED_KERNELS: Readonly<Record<IQuantTarget, keyof WasmKernels>> = {
+/** The WebAssembly kernels that take importance weights too (the i-quants, Q2_K), by target. */
+const WEIGHTED_KERNELS: Readonly<Record<IQuantTarget | "Q2_K", keyof WasmKernels>> = {
+  Q2_K: "encodeQ2K",
   IQ4_NL: "encodeIq4Nl",
   IQ4_XS: "encodeIq4Xs",
   IQ3_XXS: "encodeIq3Xxs",
@@ -135,7 +140,7 @@ const WEIGHTED_KERNELS: Readonly<Record<IQuantTarget, keyof WasmKernels>> = {
 /** The WebAssembly form of `target`'s encoder that takes importance weights too, if there is one. */
 function wasmWeightedEncoder(target: BlockTarget): BlockEncoder | undefined {
   const name = Object.hasOwn(WEIGHTED_KERNELS, target)
-    ? WEIGHTED_KERNELS[target as IQuantTarget]
+    ? WEIGHTED_KERNELS[target as IQuantTarget | "Q2_K"]
     : undefined;
   const wasm = wasmKernels();
   return name === undefined || wasm === undefined ? undefined : (wasm[name] as BlockEncoder);

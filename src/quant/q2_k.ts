@@ -17,7 +17,7 @@
 
 import { f16Table, f32ToF16 } from "./f16.ts";
 import { makeQkx2Quants, makeQpQuants } from "./_make_quants.ts";
-import { countBlocks } from "./_count_blocks.ts";
+import { encodeSuperBlocks, type SuperBlockEncoder } from "./_super_blocks.ts";
 import { importanceWeights, meanSquare } from "./_row_weights.ts";
 import { nearestInt } from "./_round.ts";
 import { packTwoBits } from "./_k_pack.ts";
@@ -41,12 +41,11 @@ const RES = new Float32Array(1);
 /**
  * Quantize values to Q2_K super-blocks (llama.cpp's algorithm).
  *
- * @param values A whole number of 256-value super-blocks; with `importance`,
- * a whole number of rows of `importance.length` values.
- * @param out Destination of `values.length / 256 * 84` bytes.
+ * @param values Whole 256-value super-blocks (with `importance`, whole rows).
+ * @param out Destination of 84 bytes per super-block.
  * @param importance One weight per column of a row (an importance matrix entry).
- * @returns `out`, or a new array when `out` is not given.
- * @throws {RangeError} When `values.length` is not a multiple of 256 (or of the row).
+ * @returns `out`, or a new array.
+ * @throws {RangeError} When `values` is not whole super-blocks (or rows).
  *
  * @example Usage
  * ```ts
@@ -62,41 +61,34 @@ export function encodeQ2K(
   out?: Uint8Array,
   importance?: Float32Array,
 ): Uint8Array {
-  const nb = countBlocks("Q2_K", values, importance);
-  const y = out ?? new Uint8Array(nb * Q2_K_BLOCK_BYTES);
-  const cols = importance?.length ?? 256;
-  const t = f16Table();
-  for (let i = 0; i < nb; i++) {
-    const xo = i * 256;
-    const o = i * Q2_K_BLOCK_BYTES;
-    let dBits: number;
-    let mBits: number;
-    if (importance === undefined) {
-      [dBits, mBits] = referenceScales(values, xo, y, o);
-    } else {
-      [dBits, mBits] = weightedScales(values, xo, importance, xo % cols, y, o);
-    }
-    y[o + 80] = dBits & 255;
-    y[o + 81] = dBits >>> 8;
-    y[o + 82] = mBits & 255;
-    y[o + 83] = mBits >>> 8;
-    // Both quantizers requantize every value with the stored scales.
-    const dm = t[dBits]!;
-    const mm = t[mBits]!;
-    for (let j = 0; j < 16; j++) {
-      const sc = y[o + j]!;
-      const d = fr(dm * (sc & 15));
-      if (d === 0) continue;
-      const m = fr(mm * (sc >>> 4));
-      for (let ii = 0; ii < 16; ii++) {
-        const l = nearestInt(fr(fr(values[xo + 16 * j + ii]! + m) / d));
-        L[16 * j + ii] = l < 0 ? 0 : l > 3 ? 3 : l;
-      }
-    }
-    packTwoBits(L, y, o + 16);
-  }
-  return y;
+  return encodeSuperBlocks("Q2_K", Q2_K_BLOCK_BYTES, values, out, importance, encodeBlock);
 }
+
+/** One super-block. */
+const encodeBlock: SuperBlockEncoder = (x, xo, y, o, qw, qo) => {
+  const [dBits, mBits] = qw === undefined
+    ? referenceScales(x, xo, y, o)
+    : weightedScales(x, xo, qw, qo, y, o);
+  y[o + 80] = dBits & 255;
+  y[o + 81] = dBits >>> 8;
+  y[o + 82] = mBits & 255;
+  y[o + 83] = mBits >>> 8;
+  // Both quantizers requantize every value with the stored scales.
+  const t = f16Table();
+  const dm = t[dBits]!;
+  const mm = t[mBits]!;
+  for (let j = 0; j < 16; j++) {
+    const sc = y[o + j]!;
+    const d = fr(dm * (sc & 15));
+    if (d === 0) continue;
+    const m = fr(mm * (sc >>> 4));
+    for (let ii = 0; ii < 16; ii++) {
+      const l = nearestInt(fr(fr(x[xo + 16 * j + ii]! + m) / d));
+      L[16 * j + ii] = l < 0 ? 0 : l > 3 ? 3 : l;
+    }
+  }
+  packTwoBits(L, y, o + 16);
+};
 
 /**
  * `quantize_row_q2_K_ref`'s scales: each sub-block fit by

@@ -17,7 +17,7 @@
 
 import { f16Table, f32ToF16 } from "./f16.ts";
 import { makeQxQuants } from "./_make_quants.ts";
-import { countBlocks } from "./_count_blocks.ts";
+import { encodeSuperBlocks, type SuperBlockEncoder } from "./_super_blocks.ts";
 import { importanceWeights } from "./_row_weights.ts";
 import { nearestInt } from "./_round.ts";
 import { packTwoBits } from "./_k_pack.ts";
@@ -37,14 +37,14 @@ const SW = new Float32Array(16);
 const LS = new Uint8Array(16);
 
 /**
- * Quantize values to Q3_K super-blocks (llama.cpp's algorithm).
+ * Quantize values to Q3_K super-blocks (ggml's reference quantizer, or its
+ * importance-weighted form when `importance` is given).
  *
- * @param values A whole number of 256-value super-blocks; with `importance`,
- * a whole number of rows of `importance.length` values.
- * @param out Destination of `values.length / 256 * 110` bytes.
- * @param importance One weight per column of a row (an importance matrix entry).
- * @returns `out`, or a new array when `out` is not given.
- * @throws {RangeError} When `values.length` is not a multiple of 256 (or of the row).
+ * @param values 256-value super-blocks; with `importance`, rows of its length.
+ * @param out Destination: 110 bytes a super-block.
+ * @param importance An importance matrix entry (one weight per column).
+ * @returns `out` or a new array.
+ * @throws {RangeError} For a partial super-block or row.
  *
  * @example Usage
  * ```ts
@@ -60,44 +60,40 @@ export function encodeQ3K(
   out?: Uint8Array,
   importance?: Float32Array,
 ): Uint8Array {
-  const nb = countBlocks("Q3_K", values, importance);
-  const y = out ?? new Uint8Array(nb * Q3_K_BLOCK_BYTES);
-  const cols = importance?.length ?? 256;
-  const t = f16Table();
-  for (let i = 0; i < nb; i++) {
-    const xo = i * 256;
-    const o = i * Q3_K_BLOCK_BYTES;
-    const s = o + 96;
-    y.fill(0, s, s + 12);
-    const dBits = importance === undefined
-      ? referenceScales(values, xo, y, s)
-      : weightedScales(values, xo, importance, xo % cols, y, s);
-    y[o + 108] = dBits & 255;
-    y[o + 109] = dBits >>> 8;
-    // Requantize every value with the stored scales.
-    const dAll = t[dBits]!;
-    for (let j = 0; j < 16; j++) {
-      const lo = j < 8 ? y[s + j]! & 15 : y[s + j - 8]! >>> 4;
-      const sc = (lo | (((y[s + 8 + (j % 4)]! >>> (2 * (j >> 2))) & 3) << 4)) - 32;
-      const d = fr(dAll * sc);
-      if (d === 0) continue;
-      for (let ii = 0; ii < 16; ii++) {
-        const l = nearestInt(fr(values[xo + 16 * j + ii]! / d));
-        L[16 * j + ii] = (l < -4 ? -4 : l > 3 ? 3 : l) + 4;
-      }
-    }
-    // High bits: value j's in bit j / 32 of byte j % 32.
-    y.fill(0, o, o + 32);
-    for (let j = 0; j < 256; j++) {
-      if (L[j]! > 3) {
-        y[o + (j & 31)] = y[o + (j & 31)]! | (1 << (j >> 5));
-        L[j] = L[j]! - 4;
-      }
-    }
-    packTwoBits(L, y, o + 32);
-  }
-  return y;
+  return encodeSuperBlocks("Q3_K", Q3_K_BLOCK_BYTES, values, out, importance, encodeBlock);
 }
+
+/** One super-block. */
+const encodeBlock: SuperBlockEncoder = (x, xo, y, o, qw, qo) => {
+  const s = o + 96;
+  y.fill(0, s, s + 12);
+  const dBits = qw === undefined
+    ? referenceScales(x, xo, y, s)
+    : weightedScales(x, xo, qw, qo, y, s);
+  y[o + 108] = dBits & 255;
+  y[o + 109] = dBits >>> 8;
+  // Requantize every value with the stored scales.
+  const dAll = f16Table()[dBits]!;
+  for (let j = 0; j < 16; j++) {
+    const lo = j < 8 ? y[s + j]! & 15 : y[s + j - 8]! >>> 4;
+    const sc = (lo | (((y[s + 8 + (j % 4)]! >>> (2 * (j >> 2))) & 3) << 4)) - 32;
+    const d = fr(dAll * sc);
+    if (d === 0) continue;
+    for (let ii = 0; ii < 16; ii++) {
+      const l = nearestInt(fr(x[xo + 16 * j + ii]! / d));
+      L[16 * j + ii] = (l < -4 ? -4 : l > 3 ? 3 : l) + 4;
+    }
+  }
+  // High bits: value j's in bit j / 32 of byte j % 32.
+  y.fill(0, o, o + 32);
+  for (let j = 0; j < 256; j++) {
+    if (L[j]! > 3) {
+      y[o + (j & 31)] = y[o + (j & 31)]! | (1 << (j >> 5));
+      L[j] = L[j]! - 4;
+    }
+  }
+  packTwoBits(L, y, o + 32);
+};
 
 /** Store sub-block j's 6-bit scale `l` (0..63) in the 12 scale bytes at `s`. */
 function putScale(y: Uint8Array, s: number, j: number, l: number): void {

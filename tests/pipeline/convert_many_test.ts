@@ -76,6 +76,24 @@ Deno.test("convertModels refuses outputs that do not combine, before reading", a
     ]),
     /same path/,
   );
+  // Checked once, before the read, with the resume each output gets: an APR
+  // output resumes, and resume does not combine with LZ4 compression.
+  const missing = "/tmp/aprkit-many-no-such-model";
+  await rejects(
+    convertModels(missing, [{ output: "/tmp/aprkit-many-a.apr", quantize: "q8" }], {
+      resume: true,
+      compress: "lz4",
+    }),
+    /compress: "lz4" cannot be combined with resume: true/,
+  );
+  // A GGUF output in one file does not resume, so it is not refused for it.
+  await rejects(
+    convertModels(missing, [{ output: "/tmp/aprkit-many-a.gguf", quantize: "q8_0" }], {
+      resume: true,
+      compress: "lz4",
+    }),
+    (e: Error) => !/resume/.test(e.message),
+  );
 });
 
 // Families whose layout shifts (Gemma), stacks experts (Qwen2-MoE) or splits

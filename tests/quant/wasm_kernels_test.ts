@@ -6,6 +6,10 @@ import { encodeQ8_0 } from "../../src/quant/q8_0.ts";
 import { encodeQ5_0, encodeQ5_1 } from "../../src/quant/q5_0.ts";
 import { encodeQ4_0, encodeQ4_1 } from "../../src/quant/q4_0.ts";
 import { encodeAprQ4 } from "../../src/quant/apr_q4.ts";
+import { encodeQ2K } from "../../src/quant/q2_k.ts";
+import { encodeQ3K } from "../../src/quant/q3_k.ts";
+import { encodeTq1_0, encodeTq2_0 } from "../../src/quant/ternary_encoders.ts";
+import { encodeMxfp4 } from "../../src/quant/mxfp4_encoder.ts";
 import { encodeF16 } from "../../src/quant/f16.ts";
 import { encodeBf16 } from "../../src/quant/bf16.ts";
 import {
@@ -79,6 +83,62 @@ for (
     }
   });
 }
+
+Deno.test("wasm Q2_K (with and without importance), Q3_K, TQ1_0, TQ2_0 and MXFP4 encoders give the TypeScript kernels' bytes", () => {
+  const cases = [
+    ["Q2_K", encodeQ2K, wasm!.encodeQ2K, 84, 256],
+    ["Q3_K", encodeQ3K, wasm!.encodeQ3K, 110, 256],
+    ["TQ1_0", encodeTq1_0, wasm!.encodeTq1_0, 54, 256],
+    ["TQ2_0", encodeTq2_0, wasm!.encodeTq2_0, 66, 256],
+    ["MXFP4", encodeMxfp4, wasm!.encodeMxfp4, 17, 32],
+  ] as const;
+  // MXFP4's exponent is floor(log2f(absmax)): absmaxes just below each power
+  // of two (where log2 rounds up to the integer in f32), for every exponent.
+  const edge = new Float32Array(32 * 2 * 254 * 4);
+  const bits = new Uint32Array(edge.buffer);
+  let at = 0;
+  for (let e = 1; e < 255; e++) {
+    for (const k of [1, 2, 3, 40]) {
+      for (let j = 0; j < 32; j++) bits[at + j] = (e << 23) | (0x7fffff - k + 1 - j);
+      at += 32;
+      for (let j = 0; j < 32; j++) bits[at + j] = ((e << 23) | (0x800000 - k)) ^ (j % 2 << 31);
+      at += 32;
+    }
+  }
+  for (const [name, ts, wa, blockBytes, blockValues] of cases) {
+    for (const seed of [21, 22, 23]) {
+      const values = kernelMix(1 << 20, seed);
+      const at = firstDifference(ts(values), wa(values));
+      ok(
+        at < 0,
+        `${name} seed ${seed}: first differing byte ${at} (block ${Math.floor(at / blockBytes)})`,
+      );
+    }
+    if (name === "Q2_K") {
+      // With importance weights too (rows of 1024: four super-blocks each), zeros among them.
+      const weights = kernelMix(1024, 25).map((v) => (Number.isFinite(v) ? Math.abs(v) : 0));
+      const values = kernelMix(1 << 20, 26);
+      const at = firstDifference(
+        encodeQ2K(values, undefined, weights),
+        wa(values, undefined, weights),
+      );
+      ok(at < 0, `Q2_K with weights: first differing byte ${at} (block ${Math.floor(at / 84)})`);
+    }
+    const edgeAt = firstDifference(ts(edge), wa(edge));
+    ok(edgeAt < 0, `${name} edge: first differing byte ${edgeAt}`);
+    throws(
+      () => wa(new Float32Array(blockValues + 1)),
+      new RegExp(`${name}: ${blockValues + 1} values`),
+    );
+    // More than one slice of the module's memory; `out` is filled.
+    const values = kernelMix(256 * 700, 24);
+    const expected = ts(values);
+    const out = new Uint8Array(expected.length + 2).fill(0xaa);
+    ok(wa(values, out) === out);
+    assertEquals(out.subarray(0, expected.length), expected);
+    assertEquals(out.subarray(expected.length), new Uint8Array([0xaa, 0xaa]));
+  }
+});
 
 Deno.test("wasm Q8_0, Q5_0, Q5_1, Q4_0 and Q4_1 encoders give the TypeScript kernels' bytes", () => {
   const cases = [

@@ -30,6 +30,7 @@ import {
 } from "../iq2_encode.ts";
 import { encodeIq1M as encodeIq1MTs, encodeIq1S as encodeIq1STs } from "../iq1_encode.ts";
 import type { IQuantTarget } from "../i_quants_encode.ts";
+import { encodeQ2K as encodeQ2KTs } from "../q2_k.ts";
 import { decodeBase64 } from "../../runtime/_base64.ts";
 
 interface Exports {
@@ -43,6 +44,11 @@ interface Exports {
   encodeQ4_0(src: number, dst: number, blocks: number): void;
   encodeQ4_1(src: number, dst: number, blocks: number): void;
   encodeQ6K(src: number, dst: number, blocks: number): void;
+  encodeQ2K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
+  encodeQ3K(src: number, dst: number, blocks: number): void;
+  encodeTq1_0(src: number, dst: number, blocks: number): void;
+  encodeTq2_0(src: number, dst: number, blocks: number): void;
+  encodeMxfp4(src: number, dst: number, blocks: number): void;
   encodeIq4Nl(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeIq4Xs(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeIq3Xxs(src: number, dst: number, blocks: number, qw: number, cols: number): void;
@@ -134,6 +140,16 @@ export interface WasmKernels {
   encodeQ4_1: BlockEncoder;
   /** Q6_K encoder (same contract and bytes as `encodeQ6K` in q6_k.ts). */
   encodeQ6K: BlockEncoder;
+  /** Q2_K encoder, with or without importance weights (same bytes as `encodeQ2K` in q2_k.ts). */
+  encodeQ2K: WeightedBlockEncoder;
+  /** Q3_K encoder (same contract and bytes as `encodeQ3K` in q3_k.ts, no importance). */
+  encodeQ3K: BlockEncoder;
+  /** TQ1_0 encoder (same contract and bytes as `encodeTq1_0` in ternary_encoders.ts). */
+  encodeTq1_0: BlockEncoder;
+  /** TQ2_0 encoder (same contract and bytes as `encodeTq2_0` in ternary_encoders.ts). */
+  encodeTq2_0: BlockEncoder;
+  /** MXFP4 encoder (same contract and bytes as `encodeMxfp4` in mxfp4_encoder.ts). */
+  encodeMxfp4: BlockEncoder;
   /** IQ4_NL encoder, with or without importance weights (same bytes as `encodeIq4Nl` in iq4_encode.ts). */
   encodeIq4Nl: WeightedBlockEncoder;
   /** IQ4_XS encoder, with or without importance weights (same bytes as `encodeIq4Xs` in iq4_encode.ts). */
@@ -303,11 +319,11 @@ function instantiate(): WasmKernels | null {
     return y;
   };
 
-  // The i-quant encoders take importance weights: they sit at the end of the
+  // The i-quant and Q2_K encoders take importance weights: they sit at the end of the
   // f32 region and each call gets whole rows before them (rows longer than
   // half a slice go to the TypeScript encoder).
   const weightedKernel = (
-    type: IQuantTarget,
+    type: IQuantTarget | "Q2_K",
     run: (src: number, dst: number, blocks: number, qw: number, cols: number) => void,
     blockBytes: number,
     blockValues: number,
@@ -419,6 +435,11 @@ function instantiate(): WasmKernels | null {
     encodeQ4_0: blockKernel("Q4_0", exports.encodeQ4_0, 18, 32),
     encodeQ4_1: blockKernel("Q4_1", exports.encodeQ4_1, 20, 32),
     encodeQ6K: blockKernel("Q6_K", exports.encodeQ6K, 210),
+    encodeQ2K: weightedKernel("Q2_K", exports.encodeQ2K, 84, 256, encodeQ2KTs),
+    encodeQ3K: blockKernel("Q3_K", exports.encodeQ3K, 110),
+    encodeTq1_0: blockKernel("TQ1_0", exports.encodeTq1_0, 54),
+    encodeTq2_0: blockKernel("TQ2_0", exports.encodeTq2_0, 66),
+    encodeMxfp4: blockKernel("MXFP4", exports.encodeMxfp4, 17, 32),
     encodeIq4Nl: weightedKernel("IQ4_NL", exports.encodeIq4Nl, 18, 32, encodeIq4NlTs),
     encodeIq4Xs: weightedKernel("IQ4_XS", exports.encodeIq4Xs, 136, 256, encodeIq4XsTs),
     encodeIq3Xxs: weightedKernel("IQ3_XXS", exports.encodeIq3Xxs, 98, 256, encodeIq3XxsTs),

@@ -275,7 +275,7 @@ export function decodeIq4Xs(src: usize, dst: usize, nb: i32): void {
 }
 
 /** ggml_e8m0_to_fp32_half: 2^(e − 128) from its bits (subnormal below e = 2). */
-@inline function e8m0Half(e: i32): f32 {
+@inline export function e8m0Half(e: i32): f32 {
   return reinterpret<f32>(e < 2 ? <u32>0x00200000 << e : <u32>(e - 1) << 23);
 }
 

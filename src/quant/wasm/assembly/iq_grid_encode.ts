@@ -10,6 +10,7 @@
 // weights: `qw` is 0 without them, else one per column of rows of `cols`
 // values (the values given start at a row).
 
+import { makeQpQuants } from "./qp_quants";
 import { f32ToF16, nearestInt } from "./common";
 import { gridBits, gridDim, initGrid, levOf, mapOf, neighbours, oddOf } from "./iq_grids";
 
@@ -27,7 +28,6 @@ const ON_GRID: usize = memory.data(8, 16);
 const ON_GRID_AUX: usize = memory.data(8, 16);
 const SIGNS: usize = memory.data(4, 16);
 const SCALES: usize = memory.data(16 * 4, 16);
-const QP_L: usize = memory.data(32 * 4, 16);
 
 /** iq2/iq3_find_best_neighbour: writes the chosen point's levels to `lv + xo`. */
 function findBestNeighbour(g: i32, u: i32, xo: i32, scale: f32, lv: usize): void {
@@ -255,81 +255,6 @@ function maxOf(n: i32): f32 {
   return max(0, min(mx, nearestInt(<f32>0.5 * (id * s - <f32>1))));
 }
 
-/** make_qp_quants(32, 4, XVAL, L, WEIGHT) for IQ2_XXS (the values may be negative). */
-function makeQpQuants(n: i32, nmax: i32): f32 {
-  let mx: f32 = 0;
-  for (let i = 0; i < n; i++) {
-    const v = load<f32>(XVAL + <usize>i * 4);
-    mx = mx > v ? mx : v;
-  }
-  if (mx < <f32>1e-15) {
-    memory.fill(L, 0, n);
-    return 0;
-  }
-  let iscale = <f32>nmax / mx;
-  for (let i = 0; i < n; i++) {
-    store<i32>(QP_L + <usize>i * 4, nearestInt(iscale * load<f32>(XVAL + <usize>i * 4)) & 255);
-  }
-  const scale = <f32>1 / iscale;
-  let bestMse: f32 = 0;
-  for (let i = 0; i < n; i++) {
-    const diff = load<f32>(XVAL + <usize>i * 4) - scale * <f32>load<i32>(QP_L + <usize>i * 4);
-    bestMse += load<f32>(WEIGHT + <usize>i * 4) * diff * diff;
-  }
-  for (let is = -4; is <= 4; is++) {
-    if (is == 0) continue;
-    const iscaleIs = (<f32>0.1 * <f32>is + <f32>nmax) / mx;
-    const scaleIs = <f32>1 / iscaleIs;
-    let mse: f32 = 0;
-    for (let i = 0; i < n; i++) {
-      const x = load<f32>(XVAL + <usize>i * 4);
-      const l = min(nmax, nearestInt(iscaleIs * x));
-      const diff = x - scaleIs * <f32>l;
-      mse += load<f32>(WEIGHT + <usize>i * 4) * diff * diff;
-    }
-    if (mse < bestMse) {
-      bestMse = mse;
-      iscale = iscaleIs;
-    }
-  }
-  let sumlx: f32 = 0;
-  let suml2: f32 = 0;
-  for (let i = 0; i < n; i++) {
-    const x = load<f32>(XVAL + <usize>i * 4);
-    const l = min(nmax, nearestInt(iscale * x));
-    store<i32>(QP_L + <usize>i * 4, l & 255);
-    const w = load<f32>(WEIGHT + <usize>i * 4);
-    sumlx += w * x * <f32>l;
-    suml2 += w * <f32>l * <f32>l;
-  }
-  for (let itry = 0; itry < 5; itry++) {
-    let changed = 0;
-    for (let i = 0; i < n; i++) {
-      const w = load<f32>(WEIGHT + <usize>i * 4);
-      const x = load<f32>(XVAL + <usize>i * 4);
-      const li = <f32>load<i32>(QP_L + <usize>i * 4);
-      let slx = sumlx - w * x * li;
-      let sl2 = suml2 - w * li * li;
-      if (slx > 0 && sl2 > 0) {
-        const newL = min(nmax, nearestInt(x * sl2 / slx));
-        if (<f32>newL != li) {
-          slx += w * x * <f32>newL;
-          sl2 += w * <f32>newL * <f32>newL;
-          if (slx * slx * suml2 > sumlx * sumlx * sl2) {
-            store<i32>(QP_L + <usize>i * 4, newL & 255);
-            sumlx = slx;
-            suml2 = sl2;
-            changed++;
-          }
-        }
-      }
-    }
-    if (changed == 0) break;
-  }
-  for (let i = 0; i < n; i++) store<i8>(L + <usize>i, <i8>load<i32>(QP_L + <usize>i * 4));
-  return suml2 > 0 ? sumlx / suml2 : 0;
-}
-
 /** IQ3_XXS: `blocks` super-blocks of 256 values at `src`, 98 bytes each to `dst`. */
 export function encodeIq3Xxs(src: usize, dst: usize, blocks: i32, qw: usize, cols: i32): void {
   initGrid(3);
@@ -441,7 +366,7 @@ export function encodeIq2Xxs(src: usize, dst: usize, blocks: i32, qw: usize, col
       const mx = maxOf(32);
       store<f32>(SCALES + <usize>ib * 4, 0);
       if (mx < <f32>1e-15) continue;
-      let scale = makeQpQuants(32, 4);
+      let scale = makeQpQuants(32, 4, XVAL, WEIGHT, L);
       const effMax = scale * <f32>3;
       if (effMax <= 0) continue;
       scale = searchGridScale(0, 3, 6, <f32>0.1, true, 2, 32, effMax, scale);

@@ -1,10 +1,11 @@
-// AssemblyScript: the part of the Q4_K and Q5_K encoders they share, byte-
-// identical with llama.cpp's quantize_row_q{4,5}_K_ref (and aprkit's
-// TypeScript port in ../../_k_scale_min_block.ts): fitting one super-block as
-// eight 32-value sub-blocks of `scale * L - min`, writing f16 d, f16 dmin and
-// the 12 bytes of 6-bit scales and mins, and each value's level to `L`.
+// AssemblyScript: the part of the Q4_K, Q5_K and Q2_K encoders they share,
+// byte-identical with llama.cpp's quantize_row_q{4,5,2}_K_ref (and aprkit's
+// TypeScript ports in ../../_k_scale_min_block.ts and ../../q2_k.ts):
+// make_qkx2_quants on each sub-block of a super-block (eight of 32 values for
+// Q4_K/Q5_K, sixteen of 16 for Q2_K); for Q4_K/Q5_K also writing f16 d, f16
+// dmin and the 12 bytes of 6-bit scales and mins, and each value's level to `L`.
 //
-// C sums each 32-value sub-block sequentially in f32, so lanes cannot split a
+// C sums each sub-block sequentially in f32, so lanes cannot split a
 // sub-block. Instead the super-block is transposed: lane k of XT[i] is value i
 // of sub-block 4g + k, and each lane runs make_qkx2_quants' scalar sequence
 // for its own sub-block. C's branches become lane masks; the winning
@@ -16,42 +17,66 @@ import { clamp4, f16ToF32, f32ToF16, gather4, nearestInt, nearestInt4, select4 }
 const XT: usize = memory.data(32 * 16, 16); // transposed values
 const WT: usize = memory.data(32 * 16, 16); // transposed weights
 const LF: usize = memory.data(32 * 16, 16); // current candidate's levels (f32 lanes)
-const SCALES: usize = memory.data(8 * 4, 16);
-const MINS: usize = memory.data(8 * 4, 16); // the positive min C returns (-min)
-const WIN_ISCALE: usize = memory.data(8 * 4, 16); // winning candidate's iscale and min,
-const WIN_MIN: usize = memory.data(8 * 4, 16); // to recompute its levels
-const FLAT: usize = memory.data(8 * 4, 16); // all-ones where max == min (levels 0)
+// Per sub-block (up to 16), written by searchGroup.
+export const SCALES: usize = memory.data(16 * 4, 16);
+export const MINS: usize = memory.data(16 * 4, 16); // the positive min C returns (-min)
+const WIN_ISCALE: usize = memory.data(16 * 4, 16); // winning candidate's iscale and min,
+const WIN_MIN: usize = memory.data(16 * 4, 16); // to recompute its levels
+const FLAT: usize = memory.data(16 * 4, 16); // all-ones where max == min (levels 0)
 export const L: usize = memory.data(256, 16); // final levels of the super-block
 
+/** Lanes |d| (`mad`, Q2_K's reference) or d². */
+@inline function errorOf(d: v128, mad: bool): v128 {
+  return mad ? f32x4.abs(d) : f32x4.mul(d, d);
+}
+
 /**
- * make_qkx2_quants(32, nmax, x, w, L, &min, Laux, rmin, rdelta, nstep) on
- * sub-blocks 4g..4g+3 (lane k: sub-block 4g + k).
+ * make_qkx2_quants(n, nmax, x, w, L, &min, Laux, rmin, rdelta, nstep, mad) on
+ * sub-blocks 4g..4g+3 of n values (lane k: sub-block 4g + k). The weights are
+ * those at `w` (n per sub-block, as x; weighted Q2_K), else Q4_K/Q5_K's
+ * `sqrt(mean x²) + |x|` (n = 32) or, with `mad`, Q2_K's `|x|`.
  */
-@inline function searchGroup(
+@inline export function searchGroup(
   x: usize,
   g: i32,
+  n: i32,
   nmax: i32,
   rmin: f32,
   rdelta: f32,
   nstep: i32,
+  mad: bool,
+  w: usize = 0,
 ): void {
-  const base = x + <usize>(g * 4 * 32) * 4;
+  const stride = <usize>n * 4;
+  const base = x + <usize>(g * 4) * stride;
   let sumX2 = f32x4.splat(0);
-  for (let i = 0; i < 32; i++) {
+  for (let i = 0; i < n; i++) {
     const p = base + <usize>i * 4;
-    const v = gather4(p, p + 128, p + 256, p + 384);
+    const v = gather4(p, p + stride, p + 2 * stride, p + 3 * stride);
     v128.store(XT + <usize>i * 16, v);
     sumX2 = f32x4.add(sumX2, f32x4.mul(v, v));
   }
-  const avX = f32x4.sqrt(f32x4.div(sumX2, f32x4.splat(<f32>32.0)));
-  for (let i = 0; i < 32; i++) {
-    v128.store(WT + <usize>i * 16, f32x4.add(avX, f32x4.abs(v128.load(XT + <usize>i * 16))));
+  if (w != 0) {
+    const wb = w + <usize>(g * 4) * stride;
+    for (let i = 0; i < n; i++) {
+      const p = wb + <usize>i * 4;
+      v128.store(WT + <usize>i * 16, gather4(p, p + stride, p + 2 * stride, p + 3 * stride));
+    }
+  } else if (mad) {
+    for (let i = 0; i < n; i++) {
+      v128.store(WT + <usize>i * 16, f32x4.abs(v128.load(XT + <usize>i * 16)));
+    }
+  } else {
+    const avX = f32x4.sqrt(f32x4.div(sumX2, f32x4.splat(<f32>n)));
+    for (let i = 0; i < n; i++) {
+      v128.store(WT + <usize>i * 16, f32x4.add(avX, f32x4.abs(v128.load(XT + <usize>i * 16))));
+    }
   }
   let min = v128.load(XT);
   let max = min;
   let sW = v128.load(WT);
   let sX = f32x4.mul(sW, min);
-  for (let i = 1; i < 32; i++) {
+  for (let i = 1; i < n; i++) {
     const v = v128.load(XT + <usize>i * 16);
     const w = v128.load(WT + <usize>i * 16);
     min = select4(v, min, f32x4.lt(v, min));
@@ -66,13 +91,12 @@ export const L: usize = memory.data(256, 16); // final levels of the super-block
   let iscale = f32x4.div(f32x4.splat(<f32>nmax), f32x4.sub(max, min));
   let scale = f32x4.div(f32x4.splat(<f32>1.0), iscale);
   let best = zero;
-  for (let i = 0; i < 32; i++) {
+  for (let i = 0; i < n; i++) {
     const v = v128.load(XT + <usize>i * 16);
     const l = f32x4.convert_i32x4_s(
       clamp4(nearestInt4(f32x4.mul(iscale, f32x4.sub(v, min))), 0, nmax),
     );
-    let diff = f32x4.sub(f32x4.add(f32x4.mul(scale, l), min), v);
-    diff = f32x4.mul(diff, diff);
+    const diff = errorOf(f32x4.sub(f32x4.add(f32x4.mul(scale, l), min), v), mad);
     best = f32x4.add(best, f32x4.mul(v128.load(WT + <usize>i * 16), diff));
   }
   let winIscale = iscale;
@@ -84,7 +108,7 @@ export const L: usize = memory.data(256, 16); // final levels of the super-block
     let sL = zero;
     let sL2 = zero;
     let sXL = zero;
-    for (let i = 0; i < 32; i++) {
+    for (let i = 0; i < n; i++) {
       const v = v128.load(XT + <usize>i * 16);
       const w = v128.load(WT + <usize>i * 16);
       const l = f32x4.convert_i32x4_s(
@@ -105,11 +129,10 @@ export const L: usize = memory.data(256, 16); // final levels of the super-block
     thisMin = select4(zero, thisMin, minPos);
     thisScale = select4(f32x4.div(sXL, sL2), thisScale, minPos);
     let cur = zero;
-    for (let i = 0; i < 32; i++) {
+    for (let i = 0; i < n; i++) {
       const v = v128.load(XT + <usize>i * 16);
       const l = v128.load(LF + <usize>i * 16);
-      let diff = f32x4.sub(f32x4.add(f32x4.mul(thisScale, l), thisMin), v);
-      diff = f32x4.mul(diff, diff);
+      const diff = errorOf(f32x4.sub(f32x4.add(f32x4.mul(thisScale, l), thisMin), v), mad);
       cur = f32x4.add(cur, f32x4.mul(v128.load(WT + <usize>i * 16), diff));
     }
     const win = v128.and(dPos, f32x4.lt(cur, best));
@@ -128,6 +151,21 @@ export const L: usize = memory.data(256, 16); // final levels of the super-block
 }
 
 /**
+ * C keeps the search's levels for sub-block `j` (n values at `xs`) when its
+ * stored scale is 0: recompute the winning candidate's into `out`.
+ */
+@inline export function winnerLevels(xs: usize, j: i32, n: i32, nmax: i32, out: usize): void {
+  const flat = load<i32>(FLAT + <usize>j * 4);
+  const wi = load<f32>(WIN_ISCALE + <usize>j * 4);
+  const wm = load<f32>(WIN_MIN + <usize>j * 4);
+  for (let i = 0; i < n; i++) {
+    let l = nearestInt(wi * (load<f32>(xs + <usize>i * 4) - wm));
+    l = l < 0 ? 0 : l > nmax ? nmax : l;
+    store<u8>(out + i, flat != 0 ? 0 : <u8>l);
+  }
+}
+
+/**
  * Fit the super-block of f32 at `x`: bytes 0..15 of the block at `y`, levels
  * 0..nmax to `L`. The search is make_qkx2_quants(32, nmax, …, rmin, rdelta, nstep).
  */
@@ -139,8 +177,8 @@ export const L: usize = memory.data(256, 16); // final levels of the super-block
   rdelta: f32,
   nstep: i32,
 ): void {
-  searchGroup(x, 0, nmax, rmin, rdelta, nstep);
-  searchGroup(x, 1, nmax, rmin, rdelta, nstep);
+  searchGroup(x, 0, 32, nmax, rmin, rdelta, nstep, false);
+  searchGroup(x, 1, 32, nmax, rmin, rdelta, nstep, false);
   let maxScale: f32 = 0;
   let maxMin: f32 = 0;
   for (let j = 0; j < 8; j++) {
@@ -176,15 +214,7 @@ export const L: usize = memory.data(256, 16); // final levels of the super-block
     const xs = x + <usize>j * 128;
     const ls8 = L + <usize>j * 32;
     if (d == 0) {
-      // C keeps the search's levels for this sub-block: recompute the winner's.
-      const flat = load<i32>(FLAT + <usize>j * 4);
-      const wi = load<f32>(WIN_ISCALE + <usize>j * 4);
-      const wm = load<f32>(WIN_MIN + <usize>j * 4);
-      for (let i = 0; i < 32; i++) {
-        let l = nearestInt(wi * (load<f32>(xs + <usize>i * 4) - wm));
-        l = l < 0 ? 0 : l > nmax ? nmax : l;
-        store<u8>(ls8 + i, flat != 0 ? 0 : <u8>l);
-      }
+      winnerLevels(xs, j, 32, nmax, ls8);
       continue;
     }
     const dm = f32x4.splat(mF * <f32>lm);

@@ -20,6 +20,10 @@ export { encodeBf16, encodeF16 } from "./half_encode";
 export { encodeIq4Nl, encodeIq4Xs } from "./iq4_encode";
 export { encodeIq2S, encodeIq2Xs, encodeIq2Xxs, encodeIq3S, encodeIq3Xxs } from "./iq_grid_encode";
 export { encodeIq1M, encodeIq1S } from "./iq1_encode";
+export { encodeQ2K } from "./q2_k";
+export { encodeQ3K } from "./q3_k";
+export { encodeTq1_0, encodeTq2_0 } from "./ternary_encode";
+export { encodeMxfp4 } from "./mxfp4_encode";
 
 /** First byte the host may use: everything below is the kernels' scratch. */
 export function heapBase(): usize {

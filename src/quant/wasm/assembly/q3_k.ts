@@ -1,0 +1,167 @@
+// AssemblyScript: Q3_K encoder, byte-identical with llama.cpp's
+// quantize_row_q3_K_ref (and aprkit's TypeScript port in ../../q3_k.ts).
+//
+// make_q3_quants refines each 16-value sub-block by sequential per-value
+// moves, so lanes cannot split a sub-block: as in k_scale_min.ts the
+// super-block is transposed (lane k of XT[i] is value i of sub-block 4g + k)
+// and each lane runs C's sequence with its branches as lane masks. A lane
+// whose pass changed nothing would change nothing again, so passes run until
+// no lane changes (at most five, as C).
+
+import { clamp4, f16ToF32, f32ToF16, gather4, nearestInt, nearestInt4, select4 } from "./common";
+import { bytes16, packTwoBits } from "./k_pack";
+
+// Scratch (static memory, 16-byte aligned).
+const XT: usize = memory.data(16 * 16, 16); // transposed values
+const QT: usize = memory.data(16 * 16, 16); // transposed levels (i32 lanes, -4..3)
+const SCALES: usize = memory.data(16 * 4, 16);
+const L: usize = memory.data(256, 16); // levels 0..7 of the super-block
+
+/** ggml's GROUP_MAX_EPS: below it a group counts as all zero. */
+const GROUP_MAX_EPS: f32 = <f32>1e-15;
+
+/** make_q3_quants(16, 4, x, L, do_rmse = true) on sub-blocks 4g..4g+3. */
+@inline function q3Group(x: usize, g: i32): void {
+  const base = x + <usize>g * 256;
+  const zero = f32x4.splat(0);
+  let amax = zero;
+  let max = zero;
+  for (let i = 0; i < 16; i++) {
+    const p = base + <usize>i * 4;
+    const v = gather4(p, p + 64, p + 128, p + 192);
+    v128.store(XT + <usize>i * 16, v);
+    const ax = f32x4.abs(v);
+    const more = f32x4.gt(ax, amax);
+    amax = select4(ax, amax, more);
+    max = select4(v, max, more);
+  }
+  const tiny = f32x4.lt(amax, f32x4.splat(GROUP_MAX_EPS));
+  const iscale = f32x4.div(f32x4.splat(<f32>-4.0), max);
+  let sumlx = zero;
+  let suml2 = zero;
+  for (let i = 0; i < 16; i++) {
+    const v = v128.load(XT + <usize>i * 16);
+    const l = clamp4(nearestInt4(f32x4.mul(iscale, v)), -4, 3);
+    v128.store(QT + <usize>i * 16, l);
+    const lf = f32x4.convert_i32x4_s(l);
+    const w = f32x4.mul(v, v);
+    sumlx = f32x4.add(sumlx, f32x4.mul(f32x4.mul(w, v), lf));
+    suml2 = f32x4.add(suml2, f32x4.mul(f32x4.mul(w, lf), lf));
+  }
+  for (let itry = 0; itry < 5; itry++) {
+    let changed = i32x4.splat(0);
+    for (let i = 0; i < 16; i++) {
+      const v = v128.load(XT + <usize>i * 16);
+      const w = f32x4.mul(v, v);
+      const wx = f32x4.mul(w, v);
+      const li = v128.load(QT + <usize>i * 16);
+      const lf = f32x4.convert_i32x4_s(li);
+      let slx = f32x4.sub(sumlx, f32x4.mul(wx, lf));
+      const pos = f32x4.gt(slx, zero);
+      let sl2 = f32x4.sub(suml2, f32x4.mul(f32x4.mul(w, lf), lf));
+      const nl = clamp4(nearestInt4(f32x4.div(f32x4.mul(v, sl2), slx)), -4, 3);
+      const nlf = f32x4.convert_i32x4_s(nl);
+      slx = f32x4.add(slx, f32x4.mul(wx, nlf));
+      sl2 = f32x4.add(sl2, f32x4.mul(f32x4.mul(w, nlf), nlf));
+      const better = f32x4.gt(
+        f32x4.mul(f32x4.mul(slx, slx), suml2),
+        f32x4.mul(f32x4.mul(sumlx, sumlx), sl2),
+      );
+      const take = v128.and(
+        v128.and(pos, i32x4.ne(nl, li)),
+        v128.and(f32x4.gt(sl2, zero), better),
+      );
+      v128.store(QT + <usize>i * 16, select4(nl, li, take));
+      sumlx = select4(slx, sumlx, take);
+      suml2 = select4(sl2, suml2, take);
+      changed = v128.or(changed, take);
+    }
+    if (!v128.any_true(changed)) break;
+  }
+  const scale = select4(f32x4.div(sumlx, suml2), zero, f32x4.gt(suml2, zero));
+  v128.store(SCALES + <usize>g * 16, select4(zero, scale, tiny));
+  // Levels + 4, or 0 for an all-zero sub-block (C clears L there).
+  const four = i32x4.splat(4);
+  const out = L + <usize>g * 64;
+  for (let i = 0; i < 16; i++) {
+    const l = select4(i32x4.splat(0), i32x4.add(v128.load(QT + <usize>i * 16), four), tiny);
+    store<u8>(out + <usize>i, <u8>i32x4.extract_lane(l, 0));
+    store<u8>(out + <usize>(16 + i), <u8>i32x4.extract_lane(l, 1));
+    store<u8>(out + <usize>(32 + i), <u8>i32x4.extract_lane(l, 2));
+    store<u8>(out + <usize>(48 + i), <u8>i32x4.extract_lane(l, 3));
+  }
+}
+
+/** Sub-block j's 6-bit scale (0..63) from the 12 scale bytes at `s`. */
+@inline function getScale(s: usize, j: i32): i32 {
+  const lo = j < 8 ? <i32>load<u8>(s + j) & 15 : <i32>load<u8>(s + j - 8) >>> 4;
+  return lo | (((<i32>load<u8>(s + 8 + (j & 3)) >>> (2 * (j >> 2))) & 3) << 4);
+}
+
+/** Store sub-block j's 6-bit scale `l` in the 12 (zeroed) scale bytes at `s`. */
+@inline function putScale(s: usize, j: i32, l: i32): void {
+  if (j < 8) store<u8>(s + j, <u8>(l & 15));
+  else store<u8>(s + j - 8, load<u8>(s + j - 8) | <u8>((l & 15) << 4));
+  store<u8>(s + 8 + (j & 3), load<u8>(s + 8 + (j & 3)) | <u8>((l >> 4) << (2 * (j >> 2))));
+}
+
+/** Encode `nb` super-blocks of f32 at `src` into Q3_K bytes at `dst`. */
+export function encodeQ3K(src: usize, dst: usize, nb: i32): void {
+  for (let b = 0; b < nb; b++) {
+    const x = src + <usize>b * 1024;
+    const y = dst + <usize>b * 110;
+    const s = y + 96;
+    for (let g = 0; g < 4; g++) q3Group(x, g);
+    // The scale largest in magnitude (the first of equals).
+    let maxScale: f32 = 0;
+    let amax: f32 = 0;
+    for (let j = 0; j < 16; j++) {
+      const sc = load<f32>(SCALES + <usize>j * 4);
+      if (Mathf.abs(sc) > amax) {
+        amax = Mathf.abs(sc);
+        maxScale = sc;
+      }
+    }
+    store<u64>(s, 0);
+    store<u32>(s + 8, 0);
+    let dBits = 0;
+    if (maxScale != 0) {
+      const iscale = <f32>-32.0 / maxScale;
+      for (let j = 0; j < 16; j++) {
+        // int8_t l = nearest_int(…); MAX(-32, MIN(31, l)) + 32.
+        let l = (nearestInt(iscale * load<f32>(SCALES + <usize>j * 4)) << 24) >> 24;
+        l = (l < -32 ? -32 : l > 31 ? 31 : l) + 32;
+        putScale(s, j, l);
+      }
+      dBits = f32ToF16(<f32>1.0 / iscale);
+    }
+    store<u16>(y + 108, <u16>dBits);
+    // Requantize every value with the stored scales.
+    const dAll = f16ToF32(dBits);
+    for (let j = 0; j < 16; j++) {
+      const d = dAll * <f32>(getScale(s, j) - 32);
+      if (d == 0) continue;
+      const xs = x + <usize>j * 64;
+      const dv = f32x4.splat(d);
+      const four = i32x4.splat(4);
+      const l0 = i32x4.add(clamp4(nearestInt4(f32x4.div(v128.load(xs), dv)), -4, 3), four);
+      const l1 = i32x4.add(clamp4(nearestInt4(f32x4.div(v128.load(xs + 16), dv)), -4, 3), four);
+      const l2 = i32x4.add(clamp4(nearestInt4(f32x4.div(v128.load(xs + 32), dv)), -4, 3), four);
+      const l3 = i32x4.add(clamp4(nearestInt4(f32x4.div(v128.load(xs + 48), dv)), -4, 3), four);
+      v128.store(L + <usize>j * 16, bytes16(l0, l1, l2, l3));
+    }
+    // High bits: value j's in bit j / 32 of byte j % 32; the low two bits stay.
+    const three = i8x16.splat(3);
+    for (let l = 0; l < 32; l += 16) {
+      let hm = i8x16.splat(0);
+      for (let k = 0; k < 8; k++) {
+        const p = L + <usize>(32 * k + l);
+        const v = v128.load(p);
+        hm = v128.or(hm, v128.and(i8x16.gt_u(v, three), i8x16.splat(<i8>(<i32>1 << k))));
+        v128.store(p, v128.and(v, three));
+      }
+      v128.store(y + <usize>l, hm);
+    }
+    packTwoBits(L, y + 32);
+  }
+}

@@ -1,0 +1,127 @@
+// AssemblyScript: TQ1_0 and TQ2_0 encoders, byte-identical with llama.cpp's
+// quantize_row_tq{1,2}_0_ref (and aprkit's TypeScript ports in
+// ../../ternary_encoders.ts): trits lroundf(x / absmax) + 1, four values a
+// lane group, packed in base 3 (TQ1_0) or two bits (TQ2_0).
+
+import { f32ToF16, select4 } from "./common";
+import { bytes16, packTwoBits } from "./k_pack";
+
+// Scratch (static memory, 16-byte aligned).
+const T: usize = memory.data(256 * 4, 16); // trits, i32 lanes
+const L: usize = memory.data(256, 16); // trits & 3, bytes (TQ2_0)
+
+/**
+ * C's `MAX(amax, fabsf(x))` over 256 values (a NaN resets the running
+ * maximum to the next value, so with one the scan is sequential).
+ */
+@inline function absmax256(x: usize): f32 {
+  let m = f32x4.splat(0);
+  let nan = i32x4.splat(0);
+  for (let j = 0; j < 256; j += 4) {
+    const v = f32x4.abs(v128.load(x + <usize>j * 4));
+    nan = v128.or(nan, f32x4.ne(v, v));
+    m = f32x4.max(m, v);
+  }
+  if (!v128.any_true(nan)) {
+    const a = Mathf.max(f32x4.extract_lane(m, 0), f32x4.extract_lane(m, 1));
+    return Mathf.max(a, Mathf.max(f32x4.extract_lane(m, 2), f32x4.extract_lane(m, 3)));
+  }
+  let amax: f32 = 0;
+  for (let j = 0; j < 256; j++) {
+    const a = Mathf.abs(load<f32>(x + <usize>j * 4));
+    amax = amax > a ? amax : a;
+  }
+  return amax;
+}
+
+/**
+ * Each value's trit, `lroundf(x · id) + 1` modulo 256 (all the packing
+ * keeps), as the TypeScript port's int32 conversion of that f64 sum gives it:
+ * halves away from zero; beyond int32 (only after a NaN made amax smaller
+ * than some |x|) 1 while the sum is exact in f64 (|v| < 2^53), else 0, as
+ * for an infinite or NaN product.
+ */
+@inline function trits(x: usize, id: f32): void {
+  const idv = f32x4.splat(id);
+  const half = f32x4.splat(<f32>0.5);
+  const one = i32x4.splat(1);
+  const big = f32x4.splat(<f32>2147483648.0);
+  const f64Exact = f32x4.splat(<f32>9007199254740992.0); // 2^53
+  const sign = i32x4.splat(0x80000000);
+  for (let j = 0; j < 256; j += 4) {
+    const v = f32x4.mul(v128.load(x + <usize>j * 4), idv);
+    const t = f32x4.trunc(v);
+    const away = f32x4.ge(f32x4.abs(f32x4.sub(v, t)), half);
+    // t ± 1 where the fraction is at least a half (v − t is exact).
+    const unit = v128.or(v128.and(v, sign), f32x4.splat(1)); // ±1, the sign of v
+    const r = f32x4.add(t, select4(unit, f32x4.splat(0), away));
+    const a = f32x4.abs(v);
+    const inRange = i32x4.add(i32x4.trunc_sat_f32x4_s(r), one);
+    const outside = select4(one, i32x4.splat(0), f32x4.lt(a, f64Exact));
+    v128.store(T + <usize>j * 4, select4(inRange, outside, f32x4.lt(a, big)));
+  }
+}
+
+/** d's f16 bits and the trits of the block at `x`. */
+@inline function tritsOf(x: usize): i32 {
+  const amax = absmax256(x);
+  trits(x, amax != 0 ? <f32>1.0 / amax : 0);
+  return f32ToF16(amax);
+}
+
+/** Bytes of five trits `step` apart from trit `first` (four lanes): base 3, ×256/243 rounded up. */
+@inline function pack5(first: i32, step: i32, count: i32): v128 {
+  const m = i32x4.splat(255);
+  const three = i32x4.splat(3);
+  let q = i32x4.splat(0);
+  for (let n = 0; n < count; n++) {
+    const t = v128.load(T + <usize>(first + n * step) * 4);
+    q = v128.and(i32x4.add(i32x4.mul(q, three), t), m);
+  }
+  if (count == 4) q = v128.and(i32x4.mul(q, three), m);
+  // (q·256 + 242) / 243: below 2^16, so the f32 quotient floors exactly.
+  const n = f32x4.convert_i32x4_s(i32x4.add(i32x4.shl(q, 8), i32x4.splat(242)));
+  const div = f32x4.floor(f32x4.div(n, f32x4.splat(<f32>243.0)));
+  return v128.and(i32x4.trunc_sat_f32x4_s(div), m);
+}
+
+/** Encode `nb` blocks of 256 f32 at `src` into TQ1_0 (54 bytes each) at `dst`. */
+export function encodeTq1_0(src: usize, dst: usize, nb: i32): void {
+  for (let b = 0; b < nb; b++) {
+    const x = src + <usize>b * 1024;
+    const y = dst + <usize>b * 54;
+    const dBits = tritsOf(x);
+    // 32 bytes of five trits 32 apart, 16 of five trits 16 apart, 4 of four trits 4 apart.
+    for (let m = 0; m < 32; m += 16) {
+      v128.store(y + m, bytes16(pack5(m, 32, 5), pack5(m + 4, 32, 5), pack5(m + 8, 32, 5), pack5(m + 12, 32, 5)));
+    }
+    v128.store(y + 32, bytes16(pack5(160, 16, 5), pack5(164, 16, 5), pack5(168, 16, 5), pack5(172, 16, 5)));
+    const last = bytes16(pack5(240, 4, 4), i32x4.splat(0), i32x4.splat(0), i32x4.splat(0));
+    store<u32>(y + 48, i32x4.extract_lane(last, 0));
+    store<u16>(y + 52, <u16>dBits);
+  }
+}
+
+/** Encode `nb` blocks of 256 f32 at `src` into TQ2_0 (66 bytes each) at `dst`. */
+export function encodeTq2_0(src: usize, dst: usize, nb: i32): void {
+  const three = i32x4.splat(3);
+  for (let b = 0; b < nb; b++) {
+    const x = src + <usize>b * 1024;
+    const y = dst + <usize>b * 66;
+    const dBits = tritsOf(x);
+    for (let j = 0; j < 256; j += 16) {
+      const p = T + <usize>j * 4;
+      v128.store(
+        L + <usize>j,
+        bytes16(
+          v128.and(v128.load(p), three),
+          v128.and(v128.load(p + 16), three),
+          v128.and(v128.load(p + 32), three),
+          v128.and(v128.load(p + 48), three),
+        ),
+      );
+    }
+    packTwoBits(L, y);
+    store<u16>(y + 64, <u16>dBits);
+  }
+}
