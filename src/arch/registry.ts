@@ -48,6 +48,7 @@ import { QWEN3NEXT } from "./families/qwen3next.ts";
 import { GPT2, STARCODER } from "./families/gpt2.ts";
 import { FALCON_MAMBA, MAMBA, MAMBA2 } from "./families/mamba.ts";
 import { QWEN35, QWEN35MOE } from "./families/qwen35.ts";
+import { DEEPSEEK32 } from "./families/deepseek32.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -97,6 +98,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     FALCON_MAMBA,
     QWEN35,
     QWEN35MOE,
+    DEEPSEEK32,
   ].map((f) => [f.name, f]),
 );
 

@@ -11,9 +11,9 @@ import assert from "node:assert/strict";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { runApr, withTempDir } from "../cli/_run_apr.ts";
-import { fail, familiesToJudge, familyDir } from "./_families.ts";
+import { aprFamiliesToJudge, fail, familyDir } from "./_families.ts";
 
-const FAMILIES = familiesToJudge();
+const FAMILIES = aprFamiliesToJudge();
 
 const QWEN35_LINEAR = ["in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a"].map((x) =>
   `${x}.weight`

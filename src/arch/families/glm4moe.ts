@@ -47,7 +47,7 @@ import { activation, SILU } from "../config_fields.ts";
 const SIGMOID = 2;
 
 /** The multi-token-prediction layers the converter appends (`num_nextn_predict_layers`). */
-function nextnLayers(hparams: Readonly<Record<string, unknown>>): number {
+export function nextnLayers(hparams: Readonly<Record<string, unknown>>): number {
   const n = hparams["num_nextn_predict_layers"];
   return typeof n === "number" ? n : 0;
 }
@@ -94,6 +94,16 @@ function glm4moeMade(tensors: readonly TensorInfo[]): MadeTensor[] {
   return tensors.map(scoreCorrectionBias).filter((m) => m !== undefined);
 }
 
+/** The multi-token-prediction layers' own tensors (DeepSeek-V3.2's and GLM-5's too). */
+export const NEXTN_BLOCK: readonly (readonly [string, string])[] = [
+  ["nextn.eh_proj", "eh_proj"],
+  ["nextn.embed_tokens", "embed_tokens"],
+  ["nextn.enorm", "enorm"],
+  ["nextn.hnorm", "hnorm"],
+  ["nextn.shared_head_head", "shared_head.head"],
+  ["nextn.shared_head_norm", "shared_head.norm"],
+];
+
 /**
  * `TextModel._set_vocab_glm` (its comment: `<|endoftext|>` as EOT makes
  * generation endless, so `<|user|>` is the EOT).
@@ -133,13 +143,7 @@ export const GLM4MOE: Family = {
     ...LLAMA_BLOCK.filter(([g]) => g !== "ffn_norm"),
     ["post_attention_norm", "post_attention_layernorm"],
     ...DEEPSEEK_MOE_BLOCK,
-    // The multi-token-prediction layers' own tensors.
-    ["nextn.eh_proj", "eh_proj"],
-    ["nextn.embed_tokens", "embed_tokens"],
-    ["nextn.enorm", "enorm"],
-    ["nextn.hnorm", "hnorm"],
-    ["nextn.shared_head_head", "shared_head.head"],
-    ["nextn.shared_head_norm", "shared_head.norm"],
+    ...NEXTN_BLOCK,
   ],
   experts: DEEPSEEK_EXPERTS,
   permutesQk: false,

@@ -713,6 +713,22 @@ FAMILIES["mamba2"] = (
 )
 # Falcon-Mamba's shape: Mamba's, with weightless RMS norms on B, C and the time step.
 FAMILIES["falcon-mamba"] = ("FalconMambaConfig", "FalconMambaForCausalLM", MAMBA_ARGS, "llama3", {})
+# DeepSeek-V3.2's shape: deepseek3's MLA and router, plus the DSA
+# "lightning indexer" on every layer (8 heads of 64, RoPE on the first 8
+# dims by halves; llama.cpp's Hadamard rotation of the indexer's q and k
+# exists from 64 dims on), keeping the top 16 of the 43 tokens: past position 16 the
+# attention is sparse, so an indexer run otherwise would show. scoring_func
+# as the published config.json has it (not a DeepseekV32Config field; without
+# it the converter writes no expert_gating_func, which llama.cpp's deepseek32
+# requires).
+FAMILIES["deepseek32"] = (
+    "DeepseekV32Config", "DeepseekV32ForCausalLM",
+    {**FAMILIES["deepseek3"][2], "index_topk": 16, "index_head_dim": 64, "index_n_heads": 8},
+    "llama3",
+    {"rope scaling (yarn)": FAMILIES["deepseek3"][4]["rope scaling (yarn)"],
+     "indexer top-k": {"index_topk": 2048},
+     "routed scaling": FAMILIES["deepseek3"][4]["routed scaling"]},
+)
 
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
@@ -748,6 +764,10 @@ FAMILIES_TF4: dict[str, tuple] = {
 }
 
 TRANSFORMERS_4 = transformers.__version__.startswith("4.")
+
+# tokenizer_config.json settings as the published checkpoints have them, where
+# the converter needs one: DeepSeek-V3.2's asserts add_bos_token.
+TOKENIZER_SETTINGS = {"deepseek32": {"add_bos_token": True}}
 
 
 def randomize(model: torch.nn.Module, seed: int) -> None:
@@ -805,6 +825,10 @@ def make(name: str, seed: int) -> dict:
     config, model = build(name, config_cls, model_cls, config_args, seed)
     model.save_pretrained(folder, max_shard_size=SHARD_SIZE)
     excluded = set(save_tokenizer(tokenizer_kind, folder))
+    if name in TOKENIZER_SETTINGS:
+        tokenizer_config = folder / "tokenizer_config.json"
+        settings = json.loads(tokenizer_config.read_text()) | TOKENIZER_SETTINGS[name]
+        tokenizer_config.write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
     if name in MXFP4_FAMILIES:
         model = to_mxfp4(folder, model_cls)
 
@@ -1059,7 +1083,9 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "minimax-m2": 120, "dots1": 121,
          "qwen3-next": 140, "qwen35": 141, "qwen35-moe": 142,
          "gpt2": 160, "gpt-bigcode": 161,
-         "mamba": 180, "mamba2": 181, "falcon-mamba": 182}
+         "mamba": 180, "mamba2": 181, "falcon-mamba": 182,
+         # issue 31's DSA families (branch fam-dsa): seeds 200–219.
+         "deepseek32": 200}
 
 
 def main() -> None:

