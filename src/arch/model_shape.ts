@@ -149,6 +149,7 @@ const IRREGULAR_HEADS = new Set([
   "qwen35", // the same
   "qwen35moe", // the same
   "deepseek32", // MLA, as deepseek2
+  "glm-dsa", // the same
 ]);
 
 /**

@@ -49,6 +49,7 @@ import { GPT2, STARCODER } from "./families/gpt2.ts";
 import { FALCON_MAMBA, MAMBA, MAMBA2 } from "./families/mamba.ts";
 import { QWEN35, QWEN35MOE } from "./families/qwen35.ts";
 import { DEEPSEEK32 } from "./families/deepseek32.ts";
+import { GLM_DSA } from "./families/glm_dsa.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -99,6 +100,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     QWEN35,
     QWEN35MOE,
     DEEPSEEK32,
+    GLM_DSA,
   ].map((f) => [f.name, f]),
 );
 

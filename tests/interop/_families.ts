@@ -162,6 +162,7 @@ export const NOT_YET_GGUF: Readonly<Record<string, string>> = {
   // aprkit's files equal the converter's (checked before the refusal), but
   // llama.cpp's deepseek32 graph computes them otherwise than transformers.
   "deepseek32": "llama.cpp's deepseek32 graph",
+  "glm-dsa": "llama.cpp's glm-dsa graph",
 };
 
 /**
@@ -234,6 +235,7 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "qwen35-moe",
   "qwen35-bf16",
   "deepseek32",
+  "glm-dsa",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

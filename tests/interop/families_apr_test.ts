@@ -111,8 +111,8 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
         need("model.norm.weight");
         for (const layer of [0, 1]) {
           const p = `model.layers.${layer}`;
-          if (family.startsWith("deepseek")) {
-            // realizar has no DeepSeek model: APR keeps the checkpoint's MLA tensors,
+          if (family.startsWith("deepseek") || family === "glm-dsa") {
+            // realizar has no DeepSeek (or GLM-5) model: APR keeps the checkpoint's MLA tensors,
             // its shared experts under the name realizar's loader asks for (issue 34 §3).
             for (const x of ["q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj"]) {
               need(`${p}.self_attn.${x}.weight`);

@@ -86,9 +86,13 @@ export function writeDeepseek2Kv(w: KvWriter): void {
   if (typeof mscaleAll === "number") w.f32("rope.scaling.yarn_log_multiplier", 0.1 * mscaleAll);
 }
 
-/** The model types whose transformers class has V3's sigmoid router (V3.2 inherits it). */
-const V3_MODEL_TYPES = new Set(["deepseek_v3", "deepseek_v32"]);
-const V3_ARCHITECTURES = new Set(["DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM"]);
+/** The model types whose transformers class has V3's sigmoid router (V3.2, GLM-5 inherit it). */
+const V3_MODEL_TYPES = new Set(["deepseek_v3", "deepseek_v32", "glm_moe_dsa"]);
+const V3_ARCHITECTURES = new Set([
+  "DeepseekV3ForCausalLM",
+  "DeepseekV32ForCausalLM",
+  "GlmMoeDsaForCausalLM",
+]);
 
 /** Whether a config is DeepSeek-V3's class (V3, R1, Kimi-K2, V3.2), not V2's. */
 function isV3(h: Readonly<Record<string, unknown>>): boolean {
@@ -100,7 +104,11 @@ function isV3(h: Readonly<Record<string, unknown>>): boolean {
  * What of a config llama.cpp's `deepseek2` (and `deepseek32`) would run
  * otherwise than transformers, or `undefined`.
  */
-export function deepseek2Unsupported(w: KvWriter): string | undefined {
+export function deepseek2Unsupported(
+  w: KvWriter,
+  /** What llama.cpp scores with when the converter writes no `expert_gating_func`. */
+  scoringWhenAbsent = "softmax",
+): string | undefined {
   const h = w.hparams;
   const heads = w.need("num_attention_heads");
   const kvHeads = w.num("num_key_value_heads") ?? heads;
@@ -142,10 +150,10 @@ export function deepseek2Unsupported(w: KvWriter): string | undefined {
   // transformers' DeepSeek-V3 always scores with a sigmoid, V2 with a softmax;
   // llama.cpp reads the converter's expert_gating_func, softmax without it.
   const want = v3 ? "sigmoid" : "softmax";
-  if ((scoring ?? "softmax") !== want) {
+  if ((scoring ?? scoringWhenAbsent) !== want) {
     return `its config.json has scoring_func ${JSON.stringify(scoring ?? null)}, and ` +
       `transformers scores ${h["model_type"] ?? "its"} experts with a ${want} (llama.cpp would ` +
-      `use ${scoring ?? "softmax"})`;
+      `use ${scoring ?? scoringWhenAbsent})`;
   }
   return undefined;
 }

@@ -108,7 +108,7 @@ export const NEXTN_BLOCK: readonly (readonly [string, string])[] = [
  * `TextModel._set_vocab_glm` (its comment: `<|endoftext|>` as EOT makes
  * generation endless, so `<|user|>` is the EOT).
  */
-const GLM_SPECIAL_TOKENS: readonly (readonly [string, string])[] = [
+export const GLM_SPECIAL_TOKENS: readonly (readonly [string, string])[] = [
   ["bos", "[gMASK]"],
   ["eot", "<|user|>"],
   ["unk", "<|endoftext|>"],

@@ -730,6 +730,16 @@ FAMILIES["deepseek32"] = (
      "routed scaling": FAMILIES["deepseek3"][4]["routed scaling"]},
 )
 
+# GLM-5's shape: deepseek32's MLA, indexer and sizes with GLM's tokenizer
+# and GLM-4.5's router (one expert group).
+FAMILIES["glm-dsa"] = (
+    "GlmMoeDsaConfig", "GlmMoeDsaForCausalLM",
+    {**FAMILIES["deepseek32"][2], "n_group": 1, "topk_group": 1,
+     "pad_token_id": VOCAB - 10, "eos_token_id": [VOCAB - 10, VOCAB - 3, VOCAB - 1]},
+    "glm",
+    {key: value for key, value in FAMILIES["deepseek32"][4].items()},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1085,7 +1095,7 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "gpt2": 160, "gpt-bigcode": 161,
          "mamba": 180, "mamba2": 181, "falcon-mamba": 182,
          # issue 31's DSA families (branch fam-dsa): seeds 200–219.
-         "deepseek32": 200}
+         "deepseek32": 200, "glm-dsa": 201}
 
 
 def main() -> None:
