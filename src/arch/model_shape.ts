@@ -149,6 +149,8 @@ const IRREGULAR_HEADS = new Set([
   "qwen3next", // gated attention: Q holds each head's query and gate (2 × heads × head_dim)
   "qwen35", // the same
   "qwen35moe", // the same
+  "deepseek32", // MLA, as deepseek2
+  "glm-dsa", // the same
 ]);
 
 /** Architectures whose dense FFN is not `feed_forward_length` wide in every block. */

@@ -68,6 +68,8 @@ import { GRANITEMOE, GRANITEMOE_SHARED } from "./families/granitemoe.ts";
 import { BAMBA, GRANITE_HYBRID } from "./families/granite_hybrid.ts";
 import { LFM2 } from "./families/lfm2.ts";
 import { JAMBA } from "./families/jamba.ts";
+import { DEEPSEEK32 } from "./families/deepseek32.ts";
+import { GLM_DSA } from "./families/glm_dsa.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -139,6 +141,8 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     BAMBA,
     LFM2,
     JAMBA,
+    DEEPSEEK32,
+    GLM_DSA,
   ].map((f) => [f.name, f]),
 );
 

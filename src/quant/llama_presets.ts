@@ -276,6 +276,24 @@ export function keptInFloat32(name: string): boolean {
 }
 
 /**
+ * Names (GGUF spelling, substrings) the converter's `--outtype f16/bf16/q8_0`
+ * keeps in F32 and llama-quantize quantizes as any matrix: the DSA
+ * indexer's head weights (DeepSeek-V3.2, GLM-5).
+ */
+const KEPT_IN_FLOAT32_BY_CONVERTER = ["indexer.proj.weight"];
+
+/**
+ * Whether llama.cpp's converter keeps a tensor (GGUF name) in F32 whatever
+ * its `--outtype`: {@linkcode keptInFloat32}'s, and its own additions.
+ *
+ * @param name A GGUF tensor name.
+ * @returns True when the converter writes it as F32.
+ */
+export function keptInFloat32ByConverter(name: string): boolean {
+  return keptInFloat32(name) || KEPT_IN_FLOAT32_BY_CONVERTER.some((part) => name.includes(part));
+}
+
+/**
  * Names (GGUF spelling, substrings) llama-quantize also leaves unquantized
  * though the converter's `--outtype` converts them (tensor_allows_quantization
  * of llama.cpp de3ff81): DeepSeek-V4's routing table, MiniMax's indexer, RWKV-7's small mixes, multimodal
@@ -604,7 +622,7 @@ function quantized(name: string, shape: readonly number[], preset: LlamaPreset):
     }
   }
   if (dims < 2) return false;
-  if (keptInFloat32(name)) return false;
+  if (preset === "Q8_0" ? keptInFloat32ByConverter(name) : keptInFloat32(name)) return false;
   if (ALSO_NOT_QUANTIZED_BY_LLAMA_QUANTIZE.some((p) => name.includes(p))) return false;
   return preset === "Q8_0" || !NOT_QUANTIZED_BY_LLAMA_QUANTIZE.some((p) => name.includes(p));
 }

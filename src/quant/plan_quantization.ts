@@ -14,7 +14,7 @@ import { hfToGgufName } from "../arch/names.ts";
 import { familyOf } from "../arch/registry.ts";
 import {
   APR_PRESETS,
-  keptInFloat32,
+  keptInFloat32ByConverter,
   LLAMA_PRESETS,
   type LlamaPreset,
   type LlamaQuantizeParams,
@@ -297,7 +297,8 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
   // As the converter: a tensor whose GGUF name does not end in `.weight`
   // (gpt-oss's 2-D expert biases) is F32 whatever the --outtype.
   if (
-    gguf && target !== undefined && (keptInFloat32(info.name) || !info.name.endsWith(".weight"))
+    gguf && target !== undefined &&
+    (keptInFloat32ByConverter(info.name) || !info.name.endsWith(".weight"))
   ) {
     return plan("F32", "float");
   }

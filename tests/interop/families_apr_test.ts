@@ -11,9 +11,9 @@ import assert from "node:assert/strict";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { runApr, withTempDir } from "../cli/_run_apr.ts";
-import { fail, familiesToJudge, familyDir } from "./_families.ts";
+import { aprFamiliesToJudge, fail, familyDir } from "./_families.ts";
 
-const FAMILIES = familiesToJudge();
+const FAMILIES = aprFamiliesToJudge();
 
 const QWEN35_LINEAR = ["in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a"].map((x) =>
   `${x}.weight`
@@ -299,8 +299,8 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
         }
         for (const layer of [0, 1]) {
           const p = `model.layers.${layer}`;
-          if (family.startsWith("deepseek") || family === "glm4moe-lite") {
-            // realizar has no DeepSeek (or GLM-4.7-Flash) model: APR keeps the checkpoint's MLA tensors,
+          if (family.startsWith("deepseek") || ["glm4moe-lite", "glm-dsa"].includes(family)) {
+            // realizar has no DeepSeek (or GLM-4.7-Flash, GLM-5) model: APR keeps the checkpoint's MLA tensors,
             // its shared experts under the name realizar's loader asks for (issue 34 §3).
             for (const x of ["q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj"]) {
               need(`${p}.self_attn.${x}.weight`);

@@ -48,7 +48,7 @@ import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
 import { columnsAsRows, keepRanges } from "../transforms.ts";
 import { activation, SILU } from "../config_fields.ts";
 
-/** `DeepseekV2Model.set_gguf_parameters` (GLM-4.7-Flash's too). */
+/** `DeepseekV2Model.set_gguf_parameters` (its subclasses' too). */
 export function writeDeepseek2Kv(w: KvWriter): void {
   const h = w.hparams;
   // The converter sets these on its hparams before the common keys: MLA as
@@ -86,21 +86,30 @@ export function writeDeepseek2Kv(w: KvWriter): void {
   if (typeof mscaleAll === "number") w.f32("rope.scaling.yarn_log_multiplier", 0.1 * mscaleAll);
 }
 
-/**
- * Whether a config is DeepSeek-V3's class (V3, R1, Kimi-K2; GLM-4.7-Flash,
- * whose transformers router is V3's), not V2's.
- */
+/** The model types whose transformers class has V3's sigmoid router (V3.2, GLM-5 inherit it; GLM-4.7-Flash's is V3's). */
+const V3_MODEL_TYPES = new Set(["deepseek_v3", "deepseek_v32", "glm_moe_dsa", "glm4_moe_lite"]);
+const V3_ARCHITECTURES = new Set([
+  "DeepseekV3ForCausalLM",
+  "DeepseekV32ForCausalLM",
+  "GlmMoeDsaForCausalLM",
+  "Glm4MoeLiteForCausalLM",
+]);
+
+/** Whether a config is DeepSeek-V3's class (V3, R1, Kimi-K2, V3.2, GLM-4.7-Flash), not V2's. */
 function isV3(h: Readonly<Record<string, unknown>>): boolean {
-  return h["model_type"] === "deepseek_v3" || h["model_type"] === "glm4_moe_lite" ||
-    (Array.isArray(h["architectures"]) &&
-      ["DeepseekV3ForCausalLM", "Glm4MoeLiteForCausalLM"].includes(h["architectures"][0]));
+  return V3_MODEL_TYPES.has(String(h["model_type"])) ||
+    (Array.isArray(h["architectures"]) && V3_ARCHITECTURES.has(h["architectures"][0]));
 }
 
 /**
- * What of a config llama.cpp's `deepseek2` would run otherwise than
- * transformers, or `undefined`.
+ * What of a config llama.cpp's `deepseek2` (and `deepseek32`) would run
+ * otherwise than transformers, or `undefined`.
  */
-export function deepseek2Unsupported(w: KvWriter): string | undefined {
+export function deepseek2Unsupported(
+  w: KvWriter,
+  /** What llama.cpp scores with when the converter writes no `expert_gating_func`. */
+  scoringWhenAbsent = "softmax",
+): string | undefined {
   const h = w.hparams;
   const heads = w.need("num_attention_heads");
   const kvHeads = w.num("num_key_value_heads") ?? heads;
@@ -142,10 +151,10 @@ export function deepseek2Unsupported(w: KvWriter): string | undefined {
   // transformers' DeepSeek-V3 always scores with a sigmoid, V2 with a softmax;
   // llama.cpp reads the converter's expert_gating_func, softmax without it.
   const want = v3 ? "sigmoid" : "softmax";
-  if ((scoring ?? "softmax") !== want) {
+  if ((scoring ?? scoringWhenAbsent) !== want) {
     return `its config.json has scoring_func ${JSON.stringify(scoring ?? null)}, and ` +
       `transformers scores ${h["model_type"] ?? "its"} experts with a ${want} (llama.cpp would ` +
-      `use ${scoring ?? "softmax"})`;
+      `use ${scoring ?? scoringWhenAbsent})`;
   }
   return undefined;
 }
@@ -285,6 +294,34 @@ export const DEEPSEEK_EXPERTS: ExpertLayout = {
   ],
 };
 
+/** MLA's tensors, with the MoE block's: DeepSeek-V2's layer (without the experts). */
+export const DEEPSEEK2_BLOCK: readonly (readonly [string, string])[] = [
+  ...LLAMA_BLOCK.filter(([g]) => !["attn_k", "attn_v", "attn_q_norm", "attn_k_norm"].includes(g)),
+  ["attn_q_a", "self_attn.q_a_proj"],
+  ["attn_q_a_norm", "self_attn.q_a_layernorm"],
+  ["attn_q_b", "self_attn.q_b_proj"],
+  ["attn_kv_a_mqa", "self_attn.kv_a_proj_with_mqa"],
+  ["attn_kv_a_norm", "self_attn.kv_a_layernorm"],
+  ...DEEPSEEK_MOE_BLOCK,
+];
+
+/** The config fields `DeepseekV2Model` writes or checks, shared by its subclasses. */
+export const DEEPSEEK2_CONFIG_FIELDS = {
+  written: [
+    ...DEEPSEEK_MOE_FIELDS,
+    "kv_lora_rank",
+    "q_lora_rank",
+    "qk_nope_head_dim",
+    "qk_rope_head_dim",
+    "v_head_dim",
+  ],
+  checked: ["rope_interleave", "topk_method", "scoring_func"],
+  assumed: [activation("hidden_act", SILU)],
+  irrelevant: {
+    qk_head_dim: "qk_nope_head_dim + qk_rope_head_dim, which are written",
+  },
+} as const;
+
 /** DeepSeek-V2, V2-Lite, V2.5, V3, R1. */
 export const DEEPSEEK2: Family = {
   name: "deepseek2",
@@ -292,35 +329,18 @@ export const DEEPSEEK2: Family = {
   source: "llama.cpp conversion/deepseek.py DeepseekV2Model; transformers DeepseekV2ForCausalLM, " +
     "DeepseekV3ForCausalLM",
   configFields: {
-    written: [
-      ...DEEPSEEK_MOE_FIELDS,
-      "kv_lora_rank",
-      "q_lora_rank",
-      "qk_nope_head_dim",
-      "qk_rope_head_dim",
-      "v_head_dim",
-    ],
-    checked: ["rope_interleave", "topk_method", "scoring_func"],
-    assumed: [activation("hidden_act", SILU)],
+    ...DEEPSEEK2_CONFIG_FIELDS,
     irrelevant: {
+      ...DEEPSEEK2_CONFIG_FIELDS.irrelevant,
       num_nextn_predict_layers: "the multi-token-prediction layers, which the converter drops",
       num_mtp_layers: "the multi-token-prediction layers, which the converter drops",
-      qk_head_dim: "qk_nope_head_dim + qk_rope_head_dim, which are written",
     },
   },
   hfArchitectures: ["DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"],
   hfModelTypes: ["deepseek_v2", "deepseek_v3"],
   ggufArchitecture: "deepseek2",
   ggufRopeType: "norm",
-  blockNames: [
-    ...LLAMA_BLOCK.filter(([g]) => !["attn_k", "attn_v", "attn_q_norm", "attn_k_norm"].includes(g)),
-    ["attn_q_a", "self_attn.q_a_proj"],
-    ["attn_q_a_norm", "self_attn.q_a_layernorm"],
-    ["attn_q_b", "self_attn.q_b_proj"],
-    ["attn_kv_a_mqa", "self_attn.kv_a_proj_with_mqa"],
-    ["attn_kv_a_norm", "self_attn.kv_a_layernorm"],
-    ...DEEPSEEK_MOE_BLOCK,
-  ],
+  blockNames: DEEPSEEK2_BLOCK,
   experts: DEEPSEEK_EXPERTS,
   permutesQk: false,
   hfRopeInterleaved: true,

@@ -45,7 +45,7 @@ import { activation, SILU } from "../config_fields.ts";
 /** gguf-py's `ExpertGatingFuncType.SIGMOID`. */
 const SIGMOID = 2;
 
-/** The multi-token-prediction layers' own tensors (GLM-4.7-Flash's too). */
+/** The multi-token-prediction layers' own tensors (GLM-4.7-Flash's, DeepSeek-V3.2's and GLM-5's too). */
 export const NEXTN_BLOCK: readonly (readonly [string, string])[] = [
   ["nextn.eh_proj", "eh_proj"],
   ["nextn.embed_tokens", "embed_tokens"],

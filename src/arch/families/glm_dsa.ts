@@ -1,0 +1,90 @@
+// This module is browser compatible.
+
+/**
+ * GLM-5 (`GlmMoeDsaForCausalLM`), after llama.cpp's `GlmMoeDsaModel`
+ * (conversion/glm.py, a `DeepseekV2Model`), GGUF architecture `glm-dsa`.
+ *
+ * DeepSeek-V3.2's layer (MLA, experts with a sigmoid router, the DSA
+ * indexer, MTP layers kept: `deepseek32.ts`'s) with GLM's vocabulary
+ * (`_set_vocab_glm`, as GLM-4.5's), the rotated dims scaled by
+ * `partial_rotary_factor`, and `indexer_types` (which layers run their own
+ * indexer, `"full"`, and which reuse the previous one's selection) written
+ * as `attention.indexer.types`: without it llama.cpp assumes GLM-5.2's
+ * pattern for a context of 2²⁰ tokens or more.
+ *
+ * realizar has no GLM model: APR output keeps the checkpoint's tensors under
+ * their Hugging Face names.
+ *
+ * @module
+ */
+
+import type { Family } from "../family.ts";
+import type { KvWriter } from "../kv.ts";
+import {
+  DEEPSEEK32,
+  indexerUnsupported,
+  writeIndexerKv,
+  writeMlaWithNextnKv,
+} from "./deepseek32.ts";
+import { deepseek2Unsupported } from "./deepseek2.ts";
+import { GLM_SPECIAL_TOKENS } from "./glm4moe.ts";
+
+/** `GlmMoeDsaModel.set_gguf_parameters`. */
+function writeGlmDsaKv(w: KvWriter): void {
+  writeMlaWithNextnKv(w);
+  const factor = w.rope["partial_rotary_factor"];
+  const rope = w.need("qk_rope_head_dim");
+  w.u32("rope.dimension_count", Math.trunc(rope * (typeof factor === "number" ? factor : 1)));
+  w.u32("nextn_predict_layers", w.hparams["num_nextn_predict_layers"]);
+  writeIndexerKv(w);
+  const types = w.hparams["indexer_types"];
+  if (Array.isArray(types)) {
+    w.setArray(
+      "attention.indexer.types",
+      "BOOL",
+      types.map((t) => t === "full"),
+    );
+  }
+}
+
+/**
+ * Why no GLM-5 is written as GGUF. Measured on the glm-dsa fixture
+ * (tests/testdata/families): aprkit's files equal the converter's (F32,
+ * BF16, Q8_0; llama-quantize's Q4_K_M, Q5_K_S), but llama.cpp runs them
+ * 0.68–2.63 off transformers' log-probs (greedy tokens differ), as it runs
+ * DeepSeek-V3.2 (deepseek32.ts).
+ */
+const GRAPH_DIFFERS = "llama.cpp's glm-dsa graph (the llama.cpp node-llama-cpp 3.22.1 runs) " +
+  "computes GlmMoeDsaForCausalLM otherwise than transformers (log-probs 0.7–2.6 apart on a " +
+  "converted checkpoint)";
+
+/** What of a config llama.cpp cannot take first, then why none is written. */
+function unsupported(w: KvWriter): string {
+  return configUnsupported(w) ?? GRAPH_DIFFERS;
+}
+
+/** What of a config llama.cpp's `glm-dsa` cannot take, or `undefined`. */
+function configUnsupported(w: KvWriter): string | undefined {
+  // Without scoring_func the converter writes no expert_gating_func, and
+  // llama.cpp's glm-dsa takes a sigmoid, as transformers scores.
+  return deepseek2Unsupported(w, "sigmoid") ?? indexerUnsupported(w);
+}
+
+/** GLM-5. */
+export const GLM_DSA: Family = {
+  ...DEEPSEEK32,
+  name: "glm-dsa",
+  source: "llama.cpp conversion/glm.py GlmMoeDsaModel; transformers GlmMoeDsaForCausalLM",
+  configFields: {
+    ...DEEPSEEK32.configFields,
+    written: [...DEEPSEEK32.configFields.written ?? [], "indexer_types"],
+  },
+  hfArchitectures: ["GlmMoeDsaForCausalLM"],
+  hfModelTypes: ["glm_moe_dsa"],
+  ggufArchitecture: "glm-dsa",
+  gguf: { ...DEEPSEEK32.gguf!, writeKv: writeGlmDsaKv, unsupported },
+  preTokenizer: "glm4",
+  specialTokensByName: GLM_SPECIAL_TOKENS,
+  ggufReadBackRefusal:
+    "aprkit does not read a GLM-5 GGUF back into Hugging Face's layout (its kv_b_proj is split and transposed per head); --keep-names keeps its GGUF tensors",
+};
