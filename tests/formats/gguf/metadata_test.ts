@@ -82,8 +82,9 @@ Deno.test("ggufToAprMetadata() takes rope_type and the HF class from the GGUF ar
     ["gemma3", 2, "Gemma3ForCausalLM"],
     ["phi3", 2, "Phi3ForCausalLM"],
     ["granite", 0, "GraniteForCausalLM"],
+    ["falcon", 2, "FalconForCausalLM"],
     // Not a family: llama.cpp's RoPE type only.
-    ["falcon", 2, undefined],
+    ["deci", 0, undefined],
     ["tiny_made_up", undefined, undefined],
   ];
   for (const [arch, ropeType, hfClass] of cases) {
