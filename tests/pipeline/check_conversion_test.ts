@@ -41,20 +41,20 @@ Deno.test("checkConversion() refuses what convertModel refuses before writing, w
       const message = await sameRefusal(dir, QWEN2, { format: "apr", quantize: "q8_0" });
       match(message, /^quantize: "q8_0" works for GGUF output only/);
     });
-    await t.step("a family GGUF cannot hold", async () => {
-      // The fixture, as a Phi-2 checkpoint (APR only).
-      const phi = join(dir, "phi");
-      await Deno.mkdir(phi);
+    await t.step("a config llama.cpp would compute otherwise", async () => {
+      // The fixture with a GELU MLP, which llama.cpp's qwen2 does not read.
+      const gelu = join(dir, "gelu");
+      await Deno.mkdir(gelu);
       for (const entry of Deno.readDirSync(QWEN2)) {
-        await Deno.copyFile(join(QWEN2, entry.name), join(phi, entry.name));
+        await Deno.copyFile(join(QWEN2, entry.name), join(gelu, entry.name));
       }
-      const config = JSON.parse(await Deno.readTextFile(join(phi, "config.json")));
+      const config = JSON.parse(await Deno.readTextFile(join(gelu, "config.json")));
       await Deno.writeTextFile(
-        join(phi, "config.json"),
-        JSON.stringify({ ...config, model_type: "phi", architectures: ["PhiForCausalLM"] }),
+        join(gelu, "config.json"),
+        JSON.stringify({ ...config, hidden_act: "gelu" }),
       );
-      const message = await sameRefusal(dir, phi, { format: "gguf" });
-      match(message, /architecture "phi2" \(PhiForCausalLM\) is not one aprkit writes as GGUF/);
+      const message = await sameRefusal(dir, gelu, { format: "gguf" });
+      match(message, /hidden_act "gelu"; llama\.cpp's qwen2 reads no key for it/);
     });
   });
 });

@@ -196,8 +196,26 @@ Deno.test("assertGgufFamily(): an unknown family is refused naming it and the su
     },
   );
   void error;
-  // Known for APR only (phi2): refused too. From a GGUF, or without an architecture: passed.
-  assert.throws(() => assertGgufFamily({ architecture: "phi2" }, "m"), UsageError);
+  // A known family whose config llama.cpp would compute otherwise: refused too.
+  // From a GGUF, or without an architecture: passed.
+  const qwen2 = {
+    model_type: "qwen2",
+    hidden_act: "gelu",
+    num_hidden_layers: 2,
+    hidden_size: 64,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    intermediate_size: 128,
+    vocab_size: 384,
+  };
+  assert.throws(
+    () =>
+      assertGgufFamily(
+        { architecture: "qwen2", hf_architecture: "Qwen2ForCausalLM", hf_config: qwen2 },
+        "m",
+      ),
+    /hidden_act "gelu"; llama\.cpp's qwen2 reads no key for it/,
+  );
   assertGgufFamily({ architecture: "tiny_made_up", original_format: "gguf" }, "m");
   assertGgufFamily({}, "m");
 });
