@@ -387,6 +387,12 @@ export interface Family {
   /** GGUF output; absent: refused. */
   readonly gguf?: GgufSupport;
   /**
+   * Why GGUF output is refused, where `gguf` is absent because llama.cpp
+   * cannot run what its converter writes (ModernBERT); said instead of the
+   * list of families aprkit writes.
+   */
+  readonly ggufRefusal?: string;
+  /**
    * How each field of its transformers config class reaches llama.cpp
    * (`config_fields.ts`): written, checked against what llama.cpp
    * hard-codes, warned about, or irrelevant.

@@ -158,6 +158,7 @@ const IRREGULAR_FF = new Set([
   "phi3", // ffn_up is gate and up fused: 2 × feed_forward_length rows
   "glm4", // the same
   "chatglm", // the same (GLM-4-9B's gate_up_proj)
+  "modern-bert", // the same (GeGLU's Wi)
 ]);
 
 const fmt = (shape: readonly (number | undefined)[]) =>

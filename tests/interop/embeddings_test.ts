@@ -370,3 +370,47 @@ Deno.test("embeddings: llama.cpp ranks with aprkit's XLM-RoBERTa cross-encoder (
     }
   });
 });
+
+Deno.test("embeddings: ModernBERT — llama.cpp loads no converter's file, so GGUF is refused in one line; APR keeps its tensors and pooling", async () => {
+  // The reference first: the converter's file has layer_norm_rms_epsilon, not the
+  // layer_norm_epsilon llama.cpp's modern-bert loader requires, and llama.cpp refuses it.
+  const theirs = await manifest("modernbert-embed", "f32");
+  const keys = theirs.kv.map((e) => e.key);
+  assert.ok(keys.includes("modern-bert.attention.layer_norm_rms_epsilon"), `${keys}`);
+  assert.ok(!keys.includes("modern-bert.attention.layer_norm_epsilon"), `${keys}`);
+  const ref = await reference("modernbert-embed");
+  const [run] = await llamaEmbeddings([{
+    path: `${DIR}/llama.cpp/modernbert-embed-f32.gguf`,
+    texts: ref.sentences.map((s) => s.text),
+  }]);
+  assert.notEqual(
+    run!.error,
+    undefined,
+    "llama.cpp now loads the converter's ModernBERT file: write the family's GGUF and judge it",
+  );
+
+  await withTempDir(async (dir) => {
+    const source = `${DIR}/hf/modernbert-embed`;
+    await convertModel(source, `${dir}/m.apr`);
+    const reader = await openApr(await openFileSource(`${dir}/m.apr`));
+    const { metadata, tensors } = reader.header;
+    await reader.close();
+    assert.equal(metadata["architecture"], "modernbert");
+    assert.equal(metadata["embedding.pooling"], "mean");
+    assert.equal(metadata["embedding.normalize"], ref.normalized);
+    // Hugging Face's names and shapes: the fused QKV and GeGLU's 2 × intermediate_size Wi.
+    const shapes = Object.fromEntries(tensors.map((t) => [t.name, t.shape]));
+    assert.deepEqual(shapes["layers.0.attn.Wqkv.weight"], [96, 32]);
+    assert.deepEqual(shapes["layers.0.mlp.Wi.weight"], [128, 32]);
+    assert.equal(tensors.length, 20);
+
+    for (const input of [source, `${dir}/m.apr`]) {
+      const out = `${dir}/m.gguf`;
+      const refused = await runApr(["convert", input, "-o", out]);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
+      assert.match(refused.stderr, /requires attention\.layer_norm_epsilon/);
+      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    }
+  });
+});
