@@ -51,6 +51,8 @@ const POOLING: Readonly<Record<string, string>> = {
   "qwen2-embed": "mean",
   "xlmr-e5": "mean",
   "xlmr-spm": "mean",
+  "modernbert-embed": "mean",
+  "nomic-embed": "mean",
 };
 
 /** Smallest cosine accepted against sentence-transformers. */
@@ -371,6 +373,39 @@ Deno.test("embeddings: llama.cpp ranks with aprkit's XLM-RoBERTa cross-encoder (
   });
 });
 
+/**
+ * A family written as APR only: its tensors as Hugging Face names them with
+ * the shapes given, the pooling recorded, and GGUF refused in one line
+ * matching `refusal`, from the folder and from the APR file, nothing written.
+ */
+async function assertAprOnly(
+  name: string,
+  refusal: RegExp,
+  shapes: Readonly<Record<string, number[]>>,
+): Promise<void> {
+  const ref = await reference(name);
+  await withTempDir(async (dir) => {
+    const source = `${DIR}/hf/${name}`;
+    await convertModel(source, `${dir}/m.apr`);
+    const reader = await openApr(await openFileSource(`${dir}/m.apr`));
+    const { metadata, tensors } = reader.header;
+    await reader.close();
+    assert.equal(metadata["embedding.pooling"], POOLING[name]);
+    assert.equal(metadata["embedding.normalize"], ref.normalized);
+    const got = Object.fromEntries(tensors.map((t) => [t.name, t.shape]));
+    for (const [tensor, shape] of Object.entries(shapes)) assert.deepEqual(got[tensor], shape);
+
+    for (const input of [source, `${dir}/m.apr`]) {
+      const out = `${dir}/m.gguf`;
+      const refused = await runApr(["convert", input, "-o", out]);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
+      assert.match(refused.stderr, refusal);
+      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    }
+  });
+}
+
 Deno.test("embeddings: ModernBERT — llama.cpp loads no converter's file, so GGUF is refused in one line; APR keeps its tensors and pooling", async () => {
   // The reference first: the converter's file has layer_norm_rms_epsilon, not the
   // layer_norm_epsilon llama.cpp's modern-bert loader requires, and llama.cpp refuses it.
@@ -378,39 +413,31 @@ Deno.test("embeddings: ModernBERT — llama.cpp loads no converter's file, so GG
   const keys = theirs.kv.map((e) => e.key);
   assert.ok(keys.includes("modern-bert.attention.layer_norm_rms_epsilon"), `${keys}`);
   assert.ok(!keys.includes("modern-bert.attention.layer_norm_epsilon"), `${keys}`);
-  const ref = await reference("modernbert-embed");
   const [run] = await llamaEmbeddings([{
     path: `${DIR}/llama.cpp/modernbert-embed-f32.gguf`,
-    texts: ref.sentences.map((s) => s.text),
+    texts: (await reference("modernbert-embed")).sentences.map((s) => s.text),
   }]);
   assert.notEqual(
     run!.error,
     undefined,
     "llama.cpp now loads the converter's ModernBERT file: write the family's GGUF and judge it",
   );
+  // The fused QKV and GeGLU's 2 × intermediate_size Wi, as Hugging Face has them.
+  await assertAprOnly("modernbert-embed", /requires attention\.layer_norm_epsilon/, {
+    "layers.0.attn.Wqkv.weight": [96, 32],
+    "layers.0.mlp.Wi.weight": [128, 32],
+  });
+});
 
-  await withTempDir(async (dir) => {
-    const source = `${DIR}/hf/modernbert-embed`;
-    await convertModel(source, `${dir}/m.apr`);
-    const reader = await openApr(await openFileSource(`${dir}/m.apr`));
-    const { metadata, tensors } = reader.header;
-    await reader.close();
-    assert.equal(metadata["architecture"], "modernbert");
-    assert.equal(metadata["embedding.pooling"], "mean");
-    assert.equal(metadata["embedding.normalize"], ref.normalized);
-    // Hugging Face's names and shapes: the fused QKV and GeGLU's 2 × intermediate_size Wi.
-    const shapes = Object.fromEntries(tensors.map((t) => [t.name, t.shape]));
-    assert.deepEqual(shapes["layers.0.attn.Wqkv.weight"], [96, 32]);
-    assert.deepEqual(shapes["layers.0.mlp.Wi.weight"], [128, 32]);
-    assert.equal(tensors.length, 20);
-
-    for (const input of [source, `${dir}/m.apr`]) {
-      const out = `${dir}/m.gguf`;
-      const refused = await runApr(["convert", input, "-o", out]);
-      assert.equal(refused.code, 2, refused.stderr);
-      assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
-      assert.match(refused.stderr, /requires attention\.layer_norm_epsilon/);
-      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
-    }
+Deno.test("embeddings: nomic-bert — the converter converts no NomicBertModel transformers saves, so GGUF is refused in one line; APR keeps its tensors and pooling", async () => {
+  const theirs = JSON.parse(
+    await Deno.readTextFile(`${DIR}/llama.cpp/nomic-embed-f32.json`),
+  ) as { exit_code: number; error: string };
+  assert.notEqual(theirs.exit_code, 0);
+  assert.match(theirs.error, /KeyError: 'n_positions'/);
+  await assertAprOnly("nomic-embed", /reads nomic-ai's remote-code config/, {
+    // transformers saves them under nomic-ai's remote-code names: a fused QKV, fc11/fc12 for SwiGLU.
+    "encoder.layers.0.attn.Wqkv.weight": [96, 32],
+    "encoder.layers.0.mlp.fc12.weight": [64, 32],
   });
 });

@@ -66,6 +66,9 @@ FIXTURES = {
     # modernbert-embed's shape: ModernBertModel (alternating global and sliding-window attention, two RoPE
     # bases, GeGLU), a byte-level BPE vocabulary with [CLS]/[SEP] added, mean pooling, normalised.
     "modernbert-embed": {"modernbert": True, "pooling": "mean", "normalize": True},
+    # nomic-embed-text's class as transformers has it: NomicBertModel (RoPE, SwiGLU, post-norm), the
+    # bert-base-uncased cut, mean pooling, normalised. The converter cannot read its config (below).
+    "nomic-embed": {"nomic": True, "pooling": "mean", "normalize": True},
 }
 KEEP_GGUF = {"bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-reranker", "xlmr-spm", "modernbert-embed"}
 OUTTYPES = ["q8_0"]
@@ -140,21 +143,23 @@ def cut_vocab(full: list[str]) -> list[str]:
 def make_checkpoint(name: str, spec: dict, vocab: list[str], out: Path) -> None:
     import torch
     from sentence_transformers import SentenceTransformer, models
-    from transformers import BertConfig, BertModel, BertTokenizerFast
+    from transformers import BertConfig, BertModel, BertTokenizerFast, NomicBertConfig, NomicBertModel
 
     torch.manual_seed(32 + len(name))
     with tempfile.TemporaryDirectory() as tmp:
         tokenizer = BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=True,
                                       model_max_length=128)
-        config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
-                            num_attention_heads=4, intermediate_size=64, max_position_embeddings=128,
-                            type_vocab_size=2, layer_norm_eps=1e-12)
-        model = BertModel(config, add_pooling_layer=True)
+        shape = dict(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                     intermediate_size=64, max_position_embeddings=128, type_vocab_size=2, layer_norm_eps=1e-12)
+        if spec.get("nomic"):
+            model = NomicBertModel(NomicBertConfig(**shape))
+        else:
+            model = BertModel(BertConfig(**shape), add_pooling_layer=True)
         with torch.no_grad():
             for p in model.parameters():
                 p.normal_(0.0, 0.2)
             for n, p in model.named_parameters():
-                if "LayerNorm.weight" in n:
+                if "LayerNorm.weight" in n or "layernorm.weight" in n:
                     p.add_(1.0)
         model.save_pretrained(tmp + "/hf")
         tokenizer.save_pretrained(tmp + "/hf")
@@ -502,6 +507,19 @@ def main() -> None:
         else:
             make_checkpoint(name, FIXTURES[name], vocab, model_dir)
             (HERE / "reference" / f"{name}.json").write_text(json.dumps(reference(name, model_dir), indent=1) + "\n")
+        if FIXTURES[name].get("nomic"):
+            # The converter's NomicBertModel reads nomic-ai's remote-code config (n_positions,
+            # max_trained_positions, activation_function…), which transformers' NomicBertConfig has not.
+            with tempfile.TemporaryDirectory() as tmp:
+                run = subprocess.run([sys.executable, __file__, "--convert", str(llama_cpp), str(model_dir),
+                                      str(Path(tmp) / "x.gguf"), "f32"], capture_output=True, text=True)
+            assert run.returncode != 0, "the converter converts transformers' NomicBertModel now"
+            error = run.stderr.strip().splitlines()[-1]
+            (HERE / "llama.cpp" / f"{name}-f32.json").write_text(json.dumps(
+                {"made_by": f"llama.cpp {commit}: convert_hf_to_gguf.py --outtype f32", "exit_code": run.returncode,
+                 "error": error}, indent=1) + "\n")
+            print(f"{name}: converter refused: {error}")
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             files = {}
             for outtype in ["f32", *([] if "modernbert" in FIXTURES[name] else OUTTYPES)]:
