@@ -431,7 +431,7 @@ Deno.test("embeddings: ModernBERT — llama.cpp loads no converter's file, so GG
 
 Deno.test("embeddings: nomic-bert — the converter converts no NomicBertModel transformers saves, so GGUF is refused in one line; APR keeps its tensors and pooling", async () => {
   const theirs = JSON.parse(
-    await Deno.readTextFile(`${DIR}/llama.cpp/nomic-embed-f32.json`),
+    await Deno.readTextFile(`${DIR}/llama.cpp/nomic-embed-converter.json`),
   ) as { exit_code: number; error: string };
   assert.notEqual(theirs.exit_code, 0);
   assert.match(theirs.error, /KeyError: 'n_positions'/);

@@ -22,7 +22,7 @@ import { BERT_FIELDS } from "./bert.ts";
  * transformers' `NomicBertConfig` has none of them (it saves the tensors
  * under the remote code's names, though), so the converter converts no
  * model transformers saves (measured: `KeyError: 'n_positions'`,
- * tests/testdata/embeddings/llama.cpp/nomic-embed-f32.json) and there is no
+ * tests/testdata/embeddings/llama.cpp/nomic-embed-converter.json) and there is no
  * file of it to be equal to. A folder with the remote-code config (the
  * published nomic-embed-text), which the converter does convert, is refused
  * too: aprkit does not read that config's fields yet.

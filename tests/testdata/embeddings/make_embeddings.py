@@ -515,7 +515,7 @@ def main() -> None:
                                       str(Path(tmp) / "x.gguf"), "f32"], capture_output=True, text=True)
             assert run.returncode != 0, "the converter converts transformers' NomicBertModel now"
             error = run.stderr.strip().splitlines()[-1]
-            (HERE / "llama.cpp" / f"{name}-f32.json").write_text(json.dumps(
+            (HERE / "llama.cpp" / f"{name}-converter.json").write_text(json.dumps(
                 {"made_by": f"llama.cpp {commit}: convert_hf_to_gguf.py --outtype f32", "exit_code": run.returncode,
                  "error": error}, indent=1) + "\n")
             print(f"{name}: converter refused: {error}")
