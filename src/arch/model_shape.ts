@@ -388,6 +388,12 @@ export function ggufShapeProblem(
 
 const HF_LAYER = /^model\.layers\.(\d+)\./;
 
+/** A task-head class's tensor name as its base model names it (`Family.hfHeadPrefix` dropped). */
+function baseModelName(family: Family, name: string): string {
+  const prefix = family.hfHeadPrefix;
+  return prefix !== undefined && name.startsWith(prefix) ? name.slice(prefix.length) : name;
+}
+
 /**
  * Check a Hugging Face checkpoint's tensors (its language model's, under
  * the text family's names) against its family and `config.json`. A tensor
@@ -457,7 +463,7 @@ export function hfShapeProblem(
     const stack = expert ? family.experts!.stacks.find((s) => s.hf === expert[2]) : undefined;
     const gguf = stack !== undefined
       ? `blk.${block}.${stack.gguf}.weight`
-      : hfToGgufName(family.gguf?.hfName?.(t.name) ?? t.name, family);
+      : hfToGgufName(family.gguf?.hfName?.(t.name) ?? baseModelName(family, t.name), family);
     const k = ggufTensorKind(arch, gguf);
     kinded.push({
       t,

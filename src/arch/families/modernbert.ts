@@ -81,6 +81,8 @@ export const MODERNBERT: Family = {
   ggufArchitecture: "modern-bert",
   ggufRopeType: "neox",
   hfBlockPrefix: "layers",
+  // ModernBertForSequenceClassification: the base model under `model.`, the head beside it.
+  hfHeadPrefix: "model.",
   blockNames: [
     ["attn_norm", "attn_norm"],
     ["attn_qkv", "attn.Wqkv"],

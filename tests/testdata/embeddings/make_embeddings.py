@@ -68,6 +68,9 @@ FIXTURES = {
     "modernbert-embed": {"modernbert": True, "pooling": "mean", "normalize": True},
     # nomic-embed-text's class as transformers has it: NomicBertModel (RoPE, SwiGLU, post-norm), the
     # bert-base-uncased cut, mean pooling, normalised. The converter cannot read its config (below).
+    # A ModernBERT cross-encoder's shape: ModernBertForSequenceClassification (the base model under `model.`,
+    # head.dense/head.norm/classifier), one label, saved by transformers, no modules.json.
+    "modernbert-reranker": {"modernbert": True, "labels": 1},
     "nomic-embed": {"nomic": True, "pooling": "mean", "normalize": True},
 }
 KEEP_GGUF = {"bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-reranker", "xlmr-spm", "modernbert-embed"}
@@ -265,7 +268,7 @@ def make_modernbert(name: str, spec: dict, out: Path) -> None:
     """A ModernBertModel saved by sentence-transformers (modernbert-embed's shape)."""
     import torch
     from sentence_transformers import SentenceTransformer, models
-    from transformers import ModernBertConfig, ModernBertModel
+    from transformers import ModernBertConfig, ModernBertForSequenceClassification, ModernBertModel
 
     torch.manual_seed(32 + len(name))
     tokenizer = modernbert_tokenizer()
@@ -275,14 +278,21 @@ def make_modernbert(name: str, spec: dict, out: Path) -> None:
     config = ModernBertConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=3,
                               num_attention_heads=4, max_position_embeddings=128, local_attention=8,
                               global_attn_every_n_layers=3, bos_token_id=ids["[CLS]"], cls_token_id=ids["[CLS]"],
-                              eos_token_id=ids["[SEP]"], sep_token_id=ids["[SEP]"], pad_token_id=ids["[PAD]"])
-    model = ModernBertModel(config)
+                              eos_token_id=ids["[SEP]"], sep_token_id=ids["[SEP]"], pad_token_id=ids["[PAD]"],
+                              num_labels=spec.get("labels", 2))
+    model = ModernBertForSequenceClassification(config) if "labels" in spec else ModernBertModel(config)
     with torch.no_grad():
         for n, p in model.named_parameters():
             if "norm" in n:
                 p.copy_(1.0 + 0.2 * torch.randn_like(p))
             else:
                 p.normal_(0.0, 0.2)
+    if "labels" in spec:
+        if out.exists():
+            shutil.rmtree(out)
+        model.save_pretrained(out)
+        tokenizer.save_pretrained(out)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         model.save_pretrained(tmp + "/hf")
         tokenizer.save_pretrained(tmp + "/hf")
@@ -488,6 +498,9 @@ def main() -> None:
         if "xlmr" in FIXTURES[name] and "labels" in FIXTURES[name]:
             make_xlmr_reranker(name, FIXTURES[name], model_dir)
             (HERE / "reference" / f"{name}.json").write_text(json.dumps(rerank_reference(model_dir), indent=1) + "\n")
+        elif "modernbert" in FIXTURES[name] and "labels" in FIXTURES[name]:
+            # No reference: llama.cpp loads no converter's ModernBERT file to rank with (see the tests).
+            make_modernbert(name, FIXTURES[name], model_dir)
         elif "labels" in FIXTURES[name]:
             # No reference: llama.cpp does not score a BERT pair as transformers does (see the tests).
             make_reranker(name, FIXTURES[name], vocab, model_dir)
