@@ -387,6 +387,18 @@ export interface Family {
   /** GGUF output; absent: refused. */
   readonly gguf?: GgufSupport;
   /**
+   * Why GGUF output is refused, where `gguf` is absent because llama.cpp
+   * cannot run what its converter writes (ModernBERT); said instead of the
+   * list of families aprkit writes.
+   */
+  readonly ggufRefusal?: string;
+  /**
+   * The prefix a task-head class puts before the base model's tensor names
+   * (`model.` in `ModernBertForSequenceClassification`; the converter reads
+   * them without it), for a family with no `gguf.hfName` to say so.
+   */
+  readonly hfHeadPrefix?: string;
+  /**
    * How each field of its transformers config class reaches llama.cpp
    * (`config_fields.ts`): written, checked against what llama.cpp
    * hard-codes, warned about, or irrelevant.

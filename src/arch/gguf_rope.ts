@@ -28,7 +28,6 @@ export const OTHER_GGUF_ROPE_TYPES: Readonly<Record<string, GgufRopeType>> = {
   chameleon: "norm",
   grok: "neox",
   dbrx: "neox",
-  "nomic-bert": "neox",
   bitnet: "neox",
   qwen: "neox",
   phimoe: "neox",

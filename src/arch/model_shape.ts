@@ -158,6 +158,7 @@ const IRREGULAR_FF = new Set([
   "phi3", // ffn_up is gate and up fused: 2 × feed_forward_length rows
   "glm4", // the same
   "chatglm", // the same (GLM-4-9B's gate_up_proj)
+  "modern-bert", // the same (GeGLU's Wi)
 ]);
 
 const fmt = (shape: readonly (number | undefined)[]) =>
@@ -387,6 +388,12 @@ export function ggufShapeProblem(
 
 const HF_LAYER = /^model\.layers\.(\d+)\./;
 
+/** A task-head class's tensor name as its base model names it (`Family.hfHeadPrefix` dropped). */
+function baseModelName(family: Family, name: string): string {
+  const prefix = family.hfHeadPrefix;
+  return prefix !== undefined && name.startsWith(prefix) ? name.slice(prefix.length) : name;
+}
+
 /**
  * Check a Hugging Face checkpoint's tensors (its language model's, under
  * the text family's names) against its family and `config.json`. A tensor
@@ -456,7 +463,7 @@ export function hfShapeProblem(
     const stack = expert ? family.experts!.stacks.find((s) => s.hf === expert[2]) : undefined;
     const gguf = stack !== undefined
       ? `blk.${block}.${stack.gguf}.weight`
-      : hfToGgufName(family.gguf?.hfName?.(t.name) ?? t.name, family);
+      : hfToGgufName(family.gguf?.hfName?.(t.name) ?? baseModelName(family, t.name), family);
     const k = ggufTensorKind(arch, gguf);
     kinded.push({
       t,

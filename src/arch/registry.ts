@@ -71,6 +71,8 @@ import { JAMBA } from "./families/jamba.ts";
 import { DEEPSEEK32 } from "./families/deepseek32.ts";
 import { GLM_DSA } from "./families/glm_dsa.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
+import { MODERNBERT } from "./families/modernbert.ts";
+import { NOMIC_BERT } from "./families/nomic_bert.ts";
 
 /** Every family, by aprkit architecture name. */
 export const FAMILIES: ReadonlyMap<string, Family> = new Map(
@@ -143,6 +145,8 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     JAMBA,
     DEEPSEEK32,
     GLM_DSA,
+    MODERNBERT,
+    NOMIC_BERT,
   ].map((f) => [f.name, f]),
 );
 

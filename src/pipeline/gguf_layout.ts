@@ -83,6 +83,9 @@ export function assertGgufFamily(
     for (const warning of familyGgufWarnings(metadata)) onWarning?.(`"${location}": ${warning}`);
     return;
   }
+  if (family?.ggufRefusal !== undefined) {
+    throw new UsageError(`Cannot convert "${location}" to GGUF: ${family.ggufRefusal}`);
+  }
   const hf = typeof metadata.hf_architecture === "string" ? ` (${metadata.hf_architecture})` : "";
   throw new UsageError(
     `Cannot convert "${location}" to GGUF: architecture "${metadata.architecture}"${hf} is not ` +

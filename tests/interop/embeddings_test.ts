@@ -51,6 +51,8 @@ const POOLING: Readonly<Record<string, string>> = {
   "qwen2-embed": "mean",
   "xlmr-e5": "mean",
   "xlmr-spm": "mean",
+  "modernbert-embed": "mean",
+  "nomic-embed": "mean",
 };
 
 /** Smallest cosine accepted against sentence-transformers. */
@@ -368,5 +370,81 @@ Deno.test("embeddings: llama.cpp ranks with aprkit's XLM-RoBERTa cross-encoder (
       });
       fail(`xlmr-reranker (${who})`, problems);
     }
+  });
+});
+
+/**
+ * A family written as APR only: its tensors as Hugging Face names them with
+ * the shapes given, the pooling recorded, and GGUF refused in one line
+ * matching `refusal`, from the folder and from the APR file, nothing written.
+ */
+async function assertAprOnly(
+  name: string,
+  refusal: RegExp,
+  shapes: Readonly<Record<string, number[]>>,
+): Promise<void> {
+  // A cross-encoder has no modules.json, so nothing is recorded.
+  const normalized = POOLING[name] === undefined ? undefined : (await reference(name)).normalized;
+  await withTempDir(async (dir) => {
+    const source = `${DIR}/hf/${name}`;
+    await convertModel(source, `${dir}/m.apr`);
+    const reader = await openApr(await openFileSource(`${dir}/m.apr`));
+    const { metadata, tensors } = reader.header;
+    await reader.close();
+    assert.equal(metadata["embedding.pooling"], POOLING[name]);
+    assert.equal(metadata["embedding.normalize"], normalized);
+    const got = Object.fromEntries(tensors.map((t) => [t.name, t.shape]));
+    for (const [tensor, shape] of Object.entries(shapes)) assert.deepEqual(got[tensor], shape);
+
+    for (const input of [source, `${dir}/m.apr`]) {
+      const out = `${dir}/m.gguf`;
+      const refused = await runApr(["convert", input, "-o", out]);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
+      assert.match(refused.stderr, refusal);
+      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    }
+  });
+}
+
+Deno.test("embeddings: ModernBERT — llama.cpp loads no converter's file, so GGUF is refused in one line; APR keeps its tensors and pooling", async () => {
+  // The reference first: the converter's file has layer_norm_rms_epsilon, not the
+  // layer_norm_epsilon llama.cpp's modern-bert loader requires, and llama.cpp refuses it.
+  const theirs = await manifest("modernbert-embed", "f32");
+  const keys = theirs.kv.map((e) => e.key);
+  assert.ok(keys.includes("modern-bert.attention.layer_norm_rms_epsilon"), `${keys}`);
+  assert.ok(!keys.includes("modern-bert.attention.layer_norm_epsilon"), `${keys}`);
+  const [run] = await llamaEmbeddings([{
+    path: `${DIR}/llama.cpp/modernbert-embed-f32.gguf`,
+    texts: (await reference("modernbert-embed")).sentences.map((s) => s.text),
+  }]);
+  assert.notEqual(
+    run!.error,
+    undefined,
+    "llama.cpp now loads the converter's ModernBERT file: write the family's GGUF and judge it",
+  );
+  // The fused QKV and GeGLU's 2 × intermediate_size Wi, as Hugging Face has them.
+  await assertAprOnly("modernbert-embed", /requires attention\.layer_norm_epsilon/, {
+    "layers.0.attn.Wqkv.weight": [96, 32],
+    "layers.0.mlp.Wi.weight": [128, 32],
+  });
+  // ModernBertForSequenceClassification: the base model under `model.`, its head beside it.
+  await assertAprOnly("modernbert-reranker", /requires attention\.layer_norm_epsilon/, {
+    "model.layers.0.mlp.Wi.weight": [128, 32],
+    "head.dense.weight": [32, 32],
+    "classifier.weight": [1, 32],
+  });
+});
+
+Deno.test("embeddings: nomic-bert — the converter converts no NomicBertModel transformers saves, so GGUF is refused in one line; APR keeps its tensors and pooling", async () => {
+  const theirs = JSON.parse(
+    await Deno.readTextFile(`${DIR}/llama.cpp/nomic-embed-converter.json`),
+  ) as { exit_code: number; error: string };
+  assert.notEqual(theirs.exit_code, 0);
+  assert.match(theirs.error, /KeyError: 'n_positions'/);
+  await assertAprOnly("nomic-embed", /reads nomic-ai's remote-code config/, {
+    // transformers saves them under nomic-ai's remote-code names: a fused QKV, fc11/fc12 for SwiGLU.
+    "encoder.layers.0.attn.Wqkv.weight": [96, 32],
+    "encoder.layers.0.mlp.fc12.weight": [64, 32],
   });
 });

@@ -63,13 +63,24 @@ FIXTURES = {
     # bge-m3's and multilingual-e5's files: xlmr-e5's kind with sentencepiece.bpe.model beside tokenizer.json,
     # which the converter reads instead.
     "xlmr-spm": {"xlmr": True, "pooling": "mean", "normalize": True, "spm": True},
+    # modernbert-embed's shape: ModernBertModel (alternating global and sliding-window attention, two RoPE
+    # bases, GeGLU), a byte-level BPE vocabulary with [CLS]/[SEP] added, mean pooling, normalised.
+    "modernbert-embed": {"modernbert": True, "pooling": "mean", "normalize": True},
+    # nomic-embed-text's class as transformers has it: NomicBertModel (RoPE, SwiGLU, post-norm), the
+    # bert-base-uncased cut, mean pooling, normalised. The converter cannot read its config (below).
+    # A ModernBERT cross-encoder's shape: ModernBertForSequenceClassification (the base model under `model.`,
+    # head.dense/head.norm/classifier), one label, saved by transformers, no modules.json.
+    "modernbert-reranker": {"modernbert": True, "labels": 1},
+    "nomic-embed": {"nomic": True, "pooling": "mean", "normalize": True},
 }
-KEEP_GGUF = {"bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-reranker", "xlmr-spm"}
+KEEP_GGUF = {"bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-reranker", "xlmr-spm", "modernbert-embed"}
 OUTTYPES = ["q8_0"]
 QUANTIZED = ["Q4_K_M"]
 PRE = "bert-bge"
 # The pre-tokenizer name of a decoder fixture's vocabulary (the families' tiny byte-level BPE, Qwen2's regex).
 DECODER_PRE = {"qwen3": "qwen2", "qwen2": "qwen2"}
+# The pre-tokenizer name of the ModernBERT fixture's vocabulary (the families' tiny byte-level BPE, Llama 3's regex).
+MODERNBERT_PRE = "llama-bpe"
 
 SENTENCES = [
     "The quick brown fox jumps over the lazy dog.",
@@ -135,21 +146,23 @@ def cut_vocab(full: list[str]) -> list[str]:
 def make_checkpoint(name: str, spec: dict, vocab: list[str], out: Path) -> None:
     import torch
     from sentence_transformers import SentenceTransformer, models
-    from transformers import BertConfig, BertModel, BertTokenizerFast
+    from transformers import BertConfig, BertModel, BertTokenizerFast, NomicBertConfig, NomicBertModel
 
     torch.manual_seed(32 + len(name))
     with tempfile.TemporaryDirectory() as tmp:
         tokenizer = BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=True,
                                       model_max_length=128)
-        config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
-                            num_attention_heads=4, intermediate_size=64, max_position_embeddings=128,
-                            type_vocab_size=2, layer_norm_eps=1e-12)
-        model = BertModel(config, add_pooling_layer=True)
+        shape = dict(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                     intermediate_size=64, max_position_embeddings=128, type_vocab_size=2, layer_norm_eps=1e-12)
+        if spec.get("nomic"):
+            model = NomicBertModel(NomicBertConfig(**shape))
+        else:
+            model = BertModel(BertConfig(**shape), add_pooling_layer=True)
         with torch.no_grad():
             for p in model.parameters():
                 p.normal_(0.0, 0.2)
             for n, p in model.named_parameters():
-                if "LayerNorm.weight" in n:
+                if "LayerNorm.weight" in n or "layernorm.weight" in n:
                     p.add_(1.0)
         model.save_pretrained(tmp + "/hf")
         tokenizer.save_pretrained(tmp + "/hf")
@@ -225,6 +238,65 @@ def make_decoder_embedder(name: str, spec: dict, out: Path) -> None:
         model.save_pretrained(tmp + "/hf")
         tokenizer.save_pretrained(tmp + "/hf")
         transformer = models.Transformer(tmp + "/hf", max_seq_length=256)
+        pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode=spec["pooling"])
+        modules = [transformer, pooling] + ([models.Normalize()] if spec["normalize"] else [])
+        st = SentenceTransformer(modules=modules, device="cpu")
+        if out.exists():
+            shutil.rmtree(out)
+        st.save(str(out), safe_serialization=True)
+    (out / "README.md").unlink(missing_ok=True)
+
+
+def modernbert_tokenizer():
+    """The families' tiny byte-level BPE with ModernBERT's special tokens and its `[CLS] $A [SEP]` template."""
+    import transformers
+    from tokenizers import AddedToken, Tokenizer, processors
+
+    tok = Tokenizer.from_file(str(HERE.parent / "families" / "hf" / "gpt2" / "tokenizer.json"))
+    specials = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in specials])
+    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS]:0 $A:0 [SEP]:0", pair="[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    return transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]", pad_token="[PAD]",
+        mask_token="[MASK]", model_max_length=128)
+
+
+def make_modernbert(name: str, spec: dict, out: Path) -> None:
+    """A ModernBertModel saved by sentence-transformers (modernbert-embed's shape)."""
+    import torch
+    from sentence_transformers import SentenceTransformer, models
+    from transformers import ModernBertConfig, ModernBertForSequenceClassification, ModernBertModel
+
+    torch.manual_seed(32 + len(name))
+    tokenizer = modernbert_tokenizer()
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in ("[CLS]", "[SEP]", "[PAD]")}
+    # Three layers, every third global: one global and two sliding-window layers; a window of 8 tokens
+    # (4 either side) so that the sentences reach past it.
+    config = ModernBertConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=3,
+                              num_attention_heads=4, max_position_embeddings=128, local_attention=8,
+                              global_attn_every_n_layers=3, bos_token_id=ids["[CLS]"], cls_token_id=ids["[CLS]"],
+                              eos_token_id=ids["[SEP]"], sep_token_id=ids["[SEP]"], pad_token_id=ids["[PAD]"],
+                              num_labels=spec.get("labels", 2))
+    model = ModernBertForSequenceClassification(config) if "labels" in spec else ModernBertModel(config)
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            if "norm" in n:
+                p.copy_(1.0 + 0.2 * torch.randn_like(p))
+            else:
+                p.normal_(0.0, 0.2)
+    if "labels" in spec:
+        if out.exists():
+            shutil.rmtree(out)
+        model.save_pretrained(out)
+        tokenizer.save_pretrained(out)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save_pretrained(tmp + "/hf")
+        tokenizer.save_pretrained(tmp + "/hf")
+        transformer = models.Transformer(tmp + "/hf", max_seq_length=128)
         pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode=spec["pooling"])
         modules = [transformer, pooling] + ([models.Normalize()] if spec["normalize"] else [])
         st = SentenceTransformer(modules=modules, device="cpu")
@@ -390,7 +462,7 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -
 
     spec = FIXTURES[model_dir.name]
     # The Unigram vocabulary's pre-tokenizer is the converter's own ("default"); no hash is looked up.
-    pre = DECODER_PRE[spec["decoder"]] if "decoder" in spec else PRE
+    pre = DECODER_PRE[spec["decoder"]] if "decoder" in spec else MODERNBERT_PRE if "modernbert" in spec else PRE
     base.TextModel.get_vocab_base_pre = lambda self, tokenizer: pre
     import convert_hf_to_gguf  # type: ignore
 
@@ -426,11 +498,19 @@ def main() -> None:
         if "xlmr" in FIXTURES[name] and "labels" in FIXTURES[name]:
             make_xlmr_reranker(name, FIXTURES[name], model_dir)
             (HERE / "reference" / f"{name}.json").write_text(json.dumps(rerank_reference(model_dir), indent=1) + "\n")
+        elif "modernbert" in FIXTURES[name] and "labels" in FIXTURES[name]:
+            # No reference: llama.cpp loads no converter's ModernBERT file to rank with (see the tests).
+            make_modernbert(name, FIXTURES[name], model_dir)
         elif "labels" in FIXTURES[name]:
             # No reference: llama.cpp does not score a BERT pair as transformers does (see the tests).
             make_reranker(name, FIXTURES[name], vocab, model_dir)
         elif "xlmr" in FIXTURES[name]:
             make_xlmr(name, FIXTURES[name], model_dir)
+            ref = reference(name, model_dir)
+            ref["tokenize"] = tokenizations(model_dir)
+            (HERE / "reference" / f"{name}.json").write_text(json.dumps(ref, indent=1) + "\n")
+        elif "modernbert" in FIXTURES[name]:
+            make_modernbert(name, FIXTURES[name], model_dir)
             ref = reference(name, model_dir)
             ref["tokenize"] = tokenizations(model_dir)
             (HERE / "reference" / f"{name}.json").write_text(json.dumps(ref, indent=1) + "\n")
@@ -440,14 +520,29 @@ def main() -> None:
         else:
             make_checkpoint(name, FIXTURES[name], vocab, model_dir)
             (HERE / "reference" / f"{name}.json").write_text(json.dumps(reference(name, model_dir), indent=1) + "\n")
+        if FIXTURES[name].get("nomic"):
+            # The converter's NomicBertModel reads nomic-ai's remote-code config (n_positions,
+            # max_trained_positions, activation_function…), which transformers' NomicBertConfig has not.
+            with tempfile.TemporaryDirectory() as tmp:
+                run = subprocess.run([sys.executable, __file__, "--convert", str(llama_cpp), str(model_dir),
+                                      str(Path(tmp) / "x.gguf"), "f32"], capture_output=True, text=True)
+            assert run.returncode != 0, "the converter converts transformers' NomicBertModel now"
+            error = run.stderr.strip().splitlines()[-1]
+            (HERE / "llama.cpp" / f"{name}-converter.json").write_text(json.dumps(
+                {"made_by": f"llama.cpp {commit}: convert_hf_to_gguf.py --outtype f32", "exit_code": run.returncode,
+                 "error": error}, indent=1) + "\n")
+            print(f"{name}: converter refused: {error}")
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             files = {}
-            for outtype in ["f32", *OUTTYPES]:
+            for outtype in ["f32", *([] if "modernbert" in FIXTURES[name] else OUTTYPES)]:
                 path = Path(tmp) / f"{name}-{outtype}.gguf"
                 subprocess.run([sys.executable, __file__, "--convert", str(llama_cpp), str(model_dir), str(path), outtype],
                                capture_output=True, check=True)
                 files[outtype] = (path, f"llama.cpp {commit}: convert_hf_to_gguf.py --outtype {outtype}")
-            for q in QUANTIZED:
+            # llama-quantize cannot read a converter's ModernBERT file (it has no
+            # modern-bert.attention.layer_norm_epsilon, which llama.cpp's loader requires).
+            for q in [] if "modernbert" in FIXTURES[name] else QUANTIZED:
                 qpath = Path(tmp) / f"{name}-{q}.gguf"
                 subprocess.run([str(quantize), str(files["f32"][0]), str(qpath), q], capture_output=True, check=True)
                 files[q] = (qpath, f"llama.cpp {commit}: llama-quantize of the f32 file, {q}")
