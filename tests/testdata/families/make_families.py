@@ -1042,6 +1042,21 @@ FAMILIES["glm-dsa"] = (
     {key: value for key, value in FAMILIES["deepseek32"][4].items()},
 )
 
+# Mellum 2's block: Qwen3-MoE's attention with per-head Q/K norms and
+# softmax-routed experts (4, top 2, MLP 32, normalized) on every layer, a
+# sliding window of 16 on layer 0. Both layer kinds rotate with one base:
+# llama.cpp's mellum rotates its sliding layers with the global base.
+FAMILIES["mellum"] = (
+    "MellumConfig", "MellumForCausalLM",
+    common(head_dim=HEAD_DIM, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+           norm_topk_prob=True, sliding_window=16,
+           layer_types=["sliding_attention", "full_attention"],
+           rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                            "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}),
+    "llama3",
+    {"sliding window": {"sliding_window": MAX_POSITIONS}},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1408,7 +1423,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "bloom": 166, "falcon": 167, "olmoe": 168, "granitemoe": 169, "granitemoe-shared": 170,
          "mamba": 180, "mamba2": 181, "falcon-mamba": 182, "granite-hybrid": 183, "bamba": 184,
          "lfm2": 185, "jamba": 186,
-         "deepseek32": 200, "glm-dsa": 201}
+         "deepseek32": 200, "glm-dsa": 201,
+         "mellum": 240}
 
 
 def main() -> None:
