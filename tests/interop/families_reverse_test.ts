@@ -119,6 +119,7 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
       "Hugging Face import does not read (the GGUF's feed_forward_length is 4 × hidden)",
   },
   olmoe: {},
+  jais2: { rms_norm_eps: "as Command-R" },
 };
 
 /** How a GGUF import's metadata differs from the Hugging Face import's, in the family's fields. */

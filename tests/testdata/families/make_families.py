@@ -1057,6 +1057,15 @@ FAMILIES["mellum"] = (
     {"sliding window": {"sliding_window": MAX_POSITIONS}},
 )
 
+# Jais 2's block: Llama's attention with biases on Q/K/V and the output,
+# LayerNorms with biases, a feed-forward of up, ReLU², down with biases.
+FAMILIES["jais2"] = (
+    "Jais2Config", "Jais2ForCausalLM",
+    common(attention_bias=True, mlp_bias=True, bos_token_id=None, eos_token_id=VOCAB - 1,
+           pad_token_id=None),
+    "llama3", {},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1424,7 +1433,7 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "mamba": 180, "mamba2": 181, "falcon-mamba": 182, "granite-hybrid": 183, "bamba": 184,
          "lfm2": 185, "jamba": 186,
          "deepseek32": 200, "glm-dsa": 201,
-         "mellum": 240}
+         "mellum": 240, "jais2": 241}
 
 
 def main() -> None:
