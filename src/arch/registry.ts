@@ -72,6 +72,7 @@ import { DEEPSEEK32 } from "./families/deepseek32.ts";
 import { GLM_DSA } from "./families/glm_dsa.ts";
 import { MELLUM } from "./families/mellum.ts";
 import { JAIS2 } from "./families/jais2.ts";
+import { LAGUNA } from "./families/laguna.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -147,6 +148,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     GLM_DSA,
     MELLUM,
     JAIS2,
+    LAGUNA,
   ].map((f) => [f.name, f]),
 );
 

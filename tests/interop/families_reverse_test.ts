@@ -120,6 +120,10 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
   },
   olmoe: {},
   jais2: { rms_norm_eps: "as Command-R" },
+  laguna: {
+    num_heads: "Laguna's query heads vary by layer: the GGUF's attention.head_count is an " +
+      "array, which a GGUF import does not read as APR's one num_heads",
+  },
 };
 
 /** How a GGUF import's metadata differs from the Hugging Face import's, in the family's fields. */

@@ -1066,6 +1066,25 @@ FAMILIES["jais2"] = (
     "llama3", {},
 )
 
+# Laguna's block: a dense first layer, then 4 routed experts (top 2, MLP 32)
+# + a shared one (64), sigmoid router with e_score_correction_bias perturbed,
+# weights normalized ×2.5; per-head softplus gates on the attention output,
+# Q/K norms, per-layer query heads; layer 0 global (RoPE θ 5·10⁵ on half of
+# each head), 1–3 in a window of 16 (θ 10⁴, whole head): llama.cpp's laguna
+# pattern (a global layer every 4th from 0), which the converter does not write.
+FAMILIES["laguna"] = (
+    "LagunaConfig", "LagunaForCausalLM",
+    common(num_hidden_layers=4, head_dim=HEAD_DIM, num_experts=4, num_experts_per_tok=2,
+           moe_intermediate_size=32, shared_expert_intermediate_size=64,
+           moe_routed_scaling_factor=2.5, gating=True, sliding_window=16,
+           num_attention_heads_per_layer=[4, 2, 4, 4],
+           layer_types=["full_attention"] + ["sliding_attention"] * 3,
+           mlp_layer_types=["dense"] + ["sparse"] * 3,
+           bos_token_id=None, eos_token_id=VOCAB - 1, pad_token_id=None),
+    "llama3",
+    {"sliding window": {"sliding_window": MAX_POSITIONS}, "routed scaling": {"moe_routed_scaling_factor": 1.0}},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1433,7 +1452,7 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "mamba": 180, "mamba2": 181, "falcon-mamba": 182, "granite-hybrid": 183, "bamba": 184,
          "lfm2": 185, "jamba": 186,
          "deepseek32": 200, "glm-dsa": 201,
-         "mellum": 240, "jais2": 241}
+         "mellum": 240, "jais2": 241, "laguna": 242}
 
 
 def main() -> None:
