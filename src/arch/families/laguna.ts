@@ -23,7 +23,7 @@ import { writeTextModelKv } from "../text_model.ts";
 import { activation, SILU } from "../config_fields.ts";
 import { scoreBiasHfName, scoreBiasReadName } from "../router_bias.ts";
 import { ERNIE_EXPERTS } from "./ernie4_5_moe.ts";
-import { QWEN2MOE } from "./qwen2moe.ts";
+import { QWEN_SHARED_EXPERT_BLOCK } from "./qwen2moe.ts";
 
 /** gguf-py's `ExpertGatingFuncType.SIGMOID`. */
 const SIGMOID = 2;
@@ -140,7 +140,8 @@ export const LAGUNA: Family = {
   ggufArchitecture: "laguna",
   ggufRopeType: "neox",
   blockNames: [
-    ...QWEN2MOE.blockNames,
+    ...LLAMA_BLOCK,
+    ...QWEN_SHARED_EXPERT_BLOCK,
     ["attn_gate", "self_attn.g_proj"],
     ["exp_probs_b", "mlp.experts.e_score_correction"],
   ],
@@ -151,6 +152,7 @@ export const LAGUNA: Family = {
   gguf: {
     writeKv: writeLagunaKv,
     unsupported,
+    llamaKeys: true,
     hfName: scoreBiasReadName,
     hfNameBack: scoreBiasHfName,
   },
