@@ -420,7 +420,11 @@ export function hfShapeProblem(
     ? Math.max(0, h["num_nextn_predict_layers"] as number)
     : 0;
   const arch = family.ggufArchitecture;
-  const heads = num(h["num_attention_heads"]);
+  // Laguna's query heads vary by layer (num_attention_heads_per_layer): no one count to check.
+  const perLayer = h["num_attention_heads_per_layer"];
+  const heads = Array.isArray(perLayer) && new Set(perLayer).size > 1
+    ? undefined
+    : num(h["num_attention_heads"]);
   const widthKey = family.hfWidthKeys?.intermediate_size ?? "intermediate_size";
   const expertsKey =
     ["num_local_experts", "num_experts", "n_routed_experts"].find((k) => num(h[k]) !== undefined) ??

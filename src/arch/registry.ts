@@ -70,6 +70,9 @@ import { LFM2 } from "./families/lfm2.ts";
 import { JAMBA } from "./families/jamba.ts";
 import { DEEPSEEK32 } from "./families/deepseek32.ts";
 import { GLM_DSA } from "./families/glm_dsa.ts";
+import { MELLUM } from "./families/mellum.ts";
+import { JAIS2 } from "./families/jais2.ts";
+import { LAGUNA } from "./families/laguna.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 import { MODERNBERT } from "./families/modernbert.ts";
 import { NOMIC_BERT } from "./families/nomic_bert.ts";
@@ -147,6 +150,9 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     GLM_DSA,
     MODERNBERT,
     NOMIC_BERT,
+    MELLUM,
+    JAIS2,
+    LAGUNA,
   ].map((f) => [f.name, f]),
 );
 

@@ -119,6 +119,11 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
       "Hugging Face import does not read (the GGUF's feed_forward_length is 4 × hidden)",
   },
   olmoe: {},
+  jais2: { rms_norm_eps: "as Command-R" },
+  laguna: {
+    num_heads: "Laguna's query heads vary by layer: the GGUF's attention.head_count is an " +
+      "array, which a GGUF import does not read as APR's one num_heads",
+  },
 };
 
 /** How a GGUF import's metadata differs from the Hugging Face import's, in the family's fields. */

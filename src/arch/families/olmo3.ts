@@ -25,8 +25,22 @@ function unsupported(w: KvWriter): string | undefined {
   const why = (what: string) =>
     `its config.json says ${what}; llama.cpp's olmo2 reads no key for that and would not run ` +
     `it as transformers does (APR and SafeTensors output keep it)`;
-  const olmo2 = olmo2Unsupported(w, why);
-  if (olmo2 !== undefined) return olmo2;
+  return olmo2Unsupported(w, why) ?? slidingRopeUnsupported(w, why);
+}
+
+/**
+ * Whether a config rotates its sliding-window layers otherwise than with the
+ * global base and no scaling, as llama.cpp's `olmo2` and `mellum` do (one
+ * `rope.freq_base` for both kinds of layer).
+ *
+ * @param w The writer, over the model's `config.json`.
+ * @param why Phrases the refusal for `what` the config says.
+ * @returns The refusal, or `undefined`.
+ */
+export function slidingRopeUnsupported(
+  w: KvWriter,
+  why: (what: string) => string,
+): string | undefined {
   const sliding = w.rope["sliding_attention"];
   if (sliding !== null && typeof sliding === "object") {
     const swa = sliding as Record<string, unknown>;

@@ -61,6 +61,14 @@ const QWEN2MOE_FIELDS: ConfigFields = {
   ],
 };
 
+/** The router and the shared expert as Qwen2-MoE names them (`mlp.gate`, `mlp.shared_expert.*`). */
+export const QWEN_SHARED_EXPERT_BLOCK: readonly (readonly [string, string])[] = [
+  ["ffn_gate_inp", "mlp.gate"],
+  ["ffn_gate_shexp", "mlp.shared_expert.gate_proj"],
+  ["ffn_up_shexp", "mlp.shared_expert.up_proj"],
+  ["ffn_down_shexp", "mlp.shared_expert.down_proj"],
+];
+
 /** Qwen1.5-MoE, Qwen2-MoE. */
 export const QWEN2MOE: Family = {
   name: "qwen2moe",
@@ -70,14 +78,10 @@ export const QWEN2MOE: Family = {
   hfModelTypes: ["qwen2_moe"],
   ggufArchitecture: "qwen2moe",
   ggufRopeType: "neox",
-  blockNames: [
-    ...LLAMA_BLOCK,
-    ["ffn_gate_inp", "mlp.gate"],
-    ["ffn_gate_shexp", "mlp.shared_expert.gate_proj"],
-    ["ffn_up_shexp", "mlp.shared_expert.up_proj"],
-    ["ffn_down_shexp", "mlp.shared_expert.down_proj"],
-    ["ffn_gate_inp_shexp", "mlp.shared_expert_gate"],
-  ],
+  blockNames: [...LLAMA_BLOCK, ...QWEN_SHARED_EXPERT_BLOCK, [
+    "ffn_gate_inp_shexp",
+    "mlp.shared_expert_gate",
+  ]],
   experts: QWEN_MOE_EXPERTS,
   permutesQk: false,
   tiedByDefault: false,

@@ -1042,6 +1042,49 @@ FAMILIES["glm-dsa"] = (
     {key: value for key, value in FAMILIES["deepseek32"][4].items()},
 )
 
+# Mellum 2's block: Qwen3-MoE's attention with per-head Q/K norms and
+# softmax-routed experts (4, top 2, MLP 32, normalized) on every layer, a
+# sliding window of 16 on layer 0. Both layer kinds rotate with one base:
+# llama.cpp's mellum rotates its sliding layers with the global base.
+FAMILIES["mellum"] = (
+    "MellumConfig", "MellumForCausalLM",
+    common(head_dim=HEAD_DIM, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+           norm_topk_prob=True, sliding_window=16,
+           layer_types=["sliding_attention", "full_attention"],
+           rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                            "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}),
+    "llama3",
+    {"sliding window": {"sliding_window": MAX_POSITIONS}},
+)
+
+# Jais 2's block: Llama's attention with biases on Q/K/V and the output,
+# LayerNorms with biases, a feed-forward of up, ReLU², down with biases.
+FAMILIES["jais2"] = (
+    "Jais2Config", "Jais2ForCausalLM",
+    common(attention_bias=True, mlp_bias=True, bos_token_id=None, eos_token_id=VOCAB - 1,
+           pad_token_id=None),
+    "llama3", {},
+)
+
+# Laguna's block: a dense first layer, then 4 routed experts (top 2, MLP 32)
+# + a shared one (64), sigmoid router with e_score_correction_bias perturbed,
+# weights normalized ×2.5; per-head softplus gates on the attention output,
+# Q/K norms, per-layer query heads; layer 0 global (RoPE θ 5·10⁵ on half of
+# each head), 1–3 in a window of 16 (θ 10⁴, whole head): llama.cpp's laguna
+# pattern (a global layer every 4th from 0), which the converter does not write.
+FAMILIES["laguna"] = (
+    "LagunaConfig", "LagunaForCausalLM",
+    common(num_hidden_layers=4, head_dim=HEAD_DIM, num_experts=4, num_experts_per_tok=2,
+           moe_intermediate_size=32, shared_expert_intermediate_size=64,
+           moe_routed_scaling_factor=2.5, gating=True, sliding_window=16,
+           num_attention_heads_per_layer=[4, 2, 4, 4],
+           layer_types=["full_attention"] + ["sliding_attention"] * 3,
+           mlp_layer_types=["dense"] + ["sparse"] * 3,
+           bos_token_id=None, eos_token_id=VOCAB - 1, pad_token_id=None),
+    "llama3",
+    {"sliding window": {"sliding_window": MAX_POSITIONS}, "routed scaling": {"moe_routed_scaling_factor": 1.0}},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1408,7 +1451,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "bloom": 166, "falcon": 167, "olmoe": 168, "granitemoe": 169, "granitemoe-shared": 170,
          "mamba": 180, "mamba2": 181, "falcon-mamba": 182, "granite-hybrid": 183, "bamba": 184,
          "lfm2": 185, "jamba": 186,
-         "deepseek32": 200, "glm-dsa": 201}
+         "deepseek32": 200, "glm-dsa": 201,
+         "mellum": 240, "jais2": 241, "laguna": 242}
 
 
 def main() -> None:

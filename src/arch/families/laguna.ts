@@ -1,0 +1,159 @@
+// This module is browser compatible.
+
+/**
+ * Laguna (`LagunaForCausalLM`: poolside's Laguna XS/S/M), after llama.cpp's
+ * `LagunaModel` (conversion/laguna.py), GGUF architecture `laguna`: leading
+ * dense layers, then routed experts (stacked gate, up, down) with a shared
+ * one, a sigmoid router with `e_score_correction_bias` (`exp_probs_b`),
+ * normalised top-k weights × `moe_routed_scaling_factor`; attention with Q/K
+ * norms, per-layer query heads (`attention.head_count` an array) and a
+ * softplus gate on its output (`g_proj` → `attn_gate`, per head or per
+ * element); partial RoPE per layer type (`rope.dimension_count{,_swa}`).
+ *
+ * llama.cpp's `laguna` (src/models/laguna.cpp) reads no sliding-window
+ * pattern: with a window, every 4th layer from 0 is global and the others
+ * slide, rotated without scaling. A config otherwise is refused for GGUF.
+ *
+ * @module
+ */
+
+import { type Family, LLAMA_BLOCK } from "../family.ts";
+import type { KvWriter } from "../kv.ts";
+import { writeTextModelKv } from "../text_model.ts";
+import { activation, SILU } from "../config_fields.ts";
+import { scoreBiasHfName, scoreBiasReadName } from "../router_bias.ts";
+import { ERNIE_EXPERTS } from "./ernie4_5_moe.ts";
+import { QWEN_SHARED_EXPERT_BLOCK } from "./qwen2moe.ts";
+
+/** gguf-py's `ExpertGatingFuncType.SIGMOID`. */
+const SIGMOID = 2;
+
+function layers(w: KvWriter): number {
+  return w.need("num_hidden_layers");
+}
+
+/** The query heads of each layer (`num_attention_heads_per_layer`, else the one count). */
+function headsPerLayer(w: KvWriter): number[] {
+  const heads = w.hparams["num_attention_heads_per_layer"];
+  if (Array.isArray(heads) && heads.length > 0) return heads as number[];
+  return Array.from({ length: layers(w) }, () => w.need("num_attention_heads"));
+}
+
+/** The layers before the first sparse one (`leading_dense_block_count`). */
+function leadingDense(w: KvWriter): number {
+  const kinds = w.hparams["mlp_layer_types"] as unknown[];
+  const first = kinds.findIndex((k) => k !== "dense");
+  return first === -1 ? kinds.length : first;
+}
+
+/** The rotated width of a layer type's RoPE (`head_dim × partial_rotary_factor`). */
+function ropeDims(w: KvWriter, rope: unknown): number {
+  const share = (rope as Record<string, unknown>)["partial_rotary_factor"] ?? 1;
+  return Math.trunc(w.need("head_dim") * Number(share));
+}
+
+/** `LagunaModel.set_gguf_parameters`. */
+function writeLagunaKv(w: KvWriter): void {
+  const h = w.hparams;
+  writeTextModelKv(w);
+  w.u32("vocab_size", w.need("vocab_size"));
+  w.setArray("attention.head_count", "INT32", headsPerLayer(w));
+  const window = w.num("sliding_window") ?? 0;
+  if (window > 0) w.u32("attention.sliding_window", window);
+  w.u32("expert_feed_forward_length", h["moe_intermediate_size"]);
+  w.u32("expert_shared_feed_forward_length", h["shared_expert_intermediate_size"]);
+  w.set("expert_weights_norm", "BOOL", true);
+  w.f32("expert_weights_scale", w.need("moe_routed_scaling_factor"));
+  w.u32("expert_gating_func", SIGMOID);
+  w.u32("leading_dense_block_count", leadingDense(w));
+  w.u32("rope.dimension_count", ropeDims(w, w.fullRope));
+  const swa = w.rope["sliding_attention"];
+  if (swa != null) w.u32("rope.dimension_count_swa", ropeDims(w, swa));
+}
+
+function unsupported(w: KvWriter): string | undefined {
+  const h = w.hparams;
+  const why = (what: string) =>
+    `its config.json says ${what}; llama.cpp's laguna would not run it as transformers does ` +
+    `(APR and SafeTensors output keep it)`;
+  if (h["attention_bias"] === true) return why("attention_bias true (it loads no o_proj bias)");
+  const gating = h["gating"];
+  if (gating !== true && gating !== "per-head" && gating !== "per-element") {
+    return why(
+      `gating ${JSON.stringify(gating)} (the converter knows true, "per-head", "per-element")`,
+    );
+  }
+  const kinds = h["mlp_layer_types"];
+  if (!Array.isArray(kinds)) {
+    return why("no mlp_layer_types (the converter counts the dense layers from them)");
+  }
+  const dense = leadingDense(w);
+  if (kinds.some((k, i) => k !== (i < dense ? "dense" : "sparse"))) {
+    return why(
+      `mlp_layer_types ${JSON.stringify(kinds)} (llama.cpp: leading dense layers, then sparse)`,
+    );
+  }
+  const window = w.num("sliding_window") ?? 0;
+  const types = Array.isArray(h["layer_types"])
+    ? h["layer_types"] as unknown[]
+    : Array.from({ length: layers(w) }, () => "full_attention");
+  const want = types.map((_, i) =>
+    window > 0 && i % 4 !== 0 ? "sliding_attention" : "full_attention"
+  );
+  if (types.some((t, i) => t !== want[i])) {
+    return why(
+      `layer_types ${JSON.stringify(types)} with sliding_window ${window}; llama.cpp's laguna ` +
+        (window > 0 ? "slides every layer but each 4th from 0" : "slides none"),
+    );
+  }
+  const swa = w.rope["sliding_attention"] as Record<string, unknown> | undefined;
+  const swaType = swa?.["rope_type"] ?? "default";
+  if (types.includes("sliding_attention") && swaType !== "default") {
+    return why(
+      `rope_type ${JSON.stringify(swaType)} for sliding_attention (llama.cpp: no scaling)`,
+    );
+  }
+  return undefined;
+}
+
+/** Laguna XS.2, S.2, M.1. */
+export const LAGUNA: Family = {
+  name: "laguna",
+  source: "llama.cpp conversion/laguna.py LagunaModel; transformers LagunaForCausalLM",
+  configFields: {
+    written: [
+      "moe_intermediate_size",
+      "shared_expert_intermediate_size",
+      "moe_routed_scaling_factor",
+      "num_attention_heads_per_layer",
+      "sliding_window",
+    ],
+    checked: ["attention_bias", "gating", "mlp_layer_types", "layer_types"],
+    assumed: [
+      activation("hidden_act", SILU),
+      { field: "moe_apply_router_weight_on_input", hfDefault: false, llamaCpp: false },
+      { field: "moe_router_logit_softcapping", hfDefault: 0, llamaCpp: 0 },
+    ],
+  },
+  hfArchitectures: ["LagunaForCausalLM"],
+  hfModelTypes: ["laguna"],
+  ggufArchitecture: "laguna",
+  ggufRopeType: "neox",
+  blockNames: [
+    ...LLAMA_BLOCK,
+    ...QWEN_SHARED_EXPERT_BLOCK,
+    ["attn_gate", "self_attn.g_proj"],
+    ["exp_probs_b", "mlp.experts.e_score_correction"],
+  ],
+  experts: ERNIE_EXPERTS,
+  permutesQk: false,
+  tiedByDefault: false,
+  ggufRenamesOnly: false,
+  gguf: {
+    writeKv: writeLagunaKv,
+    unsupported,
+    llamaKeys: true,
+    hfName: scoreBiasReadName,
+    hfNameBack: scoreBiasHfName,
+  },
+};
