@@ -70,6 +70,7 @@ import { LFM2 } from "./families/lfm2.ts";
 import { JAMBA } from "./families/jamba.ts";
 import { DEEPSEEK32 } from "./families/deepseek32.ts";
 import { GLM_DSA } from "./families/glm_dsa.ts";
+import { NEMOTRON } from "./families/nemotron.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -143,6 +144,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     JAMBA,
     DEEPSEEK32,
     GLM_DSA,
+    NEMOTRON,
   ].map((f) => [f.name, f]),
 );
 

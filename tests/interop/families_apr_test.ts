@@ -373,8 +373,8 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
           } else if (family === "starcoder2") {
             need(`${p}.mlp.c_fc.weight`);
             need(`${p}.mlp.c_proj.weight`);
-          } else if (family === "arcee") {
-            // Arcee's feed-forward has no gate (ReLU² of up): the checkpoint's two.
+          } else if (family === "arcee" || family === "nemotron") {
+            // Arcee's and Nemotron's feed-forward has no gate (ReLU² of up): the checkpoint's two.
             for (const x of ["up", "down"]) need(`${p}.mlp.${x}_proj.weight`);
           } else {
             for (const x of ["gate", "up", "down"]) need(`${p}.mlp.${x}_proj.weight`);

@@ -1042,6 +1042,16 @@ FAMILIES["glm-dsa"] = (
     {key: value for key, value in FAMILIES["deepseek32"][4].items()},
 )
 
+# Nemotron-4's shape: LayerNorm1P norms (stored w, computed 1 + w) with
+# biases, up → ReLU² → down, half of each head rotated (NEOX), no biases on
+# the projections; Llama 2's SentencePiece ids.
+FAMILIES["nemotron"] = (
+    "NemotronConfig", "NemotronForCausalLM",
+    common(norm_eps=1e-5, rope_parameters=partial_rope(0.5), bos_token_id=1, eos_token_id=2),
+    "llama",
+    {"partial rotary": {"rope_parameters": partial_rope(1.0)}},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1408,7 +1418,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "bloom": 166, "falcon": 167, "olmoe": 168, "granitemoe": 169, "granitemoe-shared": 170,
          "mamba": 180, "mamba2": 181, "falcon-mamba": 182, "granite-hybrid": 183, "bamba": 184,
          "lfm2": 185, "jamba": 186,
-         "deepseek32": 200, "glm-dsa": 201}
+         "deepseek32": 200, "glm-dsa": 201,
+         "nemotron": 230}
 
 
 def main() -> None:
