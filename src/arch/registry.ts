@@ -71,6 +71,7 @@ import { JAMBA } from "./families/jamba.ts";
 import { DEEPSEEK32 } from "./families/deepseek32.ts";
 import { GLM_DSA } from "./families/glm_dsa.ts";
 import { NEMOTRON } from "./families/nemotron.ts";
+import { GRANITE_SWA } from "./families/granite_swa.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -145,6 +146,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     DEEPSEEK32,
     GLM_DSA,
     NEMOTRON,
+    GRANITE_SWA,
   ].map((f) => [f.name, f]),
 );
 

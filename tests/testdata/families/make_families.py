@@ -1052,6 +1052,17 @@ FAMILIES["nemotron"] = (
     {"partial rotary": {"rope_parameters": partial_rope(1.0)}},
 )
 
+# Granite SWA's shape: granite's multipliers, a learnable sink per head on
+# every layer, layer 0 full and layers 1–3 in a window of 8 (the default
+# layer_types), tied embeddings (the class's default).
+FAMILIES["granite-swa"] = (
+    "GraniteSWAConfig", "GraniteSWAForCausalLM",
+    {**FAMILIES["granite"][2], "num_hidden_layers": 4, "sliding_window": 8,
+     "bos_token_id": None, "eos_token_id": None},
+    "llama3",
+    {**FAMILIES["granite"][4], "sliding window": {"sliding_window": 4096}},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1419,7 +1430,7 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "mamba": 180, "mamba2": 181, "falcon-mamba": 182, "granite-hybrid": 183, "bamba": 184,
          "lfm2": 185, "jamba": 186,
          "deepseek32": 200, "glm-dsa": 201,
-         "nemotron": 230}
+         "nemotron": 230, "granite-swa": 231}
 
 
 def main() -> None:
