@@ -71,7 +71,7 @@ import { JAMBA } from "./families/jamba.ts";
 import { DEEPSEEK32 } from "./families/deepseek32.ts";
 import { GLM_DSA } from "./families/glm_dsa.ts";
 import { NEMOTRON } from "./families/nemotron.ts";
-import { GRANITE_SWA } from "./families/granite_swa.ts";
+import { GRANITE_SWA, GRANITEMOE_SWA } from "./families/granite_swa.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 
 /** Every family, by aprkit architecture name. */
@@ -147,6 +147,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     GLM_DSA,
     NEMOTRON,
     GRANITE_SWA,
+    GRANITEMOE_SWA,
   ].map((f) => [f.name, f]),
 );
 

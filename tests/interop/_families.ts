@@ -198,6 +198,7 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "bamba": "as mamba (its Mamba-2 layers)",
   "lfm2": "its short convolution squeezed, shortconv names not mapped back",
   "jamba": "as mamba (its Mamba layers), experts stacked",
+  "granitemoe-swa": "experts stacked (gate_up_proj kept fused as ffn_gate_up_exps)",
 };
 
 /**
@@ -253,6 +254,7 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "jamba",
   "deepseek32",
   "glm-dsa",
+  "granitemoe-swa",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

@@ -116,6 +116,17 @@ const CHECKPOINT_NAMED: Readonly<
     rope: true,
   },
   granitemoe: CHECKPOINT_NAMED_GRANITEMOE,
+  // The sinks and transformers 5's stacked experts have no `.weight` suffix: not listed.
+  "granitemoe-swa": {
+    globals: ["model.embed_tokens", "model.norm", "lm_head"],
+    block: (l) => [
+      ...CHECKPOINT_NAMED_GRANITEMOE.block(l).filter((x) => !x.includes("block_sparse_moe")),
+      `model.layers.${l}.block_sparse_moe.router`,
+      `model.layers.${l}.shared_mlp.input_linear`,
+      `model.layers.${l}.shared_mlp.output_linear`,
+    ],
+    rope: true,
+  },
   "granitemoe-shared": {
     globals: ["model.embed_tokens", "model.norm", "lm_head"],
     block: (l) => [

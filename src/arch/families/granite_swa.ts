@@ -18,7 +18,7 @@
  * @module
  */
 
-import type { Family } from "../family.ts";
+import { type Family, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { GRANITE, GRANITE_MULTIPLIERS, writeGraniteKv } from "./granite.ts";
 
@@ -51,6 +51,11 @@ function sinksName(name: string): string {
   return name.endsWith(".sinks") ? `${name}.weight` : name;
 }
 
+/** The inverse of {@linkcode sinksName}, for a GGUF read back. */
+function sinksNameBack(name: string): string {
+  return name.endsWith(".sinks.weight") ? name.slice(0, -".weight".length) : name;
+}
+
 /** Granite with sliding-window attention and sinks. */
 export const GRANITE_SWA: Family = {
   ...GRANITE,
@@ -71,6 +76,54 @@ export const GRANITE_SWA: Family = {
     writeKv: writeGraniteSwaKv,
     unsupported: graniteSwaUnsupported,
     hfName: sinksName,
-    hfNameBack: (name) => name.endsWith(".sinks.weight") ? name.slice(0, -".weight".length) : name,
+    hfNameBack: sinksNameBack,
   },
+};
+
+/** `GraniteMoeSWAModel.set_gguf_parameters`: a shared expert's width where there is one. */
+function writeGraniteMoeSwaKv(w: KvWriter): void {
+  writeGraniteSwaKv(w);
+  const shared = w.hparams["shared_intermediate_size"];
+  // Python's truthiness: no key for a missing or zero width.
+  if (typeof shared === "number" && shared !== 0) {
+    w.u32("expert_shared_feed_forward_length", shared);
+  }
+}
+
+/**
+ * Granite MoE with sliding-window attention (`GraniteMoeSWAForCausalLM`),
+ * after llama.cpp's `GraniteMoeSWAModel`: Granite SWA's attention, the
+ * experts kept fused as the converter keeps them (`experts.gate_up_proj` →
+ * `ffn_gate_up_exps`, `experts.down_proj` → `ffn_down_exps`), the router
+ * (`router` → `ffn_gate_inp`), and a shared expert whose `input_linear`
+ * stays fused as `ffn_up_shexp` (llama.cpp runs it as one SwiGLU tensor).
+ */
+export const GRANITEMOE_SWA: Family = {
+  ...GRANITE_SWA,
+  name: "granitemoe_swa",
+  source: "llama.cpp conversion/granite.py GraniteMoeSWAModel; transformers " +
+    "GraniteMoeSWAForCausalLM",
+  configFields: {
+    ...GRANITE_SWA.configFields,
+    written: [...GRANITE_SWA.configFields.written ?? [], "shared_intermediate_size"],
+  },
+  hfArchitectures: ["GraniteMoeSWAForCausalLM"],
+  hfModelTypes: ["granitemoe_swa"],
+  blockNames: [
+    ...LLAMA_BLOCK.filter(([gguf]) => !gguf.startsWith("ffn_") || gguf === "ffn_norm"),
+    ["attn_sinks", "self_attn.sinks"],
+    ["ffn_gate_inp", "block_sparse_moe.router"],
+    ["ffn_up_shexp", "shared_mlp.input_linear"],
+    ["ffn_down_shexp", "shared_mlp.output_linear"],
+  ],
+  experts: {
+    prefix: "block_sparse_moe.experts",
+    stacks: [],
+    stacked: [["gate_up_proj", ["ffn_gate_up_exps"]], ["down_proj", ["ffn_down_exps"]]],
+  },
+  tiedByDefault: false,
+  ggufRenamesOnly: false,
+  ggufReadBackRefusal: "aprkit does not read a Granite MoE SWA GGUF back into Hugging Face's " +
+    "layout (its experts are stacked); --keep-names keeps its GGUF tensors",
+  gguf: { ...GRANITE_SWA.gguf!, writeKv: writeGraniteMoeSwaKv },
 };

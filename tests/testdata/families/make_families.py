@@ -1063,6 +1063,17 @@ FAMILIES["granite-swa"] = (
     {**FAMILIES["granite"][4], "sliding window": {"sliding_window": 4096}},
 )
 
+# Granite MoE SWA's shape: granite-swa's attention (untied, the class's
+# default), 4 experts (top 2, MLP 32) stored fused (experts.gate_up_proj,
+# experts.down_proj) and a shared MLP of 64.
+FAMILIES["granitemoe-swa"] = (
+    "GraniteMoeSWAConfig", "GraniteMoeSWAForCausalLM",
+    {**FAMILIES["granite-swa"][2], "num_local_experts": 4, "num_experts_per_tok": 2,
+     "intermediate_size": 32, "shared_intermediate_size": 64},
+    "llama3",
+    FAMILIES["granite-swa"][4],
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1430,7 +1441,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "mamba": 180, "mamba2": 181, "falcon-mamba": 182, "granite-hybrid": 183, "bamba": 184,
          "lfm2": 185, "jamba": 186,
          "deepseek32": 200, "glm-dsa": 201,
-         "nemotron": 230, "granite-swa": 231}
+         "nemotron": 230, "granite-swa": 231,
+         "granitemoe-swa": 232}
 
 
 def main() -> None:
