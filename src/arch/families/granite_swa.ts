@@ -21,6 +21,7 @@
 import { type Family, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { GRANITE, GRANITE_MULTIPLIERS, writeGraniteKv } from "./granite.ts";
+import { writeSharedExpertWidth } from "./granitemoe.ts";
 
 /** `GraniteSWAModel.set_gguf_parameters`. */
 function writeGraniteSwaKv(w: KvWriter): void {
@@ -83,11 +84,7 @@ export const GRANITE_SWA: Family = {
 /** `GraniteMoeSWAModel.set_gguf_parameters`: a shared expert's width where there is one. */
 function writeGraniteMoeSwaKv(w: KvWriter): void {
   writeGraniteSwaKv(w);
-  const shared = w.hparams["shared_intermediate_size"];
-  // Python's truthiness: no key for a missing or zero width.
-  if (typeof shared === "number" && shared !== 0) {
-    w.u32("expert_shared_feed_forward_length", shared);
-  }
+  writeSharedExpertWidth(w);
 }
 
 /**
