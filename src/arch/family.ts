@@ -278,6 +278,11 @@ export interface SentencePieceFacts {
    */
   readonly specialIdsByVocabSize?: Readonly<Record<number, Readonly<Record<string, number>>>>;
   /**
+   * Special token ids the class sets after the generic builder, replacing
+   * the files' (Nemotron: PAD 0, UNK 1).
+   */
+  readonly forcedIds?: Readonly<Record<string, number>>;
+  /**
    * Phi-3's own builder (`Phi3MiniModel.set_vocab`): added tokens from
    * `tokenizer_config.json` and then `tokenizer.json` are written verbatim,
    * USER_DEFINED or CONTROL when marked special, score −1000.

@@ -35,7 +35,6 @@ export const OTHER_GGUF_ROPE_TYPES: Readonly<Record<string, GgufRopeType>> = {
   orion: "neox",
   openelm: "neox",
   codeshell: "neox",
-  nemotron: "neox",
   exaone: "neox",
   minicpm3: "neox",
 };

@@ -73,6 +73,8 @@ import { GLM_DSA } from "./families/glm_dsa.ts";
 import { MELLUM } from "./families/mellum.ts";
 import { JAIS2 } from "./families/jais2.ts";
 import { LAGUNA } from "./families/laguna.ts";
+import { NEMOTRON } from "./families/nemotron.ts";
+import { GRANITE_SWA, GRANITEMOE_SWA } from "./families/granite_swa.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 import { MODERNBERT } from "./families/modernbert.ts";
 import { NOMIC_BERT } from "./families/nomic_bert.ts";
@@ -153,6 +155,9 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     MELLUM,
     JAIS2,
     LAGUNA,
+    NEMOTRON,
+    GRANITE_SWA,
+    GRANITEMOE_SWA,
   ].map((f) => [f.name, f]),
 );
 

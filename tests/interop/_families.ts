@@ -198,6 +198,7 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "bamba": "as mamba (its Mamba-2 layers)",
   "lfm2": "its short convolution squeezed, shortconv names not mapped back",
   "jamba": "as mamba (its Mamba layers), experts stacked",
+  "granitemoe-swa": "experts stacked (gate_up_proj kept fused as ffn_gate_up_exps)",
 };
 
 /**
@@ -253,6 +254,7 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "jamba",
   "deepseek32",
   "glm-dsa",
+  "granitemoe-swa",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */
@@ -423,12 +425,14 @@ export function tensorDifferences(
 }
 
 /**
- * The bytes a GGUF round trip must give back. Gemma's checkpoints store norm
- * weights as w − 1 and GGUF holds w (llama.cpp's converter adds 1 in F32), so
- * the way back can only be f32(f32(x + 1) − 1): bit-exact to that, not to x.
+ * The bytes a GGUF round trip must give back. Gemma's and Nemotron's
+ * checkpoints store norm weights as w − 1 and GGUF holds w (llama.cpp's
+ * converter adds 1 in F32), so the way back can only be f32(f32(x + 1) − 1):
+ * bit-exact to that, not to x.
  */
 export function expectedBack(family: string, name: string, bytes: Uint8Array): Uint8Array {
-  if (!family.startsWith("gemma") || !name.endsWith("norm.weight")) return bytes;
+  const shifted = family.startsWith("gemma") || family === "nemotron";
+  if (!shifted || !name.endsWith("norm.weight")) return bytes;
   const x = new Float32Array(bytes.slice().buffer);
   const out = x.map((v) => Math.fround(Math.fround(v + 1) - 1));
   return new Uint8Array(out.buffer);

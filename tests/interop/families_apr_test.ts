@@ -116,6 +116,17 @@ const CHECKPOINT_NAMED: Readonly<
     rope: true,
   },
   granitemoe: CHECKPOINT_NAMED_GRANITEMOE,
+  // The sinks and transformers 5's stacked experts have no `.weight` suffix: not listed.
+  "granitemoe-swa": {
+    globals: ["model.embed_tokens", "model.norm", "lm_head"],
+    block: (l) => [
+      ...CHECKPOINT_NAMED_GRANITEMOE.block(l).filter((x) => !x.includes("block_sparse_moe")),
+      `model.layers.${l}.block_sparse_moe.router`,
+      `model.layers.${l}.shared_mlp.input_linear`,
+      `model.layers.${l}.shared_mlp.output_linear`,
+    ],
+    rope: true,
+  },
   "granitemoe-shared": {
     globals: ["model.embed_tokens", "model.norm", "lm_head"],
     block: (l) => [
@@ -373,8 +384,8 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
           } else if (family === "starcoder2") {
             need(`${p}.mlp.c_fc.weight`);
             need(`${p}.mlp.c_proj.weight`);
-          } else if (family === "arcee" || family === "jais2") {
-            // Arcee's and Jais 2's feed-forward has no gate (ReLU² of up): the checkpoint's two.
+          } else if (["arcee", "jais2", "nemotron"].includes(family)) {
+            // Arcee's, Jais 2's and Nemotron's feed-forward has no gate (ReLU² of up): the checkpoint's two.
             for (const x of ["up", "down"]) need(`${p}.mlp.${x}_proj.weight`);
           } else {
             for (const x of ["gate", "up", "down"]) need(`${p}.mlp.${x}_proj.weight`);

@@ -54,6 +54,16 @@ export const GRANITEMOE: Family = {
 /** `GraniteMoeModel.set_gguf_parameters` with a shared expert. */
 function writeGraniteMoeSharedKv(w: KvWriter): void {
   writeGraniteKv(w);
+  writeSharedExpertWidth(w);
+}
+
+/**
+ * `expert_shared_feed_forward_length` from `shared_intermediate_size`, as
+ * Granite's MoE converters write it (also Granite MoE SWA's).
+ *
+ * @param w The writer, over the model's `config.json`.
+ */
+export function writeSharedExpertWidth(w: KvWriter): void {
   const shared = w.hparams["shared_intermediate_size"];
   // Python's truthiness: no key for a missing or zero width.
   if (typeof shared === "number" && shared !== 0) {

@@ -655,6 +655,7 @@ function sentencePieceFields(
   for (const [kind, id] of Object.entries({ ...facts.specialIds, ...byVocabSize })) {
     if (special.ids[kind] === undefined && id < vocab.tokens.length) special.ids[kind] = id;
   }
+  for (const [kind, id] of Object.entries(facts.forcedIds ?? {})) special.ids[kind] = id;
   return { ...out, ...specialVocabFields(special) };
 }
 

@@ -1085,6 +1085,38 @@ FAMILIES["laguna"] = (
     {"sliding window": {"sliding_window": MAX_POSITIONS}, "routed scaling": {"moe_routed_scaling_factor": 1.0}},
 )
 
+# Nemotron-4's shape: LayerNorm1P norms (stored w, computed 1 + w) with
+# biases, up → ReLU² → down, half of each head rotated (NEOX), no biases on
+# the projections; Llama 2's SentencePiece ids.
+FAMILIES["nemotron"] = (
+    "NemotronConfig", "NemotronForCausalLM",
+    common(norm_eps=1e-5, rope_parameters=partial_rope(0.5), bos_token_id=1, eos_token_id=2),
+    "llama",
+    {"partial rotary": {"rope_parameters": partial_rope(1.0)}},
+)
+
+# Granite SWA's shape: granite's multipliers, a learnable sink per head on
+# every layer, layer 0 full and layers 1–3 in a window of 8 (the default
+# layer_types), tied embeddings (the class's default).
+FAMILIES["granite-swa"] = (
+    "GraniteSWAConfig", "GraniteSWAForCausalLM",
+    {**FAMILIES["granite"][2], "num_hidden_layers": 4, "sliding_window": 8,
+     "bos_token_id": None, "eos_token_id": None},
+    "llama3",
+    {**FAMILIES["granite"][4], "sliding window": {"sliding_window": 4096}},
+)
+
+# Granite MoE SWA's shape: granite-swa's attention (untied, the class's
+# default), 4 experts (top 2, MLP 32) stored fused (experts.gate_up_proj,
+# experts.down_proj) and a shared MLP of 64.
+FAMILIES["granitemoe-swa"] = (
+    "GraniteMoeSWAConfig", "GraniteMoeSWAForCausalLM",
+    {**FAMILIES["granite-swa"][2], "num_local_experts": 4, "num_experts_per_tok": 2,
+     "intermediate_size": 32, "shared_intermediate_size": 64},
+    "llama3",
+    FAMILIES["granite-swa"][4],
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1452,7 +1484,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "mamba": 180, "mamba2": 181, "falcon-mamba": 182, "granite-hybrid": 183, "bamba": 184,
          "lfm2": 185, "jamba": 186,
          "deepseek32": 200, "glm-dsa": 201,
-         "mellum": 240, "jais2": 241, "laguna": 242}
+         "mellum": 240, "jais2": 241, "laguna": 242,
+         "nemotron": 230, "granite-swa": 231, "granitemoe-swa": 232}
 
 
 def main() -> None:
