@@ -35,14 +35,13 @@ Deno.test("GGUF → SafeTensors gives every family's checkpoint back", async (t)
             const a = await ours.tensor(info.name).toFloat32();
             const b = await source.tensor(info.name).toFloat32();
             assert.equal(a.length, b.length, info.name);
-            // Gemma's norms went through w + 1 and back in float32: within half an ulp of 1.
-            const tolerance = family.startsWith("gemma") && info.name.endsWith("norm.weight")
-              ? 2 ** -24
-              : 0;
+            // Gemma's and Nemotron's norms went through w + 1 and back in float32:
+            // exactly f32(f32(w + 1) − 1).
+            const shifted = (family.startsWith("gemma") || family === "nemotron") &&
+              info.name.endsWith("norm.weight");
             for (let i = 0; i < a.length; i++) {
-              if (Math.abs(a[i]! - b[i]!) > tolerance) {
-                assert.fail(`${info.name}[${i}]: ${a[i]} vs ${b[i]}`);
-              }
+              const want = shifted ? Math.fround(Math.fround(b[i]! + 1) - 1) : b[i]!;
+              if (a[i] !== want) assert.fail(`${info.name}[${i}]: ${a[i]} vs ${b[i]}`);
             }
           }
         } finally {
