@@ -136,10 +136,13 @@ export function rangesInOrder(
 }
 
 /**
- * Each group of a payload (`groupBytes`, e.g. one row) with its equal
- * segments reordered: segment `order[i]` of the group is written `i`-th
- * (Qwen3.5's `out_proj`, whose columns follow the value heads). Holds one
- * group.
+ * Each group of a payload (`groupBytes`, e.g. one row or one attention
+ * head's rows) with its equal segments reordered: segment `order[i]` of the
+ * group is written `i`-th (Qwen3.5's `out_proj`, whose columns follow the
+ * value heads; the per-head RoPE row permutation of
+ * `src/pipeline/qk_row_layout.ts`). Holds one group; each group is handed on
+ * in a pooled buffer the sink may free once written, and each input chunk is
+ * released once copied.
  *
  * @example Usage
  * ```ts
@@ -152,6 +155,7 @@ export function rangesInOrder(
  * @param input The payload, whole groups.
  * @param groupBytes Bytes of a group.
  * @param order The segment written at each place.
+ * @param what What is reordered, for the error when the payload ends inside a group.
  * @returns The reordered payload.
  * @throws {RangeError} When a group does not split into `order.length`
  * segments; (from the stream) when the payload ends inside a group.
@@ -160,11 +164,13 @@ export function reorderSegments(
   input: ReadableStream<Uint8Array>,
   groupBytes: number,
   order: readonly number[],
+  what = "segments",
 ): ReadableStream<Uint8Array> {
   const segment = groupBytes / order.length;
   if (!Number.isSafeInteger(segment) || segment <= 0) {
     throw new RangeError(`Cannot split ${groupBytes}-byte groups into ${order.length} segments`);
   }
+  // Reused for every group: its segments are copied out before it is refilled.
   const group = new Uint8Array(groupBytes);
   let held = 0;
   return input.pipeThrough(
@@ -177,17 +183,20 @@ export function reorderSegments(
           held += n;
           at += n;
           if (held < groupBytes) break;
-          const out = new Uint8Array(groupBytes);
+          // Every byte is written below; the sink may free it once written.
+          const out = markReleasable(new Uint8Array(takeBuffer(groupBytes)));
           order.forEach((s, i) =>
             out.set(group.subarray(s * segment, (s + 1) * segment), i * segment)
           );
           controller.enqueue(out);
           held = 0;
         }
+        // Copied into the group: free it now if its producer allows.
+        releaseChunk(chunk);
       },
       flush() {
         if (held !== 0) {
-          throw new RangeError(`Cannot reorder segments: the payload ends inside a group`);
+          throw new RangeError(`Cannot reorder ${what}: the payload ends inside a group`);
         }
       },
     }),

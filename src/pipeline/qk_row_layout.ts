@@ -24,6 +24,7 @@ import type { ModelChunk, ModelHeader, ModelMetadata, TensorEntry, TensorInfo } 
 import { decodedBytes } from "./dequantize_stream.ts";
 import { markReleasable, releaseChunk, takeBuffer } from "../io/byte_source.ts";
 import { FAMILIES } from "../arch/registry.ts";
+import { reorderSegments } from "../arch/transforms.ts";
 
 /** Row layout of Q/K weights: Hugging Face's halves, or llama.cpp's interleaved pairs. */
 export type QkRowLayout = "hf" | "interleaved";
@@ -274,49 +275,17 @@ function readInTargetOrder(
   }, { highWaterMark: 0 });
 }
 
-/** Sequential source: hold one head's rows at a time. */
+/** Sequential source: hold one head's rows at a time (each head permuted alike). */
 function reorderPerHead(
   input: ReadableStream<Uint8Array>,
   plan: RowPlan,
 ): ReadableStream<Uint8Array> {
-  const headBytes = plan.headRows * plan.rowBytes;
-  // Reused for every head: its rows are copied out before it is refilled.
-  const head = new Uint8Array(headBytes);
-  let filled = 0;
-  let heads = 0;
-  return input.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        let at = 0;
-        while (at < chunk.length) {
-          const n = Math.min(headBytes - filled, chunk.length - at);
-          head.set(chunk.subarray(at, at + n), filled);
-          filled += n;
-          at += n;
-          if (filled === headBytes) {
-            // Every byte is written; the sink may free it once written.
-            const out = markReleasable(new Uint8Array(takeBuffer(headBytes)));
-            const base = heads * plan.headRows;
-            for (let r = 0; r < plan.headRows; r++) {
-              const from = (sourceRow(base + r, plan) - base) * plan.rowBytes;
-              out.set(head.subarray(from, from + plan.rowBytes), r * plan.rowBytes);
-            }
-            controller.enqueue(out);
-            heads++;
-            filled = 0;
-          }
-        }
-        // Copied into the head: free it now if its producer allows.
-        releaseChunk(chunk);
-      },
-      flush() {
-        if (filled !== 0) {
-          throw new RangeError(
-            `Cannot reorder the RoPE rows of "${plan.info.name}": its payload ends inside a head`,
-          );
-        }
-      },
-    }),
+  const order = Array.from({ length: plan.headRows }, (_, r) => sourceRow(r, plan));
+  return reorderSegments(
+    input,
+    plan.headRows * plan.rowBytes,
+    order,
+    `the RoPE rows of "${plan.info.name}"`,
   );
 }
 
