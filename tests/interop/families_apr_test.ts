@@ -25,121 +25,164 @@ const LINEAR_ATTENTION: Readonly<Record<string, readonly string[]>> = {
   "qwen35": QWEN35_LINEAR,
   "qwen35-moe": QWEN35_LINEAR,
 };
+/** Each name under `prefix` (none when empty), a `.weight` tensor. */
+function weights(prefix: string, names: readonly string[]): string[] {
+  return under(prefix, names).map((x) => `${x}.weight`);
+}
+
+/** Each name under `prefix` (none when empty), as written (no suffix: `A_log`, `D`, biases). */
+function under(prefix: string, names: readonly string[]): string[] {
+  return names.map((x) => prefix === "" ? x : `${prefix}.${x}`);
+}
+
+/** A Mamba-2 mixer's tensors under `prefix` (Bamba's and Granite-H's `mamba`). */
+function mamba2Mixer(prefix: string): string[] {
+  return [
+    ...weights(prefix, ["in_proj", "conv1d", "out_proj", "norm"]),
+    ...under(prefix, ["A_log", "D", "dt_bias"]),
+  ];
+}
+
 /** Granite MoE's tensors: experts as JetMoE's input_linear (gate and up) and output_linear. */
-const CHECKPOINT_NAMED_GRANITEMOE = {
-  globals: ["model.embed_tokens", "model.norm", "lm_head"],
-  block: (l: number) =>
-    [
-      "input_layernorm",
-      "self_attn.q_proj",
-      "self_attn.k_proj",
-      "self_attn.v_proj",
-      "self_attn.o_proj",
-      "post_attention_layernorm",
-      "block_sparse_moe.router.layer",
-      "block_sparse_moe.input_linear",
-      "block_sparse_moe.output_linear",
-    ].map((x) => `model.layers.${l}.${x}`),
-  rope: true,
+const GRANITEMOE_BLOCK = (l: number) =>
+  weights(`model.layers.${l}`, [
+    "input_layernorm",
+    "self_attn.q_proj",
+    "self_attn.k_proj",
+    "self_attn.v_proj",
+    "self_attn.o_proj",
+    "post_attention_layernorm",
+    "block_sparse_moe.router.layer",
+    "block_sparse_moe.input_linear",
+    "block_sparse_moe.output_linear",
+  ]);
+
+/** Mamba, Mamba-2 and Falcon Mamba: the checkpoint's `backbone.*`, no RoPE. */
+const MAMBA_LAYER = (version: 1 | 2) => (l: number) => {
+  const p = `backbone.layers.${l}`;
+  return [
+    `${p}.norm.weight`,
+    ...weights(`${p}.mixer`, ["in_proj", "conv1d", "out_proj"]),
+    ...under(`${p}.mixer`, ["A_log", "D", "conv1d.bias"]),
+    ...(version === 2
+      ? [`${p}.mixer.dt_bias`, `${p}.mixer.norm.weight`]
+      : weights(`${p}.mixer`, ["x_proj", "dt_proj"])),
+  ];
 };
+const MAMBA_GLOBALS = ["backbone.embeddings.weight", "backbone.norm_f.weight"];
 
 /**
  * Fixtures of families realizar has no model for, kept under their
  * checkpoint's names: the whole-model tensors (the embedding first) and each
- * layer's, and whether the family rotates Q/K (`rope_type` written) or adds
- * learned positions (none).
+ * of layers 0 and 1 (a hybrid's fixture puts one kind of layer at each),
+ * whether the family rotates Q/K (`rope_type` written) or adds learned
+ * positions or none, and the layer count when the fixture's is checked.
  */
 const CHECKPOINT_NAMED: Readonly<
-  Record<string, { globals: string[]; block: (layer: number) => string[]; rope: boolean }>
+  Record<
+    string,
+    { globals: string[]; block: (layer: number) => string[]; rope: boolean; layers?: number }
+  >
 > = {
   // GPT-2's Conv1D weights stay [in, out], as transformers stores them.
   gpt2: {
-    globals: ["transformer.wte", "transformer.wpe", "transformer.ln_f"],
+    globals: weights("transformer", ["wte", "wpe", "ln_f"]),
     block: (l) =>
-      ["ln_1", "attn.c_attn", "attn.c_proj", "ln_2", "mlp.c_fc", "mlp.c_proj"].map((x) =>
-        `transformer.h.${l}.${x}`
-      ),
+      weights(`transformer.h.${l}`, [
+        "ln_1",
+        "attn.c_attn",
+        "attn.c_proj",
+        "ln_2",
+        "mlp.c_fc",
+        "mlp.c_proj",
+      ]),
     rope: false,
   },
   "gpt-bigcode": {
-    globals: ["transformer.wte", "transformer.wpe", "transformer.ln_f"],
+    globals: weights("transformer", ["wte", "wpe", "ln_f"]),
     block: (l) =>
-      ["ln_1", "attn.c_attn", "attn.c_proj", "ln_2", "mlp.c_fc", "mlp.c_proj"].map((x) =>
-        `transformer.h.${l}.${x}`
-      ),
+      weights(`transformer.h.${l}`, [
+        "ln_1",
+        "attn.c_attn",
+        "attn.c_proj",
+        "ln_2",
+        "mlp.c_fc",
+        "mlp.c_proj",
+      ]),
     rope: false,
   },
   // Q/K/V fused per head, as transformers stores them.
   gptneox: {
-    globals: ["gpt_neox.embed_in", "gpt_neox.final_layer_norm", "embed_out"],
+    globals: weights("", ["gpt_neox.embed_in", "gpt_neox.final_layer_norm", "embed_out"]),
     block: (l) =>
-      [
+      weights(`gpt_neox.layers.${l}`, [
         "input_layernorm",
         "attention.query_key_value",
         "attention.dense",
         "post_attention_layernorm",
         "mlp.dense_h_to_4h",
         "mlp.dense_4h_to_h",
-      ].map((x) => `gpt_neox.layers.${l}.${x}`),
+      ]),
     rope: true,
   },
   // Q/K/V fused per head, as transformers stores them.
   bloom: {
-    globals: [
-      "transformer.word_embeddings",
-      "transformer.word_embeddings_layernorm",
-      "transformer.ln_f",
-    ],
+    globals: weights("transformer", ["word_embeddings", "word_embeddings_layernorm", "ln_f"]),
     block: (l) =>
-      [
+      weights(`transformer.h.${l}`, [
         "input_layernorm",
         "self_attention.query_key_value",
         "self_attention.dense",
         "post_attention_layernorm",
         "mlp.dense_h_to_4h",
         "mlp.dense_4h_to_h",
-      ].map((x) => `transformer.h.${l}.${x}`),
+      ]),
     rope: false,
   },
   // Q/K/V fused per KV group, as transformers stores them.
   falcon: {
-    globals: ["transformer.word_embeddings", "transformer.ln_f", "lm_head"],
+    globals: weights("", ["transformer.word_embeddings", "transformer.ln_f", "lm_head"]),
     block: (l) =>
-      [
+      weights(`transformer.h.${l}`, [
         "ln_attn",
         "ln_mlp",
         "self_attention.query_key_value",
         "self_attention.dense",
         "mlp.dense_h_to_4h",
         "mlp.dense_4h_to_h",
-      ].map((x) => `transformer.h.${l}.${x}`),
+      ]),
     rope: true,
   },
-  granitemoe: CHECKPOINT_NAMED_GRANITEMOE,
+  granitemoe: {
+    globals: weights("", ["model.embed_tokens", "model.norm", "lm_head"]),
+    block: GRANITEMOE_BLOCK,
+    rope: true,
+  },
   // The sinks and transformers 5's stacked experts have no `.weight` suffix: not listed.
   "granitemoe-swa": {
-    globals: ["model.embed_tokens", "model.norm", "lm_head"],
+    globals: weights("", ["model.embed_tokens", "model.norm", "lm_head"]),
     block: (l) => [
-      ...CHECKPOINT_NAMED_GRANITEMOE.block(l).filter((x) => !x.includes("block_sparse_moe")),
-      `model.layers.${l}.block_sparse_moe.router`,
-      `model.layers.${l}.shared_mlp.input_linear`,
-      `model.layers.${l}.shared_mlp.output_linear`,
+      ...GRANITEMOE_BLOCK(l).filter((x) => !x.includes("block_sparse_moe")),
+      ...weights(`model.layers.${l}`, [
+        "block_sparse_moe.router",
+        "shared_mlp.input_linear",
+        "shared_mlp.output_linear",
+      ]),
     ],
     rope: true,
   },
   "granitemoe-shared": {
-    globals: ["model.embed_tokens", "model.norm", "lm_head"],
+    globals: weights("", ["model.embed_tokens", "model.norm", "lm_head"]),
     block: (l) => [
-      ...CHECKPOINT_NAMED_GRANITEMOE.block(l),
-      `model.layers.${l}.shared_mlp.input_linear`,
-      `model.layers.${l}.shared_mlp.output_linear`,
+      ...GRANITEMOE_BLOCK(l),
+      ...weights(`model.layers.${l}`, ["shared_mlp.input_linear", "shared_mlp.output_linear"]),
     ],
     rope: true,
   },
   phi2: {
-    globals: ["model.embed_tokens", "model.final_layernorm", "lm_head"],
+    globals: weights("", ["model.embed_tokens", "model.final_layernorm", "lm_head"]),
     block: (l) =>
-      [
+      weights(`model.layers.${l}`, [
         "input_layernorm",
         "self_attn.q_proj",
         "self_attn.k_proj",
@@ -147,7 +190,78 @@ const CHECKPOINT_NAMED: Readonly<
         "self_attn.dense",
         "mlp.fc1",
         "mlp.fc2",
-      ].map((x) => `model.layers.${l}.${x}`),
+      ]),
+    rope: true,
+  },
+  mamba: { globals: MAMBA_GLOBALS, block: MAMBA_LAYER(1), rope: false, layers: 2 },
+  "falcon-mamba": { globals: MAMBA_GLOBALS, block: MAMBA_LAYER(1), rope: false, layers: 2 },
+  mamba2: { globals: MAMBA_GLOBALS, block: MAMBA_LAYER(2), rope: false, layers: 2 },
+  // A Mamba layer with a dense MLP (0) and an attention layer with experts (1).
+  jamba: {
+    globals: weights("model", ["embed_tokens", "final_layernorm"]),
+    block: (l) =>
+      l === 0
+        ? [
+          ...weights("model.layers.0.mamba", [
+            "in_proj",
+            "conv1d",
+            "x_proj",
+            "dt_proj",
+            "out_proj",
+            "dt_layernorm",
+          ]),
+          ...under("model.layers.0.mamba", ["A_log", "D"]),
+          ...weights("model.layers.0.feed_forward", ["gate_proj", "up_proj", "down_proj"]),
+        ]
+        : [
+          ...weights("model.layers.1.self_attn", ["q_proj", "k_proj", "v_proj", "o_proj"]),
+          "model.layers.1.feed_forward.router.weight",
+          ...[0, 1, 2, 3].map((e) => `model.layers.1.feed_forward.experts.${e}.gate_proj.weight`),
+        ],
+    rope: false,
+  },
+  // A convolution layer (0) and an attention layer (1), each with its MLP.
+  lfm2: {
+    globals: weights("model", ["embed_tokens", "embedding_norm"]),
+    block: (l) => [
+      ...(l === 0
+        ? weights("model.layers.0.conv", ["conv", "in_proj", "out_proj"])
+        : weights("model.layers.1.self_attn", [
+          "q_proj",
+          "k_proj",
+          "v_proj",
+          "out_proj",
+          "q_layernorm",
+          "k_layernorm",
+        ])),
+      ...weights(`model.layers.${l}.feed_forward`, ["w1", "w2", "w3"]),
+    ],
+    rope: true,
+  },
+  // A Mamba-2 layer (0) and an attention layer (1), each with its MLP.
+  bamba: {
+    globals: weights("model", ["embed_tokens", "final_layernorm"]),
+    block: (l) => [
+      ...(l === 0
+        ? mamba2Mixer("model.layers.0.mamba")
+        : weights("model.layers.1.self_attn", ["q_proj", "k_proj", "v_proj", "o_proj"])),
+      ...weights(`model.layers.${l}.feed_forward`, ["gate_proj", "up_proj", "down_proj"]),
+    ],
+    rope: true,
+  },
+  // A Mamba-2 layer (0) and an attention layer (1), each with its MoE and shared MLP.
+  "granite-hybrid": {
+    globals: weights("model", ["embed_tokens", "norm"]),
+    block: (l) => [
+      ...(l === 0
+        ? mamba2Mixer("model.layers.0.mamba")
+        : weights("model.layers.1.self_attn", ["q_proj", "k_proj", "v_proj", "o_proj"])),
+      ...weights(`model.layers.${l}`, [
+        "block_sparse_moe.input_linear",
+        "block_sparse_moe.output_linear",
+        "shared_mlp.input_linear",
+      ]),
+    ],
     rope: true,
   },
 };
@@ -165,8 +279,7 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
         try {
           names = new Set(model.names());
           metadata = model.header.metadata as Record<string, unknown>;
-          const fallback = family.includes("mamba") ? "backbone.embeddings" : "model.embed_tokens";
-          const embed = `${CHECKPOINT_NAMED[family]?.globals[0] ?? fallback}.weight`;
+          const embed = CHECKPOINT_NAMED[family]?.globals[0] ?? "model.embed_tokens.weight";
           if (names.has(embed)) embedding = model.tensor(embed).info.shape;
         } finally {
           await model.close();
@@ -180,10 +293,11 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
         };
         const own = CHECKPOINT_NAMED[family];
         if (own !== undefined) {
-          for (const x of [...own.globals, ...own.block(0), ...own.block(1)]) need(`${x}.weight`);
+          // realizar has no model for it: APR keeps the checkpoint's tensors under its names.
+          for (const x of [...own.globals, ...own.block(0), ...own.block(1)]) need(x);
           if ((typeof metadata.rope_type === "number") !== own.rope) {
             problems.push(
-              `rope_type ${metadata.rope_type} for ${own.rope ? "RoPE" : "learned positions"}`,
+              `rope_type ${metadata.rope_type} for ${own.rope ? "RoPE" : "no rotary positions"}`,
             );
           }
           const [rows, cols] = embedding;
@@ -193,40 +307,15 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
                 `${metadata.hidden_size}, embedding ${rows} × ${cols}`,
             );
           }
-          fail(family, problems);
-          return;
-        }
-        if (family.includes("mamba")) {
-          // realizar has no state-space model: APR keeps the checkpoint's
-          // tensors under its names (backbone.*), and no rope_type (no RoPE).
-          need("backbone.embeddings.weight");
-          need("backbone.norm_f.weight");
-          for (const layer of [0, 1]) {
-            const p = `backbone.layers.${layer}`;
-            need(`${p}.norm.weight`);
-            for (const x of ["in_proj", "conv1d", "out_proj"]) need(`${p}.mixer.${x}.weight`);
-            for (const x of ["A_log", "D", "conv1d.bias"]) need(`${p}.mixer.${x}`);
-            if (family === "mamba2") {
-              need(`${p}.mixer.dt_bias`);
-              need(`${p}.mixer.norm.weight`);
-            } else {
-              for (const x of ["x_proj", "dt_proj"]) need(`${p}.mixer.${x}.weight`);
-            }
+          if (own.layers !== undefined && metadata.num_layers !== own.layers) {
+            problems.push(`num_layers ${metadata.num_layers}, the fixture has ${own.layers}`);
           }
-          if (metadata.rope_type !== undefined) problems.push("rope_type for a model without RoPE");
-          const [rows, cols] = embedding;
-          if (metadata.vocab_size !== rows || metadata.hidden_size !== cols) {
-            problems.push(
-              `sizes ${metadata.vocab_size}×${metadata.hidden_size}, embedding ${rows}×${cols}`,
-            );
-          }
-          if (metadata.num_layers !== 2) problems.push(`num_layers ${metadata.num_layers}`);
           fail(family, problems);
           return;
         }
         need("model.embed_tokens.weight");
         // OLMo 1's LayerNorms have no weights: there is no norm tensor to store.
-        if (!["olmo", "bamba", "lfm2", "jamba"].includes(family)) need("model.norm.weight");
+        if (family !== "olmo") need("model.norm.weight");
         if (family === "jamba") {
           // realizar has no hybrid model: APR keeps the checkpoint's tensors, a
           // Mamba layer with a dense MLP (0) and an attention layer with experts (1).
