@@ -199,6 +199,7 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "lfm2": "its short convolution squeezed, shortconv names not mapped back",
   "jamba": "as mamba (its Mamba layers), experts stacked",
   "granitemoe-swa": "experts stacked (gate_up_proj kept fused as ffn_gate_up_exps)",
+  "youtu": "as deepseek2 (Youtu-LLM is written as llama.cpp's deepseek2)",
 };
 
 /**
@@ -255,6 +256,7 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "deepseek32",
   "glm-dsa",
   "granitemoe-swa",
+  "youtu",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

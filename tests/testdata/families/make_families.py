@@ -1117,6 +1117,20 @@ FAMILIES["granitemoe-swa"] = (
     FAMILIES["granite-swa"][4],
 )
 
+# Youtu-LLM-2B's shape: DeepSeek-V3's multi-head latent attention (q LoRA
+# 32, kv LoRA 32, q/k 16 + 8 rope dims, v 16, interleaved RoPE) with a dense
+# SwiGLU MLP in every layer, tied embeddings (the class's default), RoPE
+# base 10⁶.
+FAMILIES["youtu"] = (
+    "YoutuConfig", "YoutuForCausalLM",
+    common(q_lora_rank=32, kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8,
+           v_head_dim=16, num_key_value_heads=HEADS, bos_token_id=VOCAB - 2,
+           eos_token_id=VOCAB - 1,
+           rope_parameters={"rope_type": "default", "rope_theta": 1000000.0}),
+    "llama3",
+    {"rope base": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1485,7 +1499,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "lfm2": 185, "jamba": 186,
          "deepseek32": 200, "glm-dsa": 201,
          "mellum": 240, "jais2": 241, "laguna": 242,
-         "nemotron": 230, "granite-swa": 231, "granitemoe-swa": 232}
+         "nemotron": 230, "granite-swa": 231, "granitemoe-swa": 232,
+         "youtu": 400}
 
 
 def main() -> None:
