@@ -105,6 +105,12 @@ export interface GlobalStack {
 /** What a family needs to be written as llama.cpp's GGUF. */
 export interface GgufSupport {
   /**
+   * The converter class converts every matrix to its `--outtype`, MoE
+   * routers too, where others keep them in F32 (DBRX's `tensor_force_quant`
+   * returns `n_dims > 1`).
+   */
+  readonly quantizesEveryMatrix?: boolean;
+  /**
    * Write the family's `{arch}.*` keys and `general.file_type` (via
    * `w.fileType()`), in the order llama.cpp's converter's
    * `set_gguf_parameters` does.

@@ -79,6 +79,7 @@ import { multimodalTextFamily } from "./multimodal.ts";
 import { MODERNBERT } from "./families/modernbert.ts";
 import { NOMIC_BERT } from "./families/nomic_bert.ts";
 import { YOUTU } from "./families/youtu.ts";
+import { DBRX } from "./families/dbrx.ts";
 
 /** Every family, by aprkit architecture name. */
 export const FAMILIES: ReadonlyMap<string, Family> = new Map(
@@ -160,6 +161,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     GRANITE_SWA,
     GRANITEMOE_SWA,
     YOUTU,
+    DBRX,
   ].map((f) => [f.name, f]),
 );
 

@@ -62,7 +62,12 @@ import { DequantizeStream } from "./dequantize_stream.ts";
 import { addTiedLmHead, dropTiedLmHead } from "./tied_embeddings.ts";
 import { PRE_TOKENIZER_NAMES } from "../tokenizer/pre_tokenizers.ts";
 import { reorderQkRows } from "./qk_row_layout.ts";
-import { assertGgufFamily, requireGgufVocabulary, toGgufLayout } from "./gguf_layout.ts";
+import {
+  assertGgufFamily,
+  converterQuantizesEveryMatrix,
+  requireGgufVocabulary,
+  toGgufLayout,
+} from "./gguf_layout.ts";
 import { languageModelOnly, languageModelView } from "./language_model.ts";
 import { assertMmprojSupported, toVisionGguf } from "./vision_gguf.ts";
 import { assertReadsBack, fromGgufLayout } from "./hf_layout.ts";
@@ -459,6 +464,10 @@ async function convertPart(
           to: options.quantize ?? "none",
           all: options.quantizeAll === true,
           ggufTypes: format === "gguf",
+          ...(format === "gguf" && options.keepNames !== true &&
+              converterQuantizesEveryMatrix(model.header.metadata)
+            ? { everyMatrix: true }
+            : {}),
           ...(options.rowFallback !== undefined ? { rowFallback: options.rowFallback } : {}),
           ...(format === "apr" && options.onNote
             ? {

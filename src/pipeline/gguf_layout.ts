@@ -45,6 +45,19 @@ function convertsFromHf(metadata: ModelMetadata): boolean {
 }
 
 /**
+ * Whether llama.cpp's converter converts every matrix of this model to its
+ * `--outtype`, routers too (`GgufSupport.quantizesEveryMatrix`): a Hugging
+ * Face model of such a family, written under GGUF names.
+ *
+ * @param metadata The model's metadata.
+ * @returns True for DBRX.
+ */
+export function converterQuantizesEveryMatrix(metadata: ModelMetadata): boolean {
+  return convertsFromHf(metadata) &&
+    familyOf(metadata.architecture)?.gguf?.quantizesEveryMatrix === true;
+}
+
+/**
  * Refuse a model whose family aprkit cannot write as GGUF (checked before
  * the output is created).
  *

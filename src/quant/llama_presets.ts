@@ -385,6 +385,13 @@ export interface PresetTypesOptions {
   imatrix?: boolean;
   /** llama-quantize's per-tensor options (GGUF types only, not with `apr`). */
   params?: LlamaQuantizeParams;
+  /**
+   * The model's converter converts every matrix to its `--outtype`, MoE
+   * routers too (DBRX): Q8_0, the converter's `--outtype q8_0`, takes them.
+   *
+   * @default {false}
+   */
+  everyMatrix?: boolean;
 }
 
 /**
@@ -433,7 +440,7 @@ export function presetTensorTypes(
   for (const i of order) {
     const info = tensors[i]!;
     const name = names[i]!;
-    if (!quantized(name, info.shape, preset)) continue;
+    if (!quantized(name, info.shape, preset, options.everyMatrix === true)) continue;
     // tensor_allows_quantization: the output left as it is (--leave-output-tensor).
     if (params.leaveOutputTensor === true && name === "output.weight") {
       result[i] = info.dtype;
@@ -608,8 +615,17 @@ export function compareWeights(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** llama-quantize's filter: weights of 2 or more dimensions that are not norms, gates, … */
-function quantized(name: string, shape: readonly number[], preset: LlamaPreset): boolean {
+/**
+ * llama-quantize's filter: weights of 2 or more dimensions that are not
+ * norms, gates, …; for Q8_0 of a converter that converts every matrix
+ * (`everyMatrix`), every weight of 2 or more dimensions but norms.
+ */
+function quantized(
+  name: string,
+  shape: readonly number[],
+  preset: LlamaPreset,
+  everyMatrix: boolean,
+): boolean {
   if (!name.endsWith("weight")) return false;
   // ggml_n_dims: trailing dimensions of size 1 do not count (ne runs innermost first).
   // Q8_0 is the converter's --outtype q8_0, which counts numpy's dimensions:
@@ -622,6 +638,7 @@ function quantized(name: string, shape: readonly number[], preset: LlamaPreset):
     }
   }
   if (dims < 2) return false;
+  if (preset === "Q8_0" && everyMatrix) return !name.endsWith("_norm.weight");
   if (preset === "Q8_0" ? keptInFloat32ByConverter(name) : keptInFloat32(name)) return false;
   if (ALSO_NOT_QUANTIZED_BY_LLAMA_QUANTIZE.some((p) => name.includes(p))) return false;
   return preset === "Q8_0" || !NOT_QUANTIZED_BY_LLAMA_QUANTIZE.some((p) => name.includes(p));

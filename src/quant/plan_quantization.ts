@@ -165,6 +165,15 @@ export interface QuantizeOptions {
    * `--tensor-type`, `--pure`, …) for a preset target with `ggufTypes`.
    */
   llamaQuantize?: LlamaQuantizeParams;
+  /**
+   * GGUF output of an architecture whose converter class converts every
+   * matrix to its `--outtype`, MoE routers too (DBRX's `tensor_force_quant`
+   * returns `n_dims > 1`): with `ggufTypes` and a single-type target, every
+   * matrix `.weight` but norms takes the target, whatever its size.
+   *
+   * @default {false}
+   */
+  everyMatrix?: boolean;
 }
 
 /** How one tensor's payload is produced. */
@@ -296,14 +305,17 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
   const gguf = options.ggufTypes === true;
   // As the converter: a tensor whose GGUF name does not end in `.weight`
   // (gpt-oss's 2-D expert biases) is F32 whatever the --outtype.
+  const matrix = info.shape.length >= 2 && info.name.endsWith(".weight") &&
+    !isNormOrBias(info.name);
+  const everyMatrix = gguf && options.everyMatrix === true && matrix;
   if (
-    gguf && target !== undefined &&
+    gguf && target !== undefined && !everyMatrix &&
     (keptInFloat32ByConverter(info.name) || !info.name.endsWith(".weight"))
   ) {
     return plan("F32", "float");
   }
-  const converterFloat = gguf && (target === "F16" || target === "BF16") &&
-    info.shape.length >= 2 && info.name.endsWith(".weight") && !isNormOrBias(info.name);
+  const converterFloat = gguf &&
+    (everyMatrix || ((target === "F16" || target === "BF16") && matrix));
   const eligible = target !== undefined &&
     (options.all === true || converterFloat ||
       (!isNormOrBias(info.name) && elementCount(info.shape) >= MIN_QUANTIZE_ELEMENTS));
@@ -413,6 +425,7 @@ export function planModel(
       apr: !ggufTypes,
       imatrix: options.importance !== undefined,
       ...(options.llamaQuantize !== undefined ? { params: options.llamaQuantize } : {}),
+      ...(options.everyMatrix === true && ggufTypes ? { everyMatrix: true } : {}),
     });
     checkPresetTypes(header, types, preset, options);
     plans = header.tensors.map((t, i) => planPresetTensor(t, types[i], options));

@@ -228,3 +228,38 @@ Deno.test("cohere2moe: what llama.cpp's cohere2moe would run otherwise is refuse
     /attention_bias true/,
   );
 });
+
+Deno.test("dbrx: what llama.cpp's dbrx would run otherwise is refused, naming the field", async () => {
+  const config = JSON.parse(await Deno.readTextFile(`${FIXTURES}dbrx/config.json`));
+  const ffn = (change: Record<string, unknown>) => ({
+    ffn_config: { ...config.ffn_config, ...change },
+  });
+  const attn = (change: Record<string, unknown>) => ({
+    attn_config: { ...config.attn_config, ...change },
+  });
+  assert.equal(await refusal("dbrx", "dbrx", {}), undefined);
+  assert.match(
+    (await refusal("dbrx", "dbrx", ffn({ moe_normalize_expert_weights: null })))!,
+    /ffn_config\.moe_normalize_expert_weights null; llama\.cpp's dbrx normalises/,
+  );
+  assert.match(
+    (await refusal("dbrx", "dbrx", ffn({ moe_normalize_expert_weights: 2 })))!,
+    /moe_normalize_expert_weights 2/,
+  );
+  assert.match(
+    (await refusal("dbrx", "dbrx", ffn({ ffn_act_fn: { name: "gelu" } })))!,
+    /ffn_config\.ffn_act_fn "gelu"; llama\.cpp's dbrx computes SiLU/,
+  );
+  assert.match(
+    (await refusal("dbrx", "dbrx", attn({ clip_qkv: null })))!,
+    /attn_config\.clip_qkv null; llama\.cpp's dbrx needs attention\.clamp_kqv/,
+  );
+  assert.match(
+    (await refusal("dbrx", "dbrx", attn({ rope_theta: 10000 })))!,
+    /attn_config\.rope_theta 10000 and rope_parameters\.rope_theta 500000/,
+  );
+  // transformers 4's form: the base only in attn_config, which the converter writes.
+  const w = new KvWriter({ ...config, rope_parameters: undefined }, "dbrx");
+  FAMILIES.get("dbrx")!.gguf!.writeKv(w);
+  assert.deepEqual(w.entries().get("dbrx.rope.freq_base"), { type: "FLOAT32", value: 500000 });
+});

@@ -200,6 +200,7 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "jamba": "as mamba (its Mamba layers), experts stacked",
   "granitemoe-swa": "experts stacked (gate_up_proj kept fused as ffn_gate_up_exps)",
   "youtu": "as deepseek2 (Youtu-LLM is written as llama.cpp's deepseek2)",
+  "dbrx": "the experts' w2 transposed expert by expert",
 };
 
 /**
@@ -257,6 +258,8 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "glm-dsa",
   "granitemoe-swa",
   "youtu",
+  // The flat experts are made (w2 transposed per expert), not renamed.
+  "dbrx",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

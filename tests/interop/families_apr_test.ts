@@ -264,6 +264,21 @@ const CHECKPOINT_NAMED: Readonly<
     ],
     rope: true,
   },
+  // The experts stay flat, as transformers stores them (no `.weight` suffix).
+  dbrx: {
+    globals: weights("", ["transformer.wte", "transformer.norm_f", "lm_head"]),
+    block: (l) => [
+      ...weights(`transformer.blocks.${l}`, [
+        "norm_attn_norm.norm_1",
+        "norm_attn_norm.attn.Wqkv",
+        "norm_attn_norm.attn.out_proj",
+        "norm_attn_norm.norm_2",
+        "ffn.router.layer",
+      ]),
+      ...under(`transformer.blocks.${l}.ffn.experts.mlp`, ["w1", "v1", "w2"]),
+    ],
+    rope: true,
+  },
 };
 
 Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks them up, with rope_type and the sizes its load gate checks", async (t) => {

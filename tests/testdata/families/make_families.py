@@ -1131,6 +1131,27 @@ FAMILIES["youtu"] = (
     {"rope base": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
 )
 
+# DBRX's shape: `transformer.blocks` of a bias-free LayerNorm, fused Wqkv
+# clamped to ±clip_qkv (1.5 here, 8 published, so it bites on these weights),
+# 4 experts (top 2, MLP 32, weights normalised) stored flat and [in, out] for
+# w2 as transformers keeps them, θ 500000 (in attn_config, as published: the
+# converter reads it there, transformers 5.18's attention still asks for it).
+# Without clipping (the ablation) is a bound no value reaches: transformers
+# 5.18 fails to clamp with clip_qkv None.
+DBRX_ATTN = {"kv_n_heads": KV_HEADS, "clip_qkv": 1.5, "rope_theta": 500000.0}
+DBRX_FFN = {"ffn_hidden_size": 32, "moe_num_experts": 4, "moe_top_k": 2,
+            "moe_normalize_expert_weights": 1.0}
+FAMILIES["dbrx"] = (
+    "DbrxConfig", "DbrxForCausalLM",
+    dict(d_model=HIDDEN, n_heads=HEADS, n_layers=LAYERS, max_seq_len=MAX_POSITIONS,
+         vocab_size=VOCAB, attn_config=DBRX_ATTN, ffn_config=DBRX_FFN,
+         rope_parameters={"rope_type": "default", "rope_theta": 500000.0},
+         bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3",
+    {"clip qkv": {"attn_config": {**DBRX_ATTN, "clip_qkv": 1e9}},
+     "rope base": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1500,7 +1521,7 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "deepseek32": 200, "glm-dsa": 201,
          "mellum": 240, "jais2": 241, "laguna": 242,
          "nemotron": 230, "granite-swa": 231, "granitemoe-swa": 232,
-         "youtu": 400}
+         "youtu": 400, "dbrx": 401}
 
 
 def main() -> None:
