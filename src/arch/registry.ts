@@ -80,6 +80,7 @@ import { MODERNBERT } from "./families/modernbert.ts";
 import { NOMIC_BERT } from "./families/nomic_bert.ts";
 import { YOUTU } from "./families/youtu.ts";
 import { DBRX } from "./families/dbrx.ts";
+import { HY_V3 } from "./families/hy_v3.ts";
 
 /** Every family, by aprkit architecture name. */
 export const FAMILIES: ReadonlyMap<string, Family> = new Map(
@@ -162,6 +163,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     GRANITEMOE_SWA,
     YOUTU,
     DBRX,
+    HY_V3,
   ].map((f) => [f.name, f]),
 );
 

@@ -201,6 +201,7 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "granitemoe-swa": "experts stacked (gate_up_proj kept fused as ffn_gate_up_exps)",
   "youtu": "as deepseek2 (Youtu-LLM is written as llama.cpp's deepseek2)",
   "dbrx": "the experts' w2 transposed expert by expert",
+  "hy-v3": "the router bias renamed to exp_probs_b (no suffix), experts stacked",
 };
 
 /**
@@ -260,6 +261,8 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "youtu",
   // The flat experts are made (w2 transposed per expert), not renamed.
   "dbrx",
+  // The router bias is made (a name without a suffix), experts stacked.
+  "hy-v3",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

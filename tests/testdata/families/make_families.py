@@ -1152,6 +1152,19 @@ FAMILIES["dbrx"] = (
      "rope base": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
 )
 
+# Hy3's shape (HYV3): Apertus-style per-head Q/K RMSNorms, a dense first
+# layer (the default mlp_layer_types), then 4 routed experts (top 2, MLP 32)
+# and a shared one, a sigmoid router with a perturbed selection bias,
+# normalised top-2 weights ×2.5, RoPE θ 11158840 (the class's default).
+FAMILIES["hy-v3"] = (
+    "HYV3Config", "HYV3ForCausalLM",
+    common(head_dim=HEAD_DIM, num_experts=4, num_experts_per_tok=2, num_shared_experts=1,
+           moe_intermediate_size=32, router_scaling_factor=2.5,
+           bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3",
+    {"routed scaling": {"router_scaling_factor": 1.0}},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1521,7 +1534,7 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "deepseek32": 200, "glm-dsa": 201,
          "mellum": 240, "jais2": 241, "laguna": 242,
          "nemotron": 230, "granite-swa": 231, "granitemoe-swa": 232,
-         "youtu": 400, "dbrx": 401}
+         "youtu": 400, "dbrx": 401, "hy-v3": 402}
 
 
 def main() -> None:

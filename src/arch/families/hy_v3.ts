@@ -1,0 +1,115 @@
+// This module is browser compatible.
+
+/**
+ * Hy3 (`HYV3ForCausalLM`: Tencent's Hy3), after llama.cpp's `HYV3Model`
+ * (conversion/hunyuan.py), GGUF architecture `hy_v3`.
+ *
+ * Llama's pre-norms with per-head Q/K RMSNorms (Apertus' attention, RoPE on
+ * `rotate_half`'s halves: llama.cpp's NEOX, nothing permuted). Dense layers
+ * where `mlp_layer_types` says `dense` (the first, by default), MoE layers
+ * elsewhere: experts `mlp.experts.E.*_proj` stacked into `ffn_*_exps`, the
+ * router `mlp.router.gate`, a shared MLP `mlp.shared_mlp.*` (`*_shexp`), and
+ * the selection bias `mlp.expert_bias`, a parameter without a suffix that the
+ * converter writes as `blk.N.exp_probs_b` (no suffix either, as llama.cpp
+ * loads it). transformers scores the experts with a sigmoid, normalises the
+ * top-k weights and scales them by `router_scaling_factor`, which the
+ * converter writes as its keys. llama.cpp tells dense from MoE layers by
+ * their tensors, so any `mlp_layer_types` pattern runs as written.
+ *
+ * realizar has no Hy3 model: APR output keeps the checkpoint's tensors, the
+ * router and shared MLP under the names realizar's MoE loader asks for
+ * (`mlp.gate`, `mlp.shared_expert.*`).
+ *
+ * @module
+ */
+
+import type { TensorInfo } from "../../tensor.ts";
+import { type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
+import type { KvWriter } from "../kv.ts";
+import { GATING_FUNC, writeTextModelKv } from "../text_model.ts";
+import { activation, SILU } from "../config_fields.ts";
+import { QWEN_MOE_EXPERTS } from "./qwen2moe.ts";
+
+/** `HYV3Model.set_gguf_parameters`. */
+function writeHyV3Kv(w: KvWriter): void {
+  writeTextModelKv(w);
+  const ff = w.need("moe_intermediate_size");
+  w.u32("expert_feed_forward_length", ff);
+  w.u32("expert_shared_feed_forward_length", ff * (w.num("num_shared_experts") ?? 1));
+  // transformers always normalises the top-k weights (the converter reads a
+  // route_norm no HYV3Config has, true when absent).
+  w.set("expert_weights_norm", "BOOL", true);
+  w.f32("expert_weights_scale", w.num("router_scaling_factor") ?? 1);
+  w.u32("expert_gating_func", GATING_FUNC["sigmoid"]);
+}
+
+/** What of a config llama.cpp's `hy_v3` would run otherwise than transformers, or `undefined`. */
+function unsupported(w: KvWriter): string | undefined {
+  const mtp = w.num("num_nextn_predict_layers") ?? 0;
+  if (mtp > 0) {
+    return `its config.json has num_nextn_predict_layers ${mtp}: aprkit does not write Hy3's ` +
+      "multi-token-prediction layers as the converter does yet";
+  }
+  const type = w.fullRope["rope_type"] ?? "default";
+  if (type !== "default") {
+    return `its config.json has rope_type ${JSON.stringify(type)}; the converter writes no ` +
+      "RoPE scaling for hy_v3 and llama.cpp rotates without";
+  }
+  return undefined;
+}
+
+const EXPERT_BIAS = /^model\.layers\.(\d+)\.mlp\.expert_bias$/;
+
+/** The router's selection bias as `blk.N.exp_probs_b`, without a suffix, as the converter names it. */
+function expertBias(tensors: readonly TensorInfo[]): MadeTensor[] {
+  return tensors.flatMap((info): MadeTensor[] => {
+    const m = EXPERT_BIAS.exec(info.name);
+    if (m === null) return [];
+    return [{
+      info: { ...info, name: `blk.${m[1]}.exp_probs_b` },
+      needs: [info.name],
+      open: ([source]) => source!.open(),
+    }];
+  });
+}
+
+/** Hy3, Hy3-preview. */
+export const HY_V3: Family = {
+  name: "hy-v3",
+  apr: {
+    rename: [
+      ["mlp.router.gate", "mlp.gate"],
+      ["mlp.shared_mlp.gate_proj", "mlp.shared_expert.gate_proj"],
+      ["mlp.shared_mlp.up_proj", "mlp.shared_expert.up_proj"],
+      ["mlp.shared_mlp.down_proj", "mlp.shared_expert.down_proj"],
+    ],
+  },
+  source: "llama.cpp conversion/hunyuan.py HYV3Model; transformers HYV3ForCausalLM",
+  configFields: {
+    written: ["moe_intermediate_size", "num_shared_experts", "router_scaling_factor"],
+    checked: [],
+    assumed: [activation("hidden_act", SILU)],
+    irrelevant: {
+      mlp_layer_types: "llama.cpp tells dense from MoE layers by their tensors, which are written",
+      enable_moe_fp32_combine: "the precision the shared and routed outputs are added in",
+    },
+  },
+  hfArchitectures: ["HYV3ForCausalLM"],
+  hfModelTypes: ["hy_v3"],
+  ggufArchitecture: "hy_v3",
+  ggufRopeType: "neox",
+  blockNames: [
+    ...LLAMA_BLOCK,
+    ["ffn_gate_inp", "mlp.router.gate"],
+    ["ffn_gate_shexp", "mlp.shared_mlp.gate_proj"],
+    ["ffn_up_shexp", "mlp.shared_mlp.up_proj"],
+    ["ffn_down_shexp", "mlp.shared_mlp.down_proj"],
+  ],
+  experts: QWEN_MOE_EXPERTS,
+  permutesQk: false,
+  tiedByDefault: false,
+  ggufRenamesOnly: false,
+  gguf: { writeKv: writeHyV3Kv, unsupported, made: expertBias },
+  ggufReadBackRefusal:
+    "aprkit does not read a Hy3 GGUF back into Hugging Face's layout (its router bias is renamed without a suffix, experts stacked); --keep-names keeps its GGUF tensors",
+};
