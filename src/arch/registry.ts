@@ -75,6 +75,7 @@ import { JAIS2 } from "./families/jais2.ts";
 import { LAGUNA } from "./families/laguna.ts";
 import { NEMOTRON } from "./families/nemotron.ts";
 import { GRANITE_SWA, GRANITEMOE_SWA } from "./families/granite_swa.ts";
+import { EUROBERT } from "./families/eurobert.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 import { MODERNBERT } from "./families/modernbert.ts";
 import { NOMIC_BERT } from "./families/nomic_bert.ts";
@@ -158,6 +159,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     NEMOTRON,
     GRANITE_SWA,
     GRANITEMOE_SWA,
+    EUROBERT,
   ].map((f) => [f.name, f]),
 );
 

@@ -34,6 +34,7 @@ const EMBEDDERS = [
   "qwen2-embed",
   "xlmr-e5",
   "xlmr-spm",
+  "eurobert-embed",
 ];
 /**
  * Every fixture, compared with the converter's file: the embedders and a
@@ -53,6 +54,7 @@ const POOLING: Readonly<Record<string, string>> = {
   "xlmr-spm": "mean",
   "modernbert-embed": "mean",
   "nomic-embed": "mean",
+  "eurobert-embed": "mean",
 };
 
 /** Smallest cosine accepted against sentence-transformers. */
@@ -140,7 +142,7 @@ function compareEmbeddings(
 }
 
 /** The embedders whose converter's file is kept (`llama.cpp/<name>-f32.gguf`), one per architecture. */
-const KEPT = ["bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-spm"];
+const KEPT = ["bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-spm", "eurobert-embed"];
 
 Deno.test("embeddings: the harness — llama.cpp embeds its own converter's files as sentence-transformers does", async () => {
   const refs = await Promise.all(KEPT.map(reference));
