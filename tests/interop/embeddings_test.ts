@@ -35,6 +35,7 @@ const EMBEDDERS = [
   "xlmr-e5",
   "xlmr-spm",
   "eurobert-embed",
+  "jina-v2-embed",
 ];
 /**
  * Every fixture, compared with the converter's file: the embedders and a
@@ -55,6 +56,7 @@ const POOLING: Readonly<Record<string, string>> = {
   "modernbert-embed": "mean",
   "nomic-embed": "mean",
   "eurobert-embed": "mean",
+  "jina-v2-embed": "mean",
 };
 
 /** Smallest cosine accepted against sentence-transformers. */
@@ -142,7 +144,15 @@ function compareEmbeddings(
 }
 
 /** The embedders whose converter's file is kept (`llama.cpp/<name>-f32.gguf`), one per architecture. */
-const KEPT = ["bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-spm", "eurobert-embed"];
+const KEPT = [
+  "bert-minilm",
+  "qwen3-embed",
+  "qwen2-embed",
+  "xlmr-e5",
+  "xlmr-spm",
+  "eurobert-embed",
+  "jina-v2-embed",
+];
 
 Deno.test("embeddings: the harness — llama.cpp embeds its own converter's files as sentence-transformers does", async () => {
   const refs = await Promise.all(KEPT.map(reference));
@@ -254,10 +264,10 @@ Deno.test("embeddings: `apr convert` writes the converter's file; a pooling llam
   });
 });
 
-Deno.test("embeddings: a BERT or XLM-RoBERTa GGUF read into APR keeps its GGUF names and is written back as the converter wrote it", async () => {
+Deno.test("embeddings: a BERT, XLM-RoBERTa or JinaBERT v2 GGUF read into APR keeps its GGUF names and is written back as the converter wrote it", async () => {
   await withTempDir(async (dir) => {
-    // xlmr-e5's: a t5 vocabulary, its 240 kB charsmap carried through APR.
-    for (const name of ["bert-minilm", "xlmr-e5"]) {
+    // xlmr-e5's: a t5 vocabulary, its 240 kB charsmap carried through APR; jina-v2-embed's fused GEGLU.
+    for (const name of ["bert-minilm", "xlmr-e5", "jina-v2-embed"]) {
       const gguf = `${DIR}/llama.cpp/${name}-f32.gguf`;
       await convertModel(gguf, `${dir}/${name}.apr`);
       const reader = await openApr(await openFileSource(`${dir}/${name}.apr`));
@@ -276,6 +286,41 @@ Deno.test("embeddings: a BERT or XLM-RoBERTa GGUF read into APR keeps its GGUF n
           { tensorOrder: false },
         ),
       );
+    }
+  });
+});
+
+Deno.test("embeddings: a JinaBERT v2 or EuroBERT config llama.cpp's graph would compute otherwise is one line, exit 2, no file", async () => {
+  await withTempDir(async (dir) => {
+    const cases: [string, Record<string, unknown>, RegExp][] = [
+      // llama.cpp's jina-bert-v2 gates with GELU and has no position embeddings.
+      ["jina-v2-embed", { feed_forward_type: "reglu" }, /feed_forward_type "reglu".*"geglu"/],
+      [
+        "jina-v2-embed",
+        { position_embedding_type: "absolute" },
+        /position_embedding_type "absolute"/,
+      ],
+      // The converter writes rope.scaling.type none for eurobert whatever the config scales.
+      [
+        "eurobert-embed",
+        { rope_parameters: { rope_type: "linear", factor: 2, rope_theta: 250000 } },
+        /rope_type "linear"/,
+      ],
+    ];
+    for (const [i, [name, change, message]] of cases.entries()) {
+      const model = `${dir}/${i}`;
+      await Deno.mkdir(model);
+      for (const file of ["model.safetensors", "tokenizer.json", "tokenizer_config.json"]) {
+        await Deno.copyFile(`${DIR}/hf/${name}/${file}`, `${model}/${file}`);
+      }
+      const config = JSON.parse(await Deno.readTextFile(`${DIR}/hf/${name}/config.json`));
+      await Deno.writeTextFile(`${model}/config.json`, JSON.stringify({ ...config, ...change }));
+      const out = `${dir}/${i}.gguf`;
+      const refused = await runApr(["convert", model, "-o", out]);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
+      assert.match(refused.stderr, message);
+      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
     }
   });
 });

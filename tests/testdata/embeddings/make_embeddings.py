@@ -76,9 +76,13 @@ FIXTURES = {
     # bidirectional Llama (RMSNorm, RoPE, SwiGLU, grouped KV heads), a byte-level BPE vocabulary with
     # <|begin_of_text|> $A <|end_of_text|>, mean pooling, normalised.
     "eurobert-embed": {"eurobert": True, "pooling": "mean", "normalize": True},
+    # jina-embeddings-v2-base-en's shape: JinaBertModel as remote code (jina_bert_v2.py, auto_map), BERT with
+    # ALiBi instead of position embeddings and a GEGLU feed-forward (mlp.gated_layers, mlp.wo, mlp.layernorm),
+    # the bert-base-uncased cut (BertTokenizer), mean pooling, normalised.
+    "jina-v2-embed": {"jina": True, "pooling": "mean", "normalize": True},
 }
 KEEP_GGUF = {"bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-reranker", "xlmr-spm", "modernbert-embed",
-             "eurobert-embed"}
+             "eurobert-embed", "jina-v2-embed"}
 OUTTYPES = ["q8_0"]
 QUANTIZED = ["Q4_K_M"]
 PRE = "bert-bge"
@@ -352,6 +356,52 @@ def make_eurobert(name: str, spec: dict, out: Path) -> None:
     save_sentence_transformer(model, tokenizer, spec, out)
 
 
+def make_jina_v2(name: str, spec: dict, vocab: list[str], out: Path) -> None:
+    """A JinaBertModel (the fixture's own jina_bert_v2.py, loaded as remote code) saved by sentence-transformers,
+    its config with jina-embeddings-v2-base-en's fields and an auto_map to the module, which stays beside it."""
+    import importlib.util
+
+    import torch
+    from sentence_transformers import SentenceTransformer, models
+    from transformers import BertTokenizerFast
+
+    with tempfile.TemporaryDirectory() as tmp:
+        # The modelling code is kept in the fixture (the Hub's layout); the folder is made anew around it.
+        module_path = Path(tmp) / "jina_bert_v2.py"
+        shutil.copyfile(out / module_path.name, module_path)
+        loaded = importlib.util.spec_from_file_location("jina_bert_v2", module_path)
+        jina = importlib.util.module_from_spec(loaded)
+        loaded.loader.exec_module(jina)
+        torch.manual_seed(32 + len(name))
+        tokenizer = BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=True,
+                                      model_max_length=128)
+        config = jina.JinaBertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                     intermediate_size=64, max_position_embeddings=128, type_vocab_size=2,
+                                     layer_norm_eps=1e-12, emb_pooler="mean", architectures=["JinaBertModel"],
+                                     auto_map={"AutoConfig": "jina_bert_v2.JinaBertConfig",
+                                               "AutoModel": "jina_bert_v2.JinaBertModel"})
+        model = jina.JinaBertModel(config)
+        with torch.no_grad():
+            for p in model.parameters():
+                p.normal_(0.0, 0.2)
+            for n, p in model.named_parameters():
+                if "LayerNorm.weight" in n or "layernorm.weight" in n:
+                    p.add_(1.0)
+        model.save_pretrained(tmp + "/hf")
+        tokenizer.save_pretrained(tmp + "/hf")
+        shutil.copyfile(module_path, Path(tmp) / "hf" / module_path.name)
+        transformer = models.Transformer(tmp + "/hf", max_seq_length=128, model_kwargs={"trust_remote_code": True},
+                                         config_kwargs={"trust_remote_code": True})
+        assert type(transformer.auto_model).__name__ == "JinaBertModel", type(transformer.auto_model)
+        pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode=spec["pooling"])
+        modules = [transformer, pooling] + ([models.Normalize()] if spec["normalize"] else [])
+        st = SentenceTransformer(modules=modules, device="cpu")
+        shutil.rmtree(out)
+        st.save(str(out), safe_serialization=True)
+        (out / "README.md").unlink(missing_ok=True)
+        shutil.copyfile(module_path, out / module_path.name)
+
+
 def save_sentence_transformer(model, tokenizer, spec: dict, out: Path) -> None:
     """The model and tokenizer as sentence-transformers saves them: Transformer, Pooling, Normalize."""
     from sentence_transformers import SentenceTransformer, models
@@ -503,7 +553,8 @@ def reference(name: str, model_dir: Path) -> dict:
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
-    st = SentenceTransformer(str(model_dir), device="cpu")
+    # trust_remote_code: jina-v2-embed's JinaBertModel is its own jina_bert_v2.py.
+    st = SentenceTransformer(str(model_dir), device="cpu", trust_remote_code=True)
     embeddings = st.encode(SENTENCES, convert_to_numpy=True, batch_size=1)
     tokenizer = st.tokenizer
     import sentence_transformers
@@ -578,6 +629,9 @@ def main() -> None:
             ref = reference(name, model_dir)
             ref["tokenize"] = tokenizations(model_dir)
             (HERE / "reference" / f"{name}.json").write_text(json.dumps(ref, indent=1) + "\n")
+        elif "jina" in FIXTURES[name]:
+            make_jina_v2(name, FIXTURES[name], vocab, model_dir)
+            (HERE / "reference" / f"{name}.json").write_text(json.dumps(reference(name, model_dir), indent=1) + "\n")
         elif "eurobert" in FIXTURES[name]:
             make_eurobert(name, FIXTURES[name], model_dir)
             ref = reference(name, model_dir)
