@@ -290,15 +290,37 @@ Deno.test("embeddings: a BERT, XLM-RoBERTa or JinaBERT v2 GGUF read into APR kee
   });
 });
 
-Deno.test("embeddings: a JinaBERT v2 or EuroBERT config llama.cpp's graph would compute otherwise is one line, exit 2, no file", async () => {
+Deno.test("embeddings: a JinaBERT v2, jina-embeddings-v3/v5 or EuroBERT model llama.cpp's graph would compute otherwise, or with a vocabulary not matched against the converter, is one line, exit 2, no file", async () => {
   await withTempDir(async (dir) => {
-    const cases: [string, Record<string, unknown>, RegExp][] = [
+    // [fixture, config changes, the refusal, the fixture whose tokenizer it is given]
+    const cases: [string, Record<string, unknown>, RegExp, string?][] = [
       // llama.cpp's jina-bert-v2 gates with GELU and has no position embeddings.
       ["jina-v2-embed", { feed_forward_type: "reglu" }, /feed_forward_type "reglu".*"geglu"/],
       [
         "jina-v2-embed",
         { position_embedding_type: "absolute" },
         /position_embedding_type "absolute"/,
+      ],
+      // jina-embeddings-v2-base-zh/-code's kind: a byte-level BPE, which the converter writes otherwise.
+      ["jina-v2-embed", {}, /vocabulary is a gpt2 one/, "eurobert-embed"],
+      // jina-embeddings-v3's config on XLM-RoBERTa: the converter writes jina-bert-v3 and per-task
+      // LoRA adapter files.
+      [
+        "xlmr-e5",
+        { lora_adaptations: ["retrieval.query", "retrieval.passage"], lora_alpha: 1 },
+        /lora_adaptations \(jina-embeddings-v3\)/,
+      ],
+      // transformers' own jina-embeddings-v3 class, which the converter does not convert (measured).
+      [
+        "xlmr-e5",
+        { architectures: ["JinaEmbeddingsV3Model"], model_type: "jina_embeddings_v3" },
+        /no class for transformers' JinaEmbeddingsV3Model/,
+      ],
+      // jina-embeddings-v5: the converter reads it as EuroBERT and writes none of its task adapters.
+      [
+        "eurobert-embed",
+        { architectures: ["JinaEmbeddingsV5Model"], model_type: "jina_embeddings_v5" },
+        /jina-embeddings-v5 is a base model with per-task LoRA adapters/,
       ],
       // The converter writes rope.scaling.type none for eurobert whatever the config scales.
       [
@@ -307,11 +329,12 @@ Deno.test("embeddings: a JinaBERT v2 or EuroBERT config llama.cpp's graph would 
         /rope_type "linear"/,
       ],
     ];
-    for (const [i, [name, change, message]] of cases.entries()) {
+    for (const [i, [name, change, message, tokenizer]] of cases.entries()) {
       const model = `${dir}/${i}`;
       await Deno.mkdir(model);
-      for (const file of ["model.safetensors", "tokenizer.json", "tokenizer_config.json"]) {
-        await Deno.copyFile(`${DIR}/hf/${name}/${file}`, `${model}/${file}`);
+      await Deno.copyFile(`${DIR}/hf/${name}/model.safetensors`, `${model}/model.safetensors`);
+      for (const file of ["tokenizer.json", "tokenizer_config.json"]) {
+        await Deno.copyFile(`${DIR}/hf/${tokenizer ?? name}/${file}`, `${model}/${file}`);
       }
       const config = JSON.parse(await Deno.readTextFile(`${DIR}/hf/${name}/config.json`));
       await Deno.writeTextFile(`${model}/config.json`, JSON.stringify({ ...config, ...change }));

@@ -68,4 +68,7 @@ export const JINA_BERT_V2: Family = {
     ["token_types", "embeddings.token_type_embeddings"],
     ["token_embd_norm", "embeddings.LayerNorm"],
   ],
+  // WordPiece (jina-embeddings-v2-small/base-en). The converter writes the BPE vocabularies of
+  // -base-zh/-es/-de/-code as gpt2 (or whitespace) with token_type_count after them, untested here.
+  ggufVocabularies: ["bert"],
 };
