@@ -348,12 +348,16 @@ Deno.test("embeddings: a JinaBERT v2, jina-embeddings-v3/v5 or EuroBERT model ll
   });
 });
 
-/** The XLM-RoBERTa embedders: from tokenizer.json, and from sentencepiece.bpe.model. */
-const T5_VOCABULARIES = ["xlmr-e5", "xlmr-spm"];
+/**
+ * The embedders whose reference has transformers' ids of the tokenizer strings: the XLM-RoBERTa
+ * ones (t5, from tokenizer.json and from sentencepiece.bpe.model), EuroBERT's byte-level BPE and
+ * JinaBERT v2's WordPiece.
+ */
+const TOKENIZED = ["xlmr-e5", "xlmr-spm", "eurobert-embed", "jina-v2-embed"];
 
-Deno.test("embeddings: llama.cpp tokenizes the ~40 tokenizer strings with aprkit's XLM-RoBERTa (t5) vocabularies as transformers does", async () => {
+Deno.test("embeddings: llama.cpp tokenizes the ~40 tokenizer strings with aprkit's XLM-RoBERTa (t5), EuroBERT and JinaBERT v2 vocabularies as transformers does", async () => {
   await withTempDir(async (dir) => {
-    for (const name of T5_VOCABULARIES) {
+    for (const name of TOKENIZED) {
       const ref = await reference(name) as EmbeddingReference & {
         tokenize: { texts: string[]; ids: number[][] };
       };
