@@ -53,21 +53,15 @@ export const JINA_BERT_V2: Family = {
   // llama_model_rope_type() lists JINA_BERT_V2 as NONE (ALiBi).
   ggufRopeType: "none",
   noRope: true,
+  // BERT's attention; the GLU feed-forward and its norm under `mlp.`.
   blockNames: [
-    ["attn_q", "attention.self.query"],
-    ["attn_k", "attention.self.key"],
-    ["attn_v", "attention.self.value"],
-    ["attn_output", "attention.output.dense"],
-    ["attn_output_norm", "attention.output.LayerNorm"],
+    ...BERT.blockNames.filter(([gguf]) => gguf.startsWith("attn_")),
     ["ffn_up", "mlp.gated_layers"],
     ["ffn_down", "mlp.wo"],
     ["layer_output_norm", "mlp.layernorm"],
   ],
-  globalNames: [
-    ["token_embd", "embeddings.word_embeddings"],
-    ["token_types", "embeddings.token_type_embeddings"],
-    ["token_embd_norm", "embeddings.LayerNorm"],
-  ],
+  // ALiBi: no position embeddings.
+  globalNames: BERT.globalNames!.filter(([gguf]) => gguf !== "position_embd"),
   // WordPiece (jina-embeddings-v2-small/base-en). The converter writes the BPE vocabularies of
   // -base-zh/-es/-de/-code as gpt2 (or whitespace) with token_type_count after them, untested here.
   ggufVocabularies: ["bert"],

@@ -362,7 +362,6 @@ def make_jina_v2(name: str, spec: dict, vocab: list[str], out: Path) -> None:
     import importlib.util
 
     import torch
-    from sentence_transformers import SentenceTransformer, models
     from transformers import BertTokenizerFast
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -387,29 +386,23 @@ def make_jina_v2(name: str, spec: dict, vocab: list[str], out: Path) -> None:
             for n, p in model.named_parameters():
                 if "LayerNorm.weight" in n or "layernorm.weight" in n:
                     p.add_(1.0)
-        model.save_pretrained(tmp + "/hf")
-        tokenizer.save_pretrained(tmp + "/hf")
-        shutil.copyfile(module_path, Path(tmp) / "hf" / module_path.name)
-        transformer = models.Transformer(tmp + "/hf", max_seq_length=128, model_kwargs={"trust_remote_code": True},
-                                         config_kwargs={"trust_remote_code": True})
-        assert type(transformer.auto_model).__name__ == "JinaBertModel", type(transformer.auto_model)
-        pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode=spec["pooling"])
-        modules = [transformer, pooling] + ([models.Normalize()] if spec["normalize"] else [])
-        st = SentenceTransformer(modules=modules, device="cpu")
-        shutil.rmtree(out)
-        st.save(str(out), safe_serialization=True)
-        (out / "README.md").unlink(missing_ok=True)
-        shutil.copyfile(module_path, out / module_path.name)
+        save_sentence_transformer(model, tokenizer, spec, out, remote_code=module_path)
 
 
-def save_sentence_transformer(model, tokenizer, spec: dict, out: Path) -> None:
-    """The model and tokenizer as sentence-transformers saves them: Transformer, Pooling, Normalize."""
+def save_sentence_transformer(model, tokenizer, spec: dict, out: Path, remote_code: Path | None = None) -> None:
+    """The model and tokenizer as sentence-transformers saves them: Transformer, Pooling, Normalize; with
+    `remote_code`, the model's module, which its config's auto_map names, loaded from beside it and kept there."""
     from sentence_transformers import SentenceTransformer, models
 
+    trust = {"trust_remote_code": True} if remote_code else {}
     with tempfile.TemporaryDirectory() as tmp:
         model.save_pretrained(tmp + "/hf")
         tokenizer.save_pretrained(tmp + "/hf")
-        transformer = models.Transformer(tmp + "/hf", max_seq_length=128)
+        if remote_code:
+            shutil.copyfile(remote_code, Path(tmp) / "hf" / remote_code.name)
+        transformer = models.Transformer(tmp + "/hf", max_seq_length=128, model_kwargs=trust, config_kwargs=trust)
+        # The class transformers loads: for remote code, the folder's module (a class of the same name).
+        assert type(transformer.auto_model).__name__ == type(model).__name__, type(transformer.auto_model)
         pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode=spec["pooling"])
         modules = [transformer, pooling] + ([models.Normalize()] if spec["normalize"] else [])
         st = SentenceTransformer(modules=modules, device="cpu")
@@ -417,6 +410,8 @@ def save_sentence_transformer(model, tokenizer, spec: dict, out: Path) -> None:
             shutil.rmtree(out)
         st.save(str(out), safe_serialization=True)
     (out / "README.md").unlink(missing_ok=True)
+    if remote_code:
+        shutil.copyfile(remote_code, out / remote_code.name)
 
 
 def xlmr_tokenizer(with_model: bool = False):
