@@ -285,6 +285,28 @@ Deno.test("embeddings: a BERT, XLM-RoBERTa or JinaBERT v2 GGUF read into APR kee
   });
 });
 
+Deno.test("embeddings: a EuroBERT GGUF read into APR gets Hugging Face's names and is written back as the converter wrote it", async () => {
+  await withTempDir(async (dir) => {
+    await convertModel(`${DIR}/llama.cpp/eurobert-embed-f32.gguf`, `${dir}/m.apr`);
+    const reader = await openApr(await openFileSource(`${dir}/m.apr`));
+    const names = reader.header.tensors.map((t) => t.name);
+    await reader.close();
+    // The converter drops a `model.` prefix; read back, the names are EuroBertPreTrainedModel's.
+    for (const name of ["model.layers.0.self_attn.q_proj.weight", "model.norm.weight"]) {
+      assert.ok(names.includes(name), `${names}`);
+    }
+    await convertModel(`${dir}/m.apr`, `${dir}/back.gguf`);
+    fail(
+      "eurobert-embed GGUF → APR → GGUF",
+      manifestDifferences(
+        await describe(`${dir}/back.gguf`),
+        await manifest("eurobert-embed", "f32"),
+        { tensorOrder: false },
+      ),
+    );
+  });
+});
+
 Deno.test("embeddings: a JinaBERT v2, jina-embeddings-v3/v5 or EuroBERT model llama.cpp's graph would compute otherwise, or with a vocabulary not matched against the converter, is one line, exit 2, no file", async () => {
   await withTempDir(async (dir) => {
     // [fixture, config changes, the refusal, the fixture whose tokenizer it is given]
