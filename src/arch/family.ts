@@ -460,6 +460,13 @@ export interface Family {
    * a tokenizer it cannot write so is refused for GGUF.
    */
   readonly t5Vocabulary?: boolean;
+  /**
+   * The vocabularies (`tokenizer.ggml.model`) aprkit writes the family's
+   * GGUF with, where its converter class writes others in another way than
+   * aprkit does (JinaBERT v2's BPE ones, `token_type_count` after them); a
+   * model with another is refused for GGUF. Absent: any.
+   */
+  readonly ggufVocabularies?: readonly string[];
 }
 
 /** Whole-model tensors of every family: GGUF base name → Hugging Face base name. */

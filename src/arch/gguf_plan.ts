@@ -64,7 +64,21 @@ export function familyGgufRefusal(metadata: ModelMetadata): string | undefined {
   if (family?.gguf === undefined || config === undefined) return undefined;
   const w = new KvWriter(config, family.ggufArchitecture, kvOptions(metadata));
   return configRefusal(family.configFields, w) ?? family.gguf.unsupported?.(w) ??
-    t5Refusal(family, metadata);
+    t5Refusal(family, metadata) ?? vocabularyRefusal(family, metadata);
+}
+
+/** Why a family that lists its GGUF vocabularies cannot have this model's. */
+function vocabularyRefusal(family: Family, metadata: ModelMetadata): string | undefined {
+  const model = metadata["tokenizer.ggml_model"];
+  const known = family.ggufVocabularies;
+  if (known === undefined || (typeof model === "string" && known.includes(model))) {
+    return undefined;
+  }
+  return `its vocabulary is ${
+    typeof model === "string" ? `a ${model} one` : "none aprkit read"
+  }; ` +
+    `aprkit writes a ${family.name} GGUF only with a ${known.join(" or ")} vocabulary, not ` +
+    `matched against llama.cpp's converter for another`;
 }
 
 /**

@@ -159,6 +159,7 @@ const IRREGULAR_FF = new Set([
   "glm4", // the same
   "chatglm", // the same (GLM-4-9B's gate_up_proj)
   "modern-bert", // the same (GeGLU's Wi)
+  "jina-bert-v2", // the same (GEGLU's gated_layers)
 ]);
 
 const fmt = (shape: readonly (number | undefined)[]) =>

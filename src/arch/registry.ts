@@ -75,6 +75,8 @@ import { JAIS2 } from "./families/jais2.ts";
 import { LAGUNA } from "./families/laguna.ts";
 import { NEMOTRON } from "./families/nemotron.ts";
 import { GRANITE_SWA, GRANITEMOE_SWA } from "./families/granite_swa.ts";
+import { EUROBERT } from "./families/eurobert.ts";
+import { JINA_BERT_V2 } from "./families/jina_bert_v2.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 import { MODERNBERT } from "./families/modernbert.ts";
 import { NOMIC_BERT } from "./families/nomic_bert.ts";
@@ -164,6 +166,8 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     YOUTU,
     DBRX,
     HY_V3,
+    EUROBERT,
+    JINA_BERT_V2,
   ].map((f) => [f.name, f]),
 );
 

@@ -18,6 +18,7 @@ import { ModelFormatError, UsageError } from "../errors.ts";
 import type { Family, MadeTensor } from "../arch/family.ts";
 import { familyGgufPlan, familyGgufRefusal, familyGgufWarnings } from "../arch/gguf_plan.ts";
 import { headlessModelRefusal } from "../arch/headless.ts";
+import { jinaGgufRefusal } from "../arch/jina_refusals.ts";
 import { KvWriter, record } from "../arch/kv.ts";
 import { keptNvfp4Tensors } from "../arch/kept_blocks.ts";
 import { hfToGgufName } from "../arch/names.ts";
@@ -99,6 +100,8 @@ export function assertGgufFamily(
   if (family?.ggufRefusal !== undefined) {
     throw new UsageError(`Cannot convert "${location}" to GGUF: ${family.ggufRefusal}`);
   }
+  const jina = jinaGgufRefusal(metadata.hf_architecture);
+  if (jina !== undefined) throw new UsageError(`Cannot convert "${location}" to GGUF: ${jina}`);
   const hf = typeof metadata.hf_architecture === "string" ? ` (${metadata.hf_architecture})` : "";
   throw new UsageError(
     `Cannot convert "${location}" to GGUF: architecture "${metadata.architecture}"${hf} is not ` +

@@ -34,6 +34,8 @@ const EMBEDDERS = [
   "qwen2-embed",
   "xlmr-e5",
   "xlmr-spm",
+  "eurobert-embed",
+  "jina-v2-embed",
 ];
 /**
  * Every fixture, compared with the converter's file: the embedders and a
@@ -53,6 +55,8 @@ const POOLING: Readonly<Record<string, string>> = {
   "xlmr-spm": "mean",
   "modernbert-embed": "mean",
   "nomic-embed": "mean",
+  "eurobert-embed": "mean",
+  "jina-v2-embed": "mean",
 };
 
 /** Smallest cosine accepted against sentence-transformers. */
@@ -139,8 +143,11 @@ function compareEmbeddings(
   return problems;
 }
 
-/** The embedders whose converter's file is kept (`llama.cpp/<name>-f32.gguf`), one per architecture. */
-const KEPT = ["bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-spm"];
+/**
+ * The embedders whose converter's file is kept (`llama.cpp/<name>-f32.gguf`), one per architecture
+ * and vocabulary: all but `bert-bge`, `bert-minilm`'s kind.
+ */
+const KEPT = EMBEDDERS.filter((name) => name !== "bert-bge");
 
 Deno.test("embeddings: the harness — llama.cpp embeds its own converter's files as sentence-transformers does", async () => {
   const refs = await Promise.all(KEPT.map(reference));
@@ -252,10 +259,10 @@ Deno.test("embeddings: `apr convert` writes the converter's file; a pooling llam
   });
 });
 
-Deno.test("embeddings: a BERT or XLM-RoBERTa GGUF read into APR keeps its GGUF names and is written back as the converter wrote it", async () => {
+Deno.test("embeddings: a BERT, XLM-RoBERTa or JinaBERT v2 GGUF read into APR keeps its GGUF names and is written back as the converter wrote it", async () => {
   await withTempDir(async (dir) => {
-    // xlmr-e5's: a t5 vocabulary, its 240 kB charsmap carried through APR.
-    for (const name of ["bert-minilm", "xlmr-e5"]) {
+    // xlmr-e5's: a t5 vocabulary, its 240 kB charsmap carried through APR; jina-v2-embed's fused GEGLU.
+    for (const name of ["bert-minilm", "xlmr-e5", "jina-v2-embed"]) {
       const gguf = `${DIR}/llama.cpp/${name}-f32.gguf`;
       await convertModel(gguf, `${dir}/${name}.apr`);
       const reader = await openApr(await openFileSource(`${dir}/${name}.apr`));
@@ -278,12 +285,96 @@ Deno.test("embeddings: a BERT or XLM-RoBERTa GGUF read into APR keeps its GGUF n
   });
 });
 
-/** The XLM-RoBERTa embedders: from tokenizer.json, and from sentencepiece.bpe.model. */
-const T5_VOCABULARIES = ["xlmr-e5", "xlmr-spm"];
-
-Deno.test("embeddings: llama.cpp tokenizes the ~40 tokenizer strings with aprkit's XLM-RoBERTa (t5) vocabularies as transformers does", async () => {
+Deno.test("embeddings: a EuroBERT GGUF read into APR gets Hugging Face's names and is written back as the converter wrote it", async () => {
   await withTempDir(async (dir) => {
-    for (const name of T5_VOCABULARIES) {
+    await convertModel(`${DIR}/llama.cpp/eurobert-embed-f32.gguf`, `${dir}/m.apr`);
+    const reader = await openApr(await openFileSource(`${dir}/m.apr`));
+    const names = reader.header.tensors.map((t) => t.name);
+    await reader.close();
+    // The converter drops a `model.` prefix; read back, the names are EuroBertPreTrainedModel's.
+    for (const name of ["model.layers.0.self_attn.q_proj.weight", "model.norm.weight"]) {
+      assert.ok(names.includes(name), `${names}`);
+    }
+    await convertModel(`${dir}/m.apr`, `${dir}/back.gguf`);
+    fail(
+      "eurobert-embed GGUF → APR → GGUF",
+      manifestDifferences(
+        await describe(`${dir}/back.gguf`),
+        await manifest("eurobert-embed", "f32"),
+        { tensorOrder: false },
+      ),
+    );
+  });
+});
+
+Deno.test("embeddings: a JinaBERT v2, jina-embeddings-v3/v5 or EuroBERT model llama.cpp's graph would compute otherwise, or with a vocabulary not matched against the converter, is one line, exit 2, no file", async () => {
+  await withTempDir(async (dir) => {
+    // [fixture, config changes, the refusal, the fixture whose tokenizer it is given]
+    const cases: [string, Record<string, unknown>, RegExp, string?][] = [
+      // llama.cpp's jina-bert-v2 gates with GELU and has no position embeddings.
+      ["jina-v2-embed", { feed_forward_type: "reglu" }, /feed_forward_type "reglu".*"geglu"/],
+      [
+        "jina-v2-embed",
+        { position_embedding_type: "absolute" },
+        /position_embedding_type "absolute"/,
+      ],
+      // jina-embeddings-v2-base-zh/-code's kind: a byte-level BPE, which the converter writes otherwise.
+      ["jina-v2-embed", {}, /vocabulary is a gpt2 one/, "eurobert-embed"],
+      // jina-embeddings-v3's config on XLM-RoBERTa: the converter writes jina-bert-v3 and per-task
+      // LoRA adapter files.
+      [
+        "xlmr-e5",
+        { lora_adaptations: ["retrieval.query", "retrieval.passage"], lora_alpha: 1 },
+        /lora_adaptations \(jina-embeddings-v3\)/,
+      ],
+      // transformers' own jina-embeddings-v3 class, which the converter does not convert (measured).
+      [
+        "xlmr-e5",
+        { architectures: ["JinaEmbeddingsV3Model"], model_type: "jina_embeddings_v3" },
+        /no class for transformers' JinaEmbeddingsV3Model/,
+      ],
+      // jina-embeddings-v5: the converter reads it as EuroBERT and writes none of its task adapters.
+      [
+        "eurobert-embed",
+        { architectures: ["JinaEmbeddingsV5Model"], model_type: "jina_embeddings_v5" },
+        /jina-embeddings-v5 is a base model with per-task LoRA adapters/,
+      ],
+      // The converter writes rope.scaling.type none for eurobert whatever the config scales.
+      [
+        "eurobert-embed",
+        { rope_parameters: { rope_type: "linear", factor: 2, rope_theta: 250000 } },
+        /rope_type "linear"/,
+      ],
+    ];
+    for (const [i, [name, change, message, tokenizer]] of cases.entries()) {
+      const model = `${dir}/${i}`;
+      await Deno.mkdir(model);
+      await Deno.copyFile(`${DIR}/hf/${name}/model.safetensors`, `${model}/model.safetensors`);
+      for (const file of ["tokenizer.json", "tokenizer_config.json"]) {
+        await Deno.copyFile(`${DIR}/hf/${tokenizer ?? name}/${file}`, `${model}/${file}`);
+      }
+      const config = JSON.parse(await Deno.readTextFile(`${DIR}/hf/${name}/config.json`));
+      await Deno.writeTextFile(`${model}/config.json`, JSON.stringify({ ...config, ...change }));
+      const out = `${dir}/${i}.gguf`;
+      const refused = await runApr(["convert", model, "-o", out]);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
+      assert.match(refused.stderr, message);
+      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    }
+  });
+});
+
+/**
+ * The embedders whose reference has transformers' ids of the tokenizer strings: the XLM-RoBERTa
+ * ones (t5, from tokenizer.json and from sentencepiece.bpe.model), EuroBERT's byte-level BPE and
+ * JinaBERT v2's WordPiece.
+ */
+const TOKENIZED = ["xlmr-e5", "xlmr-spm", "eurobert-embed", "jina-v2-embed"];
+
+Deno.test("embeddings: llama.cpp tokenizes the ~40 tokenizer strings with aprkit's XLM-RoBERTa (t5), EuroBERT and JinaBERT v2 vocabularies as transformers does", async () => {
+  await withTempDir(async (dir) => {
+    for (const name of TOKENIZED) {
       const ref = await reference(name) as EmbeddingReference & {
         tokenize: { texts: string[]; ids: number[][] };
       };

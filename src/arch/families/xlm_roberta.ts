@@ -71,6 +71,20 @@ function positionTensor(tensors: readonly TensorInfo[], w: KvWriter): readonly M
   }];
 }
 
+/**
+ * jina-embeddings-v3 (`XLMRobertaModel` as jinaai's XLMRobertaLoRA remote
+ * code, its config naming `lora_adaptations`): the converter writes it as
+ * `jina-bert-v3` (RoPE, fused QKV) and each task's LoRA weights as an
+ * adapter GGUF of its own beside the model, to be applied at run time;
+ * aprkit writes neither.
+ */
+function jinaV3Refusal(w: KvWriter): string | undefined {
+  if (w.hparams["lora_adaptations"] === undefined) return undefined;
+  return "its config.json has lora_adaptations (jina-embeddings-v3): llama.cpp's converter " +
+    "writes it as jina-bert-v3 with one LoRA adapter GGUF per task beside the model, and aprkit " +
+    "writes neither";
+}
+
 /** XLM-RoBERTa. */
 export const XLM_ROBERTA: Family = {
   ...BERT,
@@ -91,5 +105,6 @@ export const XLM_ROBERTA: Family = {
     made: (tensors, w) => [...positionTensor(tensors, w), ...BERT.gguf!.made!(tensors, w)],
     hfName,
     drops: (name, w) => BERT.gguf!.drops!(name.replace(/^roberta\./, ""), w),
+    unsupported: jinaV3Refusal,
   },
 };

