@@ -96,7 +96,10 @@ async function embeddingsJob(model, job) {
 
 /** Each pair's token ids (as the ranking context builds its input) and score. */
 async function rankingJob(model, job) {
-  const context = await model.createRankingContext({ contextSize: job.contextSize ?? 128, threads: 1 });
+  const context = await model.createRankingContext({
+    contextSize: job.contextSize ?? 128,
+    threads: 1,
+  });
   try {
     const ids = [];
     const scores = [];
