@@ -356,30 +356,51 @@ Deno.test("embeddings: llama.cpp ranks with aprkit's XLM-RoBERTa cross-encoder (
   ) as RerankReference;
   await withTempDir(async (dir) => {
     await convertModel(`${DIR}/hf/xlmr-reranker`, `${dir}/reranker.gguf`);
-    const pairs = ref.pairs.map(({ query, document }) => ({ query, document }));
-    const runs = await llamaRankings([
-      { path: `${dir}/reranker.gguf`, pairs },
-      { path: `${DIR}/llama.cpp/xlmr-reranker-f32.gguf`, pairs },
-    ]);
-    for (const [i, who] of ["aprkit's file", "the converter's file"].entries()) {
-      const run = runs[i]!;
-      assert.equal(run.error, undefined, `llama.cpp cannot rank with ${who}: ${run.error}`);
-      const problems = ref.pairs.flatMap((p, j) => {
-        const out: string[] = [];
-        if (JSON.stringify(run.ids[j]) !== JSON.stringify(p.ids)) {
-          out.push(`pair ${j}: llama.cpp's ids ${run.ids[j]}, transformers' ${p.ids}`);
-        }
-        const expected = 1 / (1 + Math.exp(-p.logit));
-        const got = run.scores[j]!;
-        if (!(Math.abs(got - expected) <= MAX_SCORE_DIFFERENCE)) {
-          out.push(`pair ${j}: score ${got}, transformers' sigmoid(${p.logit}) = ${expected}`);
-        }
-        return out;
-      });
-      fail(`xlmr-reranker (${who})`, problems);
-    }
+    await assertRanksAsTransformers(
+      "xlmr-reranker",
+      `${dir}/reranker.gguf`,
+      ref.pairs.map((p) => ({ ...p, score: 1 / (1 + Math.exp(-p.logit)) })),
+    );
   });
 });
+
+/**
+ * llama.cpp (node-llama-cpp's ranking context) scores each pair with
+ * aprkit's file and the converter's kept one (`llama.cpp/<name>-f32.gguf`)
+ * on transformers' ids, within {@linkcode MAX_SCORE_DIFFERENCE} of
+ * transformers' `score`.
+ */
+async function assertRanksAsTransformers(
+  name: string,
+  mine: string,
+  pairs: readonly { query: string; document: string; ids: number[]; score: number }[],
+  contextSize?: number,
+): Promise<void> {
+  const asked = pairs.map(({ query, document }) => ({ query, document }));
+  const runs = await llamaRankings([
+    { path: mine, pairs: asked, ...contextSize === undefined ? {} : { contextSize } },
+    {
+      path: `${DIR}/llama.cpp/${name}-f32.gguf`,
+      pairs: asked,
+      ...contextSize === undefined ? {} : { contextSize },
+    },
+  ]);
+  for (const [i, who] of ["aprkit's file", "the converter's file"].entries()) {
+    const run = runs[i]!;
+    assert.equal(run.error, undefined, `llama.cpp cannot rank with ${who}: ${run.error}`);
+    const problems = pairs.flatMap((p, j) => {
+      const out: string[] = [];
+      if (JSON.stringify(run.ids[j]) !== JSON.stringify(p.ids)) {
+        out.push(`pair ${j}: llama.cpp's ids ${run.ids[j]}, transformers' ${p.ids}`);
+      }
+      if (!(Math.abs(run.scores[j]! - p.score) <= MAX_SCORE_DIFFERENCE)) {
+        out.push(`pair ${j}: score ${run.scores[j]}, transformers' ${p.score}`);
+      }
+      return out;
+    });
+    fail(`${name} (${who})`, problems);
+  }
+}
 
 /**
  * A family written as APR only: its tensors as Hugging Face names them with
@@ -586,30 +607,11 @@ Deno.test("embeddings: llama.cpp ranks with aprkit's Qwen3-Rerankers (and the co
       );
 
       await convertModel(`${DIR}/hf/${name}`, `${dir}/${name}.gguf`);
-      const pairs = ref.pairs.map(({ query, document }) => ({ query, document }));
-      // The prompt is about 300 tokens of this tiny vocabulary.
-      const runs = await llamaRankings([
-        { path: `${dir}/${name}.gguf`, pairs, contextSize: 512 },
-        { path: `${DIR}/llama.cpp/${name}-f32.gguf`, pairs, contextSize: 512 },
-      ]);
-      for (const [i, who] of ["aprkit's file", "the converter's file"].entries()) {
-        const run = runs[i]!;
-        assert.equal(run.error, undefined, `llama.cpp cannot rank with ${who}: ${run.error}`);
-        const problems = ref.pairs.flatMap((p, j) => {
-          const out: string[] = [];
-          // node-llama-cpp tokenizes the template's text, the query and the document apart;
-          // the reference was scored on those ids (make_embeddings.py).
-          if (JSON.stringify(run.ids[j]) !== JSON.stringify(p.ids)) {
-            out.push(`pair ${j}: llama.cpp's ids ${run.ids[j]}, transformers' ${p.ids}`);
-          }
-          // llama.cpp's rank pooling: softmax over [yes, no] at the last token, P(yes) first.
-          if (!(Math.abs(run.scores[j]! - p.score) <= MAX_SCORE_DIFFERENCE)) {
-            out.push(`pair ${j}: score ${run.scores[j]}, transformers' P(yes) ${p.score}`);
-          }
-          return out;
-        });
-        fail(`${name} (${who})`, problems);
-      }
+      // node-llama-cpp tokenizes the template's text, the query and the document apart; the
+      // reference is transformers' P(yes) (softmax over [yes, no] at the last token, as
+      // llama.cpp's rank pooling computes) on those ids (make_embeddings.py). The prompt is about
+      // 300 tokens of this tiny vocabulary.
+      await assertRanksAsTransformers(name, `${dir}/${name}.gguf`, ref.pairs, 512);
     }
   });
 });
@@ -647,5 +649,28 @@ Deno.test("embeddings: a Qwen3ForCausalLM is a reranker by its README heading or
       "tokenizer.json": JSON.stringify(tokenizer),
     });
     await assertRefused(noNo, /Qwen3-Reranker .* has no "yes" or "no" token/);
+  });
+});
+
+Deno.test("embeddings: an EmbeddingGemma GGUF reads back into Hugging Face's names, its projections under their modules', and is written back as the converter wrote it but for the rounding of its shifted norms", async () => {
+  await withTempDir(async (dir) => {
+    await convertModel(`${DIR}/llama.cpp/gemma-embed-f32.gguf`, `${dir}/m.apr`);
+    const reader = await openApr(await openFileSource(`${dir}/m.apr`));
+    const names = reader.header.tensors.map((t) => t.name);
+    await reader.close();
+    for (const name of ["2_Dense.linear.weight", "3_Dense.linear.weight", "model.norm.weight"]) {
+      assert.ok(names.includes(name), `${name} not in ${names}`);
+    }
+    await convertModel(`${dir}/m.apr`, `${dir}/back.gguf`);
+    const differences = manifestDifferences(
+      await describe(`${dir}/back.gguf`),
+      await manifest("gemma-embed", "f32"),
+      { tensorOrder: false },
+    );
+    // Gemma's norms go through w − 1 and back (f32 rounding); everything else is the converter's.
+    assert.ok(
+      differences.length > 0 && differences.every((d) => /norm\.weight: bytes differ$/.test(d)),
+      `${differences}`,
+    );
   });
 });

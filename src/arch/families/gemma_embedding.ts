@@ -130,7 +130,8 @@ export const GEMMA_EMBEDDING: Family = {
   source: "llama.cpp conversion/gemma.py EmbeddingGemma; transformers Gemma3TextModel",
   configFields: GEMMA_EMBEDDING_FIELDS,
   hfArchitectures: ["Gemma3TextModel"],
-  hfModelTypes: [],
+  // Gemma 3's text config; the class, not the type, tells an embedder (the registry reads the class).
+  hfModelTypes: ["gemma3_text"],
   ggufArchitecture: "gemma-embedding",
   globalNames: [["dense_2", "2_Dense.linear"], ["dense_3", "3_Dense.linear"]],
   gguf: {

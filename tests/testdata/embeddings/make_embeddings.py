@@ -225,6 +225,18 @@ def decoder_tokenizer(kind: str):
                                        bos_token=None, model_max_length=256)
 
 
+def seed_decoder_weights(model) -> None:
+    """A decoder's weights N(0, 0.15²), its RMSNorm weights 1 + N(0, 0.2²) (the seeded generator's draws)."""
+    import torch
+
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            if n.endswith("norm.weight"):
+                p.copy_(1.0 + 0.2 * torch.randn_like(p))
+            else:
+                p.normal_(0.0, 0.15)
+
+
 def make_decoder_embedder(name: str, spec: dict, out: Path) -> None:
     """A headless decoder (`Qwen3Model`, `Qwen2Model`) saved by sentence-transformers, as Qwen3-Embedding is."""
     import torch
@@ -241,12 +253,7 @@ def make_decoder_embedder(name: str, spec: dict, out: Path) -> None:
         num_key_value_heads=2, head_dim=16, max_position_embeddings=256, tie_word_embeddings=True,
         bos_token_id=eos_id, eos_token_id=eos_id)
     model = getattr(transformers, f"{prefix}Model")(config)
-    with torch.no_grad():
-        for n, p in model.named_parameters():
-            if n.endswith("norm.weight"):
-                p.copy_(1.0 + 0.2 * torch.randn_like(p))
-            else:
-                p.normal_(0.0, 0.15)
+    seed_decoder_weights(model)
     with tempfile.TemporaryDirectory() as tmp:
         model.save_pretrained(tmp + "/hf")
         tokenizer.save_pretrained(tmp + "/hf")
@@ -517,12 +524,7 @@ def make_qwen3_reranker(name: str, spec: dict, out: Path) -> None:
                          tie_word_embeddings=spec["tied"], bos_token_id=ids["<|endoftext|>"],
                          eos_token_id=ids["<|im_end|>"])
     model = Qwen3ForCausalLM(config)
-    with torch.no_grad():
-        for n, p in model.named_parameters():
-            if n.endswith("norm.weight"):
-                p.copy_(1.0 + 0.2 * torch.randn_like(p))
-            else:
-                p.normal_(0.0, 0.15)
+    seed_decoder_weights(model)
     if out.exists():
         shutil.rmtree(out)
     model.save_pretrained(out)
