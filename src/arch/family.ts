@@ -223,6 +223,12 @@ export interface GgufSupport {
    * and a graph that ignores it computes with weights off by that factor.
    */
   readonly nvfp4Scales?: boolean;
+  /**
+   * Whether the family's GGUF carries a sentence embedder's `Dense`
+   * projections (EmbeddingGemma's `dense_2`, `dense_3`); a model with them
+   * is refused for the others, whose files would not embed as it does.
+   */
+  readonly sentenceDense?: boolean;
 }
 
 /**

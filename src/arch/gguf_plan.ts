@@ -63,8 +63,22 @@ export function familyGgufRefusal(metadata: ModelMetadata): string | undefined {
   const config = record(metadata["hf_config"]);
   if (family?.gguf === undefined || config === undefined) return undefined;
   const w = new KvWriter(config, family.ggufArchitecture, kvOptions(metadata));
-  return configRefusal(family.configFields, w) ?? family.gguf.unsupported?.(w) ??
-    t5Refusal(family, metadata) ?? vocabularyRefusal(family, metadata);
+  return configRefusal(family.configFields, w) ?? denseRefusal(family, w) ??
+    family.gguf.unsupported?.(w) ?? t5Refusal(family, metadata) ??
+    vocabularyRefusal(family, metadata);
+}
+
+/**
+ * Why a sentence embedder's `Dense` projections cannot be in its family's
+ * GGUF: llama.cpp's converter drops them for every family but
+ * EmbeddingGemma's, and a file without them does not give the model's
+ * sentence vectors.
+ */
+function denseRefusal(family: Family, w: KvWriter): string | undefined {
+  if (w.dense.length === 0 || family.gguf?.sentenceDense === true) return undefined;
+  return `its sentence-transformers ${w.dense.map((d) => d.path).join(", ")} projection ` +
+    `follows the pooling, and llama.cpp's ${family.ggufArchitecture} applies none (its ` +
+    `converter drops it), so the file would not embed as the model does`;
 }
 
 /** Why a family that lists its GGUF vocabularies cannot have this model's. */
@@ -110,8 +124,32 @@ export function familyGgufWarnings(metadata: ModelMetadata): string[] {
   );
 }
 
-/** What the family's keys read from the metadata besides `config.json`. */
-function kvOptions(metadata: ModelMetadata): KvWriterOptions {
+/**
+ * What the family's keys read from the metadata besides `config.json`: the
+ * sentence-transformers pooling and `Dense` projections, a reranker's labels.
+ *
+ * @param metadata APR metadata.
+ * @returns The writer's options.
+ */
+export function kvOptions(metadata: ModelMetadata): KvWriterOptions {
   const pooling = metadata["embedding.pooling"];
-  return typeof pooling === "string" ? { pooling } : {};
+  const dense = metadata["embedding.dense"];
+  const labels = metadata["rerank.labels"];
+  const ids = metadata["rerank.label_token_ids"];
+  const template = metadata["rerank.template"];
+  const rerank = Array.isArray(labels) && labels.every((l) => typeof l === "string") &&
+      typeof template === "string"
+    ? {
+      labels,
+      template,
+      ...Array.isArray(ids) && ids.every((id) => Number.isSafeInteger(id) && id >= 0)
+        ? { ids }
+        : {},
+    }
+    : undefined;
+  return {
+    ...typeof pooling === "string" ? { pooling } : {},
+    ...Array.isArray(dense) ? { dense: dense.filter((d) => record(d) !== undefined) } : {},
+    ...rerank !== undefined ? { rerank } : {},
+  };
 }

@@ -7,7 +7,8 @@
  * family, so the model would be taken for its causal LM. The families whose
  * headless class aprkit writes as an embedding model, as llama.cpp's
  * converter does (`Qwen3Model`, `Qwen2Model`: their pooling as
- * `{arch}.pooling_type`, no output layer), list it in `hfArchitectures`;
+ * `{arch}.pooling_type`, no output layer; `Gemma3TextModel`, EmbeddingGemma,
+ * its own family `gemma-embedding`), list it in `hfArchitectures`;
  * the others are refused, since a causal-LM GGUF of them is not what a
  * sentence embedder's user asked for. The converter writes `LlamaModel`
  * without its pooling and has no `MistralModel` class.
@@ -33,7 +34,7 @@ export function headlessModelRefusal(metadata: ModelMetadata): string | undefine
   // `…ForCausalLM`, `…LMHeadModel`, `…ForConditionalGeneration` carry a head.
   if (!/Model$/.test(hfClass) || /LMHeadModel$/.test(hfClass)) return undefined;
   return `${hfClass} is ${family.name}'s model without its language-model head, as sentence ` +
-    `embedders save it (e.g. e5-mistral, EmbeddingGemma); aprkit writes only Qwen3Model and ` +
-    `Qwen2Model of these as embedding models for llama.cpp, and a ${family.name} causal-LM GGUF ` +
+    `embedders save it (e.g. e5-mistral); aprkit writes only Qwen3Model, Qwen2Model and ` +
+    `Gemma3TextModel of these as embedding models for llama.cpp, and a ${family.name} causal-LM GGUF ` +
     `of it would not embed as sentence-transformers does`;
 }

@@ -34,6 +34,37 @@ export interface KvWriterOptions {
    * (APR `embedding.pooling`); absent when the folder has none.
    */
   pooling?: string;
+  /**
+   * The sentence-transformers `Dense` projections after pooling, in order
+   * (APR `embedding.dense`); absent when the folder has none.
+   */
+  dense?: readonly SentenceDense[];
+  /** A reranker's labels, their token ids and prompt (APR `rerank.*`); absent for other models. */
+  rerank?: Reranker;
+}
+
+/** How a causal LM scores a (query, document) pair (Qwen3-Reranker). */
+export interface Reranker {
+  /** The answer tokens scored, in order (`yes`, `no`). */
+  readonly labels: readonly string[];
+  /** Their token ids; absent when the vocabulary lacks one. */
+  readonly ids?: readonly number[];
+  /** The prompt, with `{query}` and `{document}`. */
+  readonly template: string;
+}
+
+/** One sentence-transformers `Dense` module, as `<folder>/config.json` describes it. */
+export interface SentenceDense {
+  /** Its folder (`2_Dense`); its weight is the tensor `<folder>.linear.weight`. */
+  readonly path: string;
+  /** Its input width, or `null` when the config does not say. */
+  readonly in_features: unknown;
+  /** Its output width, or `null`. */
+  readonly out_features: unknown;
+  /** Whether it adds a bias (`null`: not said). */
+  readonly bias: unknown;
+  /** Its activation's class (`torch.nn.modules.linear.Identity`), or `null`. */
+  readonly activation_function: unknown;
 }
 
 /** The JSON object of a `config.json`, with the converter's lookups. */
@@ -46,6 +77,10 @@ export class KvWriter {
   readonly arch: string;
   /** The sentence-transformers pooling mode, when the model has one. */
   readonly pooling: string | undefined;
+  /** The sentence-transformers `Dense` projections, in order (empty without). */
+  readonly dense: readonly SentenceDense[];
+  /** The reranker's labels and prompt, when the model is one. */
+  readonly rerank: Reranker | undefined;
   readonly #entries = new Map<string, KvEntry>();
 
   /**
@@ -59,6 +94,8 @@ export class KvWriter {
     options: KvWriterOptions = {},
   ) {
     this.pooling = options.pooling;
+    this.dense = options.dense ?? [];
+    this.rerank = options.rerank;
     const text = record(config["text_config"]);
     this.hparams = text === undefined ? config : { ...config, ...text };
     this.arch = arch;

@@ -83,6 +83,7 @@ import { NOMIC_BERT } from "./families/nomic_bert.ts";
 import { YOUTU } from "./families/youtu.ts";
 import { DBRX } from "./families/dbrx.ts";
 import { HY_V3 } from "./families/hy_v3.ts";
+import { GEMMA_EMBEDDING } from "./families/gemma_embedding.ts";
 
 /** Every family, by aprkit architecture name. */
 export const FAMILIES: ReadonlyMap<string, Family> = new Map(
@@ -168,6 +169,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     HY_V3,
     EUROBERT,
     JINA_BERT_V2,
+    GEMMA_EMBEDDING,
   ].map((f) => [f.name, f]),
 );
 

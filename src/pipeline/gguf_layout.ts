@@ -16,7 +16,12 @@
 import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
 import type { Family, MadeTensor } from "../arch/family.ts";
-import { familyGgufPlan, familyGgufRefusal, familyGgufWarnings } from "../arch/gguf_plan.ts";
+import {
+  familyGgufPlan,
+  familyGgufRefusal,
+  familyGgufWarnings,
+  kvOptions,
+} from "../arch/gguf_plan.ts";
 import { headlessModelRefusal } from "../arch/headless.ts";
 import { jinaGgufRefusal } from "../arch/jina_refusals.ts";
 import { KvWriter, record } from "../arch/kv.ts";
@@ -241,7 +246,11 @@ function planLayout(
   // Tensors the family makes itself: the `first` ones lead, the others
   // follow their last source. Until the `first` ones are out, every entry
   // that arrives is held (entries, not payloads).
-  const config = new KvWriter(record(metadata["hf_config"]) ?? {}, family.ggufArchitecture);
+  const config = new KvWriter(
+    record(metadata["hf_config"]) ?? {},
+    family.ggufArchitecture,
+    kvOptions(metadata),
+  );
   const made = [
     // A checkpoint's kept NVFP4 weights, in any family; then the family's own.
     ...keptNvfp4Tensors(header.tensors, family),

@@ -11,7 +11,8 @@
 // context (the pooling the file names) and returns, per text, the token ids
 // llama.cpp evaluated and the vector: { "path", "ids", "embeddings" }.
 // A job with "pairs" ({ "path", "pairs": [{ "query", "document" }] }) scores
-// each pair with a ranking context: { "path", "ids", "scores" }.
+// each pair with a ranking context (of "contextSize" tokens, 128 unless given):
+// { "path", "ids", "scores" }.
 // A file that fails to load gets { "error" } instead, so the caller fails.
 // Run by tests/interop/_llama_judge.ts with Node (node-llama-cpp's native
 // addon does not load under Deno's npm support without its GPU variants).
@@ -95,7 +96,10 @@ async function embeddingsJob(model, job) {
 
 /** Each pair's token ids (as the ranking context builds its input) and score. */
 async function rankingJob(model, job) {
-  const context = await model.createRankingContext({ contextSize: 128, threads: 1 });
+  const context = await model.createRankingContext({
+    contextSize: job.contextSize ?? 128,
+    threads: 1,
+  });
   try {
     const ids = [];
     const scores = [];

@@ -133,11 +133,16 @@ export interface RankingResult {
  * Score (query, document) pairs with llama.cpp (node-llama-cpp's ranking
  * context, CPU), all files in one Node process.
  *
- * @param jobs Per file, the pairs.
+ * @param jobs Per file, the pairs, and the context's size in tokens (128
+ *   unless given: a Qwen3-Reranker's prompt is longer).
  * @returns Per file, in order, the ids and scores, or the error.
  */
 export async function llamaRankings(
-  jobs: { path: string; pairs: readonly { query: string; document: string }[] }[],
+  jobs: {
+    path: string;
+    pairs: readonly { query: string; document: string }[];
+    contextSize?: number;
+  }[],
 ): Promise<RankingResult[]> {
   const results = await runJudge<RankingResult>(jobs, { keepErrors: true });
   return results.map((r) => ({

@@ -36,6 +36,7 @@ const EMBEDDERS = [
   "xlmr-spm",
   "eurobert-embed",
   "jina-v2-embed",
+  "gemma-embed",
 ];
 /**
  * Every fixture, compared with the converter's file: the embedders and a
@@ -44,7 +45,13 @@ const EMBEDDERS = [
  * [SEP] d [SEP]`, every token of type 0), so the cross-encoder is judged by
  * equality with the converter's file only.
  */
-const FIXTURES = [...EMBEDDERS, "bert-reranker", "xlmr-reranker"];
+const FIXTURES = [
+  ...EMBEDDERS,
+  "bert-reranker",
+  "xlmr-reranker",
+  "qwen3-rerank-tied",
+  "qwen3-rerank-untied",
+];
 /** Each embedder's sentence-transformers pooling mode. */
 const POOLING: Readonly<Record<string, string>> = {
   "bert-minilm": "mean",
@@ -57,6 +64,7 @@ const POOLING: Readonly<Record<string, string>> = {
   "nomic-embed": "mean",
   "eurobert-embed": "mean",
   "jina-v2-embed": "mean",
+  "gemma-embed": "mean",
 };
 
 /** Smallest cosine accepted against sentence-transformers. */
@@ -439,30 +447,51 @@ Deno.test("embeddings: llama.cpp ranks with aprkit's XLM-RoBERTa cross-encoder (
   ) as RerankReference;
   await withTempDir(async (dir) => {
     await convertModel(`${DIR}/hf/xlmr-reranker`, `${dir}/reranker.gguf`);
-    const pairs = ref.pairs.map(({ query, document }) => ({ query, document }));
-    const runs = await llamaRankings([
-      { path: `${dir}/reranker.gguf`, pairs },
-      { path: `${DIR}/llama.cpp/xlmr-reranker-f32.gguf`, pairs },
-    ]);
-    for (const [i, who] of ["aprkit's file", "the converter's file"].entries()) {
-      const run = runs[i]!;
-      assert.equal(run.error, undefined, `llama.cpp cannot rank with ${who}: ${run.error}`);
-      const problems = ref.pairs.flatMap((p, j) => {
-        const out: string[] = [];
-        if (JSON.stringify(run.ids[j]) !== JSON.stringify(p.ids)) {
-          out.push(`pair ${j}: llama.cpp's ids ${run.ids[j]}, transformers' ${p.ids}`);
-        }
-        const expected = 1 / (1 + Math.exp(-p.logit));
-        const got = run.scores[j]!;
-        if (!(Math.abs(got - expected) <= MAX_SCORE_DIFFERENCE)) {
-          out.push(`pair ${j}: score ${got}, transformers' sigmoid(${p.logit}) = ${expected}`);
-        }
-        return out;
-      });
-      fail(`xlmr-reranker (${who})`, problems);
-    }
+    await assertRanksAsTransformers(
+      "xlmr-reranker",
+      `${dir}/reranker.gguf`,
+      ref.pairs.map((p) => ({ ...p, score: 1 / (1 + Math.exp(-p.logit)) })),
+    );
   });
 });
+
+/**
+ * llama.cpp (node-llama-cpp's ranking context) scores each pair with
+ * aprkit's file and the converter's kept one (`llama.cpp/<name>-f32.gguf`)
+ * on transformers' ids, within {@linkcode MAX_SCORE_DIFFERENCE} of
+ * transformers' `score`.
+ */
+async function assertRanksAsTransformers(
+  name: string,
+  mine: string,
+  pairs: readonly { query: string; document: string; ids: number[]; score: number }[],
+  contextSize?: number,
+): Promise<void> {
+  const asked = pairs.map(({ query, document }) => ({ query, document }));
+  const runs = await llamaRankings([
+    { path: mine, pairs: asked, ...contextSize === undefined ? {} : { contextSize } },
+    {
+      path: `${DIR}/llama.cpp/${name}-f32.gguf`,
+      pairs: asked,
+      ...contextSize === undefined ? {} : { contextSize },
+    },
+  ]);
+  for (const [i, who] of ["aprkit's file", "the converter's file"].entries()) {
+    const run = runs[i]!;
+    assert.equal(run.error, undefined, `llama.cpp cannot rank with ${who}: ${run.error}`);
+    const problems = pairs.flatMap((p, j) => {
+      const out: string[] = [];
+      if (JSON.stringify(run.ids[j]) !== JSON.stringify(p.ids)) {
+        out.push(`pair ${j}: llama.cpp's ids ${run.ids[j]}, transformers' ${p.ids}`);
+      }
+      if (!(Math.abs(run.scores[j]! - p.score) <= MAX_SCORE_DIFFERENCE)) {
+        out.push(`pair ${j}: score ${run.scores[j]}, transformers' ${p.score}`);
+      }
+      return out;
+    });
+    fail(`${name} (${who})`, problems);
+  }
+}
 
 /**
  * A family written as APR only: its tensors as Hugging Face names them with
@@ -537,5 +566,202 @@ Deno.test("embeddings: nomic-bert — the converter converts no NomicBertModel t
     // transformers saves them under nomic-ai's remote-code names: a fused QKV, fc11/fc12 for SwiGLU.
     "encoder.layers.0.attn.Wqkv.weight": [96, 32],
     "encoder.layers.0.mlp.fc12.weight": [64, 32],
+  });
+});
+
+Deno.test("embeddings: EmbeddingGemma — aprkit writes the 2_Dense/3_Dense projections, as the converter does with --sentence-transformers-dense-modules; without them llama.cpp's vectors are not the model's", async () => {
+  // The converter's file without the flag: llama.cpp pools, normalises, and misses the projections.
+  const ref = await reference("gemma-embed");
+  const [bare] = await llamaEmbeddings([{
+    path: `${DIR}/llama.cpp/gemma-embed-nodense-f32.gguf`,
+    texts: ref.sentences.map((s) => s.text),
+  }]);
+  assert.equal(bare!.error, undefined, bare!.error);
+  const off = compareEmbeddings(ref, bare!);
+  assert.ok(
+    off.length >= 15,
+    `llama.cpp embeds the converter's file without the projections within the bounds: ${off}`,
+  );
+  const withFlag = await manifest("gemma-embed", "f32");
+  assert.match(withFlag.made_by, /--sentence-transformers-dense-modules/);
+  assert.ok(withFlag.tensors.some((t) => t.name === "dense_2.weight"));
+
+  // APR: the projections under their module's names, recorded in order.
+  await withTempDir(async (dir) => {
+    await convertModel(`${DIR}/hf/gemma-embed`, `${dir}/m.apr`);
+    const reader = await openApr(await openFileSource(`${dir}/m.apr`));
+    const { metadata, tensors } = reader.header;
+    await reader.close();
+    const shapes = Object.fromEntries(tensors.map((t) => [t.name, t.shape]));
+    assert.deepEqual(shapes["2_Dense.linear.weight"], [64, 32]);
+    assert.deepEqual(shapes["3_Dense.linear.weight"], [32, 64]);
+    assert.deepEqual(
+      (metadata["embedding.dense"] as { path: string }[]).map((d) => d.path),
+      ["2_Dense", "3_Dense"],
+    );
+  });
+});
+
+/** A copy of a fixture's folder at `model`, its files changed by `edits` (path → new text, or null to drop). */
+async function editedCopy(
+  name: string,
+  model: string,
+  edits: Readonly<Record<string, string | null>>,
+): Promise<string> {
+  const copy = async (from: string, to: string) => {
+    await Deno.mkdir(to, { recursive: true });
+    for await (const e of Deno.readDir(from)) {
+      if (e.isDirectory) await copy(`${from}/${e.name}`, `${to}/${e.name}`);
+      else await Deno.copyFile(`${from}/${e.name}`, `${to}/${e.name}`);
+    }
+  };
+  await copy(`${DIR}/hf/${name}`, model);
+  for (const [path, text] of Object.entries(edits)) {
+    if (text === null) await Deno.remove(`${model}/${path}`);
+    else await Deno.writeTextFile(`${model}/${path}`, text);
+  }
+  return model;
+}
+
+/** `apr convert` of a folder refused in one line matching `why`, exit 2, nothing written. */
+async function assertRefused(model: string, why: RegExp): Promise<void> {
+  const out = `${model}.gguf`;
+  const refused = await runApr(["convert", model, "-o", out]);
+  assert.equal(refused.code, 2, refused.stderr);
+  assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
+  assert.match(refused.stderr, why);
+  await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+}
+
+Deno.test("embeddings: a Dense projection llama.cpp cannot apply (a bias, an activation, another family's) is one line, exit 2, no file", async () => {
+  await withTempDir(async (dir) => {
+    const dense = JSON.parse(
+      await Deno.readTextFile(`${DIR}/hf/gemma-embed/2_Dense/config.json`),
+    );
+    const biased = await editedCopy("gemma-embed", `${dir}/a`, {
+      "2_Dense/config.json": JSON.stringify({ ...dense, bias: true }),
+    });
+    await assertRefused(biased, /2_Dense has a bias, which llama\.cpp's gemma-embedding does not/);
+    const tanh = await editedCopy("gemma-embed", `${dir}/b`, {
+      "3_Dense/config.json": JSON.stringify({
+        ...dense,
+        in_features: 64,
+        out_features: 32,
+        activation_function: "torch.nn.modules.activation.Tanh",
+      }),
+    });
+    await assertRefused(tanh, /3_Dense has the activation torch\.nn\.modules\.activation\.Tanh/);
+    // A BERT embedder with a projection (LaBSE's shape): the converter drops it, llama.cpp has none.
+    const modules = JSON.parse(await Deno.readTextFile(`${DIR}/hf/bert-minilm/modules.json`));
+    const bert = await editedCopy("bert-minilm", `${dir}/c`, {
+      "modules.json": JSON.stringify([
+        ...modules,
+        { idx: 3, name: "3", path: "3_Dense", type: "sentence_transformers.models.Dense" },
+      ]),
+    });
+    await Deno.mkdir(`${bert}/3_Dense`);
+    await Deno.copyFile(`${DIR}/hf/gemma-embed/3_Dense/config.json`, `${bert}/3_Dense/config.json`);
+    await Deno.copyFile(
+      `${DIR}/hf/gemma-embed/3_Dense/model.safetensors`,
+      `${bert}/3_Dense/model.safetensors`,
+    );
+    await assertRefused(bert, /3_Dense projection follows the pooling, and llama\.cpp's bert/);
+  });
+});
+
+/** transformers' run of a Qwen3-Reranker (`reference/<name>.json`). */
+interface Qwen3RerankReference {
+  yes: number;
+  no: number;
+  pairs: { query: string; document: string; ids: number[]; score: number }[];
+}
+
+/** The Qwen3-Reranker fixtures: tied embeddings (0.6B's shape), an output layer of its own (8B's). */
+const QWEN3_RERANKERS = ["qwen3-rerank-tied", "qwen3-rerank-untied"];
+
+Deno.test("embeddings: llama.cpp ranks with aprkit's Qwen3-Rerankers (and the converter's) as transformers scores them", async () => {
+  await withTempDir(async (dir) => {
+    for (const name of QWEN3_RERANKERS) {
+      const ref = JSON.parse(
+        await Deno.readTextFile(`${DIR}/reference/${name}.json`),
+      ) as Qwen3RerankReference;
+      // What an APR reader is told: the labels, their ids, the prompt.
+      await convertModel(`${DIR}/hf/${name}`, `${dir}/${name}.apr`);
+      const reader = await openApr(await openFileSource(`${dir}/${name}.apr`));
+      const metadata = reader.header.metadata;
+      await reader.close();
+      assert.deepEqual(metadata["rerank.labels"], ["yes", "no"]);
+      assert.deepEqual(metadata["rerank.label_token_ids"], [ref.yes, ref.no]);
+      assert.match(
+        String(metadata["rerank.template"]),
+        /<Query>: \{query\}\n<Document>: \{document\}/,
+      );
+
+      await convertModel(`${DIR}/hf/${name}`, `${dir}/${name}.gguf`);
+      // node-llama-cpp tokenizes the template's text, the query and the document apart; the
+      // reference is transformers' P(yes) (softmax over [yes, no] at the last token, as
+      // llama.cpp's rank pooling computes) on those ids (make_embeddings.py). The prompt is about
+      // 300 tokens of this tiny vocabulary.
+      await assertRanksAsTransformers(name, `${dir}/${name}.gguf`, ref.pairs, 512);
+    }
+  });
+});
+
+Deno.test("embeddings: a Qwen3ForCausalLM is a reranker by its README heading or its folder's name, as the converter tells; otherwise a causal LM", async () => {
+  await withTempDir(async (dir) => {
+    const kinds = async (model: string) => {
+      const out = `${model}.gguf`;
+      await convertModel(model, out);
+      const d = await describe(out);
+      return {
+        cls: d.tensors.some((t) => t.name === "cls.output.weight"),
+        pooling: d.kv.find((e) => e.key === "qwen3.pooling_type")?.value,
+      };
+    };
+    // No README, a plain name: the causal LM, no ranking head.
+    const plain = await editedCopy("qwen3-rerank-tied", `${dir}/plain`, { "README.md": null });
+    assert.deepEqual(await kinds(plain), { cls: false, pooling: undefined });
+    // No README, the name the Hub gives it: a reranker.
+    const named = await editedCopy("qwen3-rerank-tied", `${dir}/Qwen3-Reranker-0.6B`, {
+      "README.md": null,
+    });
+    assert.deepEqual(await kinds(named), { cls: true, pooling: 4 });
+    // A reranker whose vocabulary has no "no": one line, exit 2, nothing written.
+    const tokenizer = JSON.parse(
+      await Deno.readTextFile(`${DIR}/hf/qwen3-rerank-tied/tokenizer.json`),
+    );
+    const vocab = tokenizer.model.vocab as Record<string, number>;
+    vocab["n\u00f6"] = vocab["no"]!;
+    delete vocab["no"];
+    tokenizer.model.merges = (tokenizer.model.merges as string[][]).filter((m) =>
+      m.join("") !== "no"
+    );
+    const noNo = await editedCopy("qwen3-rerank-tied", `${dir}/x`, {
+      "tokenizer.json": JSON.stringify(tokenizer),
+    });
+    await assertRefused(noNo, /Qwen3-Reranker .* has no "yes" or "no" token/);
+  });
+});
+
+Deno.test("embeddings: an EmbeddingGemma GGUF reads back into Hugging Face's names, its projections under their modules', and is written back as the converter wrote it but for the rounding of its shifted norms", async () => {
+  await withTempDir(async (dir) => {
+    await convertModel(`${DIR}/llama.cpp/gemma-embed-f32.gguf`, `${dir}/m.apr`);
+    const reader = await openApr(await openFileSource(`${dir}/m.apr`));
+    const names = reader.header.tensors.map((t) => t.name);
+    await reader.close();
+    for (const name of ["2_Dense.linear.weight", "3_Dense.linear.weight", "model.norm.weight"]) {
+      assert.ok(names.includes(name), `${name} not in ${names}`);
+    }
+    await convertModel(`${dir}/m.apr`, `${dir}/back.gguf`);
+    const differences = manifestDifferences(
+      await describe(`${dir}/back.gguf`),
+      await manifest("gemma-embed", "f32"),
+      { tensorOrder: false },
+    );
+    // Gemma's norms go through w − 1 and back (f32 rounding); everything else is the converter's.
+    assert.ok(
+      differences.length > 0 && differences.every((d) => /norm\.weight: bytes differ$/.test(d)),
+      `${differences}`,
+    );
   });
 });

@@ -40,7 +40,12 @@ export function writeGemma3Keys(w: KvWriter): void {
   w.u32("attention.head_count_kv", w.num("num_key_value_heads") ?? 4);
 }
 
-function writeGemma3Kv(w: KvWriter): void {
+/**
+ * Gemma 3's keys, with the sliding-window pattern when it is not llama.cpp's.
+ *
+ * @param w The writer over `config.json`.
+ */
+export function writeGemma3Kv(w: KvWriter): void {
   writeGemma3Keys(w);
   // head_count_kv, written first by writeTextModelKv, keeps its place: the
   // pattern follows the sliding window as in the converter's order.

@@ -62,6 +62,8 @@ import {
 import { sentencePieceVocab } from "../../tokenizer/sentencepiece_vocab.ts";
 import { t5VocabularyFields, t5VocabularyFromSentencePiece } from "../../tokenizer/t5_vocab.ts";
 import { MAX_MODEL_CARD_BYTES, readModelCard } from "./model_card.ts";
+import { sentenceDensePaths } from "./sentence_dense.ts";
+import { rerankerMetadata } from "../../arch/qwen3_reranker.ts";
 import { tokenizeAlike } from "../../tokenizer/pre_tokenizers.ts";
 import { architectureOfHf, familyOf, tiedByDefault } from "../../arch/registry.ts";
 import type { SentencePieceFacts } from "../../arch/family.ts";
@@ -118,10 +120,19 @@ export interface HfCompanions {
   hfQuantConfig?: unknown;
   /** `README.md`'s YAML header: the keys llama.cpp's converter reads (`model_card.ts`). */
   modelCard?: Record<string, unknown>;
+  /** `README.md`'s text (its first {@linkcode MAX_MODEL_CARD_BYTES}), for what its headings say. */
+  readme?: string;
+  /** The model folder's name (the converter's `dir_model.name`), when known. */
+  folder?: string;
   /** sentence-transformers' `modules.json`: the pipeline after the transformer. */
   sentenceModules?: unknown;
   /** The `config.json` of its first `…Pooling` module (`1_Pooling/config.json`). */
   sentencePooling?: unknown;
+  /**
+   * Its `…Dense` modules in pipeline order (EmbeddingGemma's `2_Dense`,
+   * `3_Dense`): each folder and its `config.json` (features, bias, activation).
+   */
+  sentenceDense?: { path: string; config: unknown }[];
   /**
    * XLM-RoBERTa's `sentencepiece.bpe.model`, parsed: its converter class
    * builds the vocabulary from it rather than from `tokenizer.json`.
@@ -507,6 +518,13 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   const tied = tiedWordEmbeddings(text);
   if (tied !== undefined) out["tied_embeddings"] = tied;
   Object.assign(out, sentenceEmbedding(files));
+  Object.assign(
+    out,
+    rerankerMetadata(
+      { architecture, readme: files.readme, folder: files.folder, config },
+      (token) => vocabularyId(files.tokenizer, token),
+    ),
+  );
   // The whole config, for what a family derives from it on export (GGUF
   // keys, generated tensors: src/arch/) and for writing it back.
   if (Object.keys(config).length > 0) out["hf_config"] = config;
@@ -570,11 +588,29 @@ function t5Vocabulary(
 }
 
 /**
+ * A token's id in `tokenizer.json` (an added token's, else the model
+ * vocabulary's), as transformers' `convert_tokens_to_ids` finds it.
+ */
+function vocabularyId(tokenizer: unknown, token: string): number | undefined {
+  const t = record(tokenizer);
+  const added = Array.isArray(t?.["added_tokens"]) ? t["added_tokens"] : [];
+  for (const a of added) {
+    const r = record(a);
+    if (r?.["content"] === token && typeof r["id"] === "number") return r["id"];
+  }
+  const vocab = record(record(t?.["model"])?.["vocab"]);
+  const id = vocab !== undefined && Object.hasOwn(vocab, token) ? vocab[token] : undefined;
+  return typeof id === "number" ? id : undefined;
+}
+
+/**
  * How a sentence-transformers model makes a sentence vector, from its
  * `modules.json`: `embedding.pooling`, the pooling module's mode as the
  * converter's `_try_set_pooling_type` reads it (`mean`, `cls`, `lasttoken`,
  * else the mode it names: `max`, `weightedmean`…), and `embedding.normalize`,
- * whether a `Normalize` module follows. Nothing without `modules.json`.
+ * whether a `Normalize` module follows, and `embedding.dense`, its `Dense`
+ * projections in order (folder, features, bias, activation; the weights are
+ * the tensors `<folder>.linear.weight`). Nothing without `modules.json`.
  */
 function sentenceEmbedding(files: HfCompanions): ModelMetadata {
   if (!Array.isArray(files.sentenceModules)) return {};
@@ -582,6 +618,17 @@ function sentenceEmbedding(files: HfCompanions): ModelMetadata {
   const out: ModelMetadata = {
     "embedding.normalize": types.some((t) => typeof t === "string" && t.endsWith("Normalize")),
   };
+  const dense = (files.sentenceDense ?? []).map(({ path, config }) => {
+    const c = record(config) ?? {};
+    return {
+      path,
+      in_features: c["in_features"] ?? null,
+      out_features: c["out_features"] ?? null,
+      bias: c["bias"] ?? null,
+      activation_function: c["activation_function"] ?? null,
+    };
+  });
+  if (dense.length > 0) out["embedding.dense"] = dense;
   const pooling = record(files.sentencePooling);
   if (pooling === undefined) return out;
   const flag = (mode: string) => pooling[`pooling_mode_${mode}`] === true;
@@ -827,6 +874,11 @@ export async function readHfCompanionFiles(
       const config = await json(`${path.replace(/\/+$/, "")}/config.json`, MAX_CONFIG_BYTES);
       if (config !== undefined) companions.sentencePooling = config;
     }
+    const dense = [];
+    for (const path of sentenceDensePaths(modules)) {
+      dense.push({ path, config: await json(`${path}/config.json`, MAX_CONFIG_BYTES) });
+    }
+    if (dense.length > 0) companions.sentenceDense = dense;
   }
   const bpeModel = await readSentencePiece(
     files,
@@ -837,8 +889,11 @@ export async function readHfCompanionFiles(
   if (bpeModel !== undefined) companions.sentencePieceBpe = bpeModel;
   const sentencePiece = await readSentencePiece(files, listing, prefix + "tokenizer.model", budget);
   if (sentencePiece !== undefined) companions.sentencePiece = sentencePiece;
-  const modelCard = await readModelCardFile(files, listing, prefix + "README.md");
-  if (modelCard !== undefined) companions.modelCard = modelCard;
+  const readme = await readModelCardFile(files, listing, prefix + "README.md");
+  if (readme?.card !== undefined) companions.modelCard = readme.card;
+  if (readme !== undefined) companions.readme = readme.text;
+  const folder = (prefix === "" ? files.name : prefix).replace(/[/\\]+$/, "").split(/[/\\]/).pop();
+  if (folder) companions.folder = folder;
   return companions;
 }
 
@@ -895,7 +950,7 @@ async function readModelCardFile(
   files: ModelFiles,
   listing: ReadonlySet<string>,
   path: string,
-): Promise<Record<string, unknown> | undefined> {
+): Promise<{ card: Record<string, unknown> | undefined; text: string } | undefined> {
   if (!listing.has(path)) return undefined;
   const source = await files.open(path);
   try {
@@ -909,7 +964,7 @@ async function readModelCardFile(
     } catch (cause) {
       throw new ModelFormatError("model card", files.locate(path), "not valid UTF-8", { cause });
     }
-    return readModelCard(text, complete, files.locate(path));
+    return { card: readModelCard(text, complete, files.locate(path)), text };
   } finally {
     await source.close();
   }

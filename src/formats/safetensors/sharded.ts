@@ -25,6 +25,7 @@ import type {
 import { MAX_TENSORS, parseSafetensorsHeader, type SafetensorsHeader } from "./header.ts";
 import { ShardPool } from "../../io/shard_pool.ts";
 import { openSafetensors } from "./reader.ts";
+import { withSentenceDense } from "./sentence_dense.ts";
 
 /** The index file name `transformers` writes. */
 export const SAFETENSORS_INDEX_NAME = "model.safetensors.index.json";
@@ -251,6 +252,7 @@ export async function openSafetensorsModel(
   }
   let config: unknown;
   let hfQuantConfig: unknown;
+  let densePaths: string[] = [];
   const companions = async (
     directory: string,
     tensors: readonly { readonly shape: readonly number[]; readonly byteLength: number }[],
@@ -259,6 +261,7 @@ export async function openSafetensorsModel(
     const parsed = await readHfCompanionFiles(files, { directory, tensors });
     config = parsed.config;
     hfQuantConfig = parsed.hfQuantConfig;
+    densePaths = (parsed.sentenceDense ?? []).map((d) => d.path);
     return aprMetadataFromHf(parsed);
   };
 
@@ -278,13 +281,14 @@ export async function openSafetensorsModel(
           ? undefined
           : { ...reader.safetensorsHeader.metadata },
       );
-      return await dequantized(
+      const model = await dequantized(
         new SingleFileReader(reader, metadata),
         config,
         files.name,
         options,
         hfQuantConfig,
       );
+      return await withSentenceDense(model, files, "", densePaths, chunkSize);
     } catch (error) {
       await reader.close();
       throw error;
@@ -414,7 +418,7 @@ export async function openSafetensorsModel(
     await companions(directory, headers.flatMap((h) => h.tensors)),
     sourceMetadata,
   );
-  return await dequantized(
+  const model = await dequantized(
     new ShardedReader(
       metadata,
       paths,
@@ -428,6 +432,7 @@ export async function openSafetensorsModel(
     options,
     hfQuantConfig,
   );
+  return await withSentenceDense(model, files, prefix, densePaths, chunkSize);
 }
 
 /**

@@ -80,14 +80,26 @@ FIXTURES = {
     # ALiBi instead of position embeddings and a GEGLU feed-forward (mlp.gated_layers, mlp.wo, mlp.layernorm),
     # the bert-base-uncased cut (BertTokenizer), mean pooling, normalised.
     "jina-v2-embed": {"jina": True, "pooling": "mean", "normalize": True},
+    # EmbeddingGemma's shape: Gemma3TextModel (bidirectional attention, five sliding-window layers then a
+    # global one, a window of 8 tokens so that the sentences reach past it), mean pooling, the 2_Dense and
+    # 3_Dense projections (no bias, identity activation), normalised; the families' Gemma 3 SentencePiece
+    # vocabulary with <bos> prepended and <eos> appended.
+    "gemma-embed": {"gemma": True, "pooling": "mean", "normalize": True},
+    # Qwen3-Reranker-0.6B's shape: Qwen3ForCausalLM, tied embeddings, told a reranker by its README's
+    # "# Qwen3-Reranker…" heading; the yes/no rows of the embedding become cls.output.
+    "qwen3-rerank-tied": {"qwen3_reranker": True, "tied": True},
+    # Qwen3-Reranker-8B's shape: an lm_head of its own, which cls.output replaces.
+    "qwen3-rerank-untied": {"qwen3_reranker": True, "tied": False},
 }
 KEEP_GGUF = {"bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-reranker", "xlmr-spm", "modernbert-embed",
-             "eurobert-embed", "jina-v2-embed"}
+             "eurobert-embed", "jina-v2-embed", "gemma-embed", "qwen3-rerank-tied", "qwen3-rerank-untied"}
 OUTTYPES = ["q8_0"]
 QUANTIZED = ["Q4_K_M"]
 PRE = "bert-bge"
 # The pre-tokenizer name of a decoder fixture's vocabulary (the families' tiny byte-level BPE, Qwen2's regex).
 DECODER_PRE = {"qwen3": "qwen2", "qwen2": "qwen2"}
+# The converter's flag that writes EmbeddingGemma's 2_Dense/3_Dense projections (without it they are dropped).
+DENSE_FLAG = "--sentence-transformers-dense-modules"
 # The pre-tokenizer name of the ModernBERT and EuroBERT fixtures' vocabulary (the families' tiny byte-level BPE,
 # Llama 3's regex).
 MODERNBERT_PRE = "llama-bpe"
@@ -222,6 +234,18 @@ def decoder_tokenizer(kind: str):
                                        bos_token=None, model_max_length=256)
 
 
+def seed_decoder_weights(model) -> None:
+    """A decoder's weights N(0, 0.15²), its RMSNorm weights 1 + N(0, 0.2²) (the seeded generator's draws)."""
+    import torch
+
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            if n.endswith("norm.weight"):
+                p.copy_(1.0 + 0.2 * torch.randn_like(p))
+            else:
+                p.normal_(0.0, 0.15)
+
+
 def make_decoder_embedder(name: str, spec: dict, out: Path) -> None:
     """A headless decoder (`Qwen3Model`, `Qwen2Model`) saved by sentence-transformers, as Qwen3-Embedding is."""
     import torch
@@ -238,12 +262,7 @@ def make_decoder_embedder(name: str, spec: dict, out: Path) -> None:
         num_key_value_heads=2, head_dim=16, max_position_embeddings=256, tie_word_embeddings=True,
         bos_token_id=eos_id, eos_token_id=eos_id)
     model = getattr(transformers, f"{prefix}Model")(config)
-    with torch.no_grad():
-        for n, p in model.named_parameters():
-            if n.endswith("norm.weight"):
-                p.copy_(1.0 + 0.2 * torch.randn_like(p))
-            else:
-                p.normal_(0.0, 0.15)
+    seed_decoder_weights(model)
     with tempfile.TemporaryDirectory() as tmp:
         model.save_pretrained(tmp + "/hf")
         tokenizer.save_pretrained(tmp + "/hf")
@@ -518,6 +537,133 @@ def make_xlmr_reranker(name: str, spec: dict, out: Path) -> None:
     tokenizer.save_pretrained(out)
 
 
+def gemma_tokenizer():
+    """The families' Gemma 3 SentencePiece vocabulary, <bos> prepended and <eos> appended (EmbeddingGemma's)."""
+    import transformers
+
+    return transformers.GemmaTokenizer.from_pretrained(str(HERE.parent / "families" / "hf" / "gemma3"),
+                                                       add_bos_token=True, add_eos_token=True, model_max_length=256)
+
+
+def make_gemma_embed(name: str, spec: dict, out: Path) -> None:
+    """A Gemma3TextModel saved by sentence-transformers with EmbeddingGemma's modules."""
+    import torch
+    from sentence_transformers import SentenceTransformer, models
+    from transformers import Gemma3TextConfig, Gemma3TextModel
+
+    torch.manual_seed(32 + len(name))
+    tokenizer = gemma_tokenizer()
+    layer_types = ["sliding_attention"] * 5 + ["full_attention"]
+    # query_pre_attn_scalar = head_dim, as EmbeddingGemma's (llama.cpp's gemma-embedding scales by 1/sqrt(head_dim)).
+    config = Gemma3TextConfig(vocab_size=384, hidden_size=32, intermediate_size=64, num_hidden_layers=6,
+                              num_attention_heads=4, num_key_value_heads=2, head_dim=8, query_pre_attn_scalar=8,
+                              max_position_embeddings=256, sliding_window=8, layer_types=layer_types,
+                              use_bidirectional_attention=True, pad_token_id=0, eos_token_id=1, bos_token_id=2,
+                              rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 1_000_000.0},
+                                               "sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0}})
+    model = Gemma3TextModel(config)
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            # Gemma's RMSNorm multiplies by 1 + w.
+            p.normal_(0.0, 0.2)
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save_pretrained(tmp + "/hf")
+        tokenizer.save_pretrained(tmp + "/hf")
+        transformer = models.Transformer(tmp + "/hf", max_seq_length=256)
+        pooling = models.Pooling(32, pooling_mode=spec["pooling"])
+        identity = torch.nn.Identity()
+        dense2 = models.Dense(32, 64, bias=False, activation_function=identity)
+        dense3 = models.Dense(64, 32, bias=False, activation_function=identity)
+        with torch.no_grad():
+            for dense in (dense2, dense3):
+                dense.linear.weight.normal_(0.0, 0.2)
+        modules = [transformer, pooling, dense2, dense3] + ([models.Normalize()] if spec["normalize"] else [])
+        st = SentenceTransformer(modules=modules, device="cpu")
+        if out.exists():
+            shutil.rmtree(out)
+        st.save(str(out), safe_serialization=True)
+    (out / "README.md").unlink(missing_ok=True)
+    # EmbeddingGemma ships tokenizer.model, which the converter reads instead of tokenizer.json.
+    shutil.copyfile(HERE.parent / "families" / "hf" / "gemma3" / "tokenizer.model", out / "tokenizer.model")
+
+
+def rerank_tokenizer():
+    """The families' tiny Qwen2 byte-level BPE with "yes" and "no" (Qwen3-Reranker's answer tokens) merged in."""
+    import transformers
+    from tokenizers import Tokenizer
+
+    data = json.loads((HERE.parent / "families" / "hf" / "qwen3" / "tokenizer.json").read_text())
+    vocab, merges = data["model"]["vocab"], data["model"]["merges"]
+    # The new pieces follow the model's vocabulary; the added tokens move up past them, so ids stay dense.
+    next_id = max(vocab.values()) + 1
+    for left, right in (("y", "e"), ("ye", "s"), ("n", "o")):
+        if left + right not in vocab:
+            vocab[left + right] = next_id
+            next_id += 1
+            merges.append([left, right])
+    for i, token in enumerate(sorted(data["added_tokens"], key=lambda t: t["id"])):
+        token["id"] = next_id + i
+    tok = Tokenizer.from_str(json.dumps(data))
+    # The prompt is long in this tiny vocabulary's tokens (about 300): 512 positions.
+    return transformers.Qwen2Tokenizer(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                       unk_token=None, bos_token=None, model_max_length=512)
+
+
+# Qwen3-Reranker's prompt (its model card; the converter writes it as the `rerank` chat template).
+RERANK_TEMPLATE = (
+    "<|im_start|>system\nJudge whether the Document meets the requirements based on the Query and the Instruct "
+    "provided. Note that the answer can only be \"yes\" or \"no\".<|im_end|>\n"
+    "<|im_start|>user\n<Instruct>: Given a web search query, retrieve relevant passages that answer the query\n"
+    "<Query>: {query}\n<Document>: {document}<|im_end|>\n"
+    "<|im_start|>assistant\n<think>\n\n</think>\n\n")
+
+
+def make_qwen3_reranker(name: str, spec: dict, out: Path) -> None:
+    """A Qwen3ForCausalLM saved by transformers with a README headed as Qwen3-Reranker's."""
+    import torch
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    torch.manual_seed(32 + len(name))
+    tokenizer = rerank_tokenizer()
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in ("<|endoftext|>", "<|im_end|>")}
+    config = Qwen3Config(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=512,
+                         tie_word_embeddings=spec["tied"], bos_token_id=ids["<|endoftext|>"],
+                         eos_token_id=ids["<|im_end|>"])
+    model = Qwen3ForCausalLM(config)
+    seed_decoder_weights(model)
+    if out.exists():
+        shutil.rmtree(out)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    # The converter (and aprkit) tell a Qwen3-Reranker by this heading, as its model card has it.
+    (out / "README.md").write_text("# Qwen3-Reranker (tiny random fixture)\n\nNot a trained model.\n")
+
+
+def qwen3_rerank_reference(model_dir: Path) -> dict:
+    """transformers' Qwen3-Reranker score (softmax over the last position's yes/no logits, P(yes)) of each pair,
+    on the ids llama.cpp's ranking context evaluates: the template's text, the query and the document tokenized
+    apart (node-llama-cpp splits the template at {query} and {document}) and joined."""
+    import torch
+    import transformers
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    yes, no = tokenizer.convert_tokens_to_ids("yes"), tokenizer.convert_tokens_to_ids("no")
+    head, rest = RERANK_TEMPLATE.split("{query}")
+    middle, tail = rest.split("{document}")
+    encode = lambda text: tokenizer(text, add_special_tokens=False)["input_ids"]  # noqa: E731
+    pairs = []
+    with torch.no_grad():
+        for query, document in PAIRS:
+            ids = encode(head) + encode(query) + encode(middle) + encode(document) + encode(tail)
+            logits = model(torch.tensor([ids])).logits[0, -1]
+            score = float(torch.softmax(torch.stack([logits[yes], logits[no]]), dim=0)[0])
+            pairs.append({"query": query, "document": document, "ids": ids, "score": score})
+    return {"made_by": f"transformers {transformers.__version__}, float32", "yes": yes, "no": no, "pairs": pairs}
+
+
 def rerank_reference(model_dir: Path) -> dict:
     """transformers' logit of each pair (the tokenizer's pair encoding) and its token ids."""
     import torch
@@ -563,7 +709,7 @@ def reference(name: str, model_dir: Path) -> dict:
     }
 
 
-def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -> None:
+def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32", *flags: str) -> None:
     """The converter, in this process, with the pre-tokenizer name of the fixture's vocabulary."""
     sys.path.insert(0, str(llama_cpp))
     sys.path.insert(1, str(llama_cpp / "gguf-py"))
@@ -571,12 +717,12 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -
 
     spec = FIXTURES[model_dir.name]
     # The Unigram vocabulary's pre-tokenizer is the converter's own ("default"); no hash is looked up.
-    pre = (DECODER_PRE[spec["decoder"]] if "decoder" in spec
-           else MODERNBERT_PRE if "modernbert" in spec or "eurobert" in spec else PRE)
+    pre = DECODER_PRE[spec["decoder"]] if "decoder" in spec else "qwen2" if "qwen3_reranker" in spec \
+        else MODERNBERT_PRE if "modernbert" in spec or "eurobert" in spec else PRE
     base.TextModel.get_vocab_base_pre = lambda self, tokenizer: pre
     import convert_hf_to_gguf  # type: ignore
 
-    sys.argv = ["convert_hf_to_gguf.py", str(model_dir), "--outtype", outtype, "--outfile", str(out)]
+    sys.argv = ["convert_hf_to_gguf.py", str(model_dir), "--outtype", outtype, "--outfile", str(out), *flags]
     convert_hf_to_gguf.main()
 
 
@@ -594,7 +740,7 @@ def compact(described: dict) -> dict:
 
 def main() -> None:
     if len(sys.argv) >= 2 and sys.argv[1] == "--convert":
-        convert(Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]), *sys.argv[5:6])
+        convert(Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]), *sys.argv[5:])
         return
     llama_cpp = Path(sys.argv[1] if len(sys.argv) > 1 else "/work/tools/llama.cpp").resolve()
     names = sys.argv[2:] or list(FIXTURES)
@@ -634,6 +780,13 @@ def main() -> None:
             ref = reference(name, model_dir)
             ref["tokenize"] = tokenizations(model_dir)
             (HERE / "reference" / f"{name}.json").write_text(json.dumps(ref, indent=1) + "\n")
+        elif FIXTURES[name].get("gemma"):
+            make_gemma_embed(name, FIXTURES[name], model_dir)
+            (HERE / "reference" / f"{name}.json").write_text(json.dumps(reference(name, model_dir), indent=1) + "\n")
+        elif FIXTURES[name].get("qwen3_reranker"):
+            make_qwen3_reranker(name, FIXTURES[name], model_dir)
+            (HERE / "reference" / f"{name}.json").write_text(
+                json.dumps(qwen3_rerank_reference(model_dir), indent=1) + "\n")
         elif "decoder" in FIXTURES[name]:
             make_decoder_embedder(name, FIXTURES[name], model_dir)
             (HERE / "reference" / f"{name}.json").write_text(json.dumps(reference(name, model_dir), indent=1) + "\n")
@@ -655,11 +808,19 @@ def main() -> None:
             continue
         with tempfile.TemporaryDirectory() as tmp:
             files = {}
+            # EmbeddingGemma's projections are written only when asked for; its file without them is kept too.
+            dense = FIXTURES[name].get("gemma", False)
+            flags = [DENSE_FLAG] if dense else []
             for outtype in ["f32", *([] if "modernbert" in FIXTURES[name] else OUTTYPES)]:
                 path = Path(tmp) / f"{name}-{outtype}.gguf"
-                subprocess.run([sys.executable, __file__, "--convert", str(llama_cpp), str(model_dir), str(path), outtype],
+                subprocess.run([sys.executable, __file__, "--convert", str(llama_cpp), str(model_dir), str(path), outtype,
+                                *flags], capture_output=True, check=True)
+                files[outtype] = (path, f"llama.cpp {commit}: convert_hf_to_gguf.py --outtype {outtype} {' '.join(flags)}".rstrip())
+            if dense:
+                path = Path(tmp) / f"{name}-nodense-f32.gguf"
+                subprocess.run([sys.executable, __file__, "--convert", str(llama_cpp), str(model_dir), str(path), "f32"],
                                capture_output=True, check=True)
-                files[outtype] = (path, f"llama.cpp {commit}: convert_hf_to_gguf.py --outtype {outtype}")
+                files["nodense-f32"] = (path, f"llama.cpp {commit}: convert_hf_to_gguf.py --outtype f32 (without {DENSE_FLAG})")
             # llama-quantize cannot read a converter's ModernBERT file (it has no
             # modern-bert.attention.layer_norm_epsilon, which llama.cpp's loader requires).
             for q in [] if "modernbert" in FIXTURES[name] else QUANTIZED:
@@ -668,8 +829,8 @@ def main() -> None:
                 files[q] = (qpath, f"llama.cpp {commit}: llama-quantize of the f32 file, {q}")
             for kind, (path, made_by) in files.items():
                 (HERE / "llama.cpp" / f"{name}-{kind}.json").write_text(json.dumps(compact(manifest(path, made_by)), indent=1) + "\n")
-                if kind == "f32" and name in KEEP_GGUF:
-                    shutil.copyfile(path, HERE / "llama.cpp" / f"{name}-f32.gguf")
+                if kind in ("f32", "nodense-f32") and name in KEEP_GGUF:
+                    shutil.copyfile(path, HERE / "llama.cpp" / f"{name}-{kind}.gguf")
         print(f"{name}: {', '.join(files)}")
 
 
