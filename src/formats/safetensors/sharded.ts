@@ -12,7 +12,11 @@
 import { ModelFormatError } from "../../errors.ts";
 import { DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
 import { aprMetadataFromHf, readHfCompanionFiles } from "./hf_metadata.ts";
-import { dequantizeCheckpoint } from "../../quant/checkpoint/mod.ts";
+import {
+  dequantizeCheckpoint,
+  quantizationConfig,
+  refuseUnlabelledQuantized,
+} from "../../quant/checkpoint/mod.ts";
 import { jsonHoldsMoreThan } from "../../io/json_depth.ts";
 import type { ModelFiles } from "../../io/model_files.ts";
 import type {
@@ -162,14 +166,19 @@ class ShardedReader implements SafetensorsModelReader {
 /** A model read from a single SafeTensors file plus companion metadata. */
 class SingleFileReader implements SafetensorsModelReader {
   readonly header: ModelHeader;
-  readonly tensors: readonly TensorEntry[];
   readonly shards: readonly string[] = [SAFETENSORS_SINGLE_NAME];
+  readonly entry?: (index: number) => TensorEntry;
   #inner: ModelReader;
 
   constructor(inner: ModelReader, metadata: ModelMetadata) {
     this.#inner = inner;
     this.header = { ...inner.header, metadata };
-    this.tensors = inner.tensors;
+    if (inner.entry !== undefined) this.entry = (index) => inner.entry!(index);
+  }
+
+  /** The inner reader's entries, made on first use there. */
+  get tensors(): readonly TensorEntry[] {
+    return this.#inner.tensors;
   }
 
   close(): Promise<void> {
@@ -443,6 +452,17 @@ async function dequantized(
   hfQuantConfig?: unknown,
 ): Promise<SafetensorsModelReader> {
   if (options.asStored) return reader;
+  // Not quantized: checked from the infos, so the reader's entries are not
+  // all made here (streaming makes them one at a time, `modelChunks`).
+  if (quantizationConfig(config, hfQuantConfig) === undefined) {
+    try {
+      refuseUnlabelledQuantized(reader.header.tensors, location);
+    } catch (error) {
+      await reader.close();
+      throw error;
+    }
+    return reader;
+  }
   let result;
   try {
     result = await dequantizeCheckpoint(reader.tensors, config, location, {
