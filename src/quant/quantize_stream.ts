@@ -138,7 +138,9 @@ export class QuantizeStream extends TransformStream<ModelChunk, ModelChunk> {
     const pool = workers > 0 && "Deno" in globalThis
       ? new EncoderPool(workers, options.workers === undefined ? DEFAULT_MIN_POOL_ELEMENTS : 0)
       : undefined;
-    let plans: TensorPlan[] | undefined;
+    // Each plan is let go once its tensor passed: a model's worth of plans is
+    // not held to the end (issue 34 §1, 261,000 tensors).
+    let plans: (TensorPlan | undefined)[] | undefined;
     let next = 0;
     super({
       flush() {
@@ -153,8 +155,8 @@ export class QuantizeStream extends TransformStream<ModelChunk, ModelChunk> {
             throw new TypeError("Cannot quantize the model stream: a second header chunk arrived");
           }
           const planned = planModel(chunk.header, options);
+          options.onPlan?.(planned.plans);
           plans = planned.plans;
-          options.onPlan?.(plans);
           controller.enqueue({ type: "header", header: planned.header });
           return;
         }
@@ -163,7 +165,8 @@ export class QuantizeStream extends TransformStream<ModelChunk, ModelChunk> {
             "Cannot quantize the model stream: a tensor arrived before the header",
           );
         }
-        const plan = plans[next++];
+        const plan = plans[next];
+        plans[next++] = undefined;
         const info = chunk.tensor.info;
         if (
           plan === undefined || plan.source.name !== info.name ||

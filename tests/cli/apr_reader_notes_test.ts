@@ -12,7 +12,7 @@
  * @module
  */
 
-import { equal, match } from "node:assert/strict";
+import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { DEMO_MODEL, runApr, testdata, withTempDir } from "./_run_apr.ts";
 
@@ -126,4 +126,35 @@ Deno.test("an APR import says which readers load what it wrote", async (t) => {
       equal(/LZ4|shards and a manifest|BF16/.test(run.stdout + run.stderr), false, run.stdout);
     });
   });
+});
+
+Deno.test("INTEROP's APR reader table and the README say the same reader facts as the notes", async () => {
+  const root = new URL("../../", import.meta.url);
+  const interop = await Deno.readTextFile(new URL("docs/INTEROP.md", root));
+  const readme = await Deno.readTextFile(new URL("README.md", root));
+  // One row of the APR reader table: its cells after the type.
+  const row = (type: RegExp): string[] => {
+    const line = interop.split("\n").find((l) => l.startsWith("| ") && type.test(l));
+    if (line === undefined) throw new Error(`no INTEROP row for ${type}`);
+    return line.split("|").slice(2, -1).map((c) => c.trim());
+  };
+  const [, , lz4Loader, lz4Model] = row(/^\| LZ4-compressed file/);
+  match(lz4Loader!, /fails in every build/);
+  match(lz4Model!, /only when built with the non-default `apr-compression` feature/);
+  const [shardAprender, , shardLoader] = row(/^\| sharded set/);
+  match(shardAprender!, /no join/);
+  match(shardLoader!, /no join.*zeros and ones/);
+  const [bf16Aprender, , , bf16Tensor] = row(/^\| BF16/);
+  match(bf16Aprender!, /rejects/);
+  match(bf16Tensor!, /no BF16 case.*current realizar/);
+  // The stale claims of issue 34 §3 are gone from both.
+  for (const text of [interop, readme]) {
+    ok(!/realizar (loads|reads) (LZ4|them|it)\b/i.test(text), "realizar said to load LZ4");
+    ok(!/shard[^|\n]*reads, bit-exact/i.test(text), "a shard set said to read bit-exact");
+    ok(!/BF16[^.\n]*older reader/i.test(text), "BF16 said to be an older readers' problem");
+  }
+  match(
+    readme,
+    /Only realizar's `AprV2Model` built with its non-default `apr-compression` feature loads it/,
+  );
 });

@@ -82,17 +82,28 @@ export function compareUtf8Bytes(a: string, b: string): number {
   return a.length - b.length;
 }
 
-/** UTF-8 bytes of a tensor name; lone surrogates cannot be encoded faithfully, so reject them. */
-function encodeName(name: string): Uint8Array {
+/** One encoder for every name (a new one per name cost more than the name). */
+const UTF8 = new TextEncoder();
+
+/**
+ * UTF-8 length of a tensor name, without encoding it; lone surrogates
+ * cannot be encoded faithfully, so reject them.
+ */
+function nameByteLength(name: string): number {
   if (!name.isWellFormed()) {
     throw new TypeError(`Cannot use tensor name ${JSON.stringify(name)}: it is not valid Unicode`);
   }
-  const bytes = new TextEncoder().encode(name);
-  if (bytes.length > APR_MAX_NAME_BYTES) {
+  let bytes = name.length;
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    // A surrogate pair is 2 units and 4 bytes; U+0080–U+07FF 2 bytes, the rest of the BMP 3.
+    if (c >= 0x80) bytes += c < 0x800 || (c >= 0xd800 && c < 0xe000) ? 1 : 2;
+  }
+  if (bytes > APR_MAX_NAME_BYTES) {
     throw new RangeError(
       `Cannot use tensor name "${
         name.slice(0, 40)
-      }…": ${bytes.length} UTF-8 bytes exceeds the ${APR_MAX_NAME_BYTES}-byte limit of APR v2`,
+      }…": ${bytes} UTF-8 bytes exceeds the ${APR_MAX_NAME_BYTES}-byte limit of APR v2`,
     );
   }
   return bytes;
@@ -108,7 +119,7 @@ function encodeName(name: string): Uint8Array {
  * @throws {TypeError} When the dtype has no APR code or the name is not valid Unicode.
  */
 export function checkAprTensor(name: string, dtype: DType, shape: readonly number[]): void {
-  encodeName(name);
+  nameByteLength(name);
   const spec = DTYPES[dtype];
   if (spec === undefined || spec.aprCode === undefined) {
     throw new TypeError(
@@ -132,23 +143,20 @@ export function checkAprTensor(name: string, dtype: DType, shape: readonly numbe
  * @throws {RangeError|TypeError} When an entry breaks a limit (see {@linkcode checkAprTensor}).
  */
 export function encodeAprIndex(entries: readonly AprIndexEntryInit[]): Uint8Array {
-  const names = entries.map((e) => {
-    checkAprTensor(e.name, e.dtype, e.shape);
-    return encodeName(e.name);
-  });
+  // Sized first and each name encoded in place: a buffer per name was
+  // ~200 bytes a tensor of garbage (issue 34 §1, 261,000 tensors).
   let total = 0;
-  for (let i = 0; i < entries.length; i++) {
-    total += 2 + names[i]!.length + 2 + 8 * entries[i]!.shape.length + 16;
+  for (const e of entries) {
+    checkAprTensor(e.name, e.dtype, e.shape);
+    total += 2 + nameByteLength(e.name) + 2 + 8 * e.shape.length + 16;
   }
   const out = new Uint8Array(total);
   const view = new DataView(out.buffer);
   let p = 0;
-  for (let i = 0; i < entries.length; i++) {
-    const e = entries[i]!;
-    const name = names[i]!;
-    view.setUint16(p, name.length, true);
-    out.set(name, p + 2);
-    p += 2 + name.length;
+  for (const e of entries) {
+    const { written } = UTF8.encodeInto(e.name, out.subarray(p + 2));
+    view.setUint16(p, written, true);
+    p += 2 + written;
     out[p++] = DTYPES[e.dtype].aprCode!;
     out[p++] = e.shape.length;
     for (const d of e.shape) {

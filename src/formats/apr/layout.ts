@@ -126,18 +126,20 @@ export function planAprLayout(
     payloadBytes += t.byteLength;
     params += elementCount(t.shape);
   }
-  const sorted = tensors.map((info, inputIndex) => ({ info, inputIndex }))
-    .sort((a, b) => compareUtf8Bytes(a.info.name, b.info.name));
-  const positionOf = new Map<number, number>(sorted.map((s, i) => [s.inputIndex, i]));
-  const dataSequence = dataOrder === "index" ? sorted : tensors.map((info, inputIndex) => ({
-    info,
-    inputIndex,
-  }));
-  const relative = new Map<number, number>();
+  // Positions as typed arrays, not an object and two map entries a tensor:
+  // 261,000 tensors made ~100 MB of garbage here (issue 34 §1).
+  const sorted = new Uint32Array(tensors.length);
+  for (let i = 0; i < sorted.length; i++) sorted[i] = i;
+  // Typed arrays sort stably too: equal names cannot happen (checked above).
+  sorted.sort((a, b) => compareUtf8Bytes(tensors[a]!.name, tensors[b]!.name));
+  const positionOf = new Uint32Array(tensors.length);
+  sorted.forEach((inputIndex, position) => (positionOf[inputIndex] = position));
+  const relative = new Float64Array(tensors.length);
   let cursor = 0;
-  for (const s of dataSequence) {
-    relative.set(s.inputIndex, cursor);
-    cursor += pad64(s.info.byteLength);
+  for (let k = 0; k < tensors.length; k++) {
+    const inputIndex = dataOrder === "index" ? sorted[k]! : k;
+    relative[inputIndex] = cursor;
+    cursor += pad64(tensors[inputIndex]!.byteLength);
   }
   const written: ModelMetadata = { ...metadata };
   if (written.total_size === undefined || written.total_size === null) {
@@ -147,13 +149,11 @@ export function planAprLayout(
     written.param_count = params;
   }
   const metadataBytes = encodeAprMetadata(written);
-  const indexBytes = encodeAprIndex(sorted.map((s) => ({
-    name: s.info.name,
-    dtype: s.info.dtype,
-    shape: s.info.shape,
-    offset: relative.get(s.inputIndex)!,
-    size: s.info.byteLength,
-  })));
+  const indexBytes = encodeAprIndex(Array.from(sorted, (inputIndex) => {
+    const info = tensors[inputIndex]!;
+    const { name, dtype, shape } = info;
+    return { name, dtype, shape, offset: relative[inputIndex]!, size: info.byteLength };
+  }));
   const tensorIndexOffset = APR_HEADER_SIZE + pad64(metadataBytes.length);
   const dataOffset = tensorIndexOffset + pad64(indexBytes.length);
   const prefix = new Uint8Array(dataOffset);
@@ -169,11 +169,11 @@ export function planAprLayout(
   prefix.set(metadataBytes, APR_HEADER_SIZE);
   prefix.set(indexBytes, tensorIndexOffset);
   const planned: AprPlannedTensor[] = tensors.map((info, inputIndex) => {
-    const offset = relative.get(inputIndex)!;
+    const offset = relative[inputIndex]!;
     return {
       info,
       inputIndex,
-      indexPosition: positionOf.get(inputIndex)!,
+      indexPosition: positionOf[inputIndex]!,
       offset,
       fileOffset: dataOffset + offset,
       paddedSize: pad64(info.byteLength),

@@ -61,6 +61,13 @@ export const APR_SINK_COMMIT_INTERVAL_MS = 2000;
 
 const ZEROS = new Uint8Array(64);
 
+/**
+ * Commit at least every this many whole tensors too: zero-size tensors add
+ * no bytes, and 261,000 of them held as pending journal records until the
+ * close (issue 34 §1, "Memory") grew with the tensor count.
+ */
+const COMMIT_TENSORS = 4096;
+
 /** Options of {@linkcode AprSink.create}. */
 export interface AprSinkOptions {
   /** Overwrite an existing output file. @default {false} */
@@ -143,15 +150,23 @@ class SinkState {
   readonly journalPath: string;
   readonly options: AprSinkOptions;
   layout: AprLayout | undefined;
-  byName = new Map<string, AprPlannedTensor>();
+  /** Built on the first tensor that arrives out of input order (`#planned`). */
+  byName: Map<string, AprPlannedTensor> | undefined;
+  /** The input index the next tensor has when tensors arrive in input order. */
+  nextIndex = 0;
   file: FileSink | undefined;
   /** Whether this run created or took over the partial output (and may remove it). */
   owned = false;
   /** The stream's abort signal (set when the stream starts). */
   abortSignal: AbortSignal | undefined;
-  received = new Set<number>();
+  /**
+   * Per tensor (input index), 1 once it arrived; typed arrays, not a Set and
+   * a Map: a few bytes a tensor however many there are.
+   */
+  received = new Uint8Array(0);
+  receivedCount = 0;
   /** Payload CRC of each tensor written in full (this run, or verified from the last). */
-  committed = new Map<number, number>();
+  committed = new Uint32Array(0);
   /** A previous run's journal claims, checked by `verifier` beside the writes. */
   claims = new Map<number, JournalCommit>();
   verifier: CommitVerifier | undefined;
@@ -231,7 +246,8 @@ class SinkState {
     const resumable = this.options.resume === true && await pathExists(this.partialPath) &&
       await pathExists(this.journalPath);
     this.layout = layout;
-    for (const t of layout.tensors) this.byName.set(t.info.name, t);
+    this.received = new Uint8Array(layout.tensors.length);
+    this.committed = new Uint32Array(layout.tensors.length);
     if (resumable) {
       await assertRegularFile(this.partialPath);
       await assertRegularFile(this.journalPath);
@@ -293,11 +309,11 @@ class SinkState {
       throw new TypeError(`Cannot write "${this.path}": a tensor chunk arrived before the header`);
     }
     const { name } = entry.info;
-    const t = this.byName.get(name);
+    const t = this.#planned(layout, name);
     if (t === undefined) {
       throw new TypeError(`Cannot write "${this.path}": tensor "${name}" is not in the header`);
     }
-    if (this.received.has(t.inputIndex)) {
+    if (this.received[t.inputIndex] === 1) {
       throw new TypeError(`Cannot write "${this.path}": tensor "${name}" arrived twice`);
     }
     const a = entry.info;
@@ -310,7 +326,8 @@ class SinkState {
         `Cannot write "${this.path}": tensor "${name}" arrived as ${a.dtype} [${a.shape}] (${a.byteLength} bytes), the header said ${b.dtype} [${b.shape}] (${b.byteLength} bytes)`,
       );
     }
-    this.received.add(t.inputIndex);
+    this.received[t.inputIndex] = 1;
+    this.receivedCount++;
     const claim = this.claims.get(t.inputIndex);
     if (claim !== undefined && claim.reached === b.byteLength) {
       // Committed by an earlier run. Do not open() it, so upstream does no
@@ -341,11 +358,32 @@ class SinkState {
       reached: b.byteLength,
       crc,
     });
-    this.committed.set(t.inputIndex, crc);
+    this.committed[t.inputIndex] = crc;
     this.itemsDone++;
     this.progress(name);
     this.#maybeCommit();
+    // Tensors without bytes never wait for I/O, so the commit in flight may
+    // not finish while they stream by: wait for it rather than hold their
+    // records without bound.
+    if (this.pending.length >= 2 * COMMIT_TENSORS) await this.inflight;
     if (this.inflightError !== undefined) throw this.inflightError;
+  }
+
+  /**
+   * The planned tensor named `name`. Tensors come in input order from every
+   * pipeline, so the next one is tried first; a name index is built only if
+   * one comes out of order.
+   */
+  #planned(layout: AprLayout, name: string): AprPlannedTensor | undefined {
+    const next = layout.tensors[this.nextIndex];
+    if (next !== undefined && next.info.name === name) {
+      this.nextIndex++;
+      return next;
+    }
+    this.byName ??= new Map(layout.tensors.map((t) => [t.info.name, t]));
+    const t = this.byName.get(name);
+    if (t !== undefined) this.nextIndex = t.inputIndex + 1;
+    return t;
   }
 
   /**
@@ -403,13 +441,17 @@ class SinkState {
     const reader = (aborted === undefined ? stream : abortableStream(stream, aborted)).getReader();
     const restart = restartOf(entry);
     let written = from;
+    let ended = false;
     // A head rewrite is not a restart point of its own: no commits inside it.
     const progress: Progress | undefined = head ? undefined : { t, written, restart: undefined };
     if (progress !== undefined) this.current = progress;
     try {
       for (;;) {
         const { done, value } = await reader.read();
-        if (done) break;
+        if (done) {
+          ended = true;
+          break;
+        }
         let bytes = value;
         if (written + bytes.length > to) {
           if (!head) {
@@ -451,7 +493,10 @@ class SinkState {
       throw error;
     } finally {
       if (head && written === to) await reader.cancel().catch(() => {});
-      reader.releaseLock();
+      // An ended stream is left locked: nothing reads it again, and Deno's
+      // releaseLock makes an error with a stack trace each time (a third of
+      // the time of 261,000 zero-size tensors).
+      if (!ended) reader.releaseLock();
     }
     if (written !== to) {
       throw new RangeError(
@@ -466,8 +511,9 @@ class SinkState {
     const commitBytes = this.options.commitBytes ?? APR_SINK_COMMIT_BYTES;
     const interval = this.options.commitIntervalMs ?? APR_SINK_COMMIT_INTERVAL_MS;
     if (
-      this.inflight === undefined && this.uncommitted > 0 &&
-      (this.uncommitted >= commitBytes || Date.now() - this.lastCommit >= interval)
+      this.inflight === undefined && (this.uncommitted > 0 || this.pending.length > 0) &&
+      (this.uncommitted >= commitBytes || this.pending.length >= COMMIT_TENSORS ||
+        Date.now() - this.lastCommit >= interval)
     ) {
       const batch = this.#takePending();
       if (batch.length === 0) return;
@@ -521,7 +567,7 @@ class SinkState {
     for (const [index, entry] of this.tentative) {
       const t = this.layout!.tensors[index]!;
       if (await this.verifier!.verified(index)) {
-        this.committed.set(index, this.claims.get(index)!.crc);
+        this.committed[index] = this.claims.get(index)!.crc;
         this.resumedBytes += t.info.byteLength;
         resumed++;
         continue;
@@ -539,7 +585,7 @@ class SinkState {
         reached: t.info.byteLength,
         crc,
       });
-      this.committed.set(index, crc);
+      this.committed[index] = crc;
       this.bytesDone -= t.info.byteLength; // counted when skipped, and again by #copy
       this.claimedBytes -= t.info.byteLength;
       this.claimedItems--;
@@ -554,11 +600,11 @@ class SinkState {
       if (layout === undefined) {
         throw new TypeError(`Cannot write "${this.path}": the stream ended before a header chunk`);
       }
-      if (this.received.size !== layout.tensors.length) {
-        const missing = layout.tensors.find((t) => !this.received.has(t.inputIndex))!;
+      if (this.receivedCount !== layout.tensors.length) {
+        const missing = layout.tensors.find((t) => this.received[t.inputIndex] !== 1)!;
         // Not bad input by itself (upstream may have been cut short): keep the partial for --resume.
         throw new Error(
-          `Cannot write "${this.path}": the stream ended after ${this.received.size} of ${layout.tensors.length} tensors (missing "${missing.info.name}")`,
+          `Cannot write "${this.path}": the stream ended after ${this.receivedCount} of ${layout.tensors.length} tensors (missing "${missing.info.name}")`,
         );
       }
       const resumedTensors = await this.#settleTentative();
@@ -568,7 +614,7 @@ class SinkState {
       for (const t of layout.fileOrder) {
         footer = crc32Combine(
           footer,
-          segmentCrc(t, this.committed.get(t.inputIndex)!),
+          segmentCrc(t, this.committed[t.inputIndex]!),
           t.paddedSize,
         );
       }

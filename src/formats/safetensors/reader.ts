@@ -77,23 +77,33 @@ export class SafetensorsReader implements ModelReader {
   }
 
   #entries(): TensorEntry[] {
+    return this.header.tensors.map((_, i) => this.entry(i));
+  }
+
+  /**
+   * Entry `index` of {@linkcode SafetensorsReader.tensors}, made afresh
+   * (streaming the model makes one at a time, see `modelChunks`).
+   *
+   * @param index Position in `header.tensors`.
+   * @returns The entry.
+   */
+  entry(index: number): TensorEntry {
     const header = this.safetensorsHeader;
     const chunkSize = this.#chunkSize;
-    return header.tensors.map((tensor, i) => {
-      const start = header.dataOffset + tensor.dataOffsets[0];
-      const end = header.dataOffset + tensor.dataOffsets[1];
-      return {
-        info: this.header.tensors[i]!,
-        open: (): ReadableStream<Uint8Array> => {
-          if (this.#closed) {
-            throw new TypeError(`Cannot read tensor "${tensor.name}": the reader is closed`);
-          }
-          return this.#source.stream(start, end, chunkSize);
-        },
-        slice: (from: number, to: number): ReadableStream<Uint8Array> =>
-          this.#source.stream(start + from, start + to, chunkSize),
-      };
-    });
+    const tensor = header.tensors[index]!;
+    const start = header.dataOffset + tensor.dataOffsets[0];
+    const end = header.dataOffset + tensor.dataOffsets[1];
+    return {
+      info: this.header.tensors[index]!,
+      open: (): ReadableStream<Uint8Array> => {
+        if (this.#closed) {
+          throw new TypeError(`Cannot read tensor "${tensor.name}": the reader is closed`);
+        }
+        return this.#source.stream(start, end, chunkSize);
+      },
+      slice: (from: number, to: number): ReadableStream<Uint8Array> =>
+        this.#source.stream(start + from, start + to, chunkSize),
+    };
   }
 
   /**

@@ -12,7 +12,11 @@
 import { ModelFormatError } from "../../errors.ts";
 import { DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
 import { aprMetadataFromHf, readHfCompanionFiles } from "./hf_metadata.ts";
-import { dequantizeCheckpoint } from "../../quant/checkpoint/mod.ts";
+import {
+  dequantizeCheckpoint,
+  quantizationConfig,
+  refuseUnlabelledQuantized,
+} from "../../quant/checkpoint/mod.ts";
 import { jsonHoldsMoreThan } from "../../io/json_depth.ts";
 import type { ModelFiles } from "../../io/model_files.ts";
 import type {
@@ -113,10 +117,16 @@ export interface SafetensorsModelReader extends ModelReader {
 /** N shards as one reader. */
 class ShardedReader implements SafetensorsModelReader {
   readonly header: ModelHeader;
-  readonly tensors: readonly TensorEntry[];
   readonly shards: readonly string[];
   readonly shardOf: (tensor: string) => string | undefined;
   #pool: ShardPool;
+  #headers: readonly SafetensorsHeader[];
+  #chunkSize: number;
+  /** Per tensor (in `header.tensors` order): its shard, and its place in that shard's header. */
+  #shard: Uint32Array;
+  #local: Uint32Array;
+  /** The entries, made on first use (streaming makes one at a time, see `entry`). */
+  #tensors: readonly TensorEntry[] | undefined;
 
   constructor(
     metadata: ModelMetadata,
@@ -128,31 +138,51 @@ class ShardedReader implements SafetensorsModelReader {
   ) {
     this.shards = shards;
     this.#pool = pool;
+    this.#headers = headers;
+    this.#chunkSize = chunkSize;
     const shardOf = new Map<string, string>();
     headers.forEach((h, i) => h.tensors.forEach((t) => shardOf.set(t.name, locate(shards[i]!))));
     this.shardOf = (tensor) => shardOf.get(tensor);
     const infos: TensorInfo[] = [];
-    const entries: TensorEntry[] = [];
+    const count = headers.reduce((n, h) => n + h.tensors.length, 0);
+    this.#shard = new Uint32Array(count);
+    this.#local = new Uint32Array(count);
     headers.forEach((header, shard) => {
-      for (const t of header.tensors) {
-        const info: TensorInfo = {
-          name: t.name,
-          dtype: t.dtype,
-          shape: t.shape,
-          byteLength: t.byteLength,
-        };
-        const start = header.dataOffset + t.dataOffsets[0];
-        const end = header.dataOffset + t.dataOffsets[1];
-        infos.push(info);
-        entries.push({
-          info,
-          open: () => pool.stream(shard, start, end, chunkSize, t.name),
-          slice: (from, to) => pool.stream(shard, start + from, start + to, chunkSize, t.name),
-        });
-      }
+      header.tensors.forEach((t, local) => {
+        this.#shard[infos.length] = shard;
+        this.#local[infos.length] = local;
+        infos.push({ name: t.name, dtype: t.dtype, shape: t.shape, byteLength: t.byteLength });
+      });
     });
     this.header = { format: "safetensors", metadata, tensors: infos };
-    this.tensors = entries;
+  }
+
+  /** One entry per tensor, made on first use. */
+  get tensors(): readonly TensorEntry[] {
+    this.#tensors ??= this.header.tensors.map((_, i) => this.entry(i));
+    return this.#tensors;
+  }
+
+  /**
+   * Entry `index`, made afresh (`modelChunks` streams through it: one entry
+   * at a time, not two closures per tensor up front).
+   *
+   * @param index Position in `header.tensors`.
+   * @returns The entry.
+   */
+  entry(index: number): TensorEntry {
+    const shard = this.#shard[index]!;
+    const header = this.#headers[shard]!;
+    const t = header.tensors[this.#local[index]!]!;
+    const start = header.dataOffset + t.dataOffsets[0];
+    const end = header.dataOffset + t.dataOffsets[1];
+    const pool = this.#pool;
+    const chunkSize = this.#chunkSize;
+    return {
+      info: this.header.tensors[index]!,
+      open: () => pool.stream(shard, start, end, chunkSize, t.name),
+      slice: (from, to) => pool.stream(shard, start + from, start + to, chunkSize, t.name),
+    };
   }
 
   close(): Promise<void> {
@@ -163,14 +193,19 @@ class ShardedReader implements SafetensorsModelReader {
 /** A model read from a single SafeTensors file plus companion metadata. */
 class SingleFileReader implements SafetensorsModelReader {
   readonly header: ModelHeader;
-  readonly tensors: readonly TensorEntry[];
   readonly shards: readonly string[] = [SAFETENSORS_SINGLE_NAME];
+  readonly entry?: (index: number) => TensorEntry;
   #inner: ModelReader;
 
   constructor(inner: ModelReader, metadata: ModelMetadata) {
     this.#inner = inner;
     this.header = { ...inner.header, metadata };
-    this.tensors = inner.tensors;
+    if (inner.entry !== undefined) this.entry = (index) => inner.entry!(index);
+  }
+
+  /** The inner reader's entries, made on first use there. */
+  get tensors(): readonly TensorEntry[] {
+    return this.#inner.tensors;
   }
 
   close(): Promise<void> {
@@ -448,6 +483,17 @@ async function dequantized(
   hfQuantConfig?: unknown,
 ): Promise<SafetensorsModelReader> {
   if (options.asStored) return reader;
+  // Not quantized: checked from the infos, so the reader's entries are not
+  // all made here (streaming makes them one at a time, `modelChunks`).
+  if (quantizationConfig(config, hfQuantConfig) === undefined) {
+    try {
+      refuseUnlabelledQuantized(reader.header.tensors, location);
+    } catch (error) {
+      await reader.close();
+      throw error;
+    }
+    return reader;
+  }
   let result;
   try {
     result = await dequantizeCheckpoint(reader.tensors, config, location, {

@@ -179,6 +179,29 @@ export function quantizationConfig(
   return out;
 }
 
+/**
+ * Refuse a checkpoint with quantized tensors whose config says nothing
+ * about them (what {@linkcode dequantizeCheckpoint} does for a model without
+ * a quantization config), from the tensors' infos alone.
+ *
+ * @param infos The checkpoint's tensors.
+ * @param location The model's path or URL, for messages.
+ * @throws {ModelFormatError} When a tensor has a quantized method's suffix.
+ */
+export function refuseUnlabelledQuantized(
+  infos: readonly { readonly name: string }[],
+  location: string,
+): void {
+  const raw = infos.find((t) => QUANTIZED_SUFFIXES.some((s) => t.name.endsWith(s)));
+  if (raw !== undefined) {
+    throw new ModelFormatError(
+      "model",
+      location,
+      `tensor "${raw.name}" is part of a quantized checkpoint, but config.json has no quantization_config saying how to dequantize it`,
+    );
+  }
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
@@ -217,14 +240,7 @@ export async function dequantizeCheckpoint(
 ): Promise<DequantizedCheckpoint> {
   const quant = quantizationConfig(config, options.hfQuantConfig);
   if (quant === undefined) {
-    const raw = tensors.find((t) => QUANTIZED_SUFFIXES.some((s) => t.info.name.endsWith(s)));
-    if (raw !== undefined) {
-      throw new ModelFormatError(
-        "model",
-        location,
-        `tensor "${raw.info.name}" is part of a quantized checkpoint, but config.json has no quantization_config saying how to dequantize it`,
-      );
-    }
+    refuseUnlabelledQuantized(tensors.map((t) => t.info), location);
     return { tensors, method: undefined };
   }
   const name = quant["quant_method"];
