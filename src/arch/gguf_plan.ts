@@ -64,7 +64,22 @@ export function familyGgufRefusal(metadata: ModelMetadata): string | undefined {
   if (family?.gguf === undefined || config === undefined) return undefined;
   const w = new KvWriter(config, family.ggufArchitecture, kvOptions(metadata));
   return configRefusal(family.configFields, w) ?? family.gguf.unsupported?.(w) ??
-    t5Refusal(family, metadata);
+    t5Refusal(family, metadata) ?? llamaHfRefusal(family, metadata);
+}
+
+/**
+ * Why a family whose converter reads its vocabulary with `LlamaHfVocab`
+ * (Gemma 4) cannot have it from this model's tokenizer: it needs a
+ * byte-fallback BPE `tokenizer.json`.
+ */
+function llamaHfRefusal(family: Family, metadata: ModelMetadata): string | undefined {
+  const facts = family.llamaHfVocabulary;
+  if (facts === undefined || metadata["tokenizer.ggml_model"] === facts.model) return undefined;
+  return `its vocabulary cannot be written as llama.cpp's converter writes a ${family.name} ` +
+    `one (a "${facts.model}" vocabulary from a byte-fallback BPE tokenizer.json): ` +
+    (metadata["tokenizer.vocabulary"] === undefined
+      ? "it has no tokenizer.json"
+      : "its tokenizer.json is not one");
 }
 
 /**

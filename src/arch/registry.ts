@@ -75,6 +75,7 @@ import { JAIS2 } from "./families/jais2.ts";
 import { LAGUNA } from "./families/laguna.ts";
 import { NEMOTRON } from "./families/nemotron.ts";
 import { GRANITE_SWA, GRANITEMOE_SWA } from "./families/granite_swa.ts";
+import { GEMMA4 } from "./families/gemma4.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 import { MODERNBERT } from "./families/modernbert.ts";
 import { NOMIC_BERT } from "./families/nomic_bert.ts";
@@ -158,6 +159,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     NEMOTRON,
     GRANITE_SWA,
     GRANITEMOE_SWA,
+    GEMMA4,
   ].map((f) => [f.name, f]),
 );
 
