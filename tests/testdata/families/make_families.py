@@ -1566,6 +1566,23 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "gemma4-moe": 306}
 
 
+# Families whose tokenizer is checked against llama.cpp's (gemma4_tokenizer_test.ts):
+# transformers' ids for the shared strings (tests/testdata/tokenizers/strings.json)
+# and the family's control-token text, written to tokens/<family>.json.
+TOKENIZED = {"gemma4": "<bos><|turn>user\nhi<turn|>\n<|channel>thought<channel|><|tool_call>x<tool_call|>"}
+
+
+def make_tokenizations(name: str) -> None:
+    strings = json.loads((HERE.parent / "tokenizers" / "strings.json").read_text())["common"]
+    texts = [*strings, TOKENIZED[name]]
+    tok = transformers.AutoTokenizer.from_pretrained(HERE / "hf" / name)
+    ids = [tok.encode(t, add_special_tokens=False) for t in texts]
+    out = {"family": name, "made_by": f"transformers {transformers.__version__}",
+           "texts": texts, "ids": ids}
+    (HERE / "tokens").mkdir(exist_ok=True)
+    (HERE / "tokens" / f"{name}.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
+
+
 def main() -> None:
     if TRANSFORMERS_4:
         made = list(FAMILIES_TF4)
@@ -1580,6 +1597,8 @@ def main() -> None:
         if name not in names or name == "unknown-arch":
             continue
         ref = make(name, seed=seeds[name])
+        if name in TOKENIZED and not TRANSFORMERS_4:
+            make_tokenizations(name)
         top = ref["steps"][0]["top"][0]
         print(f"{name}: greedy {ref['greedy']}, first step top {top}, margins {ref['greedy_margins']}, "
               f"sensitivity {ref['sensitivity']}")
