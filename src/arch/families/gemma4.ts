@@ -232,6 +232,17 @@ function perLayerUnsupported(w: KvWriter): string | undefined {
       }
     }
   }
+  // transformers gives full layers num_global_key_value_heads only with attention_k_eq_v;
+  // the converter writes it for them whenever it is set.
+  const globalKv = w.num("num_global_key_value_heads");
+  if (
+    w.hparams["attention_k_eq_v"] !== true && globalKv !== undefined &&
+    globalKv !== w.num("num_key_value_heads")
+  ) {
+    return `its config.json has num_global_key_value_heads ${globalKv} without ` +
+      `attention_k_eq_v; transformers then gives every layer num_key_value_heads ` +
+      `(${w.num("num_key_value_heads")}), the converter writes ${globalKv} for the full layers`;
+  }
   const perLayerInput = w.num("hidden_size_per_layer_input") ?? 0;
   const rows = w.num("vocab_size_per_layer_input");
   if (perLayerInput > 0 && rows !== undefined && rows !== w.num("vocab_size")) {
@@ -312,6 +323,8 @@ const GEMMA4_FIELDS: ConfigFields = {
   checked: ["rope_parameters", "per_layer_config", "vocab_size_per_layer_input"],
   assumed: [
     activation("hidden_activation", GELU, "gelu_pytorch_tanh"),
+    // src/models/gemma4.cpp loads no biases (a file with them is one it refuses to load).
+    { field: "attention_bias", hfDefault: false, llamaCpp: false },
     // llama.cpp's gemma4 is causal for text ("vision" changes only image tokens' attention).
     { field: "use_bidirectional_attention", hfDefault: null, llamaCpp: null, alike: ["vision"] },
   ],
