@@ -112,3 +112,13 @@ Deno.test("gemma4: without rope_parameters, transformers' defaults (proportional
   assert.deepEqual([...freqs!.values], [1, 1, 1, 1, ...new Array(12).fill(1e30).map(Math.fround)]);
   assert.equal(refusalOf("gemma4", config, {}), undefined);
 });
+
+Deno.test("gemma4: full layers as wide as the sliding ones (per_layer_config saved empty) have head_dim", () => {
+  const keys = familyGgufPlan({
+    architecture: "gemma4",
+    hf_config: { ...DENSE, per_layer_config: {} },
+    original_format: "safetensors",
+  })!.keys;
+  assert.equal(keys.get("gemma4.attention.key_length")?.value, 16);
+  assert.equal(keys.get("gemma4.rope.dimension_count")?.value, 16);
+});

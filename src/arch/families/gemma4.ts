@@ -88,8 +88,14 @@ function fullLayerSetting(w: KvWriter, global: string, key: string): number | un
   return undefined;
 }
 
+/**
+ * The full layers' head size. transformers 5.18 saves only a full layer's
+ * settings that differ from the config's, so a `per_layer_config` without
+ * one means `head_dim` (the converter then fails: "assert head_dim_full").
+ */
 function fullHeadDim(w: KvWriter): number {
-  const dim = fullLayerSetting(w, "global_head_dim", "head_dim");
+  const dim = fullLayerSetting(w, "global_head_dim", "head_dim") ??
+    (record(w.hparams["per_layer_config"]) !== undefined ? w.num("head_dim") : undefined);
   if (dim === undefined) {
     throw new RangeError("config.json has no global_head_dim (nor a full layer's head_dim)");
   }
