@@ -1563,7 +1563,43 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "nemotron": 230, "granite-swa": 231, "granitemoe-swa": 232,
          "gemma4": 300,
          # 306 of 301–319: the seed whose routers are furthest from a tie (see the family).
-         "gemma4-moe": 306}
+         "gemma4-moe": 306, "gemma4-cg": 307}
+
+
+def make_conditional_copy(name: str, copy: str) -> None:
+    """`hf/<copy>/`: `hf/<name>/`'s language model inside its image-text class
+    (Gemma4ForConditionalGeneration, as the published Gemma 4 checkpoints are), with a
+    tiny seeded vision tower, saved by transformers 5.18. It has no reference run of its
+    own (the shared family loops would read its towers back): `<name>`'s is checked here to
+    be what the composite computes for the same token ids, and gemma4_conditional_test.ts
+    judges it with that one."""
+    folder = HERE / "hf" / copy
+    if folder.exists():
+        shutil.rmtree(folder)
+    text = transformers.AutoModelForCausalLM.from_pretrained(HERE / "hf" / name).eval()
+    vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                  num_key_value_heads=2, head_dim=16, position_embedding_size=64)
+    # Without the folder it was read from (from_pretrained's _name_or_path).
+    text_config = {k: v for k, v in text.config.to_dict().items() if k != "_name_or_path"}
+    config = transformers.Gemma4Config(text_config=text_config, vision_config=vision,
+                                       audio_config=None)
+    config._attn_implementation = "eager"
+    torch.manual_seed(SEEDS[copy])
+    model = transformers.Gemma4ForConditionalGeneration(config).eval()
+    randomize(model.model.vision_tower, SEEDS[copy])
+    model.model.language_model.load_state_dict(text.model.state_dict())
+    model.save_pretrained(folder, max_shard_size=SHARD_SIZE)
+    for f in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(HERE / "hf" / name / f, folder / f)
+    reference = json.loads((HERE / "reference" / f"{name}.json").read_text())
+    rows = log_probs(model, reference["sequence"])
+    worst = max(abs(float(rows[p][t]) - v) for step, p in zip(reference["steps"], reference["positions"])
+                for t, v in step["top"])
+    assert worst < 1e-4, f"{copy}: the composite computes otherwise than {name} ({worst})"
+
+
+# Image-text copies of a text fixture (the language model's weights, towers added).
+CONDITIONAL_COPIES = {"gemma4-cg": "gemma4"}
 
 
 # Families whose tokenizer is checked against llama.cpp's (gemma4_tokenizer_test.ts):
@@ -1606,6 +1642,10 @@ def main() -> None:
         if not TRANSFORMERS_4 and (copy in names or name in names):
             make_bf16_copy(name, copy)
             print(f"{copy}: {name} in BF16")
+    for copy, name in CONDITIONAL_COPIES.items():
+        if not TRANSFORMERS_4 and (copy in names or name in names):
+            make_conditional_copy(name, copy)
+            print(f"{copy}: {name} as Gemma4ForConditionalGeneration")
     for copy, name in MTP_COPIES.items():
         if not TRANSFORMERS_4 and (copy in names or name in names):
             make_mtp_copy(name, copy)
