@@ -6,12 +6,13 @@
  * converter does without `--mmproj` (f32, bf16, q8_0 and llama-quantize's
  * presets, sha256 for sha256), leaving the towers out with one note, and
  * llama.cpp runs it as transformers computes the `gemma4` fixture (the same
- * weights; make_families.py checks the composite computes the same).
+ * weights; make_families.py checks the composite computes the same). Its
+ * vision and audio GGUF (`--mmproj`) is refused in one line, with no file.
  */
 
 import assert from "node:assert/strict";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
-import { withTempDir } from "../cli/_run_apr.ts";
+import { assertOneLineError, runApr, withTempDir } from "../cli/_run_apr.ts";
 import { llamaLogProbs } from "./_llama_judge.ts";
 import {
   compareWithReference,
@@ -39,5 +40,23 @@ Deno.test("gemma4 (Gemma4ForConditionalGeneration): llama.cpp runs the text GGUF
     const [run] = await llamaLogProbs([{ path: out, ids: ref.sequence, positions: ref.positions }]);
     assert.equal(run!.error, undefined, run!.error);
     fail("gemma4-cg", compareWithReference(ref, run!.logprobs));
+  });
+});
+
+Deno.test("gemma4 (Gemma4ForConditionalGeneration): --mmproj is refused in one line, with no file", async () => {
+  await withTempDir(async (dir) => {
+    const run = await runApr([
+      "convert",
+      familyDir("gemma4-cg"),
+      "-o",
+      `${dir}/m.gguf`,
+      "--mmproj",
+      `${dir}/mm.gguf`,
+    ]);
+    assertOneLineError(
+      run,
+      /vision GGUF.*aprkit writes none for Gemma4ForConditionalGeneration.*--mmproj/,
+    );
+    assert.deepEqual([...Deno.readDirSync(dir)], []);
   });
 });
