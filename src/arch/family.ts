@@ -303,6 +303,22 @@ export interface SentencePieceFacts {
 }
 
 /**
+ * A converter class that writes a byte-fallback BPE `tokenizer.json`
+ * through gguf-py's `LlamaHfVocab` under a tokenizer model of its own, with
+ * its merges (`Gemma4Model.set_vocab`: `gemma4`).
+ */
+export interface LlamaHfVocabularyFacts {
+  /** `tokenizer.ggml.model`. */
+  readonly model: string;
+  /** Tokens it types USER_DEFINED whatever they are (Gemma 4's "always render" ones). */
+  readonly userDefined: readonly string[];
+  /** `tokenizer.ggml.add_space_prefix`, written after `SpecialVocab`'s keys. */
+  readonly addSpacePrefix: boolean;
+  /** `tokenizer.ggml.add_bos_token`, written then (in place when `SpecialVocab` wrote one). */
+  readonly addBosToken: boolean;
+}
+
+/**
  * How llama.cpp rotates a GGUF architecture's Q/K (`llama_model_rope_type()`,
  * src/llama-model.cpp): `norm` adjacent pairs; `neox` pairs half a head
  * apart; `mrope` and `imrope` (Qwen2-VL, Qwen3-VL) per-axis sections, which
@@ -473,6 +489,12 @@ export interface Family {
    * model with another is refused for GGUF. Absent: any.
    */
   readonly ggufVocabularies?: readonly string[];
+  /**
+   * Whether its converter class writes the vocabulary as `LlamaHfVocab`
+   * reads it, under its own tokenizer model (Gemma 4); a tokenizer it
+   * cannot read so is refused for GGUF.
+   */
+  readonly llamaHfVocabulary?: LlamaHfVocabularyFacts;
 }
 
 /** Whole-model tensors of every family: GGUF base name → Hugging Face base name. */

@@ -65,7 +65,7 @@ export function familyGgufRefusal(metadata: ModelMetadata): string | undefined {
   const w = new KvWriter(config, family.ggufArchitecture, kvOptions(metadata));
   return configRefusal(family.configFields, w) ?? denseRefusal(family, w) ??
     family.gguf.unsupported?.(w) ?? t5Refusal(family, metadata) ??
-    vocabularyRefusal(family, metadata);
+    vocabularyRefusal(family, metadata) ?? llamaHfRefusal(family, metadata);
 }
 
 /**
@@ -93,6 +93,21 @@ function vocabularyRefusal(family: Family, metadata: ModelMetadata): string | un
   }; ` +
     `aprkit writes a ${family.name} GGUF only with a ${known.join(" or ")} vocabulary, not ` +
     `matched against llama.cpp's converter for another`;
+}
+
+/**
+ * Why a family whose converter reads its vocabulary with `LlamaHfVocab`
+ * (Gemma 4) cannot have it from this model's tokenizer: it needs a
+ * byte-fallback BPE `tokenizer.json`.
+ */
+function llamaHfRefusal(family: Family, metadata: ModelMetadata): string | undefined {
+  const facts = family.llamaHfVocabulary;
+  if (facts === undefined || metadata["tokenizer.ggml_model"] === facts.model) return undefined;
+  return `its vocabulary cannot be written as llama.cpp's converter writes a ${family.name} ` +
+    `one (a "${facts.model}" vocabulary from a byte-fallback BPE tokenizer.json): ` +
+    (metadata["tokenizer.vocabulary"] === undefined
+      ? "it has no tokenizer.json"
+      : "its tokenizer.json is not one");
 }
 
 /**

@@ -101,18 +101,22 @@ function* templates(name: string): Generator<readonly [string, number | undefine
   }
 }
 
-/** The name without a suffix, then without `.weight` or `.bias` (as the converter tries them). */
+/**
+ * The name without a suffix, then without `.weight` or `.bias` (as the
+ * converter tries them) or `.scale` (a per-tensor factor llama.cpp loads
+ * beside a weight: Gemma 4's router scales, NVFP4's).
+ */
 function* bases(name: string): Generator<readonly [string, string]> {
   yield [name, ""];
-  for (const suffix of [".weight", ".bias"]) {
+  for (const suffix of [".weight", ".bias", ".scale"]) {
     if (name.endsWith(suffix)) yield [name.slice(0, -suffix.length), suffix];
   }
 }
 
 /**
  * The kind of a GGUF tensor name of an architecture: `blk.3.attn_q.weight`
- * is `ATTN_Q` of block 3. Other suffixes than `.weight`/`.bias` (a
- * quantized tensor's `.scale`) are read as part of the kind's name and so
+ * is `ATTN_Q` of block 3, `blk.0.ffn_gate_inp.scale` the `.scale` of
+ * `FFN_GATE_INP`. Other suffixes are read as part of the kind's name and so
  * are not found.
  *
  * @example Usage

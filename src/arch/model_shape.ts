@@ -151,6 +151,7 @@ const IRREGULAR_HEADS = new Set([
   "qwen35moe", // the same
   "deepseek32", // MLA, as deepseek2
   "glm-dsa", // the same
+  "gemma4", // full-attention layers' heads are wider (global_head_dim) and may have other KV heads
 ]);
 
 /** Architectures whose dense FFN is not `feed_forward_length` wide in every block. */
@@ -160,7 +161,14 @@ const IRREGULAR_FF = new Set([
   "chatglm", // the same (GLM-4-9B's gate_up_proj)
   "modern-bert", // the same (GeGLU's Wi)
   "jina-bert-v2", // the same (GEGLU's gated_layers)
+  "gemma4", // the layers sharing KV have a double-wide MLP (use_double_wide_mlp)
 ]);
+
+/**
+ * Architectures whose layers may have K without V: llama.cpp then uses K as
+ * V (Gemma 4's full-attention layers with `attention_k_eq_v`).
+ */
+const V_FROM_K = new Set(["gemma4"]);
 
 const fmt = (shape: readonly (number | undefined)[]) =>
   `[${shape.map((d) => d ?? "*").join(", ")}]`;
@@ -186,6 +194,8 @@ function expected(k: Kinded, d: Dims, arch: string): (number | undefined)[] | un
   const kind = k.kind;
   if (kind === undefined) return undefined;
   const stacked = EXPERT_STACKS.has(kind) && k.perExpert !== true;
+  // A per-tensor or per-expert factor (`.scale`): sized by what it scales, not checked.
+  if (k.suffix === ".scale") return undefined;
   if (k.suffix === ".bias") {
     if (WRITE_RESIDUAL.has(kind) || RESIDUAL_NORMS.has(kind)) {
       return stacked ? [d.experts, d.hidden] : [d.hidden];
@@ -260,7 +270,7 @@ function check(kinded: readonly Kinded[], d: Dims, arch: string): ShapeProblem |
       };
     }
   }
-  return d.everyBlockAttends ? missingAttention(kinded, d) : undefined;
+  return d.everyBlockAttends ? missingAttention(kinded, d, arch) : undefined;
 }
 
 /**
@@ -282,7 +292,11 @@ const ATTENTION = new Set([
   "ATTN_V_B",
 ]);
 
-function missingAttention(kinded: readonly Kinded[], d: Dims): ShapeProblem | undefined {
+function missingAttention(
+  kinded: readonly Kinded[],
+  d: Dims,
+  arch: string,
+): ShapeProblem | undefined {
   const byBlock = new Map<number, Set<string>>();
   const first = new Map<string, ShapedTensor>();
   for (const k of kinded) {
@@ -296,6 +310,9 @@ function missingAttention(kinded: readonly Kinded[], d: Dims): ShapeProblem | un
     for (const [key, t] of first) {
       if (has.has(key)) continue;
       if (b >= (d.kvSharedFrom ?? Infinity) && /^ATTN_[KV]\./.test(key)) continue;
+      if (V_FROM_K.has(arch) && key.startsWith("ATTN_V.") && has.has(`ATTN_K${key.slice(6)}`)) {
+        continue;
+      }
       // Layer 0's tensor under layer b's number (its first numeric segment).
       const name = t.name.replace(/(^|\.)0\./, `$1${b}.`);
       return {
@@ -360,6 +377,8 @@ export function ggufShapeProblem(
   const d: Dims = {
     blocks,
     required: blocks - nextn,
+    // Layers reusing an earlier layer's KV (Gemma 4's, which have no K/V of their own).
+    kvSharedFrom: blocks - (num(kv(`${arch}.attention.shared_kv_layers`)) ?? 0),
     blocksKey: `${arch}.block_count`,
     // The architectures of aprkit's families (a GGUF of another is checked
     // for its names and sizes only).

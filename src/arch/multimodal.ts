@@ -93,6 +93,13 @@ export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
     source: "llama.cpp conversion/llama.py LlamaModel (text), llava.py (mmproj)",
     textFamily: llavaText,
   },
+  Gemma4ForConditionalGeneration: {
+    source: "llama.cpp conversion/gemma.py Gemma4Model (text); its vision and audio GGUF not " +
+      "written (Gemma4VisionAudioModel)",
+    textFamily: () => "gemma4",
+    towers: "the vision and audio towers and their embedders",
+    mmprojElsewhere: "llama.cpp's convert_hf_to_gguf.py --mmproj makes its vision and audio GGUF",
+  },
 };
 
 /**

@@ -77,6 +77,7 @@ import { NEMOTRON } from "./families/nemotron.ts";
 import { GRANITE_SWA, GRANITEMOE_SWA } from "./families/granite_swa.ts";
 import { EUROBERT } from "./families/eurobert.ts";
 import { JINA_BERT_V2 } from "./families/jina_bert_v2.ts";
+import { GEMMA4 } from "./families/gemma4.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 import { MODERNBERT } from "./families/modernbert.ts";
 import { NOMIC_BERT } from "./families/nomic_bert.ts";
@@ -170,6 +171,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     EUROBERT,
     JINA_BERT_V2,
     GEMMA_EMBEDDING,
+    GEMMA4,
   ].map((f) => [f.name, f]),
 );
 

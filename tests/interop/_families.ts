@@ -263,6 +263,12 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "dbrx",
   // The router bias is made (a name without a suffix), experts stacked.
   "hy-v3",
+  // The router's scales are made (`ffn_gate_inp.scale`, `ffn_down_exps.scale`), and the
+  // per-layer embeddings are whole-model tensors of Gemma 4's own.
+  "gemma4",
+  "gemma4-moe",
+  // Gemma4ForConditionalGeneration: its towers have no GGUF name (gemma4_conditional_test.ts).
+  "gemma4-cg",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */
@@ -433,13 +439,14 @@ export function tensorDifferences(
 }
 
 /**
- * The bytes a GGUF round trip must give back. Gemma's and Nemotron's
+ * The bytes a GGUF round trip must give back. Gemma's (1–3) and Nemotron's
  * checkpoints store norm weights as w − 1 and GGUF holds w (llama.cpp's
  * converter adds 1 in F32), so the way back can only be f32(f32(x + 1) − 1):
- * bit-exact to that, not to x.
+ * bit-exact to that, not to x. Gemma 4's norms multiply by w, unshifted.
  */
 export function expectedBack(family: string, name: string, bytes: Uint8Array): Uint8Array {
-  const shifted = family.startsWith("gemma") || family === "nemotron";
+  const shifted = (family.startsWith("gemma") && !family.startsWith("gemma4")) ||
+    family === "nemotron";
   if (!shifted || !name.endsWith("norm.weight")) return bytes;
   const x = new Float32Array(bytes.slice().buffer);
   const out = x.map((v) => Math.fround(Math.fround(v + 1) - 1));

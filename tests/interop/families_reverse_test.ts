@@ -124,6 +124,18 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
     num_heads: "Laguna's query heads vary by layer: the GGUF's attention.head_count is an " +
       "array, which a GGUF import does not read as APR's one num_heads",
   },
+  gemma4: {
+    head_dim: "Gemma 4's GGUF attention.key_length is the full-attention layers' head " +
+      "(global_head_dim); config.json's head_dim is the sliding layers' (key_length_swa), " +
+      "which a GGUF import does not read as APR's head_dim",
+    intermediate_size: "the double-wide MLPs of the layers sharing KV make " +
+      "feed_forward_length a per-layer array, which a GGUF import does not read as one width",
+  },
+  "gemma4-moe": {
+    head_dim: "as gemma4",
+    num_kv_heads: "the full-attention layer's own KV heads (num_global_key_value_heads) make " +
+      "attention.head_count_kv a per-layer array, which a GGUF import does not read as one count",
+  },
 };
 
 /** How a GGUF import's metadata differs from the Hugging Face import's, in the family's fields. */

@@ -384,6 +384,13 @@ export function aprToGgufKv(
   set("general.quantization_version", GgufValueType.UINT32, options.quantizationVersion);
   writeTokenizer(metadata, set, kv, converted);
   writeChatTemplates(metadata, set, kv);
+  const trailing = plan?.family.llamaHfVocabulary;
+  if (trailing !== undefined && metadata["tokenizer.ggml_model"] === trailing.model) {
+    // Gemma4Model.set_vocab: after SpecialVocab's keys (its chat template among them).
+    kv.delete("tokenizer.ggml.add_space_prefix");
+    set("tokenizer.ggml.add_space_prefix", GgufValueType.BOOL, trailing.addSpacePrefix);
+    set("tokenizer.ggml.add_bos_token", GgufValueType.BOOL, trailing.addBosToken);
+  }
   // gguf-py's SpecialVocab writes the normaliser's flags after the chat templates.
   set(
     "tokenizer.ggml.normalizer.lowercase",

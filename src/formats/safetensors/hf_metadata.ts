@@ -61,6 +61,10 @@ import {
 } from "../../tokenizer/sentencepiece_model.ts";
 import { sentencePieceVocab } from "../../tokenizer/sentencepiece_vocab.ts";
 import { t5VocabularyFields, t5VocabularyFromSentencePiece } from "../../tokenizer/t5_vocab.ts";
+import {
+  llamaHfVocabularyFields,
+  transformersSpecialTokens,
+} from "../../tokenizer/llama_hf_vocab.ts";
 import { MAX_MODEL_CARD_BYTES, readModelCard } from "./model_card.ts";
 import { sentenceDensePaths } from "./sentence_dense.ts";
 import { rerankerMetadata } from "../../arch/qwen3_reranker.ts";
@@ -413,7 +417,8 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
     // moe_num_experts, moe_k: ERNIE 4.5 MoE's names.
     firstNumber(text, ["num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"]),
   );
-  set("num_experts_per_tok", firstNumber(text, ["num_experts_per_tok", "moe_k"]));
+  // top_k_experts: Gemma 4's.
+  set("num_experts_per_tok", firstNumber(text, ["num_experts_per_tok", "moe_k", "top_k_experts"]));
   set("moe_intermediate_size", firstNumber(text, ["moe_intermediate_size"]));
   // A family that names its widths otherwise (Llama 4), as its GGUF holds them.
   const widths = family?.hfWidthKeys ?? {};
@@ -489,6 +494,28 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   // XLM-RoBERTa's converter class: the Unigram vocabulary as llama.cpp's `t5` one.
   if (familyOf(architecture)?.t5Vocabulary === true && vocabulary !== undefined) {
     Object.assign(out, t5Vocabulary(files, config, tokenizerConfig, vocabulary.tokens, out));
+  }
+  // Gemma 4's converter class: the byte-fallback BPE vocabulary as LlamaHfVocab reads it.
+  const hfVocab = familyOf(architecture)?.llamaHfVocabulary;
+  const tokenizerModel = record(record(files.tokenizer)?.["model"]);
+  if (
+    hfVocab !== undefined && vocabulary !== undefined && vocabulary.modelType === "BPE" &&
+    out["tokenizer.ggml_model"] === "llama" && tokenizerModel?.["byte_fallback"] === true
+  ) {
+    const base = record(tokenizerModel["vocab"]);
+    Object.assign(
+      out,
+      llamaHfVocabularyFields({
+        model: hfVocab.model,
+        tokens: vocabulary.tokens,
+        baseSize: base === undefined ? vocabulary.tokens.length : Object.keys(base).length,
+        specialTokens: transformersSpecialTokens(tokenizerConfig),
+        userDefined: hfVocab.userDefined,
+      }),
+    );
+    // The converter writes no pre-tokenizer: llama.cpp's gemma4 vocabulary has its own.
+    delete out["tokenizer.pre"];
+    delete out["tokenizer.pre_type"];
   }
   // A SentencePiece tokenizer.model: the vocabulary the converter reads from it.
   if (

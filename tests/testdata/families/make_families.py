@@ -40,6 +40,7 @@ import math
 import random
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import sentencepiece as spm
@@ -149,7 +150,7 @@ def command_r_bpe(specials: list[str]) -> Tokenizer:
     return train_byte_level(tok, specials)
 
 
-def sentencepiece_model(layout: str) -> bytes:
+def sentencepiece_model(layout: str, vocab_size: int = VOCAB) -> bytes:
     """A SentencePiece BPE model with byte fallback, special ids laid out as Gemma's or Llama 2's."""
     ids = (
         dict(pad_id=0, eos_id=1, bos_id=2, unk_id=3, pad_piece="<pad>", eos_piece="<eos>",
@@ -162,7 +163,7 @@ def sentencepiece_model(layout: str) -> bytes:
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(corpus()),
         model_writer=out,
-        vocab_size=VOCAB,
+        vocab_size=vocab_size,
         model_type="bpe",
         byte_fallback=True,
         character_coverage=1.0,
@@ -226,6 +227,8 @@ def save_tokenizer(kind: str, folder: Path) -> list[int]:
             )
         hf.save_pretrained(folder)
         return [tok.token_to_id(s) for s in specials]
+    if kind == "gemma4":
+        return save_gemma4_tokenizer(folder)
     # SentencePiece: tokenizer.model, and the tokenizer.json transformers converts it to.
     model = sentencepiece_model("gemma" if kind == "gemma" else "llama")
     (folder / "tokenizer.model").write_bytes(model)
@@ -250,6 +253,36 @@ def save_tokenizer(kind: str, folder: Path) -> list[int]:
     config_path.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
     sp = spm.SentencePieceProcessor(model_proto=model)
     return [i for i in range(sp.vocab_size()) if sp.is_control(i) or sp.is_unknown(i)]
+
+
+# Gemma 4's tokenizer is published as tokenizer.json alone (no tokenizer.model):
+# GemmaTokenizer's BPE with byte fallback, spaces normalised to ▁. Some of its
+# added tokens the converter marks USER_DEFINED ("always render" ones), others
+# stay CONTROL; after GemmaTokenizer's <mask>, four of each end the vocabulary.
+GEMMA4_ADDED = [("<|turn>", True), ("<turn|>", True), ("<|channel>", True), ("<channel|>", True),
+                ("<|tool_call>", True), ("<tool_call|>", True), ("<|image>", True), ("<image|>", True)]
+
+
+def save_gemma4_tokenizer(folder: Path) -> list[int]:
+    """Gemma 4's tokenizer files: tokenizer.json and tokenizer_config.json."""
+    # GemmaTokenizer adds its <mask> after the SentencePiece pieces.
+    model = sentencepiece_model("gemma", VOCAB - 1 - len(GEMMA4_ADDED))
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "tokenizer.model").write_bytes(model)
+        hf = transformers.GemmaTokenizer.from_pretrained(tmp)
+    for content, special in GEMMA4_ADDED:
+        hf.add_tokens([transformers.AddedToken(content, special=special, normalized=False)],
+                      special_tokens=special)
+    assert len(hf) == VOCAB, len(hf)
+    hf.save_pretrained(folder)
+    (folder / "tokenizer.model").unlink(missing_ok=True)
+    config_path = folder / "tokenizer_config.json"
+    config = json.loads(config_path.read_text())
+    config.pop("vocab_file", None)
+    config_path.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+    sp = spm.SentencePieceProcessor(model_proto=model)
+    return [i for i in range(sp.vocab_size()) if sp.is_control(i) or sp.is_unknown(i)] + \
+        list(range(sp.vocab_size(), VOCAB))
 
 
 # Phi-3.5's added tokens after its SentencePiece vocabulary (ids 32000…).
@@ -1165,6 +1198,45 @@ FAMILIES["hy-v3"] = (
     {"routed scaling": {"router_scaling_factor": 1.0}},
 )
 
+# Gemma 4 (Gemma4ForCausalLM), in two of the published models' shapes, 6
+# layers each. `gemma4` as E2B/E4B: sliding-window layers with 16-wide heads
+# and full-attention ones with 32-wide heads (`global_head_dim`, which
+# transformers 5.18 saves as `per_layer_config`), proportional RoPE on a
+# quarter of the full layers' heads, per-layer embeddings (8 per layer), the
+# last 3 layers reusing the KV of the last sliding and full layers before them
+# (`num_kv_shared_layers`) with double-wide MLPs, final soft-cap 30.
+# `gemma4-moe` as 26B-A4B (and 31B's attention): 5 sliding layers then a full
+# one whose keys are its values (`attention_k_eq_v`, 1 KV head), a dense MLP
+# beside 4 experts (top 2, MLP 32) on every layer, no per-layer embeddings.
+GEMMA4_ROPE = {
+    "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+    "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
+                       "rope_theta": 1000000.0},
+}
+FAMILIES["gemma4"] = (
+    "Gemma4TextConfig", "Gemma4ForCausalLM",
+    common(head_dim=HEAD_DIM, global_head_dim=2 * HEAD_DIM, num_hidden_layers=6, sliding_window=16,
+           layer_types=["sliding_attention", "sliding_attention", "full_attention"] * 2,
+           rope_parameters=GEMMA4_ROPE, hidden_size_per_layer_input=8,
+           vocab_size_per_layer_input=VOCAB, num_kv_shared_layers=3, use_double_wide_mlp=True,
+           final_logit_softcapping=30.0, pad_token_id=0, eos_token_id=1, bos_token_id=2),
+    "gemma4",
+    {"sliding window": {"sliding_window": MAX_POSITIONS},
+     "proportional RoPE (a quarter of the full layers' heads)": {"rope_parameters": {
+         **GEMMA4_ROPE, "full_attention": {**GEMMA4_ROPE["full_attention"], "partial_rotary_factor": 1.0}}}},
+)
+FAMILIES["gemma4-moe"] = (
+    "Gemma4TextConfig", "Gemma4ForCausalLM",
+    common(head_dim=HEAD_DIM, global_head_dim=2 * HEAD_DIM, num_hidden_layers=6, sliding_window=16,
+           layer_types=["sliding_attention"] * 5 + ["full_attention"],
+           rope_parameters=GEMMA4_ROPE, hidden_size_per_layer_input=0,
+           vocab_size_per_layer_input=VOCAB, attention_k_eq_v=True, num_global_key_value_heads=1,
+           enable_moe_block=True, num_experts=4, top_k_experts=2, moe_intermediate_size=32,
+           final_logit_softcapping=30.0, pad_token_id=0, eos_token_id=1, bos_token_id=2),
+    "gemma4",
+    FAMILIES["gemma4"][4],
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1221,6 +1293,9 @@ def randomize(model: torch.nn.Module, seed: int) -> None:
         for name, b in sorted(model.named_buffers()):
             if name.endswith("e_score_correction_bias"):
                 b.copy_(torch.randn(b.shape, generator=g) * BIAS_STD)
+            # Gemma 4's per-layer output scale (a buffer, 1 at init; the published ones are not 1).
+            elif name.endswith("layer_scalar"):
+                b.add_(torch.randn(b.shape, generator=g) * NORM_STD)
 
 
 def log_probs(model, ids: list[int]) -> torch.Tensor:
@@ -1534,7 +1609,63 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "deepseek32": 200, "glm-dsa": 201,
          "mellum": 240, "jais2": 241, "laguna": 242,
          "nemotron": 230, "granite-swa": 231, "granitemoe-swa": 232,
-         "youtu": 400, "dbrx": 401, "hy-v3": 402}
+         "youtu": 400, "dbrx": 401, "hy-v3": 402,
+         "gemma4": 300,
+         # 306 of 301–319: the seed whose routers are furthest from a tie (see the family).
+         "gemma4-moe": 306, "gemma4-cg": 307}
+
+
+def make_conditional_copy(name: str, copy: str) -> None:
+    """`hf/<copy>/`: `hf/<name>/`'s language model inside its image-text class
+    (Gemma4ForConditionalGeneration, as the published Gemma 4 checkpoints are), with a
+    tiny seeded vision tower, saved by transformers 5.18. It has no reference run of its
+    own (the shared family loops would read its towers back): `<name>`'s is checked here to
+    be what the composite computes for the same token ids, and gemma4_conditional_test.ts
+    judges it with that one."""
+    folder = HERE / "hf" / copy
+    if folder.exists():
+        shutil.rmtree(folder)
+    text = transformers.AutoModelForCausalLM.from_pretrained(HERE / "hf" / name).eval()
+    vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                  num_key_value_heads=2, head_dim=16, position_embedding_size=64)
+    # Without the folder it was read from (from_pretrained's _name_or_path).
+    text_config = {k: v for k, v in text.config.to_dict().items() if k != "_name_or_path"}
+    config = transformers.Gemma4Config(text_config=text_config, vision_config=vision,
+                                       audio_config=None)
+    config._attn_implementation = "eager"
+    torch.manual_seed(SEEDS[copy])
+    model = transformers.Gemma4ForConditionalGeneration(config).eval()
+    randomize(model.model.vision_tower, SEEDS[copy])
+    model.model.language_model.load_state_dict(text.model.state_dict())
+    model.save_pretrained(folder, max_shard_size=SHARD_SIZE)
+    for f in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(HERE / "hf" / name / f, folder / f)
+    reference = json.loads((HERE / "reference" / f"{name}.json").read_text())
+    rows = log_probs(model, reference["sequence"])
+    worst = max(abs(float(rows[p][t]) - v) for step, p in zip(reference["steps"], reference["positions"])
+                for t, v in step["top"])
+    assert worst < 1e-4, f"{copy}: the composite computes otherwise than {name} ({worst})"
+
+
+# Image-text copies of a text fixture (the language model's weights, towers added).
+CONDITIONAL_COPIES = {"gemma4-cg": "gemma4"}
+
+
+# Families whose tokenizer is checked against llama.cpp's (gemma4_tokenizer_test.ts):
+# transformers' ids for the shared strings (tests/testdata/tokenizers/strings.json)
+# and the family's control-token text, written to tokens/<family>.json.
+TOKENIZED = {"gemma4": "<bos><|turn>user\nhi<turn|>\n<|channel>thought<channel|><|tool_call>x<tool_call|>"}
+
+
+def make_tokenizations(name: str) -> None:
+    strings = json.loads((HERE.parent / "tokenizers" / "strings.json").read_text())["common"]
+    texts = [*strings, TOKENIZED[name]]
+    tok = transformers.AutoTokenizer.from_pretrained(HERE / "hf" / name)
+    ids = [tok.encode(t, add_special_tokens=False) for t in texts]
+    out = {"family": name, "made_by": f"transformers {transformers.__version__}",
+           "texts": texts, "ids": ids}
+    (HERE / "tokens").mkdir(exist_ok=True)
+    (HERE / "tokens" / f"{name}.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
 
 
 def main() -> None:
@@ -1551,6 +1682,8 @@ def main() -> None:
         if name not in names or name == "unknown-arch":
             continue
         ref = make(name, seed=seeds[name])
+        if name in TOKENIZED and not TRANSFORMERS_4:
+            make_tokenizations(name)
         top = ref["steps"][0]["top"][0]
         print(f"{name}: greedy {ref['greedy']}, first step top {top}, margins {ref['greedy_margins']}, "
               f"sensitivity {ref['sensitivity']}")
@@ -1558,6 +1691,10 @@ def main() -> None:
         if not TRANSFORMERS_4 and (copy in names or name in names):
             make_bf16_copy(name, copy)
             print(f"{copy}: {name} in BF16")
+    for copy, name in CONDITIONAL_COPIES.items():
+        if not TRANSFORMERS_4 and (copy in names or name in names):
+            make_conditional_copy(name, copy)
+            print(f"{copy}: {name} as Gemma4ForConditionalGeneration")
     for copy, name in MTP_COPIES.items():
         if not TRANSFORMERS_4 and (copy in names or name in names):
             make_mtp_copy(name, copy)
