@@ -14,7 +14,11 @@ import { KvWriter } from "./kv.ts";
 const ROPE_SCALING = { linear: "linear", yarn: "yarn", longrope: "longrope" } as const;
 
 /** GGUF `expert_gating_func` values (gguf-py's `ExpertGatingFuncType`). */
-const GATING_FUNC: Readonly<Record<string, number>> = { softmax: 1, sigmoid: 2, sqrtsoftplus: 4 };
+export const GATING_FUNC: Readonly<Record<string, number>> = {
+  softmax: 1,
+  sigmoid: 2,
+  sqrtsoftplus: 4,
+};
 
 /**
  * `TextModel.set_gguf_parameters`: sizes, heads, RoPE scaling and base, norm

@@ -199,6 +199,10 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "lfm2": "its short convolution squeezed, shortconv names not mapped back",
   "jamba": "as mamba (its Mamba layers), experts stacked",
   "granitemoe-swa": "experts stacked (gate_up_proj kept fused as ffn_gate_up_exps)",
+  "nemotron-h": "as mamba (its Mamba-2 layers)",
+  "nemotron-h-moe": "as mamba (its Mamba-2 layers), experts stacked",
+  "falcon-h1": "as mamba (its Mamba-2 layers), µP multipliers folded into the weights",
+  "lfm2-moe": "as lfm2, experts stacked",
 };
 
 /**
@@ -255,6 +259,10 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "deepseek32",
   "glm-dsa",
   "granitemoe-swa",
+  "nemotron-h",
+  "nemotron-h-moe",
+  "falcon-h1",
+  "lfm2-moe",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

@@ -224,9 +224,13 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
           fail(family, problems);
           return;
         }
-        need("model.embed_tokens.weight");
+        // Nemotron-H's are backbone.embeddings and backbone.norm_f.
+        if (!family.startsWith("nemotron-h")) need("model.embed_tokens.weight");
         // OLMo 1's LayerNorms have no weights: there is no norm tensor to store.
-        if (!["olmo", "bamba", "lfm2", "jamba"].includes(family)) need("model.norm.weight");
+        const otherNorm = ["olmo", "bamba", "lfm2", "jamba", "falcon-h1", "lfm2-moe"];
+        if (!otherNorm.includes(family) && !family.startsWith("nemotron-h")) {
+          need("model.norm.weight");
+        }
         if (family === "jamba") {
           // realizar has no hybrid model: APR keeps the checkpoint's tensors, a
           // Mamba layer with a dense MLP (0) and an attention layer with experts (1).
@@ -262,6 +266,58 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
               need(`model.layers.${layer}.feed_forward.${x}.weight`);
             }
           }
+          if (typeof metadata.rope_type !== "number") problems.push("no rope_type");
+          fail(family, problems);
+          return;
+        }
+        if (family === "nemotron-h" || family === "nemotron-h-moe") {
+          // realizar has no hybrid model: APR keeps the checkpoint's tensors
+          // under backbone.*: a Mamba-2 layer (0), a MLP or MoE layer (1), an
+          // attention layer (3), each after its own norm.
+          need("backbone.embeddings.weight");
+          need("backbone.norm_f.weight");
+          for (const layer of [0, 1, 3]) need(`backbone.layers.${layer}.norm.weight`);
+          for (const x of ["in_proj", "conv1d", "out_proj", "norm"]) {
+            need(`backbone.layers.0.mixer.${x}.weight`);
+          }
+          for (const x of ["A_log", "D", "dt_bias"]) need(`backbone.layers.0.mixer.${x}`);
+          for (const x of ["q", "k", "v", "o"]) need(`backbone.layers.3.mixer.${x}_proj.weight`);
+          if (family === "nemotron-h") {
+            for (const x of ["up", "down"]) need(`backbone.layers.1.mixer.${x}_proj.weight`);
+          } else {
+            need("backbone.layers.1.mixer.gate.weight");
+            need("backbone.layers.1.mixer.gate.e_score_correction_bias");
+            need("backbone.layers.1.mixer.shared_experts.up_proj.weight");
+            for (let e = 0; e < 4; e++) need(`backbone.layers.1.mixer.experts.${e}.up_proj.weight`);
+          }
+          fail(family, problems);
+          return;
+        }
+        if (family === "falcon-h1") {
+          // realizar has no hybrid model: APR keeps the checkpoint's tensors
+          // (its multipliers unfolded): attention and Mamba-2 in every layer.
+          need("model.final_layernorm.weight");
+          for (const x of ["in_proj", "conv1d", "out_proj"]) {
+            need(`model.layers.0.mamba.${x}.weight`);
+          }
+          for (const x of ["A_log", "D", "dt_bias"]) need(`model.layers.0.mamba.${x}`);
+          for (const x of ["q", "k", "v", "o"]) need(`model.layers.0.self_attn.${x}_proj.weight`);
+          for (const x of ["gate", "up", "down"]) {
+            need(`model.layers.0.feed_forward.${x}_proj.weight`);
+          }
+          need("model.layers.0.pre_ff_layernorm.weight");
+          if (typeof metadata.rope_type !== "number") problems.push("no rope_type");
+          fail(family, problems);
+          return;
+        }
+        if (family === "lfm2-moe") {
+          // As lfm2, with a dense first layer (0) and experts on the others (1).
+          need("model.embedding_norm.weight");
+          for (const x of ["conv", "in_proj", "out_proj"]) need(`model.layers.0.conv.${x}.weight`);
+          for (const x of ["w1", "w2", "w3"]) need(`model.layers.0.feed_forward.${x}.weight`);
+          need("model.layers.1.feed_forward.gate.weight");
+          need("model.layers.1.feed_forward.expert_bias");
+          for (let e = 0; e < 4; e++) need(`model.layers.1.feed_forward.experts.${e}.w1.weight`);
           if (typeof metadata.rope_type !== "number") problems.push("no rope_type");
           fail(family, problems);
           return;
