@@ -38,6 +38,12 @@ Deno.test("nemotron-h: the pattern as per-layer KV heads and MLP widths, in eith
   };
   assert.deepEqual(keys(NEMOTRON_H, saved), published);
   assert.deepEqual(keys(NEMOTRON_H_MOE, MOE).get("feed_forward_length"), [0, 32, 0, 0, 32]);
+  // Older configs' mamba_-prefixed names.
+  const { n_groups, conv_kernel, ...modern } = DENSE;
+  assert.deepEqual(
+    keys(NEMOTRON_H, { ...modern, mamba_n_groups: n_groups, mamba_d_conv: conv_kernel }),
+    published,
+  );
 });
 
 Deno.test("nemotron-h: a pattern with MoE layers is the nemotron_h_moe family", () => {
@@ -60,6 +66,10 @@ Deno.test("nemotron-h: what llama.cpp's graph computes otherwise is refused", ()
     /mlp_hidden_act "silu".*"relu2"/,
   );
   assert.match(refusal(NEMOTRON_H, DENSE, { time_step_limit: [0, 10] })!, /time_step_limit/);
+  assert.match(
+    refusal(NEMOTRON_H, DENSE, { time_step_limit: undefined, mamba_dt_limit: [0, 10] })!,
+    /time_step_limit \[0,10\]/,
+  );
   assert.match(refusal(NEMOTRON_H, DENSE, { hybrid_override_pattern: "*-*-*" })!, /no Mamba-2/);
   assert.match(refusal(NEMOTRON_H, DENSE, { hybrid_override_pattern: "M-E*-" })!, /both MLP/);
   assert.match(refusal(NEMOTRON_H_MOE, MOE, { moe_latent_size: 32 })!, /moe_latent_size 32/);

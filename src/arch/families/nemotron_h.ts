@@ -13,7 +13,9 @@
  * `E` MoE; transformers 5 saves it as `layers_block_type`), written as
  * `attention.head_count_kv` and `feed_forward_length` per layer (0 where the
  * layer has none). A pattern with MoE layers is llama.cpp's `nemotron_h_moe`,
- * a GGUF architecture of its own.
+ * a GGUF architecture of its own. Older configs' `mamba_`-prefixed names
+ * (`mamba_n_groups`, `mamba_d_conv`, `mamba_dt_limit`), which transformers
+ * renames on load and the converter finds with its prefix, are read too.
  *
  * @module
  */
@@ -57,7 +59,7 @@ function isMoe(hparams: Readonly<Record<string, unknown>>): boolean {
 function sizes(w: KvWriter): { inner: number; groups: number } {
   return {
     inner: w.need("mamba_num_heads") * w.need("mamba_head_dim"),
-    groups: w.need("n_groups"),
+    groups: w.need("n_groups", "mamba_n_groups"),
   };
 }
 
@@ -79,7 +81,7 @@ function writeKv(w: KvWriter): void {
   writeGraniteKv(inner);
   for (const [key, entry] of inner.entries()) w.put(key, entry);
   const { inner: width, groups } = sizes(w);
-  w.u32("ssm.conv_kernel", w.need("conv_kernel"));
+  w.u32("ssm.conv_kernel", w.need("conv_kernel", "mamba_d_conv"));
   w.u32("ssm.state_size", w.need("ssm_state_size"));
   w.u32("ssm.group_count", groups);
   w.u32("ssm.inner_size", width);
@@ -120,8 +122,9 @@ function unsupported(w: KvWriter): string | undefined {
   if (!kinds.includes("M")) {
     return "its layer pattern has no Mamba-2 layer (M); aprkit writes only the hybrid";
   }
-  if (!unclamped(w.hparams["time_step_limit"])) {
-    return `its config.json has time_step_limit ${JSON.stringify(w.hparams["time_step_limit"])}; ` +
+  const limit = w.hparams["time_step_limit"] ?? w.hparams["mamba_dt_limit"];
+  if (!unclamped(limit)) {
+    return `its config.json has time_step_limit ${JSON.stringify(limit)}; ` +
       `llama.cpp's ${w.arch} reads no key for it and computes as with [0, Infinity] (no clamp)`;
   }
   if (isMoe(w.hparams)) {
