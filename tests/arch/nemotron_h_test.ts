@@ -35,6 +35,11 @@ Deno.test("nemotron-h: the pattern as per-layer KV heads and MLP widths, in eith
   const saved = {
     ...rest,
     layers_block_type: ["linear_attention", "mlp", "linear_attention", "full_attention", "mlp"],
+    // NemotronHConfig's MoE defaults, which transformers 5 writes into every config.json.
+    n_routed_experts: 8,
+    num_experts_per_tok: 2,
+    n_group: 1,
+    topk_group: 1,
   };
   assert.deepEqual(keys(NEMOTRON_H, saved), published);
   assert.deepEqual(keys(NEMOTRON_H_MOE, MOE).get("feed_forward_length"), [0, 32, 0, 0, 32]);

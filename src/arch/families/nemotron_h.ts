@@ -63,6 +63,9 @@ function sizes(w: KvWriter): { inner: number; groups: number } {
   };
 }
 
+/** The MoE variant's fields that TextModel's keys read (expert and group counts). */
+const MOE_FIELDS = ["n_routed_experts", "num_experts_per_tok", "n_group", "topk_group"];
+
 /** Per layer: `value` on the layers of `kinds`, else 0. */
 function perLayer(w: KvWriter, kinds: readonly Kind[], value: number): number[] {
   return pattern(w.hparams).map((k) => kinds.includes(k) ? value : 0);
@@ -75,8 +78,12 @@ function perLayer(w: KvWriter, kinds: readonly Kind[], value: number): number[] 
  */
 function writeKv(w: KvWriter): void {
   const layers = pattern(w.hparams).length;
-  // The converter counts the layers from the pattern.
-  const hparams = { ...w.hparams, num_hidden_layers: layers };
+  // The converter counts the layers from the pattern. A dense model's
+  // config.json as transformers 5 saves it holds NemotronHConfig's MoE
+  // defaults, which the published dense configs (and so the converter's
+  // files) do not have.
+  const dense = isMoe(w.hparams) ? {} : Object.fromEntries(MOE_FIELDS.map((f) => [f, undefined]));
+  const hparams = { ...w.hparams, ...dense, num_hidden_layers: layers };
   const inner = new KvWriter(hparams, w.arch);
   writeGraniteKv(inner);
   for (const [key, entry] of inner.entries()) w.put(key, entry);
