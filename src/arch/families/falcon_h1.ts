@@ -22,7 +22,7 @@ import { activation, SILU } from "../config_fields.ts";
 import { type Family, GLOBAL_NAMES, type MadeTensor } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import type { TensorInfo } from "../../tensor.ts";
-import { DT_BIAS_NAMES, mamba2Tensors, READ_BACK_REFUSAL, unclamped } from "./mamba.ts";
+import { clampRefusal, DT_BIAS_NAMES, mamba2Tensors, READ_BACK_REFUSAL } from "./mamba.ts";
 import { ssmTensors } from "../ssm.ts";
 import { scaleFloats } from "../transforms.ts";
 
@@ -175,10 +175,8 @@ function ggufName(name: string): string | undefined {
 const SSM = mamba2Tensors("mamba", sizes);
 
 function unsupported(w: KvWriter): string | undefined {
-  if (!unclamped(w.hparams["time_step_limit"])) {
-    return `its config.json has time_step_limit ${JSON.stringify(w.hparams["time_step_limit"])}; ` +
-      `llama.cpp's falcon-h1 reads no key for it and computes as with [0, Infinity] (no clamp)`;
-  }
+  const clamped = clampRefusal(w);
+  if (clamped !== undefined) return clamped;
   if (w.hparams["mamba_rms_norm"] === true && w.hparams["mamba_norm_before_gate"] !== false) {
     return "its config.json has mamba_rms_norm true with mamba_norm_before_gate " +
       `${JSON.stringify(w.hparams["mamba_norm_before_gate"] ?? true)} (transformers' default ` +

@@ -26,7 +26,7 @@ import { KvWriter } from "../kv.ts";
 import { scoreBiasHfName, scoreBiasReadName } from "../router_bias.ts";
 import { ssmTensors } from "../ssm.ts";
 import { writeGraniteKv } from "./granite.ts";
-import { DT_BIAS_NAMES, mamba2Tensors, READ_BACK_REFUSAL, unclamped } from "./mamba.ts";
+import { clampRefusal, DT_BIAS_NAMES, mamba2Tensors, READ_BACK_REFUSAL } from "./mamba.ts";
 
 const BLOCKS = "backbone.layers";
 
@@ -129,11 +129,8 @@ function unsupported(w: KvWriter): string | undefined {
   if (!kinds.includes("M")) {
     return "its layer pattern has no Mamba-2 layer (M); aprkit writes only the hybrid";
   }
-  const limit = w.hparams["time_step_limit"] ?? w.hparams["mamba_dt_limit"];
-  if (!unclamped(limit)) {
-    return `its config.json has time_step_limit ${JSON.stringify(limit)}; ` +
-      `llama.cpp's ${w.arch} reads no key for it and computes as with [0, Infinity] (no clamp)`;
-  }
+  const clamped = clampRefusal(w, w.hparams["time_step_limit"] ?? w.hparams["mamba_dt_limit"]);
+  if (clamped !== undefined) return clamped;
   if (isMoe(w.hparams)) {
     const latent = w.hparams["moe_latent_size"];
     if (latent !== undefined && latent !== null) {
