@@ -337,6 +337,14 @@ export interface Family {
   readonly hfArchitectures: readonly string[];
   /** Hugging Face `model_type` values of this family. */
   readonly hfModelTypes: readonly string[];
+  /**
+   * The family a config of one of its classes belongs to where the config
+   * decides (Nemotron-H's MoE variant, a GGUF architecture of its own), or
+   * `undefined` for this family.
+   *
+   * @param hparams `config.json`.
+   */
+  variantOf?(hparams: Readonly<Record<string, unknown>>): string | undefined;
   /** `general.architecture` in GGUF (`llama` for Mistral and Mixtral). */
   readonly ggufArchitecture: string;
   /**
@@ -462,6 +470,11 @@ export interface Family {
    * the name aprkit recognises when llama.cpp tokenizes alike under both.
    */
   readonly preTokenizer?: string;
+  /**
+   * `tokenizer.ggml.add_bos_token` as its converter class sets it after the
+   * tokenizer files' flags (Nemotron-H: true); absent: the files'.
+   */
+  readonly addBosToken?: boolean;
   /** What its converter class does to a SentencePiece vocabulary; absent: the generic builder. */
   readonly sentencePiece?: SentencePieceFacts;
   /**

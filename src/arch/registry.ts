@@ -66,7 +66,7 @@ import { FALCON } from "./families/falcon.ts";
 import { OLMOE } from "./families/olmoe.ts";
 import { GRANITEMOE, GRANITEMOE_SHARED } from "./families/granitemoe.ts";
 import { BAMBA, GRANITE_HYBRID } from "./families/granite_hybrid.ts";
-import { LFM2 } from "./families/lfm2.ts";
+import { LFM2, LFM2_MOE } from "./families/lfm2.ts";
 import { JAMBA } from "./families/jamba.ts";
 import { DEEPSEEK32 } from "./families/deepseek32.ts";
 import { GLM_DSA } from "./families/glm_dsa.ts";
@@ -85,6 +85,8 @@ import { YOUTU } from "./families/youtu.ts";
 import { DBRX } from "./families/dbrx.ts";
 import { HY_V3 } from "./families/hy_v3.ts";
 import { GEMMA_EMBEDDING } from "./families/gemma_embedding.ts";
+import { NEMOTRON_H, NEMOTRON_H_MOE } from "./families/nemotron_h.ts";
+import { FALCON_H1 } from "./families/falcon_h1.ts";
 
 /** Every family, by aprkit architecture name. */
 export const FAMILIES: ReadonlyMap<string, Family> = new Map(
@@ -172,6 +174,10 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     JINA_BERT_V2,
     GEMMA_EMBEDDING,
     GEMMA4,
+    NEMOTRON_H,
+    NEMOTRON_H_MOE,
+    FALCON_H1,
+    LFM2_MOE,
   ].map((f) => [f.name, f]),
 );
 
@@ -266,7 +272,7 @@ export function architectureOfHf(
     const text = multimodalTextFamily(hfArchitecture, config);
     if (text !== undefined) return text;
     const family = BY_HF_ARCHITECTURE.get(hfArchitecture);
-    if (family !== undefined) return family.name;
+    if (family !== undefined) return family.variantOf?.(config) ?? family.name;
     if (Object.hasOwn(OTHER_ARCHITECTURES, hfArchitecture)) {
       return OTHER_ARCHITECTURES[hfArchitecture];
     }

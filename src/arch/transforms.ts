@@ -68,7 +68,37 @@ export function mapFloats(
   f: (value: number) => number,
 ): ReadableStream<Uint8Array> {
   const width = dtype === "F32" ? 4 : 2;
+  const what = `Cannot map values: the payload ends inside a ${
+    dtype === "F32" ? "float32" : "bfloat16"
+  }`;
+  return byValues(input, width, what, (from) => {
+    const out = new Uint8Array(from.byteLength / width * 4);
+    const to = new DataView(out.buffer);
+    for (let at = 0, o = 0; at < from.byteLength; at += width, o += 4) {
+      if (width === 4) to.setFloat32(o, f(from.getFloat32(at, true)), true);
+      else {
+        // A BF16 value is a float32's top half.
+        to.setUint32(o, from.getUint16(at, true) << 16, true);
+        to.setFloat32(o, f(to.getFloat32(o, true)), true);
+      }
+    }
+    return out;
+  });
+}
+
+/**
+ * A payload's whole values, chunk by chunk (a value split across chunks is
+ * carried to the next): `map` gets each run of values with the index of its
+ * first and returns the bytes to pass on.
+ */
+function byValues(
+  input: ReadableStream<Uint8Array>,
+  width: number,
+  unfinished: string,
+  map: (values: DataView, first: number) => Uint8Array,
+): ReadableStream<Uint8Array> {
   let carry = new Uint8Array(0);
+  let index = 0;
   return input.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
@@ -76,29 +106,76 @@ export function mapFloats(
         const whole = bytes.length - (bytes.length % width);
         carry = bytes.slice(whole);
         if (whole === 0) return;
-        const from = new DataView(bytes.buffer, bytes.byteOffset, whole);
-        const out = new Uint8Array(whole / width * 4);
-        const to = new DataView(out.buffer);
-        for (let at = 0, o = 0; at < whole; at += width, o += 4) {
-          if (width === 4) to.setFloat32(o, f(from.getFloat32(at, true)), true);
-          else {
-            // A BF16 value is a float32's top half.
-            to.setUint32(o, from.getUint16(at, true) << 16, true);
-            to.setFloat32(o, f(to.getFloat32(o, true)), true);
-          }
-        }
-        controller.enqueue(out);
+        controller.enqueue(map(new DataView(bytes.buffer, bytes.byteOffset, whole), index));
+        index += whole / width;
       },
       flush() {
-        if (carry.length !== 0) {
-          throw new RangeError(
-            `Cannot map values: the payload ends inside a ${
-              dtype === "F32" ? "float32" : "bfloat16"
-            }`,
-          );
-        }
+        if (carry.length !== 0) throw new RangeError(unfinished);
       },
     }),
+  );
+}
+
+/** A float32's bits rounded to the nearest bfloat16 (ties to even), as torch rounds. */
+function bf16Bits(f32Bits: number): number {
+  if ((f32Bits & 0x7fffffff) > 0x7f800000) return (f32Bits >>> 16) | 0x40; // NaN stays NaN
+  return ((f32Bits + 0x7fff + ((f32Bits >>> 16) & 1)) >>> 16) & 0xffff;
+}
+
+/**
+ * Multiply every value of an F32 or BF16 payload by factors, one after the
+ * other, as torch's `tensor * scalar` does: each product in float32 of the
+ * value and the factor rounded to float32, rounded to the payload's type
+ * (Falcon-H1's µP multipliers, which llama.cpp's converter folds into the
+ * weights). The payload keeps its type.
+ *
+ * @example Usage
+ * ```ts
+ * import { scaleFloats } from "./transforms.ts";
+ * const input = ReadableStream.from([new Uint8Array(new Float32Array([1, 2]).buffer)]);
+ * const out = new Uint8Array(await new Response(scaleFloats(input, "F32", (i) => [i + 1])).arrayBuffer());
+ * console.assert(new Float32Array(out.buffer)[1] === 4);
+ * ```
+ *
+ * @param input The payload.
+ * @param dtype Its type.
+ * @param factors The factors of the value at an index (row-major), in order.
+ * @returns The scaled payload, chunk for chunk (a value split across chunks is carried).
+ * @throws {RangeError} (from the stream) When the payload is not whole values.
+ */
+export function scaleFloats(
+  input: ReadableStream<Uint8Array>,
+  dtype: "F32" | "BF16",
+  factors: (index: number) => readonly number[],
+): ReadableStream<Uint8Array> {
+  const width = dtype === "F32" ? 4 : 2;
+  const bits = new DataView(new ArrayBuffer(4));
+  const toFloat32 = (bf16: number): number => {
+    bits.setUint32(0, bf16 << 16);
+    return bits.getFloat32(0);
+  };
+  const toBf16 = (v: number): number => {
+    bits.setFloat32(0, v);
+    return bf16Bits(bits.getUint32(0));
+  };
+  return byValues(
+    input,
+    width,
+    "Cannot scale values: the payload ends inside one",
+    (view, first) => {
+      const out = new Uint8Array(view.byteLength);
+      const to = new DataView(out.buffer);
+      for (let at = 0, index = first; at < view.byteLength; at += width, index++) {
+        let v = width === 4 ? view.getFloat32(at, true) : toFloat32(view.getUint16(at, true));
+        for (const f of factors(index)) {
+          v = Math.fround(v * Math.fround(f));
+          if (width === 2) v = toFloat32(toBf16(v));
+        }
+        if (width === 4) to.setFloat32(at, v, true);
+        else to.setUint16(at, toBf16(v), true);
+      }
+      return out;
+    },
   );
 }
 

@@ -485,9 +485,11 @@ function expertGroups(
   const layout = family.experts;
   if (layout === undefined) return { member };
   const prefix = layout.prefix.replaceAll(".", "\\.");
+  // The blocks' own module where it is not model.layers (Nemotron-H's backbone.layers).
+  const blocks = family.hfBlockPrefix ?? "model.layers";
   const pieces = layout.stacks.map((s) => s.hf).join("|");
   const pattern = new RegExp(
-    `^model\\.layers\\.(\\d+)\\.${prefix}\\.(\\d+)\\.(${pieces})\\.weight$`,
+    `^${blocks.replaceAll(".", "\\.")}\\.(\\d+)\\.${prefix}\\.(\\d+)\\.(${pieces})\\.weight$`,
   );
   const byLayer = new Map<number, Map<string, TensorInfo>>();
   const lastOfLayer = new Map<number, string>();
@@ -507,7 +509,7 @@ function expertGroups(
     for (const stack of layout.stacks) {
       const names: string[] = [];
       for (let e = 0; e < n; e++) {
-        const name = `model.layers.${layer}.${layout.prefix}.${e}.${stack.hf}.weight`;
+        const name = `${blocks}.${layer}.${layout.prefix}.${e}.${stack.hf}.weight`;
         if (!infos.has(name)) {
           throw new RangeError(
             `Cannot stack the experts of layer ${layer}: "${name}" is missing (${n} experts expected)`,

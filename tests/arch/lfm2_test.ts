@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import { LFM2 } from "../../src/arch/families/lfm2.ts";
+import { LFM2, LFM2_MOE } from "../../src/arch/families/lfm2.ts";
 import { familyGgufRefusal } from "../../src/arch/gguf_plan.ts";
 import { KvWriter } from "../../src/arch/kv.ts";
 
@@ -40,4 +40,22 @@ Deno.test("lfm2: a convolution bias, which llama.cpp loads no tensor for, is ref
     familyGgufRefusal({ architecture: LFM2.name, hf_config: { ...CONFIG, ...change } });
   assert.equal(refusal({}), undefined);
   assert.match(refusal({ conv_bias: true })!, /conv_bias true.*false/);
+});
+
+Deno.test("lfm2-moe: routing llama.cpp's lfm2moe fixes (normalised, unscaled, biased) is checked", async () => {
+  const moe = JSON.parse(
+    await Deno.readTextFile(
+      new URL("../testdata/families/hf/lfm2-moe/config.json", import.meta.url),
+    ),
+  ) as Record<string, unknown>;
+  const refusal = (change: object) =>
+    familyGgufRefusal({ architecture: LFM2_MOE.name, hf_config: { ...moe, ...change } });
+  assert.equal(refusal({}), undefined);
+  assert.match(refusal({ norm_topk_prob: false })!, /norm_topk_prob false.*true/);
+  assert.match(refusal({ routed_scaling_factor: 2.5 })!, /routed_scaling_factor 2\.5.*1/);
+  assert.match(refusal({ use_expert_bias: false })!, /use_expert_bias false/);
+  const w = new KvWriter(moe, "lfm2moe");
+  LFM2_MOE.gguf!.writeKv(w);
+  assert.deepEqual(w.entries().get("lfm2moe.attention.head_count_kv")?.value, [0, 2, 0, 2]);
+  assert.equal(w.entries().get("lfm2moe.leading_dense_block_count")?.value, 1);
 });

@@ -202,6 +202,10 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "youtu": "as deepseek2 (Youtu-LLM is written as llama.cpp's deepseek2)",
   "dbrx": "the experts' w2 transposed expert by expert",
   "hy-v3": "the router bias renamed to exp_probs_b (no suffix), experts stacked",
+  "nemotron-h": "as mamba (its Mamba-2 layers)",
+  "nemotron-h-moe": "as mamba (its Mamba-2 layers), experts stacked",
+  "falcon-h1": "as mamba (its Mamba-2 layers), µP multipliers folded into the weights",
+  "lfm2-moe": "as lfm2, experts stacked",
 };
 
 /**
@@ -269,6 +273,10 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "gemma4-moe",
   // Gemma4ForConditionalGeneration: its towers have no GGUF name (gemma4_conditional_test.ts).
   "gemma4-cg",
+  "nemotron-h",
+  "nemotron-h-moe",
+  "falcon-h1",
+  "lfm2-moe",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

@@ -71,6 +71,24 @@ const MAMBA_LAYER = (version: 1 | 2) => (l: number) => {
 };
 const MAMBA_GLOBALS = ["backbone.embeddings.weight", "backbone.norm_f.weight"];
 
+/** Nemotron-H's layers under `backbone.*`: Mamba-2 (0), MLP or MoE (1), attention (3). */
+const NEMOTRON_H_LAYER = (moe: boolean) => (l: number): string[] => {
+  const p = `backbone.layers.${l}`;
+  const mixer = l === 0
+    ? mamba2Mixer(`${p}.mixer`)
+    : l === 3
+    ? weights(`${p}.mixer`, ["q_proj", "k_proj", "v_proj", "o_proj"])
+    : moe
+    ? [
+      `${p}.mixer.gate.weight`,
+      `${p}.mixer.gate.e_score_correction_bias`,
+      `${p}.mixer.shared_experts.up_proj.weight`,
+      ...[0, 1, 2, 3].map((e) => `${p}.mixer.experts.${e}.up_proj.weight`),
+    ]
+    : weights(`${p}.mixer`, ["up_proj", "down_proj"]);
+  return [`${p}.norm.weight`, ...mixer];
+};
+
 /**
  * Fixtures of families realizar has no model for, kept under their
  * checkpoint's names: the whole-model tensors (the embedding first) and each
@@ -81,7 +99,14 @@ const MAMBA_GLOBALS = ["backbone.embeddings.weight", "backbone.norm_f.weight"];
 const CHECKPOINT_NAMED: Readonly<
   Record<
     string,
-    { globals: string[]; block: (layer: number) => string[]; rope: boolean; layers?: number }
+    {
+      globals: string[];
+      block: (layer: number) => string[];
+      rope: boolean;
+      layers?: number;
+      /** The layers checked, when not 0 and 1 (a hybrid's kinds further apart). */
+      checked?: readonly number[];
+    }
   >
 > = {
   // GPT-2's Conv1D weights stay [in, out], as transformers stores them.
@@ -279,6 +304,47 @@ const CHECKPOINT_NAMED: Readonly<
     ],
     rope: true,
   },
+  // A Mamba-2 layer (0), an MLP or MoE layer (1), an attention layer (3), each after its norm.
+  "nemotron-h": {
+    globals: MAMBA_GLOBALS,
+    block: NEMOTRON_H_LAYER(false),
+    rope: false,
+    checked: [0, 1, 3],
+  },
+  "nemotron-h-moe": {
+    globals: MAMBA_GLOBALS,
+    block: NEMOTRON_H_LAYER(true),
+    rope: false,
+    checked: [0, 1, 3],
+  },
+  // Attention and Mamba-2 side by side in every layer, the multipliers unfolded.
+  "falcon-h1": {
+    globals: weights("model", ["embed_tokens", "final_layernorm"]),
+    block: (l) => [
+      ...weights(`model.layers.${l}.mamba`, ["in_proj", "conv1d", "out_proj"]),
+      ...under(`model.layers.${l}.mamba`, ["A_log", "D", "dt_bias"]),
+      ...weights(`model.layers.${l}.self_attn`, ["q_proj", "k_proj", "v_proj", "o_proj"]),
+      ...weights(`model.layers.${l}.feed_forward`, ["gate_proj", "up_proj", "down_proj"]),
+      `model.layers.${l}.pre_ff_layernorm.weight`,
+    ],
+    rope: true,
+  },
+  // As lfm2, with a dense first layer (0) and experts on the others (1).
+  "lfm2-moe": {
+    globals: weights("model", ["embed_tokens", "embedding_norm"]),
+    block: (l) =>
+      l === 0
+        ? [
+          ...weights("model.layers.0.conv", ["conv", "in_proj", "out_proj"]),
+          ...weights("model.layers.0.feed_forward", ["w1", "w2", "w3"]),
+        ]
+        : [
+          "model.layers.1.feed_forward.gate.weight",
+          "model.layers.1.feed_forward.expert_bias",
+          ...[0, 1, 2, 3].map((e) => `model.layers.1.feed_forward.experts.${e}.w1.weight`),
+        ],
+    rope: true,
+  },
 };
 
 Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks them up, with rope_type and the sizes its load gate checks", async (t) => {
@@ -309,7 +375,7 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
         const own = CHECKPOINT_NAMED[family];
         if (own !== undefined) {
           // realizar has no model for it: APR keeps the checkpoint's tensors under its names.
-          for (const x of [...own.globals, ...own.block(0), ...own.block(1)]) need(x);
+          for (const x of [...own.globals, ...(own.checked ?? [0, 1]).flatMap(own.block)]) need(x);
           if ((typeof metadata.rope_type === "number") !== own.rope) {
             problems.push(
               `rope_type ${metadata.rope_type} for ${own.rope ? "RoPE" : "no rotary positions"}`,

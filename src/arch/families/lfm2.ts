@@ -14,9 +14,10 @@
  */
 
 import type { Family } from "../family.ts";
+import { expertBiasHfName, expertBiasReadName } from "../router_bias.ts";
 import { KvWriter } from "../kv.ts";
 import { squeezed, ssmTensors } from "../ssm.ts";
-import { writeTextModelKv } from "../text_model.ts";
+import { GATING_FUNC, writeTextModelKv } from "../text_model.ts";
 
 /** Whether each layer attends: `layer_types`, else `full_attn_idxs` (transformers' fallback). */
 function attends(w: KvWriter): boolean[] {
@@ -41,14 +42,18 @@ function ffWidth(w: KvWriter): number {
   return ff;
 }
 
-/** `LFM2Model.set_gguf_parameters`. */
-function writeKv(w: KvWriter): void {
+/** TextModel's keys with the per-layer list in head_count_kv's place (0 for a convolution layer). */
+function writeLayersKv(w: KvWriter): void {
   const kv = w.need("num_key_value_heads");
-  // TextModel's keys with the per-layer list in head_count_kv's place.
   const inner = new KvWriter(w.hparams, w.arch);
   writeTextModelKv(inner);
   for (const [key, entry] of inner.entries()) w.put(key, entry);
   w.setArray("attention.head_count_kv", "INT32", attends(w).map((a) => a ? kv : 0));
+}
+
+/** `LFM2Model.set_gguf_parameters`. */
+function writeKv(w: KvWriter): void {
+  writeLayersKv(w);
   w.u32("vocab_size", w.need("vocab_size"));
   w.u32("shortconv.l_cache", w.need("conv_L_cache"));
   w.f32("attention.layer_norm_rms_epsilon", w.need("norm_eps"));
@@ -105,5 +110,66 @@ export const LFM2: Family = {
       ssmTensors(tensors, w, "model.layers", [
         { piece: "conv.conv.weight", gguf: "shortconv.conv.weight", shape: squeezed },
       ]),
+  },
+};
+
+/** `LFM2MoeModel.set_gguf_parameters`: LFM2's layer keys, the experts' width, sigmoid routing. */
+function writeMoeKv(w: KvWriter): void {
+  writeLayersKv(w);
+  w.u32("expert_feed_forward_length", w.need("moe_intermediate_size"));
+  w.u32("leading_dense_block_count", w.need("num_dense_layers"));
+  w.u32("expert_gating_func", GATING_FUNC["sigmoid"]);
+  w.u32("vocab_size", w.need("vocab_size"));
+  w.u32("shortconv.l_cache", w.need("conv_L_cache"));
+}
+
+const { hfWidth: _width, ...LFM2_BASE } = LFM2;
+
+/** LFM2 with MoE (LFM2-8B-A1B): llama.cpp's `lfm2moe`. */
+export const LFM2_MOE: Family = {
+  ...LFM2_BASE,
+  name: "lfm2moe",
+  source: "llama.cpp conversion/lfm2.py LFM2MoeModel; transformers Lfm2MoeForCausalLM",
+  configFields: {
+    written: [
+      "layer_types",
+      "conv_L_cache",
+      "norm_eps",
+      "num_dense_layers",
+      "moe_intermediate_size",
+    ],
+    assumed: [
+      { field: "conv_bias", hfDefault: false, llamaCpp: false },
+      // llama.cpp's lfm2moe loads the selection bias always, normalises the
+      // top-k weights always and reads no scale for them.
+      { field: "use_expert_bias", hfDefault: true, llamaCpp: true },
+      { field: "norm_topk_prob", hfDefault: true, llamaCpp: true },
+      { field: "routed_scaling_factor", hfDefault: 1, llamaCpp: 1 },
+    ],
+  },
+  hfArchitectures: ["Lfm2MoeForCausalLM"],
+  hfModelTypes: ["lfm2_moe"],
+  ggufArchitecture: "lfm2moe",
+  blockNames: [
+    ...LFM2.blockNames,
+    ["ffn_gate_inp", "feed_forward.gate"],
+    // The selection bias, read as feed_forward.expert_bias.bias.
+    ["exp_probs_b", "feed_forward.expert_bias"],
+  ],
+  experts: {
+    prefix: "feed_forward.experts",
+    stacks: [
+      { hf: "w1", gguf: "ffn_gate_exps" },
+      { hf: "w2", gguf: "ffn_down_exps" },
+      { hf: "w3", gguf: "ffn_up_exps" },
+    ],
+  },
+  tiedByDefault: true,
+  ggufReadBackRefusal: LFM2.ggufReadBackRefusal!.replace("an LFM2 GGUF", "an LFM2-MoE GGUF"),
+  gguf: {
+    ...LFM2.gguf!,
+    writeKv: writeMoeKv,
+    hfName: expertBiasReadName,
+    hfNameBack: expertBiasHfName,
   },
 };

@@ -202,12 +202,24 @@ function writeMamba2Kv(w: KvWriter): void {
   w.fileType();
 }
 
+/**
+ * Why a Mamba-2 time-step clamp llama.cpp does not apply is refused, or
+ * `undefined` when it clamps nothing.
+ *
+ * @param w The writer over `config.json`.
+ * @param limit The clamp (`time_step_limit`, or an older config's name for it).
+ */
+export function clampRefusal(
+  w: KvWriter,
+  limit: unknown = w.hparams["time_step_limit"],
+): string | undefined {
+  if (unclamped(limit)) return undefined;
+  return `its config.json has time_step_limit ${JSON.stringify(limit)}; llama.cpp's ${w.arch} ` +
+    `reads no key for it and computes as with [0, Infinity] (no clamp)`;
+}
+
 function mamba2Unsupported(w: KvWriter): string | undefined {
-  if (!unclamped(w.hparams["time_step_limit"])) {
-    return `its config.json has time_step_limit ${JSON.stringify(w.hparams["time_step_limit"])}; ` +
-      `llama.cpp's mamba2 reads no key for it and computes as with [0, Infinity] (no clamp)`;
-  }
-  return undefined;
+  return clampRefusal(w);
 }
 
 /**

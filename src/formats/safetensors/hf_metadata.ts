@@ -491,6 +491,12 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
       ...fromConfig,
     };
   }
+  // add_bos_token as the family's converter class sets it after SpecialVocab's (Nemotron-H).
+  const addBos = familyOf(architecture)?.addBosToken;
+  if (addBos !== undefined && vocabulary !== undefined) {
+    out["tokenizer.add_special"] = { ...(record(out["tokenizer.add_special"]) ?? {}), bos: addBos };
+    out["tokenizer.add_bos_token"] = addBos;
+  }
   // XLM-RoBERTa's converter class: the Unigram vocabulary as llama.cpp's `t5` one.
   if (familyOf(architecture)?.t5Vocabulary === true && vocabulary !== undefined) {
     Object.assign(out, t5Vocabulary(files, config, tokenizerConfig, vocabulary.tokens, out));

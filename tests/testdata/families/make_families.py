@@ -1237,6 +1237,78 @@ FAMILIES["gemma4-moe"] = (
     FAMILIES["gemma4"][4],
 )
 
+# Nemotron-H's shape (Nemotron-H-8B, Nemotron Nano 2): Mamba-2 layers (8 heads
+# of 16, 2 groups, state 16), attention without positions, ReLU² MLPs, each a
+# layer of its own ("M-M*-": Mamba, MLP, Mamba, attention, MLP). transformers
+# 5 saves the pattern as layers_block_type, whose "mlp" entries llama.cpp's
+# converter does not read (it then writes no MLP width): config.json is given
+# the published hybrid_override_pattern and num_hidden_layers, and loses the
+# MoE defaults transformers writes into a dense model's config.json, as the
+# published ones have none (the converter takes num_experts_per_tok for a MoE
+# model): HUB_PATTERN.
+FAMILIES["nemotron-h"] = (
+    "NemotronHConfig", "NemotronHForCausalLM",
+    common(layers_block_type=["linear_attention", "mlp", "linear_attention", "full_attention", "mlp"],
+           head_dim=HEAD_DIM, mamba_num_heads=8, mamba_head_dim=16, n_groups=2, ssm_state_size=16,
+           conv_kernel=4, expand=2, mlp_hidden_act="relu2", use_mamba_kernels=False,
+           pad_token_id=VOCAB - 1, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3", {},
+)
+# Nemotron 3 Nano's MoE shape ("MEM*E"): nemotron-h's Mamba-2 and attention
+# layers, MoE layers of 4 ReLU² experts (top 2, MLP 32) without gate plus a
+# shared one (64), sigmoid router with e_score_correction_bias perturbed,
+# normalized top-2 weights ×2.5.
+FAMILIES["nemotron-h-moe"] = (
+    "NemotronHConfig", "NemotronHForCausalLM",
+    common(layers_block_type=["linear_attention", "moe", "linear_attention", "full_attention", "moe"],
+           head_dim=HEAD_DIM, mamba_num_heads=8, mamba_head_dim=16, n_groups=2, ssm_state_size=16,
+           conv_kernel=4, expand=2, mlp_hidden_act="relu2", use_mamba_kernels=False,
+           n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+           moe_shared_expert_intermediate_size=64, n_shared_experts=1, n_group=1, topk_group=1,
+           norm_topk_prob=True, routed_scaling_factor=2.5,
+           pad_token_id=VOCAB - 1, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3", {},
+)
+HUB_PATTERN = {"nemotron-h", "nemotron-h-moe"}
+# Falcon-H1's shape (Falcon-H1-0.5B): attention and Mamba-2 side by side in
+# every layer, then a SwiGLU MLP; the SSM 1.5× the hidden size (mamba_d_ssm
+# 96, 6 heads of 16), RoPE at θ 10¹¹, and µP multipliers, which the converter
+# folds into the weights: the published ones but for the embedding's and the
+# LM head's (5.66 and 0.039 are tuned to a 1024-wide model: on this one they
+# flatten the next-token distribution, no prompt leads by 0.1) and
+# attention_in's (1 published; 1.25 here so that each one shows).
+FALCON_H1_MULTIPLIERS = {
+    "attention_in_multiplier": 1.25, "attention_out_multiplier": 0.9375,
+    "embedding_multiplier": 2.0, "key_multiplier": 0.390625,
+    "lm_head_multiplier": 1.5, "mlp_multipliers": [0.8838834764831844, 0.5859375],
+    "ssm_in_multiplier": 1.25,
+    "ssm_multipliers": [0.3535533905932738, 0.25, 0.3535533905932738, 0.5, 0.3535533905932738],
+    "ssm_out_multiplier": 0.23570226039551587,
+}
+FAMILIES["falcon-h1"] = (
+    "FalconH1Config", "FalconH1ForCausalLM",
+    common(num_hidden_layers=3, head_dim=HEAD_DIM, mamba_d_ssm=96, mamba_n_heads=6, mamba_d_head=16,
+           mamba_n_groups=1, mamba_d_state=16, mamba_d_conv=4, mamba_expand=2, mamba_chunk_size=128,
+           mamba_rms_norm=False, mamba_norm_before_gate=False,
+           rope_parameters={"rope_type": "default", "rope_theta": 1e11},
+           **FALCON_H1_MULTIPLIERS,
+           pad_token_id=VOCAB - 1, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3",
+    {"µP multipliers": {k: [1.0] * len(v) if isinstance(v, list) else 1.0
+                        for k, v in FALCON_H1_MULTIPLIERS.items()}},
+)
+# LFM2-8B-A1B's shape: lfm2's convolution and attention layers, a dense
+# first layer (MLP 128), then 4 experts (top 2, MLP 32) under a sigmoid router
+# with expert_bias perturbed (a buffer), normalized top-2 weights.
+FAMILIES["lfm2-moe"] = (
+    "Lfm2MoeConfig", "Lfm2MoeForCausalLM",
+    common(num_hidden_layers=4, num_dense_layers=1, num_experts=4, num_experts_per_tok=2,
+           moe_intermediate_size=32, conv_L_cache=3,
+           layer_types=["conv", "full_attention", "conv", "full_attention"],
+           pad_token_id=VOCAB - 1, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3", {},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1291,7 +1363,7 @@ def randomize(model: torch.nn.Module, seed: int) -> None:
         # DeepSeek-V3's router bias is a buffer (zeros at init): perturbed too,
         # so that dropping it changes which experts run.
         for name, b in sorted(model.named_buffers()):
-            if name.endswith("e_score_correction_bias"):
+            if name.endswith(("e_score_correction_bias", "feed_forward.expert_bias")):
                 b.copy_(torch.randn(b.shape, generator=g) * BIAS_STD)
             # Gemma 4's per-layer output scale (a buffer, 1 at init; the published ones are not 1).
             elif name.endswith("layer_scalar"):
@@ -1344,6 +1416,23 @@ def make(name: str, seed: int) -> dict:
         config_path = folder / "config.json"
         saved = json.loads(config_path.read_text())
         saved["layer_types"] = [HUB_LAYER_TYPES[name].get(t, t) for t in saved["layer_types"]]
+        config_path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
+    if name in HUB_PATTERN:
+        config_path = folder / "config.json"
+        saved = json.loads(config_path.read_text())
+        types = saved.pop("layers_block_type")
+        codes = {"linear_attention": "M", "full_attention": "*", "mlp": "-", "moe": "E"}
+        saved["hybrid_override_pattern"] = "".join(codes[t] for t in types)
+        saved["num_hidden_layers"] = len(types)
+        if "moe" not in types:
+            # transformers writes its MoE defaults into every config.json; the
+            # published dense configs have none, and the converter takes
+            # num_experts_per_tok for a MoE model.
+            for key in [k for k in saved if k.startswith(("moe_", "n_routed", "n_shared", "mtp_"))]:
+                del saved[key]
+            for key in ("num_experts_per_tok", "n_group", "topk_group", "norm_topk_prob",
+                        "routed_scaling_factor", "num_nextn_predict_layers"):
+                del saved[key]
         config_path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
     if name in TOKENIZER_SETTINGS:
         tokenizer_config = folder / "tokenizer_config.json"
@@ -1612,7 +1701,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "youtu": 400, "dbrx": 401, "hy-v3": 402,
          "gemma4": 300,
          # 306 of 301–319: the seed whose routers are furthest from a tie (see the family).
-         "gemma4-moe": 306, "gemma4-cg": 307}
+         "gemma4-moe": 306, "gemma4-cg": 307,
+         "nemotron-h": 320, "nemotron-h-moe": 321, "falcon-h1": 322, "lfm2-moe": 323}
 
 
 def make_conditional_copy(name: str, copy: str) -> None:

@@ -29,6 +29,13 @@ writing them back (GPT-NeoX's `rotary_pct` into `rope_parameters`), so the
 converter then fails on a published config (KeyError: 'rotary_pct') where
 transformers 4 kept the key. The keys of config.json that AutoConfig's dict
 lacks are given back to it, as transformers 4 gives them.
+The same wrapper gives a dense Nemotron-H (a config.json without
+`num_experts_per_tok`, as Nemotron-H-8B and Nemotron Nano 2 publish it) only
+the keys of its config.json: transformers 5's NemotronHConfig adds its MoE
+defaults to the dict, `num_experts_per_tok` among them, from which the
+converter takes every Nemotron-H for the MoE variant (nemotron_h_moe with no
+expert tensors, which llama.cpp refuses to load); transformers 4, without
+those defaults, gave it the dense model's keys.
 A third, for DeepSeek-V3.2: its converter asserts the tokenizer's
 `add_bos_token`, which transformers 5.18 drops from tokenizer_config.json
 whenever a tokenizer.json is present (transformers 4 kept it), so it refuses
@@ -102,8 +109,13 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -
         hparams = load_hparams(dir_model, is_mistral_format)
         config = dir_model / "config.json"
         if not is_mistral_format and config.is_file():
-            for key, value in json.loads(config.read_text()).items():
+            saved = json.loads(config.read_text())
+            for key, value in saved.items():
                 hparams.setdefault(key, value)
+            if hparams.get("model_type") == "nemotron_h" and "num_experts_per_tok" not in saved:
+                # A dense Nemotron-H: transformers 5's NemotronHConfig adds its
+                # MoE defaults, which make the converter write nemotron_h_moe.
+                return {k: v for k, v in hparams.items() if k in saved}
         return hparams
 
     base.ModelBase.load_hparams = staticmethod(with_config_keys)

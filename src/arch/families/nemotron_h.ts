@@ -1,0 +1,269 @@
+// This module is browser compatible.
+
+/**
+ * Nemotron-H (`NemotronHForCausalLM`: Nemotron-H, Nemotron Nano 2, and
+ * Nemotron 3 Nano's MoE variant), after llama.cpp's `NemotronHModel`
+ * (conversion/nemotron.py, a `GraniteHybridModel`): one mixer per layer under
+ * `backbone.layers.N.mixer`, each after its own RMSNorm (`norm`, GGUF
+ * `attn_norm`) — Mamba-2 (made as Mamba-2's: `ssm.ts`), attention without
+ * positions (Q/K permuted as Llama's, which changes nothing without RoPE),
+ * a ReLU² MLP (`up_proj`, `down_proj`, no gate) or a MoE block (ReLU² experts
+ * stacked, a sigmoid router with its selection bias, a shared expert). The
+ * pattern is `hybrid_override_pattern` (`M` Mamba-2, `*` attention, `-` MLP,
+ * `E` MoE; transformers 5 saves it as `layers_block_type`), written as
+ * `attention.head_count_kv` and `feed_forward_length` per layer (0 where the
+ * layer has none). A pattern with MoE layers is llama.cpp's `nemotron_h_moe`,
+ * a GGUF architecture of its own. Older configs' `mamba_`-prefixed names
+ * (`mamba_n_groups`, `mamba_d_conv`, `mamba_dt_limit`), which transformers
+ * renames on load and the converter finds with its prefix, are read too.
+ *
+ * @module
+ */
+
+import { activation, type ConfigFields, SILU } from "../config_fields.ts";
+import type { Family } from "../family.ts";
+import { KvWriter } from "../kv.ts";
+import { scoreBiasHfName, scoreBiasReadName } from "../router_bias.ts";
+import { ssmTensors } from "../ssm.ts";
+import { writeGraniteKv } from "./granite.ts";
+import { clampRefusal, DT_BIAS_NAMES, mamba2Tensors, READ_BACK_REFUSAL } from "./mamba.ts";
+
+const BLOCKS = "backbone.layers";
+
+/** A layer's kind as `hybrid_override_pattern` spells it. */
+type Kind = "M" | "*" | "-" | "E";
+
+/** transformers 5's names of the layer kinds (`layers_block_type`). */
+const KINDS: Readonly<Record<string, Kind>> = {
+  linear_attention: "M",
+  mamba: "M",
+  full_attention: "*",
+  attention: "*",
+  mlp: "-",
+  moe: "E",
+};
+
+/** Each layer's kind: `hybrid_override_pattern`, else `layers_block_type`. */
+function pattern(hparams: Readonly<Record<string, unknown>>): Kind[] {
+  const given = hparams["hybrid_override_pattern"] ?? hparams["layers_block_type"];
+  if (typeof given === "string") return [...given] as Kind[];
+  return Array.isArray(given) ? given.map((t) => KINDS[String(t)] ?? (String(t) as Kind)) : [];
+}
+
+/** Whether a config is the MoE variant: its pattern has MoE layers. */
+function isMoe(hparams: Readonly<Record<string, unknown>>): boolean {
+  return pattern(hparams).includes("E");
+}
+
+/** The SSM's inner width (`mamba_num_heads × mamba_head_dim`) and group count. */
+function sizes(w: KvWriter): { inner: number; groups: number } {
+  return {
+    inner: w.need("mamba_num_heads") * w.need("mamba_head_dim"),
+    groups: w.need("n_groups", "mamba_n_groups"),
+  };
+}
+
+/** The MoE variant's fields that TextModel's keys read (expert and group counts). */
+const MOE_FIELDS = ["n_routed_experts", "num_experts_per_tok", "n_group", "topk_group"];
+
+/** Per layer: `value` on the layers of `kinds`, else 0. */
+function perLayer(w: KvWriter, kinds: readonly Kind[], value: number): number[] {
+  return pattern(w.hparams).map((k) => kinds.includes(k) ? value : 0);
+}
+
+/**
+ * `NemotronHModel.set_gguf_parameters`: `GraniteHybridModel`'s keys (Granite's
+ * without multipliers, the SSM's, no rotation and a 2²⁰ context), the head
+ * sizes, and the feed-forward width per layer; the MoE variant's expert keys.
+ */
+function writeKv(w: KvWriter): void {
+  const layers = pattern(w.hparams).length;
+  // The converter counts the layers from the pattern. A dense model's
+  // config.json as transformers 5 saves it holds NemotronHConfig's MoE
+  // defaults, which the published dense configs (and so the converter's
+  // files) do not have.
+  const dense = isMoe(w.hparams) ? {} : Object.fromEntries(MOE_FIELDS.map((f) => [f, undefined]));
+  const hparams = { ...w.hparams, ...dense, num_hidden_layers: layers };
+  const inner = new KvWriter(hparams, w.arch);
+  writeGraniteKv(inner);
+  for (const [key, entry] of inner.entries()) w.put(key, entry);
+  const { inner: width, groups } = sizes(w);
+  w.u32("ssm.conv_kernel", w.need("conv_kernel", "mamba_d_conv"));
+  w.u32("ssm.state_size", w.need("ssm_state_size"));
+  w.u32("ssm.group_count", groups);
+  w.u32("ssm.inner_size", width);
+  w.u32("ssm.time_step_rank", w.need("mamba_num_heads"));
+  w.setArray("attention.head_count_kv", "INT32", perLayer(w, ["*"], w.need("num_key_value_heads")));
+  w.set("rope.scaling.finetuned", "BOOL", false);
+  w.u32("context_length", 2 ** 20);
+  const headDim = w.need("head_dim");
+  w.u32("attention.key_length", headDim);
+  w.u32("attention.value_length", headDim);
+  if (!isMoe(w.hparams)) {
+    w.setArray("feed_forward_length", "INT32", perLayer(w, ["-"], w.need("intermediate_size")));
+    return;
+  }
+  const ff = w.need("moe_intermediate_size");
+  w.setArray("feed_forward_length", "INT32", perLayer(w, ["E"], ff));
+  w.u32("expert_used_count", w.need("num_experts_per_tok"));
+  w.u32("expert_feed_forward_length", ff);
+  w.u32("expert_shared_feed_forward_length", w.need("moe_shared_expert_intermediate_size"));
+  w.u32("expert_count", w.need("n_routed_experts"));
+  w.u32("expert_shared_count", w.need("n_shared_experts"));
+  w.set("expert_weights_norm", "BOOL", w.hparams["norm_topk_prob"] === true);
+  w.f32("expert_weights_scale", w.need("routed_scaling_factor"));
+  w.u32("expert_group_count", w.need("n_group"));
+}
+
+function unsupported(w: KvWriter): string | undefined {
+  const kinds = pattern(w.hparams);
+  const unknown = kinds.find((k) => !["M", "*", "-", "E"].includes(k));
+  if (unknown !== undefined) {
+    return `its config.json's layer pattern has a layer kind ${JSON.stringify(unknown)}, ` +
+      `which llama.cpp's converter does not know (M, *, -, E)`;
+  }
+  if (kinds.includes("E") && kinds.includes("-")) {
+    return "its layer pattern has both MLP (-) and MoE (E) layers; llama.cpp's converter " +
+      "writes only the one its num_experts_per_tok says";
+  }
+  if (!kinds.includes("M")) {
+    return "its layer pattern has no Mamba-2 layer (M); aprkit writes only the hybrid";
+  }
+  const clamped = clampRefusal(w, w.hparams["time_step_limit"] ?? w.hparams["mamba_dt_limit"]);
+  if (clamped !== undefined) return clamped;
+  if (isMoe(w.hparams)) {
+    const latent = w.hparams["moe_latent_size"];
+    if (latent !== undefined && latent !== null) {
+      return `its config.json has moe_latent_size ${latent}; aprkit does not write the experts' ` +
+        `latent projections (fc1/fc2_latent_proj) yet`;
+    }
+    const mtp = w.num("num_nextn_predict_layers") ?? 0;
+    if (mtp > 0) {
+      return `its config.json has num_nextn_predict_layers ${mtp}; aprkit does not write ` +
+        `Nemotron-H's multi-token-prediction layer yet`;
+    }
+  }
+  return undefined;
+}
+
+const NEMOTRON_H_FIELDS: ConfigFields = {
+  written: [
+    "layers_block_type",
+    "layer_types",
+    "hybrid_override_pattern",
+    "mamba_num_heads",
+    "mamba_head_dim",
+    "n_groups",
+    "ssm_state_size",
+    "conv_kernel",
+    "layer_norm_epsilon",
+    // Its bias tensor, which llama.cpp loads when the file has it.
+    "use_conv_bias",
+    "moe_intermediate_size",
+    "moe_shared_expert_intermediate_size",
+    "n_shared_experts",
+    "norm_topk_prob",
+    "routed_scaling_factor",
+  ],
+  checked: ["time_step_limit", "moe_latent_size", "num_nextn_predict_layers"],
+  assumed: [
+    activation("mamba_hidden_act", SILU),
+    { field: "mlp_hidden_act", hfDefault: "relu2", llamaCpp: "relu2" },
+    // llama.cpp loads no bias for the SSM's in/out projections.
+    { field: "use_bias", hfDefault: false, llamaCpp: false },
+    { field: "mamba_proj_bias", hfDefault: false, llamaCpp: false },
+  ],
+  irrelevant: {
+    attention_bias: "transformers' NemotronH attention has no biases whatever it says",
+    sliding_window: "transformers' NemotronH attends to the whole context (no window mask)",
+    expand: "transformers' NemotronH mixer is mamba_num_heads × mamba_head_dim wide",
+    chunk_size: "the chunked scan computes the same values as one pass",
+    mamba_ssm_cache_dtype: "the type of the generation cache's states (F32 in llama.cpp)",
+    use_mamba_kernels: "deprecated; no effect",
+    residual_in_fp32: "the residual's type in half-precision runs; llama.cpp adds it in F32",
+    rescale_prenorm_residual: "initialisation only",
+    time_step_min: "initialisation only",
+    time_step_max: "initialisation only",
+    time_step_floor: "initialisation only",
+    num_logits_to_keep: "how many positions transformers computes logits for",
+    moe_shared_expert_overlap: "not read by transformers' NemotronH",
+    mtp_layers_block_type: "the multi-token-prediction layers', which transformers does not run",
+  },
+};
+
+const NEMOTRON_H_BLOCK: readonly (readonly [string, string])[] = [
+  ["attn_norm", "norm"],
+  ["ssm_in", "mixer.in_proj"],
+  ["ssm_conv1d", "mixer.conv1d"],
+  ["ssm_dt", "mixer.dt_proj"],
+  ["ssm_out", "mixer.out_proj"],
+  ["attn_q", "mixer.q_proj"],
+  ["attn_k", "mixer.k_proj"],
+  ["attn_v", "mixer.v_proj"],
+  ["attn_output", "mixer.o_proj"],
+  ["ffn_up", "mixer.up_proj"],
+  ["ffn_down", "mixer.down_proj"],
+];
+
+const SSM = mamba2Tensors("mixer", sizes);
+
+/** Nemotron-H with MLP layers (Nemotron-H, Nemotron Nano 2). */
+export const NEMOTRON_H: Family = {
+  name: "nemotron_h",
+  source: "llama.cpp conversion/nemotron.py NemotronHModel; transformers NemotronHForCausalLM",
+  configFields: NEMOTRON_H_FIELDS,
+  hfArchitectures: ["NemotronHForCausalLM"],
+  hfModelTypes: ["nemotron_h"],
+  variantOf: (hparams) => isMoe(hparams) ? "nemotron_h_moe" : undefined,
+  ggufArchitecture: "nemotron_h",
+  ggufRopeType: "none",
+  hfBlockPrefix: BLOCKS,
+  blockNames: NEMOTRON_H_BLOCK,
+  globalNames: [["token_embd", "backbone.embeddings"], ["output_norm", "backbone.norm_f"]],
+  hybrid: true,
+  // The converter's set_vocab (not the MoE variant's): the published
+  // tokenizers add a BOS by their post-processor without saying add_bos_token.
+  addBosToken: true,
+  permutesQk: true,
+  tiedByDefault: false,
+  ggufRenamesOnly: false,
+  ggufReadBackRefusal: READ_BACK_REFUSAL.replace("a Mamba GGUF", "a Nemotron-H GGUF"),
+  gguf: {
+    writeKv,
+    unsupported,
+    llamaKeys: true,
+    made: (tensors, w) => ssmTensors(tensors, w, BLOCKS, SSM),
+    ...DT_BIAS_NAMES,
+  },
+};
+
+const { variantOf: _variant, addBosToken: _bos, ...DENSE } = NEMOTRON_H;
+
+/** Nemotron-H with MoE layers (Nemotron 3 Nano): llama.cpp's `nemotron_h_moe`. */
+export const NEMOTRON_H_MOE: Family = {
+  ...DENSE,
+  name: "nemotron_h_moe",
+  // Found through NEMOTRON_H's variantOf: one family per Hugging Face class.
+  hfArchitectures: [],
+  hfModelTypes: [],
+  ggufArchitecture: "nemotron_h_moe",
+  blockNames: [
+    ...NEMOTRON_H_BLOCK,
+    ["ffn_gate_inp", "mixer.gate"],
+    ["exp_probs_b", "mixer.gate.e_score_correction"],
+    ["ffn_up_shexp", "mixer.shared_experts.up_proj"],
+    ["ffn_down_shexp", "mixer.shared_experts.down_proj"],
+  ],
+  experts: {
+    prefix: "mixer.experts",
+    stacks: [
+      { hf: "down_proj", gguf: "ffn_down_exps" },
+      { hf: "up_proj", gguf: "ffn_up_exps" },
+    ],
+  },
+  gguf: {
+    ...NEMOTRON_H.gguf!,
+    hfName: (name) => DT_BIAS_NAMES.hfName(scoreBiasReadName(name)),
+    hfNameBack: (name) => scoreBiasHfName(DT_BIAS_NAMES.hfNameBack(name)),
+  },
+};
