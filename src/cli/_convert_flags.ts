@@ -67,7 +67,9 @@ export const WRITE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   threads: {
     type: "string",
     valueName: "N",
-    description: "quantization worker threads (default: one per core, at most 3; 0: none)",
+    description:
+      "quantization worker threads; the main thread encodes a share too (default: one per " +
+      "core but the main thread's, at most 3; 0: none)",
   },
   "keep-names": {
     type: "boolean",

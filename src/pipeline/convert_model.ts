@@ -127,10 +127,11 @@ export interface ConvertOptions extends OpenModelOptions, LlamaQuantizeFlags {
   quantizeAll?: boolean;
   /**
    * Encoder worker threads for the K-quants (q4_k/q5_k/q6_k and the presets'
-   * K-quant tensors) and weighted encoders (each costs ~15 MiB); Q8_0, Q5_0,
-   * F16 and the others encode on the main thread, cheaper than a hand-off;
-   * 0 encodes everything on the main thread.
-   * @default one per core, at most 3
+   * K-quant tensors) and weighted encoders (each costs ~15 MiB); the main
+   * thread encodes a share of their jobs too. Q8_0, Q5_0, F16 and the others
+   * encode on the main thread, cheaper than a hand-off; 0 encodes everything
+   * on the main thread.
+   * @default one per core but the main thread's, at most 3
    */
   threads?: number;
   /** Decode every tensor to F32 (exports). @default false */

@@ -33,6 +33,13 @@ export function worthAWorker(target: string, weighted: boolean): boolean {
 }
 
 /**
+ * Jobs whose bytes a pool shared by several streams keeps for the others
+ * (encode()'s `share`): the streams of one read move in step, a few jobs
+ * apart; at most ~16 × 0.2 MiB.
+ */
+const RECENT_JOBS = 16;
+
+/**
  * How long a closed pool with no user keeps its workers while it still
  * expects one (the next tensor that needs them); then they stop anyway, so a
  * payload never read does not keep the process alive.
@@ -83,6 +90,9 @@ export class EncoderPool {
   #inThread: boolean;
   // Streams using the pool (open() since the last close()s).
   #opens = 1;
+  // Jobs of shared streams by what they encode, the most recent few: see encode().
+  #recent = new Map<string, Promise<Uint8Array>>();
+  #sharedJobs = 0;
 
   /**
    * @param size Number of workers.
@@ -107,6 +117,11 @@ export class EncoderPool {
   /** Number of workers. */
   get size(): number {
     return this.#size;
+  }
+
+  /** Jobs taken from another stream's identical job instead of encoded (encode()'s `share`). */
+  get sharedJobs(): number {
+    return this.#sharedJobs;
   }
 
   /** Number of encoders: the workers, and this thread when it takes a share. */
@@ -179,8 +194,40 @@ export class EncoderPool {
   /**
    * Encode `values` in a worker (transferred once the worker has started: do
    * not reuse the array). When workers cannot start, encodes in this thread.
+   *
+   * `share` names what the values are (a tensor and the range of its values)
+   * when streams of one read may encode the same (several outputs whose
+   * presets give a tensor the same type: Q4_K_M, Q5_K_M and Q6_K all write
+   * the output head as Q6_K): while several streams use the pool, a job
+   * named as a recent one with the same target takes its bytes (a copy each)
+   * instead of encoding them again. Nothing is held but the last few jobs'
+   * bytes.
    */
-  encode(target: string, values: Float32Array, importance?: Float32Array): Promise<Uint8Array> {
+  encode(
+    target: string,
+    values: Float32Array,
+    importance?: Float32Array,
+    share?: string,
+  ): Promise<Uint8Array> {
+    if (share === undefined || this.#opens <= 1) return this.#encode(target, values, importance);
+    const key = `${target}|${importance === undefined ? "" : "w"}|${share}`;
+    let bytes = this.#recent.get(key);
+    if (bytes !== undefined) {
+      this.#sharedJobs++;
+      releaseChunk(values);
+    } else {
+      bytes = this.#encode(target, values, importance);
+      bytes.catch(() => {}); // each taker awaits its own copy
+      this.#recent.set(key, bytes);
+      if (this.#recent.size > RECENT_JOBS) {
+        this.#recent.delete(this.#recent.keys().next().value!);
+      }
+    }
+    // A copy each: a sink frees (detaches) what it has written.
+    return bytes.then((b) => b.slice());
+  }
+
+  #encode(target: string, values: Float32Array, importance?: Float32Array): Promise<Uint8Array> {
     if (this.#workers.length === 0 && !this.#broken) this.#start();
     const turn = this.#next++ % (this.#workers.length + (this.#inThread ? 1 : 0));
     if (this.#broken || turn === this.#workers.length) {
@@ -289,6 +336,7 @@ export class EncoderPool {
 
   #stop(): void {
     this.#cancelIdleStop();
+    this.#recent.clear();
     for (const slot of this.#workers) slot.worker.terminate();
     this.#workers = [];
   }

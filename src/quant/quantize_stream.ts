@@ -240,7 +240,17 @@ function convertEntry(
   const q8 = plan.info.dtype === "APR_Q8";
   const converted: TensorEntry = {
     info: plan.info,
-    open: () => convertedPayload(entry, plan, maxElements, pool, (s) => (scale = s)),
+    // Named for the pool's sharing of identical jobs between streams of one read.
+    open: () =>
+      convertedPayload(
+        entry,
+        plan,
+        maxElements,
+        pool,
+        (s) => (scale = s),
+        undefined,
+        plan.info.name,
+      ),
   };
   const source = restartOf(entry);
   // Importance weights are laid out by column and matrix: a tensor quantized
@@ -326,6 +336,7 @@ async function makeConverter(
   pool: EncoderPool | undefined,
   onScale: (scale: number) => void,
   knownScale: number | undefined,
+  share: string | undefined,
 ): Promise<Converter> {
   if (plan.action === "integer") {
     const w = new IntegerWidener(plan.source, plan.info.dtype);
@@ -354,6 +365,7 @@ async function makeConverter(
     maxElements,
     plan.importance,
     knownScale === undefined,
+    share,
   );
   return {
     push: (b, emit) => decoder.push(b, (v) => encoder.push(v, emit)),
@@ -371,6 +383,7 @@ function convertedPayload(
   sharedPool: EncoderPool | undefined,
   onScale: (scale: number) => void,
   knownScale?: number,
+  share?: string,
 ): ReadableStream<Uint8Array> {
   const pool = poolFor(plan, sharedPool);
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
@@ -403,7 +416,15 @@ function convertedPayload(
       try {
         // Opened on the first pull: a payload nobody reads costs nothing.
         if (converter === undefined) {
-          converter = await makeConverter(entry, plan, maxElements, pool, onScale, knownScale);
+          converter = await makeConverter(
+            entry,
+            plan,
+            maxElements,
+            pool,
+            onScale,
+            knownScale,
+            share,
+          );
           pool?.acquire();
           reader = entry.open().getReader();
         }
