@@ -194,28 +194,29 @@ Deno.test("the fixture's runs cover --imatrix with every per-tensor flag, on the
   assertEquals(FROM_F32.some((r) => flags(r).has("--override-kv") && r.kv !== undefined), true);
 });
 
+/**
+ * `apr convert` of the run's F32 source with its flags, in the fixtures'
+ * folder as make_fixtures.py ran llama-quantize, checked against its file:
+ * every tensor, and every metadata pair where the run recorded them.
+ */
+async function assertCliRun(dir: string, run: OptionRun): Promise<void> {
+  await Deno.writeFile(`${dir}/f32.gguf`, sourceGguf(manifest(run.model)));
+  const out = `${dir}/out.gguf`;
+  const cli = await runApr(
+    ["convert", `${dir}/f32.gguf`, "--quantize", run.ftype, ...run.args, "--threads", "0"]
+      .concat(["-f", "-o", out]),
+    { cwd: FIXTURES },
+  );
+  assertEquals(cli.code, 0, cli.stderr);
+  assertSameOutput(await outputOf(out), run.outputs![0]!);
+  if (run.kv !== undefined) assertEquals(await kvOf(out), run.kv);
+}
+
 Deno.test("apr convert reads --tensor-type-file and --imatrix as llama-quantize: the file's entries where the flag stands among --tensor-type", async () => {
   const run = FROM_F32.find((r) =>
     r.args.includes("--tensor-type-file") && r.args.includes("--tensor-type") && r.model === "dense"
   )!;
-  await withTempDir(async (dir) => {
-    await Deno.writeFile(`${dir}/f32.gguf`, sourceGguf(manifest(run.model)));
-    // Run in the fixtures' folder, as make_fixtures.py ran llama-quantize.
-    const cli = await runApr([
-      "convert",
-      `${dir}/f32.gguf`,
-      "--quantize",
-      run.ftype,
-      ...run.args,
-      "--threads",
-      "0",
-      "-o",
-      `${dir}/out.gguf`,
-    ], { cwd: FIXTURES });
-    assertEquals(cli.code, 0, cli.stderr);
-    assertSameOutput(await outputOf(`${dir}/out.gguf`), run.outputs![0]!);
-    assertEquals(await kvOf(`${dir}/out.gguf`), run.kv);
-  });
+  await withTempDir((dir) => assertCliRun(dir, run));
 });
 
 Deno.test("apr convert takes --override-kv, --prune-layers, --include-weights and --exclude-weights as llama-quantize spells them", async () => {
@@ -224,24 +225,7 @@ Deno.test("apr convert takes --override-kv, --prune-layers, --include-weights an
       .some((f) => r.args.includes(f))
   );
   await withTempDir(async (dir) => {
-    for (const run of runs.slice(0, 4)) {
-      await Deno.writeFile(`${dir}/f32.gguf`, sourceGguf(manifest(run.model)));
-      const cli = await runApr([
-        "convert",
-        `${dir}/f32.gguf`,
-        "--quantize",
-        run.ftype,
-        ...run.args,
-        "--threads",
-        "0",
-        "-f",
-        "-o",
-        `${dir}/out.gguf`,
-      ], { cwd: FIXTURES });
-      assertEquals(cli.code, 0, cli.stderr);
-      assertSameOutput(await outputOf(`${dir}/out.gguf`), run.outputs![0]!);
-      if (run.kv !== undefined) assertEquals(await kvOf(`${dir}/out.gguf`), run.kv);
-    }
+    for (const run of runs.slice(0, 4)) await assertCliRun(dir, run);
   });
 });
 
