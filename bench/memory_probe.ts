@@ -2,7 +2,8 @@
  * Where a conversion's memory goes, in-process: runs `convertModel` on a
  * llama-shaped BF16 folder while sampling `Deno.memoryUsage()` (RSS, the V8
  * heap, and `external`: ArrayBuffer memory of this thread) every few
- * milliseconds, and reports each one's peak. With `--gc-ms N` (and
+ * milliseconds, and reports each one's peak. Several `--quantize` types
+ * (`Q4_K_M,Q6_K`) write one output each from one read (`convertModels`). With `--gc-ms N` (and
  * `--v8-flags=--expose-gc`) it also forces a full collection every N ms: a
  * peak that drops then was garbage waiting for the collector, memory that
  * depends on when the GC runs.
@@ -17,7 +18,7 @@
 
 import { parseArgs } from "node:util";
 import { SHAPES, writeLlamaShapedModel } from "./_llama_shaped_model.ts";
-import { convertModel } from "../mod.ts";
+import { convertModel, convertModels } from "../mod.ts";
 
 const MiB = 1 << 20;
 
@@ -55,17 +56,30 @@ if (import.meta.main) {
   const collector = gcMs > 0 && gc !== undefined ? setInterval(() => gc(), gcMs) : undefined;
   const t0 = performance.now();
   try {
-    await convertModel(model, `${dir}/out.gguf`, {
-      format: "gguf",
-      quantize: values.quantize!.toLowerCase() as "q4_k_m",
-      force: true,
-      ...(values.threads !== undefined ? { threads: Number(values.threads) } : {}),
-    });
+    const types = values.quantize!.toLowerCase().split(",") as "q4_k_m"[];
+    const threads = values.threads !== undefined ? { threads: Number(values.threads) } : {};
+    // Several types: several outputs from one read (`--quantize A,B -o 'm-{QUANT}.gguf'`).
+    if (types.length > 1) {
+      await convertModels(
+        model,
+        types.map((quantize) => ({ output: `${dir}/out-${quantize}.gguf`, quantize })),
+        { format: "gguf", force: true, ...threads },
+      );
+    } else {
+      await convertModel(model, `${dir}/out.gguf`, {
+        format: "gguf",
+        quantize: types[0]!,
+        force: true,
+        ...threads,
+      });
+    }
   } finally {
     clearInterval(sampler);
     if (collector !== undefined) clearInterval(collector);
     sample();
-    await Deno.remove(`${dir}/out.gguf`).catch(() => {});
+    for (const f of Deno.readDirSync(dir)) {
+      if (f.name.startsWith("out")) await Deno.remove(`${dir}/${f.name}`).catch(() => {});
+    }
     if (!values.keep) await Deno.remove(dir, { recursive: true });
   }
   const f = (n: number) => `${(n / MiB).toFixed(0)} MiB`;

@@ -96,6 +96,9 @@ async function prepareInputs(dir: string, line: string): Promise<void> {
   }
   if (reads("model-Q4_K_M.gguf")) await Deno.copyFile(Q4_K_M, join(dir, "model-Q4_K_M.gguf"));
   if (reads("imatrix.dat")) await Deno.writeFile(join(dir, "imatrix.dat"), await demoImatrix());
+  if (reads("types.txt")) {
+    await Deno.writeTextFile(join(dir, "types.txt"), "attn_v=q8_0\nffn_down=q6_k\n");
+  }
   for (const apr of ["model.apr", "phi-4.apr"]) {
     if (reads(apr)) await importModel(DEMO, join(dir, apr));
   }

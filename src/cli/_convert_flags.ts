@@ -27,7 +27,8 @@ import {
   stringList,
   stringOption,
 } from "./command.ts";
-import type { LlamaQuantizeFlags } from "../quant/llama_quantize_params.ts";
+import { type LlamaQuantizeFlags, llamaQuantizeParams } from "../quant/llama_quantize_params.ts";
+import { parsePruneLayers } from "../pipeline/prune_layers.ts";
 import { pathExists } from "../io/fs_paths.ts";
 import { assertNotLocked } from "../io/partial_file.ts";
 import { assertOutputNames } from "../io/output_paths.ts";
@@ -66,7 +67,9 @@ export const WRITE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   threads: {
     type: "string",
     valueName: "N",
-    description: "quantization worker threads (default: one per core, at most 3; 0: none)",
+    description:
+      "quantization worker threads; the main thread encodes a share too (default: one per " +
+      "core but the main thread's, at most 3; 0: none)",
   },
   "keep-names": {
     type: "boolean",
@@ -111,6 +114,9 @@ export const TRANSLATE_OPTION: OptionSpec = {
     "APR's keys (default: as stored, GGUF names and every key; other formats are shown as they are)",
 };
 
+/** Where `--tensor-type` and `--tensor-type-file` are listed in command-line order. */
+const TENSOR_TYPE_ORDER = "tensor-type order";
+
 /** llama-quantize's per-tensor flags (`apr convert` to GGUF with a --quantize file type). */
 export const LLAMA_QUANTIZE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   "output-tensor-type": {
@@ -127,9 +133,51 @@ export const LLAMA_QUANTIZE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
     type: "string",
     valueName: "PATTERN=TYPE",
     multiple: true,
+    orderedIn: TENSOR_TYPE_ORDER,
     description:
       "GGUF: tensors whose name the regex PATTERN finds get TYPE (first match wins), as " +
       "llama-quantize's flag",
+  },
+  "tensor-type-file": {
+    type: "string",
+    valueName: "FILE",
+    multiple: true,
+    orderedIn: TENSOR_TYPE_ORDER,
+    description:
+      "GGUF: --tensor-type entries read from FILE, separated by spaces or newlines, taken where " +
+      "the flag stands among the --tensor-type flags (llama-quantize's flag; e.g. a file holding " +
+      "'attn_v=q8_0 ffn_down=q6_k')",
+  },
+  "include-weights": {
+    type: "string",
+    valueName: "NAME",
+    multiple: true,
+    description: "GGUF with --imatrix: use the matrix only for tensors whose name holds NAME, as " +
+      "llama-quantize's flag (e.g. --include-weights attn_v)",
+  },
+  "exclude-weights": {
+    type: "string",
+    valueName: "NAME",
+    multiple: true,
+    description:
+      "GGUF with --imatrix: do not use the matrix for tensors whose name holds NAME, as " +
+      "llama-quantize's flag (e.g. --exclude-weights ffn_down; not with --include-weights)",
+  },
+  "override-kv": {
+    type: "string",
+    valueName: "KEY=TYPE:VALUE",
+    multiple: true,
+    description:
+      "GGUF: set a metadata key after the model's, TYPE int (written UINT32 of the absolute " +
+      "value), float, bool or str, as llama-quantize's flag (e.g. --override-kv " +
+      "general.name=str:MyModel)",
+  },
+  "prune-layers": {
+    type: "string",
+    valueName: "L0,L1,…",
+    description:
+      "GGUF: leave out these blocks and number the later ones down, block_count set to the " +
+      "blocks kept, as llama-quantize's flag (e.g. --prune-layers 20,21)",
   },
   pure: {
     type: "boolean",
@@ -192,6 +240,11 @@ const OPTION_FLAGS: readonly (readonly [RegExp, string])[] = [
   [/\bleaveOutputTensor: true\b/g, "--leave-output-tensor"],
   [/\ballowRequantize: true\b/g, "--allow-requantize"],
   [/\bkeepSplit(?:: true)?\b/g, "--keep-split"],
+  [/\bincludeWeights\b/g, "--include-weights"],
+  [/\bexcludeWeights\b/g, "--exclude-weights"],
+  [/\boverrideKv\b/g, "--override-kv"],
+  [/\bpruneLayers\b/g, "--prune-layers"],
+  [/\bthe imatrix option too\b/g, "--imatrix too"],
 ];
 
 /**
@@ -307,7 +360,11 @@ export function convertOptionsFrom(values: OptionValues): ConvertOptions {
 
 /** llama-quantize's per-tensor flags, as given (convertModel checks them). */
 function llamaQuantizeFlags(values: OptionValues): LlamaQuantizeFlags {
-  const tensorTypes = stringList(values, "tensor-type");
+  const tensorTypes = orderedTensorTypes(stringList(values, TENSOR_TYPE_ORDER));
+  const include = stringList(values, "include-weights");
+  const exclude = stringList(values, "exclude-weights");
+  const overrideKv = stringList(values, "override-kv");
+  const prune = stringOption(values, "prune-layers");
   return {
     ...(stringOption(values, "output-tensor-type") !== undefined
       ? { outputTensorType: stringOption(values, "output-tensor-type")! }
@@ -320,7 +377,46 @@ function llamaQuantizeFlags(values: OptionValues): LlamaQuantizeFlags {
     ...(values["leave-output-tensor"] === true ? { leaveOutputTensor: true } : {}),
     ...(values["allow-requantize"] === true ? { allowRequantize: true } : {}),
     ...(values["keep-split"] === true ? { keepSplit: true } : {}),
+    ...(include.length > 0 ? { includeWeights: include } : {}),
+    ...(exclude.length > 0 ? { excludeWeights: exclude } : {}),
+    ...(overrideKv.length > 0 ? { overrideKv } : {}),
+    ...(prune !== undefined ? { pruneLayers: parsePruneLayers(prune) } : {}),
   };
+}
+
+/**
+ * `--tensor-type` values and the entries of `--tensor-type-file` files, in
+ * command-line order (llama-quantize appends both to one list, and the first
+ * pattern found wins): a file's entries are separated by whitespace, as its
+ * `file >> arg` reads them.
+ */
+function orderedTensorTypes(flags: readonly string[]): string[] {
+  return flags.flatMap((flag) => {
+    const eq = flag.indexOf("=");
+    const [name, value] = [flag.slice(2, eq), flag.slice(eq + 1)];
+    if (name === "tensor-type") return [value];
+    let text: string;
+    try {
+      text = Deno.readTextFileSync(value);
+    } catch (error) {
+      throw new UsageError(
+        `--tensor-type-file "${value}": ${
+          error instanceof Deno.errors.NotFound ? "no such file" : (error as Error).message
+        }`,
+      );
+    }
+    const entries = text.split(/\s+/).filter((e) => e !== "");
+    for (const entry of entries) {
+      try {
+        llamaQuantizeParams({ tensorTypes: [entry] });
+      } catch (error) {
+        throw new UsageError(
+          `--tensor-type-file "${value}": ${inFlagTerms((error as Error).message)}`,
+        );
+      }
+    }
+    return entries;
+  });
 }
 
 /** `--row-fallback q8|f16|padded` (APR output). */

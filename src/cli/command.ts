@@ -21,6 +21,12 @@ export interface OptionSpec {
   readonly short?: string;
   /** May be given several times (values collected in order). */
   readonly multiple?: boolean;
+  /**
+   * Also collect this flag's values, as `--flag=value`, in the list of this
+   * name, in command-line order with the other flags naming it: for flags
+   * whose relative order matters (`--tensor-type` and `--tensor-type-file`).
+   */
+  readonly orderedIn?: string;
   /** Placeholder shown in help, e.g. `"FILE"`. */
   readonly valueName?: string;
   /** One line of help. */
@@ -111,11 +117,20 @@ export function parseCommandArgs(
       ),
       allowPositionals: true,
       strict: true,
+      tokens: true,
     });
   } catch (error) {
     throw new UsageError(describeParseError(spec, Object.keys(options), error), { cause: error });
   }
   const values = parsed.values as OptionValues;
+  for (const token of parsed.tokens ?? []) {
+    const list = token.kind === "option" ? options[token.name]?.orderedIn : undefined;
+    if (list === undefined || token.kind !== "option") continue;
+    values[list] = [
+      ...(values[list] as string[] | undefined ?? []),
+      `--${token.name}=${token.value}`,
+    ];
+  }
   if (values.help) return { values, positionals: parsed.positionals };
   const { min, max, names } = spec.positionals;
   if (parsed.positionals.length < min) {

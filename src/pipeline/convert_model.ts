@@ -43,7 +43,12 @@ import { aprPlanNotes } from "./apr_plan_notes.ts";
 import { hfToGgufName } from "../formats/gguf/names.ts";
 import { type ImportanceMatrix, readImportanceMatrix } from "./read_imatrix.ts";
 import { imatrixGgufKv } from "../formats/gguf/imatrix_kv.ts";
+import { parseKvOverride } from "../formats/gguf/kv_override.ts";
+import { selectImportance } from "./imatrix_weights.ts";
+import { prunedImportance, pruneLayers } from "./prune_layers.ts";
 import { GgufValueType } from "../formats/gguf/header.ts";
+import type { GgufKvInput } from "../formats/gguf/writer.ts";
+import { familyOf } from "../arch/registry.ts";
 import { hfFolderName } from "./model_name.ts";
 import { aprGeneralFields, generalMetadataOf } from "../arch/hf_model_card.ts";
 import { QuantizeStream } from "../quant/quantize_stream.ts";
@@ -127,10 +132,11 @@ export interface ConvertOptions extends OpenModelOptions, LlamaQuantizeFlags {
   quantizeAll?: boolean;
   /**
    * Encoder worker threads for the K-quants (q4_k/q5_k/q6_k and the presets'
-   * K-quant tensors) and weighted encoders (each costs ~15 MiB); Q8_0, Q5_0,
-   * F16 and the others encode on the main thread, cheaper than a hand-off;
-   * 0 encodes everything on the main thread.
-   * @default one per core, at most 3
+   * K-quant tensors) and weighted encoders (each costs ~15 MiB); the main
+   * thread encodes a share of their jobs too. Q8_0, Q5_0, F16 and the others
+   * encode on the main thread, cheaper than a hand-off; 0 encodes everything
+   * on the main thread.
+   * @default one per core but the main thread's, at most 3
    */
   threads?: number;
   /** Decode every tensor to F32 (exports). @default false */
@@ -382,9 +388,17 @@ async function convertPart(
   opened?: Model,
 ): Promise<ConvertResult> {
   const started = performance.now();
-  const imatrix = typeof options.imatrix === "string"
+  const read = typeof options.imatrix === "string"
     ? await readImportanceMatrix(options.imatrix)
     : options.imatrix;
+  // --include-weights/--exclude-weights: the entries used (and counted in the keys).
+  const imatrix = read === undefined
+    ? undefined
+    : selectImportance(read, options.includeWeights ?? [], options.excludeWeights ?? []);
+  // --prune-layers: blocks renumbered; the matrix is looked up under the new
+  // numbers (filled in when the pruning sees the header, before any planning).
+  const importance = imatrix === undefined ? undefined : new Map(imatrix.entries);
+  let pruned: ReadonlyMap<number, number> | undefined;
   // An APR import streamed without the cache saves its sha256 checks beside
   // the partial output, so --resume continues them instead of fetching every
   // file again only to hash it.
@@ -457,6 +471,16 @@ async function convertPart(
       if (isLlamaQuantizePreset(quantizedAs)) {
         stream = stream.pipeThrough(inLlamaQuantizeOrder(split?.compare));
       }
+      if ((options.pruneLayers?.length ?? 0) > 0) {
+        stream = stream.pipeThrough(pruneLayers(options.pruneLayers!, (map) => {
+          pruned = map;
+          if (importance === undefined) return;
+          importance.clear();
+          for (const [name, values] of prunedImportance(imatrix!.entries, map)) {
+            importance.set(name, values);
+          }
+        }));
+      }
     }
     if (format === "apr" || options.quantize !== undefined) {
       stream = stream.pipeThrough(
@@ -475,7 +499,7 @@ async function convertPart(
                 aprPlanNotes(plans, options.rowFallback).forEach((n) => options.onNote!(n)),
             }
             : {}),
-          ...(imatrix !== undefined ? { importance: imatrix.entries } : {}),
+          ...(importance !== undefined ? { importance } : {}),
           ...(hasLlamaQuantizeFlags(options)
             ? { llamaQuantize: llamaQuantizeParams(options) }
             : {}),
@@ -509,7 +533,9 @@ async function convertPart(
     }
     stream = stream.pipeThrough(finalizeMetadata(model, source, folderName, options, (h) => {
       header = h;
-      if (imatrix !== undefined) warnMissingImportance(h, imatrix, options);
+      if (imatrix !== undefined) {
+        warnMissingImportance(h, { ...imatrix, entries: importance! }, options);
+      }
     }));
     if (format === "gguf" && options.keepNames !== true && part !== "vision") {
       stream = stream.pipeThrough(requireGgufVocabulary(model.header.metadata, location));
@@ -530,6 +556,7 @@ async function convertPart(
       imatrix,
       sourceKey,
       quantizedAs,
+      () => pruned === undefined ? [] : [prunedBlockCount(header!, pruned)],
       split?.shardOf,
     );
     // A Hub model streamed without the cache is checked against its sha256s
@@ -861,6 +888,10 @@ function flagsGiven(options: LlamaQuantizeFlags): string {
     "leaveOutputTensor: true": options.leaveOutputTensor === true,
     "allowRequantize: true": options.allowRequantize === true,
     "keepSplit: true": options.keepSplit === true,
+    includeWeights: (options.includeWeights?.length ?? 0) > 0,
+    excludeWeights: (options.excludeWeights?.length ?? 0) > 0,
+    overrideKv: (options.overrideKv?.length ?? 0) > 0,
+    pruneLayers: (options.pruneLayers?.length ?? 0) > 0,
   }).filter(([, given]) => given).map(([name]) => name).join(", ");
 }
 
@@ -897,6 +928,20 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
       );
     }
     llamaQuantizeParams(options);
+    (options.overrideKv ?? []).forEach(parseKvOverride);
+    for (const layer of options.pruneLayers ?? []) {
+      if (!Number.isSafeInteger(layer) || layer < 0) {
+        throw new UsageError(`pruneLayers: ${layer} is not a layer number (whole, from 0)`);
+      }
+    }
+    if (
+      ((options.includeWeights?.length ?? 0) > 0 || (options.excludeWeights?.length ?? 0) > 0) &&
+      options.imatrix === undefined
+    ) {
+      throw new UsageError(
+        "includeWeights and excludeWeights choose entries of the importance matrix: give the imatrix option too",
+      );
+    }
     if (options.keepSplit === true && options.maxShardSize !== undefined) {
       throw new UsageError(
         "keepSplit: true splits as the source is split; it cannot be combined with maxShardSize",
@@ -990,6 +1035,19 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
       `maxShardSize works for SafeTensors, APR and GGUF output only, not ${format}`,
     );
   }
+}
+
+/**
+ * The block count llama-quantize sets after pruning, last of all its keys:
+ * the blocks kept, under the GGUF architecture's key.
+ */
+function prunedBlockCount(
+  header: ModelHeader,
+  map: ReadonlyMap<number, number>,
+): readonly [string, GgufKvInput] {
+  const arch = header.metadata.architecture;
+  const gguf = familyOf(arch)?.ggufArchitecture ?? String(arch);
+  return [`${gguf}.block_count`, { type: GgufValueType.UINT32, value: map.size }];
 }
 
 /** A resumed APR output must have been quantized with the same importance matrix. */
@@ -1115,6 +1173,7 @@ function createSink(
   imatrix: ImportanceMatrix | undefined,
   sourceKey: string | undefined,
   quantizedAs: QuantizeTarget | undefined,
+  lateKv: () => readonly (readonly [string, GgufKvInput])[],
   shardOf?: (name: string) => number | undefined,
 ): Promise<WritableStream<ModelChunk>> {
   const source = sourceKey === undefined ? {} : { sourceKey };
@@ -1180,17 +1239,21 @@ function createSink(
         // (--outtype q8_0), and follows the converter.
         squeezeDims: byQuantize,
         ...(fileType !== undefined ? { fileType } : {}),
-        extraKv: [
-          // llama-quantize sets these two last, after the model's keys.
-          ...(byQuantize && fileType !== undefined
-            ? [
-              ["general.quantization_version", { type: GgufValueType.UINT32, value: 2 }],
-              ["general.file_type", { type: GgufValueType.UINT32, value: fileType }],
-            ] as const
-            : []),
-          // As llama-quantize --imatrix: which matrix the model was quantized with.
-          ...(imatrix !== undefined ? imatrixGgufKv(imatrix) : []),
-        ],
+        extraKv: {
+          *[Symbol.iterator]() {
+            // llama-quantize sets these two last, after the model's keys.
+            if (byQuantize && fileType !== undefined) {
+              yield ["general.quantization_version", { type: GgufValueType.UINT32, value: 2 }];
+              yield ["general.file_type", { type: GgufValueType.UINT32, value: fileType }];
+            }
+            // Then --override-kv's pairs, in the order given.
+            yield* (options.overrideKv ?? []).map(parseKvOverride);
+            // As llama-quantize --imatrix: which matrix the model was quantized with.
+            if (imatrix !== undefined) yield* imatrixGgufKv(imatrix);
+            // Known once the stream's header is seen (--prune-layers' block count).
+            yield* lateKv();
+          },
+        } as Iterable<readonly [string, GgufKvInput]>,
       };
       if (shardOf !== undefined) {
         // llama-quantize --keep-split: the source's shards, OUT-0000i-of-0000N.gguf.

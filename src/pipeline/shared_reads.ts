@@ -192,8 +192,8 @@ class SharedPayload {
         if (done) this.#ended = true;
         else {
           const to = this.#branches.filter((b) => !b.done);
-          // Several consumers of one chunk: none may free it (releaseChunk detaches it).
-          if (to.length > 1) shareChunk(value);
+          // Several consumers of one chunk: only the last to release it frees it.
+          if (to.length > 1) shareChunk(value, to.length);
           for (const b of to) b.queue.push(value);
         }
         this.#wakeAll();

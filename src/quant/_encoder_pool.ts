@@ -33,6 +33,13 @@ export function worthAWorker(target: string, weighted: boolean): boolean {
 }
 
 /**
+ * Jobs whose bytes a pool shared by several streams keeps for the others
+ * (encode()'s `share`): the streams of one read move in step, a few jobs
+ * apart; at most ~16 × 0.2 MiB.
+ */
+const RECENT_JOBS = 16;
+
+/**
  * How long a closed pool with no user keeps its workers while it still
  * expects one (the next tensor that needs them); then they stop anyway, so a
  * payload never read does not keep the process alive.
@@ -79,25 +86,57 @@ export class EncoderPool {
   #workerUrl: string;
   // Set when a worker failed: every job from then on is encoded in-thread.
   #broken = false;
+  // Whether the calling thread encodes every (size + 1)-th job itself.
+  #inThread: boolean;
+  // Streams using the pool (open() since the last close()s).
+  #opens = 1;
+  // Jobs of shared streams by what they encode, the most recent few: see encode().
+  #recent = new Map<string, Promise<Uint8Array>>();
+  #sharedJobs = 0;
 
   /**
    * @param size Number of workers.
    * @param minElements Tensors with fewer values are encoded in-thread (a
    *   worker's start-up, ~0.1 s, is not worth it for them).
+   * @param workerUrl The worker module.
+   * @param inThread The calling thread takes a share of the jobs too, as one
+   *   more encoder: a worker fewer for the same cores, ~15 MiB less.
    */
   constructor(
     size: number,
     minElements = 0,
     workerUrl: string = new URL("./_encode_worker.ts", import.meta.url).href,
+    inThread = false,
   ) {
     this.#size = size;
     this.#minElements = minElements;
     this.#workerUrl = workerUrl;
+    this.#inThread = inThread;
   }
 
   /** Number of workers. */
   get size(): number {
     return this.#size;
+  }
+
+  /** Jobs taken from another stream's identical job instead of encoded (encode()'s `share`). */
+  get sharedJobs(): number {
+    return this.#sharedJobs;
+  }
+
+  /** Number of encoders: the workers, and this thread when it takes a share. */
+  get encoders(): number {
+    return this.#size + (this.#inThread ? 1 : 0);
+  }
+
+  /**
+   * One more stream uses the pool (a shared one): it stops only once each
+   * has closed it.
+   */
+  open(): void {
+    this.#opens++;
+    this.#closing = false;
+    this.#cancelIdleStop();
   }
 
   /** How many times the workers were started (once per run, ideally). */
@@ -144,8 +183,10 @@ export class EncoderPool {
     this.#maybeStop();
   }
 
-  /** Stop the workers once every user has released the pool. */
+  /** Stop the workers once every user has released the pool (and every stream closed it). */
   close(): void {
+    if (this.#opens > 0) this.#opens--;
+    if (this.#opens > 0) return;
     this.#closing = true;
     this.#maybeStop();
   }
@@ -153,9 +194,43 @@ export class EncoderPool {
   /**
    * Encode `values` in a worker (transferred once the worker has started: do
    * not reuse the array). When workers cannot start, encodes in this thread.
+   *
+   * `share` names what the values are (a tensor and the range of its values)
+   * when streams of one read may encode the same (several outputs whose
+   * presets give a tensor the same type: Q4_K_M, Q5_K_M and Q6_K all write
+   * the output head as Q6_K): while several streams use the pool, a job
+   * named as a recent one with the same target takes its bytes (a copy each)
+   * instead of encoding them again. Nothing is held but the last few jobs'
+   * bytes.
    */
-  encode(target: string, values: Float32Array, importance?: Float32Array): Promise<Uint8Array> {
-    if (this.#broken) {
+  encode(
+    target: string,
+    values: Float32Array,
+    importance?: Float32Array,
+    share?: string,
+  ): Promise<Uint8Array> {
+    if (share === undefined || this.#opens <= 1) return this.#encode(target, values, importance);
+    const key = `${target}|${importance === undefined ? "" : "w"}|${share}`;
+    let bytes = this.#recent.get(key);
+    if (bytes !== undefined) {
+      this.#sharedJobs++;
+      releaseChunk(values);
+    } else {
+      bytes = this.#encode(target, values, importance);
+      bytes.catch(() => {}); // each taker awaits its own copy
+      this.#recent.set(key, bytes);
+      if (this.#recent.size > RECENT_JOBS) {
+        this.#recent.delete(this.#recent.keys().next().value!);
+      }
+    }
+    // A copy each: a sink frees (detaches) what it has written.
+    return bytes.then((b) => b.slice());
+  }
+
+  #encode(target: string, values: Float32Array, importance?: Float32Array): Promise<Uint8Array> {
+    if (this.#workers.length === 0 && !this.#broken) this.#start();
+    const turn = this.#next++ % (this.#workers.length + (this.#inThread ? 1 : 0));
+    if (this.#broken || turn === this.#workers.length) {
       try {
         const bytes = encodeBlocks(target, values, importance, kernelBackend());
         releaseChunk(values);
@@ -164,9 +239,8 @@ export class EncoderPool {
         return Promise.reject(error);
       }
     }
-    if (this.#workers.length === 0) this.#start();
     const id = this.#ids++;
-    const slot = this.#workers[this.#next++ % this.#workers.length]!;
+    const slot = this.#workers[turn]!;
     return new Promise<Uint8Array>((resolve, reject) => {
       const backend = kernelBackend();
       this.#jobs.set(id, { resolve, reject, target, backend, values, importance, sent: false });
@@ -262,6 +336,7 @@ export class EncoderPool {
 
   #stop(): void {
     this.#cancelIdleStop();
+    this.#recent.clear();
     for (const slot of this.#workers) slot.worker.terminate();
     this.#workers = [];
   }

@@ -68,6 +68,9 @@ export class TensorEncoder {
   // Values pushed so far, and where the staged batch starts.
   #pos = 0;
   #batchStart = 0;
+  // What the values are, for the pool's sharing of identical jobs; values encoded so far.
+  #share: string | undefined;
+  #sent = 0;
 
   /**
    * @param target The payload dtype.
@@ -79,6 +82,9 @@ export class TensorEncoder {
    * the tensor (`cols * experts`), as llama-quantize's `--imatrix` uses them;
    * ignored by the encoders that take none (`usesImportance`), and for rows that need padding.
    * @param prefix Emit APR_Q8's scale prefix (not when restarting after it).
+   * @param share Names the tensor's values from their start (a tensor's name,
+   *   not given when restarting inside it), so the pool may share a job with
+   *   another stream of the same read encoding the same values (EncoderPool.encode).
    */
   constructor(
     target: EncodeTarget,
@@ -88,7 +94,9 @@ export class TensorEncoder {
     batchValues = MAX_BATCH_VALUES,
     importance?: Float32Array,
     prefix = true,
+    share?: string,
   ) {
+    this.#share = share;
     this.#target = target;
     this.#batchValues = batchValues;
     this.#pool = pool;
@@ -268,7 +276,13 @@ export class TensorEncoder {
       // worker, or encodes here and gives back if workers cannot start.
       const job = markReleasable(new Float32Array(takeBuffer(4 * values.length)));
       job.set(values);
-      emit(this.#pool.encode(this.#target, job, importance));
+      // The range of the encoded values (rows padded as encoded): the same
+      // whatever the chunks they arrived in.
+      const share = this.#share === undefined
+        ? undefined
+        : `${this.#share}@${this.#sent}+${values.length}`;
+      this.#sent += values.length;
+      emit(this.#pool.encode(this.#target, job, importance, share));
     }
   }
 

@@ -29,6 +29,14 @@ export interface LlamaQuantizeFlags {
   allowRequantize?: boolean;
   /** `--keep-split`: a split GGUF source gives an output split as it is, shard for shard. */
   keepSplit?: boolean;
+  /** `--include-weights`: only the importance matrix's entries whose name holds one of these. */
+  includeWeights?: readonly string[];
+  /** `--exclude-weights`: not the importance matrix's entries whose name holds one of these. */
+  excludeWeights?: readonly string[];
+  /** `--override-kv`, each `KEY=TYPE:VALUE` (TYPE int, float, bool or str). */
+  overrideKv?: readonly string[];
+  /** `--prune-layers`: blocks left out, the later ones renumbered. */
+  pruneLayers?: readonly number[];
 }
 
 /**
@@ -41,7 +49,9 @@ export function hasLlamaQuantizeFlags(flags: LlamaQuantizeFlags): boolean {
   return flags.outputTensorType !== undefined || flags.tokenEmbeddingType !== undefined ||
     (flags.tensorTypes?.length ?? 0) > 0 || flags.pure === true ||
     flags.leaveOutputTensor === true || flags.allowRequantize === true ||
-    flags.keepSplit === true;
+    flags.keepSplit === true || (flags.includeWeights?.length ?? 0) > 0 ||
+    (flags.excludeWeights?.length ?? 0) > 0 || (flags.overrideKv?.length ?? 0) > 0 ||
+    (flags.pruneLayers?.length ?? 0) > 0;
 }
 
 /**

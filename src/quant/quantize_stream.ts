@@ -37,12 +37,14 @@ export interface QuantizeStreamOptions extends QuantizeOptions {
    * several cores (0: in the calling thread). Q8_0, Q5_0, Q5_1, APR_Q4, F16
    * and BF16 are always encoded in the calling thread: cheaper than the
    * hand-off. Workers start once, on the first block, and stop when the
-   * stream has ended and every payload is read. By default,
-   * `navigator.hardwareConcurrency` workers (at most 3, which keeps the 160
-   * MiB bound; none on a single core), used only for tensors of at least 2^20
-   * values; a number given here applies to every costly tensor.
+   * stream has ended and every payload is read. The calling thread encodes
+   * a share of the jobs too, and streams alive at once (several outputs of
+   * one read) share one set of workers. By default, one per core but the
+   * calling thread's (at most 3; none on a single core), used only for
+   * tensors of at least 2^20 values; a number given here applies to every
+   * costly tensor.
    *
-   * @default {min(hardwareConcurrency, 3), or 0 on one core}
+   * @default {min(hardwareConcurrency - 1, 3), or 0 on one core}
    */
   workers?: number;
   /** Told the plan of every tensor once the header is planned (to report what changed). */
@@ -60,6 +62,28 @@ const MAX_WORKERS = 64;
  * tests/pipeline/memory_gguf_workers_test.ts).
  */
 const DEFAULT_MAX_WORKERS = 3;
+
+/**
+ * The pools of the streams alive now, by worker count and smallest tensor:
+ * concurrent streams (one per output of `convert_many.ts`) share one, so
+ * four outputs start the workers of one, not four times as many threads
+ * (each ~15 MiB) fighting for the same cores.
+ */
+const SHARED_POOLS = new Map<string, EncoderPool>();
+
+function sharedPool(workers: number, minElements: number): EncoderPool {
+  const key = `${workers}/${minElements}`;
+  const pool = SHARED_POOLS.get(key);
+  if (pool !== undefined) {
+    pool.open();
+    return pool;
+  }
+  // The calling thread encodes a share of the jobs too, so one core's worth
+  // of encoding needs no worker of its own (defaultWorkers).
+  const made = new EncoderPool(workers, minElements, undefined, true);
+  SHARED_POOLS.set(key, made);
+  return made;
+}
 /**
  * By default, smaller tensors are encoded in-thread, so tiny models never
  * start workers (~0.1 s each, ~25 MiB). With the WebAssembly kernels 2^20
@@ -70,16 +94,17 @@ const DEFAULT_MAX_WORKERS = 3;
 const DEFAULT_MIN_POOL_ELEMENTS = 1 << 20;
 
 /**
- * The default worker count: one per core, capped; none on a single core.
- * None outside Deno too: the worker is a TypeScript module next to this one,
- * which Node cannot start and a bundle does not carry (the bytes are the same
- * either way; only the speed differs).
+ * The default worker count: one per core but the calling thread's, which
+ * encodes a share itself (so 2 cores start 1 worker), capped; none on a
+ * single core. None outside Deno too: the worker is a TypeScript module next
+ * to this one, which Node cannot start and a bundle does not carry (the bytes
+ * are the same either way; only the speed differs).
  */
 function defaultWorkers(): number {
   if (!("Deno" in globalThis)) return 0;
   const cores = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator
     ?.hardwareConcurrency ?? 1;
-  return cores >= 2 ? Math.min(cores, DEFAULT_MAX_WORKERS) : 0;
+  return cores >= 2 ? Math.min(cores - 1, DEFAULT_MAX_WORKERS) : 0;
 }
 
 interface Converter {
@@ -136,7 +161,7 @@ export class QuantizeStream extends TransformStream<ModelChunk, ModelChunk> {
     // Outside Deno the encoder worker cannot start (see defaultWorkers):
     // the blocks are encoded in this thread, to the same bytes.
     const pool = workers > 0 && "Deno" in globalThis
-      ? new EncoderPool(workers, options.workers === undefined ? DEFAULT_MIN_POOL_ELEMENTS : 0)
+      ? sharedPool(workers, options.workers === undefined ? DEFAULT_MIN_POOL_ELEMENTS : 0)
       : undefined;
     // Each plan is let go once its tensor passed: a model's worth of plans is
     // not held to the end (issue 34 §1, 261,000 tensors).
@@ -218,7 +243,17 @@ function convertEntry(
   const q8 = plan.info.dtype === "APR_Q8";
   const converted: TensorEntry = {
     info: plan.info,
-    open: () => convertedPayload(entry, plan, maxElements, pool, (s) => (scale = s)),
+    // Named for the pool's sharing of identical jobs between streams of one read.
+    open: () =>
+      convertedPayload(
+        entry,
+        plan,
+        maxElements,
+        pool,
+        (s) => (scale = s),
+        undefined,
+        plan.info.name,
+      ),
   };
   const source = restartOf(entry);
   // Importance weights are laid out by column and matrix: a tensor quantized
@@ -304,6 +339,7 @@ async function makeConverter(
   pool: EncoderPool | undefined,
   onScale: (scale: number) => void,
   knownScale: number | undefined,
+  share: string | undefined,
 ): Promise<Converter> {
   if (plan.action === "integer") {
     const w = new IntegerWidener(plan.source, plan.info.dtype);
@@ -332,6 +368,7 @@ async function makeConverter(
     maxElements,
     plan.importance,
     knownScale === undefined,
+    share,
   );
   return {
     push: (b, emit) => decoder.push(b, (v) => encoder.push(v, emit)),
@@ -349,6 +386,7 @@ function convertedPayload(
   sharedPool: EncoderPool | undefined,
   onScale: (scale: number) => void,
   knownScale?: number,
+  share?: string,
 ): ReadableStream<Uint8Array> {
   const pool = poolFor(plan, sharedPool);
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
@@ -356,7 +394,7 @@ function convertedPayload(
   // Encoded pieces in payload order; promises while a worker encodes them.
   const pending: (Uint8Array | Promise<Uint8Array>)[] = [];
   // Enough jobs in flight to keep every worker busy, and no more (bounded memory).
-  const maxPending = pool === undefined ? 1 : 2 * (pool.size);
+  const maxPending = pool === undefined ? 1 : 2 * pool.encoders;
   let sourceDone = false;
   let released = false;
   // `abandoned`: the payload failed or was cancelled, so the run is likely
@@ -381,7 +419,15 @@ function convertedPayload(
       try {
         // Opened on the first pull: a payload nobody reads costs nothing.
         if (converter === undefined) {
-          converter = await makeConverter(entry, plan, maxElements, pool, onScale, knownScale);
+          converter = await makeConverter(
+            entry,
+            plan,
+            maxElements,
+            pool,
+            onScale,
+            knownScale,
+            share,
+          );
           pool?.acquire();
           reader = entry.open().getReader();
         }

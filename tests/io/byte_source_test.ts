@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   markReleasable,
   releaseChunk,
+  shareChunk,
   streamByReads,
   takeBuffer,
 } from "../../src/io/byte_source.ts";
@@ -73,4 +74,21 @@ Deno.test("takeBuffer() hands out released memory again, detached from the old v
   assert.equal(new Uint8Array(again)[0], 9); // recycled: contents are arbitrary
   const fresh = takeBuffer(size); // nothing left of that size: a new buffer
   assert.equal(new Uint8Array(fresh)[0], 0);
+});
+
+Deno.test("shareChunk(): a chunk handed to several consumers is freed by the last release only", () => {
+  const chunk = markReleasable(new Uint8Array(64).fill(7));
+  assert.equal(shareChunk(chunk, 3), true);
+  releaseChunk(chunk);
+  releaseChunk(chunk);
+  // Two of three consumers are done: the third still reads it.
+  assert.equal(chunk.buffer.byteLength, 64);
+  assert.equal(chunk[63], 7);
+  releaseChunk(chunk);
+  assert.equal(chunk.buffer.byteLength, 0);
+  // An unmarked chunk is not shared: every consumer leaves it to the collector.
+  const plain = new Uint8Array(8);
+  assert.equal(shareChunk(plain, 2), false);
+  releaseChunk(plain);
+  assert.equal(plain.buffer.byteLength, 8);
 });

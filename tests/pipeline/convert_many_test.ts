@@ -12,6 +12,7 @@ import { createHash } from "node:crypto";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { convertModels } from "../../src/pipeline/convert_many.ts";
 import type { QuantizeTarget } from "../../src/quant/mod.ts";
+import { manifest, sourceGguf } from "../quant/_llama_quantize_fixture.ts";
 
 const MODEL = new URL("../testdata/families/hf/llama", import.meta.url).pathname;
 
@@ -96,6 +97,42 @@ Deno.test("convertModels refuses outputs that do not combine, before reading", a
   );
 });
 
+/** `targets` from one read of `model` (with `options`), each the bytes of its single run (in-thread). */
+async function assertEachAsSingle(
+  model: string,
+  dir: string,
+  targets: QuantizeTarget[],
+  options: { threads?: number } = {},
+): Promise<void> {
+  await convertModels(
+    model,
+    targets.map((quantize) => ({ output: `${dir}/m-${quantize}.gguf`, quantize })),
+    options,
+  );
+  for (const target of targets) {
+    await convertModel(model, `${dir}/single-${target}.gguf`, { quantize: target, threads: 0 });
+    equal(
+      await sha256(`${dir}/m-${target}.gguf`),
+      await sha256(`${dir}/single-${target}.gguf`),
+      target,
+    );
+  }
+}
+
+Deno.test("convertModels with shared encoder workers: presets giving a tensor the same type encode it once, and each output is its single run's bytes", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // threads: 1 sends every K-quant tensor to the (shared) pool, however
+    // small; llama-quantize's dense fixture has rows of 256, so the three
+    // presets' Q6_K output.weight is one job list.
+    const model = `${dir}/f32.gguf`;
+    await Deno.writeFile(model, sourceGguf(manifest("dense")));
+    await assertEachAsSingle(model, dir, ["q4_k_m", "q5_k_m", "q6_k"], { threads: 1 });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 // Families whose layout shifts (Gemma), stacks experts (Qwen2-MoE) or splits
 // fused tensors (Phi-3): no pipeline may change a chunk another one shares.
 for (const family of ["gemma2", "qwen2-moe", "phi4"]) {
@@ -103,19 +140,7 @@ for (const family of ["gemma2", "qwen2-moe", "phi4"]) {
     const dir = await Deno.makeTempDir();
     const model = new URL(`../testdata/families/hf/${family}`, import.meta.url).pathname;
     try {
-      const targets: QuantizeTarget[] = ["q4_k_m", "q8_0", "f16"];
-      await convertModels(
-        model,
-        targets.map((quantize) => ({ output: `${dir}/m-${quantize}.gguf`, quantize })),
-      );
-      for (const target of targets) {
-        await convertModel(model, `${dir}/single-${target}.gguf`, { quantize: target });
-        equal(
-          await sha256(`${dir}/m-${target}.gguf`),
-          await sha256(`${dir}/single-${target}.gguf`),
-          target,
-        );
-      }
+      await assertEachAsSingle(model, dir, ["q4_k_m", "q8_0", "f16"]);
     } finally {
       await Deno.remove(dir, { recursive: true });
     }

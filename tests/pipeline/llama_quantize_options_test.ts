@@ -1,12 +1,22 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { convertModel, type ConvertOptions } from "../../src/pipeline/convert_model.ts";
-import { parseGgufHeader } from "../../src/formats/gguf/header.ts";
+import {
+  GgufValueType,
+  ggufValueTypeName,
+  parseGgufHeader,
+} from "../../src/formats/gguf/header.ts";
 import { openFileSource } from "../../src/io/file_source.ts";
 import { UsageError } from "../../src/errors.ts";
 import type { QuantizeTarget } from "../../src/quant/plan_quantization.ts";
 import { rejects } from "node:assert/strict";
 import { assertOneLineError, runApr, withTempDir } from "../cli/_run_apr.ts";
-import { manifest, sha16, sourceGguf, sourceGgufSplit } from "../quant/_llama_quantize_fixture.ts";
+import {
+  imatrixPath,
+  manifest,
+  sha16,
+  sourceGguf,
+  sourceGgufSplit,
+} from "../quant/_llama_quantize_fixture.ts";
 
 // llama-quantize's per-tensor options against llama.cpp de3ff81's own runs
 // with the same flags (tests/testdata/llama_quantize/options.manifest.json):
@@ -29,6 +39,8 @@ export interface OptionRun {
   ftype: string;
   refused?: string;
   outputs?: Output[];
+  /** Every metadata pair of the (first) file, for runs with keys of their own. */
+  kv?: unknown[][];
 }
 
 /** The runs of options.manifest.json. */
@@ -38,15 +50,35 @@ export const OPTION_RUNS: OptionRun[] = JSON.parse(
   ),
 ).runs;
 
-/** llama-quantize's flags as convertModel's options (the same names, camel-cased). */
+/** The fixtures' folder: the runs' working directory (the matrix and type files are named relative to it). */
+const FIXTURES = new URL("../testdata/llama_quantize/", import.meta.url).pathname;
+
+/**
+ * llama-quantize's flags as convertModel's options (the same names,
+ * camel-cased); a `--tensor-type-file`'s entries, split at whitespace, take
+ * its place in the `--tensor-type` list (the CLI's reading of the file is
+ * tested on its own below).
+ */
 export function optionsOf(args: readonly string[]): ConvertOptions {
   const options: ConvertOptions = {};
   const tensorTypes: string[] = [];
+  const list = (key: "includeWeights" | "excludeWeights" | "overrideKv", value: string) => {
+    options[key] = [...(options[key] ?? []), value];
+  };
   for (let i = 0; i < args.length; i++) {
     const flag = args[i]!;
     if (flag === "--output-tensor-type") options.outputTensorType = args[++i]!;
     else if (flag === "--token-embedding-type") options.tokenEmbeddingType = args[++i]!;
     else if (flag === "--tensor-type") tensorTypes.push(args[++i]!);
+    else if (flag === "--tensor-type-file") {
+      tensorTypes.push(
+        ...Deno.readTextFileSync(FIXTURES + args[++i]!).split(/\s+/).filter((e) => e !== ""),
+      );
+    } else if (flag === "--imatrix") options.imatrix = FIXTURES + args[++i]!;
+    else if (flag === "--include-weights") list("includeWeights", args[++i]!);
+    else if (flag === "--exclude-weights") list("excludeWeights", args[++i]!);
+    else if (flag === "--override-kv") list("overrideKv", args[++i]!);
+    else if (flag === "--prune-layers") options.pruneLayers = args[++i]!.split(",").map(Number);
     else if (flag === "--pure") options.pure = true;
     else if (flag === "--leave-output-tensor") options.leaveOutputTensor = true;
     else if (flag === "--allow-requantize") options.allowRequantize = true;
@@ -97,21 +129,105 @@ export function assertSameOutput(got: Omit<Output, "name">, want: Output): void 
   if (want.file_type !== null) assertEquals(got.file_type, want.file_type, "general.file_type");
 }
 
+/**
+ * Every metadata pair of a GGUF file in file order, as make_fixtures.py's
+ * `kv_of` records them: key, type, value (arrays: element type and length;
+ * FLOAT32 as the float's double).
+ */
+export async function kvOf(path: string): Promise<unknown[][]> {
+  const source = await openFileSource(path);
+  try {
+    const header = await parseGgufHeader(source);
+    return [...header.kv].map(([key, e]) =>
+      e.type === GgufValueType.ARRAY
+        ? [key, `ARRAY:${ggufValueTypeName(e.arrayTypes![0]!)}`, (e.value as unknown[]).length]
+        : [key, ggufValueTypeName(e.type), typeof e.value === "bigint" ? Number(e.value) : e.value]
+    );
+  } finally {
+    await source.close?.();
+  }
+}
+
+/** The tensor llama-quantize named when it refused ("… for tensor NAME in …"). */
+function refusedTensor(message: string): string {
+  return /tensor (\S+)/.exec(message)![1]!;
+}
+
 const FROM_F32 = OPTION_RUNS.filter((r) => r.source === "f32");
 
 for (const run of FROM_F32) {
-  Deno.test(`convertModel() of the ${run.model} F32 GGUF with ${run.ftype} ${run.args.join(" ")} equals llama-quantize's file`, async () => {
+  Deno.test(`convertModel() of the ${run.model} F32 GGUF with ${run.ftype} ${run.args.join(" ")} ${run.refused ? "refuses as" : "equals"} llama-quantize`, async () => {
     await withTempDir(async (dir) => {
       await Deno.writeFile(`${dir}/f32.gguf`, sourceGguf(manifest(run.model)));
-      await convertModel(`${dir}/f32.gguf`, `${dir}/out.gguf`, {
+      const convert = convertModel(`${dir}/f32.gguf`, `${dir}/out.gguf`, {
         quantize: run.ftype.toLowerCase() as QuantizeTarget,
         threads: 0,
         ...optionsOf(run.args),
       });
+      if (run.refused !== undefined) {
+        await rejects(convert, (e: unknown) =>
+          e instanceof UsageError &&
+          e.message.includes(`tensor "${refusedTensor(run.refused!)}"`) &&
+          /importance matrix/.test(e.message));
+        await rejects(Deno.stat(`${dir}/out.gguf`), Deno.errors.NotFound);
+        return;
+      }
+      await convert;
       assertSameOutput(await outputOf(`${dir}/out.gguf`), run.outputs![0]!);
+      // --imatrix, --override-kv and --prune-layers write keys: every pair, in order.
+      if (run.kv !== undefined) assertEquals(await kvOf(`${dir}/out.gguf`), run.kv);
     });
   });
 }
+
+Deno.test("the fixture's runs cover --imatrix with every per-tensor flag, on the dense model (rows of 136) and the MoE one", () => {
+  const flags = (r: OptionRun) => new Set(r.args.filter((a) => a.startsWith("--")));
+  for (const model of ["dense", "moe"]) {
+    const withImatrix = FROM_F32.filter((r) => r.model === model && flags(r).has("--imatrix"));
+    const covered = new Set(withImatrix.flatMap((r) => [...flags(r)]));
+    for (
+      const flag of ["--tensor-type", "--tensor-type-file", "--exclude-weights", "--prune-layers"]
+    ) {
+      assertEquals([model, flag, covered.has(flag)], [model, flag, true]);
+    }
+  }
+  assertEquals(FROM_F32.some((r) => flags(r).has("--override-kv") && r.kv !== undefined), true);
+});
+
+/**
+ * `apr convert` of the run's F32 source with its flags, in the fixtures'
+ * folder as make_fixtures.py ran llama-quantize, checked against its file:
+ * every tensor, and every metadata pair where the run recorded them.
+ */
+async function assertCliRun(dir: string, run: OptionRun): Promise<void> {
+  await Deno.writeFile(`${dir}/f32.gguf`, sourceGguf(manifest(run.model)));
+  const out = `${dir}/out.gguf`;
+  const cli = await runApr(
+    ["convert", `${dir}/f32.gguf`, "--quantize", run.ftype, ...run.args, "--threads", "0"]
+      .concat(["-f", "-o", out]),
+    { cwd: FIXTURES },
+  );
+  assertEquals(cli.code, 0, cli.stderr);
+  assertSameOutput(await outputOf(out), run.outputs![0]!);
+  if (run.kv !== undefined) assertEquals(await kvOf(out), run.kv);
+}
+
+Deno.test("apr convert reads --tensor-type-file and --imatrix as llama-quantize: the file's entries where the flag stands among --tensor-type", async () => {
+  const run = FROM_F32.find((r) =>
+    r.args.includes("--tensor-type-file") && r.args.includes("--tensor-type") && r.model === "dense"
+  )!;
+  await withTempDir((dir) => assertCliRun(dir, run));
+});
+
+Deno.test("apr convert takes --override-kv, --prune-layers, --include-weights and --exclude-weights as llama-quantize spells them", async () => {
+  const runs = FROM_F32.filter((r) =>
+    !r.refused && ["--override-kv", "--prune-layers", "--include-weights", "--exclude-weights"]
+      .some((f) => r.args.includes(f))
+  );
+  await withTempDir(async (dir) => {
+    for (const run of runs.slice(0, 4)) await assertCliRun(dir, run);
+  });
+});
 
 Deno.test("apr convert takes llama-quantize's flags as llama-quantize spells them (repeatable --tensor-type, any case)", async () => {
   const run = FROM_F32.find((r) => r.args.includes("--tensor-type") && r.model === "dense")!;
@@ -175,7 +291,57 @@ Deno.test("apr convert refuses llama-quantize's flags with a bad value, without 
         ["--quantize", "q4_k_m", "--format", "apr", "--output-tensor-type", "q8_0"],
         /--output-tensor-type: for GGUF output .*not apr/,
       ],
+      [
+        ["--quantize", "q4_k_m", "--tensor-type-file", `${dir}/none.txt`],
+        /--tensor-type-file ".*none\.txt": no such file/,
+      ],
+      [
+        ["--quantize", "q4_k_m", "--tensor-type-file", `${dir}/bad.txt`],
+        /--tensor-type-file ".*bad\.txt": --tensor-type "attn_q" is not PATTERN=TYPE/,
+      ],
+      [
+        ["--quantize", "q4_k_m", "--include-weights", "attn"],
+        /--include-weights and --exclude-weights choose entries .*: give --imatrix too/,
+      ],
+      [
+        [
+          "--quantize",
+          "q4_k_m",
+          "--imatrix",
+          imatrixPath("dense"),
+          "--include-weights",
+          "attn",
+          "--exclude-weights",
+          "ffn",
+        ],
+        /--include-weights and --exclude-weights cannot be used together/,
+      ],
+      [
+        ["--quantize", "q4_k_m", "--override-kv", "general.name"],
+        /--override-kv "general\.name" is not KEY=TYPE:VALUE/,
+      ],
+      [
+        ["--quantize", "q4_k_m", "--override-kv", "a.b=int:x"],
+        /--override-kv "a\.b=int:x": int: takes a whole number/,
+      ],
+      [
+        ["--quantize", "q4_k_m", "--override-kv", "a.b=u8:1"],
+        /the type must be int, float, bool or str/,
+      ],
+      [
+        ["--quantize", "q4_k_m", "--override-kv", "llama.block_count=int:8"],
+        /llama\.block_count is one llama-quantize chooses tensor types by/,
+      ],
+      [
+        ["--quantize", "q4_k_m", "--prune-layers", "3,x"],
+        /--prune-layers: "x" is not a layer number/,
+      ],
+      [
+        ["--quantize", "q4_k_m", "--prune-layers", "16"],
+        /--prune-layers: the model has no layer 16 \(its layers are 0 to 15\)/,
+      ],
     ];
+    await Deno.writeTextFile(`${dir}/bad.txt`, "attn_v=q8_0\nattn_q\n");
     for (const [args, pattern] of cases) {
       const out = args.includes("apr") ? `${dir}/x.apr` : `${dir}/x.gguf`;
       const run = await runApr(["convert", `${dir}/f32.gguf`, ...args, "-o", out]);

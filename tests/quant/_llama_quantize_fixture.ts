@@ -22,6 +22,8 @@ export interface Run {
 
 /** A model's manifest. */
 export interface Manifest {
+  /** "dense" or "moe" (named in the model's general.name). */
+  key: string;
   model: {
     seed: number;
     layers: number;
@@ -40,7 +42,7 @@ export interface Manifest {
 
 /** The manifest of model `key` ("dense" or "moe"). */
 export function manifest(key: string): Manifest {
-  return JSON.parse(Deno.readTextFileSync(new URL(`${key}.manifest.json`, DIR)));
+  return { ...JSON.parse(Deno.readTextFileSync(new URL(`${key}.manifest.json`, DIR))), key };
 }
 
 /** Path of model `key`'s importance matrix (llama-imatrix's legacy format). */
@@ -114,7 +116,7 @@ function sourceKv(m: Manifest): [string, GgufKvInput][] {
   const arch = "llama";
   const kv: [string, GgufKvInput][] = [
     ["general.architecture", { type: GgufValueType.STRING, value: arch }],
-    ["general.name", { type: GgufValueType.STRING, value: "llama-quantize fixture" }],
+    ["general.name", { type: GgufValueType.STRING, value: `llama-quantize fixture ${m.key}` }],
     [`${arch}.context_length`, u32(256)],
     [`${arch}.embedding_length`, u32(model.embd)],
     [`${arch}.block_count`, u32(model.layers)],

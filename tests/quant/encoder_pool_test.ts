@@ -101,3 +101,43 @@ Deno.test("an EncoderPool user that fails or is cancelled stops the idle workers
   pool.release(true);
   assertEquals(pool.running, 0);
 });
+
+Deno.test("EncoderPool shared by several streams encodes a job named as a recent one once, and gives each its own copy", async () => {
+  const pool = new EncoderPool(1, 0, undefined, true);
+  pool.open(); // a second stream
+  pool.acquire();
+  try {
+    // One stream alone would encode both; two name the same tensor range.
+    const [a, b, c] = await Promise.all([
+      pool.encode("Q4_K", values(), undefined, "output.weight@0+512"),
+      pool.encode("Q4_K", values(), undefined, "output.weight@0+512"),
+      pool.encode("Q6_K", values(), undefined, "output.weight@0+512"),
+    ]);
+    assertEquals(pool.sharedJobs, 1);
+    assertEquals(a, encodeQ4K(values()));
+    assertEquals(b, a);
+    // Copies: freeing one leaves the other whole.
+    (a!.buffer as ArrayBuffer).transfer(0);
+    assertEquals(b, encodeQ4K(values()));
+    assertEquals(c!.length, 2 * 210);
+  } finally {
+    pool.release();
+    pool.close();
+    pool.close();
+  }
+});
+
+Deno.test("EncoderPool used by one stream never shares: each job is encoded", async () => {
+  const pool = new EncoderPool(1, 0, undefined, true);
+  pool.acquire();
+  try {
+    await Promise.all([
+      pool.encode("Q4_K", values(), undefined, "t@0+512"),
+      pool.encode("Q4_K", values(), undefined, "t@0+512"),
+    ]);
+    assertEquals(pool.sharedJobs, 0);
+  } finally {
+    pool.release();
+    pool.close();
+  }
+});

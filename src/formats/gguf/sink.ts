@@ -59,7 +59,7 @@ export interface GgufSinkOptions {
    * Pairs written after the model's metadata, replacing keys of the same
    * name, as llama-quantize's overrides (e.g. `imatrixGgufKv`'s `quantize.imatrix.*` keys).
    */
-  extraKv?: readonly (readonly [string, GgufKvInput])[];
+  extraKv?: Iterable<readonly [string, GgufKvInput]>;
   /**
    * Data alignment in bytes (a power of two).
    *

@@ -25,7 +25,10 @@ llama-quantize's per-tensor options (`--output-tensor-type`,
 `--token-embedding-type`, `--tensor-type`, `--pure`, `--leave-output-tensor`,
 `--allow-requantize` from its own Q8_0 file, `--keep-split` from a set
 `llama-gguf-split --split-max-tensors` made), each run as its argument list
-and the same per-tensor record (per shard for --keep-split).
+and the same per-tensor record (per shard for --keep-split). Also `--imatrix` with
+those flags, `--tensor-type-file` (the committed `*.tensor_types.txt`),
+`--include-weights`/`--exclude-weights`, `--override-kv` and `--prune-layers`
+(issue 33), with every metadata pair of their file (`kv`).
 
 Usage (after /work/tools/cmake.log ends with BUILD-OK):
   PYTHONPATH=/work/tools/llama.cpp/gguf-py /work/tools/venv5/bin/python \\
@@ -355,7 +358,52 @@ OPTION_RUNS = [
     ("dense", "split", ["--keep-split"], "Q4_K_M"),
     ("moe", "split", ["--keep-split", "--pure"], "Q6_K"),
     ("moe", "split", ["--keep-split"], "Q4_K_M"),
+    # --imatrix with the per-tensor flags (issue 33): the matrix and the
+    # --tensor-type-file files named relative to this folder (the runs' working
+    # directory), so quantize.imatrix.file is the base name aprkit records.
+    # --tensor-type and the file's entries form one list in command-line order.
+    ("dense", "f32", [
+        "--imatrix", "dense.imatrix.dat", "--tensor-type", "attn_v=q6_k",
+        "--tensor-type-file", "dense.tensor_types.txt", "--tensor-type", "ffn_up=q4_0",
+        "--output-tensor-type", "q8_0",
+    ], "Q4_K_M"),
+    ("dense", "f32", [
+        "--tensor-type-file", "dense.tensor_types.txt", "--imatrix", "dense.imatrix.dat",
+        "--token-embedding-type", "q4_k", "--pure",
+    ], "IQ4_XS"),
+    ("dense", "f32", ["--imatrix", "dense.imatrix.dat", "--exclude-weights", "ffn_down",
+                      "--exclude-weights", "attn_q"], "Q3_K_M"),
+    ("dense", "f32", ["--imatrix", "dense.imatrix.dat", "--include-weights", "blk.1"], "IQ3_S"),
+    # Nothing left of the matrix: quantized and recorded as without one.
+    ("dense", "f32", ["--imatrix", "dense.imatrix.dat", "--include-weights", "no_such"], "Q4_K_S"),
+    # An IQ2 tensor whose entry is excluded: refused as without a matrix.
+    ("dense", "f32", ["--imatrix", "dense.imatrix.dat", "--exclude-weights", "ffn_gate"], "IQ2_XS"),
+    ("moe", "f32", [
+        "--imatrix", "moe.imatrix.dat", "--tensor-type-file", "moe.tensor_types.txt",
+        "--leave-output-tensor",
+    ], "Q4_K_M"),
+    ("moe", "f32", ["--imatrix", "moe.imatrix.dat", "--exclude-weights", "ffn_gate_exps",
+                    "--tensor-type", "ffn_down_exps=iq4_nl"], "IQ3_XXS"),
+    # --override-kv: set after the model's keys, before the matrix's; int as UINT32 of |v|.
+    ("dense", "f32", [
+        "--imatrix", "dense.imatrix.dat", "--override-kv", "general.name=str:renamed",
+        "--override-kv", "llama.context_length=int:-512", "--override-kv", "aprkit.flag=bool:true",
+        "--override-kv", "aprkit.scale=float:0.1",
+    ], "Q4_K_M"),
+    # --prune-layers: blocks renumbered, the matrix looked up under the old numbers,
+    # block_count set last.
+    ("dense", "f32", ["--prune-layers", "7,3,3", "--imatrix", "dense.imatrix.dat"], "Q4_K_M"),
+    ("dense", "f32", ["--prune-layers", "0,15"], "Q3_K_M"),
+    ("moe", "f32", ["--prune-layers", "2", "--imatrix", "moe.imatrix.dat",
+                    "--tensor-type", "blk\\.2\\.attn_v=q8_0"], "Q4_K_M"),
 ]
+# The runs whose metadata is recorded too (the keys these flags write).
+KV_FLAGS = {"--imatrix", "--override-kv", "--prune-layers"}
+# --tensor-type-file files (committed, read by the test as by llama-quantize).
+TENSOR_TYPE_FILES = {
+    "dense.tensor_types.txt": "attn_v=q8_0\n  ffn_down=q5_1 blk\\.1[0-5]\\.attn_q=iq4_nl\n\tffn=q6_k\n",
+    "moe.tensor_types.txt": "ffn_gate_exps=q5_k ffn_up_exps=iq4_xs\nattn_output=q8_0\n",
+}
 # Tensors per shard of the split sources (llama-gguf-split --split-max-tensors).
 SPLIT_TENSORS = {"dense": 60, "moe": 30}
 
@@ -371,10 +419,29 @@ def record_of(path: str) -> dict:
             "types": types, "sha256_16": hashes}
 
 
+def kv_of(path: str) -> list:
+    """Every metadata pair in file order: key, GGUF type and value (arrays by type and length)."""
+    r = gguf.GGUFReader(path)
+    out = []
+    for f in r.fields.values():
+        if f.name.startswith("GGUF."):
+            continue
+        t = f.types[0].name
+        if t == "ARRAY":
+            out.append([f.name, f"ARRAY:{f.types[1].name}", len(f.data)])
+        else:
+            v = f.contents()
+            out.append([f.name, t, v])
+    return out
+
+
 def options_main() -> None:
     commit = subprocess.check_output(["git", "-C", LLAMA, "rev-parse", "HEAD"], text=True).strip()
     split = os.path.join(LLAMA, "build/bin/llama-gguf-split")
     runs = []
+    for name, text in TENSOR_TYPE_FILES.items():
+        with open(os.path.join(HERE, name), "w") as f:
+            f.write(text)
     with tempfile.TemporaryDirectory() as tmp:
         sources = {}
         for key, m in MODELS.items():
@@ -391,7 +458,7 @@ def options_main() -> None:
         for key, source, extra, ftype in OPTION_RUNS:
             out = os.path.join(tmp, "out.gguf")
             args = [QUANTIZE, *extra, sources[key][source], out, ftype, "1"]
-            run = subprocess.run(args, capture_output=True, text=True)
+            run = subprocess.run(args, capture_output=True, text=True, cwd=HERE)
             entry = {"model": key, "source": source, "args": extra, "ftype": ftype}
             if run.returncode != 0:
                 text = run.stdout + run.stderr
@@ -401,6 +468,8 @@ def options_main() -> None:
             else:
                 shards = sorted(f for f in os.listdir(tmp) if f.startswith("out"))
                 entry["outputs"] = [{"name": f, **record_of(os.path.join(tmp, f))} for f in shards]
+                if KV_FLAGS.intersection(extra):
+                    entry["kv"] = kv_of(os.path.join(tmp, shards[0]))
                 for f in shards:
                     os.remove(os.path.join(tmp, f))
             runs.append(entry)
