@@ -78,6 +78,7 @@ import { GRANITE_SWA, GRANITEMOE_SWA } from "./families/granite_swa.ts";
 import { multimodalTextFamily } from "./multimodal.ts";
 import { MODERNBERT } from "./families/modernbert.ts";
 import { NOMIC_BERT } from "./families/nomic_bert.ts";
+import { DISTILBERT } from "./families/distilbert.ts";
 
 /** Every family, by aprkit architecture name. */
 export const FAMILIES: ReadonlyMap<string, Family> = new Map(
@@ -158,6 +159,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     NEMOTRON,
     GRANITE_SWA,
     GRANITEMOE_SWA,
+    DISTILBERT,
   ].map((f) => [f.name, f]),
 );
 

@@ -123,7 +123,7 @@ Deno.test("gguf tables: each family's Hugging Face → GGUF pairs agree with ten
       const pairs: [string, string][] = [
         ...f.blockNames.map(([g, h]): [string, string] => [
           `blk.7.${g}`,
-          `model.layers.7.${h}.weight`,
+          `${f.hfBlockPrefix ?? "model.layers"}.7.${h}.weight`,
         ]),
         ...[...GLOBAL_NAMES, ...f.globalNames ?? []].map(([g, h]): [string, string] => [
           g,

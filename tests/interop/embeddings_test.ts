@@ -34,15 +34,16 @@ const EMBEDDERS = [
   "qwen2-embed",
   "xlmr-e5",
   "xlmr-spm",
+  "bert-mlm",
+  "distilbert-embed",
+  "distilbert-mlm",
 ];
 /**
- * Every fixture, compared with the converter's file: the embedders and a
- * cross-encoder (`BertForSequenceClassification`). llama.cpp does not score
- * a BERT pair as transformers does (its ranking input is `[CLS] q [SEP]
- * [SEP] d [SEP]`, every token of type 0), so the cross-encoder is judged by
- * equality with the converter's file only.
+ * Every fixture, compared with the converter's file: the embedders and an
+ * XLM-RoBERTa cross-encoder (ranked below). The BERT cross-encoder
+ * (`bert-reranker`) is refused for GGUF (its test below).
  */
-const FIXTURES = [...EMBEDDERS, "bert-reranker", "xlmr-reranker"];
+const FIXTURES = [...EMBEDDERS, "xlmr-reranker"];
 /** Each embedder's sentence-transformers pooling mode. */
 const POOLING: Readonly<Record<string, string>> = {
   "bert-minilm": "mean",
@@ -53,6 +54,9 @@ const POOLING: Readonly<Record<string, string>> = {
   "xlmr-spm": "mean",
   "modernbert-embed": "mean",
   "nomic-embed": "mean",
+  "bert-mlm": "mean",
+  "distilbert-embed": "mean",
+  "distilbert-mlm": "cls",
 };
 
 /** Smallest cosine accepted against sentence-transformers. */
@@ -446,5 +450,53 @@ Deno.test("embeddings: nomic-bert — the converter converts no NomicBertModel t
     // transformers saves them under nomic-ai's remote-code names: a fused QKV, fc11/fc12 for SwiGLU.
     "encoder.layers.0.attn.Wqkv.weight": [96, 32],
     "encoder.layers.0.mlp.fc12.weight": [64, 32],
+  });
+});
+
+Deno.test("embeddings: BertForSequenceClassification — llama.cpp ranks the converter's file otherwise than transformers scores, so GGUF is refused in one line; APR keeps its head", async () => {
+  const ref = JSON.parse(
+    await Deno.readTextFile(`${DIR}/reference/bert-reranker.json`),
+  ) as RerankReference;
+  const pairs = ref.pairs.map(({ query, document }) => ({ query, document }));
+  const [run] = await llamaRankings([{ path: `${DIR}/llama.cpp/bert-reranker-f32.gguf`, pairs }]);
+  assert.equal(run!.error, undefined, run!.error);
+  // Its input is not transformers' pair: [SEP] twice, and (unseen here) every token of type 0.
+  for (const [j, p] of ref.pairs.entries()) {
+    const sep = p.ids.at(-1)!;
+    const first = p.ids.indexOf(sep);
+    assert.deepEqual(run!.ids[j], [
+      ...p.ids.slice(0, first + 1),
+      sep,
+      ...p.ids.slice(first + 1),
+    ]);
+  }
+  const off = Math.max(
+    ...ref.pairs.map((p, j) => Math.abs(run!.scores[j]! - 1 / (1 + Math.exp(-p.logit)))),
+  );
+  assert.ok(
+    off > 0.1,
+    `llama.cpp now ranks the converter's BERT cross-encoder within ${off} of transformers: ` +
+      "write its GGUF and judge it",
+  );
+  await withTempDir(async (dir) => {
+    const source = `${DIR}/hf/bert-reranker`;
+    await convertModel(source, `${dir}/m.apr`);
+    const reader = await openApr(await openFileSource(`${dir}/m.apr`));
+    const shapes = Object.fromEntries(reader.header.tensors.map((t) => [t.name, t.shape]));
+    await reader.close();
+    // The pooler the classifier reads, which the converter's file has not.
+    assert.deepEqual(shapes["bert.pooler.dense.weight"], [32, 32]);
+    assert.deepEqual(shapes["classifier.weight"], [1, 32]);
+    for (const input of [source, `${dir}/m.apr`]) {
+      const out = `${dir}/m.gguf`;
+      const refused = await runApr(["convert", input, "-o", out]);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
+      assert.match(
+        refused.stderr,
+        /\[CLS\] q \[SEP\] \[SEP\] d \[SEP\] with every token of type 0/,
+      );
+      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    }
   });
 });

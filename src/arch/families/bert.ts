@@ -9,7 +9,8 @@
  * feed-forward, and the sentence-transformers pooling as
  * `{arch}.pooling_type`. The pooler and the masked-LM head are dropped, as
  * the converter drops them; a classifier's labels are written and its
- * projection named `cls.output`.
+ * projection named `cls.output`. A `BertForSequenceClassification` GGUF is
+ * refused (see {@linkcode BERT_PAIR_REFUSAL}).
  *
  * @module
  */
@@ -59,6 +60,34 @@ function classifierTensors(tensors: readonly TensorInfo[], w: KvWriter): readonl
     needs: [info.name],
     open: ([source]) => source!.open(),
   }));
+}
+
+/**
+ * Why aprkit writes no `BertForSequenceClassification` GGUF. llama.cpp's
+ * rank pooling (`build_pooling`, src/llama-graph.cpp) computes
+ * `cls_out(tanh(cls · h[CLS] + b))`: BERT's pooler then its classifier, if
+ * the pooler (`bert.pooler.dense`, which the converter drops, so its file
+ * scores `sigmoid(classifier(h[CLS]))`, measured up to 0.49 from
+ * transformers on `bert-reranker`) were written as `cls`. Written so, it
+ * equals transformers on llama.cpp's own input within 2·10⁻⁴, but that input
+ * is not BERT's pair: node-llama-cpp ranks `[CLS] q [SEP] [SEP] d [SEP]` and
+ * llama.cpp's bert graph adds token type 0 to every token, where
+ * transformers encodes `[CLS] q [SEP] d [SEP]` with the document as type 1
+ * (measured up to 0.10 off after the sigmoid). No tensor makes the document
+ * tokens type 1, so neither file gives transformers' scores.
+ */
+export const BERT_PAIR_REFUSAL =
+  "llama.cpp ranks a pair as [CLS] q [SEP] [SEP] d [SEP] with every token of type 0, where " +
+  "BertForSequenceClassification reads [CLS] q [SEP] d [SEP] with the document as type 1 (and " +
+  "through the pooler, which the converter drops), so no GGUF of it scores as transformers " +
+  "does; convert to APR or SafeTensors instead";
+
+/** `BertForSequenceClassification`: refused (see {@linkcode BERT_PAIR_REFUSAL}). */
+function unsupported(w: KvWriter): string | undefined {
+  const classes = w.hparams["architectures"];
+  return Array.isArray(classes) && classes[0] === "BertForSequenceClassification"
+    ? BERT_PAIR_REFUSAL
+    : undefined;
 }
 
 /** The pooler, `position_ids` and the masked-LM and next-sentence heads: not used for embeddings. */
@@ -119,6 +148,7 @@ export const BERT: Family = {
   ggufNamesKept: true,
   gguf: {
     writeKv: writeBertKv,
+    unsupported,
     made: classifierTensors,
     // `BertModel.filter_tensors`: a `bert.` prefix (BertForMaskedLM) and the old `gamma`/`beta`.
     hfName: (name) =>

@@ -72,8 +72,16 @@ FIXTURES = {
     # head.dense/head.norm/classifier), one label, saved by transformers, no modules.json.
     "modernbert-reranker": {"modernbert": True, "labels": 1},
     "nomic-embed": {"nomic": True, "pooling": "mean", "normalize": True},
+    # The other BERT forms the converter's BertModel and DistilBertModel classes take, as sentence embedders: the
+    # transformer's config.json and model.safetensors are the task class's save (`bert.`/`distilbert.` prefixes,
+    # the masked-LM heads), which sentence-transformers loads as the base model.
+    "bert-mlm": {"cls": "BertForMaskedLM", "pooling": "mean", "normalize": True},
+    "distilbert-embed": {"cls": "DistilBertModel", "pooling": "mean", "normalize": True},
+    "distilbert-mlm": {"cls": "DistilBertForMaskedLM", "pooling": "cls", "normalize": False},
 }
 KEEP_GGUF = {"bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-reranker", "xlmr-spm", "modernbert-embed"}
+# Fixtures aprkit refuses for GGUF and the converter writes: its file is kept (no manifests), to show it is off.
+GGUF_REFUSED = {"bert-reranker"}
 OUTTYPES = ["q8_0"]
 QUANTIZED = ["Q4_K_M"]
 PRE = "bert-bge"
@@ -146,6 +154,7 @@ def cut_vocab(full: list[str]) -> list[str]:
 def make_checkpoint(name: str, spec: dict, vocab: list[str], out: Path) -> None:
     import torch
     from sentence_transformers import SentenceTransformer, models
+    import transformers
     from transformers import BertConfig, BertModel, BertTokenizerFast, NomicBertConfig, NomicBertModel
 
     torch.manual_seed(32 + len(name))
@@ -156,13 +165,20 @@ def make_checkpoint(name: str, spec: dict, vocab: list[str], out: Path) -> None:
                      intermediate_size=64, max_position_embeddings=128, type_vocab_size=2, layer_norm_eps=1e-12)
         if spec.get("nomic"):
             model = NomicBertModel(NomicBertConfig(**shape))
+        elif spec.get("cls", "").startswith("DistilBert"):
+            # DistilBERT: no token types; its LayerNorm epsilon is fixed at 1e-12 (the converter writes that).
+            config = transformers.DistilBertConfig(vocab_size=len(vocab), dim=32, n_layers=2, n_heads=4,
+                                                   hidden_dim=64, max_position_embeddings=128)
+            model = getattr(transformers, spec["cls"])(config)
+        elif "cls" in spec:
+            model = getattr(transformers, spec["cls"])(BertConfig(**shape))
         else:
             model = BertModel(BertConfig(**shape), add_pooling_layer=True)
         with torch.no_grad():
             for p in model.parameters():
                 p.normal_(0.0, 0.2)
             for n, p in model.named_parameters():
-                if "LayerNorm.weight" in n or "layernorm.weight" in n:
+                if "LayerNorm.weight" in n or "layernorm.weight" in n or "layer_norm.weight" in n:
                     p.add_(1.0)
         model.save_pretrained(tmp + "/hf")
         tokenizer.save_pretrained(tmp + "/hf")
@@ -173,6 +189,10 @@ def make_checkpoint(name: str, spec: dict, vocab: list[str], out: Path) -> None:
         if out.exists():
             shutil.rmtree(out)
         st.save(str(out), safe_serialization=True)
+        if "cls" in spec:
+            # sentence-transformers saved the base model it loaded; the folder keeps the task class's save.
+            for file in ("config.json", "model.safetensors"):
+                shutil.copyfile(Path(tmp) / "hf" / file, out / file)
     # The README the save writes is long and model-card boilerplate; the tests never read it.
     (out / "README.md").unlink(missing_ok=True)
 
@@ -502,8 +522,10 @@ def main() -> None:
             # No reference: llama.cpp loads no converter's ModernBERT file to rank with (see the tests).
             make_modernbert(name, FIXTURES[name], model_dir)
         elif "labels" in FIXTURES[name]:
-            # No reference: llama.cpp does not score a BERT pair as transformers does (see the tests).
+            # The reference shows the converter's file off: llama.cpp does not score a BERT pair as transformers
+            # does (see the tests), so aprkit refuses it for GGUF.
             make_reranker(name, FIXTURES[name], vocab, model_dir)
+            (HERE / "reference" / f"{name}.json").write_text(json.dumps(rerank_reference(model_dir), indent=1) + "\n")
         elif "xlmr" in FIXTURES[name]:
             make_xlmr(name, FIXTURES[name], model_dir)
             ref = reference(name, model_dir)
@@ -535,6 +557,14 @@ def main() -> None:
             continue
         with tempfile.TemporaryDirectory() as tmp:
             files = {}
+            if name in GGUF_REFUSED:
+                # Only the converter's file, to show llama.cpp ranks with it otherwise than transformers scores.
+                path = Path(tmp) / f"{name}-f32.gguf"
+                subprocess.run([sys.executable, __file__, "--convert", str(llama_cpp), str(model_dir), str(path), "f32"],
+                               capture_output=True, check=True)
+                shutil.copyfile(path, HERE / "llama.cpp" / f"{name}-f32.gguf")
+                print(f"{name}: f32 (the converter's file only)")
+                continue
             for outtype in ["f32", *([] if "modernbert" in FIXTURES[name] else OUTTYPES)]:
                 path = Path(tmp) / f"{name}-{outtype}.gguf"
                 subprocess.run([sys.executable, __file__, "--convert", str(llama_cpp), str(model_dir), str(path), outtype],
