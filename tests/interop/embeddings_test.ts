@@ -14,7 +14,8 @@ import assert from "node:assert/strict";
 import { openApr } from "../../src/formats/apr/reader.ts";
 import { openFileSource } from "../../src/io/file_source.ts";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
-import { runApr, testdata, withTempDir } from "../cli/_run_apr.ts";
+import { assertOneLineError, runApr, testdata, withTempDir } from "../cli/_run_apr.ts";
+import { readTensors } from "./_files.ts";
 import { createHash } from "node:crypto";
 import { llamaEmbeddings, llamaRankings, llamaTokenize } from "./_llama_judge.ts";
 import {
@@ -256,19 +257,58 @@ Deno.test("embeddings: `apr convert` writes the converter's file; a pooling llam
   });
 });
 
-Deno.test("embeddings: a BERT or XLM-RoBERTa GGUF read into APR keeps its GGUF names and is written back as the converter wrote it", async () => {
+/**
+ * The BERT GGUFs read back into Hugging Face's layout: the converter's file,
+ * and aprkit's of the masked-LM and DistilBERT forms (the same bytes as the
+ * converter's, by the test above).
+ */
+const READ_BACK: readonly { name: string; gguf: (dir: string) => string }[] = [
+  { name: "bert-minilm", gguf: () => `${DIR}/llama.cpp/bert-minilm-f32.gguf` },
+  { name: "bert-mlm", gguf: (dir) => `${dir}/bert-mlm.gguf` },
+  { name: "distilbert-embed", gguf: (dir) => `${dir}/distilbert-embed.gguf` },
+  { name: "distilbert-mlm", gguf: (dir) => `${dir}/distilbert-mlm.gguf` },
+];
+
+/** What the converter leaves out of a BERT form: the pooler, the masked-LM heads, `position_ids`. */
+const NOT_IN_GGUF =
+  /^(pooler\.|cls\.(predictions|seq_relationship)\.|vocab_(transform|layer_norm|projector)\.|embeddings\.position_ids$)/;
+
+Deno.test("embeddings: a BERT or DistilBERT GGUF → SafeTensors gives the checkpoint's tensors bit for bit (under the base model's names), and → APR → GGUF the converter's file", async () => {
   await withTempDir(async (dir) => {
-    // xlmr-e5's: a t5 vocabulary, its 240 kB charsmap carried through APR.
-    for (const name of ["bert-minilm", "xlmr-e5"]) {
-      const gguf = `${DIR}/llama.cpp/${name}-f32.gguf`;
-      await convertModel(gguf, `${dir}/${name}.apr`);
-      const reader = await openApr(await openFileSource(`${dir}/${name}.apr`));
-      const names = reader.header.tensors.map((t) => t.name);
-      await reader.close();
-      assert.ok(
-        names.includes("blk.0.attn_q.weight") && names.includes("token_types.weight"),
-        `${names}`,
+    for (const { name, gguf } of READ_BACK) {
+      if (!name.startsWith("bert-minilm")) await convertModel(`${DIR}/hf/${name}`, gguf(dir));
+      await convertModel(gguf(dir), `${dir}/${name}.safetensors`);
+      const got = await readTensors(`${dir}/${name}.safetensors`);
+      // The task class's prefix (`bert.`, `distilbert.`) is the base model's name space.
+      const want = new Map(
+        [...await readTensors(`${DIR}/hf/${name}`)]
+          .map(([n, t]) => [n.replace(/^(bert|distilbert)\./, ""), t] as const)
+          .filter(([n]) => !NOT_IN_GGUF.test(n)),
       );
+      const problems: string[] = [];
+      for (const [n, t] of want) {
+        const mine = got.get(n);
+        if (mine === undefined) problems.push(`${n}: missing`);
+        else if (
+          mine.dtype !== t.dtype || `${mine.shape}` !== `${t.shape}` ||
+          mine.bytes.length !== t.bytes.length || mine.bytes.some((b, k) => b !== t.bytes[k])
+        ) {
+          problems.push(
+            `${n}: ${mine.dtype} [${mine.shape}], not ${t.dtype} [${t.shape}] bit for bit`,
+          );
+        }
+      }
+      for (const n of got.keys()) if (!want.has(n)) problems.push(`${n}: not in the checkpoint`);
+      fail(`${name} GGUF → SafeTensors`, problems);
+
+      await convertModel(gguf(dir), `${dir}/${name}.apr`);
+      const reader = await openApr(await openFileSource(`${dir}/${name}.apr`));
+      const { metadata, tensors } = reader.header;
+      await reader.close();
+      const distil = name.startsWith("distilbert");
+      assert.equal(metadata.architecture, distil ? "distilbert" : "bert");
+      assert.equal(metadata.hf_architecture, distil ? "DistilBertModel" : "BertModel");
+      assert.ok(tensors.some((t) => t.name === "embeddings.word_embeddings.weight"));
       await convertModel(`${dir}/${name}.apr`, `${dir}/${name}-back.gguf`);
       fail(
         `${name} GGUF → APR → GGUF`,
@@ -279,6 +319,42 @@ Deno.test("embeddings: a BERT or XLM-RoBERTa GGUF read into APR keeps its GGUF n
         ),
       );
     }
+  });
+});
+
+Deno.test("embeddings: a BERT cross-encoder GGUF (the converter's: no pooler) is not read back — one line naming why and --keep-names, exit 2, no file", async () => {
+  await withTempDir(async (dir) => {
+    for (const output of ["safetensors", "apr"]) {
+      const out = `${dir}/back.${output}`;
+      const run = await runApr(["convert", `${DIR}/llama.cpp/bert-reranker-f32.gguf`, "-o", out]);
+      assertOneLineError(run, /BERT cross-encoder GGUF/, /dropped the pooler.*--keep-names/);
+      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    }
+  });
+});
+
+Deno.test("embeddings: an XLM-RoBERTa GGUF read into APR keeps its GGUF names (its position rows were cut) and is written back as the converter wrote it", async () => {
+  await withTempDir(async (dir) => {
+    // A t5 vocabulary, its 240 kB charsmap carried through APR.
+    const name = "xlmr-e5";
+    const gguf = `${DIR}/llama.cpp/${name}-f32.gguf`;
+    await convertModel(gguf, `${dir}/${name}.apr`);
+    const reader = await openApr(await openFileSource(`${dir}/${name}.apr`));
+    const names = reader.header.tensors.map((t) => t.name);
+    await reader.close();
+    assert.ok(
+      names.includes("blk.0.attn_q.weight") && names.includes("token_types.weight"),
+      `${names}`,
+    );
+    await convertModel(`${dir}/${name}.apr`, `${dir}/${name}-back.gguf`);
+    fail(
+      `${name} GGUF → APR → GGUF`,
+      manifestDifferences(
+        await describe(`${dir}/${name}-back.gguf`),
+        await manifest(name, "f32"),
+        { tensorOrder: false },
+      ),
+    );
   });
 });
 

@@ -82,6 +82,15 @@ export const BERT_PAIR_REFUSAL =
   "through the pooler, which the converter drops), so no GGUF of it scores as transformers " +
   "does; convert to APR or SafeTensors instead";
 
+/**
+ * Why a BERT cross-encoder's GGUF (the converter's: `cls.output`) is not
+ * read back: its checkpoint's pooler, which the classifier reads, is not in
+ * it.
+ */
+const CROSS_ENCODER_READ_BACK =
+  "aprkit does not read a BERT cross-encoder GGUF back into Hugging Face's layout (llama.cpp's " +
+  "converter dropped the pooler its classifier reads); --keep-names keeps its GGUF tensors";
+
 /** `BertForSequenceClassification`: refused (see {@linkcode BERT_PAIR_REFUSAL}). */
 function unsupported(w: KvWriter): string | undefined {
   const classes = w.hparams["architectures"];
@@ -145,7 +154,8 @@ export const BERT: Family = {
   permutesQk: false,
   tiedByDefault: true,
   ggufRenamesOnly: false,
-  ggufNamesKept: true,
+  ggufReadBackRefusalOf: (names) =>
+    names.has("cls.output.weight") || names.has("cls.weight") ? CROSS_ENCODER_READ_BACK : undefined,
   gguf: {
     writeKv: writeBertKv,
     unsupported,

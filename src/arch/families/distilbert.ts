@@ -78,6 +78,11 @@ export const DISTILBERT: Family = {
     ["position_embd", "embeddings.position_embeddings"],
     ["token_embd_norm", "embeddings.LayerNorm"],
   ],
+  // A `bert` GGUF with a WordPiece vocabulary and no token-type embeddings, which every BertModel
+  // has (asked of GGUF names only: an APR file read back from it has Hugging Face's).
+  ggufClaims: (names, metadata) =>
+    metadata["tokenizer.model_type"] === "bert" && names.has("token_embd.weight") &&
+    !names.has("token_types.weight"),
   gguf: {
     ...BERT.gguf!,
     writeKv: writeDistilBertKv,
