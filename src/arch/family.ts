@@ -472,6 +472,12 @@ export interface Family {
    * a tokenizer it cannot write so is refused for GGUF.
    */
   readonly t5Vocabulary?: boolean;
+  /**
+   * Whether its converter class writes `tokenizer.ggml.token_type_count`
+   * (`type_vocab_size`, else 1) after a byte-level BPE vocabulary
+   * (`RobertaModel.set_vocab`, after `_set_vocab_gpt2`).
+   */
+  readonly bpeTokenTypeCount?: boolean;
 }
 
 /** Whole-model tensors of every family: GGUF base name → Hugging Face base name. */

@@ -80,6 +80,7 @@ import { multimodalTextFamily } from "./multimodal.ts";
 import { MODERNBERT } from "./families/modernbert.ts";
 import { NOMIC_BERT } from "./families/nomic_bert.ts";
 import { DISTILBERT } from "./families/distilbert.ts";
+import { CAMEMBERT, ROBERTA } from "./families/roberta.ts";
 
 /** Every family, by aprkit architecture name. */
 export const FAMILIES: ReadonlyMap<string, Family> = new Map(
@@ -161,6 +162,8 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     GRANITE_SWA,
     GRANITEMOE_SWA,
     DISTILBERT,
+    ROBERTA,
+    CAMEMBERT,
   ].map((f) => [f.name, f]),
 );
 

@@ -38,13 +38,14 @@ const EMBEDDERS = [
   "bert-mlm",
   "distilbert-embed",
   "distilbert-mlm",
+  "roberta-embed",
 ];
 /**
- * Every fixture, compared with the converter's file: the embedders and an
- * XLM-RoBERTa cross-encoder (ranked below). The BERT cross-encoder
+ * Every fixture, compared with the converter's file: the embedders and the
+ * XLM-RoBERTa and RoBERTa cross-encoders (ranked below). The BERT cross-encoder
  * (`bert-reranker`) is refused for GGUF (its test below).
  */
-const FIXTURES = [...EMBEDDERS, "xlmr-reranker"];
+const FIXTURES = [...EMBEDDERS, "xlmr-reranker", "roberta-reranker"];
 /** Each embedder's sentence-transformers pooling mode. */
 const POOLING: Readonly<Record<string, string>> = {
   "bert-minilm": "mean",
@@ -58,6 +59,8 @@ const POOLING: Readonly<Record<string, string>> = {
   "bert-mlm": "mean",
   "distilbert-embed": "mean",
   "distilbert-mlm": "cls",
+  "roberta-embed": "mean",
+  "camembert-embed": "mean",
 };
 
 /** Smallest cosine accepted against sentence-transformers. */
@@ -333,28 +336,34 @@ Deno.test("embeddings: a BERT cross-encoder GGUF (the converter's: no pooler) is
   });
 });
 
-Deno.test("embeddings: an XLM-RoBERTa GGUF read into APR keeps its GGUF names (its position rows were cut) and is written back as the converter wrote it", async () => {
+Deno.test("embeddings: an XLM-RoBERTa or RoBERTa GGUF read into APR keeps its GGUF names (its position rows were cut) and is written back as the converter wrote it", async () => {
   await withTempDir(async (dir) => {
-    // A t5 vocabulary, its 240 kB charsmap carried through APR.
-    const name = "xlmr-e5";
-    const gguf = `${DIR}/llama.cpp/${name}-f32.gguf`;
-    await convertModel(gguf, `${dir}/${name}.apr`);
-    const reader = await openApr(await openFileSource(`${dir}/${name}.apr`));
-    const names = reader.header.tensors.map((t) => t.name);
-    await reader.close();
-    assert.ok(
-      names.includes("blk.0.attn_q.weight") && names.includes("token_types.weight"),
-      `${names}`,
-    );
-    await convertModel(`${dir}/${name}.apr`, `${dir}/${name}-back.gguf`);
-    fail(
-      `${name} GGUF → APR → GGUF`,
-      manifestDifferences(
-        await describe(`${dir}/${name}-back.gguf`),
-        await manifest(name, "f32"),
-        { tensorOrder: false },
-      ),
-    );
+    // xlmr-e5: a t5 vocabulary, its 240 kB charsmap carried through APR; roberta-embed: gpt2.
+    await convertModel(`${DIR}/hf/roberta-embed`, `${dir}/roberta-embed.gguf`);
+    for (
+      const [name, gguf] of [
+        ["xlmr-e5", `${DIR}/llama.cpp/xlmr-e5-f32.gguf`],
+        ["roberta-embed", `${dir}/roberta-embed.gguf`],
+      ] as const
+    ) {
+      await convertModel(gguf, `${dir}/${name}.apr`);
+      const reader = await openApr(await openFileSource(`${dir}/${name}.apr`));
+      const names = reader.header.tensors.map((t) => t.name);
+      await reader.close();
+      assert.ok(
+        names.includes("blk.0.attn_q.weight") && names.includes("token_types.weight"),
+        `${names}`,
+      );
+      await convertModel(`${dir}/${name}.apr`, `${dir}/${name}-back.gguf`);
+      fail(
+        `${name} GGUF → APR → GGUF`,
+        manifestDifferences(
+          await describe(`${dir}/${name}-back.gguf`),
+          await manifest(name, "f32"),
+          { tensorOrder: false },
+        ),
+      );
+    }
   });
 });
 
@@ -422,33 +431,45 @@ interface RerankReference {
 /** Largest difference accepted between llama.cpp's score and transformers' (both through a sigmoid). */
 const MAX_SCORE_DIFFERENCE = 1e-3;
 
-Deno.test("embeddings: llama.cpp ranks with aprkit's XLM-RoBERTa cross-encoder (and the converter's) as transformers scores", async () => {
-  const ref = JSON.parse(
-    await Deno.readTextFile(`${DIR}/reference/xlmr-reranker.json`),
-  ) as RerankReference;
+/**
+ * The cross-encoders llama.cpp ranks as transformers scores, with the
+ * converter's file where it is kept (aprkit's equals the converter's either
+ * way, by the sha256 test above).
+ */
+const RANKERS: readonly { name: string; converters?: string }[] = [
+  { name: "xlmr-reranker", converters: `${DIR}/llama.cpp/xlmr-reranker-f32.gguf` },
+  // RobertaForSequenceClassification: the byte-level BPE, input <s> q </s></s> d </s>.
+  { name: "roberta-reranker" },
+];
+
+Deno.test("embeddings: llama.cpp ranks with aprkit's XLM-RoBERTa and RoBERTa cross-encoders (and the converter's) as transformers scores", async () => {
   await withTempDir(async (dir) => {
-    await convertModel(`${DIR}/hf/xlmr-reranker`, `${dir}/reranker.gguf`);
-    const pairs = ref.pairs.map(({ query, document }) => ({ query, document }));
-    const runs = await llamaRankings([
-      { path: `${dir}/reranker.gguf`, pairs },
-      { path: `${DIR}/llama.cpp/xlmr-reranker-f32.gguf`, pairs },
-    ]);
-    for (const [i, who] of ["aprkit's file", "the converter's file"].entries()) {
-      const run = runs[i]!;
-      assert.equal(run.error, undefined, `llama.cpp cannot rank with ${who}: ${run.error}`);
-      const problems = ref.pairs.flatMap((p, j) => {
-        const out: string[] = [];
-        if (JSON.stringify(run.ids[j]) !== JSON.stringify(p.ids)) {
-          out.push(`pair ${j}: llama.cpp's ids ${run.ids[j]}, transformers' ${p.ids}`);
-        }
-        const expected = 1 / (1 + Math.exp(-p.logit));
-        const got = run.scores[j]!;
-        if (!(Math.abs(got - expected) <= MAX_SCORE_DIFFERENCE)) {
-          out.push(`pair ${j}: score ${got}, transformers' sigmoid(${p.logit}) = ${expected}`);
-        }
-        return out;
-      });
-      fail(`xlmr-reranker (${who})`, problems);
+    for (const { name, converters } of RANKERS) {
+      const ref = JSON.parse(
+        await Deno.readTextFile(`${DIR}/reference/${name}.json`),
+      ) as RerankReference;
+      await convertModel(`${DIR}/hf/${name}`, `${dir}/${name}.gguf`);
+      const pairs = ref.pairs.map(({ query, document }) => ({ query, document }));
+      const files = [["aprkit's file", `${dir}/${name}.gguf`]];
+      if (converters !== undefined) files.push(["the converter's file", converters]);
+      const runs = await llamaRankings(files.map(([, path]) => ({ path: path!, pairs })));
+      for (const [i, [who]] of files.entries()) {
+        const run = runs[i]!;
+        assert.equal(run.error, undefined, `llama.cpp cannot rank with ${who}: ${run.error}`);
+        const problems = ref.pairs.flatMap((p, j) => {
+          const out: string[] = [];
+          if (JSON.stringify(run.ids[j]) !== JSON.stringify(p.ids)) {
+            out.push(`pair ${j}: llama.cpp's ids ${run.ids[j]}, transformers' ${p.ids}`);
+          }
+          const expected = 1 / (1 + Math.exp(-p.logit));
+          const got = run.scores[j]!;
+          if (!(Math.abs(got - expected) <= MAX_SCORE_DIFFERENCE)) {
+            out.push(`pair ${j}: score ${got}, transformers' sigmoid(${p.logit}) = ${expected}`);
+          }
+          return out;
+        });
+        fail(`${name} (${who})`, problems);
+      }
     }
   });
 });
@@ -574,5 +595,24 @@ Deno.test("embeddings: BertForSequenceClassification — llama.cpp ranks the con
       );
       await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
     }
+  });
+});
+
+Deno.test("embeddings: Camembert — llama.cpp embeds the converter's file otherwise than sentence-transformers, so GGUF is refused in one line; APR keeps its tensors and pooling", async () => {
+  const ref = await reference("camembert-embed");
+  const [run] = await llamaEmbeddings([{
+    path: `${DIR}/llama.cpp/camembert-embed-f32.gguf`,
+    texts: ref.sentences.map((s) => s.text),
+  }]);
+  assert.equal(run!.error, undefined, run!.error);
+  const problems = compareEmbeddings(ref, run!);
+  assert.ok(
+    problems.length >= ref.sentences.length,
+    `llama.cpp now embeds the converter's Camembert file as sentence-transformers does ` +
+      `(${problems.length} problems): write its GGUF and judge it`,
+  );
+  await assertAprOnly("camembert-embed", /reads CamembertModel as BERT/, {
+    "embeddings.position_embeddings.weight": [130, 32],
+    "encoder.layer.0.attention.self.query.weight": [32, 32],
   });
 });

