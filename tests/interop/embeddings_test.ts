@@ -261,6 +261,21 @@ Deno.test("embeddings: `apr convert` writes the converter's file; a pooling llam
 });
 
 /**
+ * An APR file read from a GGUF, written back to GGUF: the converter's F32
+ * file (`<name>-f32.json`) but for the tensor order (an APR index is sorted
+ * by name).
+ */
+async function assertExportsConverterFile(apr: string, name: string, dir: string): Promise<void> {
+  await convertModel(apr, `${dir}/${name}-back.gguf`);
+  fail(
+    `${name} GGUF → APR → GGUF`,
+    manifestDifferences(await describe(`${dir}/${name}-back.gguf`), await manifest(name, "f32"), {
+      tensorOrder: false,
+    }),
+  );
+}
+
+/**
  * The BERT GGUFs read back into Hugging Face's layout: the converter's file,
  * and aprkit's of the masked-LM and DistilBERT forms (the same bytes as the
  * converter's, by the test above).
@@ -312,15 +327,7 @@ Deno.test("embeddings: a BERT or DistilBERT GGUF → SafeTensors gives the check
       assert.equal(metadata.architecture, distil ? "distilbert" : "bert");
       assert.equal(metadata.hf_architecture, distil ? "DistilBertModel" : "BertModel");
       assert.ok(tensors.some((t) => t.name === "embeddings.word_embeddings.weight"));
-      await convertModel(`${dir}/${name}.apr`, `${dir}/${name}-back.gguf`);
-      fail(
-        `${name} GGUF → APR → GGUF`,
-        manifestDifferences(
-          await describe(`${dir}/${name}-back.gguf`),
-          await manifest(name, "f32"),
-          { tensorOrder: false },
-        ),
-      );
+      await assertExportsConverterFile(`${dir}/${name}.apr`, name, dir);
     }
   });
 });
@@ -354,15 +361,7 @@ Deno.test("embeddings: an XLM-RoBERTa or RoBERTa GGUF read into APR keeps its GG
         names.includes("blk.0.attn_q.weight") && names.includes("token_types.weight"),
         `${names}`,
       );
-      await convertModel(`${dir}/${name}.apr`, `${dir}/${name}-back.gguf`);
-      fail(
-        `${name} GGUF → APR → GGUF`,
-        manifestDifferences(
-          await describe(`${dir}/${name}-back.gguf`),
-          await manifest(name, "f32"),
-          { tensorOrder: false },
-        ),
-      );
+      await assertExportsConverterFile(`${dir}/${name}.apr`, name, dir);
     }
   });
 });

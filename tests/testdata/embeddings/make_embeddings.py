@@ -161,35 +161,25 @@ def cut_vocab(full: list[str]) -> list[str]:
     return [t for t in keep if not (t in seen or seen.add(t))]
 
 
-def make_checkpoint(name: str, spec: dict, vocab: list[str], out: Path) -> None:
+def seed_weights(model) -> None:
+    """The BERT-shaped fixtures' weights: N(0, 0.2²), LayerNorm weights 1 + that."""
     import torch
-    from sentence_transformers import SentenceTransformer, models
-    import transformers
-    from transformers import BertConfig, BertModel, BertTokenizerFast, NomicBertConfig, NomicBertModel
 
-    torch.manual_seed(32 + len(name))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0.0, 0.2)
+        for n, p in model.named_parameters():
+            if "LayerNorm.weight" in n or "layernorm.weight" in n or "layer_norm.weight" in n:
+                p.add_(1.0)
+
+
+def save_sentence_transformer(model, tokenizer, spec: dict, out: Path, task_files: bool = False) -> None:
+    """The model saved by sentence-transformers with the spec's pooling and, if asked, Normalize; with
+    `task_files`, its config.json and model.safetensors are the model's own save (a task class, which
+    sentence-transformers loads as the base model it saves)."""
+    from sentence_transformers import SentenceTransformer, models
+
     with tempfile.TemporaryDirectory() as tmp:
-        tokenizer = BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=True,
-                                      model_max_length=128)
-        shape = dict(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                     intermediate_size=64, max_position_embeddings=128, type_vocab_size=2, layer_norm_eps=1e-12)
-        if spec.get("nomic"):
-            model = NomicBertModel(NomicBertConfig(**shape))
-        elif spec.get("cls", "").startswith("DistilBert"):
-            # DistilBERT: no token types; its LayerNorm epsilon is fixed at 1e-12 (the converter writes that).
-            config = transformers.DistilBertConfig(vocab_size=len(vocab), dim=32, n_layers=2, n_heads=4,
-                                                   hidden_dim=64, max_position_embeddings=128)
-            model = getattr(transformers, spec["cls"])(config)
-        elif "cls" in spec:
-            model = getattr(transformers, spec["cls"])(BertConfig(**shape))
-        else:
-            model = BertModel(BertConfig(**shape), add_pooling_layer=True)
-        with torch.no_grad():
-            for p in model.parameters():
-                p.normal_(0.0, 0.2)
-            for n, p in model.named_parameters():
-                if "LayerNorm.weight" in n or "layernorm.weight" in n or "layer_norm.weight" in n:
-                    p.add_(1.0)
         model.save_pretrained(tmp + "/hf")
         tokenizer.save_pretrained(tmp + "/hf")
         transformer = models.Transformer(tmp + "/hf", max_seq_length=128)
@@ -199,12 +189,43 @@ def make_checkpoint(name: str, spec: dict, vocab: list[str], out: Path) -> None:
         if out.exists():
             shutil.rmtree(out)
         st.save(str(out), safe_serialization=True)
-        if "cls" in spec:
-            # sentence-transformers saved the base model it loaded; the folder keeps the task class's save.
+        if task_files:
             for file in ("config.json", "model.safetensors"):
                 shutil.copyfile(Path(tmp) / "hf" / file, out / file)
     # The README the save writes is long and model-card boilerplate; the tests never read it.
     (out / "README.md").unlink(missing_ok=True)
+
+
+def save_pretrained(model, tokenizer, out: Path) -> None:
+    """A cross-encoder's folder: transformers' save of the model and its tokenizer, nothing else."""
+    if out.exists():
+        shutil.rmtree(out)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+
+
+def make_checkpoint(name: str, spec: dict, vocab: list[str], out: Path) -> None:
+    import torch
+    import transformers
+    from transformers import BertConfig, BertModel, BertTokenizerFast, NomicBertConfig, NomicBertModel
+
+    torch.manual_seed(32 + len(name))
+    tokenizer = BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=True, model_max_length=128)
+    shape = dict(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                 intermediate_size=64, max_position_embeddings=128, type_vocab_size=2, layer_norm_eps=1e-12)
+    if spec.get("nomic"):
+        model = NomicBertModel(NomicBertConfig(**shape))
+    elif spec.get("cls", "").startswith("DistilBert"):
+        # DistilBERT: no token types; its LayerNorm epsilon is fixed at 1e-12 (the converter writes that).
+        config = transformers.DistilBertConfig(vocab_size=len(vocab), dim=32, n_layers=2, n_heads=4, hidden_dim=64,
+                                               max_position_embeddings=128)
+        model = getattr(transformers, spec["cls"])(config)
+    elif "cls" in spec:
+        model = getattr(transformers, spec["cls"])(BertConfig(**shape))
+    else:
+        model = BertModel(BertConfig(**shape), add_pooling_layer=True)
+    seed_weights(model)
+    save_sentence_transformer(model, tokenizer, spec, out, task_files="cls" in spec)
 
 
 def make_reranker(name: str, spec: dict, vocab: list[str], out: Path) -> None:
@@ -217,16 +238,8 @@ def make_reranker(name: str, spec: dict, vocab: list[str], out: Path) -> None:
                         intermediate_size=64, max_position_embeddings=128, type_vocab_size=2,
                         layer_norm_eps=1e-12, num_labels=spec["labels"])
     model = BertForSequenceClassification(config)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.normal_(0.0, 0.2)
-        for n, p in model.named_parameters():
-            if "LayerNorm.weight" in n:
-                p.add_(1.0)
-    if out.exists():
-        shutil.rmtree(out)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
+    seed_weights(model)
+    save_pretrained(model, tokenizer, out)
 
 
 def decoder_tokenizer(kind: str):
@@ -370,7 +383,6 @@ def tokenizer_strings() -> list[str]:
 def make_xlmr(name: str, spec: dict, out: Path) -> None:
     """An XLMRobertaModel saved by sentence-transformers (multilingual-e5's shape)."""
     import torch
-    from sentence_transformers import SentenceTransformer, models
     from transformers import XLMRobertaConfig, XLMRobertaModel
 
     torch.manual_seed(32 + len(name))
@@ -380,23 +392,8 @@ def make_xlmr(name: str, spec: dict, out: Path) -> None:
                               intermediate_size=64, max_position_embeddings=130, type_vocab_size=1,
                               layer_norm_eps=1e-5, pad_token_id=1, bos_token_id=0, eos_token_id=2)
     model = XLMRobertaModel(config, add_pooling_layer=True)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.normal_(0.0, 0.2)
-        for n, p in model.named_parameters():
-            if "LayerNorm.weight" in n:
-                p.add_(1.0)
-    with tempfile.TemporaryDirectory() as tmp:
-        model.save_pretrained(tmp + "/hf")
-        tokenizer.save_pretrained(tmp + "/hf")
-        transformer = models.Transformer(tmp + "/hf", max_seq_length=128)
-        pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode=spec["pooling"])
-        modules = [transformer, pooling] + ([models.Normalize()] if spec["normalize"] else [])
-        st = SentenceTransformer(modules=modules, device="cpu")
-        if out.exists():
-            shutil.rmtree(out)
-        st.save(str(out), safe_serialization=True)
-    (out / "README.md").unlink(missing_ok=True)
+    seed_weights(model)
+    save_sentence_transformer(model, tokenizer, spec, out)
     if spec.get("spm"):
         (out / "sentencepiece.bpe.model").write_bytes(spm_model)
 
@@ -439,7 +436,6 @@ def make_roberta(name: str, spec: dict, out: Path) -> None:
     saved by transformers."""
     import torch
     import transformers
-    from sentence_transformers import SentenceTransformer, models
 
     torch.manual_seed(32 + len(name))
     cls = spec["roberta"]
@@ -451,26 +447,11 @@ def make_roberta(name: str, spec: dict, out: Path) -> None:
                           pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
                           eos_token_id=tokenizer.eos_token_id, num_labels=spec.get("labels", 2))
     model = getattr(transformers, cls)(config)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.normal_(0.0, 0.2)
-        for n, p in model.named_parameters():
-            if "LayerNorm.weight" in n:
-                p.add_(1.0)
-    if out.exists():
-        shutil.rmtree(out)
+    seed_weights(model)
     if "labels" in spec:
-        model.save_pretrained(out)
-        tokenizer.save_pretrained(out)
-        return
-    with tempfile.TemporaryDirectory() as tmp:
-        model.save_pretrained(tmp + "/hf")
-        tokenizer.save_pretrained(tmp + "/hf")
-        transformer = models.Transformer(tmp + "/hf", max_seq_length=128)
-        pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode=spec["pooling"])
-        modules = [transformer, pooling] + ([models.Normalize()] if spec["normalize"] else [])
-        SentenceTransformer(modules=modules, device="cpu").save(str(out), safe_serialization=True)
-    (out / "README.md").unlink(missing_ok=True)
+        save_pretrained(model, tokenizer, out)
+    else:
+        save_sentence_transformer(model, tokenizer, spec, out)
 
 
 # (query, document) pairs the rerankers are scored on.
@@ -500,16 +481,8 @@ def make_xlmr_reranker(name: str, spec: dict, out: Path) -> None:
                               layer_norm_eps=1e-5, pad_token_id=1, bos_token_id=0, eos_token_id=2,
                               num_labels=spec["labels"])
     model = XLMRobertaForSequenceClassification(config)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.normal_(0.0, 0.2)
-        for n, p in model.named_parameters():
-            if "LayerNorm.weight" in n:
-                p.add_(1.0)
-    if out.exists():
-        shutil.rmtree(out)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
+    seed_weights(model)
+    save_pretrained(model, tokenizer, out)
 
 
 def rerank_reference(model_dir: Path) -> dict:
