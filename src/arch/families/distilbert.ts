@@ -10,8 +10,8 @@
  * epsilon transformers hard-codes (1e-12) written first, as the converter
  * writes it before the common keys.
  *
- * `DistilBertForSequenceClassification` is not taken: llama.cpp's ranking
- * head is `tanh` where DistilBERT's `pre_classifier` is followed by ReLU.
+ * `DistilBertForSequenceClassification` is APR only (see
+ * {@linkcode DISTILBERT_PAIR_REFUSAL}).
  *
  * @module
  */
@@ -23,6 +23,26 @@ import { BERT, BERT_FIELDS, writeBertKv } from "./bert.ts";
 
 /** `nn.LayerNorm(eps=1e-12)` in every DistilBERT module; its config has no field for it. */
 const DISTILBERT_LAYER_NORM_EPS = 1e-12;
+
+/**
+ * Why aprkit writes no `DistilBertForSequenceClassification` GGUF: the
+ * converter writes `pre_classifier` as `cls` and `classifier` as
+ * `cls.output`, and llama.cpp's rank pooling applies `tanh` after `cls`
+ * where DistilBERT applies ReLU; node-llama-cpp's input also repeats the
+ * separator (`[CLS] q [SEP] [SEP] d [SEP]`), which DistilBERT's pair has once.
+ */
+export const DISTILBERT_PAIR_REFUSAL =
+  "llama.cpp's ranking head applies tanh after pre_classifier where " +
+  "DistilBertForSequenceClassification applies ReLU, and it ranks [CLS] q [SEP] [SEP] d [SEP], " +
+  "so no GGUF of it scores as transformers does; convert to APR or SafeTensors instead";
+
+/** `DistilBertForSequenceClassification`: refused (see {@linkcode DISTILBERT_PAIR_REFUSAL}). */
+function unsupported(w: KvWriter): string | undefined {
+  const classes = w.hparams["architectures"];
+  return Array.isArray(classes) && classes[0] === "DistilBertForSequenceClassification"
+    ? DISTILBERT_PAIR_REFUSAL
+    : undefined;
+}
 
 /** `DistilBertModel.set_gguf_parameters`: the fixed epsilon, then BERT's keys. */
 function writeDistilBertKv(w: KvWriter): void {
@@ -60,7 +80,11 @@ export const DISTILBERT: Family = {
   configFields: DISTILBERT_FIELDS,
   name: "distilbert",
   source: "llama.cpp conversion/bert.py DistilBertModel; transformers DistilBertModel",
-  hfArchitectures: ["DistilBertModel", "DistilBertForMaskedLM"],
+  hfArchitectures: [
+    "DistilBertModel",
+    "DistilBertForMaskedLM",
+    "DistilBertForSequenceClassification",
+  ],
   hfModelTypes: ["distilbert"],
   hfBlockPrefix: "transformer.layer",
   blockNames: [
@@ -86,6 +110,7 @@ export const DISTILBERT: Family = {
   gguf: {
     ...BERT.gguf!,
     writeKv: writeDistilBertKv,
+    unsupported,
     hfName,
     drops: (name, w) => /^vocab_/.test(hfName(name)) || BERT.gguf!.drops!(hfName(name), w),
   },
