@@ -483,9 +483,27 @@ export interface Family {
    */
   readonly ggufReadBackRefusal?: string;
   /**
+   * Why a GGUF of this family with these tensors cannot be read back, where
+   * only some of its GGUFs cannot (a BERT cross-encoder's); absent or
+   * `undefined`: as {@linkcode ggufReadBackRefusal} says.
+   *
+   * @param ggufNames Every tensor name of the GGUF.
+   */
+  ggufReadBackRefusalOf?(ggufNames: ReadonlySet<string>): string | undefined;
+  /**
+   * Whether a GGUF filed under {@linkcode ggufArchitecture} is this
+   * family's, where several families share that architecture (BERT,
+   * DistilBERT and XLM-RoBERTa as `bert`), from its tensor names and its APR
+   * metadata; absent: the architecture's own family, or the only one under it.
+   *
+   * @param ggufNames Every tensor name of the GGUF.
+   * @param metadata The GGUF's APR metadata.
+   */
+  ggufClaims?(ggufNames: ReadonlySet<string>, metadata: ModelMetadata): boolean;
+  /**
    * Whether a GGUF of this family read into SafeTensors or APR keeps its
    * GGUF tensor names, as a GGUF of an architecture aprkit does not know
-   * does (BERT: its read-back is not written yet).
+   * does (XLM-RoBERTa: its read-back is not written yet).
    */
   readonly ggufNamesKept?: boolean;
   /**
@@ -508,6 +526,12 @@ export interface Family {
    * cannot read so is refused for GGUF.
    */
   readonly llamaHfVocabulary?: LlamaHfVocabularyFacts;
+  /**
+   * Whether its converter class writes `tokenizer.ggml.token_type_count`
+   * (`type_vocab_size`, else 1) after a byte-level BPE vocabulary
+   * (`RobertaModel.set_vocab`, after `_set_vocab_gpt2`).
+   */
+  readonly bpeTokenTypeCount?: boolean;
 }
 
 /** Whole-model tensors of every family: GGUF base name → Hugging Face base name. */

@@ -9,6 +9,7 @@
  */
 
 import type { Family } from "./family.ts";
+import type { ModelMetadata } from "../tensor.ts";
 import { BERT } from "./families/bert.ts";
 import { XLM_ROBERTA } from "./families/xlm_roberta.ts";
 import { COHERE2, COMMAND_R } from "./families/cohere.ts";
@@ -87,6 +88,8 @@ import { HY_V3 } from "./families/hy_v3.ts";
 import { GEMMA_EMBEDDING } from "./families/gemma_embedding.ts";
 import { NEMOTRON_H, NEMOTRON_H_MOE } from "./families/nemotron_h.ts";
 import { FALCON_H1 } from "./families/falcon_h1.ts";
+import { DISTILBERT } from "./families/distilbert.ts";
+import { CAMEMBERT, ROBERTA } from "./families/roberta.ts";
 
 /** Every family, by aprkit architecture name. */
 export const FAMILIES: ReadonlyMap<string, Family> = new Map(
@@ -178,6 +181,9 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     NEMOTRON_H_MOE,
     FALCON_H1,
     LFM2_MOE,
+    DISTILBERT,
+    ROBERTA,
+    CAMEMBERT,
   ].map((f) => [f.name, f]),
 );
 
@@ -226,19 +232,29 @@ export function familiesOfGguf(ggufArchitecture: string): readonly Family[] {
 /**
  * The family of a GGUF file. Where llama.cpp files several families under
  * one architecture, stacked experts (`*_exps` tensors) tell the one with
- * experts (Mixtral under `llama`); otherwise the family named like the
- * architecture (Llama), or the only one filed under it (glm under `chatglm`).
+ * experts (Mixtral under `llama`), then, given the file, the family that
+ * claims it (`Family.ggufClaims`: DistilBERT or XLM-RoBERTa under `bert`);
+ * otherwise the family named like the architecture (Llama), or the only one
+ * filed under it (glm under `chatglm`).
  *
  * @param ggufArchitecture `general.architecture`.
  * @param hasExperts Whether the file holds stacked experts.
+ * @param file The file's tensor names and APR metadata, for the families that claim files.
  * @returns The family, or `undefined` when aprkit knows none.
  */
-export function familyOfGguf(ggufArchitecture: unknown, hasExperts: boolean): Family | undefined {
+export function familyOfGguf(
+  ggufArchitecture: unknown,
+  hasExperts: boolean,
+  file?: { readonly names: ReadonlySet<string>; readonly metadata: ModelMetadata },
+): Family | undefined {
   if (typeof ggufArchitecture !== "string") return undefined;
   const families = familiesOfGguf(ggufArchitecture);
   const withExperts = hasExperts ? families.find((f) => f.experts !== undefined) : undefined;
+  const claimed = file === undefined
+    ? undefined
+    : families.find((f) => f.ggufClaims?.(file.names, file.metadata) === true);
   // The only family under an architecture named otherwise (GLM-4-9B's `chatglm`).
-  return withExperts ?? familyOf(ggufArchitecture) ??
+  return withExperts ?? claimed ?? familyOf(ggufArchitecture) ??
     (families.length === 1 ? families[0] : undefined);
 }
 

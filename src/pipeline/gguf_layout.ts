@@ -186,16 +186,17 @@ export function toGgufLayout(
         const metadata = chunk.header.metadata;
         // A model from GGUF (read back into Hugging Face's layout) goes through
         // its family's layout too, when aprkit knows the family.
+        const family = familyOf(metadata.architecture);
         active = options.keepNames !== true &&
           (convertsFromHf(metadata) ||
-            (familyOf(metadata.architecture)?.gguf !== undefined &&
-              chunk.header.tensors.some((t) => HF_NAME.test(t.name))));
+            (family?.gguf !== undefined &&
+              chunk.header.tensors.some((t) => unmapped(t.name, family))));
         if (!active) {
           controller.enqueue(chunk);
           return;
         }
         assertGgufFamily(metadata, String(metadata.source ?? "the model"));
-        const planned = planLayout(chunk.header, familyOf(metadata.architecture)!);
+        const planned = planLayout(chunk.header, family!);
         outputs = planned.outputs;
         lastUse = new Map();
         outputs.forEach((out, i) => out.needs.forEach((n) => lastUse.set(n, i)));

@@ -40,7 +40,11 @@ const EXPS = /^blk\.(\d+)\.([a-z_]+_exps)\.weight$/;
 /** The family of a GGUF model (llama.cpp files Mixtral as `llama`: `familyOfGguf`). */
 function ggufFamily(header: ModelHeader): Family | undefined {
   const hasExperts = header.tensors.some((t) => EXPS.test(t.name));
-  const family = familyOfGguf(header.metadata.architecture, hasExperts);
+  const names = new Set(header.tensors.map((t) => t.name));
+  const family = familyOfGguf(header.metadata.architecture, hasExperts, {
+    names,
+    metadata: header.metadata,
+  });
   // Experts stacked transposed (Llama 4, Qwen3-VL-MoE) would need their split undone and
   // transposed back; aprkit does not, so such a GGUF keeps its own names.
   if (family?.experts?.transposedStack !== undefined) return undefined;
@@ -59,10 +63,17 @@ function ggufFamily(header: ModelHeader): Family | undefined {
  */
 export function assertReadsBack(header: ModelHeader, location: string, format: string): void {
   if (header.metadata.original_format !== "gguf") return;
-  const refusal = ggufFamily(header)?.ggufReadBackRefusal;
+  const refusal = readBackRefusal(header);
   if (refusal !== undefined) {
     throw new UsageError(`Cannot convert "${location}" to ${format}: ${refusal}`);
   }
+}
+
+/** Why a GGUF model's family cannot read it back, or `undefined` (see {@linkcode Family}). */
+function readBackRefusal(header: ModelHeader): string | undefined {
+  const family = ggufFamily(header);
+  return family?.ggufReadBackRefusal ??
+    family?.ggufReadBackRefusalOf?.(new Set(header.tensors.map((t) => t.name)));
 }
 
 interface Out {
@@ -88,7 +99,7 @@ export function fromGgufLayout(
         const header = chunk.header;
         const family = header.metadata.original_format === "gguf" ? ggufFamily(header) : undefined;
         // A family that does not read back keeps its GGUF tensors (GGUF to GGUF).
-        active = family !== undefined && family.ggufReadBackRefusal === undefined;
+        active = family !== undefined && readBackRefusal(header) === undefined;
         if (!active || family === undefined) {
           controller.enqueue(chunk);
           return;

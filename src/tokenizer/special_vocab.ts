@@ -171,7 +171,10 @@ export function specialVocab(files: SpecialVocabFiles): SpecialVocab {
     const processors = Array.isArray(post?.["processors"]) ? post["processors"] : [post];
     for (const p of processors.map(record)) {
       if (p?.["type"] === "RobertaProcessing") {
-        add["bos"] = add["eos"] = add["sep"] = true;
+        // In gguf-py's order (a chained assignment would create sep first).
+        add["bos"] = true;
+        add["eos"] = true;
+        add["sep"] = true;
         const pCls = Array.isArray(p["cls"]) ? p["cls"][0] : bos;
         const pSep = Array.isArray(p["sep"]) ? p["sep"][0] : eos;
         if (!cls && hasConfig && typeof pCls === "string") config["cls_token"] = cls = pCls;

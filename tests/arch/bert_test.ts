@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { familyGgufPlan } from "../../src/arch/gguf_plan.ts";
+import { familyGgufPlan, familyGgufRefusal } from "../../src/arch/gguf_plan.ts";
 import { ggufToHfName, hfToGgufName } from "../../src/arch/names.ts";
 
 const CONFIG = {
@@ -58,4 +58,25 @@ Deno.test("bert family: encoder.layer.N blocks and the embeddings map both ways"
     assert.equal(hfToGgufName(hf!, "bert"), gguf);
     assert.equal(ggufToHfName(gguf!, "bert"), hf);
   }
+});
+
+Deno.test("bert family: the cross-encoders llama.cpp ranks otherwise than transformers (BERT's, DistilBERT's) are refused for GGUF, the embedders not", () => {
+  const refusal = (config: Record<string, unknown>) =>
+    familyGgufRefusal({ architecture: config["model_type"] as string, hf_config: config });
+  assert.match(
+    refusal(CONFIG) ?? "",
+    /\[CLS\] q \[SEP\] \[SEP\] d \[SEP\] with every token of type 0/,
+  );
+  assert.equal(refusal({ ...CONFIG, architectures: ["BertModel"] }), undefined);
+  const distil = { model_type: "distilbert", dim: 32, n_layers: 2, n_heads: 4, hidden_dim: 64 };
+  assert.match(
+    refusal({
+      ...distil,
+      model_type: "distilbert",
+      architectures: ["DistilBertForSequenceClassification"],
+    }) ??
+      "",
+    /tanh after pre_classifier/,
+  );
+  assert.equal(refusal({ ...distil, architectures: ["DistilBertModel"] }), undefined);
 });

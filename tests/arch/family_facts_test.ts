@@ -74,6 +74,21 @@ Deno.test("familyOfGguf(): the family named like the architecture, or the one wi
   assert.equal(familyOfGguf(undefined, false), undefined);
 });
 
+Deno.test("familyOfGguf(): a bert file is DistilBERT without token types, XLM-RoBERTa with a t5 vocabulary, else BERT", () => {
+  const file = (names: string[], model: string) => ({
+    names: new Set(names),
+    metadata: { "tokenizer.model_type": model },
+  });
+  const bert = ["token_embd.weight", "token_types.weight", "blk.0.attn_q.weight"];
+  assert.equal(familyOfGguf("bert", false, file(bert, "bert"))?.name, "bert");
+  assert.equal(familyOfGguf("bert", false, file(bert.slice(0, 1), "bert"))?.name, "distilbert");
+  assert.equal(familyOfGguf("bert", false, file(bert, "t5"))?.name, "xlm-roberta");
+  // Read back already (Hugging Face's names, no token types): not claimed, BERT's.
+  const hf = ["embeddings.word_embeddings.weight"];
+  assert.equal(familyOfGguf("bert", false, file(hf, "bert"))?.name, "bert");
+  assert.equal(familyOfGguf("bert", false)?.name, "bert");
+});
+
 /** Every llama.cpp converter GGUF the fixtures describe (manifests of its F32 files). */
 function converterManifests(): { file: string; kv: Map<string, unknown> }[] {
   const dirs = [

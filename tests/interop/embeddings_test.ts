@@ -14,7 +14,8 @@ import assert from "node:assert/strict";
 import { openApr } from "../../src/formats/apr/reader.ts";
 import { openFileSource } from "../../src/io/file_source.ts";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
-import { runApr, testdata, withTempDir } from "../cli/_run_apr.ts";
+import { assertOneLineError, runApr, testdata, withTempDir } from "../cli/_run_apr.ts";
+import { readTensors } from "./_files.ts";
 import { createHash } from "node:crypto";
 import { llamaEmbeddings, llamaRankings, llamaTokenize } from "./_llama_judge.ts";
 import {
@@ -37,18 +38,20 @@ const EMBEDDERS = [
   "eurobert-embed",
   "jina-v2-embed",
   "gemma-embed",
+  "bert-mlm",
+  "distilbert-embed",
+  "distilbert-mlm",
+  "roberta-embed",
 ];
 /**
- * Every fixture, compared with the converter's file: the embedders and a
- * cross-encoder (`BertForSequenceClassification`). llama.cpp does not score
- * a BERT pair as transformers does (its ranking input is `[CLS] q [SEP]
- * [SEP] d [SEP]`, every token of type 0), so the cross-encoder is judged by
- * equality with the converter's file only.
+ * Every fixture, compared with the converter's file: the embedders and the
+ * XLM-RoBERTa and RoBERTa cross-encoders (ranked below). The BERT cross-encoder
+ * (`bert-reranker`) is refused for GGUF (its test below).
  */
 const FIXTURES = [
   ...EMBEDDERS,
-  "bert-reranker",
   "xlmr-reranker",
+  "roberta-reranker",
   "qwen3-rerank-tied",
   "qwen3-rerank-untied",
 ];
@@ -65,6 +68,11 @@ const POOLING: Readonly<Record<string, string>> = {
   "eurobert-embed": "mean",
   "jina-v2-embed": "mean",
   "gemma-embed": "mean",
+  "bert-mlm": "mean",
+  "distilbert-embed": "mean",
+  "distilbert-mlm": "cls",
+  "roberta-embed": "mean",
+  "camembert-embed": "mean",
 };
 
 /** Smallest cosine accepted against sentence-transformers. */
@@ -151,11 +159,17 @@ function compareEmbeddings(
   return problems;
 }
 
-/**
- * The embedders whose converter's file is kept (`llama.cpp/<name>-f32.gguf`), one per architecture
- * and vocabulary: all but `bert-bge`, `bert-minilm`'s kind.
- */
-const KEPT = EMBEDDERS.filter((name) => name !== "bert-bge");
+/** The embedders whose converter's file is kept (`llama.cpp/<name>-f32.gguf`), one per architecture and vocabulary. */
+const KEPT = [
+  "bert-minilm",
+  "qwen3-embed",
+  "qwen2-embed",
+  "xlmr-e5",
+  "xlmr-spm",
+  "eurobert-embed",
+  "jina-v2-embed",
+  "gemma-embed",
+];
 
 Deno.test("embeddings: the harness — llama.cpp embeds its own converter's files as sentence-transformers does", async () => {
   const refs = await Promise.all(KEPT.map(reference));
@@ -267,11 +281,99 @@ Deno.test("embeddings: `apr convert` writes the converter's file; a pooling llam
   });
 });
 
-Deno.test("embeddings: a BERT, XLM-RoBERTa or JinaBERT v2 GGUF read into APR keeps its GGUF names and is written back as the converter wrote it", async () => {
+/**
+ * An APR file read from a GGUF, written back to GGUF: the converter's F32
+ * file (`<name>-f32.json`) but for the tensor order (an APR index is sorted
+ * by name).
+ */
+async function assertExportsConverterFile(apr: string, name: string, dir: string): Promise<void> {
+  await convertModel(apr, `${dir}/${name}-back.gguf`);
+  fail(
+    `${name} GGUF → APR → GGUF`,
+    manifestDifferences(await describe(`${dir}/${name}-back.gguf`), await manifest(name, "f32"), {
+      tensorOrder: false,
+    }),
+  );
+}
+
+/**
+ * The BERT GGUFs read back into Hugging Face's layout: the converter's file,
+ * and aprkit's of the masked-LM and DistilBERT forms (the same bytes as the
+ * converter's, by the test above).
+ */
+const READ_BACK: readonly { name: string; gguf: (dir: string) => string }[] = [
+  { name: "bert-minilm", gguf: () => `${DIR}/llama.cpp/bert-minilm-f32.gguf` },
+  { name: "bert-mlm", gguf: (dir) => `${dir}/bert-mlm.gguf` },
+  { name: "distilbert-embed", gguf: (dir) => `${dir}/distilbert-embed.gguf` },
+  { name: "distilbert-mlm", gguf: (dir) => `${dir}/distilbert-mlm.gguf` },
+];
+
+/** What the converter leaves out of a BERT form: the pooler, the masked-LM heads, `position_ids`. */
+const NOT_IN_GGUF =
+  /^(pooler\.|cls\.(predictions|seq_relationship)\.|vocab_(transform|layer_norm|projector)\.|embeddings\.position_ids$)/;
+
+Deno.test("embeddings: a BERT or DistilBERT GGUF → SafeTensors gives the checkpoint's tensors bit for bit (under the base model's names), and → APR → GGUF the converter's file", async () => {
   await withTempDir(async (dir) => {
-    // xlmr-e5's: a t5 vocabulary, its 240 kB charsmap carried through APR; jina-v2-embed's fused GEGLU.
-    for (const name of ["bert-minilm", "xlmr-e5", "jina-v2-embed"]) {
-      const gguf = `${DIR}/llama.cpp/${name}-f32.gguf`;
+    for (const { name, gguf } of READ_BACK) {
+      if (!name.startsWith("bert-minilm")) await convertModel(`${DIR}/hf/${name}`, gguf(dir));
+      await convertModel(gguf(dir), `${dir}/${name}.safetensors`);
+      const got = await readTensors(`${dir}/${name}.safetensors`);
+      // The task class's prefix (`bert.`, `distilbert.`) is the base model's name space.
+      const want = new Map(
+        [...await readTensors(`${DIR}/hf/${name}`)]
+          .map(([n, t]) => [n.replace(/^(bert|distilbert)\./, ""), t] as const)
+          .filter(([n]) => !NOT_IN_GGUF.test(n)),
+      );
+      const problems: string[] = [];
+      for (const [n, t] of want) {
+        const mine = got.get(n);
+        if (mine === undefined) problems.push(`${n}: missing`);
+        else if (
+          mine.dtype !== t.dtype || `${mine.shape}` !== `${t.shape}` ||
+          mine.bytes.length !== t.bytes.length || mine.bytes.some((b, k) => b !== t.bytes[k])
+        ) {
+          problems.push(
+            `${n}: ${mine.dtype} [${mine.shape}], not ${t.dtype} [${t.shape}] bit for bit`,
+          );
+        }
+      }
+      for (const n of got.keys()) if (!want.has(n)) problems.push(`${n}: not in the checkpoint`);
+      fail(`${name} GGUF → SafeTensors`, problems);
+
+      await convertModel(gguf(dir), `${dir}/${name}.apr`);
+      const reader = await openApr(await openFileSource(`${dir}/${name}.apr`));
+      const { metadata, tensors } = reader.header;
+      await reader.close();
+      const distil = name.startsWith("distilbert");
+      assert.equal(metadata.architecture, distil ? "distilbert" : "bert");
+      assert.equal(metadata.hf_architecture, distil ? "DistilBertModel" : "BertModel");
+      assert.ok(tensors.some((t) => t.name === "embeddings.word_embeddings.weight"));
+      await assertExportsConverterFile(`${dir}/${name}.apr`, name, dir);
+    }
+  });
+});
+
+Deno.test("embeddings: a BERT cross-encoder GGUF (the converter's: no pooler) is not read back — one line naming why and --keep-names, exit 2, no file", async () => {
+  await withTempDir(async (dir) => {
+    for (const output of ["safetensors", "apr"]) {
+      const out = `${dir}/back.${output}`;
+      const run = await runApr(["convert", `${DIR}/llama.cpp/bert-reranker-f32.gguf`, "-o", out]);
+      assertOneLineError(run, /BERT cross-encoder GGUF/, /dropped the pooler.*--keep-names/);
+      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    }
+  });
+});
+
+Deno.test("embeddings: an XLM-RoBERTa or RoBERTa GGUF read into APR keeps its GGUF names (its position rows were cut) and is written back as the converter wrote it", async () => {
+  await withTempDir(async (dir) => {
+    // xlmr-e5: a t5 vocabulary, its 240 kB charsmap carried through APR; roberta-embed: gpt2.
+    await convertModel(`${DIR}/hf/roberta-embed`, `${dir}/roberta-embed.gguf`);
+    for (
+      const [name, gguf] of [
+        ["xlmr-e5", `${DIR}/llama.cpp/xlmr-e5-f32.gguf`],
+        ["roberta-embed", `${dir}/roberta-embed.gguf`],
+      ] as const
+    ) {
       await convertModel(gguf, `${dir}/${name}.apr`);
       const reader = await openApr(await openFileSource(`${dir}/${name}.apr`));
       const names = reader.header.tensors.map((t) => t.name);
@@ -280,15 +382,7 @@ Deno.test("embeddings: a BERT, XLM-RoBERTa or JinaBERT v2 GGUF read into APR kee
         names.includes("blk.0.attn_q.weight") && names.includes("token_types.weight"),
         `${names}`,
       );
-      await convertModel(`${dir}/${name}.apr`, `${dir}/${name}-back.gguf`);
-      fail(
-        `${name} GGUF → APR → GGUF`,
-        manifestDifferences(
-          await describe(`${dir}/${name}-back.gguf`),
-          await manifest(name, "f32"),
-          { tensorOrder: false },
-        ),
-      );
+      await assertExportsConverterFile(`${dir}/${name}.apr`, name, dir);
     }
   });
 });
@@ -312,6 +406,21 @@ Deno.test("embeddings: a EuroBERT GGUF read into APR gets Hugging Face's names a
         { tensorOrder: false },
       ),
     );
+  });
+});
+
+Deno.test("embeddings: a JinaBERT v2 GGUF read into APR gets Hugging Face's names (its fused GEGLU kept) and is written back as the converter wrote it", async () => {
+  await withTempDir(async (dir) => {
+    await convertModel(`${DIR}/llama.cpp/jina-v2-embed-f32.gguf`, `${dir}/m.apr`);
+    const reader = await openApr(await openFileSource(`${dir}/m.apr`));
+    const names = reader.header.tensors.map((t) => t.name);
+    await reader.close();
+    for (
+      const name of ["encoder.layer.0.mlp.gated_layers.weight", "embeddings.word_embeddings.weight"]
+    ) {
+      assert.ok(names.includes(name), `${names}`);
+    }
+    await assertExportsConverterFile(`${dir}/m.apr`, "jina-v2-embed", dir);
   });
 });
 
@@ -441,17 +550,31 @@ interface RerankReference {
 /** Largest difference accepted between llama.cpp's score and transformers' (both through a sigmoid). */
 const MAX_SCORE_DIFFERENCE = 1e-3;
 
-Deno.test("embeddings: llama.cpp ranks with aprkit's XLM-RoBERTa cross-encoder (and the converter's) as transformers scores", async () => {
-  const ref = JSON.parse(
-    await Deno.readTextFile(`${DIR}/reference/xlmr-reranker.json`),
-  ) as RerankReference;
+/**
+ * The cross-encoders llama.cpp ranks as transformers scores, with the
+ * converter's file where it is kept (aprkit's equals the converter's either
+ * way, by the sha256 test above).
+ */
+const RANKERS: readonly { name: string; converters: boolean }[] = [
+  { name: "xlmr-reranker", converters: true },
+  // RobertaForSequenceClassification: the byte-level BPE, input <s> q </s></s> d </s>.
+  { name: "roberta-reranker", converters: false },
+];
+
+Deno.test("embeddings: llama.cpp ranks with aprkit's XLM-RoBERTa and RoBERTa cross-encoders (and the converter's) as transformers scores", async () => {
   await withTempDir(async (dir) => {
-    await convertModel(`${DIR}/hf/xlmr-reranker`, `${dir}/reranker.gguf`);
-    await assertRanksAsTransformers(
-      "xlmr-reranker",
-      `${dir}/reranker.gguf`,
-      ref.pairs.map((p) => ({ ...p, score: 1 / (1 + Math.exp(-p.logit)) })),
-    );
+    for (const { name, converters } of RANKERS) {
+      const ref = JSON.parse(
+        await Deno.readTextFile(`${DIR}/reference/${name}.json`),
+      ) as RerankReference;
+      await convertModel(`${DIR}/hf/${name}`, `${dir}/${name}.gguf`);
+      await assertRanksAsTransformers(
+        name,
+        `${dir}/${name}.gguf`,
+        ref.pairs.map((p) => ({ ...p, score: 1 / (1 + Math.exp(-p.logit)) })),
+        { converters },
+      );
+    }
   });
 });
 
@@ -465,18 +588,16 @@ async function assertRanksAsTransformers(
   name: string,
   mine: string,
   pairs: readonly { query: string; document: string; ids: number[]; score: number }[],
-  contextSize?: number,
+  options: { contextSize?: number; converters?: boolean } = {},
 ): Promise<void> {
   const asked = pairs.map(({ query, document }) => ({ query, document }));
-  const runs = await llamaRankings([
-    { path: mine, pairs: asked, ...contextSize === undefined ? {} : { contextSize } },
-    {
-      path: `${DIR}/llama.cpp/${name}-f32.gguf`,
-      pairs: asked,
-      ...contextSize === undefined ? {} : { contextSize },
-    },
-  ]);
-  for (const [i, who] of ["aprkit's file", "the converter's file"].entries()) {
+  const context = options.contextSize === undefined ? {} : { contextSize: options.contextSize };
+  // The converter's file too, where it is kept (`llama.cpp/<name>-f32.gguf`).
+  const files = options.converters === false ? [mine] : [mine, `${DIR}/llama.cpp/${name}-f32.gguf`];
+  const runs = await llamaRankings(files.map((path) => ({ path, pairs: asked, ...context })));
+  for (
+    const [i, who] of ["aprkit's file", "the converter's file"].slice(0, files.length).entries()
+  ) {
     const run = runs[i]!;
     assert.equal(run.error, undefined, `llama.cpp cannot rank with ${who}: ${run.error}`);
     const problems = pairs.flatMap((p, j) => {
@@ -702,7 +823,7 @@ Deno.test("embeddings: llama.cpp ranks with aprkit's Qwen3-Rerankers (and the co
       // reference is transformers' P(yes) (softmax over [yes, no] at the last token, as
       // llama.cpp's rank pooling computes) on those ids (make_embeddings.py). The prompt is about
       // 300 tokens of this tiny vocabulary.
-      await assertRanksAsTransformers(name, `${dir}/${name}.gguf`, ref.pairs, 512);
+      await assertRanksAsTransformers(name, `${dir}/${name}.gguf`, ref.pairs, { contextSize: 512 });
     }
   });
 });
@@ -763,5 +884,72 @@ Deno.test("embeddings: an EmbeddingGemma GGUF reads back into Hugging Face's nam
       differences.length > 0 && differences.every((d) => /norm\.weight: bytes differ$/.test(d)),
       `${differences}`,
     );
+  });
+});
+
+Deno.test("embeddings: BertForSequenceClassification — llama.cpp ranks the converter's file otherwise than transformers scores, so GGUF is refused in one line; APR keeps its head", async () => {
+  const ref = JSON.parse(
+    await Deno.readTextFile(`${DIR}/reference/bert-reranker.json`),
+  ) as RerankReference;
+  const pairs = ref.pairs.map(({ query, document }) => ({ query, document }));
+  const [run] = await llamaRankings([{ path: `${DIR}/llama.cpp/bert-reranker-f32.gguf`, pairs }]);
+  assert.equal(run!.error, undefined, run!.error);
+  // Its input is not transformers' pair: [SEP] twice, and (unseen here) every token of type 0.
+  for (const [j, p] of ref.pairs.entries()) {
+    const sep = p.ids.at(-1)!;
+    const first = p.ids.indexOf(sep);
+    assert.deepEqual(run!.ids[j], [
+      ...p.ids.slice(0, first + 1),
+      sep,
+      ...p.ids.slice(first + 1),
+    ]);
+  }
+  const off = Math.max(
+    ...ref.pairs.map((p, j) => Math.abs(run!.scores[j]! - 1 / (1 + Math.exp(-p.logit)))),
+  );
+  assert.ok(
+    off > 0.1,
+    `llama.cpp now ranks the converter's BERT cross-encoder within ${off} of transformers: ` +
+      "write its GGUF and judge it",
+  );
+  await withTempDir(async (dir) => {
+    const source = `${DIR}/hf/bert-reranker`;
+    await convertModel(source, `${dir}/m.apr`);
+    const reader = await openApr(await openFileSource(`${dir}/m.apr`));
+    const shapes = Object.fromEntries(reader.header.tensors.map((t) => [t.name, t.shape]));
+    await reader.close();
+    // The pooler the classifier reads, which the converter's file has not.
+    assert.deepEqual(shapes["bert.pooler.dense.weight"], [32, 32]);
+    assert.deepEqual(shapes["classifier.weight"], [1, 32]);
+    for (const input of [source, `${dir}/m.apr`]) {
+      const out = `${dir}/m.gguf`;
+      const refused = await runApr(["convert", input, "-o", out]);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
+      assert.match(
+        refused.stderr,
+        /\[CLS\] q \[SEP\] \[SEP\] d \[SEP\] with every token of type 0/,
+      );
+      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    }
+  });
+});
+
+Deno.test("embeddings: Camembert — llama.cpp embeds the converter's file otherwise than sentence-transformers, so GGUF is refused in one line; APR keeps its tensors and pooling", async () => {
+  const ref = await reference("camembert-embed");
+  const [run] = await llamaEmbeddings([{
+    path: `${DIR}/llama.cpp/camembert-embed-f32.gguf`,
+    texts: ref.sentences.map((s) => s.text),
+  }]);
+  assert.equal(run!.error, undefined, run!.error);
+  const problems = compareEmbeddings(ref, run!);
+  assert.ok(
+    problems.length >= ref.sentences.length,
+    `llama.cpp now embeds the converter's Camembert file as sentence-transformers does ` +
+      `(${problems.length} problems): write its GGUF and judge it`,
+  );
+  await assertAprOnly("camembert-embed", /reads CamembertModel as BERT/, {
+    "embeddings.position_embeddings.weight": [130, 32],
+    "encoder.layer.0.attention.self.query.weight": [32, 32],
   });
 });

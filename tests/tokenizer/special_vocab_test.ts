@@ -130,3 +130,15 @@ Deno.test("specialVocab(): the normaliser's lowercase and strip_accents flags, a
     assert.deepEqual(flags(undefined), {});
   });
 });
+
+Deno.test("specialVocab(): RobertaProcessing adds BOS, EOS and SEP, in gguf-py's order (the converter writes them so)", () => {
+  const v = specialVocab({
+    tokenizer: {
+      added_tokens: added,
+      post_processor: { type: "RobertaProcessing", sep: ["</s>", 1], cls: ["<s>", 0] },
+    },
+    tokenizerConfig: { bos_token: "<s>", eos_token: "</s>" },
+    vocabSize: 8,
+  });
+  assert.deepEqual(Object.entries(v.add), [["bos", true], ["eos", true], ["sep", true]]);
+});

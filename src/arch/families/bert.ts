@@ -9,7 +9,8 @@
  * feed-forward, and the sentence-transformers pooling as
  * `{arch}.pooling_type`. The pooler and the masked-LM head are dropped, as
  * the converter drops them; a classifier's labels are written and its
- * projection named `cls.output`.
+ * projection named `cls.output`. A `BertForSequenceClassification` GGUF is
+ * refused (see {@linkcode BERT_PAIR_REFUSAL}).
  *
  * @module
  */
@@ -59,6 +60,43 @@ function classifierTensors(tensors: readonly TensorInfo[], w: KvWriter): readonl
     needs: [info.name],
     open: ([source]) => source!.open(),
   }));
+}
+
+/**
+ * Why aprkit writes no `BertForSequenceClassification` GGUF. llama.cpp's
+ * rank pooling (`build_pooling`, src/llama-graph.cpp) computes
+ * `cls_out(tanh(cls · h[CLS] + b))`: BERT's pooler then its classifier, if
+ * the pooler (`bert.pooler.dense`, which the converter drops, so its file
+ * scores `sigmoid(classifier(h[CLS]))`, measured up to 0.49 from
+ * transformers on `bert-reranker`) were written as `cls`. Written so, it
+ * equals transformers on llama.cpp's own input within 2·10⁻⁴, but that input
+ * is not BERT's pair: node-llama-cpp ranks `[CLS] q [SEP] [SEP] d [SEP]` and
+ * llama.cpp's bert graph adds token type 0 to every token, where
+ * transformers encodes `[CLS] q [SEP] d [SEP]` with the document as type 1
+ * (measured up to 0.10 off after the sigmoid). No tensor makes the document
+ * tokens type 1, so neither file gives transformers' scores.
+ */
+export const BERT_PAIR_REFUSAL =
+  "llama.cpp ranks a pair as [CLS] q [SEP] [SEP] d [SEP] with every token of type 0, where " +
+  "BertForSequenceClassification reads [CLS] q [SEP] d [SEP] with the document as type 1 (and " +
+  "through the pooler, which the converter drops), so no GGUF of it scores as transformers " +
+  "does; convert to APR or SafeTensors instead";
+
+/**
+ * Why a BERT cross-encoder's GGUF (the converter's: `cls.output`) is not
+ * read back: its checkpoint's pooler, which the classifier reads, is not in
+ * it.
+ */
+const CROSS_ENCODER_READ_BACK =
+  "aprkit does not read a BERT cross-encoder GGUF back into Hugging Face's layout (llama.cpp's " +
+  "converter dropped the pooler its classifier reads); --keep-names keeps its GGUF tensors";
+
+/** `BertForSequenceClassification`: refused (see {@linkcode BERT_PAIR_REFUSAL}). */
+function unsupported(w: KvWriter): string | undefined {
+  const classes = w.hparams["architectures"];
+  return Array.isArray(classes) && classes[0] === "BertForSequenceClassification"
+    ? BERT_PAIR_REFUSAL
+    : undefined;
 }
 
 /** The pooler, `position_ids` and the masked-LM and next-sentence heads: not used for embeddings. */
@@ -116,9 +154,11 @@ export const BERT: Family = {
   permutesQk: false,
   tiedByDefault: true,
   ggufRenamesOnly: false,
-  ggufNamesKept: true,
+  ggufReadBackRefusalOf: (names) =>
+    names.has("cls.output.weight") || names.has("cls.weight") ? CROSS_ENCODER_READ_BACK : undefined,
   gguf: {
     writeKv: writeBertKv,
+    unsupported,
     made: classifierTensors,
     // `BertModel.filter_tensors`: a `bert.` prefix (BertForMaskedLM) and the old `gamma`/`beta`.
     hfName: (name) =>

@@ -99,6 +99,10 @@ export const XLM_ROBERTA: Family = {
     ["cls.output", "classifier.out_proj"],
   ],
   t5Vocabulary: true,
+  // A `bert` GGUF with a t5 vocabulary; read back, it keeps its GGUF names: the converter cut the
+  // position embedding's first pad_token_id + 1 rows, which a read-back cannot give again.
+  ggufClaims: (_, metadata) => metadata["tokenizer.model_type"] === "t5",
+  ggufNamesKept: true,
   gguf: {
     ...BERT.gguf!,
     writeKv: writeXlmRobertaKv,

@@ -433,8 +433,10 @@ function writeTokenizer(
   const model = metadata["tokenizer.ggml_model"] ??
     (typeof hfModel === "string" ? GGML_TOKENIZER[hfModel] ?? hfModel : undefined);
   // `BertModel.set_vocab` writes the token-type count before the vocabulary;
-  // `_xlmroberta_set_vocab` (a `t5` one) after it, with the normaliser's keys.
+  // `_xlmroberta_set_vocab` (a `t5` one) after it, with the normaliser's keys;
+  // `RobertaModel.set_vocab` (a `gpt2` one) after everything else.
   const t5 = model === "t5";
+  const countLast = model === "gpt2";
   const typeCount = () =>
     set(
       "tokenizer.ggml.token_type_count",
@@ -462,7 +464,7 @@ function writeTokenizer(
       });
     }
   };
-  if (!t5) typeCount();
+  if (!t5 && !countLast) typeCount();
   set("tokenizer.ggml.model", GgufValueType.STRING, model);
   const pre = metadata["tokenizer.pre"] ?? metadata["tokenizer.pre_type"];
   if (pre === undefined && model === "gpt2" && converted && !kv.has("tokenizer.ggml.pre")) {
@@ -511,6 +513,7 @@ function writeTokenizer(
     set("tokenizer.ggml.add_bos_token", GgufValueType.BOOL, metadata["tokenizer.add_bos_token"]);
   }
   if (!t5) spaceFlags();
+  if (countLast) typeCount();
 }
 
 /**

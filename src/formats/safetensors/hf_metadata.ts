@@ -523,6 +523,15 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
     delete out["tokenizer.pre"];
     delete out["tokenizer.pre_type"];
   }
+  // RoBERTa's converter class: the token-type count after its byte-level BPE vocabulary (the
+  // GGUF writer puts it after a gpt2 vocabulary; a WordPiece one has it already).
+  if (
+    familyOf(architecture)?.bpeTokenTypeCount === true &&
+    out["tokenizer.token_type_count"] === undefined
+  ) {
+    const types = config["type_vocab_size"] ?? 1;
+    if (typeof types === "number") out["tokenizer.token_type_count"] = types;
+  }
   // A SentencePiece tokenizer.model: the vocabulary the converter reads from it.
   if (
     files.sentencePiece !== undefined &&

