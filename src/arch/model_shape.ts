@@ -151,6 +151,7 @@ const IRREGULAR_HEADS = new Set([
   "qwen35moe", // the same
   "deepseek32", // MLA, as deepseek2
   "glm-dsa", // the same
+  "minicpm3", // MLA, as deepseek2
 ]);
 
 /** Architectures whose dense FFN is not `feed_forward_length` wide in every block. */

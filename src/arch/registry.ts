@@ -81,6 +81,7 @@ import { NOMIC_BERT } from "./families/nomic_bert.ts";
 import { YOUTU } from "./families/youtu.ts";
 import { DBRX } from "./families/dbrx.ts";
 import { HY_V3 } from "./families/hy_v3.ts";
+import { MINICPM3 } from "./families/minicpm3.ts";
 
 /** Every family, by aprkit architecture name. */
 export const FAMILIES: ReadonlyMap<string, Family> = new Map(
@@ -164,6 +165,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     YOUTU,
     DBRX,
     HY_V3,
+    MINICPM3,
   ].map((f) => [f.name, f]),
 );
 

@@ -202,6 +202,7 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "youtu": "as deepseek2 (Youtu-LLM is written as llama.cpp's deepseek2)",
   "dbrx": "the experts' w2 transposed expert by expert",
   "hy-v3": "the router bias renamed to exp_probs_b (no suffix), experts stacked",
+  "minicpm3": "no RoPE base, value length or muP scales in the file to rebuild config.json from",
 };
 
 /**
