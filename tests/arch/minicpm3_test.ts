@@ -6,6 +6,8 @@
  */
 
 import assert from "node:assert/strict";
+import { FAMILIES } from "../../src/arch/registry.ts";
+import { KvWriter } from "../../src/arch/kv.ts";
 import { fixtureConfig, refusalOf } from "./_fixture_refusal.ts";
 
 const CONFIG = await fixtureConfig("minicpm3");
@@ -54,4 +56,25 @@ Deno.test("minicpm3: a config llama.cpp would not run as transformers does is re
     refusal({ rope_parameters: { rope_type: "default", rope_theta: 10000 } }),
     undefined,
   );
+});
+
+Deno.test("minicpm3: the published config form (transformers 4's rope_scaling, no rope_theta) converts as the fixture's", () => {
+  const published: Record<string, unknown> = {
+    ...CONFIG,
+    rope_parameters: undefined,
+    rope_scaling: {
+      type: "longrope",
+      long_factor: ROPE["long_factor"],
+      short_factor: ROPE["short_factor"],
+      original_max_position_embeddings: 256,
+    },
+  };
+  delete published["rope_parameters"];
+  assert.equal(refusalOf("minicpm3", published, {}), undefined);
+  assert.match(refusalOf("minicpm3", published, { rope_theta: 1e6 })!, /rope_theta 1000000/);
+  const gguf = FAMILIES.get("minicpm3")!.gguf!;
+  const [long, short] = gguf.generate!(new KvWriter(published, "minicpm3"));
+  assert.deepEqual([...long!.values], ROPE["long_factor"]);
+  assert.deepEqual([...short!.values], ROPE["short_factor"]);
+  assert.equal(long!.name, "rope_factors_long.weight");
 });
