@@ -35,7 +35,6 @@ export const OTHER_GGUF_ROPE_TYPES: Readonly<Record<string, GgufRopeType>> = {
   openelm: "neox",
   codeshell: "neox",
   exaone: "neox",
-  minicpm3: "neox",
 };
 
 /**

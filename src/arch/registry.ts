@@ -90,6 +90,7 @@ import { NEMOTRON_H, NEMOTRON_H_MOE } from "./families/nemotron_h.ts";
 import { FALCON_H1 } from "./families/falcon_h1.ts";
 import { DISTILBERT } from "./families/distilbert.ts";
 import { CAMEMBERT, ROBERTA } from "./families/roberta.ts";
+import { MINICPM3 } from "./families/minicpm3.ts";
 
 /** Every family, by aprkit architecture name. */
 export const FAMILIES: ReadonlyMap<string, Family> = new Map(
@@ -184,6 +185,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     DISTILBERT,
     ROBERTA,
     CAMEMBERT,
+    MINICPM3,
   ].map((f) => [f.name, f]),
 );
 

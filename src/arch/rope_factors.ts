@@ -68,7 +68,6 @@ export function llama3RopeFreqs(w: KvWriter): GeneratedTensor[] {
  */
 export function phi3RopeFactors(w: KvWriter): GeneratedTensor[] {
   const long = w.rope["long_factor"];
-  const short = w.rope["short_factor"];
   if (!Array.isArray(long) || long.length === 0) return [];
   const nEmbd = w.need("hidden_size", "n_embd");
   const nHead = w.need("num_attention_heads", "n_head");
@@ -94,6 +93,23 @@ export function phi3RopeFactors(w: KvWriter): GeneratedTensor[] {
     );
   }
   w.f32("rope.scaling.attn_factor", attn);
+  return longRopeFactors(w, ropeDims);
+}
+
+/**
+ * The LongRoPE factor tensors as the converter makes them
+ * (`rope_scaling.long_factor`/`short_factor`, one per rotary frequency pair),
+ * without a key; nothing for a model without them.
+ *
+ * @param w The writer over `config.json`.
+ * @param ropeDims The rotated dimensions of a head.
+ * @returns `rope_factors_long.weight` and `rope_factors_short.weight`, or nothing.
+ * @throws {RangeError} When the factors are missing or do not match the rotary size.
+ */
+export function longRopeFactors(w: KvWriter, ropeDims: number): GeneratedTensor[] {
+  const long = w.rope["long_factor"];
+  const short = w.rope["short_factor"];
+  if (!Array.isArray(long) || long.length === 0) return [];
   if (!Array.isArray(short) || long.length !== short.length || long.length !== ropeDims / 2) {
     throw new RangeError(
       `config.json: the LongRoPE long and short factors must have ${ropeDims / 2} values each`,

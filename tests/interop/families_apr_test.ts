@@ -481,15 +481,16 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
         for (const layer of [0, 1]) {
           const p = `model.layers.${layer}`;
           if (
-            family.startsWith("deepseek") || ["glm4moe-lite", "glm-dsa", "youtu"].includes(family)
+            family.startsWith("deepseek") ||
+            ["glm4moe-lite", "glm-dsa", "youtu", "minicpm3"].includes(family)
           ) {
-            // realizar has no DeepSeek (or GLM-4.7-Flash, GLM-5, Youtu) model: APR keeps the checkpoint's MLA tensors,
+            // realizar has no DeepSeek (or GLM-4.7-Flash, GLM-5, Youtu, MiniCPM3) model: APR keeps the checkpoint's MLA tensors,
             // its shared experts under the name realizar's loader asks for (issue 34 §3).
             for (const x of ["q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj"]) {
               need(`${p}.self_attn.${x}.weight`);
             }
-            // Youtu-LLM's MLP is dense in every layer.
-            if (layer === 0 || family === "youtu") {
+            // Youtu-LLM's and MiniCPM3's MLP is dense in every layer.
+            if (layer === 0 || family === "youtu" || family === "minicpm3") {
               for (const x of ["gate", "up", "down"]) need(`${p}.mlp.${x}_proj.weight`);
             } else {
               need(`${p}.mlp.gate.weight`);

@@ -1309,6 +1309,30 @@ FAMILIES["lfm2-moe"] = (
     "llama3", {},
 )
 
+# MiniCPM3-4B's shape: MLA (q LoRA 32, kv LoRA 32, q/k 16 + 8 rope dims, v
+# 16, rotate_half RoPE), the muP scales llama.cpp hard-codes (embedding ×12,
+# residual ×1.4/√layers, logits ×256/hidden), LongRoPE factors with the
+# original context equal to the trained one (attention factor 1, short
+# factors used), as the published config has them (transformers 5 needs
+# `factor` written: 1); tied embeddings.
+def minicpm3_rope() -> dict:
+    half = 4
+    return {"rope_type": "longrope", "rope_theta": 10000.0, "factor": 1.0,
+            "short_factor": [round(1.0 + 0.75 * i, 4) for i in range(half)],
+            "long_factor": [round(1.0 + 3.0 * i * i, 4) for i in range(half)],
+            "original_max_position_embeddings": MAX_POSITIONS}
+
+
+FAMILIES["minicpm3"] = (
+    "MiniCPM3Config", "MiniCPM3ForCausalLM",
+    common(q_lora_rank=32, kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8,
+           v_head_dim=16, num_key_value_heads=HEADS, scale_emb=12, scale_depth=1.4,
+           dim_model_base=256, bos_token_id=1, eos_token_id=2, rope_parameters=minicpm3_rope()),
+    "llama",
+    {"rope factors": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}},
+     "muP scales": {"scale_emb": 1, "scale_depth": None, "dim_model_base": None}},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1702,7 +1726,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "gemma4": 300,
          # 306 of 301–319: the seed whose routers are furthest from a tie (see the family).
          "gemma4-moe": 306, "gemma4-cg": 307,
-         "nemotron-h": 320, "nemotron-h-moe": 321, "falcon-h1": 322, "lfm2-moe": 323}
+         "nemotron-h": 320, "nemotron-h-moe": 321, "falcon-h1": 322, "lfm2-moe": 323,
+         "minicpm3": 360}
 
 
 def make_conditional_copy(name: str, copy: str) -> None:
