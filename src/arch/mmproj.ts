@@ -619,6 +619,10 @@ export const MMPROJ_CLASSES: Readonly<Record<string, MmprojSupport>> = {
   Qwen3VLMoeForConditionalGeneration: QWEN3VL_MMPROJ,
   Mistral3ForConditionalGeneration: MISTRAL3_MMPROJ,
   Llama4ForConditionalGeneration: LLAMA4_MMPROJ,
+  // Qwen3.5's vision tower is Qwen3-VL's without deepstack mergers: the
+  // converter registers both classes on Qwen3VLVisionModel.
+  Qwen3_5ForConditionalGeneration: QWEN3VL_MMPROJ,
+  Qwen3_5MoeForConditionalGeneration: QWEN3VL_MMPROJ,
 };
 
 /**

@@ -93,6 +93,16 @@ export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
     source: "llama.cpp conversion/llama.py LlamaModel (text), llava.py (mmproj)",
     textFamily: llavaText,
   },
+  Qwen3_5ForConditionalGeneration: {
+    source:
+      "llama.cpp conversion/qwen.py Qwen3_5TextModel (text), qwen3vl.py Qwen3VLVisionModel (mmproj)",
+    textFamily: () => "qwen35",
+  },
+  Qwen3_5MoeForConditionalGeneration: {
+    source:
+      "llama.cpp conversion/qwen.py Qwen3_5MoeTextModel (text), qwen3vl.py Qwen3VLVisionModel (mmproj)",
+    textFamily: () => "qwen35moe",
+  },
 };
 
 /**

@@ -93,6 +93,8 @@ Deno.test("config fields: every key of every fixture's config.json is classified
  */
 const COMPOSITES: readonly (readonly [string, string, string, string])[] = [
   ["Mistral3ForConditionalGeneration", "mistral3", "ministral3", "ministral3-vl-t5"],
+  ["Qwen3_5ForConditionalGeneration", "qwen3_5", "qwen3_5_text", "qwen3.5-vl-t5"],
+  ["Qwen3_5MoeForConditionalGeneration", "qwen3_5_moe", "qwen3_5_moe_text", "qwen3.5-moe-vl-t5"],
 ];
 
 Deno.test("config fields: every field of an image-text composite around another text model_type is classified by the family it converts as", async () => {

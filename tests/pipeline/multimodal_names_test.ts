@@ -62,6 +62,9 @@ Deno.test("multimodalTextFamily: the language model's family, from text_config f
     }),
     undefined,
   );
+  // Qwen3.5 as published: its image-text classes around the qwen35 / qwen35moe text models.
+  assert.equal(multimodalTextFamily("Qwen3_5ForConditionalGeneration", {}), "qwen35");
+  assert.equal(multimodalTextFamily("Qwen3_5MoeForConditionalGeneration", {}), "qwen35moe");
   assert.equal(multimodalTextFamily("LlavaForConditionalGeneration", {}), "llama");
   assert.equal(
     multimodalTextFamily("LlavaForConditionalGeneration", {
