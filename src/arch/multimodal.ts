@@ -45,6 +45,20 @@ function llavaText(config: Readonly<Record<string, unknown>>): string | undefine
   return type === "llama" ? "llama" : type === "mistral" ? "mistral" : undefined;
 }
 
+/**
+ * SmolVLM's and Idefics3's text model: llama.cpp's converter takes its class
+ * from `text_config.architectures` (`VLlama3ForCausalLM`, `LlamaForCausalLM`:
+ * `LlamaModel`) and has no text class for these classes otherwise.
+ */
+function idefics3Text(config: Readonly<Record<string, unknown>>): string | undefined {
+  const text = record(config["text_config"]);
+  const arch = Array.isArray(text?.["architectures"]) ? text["architectures"][0] : undefined;
+  const type = text?.["model_type"] ?? "llama";
+  return type === "llama" && (arch === "VLlama3ForCausalLM" || arch === "LlamaForCausalLM")
+    ? "llama"
+    : undefined;
+}
+
 /** Multimodal classes by `architectures[0]`. */
 export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
   Gemma3ForConditionalGeneration: {
@@ -103,6 +117,14 @@ export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
       "llama.cpp conversion/qwen.py Qwen3_5MoeTextModel (text), qwen3vl.py Qwen3VLVisionModel (mmproj)",
     textFamily: () => "qwen35moe",
   },
+  SmolVLMForConditionalGeneration: {
+    source: "llama.cpp conversion/llama.py LlamaModel (text), smolvlm.py SmolVLMModel (mmproj)",
+    textFamily: idefics3Text,
+  },
+  Idefics3ForConditionalGeneration: {
+    source: "llama.cpp conversion/llama.py LlamaModel (text), smolvlm.py SmolVLMModel (mmproj)",
+    textFamily: idefics3Text,
+  },
 };
 
 /**
@@ -133,9 +155,9 @@ export function multimodalTextFamily(
 
 // The converter's TextModel.filter_tensors, for the classes above: vision
 // tower, projector and their pieces, in either layout (Gemma 3n: also its
-// audio tower and both towers' embedders).
+// audio tower and both towers' embedders; SmolVLM and Idefics3: the connector).
 const VISION =
-  /(^|\.)(vision_tower|visual|vision_model|multi_modal_projector|image_newline|audio_tower|embed_vision|embed_audio)(\.|$)/;
+  /(^|\.)(vision_tower|visual|vision_model|multi_modal_projector|image_newline|audio_tower|embed_vision|embed_audio|connector)(\.|$)/;
 
 /**
  * A multimodal checkpoint's tensor under its language model's Hugging Face
@@ -149,6 +171,7 @@ const VISION =
  * console.assert(languageModelName("language_model.model.norm.weight") === "model.norm.weight");
  * console.assert(languageModelName("model.language_model.layers.0.mlp.up_proj.weight") === "model.layers.0.mlp.up_proj.weight");
  * console.assert(languageModelName("model.vision_tower.encoder.layers.0.mlp.fc1.weight") === undefined);
+ * console.assert(languageModelName("model.text_model.norm.weight") === "model.norm.weight");
  * ```
  *
  * @param name A tensor name of the checkpoint.
@@ -156,5 +179,6 @@ const VISION =
  */
 export function languageModelName(name: string): string | undefined {
   if (VISION.test(name)) return undefined;
-  return name.replace("language_model.", "");
+  // SmolVLM's and Idefics3's `model.text_model.*`, as LlamaModel.filter_tensors reads them.
+  return name.replace("language_model.", "").replace("text_model.", "");
 }

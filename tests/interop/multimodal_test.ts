@@ -3,7 +3,8 @@
  * (`tests/testdata/multimodal/`: Gemma 3, Mistral 3, Qwen2-VL, Qwen2.5-VL, LLaVA,
  * Llama 4, each saved by transformers 4.57.6 in the Hub's key layout and by
  * 5.18 in its module-path layout, which for Llama 4 is the Hub's; Ministral 3
- * and Qwen3.5 (dense and MoE), issue 31, only by 5.18, in the Hub's layout) converted by aprkit: the text GGUF runs in llama.cpp as
+ * Qwen3.5 (dense and MoE), SmolVLM and Idefics3, issue 31, only by 5.18, in
+ * the Hub's layout) converted by aprkit: the text GGUF runs in llama.cpp as
  * transformers computes the text-only next tokens (same greedy tokens,
  * log-probabilities within 0.03) and equals what llama.cpp's converter
  * writes without `--mmproj` (tensors and KV pairs), directly and via APR;
@@ -56,14 +57,16 @@ const TEXT_FAMILY: Readonly<Record<string, string>> = {
   "ministral3-vl": "ministral3",
   "qwen3.5-vl": "qwen35",
   "qwen3.5-moe-vl": "qwen35moe",
+  "smolvlm": "llama",
+  "idefics3": "llama",
 };
 
 /**
  * Fixtures only transformers 5 makes (4.57.6 has no `Ministral3Config`,
- * no Qwen3.5), saved in the Hub's layout (its default), as the published
+ * no Qwen3.5; SmolVLM and Idefics3 made by 5.18 alone here), saved in the Hub's layout (its default), as the published
  * checkpoints are.
  */
-const T5_ONLY = new Set(["ministral3-vl", "qwen3.5-vl", "qwen3.5-moe-vl"]);
+const T5_ONLY = new Set(["ministral3-vl", "qwen3.5-vl", "qwen3.5-moe-vl", "smolvlm", "idefics3"]);
 
 /** Text-only checkpoints among the fixtures (`Llama4ForCausalLM`): no vision tower to leave out. */
 const TEXT_ONLY = new Set(["llama4-text"]);
@@ -89,7 +92,7 @@ const ATTENTION_LAYERS: Readonly<Record<string, readonly number[]>> = {
 /** APR `rope_type`: Hugging Face's rotate_half rows (2), but Llama 4 rotates adjacent pairs (0). */
 const ROPE_TYPE: Readonly<Record<string, number>> = { "llama4": 0, "llama4-text": 0 };
 
-const VISION = /vision_tower|vision_model|visual\.|multi_modal_projector/;
+const VISION = /vision_tower|vision_model|visual\.|multi_modal_projector|connector/;
 
 /**
  * Differences these tests accept, and why: aprkit derives a SentencePiece
@@ -126,6 +129,11 @@ Deno.test("multimodal: the fixtures cover both key layouts of every family", () 
   for (const name of ["qwen3.5-vl-t5", "qwen3.5-moe-vl-t5"]) {
     assert.ok(index(name).some((n) => n.startsWith("model.visual.")));
     assert.ok(index(name).some((n) => n.startsWith("model.language_model.layers.")));
+  }
+  // SmolVLM's and Idefics3's: model.text_model.*, model.vision_model.*, model.connector.*.
+  for (const name of ["smolvlm-t5", "idefics3-t5"]) {
+    assert.ok(index(name).some((n) => n.startsWith("model.text_model.layers.")));
+    assert.ok(index(name).some((n) => n.startsWith("model.connector.")));
   }
 });
 
@@ -264,6 +272,8 @@ const MMPROJ_FIXTURES: readonly (readonly [string, string])[] = [
   ["ministral3-vl", "Ministral3 Vl"],
   ["qwen3.5-vl", "Qwen3.5 Vl"],
   ["qwen3.5-moe-vl", "Qwen3.5 Moe Vl"],
+  ["smolvlm", "Smolvlm"],
+  ["idefics3", "Idefics3"],
 ];
 
 /**
@@ -272,7 +282,7 @@ const MMPROJ_FIXTURES: readonly (readonly [string, string])[] = [
  */
 const ONE_LAYOUT = new Set(["llama4"]);
 
-Deno.test("multimodal: --mmproj writes the vision GGUF equal to llama.cpp's converter's (Gemma 3, Qwen2.5-VL, Qwen2-VL, Mistral 3, Llama 4, Ministral 3, Qwen3.5), from either key layout", async (t) => {
+Deno.test("multimodal: --mmproj writes the vision GGUF equal to llama.cpp's converter's (Gemma 3, Qwen2.5-VL, Qwen2-VL, Mistral 3, Llama 4, Ministral 3, Qwen3.5, SmolVLM, Idefics3), from either key layout", async (t) => {
   await withTempDir(async (dir) => {
     for (const [family, title] of MMPROJ_FIXTURES) {
       // llama.cpp's converter knows only the Hub's layout for these vision
@@ -411,6 +421,22 @@ Deno.test("multimodal: Ministral 3's composite form keeps its family's refusals 
     const out = `${dir}/m.gguf`;
     await assertRefused(["convert", model, "-o", out], /YaRN attention_factor 2.*mistral3/);
     await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+  });
+});
+
+Deno.test("multimodal: SmolVLM without text_config.architectures (no text class for llama.cpp's converter) is refused, with no file", async () => {
+  await withTempDir(async (dir) => {
+    const model = await copyCheckpoint(`${DIR}/hf/smolvlm-t5`, `${dir}/m`, (config) => {
+      delete (config["text_config"] as Record<string, unknown>)["architectures"];
+    });
+    const out = `${dir}/m.gguf`;
+    const mmproj = `${dir}/mm.gguf`;
+    await assertRefused(
+      ["convert", model, "-o", out, "--mmproj", mmproj],
+      /SmolVLMForConditionalGeneration.*not one aprkit writes as GGUF/,
+    );
+    await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    await assert.rejects(Deno.stat(mmproj), Deno.errors.NotFound);
   });
 });
 
