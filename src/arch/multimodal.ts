@@ -37,6 +37,8 @@ export interface MultimodalClass {
   readonly towers?: string;
   /** Where its vision GGUF comes from, when aprkit writes none and the general advice does not fit. */
   readonly mmprojElsewhere?: string;
+  /** Why a text model {@linkcode MultimodalClass.textFamily} does not claim is refused, when more can be said. */
+  readonly unknownText?: string;
 }
 
 /** LLaVA's text model: llama.cpp's converter files it as `LlamaModel` (llama or Mistral text). */
@@ -58,6 +60,10 @@ function idefics3Text(config: Readonly<Record<string, unknown>>): string | undef
     ? "llama"
     : undefined;
 }
+
+const IDEFICS3_UNKNOWN_TEXT =
+  "its config.json's text_config names no Llama text model (model_type llama, architectures " +
+  "VLlama3ForCausalLM or LlamaForCausalLM), which llama.cpp's converter takes its text model from";
 
 /** Multimodal classes by `architectures[0]`. */
 export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
@@ -120,10 +126,12 @@ export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
   SmolVLMForConditionalGeneration: {
     source: "llama.cpp conversion/llama.py LlamaModel (text), smolvlm.py SmolVLMModel (mmproj)",
     textFamily: idefics3Text,
+    unknownText: IDEFICS3_UNKNOWN_TEXT,
   },
   Idefics3ForConditionalGeneration: {
     source: "llama.cpp conversion/llama.py LlamaModel (text), smolvlm.py SmolVLMModel (mmproj)",
     textFamily: idefics3Text,
+    unknownText: IDEFICS3_UNKNOWN_TEXT,
   },
 };
 
@@ -150,6 +158,19 @@ export function multimodalTextFamily(
 ): string | undefined {
   return isMultimodalClass(hfArchitecture)
     ? MULTIMODAL_CLASSES[hfArchitecture]!.textFamily(config)
+    : undefined;
+}
+
+/**
+ * Why a multimodal checkpoint whose text model aprkit does not claim is
+ * refused, where its class says more than "not supported".
+ *
+ * @param hfArchitecture `architectures[0]` of `config.json`.
+ * @returns The reason, or `undefined`.
+ */
+export function multimodalTextRefusal(hfArchitecture: unknown): string | undefined {
+  return isMultimodalClass(hfArchitecture)
+    ? MULTIMODAL_CLASSES[hfArchitecture as string]!.unknownText
     : undefined;
 }
 

@@ -433,7 +433,7 @@ Deno.test("multimodal: SmolVLM without text_config.architectures (no text class 
     const mmproj = `${dir}/mm.gguf`;
     await assertRefused(
       ["convert", model, "-o", out, "--mmproj", mmproj],
-      /SmolVLMForConditionalGeneration.*not one aprkit writes as GGUF/,
+      /SmolVLMForConditionalGeneration: its config.json's text_config names no Llama text model/,
     );
     await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
     await assert.rejects(Deno.stat(mmproj), Deno.errors.NotFound);
