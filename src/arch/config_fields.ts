@@ -170,6 +170,8 @@ export const IRRELEVANT_MULTIMODAL: Readonly<Record<string, string>> = Object.fr
     "projector_hidden_act",
     "spatial_merge_size",
     "vision_feature_layer",
+    // SmolVLM's and Idefics3's pixel shuffle (clip.vision.projector.scale_factor).
+    "scale_factor",
   ].map((f) => [f, "the vision/audio towers' (--mmproj), not the text model's"]),
 );
 

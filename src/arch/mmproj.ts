@@ -13,7 +13,8 @@
  * Qwen2-VL and Qwen2.5-VL, after its `Qwen2VLVisionModel` (conversion/qwenvl.py),
  * and Mistral 3 (Pixtral), after its `LlavaVisionModel` (conversion/llava.py),
  * Llama 4, after its `Llama4VisionModel` (conversion/llama4.py), and Qwen3-VL,
- * after its `Qwen3VLVisionModel` (conversion/qwen3vl.py).
+ * after its `Qwen3VLVisionModel` (conversion/qwen3vl.py), and SmolVLM and
+ * Idefics3, after its `SmolVLMModel` (conversion/smolvlm.py).
  *
  * @module
  */
@@ -610,6 +611,52 @@ const LLAMA4_MMPROJ: MmprojSupport = {
   },
 };
 
+// SmolVLM's and Idefics3's SigLIP tower and connector (`model.vision_model.*`,
+// `model.connector.*`) under gguf-py's MMPROJ names.
+const IDEFICS3_TABLE: VisionTable = {
+  block: /^vision_model\.encoder\.layers\.(\d+)\.(.+)$/,
+  blockNames: SIGLIP_BLOCK,
+  globalNames: {
+    "vision_model.embeddings.patch_embedding": "v.patch_embd",
+    "vision_model.embeddings.position_embedding": "v.position_embd",
+    "vision_model.post_layernorm": "v.post_ln",
+    "connector.modality_projection.proj": "mm.model.fc",
+  },
+};
+
+/**
+ * SmolVLM's and Idefics3's vision GGUF (SigLIP encoder, pixel-shuffle
+ * connector: projector `idefics3`), after `SmolVLMModel`.
+ */
+const IDEFICS3_MMPROJ: MmprojSupport = {
+  source: "llama.cpp conversion/smolvlm.py SmolVLMModel",
+  pieces: (name, shape) =>
+    renamedWhole(tableName(IDEFICS3_TABLE, name.replace(/^model\./, "")), shape),
+  shift: () => 0,
+  // The converter's tensor_force_quant: every `.embeddings.` tensor F32.
+  forcedType: (name) => /^v\.(patch_embd|position_embd)\./.test(name) ? "F32" : undefined,
+  // SmolVLM2's vision_config leaves these out; the converter takes transformers' defaults.
+  visionHparams: (v) =>
+    v["model_type"] === "smolvlm_vision"
+      ? {
+        ...v,
+        hidden_size: v["hidden_size"] ?? 1152,
+        num_attention_heads: v["num_attention_heads"] ?? 16,
+        intermediate_size: v["intermediate_size"] ?? 3072,
+      }
+      : { ...v },
+  writeKv(w, sources) {
+    writeClipKv(w, sources);
+    w.set("projector_type", "STRING", "idefics3");
+    w.f32("vision.attention.layer_norm_epsilon", w.num("layer_norm_eps") ?? 1e-5);
+    w.u32("vision.projector.scale_factor", numberOr(sources.config["scale_factor"], 2));
+    w.set("use_gelu", "BOOL", true);
+    // The processor's longest edge, else the tower's image size.
+    const edge = record(sources.preprocessor["size"])?.["longest_edge"];
+    w.u32("vision.preproc_image_size", edge ?? w.need("image_size"));
+  },
+};
+
 /** Multimodal classes whose vision GGUF aprkit writes, by `architectures[0]`. */
 export const MMPROJ_CLASSES: Readonly<Record<string, MmprojSupport>> = {
   Gemma3ForConditionalGeneration: GEMMA3_MMPROJ,
@@ -619,6 +666,12 @@ export const MMPROJ_CLASSES: Readonly<Record<string, MmprojSupport>> = {
   Qwen3VLMoeForConditionalGeneration: QWEN3VL_MMPROJ,
   Mistral3ForConditionalGeneration: MISTRAL3_MMPROJ,
   Llama4ForConditionalGeneration: LLAMA4_MMPROJ,
+  // Qwen3.5's vision tower is Qwen3-VL's without deepstack mergers: the
+  // converter registers both classes on Qwen3VLVisionModel.
+  Qwen3_5ForConditionalGeneration: QWEN3VL_MMPROJ,
+  Qwen3_5MoeForConditionalGeneration: QWEN3VL_MMPROJ,
+  Idefics3ForConditionalGeneration: IDEFICS3_MMPROJ,
+  SmolVLMForConditionalGeneration: IDEFICS3_MMPROJ,
 };
 
 /**

@@ -37,6 +37,8 @@ export interface MultimodalClass {
   readonly towers?: string;
   /** Where its vision GGUF comes from, when aprkit writes none and the general advice does not fit. */
   readonly mmprojElsewhere?: string;
+  /** Why a text model {@linkcode MultimodalClass.textFamily} does not claim is refused, when more can be said. */
+  readonly unknownText?: string;
 }
 
 /** LLaVA's text model: llama.cpp's converter files it as `LlamaModel` (llama or Mistral text). */
@@ -44,6 +46,24 @@ function llavaText(config: Readonly<Record<string, unknown>>): string | undefine
   const type = record(config["text_config"])?.["model_type"] ?? "llama";
   return type === "llama" ? "llama" : type === "mistral" ? "mistral" : undefined;
 }
+
+/**
+ * SmolVLM's and Idefics3's text model: llama.cpp's converter takes its class
+ * from `text_config.architectures` (`VLlama3ForCausalLM`, `LlamaForCausalLM`:
+ * `LlamaModel`) and has no text class for these classes otherwise.
+ */
+function idefics3Text(config: Readonly<Record<string, unknown>>): string | undefined {
+  const text = record(config["text_config"]);
+  const arch = Array.isArray(text?.["architectures"]) ? text["architectures"][0] : undefined;
+  const type = text?.["model_type"] ?? "llama";
+  return type === "llama" && (arch === "VLlama3ForCausalLM" || arch === "LlamaForCausalLM")
+    ? "llama"
+    : undefined;
+}
+
+const IDEFICS3_UNKNOWN_TEXT =
+  "its config.json's text_config names no Llama text model (model_type llama, architectures " +
+  "VLlama3ForCausalLM or LlamaForCausalLM), which llama.cpp's converter takes its text model from";
 
 /** Multimodal classes by `architectures[0]`. */
 export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
@@ -100,6 +120,26 @@ export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
     towers: "the vision and audio towers and their embedders",
     mmprojElsewhere: "llama.cpp's convert_hf_to_gguf.py --mmproj makes its vision and audio GGUF",
   },
+  Qwen3_5ForConditionalGeneration: {
+    source:
+      "llama.cpp conversion/qwen.py Qwen3_5TextModel (text), qwen3vl.py Qwen3VLVisionModel (mmproj)",
+    textFamily: () => "qwen35",
+  },
+  Qwen3_5MoeForConditionalGeneration: {
+    source:
+      "llama.cpp conversion/qwen.py Qwen3_5MoeTextModel (text), qwen3vl.py Qwen3VLVisionModel (mmproj)",
+    textFamily: () => "qwen35moe",
+  },
+  SmolVLMForConditionalGeneration: {
+    source: "llama.cpp conversion/llama.py LlamaModel (text), smolvlm.py SmolVLMModel (mmproj)",
+    textFamily: idefics3Text,
+    unknownText: IDEFICS3_UNKNOWN_TEXT,
+  },
+  Idefics3ForConditionalGeneration: {
+    source: "llama.cpp conversion/llama.py LlamaModel (text), smolvlm.py SmolVLMModel (mmproj)",
+    textFamily: idefics3Text,
+    unknownText: IDEFICS3_UNKNOWN_TEXT,
+  },
 };
 
 /**
@@ -128,11 +168,24 @@ export function multimodalTextFamily(
     : undefined;
 }
 
+/**
+ * Why a multimodal checkpoint whose text model aprkit does not claim is
+ * refused, where its class says more than "not supported".
+ *
+ * @param hfArchitecture `architectures[0]` of `config.json`.
+ * @returns The reason, or `undefined`.
+ */
+export function multimodalTextRefusal(hfArchitecture: unknown): string | undefined {
+  return isMultimodalClass(hfArchitecture)
+    ? MULTIMODAL_CLASSES[hfArchitecture as string]!.unknownText
+    : undefined;
+}
+
 // The converter's TextModel.filter_tensors, for the classes above: vision
 // tower, projector and their pieces, in either layout (Gemma 3n: also its
-// audio tower and both towers' embedders).
+// audio tower and both towers' embedders; SmolVLM and Idefics3: the connector).
 const VISION =
-  /(^|\.)(vision_tower|visual|vision_model|multi_modal_projector|image_newline|audio_tower|embed_vision|embed_audio)(\.|$)/;
+  /(^|\.)(vision_tower|visual|vision_model|multi_modal_projector|image_newline|audio_tower|embed_vision|embed_audio|connector)(\.|$)/;
 
 /**
  * A multimodal checkpoint's tensor under its language model's Hugging Face
@@ -146,6 +199,7 @@ const VISION =
  * console.assert(languageModelName("language_model.model.norm.weight") === "model.norm.weight");
  * console.assert(languageModelName("model.language_model.layers.0.mlp.up_proj.weight") === "model.layers.0.mlp.up_proj.weight");
  * console.assert(languageModelName("model.vision_tower.encoder.layers.0.mlp.fc1.weight") === undefined);
+ * console.assert(languageModelName("model.text_model.norm.weight") === "model.norm.weight");
  * ```
  *
  * @param name A tensor name of the checkpoint.
@@ -153,5 +207,6 @@ const VISION =
  */
 export function languageModelName(name: string): string | undefined {
   if (VISION.test(name)) return undefined;
-  return name.replace("language_model.", "");
+  // SmolVLM's and Idefics3's `model.text_model.*`, as LlamaModel.filter_tensors reads them.
+  return name.replace("language_model.", "").replace("text_model.", "");
 }

@@ -27,6 +27,7 @@ import { jinaGgufRefusal } from "../arch/jina_refusals.ts";
 import { KvWriter, record } from "../arch/kv.ts";
 import { keptNvfp4Tensors } from "../arch/kept_blocks.ts";
 import { hfToGgufName } from "../arch/names.ts";
+import { multimodalTextRefusal } from "../arch/multimodal.ts";
 import { familyOf, ggufFamilyList } from "../arch/registry.ts";
 import {
   addToFloat32,
@@ -108,6 +109,12 @@ export function assertGgufFamily(
   const jina = jinaGgufRefusal(metadata.hf_architecture);
   if (jina !== undefined) throw new UsageError(`Cannot convert "${location}" to GGUF: ${jina}`);
   const hf = typeof metadata.hf_architecture === "string" ? ` (${metadata.hf_architecture})` : "";
+  const text = multimodalTextRefusal(metadata.hf_architecture);
+  if (family === undefined && text !== undefined) {
+    throw new UsageError(
+      `Cannot convert "${location}" to GGUF: ${metadata.hf_architecture}: ${text}`,
+    );
+  }
   throw new UsageError(
     `Cannot convert "${location}" to GGUF: architecture "${metadata.architecture}"${hf} is not ` +
       `one aprkit writes as GGUF; supported: ${ggufFamilyList()}`,

@@ -93,11 +93,23 @@ Deno.test("config fields: every key of every fixture's config.json is classified
  */
 const COMPOSITES: readonly (readonly [string, string, string, string])[] = [
   ["Mistral3ForConditionalGeneration", "mistral3", "ministral3", "ministral3-vl-t5"],
+  ["Qwen3_5ForConditionalGeneration", "qwen3_5", "qwen3_5_text", "qwen3.5-vl-t5"],
+  ["Qwen3_5MoeForConditionalGeneration", "qwen3_5_moe", "qwen3_5_moe_text", "qwen3.5-moe-vl-t5"],
+  ["SmolVLMForConditionalGeneration", "smolvlm", "llama", "smolvlm-t5"],
+  ["Idefics3ForConditionalGeneration", "idefics3", "llama", "idefics3-t5"],
 ];
 
 Deno.test("config fields: every field of an image-text composite around another text model_type is classified by the family it converts as", async () => {
   for (const [hfClass, outerType, textType, fixture] of COMPOSITES) {
-    const name = architectureOfHf(hfClass, outerType, { text_config: { model_type: textType } });
+    const config = JSON.parse(
+      await Deno.readTextFile(
+        new URL(`../testdata/multimodal/hf/${fixture}/config.json`, import.meta.url),
+      ),
+    ) as Record<string, unknown>;
+    // The fixture's text_config: SmolVLM's text class is named in its `architectures`.
+    const name = architectureOfHf(hfClass, outerType, {
+      text_config: { ...config["text_config"] as object, model_type: textType },
+    });
     const family = familyOf(name);
     assert.ok(family !== undefined, `${hfClass} with a ${textType} text config: no family`);
     assert.ok(family.hfModelTypes.includes(textType), `${family.name}: ${textType}`);
@@ -108,11 +120,6 @@ Deno.test("config fields: every field of an image-text composite around another 
       outer !== undefined && text !== null && text !== undefined,
       `${outerType}/${textType}`,
     );
-    const config = JSON.parse(
-      await Deno.readTextFile(
-        new URL(`../testdata/multimodal/hf/${fixture}/config.json`, import.meta.url),
-      ),
-    ) as Record<string, unknown>;
     assert.equal(config["architectures"]?.toString(), hfClass);
     const fixtureText = config["text_config"] as Record<string, unknown>;
     assert.equal(fixtureText["model_type"], textType);

@@ -295,6 +295,12 @@ const MULTIMODAL: readonly { dir: string; family: string; expected: Record<strin
   },
   // Read back as mistral3 (NOT_IN_GGUF's ministral3), as its text-only form.
   { dir: "hf/ministral3-vl-t5", family: "ministral3", expected: NO_CLASS },
+  // Llama's text GGUF reads back as LlamaForCausalLM (llama's own class).
+  {
+    dir: "hf/smolvlm-t5",
+    family: "llama",
+    expected: { hf_architecture: "LlamaForCausalLM", hf_model_type: "llama" },
+  },
 ];
 
 Deno.test("families: a multimodal family's text GGUF → APR gives the metadata of HF → APR (architecture, rope_type, sizes)", async (t) => {

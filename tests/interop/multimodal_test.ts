@@ -2,8 +2,9 @@
  * Issue 27, judged by the real programs: tiny image-text-to-text checkpoints
  * (`tests/testdata/multimodal/`: Gemma 3, Mistral 3, Qwen2-VL, Qwen2.5-VL, LLaVA,
  * Llama 4, each saved by transformers 4.57.6 in the Hub's key layout and by
- * 5.18 in its module-path layout, which for Llama 4 is the Hub's; Ministral 3,
- * issue 31, only by 5.18, in the Hub's layout) converted by aprkit: the text GGUF runs in llama.cpp as
+ * 5.18 in its module-path layout, which for Llama 4 is the Hub's; Ministral 3
+ * Qwen3.5 (dense and MoE), SmolVLM and Idefics3, issue 31, only by 5.18, in
+ * the Hub's layout) converted by aprkit: the text GGUF runs in llama.cpp as
  * transformers computes the text-only next tokens (same greedy tokens,
  * log-probabilities within 0.03) and equals what llama.cpp's converter
  * writes without `--mmproj` (tensors and KV pairs), directly and via APR;
@@ -54,13 +55,18 @@ const TEXT_FAMILY: Readonly<Record<string, string>> = {
   "llama4": "llama4",
   "llama4-text": "llama4",
   "ministral3-vl": "ministral3",
+  "qwen3.5-vl": "qwen35",
+  "qwen3.5-moe-vl": "qwen35moe",
+  "smolvlm": "llama",
+  "idefics3": "llama",
 };
 
 /**
- * Fixtures only transformers 5 makes (4.57.6 has no `Ministral3Config`),
- * saved in the Hub's layout (its default), as the published checkpoints are.
+ * Fixtures only transformers 5 makes (4.57.6 has no `Ministral3Config`,
+ * no Qwen3.5; SmolVLM and Idefics3 made by 5.18 alone here), saved in the Hub's layout (its default), as the published
+ * checkpoints are.
  */
-const T5_ONLY = new Set(["ministral3-vl"]);
+const T5_ONLY = new Set(["ministral3-vl", "qwen3.5-vl", "qwen3.5-moe-vl", "smolvlm", "idefics3"]);
 
 /** Text-only checkpoints among the fixtures (`Llama4ForCausalLM`): no vision tower to leave out. */
 const TEXT_ONLY = new Set(["llama4-text"]);
@@ -70,12 +76,23 @@ const TEXT_LAYERS: Readonly<Record<string, number>> = {
   "gemma3": 6,
   "llama4": 4,
   "llama4-text": 4,
+  "qwen3.5-vl": 4,
+  "qwen3.5-moe-vl": 4,
+};
+
+/**
+ * Layers with softmax attention (`self_attn.*`), where not every one: Qwen3.5's
+ * layers 0–2 are gated DeltaNet (`linear_attn.*`), layer 3 attends.
+ */
+const ATTENTION_LAYERS: Readonly<Record<string, readonly number[]>> = {
+  "qwen3.5-vl": [3],
+  "qwen3.5-moe-vl": [3],
 };
 
 /** APR `rope_type`: Hugging Face's rotate_half rows (2), but Llama 4 rotates adjacent pairs (0). */
 const ROPE_TYPE: Readonly<Record<string, number>> = { "llama4": 0, "llama4-text": 0 };
 
-const VISION = /vision_tower|vision_model|visual\.|multi_modal_projector/;
+const VISION = /vision_tower|vision_model|visual\.|multi_modal_projector|connector/;
 
 /**
  * Differences these tests accept, and why: aprkit derives a SentencePiece
@@ -108,6 +125,16 @@ Deno.test("multimodal: the fixtures cover both key layouts of every family", () 
   // transformers 5.18's Llama 4 modules sit at the Hub's paths: both fixtures have that layout.
   assert.ok(index("llama4-t5").some((n) => n.startsWith("language_model.model.layers.")));
   assert.ok(index("ministral3-vl-t5").some((n) => n.startsWith("vision_tower.")));
+  // Qwen3.5's published layout: transformers' module paths, lm_head at the top.
+  for (const name of ["qwen3.5-vl-t5", "qwen3.5-moe-vl-t5"]) {
+    assert.ok(index(name).some((n) => n.startsWith("model.visual.")));
+    assert.ok(index(name).some((n) => n.startsWith("model.language_model.layers.")));
+  }
+  // SmolVLM's and Idefics3's: model.text_model.*, model.vision_model.*, model.connector.*.
+  for (const name of ["smolvlm-t5", "idefics3-t5"]) {
+    assert.ok(index(name).some((n) => n.startsWith("model.text_model.layers.")));
+    assert.ok(index(name).some((n) => n.startsWith("model.connector.")));
+  }
 });
 
 Deno.test("multimodal: HF → GGUF (text) runs in llama.cpp as transformers computes it, and equals llama.cpp's converter, directly and via APR", async (t) => {
@@ -168,7 +195,8 @@ Deno.test("multimodal: HF → APR holds the language model under realizar's name
         for (const need of ["model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"]) {
           if (!names.includes(need)) problems.push(`no ${need}`);
         }
-        for (let l = 0; l < layers; l++) {
+        const attending = ATTENTION_LAYERS[fixture] ?? Array.from({ length: layers }, (_, l) => l);
+        for (const l of attending) {
           for (const x of ["q", "k", "v", "o"]) {
             if (!names.includes(`model.layers.${l}.self_attn.${x}_proj.weight`)) {
               problems.push(`no model.layers.${l}.self_attn.${x}_proj.weight`);
@@ -242,6 +270,10 @@ const MMPROJ_FIXTURES: readonly (readonly [string, string])[] = [
   ["mistral3", "Mistral3"],
   ["llama4", "Llama4"],
   ["ministral3-vl", "Ministral3 Vl"],
+  ["qwen3.5-vl", "Qwen3.5 Vl"],
+  ["qwen3.5-moe-vl", "Qwen3.5 Moe Vl"],
+  ["smolvlm", "Smolvlm"],
+  ["idefics3", "Idefics3"],
 ];
 
 /**
@@ -250,7 +282,7 @@ const MMPROJ_FIXTURES: readonly (readonly [string, string])[] = [
  */
 const ONE_LAYOUT = new Set(["llama4"]);
 
-Deno.test("multimodal: --mmproj writes the vision GGUF equal to llama.cpp's converter's (Gemma 3, Qwen2.5-VL, Qwen2-VL, Mistral 3, Llama 4, Ministral 3), from either key layout", async (t) => {
+Deno.test("multimodal: --mmproj writes the vision GGUF equal to llama.cpp's converter's (Gemma 3, Qwen2.5-VL, Qwen2-VL, Mistral 3, Llama 4, Ministral 3, Qwen3.5, SmolVLM, Idefics3), from either key layout", async (t) => {
   await withTempDir(async (dir) => {
     for (const [family, title] of MMPROJ_FIXTURES) {
       // llama.cpp's converter knows only the Hub's layout for these vision
@@ -389,6 +421,22 @@ Deno.test("multimodal: Ministral 3's composite form keeps its family's refusals 
     const out = `${dir}/m.gguf`;
     await assertRefused(["convert", model, "-o", out], /YaRN attention_factor 2.*mistral3/);
     await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+  });
+});
+
+Deno.test("multimodal: SmolVLM without text_config.architectures (no text class for llama.cpp's converter) is refused, with no file", async () => {
+  await withTempDir(async (dir) => {
+    const model = await copyCheckpoint(`${DIR}/hf/smolvlm-t5`, `${dir}/m`, (config) => {
+      delete (config["text_config"] as Record<string, unknown>)["architectures"];
+    });
+    const out = `${dir}/m.gguf`;
+    const mmproj = `${dir}/mm.gguf`;
+    await assertRefused(
+      ["convert", model, "-o", out, "--mmproj", mmproj],
+      /SmolVLMForConditionalGeneration: its config.json's text_config names no Llama text model/,
+    );
+    await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    await assert.rejects(Deno.stat(mmproj), Deno.errors.NotFound);
   });
 });
 

@@ -39,6 +39,11 @@ Deno.test("languageModelName: both layouts to the text model's names; vision ten
     ["vision_model.model.layers.0.mlp.fc1.weight", undefined],
     ["model.vision_model.patch_embedding.linear.weight", undefined],
     ["vision_model.class_embedding", undefined],
+    // SmolVLM and Idefics3: text_model renamed as LlamaModel.filter_tensors does; the connector is vision.
+    ["model.text_model.layers.0.self_attn.q_proj.weight", "model.layers.0.self_attn.q_proj.weight"],
+    ["model.text_model.embed_tokens.weight", "model.embed_tokens.weight"],
+    ["model.connector.modality_projection.proj.weight", undefined],
+    ["model.vision_model.encoder.layers.0.mlp.fc1.weight", undefined],
   ];
   for (const [name, want] of cases) assert.equal(languageModelName(name), want, name);
 });
@@ -62,6 +67,20 @@ Deno.test("multimodalTextFamily: the language model's family, from text_config f
     }),
     undefined,
   );
+  // Qwen3.5 as published: its image-text classes around the qwen35 / qwen35moe text models.
+  assert.equal(multimodalTextFamily("Qwen3_5ForConditionalGeneration", {}), "qwen35");
+  assert.equal(multimodalTextFamily("Qwen3_5MoeForConditionalGeneration", {}), "qwen35moe");
+  // SmolVLM and Idefics3: a Llama text model the converter knows by text_config.architectures.
+  for (const cls of ["SmolVLMForConditionalGeneration", "Idefics3ForConditionalGeneration"]) {
+    for (const arch of ["VLlama3ForCausalLM", "LlamaForCausalLM"]) {
+      assert.equal(
+        multimodalTextFamily(cls, { text_config: { model_type: "llama", architectures: [arch] } }),
+        "llama",
+      );
+    }
+    // Without one the converter has no text class for it: not claimed.
+    assert.equal(multimodalTextFamily(cls, { text_config: { model_type: "llama" } }), undefined);
+  }
   assert.equal(multimodalTextFamily("LlavaForConditionalGeneration", {}), "llama");
   assert.equal(
     multimodalTextFamily("LlavaForConditionalGeneration", {

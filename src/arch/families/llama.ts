@@ -51,7 +51,8 @@ export const LLAMA: Family = {
   source: "llama.cpp conversion/llama.py LlamaModel; transformers LlamaForCausalLM",
   configFields: LLAMA_FIELDS,
   hfArchitectures: ["LlamaForCausalLM", "LLaMAForCausalLM"],
-  hfModelTypes: ["llama"],
+  // SmolVLM and Idefics3 are composites around a Llama text config (`multimodal.ts`).
+  hfModelTypes: ["llama", "smolvlm", "idefics3"],
   ggufArchitecture: "llama",
   ggufRopeType: "norm",
   blockNames: LLAMA_BLOCK,

@@ -69,7 +69,8 @@ QUANTIZED = ["Q4_K_M", "Q5_K_S"]
 # counts multi-token-prediction layers from config.json's mtp_num_hidden_layers
 # or else from `mtp.*` tensors, and asserts when it finds neither, as in a
 # checkpoint transformers saves (it builds no MTP layer); --no-mtp leaves them out.
-CONVERTER_FLAGS = {name: ["--no-mtp"] for name in ("qwen3-next", "qwen35", "qwen35-moe", "qwen35-bf16")}
+CONVERTER_FLAGS = {name: ["--no-mtp"] for name in ("qwen3-next", "qwen35", "qwen35-moe", "qwen35-bf16",
+                                                    "qwen3.5-vl-t5", "qwen3.5-moe-vl-t5")}
 
 PRE_BY_REGEX = {
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+": "llama-bpe",

@@ -30,7 +30,8 @@ import make_llamacpp as fam  # noqa: E402
 
 
 # Fixtures whose vision GGUF aprkit writes (and so is compared with the converter's).
-MMPROJ = ["gemma3", "qwen2.5-vl", "qwen2-vl", "mistral3", "llama4", "ministral3-vl"]
+MMPROJ = ["gemma3", "qwen2.5-vl", "qwen2-vl", "mistral3", "llama4", "ministral3-vl", "qwen3.5-vl",
+          "qwen3.5-moe-vl", "smolvlm", "idefics3"]
 # Fixtures also converted with the converter's other --outtype values, and
 # quantized by llama-quantize (when built) from its F32 file: Llama 4's
 # transposed experts and routers through every type.

@@ -279,15 +279,80 @@ def llama4_text_args(excluded: list[int]) -> dict:
     return text
 
 
+def qwen3_5_vl(folder: Path, moe: bool = False):
+    """Qwen3.5 as published (`Qwen3_5ForConditionalGeneration`, or the MoE class with `moe`):
+    the `qwen35` / `qwen35-moe` family fixtures' text model (gated DeltaNet layers 0-2, gated
+    full attention on layer 3, interleaved M-RoPE) beside Qwen3-VL's vision tower without
+    deepstack mergers (3 blocks, learned position embeddings for a 4 x 4 grid of 8-pixel
+    patches). transformers 5 only (4.57.6 has no Qwen3.5), saved in the Hub's layout
+    (`model.language_model.*`, `model.visual.*`, `lm_head.weight`); seeds 340 and 341."""
+    if MAJOR < 5:
+        return None
+    ids, excluded = bpe_tokenizer(folder, "qwen2", QWEN_IMAGE_TOKENS)
+    bos, eos = excluded[0], excluded[2]
+    experts = dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                   shared_expert_intermediate_size=64) if moe else {}
+    text = text_args(**{**fam.QWEN_LINEAR, "bos_token_id": bos, "eos_token_id": eos},
+                     rope_parameters=fam.QWEN35_ROPE, tie_word_embeddings=False, **experts)
+    vision = dict(depth=3, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=fam.HIDDEN,
+                  patch_size=8, spatial_merge_size=2, temporal_patch_size=2, num_position_embeddings=16)
+    config_cls = transformers.Qwen3_5MoeConfig if moe else transformers.Qwen3_5Config
+    config = config_cls(
+        text_config=text, vision_config=vision, image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"], vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"], tie_word_embeddings=False)
+    pre = preprocessor(32, [0.5, 0.5, 0.5], [0.5, 0.5, 0.5], image_processor_type="Qwen2VLImageProcessorFast",
+                       processor_class="Qwen3VLProcessor", patch_size=8, merge_size=2,
+                       temporal_patch_size=2)
+    pre["size"] = {"shortest_edge": 32 * 32, "longest_edge": 64 * 64}
+    model_cls = (transformers.Qwen3_5MoeForConditionalGeneration if moe
+                 else transformers.Qwen3_5ForConditionalGeneration)
+    return config, model_cls, pre, excluded
+
+
+SMOLVLM_IMAGE_TOKENS = ["<fake_token_around_image>", "<image>", "<global-img>", "<end_of_utterance>"]
+
+
+def smolvlm(folder: Path, idefics3: bool = False):
+    """SmolVLM (or Idefics3 with `idefics3`): a Llama text model, 2 layers, untied, its
+    `text_config` naming `VLlama3ForCausalLM` as the published SmolVLM configs do (the
+    converter takes the text class from there), beside a SigLIP-like tower of 2 layers (32 px,
+    patch 8: 16 patches, pixel-shuffled by scale_factor 2 into 4 tokens of 128) and its
+    connector. transformers 5 only here, in the Hub's layout (`model.text_model.*`,
+    `model.vision_model.*`, `model.connector.*`, `lm_head.weight`); seeds 342 and 343."""
+    if MAJOR < 5:
+        return None
+    ids, excluded = bpe_tokenizer(folder, "llama3", SMOLVLM_IMAGE_TOKENS)
+    text = text_args(head_dim=fam.HEAD_DIM, pad_token_id=None, bos_token_id=excluded[0],
+                     eos_token_id=excluded[1], tie_word_embeddings=False,
+                     architectures=["VLlama3ForCausalLM"])
+    vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                  image_size=32, patch_size=8)
+    config_cls = transformers.Idefics3Config if idefics3 else transformers.SmolVLMConfig
+    config = config_cls(text_config=text, vision_config=vision, image_token_id=ids["<image>"],
+                        scale_factor=2, tie_word_embeddings=False, pad_token_id=None)
+    processor = "Idefics3" if idefics3 else "SmolVLM"
+    pre = preprocessor(32, [0.5, 0.5, 0.5], [0.5, 0.5, 0.5], image_processor_type=f"{processor}ImageProcessor",
+                       processor_class=f"{processor}Processor", do_image_splitting=False,
+                       max_image_size={"longest_edge": 32})
+    pre["size"] = {"longest_edge": 32}
+    model_cls = (transformers.Idefics3ForConditionalGeneration if idefics3
+                 else transformers.SmolVLMForConditionalGeneration)
+    return config, model_cls, pre, excluded
+
+
 FIXTURES = {"gemma3": gemma3, "mistral3": mistral3, "qwen2.5-vl": qwen2_5_vl, "llava": llava,
             "qwen2-vl": qwen2_vl, "llama4": llama4,
-            "llama4-text": llama4_text, "ministral3-vl": ministral3_vl}
+            "llama4-text": llama4_text, "ministral3-vl": ministral3_vl,
+            "qwen3.5-vl": qwen3_5_vl, "qwen3.5-moe-vl": lambda folder: qwen3_5_vl(folder, moe=True),
+            "smolvlm": smolvlm, "idefics3": lambda folder: smolvlm(folder, idefics3=True)}
 # Seeds given explicitly (fixtures added by parallel branches); the others are 101 + their index.
-SEEDS = {"ministral3-vl": 220}
+SEEDS = {"ministral3-vl": 220, "qwen3.5-vl": 340, "qwen3.5-moe-vl": 341, "smolvlm": 342,
+         "idefics3": 343}
 # Saved in the Hub's layout by transformers 5 too (its default), as the
 # published checkpoints are: only 5 knows these classes, so no -t4 fixture
 # holds that layout (and the converter's --mmproj reads only it).
-HUB_LAYOUT = {"ministral3-vl"}
+HUB_LAYOUT = {"ministral3-vl", "qwen3.5-vl", "qwen3.5-moe-vl", "smolvlm", "idefics3"}
 
 
 def make(name: str, seed: int) -> dict:
