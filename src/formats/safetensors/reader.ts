@@ -86,6 +86,7 @@ export class SafetensorsReader implements ModelReader {
    *
    * @param index Position in `header.tensors`.
    * @returns The entry.
+   * @throws {TypeError} (from its `open()`) When the reader is closed.
    */
   entry(index: number): TensorEntry {
     const header = this.safetensorsHeader;

@@ -165,7 +165,7 @@ class ShardedReader implements SafetensorsModelReader {
 
   /**
    * Entry `index`, made afresh (`modelChunks` streams through it: one entry
-   * at a time, not two closures per tensor up front).
+   * at a time, not two closures per tensor up front). Never throws.
    *
    * @param index Position in `header.tensors`.
    * @returns The entry.
