@@ -109,7 +109,6 @@ function wasmEncoder(
   if (wasm === undefined) return undefined;
   if (target === "Q4_K") return wasm.encodeQ4K;
   if (target === "Q5_K") return wasm.encodeQ5K;
-  if (target === "Q6_K") return wasm.encodeQ6K;
   if (target === "APR_Q4") return wasm.encodeAprQ4;
   if (target === "Q8_0") return wasm.encodeQ8_0;
   if (target === "Q5_0") return wasm.encodeQ5_0;
@@ -123,9 +122,10 @@ function wasmEncoder(
   return undefined;
 }
 
-/** The WebAssembly kernels that take importance weights too (the i-quants, Q2_K), by target. */
-const WEIGHTED_KERNELS: Readonly<Record<IQuantTarget | "Q2_K", keyof WasmKernels>> = {
+/** The WebAssembly kernels that take importance weights too (the i-quants, Q2_K, Q6_K), by target. */
+const WEIGHTED_KERNELS: Readonly<Record<IQuantTarget | "Q2_K" | "Q6_K", keyof WasmKernels>> = {
   Q2_K: "encodeQ2K",
+  Q6_K: "encodeQ6K",
   IQ4_NL: "encodeIq4Nl",
   IQ4_XS: "encodeIq4Xs",
   IQ3_XXS: "encodeIq3Xxs",
@@ -140,7 +140,7 @@ const WEIGHTED_KERNELS: Readonly<Record<IQuantTarget | "Q2_K", keyof WasmKernels
 /** The WebAssembly form of `target`'s encoder that takes importance weights too, if there is one. */
 function wasmWeightedEncoder(target: BlockTarget): BlockEncoder | undefined {
   const name = Object.hasOwn(WEIGHTED_KERNELS, target)
-    ? WEIGHTED_KERNELS[target as IQuantTarget | "Q2_K"]
+    ? WEIGHTED_KERNELS[target as IQuantTarget | "Q2_K" | "Q6_K"]
     : undefined;
   const wasm = wasmKernels();
   return name === undefined || wasm === undefined ? undefined : (wasm[name] as BlockEncoder);

@@ -31,6 +31,7 @@ import {
 import { encodeIq1M as encodeIq1MTs, encodeIq1S as encodeIq1STs } from "../iq1_encode.ts";
 import type { IQuantTarget } from "../i_quants_encode.ts";
 import { encodeQ2K as encodeQ2KTs } from "../q2_k.ts";
+import { encodeQ6K as encodeQ6KTs } from "../q6_k.ts";
 import { decodeBase64 } from "../../runtime/_base64.ts";
 
 interface Exports {
@@ -43,7 +44,7 @@ interface Exports {
   encodeQ5_1(src: number, dst: number, blocks: number): void;
   encodeQ4_0(src: number, dst: number, blocks: number): void;
   encodeQ4_1(src: number, dst: number, blocks: number): void;
-  encodeQ6K(src: number, dst: number, blocks: number): void;
+  encodeQ6K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeQ2K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeQ3K(src: number, dst: number, blocks: number): void;
   encodeTq1_0(src: number, dst: number, blocks: number): void;
@@ -138,8 +139,8 @@ export interface WasmKernels {
   encodeQ4_0: BlockEncoder;
   /** Q4_1 encoder (same contract and bytes as `encodeQ4_1` in q4_0.ts, no importance). */
   encodeQ4_1: BlockEncoder;
-  /** Q6_K encoder (same contract and bytes as `encodeQ6K` in q6_k.ts). */
-  encodeQ6K: BlockEncoder;
+  /** Q6_K encoder, with or without importance weights (same bytes as `encodeQ6K` in q6_k.ts). */
+  encodeQ6K: WeightedBlockEncoder;
   /** Q2_K encoder, with or without importance weights (same bytes as `encodeQ2K` in q2_k.ts). */
   encodeQ2K: WeightedBlockEncoder;
   /** Q3_K encoder (same contract and bytes as `encodeQ3K` in q3_k.ts, no importance). */
@@ -323,7 +324,7 @@ function instantiate(): WasmKernels | null {
   // f32 region and each call gets whole rows before them (rows longer than
   // half a slice go to the TypeScript encoder).
   const weightedKernel = (
-    type: IQuantTarget | "Q2_K",
+    type: IQuantTarget | "Q2_K" | "Q6_K",
     run: (src: number, dst: number, blocks: number, qw: number, cols: number) => void,
     blockBytes: number,
     blockValues: number,
@@ -434,7 +435,7 @@ function instantiate(): WasmKernels | null {
     encodeQ5_1: blockKernel("Q5_1", exports.encodeQ5_1, 24, 32),
     encodeQ4_0: blockKernel("Q4_0", exports.encodeQ4_0, 18, 32),
     encodeQ4_1: blockKernel("Q4_1", exports.encodeQ4_1, 20, 32),
-    encodeQ6K: blockKernel("Q6_K", exports.encodeQ6K, 210),
+    encodeQ6K: weightedKernel("Q6_K", exports.encodeQ6K, 210, 256, encodeQ6KTs),
     encodeQ2K: weightedKernel("Q2_K", exports.encodeQ2K, 84, 256, encodeQ2KTs),
     encodeQ3K: blockKernel("Q3_K", exports.encodeQ3K, 110),
     encodeTq1_0: blockKernel("TQ1_0", exports.encodeTq1_0, 54),
