@@ -32,13 +32,15 @@ import { encodeIq1M as encodeIq1MTs, encodeIq1S as encodeIq1STs } from "../iq1_e
 import type { IQuantTarget } from "../i_quants_encode.ts";
 import { encodeQ2K as encodeQ2KTs } from "../q2_k.ts";
 import { encodeQ6K as encodeQ6KTs } from "../q6_k.ts";
+import { encodeQ4K as encodeQ4KTs } from "../q4_k.ts";
+import { encodeQ5K as encodeQ5KTs } from "../q5_k.ts";
 import { decodeBase64 } from "../../runtime/_base64.ts";
 
 interface Exports {
   memory: WebAssembly.Memory;
   heapBase(): number;
-  encodeQ4K(src: number, dst: number, blocks: number): void;
-  encodeQ5K(src: number, dst: number, blocks: number): void;
+  encodeQ4K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
+  encodeQ5K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeQ8_0(src: number, dst: number, blocks: number): void;
   encodeQ5_0(src: number, dst: number, blocks: number): void;
   encodeQ5_1(src: number, dst: number, blocks: number): void;
@@ -117,6 +119,9 @@ export type BlockEncoder = (values: Float32Array, out?: Uint8Array) => Uint8Arra
  * A block encoder that also takes importance weights (one per column; the
  * values are then whole rows of `importance.length`).
  */
+/** The targets whose WebAssembly kernel takes importance weights too. */
+export type WeightedKTarget = IQuantTarget | "Q2_K" | "Q4_K" | "Q5_K" | "Q6_K";
+
 export type WeightedBlockEncoder = (
   values: Float32Array,
   out?: Uint8Array,
@@ -125,10 +130,10 @@ export type WeightedBlockEncoder = (
 
 /** The kernels the module provides. */
 export interface WasmKernels {
-  /** Q4_K encoder (same contract and bytes as `encodeQ4K` in q4_k.ts). */
-  encodeQ4K: BlockEncoder;
-  /** Q5_K encoder (same contract and bytes as `encodeQ5K` in q5_k.ts). */
-  encodeQ5K: BlockEncoder;
+  /** Q4_K encoder, with or without importance weights (same bytes as `encodeQ4K` in q4_k.ts). */
+  encodeQ4K: WeightedBlockEncoder;
+  /** Q5_K encoder, with or without importance weights (same bytes as `encodeQ5K` in q5_k.ts). */
+  encodeQ5K: WeightedBlockEncoder;
   /** Q8_0 encoder (same contract and bytes as `encodeQ8_0` in q8_0.ts). */
   encodeQ8_0: BlockEncoder;
   /** Q5_0 encoder (same contract and bytes as `encodeQ5_0` in q5_0.ts, no importance). */
@@ -324,7 +329,7 @@ function instantiate(): WasmKernels | null {
   // f32 region and each call gets whole rows before them (rows longer than
   // half a slice go to the TypeScript encoder).
   const weightedKernel = (
-    type: IQuantTarget | "Q2_K" | "Q6_K",
+    type: WeightedKTarget,
     run: (src: number, dst: number, blocks: number, qw: number, cols: number) => void,
     blockBytes: number,
     blockValues: number,
@@ -428,8 +433,8 @@ function instantiate(): WasmKernels | null {
   };
 
   return {
-    encodeQ4K: blockKernel("Q4_K", exports.encodeQ4K, 144),
-    encodeQ5K: blockKernel("Q5_K", exports.encodeQ5K, 176),
+    encodeQ4K: weightedKernel("Q4_K", exports.encodeQ4K, 144, 256, encodeQ4KTs),
+    encodeQ5K: weightedKernel("Q5_K", exports.encodeQ5K, 176, 256, encodeQ5KTs),
     encodeQ8_0: blockKernel("Q8_0", exports.encodeQ8_0, 34, 32),
     encodeQ5_0: blockKernel("Q5_0", exports.encodeQ5_0, 22, 32),
     encodeQ5_1: blockKernel("Q5_1", exports.encodeQ5_1, 24, 32),
