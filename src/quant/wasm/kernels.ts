@@ -46,6 +46,7 @@ interface Exports {
   encodeQ5_1(src: number, dst: number, blocks: number): void;
   encodeQ4_0(src: number, dst: number, blocks: number): void;
   encodeQ4_1(src: number, dst: number, blocks: number): void;
+  widenBf16(src: number, dst: number, n: number): void;
   encodeQ6K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeQ2K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeQ3K(src: number, dst: number, blocks: number): void;
@@ -128,6 +129,9 @@ export type WeightedBlockEncoder = (
   importance?: Float32Array,
 ) => Uint8Array;
 
+/** The 32-value block types {@linkcode WasmKernels.encodeFromBf16} writes. */
+export type LegacyTarget = "Q8_0" | "Q4_0" | "Q4_1" | "Q5_0" | "Q5_1";
+
 /** The kernels the module provides. */
 export interface WasmKernels {
   /** Q4_K encoder, with or without importance weights (same bytes as `encodeQ4K` in q4_k.ts). */
@@ -136,6 +140,12 @@ export interface WasmKernels {
   encodeQ5K: WeightedBlockEncoder;
   /** Q8_0 encoder (same contract and bytes as `encodeQ8_0` in q8_0.ts). */
   encodeQ8_0: BlockEncoder;
+  /**
+   * Encode BF16 payload bytes (whole 32-value blocks: 64 bytes each) to
+   * `target` in `out`, widening them to f32 inside the module: the same bytes
+   * as decoding them, then `target`'s encoder, without the host's f32 pass.
+   */
+  encodeFromBf16(target: LegacyTarget, bytes: Uint8Array, out: Uint8Array): void;
   /** Q5_0 encoder (same contract and bytes as `encodeQ5_0` in q5_0.ts, no importance). */
   encodeQ5_0: BlockEncoder;
   /** Q5_1 encoder (same contract and bytes as `encodeQ5_1` in q5_0.ts, no importance). */
@@ -290,15 +300,44 @@ function instantiate(): WasmKernels | null {
     // CSP without wasm-unsafe-eval, or no SIMD support: the TypeScript kernels.
     return null;
   }
-  // Layout: [kernels' scratch | SLICE f32 in | up to SLICE bytes out].
+  // Layout: [kernels' scratch | SLICE f32 in | up to SLICE bytes out | SLICE bf16 in].
   const base = (exports.heapBase() + 15) & ~15;
   const outBase = base + 4 * SLICE;
-  const need = outBase + SLICE;
+  const bf16Base = outBase + SLICE;
+  const need = bf16Base + 2 * SLICE;
   const have = exports.memory.buffer.byteLength;
   if (need > have) exports.memory.grow(Math.ceil((need - have) / 65536));
   // The memory never grows after this, so the views stay valid.
   const src = new Float32Array(exports.memory.buffer, base, SLICE);
   const dst = new Uint8Array(exports.memory.buffer, outBase, SLICE);
+  const bf16 = new Uint8Array(exports.memory.buffer, bf16Base, 2 * SLICE);
+
+  const legacy: Record<LegacyTarget, [(src: number, dst: number, blocks: number) => void, number]> =
+    {
+      Q8_0: [exports.encodeQ8_0, 34],
+      Q4_0: [exports.encodeQ4_0, 18],
+      Q4_1: [exports.encodeQ4_1, 20],
+      Q5_0: [exports.encodeQ5_0, 22],
+      Q5_1: [exports.encodeQ5_1, 24],
+    };
+  const encodeFromBf16 = (target: LegacyTarget, bytes: Uint8Array, out: Uint8Array): void => {
+    const [run, blockBytes] = legacy[target];
+    const nb = bytes.length / 64;
+    if (!Number.isInteger(nb) || out.length < nb * blockBytes) {
+      throw new RangeError(
+        `Cannot encode ${target} from bf16: ${bytes.length} bytes are not whole 32-value blocks, or the output is short`,
+      );
+    }
+    // Slices fit the f32 region (and the bf16 one) and the byte region.
+    const sliceBlocks = Math.min(SLICE / 32, Math.floor(SLICE / blockBytes));
+    for (let b = 0; b < nb; b += sliceBlocks) {
+      const k = Math.min(sliceBlocks, nb - b);
+      bf16.set(bytes.subarray(b * 64, (b + k) * 64));
+      exports.widenBf16(bf16Base, base, 32 * k);
+      run(base, outBase, k);
+      out.set(dst.subarray(0, k * blockBytes), b * blockBytes);
+    }
+  };
 
   const blockKernel = (
     name: string,
@@ -436,6 +475,7 @@ function instantiate(): WasmKernels | null {
     encodeQ4K: weightedKernel("Q4_K", exports.encodeQ4K, 144, 256, encodeQ4KTs),
     encodeQ5K: weightedKernel("Q5_K", exports.encodeQ5K, 176, 256, encodeQ5KTs),
     encodeQ8_0: blockKernel("Q8_0", exports.encodeQ8_0, 34, 32),
+    encodeFromBf16,
     encodeQ5_0: blockKernel("Q5_0", exports.encodeQ5_0, 22, 32),
     encodeQ5_1: blockKernel("Q5_1", exports.encodeQ5_1, 24, 32),
     encodeQ4_0: blockKernel("Q4_0", exports.encodeQ4_0, 18, 32),
