@@ -26,6 +26,13 @@ const WIN_ISCALE: usize = memory.data(16 * 4, 16); // winning candidate's iscale
 const WIN_MIN: usize = memory.data(16 * 4, 16); // to recompute its levels
 const FLAT: usize = memory.data(16 * 4, 16); // all-ones where max == min (levels 0)
 export const L: usize = memory.data(256, 16); // final levels of the super-block
+// nearest_int's 1.5·2^23, mantissa mask and bias (see searchGroup), then the top level.
+const CONSTS: usize = memory.data<i32>([
+  0x4b400000, 0x4b400000, 0x4b400000, 0x4b400000,
+  0x7fffff, 0x7fffff, 0x7fffff, 0x7fffff,
+  0x400000, 0x400000, 0x400000, 0x400000,
+  0, 0, 0, 0,
+], 16);
 
 /** Lanes |d| (`mad`, Q2_K's reference) or d². */
 @inline function errorOf(d: v128, mad: bool): v128 {
@@ -103,6 +110,13 @@ export const L: usize = memory.data(256, 16); // final levels of the super-block
   }
   let winIscale = iscale;
   let winMin = min;
+  // nearest_int's constants and the top level, read from memory into locals:
+  // as v128.const at each use, V8 rebuilds them in every iteration.
+  store<i32>(CONSTS + 48, nmax);
+  const magic = v128.load(CONSTS);
+  const mant = v128.load(CONSTS + 16);
+  const bias = v128.load(CONSTS + 32);
+  const top = i32x4.splat(load<i32>(CONSTS + 48));
   for (let is = 0; is <= nstep; is++) {
     // (rmin + rdelta*is + nmax) / (max - min), with C's current min.
     const c: f32 = (rmin + rdelta * <f32>is) + <f32>nmax;
@@ -113,9 +127,9 @@ export const L: usize = memory.data(256, 16); // final levels of the super-block
     for (let i = 0; i < n; i++) {
       const v = v128.load(XT + <usize>i * 16);
       const w = v128.load(WT + <usize>i * 16);
-      const l = f32x4.convert_i32x4_s(
-        clamp4(nearestInt4(f32x4.mul(iscale, f32x4.sub(v, min))), 0, nmax),
-      );
+      const t = f32x4.add(f32x4.mul(iscale, f32x4.sub(v, min)), magic);
+      const q = i32x4.sub(v128.and(t, mant), bias);
+      const l = f32x4.convert_i32x4_s(i32x4.min_s(i32x4.max_s(q, zero), top));
       v128.store(LF + <usize>i * 16, l);
       const wl = f32x4.mul(w, l);
       sL = f32x4.add(sL, wl);

@@ -17,6 +17,14 @@ const SCALES: usize = memory.data(16 * 4, 16);
 const WIN_ISCALE: usize = memory.data(16 * 4, 16); // the winning candidate's iscale
 const SMALL: usize = memory.data(16 * 4, 16); // all-ones where amax < GROUP_MAX_EPS
 const L: usize = memory.data(256, 16); // final levels (l + 32)
+// Loop constants, read from memory into locals (see levelOf).
+const CONSTS: usize = memory.data<i32>([
+  0x4b400000, 0x4b400000, 0x4b400000, 0x4b400000, // 1.5·2^23 (nearest_int's magic)
+  0x7fffff, 0x7fffff, 0x7fffff, 0x7fffff,
+  0x400000, 0x400000, 0x400000, 0x400000,
+  -32, -32, -32, -32,
+  31, 31, 31, 31,
+], 16);
 
 /** make_qx_quants(16, 32, x, L, 1, qw) on groups 4g..4g+3 (`qw` 0: weights x²). */
 function searchGroup(x: usize, g: i32, qw: usize): void {
@@ -56,6 +64,11 @@ function searchGroup(x: usize, g: i32, qw: usize): void {
   let scale = select4(f32x4.div(sumlx, suml2), zero, f32x4.ne(suml2, zero));
   let best = f32x4.mul(scale, sumlx);
   let winIscale = iscale;
+  const magic = v128.load(CONSTS);
+  const mant = v128.load(CONSTS + 16);
+  const bias = v128.load(CONSTS + 32);
+  const lo = v128.load(CONSTS + 48);
+  const hi = v128.load(CONSTS + 64);
   for (let is = -9; is <= 9; is++) {
     if (is == 0) continue;
     const c: f32 = -(<f32>32.0 + <f32>0.1 * <f32>is);
@@ -63,9 +76,9 @@ function searchGroup(x: usize, g: i32, qw: usize): void {
     sumlx = zero;
     suml2 = zero;
     for (let i = 0; i < 16; i++) {
-      const l = f32x4.convert_i32x4_s(
-        clamp4(nearestInt4(f32x4.mul(iscale, v128.load(XT + <usize>i * 16))), -32, 31),
-      );
+      const t = f32x4.add(f32x4.mul(iscale, v128.load(XT + <usize>i * 16)), magic);
+      const n = i32x4.sub(v128.and(t, mant), bias);
+      const l = f32x4.convert_i32x4_s(i32x4.min_s(i32x4.max_s(n, lo), hi));
       sumlx = f32x4.add(sumlx, f32x4.mul(v128.load(WX + <usize>i * 16), l));
       suml2 = f32x4.add(suml2, f32x4.mul(f32x4.mul(v128.load(W + <usize>i * 16), l), l));
     }
