@@ -37,6 +37,10 @@ export interface LlamaShape {
 export const SHAPES: Record<string, LlamaShape> = {
   // Small, with every row whole super-blocks (quant_types_measure.ts' default).
   "0.1B": { layers: 2, hidden: 1024, ffn: 2816, vocab: 32000, heads: 8, kvHeads: 8 },
+  // 0.44 G values (0.88 GB of BF16): large enough that a run's fixed costs
+  // (process start, module graph, workers) are small beside the encoding of
+  // the cheap types (quant_types_measure.ts' figures for them).
+  "0.4B": { layers: 6, hidden: 2048, ffn: 5632, vocab: 32000, heads: 16, kvHeads: 16 },
   "0.5B": { layers: 24, hidden: 896, ffn: 4864, vocab: 151936, heads: 14, kvHeads: 2 },
   "1.5B": { layers: 28, hidden: 1536, ffn: 8960, vocab: 151936, heads: 12, kvHeads: 2 },
   "7B": { layers: 32, hidden: 4096, ffn: 11008, vocab: 32000, heads: 32, kvHeads: 32 },

@@ -21,7 +21,7 @@ import { encodeQ1_0, encodeQ2_0, encodeTq1_0, encodeTq2_0 } from "./ternary_enco
 import { encodeMxfp4 } from "./mxfp4_encoder.ts";
 import { I_QUANT_ENCODERS, type IQuantTarget } from "./i_quants_encode.ts";
 import { type KernelBackend, kernelBackend } from "./kernels.ts";
-import { type WasmKernels, wasmKernels } from "./wasm/kernels.ts";
+import { type WasmKernels, wasmKernels, type WeightedKTarget } from "./wasm/kernels.ts";
 
 /** Dtypes encoded block by block. */
 export type BlockTarget =
@@ -107,9 +107,6 @@ function wasmEncoder(
 ): ((v: Float32Array, out?: Uint8Array) => Uint8Array) | undefined {
   const wasm = wasmKernels();
   if (wasm === undefined) return undefined;
-  if (target === "Q4_K") return wasm.encodeQ4K;
-  if (target === "Q5_K") return wasm.encodeQ5K;
-  if (target === "Q6_K") return wasm.encodeQ6K;
   if (target === "APR_Q4") return wasm.encodeAprQ4;
   if (target === "Q8_0") return wasm.encodeQ8_0;
   if (target === "Q5_0") return wasm.encodeQ5_0;
@@ -123,9 +120,12 @@ function wasmEncoder(
   return undefined;
 }
 
-/** The WebAssembly kernels that take importance weights too (the i-quants, Q2_K), by target. */
-const WEIGHTED_KERNELS: Readonly<Record<IQuantTarget | "Q2_K", keyof WasmKernels>> = {
+/** The WebAssembly kernels that take importance weights too (the i-quants, Q2_K, Q4_K–Q6_K), by target. */
+const WEIGHTED_KERNELS: Readonly<Record<WeightedKTarget, keyof WasmKernels>> = {
   Q2_K: "encodeQ2K",
+  Q4_K: "encodeQ4K",
+  Q5_K: "encodeQ5K",
+  Q6_K: "encodeQ6K",
   IQ4_NL: "encodeIq4Nl",
   IQ4_XS: "encodeIq4Xs",
   IQ3_XXS: "encodeIq3Xxs",
@@ -140,7 +140,7 @@ const WEIGHTED_KERNELS: Readonly<Record<IQuantTarget | "Q2_K", keyof WasmKernels
 /** The WebAssembly form of `target`'s encoder that takes importance weights too, if there is one. */
 function wasmWeightedEncoder(target: BlockTarget): BlockEncoder | undefined {
   const name = Object.hasOwn(WEIGHTED_KERNELS, target)
-    ? WEIGHTED_KERNELS[target as IQuantTarget | "Q2_K"]
+    ? WEIGHTED_KERNELS[target as WeightedKTarget]
     : undefined;
   const wasm = wasmKernels();
   return name === undefined || wasm === undefined ? undefined : (wasm[name] as BlockEncoder);

@@ -20,6 +20,7 @@ import { IntegerWidener } from "./_integer_widener.ts";
 import { aprQ8Scale } from "./apr_q8.ts";
 import { aprQ8Kernels } from "./kernels.ts";
 import { RawAbsmax } from "./_raw_absmax.ts";
+import { Bf16BlockEncoder } from "./_bf16_block_encoder.ts";
 import { markReleasable, releaseChunk } from "../io/byte_source.ts";
 
 /** Options of {@linkcode QuantizeStream}. */
@@ -348,6 +349,13 @@ async function makeConverter(
   const target = plan.info.dtype;
   if (!isEncodeTarget(target)) {
     throw new TypeError(`Cannot quantize tensor "${plan.info.name}" to ${target}`);
+  }
+  // BF16 to a 32-value type: widened and encoded in one WebAssembly pass.
+  if (plan.importance === undefined || !usesImportance(target)) {
+    const direct = Bf16BlockEncoder.for(plan.source, target, maxElements);
+    if (direct !== undefined) {
+      return { push: (b, emit) => direct.push(b, emit), finish: () => direct.finish() };
+    }
   }
   // APR_Q8's scale needs the whole tensor's absmax: a first pass over a
   // re-opened source (DESIGN.md principle 2), never a buffered tensor.

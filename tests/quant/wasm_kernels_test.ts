@@ -201,7 +201,35 @@ Deno.test("wasm Q8_0, Q5_0, Q5_1, Q4_0 and Q4_1 encoders reproduce llama.cpp's q
   }
 });
 
-Deno.test("with importance weights the wasm backend runs the TypeScript encoders", () => {
+Deno.test("wasm Q4_K, Q5_K and Q6_K with importance weights give the TypeScript kernels' bytes", () => {
+  // Rows of 1024 (four super-blocks each) and of 256, zero weights among
+  // them, values with every kind of block (kernelMix).
+  for (
+    const [name, ts, wa, blockBytes] of [
+      ["Q4_K", encodeQ4K, wasm!.encodeQ4K, 144],
+      ["Q5_K", encodeQ5K, wasm!.encodeQ5K, 176],
+      ["Q6_K", encodeQ6K, wasm!.encodeQ6K, 210],
+    ] as const
+  ) {
+    for (const cols of [1024, 256]) {
+      const weights = kernelMix(cols, 27).map((v) => (Number.isFinite(v) ? Math.abs(v) : 0));
+      for (const seed of [28, 29]) {
+        const values = kernelMix(1 << 18, seed);
+        const expected = ts(values, undefined, weights);
+        const at = firstDifference(expected, wa(values, undefined, weights));
+        ok(
+          at < 0,
+          `${name} cols ${cols} seed ${seed}: first differing byte ${at} (block ${
+            at / blockBytes | 0
+          })`,
+        );
+        ok(firstDifference(expected, ts(values)) >= 0, `${name}: the weights must be used`);
+      }
+    }
+  }
+});
+
+Deno.test("with importance weights the wasm backend gives the TypeScript encoders' bytes", () => {
   const values = kernelMix(256 * 4, 11);
   const importance = new Float32Array(256).map((_, i) => 1 + (i % 7));
   for (

@@ -31,19 +31,23 @@ import {
 import { encodeIq1M as encodeIq1MTs, encodeIq1S as encodeIq1STs } from "../iq1_encode.ts";
 import type { IQuantTarget } from "../i_quants_encode.ts";
 import { encodeQ2K as encodeQ2KTs } from "../q2_k.ts";
+import { encodeQ6K as encodeQ6KTs } from "../q6_k.ts";
+import { encodeQ4K as encodeQ4KTs } from "../q4_k.ts";
+import { encodeQ5K as encodeQ5KTs } from "../q5_k.ts";
 import { decodeBase64 } from "../../runtime/_base64.ts";
 
 interface Exports {
   memory: WebAssembly.Memory;
   heapBase(): number;
-  encodeQ4K(src: number, dst: number, blocks: number): void;
-  encodeQ5K(src: number, dst: number, blocks: number): void;
+  encodeQ4K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
+  encodeQ5K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeQ8_0(src: number, dst: number, blocks: number): void;
   encodeQ5_0(src: number, dst: number, blocks: number): void;
   encodeQ5_1(src: number, dst: number, blocks: number): void;
   encodeQ4_0(src: number, dst: number, blocks: number): void;
   encodeQ4_1(src: number, dst: number, blocks: number): void;
-  encodeQ6K(src: number, dst: number, blocks: number): void;
+  widenBf16(src: number, dst: number, n: number): void;
+  encodeQ6K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeQ2K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeQ3K(src: number, dst: number, blocks: number): void;
   encodeTq1_0(src: number, dst: number, blocks: number): void;
@@ -116,20 +120,32 @@ export type BlockEncoder = (values: Float32Array, out?: Uint8Array) => Uint8Arra
  * A block encoder that also takes importance weights (one per column; the
  * values are then whole rows of `importance.length`).
  */
+/** The targets whose WebAssembly kernel takes importance weights too. */
+export type WeightedKTarget = IQuantTarget | "Q2_K" | "Q4_K" | "Q5_K" | "Q6_K";
+
 export type WeightedBlockEncoder = (
   values: Float32Array,
   out?: Uint8Array,
   importance?: Float32Array,
 ) => Uint8Array;
 
+/** The 32-value block types {@linkcode WasmKernels.encodeFromBf16} writes. */
+export type LegacyTarget = "Q8_0" | "Q4_0" | "Q4_1" | "Q5_0" | "Q5_1";
+
 /** The kernels the module provides. */
 export interface WasmKernels {
-  /** Q4_K encoder (same contract and bytes as `encodeQ4K` in q4_k.ts). */
-  encodeQ4K: BlockEncoder;
-  /** Q5_K encoder (same contract and bytes as `encodeQ5K` in q5_k.ts). */
-  encodeQ5K: BlockEncoder;
+  /** Q4_K encoder, with or without importance weights (same bytes as `encodeQ4K` in q4_k.ts). */
+  encodeQ4K: WeightedBlockEncoder;
+  /** Q5_K encoder, with or without importance weights (same bytes as `encodeQ5K` in q5_k.ts). */
+  encodeQ5K: WeightedBlockEncoder;
   /** Q8_0 encoder (same contract and bytes as `encodeQ8_0` in q8_0.ts). */
   encodeQ8_0: BlockEncoder;
+  /**
+   * Encode BF16 payload bytes (whole 32-value blocks: 64 bytes each) to
+   * `target` in `out`, widening them to f32 inside the module: the same bytes
+   * as decoding them, then `target`'s encoder, without the host's f32 pass.
+   */
+  encodeFromBf16(target: LegacyTarget, bytes: Uint8Array, out: Uint8Array): void;
   /** Q5_0 encoder (same contract and bytes as `encodeQ5_0` in q5_0.ts, no importance). */
   encodeQ5_0: BlockEncoder;
   /** Q5_1 encoder (same contract and bytes as `encodeQ5_1` in q5_0.ts, no importance). */
@@ -138,8 +154,8 @@ export interface WasmKernels {
   encodeQ4_0: BlockEncoder;
   /** Q4_1 encoder (same contract and bytes as `encodeQ4_1` in q4_0.ts, no importance). */
   encodeQ4_1: BlockEncoder;
-  /** Q6_K encoder (same contract and bytes as `encodeQ6K` in q6_k.ts). */
-  encodeQ6K: BlockEncoder;
+  /** Q6_K encoder, with or without importance weights (same bytes as `encodeQ6K` in q6_k.ts). */
+  encodeQ6K: WeightedBlockEncoder;
   /** Q2_K encoder, with or without importance weights (same bytes as `encodeQ2K` in q2_k.ts). */
   encodeQ2K: WeightedBlockEncoder;
   /** Q3_K encoder (same contract and bytes as `encodeQ3K` in q3_k.ts, no importance). */
@@ -284,15 +300,44 @@ function instantiate(): WasmKernels | null {
     // CSP without wasm-unsafe-eval, or no SIMD support: the TypeScript kernels.
     return null;
   }
-  // Layout: [kernels' scratch | SLICE f32 in | up to SLICE bytes out].
+  // Layout: [kernels' scratch | SLICE f32 in | up to SLICE bytes out | SLICE bf16 in].
   const base = (exports.heapBase() + 15) & ~15;
   const outBase = base + 4 * SLICE;
-  const need = outBase + SLICE;
+  const bf16Base = outBase + SLICE;
+  const need = bf16Base + 2 * SLICE;
   const have = exports.memory.buffer.byteLength;
   if (need > have) exports.memory.grow(Math.ceil((need - have) / 65536));
   // The memory never grows after this, so the views stay valid.
   const src = new Float32Array(exports.memory.buffer, base, SLICE);
   const dst = new Uint8Array(exports.memory.buffer, outBase, SLICE);
+  const bf16 = new Uint8Array(exports.memory.buffer, bf16Base, 2 * SLICE);
+
+  const legacy: Record<LegacyTarget, [(src: number, dst: number, blocks: number) => void, number]> =
+    {
+      Q8_0: [exports.encodeQ8_0, 34],
+      Q4_0: [exports.encodeQ4_0, 18],
+      Q4_1: [exports.encodeQ4_1, 20],
+      Q5_0: [exports.encodeQ5_0, 22],
+      Q5_1: [exports.encodeQ5_1, 24],
+    };
+  const encodeFromBf16 = (target: LegacyTarget, bytes: Uint8Array, out: Uint8Array): void => {
+    const [run, blockBytes] = legacy[target];
+    const nb = bytes.length / 64;
+    if (!Number.isInteger(nb) || out.length < nb * blockBytes) {
+      throw new RangeError(
+        `Cannot encode ${target} from bf16: ${bytes.length} bytes are not whole 32-value blocks, or the output is short`,
+      );
+    }
+    // Slices fit the f32 region (and the bf16 one) and the byte region.
+    const sliceBlocks = Math.min(SLICE / 32, Math.floor(SLICE / blockBytes));
+    for (let b = 0; b < nb; b += sliceBlocks) {
+      const k = Math.min(sliceBlocks, nb - b);
+      bf16.set(bytes.subarray(b * 64, (b + k) * 64));
+      exports.widenBf16(bf16Base, base, 32 * k);
+      run(base, outBase, k);
+      out.set(dst.subarray(0, k * blockBytes), b * blockBytes);
+    }
+  };
 
   const blockKernel = (
     name: string,
@@ -323,7 +368,7 @@ function instantiate(): WasmKernels | null {
   // f32 region and each call gets whole rows before them (rows longer than
   // half a slice go to the TypeScript encoder).
   const weightedKernel = (
-    type: IQuantTarget | "Q2_K",
+    type: WeightedKTarget,
     run: (src: number, dst: number, blocks: number, qw: number, cols: number) => void,
     blockBytes: number,
     blockValues: number,
@@ -427,14 +472,15 @@ function instantiate(): WasmKernels | null {
   };
 
   return {
-    encodeQ4K: blockKernel("Q4_K", exports.encodeQ4K, 144),
-    encodeQ5K: blockKernel("Q5_K", exports.encodeQ5K, 176),
+    encodeQ4K: weightedKernel("Q4_K", exports.encodeQ4K, 144, 256, encodeQ4KTs),
+    encodeQ5K: weightedKernel("Q5_K", exports.encodeQ5K, 176, 256, encodeQ5KTs),
     encodeQ8_0: blockKernel("Q8_0", exports.encodeQ8_0, 34, 32),
+    encodeFromBf16,
     encodeQ5_0: blockKernel("Q5_0", exports.encodeQ5_0, 22, 32),
     encodeQ5_1: blockKernel("Q5_1", exports.encodeQ5_1, 24, 32),
     encodeQ4_0: blockKernel("Q4_0", exports.encodeQ4_0, 18, 32),
     encodeQ4_1: blockKernel("Q4_1", exports.encodeQ4_1, 20, 32),
-    encodeQ6K: blockKernel("Q6_K", exports.encodeQ6K, 210),
+    encodeQ6K: weightedKernel("Q6_K", exports.encodeQ6K, 210, 256, encodeQ6KTs),
     encodeQ2K: weightedKernel("Q2_K", exports.encodeQ2K, 84, 256, encodeQ2KTs),
     encodeQ3K: blockKernel("Q3_K", exports.encodeQ3K, 110),
     encodeTq1_0: blockKernel("TQ1_0", exports.encodeTq1_0, 54),

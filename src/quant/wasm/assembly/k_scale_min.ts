@@ -3,7 +3,8 @@
 // TypeScript ports in ../../_k_scale_min_block.ts and ../../q2_k.ts):
 // make_qkx2_quants on each sub-block of a super-block (eight of 32 values for
 // Q4_K/Q5_K, sixteen of 16 for Q2_K); for Q4_K/Q5_K also writing f16 d, f16
-// dmin and the 12 bytes of 6-bit scales and mins, and each value's level to `L`.
+// dmin and the 12 bytes of 6-bit scales and mins, and each value's level to `L`;
+// with importance weights (quantize_row_q{4,5}_K_impl) the weighted fit.
 //
 // C sums each sub-block sequentially in f32, so lanes cannot split a
 // sub-block. Instead the super-block is transposed: lane k of XT[i] is value i
@@ -12,6 +13,7 @@
 // candidate's levels are recomputed at the end from its (iscale, min).
 
 import { clamp4, f16ToF32, f32ToF16, gather4, nearestInt, nearestInt4, select4 } from "./common";
+import { makeQpQuants } from "./qp_quants";
 
 // Scratch (static memory, 16-byte aligned).
 const XT: usize = memory.data(32 * 16, 16); // transposed values
@@ -24,6 +26,13 @@ const WIN_ISCALE: usize = memory.data(16 * 4, 16); // winning candidate's iscale
 const WIN_MIN: usize = memory.data(16 * 4, 16); // to recompute its levels
 const FLAT: usize = memory.data(16 * 4, 16); // all-ones where max == min (levels 0)
 export const L: usize = memory.data(256, 16); // final levels of the super-block
+// nearest_int's 1.5·2^23, mantissa mask and bias (see searchGroup), then the top level.
+const CONSTS: usize = memory.data<i32>([
+  0x4b400000, 0x4b400000, 0x4b400000, 0x4b400000,
+  0x7fffff, 0x7fffff, 0x7fffff, 0x7fffff,
+  0x400000, 0x400000, 0x400000, 0x400000,
+  0, 0, 0, 0,
+], 16);
 
 /** Lanes |d| (`mad`, Q2_K's reference) or d². */
 @inline function errorOf(d: v128, mad: bool): v128 {
@@ -101,6 +110,13 @@ export const L: usize = memory.data(256, 16); // final levels of the super-block
   }
   let winIscale = iscale;
   let winMin = min;
+  // nearest_int's constants and the top level, read from memory into locals:
+  // as v128.const at each use, V8 rebuilds them in every iteration.
+  store<i32>(CONSTS + 48, nmax);
+  const magic = v128.load(CONSTS);
+  const mant = v128.load(CONSTS + 16);
+  const bias = v128.load(CONSTS + 32);
+  const top = i32x4.splat(load<i32>(CONSTS + 48));
   for (let is = 0; is <= nstep; is++) {
     // (rmin + rdelta*is + nmax) / (max - min), with C's current min.
     const c: f32 = (rmin + rdelta * <f32>is) + <f32>nmax;
@@ -111,9 +127,9 @@ export const L: usize = memory.data(256, 16); // final levels of the super-block
     for (let i = 0; i < n; i++) {
       const v = v128.load(XT + <usize>i * 16);
       const w = v128.load(WT + <usize>i * 16);
-      const l = f32x4.convert_i32x4_s(
-        clamp4(nearestInt4(f32x4.mul(iscale, f32x4.sub(v, min))), 0, nmax),
-      );
+      const t = f32x4.add(f32x4.mul(iscale, f32x4.sub(v, min)), magic);
+      const q = i32x4.sub(v128.and(t, mant), bias);
+      const l = f32x4.convert_i32x4_s(i32x4.min_s(i32x4.max_s(q, zero), top));
       v128.store(LF + <usize>i * 16, l);
       const wl = f32x4.mul(w, l);
       sL = f32x4.add(sL, wl);
@@ -189,19 +205,72 @@ export const L: usize = memory.data(256, 16); // final levels of the super-block
   }
   const invScale: f32 = maxScale > 0 ? <f32>63.0 / maxScale : 0;
   const invMin: f32 = maxMin > 0 ? <f32>63.0 / maxMin : 0;
-  const dBits = f32ToF16(maxScale / <f32>63.0);
-  const mBits = f32ToF16(maxMin / <f32>63.0);
+  for (let j = 0; j < 8; j++) {
+    // uint8_t truncation, then MIN(63, ·), as C does.
+    let ls = nearestInt(invScale * load<f32>(SCALES + <usize>j * 4)) & 255;
+    let lm = nearestInt(invMin * load<f32>(MINS + <usize>j * 4)) & 255;
+    store<u8>(LS + <usize>j, <u8>(ls > 63 ? 63 : ls));
+    store<u8>(LM + <usize>j, <u8>(lm > 63 ? 63 : lm));
+  }
+  packAndLevels(x, y, nmax, f32ToF16(maxScale / <f32>63.0), f32ToF16(maxMin / <f32>63.0));
+}
+
+// The weighted fit's weights (256) and each sub-block's total, and the 6-bit
+// scales and mins (both fits) before they are packed.
+const WEIGHTS: usize = memory.data(256 * 4, 16);
+const SW: usize = memory.data(8 * 4, 16);
+const LS: usize = memory.data(8, 16);
+const LM: usize = memory.data(8, 16);
+
+/**
+ * quantize_row_q{4,5}_K_impl's fit of the super-block at `x` with the
+ * importance weights at `qw` (its 256 columns): weights `qw·sqrt(σ² + x²)`
+ * (σ² twice the mean square), make_qkx3_quants(32, nmax, …, -0.9, 0.05, 36)
+ * per sub-block (the same search as make_qkx2_quants given weights), then
+ * the scales and mins by make_qp_quants weighted by each sub-block's total.
+ */
+@inline export function fitScaleMinWeighted(x: usize, y: usize, nmax: i32, qw: usize): void {
+  let sumX2: f32 = 0;
+  for (let i = 0; i < 256; i++) {
+    const v = load<f32>(x + <usize>i * 4);
+    sumX2 += v * v;
+  }
+  const sigma2 = (<f32>2.0 * sumX2) / <f32>256.0;
+  for (let j = 0; j < 8; j++) {
+    let sw: f32 = 0;
+    for (let i = 0; i < 32; i++) {
+      const at = <usize>(32 * j + i) * 4;
+      const v = load<f32>(x + at);
+      const w = load<f32>(qw + at) * Mathf.sqrt(sigma2 + v * v);
+      store<f32>(WEIGHTS + at, w);
+      sw += w;
+    }
+    store<f32>(SW + <usize>j * 4, sw);
+  }
+  searchGroup(x, 0, 32, nmax, <f32>-0.9, <f32>0.05, 36, false, WEIGHTS);
+  searchGroup(x, 1, 32, nmax, <f32>-0.9, <f32>0.05, 36, false, WEIGHTS);
+  const dBlock = makeQpQuants(8, 63, SCALES, SW, LS);
+  const mBlock = makeQpQuants(8, 63, MINS, SW, LM);
+  for (let j = 0; j < 8; j++) {
+    if (load<u8>(LS + <usize>j) > 63) store<u8>(LS + <usize>j, 63);
+    if (load<u8>(LM + <usize>j) > 63) store<u8>(LM + <usize>j, 63);
+  }
+  packAndLevels(x, y, nmax, f32ToF16(dBlock), f32ToF16(mBlock));
+}
+
+/**
+ * Both fits: f16 d and dmin, the 6-bit scales and mins in `LS`/`LM` packed
+ * into bytes 4..15, and each value's level from them to `L`.
+ */
+@inline function packAndLevels(x: usize, y: usize, nmax: i32, dBits: i32, mBits: i32): void {
   store<u16>(y, <u16>dBits);
   store<u16>(y + 2, <u16>mBits);
   const dF = f16ToF32(dBits);
   const mF = f16ToF32(mBits);
   const sp = y + 4;
   for (let j = 0; j < 8; j++) {
-    // uint8_t truncation, then MIN(63, ·), as C does.
-    let ls = nearestInt(invScale * load<f32>(SCALES + <usize>j * 4)) & 255;
-    let lm = nearestInt(invMin * load<f32>(MINS + <usize>j * 4)) & 255;
-    if (ls > 63) ls = 63;
-    if (lm > 63) lm = 63;
+    const ls = <i32>load<u8>(LS + <usize>j);
+    const lm = <i32>load<u8>(LM + <usize>j);
     if (j < 4) {
       store<u8>(sp + j, <u8>ls);
       store<u8>(sp + j + 4, <u8>lm);

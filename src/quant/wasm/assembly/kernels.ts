@@ -29,3 +29,4 @@ export { encodeMxfp4 } from "./mxfp4_encode";
 export function heapBase(): usize {
   return __heap_base;
 }
+export { widenBf16 } from "./bf16_widen";

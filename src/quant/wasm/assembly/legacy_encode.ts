@@ -37,38 +37,68 @@ const Q: usize = memory.data(32 * 4, 16);
   return v128.and(i32x4.trunc_sat_f32x4_s(v), f32x4.lt(f32x4.abs(v), f32x4.splat(TWO31)));
 }
 
+/** Eight i32x4 of values −128..127 at `q` as 32 signed bytes, in order. */
+@inline function sbytes32(q: usize): v128 {
+  return i8x16.narrow_i16x8_s(
+    i16x8.narrow_i32x4_s(v128.load(q), v128.load(q + 16)),
+    i16x8.narrow_i32x4_s(v128.load(q + 32), v128.load(q + 48)),
+  );
+}
+
+/**
+ * C's (int)roundf(x) (halves away from zero) for |x| < 2^30: trunc, then one
+ * step away from zero where |x − trunc(x)| ≥ 0.5 (exact in f32).
+ */
+@inline function roundAwaySmall(x: v128): v128 {
+  const t = f32x4.trunc(x);
+  const up = f32x4.ge(f32x4.abs(f32x4.sub(x, t)), f32x4.splat(<f32>0.5));
+  // ±1 by x's sign where `up`: (up ^ s) − s is up for x ≥ 0 and −up below.
+  const s = i32x4.shr_s(x, 31);
+  return i32x4.sub(i32x4.trunc_sat_f32x4_s(t), i32x4.sub(v128.xor(up, s), s));
+}
+
+/** The largest lane of `m` (no NaN among them). */
+@inline function maxLane(m: v128): f32 {
+  const a = f32x4.pmax(m, i32x4.shuffle(m, m, 2, 3, 0, 1));
+  return f32x4.extract_lane(f32x4.pmax(a, i32x4.shuffle(a, a, 1, 0, 3, 2)), 0);
+}
+
 /** Encode `nb` blocks of 32 f32 at `src` into 34-byte Q8_0 blocks at `dst`. */
 export function encodeQ8_0(src: usize, dst: usize, nb: i32): void {
   for (let b = 0; b < nb; b++) {
     const x = src + <usize>b * 128;
     const y = dst + <usize>b * 34;
+    // f32x4.max propagates NaN: a NaN anywhere makes the block's max NaN.
     let m4 = f32x4.splat(0);
-    let nan = i32x4.splat(0);
-    for (let i = 0; i < 8; i++) {
-      const v = v128.load(x + <usize>i * 16);
-      const a = f32x4.abs(v);
-      m4 = v128.bitselect(a, m4, f32x4.gt(a, m4));
-      nan = v128.or(nan, f32x4.ne(v, v));
-    }
-    let amax: f32 = 0;
-    if (v128.any_true(nan)) {
+    for (let i = 0; i < 8; i++) m4 = f32x4.max(m4, f32x4.abs(v128.load(x + <usize>i * 16)));
+    m4 = f32x4.max(m4, i32x4.shuffle(m4, m4, 2, 3, 0, 1));
+    let amax = f32x4.extract_lane(f32x4.max(m4, i32x4.shuffle(m4, m4, 1, 0, 3, 2)), 0);
+    // Values may exceed the max C finds after a NaN: no short rounding then.
+    const short = amax == amax;
+    if (!short) {
       // C's MAX(amax, fabsf(x)) takes a NaN and drops it at the next value:
       // the result depends on the order, so follow it.
+      amax = 0;
       for (let j = 0; j < 32; j++) {
         const a = Mathf.abs(load<f32>(x + <usize>j * 4));
         amax = amax > a ? amax : a;
-      }
-    } else {
-      for (let k = 0; k < 4; k++) {
-        const a = f32x4.extract_lane(m4, 0);
-        if (a > amax) amax = a;
-        m4 = i32x4.shuffle(m4, m4, 1, 2, 3, 0);
       }
     }
     const d = amax / <f32>127.0;
     const id: f32 = d != 0 ? <f32>1.0 / d : 0;
     store<u16>(y, <u16>f32ToF16(d));
     const idv = f32x4.splat(id);
+    // Every |x·id| <= amax·id (rounding is monotonic): under 2^30 (all but
+    // NaN, infinities and a subnormal amax's huge id), the short rounding,
+    // whose levels are within ±127 (signed narrowing keeps them).
+    if (short && amax * id < <f32>1073741824.0) {
+      for (let i = 0; i < 8; i++) {
+        v128.store(Q + <usize>i * 16, roundAwaySmall(f32x4.mul(v128.load(x + <usize>i * 16), idv)));
+      }
+      v128.store(y + 2, sbytes32(Q));
+      v128.store(y + 18, sbytes32(Q + 64));
+      continue;
+    }
     for (let i = 0; i < 8; i++) {
       v128.store(Q + <usize>i * 16, roundAway8(f32x4.mul(v128.load(x + <usize>i * 16), idv)));
     }
@@ -103,24 +133,19 @@ export function encodeQ8_0(src: usize, dst: usize, nb: i32): void {
   for (let b = 0; b < nb; b++) {
     const x = src + <usize>b * 128;
     const y = dst + <usize>b * blockBytes;
+    // pmax ignores NaN lanes of the values, as C's comparisons do.
     let m4 = f32x4.splat(0);
-    for (let i = 0; i < 8; i++) {
-      const a = f32x4.abs(v128.load(x + <usize>i * 16));
-      m4 = v128.bitselect(a, m4, f32x4.gt(a, m4));
-    }
-    let amax: f32 = 0;
-    for (let k = 0; k < 4; k++) {
-      const a = f32x4.extract_lane(m4, 0);
-      if (a > amax) amax = a;
-      m4 = i32x4.shuffle(m4, m4, 1, 2, 3, 0);
-    }
+    for (let i = 0; i < 8; i++) m4 = f32x4.pmax(m4, f32x4.abs(v128.load(x + <usize>i * 16)));
+    const amax = maxLane(m4);
     // C keeps the first value of the largest |x| (NaN never compares larger).
     let max: f32 = 0;
     if (amax > 0) {
-      for (let j = 0; j < 32; j++) {
-        const v = load<f32>(x + <usize>j * 4);
-        if (Mathf.abs(v) == amax) {
-          max = v;
+      const am = f32x4.splat(amax);
+      for (let i = 0; i < 8; i++) {
+        const v = v128.load(x + <usize>i * 16);
+        const hit = i32x4.bitmask(f32x4.eq(f32x4.abs(v), am));
+        if (hit != 0) {
+          max = load<f32>(x + <usize>(i * 4 + ctz(hit)) * 4);
           break;
         }
       }
@@ -130,6 +155,17 @@ export function encodeQ8_0(src: usize, dst: usize, nb: i32): void {
     store<u16>(y, <u16>f32ToF16(d));
     const idv = f32x4.splat(id);
     const offset = f32x4.splat(half + <f32>0.5);
+    if (amax * Mathf.abs(id) <= half + <f32>1.0) {
+      // Every x·id + half + 0.5 is then in (−0.5, 2·half + 1.5) (or NaN, 0
+      // either way): the truncation is the level, (int8_t) changes nothing.
+      for (let i = 0; i < 8; i++) {
+        const v = f32x4.add(f32x4.mul(v128.load(x + <usize>i * 16), idv), offset);
+        v128.store(Q + <usize>i * 16, i32x4.min_s(i32x4.trunc_sat_f32x4_s(v), top));
+      }
+      if (half == 16) packFiveBits(y + 2);
+      else packNibbles(y + 2);
+      continue;
+    }
     for (let i = 0; i < 8; i++) {
       const v = f32x4.add(f32x4.mul(v128.load(x + <usize>i * 16), idv), offset);
       // (int8_t) of the truncation, then MIN(top, ·), stored as a byte.
@@ -195,6 +231,18 @@ function firstZero(x: usize): f32 {
     const idv = f32x4.splat(id);
     const minv = f32x4.splat(min);
     const half = f32x4.splat(<f32>0.5);
+    if ((max - min) * id <= top + <f32>1.0) {
+      // Every (x − min)·id + 0.5 is then in [0, top + 1.5] (or NaN, 0 either
+      // way): the truncation is the level, the byte casts change nothing.
+      for (let i = 0; i < 8; i++) {
+        const v = f32x4.mul(f32x4.sub(v128.load(x + <usize>i * 16), minv), idv);
+        const t = i32x4.trunc_sat_f32x4_s(f32x4.add(v, half));
+        v128.store(Q + <usize>i * 16, top == 31 ? t : i32x4.min_s(t, i32x4.splat(15)));
+      }
+      if (top == 31) packFiveBits(y + 4);
+      else packNibbles(y + 4);
+      continue;
+    }
     for (let i = 0; i < 8; i++) {
       const v = f32x4.mul(f32x4.sub(v128.load(x + <usize>i * 16), minv), idv);
       const t = truncInt(f32x4.add(v, half));

@@ -3,21 +3,27 @@
 // The fit is k_scale_min.ts' (levels 0..31); this splits each level into a
 // nibble and a fifth bit.
 
-import { fitScaleMinSuperBlock, L } from "./k_scale_min";
+import { fitScaleMinSuperBlock, fitScaleMinWeighted, L } from "./k_scale_min";
 
 /** Lanes holding 0 or 16 (bit 4) with that bit moved to bit `to`. */
 @inline function moveBit4(v: v128, to: i32): v128 {
   return to >= 4 ? i8x16.shl(v, to - 4) : i8x16.shr_u(v, 4 - to);
 }
 
-/** Encode `nb` super-blocks of f32 at `src` into Q5_K bytes at `dst`. */
-export function encodeQ5K(src: usize, dst: usize, nb: i32): void {
+/**
+ * Encode `nb` super-blocks of f32 at `src` into Q5_K bytes at `dst`; with
+ * importance weights (`qw` not 0: one per column of rows of `cols` values),
+ * quantize_row_q5_K_impl.
+ */
+export function encodeQ5K(src: usize, dst: usize, nb: i32, qw: usize, cols: i32): void {
   const m15 = i8x16.splat(15);
   const m16 = i8x16.splat(16);
   for (let b = 0; b < nb; b++) {
     const y = dst + <usize>b * 176;
-    // make_qkx2_quants(32, 31, …, -0.5, 0.1, 15), as quantize_row_q5_K_ref.
-    fitScaleMinSuperBlock(src + <usize>b * 1024, y, 31, <f32>-0.5, <f32>0.1, 15);
+    const x = src + <usize>b * 1024;
+    // make_qkx2_quants(32, 31, …, -0.5, 0.1, 15) as quantize_row_q5_K_ref, or _impl's weighted fit.
+    if (qw != 0) fitScaleMinWeighted(x, y, 31, qw + <usize>((b * 256) % cols) * 4);
+    else fitScaleMinSuperBlock(x, y, 31, <f32>-0.5, <f32>0.1, 15);
     // qh (y + 16, 32 bytes): bit 2k (2k + 1) of byte j is the fifth bit of
     // value j (j + 32) of the k-th 64-value pair; ql (y + 48): nibbles as Q4_K.
     for (let l = 0; l < 32; l += 16) {

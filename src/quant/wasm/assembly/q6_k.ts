@@ -3,6 +3,8 @@
 //
 // As in q4_k.ts, lanes run whole 16-value groups (C sums each group
 // sequentially in f32): lane k of XT[i] is value i of group 4g + k.
+// With an importance matrix (quantize_row_q6_K_impl) its weights replace x²
+// in make_qx_quants; nothing else changes.
 
 import { clamp4, f16ToF32, f32ToF16, gather4, nearestInt, nearestInt4, select4 } from "./common";
 
@@ -15,10 +17,19 @@ const SCALES: usize = memory.data(16 * 4, 16);
 const WIN_ISCALE: usize = memory.data(16 * 4, 16); // the winning candidate's iscale
 const SMALL: usize = memory.data(16 * 4, 16); // all-ones where amax < GROUP_MAX_EPS
 const L: usize = memory.data(256, 16); // final levels (l + 32)
+// Loop constants, read from memory into locals (see levelOf).
+const CONSTS: usize = memory.data<i32>([
+  0x4b400000, 0x4b400000, 0x4b400000, 0x4b400000, // 1.5·2^23 (nearest_int's magic)
+  0x7fffff, 0x7fffff, 0x7fffff, 0x7fffff,
+  0x400000, 0x400000, 0x400000, 0x400000,
+  -32, -32, -32, -32,
+  31, 31, 31, 31,
+], 16);
 
-/** make_qx_quants(16, 32, x, L, 1, NULL) on groups 4g..4g+3. */
-function searchGroup(x: usize, g: i32): void {
+/** make_qx_quants(16, 32, x, L, 1, qw) on groups 4g..4g+3 (`qw` 0: weights x²). */
+function searchGroup(x: usize, g: i32, qw: usize): void {
   const base = x + <usize>(g * 4 * 16) * 4;
+  const wbase = qw + <usize>(g * 4 * 16) * 4;
   const zero = f32x4.splat(0);
   let amax = zero;
   let max = zero;
@@ -30,7 +41,11 @@ function searchGroup(x: usize, g: i32): void {
     const m = f32x4.gt(ax, amax);
     amax = select4(ax, amax, m);
     max = select4(v, max, m);
-    const w = f32x4.mul(v, v);
+    let w = f32x4.mul(v, v);
+    if (qw != 0) {
+      const q = wbase + <usize>i * 4;
+      w = gather4(q, q + 64, q + 128, q + 192);
+    }
     v128.store(W + <usize>i * 16, w);
     v128.store(WX + <usize>i * 16, f32x4.mul(w, v));
   }
@@ -49,6 +64,11 @@ function searchGroup(x: usize, g: i32): void {
   let scale = select4(f32x4.div(sumlx, suml2), zero, f32x4.ne(suml2, zero));
   let best = f32x4.mul(scale, sumlx);
   let winIscale = iscale;
+  const magic = v128.load(CONSTS);
+  const mant = v128.load(CONSTS + 16);
+  const bias = v128.load(CONSTS + 32);
+  const lo = v128.load(CONSTS + 48);
+  const hi = v128.load(CONSTS + 64);
   for (let is = -9; is <= 9; is++) {
     if (is == 0) continue;
     const c: f32 = -(<f32>32.0 + <f32>0.1 * <f32>is);
@@ -56,9 +76,9 @@ function searchGroup(x: usize, g: i32): void {
     sumlx = zero;
     suml2 = zero;
     for (let i = 0; i < 16; i++) {
-      const l = f32x4.convert_i32x4_s(
-        clamp4(nearestInt4(f32x4.mul(iscale, v128.load(XT + <usize>i * 16))), -32, 31),
-      );
+      const t = f32x4.add(f32x4.mul(iscale, v128.load(XT + <usize>i * 16)), magic);
+      const n = i32x4.sub(v128.and(t, mant), bias);
+      const l = f32x4.convert_i32x4_s(i32x4.min_s(i32x4.max_s(n, lo), hi));
       sumlx = f32x4.add(sumlx, f32x4.mul(v128.load(WX + <usize>i * 16), l));
       suml2 = f32x4.add(suml2, f32x4.mul(f32x4.mul(v128.load(W + <usize>i * 16), l), l));
     }
@@ -77,12 +97,17 @@ function searchGroup(x: usize, g: i32): void {
   v128.store(SMALL + o, small);
 }
 
-/** Encode `nb` super-blocks of f32 at `src` into Q6_K bytes at `dst`. */
-export function encodeQ6K(src: usize, dst: usize, nb: i32): void {
+/**
+ * Encode `nb` super-blocks of f32 at `src` into Q6_K bytes at `dst`; with
+ * importance weights (`qw` not 0: one per column of rows of `cols` values),
+ * quantize_row_q6_K_impl.
+ */
+export function encodeQ6K(src: usize, dst: usize, nb: i32, qw: usize, cols: i32): void {
   for (let b = 0; b < nb; b++) {
     const x = src + <usize>b * 1024;
     const y = dst + <usize>b * 210;
-    for (let g = 0; g < 4; g++) searchGroup(x, g);
+    const w = qw == 0 ? 0 : qw + <usize>((b * 256) % cols) * 4;
+    for (let g = 0; g < 4; g++) searchGroup(x, g, w);
     let maxScale: f32 = 0;
     let maxAbsScale: f32 = 0;
     for (let ib = 0; ib < 16; ib++) {

@@ -1,0 +1,73 @@
+import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict";
+import { Bf16BlockEncoder } from "../../src/quant/_bf16_block_encoder.ts";
+import { decodeBf16, encodeBf16 } from "../../src/quant/bf16.ts";
+import { encodeBlocks } from "../../src/quant/_block_encoders.ts";
+import { setKernelBackend } from "../../src/quant/kernels.ts";
+import type { TensorInfo } from "../../src/tensor.ts";
+import { kernelMix } from "./_kernel_mix.ts";
+
+const TARGETS = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1"] as const;
+
+/** Run the encoder over `payload` cut into chunks of the given sizes (cycled). */
+function run(enc: Bf16BlockEncoder, payload: Uint8Array, sizes: number[]): Uint8Array {
+  const parts: Uint8Array[] = [];
+  for (let off = 0, i = 0; off < payload.length; i++) {
+    const n = Math.min(sizes[i % sizes.length]!, payload.length - off);
+    enc.push(payload.subarray(off, off + n), (b) => parts.push(b as Uint8Array));
+    off += n;
+  }
+  enc.finish();
+  const out = new Uint8Array(parts.reduce((s, p) => s + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+function info(rows: number, cols: number): TensorInfo {
+  return { name: "w", dtype: "BF16", shape: [rows, cols], byteLength: 2 * rows * cols };
+}
+
+Deno.test("BF16 straight to Q8_0/Q4_0/Q4_1/Q5_0/Q5_1 gives the bytes of decoding, then the TypeScript encoder", () => {
+  // Every kind of value (NaN, ±inf, subnormals, ties, zeros of both signs),
+  // in chunks that split blocks anywhere, and batches smaller than a chunk.
+  const payload = encodeBf16(kernelMix(96 * 4096, 41));
+  const expectedFrom = decodeBf16(payload);
+  for (const target of TARGETS) {
+    const expected = encodeBlocks(target, expectedFrom, undefined, "typescript");
+    for (const sizes of [[1 << 20], [1, 63, 65, 4097, 100_000], [64 * 3000]]) {
+      const enc = Bf16BlockEncoder.for(info(96, 4096), target, 1 << 12);
+      ok(enc !== undefined, target);
+      assertEquals(run(enc, payload, sizes), expected, `${target} chunks ${sizes}`);
+    }
+  }
+});
+
+Deno.test("BF16 straight to a block type: only for whole-block rows, legacy targets and the wasm kernels", () => {
+  assertEquals(Bf16BlockEncoder.for(info(4, 48), "Q8_0", 1024), undefined);
+  assertEquals(Bf16BlockEncoder.for(info(4, 256), "Q4_K", 1024), undefined);
+  assertEquals(
+    Bf16BlockEncoder.for({ ...info(4, 256), dtype: "F16" }, "Q8_0", 1024),
+    undefined,
+  );
+  setKernelBackend("typescript");
+  try {
+    assertEquals(Bf16BlockEncoder.for(info(4, 256), "Q8_0", 1024), undefined);
+  } finally {
+    setKernelBackend("wasm");
+  }
+});
+
+Deno.test("BF16 straight to a block type: a payload too short or too long is refused", () => {
+  const payload = encodeBf16(kernelMix(4 * 256, 42));
+  const short = Bf16BlockEncoder.for(info(4, 256), "Q8_0", 1024)!;
+  short.push(payload.subarray(0, payload.length - 2), () => {});
+  throws(() => short.finish(), /payload ended after 2046 of 2048 bytes/);
+  const long = Bf16BlockEncoder.for(info(4, 256), "Q4_0", 1024)!;
+  throws(
+    () => long.push(new Uint8Array(payload.length + 64), () => {}),
+    /payload exceeds its 2048 bytes/,
+  );
+});
