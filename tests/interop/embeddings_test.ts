@@ -42,6 +42,7 @@ const EMBEDDERS = [
   "distilbert-embed",
   "distilbert-mlm",
   "roberta-embed",
+  "nomic-embed-hub",
 ];
 /**
  * Every fixture, compared with the converter's file: the embedders and the
@@ -73,6 +74,7 @@ const POOLING: Readonly<Record<string, string>> = {
   "distilbert-mlm": "cls",
   "roberta-embed": "mean",
   "camembert-embed": "mean",
+  "nomic-embed-hub": "mean",
 };
 
 /** Smallest cosine accepted against sentence-transformers. */
@@ -169,6 +171,7 @@ const KEPT = [
   "eurobert-embed",
   "jina-v2-embed",
   "gemma-embed",
+  "nomic-embed-hub",
 ];
 
 Deno.test("embeddings: the harness — llama.cpp embeds its own converter's files as sentence-transformers does", async () => {
@@ -677,7 +680,7 @@ Deno.test("embeddings: ModernBERT — llama.cpp loads no converter's file, so GG
   });
 });
 
-Deno.test("embeddings: nomic-bert — the converter converts no NomicBertModel transformers saves, so GGUF is refused in one line; APR keeps its tensors and pooling", async () => {
+Deno.test("embeddings: nomic-bert — the converter converts no NomicBertModel transformers saves, so its GGUF is refused in one line; APR keeps its tensors and pooling", async () => {
   const theirs = JSON.parse(
     await Deno.readTextFile(`${DIR}/llama.cpp/nomic-embed-converter.json`),
   ) as { exit_code: number; error: string };
@@ -687,6 +690,48 @@ Deno.test("embeddings: nomic-bert — the converter converts no NomicBertModel t
     // transformers saves them under nomic-ai's remote-code names: a fused QKV, fc11/fc12 for SwiGLU.
     "encoder.layers.0.attn.Wqkv.weight": [96, 32],
     "encoder.layers.0.mlp.fc12.weight": [64, 32],
+  });
+});
+
+/**
+ * Fields of nomic-ai's config that the converter refuses, or ignores where
+ * the remote code computes otherwise than llama.cpp's graph, each with the
+ * refusal it gets (the published form, `nomic-embed-hub`, is converted and
+ * judged with the other embedders above).
+ */
+const NOMIC_HUB_REFUSED: readonly [Record<string, unknown>, RegExp][] = [
+  [{ rotary_scaling_factor: 2 }, /^apr: .*rotary_scaling_factor is 2, not null/],
+  [{ prenorm: true }, /prenorm is true, not false/],
+  [{ activation_function: "gelu" }, /activation_function is "gelu", not "swiglu"/],
+  [{ n_positions: 4096 }, /n_positions 4096 with max_trained_positions 2048 is neither/],
+  [{ moe_every_n_layers: 2 }, /nomic-embed-text-v2-moe \(GGUF nomic-bert-moe\)/],
+];
+
+Deno.test("embeddings: nomic-bert published form — its vectors are nomic-embed's; a field llama.cpp would compute otherwise is one line, exit 2, no file", async () => {
+  // The same weights as the native fixture, so sentence-transformers' vectors of it hold.
+  assert.deepEqual(
+    await Deno.readFile(`${DIR}/hf/nomic-embed-hub/model.safetensors`),
+    await Deno.readFile(`${DIR}/hf/nomic-embed/model.safetensors`),
+  );
+  assert.deepEqual(await reference("nomic-embed-hub"), await reference("nomic-embed"));
+  await withTempDir(async (dir) => {
+    const config = JSON.parse(
+      await Deno.readTextFile(`${DIR}/hf/nomic-embed-hub/config.json`),
+    ) as Record<string, unknown>;
+    for (const [change, refusal] of NOMIC_HUB_REFUSED) {
+      const model = `${dir}/${Object.keys(change)[0]}`;
+      await Deno.mkdir(model);
+      for (const file of ["model.safetensors", "tokenizer.json", "tokenizer_config.json"]) {
+        await Deno.copyFile(`${DIR}/hf/nomic-embed-hub/${file}`, `${model}/${file}`);
+      }
+      await Deno.writeTextFile(`${model}/config.json`, JSON.stringify({ ...config, ...change }));
+      const out = `${model}.gguf`;
+      const refused = await runApr(["convert", model, "-o", out]);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
+      assert.match(refused.stderr, refusal);
+      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    }
   });
 });
 

@@ -5,33 +5,105 @@
  * nomic-embed-text's architecture): BERT's post-norm encoder with RoPE
  * instead of position embeddings and a SwiGLU feed-forward. APR output
  * keeps Hugging Face's tensors and records the sentence-transformers
- * pooling; GGUF output is refused (see {@linkcode CONVERTER_READS_REMOTE_CODE}).
+ * pooling. GGUF output, after llama.cpp's `NomicBertModel`, is written from
+ * the published form only, nomic-ai's remote-code config (`n_embd`,
+ * `n_layer`, `rotary_emb_base`…, which the converter reads); transformers'
+ * own config is refused (see {@linkcode CONVERTER_READS_REMOTE_CODE}).
  *
  * @module
  */
 
 import type { ConfigFields } from "../config_fields.ts";
 import type { Family } from "../family.ts";
-import { BERT_FIELDS } from "./bert.ts";
+import { KvWriter } from "../kv.ts";
+import { BERT_FIELDS, writeBertKv } from "./bert.ts";
 
 /**
- * Why aprkit writes no nomic-bert GGUF: llama.cpp's converter
- * (`NomicBertModel.__init__`, conversion/bert.py) reads the fields of
- * nomic-ai's remote-code config (`n_positions`, `max_trained_positions`,
- * `activation_function`, `qkv_proj_bias`, `prenorm`, `rotary_emb_*`) and
- * transformers' `NomicBertConfig` has none of them (it saves the tensors
- * under the remote code's names, though), so the converter converts no
- * model transformers saves (measured: `KeyError: 'n_positions'`,
- * tests/testdata/embeddings/llama.cpp/nomic-embed-converter.json) and there is no
- * file of it to be equal to. A folder with the remote-code config (the
- * published nomic-embed-text), which the converter does convert, is refused
- * too: aprkit does not read that config's fields yet.
+ * Why aprkit writes no GGUF of a `NomicBertModel` transformers saves:
+ * llama.cpp's converter (`NomicBertModel.__init__`, conversion/bert.py)
+ * reads the fields of nomic-ai's remote-code config (`n_positions`,
+ * `max_trained_positions`, `activation_function`, `qkv_proj_bias`,
+ * `prenorm`, `rotary_emb_*`) and transformers' `NomicBertConfig` has none
+ * of them (it saves the tensors under the remote code's names, though), so
+ * the converter converts no model transformers saves (measured: `KeyError:
+ * 'n_positions'`, tests/testdata/embeddings/llama.cpp/nomic-embed-converter.json)
+ * and there is no file of it to be equal to. The published form (nomic-ai's
+ * config, the `nomic-embed-hub` fixture) is converted.
  */
 export const CONVERTER_READS_REMOTE_CODE =
   "llama.cpp's converter reads nomic-ai's remote-code config (n_positions, " +
   "max_trained_positions, prenorm, rotary_emb_*), which transformers' NomicBertConfig has " +
   "not, so it converts no NomicBertModel transformers saves, and aprkit writes no nomic-bert " +
-  "GGUF (nor from that remote-code config); convert to APR or SafeTensors instead";
+  "GGUF of it; convert to APR or SafeTensors instead";
+
+/**
+ * What the converter's `NomicBertModel.__init__` asserts of the remote-code
+ * config (a model failing one is not converted), and the fields it ignores
+ * that the remote code computes with and llama.cpp's nomic-bert graph
+ * (LayerNorm, unscaled RoPE, sequential blocks) does not: each with the
+ * value both compute the same at.
+ */
+const NOMIC_CHECKS: readonly (readonly [field: string, value: unknown, why: string])[] = [
+  ["activation_function", "swiglu", "llama.cpp's nomic-bert feed-forward is SwiGLU"],
+  ["causal", false, "the converter asserts it"],
+  ["qkv_proj_bias", false, "the converter writes no biases"],
+  ["mlp_fc1_bias", false, "the converter writes no biases"],
+  ["mlp_fc2_bias", false, "the converter writes no biases"],
+  ["prenorm", false, "llama.cpp's graph normalises after each block"],
+  ["rotary_emb_fraction", 1, "llama.cpp rotates every head dimension"],
+  ["rotary_emb_interleaved", false, "llama.cpp's RoPE is NeoX's, not interleaved"],
+  ["rotary_emb_scale_base", null, "the converter asserts it"],
+  // The remote code's dynamic NTK scaling; the converter writes no scaling key.
+  ["rotary_scaling_factor", null, "the converter writes no RoPE scaling for it"],
+  ["use_rms_norm", false, "llama.cpp's nomic-bert normalises with LayerNorm"],
+  ["parallel_block", false, "llama.cpp's blocks are sequential"],
+];
+
+/**
+ * The context the converter writes: nomic-embed-text v1/v1.5 (`n_positions`
+ * 8192, trained for 2048) as 2048, v2-moe's (2048, 2048) as 512; it refuses
+ * any other pair. `undefined` for such a pair.
+ */
+function trainedContext(h: Readonly<Record<string, unknown>>): number | undefined {
+  const trained = h["max_trained_positions"] ?? 2048;
+  if (h["n_positions"] === 8192 && trained === 2048) return 2048;
+  if (h["n_positions"] === 2048 && trained === 2048) return 512;
+  return undefined;
+}
+
+/** Why the converter would not convert this config, or llama.cpp would compute it otherwise. */
+function unsupported(w: KvWriter): string | undefined {
+  const h = w.hparams;
+  if (!Object.hasOwn(h, "n_positions")) return CONVERTER_READS_REMOTE_CODE;
+  // nomic-embed-text-v2-moe: the converter's nomic-bert-moe, not written here yet.
+  if (h["moe_every_n_layers"]) {
+    return "moe_every_n_layers makes it nomic-embed-text-v2-moe (GGUF nomic-bert-moe), which " +
+      "aprkit does not write yet; convert to APR or SafeTensors instead";
+  }
+  if (trainedContext(h) === undefined) {
+    return `n_positions ${h["n_positions"]} with max_trained_positions ` +
+      `${h["max_trained_positions"] ?? 2048} is neither nomic-embed-text v1/v1.5's (8192, 2048) ` +
+      "nor v2's (2048, 2048), which llama.cpp's converter refuses";
+  }
+  for (const [field, value, why] of NOMIC_CHECKS) {
+    // Absent: the remote-code config's default, the value checked (swiglu, false, 1, null).
+    if (Object.hasOwn(h, field) && h[field] !== value) {
+      return `${field} is ${JSON.stringify(h[field])}, not ${JSON.stringify(value)} (${why})`;
+    }
+  }
+  return undefined;
+}
+
+/** `NomicBertModel.set_gguf_parameters`: BERT's keys, with `n_positions` cut to the trained context. */
+function writeNomicBertKv(w: KvWriter): void {
+  const inner = new KvWriter(
+    { ...w.hparams, n_positions: trainedContext(w.hparams) },
+    w.arch,
+    w.pooling === undefined ? {} : { pooling: w.pooling },
+  );
+  writeBertKv(inner);
+  for (const [key, entry] of inner.entries()) w.put(key, entry);
+}
 
 /**
  * NomicBertConfig's fields beyond BERT's: the head size and the RoPE base
@@ -76,5 +148,7 @@ export const NOMIC_BERT: Family = {
   tiedByDefault: true,
   ggufRenamesOnly: false,
   ggufNamesKept: true,
-  ggufRefusal: CONVERTER_READS_REMOTE_CODE,
+  // WordPiece (v1, v1.5); the converter writes v2's Unigram as XLM-RoBERTa's t5 vocabulary, untested here.
+  ggufVocabularies: ["bert"],
+  gguf: { writeKv: writeNomicBertKv, unsupported },
 };

