@@ -46,6 +46,9 @@ Deno.test("aprMetadataFromHf() maps the real MiniCPM3 config.json with one spell
     intermediate_size: 6400,
     max_position_embeddings: 32768,
     rms_norm_eps: 1e-5,
+    // A family now (MiniCPM3): its Q/K rows are transformers', and its class ties by default.
+    rope_type: 2,
+    tied_embeddings: true,
     "tokenizer.bos_token_id": 1,
     "tokenizer.eos_token_id": 2,
     // config.json itself, for what a family derives from it on export (src/arch/).
