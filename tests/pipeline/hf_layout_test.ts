@@ -11,9 +11,10 @@ import assert from "node:assert/strict";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { withTempDir } from "../cli/_run_apr.ts";
-import { NOT_RENAMED_FIXTURES } from "../interop/_families.ts";
+import { NOT_READ_BACK, NOT_RENAMED_FIXTURES } from "../interop/_families.ts";
 
-const NOT_CONVERTED = NOT_RENAMED_FIXTURES;
+/** Fixtures whose GGUF is not a renaming of them, or is not read back (refused; families_reverse_test). */
+const NOT_CONVERTED = new Set([...NOT_RENAMED_FIXTURES, ...Object.keys(NOT_READ_BACK)]);
 
 const FIXTURES = new URL("../testdata/families/hf/", import.meta.url).pathname;
 
