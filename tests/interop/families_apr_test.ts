@@ -90,6 +90,24 @@ const NEMOTRON_H_LAYER = (moe: boolean) => (l: number): string[] => {
 };
 
 /**
+ * GPT-2's block, StarCoder's too: Conv1D weights stay [in, out] (GPT-2) as
+ * transformers stores them.
+ */
+const GPT2_NAMED = {
+  globals: weights("transformer", ["wte", "wpe", "ln_f"]),
+  block: (l: number) =>
+    weights(`transformer.h.${l}`, [
+      "ln_1",
+      "attn.c_attn",
+      "attn.c_proj",
+      "ln_2",
+      "mlp.c_fc",
+      "mlp.c_proj",
+    ]),
+  rope: false,
+};
+
+/**
  * Fixtures of families realizar has no model for, kept under their
  * checkpoint's names: the whole-model tensors (the embedding first) and each
  * of layers 0 and 1 (a hybrid's fixture puts one kind of layer at each),
@@ -109,33 +127,8 @@ const CHECKPOINT_NAMED: Readonly<
     }
   >
 > = {
-  // GPT-2's Conv1D weights stay [in, out], as transformers stores them.
-  gpt2: {
-    globals: weights("transformer", ["wte", "wpe", "ln_f"]),
-    block: (l) =>
-      weights(`transformer.h.${l}`, [
-        "ln_1",
-        "attn.c_attn",
-        "attn.c_proj",
-        "ln_2",
-        "mlp.c_fc",
-        "mlp.c_proj",
-      ]),
-    rope: false,
-  },
-  "gpt-bigcode": {
-    globals: weights("transformer", ["wte", "wpe", "ln_f"]),
-    block: (l) =>
-      weights(`transformer.h.${l}`, [
-        "ln_1",
-        "attn.c_attn",
-        "attn.c_proj",
-        "ln_2",
-        "mlp.c_fc",
-        "mlp.c_proj",
-      ]),
-    rope: false,
-  },
+  gpt2: GPT2_NAMED,
+  "gpt-bigcode": GPT2_NAMED,
   // Q/K/V fused per head, as transformers stores them.
   gptneox: {
     globals: weights("", ["gpt_neox.embed_in", "gpt_neox.final_layer_norm", "embed_out"]),
