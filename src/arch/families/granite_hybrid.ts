@@ -28,6 +28,7 @@ import type { KvWriter } from "../kv.ts";
 import { ssmTensors } from "../ssm.ts";
 import { keepRanges } from "../transforms.ts";
 import { GRANITE_MULTIPLIERS, writeGraniteKv } from "./granite.ts";
+import { GRANITEMOE_EXPERTS } from "./granitemoe.ts";
 import { DT_BIAS_NAMES, mamba2Tensors, READ_BACK_REFUSAL, unclamped } from "./mamba.ts";
 
 /**
@@ -218,14 +219,7 @@ export const GRANITE_HYBRID: Family = {
     ["ssm_dt", "mamba.dt_proj"],
     ["ssm_out", "mamba.out_proj"],
   ],
-  experts: {
-    prefix: "block_sparse_moe",
-    stacks: [],
-    stacked: [
-      ["input_linear", ["ffn_gate_exps", "ffn_up_exps"]],
-      ["output_linear", ["ffn_down_exps"]],
-    ],
-  },
+  experts: GRANITEMOE_EXPERTS,
   hybrid: true,
   permutesQk: true,
   tiedByDefault: false,

@@ -17,10 +17,24 @@
 
 import { tensorByteLength } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
-import { type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
+import { type ExpertLayout, type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { keepRanges } from "../transforms.ts";
 import { GRANITE, writeGraniteKv } from "./granite.ts";
+
+/**
+ * JetMoE's expert layout, Granite MoE's and Granite 4.0-H's: one
+ * `block_sparse_moe.input_linear` (gate rows, then up rows) and one
+ * `output_linear` per layer.
+ */
+export const GRANITEMOE_EXPERTS: ExpertLayout = {
+  prefix: "block_sparse_moe",
+  stacks: [],
+  stacked: [
+    ["input_linear", ["ffn_gate_exps", "ffn_up_exps"]],
+    ["output_linear", ["ffn_down_exps"]],
+  ],
+};
 
 /** Granite 3.0 1B-A400M, 3B-A800M. */
 export const GRANITEMOE: Family = {
@@ -36,14 +50,7 @@ export const GRANITEMOE: Family = {
     ...LLAMA_BLOCK.filter(([gguf]) => !gguf.startsWith("ffn_") || gguf === "ffn_norm"),
     ["ffn_gate_inp", "block_sparse_moe.router.layer"],
   ],
-  experts: {
-    prefix: "block_sparse_moe",
-    stacks: [],
-    stacked: [
-      ["input_linear", ["ffn_gate_exps", "ffn_up_exps"]],
-      ["output_linear", ["ffn_down_exps"]],
-    ],
-  },
+  experts: GRANITEMOE_EXPERTS,
   ggufRenamesOnly: false,
   ggufReadBackRefusal: "aprkit does not read a Granite MoE GGUF back into Hugging Face's layout " +
     "(its experts' input_linear is split into gate and up stacks); --keep-names keeps its GGUF " +
