@@ -94,6 +94,8 @@ interface Kinded {
   readonly suffix: string;
   /** Per-expert Hugging Face tensor: its matrix has no expert dimension. */
   readonly perExpert?: boolean;
+  /** Stored `[in, out]` (GPT-2's `Conv1D`): its shape is the matrix's reversed. */
+  readonly transposed?: boolean;
 }
 
 /** 1-D tensors as wide as the residual stream. */
@@ -252,7 +254,13 @@ function check(kinded: readonly Kinded[], d: Dims, arch: string): ShapeProblem |
       }
       seen.add(k.block);
     }
-    const want = k.t.packed === true ? undefined : expected(k, d, arch);
+    const matrix = expected(k, d, arch);
+    // A transposed tensor is compared as the file stores it.
+    const want = k.t.packed === true
+      ? undefined
+      : k.transposed === true && matrix !== undefined
+      ? [...matrix].reverse()
+      : matrix;
     if (want !== undefined && mismatch(k.t.shape, want)) {
       return {
         tensor: k.t.name,
@@ -407,7 +415,35 @@ export function ggufShapeProblem(
   return check(kinded, d, arch);
 }
 
-const HF_LAYER = /^model\.layers\.(\d+)\./;
+/**
+ * The spellings of one size in the config classes of aprkit's families, the
+ * common name first: transformers' `attribute_map` aliases (GPT-2's `n_layer`,
+ * DBRX's `d_model`; tests/testdata/arch/config_fields.json records each
+ * class's), which a saved `config.json` keeps as the class spells them.
+ */
+const SIZE_KEYS = {
+  layers: ["num_hidden_layers", "n_layer", "n_layers", "num_layers"],
+  hidden: ["hidden_size", "n_embd", "d_model", "dim"],
+  heads: ["num_attention_heads", "n_head", "n_heads"],
+} as const;
+
+/** The first spelling of a size the config has as a number, with its key. */
+function sizeOf(
+  h: Readonly<Record<string, unknown>>,
+  keys: readonly string[],
+): { key: string; value: number } | undefined {
+  for (const key of keys) {
+    const value = num(h[key]);
+    if (value !== undefined) return { key, value };
+  }
+  return undefined;
+}
+
+/** The pattern of a family's Hugging Face block tensors, capturing the block number. */
+function blockPattern(family: Family): RegExp {
+  const prefix = (family.hfBlockPrefix ?? "model.layers").replaceAll(".", "\\.");
+  return new RegExp(`^${prefix}\\.(\\d+)\\.`);
+}
 
 /** A task-head class's tensor name as its base model names it (`Family.hfHeadPrefix` dropped). */
 function baseModelName(family: Family, name: string): string {
@@ -433,9 +469,11 @@ export function hfShapeProblem(
 ): ShapeProblem | undefined {
   const text = record(config["text_config"]);
   const h = text === undefined ? config : { ...config, ...text };
-  const layers = num(h["num_hidden_layers"]);
-  const hidden = num(h["hidden_size"]);
-  if (layers === undefined || hidden === undefined) return undefined;
+  const layersKey = sizeOf(h, SIZE_KEYS.layers);
+  const hiddenKey = sizeOf(h, SIZE_KEYS.hidden);
+  if (layersKey === undefined || hiddenKey === undefined) return undefined;
+  const layers = layersKey.value;
+  const hidden = hiddenKey.value;
   // Multi-token-prediction layers follow the last one (GLM-4.5, DeepSeek-V3).
   const nextn = typeof h["num_nextn_predict_layers"] === "number"
     ? Math.max(0, h["num_nextn_predict_layers"] as number)
@@ -443,9 +481,8 @@ export function hfShapeProblem(
   const arch = family.ggufArchitecture;
   // Laguna's query heads vary by layer (num_attention_heads_per_layer): no one count to check.
   const perLayer = h["num_attention_heads_per_layer"];
-  const heads = Array.isArray(perLayer) && new Set(perLayer).size > 1
-    ? undefined
-    : num(h["num_attention_heads"]);
+  const headsKey = sizeOf(h, SIZE_KEYS.heads);
+  const heads = Array.isArray(perLayer) && new Set(perLayer).size > 1 ? undefined : headsKey?.value;
   const widthKey = family.hfWidthKeys?.intermediate_size ?? "intermediate_size";
   const expertsKey =
     ["num_local_experts", "num_experts", "n_routed_experts"].find((k) => num(h[k]) !== undefined) ??
@@ -456,12 +493,12 @@ export function hfShapeProblem(
     everyBlockAttends: family.hybrid !== true,
     kvSharedFrom: layers - (num(h["num_kv_shared_layers"]) ?? 0),
     blocksKey: nextn > 0
-      ? "config.json's num_hidden_layers + num_nextn_predict_layers"
-      : "config.json's num_hidden_layers",
+      ? `config.json's ${layersKey.key} + num_nextn_predict_layers`
+      : `config.json's ${layersKey.key}`,
     hidden,
     labels: {
-      hidden: "hidden_size",
-      heads: "num_attention_heads",
+      hidden: hiddenKey.key,
+      heads: headsKey?.key ?? "num_attention_heads",
       kvHeads: "num_key_value_heads",
       keyLength: "head_dim",
       valueLength: "head_dim",
@@ -477,12 +514,13 @@ export function hfShapeProblem(
     experts: num(h[expertsKey]),
   };
   const prefix = family.experts?.prefix;
+  const blocks = blockPattern(family);
   const perExpert = prefix === undefined ? undefined : new RegExp(
-    `^model\\.layers\\.(\\d+)\\.${prefix.replaceAll(".", "\\.")}\\.\\d+\\.(.+)\\.weight$`,
+    `${blocks.source}${prefix.replaceAll(".", "\\.")}\\.\\d+\\.(.+)\\.weight$`,
   );
   const kinded: Kinded[] = [];
   for (const t of tensors) {
-    const layer = HF_LAYER.exec(t.name);
+    const layer = blocks.exec(t.name);
     const block = layer === null ? undefined : Number(layer[1]);
     const expert = perExpert?.exec(t.name);
     const stack = expert ? family.experts!.stacks.find((s) => s.hf === expert[2]) : undefined;
@@ -496,6 +534,7 @@ export function hfShapeProblem(
       block,
       suffix: k?.suffix ?? "",
       ...stack !== undefined ? { perExpert: true } : {},
+      ...family.gguf?.transposed?.(t.name) === true ? { transposed: true } : {},
     });
   }
   return check(kinded, d, arch) ?? unknownBlockTensor(family, config, kinded);
@@ -534,7 +573,7 @@ function unknownBlockTensor(
   for (const k of kinded) {
     if (k.kind !== undefined || k.block === undefined || k.t.packed === true) continue;
     const name = k.t.name;
-    const piece = name.slice(`model.layers.${k.block}.`.length);
+    const piece = name.slice(`${family.hfBlockPrefix ?? "model.layers"}.${k.block}.`.length);
     if (consumed.has(name) || name.endsWith(".rotary_emb.inv_freq")) continue;
     if (
       stacked.some((s) => piece === s || piece.startsWith(`${s}.`) || piece.startsWith(`${s}_`))

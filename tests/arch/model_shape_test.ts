@@ -11,6 +11,7 @@
 
 import assert from "node:assert/strict";
 import { ggufShapeProblem, hfShapeProblem } from "../../src/arch/model_shape.ts";
+import { hfToGgufName } from "../../src/arch/names.ts";
 import { familyOf } from "../../src/arch/registry.ts";
 import { languageModelView } from "../../src/pipeline/language_model.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
@@ -102,6 +103,7 @@ Deno.test("model shape: each converter GGUF is refused with a stray block, a mis
 /** The Hugging Face fixtures: folders with a config.json. */
 function hfFolders(): string[] {
   const roots = ["families/hf", "multimodal/hf", "hf/quantized", "multimodal/gemma3n/hf"];
+  roots.push("embeddings/hf");
   roots.push("multimodal/qwen3vl/hf", "multimodal/qwen3vl/bf16");
   const out: string[] = [];
   for (const root of roots) {
@@ -138,6 +140,87 @@ Deno.test("model shape: every Hugging Face fixture is what its config says, read
   }
   // The rules applied (a known family with its config), not skipped.
   assert.ok(checked >= 100, `${checked} checked`);
+});
+
+/** A block's residual-stream norm under its GGUF name (`blk.N.attn_norm.weight`). */
+const RESIDUAL_NORM =
+  /^blk\.\d+\.(attn_norm|ffn_norm|attn_post_norm|post_ffw_norm|layer_output_norm)\.weight$/;
+
+/** The first of a size's spellings a config has (transformers' `attribute_map` aliases). */
+function sizeKey(config: Record<string, unknown>, keys: readonly string[]): string | undefined {
+  return keys.find((k) => typeof config[k] === "number");
+}
+
+Deno.test("model shape: every Hugging Face fixture stops matching its config with one layer more, a block tensor less or a residual width more, whatever its block prefix and config spelling", async (t) => {
+  const prefixes = new Set<string>();
+  let widened = 0;
+  for (const folder of hfFolders()) {
+    if (folder.includes("/hf/quantized/")) continue; // packed tensors: names and layers only
+    let model;
+    try {
+      model = await openModel(folder);
+    } catch {
+      continue; // a fixture of a refusal
+    }
+    try {
+      const { metadata } = model.header;
+      const family = familyOf(metadata.architecture);
+      const saved = metadata["hf_config"] as Record<string, unknown> | undefined;
+      if (family === undefined || saved === undefined) continue;
+      const text = saved["text_config"] as Record<string, unknown> | undefined;
+      const config = text === undefined ? saved : { ...saved, ...text };
+      const layersKey = sizeKey(config, ["num_hidden_layers", "n_layer", "n_layers", "num_layers"]);
+      const hiddenKey = sizeKey(config, ["hidden_size", "n_embd", "d_model", "dim"]);
+      assert.ok(layersKey && hiddenKey, `${folder}: no layer count or width`);
+      const tensors = languageModelView(model.header).tensors.map((x) => ({
+        ...x,
+        file: folder,
+      }));
+      if (hfShapeProblem(family, config, tensors) !== undefined) continue; // judged above
+      const prefix = family.hfBlockPrefix ?? "model.layers";
+      const block = new RegExp(`^${prefix.replaceAll(".", "\\.")}\\.(\\d+)\\.`);
+      const blockTensors = tensors.filter((x) => block.test(x.name));
+      // An MTP layer would stand in for the layer added (GLM-4.5's): judged by its own test.
+      if (blockTensors.length === 0 || typeof config["num_nextn_predict_layers"] === "number") {
+        continue;
+      }
+      prefixes.add(prefix);
+      await t.step(folder.replace(DATA.pathname, ""), () => {
+        const layers = config[layersKey] as number;
+        // Where the text model's config is (a multimodal model's `text_config`).
+        const more = hfShapeProblem(
+          family,
+          text === undefined
+            ? { ...saved, [layersKey]: layers + 1 }
+            : { ...saved, text_config: { ...text, [layersKey]: layers + 1 } },
+          tensors,
+        );
+        assert.equal(more?.tensor, `layer ${layers}`, `${layersKey} + 1: ${more?.reason}`);
+        assert.match(more?.reason ?? "", new RegExp(`config\\.json's ${layersKey}`));
+        // The last layer's residual norm, one wider.
+        const last = blockTensors.filter((x) => x.name.startsWith(`${prefix}.${layers - 1}.`));
+        const norm = last.find((x) =>
+          RESIDUAL_NORM.test(hfToGgufName(x.name, family)) && x.shape[0] === config[hiddenKey]
+        );
+        if (norm !== undefined) {
+          const wider = tensors.map((x) => x === norm ? { ...x, shape: [x.shape[0]! + 1] } : x);
+          const problem = hfShapeProblem(family, config, wider);
+          assert.equal(problem?.tensor, norm.name, problem?.reason);
+          widened++;
+        }
+        const blockless = tensors.filter((x) => !last.includes(x));
+        const less = hfShapeProblem(family, config, blockless);
+        assert.ok(less !== undefined, `layer ${layers - 1} removed and nothing said`);
+      });
+    } finally {
+      await model.close();
+    }
+  }
+  // The prefixes of GPT-2, BLOOM, Falcon, DBRX, GPT-NeoX, Mamba and BERT, not Llama's alone.
+  for (const p of ["transformer.h", "transformer.blocks", "backbone.layers", "gpt_neox.layers"]) {
+    assert.ok(prefixes.has(p), `no fixture with blocks under ${p}`);
+  }
+  assert.ok(widened >= 80, `a residual norm widened in ${widened} fixtures`);
 });
 
 Deno.test("model shape: Gemma 3n's KV-sharing layers may come without K and V (as transformers 5 saves them), no other layer may", async () => {

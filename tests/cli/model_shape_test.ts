@@ -53,19 +53,20 @@ async function readShard(
 async function hfCase(
   dir: string,
   edit: (tensors: Map<string, StTensor>, config: Record<string, unknown>) => void,
+  source: string = HF_LLAMA,
 ): Promise<string> {
   await Deno.mkdir(dir);
   const tensors = new Map<string, StTensor>();
-  const index = JSON.parse(await Deno.readTextFile(join(HF_LLAMA, "model.safetensors.index.json")));
+  const index = JSON.parse(await Deno.readTextFile(join(source, "model.safetensors.index.json")));
   for (const shard of new Set(Object.values(index.weight_map) as string[])) {
-    for (const [name, t] of Object.entries(await readShard(join(HF_LLAMA, shard)))) {
+    for (const [name, t] of Object.entries(await readShard(join(source, shard)))) {
       tensors.set(name, { ...t, shard });
     }
   }
-  const config = JSON.parse(await Deno.readTextFile(join(HF_LLAMA, "config.json")));
+  const config = JSON.parse(await Deno.readTextFile(join(source, "config.json")));
   edit(tensors, config);
   for (const f of ["tokenizer.json", "tokenizer_config.json", "generation_config.json"]) {
-    await Deno.copyFile(join(HF_LLAMA, f), join(dir, f));
+    await Deno.copyFile(join(source, f), join(dir, f));
   }
   await Deno.writeTextFile(join(dir, "config.json"), JSON.stringify(config));
   const shards = new Map<string, [string, StTensor][]>();
@@ -341,5 +342,47 @@ Deno.test("model shape: a split GGUF set with a shard of a model twice as wide i
     const v = await runApr(["validate", first]);
     equal(v.code, 2, v.stdout + v.stderr);
     match(v.stdout, pattern);
+  });
+});
+
+/**
+ * Families whose blocks are not `model.layers.N` or whose config spells the
+ * layer count otherwise (transformers' `attribute_map` aliases): the fixture
+ * with its config claiming one layer more, a layer's tensors left out.
+ */
+const OTHER_LAYOUTS: readonly [fixture: string, layersKey: string, block: string][] = [
+  ["gpt2", "n_layer", "transformer.h"],
+  ["gpt-bigcode", "n_layer", "transformer.h"],
+  ["bloom", "n_layer", "transformer.h"],
+  ["falcon", "num_hidden_layers", "transformer.h"],
+  ["dbrx", "n_layers", "transformer.blocks"],
+  ["gptneox", "num_hidden_layers", "gpt_neox.layers"],
+  ["mamba", "num_hidden_layers", "backbone.layers"],
+  ["nemotron-h", "num_hidden_layers", "backbone.layers"],
+];
+
+Deno.test("model shape: GPT-2, BLOOM, Falcon, DBRX, GPT-NeoX, Mamba and Nemotron-H checkpoints with a layer more in config.json or a layer less in the files are refused", async (t) => {
+  await withTempDir(async (dir) => {
+    for (const [i, [fixture, key, block]] of OTHER_LAYOUTS.entries()) {
+      const source = testdata(`families/hf/${fixture}`);
+      await t.step(fixture, async () => {
+        const same = await hfCase(join(dir, `same${i}`), () => {}, source);
+        const v = await runApr(["validate", same]);
+        equal(v.code, 0, v.stdout + v.stderr);
+        match(v.stdout, /ok +tensors match the config/);
+        let layers = 0;
+        const more = await hfCase(join(dir, `more${i}`), (_, config) => {
+          layers = config[key] as number;
+          config[key] = layers + 1;
+        }, source);
+        await refused(more, dir, new RegExp(`layer ${layers}: no tensor of it, .*${key} is`));
+        const less = await hfCase(join(dir, `less${i}`), (tensors) => {
+          for (const name of [...tensors.keys()]) {
+            if (name.startsWith(`${block}.${layers - 1}.`)) tensors.delete(name);
+          }
+        }, source);
+        await refused(less, dir, new RegExp(`layer ${layers - 1}: no tensor of it`));
+      });
+    }
   });
 });
