@@ -32,7 +32,7 @@
 import type { TensorInfo } from "../../tensor.ts";
 import { type Family, LLAMA_BLOCK, type MadeTensor, SHARED_EXPERT_APR_NAMES } from "../family.ts";
 import { KvWriter } from "../kv.ts";
-import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
+import { expertScoringFunction, GATING_FUNC, writeTextModelKv } from "../text_model.ts";
 import {
   DEEPSEEK_EXPERTS,
   DEEPSEEK_MOE_BLOCK,
@@ -41,9 +41,6 @@ import {
 } from "./deepseek2.ts";
 import { glmRopeDims, glmUnsupported } from "./glm4.ts";
 import { activation, SILU } from "../config_fields.ts";
-
-/** gguf-py's `ExpertGatingFuncType.SIGMOID`. */
-const SIGMOID = 2;
 
 /** The multi-token-prediction layers' own tensors (GLM-4.7-Flash's, DeepSeek-V3.2's and GLM-5's too). */
 export const NEXTN_BLOCK: readonly (readonly [string, string])[] = [
@@ -79,7 +76,7 @@ export function writeGlm4MoeKv(w: KvWriter, rotaryByDefault = 0.5): void {
   w.u32("expert_feed_forward_length", h["moe_intermediate_size"]);
   w.u32("expert_shared_count", h["n_shared_experts"]);
   w.u32("leading_dense_block_count", h["first_k_dense_replace"]);
-  w.u32("expert_gating_func", SIGMOID);
+  w.u32("expert_gating_func", GATING_FUNC["sigmoid"]);
   w.f32("expert_weights_scale", h["routed_scaling_factor"]);
   // Left out, Glm4MoeConfig's default (true), which llama.cpp reads no key for.
   w.set("expert_weights_norm", "BOOL", h["norm_topk_prob"] ?? true);

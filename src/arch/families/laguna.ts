@@ -19,14 +19,11 @@
 
 import { type Family, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
-import { writeTextModelKv } from "../text_model.ts";
+import { GATING_FUNC, writeTextModelKv } from "../text_model.ts";
 import { activation, SILU } from "../config_fields.ts";
 import { scoreBiasHfName, scoreBiasReadName } from "../router_bias.ts";
 import { ERNIE_EXPERTS } from "./ernie4_5_moe.ts";
 import { QWEN_SHARED_EXPERT_BLOCK } from "./qwen2moe.ts";
-
-/** gguf-py's `ExpertGatingFuncType.SIGMOID`. */
-const SIGMOID = 2;
 
 function layers(w: KvWriter): number {
   return w.need("num_hidden_layers");
@@ -64,7 +61,7 @@ function writeLagunaKv(w: KvWriter): void {
   w.u32("expert_shared_feed_forward_length", h["shared_expert_intermediate_size"]);
   w.set("expert_weights_norm", "BOOL", true);
   w.f32("expert_weights_scale", w.need("moe_routed_scaling_factor"));
-  w.u32("expert_gating_func", SIGMOID);
+  w.u32("expert_gating_func", GATING_FUNC["sigmoid"]);
   w.u32("leading_dense_block_count", leadingDense(w));
   w.u32("rope.dimension_count", ropeDims(w, w.fullRope));
   const swa = w.rope["sliding_attention"];
