@@ -39,6 +39,12 @@ export interface MultimodalClass {
   readonly mmprojElsewhere?: string;
   /** Why a text model {@linkcode MultimodalClass.textFamily} does not claim is refused, when more can be said. */
   readonly unknownText?: string;
+  /**
+   * The `config.json` with what its class's saved form leaves out filled in,
+   * as transformers' config classes and llama.cpp's converter fill it
+   * (SmolVLM2's text and vision sizes); absent: nothing is left out.
+   */
+  withDefaults?(config: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>>;
 }
 
 /** LLaVA's text model: llama.cpp's converter files it as `LlamaModel` (llama or Mistral text). */
@@ -59,6 +65,60 @@ function idefics3Text(config: Readonly<Record<string, unknown>>): string | undef
   return type === "llama" && (arch === "VLlama3ForCausalLM" || arch === "LlamaForCausalLM")
     ? "llama"
     : undefined;
+}
+
+/**
+ * SmolVLM2's `config.json` saves only the sizes that differ from the config
+ * classes' defaults: its text model without `num_attention_heads` (LlamaConfig's
+ * 32, which llama.cpp's `LlamaModel` fills in for `VLlama3ForCausalLM`), its
+ * vision tower without `hidden_size`, `num_attention_heads` and
+ * `intermediate_size` (SmolVLMVisionConfig's 1152, 16, 3072, which
+ * `SmolVLMModel` fills in).
+ */
+function smolVlmDefaults(config: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...config };
+  const text = record(config["text_config"]);
+  const arch = Array.isArray(text?.["architectures"]) ? text["architectures"][0] : undefined;
+  if (text !== undefined && arch === "VLlama3ForCausalLM" && !("num_attention_heads" in text)) {
+    out["text_config"] = { ...text, num_attention_heads: 32 };
+  }
+  const vision = record(config["vision_config"]);
+  if (vision !== undefined && vision["model_type"] === "smolvlm_vision") {
+    out["vision_config"] = {
+      hidden_size: 1152,
+      num_attention_heads: 16,
+      intermediate_size: 3072,
+      ...vision,
+    };
+  }
+  return out;
+}
+
+/**
+ * A multimodal checkpoint's `config.json` with what its class's saved form
+ * leaves out filled in ({@linkcode MultimodalClass.withDefaults}); any other
+ * config as it is.
+ *
+ * @example Usage
+ * ```ts
+ * import { withSavedDefaults } from "./multimodal.ts";
+ * const config = withSavedDefaults({
+ *   architectures: ["SmolVLMForConditionalGeneration"],
+ *   text_config: { architectures: ["VLlama3ForCausalLM"], hidden_size: 2048 },
+ * });
+ * console.assert((config["text_config"] as Record<string, unknown>)["num_attention_heads"] === 32);
+ * ```
+ *
+ * @param config The parsed `config.json`.
+ * @returns The config as transformers reads it.
+ */
+export function withSavedDefaults(
+  config: Readonly<Record<string, unknown>>,
+): Readonly<Record<string, unknown>> {
+  const arch = Array.isArray(config["architectures"]) ? config["architectures"][0] : undefined;
+  return isMultimodalClass(arch)
+    ? MULTIMODAL_CLASSES[arch as string]!.withDefaults?.(config) ?? config
+    : config;
 }
 
 const IDEFICS3_UNKNOWN_TEXT =
@@ -134,11 +194,13 @@ export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
     source: "llama.cpp conversion/llama.py LlamaModel (text), smolvlm.py SmolVLMModel (mmproj)",
     textFamily: idefics3Text,
     unknownText: IDEFICS3_UNKNOWN_TEXT,
+    withDefaults: smolVlmDefaults,
   },
   Idefics3ForConditionalGeneration: {
     source: "llama.cpp conversion/llama.py LlamaModel (text), smolvlm.py SmolVLMModel (mmproj)",
     textFamily: idefics3Text,
     unknownText: IDEFICS3_UNKNOWN_TEXT,
+    withDefaults: smolVlmDefaults,
   },
 };
 

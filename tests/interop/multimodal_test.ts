@@ -440,6 +440,49 @@ Deno.test("multimodal: SmolVLM without text_config.architectures (no text class 
   });
 });
 
+Deno.test("multimodal: SmolVLM2's config without the sizes its classes default (text heads 32; vision 1152, 16, 3072) converts as with them written out, as transformers and llama.cpp's converter fill them in", async () => {
+  await withTempDir(async (dir) => {
+    // The fixture's text model read as 32 heads of 2 (16 KV heads): the
+    // shapes its tensors have, so only the heads' count is left to the default.
+    const text = (config: Record<string, unknown>) => {
+      const t = config["text_config"] as Record<string, unknown>;
+      delete t["head_dim"];
+      t["num_key_value_heads"] = 16;
+      return t;
+    };
+    const vision = { hidden_size: 1152, num_attention_heads: 16, intermediate_size: 3072 };
+    // One folder name (general.name comes from it), in two places.
+    await Deno.mkdir(`${dir}/explicit`);
+    await Deno.mkdir(`${dir}/saved`);
+    const explicit = await copyCheckpoint(`${DIR}/hf/smolvlm-t5`, `${dir}/explicit/m`, (c) => {
+      text(c)["num_attention_heads"] = 32;
+      Object.assign(c["vision_config"] as Record<string, unknown>, vision);
+    });
+    const saved = await copyCheckpoint(`${DIR}/hf/smolvlm-t5`, `${dir}/saved/m`, (c) => {
+      delete text(c)["num_attention_heads"];
+      for (const key of Object.keys(vision)) {
+        delete (c["vision_config"] as Record<string, unknown>)[key];
+      }
+    });
+    const outs: string[] = [];
+    for (const model of [explicit, saved]) {
+      const run = await runApr([
+        "convert",
+        model,
+        "-o",
+        `${model}.gguf`,
+        "--mmproj",
+        `${model}-mm.gguf`,
+      ]);
+      assert.equal(run.code, 0, run.stderr);
+      outs.push(await sha256(`${model}.gguf`), await sha256(`${model}-mm.gguf`));
+      const inspect = await runApr(["inspect", `${model}.gguf`, "--json"]);
+      assert.equal(JSON.parse(inspect.stdout).metadata["llama.attention.head_count"].value, 32);
+    }
+    assert.deepEqual(outs.slice(0, 2), outs.slice(2));
+  });
+});
+
 /** aprkit's `quantize` option for each type the converter or llama-quantize wrote for Llama 4. */
 const LLAMA4_TYPES: readonly (readonly [string, QuantizeTarget])[] = [
   ["bf16", "bf16"],

@@ -68,6 +68,7 @@ import {
 import { MAX_MODEL_CARD_BYTES, readModelCard } from "./model_card.ts";
 import { sentenceDensePaths } from "./sentence_dense.ts";
 import { rerankerMetadata } from "../../arch/qwen3_reranker.ts";
+import { withSavedDefaults } from "../../arch/multimodal.ts";
 import { tokenizeAlike } from "../../tokenizer/pre_tokenizers.ts";
 import { architectureOfHf, familyOf, tiedByDefault } from "../../arch/registry.ts";
 import type { SentencePieceFacts } from "../../arch/family.ts";
@@ -331,7 +332,8 @@ function chatTemplateOf(
  * @returns Metadata in APR's vocabulary, one spelling per field.
  */
 export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
-  const config = record(files.config) ?? {};
+  // What a multimodal class's saved config leaves out, as transformers fills it in.
+  const config = withSavedDefaults(record(files.config) ?? {});
   const tokenizerConfig = record(files.tokenizerConfig) ?? {};
   const generation = record(files.generationConfig) ?? {};
   // Multimodal configs keep the language model's numbers under text_config.
