@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { QWEN35, QWEN35MOE } from "../../src/arch/families/qwen35.ts";
-import { configRefusal } from "../../src/arch/config_fields.ts";
+import { configRefusal, configWarnings } from "../../src/arch/config_fields.ts";
 import { KvWriter } from "../../src/arch/kv.ts";
 import type { TensorInfo } from "../../src/tensor.ts";
 
@@ -80,4 +80,19 @@ Deno.test("qwen35: value heads are regrouped only when there are more of them th
     "blk.0.ssm_alpha.weight",
     "blk.0.ssm_out.weight",
   ]);
+});
+
+Deno.test("qwen35: a config with multi-token-prediction layers is written without them, said in one warning naming how many", () => {
+  const warnings = (change: Record<string, unknown>) =>
+    configWarnings(QWEN35.configFields, new KvWriter({ ...CONFIG, ...change }, "qwen35"));
+  assert.deepEqual(warnings({}), []);
+  assert.deepEqual(warnings({ mtp_num_hidden_layers: 0 }), []);
+  const [one, ...rest] = warnings({ mtp_num_hidden_layers: 1 });
+  assert.equal(rest.length, 0);
+  assert.match(one!, /^its 1 multi-token-prediction layer \(mtp\.\*.*\) is left out, .*--no-mtp/);
+  assert.equal(
+    configWarnings(QWEN35MOE.configFields, new KvWriter({ mtp_num_hidden_layers: 2 }, "qwen35moe"))
+      .length,
+    1,
+  );
 });

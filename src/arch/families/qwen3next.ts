@@ -137,11 +137,26 @@ export const LINEAR_ATTENTION_FIELDS: ConfigFields = {
   ],
   checked: ["linear_value_head_dim"],
   irrelevant: {
-    mtp_num_hidden_layers: "the multi-token-prediction layers, which are left out",
     mtp_use_dedicated_embeddings: "the multi-token-prediction layers, which are left out",
   },
   assumed: [activation("hidden_act", SILU), NO_ATTENTION_BIAS],
+  caveats: [{ fields: ["mtp_num_hidden_layers"], warn: mtpLeftOut }],
 };
+
+/**
+ * Qwen3.5's multi-token-prediction layers are left out, as the converter's
+ * `--no-mtp` leaves them: the file computes the model as transformers does
+ * (which never loads them), but its default keeps them for llama.cpp's
+ * speculative decoding, which aprkit's file then cannot do. Said once.
+ */
+function mtpLeftOut(w: KvWriter): string | undefined {
+  const n = w.num("mtp_num_hidden_layers") ?? 0;
+  if (n <= 0) return undefined;
+  return `its ${n} multi-token-prediction layer${n === 1 ? "" : "s"} (mtp.*, which ` +
+    `transformers does not load) ${n === 1 ? "is" : "are"} left out, as llama.cpp's ` +
+    `converter leaves them with --no-mtp; its default keeps them as an extra block for ` +
+    `speculative decoding (llama.cpp's main pass computes the same without them)`;
+}
 
 /** Qwen3-Next: every layer MoE with normalised top-k weights (llama.cpp's `norm_w` true). */
 const QWEN3NEXT_FIELDS: ConfigFields = {
