@@ -163,6 +163,16 @@ export interface GgufSupport {
    */
   drops?(name: string, w: KvWriter): boolean;
   /**
+   * The name a checkpoint tensor is read under before anything else, where
+   * the converter renames it first (Qwen3.5's multi-token-prediction layer,
+   * `mtp.layers.0.*` and `mtp.fc`, as the block after the trunk): the GGUF
+   * layout and the shape check see this name; APR keeps the checkpoint's.
+   *
+   * @param name The tensor's Hugging Face name.
+   * @param hparams `config.json` (a multimodal model's `text_config` merged in).
+   */
+  sourceName?(name: string, hparams: Readonly<Record<string, unknown>>): string;
+  /**
    * Layers the converter writes past `num_hidden_layers` (GLM-4.5's
    * multi-token-prediction layers): counted in `block_count`, so
    * llama-quantize's layer-dependent choices count them too.

@@ -474,9 +474,14 @@ export function hfShapeProblem(
   if (layersKey === undefined || hiddenKey === undefined) return undefined;
   const layers = layersKey.value;
   const hidden = hiddenKey.value;
-  // Multi-token-prediction layers follow the last one (GLM-4.5, DeepSeek-V3).
-  const nextn = typeof h["num_nextn_predict_layers"] === "number"
-    ? Math.max(0, h["num_nextn_predict_layers"] as number)
+  // Multi-token-prediction layers follow the last one (GLM-4.5, DeepSeek-V3, Qwen3.5).
+  const nextnKey = family.gguf?.extraBlocks !== undefined && family.gguf.extraBlocks(h) > 0
+    ? undefined
+    : "num_nextn_predict_layers";
+  const nextn = nextnKey === undefined
+    ? family.gguf!.extraBlocks!(h)
+    : typeof h[nextnKey] === "number"
+    ? Math.max(0, h[nextnKey] as number)
     : 0;
   const arch = family.ggufArchitecture;
   // Laguna's query heads vary by layer (num_attention_heads_per_layer): no one count to check.
@@ -493,7 +498,7 @@ export function hfShapeProblem(
     everyBlockAttends: family.hybrid !== true,
     kvSharedFrom: layers - (num(h["num_kv_shared_layers"]) ?? 0),
     blocksKey: nextn > 0
-      ? `config.json's ${layersKey.key} + num_nextn_predict_layers`
+      ? `config.json's ${layersKey.key} + ${nextnKey ?? "its multi-token-prediction layers"}`
       : `config.json's ${layersKey.key}`,
     hidden,
     labels: {
@@ -519,7 +524,10 @@ export function hfShapeProblem(
     `${blocks.source}${prefix.replaceAll(".", "\\.")}\\.\\d+\\.(.+)\\.weight$`,
   );
   const kinded: Kinded[] = [];
-  for (const t of tensors) {
+  const rename = family.gguf?.sourceName;
+  for (const source of tensors) {
+    // Read under the name the converter renames it to first (Qwen3.5's MTP layer).
+    const t = rename === undefined ? source : { ...source, name: rename(source.name, h) };
     const layer = blocks.exec(t.name);
     const block = layer === null ? undefined : Number(layer[1]);
     const expert = perExpert?.exec(t.name);

@@ -187,6 +187,8 @@ export function toGgufLayout(
   let lastUse = new Map<string, number>();
   const held = new Map<string, TensorEntry>();
   let active = false;
+  // The family's renaming of checkpoint tensors before the layout (Qwen3.5's MTP layer).
+  let sourceName: ((name: string) => string) | undefined;
   return new TransformStream<ModelChunk, ModelChunk>({
     transform(chunk, controller) {
       if (chunk.type === "header") {
@@ -203,7 +205,12 @@ export function toGgufLayout(
           return;
         }
         assertGgufFamily(metadata, String(metadata.source ?? "the model"));
-        const planned = planLayout(chunk.header, family!);
+        sourceName = sourceNamer(metadata, family!);
+        const header = sourceName === undefined ? chunk.header : {
+          ...chunk.header,
+          tensors: chunk.header.tensors.map((t) => ({ ...t, name: sourceName!(t.name) })),
+        };
+        const planned = planLayout(header, family!);
         outputs = planned.outputs;
         lastUse = new Map();
         outputs.forEach((out, i) => out.needs.forEach((n) => lastUse.set(n, i)));
@@ -215,9 +222,13 @@ export function toGgufLayout(
         controller.enqueue(chunk);
         return;
       }
-      const name = chunk.tensor.info.name;
+      const entry = sourceName === undefined ? chunk.tensor : {
+        ...chunk.tensor,
+        info: { ...chunk.tensor.info, name: sourceName(chunk.tensor.info.name) },
+      };
+      const name = entry.info.name;
       // Entries are held (not their payloads) until the outputs that need them are out.
-      if (lastUse.has(name)) held.set(name, chunk.tensor);
+      if (lastUse.has(name)) held.set(name, entry);
       while (next < outputs.length && outputs[next]!.needs.every((n) => held.has(n))) {
         const out = outputs[next]!;
         controller.enqueue({ type: "tensor", tensor: out.make(held) });
@@ -234,6 +245,21 @@ export function toGgufLayout(
       }
     },
   });
+}
+
+/**
+ * The family's renaming of the checkpoint's tensors before anything else
+ * (`GgufSupport.sourceName`), over its `config.json`, or `undefined`.
+ */
+function sourceNamer(
+  metadata: ModelMetadata,
+  family: Family,
+): ((name: string) => string) | undefined {
+  const rename = family.gguf?.sourceName;
+  if (rename === undefined) return undefined;
+  const hparams =
+    new KvWriter(record(metadata["hf_config"]) ?? {}, family.ggufArchitecture).hparams;
+  return (name) => rename(name, hparams);
 }
 
 /** The output header, the generated tensors, and the outputs in order. */

@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { QWEN35, QWEN35MOE } from "../../src/arch/families/qwen35.ts";
-import { configRefusal, configWarnings } from "../../src/arch/config_fields.ts";
+import { configRefusal } from "../../src/arch/config_fields.ts";
 import { KvWriter } from "../../src/arch/kv.ts";
 import type { TensorInfo } from "../../src/tensor.ts";
 
@@ -82,17 +82,37 @@ Deno.test("qwen35: value heads are regrouped only when there are more of them th
   ]);
 });
 
-Deno.test("qwen35: a config with multi-token-prediction layers is written without them, said in one warning naming how many", () => {
-  const warnings = (change: Record<string, unknown>) =>
-    configWarnings(QWEN35.configFields, new KvWriter({ ...CONFIG, ...change }, "qwen35"));
-  assert.deepEqual(warnings({}), []);
-  assert.deepEqual(warnings({ mtp_num_hidden_layers: 0 }), []);
-  const [one, ...rest] = warnings({ mtp_num_hidden_layers: 1 });
-  assert.equal(rest.length, 0);
-  assert.match(one!, /^its 1 multi-token-prediction layer \(mtp\.\*.*\) is left out, .*--no-mtp/);
+Deno.test("qwen35: multi-token-prediction layers are counted into block_count, named by nextn_predict_layers and marked attending, as the converter writes them by default", () => {
+  const keys = (change: Record<string, unknown>) => {
+    const w = new KvWriter({ ...CONFIG, ...change }, "qwen35");
+    QWEN35.gguf!.writeKv(w);
+    return w.entries();
+  };
+  const plain = keys({});
+  assert.equal(plain.get("qwen35.block_count")?.value, 4);
+  assert.equal(plain.has("qwen35.nextn_predict_layers"), false);
+  const mtp = keys({ mtp_num_hidden_layers: 1 });
+  assert.equal(mtp.get("qwen35.block_count")?.value, 5);
+  assert.equal(mtp.get("qwen35.nextn_predict_layers")?.value, 1);
+  assert.deepEqual(mtp.get("qwen35.attention.recurrent_layers")?.value, [
+    true,
+    true,
+    true,
+    false,
+    false,
+  ]);
+  // The MTP module's tensors read as the block after the trunk.
+  const h = { ...CONFIG, mtp_num_hidden_layers: 1 };
+  const rename = (name: string) => QWEN35.gguf!.sourceName!(name, h);
+  assert.equal(rename("mtp.fc.weight"), "model.layers.4.eh_proj.weight");
+  assert.equal(rename("mtp.norm.weight"), "model.layers.4.shared_head.norm.weight");
   assert.equal(
-    configWarnings(QWEN35MOE.configFields, new KvWriter({ mtp_num_hidden_layers: 2 }, "qwen35moe"))
-      .length,
-    1,
+    rename("mtp.layers.0.self_attn.q_proj.weight"),
+    "model.layers.4.self_attn.q_proj.weight",
   );
+  assert.equal(rename("model.mtp.pre_fc_norm_hidden.weight"), "model.layers.4.hnorm.weight");
+  // Without a count in config.json they stay as they are (and are left out, as --no-mtp).
+  assert.equal(QWEN35.gguf!.sourceName!("mtp.fc.weight", CONFIG), "mtp.fc.weight");
+  assert.equal(QWEN35.gguf!.drops!("mtp.fc.weight", new KvWriter(CONFIG, "qwen35")), true);
+  assert.equal(QWEN35MOE.gguf!.extraBlocks!({ mtp_num_hidden_layers: 2 }), 2);
 });

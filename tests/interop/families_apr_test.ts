@@ -24,6 +24,8 @@ const LINEAR_ATTENTION: Readonly<Record<string, readonly string[]>> = {
   "qwen3-next": ["in_proj_qkvz.weight", "in_proj_ba.weight"],
   "qwen35": QWEN35_LINEAR,
   "qwen35-moe": QWEN35_LINEAR,
+  "qwen35-mtp": QWEN35_LINEAR,
+  "qwen35-moe-mtp": QWEN35_LINEAR,
 };
 /** Each name under `prefix` (none when empty), a `.weight` tensor. */
 function weights(prefix: string, names: readonly string[]): string[] {

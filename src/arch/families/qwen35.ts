@@ -39,6 +39,8 @@ import {
   linearAttention,
   linearAttentionRefusal,
   madeFrom,
+  mtpLayers,
+  mtpSourceName,
   QWEN_NEXT_BLOCK,
   QWEN_SHARED_EXPERT_BLOCK,
   qwenNextShift,
@@ -199,7 +201,9 @@ const GGUF = {
   made: qwen35Made,
   shift: qwenNextShift,
   hfName: dtBiasName,
+  sourceName: mtpSourceName,
   drops: dropsMtp,
+  extraBlocks: mtpLayers,
 };
 
 /** Qwen3.5 dense (0.8B–27B). */

@@ -19,9 +19,9 @@
  * `[q, k, v, z]`, is split into `attn_qkv` (all q rows, then all k, then all
  * v) and `attn_gate` (the z rows).
  *
- * Multi-token-prediction tensors (`mtp.*`, which transformers does not load)
- * are left out, as the converter's `--no-mtp` does: llama.cpp's main pass
- * never runs them.
+ * Multi-token-prediction layers (`mtp.*`, which transformers does not load)
+ * are written as the converter writes them by default, as the blocks after
+ * the trunk (`mtp_num_hidden_layers` counts them; `nextn_predict_layers`).
  *
  * @module
  */
@@ -29,10 +29,11 @@
 import { tensorByteLength } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
 import { type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
-import type { KvWriter } from "../kv.ts";
+import { KvWriter } from "../kv.ts";
 import { mapFloats, rangesInOrder } from "../transforms.ts";
 import { activation, type Assumption, type ConfigFields, SILU } from "../config_fields.ts";
 import { EVERY_LAYER_MOE, QWEN_MOE_EXPERTS, writeQwenMoeKv } from "./qwen2moe.ts";
+import { NEXTN_BLOCK } from "./glm4moe.ts";
 
 /** The linear attention's sizes (`linear_*` of `config.json`). */
 export interface LinearAttention {
@@ -67,7 +68,15 @@ export function linearAttention(hparams: Readonly<Record<string, unknown>>): Lin
  * the rotated dims (`partial_rotary_factor` of the head, 0.25 by default).
  */
 export function writeQwen3NextKv(w: KvWriter): void {
-  writeQwenMoeKv(w);
+  const mtp = mtpLayers(w.hparams);
+  // block_count is the class's: the trunk and the MTP layers.
+  const common = new KvWriter(
+    { ...w.hparams, num_hidden_layers: w.need("num_hidden_layers") + mtp },
+    w.arch,
+  );
+  writeQwenMoeKv(common);
+  for (const [key, entry] of common.entries()) w.put(key, entry);
+  if (mtp > 0) w.u32("nextn_predict_layers", mtp);
   w.u32("ssm.conv_kernel", w.need("linear_conv_kernel_dim"));
   w.u32("ssm.state_size", w.need("linear_key_head_dim"));
   w.u32("ssm.group_count", w.need("linear_num_key_heads"));
@@ -81,7 +90,9 @@ export function writeQwen3NextKv(w: KvWriter): void {
         `config.json: layer_types has ${types.length} entries for ${layers} layers`,
       );
     }
-    w.setArray("attention.recurrent_layers", "BOOL", types.map((t) => t === "linear_attention"));
+    // The MTP layers attend (full attention).
+    const recurrent = [...types.map((t) => t === "linear_attention"), ...Array(mtp).fill(false)];
+    w.setArray("attention.recurrent_layers", "BOOL", recurrent);
   }
   w.u32("full_attention_interval", w.hparams["full_attention_interval"] ?? 4);
   const head = w.num("head_dim") ?? w.need("hidden_size") / w.need("num_attention_heads");
@@ -127,6 +138,7 @@ export const NO_ATTENTION_BIAS: Assumption = {
  */
 export const LINEAR_ATTENTION_FIELDS: ConfigFields = {
   written: [
+    "mtp_num_hidden_layers",
     "linear_conv_kernel_dim",
     "linear_key_head_dim",
     "linear_num_key_heads",
@@ -137,26 +149,11 @@ export const LINEAR_ATTENTION_FIELDS: ConfigFields = {
   ],
   checked: ["linear_value_head_dim"],
   irrelevant: {
-    mtp_use_dedicated_embeddings: "the multi-token-prediction layers, which are left out",
+    mtp_use_dedicated_embeddings:
+      "the multi-token-prediction layers, which llama.cpp's main pass never runs",
   },
   assumed: [activation("hidden_act", SILU), NO_ATTENTION_BIAS],
-  caveats: [{ fields: ["mtp_num_hidden_layers"], warn: mtpLeftOut }],
 };
-
-/**
- * Qwen3.5's multi-token-prediction layers are left out, as the converter's
- * `--no-mtp` leaves them: the file computes the model as transformers does
- * (which never loads them), but its default keeps them for llama.cpp's
- * speculative decoding, which aprkit's file then cannot do. Said once.
- */
-function mtpLeftOut(w: KvWriter): string | undefined {
-  const n = w.num("mtp_num_hidden_layers") ?? 0;
-  if (n <= 0) return undefined;
-  return `its ${n} multi-token-prediction layer${n === 1 ? "" : "s"} (mtp.*, which ` +
-    `transformers does not load) ${n === 1 ? "is" : "are"} left out, as llama.cpp's ` +
-    `converter leaves them with --no-mtp; its default keeps them as an extra block for ` +
-    `speculative decoding (llama.cpp's main pass computes the same without them)`;
-}
 
 /** Qwen3-Next: every layer MoE with normalised top-k weights (llama.cpp's `norm_w` true). */
 const QWEN3NEXT_FIELDS: ConfigFields = {
@@ -322,7 +319,47 @@ export function dtBiasName(name: string): string {
     : name;
 }
 
-/** The multi-token-prediction tensors (`mtp.*`), left out as `--no-mtp` does. */
+/**
+ * The multi-token-prediction layers the converter appends after the trunk:
+ * `mtp_num_hidden_layers` (Qwen3.5's config.json; 0 without it).
+ */
+export function mtpLayers(hparams: Readonly<Record<string, unknown>>): number {
+  const n = hparams["mtp_num_hidden_layers"];
+  return typeof n === "number" && Number.isSafeInteger(n) && n > 0 ? n : 0;
+}
+
+/** The MTP module's own tensors, as the converter's `_QwenMtpMixin` renames them. */
+const MTP_OWN: Readonly<Record<string, string>> = {
+  fc: "eh_proj",
+  pre_fc_norm_embedding: "enorm",
+  pre_fc_norm_hidden: "hnorm",
+  norm: "shared_head.norm",
+};
+
+/**
+ * A multi-token-prediction tensor as the block after the trunk, as the
+ * converter reads it (`mtp.layers.i.*` → `model.layers.{N + i}.*`, `mtp.fc`
+ * → `model.layers.N.eh_proj`…), where config.json counts MTP layers; every
+ * other name as it is.
+ */
+export function mtpSourceName(name: string, hparams: Readonly<Record<string, unknown>>): string {
+  const bare = name.startsWith("model.mtp.") ? name.slice("model.".length) : name;
+  const trunk = hparams["num_hidden_layers"];
+  if (!bare.startsWith("mtp.") || mtpLayers(hparams) === 0 || typeof trunk !== "number") {
+    return name;
+  }
+  const layer = /^mtp\.layers\.(\d+)\.(.+)$/.exec(bare);
+  if (layer !== null) return `model.layers.${trunk + Number(layer[1])}.${layer[2]}`;
+  const own = /^mtp\.([a-z_]+)\.(weight|bias)$/.exec(bare);
+  const piece = own === null ? undefined : MTP_OWN[own[1]!];
+  return piece === undefined ? name : `model.layers.${trunk}.${piece}.${own![2]}`;
+}
+
+/**
+ * The multi-token-prediction tensors (`mtp.*`) config.json does not count:
+ * left out, as `--no-mtp` does (the converter would count them from the
+ * tensors; llama.cpp's main pass never runs them).
+ */
 export function dropsMtp(name: string): boolean {
   return name.startsWith("mtp.") || name.startsWith("model.mtp.");
 }
@@ -330,6 +367,8 @@ export function dropsMtp(name: string): boolean {
 /** Block tensors both families rename: attention, norms, the linear attention's plain ones. */
 export const QWEN_NEXT_BLOCK: readonly (readonly [string, string])[] = [
   ...LLAMA_BLOCK.filter(([g]) => g !== "ffn_norm"),
+  // The multi-token-prediction layer's own (mtpSourceName).
+  ...NEXTN_BLOCK,
   ["post_attention_norm", "post_attention_layernorm"],
   ["ssm_norm", "linear_attn.norm"],
   ["ssm_out", "linear_attn.out_proj"],
@@ -377,7 +416,9 @@ export const QWEN3NEXT: Family = {
     made: qwen3NextMade,
     shift: qwenNextShift,
     hfName: dtBiasName,
+    sourceName: mtpSourceName,
     drops: dropsMtp,
+    extraBlocks: mtpLayers,
   },
   ggufReadBackRefusal: LINEAR_ATTENTION_READ_BACK,
 };

@@ -1629,10 +1629,13 @@ BF16_COPIES = {"gpt-oss-bf16": "gpt-oss", "qwen35-bf16": "qwen35"}
 
 
 def make_mtp_copy(name: str, copy: str) -> None:
-    """`hf/<copy>/`: `hf/<name>/` (GLM-4.5) with its multi-token-prediction layer, as
-    the Hub's checkpoints hold it past `num_hidden_layers` (`model.layers.N.`: `eh_proj`,
-    `enorm`, `hnorm`, `shared_head.head`/`.norm` and a whole MoE decoder block), in a
-    shard of its own. transformers does not build that layer (it ignores the tensors on
+    """`hf/<copy>/`: `hf/<name>/` with its multi-token-prediction layer as the Hub's
+    checkpoints hold it, in a shard of its own, seeded: GLM-4.5's past
+    `num_hidden_layers` (`model.layers.N.`: `eh_proj`, `enorm`, `hnorm`,
+    `shared_head.head`/`.norm` and a whole MoE decoder block); Qwen3.5's under `mtp.`
+    (`fc`, `pre_fc_norm_embedding`, `pre_fc_norm_hidden`, `norm` and
+    `layers.0.`, a full-attention decoder block), with `mtp_num_hidden_layers` 1 in
+    config.json. transformers does not build that layer (it ignores the tensors on
     load), so the reference is `<name>`'s, checked here by loading the copy."""
     from safetensors.torch import load_file, save_file
 
@@ -1649,16 +1652,26 @@ def make_mtp_copy(name: str, copy: str) -> None:
     for shard in sorted(set(index["weight_map"].values())):
         trunk.update(load_file(folder / shard))
     g = torch.Generator().manual_seed(1234)
+    qwen = copy in QWEN_MTP
+    # The last layer's block shapes (a full-attention one), new seeded values.
+    block = "mtp.layers.0." if qwen else f"model.layers.{layers}."
     mtp = {}
-    # The last layer's block shapes, new seeded values.
     for k, v in sorted(trunk.items()):
         if k.startswith(last):
-            mtp[f"model.layers.{layers}." + k[len(last):]] = torch.randn(v.shape, generator=g) * WEIGHT_STD
-    p = f"model.layers.{layers}."
-    mtp[p + "eh_proj.weight"] = torch.randn(hidden, 2 * hidden, generator=g) * WEIGHT_STD
-    for norm in ("enorm", "hnorm", "shared_head.norm"):
-        mtp[p + norm + ".weight"] = 1 + torch.randn(hidden, generator=g) * NORM_STD
-    mtp[p + "shared_head.head.weight"] = torch.randn(config["vocab_size"], hidden, generator=g) * WEIGHT_STD
+            mtp[block + k[len(last):]] = torch.randn(v.shape, generator=g) * WEIGHT_STD
+    if qwen:
+        mtp["mtp.fc.weight"] = torch.randn(hidden, 2 * hidden, generator=g) * WEIGHT_STD
+        # Qwen3.5 multiplies by 1 + w: norms near 0.
+        for norm in ("pre_fc_norm_embedding", "pre_fc_norm_hidden", "norm"):
+            mtp[f"mtp.{norm}.weight"] = torch.randn(hidden, generator=g) * NORM_STD
+        config["mtp_num_hidden_layers"] = 1
+        (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    else:
+        p = block
+        mtp[p + "eh_proj.weight"] = torch.randn(hidden, 2 * hidden, generator=g) * WEIGHT_STD
+        for norm in ("enorm", "hnorm", "shared_head.norm"):
+            mtp[p + norm + ".weight"] = 1 + torch.randn(hidden, generator=g) * NORM_STD
+        mtp[p + "shared_head.head.weight"] = torch.randn(config["vocab_size"], hidden, generator=g) * WEIGHT_STD
     shard = "model-mtp.safetensors"
     save_file(mtp, folder / shard, metadata={"format": "pt"})
     for k in mtp:
@@ -1681,7 +1694,9 @@ def make_mtp_copy(name: str, copy: str) -> None:
 
 
 # Copies with a multi-token-prediction layer (of the checkpoint made first).
-MTP_COPIES = {"glm4moe-mtp": "glm4moe"}
+MTP_COPIES = {"glm4moe-mtp": "glm4moe", "qwen35-mtp": "qwen35", "qwen35-moe-mtp": "qwen35-moe"}
+# Those in Qwen3.5's layout (`mtp.*`).
+QWEN_MTP = {"qwen35-mtp", "qwen35-moe-mtp"}
 
 
 def make_unknown() -> None:
