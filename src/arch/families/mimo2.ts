@@ -256,8 +256,32 @@ export const MIMO2: Family = {
       "attention_value_scale",
       // Dense or MoE per layer: llama.cpp loads the tensors the file has.
       "mlp_layer_types",
+      "moe_layer_freq",
+      // The published config.json's keys, which the converter reads (and the checks compare).
+      "hybrid_layer_pattern",
+      "swa_num_key_value_heads",
+      "swa_rope_theta",
+      "layernorm_epsilon",
     ],
-    checked: ["layer_types", "rope_parameters", "rms_norm_eps"],
+    checked: [
+      "layer_types",
+      "rope_parameters",
+      "rms_norm_eps",
+      "swa_head_dim",
+      "swa_v_head_dim",
+      "swa_num_attention_heads",
+      "topk_method",
+      "scoring_func",
+      "add_full_attention_sink_bias",
+    ],
+    irrelevant: {
+      add_swa_attention_sink_bias:
+        "the sliding layers' sinks are tensors, which llama.cpp loads as the file has them",
+      sliding_window_size: "the model's own code's copy of sliding_window, which transformers " +
+        "and the converter read",
+      n_shared_experts: "null in the published configs; transformers builds no shared expert " +
+        "(a checkpoint with one has tensors mimo2 has no name for, refused)",
+    },
     assumed: [
       activation("hidden_act", SILU),
       { field: "norm_topk_prob", hfDefault: true, llamaCpp: true },
