@@ -1702,7 +1702,7 @@ def make_mtp_copy(name: str, copy: str) -> None:
     `enorm`, `hnorm`, `shared_head.head`/`.norm` and a whole MoE decoder block), in a
     shard of its own. transformers does not build that layer (it ignores the tensors on
     load), so the reference is `<name>`'s, checked here by loading the copy."""
-    from safetensors.torch import load_file, save_file
+    from safetensors.torch import load_file
 
     source, folder = HERE / "hf" / name, HERE / "hf" / copy
     if folder.exists():
@@ -1727,8 +1727,19 @@ def make_mtp_copy(name: str, copy: str) -> None:
     for norm in ("enorm", "hnorm", "shared_head.norm"):
         mtp[p + norm + ".weight"] = 1 + torch.randn(hidden, generator=g) * NORM_STD
     mtp[p + "shared_head.head.weight"] = torch.randn(config["vocab_size"], hidden, generator=g) * WEIGHT_STD
+    add_mtp_shard(name, copy, mtp)
+
+
+def add_mtp_shard(name: str, copy: str, mtp: dict) -> None:
+    """Save `mtp` as `hf/<copy>/model-mtp.safetensors`, list it in the index, and check that
+    transformers computes `<name>`'s reference from the copy too."""
+    from safetensors.torch import save_file
+
+    folder = HERE / "hf" / copy
     shard = "model-mtp.safetensors"
     save_file(mtp, folder / shard, metadata={"format": "pt"})
+    index_path = folder / "model.safetensors.index.json"
+    index = json.loads(index_path.read_text())
     for k in mtp:
         index["weight_map"][k] = shard
     index["weight_map"] = dict(sorted(index["weight_map"].items()))
@@ -1761,8 +1772,6 @@ def make_mimo_mtp_copy(name: str, copy: str) -> None:
     `pre_mlp_layernorm`, a dense MLP, `final_layernorm`; vLLM's mimo_v2_mtp.py names
     them), seeded, in a shard of its own. transformers ignores them (`model.mtp.` is in
     `_keys_to_ignore_on_load_unexpected`): the reference is `<name>`'s, checked."""
-    from safetensors.torch import save_file
-
     source, folder = HERE / "hf" / name, HERE / "hf" / copy
     if folder.exists():
         shutil.rmtree(folder)
@@ -1789,16 +1798,7 @@ def make_mimo_mtp_copy(name: str, copy: str) -> None:
             mtp[f"model.mtp.layers.{i}.{piece}"] = (
                 t * WEIGHT_STD if len(shape) == 2 else
                 t * BIAS_STD if piece.endswith("sink_bias") else 1 + t * NORM_STD)
-    shard = "model-mtp.safetensors"
-    save_file(mtp, folder / shard, metadata={"format": "pt"})
-    index_path = folder / "model.safetensors.index.json"
-    index = json.loads(index_path.read_text())
-    for k in mtp:
-        index["weight_map"][k] = shard
-    index["weight_map"] = dict(sorted(index["weight_map"].items()))
-    index["metadata"]["total_size"] += sum(t.numel() * t.element_size() for t in mtp.values())
-    index_path.write_text(json.dumps(index, indent=2) + "\n")
-    same_reference(name, copy)
+    add_mtp_shard(name, copy, mtp)
 
 
 # Copies with multi-token-prediction layers (of the checkpoint made first).
