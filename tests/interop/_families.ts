@@ -209,6 +209,8 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "falcon-h1": "as mamba (its Mamba-2 layers), µP multipliers folded into the weights",
   "lfm2-moe": "as lfm2, experts stacked",
   "minicpm3": "no RoPE base, value length or muP scales in the file to rebuild config.json from",
+  "mimo2": "the router bias renamed to exp_probs_b.bias, experts stacked",
+  "mimo2-mtp": "as mimo2, its MTP layers renumbered after the trunk",
 };
 
 /**
@@ -282,6 +284,9 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "nemotron-h-moe",
   "falcon-h1",
   "lfm2-moe",
+  // The MTP layers are made (renumbered after the trunk), experts stacked.
+  "mimo2",
+  "mimo2-mtp",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

@@ -1333,6 +1333,27 @@ FAMILIES["minicpm3"] = (
      "muP scales": {"scale_emb": 1, "scale_depth": None, "dim_model_base": None}},
 )
 
+# MiMo-V2-Flash's shape (MiMoV2FlashForCausalLM), 6 layers: 0 and 5 global
+# (1 KV head), 1–4 in a window of 16 with twice the KV heads and a sink per
+# head (transformers' default layer_types: the first and every 6th layer
+# global, as published); Q/K heads of 24 and V heads of 16 (192 and 128
+# published), RoPE on int(24 × 0.334) = 8 dims, θ 5·10⁶ global and 10⁴ in
+# the window (the class's defaults and the published values), values ×0.707;
+# a dense first layer, then 4 experts (top 2, MLP 32) under a sigmoid router
+# with e_score_correction_bias perturbed, normalised top-2 weights, 1 expert
+# group. config.json is rewritten to the published form (mimo_hub_config),
+# which the converter reads and from which transformers computes the same.
+FAMILIES["mimo2"] = (
+    "MiMoV2FlashConfig", "MiMoV2FlashForCausalLM",
+    common(num_hidden_layers=6, num_key_value_heads=1, head_dim=24, v_head_dim=16,
+           sliding_window=16, n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+           n_group=1, topk_group=1, norm_topk_prob=True, attention_value_scale=0.707,
+           bos_token_id=None, eos_token_id=VOCAB - 3, pad_token_id=None),
+    "qwen2",
+    {"sliding window": {"sliding_window": MAX_POSITIONS},
+     "value scale": {"attention_value_scale": None}},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1371,6 +1392,51 @@ TRANSFORMERS_4 = transformers.__version__.startswith("4.")
 # tokenizer_config.json settings as the published checkpoints have them, where
 # the converter needs one: DeepSeek-V3.2's asserts add_bos_token.
 TOKENIZER_SETTINGS = {"deepseek32": {"add_bos_token": True}}
+
+
+MIMO_HUB = {"mimo2"}
+
+
+def mimo_hub_config(folder: Path, model_cls: str):
+    """Rewrite a saved MiMo-V2-Flash config.json to XiaomiMiMo/MiMo-V2-Flash's form, and load it back.
+
+    The published config.json has no layer_types, mlp_layer_types or rope_parameters
+    (transformers 5.18 derives them: its defaults are the published pattern and thetas)
+    but the keys the model's own code and llama.cpp's converter read: hybrid_layer_pattern
+    (1 = sliding), moe_layer_freq, the swa_* head counts and sizes, rope_theta,
+    swa_rope_theta, partial_rotary_factor, layernorm_epsilon, topk_method, scoring_func,
+    the sink flags, routed_scaling_factor null. The model returned is transformers' own
+    load of that folder (the reference runs what the checkpoint says)."""
+    config_path = folder / "config.json"
+    saved = json.loads(config_path.read_text())
+    types = saved.pop("layer_types")
+    mlp = saved.pop("mlp_layer_types")
+    rope = saved.pop("rope_parameters")
+    full, swa = rope["full_attention"], rope["sliding_attention"]
+    assert full["partial_rotary_factor"] == swa["partial_rotary_factor"]
+    kv = saved["num_key_value_heads"]
+    saved.update({
+        "hybrid_layer_pattern": [1 if t == "sliding_attention" else 0 for t in types],
+        "moe_layer_freq": [1 if t == "sparse" else 0 for t in mlp],
+        "swa_num_attention_heads": saved["num_attention_heads"],
+        "swa_num_key_value_heads": 2 * kv,
+        "swa_head_dim": saved["head_dim"],
+        "swa_v_head_dim": saved["v_head_dim"],
+        "rope_theta": full["rope_theta"],
+        "swa_rope_theta": swa["rope_theta"],
+        "partial_rotary_factor": full["partial_rotary_factor"],
+        "layernorm_epsilon": saved.pop("rms_norm_eps"),
+        "sliding_window_size": saved["sliding_window"],
+        "add_full_attention_sink_bias": False,
+        "add_swa_attention_sink_bias": True,
+        "topk_method": "noaux_tc",
+        "scoring_func": "sigmoid",
+        "n_shared_experts": None,
+        "routed_scaling_factor": None,
+    })
+    config_path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
+    return getattr(transformers, model_cls).from_pretrained(
+        folder, dtype=torch.float32, attn_implementation="eager").eval()
 
 
 def randomize(model: torch.nn.Module, seed: int) -> None:
@@ -1458,6 +1524,8 @@ def make(name: str, seed: int) -> dict:
                         "routed_scaling_factor", "num_nextn_predict_layers"):
                 del saved[key]
         config_path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
+    if name in MIMO_HUB:
+        model = mimo_hub_config(folder, model_cls)
     if name in TOKENIZER_SETTINGS:
         tokenizer_config = folder / "tokenizer_config.json"
         settings = json.loads(tokenizer_config.read_text()) | TOKENIZER_SETTINGS[name]
@@ -1637,7 +1705,7 @@ def make_mtp_copy(name: str, copy: str) -> None:
     `layers.0.`, a full-attention decoder block), with `mtp_num_hidden_layers` 1 in
     config.json. transformers does not build that layer (it ignores the tensors on
     load), so the reference is `<name>`'s, checked here by loading the copy."""
-    from safetensors.torch import load_file, save_file
+    from safetensors.torch import load_file
 
     source, folder = HERE / "hf" / name, HERE / "hf" / copy
     if folder.exists():
@@ -1672,14 +1740,31 @@ def make_mtp_copy(name: str, copy: str) -> None:
         for norm in ("enorm", "hnorm", "shared_head.norm"):
             mtp[p + norm + ".weight"] = 1 + torch.randn(hidden, generator=g) * NORM_STD
         mtp[p + "shared_head.head.weight"] = torch.randn(config["vocab_size"], hidden, generator=g) * WEIGHT_STD
+    add_mtp_shard(name, copy, mtp)
+
+
+def add_mtp_shard(name: str, copy: str, mtp: dict) -> None:
+    """Save `mtp` as `hf/<copy>/model-mtp.safetensors`, list it in the index, and check that
+    transformers computes `<name>`'s reference from the copy too."""
+    from safetensors.torch import save_file
+
+    folder = HERE / "hf" / copy
     shard = "model-mtp.safetensors"
     save_file(mtp, folder / shard, metadata={"format": "pt"})
+    index_path = folder / "model.safetensors.index.json"
+    index = json.loads(index_path.read_text())
     for k in mtp:
         index["weight_map"][k] = shard
     index["weight_map"] = dict(sorted(index["weight_map"].items()))
     index["metadata"]["total_size"] += sum(t.numel() * t.element_size() for t in mtp.values())
     index_path.write_text(json.dumps(index, indent=2) + "\n")
-    # transformers computes the same from the copy: the reference is the original's.
+    same_reference(name, copy)
+
+
+def same_reference(name: str, copy: str) -> None:
+    """Check that transformers computes `<name>`'s reference from `hf/<copy>/` too, and
+    write it as `<copy>`'s."""
+    folder = HERE / "hf" / copy
     ref = json.loads((HERE / "reference" / f"{name}.json").read_text())
     model = getattr(transformers, ref["architecture"]).from_pretrained(
         folder, dtype=torch.float32, attn_implementation="eager").eval()
@@ -1693,10 +1778,48 @@ def make_mtp_copy(name: str, copy: str) -> None:
     (HERE / "reference" / f"{copy}.json").write_text(json.dumps(ref, indent=1) + "\n")
 
 
-# Copies with a multi-token-prediction layer (of the checkpoint made first).
-MTP_COPIES = {"glm4moe-mtp": "glm4moe", "qwen35-mtp": "qwen35", "qwen35-moe-mtp": "qwen35-moe"}
+def make_mimo_mtp_copy(name: str, copy: str) -> None:
+    """`hf/<copy>/`: `hf/<name>/` (MiMo-V2-Flash) with the 3 multi-token-prediction layers
+    the Hub's checkpoints hold (`model.mtp.layers.{0,1,2}.`: `enorm`, `hnorm`, `eh_proj`,
+    `input_layernorm`, a sliding-window layer's attention with its `attention_sink_bias`,
+    `pre_mlp_layernorm`, a dense MLP, `final_layernorm`; vLLM's mimo_v2_mtp.py names
+    them), seeded, in a shard of its own. transformers ignores them (`model.mtp.` is in
+    `_keys_to_ignore_on_load_unexpected`): the reference is `<name>`'s, checked."""
+    source, folder = HERE / "hf" / name, HERE / "hf" / copy
+    if folder.exists():
+        shutil.rmtree(folder)
+    shutil.copytree(source, folder)
+    c = json.loads((folder / "config.json").read_text())
+    hidden, heads, kv = c["hidden_size"], c["swa_num_attention_heads"], c["swa_num_key_value_heads"]
+    qk, v, ff = c["swa_head_dim"], c["swa_v_head_dim"], c["intermediate_size"]
+    shapes = {
+        "enorm.weight": [hidden], "hnorm.weight": [hidden], "eh_proj.weight": [hidden, 2 * hidden],
+        "input_layernorm.weight": [hidden],
+        "self_attn.q_proj.weight": [heads * qk, hidden], "self_attn.k_proj.weight": [kv * qk, hidden],
+        "self_attn.v_proj.weight": [kv * v, hidden], "self_attn.o_proj.weight": [hidden, heads * v],
+        "self_attn.attention_sink_bias": [heads],
+        "pre_mlp_layernorm.weight": [hidden],
+        "mlp.gate_proj.weight": [ff, hidden], "mlp.up_proj.weight": [ff, hidden],
+        "mlp.down_proj.weight": [hidden, ff],
+        "final_layernorm.weight": [hidden],
+    }
+    g = torch.Generator().manual_seed(SEEDS[copy])
+    mtp = {}
+    for i in range(3):
+        for piece, shape in shapes.items():
+            t = torch.randn(shape, generator=g)
+            mtp[f"model.mtp.layers.{i}.{piece}"] = (
+                t * WEIGHT_STD if len(shape) == 2 else
+                t * BIAS_STD if piece.endswith("sink_bias") else 1 + t * NORM_STD)
+    add_mtp_shard(name, copy, mtp)
+
+
+# Copies with multi-token-prediction layers (of the checkpoint made first).
+MTP_COPIES = {"glm4moe-mtp": "glm4moe", "qwen35-mtp": "qwen35", "qwen35-moe-mtp": "qwen35-moe",
+              "mimo2-mtp": "mimo2"}
 # Those in Qwen3.5's layout (`mtp.*`).
 QWEN_MTP = {"qwen35-mtp", "qwen35-moe-mtp"}
+MAKE_MTP_COPY = {"mimo2-mtp": make_mimo_mtp_copy}
 
 
 def make_unknown() -> None:
@@ -1742,7 +1865,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          # 306 of 301–319: the seed whose routers are furthest from a tie (see the family).
          "gemma4-moe": 306, "gemma4-cg": 307,
          "nemotron-h": 320, "nemotron-h-moe": 321, "falcon-h1": 322, "lfm2-moe": 323,
-         "minicpm3": 360}
+         "minicpm3": 360,
+         "mimo2": 510, "mimo2-mtp": 511}
 
 
 def make_conditional_copy(name: str, copy: str) -> None:
@@ -1827,7 +1951,7 @@ def main() -> None:
             print(f"{copy}: {name} as Gemma4ForConditionalGeneration")
     for copy, name in MTP_COPIES.items():
         if not TRANSFORMERS_4 and (copy in names or name in names):
-            make_mtp_copy(name, copy)
+            MAKE_MTP_COPY.get(copy, make_mtp_copy)(name, copy)
             print(f"{copy}: {name} with its multi-token-prediction layer")
 
 

@@ -41,6 +41,9 @@ A third, for DeepSeek-V3.2: its converter asserts the tokenizer's
 whenever a tokenizer.json is present (transformers 4 kept it), so it refuses
 every checkpoint under transformers 5. The converter's tokenizer gets the
 tokenizer_config.json value back, as transformers 4 read it.
+A fourth, for MiMo-V2-Flash: the converter gets its config.json as it is
+(CONFIG_AS_SAVED), as under transformers 4.57, which does not know the model
+type; transformers 5.18's config dict makes it fail on every published one.
 """
 
 from __future__ import annotations
@@ -71,6 +74,13 @@ QUANTIZED = ["Q4_K_M", "Q5_K_S"]
 # checkpoint transformers saves (it builds no MTP layer); --no-mtp leaves them out.
 CONVERTER_FLAGS = {name: ["--no-mtp"] for name in ("qwen3-next", "qwen35", "qwen35-moe", "qwen35-bf16",
                                                     "qwen3.5-vl-t5", "qwen3.5-moe-vl-t5")}
+
+# Model types whose config.json the converter gets as it is: transformers 5.18's
+# MiMoV2FlashConfig adds per-layer-type rope_parameters to the dict (its defaults),
+# after which MimoV2Model.set_gguf_parameters fails on every published config.json
+# (KeyError: 'partial_rotary_factor'); transformers 4.57, which has no mimo_v2_flash,
+# made the converter read config.json itself.
+CONFIG_AS_SAVED = {"mimo_v2_flash"}
 
 PRE_BY_REGEX = {
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+": "llama-bpe",
@@ -117,6 +127,8 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -
                 # A dense Nemotron-H: transformers 5's NemotronHConfig adds its
                 # MoE defaults, which make the converter write nemotron_h_moe.
                 return {k: v for k, v in hparams.items() if k in saved}
+            if hparams.get("model_type") in CONFIG_AS_SAVED:
+                return saved
         return hparams
 
     base.ModelBase.load_hparams = staticmethod(with_config_keys)
