@@ -207,6 +207,7 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "falcon-h1": "as mamba (its Mamba-2 layers), µP multipliers folded into the weights",
   "lfm2-moe": "as lfm2, experts stacked",
   "minicpm3": "no RoPE base, value length or muP scales in the file to rebuild config.json from",
+  "kimi-linear": "ssm_a is −exp(A_log), MLA's kv_b_proj split per head, experts stacked",
 };
 
 /**
@@ -278,6 +279,8 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "nemotron-h-moe",
   "falcon-h1",
   "lfm2-moe",
+  // KDA's A_log (−exp) and convolutions and MLA's attn_k_b / attn_v_b are made.
+  "kimi-linear",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */
