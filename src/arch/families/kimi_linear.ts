@@ -296,6 +296,7 @@ export const KIMI_LINEAR: Family = {
   ggufRenamesOnly: false,
   gguf: {
     writeKv,
+    llamaKeys: true,
     unsupported,
     made: (tensors, w) => [
       ...deepseek2Made(tensors, w),
