@@ -9,6 +9,7 @@
 
 import assert from "node:assert/strict";
 import { KvWriter } from "../../src/arch/kv.ts";
+import { hfToGgufName } from "../../src/arch/names.ts";
 import { KIMI_LINEAR } from "../../src/arch/families/kimi_linear.ts";
 import { fixtureConfig, refusalOf } from "./_fixture_refusal.ts";
 
@@ -77,4 +78,26 @@ Deno.test("kimi-linear: transformers 5's own config.json form gives the publishe
   const kv = w.entries().get("kimi-linear.attention.head_count_kv")?.value;
   assert.deepEqual(kv, [0, 0, 0, 0, 1, 0]);
   assert.equal(w.entries().get("kimi-linear.leading_dense_block_count")?.value, 1);
+});
+
+Deno.test("kimi-linear: transformers 5's tensor names map as the published ones", () => {
+  const gguf = (name: string) => hfToGgufName(KIMI_LINEAR.gguf!.hfName!(name), KIMI_LINEAR);
+  // transformers 5 saves the dense MLP under block_sparse_moe.
+  assert.equal(gguf("model.layers.0.block_sparse_moe.gate_proj.weight"), "blk.0.ffn_gate.weight");
+  assert.equal(gguf("model.layers.0.mlp.down_proj.weight"), "blk.0.ffn_down.weight");
+  assert.equal(gguf("model.layers.0.self_attn.dt_bias"), "blk.0.ssm_dt.bias");
+  assert.equal(
+    gguf("model.layers.1.block_sparse_moe.gate.e_score_correction_bias"),
+    "blk.1.exp_probs_b.bias",
+  );
+});
+
+Deno.test("kimi-linear: a checkpoint without lm_head (KimiLinearModel's own save) is refused for GGUF", () => {
+  const w = new KvWriter(CONFIG, "kimi-linear");
+  const tensor = (name: string) => ({ name, dtype: "F32" as const, shape: [4], byteLength: 16 });
+  assert.throws(
+    () => KIMI_LINEAR.gguf!.made!([tensor("embed_tokens.weight"), tensor("norm.weight")], w),
+    /without lm_head\.weight .*needs output\.weight/,
+  );
+  assert.deepEqual(KIMI_LINEAR.gguf!.made!([tensor("lm_head.weight")], w), []);
 });

@@ -31,6 +31,7 @@
  * @module
  */
 
+import type { TensorInfo } from "../../tensor.ts";
 import { type Family, LLAMA_BLOCK } from "../family.ts";
 import { KvWriter, record } from "../kv.ts";
 import { scoreBiasReadName } from "../router_bias.ts";
@@ -196,6 +197,21 @@ function unsupported(w: KvWriter): string | undefined {
   return scoringRefusal(w, "sigmoid", "Kimi Linear");
 }
 
+/**
+ * Nothing, or a RangeError for a checkpoint without `lm_head.weight` (a
+ * `KimiLinearModel` saved without its head): llama.cpp's kimi-linear loads
+ * `output.weight` always and never falls back to the embedding.
+ */
+function headRequired(tensors: readonly TensorInfo[]): never[] {
+  if (!tensors.some((t) => t.name === "lm_head.weight")) {
+    throw new RangeError(
+      "Cannot convert a Kimi Linear checkpoint without lm_head.weight (a KimiLinearModel " +
+        "saved without its head) to GGUF: llama.cpp's kimi-linear needs output.weight",
+    );
+  }
+  return [];
+}
+
 /** KDA's depthwise kernels `[channels, 1, kernel]` (or `[channels, kernel]`) as `[1, channels, 1, kernel]`. */
 function kdaConv(shape: readonly number[]): readonly number[] {
   const [channels, kernel] = [shape[0]!, shape[shape.length - 1]!];
@@ -282,6 +298,11 @@ export const KIMI_LINEAR: Family = {
     ["ffn_gate_shexp", "block_sparse_moe.shared_experts.gate_proj"],
     ["ffn_up_shexp", "block_sparse_moe.shared_experts.up_proj"],
     ["ffn_down_shexp", "block_sparse_moe.shared_experts.down_proj"],
+    // The dense MLP as transformers 5 saves it (it renames every layer's `mlp.`
+    // to `block_sparse_moe.` on save; the converter maps only `mlp.`).
+    ["ffn_gate", "block_sparse_moe.gate_proj"],
+    ["ffn_up", "block_sparse_moe.up_proj"],
+    ["ffn_down", "block_sparse_moe.down_proj"],
   ],
   experts: {
     prefix: "block_sparse_moe.experts",
@@ -299,6 +320,7 @@ export const KIMI_LINEAR: Family = {
     llamaKeys: true,
     unsupported,
     made: (tensors, w) => [
+      ...headRequired(tensors),
       ...deepseek2Made(tensors, w),
       ...ssmTensors(tensors, w, "model.layers", [
         { piece: "self_attn.A_log", gguf: "ssm_a", shape: (s) => s, negExp: true },
