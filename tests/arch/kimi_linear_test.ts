@@ -69,6 +69,13 @@ Deno.test("kimi-linear: transformers 5's own config.json form gives the publishe
     linear_conv_kernel_dim: LINEAR["short_conv_kernel_size"],
   };
   assert.equal(keys(transformers), keys(CONFIG));
+  // transformers' head_dim is qk_rope_head_dim unless config.json says (published: 72), and the
+  // converter writes it as value_length.
+  const { head_dim: _head, ...headless } = CONFIG;
+  assert.equal(keys(headless), keys(CONFIG));
+  const published = new KvWriter({ ...CONFIG, head_dim: 72 }, "kimi-linear");
+  KIMI_LINEAR.gguf!.writeKv(published);
+  assert.equal(published.entries().get("kimi-linear.attention.value_length")?.value, 72);
   // Without either, transformers' defaults: MLA on every 4th layer from layer 4 on, one dense layer.
   const w = new KvWriter(
     { ...transformers, layer_types: undefined, mlp_layer_types: undefined, num_hidden_layers: 6 },

@@ -130,9 +130,11 @@ function writeKv(w: KvWriter): void {
   const rope = w.need("qk_rope_head_dim");
   const kvLora = w.need("kv_lora_rank");
   // The converter's hparams are transformers' (AutoConfig), whose head_dim is
-  // qk_rope_head_dim; MLA as MQA: one KV head. transformers always scores the
-  // experts with a sigmoid (the published moe_router_activation_func).
-  const common = new KvWriter({ ...h, num_key_value_heads: 1, head_dim: rope }, w.arch);
+  // config.json's (the published 72), else qk_rope_head_dim; MLA as MQA: one
+  // KV head. transformers always scores the experts with a sigmoid (the
+  // published moe_router_activation_func).
+  const headDim = h["head_dim"] ?? rope;
+  const common = new KvWriter({ ...h, num_key_value_heads: 1, head_dim: headDim }, w.arch);
   writeTextModelKvScoredBy(common, "sigmoid");
   for (const [key, entry] of common.entries()) w.put(key, entry);
   w.setArray("attention.head_count_kv", "INT32", layers.full.map((f) => f ? 1 : 0));
