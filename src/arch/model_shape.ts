@@ -156,6 +156,7 @@ const IRREGULAR_HEADS = new Set([
   "gemma4", // full-attention layers' heads are wider (global_head_dim) and may have other KV heads
   "minicpm3", // MLA, as deepseek2
   "mimo2", // the sliding layers have twice the KV heads; V heads are narrower (v_head_dim)
+  "kimi-linear", // MLA, as deepseek2; KDA layers of their own head size
 ]);
 
 /** Architectures whose dense FFN is not `feed_forward_length` wide in every block. */

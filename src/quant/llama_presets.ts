@@ -236,7 +236,9 @@ const NEVER_QUANTIZED = [
   // Qwen2-MoE's shared-expert gate: [1, hidden], 1-D to llama-quantize (ggml_n_dims)
   // but 2-D to the converter, whose list keeps it F32 too.
   "ffn_gate_inp_shexp.weight",
-  "ssm_conv1d.weight",
+  // llama-quantize's substring: Mamba's ssm_conv1d and Kimi Linear's ssm_conv1d_{q,k,v}
+  // (which the converter's list names too).
+  "ssm_conv1d",
   // LFM2's short convolution (the converter's SHORTCONV_CONV; llama-quantize's list too).
   "shortconv.conv.weight",
   "time_mix_first.weight",

@@ -211,6 +211,7 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "minicpm3": "no RoPE base, value length or muP scales in the file to rebuild config.json from",
   "mimo2": "the router bias renamed to exp_probs_b.bias, experts stacked",
   "mimo2-mtp": "as mimo2, its MTP layers renumbered after the trunk",
+  "kimi-linear": "ssm_a is −exp(A_log), MLA's kv_b_proj split per head, experts stacked",
 };
 
 /**
@@ -287,6 +288,8 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   // The MTP layers are made (renumbered after the trunk), experts stacked.
   "mimo2",
   "mimo2-mtp",
+  // KDA's A_log (−exp) and convolutions and MLA's attn_k_b / attn_v_b are made.
+  "kimi-linear",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

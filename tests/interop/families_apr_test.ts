@@ -340,6 +340,38 @@ const CHECKPOINT_NAMED: Readonly<
         ],
     rope: true,
   },
+  // A KDA layer with the dense MLP (0) and an MLA layer with experts (1); no RoPE.
+  "kimi-linear": {
+    globals: weights("", ["model.embed_tokens", "model.norm", "lm_head"]),
+    block: (l) => {
+      const p = `model.layers.${l}`;
+      return l === 0
+        ? [
+          ...weights(`${p}.self_attn`, [
+            ...["q", "k", "v"].flatMap((x) => [`${x}_proj`, `${x}_conv1d`]),
+            ...["f_a_proj", "f_b_proj", "b_proj", "g_a_proj", "g_b_proj", "o_norm", "o_proj"],
+          ]),
+          ...under(`${p}.self_attn`, ["A_log", "dt_bias"]),
+          ...weights(`${p}.mlp`, ["gate_proj", "up_proj", "down_proj"]),
+        ]
+        : [
+          ...weights(`${p}.self_attn`, [
+            "q_proj",
+            "kv_a_proj_with_mqa",
+            "kv_a_layernorm",
+            "kv_b_proj",
+            "o_proj",
+          ]),
+          ...weights(`${p}.block_sparse_moe`, [
+            "gate",
+            ...["gate_proj", "up_proj", "down_proj"].map((x) => `shared_experts.${x}`),
+            ...[0, 1, 2, 3].flatMap((e) => ["w1", "w2", "w3"].map((x) => `experts.${e}.${x}`)),
+          ]),
+          `${p}.block_sparse_moe.gate.e_score_correction_bias`,
+        ];
+    },
+    rope: false,
+  },
 };
 
 Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks them up, with rope_type and the sizes its load gate checks", async (t) => {

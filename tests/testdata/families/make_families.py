@@ -1354,6 +1354,89 @@ FAMILIES["mimo2"] = (
      "value scale": {"attention_value_scale": None}},
 )
 
+# Kimi-Linear-48B-A3B's shape: Kimi delta attention (KDA: q/k/v short
+# convolutions of kernel 4, a per-channel forget gate from f_a/f_b with
+# A_log and dt_bias, the beta gate b_proj, the output gate g_a/g_b into a
+# sigmoid-gated RMSNorm; 4 heads of 16, as many as the attention's, which
+# llama.cpp assumes) on layers 0 and 2, multi-head latent attention without
+# positions (no q LoRA, kv LoRA 32, q/k 16 + 8 "rope" dims, v 16) on layers 1
+# and 3, a dense first layer, then 4 experts (top 2, MLP 32) + 1 shared under
+# a sigmoid router with e_score_correction_bias perturbed, normalized top-2
+# weights x2.446 (published). transformers 5.18 saves none of the keys the
+# converter reads for this model (linear_attn_config, first_k_dense_replace,
+# moe_router_activation_func), so config.json is rewritten to
+# moonshotai/Kimi-Linear-48B-A3B-Instruct's form: KIMI_HUB_CONFIG.
+FAMILIES["kimi-linear"] = (
+    "KimiLinearConfig", "KimiLinearForCausalLM",
+    common(num_hidden_layers=4, num_key_value_heads=HEADS, kv_lora_rank=32, q_lora_rank=None,
+           qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=16, num_local_experts=4,
+           num_experts_per_tok=2, n_shared_experts=1, moe_intermediate_size=32, n_group=1,
+           topk_group=1, norm_topk_prob=True, routed_scaling_factor=2.446,
+           linear_head_dim=HEAD_DIM, linear_num_heads=HEADS, linear_conv_kernel_dim=4,
+           layer_types=["linear_attention", "full_attention"] * 2,
+           mlp_layer_types=["dense", "sparse", "sparse", "sparse"],
+           pad_token_id=None, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3",
+    {"routed scaling": {"routed_scaling_factor": 1.0}},
+)
+
+
+def kimi_hub_config(saved: dict) -> dict:
+    """config.json as moonshotai/Kimi-Linear-48B-A3B-Instruct publishes it.
+
+    transformers 5.18 saves the layer pattern and the KDA shape as its own
+    fields (layer_types, mlp_layer_types, linear_head_dim, linear_num_heads,
+    linear_conv_kernel_dim); the published config.json has instead
+    linear_attn_config (1-based layer lists), first_k_dense_replace and
+    moe_router_activation_func, which llama.cpp's converter reads (it fails
+    on transformers' form: KeyError 'linear_attn_config'), and rope_theta,
+    mla_use_nope, moe_layer_freq, use_grouped_topk, num_nextn_predict_layers
+    as published (transformers reads none of these; its KimiLinearConfig turns
+    linear_attn_config and first_k_dense_replace back into its fields).
+    """
+    out = {k: v for k, v in saved.items() if k not in (
+        "layer_types", "mlp_layer_types", "linear_head_dim", "linear_num_heads",
+        "linear_conv_kernel_dim", "qk_head_dim")}
+    types = saved["layer_types"]
+    out["linear_attn_config"] = {
+        "full_attn_layers": [i + 1 for i, t in enumerate(types) if t == "full_attention"],
+        "kda_layers": [i + 1 for i, t in enumerate(types) if t == "linear_attention"],
+        "head_dim": saved["linear_head_dim"],
+        "num_heads": saved["linear_num_heads"],
+        "short_conv_kernel_size": saved["linear_conv_kernel_dim"],
+    }
+    out["first_k_dense_replace"] = saved["mlp_layer_types"].index("sparse")
+    out.update(moe_router_activation_func="sigmoid", mla_use_nope=True, moe_layer_freq=1,
+               use_grouped_topk=True, num_nextn_predict_layers=0, rope_theta=10000.0)
+    return out
+
+
+def kimi_hub_tensors(folder: Path) -> None:
+    """The dense layers' MLP under `mlp.`, as the published checkpoint holds it.
+
+    transformers 5.18 renames every layer's `mlp.` to `block_sparse_moe.` on save
+    (its load mapping renames the MoE ones the other way); the published model
+    names only the MoE blocks so, and llama.cpp's converter cannot map a dense
+    `block_sparse_moe.gate_proj`. Shards and index are rewritten in place.
+    """
+    from safetensors.torch import load_file, save_file
+
+    def hub(key: str) -> str:
+        for proj in ("gate_proj", "up_proj", "down_proj"):
+            key = key.replace(f".block_sparse_moe.{proj}.", f".mlp.{proj}.")
+        return key
+
+    index_path = folder / "model.safetensors.index.json"
+    index = json.loads(index_path.read_text())
+    for shard in sorted(set(index["weight_map"].values())):
+        tensors = load_file(folder / shard)
+        save_file({hub(k): v for k, v in tensors.items()}, folder / shard, metadata={"format": "pt"})
+    index["weight_map"] = dict(sorted((hub(k), v) for k, v in index["weight_map"].items()))
+    index_path.write_text(json.dumps(index, indent=2) + "\n")
+
+
+KIMI_HUB_CONFIG = {"kimi-linear"}
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1526,6 +1609,11 @@ def make(name: str, seed: int) -> dict:
         config_path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
     if name in MIMO_HUB:
         model = mimo_hub_config(folder, model_cls)
+    if name in KIMI_HUB_CONFIG:
+        config_path = folder / "config.json"
+        saved = kimi_hub_config(json.loads(config_path.read_text()))
+        config_path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
+        kimi_hub_tensors(folder)
     if name in TOKENIZER_SETTINGS:
         tokenizer_config = folder / "tokenizer_config.json"
         settings = json.loads(tokenizer_config.read_text()) | TOKENIZER_SETTINGS[name]
@@ -1569,6 +1657,15 @@ def make(name: str, seed: int) -> dict:
         sensitivity[feature] = round(diff, 4)
         if diff < MIN_SENSITIVITY:
             sys.exit(f"{name}: switching off {feature} moves the log-probs by only {diff:.4f}")
+
+    if name in KIMI_HUB_CONFIG:
+        # The rewritten config.json must describe the model that computed the reference.
+        reloaded = getattr(transformers, model_cls).from_pretrained(
+            folder, dtype=torch.float32, attn_implementation="eager").eval()
+        rows2 = log_probs(reloaded, sequence)
+        for step, pos in zip(steps, positions):
+            for token, value in step["top"]:
+                assert abs(float(rows2[pos][token]) - value) < 1e-5, f"{name}: reloaded differs"
 
     reference = {
         "family": name,
@@ -1866,7 +1963,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "gemma4-moe": 306, "gemma4-cg": 307,
          "nemotron-h": 320, "nemotron-h-moe": 321, "falcon-h1": 322, "lfm2-moe": 323,
          "minicpm3": 360,
-         "mimo2": 510, "mimo2-mtp": 511}
+         "mimo2": 510, "mimo2-mtp": 511,
+         "kimi-linear": 520}
 
 
 def make_conditional_copy(name: str, copy: str) -> None:
