@@ -1333,6 +1333,18 @@ FAMILIES["minicpm3"] = (
      "muP scales": {"scale_emb": 1, "scale_depth": None, "dim_model_base": None}},
 )
 
+# Apertus's block: per-head Q/K RMSNorms, a feed-forward of up, xIELU, down
+# (no gate) whose per-layer scalars (alpha_p, alpha_n, beta, eps) the
+# converter writes as GGUF arrays; Llama 3's RoPE as published (here ×8 of an
+# original context of 32). `randomize` perturbs alpha_p, alpha_n and beta.
+FAMILIES["apertus"] = (
+    "ApertusConfig", "ApertusForCausalLM",
+    common(rope_parameters=llama3_rope(), pad_token_id=None, bos_token_id=VOCAB - 2,
+           eos_token_id=VOCAB - 1),
+    "llama3",
+    {"rope scaling (llama3)": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1391,6 +1403,9 @@ def randomize(model: torch.nn.Module, seed: int) -> None:
                 b.copy_(torch.randn(b.shape, generator=g) * BIAS_STD)
             # Gemma 4's per-layer output scale (a buffer, 1 at init; the published ones are not 1).
             elif name.endswith("layer_scalar"):
+                b.add_(torch.randn(b.shape, generator=g) * NORM_STD)
+            # Apertus's xIELU beta (a buffer, 0.5 at init), as its alpha_p and alpha_n are.
+            elif name.endswith("act_fn.beta"):
                 b.add_(torch.randn(b.shape, generator=g) * NORM_STD)
 
 
@@ -1727,7 +1742,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          # 306 of 301–319: the seed whose routers are furthest from a tie (see the family).
          "gemma4-moe": 306, "gemma4-cg": 307,
          "nemotron-h": 320, "nemotron-h-moe": 321, "falcon-h1": 322, "lfm2-moe": 323,
-         "minicpm3": 360}
+         "minicpm3": 360,
+         "apertus": 500, "bitnet": 501}
 
 
 def make_conditional_copy(name: str, copy: str) -> None:
