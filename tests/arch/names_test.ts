@@ -118,6 +118,8 @@ Deno.test("the names where families differ, as llama.cpp's converter writes them
     ["starcoder", "transformer.h.1.attn.c_proj.weight", "blk.1.attn_output.weight"],
     ["apertus", "model.layers.1.attention_layernorm.weight", "blk.1.attn_norm.weight"],
     ["apertus", "model.layers.1.feedforward_layernorm.weight", "blk.1.ffn_norm.weight"],
+    ["bitnet", "model.layers.1.self_attn.attn_sub_norm.weight", "blk.1.attn_sub_norm.weight"],
+    ["bitnet", "model.layers.1.mlp.ffn_sub_norm.weight", "blk.1.ffn_sub_norm.weight"],
   ];
   for (const [family, hf, gguf] of cases) {
     assert.equal(hfToGgufName(hf, family), gguf, `${family}: ${hf}`);

@@ -1345,6 +1345,39 @@ FAMILIES["apertus"] = (
     {"rope scaling (llama3)": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
 )
 
+# BitNet b1.58's block: attn_sub_norm before o_proj, ffn_sub_norm before
+# down_proj. The converter rounds every projection to ternary × mean(|w|)
+# (BitnetModel.weight_quant) and transformers (unquantized) computes with the
+# stored weights, so the projections are ones that rounding leaves alone:
+# sign × one power of two per tensor (`bitnet_weights`). Ternary with zeros
+# is not such a fixed point (mean(|w|) counts the zeros, so the converter
+# would shrink the ±s values to ±s·p). hidden_act silu, llama.cpp's graph's
+# (transformers' default relu2 is refused for GGUF), tied embeddings (llama.cpp's
+# bitnet computes the logits with the token embedding), Llama 2's SentencePiece ids
+# (the converter reads tokenizer.model).
+FAMILIES["bitnet"] = (
+    "BitNetConfig", "BitNetForCausalLM",
+    common(hidden_act="silu", tie_word_embeddings=True, pad_token_id=None, bos_token_id=1,
+           eos_token_id=2),
+    "llama", {},
+)
+BITNET_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+def bitnet_weights(model: torch.nn.Module, seed: int) -> None:
+    """Each projection as sign(w) × 2^-k (k of 2, 3, 4, seeded per tensor): mean(|w|) is
+    2^-k exactly, so the converter's (w / scale).round().clamp(-1, 1) * scale gives w back."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in sorted(model.named_parameters()):
+            if name.rsplit(".", 2)[-2] in BITNET_PROJECTIONS:
+                k = int(torch.randint(2, 5, (1,), generator=g))
+                p.copy_(torch.where(p >= 0, 1.0, -1.0) * 2.0 ** -k)
+
+
+# Changes to randomize()'s weights a family's fixture needs.
+WEIGHT_CHANGES = {"bitnet": bitnet_weights}
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1431,6 +1464,8 @@ def build(name: str, config_cls: str, model_cls: str, config_args: dict, seed: i
     torch.manual_seed(seed)
     model = getattr(transformers, model_cls)(config).eval()
     randomize(model, seed)
+    if name in WEIGHT_CHANGES:
+        WEIGHT_CHANGES[name](model, seed)
     return config, model
 
 
