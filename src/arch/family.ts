@@ -112,6 +112,24 @@ export interface TensorKeys {
    * @throws {RangeError} When a tensor the keys need is missing or not one value.
    */
   write(w: KvWriter, values: readonly (readonly [string, readonly number[]])[]): void;
+  /**
+   * The tensors again from a GGUF's keys, for a GGUF read back into the
+   * checkpoint's layout (F32, in the checkpoint's order).
+   *
+   * @param kv A key's value in the GGUF (`undefined` when it has none).
+   * @throws {RangeError} When a key they need is missing or malformed.
+   */
+  back(kv: (key: string) => unknown): readonly KeyTensor[];
+}
+
+/** A tensor made again from GGUF keys (see {@linkcode TensorKeys.back}). */
+export interface KeyTensor {
+  /** Hugging Face name. */
+  readonly name: string;
+  /** Shape (`[]` for a scalar). */
+  readonly shape: readonly number[];
+  /** Its values. */
+  readonly values: readonly number[];
 }
 
 /**

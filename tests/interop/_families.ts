@@ -207,7 +207,6 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "falcon-h1": "as mamba (its Mamba-2 layers), µP multipliers folded into the weights",
   "lfm2-moe": "as lfm2, experts stacked",
   "minicpm3": "no RoPE base, value length or muP scales in the file to rebuild config.json from",
-  "apertus": "its xIELU scalars are the keys xielu.*, not tensors",
 };
 
 /**

@@ -8,15 +8,19 @@
  * `feedforward_layernorm`, and a feed-forward of up, xIELU, down (no gate).
  * xIELU's per-layer scalars (`mlp.act_fn.alpha_p`, `alpha_n`, `beta`, `eps`)
  * are written as the arrays `xielu.*`, not as tensors, each added as its last
- * layer's value comes (`modify_tensors`), so after `general.architecture`.
+ * layer's value comes (`modify_tensors`), so after `general.architecture`;
+ * a GGUF read back gets them again as tensors.
  *
  * @module
  */
 
-import { type Family, LLAMA_BLOCK, type TensorKeys } from "../family.ts";
+import { type Family, type KeyTensor, LLAMA_BLOCK, type TensorKeys } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { activation } from "../config_fields.ts";
 import { LLAMA_GGUF, writeLlamaKv } from "./llama.ts";
+
+/** xIELU's scalars, in the checkpoint's order. */
+const XIELU_KINDS = ["alpha_n", "alpha_p", "beta", "eps"] as const;
 
 /** xIELU's scalars, `model.layers.N.mlp.act_fn.<kind>`. */
 const XIELU = /^model\.layers\.(\d+)\.mlp\.act_fn\.(alpha_n|alpha_p|beta|eps)$/;
@@ -41,7 +45,7 @@ function writeXieluKeys(
     const ordered = [...byLayer].sort(([a], [b]) => a - b).map(([, x]) => x);
     w.put(`xielu.${m[2]}`, { type: "ARRAY", array_types: ["FLOAT32"], value: ordered });
   }
-  for (const kind of ["alpha_n", "alpha_p", "beta", "eps"]) {
+  for (const kind of XIELU_KINDS) {
     const byLayer = kinds.get(kind);
     const layer = Array.from({ length: layers }, (_, i) => i).find((i) => !byLayer?.has(i));
     if (layer !== undefined) {
@@ -53,8 +57,44 @@ function writeXieluKeys(
   }
 }
 
-/** The xIELU scalars, read into keys. */
-const XIELU_KEYS: TensorKeys = { reads: (name) => XIELU.test(name), write: writeXieluKeys };
+/**
+ * The scalars again from the keys, per layer in the checkpoint's order and
+ * shapes (transformers' `XIELUActivation`: `alpha_p`, `alpha_n` of one value,
+ * `beta`, `eps` 0-D); a key may be one number for every layer, as llama.cpp
+ * reads it (`get_key_or_arr`).
+ */
+function xieluTensors(kv: (key: string) => unknown): KeyTensor[] {
+  const layers = kv("apertus.block_count");
+  if (typeof layers !== "number" || !Number.isSafeInteger(layers) || layers < 0) {
+    throw new RangeError("Cannot read the xIELU scalars back: the GGUF has no apertus.block_count");
+  }
+  const arrays = new Map(XIELU_KINDS.map((kind) => {
+    const v = kv(`xielu.${kind}`);
+    const values = typeof v === "number" ? Array<number>(layers).fill(v) : v;
+    if (
+      !Array.isArray(values) || values.length !== layers ||
+      !values.every((x) => typeof x === "number")
+    ) {
+      throw new RangeError(
+        `Cannot read the xIELU scalars back: the GGUF's xielu.${kind} is not ${layers} numbers`,
+      );
+    }
+    return [kind, values as number[]];
+  }));
+  return Array.from({ length: layers }, (_, layer) =>
+    XIELU_KINDS.map((kind) => ({
+      name: `model.layers.${layer}.mlp.act_fn.${kind}`,
+      shape: kind.startsWith("alpha") ? [1] : [],
+      values: [arrays.get(kind)![layer]!],
+    }))).flat();
+}
+
+/** The xIELU scalars, read into keys and back. */
+const XIELU_KEYS: TensorKeys = {
+  reads: (name) => XIELU.test(name),
+  write: writeXieluKeys,
+  back: xieluTensors,
+};
 
 /** Apertus (the Swiss AI models). */
 export const APERTUS: Family = {
@@ -79,6 +119,4 @@ export const APERTUS: Family = {
   tiedByDefault: false,
   ggufRenamesOnly: true,
   gguf: { ...LLAMA_GGUF, writeKv: writeLlamaKv, tensorKeys: XIELU_KEYS, nvfp4Scales: false },
-  ggufReadBackRefusal:
-    "aprkit does not read an Apertus GGUF back into Hugging Face's layout (its xIELU scalars are the keys xielu.*, not the checkpoint's mlp.act_fn tensors); --keep-names keeps its GGUF tensors",
 };
