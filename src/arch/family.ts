@@ -91,6 +91,48 @@ export interface MadeTensor {
 }
 
 /**
+ * Small Hugging Face tensors the converter writes as GGUF keys, not tensors
+ * (Apertus's per-layer xIELU scalars, read with `.item()` in its
+ * `modify_tensors`): the pipeline reads their values before the header is
+ * written, and the keys follow `general.architecture` as the converter adds
+ * them while making tensors.
+ */
+export interface TensorKeys {
+  /**
+   * Whether a tensor is one of them (read, and not written as a tensor).
+   *
+   * @param name The tensor's Hugging Face name.
+   */
+  reads(name: string): boolean;
+  /**
+   * Write the keys.
+   *
+   * @param w The writer, over the model's `config.json`.
+   * @param values Each tensor `reads` claims, in the model's order, with its values.
+   * @throws {RangeError} When a tensor the keys need is missing or not one value.
+   */
+  write(w: KvWriter, values: readonly (readonly [string, readonly number[]])[]): void;
+  /**
+   * The tensors again from a GGUF's keys, for a GGUF read back into the
+   * checkpoint's layout (F32, in the checkpoint's order).
+   *
+   * @param kv A key's value in the GGUF (`undefined` when it has none).
+   * @throws {RangeError} When a key they need is missing or malformed.
+   */
+  back(kv: (key: string) => unknown): readonly KeyTensor[];
+}
+
+/** A tensor made again from GGUF keys (see {@linkcode TensorKeys.back}). */
+export interface KeyTensor {
+  /** Hugging Face name. */
+  readonly name: string;
+  /** Shape (`[]` for a scalar). */
+  readonly shape: readonly number[];
+  /** Its values. */
+  readonly values: readonly number[];
+}
+
+/**
  * A whole-model tensor stacked from numbered ones: `<hf>.0.weight`,
  * `<hf>.1.weight`, … → `<gguf>.weight` of shape `[count, rows, cols]`
  * (Gemma 3n's AltUp projections).
@@ -137,6 +179,8 @@ export interface GgufSupport {
    * converter's `generate_extra_tensors`).
    */
   generate?(w: KvWriter): readonly GeneratedTensor[];
+  /** Tensors written as keys (see {@linkcode TensorKeys}). */
+  readonly tensorKeys?: TensorKeys;
   /**
    * Added to every value of a tensor (GGUF name) on the way to GGUF: Gemma's
    * RMSNorm multiplies by `1 + w` and llama.cpp by `w`.

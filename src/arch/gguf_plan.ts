@@ -31,12 +31,34 @@ export interface FamilyGgufPlan {
 }
 
 /**
+ * The metadata key under which the GGUF layout (`pipeline/gguf_layout.ts`)
+ * passes the values of the tensors a family writes as keys
+ * (`GgufSupport.tensorKeys`): tensor name → values, in the model's order.
+ * Absent before they are read (the checks made before any output), where the
+ * keys are not written.
+ */
+export const TENSOR_KEY_VALUES = "gguf_tensor_key_values";
+
+/** The values under {@linkcode TENSOR_KEY_VALUES}, or `undefined` when not read. */
+function tensorKeyValues(
+  metadata: ModelMetadata,
+): (readonly [string, readonly number[]])[] | undefined {
+  const values = record(metadata[TENSOR_KEY_VALUES]);
+  if (values === undefined) return undefined;
+  return Object.entries(values).map(([name, v]) => [
+    name,
+    Array.isArray(v) ? v.filter((x): x is number => typeof x === "number") : [],
+  ]);
+}
+
+/**
  * The family plan of a model converted from Hugging Face, or `undefined`
  * when the metadata has no `hf_config` or its family has no GGUF support.
  *
  * @param metadata APR metadata.
  * @returns The plan.
- * @throws {RangeError} When `config.json` lacks what the family's converter needs.
+ * @throws {RangeError} When `config.json` lacks what the family's converter needs, or
+ * the tensors it writes as keys are not all there.
  */
 export function familyGgufPlan(metadata: ModelMetadata): FamilyGgufPlan | undefined {
   const family = familyOf(metadata.architecture);
@@ -45,6 +67,11 @@ export function familyGgufPlan(metadata: ModelMetadata): FamilyGgufPlan | undefi
   const options = kvOptions(metadata);
   const early = new KvWriter(config, family.ggufArchitecture, options);
   const generated = family.gguf.generate?.(early) ?? [];
+  // The converter adds them as the tensors come, after generating its own.
+  const values = tensorKeyValues(metadata);
+  if (family.gguf.tensorKeys !== undefined && values !== undefined) {
+    family.gguf.tensorKeys.write(early, values);
+  }
   const keys = new KvWriter(config, family.ggufArchitecture, options);
   family.gguf.writeKv(keys);
   return { family, early: early.entries(), keys: keys.entries(), generated };

@@ -27,7 +27,6 @@ export const OTHER_GGUF_ROPE_TYPES: Readonly<Record<string, GgufRopeType>> = {
   deepseek: "norm",
   chameleon: "norm",
   grok: "neox",
-  bitnet: "neox",
   qwen: "neox",
   phimoe: "neox",
   plamo: "neox",

@@ -593,6 +593,7 @@ function unknownBlockTensor(
     if (family.gguf?.drops?.(name, new KvWriter(config, family.ggufArchitecture)) === true) {
       continue;
     }
+    if (family.gguf?.tensorKeys?.reads(name) === true) continue; // written as keys
     return {
       tensor: name,
       ...k.t.file === undefined ? {} : { file: k.t.file },

@@ -93,6 +93,8 @@ import { CAMEMBERT, ROBERTA } from "./families/roberta.ts";
 import { MINICPM3 } from "./families/minicpm3.ts";
 import { MIMO2 } from "./families/mimo2.ts";
 import { KIMI_LINEAR } from "./families/kimi_linear.ts";
+import { APERTUS } from "./families/apertus.ts";
+import { BITNET } from "./families/bitnet.ts";
 
 /** Every family, by aprkit architecture name. */
 export const FAMILIES: ReadonlyMap<string, Family> = new Map(
@@ -190,6 +192,8 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     MINICPM3,
     MIMO2,
     KIMI_LINEAR,
+    APERTUS,
+    BITNET,
   ].map((f) => [f.name, f]),
 );
 

@@ -148,6 +148,37 @@ export function scaleFloats(
   dtype: "F32" | "BF16",
   factors: (index: number) => readonly number[],
 ): ReadableStream<Uint8Array> {
+  return mapFloatsInType(input, dtype, (v, index, round) => {
+    for (const f of factors(index)) v = round(Math.fround(v * Math.fround(f)));
+    return v;
+  });
+}
+
+/**
+ * Apply `f` to every value of a little-endian F32 or BF16 payload, keeping
+ * its type: each result rounded to it, as torch computes on a tensor of that
+ * type (BitNet's ternary weights, `ternary.ts`).
+ *
+ * @example Usage
+ * ```ts
+ * import { mapFloatsInType } from "./transforms.ts";
+ * const input = ReadableStream.from([new Uint8Array(new Float32Array([1, 2]).buffer)]);
+ * const out = new Uint8Array(await new Response(mapFloatsInType(input, "F32", (v) => -v)).arrayBuffer());
+ * console.assert(new Float32Array(out.buffer)[1] === -2);
+ * ```
+ *
+ * @param input The payload.
+ * @param dtype Its type.
+ * @param f The function: a value (as a number), its index (row-major), and the
+ * rounding to the payload's type, for results computed in several steps.
+ * @returns The results in the payload's type, chunk for chunk (a value split across chunks is carried).
+ * @throws {RangeError} (from the stream) When the payload is not whole values.
+ */
+export function mapFloatsInType(
+  input: ReadableStream<Uint8Array>,
+  dtype: "F32" | "BF16",
+  f: (value: number, index: number, round: (v: number) => number) => number,
+): ReadableStream<Uint8Array> {
   const width = dtype === "F32" ? 4 : 2;
   const bits = new DataView(new ArrayBuffer(4));
   const toFloat32 = (bf16: number): number => {
@@ -158,21 +189,19 @@ export function scaleFloats(
     bits.setFloat32(0, v);
     return bf16Bits(bits.getUint32(0));
   };
+  const round = width === 4 ? Math.fround : (v: number) => toFloat32(toBf16(v));
   return byValues(
     input,
     width,
-    "Cannot scale values: the payload ends inside one",
+    "Cannot map values: the payload ends inside one",
     (view, first) => {
       const out = new Uint8Array(view.byteLength);
       const to = new DataView(out.buffer);
       for (let at = 0, index = first; at < view.byteLength; at += width, index++) {
-        let v = width === 4 ? view.getFloat32(at, true) : toFloat32(view.getUint16(at, true));
-        for (const f of factors(index)) {
-          v = Math.fround(v * Math.fround(f));
-          if (width === 2) v = toFloat32(toBf16(v));
-        }
-        if (width === 4) to.setFloat32(at, v, true);
-        else to.setUint16(at, toBf16(v), true);
+        const v = width === 4 ? view.getFloat32(at, true) : toFloat32(view.getUint16(at, true));
+        const r = f(v, index, round);
+        if (width === 4) to.setFloat32(at, r, true);
+        else to.setUint16(at, toBf16(r), true);
       }
       return out;
     },

@@ -21,6 +21,7 @@ import {
   familyGgufRefusal,
   familyGgufWarnings,
   kvOptions,
+  TENSOR_KEY_VALUES,
 } from "../arch/gguf_plan.ts";
 import { headlessModelRefusal } from "../arch/headless.ts";
 import { jinaGgufRefusal } from "../arch/jina_refusals.ts";
@@ -41,6 +42,7 @@ import {
 } from "../arch/transforms.ts";
 import type { ModelChunk, ModelHeader, ModelMetadata, TensorEntry, TensorInfo } from "../tensor.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
+import { readTensorKeyValues, tensorKeyNames } from "./tensor_keys.ts";
 
 /**
  * Whether a model needs its family's GGUF layout: it names an architecture
@@ -187,19 +189,47 @@ export function toGgufLayout(
   let lastUse = new Map<string, number>();
   const held = new Map<string, TensorEntry>();
   let active = false;
+  // Until the tensors the family writes as keys have arrived: the header and
+  // every entry after it (entries, not their payloads), and those tensors'.
+  let waiting: {
+    header: ModelHeader;
+    chunks: TensorEntry[];
+    names: ReadonlySet<string>;
+    keys: Map<string, TensorEntry>;
+  } | undefined;
+  let family: Family | undefined;
   // The family's renaming of checkpoint tensors before the layout (Qwen3.5's MTP layer).
   let sourceName: ((name: string) => string) | undefined;
+  const start = (header: ModelHeader, controller: TransformStreamDefaultController<ModelChunk>) => {
+    const planned = planLayout(header, family!);
+    outputs = planned.outputs;
+    lastUse = new Map();
+    outputs.forEach((out, i) => out.needs.forEach((n) => lastUse.set(n, i)));
+    controller.enqueue({ type: "header", header: planned.header });
+    for (const g of planned.first) controller.enqueue({ type: "tensor", tensor: g });
+  };
+  const emit = (tensor: TensorEntry, controller: TransformStreamDefaultController<ModelChunk>) => {
+    const name = tensor.info.name;
+    // Entries are held (not their payloads) until the outputs that need them are out.
+    if (lastUse.has(name)) held.set(name, tensor);
+    while (next < outputs.length && outputs[next]!.needs.every((n) => held.has(n))) {
+      const out = outputs[next]!;
+      controller.enqueue({ type: "tensor", tensor: out.make(held) });
+      for (const n of out.needs) if (lastUse.get(n) === next) held.delete(n);
+      next++;
+    }
+  };
   return new TransformStream<ModelChunk, ModelChunk>({
-    transform(chunk, controller) {
+    async transform(chunk, controller) {
       if (chunk.type === "header") {
         const metadata = chunk.header.metadata;
         // A model from GGUF (read back into Hugging Face's layout) goes through
         // its family's layout too, when aprkit knows the family.
-        const family = familyOf(metadata.architecture);
+        family = familyOf(metadata.architecture);
         active = options.keepNames !== true &&
           (convertsFromHf(metadata) ||
             (family?.gguf !== undefined &&
-              chunk.header.tensors.some((t) => unmapped(t.name, family))));
+              chunk.header.tensors.some((t) => unmapped(t.name, family!))));
         if (!active) {
           controller.enqueue(chunk);
           return;
@@ -210,33 +240,46 @@ export function toGgufLayout(
           ...chunk.header,
           tensors: chunk.header.tensors.map((t) => ({ ...t, name: sourceName!(t.name) })),
         };
-        const planned = planLayout(header, family!);
-        outputs = planned.outputs;
-        lastUse = new Map();
-        outputs.forEach((out, i) => out.needs.forEach((n) => lastUse.set(n, i)));
-        controller.enqueue({ type: "header", header: planned.header });
-        for (const g of planned.first) controller.enqueue({ type: "tensor", tensor: g });
+        const names = tensorKeyNames(header.tensors, family!);
+        if (names.size > 0) {
+          waiting = { header, chunks: [], names, keys: new Map() };
+          return;
+        }
+        // A family with such keys but none of the tensors: its keys say which is missing.
+        start(
+          family!.gguf?.tensorKeys === undefined ? header : await withTensorKeys(header, []),
+          controller,
+        );
         return;
       }
       if (!active) {
         controller.enqueue(chunk);
         return;
       }
-      const entry = sourceName === undefined ? chunk.tensor : {
+      const tensor = sourceName === undefined ? chunk.tensor : {
         ...chunk.tensor,
         info: { ...chunk.tensor.info, name: sourceName(chunk.tensor.info.name) },
       };
-      const name = entry.info.name;
-      // Entries are held (not their payloads) until the outputs that need them are out.
-      if (lastUse.has(name)) held.set(name, entry);
-      while (next < outputs.length && outputs[next]!.needs.every((n) => held.has(n))) {
-        const out = outputs[next]!;
-        controller.enqueue({ type: "tensor", tensor: out.make(held) });
-        for (const n of out.needs) if (lastUse.get(n) === next) held.delete(n);
-        next++;
+      if (waiting === undefined) {
+        emit(tensor, controller);
+        return;
       }
+      waiting.chunks.push(tensor);
+      const name = tensor.info.name;
+      if (waiting.names.has(name)) waiting.keys.set(name, tensor);
+      if (waiting.keys.size < waiting.names.size) return;
+      const { header, chunks, names, keys } = waiting;
+      waiting = undefined;
+      start(await withTensorKeys(header, [...names].map((n) => keys.get(n)!)), controller);
+      for (const tensor of chunks) emit(tensor, controller);
     },
     flush() {
+      if (waiting !== undefined) {
+        const missing = [...waiting.names].find((n) => !waiting!.keys.has(n));
+        throw new RangeError(
+          `Cannot write the ${family!.name} family's GGUF keys: tensor "${missing}" never arrived`,
+        );
+      }
       if (active && next < outputs.length) {
         const missing = outputs[next]!.needs.filter((n) => !held.has(n));
         throw new RangeError(
@@ -245,6 +288,18 @@ export function toGgufLayout(
       }
     },
   });
+}
+
+/**
+ * The header with the values of the tensors its family writes as keys, in
+ * its metadata for the family's plan (read now, before the header goes on).
+ */
+async function withTensorKeys(
+  header: ModelHeader,
+  entries: readonly TensorEntry[],
+): Promise<ModelHeader> {
+  const values = await readTensorKeyValues(entries);
+  return { ...header, metadata: { ...header.metadata, [TENSOR_KEY_VALUES]: values } };
 }
 
 /**
@@ -307,6 +362,8 @@ function planLayout(
   for (const info of header.tensors) {
     if (info.name.endsWith(".rotary_emb.inv_freq")) continue; // the converter drops these
     if (family.gguf?.drops?.(info.name, config) === true) continue;
+    // Written as keys (read before the header), not as tensors.
+    if (family.gguf?.tensorKeys?.reads(info.name) === true) continue;
     if (consumed.has(info.name)) {
       outputs.push(...madeAfter.get(info.name) ?? []);
       continue;

@@ -4,7 +4,8 @@
  * reader left alone mapped with the family's table, stacked `*_exps`
  * experts unstacked expert by expert, Gemma's norms shifted back (`−1`),
  * GPT-2's `Conv1D` weights transposed back to `[in, out]`, GPT-NeoX's Q/K/V
- * rows regrouped per head again, and, for
+ * rows regrouped per head again, tensors the converter wrote as keys made
+ * again from them (Apertus's xIELU scalars, after the others), and, for
  * SafeTensors, the tensors llama.cpp's converter generated
  * (`rope_freqs`, LongRoPE factors), which transformers computes itself,
  * dropped (APR keeps them, so its GGUF export has them again). Q/K rows are
@@ -16,6 +17,7 @@
 import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import { UsageError } from "../errors.ts";
 import type { Family } from "../arch/family.ts";
+import { record } from "../arch/kv.ts";
 import { ggufToHfName } from "../arch/names.ts";
 import { familyOfGguf } from "../arch/registry.ts";
 import {
@@ -25,7 +27,7 @@ import {
   transposedPayload,
   transposedShape,
 } from "../arch/transforms.ts";
-import type { ModelChunk, ModelHeader, TensorEntry, TensorInfo } from "../tensor.ts";
+import type { ModelChunk, ModelHeader, ModelMetadata, TensorEntry, TensorInfo } from "../tensor.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
 
 /** Tensors the converter makes from the config; transformers makes them itself. */
@@ -93,7 +95,12 @@ export function fromGgufLayout(
 ): TransformStream<ModelChunk, ModelChunk> {
   let plan = new Map<string, Out[]>();
   let active = false;
+  // Tensors made again from the GGUF's keys (Apertus's xIELU scalars), after the others.
+  let fromKeys: TensorEntry[] = [];
   return new TransformStream<ModelChunk, ModelChunk>({
+    flush(controller) {
+      for (const tensor of fromKeys) controller.enqueue({ type: "tensor", tensor });
+    },
     transform(chunk, controller) {
       if (chunk.type === "header") {
         const header = chunk.header;
@@ -114,7 +121,11 @@ export function fromGgufLayout(
             outputs(info, family, model, options.dropGenerated),
           ]),
         );
-        const tensors = [...plan.values()].flat().map((o) => o.info);
+        fromKeys = keyTensors(family, header.metadata);
+        const tensors = [
+          ...[...plan.values()].flat().map((o) => o.info),
+          ...fromKeys.map((e) => e.info),
+        ];
         // A llama GGUF with stacked experts is Mixtral: say so, so later stages use its layout.
         const metadata = family.name === header.metadata.architecture ? header.metadata : {
           ...header.metadata,
@@ -133,6 +144,23 @@ export function fromGgufLayout(
         controller.enqueue({ type: "tensor", tensor: out.make(chunk.tensor) });
       }
     },
+  });
+}
+
+/**
+ * The tensors a family writes as GGUF keys (`GgufSupport.tensorKeys`), made
+ * again from a GGUF's keys as F32.
+ */
+function keyTensors(family: Family, metadata: ModelMetadata): TensorEntry[] {
+  const back = family.gguf?.tensorKeys?.back;
+  if (back === undefined) return [];
+  const kv = record(metadata.gguf_metadata) ?? {};
+  return back((key) => record(kv[key])?.["value"]).map((t) => {
+    const bytes = new Uint8Array(new Float32Array(t.values).buffer);
+    return {
+      info: { name: t.name, dtype: "F32", shape: [...t.shape], byteLength: bytes.length },
+      open: () => ReadableStream.from([bytes.slice()]),
+    };
   });
 }
 

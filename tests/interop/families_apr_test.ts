@@ -588,6 +588,10 @@ Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks
           } else if (["arcee", "jais2", "nemotron"].includes(family)) {
             // Arcee's, Jais 2's and Nemotron's feed-forward has no gate (ReLU² of up): the checkpoint's two.
             for (const x of ["up", "down"]) need(`${p}.mlp.${x}_proj.weight`);
+          } else if (family === "apertus") {
+            // Apertus's has none either (xIELU of up), and APR keeps xIELU's scalars as tensors.
+            for (const x of ["up", "down"]) need(`${p}.mlp.${x}_proj.weight`);
+            for (const x of ["alpha_p", "alpha_n", "beta", "eps"]) need(`${p}.mlp.act_fn.${x}`);
           } else {
             for (const x of ["gate", "up", "down"]) need(`${p}.mlp.${x}_proj.weight`);
           }

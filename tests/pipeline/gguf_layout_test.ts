@@ -7,6 +7,7 @@
 
 import assert from "node:assert/strict";
 import { UsageError } from "../../src/errors.ts";
+import { familyGgufPlan } from "../../src/arch/gguf_plan.ts";
 import { assertGgufFamily, toGgufLayout } from "../../src/pipeline/gguf_layout.ts";
 import type { ModelChunk, ModelHeader, ModelMetadata, TensorInfo } from "../../src/tensor.ts";
 import type { DType } from "../../src/dtype.ts";
@@ -170,6 +171,71 @@ Deno.test("Llama 3 RoPE scaling: rope_freqs.weight comes first, from config.json
   ]);
   assert.deepEqual(order, ["rope_freqs.weight", "output_norm.weight"]);
   assert.equal(payloads.get("rope_freqs.weight")!.length, 4 * 4);
+});
+
+/** Apertus's config and tensors: layer 1's xIELU scalars come last, beta and eps 0-D. */
+const APERTUS_CONFIG = {
+  architectures: ["ApertusForCausalLM"],
+  num_hidden_layers: 2,
+  vocab_size: 4,
+  hidden_size: 2,
+  num_attention_heads: 1,
+};
+const xielu = (layer: number, base: number): Source[] =>
+  ["alpha_n", "alpha_p", "beta", "eps"].map((kind, i) =>
+    f32(`model.layers.${layer}.mlp.act_fn.${kind}`, i < 2 ? [1] : [], [base + i])
+  );
+
+Deno.test("Apertus: xIELU's scalars are read before the header and written as xielu.* keys, not tensors", async () => {
+  const sources = [
+    f32("model.layers.0.mlp.up_proj.weight", [2, 2], [1, 2, 3, 4]),
+    ...xielu(0, 10),
+    f32("model.layers.1.mlp.up_proj.weight", [2, 2], [5, 6, 7, 8]),
+    // The converter adds each array when its last layer's value comes: beta before alpha_n here.
+    ...xielu(1, 20).sort((a, b) => a.name.localeCompare(b.name)).reverse(),
+  ];
+  const { header, order, payloads } = await run(
+    { architecture: "apertus", hf_config: APERTUS_CONFIG, original_format: "safetensors" },
+    sources,
+  );
+  assert.deepEqual(order, ["blk.0.ffn_up.weight", "blk.1.ffn_up.weight"]);
+  assert.deepEqual(header.tensors.map((t) => t.name), order);
+  assert.deepEqual(floats(payloads.get("blk.1.ffn_up.weight")!), [5, 6, 7, 8]);
+  const early = familyGgufPlan(header.metadata)!.early;
+  assert.deepEqual([...early.keys()], [
+    "xielu.eps",
+    "xielu.beta",
+    "xielu.alpha_p",
+    "xielu.alpha_n",
+  ]);
+  assert.deepEqual(early.get("xielu.alpha_n"), {
+    type: "ARRAY",
+    array_types: ["FLOAT32"],
+    value: [10, 20],
+  });
+  assert.deepEqual(early.get("xielu.eps")!.value, [13, 23]);
+});
+
+Deno.test("Apertus: a missing xIELU scalar, or one with too many values, is refused naming it", async () => {
+  const metadata = { architecture: "apertus", hf_config: APERTUS_CONFIG };
+  const without = [...xielu(0, 10), ...xielu(1, 20)].filter((s) =>
+    s.name !== "model.layers.1.mlp.act_fn.beta"
+  );
+  await assert.rejects(
+    run(metadata, without),
+    /xielu\.beta: the model has no "model\.layers\.1\.mlp\.act_fn\.beta"/,
+  );
+  await assert.rejects(
+    run(metadata, [f32("model.norm.weight", [2], [1, 1])]),
+    /xielu\.alpha_n: the model has no "model\.layers\.0\.mlp\.act_fn\.alpha_n"/,
+  );
+  const big = [...xielu(0, 10), ...xielu(1, 20)].map((s) =>
+    s.name.endsWith("1.mlp.act_fn.alpha_p") ? f32(s.name, [65], Array(65).fill(1)) : s
+  );
+  await assert.rejects(
+    run(metadata, big),
+    /"model\.layers\.1\.mlp\.act_fn\.alpha_p" to GGUF: the apertus family writes it as a key, and it has 65 values \(at most 64\)/,
+  );
 });
 
 Deno.test("a tensor the family has no GGUF name for is refused, naming it", async () => {

@@ -1437,6 +1437,51 @@ def kimi_hub_tensors(folder: Path) -> None:
 
 KIMI_HUB_CONFIG = {"kimi-linear"}
 
+# Apertus's block: per-head Q/K RMSNorms, a feed-forward of up, xIELU, down
+# (no gate) whose per-layer scalars (alpha_p, alpha_n, beta, eps) the
+# converter writes as GGUF arrays; Llama 3's RoPE as published (here ×8 of an
+# original context of 32). `randomize` perturbs alpha_p, alpha_n and beta.
+FAMILIES["apertus"] = (
+    "ApertusConfig", "ApertusForCausalLM",
+    common(rope_parameters=llama3_rope(), pad_token_id=None, bos_token_id=VOCAB - 2,
+           eos_token_id=VOCAB - 1),
+    "llama3",
+    {"rope scaling (llama3)": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}},
+)
+
+# BitNet b1.58's block: attn_sub_norm before o_proj, ffn_sub_norm before
+# down_proj. The converter rounds every projection to ternary × mean(|w|)
+# (BitnetModel.weight_quant) and transformers (unquantized) computes with the
+# stored weights, so the projections are ones that rounding leaves alone:
+# sign × one power of two per tensor (`bitnet_weights`). Ternary with zeros
+# is not such a fixed point (mean(|w|) counts the zeros, so the converter
+# would shrink the ±s values to ±s·p). hidden_act silu, llama.cpp's graph's
+# (transformers' default relu2 is refused for GGUF), tied embeddings (llama.cpp's
+# bitnet computes the logits with the token embedding), Llama 2's SentencePiece ids
+# (the converter reads tokenizer.model).
+FAMILIES["bitnet"] = (
+    "BitNetConfig", "BitNetForCausalLM",
+    common(hidden_act="silu", tie_word_embeddings=True, pad_token_id=None, bos_token_id=1,
+           eos_token_id=2),
+    "llama", {},
+)
+BITNET_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+def bitnet_weights(model: torch.nn.Module, seed: int) -> None:
+    """Each projection as sign(w) × 2^-k (k of 2, 3, 4, seeded per tensor): mean(|w|) is
+    2^-k exactly, so the converter's (w / scale).round().clamp(-1, 1) * scale gives w back."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in sorted(model.named_parameters()):
+            if name.rsplit(".", 2)[-2] in BITNET_PROJECTIONS:
+                k = int(torch.randint(2, 5, (1,), generator=g))
+                p.copy_(torch.where(p >= 0, 1.0, -1.0) * 2.0 ** -k)
+
+
+# Changes to randomize()'s weights a family's fixture needs.
+WEIGHT_CHANGES = {"bitnet": bitnet_weights}
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1541,6 +1586,9 @@ def randomize(model: torch.nn.Module, seed: int) -> None:
             # Gemma 4's per-layer output scale (a buffer, 1 at init; the published ones are not 1).
             elif name.endswith("layer_scalar"):
                 b.add_(torch.randn(b.shape, generator=g) * NORM_STD)
+            # Apertus's xIELU beta (a buffer, 0.5 at init), as its alpha_p and alpha_n are.
+            elif name.endswith("act_fn.beta"):
+                b.add_(torch.randn(b.shape, generator=g) * NORM_STD)
 
 
 def log_probs(model, ids: list[int]) -> torch.Tensor:
@@ -1565,6 +1613,8 @@ def build(name: str, config_cls: str, model_cls: str, config_args: dict, seed: i
     torch.manual_seed(seed)
     model = getattr(transformers, model_cls)(config).eval()
     randomize(model, seed)
+    if name in WEIGHT_CHANGES:
+        WEIGHT_CHANGES[name](model, seed)
     return config, model
 
 
@@ -1964,7 +2014,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "nemotron-h": 320, "nemotron-h-moe": 321, "falcon-h1": 322, "lfm2-moe": 323,
          "minicpm3": 360,
          "mimo2": 510, "mimo2-mtp": 511,
-         "kimi-linear": 520}
+         "kimi-linear": 520,
+         "apertus": 500, "bitnet": 501}
 
 
 def make_conditional_copy(name: str, copy: str) -> None:

