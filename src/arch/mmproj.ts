@@ -14,7 +14,9 @@
  * and Mistral 3 (Pixtral), after its `LlavaVisionModel` (conversion/llava.py),
  * Llama 4, after its `Llama4VisionModel` (conversion/llama4.py), and Qwen3-VL,
  * after its `Qwen3VLVisionModel` (conversion/qwen3vl.py), and SmolVLM and
- * Idefics3, after its `SmolVLMModel` (conversion/smolvlm.py).
+ * Idefics3, after its `SmolVLMModel` (conversion/smolvlm.py), LFM2-VL, after
+ * its `LFM2VLModel` (conversion/lfm2.py), and GLM-4.1V and GLM-4.5V, after its
+ * `Glm4VVisionModel` (conversion/qwen3vl.py).
  *
  * @module
  */
@@ -40,6 +42,12 @@ export interface MmprojPiece {
    * (a split: Qwen's fused `qkv`, its two-frame patch kernel); absent: all.
    */
   readonly ranges?: readonly (readonly [number, number])[];
+  /**
+   * The elements of each group of `group` reordered (LFM2-VL's patch kernel,
+   * its `[out, h·w·c]` rows written as `[out, c, h, w]`): element `order[i]`
+   * of a group written `i`-th; absent: as they are.
+   */
+  readonly reorder?: { readonly group: number; readonly order: readonly number[] };
 }
 
 /** How one multimodal class's vision tower becomes llama.cpp's vision GGUF. */
@@ -657,6 +665,149 @@ const IDEFICS3_MMPROJ: MmprojSupport = {
   },
 };
 
+// LFM2-VL's SigLIP2 NaFlex tower (`model.vision_tower.vision_model.*` as
+// published; transformers 5's own save has no `vision_model.`) and projector
+// under gguf-py's MMPROJ names.
+const LFM2_VL_TABLE: VisionTable = {
+  block: /^vision_tower\.encoder\.layers\.(\d+)\.(.+)$/,
+  blockNames: SIGLIP_BLOCK,
+  globalNames: {
+    "vision_tower.embeddings.patch_embedding": "v.patch_embd",
+    "vision_tower.embeddings.position_embedding": "v.position_embd",
+    "vision_tower.post_layernorm": "v.post_ln",
+    "multi_modal_projector.layer_norm": "mm.input_norm",
+    "multi_modal_projector.linear_1": "mm.1",
+    "multi_modal_projector.linear_2": "mm.2",
+  },
+};
+
+/** The patch side and channels the converter's `LFM2VLModel` views the patch kernel's rows as. */
+const LFM2_PATCH = 16;
+const LFM2_CHANNELS = 3;
+
+/**
+ * The converter's view of the NaFlex patch kernel `[out, h·w·c]` (a linear
+ * layer over each patch's pixels, channels last) as a convolution kernel
+ * `[out, c, h, w]`: element `(h·16 + w)·3 + c` of each row written at
+ * `c·256 + h·16 + w`.
+ */
+function lfm2PatchKernel(name: string, shape: readonly number[]): MmprojPiece {
+  const pixels = LFM2_PATCH * LFM2_PATCH;
+  if (shape.length !== 2 || shape[1] !== pixels * LFM2_CHANNELS) {
+    throw new RangeError(
+      `Cannot write "${name}" [${shape}] as llama.cpp's converter does: it views each row as a ` +
+        `${LFM2_PATCH} × ${LFM2_PATCH} × ${LFM2_CHANNELS} patch (${pixels * LFM2_CHANNELS} values)`,
+    );
+  }
+  const order = Array.from(
+    { length: pixels * LFM2_CHANNELS },
+    (_, i) => (i % pixels) * LFM2_CHANNELS + Math.floor(i / pixels),
+  );
+  return {
+    name: "v.patch_embd.weight",
+    shape: [shape[0]!, LFM2_CHANNELS, LFM2_PATCH, LFM2_PATCH],
+    reorder: { group: pixels * LFM2_CHANNELS, order },
+  };
+}
+
+function lfm2VlPieces(name: string, shape: readonly number[]): readonly MmprojPiece[] {
+  const n = name.replace(/^model\./, "").replace(/^vision_tower\.vision_model\./, "vision_tower.");
+  const g = tableName(LFM2_VL_TABLE, n);
+  if (g === "v.patch_embd.weight") return [lfm2PatchKernel(name, shape)];
+  return renamedWhole(g, shape);
+}
+
+/**
+ * LFM2-VL's vision GGUF (SigLIP2 NaFlex encoder, pixel-unshuffle projector:
+ * projector `lfm2`), after llama.cpp's `LFM2VLModel` (conversion/lfm2.py).
+ */
+const LFM2_VL_MMPROJ: MmprojSupport = {
+  source: "llama.cpp conversion/lfm2.py LFM2VLModel",
+  pieces: lfm2VlPieces,
+  shift: () => 0,
+  // MmprojModel.tensor_force_quant's patch kernel; the position embeddings
+  // among the tensors the converter always writes as F32.
+  forcedType: (name, dtype) =>
+    name === "v.position_embd.weight" ? "F32" : QWEN25VL_MMPROJ.forcedType(name, dtype),
+  // The converter sets 256 (NaFlex has no fixed image size).
+  visionHparams: (v) => ({ ...v, image_size: 256 }),
+  writeKv(w, sources) {
+    writeClipKv(w, sources);
+    w.set("projector_type", "STRING", "lfm2");
+    w.f32("vision.attention.layer_norm_epsilon", w.need("layer_norm_eps"));
+    w.u32("vision.projector.scale_factor", numberOr(sources.config["downsample_factor"], 2));
+    w.set("use_gelu", "BOOL", true);
+    // The layers up to vision_feature_layer (Python's index: -1 the last),
+    // written again in block_count's place.
+    const feature = numberOr(sources.config["vision_feature_layer"], -1);
+    w.u32("vision.block_count", w.need("num_hidden_layers") + feature + 1);
+  },
+};
+
+// GLM-4V's vision tower (`model.visual.*`) under gguf-py's MMPROJ names
+// (tensor_mapping.py): Qwen-VL-like blocks with a fused qkv kept whole,
+// SwiGLU MLPs, RMSNorms; a conv downsample and a SwiGLU merger.
+const GLM4V_BLOCK: Readonly<Record<string, string>> = {
+  "attn.qkv": "attn_qkv",
+  "attn.proj": "attn_out",
+  "norm1": "ln1",
+  "norm2": "ln2",
+  "mlp.gate_proj": "ffn_gate",
+  "mlp.up_proj": "ffn_up",
+  "mlp.down_proj": "ffn_down",
+};
+const GLM4V_GLOBAL: Readonly<Record<string, string>> = {
+  "embeddings.position_embedding": "v.position_embd",
+  "post_conv_layernorm": "v.norm_embd",
+  "post_layernorm": "v.post_ln",
+  "downsample": "mm.patch_merger",
+  "merger.proj": "mm.model.fc",
+  "merger.post_projection_norm": "mm.post_norm",
+  "merger.gate_proj": "mm.gate",
+  "merger.up_proj": "mm.up",
+  "merger.down_proj": "mm.down",
+};
+
+function glm4vPieces(name: string, shape: readonly number[]): readonly MmprojPiece[] {
+  const visual = qwenVisual(name);
+  if (visual === undefined) return [];
+  const { base, suffix } = visual;
+  const block = /^blocks\.(\d+)\.(.+)$/.exec(base);
+  if (block !== null) return qwenBlockPiece(GLM4V_BLOCK, block, suffix, shape);
+  if (base === "patch_embed.proj") {
+    return suffix === "weight" ? splitFrames(name, shape) : [{ name: "v.patch_embd.bias", shape }];
+  }
+  const g = GLM4V_GLOBAL[base];
+  return renamedWhole(g === undefined ? undefined : `${g}.${suffix}`, shape);
+}
+
+/**
+ * GLM-4.1V's and GLM-4.5V's vision GGUF (projector `glm4v`), after llama.cpp's
+ * `Glm4VVisionModel` (conversion/qwen3vl.py): Qwen3-VL's tower reading
+ * (image size, renamed keys, the two-frame patch kernel) with MmprojModel's
+ * keys only, its activation and the tower's RMSNorm epsilon.
+ */
+const GLM4V_MMPROJ: MmprojSupport = {
+  source: "llama.cpp conversion/qwen3vl.py Glm4VVisionModel",
+  pieces: glm4vPieces,
+  shift: () => 0,
+  // MmprojModel.tensor_force_quant: the patch kernel and the downsample
+  // (`patch_merger`) F16 in an F16 file, else F32; the position embeddings F32.
+  forcedType: (name, dtype) =>
+    name === "mm.patch_merger.weight"
+      ? (dtype === "F16" ? "F16" : "F32")
+      : QWEN3VL_MMPROJ.forcedType(name, dtype),
+  visionHparams: (v) => QWEN3VL_MMPROJ.visionHparams!(v),
+  writeKv(w, sources) {
+    writeClipKv(w, sources);
+    w.set("projector_type", "STRING", "glm4v");
+    const act = String(w.hparams["hidden_act"] ?? "").toLowerCase();
+    if (act === "gelu") w.set("use_gelu", "BOOL", true);
+    else if (act === "silu") w.set("use_silu", "BOOL", true);
+    w.f32("vision.attention.layer_norm_epsilon", w.num("rms_norm_eps") ?? 1e-5);
+  },
+};
+
 /** Multimodal classes whose vision GGUF aprkit writes, by `architectures[0]`. */
 export const MMPROJ_CLASSES: Readonly<Record<string, MmprojSupport>> = {
   Gemma3ForConditionalGeneration: GEMMA3_MMPROJ,
@@ -672,6 +823,9 @@ export const MMPROJ_CLASSES: Readonly<Record<string, MmprojSupport>> = {
   Qwen3_5MoeForConditionalGeneration: QWEN3VL_MMPROJ,
   Idefics3ForConditionalGeneration: IDEFICS3_MMPROJ,
   SmolVLMForConditionalGeneration: IDEFICS3_MMPROJ,
+  Lfm2VlForConditionalGeneration: LFM2_VL_MMPROJ,
+  Glm4vForConditionalGeneration: GLM4V_MMPROJ,
+  Glm4vMoeForConditionalGeneration: GLM4V_MMPROJ,
 };
 
 /**

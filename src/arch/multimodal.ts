@@ -65,6 +65,20 @@ const IDEFICS3_UNKNOWN_TEXT =
   "its config.json's text_config names no Llama text model (model_type llama, architectures " +
   "VLlama3ForCausalLM or LlamaForCausalLM), which llama.cpp's converter takes its text model from";
 
+/**
+ * LFM2-VL's text model: llama.cpp's converter takes its class from
+ * `text_config.architectures` (`Lfm2ForCausalLM`: `LFM2Model`) and has no
+ * text class for `Lfm2VlForConditionalGeneration` otherwise.
+ */
+function lfm2VlText(config: Readonly<Record<string, unknown>>): string | undefined {
+  const text = record(config["text_config"]);
+  const arch = Array.isArray(text?.["architectures"]) ? text["architectures"][0] : undefined;
+  const type = text?.["model_type"] ?? "lfm2";
+  return type === "lfm2" && (arch === "Lfm2ForCausalLM" || arch === "LFM2ForCausalLM")
+    ? "lfm2"
+    : undefined;
+}
+
 /** Multimodal classes by `architectures[0]`. */
 export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
   Gemma3ForConditionalGeneration: {
@@ -139,6 +153,20 @@ export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
     source: "llama.cpp conversion/llama.py LlamaModel (text), smolvlm.py SmolVLMModel (mmproj)",
     textFamily: idefics3Text,
     unknownText: IDEFICS3_UNKNOWN_TEXT,
+  },
+  Lfm2VlForConditionalGeneration: {
+    source: "llama.cpp conversion/lfm2.py LFM2Model (text), LFM2VLModel (mmproj)",
+    textFamily: lfm2VlText,
+    unknownText: "its config.json's text_config names no LFM2 text model (model_type lfm2, " +
+      "architectures Lfm2ForCausalLM), which llama.cpp's converter takes its text model from",
+  },
+  Glm4vForConditionalGeneration: {
+    source: "llama.cpp conversion/glm.py Glm4Model (text), qwen3vl.py Glm4VVisionModel (mmproj)",
+    textFamily: () => "glm4",
+  },
+  Glm4vMoeForConditionalGeneration: {
+    source: "llama.cpp conversion/glm.py Glm4MoeModel (text), qwen3vl.py Glm4VVisionModel (mmproj)",
+    textFamily: () => "glm4moe",
   },
 };
 

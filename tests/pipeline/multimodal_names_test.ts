@@ -81,6 +81,22 @@ Deno.test("multimodalTextFamily: the language model's family, from text_config f
     // Without one the converter has no text class for it: not claimed.
     assert.equal(multimodalTextFamily(cls, { text_config: { model_type: "llama" } }), undefined);
   }
+  // LFM2-VL: an LFM2 text model the converter knows by text_config.architectures, or none.
+  for (const arch of ["Lfm2ForCausalLM", "LFM2ForCausalLM"]) {
+    assert.equal(
+      multimodalTextFamily("Lfm2VlForConditionalGeneration", {
+        text_config: { model_type: "lfm2", architectures: [arch] },
+      }),
+      "lfm2",
+    );
+  }
+  assert.equal(
+    multimodalTextFamily("Lfm2VlForConditionalGeneration", { text_config: { model_type: "lfm2" } }),
+    undefined,
+  );
+  // GLM-4.1V and GLM-4.5V: the converter's Glm4Model and Glm4MoeModel.
+  assert.equal(multimodalTextFamily("Glm4vForConditionalGeneration", {}), "glm4");
+  assert.equal(multimodalTextFamily("Glm4vMoeForConditionalGeneration", {}), "glm4moe");
   assert.equal(multimodalTextFamily("LlavaForConditionalGeneration", {}), "llama");
   assert.equal(
     multimodalTextFamily("LlavaForConditionalGeneration", {
