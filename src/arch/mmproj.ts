@@ -725,10 +725,9 @@ const LFM2_VL_MMPROJ: MmprojSupport = {
   source: "llama.cpp conversion/lfm2.py LFM2VLModel",
   pieces: lfm2VlPieces,
   shift: () => 0,
-  // MmprojModel.tensor_force_quant's patch kernel; the position embeddings
-  // among the tensors the converter always writes as F32.
-  forcedType: (name, dtype) =>
-    name === "v.position_embd.weight" ? "F32" : QWEN25VL_MMPROJ.forcedType(name, dtype),
+  // MmprojModel.tensor_force_quant's patch kernel, the position embeddings
+  // F32: as Qwen3-VL's.
+  forcedType: (name, dtype) => QWEN3VL_MMPROJ.forcedType(name, dtype),
   // The converter sets 256 (NaFlex has no fixed image size).
   visionHparams: (v) => ({ ...v, image_size: 256 }),
   writeKv(w, sources) {

@@ -48,36 +48,34 @@ function llavaText(config: Readonly<Record<string, unknown>>): string | undefine
 }
 
 /**
- * SmolVLM's and Idefics3's text model: llama.cpp's converter takes its class
- * from `text_config.architectures` (`VLlama3ForCausalLM`, `LlamaForCausalLM`:
- * `LlamaModel`) and has no text class for these classes otherwise.
+ * A text model llama.cpp's converter knows only by `text_config.architectures`
+ * (it has no text class for the composite itself): `family` where the text
+ * config is `family`'s model_type (or says none) and names one of `classes`.
  */
-function idefics3Text(config: Readonly<Record<string, unknown>>): string | undefined {
-  const text = record(config["text_config"]);
-  const arch = Array.isArray(text?.["architectures"]) ? text["architectures"][0] : undefined;
-  const type = text?.["model_type"] ?? "llama";
-  return type === "llama" && (arch === "VLlama3ForCausalLM" || arch === "LlamaForCausalLM")
-    ? "llama"
-    : undefined;
+function namedTextClass(
+  family: string,
+  classes: readonly string[],
+): (config: Readonly<Record<string, unknown>>) => string | undefined {
+  return (config) => {
+    const text = record(config["text_config"]);
+    const arch = Array.isArray(text?.["architectures"]) ? text["architectures"][0] : undefined;
+    const type = text?.["model_type"] ?? family;
+    return type === family && classes.includes(arch) ? family : undefined;
+  };
 }
+
+/**
+ * SmolVLM's and Idefics3's text model: `VLlama3ForCausalLM` or
+ * `LlamaForCausalLM` (the converter's `LlamaModel`).
+ */
+const idefics3Text = namedTextClass("llama", ["VLlama3ForCausalLM", "LlamaForCausalLM"]);
 
 const IDEFICS3_UNKNOWN_TEXT =
   "its config.json's text_config names no Llama text model (model_type llama, architectures " +
   "VLlama3ForCausalLM or LlamaForCausalLM), which llama.cpp's converter takes its text model from";
 
-/**
- * LFM2-VL's text model: llama.cpp's converter takes its class from
- * `text_config.architectures` (`Lfm2ForCausalLM`: `LFM2Model`) and has no
- * text class for `Lfm2VlForConditionalGeneration` otherwise.
- */
-function lfm2VlText(config: Readonly<Record<string, unknown>>): string | undefined {
-  const text = record(config["text_config"]);
-  const arch = Array.isArray(text?.["architectures"]) ? text["architectures"][0] : undefined;
-  const type = text?.["model_type"] ?? "lfm2";
-  return type === "lfm2" && (arch === "Lfm2ForCausalLM" || arch === "LFM2ForCausalLM")
-    ? "lfm2"
-    : undefined;
-}
+/** LFM2-VL's text model: `Lfm2ForCausalLM` (the converter's `LFM2Model`). */
+const lfm2VlText = namedTextClass("lfm2", ["Lfm2ForCausalLM", "LFM2ForCausalLM"]);
 
 /** Multimodal classes by `architectures[0]`. */
 export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {

@@ -315,8 +315,8 @@ const MMPROJ_FIXTURES: readonly (readonly [string, string])[] = [
   ["smolvlm", "Smolvlm"],
   ["idefics3", "Idefics3"],
   ["lfm2-vl", "Lfm2 Vl"],
-  ["glm4v", "Glm4v"],
-  ["glm4v-moe", "Glm4v Moe"],
+  ["glm4v", "Glm4V"],
+  ["glm4v-moe", "Glm4V Moe"],
 ];
 
 /**
