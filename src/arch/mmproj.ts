@@ -681,39 +681,13 @@ const LFM2_VL_TABLE: VisionTable = {
   },
 };
 
-/** The patch side and channels the converter's `LFM2VLModel` views the patch kernel's rows as. */
+/** The patch side the converter's `LFM2VLModel` views the patch kernel's rows with. */
 const LFM2_PATCH = 16;
-const LFM2_CHANNELS = 3;
-
-/**
- * The converter's view of the NaFlex patch kernel `[out, h·w·c]` (a linear
- * layer over each patch's pixels, channels last) as a convolution kernel
- * `[out, c, h, w]`: element `(h·16 + w)·3 + c` of each row written at
- * `c·256 + h·16 + w`.
- */
-function lfm2PatchKernel(name: string, shape: readonly number[]): MmprojPiece {
-  const pixels = LFM2_PATCH * LFM2_PATCH;
-  if (shape.length !== 2 || shape[1] !== pixels * LFM2_CHANNELS) {
-    throw new RangeError(
-      `Cannot write "${name}" [${shape}] as llama.cpp's converter does: it views each row as a ` +
-        `${LFM2_PATCH} × ${LFM2_PATCH} × ${LFM2_CHANNELS} patch (${pixels * LFM2_CHANNELS} values)`,
-    );
-  }
-  const order = Array.from(
-    { length: pixels * LFM2_CHANNELS },
-    (_, i) => (i % pixels) * LFM2_CHANNELS + Math.floor(i / pixels),
-  );
-  return {
-    name: "v.patch_embd.weight",
-    shape: [shape[0]!, LFM2_CHANNELS, LFM2_PATCH, LFM2_PATCH],
-    reorder: { group: pixels * LFM2_CHANNELS, order },
-  };
-}
 
 function lfm2VlPieces(name: string, shape: readonly number[]): readonly MmprojPiece[] {
   const n = name.replace(/^model\./, "").replace(/^vision_tower\.vision_model\./, "vision_tower.");
   const g = tableName(LFM2_VL_TABLE, n);
-  if (g === "v.patch_embd.weight") return [lfm2PatchKernel(name, shape)];
+  if (g === "v.patch_embd.weight") return [channelsFirstKernel(name, shape, LFM2_PATCH)];
   return renamedWhole(g, shape);
 }
 
@@ -807,6 +781,108 @@ const GLM4V_MMPROJ: MmprojSupport = {
   },
 };
 
+// Gemma 4's vision encoder (`model.vision_tower.encoder.layers.N.*`, its
+// projections behind `.linear`) under gguf-py's MMPROJ names.
+const GEMMA4_VISION_BLOCK: Readonly<Record<string, string>> = {
+  "input_layernorm": "ln1",
+  "post_attention_layernorm": "attn_post_norm",
+  "pre_feedforward_layernorm": "ln2",
+  "post_feedforward_layernorm": "ffn_post_norm",
+  "self_attn.q_proj": "attn_q",
+  "self_attn.k_proj": "attn_k",
+  "self_attn.v_proj": "attn_v",
+  "self_attn.o_proj": "attn_out",
+  "self_attn.q_norm": "attn_q_norm",
+  "self_attn.k_norm": "attn_k_norm",
+  "mlp.gate_proj": "ffn_gate",
+  "mlp.up_proj": "ffn_up",
+  "mlp.down_proj": "ffn_down",
+  "layer_scalar": "out_scale",
+};
+const GEMMA4_VISION_GLOBAL: Readonly<Record<string, string>> = {
+  "model.vision_tower.patch_embedder.position_embedding_table": "v.position_embd.weight",
+  "model.vision_tower.std_bias": "v.std_bias",
+  "model.vision_tower.std_scale": "v.std_scale",
+  "model.embed_vision.embedding_projection.weight": "mm.input_projection.weight",
+};
+// A clipped linear's bounds besides weights and biases; a scalar is written as one value.
+const GEMMA4_SUFFIX = /\.(weight|bias|input_max|input_min|output_max|output_min)$/;
+
+/**
+ * The converter's view of Gemma 4's patch kernel `[out, p·p·3]` (a linear
+ * layer over each patch's pixels, channels last) as a convolution kernel
+ * `[out, 3, p, p]`: element `(h·p + w)·3 + c` of each row written at
+ * `c·p² + h·p + w` (LFM2-VL's, with p from the shape).
+ */
+function channelsFirstKernel(name: string, shape: readonly number[], patch?: number): MmprojPiece {
+  const side = patch ?? Math.round(Math.sqrt((shape[1] ?? 0) / 3));
+  const pixels = side * side;
+  if (shape.length !== 2 || shape[1] !== pixels * 3 || side === 0) {
+    throw new RangeError(
+      `Cannot write "${name}" [${shape}] as llama.cpp's converter does: it views each row as a ` +
+        `${side} × ${side} × 3 patch (${pixels * 3} values)`,
+    );
+  }
+  const order = Array.from(
+    { length: pixels * 3 },
+    (_, i) => (i % pixels) * 3 + Math.floor(i / pixels),
+  );
+  return {
+    name: "v.patch_embd.weight",
+    shape: [shape[0]!, 3, side, side],
+    reorder: { group: pixels * 3, order },
+  };
+}
+
+function gemma4VisionPieces(name: string, shape: readonly number[]): readonly MmprojPiece[] {
+  // Scalars (layer scalars, clipped linears' bounds) as 1-D, as the converter unsqueezes them.
+  const as1d = shape.length === 0 ? [1] : shape;
+  if (name === "model.vision_tower.patch_embedder.input_proj.weight") {
+    return [channelsFirstKernel(name, shape)];
+  }
+  const global = GEMMA4_VISION_GLOBAL[name];
+  if (global !== undefined) return [{ name: global, shape: as1d }];
+  const block = /^model\.vision_tower\.encoder\.layers\.(\d+)\.(.+)$/.exec(name);
+  if (block === null) return [];
+  const rest = block[2]!.replace(/\.linear\.(weight|bias)$/, ".$1");
+  const suffix = GEMMA4_SUFFIX.exec(rest)?.[1] ?? (rest === "layer_scalar" ? "" : undefined);
+  if (suffix === undefined) return [];
+  const piece = suffix === "" ? rest : rest.slice(0, -suffix.length - 1);
+  const g = GEMMA4_VISION_BLOCK[piece];
+  return g === undefined ? [] : [{
+    name: `v.blk.${block[1]}.${g}.${suffix === "" ? "weight" : suffix}`,
+    shape: as1d,
+  }];
+}
+
+/**
+ * Gemma 4's vision GGUF (projector `gemma4v`), after llama.cpp's
+ * `Gemma4VisionAudioModel` (conversion/gemma.py) for a checkpoint without an
+ * audio tower (the 26B and 31B); with one the converter writes both towers
+ * in one file, which aprkit does not yet.
+ */
+const GEMMA4_MMPROJ: MmprojSupport = {
+  source: "llama.cpp conversion/gemma.py Gemma4VisionAudioModel (vision only)",
+  pieces: gemma4VisionPieces,
+  shift: () => 0,
+  // MmprojModel.tensor_force_quant's patch kernel, the position table F32.
+  forcedType: (name, dtype) => QWEN3VL_MMPROJ.forcedType(name, dtype),
+  // The converter sets 224 (unused by llama.cpp).
+  visionHparams: (v) => ({ ...v, image_size: 224 }),
+  writeKv(w, sources) {
+    if (record(sources.config["audio_config"]) !== undefined) {
+      throw new RangeError(
+        "config.json has an audio_config: llama.cpp's converter writes the audio tower into the " +
+          "same file, which aprkit does not yet (convert_hf_to_gguf.py --mmproj writes both)",
+      );
+    }
+    writeClipKv(w, sources);
+    // Keyed per modality (add_clip_vision_projector_type), as for every class that may have audio.
+    w.set("vision.projector_type", "STRING", "gemma4v");
+    w.f32("vision.attention.layer_norm_epsilon", w.num("layer_norm_eps") ?? 1e-6);
+  },
+};
+
 /** Multimodal classes whose vision GGUF aprkit writes, by `architectures[0]`. */
 export const MMPROJ_CLASSES: Readonly<Record<string, MmprojSupport>> = {
   Gemma3ForConditionalGeneration: GEMMA3_MMPROJ,
@@ -825,6 +901,7 @@ export const MMPROJ_CLASSES: Readonly<Record<string, MmprojSupport>> = {
   Lfm2VlForConditionalGeneration: LFM2_VL_MMPROJ,
   Glm4vForConditionalGeneration: GLM4V_MMPROJ,
   Glm4vMoeForConditionalGeneration: GLM4V_MMPROJ,
+  Gemma4ForConditionalGeneration: GEMMA4_MMPROJ,
 };
 
 /**

@@ -126,11 +126,10 @@ export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
     textFamily: llavaText,
   },
   Gemma4ForConditionalGeneration: {
-    source: "llama.cpp conversion/gemma.py Gemma4Model (text); its vision and audio GGUF not " +
-      "written (Gemma4VisionAudioModel)",
+    source: "llama.cpp conversion/gemma.py Gemma4Model (text), Gemma4VisionAudioModel (mmproj: " +
+      "vision only)",
     textFamily: () => "gemma4",
     towers: "the vision and audio towers and their embedders",
-    mmprojElsewhere: "llama.cpp's convert_hf_to_gguf.py --mmproj makes its vision and audio GGUF",
   },
   Qwen3_5ForConditionalGeneration: {
     source:

@@ -72,6 +72,9 @@ QUANTIZED = ["Q4_K_M", "Q5_K_S"]
 CONVERTER_FLAGS = {name: ["--no-mtp"] for name in ("qwen3-next", "qwen35", "qwen35-moe", "qwen35-bf16",
                                                     "qwen3.5-vl-t5", "qwen3.5-moe-vl-t5")}
 
+# Fixtures whose vision GGUF (the converter's --mmproj) is described too: Gemma 4's image-text copy.
+MMPROJ = {"gemma4-cg"}
+
 PRE_BY_REGEX = {
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+": "llama-bpe",
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+": "qwen2",
@@ -232,6 +235,17 @@ def main() -> None:
                 if kind in KEEP_GGUF.get(name, []):
                     shutil.copyfile(path, out_dir / f"{name}-{kind}.gguf")
             print(f"{name}: {', '.join(files)}")
+            if name in MMPROJ:
+                mmproj = Path(tmp) / f"{name}-mmproj-f32.gguf"
+                subprocess.run(
+                    [sys.executable, str(llama_cpp / "convert_hf_to_gguf.py"), str(HERE / "hf" / name),
+                     "--mmproj", "--outtype", "f32", "--outfile", str(mmproj)],
+                    capture_output=True, check=True,
+                )
+                made_by = f"llama.cpp {commit}: convert_hf_to_gguf.py --mmproj --outtype f32"
+                (out_dir / f"{name}-mmproj-f32.json").write_text(
+                    json.dumps(manifest(mmproj, made_by), indent=1) + "\n")
+                print(f"{name}: mmproj-f32")
 
 
 if __name__ == "__main__":
