@@ -146,18 +146,25 @@ const SIGLIP_BLOCK: Readonly<Record<string, string>> = {
   "self_attn.v_proj": "attn_v",
   "self_attn.out_proj": "attn_out",
 };
+/** A SigLIP tower at `vision_tower.*` (Gemma 3's, LFM2-VL's) with its projector's names. */
+function siglipTowerTable(projector: Readonly<Record<string, string>>): VisionTable {
+  return {
+    block: /^vision_tower\.encoder\.layers\.(\d+)\.(.+)$/,
+    blockNames: SIGLIP_BLOCK,
+    globalNames: {
+      "vision_tower.embeddings.patch_embedding": "v.patch_embd",
+      "vision_tower.embeddings.position_embedding": "v.position_embd",
+      "vision_tower.post_layernorm": "v.post_ln",
+      ...projector,
+    },
+  };
+}
+
 // SigLIP's head is in neither table: the converter skips it.
-const GEMMA3_TABLE: VisionTable = {
-  block: /^vision_tower\.encoder\.layers\.(\d+)\.(.+)$/,
-  blockNames: SIGLIP_BLOCK,
-  globalNames: {
-    "vision_tower.embeddings.patch_embedding": "v.patch_embd",
-    "vision_tower.embeddings.position_embedding": "v.position_embd",
-    "vision_tower.post_layernorm": "v.post_ln",
-    "multi_modal_projector.mm_input_projection": "mm.input_projection",
-    "multi_modal_projector.mm_soft_emb_norm": "mm.soft_emb_norm",
-  },
-};
+const GEMMA3_TABLE = siglipTowerTable({
+  "multi_modal_projector.mm_input_projection": "mm.input_projection",
+  "multi_modal_projector.mm_soft_emb_norm": "mm.soft_emb_norm",
+});
 
 function gemma3TensorName(name: string): string | undefined {
   // transformers' module paths have a leading "model.", the Hub's SigLIP a
@@ -665,21 +672,29 @@ const IDEFICS3_MMPROJ: MmprojSupport = {
   },
 };
 
+/**
+ * MmprojModel.tensor_force_quant's patch kernel (F16 in an F16 file, else
+ * F32) and the position embeddings F32, as Qwen3-VL's (LFM2-VL, Gemma 4).
+ */
+function patchAndPositionTypes(name: string, dtype: string): "F16" | "F32" | undefined {
+  return QWEN3VL_MMPROJ.forcedType(name, dtype);
+}
+
+/** `vision_config` with the image size the converter's class sets whatever the config says. */
+function imageSizeSet(
+  size: number,
+): (v: Readonly<Record<string, unknown>>) => Record<string, unknown> {
+  return (v) => ({ ...v, image_size: size });
+}
+
 // LFM2-VL's SigLIP2 NaFlex tower (`model.vision_tower.vision_model.*` as
 // published; transformers 5's own save has no `vision_model.`) and projector
 // under gguf-py's MMPROJ names.
-const LFM2_VL_TABLE: VisionTable = {
-  block: /^vision_tower\.encoder\.layers\.(\d+)\.(.+)$/,
-  blockNames: SIGLIP_BLOCK,
-  globalNames: {
-    "vision_tower.embeddings.patch_embedding": "v.patch_embd",
-    "vision_tower.embeddings.position_embedding": "v.position_embd",
-    "vision_tower.post_layernorm": "v.post_ln",
-    "multi_modal_projector.layer_norm": "mm.input_norm",
-    "multi_modal_projector.linear_1": "mm.1",
-    "multi_modal_projector.linear_2": "mm.2",
-  },
-};
+const LFM2_VL_TABLE = siglipTowerTable({
+  "multi_modal_projector.layer_norm": "mm.input_norm",
+  "multi_modal_projector.linear_1": "mm.1",
+  "multi_modal_projector.linear_2": "mm.2",
+});
 
 /** The patch side the converter's `LFM2VLModel` views the patch kernel's rows with. */
 const LFM2_PATCH = 16;
@@ -699,11 +714,9 @@ const LFM2_VL_MMPROJ: MmprojSupport = {
   source: "llama.cpp conversion/lfm2.py LFM2VLModel",
   pieces: lfm2VlPieces,
   shift: () => 0,
-  // MmprojModel.tensor_force_quant's patch kernel, the position embeddings
-  // F32: as Qwen3-VL's.
-  forcedType: (name, dtype) => QWEN3VL_MMPROJ.forcedType(name, dtype),
-  // The converter sets 256 (NaFlex has no fixed image size).
-  visionHparams: (v) => ({ ...v, image_size: 256 }),
+  forcedType: patchAndPositionTypes,
+  // NaFlex has no fixed image size.
+  visionHparams: imageSizeSet(256),
   writeKv(w, sources) {
     writeClipKv(w, sources);
     w.set("projector_type", "STRING", "lfm2");
@@ -865,10 +878,9 @@ const GEMMA4_MMPROJ: MmprojSupport = {
   source: "llama.cpp conversion/gemma.py Gemma4VisionAudioModel (vision only)",
   pieces: gemma4VisionPieces,
   shift: () => 0,
-  // MmprojModel.tensor_force_quant's patch kernel, the position table F32.
-  forcedType: (name, dtype) => QWEN3VL_MMPROJ.forcedType(name, dtype),
-  // The converter sets 224 (unused by llama.cpp).
-  visionHparams: (v) => ({ ...v, image_size: 224 }),
+  forcedType: patchAndPositionTypes,
+  // Unused by llama.cpp.
+  visionHparams: imageSizeSet(224),
   writeKv(w, sources) {
     if (record(sources.config["audio_config"]) !== undefined) {
       throw new RangeError(
