@@ -172,6 +172,16 @@ export const IRRELEVANT_MULTIMODAL: Readonly<Record<string, string>> = Object.fr
     "vision_feature_layer",
     // SmolVLM's and Idefics3's pixel shuffle (clip.vision.projector.scale_factor).
     "scale_factor",
+    // LFM2-VL's projector (downsample_factor: clip.vision.projector.scale_factor).
+    "downsample_factor",
+    "projector_bias",
+    "projector_hidden_size",
+    "projector_use_layernorm",
+    // GLM-4V's image and video delimiters.
+    "image_start_token_id",
+    "image_end_token_id",
+    "video_start_token_id",
+    "video_end_token_id",
   ].map((f) => [f, "the vision/audio towers' (--mmproj), not the text model's"]),
 );
 

@@ -542,8 +542,12 @@ export interface Family {
    * `undefined`: as {@linkcode ggufReadBackRefusal} says.
    *
    * @param ggufNames Every tensor name of the GGUF.
+   * @param metadata The GGUF's APR metadata (its keys in `gguf_metadata`).
    */
-  ggufReadBackRefusalOf?(ggufNames: ReadonlySet<string>): string | undefined;
+  ggufReadBackRefusalOf?(
+    ggufNames: ReadonlySet<string>,
+    metadata?: ModelMetadata,
+  ): string | undefined;
   /**
    * Whether a GGUF filed under {@linkcode ggufArchitecture} is this
    * family's, where several families share that architecture (BERT,

@@ -14,7 +14,9 @@
  * and Mistral 3 (Pixtral), after its `LlavaVisionModel` (conversion/llava.py),
  * Llama 4, after its `Llama4VisionModel` (conversion/llama4.py), and Qwen3-VL,
  * after its `Qwen3VLVisionModel` (conversion/qwen3vl.py), and SmolVLM and
- * Idefics3, after its `SmolVLMModel` (conversion/smolvlm.py).
+ * Idefics3, after its `SmolVLMModel` (conversion/smolvlm.py), LFM2-VL, after
+ * its `LFM2VLModel` (conversion/lfm2.py), and GLM-4.1V and GLM-4.5V, after its
+ * `Glm4VVisionModel` (conversion/qwen3vl.py).
  *
  * @module
  */
@@ -40,6 +42,12 @@ export interface MmprojPiece {
    * (a split: Qwen's fused `qkv`, its two-frame patch kernel); absent: all.
    */
   readonly ranges?: readonly (readonly [number, number])[];
+  /**
+   * The elements of each group of `group` reordered (LFM2-VL's patch kernel,
+   * its `[out, h·w·c]` rows written as `[out, c, h, w]`): element `order[i]`
+   * of a group written `i`-th; absent: as they are.
+   */
+  readonly reorder?: { readonly group: number; readonly order: readonly number[] };
 }
 
 /** How one multimodal class's vision tower becomes llama.cpp's vision GGUF. */
@@ -138,18 +146,25 @@ const SIGLIP_BLOCK: Readonly<Record<string, string>> = {
   "self_attn.v_proj": "attn_v",
   "self_attn.out_proj": "attn_out",
 };
+/** A SigLIP tower at `vision_tower.*` (Gemma 3's, LFM2-VL's) with its projector's names. */
+function siglipTowerTable(projector: Readonly<Record<string, string>>): VisionTable {
+  return {
+    block: /^vision_tower\.encoder\.layers\.(\d+)\.(.+)$/,
+    blockNames: SIGLIP_BLOCK,
+    globalNames: {
+      "vision_tower.embeddings.patch_embedding": "v.patch_embd",
+      "vision_tower.embeddings.position_embedding": "v.position_embd",
+      "vision_tower.post_layernorm": "v.post_ln",
+      ...projector,
+    },
+  };
+}
+
 // SigLIP's head is in neither table: the converter skips it.
-const GEMMA3_TABLE: VisionTable = {
-  block: /^vision_tower\.encoder\.layers\.(\d+)\.(.+)$/,
-  blockNames: SIGLIP_BLOCK,
-  globalNames: {
-    "vision_tower.embeddings.patch_embedding": "v.patch_embd",
-    "vision_tower.embeddings.position_embedding": "v.position_embd",
-    "vision_tower.post_layernorm": "v.post_ln",
-    "multi_modal_projector.mm_input_projection": "mm.input_projection",
-    "multi_modal_projector.mm_soft_emb_norm": "mm.soft_emb_norm",
-  },
-};
+const GEMMA3_TABLE = siglipTowerTable({
+  "multi_modal_projector.mm_input_projection": "mm.input_projection",
+  "multi_modal_projector.mm_soft_emb_norm": "mm.soft_emb_norm",
+});
 
 function gemma3TensorName(name: string): string | undefined {
   // transformers' module paths have a leading "model.", the Hub's SigLIP a
@@ -657,6 +672,229 @@ const IDEFICS3_MMPROJ: MmprojSupport = {
   },
 };
 
+/**
+ * MmprojModel.tensor_force_quant's patch kernel (F16 in an F16 file, else
+ * F32) and the position embeddings F32, as Qwen3-VL's (LFM2-VL, Gemma 4).
+ */
+function patchAndPositionTypes(name: string, dtype: string): "F16" | "F32" | undefined {
+  return QWEN3VL_MMPROJ.forcedType(name, dtype);
+}
+
+/** `vision_config` with the image size the converter's class sets whatever the config says. */
+function imageSizeSet(
+  size: number,
+): (v: Readonly<Record<string, unknown>>) => Record<string, unknown> {
+  return (v) => ({ ...v, image_size: size });
+}
+
+// LFM2-VL's SigLIP2 NaFlex tower (`model.vision_tower.vision_model.*` as
+// published; transformers 5's own save has no `vision_model.`) and projector
+// under gguf-py's MMPROJ names.
+const LFM2_VL_TABLE = siglipTowerTable({
+  "multi_modal_projector.layer_norm": "mm.input_norm",
+  "multi_modal_projector.linear_1": "mm.1",
+  "multi_modal_projector.linear_2": "mm.2",
+});
+
+/** The patch side the converter's `LFM2VLModel` views the patch kernel's rows with. */
+const LFM2_PATCH = 16;
+
+function lfm2VlPieces(name: string, shape: readonly number[]): readonly MmprojPiece[] {
+  const n = name.replace(/^model\./, "").replace(/^vision_tower\.vision_model\./, "vision_tower.");
+  const g = tableName(LFM2_VL_TABLE, n);
+  if (g === "v.patch_embd.weight") return [channelsFirstKernel(name, shape, LFM2_PATCH)];
+  return renamedWhole(g, shape);
+}
+
+/**
+ * LFM2-VL's vision GGUF (SigLIP2 NaFlex encoder, pixel-unshuffle projector:
+ * projector `lfm2`), after llama.cpp's `LFM2VLModel` (conversion/lfm2.py).
+ */
+const LFM2_VL_MMPROJ: MmprojSupport = {
+  source: "llama.cpp conversion/lfm2.py LFM2VLModel",
+  pieces: lfm2VlPieces,
+  shift: () => 0,
+  forcedType: patchAndPositionTypes,
+  // NaFlex has no fixed image size.
+  visionHparams: imageSizeSet(256),
+  writeKv(w, sources) {
+    writeClipKv(w, sources);
+    w.set("projector_type", "STRING", "lfm2");
+    w.f32("vision.attention.layer_norm_epsilon", w.need("layer_norm_eps"));
+    w.u32("vision.projector.scale_factor", numberOr(sources.config["downsample_factor"], 2));
+    w.set("use_gelu", "BOOL", true);
+    // The layers up to vision_feature_layer (Python's index: -1 the last),
+    // written again in block_count's place.
+    const feature = numberOr(sources.config["vision_feature_layer"], -1);
+    w.u32("vision.block_count", w.need("num_hidden_layers") + feature + 1);
+  },
+};
+
+// GLM-4V's vision tower (`model.visual.*`) under gguf-py's MMPROJ names
+// (tensor_mapping.py): Qwen-VL-like blocks with a fused qkv kept whole,
+// SwiGLU MLPs, RMSNorms; a conv downsample and a SwiGLU merger.
+const GLM4V_BLOCK: Readonly<Record<string, string>> = {
+  "attn.qkv": "attn_qkv",
+  "attn.proj": "attn_out",
+  "norm1": "ln1",
+  "norm2": "ln2",
+  "mlp.gate_proj": "ffn_gate",
+  "mlp.up_proj": "ffn_up",
+  "mlp.down_proj": "ffn_down",
+};
+const GLM4V_GLOBAL: Readonly<Record<string, string>> = {
+  "embeddings.position_embedding": "v.position_embd",
+  "post_conv_layernorm": "v.norm_embd",
+  "post_layernorm": "v.post_ln",
+  "downsample": "mm.patch_merger",
+  "merger.proj": "mm.model.fc",
+  "merger.post_projection_norm": "mm.post_norm",
+  "merger.gate_proj": "mm.gate",
+  "merger.up_proj": "mm.up",
+  "merger.down_proj": "mm.down",
+};
+
+function glm4vPieces(name: string, shape: readonly number[]): readonly MmprojPiece[] {
+  const visual = qwenVisual(name);
+  if (visual === undefined) return [];
+  const { base, suffix } = visual;
+  const block = /^blocks\.(\d+)\.(.+)$/.exec(base);
+  if (block !== null) return qwenBlockPiece(GLM4V_BLOCK, block, suffix, shape);
+  if (base === "patch_embed.proj") {
+    return suffix === "weight" ? splitFrames(name, shape) : [{ name: "v.patch_embd.bias", shape }];
+  }
+  const g = GLM4V_GLOBAL[base];
+  return renamedWhole(g === undefined ? undefined : `${g}.${suffix}`, shape);
+}
+
+/**
+ * GLM-4.1V's and GLM-4.5V's vision GGUF (projector `glm4v`), after llama.cpp's
+ * `Glm4VVisionModel` (conversion/qwen3vl.py): Qwen3-VL's tower reading
+ * (image size, renamed keys, the two-frame patch kernel) with MmprojModel's
+ * keys only, its activation and the tower's RMSNorm epsilon.
+ */
+const GLM4V_MMPROJ: MmprojSupport = {
+  source: "llama.cpp conversion/qwen3vl.py Glm4VVisionModel",
+  pieces: glm4vPieces,
+  shift: () => 0,
+  // MmprojModel.tensor_force_quant: the patch kernel and the downsample
+  // (`patch_merger`) F16 in an F16 file, else F32; the position embeddings F32.
+  forcedType: (name, dtype) =>
+    name === "mm.patch_merger.weight"
+      ? (dtype === "F16" ? "F16" : "F32")
+      : QWEN3VL_MMPROJ.forcedType(name, dtype),
+  visionHparams: (v) => QWEN3VL_MMPROJ.visionHparams!(v),
+  writeKv(w, sources) {
+    writeClipKv(w, sources);
+    w.set("projector_type", "STRING", "glm4v");
+    const act = String(w.hparams["hidden_act"] ?? "").toLowerCase();
+    if (act === "gelu") w.set("use_gelu", "BOOL", true);
+    else if (act === "silu") w.set("use_silu", "BOOL", true);
+    w.f32("vision.attention.layer_norm_epsilon", w.num("rms_norm_eps") ?? 1e-5);
+  },
+};
+
+// Gemma 4's vision encoder (`model.vision_tower.encoder.layers.N.*`, its
+// projections behind `.linear`) under gguf-py's MMPROJ names.
+const GEMMA4_VISION_BLOCK: Readonly<Record<string, string>> = {
+  "input_layernorm": "ln1",
+  "post_attention_layernorm": "attn_post_norm",
+  "pre_feedforward_layernorm": "ln2",
+  "post_feedforward_layernorm": "ffn_post_norm",
+  "self_attn.q_proj": "attn_q",
+  "self_attn.k_proj": "attn_k",
+  "self_attn.v_proj": "attn_v",
+  "self_attn.o_proj": "attn_out",
+  "self_attn.q_norm": "attn_q_norm",
+  "self_attn.k_norm": "attn_k_norm",
+  "mlp.gate_proj": "ffn_gate",
+  "mlp.up_proj": "ffn_up",
+  "mlp.down_proj": "ffn_down",
+  "layer_scalar": "out_scale",
+};
+const GEMMA4_VISION_GLOBAL: Readonly<Record<string, string>> = {
+  "model.vision_tower.patch_embedder.position_embedding_table": "v.position_embd.weight",
+  "model.vision_tower.std_bias": "v.std_bias",
+  "model.vision_tower.std_scale": "v.std_scale",
+  "model.embed_vision.embedding_projection.weight": "mm.input_projection.weight",
+};
+// A clipped linear's bounds besides weights and biases; a scalar is written as one value.
+const GEMMA4_SUFFIX = /\.(weight|bias|input_max|input_min|output_max|output_min)$/;
+
+/**
+ * The converter's view of Gemma 4's patch kernel `[out, p·p·3]` (a linear
+ * layer over each patch's pixels, channels last) as a convolution kernel
+ * `[out, 3, p, p]`: element `(h·p + w)·3 + c` of each row written at
+ * `c·p² + h·p + w` (LFM2-VL's, with p from the shape).
+ */
+function channelsFirstKernel(name: string, shape: readonly number[], patch?: number): MmprojPiece {
+  const side = patch ?? Math.round(Math.sqrt((shape[1] ?? 0) / 3));
+  const pixels = side * side;
+  if (shape.length !== 2 || shape[1] !== pixels * 3 || side === 0) {
+    throw new RangeError(
+      `Cannot write "${name}" [${shape}] as llama.cpp's converter does: it views each row as a ` +
+        `${side} × ${side} × 3 patch (${pixels * 3} values)`,
+    );
+  }
+  const order = Array.from(
+    { length: pixels * 3 },
+    (_, i) => (i % pixels) * 3 + Math.floor(i / pixels),
+  );
+  return {
+    name: "v.patch_embd.weight",
+    shape: [shape[0]!, 3, side, side],
+    reorder: { group: pixels * 3, order },
+  };
+}
+
+function gemma4VisionPieces(name: string, shape: readonly number[]): readonly MmprojPiece[] {
+  // Scalars (layer scalars, clipped linears' bounds) as 1-D, as the converter unsqueezes them.
+  const as1d = shape.length === 0 ? [1] : shape;
+  if (name === "model.vision_tower.patch_embedder.input_proj.weight") {
+    return [channelsFirstKernel(name, shape)];
+  }
+  const global = GEMMA4_VISION_GLOBAL[name];
+  if (global !== undefined) return [{ name: global, shape: as1d }];
+  const block = /^model\.vision_tower\.encoder\.layers\.(\d+)\.(.+)$/.exec(name);
+  if (block === null) return [];
+  const rest = block[2]!.replace(/\.linear\.(weight|bias)$/, ".$1");
+  const suffix = GEMMA4_SUFFIX.exec(rest)?.[1] ?? (rest === "layer_scalar" ? "" : undefined);
+  if (suffix === undefined) return [];
+  const piece = suffix === "" ? rest : rest.slice(0, -suffix.length - 1);
+  const g = GEMMA4_VISION_BLOCK[piece];
+  return g === undefined ? [] : [{
+    name: `v.blk.${block[1]}.${g}.${suffix === "" ? "weight" : suffix}`,
+    shape: as1d,
+  }];
+}
+
+/**
+ * Gemma 4's vision GGUF (projector `gemma4v`), after llama.cpp's
+ * `Gemma4VisionAudioModel` (conversion/gemma.py) for a checkpoint without an
+ * audio tower (the 26B and 31B); with one the converter writes both towers
+ * in one file, which aprkit does not yet.
+ */
+const GEMMA4_MMPROJ: MmprojSupport = {
+  source: "llama.cpp conversion/gemma.py Gemma4VisionAudioModel (vision only)",
+  pieces: gemma4VisionPieces,
+  shift: () => 0,
+  forcedType: patchAndPositionTypes,
+  // Unused by llama.cpp.
+  visionHparams: imageSizeSet(224),
+  writeKv(w, sources) {
+    if (record(sources.config["audio_config"]) !== undefined) {
+      throw new RangeError(
+        "config.json has an audio_config: llama.cpp's converter writes the audio tower into the " +
+          "same file, which aprkit does not yet (convert_hf_to_gguf.py --mmproj writes both)",
+      );
+    }
+    writeClipKv(w, sources);
+    // Keyed per modality (add_clip_vision_projector_type), as for every class that may have audio.
+    w.set("vision.projector_type", "STRING", "gemma4v");
+    w.f32("vision.attention.layer_norm_epsilon", w.num("layer_norm_eps") ?? 1e-6);
+  },
+};
+
 /** Multimodal classes whose vision GGUF aprkit writes, by `architectures[0]`. */
 export const MMPROJ_CLASSES: Readonly<Record<string, MmprojSupport>> = {
   Gemma3ForConditionalGeneration: GEMMA3_MMPROJ,
@@ -672,6 +910,10 @@ export const MMPROJ_CLASSES: Readonly<Record<string, MmprojSupport>> = {
   Qwen3_5MoeForConditionalGeneration: QWEN3VL_MMPROJ,
   Idefics3ForConditionalGeneration: IDEFICS3_MMPROJ,
   SmolVLMForConditionalGeneration: IDEFICS3_MMPROJ,
+  Lfm2VlForConditionalGeneration: LFM2_VL_MMPROJ,
+  Glm4vForConditionalGeneration: GLM4V_MMPROJ,
+  Glm4vMoeForConditionalGeneration: GLM4V_MMPROJ,
+  Gemma4ForConditionalGeneration: GEMMA4_MMPROJ,
 };
 
 /**

@@ -54,17 +54,20 @@ function llavaText(config: Readonly<Record<string, unknown>>): string | undefine
 }
 
 /**
- * SmolVLM's and Idefics3's text model: llama.cpp's converter takes its class
- * from `text_config.architectures` (`VLlama3ForCausalLM`, `LlamaForCausalLM`:
- * `LlamaModel`) and has no text class for these classes otherwise.
+ * A text model llama.cpp's converter knows only by `text_config.architectures`
+ * (it has no text class for the composite itself): `family` where the text
+ * config is `family`'s model_type (or says none) and names one of `classes`.
  */
-function idefics3Text(config: Readonly<Record<string, unknown>>): string | undefined {
-  const text = record(config["text_config"]);
-  const arch = Array.isArray(text?.["architectures"]) ? text["architectures"][0] : undefined;
-  const type = text?.["model_type"] ?? "llama";
-  return type === "llama" && (arch === "VLlama3ForCausalLM" || arch === "LlamaForCausalLM")
-    ? "llama"
-    : undefined;
+function namedTextClass(
+  family: string,
+  classes: readonly string[],
+): (config: Readonly<Record<string, unknown>>) => string | undefined {
+  return (config) => {
+    const text = record(config["text_config"]);
+    const arch = Array.isArray(text?.["architectures"]) ? text["architectures"][0] : undefined;
+    const type = text?.["model_type"] ?? family;
+    return type === family && classes.includes(arch) ? family : undefined;
+  };
 }
 
 /**
@@ -121,9 +124,18 @@ export function withSavedDefaults(
     : config;
 }
 
+/**
+ * SmolVLM's and Idefics3's text model: `VLlama3ForCausalLM` or
+ * `LlamaForCausalLM` (the converter's `LlamaModel`).
+ */
+const idefics3Text = namedTextClass("llama", ["VLlama3ForCausalLM", "LlamaForCausalLM"]);
+
 const IDEFICS3_UNKNOWN_TEXT =
   "its config.json's text_config names no Llama text model (model_type llama, architectures " +
   "VLlama3ForCausalLM or LlamaForCausalLM), which llama.cpp's converter takes its text model from";
+
+/** LFM2-VL's text model: `Lfm2ForCausalLM` (the converter's `LFM2Model`). */
+const lfm2VlText = namedTextClass("lfm2", ["Lfm2ForCausalLM", "LFM2ForCausalLM"]);
 
 /** Multimodal classes by `architectures[0]`. */
 export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
@@ -174,11 +186,10 @@ export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
     textFamily: llavaText,
   },
   Gemma4ForConditionalGeneration: {
-    source: "llama.cpp conversion/gemma.py Gemma4Model (text); its vision and audio GGUF not " +
-      "written (Gemma4VisionAudioModel)",
+    source: "llama.cpp conversion/gemma.py Gemma4Model (text), Gemma4VisionAudioModel (mmproj: " +
+      "vision only)",
     textFamily: () => "gemma4",
     towers: "the vision and audio towers and their embedders",
-    mmprojElsewhere: "llama.cpp's convert_hf_to_gguf.py --mmproj makes its vision and audio GGUF",
   },
   Qwen3_5ForConditionalGeneration: {
     source:
@@ -201,6 +212,20 @@ export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
     textFamily: idefics3Text,
     unknownText: IDEFICS3_UNKNOWN_TEXT,
     withDefaults: smolVlmDefaults,
+  },
+  Lfm2VlForConditionalGeneration: {
+    source: "llama.cpp conversion/lfm2.py LFM2Model (text), LFM2VLModel (mmproj)",
+    textFamily: lfm2VlText,
+    unknownText: "its config.json's text_config names no LFM2 text model (model_type lfm2, " +
+      "architectures Lfm2ForCausalLM), which llama.cpp's converter takes its text model from",
+  },
+  Glm4vForConditionalGeneration: {
+    source: "llama.cpp conversion/glm.py Glm4Model (text), qwen3vl.py Glm4VVisionModel (mmproj)",
+    textFamily: () => "glm4",
+  },
+  Glm4vMoeForConditionalGeneration: {
+    source: "llama.cpp conversion/glm.py Glm4MoeModel (text), qwen3vl.py Glm4VVisionModel (mmproj)",
+    textFamily: () => "glm4moe",
   },
 };
 

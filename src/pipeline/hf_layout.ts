@@ -75,7 +75,7 @@ export function assertReadsBack(header: ModelHeader, location: string, format: s
 function readBackRefusal(header: ModelHeader): string | undefined {
   const family = ggufFamily(header);
   return family?.ggufReadBackRefusal ??
-    family?.ggufReadBackRefusalOf?.(new Set(header.tensors.map((t) => t.name)));
+    family?.ggufReadBackRefusalOf?.(new Set(header.tensors.map((t) => t.name)), header.metadata);
 }
 
 interface Out {

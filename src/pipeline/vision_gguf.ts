@@ -22,7 +22,7 @@ import {
 } from "../arch/mmproj.ts";
 import { record } from "../arch/kv.ts";
 import { MULTIMODAL_CLASSES } from "../arch/multimodal.ts";
-import { addToFloat32, keepRanges } from "../arch/transforms.ts";
+import { addToFloat32, keepRanges, reorderSegments } from "../arch/transforms.ts";
 import {
   aprGeneralFields,
   generalMetadataOf,
@@ -203,10 +203,19 @@ function planTensor(
   // A split reads its element ranges of the source (as bytes of the source's type).
   const bytesPer = elements ? tensorByteLength(info.dtype, [1]) : 0;
   const ranges = piece.ranges?.map(([a, b]) => [a * bytesPer, b * bytesPer] as [number, number]);
+  const reorder = piece.reorder;
+  if (reorder !== undefined && !elements) {
+    throw new RangeError(`Cannot reorder "${info.name}" for the vision GGUF: it is ${info.dtype}`);
+  }
   const part = (source: TensorEntry): TensorEntry =>
-    ranges === undefined ? source : {
+    ranges === undefined && reorder === undefined ? source : {
       info: { ...info, shape: piece.shape, byteLength: tensorByteLength(info.dtype, piece.shape) },
-      open: () => keepRanges(source.open(), ranges),
+      open: () => {
+        const kept = ranges === undefined ? source.open() : keepRanges(source.open(), ranges);
+        return reorder === undefined
+          ? kept
+          : reorderSegments(kept, reorder.group * bytesPer, reorder.order, `"${info.name}"`);
+      },
     };
   return {
     info: out,
@@ -227,7 +236,7 @@ function permuted(
   heads: number,
   forced: "F16" | "F32" | undefined,
 ): Planned {
-  if (piece.ranges !== undefined || forced !== undefined) {
+  if (piece.ranges !== undefined || piece.reorder !== undefined || forced !== undefined) {
     throw new RangeError(`Cannot permute a part of "${info.name}"`);
   }
   const renamed = (entry: TensorEntry): TensorEntry => ({

@@ -97,6 +97,9 @@ const COMPOSITES: readonly (readonly [string, string, string, string])[] = [
   ["Qwen3_5MoeForConditionalGeneration", "qwen3_5_moe", "qwen3_5_moe_text", "qwen3.5-moe-vl-t5"],
   ["SmolVLMForConditionalGeneration", "smolvlm", "llama", "smolvlm-t5"],
   ["Idefics3ForConditionalGeneration", "idefics3", "llama", "idefics3-t5"],
+  ["Lfm2VlForConditionalGeneration", "lfm2_vl", "lfm2", "lfm2-vl-t5"],
+  ["Glm4vForConditionalGeneration", "glm4v", "glm4v_text", "glm4v-t5"],
+  ["Glm4vMoeForConditionalGeneration", "glm4v_moe", "glm4v_moe_text", "glm4v-moe-t5"],
 ];
 
 Deno.test("config fields: every field of an image-text composite around another text model_type is classified by the family it converts as", async () => {

@@ -34,10 +34,10 @@ Deno.test("glm4, glm4moe: a config llama.cpp would run otherwise than transforme
   for (const config of [DENSE_CONFIG, MOE_CONFIG]) {
     assert.equal(refusal(config, {}), undefined);
     const rope = config["rope_parameters"] as Record<string, unknown>;
-    // GLM-4V / GLM-4.5V's text models: M-RoPE sections.
-    assert.match(
-      refusal(config, { rope_parameters: { ...rope, mrope_section: [4, 4, 4] } })!,
-      /mrope_section/,
+    // GLM-4.1V / GLM-4.5V's text models: M-RoPE sections, written (tests/interop/multimodal_test.ts).
+    assert.equal(
+      refusal(config, { rope_parameters: { ...rope, mrope_section: [2, 2, 2] } }),
+      undefined,
     );
     // 24 × 0.3 = 7.2: 7 dims, an odd number.
     assert.match(
@@ -50,6 +50,20 @@ Deno.test("glm4, glm4moe: a config llama.cpp would run otherwise than transforme
       undefined,
     );
   }
+  // GLM-4.1V's sections without a rotary share: transformers' Glm4vTextConfig rotates the whole
+  // head, the converter half; GLM-4.5V's config defaults to half, as the converter.
+  const noShare = (config: Record<string, unknown>) => {
+    const { partial_rotary_factor: _, ...rope } = config["rope_parameters"] as Record<
+      string,
+      unknown
+    >;
+    return {
+      rope_parameters: { ...rope, mrope_section: [2, 2, 2] },
+      partial_rotary_factor: undefined,
+    };
+  };
+  assert.match(refusal(DENSE_CONFIG, noShare(DENSE_CONFIG))!, /no partial_rotary_factor/);
+  assert.equal(refusal(MOE_CONFIG, noShare(MOE_CONFIG)), undefined);
   assert.match(refusal(MOE_CONFIG, { scoring_func: "softmax" })!, /scoring_func "softmax"/);
   assert.equal(refusal(MOE_CONFIG, { scoring_func: "sigmoid" }), undefined);
 });

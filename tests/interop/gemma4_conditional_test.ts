@@ -7,12 +7,14 @@
  * presets, sha256 for sha256), leaving the towers out with one note, and
  * llama.cpp runs it as transformers computes the `gemma4` fixture (the same
  * weights; make_families.py checks the composite computes the same). Its
- * vision and audio GGUF (`--mmproj`) is refused in one line, with no file.
+ * vision GGUF (`--mmproj`) equals the converter's; with an audio tower (which
+ * the converter writes into the same file) it is refused in one line, with no
+ * file.
  */
 
 import assert from "node:assert/strict";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
-import { assertOneLineError, runApr, withTempDir } from "../cli/_run_apr.ts";
+import { assertOneLineError, runApr, testdata, withTempDir } from "../cli/_run_apr.ts";
 import { llamaLogProbs } from "./_llama_judge.ts";
 import {
   compareWithReference,
@@ -20,7 +22,9 @@ import {
   fail,
   familyDir,
   familyReference,
+  type GgufManifest,
 } from "./_families.ts";
+import { assertMmprojAsConverter, copyCheckpoint, fixtureJson } from "./_multimodal.ts";
 
 Deno.test("gemma4 (Gemma4ForConditionalGeneration): the text GGUF equals llama.cpp's converter's and llama-quantize's", async (t) => {
   await equalsConverterFiles(t, "gemma4-cg");
@@ -43,20 +47,39 @@ Deno.test("gemma4 (Gemma4ForConditionalGeneration): llama.cpp runs the text GGUF
   });
 });
 
-Deno.test("gemma4 (Gemma4ForConditionalGeneration): --mmproj is refused in one line, with no file", async () => {
+Deno.test("gemma4 (Gemma4ForConditionalGeneration): --mmproj writes the vision GGUF equal to llama.cpp's converter's", async () => {
   await withTempDir(async (dir) => {
+    const theirs = await fixtureJson<GgufManifest>(
+      testdata("families"),
+      "llama.cpp/gemma4-cg-mmproj-f32.json",
+    );
+    assert.ok(theirs.tensors.length > 10);
+    await assertMmprojAsConverter(
+      familyDir("gemma4-cg"),
+      `${dir}/m.gguf`,
+      theirs,
+      await fixtureJson<GgufManifest>(testdata("families"), "llama.cpp/gemma4-cg-f32.json"),
+      () => false,
+    );
+  });
+});
+
+Deno.test("gemma4 (Gemma4ForConditionalGeneration): --mmproj with an audio tower (the converter writes both in one file) is refused in one line, with no file", async () => {
+  await withTempDir(async (dir) => {
+    const model = await copyCheckpoint(familyDir("gemma4-cg"), `${dir}/src`, (config) => {
+      config["audio_config"] = { model_type: "gemma4_audio", hidden_size: 32 };
+    });
+    const out = `${dir}/out`;
+    await Deno.mkdir(out);
     const run = await runApr([
       "convert",
-      familyDir("gemma4-cg"),
+      model,
       "-o",
-      `${dir}/m.gguf`,
+      `${out}/m.gguf`,
       "--mmproj",
-      `${dir}/mm.gguf`,
+      `${out}/mm.gguf`,
     ]);
-    assertOneLineError(
-      run,
-      /vision GGUF.*aprkit writes none for Gemma4ForConditionalGeneration.*--mmproj/,
-    );
-    assert.deepEqual([...Deno.readDirSync(dir)], []);
+    assertOneLineError(run, /vision GGUF.*audio_config.*does not yet/);
+    assert.deepEqual([...Deno.readDirSync(out)], []);
   });
 });

@@ -3,8 +3,8 @@
  * (`tests/testdata/multimodal/`: Gemma 3, Mistral 3, Qwen2-VL, Qwen2.5-VL, LLaVA,
  * Llama 4, each saved by transformers 4.57.6 in the Hub's key layout and by
  * 5.18 in its module-path layout, which for Llama 4 is the Hub's; Ministral 3
- * Qwen3.5 (dense and MoE), SmolVLM and Idefics3, issue 31, only by 5.18, in
- * the Hub's layout) converted by aprkit: the text GGUF runs in llama.cpp as
+ * Qwen3.5 (dense and MoE), SmolVLM, Idefics3, LFM2-VL, GLM-4.1V and GLM-4.5V,
+ * issue 31, only by 5.18, in the Hub's layout) converted by aprkit: the text GGUF runs in llama.cpp as
  * transformers computes the text-only next tokens (same greedy tokens,
  * log-probabilities within 0.03) and equals what llama.cpp's converter
  * writes without `--mmproj` (tensors and KV pairs), directly and via APR;
@@ -59,6 +59,9 @@ const TEXT_FAMILY: Readonly<Record<string, string>> = {
   "qwen3.5-moe-vl": "qwen35moe",
   "smolvlm": "llama",
   "idefics3": "llama",
+  "lfm2-vl": "lfm2",
+  "glm4v": "glm4",
+  "glm4v-moe": "glm4moe",
 };
 
 /**
@@ -66,7 +69,16 @@ const TEXT_FAMILY: Readonly<Record<string, string>> = {
  * no Qwen3.5; SmolVLM and Idefics3 made by 5.18 alone here), saved in the Hub's layout (its default), as the published
  * checkpoints are.
  */
-const T5_ONLY = new Set(["ministral3-vl", "qwen3.5-vl", "qwen3.5-moe-vl", "smolvlm", "idefics3"]);
+const T5_ONLY = new Set([
+  "ministral3-vl",
+  "qwen3.5-vl",
+  "qwen3.5-moe-vl",
+  "smolvlm",
+  "idefics3",
+  "lfm2-vl",
+  "glm4v",
+  "glm4v-moe",
+]);
 
 /** Text-only checkpoints among the fixtures (`Llama4ForCausalLM`): no vision tower to leave out. */
 const TEXT_ONLY = new Set(["llama4-text"]);
@@ -78,6 +90,7 @@ const TEXT_LAYERS: Readonly<Record<string, number>> = {
   "llama4-text": 4,
   "qwen3.5-vl": 4,
   "qwen3.5-moe-vl": 4,
+  "lfm2-vl": 4,
 };
 
 /**
@@ -87,10 +100,28 @@ const TEXT_LAYERS: Readonly<Record<string, number>> = {
 const ATTENTION_LAYERS: Readonly<Record<string, readonly number[]>> = {
   "qwen3.5-vl": [3],
   "qwen3.5-moe-vl": [3],
+  "lfm2-vl": [1, 3],
 };
 
-/** APR `rope_type`: Hugging Face's rotate_half rows (2), but Llama 4 rotates adjacent pairs (0). */
-const ROPE_TYPE: Readonly<Record<string, number>> = { "llama4": 0, "llama4-text": 0 };
+/**
+ * APR `rope_type`: Hugging Face's rotate_half rows (2), but Llama 4 and
+ * GLM-4.1V rotate adjacent pairs (0).
+ */
+const ROPE_TYPE: Readonly<Record<string, number>> = { "llama4": 0, "llama4-text": 0, "glm4v": 0 };
+
+/**
+ * Whole-model tensors of the language model, where not the embedding, the
+ * final norm and an untied head: LFM2's final norm is `embedding_norm`, its
+ * head tied (realizar has no LFM2 model: APR keeps its Hugging Face names).
+ */
+const GLOBALS: Readonly<Record<string, readonly string[]>> = {
+  "lfm2-vl": ["model.embed_tokens.weight", "model.embedding_norm.weight"],
+};
+
+/** Attention projections of a layer, where not `{q,k,v,o}_proj` (LFM2's `out_proj`). */
+const ATTENTION_PIECES: Readonly<Record<string, readonly string[]>> = {
+  "lfm2-vl": ["q_proj", "k_proj", "v_proj", "out_proj"],
+};
 
 const VISION = /vision_tower|vision_model|visual\.|multi_modal_projector|connector/;
 
@@ -134,6 +165,13 @@ Deno.test("multimodal: the fixtures cover both key layouts of every family", () 
   for (const name of ["smolvlm-t5", "idefics3-t5"]) {
     assert.ok(index(name).some((n) => n.startsWith("model.text_model.layers.")));
     assert.ok(index(name).some((n) => n.startsWith("model.connector.")));
+  }
+  // LFM2-VL's as published: SigLIP2's tower under vision_model (make_multimodal.py's HUB_RENAMES).
+  assert.ok(index("lfm2-vl-t5").some((n) => n.startsWith("model.vision_tower.vision_model.")));
+  assert.ok(index("lfm2-vl-t5").some((n) => n.startsWith("model.language_model.layers.")));
+  for (const name of ["glm4v-t5", "glm4v-moe-t5"]) {
+    assert.ok(index(name).some((n) => n.startsWith("model.visual.")));
+    assert.ok(index(name).some((n) => n.startsWith("model.language_model.layers.")));
   }
 });
 
@@ -189,17 +227,19 @@ Deno.test("multimodal: HF → APR holds the language model under realizar's name
         const notes: string[] = [];
         await convertModel(`${DIR}/hf/${name}`, apr, { onNote: (m) => notes.push(m) });
         const { names, metadata } = await modelContents(apr);
-        const problems = notRealizarNames(names);
         const fixture = name.replace(/-t[45]$/, "");
+        const globals = GLOBALS[fixture] ??
+          ["model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"];
+        const problems = notRealizarNames(names.filter((n) => !globals.includes(n)));
         const layers = TEXT_LAYERS[fixture] ?? 2;
-        for (const need of ["model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"]) {
+        for (const need of globals) {
           if (!names.includes(need)) problems.push(`no ${need}`);
         }
         const attending = ATTENTION_LAYERS[fixture] ?? Array.from({ length: layers }, (_, l) => l);
         for (const l of attending) {
-          for (const x of ["q", "k", "v", "o"]) {
-            if (!names.includes(`model.layers.${l}.self_attn.${x}_proj.weight`)) {
-              problems.push(`no model.layers.${l}.self_attn.${x}_proj.weight`);
+          for (const x of ATTENTION_PIECES[fixture] ?? ["q_proj", "k_proj", "v_proj", "o_proj"]) {
+            if (!names.includes(`model.layers.${l}.self_attn.${x}.weight`)) {
+              problems.push(`no model.layers.${l}.self_attn.${x}.weight`);
             }
           }
         }
@@ -274,6 +314,9 @@ const MMPROJ_FIXTURES: readonly (readonly [string, string])[] = [
   ["qwen3.5-moe-vl", "Qwen3.5 Moe Vl"],
   ["smolvlm", "Smolvlm"],
   ["idefics3", "Idefics3"],
+  ["lfm2-vl", "Lfm2 Vl"],
+  ["glm4v", "Glm4V"],
+  ["glm4v-moe", "Glm4V Moe"],
 ];
 
 /**
@@ -282,7 +325,7 @@ const MMPROJ_FIXTURES: readonly (readonly [string, string])[] = [
  */
 const ONE_LAYOUT = new Set(["llama4"]);
 
-Deno.test("multimodal: --mmproj writes the vision GGUF equal to llama.cpp's converter's (Gemma 3, Qwen2.5-VL, Qwen2-VL, Mistral 3, Llama 4, Ministral 3, Qwen3.5, SmolVLM, Idefics3), from either key layout", async (t) => {
+Deno.test("multimodal: --mmproj writes the vision GGUF equal to llama.cpp's converter's (Gemma 3, Qwen2.5-VL, Qwen2-VL, Mistral 3, Llama 4, Ministral 3, Qwen3.5, SmolVLM, Idefics3, LFM2-VL, GLM-4.1V, GLM-4.5V), from either key layout", async (t) => {
   await withTempDir(async (dir) => {
     for (const [family, title] of MMPROJ_FIXTURES) {
       // llama.cpp's converter knows only the Hub's layout for these vision
@@ -308,7 +351,8 @@ Deno.test("multimodal: --mmproj writes the vision GGUF equal to llama.cpp's conv
           assert.equal(fromModulePaths.tensors.length, 0, "the converter's known gap");
         }
       }
-      assert.ok(theirs.tensors.length > 30);
+      // Not the converter's empty file (GLM-4V's tower of 2 blocks has 28 tensors).
+      assert.ok(theirs.tensors.length > 20);
       for (const layout of layouts) {
         const name = `${family}-${layout}`;
         await t.step(name, async () => {
@@ -483,17 +527,87 @@ Deno.test("multimodal: SmolVLM2's config without the sizes its classes default (
   });
 });
 
-/** aprkit's `quantize` option for each type the converter or llama-quantize wrote for Llama 4. */
-const LLAMA4_TYPES: readonly (readonly [string, QuantizeTarget])[] = [
+Deno.test("multimodal: LFM2-VL without text_config.architectures (no text class for llama.cpp's converter) is refused, with no file", async () => {
+  await withTempDir(async (dir) => {
+    const model = await copyCheckpoint(`${DIR}/hf/lfm2-vl-t5`, `${dir}/m`, (config) => {
+      delete (config["text_config"] as Record<string, unknown>)["architectures"];
+    });
+    const out = `${dir}/m.gguf`;
+    await assertRefused(
+      ["convert", model, "-o", out],
+      /Lfm2VlForConditionalGeneration: its config.json's text_config names no LFM2 text model/,
+    );
+    await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+  });
+});
+
+Deno.test("multimodal: GLM-4.1V's M-RoPE without partial_rotary_factor (transformers rotates the whole head, the converter half) is refused for GGUF, with no file; GLM-4.5V's defaults to half in both", async () => {
+  await withTempDir(async (dir) => {
+    for (const fixture of ["glm4v-t5", "glm4v-moe-t5"]) {
+      const model = await copyCheckpoint(`${DIR}/hf/${fixture}`, `${dir}/${fixture}`, (config) => {
+        const text = config["text_config"] as Record<string, unknown>;
+        const rope = { ...text["rope_parameters"] as Record<string, unknown> };
+        delete rope["partial_rotary_factor"];
+        text["rope_parameters"] = rope;
+        delete text["partial_rotary_factor"];
+      });
+      const out = `${dir}/${fixture}.gguf`;
+      if (fixture === "glm4v-moe-t5") {
+        // Glm4vMoeTextConfig's own default is 0.5, the converter's too: the same file.
+        await convertModel(model, out);
+        const theirs = await fixtureJson<GgufManifest>(DIR, `llama.cpp/${fixture}-f32.json`);
+        const ours = await ggufDescription(out);
+        fail(fixture, manifestDifferences(ours, theirs).filter((p) => !p.includes("general.name")));
+        continue;
+      }
+      await assertRefused(
+        ["convert", model, "-o", out],
+        /mrope_section \(GLM-4V's multimodal RoPE\) and no partial_rotary_factor/,
+      );
+      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    }
+  });
+});
+
+Deno.test("multimodal: GLM-4.1V's text GGUF (Q/K rows permuted for M-RoPE) is not read back into Hugging Face's layout, with no file", async () => {
+  await withTempDir(async (dir) => {
+    const gguf = `${dir}/m.gguf`;
+    await convertModel(`${DIR}/hf/glm4v-t5`, gguf);
+    for (const out of [`${dir}/back.safetensors`, `${dir}/back.apr`]) {
+      await assertRefused(
+        ["convert", gguf, "-o", out],
+        /GLM-4.1V text GGUF .*Q\/K rows are permuted for M-RoPE/,
+      );
+      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    }
+  });
+});
+
+/** aprkit's `quantize` option for each type the converter or llama-quantize wrote. */
+const QUANTIZED_TYPES: readonly (readonly [string, QuantizeTarget])[] = [
   ["bf16", "bf16"],
   ["q8_0", "q8_0"],
   ["Q4_K_M", "q4_k_m"],
+  ["Q5_K_S", "q5_k_s"],
 ];
 
-Deno.test("multimodal: Llama 4's text GGUF at BF16 and Q8_0 equals the converter's, at Q4_K_M llama-quantize's", async (t) => {
+/**
+ * The fixtures made in those types too: Llama 4's transposed experts and
+ * routers (no Q5_K_S), LFM2-VL's, GLM-4.1V's (its M-RoPE Q/K permute) and
+ * GLM-4.5V's text models.
+ */
+const QUANTIZED_FIXTURES: readonly (readonly [string, readonly string[]])[] = [
+  ["llama4-t4", ["bf16", "q8_0", "Q4_K_M"]],
+  ["llama4-t5", ["bf16", "q8_0", "Q4_K_M"]],
+  ["lfm2-vl-t5", ["bf16", "q8_0", "Q4_K_M", "Q5_K_S"]],
+  ["glm4v-t5", ["bf16", "q8_0", "Q4_K_M", "Q5_K_S"]],
+  ["glm4v-moe-t5", ["bf16", "q8_0", "Q4_K_M", "Q5_K_S"]],
+];
+
+Deno.test("multimodal: the text GGUF at BF16 and Q8_0 equals the converter's, at Q4_K_M and Q5_K_S llama-quantize's (Llama 4, LFM2-VL, GLM-4.1V, GLM-4.5V)", async (t) => {
   await withTempDir(async (dir) => {
-    for (const name of ["llama4-t4", "llama4-t5"]) {
-      for (const [type, quantize] of LLAMA4_TYPES) {
+    for (const [name, types] of QUANTIZED_FIXTURES) {
+      for (const [type, quantize] of QUANTIZED_TYPES.filter(([type]) => types.includes(type))) {
         await t.step(`${name} ${type}`, async () => {
           const theirs = await fixtureJson<GgufManifest>(DIR, `llama.cpp/${name}-${type}.json`);
           const out = `${dir}/${name}-${type}.gguf`;

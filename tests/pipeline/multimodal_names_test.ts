@@ -81,6 +81,22 @@ Deno.test("multimodalTextFamily: the language model's family, from text_config f
     // Without one the converter has no text class for it: not claimed.
     assert.equal(multimodalTextFamily(cls, { text_config: { model_type: "llama" } }), undefined);
   }
+  // LFM2-VL: an LFM2 text model the converter knows by text_config.architectures, or none.
+  for (const arch of ["Lfm2ForCausalLM", "LFM2ForCausalLM"]) {
+    assert.equal(
+      multimodalTextFamily("Lfm2VlForConditionalGeneration", {
+        text_config: { model_type: "lfm2", architectures: [arch] },
+      }),
+      "lfm2",
+    );
+  }
+  assert.equal(
+    multimodalTextFamily("Lfm2VlForConditionalGeneration", { text_config: { model_type: "lfm2" } }),
+    undefined,
+  );
+  // GLM-4.1V and GLM-4.5V: the converter's Glm4Model and Glm4MoeModel.
+  assert.equal(multimodalTextFamily("Glm4vForConditionalGeneration", {}), "glm4");
+  assert.equal(multimodalTextFamily("Glm4vMoeForConditionalGeneration", {}), "glm4moe");
   assert.equal(multimodalTextFamily("LlavaForConditionalGeneration", {}), "llama");
   assert.equal(
     multimodalTextFamily("LlavaForConditionalGeneration", {
@@ -276,4 +292,63 @@ Deno.test("Llama 4's vision GGUF names: the encoder, adapter and projector in bo
   assert.equal(g.forcedType("v.patch_embd.weight", "F16"), "F16");
   assert.equal(g.forcedType("v.patch_embd.weight", "BF16"), "F32");
   assert.equal(g.forcedType("v.blk.0.attn_q.weight", "BF16"), undefined);
+});
+
+Deno.test("LFM2-VL's and Gemma 4's vision GGUF: the patch kernel's rows viewed channels first, both LFM2-VL layouts, Gemma 4's scalars as one value", () => {
+  const lfm2 = MMPROJ_CLASSES["Lfm2VlForConditionalGeneration"]!;
+  for (
+    const name of [
+      "model.vision_tower.vision_model.embeddings.patch_embedding.weight",
+      // transformers 5.18's own save of a model it built (no vision_model.).
+      "model.vision_tower.embeddings.patch_embedding.weight",
+    ]
+  ) {
+    const [piece] = lfm2.pieces(name, [4, 768]);
+    assert.equal(piece!.name, "v.patch_embd.weight");
+    assert.deepEqual(piece!.shape, [4, 3, 16, 16]);
+    // Output (c, h, w) = (1, 0, 2) reads input (h·16 + w)·3 + c = 7.
+    assert.equal(piece!.reorder!.order[256 + 2], 7);
+    assert.equal(piece!.reorder!.group, 768);
+  }
+  assert.throws(() =>
+    lfm2.pieces("model.vision_tower.embeddings.patch_embedding.weight", [4, 588])
+  );
+  assert.deepEqual(lfm2.pieces("model.multi_modal_projector.layer_norm.bias", [128]), [
+    { name: "mm.input_norm.bias", shape: [128] },
+  ]);
+  assert.deepEqual(lfm2.pieces("model.language_model.layers.0.conv.in_proj.weight", [2, 2]), []);
+
+  const gemma4 = MMPROJ_CLASSES["Gemma4ForConditionalGeneration"]!;
+  // Gemma 4's patch side from the shape (3 × 14 × 14 values a row here).
+  const [kernel] = gemma4.pieces("model.vision_tower.patch_embedder.input_proj.weight", [4, 588]);
+  assert.deepEqual(kernel!.shape, [4, 3, 14, 14]);
+  const cases: [string, readonly number[], string, readonly number[]][] = [
+    [
+      "model.vision_tower.encoder.layers.3.self_attn.q_proj.linear.weight",
+      [8, 8],
+      "v.blk.3.attn_q.weight",
+      [8, 8],
+    ],
+    [
+      "model.vision_tower.encoder.layers.3.self_attn.q_proj.input_max",
+      [],
+      "v.blk.3.attn_q.input_max",
+      [1],
+    ],
+    ["model.vision_tower.encoder.layers.3.layer_scalar", [], "v.blk.3.out_scale.weight", [1]],
+    [
+      "model.vision_tower.encoder.layers.3.pre_feedforward_layernorm.weight",
+      [8],
+      "v.blk.3.ln2.weight",
+      [8],
+    ],
+    ["model.embed_vision.embedding_projection.weight", [16, 8], "mm.input_projection.weight", [
+      16,
+      8,
+    ]],
+  ];
+  for (const [name, shape, want, wantShape] of cases) {
+    assert.deepEqual(gemma4.pieces(name, shape), [{ name: want, shape: wantShape }], name);
+  }
+  assert.deepEqual(gemma4.pieces("model.audio_tower.layers.0.conv.weight", [4, 4]), []);
 });

@@ -13,14 +13,23 @@
  * (transformers' GLM rotary), as llama.cpp's NORM does: nothing is
  * permuted. Every tensor is renamed only.
  *
+ * GLM-4.1V's text model (`Glm4vForConditionalGeneration`, the converter's
+ * same class) is this block with multimodal RoPE: `rope.dimension_sections`
+ * from `mrope_section`, which llama.cpp rotates as NEOX (halves apart), so
+ * the converter permutes each head's rotated Q/K rows into that order.
+ *
  * realizar has no GLM model: APR output keeps the checkpoint's tensors under
  * their Hugging Face names.
  *
  * @module
  */
 
-import { type AprLayout, type Family, LLAMA_BLOCK } from "../family.ts";
-import type { KvWriter } from "../kv.ts";
+import { DTYPES, tensorByteLength } from "../../dtype.ts";
+import type { ModelMetadata, TensorInfo } from "../../tensor.ts";
+import { type AprLayout, type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
+import { type KvWriter, record } from "../kv.ts";
+import { reorderSegments } from "../transforms.ts";
+import { madeFrom } from "./qwen3next.ts";
 import { writeTextModelKv } from "../text_model.ts";
 import { activation, SILU } from "../config_fields.ts";
 
@@ -44,20 +53,95 @@ export function glmRopeDims(w: KvWriter, byDefault = 0.5): number {
 }
 
 /**
- * What of a GLM config llama.cpp would run otherwise than transformers (the
- * vision models' M-RoPE, an odd number of rotated dims), or `undefined`.
+ * What of a GLM config llama.cpp would run otherwise than transformers (an
+ * odd number of rotated dims), or `undefined`.
  */
 export function glmUnsupported(w: KvWriter, byDefault = 0.5): string | undefined {
-  if (w.rope["mrope_section"] !== undefined) {
-    return "its config.json has rope mrope_section (GLM-4V's multimodal RoPE), which aprkit " +
-      "does not convert to GGUF";
-  }
   const rotated = glmRopeDims(w, byDefault);
   if (rotated % 2 !== 0) {
     return `its config.json has head_dim ${headDim(w)} × partial_rotary_factor ` +
       `${rotaryFactor(w, byDefault)}: ${rotated} rotated dims, an odd number (RoPE rotates pairs)`;
   }
   return undefined;
+}
+
+/**
+ * A head's Q/K rows in the order `Glm4Model.normal_to_neox` writes them for
+ * M-RoPE (llama.cpp rotates M-RoPE as NEOX, halves apart; transformers'
+ * GLM-4V adjacent pairs): the rotated rows' even ones, then their odd ones,
+ * then the rows not rotated.
+ */
+function neoxRows(head: number, rotated: number): number[] {
+  return [
+    ...Array.from({ length: rotated / 2 }, (_, i) => 2 * i),
+    ...Array.from({ length: rotated / 2 }, (_, i) => 2 * i + 1),
+    ...Array.from({ length: head - rotated }, (_, i) => rotated + i),
+  ];
+}
+
+const QK = /^model\.layers\.(\d+)\.self_attn\.([qk])_proj\.(weight|bias)$/;
+
+/**
+ * GLM-4.1V's Q/K weights and biases with each head's rows in NEOX order, as
+ * `Glm4Model.modify_tensors` permutes them where the config has
+ * `mrope_section`; nothing otherwise.
+ */
+function glm4Made(tensors: readonly TensorInfo[], w: KvWriter): MadeTensor[] {
+  if (w.rope["mrope_section"] === undefined) return [];
+  const head = headDim(w);
+  const order = neoxRows(head, glmRopeDims(w));
+  const made: MadeTensor[] = [];
+  for (const info of tensors) {
+    const m = QK.exec(info.name);
+    if (m === null) continue;
+    const rows = info.shape[0] ?? 0;
+    if (DTYPES[info.dtype].layout !== "elements" || rows % head !== 0) {
+      throw new RangeError(
+        `Cannot convert "${info.name}" ${info.dtype} [${info.shape}] to GGUF: its rows are ` +
+          `permuted per head of ${head} for M-RoPE, which needs whole heads of a float type`,
+      );
+    }
+    const headBytes = tensorByteLength(info.dtype, [head, ...info.shape.slice(1)]);
+    made.push(madeFrom(
+      info,
+      `blk.${m[1]}.attn_${m[2]}.${m[3]}`,
+      info.shape,
+      (open) => reorderSegments(open(), headBytes, order, `"${info.name}"`),
+    ));
+  }
+  return made;
+}
+
+/**
+ * Why a GLM-4 GGUF is not read back: the M-RoPE one (GLM-4.1V's text model)
+ * holds its Q/K rows permuted, which aprkit does not undo.
+ */
+function glm4ReadBackRefusal(
+  _names: ReadonlySet<string>,
+  metadata?: ModelMetadata,
+): string | undefined {
+  const kv = record(metadata?.gguf_metadata);
+  return kv?.["glm4.rope.dimension_sections"] === undefined
+    ? undefined
+    : "aprkit does not read a GLM-4.1V text GGUF (glm4 with rope.dimension_sections) back into " +
+      "Hugging Face's layout (its Q/K rows are permuted for M-RoPE); --keep-names keeps its GGUF " +
+      "tensors";
+}
+
+/**
+ * `glmUnsupported`, and GLM-4.1V's multimodal RoPE without a rotary share:
+ * transformers' `Glm4vTextConfig` has no 0.5 default (unlike `Glm4Config`
+ * and GLM-4.5V's), so it rotates the whole head, the converter half of it.
+ */
+function glm4Unsupported(w: KvWriter): string | undefined {
+  if (
+    w.rope["mrope_section"] !== undefined && typeof w.rope["partial_rotary_factor"] !== "number"
+  ) {
+    return "its config.json has rope mrope_section (GLM-4V's multimodal RoPE) and no " +
+      "partial_rotary_factor: transformers' GLM-4V rotates the whole head then, llama.cpp's " +
+      "converter half of it";
+  }
+  return glmUnsupported(w);
 }
 
 /** `Glm4Model.set_gguf_parameters`. */
@@ -99,7 +183,8 @@ export const GLM4: Family = {
   source: "llama.cpp conversion/glm.py Glm4Model; transformers Glm4ForCausalLM",
   configFields: { assumed: [activation("hidden_act", SILU)] },
   hfArchitectures: ["Glm4ForCausalLM"],
-  hfModelTypes: ["glm4"],
+  // GLM-4.1V's text model and its composite (Glm4vForConditionalGeneration).
+  hfModelTypes: ["glm4", "glm4v_text", "glm4v"],
   ggufArchitecture: "glm4",
   ggufRopeType: "norm",
   blockNames: [
@@ -111,7 +196,8 @@ export const GLM4: Family = {
   hfRopeInterleaved: true,
   tiedByDefault: false,
   ggufRenamesOnly: true,
-  gguf: { writeKv: writeGlm4Kv, unsupported: glmUnsupported },
+  gguf: { writeKv: writeGlm4Kv, unsupported: glm4Unsupported, made: glm4Made },
+  ggufReadBackRefusalOf: glm4ReadBackRefusal,
   preTokenizer: "glm4",
   specialTokensByName: GLM4_SPECIAL_TOKENS,
 };

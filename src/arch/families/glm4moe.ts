@@ -23,6 +23,10 @@
  * a file without them too (transformers does not build them, so a model it
  * saved has none).
  *
+ * GLM-4.5V's text model (`Glm4vMoeForConditionalGeneration`, the converter's
+ * same class) is this model with multimodal RoPE (`rope.dimension_sections`
+ * from `mrope_section`), rotated by halves in both, so nothing is permuted.
+ *
  * realizar has no GLM model: APR output keeps the checkpoint's tensors under
  * their Hugging Face names.
  *
@@ -130,7 +134,8 @@ export const GLM4MOE: Family = {
     assumed: [activation("hidden_act", SILU)],
   },
   hfArchitectures: ["Glm4MoeForCausalLM"],
-  hfModelTypes: ["glm4_moe"],
+  // GLM-4.5V's text model and its composite (Glm4vMoeForConditionalGeneration).
+  hfModelTypes: ["glm4_moe", "glm4v_moe_text", "glm4v_moe"],
   ggufArchitecture: "glm4moe",
   ggufRopeType: "neox",
   blockNames: [

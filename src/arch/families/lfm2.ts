@@ -77,7 +77,8 @@ export const LFM2: Family = {
     assumed: [{ field: "conv_bias", hfDefault: false, llamaCpp: false }],
   },
   hfArchitectures: ["Lfm2ForCausalLM", "LFM2ForCausalLM"],
-  hfModelTypes: ["lfm2"],
+  // LFM2-VL's composite (Lfm2VlForConditionalGeneration) around an lfm2 text config.
+  hfModelTypes: ["lfm2", "lfm2_vl"],
   ggufArchitecture: "lfm2",
   ggufRopeType: "neox",
   blockNames: [

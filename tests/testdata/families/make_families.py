@@ -2018,6 +2018,14 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "apertus": 500, "bitnet": 501}
 
 
+GEMMA4_PREPROCESSOR = {
+    "image_processor_type": "Gemma4ImageProcessor", "processor_class": "Gemma4Processor",
+    "image_mean": [0.0, 0.0, 0.0], "image_std": [1.0, 1.0, 1.0], "do_convert_rgb": True,
+    "do_resize": True, "do_rescale": True, "rescale_factor": 1 / 255, "do_normalize": False,
+    "resample": 3, "patch_size": 16, "max_soft_tokens": 280, "pooling_kernel_size": 3,
+}
+
+
 def make_conditional_copy(name: str, copy: str) -> None:
     """`hf/<copy>/`: `hf/<name>/`'s language model inside its image-text class
     (Gemma4ForConditionalGeneration, as the published Gemma 4 checkpoints are), with a
@@ -2043,6 +2051,10 @@ def make_conditional_copy(name: str, copy: str) -> None:
     model.save_pretrained(folder, max_shard_size=SHARD_SIZE)
     for f in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copy(HERE / "hf" / name / f, folder / f)
+    # The image processor's config (transformers 5.18's Gemma4ImageProcessor
+    # defaults; that class needs torchvision to run), which the vision GGUF
+    # takes its image mean and std from.
+    (folder / "preprocessor_config.json").write_text(json.dumps(GEMMA4_PREPROCESSOR, indent=2) + "\n")
     reference = json.loads((HERE / "reference" / f"{name}.json").read_text())
     rows = log_probs(model, reference["sequence"])
     worst = max(abs(float(rows[p][t]) - v) for step, p in zip(reference["steps"], reference["positions"])

@@ -88,6 +88,8 @@ CONVERTER_FLAGS = {name: ["--no-mtp"] for name in ("qwen3-next", "qwen35", "qwen
 # (KeyError: 'partial_rotary_factor'); transformers 4.57, which has no mimo_v2_flash,
 # made the converter read config.json itself.
 CONFIG_AS_SAVED = {"mimo_v2_flash"}
+# Fixtures whose vision GGUF (the converter's --mmproj) is described too: Gemma 4's image-text copy.
+MMPROJ = {"gemma4-cg"}
 
 PRE_BY_REGEX = {
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+": "llama-bpe",
@@ -258,6 +260,17 @@ def main() -> None:
                 if kind in KEEP_GGUF.get(name, []):
                     shutil.copyfile(path, out_dir / f"{name}-{kind}.gguf")
             print(f"{name}: {', '.join(files)}")
+            if name in MMPROJ:
+                mmproj = Path(tmp) / f"{name}-mmproj-f32.gguf"
+                subprocess.run(
+                    [sys.executable, str(llama_cpp / "convert_hf_to_gguf.py"), str(HERE / "hf" / name),
+                     "--mmproj", "--outtype", "f32", "--outfile", str(mmproj)],
+                    capture_output=True, check=True,
+                )
+                made_by = f"llama.cpp {commit}: convert_hf_to_gguf.py --mmproj --outtype f32"
+                (out_dir / f"{name}-mmproj-f32.json").write_text(
+                    json.dumps(manifest(mmproj, made_by), indent=1) + "\n")
+                print(f"{name}: mmproj-f32")
 
 
 if __name__ == "__main__":

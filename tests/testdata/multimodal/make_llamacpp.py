@@ -31,12 +31,16 @@ import make_llamacpp as fam  # noqa: E402
 
 # Fixtures whose vision GGUF aprkit writes (and so is compared with the converter's).
 MMPROJ = ["gemma3", "qwen2.5-vl", "qwen2-vl", "mistral3", "llama4", "ministral3-vl", "qwen3.5-vl",
-          "qwen3.5-moe-vl", "smolvlm", "idefics3"]
+          "qwen3.5-moe-vl", "smolvlm", "idefics3", "lfm2-vl", "glm4v", "glm4v-moe"]
 # Fixtures also converted with the converter's other --outtype values, and
 # quantized by llama-quantize (when built) from its F32 file: Llama 4's
-# transposed experts and routers through every type.
-OUTTYPES = {"llama4": ["bf16", "q8_0"]}
-QUANTIZED = {"llama4": ["Q4_K_M"]}
+# transposed experts and routers through every type;
+# LFM2-VL's and GLM-4V's text models (the converter's M-RoPE Q/K permute of
+# GLM-4.1V) through every type and both presets.
+OUTTYPES = {"llama4": ["bf16", "q8_0"], "lfm2-vl": ["bf16", "q8_0"], "glm4v": ["bf16", "q8_0"],
+            "glm4v-moe": ["bf16", "q8_0"]}
+QUANTIZED = {"llama4": ["Q4_K_M"], "lfm2-vl": ["Q4_K_M", "Q5_K_S"], "glm4v": ["Q4_K_M", "Q5_K_S"],
+             "glm4v-moe": ["Q4_K_M", "Q5_K_S"]}
 
 
 def main() -> None:

@@ -85,6 +85,14 @@ def bpe_tokenizer(folder: Path, kind: str, image_tokens: list[str]) -> tuple[dic
         tok = fam.byte_level_bpe(fam.QWEN2_REGEX, specials)
         hf = transformers.PreTrainedTokenizerFast(
             tokenizer_object=tok, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
+    elif kind == "glm":
+        # GLM's added tokens, which llama.cpp's converter looks up by name
+        # (Glm4Model.set_vocab, _set_vocab_glm), before the image tokens.
+        specials = ["<|endoftext|>", "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop>", "<|system|>",
+                    "<|user|>", "<|assistant|>", "<|observation|>", *image_tokens]
+        tok = fam.byte_level_bpe(fam.LLAMA3_REGEX, specials)
+        hf = transformers.PreTrainedTokenizerFast(
+            tokenizer_object=tok, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
     else:
         specials = ["<|begin_of_text|>", "<|end_of_text|>", *image_tokens]
         tok = fam.byte_level_bpe(fam.LLAMA3_REGEX, specials)
@@ -341,18 +349,123 @@ def smolvlm(folder: Path, idefics3: bool = False):
     return config, model_cls, pre, excluded
 
 
+LFM2_VL_IMAGE_TOKENS = ["<image>", "<|image_start|>", "<|image_end|>", "<|img_thumbnail|>"]
+
+
+def lfm2_vl(folder: Path):
+    """LFM2-VL as published (`Lfm2VlForConditionalGeneration`): the `lfm2` family fixture's
+    text model (4 layers: short convolutions 0 and 2, attention 1 and 3; tied), its
+    `text_config` naming `Lfm2ForCausalLM` as the published configs do (llama.cpp's converter
+    takes the text class from there), beside a SigLIP2 NaFlex tower of 3 layers (3: the converter
+    maps the projector's linear_{1,2} through its per-block table; patch 16, as
+    the converter's patch-kernel reshape assumes; 16 positions; no head, as published) and the
+    projector's layer norm, linear_1, linear_2 (downsample_factor 2). transformers 5 only here,
+    in the published layout (SigLIP2's `vision_model.` put back: HUB_RENAMES); seed 550."""
+    if MAJOR < 5:
+        return None
+    ids, excluded = bpe_tokenizer(folder, "llama3", LFM2_VL_IMAGE_TOKENS)
+    text = text_args(num_hidden_layers=4, intermediate_size=192, block_auto_adjust_ff_dim=True,
+                     block_multiple_of=32, block_ffn_dim_multiplier=1.0, conv_L_cache=3,
+                     layer_types=["conv", "full_attention", "conv", "full_attention"],
+                     pad_token_id=None, bos_token_id=excluded[0], eos_token_id=excluded[1],
+                     architectures=["Lfm2ForCausalLM"], model_type="lfm2")
+    vision = dict(model_type="siglip2_vision_model", hidden_size=32, intermediate_size=64,
+                  num_hidden_layers=3, num_attention_heads=2, patch_size=16, num_patches=16,
+                  vision_use_head=False)
+    config = transformers.Lfm2VlConfig(text_config=text, vision_config=vision,
+                                       image_token_id=ids["<image>"], projector_hidden_size=64,
+                                       downsample_factor=2)
+    pre = preprocessor(256, [0.5, 0.5, 0.5], [0.5, 0.5, 0.5], image_processor_type="Lfm2VlImageProcessorFast",
+                       processor_class="Lfm2VlProcessor", downsample_factor=2, encoder_patch_size=16,
+                       max_image_tokens=256, min_image_tokens=64, do_image_splitting=True)
+    return config, transformers.Lfm2VlForConditionalGeneration, pre, excluded
+
+
+GLM4V_IMAGE_TOKENS = ["<|begin_of_image|>", "<|end_of_image|>", "<|image|>", "<|begin_of_video|>",
+                      "<|end_of_video|>", "<|video|>"]
+
+
+def glm4v(folder: Path, moe: bool = False):
+    """GLM-4.1V (`Glm4vForConditionalGeneration`) or, with `moe`, GLM-4.5V
+    (`Glm4vMoeForConditionalGeneration`): GLM's text model with multimodal RoPE (half of each
+    head rotated, mrope_section [2, 1, 1] over its 4 rotary pairs, as [8, 12, 12] over
+    GLM-4.1V's 32; [2, 2, 2] over the MoE's 6) beside GLM-4V's vision tower (2 blocks, 32 px, patch 8: 16 positions,
+    spatial merge 2, SwiGLU merger). The dense text model is the `glm4` family fixture's block
+    (four norms, fused gate_up_proj, Q/K/V biases; head size hidden/heads, as Glm4vTextAttention
+    takes it); the MoE one the `glm4moe` fixture's experts (one dense layer, 4 experts top 2, a
+    shared one, sigmoid router scaled by 2.5; no Q/K norms, as GLM-4.5V). transformers 5 only,
+    its default (the Hub's) layout (`model.language_model.*`, `model.visual.*`, `lm_head.weight`);
+    seeds 551 and 552."""
+    if MAJOR < 5:
+        return None
+    ids, excluded = bpe_tokenizer(folder, "glm", GLM4V_IMAGE_TOKENS)
+    # MoE: GLM-4.5V's head wider than hidden/heads (24 here: 6 rotary pairs).
+    rope = {"rope_type": "default", "rope_theta": 10000.0,
+            "mrope_section": [2, 2, 2] if moe else [2, 1, 1], "partial_rotary_factor": 0.5}
+    text = text_args(rope_parameters=rope, rms_norm_eps=1e-5, pad_token_id=excluded[0],
+                     eos_token_id=[excluded[0], excluded[7]])
+    if moe:
+        text.update(head_dim=24, n_routed_experts=4, num_experts_per_tok=2, n_shared_experts=1,
+                    moe_intermediate_size=32, first_k_dense_replace=1, n_group=1, topk_group=1,
+                    norm_topk_prob=True, routed_scaling_factor=2.5, attention_bias=True,
+                    use_qk_norm=False)
+    vision = dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, image_size=32, patch_size=8,
+                  spatial_merge_size=2, temporal_patch_size=2, out_hidden_size=fam.HIDDEN)
+    config_cls = transformers.Glm4vMoeConfig if moe else transformers.Glm4vConfig
+    config = config_cls(
+        text_config=text, vision_config=vision, image_token_id=ids["<|image|>"],
+        video_token_id=ids["<|video|>"], image_start_token_id=ids["<|begin_of_image|>"],
+        image_end_token_id=ids["<|end_of_image|>"], video_start_token_id=ids["<|begin_of_video|>"],
+        video_end_token_id=ids["<|end_of_video|>"], tie_word_embeddings=False)
+    pre = preprocessor(32, CLIP_MEAN, CLIP_STD, image_processor_type="Glm4vImageProcessor",
+                       processor_class="Glm46VProcessor" if moe else "Glm4vProcessor", patch_size=8,
+                       merge_size=2, temporal_patch_size=2)
+    pre["size"] = {"shortest_edge": 32 * 32, "longest_edge": 64 * 64}
+    model_cls = (transformers.Glm4vMoeForConditionalGeneration if moe
+                 else transformers.Glm4vForConditionalGeneration)
+    return config, model_cls, pre, excluded
+
+
 FIXTURES = {"gemma3": gemma3, "mistral3": mistral3, "qwen2.5-vl": qwen2_5_vl, "llava": llava,
             "qwen2-vl": qwen2_vl, "llama4": llama4,
             "llama4-text": llama4_text, "ministral3-vl": ministral3_vl,
             "qwen3.5-vl": qwen3_5_vl, "qwen3.5-moe-vl": lambda folder: qwen3_5_vl(folder, moe=True),
-            "smolvlm": smolvlm, "idefics3": lambda folder: smolvlm(folder, idefics3=True)}
+            "smolvlm": smolvlm, "idefics3": lambda folder: smolvlm(folder, idefics3=True),
+            "lfm2-vl": lfm2_vl, "glm4v": glm4v, "glm4v-moe": lambda folder: glm4v(folder, moe=True)}
 # Seeds given explicitly (fixtures added by parallel branches); the others are 101 + their index.
 SEEDS = {"ministral3-vl": 220, "qwen3.5-vl": 340, "qwen3.5-moe-vl": 341, "smolvlm": 342,
-         "idefics3": 343}
+         "idefics3": 343, "lfm2-vl": 550, "glm4v": 551, "glm4v-moe": 552}
 # Saved in the Hub's layout by transformers 5 too (its default), as the
 # published checkpoints are: only 5 knows these classes, so no -t4 fixture
 # holds that layout (and the converter's --mmproj reads only it).
-HUB_LAYOUT = {"ministral3-vl", "qwen3.5-vl", "qwen3.5-moe-vl", "smolvlm", "idefics3"}
+HUB_LAYOUT = {"ministral3-vl", "qwen3.5-vl", "qwen3.5-moe-vl", "smolvlm", "idefics3", "lfm2-vl",
+              "glm4v", "glm4v-moe"}
+
+# Renames that give transformers 5's save the published checkpoints' names: 5.18
+# builds SigLIP2's tower without its `vision_model` module and adds that prefix
+# back on save only to a checkpoint it loaded with it, so a model made here is
+# saved without it (the converter maps only the published names).
+HUB_RENAMES = {"lfm2-vl": [("model.vision_tower.", "model.vision_tower.vision_model.")]}
+
+
+def rename_saved(folder: Path, renames: list[tuple[str, str]]) -> None:
+    """Rename the saved tensors by prefix, in every shard and the index."""
+    from safetensors.torch import load_file, save_file
+
+    def renamed(key: str) -> str:
+        for old, new in renames:
+            if key.startswith(old):
+                return new + key[len(old):]
+        return key
+
+    for shard in sorted(folder.glob("*.safetensors")):
+        tensors = load_file(shard)
+        save_file({renamed(k): v for k, v in tensors.items()}, shard, metadata={"format": "pt"})
+    index_path = folder / "model.safetensors.index.json"
+    if index_path.exists():
+        index = json.loads(index_path.read_text())
+        index["weight_map"] = dict(sorted((renamed(k), v) for k, v in index["weight_map"].items()))
+        index_path.write_text(json.dumps(index, indent=2) + "\n")
 
 
 def make(name: str, seed: int) -> dict:
@@ -376,6 +489,8 @@ def make(name: str, seed: int) -> dict:
     # 4.52–4.56 have it.
     extra = {"save_original_format": False} if MAJOR >= 5 and name not in HUB_LAYOUT else {}
     model.save_pretrained(folder, max_shard_size=fam.SHARD_SIZE, **extra)
+    if name in HUB_RENAMES:
+        rename_saved(folder, HUB_RENAMES[name])
     if pre is not None:
         (folder / "preprocessor_config.json").write_text(json.dumps(pre, indent=2) + "\n")
     # transformers 4.57 writes Qwen2.5-VL's class inside text_config only; the
