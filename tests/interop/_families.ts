@@ -163,6 +163,8 @@ export const NOT_YET_GGUF: Readonly<Record<string, string>> = {
   // llama.cpp's deepseek32 graph computes them otherwise than transformers.
   "deepseek32": "llama.cpp's deepseek32 graph",
   "glm-dsa": "llama.cpp's glm-dsa graph",
+  // The same: llama.cpp's hy_v4 rotates adjacent pairs of the RoPE dims, transformers halves.
+  "hy-v4": "llama.cpp's hy_v4 RoPE pairs",
 };
 
 /**
@@ -278,6 +280,8 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "nemotron-h-moe",
   "falcon-h1",
   "lfm2-moe",
+  // MLA's kv_b_proj split, as deepseek2's; the stacked experts' gate_up_proj split.
+  "hy-v4",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

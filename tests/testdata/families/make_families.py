@@ -38,6 +38,7 @@ import io
 import json
 import math
 import random
+import re
 import shutil
 import sys
 import tempfile
@@ -1333,6 +1334,40 @@ FAMILIES["minicpm3"] = (
      "muP scales": {"scale_emb": 1, "scale_depth": None, "dim_model_base": None}},
 )
 
+# Hy4's shape (HYV4ForCausalLM, tencent/Hy4-preview scaled down): 4 hyper-
+# connection streams (iHC: pre/post sigmoid gates, no mixing matrix), MLA
+# (q LoRA 32, kv LoRA 32, q/k 16 + 8 rope dims, v 16) with a sigmoid gate on
+# its output and a learned sink per head, DSA's indexer (8 heads of 32, the
+# rope dims last) keeping 16 of the 43 tokens on layers 0 and 1, layer 2
+# reusing layer 1's selection (the default `indexer_types`), a dense first
+# layer then 4 experts (top 2, MLP 32) and a shared one, sigmoid router with a
+# perturbed `e_score_correction_bias`, normalized weights ×2.5, the routed
+# experts' SwiGLU clamped at 1.5 (published: 10, which these activations never
+# reach). transformers 5.18 saves it under names it cannot have been published
+# with (`hc_pre.hc_attn_layer.hc_fn`, the MLPs' `gate_proj` as `linear_gate`:
+# its load-time renaming reversed); HUB_TENSOR_NAMES gives the folder the
+# names the converter reads, which transformers loads as the same model.
+FAMILIES["hy-v4"] = (
+    "HYV4Config", "HYV4ForCausalLM",
+    common(num_hidden_layers=3, q_lora_rank=32, kv_lora_rank=32, qk_nope_head_dim=16,
+           qk_rope_head_dim=8, v_head_dim=16, num_key_value_heads=HEADS, n_routed_experts=4,
+           num_experts_per_tok=2, n_shared_experts=1, moe_intermediate_size=32,
+           routed_scaling_factor=2.5, index_topk=16, index_head_dim=32, index_n_heads=8,
+           swiglu_limit=1.5, rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+           pad_token_id=None, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3",
+    {"indexer top-k": {"index_topk": 2048},
+     "hyper-connection magnitude": {"hc_magnitude": 1.0},
+     "routed SwiGLU clamp": {"swiglu_limit": 0.0},
+     "routed scaling": {"routed_scaling_factor": 1.0}},
+)
+# What save_pretrained writes → the published checkpoint's names.
+HUB_TENSOR_NAMES = {"hy-v4": [
+    (r"\.hc_pre\.(hc_attn_layer|hc_mlp_layer)\.hc_", r".\1.hc_pre.hc_"),
+    (r"^model\.hc_pre\.hc_head\.", "model.hc_head."),
+    (r"\.mlp\.(shared_experts\.)?linear_gate\.", r".mlp.\1gate_proj."),
+]}
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1464,6 +1499,8 @@ def make(name: str, seed: int) -> dict:
         tokenizer_config.write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
     if name in MXFP4_FAMILIES:
         model = to_mxfp4(folder, model_cls)
+    if name in HUB_TENSOR_NAMES:
+        model = rename_tensors(folder, HUB_TENSOR_NAMES[name], model_cls)
 
     # A prompt of random ordinary tokens whose greedy steps are decisive.
     for attempt in range(100):
@@ -1600,6 +1637,30 @@ def to_mxfp4(folder: Path, model_cls: str):
     return model
 
 
+def rename_tensors(folder: Path, rules: list[tuple[str, str]], model_cls: str):
+    """Rename a saved checkpoint's tensors by `rules` (regex, replacement; each applied
+    in turn), shards and index alike, and load it back: the reference runs what
+    transformers makes of the renamed folder."""
+    from safetensors.torch import load_file, save_file
+
+    def renamed(name: str) -> str:
+        for pattern, replacement in rules:
+            name = re.sub(pattern, replacement, name)
+        return name
+
+    index_path = folder / "model.safetensors.index.json"
+    index = json.loads(index_path.read_text())
+    for shard in sorted(set(index["weight_map"].values())):
+        tensors = load_file(folder / shard)
+        save_file({renamed(k): v for k, v in tensors.items()}, folder / shard, metadata={"format": "pt"})
+    index["weight_map"] = dict(sorted((renamed(k), v) for k, v in index["weight_map"].items()))
+    index_path.write_text(json.dumps(index, indent=2) + "\n")
+    model, info = getattr(transformers, model_cls).from_pretrained(
+        folder, dtype=torch.float32, attn_implementation="eager", output_loading_info=True)
+    assert not any(info.values()), f"{folder.name}: transformers loads it otherwise: {info}"
+    return model.eval()
+
+
 def make_bf16_copy(name: str, copy: str) -> None:
     """`hf/<copy>/`: `hf/<name>/` with every weight rounded to BF16, as most published
     checkpoints store them (config.json's `dtype` says so). No reference run: it
@@ -1727,7 +1788,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          # 306 of 301–319: the seed whose routers are furthest from a tie (see the family).
          "gemma4-moe": 306, "gemma4-cg": 307,
          "nemotron-h": 320, "nemotron-h-moe": 321, "falcon-h1": 322, "lfm2-moe": 323,
-         "minicpm3": 360}
+         "minicpm3": 360,
+         "hy-v4": 540}
 
 
 def make_conditional_copy(name: str, copy: str) -> None:
