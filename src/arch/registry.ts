@@ -92,6 +92,7 @@ import { DISTILBERT } from "./families/distilbert.ts";
 import { CAMEMBERT, ROBERTA } from "./families/roberta.ts";
 import { MINICPM3 } from "./families/minicpm3.ts";
 import { HY_V4 } from "./families/hy_v4.ts";
+import { HUNYUAN_MOE } from "./families/hunyuan_moe.ts";
 
 /** Every family, by aprkit architecture name. */
 export const FAMILIES: ReadonlyMap<string, Family> = new Map(
@@ -188,6 +189,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     CAMEMBERT,
     MINICPM3,
     HY_V4,
+    HUNYUAN_MOE,
   ].map((f) => [f.name, f]),
 );
 

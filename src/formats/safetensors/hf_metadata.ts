@@ -196,6 +196,12 @@ function firstNumber(source: Record<string, unknown>, keys: readonly string[]): 
   return undefined;
 }
 
+/** A number, or the first of a per-layer list of numbers (HunYuan MoE's `moe_topk`). */
+function listHead(value: unknown): number | undefined {
+  if (typeof value === "number") return value;
+  return Array.isArray(value) && typeof value[0] === "number" ? value[0] : undefined;
+}
+
 function firstString(value: unknown): string | undefined {
   return Array.isArray(value) && typeof value[0] === "string" ? value[0] : undefined;
 }
@@ -417,9 +423,16 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
     // moe_num_experts, moe_k: ERNIE 4.5 MoE's names.
     firstNumber(text, ["num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"]),
   );
-  // top_k_experts: Gemma 4's.
-  set("num_experts_per_tok", firstNumber(text, ["num_experts_per_tok", "moe_k", "top_k_experts"]));
-  set("moe_intermediate_size", firstNumber(text, ["moe_intermediate_size"]));
+  // top_k_experts: Gemma 4's; moe_topk: HunYuan MoE's (a per-layer list, all equal).
+  set(
+    "num_experts_per_tok",
+    firstNumber(text, ["num_experts_per_tok", "moe_k", "top_k_experts"]) ??
+      listHead(text["moe_topk"]),
+  );
+  set(
+    "moe_intermediate_size",
+    firstNumber(text, ["moe_intermediate_size"]) ?? listHead(text["moe_intermediate_size"]),
+  );
   // A family that names its widths otherwise (Llama 4), as its GGUF holds them.
   const widths = family?.hfWidthKeys ?? {};
   for (const [field, key] of Object.entries(widths)) {

@@ -34,6 +34,7 @@ than 0.1.
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import math
@@ -180,7 +181,7 @@ def sentencepiece_model(layout: str, vocab_size: int = VOCAB) -> bytes:
 
 def save_tokenizer(kind: str, folder: Path) -> list[int]:
     """Write the family's tokenizer files; returns the ids a prompt must not use."""
-    if kind in ("llama3", "qwen2", "gpt2", "command-r", "glm", "solar-open"):
+    if kind in ("llama3", "qwen2", "gpt2", "command-r", "glm", "solar-open", "hunyuan"):
         if kind == "command-r":  # Cohere's: <PAD>, <BOS_TOKEN>, <|END_OF_TURN_TOKEN|> among its specials
             specials = ["<PAD>", "<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>"]
             tok = command_r_bpe(specials)
@@ -219,6 +220,13 @@ def save_tokenizer(kind: str, folder: Path) -> list[int]:
             hf = transformers.PreTrainedTokenizerFast(
                 tokenizer_object=tok, bos_token=specials[0], eos_token=specials[1],
             )
+        elif kind == "hunyuan":
+            # Hunyuan-A13B's: Qwen2's regex and its special tokens after the BPE ones.
+            specials = HUNYUAN_SPECIALS
+            tok = byte_level_bpe(QWEN2_REGEX, specials)
+            hf = transformers.PreTrainedTokenizerFast(
+                tokenizer_object=tok, bos_token="<|bos|>", eos_token="<|eos|>", pad_token="<|pad|>",
+            )
         else:  # Phi-4's: a GPT2Tokenizer (tiktoken's cl100k regex is Llama 3's).
             specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
             tok = byte_level_bpe(LLAMA3_REGEX, specials)
@@ -227,6 +235,8 @@ def save_tokenizer(kind: str, folder: Path) -> list[int]:
                 unk_token="<|endoftext|>",
             )
         hf.save_pretrained(folder)
+        if kind == "hunyuan":
+            save_hunyuan_tiktoken(tok, folder)
         return [tok.token_to_id(s) for s in specials]
     if kind == "gemma4":
         return save_gemma4_tokenizer(folder)
@@ -254,6 +264,39 @@ def save_tokenizer(kind: str, folder: Path) -> list[int]:
     config_path.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
     sp = spm.SentencePieceProcessor(model_proto=model)
     return [i for i in range(sp.vocab_size()) if sp.is_control(i) or sp.is_unknown(i)]
+
+
+# Hunyuan-A13B's special tokens (tokenization_hy.py's, the extras cut to 3), after its BPE ones.
+HUNYUAN_SPECIALS = ["<|endoftext|>", "<|startoftext|>", "<|bos|>", "<|eos|>", "<|pad|>"] + [
+    f"<|extra_{i}|>" for i in range(3)]
+
+
+def save_hunyuan_tiktoken(tok: Tokenizer, folder: Path) -> None:
+    """The tokenizer as Hunyuan-A13B publishes it, beside tokenizer.json: `hy.tiktoken`
+    (each BPE token's bytes in base64 and its id as rank) and the remote code that reads
+    it (`remote/tokenization_hy.py`, named by tokenizer_config.json's `auto_map`), which is
+    what llama.cpp's converter reads (trust_remote_code). Checked to give tokenizer.json's
+    special ids and token ids."""
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+    byte_of = {c: b for b, c in bytes_to_unicode().items()}
+    lines = [
+        f"{base64.b64encode(bytes(byte_of[c] for c in token)).decode()} {i}\n"
+        for token, i in sorted(tok.get_vocab().items(), key=lambda item: item[1])
+        if token not in HUNYUAN_SPECIALS
+    ]
+    (folder / "hy.tiktoken").write_text("".join(lines))
+    shutil.copy(HERE / "remote" / "tokenization_hy.py", folder / "tokenization_hy.py")
+    config_path = folder / "tokenizer_config.json"
+    config = json.loads(config_path.read_text())
+    config["auto_map"] = {"AutoTokenizer": ["tokenization_hy.HYTokenizer", None]}
+    config["tokenizer_class"] = "HYTokenizer"
+    config_path.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+    remote = transformers.AutoTokenizer.from_pretrained(folder, trust_remote_code=True)
+    assert remote.special_tokens == {t: tok.token_to_id(t) for t in HUNYUAN_SPECIALS}
+    assert remote.vocab_size == VOCAB, remote.vocab_size
+    for text in corpus()[:300]:
+        assert remote.tokenizer.encode(text) == tok.encode(text).ids, text
 
 
 # Gemma 4's tokenizer is published as tokenizer.json alone (no tokenizer.model):
@@ -1361,6 +1404,25 @@ FAMILIES["hy-v4"] = (
      "routed SwiGLU clamp": {"swiglu_limit": 0.0},
      "routed scaling": {"routed_scaling_factor": 1.0}},
 )
+# Hunyuan-A13B's shape (HunYuanMoEV1ForCausalLM): per-head Q/K norms after
+# RoPE, 4 experts (top 2, normalised softmax weights) beside a shared MLP on every
+# layer, all of intermediate_size (the published per-layer lists, which the converter
+# reads, say so: moe_intermediate_size, moe_topk, num_shared_expert); the tokenizer as
+# published, a tiktoken file read by remote code (save_hunyuan_tiktoken), with a
+# tokenizer.json of the same vocabulary. The default RoPE: the converter asserts
+# Hunyuan-A13B's own dynamic one (alpha 1000, 128-wide heads).
+FAMILIES["hunyuan-moe"] = (
+    "HunYuanMoEV1Config", "HunYuanMoEV1ForCausalLM",
+    common(head_dim=HEAD_DIM, num_experts=4, moe_topk=[2] * LAYERS,
+           rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+           pad_token_id=VOCAB - 4, bos_token_id=VOCAB - 6, eos_token_id=VOCAB - 5,
+           eod_token_id=VOCAB - 8, sep_token_id=None),
+    "hunyuan",
+    {"top-k routing (1 of 4)": {"moe_topk": [1] * LAYERS},
+     "RoPE base": {"rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}}},
+)
+CONFIG_EXTRA["hunyuan-moe"] = {"moe_intermediate_size": [INTERMEDIATE] * LAYERS,
+                               "num_shared_expert": [1] * LAYERS}
 # What save_pretrained writes → the published checkpoint's names.
 HUB_TENSOR_NAMES = {"hy-v4": [
     (r"\.hc_pre\.(hc_attn_layer|hc_mlp_layer)\.hc_", r".\1.hc_pre.hc_"),
@@ -1789,7 +1851,7 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "gemma4-moe": 306, "gemma4-cg": 307,
          "nemotron-h": 320, "nemotron-h-moe": 321, "falcon-h1": 322, "lfm2-moe": 323,
          "minicpm3": 360,
-         "hy-v4": 540}
+         "hy-v4": 540, "hunyuan-moe": 541}
 
 
 def make_conditional_copy(name: str, copy: str) -> None:
