@@ -17,7 +17,9 @@
  * The vocabulary: the converter reads the published tiktoken tokenizer
  * through its remote code and always writes BOS 127959 (`<|bos|>` of the
  * published vocabulary, whatever the tokenizer files say); aprkit reads the
- * same vocabulary from `tokenizer.json` and writes that BOS too.
+ * same vocabulary from `tokenizer.json`, or, without one, from `hy.tiktoken`
+ * as that code lays it out (its special tokens after the ranks), and writes
+ * that BOS too.
  *
  * realizar has no HunYuan model: APR output keeps the checkpoint's tensors,
  * the router and shared MLP under the names realizar's MoE loader asks for
@@ -41,6 +43,25 @@ import {
 
 /** The published vocabulary's `<|bos|>`, which `HunYuanMoEModel.set_vocab` always writes. */
 const BOS = 127959;
+
+/**
+ * Hunyuan-A13B's `tokenization_hy.py`: `hy.tiktoken`'s ranks, then these
+ * special tokens (`<|bos|>` is 127959 in the published vocabulary), and
+ * Qwen2's regex.
+ */
+const HY_TIKTOKEN = {
+  file: "hy.tiktoken",
+  specials: [
+    "<|endoftext|>",
+    "<|startoftext|>",
+    "<|bos|>",
+    "<|eos|>",
+    "<|pad|>",
+    ...Array.from({ length: 205 }, (_, i) => `<|extra_${i}|>`),
+  ],
+  regex: "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+" +
+    "[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+};
 
 /** A per-layer list's value (all equal, as the converter asserts), or a plain number. */
 function perLayer(w: KvWriter, key: string): number | undefined {
@@ -125,4 +146,5 @@ export const HUNYUAN_MOE: Family = {
   gguf: { writeKv, unsupported },
   specialIdsFromConfig: () => ({ bos: BOS }),
   preTokenizer: "hunyuan",
+  tiktoken: HY_TIKTOKEN,
 };

@@ -70,6 +70,7 @@ import { sentenceDensePaths } from "./sentence_dense.ts";
 import { rerankerMetadata } from "../../arch/qwen3_reranker.ts";
 import { tokenizeAlike } from "../../tokenizer/pre_tokenizers.ts";
 import { architectureOfHf, familyOf, tiedByDefault } from "../../arch/registry.ts";
+import { tiktokenAsTokenizerJson } from "../../tokenizer/tiktoken_vocab.ts";
 import type { SentencePieceFacts } from "../../arch/family.ts";
 import {
   checkConfigValues,
@@ -892,6 +893,13 @@ export async function readHfCompanionFiles(
     (value, location) => checkTokenizerValues(value, location, bound),
   );
   if (tokenizer !== undefined) companions.tokenizer = tokenizer;
+  else {
+    const tiktoken = await readTiktoken(files, listing, prefix, config, budget);
+    if (tiktoken !== undefined) {
+      checkTokenizerValues(tiktoken, files.locate(prefix + "tokenizer.json"), bound);
+      companions.tokenizer = tiktoken;
+    }
+  }
   const tokenizerConfig = await json("tokenizer_config.json", MAX_CONFIG_BYTES, templates);
   if (tokenizerConfig !== undefined) companions.tokenizerConfig = tokenizerConfig;
   const generationConfig = await json("generation_config.json", MAX_CONFIG_BYTES, configValues);
@@ -950,6 +958,39 @@ export async function readHfCompanionFiles(
   const folder = (prefix === "" ? files.name : prefix).replace(/[/\\]+$/, "").split(/[/\\]/).pop();
   if (folder) companions.folder = folder;
   return companions;
+}
+
+/**
+ * The `tokenizer.json` a family's published tiktoken file stands for
+ * (Hunyuan-A13B's `hy.tiktoken`), when the folder has that file.
+ */
+async function readTiktoken(
+  files: ModelFiles,
+  listing: ReadonlySet<string>,
+  prefix: string,
+  config: unknown,
+  budget: CompanionBudget,
+): Promise<Record<string, unknown> | undefined> {
+  const c = record(config) ?? {};
+  const hfArchitecture = firstString(c["architectures"]);
+  const modelType = typeof c["model_type"] === "string" ? c["model_type"] : undefined;
+  const facts = familyOf(architectureOfHf(hfArchitecture, modelType, c))?.tiktoken;
+  if (facts === undefined) return undefined;
+  const text = await readCompanion(
+    files,
+    listing,
+    prefix + facts.file,
+    MAX_TOKENIZER_BYTES,
+    budget,
+  );
+  if (text === undefined) return undefined;
+  const location = files.locate(prefix + facts.file);
+  try {
+    return tiktokenAsTokenizerJson(text, facts, location);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    throw new ModelFormatError("JSON", location, error.message.replace(`${location}: `, ""));
+  }
 }
 
 /**
