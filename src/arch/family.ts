@@ -15,6 +15,7 @@
 import type { ModelMetadata, TensorEntry, TensorInfo } from "../tensor.ts";
 import type { ConfigFields } from "./config_fields.ts";
 import type { KvWriter } from "./kv.ts";
+import type { TiktokenFacts } from "../tokenizer/tiktoken_vocab.ts";
 
 /**
  * One tensor stacked from per-expert tensors: Hugging Face stores
@@ -531,6 +532,13 @@ export interface Family {
   readonly addBosToken?: boolean;
   /** What its converter class does to a SentencePiece vocabulary; absent: the generic builder. */
   readonly sentencePiece?: SentencePieceFacts;
+  /**
+   * The tiktoken file its published checkpoints hold instead of a
+   * `tokenizer.json` (Hunyuan-A13B's `hy.tiktoken`, read by remote code), and
+   * what that code adds to it: read as the `tokenizer.json` the converter
+   * makes of it when the folder has no `tokenizer.json`.
+   */
+  readonly tiktoken?: TiktokenFacts;
   /**
    * Why a GGUF of this family cannot be read back into its Hugging Face
    * layout (SafeTensors or APR output); absent: it can.

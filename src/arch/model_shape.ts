@@ -157,6 +157,7 @@ const IRREGULAR_HEADS = new Set([
   "minicpm3", // MLA, as deepseek2
   "mimo2", // the sliding layers have twice the KV heads; V heads are narrower (v_head_dim)
   "kimi-linear", // MLA, as deepseek2; KDA layers of their own head size
+  "hy_v4", // MLA, as deepseek2
 ]);
 
 /** Architectures whose dense FFN is not `feed_forward_length` wide in every block. */

@@ -95,6 +95,8 @@ import { MIMO2 } from "./families/mimo2.ts";
 import { KIMI_LINEAR } from "./families/kimi_linear.ts";
 import { APERTUS } from "./families/apertus.ts";
 import { BITNET } from "./families/bitnet.ts";
+import { HY_V4 } from "./families/hy_v4.ts";
+import { HUNYUAN_MOE } from "./families/hunyuan_moe.ts";
 
 /** Every family, by aprkit architecture name. */
 export const FAMILIES: ReadonlyMap<string, Family> = new Map(
@@ -194,6 +196,8 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     KIMI_LINEAR,
     APERTUS,
     BITNET,
+    HY_V4,
+    HUNYUAN_MOE,
   ].map((f) => [f.name, f]),
 );
 

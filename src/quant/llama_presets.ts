@@ -280,9 +280,15 @@ export function keptInFloat32(name: string): boolean {
 /**
  * Names (GGUF spelling, substrings) the converter's `--outtype f16/bf16/q8_0`
  * keeps in F32 and llama-quantize quantizes as any matrix: the DSA
- * indexer's head weights (DeepSeek-V3.2, GLM-5).
+ * indexer's head weights (DeepSeek-V3.2, GLM-5), Hy4's hyper-connection
+ * mixes (`HYV4Model.tensor_force_quant`).
  */
-const KEPT_IN_FLOAT32_BY_CONVERTER = ["indexer.proj.weight"];
+const KEPT_IN_FLOAT32_BY_CONVERTER = [
+  "indexer.proj.weight",
+  "hc_attn_fn.weight",
+  "hc_ffn_fn.weight",
+  "output_hc_fn.weight",
+];
 
 /**
  * Whether llama.cpp's converter keeps a tensor (GGUF name) in F32 whatever

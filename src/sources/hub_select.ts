@@ -35,10 +35,11 @@ export const COMPANION_FILES: readonly string[] = [
 
 /**
  * Companions of a SafeTensors model only: the model card, whose YAML header
- * gives a converted GGUF its licence, base models, tags… (model_card.ts). A
+ * gives a converted GGUF its licence, base models, tags… (model_card.ts), and
+ * Hunyuan-A13B's tiktoken vocabulary (read without a tokenizer.json). A
  * GGUF carries its own.
  */
-export const SAFETENSORS_COMPANION_FILES: readonly string[] = ["README.md"];
+export const SAFETENSORS_COMPANION_FILES: readonly string[] = ["README.md", "hy.tiktoken"];
 
 /** The index of a sharded SafeTensors model. */
 export const INDEX_FILE = "model.safetensors.index.json";

@@ -163,6 +163,8 @@ export const NOT_YET_GGUF: Readonly<Record<string, string>> = {
   // llama.cpp's deepseek32 graph computes them otherwise than transformers.
   "deepseek32": "llama.cpp's deepseek32 graph",
   "glm-dsa": "llama.cpp's glm-dsa graph",
+  // The same: llama.cpp's hy_v4 rotates adjacent pairs of the RoPE dims, transformers halves.
+  "hy-v4": "llama.cpp's hy_v4 RoPE pairs",
 };
 
 /**
@@ -290,6 +292,8 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "mimo2-mtp",
   // KDA's A_log (−exp) and convolutions and MLA's attn_k_b / attn_v_b are made.
   "kimi-linear",
+  // MLA's kv_b_proj split, as deepseek2's; the stacked experts' gate_up_proj split.
+  "hy-v4",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

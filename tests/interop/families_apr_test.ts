@@ -372,6 +372,41 @@ const CHECKPOINT_NAMED: Readonly<
     },
     rope: false,
   },
+  // Hy4: MLA with its gate, sinks and DSA indexer, the hyper-connections' parameters
+  // (no `.weight`, as published), a dense layer (0) and one with transformers 5's
+  // stacked experts (1).
+  "hy-v4": {
+    globals: [
+      ...weights("", ["model.embed_tokens", "model.norm", "lm_head"]),
+      ...under("model.hc_head", ["hc_head_fn", "hc_head_base", "hc_head_scale"]),
+    ],
+    block: (l) => {
+      const p = `model.layers.${l}`;
+      return [
+        ...weights(`${p}.self_attn`, [
+          "q_a_proj",
+          "q_b_proj",
+          "kv_a_proj_with_mqa",
+          "kv_b_proj",
+          "o_proj",
+          "linear_gate",
+          "indexer.wq_b",
+          "indexer.wk",
+        ]),
+        `${p}.self_attn.learnable_sink_param`,
+        ...under(`${p}.hc_attn_layer.hc_pre`, ["hc_fn", "hc_base", "hc_scale"]),
+        ...under(`${p}.hc_mlp_layer.hc_pre`, ["hc_fn", "hc_base", "hc_scale"]),
+        ...(l === 0 ? weights(`${p}.mlp`, ["gate_proj", "up_proj", "down_proj"]) : [
+          `${p}.mlp.gate.weight`,
+          `${p}.mlp.gate.e_score_correction_bias`,
+          ...under(`${p}.mlp.experts`, ["gate_up_proj", "down_proj"]),
+          ...weights(`${p}.mlp.shared_experts`, ["gate_proj", "up_proj", "down_proj"]),
+        ]),
+      ];
+    },
+    rope: true,
+    layers: 3,
+  },
 };
 
 Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks them up, with rope_type and the sizes its load gate checks", async (t) => {

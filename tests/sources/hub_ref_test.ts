@@ -132,12 +132,14 @@ Deno.test("selectModelFiles() picks only what the model needs", async (t) => {
         "pytorch_model.bin",
         "tokenizer.json",
         "special_tokens_map.json",
+        "hy.tiktoken",
       ],
       undefined,
       [
-        // The model card of a SafeTensors model (not of a GGUF, below).
+        // The model card of a SafeTensors model (not of a GGUF, below), Hunyuan's tiktoken file.
         "README.md",
         "config.json",
+        "hy.tiktoken",
         "model.safetensors.index.json",
         "s-1.safetensors",
         "s-2.safetensors",

@@ -35,14 +35,19 @@ function headDim(w: KvWriter): number {
   return w.num("head_dim") ?? Math.trunc(w.need("hidden_size") / w.need("num_attention_heads"));
 }
 
-/** `HunYuanModel.set_gguf_parameters`. */
-function writeKv(w: KvWriter): void {
-  writeTextModelKv(w);
+/**
+ * HunYuan's RoPE `dynamic` with `alpha` as its converter classes write it: the
+ * fixed base `θ · alpha^(dim / (dim − 2))`, no scaling, their 256k context.
+ * Nothing for another RoPE.
+ *
+ * @param dim The rotated width the converter class takes.
+ * @param defaultAlpha Its `alpha` when the config has none.
+ */
+export function writeAlphaRope(w: KvWriter, dim: number, defaultAlpha: number): void {
   const rope = w.fullRope;
   if (rope["rope_type"] !== "dynamic") return;
-  const alpha = typeof rope["alpha"] === "number" ? rope["alpha"] : 50;
+  const alpha = typeof rope["alpha"] === "number" ? rope["alpha"] : defaultAlpha;
   const base = typeof rope["rope_theta"] === "number" ? rope["rope_theta"] : 10000;
-  const dim = headDim(w);
   w.f32("rope.freq_base", base * alpha ** (dim / (dim - 2)));
   w.set("rope.scaling.type", "STRING", "none");
   w.f32("rope.scaling.factor", 1);
@@ -50,11 +55,29 @@ function writeKv(w: KvWriter): void {
   w.u32("context_length", DYNAMIC_CONTEXT);
 }
 
+/** `HunYuanModel.set_gguf_parameters`. */
+function writeKv(w: KvWriter): void {
+  writeTextModelKv(w);
+  writeAlphaRope(w, headDim(w), 50);
+}
+
 function unsupported(w: KvWriter): string | undefined {
-  if (w.hparams["attention_bias"] === true) {
-    return "its config.json says attention_bias true (an o_proj bias too); llama.cpp's " +
-      "hunyuan-dense loads no output-projection bias and would not run it as transformers does";
-  }
+  return attentionBiasRefusal(w) ?? alphaRopeRefusal(w);
+}
+
+/** Why llama.cpp's HunYuan graphs could not run a config's attention biases, or `undefined`. */
+export function attentionBiasRefusal(w: KvWriter): string | undefined {
+  if (w.hparams["attention_bias"] !== true) return undefined;
+  return "its config.json says attention_bias true (an o_proj bias too); llama.cpp's " +
+    `${w.arch} loads no output-projection bias and would not run it as transformers does`;
+}
+
+/**
+ * Why a config's RoPE is not one the converter writes as HunYuan's fixed
+ * base (`dynamic` with `alpha`, θ 10000, a 32k or 256k trained context), or
+ * `undefined`.
+ */
+export function alphaRopeRefusal(w: KvWriter): string | undefined {
   const rope = w.fullRope;
   const type = rope["rope_type"] ?? "default";
   if (type === "dynamic") {
@@ -71,7 +94,7 @@ function unsupported(w: KvWriter): string | undefined {
     }
   } else if (type !== "default") {
     return `its config.json has rope_type ${JSON.stringify(type)}; llama.cpp's converter ` +
-      `writes no such RoPE scaling for hunyuan-dense`;
+      `writes no such RoPE scaling for ${w.arch}`;
   }
   return undefined;
 }

@@ -73,16 +73,23 @@ function expertBias(tensors: readonly TensorInfo[]): MadeTensor[] {
   });
 }
 
+/** Tencent's shared MLP (`mlp.shared_mlp.*`: Hy3's, Hunyuan MoE's) as llama.cpp's `*_shexp`. */
+export const SHARED_MLP_BLOCK: readonly (readonly [string, string])[] = [
+  ["ffn_gate_shexp", "mlp.shared_mlp.gate_proj"],
+  ["ffn_up_shexp", "mlp.shared_mlp.up_proj"],
+  ["ffn_down_shexp", "mlp.shared_mlp.down_proj"],
+];
+
+/** The same under the name realizar's MoE loader asks for (`mlp.shared_expert.*`). */
+export const SHARED_MLP_APR_NAMES: readonly (readonly [string, string])[] = SHARED_MLP_BLOCK.map((
+  [, hf],
+) => [hf, hf.replace("shared_mlp", "shared_expert")] as const);
+
 /** Hy3, Hy3-preview. */
 export const HY_V3: Family = {
   name: "hy-v3",
   apr: {
-    rename: [
-      ["mlp.router.gate", "mlp.gate"],
-      ["mlp.shared_mlp.gate_proj", "mlp.shared_expert.gate_proj"],
-      ["mlp.shared_mlp.up_proj", "mlp.shared_expert.up_proj"],
-      ["mlp.shared_mlp.down_proj", "mlp.shared_expert.down_proj"],
-    ],
+    rename: [["mlp.router.gate", "mlp.gate"], ...SHARED_MLP_APR_NAMES],
   },
   source: "llama.cpp conversion/hunyuan.py HYV3Model; transformers HYV3ForCausalLM",
   configFields: {
@@ -101,9 +108,7 @@ export const HY_V3: Family = {
   blockNames: [
     ...LLAMA_BLOCK,
     ["ffn_gate_inp", "mlp.router.gate"],
-    ["ffn_gate_shexp", "mlp.shared_mlp.gate_proj"],
-    ["ffn_up_shexp", "mlp.shared_mlp.up_proj"],
-    ["ffn_down_shexp", "mlp.shared_mlp.down_proj"],
+    ...SHARED_MLP_BLOCK,
   ],
   experts: QWEN_MOE_EXPERTS,
   permutesQk: false,

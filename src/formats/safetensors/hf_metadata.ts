@@ -71,6 +71,7 @@ import { rerankerMetadata } from "../../arch/qwen3_reranker.ts";
 import { withSavedDefaults } from "../../arch/multimodal.ts";
 import { tokenizeAlike } from "../../tokenizer/pre_tokenizers.ts";
 import { architectureOfHf, familyOf, tiedByDefault } from "../../arch/registry.ts";
+import { tiktokenAsTokenizerJson } from "../../tokenizer/tiktoken_vocab.ts";
 import type { SentencePieceFacts } from "../../arch/family.ts";
 import {
   checkConfigValues,
@@ -195,6 +196,12 @@ function firstNumber(source: Record<string, unknown>, keys: readonly string[]): 
     if (typeof v === "number" && Number.isFinite(v)) return v;
   }
   return undefined;
+}
+
+/** A number, or the first of a per-layer list of numbers (HunYuan MoE's `moe_topk`). */
+function listHead(value: unknown): number | undefined {
+  if (typeof value === "number") return value;
+  return Array.isArray(value) && typeof value[0] === "number" ? value[0] : undefined;
 }
 
 function firstString(value: unknown): string | undefined {
@@ -419,9 +426,16 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
     // moe_num_experts, moe_k: ERNIE 4.5 MoE's names.
     firstNumber(text, ["num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"]),
   );
-  // top_k_experts: Gemma 4's.
-  set("num_experts_per_tok", firstNumber(text, ["num_experts_per_tok", "moe_k", "top_k_experts"]));
-  set("moe_intermediate_size", firstNumber(text, ["moe_intermediate_size"]));
+  // top_k_experts: Gemma 4's; moe_topk: HunYuan MoE's (a per-layer list, all equal).
+  set(
+    "num_experts_per_tok",
+    firstNumber(text, ["num_experts_per_tok", "moe_k", "top_k_experts"]) ??
+      listHead(text["moe_topk"]),
+  );
+  set(
+    "moe_intermediate_size",
+    firstNumber(text, ["moe_intermediate_size"]) ?? listHead(text["moe_intermediate_size"]),
+  );
   // A family that names its widths otherwise (Llama 4), as its GGUF holds them.
   const widths = family?.hfWidthKeys ?? {};
   for (const [field, key] of Object.entries(widths)) {
@@ -881,6 +895,13 @@ export async function readHfCompanionFiles(
     (value, location) => checkTokenizerValues(value, location, bound),
   );
   if (tokenizer !== undefined) companions.tokenizer = tokenizer;
+  else {
+    const tiktoken = await readTiktoken(files, listing, prefix, config, budget);
+    if (tiktoken !== undefined) {
+      checkTokenizerValues(tiktoken, files.locate(prefix + "tokenizer.json"), bound);
+      companions.tokenizer = tiktoken;
+    }
+  }
   const tokenizerConfig = await json("tokenizer_config.json", MAX_CONFIG_BYTES, templates);
   if (tokenizerConfig !== undefined) companions.tokenizerConfig = tokenizerConfig;
   const generationConfig = await json("generation_config.json", MAX_CONFIG_BYTES, configValues);
@@ -939,6 +960,39 @@ export async function readHfCompanionFiles(
   const folder = (prefix === "" ? files.name : prefix).replace(/[/\\]+$/, "").split(/[/\\]/).pop();
   if (folder) companions.folder = folder;
   return companions;
+}
+
+/**
+ * The `tokenizer.json` a family's published tiktoken file stands for
+ * (Hunyuan-A13B's `hy.tiktoken`), when the folder has that file.
+ */
+async function readTiktoken(
+  files: ModelFiles,
+  listing: ReadonlySet<string>,
+  prefix: string,
+  config: unknown,
+  budget: CompanionBudget,
+): Promise<Record<string, unknown> | undefined> {
+  const c = record(config) ?? {};
+  const hfArchitecture = firstString(c["architectures"]);
+  const modelType = typeof c["model_type"] === "string" ? c["model_type"] : undefined;
+  const facts = familyOf(architectureOfHf(hfArchitecture, modelType, c))?.tiktoken;
+  if (facts === undefined) return undefined;
+  const text = await readCompanion(
+    files,
+    listing,
+    prefix + facts.file,
+    MAX_TOKENIZER_BYTES,
+    budget,
+  );
+  if (text === undefined) return undefined;
+  const location = files.locate(prefix + facts.file);
+  try {
+    return tiktokenAsTokenizerJson(text, facts, location);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    throw new ModelFormatError("JSON", location, error.message.replace(`${location}: `, ""));
+  }
 }
 
 /**

@@ -34,10 +34,12 @@ than 0.1.
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import math
 import random
+import re
 import shutil
 import sys
 import tempfile
@@ -179,7 +181,7 @@ def sentencepiece_model(layout: str, vocab_size: int = VOCAB) -> bytes:
 
 def save_tokenizer(kind: str, folder: Path) -> list[int]:
     """Write the family's tokenizer files; returns the ids a prompt must not use."""
-    if kind in ("llama3", "qwen2", "gpt2", "command-r", "glm", "solar-open"):
+    if kind in ("llama3", "qwen2", "gpt2", "command-r", "glm", "solar-open", "hunyuan"):
         if kind == "command-r":  # Cohere's: <PAD>, <BOS_TOKEN>, <|END_OF_TURN_TOKEN|> among its specials
             specials = ["<PAD>", "<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>"]
             tok = command_r_bpe(specials)
@@ -218,6 +220,13 @@ def save_tokenizer(kind: str, folder: Path) -> list[int]:
             hf = transformers.PreTrainedTokenizerFast(
                 tokenizer_object=tok, bos_token=specials[0], eos_token=specials[1],
             )
+        elif kind == "hunyuan":
+            # Hunyuan-A13B's: Qwen2's regex and its special tokens after the BPE ones.
+            specials = HUNYUAN_SPECIALS
+            tok = byte_level_bpe(QWEN2_REGEX, specials)
+            hf = transformers.PreTrainedTokenizerFast(
+                tokenizer_object=tok, bos_token="<|bos|>", eos_token="<|eos|>", pad_token="<|pad|>",
+            )
         else:  # Phi-4's: a GPT2Tokenizer (tiktoken's cl100k regex is Llama 3's).
             specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
             tok = byte_level_bpe(LLAMA3_REGEX, specials)
@@ -226,6 +235,8 @@ def save_tokenizer(kind: str, folder: Path) -> list[int]:
                 unk_token="<|endoftext|>",
             )
         hf.save_pretrained(folder)
+        if kind == "hunyuan":
+            save_hunyuan_tiktoken(tok, folder)
         return [tok.token_to_id(s) for s in specials]
     if kind == "gemma4":
         return save_gemma4_tokenizer(folder)
@@ -253,6 +264,39 @@ def save_tokenizer(kind: str, folder: Path) -> list[int]:
     config_path.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
     sp = spm.SentencePieceProcessor(model_proto=model)
     return [i for i in range(sp.vocab_size()) if sp.is_control(i) or sp.is_unknown(i)]
+
+
+# Hunyuan-A13B's special tokens (tokenization_hy.py's, the extras cut to 3), after its BPE ones.
+HUNYUAN_SPECIALS = ["<|endoftext|>", "<|startoftext|>", "<|bos|>", "<|eos|>", "<|pad|>"] + [
+    f"<|extra_{i}|>" for i in range(3)]
+
+
+def save_hunyuan_tiktoken(tok: Tokenizer, folder: Path) -> None:
+    """The tokenizer as Hunyuan-A13B publishes it, beside tokenizer.json: `hy.tiktoken`
+    (each BPE token's bytes in base64 and its id as rank) and the remote code that reads
+    it (`remote/tokenization_hy.py`, named by tokenizer_config.json's `auto_map`), which is
+    what llama.cpp's converter reads (trust_remote_code). Checked to give tokenizer.json's
+    special ids and token ids."""
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+    byte_of = {c: b for b, c in bytes_to_unicode().items()}
+    lines = [
+        f"{base64.b64encode(bytes(byte_of[c] for c in token)).decode()} {i}\n"
+        for token, i in sorted(tok.get_vocab().items(), key=lambda item: item[1])
+        if token not in HUNYUAN_SPECIALS
+    ]
+    (folder / "hy.tiktoken").write_text("".join(lines))
+    shutil.copy(HERE / "remote" / "tokenization_hy.py", folder / "tokenization_hy.py")
+    config_path = folder / "tokenizer_config.json"
+    config = json.loads(config_path.read_text())
+    config["auto_map"] = {"AutoTokenizer": ["tokenization_hy.HYTokenizer", None]}
+    config["tokenizer_class"] = "HYTokenizer"
+    config_path.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+    remote = transformers.AutoTokenizer.from_pretrained(folder, trust_remote_code=True)
+    assert remote.special_tokens == {t: tok.token_to_id(t) for t in HUNYUAN_SPECIALS}
+    assert remote.vocab_size == VOCAB, remote.vocab_size
+    for text in corpus()[:300]:
+        assert remote.tokenizer.encode(text) == tok.encode(text).ids, text
 
 
 # Gemma 4's tokenizer is published as tokenizer.json alone (no tokenizer.model):
@@ -1482,6 +1526,59 @@ def bitnet_weights(model: torch.nn.Module, seed: int) -> None:
 # Changes to randomize()'s weights a family's fixture needs.
 WEIGHT_CHANGES = {"bitnet": bitnet_weights}
 
+# Hy4's shape (HYV4ForCausalLM, tencent/Hy4-preview scaled down): 4 hyper-
+# connection streams (iHC: pre/post sigmoid gates, no mixing matrix), MLA
+# (q LoRA 32, kv LoRA 32, q/k 16 + 8 rope dims, v 16) with a sigmoid gate on
+# its output and a learned sink per head, DSA's indexer (8 heads of 32, the
+# rope dims last) keeping 16 of the 43 tokens on layers 0 and 1, layer 2
+# reusing layer 1's selection (the default `indexer_types`), a dense first
+# layer then 4 experts (top 2, MLP 32) and a shared one, sigmoid router with a
+# perturbed `e_score_correction_bias`, normalized weights ×2.5, the routed
+# experts' SwiGLU clamped at 1.5 (published: 10, which these activations never
+# reach). transformers 5.18 saves it under names it cannot have been published
+# with (`hc_pre.hc_attn_layer.hc_fn`, the MLPs' `gate_proj` as `linear_gate`:
+# its load-time renaming reversed); HUB_TENSOR_NAMES gives the folder the
+# names the converter reads, which transformers loads as the same model.
+FAMILIES["hy-v4"] = (
+    "HYV4Config", "HYV4ForCausalLM",
+    common(num_hidden_layers=3, q_lora_rank=32, kv_lora_rank=32, qk_nope_head_dim=16,
+           qk_rope_head_dim=8, v_head_dim=16, num_key_value_heads=HEADS, n_routed_experts=4,
+           num_experts_per_tok=2, n_shared_experts=1, moe_intermediate_size=32,
+           routed_scaling_factor=2.5, index_topk=16, index_head_dim=32, index_n_heads=8,
+           swiglu_limit=1.5, rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+           pad_token_id=None, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3",
+    {"indexer top-k": {"index_topk": 2048},
+     "hyper-connection magnitude": {"hc_magnitude": 1.0},
+     "routed SwiGLU clamp": {"swiglu_limit": 0.0},
+     "routed scaling": {"routed_scaling_factor": 1.0}},
+)
+# Hunyuan-A13B's shape (HunYuanMoEV1ForCausalLM): per-head Q/K norms after
+# RoPE, 4 experts (top 2, normalised softmax weights) beside a shared MLP on every
+# layer, all of intermediate_size (the published per-layer lists, which the converter
+# reads, say so: moe_intermediate_size, moe_topk, num_shared_expert); the tokenizer as
+# published, a tiktoken file read by remote code (save_hunyuan_tiktoken), with a
+# tokenizer.json of the same vocabulary. The default RoPE: the converter asserts
+# Hunyuan-A13B's own dynamic one (alpha 1000, 128-wide heads).
+FAMILIES["hunyuan-moe"] = (
+    "HunYuanMoEV1Config", "HunYuanMoEV1ForCausalLM",
+    common(head_dim=HEAD_DIM, num_experts=4, moe_topk=[2] * LAYERS,
+           rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+           pad_token_id=VOCAB - 4, bos_token_id=VOCAB - 6, eos_token_id=VOCAB - 5,
+           eod_token_id=VOCAB - 8, sep_token_id=None),
+    "hunyuan",
+    {"top-k routing (1 of 4)": {"moe_topk": [1] * LAYERS},
+     "RoPE base": {"rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}}},
+)
+CONFIG_EXTRA["hunyuan-moe"] = {"moe_intermediate_size": [INTERMEDIATE] * LAYERS,
+                               "num_shared_expert": [1] * LAYERS}
+# What save_pretrained writes → the published checkpoint's names.
+HUB_TENSOR_NAMES = {"hy-v4": [
+    (r"\.hc_pre\.(hc_attn_layer|hc_mlp_layer)\.hc_", r".\1.hc_pre.hc_"),
+    (r"^model\.hc_pre\.hc_head\.", "model.hc_head."),
+    (r"\.mlp\.(shared_experts\.)?linear_gate\.", r".mlp.\1gate_proj."),
+]}
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1670,6 +1767,8 @@ def make(name: str, seed: int) -> dict:
         tokenizer_config.write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
     if name in MXFP4_FAMILIES:
         model = to_mxfp4(folder, model_cls)
+    if name in HUB_TENSOR_NAMES:
+        model = rename_tensors(folder, HUB_TENSOR_NAMES[name], model_cls)
 
     # A prompt of random ordinary tokens whose greedy steps are decisive.
     for attempt in range(100):
@@ -1813,6 +1912,30 @@ def to_mxfp4(folder: Path, model_cls: str):
         attn_implementation="eager",
     ).eval().float()
     return model
+
+
+def rename_tensors(folder: Path, rules: list[tuple[str, str]], model_cls: str):
+    """Rename a saved checkpoint's tensors by `rules` (regex, replacement; each applied
+    in turn), shards and index alike, and load it back: the reference runs what
+    transformers makes of the renamed folder."""
+    from safetensors.torch import load_file, save_file
+
+    def renamed(name: str) -> str:
+        for pattern, replacement in rules:
+            name = re.sub(pattern, replacement, name)
+        return name
+
+    index_path = folder / "model.safetensors.index.json"
+    index = json.loads(index_path.read_text())
+    for shard in sorted(set(index["weight_map"].values())):
+        tensors = load_file(folder / shard)
+        save_file({renamed(k): v for k, v in tensors.items()}, folder / shard, metadata={"format": "pt"})
+    index["weight_map"] = dict(sorted((renamed(k), v) for k, v in index["weight_map"].items()))
+    index_path.write_text(json.dumps(index, indent=2) + "\n")
+    model, info = getattr(transformers, model_cls).from_pretrained(
+        folder, dtype=torch.float32, attn_implementation="eager", output_loading_info=True)
+    assert not any(info.values()), f"{folder.name}: transformers loads it otherwise: {info}"
+    return model.eval()
 
 
 def make_bf16_copy(name: str, copy: str) -> None:
@@ -2015,7 +2138,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "minicpm3": 360,
          "mimo2": 510, "mimo2-mtp": 511,
          "kimi-linear": 520,
-         "apertus": 500, "bitnet": 501}
+         "apertus": 500, "bitnet": 501,
+         "hy-v4": 540, "hunyuan-moe": 541}
 
 
 GEMMA4_PREPROCESSOR = {

@@ -22,6 +22,8 @@ it refuses, the pre-tokenizer is named after the tokenizer.json's Split regex
 instead (Llama 3's regex → "llama-bpe", Qwen2's → "qwen2"), which is the
 name the converter gives the published tokenizers with that regex; Cohere's
 shape (NFC, single digits, GPT-2's ByteLevel regex) is named "command-r".
+Fixtures of a family whose published tokenizer the converter names by its hash
+otherwise get that name (PRE_BY_FAMILY: Hunyuan-A13B's Qwen2 regex is "hunyuan").
 
 A second one: the converter reads config.json through transformers'
 AutoConfig, and transformers 5 moves some published keys elsewhere without
@@ -96,6 +98,10 @@ PRE_BY_REGEX = {
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+": "qwen2",
 }
 
+# Fixtures whose published tokenizer the converter names otherwise than the
+# regex's usual model (by its hash): Hunyuan-A13B's Qwen2 regex is "hunyuan".
+PRE_BY_FAMILY = {"hunyuan-moe": "hunyuan"}
+
 
 def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -> None:
     """Run the converter in this process, its pre-tokenizer check falling back to the regex."""
@@ -119,7 +125,7 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -
             regexes = [s["pattern"]["Regex"] for s in steps if s.get("type") == "Split"]
             if len(regexes) != 1 or regexes[0] not in PRE_BY_REGEX:
                 raise
-            return PRE_BY_REGEX[regexes[0]]
+            return PRE_BY_FAMILY.get(model_dir.name, PRE_BY_REGEX[regexes[0]])
 
     base.TextModel.get_vocab_base_pre = get_vocab_base_pre
 
