@@ -153,6 +153,7 @@ const IRREGULAR_HEADS = new Set([
   "glm-dsa", // the same
   "gemma4", // full-attention layers' heads are wider (global_head_dim) and may have other KV heads
   "minicpm3", // MLA, as deepseek2
+  "qwen4exp", // gated attention, as qwen35
 ]);
 
 /** Architectures whose dense FFN is not `feed_forward_length` wide in every block. */

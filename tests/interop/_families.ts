@@ -207,6 +207,7 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "falcon-h1": "as mamba (its Mamba-2 layers), µP multipliers folded into the weights",
   "lfm2-moe": "as lfm2, experts stacked",
   "minicpm3": "no RoPE base, value length or muP scales in the file to rebuild config.json from",
+  "qwen4exp": "as qwen35, the n-gram table's shards concatenated, its hash constants as keys",
 };
 
 /**
@@ -278,6 +279,8 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "nemotron-h-moe",
   "falcon-h1",
   "lfm2-moe",
+  // As qwen35; index_qk_proj split, the n-gram table concatenated from its shards.
+  "qwen4exp",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

@@ -1046,7 +1046,8 @@ FAMILIES["jamba"] = (
            bos_token_id=1, eos_token_id=2),
     "llama", {},
 )
-HUB_LAYER_TYPES = {"granite-hybrid": {"linear_attention": "mamba", "full_attention": "attention"}}
+HUB_LAYER_TYPES = {"granite-hybrid": {"linear_attention": "mamba", "full_attention": "attention"},
+                   "qwen4exp": {"indexed_attention": "full_attention"}}
 
 # DeepSeek-V3.2's shape: deepseek3's MLA and router, plus the DSA
 # "lightning indexer" on every layer (8 heads of 64, RoPE on the first 8
@@ -1331,6 +1332,26 @@ FAMILIES["minicpm3"] = (
     "llama",
     {"rope factors": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}},
      "muP scales": {"scale_emb": 1, "scale_depth": None, "dim_model_base": None}},
+)
+
+# Qwen3.8-Flash-Next's shape (Qwen4ExpForCausalLM): Qwen3.5-MoE's layers
+# (3 gated DeltaNet, then 1 full attention) behind hyper-connections (2
+# residual streams, mixer rank 16) in place of every norm; QSA sparse attention
+# on the full layer (an indexer of 2 query heads and 1 key head of 16 scoring
+# blocks of 4 keys, a budget of 8 tokens: most of the 40-token prompt is masked
+# out); PLE n-gram hash embeddings (bigrams and trigrams, 2 hashed heads each,
+# 16 wide) on layer 2 (1-based, a linear layer), over prime head vocabularies
+# from 97 on (the published base is 2·10⁷), the table in 2 shards. config.json
+# spells the indexed layer "full_attention", as the published one does.
+FAMILIES["qwen4exp"] = (
+    "Qwen4ExpTextConfig", "Qwen4ExpForCausalLM",
+    common(**QWEN_LINEAR, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+           shared_expert_intermediate_size=64, rope_parameters=QWEN35_ROPE, hc_count=2,
+           hc_lowrank=16, ple_layer_ids=[2], ple_conv_kernel_size=4, ngram_size=3,
+           heads_per_ngram=2, ngram_vocab_size_base=97, make_ngram_vocab_size_divisible_by=128,
+           split_ngram_parts=2, indexer_n_heads=2, indexer_kv_heads=1, indexer_head_dim=16,
+           indexer_budget=44, indexer_compress_ratio=4, output_gate_type="sigmoid"),
+    "qwen2", {},
 )
 
 # The same checkpoints saved by transformers 4 (run this script with
@@ -1727,7 +1748,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          # 306 of 301–319: the seed whose routers are furthest from a tie (see the family).
          "gemma4-moe": 306, "gemma4-cg": 307,
          "nemotron-h": 320, "nemotron-h-moe": 321, "falcon-h1": 322, "lfm2-moe": 323,
-         "minicpm3": 360}
+         "minicpm3": 360,
+         "qwen4exp": 530, "hrm-text": 531}
 
 
 def make_conditional_copy(name: str, copy: str) -> None:
