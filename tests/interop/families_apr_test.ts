@@ -338,6 +338,27 @@ const CHECKPOINT_NAMED: Readonly<
         ],
     rope: true,
   },
+  // Hyper-connections for norms; a linear layer with PLE (1), the attention layer with its indexer (3).
+  qwen4exp: {
+    globals: weights("", ["model.embed_tokens", "model.hyper_connection_mixer.hc_norm", "lm_head"]),
+    block: (l) => [
+      ...weights(`model.layers.${l}`, [
+        "attn_hyper_connection.hc_norm",
+        "mlp_hyper_connection.block_inject_weight",
+        "mlp.gate",
+        "mlp.experts.0.gate_proj",
+      ]),
+      ...(l === 1
+        ? [
+          ...weights("model.layers.1.linear_attn", QWEN35_LINEAR.map((x) => x.slice(0, -7))),
+          ...weights("model.layers.1.ple", ["key_proj", "conv1d"]),
+          ...weights("model.layers.1.ple.ple_embedding.ngram_embedding", ["shard_0", "shard_1"]),
+        ]
+        : weights("model.layers.3.self_attn", ["q_proj", "indexer.index_qk_proj"])),
+    ],
+    rope: true,
+    checked: [1, 3],
+  },
 };
 
 Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks them up, with rope_type and the sizes its load gate checks", async (t) => {

@@ -352,7 +352,8 @@ export const QWEN4EXP: Family = {
     ["output_hc_up", "model.hyper_connection_mixer.input_mix_weight_up"],
   ],
   blockNames: [
-    ...QWEN35_BLOCK,
+    // No layer norms: the hyper-connections' grouped norms stand in for them.
+    ...QWEN35_BLOCK.filter(([g]) => g !== "attn_norm" && g !== "post_attention_norm"),
     ...QWEN_SHARED_EXPERT_BLOCK,
     ["hc_attn_norm", "attn_hyper_connection.hc_norm"],
     ["hc_attn_down", "attn_hyper_connection.input_mix_weight_down"],
