@@ -92,6 +92,7 @@ import { DISTILBERT } from "./families/distilbert.ts";
 import { CAMEMBERT, ROBERTA } from "./families/roberta.ts";
 import { MINICPM3 } from "./families/minicpm3.ts";
 import { QWEN4EXP } from "./families/qwen4exp.ts";
+import { HRM_TEXT } from "./families/hrm_text.ts";
 
 /** Every family, by aprkit architecture name. */
 export const FAMILIES: ReadonlyMap<string, Family> = new Map(
@@ -188,6 +189,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     CAMEMBERT,
     MINICPM3,
     QWEN4EXP,
+    HRM_TEXT,
   ].map((f) => [f.name, f]),
 );
 

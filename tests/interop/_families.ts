@@ -208,6 +208,7 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "lfm2-moe": "as lfm2, experts stacked",
   "minicpm3": "no RoPE base, value length or muP scales in the file to rebuild config.json from",
   "qwen4exp": "as qwen35, the n-gram table's shards concatenated, its hash constants as keys",
+  "hrm-text": "its fused gqkv_proj and gate_up_proj split, the stacks placed in blocks",
 };
 
 /**
@@ -281,6 +282,8 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "lfm2-moe",
   // As qwen35; index_qk_proj split, the n-gram table concatenated from its shards.
   "qwen4exp",
+  // The stacks' tensors are placed in blocks and split (made, not renamed).
+  "hrm-text",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

@@ -359,6 +359,22 @@ const CHECKPOINT_NAMED: Readonly<
     rope: true,
     checked: [1, 3],
   },
+  // The L and H stacks (layer 0 of each), fused projections as stored, the L state's start.
+  "hrm-text": {
+    globals: [...weights("", ["model.embed_tokens", "lm_head"]), "model.z_L_init"],
+    block: (l) =>
+      l === 0
+        ? ["L", "H"].flatMap((s) =>
+          weights(`model.${s}_module.layers.0`, [
+            "attn.gqkv_proj",
+            "attn.o_proj",
+            "mlp.gate_up_proj",
+            "mlp.down_proj",
+          ])
+        )
+        : [],
+    rope: true,
+  },
 };
 
 Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks them up, with rope_type and the sizes its load gate checks", async (t) => {

@@ -1354,6 +1354,19 @@ FAMILIES["qwen4exp"] = (
     "qwen2", {},
 )
 
+# HRM-Text's shape (DFM-Mimir, HrmTextForCausalLM): an L and an H stack of 1
+# layer each (weightless RMSNorms, MHA with a sigmoid output gate, SwiGLU),
+# run H_cycles 2 × (L_cycles 2 + 1) times over the embedding ×8 (the
+# published 1 / initializer_range would flatten this model), z_L_init perturbed.
+# MHA: the class has no num_key_value_heads field, so the config has none.
+FAMILIES["hrm-text"] = (
+    "HrmTextConfig", "HrmTextForCausalLM",
+    {k: v for k, v in common(num_hidden_layers=1, head_dim=HEAD_DIM, H_cycles=2, L_cycles=2,
+                             embedding_scale=8.0, prefix_lm=False, bos_token_id=VOCAB - 2,
+                             eos_token_id=VOCAB - 1).items() if k != "num_key_value_heads"},
+    "llama3", {},
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
