@@ -8,6 +8,7 @@
 
 import assert from "node:assert/strict";
 import { FAMILIES } from "../../src/arch/registry.ts";
+import { familyGgufWarnings } from "../../src/arch/gguf_plan.ts";
 import { KvWriter } from "../../src/arch/kv.ts";
 import { ggufBlocks, ggufShapeProblem, hfShapeProblem } from "../../src/arch/model_shape.ts";
 import { fixtureConfig, refusalOf } from "./_fixture_refusal.ts";
@@ -98,4 +99,22 @@ Deno.test("hrm-text: biases, which llama.cpp loads none of, are refused", () => 
   assert.match(refusalOf("hrm_text", CONFIG, { attention_bias: true })!, /attention_bias true/);
   assert.match(refusalOf("hrm_text", CONFIG, { mlp_bias: true })!, /mlp_bias true/);
   assert.match(refusalOf("hrm_text", CONFIG, { hidden_act: "gelu" })!, /hidden_act "gelu"/);
+});
+
+Deno.test("hrm-text: prefix_lm (transformers' default) is written with one warning: llama.cpp attends causally", () => {
+  const warn = (change: Record<string, unknown>) =>
+    familyGgufWarnings({
+      architecture: "hrm_text",
+      hf_config: { ...CONFIG, ...change },
+      original_format: "safetensors",
+    });
+  assert.deepEqual(warn({}), []);
+  for (const config of [{ prefix_lm: true }, { prefix_lm: undefined }]) {
+    const w = warn(config);
+    assert.equal(w.length, 1);
+    assert.match(w[0]!, /prefix_lm .*token_type_ids 1.*attends causally/);
+    const kv = new KvWriter({ ...CONFIG, ...config }, "hrm_text");
+    FAMILY.gguf!.writeKv(kv);
+    assert.equal(kv.entries().get("hrm_text.hrm.prefix_lm")?.value, true);
+  }
 });

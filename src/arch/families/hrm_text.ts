@@ -23,7 +23,7 @@ import type { TensorInfo } from "../../tensor.ts";
 import { type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
-import { activation, SILU } from "../config_fields.ts";
+import { activation, type Caveat, SILU } from "../config_fields.ts";
 import { rangesInOrder } from "../transforms.ts";
 import { madeFrom } from "./qwen3next.ts";
 
@@ -48,7 +48,9 @@ function writeHrmKv(w: KvWriter): void {
   w.u32("hrm.layers_per_stack", layersPerStack(w));
   w.u32("hrm.h_cycles", w.need("H_cycles"));
   w.u32("hrm.l_cycles", w.need("L_cycles"));
-  w.set("hrm.prefix_lm", "BOOL", w.hparams["prefix_lm"] === true);
+  // transformers' default is true; the converter writes `hparams.get("prefix_lm", False)`
+  // of the config transformers has filled in.
+  w.set("hrm.prefix_lm", "BOOL", w.hparams["prefix_lm"] !== false);
 }
 
 /** Biases: the converter maps none of the fused projections' and llama.cpp loads none. */
@@ -61,6 +63,24 @@ function unsupported(w: KvWriter): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * PrefixLM: transformers lets the tokens a caller marks with `token_type_ids`
+ * 1 (an instruction) attend to each other both ways; llama.cpp reads
+ * `hrm.prefix_lm` and attends causally all the same. Without token types
+ * (plain text) the two compute alike.
+ */
+const PREFIX_LM: Caveat = {
+  fields: ["prefix_lm"],
+  warn(w) {
+    // transformers' default is true.
+    if (w.hparams["prefix_lm"] === false) return undefined;
+    return "config.json sets prefix_lm (the default): transformers attends bidirectionally " +
+      "within the tokens marked as instruction (token_type_ids 1); llama.cpp's hrm_text " +
+      "attends causally to every token, so it computes as transformers does only on text " +
+      "given without token types";
+  },
+};
 
 /** `model.{L,H}_module.layers.N.<rest>`. */
 const STACKED = /^model\.([LH])_module\.layers\.(\d+)\.(.+)$/;
@@ -131,8 +151,9 @@ export const HRM_TEXT: Family = {
   name: "hrm_text",
   source: "llama.cpp conversion/hrm_text.py HrmTextModel; transformers HrmTextForCausalLM",
   configFields: {
-    written: ["H_cycles", "L_cycles", "embedding_scale", "prefix_lm", "num_layers_per_stack"],
-    checked: [],
+    written: ["H_cycles", "L_cycles", "embedding_scale", "num_layers_per_stack"],
+    checked: ["attention_bias", "mlp_bias"],
+    caveats: [PREFIX_LM],
     irrelevant: {
       L_bp_cycles: "which cycles propagate gradients in training; inference runs them all",
     },
