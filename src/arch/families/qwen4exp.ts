@@ -24,6 +24,9 @@
  *   are written as UINT64 keys, derived here from the config the same way.
  *
  * The multi-token-prediction block is left out, as the converter does.
+ * `Qwen4ExpForConditionalGeneration`'s language model is the same model
+ * under `model.language_model.` (`multimodal.ts`), with the image token id
+ * as `ple.image_token_id`.
  *
  * @module
  */
@@ -142,6 +145,9 @@ function writeQwen4ExpKv(w: KvWriter): void {
   w.u32("ple.heads_per_ngram", p.heads / (p.ngram - 1));
   w.u32("ple.conv_kernel", w.hparams["ple_conv_kernel_size"] ?? 4);
   w.u32("ple.eos_token_id", pleEos(w));
+  // The image-text class's image placeholder, which stands in for an image's positions in the hash.
+  const image = w.hparams["image_token_id"];
+  if (typeof image === "number") w.u32("ple.image_token_id", image);
   w.u32("embedding_length_per_layer_input", p.headDim);
   const sizes = pleHeadVocabSizes(
     w.hparams["ngram_vocab_size_base"] as number ?? 20_000_000,
@@ -341,7 +347,7 @@ export const QWEN4EXP: Family = {
   source: "llama.cpp conversion/qwen4exp.py Qwen4ExpTextModel; transformers Qwen4ExpForCausalLM",
   configFields: QWEN4EXP_FIELDS,
   hfArchitectures: ["Qwen4ExpForCausalLM"],
-  hfModelTypes: ["qwen4_exp_text"],
+  hfModelTypes: ["qwen4_exp_text", "qwen4_exp"],
   ggufArchitecture: "qwen4exp",
   ggufRopeType: "imrope",
   globalNames: [

@@ -1047,7 +1047,8 @@ FAMILIES["jamba"] = (
     "llama", {},
 )
 HUB_LAYER_TYPES = {"granite-hybrid": {"linear_attention": "mamba", "full_attention": "attention"},
-                   "qwen4exp": {"indexed_attention": "full_attention"}}
+                   "qwen4exp": {"indexed_attention": "full_attention"},
+                   "qwen4exp-cg": {"indexed_attention": "full_attention"}}
 
 # DeepSeek-V3.2's shape: deepseek3's MLA and router, plus the DSA
 # "lightning indexer" on every layer (8 heads of 64, RoPE on the first 8
@@ -1762,34 +1763,40 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "gemma4-moe": 306, "gemma4-cg": 307,
          "nemotron-h": 320, "nemotron-h-moe": 321, "falcon-h1": 322, "lfm2-moe": 323,
          "minicpm3": 360,
-         "qwen4exp": 530, "hrm-text": 531}
+         "qwen4exp": 530, "hrm-text": 531, "qwen4exp-cg": 532}
 
 
 def make_conditional_copy(name: str, copy: str) -> None:
     """`hf/<copy>/`: `hf/<name>/`'s language model inside its image-text class
-    (Gemma4ForConditionalGeneration, as the published Gemma 4 checkpoints are), with a
-    tiny seeded vision tower, saved by transformers 5.18. It has no reference run of its
-    own (the shared family loops would read its towers back): `<name>`'s is checked here to
-    be what the composite computes for the same token ids, and gemma4_conditional_test.ts
-    judges it with that one."""
+    (Gemma4ForConditionalGeneration, as the published Gemma 4 checkpoints are;
+    Qwen4ExpForConditionalGeneration), with a tiny seeded vision tower, saved by
+    transformers 5.18. It has no reference run of its own (the shared family loops
+    would read its towers back): `<name>`'s is checked here to be what the composite
+    computes for the same token ids, and a test of its own judges it with that one."""
     folder = HERE / "hf" / copy
     if folder.exists():
         shutil.rmtree(folder)
     text = transformers.AutoModelForCausalLM.from_pretrained(HERE / "hf" / name).eval()
-    vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-                  num_key_value_heads=2, head_dim=16, position_embedding_size=64)
+    config_cls, model_cls, vision, extra = CONDITIONAL_CLASSES[copy]
     # Without the folder it was read from (from_pretrained's _name_or_path).
     text_config = {k: v for k, v in text.config.to_dict().items() if k != "_name_or_path"}
-    config = transformers.Gemma4Config(text_config=text_config, vision_config=vision,
-                                       audio_config=None)
+    config = getattr(transformers, config_cls)(text_config=text_config, vision_config=vision, **extra)
     config._attn_implementation = "eager"
     torch.manual_seed(SEEDS[copy])
-    model = transformers.Gemma4ForConditionalGeneration(config).eval()
-    randomize(model.model.vision_tower, SEEDS[copy])
+    model = getattr(transformers, model_cls)(config).eval()
+    tower = model.model.vision_tower if hasattr(model.model, "vision_tower") else model.model.visual
+    randomize(tower, SEEDS[copy])
     model.model.language_model.load_state_dict(text.model.state_dict())
+    model.lm_head.load_state_dict(text.lm_head.state_dict())
     model.save_pretrained(folder, max_shard_size=SHARD_SIZE)
     for f in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copy(HERE / "hf" / name / f, folder / f)
+    if copy in HUB_LAYER_TYPES:
+        config_path = folder / "config.json"
+        saved = json.loads(config_path.read_text())
+        text_saved = saved["text_config"]
+        text_saved["layer_types"] = [HUB_LAYER_TYPES[copy].get(t, t) for t in text_saved["layer_types"]]
+        config_path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
     reference = json.loads((HERE / "reference" / f"{name}.json").read_text())
     rows = log_probs(model, reference["sequence"])
     worst = max(abs(float(rows[p][t]) - v) for step, p in zip(reference["steps"], reference["positions"])
@@ -1797,8 +1804,24 @@ def make_conditional_copy(name: str, copy: str) -> None:
     assert worst < 1e-4, f"{copy}: the composite computes otherwise than {name} ({worst})"
 
 
+# Image-text classes of the copies: config class, model class, vision config, other config keys.
+CONDITIONAL_CLASSES = {
+    "gemma4-cg": ("Gemma4Config", "Gemma4ForConditionalGeneration",
+                  dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                       num_key_value_heads=2, head_dim=16, position_embedding_size=64),
+                  {"audio_config": None}),
+    # Qwen3-VL's vision tower, 1 block; the image-text token ids within the tiny vocabulary.
+    "qwen4exp-cg": ("Qwen4ExpConfig", "Qwen4ExpForConditionalGeneration",
+                    dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=HIDDEN,
+                         patch_size=16, spatial_merge_size=2, temporal_patch_size=2,
+                         num_position_embeddings=64),
+                    dict(image_token_id=VOCAB - 7, video_token_id=VOCAB - 6, vision_start_token_id=VOCAB - 5,
+                         vision_end_token_id=VOCAB - 4)),
+}
+
+
 # Image-text copies of a text fixture (the language model's weights, towers added).
-CONDITIONAL_COPIES = {"gemma4-cg": "gemma4"}
+CONDITIONAL_COPIES = {"gemma4-cg": "gemma4", "qwen4exp-cg": "qwen4exp"}
 
 
 # Families whose tokenizer is checked against llama.cpp's (gemma4_tokenizer_test.ts):
@@ -1844,7 +1867,7 @@ def main() -> None:
     for copy, name in CONDITIONAL_COPIES.items():
         if not TRANSFORMERS_4 and (copy in names or name in names):
             make_conditional_copy(name, copy)
-            print(f"{copy}: {name} as Gemma4ForConditionalGeneration")
+            print(f"{copy}: {name} as {CONDITIONAL_CLASSES[copy][1]}")
     for copy, name in MTP_COPIES.items():
         if not TRANSFORMERS_4 and (copy in names or name in names):
             make_mtp_copy(name, copy)
