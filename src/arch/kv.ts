@@ -11,7 +11,7 @@
  */
 
 /** GGUF value types the families write, in gguf-py's spelling. */
-export type KvType = "UINT32" | "INT32" | "FLOAT32" | "BOOL" | "STRING";
+export type KvType = "UINT32" | "INT32" | "UINT64" | "FLOAT32" | "BOOL" | "STRING";
 
 /** One key: a scalar, or an array of one element type. */
 export interface KvEntry {
@@ -19,7 +19,10 @@ export interface KvEntry {
   readonly type: KvType | "ARRAY";
   /** Element types of an array. */
   readonly array_types?: readonly KvType[];
-  /** The value. */
+  /**
+   * The value. A `UINT64` past 2^53 is given as its decimal string (JSON
+   * has no 64-bit integers; the GGUF writer reads it back exactly).
+   */
   readonly value: number | string | boolean | readonly (number | string | boolean)[];
 }
 

@@ -158,6 +158,7 @@ const IRREGULAR_HEADS = new Set([
   "mimo2", // the sliding layers have twice the KV heads; V heads are narrower (v_head_dim)
   "kimi-linear", // MLA, as deepseek2; KDA layers of their own head size
   "hy_v4", // MLA, as deepseek2
+  "qwen4exp", // gated attention, as qwen35
 ]);
 
 /** Architectures whose dense FFN is not `feed_forward_length` wide in every block. */
@@ -175,6 +176,47 @@ const IRREGULAR_FF = new Set([
  * V (Gemma 4's full-attention layers with `attention_k_eq_v`).
  */
 const V_FROM_K = new Set(["gemma4"]);
+
+/**
+ * Architectures whose file holds fewer blocks than `block_count` counts:
+ * HRM-Text's counts its cycles' cache slots (layers per stack × H cycles ×
+ * (L cycles + 1)), and the file holds its L and H stacks once each.
+ */
+const STORED_BLOCKS: Readonly<Record<string, (kv: (key: string) => unknown) => unknown>> = {
+  hrm_text: (kv) => {
+    const perStack = kv("hrm_text.hrm.layers_per_stack");
+    return typeof perStack === "number" ? 2 * perStack : undefined;
+  },
+};
+
+/**
+ * Checkpoints whose layers are not `model.layers.N`: HRM-Text's L and H
+ * stacks (`model.{L,H}_module.layers.N`), which its GGUF holds as blocks N
+ * and `layers_per_stack + N` (the converter's names on the way: `attn.` read
+ * as `self_attn.`), 2 × `layers_per_stack` blocks though `num_hidden_layers`
+ * counts the cycles.
+ */
+const HF_STACKS: Readonly<
+  Record<string, {
+    blocks(h: Readonly<Record<string, unknown>>): number | undefined;
+    name(name: string, h: Readonly<Record<string, unknown>>): string;
+  }>
+> = {
+  hrm_text: {
+    blocks: (h) => {
+      const perStack = num(h["num_layers_per_stack"]) ?? num(h["num_hidden_layers"]);
+      return perStack === undefined ? undefined : 2 * perStack;
+    },
+    name: (name, h) => {
+      const perStack = num(h["num_layers_per_stack"]) ?? num(h["num_hidden_layers"]) ?? 0;
+      return name.replace(
+        /^model\.([LH])_module\.layers\.(\d+)\.(attn\.)?/,
+        (_, stack: string, n: string, attn: string | undefined) =>
+          `model.layers.${Number(n) + (stack === "H" ? perStack : 0)}.${attn ? "self_attn." : ""}`,
+      );
+    },
+  },
+};
 
 const fmt = (shape: readonly (number | undefined)[]) =>
   `[${shape.map((d) => d ?? "*").join(", ")}]`;
@@ -345,6 +387,19 @@ const largest = (v: unknown): unknown =>
   Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "number") ? Math.max(...v) : v;
 
 /**
+ * The blocks a GGUF holds: `{arch}.block_count`, or fewer where that counts
+ * something else (HRM-Text's cycles).
+ *
+ * @param arch `general.architecture`.
+ * @param kv The file's metadata values by key.
+ * @returns The count, or `undefined` when the keys do not say it.
+ */
+export function ggufBlocks(arch: string, kv: (key: string) => unknown): number | undefined {
+  const stored = Object.hasOwn(STORED_BLOCKS, arch) ? num(STORED_BLOCKS[arch]!(kv)) : undefined;
+  return stored ?? num(kv(`${arch}.block_count`));
+}
+
+/**
  * Check a GGUF model's tensors against its architecture and `{arch}.*` keys.
  *
  * @example Usage
@@ -369,7 +424,8 @@ export function ggufShapeProblem(
   kv: (key: string) => unknown,
   tensors: readonly ShapedTensor[],
 ): ShapeProblem | undefined {
-  const blocks = num(kv(`${arch}.block_count`));
+  const stored = Object.hasOwn(STORED_BLOCKS, arch) ? num(STORED_BLOCKS[arch]!(kv)) : undefined;
+  const blocks = ggufBlocks(arch, kv);
   const hidden = num(kv(`${arch}.embedding_length`));
   // A vocabulary-only file (llama.cpp's ggml-vocab-*.gguf) holds no tensor.
   if (blocks === undefined || hidden === undefined || tensors.length === 0) return undefined;
@@ -391,7 +447,7 @@ export function ggufShapeProblem(
     required: blocks - nextn,
     // Layers reusing an earlier layer's KV (Gemma 4's, which have no K/V of their own).
     kvSharedFrom: blocks - (num(kv(`${arch}.attention.shared_kv_layers`)) ?? 0),
-    blocksKey: `${arch}.block_count`,
+    blocksKey: stored !== undefined ? `2 × ${arch}.hrm.layers_per_stack` : `${arch}.block_count`,
     // The architectures of aprkit's families (a GGUF of another is checked
     // for its names and sizes only).
     everyBlockAttends: familiesOfGguf(arch).some((f) => f.hybrid !== true),
@@ -472,7 +528,15 @@ export function hfShapeProblem(
 ): ShapeProblem | undefined {
   const text = record(config["text_config"]);
   const h = text === undefined ? config : { ...config, ...text };
-  const layersKey = sizeOf(h, SIZE_KEYS.layers);
+  const arch = family.ggufArchitecture;
+  // HRM-Text's L and H stacks, read as the blocks they become.
+  const stacks = Object.hasOwn(HF_STACKS, arch) ? HF_STACKS[arch] : undefined;
+  const stacked = stacks?.blocks(h);
+  const layersKey = stacks === undefined
+    ? sizeOf(h, SIZE_KEYS.layers)
+    : stacked === undefined
+    ? undefined
+    : { key: "num_layers_per_stack", value: stacked };
   const hiddenKey = sizeOf(h, SIZE_KEYS.hidden);
   if (layersKey === undefined || hiddenKey === undefined) return undefined;
   const layers = layersKey.value;
@@ -486,7 +550,6 @@ export function hfShapeProblem(
     : typeof h[nextnKey] === "number"
     ? Math.max(0, h[nextnKey] as number)
     : 0;
-  const arch = family.ggufArchitecture;
   // Laguna's query heads vary by layer (num_attention_heads_per_layer): no one count to check.
   const perLayer = h["num_attention_heads_per_layer"];
   const headsKey = sizeOf(h, SIZE_KEYS.heads);
@@ -500,7 +563,9 @@ export function hfShapeProblem(
     required: layers,
     everyBlockAttends: family.hybrid !== true,
     kvSharedFrom: layers - (num(h["num_kv_shared_layers"]) ?? 0),
-    blocksKey: nextn > 0
+    blocksKey: stacks !== undefined
+      ? "2 × config.json's num_layers_per_stack"
+      : nextn > 0
       ? `config.json's ${layersKey.key} + ${nextnKey ?? "its multi-token-prediction layers"}`
       : `config.json's ${layersKey.key}`,
     hidden,
@@ -531,13 +596,14 @@ export function hfShapeProblem(
   for (const source of tensors) {
     // Read under the name the converter renames it to first (Qwen3.5's MTP layer).
     const t = rename === undefined ? source : { ...source, name: rename(source.name, h) };
-    const layer = blocks.exec(t.name);
+    const named = stacks?.name(t.name, h) ?? t.name;
+    const layer = blocks.exec(named);
     const block = layer === null ? undefined : Number(layer[1]);
-    const expert = perExpert?.exec(t.name);
+    const expert = perExpert?.exec(named);
     const stack = expert ? family.experts!.stacks.find((s) => s.hf === expert[2]) : undefined;
     const gguf = stack !== undefined
       ? `blk.${block}.${stack.gguf}.weight`
-      : hfToGgufName(family.gguf?.hfName?.(t.name) ?? baseModelName(family, t.name), family);
+      : hfToGgufName(family.gguf?.hfName?.(named) ?? baseModelName(family, named), family);
     const k = ggufTensorKind(arch, gguf);
     kinded.push({
       t,

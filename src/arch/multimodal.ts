@@ -201,6 +201,12 @@ export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
       "llama.cpp conversion/qwen.py Qwen3_5MoeTextModel (text), qwen3vl.py Qwen3VLVisionModel (mmproj)",
     textFamily: () => "qwen35moe",
   },
+  Qwen4ExpForConditionalGeneration: {
+    source: "llama.cpp conversion/qwen4exp.py Qwen4ExpTextModel (text); its vision GGUF not " +
+      "written (Qwen4ExpVisionModel)",
+    textFamily: () => "qwen4exp",
+    mmprojElsewhere: "llama.cpp's convert_hf_to_gguf.py --mmproj makes its vision GGUF",
+  },
   SmolVLMForConditionalGeneration: {
     source: "llama.cpp conversion/llama.py LlamaModel (text), smolvlm.py SmolVLMModel (mmproj)",
     textFamily: idefics3Text,

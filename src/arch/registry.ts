@@ -97,6 +97,8 @@ import { APERTUS } from "./families/apertus.ts";
 import { BITNET } from "./families/bitnet.ts";
 import { HY_V4 } from "./families/hy_v4.ts";
 import { HUNYUAN_MOE } from "./families/hunyuan_moe.ts";
+import { QWEN4EXP } from "./families/qwen4exp.ts";
+import { HRM_TEXT } from "./families/hrm_text.ts";
 
 /** Every family, by aprkit architecture name. */
 export const FAMILIES: ReadonlyMap<string, Family> = new Map(
@@ -198,6 +200,8 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     BITNET,
     HY_V4,
     HUNYUAN_MOE,
+    QWEN4EXP,
+    HRM_TEXT,
   ].map((f) => [f.name, f]),
 );
 

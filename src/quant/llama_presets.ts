@@ -331,6 +331,13 @@ const ALSO_NOT_QUANTIZED_BY_LLAMA_QUANTIZE = [
   "mm.a.code_embd",
 ];
 
+/**
+ * Of {@linkcode ALSO_NOT_QUANTIZED_BY_LLAMA_QUANTIZE}, the names the
+ * converter's `--outtype q8_0` quantizes as any matrix (Qwen4-Exp's QSA
+ * indexer projections; its F32 list does not name them).
+ */
+const QUANTIZED_BY_CONVERTER = ["indexer.k_proj.weight", "indexer.q_proj.weight"];
+
 /** One `--tensor-type PATTERN=TYPE` of llama-quantize. */
 export interface TensorTypeOverride {
   /** Searched anywhere in the GGUF name (`std::regex_search`). */
@@ -648,7 +655,10 @@ function quantized(
   if (dims < 2) return false;
   if (preset === "Q8_0" && everyMatrix) return !name.endsWith("_norm.weight");
   if (preset === "Q8_0" ? keptInFloat32ByConverter(name) : keptInFloat32(name)) return false;
-  if (ALSO_NOT_QUANTIZED_BY_LLAMA_QUANTIZE.some((p) => name.includes(p))) return false;
+  if (
+    ALSO_NOT_QUANTIZED_BY_LLAMA_QUANTIZE.some((p) => name.includes(p)) &&
+    !(preset === "Q8_0" && QUANTIZED_BY_CONVERTER.some((p) => name.includes(p)))
+  ) return false;
   return preset === "Q8_0" || !NOT_QUANTIZED_BY_LLAMA_QUANTIZE.some((p) => name.includes(p));
 }
 

@@ -214,6 +214,8 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "mimo2": "the router bias renamed to exp_probs_b.bias, experts stacked",
   "mimo2-mtp": "as mimo2, its MTP layers renumbered after the trunk",
   "kimi-linear": "ssm_a is −exp(A_log), MLA's kv_b_proj split per head, experts stacked",
+  "qwen4exp": "as qwen35, the n-gram table's shards concatenated, its hash constants as keys",
+  "hrm-text": "its fused gqkv_proj and gate_up_proj split, the stacks placed in blocks",
 };
 
 /**
@@ -294,6 +296,12 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "kimi-linear",
   // MLA's kv_b_proj split, as deepseek2's; the stacked experts' gate_up_proj split.
   "hy-v4",
+  // As qwen35; index_qk_proj split, the n-gram table concatenated from its shards.
+  "qwen4exp",
+  // The stacks' tensors are placed in blocks and split (made, not renamed).
+  "hrm-text",
+  // Qwen4ExpForConditionalGeneration: its tower has no GGUF name (qwen4exp_conditional_test.ts).
+  "qwen4exp-cg",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

@@ -407,6 +407,43 @@ const CHECKPOINT_NAMED: Readonly<
     rope: true,
     layers: 3,
   },
+  // Hyper-connections for norms; a linear layer with PLE (1), the attention layer with its indexer (3).
+  qwen4exp: {
+    globals: weights("", ["model.embed_tokens", "model.hyper_connection_mixer.hc_norm", "lm_head"]),
+    block: (l) => [
+      ...weights(`model.layers.${l}`, [
+        "attn_hyper_connection.hc_norm",
+        "mlp_hyper_connection.block_inject_weight",
+        "mlp.gate",
+        "mlp.experts.0.gate_proj",
+      ]),
+      ...(l === 1
+        ? [
+          ...weights("model.layers.1.linear_attn", QWEN35_LINEAR.map((x) => x.slice(0, -7))),
+          ...weights("model.layers.1.ple", ["key_proj", "conv1d"]),
+          ...weights("model.layers.1.ple.ple_embedding.ngram_embedding", ["shard_0", "shard_1"]),
+        ]
+        : weights("model.layers.3.self_attn", ["q_proj", "indexer.index_qk_proj"])),
+    ],
+    rope: true,
+    checked: [1, 3],
+  },
+  // The L and H stacks (layer 0 of each), fused projections as stored, the L state's start.
+  "hrm-text": {
+    globals: [...weights("", ["model.embed_tokens", "lm_head"]), "model.z_L_init"],
+    block: (l) =>
+      l === 0
+        ? ["L", "H"].flatMap((s) =>
+          weights(`model.${s}_module.layers.0`, [
+            "attn.gqkv_proj",
+            "attn.o_proj",
+            "mlp.gate_up_proj",
+            "mlp.down_proj",
+          ])
+        )
+        : [],
+    rope: true,
+  },
 };
 
 Deno.test("families: HF → APR names tensors as realizar's AprTransformer looks them up, with rope_type and the sizes its load gate checks", async (t) => {

@@ -49,7 +49,7 @@ import {
 } from "./qwen3next.ts";
 
 /** `Qwen3_5TextModel.set_gguf_parameters`: Qwen3-Next's keys, then M-RoPE's default sections. */
-function writeQwen35Kv(w: KvWriter): void {
+export function writeQwen35Kv(w: KvWriter): void {
   writeQwen3NextKv(w);
   if (!Array.isArray(w.rope["mrope_section"])) {
     w.setArray("rope.dimension_sections", "INT32", DEFAULT_SECTIONS);
@@ -63,7 +63,7 @@ const DEFAULT_SECTIONS = [11, 11, 10, 0];
  * Qwen3-Next's refusals, and M-RoPE sections wider than the rotated dims,
  * on which llama.cpp aborts (`GGML_ASSERT(sect_dims <= ne0)`).
  */
-function unsupported(w: KvWriter): string | undefined {
+export function qwen35Unsupported(w: KvWriter): string | undefined {
   const linear = linearAttentionRefusal(w);
   if (linear !== undefined) return linear;
   const given = w.rope["mrope_section"];
@@ -130,7 +130,7 @@ function reorderedRows(
 }
 
 /** `_LinearAttentionVReorderBase.modify_tensors` with Qwen3-Next's transforms. */
-function qwen35Made(tensors: readonly TensorInfo[], w: KvWriter): MadeTensor[] {
+export function qwen35Made(tensors: readonly TensorInfo[], w: KvWriter): MadeTensor[] {
   const a = linearAttention(w.hparams);
   const reorder = a.valueHeads !== a.keyHeads;
   const order = tiled(a);
@@ -187,7 +187,7 @@ function qwen35Made(tensors: readonly TensorInfo[], w: KvWriter): MadeTensor[] {
 }
 
 /** Qwen3.5's linear attention projections, renamed (where no value head is reordered). */
-const QWEN35_BLOCK: readonly (readonly [string, string])[] = [
+export const QWEN35_BLOCK: readonly (readonly [string, string])[] = [
   ...QWEN_NEXT_BLOCK,
   ["attn_qkv", "linear_attn.in_proj_qkv"],
   ["attn_gate", "linear_attn.in_proj_z"],
@@ -197,7 +197,7 @@ const QWEN35_BLOCK: readonly (readonly [string, string])[] = [
 
 const GGUF = {
   writeKv: writeQwen35Kv,
-  unsupported,
+  unsupported: qwen35Unsupported,
   made: qwen35Made,
   shift: qwenNextShift,
   hfName: dtBiasName,

@@ -1090,7 +1090,9 @@ FAMILIES["jamba"] = (
            bos_token_id=1, eos_token_id=2),
     "llama", {},
 )
-HUB_LAYER_TYPES = {"granite-hybrid": {"linear_attention": "mamba", "full_attention": "attention"}}
+HUB_LAYER_TYPES = {"granite-hybrid": {"linear_attention": "mamba", "full_attention": "attention"},
+                   "qwen4exp": {"indexed_attention": "full_attention"},
+                   "qwen4exp-cg": {"indexed_attention": "full_attention"}}
 
 # DeepSeek-V3.2's shape: deepseek3's MLA and router, plus the DSA
 # "lightning indexer" on every layer (8 heads of 64, RoPE on the first 8
@@ -1578,6 +1580,39 @@ HUB_TENSOR_NAMES = {"hy-v4": [
     (r"^model\.hc_pre\.hc_head\.", "model.hc_head."),
     (r"\.mlp\.(shared_experts\.)?linear_gate\.", r".mlp.\1gate_proj."),
 ]}
+
+# Qwen3.8-Flash-Next's shape (Qwen4ExpForCausalLM): Qwen3.5-MoE's layers
+# (3 gated DeltaNet, then 1 full attention) behind hyper-connections (2
+# residual streams, mixer rank 16) in place of every norm; QSA sparse attention
+# on the full layer (an indexer of 2 query heads and 1 key head of 16 scoring
+# blocks of 4 keys, a budget of 8 tokens: most of the 40-token prompt is masked
+# out); PLE n-gram hash embeddings (bigrams and trigrams, 2 hashed heads each,
+# 16 wide) on layer 2 (1-based, a linear layer), over prime head vocabularies
+# from 97 on (the published base is 2·10⁷), the table in 2 shards. config.json
+# spells the indexed layer "full_attention", as the published one does.
+FAMILIES["qwen4exp"] = (
+    "Qwen4ExpTextConfig", "Qwen4ExpForCausalLM",
+    common(**QWEN_LINEAR, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+           shared_expert_intermediate_size=64, rope_parameters=QWEN35_ROPE, hc_count=2,
+           hc_lowrank=16, ple_layer_ids=[2], ple_conv_kernel_size=4, ngram_size=3,
+           heads_per_ngram=2, ngram_vocab_size_base=97, make_ngram_vocab_size_divisible_by=128,
+           split_ngram_parts=2, indexer_n_heads=2, indexer_kv_heads=1, indexer_head_dim=16,
+           indexer_budget=44, indexer_compress_ratio=4, output_gate_type="sigmoid"),
+    "qwen2", {},
+)
+
+# HRM-Text's shape (DFM-Mimir, HrmTextForCausalLM): an L and an H stack of 1
+# layer each (weightless RMSNorms, MHA with a sigmoid output gate, SwiGLU),
+# run H_cycles 2 × (L_cycles 2 + 1) times over the embedding ×8 (the
+# published 1 / initializer_range would flatten this model), z_L_init perturbed.
+# MHA: the class has no num_key_value_heads field, so the config has none.
+FAMILIES["hrm-text"] = (
+    "HrmTextConfig", "HrmTextForCausalLM",
+    {k: v for k, v in common(num_hidden_layers=1, head_dim=HEAD_DIM, H_cycles=2, L_cycles=2,
+                             embedding_scale=8.0, prefix_lm=False, bos_token_id=VOCAB - 2,
+                             eos_token_id=VOCAB - 1).items() if k != "num_key_value_heads"},
+    "llama3", {},
+)
 
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
@@ -2139,7 +2174,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "mimo2": 510, "mimo2-mtp": 511,
          "kimi-linear": 520,
          "apertus": 500, "bitnet": 501,
-         "hy-v4": 540, "hunyuan-moe": 541}
+         "hy-v4": 540, "hunyuan-moe": 541,
+         "qwen4exp": 530, "hrm-text": 531, "qwen4exp-cg": 532}
 
 
 GEMMA4_PREPROCESSOR = {
@@ -2152,33 +2188,40 @@ GEMMA4_PREPROCESSOR = {
 
 def make_conditional_copy(name: str, copy: str) -> None:
     """`hf/<copy>/`: `hf/<name>/`'s language model inside its image-text class
-    (Gemma4ForConditionalGeneration, as the published Gemma 4 checkpoints are), with a
-    tiny seeded vision tower, saved by transformers 5.18. It has no reference run of its
-    own (the shared family loops would read its towers back): `<name>`'s is checked here to
-    be what the composite computes for the same token ids, and gemma4_conditional_test.ts
-    judges it with that one."""
+    (Gemma4ForConditionalGeneration, as the published Gemma 4 checkpoints are;
+    Qwen4ExpForConditionalGeneration), with a tiny seeded vision tower, saved by
+    transformers 5.18. It has no reference run of its own (the shared family loops
+    would read its towers back): `<name>`'s is checked here to be what the composite
+    computes for the same token ids, and a test of its own judges it with that one."""
     folder = HERE / "hf" / copy
     if folder.exists():
         shutil.rmtree(folder)
     text = transformers.AutoModelForCausalLM.from_pretrained(HERE / "hf" / name).eval()
-    vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-                  num_key_value_heads=2, head_dim=16, position_embedding_size=64)
+    config_cls, model_cls, vision, extra = CONDITIONAL_CLASSES[copy]
     # Without the folder it was read from (from_pretrained's _name_or_path).
     text_config = {k: v for k, v in text.config.to_dict().items() if k != "_name_or_path"}
-    config = transformers.Gemma4Config(text_config=text_config, vision_config=vision,
-                                       audio_config=None)
+    config = getattr(transformers, config_cls)(text_config=text_config, vision_config=vision, **extra)
     config._attn_implementation = "eager"
     torch.manual_seed(SEEDS[copy])
-    model = transformers.Gemma4ForConditionalGeneration(config).eval()
-    randomize(model.model.vision_tower, SEEDS[copy])
+    model = getattr(transformers, model_cls)(config).eval()
+    tower = model.model.vision_tower if hasattr(model.model, "vision_tower") else model.model.visual
+    randomize(tower, SEEDS[copy])
     model.model.language_model.load_state_dict(text.model.state_dict())
+    model.lm_head.load_state_dict(text.lm_head.state_dict())
     model.save_pretrained(folder, max_shard_size=SHARD_SIZE)
     for f in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copy(HERE / "hf" / name / f, folder / f)
     # The image processor's config (transformers 5.18's Gemma4ImageProcessor
     # defaults; that class needs torchvision to run), which the vision GGUF
     # takes its image mean and std from.
-    (folder / "preprocessor_config.json").write_text(json.dumps(GEMMA4_PREPROCESSOR, indent=2) + "\n")
+    if copy in PREPROCESSORS:
+        (folder / "preprocessor_config.json").write_text(json.dumps(PREPROCESSORS[copy], indent=2) + "\n")
+    if copy in HUB_LAYER_TYPES:
+        config_path = folder / "config.json"
+        saved = json.loads(config_path.read_text())
+        text_saved = saved["text_config"]
+        text_saved["layer_types"] = [HUB_LAYER_TYPES[copy].get(t, t) for t in text_saved["layer_types"]]
+        config_path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
     reference = json.loads((HERE / "reference" / f"{name}.json").read_text())
     rows = log_probs(model, reference["sequence"])
     worst = max(abs(float(rows[p][t]) - v) for step, p in zip(reference["steps"], reference["positions"])
@@ -2186,8 +2229,27 @@ def make_conditional_copy(name: str, copy: str) -> None:
     assert worst < 1e-4, f"{copy}: the composite computes otherwise than {name} ({worst})"
 
 
+# Image-text classes of the copies: config class, model class, vision config, other config keys.
+CONDITIONAL_CLASSES = {
+    "gemma4-cg": ("Gemma4Config", "Gemma4ForConditionalGeneration",
+                  dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                       num_key_value_heads=2, head_dim=16, position_embedding_size=64),
+                  {"audio_config": None}),
+    # Qwen3-VL's vision tower, 1 block; the image-text token ids within the tiny vocabulary.
+    "qwen4exp-cg": ("Qwen4ExpConfig", "Qwen4ExpForConditionalGeneration",
+                    dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=HIDDEN,
+                         patch_size=16, spatial_merge_size=2, temporal_patch_size=2,
+                         num_position_embeddings=64),
+                    dict(image_token_id=VOCAB - 7, video_token_id=VOCAB - 6, vision_start_token_id=VOCAB - 5,
+                         vision_end_token_id=VOCAB - 4)),
+}
+
+
+# The copies' image processor configs.
+PREPROCESSORS = {"gemma4-cg": GEMMA4_PREPROCESSOR}
+
 # Image-text copies of a text fixture (the language model's weights, towers added).
-CONDITIONAL_COPIES = {"gemma4-cg": "gemma4"}
+CONDITIONAL_COPIES = {"gemma4-cg": "gemma4", "qwen4exp-cg": "qwen4exp"}
 
 
 # Families whose tokenizer is checked against llama.cpp's (gemma4_tokenizer_test.ts):
@@ -2233,7 +2295,7 @@ def main() -> None:
     for copy, name in CONDITIONAL_COPIES.items():
         if not TRANSFORMERS_4 and (copy in names or name in names):
             make_conditional_copy(name, copy)
-            print(f"{copy}: {name} as Gemma4ForConditionalGeneration")
+            print(f"{copy}: {name} as {CONDITIONAL_CLASSES[copy][1]}")
     for copy, name in MTP_COPIES.items():
         if not TRANSFORMERS_4 and (copy in names or name in names):
             MAKE_MTP_COPY.get(copy, make_mtp_copy)(name, copy)
