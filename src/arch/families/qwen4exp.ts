@@ -34,7 +34,7 @@
 import { tensorByteLength } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
 import type { Family, MadeTensor } from "../family.ts";
-import type { KvWriter } from "../kv.ts";
+import { KvWriter } from "../kv.ts";
 import type { Caveat, ConfigFields } from "../config_fields.ts";
 import { concatPayloads, rangesInOrder } from "../transforms.ts";
 import { QWEN_MOE_EXPERTS } from "./qwen2moe.ts";
@@ -127,7 +127,10 @@ function pleEos(w: KvWriter): number | undefined {
 
 /** `Qwen4ExpTextModel.set_gguf_parameters`. */
 function writeQwen4ExpKv(w: KvWriter): void {
-  writeQwen35Kv(w);
+  // Its converter class has no MTP export (no_mtp): Qwen3.5's keys without MTP layers.
+  const trunk = new KvWriter({ ...w.hparams, mtp_num_hidden_layers: 0 }, w.arch);
+  writeQwen35Kv(trunk);
+  for (const [key, entry] of trunk.entries()) w.put(key, entry);
   const layers = w.need("num_hidden_layers");
   w.u32("hyper_connection.count", w.need("hc_count"));
   w.u32("hyper_connection.low_rank", w.need("hc_lowrank"));
@@ -359,7 +362,10 @@ export const QWEN4EXP: Family = {
   ],
   blockNames: [
     // No layer norms: the hyper-connections' grouped norms stand in for them.
-    ...QWEN35_BLOCK.filter(([g]) => g !== "attn_norm" && g !== "post_attention_norm"),
+    // Without the MTP layers' names (its converter class exports none).
+    ...QWEN35_BLOCK.filter(([g]) =>
+      g !== "attn_norm" && g !== "post_attention_norm" && !g.startsWith("nextn.")
+    ),
     ...QWEN_SHARED_EXPERT_BLOCK,
     ["hc_attn_norm", "attn_hyper_connection.hc_norm"],
     ["hc_attn_down", "attn_hyper_connection.input_mix_weight_down"],
