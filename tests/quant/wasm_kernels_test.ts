@@ -201,11 +201,12 @@ Deno.test("wasm Q8_0, Q5_0, Q5_1, Q4_0 and Q4_1 encoders reproduce llama.cpp's q
   }
 });
 
-Deno.test("wasm Q4_K, Q5_K and Q6_K with importance weights give the TypeScript kernels' bytes", () => {
+Deno.test("wasm Q3_K–Q6_K with importance weights give the TypeScript kernels' bytes", () => {
   // Rows of 1024 (four super-blocks each) and of 256, zero weights among
   // them, values with every kind of block (kernelMix).
   for (
     const [name, ts, wa, blockBytes] of [
+      ["Q3_K", encodeQ3K, wasm!.encodeQ3K, 110],
       ["Q4_K", encodeQ4K, wasm!.encodeQ4K, 144],
       ["Q5_K", encodeQ5K, wasm!.encodeQ5K, 176],
       ["Q6_K", encodeQ6K, wasm!.encodeQ6K, 210],
@@ -233,7 +234,12 @@ Deno.test("with importance weights the wasm backend gives the TypeScript encoder
   const values = kernelMix(256 * 4, 11);
   const importance = new Float32Array(256).map((_, i) => 1 + (i % 7));
   for (
-    const [target, ts] of [["Q4_K", encodeQ4K], ["Q5_K", encodeQ5K], ["Q6_K", encodeQ6K]] as const
+    const [target, ts] of [
+      ["Q3_K", encodeQ3K],
+      ["Q4_K", encodeQ4K],
+      ["Q5_K", encodeQ5K],
+      ["Q6_K", encodeQ6K],
+    ] as const
   ) {
     const weighted = blockEncoder(target, "wasm")(values, undefined, importance);
     assertEquals(weighted, ts(values, undefined, importance));

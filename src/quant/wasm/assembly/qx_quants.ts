@@ -17,10 +17,11 @@ const GROUP_MAX_EPS: f32 = <f32>1e-15;
 export const XT: usize = memory.data(16 * 16, 16); // transposed values
 export const W: usize = memory.data(16 * 16, 16); // transposed weights
 export const WX: usize = memory.data(16 * 16, 16); // w · x
-// Per group (up to 16), written by searchQx at the offset it is given.
-export const SCALES: usize = memory.data(16 * 4, 16); // the scale C returns
-const WIN_ISCALE: usize = memory.data(16 * 4, 16); // the winning candidate's iscale
-const SMALL: usize = memory.data(16 * 4, 16); // all-ones where amax < GROUP_MAX_EPS
+// Per group (16 of a super-block, and slots 16..19 for a second search),
+// written by searchQx at the offset it is given.
+export const SCALES: usize = memory.data(20 * 4, 16); // the scale C returns
+const WIN_ISCALE: usize = memory.data(20 * 4, 16); // the winning candidate's iscale
+const SMALL: usize = memory.data(20 * 4, 16); // all-ones where amax < GROUP_MAX_EPS
 // nearest_int's constants (see searchQx).
 const CONSTS: usize = memory.data<i32>([
   0x4b400000, 0x4b400000, 0x4b400000, 0x4b400000, // 1.5·2^23 (nearest_int's magic)
@@ -28,7 +29,7 @@ const CONSTS: usize = memory.data<i32>([
   0x400000, 0x400000, 0x400000, 0x400000,
 ], 16);
 const LIMITS: usize = memory.data(4 * 16, 16); // -nmax, nmax - 1 as i32 and f32
-const MAX: usize = memory.data(16, 16); // each group's max (loadGroups)
+export const MAX: usize = memory.data(16, 16); // each group's max (loadGroups)
 const STATE: usize = memory.data(3 * 16, 16); // the search's scale, best, winning iscale
 
 /**
@@ -60,7 +61,7 @@ export function loadGroups(base: usize, w: usize): void {
 }
 
 /** Lanes where the group counts as all zero (amax < GROUP_MAX_EPS). */
-@inline function tinyLanes(max: v128): v128 {
+@inline export function tinyLanes(max: v128): v128 {
   return f32x4.lt(f32x4.abs(max), f32x4.splat(GROUP_MAX_EPS));
 }
 
