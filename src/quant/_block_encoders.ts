@@ -115,6 +115,8 @@ function wasmEncoder(
   if (target === "Q4_1") return wasm.encodeQ4_1;
   if (target === "TQ1_0") return wasm.encodeTq1_0;
   if (target === "TQ2_0") return wasm.encodeTq2_0;
+  if (target === "Q1_0") return wasm.encodeQ1_0;
+  if (target === "Q2_0") return wasm.encodeQ2_0;
   if (target === "MXFP4") return wasm.encodeMxfp4;
   return undefined;
 }

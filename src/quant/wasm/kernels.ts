@@ -53,6 +53,8 @@ interface Exports {
   encodeQ3K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeTq1_0(src: number, dst: number, blocks: number): void;
   encodeTq2_0(src: number, dst: number, blocks: number): void;
+  encodeQ1_0(src: number, dst: number, blocks: number): void;
+  encodeQ2_0(src: number, dst: number, blocks: number): void;
   encodeMxfp4(src: number, dst: number, blocks: number): void;
   encodeIq4Nl(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeIq4Xs(src: number, dst: number, blocks: number, qw: number, cols: number): void;
@@ -165,6 +167,10 @@ export interface WasmKernels {
   encodeTq1_0: BlockEncoder;
   /** TQ2_0 encoder (same contract and bytes as `encodeTq2_0` in ternary_encoders.ts). */
   encodeTq2_0: BlockEncoder;
+  /** Q1_0 encoder (same contract and bytes as `encodeQ1_0` in ternary_encoders.ts). */
+  encodeQ1_0: BlockEncoder;
+  /** Q2_0 encoder (same contract and bytes as `encodeQ2_0` in ternary_encoders.ts). */
+  encodeQ2_0: BlockEncoder;
   /** MXFP4 encoder (same contract and bytes as `encodeMxfp4` in mxfp4_encoder.ts). */
   encodeMxfp4: BlockEncoder;
   /** IQ4_NL encoder, with or without importance weights (same bytes as `encodeIq4Nl` in iq4_encode.ts). */
@@ -486,6 +492,8 @@ function instantiate(): WasmKernels | null {
     encodeQ3K: weightedKernel("Q3_K", exports.encodeQ3K, 110, 256, encodeQ3KTs),
     encodeTq1_0: blockKernel("TQ1_0", exports.encodeTq1_0, 54),
     encodeTq2_0: blockKernel("TQ2_0", exports.encodeTq2_0, 66),
+    encodeQ1_0: blockKernel("Q1_0", exports.encodeQ1_0, 18, 128),
+    encodeQ2_0: blockKernel("Q2_0", exports.encodeQ2_0, 18, 64),
     encodeMxfp4: blockKernel("MXFP4", exports.encodeMxfp4, 17, 32),
     encodeIq4Nl: weightedKernel("IQ4_NL", exports.encodeIq4Nl, 18, 32, encodeIq4NlTs),
     encodeIq4Xs: weightedKernel("IQ4_XS", exports.encodeIq4Xs, 136, 256, encodeIq4XsTs),
