@@ -11,7 +11,9 @@
 // whose pass changed nothing would change nothing again, so passes run until
 // no lane changes (at most five, as C).
 
-import { clamp4, f16ToF32, f32ToF16, nearestInt, nearestInt4, select4 } from "./common";
+import {
+  clamp4, f16ToF32, f32ToF16, nearestInt, nearestInt4, select4, superBlockWeights,
+} from "./common";
 import { bytes16, packTwoBits } from "./k_pack";
 import {
   loadGroups, MAX, SCALES, searchQx, tinyLanes, W, winnerLevels, WX, XT,
@@ -135,23 +137,7 @@ const SCALES_GROUP: usize = memory.data(2 * 64 * 4, 16);
  * bits; the sub-blocks' levels are winnerLevels' (C's L where d is 0).
  */
 @inline function weightedScales(x: usize, s: usize, qw: usize): i32 {
-  let sumX2: f32 = 0;
-  for (let i = 0; i < 256; i++) {
-    const v = load<f32>(x + <usize>i * 4);
-    sumX2 += v * v;
-  }
-  const sigma2 = (<f32>2.0 * sumX2) / <f32>256.0;
-  for (let j = 0; j < 16; j++) {
-    let sw: f32 = 0;
-    for (let i = 0; i < 16; i++) {
-      const at = <usize>(16 * j + i) * 4;
-      const v = load<f32>(x + at);
-      const w = load<f32>(qw + at) * Mathf.sqrt(sigma2 + v * v);
-      store<f32>(WEIGHTS + at, w);
-      sw += w;
-    }
-    store<f32>(SW + <usize>j * 4, sw);
-  }
+  superBlockWeights(x, qw, WEIGHTS, SW, 16, true);
   for (let g = 0; g < 4; g++) {
     const o = <usize>g * 256; // sub-blocks 4g..4g+3
     loadGroups(x + o, WEIGHTS + o);

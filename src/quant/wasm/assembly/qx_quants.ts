@@ -31,6 +31,7 @@ const CONSTS: usize = memory.data<i32>([
 const LIMITS: usize = memory.data(4 * 16, 16); // -nmax, nmax - 1 as i32 and f32
 export const MAX: usize = memory.data(16, 16); // each group's max (loadGroups)
 const STATE: usize = memory.data(3 * 16, 16); // the search's scale, best, winning iscale
+const SUMS: usize = memory.data(2 * 16, 16); // one candidate's sums (exactSums)
 
 /**
  * Transpose the four 16-value groups at `base` (64 bytes apart) into XT and
@@ -69,6 +70,31 @@ export function loadGroups(base: usize, w: usize): void {
 @inline function candidate(nm: f32, k: i32, max: v128): v128 {
   const is = k < 9 ? k - 9 : k - 8;
   return f32x4.div(f32x4.splat(-(nm + <f32>0.1 * <f32>is)), max);
+}
+
+/**
+ * One candidate's (Σ w·x·l, Σ w·l·l) to SUMS, l = clamp(nearest_int(iscale·x),
+ * lo, hi) by nearest_int's bit trick (`magic`, `mant`, `bias`), in C's order.
+ */
+@inline function exactSums(
+  iscale: v128,
+  magic: v128,
+  mant: v128,
+  bias: v128,
+  lo: v128,
+  hi: v128,
+): void {
+  let sumlx = f32x4.splat(0);
+  let suml2 = sumlx;
+  for (let i = 0; i < 16; i++) {
+    const t = f32x4.add(f32x4.mul(iscale, v128.load(XT + <usize>i * 16)), magic);
+    const n = i32x4.sub(v128.and(t, mant), bias);
+    const l = f32x4.convert_i32x4_s(i32x4.min_s(i32x4.max_s(n, lo), hi));
+    sumlx = f32x4.add(sumlx, f32x4.mul(v128.load(WX + <usize>i * 16), l));
+    suml2 = f32x4.add(suml2, f32x4.mul(f32x4.mul(v128.load(W + <usize>i * 16), l), l));
+  }
+  v128.store(SUMS, sumlx);
+  v128.store(SUMS + 16, suml2);
 }
 
 /** C's `if (suml2 > 0 && sumlx*sumlx > best*suml2)` per lane, on the search's state. */
@@ -110,15 +136,9 @@ export function searchQx(nmax: i32, o: usize): void {
   const hiF = v128.load(LIMITS + 48);
   // C's first pass (iscale = -nmax / max), with nearest_int's bit trick.
   const iscale = f32x4.div(loF, max);
-  let sumlx = zero;
-  let suml2 = zero;
-  for (let i = 0; i < 16; i++) {
-    const t = f32x4.add(f32x4.mul(iscale, v128.load(XT + <usize>i * 16)), magic);
-    const n = i32x4.sub(v128.and(t, mant), bias);
-    const l = f32x4.convert_i32x4_s(i32x4.min_s(i32x4.max_s(n, loI), hiI));
-    sumlx = f32x4.add(sumlx, f32x4.mul(v128.load(WX + <usize>i * 16), l));
-    suml2 = f32x4.add(suml2, f32x4.mul(f32x4.mul(v128.load(W + <usize>i * 16), l), l));
-  }
+  exactSums(iscale, magic, mant, bias, loI, hiI);
+  const sumlx = v128.load(SUMS);
+  const suml2 = v128.load(SUMS + 16);
   // C: suml2 ? sumlx/suml2 : 0 (NaN counts as true).
   const scale = select4(f32x4.div(sumlx, suml2), zero, f32x4.ne(suml2, zero));
   v128.store(STATE, scale);
@@ -176,16 +196,8 @@ export function searchQx(nmax: i32, o: usize): void {
     // A value is not finite: nearest_int's bit trick, one candidate at a time.
     for (let k = 0; k < 18; k++) {
       const iscaleK = candidate(nm, k, max);
-      sumlx = zero;
-      suml2 = zero;
-      for (let i = 0; i < 16; i++) {
-        const t = f32x4.add(f32x4.mul(iscaleK, v128.load(XT + <usize>i * 16)), magic);
-        const n = i32x4.sub(v128.and(t, mant), bias);
-        const l = f32x4.convert_i32x4_s(i32x4.min_s(i32x4.max_s(n, loI), hiI));
-        sumlx = f32x4.add(sumlx, f32x4.mul(v128.load(WX + <usize>i * 16), l));
-        suml2 = f32x4.add(suml2, f32x4.mul(f32x4.mul(v128.load(W + <usize>i * 16), l), l));
-      }
-      consider(sumlx, suml2, iscaleK);
+      exactSums(iscaleK, magic, mant, bias, loI, hiI);
+      consider(v128.load(SUMS), v128.load(SUMS + 16), iscaleK);
     }
   }
   const small = tinyLanes(max);
