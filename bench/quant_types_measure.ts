@@ -21,7 +21,11 @@
  *
  * Usage:
  *   deno run -A bench/quant_types_measure.ts --llama-quantize PATH
- *     [--shape 0.1B] [--types Q4_0,…] [--out bench/out/qt] [--json FILE]
+ *     [--shape 0.1B] [--types Q4_0,…] [--imatrix-types Q3_K_M,…] [--out bench/out/qt]
+ *     [--json FILE]
+ *
+ * `--imatrix-types` runs those types with the importance matrix too (the
+ * K-quant presets' weighted encoders).
  *
  * @module
  */
@@ -41,8 +45,9 @@ const TYPES = LLAMA_PRESETS.filter((t) => t !== "MXFP4_MOE");
 /** The presets of the one-read measurement. */
 const MANY = ["Q4_K_M", "Q5_K_M", "Q6_K", "Q8_0"];
 
-/** Types run with the importance matrix (as the issue's comparison did). */
-const withImatrix = (t: string) => t.startsWith("IQ") || t === "Q2_K_S";
+/** Types run with the importance matrix (as the issue's comparison did), and `extra`. */
+const withImatrix = (t: string, extra: string[]) =>
+  t.startsWith("IQ") || t === "Q2_K_S" || extra.includes(t);
 
 /**
  * A seeded importance matrix (llama-imatrix's legacy .dat: one call per entry)
@@ -93,6 +98,7 @@ if (import.meta.main) {
       "llama-quantize": { type: "string" },
       shape: { type: "string", default: "0.1B" },
       types: { type: "string", default: TYPES.join(",") },
+      "imatrix-types": { type: "string", default: "" },
       out: { type: "string", default: "bench/out/qt" },
       json: { type: "string" },
     },
@@ -115,7 +121,9 @@ if (import.meta.main) {
     await writeImatrix(bf16, imatrix);
     const rows: Row[] = [];
     for (const type of values.types!.split(",")) {
-      const im = withImatrix(type) ? ["--imatrix", imatrix] : [];
+      const im = withImatrix(type, values["imatrix-types"]!.split(","))
+        ? ["--imatrix", imatrix]
+        : [];
       const ours = `${dir}/apr-${type}.gguf`;
       const theirs = `${dir}/llama-${type}.gguf`;
       const a = await measure(

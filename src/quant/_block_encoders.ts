@@ -113,16 +113,18 @@ function wasmEncoder(
   if (target === "Q5_1") return wasm.encodeQ5_1;
   if (target === "Q4_0") return wasm.encodeQ4_0;
   if (target === "Q4_1") return wasm.encodeQ4_1;
-  if (target === "Q3_K") return wasm.encodeQ3K;
   if (target === "TQ1_0") return wasm.encodeTq1_0;
   if (target === "TQ2_0") return wasm.encodeTq2_0;
+  if (target === "Q1_0") return wasm.encodeQ1_0;
+  if (target === "Q2_0") return wasm.encodeQ2_0;
   if (target === "MXFP4") return wasm.encodeMxfp4;
   return undefined;
 }
 
-/** The WebAssembly kernels that take importance weights too (the i-quants, Q2_K, Q4_K–Q6_K), by target. */
+/** The WebAssembly kernels that take importance weights too (the i-quants, Q2_K–Q6_K), by target. */
 const WEIGHTED_KERNELS: Readonly<Record<WeightedKTarget, keyof WasmKernels>> = {
   Q2_K: "encodeQ2K",
+  Q3_K: "encodeQ3K",
   Q4_K: "encodeQ4K",
   Q5_K: "encodeQ5K",
   Q6_K: "encodeQ6K",

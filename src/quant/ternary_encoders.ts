@@ -186,8 +186,11 @@ export function encodeQ2_0(values: Float32Array, out?: Uint8Array): Uint8Array {
     for (let b = 0; b < 16; b++) {
       let q = 0;
       for (let k = 0; k < 4; k++) {
-        // (int)roundf(w * id) + 1, clamped to 0..3.
-        let l = lround(fr(values[xo + 4 * b + k]! * id)) + 1;
+        // (int)roundf(w * id) + 1, clamped to 0..3. Out of int's range (an
+        // infinite product: 1 / amax overflows for a subnormal amax) or NaN,
+        // x86's conversion gives INT_MIN, so 0.
+        const r = lround(fr(values[xo + 4 * b + k]! * id));
+        let l = r >= -2147483648 && r < 2147483648 ? r + 1 : 0;
         l = l < 0 ? 0 : l > 3 ? 3 : l;
         q |= l << (2 * k);
       }

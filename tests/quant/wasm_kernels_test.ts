@@ -8,7 +8,12 @@ import { encodeQ4_0, encodeQ4_1 } from "../../src/quant/q4_0.ts";
 import { encodeAprQ4 } from "../../src/quant/apr_q4.ts";
 import { encodeQ2K } from "../../src/quant/q2_k.ts";
 import { encodeQ3K } from "../../src/quant/q3_k.ts";
-import { encodeTq1_0, encodeTq2_0 } from "../../src/quant/ternary_encoders.ts";
+import {
+  encodeQ1_0,
+  encodeQ2_0,
+  encodeTq1_0,
+  encodeTq2_0,
+} from "../../src/quant/ternary_encoders.ts";
 import { encodeMxfp4 } from "../../src/quant/mxfp4_encoder.ts";
 import { encodeF16 } from "../../src/quant/f16.ts";
 import { encodeBf16 } from "../../src/quant/bf16.ts";
@@ -84,12 +89,14 @@ for (
   });
 }
 
-Deno.test("wasm Q2_K (with and without importance), Q3_K, TQ1_0, TQ2_0 and MXFP4 encoders give the TypeScript kernels' bytes", () => {
+Deno.test("wasm Q2_K (with and without importance), Q3_K, TQ1_0, TQ2_0, Q1_0, Q2_0 and MXFP4 encoders give the TypeScript kernels' bytes", () => {
   const cases = [
     ["Q2_K", encodeQ2K, wasm!.encodeQ2K, 84, 256],
     ["Q3_K", encodeQ3K, wasm!.encodeQ3K, 110, 256],
     ["TQ1_0", encodeTq1_0, wasm!.encodeTq1_0, 54, 256],
     ["TQ2_0", encodeTq2_0, wasm!.encodeTq2_0, 66, 256],
+    ["Q1_0", encodeQ1_0, wasm!.encodeQ1_0, 18, 128],
+    ["Q2_0", encodeQ2_0, wasm!.encodeQ2_0, 18, 64],
     ["MXFP4", encodeMxfp4, wasm!.encodeMxfp4, 17, 32],
   ] as const;
   // MXFP4's exponent is floor(log2f(absmax)): absmaxes just below each power
@@ -201,11 +208,12 @@ Deno.test("wasm Q8_0, Q5_0, Q5_1, Q4_0 and Q4_1 encoders reproduce llama.cpp's q
   }
 });
 
-Deno.test("wasm Q4_K, Q5_K and Q6_K with importance weights give the TypeScript kernels' bytes", () => {
+Deno.test("wasm Q3_K–Q6_K with importance weights give the TypeScript kernels' bytes", () => {
   // Rows of 1024 (four super-blocks each) and of 256, zero weights among
   // them, values with every kind of block (kernelMix).
   for (
     const [name, ts, wa, blockBytes] of [
+      ["Q3_K", encodeQ3K, wasm!.encodeQ3K, 110],
       ["Q4_K", encodeQ4K, wasm!.encodeQ4K, 144],
       ["Q5_K", encodeQ5K, wasm!.encodeQ5K, 176],
       ["Q6_K", encodeQ6K, wasm!.encodeQ6K, 210],
@@ -233,7 +241,12 @@ Deno.test("with importance weights the wasm backend gives the TypeScript encoder
   const values = kernelMix(256 * 4, 11);
   const importance = new Float32Array(256).map((_, i) => 1 + (i % 7));
   for (
-    const [target, ts] of [["Q4_K", encodeQ4K], ["Q5_K", encodeQ5K], ["Q6_K", encodeQ6K]] as const
+    const [target, ts] of [
+      ["Q3_K", encodeQ3K],
+      ["Q4_K", encodeQ4K],
+      ["Q5_K", encodeQ5K],
+      ["Q6_K", encodeQ6K],
+    ] as const
   ) {
     const weighted = blockEncoder(target, "wasm")(values, undefined, importance);
     assertEquals(weighted, ts(values, undefined, importance));

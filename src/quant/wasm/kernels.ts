@@ -31,6 +31,7 @@ import {
 import { encodeIq1M as encodeIq1MTs, encodeIq1S as encodeIq1STs } from "../iq1_encode.ts";
 import type { IQuantTarget } from "../i_quants_encode.ts";
 import { encodeQ2K as encodeQ2KTs } from "../q2_k.ts";
+import { encodeQ3K as encodeQ3KTs } from "../q3_k.ts";
 import { encodeQ6K as encodeQ6KTs } from "../q6_k.ts";
 import { encodeQ4K as encodeQ4KTs } from "../q4_k.ts";
 import { encodeQ5K as encodeQ5KTs } from "../q5_k.ts";
@@ -49,9 +50,11 @@ interface Exports {
   widenBf16(src: number, dst: number, n: number): void;
   encodeQ6K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeQ2K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
-  encodeQ3K(src: number, dst: number, blocks: number): void;
+  encodeQ3K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeTq1_0(src: number, dst: number, blocks: number): void;
   encodeTq2_0(src: number, dst: number, blocks: number): void;
+  encodeQ1_0(src: number, dst: number, blocks: number): void;
+  encodeQ2_0(src: number, dst: number, blocks: number): void;
   encodeMxfp4(src: number, dst: number, blocks: number): void;
   encodeIq4Nl(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeIq4Xs(src: number, dst: number, blocks: number, qw: number, cols: number): void;
@@ -121,7 +124,7 @@ export type BlockEncoder = (values: Float32Array, out?: Uint8Array) => Uint8Arra
  * values are then whole rows of `importance.length`).
  */
 /** The targets whose WebAssembly kernel takes importance weights too. */
-export type WeightedKTarget = IQuantTarget | "Q2_K" | "Q4_K" | "Q5_K" | "Q6_K";
+export type WeightedKTarget = IQuantTarget | "Q2_K" | "Q3_K" | "Q4_K" | "Q5_K" | "Q6_K";
 
 export type WeightedBlockEncoder = (
   values: Float32Array,
@@ -158,12 +161,16 @@ export interface WasmKernels {
   encodeQ6K: WeightedBlockEncoder;
   /** Q2_K encoder, with or without importance weights (same bytes as `encodeQ2K` in q2_k.ts). */
   encodeQ2K: WeightedBlockEncoder;
-  /** Q3_K encoder (same contract and bytes as `encodeQ3K` in q3_k.ts, no importance). */
-  encodeQ3K: BlockEncoder;
+  /** Q3_K encoder, with or without importance weights (same bytes as `encodeQ3K` in q3_k.ts). */
+  encodeQ3K: WeightedBlockEncoder;
   /** TQ1_0 encoder (same contract and bytes as `encodeTq1_0` in ternary_encoders.ts). */
   encodeTq1_0: BlockEncoder;
   /** TQ2_0 encoder (same contract and bytes as `encodeTq2_0` in ternary_encoders.ts). */
   encodeTq2_0: BlockEncoder;
+  /** Q1_0 encoder (same contract and bytes as `encodeQ1_0` in ternary_encoders.ts). */
+  encodeQ1_0: BlockEncoder;
+  /** Q2_0 encoder (same contract and bytes as `encodeQ2_0` in ternary_encoders.ts). */
+  encodeQ2_0: BlockEncoder;
   /** MXFP4 encoder (same contract and bytes as `encodeMxfp4` in mxfp4_encoder.ts). */
   encodeMxfp4: BlockEncoder;
   /** IQ4_NL encoder, with or without importance weights (same bytes as `encodeIq4Nl` in iq4_encode.ts). */
@@ -482,9 +489,11 @@ function instantiate(): WasmKernels | null {
     encodeQ4_1: blockKernel("Q4_1", exports.encodeQ4_1, 20, 32),
     encodeQ6K: weightedKernel("Q6_K", exports.encodeQ6K, 210, 256, encodeQ6KTs),
     encodeQ2K: weightedKernel("Q2_K", exports.encodeQ2K, 84, 256, encodeQ2KTs),
-    encodeQ3K: blockKernel("Q3_K", exports.encodeQ3K, 110),
+    encodeQ3K: weightedKernel("Q3_K", exports.encodeQ3K, 110, 256, encodeQ3KTs),
     encodeTq1_0: blockKernel("TQ1_0", exports.encodeTq1_0, 54),
     encodeTq2_0: blockKernel("TQ2_0", exports.encodeTq2_0, 66),
+    encodeQ1_0: blockKernel("Q1_0", exports.encodeQ1_0, 18, 128),
+    encodeQ2_0: blockKernel("Q2_0", exports.encodeQ2_0, 18, 64),
     encodeMxfp4: blockKernel("MXFP4", exports.encodeMxfp4, 17, 32),
     encodeIq4Nl: weightedKernel("IQ4_NL", exports.encodeIq4Nl, 18, 32, encodeIq4NlTs),
     encodeIq4Xs: weightedKernel("IQ4_XS", exports.encodeIq4Xs, 136, 256, encodeIq4XsTs),

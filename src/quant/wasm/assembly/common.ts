@@ -69,3 +69,29 @@ export function f16ToF32(h: i32): f32 {
   v = f32x4.replace_lane(v, 2, load<f32>(p2));
   return f32x4.replace_lane(v, 3, load<f32>(p3));
 }
+
+/**
+ * The importance-weighted K-quants' weights of one super-block
+ * (quantize_row_q{2,3,4,5}_K_impl): `qw·sqrt(σ² + x²)` for the 256 values at
+ * `x` to `w`, σ² their mean square (`twice`: twice it, `2·Σx²/256`), and the
+ * sum of each group of `n` to `sw`, every sum sequential in f32 as C.
+ */
+export function superBlockWeights(x: usize, qw: usize, w: usize, sw: usize, n: i32, twice: bool): void {
+  let sumX2: f32 = 0;
+  for (let i = 0; i < 256; i++) {
+    const v = load<f32>(x + <usize>i * 4);
+    sumX2 += v * v;
+  }
+  const sigma2 = (twice ? <f32>2.0 * sumX2 : sumX2) / <f32>256.0;
+  for (let j = 0; j < 256 / n; j++) {
+    let s: f32 = 0;
+    for (let i = 0; i < n; i++) {
+      const at = <usize>(n * j + i) * 4;
+      const v = load<f32>(x + at);
+      const wi = load<f32>(qw + at) * Mathf.sqrt(sigma2 + v * v);
+      store<f32>(w + at, wi);
+      s += wi;
+    }
+    store<f32>(sw + <usize>j * 4, s);
+  }
+}

@@ -12,7 +12,9 @@
 // for its own sub-block. C's branches become lane masks; the winning
 // candidate's levels are recomputed at the end from its (iscale, min).
 
-import { clamp4, f16ToF32, f32ToF16, gather4, nearestInt, nearestInt4, select4 } from "./common";
+import {
+  clamp4, f16ToF32, f32ToF16, gather4, nearestInt, nearestInt4, select4, superBlockWeights,
+} from "./common";
 import { makeQpQuants } from "./qp_quants";
 
 // Scratch (static memory, 16-byte aligned).
@@ -230,23 +232,7 @@ const LM: usize = memory.data(8, 16);
  * the scales and mins by make_qp_quants weighted by each sub-block's total.
  */
 @inline export function fitScaleMinWeighted(x: usize, y: usize, nmax: i32, qw: usize): void {
-  let sumX2: f32 = 0;
-  for (let i = 0; i < 256; i++) {
-    const v = load<f32>(x + <usize>i * 4);
-    sumX2 += v * v;
-  }
-  const sigma2 = (<f32>2.0 * sumX2) / <f32>256.0;
-  for (let j = 0; j < 8; j++) {
-    let sw: f32 = 0;
-    for (let i = 0; i < 32; i++) {
-      const at = <usize>(32 * j + i) * 4;
-      const v = load<f32>(x + at);
-      const w = load<f32>(qw + at) * Mathf.sqrt(sigma2 + v * v);
-      store<f32>(WEIGHTS + at, w);
-      sw += w;
-    }
-    store<f32>(SW + <usize>j * 4, sw);
-  }
+  superBlockWeights(x, qw, WEIGHTS, SW, 32, true);
   searchGroup(x, 0, 32, nmax, <f32>-0.9, <f32>0.05, 36, false, WEIGHTS);
   searchGroup(x, 1, 32, nmax, <f32>-0.9, <f32>0.05, 36, false, WEIGHTS);
   const dBlock = makeQpQuants(8, 63, SCALES, SW, LS);

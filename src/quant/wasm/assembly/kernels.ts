@@ -22,7 +22,7 @@ export { encodeIq2S, encodeIq2Xs, encodeIq2Xxs, encodeIq3S, encodeIq3Xxs } from 
 export { encodeIq1M, encodeIq1S } from "./iq1_encode";
 export { encodeQ2K } from "./q2_k";
 export { encodeQ3K } from "./q3_k";
-export { encodeTq1_0, encodeTq2_0 } from "./ternary_encode";
+export { encodeQ1_0, encodeQ2_0, encodeTq1_0, encodeTq2_0 } from "./ternary_encode";
 export { encodeMxfp4 } from "./mxfp4_encode";
 
 /** First byte the host may use: everything below is the kernels' scratch. */

@@ -3,7 +3,7 @@
 // search is k_scale_min.ts' (sixteen 16-value sub-blocks, |x| weights,
 // absolute errors); this stores 4-bit scales and mins and packs the levels.
 
-import { clamp4, f16ToF32, f32ToF16, nearestInt, nearestInt4 } from "./common";
+import { clamp4, f16ToF32, f32ToF16, nearestInt, nearestInt4, superBlockWeights } from "./common";
 import { L, MINS, SCALES, searchGroup, winnerLevels } from "./k_scale_min";
 import { bytes16, packTwoBits } from "./k_pack";
 import { makeQpQuants } from "./qp_quants";
@@ -38,23 +38,7 @@ export function encodeQ2K(src: usize, dst: usize, nb: i32, qw: usize, cols: i32)
  * mins by make_qp_quants weighted by each sub-block's total weight.
  */
 @inline function weightedScales(x: usize, y: usize, qw: usize): void {
-  let sumX2: f32 = 0;
-  for (let i = 0; i < 256; i++) {
-    const v = load<f32>(x + <usize>i * 4);
-    sumX2 += v * v;
-  }
-  const sigma2 = sumX2 / <f32>256.0;
-  for (let j = 0; j < 16; j++) {
-    let sw: f32 = 0;
-    for (let i = 0; i < 16; i++) {
-      const at = <usize>(16 * j + i) * 4;
-      const v = load<f32>(x + at);
-      const w = load<f32>(qw + at) * Mathf.sqrt(sigma2 + v * v);
-      store<f32>(W + at, w);
-      sw += w;
-    }
-    store<f32>(SW + <usize>j * 4, sw);
-  }
+  superBlockWeights(x, qw, W, SW, 16, false);
   for (let g = 0; g < 4; g++) searchGroup(x, g, 16, 3, <f32>-0.9, <f32>0.05, 36, false, W);
   const dm = makeQpQuants(16, 15, SCALES, SW, LS);
   const mm = makeQpQuants(16, 15, MINS, SW, LM);

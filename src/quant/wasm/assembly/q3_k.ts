@@ -1,5 +1,8 @@
 // AssemblyScript: Q3_K encoder, byte-identical with llama.cpp's
-// quantize_row_q3_K_ref (and aprkit's TypeScript port in ../../q3_k.ts).
+// quantize_row_q3_K_ref and, with importance weights, quantize_row_q3_K_impl
+// (and aprkit's TypeScript port in ../../q3_k.ts). The weighted fit is
+// make_qx_quants (qx_quants.ts'): nmax 4 on each sub-block, then nmax 32 on
+// the sixteen scales.
 //
 // make_q3_quants refines each 16-value sub-block by sequential per-value
 // moves, so lanes cannot split a sub-block: as in k_scale_min.ts the
@@ -8,34 +11,29 @@
 // whose pass changed nothing would change nothing again, so passes run until
 // no lane changes (at most five, as C).
 
-import { clamp4, f16ToF32, f32ToF16, gather4, nearestInt, nearestInt4, select4 } from "./common";
+import {
+  clamp4, f16ToF32, f32ToF16, nearestInt, nearestInt4, select4, superBlockWeights,
+} from "./common";
 import { bytes16, packTwoBits } from "./k_pack";
+import {
+  loadGroups, MAX, SCALES, searchQx, tinyLanes, W, winnerLevels, WX, XT,
+} from "./qx_quants";
 
 // Scratch (static memory, 16-byte aligned).
-const XT: usize = memory.data(16 * 16, 16); // transposed values
 const QT: usize = memory.data(16 * 16, 16); // transposed levels (i32 lanes, -4..3)
-const SCALES: usize = memory.data(16 * 4, 16);
 const L: usize = memory.data(256, 16); // levels 0..7 of the super-block
-
-/** ggml's GROUP_MAX_EPS: below it a group counts as all zero. */
-const GROUP_MAX_EPS: f32 = <f32>1e-15;
+const WEIGHTS: usize = memory.data(256 * 4, 16); // the weighted fit's qw·sqrt(σ² + x²)
+const SW: usize = memory.data(16 * 4, 16); // each sub-block's total weight
+const LS: usize = memory.data(16, 16); // the scales' levels (0..63)
+// The sixteen scales as group 0 of four (the others zero), then their weights.
+const SCALES_GROUP: usize = memory.data(2 * 64 * 4, 16);
 
 /** make_q3_quants(16, 4, x, L, do_rmse = true) on sub-blocks 4g..4g+3. */
 @inline function q3Group(x: usize, g: i32): void {
-  const base = x + <usize>g * 256;
+  loadGroups(x + <usize>g * 256, 0);
+  const max = v128.load(MAX);
   const zero = f32x4.splat(0);
-  let amax = zero;
-  let max = zero;
-  for (let i = 0; i < 16; i++) {
-    const p = base + <usize>i * 4;
-    const v = gather4(p, p + 64, p + 128, p + 192);
-    v128.store(XT + <usize>i * 16, v);
-    const ax = f32x4.abs(v);
-    const more = f32x4.gt(ax, amax);
-    amax = select4(ax, amax, more);
-    max = select4(v, max, more);
-  }
-  const tiny = f32x4.lt(amax, f32x4.splat(GROUP_MAX_EPS));
+  const tiny = tinyLanes(max);
   const iscale = f32x4.div(f32x4.splat(<f32>-4.0), max);
   let sumlx = zero;
   let suml2 = zero;
@@ -44,16 +42,15 @@ const GROUP_MAX_EPS: f32 = <f32>1e-15;
     const l = clamp4(nearestInt4(f32x4.mul(iscale, v)), -4, 3);
     v128.store(QT + <usize>i * 16, l);
     const lf = f32x4.convert_i32x4_s(l);
-    const w = f32x4.mul(v, v);
-    sumlx = f32x4.add(sumlx, f32x4.mul(f32x4.mul(w, v), lf));
-    suml2 = f32x4.add(suml2, f32x4.mul(f32x4.mul(w, lf), lf));
+    sumlx = f32x4.add(sumlx, f32x4.mul(v128.load(WX + <usize>i * 16), lf));
+    suml2 = f32x4.add(suml2, f32x4.mul(f32x4.mul(v128.load(W + <usize>i * 16), lf), lf));
   }
   for (let itry = 0; itry < 5; itry++) {
     let changed = i32x4.splat(0);
     for (let i = 0; i < 16; i++) {
       const v = v128.load(XT + <usize>i * 16);
-      const w = f32x4.mul(v, v);
-      const wx = f32x4.mul(w, v);
+      const w = v128.load(W + <usize>i * 16);
+      const wx = v128.load(WX + <usize>i * 16);
       const li = v128.load(QT + <usize>i * 16);
       const lf = f32x4.convert_i32x4_s(li);
       let slx = f32x4.sub(sumlx, f32x4.mul(wx, lf));
@@ -105,43 +102,83 @@ const GROUP_MAX_EPS: f32 = <f32>1e-15;
   store<u8>(s + 8 + (j & 3), load<u8>(s + 8 + (j & 3)) | <u8>((l >> 4) << (2 * (j >> 2))));
 }
 
-/** Encode `nb` super-blocks of f32 at `src` into Q3_K bytes at `dst`. */
-export function encodeQ3K(src: usize, dst: usize, nb: i32): void {
+/**
+ * quantize_row_q3_K_ref's scales: the sixteen of make_q3_quants as 6-bit
+ * fractions of the largest in magnitude (the first of equals), packed into
+ * the 12 (zeroed) bytes at `s`, each value's level to L. Returns d's f16 bits.
+ */
+@inline function referenceScales(x: usize, s: usize): i32 {
+  for (let g = 0; g < 4; g++) q3Group(x, g);
+  let maxScale: f32 = 0;
+  let amax: f32 = 0;
+  for (let j = 0; j < 16; j++) {
+    const sc = load<f32>(SCALES + <usize>j * 4);
+    if (Mathf.abs(sc) > amax) {
+      amax = Mathf.abs(sc);
+      maxScale = sc;
+    }
+  }
+  if (maxScale == 0) return 0;
+  const iscale = <f32>-32.0 / maxScale;
+  for (let j = 0; j < 16; j++) {
+    // int8_t l = nearest_int(…); MAX(-32, MIN(31, l)) + 32.
+    let l = (nearestInt(iscale * load<f32>(SCALES + <usize>j * 4)) << 24) >> 24;
+    l = (l < -32 ? -32 : l > 31 ? 31 : l) + 32;
+    putScale(s, j, l);
+  }
+  return f32ToF16(<f32>1.0 / iscale);
+}
+
+/**
+ * quantize_row_q3_K_impl's scales: each sub-block by make_qx_quants(16, 4)
+ * weighted by `qw·sqrt(σ² + x²)` (σ² twice the block's mean square), then
+ * the sixteen scales by make_qx_quants(16, 32) weighted by each sub-block's
+ * total weight, packed into the 12 (zeroed) bytes at `s`. Returns d's f16
+ * bits; the sub-blocks' levels are winnerLevels' (C's L where d is 0).
+ */
+@inline function weightedScales(x: usize, s: usize, qw: usize): i32 {
+  superBlockWeights(x, qw, WEIGHTS, SW, 16, true);
+  for (let g = 0; g < 4; g++) {
+    const o = <usize>g * 256; // sub-blocks 4g..4g+3
+    loadGroups(x + o, WEIGHTS + o);
+    searchQx(4, <usize>g * 16);
+  }
+  // The scales as one group (lane 0; the other lanes all zero), in slot 16.
+  memory.copy(SCALES_GROUP, SCALES, 64);
+  memory.copy(SCALES_GROUP + 64 * 4, SW, 64);
+  loadGroups(SCALES_GROUP, SCALES_GROUP + 64 * 4);
+  searchQx(32, 64);
+  winnerLevels(SCALES_GROUP, 16, 32, LS);
+  for (let j = 0; j < 16; j++) putScale(s, j, <i32>load<u8>(LS + <usize>j));
+  return f32ToF16(load<f32>(SCALES + 64));
+}
+
+/**
+ * Encode `nb` super-blocks of f32 at `src` into Q3_K bytes at `dst`; with
+ * importance weights (`qw` not 0: one per column of rows of `cols` values),
+ * quantize_row_q3_K_impl.
+ */
+export function encodeQ3K(src: usize, dst: usize, nb: i32, qw: usize, cols: i32): void {
   for (let b = 0; b < nb; b++) {
     const x = src + <usize>b * 1024;
     const y = dst + <usize>b * 110;
     const s = y + 96;
-    for (let g = 0; g < 4; g++) q3Group(x, g);
-    // The scale largest in magnitude (the first of equals).
-    let maxScale: f32 = 0;
-    let amax: f32 = 0;
-    for (let j = 0; j < 16; j++) {
-      const sc = load<f32>(SCALES + <usize>j * 4);
-      if (Mathf.abs(sc) > amax) {
-        amax = Mathf.abs(sc);
-        maxScale = sc;
-      }
-    }
     store<u64>(s, 0);
     store<u32>(s + 8, 0);
-    let dBits = 0;
-    if (maxScale != 0) {
-      const iscale = <f32>-32.0 / maxScale;
-      for (let j = 0; j < 16; j++) {
-        // int8_t l = nearest_int(…); MAX(-32, MIN(31, l)) + 32.
-        let l = (nearestInt(iscale * load<f32>(SCALES + <usize>j * 4)) << 24) >> 24;
-        l = (l < -32 ? -32 : l > 31 ? 31 : l) + 32;
-        putScale(s, j, l);
-      }
-      dBits = f32ToF16(<f32>1.0 / iscale);
-    }
+    const dBits = qw == 0
+      ? referenceScales(x, s)
+      : weightedScales(x, s, qw + <usize>((b * 256) % cols) * 4);
     store<u16>(y + 108, <u16>dBits);
     // Requantize every value with the stored scales.
     const dAll = f16ToF32(dBits);
     for (let j = 0; j < 16; j++) {
       const d = dAll * <f32>(getScale(s, j) - 32);
-      if (d == 0) continue;
       const xs = x + <usize>j * 64;
+      if (d == 0) {
+        // C keeps make_q3_quants' levels (already in L), or make_qx_quants'.
+        if (qw != 0) winnerLevels(xs, j, 4, L + <usize>j * 16);
+        continue;
+      }
       const dv = f32x4.splat(d);
       const four = i32x4.splat(4);
       const l0 = i32x4.add(clamp4(nearestInt4(f32x4.div(v128.load(xs), dv)), -4, 3), four);

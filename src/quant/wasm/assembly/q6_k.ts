@@ -1,101 +1,16 @@
 // AssemblyScript: Q6_K encoder, byte-identical with llama.cpp's
 // quantize_row_q6_K_ref (and aprkit's TypeScript port in ../../q6_k.ts).
 //
-// As in q4_k.ts, lanes run whole 16-value groups (C sums each group
-// sequentially in f32): lane k of XT[i] is value i of group 4g + k.
-// With an importance matrix (quantize_row_q6_K_impl) its weights replace x²
-// in make_qx_quants; nothing else changes.
+// make_qx_quants on four groups at a time is qx_quants.ts'. With an
+// importance matrix (quantize_row_q6_K_impl) its weights replace x² in
+// make_qx_quants; nothing else changes.
 
-import { clamp4, f16ToF32, f32ToF16, gather4, nearestInt, nearestInt4, select4 } from "./common";
+import { clamp4, f16ToF32, f32ToF16, nearestInt, nearestInt4 } from "./common";
+import { loadGroups, SCALES, searchQx, winnerLevels } from "./qx_quants";
 
 const GROUP_MAX_EPS: f32 = <f32>1e-15;
 
-const XT: usize = memory.data(16 * 16, 16); // transposed values
-const W: usize = memory.data(16 * 16, 16); // x²
-const WX: usize = memory.data(16 * 16, 16); // x² · x
-const SCALES: usize = memory.data(16 * 4, 16);
-const WIN_ISCALE: usize = memory.data(16 * 4, 16); // the winning candidate's iscale
-const SMALL: usize = memory.data(16 * 4, 16); // all-ones where amax < GROUP_MAX_EPS
 const L: usize = memory.data(256, 16); // final levels (l + 32)
-// Loop constants, read from memory into locals (see levelOf).
-const CONSTS: usize = memory.data<i32>([
-  0x4b400000, 0x4b400000, 0x4b400000, 0x4b400000, // 1.5·2^23 (nearest_int's magic)
-  0x7fffff, 0x7fffff, 0x7fffff, 0x7fffff,
-  0x400000, 0x400000, 0x400000, 0x400000,
-  -32, -32, -32, -32,
-  31, 31, 31, 31,
-], 16);
-
-/** make_qx_quants(16, 32, x, L, 1, qw) on groups 4g..4g+3 (`qw` 0: weights x²). */
-function searchGroup(x: usize, g: i32, qw: usize): void {
-  const base = x + <usize>(g * 4 * 16) * 4;
-  const wbase = qw + <usize>(g * 4 * 16) * 4;
-  const zero = f32x4.splat(0);
-  let amax = zero;
-  let max = zero;
-  for (let i = 0; i < 16; i++) {
-    const p = base + <usize>i * 4;
-    const v = gather4(p, p + 64, p + 128, p + 192);
-    v128.store(XT + <usize>i * 16, v);
-    const ax = f32x4.abs(v);
-    const m = f32x4.gt(ax, amax);
-    amax = select4(ax, amax, m);
-    max = select4(v, max, m);
-    let w = f32x4.mul(v, v);
-    if (qw != 0) {
-      const q = wbase + <usize>i * 4;
-      w = gather4(q, q + 64, q + 128, q + 192);
-    }
-    v128.store(W + <usize>i * 16, w);
-    v128.store(WX + <usize>i * 16, f32x4.mul(w, v));
-  }
-  const small = f32x4.lt(amax, f32x4.splat(GROUP_MAX_EPS));
-  let iscale = f32x4.div(f32x4.splat(<f32>-32.0), max);
-  let sumlx = zero;
-  let suml2 = zero;
-  for (let i = 0; i < 16; i++) {
-    const l = f32x4.convert_i32x4_s(
-      clamp4(nearestInt4(f32x4.mul(iscale, v128.load(XT + <usize>i * 16))), -32, 31),
-    );
-    sumlx = f32x4.add(sumlx, f32x4.mul(v128.load(WX + <usize>i * 16), l));
-    suml2 = f32x4.add(suml2, f32x4.mul(f32x4.mul(v128.load(W + <usize>i * 16), l), l));
-  }
-  // C: suml2 ? sumlx/suml2 : 0 (NaN counts as true).
-  let scale = select4(f32x4.div(sumlx, suml2), zero, f32x4.ne(suml2, zero));
-  let best = f32x4.mul(scale, sumlx);
-  let winIscale = iscale;
-  const magic = v128.load(CONSTS);
-  const mant = v128.load(CONSTS + 16);
-  const bias = v128.load(CONSTS + 32);
-  const lo = v128.load(CONSTS + 48);
-  const hi = v128.load(CONSTS + 64);
-  for (let is = -9; is <= 9; is++) {
-    if (is == 0) continue;
-    const c: f32 = -(<f32>32.0 + <f32>0.1 * <f32>is);
-    iscale = f32x4.div(f32x4.splat(c), max);
-    sumlx = zero;
-    suml2 = zero;
-    for (let i = 0; i < 16; i++) {
-      const t = f32x4.add(f32x4.mul(iscale, v128.load(XT + <usize>i * 16)), magic);
-      const n = i32x4.sub(v128.and(t, mant), bias);
-      const l = f32x4.convert_i32x4_s(i32x4.min_s(i32x4.max_s(n, lo), hi));
-      sumlx = f32x4.add(sumlx, f32x4.mul(v128.load(WX + <usize>i * 16), l));
-      suml2 = f32x4.add(suml2, f32x4.mul(f32x4.mul(v128.load(W + <usize>i * 16), l), l));
-    }
-    const take = v128.and(
-      f32x4.gt(suml2, zero),
-      f32x4.gt(f32x4.mul(sumlx, sumlx), f32x4.mul(best, suml2)),
-    );
-    const s = f32x4.div(sumlx, suml2);
-    scale = select4(s, scale, take);
-    best = select4(f32x4.mul(s, sumlx), best, take);
-    winIscale = select4(iscale, winIscale, take);
-  }
-  const o = <usize>g * 16;
-  v128.store(SCALES + o, select4(zero, scale, small));
-  v128.store(WIN_ISCALE + o, winIscale);
-  v128.store(SMALL + o, small);
-}
 
 /**
  * Encode `nb` super-blocks of f32 at `src` into Q6_K bytes at `dst`; with
@@ -106,8 +21,12 @@ export function encodeQ6K(src: usize, dst: usize, nb: i32, qw: usize, cols: i32)
   for (let b = 0; b < nb; b++) {
     const x = src + <usize>b * 1024;
     const y = dst + <usize>b * 210;
-    const w = qw == 0 ? 0 : qw + <usize>((b * 256) % cols) * 4;
-    for (let g = 0; g < 4; g++) searchGroup(x, g, w);
+    const w: usize = qw == 0 ? 0 : qw + <usize>((b * 256) % cols) * 4;
+    for (let g = 0; g < 4; g++) {
+      const o = <usize>g * 256; // groups 4g..4g+3
+      loadGroups(x + o, w == 0 ? 0 : w + o);
+      searchQx(32, <usize>g * 16);
+    }
     let maxScale: f32 = 0;
     let maxAbsScale: f32 = 0;
     for (let ib = 0; ib < 16; ib++) {
@@ -136,14 +55,8 @@ export function encodeQ6K(src: usize, dst: usize, nb: i32, qw: usize, cols: i32)
       const xs = x + <usize>j * 64;
       const lj = L + <usize>j * 16;
       if (d == 0) {
-        // C keeps the search's levels for this group: recompute the winner's.
-        const small = load<i32>(SMALL + <usize>j * 4);
-        const wi = load<f32>(WIN_ISCALE + <usize>j * 4);
-        for (let i = 0; i < 16; i++) {
-          let l = nearestInt(wi * load<f32>(xs + <usize>i * 4));
-          l = l < -32 ? -32 : l > 31 ? 31 : l;
-          store<u8>(lj + i, small != 0 ? 0 : <u8>(l + 32));
-        }
+        // C keeps the search's levels for this group.
+        winnerLevels(xs, j, 32, lj);
         continue;
       }
       const dv = f32x4.splat(d);

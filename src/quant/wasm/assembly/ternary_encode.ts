@@ -1,7 +1,8 @@
-// AssemblyScript: TQ1_0 and TQ2_0 encoders, byte-identical with llama.cpp's
-// quantize_row_tq{1,2}_0_ref (and aprkit's TypeScript ports in
-// ../../ternary_encoders.ts): trits lroundf(x / absmax) + 1, four values a
-// lane group, packed in base 3 (TQ1_0) or two bits (TQ2_0).
+// AssemblyScript: TQ1_0, TQ2_0, Q1_0 and Q2_0 encoders, byte-identical with
+// llama.cpp's quantize_row_{tq1_0,tq2_0,q1_0,q2_0}_ref (and aprkit's
+// TypeScript ports in ../../ternary_encoders.ts): trits lroundf(x / absmax)
+// + 1, four values a lane group, packed in base 3 (TQ1_0) or two bits (TQ2_0,
+// and Q2_0's 64-value blocks); Q1_0 the sign bits and the mean |x|.
 
 import { f32ToF16, select4 } from "./common";
 import { bytes16, packTwoBits } from "./k_pack";
@@ -41,14 +42,14 @@ const L: usize = memory.data(256, 16); // trits & 3, bytes (TQ2_0)
  * than some |x|) 1 while the sum is exact in f64 (|v| < 2^53), else 0, as
  * for an infinite or NaN product.
  */
-@inline function trits(x: usize, id: f32): void {
+@inline function trits(x: usize, id: f32, n: i32 = 256): void {
   const idv = f32x4.splat(id);
   const half = f32x4.splat(<f32>0.5);
   const one = i32x4.splat(1);
   const big = f32x4.splat(<f32>2147483648.0);
   const f64Exact = f32x4.splat(<f32>9007199254740992.0); // 2^53
   const sign = i32x4.splat(0x80000000);
-  for (let j = 0; j < 256; j += 4) {
+  for (let j = 0; j < n; j += 4) {
     const v = f32x4.mul(v128.load(x + <usize>j * 4), idv);
     const t = f32x4.trunc(v);
     const away = f32x4.ge(f32x4.abs(f32x4.sub(v, t)), half);
@@ -123,5 +124,67 @@ export function encodeTq2_0(src: usize, dst: usize, nb: i32): void {
     }
     packTwoBits(L, y);
     store<u16>(y + 64, <u16>dBits);
+  }
+}
+
+/** Encode `nb` blocks of 128 f32 at `src` into Q1_0 (18 bytes each) at `dst`. */
+export function encodeQ1_0(src: usize, dst: usize, nb: i32): void {
+  const zero = f32x4.splat(0);
+  for (let b = 0; b < nb; b++) {
+    const x = src + <usize>b * 512;
+    const y = dst + <usize>b * 18;
+    // C sums |x| sequentially in f32.
+    let sumAbs: f32 = 0;
+    for (let j = 0; j < 128; j++) sumAbs += Mathf.abs(load<f32>(x + <usize>j * 4));
+    store<u16>(y, <u16>f32ToF16(sumAbs / <f32>128.0));
+    // Bit j of the 16 bytes: x[j] >= 0 (false for NaN).
+    for (let j = 0; j < 128; j += 16) {
+      const p = x + <usize>j * 4;
+      const m = i8x16.narrow_i16x8_s(
+        i16x8.narrow_i32x4_s(f32x4.ge(v128.load(p), zero), f32x4.ge(v128.load(p + 16), zero)),
+        i16x8.narrow_i32x4_s(f32x4.ge(v128.load(p + 32), zero), f32x4.ge(v128.load(p + 48), zero)),
+      );
+      store<u16>(y + 2 + <usize>(j >> 3), <u16>i8x16.bitmask(m));
+    }
+  }
+}
+
+/** Four values' 2-bit levels (i32 lanes 0..3) as the low byte of one lane: l0 | l1 << 2 | …. */
+@inline function twoBits4(l0: v128, l1: v128, l2: v128, l3: v128): v128 {
+  // As bytes, lane k holds values 4k..4k+3 in its bytes 0..3: fold bytes 1
+  // and 3 onto 0 and 2, then byte 2 onto the high nibble of byte 0.
+  const t = bytes16(l0, l1, l2, l3);
+  const u = v128.or(t, i32x4.shr_u(t, 6));
+  return v128.or(v128.and(u, i32x4.splat(0xf)), v128.and(i32x4.shr_u(u, 12), i32x4.splat(0xf0)));
+}
+
+/** Encode `nb` blocks of 64 f32 at `src` into Q2_0 (18 bytes each) at `dst`. */
+export function encodeQ2_0(src: usize, dst: usize, nb: i32): void {
+  const two = i32x4.splat(3);
+  const lo = i32x4.splat(0);
+  for (let b = 0; b < nb; b++) {
+    const x = src + <usize>b * 256;
+    const y = dst + <usize>b * 18;
+    // C's `if (a > amax) amax = a` skips NaN: pmax keeps its first operand then.
+    let m = f32x4.splat(0);
+    for (let j = 0; j < 64; j += 4) m = f32x4.pmax(m, f32x4.abs(v128.load(x + <usize>j * 4)));
+    const amax = Mathf.max(
+      Mathf.max(f32x4.extract_lane(m, 0), f32x4.extract_lane(m, 1)),
+      Mathf.max(f32x4.extract_lane(m, 2), f32x4.extract_lane(m, 3)),
+    );
+    store<u16>(y, <u16>f32ToF16(amax));
+    // (int)roundf(x · id) + 1 clamped to 0..3: the trits (halves away from
+    // zero). x · id is within ±1, or not finite (NaN, or 1 / amax overflowed
+    // for a subnormal amax), where the trit is 0 as C's INT_MIN + 1 clamped.
+    trits(x, amax > 0 ? <f32>1.0 / amax : 0, 64);
+    for (let j = 0; j < 64; j += 16) {
+      const p = T + <usize>j * 4;
+      const l0 = i32x4.min_s(i32x4.max_s(v128.load(p), lo), two);
+      const l1 = i32x4.min_s(i32x4.max_s(v128.load(p + 16), lo), two);
+      const l2 = i32x4.min_s(i32x4.max_s(v128.load(p + 32), lo), two);
+      const l3 = i32x4.min_s(i32x4.max_s(v128.load(p + 48), lo), two);
+      const q = twoBits4(l0, l1, l2, l3);
+      store<u32>(y + 2 + <usize>(j >> 2), i32x4.extract_lane(bytes16(q, lo, lo, lo), 0));
+    }
   }
 }

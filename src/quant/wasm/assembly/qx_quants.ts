@@ -1,0 +1,230 @@
+// AssemblyScript: ggml's make_qx_quants(16, nmax, x, L, rmse_type = 1, w)
+// on four 16-value groups at once, shared by the Q6_K encoder (nmax 32, w x²
+// or the importance weights) and the Q3_K encoders (the reference's groups
+// are loaded here too; with importance weights, nmax 4 for the sub-blocks and
+// 32 for the scales). aprkit's TypeScript port: makeQxQuants in
+// ../../_make_quants.ts.
+//
+// C sums each group sequentially in f32, so lanes cannot split a group: lane
+// k of XT[i] is value i of group k, and each lane runs C's sequence, its
+// branches as lane masks. The winner's levels are recomputed from its iscale
+// (winnerLevels) where the caller needs them.
+
+import { gather4, nearestInt4, select4 } from "./common";
+
+const GROUP_MAX_EPS: f32 = <f32>1e-15;
+
+export const XT: usize = memory.data(16 * 16, 16); // transposed values
+export const W: usize = memory.data(16 * 16, 16); // transposed weights
+export const WX: usize = memory.data(16 * 16, 16); // w · x
+// Per group (16 of a super-block, and slots 16..19 for a second search),
+// written by searchQx at the offset it is given.
+export const SCALES: usize = memory.data(20 * 4, 16); // the scale C returns
+const WIN_ISCALE: usize = memory.data(20 * 4, 16); // the winning candidate's iscale
+const SMALL: usize = memory.data(20 * 4, 16); // all-ones where amax < GROUP_MAX_EPS
+// nearest_int's constants (see searchQx).
+const CONSTS: usize = memory.data<i32>([
+  0x4b400000, 0x4b400000, 0x4b400000, 0x4b400000, // 1.5·2^23 (nearest_int's magic)
+  0x7fffff, 0x7fffff, 0x7fffff, 0x7fffff,
+  0x400000, 0x400000, 0x400000, 0x400000,
+], 16);
+const LIMITS: usize = memory.data(4 * 16, 16); // -nmax, nmax - 1 as i32 and f32
+export const MAX: usize = memory.data(16, 16); // each group's max (loadGroups)
+const STATE: usize = memory.data(3 * 16, 16); // the search's scale, best, winning iscale
+const SUMS: usize = memory.data(2 * 16, 16); // one candidate's sums (exactSums)
+
+/**
+ * Transpose the four 16-value groups at `base` (64 bytes apart) into XT and
+ * their weights into W (those at `w`, laid out as the values; x² when `w` is
+ * 0), with W·x in WX, and each group's value largest in magnitude (the first
+ * of equals, C's `max`) in MAX.
+ */
+export function loadGroups(base: usize, w: usize): void {
+  let max = f32x4.splat(0);
+  let amax = max;
+  for (let i = 0; i < 16; i++) {
+    const p = base + <usize>i * 4;
+    const v = gather4(p, p + 64, p + 128, p + 192);
+    v128.store(XT + <usize>i * 16, v);
+    const ax = f32x4.abs(v);
+    const more = f32x4.gt(ax, amax);
+    amax = select4(ax, amax, more);
+    max = select4(v, max, more);
+    let wv = f32x4.mul(v, v);
+    if (w != 0) {
+      const q = w + <usize>i * 4;
+      wv = gather4(q, q + 64, q + 128, q + 192);
+    }
+    v128.store(W + <usize>i * 16, wv);
+    v128.store(WX + <usize>i * 16, f32x4.mul(wv, v));
+  }
+  v128.store(MAX, max);
+}
+
+/** Lanes where the group counts as all zero (amax < GROUP_MAX_EPS). */
+@inline export function tinyLanes(max: v128): v128 {
+  return f32x4.lt(f32x4.abs(max), f32x4.splat(GROUP_MAX_EPS));
+}
+
+/** The candidate `k` of C's `is` = -9, …, -1, 1, …, 9: iscale = -(nmax + 0.1·is) / max. */
+@inline function candidate(nm: f32, k: i32, max: v128): v128 {
+  const is = k < 9 ? k - 9 : k - 8;
+  return f32x4.div(f32x4.splat(-(nm + <f32>0.1 * <f32>is)), max);
+}
+
+/**
+ * One candidate's (Σ w·x·l, Σ w·l·l) to SUMS, l = clamp(nearest_int(iscale·x),
+ * lo, hi) by nearest_int's bit trick (`magic`, `mant`, `bias`), in C's order.
+ */
+@inline function exactSums(
+  iscale: v128,
+  magic: v128,
+  mant: v128,
+  bias: v128,
+  lo: v128,
+  hi: v128,
+): void {
+  let sumlx = f32x4.splat(0);
+  let suml2 = sumlx;
+  for (let i = 0; i < 16; i++) {
+    const t = f32x4.add(f32x4.mul(iscale, v128.load(XT + <usize>i * 16)), magic);
+    const n = i32x4.sub(v128.and(t, mant), bias);
+    const l = f32x4.convert_i32x4_s(i32x4.min_s(i32x4.max_s(n, lo), hi));
+    sumlx = f32x4.add(sumlx, f32x4.mul(v128.load(WX + <usize>i * 16), l));
+    suml2 = f32x4.add(suml2, f32x4.mul(f32x4.mul(v128.load(W + <usize>i * 16), l), l));
+  }
+  v128.store(SUMS, sumlx);
+  v128.store(SUMS + 16, suml2);
+}
+
+/** C's `if (suml2 > 0 && sumlx*sumlx > best*suml2)` per lane, on the search's state. */
+@inline function consider(sumlx: v128, suml2: v128, iscale: v128): void {
+  const zero = f32x4.splat(0);
+  const best = v128.load(STATE + 16);
+  const take = v128.and(
+    f32x4.gt(suml2, zero),
+    f32x4.gt(f32x4.mul(sumlx, sumlx), f32x4.mul(best, suml2)),
+  );
+  const s = f32x4.div(sumlx, suml2);
+  v128.store(STATE, select4(s, v128.load(STATE), take));
+  v128.store(STATE + 16, select4(f32x4.mul(s, sumlx), best, take));
+  v128.store(STATE + 32, select4(iscale, v128.load(STATE + 32), take));
+}
+
+/**
+ * make_qx_quants(16, nmax, x, L, 1, w) on the groups loadGroups loaded: each
+ * lane's scale (0 where the group is all zero) to SCALES + `o`, and what
+ * winnerLevels needs to recompute its levels.
+ */
+export function searchQx(nmax: i32, o: usize): void {
+  const zero = f32x4.splat(0);
+  const max = v128.load(MAX);
+  // Loop constants, read from memory into locals: AssemblyScript writes a
+  // v128.const at each use (binaryen folds splats of constants into one),
+  // which V8 rebuilds in every iteration.
+  const nm = <f32>nmax;
+  v128.store(LIMITS, i32x4.splat(-nmax));
+  v128.store(LIMITS + 16, i32x4.splat(nmax - 1));
+  v128.store(LIMITS + 32, f32x4.splat(-nm));
+  v128.store(LIMITS + 48, f32x4.splat(nm - <f32>1.0));
+  const magic = v128.load(CONSTS);
+  const mant = v128.load(CONSTS + 16);
+  const bias = v128.load(CONSTS + 32);
+  const loI = v128.load(LIMITS);
+  const hiI = v128.load(LIMITS + 16);
+  const loF = v128.load(LIMITS + 32);
+  const hiF = v128.load(LIMITS + 48);
+  // C's first pass (iscale = -nmax / max), with nearest_int's bit trick.
+  const iscale = f32x4.div(loF, max);
+  exactSums(iscale, magic, mant, bias, loI, hiI);
+  const sumlx = v128.load(SUMS);
+  const suml2 = v128.load(SUMS + 16);
+  // C: suml2 ? sumlx/suml2 : 0 (NaN counts as true).
+  const scale = select4(f32x4.div(sumlx, suml2), zero, f32x4.ne(suml2, zero));
+  v128.store(STATE, scale);
+  v128.store(STATE + 16, f32x4.mul(scale, sumlx));
+  v128.store(STATE + 32, iscale);
+  // Then the 18 candidates. Where every value is finite, the rounding in f32
+  // (add and subtract 1.5·2^23) and f32 clamps give nearest_int's levels
+  // (|iscale·x| <= nmax + 1 in a group not all zero; the others' sums are
+  // not used), three candidates at a time: three independent addition
+  // chains, taken in C's order.
+  let bad = zero;
+  for (let i = 0; i < 16; i++) {
+    const v = v128.load(XT + <usize>i * 16);
+    bad = v128.or(bad, f32x4.ne(f32x4.sub(v, v), zero));
+  }
+  if (!v128.any_true(bad)) {
+    for (let k = 0; k < 18; k += 3) {
+      const iscaleA = candidate(nm, k, max);
+      const iscaleB = candidate(nm, k + 1, max);
+      const iscaleC = candidate(nm, k + 2, max);
+      let slxA = zero;
+      let sl2A = zero;
+      let slxB = zero;
+      let sl2B = zero;
+      let slxC = zero;
+      let sl2C = zero;
+      for (let i = 0; i < 16; i++) {
+        const v = v128.load(XT + <usize>i * 16);
+        const wx = v128.load(WX + <usize>i * 16);
+        const wv = v128.load(W + <usize>i * 16);
+        const lA = f32x4.pmin(
+          f32x4.pmax(f32x4.sub(f32x4.add(f32x4.mul(iscaleA, v), magic), magic), loF),
+          hiF,
+        );
+        const lB = f32x4.pmin(
+          f32x4.pmax(f32x4.sub(f32x4.add(f32x4.mul(iscaleB, v), magic), magic), loF),
+          hiF,
+        );
+        const lC = f32x4.pmin(
+          f32x4.pmax(f32x4.sub(f32x4.add(f32x4.mul(iscaleC, v), magic), magic), loF),
+          hiF,
+        );
+        slxA = f32x4.add(slxA, f32x4.mul(wx, lA));
+        slxB = f32x4.add(slxB, f32x4.mul(wx, lB));
+        slxC = f32x4.add(slxC, f32x4.mul(wx, lC));
+        sl2A = f32x4.add(sl2A, f32x4.mul(f32x4.mul(wv, lA), lA));
+        sl2B = f32x4.add(sl2B, f32x4.mul(f32x4.mul(wv, lB), lB));
+        sl2C = f32x4.add(sl2C, f32x4.mul(f32x4.mul(wv, lC), lC));
+      }
+      consider(slxA, sl2A, iscaleA);
+      consider(slxB, sl2B, iscaleB);
+      consider(slxC, sl2C, iscaleC);
+    }
+  } else {
+    // A value is not finite: nearest_int's bit trick, one candidate at a time.
+    for (let k = 0; k < 18; k++) {
+      const iscaleK = candidate(nm, k, max);
+      exactSums(iscaleK, magic, mant, bias, loI, hiI);
+      consider(v128.load(SUMS), v128.load(SUMS + 16), iscaleK);
+    }
+  }
+  const small = tinyLanes(max);
+  v128.store(SCALES + o, select4(zero, v128.load(STATE), small));
+  v128.store(WIN_ISCALE + o, v128.load(STATE + 32));
+  v128.store(SMALL + o, small);
+}
+
+/**
+ * The levels (l + nmax) make_qx_quants left in L for group `j` of the 16
+ * values at `x`: its winner's, or 0 for an all-zero group.
+ */
+export function winnerLevels(x: usize, j: i32, nmax: i32, out: usize): void {
+  if (load<i32>(SMALL + <usize>j * 4) != 0) {
+    memory.fill(out, 0, 16);
+    return;
+  }
+  const wi = f32x4.splat(load<f32>(WIN_ISCALE + <usize>j * 4));
+  for (let i = 0; i < 16; i += 4) {
+    const n = nearestInt4(f32x4.mul(wi, v128.load(x + <usize>i * 4)));
+    const l = i32x4.add(
+      i32x4.min_s(i32x4.max_s(n, i32x4.splat(-nmax)), i32x4.splat(nmax - 1)),
+      i32x4.splat(nmax),
+    );
+    store<u8>(out + <usize>i, <u8>i32x4.extract_lane(l, 0));
+    store<u8>(out + <usize>i + 1, <u8>i32x4.extract_lane(l, 1));
+    store<u8>(out + <usize>i + 2, <u8>i32x4.extract_lane(l, 2));
+    store<u8>(out + <usize>i + 3, <u8>i32x4.extract_lane(l, 3));
+  }
+}
