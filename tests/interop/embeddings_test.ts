@@ -984,3 +984,24 @@ Deno.test("embeddings: nomic-embed-text-v2-moe — llama.cpp embeds the converte
     "encoder.layers.0.mlp.fc1.bias": [64],
   });
 });
+
+Deno.test("embeddings: an embedder's GGUF read into APR records its pooling (from pooling_type) and gains no lm_head.weight; a reranker's records none", async () => {
+  await withTempDir(async (dir) => {
+    // The converter's kept files: BERT, XLM-RoBERTa and, under a causal LM's names, EuroBERT,
+    // EmbeddingGemma and Qwen3-Embedding.
+    for (const name of ["bert-minilm", "xlmr-e5", "eurobert-embed", "gemma-embed", "qwen3-embed"]) {
+      await convertModel(`${DIR}/llama.cpp/${name}-f32.gguf`, `${dir}/${name}.apr`);
+      const reader = await openApr(await openFileSource(`${dir}/${name}.apr`));
+      const { metadata, tensors } = reader.header;
+      await reader.close();
+      assert.equal(metadata["embedding.pooling"], POOLING[name], name);
+      // The file does not say whether to normalise: llama.cpp's callers choose.
+      assert.equal(metadata["embedding.normalize"], undefined, name);
+      assert.ok(!tensors.some((t) => t.name === "lm_head.weight"), `${name}: lm_head.weight added`);
+    }
+    await convertModel(`${DIR}/llama.cpp/xlmr-reranker-f32.gguf`, `${dir}/rank.apr`);
+    const reader = await openApr(await openFileSource(`${dir}/rank.apr`));
+    assert.equal(reader.header.metadata["embedding.pooling"], undefined);
+    await reader.close();
+  });
+});
