@@ -163,6 +163,33 @@ function compareEmbeddings(
   return problems;
 }
 
+/**
+ * The measurement behind a refusal: llama.cpp embeds the converter's kept
+ * file of a fixture (`llama.cpp/<file>`) off sentence-transformers' vectors
+ * on at least `atLeast` sentences (all of them by default). It fails once
+ * llama.cpp embeds it as the model does, when the family's GGUF should be
+ * written and judged instead.
+ */
+async function assertEmbedsOff(
+  name: string,
+  file = `${name}-f32.gguf`,
+  atLeast?: number,
+): Promise<{ ref: EmbeddingReference; run: { ids: number[][]; embeddings: number[][] } }> {
+  const ref = await reference(name);
+  const [run] = await llamaEmbeddings([{
+    path: `${DIR}/llama.cpp/${file}`,
+    texts: ref.sentences.map((s) => s.text),
+  }]);
+  assert.equal(run!.error, undefined, run!.error);
+  const problems = compareEmbeddings(ref, run!);
+  assert.ok(
+    problems.length >= (atLeast ?? ref.sentences.length),
+    `llama.cpp now embeds the converter's ${file} within the bounds on all but ` +
+      `${problems.length} sentences: ${problems}`,
+  );
+  return { ref, run: run! };
+}
+
 /** The embedders whose converter's file is kept (`llama.cpp/<name>-f32.gguf`), one per architecture and vocabulary. */
 const KEPT = [
   "bert-minilm",
@@ -260,23 +287,9 @@ Deno.test("embeddings: `apr convert` writes the converter's file; a pooling llam
     );
 
     // The same model pooling by the maximum, which the converter refuses too.
-    const model = `${dir}/max-pooling`;
-    await Deno.mkdir(`${model}/1_Pooling`, { recursive: true });
-    for (
-      const file of [
-        "config.json",
-        "model.safetensors",
-        "tokenizer.json",
-        "tokenizer_config.json",
-        "modules.json",
-      ]
-    ) {
-      await Deno.copyFile(`${DIR}/hf/bert-bge/${file}`, `${model}/${file}`);
-    }
-    await Deno.writeTextFile(
-      `${model}/1_Pooling/config.json`,
-      JSON.stringify({ embedding_dimension: 32, pooling_mode: "max" }),
-    );
+    const model = await editedCopy("bert-bge", `${dir}/max-pooling`, {
+      "1_Pooling/config.json": JSON.stringify({ embedding_dimension: 32, pooling_mode: "max" }),
+    });
     await assertRefused(model, /pooling "max" is not one llama\.cpp pools by/, `${dir}/max.gguf`);
   });
 });
@@ -513,20 +526,7 @@ Deno.test("embeddings: llama.cpp tokenizes the ~40 tokenizer strings with aprkit
 
 Deno.test("embeddings: an XLM-RoBERTa folder whose sentencepiece.bpe.model is not a SentencePiece model is one line, exit 2, no file", async () => {
   await withTempDir(async (dir) => {
-    const model = `${dir}/xlmr`;
-    await Deno.mkdir(`${model}/1_Pooling`, { recursive: true });
-    for (
-      const file of [
-        "config.json",
-        "model.safetensors",
-        "tokenizer.json",
-        "tokenizer_config.json",
-        "modules.json",
-        "1_Pooling/config.json",
-      ]
-    ) {
-      await Deno.copyFile(`${DIR}/hf/xlmr-e5/${file}`, `${model}/${file}`);
-    }
+    const model = await editedCopy("xlmr-e5", `${dir}/xlmr`, {});
     // The converter would build the vocabulary from it, so it is read, not skipped.
     await Deno.writeFile(`${model}/sentencepiece.bpe.model`, new Uint8Array([0]));
     await assertRefused(model, /sentencepiece\.bpe\.model/, `${dir}/xlmr.gguf`);
@@ -714,17 +714,7 @@ Deno.test("embeddings: nomic-bert published form — its vectors are nomic-embed
 
 Deno.test("embeddings: EmbeddingGemma — aprkit writes the 2_Dense/3_Dense projections, as the converter does with --sentence-transformers-dense-modules; without them llama.cpp's vectors are not the model's", async () => {
   // The converter's file without the flag: llama.cpp pools, normalises, and misses the projections.
-  const ref = await reference("gemma-embed");
-  const [bare] = await llamaEmbeddings([{
-    path: `${DIR}/llama.cpp/gemma-embed-nodense-f32.gguf`,
-    texts: ref.sentences.map((s) => s.text),
-  }]);
-  assert.equal(bare!.error, undefined, bare!.error);
-  const off = compareEmbeddings(ref, bare!);
-  assert.ok(
-    off.length >= 15,
-    `llama.cpp embeds the converter's file without the projections within the bounds: ${off}`,
-  );
+  await assertEmbedsOff("gemma-embed", "gemma-embed-nodense-f32.gguf", 15);
   const withFlag = await manifest("gemma-embed", "f32");
   assert.match(withFlag.made_by, /--sentence-transformers-dense-modules/);
   assert.ok(withFlag.tensors.some((t) => t.name === "dense_2.weight"));
@@ -940,18 +930,7 @@ Deno.test("embeddings: BertForSequenceClassification — llama.cpp ranks the con
 });
 
 Deno.test("embeddings: Camembert — llama.cpp embeds the converter's file otherwise than sentence-transformers, so GGUF is refused in one line; APR keeps its tensors and pooling", async () => {
-  const ref = await reference("camembert-embed");
-  const [run] = await llamaEmbeddings([{
-    path: `${DIR}/llama.cpp/camembert-embed-f32.gguf`,
-    texts: ref.sentences.map((s) => s.text),
-  }]);
-  assert.equal(run!.error, undefined, run!.error);
-  const problems = compareEmbeddings(ref, run!);
-  assert.ok(
-    problems.length >= ref.sentences.length,
-    `llama.cpp now embeds the converter's Camembert file as sentence-transformers does ` +
-      `(${problems.length} problems): write its GGUF and judge it`,
-  );
+  await assertEmbedsOff("camembert-embed");
   await assertAprOnly("camembert-embed", /reads CamembertModel as BERT/, {
     "embeddings.position_embeddings.weight": [130, 32],
     "encoder.layer.0.attention.self.query.weight": [32, 32],
@@ -959,20 +938,9 @@ Deno.test("embeddings: Camembert — llama.cpp embeds the converter's file other
 });
 
 Deno.test("embeddings: nomic-embed-text-v2-moe — llama.cpp embeds the converter's file (the experts' bias dropped) otherwise than sentence-transformers, so GGUF is refused in one line; APR keeps its tensors and pooling", async () => {
-  const ref = await reference("nomic-moe-embed");
-  const [run] = await llamaEmbeddings([{
-    path: `${DIR}/llama.cpp/nomic-moe-embed-f32.gguf`,
-    texts: ref.sentences.map((s) => s.text),
-  }]);
-  assert.equal(run!.error, undefined, run!.error);
+  const { ref, run } = await assertEmbedsOff("nomic-moe-embed");
   // The t5 vocabulary is not what differs: llama.cpp's ids are transformers'.
-  assert.deepEqual(run!.ids, ref.sentences.map((s) => s.ids));
-  const problems = compareEmbeddings(ref, run!);
-  assert.ok(
-    problems.length >= ref.sentences.length,
-    `llama.cpp now embeds the converter's nomic-bert-moe file as sentence-transformers does ` +
-      `(${problems.length} problems): write its GGUF and judge it`,
-  );
+  assert.deepEqual(run.ids, ref.sentences.map((s) => s.ids));
   const theirs = await describe(`${DIR}/llama.cpp/nomic-moe-embed-f32.gguf`);
   assert.ok(theirs.tensors.some((t) => t.name === "blk.1.ffn_down_exps.weight"));
   assert.ok(!theirs.tensors.some((t) => /exps\.bias$/.test(t.name)), "the converter kept the bias");
