@@ -973,3 +973,23 @@ Deno.test("embeddings: an embedder's GGUF read into APR records its pooling (fro
     await reader.close();
   });
 });
+
+Deno.test("embeddings: a Qwen3-Reranker GGUF (the converter's) re-quantized equals llama-quantize's file; it is not read back into Hugging Face's layout — one line naming why and --keep-names, exit 2, no file", async () => {
+  await withTempDir(async (dir) => {
+    for (const name of QWEN3_RERANKERS) {
+      const gguf = `${DIR}/llama.cpp/${name}-f32.gguf`;
+      const out = `${dir}/${name}-Q4_K_M.gguf`;
+      await convertModel(gguf, out, { quantize: "q4_k_m" });
+      const theirs = await manifest(name, "Q4_K_M");
+      fail(`${name} GGUF → Q4_K_M`, manifestDifferences(await describe(out), theirs));
+      fail(`${name} GGUF → Q4_K_M`, await fileDifference(out, theirs));
+      for (const output of ["safetensors", "apr"]) {
+        await assertRefused(
+          gguf,
+          /Qwen3-Reranker GGUF.*yes\/no rows of its output layer.*--keep-names/,
+          `${dir}/back.${output}`,
+        );
+      }
+    }
+  });
+});
