@@ -993,3 +993,23 @@ Deno.test("embeddings: a Qwen3-Reranker GGUF (the converter's) re-quantized equa
     }
   });
 });
+
+Deno.test("embeddings: a sentence-transformers module APR and GGUF cannot say (a LayerNorm after the pooling) is one line for either, exit 2, no file; SafeTensors still converts", async () => {
+  await withTempDir(async (dir) => {
+    const modules = JSON.parse(await Deno.readTextFile(`${DIR}/hf/bert-minilm/modules.json`));
+    const model = await editedCopy("bert-minilm", `${dir}/m`, {
+      "modules.json": JSON.stringify([
+        ...modules,
+        { idx: 3, name: "3", path: "3_LayerNorm", type: "sentence_transformers.models.LayerNorm" },
+      ]),
+    });
+    for (const format of ["apr", "gguf"]) {
+      await assertRefused(
+        model,
+        /module 3_LayerNorm \(sentence_transformers\.models\.LayerNorm\) is none aprkit records/,
+        `${dir}/m.${format}`,
+      );
+    }
+    await convertModel(model, `${dir}/m.safetensors`);
+  });
+});
