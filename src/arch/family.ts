@@ -545,6 +545,13 @@ export interface Family {
    */
   readonly ggufReadBackRefusal?: string;
   /**
+   * Tensor kinds (gguf-py `MODEL_TENSOR` names) llama.cpp's loader reads for
+   * the family's architecture that gguf-py's `MODEL_TENSORS` does not list
+   * (Qwen3's `CLS_OUT`, which its converter writes for a Qwen3-Reranker):
+   * a GGUF with them is read, not taken for another model.
+   */
+  readonly ggufLoaderKinds?: readonly string[];
+  /**
    * Why a GGUF of this family with these tensors cannot be read back, where
    * only some of its GGUFs cannot (a BERT cross-encoder's); absent or
    * `undefined`: as {@linkcode ggufReadBackRefusal} says.

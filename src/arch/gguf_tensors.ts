@@ -128,11 +128,18 @@ function* bases(name: string): Generator<readonly [string, string]> {
  *
  * @param arch `general.architecture`.
  * @param name The tensor's GGUF name.
+ * @param extra Kinds llama.cpp's loader reads for the architecture beyond gguf-py's list
+ *   (`Family.ggufLoaderKinds`).
  * @returns The kind, or `undefined` when the architecture has no such tensor.
  */
-export function ggufTensorKind(arch: string, name: string): TensorKind | undefined {
-  const kinds = ggufTensorKinds(arch);
-  if (kinds === undefined) return undefined;
+export function ggufTensorKind(
+  arch: string,
+  name: string,
+  extra: readonly string[] = [],
+): TensorKind | undefined {
+  const listed = ggufTensorKinds(arch);
+  if (listed === undefined) return undefined;
+  const kinds = extra.length === 0 ? listed : new Set([...listed, ...extra]);
   for (const [base, suffix] of bases(name)) {
     for (const [template, block] of templates(base)) {
       // A template with {bid} is a block's, a plain one a whole-model tensor's.

@@ -20,6 +20,16 @@ import type { ModelMetadata } from "../tensor.ts";
 import { familyOf } from "./registry.ts";
 
 /**
+ * What llama.cpp's converter does with a headless class aprkit refuses
+ * (conversion/llama.py registers `LlamaModel` and never calls
+ * `_try_set_pooling_type` for it; nothing registers `MistralModel`).
+ */
+const CONVERTER_OF_HEADLESS: Readonly<Record<string, string>> = {
+  LlamaModel: "llama.cpp's converter writes it as a llama GGUF with no pooling_type",
+  MistralModel: "llama.cpp's converter has no MistralModel class",
+};
+
+/**
  * Why a Hugging Face model cannot be written as its family's GGUF because
  * its class is the family's headless base model, or `undefined`.
  *
@@ -33,8 +43,11 @@ export function headlessModelRefusal(metadata: ModelMetadata): string | undefine
   if (family.hfArchitectures.includes(hfClass)) return undefined;
   // `…ForCausalLM`, `…LMHeadModel`, `…ForConditionalGeneration` carry a head.
   if (!/Model$/.test(hfClass) || /LMHeadModel$/.test(hfClass)) return undefined;
+  const converter = Object.hasOwn(CONVERTER_OF_HEADLESS, hfClass)
+    ? `${CONVERTER_OF_HEADLESS[hfClass]}; `
+    : "";
   return `${hfClass} is ${family.name}'s model without its language-model head, as sentence ` +
-    `embedders save it (e.g. e5-mistral); aprkit writes only Qwen3Model, Qwen2Model and ` +
-    `Gemma3TextModel of these as embedding models for llama.cpp, and a ${family.name} causal-LM GGUF ` +
-    `of it would not embed as sentence-transformers does`;
+    `embedders save it (e.g. e5-mistral); ${converter}aprkit writes only Qwen3Model, Qwen2Model ` +
+    `and Gemma3TextModel of these as embedding models for llama.cpp, and a ${family.name} ` +
+    `causal-LM GGUF of it would not embed as sentence-transformers does`;
 }

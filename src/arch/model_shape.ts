@@ -431,7 +431,11 @@ export function ggufShapeProblem(
   if (blocks === undefined || hidden === undefined || tensors.length === 0) return undefined;
   const kinded: Kinded[] = [];
   for (const t of tensors) {
-    const k = ggufTensorKind(arch, t.name);
+    const k = ggufTensorKind(
+      arch,
+      t.name,
+      familiesOfGguf(arch).flatMap((f) => f.ggufLoaderKinds ?? []),
+    );
     if (k === undefined) {
       return {
         tensor: t.name,

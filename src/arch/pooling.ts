@@ -40,6 +40,19 @@ export function writePoolingType(w: KvWriter): void {
 }
 
 /**
+ * The sentence-transformers pooling mode a GGUF's `{arch}.pooling_type`
+ * says llama.cpp pools a sentence vector by (mean, CLS, last token), for an
+ * APR reader (`embedding.pooling`); `undefined` for none, rank (a
+ * reranker's) or a type the converter does not write.
+ *
+ * @param type The key's value.
+ * @returns The mode.
+ */
+export function poolingOfGguf(type: unknown): string | undefined {
+  return Object.entries(POOLING_TYPES).find(([, t]) => t === type)?.[0];
+}
+
+/**
  * `Qwen2Model.set_gguf_parameters` (Qwen3's too): the common keys, then the
  * pooling when the folder is a sentence-transformers model.
  *

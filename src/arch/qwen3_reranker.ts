@@ -167,3 +167,14 @@ export function rerankTensors(tensors: readonly TensorInfo[], w: KvWriter): read
     open: ([entry]) => entry!.open(),
   }];
 }
+
+/**
+ * Why a Qwen3-Reranker GGUF (`cls.output`) is not read back into Hugging
+ * Face's layout: the converter kept only the `yes`/`no` rows of the output
+ * layer (an untied reranker's `lm_head` is gone), and nothing in the file is
+ * the model card that makes the causal LM a reranker.
+ */
+export const RERANKER_READ_BACK =
+  "aprkit does not read a Qwen3-Reranker GGUF back into Hugging Face's layout (llama.cpp's " +
+  "converter kept only the yes/no rows of its output layer, as cls.output); --keep-names keeps " +
+  "its GGUF tensors";

@@ -728,6 +728,9 @@ function checkModelFor(
   // a missing layer, a mis-shaped tensor) is refused before any output.
   assertModelMatchesConfig(model);
   refuseGgufOf(model, format, options);
+  if ((format === "apr" || format === "gguf") && options.keepNames !== true) {
+    assertSentenceModulesRecorded(model.header.metadata, location, format);
+  }
   // A family aprkit cannot write as llama.cpp reads it is refused before the output exists.
   if (format === "gguf" && options.keepNames !== true) {
     assertGgufFamily(model.header.metadata, location, options.onWarning);
@@ -737,6 +740,25 @@ function checkModelFor(
   }
   // realizar refuses a model whose config disagrees with its embedding: say so at import.
   if (format === "apr") assertEmbeddingMatchesConfig(languageModelView(model.header), location);
+}
+
+/**
+ * Refuse a sentence-transformers model with a module APR and GGUF cannot say
+ * (`embedding.unrecorded_modules`): its file would not tell how the model
+ * makes its sentence vector.
+ */
+function assertSentenceModulesRecorded(
+  metadata: ModelMetadata,
+  location: string,
+  format: OutputFormat,
+): void {
+  const modules = metadata["embedding.unrecorded_modules"];
+  if (!Array.isArray(modules) || modules.length === 0) return;
+  throw new UsageError(
+    `Cannot convert "${location}" to ${format}: its sentence-transformers module ` +
+      `${modules.join(", ")} is none aprkit records (Transformer, Pooling, Dense, Normalize), ` +
+      `so the file would not say how the model makes its sentence vector`,
+  );
 }
 
 /** The files a closed sink wrote. */

@@ -429,6 +429,10 @@ function madeOutput(m: MadeTensor): Output {
  * cannot hold under that name.
  */
 function unmapped(hfName: string, family: Family): boolean {
+  // A name the family keeps as it is (a Qwen3-Reranker GGUF's `cls.output`, re-quantized).
+  if ((family.globalNames ?? []).some(([gguf, hf]) => gguf === hf && hfName.startsWith(`${hf}.`))) {
+    return false;
+  }
   if (HF_NAME.test(hfName)) return true;
   const roots = [
     family.hfBlockPrefix,

@@ -24,9 +24,11 @@ export const EMBED_TOKENS = "model.embed_tokens.weight";
 /**
  * Whether a header describes a transformer LM whose output layer is tied to
  * its embedding and not stored: an embedding, no `lm_head.weight`, a known
- * architecture, and `tied_embeddings` not `false` (a Hugging Face config
+ * architecture, `tied_embeddings` not `false` (a Hugging Face config
  * sets it from `tie_word_embeddings` or its class's default, see
- * `tiedWordEmbeddings`).
+ * `tiedWordEmbeddings`), and no sentence pooling (an embedder, read from
+ * GGUF under a causal LM's names, outputs its pooled hidden states: it has
+ * no output layer).
  *
  * @param header The model header.
  * @returns `true` when an explicit `lm_head.weight` should be written.
@@ -34,7 +36,8 @@ export const EMBED_TOKENS = "model.embed_tokens.weight";
 export function needsTiedLmHead(header: ModelHeader): boolean {
   const names = new Set(header.tensors.map((t) => t.name));
   return names.has(EMBED_TOKENS) && !names.has(LM_HEAD) &&
-    typeof header.metadata.architecture === "string" && header.metadata.tied_embeddings !== false;
+    typeof header.metadata.architecture === "string" && header.metadata.tied_embeddings !== false &&
+    header.metadata["embedding.pooling"] === undefined;
 }
 
 /**

@@ -12,7 +12,12 @@ import { equal, ok } from "node:assert/strict";
 import { copyCheckpoint } from "../interop/_multimodal.ts";
 import { assertOneLineError, exists, runApr, testdata, withTempDir } from "./_run_apr.ts";
 
-for (const [fixture, headless] of [["llama", "LlamaModel"], ["mistral", "MistralModel"]] as const) {
+for (
+  const [fixture, headless, converter] of [
+    ["llama", "LlamaModel", "writes it as a llama GGUF with no pooling_type"],
+    ["mistral", "MistralModel", "has no MistralModel class"],
+  ] as const
+) {
   Deno.test(`${headless} (a headless ${fixture}) is refused for GGUF, one line, nothing written`, async () => {
     await withTempDir(async (dir) => {
       const model = await copyCheckpoint(testdata(`families/hf/${fixture}`), `${dir}/model`);
@@ -29,7 +34,7 @@ for (const [fixture, headless] of [["llama", "LlamaModel"], ["mistral", "Mistral
         JSON.stringify({ ...config, architectures: [headless] }),
       );
       const run = await runApr(["convert", model, "-o", out]);
-      assertOneLineError(run, headless, "embedding models", "sentence-transformers");
+      assertOneLineError(run, headless, converter, "embedding models", "sentence-transformers");
       ok(!await exists(out), "nothing at the output");
       ok(!await exists(`${out}.partial`), "no partial file");
     });

@@ -75,6 +75,7 @@ const POOLING: Readonly<Record<string, string>> = {
   "roberta-embed": "mean",
   "camembert-embed": "mean",
   "nomic-embed-hub": "mean",
+  "nomic-moe-embed": "mean",
 };
 
 /** Smallest cosine accepted against sentence-transformers. */
@@ -92,7 +93,8 @@ interface EmbeddingReference {
   sentences: { text: string; ids: number[]; embedding: number[] }[];
 }
 
-async function reference(name: string): Promise<EmbeddingReference> {
+/** A fixture's `reference/<name>.json`: sentence-transformers' or transformers' run of it. */
+async function reference<T = EmbeddingReference>(name: string): Promise<T> {
   return JSON.parse(await Deno.readTextFile(`${DIR}/reference/${name}.json`));
 }
 
@@ -159,6 +161,33 @@ function compareEmbeddings(
     }
   });
   return problems;
+}
+
+/**
+ * The measurement behind a refusal: llama.cpp embeds the converter's kept
+ * file of a fixture (`llama.cpp/<file>`) off sentence-transformers' vectors
+ * on at least `atLeast` sentences (all of them by default). It fails once
+ * llama.cpp embeds it as the model does, when the family's GGUF should be
+ * written and judged instead.
+ */
+async function assertEmbedsOff(
+  name: string,
+  file = `${name}-f32.gguf`,
+  atLeast?: number,
+): Promise<{ ref: EmbeddingReference; run: { ids: number[][]; embeddings: number[][] } }> {
+  const ref = await reference(name);
+  const [run] = await llamaEmbeddings([{
+    path: `${DIR}/llama.cpp/${file}`,
+    texts: ref.sentences.map((s) => s.text),
+  }]);
+  assert.equal(run!.error, undefined, run!.error);
+  const problems = compareEmbeddings(ref, run!);
+  assert.ok(
+    problems.length >= (atLeast ?? ref.sentences.length),
+    `llama.cpp now embeds the converter's ${file} within the bounds on all but ` +
+      `${problems.length} sentences: ${problems}`,
+  );
+  return { ref, run: run! };
 }
 
 /** The embedders whose converter's file is kept (`llama.cpp/<name>-f32.gguf`), one per architecture and vocabulary. */
@@ -258,29 +287,10 @@ Deno.test("embeddings: `apr convert` writes the converter's file; a pooling llam
     );
 
     // The same model pooling by the maximum, which the converter refuses too.
-    const model = `${dir}/max-pooling`;
-    await Deno.mkdir(`${model}/1_Pooling`, { recursive: true });
-    for (
-      const file of [
-        "config.json",
-        "model.safetensors",
-        "tokenizer.json",
-        "tokenizer_config.json",
-        "modules.json",
-      ]
-    ) {
-      await Deno.copyFile(`${DIR}/hf/bert-bge/${file}`, `${model}/${file}`);
-    }
-    await Deno.writeTextFile(
-      `${model}/1_Pooling/config.json`,
-      JSON.stringify({ embedding_dimension: 32, pooling_mode: "max" }),
-    );
-    const out = `${dir}/max.gguf`;
-    const refused = await runApr(["convert", model, "-o", out]);
-    assert.equal(refused.code, 2, refused.stderr);
-    assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
-    assert.match(refused.stderr, /pooling "max" is not one llama\.cpp pools by/);
-    await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    const model = await editedCopy("bert-bge", `${dir}/max-pooling`, {
+      "1_Pooling/config.json": JSON.stringify({ embedding_dimension: 32, pooling_mode: "max" }),
+    });
+    await assertRefused(model, /pooling "max" is not one llama\.cpp pools by/, `${dir}/max.gguf`);
   });
 });
 
@@ -359,10 +369,11 @@ Deno.test("embeddings: a BERT or DistilBERT GGUF → SafeTensors gives the check
 Deno.test("embeddings: a BERT cross-encoder GGUF (the converter's: no pooler) is not read back — one line naming why and --keep-names, exit 2, no file", async () => {
   await withTempDir(async (dir) => {
     for (const output of ["safetensors", "apr"]) {
-      const out = `${dir}/back.${output}`;
-      const run = await runApr(["convert", `${DIR}/llama.cpp/bert-reranker-f32.gguf`, "-o", out]);
-      assertOneLineError(run, /BERT cross-encoder GGUF/, /dropped the pooler.*--keep-names/);
-      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+      await assertRefused(
+        `${DIR}/llama.cpp/bert-reranker-f32.gguf`,
+        /BERT cross-encoder GGUF.*dropped the pooler.*--keep-names/,
+        `${dir}/back.${output}`,
+      );
     }
   });
 });
@@ -475,12 +486,7 @@ Deno.test("embeddings: a JinaBERT v2, jina-embeddings-v3/v5 or EuroBERT model ll
       }
       const config = JSON.parse(await Deno.readTextFile(`${DIR}/hf/${name}/config.json`));
       await Deno.writeTextFile(`${model}/config.json`, JSON.stringify({ ...config, ...change }));
-      const out = `${dir}/${i}.gguf`;
-      const refused = await runApr(["convert", model, "-o", out]);
-      assert.equal(refused.code, 2, refused.stderr);
-      assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
-      assert.match(refused.stderr, message);
-      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+      await assertRefused(model, message, `${dir}/${i}.gguf`);
     }
   });
 });
@@ -520,28 +526,10 @@ Deno.test("embeddings: llama.cpp tokenizes the ~40 tokenizer strings with aprkit
 
 Deno.test("embeddings: an XLM-RoBERTa folder whose sentencepiece.bpe.model is not a SentencePiece model is one line, exit 2, no file", async () => {
   await withTempDir(async (dir) => {
-    const model = `${dir}/xlmr`;
-    await Deno.mkdir(`${model}/1_Pooling`, { recursive: true });
-    for (
-      const file of [
-        "config.json",
-        "model.safetensors",
-        "tokenizer.json",
-        "tokenizer_config.json",
-        "modules.json",
-        "1_Pooling/config.json",
-      ]
-    ) {
-      await Deno.copyFile(`${DIR}/hf/xlmr-e5/${file}`, `${model}/${file}`);
-    }
+    const model = await editedCopy("xlmr-e5", `${dir}/xlmr`, {});
     // The converter would build the vocabulary from it, so it is read, not skipped.
     await Deno.writeFile(`${model}/sentencepiece.bpe.model`, new Uint8Array([0]));
-    const out = `${dir}/xlmr.gguf`;
-    const refused = await runApr(["convert", model, "-o", out]);
-    assert.equal(refused.code, 2, refused.stderr);
-    assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
-    assert.match(refused.stderr, /sentencepiece\.bpe\.model/);
-    await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    await assertRefused(model, /sentencepiece\.bpe\.model/, `${dir}/xlmr.gguf`);
   });
 });
 
@@ -567,13 +555,10 @@ const RANKERS: readonly { name: string; converters: boolean }[] = [
 Deno.test("embeddings: llama.cpp ranks with aprkit's XLM-RoBERTa and RoBERTa cross-encoders (and the converter's) as transformers scores", async () => {
   await withTempDir(async (dir) => {
     for (const { name, converters } of RANKERS) {
-      const ref = JSON.parse(
-        await Deno.readTextFile(`${DIR}/reference/${name}.json`),
-      ) as RerankReference;
-      await convertModel(`${DIR}/hf/${name}`, `${dir}/${name}.gguf`);
+      const ref = await reference<RerankReference>(name);
       await assertRanksAsTransformers(
         name,
-        `${dir}/${name}.gguf`,
+        dir,
         ref.pairs.map((p) => ({ ...p, score: 1 / (1 + Math.exp(-p.logit)) })),
         { converters },
       );
@@ -583,16 +568,18 @@ Deno.test("embeddings: llama.cpp ranks with aprkit's XLM-RoBERTa and RoBERTa cro
 
 /**
  * llama.cpp (node-llama-cpp's ranking context) scores each pair with
- * aprkit's file and the converter's kept one (`llama.cpp/<name>-f32.gguf`)
- * on transformers' ids, within {@linkcode MAX_SCORE_DIFFERENCE} of
- * transformers' `score`.
+ * aprkit's file of the fixture (written into `dir`) and the converter's kept
+ * one (`llama.cpp/<name>-f32.gguf`) on transformers' ids, within
+ * {@linkcode MAX_SCORE_DIFFERENCE} of transformers' `score`.
  */
 async function assertRanksAsTransformers(
   name: string,
-  mine: string,
+  dir: string,
   pairs: readonly { query: string; document: string; ids: number[]; score: number }[],
   options: { contextSize?: number; converters?: boolean } = {},
 ): Promise<void> {
+  const mine = `${dir}/${name}.gguf`;
+  await convertModel(`${DIR}/hf/${name}`, mine);
   const asked = pairs.map(({ query, document }) => ({ query, document }));
   const context = options.contextSize === undefined ? {} : { contextSize: options.contextSize };
   // The converter's file too, where it is kept (`llama.cpp/<name>-f32.gguf`).
@@ -641,12 +628,7 @@ async function assertAprOnly(
     for (const [tensor, shape] of Object.entries(shapes)) assert.deepEqual(got[tensor], shape);
 
     for (const input of [source, `${dir}/m.apr`]) {
-      const out = `${dir}/m.gguf`;
-      const refused = await runApr(["convert", input, "-o", out]);
-      assert.equal(refused.code, 2, refused.stderr);
-      assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
-      assert.match(refused.stderr, refusal);
-      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+      await assertRefused(input, refusal, `${dir}/m.gguf`);
     }
   });
 }
@@ -704,7 +686,7 @@ const NOMIC_HUB_REFUSED: readonly [Record<string, unknown>, RegExp][] = [
   [{ prenorm: true }, /prenorm is true, not false/],
   [{ activation_function: "gelu" }, /activation_function is "gelu", not "swiglu"/],
   [{ n_positions: 4096 }, /n_positions 4096 with max_trained_positions 2048 is neither/],
-  [{ moe_every_n_layers: 2 }, /nomic-embed-text-v2-moe \(GGUF nomic-bert-moe\)/],
+  [{ moe_every_n_layers: 2 }, /nomic-embed-text-v2-moe, whose experts add a bias/],
 ];
 
 Deno.test("embeddings: nomic-bert published form — its vectors are nomic-embed's; a field llama.cpp would compute otherwise is one line, exit 2, no file", async () => {
@@ -725,29 +707,14 @@ Deno.test("embeddings: nomic-bert published form — its vectors are nomic-embed
         await Deno.copyFile(`${DIR}/hf/nomic-embed-hub/${file}`, `${model}/${file}`);
       }
       await Deno.writeTextFile(`${model}/config.json`, JSON.stringify({ ...config, ...change }));
-      const out = `${model}.gguf`;
-      const refused = await runApr(["convert", model, "-o", out]);
-      assert.equal(refused.code, 2, refused.stderr);
-      assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
-      assert.match(refused.stderr, refusal);
-      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+      await assertRefused(model, refusal);
     }
   });
 });
 
 Deno.test("embeddings: EmbeddingGemma — aprkit writes the 2_Dense/3_Dense projections, as the converter does with --sentence-transformers-dense-modules; without them llama.cpp's vectors are not the model's", async () => {
   // The converter's file without the flag: llama.cpp pools, normalises, and misses the projections.
-  const ref = await reference("gemma-embed");
-  const [bare] = await llamaEmbeddings([{
-    path: `${DIR}/llama.cpp/gemma-embed-nodense-f32.gguf`,
-    texts: ref.sentences.map((s) => s.text),
-  }]);
-  assert.equal(bare!.error, undefined, bare!.error);
-  const off = compareEmbeddings(ref, bare!);
-  assert.ok(
-    off.length >= 15,
-    `llama.cpp embeds the converter's file without the projections within the bounds: ${off}`,
-  );
+  await assertEmbedsOff("gemma-embed", "gemma-embed-nodense-f32.gguf", 15);
   const withFlag = await manifest("gemma-embed", "f32");
   assert.match(withFlag.made_by, /--sentence-transformers-dense-modules/);
   assert.ok(withFlag.tensors.some((t) => t.name === "dense_2.weight"));
@@ -789,13 +756,12 @@ async function editedCopy(
   return model;
 }
 
-/** `apr convert` of a folder refused in one line matching `why`, exit 2, nothing written. */
-async function assertRefused(model: string, why: RegExp): Promise<void> {
-  const out = `${model}.gguf`;
-  const refused = await runApr(["convert", model, "-o", out]);
-  assert.equal(refused.code, 2, refused.stderr);
-  assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
-  assert.match(refused.stderr, why);
+/**
+ * `apr convert` of a model (a folder or a file) to `out` refused in one line
+ * matching `why`, exit 2, nothing written.
+ */
+async function assertRefused(model: string, why: RegExp, out = `${model}.gguf`): Promise<void> {
+  assertOneLineError(await runApr(["convert", model, "-o", out]), why);
   await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
 }
 
@@ -848,9 +814,7 @@ const QWEN3_RERANKERS = ["qwen3-rerank-tied", "qwen3-rerank-untied"];
 Deno.test("embeddings: llama.cpp ranks with aprkit's Qwen3-Rerankers (and the converter's) as transformers scores them", async () => {
   await withTempDir(async (dir) => {
     for (const name of QWEN3_RERANKERS) {
-      const ref = JSON.parse(
-        await Deno.readTextFile(`${DIR}/reference/${name}.json`),
-      ) as Qwen3RerankReference;
+      const ref = await reference<Qwen3RerankReference>(name);
       // What an APR reader is told: the labels, their ids, the prompt.
       await convertModel(`${DIR}/hf/${name}`, `${dir}/${name}.apr`);
       const reader = await openApr(await openFileSource(`${dir}/${name}.apr`));
@@ -863,12 +827,11 @@ Deno.test("embeddings: llama.cpp ranks with aprkit's Qwen3-Rerankers (and the co
         /<Query>: \{query\}\n<Document>: \{document\}/,
       );
 
-      await convertModel(`${DIR}/hf/${name}`, `${dir}/${name}.gguf`);
       // node-llama-cpp tokenizes the template's text, the query and the document apart; the
       // reference is transformers' P(yes) (softmax over [yes, no] at the last token, as
       // llama.cpp's rank pooling computes) on those ids (make_embeddings.py). The prompt is about
       // 300 tokens of this tiny vocabulary.
-      await assertRanksAsTransformers(name, `${dir}/${name}.gguf`, ref.pairs, { contextSize: 512 });
+      await assertRanksAsTransformers(name, dir, ref.pairs, { contextSize: 512 });
     }
   });
 });
@@ -933,9 +896,7 @@ Deno.test("embeddings: an EmbeddingGemma GGUF reads back into Hugging Face's nam
 });
 
 Deno.test("embeddings: BertForSequenceClassification — llama.cpp ranks the converter's file otherwise than transformers scores, so GGUF is refused in one line; APR keeps its head", async () => {
-  const ref = JSON.parse(
-    await Deno.readTextFile(`${DIR}/reference/bert-reranker.json`),
-  ) as RerankReference;
+  const ref = await reference<RerankReference>("bert-reranker");
   const pairs = ref.pairs.map(({ query, document }) => ({ query, document }));
   const [run] = await llamaRankings([{ path: `${DIR}/llama.cpp/bert-reranker-f32.gguf`, pairs }]);
   assert.equal(run!.error, undefined, run!.error);
@@ -957,44 +918,98 @@ Deno.test("embeddings: BertForSequenceClassification — llama.cpp ranks the con
     `llama.cpp now ranks the converter's BERT cross-encoder within ${off} of transformers: ` +
       "write its GGUF and judge it",
   );
+  // The pooler the classifier reads, which the converter's file has not.
+  await assertAprOnly(
+    "bert-reranker",
+    /\[CLS\] q \[SEP\] \[SEP\] d \[SEP\] with every token of type 0/,
+    {
+      "bert.pooler.dense.weight": [32, 32],
+      "classifier.weight": [1, 32],
+    },
+  );
+});
+
+Deno.test("embeddings: Camembert — llama.cpp embeds the converter's file otherwise than sentence-transformers, so GGUF is refused in one line; APR keeps its tensors and pooling", async () => {
+  await assertEmbedsOff("camembert-embed");
+  await assertAprOnly("camembert-embed", /reads CamembertModel as BERT/, {
+    "embeddings.position_embeddings.weight": [130, 32],
+    "encoder.layer.0.attention.self.query.weight": [32, 32],
+  });
+});
+
+Deno.test("embeddings: nomic-embed-text-v2-moe — llama.cpp embeds the converter's file (the experts' bias dropped) otherwise than sentence-transformers, so GGUF is refused in one line; APR keeps its tensors and pooling", async () => {
+  const { ref, run } = await assertEmbedsOff("nomic-moe-embed");
+  // The t5 vocabulary is not what differs: llama.cpp's ids are transformers'.
+  assert.deepEqual(run.ids, ref.sentences.map((s) => s.ids));
+  const theirs = await describe(`${DIR}/llama.cpp/nomic-moe-embed-f32.gguf`);
+  assert.ok(theirs.tensors.some((t) => t.name === "blk.1.ffn_down_exps.weight"));
+  assert.ok(!theirs.tensors.some((t) => /exps\.bias$/.test(t.name)), "the converter kept the bias");
+  await assertAprOnly("nomic-moe-embed", /experts add a bias \(mlp\.experts\.bias\)/, {
+    // nomic-ai's remote-code names: the experts fused, [experts × n_inner, n_embd], and their bias.
+    "encoder.layers.1.mlp.experts.mlp.w1": [256, 32],
+    "encoder.layers.1.mlp.experts.bias": [32],
+    "encoder.layers.1.mlp.router.layer.weight": [4, 32],
+    "encoder.layers.0.mlp.fc1.bias": [64],
+  });
+});
+
+Deno.test("embeddings: an embedder's GGUF read into APR records its pooling (from pooling_type) and gains no lm_head.weight; a reranker's records none", async () => {
   await withTempDir(async (dir) => {
-    const source = `${DIR}/hf/bert-reranker`;
-    await convertModel(source, `${dir}/m.apr`);
-    const reader = await openApr(await openFileSource(`${dir}/m.apr`));
-    const shapes = Object.fromEntries(reader.header.tensors.map((t) => [t.name, t.shape]));
+    // The converter's kept files: BERT, XLM-RoBERTa and, under a causal LM's names, EuroBERT,
+    // EmbeddingGemma and Qwen3-Embedding.
+    for (const name of ["bert-minilm", "xlmr-e5", "eurobert-embed", "gemma-embed", "qwen3-embed"]) {
+      await convertModel(`${DIR}/llama.cpp/${name}-f32.gguf`, `${dir}/${name}.apr`);
+      const reader = await openApr(await openFileSource(`${dir}/${name}.apr`));
+      const { metadata, tensors } = reader.header;
+      await reader.close();
+      assert.equal(metadata["embedding.pooling"], POOLING[name], name);
+      // The file does not say whether to normalise: llama.cpp's callers choose.
+      assert.equal(metadata["embedding.normalize"], undefined, name);
+      assert.ok(!tensors.some((t) => t.name === "lm_head.weight"), `${name}: lm_head.weight added`);
+    }
+    await convertModel(`${DIR}/llama.cpp/xlmr-reranker-f32.gguf`, `${dir}/rank.apr`);
+    const reader = await openApr(await openFileSource(`${dir}/rank.apr`));
+    assert.equal(reader.header.metadata["embedding.pooling"], undefined);
     await reader.close();
-    // The pooler the classifier reads, which the converter's file has not.
-    assert.deepEqual(shapes["bert.pooler.dense.weight"], [32, 32]);
-    assert.deepEqual(shapes["classifier.weight"], [1, 32]);
-    for (const input of [source, `${dir}/m.apr`]) {
-      const out = `${dir}/m.gguf`;
-      const refused = await runApr(["convert", input, "-o", out]);
-      assert.equal(refused.code, 2, refused.stderr);
-      assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
-      assert.match(
-        refused.stderr,
-        /\[CLS\] q \[SEP\] \[SEP\] d \[SEP\] with every token of type 0/,
-      );
-      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+  });
+});
+
+Deno.test("embeddings: a Qwen3-Reranker GGUF (the converter's) re-quantized equals llama-quantize's file; it is not read back into Hugging Face's layout — one line naming why and --keep-names, exit 2, no file", async () => {
+  await withTempDir(async (dir) => {
+    for (const name of QWEN3_RERANKERS) {
+      const gguf = `${DIR}/llama.cpp/${name}-f32.gguf`;
+      const out = `${dir}/${name}-Q4_K_M.gguf`;
+      await convertModel(gguf, out, { quantize: "q4_k_m" });
+      const theirs = await manifest(name, "Q4_K_M");
+      fail(`${name} GGUF → Q4_K_M`, manifestDifferences(await describe(out), theirs));
+      fail(`${name} GGUF → Q4_K_M`, await fileDifference(out, theirs));
+      for (const output of ["safetensors", "apr"]) {
+        await assertRefused(
+          gguf,
+          /Qwen3-Reranker GGUF.*yes\/no rows of its output layer.*--keep-names/,
+          `${dir}/back.${output}`,
+        );
+      }
     }
   });
 });
 
-Deno.test("embeddings: Camembert — llama.cpp embeds the converter's file otherwise than sentence-transformers, so GGUF is refused in one line; APR keeps its tensors and pooling", async () => {
-  const ref = await reference("camembert-embed");
-  const [run] = await llamaEmbeddings([{
-    path: `${DIR}/llama.cpp/camembert-embed-f32.gguf`,
-    texts: ref.sentences.map((s) => s.text),
-  }]);
-  assert.equal(run!.error, undefined, run!.error);
-  const problems = compareEmbeddings(ref, run!);
-  assert.ok(
-    problems.length >= ref.sentences.length,
-    `llama.cpp now embeds the converter's Camembert file as sentence-transformers does ` +
-      `(${problems.length} problems): write its GGUF and judge it`,
-  );
-  await assertAprOnly("camembert-embed", /reads CamembertModel as BERT/, {
-    "embeddings.position_embeddings.weight": [130, 32],
-    "encoder.layer.0.attention.self.query.weight": [32, 32],
+Deno.test("embeddings: a sentence-transformers module APR and GGUF cannot say (a LayerNorm after the pooling) is one line for either, exit 2, no file; SafeTensors still converts", async () => {
+  await withTempDir(async (dir) => {
+    const modules = JSON.parse(await Deno.readTextFile(`${DIR}/hf/bert-minilm/modules.json`));
+    const model = await editedCopy("bert-minilm", `${dir}/m`, {
+      "modules.json": JSON.stringify([
+        ...modules,
+        { idx: 3, name: "3", path: "3_LayerNorm", type: "sentence_transformers.models.LayerNorm" },
+      ]),
+    });
+    for (const format of ["apr", "gguf"]) {
+      await assertRefused(
+        model,
+        /module 3_LayerNorm \(sentence_transformers\.models\.LayerNorm\) is none aprkit records/,
+        `${dir}/m.${format}`,
+      );
+    }
+    await convertModel(model, `${dir}/m.safetensors`);
   });
 });

@@ -8,18 +8,19 @@
  * embeddings, LayerNorms with biases after attention and after the
  * feed-forward, and the sentence-transformers pooling as
  * `{arch}.pooling_type`. The pooler and the masked-LM head are dropped, as
- * the converter drops them; a classifier's labels are written and its
- * projection named `cls.output`. A `BertForSequenceClassification` GGUF is
- * refused (see {@linkcode BERT_PAIR_REFUSAL}).
+ * the converter drops them; a classifier's labels are written (for
+ * XLM-RoBERTa's and RoBERTa's cross-encoders, whose head their families name
+ * `cls` and `cls.output`). A `BertForSequenceClassification` GGUF is refused
+ * (see {@linkcode BERT_PAIR_REFUSAL}), so its bare `classifier` is never
+ * written.
  *
  * @module
  */
 
 import { activation, type ConfigFields, GELU } from "../config_fields.ts";
-import type { Family, MadeTensor } from "../family.ts";
+import type { Family } from "../family.ts";
 import { type KvWriter, record } from "../kv.ts";
 import { writePoolingType } from "../pooling.ts";
-import type { TensorInfo } from "../../tensor.ts";
 import { writeTextModelKv } from "../text_model.ts";
 
 /**
@@ -46,20 +47,6 @@ export function writeBertKv(w: KvWriter): void {
   writePoolingType(w);
   const labels = classifierLabels(w);
   if (labels !== undefined) w.setArray("classifier.output_labels", "STRING", labels);
-}
-
-/**
- * A classifier's projection: `cls.output` where the config names labels
- * (the converter reads it as `classifier.out_proj`), else `cls` (gguf-py's
- * name of a bare `classifier`), renamed as it is.
- */
-function classifierTensors(tensors: readonly TensorInfo[], w: KvWriter): readonly MadeTensor[] {
-  const base = classifierLabels(w) === undefined ? "cls" : "cls.output";
-  return tensors.filter((t) => /^classifier\.(weight|bias)$/.test(t.name)).map((info) => ({
-    info: { ...info, name: `${base}.${info.name.slice("classifier.".length)}` },
-    needs: [info.name],
-    open: ([source]) => source!.open(),
-  }));
 }
 
 /**
@@ -159,7 +146,6 @@ export const BERT: Family = {
   gguf: {
     writeKv: writeBertKv,
     unsupported,
-    made: classifierTensors,
     // `BertModel.filter_tensors`: a `bert.` prefix (BertForMaskedLM) and the old `gamma`/`beta`.
     hfName: (name) =>
       name.replace(/^bert\./, "").replace(/\.gamma$/, ".weight").replace(/\.beta$/, ".bias"),

@@ -8,7 +8,8 @@
  * pooling. GGUF output, after llama.cpp's `NomicBertModel`, is written from
  * the published form only, nomic-ai's remote-code config (`n_embd`,
  * `n_layer`, `rotary_emb_base`…, which the converter reads); transformers'
- * own config is refused (see {@linkcode CONVERTER_READS_REMOTE_CODE}).
+ * own config is refused (see {@linkcode CONVERTER_READS_REMOTE_CODE}), and so
+ * is nomic-embed-text-v2-moe (see {@linkcode EXPERTS_BIAS_DROPPED}).
  *
  * @module
  */
@@ -35,6 +36,22 @@ export const CONVERTER_READS_REMOTE_CODE =
   "max_trained_positions, prenorm, rotary_emb_*), which transformers' NomicBertConfig has " +
   "not, so it converts no NomicBertModel transformers saves, and aprkit writes no nomic-bert " +
   "GGUF of it; convert to APR or SafeTensors instead";
+
+/**
+ * Why aprkit writes no GGUF of nomic-embed-text-v2-moe (`moe_every_n_layers`,
+ * GGUF `nomic-bert-moe`): nomic-ai's MoE layer adds a learnt bias to the
+ * weighted sum of its experts (`mlp.experts.bias`, `NomicExperts.forward`),
+ * llama.cpp's nomic-bert-moe graph has no tensor for it (`build_moe_ffn`
+ * with no down bias) and the converter drops it (`filter_tensors`). Measured
+ * on `nomic-moe-embed` (its bias N(0, 0.2²) as the other weights): llama.cpp
+ * embeds the converter's file at cosine 0.899 from sentence-transformers
+ * (largest difference 0.23), the token ids all equal; with the bias zeroed,
+ * at 0.9999997 (3.9·10⁻⁴), so the bias is all that differs.
+ */
+export const EXPERTS_BIAS_DROPPED =
+  "moe_every_n_layers makes it nomic-embed-text-v2-moe, whose experts add a bias " +
+  "(mlp.experts.bias) that llama.cpp's nomic-bert-moe has no tensor for and its converter " +
+  "drops, so no GGUF of it embeds as the model does; convert to APR or SafeTensors instead";
 
 /**
  * What the converter's `NomicBertModel.__init__` asserts of the remote-code
@@ -75,11 +92,7 @@ function trainedContext(h: Readonly<Record<string, unknown>>): number | undefine
 function unsupported(w: KvWriter): string | undefined {
   const h = w.hparams;
   if (!Object.hasOwn(h, "n_positions")) return CONVERTER_READS_REMOTE_CODE;
-  // nomic-embed-text-v2-moe: the converter's nomic-bert-moe, not written here yet.
-  if (h["moe_every_n_layers"]) {
-    return "moe_every_n_layers makes it nomic-embed-text-v2-moe (GGUF nomic-bert-moe), which " +
-      "aprkit does not write yet; convert to APR or SafeTensors instead";
-  }
+  if (h["moe_every_n_layers"]) return EXPERTS_BIAS_DROPPED;
   if (trainedContext(h) === undefined) {
     return `n_positions ${h["n_positions"]} with max_trained_positions ` +
       `${h["max_trained_positions"] ?? 2048} is neither nomic-embed-text v1/v1.5's (8192, 2048) ` +
@@ -148,7 +161,7 @@ export const NOMIC_BERT: Family = {
   tiedByDefault: true,
   ggufRenamesOnly: false,
   ggufNamesKept: true,
-  // WordPiece (v1, v1.5); the converter writes v2's Unigram as XLM-RoBERTa's t5 vocabulary, untested here.
+  // WordPiece (v1, v1.5); the converter writes v2-moe's Unigram as XLM-RoBERTa's t5 one (refused above).
   ggufVocabularies: ["bert"],
   gguf: { writeKv: writeNomicBertKv, unsupported },
 };

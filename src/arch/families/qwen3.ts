@@ -15,7 +15,12 @@
 import { type Family, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { headlessHfName, writePooledTextModelKv } from "../pooling.ts";
-import { rerankRefusal, rerankTensors, writeRerankKv } from "../qwen3_reranker.ts";
+import {
+  RERANKER_READ_BACK,
+  rerankRefusal,
+  rerankTensors,
+  writeRerankKv,
+} from "../qwen3_reranker.ts";
 import { QWEN2_FIELDS } from "./qwen2.ts";
 
 /** `Qwen3Model.set_gguf_parameters`: Qwen2's keys and pooling, then a reranker's. */
@@ -34,13 +39,20 @@ export const QWEN3: Family = {
   ggufArchitecture: "qwen3",
   ggufRopeType: "neox",
   blockNames: LLAMA_BLOCK,
+  // A Qwen3-Reranker GGUF's yes/no rows, kept under their GGUF name when it is re-quantized (it is
+  // not read back into Hugging Face's layout: RERANKER_READ_BACK).
+  globalNames: [["cls.output", "cls.output"]],
   permutesQk: false,
   tiedByDefault: false,
   ggufRenamesOnly: true,
+  // src/models/qwen3.cpp loads a Qwen3-Reranker's `cls.output`, which gguf-py does not list for qwen3.
+  ggufLoaderKinds: ["CLS_OUT"],
+  ggufReadBackRefusalOf: (names) => names.has("cls.output.weight") ? RERANKER_READ_BACK : undefined,
   // src/models/qwen3.cpp passes every `*_s` scale (NVFP4's per-tensor factor).
   gguf: {
     writeKv: writeQwen3Kv,
-    hfName: headlessHfName,
+    // A re-quantized Qwen3-Reranker GGUF's `cls.output` stays as it is (see globalNames).
+    hfName: (name) => name.startsWith("cls.") ? name : headlessHfName(name),
     nvfp4Scales: true,
     unsupported: rerankRefusal,
     made: rerankTensors,

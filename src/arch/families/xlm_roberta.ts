@@ -106,7 +106,7 @@ export const XLM_ROBERTA: Family = {
   gguf: {
     ...BERT.gguf!,
     writeKv: writeXlmRobertaKv,
-    made: (tensors, w) => [...positionTensor(tensors, w), ...BERT.gguf!.made!(tensors, w)],
+    made: positionTensor,
     hfName,
     drops: (name, w) => BERT.gguf!.drops!(name.replace(/^roberta\./, ""), w),
     unsupported: jinaV3Refusal,

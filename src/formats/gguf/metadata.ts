@@ -30,6 +30,7 @@ import { PRE_TOKENIZERS } from "../../tokenizer/pre_tokenizers.ts";
 import { SAMPLING_TYPES } from "../../arch/hf_sampling.ts";
 import { familyGgufPlan } from "../../arch/gguf_plan.ts";
 import { aprRopeTypeOfGguf } from "../../arch/gguf_rope.ts";
+import { poolingOfGguf } from "../../arch/pooling.ts";
 import { FILE_TYPE_KEY } from "../../arch/kv.ts";
 import { familyOf, familyOfGguf } from "../../arch/registry.ts";
 import { generalMetadataOf, generalPairs, parameterCounts } from "../../arch/hf_model_card.ts";
@@ -164,6 +165,10 @@ export function ggufToAprMetadata(kv: ReadonlyMap<string, GgufKvEntry>): ModelMe
       if (v !== undefined) m[field] = v;
     }
     if (m.vocab_size === undefined && tokenList !== undefined) m.vocab_size = tokenList.length;
+    // How to get a sentence vector, as a sentence-transformers import records it (the
+    // normalisation is not in the file: llama.cpp's callers choose it).
+    const pooling = poolingOfGguf(num(`${arch}.pooling_type`));
+    if (pooling !== undefined) m["embedding.pooling"] = pooling;
     const ropeType = aprRopeTypeOfGguf(arch);
     if (ropeType !== undefined && family?.noRope !== true) m.rope_type = ropeType;
   } else if (tokenList !== undefined) {

@@ -662,13 +662,24 @@ function vocabularyId(tokenizer: unknown, token: string): number | undefined {
 }
 
 /**
+ * The sentence-transformers modules APR metadata says (the transformer the
+ * checkpoint is, `embedding.pooling`, `embedding.dense`,
+ * `embedding.normalize`), by the type's last name as the converter tests
+ * `Pooling` and `Dense`.
+ */
+const RECORDED_MODULE = /(Transformer|Pooling|Dense|Normalize)$/;
+
+/**
  * How a sentence-transformers model makes a sentence vector, from its
  * `modules.json`: `embedding.pooling`, the pooling module's mode as the
  * converter's `_try_set_pooling_type` reads it (`mean`, `cls`, `lasttoken`,
  * else the mode it names: `max`, `weightedmean`…), and `embedding.normalize`,
  * whether a `Normalize` module follows, and `embedding.dense`, its `Dense`
  * projections in order (folder, features, bias, activation; the weights are
- * the tensors `<folder>.linear.weight`). Nothing without `modules.json`.
+ * the tensors `<folder>.linear.weight`), and `embedding.unrecorded_modules`,
+ * the modules none of these says (a `LayerNorm`, `WordWeights`, `Router`…:
+ * `<folder> (<type>)`), for which the model is refused for APR and GGUF.
+ * Nothing without `modules.json`.
  */
 function sentenceEmbedding(files: HfCompanions): ModelMetadata {
   if (!Array.isArray(files.sentenceModules)) return {};
@@ -676,6 +687,13 @@ function sentenceEmbedding(files: HfCompanions): ModelMetadata {
   const out: ModelMetadata = {
     "embedding.normalize": types.some((t) => typeof t === "string" && t.endsWith("Normalize")),
   };
+  const unrecorded = files.sentenceModules.flatMap((m) => {
+    const type = record(m)?.["type"];
+    return typeof type === "string" && !RECORDED_MODULE.test(type)
+      ? [`${record(m)?.["path"] || "(root)"} (${type})`]
+      : [];
+  });
+  if (unrecorded.length > 0) out["embedding.unrecorded_modules"] = unrecorded;
   const dense = (files.sentenceDense ?? []).map(({ path, config }) => {
     const c = record(config) ?? {};
     return {

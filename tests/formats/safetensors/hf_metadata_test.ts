@@ -249,6 +249,16 @@ Deno.test("aprMetadataFromHf(): a sentence-transformers model's pooling and norm
     assert.equal(m["embedding.pooling"], "lasttoken");
     assert.equal(m["embedding.normalize"], false);
   });
+  await t.step(
+    "a module none of embedding.* says is listed (APR and GGUF output refuse it)",
+    () => {
+      const m = aprMetadataFromHf({
+        sentenceModules: modules(`${st}Transformer`, `${st}Pooling`, `${st}LayerNorm`),
+        sentencePooling: { pooling_mode: "mean" },
+      });
+      assert.deepEqual(m["embedding.unrecorded_modules"], [`2_x (${st}LayerNorm)`]);
+    },
+  );
   await t.step("a mode llama.cpp has not is kept by name (GGUF export refuses it)", () => {
     const m = aprMetadataFromHf({
       sentenceModules: [],

