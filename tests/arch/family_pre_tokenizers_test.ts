@@ -44,6 +44,9 @@ const PUBLISHED: Record<string, { pre: string; model: string }> = {
   "cohere2moe": { pre: "cohere2moe", model: "CohereLabs/North-Mini-Code-1.0" },
   "dbrx": { pre: "dbrx", model: "databricks/dbrx-base" },
   "gpt-oss": { pre: "gpt-4o", model: "openai/gpt-oss-20b" },
+  "lfm2": { pre: "lfm2", model: "LiquidAI/LFM2.5-350M" },
+  "lfm2-moe": { pre: "lfm2", model: "LiquidAI/LFM2.5-8B-A1B" },
+  "falcon-h1": { pre: "falcon-h1", model: "tiiuae/Falcon-H1-1B-Base" },
 };
 
 /** The table entry that recognises a name (its own or one it tokenizes alike). */

@@ -20,7 +20,8 @@ converter's pre-tokenizer check (a hash of the token ids of a fixed text,
 matched against published tokenizers) cannot know them and would refuse. When
 it refuses, the pre-tokenizer is named after the tokenizer.json's Split regex
 instead (Llama 3's regex → "llama-bpe", Qwen2's → "qwen2"), which is the
-name the converter gives the published tokenizers with that regex; Cohere's
+name the converter gives the published tokenizers with that regex (or, for
+LFM2 and Falcon-H1, the family's: "lfm2", "falcon-h1"); Cohere's
 shape (NFC, single digits, GPT-2's ByteLevel regex) is named "command-r".
 
 A second one: the converter reads config.json through transformers'
@@ -77,6 +78,15 @@ PRE_BY_REGEX = {
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+": "qwen2",
 }
 
+# Families whose published tokenizers (Llama 3's regex and ignore_merges, which llama.cpp runs
+# alike under these names) the converter names otherwise by their hash: LiquidAI/LFM2.5-*,
+# tiiuae/Falcon-H1-*.
+FAMILY_PRE = {
+    ("llama-bpe", "Lfm2ForCausalLM"): "lfm2",
+    ("llama-bpe", "Lfm2MoeForCausalLM"): "lfm2",
+    ("llama-bpe", "FalconH1ForCausalLM"): "falcon-h1",
+}
+
 
 def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -> None:
     """Run the converter in this process, its pre-tokenizer check falling back to the regex."""
@@ -100,7 +110,9 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -
             regexes = [s["pattern"]["Regex"] for s in steps if s.get("type") == "Split"]
             if len(regexes) != 1 or regexes[0] not in PRE_BY_REGEX:
                 raise
-            return PRE_BY_REGEX[regexes[0]]
+            name = PRE_BY_REGEX[regexes[0]]
+            architecture = (self.hparams.get("architectures") or [""])[0]
+            return FAMILY_PRE.get((name, architecture), name)
 
     base.TextModel.get_vocab_base_pre = get_vocab_base_pre
 
