@@ -154,4 +154,6 @@ export const COHERE2MOE: Family = {
     moe_intermediate_size: "intermediate_size",
   },
   gguf: { writeKv: writeCohere2MoeKv, unsupported, llamaKeys: true, extraBlocks: nextnLayers },
+  // The converter names CohereLabs/North-Mini-Code-1.0's tokenizer cohere2moe by its hash.
+  preTokenizer: "cohere2moe",
 };

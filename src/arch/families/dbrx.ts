@@ -182,4 +182,6 @@ export const DBRX: Family = {
   },
   ggufReadBackRefusal:
     "aprkit does not read a DBRX GGUF back into Hugging Face's layout (its experts' w2 is transposed expert by expert); --keep-names keeps its GGUF tensors",
+  // The converter names databricks/dbrx-base's tokenizer dbrx by its hash.
+  preTokenizer: "dbrx",
 };

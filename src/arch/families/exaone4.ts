@@ -94,4 +94,6 @@ export const EXAONE4: Family = {
   tiedByDefault: false,
   ggufRenamesOnly: true,
   gguf: { writeKv: writeExaone4Kv, unsupported: exaone4Unsupported, generate: llama3RopeFreqs },
+  // The converter names LGAI-EXAONE/EXAONE-4.0-32B's tokenizer exaone4 by its hash.
+  preTokenizer: "exaone4",
 };

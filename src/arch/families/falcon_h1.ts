@@ -253,4 +253,6 @@ export const FALCON_H1: Family = {
   ggufRenamesOnly: false,
   ggufReadBackRefusal: READ_BACK_REFUSAL.replace("a Mamba GGUF", "a Falcon-H1 GGUF"),
   gguf: { writeKv, unsupported, made, ...DT_BIAS_NAMES },
+  // The converter names tiiuae/Falcon-H1-1B-Base's tokenizer falcon-h1 by its hash.
+  preTokenizer: "falcon-h1",
 };

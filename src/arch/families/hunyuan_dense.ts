@@ -138,4 +138,6 @@ export const HUNYUAN_DENSE: Family = {
   ggufRenamesOnly: true,
   gguf: { writeKv, unsupported },
   specialIdsFromConfig,
+  // The converter names tencent/Hunyuan-4B-Instruct's tokenizer hunyuan-dense by its hash.
+  preTokenizer: "hunyuan-dense",
 };

@@ -112,6 +112,8 @@ export const LFM2: Family = {
         { piece: "conv.conv.weight", gguf: "shortconv.conv.weight", shape: squeezed },
       ]),
   },
+  // The converter names LiquidAI/LFM2.5-350M's tokenizer lfm2 by its hash.
+  preTokenizer: "lfm2",
 };
 
 /** `LFM2MoeModel.set_gguf_parameters`: LFM2's layer keys, the experts' width, sigmoid routing. */
@@ -173,4 +175,6 @@ export const LFM2_MOE: Family = {
     hfName: expertBiasReadName,
     hfNameBack: expertBiasHfName,
   },
+  // The converter names LiquidAI/LFM2.5-8B-A1B's tokenizer lfm2 by its hash.
+  preTokenizer: "lfm2",
 };

@@ -156,4 +156,6 @@ export const LLAMA4: Family = {
   tiedByDefault: false,
   ggufRenamesOnly: false,
   gguf: { writeKv: writeLlama4Kv, llamaKeys: true, generate: llama3RopeFreqs, unsupported },
+  // The converter names meta-llama/Llama-4-Scout-17B-16E-Instruct's tokenizer llama4 by its hash.
+  preTokenizer: "llama4",
 };

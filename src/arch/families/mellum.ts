@@ -82,4 +82,6 @@ export const MELLUM: Family = {
   tiedByDefault: false,
   ggufRenamesOnly: false,
   gguf: { writeKv: writeMellumKv, unsupported },
+  // The converter names JetBrains/Mellum2-12B-A2.5B-Base's tokenizer mellum2 by its hash.
+  preTokenizer: "mellum2",
 };

@@ -79,4 +79,6 @@ export const MINIMAX_M2: Family = {
     hfName: scoreBiasReadName,
     hfNameBack: scoreBiasHfName,
   },
+  // The converter names MiniMaxAI/MiniMax-M2's tokenizer minimax-m2 by its hash.
+  preTokenizer: "minimax-m2",
 };

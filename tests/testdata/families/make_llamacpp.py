@@ -20,7 +20,8 @@ converter's pre-tokenizer check (a hash of the token ids of a fixed text,
 matched against published tokenizers) cannot know them and would refuse. When
 it refuses, the pre-tokenizer is named after the tokenizer.json's Split regex
 instead (Llama 3's regex → "llama-bpe", Qwen2's → "qwen2"), which is the
-name the converter gives the published tokenizers with that regex; Cohere's
+name the converter gives the published tokenizers with that regex (or, for
+LFM2 and Falcon-H1, the family's: "lfm2", "falcon-h1"); Cohere's
 shape (NFC, single digits, GPT-2's ByteLevel regex) is named "command-r".
 Fixtures of a family whose published tokenizer the converter names by its hash
 otherwise get that name (PRE_BY_FAMILY: Hunyuan-A13B's Qwen2 regex is "hunyuan").
@@ -101,6 +102,14 @@ PRE_BY_REGEX = {
 # Fixtures whose published tokenizer the converter names otherwise than the
 # regex's usual model (by its hash): Hunyuan-A13B's Qwen2 regex is "hunyuan".
 PRE_BY_FAMILY = {"hunyuan-moe": "hunyuan"}
+# Families whose published tokenizers (Llama 3's regex and ignore_merges, which llama.cpp runs
+# alike under these names) the converter names otherwise by their hash: LiquidAI/LFM2.5-*,
+# tiiuae/Falcon-H1-*.
+FAMILY_PRE = {
+    ("llama-bpe", "Lfm2ForCausalLM"): "lfm2",
+    ("llama-bpe", "Lfm2MoeForCausalLM"): "lfm2",
+    ("llama-bpe", "FalconH1ForCausalLM"): "falcon-h1",
+}
 
 
 def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -> None:
@@ -125,7 +134,9 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -
             regexes = [s["pattern"]["Regex"] for s in steps if s.get("type") == "Split"]
             if len(regexes) != 1 or regexes[0] not in PRE_BY_REGEX:
                 raise
-            return PRE_BY_FAMILY.get(model_dir.name, PRE_BY_REGEX[regexes[0]])
+            name = PRE_BY_REGEX[regexes[0]]
+            architecture = (self.hparams.get("architectures") or [""])[0]
+            return PRE_BY_FAMILY.get(model_dir.name, FAMILY_PRE.get((name, architecture), name))
 
     base.TextModel.get_vocab_base_pre = get_vocab_base_pre
 

@@ -1,0 +1,147 @@
+/**
+ * The pre-tokenizer (`tokenizer.ggml.pre`) written for the published
+ * tokenizers of the families added for issue 31: the name llama.cpp's
+ * converter gives each by its hash (`get_vocab_base_pre`, de3ff81's
+ * `conversion/base.py`), or a refusal where llama.cpp runs custom code whose
+ * `tokenizer.json` form is not known here — never another name.
+ *
+ * Each case gives the fixture's tokenizer the published file's pre-tokenizer,
+ * normaliser and `ignore_merges` (the steps of the table entry that names
+ * it, checked against published files and transformers' ids in
+ * tests/testdata/tokenizers/pre_tokenizers/README.md).
+ */
+
+import assert from "node:assert/strict";
+import { aprMetadataFromHf } from "../../src/formats/safetensors/hf_metadata.ts";
+import { PRE_TOKENIZERS } from "../../src/tokenizer/pre_tokenizers.ts";
+
+const fixture = async (family: string, file: string) =>
+  JSON.parse(
+    await Deno.readTextFile(
+      new URL(`../testdata/families/hf/${family}/${file}`, import.meta.url),
+    ),
+  ) as Record<string, unknown>;
+
+/** Fixture → the converter's name for its family's published tokenizer, and that model. */
+const PUBLISHED: Record<string, { pre: string; model: string }> = {
+  "qwen35": { pre: "qwen35", model: "Qwen/Qwen3.5-9B-Instruct" },
+  "qwen35-moe": { pre: "qwen35", model: "Qwen/Qwen3.5-9B-Instruct" },
+  "qwen3-next": { pre: "qwen2", model: "Qwen/Qwen1.5-7B (Qwen3's tokenizer)" },
+  "deepseek32": { pre: "deepseek-v3", model: "deepseek-ai/DeepSeek-V3" },
+  "glm": { pre: "chatglm-bpe", model: "THUDM/glm-4-9b-chat" },
+  "glm4": { pre: "glm4", model: "THUDM/glm-4-9b-hf" },
+  "glm4moe": { pre: "glm4", model: "zai-org/GLM-4.5-Air" },
+  "glm4moe-lite": { pre: "glm4", model: "zai-org/GLM-4.7-Flash" },
+  "glm-dsa": { pre: "glm4", model: "zai-org/GLM-4.5-Air (GLM-5 shares it)" },
+  "solar-open": { pre: "solar-open", model: "upstage/Solar-Open-100B" },
+  "minimax-m2": { pre: "minimax-m2", model: "MiniMaxAI/MiniMax-M2" },
+  "exaone4": { pre: "exaone4", model: "LGAI-EXAONE/EXAONE-4.0-32B" },
+  "exaone-moe": { pre: "exaone-moe", model: "LGAI-EXAONE/K-EXAONE-236B-A23B" },
+  "hunyuan-dense": { pre: "hunyuan-dense", model: "tencent/Hunyuan-4B-Instruct" },
+  "jais2": { pre: "jais-2", model: "inceptionai/Jais-2-8B-Chat" },
+  "youtu": { pre: "youtu", model: "tencent/Youtu-LLM-2B" },
+  "mellum": { pre: "mellum2", model: "JetBrains/Mellum2-12B-A2.5B-Base" },
+  "cohere2moe": { pre: "cohere2moe", model: "CohereLabs/North-Mini-Code-1.0" },
+  "dbrx": { pre: "dbrx", model: "databricks/dbrx-base" },
+  "gpt-oss": { pre: "gpt-4o", model: "openai/gpt-oss-20b" },
+  "lfm2": { pre: "lfm2", model: "LiquidAI/LFM2.5-350M" },
+  "lfm2-moe": { pre: "lfm2", model: "LiquidAI/LFM2.5-8B-A1B" },
+  "falcon-h1": { pre: "falcon-h1", model: "tiiuae/Falcon-H1-1B-Base" },
+};
+
+/** The table entry that recognises a name (its own or one it tokenizes alike). */
+function entryOf(name: string) {
+  const entry = PRE_TOKENIZERS.find((e) =>
+    e.preTokenizer !== undefined && (e.name === name || (e.alike ?? []).includes(name))
+  );
+  assert.ok(entry, `${name}: no entry recognises it`);
+  return entry;
+}
+
+/** The fixture's tokenizer.json with the published file's pre-tokenizer steps. */
+function withSteps(
+  tokenizer: Record<string, unknown>,
+  pre: unknown,
+  normalizer: string | undefined,
+  ignoreMerges: boolean,
+): Record<string, unknown> {
+  return {
+    ...tokenizer,
+    pre_tokenizer: pre,
+    normalizer: normalizer === undefined || normalizer === "none" ? null : { type: normalizer },
+    model: { ...(tokenizer["model"] as Record<string, unknown>), ignore_merges: ignoreMerges },
+  };
+}
+
+for (const [name, published] of Object.entries(PUBLISHED)) {
+  Deno.test(`${name}: ${published.model}'s tokenizer is written as ${published.pre}, as the converter names it`, async () => {
+    const config = await fixture(name, "config.json");
+    const tokenizer = await fixture(name, "tokenizer.json");
+    const tokenizerConfig = await fixture(name, "tokenizer_config.json");
+    const entry = entryOf(published.pre);
+    const tok = withSteps(
+      tokenizer,
+      entry.preTokenizer,
+      entry.normalizer,
+      entry.ignoreMerges ?? false,
+    );
+    const meta = aprMetadataFromHf({ config, tokenizer: tok, tokenizerConfig });
+    assert.equal(meta["tokenizer.pre"], published.pre);
+  });
+}
+
+/**
+ * Families whose published tokenizers llama.cpp splits with custom code
+ * (`src/llama-vocab.cpp`, `src/unicode.cpp`): their `tokenizer.json` form is
+ * not reachable offline, so the table has no steps for them. The regexes
+ * llama.cpp lists for the name, as `Split` steps, must match no entry (GGUF
+ * output then refuses the tokenizer, naming its steps, unless
+ * `--pre-tokenizer NAME` is given).
+ */
+const CUSTOM: Record<string, { pre: string; regexes: string[] }> = {
+  "afmoe": {
+    pre: "afmoe",
+    regexes: [
+      // llama.cpp runs tiny_aya's digit grouping for \p{AFMoE_digits}.
+      "\\d{1,3}(?=(?:\\d{3})*\\b)",
+      "[一-鿿㐀-䶿豈-﫿぀-ゟ゠-ヿ･-ﾟ⼀-⿟เ-๿຀-໿ក-៿က-႟ꩠ-ꩿꧠ-꧿가-힯ᄀ-ᇿ]+",
+      "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+    ],
+  },
+  "laguna": {
+    pre: "laguna",
+    regexes: [
+      "[^\\n]+|[\\n]+",
+      "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+    ],
+  },
+};
+
+for (const [name, custom] of Object.entries(CUSTOM)) {
+  Deno.test(`${name}: llama.cpp's ${custom.pre} regexes as a tokenizer.json are refused, not written as another name`, async () => {
+    const config = await fixture(name, "config.json");
+    const tokenizer = await fixture(name, "tokenizer.json");
+    const tokenizerConfig = await fixture(name, "tokenizer_config.json");
+    const pre = {
+      type: "Sequence",
+      pretokenizers: [
+        ...custom.regexes.map((regex) => ({
+          type: "Split",
+          pattern: { Regex: regex },
+          behavior: "Isolated",
+          invert: false,
+        })),
+        { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: false },
+      ],
+    };
+    for (const ignoreMerges of [false, true]) {
+      const meta = aprMetadataFromHf({
+        config,
+        tokenizer: withSteps(tokenizer, pre, undefined, ignoreMerges),
+        tokenizerConfig,
+      });
+      assert.equal(meta["tokenizer.pre"], undefined);
+      assert.match(String(meta["tokenizer.pre_unrecognised"]), /^Split\(Isolated, /);
+    }
+  });
+}
