@@ -103,11 +103,12 @@ PRE_BY_REGEX = {
 # regex's usual model (by its hash): Hunyuan-A13B's Qwen2 regex is "hunyuan".
 PRE_BY_FAMILY = {"hunyuan-moe": "hunyuan"}
 # Families whose published tokenizers (Llama 3's regex and ignore_merges, which llama.cpp runs
-# alike under these names) the converter names otherwise by their hash: LiquidAI/LFM2.5-*,
-# tiiuae/Falcon-H1-*.
+# alike under these names) the converter names otherwise by their hash: LiquidAI/LFM2.5-* (and
+# LFM2-VL's, the same tokenizer), tiiuae/Falcon-H1-*.
 FAMILY_PRE = {
     ("llama-bpe", "Lfm2ForCausalLM"): "lfm2",
     ("llama-bpe", "Lfm2MoeForCausalLM"): "lfm2",
+    ("llama-bpe", "Lfm2VlForConditionalGeneration"): "lfm2",
     ("llama-bpe", "FalconH1ForCausalLM"): "falcon-h1",
 }
 
