@@ -282,6 +282,9 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "nemotron-h-moe",
   "falcon-h1",
   "lfm2-moe",
+  "gemma4-dense",
+  // Gemma4UnifiedForConditionalGeneration: as gemma4-cg (gemma4_conditional_test.ts).
+  "gemma4-unified",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

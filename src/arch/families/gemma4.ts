@@ -102,6 +102,9 @@ function fullHeadDim(w: KvWriter): number {
   return dim;
 }
 
+/** The image-text class whose converter (`Gemma4UnifiedModel`) also writes the suppressed ids. */
+const UNIFIED = "Gemma4UnifiedForConditionalGeneration";
+
 /** `Gemma4Model.set_gguf_parameters`: Gemma 3's keys, then Gemma 4's. */
 function writeGemma4Kv(given: KvWriter): void {
   const w = withDefaultRope(given);
@@ -137,6 +140,10 @@ function writeGemma4Kv(given: KvWriter): void {
     "rope.dimension_count_swa",
     Math.trunc(headSwa * (typeof swaShare === "number" ? swaShare : 1)),
   );
+  // Gemma4UnifiedModel.set_gguf_parameters: generation_config.json's suppressed ids.
+  if (given.hfClass === UNIFIED && given.suppressTokens !== undefined) {
+    w.setArray("tokenizer.ggml.suppress_tokens", "INT32", given.suppressTokens);
+  }
   if (w !== given) { for (const [key, entry] of w.entries()) given.put(key, entry); }
 }
 
@@ -332,7 +339,13 @@ const GEMMA4_FIELDS: ConfigFields = {
     // src/models/gemma4.cpp loads no biases (a file with them is one it refuses to load).
     { field: "attention_bias", hfDefault: false, llamaCpp: false },
     // llama.cpp's gemma4 is causal for text ("vision" changes only image tokens' attention).
-    { field: "use_bidirectional_attention", hfDefault: null, llamaCpp: null, alike: ["vision"] },
+    {
+      field: "use_bidirectional_attention",
+      hfDefault: null,
+      hfDefaultByType: { gemma4_unified: "vision", gemma4_unified_text: "vision" },
+      llamaCpp: null,
+      alike: ["vision"],
+    },
   ],
   ropeTypes: ["proportional"],
   irrelevant: {
@@ -346,7 +359,7 @@ export const GEMMA4: Family = {
   source: "llama.cpp conversion/gemma.py Gemma4Model; transformers Gemma4ForCausalLM",
   configFields: GEMMA4_FIELDS,
   hfArchitectures: ["Gemma4ForCausalLM"],
-  hfModelTypes: ["gemma4_text", "gemma4"],
+  hfModelTypes: ["gemma4_text", "gemma4", "gemma4_unified"],
   ggufArchitecture: "gemma4",
   ggufRopeType: "neox",
   blockNames: GEMMA4_BLOCK,

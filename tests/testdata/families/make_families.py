@@ -1333,6 +1333,17 @@ FAMILIES["minicpm3"] = (
      "muP scales": {"scale_emb": 1, "scale_depth": None, "dim_model_base": None}},
 )
 
+# Gemma 4 without per-layer embeddings or experts (31B's dense block on E2B's
+# layer pattern): `gemma4`'s shape with hidden_size_per_layer_input 0. The text
+# model of `gemma4-unified` (Gemma4UnifiedForConditionalGeneration, whose text
+# config has neither).
+FAMILIES["gemma4-dense"] = (
+    "Gemma4TextConfig", "Gemma4ForCausalLM",
+    {**FAMILIES["gemma4"][2], "hidden_size_per_layer_input": 0},
+    "gemma4",
+    FAMILIES["gemma4"][4],
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1742,32 +1753,81 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          # 306 of 301–319: the seed whose routers are furthest from a tie (see the family).
          "gemma4-moe": 306, "gemma4-cg": 307,
          "nemotron-h": 320, "nemotron-h-moe": 321, "falcon-h1": 322, "lfm2-moe": 323,
-         "minicpm3": 360}
+         "minicpm3": 360,
+         "gemma4-dense": 570, "gemma4-unified": 571}
+
+
+def gemma4_composite(text_config: dict, seed: int):
+    """Gemma4ForConditionalGeneration with a tiny vision tower, randomized."""
+    vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                  num_key_value_heads=2, head_dim=16, position_embedding_size=64)
+    config = transformers.Gemma4Config(text_config=text_config, vision_config=vision,
+                                       audio_config=None)
+    config._attn_implementation = "eager"
+    torch.manual_seed(seed)
+    model = transformers.Gemma4ForConditionalGeneration(config).eval()
+    randomize(model.model.vision_tower, seed)
+    return model
+
+
+# What Gemma4UnifiedTextConfig has no field for (it has no per-layer embeddings nor experts).
+NOT_UNIFIED = {"hidden_size_per_layer_input", "vocab_size_per_layer_input", "enable_moe_block",
+               "num_experts", "top_k_experts", "moe_intermediate_size", "model_type",
+               "architectures"}
+# Token ids the unified fixture's generation_config.json suppresses (the converter writes them).
+UNIFIED_SUPPRESS = [3, 5, 7]
+
+
+def gemma4_unified_composite(text_config: dict, seed: int):
+    """Gemma4UnifiedForConditionalGeneration with its tiny transformer-less vision and
+    audio embedders, randomized; the text model as published (`use_bidirectional_attention`
+    "vision": causal for text)."""
+    text = {k: v for k, v in text_config.items() if k not in NOT_UNIFIED}
+    text["use_bidirectional_attention"] = "vision"
+    vision = dict(patch_size=4, pooling_kernel_size=2, mm_embed_dim=32, mm_posemb_size=16,
+                  output_proj_dims=32)
+    config = transformers.Gemma4UnifiedConfig(text_config=text, vision_config=vision,
+                                              audio_config=dict(audio_embed_dim=16))
+    config._attn_implementation = "eager"
+    torch.manual_seed(seed)
+    model = transformers.Gemma4UnifiedForConditionalGeneration(config).eval()
+    randomize(model.model.embed_vision, seed)
+    randomize(model.model.embed_audio, seed + 1)
+    model.generation_config.suppress_tokens = UNIFIED_SUPPRESS
+    return model
+
+
+def unified_config_for_converter(folder: Path) -> None:
+    """Gemma4UnifiedTextConfig has no expert fields, so transformers 5.18 saves none; llama.cpp's
+    converter (Gemma4Model.set_gguf_parameters) raises without `moe_intermediate_size`
+    ("could not find any of"). The saved text_config gets it as null, as the Gemma 4 configs
+    transformers writes have it (the converter then writes no expert width); transformers
+    reads the file back as before (checked)."""
+    path = folder / "config.json"
+    config = json.loads(path.read_text())
+    config["text_config"] = dict(sorted({**config["text_config"], "moe_intermediate_size": None}.items()))
+    path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    transformers.AutoConfig.from_pretrained(folder)
 
 
 def make_conditional_copy(name: str, copy: str) -> None:
     """`hf/<copy>/`: `hf/<name>/`'s language model inside its image-text class
-    (Gemma4ForConditionalGeneration, as the published Gemma 4 checkpoints are), with a
-    tiny seeded vision tower, saved by transformers 5.18. It has no reference run of its
-    own (the shared family loops would read its towers back): `<name>`'s is checked here to
-    be what the composite computes for the same token ids, and gemma4_conditional_test.ts
-    judges it with that one."""
+    (Gemma4ForConditionalGeneration, as the published Gemma 4 checkpoints are, or
+    Gemma4UnifiedForConditionalGeneration), with tiny seeded towers, saved by transformers
+    5.18. It has no reference run of its own (the shared family loops would read its towers
+    back): `<name>`'s is checked here to be what the composite computes for the same token
+    ids, and gemma4_conditional_test.ts judges it with that one."""
     folder = HERE / "hf" / copy
     if folder.exists():
         shutil.rmtree(folder)
     text = transformers.AutoModelForCausalLM.from_pretrained(HERE / "hf" / name).eval()
-    vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-                  num_key_value_heads=2, head_dim=16, position_embedding_size=64)
     # Without the folder it was read from (from_pretrained's _name_or_path).
     text_config = {k: v for k, v in text.config.to_dict().items() if k != "_name_or_path"}
-    config = transformers.Gemma4Config(text_config=text_config, vision_config=vision,
-                                       audio_config=None)
-    config._attn_implementation = "eager"
-    torch.manual_seed(SEEDS[copy])
-    model = transformers.Gemma4ForConditionalGeneration(config).eval()
-    randomize(model.model.vision_tower, SEEDS[copy])
+    model = CONDITIONAL_COPIES[copy][1](text_config, SEEDS[copy])
     model.model.language_model.load_state_dict(text.model.state_dict())
     model.save_pretrained(folder, max_shard_size=SHARD_SIZE)
+    if copy == "gemma4-unified":
+        unified_config_for_converter(folder)
     for f in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copy(HERE / "hf" / name / f, folder / f)
     reference = json.loads((HERE / "reference" / f"{name}.json").read_text())
@@ -1778,7 +1838,8 @@ def make_conditional_copy(name: str, copy: str) -> None:
 
 
 # Image-text copies of a text fixture (the language model's weights, towers added).
-CONDITIONAL_COPIES = {"gemma4-cg": "gemma4"}
+CONDITIONAL_COPIES = {"gemma4-cg": ("gemma4", gemma4_composite),
+                      "gemma4-unified": ("gemma4-dense", gemma4_unified_composite)}
 
 
 # Families whose tokenizer is checked against llama.cpp's (gemma4_tokenizer_test.ts):
@@ -1821,10 +1882,10 @@ def main() -> None:
         if not TRANSFORMERS_4 and (copy in names or name in names):
             make_bf16_copy(name, copy)
             print(f"{copy}: {name} in BF16")
-    for copy, name in CONDITIONAL_COPIES.items():
+    for copy, (name, _) in CONDITIONAL_COPIES.items():
         if not TRANSFORMERS_4 and (copy in names or name in names):
             make_conditional_copy(name, copy)
-            print(f"{copy}: {name} as Gemma4ForConditionalGeneration")
+            print(f"{copy}: {name} as its image-text class")
     for copy, name in MTP_COPIES.items():
         if not TRANSFORMERS_4 and (copy in names or name in names):
             make_mtp_copy(name, copy)
