@@ -155,6 +155,7 @@ const IRREGULAR_HEADS = new Set([
   "glm-dsa", // the same
   "gemma4", // full-attention layers' heads are wider (global_head_dim) and may have other KV heads
   "minicpm3", // MLA, as deepseek2
+  "gemma4-assistant", // as gemma4
 ]);
 
 /** Architectures whose dense FFN is not `feed_forward_length` wide in every block. */
@@ -385,7 +386,8 @@ export function ggufShapeProblem(
   const nextn = num(kv(`${arch}.nextn_predict_layers`)) ?? 0;
   const d: Dims = {
     blocks,
-    required: blocks - nextn,
+    // A drafter made of prediction layers only (Gemma 4's assistants) needs them all.
+    required: nextn >= blocks ? blocks : blocks - nextn,
     // Layers reusing an earlier layer's KV (Gemma 4's, which have no K/V of their own).
     kvSharedFrom: blocks - (num(kv(`${arch}.attention.shared_kv_layers`)) ?? 0),
     blocksKey: `${arch}.block_count`,

@@ -91,6 +91,7 @@ import { FALCON_H1 } from "./families/falcon_h1.ts";
 import { DISTILBERT } from "./families/distilbert.ts";
 import { CAMEMBERT, ROBERTA } from "./families/roberta.ts";
 import { MINICPM3 } from "./families/minicpm3.ts";
+import { GEMMA4_ASSISTANT } from "./families/gemma4_assistant.ts";
 
 /** Every family, by aprkit architecture name. */
 export const FAMILIES: ReadonlyMap<string, Family> = new Map(
@@ -186,6 +187,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     ROBERTA,
     CAMEMBERT,
     MINICPM3,
+    GEMMA4_ASSISTANT,
   ].map((f) => [f.name, f]),
 );
 

@@ -55,7 +55,7 @@ const DEFAULT_ROPE = {
 } as const;
 
 /** The writer over the config with transformers' default RoPE where it has none. */
-function withDefaultRope(w: KvWriter): KvWriter {
+export function withDefaultRope(w: KvWriter): KvWriter {
   if (record(w.hparams["rope_parameters"]) !== undefined) return w;
   return new KvWriter({ ...w.hparams, rope_parameters: DEFAULT_ROPE }, w.arch);
 }
@@ -106,7 +106,7 @@ function fullHeadDim(w: KvWriter): number {
 const UNIFIED = "Gemma4UnifiedForConditionalGeneration";
 
 /** `Gemma4Model.set_gguf_parameters`: Gemma 3's keys, then Gemma 4's. */
-function writeGemma4Kv(given: KvWriter): void {
+export function writeGemma4Kv(given: KvWriter): void {
   const w = withDefaultRope(given);
   writeGemma3Keys(w);
   const layers = w.need("num_hidden_layers");
@@ -183,7 +183,7 @@ function unsupported(given: KvWriter): string | undefined {
  * llama.cpp rotates them with), the full layers' proportional without a
  * `factor` (the converter writes none, transformers divides by it).
  */
-function ropeUnsupported(w: KvWriter): string | undefined {
+export function ropeUnsupported(w: KvWriter): string | undefined {
   const sliding = record(w.rope["sliding_attention"]) ?? {};
   const type = sliding["rope_type"] ?? "default";
   if (type !== "default") {
@@ -226,7 +226,7 @@ function sharedKvUnsupported(w: KvWriter): string | undefined {
  * the converter writes one of each. The per-layer embedding's rows must be
  * the vocabulary's (llama.cpp loads it with `vocab_size` rows).
  */
-function perLayerUnsupported(w: KvWriter): string | undefined {
+export function perLayerUnsupported(w: KvWriter): string | undefined {
   const perLayer = record(w.hparams["per_layer_config"]);
   const types = layerTypes(w);
   if (perLayer !== undefined) {
@@ -318,7 +318,7 @@ function hfNameBack(name: string): string {
  * Gemma 4: what llama.cpp reads no key for is checked by `unsupported`; the
  * rest is written.
  */
-const GEMMA4_FIELDS: ConfigFields = {
+export const GEMMA4_FIELDS: ConfigFields = {
   written: [
     "final_logit_softcapping",
     "sliding_window",
@@ -342,7 +342,11 @@ const GEMMA4_FIELDS: ConfigFields = {
     {
       field: "use_bidirectional_attention",
       hfDefault: null,
-      hfDefaultByType: { gemma4_unified: "vision", gemma4_unified_text: "vision" },
+      hfDefaultByType: {
+        gemma4_unified: "vision",
+        gemma4_unified_text: "vision",
+        gemma4_unified_assistant: "vision",
+      },
       llamaCpp: null,
       alike: ["vision"],
     },

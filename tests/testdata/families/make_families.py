@@ -1754,7 +1754,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "gemma4-moe": 306, "gemma4-cg": 307,
          "nemotron-h": 320, "nemotron-h-moe": 321, "falcon-h1": 322, "lfm2-moe": 323,
          "minicpm3": 360,
-         "gemma4-dense": 570, "gemma4-unified": 571}
+         "gemma4-dense": 570, "gemma4-unified": 571, "gemma4-assistant": 572,
+         "gemma4-unified-assistant": 573}
 
 
 def gemma4_composite(text_config: dict, seed: int):
@@ -1842,6 +1843,55 @@ CONDITIONAL_COPIES = {"gemma4-cg": ("gemma4", gemma4_composite),
                       "gemma4-unified": ("gemma4-dense", gemma4_unified_composite)}
 
 
+def make_assistant(copy: str, name: str) -> None:
+    """`hf/<copy>/`: a Gemma 4 speculative-decoding drafter (Gemma4AssistantForCausalLM, or
+    Gemma4UnifiedAssistantForCausalLM), as published: 4 layers all reading the target's KV
+    (num_kv_shared_layers = layers: no K/V projections), no per-layer embeddings, a target
+    ("backbone") 48 wide — pre_projection from 2 × 48 (the target's token embedding and last
+    hidden state), post_projection back to 48 — and `<name>`'s tokenizer; weights seeded. It has
+    no reference run: it runs only on its target's hidden states and KV, which neither
+    llama.cpp nor transformers compute for it alone (gemma4_assistant_test.ts)."""
+    folder = HERE / "hf" / copy
+    if folder.exists():
+        shutil.rmtree(folder)
+    unified = copy == "gemma4-unified-assistant"
+    text = dict(vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=2 * HIDDEN,
+                num_hidden_layers=4, num_attention_heads=HEADS, num_key_value_heads=KV_HEADS,
+                head_dim=HEAD_DIM, global_head_dim=2 * HEAD_DIM, sliding_window=16,
+                layer_types=["sliding_attention"] * 3 + ["full_attention"],
+                rope_parameters=GEMMA4_ROPE, num_kv_shared_layers=4,
+                max_position_embeddings=MAX_POSITIONS, pad_token_id=0, eos_token_id=1,
+                bos_token_id=2)
+    if unified:
+        text_config = transformers.Gemma4UnifiedTextConfig(**text)
+        config = transformers.Gemma4UnifiedAssistantConfig(text_config=text_config,
+                                                           backbone_hidden_size=48)
+        cls = transformers.Gemma4UnifiedAssistantForCausalLM
+    else:
+        text_config = transformers.Gemma4TextConfig(**text, hidden_size_per_layer_input=0,
+                                                    vocab_size_per_layer_input=0)
+        config = transformers.Gemma4AssistantConfig(text_config=text_config,
+                                                    backbone_hidden_size=48)
+        cls = transformers.Gemma4AssistantForCausalLM
+    torch.manual_seed(SEEDS[copy])
+    model = cls(config).eval()
+    randomize(model, SEEDS[copy])
+    model.save_pretrained(folder, max_shard_size=SHARD_SIZE)
+    # The text config built here has no folder it was read from (saved as "").
+    path = folder / "config.json"
+    saved = json.loads(path.read_text())
+    del saved["text_config"]["_name_or_path"]
+    path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
+    if unified:
+        unified_config_for_converter(folder)
+    for f in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(HERE / "hf" / name / f, folder / f)
+
+
+# Drafters made without a reference, from the tokenizer of a text fixture.
+ASSISTANTS = {"gemma4-assistant": "gemma4", "gemma4-unified-assistant": "gemma4"}
+
+
 # Families whose tokenizer is checked against llama.cpp's (gemma4_tokenizer_test.ts):
 # transformers' ids for the shared strings (tests/testdata/tokenizers/strings.json)
 # and the family's control-token text, written to tokens/<family>.json.
@@ -1886,6 +1936,10 @@ def main() -> None:
         if not TRANSFORMERS_4 and (copy in names or name in names):
             make_conditional_copy(name, copy)
             print(f"{copy}: {name} as its image-text class")
+    for copy, name in ASSISTANTS.items():
+        if not TRANSFORMERS_4 and copy in names:
+            make_assistant(copy, name)
+            print(f"{copy}: a drafter with {name}'s tokenizer")
     for copy, name in MTP_COPIES.items():
         if not TRANSFORMERS_4 and (copy in names or name in names):
             make_mtp_copy(name, copy)
