@@ -51,3 +51,41 @@ Deno.test("gemma4-assistant: a drafter whose layers do not all read the target's
     assert.equal([...Deno.readDirSync(dir)].some((e) => e.name === "a.gguf"), false);
   });
 });
+
+Deno.test("gemma4-assistant: the GGUF reads back under the checkpoint's names, the rope_freqs it made dropped", async () => {
+  await withTempDir(async (dir) => {
+    await convertModel(familyDir("gemma4-assistant"), `${dir}/a.gguf`);
+    await convertModel(`${dir}/a.gguf`, `${dir}/back.safetensors`);
+    const bytes = await Deno.readFile(`${dir}/back.safetensors`);
+    const length = Number(new DataView(bytes.buffer).getBigUint64(0, true));
+    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
+    const index = JSON.parse(
+      await Deno.readTextFile(`${familyDir("gemma4-assistant")}/model.safetensors.index.json`),
+    );
+    const names = (o: Record<string, unknown>) =>
+      Object.keys(o).filter((k) => k !== "__metadata__");
+    assert.deepEqual(names(header).sort(), Object.keys(index.weight_map).sort());
+  });
+});
+
+Deno.test("gemma4-assistant: a masked embedder (use_ordered_embeddings) is left out with one warning", async () => {
+  await withTempDir(async (dir) => {
+    const folder = `${dir}/in`;
+    await Deno.mkdir(folder);
+    for (const entry of Deno.readDirSync(familyDir("gemma4-assistant"))) {
+      await Deno.copyFile(
+        `${familyDir("gemma4-assistant")}/${entry.name}`,
+        `${folder}/${entry.name}`,
+      );
+    }
+    const config = JSON.parse(await Deno.readTextFile(`${folder}/config.json`));
+    config.use_ordered_embeddings = true;
+    await Deno.writeTextFile(`${folder}/config.json`, JSON.stringify(config));
+    const run = await runApr(["convert", folder, "-o", `${dir}/a.gguf`]);
+    assert.equal(run.code, 0, run.stderr);
+    const warnings = run.stderr.split("\n").filter((l) =>
+      /masked embedder.*whole vocabulary/.test(l)
+    );
+    assert.equal(warnings.length, 1, run.stderr);
+  });
+});
