@@ -26,6 +26,12 @@ export interface Assumption {
   /** The config class's default, what transformers computes with when `config.json` leaves the field out. */
   readonly hfDefault: unknown;
   /**
+   * The defaults of the family's other config classes that differ, by their
+   * `model_type` (Gemma 4 unified's text config: `use_bidirectional_attention`
+   * "vision"); absent: all default to `hfDefault`.
+   */
+  readonly hfDefaultByType?: Readonly<Record<string, unknown>>;
+  /**
    * The value llama.cpp computes as (a JSON value, or one derived from the
    * config: Gemma 2's attention scale from the head size).
    */
@@ -237,9 +243,14 @@ export function classifiedFields(fields: ConfigFields): Map<string, string> {
   return out;
 }
 
-/** The value a field has for transformers: the config's, else the class default. */
-function given(w: KvWriter, field: string, hfDefault: unknown): unknown {
-  return Object.hasOwn(w.hparams, field) ? w.hparams[field] : hfDefault;
+/** The value a field has for transformers: the config's, else its config class's default. */
+function given(w: KvWriter, a: Assumption): unknown {
+  if (Object.hasOwn(w.hparams, a.field)) return w.hparams[a.field];
+  const type = w.hparams["model_type"];
+  return typeof type === "string" && a.hfDefaultByType !== undefined &&
+      Object.hasOwn(a.hfDefaultByType, type)
+    ? a.hfDefaultByType[type]
+    : a.hfDefault;
 }
 
 /** A value for a one-line message: JSON, a long list cut short. */
@@ -263,7 +274,7 @@ function same(a: unknown, b: unknown): boolean {
  */
 export function configRefusal(fields: ConfigFields, w: KvWriter): string | undefined {
   for (const a of fields.assumed ?? []) {
-    const value = given(w, a.field, a.hfDefault);
+    const value = given(w, a);
     const assumed = typeof a.llamaCpp === "function" ? a.llamaCpp(w) : a.llamaCpp;
     if (same(value, assumed) || (a.alike ?? []).some((v) => same(v, value))) continue;
     const absent = Object.hasOwn(w.hparams, a.field) ? "" : " (transformers' default; absent)";

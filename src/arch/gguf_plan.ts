@@ -168,7 +168,8 @@ export function familyGgufWarnings(metadata: ModelMetadata): string[] {
 
 /**
  * What the family's keys read from the metadata besides `config.json`: the
- * sentence-transformers pooling and `Dense` projections, a reranker's labels.
+ * sentence-transformers pooling and `Dense` projections, a reranker's labels,
+ * the suppressed token ids.
  *
  * @param metadata APR metadata.
  * @returns The writer's options.
@@ -179,6 +180,7 @@ export function kvOptions(metadata: ModelMetadata): KvWriterOptions {
   const labels = metadata["rerank.labels"];
   const ids = metadata["rerank.label_token_ids"];
   const template = metadata["rerank.template"];
+  const suppress = metadata["suppress_tokens"];
   const rerank = Array.isArray(labels) && labels.every((l) => typeof l === "string") &&
       typeof template === "string"
     ? {
@@ -193,5 +195,8 @@ export function kvOptions(metadata: ModelMetadata): KvWriterOptions {
     ...typeof pooling === "string" ? { pooling } : {},
     ...Array.isArray(dense) ? { dense: dense.filter((d) => record(d) !== undefined) } : {},
     ...rerank !== undefined ? { rerank } : {},
+    ...Array.isArray(suppress) && suppress.every((id) => Number.isSafeInteger(id) && id >= 0)
+      ? { suppressTokens: suppress }
+      : {},
   };
 }

@@ -44,6 +44,11 @@ export interface KvWriterOptions {
   dense?: readonly SentenceDense[];
   /** A reranker's labels, their token ids and prompt (APR `rerank.*`); absent for other models. */
   rerank?: Reranker;
+  /**
+   * The token ids `generation_config.json` suppresses (APR `suppress_tokens`);
+   * absent when it names none.
+   */
+  suppressTokens?: readonly number[];
 }
 
 /** How a causal LM scores a (query, document) pair (Qwen3-Reranker). */
@@ -84,6 +89,13 @@ export class KvWriter {
   readonly dense: readonly SentenceDense[];
   /** The reranker's labels and prompt, when the model is one. */
   readonly rerank: Reranker | undefined;
+  /** The token ids `generation_config.json` suppresses, when it names some. */
+  readonly suppressTokens: readonly number[] | undefined;
+  /**
+   * `config.json`'s own `architectures[0]` (a multimodal class's, not its
+   * `text_config`'s): the class the converter picks its writer by.
+   */
+  readonly hfClass: string | undefined;
   readonly #entries = new Map<string, KvEntry>();
 
   /**
@@ -99,6 +111,11 @@ export class KvWriter {
     this.pooling = options.pooling;
     this.dense = options.dense ?? [];
     this.rerank = options.rerank;
+    this.suppressTokens = options.suppressTokens;
+    const classes = config["architectures"];
+    this.hfClass = Array.isArray(classes) && typeof classes[0] === "string"
+      ? classes[0]
+      : undefined;
     const text = record(config["text_config"]);
     this.hparams = text === undefined ? config : { ...config, ...text };
     this.arch = arch;

@@ -159,6 +159,7 @@ const IRREGULAR_HEADS = new Set([
   "kimi-linear", // MLA, as deepseek2; KDA layers of their own head size
   "hy_v4", // MLA, as deepseek2
   "qwen4exp", // gated attention, as qwen35
+  "gemma4-assistant", // as gemma4
 ]);
 
 /** Architectures whose dense FFN is not `feed_forward_length` wide in every block. */
@@ -448,7 +449,8 @@ export function ggufShapeProblem(
   const nextn = num(kv(`${arch}.nextn_predict_layers`)) ?? 0;
   const d: Dims = {
     blocks,
-    required: blocks - nextn,
+    // A drafter made of prediction layers only (Gemma 4's assistants) needs them all.
+    required: nextn >= blocks ? blocks : blocks - nextn,
     // Layers reusing an earlier layer's KV (Gemma 4's, which have no K/V of their own).
     kvSharedFrom: blocks - (num(kv(`${arch}.attention.shared_kv_layers`)) ?? 0),
     blocksKey: stored !== undefined ? `2 × ${arch}.hrm.layers_per_stack` : `${arch}.block_count`,

@@ -191,6 +191,13 @@ export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
     textFamily: () => "gemma4",
     towers: "the vision and audio towers and their embedders",
   },
+  Gemma4UnifiedForConditionalGeneration: {
+    source: "llama.cpp conversion/gemma.py Gemma4UnifiedModel (text); its vision and audio GGUF " +
+      "not written (Gemma4UnifiedVisionAudioModel)",
+    textFamily: () => "gemma4",
+    towers: "the vision and audio embedders",
+    mmprojElsewhere: "llama.cpp's convert_hf_to_gguf.py --mmproj makes its vision and audio GGUF",
+  },
   Qwen3_5ForConditionalGeneration: {
     source:
       "llama.cpp conversion/qwen.py Qwen3_5TextModel (text), qwen3vl.py Qwen3VLVisionModel (mmproj)",
@@ -276,9 +283,10 @@ export function multimodalTextRefusal(hfArchitecture: unknown): string | undefin
 
 // The converter's TextModel.filter_tensors, for the classes above: vision
 // tower, projector and their pieces, in either layout (Gemma 3n: also its
-// audio tower and both towers' embedders; SmolVLM and Idefics3: the connector).
+// audio tower and both towers' embedders; SmolVLM and Idefics3: the connector;
+// Gemma 4 unified: its transformer-less vision embedder).
 const VISION =
-  /(^|\.)(vision_tower|visual|vision_model|multi_modal_projector|image_newline|audio_tower|embed_vision|embed_audio|connector)(\.|$)/;
+  /(^|\.)(vision_tower|visual|vision_model|multi_modal_projector|image_newline|audio_tower|embed_vision|embed_audio|vision_embedder|connector)(\.|$)/;
 
 /**
  * A multimodal checkpoint's tensor under its language model's Hugging Face

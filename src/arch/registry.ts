@@ -99,6 +99,7 @@ import { HY_V4 } from "./families/hy_v4.ts";
 import { HUNYUAN_MOE } from "./families/hunyuan_moe.ts";
 import { QWEN4EXP } from "./families/qwen4exp.ts";
 import { HRM_TEXT } from "./families/hrm_text.ts";
+import { GEMMA4_ASSISTANT } from "./families/gemma4_assistant.ts";
 
 /** Every family, by aprkit architecture name. */
 export const FAMILIES: ReadonlyMap<string, Family> = new Map(
@@ -202,6 +203,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     HUNYUAN_MOE,
     QWEN4EXP,
     HRM_TEXT,
+    GEMMA4_ASSISTANT,
   ].map((f) => [f.name, f]),
 );
 

@@ -57,7 +57,10 @@ Deno.test("config fields: each checked default is transformers' own", () => {
       for (const type of family.hfModelTypes) {
         const fields = RECORDED.model_types[type]?.fields ?? {};
         if (!Object.hasOwn(fields, a.field)) continue;
-        assert.deepEqual(a.hfDefault, fields[a.field], `${family.name} ${type} ${a.field}`);
+        const own = a.hfDefaultByType !== undefined && Object.hasOwn(a.hfDefaultByType, type)
+          ? a.hfDefaultByType[type]
+          : a.hfDefault;
+        assert.deepEqual(own, fields[a.field], `${family.name} ${type} ${a.field}`);
         checked++;
       }
     }

@@ -302,6 +302,12 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "hrm-text",
   // Qwen4ExpForConditionalGeneration: its tower has no GGUF name (qwen4exp_conditional_test.ts).
   "qwen4exp-cg",
+  "gemma4-dense",
+  // Gemma4UnifiedForConditionalGeneration: as gemma4-cg (gemma4_conditional_test.ts).
+  "gemma4-unified",
+  // Gemma 4's drafters: no reference run (gemma4_assistant_test.ts).
+  "gemma4-assistant",
+  "gemma4-unified-assistant",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

@@ -136,6 +136,7 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
     num_kv_heads: "the full-attention layer's own KV heads (num_global_key_value_heads) make " +
       "attention.head_count_kv a per-layer array, which a GGUF import does not read as one count",
   },
+  "gemma4-dense": { head_dim: "as gemma4", intermediate_size: "as gemma4" },
 };
 
 /** How a GGUF import's metadata differs from the Hugging Face import's, in the family's fields. */

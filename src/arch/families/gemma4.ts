@@ -55,7 +55,7 @@ const DEFAULT_ROPE = {
 } as const;
 
 /** The writer over the config with transformers' default RoPE where it has none. */
-function withDefaultRope(w: KvWriter): KvWriter {
+export function withDefaultRope(w: KvWriter): KvWriter {
   if (record(w.hparams["rope_parameters"]) !== undefined) return w;
   return new KvWriter({ ...w.hparams, rope_parameters: DEFAULT_ROPE }, w.arch);
 }
@@ -102,8 +102,11 @@ function fullHeadDim(w: KvWriter): number {
   return dim;
 }
 
+/** The image-text class whose converter (`Gemma4UnifiedModel`) also writes the suppressed ids. */
+const UNIFIED = "Gemma4UnifiedForConditionalGeneration";
+
 /** `Gemma4Model.set_gguf_parameters`: Gemma 3's keys, then Gemma 4's. */
-function writeGemma4Kv(given: KvWriter): void {
+export function writeGemma4Kv(given: KvWriter): void {
   const w = withDefaultRope(given);
   writeGemma3Keys(w);
   const layers = w.need("num_hidden_layers");
@@ -137,6 +140,10 @@ function writeGemma4Kv(given: KvWriter): void {
     "rope.dimension_count_swa",
     Math.trunc(headSwa * (typeof swaShare === "number" ? swaShare : 1)),
   );
+  // Gemma4UnifiedModel.set_gguf_parameters: generation_config.json's suppressed ids.
+  if (given.hfClass === UNIFIED && given.suppressTokens !== undefined) {
+    w.setArray("tokenizer.ggml.suppress_tokens", "INT32", given.suppressTokens);
+  }
   if (w !== given) { for (const [key, entry] of w.entries()) given.put(key, entry); }
 }
 
@@ -176,7 +183,7 @@ function unsupported(given: KvWriter): string | undefined {
  * llama.cpp rotates them with), the full layers' proportional without a
  * `factor` (the converter writes none, transformers divides by it).
  */
-function ropeUnsupported(w: KvWriter): string | undefined {
+export function ropeUnsupported(w: KvWriter): string | undefined {
   const sliding = record(w.rope["sliding_attention"]) ?? {};
   const type = sliding["rope_type"] ?? "default";
   if (type !== "default") {
@@ -219,7 +226,7 @@ function sharedKvUnsupported(w: KvWriter): string | undefined {
  * the converter writes one of each. The per-layer embedding's rows must be
  * the vocabulary's (llama.cpp loads it with `vocab_size` rows).
  */
-function perLayerUnsupported(w: KvWriter): string | undefined {
+export function perLayerUnsupported(w: KvWriter): string | undefined {
   const perLayer = record(w.hparams["per_layer_config"]);
   const types = layerTypes(w);
   if (perLayer !== undefined) {
@@ -311,7 +318,7 @@ function hfNameBack(name: string): string {
  * Gemma 4: what llama.cpp reads no key for is checked by `unsupported`; the
  * rest is written.
  */
-const GEMMA4_FIELDS: ConfigFields = {
+export const GEMMA4_FIELDS: ConfigFields = {
   written: [
     "final_logit_softcapping",
     "sliding_window",
@@ -332,7 +339,17 @@ const GEMMA4_FIELDS: ConfigFields = {
     // src/models/gemma4.cpp loads no biases (a file with them is one it refuses to load).
     { field: "attention_bias", hfDefault: false, llamaCpp: false },
     // llama.cpp's gemma4 is causal for text ("vision" changes only image tokens' attention).
-    { field: "use_bidirectional_attention", hfDefault: null, llamaCpp: null, alike: ["vision"] },
+    {
+      field: "use_bidirectional_attention",
+      hfDefault: null,
+      hfDefaultByType: {
+        gemma4_unified: "vision",
+        gemma4_unified_text: "vision",
+        gemma4_unified_assistant: "vision",
+      },
+      llamaCpp: null,
+      alike: ["vision"],
+    },
   ],
   ropeTypes: ["proportional"],
   irrelevant: {
@@ -346,7 +363,7 @@ export const GEMMA4: Family = {
   source: "llama.cpp conversion/gemma.py Gemma4Model; transformers Gemma4ForCausalLM",
   configFields: GEMMA4_FIELDS,
   hfArchitectures: ["Gemma4ForCausalLM"],
-  hfModelTypes: ["gemma4_text", "gemma4"],
+  hfModelTypes: ["gemma4_text", "gemma4", "gemma4_unified"],
   ggufArchitecture: "gemma4",
   ggufRopeType: "neox",
   blockNames: GEMMA4_BLOCK,

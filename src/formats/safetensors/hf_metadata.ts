@@ -573,6 +573,12 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   // general.sampling.* for GGUF export, as llama.cpp's converter reads them.
   const sampling = samplingFromGenerationConfig(generation);
   if (Object.keys(sampling).length > 0) out["sampling"] = sampling;
+  // The ids generation never samples, for the families whose converter writes them
+  // (Gemma 4 unified's tokenizer.ggml.suppress_tokens).
+  const suppress = generation["suppress_tokens"];
+  if (Array.isArray(suppress) && suppress.every((id) => Number.isSafeInteger(id) && id >= 0)) {
+    out["suppress_tokens"] = suppress;
+  }
   const tied = tiedWordEmbeddings(text);
   if (tied !== undefined) out["tied_embeddings"] = tied;
   Object.assign(out, sentenceEmbedding(files));

@@ -57,6 +57,9 @@ def describe(cls):
     return {"class": cls.__name__, "fields": dict(sorted(fields.items())), "aliases": aliases}
 
 
+TEXT_OF_DRAFTERS = {"gemma4_assistant": "gemma4_text",
+                    "gemma4_unified_assistant": "gemma4_unified_text"}
+
 out: dict = {"made_by": f"transformers {transformers.__version__}", "model_types": {}}
 for model_type in sorted(set(model_types)):
     try:
@@ -66,7 +69,10 @@ for model_type in sorted(set(model_types)):
         continue
     entry = describe(cls)
     if "text_config" in getattr(cls, "sub_configs", {}):
-        text = type(cls().text_config)
+        default_text = cls().text_config
+        # The drafters' configs default no text_config; their __post_init__ reads a dict as this type.
+        text = (type(default_text) if default_text is not None
+                else CONFIG_MAPPING[TEXT_OF_DRAFTERS[model_type]])
         outer = entry
         entry = describe(text)
         entry["outer"] = outer

@@ -1614,6 +1614,17 @@ FAMILIES["hrm-text"] = (
     "llama3", {},
 )
 
+# Gemma 4 without per-layer embeddings or experts (31B's dense block on E2B's
+# layer pattern): `gemma4`'s shape with hidden_size_per_layer_input 0. The text
+# model of `gemma4-unified` (Gemma4UnifiedForConditionalGeneration, whose text
+# config has neither).
+FAMILIES["gemma4-dense"] = (
+    "Gemma4TextConfig", "Gemma4ForCausalLM",
+    {**FAMILIES["gemma4"][2], "hidden_size_per_layer_input": 0},
+    "gemma4",
+    FAMILIES["gemma4"][4],
+)
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -2175,7 +2186,9 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "kimi-linear": 520,
          "apertus": 500, "bitnet": 501,
          "hy-v4": 540, "hunyuan-moe": 541,
-         "qwen4exp": 530, "hrm-text": 531, "qwen4exp-cg": 532}
+         "qwen4exp": 530, "hrm-text": 531, "qwen4exp-cg": 532,
+         "gemma4-dense": 570, "gemma4-unified": 571, "gemma4-assistant": 572,
+         "gemma4-unified-assistant": 573}
 
 
 GEMMA4_PREPROCESSOR = {
@@ -2186,29 +2199,95 @@ GEMMA4_PREPROCESSOR = {
 }
 
 
+def gemma4_composite(text_config: dict, seed: int):
+    """Gemma4ForConditionalGeneration with a tiny vision tower, randomized."""
+    vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                  num_key_value_heads=2, head_dim=16, position_embedding_size=64)
+    config = transformers.Gemma4Config(text_config=text_config, vision_config=vision,
+                                       audio_config=None)
+    config._attn_implementation = "eager"
+    torch.manual_seed(seed)
+    model = transformers.Gemma4ForConditionalGeneration(config).eval()
+    randomize(model.model.vision_tower, seed)
+    return model
+
+
+# What Gemma4UnifiedTextConfig has no field for (it has no per-layer embeddings nor experts).
+NOT_UNIFIED = {"hidden_size_per_layer_input", "vocab_size_per_layer_input", "enable_moe_block",
+               "num_experts", "top_k_experts", "moe_intermediate_size", "model_type",
+               "architectures"}
+# Token ids the unified fixture's generation_config.json suppresses (the converter writes them).
+UNIFIED_SUPPRESS = [3, 5, 7]
+
+
+def gemma4_unified_composite(text_config: dict, seed: int):
+    """Gemma4UnifiedForConditionalGeneration with its tiny transformer-less vision and
+    audio embedders, randomized; the text model as published (`use_bidirectional_attention`
+    "vision": causal for text)."""
+    text = {k: v for k, v in text_config.items() if k not in NOT_UNIFIED}
+    text["use_bidirectional_attention"] = "vision"
+    vision = dict(patch_size=4, pooling_kernel_size=2, mm_embed_dim=32, mm_posemb_size=16,
+                  output_proj_dims=32)
+    config = transformers.Gemma4UnifiedConfig(text_config=text, vision_config=vision,
+                                              audio_config=dict(audio_embed_dim=16))
+    config._attn_implementation = "eager"
+    torch.manual_seed(seed)
+    model = transformers.Gemma4UnifiedForConditionalGeneration(config).eval()
+    randomize(model.model.embed_vision, seed)
+    randomize(model.model.embed_audio, seed + 1)
+    model.generation_config.suppress_tokens = UNIFIED_SUPPRESS
+    return model
+
+
+def unified_config_for_converter(folder: Path) -> None:
+    """Gemma4UnifiedTextConfig has no expert fields, so transformers 5.18 saves none; llama.cpp's
+    converter (Gemma4Model.set_gguf_parameters) raises without `moe_intermediate_size`
+    ("could not find any of"). The saved text_config gets it as null, as the Gemma 4 configs
+    transformers writes have it (the converter then writes no expert width); transformers
+    reads the file back as before (checked)."""
+    path = folder / "config.json"
+    config = json.loads(path.read_text())
+    config["text_config"] = dict(sorted({**config["text_config"], "moe_intermediate_size": None}.items()))
+    path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    transformers.AutoConfig.from_pretrained(folder)
+
+
+def qwen4exp_composite(text_config: dict, seed: int):
+    """Qwen4ExpForConditionalGeneration with Qwen3-VL's vision tower (1 block), randomized;
+    the image-text token ids within the tiny vocabulary."""
+    vision = dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=HIDDEN,
+                  patch_size=16, spatial_merge_size=2, temporal_patch_size=2,
+                  num_position_embeddings=64)
+    config = transformers.Qwen4ExpConfig(
+        text_config=text_config, vision_config=vision, image_token_id=VOCAB - 7,
+        video_token_id=VOCAB - 6, vision_start_token_id=VOCAB - 5, vision_end_token_id=VOCAB - 4)
+    config._attn_implementation = "eager"
+    torch.manual_seed(seed)
+    model = transformers.Qwen4ExpForConditionalGeneration(config).eval()
+    randomize(model.model.visual, seed)
+    return model
+
+
 def make_conditional_copy(name: str, copy: str) -> None:
     """`hf/<copy>/`: `hf/<name>/`'s language model inside its image-text class
-    (Gemma4ForConditionalGeneration, as the published Gemma 4 checkpoints are;
-    Qwen4ExpForConditionalGeneration), with a tiny seeded vision tower, saved by
-    transformers 5.18. It has no reference run of its own (the shared family loops
-    would read its towers back): `<name>`'s is checked here to be what the composite
-    computes for the same token ids, and a test of its own judges it with that one."""
+    (Gemma4ForConditionalGeneration, as the published Gemma 4 checkpoints are,
+    Gemma4UnifiedForConditionalGeneration, Qwen4ExpForConditionalGeneration), with tiny
+    seeded towers, saved by transformers 5.18. It has no reference run of its own (the
+    shared family loops would read its towers back): `<name>`'s is checked here to be what
+    the composite computes for the same token ids, and a test of its own judges it with
+    that one."""
     folder = HERE / "hf" / copy
     if folder.exists():
         shutil.rmtree(folder)
     text = transformers.AutoModelForCausalLM.from_pretrained(HERE / "hf" / name).eval()
-    config_cls, model_cls, vision, extra = CONDITIONAL_CLASSES[copy]
     # Without the folder it was read from (from_pretrained's _name_or_path).
     text_config = {k: v for k, v in text.config.to_dict().items() if k != "_name_or_path"}
-    config = getattr(transformers, config_cls)(text_config=text_config, vision_config=vision, **extra)
-    config._attn_implementation = "eager"
-    torch.manual_seed(SEEDS[copy])
-    model = getattr(transformers, model_cls)(config).eval()
-    tower = model.model.vision_tower if hasattr(model.model, "vision_tower") else model.model.visual
-    randomize(tower, SEEDS[copy])
+    model = CONDITIONAL_COPIES[copy][1](text_config, SEEDS[copy])
     model.model.language_model.load_state_dict(text.model.state_dict())
     model.lm_head.load_state_dict(text.lm_head.state_dict())
     model.save_pretrained(folder, max_shard_size=SHARD_SIZE)
+    if copy == "gemma4-unified":
+        unified_config_for_converter(folder)
     for f in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copy(HERE / "hf" / name / f, folder / f)
     # The image processor's config (transformers 5.18's Gemma4ImageProcessor
@@ -2229,27 +2308,62 @@ def make_conditional_copy(name: str, copy: str) -> None:
     assert worst < 1e-4, f"{copy}: the composite computes otherwise than {name} ({worst})"
 
 
-# Image-text classes of the copies: config class, model class, vision config, other config keys.
-CONDITIONAL_CLASSES = {
-    "gemma4-cg": ("Gemma4Config", "Gemma4ForConditionalGeneration",
-                  dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-                       num_key_value_heads=2, head_dim=16, position_embedding_size=64),
-                  {"audio_config": None}),
-    # Qwen3-VL's vision tower, 1 block; the image-text token ids within the tiny vocabulary.
-    "qwen4exp-cg": ("Qwen4ExpConfig", "Qwen4ExpForConditionalGeneration",
-                    dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=HIDDEN,
-                         patch_size=16, spatial_merge_size=2, temporal_patch_size=2,
-                         num_position_embeddings=64),
-                    dict(image_token_id=VOCAB - 7, video_token_id=VOCAB - 6, vision_start_token_id=VOCAB - 5,
-                         vision_end_token_id=VOCAB - 4)),
-}
-
-
 # The copies' image processor configs.
 PREPROCESSORS = {"gemma4-cg": GEMMA4_PREPROCESSOR}
 
 # Image-text copies of a text fixture (the language model's weights, towers added).
-CONDITIONAL_COPIES = {"gemma4-cg": "gemma4", "qwen4exp-cg": "qwen4exp"}
+CONDITIONAL_COPIES = {"gemma4-cg": ("gemma4", gemma4_composite),
+                      "gemma4-unified": ("gemma4-dense", gemma4_unified_composite),
+                      "qwen4exp-cg": ("qwen4exp", qwen4exp_composite)}
+
+
+def make_assistant(copy: str, name: str) -> None:
+    """`hf/<copy>/`: a Gemma 4 speculative-decoding drafter (Gemma4AssistantForCausalLM, or
+    Gemma4UnifiedAssistantForCausalLM), as published: 4 layers all reading the target's KV
+    (num_kv_shared_layers = layers: no K/V projections), no per-layer embeddings, a target
+    ("backbone") 48 wide — pre_projection from 2 × 48 (the target's token embedding and last
+    hidden state), post_projection back to 48 — and `<name>`'s tokenizer; weights seeded. It has
+    no reference run: it runs only on its target's hidden states and KV, which neither
+    llama.cpp nor transformers compute for it alone (gemma4_assistant_test.ts)."""
+    folder = HERE / "hf" / copy
+    if folder.exists():
+        shutil.rmtree(folder)
+    unified = copy == "gemma4-unified-assistant"
+    text = dict(vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=2 * HIDDEN,
+                num_hidden_layers=4, num_attention_heads=HEADS, num_key_value_heads=KV_HEADS,
+                head_dim=HEAD_DIM, global_head_dim=2 * HEAD_DIM, sliding_window=16,
+                layer_types=["sliding_attention"] * 3 + ["full_attention"],
+                rope_parameters=GEMMA4_ROPE, num_kv_shared_layers=4,
+                max_position_embeddings=MAX_POSITIONS, pad_token_id=0, eos_token_id=1,
+                bos_token_id=2)
+    if unified:
+        text_config = transformers.Gemma4UnifiedTextConfig(**text)
+        config = transformers.Gemma4UnifiedAssistantConfig(text_config=text_config,
+                                                           backbone_hidden_size=48)
+        cls = transformers.Gemma4UnifiedAssistantForCausalLM
+    else:
+        text_config = transformers.Gemma4TextConfig(**text, hidden_size_per_layer_input=0,
+                                                    vocab_size_per_layer_input=0)
+        config = transformers.Gemma4AssistantConfig(text_config=text_config,
+                                                    backbone_hidden_size=48)
+        cls = transformers.Gemma4AssistantForCausalLM
+    torch.manual_seed(SEEDS[copy])
+    model = cls(config).eval()
+    randomize(model, SEEDS[copy])
+    model.save_pretrained(folder, max_shard_size=SHARD_SIZE)
+    # The text config built here has no folder it was read from (saved as "").
+    path = folder / "config.json"
+    saved = json.loads(path.read_text())
+    del saved["text_config"]["_name_or_path"]
+    path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
+    if unified:
+        unified_config_for_converter(folder)
+    for f in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(HERE / "hf" / name / f, folder / f)
+
+
+# Drafters made without a reference, from the tokenizer of a text fixture.
+ASSISTANTS = {"gemma4-assistant": "gemma4", "gemma4-unified-assistant": "gemma4"}
 
 
 # Families whose tokenizer is checked against llama.cpp's (gemma4_tokenizer_test.ts):
@@ -2292,10 +2406,14 @@ def main() -> None:
         if not TRANSFORMERS_4 and (copy in names or name in names):
             make_bf16_copy(name, copy)
             print(f"{copy}: {name} in BF16")
-    for copy, name in CONDITIONAL_COPIES.items():
+    for copy, (name, _) in CONDITIONAL_COPIES.items():
         if not TRANSFORMERS_4 and (copy in names or name in names):
             make_conditional_copy(name, copy)
-            print(f"{copy}: {name} as {CONDITIONAL_CLASSES[copy][1]}")
+            print(f"{copy}: {name} as its image-text class")
+    for copy, name in ASSISTANTS.items():
+        if not TRANSFORMERS_4 and copy in names:
+            make_assistant(copy, name)
+            print(f"{copy}: a drafter with {name}'s tokenizer")
     for copy, name in MTP_COPIES.items():
         if not TRANSFORMERS_4 and (copy in names or name in names):
             MAKE_MTP_COPY.get(copy, make_mtp_copy)(name, copy)
