@@ -467,6 +467,17 @@ export interface Family {
    */
   hfWidth?(hparams: Readonly<Record<string, unknown>>): number | undefined;
   /**
+   * Whether a layer's tensor (the piece after `model.layers.N.`, or
+   * {@linkcode hfBlockPrefix}) is one of the model's though the family's GGUF
+   * table has no name for it: a variant aprkit keeps in APR only
+   * (nomic-embed-text-v2-moe's router, experts and their bias). The shape
+   * check then checks it by layer alone.
+   *
+   * @param piece The tensor's name after its layer's prefix.
+   * @param hparams `config.json`.
+   */
+  hfKeptPiece?(piece: string, hparams: Readonly<Record<string, unknown>>): boolean;
+  /**
    * Whether a checkpoint's embedding may have other rows than its
    * `vocab_size` on purpose (Gemma 3: llama.cpp trims it to the tokens its
    * tokenizer claims), so realizar's load gate is not checked at import.

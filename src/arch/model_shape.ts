@@ -635,6 +635,7 @@ function unknownBlockTensor(
   kinded: readonly Kinded[],
 ): ShapeProblem | undefined {
   const infos = kinded.map((k) => k.t as ShapedTensor & TensorInfo);
+  const hparams = new KvWriter(config, family.ggufArchitecture).hparams;
   let consumed: Set<string>;
   try {
     // What the family makes itself (MLA's kv_b_proj, gpt-oss's experts, routers' biases).
@@ -658,6 +659,7 @@ function unknownBlockTensor(
     const name = k.t.name;
     const piece = name.slice(`${family.hfBlockPrefix ?? "model.layers"}.${k.block}.`.length);
     if (consumed.has(name) || name.endsWith(".rotary_emb.inv_freq")) continue;
+    if (family.hfKeptPiece?.(piece, hparams) === true) continue;
     if (
       stacked.some((s) => piece === s || piece.startsWith(`${s}.`) || piece.startsWith(`${s}_`))
     ) {

@@ -244,3 +244,26 @@ Deno.test("model shape: Gemma 3n's KV-sharing layers may come without K and V (a
     await model.close();
   }
 });
+
+Deno.test("model shape: nomic-embed-text-v2-moe's router, experts and their bias are its tensors (kept in APR), a misspelt one or the same in v1 is not", async () => {
+  const model = await openModel(new URL("embeddings/hf/nomic-moe-embed", DATA).pathname);
+  try {
+    const family = familyOf(model.header.metadata.architecture)!;
+    const config = model.header.metadata["hf_config"] as Record<string, unknown>;
+    const tensors = languageModelView(model.header).tensors;
+    assert.equal(hfShapeProblem(family, config, tensors), undefined);
+    const misspelt = tensors.map((t) =>
+      t.name === "encoder.layers.1.mlp.router.layer.weight"
+        ? { ...t, name: "encoder.layers.1.mlp.routr.layer.weight" }
+        : t
+    );
+    assert.match(
+      hfShapeProblem(family, config, misspelt)?.reason ?? "",
+      /no tensor "mlp\.routr\.layer\.weight" in a layer/,
+    );
+    const { moe_every_n_layers: _, ...v1 } = config;
+    assert.match(hfShapeProblem(family, v1, tensors)?.reason ?? "", /no tensor "mlp\.fc1\./);
+  } finally {
+    await model.close();
+  }
+});

@@ -131,6 +131,14 @@ const NOMIC_BERT_FIELDS: ConfigFields = {
   ],
 };
 
+/**
+ * nomic-embed-text-v2-moe's layer tensors beyond v1's: its dense layers'
+ * GELU MLP (`fc1`, `fc2`), its MoE layers' router, stacked experts and their
+ * bias (kept in APR; its GGUF is refused).
+ */
+const MOE_PIECES =
+  /^mlp\.(fc1|fc2)\.(weight|bias)$|^mlp\.router\.layer\.weight$|^mlp\.experts\.(mlp\.w1|mlp\.w2|bias)$/;
+
 /** nomic-bert. */
 export const NOMIC_BERT: Family = {
   configFields: NOMIC_BERT_FIELDS,
@@ -163,5 +171,7 @@ export const NOMIC_BERT: Family = {
   ggufNamesKept: true,
   // WordPiece (v1, v1.5); the converter writes v2-moe's Unigram as XLM-RoBERTa's t5 one (refused above).
   ggufVocabularies: ["bert"],
+  hfKeptPiece: (piece, hparams) =>
+    typeof hparams["moe_every_n_layers"] === "number" && MOE_PIECES.test(piece),
   gguf: { writeKv: writeNomicBertKv, unsupported },
 };
