@@ -14,6 +14,7 @@ import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { assertOneLineError, runApr, withTempDir } from "../cli/_run_apr.ts";
 import { llamaLogProbs } from "./_llama_judge.ts";
 import { equalsConverterFiles, familyDir } from "./_families.ts";
+import { copyCheckpoint } from "./_multimodal.ts";
 
 for (const fixture of ["gemma4-assistant", "gemma4-unified-assistant"]) {
   Deno.test(`${fixture}: the GGUF equals llama.cpp's converter's and llama-quantize's`, async (t) => {
@@ -35,17 +36,9 @@ Deno.test("gemma4-assistant: llama.cpp makes no context for a drafter alone", as
 
 Deno.test("gemma4-assistant: a drafter whose layers do not all read the target's KV is refused", async () => {
   await withTempDir(async (dir) => {
-    const folder = `${dir}/in`;
-    await Deno.mkdir(folder);
-    for (const entry of Deno.readDirSync(familyDir("gemma4-assistant"))) {
-      await Deno.copyFile(
-        `${familyDir("gemma4-assistant")}/${entry.name}`,
-        `${folder}/${entry.name}`,
-      );
-    }
-    const config = JSON.parse(await Deno.readTextFile(`${folder}/config.json`));
-    config.text_config.num_kv_shared_layers = 2;
-    await Deno.writeTextFile(`${folder}/config.json`, JSON.stringify(config));
+    const folder = await copyCheckpoint(familyDir("gemma4-assistant"), `${dir}/in`, (config) => {
+      (config["text_config"] as Record<string, unknown>)["num_kv_shared_layers"] = 2;
+    });
     const run = await runApr(["convert", folder, "-o", `${dir}/a.gguf`]);
     assertOneLineError(run, /num_kv_shared_layers 2 of 4 layers.*target's KV/);
     assert.equal([...Deno.readDirSync(dir)].some((e) => e.name === "a.gguf"), false);
@@ -70,17 +63,9 @@ Deno.test("gemma4-assistant: the GGUF reads back under the checkpoint's names, t
 
 Deno.test("gemma4-assistant: a masked embedder (use_ordered_embeddings) is left out with one warning", async () => {
   await withTempDir(async (dir) => {
-    const folder = `${dir}/in`;
-    await Deno.mkdir(folder);
-    for (const entry of Deno.readDirSync(familyDir("gemma4-assistant"))) {
-      await Deno.copyFile(
-        `${familyDir("gemma4-assistant")}/${entry.name}`,
-        `${folder}/${entry.name}`,
-      );
-    }
-    const config = JSON.parse(await Deno.readTextFile(`${folder}/config.json`));
-    config.use_ordered_embeddings = true;
-    await Deno.writeTextFile(`${folder}/config.json`, JSON.stringify(config));
+    const folder = await copyCheckpoint(familyDir("gemma4-assistant"), `${dir}/in`, (config) => {
+      config["use_ordered_embeddings"] = true;
+    });
     const run = await runApr(["convert", folder, "-o", `${dir}/a.gguf`]);
     assert.equal(run.code, 0, run.stderr);
     const warnings = run.stderr.split("\n").filter((l) =>
