@@ -181,7 +181,7 @@ def sentencepiece_model(layout: str, vocab_size: int = VOCAB) -> bytes:
 
 def save_tokenizer(kind: str, folder: Path) -> list[int]:
     """Write the family's tokenizer files; returns the ids a prompt must not use."""
-    if kind in ("llama3", "qwen2", "gpt2", "command-r", "glm", "solar-open", "hunyuan"):
+    if kind in ("llama3", "qwen2", "gpt2", "command-r", "glm", "solar-open", "hunyuan", "kimi"):
         if kind == "command-r":  # Cohere's: <PAD>, <BOS_TOKEN>, <|END_OF_TURN_TOKEN|> among its specials
             specials = ["<PAD>", "<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>"]
             tok = command_r_bpe(specials)
@@ -227,6 +227,13 @@ def save_tokenizer(kind: str, folder: Path) -> list[int]:
             hf = transformers.PreTrainedTokenizerFast(
                 tokenizer_object=tok, bos_token="<|bos|>", eos_token="<|eos|>", pad_token="<|pad|>",
             )
+        elif kind == "kimi":
+            # Kimi-K2's / Kimi-Linear's: Kimi's regex, its reserved specials after the BPE ones.
+            specials = KIMI_SPECIALS
+            tok = byte_level_bpe(KIMI_REGEX, specials)
+            hf = transformers.PreTrainedTokenizerFast(
+                tokenizer_object=tok, bos_token="[BOS]", eos_token="<|im_end|>",
+            )
         else:  # Phi-4's: a GPT2Tokenizer (tiktoken's cl100k regex is Llama 3's).
             specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
             tok = byte_level_bpe(LLAMA3_REGEX, specials)
@@ -237,6 +244,8 @@ def save_tokenizer(kind: str, folder: Path) -> list[int]:
         hf.save_pretrained(folder)
         if kind == "hunyuan":
             save_hunyuan_tiktoken(tok, folder)
+        if kind == "kimi":
+            save_kimi_tiktoken(tok, folder)
         return [tok.token_to_id(s) for s in specials]
     if kind == "gemma4":
         return save_gemma4_tokenizer(folder)
@@ -269,6 +278,66 @@ def save_tokenizer(kind: str, folder: Path) -> list[int]:
 # Hunyuan-A13B's special tokens (tokenization_hy.py's, the extras cut to 3), after its BPE ones.
 HUNYUAN_SPECIALS = ["<|endoftext|>", "<|startoftext|>", "<|bos|>", "<|eos|>", "<|pad|>"] + [
     f"<|extra_{i}|>" for i in range(3)]
+
+
+# Kimi-K2's pat_str (remote/tokenization_kimi.py's, as published).
+KIMI_REGEX = "|".join([
+    r"[\p{Han}]+",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"\p{N}{1,3}",
+    r" ?[^\s\p{L}\p{N}]+[\r\n]*",
+    r"\s*[\r\n]+",
+    r"\s+(?!\S)",
+    r"\s+",
+])
+# Kimi's reserved special ids (8 here, 256 published) as its tokenizer_config.json names the
+# first ones: [BOS], [EOS], <|im_end|>, <|im_user|>, <|im_assistant|>, one unnamed, then
+# <|start_header_id|>, <|end_header_id|> (published ids 163584..163591).
+KIMI_FIRST_SPECIAL = VOCAB - 8
+KIMI_SPECIALS = ["[BOS]", "[EOS]", "<|im_end|>", "<|im_user|>", "<|im_assistant|>",
+                 f"<|reserved_token_{KIMI_FIRST_SPECIAL + 5}|>", "<|start_header_id|>",
+                 "<|end_header_id|>"]
+
+
+def save_kimi_tiktoken(tok: Tokenizer, folder: Path) -> None:
+    """The tokenizer as Kimi-K2 and Kimi-Linear publish it, with no tokenizer.json:
+    `tiktoken.model` (each BPE token's bytes in base64 and its id as rank), the remote code
+    that reads it (`remote/tokenization_kimi.py`, named by `auto_map`) and the named
+    specials in tokenizer_config.json's `added_tokens_decoder`; what llama.cpp's converter
+    reads through its `kimi-k2` path (trust_remote_code). Checked to give tokenizer.json's
+    special ids and token ids before tokenizer.json is removed."""
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+    byte_of = {c: b for b, c in bytes_to_unicode().items()}
+    lines = [
+        f"{base64.b64encode(bytes(byte_of[c] for c in token)).decode()} {i}\n"
+        for token, i in sorted(tok.get_vocab().items(), key=lambda item: item[1])
+        if token not in KIMI_SPECIALS
+    ]
+    (folder / "tiktoken.model").write_text("".join(lines))
+    shutil.copy(HERE / "remote" / "tokenization_kimi.py", folder / "tokenization_kimi.py")
+    (folder / "tokenizer.json").unlink()
+    (folder / "special_tokens_map.json").unlink(missing_ok=True)
+    named = {str(tok.token_to_id(t)): {"content": t, "lstrip": False, "normalized": False,
+                                       "rstrip": False, "single_word": False, "special": True}
+             for t in KIMI_SPECIALS if not t.startswith("<|reserved_token_")}
+    config = {
+        "added_tokens_decoder": named,
+        "auto_map": {"AutoTokenizer": ["tokenization_kimi.TikTokenTokenizer", None]},
+        "bos_token": "[BOS]",
+        "clean_up_tokenization_spaces": False,
+        "eos_token": "<|im_end|>",
+        "model_max_length": 1048576,
+        "tokenizer_class": "TikTokenTokenizer",
+    }
+    (folder / "tokenizer_config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+    remote = transformers.AutoTokenizer.from_pretrained(folder, trust_remote_code=True)
+    assert remote.special_tokens == {t: tok.token_to_id(t) for t in KIMI_SPECIALS}, remote.special_tokens
+    assert remote.vocab_size == VOCAB, remote.vocab_size
+    assert remote.eos_id == tok.token_to_id("<|im_end|>")
+    for text in corpus()[:300] + ["Hello World's 12345 你好世界 CamelCase\n\n  x"]:
+        assert remote.encode(text) == tok.encode(text).ids, text
 
 
 def save_hunyuan_tiktoken(tok: Tokenizer, folder: Path) -> None:
@@ -1421,8 +1490,8 @@ FAMILIES["kimi-linear"] = (
            linear_head_dim=HEAD_DIM, linear_num_heads=HEADS, linear_conv_kernel_dim=4,
            layer_types=["linear_attention", "full_attention"] * 2,
            mlp_layer_types=["dense", "sparse", "sparse", "sparse"],
-           pad_token_id=None, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
-    "llama3",
+           pad_token_id=None, bos_token_id=VOCAB - 8, eos_token_id=VOCAB - 7),
+    "kimi",
     {"routed scaling": {"routed_scaling_factor": 1.0}},
 )
 

@@ -24,7 +24,10 @@ name the converter gives the published tokenizers with that regex (or, for
 LFM2 and Falcon-H1, the family's: "lfm2", "falcon-h1"); Cohere's
 shape (NFC, single digits, GPT-2's ByteLevel regex) is named "command-r".
 Fixtures of a family whose published tokenizer the converter names by its hash
-otherwise get that name (PRE_BY_FAMILY: Hunyuan-A13B's Qwen2 regex is "hunyuan").
+otherwise get that name (PRE_BY_FAMILY: Hunyuan-A13B's Qwen2 regex is "hunyuan";
+Kimi-Linear's tiktoken vocabulary, read through its remote code with no
+tokenizer.json, is "kimi-k2"; not when transformers 5 reads tiktoken.model into
+a fast tokenizer of its own, which the converter tries first).
 
 A second one: the converter reads config.json through transformers'
 AutoConfig, and transformers 5 moves some published keys elsewhere without
@@ -101,7 +104,7 @@ PRE_BY_REGEX = {
 
 # Fixtures whose published tokenizer the converter names otherwise than the
 # regex's usual model (by its hash): Hunyuan-A13B's Qwen2 regex is "hunyuan".
-PRE_BY_FAMILY = {"hunyuan-moe": "hunyuan"}
+PRE_BY_FAMILY = {"hunyuan-moe": "hunyuan", "kimi-linear": "kimi-k2"}
 # Families whose published tokenizers (Llama 3's regex and ignore_merges, which llama.cpp runs
 # alike under these names) the converter names otherwise by their hash: LiquidAI/LFM2.5-* (and
 # LFM2-VL's, the same tokenizer), tiiuae/Falcon-H1-*.
@@ -125,6 +128,14 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -
         try:
             return original(self, tokenizer)
         except NotImplementedError:
+            if not (model_dir / "tokenizer.json").is_file() and model_dir.name in PRE_BY_FAMILY:
+                # Kimi's tiktoken.model: named only when read by its remote code (the
+                # converter's kimi-k2 path). transformers 5 also reads a bare tiktoken.model
+                # into its own fast tokenizer (`_set_vocab_gpt2` first tries that, without
+                # trust_remote_code), whose hash the published vocabulary does not give.
+                if type(tokenizer).__name__ != "TikTokenTokenizer":
+                    raise
+                return PRE_BY_FAMILY[model_dir.name]
             tokenizer_json = json.loads((model_dir / "tokenizer.json").read_text())
             pre = tokenizer_json["pre_tokenizer"]
             steps = pre.get("pretokenizers", [pre])
