@@ -25,10 +25,19 @@ const BYTE_CHARS: readonly string[] = (() => {
 export interface TiktokenFacts {
   /** The file's name in the model folder. */
   readonly file: string;
-  /** The special tokens, in id order from the first id after the ranks. */
-  readonly specials: readonly string[];
+  /**
+   * The special tokens, in id order from the first id after the ranks; or
+   * how many ids are reserved there (Kimi's `num_reserved_special_tokens`),
+   * named by `tokenizer_config.json`'s `added_tokens_decoder`, the others
+   * `<|reserved_token_{id}|>`.
+   */
+  readonly specials: readonly string[] | number;
   /** The pre-tokenizer's regex (tiktoken's `pat_str`). */
   readonly regex: string;
+  /** The `tokenizer.ggml.pre` the converter writes for it; absent: the name the regex is recognised by. */
+  readonly pre?: string;
+  /** The converter writes the remote tokenizer's `eos_id` (tokenizer_config.json's `eos_token`) as EOS. */
+  readonly eosFromTokenizer?: boolean;
 }
 
 /** A token's bytes as a latin-1 string (a map key), and as byte-level BPE names it. */
@@ -60,6 +69,7 @@ function bpeParts(ranks: ReadonlyMap<string, number>, token: string, maxRank: nu
  * @param text The file's text.
  * @param facts Its specials and regex.
  * @param location The file, for messages.
+ * @param names Special tokens' names by id (`added_tokens_decoder`), for reserved ids.
  * @returns A byte-level BPE `tokenizer.json` object.
  * @throws {RangeError} On a line that is not a base64 token and a rank.
  */
@@ -67,6 +77,7 @@ export function tiktokenAsTokenizerJson(
   text: string,
   facts: TiktokenFacts,
   location: string,
+  names: ReadonlyMap<number, string> = new Map(),
 ): Record<string, unknown> {
   const ranks = new Map<string, number>();
   for (const [index, line] of text.split("\n").entries()) {
@@ -90,8 +101,14 @@ export function tiktokenAsTokenizerJson(
     const parts = bpeParts(ranks, key, rank);
     if (parts.length === 2) merges.push([byteLevel(parts[0]!), byteLevel(parts[1]!)]);
   }
+  const specials = typeof facts.specials === "number"
+    ? Array.from(
+      { length: facts.specials },
+      (_, i) => names.get(ranks.size + i) ?? `<|reserved_token_${ranks.size + i}|>`,
+    )
+    : facts.specials;
   return {
-    added_tokens: facts.specials.map((content, i) => ({
+    added_tokens: specials.map((content, i) => ({
       id: ranks.size + i,
       content,
       single_word: false,

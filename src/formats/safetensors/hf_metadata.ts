@@ -71,7 +71,7 @@ import { rerankerMetadata } from "../../arch/qwen3_reranker.ts";
 import { withSavedDefaults } from "../../arch/multimodal.ts";
 import { tokenizeAlike } from "../../tokenizer/pre_tokenizers.ts";
 import { architectureOfHf, familyOf, tiedByDefault } from "../../arch/registry.ts";
-import { tiktokenAsTokenizerJson } from "../../tokenizer/tiktoken_vocab.ts";
+import { tiktokenAsTokenizerJson, type TiktokenFacts } from "../../tokenizer/tiktoken_vocab.ts";
 import type { SentencePieceFacts } from "../../arch/family.ts";
 import {
   checkConfigValues,
@@ -100,6 +100,11 @@ export interface HfCompanions {
   config?: unknown;
   /** `tokenizer.json`. */
   tokenizer?: unknown;
+  /**
+   * How `tokenizer` was read from the family's tiktoken file, when the
+   * folder has no `tokenizer.json` (then gguf-py's `SpecialVocab` names no ids).
+   */
+  tiktoken?: TiktokenFacts;
   /** `tokenizer_config.json`. */
   tokenizerConfig?: unknown;
   /** `generation_config.json`. */
@@ -505,6 +510,21 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
     out["tokenizer.special_ids"] = {
       ...(record(out["tokenizer.special_ids"]) ?? {}),
       ...fromConfig,
+    };
+  }
+  // A tiktoken vocabulary: the converter's name for it, and EOS from its remote tokenizer
+  // (Kimi-Linear's `tokenizer.eos_id`, written over SpecialVocab's).
+  const tiktoken = files.tiktoken;
+  if (tiktoken?.pre !== undefined && vocabulary !== undefined) {
+    delete out["tokenizer.pre_unrecognised"];
+    out["tokenizer.pre"] = tiktoken.pre;
+    out["tokenizer.pre_type"] = tiktoken.pre;
+  }
+  const tokenizerEos = lookup(tokenString(tokenizerConfig["eos_token"]));
+  if (tiktoken?.eosFromTokenizer === true && tokenizerEos !== undefined) {
+    out["tokenizer.special_ids"] = {
+      ...(record(out["tokenizer.special_ids"]) ?? {}),
+      eos: tokenizerEos,
     };
   }
   // add_bos_token as the family's converter class sets it after SpecialVocab's (Nemotron-H).
@@ -918,16 +938,17 @@ export async function readHfCompanionFiles(
     MAX_TOKENIZER_BYTES,
     (value, location) => checkTokenizerValues(value, location, bound),
   );
-  if (tokenizer !== undefined) companions.tokenizer = tokenizer;
-  else {
-    const tiktoken = await readTiktoken(files, listing, prefix, config, budget);
-    if (tiktoken !== undefined) {
-      checkTokenizerValues(tiktoken, files.locate(prefix + "tokenizer.json"), bound);
-      companions.tokenizer = tiktoken;
-    }
-  }
   const tokenizerConfig = await json("tokenizer_config.json", MAX_CONFIG_BYTES, templates);
   if (tokenizerConfig !== undefined) companions.tokenizerConfig = tokenizerConfig;
+  if (tokenizer !== undefined) companions.tokenizer = tokenizer;
+  else {
+    const tiktoken = await readTiktoken(files, listing, prefix, config, tokenizerConfig, budget);
+    if (tiktoken !== undefined) {
+      checkTokenizerValues(tiktoken.tokenizer, files.locate(prefix + "tokenizer.json"), bound);
+      companions.tokenizer = tiktoken.tokenizer;
+      companions.tiktoken = tiktoken.facts;
+    }
+  }
   const generationConfig = await json("generation_config.json", MAX_CONFIG_BYTES, configValues);
   if (generationConfig !== undefined) companions.generationConfig = generationConfig;
   const preprocessorConfig = await json("preprocessor_config.json", MAX_CONFIG_BYTES, configValues);
@@ -986,17 +1007,30 @@ export async function readHfCompanionFiles(
   return companions;
 }
 
+/** The special tokens `tokenizer_config.json`'s `added_tokens_decoder` names, by id. */
+function addedTokenNames(tokenizerConfig: unknown): Map<number, string> {
+  const names = new Map<number, string>();
+  const decoder = record(record(tokenizerConfig)?.["added_tokens_decoder"]) ?? {};
+  for (const id in decoder) {
+    const content = record(decoder[id])?.["content"];
+    if (/^\d+$/.test(id) && typeof content === "string") names.set(Number(id), content);
+  }
+  return names;
+}
+
 /**
  * The `tokenizer.json` a family's published tiktoken file stands for
- * (Hunyuan-A13B's `hy.tiktoken`), when the folder has that file.
+ * (Hunyuan-A13B's `hy.tiktoken`, Kimi's `tiktoken.model`), when the folder
+ * has that file, and the facts it was read with.
  */
 async function readTiktoken(
   files: ModelFiles,
   listing: ReadonlySet<string>,
   prefix: string,
   config: unknown,
+  tokenizerConfig: unknown,
   budget: CompanionBudget,
-): Promise<Record<string, unknown> | undefined> {
+): Promise<{ tokenizer: Record<string, unknown>; facts: TiktokenFacts } | undefined> {
   const c = record(config) ?? {};
   const hfArchitecture = firstString(c["architectures"]);
   const modelType = typeof c["model_type"] === "string" ? c["model_type"] : undefined;
@@ -1012,7 +1046,8 @@ async function readTiktoken(
   if (text === undefined) return undefined;
   const location = files.locate(prefix + facts.file);
   try {
-    return tiktokenAsTokenizerJson(text, facts, location);
+    const names = addedTokenNames(tokenizerConfig);
+    return { tokenizer: tiktokenAsTokenizerJson(text, facts, location, names), facts };
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
     throw new ModelFormatError("JSON", location, error.message.replace(`${location}: `, ""));

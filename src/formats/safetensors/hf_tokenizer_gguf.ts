@@ -156,6 +156,8 @@ export function ggufTokenizerFields(files: {
   chatTemplate?: string;
   additionalChatTemplates?: readonly { name: string; template: string }[];
   chatTemplateJson?: unknown;
+  /** Set when `tokenizer` was read from a tiktoken file (no `tokenizer.json`). */
+  tiktoken?: unknown;
   tokens: readonly string[];
   merges?: readonly string[];
 }): ModelMetadata {
@@ -189,7 +191,12 @@ export function ggufTokenizerFields(files: {
     }
   }
 
-  const special = specialVocabOf(files, tokenizer, files.tokens.length);
+  // Read from a tiktoken file, there is no tokenizer.json: SpecialVocab names no id by its token.
+  const special = specialVocabOf(
+    files,
+    files.tiktoken === undefined ? tokenizer : undefined,
+    files.tokens.length,
+  );
   const out: ModelMetadata = {
     "tokenizer.ggml_model": kind,
   };
