@@ -2438,15 +2438,24 @@ ASSISTANTS = {"gemma4-assistant": "gemma4", "gemma4-unified-assistant": "gemma4"
 # Families whose tokenizer is checked against llama.cpp's (gemma4_tokenizer_test.ts):
 # transformers' ids for the shared strings (tests/testdata/tokenizers/strings.json)
 # and the family's control-token text, written to tokens/<family>.json.
-TOKENIZED = {"gemma4": "<bos><|turn>user\nhi<turn|>\n<|channel>thought<channel|><|tool_call>x<tool_call|>"}
+TOKENIZED = {"gemma4": "<bos><|turn>user\nhi<turn|>\n<|channel>thought<channel|><|tool_call>x<tool_call|>",
+             # Kimi's tiktoken vocabulary through its remote code (tiktoken's own encoder).
+             "kimi-linear": "[BOS]<|im_user|>user\nHelloWorld's CAPS 你好世界<|im_end|>"
+                            "<|im_assistant|>assistant 1234567 <|reserved_token_381|>x"}
 
 
 def make_tokenizations(name: str) -> None:
     strings = json.loads((HERE.parent / "tokenizers" / "strings.json").read_text())["common"]
     texts = [*strings, TOKENIZED[name]]
-    tok = transformers.AutoTokenizer.from_pretrained(HERE / "hf" / name)
+    # kimi-linear's is remote code (tokenization_kimi.py), which tiktoken encodes with.
+    remote = (HERE / "hf" / name / "tokenization_kimi.py").exists()
+    tok = transformers.AutoTokenizer.from_pretrained(HERE / "hf" / name, trust_remote_code=remote)
     ids = [tok.encode(t, add_special_tokens=False) for t in texts]
-    out = {"family": name, "made_by": f"transformers {transformers.__version__}",
+    made_by = f"transformers {transformers.__version__}"
+    if remote:
+        import tiktoken
+        made_by += f", remote tokenization_kimi.py, tiktoken {tiktoken.__version__}"
+    out = {"family": name, "made_by": made_by,
            "texts": texts, "ids": ids}
     (HERE / "tokens").mkdir(exist_ok=True)
     (HERE / "tokens" / f"{name}.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
