@@ -36,10 +36,14 @@ export const COMPANION_FILES: readonly string[] = [
 /**
  * Companions of a SafeTensors model only: the model card, whose YAML header
  * gives a converted GGUF its licence, base models, tags… (model_card.ts), and
- * Hunyuan-A13B's tiktoken vocabulary (read without a tokenizer.json). A
- * GGUF carries its own.
+ * the tiktoken vocabularies of Hunyuan-A13B and Kimi (read without a
+ * tokenizer.json). A GGUF carries its own.
  */
-export const SAFETENSORS_COMPANION_FILES: readonly string[] = ["README.md", "hy.tiktoken"];
+export const SAFETENSORS_COMPANION_FILES: readonly string[] = [
+  "README.md",
+  "hy.tiktoken",
+  "tiktoken.model",
+];
 
 /** The index of a sharded SafeTensors model. */
 export const INDEX_FILE = "model.safetensors.index.json";

@@ -133,10 +133,11 @@ Deno.test("selectModelFiles() picks only what the model needs", async (t) => {
         "tokenizer.json",
         "special_tokens_map.json",
         "hy.tiktoken",
+        "tiktoken.model",
       ],
       undefined,
       [
-        // The model card of a SafeTensors model (not of a GGUF, below), Hunyuan's tiktoken file.
+        // The model card of a SafeTensors model (not of a GGUF, below), Hunyuan's and Kimi's tiktoken files.
         "README.md",
         "config.json",
         "hy.tiktoken",
@@ -144,6 +145,7 @@ Deno.test("selectModelFiles() picks only what the model needs", async (t) => {
         "s-1.safetensors",
         "s-2.safetensors",
         "special_tokens_map.json",
+        "tiktoken.model",
         "tokenizer.json",
       ],
     ],
