@@ -40,3 +40,21 @@ Deno.test("tiktoken: a line that is not a base64 token and a rank is refused, na
     /x\.tiktoken: line 2 is not a base64 token and its rank/,
   );
 });
+
+Deno.test("tiktoken: reserved special ids (Kimi's) named by added_tokens_decoder, the others <|reserved_token_{id}|>", () => {
+  const text = [line("a", 0), line("b", 1), line("ab", 2)].join("\n");
+  const facts = { file: "tiktoken.model", specials: 4, regex: "\\s+" };
+  const json = tiktokenAsTokenizerJson(
+    text,
+    facts,
+    "tiktoken.model",
+    new Map([[3, "[BOS]"], [5, "[PAD]"]]),
+  );
+  const added = json["added_tokens"] as { id: number; content: string; special: boolean }[];
+  assert.deepEqual(added.map((t) => [t.id, t.content, t.special]), [
+    [3, "[BOS]", true],
+    [4, "<|reserved_token_4|>", true],
+    [5, "[PAD]", true],
+    [6, "<|reserved_token_6|>", true],
+  ]);
+});
