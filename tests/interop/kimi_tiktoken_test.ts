@@ -58,7 +58,18 @@ Deno.test("kimi-linear: llama.cpp on aprkit's GGUF tokenizes as Kimi's tiktoken 
   await withTempDir(async (dir) => {
     const gguf = `${dir}/kimi-linear.gguf`;
     await convertModel(familyDir("kimi-linear"), gguf);
-    const [ids] = await llamaTokenize([{ path: gguf, texts: reference.texts }]);
+    // The same vocabulary under Llama 3's pre-tokenizer: the texts must tell them apart
+    // (contractions, which Kimi's regex keeps with their word, and the vocabulary merges across).
+    const llama3 = `${dir}/kimi-linear-llama-bpe.gguf`;
+    await convertModel(familyDir("kimi-linear"), llama3, { preTokenizer: "llama-bpe" });
+    const [ids, otherIds] = await llamaTokenize([
+      { path: gguf, texts: reference.texts },
+      { path: llama3, texts: reference.texts },
+    ]);
+    assert.ok(
+      otherIds!.some((row, i) => JSON.stringify(row) !== JSON.stringify(reference.ids[i])),
+      "llama-bpe tokenizes every text as kimi-k2 does: the texts do not test the pre-tokenizer",
+    );
     const { same, differences } = tokenizationDifferences(
       "kimi-linear",
       reference.texts,

@@ -37,6 +37,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import math
 import random
 import re
@@ -49,6 +50,11 @@ import sentencepiece as spm
 import torch
 import transformers
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+
+# tiktoken's load_tiktoken_bpe (Kimi's remote code reads tiktoken.model with it) caches
+# even a local file by its path, in the temp dir: a remade tiktoken.model would be read
+# as the previous one. No cache.
+os.environ["TIKTOKEN_CACHE_DIR"] = ""
 
 HERE = Path(__file__).resolve().parent
 
@@ -108,8 +114,8 @@ def corpus() -> list[str]:
     ]
 
 
-def train_byte_level(tok: Tokenizer, specials: list[str]) -> Tokenizer:
-    """Train a byte-level BPE on the corpus to VOCAB tokens, the specials last."""
+def train_byte_level(tok: Tokenizer, specials: list[str], extra: list[str] = ()) -> Tokenizer:
+    """Train a byte-level BPE on the corpus (and `extra` lines) to VOCAB tokens, the specials last."""
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=VOCAB - len(specials),
@@ -117,13 +123,13 @@ def train_byte_level(tok: Tokenizer, specials: list[str]) -> Tokenizer:
         show_progress=False,
         special_tokens=[],
     )
-    tok.train_from_iterator(corpus(), trainer)
+    tok.train_from_iterator([*corpus(), *extra], trainer)
     tok.add_special_tokens(specials)
     assert tok.get_vocab_size() == VOCAB, tok.get_vocab_size()
     return tok
 
 
-def byte_level_bpe(regex: str, specials: list[str]) -> Tokenizer:
+def byte_level_bpe(regex: str, specials: list[str], extra: list[str] = ()) -> Tokenizer:
     """A byte-level BPE like Llama 3's / Qwen2's: one Split regex, then ByteLevel without its own regex.
 
     Llama 3's published tokenizer.json sets `ignore_merges` (llama.cpp's llama-bpe
@@ -136,7 +142,7 @@ def byte_level_bpe(regex: str, specials: list[str]) -> Tokenizer:
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
         ]
     )
-    return train_byte_level(tok, specials)
+    return train_byte_level(tok, specials, extra)
 
 
 def command_r_bpe(specials: list[str]) -> Tokenizer:
@@ -230,7 +236,7 @@ def save_tokenizer(kind: str, folder: Path) -> list[int]:
         elif kind == "kimi":
             # Kimi-K2's / Kimi-Linear's: Kimi's regex, its reserved specials after the BPE ones.
             specials = KIMI_SPECIALS
-            tok = byte_level_bpe(KIMI_REGEX, specials)
+            tok = byte_level_bpe(KIMI_REGEX, specials, KIMI_EXTRA)
             hf = transformers.PreTrainedTokenizerFast(
                 tokenizer_object=tok, bos_token="[BOS]", eos_token="<|im_end|>",
             )
@@ -291,6 +297,10 @@ KIMI_REGEX = "|".join([
     r"\s+(?!\S)",
     r"\s+",
 ])
+# Lines the Kimi vocabulary is also trained on: contractions, which Kimi's regex keeps with
+# their word (Llama 3's and Qwen2's split them off), so that merges across that boundary
+# exist and the tokens tell the pre-tokenizers apart (kimi_tiktoken_test.ts).
+KIMI_EXTRA = ["don't won't can't isn't it's that's he's she's we're they're I'm you'll"] * 200
 # Kimi's reserved special ids (8 here, 256 published) as its tokenizer_config.json names the
 # first ones: [BOS], [EOS], <|im_end|>, <|im_user|>, <|im_assistant|>, one unnamed, then
 # <|start_header_id|>, <|end_header_id|> (published ids 163584..163591).
@@ -337,7 +347,7 @@ def save_kimi_tiktoken(tok: Tokenizer, folder: Path) -> None:
     assert remote.vocab_size == VOCAB, remote.vocab_size
     assert remote.eos_id == tok.token_to_id("<|im_end|>")
     for text in corpus()[:300] + ["Hello World's 12345 你好世界 CamelCase\n\n  x"]:
-        assert remote.encode(text) == tok.encode(text).ids, text
+        assert remote.encode(text) == tok.encode(text).ids, (text, remote.encode(text), tok.encode(text).ids)
 
 
 def save_hunyuan_tiktoken(tok: Tokenizer, folder: Path) -> None:
@@ -2441,7 +2451,7 @@ ASSISTANTS = {"gemma4-assistant": "gemma4", "gemma4-unified-assistant": "gemma4"
 TOKENIZED = {"gemma4": "<bos><|turn>user\nhi<turn|>\n<|channel>thought<channel|><|tool_call>x<tool_call|>",
              # Kimi's tiktoken vocabulary through its remote code (tiktoken's own encoder).
              "kimi-linear": "[BOS]<|im_user|>user\nHelloWorld's CAPS 你好世界<|im_end|>"
-                            "<|im_assistant|>assistant 1234567 <|reserved_token_381|>x"}
+                            "<|im_assistant|>assistant 1234567 <|reserved_token_381|>x don't, it's"}
 
 
 def make_tokenizations(name: str) -> None:

@@ -64,11 +64,17 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+# tiktoken's load_tiktoken_bpe (Kimi's remote code reads tiktoken.model with it) caches
+# even a local file by its path, in the temp dir: a remade tiktoken.model would be read
+# as the previous one. No cache.
+os.environ["TIKTOKEN_CACHE_DIR"] = ""
 
 HERE = Path(__file__).resolve().parent
 
