@@ -127,7 +127,7 @@ export function assertGgufFamily(
  * Refuse, when its header passes, a Hugging Face model with no vocabulary for
  * GGUF output: without `tokenizer.json` or `tokenizer.model` (a folder with
  * only a `tiktoken.model` of a family whose remote tokenizer aprkit does not
- * know, Kimi-K2's, or none) the file would have no
+ * know, or none) the file would have no
  * `tokenizer.ggml.*` keys, which llama.cpp cannot run and its converter does
  * not write. Placed after the other transforms, so what they refuse about
  * the tensors is said first.
@@ -150,7 +150,7 @@ export function requireGgufVocabulary(
       ) {
         throw new UsageError(
           `Cannot convert "${location}" to GGUF: it has no tokenizer.json or tokenizer.model ` +
-            `(a tiktoken.model alone is read for Kimi-Linear only), and llama.cpp cannot run a GGUF without a ` +
+            `(a tiktoken.model alone is read for Kimi-Linear and Kimi-K2 only), and llama.cpp cannot run a GGUF without a ` +
             `vocabulary; add the model's tokenizer.json, or convert to APR or SafeTensors`,
         );
       }

@@ -247,6 +247,8 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "unknown-arch",
   "deepseek2",
   "deepseek3",
+  // deepseek3's checkpoint with Kimi-K2's tokenizer files.
+  "kimi-k2",
   "glm4moe",
   "glm4moe-mtp",
   "solar-open",

@@ -15,7 +15,15 @@ import { runApr, withTempDir } from "../cli/_run_apr.ts";
 import { readGgufFile } from "./_files.ts";
 import { llamaTokenize } from "./_llama_judge.ts";
 import { tokenizationDifferences } from "./_tokenizations.ts";
-import { FAMILIES_DIR, familyDir, llamaCppManifest } from "./_families.ts";
+import {
+  fail,
+  FAMILIES_DIR,
+  familyDir,
+  fileDifference,
+  ggufDescription,
+  llamaCppManifest,
+  manifestDifferences,
+} from "./_families.ts";
 
 const reference = JSON.parse(
   await Deno.readTextFile(`${FAMILIES_DIR}/tokens/kimi-linear.json`),
@@ -97,5 +105,23 @@ Deno.test("kimi-linear: a tiktoken.model line that is not a token and its rank i
     assert.equal(lines.length, 1, run.stderr);
     assert.match(lines[0]!, /tiktoken\.model.*line 2 is not a base64 token and its rank/);
     await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+  });
+});
+
+Deno.test("kimi-k2 (deepseek2, model_type kimi_k2): from tiktoken.model the GGUF equals the converter's (F32, Q8_0)", async () => {
+  await withTempDir(async (dir) => {
+    for (const type of ["f32", "q8_0"] as const) {
+      const out = `${dir}/kimi-k2-${type}.gguf`;
+      await convertModel(familyDir("kimi-k2"), out, type === "f32" ? {} : { quantize: type });
+      const theirs = await llamaCppManifest("kimi-k2", type);
+      assert.ok(theirs !== undefined);
+      fail(`kimi-k2 ${type}`, manifestDifferences(await ggufDescription(out), theirs));
+      fail(`kimi-k2 ${type}`, await fileDifference(out, theirs));
+      // DeepseekV2Model's kimi-k2 path keeps config.json's EOS ([EOS]), not the tokenizer's.
+      const kv = (await readGgufFile(out)).kv;
+      const tokens = kv.get("tokenizer.ggml.tokens")?.value as string[];
+      assert.equal(tokens[kv.get("tokenizer.ggml.eos_token_id")?.value as number], "[EOS]");
+      assert.equal(kv.get("tokenizer.ggml.pre")?.value, "kimi-k2");
+    }
   });
 });

@@ -43,6 +43,7 @@ import {
   type MadeTensor,
   SHARED_EXPERT_APR_NAMES,
 } from "../family.ts";
+import { KIMI_TIKTOKEN } from "../kimi_tiktoken.ts";
 import { KvWriter } from "../kv.ts";
 import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
 import { columnsAsRows, keepRanges } from "../transforms.ts";
@@ -339,6 +340,8 @@ export const DEEPSEEK2: Family = {
   hfArchitectures: ["DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"],
   hfModelTypes: ["deepseek_v2", "deepseek_v3"],
   ggufArchitecture: "deepseek2",
+  // Kimi-K2 (model_type kimi_k2): EOS stays config.json's (DeepseekV2Model writes no other).
+  tiktoken: KIMI_TIKTOKEN,
   ggufRopeType: "norm",
   blockNames: DEEPSEEK2_BLOCK,
   experts: DEEPSEEK_EXPERTS,

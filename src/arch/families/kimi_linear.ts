@@ -33,7 +33,7 @@
 
 import type { TensorInfo } from "../../tensor.ts";
 import { type Family, LLAMA_BLOCK } from "../family.ts";
-import type { TiktokenFacts } from "../../tokenizer/tiktoken_vocab.ts";
+import { KIMI_TIKTOKEN } from "../kimi_tiktoken.ts";
 import { KvWriter, record } from "../kv.ts";
 import { scoreBiasReadName } from "../router_bias.ts";
 import { ssmTensors } from "../ssm.ts";
@@ -229,32 +229,6 @@ function hfName(name: string): string {
     : read;
 }
 
-/**
- * Kimi's published tokenizer (Kimi-K2, Kimi-Linear): `tiktoken.model` read by
- * `tokenization_kimi.py`'s `TikTokenTokenizer`: its ranks, then 256 reserved
- * special ids named by tokenizer_config.json's `added_tokens_decoder`, and
- * its `pat_str`. The converter's kimi-k2 path (`KimiLinearModel.set_vocab`)
- * names it `kimi-k2` and writes the tokenizer's `eos_id` as EOS.
- */
-export const KIMI_TIKTOKEN: TiktokenFacts = {
-  file: "tiktoken.model",
-  specials: 256,
-  regex: [
-    "[\\p{Han}]+",
-    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}&&[^\\p{Han}]]*" +
-    "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}&&[^\\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}&&[^\\p{Han}]]+" +
-    "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}&&[^\\p{Han}]]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-    "\\p{N}{1,3}",
-    " ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*",
-    "\\s*[\\r\\n]+",
-    "\\s+(?!\\S)",
-    "\\s+",
-  ].join("|"),
-  pre: "kimi-k2",
-  eosFromTokenizer: true,
-};
-
 /** Kimi Linear. */
 export const KIMI_LINEAR: Family = {
   name: "kimi-linear",
@@ -305,7 +279,8 @@ export const KIMI_LINEAR: Family = {
   hfArchitectures: ["KimiLinearForCausalLM", "KimiLinearModel"],
   hfModelTypes: ["kimi_linear"],
   ggufArchitecture: "kimi-linear",
-  tiktoken: KIMI_TIKTOKEN,
+  // KimiLinearModel.set_vocab writes the remote tokenizer's eos_id over SpecialVocab's.
+  tiktoken: { ...KIMI_TIKTOKEN, eosFromTokenizer: true },
   ggufRopeType: "none",
   noRope: true,
   hybrid: true,

@@ -2063,6 +2063,33 @@ def rename_tensors(folder: Path, rules: list[tuple[str, str]], model_cls: str):
     return model.eval()
 
 
+# Kimi-K2's tokenizer on DeepSeek-V3's model (DeepseekV3ForCausalLM), as Kimi-K2 publishes it;
+# made of `deepseek3`'s weights and `kimi-linear`'s tokenizer files. config.json keeps
+# model_type deepseek_v3 (published: kimi_k2, which transformers 5.18 does not know and the
+# fixture tests look families up by; the converter and aprkit go by the architecture).
+KIMI_K2_COPY = {"kimi-k2": ("deepseek3", "kimi-linear")}
+
+
+def make_kimi_k2_copy(copy: str, model: str, tokenizer: str) -> None:
+    """`hf/<copy>/`: `hf/<model>/` with config.json's BOS/EOS
+    ids [BOS]/[EOS] (as Kimi-K2's config.json has them), its tokenizer files replaced by
+    `hf/<tokenizer>/`'s (tiktoken.model, tokenization_kimi.py, tokenizer_config.json; no
+    tokenizer.json). No reference run: it is there for the converter's kimi-k2 path of
+    DeepseekV2Model (make_llamacpp.py), which writes config.json's EOS, not the tokenizer's."""
+    source, folder = HERE / "hf" / model, HERE / "hf" / copy
+    if folder.exists():
+        shutil.rmtree(folder)
+    shutil.copytree(source, folder)
+    for name in ("tokenizer.json", "special_tokens_map.json", "tokenizer_config.json"):
+        (folder / name).unlink(missing_ok=True)
+    for name in ("tiktoken.model", "tokenization_kimi.py", "tokenizer_config.json"):
+        shutil.copy(HERE / "hf" / tokenizer / name, folder / name)
+    config_path = folder / "config.json"
+    config = json.loads(config_path.read_text())
+    config.update(bos_token_id=KIMI_FIRST_SPECIAL, eos_token_id=KIMI_FIRST_SPECIAL + 1)
+    config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+
+
 def make_bf16_copy(name: str, copy: str) -> None:
     """`hf/<copy>/`: `hf/<name>/` with every weight rounded to BF16, as most published
     checkpoints store them (config.json's `dtype` says so). No reference run: it
@@ -2490,6 +2517,10 @@ def main() -> None:
         top = ref["steps"][0]["top"][0]
         print(f"{name}: greedy {ref['greedy']}, first step top {top}, margins {ref['greedy_margins']}, "
               f"sensitivity {ref['sensitivity']}")
+    for copy, (model, tokenizer) in KIMI_K2_COPY.items():
+        if not TRANSFORMERS_4 and (copy in names or model in names or tokenizer in names):
+            make_kimi_k2_copy(copy, model, tokenizer)
+            print(f"{copy}: {model} with {tokenizer}'s tokenizer")
     for copy, name in BF16_COPIES.items():
         if not TRANSFORMERS_4 and (copy in names or name in names):
             make_bf16_copy(name, copy)

@@ -110,7 +110,7 @@ PRE_BY_REGEX = {
 
 # Fixtures whose published tokenizer the converter names otherwise than the
 # regex's usual model (by its hash): Hunyuan-A13B's Qwen2 regex is "hunyuan".
-PRE_BY_FAMILY = {"hunyuan-moe": "hunyuan", "kimi-linear": "kimi-k2"}
+PRE_BY_FAMILY = {"hunyuan-moe": "hunyuan", "kimi-linear": "kimi-k2", "kimi-k2": "kimi-k2"}
 # Families whose published tokenizers (Llama 3's regex and ignore_merges, which llama.cpp runs
 # alike under these names) the converter names otherwise by their hash: LiquidAI/LFM2.5-* (and
 # LFM2-VL's, the same tokenizer), tiiuae/Falcon-H1-*.
