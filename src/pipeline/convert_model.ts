@@ -412,10 +412,12 @@ async function convertPart(
   });
   try {
     const location = typeof source === "string" ? source : model.location;
-    checkModelFor(model, location, format, options);
+    // A vision GGUF aprkit cannot write is refused first: the family's
+    // warnings would otherwise print before the one-line refusal.
     if (options.mmproj !== undefined || part === "vision") {
       assertMmprojSupported(model.header, location);
     }
+    checkModelFor(model, location, format, options);
     if (keptType(model) === undefined) noteDequantized(model, options);
     const split = options.keepSplit === true ? sourceSplit(model, location) : undefined;
     let header: ModelHeader | undefined;
