@@ -548,13 +548,12 @@ export function hfShapeProblem(
   const layers = layersKey.value;
   const hidden = hiddenKey.value;
   // Multi-token-prediction layers follow the last one (GLM-4.5, DeepSeek-V3, Qwen3.5).
-  const nextnKey = family.gguf?.extraBlocks !== undefined && family.gguf.extraBlocks(h) > 0
-    ? undefined
-    : "num_nextn_predict_layers";
-  const nextn = nextnKey === undefined
-    ? family.gguf!.extraBlocks!(h)
-    : typeof h[nextnKey] === "number"
-    ? Math.max(0, h[nextnKey] as number)
+  const extra = family.gguf?.extraBlocks?.(h) ?? 0;
+  const nextnKey = extra > 0 ? undefined : "num_nextn_predict_layers";
+  const nextn = extra > 0
+    ? extra
+    : typeof h["num_nextn_predict_layers"] === "number"
+    ? Math.max(0, h["num_nextn_predict_layers"] as number)
     : 0;
   // Laguna's query heads vary by layer (num_attention_heads_per_layer): no one count to check.
   const perLayer = h["num_attention_heads_per_layer"];
@@ -635,14 +634,15 @@ function unknownBlockTensor(
   kinded: readonly Kinded[],
 ): ShapeProblem | undefined {
   const infos = kinded.map((k) => k.t as ShapedTensor & TensorInfo);
-  const hparams = new KvWriter(config, family.ggufArchitecture).hparams;
+  // One writer over the config for the family's hooks (made, kept, dropped).
+  const w = new KvWriter(config, family.ggufArchitecture);
   let consumed: Set<string>;
   try {
     // What the family makes itself (MLA's kv_b_proj, gpt-oss's experts, routers' biases).
     const made = [
       // A checkpoint's kept NVFP4 weights with their scales, then the family's own.
       ...keptNvfp4Tensors(infos, family),
-      ...family.gguf?.made?.(infos, new KvWriter(config, family.ggufArchitecture)) ?? [],
+      ...family.gguf?.made?.(infos, w) ?? [],
     ];
     consumed = new Set(made.flatMap((m) => m.needs));
   } catch (error) {
@@ -659,15 +659,13 @@ function unknownBlockTensor(
     const name = k.t.name;
     const piece = name.slice(`${family.hfBlockPrefix ?? "model.layers"}.${k.block}.`.length);
     if (consumed.has(name) || name.endsWith(".rotary_emb.inv_freq")) continue;
-    if (family.hfKeptPiece?.(piece, hparams) === true) continue;
+    if (family.hfKeptPiece?.(piece, w.hparams) === true) continue;
     if (
       stacked.some((s) => piece === s || piece.startsWith(`${s}.`) || piece.startsWith(`${s}_`))
     ) {
       continue;
     }
-    if (family.gguf?.drops?.(name, new KvWriter(config, family.ggufArchitecture)) === true) {
-      continue;
-    }
+    if (family.gguf?.drops?.(name, w) === true) continue;
     if (family.gguf?.tensorKeys?.reads(name) === true) continue; // written as keys
     return {
       tensor: name,
