@@ -1544,19 +1544,24 @@ def kimi_hub_tensors(folder: Path) -> None:
     names only the MoE blocks so, and llama.cpp's converter cannot map a dense
     `block_sparse_moe.gate_proj`. Shards and index are rewritten in place.
     """
-    from safetensors.torch import load_file, save_file
-
     def hub(key: str) -> str:
         for proj in ("gate_proj", "up_proj", "down_proj"):
             key = key.replace(f".block_sparse_moe.{proj}.", f".mlp.{proj}.")
         return key
 
+    rewrite_tensor_names(folder, hub)
+
+
+def rewrite_tensor_names(folder: Path, rename) -> None:
+    """Rename a saved checkpoint's tensors by `rename`, in its shards and its index alike."""
+    from safetensors.torch import load_file, save_file
+
     index_path = folder / "model.safetensors.index.json"
     index = json.loads(index_path.read_text())
     for shard in sorted(set(index["weight_map"].values())):
         tensors = load_file(folder / shard)
-        save_file({hub(k): v for k, v in tensors.items()}, folder / shard, metadata={"format": "pt"})
-    index["weight_map"] = dict(sorted((hub(k), v) for k, v in index["weight_map"].items()))
+        save_file({rename(k): v for k, v in tensors.items()}, folder / shard, metadata={"format": "pt"})
+    index["weight_map"] = dict(sorted((rename(k), v) for k, v in index["weight_map"].items()))
     index_path.write_text(json.dumps(index, indent=2) + "\n")
 
 
@@ -2043,20 +2048,12 @@ def rename_tensors(folder: Path, rules: list[tuple[str, str]], model_cls: str):
     """Rename a saved checkpoint's tensors by `rules` (regex, replacement; each applied
     in turn), shards and index alike, and load it back: the reference runs what
     transformers makes of the renamed folder."""
-    from safetensors.torch import load_file, save_file
-
     def renamed(name: str) -> str:
         for pattern, replacement in rules:
             name = re.sub(pattern, replacement, name)
         return name
 
-    index_path = folder / "model.safetensors.index.json"
-    index = json.loads(index_path.read_text())
-    for shard in sorted(set(index["weight_map"].values())):
-        tensors = load_file(folder / shard)
-        save_file({renamed(k): v for k, v in tensors.items()}, folder / shard, metadata={"format": "pt"})
-    index["weight_map"] = dict(sorted((renamed(k), v) for k, v in index["weight_map"].items()))
-    index_path.write_text(json.dumps(index, indent=2) + "\n")
+    rewrite_tensor_names(folder, renamed)
     model, info = getattr(transformers, model_cls).from_pretrained(
         folder, dtype=torch.float32, attn_implementation="eager", output_loading_info=True)
     assert not any(info.values()), f"{folder.name}: transformers loads it otherwise: {info}"
