@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
-import { runApr, withTempDir } from "../cli/_run_apr.ts";
+import { assertOneLineError, runApr, withTempDir } from "../cli/_run_apr.ts";
 import {
   fail,
   familyDir,
@@ -50,10 +50,7 @@ Deno.test("hunyuan-moe: a hy.tiktoken line that is not a token and its rank is r
     await Deno.writeTextFile(`${folder}/hy.tiktoken`, "IQ== 0\nnot-a-line\n");
     const out = `${dir}/out.gguf`;
     const run = await runApr(["convert", folder, "-o", out]);
-    assert.equal(run.code, 2, run.stderr);
-    const lines = run.stderr.trim().split("\n");
-    assert.equal(lines.length, 1, run.stderr);
-    assert.match(lines[0]!, /hy\.tiktoken.*line 2 is not a base64 token and its rank/);
+    assertOneLineError(run, /hy\.tiktoken.*line 2 is not a base64 token and its rank/);
     await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
   });
 });

@@ -11,7 +11,8 @@
 
 import assert from "node:assert/strict";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
-import { runApr, withTempDir } from "../cli/_run_apr.ts";
+import { assertOneLineError, runApr, withTempDir } from "../cli/_run_apr.ts";
+import { copyCheckpoint } from "./_multimodal.ts";
 import { readGgufFile } from "./_files.ts";
 import { llamaTokenize } from "./_llama_judge.ts";
 import { tokenizationDifferences } from "./_tokenizations.ts";
@@ -92,18 +93,11 @@ Deno.test("kimi-linear: llama.cpp on aprkit's GGUF tokenizes as Kimi's tiktoken 
 
 Deno.test("kimi-linear: a tiktoken.model line that is not a token and its rank is refused, naming the file", async () => {
   await withTempDir(async (dir) => {
-    const folder = `${dir}/kimi-linear`;
-    await Deno.mkdir(folder);
-    for await (const entry of Deno.readDir(familyDir("kimi-linear"))) {
-      await Deno.copyFile(`${familyDir("kimi-linear")}/${entry.name}`, `${folder}/${entry.name}`);
-    }
+    const folder = await copyCheckpoint(familyDir("kimi-linear"), `${dir}/kimi-linear`);
     await Deno.writeTextFile(`${folder}/tiktoken.model`, "IQ== 0\nnot-a-line\n");
     const out = `${dir}/out.gguf`;
     const run = await runApr(["convert", folder, "-o", out]);
-    assert.equal(run.code, 2, run.stderr);
-    const lines = run.stderr.trim().split("\n");
-    assert.equal(lines.length, 1, run.stderr);
-    assert.match(lines[0]!, /tiktoken\.model.*line 2 is not a base64 token and its rank/);
+    assertOneLineError(run, /tiktoken\.model.*line 2 is not a base64 token and its rank/);
     await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
   });
 });
