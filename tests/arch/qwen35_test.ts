@@ -115,4 +115,10 @@ Deno.test("qwen35: multi-token-prediction layers are counted into block_count, n
   assert.equal(QWEN35.gguf!.sourceName!("mtp.fc.weight", CONFIG), "mtp.fc.weight");
   assert.equal(QWEN35.gguf!.drops!("mtp.fc.weight", new KvWriter(CONFIG, "qwen35")), true);
   assert.equal(QWEN35MOE.gguf!.extraBlocks!({ mtp_num_hidden_layers: 2 }), 2);
+  // A count no checkpoint has is refused before any key or array is made.
+  assert.match(
+    refusal({ mtp_num_hidden_layers: 2147483000 })!,
+    /mtp_num_hidden_layers 2147483000, more than its num_hidden_layers 4/,
+  );
+  assert.equal(refusal({ mtp_num_hidden_layers: 4 }), undefined);
 });

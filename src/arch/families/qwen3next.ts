@@ -118,6 +118,14 @@ export function linearAttentionRefusal(w: KvWriter): string | undefined {
     return `its config.json has linear_num_value_heads ${a.valueHeads}, not a multiple of ` +
       `linear_num_key_heads ${a.keyHeads}, which llama.cpp's ${w.arch} needs`;
   }
+  // Checked before the keys are made: each MTP layer is a block of block_count
+  // and an entry of recurrent_layers (Qwen3.5 publishes 1).
+  const mtp = mtpLayers(w.hparams);
+  const layers = w.need("num_hidden_layers");
+  if (mtp > layers) {
+    return `its config.json has mtp_num_hidden_layers ${mtp}, more than its ` +
+      `num_hidden_layers ${layers}: no multi-token-prediction block count a checkpoint has`;
+  }
   return undefined;
 }
 
