@@ -97,6 +97,7 @@ export class KvWriter {
    */
   readonly hfClass: string | undefined;
   readonly #entries = new Map<string, KvEntry>();
+  readonly #options: KvWriterOptions;
 
   /**
    * @param config The parsed `config.json`.
@@ -108,6 +109,7 @@ export class KvWriter {
     arch: string,
     options: KvWriterOptions = {},
   ) {
+    this.#options = options;
     this.pooling = options.pooling;
     this.dense = options.dense ?? [];
     this.rerank = options.rerank;
@@ -168,6 +170,25 @@ export class KvWriter {
   /** Add a finished entry under its full key (from another writer). */
   put(key: string, entry: KvEntry): void {
     this.#entries.set(key, entry);
+  }
+
+  /**
+   * A writer over `hparams` in place of this config, with this writer's
+   * architecture and options: the converter's subclasses change their
+   * hparams before a parent class reads them.
+   */
+  over(hparams: Readonly<Record<string, unknown>>): KvWriter {
+    return new KvWriter(hparams, this.arch, this.#options);
+  }
+
+  /**
+   * Add, in order, the keys `write` makes over `hparams` (see {@linkcode over}):
+   * a subclass's `set_gguf_parameters` calling its parent's on changed hparams.
+   */
+  writeOver(hparams: Readonly<Record<string, unknown>>, write: (w: KvWriter) => void): void {
+    const parent = this.over(hparams);
+    write(parent);
+    for (const [key, entry] of parent.#entries) this.#entries.set(key, entry);
   }
 
   /** `{arch}.<suffix>` as UINT32. */

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { KvWriter } from "./kv.ts";
+import type { KvWriter } from "./kv.ts";
 
 /** GGUF `rope.scaling.type` values (gguf-py's `RopeScalingType`). */
 const ROPE_SCALING = { linear: "linear", yarn: "yarn", longrope: "longrope" } as const;
@@ -163,9 +163,7 @@ export function writeTextModelKvScoredBy(
   write: (w: KvWriter) => void = writeTextModelKv,
 ): void {
   if (expertScoringFunction(w) != null) return write(w);
-  const common = new KvWriter({ ...w.hparams, scoring_func: scoring }, w.arch);
-  write(common);
-  for (const [key, entry] of common.entries()) w.put(key, entry);
+  w.writeOver({ ...w.hparams, scoring_func: scoring }, write);
 }
 
 /**

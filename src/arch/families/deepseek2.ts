@@ -44,7 +44,7 @@ import {
   SHARED_EXPERT_APR_NAMES,
 } from "../family.ts";
 import { KIMI_TIKTOKEN } from "../kimi_tiktoken.ts";
-import { KvWriter } from "../kv.ts";
+import type { KvWriter } from "../kv.ts";
 import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
 import { columnsAsRows, keepRanges } from "../transforms.ts";
 import { activation, SILU } from "../config_fields.ts";
@@ -54,12 +54,10 @@ export function writeDeepseek2Kv(w: KvWriter): void {
   const h = w.hparams;
   // The converter sets these on its hparams before the common keys: MLA as
   // MQA (one KV head), and DeepSeek's default epsilon.
-  const common = new KvWriter(
+  w.writeOver(
     { ...h, num_key_value_heads: 1, rms_norm_eps: h["rms_norm_eps"] ?? 1e-6 },
-    w.arch,
+    writeTextModelKv,
   );
-  writeTextModelKv(common);
-  for (const [key, entry] of common.entries()) w.put(key, entry);
   const hasMoe = h["n_routed_experts"] != null;
   const dense = h["first_k_dense_replace"] ??
     (hasMoe ? 0 : w.need("num_hidden_layers"));

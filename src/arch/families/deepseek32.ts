@@ -25,7 +25,7 @@
  */
 
 import type { Family } from "../family.ts";
-import { KvWriter } from "../kv.ts";
+import type { KvWriter } from "../kv.ts";
 import {
   DEEPSEEK2,
   DEEPSEEK2_BLOCK,
@@ -43,12 +43,10 @@ import { NEXTN_BLOCK, nextnLayers } from "./glm4moe.ts";
  */
 export function writeMlaWithNextnKv(w: KvWriter): void {
   const h = w.hparams;
-  const withNextn = new KvWriter(
+  w.writeOver(
     { ...h, num_hidden_layers: w.need("num_hidden_layers") + nextnLayers(h) },
-    w.arch,
+    writeDeepseek2Kv,
   );
-  writeDeepseek2Kv(withNextn);
-  for (const [key, entry] of withNextn.entries()) w.put(key, entry);
 }
 
 /** The DSA indexer's sizes, as `DeepseekV32Model`/`GlmMoeDsaModel` write them. */

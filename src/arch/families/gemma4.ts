@@ -23,7 +23,7 @@
 
 import type { TensorInfo } from "../../tensor.ts";
 import type { Family, GeneratedTensor, MadeTensor } from "../family.ts";
-import { KvWriter, record } from "../kv.ts";
+import { type KvWriter, record } from "../kv.ts";
 import { activation, type ConfigFields, GELU } from "../config_fields.ts";
 import { writeGemma3Keys } from "./gemma3.ts";
 import { GEMMA2_BLOCK } from "./gemma2.ts";
@@ -57,7 +57,7 @@ const DEFAULT_ROPE = {
 /** The writer over the config with transformers' default RoPE where it has none. */
 export function withDefaultRope(w: KvWriter): KvWriter {
   if (record(w.hparams["rope_parameters"]) !== undefined) return w;
-  return new KvWriter({ ...w.hparams, rope_parameters: DEFAULT_ROPE }, w.arch);
+  return w.over({ ...w.hparams, rope_parameters: DEFAULT_ROPE });
 }
 
 /** The layer types (`layer_types`), which the converter requires. */

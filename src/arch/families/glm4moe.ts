@@ -35,7 +35,7 @@
 
 import type { TensorInfo } from "../../tensor.ts";
 import { type Family, LLAMA_BLOCK, type MadeTensor, SHARED_EXPERT_APR_NAMES } from "../family.ts";
-import { KvWriter } from "../kv.ts";
+import type { KvWriter } from "../kv.ts";
 import { expertScoringFunction, GATING_FUNC, writeTextModelKv } from "../text_model.ts";
 import {
   DEEPSEEK_EXPERTS,
@@ -69,12 +69,10 @@ export function nextnLayers(hparams: Readonly<Record<string, unknown>>): number 
 export function writeGlm4MoeKv(w: KvWriter, rotaryByDefault = 0.5): void {
   const h = w.hparams;
   // block_count is the class's: the trunk and the MTP layers.
-  const common = new KvWriter(
+  w.writeOver(
     { ...h, num_hidden_layers: w.need("num_hidden_layers") + nextnLayers(h) },
-    w.arch,
+    writeTextModelKv,
   );
-  writeTextModelKv(common);
-  for (const [key, entry] of common.entries()) w.put(key, entry);
   w.u32("rope.dimension_count", glmRopeDims(w, rotaryByDefault));
   w.u32("expert_count", h["n_routed_experts"]);
   w.u32("expert_feed_forward_length", h["moe_intermediate_size"]);

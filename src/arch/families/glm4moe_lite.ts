@@ -17,7 +17,7 @@
  */
 
 import { type Family, SHARED_EXPERT_APR_NAMES } from "../family.ts";
-import { KvWriter } from "../kv.ts";
+import type { KvWriter } from "../kv.ts";
 import { expertScoringFunction } from "../text_model.ts";
 import { DEEPSEEK2, deepseek2Made, deepseek2Unsupported, writeDeepseek2Kv } from "./deepseek2.ts";
 import { GLM_SPECIAL_TOKENS, NEXTN_BLOCK, nextnLayers } from "./glm4moe.ts";
@@ -58,7 +58,7 @@ function asDeepseek(w: KvWriter, hparams: Record<string, unknown> = {}): KvWrite
   const dense = leadingDense(h);
   if (dense !== undefined) extra["first_k_dense_replace"] = dense;
   if (expertScoringFunction(w) == null && !sigmoidByDefault(w)) extra["scoring_func"] = "sigmoid";
-  return new KvWriter({ ...h, ...extra }, w.arch);
+  return w.over({ ...h, ...extra });
 }
 
 /** `Glm4MoeLiteModel.set_gguf_parameters`. */
@@ -66,8 +66,7 @@ function writeGlm4MoeLiteKv(w: KvWriter): void {
   const nextn = nextnLayers(w.hparams);
   // block_count is the class's: the trunk and the MTP layers.
   const inner = asDeepseek(w, { num_hidden_layers: w.need("num_hidden_layers") + nextn });
-  writeDeepseek2Kv(inner);
-  for (const [key, entry] of inner.entries()) w.put(key, entry);
+  w.writeOver(inner.hparams, writeDeepseek2Kv);
   if (nextn > 0) w.u32("nextn_predict_layers", nextn);
 }
 
@@ -80,7 +79,7 @@ function unsupported(w: KvWriter): string | undefined {
       `deepseek2 runs the first ${dense} layers dense, the rest sparse`;
   }
   const scored = expertScoringFunction(w) == null
-    ? new KvWriter({ ...w.hparams, scoring_func: "sigmoid" }, w.arch)
+    ? w.over({ ...w.hparams, scoring_func: "sigmoid" })
     : w;
   return deepseek2Unsupported(scored);
 }

@@ -10,7 +10,7 @@
  */
 
 import { type Family, LLAMA_BLOCK } from "../family.ts";
-import { KvWriter } from "../kv.ts";
+import type { KvWriter } from "../kv.ts";
 import { LLAMA_SENTENCEPIECE, writeLlamaKv } from "./llama.ts";
 import { activation, SILU } from "../config_fields.ts";
 
@@ -23,9 +23,7 @@ import { activation, SILU } from "../config_fields.ts";
 export function writeGraniteKv(w: KvWriter): void {
   // The converter pops head_dim before the common keys.
   const { head_dim: _ignored, ...rest } = w.hparams;
-  const inner = new KvWriter(rest, w.arch);
-  writeLlamaKv(inner);
-  for (const [key, entry] of inner.entries()) w.put(key, entry);
+  w.writeOver(rest, writeLlamaKv);
   // Python's truthiness: a zero multiplier is not written.
   const truthy = (v: unknown) => typeof v === "number" && v !== 0 ? v : undefined;
   w.f32("attention.scale", truthy(w.hparams["attention_multiplier"]));

@@ -42,7 +42,7 @@
  */
 
 import type { Family } from "../family.ts";
-import { KvWriter } from "../kv.ts";
+import type { KvWriter } from "../kv.ts";
 import { GATING_FUNC } from "../text_model.ts";
 import { activation, SILU } from "../config_fields.ts";
 import {
@@ -93,9 +93,7 @@ function writeHyV4Kv(w: KvWriter): void {
     delete h["n_group"];
     delete h["topk_group"];
   }
-  const mla = new KvWriter(h, w.arch);
-  writeDeepseek2Kv(mla);
-  for (const [key, entry] of mla.entries()) w.put(key, entry);
+  w.writeOver(h, writeDeepseek2Kv);
   w.u32("expert_gating_func", GATING_FUNC["sigmoid"]);
   const limit = w.num("swiglu_limit") ?? 0;
   if (limit > 0) {

@@ -34,7 +34,7 @@
 import type { TensorInfo } from "../../tensor.ts";
 import { type Family, LLAMA_BLOCK } from "../family.ts";
 import { KIMI_TIKTOKEN } from "../kimi_tiktoken.ts";
-import { KvWriter, record } from "../kv.ts";
+import { type KvWriter, record } from "../kv.ts";
 import { scoreBiasReadName } from "../router_bias.ts";
 import { ssmTensors } from "../ssm.ts";
 import { scoringRefusal, writeTextModelKvScoredBy } from "../text_model.ts";
@@ -135,9 +135,10 @@ function writeKv(w: KvWriter): void {
   // KV head. transformers always scores the experts with a sigmoid (the
   // published moe_router_activation_func).
   const headDim = h["head_dim"] ?? rope;
-  const common = new KvWriter({ ...h, num_key_value_heads: 1, head_dim: headDim }, w.arch);
-  writeTextModelKvScoredBy(common, "sigmoid");
-  for (const [key, entry] of common.entries()) w.put(key, entry);
+  w.writeOver(
+    { ...h, num_key_value_heads: 1, head_dim: headDim },
+    (common) => writeTextModelKvScoredBy(common, "sigmoid"),
+  );
   w.setArray("attention.head_count_kv", "INT32", layers.full.map((f) => f ? 1 : 0));
   w.u32("vocab_size", w.need("vocab_size"));
   w.u32("ssm.conv_kernel", layers.convKernel);

@@ -45,9 +45,7 @@ function ffWidth(w: KvWriter): number {
 /** TextModel's keys with the per-layer list in head_count_kv's place (0 for a convolution layer). */
 function writeLayersKv(w: KvWriter): void {
   const kv = w.need("num_key_value_heads");
-  const inner = new KvWriter(w.hparams, w.arch);
-  writeTextModelKv(inner);
-  for (const [key, entry] of inner.entries()) w.put(key, entry);
+  w.writeOver(w.hparams, writeTextModelKv);
   w.setArray("attention.head_count_kv", "INT32", attends(w).map((a) => a ? kv : 0));
 }
 

@@ -38,7 +38,7 @@
 
 import type { TensorInfo } from "../../tensor.ts";
 import { type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
-import { KvWriter, record } from "../kv.ts";
+import { type KvWriter, record } from "../kv.ts";
 import { scoringRefusal, writeTextModelKv } from "../text_model.ts";
 import { activation, SILU } from "../config_fields.ts";
 import { GATE_SCORE_BIAS, scoreBiasReadName } from "../router_bias.ts";
@@ -88,12 +88,7 @@ function rotary(w: KvWriter): number {
 function writeMimo2Kv(w: KvWriter): void {
   const h = w.hparams;
   // block_count is the class's: the trunk and the MTP layers.
-  const common = new KvWriter(
-    { ...h, num_hidden_layers: w.need("num_hidden_layers") + NEXTN },
-    w.arch,
-  );
-  writeTextModelKv(common);
-  for (const [key, entry] of common.entries()) w.put(key, entry);
+  w.writeOver({ ...h, num_hidden_layers: w.need("num_hidden_layers") + NEXTN }, writeTextModelKv);
   const hybrid = [...pattern(w), ...Array.from({ length: NEXTN }, () => 1)] as number[];
   const kv = w.need("num_key_value_heads");
   const swaKv = swaKvHeads(w);

@@ -22,7 +22,7 @@
 
 import { activation, type ConfigFields, SILU } from "../config_fields.ts";
 import type { Family } from "../family.ts";
-import { KvWriter } from "../kv.ts";
+import type { KvWriter } from "../kv.ts";
 import { scoreBiasHfName, scoreBiasReadName } from "../router_bias.ts";
 import { ssmTensors } from "../ssm.ts";
 import { writeGraniteKv } from "./granite.ts";
@@ -84,9 +84,7 @@ function writeKv(w: KvWriter): void {
   // files) do not have.
   const dense = isMoe(w.hparams) ? {} : Object.fromEntries(MOE_FIELDS.map((f) => [f, undefined]));
   const hparams = { ...w.hparams, ...dense, num_hidden_layers: layers };
-  const inner = new KvWriter(hparams, w.arch);
-  writeGraniteKv(inner);
-  for (const [key, entry] of inner.entries()) w.put(key, entry);
+  w.writeOver(hparams, writeGraniteKv);
   const { inner: width, groups } = sizes(w);
   w.u32("ssm.conv_kernel", w.need("conv_kernel", "mamba_d_conv"));
   w.u32("ssm.state_size", w.need("ssm_state_size"));

@@ -16,7 +16,7 @@
 
 import type { ConfigFields } from "../config_fields.ts";
 import type { Family } from "../family.ts";
-import { KvWriter } from "../kv.ts";
+import type { KvWriter } from "../kv.ts";
 import { BERT_FIELDS, writeBertKv } from "./bert.ts";
 
 /**
@@ -109,13 +109,7 @@ function unsupported(w: KvWriter): string | undefined {
 
 /** `NomicBertModel.set_gguf_parameters`: BERT's keys, with `n_positions` cut to the trained context. */
 function writeNomicBertKv(w: KvWriter): void {
-  const inner = new KvWriter(
-    { ...w.hparams, n_positions: trainedContext(w.hparams) },
-    w.arch,
-    w.pooling === undefined ? {} : { pooling: w.pooling },
-  );
-  writeBertKv(inner);
-  for (const [key, entry] of inner.entries()) w.put(key, entry);
+  w.writeOver({ ...w.hparams, n_positions: trainedContext(w.hparams) }, writeBertKv);
 }
 
 /**

@@ -29,7 +29,7 @@
 import { tensorByteLength } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
 import { type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
-import { KvWriter } from "../kv.ts";
+import type { KvWriter } from "../kv.ts";
 import { mapFloats, rangesInOrder } from "../transforms.ts";
 import { activation, type Assumption, type ConfigFields, SILU } from "../config_fields.ts";
 import { EVERY_LAYER_MOE, QWEN_MOE_EXPERTS, writeQwenMoeKv } from "./qwen2moe.ts";
@@ -70,12 +70,10 @@ export function linearAttention(hparams: Readonly<Record<string, unknown>>): Lin
 export function writeQwen3NextKv(w: KvWriter): void {
   const mtp = mtpLayers(w.hparams);
   // block_count is the class's: the trunk and the MTP layers.
-  const common = new KvWriter(
+  w.writeOver(
     { ...w.hparams, num_hidden_layers: w.need("num_hidden_layers") + mtp },
-    w.arch,
+    writeQwenMoeKv,
   );
-  writeQwenMoeKv(common);
-  for (const [key, entry] of common.entries()) w.put(key, entry);
   if (mtp > 0) w.u32("nextn_predict_layers", mtp);
   w.u32("ssm.conv_kernel", w.need("linear_conv_kernel_dim"));
   w.u32("ssm.state_size", w.need("linear_key_head_dim"));

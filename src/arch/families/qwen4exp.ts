@@ -34,7 +34,7 @@
 import { tensorByteLength } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
 import type { Family, MadeTensor } from "../family.ts";
-import { KvWriter } from "../kv.ts";
+import type { KvWriter } from "../kv.ts";
 import type { Caveat, ConfigFields } from "../config_fields.ts";
 import { concatPayloads, rangesInOrder } from "../transforms.ts";
 import { QWEN_MOE_EXPERTS } from "./qwen2moe.ts";
@@ -128,9 +128,7 @@ function pleEos(w: KvWriter): number | undefined {
 /** `Qwen4ExpTextModel.set_gguf_parameters`. */
 function writeQwen4ExpKv(w: KvWriter): void {
   // Its converter class has no MTP export (no_mtp): Qwen3.5's keys without MTP layers.
-  const trunk = new KvWriter({ ...w.hparams, mtp_num_hidden_layers: 0 }, w.arch);
-  writeQwen35Kv(trunk);
-  for (const [key, entry] of trunk.entries()) w.put(key, entry);
+  w.writeOver({ ...w.hparams, mtp_num_hidden_layers: 0 }, writeQwen35Kv);
   const layers = w.need("num_hidden_layers");
   w.u32("hyper_connection.count", w.need("hc_count"));
   w.u32("hyper_connection.low_rank", w.need("hc_lowrank"));

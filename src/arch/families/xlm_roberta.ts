@@ -15,7 +15,7 @@
  */
 
 import type { Family, MadeTensor } from "../family.ts";
-import { KvWriter } from "../kv.ts";
+import type { KvWriter } from "../kv.ts";
 import { keepRanges } from "../transforms.ts";
 import { tensorByteLength } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
@@ -32,13 +32,7 @@ function writeXlmRobertaKv(w: KvWriter): void {
   const offset = positionOffset(w);
   const max = w.num("max_position_embeddings");
   if (offset === undefined || max === undefined) return writeBertKv(w);
-  const lowered = new KvWriter(
-    { ...w.hparams, max_position_embeddings: max - offset },
-    w.arch,
-    w.pooling === undefined ? {} : { pooling: w.pooling },
-  );
-  writeBertKv(lowered);
-  for (const [key, entry] of lowered.entries()) w.put(key, entry);
+  w.writeOver({ ...w.hparams, max_position_embeddings: max - offset }, writeBertKv);
 }
 
 /** The converter's reading of a name: `roberta.` dropped, then BERT's. */
