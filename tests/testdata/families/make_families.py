@@ -2411,8 +2411,18 @@ def make_conditional_copy(name: str, copy: str) -> None:
     assert worst < 1e-4, f"{copy}: the composite computes otherwise than {name} ({worst})"
 
 
+# Qwen3-VL's image processor config (transformers 5.18's Qwen2VLImageProcessorFast as
+# Qwen3VLProcessor sets it; transformers has no Qwen4-Exp processor), at the tower's patch.
+QWEN4EXP_PREPROCESSOR = {
+    "image_processor_type": "Qwen2VLImageProcessorFast", "processor_class": "Qwen3VLProcessor",
+    "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "do_convert_rgb": True,
+    "do_resize": True, "do_rescale": True, "rescale_factor": 1 / 255, "do_normalize": True,
+    "resample": 3, "patch_size": 16, "merge_size": 2, "temporal_patch_size": 2,
+    "size": {"shortest_edge": 65536, "longest_edge": 16777216},
+}
+
 # The copies' image processor configs.
-PREPROCESSORS = {"gemma4-cg": GEMMA4_PREPROCESSOR}
+PREPROCESSORS = {"gemma4-cg": GEMMA4_PREPROCESSOR, "qwen4exp-cg": QWEN4EXP_PREPROCESSOR}
 
 # Image-text copies of a text fixture (the language model's weights, towers added).
 CONDITIONAL_COPIES = {"gemma4-cg": ("gemma4", gemma4_composite),
