@@ -218,6 +218,19 @@ export interface GgufSupport {
    */
   sourceName?(name: string, hparams: Readonly<Record<string, unknown>>): string;
   /**
+   * `config.json` with what the converter counts from the checkpoint's tensor
+   * names where the config says nothing (Qwen3-Next's multi-token-prediction
+   * layers), filled in at import so every later step reads one config; absent:
+   * the config as it is.
+   *
+   * @param config The model's `config.json`.
+   * @param names The checkpoint's tensor names.
+   */
+  countedConfig?(
+    config: Readonly<Record<string, unknown>>,
+    names: readonly string[],
+  ): Readonly<Record<string, unknown>>;
+  /**
    * Layers the converter writes past `num_hidden_layers` (GLM-4.5's
    * multi-token-prediction layers): counted in `block_count`, so
    * llama-quantize's layer-dependent choices count them too.

@@ -16,7 +16,8 @@
  * after its `Qwen3VLVisionModel` (conversion/qwen3vl.py), and SmolVLM and
  * Idefics3, after its `SmolVLMModel` (conversion/smolvlm.py), LFM2-VL, after
  * its `LFM2VLModel` (conversion/lfm2.py), and GLM-4.1V and GLM-4.5V, after its
- * `Glm4VVisionModel` (conversion/qwen3vl.py).
+ * `Glm4VVisionModel` (conversion/qwen3vl.py), and Qwen4-Exp, whose
+ * `Qwen4ExpVisionModel` (conversion/qwen4exp.py) is Qwen3-VL's.
  *
  * @module
  */
@@ -492,6 +493,33 @@ const QWEN3VL_MMPROJ: MmprojSupport = {
   },
 };
 
+/** The vision RoPE base llama.cpp's `qwen3vl_merger` graph hard-codes (models/qwen3vl.cpp). */
+const QWEN3VL_VISION_ROPE_THETA = 10000;
+
+/**
+ * Qwen4-Exp's vision GGUF: Qwen3-VL's (the converter's `Qwen4ExpVisionModel`
+ * subclasses `Qwen3VLVisionModel` unchanged). Its config, unlike Qwen3-VL's,
+ * carries the tower's RoPE base (`vision_config.rope_parameters`), which the
+ * converter does not write and llama.cpp takes as 10000: another base is refused.
+ */
+const QWEN4EXP_MMPROJ: MmprojSupport = {
+  ...QWEN3VL_MMPROJ,
+  source: "llama.cpp conversion/qwen4exp.py Qwen4ExpVisionModel (Qwen3VLVisionModel)",
+  writeKv(w, sources) {
+    // Without one, transformers' Qwen4ExpVisionConfig takes 10000 too.
+    const theta = record(w.hparams["rope_parameters"])?.["rope_theta"] ?? QWEN3VL_VISION_ROPE_THETA;
+    if (theta !== QWEN3VL_VISION_ROPE_THETA) {
+      throw new RangeError(
+        `config.json: vision_config.rope_parameters has rope_theta ${
+          JSON.stringify(theta ?? null)
+        }; ` +
+          `llama.cpp's qwen3vl_merger tower always rotates with base ${QWEN3VL_VISION_ROPE_THETA}`,
+      );
+    }
+    QWEN3VL_MMPROJ.writeKv(w, sources);
+  },
+};
+
 function numberOr(value: unknown, fallback: number): number {
   return typeof value === "number" && Number.isFinite(value) ? value : fallback;
 }
@@ -914,6 +942,7 @@ export const MMPROJ_CLASSES: Readonly<Record<string, MmprojSupport>> = {
   Glm4vForConditionalGeneration: GLM4V_MMPROJ,
   Glm4vMoeForConditionalGeneration: GLM4V_MMPROJ,
   Gemma4ForConditionalGeneration: GEMMA4_MMPROJ,
+  Qwen4ExpForConditionalGeneration: QWEN4EXP_MMPROJ,
 };
 
 /**

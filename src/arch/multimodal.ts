@@ -209,10 +209,9 @@ export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
     textFamily: () => "qwen35moe",
   },
   Qwen4ExpForConditionalGeneration: {
-    source: "llama.cpp conversion/qwen4exp.py Qwen4ExpTextModel (text); its vision GGUF not " +
-      "written (Qwen4ExpVisionModel)",
+    source:
+      "llama.cpp conversion/qwen4exp.py Qwen4ExpTextModel (text), Qwen4ExpVisionModel (mmproj)",
     textFamily: () => "qwen4exp",
-    mmprojElsewhere: "llama.cpp's convert_hf_to_gguf.py --mmproj makes its vision GGUF",
   },
   SmolVLMForConditionalGeneration: {
     source: "llama.cpp conversion/llama.py LlamaModel (text), smolvlm.py SmolVLMModel (mmproj)",

@@ -26,6 +26,7 @@ const LINEAR_ATTENTION: Readonly<Record<string, readonly string[]>> = {
   "qwen35-moe": QWEN35_LINEAR,
   "qwen35-mtp": QWEN35_LINEAR,
   "qwen35-moe-mtp": QWEN35_LINEAR,
+  "qwen3-next-mtp": ["in_proj_qkvz.weight", "in_proj_ba.weight"],
 };
 /** Each name under `prefix` (none when empty), a `.weight` tensor. */
 function weights(prefix: string, names: readonly string[]): string[] {

@@ -7,13 +7,15 @@
  * and llama-quantize's presets), `ple.image_token_id` included, leaving the
  * vision tower out with one note, and llama.cpp runs it as transformers
  * computes the `qwen4exp` fixture (the same weights; make_families.py checks
- * the composite computes the same). Its vision GGUF (`--mmproj`) is refused
- * in one line, with no file.
+ * the composite computes the same). Its vision GGUF (`--mmproj`) equals the
+ * converter's (Qwen3-VL's tower, `Qwen4ExpVisionModel`); a tower RoPE base
+ * other than the 10000 llama.cpp's `qwen3vl_merger` graph hard-codes is
+ * refused in one line, with no file.
  */
 
 import assert from "node:assert/strict";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
-import { assertOneLineError, runApr, withTempDir } from "../cli/_run_apr.ts";
+import { assertOneLineError, runApr, testdata, withTempDir } from "../cli/_run_apr.ts";
 import { llamaLogProbs } from "./_llama_judge.ts";
 import {
   compareWithReference,
@@ -21,8 +23,10 @@ import {
   fail,
   familyDir,
   familyReference,
+  type GgufManifest,
   llamaCppManifest,
 } from "./_families.ts";
+import { assertMmprojAsConverter, copyCheckpoint, fixtureJson } from "./_multimodal.ts";
 
 Deno.test("qwen4exp (Qwen4ExpForConditionalGeneration): the text GGUF equals llama.cpp's converter's and llama-quantize's", async (t) => {
   await equalsConverterFiles(t, "qwen4exp-cg");
@@ -44,21 +48,44 @@ Deno.test("qwen4exp (Qwen4ExpForConditionalGeneration): llama.cpp runs the text 
   });
 });
 
-Deno.test("qwen4exp (Qwen4ExpForConditionalGeneration): --mmproj is refused in one line, before any warning of the text model, with no file", async () => {
+Deno.test("qwen4exp (Qwen4ExpForConditionalGeneration): --mmproj writes the vision GGUF equal to llama.cpp's converter's", async () => {
   await withTempDir(async (dir) => {
+    const theirs = await fixtureJson<GgufManifest>(
+      testdata("families"),
+      "llama.cpp/qwen4exp-cg-mmproj-f32.json",
+    );
+    // The tower's block, merger, patch kernel (two frames) and position embeddings.
+    assert.equal(theirs.tensors.length, 22);
+    await assertMmprojAsConverter(
+      familyDir("qwen4exp-cg"),
+      `${dir}/m.gguf`,
+      theirs,
+      await fixtureJson<GgufManifest>(testdata("families"), "llama.cpp/qwen4exp-cg-f32.json"),
+    );
+  });
+});
+
+Deno.test("qwen4exp (Qwen4ExpForConditionalGeneration): --mmproj with a tower RoPE base other than llama.cpp's 10000 is refused in one line, before any warning of the text model, with no file", async () => {
+  await withTempDir(async (dir) => {
+    const model = await copyCheckpoint(familyDir("qwen4exp-cg"), `${dir}/src`, (config) => {
+      const vision = config["vision_config"] as Record<string, unknown>;
+      vision["rope_parameters"] = { rope_type: "axial", rope_theta: 20000 };
+    });
+    const out = `${dir}/out`;
+    await Deno.mkdir(out);
     const run = await runApr([
       "convert",
-      familyDir("qwen4exp-cg"),
+      model,
       "-o",
-      `${dir}/m.gguf`,
+      `${out}/m.gguf`,
       "--mmproj",
-      `${dir}/mm.gguf`,
+      `${out}/mm.gguf`,
     ]);
     // The refusal comes before the text layout's QSA warning, which is not printed.
     assertOneLineError(
       run,
-      /vision GGUF.*aprkit writes none for Qwen4ExpForConditionalGeneration.*--mmproj/,
+      /vision GGUF.*rope_parameters has rope_theta 20000.*qwen3vl_merger.*base 10000/,
     );
-    assert.deepEqual([...Deno.readDirSync(dir)], []);
+    assert.deepEqual([...Deno.readDirSync(out)], []);
   });
 });

@@ -30,6 +30,7 @@ import { rangesInOrder, reorderSegments } from "../transforms.ts";
 import { QWEN_MOE_EXPERTS } from "./qwen2moe.ts";
 import {
   convKernel,
+  countedMtpConfig,
   dropsMtp,
   dtBiasName,
   LINEAR,
@@ -203,6 +204,7 @@ const GGUF = {
   hfName: dtBiasName,
   sourceName: mtpSourceName,
   drops: dropsMtp,
+  countedConfig: countedMtpConfig,
   extraBlocks: mtpLayers,
 };
 

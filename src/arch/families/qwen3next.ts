@@ -21,7 +21,8 @@
  *
  * Multi-token-prediction layers (`mtp.*`, which transformers does not load)
  * are written as the converter writes them by default, as the blocks after
- * the trunk (`mtp_num_hidden_layers` counts them; `nextn_predict_layers`).
+ * the trunk (`mtp_num_hidden_layers` counts them, else their tensors do;
+ * `nextn_predict_layers`).
  *
  * @module
  */
@@ -29,7 +30,7 @@
 import { tensorByteLength } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
 import { type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
-import type { KvWriter } from "../kv.ts";
+import { type KvWriter, record } from "../kv.ts";
 import { mapFloats, rangesInOrder } from "../transforms.ts";
 import { activation, type Assumption, type ConfigFields, SILU } from "../config_fields.ts";
 import { EVERY_LAYER_MOE, QWEN_MOE_EXPERTS, writeQwenMoeKv } from "./qwen2moe.ts";
@@ -334,6 +335,31 @@ export function mtpLayers(hparams: Readonly<Record<string, unknown>>): number {
   return typeof n === "number" && Number.isSafeInteger(n) && n > 0 ? n : 0;
 }
 
+/**
+ * `config.json` with `mtp_num_hidden_layers` counted from the tensors where it
+ * has none (or 0), as the converter's `_QwenMtpMixin` counts them: the highest
+ * `mtp.layers.N` plus one (Qwen3-Next publishes no count). Without such a
+ * tensor the config stays as it is (the converter then stops on an assertion
+ * unless `--no-mtp`; aprkit leaves `mtp.*` out, as `--no-mtp` does).
+ */
+export function countedMtpConfig(
+  config: Readonly<Record<string, unknown>>,
+  names: readonly string[],
+): Readonly<Record<string, unknown>> {
+  const text = record(config["text_config"]);
+  if (mtpLayers({ ...config, ...text }) > 0) return config;
+  let count = 0;
+  for (const name of names) {
+    const m = /^(?:model\.)?mtp\.layers\.(\d+)\./.exec(name);
+    if (m !== null) count = Math.max(count, Number(m[1]) + 1);
+  }
+  if (count === 0) return config;
+  // Where the converter reads it: a multimodal config's text_config.
+  return text === undefined
+    ? { ...config, mtp_num_hidden_layers: count }
+    : { ...config, text_config: { ...text, mtp_num_hidden_layers: count } };
+}
+
 /** The MTP module's own tensors, as the converter's `_QwenMtpMixin` renames them. */
 const MTP_OWN: Readonly<Record<string, string>> = {
   fc: "eh_proj",
@@ -424,6 +450,7 @@ export const QWEN3NEXT: Family = {
     hfName: dtBiasName,
     sourceName: mtpSourceName,
     drops: dropsMtp,
+    countedConfig: countedMtpConfig,
     extraBlocks: mtpLayers,
   },
   ggufReadBackRefusal: LINEAR_ATTENTION_READ_BACK,

@@ -30,7 +30,8 @@
  *   when several EOS ids are listed, the first is used.
  * - `hf_config` keeps `config.json` itself: the GGUF keys and generated
  *   tensors of a family (`src/arch/`) are derived from it on export, as
- *   llama.cpp's converter derives them.
+ *   llama.cpp's converter derives them (with what the converter counts from
+ *   the tensors filled in: {@linkcode withTensorCounts}).
  * - What llama.cpp's converter derives from the tokenizer, for GGUF export
  *   (`tokenizer.ggml_model`, `tokenizer.pre`/`pre_type`, `tokenizer.token_type`,
  *   SentencePiece scores, `tokenizer.special_ids`, `tokenizer.add_special`,
@@ -326,6 +327,27 @@ function chatTemplateOf(
     if (chosen !== undefined) return chosen["template"] as string;
   }
   return undefined;
+}
+
+/**
+ * The metadata with its `hf_config` completed from the checkpoint's tensor
+ * names, where its family's converter counts from them what the config does
+ * not say (`GgufSupport.countedConfig`: Qwen3-Next's multi-token-prediction
+ * layers); any other metadata as it is.
+ *
+ * @param metadata The metadata from {@linkcode aprMetadataFromHf}.
+ * @param names The checkpoint's tensor names.
+ * @returns The metadata.
+ */
+export function withTensorCounts(
+  metadata: ModelMetadata,
+  names: readonly string[],
+): ModelMetadata {
+  const config = record(metadata["hf_config"]);
+  const count = familyOf(metadata.architecture)?.gguf?.countedConfig;
+  if (config === undefined || count === undefined) return metadata;
+  const counted = count(config, names);
+  return counted === config ? metadata : { ...metadata, hf_config: counted };
 }
 
 /**

@@ -11,7 +11,7 @@
 
 import { ModelFormatError } from "../../errors.ts";
 import { DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
-import { aprMetadataFromHf, readHfCompanionFiles } from "./hf_metadata.ts";
+import { aprMetadataFromHf, readHfCompanionFiles, withTensorCounts } from "./hf_metadata.ts";
 import {
   dequantizeCheckpoint,
   quantizationConfig,
@@ -290,14 +290,18 @@ export async function openSafetensorsModel(
   let densePaths: string[] = [];
   const companions = async (
     directory: string,
-    tensors: readonly { readonly shape: readonly number[]; readonly byteLength: number }[],
+    tensors: readonly {
+      readonly name: string;
+      readonly shape: readonly number[];
+      readonly byteLength: number;
+    }[],
   ): Promise<ModelMetadata> => {
     if (options.companions === false) return {};
     const parsed = await readHfCompanionFiles(files, { directory, tensors });
     config = parsed.config;
     hfQuantConfig = parsed.hfQuantConfig;
     densePaths = (parsed.sentenceDense ?? []).map((d) => d.path);
-    return aprMetadataFromHf(parsed);
+    return withTensorCounts(aprMetadataFromHf(parsed), tensors.map((t) => t.name));
   };
 
   if (indexPath === undefined) {

@@ -2122,8 +2122,9 @@ def make_mtp_copy(name: str, copy: str) -> None:
     `shared_head.head`/`.norm` and a whole MoE decoder block); Qwen3.5's under `mtp.`
     (`fc`, `pre_fc_norm_embedding`, `pre_fc_norm_hidden`, `norm` and
     `layers.0.`, a full-attention decoder block), with `mtp_num_hidden_layers` 1 in
-    config.json. transformers does not build that layer (it ignores the tensors on
-    load), so the reference is `<name>`'s, checked here by loading the copy."""
+    config.json (Qwen3-Next's in that layout too, its config.json without the count, as
+    published). transformers does not build that layer (it ignores the tensors on load), so
+    the reference is `<name>`'s, checked here by loading the copy."""
     from safetensors.torch import load_file
 
     source, folder = HERE / "hf" / name, HERE / "hf" / copy
@@ -2138,7 +2139,7 @@ def make_mtp_copy(name: str, copy: str) -> None:
     trunk = {}
     for shard in sorted(set(index["weight_map"].values())):
         trunk.update(load_file(folder / shard))
-    g = torch.Generator().manual_seed(1234)
+    g = torch.Generator().manual_seed(MTP_SEEDS.get(copy, 1234))
     qwen = copy in QWEN_MTP
     # The last layer's block shapes (a full-attention one), new seeded values.
     block = "mtp.layers.0." if qwen else f"model.layers.{layers}."
@@ -2151,8 +2152,9 @@ def make_mtp_copy(name: str, copy: str) -> None:
         # Qwen3.5 multiplies by 1 + w: norms near 0.
         for norm in ("pre_fc_norm_embedding", "pre_fc_norm_hidden", "norm"):
             mtp[f"mtp.{norm}.weight"] = torch.randn(hidden, generator=g) * NORM_STD
-        config["mtp_num_hidden_layers"] = 1
-        (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+        if copy not in UNCOUNTED_MTP:
+            config["mtp_num_hidden_layers"] = 1
+            (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n")
     else:
         p = block
         mtp[p + "eh_proj.weight"] = torch.randn(hidden, 2 * hidden, generator=g) * WEIGHT_STD
@@ -2235,9 +2237,14 @@ def make_mimo_mtp_copy(name: str, copy: str) -> None:
 
 # Copies with multi-token-prediction layers (of the checkpoint made first).
 MTP_COPIES = {"glm4moe-mtp": "glm4moe", "qwen35-mtp": "qwen35", "qwen35-moe-mtp": "qwen35-moe",
-              "mimo2-mtp": "mimo2"}
+              "mimo2-mtp": "mimo2", "qwen3-next-mtp": "qwen3-next"}
 # Those in Qwen3.5's layout (`mtp.*`).
-QWEN_MTP = {"qwen35-mtp", "qwen35-moe-mtp"}
+QWEN_MTP = {"qwen35-mtp", "qwen35-moe-mtp", "qwen3-next-mtp"}
+# Those whose config.json does not count the MTP layers, as Qwen3-Next's published ones
+# (the converter counts them from the tensors).
+UNCOUNTED_MTP = {"qwen3-next-mtp"}
+# The MTP layers' seeds (1234 for the copies made before seeds were set per copy).
+MTP_SEEDS = {"qwen3-next-mtp": 600}
 MAKE_MTP_COPY = {"mimo2-mtp": make_mimo_mtp_copy}
 
 
@@ -2411,8 +2418,18 @@ def make_conditional_copy(name: str, copy: str) -> None:
     assert worst < 1e-4, f"{copy}: the composite computes otherwise than {name} ({worst})"
 
 
+# Qwen3-VL's image processor config (transformers 5.18's Qwen2VLImageProcessorFast as
+# Qwen3VLProcessor sets it; transformers has no Qwen4-Exp processor), at the tower's patch.
+QWEN4EXP_PREPROCESSOR = {
+    "image_processor_type": "Qwen2VLImageProcessorFast", "processor_class": "Qwen3VLProcessor",
+    "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "do_convert_rgb": True,
+    "do_resize": True, "do_rescale": True, "rescale_factor": 1 / 255, "do_normalize": True,
+    "resample": 3, "patch_size": 16, "merge_size": 2, "temporal_patch_size": 2,
+    "size": {"shortest_edge": 65536, "longest_edge": 16777216},
+}
+
 # The copies' image processor configs.
-PREPROCESSORS = {"gemma4-cg": GEMMA4_PREPROCESSOR}
+PREPROCESSORS = {"gemma4-cg": GEMMA4_PREPROCESSOR, "qwen4exp-cg": QWEN4EXP_PREPROCESSOR}
 
 # Image-text copies of a text fixture (the language model's weights, towers added).
 CONDITIONAL_COPIES = {"gemma4-cg": ("gemma4", gemma4_composite),

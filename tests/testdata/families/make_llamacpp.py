@@ -100,8 +100,8 @@ CONVERTER_FLAGS = {name: ["--no-mtp"] for name in ("qwen3-next", "qwen35", "qwen
 # (KeyError: 'partial_rotary_factor'); transformers 4.57, which has no mimo_v2_flash,
 # made the converter read config.json itself.
 CONFIG_AS_SAVED = {"mimo_v2_flash"}
-# Fixtures whose vision GGUF (the converter's --mmproj) is described too: Gemma 4's image-text copy.
-MMPROJ = {"gemma4-cg"}
+# Fixtures whose vision GGUF (the converter's --mmproj) is described too: the image-text copies.
+MMPROJ = {"gemma4-cg", "qwen4exp-cg"}
 
 PRE_BY_REGEX = {
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+": "llama-bpe",
