@@ -47,6 +47,15 @@ const PUBLISHED: Record<string, { pre: string; model: string }> = {
   "lfm2": { pre: "lfm2", model: "LiquidAI/LFM2.5-350M" },
   "lfm2-moe": { pre: "lfm2", model: "LiquidAI/LFM2.5-8B-A1B" },
   "falcon-h1": { pre: "falcon-h1", model: "tiiuae/Falcon-H1-1B-Base" },
+  // Not from the hash table: GGUF metadata the converter wrote for the published
+  // models (tests/testdata/tokenizers/pre_tokenizers/README.md, "Families").
+  "granite-hybrid": { pre: "dbrx", model: "ibm-granite/granite-4.0-h-tiny (cl100k)" },
+  "nemotron-h": { pre: "pixtral", model: "nvidia/Nemotron-H-8B-Base-8K (Mistral's)" },
+  "nemotron-h-moe": {
+    pre: "pixtral",
+    model: "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 (Mistral's)",
+  },
+  "dots1": { pre: "qwen2", model: "rednote-hilab/dots.llm1.inst (Qwen2.5's)" },
 };
 
 /** The table entry that recognises a name (its own or one it tokenizes alike). */
