@@ -47,8 +47,9 @@ const PUBLISHED: Record<string, { pre: string; model: string }> = {
   "lfm2": { pre: "lfm2", model: "LiquidAI/LFM2.5-350M" },
   "lfm2-moe": { pre: "lfm2", model: "LiquidAI/LFM2.5-8B-A1B" },
   "falcon-h1": { pre: "falcon-h1", model: "tiiuae/Falcon-H1-1B-Base" },
-  // Not from the hash table: GGUF metadata the converter wrote for the published
-  // models (tests/testdata/tokenizers/pre_tokenizers/README.md, "Families").
+  // Not named by the hash table's comments: GGUF metadata the converter wrote for
+  // published Granite 4.0 and Nemotron-H models, and dots.llm1's vocabulary (Qwen2.5's,
+  // whose hash is qwen2): tests/testdata/tokenizers/pre_tokenizers/README.md, "Families".
   "granite-hybrid": { pre: "dbrx", model: "ibm-granite/granite-4.0-h-tiny (cl100k)" },
   "nemotron-h": { pre: "pixtral", model: "nvidia/Nemotron-H-8B-Base-8K (Mistral's)" },
   "nemotron-h-moe": {
