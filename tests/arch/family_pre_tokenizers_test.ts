@@ -12,6 +12,7 @@
  */
 
 import assert from "node:assert/strict";
+import { aprToGgufKv } from "../../src/formats/gguf/metadata.ts";
 import { aprMetadataFromHf } from "../../src/formats/safetensors/hf_metadata.ts";
 import { PRE_TOKENIZERS } from "../../src/tokenizer/pre_tokenizers.ts";
 
@@ -152,6 +153,14 @@ for (const [name, custom] of Object.entries(CUSTOM)) {
       });
       assert.equal(meta["tokenizer.pre"], undefined);
       assert.match(String(meta["tokenizer.pre_unrecognised"]), /^Split\(Isolated, /);
+      // GGUF output refuses it, naming the converter's name for the published tokenizer.
+      assert.throws(
+        () => aprToGgufKv(meta),
+        (e: Error) =>
+          e.message.includes("is none that llama.cpp implements") &&
+          e.message.includes(`preTokenizer: "${custom.pre}" writes that name`) &&
+          !e.message.includes("\n"),
+      );
     }
   });
 }
