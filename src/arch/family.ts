@@ -550,6 +550,14 @@ export interface Family {
    */
   readonly preTokenizer?: string;
   /**
+   * The `tokenizer.ggml.pre` name the converter gives the family's published
+   * tokenizer where llama.cpp splits it with custom code whose
+   * `tokenizer.json` form aprkit does not know (AFMoE's `afmoe`): such a
+   * tokenizer is refused for GGUF, and the refusal names this one for
+   * `--pre-tokenizer`.
+   */
+  readonly customPreTokenizer?: string;
+  /**
    * `tokenizer.ggml.add_bos_token` as its converter class sets it after the
    * tokenizer files' flags (Nemotron-H: true); absent: the files'.
    */

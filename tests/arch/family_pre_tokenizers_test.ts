@@ -12,6 +12,7 @@
  */
 
 import assert from "node:assert/strict";
+import { aprToGgufKv } from "../../src/formats/gguf/metadata.ts";
 import { aprMetadataFromHf } from "../../src/formats/safetensors/hf_metadata.ts";
 import { PRE_TOKENIZERS } from "../../src/tokenizer/pre_tokenizers.ts";
 
@@ -47,6 +48,16 @@ const PUBLISHED: Record<string, { pre: string; model: string }> = {
   "lfm2": { pre: "lfm2", model: "LiquidAI/LFM2.5-350M" },
   "lfm2-moe": { pre: "lfm2", model: "LiquidAI/LFM2.5-8B-A1B" },
   "falcon-h1": { pre: "falcon-h1", model: "tiiuae/Falcon-H1-1B-Base" },
+  // Not named by the hash table's comments: GGUF metadata the converter wrote for
+  // published Granite 4.0 and Nemotron-H models, and dots.llm1's vocabulary (Qwen2.5's,
+  // whose hash is qwen2): tests/testdata/tokenizers/pre_tokenizers/README.md, "Families".
+  "granite-hybrid": { pre: "dbrx", model: "ibm-granite/granite-4.0-h-tiny (cl100k)" },
+  "nemotron-h": { pre: "pixtral", model: "nvidia/Nemotron-H-8B-Base-8K (Mistral's)" },
+  "nemotron-h-moe": {
+    pre: "pixtral",
+    model: "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 (Mistral's)",
+  },
+  "dots1": { pre: "qwen2", model: "rednote-hilab/dots.llm1.inst (Qwen2.5's)" },
 };
 
 /** The table entry that recognises a name (its own or one it tokenizes alike). */
@@ -142,6 +153,14 @@ for (const [name, custom] of Object.entries(CUSTOM)) {
       });
       assert.equal(meta["tokenizer.pre"], undefined);
       assert.match(String(meta["tokenizer.pre_unrecognised"]), /^Split\(Isolated, /);
+      // GGUF output refuses it, naming the converter's name for the published tokenizer.
+      assert.throws(
+        () => aprToGgufKv(meta),
+        (e: Error) =>
+          e.message.includes("is none that llama.cpp implements") &&
+          e.message.includes(`preTokenizer: "${custom.pre}" writes that name`) &&
+          !e.message.includes("\n"),
+      );
     }
   });
 }

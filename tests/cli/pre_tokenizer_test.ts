@@ -16,23 +16,28 @@ async function exists(path: string): Promise<boolean> {
   return await Deno.stat(path).then(() => true, () => false);
 }
 
-/** The demo model with a pre-tokenizer llama.cpp has no name for (whitespace split + ByteLevel). */
-async function unknownPreTokenizerModel(dir: string): Promise<string> {
-  const folder = join(dir, "odd-pre");
+/** A copy of a model folder whose tokenizer.json splits by one regex, then ByteLevel. */
+async function withSplitRegex(dir: string, source: string, regex: string): Promise<string> {
+  const folder = join(dir, "model");
   await Deno.mkdir(folder);
-  for (const entry of Deno.readDirSync(DEMO_MODEL)) {
-    await Deno.copyFile(join(DEMO_MODEL, entry.name), join(folder, entry.name));
+  for (const entry of Deno.readDirSync(source)) {
+    await Deno.copyFile(join(source, entry.name), join(folder, entry.name));
   }
   const tokenizer = JSON.parse(await Deno.readTextFile(join(folder, "tokenizer.json")));
   tokenizer.pre_tokenizer = {
     type: "Sequence",
     pretokenizers: [
-      { type: "Split", pattern: { Regex: "\\s+|\\w+" }, behavior: "Isolated", invert: false },
+      { type: "Split", pattern: { Regex: regex }, behavior: "Isolated", invert: false },
       { type: "ByteLevel", add_prefix_space: false, use_regex: false },
     ],
   };
   await Deno.writeTextFile(join(folder, "tokenizer.json"), JSON.stringify(tokenizer));
   return folder;
+}
+
+/** The demo model with a pre-tokenizer llama.cpp has no name for (whitespace split + ByteLevel). */
+function unknownPreTokenizerModel(dir: string): Promise<string> {
+  return withSplitRegex(dir, DEMO_MODEL, "\\s+|\\w+");
 }
 
 Deno.test("an unrecognised byte-level pre-tokenizer: GGUF refused (exit 2, no output), --pre-tokenizer default writes it, APR keeps it", async () => {
@@ -77,5 +82,27 @@ Deno.test("an unrecognised byte-level pre-tokenizer: GGUF refused (exit 2, no ou
       await runApr(["convert", folder, "-o", gguf, "--force", "--pre-tokenizer", "llama5"]),
       'Unknown pre-tokenizer "llama5": expected one of default, llama-bpe, llama3,',
     );
+  });
+});
+
+Deno.test("a Laguna tokenizer llama.cpp splits with custom code: the refusal names the converter's laguna, and --pre-tokenizer laguna writes it", async () => {
+  await withTempDir(async (dir) => {
+    // llama.cpp's first laguna regex (src/llama-vocab.cpp) as the tokenizer.json's split.
+    const folder = await withSplitRegex(
+      dir,
+      new URL("../testdata/families/hf/laguna/", import.meta.url).pathname,
+      "[^\\n]+|[\\n]+",
+    );
+    const gguf = join(dir, "x.gguf");
+    assertOneLineError(
+      await runApr(["convert", folder, "-o", gguf, "--quiet"]),
+      "Split(Isolated, [^\\n]+|[\\n]+) + ByteLevel",
+      'the published laguna tokenizer is "laguna"',
+      "--pre-tokenizer laguna writes that name for it",
+    );
+    ok(!(await exists(gguf)), "no output");
+    const forced = await runApr(["convert", folder, "-o", gguf, "--pre-tokenizer", "laguna"]);
+    equal(forced.code, 0, forced.stderr);
+    equal((await readGgufFile(gguf)).kv.get("tokenizer.ggml.pre")?.value, "laguna");
   });
 });

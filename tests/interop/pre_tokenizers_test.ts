@@ -12,7 +12,8 @@
 
 import assert from "node:assert/strict";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
-import { recognisePreTokenizer } from "../../src/tokenizer/pre_tokenizers.ts";
+import { FAMILIES } from "../../src/arch/registry.ts";
+import { PRE_TOKENIZERS, recognisePreTokenizer } from "../../src/tokenizer/pre_tokenizers.ts";
 import { withTempDir } from "../cli/_run_apr.ts";
 import { readGgufFile } from "./_files.ts";
 import { llamaTokenize } from "./_llama_judge.ts";
@@ -58,45 +59,90 @@ async function fixtures(): Promise<[string, Fixture][]> {
   return out.sort(([a], [b]) => a.localeCompare(b));
 }
 
+/** One GGUF to judge: the fixture it was made of (its key) and the name it carries. */
+interface Job {
+  key: string;
+  name: string;
+  path: string;
+  fixture: Fixture;
+}
+
+/**
+ * aprkit's GGUF of a fixture (a tiny Llama around its vocabulary), written
+ * with `preTokenizer` when given; checks the name it carries.
+ */
+async function ggufOf(dir: string, key: string, fixture: Fixture, preTokenizer?: string) {
+  const folder = `${dir}/${key}`;
+  await Deno.mkdir(folder);
+  await Deno.writeTextFile(`${folder}/tokenizer.json`, JSON.stringify(fixture.tokenizer));
+  await Deno.writeTextFile(`${folder}/tokenizer_config.json`, "{}");
+  const ids = [
+    ...Object.values(fixture.tokenizer.model.vocab),
+    ...fixture.tokenizer.added_tokens.map((t) => t.id),
+  ];
+  await writeTinyLlama(folder, Math.max(...ids) + 1);
+  const gguf = `${dir}/${key}.gguf`;
+  await convertModel(folder, gguf, preTokenizer === undefined ? {} : { preTokenizer });
+  const name = preTokenizer ?? fixture.name;
+  const kv = (await readGgufFile(gguf)).kv;
+  assert.equal(kv.get("tokenizer.ggml.pre")?.value, name, `${key}: tokenizer.ggml.pre`);
+  return { key, name, path: gguf, fixture };
+}
+
+/** llama.cpp's ids of every job's texts against transformers', but for the known differences. */
+async function judge(jobs: Job[]): Promise<void> {
+  const results = await llamaTokenize(jobs.map(({ path, fixture }) => ({
+    path,
+    texts: fixture.texts,
+  })));
+  const report: string[] = [];
+  for (const [i, { key, name, fixture }] of jobs.entries()) {
+    const { same, differences } = tokenizationDifferences(
+      `${key} as ${name}`,
+      fixture.texts,
+      results[i]!,
+      fixture.ids,
+      KNOWN_DIFFERENCES[fixture.name],
+    );
+    report.push(...differences);
+    console.log(`${key} (${name}): ${same}/${fixture.texts.length} as transformers`);
+  }
+  assert.deepEqual(report, [], report.join("\n"));
+}
+
 Deno.test("pre-tokenizer table: each fixture is recognised as its entry, and llama.cpp tokenizes aprkit's GGUF of it as transformers does", async () => {
   const all = await fixtures();
   assert.ok(all.length >= 26, `${all.length} fixtures`);
   await withTempDir(async (dir) => {
-    const jobs: { key: string; path: string; fixture: Fixture }[] = [];
+    const jobs: Job[] = [];
     for (const [key, fixture] of all) {
       assert.equal(recognisePreTokenizer(fixture.tokenizer)?.name, fixture.name, key);
-      const folder = `${dir}/${key}`;
-      await Deno.mkdir(folder);
-      await Deno.writeTextFile(`${folder}/tokenizer.json`, JSON.stringify(fixture.tokenizer));
-      await Deno.writeTextFile(`${folder}/tokenizer_config.json`, "{}");
-      const ids = [
-        ...Object.values(fixture.tokenizer.model.vocab),
-        ...fixture.tokenizer.added_tokens.map((t) => t.id),
-      ];
-      await writeTinyLlama(folder, Math.max(...ids) + 1);
-      const gguf = `${dir}/${key}.gguf`;
-      await convertModel(folder, gguf);
-      const kv = (await readGgufFile(gguf)).kv;
-      assert.equal(kv.get("tokenizer.ggml.pre")?.value, fixture.name, `${key}: tokenizer.ggml.pre`);
-      jobs.push({ key, path: gguf, fixture });
+      jobs.push(await ggufOf(dir, key, fixture));
     }
-    const results = await llamaTokenize(jobs.map(({ path, fixture }) => ({
-      path,
-      texts: fixture.texts,
-    })));
-    const report: string[] = [];
-    for (const [i, { key, fixture }] of jobs.entries()) {
-      const { same, differences } = tokenizationDifferences(
-        key,
-        fixture.texts,
-        results[i]!,
-        fixture.ids,
-        KNOWN_DIFFERENCES[key],
-      );
-      report.push(...differences);
-      console.log(`${key} (${fixture.name}): ${same}/${fixture.texts.length} as transformers`);
+    await judge(jobs);
+  });
+});
+
+Deno.test("pre-tokenizer table: the names families write for their published tokenizers tokenize as the entry they stand for", async () => {
+  // A family's name (Granite 4.0's dbrx, Nemotron-H's pixtral…) replaces the
+  // entry's only where llama.cpp runs both alike: judged here on the entry's
+  // fixture, written under the family's name.
+  const names = new Set(
+    [...FAMILIES.values()].flatMap((f) => f.preTokenizer === undefined ? [] : [f.preTokenizer]),
+  );
+  assert.ok(names.has("dbrx") && names.has("pixtral"), [...names].join(", "));
+  const all = new Map(await fixtures());
+  await withTempDir(async (dir) => {
+    const jobs: Job[] = [];
+    for (const name of [...names].sort()) {
+      const entry = PRE_TOKENIZERS.find((e) => e.name === name || (e.alike ?? []).includes(name));
+      assert.ok(entry !== undefined, `${name}: no entry stands for it`);
+      if (entry.name === name) continue; // judged under its own name above
+      const fixture = all.get(entry.name);
+      assert.ok(fixture !== undefined, `${name}: no fixture for ${entry.name}`);
+      jobs.push(await ggufOf(dir, `${entry.name}-as-${name}`, fixture, name));
     }
-    assert.deepEqual(report, [], report.join("\n"));
+    await judge(jobs);
   });
 });
 

@@ -100,6 +100,9 @@ export const AFMOE: Family = {
     ],
   },
   hfArchitectures: ["AfmoeForCausalLM"],
+  // arcee-ai/Trinity-Tokenizer's hash: digit grouping and script classes in
+  // custom code (tests/testdata/tokenizers/pre_tokenizers/README.md, "Families").
+  customPreTokenizer: "afmoe",
   hfModelTypes: ["afmoe"],
   ggufArchitecture: "afmoe",
   ggufRopeType: "neox",

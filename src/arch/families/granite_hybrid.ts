@@ -225,6 +225,10 @@ export const GRANITE_HYBRID: Family = {
   tiedByDefault: false,
   ggufRenamesOnly: false,
   ggufReadBackRefusal: READ_BACK_REFUSAL.replace("a Mamba GGUF", "a Granite 4.0-H GGUF"),
+  // Granite 4.0's published tokenizer (100352 tokens, cl100k's) hashes as
+  // databricks/dbrx-base's: Llama 3's regex without ignore_merges (aprkit's
+  // `smaug-bpe`), which llama.cpp runs alike under `dbrx`.
+  preTokenizer: "dbrx",
   gguf: {
     writeKv: writeKv(false),
     unsupported,
@@ -237,8 +241,8 @@ export const GRANITE_HYBRID: Family = {
   },
 };
 
-// Bamba has no experts.
-const { experts: _experts, ...HYBRID } = GRANITE_HYBRID;
+// Bamba has no experts, and its tokenizer is not Granite 4.0's.
+const { experts: _experts, preTokenizer: _pre, ...HYBRID } = GRANITE_HYBRID;
 
 /** Bamba: Granite 4.0-H's converter class with RoPE, a dense MLP and its own names. */
 export const BAMBA: Family = {

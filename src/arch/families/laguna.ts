@@ -133,6 +133,9 @@ export const LAGUNA: Family = {
     ],
   },
   hfArchitectures: ["LagunaForCausalLM"],
+  // poolside/Laguna-XS.2's hash: newline runs split off in custom code, then
+  // Qwen2's regex (tests/testdata/tokenizers/pre_tokenizers/README.md, "Families").
+  customPreTokenizer: "laguna",
   hfModelTypes: ["laguna"],
   ggufArchitecture: "laguna",
   ggufRopeType: "neox",

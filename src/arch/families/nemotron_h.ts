@@ -222,6 +222,10 @@ export const NEMOTRON_H: Family = {
   // The converter's set_vocab (not the MoE variant's): the published
   // tokenizers add a BOS by their post-processor without saying add_bos_token.
   addBosToken: true,
+  // The published tokenizer (131072 tokens, Mistral's) hashes as
+  // mistral-community/pixtral-12b's: `pixtral`, which llama.cpp runs with
+  // Llama 3's regex and ignore_merges (aprkit's `llama-bpe`).
+  preTokenizer: "pixtral",
   permutesQk: true,
   tiedByDefault: false,
   ggufRenamesOnly: false,

@@ -562,13 +562,20 @@ function writeSampling(
 /** A byte-level BPE tokenizer whose pre-tokenizer llama.cpp does not implement: refused. */
 function refuseUnknownPreTokenizer(metadata: ModelMetadata): never {
   const found = metadata["tokenizer.pre_unrecognised"];
+  // A family whose published tokenizer llama.cpp splits with custom code: its converter's name.
+  const custom = familyOf(metadata.architecture)?.customPreTokenizer;
+  const hint = custom === undefined
+    ? ""
+    : `; the converter's name for the published ${String(metadata.architecture)} tokenizer is ` +
+      `"${custom}" (llama.cpp splits it with custom code whose tokenizer.json form aprkit does ` +
+      `not know): preTokenizer: "${custom}" writes that name for it`;
   throw new UsageError(
     `Cannot write GGUF: tokenizer.json's pre-tokenizer (${
       typeof found === "string" ? found : "none recorded"
     }) is none that llama.cpp implements (known: ${
       PRE_TOKENIZERS.filter((e) => e.preTokenizer !== undefined).map((e) => e.name).join(", ")
     }); llama.cpp would split text differently from transformers. preTokenizer: "default" ` +
-      `writes "default" anyway`,
+      `writes "default" anyway${hint}`,
   );
 }
 

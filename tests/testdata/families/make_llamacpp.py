@@ -113,12 +113,15 @@ PRE_BY_REGEX = {
 PRE_BY_FAMILY = {"hunyuan-moe": "hunyuan", "kimi-linear": "kimi-k2", "kimi-k2": "kimi-k2"}
 # Families whose published tokenizers (Llama 3's regex and ignore_merges, which llama.cpp runs
 # alike under these names) the converter names otherwise by their hash: LiquidAI/LFM2.5-* (and
-# LFM2-VL's, the same tokenizer), tiiuae/Falcon-H1-*.
+# LFM2-VL's, the same tokenizer), tiiuae/Falcon-H1-*, and NVIDIA's Nemotron-H tokenizer, whose hash
+# is mistral-community/pixtral-12b's ("pixtral", which llama.cpp runs with Llama 3's regex and
+# ignore_merges; tests/testdata/tokenizers/pre_tokenizers/README.md says where that was seen).
 FAMILY_PRE = {
     ("llama-bpe", "Lfm2ForCausalLM"): "lfm2",
     ("llama-bpe", "Lfm2MoeForCausalLM"): "lfm2",
     ("llama-bpe", "Lfm2VlForConditionalGeneration"): "lfm2",
     ("llama-bpe", "FalconH1ForCausalLM"): "falcon-h1",
+    ("llama-bpe", "NemotronHForCausalLM"): "pixtral",
 }
 
 
