@@ -163,8 +163,6 @@ export const NOT_YET_GGUF: Readonly<Record<string, string>> = {
   // llama.cpp's deepseek32 graph computes them otherwise than transformers.
   "deepseek32": "llama.cpp's deepseek32 graph",
   "glm-dsa": "llama.cpp's glm-dsa graph",
-  // The same: llama.cpp's hy_v4 rotates adjacent pairs of the RoPE dims, transformers halves.
-  "hy-v4": "llama.cpp's hy_v4 RoPE pairs",
 };
 
 /**
@@ -217,6 +215,7 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "qwen4exp": "as qwen35, the n-gram table's shards concatenated, its hash constants as keys",
   "hrm-text": "its fused gqkv_proj and gate_up_proj split, the stacks placed in blocks",
   "qwen3-next-mtp": "as qwen3-next",
+  "hy-v4": "as deepseek2, the experts' gate_up_proj split into gate and up stacks",
 };
 
 /**

@@ -3,7 +3,7 @@
 /**
  * Hy4 (`HYV4ForCausalLM`: tencent/Hy4-preview), after llama.cpp's
  * `HYV4Model` (conversion/hy_v4.py, a `DeepseekV2Model`), GGUF architecture
- * `hy_v4`; APR only, its GGUF refused (below).
+ * `hy_v4`.
  *
  * DeepSeek-V3.2's multi-head latent attention and DSA indexer (its
  * selection shared by the layers `indexer_types` marks `shared`), with a
@@ -19,21 +19,15 @@
  * its load-time renaming into `hc_pre.hc_attn_layer.*` and the MLPs'
  * `gate_proj` into `linear_gate`).
  *
- * No GGUF is written: llama.cpp's `hy_v4` graph rotates adjacent pairs of
- * the RoPE dims (NORM) where transformers 5.18's `HYV4ForCausalLM` rotates
- * halves (`rotate_half`), and the converter keeps the rows as they are.
- * Measured on the hy-v4 fixture (tests/testdata/families): llama.cpp runs
- * the converter's own F32 file 4.19 off transformers' log-probs (greedy
- * tokens differ); the same weights with the rope rows of `q_b_proj`,
- * `kv_a_proj_with_mqa` and the indexer's `wq_b`/`wk`/`k_norm` reordered to
- * adjacent pairs run within 0.0037, so the hyper-connections, gated MLA,
- * sinks, DSA selection and routing compute as transformers does. Which of
- * the two rotates as Tencent's checkpoints were trained cannot be told from
- * here; aprkit writes neither file. The writer behind the refusal is the
- * converter's: its F32, BF16, Q8_0 files (and llama-quantize's Q4_K_M, Q5_K_S
- * of them) equalled the converter's byte for byte on the fixture, the
- * refusal lifted (the hyper-connection mixes kept F32 under `--outtype`:
- * `llama_presets.ts`).
+ * The published rows of the RoPE dims (`q_b_proj`'s, `kv_a_proj_with_mqa`'s,
+ * the indexer's `wq_b`/`wk`/`k_norm`) rotate as adjacent pairs: Tencent's
+ * vLLM and SGLang code rotate them so (`is_neox_style=False`,
+ * `rope_interleave`), and so does llama.cpp's `hy_v4` graph (NORM) on the
+ * converter's unpermuted rows. transformers 5.18's `HYV4ForCausalLM` rotates
+ * halves (`rotate_half`) and so computes the published weights otherwise
+ * (4.19 log-probs apart on the fixture); it is not the reference here. The
+ * GGUF is the converter's, byte for byte, and APR says `rope_type` 0.
+ * docs/INTEROP.md has the evidence and the measurements.
  *
  * realizar has no Hy4 model: APR output keeps the checkpoint's tensors under
  * their Hugging Face names.
@@ -116,17 +110,12 @@ const UNSUFFIXED =
 /** The multi-token-prediction layers, which the converter never reads. */
 const drops = (name: string) => name.startsWith("model.mtp_layers.");
 
-/** Why no Hy4 is written as GGUF (measured as the module says). */
-const GRAPH_DIFFERS = "llama.cpp's hy_v4 graph (the llama.cpp node-llama-cpp 3.22.1 runs) " +
-  "rotates adjacent pairs of HYV4ForCausalLM's RoPE dims where transformers rotates halves, " +
-  "and its converter keeps the rows as they are (log-probs 4.2 apart on a converted checkpoint)";
-
 /** Hy4-preview. */
 export const HY_V4: Family = {
   name: "hy-v4",
   source: "llama.cpp conversion/hy_v4.py HYV4Model; transformers HYV4ForCausalLM",
   configFields: {
-    // What the writer behind the refusal writes, as hy_v4.py does.
+    // What hy_v4.py writes.
     written: [
       ...DEEPSEEK2_CONFIG_FIELDS.written,
       ...INDEXER_FIELDS,
@@ -168,17 +157,19 @@ export const HY_V4: Family = {
     ["output_hc_scale", "model.hc_head.hc_head_scale"],
   ],
   permutesQk: false,
+  // Published in adjacent-pair order (above), as DeepSeek's: APR rope_type 0.
+  hfRopeInterleaved: true,
   tiedByDefault: false,
   ggufRenamesOnly: false,
   experts: QWEN_MOE_EXPERTS,
   gguf: {
     writeKv: writeHyV4Kv,
     llamaKeys: true,
-    unsupported: () => GRAPH_DIFFERS,
     made: deepseek2Made,
     drops,
     hfName: (name) => UNSUFFIXED.test(name) ? `${name}.weight` : name,
   },
   ggufReadBackRefusal:
-    "aprkit does not read a Hy4 GGUF back into Hugging Face's layout (its kv_b_proj is split and transposed per head, experts stacked)",
+    "aprkit does not read a Hy4 GGUF back into Hugging Face's layout (its kv_b_proj is split and " +
+    "transposed per head, experts stacked); --keep-names keeps its GGUF tensors",
 };

@@ -1665,6 +1665,51 @@ HUB_TENSOR_NAMES = {"hy-v4": [
     (r"\.mlp\.(shared_experts\.)?linear_gate\.", r".mlp.\1gate_proj."),
 ]}
 
+# Checkpoints whose RoPE rows are published in adjacent-pair order, which their
+# makers' code rotates as such while transformers 5.18 rotates halves: for each,
+# the tensors (regex), the rows of one head (or of the whole tensor) and where
+# its rope rows start in them. Hy4-preview: Tencent's vLLM and SGLang code
+# rotate q_pe/k_pe and the indexer's interleaved (`is_neox_style=False`,
+# `rope_interleave`), as llama.cpp's hy_v4 does on the converter's unpermuted
+# rows; transformers' HYV4 rotates halves (`# Non-interleave RoPE`). The
+# fixture's folder holds the published order (`interleave_rope_rows`), and
+# its reference is the model as transformers built it, which computes what the
+# published order means: transformers' own load of the folder does not.
+HUB_ROPE_ROWS = {"hy-v4": lambda c: [
+    (r"\.self_attn\.q_b_proj\.weight$", c.qk_nope_head_dim + c.qk_rope_head_dim, c.qk_nope_head_dim),
+    (r"\.self_attn\.kv_a_proj_with_mqa\.weight$", c.kv_lora_rank + c.qk_rope_head_dim, c.kv_lora_rank),
+    (r"\.self_attn\.indexer\.(wq_b|wk)\.weight$", c.index_head_dim,
+     c.index_head_dim - c.qk_rope_head_dim),
+    (r"\.self_attn\.indexer\.k_norm\.(weight|bias)$", c.index_head_dim,
+     c.index_head_dim - c.qk_rope_head_dim),
+]}
+
+
+def interleave_rope_rows(folder: Path, config, rope_dim: int) -> None:
+    """Reorder the rope rows HUB_ROPE_ROWS names from transformers' halves (i, i + d/2)
+    to adjacent pairs (2i, 2i + 1), shards in place: what `rotate_half` computes on
+    the former, an adjacent-pair rotation computes on the latter."""
+    from safetensors.torch import load_file, save_file
+
+    rules = HUB_ROPE_ROWS[folder.name](config)
+    index = json.loads((folder / "model.safetensors.index.json").read_text())
+    seen = 0
+    for shard in sorted(set(index["weight_map"].values())):
+        tensors = load_file(folder / shard)
+        for key, t in tensors.items():
+            for pattern, group, start in rules:
+                if not re.search(pattern, key):
+                    continue
+                rows = t.reshape(-1, group, *t.shape[1:]).clone()
+                rope = rows[:, start:start + rope_dim]
+                half = rope_dim // 2
+                pairs = torch.stack((rope[:, :half], rope[:, half:]), dim=2)
+                rows[:, start:start + rope_dim] = pairs.reshape(rope.shape)
+                tensors[key] = rows.reshape(t.shape).contiguous()
+                seen += 1
+        save_file(tensors, folder / shard, metadata={"format": "pt"})
+    assert seen > 0, f"{folder.name}: no rope rows found"
+
 # Qwen3.8-Flash-Next's shape (Qwen4ExpForCausalLM): Qwen3.5-MoE's layers
 # (3 gated DeltaNet, then 1 full attention) behind hyper-connections (2
 # residual streams, mixer rank 16) in place of every norm; QSA sparse attention
@@ -1899,6 +1944,8 @@ def make(name: str, seed: int) -> dict:
         model = to_mxfp4(folder, model_cls)
     if name in HUB_TENSOR_NAMES:
         model = rename_tensors(folder, HUB_TENSOR_NAMES[name], model_cls)
+    if name in HUB_ROPE_ROWS:
+        interleave_rope_rows(folder, config, config.qk_rope_head_dim)
 
     # A prompt of random ordinary tokens whose greedy steps are decisive.
     for attempt in range(100):
