@@ -162,6 +162,10 @@ export const NOT_YET_GGUF: Readonly<Record<string, string>> = {
   // aprkit's files equal the converter's (checked before the refusal), but
   // llama.cpp's deepseek32 graph computes them otherwise than transformers.
   "deepseek32": "llama.cpp's deepseek32 graph",
+  // llama.cpp computes the graph as transformers (0.003 with F32 experts), but its CPU
+  // kernel runs the converter's MXFP4 experts on Q8_0 activations: 0.68 apart.
+  "deepseek4": "llama.cpp's MXFP4 experts",
+  // As deepseek32: llama.cpp's glm-dsa graph computes the converter's files otherwise.
   "glm-dsa": "llama.cpp's glm-dsa graph",
   // The same: llama.cpp's hy_v4 rotates adjacent pairs of the RoPE dims, transformers halves.
   "hy-v4": "llama.cpp's hy_v4 RoPE pairs",
