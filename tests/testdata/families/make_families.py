@@ -1794,28 +1794,15 @@ def deepseek4_mxfp4_experts(folder: Path) -> None:
     values) as DeepSeek-V4 publishes them: I8 `[out, in/2]` of E2M1 codes (element 2i in
     the low nibble) and `.scale` F8_E8M0 `[out, in/32]`, in the same shard; checked to
     hold the same values."""
-    from safetensors.torch import load_file, save_file
+    def pack(name: str, t: torch.Tensor) -> dict:
+        if not re.fullmatch(r"layers\.\d+\.ffn\.experts\.\d+\.w[123]\.weight", name):
+            return {name: t}
+        blocks, scales = mxfp4_pack(t)
+        assert torch.equal(mxfp4_unpack(blocks, scales), t), f"{name} is not MXFP4"
+        return {name: blocks.flatten(-2).view(torch.int8).contiguous(),
+                name.removesuffix(".weight") + ".scale": scales.view(torch.float8_e8m0fnu)}
 
-    index_path = folder / "model.safetensors.index.json"
-    index = json.loads(index_path.read_text())
-    total = 0
-    for shard in sorted(set(index["weight_map"].values())):
-        out = {}
-        for name, t in load_file(folder / shard).items():
-            if re.fullmatch(r"layers\.\d+\.ffn\.experts\.\d+\.w[123]\.weight", name):
-                blocks, scales = mxfp4_pack(t)
-                assert torch.equal(mxfp4_unpack(blocks, scales), t), f"{name} is not MXFP4"
-                scale_name = name.removesuffix(".weight") + ".scale"
-                out[name] = blocks.flatten(-2).view(torch.int8).contiguous()
-                out[scale_name] = scales.view(torch.float8_e8m0fnu)
-                index["weight_map"][scale_name] = shard
-            else:
-                out[name] = t
-        total += sum(t.numel() * t.element_size() for t in out.values())
-        save_file(out, folder / shard, metadata={"format": "pt"})
-    index["weight_map"] = dict(sorted(index["weight_map"].items()))
-    index["metadata"] = {"total_size": total}
-    index_path.write_text(json.dumps(index, indent=2) + "\n")
+    repack_shards(folder, pack)
 
 
 # Families whose experts are then packed as DeepSeek-V4 publishes them.
@@ -2144,6 +2131,28 @@ def mxfp4_pack(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return blocks.contiguous(), (exp + 127).to(torch.uint8).contiguous()
 
 
+def repack_shards(folder: Path, pack) -> None:
+    """Rewrite a saved checkpoint's shards, each tensor replaced by what `pack(name, tensor)`
+    returns (a dict of tensors, in the same shard), and its index with them."""
+    from safetensors.torch import load_file, save_file
+
+    index_path = folder / "model.safetensors.index.json"
+    index = json.loads(index_path.read_text())
+    total = 0
+    for shard in sorted(set(index["weight_map"].values())):
+        out = {}
+        for name, t in load_file(folder / shard).items():
+            del index["weight_map"][name]
+            for new_name, new in pack(name, t).items():
+                out[new_name] = new
+                index["weight_map"][new_name] = shard
+        total += sum(t.numel() * t.element_size() for t in out.values())
+        save_file(out, folder / shard, metadata={"format": "pt"})
+    index["weight_map"] = dict(sorted(index["weight_map"].items()))
+    index["metadata"] = {"total_size": total}
+    index_path.write_text(json.dumps(index, indent=2) + "\n")
+
+
 def to_mxfp4(folder: Path, model_cls: str):
     """Rewrite a saved gpt-oss checkpoint as the Hub's MXFP4 one, and load it back.
 
@@ -2156,28 +2165,13 @@ def to_mxfp4(folder: Path, model_cls: str):
     holds. transformers dequantizes the experts to BF16 on CPU, which holds
     every MXFP4 value exactly; the model is run in F32 like the others.
     """
-    from safetensors.torch import load_file, save_file
+    def pack(name: str, t: torch.Tensor) -> dict:
+        if not name.endswith(("mlp.experts.gate_up_proj", "mlp.experts.down_proj")):
+            return {name: t}
+        blocks, scales = mxfp4_pack(t.transpose(1, 2))
+        return {name + "_blocks": blocks, name + "_scales": scales}
 
-    index_path = folder / "model.safetensors.index.json"
-    index = json.loads(index_path.read_text())
-    total = 0
-    for shard in sorted(set(index["weight_map"].values())):
-        tensors = load_file(folder / shard)
-        out = {}
-        for name, t in tensors.items():
-            if name.endswith(("mlp.experts.gate_up_proj", "mlp.experts.down_proj")):
-                blocks, scales = mxfp4_pack(t.transpose(1, 2))
-                out[name + "_blocks"], out[name + "_scales"] = blocks, scales
-                del index["weight_map"][name]
-                index["weight_map"][name + "_blocks"] = shard
-                index["weight_map"][name + "_scales"] = shard
-            else:
-                out[name] = t
-        total += sum(t.numel() * t.element_size() for t in out.values())
-        save_file(out, folder / shard, metadata={"format": "pt"})
-    index["weight_map"] = dict(sorted(index["weight_map"].items()))
-    index["metadata"] = {"total_size": total}
-    index_path.write_text(json.dumps(index, indent=2) + "\n")
+    repack_shards(folder, pack)
     config_path = folder / "config.json"
     config = json.loads(config_path.read_text())
     config["quantization_config"] = {
