@@ -28,7 +28,7 @@
  * by activations rounded to Q8_0, which moves expert and indexer choices.
  * Measured on the deepseek4 fixture (tests/testdata/families): llama.cpp
  * runs the converter's own F32 file 0.68 off transformers' log-probs (the
- * judge; 0.65 with an F32 KV cache, up to 0.03 at most positions), while the
+ * judge; 0.65 with an F32 KV cache, about 0.03 at most positions), while the
  * same file with its experts dequantized to F32 runs within 0.003 (1e-4
  * with an F32 KV cache): the graph computes as transformers does. llama.cpp
  * also hard-codes what a config could set otherwise: 4 hyper-connection
