@@ -100,6 +100,7 @@ import { HUNYUAN_MOE } from "./families/hunyuan_moe.ts";
 import { QWEN4EXP } from "./families/qwen4exp.ts";
 import { HRM_TEXT } from "./families/hrm_text.ts";
 import { GEMMA4_ASSISTANT } from "./families/gemma4_assistant.ts";
+import { DEEPSEEK4 } from "./families/deepseek4.ts";
 
 /** Every family, by aprkit architecture name. */
 export const FAMILIES: ReadonlyMap<string, Family> = new Map(
@@ -204,6 +205,7 @@ export const FAMILIES: ReadonlyMap<string, Family> = new Map(
     QWEN4EXP,
     HRM_TEXT,
     GEMMA4_ASSISTANT,
+    DEEPSEEK4,
   ].map((f) => [f.name, f]),
 );
 

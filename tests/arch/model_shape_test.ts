@@ -267,3 +267,43 @@ Deno.test("model shape: nomic-embed-text-v2-moe's router, experts and their bias
     await model.close();
   }
 });
+
+Deno.test("model shape: DeepSeek-V4's published layout (layers.N, bare hyper-connection parameters, MXFP4 experts with scales) is its own; a misspelt, stray or mis-sized tensor is not", async () => {
+  const model = await openModel(new URL("families/hf/deepseek4", DATA).pathname);
+  try {
+    const family = familyOf(model.header.metadata.architecture)!;
+    assert.equal(family.name, "deepseek4");
+    const config = model.header.metadata["hf_config"] as Record<string, unknown>;
+    // The experts' E2M1 pairs (I8) are packed: checked for their name and layer only.
+    const tensors = languageModelView(model.header).tensors.map((t) => ({
+      ...t,
+      packed: t.dtype === "I8",
+    }));
+    assert.equal(hfShapeProblem(family, config, tensors), undefined);
+    // What the check says of the model with one tensor renamed.
+    const renamed = (from: string, to: string) =>
+      hfShapeProblem(family, config, tensors.map((t) => t.name === from ? { ...t, name: to } : t))
+        ?.reason ?? "";
+    assert.match(
+      renamed("layers.1.hc_attn_fn", "layers.1.hc_atn_fn"),
+      /no tensor "hc_atn_fn" in a layer/,
+    );
+    assert.match(
+      renamed("layers.1.ffn.experts.2.w1.scale", "layers.1.ffn.experts.2.w4.scale"),
+      /no tensor "ffn\.experts\.2\.w4\.scale" in a layer/,
+    );
+    // Layer 4 is the MTP layer's (num_nextn_predict_layers 1); 5 is past both.
+    assert.match(
+      renamed("layers.3.attn_norm.weight", "layers.5.attn_norm.weight"),
+      /^layer 5, but the model has 5/,
+    );
+    const wide = tensors.map((t) =>
+      t.name === "layers.2.ffn_norm.weight" ? { ...t, shape: [65] } : t
+    );
+    assert.equal(hfShapeProblem(family, config, wide)?.tensor, "layers.2.ffn_norm.weight");
+    const blockless = tensors.filter((t) => !t.name.startsWith("layers.2."));
+    assert.equal(hfShapeProblem(family, config, blockless)?.tensor, "layer 2");
+  } finally {
+    await model.close();
+  }
+});

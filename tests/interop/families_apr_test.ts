@@ -408,6 +408,42 @@ const CHECKPOINT_NAMED: Readonly<
     rope: true,
     layers: 3,
   },
+  // DeepSeek-V4 under its published names: hyper-connections (bare parameters), the
+  // windowed layer 0 with hash routing, and CSA layer 1 with its compressor and indexer,
+  // routed experts as stored (MXFP4 codes and scales).
+  deepseek4: {
+    globals: [
+      ...weights("", ["embed", "norm", "head"]),
+      "hc_head_fn",
+      "hc_head_base",
+      "hc_head_scale",
+    ],
+    block: (l) => {
+      const p = `layers.${l}`;
+      return [
+        ...weights(`${p}.attn`, ["wq_a", "q_norm", "wq_b", "wkv", "kv_norm", "wo_a", "wo_b"]),
+        `${p}.attn.attn_sink`,
+        ...under(p, ["hc_attn_fn", "hc_attn_base", "hc_attn_scale", "hc_ffn_fn", "hc_ffn_base"]),
+        ...weights(`${p}.ffn`, [
+          "gate",
+          "shared_experts.w1",
+          "shared_experts.w2",
+          "shared_experts.w3",
+        ]),
+        ...[0, 1, 2, 3].flatMap((
+          e,
+        ) => [`${p}.ffn.experts.${e}.w1.weight`, `${p}.ffn.experts.${e}.w1.scale`]),
+        ...(l === 0 ? [`${p}.ffn.gate.tid2eid`] : [
+          `${p}.ffn.gate.bias`,
+          ...weights(`${p}.attn.compressor`, ["wkv", "wgate", "norm"]),
+          `${p}.attn.compressor.ape`,
+          ...weights(`${p}.attn.indexer`, ["wq_b", "weights_proj", "compressor.wkv"]),
+        ]),
+      ];
+    },
+    rope: true,
+    layers: 4,
+  },
   // Hyper-connections for norms; a linear layer with PLE (1), the attention layer with its indexer (3).
   qwen4exp: {
     globals: weights("", ["model.embed_tokens", "model.hyper_connection_mixer.hc_norm", "lm_head"]),

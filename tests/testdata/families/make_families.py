@@ -1754,6 +1754,137 @@ FAMILIES["gemma4-dense"] = (
     FAMILIES["gemma4"][4],
 )
 
+# DeepSeek-V4's shape (DeepseekV4ForCausalLM, deepseek-ai/DeepSeek-V4-Flash scaled
+# down): 4 hyper-connection streams (Sinkhorn-mixed, 20 iterations) in place of the
+# residual; one shared KV head of 32 (8 rope dims, the last) with a q LoRA of 32, a sink
+# per head and the grouped output projection (2 groups, rank 16); every layer attends
+# within a window of 8, layer 0 only so, layers 1 and 3 also over 4-token compressed
+# blocks (CSA: overlapping, with the lightning indexer of 4 heads of 16 keeping 4 of the
+# 10 blocks), layer 2 over 128-token ones (HCA, as published: llama.cpp loads no other
+# rate than 4 and 128; a 40-token prompt fills none, so it runs as a windowed layer); main RoPE θ 10⁴, the compressed branches' θ 1.6·10⁵ with YaRN ×16 (as
+# published; original context 16: 256 / 16); layer 0 routes by a seeded token → expert table
+# (hash MoE, published: 3 layers), the rest by sqrt(softplus) scores with a perturbed
+# selection bias, top 2 of 4 (MLP 32) normalised ×1.5, a shared expert, SwiGLU clamped
+# at 1.5 (published 10, which these activations never reach). Saved as the published
+# checkpoint is: its tensor names (`layers.N.attn.wq_a`, `embed`, `head`, `hc_head_fn`),
+# which transformers loads, and the routed experts in MXFP4 (`w1/w2/w3.weight` I8, two
+# E2M1 codes a byte, + `.scale` F8_E8M0 per 32), which the converter requires; the
+# experts are rounded to MXFP4 values first, so the reference runs what the file holds.
+# config.json as published (`deepseek4_hub_config`: `compress_ratios`, `num_hash_layers`,
+# `rope_scaling`), which the converter reads and transformers folds into its own fields.
+DEEPSEEK4_ROPE = {"rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 16,
+                  "beta_fast": 32, "beta_slow": 1}
+FAMILIES["deepseek4"] = (
+    "DeepseekV4Config", "DeepseekV4ForCausalLM",
+    # No intermediate_size: DeepseekV4Config maps it onto moe_intermediate_size.
+    {k: v for k, v in common(
+           num_hidden_layers=4, num_key_value_heads=1, head_dim=64, qk_rope_head_dim=8,
+           q_lora_rank=32, moe_intermediate_size=32, n_routed_experts=4, num_experts_per_tok=2,
+           n_shared_experts=1, routed_scaling_factor=1.5, hc_mult=4, o_groups=2, o_lora_rank=16,
+           index_n_heads=4, index_head_dim=64, index_topk=4, sliding_window=8,
+           layer_types=["sliding_attention", "compressed_sparse_attention",
+                        "heavily_compressed_attention", "compressed_sparse_attention"],
+           compress_rates={"compressed_sparse_attention": 4, "heavily_compressed_attention": 128},
+           mlp_layer_types=["hash_moe", "moe", "moe", "moe"], swiglu_limit=1.5,
+           rope_theta=10000.0, compress_rope_theta=160000.0, rope_parameters=DEEPSEEK4_ROPE,
+           pad_token_id=None, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1).items()
+     if k != "intermediate_size"},
+    "llama3",
+    {"indexer top-k": {"index_topk": 64},
+     "compressed RoPE (YaRN)": {"rope_parameters": {"rope_type": "default"}},
+     "routed SwiGLU clamp": {"swiglu_limit": 100.0},
+     "routed scaling": {"routed_scaling_factor": 1.0}},
+)
+
+
+def mxfp4_unpack(blocks: torch.Tensor, scales: torch.Tensor) -> torch.Tensor:
+    """The values `mxfp4_pack`'s blocks and scales hold, `[..., rows, cols]` F32."""
+    codes = torch.stack((blocks & 0x0F, blocks >> 4), dim=-1).flatten(-2).long()
+    values = torch.tensor(FP4_VALUES, dtype=torch.float64)[codes]
+    values = values * torch.pow(2.0, scales.double() - 127).unsqueeze(-1)
+    return values.flatten(-2).float()
+
+
+def deepseek4_weights(model: torch.nn.Module, seed: int) -> None:
+    """The routed experts rounded to MXFP4 values (the published checkpoint's experts are
+    MXFP4, and the converter takes no other); each hash layer's token → expert table
+    (a buffer transformers fills with zeros) seeded: top-k distinct experts per token."""
+    g = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for name, p in sorted(model.named_parameters()):
+            if name.endswith(("mlp.experts.gate_up_proj", "mlp.experts.down_proj")):
+                p.copy_(mxfp4_unpack(*mxfp4_pack(p)))
+        for name, b in sorted(model.named_buffers()):
+            if name.endswith("tid2eid"):
+                experts = model.config.n_routed_experts
+                b.copy_(torch.stack([torch.randperm(experts, generator=g)[:b.shape[1]]
+                                     for _ in range(b.shape[0])]))
+
+
+WEIGHT_CHANGES["deepseek4"] = deepseek4_weights
+
+# What save_pretrained writes → DeepSeek-V4's published names (transformers loads both).
+HUB_TENSOR_NAMES["deepseek4"] = [
+    (r"^model\.", ""),
+    (r"^embed_tokens\.", "embed."),
+    (r"^hc_head\.hc_(fn|base|scale)$", r"hc_head_\1"),
+    # transformers maps the published `.norm.` to `.kv_norm.` (the compressors'), and so
+    # saves the attention's own `attn.kv_norm` as `attn.norm`.
+    (r"\.attn\.norm\.weight$", ".attn.kv_norm.weight"),
+]
+
+
+def deepseek4_mxfp4_experts(folder: Path) -> None:
+    """The routed experts (`layers.N.ffn.experts.E.w{1,2,3}.weight`, F32 holding MXFP4
+    values) as DeepSeek-V4 publishes them: I8 `[out, in/2]` of E2M1 codes (element 2i in
+    the low nibble) and `.scale` F8_E8M0 `[out, in/32]`, in the same shard; checked to
+    hold the same values."""
+    def pack(name: str, t: torch.Tensor) -> dict:
+        if not re.fullmatch(r"layers\.\d+\.ffn\.experts\.\d+\.w[123]\.weight", name):
+            return {name: t}
+        blocks, scales = mxfp4_pack(t)
+        assert torch.equal(mxfp4_unpack(blocks, scales), t), f"{name} is not MXFP4"
+        return {name: blocks.flatten(-2).view(torch.int8).contiguous(),
+                name.removesuffix(".weight") + ".scale": scales.view(torch.float8_e8m0fnu)}
+
+    repack_shards(folder, pack)
+
+
+# Families whose experts are then packed as DeepSeek-V4 publishes them.
+DEEPSEEK4_MXFP4 = {"deepseek4"}
+
+
+def deepseek4_hub_config(saved: dict) -> dict:
+    """config.json as deepseek-ai/DeepSeek-V4-Flash publishes it.
+
+    transformers 5.18 saves the attention and MoE schedules and the two RoPEs as its own
+    fields (layer_types + compress_rates, mlp_layer_types, rope_parameters main/compress,
+    partial_rotary_factor); the published config.json has instead compress_ratios (one
+    rate per layer, 0 for a windowed one, and a trailing 0 for the MTP layer),
+    num_hash_layers, rope_scaling (the compressed branches' YaRN) beside rope_theta and
+    compress_rope_theta, and topk_method, which llama.cpp's converter reads (on
+    transformers' form it fails: KeyError 'num_hash_layers'; given those two keys alone
+    it writes no YaRN); transformers folds them back into its fields (checked in `make`).
+    """
+    out = {k: v for k, v in saved.items() if k not in (
+        "layer_types", "compress_rates", "mlp_layer_types", "rope_parameters",
+        "partial_rotary_factor")}
+    rates = {"sliding_attention": 0, **saved["compress_rates"]}
+    out["compress_ratios"] = [rates[t] for t in saved["layer_types"]] + [0] * saved["num_nextn_predict_layers"]
+    out["num_hash_layers"] = saved["mlp_layer_types"].count("hash_moe")
+    compress = saved["rope_parameters"]["compress"]
+    out["rope_scaling"] = {"type": compress["rope_type"], "factor": compress["factor"],
+                           "original_max_position_embeddings": compress["original_max_position_embeddings"],
+                           "beta_fast": compress["beta_fast"], "beta_slow": compress["beta_slow"]}
+    out["rope_theta"] = saved["rope_parameters"]["main"]["rope_theta"]
+    out["topk_method"] = "noaux_tc"
+    return out
+
+
+# The fields deepseek4_hub_config's form must give back as transformers built the model.
+DEEPSEEK4_FOLDED = ("layer_types", "compress_rates", "mlp_layer_types", "rope_parameters",
+                    "partial_rotary_factor", "qk_rope_head_dim")
+
 # The same checkpoints saved by transformers 4 (run this script with
 # transformers 4.57): config.json then holds `rope_scaling` and a top-level
 # `rope_theta` (Gemma 3: `rope_local_base_freq`), the form most published
@@ -1936,6 +2067,15 @@ def make(name: str, seed: int) -> dict:
         saved = kimi_hub_config(json.loads(config_path.read_text()))
         config_path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
         kimi_hub_tensors(folder)
+    if name in DEEPSEEK4_MXFP4:
+        config_path = folder / "config.json"
+        config_path.write_text(json.dumps(deepseek4_hub_config(json.loads(config_path.read_text())),
+                                          indent=2, sort_keys=True) + "\n")
+        folded = transformers.AutoConfig.from_pretrained(folder)
+        # (the compressed rope keeps rope_scaling's legacy "type" beside its "rope_type")
+        folded.rope_parameters["compress"].pop("type")
+        for key in DEEPSEEK4_FOLDED:
+            assert getattr(folded, key) == getattr(config, key), f"{name}: {key} reads back otherwise"
     if name in TOKENIZER_SETTINGS:
         tokenizer_config = folder / "tokenizer_config.json"
         settings = json.loads(tokenizer_config.read_text()) | TOKENIZER_SETTINGS[name]
@@ -1946,6 +2086,8 @@ def make(name: str, seed: int) -> dict:
         model = rename_tensors(folder, HUB_TENSOR_NAMES[name], model_cls)
     if name in HUB_ROPE_ROWS:
         interleave_rope_rows(folder, config, config.qk_rope_head_dim)
+    if name in DEEPSEEK4_MXFP4:
+        deepseek4_mxfp4_experts(folder)
 
     # A prompt of random ordinary tokens whose greedy steps are decisive.
     for attempt in range(100):
@@ -2036,6 +2178,28 @@ def mxfp4_pack(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return blocks.contiguous(), (exp + 127).to(torch.uint8).contiguous()
 
 
+def repack_shards(folder: Path, pack) -> None:
+    """Rewrite a saved checkpoint's shards, each tensor replaced by what `pack(name, tensor)`
+    returns (a dict of tensors, in the same shard), and its index with them."""
+    from safetensors.torch import load_file, save_file
+
+    index_path = folder / "model.safetensors.index.json"
+    index = json.loads(index_path.read_text())
+    total = 0
+    for shard in sorted(set(index["weight_map"].values())):
+        out = {}
+        for name, t in load_file(folder / shard).items():
+            del index["weight_map"][name]
+            for new_name, new in pack(name, t).items():
+                out[new_name] = new
+                index["weight_map"][new_name] = shard
+        total += sum(t.numel() * t.element_size() for t in out.values())
+        save_file(out, folder / shard, metadata={"format": "pt"})
+    index["weight_map"] = dict(sorted(index["weight_map"].items()))
+    index["metadata"] = {"total_size": total}
+    index_path.write_text(json.dumps(index, indent=2) + "\n")
+
+
 def to_mxfp4(folder: Path, model_cls: str):
     """Rewrite a saved gpt-oss checkpoint as the Hub's MXFP4 one, and load it back.
 
@@ -2048,28 +2212,13 @@ def to_mxfp4(folder: Path, model_cls: str):
     holds. transformers dequantizes the experts to BF16 on CPU, which holds
     every MXFP4 value exactly; the model is run in F32 like the others.
     """
-    from safetensors.torch import load_file, save_file
+    def pack(name: str, t: torch.Tensor) -> dict:
+        if not name.endswith(("mlp.experts.gate_up_proj", "mlp.experts.down_proj")):
+            return {name: t}
+        blocks, scales = mxfp4_pack(t.transpose(1, 2))
+        return {name + "_blocks": blocks, name + "_scales": scales}
 
-    index_path = folder / "model.safetensors.index.json"
-    index = json.loads(index_path.read_text())
-    total = 0
-    for shard in sorted(set(index["weight_map"].values())):
-        tensors = load_file(folder / shard)
-        out = {}
-        for name, t in tensors.items():
-            if name.endswith(("mlp.experts.gate_up_proj", "mlp.experts.down_proj")):
-                blocks, scales = mxfp4_pack(t.transpose(1, 2))
-                out[name + "_blocks"], out[name + "_scales"] = blocks, scales
-                del index["weight_map"][name]
-                index["weight_map"][name + "_blocks"] = shard
-                index["weight_map"][name + "_scales"] = shard
-            else:
-                out[name] = t
-        total += sum(t.numel() * t.element_size() for t in out.values())
-        save_file(out, folder / shard, metadata={"format": "pt"})
-    index["weight_map"] = dict(sorted(index["weight_map"].items()))
-    index["metadata"] = {"total_size": total}
-    index_path.write_text(json.dumps(index, indent=2) + "\n")
+    repack_shards(folder, pack)
     config_path = folder / "config.json"
     config = json.loads(config_path.read_text())
     config["quantization_config"] = {
@@ -2345,7 +2494,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "hy-v4": 540, "hunyuan-moe": 541,
          "qwen4exp": 530, "hrm-text": 531, "qwen4exp-cg": 532,
          "gemma4-dense": 570, "gemma4-unified": 571, "gemma4-assistant": 572,
-         "gemma4-unified-assistant": 573}
+         "gemma4-unified-assistant": 573,
+         "deepseek4": 580}
 
 
 GEMMA4_PREPROCESSOR = {
