@@ -166,20 +166,17 @@ Deno.test("gemma4-audio: an audio tower the converter could not write either is 
     const model = await copyCheckpoint(familyDir("gemma4-audio"), `${dir}/src`, (config) => {
       delete (config["audio_config"] as Record<string, unknown>)["hidden_size"];
     });
-    const out = `${dir}/out`;
-    await Deno.mkdir(out);
-    const run = await runApr([
-      "convert",
-      model,
-      "-o",
-      `${out}/m.gguf`,
-      "--mmproj",
-      `${out}/mm.gguf`,
-    ]);
-    assertOneLineError(run, /vision GGUF.*audio_config has no number for hidden_size/);
-    assert.deepEqual([...Deno.readDirSync(out)], []);
+    await assertMmprojRefused(model, `${dir}/out`, /audio_config has no number for hidden_size/);
   });
 });
+
+/** Convert `model` with `--mmproj` into `out` and fail unless it is refused in one line that `why` matches, writing nothing. */
+async function assertMmprojRefused(model: string, out: string, why: RegExp): Promise<void> {
+  await Deno.mkdir(out);
+  const run = await runApr(["convert", model, "-o", `${out}/m.gguf`, "--mmproj", `${out}/mm.gguf`]);
+  assertOneLineError(run, new RegExp(`vision GGUF.*${why.source}`));
+  assert.deepEqual([...Deno.readDirSync(out)], []);
+}
 
 /**
  * Rewrite a safetensors shard with the tensors `which` selects stored as F16
@@ -222,20 +219,10 @@ Deno.test("gemma4-audio: --mmproj of F16 per_dim_scale (the converter's softplus
     const saved = await asF16(`${model}/${shard}`, (name) => name.endsWith("per_dim_scale"));
     index.metadata.total_size -= saved;
     await Deno.writeTextFile(`${model}/model.safetensors.index.json`, JSON.stringify(index));
-    const out = `${dir}/out`;
-    await Deno.mkdir(out);
-    const run = await runApr([
-      "convert",
+    await assertMmprojRefused(
       model,
-      "-o",
-      `${out}/m.gguf`,
-      "--mmproj",
-      `${out}/mm.gguf`,
-    ]);
-    assertOneLineError(
-      run,
-      /vision GGUF.*Cannot compute "model\.audio_tower\.layers\.0\.self_attn\.per_dim_scale".*F16, not F32 or BF16/,
+      `${dir}/out`,
+      /Cannot compute "model\.audio_tower\.layers\.0\.self_attn\.per_dim_scale".*F16, not F32 or BF16/,
     );
-    assert.deepEqual([...Deno.readDirSync(out)], []);
   });
 });
