@@ -26,6 +26,7 @@
 
 import { type KvEntry, KvWriter, record } from "./kv.ts";
 import {
+  assertGemma4AudioAsLlamaCpp,
   BLOCK_KEYS,
   gemma4AudioHparams,
   gemma4AudioPieces,
@@ -916,7 +917,18 @@ function writeGemma4Kv(
   sources: MmprojSources,
   projectors: { vision: string; audio: string },
 ): void {
-  const audio = gemma4AudioHparams(sources.config, projectors.audio === "gemma4ua");
+  const unified = projectors.audio === "gemma4ua";
+  const audio = gemma4AudioHparams(sources.config, unified);
+  // llama.cpp pools gemma4v/gemma4uv patches by 3 without projector.scale_factor, which the converter does not write.
+  const pooling = w.hparams["pooling_kernel_size"];
+  if (pooling !== undefined && pooling !== 3) {
+    throw new RangeError(
+      `config.json: vision_config.pooling_kernel_size is ${
+        JSON.stringify(pooling)
+      }; llama.cpp's ${projectors.vision} assumes 3 (no key carries it)`,
+    );
+  }
+  if (audio !== undefined) assertGemma4AudioAsLlamaCpp(audio, projectors.audio);
   writeClipKv(w, sources);
   if (audio !== undefined) writeAudioEncoderKv(w, audio, textWidth(sources.config));
   // Keyed per modality (add_clip_vision_projector_type), as for every class that may have audio.

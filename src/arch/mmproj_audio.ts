@@ -141,6 +141,53 @@ export function gemma4AudioHparams(
   return a;
 }
 
+/**
+ * What llama.cpp's `gemma4a` encoder (tools/mtmd/models/gemma4a.cpp)
+ * hard-codes and no key carries (the converter writes none): transformers'
+ * `Gemma4AudioConfig` defaults, as the published E2B and E4B have them.
+ */
+const GEMMA4A_ASSUMES: Readonly<Record<string, number | string>> = {
+  attention_chunk_size: 12,
+  attention_context_left: 13,
+  attention_context_right: 0,
+  attention_logit_cap: 50,
+  residual_weight: 0.5,
+  rms_norm_eps: 1e-6,
+  hidden_act: "silu",
+};
+
+/**
+ * What llama.cpp's `gemma4ua` (models/gemma4ua.cpp, clip.cpp) hard-codes for
+ * the unified class's encoder-free audio: 640-sample frames (40 ms at 16 kHz,
+ * `audio_embed_dim`) and the norm's epsilon.
+ */
+const GEMMA4UA_ASSUMES: Readonly<Record<string, number | string>> = {
+  audio_embed_dim: 640,
+  rms_norm_eps: 1e-6,
+};
+
+/**
+ * Refuse an audio tower llama.cpp would compute otherwise than transformers:
+ * a field of {@linkcode GEMMA4A_ASSUMES} (the unified class's:
+ * {@linkcode GEMMA4UA_ASSUMES}) with another value (absent: the default).
+ *
+ * @throws {RangeError} Naming the field, its value and the one llama.cpp assumes.
+ */
+export function assertGemma4AudioAsLlamaCpp(
+  audio: Readonly<Record<string, unknown>>,
+  projector: string,
+): void {
+  const assumes = projector === "gemma4ua" ? GEMMA4UA_ASSUMES : GEMMA4A_ASSUMES;
+  for (const [key, assumed] of Object.entries(assumes)) {
+    const v = audio[key];
+    if (v === undefined || v === null || v === assumed) continue;
+    throw new RangeError(
+      `config.json: audio_config.${key} is ${JSON.stringify(v)}; llama.cpp's ${projector} ` +
+        `audio encoder assumes ${assumed} (no key carries it)`,
+    );
+  }
+}
+
 /** A number of `audio_config` the converter needs (it raises without it). */
 function needAudio(audio: Readonly<Record<string, unknown>>, keys: readonly string[]): number {
   const key = keys.find((k) => Object.hasOwn(audio, k));

@@ -160,13 +160,59 @@ Deno.test("gemma4-audio: --mmproj from BF16 weights: the convolutions, position 
   });
 });
 
-Deno.test("gemma4-audio: an audio tower the converter could not write either is refused in one line, with no file", async () => {
+// Configs refused for --mmproj: [fixture, the edit, the refusal]. Without hidden_size the
+// converter raises (no feed-forward length); the others it writes, and llama.cpp computes
+// otherwise (its gemma4a encoder and gemma4v/gemma4uv pooling hard-code these; measured:
+// pooling 2 aborts llama-mtmd-cli, GGML_ASSERT(ggml_can_repeat(b, a))).
+const MMPROJ_REFUSED: [
+  string,
+  (config: Record<string, Record<string, unknown>>) => void,
+  RegExp,
+][] = [
+  [
+    "gemma4-audio",
+    (c) => delete c["audio_config"]!["hidden_size"],
+    /audio_config has no number for hidden_size/,
+  ],
+  [
+    "gemma4-audio",
+    (c) => c["audio_config"]!["attention_chunk_size"] = 4,
+    /audio_config\.attention_chunk_size is 4; llama\.cpp's gemma4a audio encoder assumes 12/,
+  ],
+  [
+    "gemma4-audio",
+    (c) => c["audio_config"]!["rms_norm_eps"] = 1e-5,
+    /audio_config\.rms_norm_eps is 0\.00001; llama\.cpp's gemma4a .* assumes 0\.000001/,
+  ],
+  [
+    "gemma4-cg",
+    (c) => c["vision_config"]!["pooling_kernel_size"] = 2,
+    /vision_config\.pooling_kernel_size is 2; llama\.cpp's gemma4v assumes 3/,
+  ],
+  [
+    "gemma4-unified",
+    (c) => {
+      c["vision_config"]!["pooling_kernel_size"] = 2;
+      // The converter's patch side (else the patch times the pooling), as the checkpoint's.
+      c["vision_config"]!["model_patch_size"] = 12;
+    },
+    /vision_config\.pooling_kernel_size is 2; llama\.cpp's gemma4uv assumes 3/,
+  ],
+  [
+    "gemma4-unified",
+    (c) => c["audio_config"]!["rms_norm_eps"] = 1e-5,
+    /audio_config\.rms_norm_eps is 0\.00001; llama\.cpp's gemma4ua .* assumes 0\.000001/,
+  ],
+];
+
+Deno.test("gemma4: --mmproj of a tower the converter cannot write, or llama.cpp would compute otherwise, is refused in one line, with no file", async () => {
   await withTempDir(async (dir) => {
-    // An audio_config without hidden_size: the converter raises (no feed-forward length).
-    const model = await copyCheckpoint(familyDir("gemma4-audio"), `${dir}/src`, (config) => {
-      delete (config["audio_config"] as Record<string, unknown>)["hidden_size"];
-    });
-    await assertMmprojRefused(model, `${dir}/out`, /audio_config has no number for hidden_size/);
+    for (const [i, [fixture, edit, why]] of MMPROJ_REFUSED.entries()) {
+      const model = await copyCheckpoint(familyDir(fixture), `${dir}/src${i}`, (config) => {
+        edit(config as Record<string, Record<string, unknown>>);
+      });
+      await assertMmprojRefused(model, `${dir}/out${i}`, why);
+    }
   });
 });
 

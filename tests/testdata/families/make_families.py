@@ -2319,10 +2319,12 @@ def gemma4_composite(text_config: dict, seed: int, audio: dict | None = None):
 
 
 # A tiny conformer in the published E2B/E4B audio tower's layout (their hidden 1024, 12
-# layers, 8 heads, subsampling channels [128, 32]; 128 mel bins, the converter's default).
+# layers, 8 heads, subsampling channels [128, 32]). What llama.cpp's gemma4a graph assumes
+# is kept: 128 mel bins (the converter's default; transformers sizes the input projection
+# as if the first channel count were the mel count, so it stays 128), chunks of 12 with 12
+# past frames (transformers' defaults).
 GEMMA4_AUDIO = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                    subsampling_conv_channels=[8, 4], conv_kernel_size=5, output_proj_dims=32,
-                    attention_chunk_size=4, attention_context_left=5)
+                    subsampling_conv_channels=[128, 4], conv_kernel_size=5, output_proj_dims=32)
 
 
 def gemma4_audio_composite(text_config: dict, seed: int):
@@ -2355,10 +2357,12 @@ def gemma4_unified_composite(text_config: dict, seed: int):
     "vision": causal for text)."""
     text = {k: v for k, v in text_config.items() if k not in NOT_UNIFIED}
     text["use_bidirectional_attention"] = "vision"
-    vision = dict(patch_size=4, pooling_kernel_size=2, mm_embed_dim=32, mm_posemb_size=16,
+    # pooling_kernel_size 3, as published: llama.cpp's gemma4uv assumes it (no key carries it).
+    vision = dict(patch_size=4, pooling_kernel_size=3, mm_embed_dim=32, mm_posemb_size=16,
                   output_proj_dims=32)
+    # audio_embed_dim 640 (40 ms frames at 16 kHz), as published: llama.cpp's gemma4ua assumes it.
     config = transformers.Gemma4UnifiedConfig(text_config=text, vision_config=vision,
-                                              audio_config=dict(audio_embed_dim=16))
+                                              audio_config=dict(audio_embed_dim=640))
     config._attn_implementation = "eager"
     torch.manual_seed(seed)
     model = transformers.Gemma4UnifiedForConditionalGeneration(config).eval()
@@ -2444,7 +2448,7 @@ PREPROCESSORS = {"gemma4-cg": GEMMA4_PREPROCESSOR, "gemma4-audio": GEMMA4_PREPRO
                  "gemma4-unified": {**GEMMA4_PREPROCESSOR,
                                     "image_processor_type": "Gemma4UnifiedImageProcessor",
                                     "processor_class": "Gemma4UnifiedProcessor",
-                                    "patch_size": 4, "pooling_kernel_size": 2}}
+                                    "patch_size": 4, "pooling_kernel_size": 3}}
 
 # Image-text copies of a text fixture (the language model's weights, towers added).
 CONDITIONAL_COPIES = {"gemma4-cg": ("gemma4", gemma4_composite),
