@@ -88,27 +88,40 @@ const BY_GGUF_NAME: ReadonlyMap<string, readonly string[]> = (() => {
 
 /**
  * Templates of a dotted name: the name itself, then with each numeric
- * segment in turn standing as `{bid}`, each with its number.
+ * segment in turn standing as `{bid}`, each with its number; with
+ * `inSegment`, then each segment's trailing number too (`layer0` as
+ * `layer{bid}`, as gguf-py formats some audio names).
  */
-function* templates(name: string): Generator<readonly [string, number | undefined]> {
+function* templates(
+  name: string,
+  inSegment = false,
+): Generator<readonly [string, number | undefined]> {
   yield [name, undefined];
   const parts = name.split(".");
+  const pattern = inSegment ? /^(\D*?)(\d{1,9})$/ : /^()(\d{1,9})$/;
   for (let i = 0; i < parts.length; i++) {
-    if (!/^\d{1,9}$/.test(parts[i]!)) continue;
+    const m = pattern.exec(parts[i]!);
+    if (m === null) continue;
     const t = [...parts];
-    t[i] = "{bid}";
-    yield [t.join("."), Number(parts[i])];
+    t[i] = `${m[1]}{bid}`;
+    yield [t.join("."), Number(m[2])];
   }
 }
 
 /**
- * The name without a suffix, then without `.weight` or `.bias` (as the
- * converter tries them) or `.scale` (a per-tensor factor llama.cpp loads
- * beside a weight: Gemma 4's router scales, NVFP4's).
+ * The suffixes the converter tries: `.weight` and `.bias`, and `.scale` (a
+ * per-tensor factor llama.cpp loads beside a weight: Gemma 4's router
+ * scales, NVFP4's).
  */
-function* bases(name: string): Generator<readonly [string, string]> {
+const SUFFIXES: readonly string[] = [".weight", ".bias", ".scale"];
+
+/** The name without a suffix, then without each of `suffixes` it ends with. */
+function* bases(
+  name: string,
+  suffixes: readonly string[] = SUFFIXES,
+): Generator<readonly [string, string]> {
   yield [name, ""];
-  for (const suffix of [".weight", ".bias", ".scale"]) {
+  for (const suffix of suffixes) {
     if (name.endsWith(suffix)) yield [name.slice(0, -suffix.length), suffix];
   }
 }
@@ -197,13 +210,20 @@ function hfMap(arch: string): ReadonlyMap<string, string> | undefined {
  *
  * @param arch `general.architecture` of the family's GGUF.
  * @param name A Hugging Face tensor name.
+ * @param options A converter class's own `try_suffixes` (Gemma 4's clipped
+ *   linears' `.input_max`…), and whether a block number may end a segment
+ *   (`layer0`) rather than be one.
  * @returns The kind, with the block and suffix.
  */
-export function hfTensorKind(arch: string, name: string): TensorKind | undefined {
+export function hfTensorKind(
+  arch: string,
+  name: string,
+  options: { suffixes?: readonly string[]; inSegment?: boolean } = {},
+): TensorKind | undefined {
   const map = hfMap(arch);
   if (map === undefined) return undefined;
-  for (const [base, suffix] of bases(name)) {
-    for (const [template, block] of templates(base)) {
+  for (const [base, suffix] of bases(name, options.suffixes)) {
+    for (const [template, block] of templates(base, options.inSegment)) {
       const kind = map.get(template);
       if (kind === undefined) continue;
       return block === undefined ? { kind, suffix } : { kind, block, suffix };

@@ -15,14 +15,27 @@
  * Llama 4, after its `Llama4VisionModel` (conversion/llama4.py), and Qwen3-VL,
  * after its `Qwen3VLVisionModel` (conversion/qwen3vl.py), and SmolVLM and
  * Idefics3, after its `SmolVLMModel` (conversion/smolvlm.py), LFM2-VL, after
- * its `LFM2VLModel` (conversion/lfm2.py), and GLM-4.1V and GLM-4.5V, after its
- * `Glm4VVisionModel` (conversion/qwen3vl.py), and Qwen4-Exp, whose
+ * its `LFM2VLModel` (conversion/lfm2.py), GLM-4.1V and GLM-4.5V, after its
+ * `Glm4VVisionModel` (conversion/qwen3vl.py), Gemma 4 and Gemma 4
+ * Unified, after its `Gemma4VisionAudioModel` and
+ * `Gemma4UnifiedVisionAudioModel` (conversion/gemma.py), with their audio
+ * towers in the same file (`mmproj_audio.ts`), and Qwen4-Exp, whose
  * `Qwen4ExpVisionModel` (conversion/qwen4exp.py) is Qwen3-VL's.
  *
  * @module
  */
 
 import { type KvEntry, KvWriter, record } from "./kv.ts";
+import {
+  assertGemma4AudioAsLlamaCpp,
+  BLOCK_KEYS,
+  gemma4AudioHparams,
+  gemma4AudioPieces,
+  isGemma4AudioTensor,
+  mmprojTableName,
+  writeAudioEncoderKv,
+  writeGemma4AudioKv,
+} from "./mmproj_audio.ts";
 
 /** What the vision GGUF's keys are made from. */
 export interface MmprojSources {
@@ -44,11 +57,20 @@ export interface MmprojPiece {
    */
   readonly ranges?: readonly (readonly [number, number])[];
   /**
-   * The elements of each group of `group` reordered (LFM2-VL's patch kernel,
-   * its `[out, h·w·c]` rows written as `[out, c, h, w]`): element `order[i]`
-   * of a group written `i`-th; absent: as they are.
+   * Each group of `group` elements cut into `order.length` equal segments
+   * and reordered (LFM2-VL's patch kernel, its `[out, h·w·c]` rows written
+   * as `[out, c, h, w]`, one element a segment): segment `order[i]` of a
+   * group written `i`-th; absent: as they are.
    */
   readonly reorder?: { readonly group: number; readonly order: readonly number[] };
+  /**
+   * Each value computed on the way and written as F32, as the converter
+   * computes on float32 (a BF16 source upcast first): Gemma 4's audio
+   * `per_dim_scale` through softplus; absent: as it is.
+   */
+  readonly map?: (value: number) => number;
+  /** The type the converter forces the piece to whatever the file's (before the class's {@linkcode MmprojSupport.forcedType}). */
+  readonly type?: "F32";
 }
 
 /** How one multimodal class's vision tower becomes llama.cpp's vision GGUF. */
@@ -86,20 +108,21 @@ export interface MmprojSupport {
   writeKv(w: KvWriter, sources: MmprojSources): void;
 }
 
+/** The text model's width, which the towers project to (`MmprojModel.n_embd_text`). */
+function textWidth(config: Readonly<Record<string, unknown>>): unknown {
+  const text = { ...config, ...record(config["text_config"]) };
+  return text["hidden_size"] ?? text["n_embd"];
+}
+
 /** `MmprojModel.set_gguf_parameters`: the keys every vision GGUF has. */
 function writeClipKv(w: KvWriter, sources: MmprojSources): void {
   w.set("has_vision_encoder", "BOOL", true);
-  const text = { ...sources.config, ...record(sources.config["text_config"]) };
-  const textHidden = text["hidden_size"] ?? text["n_embd"];
-  w.u32("vision.projection_dim", textHidden);
+  w.u32("vision.projection_dim", textWidth(sources.config));
   w.u32("vision.image_size", w.need("image_size"));
   w.u32("vision.patch_size", w.need("patch_size"));
   w.u32("vision.embedding_length", w.need("hidden_size", "width", "vt_hidden_size"));
   w.u32("vision.feed_forward_length", w.need("intermediate_size", "vt_intermediate_size"));
-  w.u32(
-    "vision.block_count",
-    w.need("n_layers", "num_hidden_layers", "n_layer", "num_layers", "depth", "layers"),
-  );
+  w.u32("vision.block_count", w.need(...BLOCK_KEYS));
   w.u32("vision.attention.head_count", w.need("num_attention_heads", "num_heads", "heads"));
   const floats = (key: string): number[] => {
     const v = sources.preprocessor[key];
@@ -857,8 +880,27 @@ const GEMMA4_SUFFIX = /\.(weight|bias|input_max|input_min|output_max|output_min)
  */
 function channelsFirstKernel(name: string, shape: readonly number[], patch?: number): MmprojPiece {
   const side = patch ?? Math.round(Math.sqrt((shape[1] ?? 0) / 3));
+  return {
+    name: "v.patch_embd.weight",
+    shape: [shape[0]!, 3, side, side],
+    reorder: channelsFirst(name, shape, side),
+  };
+}
+
+/**
+ * The reorder of each `p·p·3` row (channels last, as a patch's pixels come)
+ * to channels first: element `(h·p + w)·3 + c` written at `c·p² + h·p + w`.
+ *
+ * @throws {RangeError} When the rows are not `p·p·3` long.
+ */
+function channelsFirst(
+  name: string,
+  shape: readonly number[],
+  side: number,
+): { group: number; order: number[] } {
   const pixels = side * side;
-  if (shape.length !== 2 || shape[1] !== pixels * 3 || side === 0) {
+  const row = shape[shape.length - 1];
+  if (shape.length > 2 || row !== pixels * 3 || side === 0) {
     throw new RangeError(
       `Cannot write "${name}" [${shape}] as llama.cpp's converter does: it views each row as a ` +
         `${side} × ${side} × 3 patch (${pixels * 3} values)`,
@@ -868,14 +910,11 @@ function channelsFirstKernel(name: string, shape: readonly number[], patch?: num
     { length: pixels * 3 },
     (_, i) => (i % pixels) * 3 + Math.floor(i / pixels),
   );
-  return {
-    name: "v.patch_embd.weight",
-    shape: [shape[0]!, 3, side, side],
-    reorder: { group: pixels * 3, order },
-  };
+  return { group: pixels * 3, order };
 }
 
 function gemma4VisionPieces(name: string, shape: readonly number[]): readonly MmprojPiece[] {
+  if (isGemma4AudioTensor(name)) return gemma4AudioPieces(name, shape);
   // Scalars (layer scalars, clipped linears' bounds) as 1-D, as the converter unsqueezes them.
   const as1d = shape.length === 0 ? [1] : shape;
   if (name === "model.vision_tower.patch_embedder.input_proj.weight") {
@@ -897,30 +936,117 @@ function gemma4VisionPieces(name: string, shape: readonly number[]): readonly Mm
 }
 
 /**
- * Gemma 4's vision GGUF (projector `gemma4v`), after llama.cpp's
- * `Gemma4VisionAudioModel` (conversion/gemma.py) for a checkpoint without an
- * audio tower (the 26B and 31B); with one the converter writes both towers
- * in one file, which aprkit does not yet.
+ * `Gemma4VisionAudioModel.set_gguf_parameters` (and the unified class's,
+ * whose projector types replace these in place): the vision keys, then with
+ * an audio tower `MmprojModel`'s audio keys, then each tower's projector.
+ */
+function writeGemma4Kv(
+  w: KvWriter,
+  sources: MmprojSources,
+  projectors: { vision: string; audio: string },
+): void {
+  const unified = projectors.audio === "gemma4ua";
+  const audio = gemma4AudioHparams(sources.config, unified);
+  // llama.cpp pools gemma4v/gemma4uv patches by 3 without projector.scale_factor, which the converter does not write.
+  const pooling = w.hparams["pooling_kernel_size"];
+  if (pooling !== undefined && pooling !== 3) {
+    throw new RangeError(
+      `config.json: vision_config.pooling_kernel_size is ${
+        JSON.stringify(pooling)
+      }; llama.cpp's ${projectors.vision} assumes 3 (no key carries it)`,
+    );
+  }
+  if (audio !== undefined) assertGemma4AudioAsLlamaCpp(audio, projectors.audio);
+  writeClipKv(w, sources);
+  if (audio !== undefined) writeAudioEncoderKv(w, audio, textWidth(sources.config));
+  // Keyed per modality (add_clip_vision_projector_type), as for every class that may have audio.
+  w.set("vision.projector_type", "STRING", projectors.vision);
+  w.f32("vision.attention.layer_norm_epsilon", w.num("layer_norm_eps") ?? 1e-6);
+  if (audio !== undefined) writeGemma4AudioKv(w, audio, projectors.audio);
+}
+
+/**
+ * Gemma 4's multimodal GGUF (projector `gemma4v`; with an audio tower, as
+ * E2B and E4B have, `gemma4a` too), after llama.cpp's
+ * `Gemma4VisionAudioModel` (conversion/gemma.py), which writes both towers
+ * into one file.
  */
 const GEMMA4_MMPROJ: MmprojSupport = {
-  source: "llama.cpp conversion/gemma.py Gemma4VisionAudioModel (vision only)",
+  source: "llama.cpp conversion/gemma.py Gemma4VisionAudioModel",
   pieces: gemma4VisionPieces,
   shift: () => 0,
   forcedType: patchAndPositionTypes,
   // Unused by llama.cpp.
   visionHparams: imageSizeSet(224),
-  writeKv(w, sources) {
-    if (record(sources.config["audio_config"]) !== undefined) {
+  writeKv: (w, sources) => writeGemma4Kv(w, sources, { vision: "gemma4v", audio: "gemma4a" }),
+};
+
+/**
+ * The unified class's vision embedder (`model.vision_embedder.*`: a patch
+ * projection with norms, no transformer) as `Gemma4UnifiedVisionAudioModel`
+ * writes it before its table lookup: the position embeddings `[S, 2, D]` as
+ * `[2, S, D]`, `pos_norm` as `patch_ln3`, and the patch projection's columns
+ * and first norm in channels-first order.
+ */
+function gemma4UnifiedVisionPieces(
+  name: string,
+  shape: readonly number[],
+  vision: Readonly<Record<string, unknown>> = {},
+): readonly MmprojPiece[] {
+  if (name.startsWith("model.embed_vision.")) return renamedWhole(mmprojTableName(name), shape);
+  if (!name.startsWith("model.vision_embedder.")) return [];
+  let n = name.replace(".pos_norm.", ".patch_ln3.");
+  let reorder: MmprojPiece["reorder"];
+  let out = shape;
+  if (n.endsWith("pos_embedding")) {
+    n += ".weight";
+    if (shape.length !== 3) {
       throw new RangeError(
-        "config.json has an audio_config: llama.cpp's converter writes the audio tower into the " +
-          "same file, which aprkit does not yet (convert_hf_to_gguf.py --mmproj writes both)",
+        `Cannot write "${name}" [${shape}] in the vision GGUF: its positions are [size, 2, width]`,
       );
     }
-    writeClipKv(w, sources);
-    // Keyed per modality (add_clip_vision_projector_type), as for every class that may have audio.
-    w.set("vision.projector_type", "STRING", "gemma4v");
-    w.f32("vision.attention.layer_norm_epsilon", w.num("layer_norm_eps") ?? 1e-6);
-  },
+    const [size, axes, width] = shape as [number, number, number];
+    out = [axes, size, width];
+    const order = Array.from(
+      { length: size * axes },
+      (_, i) => (i % size) * axes + Math.floor(i / size),
+    );
+    reorder = { group: size * axes * width, order };
+  } else if (/patch_dense\.weight$|patch_ln1\.(weight|bias)$/.test(n)) {
+    // The converter's patch side: model_patch_size, else the patch times the pooling kernel.
+    const side = "model_patch_size" in vision
+      ? vision["model_patch_size"]
+      : numberOr(vision["patch_size"], 0) * numberOr(vision["pooling_kernel_size"], 0);
+    reorder = channelsFirst(name, shape, Number.isSafeInteger(side) ? side as number : 0);
+  }
+  const g = mmprojTableName(n);
+  return g === undefined ? [] : [{ name: g, shape: out, ...(reorder ? { reorder } : {}) }];
+}
+
+/**
+ * Gemma 4 Unified's multimodal GGUF (projectors `gemma4uv` and `gemma4ua`),
+ * after llama.cpp's `Gemma4UnifiedVisionAudioModel` (conversion/gemma.py):
+ * the vision embedder and both projections; the towers' widths from
+ * `mm_embed_dim` and `audio_embed_dim`, no blocks.
+ */
+const GEMMA4_UNIFIED_MMPROJ: MmprojSupport = {
+  source: "llama.cpp conversion/gemma.py Gemma4UnifiedVisionAudioModel",
+  pieces: (name, shape, vision) =>
+    isGemma4AudioTensor(name)
+      ? gemma4AudioPieces(name, shape)
+      : gemma4UnifiedVisionPieces(name, shape, vision),
+  shift: () => 0,
+  // MmprojModel.tensor_force_quant's patch kernel only: no tensor is named position_embedding_table.
+  forcedType: (name, dtype) => QWEN25VL_MMPROJ.forcedType(name, dtype),
+  visionHparams: (v) => ({
+    ...v,
+    image_size: 224,
+    hidden_size: v["mm_embed_dim"],
+    intermediate_size: 0,
+    num_layers: 0,
+    num_attention_heads: 0,
+  }),
+  writeKv: (w, sources) => writeGemma4Kv(w, sources, { vision: "gemma4uv", audio: "gemma4ua" }),
 };
 
 /** Multimodal classes whose vision GGUF aprkit writes, by `architectures[0]`. */
@@ -943,6 +1069,7 @@ export const MMPROJ_CLASSES: Readonly<Record<string, MmprojSupport>> = {
   Glm4vMoeForConditionalGeneration: GLM4V_MMPROJ,
   Gemma4ForConditionalGeneration: GEMMA4_MMPROJ,
   Qwen4ExpForConditionalGeneration: QWEN4EXP_MMPROJ,
+  Gemma4UnifiedForConditionalGeneration: GEMMA4_UNIFIED_MMPROJ,
 };
 
 /**

@@ -187,16 +187,15 @@ export const MULTIMODAL_CLASSES: Readonly<Record<string, MultimodalClass>> = {
   },
   Gemma4ForConditionalGeneration: {
     source: "llama.cpp conversion/gemma.py Gemma4Model (text), Gemma4VisionAudioModel (mmproj: " +
-      "vision only)",
+      "vision and audio)",
     textFamily: () => "gemma4",
     towers: "the vision and audio towers and their embedders",
   },
   Gemma4UnifiedForConditionalGeneration: {
-    source: "llama.cpp conversion/gemma.py Gemma4UnifiedModel (text); its vision and audio GGUF " +
-      "not written (Gemma4UnifiedVisionAudioModel)",
+    source: "llama.cpp conversion/gemma.py Gemma4UnifiedModel (text), " +
+      "Gemma4UnifiedVisionAudioModel (mmproj: vision and audio)",
     textFamily: () => "gemma4",
     towers: "the vision and audio embedders",
-    mmprojElsewhere: "llama.cpp's convert_hf_to_gguf.py --mmproj makes its vision and audio GGUF",
   },
   Qwen3_5ForConditionalGeneration: {
     source:

@@ -455,7 +455,7 @@ export const MMPROJ_OPTION: Readonly<Record<string, OptionSpec>> = {
     type: "string",
     valueName: "FILE",
     description:
-      "GGUF from an image-text-to-text checkpoint (Gemma 3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Mistral 3, Llama 4, Qwen3.5, SmolVLM, Idefics3, LFM2-VL, GLM-4.1V, GLM-4.5V, Gemma 4 without audio): also write its vision tower and " +
+      "GGUF from an image-text-to-text checkpoint (Gemma 3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Mistral 3, Llama 4, Qwen3.5, SmolVLM, Idefics3, LFM2-VL, GLM-4.1V, GLM-4.5V, Gemma 4 with its audio tower, Gemma 4 Unified): also write its vision (and audio) tower and " +
       "projector to FILE as llama.cpp's vision GGUF (convert_hf_to_gguf.py --mmproj)",
   },
 };

@@ -22,7 +22,7 @@ import {
 } from "../arch/mmproj.ts";
 import { record } from "../arch/kv.ts";
 import { MULTIMODAL_CLASSES } from "../arch/multimodal.ts";
-import { addToFloat32, keepRanges, reorderSegments } from "../arch/transforms.ts";
+import { addToFloat32, keepRanges, mapFloats, reorderSegments } from "../arch/transforms.ts";
 import {
   aprGeneralFields,
   generalMetadataOf,
@@ -145,7 +145,7 @@ function planVision(
         throw new RangeError(`Cannot write the vision GGUF: two tensors are both "${piece.name}"`);
       }
       seen.add(piece.name);
-      const forced = support.forcedType(piece.name, info.dtype);
+      const forced = piece.type ?? support.forcedType(piece.name, info.dtype);
       const heads = support.permuteHeads?.(piece.name, vision);
       const plan = planTensor(info, piece, support.shift(piece.name), forced, heads);
       plans.push(plan);
@@ -189,7 +189,14 @@ function planTensor(
   heads: number | undefined,
 ): Planned {
   if (heads !== undefined) return permuted(info, piece, heads, forced);
-  const dtype = forced ?? (shift !== 0 ? "F32" : info.dtype);
+  const map = piece.map;
+  const dtype = forced ?? (shift !== 0 || map !== undefined ? "F32" : info.dtype);
+  // The converter computes on float32 (it upcasts BF16 first), but on F16 as it is.
+  if (map !== undefined && (dtype !== "F32" || (info.dtype !== "F32" && info.dtype !== "BF16"))) {
+    throw new RangeError(
+      `Cannot compute "${info.name}" for the vision GGUF as the converter does: it is ${info.dtype}, not F32 or BF16`,
+    );
+  }
   const elements = DTYPES[info.dtype].layout === "elements";
   if ((dtype !== info.dtype || piece.ranges !== undefined) && !elements) {
     throw new RangeError(`Cannot convert "${info.name}" for the vision GGUF: it is ${info.dtype}`);
@@ -221,10 +228,18 @@ function planTensor(
     info: out,
     make(whole) {
       const source = part(whole);
-      if (dtype === info.dtype && shift === 0) return { info: out, open: () => source.open() };
+      if (dtype === info.dtype && shift === 0 && map === undefined) {
+        return { info: out, open: () => source.open() };
+      }
       if (dtype === "F16") return { info: out, open: () => decodedBytes(source, "F16") };
       const f32 = () => info.dtype === "F32" ? source.open() : decodedBytes(source, "F32");
-      return { info: out, open: () => shift === 0 ? f32() : addToFloat32(f32(), shift) };
+      const computed = () =>
+        map !== undefined
+          ? mapFloats(f32(), "F32", map)
+          : shift === 0
+          ? f32()
+          : addToFloat32(f32(), shift);
+      return { info: out, open: computed };
     },
   };
 }

@@ -224,13 +224,18 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
 
 /**
  * GGUF tensors (name suffixes) whose values the converter computes with
- * torch's float32 `exp` (Mamba's `ssm_a` = −exp(A_log)): its last bit
+ * torch's float32 `exp` (Mamba's `ssm_a` = −exp(A_log); Gemma 4's audio
+ * `per_dim_scale` = softplus, through `exp` and `log1p`): its last bit
  * depends on the machine's math library (MKL, SLEEF) and differs from the
  * correctly rounded value, which aprkit writes, for about 1% of values. The
  * manifests keep these tensors' values; they must agree within one unit in
  * the last place.
  */
-export const ULP_TENSORS: readonly string[] = [".ssm_a"];
+export const ULP_TENSORS: readonly string[] = [
+  ".ssm_a",
+  ".per_dim_scale.weight",
+  ".per_dim_k_scale.weight",
+];
 
 /** Whether two F32 payloads agree within one unit in the last place, value by value. */
 export function withinOneUlp(a: Uint8Array, b: Uint8Array): boolean {
@@ -318,6 +323,9 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "qwen3-next-mtp",
   // Bare hyper-connection parameters, sinks, `ape` and the hash table, MXFP4 experts' scales.
   "deepseek4",
+  // Gemma4ForConditionalGeneration with an audio tower (F32, BF16): as gemma4-cg.
+  "gemma4-audio",
+  "gemma4-audio-bf16",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

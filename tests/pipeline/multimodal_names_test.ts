@@ -350,5 +350,87 @@ Deno.test("LFM2-VL's and Gemma 4's vision GGUF: the patch kernel's rows viewed c
   for (const [name, shape, want, wantShape] of cases) {
     assert.deepEqual(gemma4.pieces(name, shape), [{ name: want, shape: wantShape }], name);
   }
-  assert.deepEqual(gemma4.pieces("model.audio_tower.layers.0.conv.weight", [4, 4]), []);
+  // An audio tensor the converter's table has no name for: it stops, and so does aprkit.
+  assert.throws(
+    () => gemma4.pieces("model.audio_tower.layers.0.conv.weight", [4, 4]),
+    /no name for it/,
+  );
+});
+
+Deno.test("Gemma 4's audio tower and the unified embedders in the multimodal GGUF: names from gguf-py's table, softplus, reshapes, forced F32", () => {
+  const gemma4 = MMPROJ_CLASSES["Gemma4ForConditionalGeneration"]!;
+  const one = (name: string, shape: readonly number[]) => {
+    const pieces = gemma4.pieces(name, shape);
+    assert.equal(pieces.length, 1, name);
+    return pieces[0]!;
+  };
+  // `.linear` dropped, bounds kept, a segment's trailing block number (layer1).
+  assert.equal(
+    one("model.audio_tower.layers.2.self_attn.q_proj.linear.weight", [8, 8]).name,
+    "a.blk.2.attn_q.weight",
+  );
+  assert.deepEqual(one("model.audio_tower.layers.2.feed_forward2.ffw_layer_1.output_min", []), {
+    name: "a.blk.2.ffn_up_1.output_min",
+    shape: [1],
+  });
+  const conv = one("model.audio_tower.subsample_conv_projection.layer1.conv.weight", [4, 8, 3, 3]);
+  assert.deepEqual(conv, { name: "a.conv1d.1.weight", shape: [4, 8, 3, 3], type: "F32" });
+  // "_conv" and ".weight": F32 too, as the converter's test reads.
+  assert.equal(
+    one("model.audio_tower.subsample_conv_projection.input_proj_linear.weight", [32, 8]).type,
+    "F32",
+  );
+  assert.equal(
+    one("model.audio_tower.layers.0.lconv1d.linear_start.linear.weight", [8, 4]).type,
+    undefined,
+  );
+  assert.deepEqual(one("model.audio_tower.layers.0.lconv1d.depthwise_conv1d.weight", [32, 1, 5]), {
+    name: "a.blk.0.conv_dw.weight",
+    shape: [32, 5],
+    type: "F32",
+  });
+  assert.throws(
+    () => one("model.audio_tower.layers.0.lconv1d.depthwise_conv1d.weight", [32, 2, 5]),
+    /depthwise kernel/,
+  );
+  const scale = one("model.audio_tower.layers.0.self_attn.per_dim_scale", [16]);
+  assert.equal(scale.name, "a.blk.0.per_dim_scale.weight");
+  // softplus(0) = ln 2; above torch's threshold 20 the value itself.
+  assert.equal(scale.map!(0), Math.fround(Math.LN2));
+  assert.equal(scale.map!(25), 25);
+  assert.equal(
+    one("model.embed_audio.embedding_projection.weight", [64, 32]).name,
+    "mm.a.input_projection.weight",
+  );
+  assert.deepEqual(
+    gemma4.pieces("model.language_model.layers.0.self_attn.q_proj.weight", [4, 4]),
+    [],
+  );
+
+  const unified = MMPROJ_CLASSES["Gemma4UnifiedForConditionalGeneration"]!;
+  const vision = { patch_size: 4, pooling_kernel_size: 2 };
+  // The positions [size, 2, width] as [2, size, width]: segment i = (axis, position) reads (position, axis).
+  const [pos] = unified.pieces("model.vision_embedder.pos_embedding", [16, 2, 32], vision);
+  assert.equal(pos!.name, "v.position_embd.weight");
+  assert.deepEqual(pos!.shape, [2, 16, 32]);
+  assert.deepEqual(pos!.reorder!.order.slice(0, 3), [0, 2, 4]);
+  assert.equal(pos!.reorder!.order[16], 1);
+  // The patch projection's 8·8·3 columns (patch × pooling kernel) channels first, as its first norm.
+  const [dense] = unified.pieces("model.vision_embedder.patch_dense.weight", [32, 192], vision);
+  assert.deepEqual([dense!.name, dense!.shape, dense!.reorder!.group], ["v.patch_embd.weight", [
+    32,
+    192,
+  ], 192]);
+  assert.equal(dense!.reorder!.order[64 + 2], 7);
+  const [ln1] = unified.pieces("model.vision_embedder.patch_ln1.bias", [192], vision);
+  assert.deepEqual([ln1!.name, ln1!.reorder!.order], [
+    "v.patch_norm.1.bias",
+    dense!.reorder!.order,
+  ]);
+  assert.deepEqual(unified.pieces("model.vision_embedder.pos_norm.weight", [32], vision), [
+    { name: "v.patch_norm.3.weight", shape: [32] },
+  ]);
+  assert.throws(() => unified.pieces("model.vision_embedder.patch_dense.weight", [32, 48], vision));
+  assert.equal(unified.forcedType("v.patch_embd.weight", "BF16"), "F32");
+  assert.equal(unified.forcedType("v.position_embd.weight", "BF16"), undefined);
 });

@@ -2308,7 +2308,9 @@ def make_bf16_copy(name: str, copy: str) -> None:
 
 
 # BF16 copies (of the F32 checkpoint made first), for formats' sake only.
-BF16_COPIES = {"gpt-oss-bf16": "gpt-oss", "qwen35-bf16": "qwen35"}
+BF16_COPIES = {"gpt-oss-bf16": "gpt-oss", "qwen35-bf16": "qwen35",
+               # Gemma 4's vision and audio GGUF from BF16 weights (the converter forces some to F32).
+               "gemma4-audio-bf16": "gemma4-audio"}
 
 
 def make_mtp_copy(name: str, copy: str) -> None:
@@ -2495,7 +2497,7 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "qwen4exp": 530, "hrm-text": 531, "qwen4exp-cg": 532,
          "gemma4-dense": 570, "gemma4-unified": 571, "gemma4-assistant": 572,
          "gemma4-unified-assistant": 573,
-         "deepseek4": 580}
+         "deepseek4": 580, "gemma4-audio": 590}
 
 
 GEMMA4_PREPROCESSOR = {
@@ -2506,16 +2508,42 @@ GEMMA4_PREPROCESSOR = {
 }
 
 
-def gemma4_composite(text_config: dict, seed: int):
-    """Gemma4ForConditionalGeneration with a tiny vision tower, randomized."""
+def gemma4_composite(text_config: dict, seed: int, audio: dict | None = None):
+    """Gemma4ForConditionalGeneration with a tiny vision tower, randomized (and an audio
+    tower of that config, left to the caller)."""
     vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
                   num_key_value_heads=2, head_dim=16, position_embedding_size=64)
     config = transformers.Gemma4Config(text_config=text_config, vision_config=vision,
-                                       audio_config=None)
+                                       audio_config=audio)
     config._attn_implementation = "eager"
     torch.manual_seed(seed)
     model = transformers.Gemma4ForConditionalGeneration(config).eval()
     randomize(model.model.vision_tower, seed)
+    return model
+
+
+# A tiny conformer in the published E2B/E4B audio tower's layout (their hidden 1024, 12
+# layers, 8 heads, subsampling channels [128, 32]). What llama.cpp's gemma4a graph assumes
+# is kept: 128 mel bins (the converter's default; transformers sizes the input projection
+# as if the first channel count were the mel count, so it stays 128), chunks of 12 with 12
+# past frames (transformers' defaults).
+GEMMA4_AUDIO = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                    subsampling_conv_channels=[128, 4], conv_kernel_size=5, output_proj_dims=32)
+
+
+def gemma4_audio_composite(text_config: dict, seed: int):
+    """Gemma4ForConditionalGeneration with tiny vision and audio towers (as E2B and E4B are
+    published), randomized; the audio tower's clipped linears get finite bounds, as the
+    published ones have (transformers initializes them to ±inf)."""
+    model = gemma4_composite(text_config, seed, audio=GEMMA4_AUDIO)
+    randomize(model.model.audio_tower, seed + 1)
+    randomize(model.model.embed_audio, seed + 2)
+    g = torch.Generator().manual_seed(seed + 3)
+    with torch.no_grad():
+        for name, b in sorted(model.model.audio_tower.named_buffers()):
+            if name.endswith(("_min", "_max")):
+                bound = 1 + torch.rand(b.shape, generator=g)
+                b.copy_(-bound if name.endswith("_min") else bound)
     return model
 
 
@@ -2533,10 +2561,12 @@ def gemma4_unified_composite(text_config: dict, seed: int):
     "vision": causal for text)."""
     text = {k: v for k, v in text_config.items() if k not in NOT_UNIFIED}
     text["use_bidirectional_attention"] = "vision"
-    vision = dict(patch_size=4, pooling_kernel_size=2, mm_embed_dim=32, mm_posemb_size=16,
+    # pooling_kernel_size 3, as published: llama.cpp's gemma4uv assumes it (no key carries it).
+    vision = dict(patch_size=4, pooling_kernel_size=3, mm_embed_dim=32, mm_posemb_size=16,
                   output_proj_dims=32)
+    # audio_embed_dim 640 (40 ms frames at 16 kHz), as published: llama.cpp's gemma4ua assumes it.
     config = transformers.Gemma4UnifiedConfig(text_config=text, vision_config=vision,
-                                              audio_config=dict(audio_embed_dim=16))
+                                              audio_config=dict(audio_embed_dim=640))
     config._attn_implementation = "eager"
     torch.manual_seed(seed)
     model = transformers.Gemma4UnifiedForConditionalGeneration(config).eval()
@@ -2626,12 +2656,20 @@ QWEN4EXP_PREPROCESSOR = {
 }
 
 # The copies' image processor configs.
-PREPROCESSORS = {"gemma4-cg": GEMMA4_PREPROCESSOR, "qwen4exp-cg": QWEN4EXP_PREPROCESSOR}
+PREPROCESSORS = {"gemma4-cg": GEMMA4_PREPROCESSOR, "qwen4exp-cg": QWEN4EXP_PREPROCESSOR,
+                 "gemma4-audio": GEMMA4_PREPROCESSOR,
+                 # transformers 5.18's Gemma4UnifiedImageProcessor defaults, with the
+                 # fixture's patch and pooling sizes.
+                 "gemma4-unified": {**GEMMA4_PREPROCESSOR,
+                                    "image_processor_type": "Gemma4UnifiedImageProcessor",
+                                    "processor_class": "Gemma4UnifiedProcessor",
+                                    "patch_size": 4, "pooling_kernel_size": 3}}
 
 # Image-text copies of a text fixture (the language model's weights, towers added).
 CONDITIONAL_COPIES = {"gemma4-cg": ("gemma4", gemma4_composite),
                       "gemma4-unified": ("gemma4-dense", gemma4_unified_composite),
-                      "qwen4exp-cg": ("qwen4exp", qwen4exp_composite)}
+                      "qwen4exp-cg": ("qwen4exp", qwen4exp_composite),
+                      "gemma4-audio": ("gemma4", gemma4_audio_composite)}
 
 
 def make_assistant(copy: str, name: str) -> None:
@@ -2732,14 +2770,15 @@ def main() -> None:
         if not TRANSFORMERS_4 and (copy in names or model in names or tokenizer in names):
             make_kimi_k2_copy(copy, model, tokenizer)
             print(f"{copy}: {model} with {tokenizer}'s tokenizer")
-    for copy, name in BF16_COPIES.items():
-        if not TRANSFORMERS_4 and (copy in names or name in names):
-            make_bf16_copy(name, copy)
-            print(f"{copy}: {name} in BF16")
+    # Before the BF16 copies: gemma4-audio-bf16 is one of an image-text copy.
     for copy, (name, _) in CONDITIONAL_COPIES.items():
         if not TRANSFORMERS_4 and (copy in names or name in names):
             make_conditional_copy(name, copy)
             print(f"{copy}: {name} as its image-text class")
+    for copy, name in BF16_COPIES.items():
+        if not TRANSFORMERS_4 and (copy in names or name in names):
+            make_bf16_copy(name, copy)
+            print(f"{copy}: {name} in BF16")
     for copy, name in ASSISTANTS.items():
         if not TRANSFORMERS_4 and copy in names:
             make_assistant(copy, name)

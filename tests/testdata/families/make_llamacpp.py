@@ -83,7 +83,10 @@ KEEP_GGUF = {"llama3-rope": ["f32"], "gemma2": ["f32"], "qwen2-moe": ["f32"], "p
 # Mamba's ssm_a as -torch.exp(A_log), whose float32 exp (MKL/SLEEF) differs
 # from the correctly rounded value in the last bit for ~1% of values, and
 # with the machine; the tests compare them within one unit in the last place.
-VALUES_KEPT = (".ssm_a",)
+# Gemma 4's audio per_dim_scale / per_dim_k_scale are softplus(w), by torch's
+# float32 exp and log1p (SLEEF's vectorized ones, glibc's for a short tail): the
+# same, and the same tolerance.
+VALUES_KEPT = (".ssm_a", ".per_dim_scale.weight", ".per_dim_k_scale.weight")
 # The converter's own --outtype values (beyond f32), and llama-quantize presets of its F32 file.
 OUTTYPES = ["bf16", "q8_0"]
 QUANTIZED = ["Q4_K_M", "Q5_K_S"]
@@ -100,8 +103,13 @@ CONVERTER_FLAGS = {name: ["--no-mtp"] for name in ("qwen3-next", "qwen35", "qwen
 # (KeyError: 'partial_rotary_factor'); transformers 4.57, which has no mimo_v2_flash,
 # made the converter read config.json itself.
 CONFIG_AS_SAVED = {"mimo_v2_flash"}
-# Fixtures whose vision GGUF (the converter's --mmproj) is described too: the image-text copies.
-MMPROJ = {"gemma4-cg", "qwen4exp-cg"}
+# Fixtures whose vision GGUF (the converter's --mmproj) is described too, with its
+# --outtype: Gemma 4's image-text copies (with an audio tower, BF16 too, and the unified class's)
+# and Qwen4-Exp's.
+MMPROJ = {"gemma4-cg": "f32", "gemma4-audio": "f32", "gemma4-unified": "f32",
+          "gemma4-audio-bf16": "bf16", "qwen4exp-cg": "f32"}
+# Fixtures of which only the vision GGUF is described (a BF16 copy of a fixture described already).
+MMPROJ_ONLY = {"gemma4-audio-bf16"}
 
 PRE_BY_REGEX = {
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+": "llama-bpe",
@@ -264,6 +272,10 @@ def main() -> None:
     out_dir.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
+            if name in MMPROJ:
+                write_mmproj(llama_cpp, name, MMPROJ[name], Path(tmp), out_dir, commit)
+            if name in MMPROJ_ONLY:
+                continue
             f32 = Path(tmp) / f"{name}-f32.gguf"
             run = subprocess.run(
                 [sys.executable, __file__, "--convert", str(llama_cpp), str(HERE / "hf" / name), str(f32)],
@@ -298,17 +310,20 @@ def main() -> None:
                 if kind in KEEP_GGUF.get(name, []):
                     shutil.copyfile(path, out_dir / f"{name}-{kind}.gguf")
             print(f"{name}: {', '.join(files)}")
-            if name in MMPROJ:
-                mmproj = Path(tmp) / f"{name}-mmproj-f32.gguf"
-                subprocess.run(
-                    [sys.executable, str(llama_cpp / "convert_hf_to_gguf.py"), str(HERE / "hf" / name),
-                     "--mmproj", "--outtype", "f32", "--outfile", str(mmproj)],
-                    capture_output=True, check=True,
-                )
-                made_by = f"llama.cpp {commit}: convert_hf_to_gguf.py --mmproj --outtype f32"
-                (out_dir / f"{name}-mmproj-f32.json").write_text(
-                    json.dumps(manifest(mmproj, made_by), indent=1) + "\n")
-                print(f"{name}: mmproj-f32")
+
+
+def write_mmproj(llama_cpp: Path, name: str, outtype: str, tmp: Path, out_dir: Path, commit: str) -> None:
+    """The converter's vision GGUF (`--mmproj --outtype <outtype>`) of `hf/<name>`, described."""
+    mmproj = tmp / f"{name}-mmproj-{outtype}.gguf"
+    subprocess.run(
+        [sys.executable, str(llama_cpp / "convert_hf_to_gguf.py"), str(HERE / "hf" / name),
+         "--mmproj", "--outtype", outtype, "--outfile", str(mmproj)],
+        capture_output=True, check=True,
+    )
+    made_by = f"llama.cpp {commit}: convert_hf_to_gguf.py --mmproj --outtype {outtype}"
+    (out_dir / f"{name}-mmproj-{outtype}.json").write_text(
+        json.dumps(manifest(mmproj, made_by), indent=1) + "\n")
+    print(f"{name}: mmproj-{outtype}")
 
 
 if __name__ == "__main__":
