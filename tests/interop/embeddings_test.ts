@@ -222,12 +222,19 @@ Deno.test("embeddings: HF → GGUF equals llama.cpp's converter and llama-quanti
       const source = `${DIR}/hf/${name}`;
       await convertModel(source, f32(name));
       await t.step(
-        `${name}: F32, Q8_0 and Q4_K_M equal the converter's and llama-quantize's files`,
+        `${name}: F32, BF16, Q8_0, Q4_K_M and Q5_K_S equal the converter's and llama-quantize's files`,
         async () => {
           const out = (type: string) => `${dir}/${name}-${type}.gguf`;
-          await convertModel(source, out("q8_0"), { quantize: "q8_0" });
-          await convertModel(source, out("Q4_K_M"), { quantize: "q4_k_m" });
-          for (const type of ["f32", "q8_0", "Q4_K_M"]) {
+          const targets = {
+            bf16: "bf16",
+            q8_0: "q8_0",
+            Q4_K_M: "q4_k_m",
+            Q5_K_S: "q5_k_s",
+          } as const;
+          for (const [type, quantize] of Object.entries(targets)) {
+            await convertModel(source, out(type), { quantize });
+          }
+          for (const type of ["f32", "bf16", "q8_0", "Q4_K_M", "Q5_K_S"]) {
             const theirs = await manifest(name, type);
             assert.ok(theirs.file_sha256 !== undefined, `${name}-${type}: no file sha256 recorded`);
             const mine = await describe(out(type));
@@ -496,9 +503,9 @@ Deno.test("embeddings: a JinaBERT v2, jina-embeddings-v3/v5 or EuroBERT model ll
  * ones (t5, from tokenizer.json and from sentencepiece.bpe.model), EuroBERT's byte-level BPE and
  * JinaBERT v2's WordPiece.
  */
-const TOKENIZED = ["xlmr-e5", "xlmr-spm", "eurobert-embed", "jina-v2-embed"];
+const TOKENIZED = ["xlmr-e5", "xlmr-spm", "eurobert-embed", "jina-v2-embed", "roberta-embed"];
 
-Deno.test("embeddings: llama.cpp tokenizes the ~40 tokenizer strings with aprkit's XLM-RoBERTa (t5), EuroBERT and JinaBERT v2 vocabularies as transformers does", async () => {
+Deno.test("embeddings: llama.cpp tokenizes the ~40 tokenizer strings with aprkit's XLM-RoBERTa (t5), EuroBERT, JinaBERT v2 and RoBERTa (byte-level BPE) vocabularies as transformers does", async () => {
   await withTempDir(async (dir) => {
     for (const name of TOKENIZED) {
       const ref = await reference(name) as EmbeddingReference & {
@@ -709,6 +716,17 @@ Deno.test("embeddings: nomic-bert published form — its vectors are nomic-embed
       await Deno.writeTextFile(`${model}/config.json`, JSON.stringify({ ...config, ...change }));
       await assertRefused(model, refusal);
     }
+    // Its converter is matched against WordPiece only (v1, v1.5): a byte-level BPE one is refused.
+    const bpe = await editedCopy("nomic-embed-hub", `${dir}/bpe`, {
+      "tokenizer.json": await Deno.readTextFile(`${DIR}/hf/roberta-embed/tokenizer.json`),
+      "tokenizer_config.json": await Deno.readTextFile(
+        `${DIR}/hf/roberta-embed/tokenizer_config.json`,
+      ),
+    });
+    await assertRefused(
+      bpe,
+      /its vocabulary is a gpt2 one; aprkit writes a nomic-bert GGUF only with a bert vocabulary/,
+    );
   });
 });
 

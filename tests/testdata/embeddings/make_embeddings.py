@@ -115,11 +115,12 @@ FIXTURES = {
     "nomic-moe-embed": {"nomic_moe": True, "pooling": "mean", "normalize": True},
 }
 KEEP_GGUF = {"nomic-embed-hub", "bert-minilm", "qwen3-embed", "qwen2-embed", "xlmr-e5", "xlmr-reranker", "xlmr-spm", "modernbert-embed",
-             "eurobert-embed", "jina-v2-embed", "gemma-embed", "qwen3-rerank-tied", "qwen3-rerank-untied"}
+             "eurobert-embed", "jina-v2-embed", "gemma-embed", "qwen3-rerank-tied", "qwen3-rerank-untied",
+             "roberta-embed"}
 # Fixtures aprkit refuses for GGUF and the converter writes: its file is kept (no manifests), to show it is off.
 GGUF_REFUSED = {"bert-reranker", "camembert-embed", "nomic-moe-embed"}
-OUTTYPES = ["q8_0"]
-QUANTIZED = ["Q4_K_M"]
+OUTTYPES = ["q8_0", "bf16"]
+QUANTIZED = ["Q4_K_M", "Q5_K_S"]
 PRE = "bert-bge"
 # The pre-tokenizer name of a decoder fixture's vocabulary (the families' tiny byte-level BPE, Qwen2's regex).
 DECODER_PRE = {"qwen3": "qwen2", "qwen2": "qwen2"}
@@ -977,8 +978,8 @@ def build(name: str, spec: dict, vocab: list[str], out: Path) -> None:
 
 
 # The embedders whose reference has transformers' ids of the tokenizer strings too (their vocabularies are
-# judged on them: XLM-R's t5, ModernBERT's and EuroBERT's byte-level BPE, JinaBERT v2's WordPiece).
-TOKENIZED = ("xlmr", "modernbert", "jina", "eurobert")
+# judged on them: XLM-R's t5, ModernBERT's, EuroBERT's and RoBERTa's byte-level BPE, JinaBERT v2's WordPiece).
+TOKENIZED = ("xlmr", "modernbert", "jina", "eurobert", "roberta")
 
 
 def fixture_reference(name: str, spec: dict, model_dir: Path) -> dict | None:
