@@ -591,10 +591,9 @@ export async function runConversion(
     const vision = result.mmproj;
     if (vision !== undefined) {
       ctx.out(
-        `wrote ${vision.output}: vision GGUF (mmproj), ${formatCount(vision.tensors)} tensors, ` +
-          `${formatCount(vision.parameters)} parameters, ${
-            formatBytes(vision.fileBytes)
-          } on disk\n`,
+        `wrote ${vision.output}: multimodal projector GGUF (mmproj), ` +
+          `${formatCount(vision.tensors)} tensors, ${formatCount(vision.parameters)} parameters, ` +
+          `${formatBytes(vision.fileBytes)} on disk\n`,
       );
     }
     for (const note of notes) ctx.out(`note: ${note}\n`);

@@ -697,7 +697,10 @@ Deno.test("multimodal: --mmproj with --max-shard-size writes the vision GGUF as 
       "2MB",
     ]);
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stdout, new RegExp(`wrote ${dir}/out/mm\\.gguf: vision GGUF`));
+    assert.match(
+      run.stdout,
+      new RegExp(`wrote ${dir}/out/mm\\.gguf: multimodal projector GGUF \\(mmproj\\)`),
+    );
     // llama.cpp's clip.cpp opens the projector with gguf_init_from_file: one file, as without the flag.
     assert.deepEqual([...Deno.readDirSync(`${dir}/out`)].map((e) => e.name).sort(), [
       "m-00001-of-00001.gguf",
