@@ -500,6 +500,14 @@ async function readString(c: Cursor, what: string, isKey = false): Promise<strin
   }
   if (!c.has(n)) await c.need(n, what);
   const bytes = c.bytes(n);
+  // Short ASCII (most vocabulary tokens) by hand: TextDecoder.decode costs a
+  // runtime call per string (valid UTF-8 as it is).
+  if (n <= 64) {
+    let s = "";
+    let i = 0;
+    for (; i < n && bytes[i]! < 0x80; i++) s += String.fromCharCode(bytes[i]!);
+    if (i === n) return s;
+  }
   try {
     return UTF8.decode(bytes);
   } catch (cause) {
