@@ -13,7 +13,7 @@
 // candidate's levels are recomputed at the end from its (iscale, min).
 
 import {
-  clamp4, f16ToF32, f32ToF16, gather4, nearestInt, nearestInt4, select4, superBlockWeights,
+  clamp4, f16ToF32, f32ToF16, nearestInt, nearestInt4, select4, superBlockWeights, transpose4,
 } from "./common";
 import { makeQpQuants } from "./qp_quants";
 
@@ -79,17 +79,19 @@ const S_LOW: usize = 224; // the lowest value (min before C clamps it to <= 0)
   const stride = <usize>n * 4;
   const base = x + <usize>(g * 4) * stride;
   let sumX2 = f32x4.splat(0);
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < n; i += 4) {
     const p = base + <usize>i * 4;
-    const v = gather4(p, p + stride, p + 2 * stride, p + 3 * stride);
-    v128.store(xt + <usize>i * 16, v);
+    transpose4(p, p + stride, p + 2 * stride, p + 3 * stride, xt + <usize>i * 16);
+  }
+  for (let i = 0; i < n; i++) {
+    const v = v128.load(xt + <usize>i * 16);
     sumX2 = f32x4.add(sumX2, f32x4.mul(v, v));
   }
   if (w != 0) {
     const wb = w + <usize>(g * 4) * stride;
-    for (let i = 0; i < n; i++) {
+    for (let i = 0; i < n; i += 4) {
       const p = wb + <usize>i * 4;
-      v128.store(wt + <usize>i * 16, gather4(p, p + stride, p + 2 * stride, p + 3 * stride));
+      transpose4(p, p + stride, p + 2 * stride, p + 3 * stride, wt + <usize>i * 16);
     }
   } else if (mad) {
     for (let i = 0; i < n; i++) {

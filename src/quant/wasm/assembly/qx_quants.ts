@@ -10,7 +10,7 @@
 // branches as lane masks. The winner's levels are recomputed from its iscale
 // (winnerLevels) where the caller needs them.
 
-import { gather4, nearestInt4, select4 } from "./common";
+import { nearestInt4, select4, transpose4 } from "./common";
 
 const GROUP_MAX_EPS: f32 = <f32>1e-15;
 
@@ -42,24 +42,32 @@ const SUMS: usize = memory.data(2 * 16, 16); // one candidate's sums (exactSums)
 export function loadGroups(base: usize, w: usize): void {
   let max = f32x4.splat(0);
   let amax = max;
-  for (let i = 0; i < 16; i++) {
-    const p = base + <usize>i * 4;
-    const v = gather4(p, p + 64, p + 128, p + 192);
-    v128.store(XT + <usize>i * 16, v);
-    const ax = f32x4.abs(v);
-    const more = f32x4.gt(ax, amax);
-    amax = select4(ax, amax, more);
-    max = select4(v, max, more);
-    let wv = f32x4.mul(v, v);
+  for (let i0 = 0; i0 < 16; i0 += 4) {
+    // Values i0..i0+3 of the four groups, transposed by shuffles.
+    const p = base + <usize>i0 * 4;
+    transpose4(p, p + 64, p + 128, p + 192, TR);
     if (w != 0) {
-      const q = w + <usize>i * 4;
-      wv = gather4(q, q + 64, q + 128, q + 192);
+      const q = w + <usize>i0 * 4;
+      transpose4(q, q + 64, q + 128, q + 192, TR + 64);
     }
-    v128.store(W + <usize>i * 16, wv);
-    v128.store(WX + <usize>i * 16, f32x4.mul(wv, v));
+    for (let k = 0; k < 4; k++) {
+      const i = i0 + k;
+      const v = v128.load(TR + <usize>k * 16);
+      v128.store(XT + <usize>i * 16, v);
+      const ax = f32x4.abs(v);
+      const more = f32x4.gt(ax, amax);
+      amax = select4(ax, amax, more);
+      max = select4(v, max, more);
+      const wv = w != 0 ? v128.load(TR + 64 + <usize>k * 16) : f32x4.mul(v, v);
+      v128.store(W + <usize>i * 16, wv);
+      v128.store(WX + <usize>i * 16, f32x4.mul(wv, v));
+    }
   }
   v128.store(MAX, max);
 }
+
+const TR: usize = memory.data(8 * 16, 16); // loadGroups' transposed rows
+
 
 /** Lanes where the group counts as all zero (amax < GROUP_MAX_EPS). */
 @inline export function tinyLanes(max: v128): v128 {
@@ -195,9 +203,30 @@ export function searchQx(nmax: i32, o: usize): void {
   const hiI = v128.load(LIMITS + 16);
   const loF = v128.load(LIMITS + 32);
   const hiF = v128.load(LIMITS + 48);
-  // C's first pass (iscale = -nmax / max), with nearest_int's bit trick.
+  // Where every value is finite, f32 rounding (levelF) and f32 clamps give
+  // nearest_int's levels (|iscale·x| <= nmax + 1 in a group not all zero;
+  // the others' sums are not used); else nearest_int's bit trick.
+  let bad = zero;
+  for (let i = 0; i < 16; i++) {
+    const v = v128.load(XT + <usize>i * 16);
+    bad = v128.or(bad, f32x4.ne(f32x4.sub(v, v), zero));
+  }
+  const finite = !v128.any_true(bad);
+  // C's first pass (iscale = -nmax / max).
   const iscale = f32x4.div(loF, max);
-  exactSums(iscale, magic, mant, bias, loI, hiI);
+  if (finite) {
+    let slx = zero;
+    let sl2 = zero;
+    for (let i = 0; i < 16; i++) {
+      const l = levelF(iscale, v128.load(XT + <usize>i * 16), loF, hiF, true, true);
+      slx = f32x4.add(slx, f32x4.mul(v128.load(WX + <usize>i * 16), l));
+      sl2 = f32x4.add(sl2, f32x4.mul(f32x4.mul(v128.load(W + <usize>i * 16), l), l));
+    }
+    v128.store(SUMS, slx);
+    v128.store(SUMS + 16, sl2);
+  } else {
+    exactSums(iscale, magic, mant, bias, loI, hiI);
+  }
   const sumlx = v128.load(SUMS);
   const suml2 = v128.load(SUMS + 16);
   // C: suml2 ? sumlx/suml2 : 0 (NaN counts as true).
@@ -205,17 +234,9 @@ export function searchQx(nmax: i32, o: usize): void {
   v128.store(STATE, scale);
   v128.store(STATE + 16, f32x4.mul(scale, sumlx));
   v128.store(STATE + 32, iscale);
-  // Then the 18 candidates. Where every value is finite, f32 rounding
-  // (levelF) and f32 clamps give nearest_int's levels
-  // (|iscale·x| <= nmax + 1 in a group not all zero; the others' sums are
-  // not used), three candidates at a time: three independent addition
-  // chains, taken in C's order.
-  let bad = zero;
-  for (let i = 0; i < 16; i++) {
-    const v = v128.load(XT + <usize>i * 16);
-    bad = v128.or(bad, f32x4.ne(f32x4.sub(v, v), zero));
-  }
-  if (!v128.any_true(bad)) {
+  // Then the 18 candidates, three at a time where every value is finite:
+  // three independent addition chains, taken in C's order.
+  if (finite) {
     // Which clamps can bind: |iscale·x| <= (nmax + 0.1·is)(1 + 2^-23)^2, so
     // for is <= -6 (k < 4) every level is within -nmax + 1..nmax - 1 and for
     // is < 0 (k < 9) none is below -nmax; a clamp that cannot bind is left
