@@ -261,6 +261,9 @@ const S_LOW: usize = 224; // the lowest value (min before C clamps it to <= 0)
         f32x4.lt(f32x4.abs(f32x4.mul(iscaleB, f32x4.sub(v128.load(stB + S_MAX), minB))), big),
       ),
     );
+    // The loop is written twice, for the two roundings: one loop choosing
+    // by a flag (an inlined helper with the flag constant) measured 15–20%
+    // slower.
     if (finite && i32x4.all_true(small)) {
       for (let i = 0; i < n; i++) {
         const o = <usize>i * 16;
