@@ -22,10 +22,13 @@
  * Usage:
  *   deno run -A bench/quant_types_measure.ts --llama-quantize PATH
  *     [--shape 0.1B] [--types Q4_0,…] [--imatrix-types Q3_K_M,…] [--out bench/out/qt]
- *     [--json FILE]
+ *     [--baseline DIR] [--json FILE]
  *
  * `--imatrix-types` runs those types with the importance matrix too (the
- * K-quant presets' weighted encoders).
+ * K-quant presets' weighted encoders). `--baseline DIR` also runs DIR's
+ * `cli.ts` (a copy of an earlier commit, e.g. `git archive C | tar -x -C
+ * DIR`) on each type, just before this tree's, so a before/after pair is
+ * measured in the same minute of the same run.
  *
  * @module
  */
@@ -86,6 +89,8 @@ async function writeImatrix(gguf: string, path: string): Promise<void> {
 interface Row {
   type: string;
   imatrix: boolean;
+  /** `--baseline`'s run, when given. */
+  base?: Measured;
   apr: Measured;
   llama: Measured;
   same: string;
@@ -101,6 +106,7 @@ if (import.meta.main) {
       "imatrix-types": { type: "string", default: "" },
       out: { type: "string", default: "bench/out/qt" },
       json: { type: "string" },
+      baseline: { type: "string" },
     },
   });
   const llamaQuantize = values["llama-quantize"];
@@ -115,6 +121,9 @@ if (import.meta.main) {
   const imatrix = `${dir}/imatrix.dat`;
   await writeLlamaShapedModel(model, shape);
   const apr = [Deno.execPath(), "run", "-A", CLI];
+  const baseline = values.baseline === undefined
+    ? undefined
+    : [Deno.execPath(), "run", "-A", `${values.baseline}/cli.ts`];
   const started = new Date().toISOString();
   try {
     await measure([...apr, "convert", model, "-o", bf16, "--force"], [bf16]);
@@ -126,6 +135,10 @@ if (import.meta.main) {
         : [];
       const ours = `${dir}/apr-${type}.gguf`;
       const theirs = `${dir}/llama-${type}.gguf`;
+      const base = baseline === undefined ? undefined : await measure(
+        [...baseline, "convert", bf16, "-o", ours, "--quantize", type, ...im, "--force"],
+        [ours],
+      );
       const a = await measure(
         [...apr, "convert", bf16, "-o", ours, "--quantize", type, ...im, "--force"],
         [ours],
@@ -135,15 +148,19 @@ if (import.meta.main) {
       const row = {
         type,
         imatrix: im.length > 0,
+        ...(base === undefined ? {} : { base }),
         apr: a,
         llama: l,
         same: `${r.tensors - r.differing.length}/${r.tensors}`,
       };
       rows.push(row);
+      const before = base === undefined
+        ? ""
+        : `, baseline ${base.cpuS.toFixed(2)} (${(base.cpuS / l.cpuS).toFixed(2)})`;
       console.error(
         `${type}: apr ${a.cpuS.toFixed(2)} CPU-s, llama-quantize ${l.cpuS.toFixed(2)} (${
           (a.cpuS / l.cpuS).toFixed(2)
-        }), same ${row.same}, load ${a.load.toFixed(1)}`,
+        })${before}, same ${row.same}, load ${a.load.toFixed(1)}`,
       );
       await Deno.remove(ours);
       await Deno.remove(theirs);
@@ -164,16 +181,19 @@ if (import.meta.main) {
 
     console.log(`shape ${values.shape}, bf16.gguf as both tools' input, ${started}`);
     console.log(
-      "| type | imatrix | apr CPU-s | llama-quantize CPU-s | apr / llama-quantize | apr peak RSS | llama-quantize peak RSS | same bytes | load |",
+      "| type | imatrix | apr CPU-s | llama-quantize CPU-s | apr / llama-quantize | apr peak RSS | llama-quantize peak RSS | same bytes | load | baseline CPU-s | baseline / llama-quantize |",
     );
-    console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     for (const r of rows) {
+      const before = r.base === undefined
+        ? "| | "
+        : `| ${r.base.cpuS.toFixed(2)} | ${(r.base.cpuS / r.llama.cpuS).toFixed(2)} `;
       console.log(
         `| ${r.type} | ${r.imatrix ? "yes" : ""} | ${r.apr.cpuS.toFixed(2)} | ${
           r.llama.cpuS.toFixed(2)
         } | ${(r.apr.cpuS / r.llama.cpuS).toFixed(2)} | ${r.apr.peakRssMiB.toFixed(0)} MiB | ${
           r.llama.peakRssMiB.toFixed(0)
-        } MiB | ${r.same} | ${r.apr.load.toFixed(1)} |`,
+        } MiB | ${r.same} | ${r.apr.load.toFixed(1)} ${before}|`,
       );
     }
     if (many !== undefined) {

@@ -9,6 +9,7 @@
  * @module
  */
 
+import { readUtf8 } from "./_short_utf8.ts";
 import type { ByteSource } from "../../io/byte_source.ts";
 import { withSourceOf } from "../../io/source_of.ts";
 import { type DType, dtypeFromGgufType, DTYPES, tensorByteLength } from "../../dtype.ts";
@@ -500,6 +501,12 @@ async function readString(c: Cursor, what: string, isKey = false): Promise<strin
   }
   if (!c.has(n)) await c.need(n, what);
   const bytes = c.bytes(n);
+  // Short strings (vocabulary tokens) in JavaScript: TextDecoder.decode costs
+  // a runtime call per string (_short_utf8.ts).
+  if (n <= 64) {
+    const s = readUtf8(bytes);
+    if (s !== undefined) return s;
+  }
   try {
     return UTF8.decode(bytes);
   } catch (cause) {

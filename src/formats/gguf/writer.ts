@@ -8,6 +8,7 @@
  * @module
  */
 
+import { utf8Length, writeUtf8 } from "./_short_utf8.ts";
 import { type DType, DTYPES, tensorByteLength } from "../../dtype.ts";
 import { UsageError } from "../../errors.ts";
 import {
@@ -289,7 +290,7 @@ function writeValue(
   switch (type) {
     case GgufValueType.STRING:
       if (typeof value !== "string") throw bad();
-      out.string(UTF8.encode(value));
+      out.text(value);
       return;
     case GgufValueType.BOOL:
       if (typeof value !== "boolean") throw bad();
@@ -423,6 +424,16 @@ class ByteWriter {
     this.u64(BigInt(bytes.length));
     const at = this.#reserve(bytes.length);
     this.#buffer.set(bytes, at);
+  }
+  /** A string value as UTF-8 (short_utf8.ts: no runtime call per string). */
+  text(value: string): void {
+    const n = utf8Length(value);
+    if (n < 0) return this.string(UTF8.encode(value));
+    this.stringBytes += n;
+    const at = this.#reserve(8 + n);
+    this.#view.setUint32(at, n, true);
+    this.#view.setUint32(at + 4, 0, true);
+    writeUtf8(value, this.#buffer, at + 8);
   }
   /** The bytes written, zero-padded to `size`. */
   finish(size: number): Uint8Array {

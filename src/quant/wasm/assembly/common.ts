@@ -62,12 +62,20 @@ export function f16ToF32(h: i32): f32 {
   return reinterpret<f32>(sign | ((e + 112) << 23) | (m << 13));
 }
 
-/** Four f32 lanes from four addresses (a transposing load). */
-@inline export function gather4(p0: usize, p1: usize, p2: usize, p3: usize): v128 {
-  let v = f32x4.splat(load<f32>(p0));
-  v = f32x4.replace_lane(v, 1, load<f32>(p1));
-  v = f32x4.replace_lane(v, 2, load<f32>(p2));
-  return f32x4.replace_lane(v, 3, load<f32>(p3));
+/** Rows `p0`..`p3` (four f32 each) as their four columns, to `out`. */
+@inline export function transpose4(p0: usize, p1: usize, p2: usize, p3: usize, out: usize): void {
+  const r0 = v128.load(p0);
+  const r1 = v128.load(p1);
+  const r2 = v128.load(p2);
+  const r3 = v128.load(p3);
+  const lo01 = i32x4.shuffle(r0, r1, 0, 4, 1, 5);
+  const lo23 = i32x4.shuffle(r2, r3, 0, 4, 1, 5);
+  const hi01 = i32x4.shuffle(r0, r1, 2, 6, 3, 7);
+  const hi23 = i32x4.shuffle(r2, r3, 2, 6, 3, 7);
+  v128.store(out, i32x4.shuffle(lo01, lo23, 0, 1, 4, 5));
+  v128.store(out + 16, i32x4.shuffle(lo01, lo23, 2, 3, 6, 7));
+  v128.store(out + 32, i32x4.shuffle(hi01, hi23, 0, 1, 4, 5));
+  v128.store(out + 48, i32x4.shuffle(hi01, hi23, 2, 3, 6, 7));
 }
 
 /**

@@ -4,7 +4,7 @@
 // absolute errors); this stores 4-bit scales and mins and packs the levels.
 
 import { clamp4, f16ToF32, f32ToF16, nearestInt, nearestInt4, superBlockWeights } from "./common";
-import { L, MINS, SCALES, searchGroup, winnerLevels } from "./k_scale_min";
+import { L, MINS, SCALES, searchPair, winnerLevels } from "./k_scale_min";
 import { bytes16, packTwoBits } from "./k_pack";
 import { makeQpQuants } from "./qp_quants";
 
@@ -39,7 +39,7 @@ export function encodeQ2K(src: usize, dst: usize, nb: i32, qw: usize, cols: i32)
  */
 @inline function weightedScales(x: usize, y: usize, qw: usize): void {
   superBlockWeights(x, qw, W, SW, 16, false);
-  for (let g = 0; g < 4; g++) searchGroup(x, g, 16, 3, <f32>-0.9, <f32>0.05, 36, false, W);
+  for (let g = 0; g < 4; g += 2) searchPair(x, g, 16, 3, <f32>-0.9, <f32>0.05, 36, false, W);
   const dm = makeQpQuants(16, 15, SCALES, SW, LS);
   const mm = makeQpQuants(16, 15, MINS, SW, LM);
   for (let j = 0; j < 16; j++) {
@@ -54,7 +54,7 @@ export function encodeQ2K(src: usize, dst: usize, nb: i32, qw: usize, cols: i32)
  * 0.1, 15, use_mad = true), then 4-bit fractions of the largest scale and min.
  */
 @inline function referenceScales(x: usize, y: usize): void {
-  for (let g = 0; g < 4; g++) searchGroup(x, g, 16, 3, <f32>-0.5, <f32>0.1, 15, true);
+  for (let g = 0; g < 4; g += 2) searchPair(x, g, 16, 3, <f32>-0.5, <f32>0.1, 15, true);
   let maxScale: f32 = 0;
   let maxMin: f32 = 0;
   for (let j = 0; j < 16; j++) {

@@ -20,7 +20,6 @@ import {
 } from "./qx_quants";
 
 // Scratch (static memory, 16-byte aligned).
-const QT: usize = memory.data(16 * 16, 16); // transposed levels (i32 lanes, -4..3)
 const L: usize = memory.data(256, 16); // levels 0..7 of the super-block
 const WEIGHTS: usize = memory.data(256 * 4, 16); // the weighted fit's qw·sqrt(σ² + x²)
 const SW: usize = memory.data(16 * 4, 16); // each sub-block's total weight
@@ -28,65 +27,130 @@ const LS: usize = memory.data(16, 16); // the scales' levels (0..63)
 // The sixteen scales as group 0 of four (the others zero), then their weights.
 const SCALES_GROUP: usize = memory.data(2 * 64 * 4, 16);
 
-/** make_q3_quants(16, 4, x, L, do_rmse = true) on sub-blocks 4g..4g+3. */
-@inline function q3Group(x: usize, g: i32): void {
+// make_q3_quants' chains, one per group of four sub-blocks (lanes), side by
+// side: each value's move waits on the one before it (a division and a dozen
+// dependent operations), so one chain at a time leaves the core idle; the
+// four chains of a super-block, stepped in turn, overlap. Each group's own
+// sequence is C's.
+const XT4: usize = memory.data(4 * 16 * 16, 16); // each group's XT
+const W4: usize = memory.data(4 * 16 * 16, 16); // each group's W (x²)
+const WX4: usize = memory.data(4 * 16 * 16, 16); // each group's W·x
+const QT4: usize = memory.data(4 * 16 * 16, 16); // each group's levels (i32 lanes, -4..3)
+const SUMS4: usize = memory.data(4 * 32, 16); // each group's sumlx, suml2
+const MAX4: usize = memory.data(4 * 16, 16); // each group's max (loadGroups)
+const CHANGED4: usize = memory.data(4 * 16, 16); // lanes changed in this pass, per group
+
+/** make_q3_quants' first levels and sums for group `g` (sub-blocks 4g..4g+3 at `x`). */
+@inline function q3Start(x: usize, g: i32): void {
   loadGroups(x + <usize>g * 256, 0);
+  const o = <usize>g * 256;
+  memory.copy(XT4 + o, XT, 256);
+  memory.copy(W4 + o, W, 256);
+  memory.copy(WX4 + o, WX, 256);
   const max = v128.load(MAX);
-  const zero = f32x4.splat(0);
-  const tiny = tinyLanes(max);
+  v128.store(MAX4 + <usize>g * 16, max);
   const iscale = f32x4.div(f32x4.splat(<f32>-4.0), max);
-  let sumlx = zero;
-  let suml2 = zero;
+  let sumlx = f32x4.splat(0);
+  let suml2 = sumlx;
   for (let i = 0; i < 16; i++) {
     const v = v128.load(XT + <usize>i * 16);
     const l = clamp4(nearestInt4(f32x4.mul(iscale, v)), -4, 3);
-    v128.store(QT + <usize>i * 16, l);
+    v128.store(QT4 + o + <usize>i * 16, l);
     const lf = f32x4.convert_i32x4_s(l);
     sumlx = f32x4.add(sumlx, f32x4.mul(v128.load(WX + <usize>i * 16), lf));
     suml2 = f32x4.add(suml2, f32x4.mul(f32x4.mul(v128.load(W + <usize>i * 16), lf), lf));
   }
-  for (let itry = 0; itry < 5; itry++) {
-    let changed = i32x4.splat(0);
-    for (let i = 0; i < 16; i++) {
-      const v = v128.load(XT + <usize>i * 16);
-      const w = v128.load(W + <usize>i * 16);
-      const wx = v128.load(WX + <usize>i * 16);
-      const li = v128.load(QT + <usize>i * 16);
-      const lf = f32x4.convert_i32x4_s(li);
-      let slx = f32x4.sub(sumlx, f32x4.mul(wx, lf));
-      const pos = f32x4.gt(slx, zero);
-      let sl2 = f32x4.sub(suml2, f32x4.mul(f32x4.mul(w, lf), lf));
-      const nl = clamp4(nearestInt4(f32x4.div(f32x4.mul(v, sl2), slx)), -4, 3);
-      const nlf = f32x4.convert_i32x4_s(nl);
-      slx = f32x4.add(slx, f32x4.mul(wx, nlf));
-      sl2 = f32x4.add(sl2, f32x4.mul(f32x4.mul(w, nlf), nlf));
-      const better = f32x4.gt(
-        f32x4.mul(f32x4.mul(slx, slx), suml2),
-        f32x4.mul(f32x4.mul(sumlx, sumlx), sl2),
-      );
-      const take = v128.and(
-        v128.and(pos, i32x4.ne(nl, li)),
-        v128.and(f32x4.gt(sl2, zero), better),
-      );
-      v128.store(QT + <usize>i * 16, select4(nl, li, take));
-      sumlx = select4(slx, sumlx, take);
-      suml2 = select4(sl2, suml2, take);
-      changed = v128.or(changed, take);
-    }
-    if (!v128.any_true(changed)) break;
-  }
+  v128.store(SUMS4 + <usize>g * 32, sumlx);
+  v128.store(SUMS4 + <usize>g * 32 + 16, suml2);
+}
+
+/** make_q3_quants' move of value `i` in group `g`'s pass. */
+@inline function q3Move(g: i32, i: i32): void {
+  const zero = f32x4.splat(0);
+  const p = <usize>g * 256 + <usize>i * 16;
+  const s = SUMS4 + <usize>g * 32;
+  const sumlx = v128.load(s);
+  const suml2 = v128.load(s + 16);
+  const v = v128.load(XT4 + p);
+  const w = v128.load(W4 + p);
+  const wx = v128.load(WX4 + p);
+  const li = v128.load(QT4 + p);
+  const lf = f32x4.convert_i32x4_s(li);
+  let slx = f32x4.sub(sumlx, f32x4.mul(wx, lf));
+  const pos = f32x4.gt(slx, zero);
+  let sl2 = f32x4.sub(suml2, f32x4.mul(f32x4.mul(w, lf), lf));
+  const nl = clamp4(nearestInt4(f32x4.div(f32x4.mul(v, sl2), slx)), -4, 3);
+  const nlf = f32x4.convert_i32x4_s(nl);
+  slx = f32x4.add(slx, f32x4.mul(wx, nlf));
+  sl2 = f32x4.add(sl2, f32x4.mul(f32x4.mul(w, nlf), nlf));
+  const better = f32x4.gt(
+    f32x4.mul(f32x4.mul(slx, slx), suml2),
+    f32x4.mul(f32x4.mul(sumlx, sumlx), sl2),
+  );
+  const take = v128.and(
+    v128.and(pos, i32x4.ne(nl, li)),
+    v128.and(f32x4.gt(sl2, zero), better),
+  );
+  v128.store(QT4 + p, select4(nl, li, take));
+  v128.store(s, select4(slx, sumlx, take));
+  v128.store(s + 16, select4(sl2, suml2, take));
+  const c = CHANGED4 + <usize>g * 16;
+  v128.store(c, v128.or(v128.load(c), take));
+}
+
+/** Group `g`'s scales to SCALES and its levels + 4 (0 where all zero, as C) to L. */
+@inline function q3Finish(g: i32): void {
+  const zero = f32x4.splat(0);
+  const sumlx = v128.load(SUMS4 + <usize>g * 32);
+  const suml2 = v128.load(SUMS4 + <usize>g * 32 + 16);
+  const tiny = tinyLanes(v128.load(MAX4 + <usize>g * 16));
   const scale = select4(f32x4.div(sumlx, suml2), zero, f32x4.gt(suml2, zero));
   v128.store(SCALES + <usize>g * 16, select4(zero, scale, tiny));
-  // Levels + 4, or 0 for an all-zero sub-block (C clears L there).
   const four = i32x4.splat(4);
   const out = L + <usize>g * 64;
+  const q = QT4 + <usize>g * 256;
   for (let i = 0; i < 16; i++) {
-    const l = select4(i32x4.splat(0), i32x4.add(v128.load(QT + <usize>i * 16), four), tiny);
+    const l = select4(i32x4.splat(0), i32x4.add(v128.load(q + <usize>i * 16), four), tiny);
     store<u8>(out + <usize>i, <u8>i32x4.extract_lane(l, 0));
     store<u8>(out + <usize>(16 + i), <u8>i32x4.extract_lane(l, 1));
     store<u8>(out + <usize>(32 + i), <u8>i32x4.extract_lane(l, 2));
     store<u8>(out + <usize>(48 + i), <u8>i32x4.extract_lane(l, 3));
   }
+}
+
+/**
+ * make_q3_quants(16, 4, x, L, do_rmse = true) on the sixteen sub-blocks at
+ * `x`, as four groups of four lanes. A group whose pass changed nothing
+ * would change nothing again (its state is what the pass started from), so
+ * it sits out the later passes; passes run until none changes (at most five,
+ * as C).
+ */
+function q3Groups(x: usize): void {
+  for (let g = 0; g < 4; g++) q3Start(x, g);
+  let live = 15; // bit g: group g changed in its last pass
+  for (let itry = 0; itry < 5 && live != 0; itry++) {
+    memory.fill(CHANGED4, 0, 64);
+    if (live == 15) {
+      for (let i = 0; i < 16; i++) {
+        q3Move(0, i);
+        q3Move(1, i);
+        q3Move(2, i);
+        q3Move(3, i);
+      }
+    } else {
+      for (let i = 0; i < 16; i++) {
+        for (let g = 0; g < 4; g++) {
+          if ((live & (1 << g)) != 0) q3Move(g, i);
+        }
+      }
+    }
+    let next = 0;
+    for (let g = 0; g < 4; g++) {
+      if (v128.any_true(v128.load(CHANGED4 + <usize>g * 16))) next |= 1 << g;
+    }
+    live = next;
+  }
+  for (let g = 0; g < 4; g++) q3Finish(g);
 }
 
 /** Sub-block j's 6-bit scale (0..63) from the 12 scale bytes at `s`. */
@@ -108,7 +172,7 @@ const SCALES_GROUP: usize = memory.data(2 * 64 * 4, 16);
  * the 12 (zeroed) bytes at `s`, each value's level to L. Returns d's f16 bits.
  */
 @inline function referenceScales(x: usize, s: usize): i32 {
-  for (let g = 0; g < 4; g++) q3Group(x, g);
+  q3Groups(x);
   let maxScale: f32 = 0;
   let amax: f32 = 0;
   for (let j = 0; j < 16; j++) {

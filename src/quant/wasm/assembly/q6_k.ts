@@ -7,6 +7,7 @@
 
 import { clamp4, f16ToF32, f32ToF16, nearestInt, nearestInt4 } from "./common";
 import { loadGroups, SCALES, searchQx, winnerLevels } from "./qx_quants";
+import { bytes16 } from "./k_pack";
 
 const GROUP_MAX_EPS: f32 = <f32>1e-15;
 
@@ -60,14 +61,11 @@ export function encodeQ6K(src: usize, dst: usize, nb: i32, qw: usize, cols: i32)
         continue;
       }
       const dv = f32x4.splat(d);
-      for (let i = 0; i < 16; i += 4) {
-        const v = v128.load(xs + <usize>i * 4);
-        const l = i32x4.add(clamp4(nearestInt4(f32x4.div(v, dv)), -32, 31), i32x4.splat(32));
-        store<u8>(lj + i, <u8>i32x4.extract_lane(l, 0));
-        store<u8>(lj + i + 1, <u8>i32x4.extract_lane(l, 1));
-        store<u8>(lj + i + 2, <u8>i32x4.extract_lane(l, 2));
-        store<u8>(lj + i + 3, <u8>i32x4.extract_lane(l, 3));
-      }
+      const l0 = i32x4.add(clamp4(nearestInt4(f32x4.div(v128.load(xs), dv)), -32, 31), i32x4.splat(32));
+      const l1 = i32x4.add(clamp4(nearestInt4(f32x4.div(v128.load(xs + 16), dv)), -32, 31), i32x4.splat(32));
+      const l2 = i32x4.add(clamp4(nearestInt4(f32x4.div(v128.load(xs + 32), dv)), -32, 31), i32x4.splat(32));
+      const l3 = i32x4.add(clamp4(nearestInt4(f32x4.div(v128.load(xs + 48), dv)), -32, 31), i32x4.splat(32));
+      v128.store(lj, bytes16(l0, l1, l2, l3));
     }
     // ql: low nibbles of (a, c) and (b, e); qh: the four high 2-bit pairs.
     let ql = y;

@@ -10,7 +10,7 @@
 // branches as lane masks. The winner's levels are recomputed from its iscale
 // (winnerLevels) where the caller needs them.
 
-import { gather4, nearestInt4, select4 } from "./common";
+import { nearestInt4, select4, transpose4 } from "./common";
 
 const GROUP_MAX_EPS: f32 = <f32>1e-15;
 
@@ -42,24 +42,32 @@ const SUMS: usize = memory.data(2 * 16, 16); // one candidate's sums (exactSums)
 export function loadGroups(base: usize, w: usize): void {
   let max = f32x4.splat(0);
   let amax = max;
-  for (let i = 0; i < 16; i++) {
-    const p = base + <usize>i * 4;
-    const v = gather4(p, p + 64, p + 128, p + 192);
-    v128.store(XT + <usize>i * 16, v);
-    const ax = f32x4.abs(v);
-    const more = f32x4.gt(ax, amax);
-    amax = select4(ax, amax, more);
-    max = select4(v, max, more);
-    let wv = f32x4.mul(v, v);
+  for (let i0 = 0; i0 < 16; i0 += 4) {
+    // Values i0..i0+3 of the four groups, transposed by shuffles.
+    const p = base + <usize>i0 * 4;
+    transpose4(p, p + 64, p + 128, p + 192, TR);
     if (w != 0) {
-      const q = w + <usize>i * 4;
-      wv = gather4(q, q + 64, q + 128, q + 192);
+      const q = w + <usize>i0 * 4;
+      transpose4(q, q + 64, q + 128, q + 192, TR + 64);
     }
-    v128.store(W + <usize>i * 16, wv);
-    v128.store(WX + <usize>i * 16, f32x4.mul(wv, v));
+    for (let k = 0; k < 4; k++) {
+      const i = i0 + k;
+      const v = v128.load(TR + <usize>k * 16);
+      v128.store(XT + <usize>i * 16, v);
+      const ax = f32x4.abs(v);
+      const more = f32x4.gt(ax, amax);
+      amax = select4(ax, amax, more);
+      max = select4(v, max, more);
+      const wv = w != 0 ? v128.load(TR + 64 + <usize>k * 16) : f32x4.mul(v, v);
+      v128.store(W + <usize>i * 16, wv);
+      v128.store(WX + <usize>i * 16, f32x4.mul(wv, v));
+    }
   }
   v128.store(MAX, max);
 }
+
+const TR: usize = memory.data(8 * 16, 16); // loadGroups' transposed rows
+
 
 /** Lanes where the group counts as all zero (amax < GROUP_MAX_EPS). */
 @inline export function tinyLanes(max: v128): v128 {
@@ -112,6 +120,67 @@ export function loadGroups(base: usize, w: usize): void {
 }
 
 /**
+ * Level of `iscale·v`, clamped to lo..hi where asked. f32x4.nearest rounds
+ * half to even, as nearest_int's 1.5·2^23 does below 2^22 (a -0 for +0 does
+ * not change the sums).
+ */
+@inline function levelF(
+  iscale: v128,
+  v: v128,
+  loF: v128,
+  hiF: v128,
+  lo: bool,
+  hi: bool,
+): v128 {
+  let l = f32x4.nearest(f32x4.mul(iscale, v));
+  if (lo) l = f32x4.pmax(l, loF);
+  if (hi) l = f32x4.pmin(l, hiF);
+  return l;
+}
+
+/**
+ * Candidates k, k + 1, k + 2 (every value finite), three independent addition
+ * chains, each considered in C's order; `lo`, `hi`: which clamps can bind.
+ */
+@inline function tripleQx(
+  nm: f32,
+  k: i32,
+  max: v128,
+  loF: v128,
+  hiF: v128,
+  lo: bool,
+  hi: bool,
+): void {
+  const zero = f32x4.splat(0);
+  const iscaleA = candidate(nm, k, max);
+  const iscaleB = candidate(nm, k + 1, max);
+  const iscaleC = candidate(nm, k + 2, max);
+  let slxA = zero;
+  let sl2A = zero;
+  let slxB = zero;
+  let sl2B = zero;
+  let slxC = zero;
+  let sl2C = zero;
+  for (let i = 0; i < 16; i++) {
+    const v = v128.load(XT + <usize>i * 16);
+    const wx = v128.load(WX + <usize>i * 16);
+    const wv = v128.load(W + <usize>i * 16);
+    const lA = levelF(iscaleA, v, loF, hiF, lo, hi);
+    const lB = levelF(iscaleB, v, loF, hiF, lo, hi);
+    const lC = levelF(iscaleC, v, loF, hiF, lo, hi);
+    slxA = f32x4.add(slxA, f32x4.mul(wx, lA));
+    slxB = f32x4.add(slxB, f32x4.mul(wx, lB));
+    slxC = f32x4.add(slxC, f32x4.mul(wx, lC));
+    sl2A = f32x4.add(sl2A, f32x4.mul(f32x4.mul(wv, lA), lA));
+    sl2B = f32x4.add(sl2B, f32x4.mul(f32x4.mul(wv, lB), lB));
+    sl2C = f32x4.add(sl2C, f32x4.mul(f32x4.mul(wv, lC), lC));
+  }
+  consider(slxA, sl2A, iscaleA);
+  consider(slxB, sl2B, iscaleB);
+  consider(slxC, sl2C, iscaleC);
+}
+
+/**
  * make_qx_quants(16, nmax, x, L, 1, w) on the groups loadGroups loaded: each
  * lane's scale (0 where the group is all zero) to SCALES + `o`, and what
  * winnerLevels needs to recompute its levels.
@@ -134,9 +203,30 @@ export function searchQx(nmax: i32, o: usize): void {
   const hiI = v128.load(LIMITS + 16);
   const loF = v128.load(LIMITS + 32);
   const hiF = v128.load(LIMITS + 48);
-  // C's first pass (iscale = -nmax / max), with nearest_int's bit trick.
+  // Where every value is finite, f32 rounding (levelF) and f32 clamps give
+  // nearest_int's levels (|iscale·x| <= nmax + 1 in a group not all zero;
+  // the others' sums are not used); else nearest_int's bit trick.
+  let bad = zero;
+  for (let i = 0; i < 16; i++) {
+    const v = v128.load(XT + <usize>i * 16);
+    bad = v128.or(bad, f32x4.ne(f32x4.sub(v, v), zero));
+  }
+  const finite = !v128.any_true(bad);
+  // C's first pass (iscale = -nmax / max).
   const iscale = f32x4.div(loF, max);
-  exactSums(iscale, magic, mant, bias, loI, hiI);
+  if (finite) {
+    let slx = zero;
+    let sl2 = zero;
+    for (let i = 0; i < 16; i++) {
+      const l = levelF(iscale, v128.load(XT + <usize>i * 16), loF, hiF, true, true);
+      slx = f32x4.add(slx, f32x4.mul(v128.load(WX + <usize>i * 16), l));
+      sl2 = f32x4.add(sl2, f32x4.mul(f32x4.mul(v128.load(W + <usize>i * 16), l), l));
+    }
+    v128.store(SUMS, slx);
+    v128.store(SUMS + 16, sl2);
+  } else {
+    exactSums(iscale, magic, mant, bias, loI, hiI);
+  }
   const sumlx = v128.load(SUMS);
   const suml2 = v128.load(SUMS + 16);
   // C: suml2 ? sumlx/suml2 : 0 (NaN counts as true).
@@ -144,54 +234,19 @@ export function searchQx(nmax: i32, o: usize): void {
   v128.store(STATE, scale);
   v128.store(STATE + 16, f32x4.mul(scale, sumlx));
   v128.store(STATE + 32, iscale);
-  // Then the 18 candidates. Where every value is finite, the rounding in f32
-  // (add and subtract 1.5·2^23) and f32 clamps give nearest_int's levels
-  // (|iscale·x| <= nmax + 1 in a group not all zero; the others' sums are
-  // not used), three candidates at a time: three independent addition
-  // chains, taken in C's order.
-  let bad = zero;
-  for (let i = 0; i < 16; i++) {
-    const v = v128.load(XT + <usize>i * 16);
-    bad = v128.or(bad, f32x4.ne(f32x4.sub(v, v), zero));
-  }
-  if (!v128.any_true(bad)) {
-    for (let k = 0; k < 18; k += 3) {
-      const iscaleA = candidate(nm, k, max);
-      const iscaleB = candidate(nm, k + 1, max);
-      const iscaleC = candidate(nm, k + 2, max);
-      let slxA = zero;
-      let sl2A = zero;
-      let slxB = zero;
-      let sl2B = zero;
-      let slxC = zero;
-      let sl2C = zero;
-      for (let i = 0; i < 16; i++) {
-        const v = v128.load(XT + <usize>i * 16);
-        const wx = v128.load(WX + <usize>i * 16);
-        const wv = v128.load(W + <usize>i * 16);
-        const lA = f32x4.pmin(
-          f32x4.pmax(f32x4.sub(f32x4.add(f32x4.mul(iscaleA, v), magic), magic), loF),
-          hiF,
-        );
-        const lB = f32x4.pmin(
-          f32x4.pmax(f32x4.sub(f32x4.add(f32x4.mul(iscaleB, v), magic), magic), loF),
-          hiF,
-        );
-        const lC = f32x4.pmin(
-          f32x4.pmax(f32x4.sub(f32x4.add(f32x4.mul(iscaleC, v), magic), magic), loF),
-          hiF,
-        );
-        slxA = f32x4.add(slxA, f32x4.mul(wx, lA));
-        slxB = f32x4.add(slxB, f32x4.mul(wx, lB));
-        slxC = f32x4.add(slxC, f32x4.mul(wx, lC));
-        sl2A = f32x4.add(sl2A, f32x4.mul(f32x4.mul(wv, lA), lA));
-        sl2B = f32x4.add(sl2B, f32x4.mul(f32x4.mul(wv, lB), lB));
-        sl2C = f32x4.add(sl2C, f32x4.mul(f32x4.mul(wv, lC), lC));
-      }
-      consider(slxA, sl2A, iscaleA);
-      consider(slxB, sl2B, iscaleB);
-      consider(slxC, sl2C, iscaleC);
-    }
+  // Then the 18 candidates, three at a time where every value is finite:
+  // three independent addition chains, taken in C's order.
+  if (finite) {
+    // Which clamps can bind: |iscale·x| <= (nmax + 0.1·is)(1 + 2^-23)^2, so
+    // for is <= -6 (k < 4) every level is within -nmax + 1..nmax - 1 and for
+    // is < 0 (k < 9) none is below -nmax; a clamp that cannot bind is left
+    // out (the same levels, two operations fewer per value).
+    tripleQx(nm, 0, max, loF, hiF, false, false);
+    tripleQx(nm, 3, max, loF, hiF, false, true);
+    tripleQx(nm, 6, max, loF, hiF, false, true);
+    tripleQx(nm, 9, max, loF, hiF, true, true);
+    tripleQx(nm, 12, max, loF, hiF, true, true);
+    tripleQx(nm, 15, max, loF, hiF, true, true);
   } else {
     // A value is not finite: nearest_int's bit trick, one candidate at a time.
     for (let k = 0; k < 18; k++) {

@@ -11,11 +11,15 @@ import { bytes16, packTwoBits } from "./k_pack";
 const T: usize = memory.data(256 * 4, 16); // trits, i32 lanes
 const L: usize = memory.data(256, 16); // trits & 3, bytes (TQ2_0)
 
+/** Whether absmax256's block had a NaN. */
+let sawNan = false;
+
 /**
  * C's `MAX(amax, fabsf(x))` over 256 values (a NaN resets the running
  * maximum to the next value, so with one the scan is sequential).
  */
 @inline function absmax256(x: usize): f32 {
+  sawNan = false;
   let m = f32x4.splat(0);
   let nan = i32x4.splat(0);
   for (let j = 0; j < 256; j += 4) {
@@ -27,6 +31,7 @@ const L: usize = memory.data(256, 16); // trits & 3, bytes (TQ2_0)
     const a = Mathf.max(f32x4.extract_lane(m, 0), f32x4.extract_lane(m, 1));
     return Mathf.max(a, Mathf.max(f32x4.extract_lane(m, 2), f32x4.extract_lane(m, 3)));
   }
+  sawNan = true;
   let amax: f32 = 0;
   for (let j = 0; j < 256; j++) {
     const a = Mathf.abs(load<f32>(x + <usize>j * 4));
@@ -63,12 +68,34 @@ const L: usize = memory.data(256, 16); // trits & 3, bytes (TQ2_0)
   }
 }
 
+/**
+ * The trits when every |x·id| <= 1 (up to rounding: below 1.5): lroundf is
+ * then -1, 0 or 1 by whether x·id is at most -0.5 or at least 0.5, as masks
+ * (-1 where true), so the trit is 1 − [≥ 0.5] + [≤ -0.5], five operations.
+ */
+@inline function smallTrits(x: usize, id: f32): void {
+  const idv = f32x4.splat(id);
+  const half = f32x4.splat(<f32>0.5);
+  const minusHalf = f32x4.splat(<f32>-0.5);
+  const one = i32x4.splat(1);
+  for (let j = 0; j < 256; j += 4) {
+    const v = f32x4.mul(v128.load(x + <usize>j * 4), idv);
+    const t = i32x4.add(i32x4.sub(one, f32x4.ge(v, half)), f32x4.le(v, minusHalf));
+    v128.store(T + <usize>j * 4, t);
+  }
+}
+
 /** d's f16 bits and the trits of the block at `x`. */
 @inline function tritsOf(x: usize): i32 {
   const amax = absmax256(x);
-  trits(x, amax != 0 ? <f32>1.0 / amax : 0);
+  const id: f32 = amax != 0 ? <f32>1.0 / amax : 0;
+  // amax is every |x|'s maximum unless a NaN reset it (then amax·id may be
+  // anything, NaN included, as for a subnormal amax's infinite id).
+  if (amax * id < <f32>1.5 && !sawNan) smallTrits(x, id);
+  else trits(x, id);
   return f32ToF16(amax);
 }
+
 
 /** Bytes of five trits `step` apart from trit `first` (four lanes): base 3, ×256/243 rounded up. */
 @inline function pack5(first: i32, step: i32, count: i32): v128 {
