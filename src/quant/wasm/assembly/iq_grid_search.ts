@@ -10,7 +10,7 @@
 // by up to 10×: walking them side by side measured slower). The caller fills
 // the lanes (loadLane) and reads each lane's levels back (laneLevels).
 
-import { nearestInt4 } from "./common";
+import { gather4, nearestInt4 } from "./common";
 import { gridBits, gridDim, levOf, mapOf, neighbours, oddOf } from "./iq_grids";
 
 // Per value v (at most 32), lane k = sub-block k: the sign-folded values, the
@@ -49,8 +49,7 @@ const FLT_MAX: f32 = <f32>3.4028234663852886e38;
 
 /**
  * iq2/iq3_find_best_neighbour for group `k` of lane `lane`: the first
- * smallest Σ w·(scale·q − x)² of its list (C's strict `<` in list order), four
- * neighbours at a time (four independent sums, each in C's order); the
+ * smallest Σ w·(scale·q − x)² of its list (C's strict `<` in list order); the
  * point's levels go to the lane's levels at `out`.
  */
 function bestNeighbour(g: i32, k: i32, lane: i32, u: i32, scale: f32, out: usize): void {
@@ -60,62 +59,42 @@ function bestNeighbour(g: i32, k: i32, lane: i32, u: i32, scale: f32, out: usize
   const n = <i32>load<u16>(list);
   const xs = XT + <usize>(dim * k) * 16 + <usize>lane * 4;
   const ws = WAT + <usize>(dim * k) * 16 + <usize>lane * 4;
+  // The group's coordinates side by side (four of a point's per vector): each
+  // point's terms in one pass, then summed one by one in C's order.
+  const sv = f32x4.splat(scale);
+  const x0 = gather4(xs, xs + 16, xs + 32, xs + 48);
+  const w0 = gather4(ws, ws + 16, ws + 32, ws + 48);
   let best = FLT_MAX;
   let index = -1;
-  let j = 1;
-  for (; j + 3 <= n; j += 4) {
-    const pa = <i32>load<u16>(list + <usize>j * 2);
-    const pb = <i32>load<u16>(list + <usize>(j + 1) * 2);
-    const pc = <i32>load<u16>(list + <usize>(j + 2) * 2);
-    const pd = <i32>load<u16>(list + <usize>(j + 3) * 2);
-    const qa = odd + <usize>(pa * dim) * 4;
-    const qb = odd + <usize>(pb * dim) * 4;
-    const qc = odd + <usize>(pc * dim) * 4;
-    const qd = odd + <usize>(pd * dim) * 4;
-    let da: f32 = 0;
-    let db: f32 = 0;
-    let dc: f32 = 0;
-    let dd: f32 = 0;
-    for (let i = 0; i < dim; i++) {
-      const x = load<f32>(xs + <usize>i * 16);
-      const w = load<f32>(ws + <usize>i * 16);
-      const o = <usize>i * 4;
-      const diffA = scale * load<f32>(qa + o) - x;
-      const diffB = scale * load<f32>(qb + o) - x;
-      const diffC = scale * load<f32>(qc + o) - x;
-      const diffD = scale * load<f32>(qd + o) - x;
-      da += w * diffA * diffA;
-      db += w * diffB * diffB;
-      dc += w * diffC * diffC;
-      dd += w * diffD * diffD;
+  if (dim == 4) {
+    for (let j = 1; j <= n; j++) {
+      const p = <i32>load<u16>(list + <usize>j * 2);
+      const t = f32x4.sub(f32x4.mul(sv, v128.load(odd + <usize>p * 16)), x0);
+      const e = f32x4.mul(f32x4.mul(w0, t), t);
+      const d2 = f32x4.extract_lane(e, 0) + f32x4.extract_lane(e, 1) + f32x4.extract_lane(e, 2) +
+        f32x4.extract_lane(e, 3);
+      if (d2 < best) {
+        best = d2;
+        index = p;
+      }
     }
-    if (da < best) {
-      best = da;
-      index = pa;
-    }
-    if (db < best) {
-      best = db;
-      index = pb;
-    }
-    if (dc < best) {
-      best = dc;
-      index = pc;
-    }
-    if (dd < best) {
-      best = dd;
-      index = pd;
-    }
-  }
-  for (; j <= n; j++) {
-    const p = <i32>load<u16>(list + <usize>j * 2);
-    let d2: f32 = 0;
-    for (let i = 0; i < dim; i++) {
-      const diff = scale * load<f32>(odd + <usize>(p * dim + i) * 4) - load<f32>(xs + <usize>i * 16);
-      d2 += load<f32>(ws + <usize>i * 16) * diff * diff;
-    }
-    if (d2 < best) {
-      best = d2;
-      index = p;
+  } else {
+    const x1 = gather4(xs + 64, xs + 80, xs + 96, xs + 112);
+    const w1 = gather4(ws + 64, ws + 80, ws + 96, ws + 112);
+    for (let j = 1; j <= n; j++) {
+      const p = <i32>load<u16>(list + <usize>j * 2);
+      const q = odd + <usize>p * 32;
+      const t = f32x4.sub(f32x4.mul(sv, v128.load(q)), x0);
+      const e = f32x4.mul(f32x4.mul(w0, t), t);
+      const h = f32x4.sub(f32x4.mul(sv, v128.load(q + 16)), x1);
+      const f = f32x4.mul(f32x4.mul(w1, h), h);
+      const d2 = f32x4.extract_lane(e, 0) + f32x4.extract_lane(e, 1) + f32x4.extract_lane(e, 2) +
+        f32x4.extract_lane(e, 3) + f32x4.extract_lane(f, 0) + f32x4.extract_lane(f, 1) +
+        f32x4.extract_lane(f, 2) + f32x4.extract_lane(f, 3);
+      if (d2 < best) {
+        best = d2;
+        index = p;
+      }
     }
   }
   if (index < 0) index = load<u16>(list + 2); // non-finite distances (the TypeScript kernel throws)
