@@ -124,6 +124,42 @@ function maxOf(n: i32): f32 {
   return m;
 }
 
+/**
+ * Fill the quad's lanes with sub-blocks q…q+3 of `n` values at `x` (the
+ * first's column `first`): weights, folded signs, and the search's
+ * denominator (the largest value) and first scale (it / `div`). Returns the
+ * lanes with values: max ≥ `eps`, or > 0 when `eps` is 0 (a lane without is
+ * searched, not used).
+ */
+function fillQuad(
+  x: usize,
+  q: i32,
+  first: i32,
+  n: i32,
+  sigma2: f32,
+  qw: usize,
+  cols: i32,
+  quarter: f32,
+  parity: bool,
+  eps: f32,
+  div: f32,
+): i32 {
+  let active = 0;
+  for (let k = 0; k < 4; k++) {
+    const xb = x + <usize>((q + k) * n) * 4;
+    weights(xb, first + n * (q + k), n, sigma2, qw, cols, quarter);
+    foldSigns(xb, n, parity);
+    const mx = maxOf(n);
+    if (eps == 0 ? mx == 0 : mx < eps) {
+      toLane(k, n, 1, 1);
+      continue;
+    }
+    active |= 1 << k;
+    toLane(k, n, mx, mx / div);
+  }
+  return active;
+}
+
 @inline export function scaleCode(id: f32, s: f32, mx: i32): i32 {
   return max(0, min(mx, nearestInt(<f32>0.5 * (id * s - <f32>1))));
 }
@@ -138,19 +174,7 @@ export function encodeIq3Xxs(src: usize, dst: usize, blocks: i32, qw: usize, col
     const sigma2 = <f32>2 * sumSquares(x) / <f32>256;
     let maxScale: f32 = 0;
     for (let q = 0; q < 8; q += 4) {
-      let active = 0;
-      for (let k = 0; k < 4; k++) {
-        const xb = x + <usize>(q + k) * 128;
-        weights(xb, 256 * ibl + 32 * (q + k), 32, sigma2, qw, cols, -1);
-        foldSigns(xb, 32, true);
-        const mx = maxOf(32);
-        if (mx < <f32>1e-8) {
-          toLane(k, 32, 1, 1); // searched, not used
-          continue;
-        }
-        active |= 1 << k;
-        toLane(k, 32, mx, mx / <f32>15);
-      }
+      const active = fillQuad(x, q, 256 * ibl, 32, sigma2, qw, cols, -1, true, <f32>1e-8, 15);
       if (active != 0) search4(3, 8, 15, <f32>0.2, true, 0, 32);
       for (let k = 0; k < 4; k++) {
         const ib = q + k;
@@ -197,19 +221,7 @@ export function encodeIq3S(src: usize, dst: usize, blocks: i32, qw: usize, cols:
     let qs = o + 2;
     let signs = o + 74;
     for (let q = 0; q < 8; q += 4) {
-      let active = 0;
-      for (let k = 0; k < 4; k++) {
-        const xb = x + <usize>(q + k) * 128;
-        weights(xb, 256 * ibl + 32 * (q + k), 32, sigma2, qw, cols, -1);
-        foldSigns(xb, 32, false);
-        const mx = maxOf(32);
-        if (mx == 0) {
-          toLane(k, 32, 1, 1); // searched, not used
-          continue;
-        }
-        active |= 1 << k;
-        toLane(k, 32, mx, mx / <f32>15);
-      }
+      const active = fillQuad(x, q, 256 * ibl, 32, sigma2, qw, cols, -1, false, 0, 15);
       if (active != 0) search4(4, 8, 9, <f32>0.2, false, 1, 32);
       for (let k = 0; k < 4; k++) {
         const ib = q + k;
@@ -313,19 +325,7 @@ function sixteens(g: i32, x: usize, first: i32, sigma2: f32, qw: usize, cols: i3
   const parity = g == 1;
   let maxScale: f32 = 0;
   for (let q = 0; q < 16; q += 4) {
-    let active = 0;
-    for (let k = 0; k < 4; k++) {
-      const xb = x + <usize>(q + k) * 64;
-      weights(xb, first + 16 * (q + k), 16, sigma2, qw, cols, quarter);
-      foldSigns(xb, 16, parity);
-      const mx = maxOf(16);
-      if (mx < eps) {
-        toLane(k, 16, 1, 1); // searched, not used
-        continue;
-      }
-      active |= 1 << k;
-      toLane(k, 16, mx, mx / <f32>5);
-    }
+    const active = fillQuad(x, q, first, 16, sigma2, qw, cols, quarter, parity, eps, 5);
     if (active != 0) search4(g, 3, 9, <f32>0.1, true, 0, 16);
     for (let k = 0; k < 4; k++) {
       const ib = q + k;
