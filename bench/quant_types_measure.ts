@@ -21,14 +21,16 @@
  *
  * Usage:
  *   deno run -A bench/quant_types_measure.ts --llama-quantize PATH
- *     [--shape 0.1B] [--types Q4_0,…] [--imatrix-types Q3_K_M,…] [--out bench/out/qt]
- *     [--baseline DIR] [--json FILE]
+ *     [--shape 0.1B] [--types Q4_0,…] [--imatrix-types Q3_K_M,…] [--plain-types IQ4_XS,…]
+ *     [--out bench/out/qt] [--baseline DIR] [--json FILE]
  *
  * `--imatrix-types` runs those types with the importance matrix too (the
- * K-quant presets' weighted encoders). `--baseline DIR` also runs DIR's
- * `cli.ts` (a copy of an earlier commit, e.g. `git archive C | tar -x -C
- * DIR`) on each type, just before this tree's, so a before/after pair is
- * measured in the same minute of the same run.
+ * K-quant presets' weighted encoders); `--plain-types` runs those i-quants
+ * without it (the ones llama-quantize makes without one: IQ3_S, IQ3_M,
+ * IQ4_NL, IQ4_XS). `--baseline DIR` also runs DIR's `cli.ts` (a copy of an
+ * earlier commit, e.g. `git archive C | tar -x -C DIR`) on each type, just
+ * before this tree's, so a before/after pair is measured in the same minute
+ * of the same run.
  *
  * @module
  */
@@ -48,9 +50,12 @@ const TYPES = LLAMA_PRESETS.filter((t) => t !== "MXFP4_MOE");
 /** The presets of the one-read measurement. */
 const MANY = ["Q4_K_M", "Q5_K_M", "Q6_K", "Q8_0"];
 
-/** Types run with the importance matrix (as the issue's comparison did), and `extra`. */
-const withImatrix = (t: string, extra: string[]) =>
-  t.startsWith("IQ") || t === "Q2_K_S" || extra.includes(t);
+/**
+ * Types run with the importance matrix (as the issue's comparison did), and
+ * `extra`, but not `plain`.
+ */
+const withImatrix = (t: string, extra: string[], plain: string[]) =>
+  !plain.includes(t) && (t.startsWith("IQ") || t === "Q2_K_S" || extra.includes(t));
 
 /**
  * A seeded importance matrix (llama-imatrix's legacy .dat: one call per entry)
@@ -104,6 +109,7 @@ if (import.meta.main) {
       shape: { type: "string", default: "0.1B" },
       types: { type: "string", default: TYPES.join(",") },
       "imatrix-types": { type: "string", default: "" },
+      "plain-types": { type: "string", default: "" },
       out: { type: "string", default: "bench/out/qt" },
       json: { type: "string" },
       baseline: { type: "string" },
@@ -130,7 +136,11 @@ if (import.meta.main) {
     await writeImatrix(bf16, imatrix);
     const rows: Row[] = [];
     for (const type of values.types!.split(",")) {
-      const im = withImatrix(type, values["imatrix-types"]!.split(","))
+      const im = withImatrix(
+          type,
+          values["imatrix-types"]!.split(","),
+          values["plain-types"]!.split(","),
+        )
         ? ["--imatrix", imatrix]
         : [];
       const ours = `${dir}/apr-${type}.gguf`;

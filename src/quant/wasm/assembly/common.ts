@@ -62,6 +62,14 @@ export function f16ToF32(h: i32): f32 {
   return reinterpret<f32>(sign | ((e + 112) << 23) | (m << 13));
 }
 
+/** Four f32 lanes from four addresses (a transposing load, one lane at a time). */
+@inline export function gather4(p0: usize, p1: usize, p2: usize, p3: usize): v128 {
+  let v = f32x4.splat(load<f32>(p0));
+  v = f32x4.replace_lane(v, 1, load<f32>(p1));
+  v = f32x4.replace_lane(v, 2, load<f32>(p2));
+  return f32x4.replace_lane(v, 3, load<f32>(p3));
+}
+
 /** Rows `p0`..`p3` (four f32 each) as their four columns, to `out`. */
 @inline export function transpose4(p0: usize, p1: usize, p2: usize, p3: usize, out: usize): void {
   const r0 = v128.load(p0);

@@ -4,17 +4,17 @@
 // ports (../../iq3_encode.ts, ../../iq2_encode.ts, ../../_iq_grid_search.ts,
 // ../../_iq_grids.ts: the comments there say why each step is as it is).
 //
-// Scalar f32 arithmetic in C's order (each wasm f32 operation rounds as C's
-// float does). The grids' maps and neighbour lists live in static memory and
+// f32 arithmetic in C's order (each wasm f32 operation rounds as C's float
+// does); the scale search runs four sub-blocks at once, one per SIMD lane
+// (iq_grid_search.ts), the rest scalar. The grids' maps and neighbour lists live in static memory and
 // are filled on first use (a list when a block first needs it). Importance
 // weights: `qw` is 0 without them, else one per column of rows of `cols`
 // values (the values given start at a row).
 
 import { makeQpQuants } from "./qp_quants";
 import { f32ToF16, nearestInt } from "./common";
-import { gridBits, gridDim, initGrid, levOf, mapOf, neighbours, oddOf } from "./iq_grids";
-
-const FLT_MAX: f32 = <f32>3.4028234663852886e38;
+import { gridBits, gridDim, initGrid, mapOf } from "./iq_grids";
+import { laneLevels, loadLane, searchGridScale4 } from "./iq_grid_search";
 
 // Grids (iq_grids.ts): 0 IQ2_XXS, 1 IQ2_XS, 2 IQ2_S, 3 IQ3_XXS, 4 IQ3_S.
 
@@ -23,159 +23,32 @@ const XVAL: usize = memory.data(32 * 4, 16);
 const WEIGHT: usize = memory.data(32 * 4, 16);
 const WAUX: usize = memory.data(32 * 4, 16);
 const L: usize = memory.data(32, 16);
-const LAUX: usize = memory.data(32, 16);
-const ON_GRID: usize = memory.data(8, 16);
-const ON_GRID_AUX: usize = memory.data(8, 16);
 const SIGNS: usize = memory.data(4, 16);
 const SCALES: usize = memory.data(16 * 4, 16);
 
-/** iq2/iq3_find_best_neighbour: writes the chosen point's levels to `lv + xo`. */
-function findBestNeighbour(g: i32, u: i32, xo: i32, scale: f32, lv: usize): void {
-  const dim = gridDim(g);
-  const odd = oddOf(g);
-  const list = neighbours(g, u);
-  const n = <i32>load<u16>(list);
-  let best = FLT_MAX;
-  let index = -1;
-  // Four neighbours at a time: four independent sums (each in C's order)
-  // keep the CPU's adders busy; the first smallest in list order still wins.
-  let j = 1;
-  for (; j + 3 <= n; j += 4) {
-    const pa = <i32>load<u16>(list + <usize>j * 2);
-    const pb = <i32>load<u16>(list + <usize>(j + 1) * 2);
-    const pc = <i32>load<u16>(list + <usize>(j + 2) * 2);
-    const pd = <i32>load<u16>(list + <usize>(j + 3) * 2);
-    const qa = odd + <usize>(pa * dim) * 4;
-    const qb = odd + <usize>(pb * dim) * 4;
-    const qc = odd + <usize>(pc * dim) * 4;
-    const qd = odd + <usize>(pd * dim) * 4;
-    let da: f32 = 0;
-    let db: f32 = 0;
-    let dc: f32 = 0;
-    let dd: f32 = 0;
-    for (let i = 0; i < dim; i++) {
-      const x = load<f32>(XVAL + <usize>(xo + i) * 4);
-      const w = load<f32>(WAUX + <usize>(xo + i) * 4);
-      const o = <usize>i * 4;
-      const diffA = scale * load<f32>(qa + o) - x;
-      const diffB = scale * load<f32>(qb + o) - x;
-      const diffC = scale * load<f32>(qc + o) - x;
-      const diffD = scale * load<f32>(qd + o) - x;
-      da += w * diffA * diffA;
-      db += w * diffB * diffB;
-      dc += w * diffC * diffC;
-      dd += w * diffD * diffD;
-    }
-    if (da < best) {
-      best = da;
-      index = pa;
-    }
-    if (db < best) {
-      best = db;
-      index = pb;
-    }
-    if (dc < best) {
-      best = dc;
-      index = pc;
-    }
-    if (dd < best) {
-      best = dd;
-      index = pd;
-    }
-  }
-  for (; j <= n; j++) {
-    const p = <i32>load<u16>(list + <usize>j * 2);
-    let d2: f32 = 0;
-    for (let i = 0; i < dim; i++) {
-      const diff = scale * load<f32>(odd + <usize>(p * dim + i) * 4) -
-        load<f32>(XVAL + <usize>(xo + i) * 4);
-      d2 += load<f32>(WAUX + <usize>(xo + i) * 4) * diff * diff;
-    }
-    if (d2 < best) {
-      best = d2;
-      index = p;
-    }
-  }
-  if (index < 0) index = load<u16>(list + 2); // non-finite distances (the TypeScript kernel throws)
-  const lev = levOf(g);
-  for (let i = 0; i < dim; i++) store<i8>(lv + <usize>(xo + i), load<i8>(lev + <usize>(index * dim + i)));
+// Four sub-blocks' search inputs and signs (lane k: sub-block k of a quad).
+const DENOM: usize = memory.data(16, 16);
+const START: usize = memory.data(16, 16);
+const SCALE4: usize = memory.data(16, 16);
+const LANE_SIGNS: usize = memory.data(4 * 4, 16);
+
+/** Lane `k` of the quad: its sub-block's scratch (XVAL, WEIGHT, WAUX, SIGNS) into the search. */
+function toLane(k: i32, n: i32, denom: f32, start: f32): void {
+  loadLane(k, n, XVAL, WEIGHT, WAUX);
+  memory.copy(LANE_SIGNS + <usize>k * 4, SIGNS, 4);
+  store<f32>(DENOM + <usize>k * 4, denom);
+  store<f32>(START + <usize>k * 4, start);
 }
 
-/** Snap the groups to levels at `id` and onto the grid (`only`: skip groups flagged 1 there). */
-function snap(g: i32, kMaxQ: i32, n: i32, id: f32, scale: f32, lv: usize, onGrid: usize, only: usize): void {
-  const dim = gridDim(g);
-  const bits = gridBits(g);
-  const map = mapOf(g);
-  for (let k = 0; k < n / dim; k++) {
-    if (only != 0 && load<u8>(only + k) == 1) continue;
-    let u = 0;
-    for (let i = 0; i < dim; i++) {
-      let l = nearestInt(<f32>0.5 * (id * load<f32>(XVAL + <usize>(dim * k + i) * 4) - <f32>1));
-      l = max(0, min(kMaxQ - 1, l));
-      store<i8>(lv + <usize>(dim * k + i), <i8>l);
-      u |= l << (bits * i);
-    }
-    const m = load<i32>(map + <usize>u * 4);
-    if (onGrid != 0) store<u8>(onGrid + k, m > 0 ? 1 : 0);
-    if (m <= 0) findBestNeighbour(g, u, dim * k, scale, lv);
-  }
+/** Lane `k`'s result back into the scratch: levels to L, signs to SIGNS; returns its scale. */
+function fromLane(k: i32, n: i32): f32 {
+  laneLevels(k, n, L);
+  memory.copy(SIGNS, LANE_SIGNS + <usize>k * 4, 4);
+  return load<f32>(SCALE4 + <usize>k * 4);
 }
 
-let fitQx: f32 = 0;
-/** Σ w·x·q (into fitQx) and Σ w·q² (returned) over the levels at `lv`. */
-function fit(n: i32, lv: usize): f32 {
-  let sumqx: f32 = 0;
-  let sumq2: f32 = 0;
-  for (let i = 0; i < n; i++) {
-    const w = load<f32>(WEIGHT + <usize>i * 4);
-    const qi: i32 = 2 * <i32>load<i8>(lv + <usize>i) + 1;
-    const q = <f32>qi;
-    sumqx += w * load<f32>(XVAL + <usize>i * 4) * q;
-    sumq2 += w * q * q;
-  }
-  fitQx = sumqx;
-  return sumq2;
-}
-
-// refine: 0 off-grid groups, 1 all groups if any off-grid (IQ3_S), 2 always all (IQ2_XXS).
-function searchGridScale(
-  g: i32,
-  kMaxQ: i32,
-  isMax: i32,
-  step: f32,
-  onGridStart: bool,
-  refine: i32,
-  n: i32,
-  denom: f32,
-  startScale: f32,
-): f32 {
-  const groups = n / gridDim(g);
-  let best: f32 = 0;
-  let scale = startScale;
-  memory.fill(ON_GRID, onGridStart ? 1 : 0, groups);
-  const topI: i32 = 2 * kMaxQ - 1;
-  const top = <f32>topI;
-  for (let is = -isMax; is <= isMax; is++) {
-    const id = (top + <f32>is * step) / denom;
-    const thisScale = <f32>1 / id;
-    snap(g, kMaxQ, n, id, thisScale, LAUX, ON_GRID_AUX, 0);
-    const sumq2 = fit(n, LAUX);
-    const sumqx = fitQx;
-    if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-      scale = sumqx / sumq2;
-      best = scale * sumqx;
-      memory.copy(L, LAUX, n);
-      memory.copy(ON_GRID, ON_GRID_AUX, groups);
-    }
-  }
-  let offGrid = 0;
-  for (let k = 0; k < groups; k++) if (load<u8>(ON_GRID + k) == 0) offGrid++;
-  if (scale > 0 && (refine == 2 || offGrid > 0)) {
-    snap(g, kMaxQ, n, <f32>1 / scale, scale, L, 0, refine == 0 ? ON_GRID : 0);
-    const sumq2 = fit(n, L);
-    if (sumq2 > 0) scale = fitQx / sumq2;
-  }
-  return scale;
+function search4(g: i32, kMaxQ: i32, isMax: i32, step: f32, onGridStart: bool, refine: i32, n: i32): void {
+  searchGridScale4(g, kMaxQ, isMax, step, onGridStart, refine, n, DENOM, START, SCALE4);
 }
 
 function gridIndexOf(g: i32, lo: i32): i32 {
@@ -251,6 +124,42 @@ function maxOf(n: i32): f32 {
   return m;
 }
 
+/**
+ * Fill the quad's lanes with sub-blocks q…q+3 of `n` values at `x` (the
+ * first's column `first`): weights, folded signs, and the search's
+ * denominator (the largest value) and first scale (it / `div`). Returns the
+ * lanes with values: max ≥ `eps`, or > 0 when `eps` is 0 (a lane without is
+ * searched, not used).
+ */
+function fillQuad(
+  x: usize,
+  q: i32,
+  first: i32,
+  n: i32,
+  sigma2: f32,
+  qw: usize,
+  cols: i32,
+  quarter: f32,
+  parity: bool,
+  eps: f32,
+  div: f32,
+): i32 {
+  let active = 0;
+  for (let k = 0; k < 4; k++) {
+    const xb = x + <usize>((q + k) * n) * 4;
+    weights(xb, first + n * (q + k), n, sigma2, qw, cols, quarter);
+    foldSigns(xb, n, parity);
+    const mx = maxOf(n);
+    if (eps == 0 ? mx == 0 : mx < eps) {
+      toLane(k, n, 1, 1);
+      continue;
+    }
+    active |= 1 << k;
+    toLane(k, n, mx, mx / div);
+  }
+  return active;
+}
+
 @inline export function scaleCode(id: f32, s: f32, mx: i32): i32 {
   return max(0, min(mx, nearestInt(<f32>0.5 * (id * s - <f32>1))));
 }
@@ -264,27 +173,27 @@ export function encodeIq3Xxs(src: usize, dst: usize, blocks: i32, qw: usize, col
     memory.fill(o, 0, 98);
     const sigma2 = <f32>2 * sumSquares(x) / <f32>256;
     let maxScale: f32 = 0;
-    for (let ib = 0; ib < 8; ib++) {
-      const xb = x + <usize>ib * 128;
-      weights(xb, 256 * ibl + 32 * ib, 32, sigma2, qw, cols, -1);
-      foldSigns(xb, 32, true);
-      const mx = maxOf(32);
-      memory.fill(L, 0, 32);
-      if (mx < <f32>1e-8) {
-        store<f32>(SCALES + <usize>ib * 4, 0);
-        continue;
+    for (let q = 0; q < 8; q += 4) {
+      const active = fillQuad(x, q, 256 * ibl, 32, sigma2, qw, cols, -1, true, <f32>1e-8, 15);
+      if (active != 0) search4(3, 8, 15, <f32>0.2, true, 0, 32);
+      for (let k = 0; k < 4; k++) {
+        const ib = q + k;
+        if (((active >> k) & 1) == 0) {
+          store<f32>(SCALES + <usize>ib * 4, 0);
+          continue;
+        }
+        let scale = fromLane(k, 32);
+        if (scale < 0) {
+          scale = -scale;
+          for (let j = 0; j < 4; j++) store<u8>(SIGNS + j, ~load<u8>(SIGNS + j) & 127);
+        }
+        for (let j = 0; j < 8; j++) store<u8>(o + 2 + <usize>(8 * ib + j), <u8>gridIndexOf(3, 4 * j));
+        const signs = <u32>load<u8>(SIGNS) | (<u32>load<u8>(SIGNS + 1) << 7) |
+          (<u32>load<u8>(SIGNS + 2) << 14) | (<u32>load<u8>(SIGNS + 3) << 21);
+        store<u32>(o + 66 + <usize>ib * 4, signs);
+        store<f32>(SCALES + <usize>ib * 4, scale);
+        maxScale = maxScale > scale ? maxScale : scale;
       }
-      let scale = searchGridScale(3, 8, 15, <f32>0.2, true, 0, 32, mx, mx / <f32>15);
-      if (scale < 0) {
-        scale = -scale;
-        for (let k = 0; k < 4; k++) store<u8>(SIGNS + k, ~load<u8>(SIGNS + k) & 127);
-      }
-      for (let k = 0; k < 8; k++) store<u8>(o + 2 + <usize>(8 * ib + k), <u8>gridIndexOf(3, 4 * k));
-      const signs = <u32>load<u8>(SIGNS) | (<u32>load<u8>(SIGNS + 1) << 7) |
-        (<u32>load<u8>(SIGNS + 2) << 14) | (<u32>load<u8>(SIGNS + 3) << 21);
-      store<u32>(o + 66 + <usize>ib * 4, signs);
-      store<f32>(SCALES + <usize>ib * 4, scale);
-      maxScale = maxScale > scale ? maxScale : scale;
     }
     if (maxScale == 0) {
       memory.fill(o, 0, 98);
@@ -311,32 +220,32 @@ export function encodeIq3S(src: usize, dst: usize, blocks: i32, qw: usize, cols:
     let maxScale: f32 = 0;
     let qs = o + 2;
     let signs = o + 74;
-    for (let ib = 0; ib < 8; ib++) {
-      const xb = x + <usize>ib * 128;
-      weights(xb, 256 * ibl + 32 * ib, 32, sigma2, qw, cols, -1);
-      foldSigns(xb, 32, false);
-      const mx = maxOf(32);
-      memory.fill(L, 0, 32);
-      if (mx == 0) {
-        store<f32>(SCALES + <usize>ib * 4, 0);
-        continue;
+    for (let q = 0; q < 8; q += 4) {
+      const active = fillQuad(x, q, 256 * ibl, 32, sigma2, qw, cols, -1, false, 0, 15);
+      if (active != 0) search4(4, 8, 9, <f32>0.2, false, 1, 32);
+      for (let k = 0; k < 4; k++) {
+        const ib = q + k;
+        if (((active >> k) & 1) == 0) {
+          store<f32>(SCALES + <usize>ib * 4, 0);
+          continue;
+        }
+        let scale = fromLane(k, 32);
+        if (scale < 0) {
+          scale = -scale;
+          for (let j = 0; j < 4; j++) store<u8>(SIGNS + j, ~load<u8>(SIGNS + j));
+        }
+        for (let j = 0; j < 8; j++) {
+          const index = gridIndexOf(4, 4 * j);
+          store<u8>(qs + <usize>j, <u8>(index & 255));
+          const at = o + 66 + <usize>ib;
+          store<u8>(at, load<u8>(at) | <u8>((index >> 8) << j));
+        }
+        qs += 8; // as C: only a sub-block with values moves on (zero ones leave their bytes at the end)
+        memory.copy(signs, SIGNS, 4);
+        signs += 4;
+        store<f32>(SCALES + <usize>ib * 4, scale);
+        maxScale = maxScale > scale ? maxScale : scale;
       }
-      let scale = searchGridScale(4, 8, 9, <f32>0.2, false, 1, 32, mx, mx / <f32>15);
-      if (scale < 0) {
-        scale = -scale;
-        for (let k = 0; k < 4; k++) store<u8>(SIGNS + k, ~load<u8>(SIGNS + k));
-      }
-      for (let k = 0; k < 8; k++) {
-        const index = gridIndexOf(4, 4 * k);
-        store<u8>(qs + k, <u8>(index & 255));
-        const at = o + 66 + <usize>ib;
-        store<u8>(at, load<u8>(at) | <u8>((index >> 8) << k));
-      }
-      qs += 8;
-      memory.copy(signs, SIGNS, 4);
-      signs += 4;
-      store<f32>(SCALES + <usize>ib * 4, scale);
-      maxScale = maxScale > scale ? maxScale : scale;
     }
     if (maxScale == 0) continue;
     const d = maxScale / <f32>31;
@@ -359,31 +268,43 @@ export function encodeIq2Xxs(src: usize, dst: usize, blocks: i32, qw: usize, col
     memory.fill(o, 0, 66);
     const sigma2 = sumSquares(x) / <f32>256;
     let maxScale: f32 = 0;
-    for (let ib = 0; ib < 8; ib++) {
-      const xb = x + <usize>ib * 128;
-      weights(xb, 256 * ibl + 32 * ib, 32, sigma2, qw, cols, -1);
-      foldSigns(xb, 32, true);
-      const mx = maxOf(32);
-      store<f32>(SCALES + <usize>ib * 4, 0);
-      if (mx < <f32>1e-15) continue;
-      let scale = makeQpQuants(32, 4, XVAL, WEIGHT, L);
-      const effMax = scale * <f32>3;
-      if (effMax <= 0) continue;
-      scale = searchGridScale(0, 3, 6, <f32>0.1, true, 2, 32, effMax, scale);
-      if (scale < 0) {
-        scale = -scale;
-        for (let k = 0; k < 4; k++) store<u8>(SIGNS + k, ~load<u8>(SIGNS + k) & 127);
-      }
-      let idx: u32 = 0;
-      let sg: u32 = 0;
+    for (let q = 0; q < 8; q += 4) {
+      let active = 0;
       for (let k = 0; k < 4; k++) {
-        idx |= <u32>gridIndexOf(0, 8 * k) << (8 * k);
-        sg |= <u32>load<u8>(SIGNS + k) << (7 * k);
+        const xb = x + <usize>(q + k) * 128;
+        weights(xb, 256 * ibl + 32 * (q + k), 32, sigma2, qw, cols, -1);
+        foldSigns(xb, 32, true);
+        const mx = maxOf(32);
+        const start = mx < <f32>1e-15 ? <f32>0 : makeQpQuants(32, 4, XVAL, WEIGHT, L);
+        const effMax = start * <f32>3;
+        if (mx < <f32>1e-15 || effMax <= 0) {
+          toLane(k, 32, 1, 1); // searched, not used
+          continue;
+        }
+        active |= 1 << k;
+        toLane(k, 32, effMax, start);
       }
-      store<u32>(o + 2 + <usize>ib * 8, idx);
-      store<u32>(o + 6 + <usize>ib * 8, sg);
-      store<f32>(SCALES + <usize>ib * 4, scale);
-      maxScale = maxScale > scale ? maxScale : scale;
+      if (active != 0) search4(0, 3, 6, <f32>0.1, true, 2, 32);
+      for (let k = 0; k < 4; k++) {
+        const ib = q + k;
+        store<f32>(SCALES + <usize>ib * 4, 0);
+        if (((active >> k) & 1) == 0) continue;
+        let scale = fromLane(k, 32);
+        if (scale < 0) {
+          scale = -scale;
+          for (let j = 0; j < 4; j++) store<u8>(SIGNS + j, ~load<u8>(SIGNS + j) & 127);
+        }
+        let idx: u32 = 0;
+        let sg: u32 = 0;
+        for (let j = 0; j < 4; j++) {
+          idx |= <u32>gridIndexOf(0, 8 * j) << (8 * j);
+          sg |= <u32>load<u8>(SIGNS + j) << (7 * j);
+        }
+        store<u32>(o + 2 + <usize>ib * 8, idx);
+        store<u32>(o + 6 + <usize>ib * 8, sg);
+        store<f32>(SCALES + <usize>ib * 4, scale);
+        maxScale = maxScale > scale ? maxScale : scale;
+      }
     }
     if (maxScale == 0) {
       memory.fill(o, 0, 66);
@@ -403,34 +324,34 @@ export function encodeIq2Xxs(src: usize, dst: usize, blocks: i32, qw: usize, col
 function sixteens(g: i32, x: usize, first: i32, sigma2: f32, qw: usize, cols: i32, quarter: f32, eps: f32, o: usize): f32 {
   const parity = g == 1;
   let maxScale: f32 = 0;
-  for (let ib = 0; ib < 16; ib++) {
-    const xb = x + <usize>ib * 64;
-    weights(xb, first + 16 * ib, 16, sigma2, qw, cols, quarter);
-    foldSigns(xb, 16, parity);
-    const mx = maxOf(16);
-    memory.fill(L, 0, 16);
-    store<f32>(SCALES + <usize>ib * 4, 0);
-    if (mx < eps) continue;
-    let scale = searchGridScale(g, 3, 9, <f32>0.1, true, 0, 16, mx, mx / <f32>5);
-    if (scale < 0) {
-      scale = -scale;
-      for (let k = 0; k < 2; k++) store<u8>(SIGNS + k, ~load<u8>(SIGNS + k) & (parity ? 127 : 255));
-    }
-    for (let k = 0; k < 2; k++) {
-      const i8 = 2 * ib + k;
-      const index = gridIndexOf(g, 8 * k);
-      const sg = <i32>load<u8>(SIGNS + k);
-      if (g == 1) {
-        store<u16>(o + 2 + <usize>i8 * 2, <u16>(index | (sg << 9)));
-      } else {
-        store<u8>(o + 2 + <usize>i8, <u8>(index & 255));
-        const at = o + 66 + <usize>(i8 >> 2);
-        store<u8>(at, load<u8>(at) | <u8>((index >> 8) << (2 * (i8 % 4))));
-        store<u8>(o + 34 + <usize>i8, <u8>sg);
+  for (let q = 0; q < 16; q += 4) {
+    const active = fillQuad(x, q, first, 16, sigma2, qw, cols, quarter, parity, eps, 5);
+    if (active != 0) search4(g, 3, 9, <f32>0.1, true, 0, 16);
+    for (let k = 0; k < 4; k++) {
+      const ib = q + k;
+      store<f32>(SCALES + <usize>ib * 4, 0);
+      if (((active >> k) & 1) == 0) continue;
+      let scale = fromLane(k, 16);
+      if (scale < 0) {
+        scale = -scale;
+        for (let j = 0; j < 2; j++) store<u8>(SIGNS + j, ~load<u8>(SIGNS + j) & (parity ? 127 : 255));
       }
+      for (let j = 0; j < 2; j++) {
+        const i8 = 2 * ib + j;
+        const index = gridIndexOf(g, 8 * j);
+        const sg = <i32>load<u8>(SIGNS + j);
+        if (g == 1) {
+          store<u16>(o + 2 + <usize>i8 * 2, <u16>(index | (sg << 9)));
+        } else {
+          store<u8>(o + 2 + <usize>i8, <u8>(index & 255));
+          const at = o + 66 + <usize>(i8 >> 2);
+          store<u8>(at, load<u8>(at) | <u8>((index >> 8) << (2 * (i8 % 4))));
+          store<u8>(o + 34 + <usize>i8, <u8>sg);
+        }
+      }
+      store<f32>(SCALES + <usize>ib * 4, scale);
+      maxScale = maxScale > scale ? maxScale : scale;
     }
-    store<f32>(SCALES + <usize>ib * 4, scale);
-    maxScale = maxScale > scale ? maxScale : scale;
   }
   return maxScale;
 }

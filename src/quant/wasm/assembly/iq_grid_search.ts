@@ -1,0 +1,239 @@
+// AssemblyScript: the grid i-quants' scale search (quantize_row_iq3_xxs_impl's
+// and its siblings' loop over candidate scales, with iq2/iq3_find_best_neighbour)
+// on four sub-blocks at once, one per SIMD lane.
+//
+// C runs each sub-block's search alone, summing in f32 in value order; the
+// sub-blocks of a super-block are independent until their scales are packed,
+// so lane k runs sub-block k's search in C's order: its candidates, its snap
+// to the grid and its sums, with C's branches as lane masks. The neighbour
+// search of a group off the grid runs per lane (lanes' lists differ in length
+// by up to 10×: walking them side by side measured slower). The caller fills
+// the lanes (loadLane) and reads each lane's levels back (laneLevels).
+
+import { gather4, nearestInt4 } from "./common";
+import { gridBits, gridDim, levOf, mapOf, neighbours, oddOf } from "./iq_grids";
+
+// Per value v (at most 32), lane k = sub-block k: the sign-folded values, the
+// weights, their square roots, the levels of the best candidate so far (i32)
+// and of the current one.
+const XT: usize = memory.data(32 * 16, 16);
+const WT: usize = memory.data(32 * 16, 16);
+const WAT: usize = memory.data(32 * 16, 16);
+const LT: usize = memory.data(32 * 16, 16);
+const LAT: usize = memory.data(32 * 16, 16);
+// Per group (at most 8): all-ones where the group's levels are on the grid.
+const OGT: usize = memory.data(8 * 16, 16);
+const OGAT: usize = memory.data(8 * 16, 16);
+// One group's per-lane scratch: packed level vectors, lanes off the grid, scales.
+const U: usize = memory.data(16, 16);
+const OFF: usize = memory.data(16, 16);
+const SCALE: usize = memory.data(16, 16);
+const SUMS: usize = memory.data(2 * 16, 16); // fit4's Σ w·x·q and Σ w·q²
+
+/** Lane `k`'s `n` values, weights and weights' roots, from the scalar scratch at `x`, `w`, `wa`. */
+export function loadLane(k: i32, n: i32, x: usize, w: usize, wa: usize): void {
+  for (let v = 0; v < n; v++) {
+    const at = <usize>v * 16 + <usize>k * 4;
+    store<f32>(XT + at, load<f32>(x + <usize>v * 4));
+    store<f32>(WT + at, load<f32>(w + <usize>v * 4));
+    store<f32>(WAT + at, load<f32>(wa + <usize>v * 4));
+  }
+}
+
+/** Lane `k`'s chosen levels, as bytes to `l`. */
+export function laneLevels(k: i32, n: i32, l: usize): void {
+  for (let v = 0; v < n; v++) store<i8>(l + <usize>v, <i8>load<i32>(LT + <usize>v * 16 + <usize>k * 4));
+}
+
+const FLT_MAX: f32 = <f32>3.4028234663852886e38;
+
+/**
+ * iq2/iq3_find_best_neighbour for group `k` of lane `lane`: the first
+ * smallest Σ w·(scale·q − x)² of its list (C's strict `<` in list order); the
+ * point's levels go to the lane's levels at `out`.
+ */
+function bestNeighbour(g: i32, k: i32, lane: i32, u: i32, scale: f32, out: usize): void {
+  const dim = gridDim(g);
+  const odd = oddOf(g);
+  const list = neighbours(g, u);
+  const n = <i32>load<u16>(list);
+  const xs = XT + <usize>(dim * k) * 16 + <usize>lane * 4;
+  const ws = WAT + <usize>(dim * k) * 16 + <usize>lane * 4;
+  // The group's coordinates side by side (four of a point's per vector): each
+  // point's terms in one pass, then summed one by one in C's order.
+  const sv = f32x4.splat(scale);
+  const x0 = gather4(xs, xs + 16, xs + 32, xs + 48);
+  const w0 = gather4(ws, ws + 16, ws + 32, ws + 48);
+  let best = FLT_MAX;
+  let index = -1;
+  if (dim == 4) {
+    for (let j = 1; j <= n; j++) {
+      const p = <i32>load<u16>(list + <usize>j * 2);
+      const t = f32x4.sub(f32x4.mul(sv, v128.load(odd + <usize>p * 16)), x0);
+      const e = f32x4.mul(f32x4.mul(w0, t), t);
+      const d2 = f32x4.extract_lane(e, 0) + f32x4.extract_lane(e, 1) + f32x4.extract_lane(e, 2) +
+        f32x4.extract_lane(e, 3);
+      if (d2 < best) {
+        best = d2;
+        index = p;
+      }
+    }
+  } else {
+    const x1 = gather4(xs + 64, xs + 80, xs + 96, xs + 112);
+    const w1 = gather4(ws + 64, ws + 80, ws + 96, ws + 112);
+    for (let j = 1; j <= n; j++) {
+      const p = <i32>load<u16>(list + <usize>j * 2);
+      const q = odd + <usize>p * 32;
+      const t = f32x4.sub(f32x4.mul(sv, v128.load(q)), x0);
+      const e = f32x4.mul(f32x4.mul(w0, t), t);
+      const h = f32x4.sub(f32x4.mul(sv, v128.load(q + 16)), x1);
+      const f = f32x4.mul(f32x4.mul(w1, h), h);
+      const d2 = f32x4.extract_lane(e, 0) + f32x4.extract_lane(e, 1) + f32x4.extract_lane(e, 2) +
+        f32x4.extract_lane(e, 3) + f32x4.extract_lane(f, 0) + f32x4.extract_lane(f, 1) +
+        f32x4.extract_lane(f, 2) + f32x4.extract_lane(f, 3);
+      if (d2 < best) {
+        best = d2;
+        index = p;
+      }
+    }
+  }
+  if (index < 0) index = load<u16>(list + 2); // non-finite distances (the TypeScript kernel throws)
+  const lev = levOf(g);
+  const at = out + <usize>(dim * k) * 16 + <usize>lane * 4;
+  for (let i = 0; i < dim; i++) store<i32>(at + <usize>i * 16, <i32>load<i8>(lev + <usize>(index * dim + i)));
+}
+
+/**
+ * Snap group by group to levels at `id` and onto the grid, in the lanes of
+ * each group's `mask` (`masks` + 16·k; all lanes when 0), writing the levels
+ * to `out` and, when `onGrid` is not 0, the on-grid lanes there.
+ */
+function snap4(g: i32, kMaxQ: i32, n: i32, id: v128, scale: v128, out: usize, onGrid: usize, masks: usize): void {
+  const dim = gridDim(g);
+  const bits = gridBits(g);
+  const map = mapOf(g);
+  const half = f32x4.splat(<f32>0.5);
+  const one = f32x4.splat(<f32>1);
+  const zero = i32x4.splat(0);
+  const top = i32x4.splat(kMaxQ - 1);
+  const all = i32x4.splat(-1);
+  for (let k = 0; k < n / dim; k++) {
+    const mask = masks == 0 ? all : v128.load(masks + <usize>k * 16);
+    if (!v128.any_true(mask)) continue;
+    let u = zero;
+    for (let i = 0; i < dim; i++) {
+      const row = <usize>(dim * k + i) * 16;
+      const x = v128.load(XT + row);
+      let l = nearestInt4(f32x4.mul(half, f32x4.sub(f32x4.mul(id, x), one)));
+      l = i32x4.max_s(zero, i32x4.min_s(top, l));
+      v128.store(out + row, v128.bitselect(l, v128.load(out + row), mask));
+      u = v128.or(u, i32x4.shl(l, bits * i));
+    }
+    v128.store(U, u);
+    let m = i32x4.splat(load<i32>(map + <usize>load<i32>(U) * 4));
+    m = i32x4.replace_lane(m, 1, load<i32>(map + <usize>load<i32>(U + 4) * 4));
+    m = i32x4.replace_lane(m, 2, load<i32>(map + <usize>load<i32>(U + 8) * 4));
+    m = i32x4.replace_lane(m, 3, load<i32>(map + <usize>load<i32>(U + 12) * 4));
+    const on = i32x4.gt_s(m, zero);
+    if (onGrid != 0) v128.store(onGrid + <usize>k * 16, on);
+    const off = v128.andnot(mask, on);
+    if (!v128.any_true(off)) continue;
+    v128.store(OFF, off);
+    v128.store(SCALE, scale);
+    for (let lane = 0; lane < 4; lane++) {
+      const at = <usize>lane * 4;
+      if (load<i32>(OFF + at) != 0) bestNeighbour(g, k, lane, load<i32>(U + at), load<f32>(SCALE + at), out);
+    }
+  }
+}
+
+/** Each lane's Σ w·x·q and Σ w·q² (q = 2l+1) over the levels at `l`, in C's order, to SUMS. */
+function fit4(n: i32, l: usize): void {
+  let sumqx = f32x4.splat(0);
+  let sumq2 = f32x4.splat(0);
+  const one = i32x4.splat(1);
+  for (let v = 0; v < n; v++) {
+    const row = <usize>v * 16;
+    const w = v128.load(WT + row);
+    const q = f32x4.convert_i32x4_s(i32x4.add(i32x4.shl(v128.load(l + row), 1), one));
+    sumqx = f32x4.add(sumqx, f32x4.mul(f32x4.mul(w, v128.load(XT + row)), q));
+    sumq2 = f32x4.add(sumq2, f32x4.mul(f32x4.mul(w, q), q));
+  }
+  v128.store(SUMS, sumqx);
+  v128.store(SUMS + 16, sumq2);
+}
+
+const REFINE: usize = memory.data(8 * 16, 16); // the refinement's per-group lanes
+
+/**
+ * The search of each lane's sub-block of `n` values (loaded by loadLane):
+ * candidates id = (2·kMaxQ − 1 + is·step)/denom for is = −isMax…isMax, the
+ * best by Σ(w·x·q)²/Σ w·q², then one refinement at the best scale (refine: 0
+ * re-snaps the groups off the grid, 1 every group if any is off, 2 every
+ * group always); each lane's denominator and first scale at `denoms` and
+ * `starts`. Writes each lane's scale to `out` (its first scale if no
+ * candidate fits); the levels are in LT (laneLevels).
+ */
+export function searchGridScale4(
+  g: i32,
+  kMaxQ: i32,
+  isMax: i32,
+  step: f32,
+  onGridStart: bool,
+  refine: i32,
+  n: i32,
+  denoms: usize,
+  starts: usize,
+  out: usize,
+): void {
+  const denom = v128.load(denoms);
+  const groups = n / gridDim(g);
+  const zero = f32x4.splat(0);
+  let best = zero;
+  let scale = v128.load(starts);
+  memory.fill(LT, 0, <usize>n * 16);
+  memory.fill(OGT, onGridStart ? 0xff : 0, <usize>groups * 16);
+  const topI = 2 * kMaxQ - 1;
+  const top = <f32>topI;
+  const one = f32x4.splat(<f32>1);
+  for (let is = -isMax; is <= isMax; is++) {
+    const id = f32x4.div(f32x4.splat(top + <f32>is * step), denom);
+    snap4(g, kMaxQ, n, id, f32x4.div(one, id), LAT, OGAT, 0);
+    fit4(n, LAT);
+    const sumqx = v128.load(SUMS);
+    const sumq2 = v128.load(SUMS + 16);
+    const better = v128.and(
+      f32x4.gt(sumq2, zero),
+      f32x4.gt(f32x4.mul(sumqx, sumqx), f32x4.mul(best, sumq2)),
+    );
+    if (!v128.any_true(better)) continue;
+    const s = f32x4.div(sumqx, sumq2);
+    scale = v128.bitselect(s, scale, better);
+    best = v128.bitselect(f32x4.mul(s, sumqx), best, better);
+    for (let v = 0; v < n; v++) {
+      const at = <usize>v * 16;
+      v128.store(LT + at, v128.bitselect(v128.load(LAT + at), v128.load(LT + at), better));
+    }
+    for (let k = 0; k < groups; k++) {
+      const at = <usize>k * 16;
+      v128.store(OGT + at, v128.bitselect(v128.load(OGAT + at), v128.load(OGT + at), better));
+    }
+  }
+  let offAny = i32x4.splat(0);
+  for (let k = 0; k < groups; k++) offAny = v128.or(offAny, v128.not(v128.load(OGT + <usize>k * 16)));
+  let lanes = f32x4.gt(scale, zero);
+  if (refine != 2) lanes = v128.and(lanes, offAny);
+  if (!v128.any_true(lanes)) {
+    v128.store(out, scale);
+    return;
+  }
+  for (let k = 0; k < groups; k++) {
+    const at = <usize>k * 16;
+    v128.store(REFINE + at, refine == 0 ? v128.andnot(lanes, v128.load(OGT + at)) : lanes);
+  }
+  snap4(g, kMaxQ, n, f32x4.div(one, scale), scale, LT, 0, REFINE);
+  fit4(n, LT);
+  const sumq2 = v128.load(SUMS + 16);
+  const fits = v128.and(lanes, f32x4.gt(sumq2, zero));
+  v128.store(out, v128.bitselect(f32x4.div(v128.load(SUMS), sumq2), scale, fits));
+}
