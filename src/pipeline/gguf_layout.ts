@@ -86,12 +86,14 @@ export function assertGgufFamily(
   if (!convertsFromHf(metadata)) return;
   const family = familyOf(metadata.architecture);
   if (family?.gguf !== undefined) {
-    const refusal = headlessModelRefusal(metadata) ?? familyGgufRefusal(metadata);
-    if (refusal !== undefined) {
-      throw new UsageError(`Cannot convert "${location}" to GGUF: ${refusal}`);
-    }
-    // What the family derives from config.json must be there, before any output.
+    // What the family derives from config.json must be there, before any
+    // output: its refusals read the config's counts too (w.need), so a count
+    // that is null or a list is one line naming config.json, not a stack trace.
     try {
+      const refusal = headlessModelRefusal(metadata) ?? familyGgufRefusal(metadata);
+      if (refusal !== undefined) {
+        throw new UsageError(`Cannot convert "${location}" to GGUF: ${refusal}`);
+      }
       familyGgufPlan(metadata);
     } catch (error) {
       if (!(error instanceof RangeError)) throw error;
