@@ -107,6 +107,19 @@ const FOUND: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
     value: "x",
     error: /config\.json has no layer_types/,
   },
+  // A bare RangeError from the family's width hook in the shape check, for APR too.
+  {
+    fixture: "families/hf/lfm2",
+    at: ["block_multiple_of"],
+    value: null,
+    error: /config\.json has no number for block_multiple_of/,
+  },
+  {
+    fixture: "families/hf/granite-hybrid",
+    at: ["shared_intermediate_size"],
+    value: "8",
+    error: /config\.json has no number for shared_intermediate_size/,
+  },
   // feed_forward_length 0 beside 128-wide FFN weights, exit 0.
   {
     fixture: "families/hf/qwen35",
