@@ -103,7 +103,14 @@ function hfProblem(model: Model): Outcome {
  * @returns The error to throw or report, `null`, or `undefined`.
  */
 export function modelShapeError(model: Model): ModelFormatError | null | undefined {
-  const found = ggufProblem(model) ?? hfProblem(model);
+  let found: Outcome;
+  try {
+    found = ggufProblem(model) ?? hfProblem(model);
+  } catch (error) {
+    // A config count a family hook cannot read: reported like a mismatch.
+    if (error instanceof ModelFormatError) return error;
+    throw error;
+  }
   if (found === undefined) return undefined;
   if (found === "checked") return null;
   const { format, problem } = found;
