@@ -120,6 +120,20 @@ const FOUND: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
     value: "8",
     error: /config\.json has no number for shared_intermediate_size/,
   },
+  // 2^31 prime vocabularies searched for (no end in 30 minutes); 262144 passes the
+  // generic bound and searched for minutes: each head needs an embedding dimension.
+  {
+    fixture: "families/hf/qwen4exp",
+    at: ["heads_per_ngram"],
+    value: 2147483000,
+    error: /"heads_per_ngram" is 2147483000, more than the \d+ rows/,
+  },
+  {
+    fixture: "families/hf/qwen4exp",
+    at: ["heads_per_ngram"],
+    value: 262144,
+    error: /make 524288 n-gram heads, not 1 to the 64 dimensions/,
+  },
   // feed_forward_length 0 beside 128-wide FFN weights, exit 0.
   {
     fixture: "families/hf/qwen35",

@@ -115,7 +115,25 @@ function ple(w: KvWriter): Ple | undefined {
   }
   const heads = (ngram - 1) * perNgram;
   const embed = w.num("ple_embed_dim") ?? w.need("hidden_size");
-  return { layer: Number(ids[0]) - 1, ngram, heads, headDim: Math.trunc(embed / heads) };
+  const layer = Number(ids[0]) - 1;
+  // Checked before the heads' prime vocabularies are searched ((layer + 1) ×
+  // heads primes): heads_per_ngram 262144 searched for minutes. Each head
+  // has at least one dimension of the embedding, the layer is one of the model's.
+  if (
+    !Number.isInteger(ngram) || ngram < 2 || !Number.isInteger(perNgram) || perNgram < 1 ||
+    heads > embed
+  ) {
+    throw new RangeError(
+      `config.json: ngram_size ${ngram} and heads_per_ngram ${perNgram} make ${heads} n-gram ` +
+        `heads, not 1 to the ${embed} dimensions of the per-layer embedding`,
+    );
+  }
+  if (!Number.isInteger(layer) || layer < 0 || layer >= w.need("num_hidden_layers")) {
+    throw new RangeError(
+      `config.json: ple_layer_ids[0] ${ids[0]} is not one of the model's layers`,
+    );
+  }
+  return { layer, ngram, heads, headDim: Math.trunc(embed / heads) };
 }
 
 /** The one EOS id the PLE hash resets on: the converter takes the list's last, transformers its first. */

@@ -438,11 +438,11 @@ export function checkConfigValues(config: unknown, path: string, bounds: Checkpo
 /**
  * Names of config fields that size something, whatever the family calls
  * them and however deep (`global_head_dim`, `linear_num_value_heads`,
- * `moe_num_shared_experts`, `per_layer_config.3.head_dim`): families build
+ * `moe_num_shared_experts`, `heads_per_ngram`, `per_layer_config.3.head_dim`): families build
  * lists, rotary tables and strings from them, so each is bounded like the
  * named counts. A `max_*` field is a limit, not a size.
  */
-const COUNT_LIKE = /(^|_)(dim|size|heads|layers|experts)$|^num_|^n_/;
+const COUNT_LIKE = /(^|_)(dim|size|heads|layers|experts)$|^num_|^n_|^heads_/;
 
 /**
  * Refuse an integer of a count-like field ({@linkcode COUNT_LIKE}), at any
@@ -451,7 +451,9 @@ const COUNT_LIKE = /(^|_)(dim|size|heads|layers|experts)$|^num_|^n_/;
  * Fractions and negatives are left to the named fields' checks (the
  * families' own floats, `mscale_all_dim`, match the names).
  * `per_layer_config.3.head_dim: 2147483000` in Gemma 4 made a rotary
- * table of 10^9 entries: 8 GB and 187 s before the file was written.
+ * table of 10^9 entries: 8 GB and 187 s before the file was written;
+ * Qwen4-exp's `heads_per_ngram: 2147483000` searched for 2^31 primes (no end
+ * in 30 minutes).
  */
 function checkCountLikeValues(
   top: Record<string, unknown>,
