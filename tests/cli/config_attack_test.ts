@@ -134,6 +134,13 @@ const FOUND: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
     value: 262144,
     error: /make 524288 n-gram heads, not 1 to the 64 dimensions/,
   },
+  // The prime search from 1e300 (where +1 is no step) never ended.
+  {
+    fixture: "families/hf/qwen4exp",
+    at: ["ngram_vocab_size_base"],
+    value: 1e300,
+    error: /ngram_vocab_size_base 1e\+300 is not a vocabulary size from 2 to 2\^32/,
+  },
   // feed_forward_length 0 beside 128-wide FFN weights, exit 0.
   {
     fixture: "families/hf/qwen35",
