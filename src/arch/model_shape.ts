@@ -383,6 +383,14 @@ function missingAttention(
 const num = (v: unknown): number | undefined =>
   typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : undefined;
 
+/**
+ * A config's width or KV head count, 0 included: 0 is written as the key
+ * (`feed_forward_length` 0), so a tensor of another width contradicts it.
+ * `intermediate_size: 0` made a Qwen3.5 GGUF of `feed_forward_length` 0
+ * beside 128-wide FFN weights, exit 0.
+ */
+const numOrZero = (v: unknown): number | undefined => v === 0 ? 0 : num(v);
+
 /** The largest of a list of numbers, or the value itself when it is no list. */
 const largest = (v: unknown): unknown =>
   Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "number") ? Math.max(...v) : v;
@@ -585,10 +593,10 @@ export function hfShapeProblem(
     },
     labelPrefix: "config.json: ",
     heads,
-    kvHeads: num(h["num_key_value_heads"]) ?? heads,
+    kvHeads: numOrZero(h["num_key_value_heads"]) ?? heads,
     keyLength: num(h["head_dim"]),
     // MoE models' dense width is the leading dense layers' (or none).
-    ff: family.experts === undefined ? family.hfWidth?.(h) ?? num(h[widthKey]) : undefined,
+    ff: family.experts === undefined ? family.hfWidth?.(h) ?? numOrZero(h[widthKey]) : undefined,
     experts: num(h[expertsKey]),
   };
   const prefix = family.experts?.prefix;

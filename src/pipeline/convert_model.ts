@@ -69,6 +69,7 @@ import { PRE_TOKENIZER_NAMES } from "../tokenizer/pre_tokenizers.ts";
 import { reorderQkRows } from "./qk_row_layout.ts";
 import {
   assertGgufFamily,
+  assertGgufMadeTensors,
   converterQuantizesEveryMatrix,
   requireGgufVocabulary,
   toGgufLayout,
@@ -736,6 +737,7 @@ function checkModelFor(
   // A family aprkit cannot write as llama.cpp reads it is refused before the output exists.
   if (format === "gguf" && options.keepNames !== true) {
     assertGgufFamily(model.header.metadata, location, options.onWarning);
+    assertGgufMadeTensors(model.header, location);
   }
   if (format !== "gguf" && options.keepNames !== true) {
     assertReadsBack(model.header, location, format);

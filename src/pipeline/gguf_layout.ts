@@ -86,12 +86,14 @@ export function assertGgufFamily(
   if (!convertsFromHf(metadata)) return;
   const family = familyOf(metadata.architecture);
   if (family?.gguf !== undefined) {
-    const refusal = headlessModelRefusal(metadata) ?? familyGgufRefusal(metadata);
-    if (refusal !== undefined) {
-      throw new UsageError(`Cannot convert "${location}" to GGUF: ${refusal}`);
-    }
-    // What the family derives from config.json must be there, before any output.
+    // What the family derives from config.json must be there, before any
+    // output: its refusals read the config's counts too (w.need), so a count
+    // that is null or a list is one line naming config.json, not a stack trace.
     try {
+      const refusal = headlessModelRefusal(metadata) ?? familyGgufRefusal(metadata);
+      if (refusal !== undefined) {
+        throw new UsageError(`Cannot convert "${location}" to GGUF: ${refusal}`);
+      }
       familyGgufPlan(metadata);
     } catch (error) {
       if (!(error instanceof RangeError)) throw error;
@@ -121,6 +123,56 @@ export function assertGgufFamily(
     `Cannot convert "${location}" to GGUF: architecture "${metadata.architecture}"${hf} is not ` +
       `one aprkit writes as GGUF; supported: ${ggufFamilyList()}`,
   );
+}
+
+/**
+ * Refuse, before the output exists, a config whose counts the family's own
+ * tensors are made from cannot be read (see `familyMade`).
+ *
+ * @param header The model's header (a Hugging Face checkpoint's).
+ * @param location The source, for the message.
+ * @throws {ModelFormatError} Naming the source and the count.
+ */
+export function assertGgufMadeTensors(header: ModelHeader, location: string): void {
+  const family = familyOf(header.metadata.architecture);
+  const config = record(header.metadata["hf_config"]);
+  if (!convertsFromHf(header.metadata) || family?.gguf?.made === undefined || !config) return;
+  try {
+    familyMade(
+      header,
+      family,
+      new KvWriter(config, family.ggufArchitecture, kvOptions(header.metadata)),
+      location,
+    );
+  } catch (error) {
+    // A tensor missing or mis-shaped: the layout names it, under the names
+    // it places (Qwen3.5's MTP layer renamed).
+    if (error instanceof ModelFormatError) throw error;
+  }
+}
+
+/**
+ * The tensors a family makes itself. Its hook reads config counts too
+ * (Granite's `shared_intermediate_size`): one the config holds as text,
+ * `null` or a list is the config's fault, said in one line naming it.
+ */
+function familyMade(
+  header: ModelHeader,
+  family: Family,
+  config: KvWriter,
+  location = String(header.metadata.source ?? "the model"),
+): readonly MadeTensor[] {
+  try {
+    return family.gguf?.made?.(header.tensors, config) ?? [];
+  } catch (error) {
+    if (!(error instanceof RangeError) || !error.message.startsWith("config.json")) throw error;
+    throw new ModelFormatError(
+      "JSON",
+      location,
+      `${error.message}, which the ${family.name} family's GGUF needs`,
+      { cause: error },
+    );
+  }
 }
 
 /**
@@ -344,7 +396,7 @@ function planLayout(
   const made = [
     // A checkpoint's kept NVFP4 weights, in any family; then the family's own.
     ...keptNvfp4Tensors(header.tensors, family),
-    ...family.gguf?.made?.(header.tensors, config) ?? [],
+    ...familyMade(header, family, config),
   ];
   const consumed = new Set(made.flatMap((m) => m.needs));
   const madeAfter = new Map<string, Output[]>();

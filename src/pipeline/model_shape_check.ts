@@ -79,7 +79,16 @@ function hfProblem(model: Model): Outcome {
     // Blocks kept packed for GGUF (MXFP4, NVFP4) have their stored shapes.
     packed: !FLOATS.has(t.dtype),
   }));
-  const problem = hfShapeProblem(family, config, tensors);
+  let problem: ShapeProblem | undefined;
+  try {
+    problem = hfShapeProblem(family, config, tensors);
+  } catch (error) {
+    // A family's width or MTP hook reads a count the config holds as null,
+    // text or a list (LFM2's block_multiple_of, Granite's
+    // shared_intermediate_size): the config's fault, said in one line.
+    if (!(error instanceof RangeError)) throw error;
+    throw new ModelFormatError("JSON", model.location, error.message, { cause: error });
+  }
   if (problem === undefined) return "checked";
   return { format: format === "apr" ? "APR" : "SafeTensors", problem };
 }
@@ -94,7 +103,14 @@ function hfProblem(model: Model): Outcome {
  * @returns The error to throw or report, `null`, or `undefined`.
  */
 export function modelShapeError(model: Model): ModelFormatError | null | undefined {
-  const found = ggufProblem(model) ?? hfProblem(model);
+  let found: Outcome;
+  try {
+    found = ggufProblem(model) ?? hfProblem(model);
+  } catch (error) {
+    // A config count a family hook cannot read: reported like a mismatch.
+    if (error instanceof ModelFormatError) return error;
+    throw error;
+  }
   if (found === undefined) return undefined;
   if (found === "checked") return null;
   const { format, problem } = found;

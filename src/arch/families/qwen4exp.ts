@@ -103,6 +103,8 @@ interface Ple {
   readonly ngram: number;
   readonly heads: number;
   readonly headDim: number;
+  /** The n-gram vocabularies' base (`ngram_vocab_size_base`): each head's is the next prime. */
+  readonly base: number;
 }
 
 function ple(w: KvWriter): Ple | undefined {
@@ -115,7 +117,35 @@ function ple(w: KvWriter): Ple | undefined {
   }
   const heads = (ngram - 1) * perNgram;
   const embed = w.num("ple_embed_dim") ?? w.need("hidden_size");
-  return { layer: Number(ids[0]) - 1, ngram, heads, headDim: Math.trunc(embed / heads) };
+  const layer = Number(ids[0]) - 1;
+  // Checked before the heads' prime vocabularies are searched ((layer + 1) ×
+  // heads primes): heads_per_ngram 262144 searched for minutes. Each head
+  // has at least one dimension of the embedding, the layer is one of the model's.
+  if (
+    !Number.isInteger(ngram) || ngram < 2 || !Number.isInteger(perNgram) || perNgram < 1 ||
+    heads > embed
+  ) {
+    throw new RangeError(
+      `config.json: ngram_size ${ngram} and heads_per_ngram ${perNgram} make ${heads} n-gram ` +
+        `heads, not 1 to the ${embed} dimensions of the per-layer embedding`,
+    );
+  }
+  if (!Number.isInteger(layer) || layer < 0 || layer >= w.need("num_hidden_layers")) {
+    throw new RangeError(
+      `config.json: ple_layer_ids[0] ${ids[0]} is not one of the model's layers`,
+    );
+  }
+  // The primes are searched upward from it: 1e300 (where +1 is no step) or
+  // a list (NaN) never ended. GGUF stores the sizes as u64; 2^32 bounds the
+  // search's trial divisions.
+  const base = w.hparams["ngram_vocab_size_base"] ?? 20_000_000;
+  if (typeof base !== "number" || !Number.isInteger(base) || base < 2 || base > 2 ** 32) {
+    throw new RangeError(
+      `config.json: ngram_vocab_size_base ${JSON.stringify(base)?.slice(0, 40)} is not a ` +
+        `vocabulary size from 2 to 2^32`,
+    );
+  }
+  return { layer, ngram, heads, headDim: Math.trunc(embed / heads), base };
 }
 
 /** The one EOS id the PLE hash resets on: the converter takes the list's last, transformers its first. */
@@ -150,11 +180,7 @@ function writeQwen4ExpKv(w: KvWriter): void {
   const image = w.hparams["image_token_id"];
   if (typeof image === "number") w.u32("ple.image_token_id", image);
   w.u32("embedding_length_per_layer_input", p.headDim);
-  const sizes = pleHeadVocabSizes(
-    w.hparams["ngram_vocab_size_base"] as number ?? 20_000_000,
-    p.heads,
-    0,
-  );
+  const sizes = pleHeadVocabSizes(p.base, p.heads, 0);
   const offsets = sizes.map((_, i) => sizes.slice(0, i).reduce((a, b) => a + b, 0));
   const seed = typeof w.hparams["seed"] === "number" ? w.hparams["seed"] as number : 1234;
   const multipliers = pleMultipliers(w.need("vocab_size"), p.ngram, 0, seed);

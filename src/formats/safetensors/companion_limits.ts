@@ -164,6 +164,12 @@ const COUNT_FIELDS: readonly string[] = [
   "moe_num_experts",
   "moe_k",
   "depth",
+  "num_layers_per_stack",
+  "mtp_num_hidden_layers",
+  "num_nextn_predict_layers",
+  "first_k_dense_replace",
+  "num_kv_shared_layers",
+  "num_dense_layers",
 ];
 
 /**
@@ -178,13 +184,44 @@ const CONTEXT_FIELDS: ReadonlySet<string> = new Set([
   "n_ctx",
 ]);
 
-/** Count fields that count layers (a vision tower's `depth` among them). */
+/**
+ * Count fields that count layers (a vision tower's `depth` among them, and
+ * the multi-token-prediction, leading dense and KV-sharing layers the
+ * families add to or mark in per-layer lists).
+ */
 const LAYER_FIELDS: ReadonlySet<string> = new Set([
   "num_hidden_layers",
   "n_layer",
   "n_layers",
   "num_layers",
   "depth",
+  "num_layers_per_stack",
+  "mtp_num_hidden_layers",
+  "num_nextn_predict_layers",
+  "first_k_dense_replace",
+  "num_kv_shared_layers",
+  "num_dense_layers",
+]);
+
+/**
+ * Counts that are never 0 in a model with tensors: its layers, width, heads
+ * and vocabulary. A 0 was read as "absent" by the shape check and written as
+ * is: `num_hidden_layers: 0` made a Llama GGUF of `block_count` 0 holding
+ * two blocks' tensors, exit 0.
+ */
+const NONZERO_FIELDS: ReadonlySet<string> = new Set([
+  "num_hidden_layers",
+  "n_layer",
+  "n_layers",
+  "num_layers",
+  "hidden_size",
+  "n_embd",
+  "d_model",
+  "num_attention_heads",
+  "n_head",
+  "n_heads",
+  "vocab_size",
+  "n_vocab",
 ]);
 
 /** Config fields that are positive real numbers. */
@@ -344,12 +381,16 @@ export function checkConfigValues(config: unknown, path: string, bounds: Checkpo
     const section = record(top[sub]);
     if (section !== undefined) sections.push([`${sub}.`, section]);
   }
+  checkCountLikeValues(top, where, bounds);
   for (const [prefix, section] of sections) {
     for (const key of COUNT_FIELDS) {
       const v = section[key];
       if (v === undefined || v === null || Array.isArray(v)) continue;
       if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v > MAX_COUNT) {
         throw fail(where, `"${prefix}${key}" is ${shown(v)}, not a count (an integer from 0)`);
+      }
+      if (v === 0 && NONZERO_FIELDS.has(key)) {
+        throw fail(where, `"${prefix}${key}" is 0: a model with tensors has at least 1`);
       }
       // Lists and padding are built from these: each must be backed by bytes.
       if (LAYER_FIELDS.has(key) && v > bounds.layers) {
@@ -390,6 +431,61 @@ export function checkConfigValues(config: unknown, path: string, bounds: Checkpo
       ids.forEach((id, i) =>
         checkId(where, () => Array.isArray(v) ? `"${prefix}${key}"[${i}]` : `"${prefix}${key}"`, id)
       );
+    }
+  }
+}
+
+/**
+ * Names of config fields that size something, whatever the family calls
+ * them and however deep (`global_head_dim`, `linear_num_value_heads`,
+ * `moe_num_shared_experts`, `heads_per_ngram`, `per_layer_config.3.head_dim`): families build
+ * lists, rotary tables and strings from them, so each is bounded like the
+ * named counts. A `max_*` field is a limit, not a size.
+ */
+const COUNT_LIKE = /(^|_)(dim|size|heads|layers|experts)$|^num_|^n_|^heads_/;
+
+/**
+ * Refuse an integer of a count-like field ({@linkcode COUNT_LIKE}), at any
+ * depth of `config.json`, that the checkpoint's bytes cannot back: more
+ * layers than tensors, or a size past {@linkcode CheckpointBounds.ids}.
+ * Fractions and negatives are left to the named fields' checks (the
+ * families' own floats, `mscale_all_dim`, match the names).
+ * `per_layer_config.3.head_dim: 2147483000` in Gemma 4 made a rotary
+ * table of 10^9 entries: 8 GB and 187 s before the file was written;
+ * Qwen4-exp's `heads_per_ngram: 2147483000` searched for 2^31 primes (no end
+ * in 30 minutes).
+ */
+function checkCountLikeValues(
+  top: Record<string, unknown>,
+  where: Where,
+  bounds: CheckpointBounds,
+): void {
+  // Iterative, so a deep value cannot overflow the stack; lists are not sizes.
+  const pending: [string, Record<string, unknown>][] = [["", top]];
+  while (pending.length > 0) {
+    const [at, object] = pending.pop()!;
+    for (const [key, v] of Object.entries(object)) {
+      // As a message shows it: without the file's control characters.
+      const name = `${at}${JSON.stringify(key).slice(1, -1).slice(0, 60)}`;
+      const inner = record(v);
+      if (inner !== undefined) {
+        pending.push([`${name}.`, inner]);
+        continue;
+      }
+      if (typeof v !== "number" || !Number.isInteger(v) || key.startsWith("max_")) continue;
+      if (!COUNT_LIKE.test(key) || CONTEXT_FIELDS.has(key)) continue;
+      if (key.endsWith("layers") && v > bounds.layers) {
+        throw fail(
+          where,
+          `"${name}" is ${v}, more layers than the checkpoint's ${bounds.layers} tensors can hold`,
+        );
+      }
+      if (v > bounds.ids) {
+        throw fail(
+          where,
+          `"${name}" is ${v}, more than the ${bounds.ids} rows the checkpoint's tensors have`,
+        );
+      }
     }
   }
 }

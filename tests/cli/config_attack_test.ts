@@ -1,0 +1,252 @@
+/**
+ * Hostile `config.json` values against real fixtures, converted by `apr
+ * convert` (in-process) to GGUF and APR: every count a family reads to make
+ * keys, lists or rotary tables, set to a negative, a fraction, 2^31, a
+ * string, `null`, a list or an object, at the top or nested
+ * (`text_config.per_layer_config.3.head_dim`). Each run is either one line
+ * naming the file, exit 2, no stack trace and nothing at the output path, or
+ * a GGUF with the unmutated one's tensors and block count (the field was
+ * not read, or read as transformers reads a missing one). The cases found by
+ * tests/arch/_config_probe.ts come first, each with what it did before.
+ */
+
+import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { main, type MainIo } from "../../src/cli/main.ts";
+import { parseGgufHeader } from "../../src/formats/gguf/header.ts";
+import { openFileSource } from "../../src/io/file_source.ts";
+import { exists, testdata, withTempDir } from "./_run_apr.ts";
+
+/** One `apr` run in this process (a subprocess each would take minutes). */
+async function apr(args: string[]): Promise<{ code: number; stderr: string }> {
+  let stderr = "";
+  const io: MainIo = {
+    out: () => {},
+    err: (text) => stderr += text,
+    errIsTerminal: false,
+    columns: 100,
+    noColor: true,
+  };
+  const code = await main(args, io);
+  return { code, stderr };
+}
+
+type Path = readonly (string | number)[];
+
+/** A fixture's folder at `dir` (links to its files), `config.json` with `at` set to `value`. */
+async function mutated(dir: string, fixture: string, at: Path, value: unknown): Promise<string> {
+  const source = testdata(fixture);
+  await Deno.mkdir(dir);
+  for await (const e of Deno.readDir(source)) {
+    if (e.name !== "config.json") await Deno.symlink(join(source, e.name), join(dir, e.name));
+  }
+  const config = JSON.parse(await Deno.readTextFile(join(source, "config.json")));
+  let o = config;
+  for (const k of at.slice(0, -1)) o = o[k];
+  o[at[at.length - 1]!] = value;
+  await Deno.writeTextFile(join(dir, "config.json"), JSON.stringify(config));
+  return dir;
+}
+
+/** A GGUF's tensors (name and shape) and its block count: what a config must agree with. */
+async function ggufFacts(path: string): Promise<unknown> {
+  const source = await openFileSource(path);
+  try {
+    const h = await parseGgufHeader(source);
+    const arch = h.kv.get("general.architecture")?.value as string;
+    return {
+      blocks: h.kv.get(`${arch}.block_count`)?.value,
+      width: h.kv.get(`${arch}.embedding_length`)?.value,
+      tensors: h.tensors.map((t) => `${t.name} ${t.ne.join("x")}`),
+    };
+  } finally {
+    await source.close();
+  }
+}
+
+/** A run that failed as bad input should: exit 2, one line naming the folder, nothing written. */
+async function assertRefused(
+  run: { code: number; stderr: string },
+  out: string,
+  folder: string,
+  what: string,
+): Promise<void> {
+  equal(run.code, 2, `${what}: exit ${run.code}: ${run.stderr}`);
+  const lines = run.stderr.split("\n").filter((l) => l.trim() !== "");
+  equal(lines.length, 1, `${what}: ${run.stderr}`);
+  ok(lines[0]!.includes(folder), `${what}: ${lines[0]} names no file`);
+  ok(!await exists(out), `${what}: ${out} was left`);
+}
+
+/** What the probe found, each refused at once (before: the symptom in the comment). */
+const FOUND: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
+  // A rotary table of 10^9 entries: 8.3 GB, 187 s, then exit 0.
+  {
+    fixture: "families/hf/gemma4-assistant",
+    at: ["text_config", "per_layer_config", "3", "head_dim"],
+    value: 2147483000,
+    error: /"text_config\.per_layer_config\.3\.head_dim" is 2147483000, more than the \d+ rows/,
+  },
+  // block_count 0 beside two blocks' tensors, exit 0.
+  {
+    fixture: "families/hf/llama",
+    at: ["num_hidden_layers"],
+    value: 0,
+    error: /"num_hidden_layers" is 0: a model with tensors has at least 1/,
+  },
+  // A bare RangeError from the family's refusal hook: exit 1 and a stack trace.
+  {
+    fixture: "families/hf/command-r",
+    at: ["num_hidden_layers"],
+    value: null,
+    error: /config\.json has no number for num_hidden_layers, which the command-r family/,
+  },
+  {
+    fixture: "families/hf/gemma4",
+    at: ["layer_types"],
+    value: "x",
+    error: /config\.json has no layer_types/,
+  },
+  // A bare RangeError from the family's width hook in the shape check, for APR too.
+  {
+    fixture: "families/hf/lfm2",
+    at: ["block_multiple_of"],
+    value: null,
+    error: /config\.json has no number for block_multiple_of/,
+  },
+  {
+    fixture: "families/hf/granite-hybrid",
+    at: ["shared_intermediate_size"],
+    value: "8",
+    error: /config\.json has no number for shared_intermediate_size/,
+  },
+  // 2^31 prime vocabularies searched for (no end in 30 minutes); 262144 passes the
+  // generic bound and searched for minutes: each head needs an embedding dimension.
+  {
+    fixture: "families/hf/qwen4exp",
+    at: ["heads_per_ngram"],
+    value: 2147483000,
+    error: /"heads_per_ngram" is 2147483000, more than the \d+ rows/,
+  },
+  {
+    fixture: "families/hf/qwen4exp",
+    at: ["heads_per_ngram"],
+    value: 262144,
+    error: /make 524288 n-gram heads, not 1 to the 64 dimensions/,
+  },
+  // The prime search from 1e300 (where +1 is no step) never ended.
+  {
+    fixture: "families/hf/qwen4exp",
+    at: ["ngram_vocab_size_base"],
+    value: 1e300,
+    error: /ngram_vocab_size_base 1e\+300 is not a vocabulary size from 2 to 2\^32/,
+  },
+  // feed_forward_length 0 beside 128-wide FFN weights, exit 0.
+  {
+    fixture: "families/hf/qwen35",
+    at: ["intermediate_size"],
+    value: 0,
+    error: /, expected \[64, 0\] \(config\.json: hidden_size 64, intermediate_size 0\)/,
+  },
+  // An MTP count past the tensors (the lead's finding, now bounded for every family).
+  {
+    fixture: "families/hf/qwen35-mtp",
+    at: ["mtp_num_hidden_layers"],
+    value: 2147483000,
+    error: /"mtp_num_hidden_layers" is 2147483000, more layers than the checkpoint's \d+ tensors/,
+  },
+  {
+    fixture: "families/hf/glm4moe-mtp",
+    at: ["num_nextn_predict_layers"],
+    value: 2147483000,
+    error: /"num_nextn_predict_layers" is 2147483000, more layers/,
+  },
+  {
+    fixture: "families/hf/qwen35",
+    at: ["linear_conv_kernel_dim"],
+    value: 2147483000,
+    error: /"linear_conv_kernel_dim" is 2147483000/,
+  },
+];
+
+Deno.test("config attack: what the probe found is one line, exit 2, nothing written, at once", async () => {
+  await withTempDir(async (tmp) => {
+    let n = 0;
+    for (const c of FOUND) {
+      for (const format of ["gguf", "apr"]) {
+        const what = `${c.fixture} ${c.at.join(".")}=${JSON.stringify(c.value)} → ${format}`;
+        const folder = await mutated(join(tmp, `m${n++}`), c.fixture, c.at, c.value);
+        const out = join(tmp, `out${n}.${format}`);
+        const t0 = performance.now();
+        const run = await apr(["convert", folder, "-o", out]);
+        // Refused before anything is sized from the value (the worst took 187 s).
+        ok(performance.now() - t0 < 10_000, `${what}: ${performance.now() - t0} ms`);
+        // The shape and family checks are GGUF's; APR keeps the config as read.
+        if (format === "apr" && run.code === 0) continue;
+        await assertRefused(run, out, folder, what);
+        if (format === "gguf") match(run.stderr, c.error, what);
+      }
+    }
+  });
+});
+
+/** Fixtures of the families with per-layer lists, hybrid patterns, MoE, MLA and MTP. */
+const SAMPLE = [
+  "families/hf/llama",
+  "families/hf/qwen35-mtp",
+  "families/hf/gemma4-assistant",
+  "families/hf/deepseek3",
+  "families/hf/granite-hybrid",
+  "families/hf/kimi-linear",
+];
+
+/** The counts the family writers read, where a fixture has them. */
+const FIELDS = [
+  "num_hidden_layers",
+  "num_attention_heads",
+  "num_key_value_heads",
+  "head_dim",
+  "intermediate_size",
+  "vocab_size",
+  "layer_types",
+  "n_routed_experts",
+  "first_k_dense_replace",
+  "mtp_num_hidden_layers",
+];
+
+const HOSTILE: unknown[] = [-1, 0.5, 2147483000, "8", null, [4], {}];
+
+Deno.test("config attack: each count of a sample of families, set to a hostile value, is refused in one line or changes nothing the tensors say", async () => {
+  await withTempDir(async (tmp) => {
+    let n = 0;
+    let refused = 0;
+    for (const fixture of SAMPLE) {
+      const config = JSON.parse(await Deno.readTextFile(testdata(`${fixture}/config.json`)));
+      const section = config.text_config !== undefined ? ["text_config"] : [];
+      const fields = FIELDS.filter((f) =>
+        (section.length > 0 ? config.text_config : config)[f] !== undefined
+      );
+      ok(fields.length >= 4, `${fixture}: ${fields}`);
+      const base = join(tmp, `base${n}.gguf`);
+      equal((await apr(["convert", testdata(fixture), "-o", base])).code, 0, fixture);
+      const facts = await ggufFacts(base);
+      for (const field of fields) {
+        for (const value of HOSTILE) {
+          const what = `${fixture} ${field}=${JSON.stringify(value)}`;
+          const folder = await mutated(join(tmp, `m${n++}`), fixture, [...section, field], value);
+          const out = join(tmp, `out${n}.gguf`);
+          const run = await apr(["convert", folder, "-o", out]);
+          if (run.code === 0) {
+            deepEqual(await ggufFacts(out), facts, what);
+          } else {
+            await assertRefused(run, out, folder, what);
+            refused++;
+          }
+          await Deno.remove(folder, { recursive: true });
+        }
+      }
+    }
+    // The values are hostile: most are refused, not read as absent.
+    ok(refused >= n / 2, `${refused} of ${n} refused`);
+  });
+});
