@@ -91,9 +91,12 @@ Deno.test({
  * cores): APR 365–383 MiB peak and 12 s of CPU, GGUF 384 MiB and 17 s;
  * before it, APR 661–725 MiB and 21 s, GGUF 473 MiB and 24 s. A header's
  * records, the plan of the layout and the output's index (15 MB) fit in
- * these bounds, per-tensor objects held across the stages do not.
+ * these bounds, per-tensor objects held across the stages do not. APR's
+ * bound was 420 MiB until a fresh-clone CI run peaked at 422 MiB: `apr
+ * import` of this file measured 412–419 MiB then, and 423 MiB on the code of
+ * the session before (so the collector's timing, not a change), hence 460.
  */
-const CONVERT_PEAK_RSS_LIMIT = { apr: 420 * MIB, gguf: 430 * MIB };
+const CONVERT_PEAK_RSS_LIMIT = { apr: 460 * MIB, gguf: 430 * MIB };
 
 for (const format of ["apr", "gguf"] as const) {
   Deno.test({
