@@ -468,7 +468,9 @@ async function convertPart(
     // GGUF: the family's tensors as llama.cpp's converter writes them (names,
     // stacked experts, shifted norms, generated tensors).
     if (format === "gguf") {
-      stream = stream.pipeThrough(toGgufLayout({ keepNames: options.keepNames === true }));
+      stream = stream.pipeThrough(
+        toGgufLayout({ keepNames: options.keepNames === true, location }),
+      );
       // A K-quant preset's file is llama-quantize's, tensor order included.
       // --keep-split writes them in the source's order, shard after shard.
       if (isLlamaQuantizePreset(quantizedAs)) {

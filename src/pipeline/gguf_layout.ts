@@ -160,7 +160,7 @@ function familyMade(
   header: ModelHeader,
   family: Family,
   config: KvWriter,
-  location = String(header.metadata.source ?? "the model"),
+  location: string,
 ): readonly MadeTensor[] {
   try {
     return family.gguf?.made?.(header.tensors, config) ?? [];
@@ -226,14 +226,17 @@ interface Output {
  * The transform. A pass-through for models that came from GGUF or name no
  * architecture, and with `keepNames`.
  *
- * @param options `keepNames`: leave tensors as they are.
+ * @param options `keepNames`: leave tensors as they are; `location`: the
+ *   source, for messages (else the header's `source`).
  * @returns The transform.
  * @throws {UsageError} (from the stream) For a family aprkit does not write as GGUF.
  * @throws {RangeError} (from the stream) For tensors the family's layout cannot place.
  */
 export function toGgufLayout(
-  options: { keepNames?: boolean } = {},
+  options: { keepNames?: boolean; location?: string } = {},
 ): TransformStream<ModelChunk, ModelChunk> {
+  const where = (metadata: ModelHeader["metadata"]): string =>
+    options.location ?? String(metadata.source ?? "the model");
   // The outputs in header order, each emitted once its sources have arrived
   // and every output before it is out.
   let outputs: Output[] = [];
@@ -254,7 +257,7 @@ export function toGgufLayout(
   // The family's renaming of checkpoint tensors before the layout (Qwen3.5's MTP layer).
   let sourceName: ((name: string) => string) | undefined;
   const start = (header: ModelHeader, controller: TransformStreamDefaultController<ModelChunk>) => {
-    const planned = planLayout(header, family!);
+    const planned = planLayout(header, family!, where(header.metadata));
     outputs = planned.outputs;
     lastUse = new Map();
     outputs.forEach((out, i) => out.needs.forEach((n) => lastUse.set(n, i)));
@@ -287,7 +290,7 @@ export function toGgufLayout(
           controller.enqueue(chunk);
           return;
         }
-        assertGgufFamily(metadata, String(metadata.source ?? "the model"));
+        assertGgufFamily(metadata, where(metadata));
         sourceName = sourceNamer(metadata, family!);
         const header = sourceName === undefined ? chunk.header : {
           ...chunk.header,
@@ -374,6 +377,7 @@ function sourceNamer(
 function planLayout(
   header: ModelHeader,
   family: Family,
+  location: string,
 ): { header: ModelHeader; first: TensorEntry[]; outputs: Output[] } {
   const metadata = header.metadata;
   const plan = familyGgufPlan(metadata);
@@ -396,7 +400,7 @@ function planLayout(
   const made = [
     // A checkpoint's kept NVFP4 weights, in any family; then the family's own.
     ...keptNvfp4Tensors(header.tensors, family),
-    ...familyMade(header, family, config),
+    ...familyMade(header, family, config, location),
   ];
   const consumed = new Set(made.flatMap((m) => m.needs));
   const madeAfter = new Map<string, Output[]>();
