@@ -95,7 +95,10 @@ export class KvWriter {
    * `config.json`'s own `architectures[0]` (a multimodal class's, not its
    * `text_config`'s): the class the converter picks its writer by.
    */
-  readonly hfClass: string | undefined;
+  get hfClass(): string | undefined {
+    return this.#hfClass;
+  }
+  #hfClass: string | undefined;
   readonly #entries = new Map<string, KvEntry>();
   readonly #options: KvWriterOptions;
 
@@ -115,7 +118,7 @@ export class KvWriter {
     this.rerank = options.rerank;
     this.suppressTokens = options.suppressTokens;
     const classes = config["architectures"];
-    this.hfClass = Array.isArray(classes) && typeof classes[0] === "string"
+    this.#hfClass = Array.isArray(classes) && typeof classes[0] === "string"
       ? classes[0]
       : undefined;
     const text = record(config["text_config"]);
@@ -178,7 +181,10 @@ export class KvWriter {
    * hparams before a parent class reads them.
    */
   over(hparams: Readonly<Record<string, unknown>>): KvWriter {
-    return new KvWriter(hparams, this.arch, this.#options);
+    const derived = new KvWriter(hparams, this.arch, this.#options);
+    // Still the class config.json names, whatever `text_config` the hparams merged in.
+    derived.#hfClass = this.#hfClass;
+    return derived;
   }
 
   /**

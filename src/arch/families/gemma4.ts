@@ -106,8 +106,10 @@ function fullHeadDim(w: KvWriter): number {
 const UNIFIED = "Gemma4UnifiedForConditionalGeneration";
 
 /** `Gemma4Model.set_gguf_parameters`: Gemma 3's keys, then Gemma 4's. */
-export function writeGemma4Kv(given: KvWriter): void {
-  const w = withDefaultRope(given);
+export function writeGemma4Kv(w: KvWriter): void {
+  if (record(w.hparams["rope_parameters"]) === undefined) {
+    return w.writeOver({ ...w.hparams, rope_parameters: DEFAULT_ROPE }, writeGemma4Kv);
+  }
   writeGemma3Keys(w);
   const layers = w.need("num_hidden_layers");
   const shared = w.need("num_kv_shared_layers");
@@ -141,10 +143,9 @@ export function writeGemma4Kv(given: KvWriter): void {
     Math.trunc(headSwa * (typeof swaShare === "number" ? swaShare : 1)),
   );
   // Gemma4UnifiedModel.set_gguf_parameters: generation_config.json's suppressed ids.
-  if (given.hfClass === UNIFIED && given.suppressTokens !== undefined) {
-    w.setArray("tokenizer.ggml.suppress_tokens", "INT32", given.suppressTokens);
+  if (w.hfClass === UNIFIED && w.suppressTokens !== undefined) {
+    w.setArray("tokenizer.ggml.suppress_tokens", "INT32", w.suppressTokens);
   }
-  if (w !== given) { for (const [key, entry] of w.entries()) given.put(key, entry); }
 }
 
 /**
