@@ -91,7 +91,7 @@ export class EncoderPool {
   // Streams using the pool (open() since the last close()s).
   #opens = 1;
   // Jobs of shared streams by what they encode, the most recent few: see encode().
-  #recent = new Map<string, Promise<Uint8Array>>();
+  #recent = new Map<string, { bytes: Promise<Uint8Array>; takers: number }>();
   #sharedJobs = 0;
 
   /**
@@ -211,20 +211,37 @@ export class EncoderPool {
   ): Promise<Uint8Array> {
     if (share === undefined || this.#opens <= 1) return this.#encode(target, values, importance);
     const key = `${target}|${importance === undefined ? "" : "w"}|${share}`;
-    let bytes = this.#recent.get(key);
-    if (bytes !== undefined) {
+    let job = this.#recent.get(key);
+    if (job !== undefined) {
       this.#sharedJobs++;
+      job.takers++;
       releaseChunk(values);
     } else {
-      bytes = this.#encode(target, values, importance);
-      bytes.catch(() => {}); // each taker awaits its own copy
-      this.#recent.set(key, bytes);
-      if (this.#recent.size > RECENT_JOBS) {
-        this.#recent.delete(this.#recent.keys().next().value!);
-      }
+      job = { bytes: this.#encode(target, values, importance), takers: 1 };
+      job.bytes.catch(() => {}); // each taker awaits its own copy
+      this.#recent.set(key, job);
+      if (this.#recent.size > RECENT_JOBS) this.#forget(this.#recent.keys().next().value!);
+    }
+    if (job.takers >= this.#opens) {
+      // Every stream has taken it: the last takes the encoder's bytes themselves.
+      this.#recent.delete(key);
+      return job.bytes;
     }
     // A copy each: a sink frees (detaches) what it has written.
-    return bytes.then((b) => b.slice());
+    return job.bytes.then((b) => b.slice());
+  }
+
+  /**
+   * Drop a recent job no other stream will take, freeing its bytes now rather
+   * than leaving them to the garbage collector (tens of MiB with four outputs
+   * of one read: the output head's Q6_K jobs alone are ~27 MiB at 0.1B).
+   * Registered after every taker's copy, so it runs after them.
+   */
+  #forget(key: string): void {
+    const job = this.#recent.get(key);
+    if (job === undefined) return;
+    this.#recent.delete(key);
+    job.bytes.then((b) => releaseChunk(markReleasable(b)), () => {});
   }
 
   #encode(target: string, values: Float32Array, importance?: Float32Array): Promise<Uint8Array> {
@@ -336,7 +353,7 @@ export class EncoderPool {
 
   #stop(): void {
     this.#cancelIdleStop();
-    this.#recent.clear();
+    for (const key of [...this.#recent.keys()]) this.#forget(key);
     for (const slot of this.#workers) slot.worker.terminate();
     this.#workers = [];
   }

@@ -127,6 +127,28 @@ Deno.test("EncoderPool shared by several streams encodes a job named as a recent
   }
 });
 
+Deno.test("EncoderPool drops a shared job once every stream has taken it, so a later one is encoded anew", async () => {
+  const pool = new EncoderPool(1, 0, undefined, true);
+  pool.open(); // a second stream
+  pool.acquire();
+  try {
+    const first = pool.encode("Q4_K", values(), undefined, "t@0+512");
+    const second = pool.encode("Q4_K", values(), undefined, "t@0+512");
+    const [a, b] = await Promise.all([first, second]);
+    assertEquals(pool.sharedJobs, 1);
+    // The first taker's copy and the last taker's bytes are distinct arrays.
+    (a!.buffer as ArrayBuffer).transfer(0);
+    assertEquals(b, encodeQ4K(values()));
+    // Both streams took it: nothing is held for a third (a second pass encodes again).
+    assertEquals(await pool.encode("Q4_K", values(), undefined, "t@0+512"), encodeQ4K(values()));
+    assertEquals(pool.sharedJobs, 1);
+  } finally {
+    pool.release();
+    pool.close();
+    pool.close();
+  }
+});
+
 Deno.test("EncoderPool used by one stream never shares: each job is encoded", async () => {
   const pool = new EncoderPool(1, 0, undefined, true);
   pool.acquire();
