@@ -21,7 +21,7 @@ if (source === undefined || out === undefined || quantize === undefined) {
 const options = threads === undefined ? {} : { threads: Number(threads) };
 const types = quantize.split(",") as QuantizeTarget[];
 const result = types.length === 1
-  ? await convertModel(source, out, { ...options, quantize: types[0] })
+  ? await convertModel(source, out, { ...options, quantize: types[0]! })
   : (await convertModels(
     source,
     types.map((type) => ({ output: out.replace("{QUANT}", type), quantize: type })),
