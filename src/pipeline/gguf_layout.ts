@@ -42,6 +42,7 @@ import {
 } from "../arch/transforms.ts";
 import type { ModelChunk, ModelHeader, ModelMetadata, TensorEntry, TensorInfo } from "../tensor.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
+import { withTensorCounts } from "../formats/safetensors/hf_metadata.ts";
 import { readTensorKeyValues, tensorKeyNames } from "./tensor_keys.ts";
 
 /**
@@ -291,10 +292,15 @@ export function toGgufLayout(
           return;
         }
         assertGgufFamily(metadata, where(metadata));
-        sourceName = sourceNamer(metadata, family!);
-        const header = sourceName === undefined ? chunk.header : {
-          ...chunk.header,
-          tensors: chunk.header.tensors.map((t) => ({ ...t, name: sourceName!(t.name) })),
+        // What the converter counts from the tensor names (Qwen3-Next's MTP
+        // layers), filled in at import since; an APR file imported before
+        // then says nothing of it, so it is counted here too.
+        const counted = withTensorCounts(metadata, chunk.header.tensors.map((t) => t.name));
+        const source = counted === metadata ? chunk.header : { ...chunk.header, metadata: counted };
+        sourceName = sourceNamer(counted, family!);
+        const header = sourceName === undefined ? source : {
+          ...source,
+          tensors: source.tensors.map((t) => ({ ...t, name: sourceName!(t.name) })),
         };
         const names = tensorKeyNames(header.tensors, family!);
         if (names.size > 0) {

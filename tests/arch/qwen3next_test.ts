@@ -9,6 +9,11 @@ import { QWEN3NEXT } from "../../src/arch/families/qwen3next.ts";
 import { configRefusal } from "../../src/arch/config_fields.ts";
 import { KvWriter } from "../../src/arch/kv.ts";
 import { assertOneLineError, rawSafetensors, runApr, withTempDir } from "../cli/_run_apr.ts";
+import { convertModel } from "../../src/pipeline/convert_model.ts";
+import { AprSink, openApr } from "../../src/formats/apr/mod.ts";
+import { openGguf } from "../../src/formats/gguf/mod.ts";
+import { openFileSource } from "../../src/io/file_source.ts";
+import { type ModelChunk, modelChunks } from "../../src/tensor.ts";
 
 const CONFIG = JSON.parse(
   await Deno.readTextFile(
@@ -113,5 +118,54 @@ Deno.test("qwen3next: a checkpoint whose MTP layer tensors count past its layers
     // The shape check, before the family's own refusal (the unit test above), names the tensor.
     assertOneLineError(run, /model-mtp\.safetensors.*"model\.layers\.2147483003\./);
     assert.deepEqual([...Deno.readDirSync(out)], []);
+  });
+});
+
+Deno.test("qwen3next: an APR file imported before MTP layers were counted at import still writes them to GGUF", async () => {
+  await withTempDir(async (dir) => {
+    const fixture = new URL("../testdata/families/hf/qwen3-next-mtp/", import.meta.url).pathname;
+    await convertModel(fixture, `${dir}/new.apr`);
+    // An older import: the APR's hf_config without the count the tensors give.
+    const reader = await openApr(await openFileSource(`${dir}/new.apr`));
+    try {
+      const { mtp_num_hidden_layers: counted, ...config } = reader.header.metadata[
+        "hf_config"
+      ] as Record<string, unknown>;
+      assert.equal(counted, 1);
+      const older = new TransformStream<ModelChunk, ModelChunk>({
+        transform(chunk, controller) {
+          controller.enqueue(
+            chunk.type === "header"
+              ? {
+                type: "header",
+                header: {
+                  ...chunk.header,
+                  metadata: { ...chunk.header.metadata, hf_config: config },
+                },
+              }
+              : chunk,
+          );
+        },
+      });
+      await modelChunks(reader).pipeThrough(older).pipeTo(new AprSink(`${dir}/old.apr`));
+    } finally {
+      await reader.close();
+    }
+    await convertModel(`${dir}/new.apr`, `${dir}/new.gguf`);
+    await convertModel(`${dir}/old.apr`, `${dir}/old.gguf`);
+    const summary = async (path: string) => {
+      const gguf = await openGguf(await openFileSource(path));
+      try {
+        return {
+          blocks: gguf.header.metadata["gguf.qwen3next.block_count"],
+          tensors: gguf.header.tensors.map((t) => t.name),
+        };
+      } finally {
+        await gguf.close();
+      }
+    };
+    const fresh = await summary(`${dir}/new.gguf`);
+    assert.ok(fresh.tensors.some((n) => n.endsWith(".nextn.eh_proj.weight")), "the MTP layer");
+    assert.deepEqual(await summary(`${dir}/old.gguf`), fresh);
   });
 });
