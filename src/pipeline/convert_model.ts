@@ -70,6 +70,8 @@ import { reorderQkRows } from "./qk_row_layout.ts";
 import {
   assertGgufFamily,
   assertGgufMadeTensors,
+  converterFileType,
+  converterKeepsSourceFloats,
   converterQuantizesEveryMatrix,
   requireGgufVocabulary,
   toGgufLayout,
@@ -497,6 +499,10 @@ async function convertPart(
               converterQuantizesEveryMatrix(model.header.metadata)
             ? { everyMatrix: true }
             : {}),
+          ...(format === "gguf" && options.keepNames !== true &&
+              converterKeepsSourceFloats(model.header.metadata)
+            ? { sourceFloats: true }
+            : {}),
           ...(options.rowFallback !== undefined ? { rowFallback: options.rowFallback } : {}),
           ...(format === "apr" && options.onNote
             ? {
@@ -550,13 +556,19 @@ async function convertPart(
       ? options.compress !== "lz4"
       : format === "gguf" && options.maxShardSize !== undefined;
     const sourceKey = resumable ? await sourceIdentityOf(model) : undefined;
+    const familyFileType = format === "gguf" && options.keepNames !== true
+      ? converterFileType(model.header.metadata)
+      : undefined;
     const sink = await createSink(
       format,
       output,
       // llama.cpp's converter files a checkpoint whose MXFP4 or NVFP4 it
-      // keeps as MOSTLY_MXFP4_MOE or MOSTLY_NVFP4 under its float --outtype values.
+      // keeps as MOSTLY_MXFP4_MOE or MOSTLY_NVFP4 under its float --outtype
+      // values; a family's class (DeepSeek-V4's) its own type under every one.
       kept !== undefined && KEPT_OUTTYPES.has(options.quantize ?? "none")
         ? { ...options, ggufFileType: options.ggufFileType ?? KEPT_FILE_TYPES[kept] }
+        : familyFileType !== undefined && PACKED_TARGETS.has(options.quantize ?? "none")
+        ? { ...options, ggufFileType: options.ggufFileType ?? familyFileType }
         : options,
       imatrix,
       sourceKey,

@@ -42,9 +42,15 @@
  * @module
  */
 
-import type { Family } from "../family.ts";
+import { DTYPES, elementCount, tensorByteLength } from "../../dtype.ts";
+import type { TensorInfo } from "../../tensor.ts";
+import { CONVERTER_TEMPLATES } from "../_converter_templates.ts";
+import type { Family, MadeTensor } from "../family.ts";
+import type { KvWriter } from "../kv.ts";
 import { activation, SILU } from "../config_fields.ts";
-import { INDEXER_FIELDS } from "./deepseek32.ts";
+import { scoringRefusal, writeTextModelKvScoredBy } from "../text_model.ts";
+import { concatPayloads, int64AsInt32, repackMxfp4 } from "../transforms.ts";
+import { INDEXER_FIELDS, indexerUnsupported, writeIndexerKv } from "./deepseek32.ts";
 
 /** The pieces of a layer the GGUF tables name without `.weight` (published as bare parameters). */
 const BARE_PIECES =
@@ -53,19 +59,270 @@ const BARE_PIECES =
 /** A routed expert's MXFP4 scales, which belong to its `.weight`. */
 const EXPERT_SCALE = /^ffn\.experts\.\d+\.w[123]\.scale$/;
 
-/** Why no DeepSeek-V4 is written as GGUF (measured as the module says). */
-const MXFP4_EXPERTS = "DeepseekV4ForCausalLM is not written as GGUF: llama.cpp's converter " +
-  "writes its routed experts as MXFP4, which llama.cpp (the one node-llama-cpp 3.22.1 runs) " +
-  "multiplies by activations rounded to Q8_0, choosing other experts and blocks (log-probs " +
-  "0.68 apart on a converted checkpoint; 0.003 with the experts in F32)";
+/** Bare parameters the converter maps as `<name>.weight` (`_map_dsv4_tensor_name`). */
+const BARE_NAME =
+  /^(hc_head_(fn|base|scale)|layers\.\d+\.(hc_(attn|ffn)_(fn|base|scale)|attn\.attn_sink|attn\.(indexer\.)?compressor\.ape))$/;
+
+const TID2EID = /^layers\.(\d+)\.ffn\.gate\.tid2eid$/;
+const GATE_BIAS = /^layers\.(\d+)\.ffn\.gate\.bias$/;
+const EXPERT = /^layers\.(\d+)\.ffn\.experts\.\d+\.w[123]\.(weight|scale)$/;
+
+/** The routed experts' stacks, in the order the converter writes each layer's. */
+const EXPERT_STACKS = [["w1", "ffn_gate_exps"], ["w2", "ffn_down_exps"], ["w3", "ffn_up_exps"]];
+
+/** llama.cpp's `LLAMA_FTYPE_MOSTLY_MXFP4_MOE`, which `DeepseekV4Model.prepare_tensors` always sets. */
+const MOSTLY_MXFP4_MOE = 38;
+
+/** The compress ratios llama.cpp's deepseek4 loads ("only supports compression ratios 0, 4, and 128"). */
+const COMPRESS_RATIOS = [0, 4, 128];
+
+/** The default chat template `DeepseekV4Model.__init__` writes (`models/templates/`). */
+function defaultTemplate(folderName: string | undefined): string {
+  const name = folderName?.includes("0731") === true
+    ? "deepseek-ai-DeepSeek-V4-Flash-0731.jinja"
+    : "deepseek-ai-DeepSeek-V4.jinja";
+  return CONVERTER_TEMPLATES[name]!;
+}
+
+/** The published `compress_ratios`, one per layer (the MTP layer's after them). */
+function compressRatios(w: KvWriter): number[] {
+  const ratios = w.hparams["compress_ratios"];
+  if (!Array.isArray(ratios) || !ratios.every((r) => Number.isSafeInteger(r))) {
+    throw new RangeError("config.json has no list of integers for compress_ratios");
+  }
+  return ratios as number[];
+}
+
+/** `DeepseekV4Model.set_gguf_parameters`. */
+function writeDeepseek4Kv(w: KvWriter): void {
+  // The published rope_scaling and rope_theta, as the converter reads them
+  // (transformers 5's nested rope_parameters are refused: `unsupported`).
+  w.writeOver(
+    { ...w.hparams, rope_parameters: undefined },
+    (parent) => writeTextModelKvScoredBy(parent, "sqrtsoftplus"),
+  );
+  const layers = w.need("num_hidden_layers");
+  const limit = w.need("swiglu_limit");
+  const hc = w.need("hc_mult");
+  w.u32("rope.dimension_count", w.need("qk_rope_head_dim"));
+  w.u32("attention.q_lora_rank", w.need("q_lora_rank"));
+  w.u32("attention.sliding_window", w.need("sliding_window"));
+  w.u32("expert_feed_forward_length", w.need("moe_intermediate_size"));
+  w.u32("expert_shared_count", w.need("n_shared_experts"));
+  w.f32("expert_weights_scale", w.need("routed_scaling_factor"));
+  // transformers' default (the converter reads it through transformers' config).
+  w.set("expert_weights_norm", "BOOL", w.hparams["norm_topk_prob"] ?? true);
+  w.setArray("swiglu_clamp_exp", "FLOAT32", Array(layers).fill(limit));
+  w.setArray("swiglu_clamp_shexp", "FLOAT32", Array(layers).fill(limit));
+  writeIndexerKv(w);
+  w.u32("attention.output_group_count", w.need("o_groups"));
+  w.u32("attention.output_lora_rank", w.need("o_lora_rank"));
+  w.setArray("attention.compress_ratios", "INT32", compressRatios(w));
+  w.f32("attention.compress_rope_freq_base", w.need("compress_rope_theta"));
+  w.u32("hyper_connection.count", hc);
+  w.u32("hyper_connection.sinkhorn_iterations", w.need("hc_sinkhorn_iters"));
+  w.f32("hyper_connection.epsilon", w.need("hc_eps"));
+  w.u32("hash_layer_count", w.need("num_hash_layers"));
+  w.u32("embedding_length_out", w.need("hidden_size") * hc);
+}
+
+/**
+ * What of a config llama.cpp's deepseek4 cannot run, or that the converter
+ * cannot read (transformers 5's own form), or `undefined`.
+ */
+function unsupported(w: KvWriter): string | undefined {
+  const h = w.hparams;
+  if (h["num_hash_layers"] == null || h["compress_ratios"] == null) {
+    return "its config.json is in transformers 5's form (layer_types, compress_rates, " +
+      "mlp_layer_types) without the published compress_ratios and num_hash_layers, which " +
+      "llama.cpp's converter reads (it fails: KeyError 'num_hash_layers'); add them as the " +
+      "published config.json has them";
+  }
+  if (h["rope_parameters"] != null && h["rope_scaling"] == null) {
+    return "its config.json holds transformers 5's rope_parameters (main/compress), from which " +
+      "llama.cpp's converter writes no YaRN (its file runs 1.08 off transformers); give " +
+      "rope_scaling and rope_theta as the published config.json has them";
+  }
+  const hc = w.need("hc_mult");
+  if (hc !== 4) {
+    return `its config.json has hc_mult ${hc}; llama.cpp's deepseek4 computes 4 ` +
+      "hyper-connection streams (it asserts)";
+  }
+  const ratios = compressRatios(w);
+  const layers = w.need("num_hidden_layers");
+  const other = ratios.find((r) => !COMPRESS_RATIOS.includes(r));
+  if (other !== undefined || ratios.length < layers) {
+    return `its config.json has compress_ratios ${JSON.stringify(ratios)}; llama.cpp's ` +
+      `deepseek4 loads one of ${COMPRESS_RATIOS.join(", ")} for each of its ${layers} layers`;
+  }
+  const hash = w.need("num_hash_layers");
+  if (!Number.isSafeInteger(hash) || hash < 0 || hash > layers) {
+    return `its config.json has num_hash_layers ${hash}, not 0 to its ${layers} layers`;
+  }
+  return scoringRefusal(w, "sqrtsoftplus", "DeepSeek-V4") ?? indexerUnsupported(w);
+}
+
+/** A tensor under a GGUF name, its bytes as they are. */
+function copied(info: TensorInfo, name: string): MadeTensor {
+  return { info: { ...info, name }, needs: [info.name], open: ([source]) => source!.open() };
+}
+
+/**
+ * `_write_hash_routing_tensors`: a hash layer's token → expert table as
+ * I32, written first.
+ */
+function hashTable(info: TensorInfo, layer: number): MadeTensor {
+  if (info.dtype !== "I64" && info.dtype !== "I32") {
+    throw new RangeError(
+      `Cannot convert "${info.name}" ${info.dtype} [${info.shape}] to GGUF: expected the ` +
+        "hash routing table as I64 or I32 expert ids",
+    );
+  }
+  const shape = info.shape;
+  return {
+    info: {
+      name: `blk.${layer}.ffn_gate_tid2eid.weight`,
+      dtype: "I32",
+      shape,
+      byteLength: elementCount(shape) * 4,
+    },
+    needs: [info.name],
+    first: true,
+    open: ([source]) => info.dtype === "I64" ? int64AsInt32(source!.open()) : source!.open(),
+  };
+}
+
+/**
+ * `_write_mxfp4_expert_tensor`: one projection of a layer's routed experts,
+ * each expert's E2M1 pairs (`.weight`, I8 `[rows, cols / 2]`) and E8M0
+ * scales (`.scale`, `[rows, cols / 32]`) repacked to ggml's MXFP4 blocks,
+ * unchanged in value (gpt-oss's repacking: the same nibble order), stacked
+ * `[experts, rows, cols]` and written first.
+ */
+function expertStack(
+  byName: ReadonlyMap<string, TensorInfo>,
+  layer: number,
+  proj: string,
+  gguf: string,
+  experts: number,
+): MadeTensor {
+  // A missing expert tensor is named when the stack waits for it in vain
+  // ("never arrived"); the shape check first names a misspelt one.
+  const names = Array.from({ length: experts }, (_, e) => {
+    const base = `layers.${layer}.ffn.experts.${e}.${proj}`;
+    return [`${base}.weight`, `${base}.scale`] as const;
+  });
+  const pairs = names.flatMap(([w, s]) => {
+    const [weight, scale] = [byName.get(w), byName.get(s)];
+    return weight === undefined || scale === undefined ? [] : [[weight, scale] as const];
+  });
+  if (pairs.length === 0) {
+    throw new RangeError(
+      `Cannot stack the experts of layer ${layer}: none has its ${proj}.weight and ${proj}.scale`,
+    );
+  }
+  const [w0] = pairs[0]!;
+  const [rows, packed] = [w0.shape[0] ?? 0, w0.shape[1] ?? 0];
+  for (const [weight, scale] of pairs) {
+    if (
+      (weight.dtype !== "I8" && weight.dtype !== "U8") || weight.shape.length !== 2 ||
+      weight.shape[0] !== rows || weight.shape[1] !== packed || packed % 16 !== 0 ||
+      (scale.dtype !== "F8_E8M0" && scale.dtype !== "U8") || scale.shape.length !== 2 ||
+      scale.shape[0] !== rows || scale.shape[1] !== packed / 16
+    ) {
+      throw new RangeError(
+        `Cannot convert "${weight.name}" ${weight.dtype} [${weight.shape}] and "${scale.name}" ` +
+          `${scale.dtype} [${scale.shape}] to GGUF: expected every expert's MXFP4 pairs I8 ` +
+          `[${rows}, ${packed}] (a multiple of 16) and E8M0 scales [${rows}, ${packed / 16}]`,
+      );
+    }
+  }
+  const shape = [experts, rows, packed * 2];
+  const layout = { rows, groups: packed / 16, start: 0, step: 1 };
+  return {
+    info: {
+      name: `blk.${layer}.${gguf}.weight`,
+      dtype: "MXFP4",
+      shape,
+      byteLength: tensorByteLength("MXFP4", shape),
+    },
+    needs: names.flat(),
+    first: true,
+    open: (sources) =>
+      concatPayloads(
+        names.map((_, e) => () =>
+          repackMxfp4(sources[2 * e]!.open(), sources[2 * e + 1]!.open(), layout)
+        ),
+      ),
+  };
+}
+
+/**
+ * `DeepseekV4Model.generate_extra_tensors` (the hash layers' tables, then
+ * each layer's experts, first) and the selection bias of the other layers
+ * (`ffn.gate.bias` → `exp_probs_b.bias`, where its name is the router's).
+ */
+function deepseek4Made(tensors: readonly TensorInfo[], w: KvWriter): MadeTensor[] {
+  const byName = new Map(tensors.map((t) => [t.name, t]));
+  const hash = w.need("num_hash_layers");
+  const made: MadeTensor[] = [];
+  for (let layer = 0; layer < hash; layer++) {
+    const info = byName.get(`layers.${layer}.ffn.gate.tid2eid`);
+    if (info === undefined) {
+      throw new RangeError(
+        `Cannot convert to GGUF: hash layer ${layer} has no "layers.${layer}.ffn.gate.tid2eid" ` +
+          `(config.json's num_hash_layers is ${hash})`,
+      );
+    }
+    made.push(hashTable(info, layer));
+  }
+  const experts = w.need("n_routed_experts");
+  const layers = [
+    ...new Set(tensors.flatMap((t) => {
+      const m = EXPERT.exec(t.name);
+      return m === null ? [] : [Number(m[1])];
+    })),
+  ].sort((a, b) => a - b);
+  for (const layer of layers) {
+    for (const [proj, gguf] of EXPERT_STACKS) {
+      made.push(expertStack(byName, layer, proj!, gguf!, experts));
+    }
+  }
+  for (const info of tensors) {
+    const bias = GATE_BIAS.exec(info.name);
+    if (bias !== null && Number(bias[1]) >= hash) {
+      if (DTYPES[info.dtype].layout !== "elements") {
+        throw new RangeError(
+          `Cannot convert "${info.name}" ${info.dtype} to GGUF: expected a float bias`,
+        );
+      }
+      made.push(copied(info, `blk.${bias[1]}.exp_probs_b.bias`));
+    }
+  }
+  return made;
+}
+
+/**
+ * What the converter leaves out: the MTP layers (`mtp.*`, without
+ * `--mtp`), a hash layer's selection bias (unused: it routes by the table)
+ * and a table outside the hash layers.
+ */
+function drops(name: string, w: KvWriter): boolean {
+  if (name.startsWith("mtp.")) return true;
+  const hash = w.num("num_hash_layers") ?? 0;
+  const bias = GATE_BIAS.exec(name);
+  if (bias !== null) return Number(bias[1]) < hash;
+  const table = TID2EID.exec(name);
+  return table !== null && Number(table[1]) >= hash;
+}
 
 /** DeepSeek-V4-Flash, V4-Pro. */
 export const DEEPSEEK4: Family = {
   name: "deepseek4",
   source: "llama.cpp conversion/deepseek.py DeepseekV4Model; transformers DeepseekV4ForCausalLM",
   configFields: {
-    // What the converter writes (DeepseekV4Model.set_gguf_parameters), for the day the
-    // refusal is lifted; llama.cpp's deepseek4 reads each of them.
+    // What the converter writes (DeepseekV4Model.set_gguf_parameters); llama.cpp's
+    // deepseek4 reads each of them (the values it hard-codes are refused: `unsupported`).
     written: [
       "moe_intermediate_size",
       "q_lora_rank",
@@ -147,6 +404,9 @@ export const DEEPSEEK4: Family = {
     ["token_embd", "embed"],
     ["output_norm", "norm"],
     ["output", "head"],
+    ["output_hc_fn", "hc_head_fn"],
+    ["output_hc_base", "hc_head_base"],
+    ["output_hc_scale", "hc_head_scale"],
   ],
   experts: {
     prefix: "ffn.experts",
@@ -161,7 +421,17 @@ export const DEEPSEEK4: Family = {
   permutesQk: false,
   tiedByDefault: false,
   ggufRenamesOnly: false,
-  ggufRefusal: MXFP4_EXPERTS,
+  gguf: {
+    writeKv: writeDeepseek4Kv,
+    writeEarlyKv: (w, folderName) =>
+      w.set("tokenizer.chat_template", "STRING", defaultTemplate(folderName)),
+    unsupported,
+    made: deepseek4Made,
+    drops,
+    hfName: (name) => BARE_NAME.test(name) ? `${name}.weight` : name,
+    fileType: MOSTLY_MXFP4_MOE,
+    keepsSourceFloats: true,
+  },
   ggufReadBackRefusal:
     "aprkit does not read a DeepSeek-V4 GGUF back into Hugging Face's layout (its experts are " +
     "stacked MXFP4, the hash routing table I32, the MTP layer's e/h projections concatenated); " +
