@@ -422,6 +422,7 @@ async function convertPart(
     }
     checkModelFor(model, location, format, options);
     if (keptType(model) === undefined) noteDequantized(model, options);
+    if (format === "gguf" && options.keepNames !== true) noteKeptExperts(model, options);
     const split = options.keepSplit === true ? sourceSplit(model, location) : undefined;
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
@@ -518,12 +519,18 @@ async function convertPart(
         }),
       );
     }
-    // Blocks kept as llama.cpp's converter keeps them stay so under --outtype f32 too.
-    const kept = keptType(model);
+    // Blocks kept as llama.cpp's converter keeps them stay so under --outtype
+    // f32 too: a checkpoint's, or those a family makes (DeepSeek-V4's MXFP4 experts).
+    const familyFileType = format === "gguf" && options.keepNames !== true
+      ? converterFileType(model.header.metadata)
+      : undefined;
+    const kept = keptType(model) ??
+      (familyFileType === KEPT_FILE_TYPES.MXFP4 ? "MXFP4" : undefined);
     if (format !== "apr") {
       const storage = (info: TensorInfo) =>
         options.float32
-          ? (info.dtype === kept ? "keep" : "F32")
+          // Integers (DeepSeek-V4's hash table) have no float form to decode to.
+          ? (info.dtype === kept || !DTYPES[info.dtype].isFloat ? "keep" : "F32")
           : format === "gguf"
           ? ggufStorage(info)
           : representable(format, info)
@@ -556,9 +563,6 @@ async function convertPart(
       ? options.compress !== "lz4"
       : format === "gguf" && options.maxShardSize !== undefined;
     const sourceKey = resumable ? await sourceIdentityOf(model) : undefined;
-    const familyFileType = format === "gguf" && options.keepNames !== true
-      ? converterFileType(model.header.metadata)
-      : undefined;
     const sink = await createSink(
       format,
       output,
@@ -642,6 +646,26 @@ async function convertPart(
   } finally {
     if (opened === undefined) await model.close();
   }
+}
+
+/**
+ * A K-quant preset of a family whose converter writes MXFP4 experts
+ * (DeepSeek-V4): they stay MXFP4, where llama-quantize stops unless told to
+ * keep them or to quantize them again; say which of the two was done.
+ */
+function noteKeptExperts(model: Model, options: ConvertOptions): void {
+  const to = options.quantize;
+  if (
+    converterFileType(model.header.metadata) !== KEPT_FILE_TYPES.MXFP4 ||
+    !isLlamaQuantizePreset(to) || PACKED_TARGETS.has(to!) || options.allowRequantize === true
+  ) {
+    return;
+  }
+  options.onNote?.(
+    "the routed experts stay MXFP4, as llama.cpp's converter writes them: the file is " +
+      "llama-quantize's with --tensor-type exps=mxfp4 (without it llama-quantize refuses: " +
+      '"requantizing from type mxfp4 is disabled"); --allow-requantize quantizes them again',
+  );
 }
 
 /** A quantized checkpoint kept in F32 is several times its source's size: say how to shrink it. */

@@ -594,7 +594,9 @@ function planPresetTensor(
   chosen: DType | undefined,
   options: QuantizeOptions,
 ): TensorPlan {
-  if (!DTYPES[info.dtype].isFloat || keptForGguf(info, options)) {
+  // Kept blocks are quantized again only as llama-quantize --allow-requantize does.
+  const again = chosen !== undefined && options.llamaQuantize?.allowRequantize === true;
+  if (!DTYPES[info.dtype].isFloat || (keptForGguf(info, options) && !again)) {
     return planTensor(info, { ...options, to: "none" });
   }
   const to = chosen === undefined
