@@ -2,8 +2,7 @@
 
 /**
  * DeepSeek-V4 (`DeepseekV4ForCausalLM`: V4-Flash, V4-Pro), after llama.cpp's
- * `DeepseekV4Model` (conversion/deepseek.py), GGUF architecture `deepseek4`;
- * APR only, its GGUF refused (below).
+ * `DeepseekV4Model` (conversion/deepseek.py), GGUF architecture `deepseek4`.
  *
  * Not MLA: one shared KV head (`attn.wkv`, read as key and value) behind a q
  * LoRA, the last `qk_rope_head_dim` dims of each head rotated by adjacent
@@ -23,18 +22,33 @@
  * experts in MXFP4 (`w1`/`w2`/`w3.weight` I8 of E2M1 pairs, `.scale`
  * F8_E8M0), the only form the converter takes.
  *
- * No GGUF is written: the converter writes the routed experts as MXFP4
- * whatever `--outtype`, and llama.cpp's CPU kernel multiplies MXFP4 weights
- * by activations rounded to Q8_0, which moves expert and indexer choices.
- * Measured on the deepseek4 fixture (tests/testdata/families): llama.cpp
- * runs the converter's own F32 file 0.68 off transformers' log-probs (the
- * judge; 0.65 with an F32 KV cache, about 0.03 at most positions), while the
- * same file with its experts dequantized to F32 runs within 0.003 (1e-4
- * with an F32 KV cache): the graph computes as transformers does. llama.cpp
- * also hard-codes what a config could set otherwise: 4 hyper-connection
- * streams (it asserts), compress ratios of 0, 4 and 128 only (it refuses
- * others), sqrt(softplus) scoring (it refuses others) and a Hadamard
- * rotation of the indexer from 64 dims on.
+ * GGUF is written as the converter writes it: the hash layers' tables as I32
+ * and every layer's routed experts repacked to ggml's MXFP4 blocks (the same
+ * nibble order as gpt-oss's, unchanged in value), stacked, both before every
+ * other tensor; the bare parameters as `.weight`, `hc_head_*` as
+ * `output_hc_*`, the non-hash layers' `ffn.gate.bias` as `exp_probs_b.bias`
+ * (the hash layers' unused one dropped, with the `mtp.*` layer); its default
+ * chat template (`models/templates/`, the Flash-0731 one for a folder naming
+ * 0731) right after `general.architecture`, which a model's own replaces in
+ * place; file type `MOSTLY_MXFP4_MOE` and each F32 tensor F32, each BF16
+ * matrix BF16, whatever `--outtype` (`tensor_force_quant`). The K-quant
+ * presets keep the experts MXFP4, as `llama-quantize --tensor-type
+ * exps=mxfp4` does (plain llama-quantize refuses to requantize MXFP4).
+ *
+ * llama.cpp's CPU kernel multiplies MXFP4 weights by activations rounded to
+ * Q8_0, which moves expert and indexer choices: measured on the deepseek4
+ * fixture (tests/testdata/families), llama.cpp runs the converter's file
+ * (aprkit's, byte for byte) 0.68 off transformers' log-probs (0.64 with
+ * flash attention off and an F32 KV cache), while the same file with its
+ * experts decoded to F32 runs within 1e-4 there: the graph computes as
+ * transformers does. llama.cpp also hard-codes what a config could set
+ * otherwise, refused here: 4 hyper-connection streams (it asserts),
+ * compress ratios of 0, 4 and 128 only (it refuses others), sqrt(softplus)
+ * scoring (it refuses others) and a Hadamard rotation of the indexer from 64
+ * dims on. A config.json as transformers 5 saves it (`layer_types` +
+ * `compress_rates`, `mlp_layer_types`, `rope_parameters` main/compress) is
+ * refused too: the converter fails on it, and given only `compress_ratios`
+ * and `num_hash_layers` writes no YaRN (1.08 off).
  *
  * realizar has no DeepSeek-V4 model: APR output keeps the checkpoint's
  * tensors under their Hugging Face names (the experts as stored).
