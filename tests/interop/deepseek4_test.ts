@@ -103,42 +103,6 @@ Deno.test("deepseek4: Q4_K_M and Q5_K_S keep the experts MXFP4, equal to llama-q
   });
 });
 
-Deno.test("deepseek4: llama.cpp runs aprkit's GGUF with its experts decoded to F32 as transformers computes it; the MXFP4 file's figure is recorded", async () => {
-  await withTempDir(async (dir) => {
-    const ref = await familyReference(FIXTURE);
-    const mxfp4 = `${dir}/mxfp4.gguf`;
-    const decoded = `${dir}/decoded.gguf`;
-    await convertModel(SOURCE, mxfp4);
-    // The same file with every block type decoded to F32 (the I32 table kept).
-    const run = await runApr(["convert", mxfp4, "-o", decoded, "--keep-names", "--dtype", "f32"]);
-    assert.equal(run.code, 0, run.stderr);
-    const mine = await ggufDescription(decoded);
-    assert.deepEqual(
-      [...new Set(mine.tensors.map((x) => x.type))].sort(),
-      ["F32", "I32"],
-    );
-    // Flash attention off, F32 KV cache: a correct F32 file is within ~1e-4 there.
-    const runs = await llamaLogProbs(
-      [decoded, mxfp4].map((path) => ({
-        path,
-        ids: ref.sequence,
-        positions: ref.positions,
-        exact: true,
-      })),
-    );
-    for (const r of runs) assert.equal(r.error, undefined, r.error);
-    const [f32, packed] = runs;
-    fail("experts decoded to F32", compareWithReference(ref, f32!.logprobs));
-    // llama.cpp's MXFP4 × Q8_0 kernel: recorded, not judged against transformers.
-    const figure = worstDifference(ref, packed!.logprobs);
-    assert.ok(Number.isFinite(figure), "llama.cpp gave the MXFP4 file no log-probabilities");
-    console.log(
-      `deepseek4: llama.cpp on the MXFP4 file, largest log-prob difference from transformers ` +
-        `${figure.toFixed(4)}; experts in F32 ${worstDifference(ref, f32!.logprobs).toFixed(4)}`,
-    );
-  });
-});
-
 /** The fixture copied to `dir/checkpoint`, its config.json changed by `edit`. */
 async function withConfig(
   dir: string,
@@ -157,9 +121,10 @@ async function withConfig(
 
 /**
  * The fixture's config.json as transformers 5.18 saves it
- * (`AutoConfig.from_pretrained(…).save_pretrained(…)`, read off by hand):
- * the published compress_ratios, num_hash_layers and rope_scaling folded into
- * layer_types, compress_rates, mlp_layer_types and rope_parameters.
+ * (`AutoConfig.from_pretrained(…).save_pretrained(…)`; these are the keys
+ * that differ, compared key by key when written): the published
+ * compress_ratios, num_hash_layers and rope_scaling folded into layer_types,
+ * compress_rates, mlp_layer_types and rope_parameters.
  */
 function transformers5Form(config: Record<string, unknown>): void {
   delete config["compress_ratios"];
@@ -193,20 +158,80 @@ function transformers5Form(config: Record<string, unknown>): void {
   };
 }
 
+Deno.test("deepseek4: llama.cpp runs aprkit's GGUF with its experts decoded to F32 as transformers computes it, from the published config.json and from transformers 5's; the MXFP4 file's figure is recorded", async () => {
+  await withTempDir(async (dir) => {
+    const ref = await familyReference(FIXTURE);
+    const mxfp4 = `${dir}/mxfp4.gguf`;
+    const decoded = `${dir}/decoded.gguf`;
+    await convertModel(SOURCE, mxfp4);
+    // transformers 5's config.json (the converter fails on it: KeyError
+    // 'num_hash_layers'), folded back: the same file but for compress_ratios,
+    // which keeps no entry for the MTP layer, and the folder's name.
+    await Deno.mkdir(`${dir}/t5`);
+    const t5 = `${dir}/t5/mxfp4.gguf`;
+    await convertModel(await withConfig(`${dir}/t5`, transformers5Form), t5);
+    const published = await ggufDescription(mxfp4);
+    const folded = await ggufDescription(t5);
+    assert.deepEqual(folded.tensors, published.tensors);
+    const differing = folded.kv.filter((e, i) =>
+      JSON.stringify(e) !== JSON.stringify(published.kv[i])
+    );
+    assert.deepEqual(differing.map((e) => [e.key, e.value]), [
+      ["general.name", "Checkpoint"],
+      ["deepseek4.attention.compress_ratios", [0, 4, 128, 4]],
+    ]);
+    const t5Decoded = `${dir}/t5/decoded.gguf`;
+    // The same files with every block type decoded to F32 (the I32 table kept).
+    for (const [from, to] of [[mxfp4, decoded], [t5, t5Decoded]]) {
+      const run = await runApr(["convert", from!, "-o", to!, "--keep-names", "--dtype", "f32"]);
+      assert.equal(run.code, 0, run.stderr);
+    }
+    const mine = await ggufDescription(decoded);
+    assert.deepEqual([...new Set(mine.tensors.map((x) => x.type))].sort(), ["F32", "I32"]);
+    // Flash attention off, F32 KV cache: a correct F32 file is within ~1e-4 there.
+    const runs = await llamaLogProbs(
+      [decoded, t5Decoded, mxfp4].map((path) => ({
+        path,
+        ids: ref.sequence,
+        positions: ref.positions,
+        exact: true,
+      })),
+    );
+    for (const r of runs) assert.equal(r.error, undefined, r.error);
+    const [f32, t5f32, packed] = runs;
+    fail("experts decoded to F32", compareWithReference(ref, f32!.logprobs));
+    fail(
+      "transformers 5's config.json, experts decoded to F32",
+      compareWithReference(ref, t5f32!.logprobs),
+    );
+    // llama.cpp's MXFP4 × Q8_0 kernel: recorded, not judged against transformers.
+    const figure = worstDifference(ref, packed!.logprobs);
+    assert.ok(Number.isFinite(figure), "llama.cpp gave the MXFP4 file no log-probabilities");
+    console.log(
+      `deepseek4: llama.cpp on the MXFP4 file, largest log-prob difference from transformers ` +
+        `${figure.toFixed(4)}; experts in F32 ${worstDifference(ref, f32!.logprobs).toFixed(4)}`,
+    );
+  });
+});
+
 Deno.test("deepseek4: configs llama.cpp or its converter cannot take are refused for GGUF in one line, with no file", async (t) => {
   const cases: [string, (c: Record<string, unknown>) => void, RegExp[]][] = [
-    ["transformers 5.18's form (the converter: KeyError 'num_hash_layers')", transformers5Form, [
-      /num_hash_layers/,
-      /compress_ratios/,
-    ]],
     [
-      "transformers 5.18's form with compress_ratios and num_hash_layers added (the converter writes no YaRN)",
+      "transformers 5's form with hash layers after a routed one",
       (c) => {
         transformers5Form(c);
-        c["compress_ratios"] = [0, 4, 128, 4, 0];
-        c["num_hash_layers"] = 1;
+        c["mlp_layer_types"] = ["moe", "hash_moe", "moe", "moe"];
       },
-      [/rope_parameters/, /YaRN/],
+      [/num_hash_layers/, /mlp_layer_types/],
+    ],
+    [
+      "transformers 5's form with YaRN on the main RoPE too",
+      (c) => {
+        transformers5Form(c);
+        const rope = c["rope_parameters"] as Record<string, Record<string, unknown>>;
+        rope["main"] = { ...rope["compress"], rope_theta: 10000.0 };
+      },
+      [/RoPE/, /compressed layers only/],
     ],
     ["hc_mult 2", (c) => void (c["hc_mult"] = 2), [/hc_mult 2/, /4/]],
     ["a compress ratio of 8", (c) => void (c["compress_ratios"] = [0, 8, 128, 4, 0]), [

@@ -46,9 +46,10 @@
  * compress ratios of 0, 4 and 128 only (it refuses others), sqrt(softplus)
  * scoring (it refuses others) and a Hadamard rotation of the indexer from 64
  * dims on. A config.json as transformers 5 saves it (`layer_types` +
- * `compress_rates`, `mlp_layer_types`, `rope_parameters` main/compress) is
- * refused too: the converter fails on it, and given only `compress_ratios`
- * and `num_hash_layers` writes no YaRN (1.08 off).
+ * `compress_rates`, `mlp_layer_types`, `rope_parameters` main/compress), on
+ * which the converter fails (and, given only `compress_ratios` and
+ * `num_hash_layers`, writes no YaRN: 1.08 off), is folded back into the
+ * published form first (`publishedForm`).
  *
  * realizar has no DeepSeek-V4 model: APR output keeps the checkpoint's
  * tensors under their Hugging Face names (the experts as stored).
@@ -60,7 +61,7 @@ import { DTYPES, elementCount, tensorByteLength } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
 import { CONVERTER_TEMPLATES } from "../_converter_templates.ts";
 import type { Family, MadeTensor } from "../family.ts";
-import type { KvWriter } from "../kv.ts";
+import { type KvWriter, record } from "../kv.ts";
 import { activation, SILU } from "../config_fields.ts";
 import { scoringRefusal, writeTextModelKvScoredBy } from "../text_model.ts";
 import { concatPayloads, int64AsInt32, repackMxfp4 } from "../transforms.ts";
@@ -107,10 +108,78 @@ function compressRatios(w: KvWriter): number[] {
   return ratios as number[];
 }
 
-/** `DeepseekV4Model.set_gguf_parameters`. */
+/** transformers 5's layer types → the published compress ratios (`_COMPRESS_RATIO_TO_LAYER_TYPE`). */
+const LAYER_RATIO_KEYS: Readonly<Record<string, string | 0>> = {
+  sliding_attention: 0,
+  compressed_sparse_attention: "compressed_sparse_attention",
+  heavily_compressed_attention: "heavily_compressed_attention",
+};
+
+/** `DeepseekV4Config.default_compress_rates`. */
+const DEFAULT_COMPRESS_RATES = {
+  compressed_sparse_attention: 4,
+  heavily_compressed_attention: 128,
+};
+
+/**
+ * A config.json in the published form (`compress_ratios`, `num_hash_layers`,
+ * `rope_scaling` + `rope_theta`), which the converter reads: one saved by
+ * transformers 5 (`layer_types` + `compress_rates`, `mlp_layer_types`,
+ * `rope_parameters` keyed `main`/`compress`) folded back as transformers
+ * folds the published one into its fields. What cannot be folded back is
+ * left out, for `unsupported` to name.
+ */
+function publishedForm(h: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...h };
+  const layers = h["layer_types"];
+  if (out["compress_ratios"] == null && Array.isArray(layers)) {
+    const rates = { ...DEFAULT_COMPRESS_RATES, ...record(h["compress_rates"]) } as Record<
+      string,
+      unknown
+    >;
+    const ratios = layers.map((t) => {
+      const key = Object.hasOwn(LAYER_RATIO_KEYS, String(t)) ? LAYER_RATIO_KEYS[String(t)] : null;
+      return key === 0 ? 0 : key === null ? null : rates[key!];
+    });
+    if (ratios.every((r) => Number.isSafeInteger(r))) out["compress_ratios"] = ratios;
+  }
+  const mlp = h["mlp_layer_types"];
+  if (out["num_hash_layers"] == null && Array.isArray(mlp)) {
+    const hash = mlp.filter((t) => t === "hash_moe").length;
+    // Only a leading run of hash layers has a published form.
+    if (mlp.slice(0, hash).every((t) => t === "hash_moe")) out["num_hash_layers"] = hash;
+  }
+  const rope = record(h["rope_parameters"]);
+  const main = record(rope?.["main"]);
+  const compress = record(rope?.["compress"]);
+  if (h["rope_scaling"] == null && (main !== undefined || compress !== undefined)) {
+    out["rope_parameters"] = undefined;
+    out["rope_theta"] = main?.["rope_theta"] ?? h["rope_theta"];
+    out["compress_rope_theta"] = compress?.["rope_theta"] ?? h["compress_rope_theta"];
+    // The published rope_scaling is the compressed layers' YaRN; the main
+    // RoPE is plain (transformers folds it so).
+    const type = compress?.["rope_type"] ?? compress?.["type"];
+    if (type === "yarn") {
+      out["rope_scaling"] = {
+        type: "yarn",
+        factor: compress!["factor"],
+        original_max_position_embeddings: compress!["original_max_position_embeddings"],
+        beta_fast: compress!["beta_fast"],
+        beta_slow: compress!["beta_slow"],
+      };
+    }
+  }
+  return out;
+}
+
+/** `DeepseekV4Model.set_gguf_parameters`, over the published form. */
 function writeDeepseek4Kv(w: KvWriter): void {
-  // The published rope_scaling and rope_theta, as the converter reads them
-  // (transformers 5's nested rope_parameters are refused: `unsupported`).
+  w.writeOver(publishedForm(w.hparams), writePublishedKv);
+}
+
+/** `DeepseekV4Model.set_gguf_parameters` on a published config.json. */
+function writePublishedKv(w: KvWriter): void {
+  // The published rope_scaling and rope_theta, as the converter reads them.
   w.writeOver(
     { ...w.hparams, rope_parameters: undefined },
     (parent) => writeTextModelKvScoredBy(parent, "sqrtsoftplus"),
@@ -144,18 +213,30 @@ function writeDeepseek4Kv(w: KvWriter): void {
  * What of a config llama.cpp's deepseek4 cannot run, or that the converter
  * cannot read (transformers 5's own form), or `undefined`.
  */
-function unsupported(w: KvWriter): string | undefined {
+function unsupported(config: KvWriter): string | undefined {
+  const w = config.over(publishedForm(config.hparams));
   const h = w.hparams;
   if (h["num_hash_layers"] == null || h["compress_ratios"] == null) {
-    return "its config.json is in transformers 5's form (layer_types, compress_rates, " +
-      "mlp_layer_types) without the published compress_ratios and num_hash_layers, which " +
-      "llama.cpp's converter reads (it fails: KeyError 'num_hash_layers'); add them as the " +
-      "published config.json has them";
+    return "its config.json gives neither compress_ratios and num_hash_layers (the published " +
+      "form, which llama.cpp's converter reads) nor layer_types and mlp_layer_types with " +
+      "a leading run of hash_moe layers that fold into them";
   }
-  if (h["rope_parameters"] != null && h["rope_scaling"] == null) {
-    return "its config.json holds transformers 5's rope_parameters (main/compress), from which " +
-      "llama.cpp's converter writes no YaRN (its file runs 1.08 off transformers); give " +
-      "rope_scaling and rope_theta as the published config.json has them";
+  const rope = record(h["rope_parameters"]);
+  if (rope !== undefined && h["rope_scaling"] == null) {
+    return "its config.json's rope_parameters are not transformers 5's main/compress pair, " +
+      "which aprkit writes as the published rope_scaling and rope_theta";
+  }
+  const scaling = record(h["rope_scaling"]);
+  const attention = record(record(config.hparams["rope_parameters"])?.["compress"])
+    ?.["attention_factor"];
+  const main = record(record(config.hparams["rope_parameters"])?.["main"]);
+  if (
+    (attention != null && attention !== 1) ||
+    (main !== undefined && (main["rope_type"] ?? "default") !== "default") ||
+    (scaling !== undefined && (scaling["type"] ?? scaling["rope_type"]) !== "yarn")
+  ) {
+    return "its config.json's RoPE is not the published one (YaRN on the compressed layers " +
+      "only, attention factor 1), which llama.cpp's deepseek4 computes";
   }
   const hc = w.need("hc_mult");
   if (hc !== 4) {
@@ -276,7 +357,8 @@ function expertStack(
  * each layer's experts, first) and the selection bias of the other layers
  * (`ffn.gate.bias` → `exp_probs_b.bias`, where its name is the router's).
  */
-function deepseek4Made(tensors: readonly TensorInfo[], w: KvWriter): MadeTensor[] {
+function deepseek4Made(tensors: readonly TensorInfo[], config: KvWriter): MadeTensor[] {
+  const w = config.over(publishedForm(config.hparams));
   const byName = new Map(tensors.map((t) => [t.name, t]));
   const hash = w.need("num_hash_layers");
   const made: MadeTensor[] = [];
@@ -323,7 +405,8 @@ function deepseek4Made(tensors: readonly TensorInfo[], w: KvWriter): MadeTensor[
  */
 function drops(name: string, w: KvWriter): boolean {
   if (name.startsWith("mtp.")) return true;
-  const hash = w.num("num_hash_layers") ?? 0;
+  const published = publishedForm(w.hparams)["num_hash_layers"];
+  const hash = typeof published === "number" ? published : 0;
   const bias = GATE_BIAS.exec(name);
   if (bias !== null) return Number(bias[1]) < hash;
   const table = TID2EID.exec(name);
