@@ -267,3 +267,33 @@ Deno.test("deepseek4: its GGUF is refused for SafeTensors and APR output (not re
     }
   });
 });
+
+Deno.test("deepseek4: the converter's default chat template follows general.architecture; a folder naming 0731 gets Flash-0731's, and the model's own replaces it in place", async (t) => {
+  const { CONVERTER_TEMPLATES } = await import("../../src/arch/_converter_templates.ts");
+  const templateKv = async (source: string, out: string) => {
+    await convertModel(source, out);
+    const kv = (await ggufDescription(out)).kv;
+    assert.equal(kv[1]!.key, "tokenizer.chat_template");
+    assert.equal(kv.filter((e) => e.key === "tokenizer.chat_template").length, 1);
+    return kv[1]!.value;
+  };
+  await withTempDir(async (dir) => {
+    await t.step("a folder naming 0731", async () => {
+      await Deno.mkdir(`${dir}/named`);
+      const source = `${dir}/named/DeepSeek-V4-Flash-0731`;
+      await Deno.rename(await withConfig(`${dir}/named`, () => {}), source);
+      assert.equal(
+        await templateKv(source, `${dir}/0731.gguf`),
+        CONVERTER_TEMPLATES["deepseek-ai-DeepSeek-V4-Flash-0731.jinja"],
+      );
+    });
+    await t.step("the model's own template", async () => {
+      await Deno.mkdir(`${dir}/own`);
+      const source = await withConfig(`${dir}/own`, () => {});
+      const tokenizer = JSON.parse(await Deno.readTextFile(`${source}/tokenizer_config.json`));
+      tokenizer.chat_template = "{{ messages[0]['content'] }}";
+      await Deno.writeTextFile(`${source}/tokenizer_config.json`, JSON.stringify(tokenizer));
+      assert.equal(await templateKv(source, `${dir}/own.gguf`), "{{ messages[0]['content'] }}");
+    });
+  });
+});
