@@ -80,6 +80,8 @@ const BARE_NAME =
 
 const TID2EID = /^layers\.(\d+)\.ffn\.gate\.tid2eid$/;
 const GATE_BIAS = /^layers\.(\d+)\.ffn\.gate\.bias$/;
+/** The hash layers' selection bias for image tokens (`FFN_EXP_PROBS_B_VL`). */
+const GATE_BIAS_VL = /^layers\.(\d+)\.ffn\.gate\.bias_vl$/;
 const EXPERT = /^layers\.(\d+)\.ffn\.experts\.\d+\.w[123]\.(weight|scale)$/;
 
 /** The routed experts' stacks, in the order the converter writes each layer's. */
@@ -355,7 +357,8 @@ function expertStack(
 /**
  * `DeepseekV4Model.generate_extra_tensors` (the hash layers' tables, then
  * each layer's experts, first) and the selection bias of the other layers
- * (`ffn.gate.bias` → `exp_probs_b.bias`, where its name is the router's).
+ * (`ffn.gate.bias` → `exp_probs_b.bias`, where its name is the router's) and
+ * the image tokens' (`ffn.gate.bias_vl` → `exp_probs_b_vl.bias`).
  */
 function deepseek4Made(tensors: readonly TensorInfo[], config: KvWriter): MadeTensor[] {
   const w = config.over(publishedForm(config.hparams));
@@ -386,14 +389,19 @@ function deepseek4Made(tensors: readonly TensorInfo[], config: KvWriter): MadeTe
   }
   for (const info of tensors) {
     const bias = GATE_BIAS.exec(info.name);
-    if (bias !== null && Number(bias[1]) >= hash) {
-      if (DTYPES[info.dtype].layout !== "elements") {
-        throw new RangeError(
-          `Cannot convert "${info.name}" ${info.dtype} to GGUF: expected a float bias`,
-        );
-      }
-      made.push(copied(info, `blk.${bias[1]}.exp_probs_b.bias`));
+    const vl = GATE_BIAS_VL.exec(info.name);
+    const name = bias !== null && Number(bias[1]) >= hash
+      ? `blk.${bias[1]}.exp_probs_b.bias`
+      : vl !== null
+      ? `blk.${vl[1]}.exp_probs_b_vl.bias`
+      : undefined;
+    if (name === undefined) continue;
+    if (DTYPES[info.dtype].layout !== "elements") {
+      throw new RangeError(
+        `Cannot convert "${info.name}" ${info.dtype} to GGUF: expected a float bias`,
+      );
     }
+    made.push(copied(info, name));
   }
   return made;
 }
