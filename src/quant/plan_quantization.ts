@@ -177,8 +177,9 @@ export interface QuantizeOptions {
   /**
    * GGUF output of an architecture whose converter class keeps each float
    * tensor in its source type whatever its `--outtype` (DeepSeek-V4's
-   * `tensor_force_quant`): with `ggufTypes` and a single-type target, F32
-   * stays F32 and a BF16 matrix BF16 (a 1-D one F32, as always).
+   * `tensor_force_quant`): with `ggufTypes` and a target that is one of the
+   * converter's `--outtype` values (`f16`, `bf16`, `q8_0`), F32 stays F32 and
+   * a BF16 matrix BF16 (a 1-D one F32, as always); presets requantize all.
    *
    * @default {false}
    */
