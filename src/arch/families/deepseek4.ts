@@ -85,7 +85,11 @@ const GATE_BIAS_VL = /^layers\.(\d+)\.ffn\.gate\.bias_vl$/;
 const EXPERT = /^layers\.(\d+)\.ffn\.experts\.\d+\.w[123]\.(weight|scale)$/;
 
 /** The routed experts' stacks, in the order the converter writes each layer's. */
-const EXPERT_STACKS = [["w1", "ffn_gate_exps"], ["w2", "ffn_down_exps"], ["w3", "ffn_up_exps"]];
+const EXPERT_STACKS = [
+  ["w1", "ffn_gate_exps"],
+  ["w2", "ffn_down_exps"],
+  ["w3", "ffn_up_exps"],
+] as const;
 
 /** llama.cpp's `LLAMA_FTYPE_MOSTLY_MXFP4_MOE`, which `DeepseekV4Model.prepare_tensors` always sets. */
 const MOSTLY_MXFP4_MOE = 38;
@@ -384,7 +388,7 @@ function deepseek4Made(tensors: readonly TensorInfo[], config: KvWriter): MadeTe
   ].sort((a, b) => a - b);
   for (const layer of layers) {
     for (const [proj, gguf] of EXPERT_STACKS) {
-      made.push(expertStack(byName, layer, proj!, gguf!, experts));
+      made.push(expertStack(byName, layer, proj, gguf, experts));
     }
   }
   for (const info of tensors) {
