@@ -162,6 +162,26 @@ export interface GgufSupport {
    */
   writeKv(w: KvWriter): void;
   /**
+   * Keys its converter class writes in its constructor, after
+   * `general.architecture` and before every other (DeepSeek-V4's default
+   * chat template, which a model's own replaces in that place).
+   *
+   * @param w The writer, over the model's `config.json`.
+   * @param folderName The model folder's name (the converter's `dir_model.name`), when known.
+   */
+  writeEarlyKv?(w: KvWriter, folderName: string | undefined): void;
+  /**
+   * `general.file_type` its converter class files every `--outtype` under
+   * (DeepSeek-V4: `MOSTLY_MXFP4_MOE`, 38).
+   */
+  readonly fileType?: number;
+  /**
+   * Whether its converter class keeps each float tensor in its source type
+   * whatever `--outtype` (DeepSeek-V4's `tensor_force_quant`: F32 as F32, a
+   * BF16 matrix as BF16; 1-D tensors F32 as always).
+   */
+  readonly keepsSourceFloats?: boolean;
+  /**
    * Why llama.cpp could not run a config of the family as written (it reads
    * no key for something the config sets otherwise than it assumes), or
    * `undefined` when it can: such a model's GGUF is refused.

@@ -66,6 +66,8 @@ export function familyGgufPlan(metadata: ModelMetadata): FamilyGgufPlan | undefi
   if (family?.gguf === undefined || config === undefined) return undefined;
   const options = kvOptions(metadata);
   const early = new KvWriter(config, family.ggufArchitecture, options);
+  const folder = metadata["hf_folder_name"];
+  family.gguf.writeEarlyKv?.(early, typeof folder === "string" ? folder : undefined);
   const generated = family.gguf.generate?.(early) ?? [];
   // The converter adds them as the tensors come, after generating its own.
   const values = tensorKeyValues(metadata);

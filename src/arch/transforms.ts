@@ -450,6 +450,46 @@ export function reorderedBlocks(
 }
 
 /**
+ * A little-endian I64 payload as I32, each value's low 32 bits (torch's
+ * `.to(torch.int32)`: DeepSeek-V4's hash routing table, whose values are
+ * expert ids).
+ *
+ * @example Usage
+ * ```ts
+ * import { int64AsInt32 } from "./transforms.ts";
+ * const input = ReadableStream.from([new Uint8Array(new BigInt64Array([3n, -1n]).buffer)]);
+ * const out = new Uint8Array(await new Response(int64AsInt32(input)).arrayBuffer());
+ * console.assert(new Int32Array(out.buffer).join() === "3,-1");
+ * ```
+ *
+ * @param input The I64 payload.
+ * @returns The I32 payload (a value split across chunks is carried).
+ * @throws {RangeError} (from the stream) When the payload is not whole 8-byte values.
+ */
+export function int64AsInt32(input: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  let carry = new Uint8Array(0);
+  return input.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        const bytes = carry.length === 0 ? chunk : concat(carry, chunk);
+        const whole = bytes.length - (bytes.length % 8);
+        const out = new Uint8Array(whole / 2);
+        for (let i = 0, o = 0; i < whole; i += 8, o += 4) out.set(bytes.subarray(i, i + 4), o);
+        carry = bytes.slice(whole);
+        if (out.length > 0) controller.enqueue(out);
+      },
+      flush() {
+        if (carry.length !== 0) {
+          throw new RangeError(
+            `Cannot read I64 values: the payload ends ${carry.length} bytes into one`,
+          );
+        }
+      },
+    }),
+  );
+}
+
+/**
  * `length` zero bytes, a megabyte at a time (rows padding a tensor: zero in
  * every float type).
  *

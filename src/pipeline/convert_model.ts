@@ -70,6 +70,8 @@ import { reorderQkRows } from "./qk_row_layout.ts";
 import {
   assertGgufFamily,
   assertGgufMadeTensors,
+  converterFileType,
+  converterKeepsSourceFloats,
   converterQuantizesEveryMatrix,
   requireGgufVocabulary,
   toGgufLayout,
@@ -420,6 +422,7 @@ async function convertPart(
     }
     checkModelFor(model, location, format, options);
     if (keptType(model) === undefined) noteDequantized(model, options);
+    if (format === "gguf" && options.keepNames !== true) noteKeptExperts(model, options);
     const split = options.keepSplit === true ? sourceSplit(model, location) : undefined;
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
@@ -497,6 +500,10 @@ async function convertPart(
               converterQuantizesEveryMatrix(model.header.metadata)
             ? { everyMatrix: true }
             : {}),
+          ...(format === "gguf" && options.keepNames !== true &&
+              converterKeepsSourceFloats(model.header.metadata)
+            ? { sourceFloats: true }
+            : {}),
           ...(options.rowFallback !== undefined ? { rowFallback: options.rowFallback } : {}),
           ...(format === "apr" && options.onNote
             ? {
@@ -512,12 +519,18 @@ async function convertPart(
         }),
       );
     }
-    // Blocks kept as llama.cpp's converter keeps them stay so under --outtype f32 too.
-    const kept = keptType(model);
+    // Blocks kept as llama.cpp's converter keeps them stay so under --outtype
+    // f32 too: a checkpoint's, or those a family makes (DeepSeek-V4's MXFP4 experts).
+    const familyFileType = format === "gguf" && options.keepNames !== true
+      ? converterFileType(model.header.metadata)
+      : undefined;
+    const kept = keptType(model) ??
+      (familyFileType === KEPT_FILE_TYPES.MXFP4 ? "MXFP4" : undefined);
     if (format !== "apr") {
       const storage = (info: TensorInfo) =>
         options.float32
-          ? (info.dtype === kept ? "keep" : "F32")
+          // Integers (DeepSeek-V4's hash table) have no float form to decode to.
+          ? (info.dtype === kept || !DTYPES[info.dtype].isFloat ? "keep" : "F32")
           : format === "gguf"
           ? ggufStorage(info)
           : representable(format, info)
@@ -554,9 +567,12 @@ async function convertPart(
       format,
       output,
       // llama.cpp's converter files a checkpoint whose MXFP4 or NVFP4 it
-      // keeps as MOSTLY_MXFP4_MOE or MOSTLY_NVFP4 under its float --outtype values.
+      // keeps as MOSTLY_MXFP4_MOE or MOSTLY_NVFP4 under its float --outtype
+      // values; a family's class (DeepSeek-V4's) its own type under every one.
       kept !== undefined && KEPT_OUTTYPES.has(options.quantize ?? "none")
         ? { ...options, ggufFileType: options.ggufFileType ?? KEPT_FILE_TYPES[kept] }
+        : familyFileType !== undefined && PACKED_TARGETS.has(options.quantize ?? "none")
+        ? { ...options, ggufFileType: options.ggufFileType ?? familyFileType }
         : options,
       imatrix,
       sourceKey,
@@ -630,6 +646,26 @@ async function convertPart(
   } finally {
     if (opened === undefined) await model.close();
   }
+}
+
+/**
+ * A K-quant preset of a family whose converter writes MXFP4 experts
+ * (DeepSeek-V4): they stay MXFP4, where llama-quantize stops unless told to
+ * keep them or to quantize them again; say which of the two was done.
+ */
+function noteKeptExperts(model: Model, options: ConvertOptions): void {
+  const to = options.quantize;
+  if (
+    converterFileType(model.header.metadata) !== KEPT_FILE_TYPES.MXFP4 ||
+    !isLlamaQuantizePreset(to) || PACKED_TARGETS.has(to!) || options.allowRequantize === true
+  ) {
+    return;
+  }
+  options.onNote?.(
+    "the routed experts stay MXFP4, as llama.cpp's converter writes them: the file is " +
+      "llama-quantize's with --tensor-type exps=mxfp4 (without it llama-quantize refuses: " +
+      '"requantizing from type mxfp4 is disabled"); --allow-requantize quantizes them again',
+  );
 }
 
 /** A quantized checkpoint kept in F32 is several times its source's size: say how to shrink it. */

@@ -68,6 +68,30 @@ export function converterQuantizesEveryMatrix(metadata: ModelMetadata): boolean 
 }
 
 /**
+ * Whether llama.cpp's converter keeps each float tensor of this model in its
+ * source type whatever its `--outtype` (`GgufSupport.keepsSourceFloats`): a
+ * Hugging Face model of such a family, written under GGUF names.
+ *
+ * @param metadata The model's metadata.
+ * @returns True for DeepSeek-V4.
+ */
+export function converterKeepsSourceFloats(metadata: ModelMetadata): boolean {
+  return convertsFromHf(metadata) &&
+    familyOf(metadata.architecture)?.gguf?.keepsSourceFloats === true;
+}
+
+/**
+ * The `general.file_type` llama.cpp's converter files this model under
+ * whatever its `--outtype` (`GgufSupport.fileType`), or `undefined`.
+ *
+ * @param metadata The model's metadata.
+ * @returns 38 (`MOSTLY_MXFP4_MOE`) for DeepSeek-V4.
+ */
+export function converterFileType(metadata: ModelMetadata): number | undefined {
+  return convertsFromHf(metadata) ? familyOf(metadata.architecture)?.gguf?.fileType : undefined;
+}
+
+/**
  * Refuse a model whose family aprkit cannot write as GGUF (checked before
  * the output is created).
  *

@@ -174,6 +174,16 @@ export interface QuantizeOptions {
    * @default {false}
    */
   everyMatrix?: boolean;
+  /**
+   * GGUF output of an architecture whose converter class keeps each float
+   * tensor in its source type whatever its `--outtype` (DeepSeek-V4's
+   * `tensor_force_quant`): with `ggufTypes` and a target that is one of the
+   * converter's `--outtype` values (`f16`, `bf16`, `q8_0`), F32 stays F32 and
+   * a BF16 matrix BF16 (a 1-D one F32, as always); presets requantize all.
+   *
+   * @default {false}
+   */
+  sourceFloats?: boolean;
 }
 
 /** How one tensor's payload is produced. */
@@ -298,6 +308,8 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
   }
   if (!spec.isFloat) return plan(INTEGER_WIDENING[dtype] ?? dtype, "integer");
   if (KEEP_QUANTIZED.has(dtype) || keptForGguf(info, options)) return plan(dtype, "copy");
+  const kept = sourceFloatPlan(info, options);
+  if (kept !== undefined) return kept;
   const target = TARGET_DTYPE[options.to ?? "none"];
   // GGUF F16/BF16 follow llama.cpp's converter (--outtype f16/bf16): every matrix
   // `.weight` but norms and what llama.cpp keeps in F32 (MoE routers…),
@@ -338,6 +350,31 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
   if (spec.decodeOnly) return plan("F16", "float");
   if (isAprStorable(dtype)) return plan(dtype, "copy");
   return plan(LOSSLESS_FLOAT[dtype] ?? "F32", "float");
+}
+
+/** The targets that are llama.cpp converter `--outtype` values, which `sourceFloats` applies to. */
+const CONVERTER_OUTTYPES: ReadonlySet<QuantizeTarget> = new Set(["f16", "bf16", "q8_0"]);
+
+/**
+ * The plan of an F32 or BF16 tensor a converter class keeps in its source
+ * type (`QuantizeOptions.sourceFloats`), or `undefined` for the others.
+ */
+function sourceFloatPlan(info: TensorInfo, options: QuantizeOptions): TensorPlan | undefined {
+  if (
+    options.ggufTypes !== true || options.sourceFloats !== true ||
+    !CONVERTER_OUTTYPES.has(options.to ?? "none") || (info.dtype !== "F32" && info.dtype !== "BF16")
+  ) {
+    return undefined;
+  }
+  const to = info.dtype === "BF16" && info.shape.length >= 2 ? "BF16" : "F32";
+  if (to === info.dtype) return { source: info, info, action: "copy", quantized: false };
+  const byteLength = tensorByteLength(to, info.shape);
+  return {
+    source: info,
+    info: { ...info, dtype: to, byteLength },
+    action: "float",
+    quantized: false,
+  };
 }
 
 /**
@@ -428,7 +465,9 @@ export function planModel(
       ...(options.everyMatrix === true && ggufTypes ? { everyMatrix: true } : {}),
     });
     checkPresetTypes(header, types, preset, options);
-    plans = header.tensors.map((t, i) => planPresetTensor(t, types[i], options));
+    plans = header.tensors.map((t, i) =>
+      sourceFloatPlan(t, options) ?? planPresetTensor(t, types[i], options)
+    );
   }
   const metadata: ModelMetadata = { ...header.metadata };
   const record = writtenQuantization(to, plans);
@@ -556,7 +595,9 @@ function planPresetTensor(
   chosen: DType | undefined,
   options: QuantizeOptions,
 ): TensorPlan {
-  if (!DTYPES[info.dtype].isFloat || keptForGguf(info, options)) {
+  // Kept blocks are quantized again only as llama-quantize --allow-requantize does.
+  const again = chosen !== undefined && options.llamaQuantize?.allowRequantize === true;
+  if (!DTYPES[info.dtype].isFloat || (keptForGguf(info, options) && !again)) {
     return planTensor(info, { ...options, to: "none" });
   }
   const to = chosen === undefined

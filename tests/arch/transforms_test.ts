@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import {
   addToFloat32,
   concatPayloads,
+  int64AsInt32,
   keepRanges,
   mapFloats,
   rangesInOrder,
@@ -171,4 +172,12 @@ Deno.test("reorderedBlocks(): GPT-NeoX's per-head q/k/v regrouped and back, by s
   }
   assert.throws(() => reorderedBlocks(streamed, 18, [0, 0, 1]), /Cannot reorder/);
   assert.throws(() => reorderedBlocks(streamed, 17, [0, 1]), /Cannot reorder/);
+});
+
+Deno.test("int64AsInt32(): DeepSeek-V4's hash table as I32, values split across chunk edges; a cut value is an error", async () => {
+  const ids = new BigInt64Array([0n, 3n, 255n, 70000n, -1n]);
+  const bytes = new Uint8Array(ids.buffer);
+  const out = await all(int64AsInt32(chunked(bytes, [3, 9, 1, 20, 7])));
+  assert.deepEqual([...new Int32Array(out.buffer)], [0, 3, 255, 70000, -1]);
+  await assert.rejects(all(int64AsInt32(chunked(bytes.slice(0, 13), [13]))), RangeError);
 });

@@ -162,9 +162,6 @@ export const NOT_YET_GGUF: Readonly<Record<string, string>> = {
   // aprkit's files equal the converter's (checked before the refusal), but
   // llama.cpp's deepseek32 graph computes them otherwise than transformers.
   "deepseek32": "llama.cpp's deepseek32 graph",
-  // llama.cpp computes the graph as transformers (0.003 with F32 experts), but its CPU
-  // kernel runs the converter's MXFP4 experts on Q8_0 activations: 0.68 apart.
-  "deepseek4": "llama.cpp's MXFP4 experts",
   // As deepseek32: llama.cpp's glm-dsa graph computes the converter's files otherwise.
   "glm-dsa": "llama.cpp's glm-dsa graph",
 };
@@ -176,6 +173,8 @@ export const NOT_YET_GGUF: Readonly<Record<string, string>> = {
 export const OWN_TESTS: Readonly<Record<string, string>> = {
   "gpt-oss-mxfp4": "gpt_oss_test.ts: its MXFP4 experts stay MXFP4 in GGUF, which llama-quantize " +
     "does not requantize (no K-quant presets) and APR holds dequantized",
+  "deepseek4": "deepseek4_test.ts: llama.cpp runs its MXFP4 experts on Q8_0 activations (judged " +
+    "with them decoded to F32), its presets are llama-quantize's with the experts kept MXFP4",
 };
 
 /**

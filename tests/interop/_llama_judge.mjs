@@ -49,7 +49,16 @@ function logSoftmax(logits, nVocab) {
 
 /** Next-token log-probabilities after each asked position of a fixed id sequence. */
 async function logprobsJob(model, job) {
-  const context = await model.createContext({ contextSize: 128, threads: 1 });
+  // `exact`: flash attention off and an F32 KV cache, which the default
+  // context's F16 cache and flash kernels move by up to ~0.2 on tiny models.
+  const exact = job.exact === true
+    ? {
+      flashAttention: false,
+      experimentalKvCacheKeyType: "F32",
+      experimentalKvCacheValueType: "F32",
+    }
+    : {};
+  const context = await model.createContext({ contextSize: 128, threads: 1, ...exact });
   try {
     const wanted = new Set(job.positions);
     const evaluated = await context.getSequence().controlledEvaluate(

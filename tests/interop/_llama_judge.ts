@@ -70,12 +70,19 @@ export interface LogProbsResult {
  * must check it.
  *
  * @param jobs Files, the token ids to evaluate, and the 0-based positions whose
- *   next-token distribution to return.
+ *   next-token distribution to return; `exact` evaluates with flash attention
+ *   off and an F32 KV cache (the default context's F16 cache moves tiny
+ *   models' log-probs by 0.02–0.18 on correct files).
  * @returns One result per job, in order.
  * @throws {Error} When the judge is not installed or fails as a whole.
  */
 export async function llamaLogProbs(
-  jobs: { path: string; ids: readonly number[]; positions: readonly number[] }[],
+  jobs: {
+    path: string;
+    ids: readonly number[];
+    positions: readonly number[];
+    exact?: boolean;
+  }[],
 ): Promise<LogProbsResult[]> {
   const results = await runJudge<LogProbsResult>(jobs, { keepErrors: true });
   // JSON has no -Infinity: a token llama.cpp gave no logit comes back null.

@@ -1,44 +1,262 @@
 /**
- * DeepSeek-V4 (issue 31), which aprkit imports to APR under its published
- * names but does not write as GGUF (src/arch/families/deepseek4.ts): the
- * refusals, and a GGUF llama.cpp's converter wrote — its keys and tensors as
- * the fixture's manifest records them, zero-filled — is refused for
- * SafeTensors and APR output rather than read back under wrong names.
+ * DeepSeek-V4 (issue 31; src/arch/families/deepseek4.ts), judged by the real
+ * programs on the `deepseek4` fixture (its published layout: MXFP4 experts
+ * as I8 + F8_E8M0 scales):
+ * - HF → GGUF is llama.cpp's converter's `--outtype f32`, `bf16` and `q8_0`
+ *   file, sha256 for sha256 (experts repacked to MXFP4 and written first after
+ *   the I32 hash table, the default chat template, file type
+ *   `MOSTLY_MXFP4_MOE` and the F32 tensors kept F32 under every outtype);
+ * - the K-quant presets keep the experts MXFP4 and equal `llama-quantize
+ *   --tensor-type exps=mxfp4` (plain llama-quantize refuses: "requantizing
+ *   from type mxfp4 is disabled"), saying so in one note; with
+ *   `--allow-requantize` they equal `llama-quantize --allow-requantize`;
+ * - llama.cpp's CPU kernel multiplies MXFP4 weights by activations rounded to
+ *   Q8_0, which flips this fixture's expert and indexer choices, so the judge
+ *   runs aprkit's file with its experts decoded to F32 (`--keep-names --dtype
+ *   f32`, GGUF → GGUF) and requires transformers' log-probs within 0.03
+ *   there; the MXFP4 file itself is run and its figure printed;
+ * - configs llama.cpp or its converter cannot take are refused in one line;
+ * - a DeepSeek-V4 GGUF is not read back into Hugging Face's layout.
  */
 
 import assert from "node:assert/strict";
-import type { GgufValue, GgufValueType } from "../../src/formats/gguf/header.ts";
-import { encodeGguf, type GgufTensorInput } from "../../src/formats/gguf/writer.ts";
-import { type DType, tensorByteLength } from "../../src/dtype.ts";
+import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { assertOneLineError, runApr, withTempDir } from "../cli/_run_apr.ts";
-import { familyDir, llamaCppManifest } from "./_families.ts";
+import { llamaLogProbs } from "./_llama_judge.ts";
+import {
+  compareWithReference,
+  fail,
+  familyDir,
+  type FamilyReference,
+  familyReference,
+  fileDifference,
+  ggufDescription,
+  llamaCppManifest,
+  manifestDifferences,
+} from "./_families.ts";
 
-Deno.test("deepseek4: HF → GGUF is refused in one line naming the class and llama.cpp's MXFP4 experts, with no file", async () => {
+const FIXTURE = "deepseek4";
+const SOURCE = familyDir(FIXTURE);
+
+/** The largest log-prob difference from transformers over its likeliest tokens at every step. */
+function worstDifference(ref: FamilyReference, logprobs: number[][]): number {
+  let worst = 0;
+  ref.steps.forEach((step, i) => {
+    for (const [token, expected] of step.top) {
+      worst = Math.max(worst, Math.abs((logprobs[i]?.[token] ?? -Infinity) - expected));
+    }
+  });
+  return worst;
+}
+
+Deno.test("deepseek4: HF → GGUF is llama.cpp's converter's --outtype f32, bf16 and q8_0 file, sha256 for sha256, MXFP4 experts included", async (t) => {
   await withTempDir(async (dir) => {
-    const out = `${dir}/deepseek4.gguf`;
-    const run = await runApr(["convert", familyDir("deepseek4"), "-o", out]);
-    assertOneLineError(run, /DeepseekV4ForCausalLM/, /MXFP4/, /0\.68/);
-    await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    for (const type of ["f32", "bf16", "q8_0"] as const) {
+      await t.step(type, async () => {
+        const out = `${dir}/${type}.gguf`;
+        // --dtype f32 is the converter's --outtype f32: the experts stay MXFP4.
+        await convertModel(SOURCE, out, type === "f32" ? { float32: true } : { quantize: type });
+        const theirs = await llamaCppManifest(FIXTURE, type);
+        assert.ok(theirs?.file_sha256 !== undefined, `no llama.cpp ${type} manifest`);
+        const mine = await ggufDescription(out);
+        // Not vacuous: 4 layers × 3 expert stacks in MXFP4, the hash table I32.
+        assert.equal(mine.tensors.filter((x) => x.type === "MXFP4").length, 12);
+        assert.deepEqual(
+          mine.tensors.filter((x) => x.type === "I32").map((x) => x.name),
+          ["blk.0.ffn_gate_tid2eid.weight"],
+        );
+        fail(`${FIXTURE} ${type}`, manifestDifferences(mine, theirs));
+        fail(`${FIXTURE} ${type}`, await fileDifference(out, theirs));
+      });
+    }
   });
 });
 
-Deno.test("deepseek4: a GGUF of llama.cpp's converter is refused for SafeTensors and APR output, in one line, with no file", async (t) => {
-  const manifest = (await llamaCppManifest("deepseek4", "f32"))!;
-  const kv = manifest.kv.map((e) =>
-    [e.key, {
-      type: e.type as GgufValueType,
-      value: e.value as GgufValue,
-      ...(e.array_types === undefined ? {} : { arrayTypes: e.array_types as GgufValueType[] }),
-    }] as const
-  );
-  const tensors: GgufTensorInput[] = manifest.tensors.map((x) => {
-    const dtype = x.type as DType;
-    const data = new Uint8Array(tensorByteLength(dtype, [...x.ne].reverse()));
-    return { name: x.name, dtype, ne: x.ne, data };
+Deno.test("deepseek4: Q4_K_M and Q5_K_S keep the experts MXFP4, equal to llama-quantize --tensor-type exps=mxfp4, in a note; --allow-requantize equals llama-quantize's", async (t) => {
+  await withTempDir(async (dir) => {
+    for (
+      const [type, args] of [
+        ["Q4_K_M", ["--quantize", "Q4_K_M"]],
+        ["Q5_K_S", ["--quantize", "Q5_K_S"]],
+        ["Q4_K_M-allow-requantize", ["--quantize", "Q4_K_M", "--allow-requantize"]],
+      ] as const
+    ) {
+      await t.step(type, async () => {
+        const out = `${dir}/${type}.gguf`;
+        const run = await runApr(["convert", SOURCE, "-o", out, ...args]);
+        assert.equal(run.code, 0, run.stderr);
+        const theirs = await llamaCppManifest(FIXTURE, type);
+        assert.ok(theirs?.file_sha256 !== undefined, `no llama-quantize ${type} manifest`);
+        const requantized = type.endsWith("allow-requantize");
+        assert.match(theirs.made_by, requantized ? /--allow-requantize/ : /exps=mxfp4/);
+        const mine = await ggufDescription(out);
+        assert.equal(mine.tensors.filter((x) => x.type === "MXFP4").length, requantized ? 0 : 12);
+        fail(`${FIXTURE} ${type}`, manifestDifferences(mine, theirs));
+        fail(`${FIXTURE} ${type}`, await fileDifference(out, theirs));
+        const notes = run.stdout.split("\n").filter((l) =>
+          l.startsWith("note: the routed experts")
+        );
+        assert.equal(notes.length, requantized ? 0 : 1, run.stdout);
+        if (!requantized) assert.match(notes[0]!, /--tensor-type exps=mxfp4/);
+      });
+    }
   });
+});
+
+/** The fixture copied to `dir/checkpoint`, its config.json changed by `edit`. */
+async function withConfig(
+  dir: string,
+  edit: (config: Record<string, unknown>) => void,
+): Promise<string> {
+  const copy = `${dir}/checkpoint`;
+  await Deno.mkdir(copy);
+  for (const entry of Deno.readDirSync(SOURCE)) {
+    await Deno.copyFile(`${SOURCE}/${entry.name}`, `${copy}/${entry.name}`);
+  }
+  const config = JSON.parse(await Deno.readTextFile(`${copy}/config.json`));
+  edit(config);
+  await Deno.writeTextFile(`${copy}/config.json`, JSON.stringify(config, null, 2));
+  return copy;
+}
+
+/**
+ * The fixture's config.json as transformers 5.18 saves it
+ * (`AutoConfig.from_pretrained(…).save_pretrained(…)`; these are the keys
+ * that differ, compared key by key when written): the published
+ * compress_ratios, num_hash_layers and rope_scaling folded into layer_types,
+ * compress_rates, mlp_layer_types and rope_parameters.
+ */
+function transformers5Form(config: Record<string, unknown>): void {
+  delete config["compress_ratios"];
+  delete config["num_hash_layers"];
+  delete config["rope_scaling"];
+  config["layer_types"] = [
+    "sliding_attention",
+    "compressed_sparse_attention",
+    "heavily_compressed_attention",
+    "compressed_sparse_attention",
+  ];
+  config["compress_rates"] = {
+    compressed_sparse_attention: 4,
+    heavily_compressed_attention: 128,
+  };
+  config["mlp_layer_types"] = ["hash_moe", "moe", "moe", "moe"];
+  config["partial_rotary_factor"] = 0.125;
+  config["rope_parameters"] = {
+    compress: {
+      attention_factor: 1.0,
+      beta_fast: 32,
+      beta_slow: 1,
+      factor: 16.0,
+      original_max_position_embeddings: 16,
+      partial_rotary_factor: 0.125,
+      rope_theta: 160000.0,
+      rope_type: "yarn",
+      type: "yarn",
+    },
+    main: { partial_rotary_factor: 0.125, rope_theta: 10000.0, rope_type: "default" },
+  };
+}
+
+Deno.test("deepseek4: llama.cpp runs aprkit's GGUF with its experts decoded to F32 as transformers computes it, from the published config.json and from transformers 5's; the MXFP4 file's figure is recorded", async () => {
+  await withTempDir(async (dir) => {
+    const ref = await familyReference(FIXTURE);
+    const mxfp4 = `${dir}/mxfp4.gguf`;
+    const decoded = `${dir}/decoded.gguf`;
+    await convertModel(SOURCE, mxfp4);
+    // transformers 5's config.json (the converter fails on it: KeyError
+    // 'num_hash_layers'), folded back: the same file but for compress_ratios,
+    // which keeps no entry for the MTP layer, and the folder's name.
+    await Deno.mkdir(`${dir}/t5`);
+    const t5 = `${dir}/t5/mxfp4.gguf`;
+    await convertModel(await withConfig(`${dir}/t5`, transformers5Form), t5);
+    const published = await ggufDescription(mxfp4);
+    const folded = await ggufDescription(t5);
+    assert.deepEqual(folded.tensors, published.tensors);
+    const differing = folded.kv.filter((e, i) =>
+      JSON.stringify(e) !== JSON.stringify(published.kv[i])
+    );
+    assert.deepEqual(differing.map((e) => [e.key, e.value]), [
+      ["general.name", "Checkpoint"],
+      ["deepseek4.attention.compress_ratios", [0, 4, 128, 4]],
+    ]);
+    const t5Decoded = `${dir}/t5/decoded.gguf`;
+    // The same files with every block type decoded to F32 (the I32 table kept).
+    for (const [from, to] of [[mxfp4, decoded], [t5, t5Decoded]]) {
+      const run = await runApr(["convert", from!, "-o", to!, "--keep-names", "--dtype", "f32"]);
+      assert.equal(run.code, 0, run.stderr);
+    }
+    const mine = await ggufDescription(decoded);
+    assert.deepEqual([...new Set(mine.tensors.map((x) => x.type))].sort(), ["F32", "I32"]);
+    // Flash attention off, F32 KV cache: a correct F32 file is within ~1e-4 there.
+    const runs = await llamaLogProbs(
+      [decoded, t5Decoded, mxfp4].map((path) => ({
+        path,
+        ids: ref.sequence,
+        positions: ref.positions,
+        exact: true,
+      })),
+    );
+    for (const r of runs) assert.equal(r.error, undefined, r.error);
+    const [f32, t5f32, packed] = runs;
+    fail("experts decoded to F32", compareWithReference(ref, f32!.logprobs));
+    fail(
+      "transformers 5's config.json, experts decoded to F32",
+      compareWithReference(ref, t5f32!.logprobs),
+    );
+    // llama.cpp's MXFP4 × Q8_0 kernel: recorded, not judged against transformers.
+    const figure = worstDifference(ref, packed!.logprobs);
+    assert.ok(Number.isFinite(figure), "llama.cpp gave the MXFP4 file no log-probabilities");
+    console.log(
+      `deepseek4: llama.cpp on the MXFP4 file, largest log-prob difference from transformers ` +
+        `${figure.toFixed(4)}; experts in F32 ${worstDifference(ref, f32!.logprobs).toFixed(4)}`,
+    );
+  });
+});
+
+Deno.test("deepseek4: configs llama.cpp or its converter cannot take are refused for GGUF in one line, with no file", async (t) => {
+  const cases: [string, (c: Record<string, unknown>) => void, RegExp[]][] = [
+    [
+      "transformers 5's form with hash layers after a routed one",
+      (c) => {
+        transformers5Form(c);
+        c["mlp_layer_types"] = ["moe", "hash_moe", "moe", "moe"];
+      },
+      [/num_hash_layers/, /mlp_layer_types/],
+    ],
+    [
+      "transformers 5's form with YaRN on the main RoPE too",
+      (c) => {
+        transformers5Form(c);
+        const rope = c["rope_parameters"] as Record<string, Record<string, unknown>>;
+        rope["main"] = { ...rope["compress"], rope_theta: 10000.0 };
+      },
+      [/RoPE/, /compressed layers only/],
+    ],
+    ["hc_mult 2", (c) => void (c["hc_mult"] = 2), [/hc_mult 2/, /4/]],
+    ["a compress ratio of 8", (c) => void (c["compress_ratios"] = [0, 8, 128, 4, 0]), [
+      /compress_ratios/,
+      /0, 4, 128/,
+    ]],
+    ["softmax scoring", (c) => void (c["scoring_func"] = "softmax"), [/scoring_func/]],
+  ];
+  for (const [what, edit, patterns] of cases) {
+    await t.step(what, async () => {
+      await withTempDir(async (dir) => {
+        const source = await withConfig(dir, edit);
+        const out = `${dir}/out.gguf`;
+        const run = await runApr(["convert", source, "-o", out]);
+        assertOneLineError(run, ...patterns);
+        await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+      });
+    });
+  }
+});
+
+Deno.test("deepseek4: its GGUF is refused for SafeTensors and APR output (not read back into Hugging Face's layout), in one line, with no file", async (t) => {
   await withTempDir(async (dir) => {
     const gguf = `${dir}/deepseek4.gguf`;
-    await Deno.writeFile(gguf, encodeGguf({ kv, tensors }));
+    await convertModel(SOURCE, gguf);
     for (const output of ["safetensors", "apr"]) {
       await t.step(output, async () => {
         const out = `${dir}/back.${output}`;
@@ -47,5 +265,35 @@ Deno.test("deepseek4: a GGUF of llama.cpp's converter is refused for SafeTensors
         await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
       });
     }
+  });
+});
+
+Deno.test("deepseek4: the converter's default chat template follows general.architecture; a folder naming 0731 gets Flash-0731's, and the model's own replaces it in place", async (t) => {
+  const { CONVERTER_TEMPLATES } = await import("../../src/arch/_converter_templates.ts");
+  const templateKv = async (source: string, out: string) => {
+    await convertModel(source, out);
+    const kv = (await ggufDescription(out)).kv;
+    assert.equal(kv[1]!.key, "tokenizer.chat_template");
+    assert.equal(kv.filter((e) => e.key === "tokenizer.chat_template").length, 1);
+    return kv[1]!.value;
+  };
+  await withTempDir(async (dir) => {
+    await t.step("a folder naming 0731", async () => {
+      await Deno.mkdir(`${dir}/named`);
+      const source = `${dir}/named/DeepSeek-V4-Flash-0731`;
+      await Deno.rename(await withConfig(`${dir}/named`, () => {}), source);
+      assert.equal(
+        await templateKv(source, `${dir}/0731.gguf`),
+        CONVERTER_TEMPLATES["deepseek-ai-DeepSeek-V4-Flash-0731.jinja"],
+      );
+    });
+    await t.step("the model's own template", async () => {
+      await Deno.mkdir(`${dir}/own`);
+      const source = await withConfig(`${dir}/own`, () => {});
+      const tokenizer = JSON.parse(await Deno.readTextFile(`${source}/tokenizer_config.json`));
+      tokenizer.chat_template = "{{ messages[0]['content'] }}";
+      await Deno.writeTextFile(`${source}/tokenizer_config.json`, JSON.stringify(tokenizer));
+      assert.equal(await templateKv(source, `${dir}/own.gguf`), "{{ messages[0]['content'] }}");
+    });
   });
 });

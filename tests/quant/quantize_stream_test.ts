@@ -442,3 +442,33 @@ Deno.test("planQuantization's quantization record is the target's only when some
   assertEquals(record([rows128!], { to: "q4_k", rowFallback: "padded" }), "q4_k");
   assertEquals(record([rows128!], { to: "q4_k_m" }), "q8");
 });
+
+Deno.test("planQuantization() with sourceFloats keeps F32 tensors F32 and BF16 matrices BF16 under the converter's --outtype values, as DeepSeek-V4's converter does", async (t) => {
+  const info = (name: string, dtype: "F32" | "BF16" | "F16", shape: number[]): TensorInfo => ({
+    name,
+    dtype,
+    shape,
+    byteLength: shape.reduce((a, b) => a * b, 1) * (dtype === "F32" ? 4 : 2),
+  });
+  const header: ModelHeader = {
+    format: "gguf",
+    metadata: {},
+    tensors: [
+      info("blk.0.attn_q_a.weight", "F32", [64, 256]),
+      info("blk.0.attn_kv.weight", "BF16", [64, 256]),
+      info("blk.0.attn_norm.weight", "BF16", [256]),
+      info("blk.0.attn_q_b.weight", "F16", [64, 256]),
+    ],
+  };
+  for (
+    const [to, f16Becomes] of [["bf16", "BF16"], ["q8_0", "Q8_0"], ["f16", "F16"]] as const
+  ) {
+    await t.step(to, () => {
+      const out = planQuantization(header, { to, ggufTypes: true, sourceFloats: true });
+      assertEquals(out.tensors.map((x) => x.dtype), ["F32", "BF16", "F32", f16Becomes]);
+      // Without it, the --outtype takes the matrices.
+      const plain = planQuantization(header, { to, ggufTypes: true });
+      ok(plain.tensors[0]!.dtype !== "F32");
+    });
+  }
+});
