@@ -47,6 +47,7 @@ Deno.test("mmproj judge: a reference for every fixture the test expects", () => 
     "gemma3",
     "gemma4-audio",
     "gemma4-cg",
+    "gemma4-unified",
     "glm4v",
     "glm4v-moe",
     "idefics3",

@@ -65,6 +65,9 @@ FIXTURES: dict[str, tuple[str, int, dict]] = {
     # keeps as it is: so 432 x 432, not resized by either.
     "gemma4-cg": ("families/hf/gemma4-cg", 432, {"do_resize": False}),
     "gemma4-audio": ("families/hf/gemma4-audio", 432, {"do_resize": False}),
+    # Gemma 4 Unified's processor needs torchvision (for its resize only): `gemma4_unified_inputs`
+    # runs its own patch code on an image llama.cpp keeps (108 x 108: 81 tokens of 3 x 3 patches of 4).
+    "gemma4-unified": ("families/hf/gemma4-unified", 108, {"inputs": "gemma4_unified_inputs"}),
     "idefics3": ("multimodal/hf/idefics3-t5", 32, {}),
 }
 
@@ -94,6 +97,38 @@ def lfm2_vl_inputs(folder: Path, image: np.ndarray) -> dict:
         "pixel_attention_mask": torch.ones(1, patches.shape[1], dtype=torch.long),
         "spatial_shapes": torch.tensor([[h // p, w // p]]),
     }
+
+
+def gemma4_unified_inputs(folder: Path, image: np.ndarray) -> dict:
+    """Gemma4UnifiedImageProcessor's `_preprocess` without its resize (the image is kept as it is):
+    rescaled (no normalization, as its preprocessor_config says), its `convert_image_to_patches`,
+    position ids, `patches_merge` and `pad_along_first_dim`. Its module imports torchvision's
+    functional API (used only to resize) at the top, so that import is stubbed."""
+    import importlib.util
+    import types
+    for name in ("torchvision", "torchvision.transforms", "torchvision.transforms.v2",
+                 "torchvision.transforms.v2.functional"):
+        sys.modules.setdefault(name, types.ModuleType(name))
+    sys.modules["torchvision.transforms.v2.functional"].InterpolationMode = object  # an annotation
+    # transformers' lazy module hands out a placeholder once it has seen no torchvision: load the file.
+    name = "transformers.models.gemma4_unified.image_processing_gemma4_unified"
+    path = Path(transformers.__file__).parent / "models/gemma4_unified/image_processing_gemma4_unified.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    ip = importlib.util.module_from_spec(spec)
+    sys.modules[name] = ip
+    spec.loader.exec_module(ip)
+
+    pre = json.loads((folder / "preprocessor_config.json").read_text())
+    assert pre["do_rescale"] and not pre["do_normalize"]
+    p, k, soft = pre["patch_size"], pre["pooling_kernel_size"], pre["max_soft_tokens"]
+    x = torch.from_numpy(image).permute(2, 0, 1).float() * pre["rescale_factor"]
+    patches = ip.convert_image_to_patches(x, p)
+    ph, pw = x.shape[-2] // p, x.shape[-1] // p
+    grid = torch.meshgrid(torch.arange(pw), torch.arange(ph), indexing="xy")
+    positions = torch.stack(grid, dim=-1).reshape(patches.shape[0], 2)
+    merged, merged_pos = ip.patches_merge(patches.unsqueeze(0), positions.unsqueeze(0), patches.shape[0] // (k * k))
+    merged, merged_pos = ip.pad_along_first_dim(merged.squeeze(0), merged_pos.squeeze(0), soft)
+    return {"pixel_values": merged.unsqueeze(0), "image_position_ids": merged_pos.unsqueeze(0)}
 
 
 def features(folder: Path, image: np.ndarray, extra: dict) -> np.ndarray:
