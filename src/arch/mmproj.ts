@@ -340,6 +340,9 @@ function splitFrames(name: string, shape: readonly number[]): readonly MmprojPie
   });
 }
 
+/** The attention window (pixels) llama.cpp's `qwen2.5vl_merger` graph hard-codes. */
+const QWEN25VL_WINDOW = 112;
+
 /** Qwen2.5-VL's vision GGUF (window-attention ViT, patch-merger MLP), after `Qwen2VLVisionModel`. */
 const QWEN25VL_MMPROJ: MmprojSupport = {
   source: "llama.cpp conversion/qwenvl.py Qwen2VLVisionModel (qwen2_5_vl)",
@@ -369,6 +372,16 @@ const QWEN25VL_MMPROJ: MmprojSupport = {
       }
     }
     w.u32("vision.n_wa_pattern", pattern);
+    // No GGUF key carries the window: llama.cpp's qwen2.5vl_merger always uses
+    // 112 pixels (clip.cpp), the published value and transformers' default. A
+    // tiny tower with 32 came out 0.85 off transformers' features.
+    const window = w.hparams["window_size"] ?? QWEN25VL_WINDOW;
+    if (window !== QWEN25VL_WINDOW) {
+      throw new RangeError(
+        `config.json: vision_config window_size ${JSON.stringify(window)}: llama.cpp's ` +
+          `qwen2.5vl_merger attends in windows of ${QWEN25VL_WINDOW} pixels, whatever the file says`,
+      );
+    }
     // Read from the top of config.json, as the converter does (its default otherwise).
     const eps = sources.config["rms_norm_eps"];
     w.f32("vision.attention.layer_norm_epsilon", typeof eps === "number" ? eps : 1e-6);

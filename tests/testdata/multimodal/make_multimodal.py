@@ -190,8 +190,11 @@ def qwen2_5_vl(folder: Path):
         text["rope_parameters"] = {"rope_type": "default", "mrope_section": [2, 3, 3],
                                    "rope_theta": 1000000.0}
     # 3 blocks: the converter maps merger.mlp.{0,2} through its per-block table, so depth must exceed 2.
+    # window_size 112 (the published one): llama.cpp's qwen2.5vl_merger reads no window size and
+    # always attends in windows of 112 pixels (aprkit refuses another for --mmproj). First made with
+    # 32; only config.json changed (no weight depends on it; the reference is text-only).
     vision = dict(depth=3, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=fam.HIDDEN,
-                  patch_size=8, spatial_merge_size=2, temporal_patch_size=2, window_size=32,
+                  patch_size=8, spatial_merge_size=2, temporal_patch_size=2, window_size=112,
                   fullatt_block_indexes=[1])
     config = transformers.Qwen2_5_VLConfig(
         text_config=text, vision_config=vision, image_token_id=ids["<|image_pad|>"],

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""transformers' image features after the projector, for each tiny checkpoint
+whose vision GGUF (`--mmproj`) aprkit writes: the reference
+`tests/interop/mmproj_judge_test.ts` holds llama.cpp's multimodal runtime
+(libmtmd, through `tests/interop/mtmd_embed/`) to on aprkit's files.
+
+    /work/tools/venv-mmproj/bin/python tests/testdata/multimodal/judge/make_mmproj_reference.py [NAME...]
+
+(`venv-mmproj` is venv5 — torch 2.13 CPU, transformers 5.18 — plus Pillow,
+which transformers' image processors need: a venv whose `venv5.pth` adds
+venv5's site-packages, and `pip install --no-deps pillow==11.3.0`.)
+
+For each fixture it makes one RGB image from a fixed generator (`pixels`,
+which the test repeats), of a size neither side resizes: the processor's
+pixel budget is given where llama.cpp's and transformers' defaults would pick
+different sizes (`PROCESSOR`). transformers' slow (PIL/numpy) image processor
+makes the pixel values; `get_image_features` of the checkpoint (eager
+attention, float32) gives the features the language model receives, for
+Qwen3-VL the main merger's followed by the deepstack mergers' along the
+width, as llama.cpp's mmproj output lays them out. Writes `<name>.json`:
+the image's size and generator, the features' shape and values (float32,
+9 significant digits), and the largest magnitude (so a test can scale its
+tolerance).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+import transformers
+from transformers import AutoConfig, AutoImageProcessor
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parent.parent
+
+# name: (checkpoint folder, image side in pixels, processor keyword arguments)
+FIXTURES: dict[str, tuple[str, int, dict]] = {
+    "gemma3": ("multimodal/hf/gemma3-t5", 32, {}),
+    "qwen2-vl": ("multimodal/hf/qwen2-vl-t5", 64, {}),
+    # 128 x 128: an 8 x 8 grid of merged patches in windows of 7 (112 px), so window
+    # attention (7 x 7, 7 x 1, 1 x 7, 1 x 1) is exercised; the processor's default budget
+    # (4096 pixels) would shrink it to 64 x 64, one window.
+    "qwen2.5-vl": ("multimodal/hf/qwen2.5-vl-t5", 128, {"size": {"shortest_edge": 1024, "longest_edge": 16384}}),
+    "qwen3.5-vl": ("multimodal/hf/qwen3.5-vl-t5", 64, {}),
+    "qwen3.5-moe-vl": ("multimodal/hf/qwen3.5-moe-vl-t5", 64, {}),
+    # GLM-4V's processor counts the two temporal copies against longest_edge
+    # (4096 keeps 32 x 32); llama.cpp keeps 64 x 64 (16 tokens).
+    "glm4v": ("multimodal/hf/glm4v-t5", 64, {"size": {"shortest_edge": 1024, "longest_edge": 8192}}),
+    "glm4v-moe": ("multimodal/hf/glm4v-moe-t5", 64, {"size": {"shortest_edge": 1024, "longest_edge": 8192}}),
+    "qwen3-vl": ("multimodal/qwen3vl/hf/qwen3-vl-t5", 64, {}),
+    "qwen3-vl-moe": ("multimodal/qwen3vl/hf/qwen3-vl-moe-t5", 64, {}),
+    "qwen4exp-cg": ("families/hf/qwen4exp-cg", 256, {}),
+    "smolvlm": ("multimodal/hf/smolvlm-t5", 32, {}),
+    # LFM2-VL's processor needs torchvision (not in this venv): `lfm2_vl_inputs` makes its
+    # inputs as its code does for an image within the token budget (64 tokens of 256 x 256
+    # pixels, patch 16: not resized, not split), unpadded.
+    "lfm2-vl": ("multimodal/hf/lfm2-vl-t5", 256, {"inputs": "lfm2_vl_inputs"}),
+    # Gemma 4's processor scales every image to its token budget (a 64 x 64 image to
+    # 768 x 768, 256 tokens); llama.cpp's budget gives 432 x 432 (81 tokens), which it
+    # keeps as it is: so 432 x 432, not resized by either.
+    "gemma4-cg": ("families/hf/gemma4-cg", 432, {"do_resize": False}),
+    "gemma4-audio": ("families/hf/gemma4-audio", 432, {"do_resize": False}),
+    # Gemma 4 Unified's processor needs torchvision (for its resize only): `gemma4_unified_inputs`
+    # runs its own patch code on an image llama.cpp keeps (108 x 108: 81 tokens of 3 x 3 patches of 4).
+    "gemma4-unified": ("families/hf/gemma4-unified", 108, {"inputs": "gemma4_unified_inputs"}),
+    "idefics3": ("multimodal/hf/idefics3-t5", 32, {}),
+}
+
+
+def pixels(side: int) -> np.ndarray:
+    """side x side x 3 bytes from a 31-bit LCG (glibc's constants), byte = bits 16-23."""
+    out = np.empty(side * side * 3, dtype=np.uint8)
+    x = 12345
+    for i in range(out.size):
+        x = (1103515245 * x + 12345) % 2**31
+        out[i] = (x >> 16) & 255
+    return out.reshape(side, side, 3)
+
+
+def lfm2_vl_inputs(folder: Path, image: np.ndarray) -> dict:
+    """Lfm2VlImageProcessorFast's output for one image it neither resizes nor splits:
+    rescaled and normalized, then `convert_image_to_patches` (row-major patches of
+    patch x patch x channels), with an all-ones attention mask and its patch grid."""
+    pre = json.loads((folder / "preprocessor_config.json").read_text())
+    p = pre["encoder_patch_size"]
+    x = (image.astype(np.float32) * np.float32(pre["rescale_factor"]) - np.float32(pre["image_mean"])) \
+        / np.float32(pre["image_std"])
+    h, w, c = x.shape
+    patches = x.reshape(h // p, p, w // p, p, c).transpose(0, 2, 1, 3, 4).reshape(1, (h // p) * (w // p), p * p * c)
+    return {
+        "pixel_values": torch.from_numpy(np.ascontiguousarray(patches)),
+        "pixel_attention_mask": torch.ones(1, patches.shape[1], dtype=torch.long),
+        "spatial_shapes": torch.tensor([[h // p, w // p]]),
+    }
+
+
+def gemma4_unified_inputs(folder: Path, image: np.ndarray) -> dict:
+    """Gemma4UnifiedImageProcessor's `_preprocess` without its resize (the image is kept as it is):
+    rescaled (no normalization, as its preprocessor_config says), its `convert_image_to_patches`,
+    position ids, `patches_merge` and `pad_along_first_dim`. Its module imports torchvision's
+    functional API (used only to resize) at the top, so that import is stubbed."""
+    import importlib.util
+    import types
+    for name in ("torchvision", "torchvision.transforms", "torchvision.transforms.v2",
+                 "torchvision.transforms.v2.functional"):
+        sys.modules.setdefault(name, types.ModuleType(name))
+    sys.modules["torchvision.transforms.v2.functional"].InterpolationMode = object  # an annotation
+    # transformers' lazy module hands out a placeholder once it has seen no torchvision: load the file.
+    name = "transformers.models.gemma4_unified.image_processing_gemma4_unified"
+    path = Path(transformers.__file__).parent / "models/gemma4_unified/image_processing_gemma4_unified.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    ip = importlib.util.module_from_spec(spec)
+    sys.modules[name] = ip
+    spec.loader.exec_module(ip)
+
+    pre = json.loads((folder / "preprocessor_config.json").read_text())
+    assert pre["do_rescale"] and not pre["do_normalize"]
+    p, k, soft = pre["patch_size"], pre["pooling_kernel_size"], pre["max_soft_tokens"]
+    x = torch.from_numpy(image).permute(2, 0, 1).float() * pre["rescale_factor"]
+    patches = ip.convert_image_to_patches(x, p)
+    ph, pw = x.shape[-2] // p, x.shape[-1] // p
+    grid = torch.meshgrid(torch.arange(pw), torch.arange(ph), indexing="xy")
+    positions = torch.stack(grid, dim=-1).reshape(patches.shape[0], 2)
+    merged, merged_pos = ip.patches_merge(patches.unsqueeze(0), positions.unsqueeze(0), patches.shape[0] // (k * k))
+    merged, merged_pos = ip.pad_along_first_dim(merged.squeeze(0), merged_pos.squeeze(0), soft)
+    return {"pixel_values": merged.unsqueeze(0), "image_position_ids": merged_pos.unsqueeze(0)}
+
+
+def features(folder: Path, image: np.ndarray, extra: dict) -> np.ndarray:
+    config = AutoConfig.from_pretrained(folder)
+    model = getattr(transformers, config.architectures[0]).from_pretrained(
+        folder, dtype=torch.float32, attn_implementation="eager").eval()
+    if "inputs" in extra:
+        inputs = globals()[extra["inputs"]](folder, image)
+    else:
+        processor = AutoImageProcessor.from_pretrained(folder, backend="pil")
+        inputs = processor(images=image, return_tensors="pt", **extra)
+    inner = model.model
+    wanted = inspect.signature(inner.get_image_features).parameters
+    with torch.no_grad():
+        out = inner.get_image_features(**{k: v for k, v in inputs.items() if k in wanted})
+    feat = out.pooler_output
+    if isinstance(feat, (list, tuple)):
+        feat = torch.cat([f.reshape(-1, f.shape[-1]) for f in feat])
+    deepstack = getattr(out, "deepstack_features", None)
+    if deepstack:
+        # one tuple per tapped block, split per image: one image here
+        parts = [d[0] if isinstance(d, (list, tuple)) else d for d in deepstack]
+        feat = torch.cat([feat] + parts, dim=-1)
+    return feat.reshape(-1, feat.shape[-1]).numpy()
+
+
+def main(names: list[str]) -> None:
+    torch.manual_seed(0)
+    for name in names or list(FIXTURES):
+        folder, side, extra = FIXTURES[name]
+        feat = features(DATA / folder, pixels(side), extra)
+        record = {
+            "fixture": name,
+            "checkpoint": folder,
+            "transformers": transformers.__version__,
+            "image": {"width": side, "height": side, "pixels": "lcg31(12345)"},
+            "processor": extra,
+            "n_tokens": int(feat.shape[0]),
+            "n_embd": int(feat.shape[1]),
+            "max_abs": float(np.abs(feat).max()),
+            "embd": [float(f"{v:.9g}") for v in feat.reshape(-1).tolist()],
+        }
+        (HERE / f"{name}.json").write_text(json.dumps(record) + "\n")
+        print(f"{name}: {feat.shape[0]} x {feat.shape[1]}, max |x| {record['max_abs']:.4g}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
