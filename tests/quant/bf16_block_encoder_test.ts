@@ -71,3 +71,34 @@ Deno.test("BF16 straight to a block type: a payload too short or too long is ref
     /payload exceeds its 2048 bytes/,
   );
 });
+
+Deno.test("BF16 straight to a block type: every bf16 value under a block maximum of 127, 8 or 31 (each tie of the short roundings), and x with −x as the largest", () => {
+  // Blocks of [M, then 31 values], the values every bf16 pattern with |x| <= M:
+  // with Q8_0's d = 127/127 = 1 (M = 127), Q4_0's id = −8/M, Q5_1's 31/(M − min)
+  // the products land on each half-integer the fast paths round; then blocks
+  // whose largest magnitude is both x and −x (which comes first decides Q4_0/Q5_0's d).
+  for (const top of [127, 8, 31]) {
+    const values: number[] = [];
+    for (let bits = 0; bits < 0x10000; bits++) {
+      const x = new Float32Array(new Uint32Array([bits << 16]).buffer)[0]!;
+      if (!(Math.abs(x) <= top)) continue;
+      if (values.length % 32 === 0) values.push(top);
+      values.push(x);
+    }
+    for (let i = 0; i < 64; i++) {
+      const block = Array.from({ length: 32 }, (_, j) => ((j * 7 + i) % 13) - 6);
+      block[(i * 5) % 32] = i % 2 === 0 ? 9 : -9;
+      block[(i * 11 + 3) % 32] = i % 2 === 0 ? -9 : 9;
+      values.push(...block);
+    }
+    while (values.length % 32 !== 0) values.push(0);
+    const f = new Float32Array(values);
+    const payload = encodeBf16(f);
+    const decoded = decodeBf16(payload);
+    for (const target of TARGETS) {
+      const expected = encodeBlocks(target, decoded, undefined, "typescript");
+      const enc = Bf16BlockEncoder.for(info(f.length / 32, 32), target, 1 << 12)!;
+      assertEquals(run(enc, payload, [1 << 20]), expected, `${target} under ${top}`);
+    }
+  }
+});

@@ -48,6 +48,11 @@ interface Exports {
   encodeQ4_0(src: number, dst: number, blocks: number): void;
   encodeQ4_1(src: number, dst: number, blocks: number): void;
   widenBf16(src: number, dst: number, n: number): void;
+  encodeQ8_0Bf16(src: number, dst: number, blocks: number): void;
+  encodeQ4_0Bf16(src: number, dst: number, blocks: number): void;
+  encodeQ4_1Bf16(src: number, dst: number, blocks: number): void;
+  encodeQ5_0Bf16(src: number, dst: number, blocks: number): void;
+  encodeQ5_1Bf16(src: number, dst: number, blocks: number): void;
   encodeQ6K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeQ2K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeQ3K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
@@ -321,11 +326,11 @@ function instantiate(): WasmKernels | null {
 
   const legacy: Record<LegacyTarget, [(src: number, dst: number, blocks: number) => void, number]> =
     {
-      Q8_0: [exports.encodeQ8_0, 34],
-      Q4_0: [exports.encodeQ4_0, 18],
-      Q4_1: [exports.encodeQ4_1, 20],
-      Q5_0: [exports.encodeQ5_0, 22],
-      Q5_1: [exports.encodeQ5_1, 24],
+      Q8_0: [exports.encodeQ8_0Bf16, 34],
+      Q4_0: [exports.encodeQ4_0Bf16, 18],
+      Q4_1: [exports.encodeQ4_1Bf16, 20],
+      Q5_0: [exports.encodeQ5_0Bf16, 22],
+      Q5_1: [exports.encodeQ5_1Bf16, 24],
     };
   const encodeFromBf16 = (target: LegacyTarget, bytes: Uint8Array, out: Uint8Array): void => {
     const [run, blockBytes] = legacy[target];
@@ -340,8 +345,7 @@ function instantiate(): WasmKernels | null {
     for (let b = 0; b < nb; b += sliceBlocks) {
       const k = Math.min(sliceBlocks, nb - b);
       bf16.set(bytes.subarray(b * 64, (b + k) * 64));
-      exports.widenBf16(bf16Base, base, 32 * k);
-      run(base, outBase, k);
+      run(bf16Base, outBase, k);
       out.set(dst.subarray(0, k * blockBytes), b * blockBytes);
     }
   };
