@@ -157,22 +157,58 @@ export function encodeTq2_0(src: usize, dst: usize, nb: i32): void {
 /** Encode `nb` blocks of 128 f32 at `src` into Q1_0 (18 bytes each) at `dst`. */
 export function encodeQ1_0(src: usize, dst: usize, nb: i32): void {
   const zero = f32x4.splat(0);
-  for (let b = 0; b < nb; b++) {
+  // C sums |x| sequentially in f32, a chain of 128 dependent additions per
+  // block: four blocks at a time run their chains side by side, lane k
+  // block k's in C's order (each four values transposed by shuffles).
+  let b = 0;
+  for (; b + 4 <= nb; b += 4) {
+    const x = src + <usize>b * 512;
+    let s = zero;
+    for (let j = 0; j < 128; j += 4) {
+      const p = x + <usize>j * 4;
+      const v0 = f32x4.abs(v128.load(p));
+      const v1 = f32x4.abs(v128.load(p + 512));
+      const v2 = f32x4.abs(v128.load(p + 1024));
+      const v3 = f32x4.abs(v128.load(p + 1536));
+      const a = i32x4.shuffle(v0, v1, 0, 4, 1, 5);
+      const c = i32x4.shuffle(v2, v3, 0, 4, 1, 5);
+      const e = i32x4.shuffle(v0, v1, 2, 6, 3, 7);
+      const g = i32x4.shuffle(v2, v3, 2, 6, 3, 7);
+      s = f32x4.add(s, i32x4.shuffle(a, c, 0, 1, 4, 5));
+      s = f32x4.add(s, i32x4.shuffle(a, c, 2, 3, 6, 7));
+      s = f32x4.add(s, i32x4.shuffle(e, g, 0, 1, 4, 5));
+      s = f32x4.add(s, i32x4.shuffle(e, g, 2, 3, 6, 7));
+    }
+    v128.store(SUMS, f32x4.div(s, f32x4.splat(<f32>128.0)));
+    for (let k = 0; k < 4; k++) {
+      const y = dst + <usize>(b + k) * 18;
+      store<u16>(y, <u16>f32ToF16(load<f32>(SUMS + <usize>k * 4)));
+      signBits(x + <usize>k * 512, y, zero);
+    }
+  }
+  for (; b < nb; b++) {
     const x = src + <usize>b * 512;
     const y = dst + <usize>b * 18;
-    // C sums |x| sequentially in f32.
     let sumAbs: f32 = 0;
     for (let j = 0; j < 128; j++) sumAbs += Mathf.abs(load<f32>(x + <usize>j * 4));
     store<u16>(y, <u16>f32ToF16(sumAbs / <f32>128.0));
-    // Bit j of the 16 bytes: x[j] >= 0 (false for NaN).
-    for (let j = 0; j < 128; j += 16) {
-      const p = x + <usize>j * 4;
-      const m = i8x16.narrow_i16x8_s(
-        i16x8.narrow_i32x4_s(f32x4.ge(v128.load(p), zero), f32x4.ge(v128.load(p + 16), zero)),
-        i16x8.narrow_i32x4_s(f32x4.ge(v128.load(p + 32), zero), f32x4.ge(v128.load(p + 48), zero)),
-      );
-      store<u16>(y + 2 + <usize>(j >> 3), <u16>i8x16.bitmask(m));
-    }
+    signBits(x, y, zero);
+  }
+}
+
+// encodeQ1_0's four sums of a lane group.
+const SUMS: usize = memory.data(16, 16);
+
+/** Q1_0's 16 bytes of signs at `y` + 2 for the 128 values at `x`. */
+@inline function signBits(x: usize, y: usize, zero: v128): void {
+  // Bit j of the 16 bytes: x[j] >= 0 (false for NaN).
+  for (let j = 0; j < 128; j += 16) {
+    const p = x + <usize>j * 4;
+    const m = i8x16.narrow_i16x8_s(
+      i16x8.narrow_i32x4_s(f32x4.ge(v128.load(p), zero), f32x4.ge(v128.load(p + 16), zero)),
+      i16x8.narrow_i32x4_s(f32x4.ge(v128.load(p + 32), zero), f32x4.ge(v128.load(p + 48), zero)),
+    );
+    store<u16>(y + 2 + <usize>(j >> 3), <u16>i8x16.bitmask(m));
   }
 }
 
