@@ -25,6 +25,7 @@ const K: usize = memory.data<i32>([
   0x41080000, 0x41080000, 0x41080000, 0x41080000, // 8.5 (Q4_0's offset)
   0x41840000, 0x41840000, 0x41840000, 0x41840000, // 16.5 (Q5_0's)
   31, 31, 31, 31, // Q5 levels' top
+  0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, // all but the sign
 ], 16);
 
 /** bf16 lanes 0..3 (`hi` false) or 4..7 of `h` as f32: each value's 16 bits on top. */
@@ -35,16 +36,42 @@ const K: usize = memory.data<i32>([
     : i8x16.shuffle(z, h, 0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23);
 }
 
-/** The largest lane of `m` (f32x4.max: NaN if any lane is). */
-@inline function maxLane(m: v128): f32 {
-  const a = f32x4.max(m, i32x4.shuffle(m, m, 2, 3, 0, 1));
-  return f32x4.extract_lane(f32x4.max(a, i32x4.shuffle(a, a, 1, 0, 3, 2)), 0);
+// f32x4.min/max (NaN-propagating, −0 below +0) take ~8 instructions each on
+// x64; pmin/pmax and integer max are one. So the maxima below are pmin/pmax
+// (which may skip a NaN) with a separate test for NaN, or integer maxima of
+// the magnitudes' bits (ordered as the magnitudes, NaN above infinity).
+
+/** The largest lane of `m` (no NaN among them). */
+@inline function pmaxLane(m: v128): f32 {
+  const a = f32x4.pmax(m, i32x4.shuffle(m, m, 2, 3, 0, 1));
+  return f32x4.extract_lane(f32x4.pmax(a, i32x4.shuffle(a, a, 1, 0, 3, 2)), 0);
 }
 
-/** The smallest lane of `m` (f32x4.min: NaN if any lane is). */
-@inline function minLane(m: v128): f32 {
-  const a = f32x4.min(m, i32x4.shuffle(m, m, 2, 3, 0, 1));
-  return f32x4.extract_lane(f32x4.min(a, i32x4.shuffle(a, a, 1, 0, 3, 2)), 0);
+/** The smallest lane of `m` (no NaN among them). */
+@inline function pminLane(m: v128): f32 {
+  const a = f32x4.pmin(m, i32x4.shuffle(m, m, 2, 3, 0, 1));
+  return f32x4.extract_lane(f32x4.pmin(a, i32x4.shuffle(a, a, 1, 0, 3, 2)), 0);
+}
+
+/**
+ * Whether the block holds a NaN: then its sum is NaN (so is it for +inf with
+ * −inf, which the callers' range tests send to the exact kernel anyway).
+ */
+@inline function anyNaN(
+  x0: v128,
+  x1: v128,
+  x2: v128,
+  x3: v128,
+  x4: v128,
+  x5: v128,
+  x6: v128,
+  x7: v128,
+): bool {
+  const s = f32x4.add(
+    f32x4.add(f32x4.add(x0, x1), f32x4.add(x2, x3)),
+    f32x4.add(f32x4.add(x4, x5), f32x4.add(x6, x7)),
+  );
+  return v128.any_true(f32x4.ne(s, s));
 }
 
 /** Sixteen i32x4 lanes of −128..127 as 16 signed bytes, in order. */
@@ -82,6 +109,7 @@ export function encodeQ8_0Bf16(src: usize, dst: usize, nb: i32): void {
   const half = v128.load(K);
   const sign = v128.load(K + 16);
   const magic = v128.load(K + 80);
+  const abs = v128.load(K + 144);
   for (let b = 0; b < nb; b++) {
     const p = src + <usize>b * 64;
     const y = dst + <usize>b * 34;
@@ -97,12 +125,22 @@ export function encodeQ8_0Bf16(src: usize, dst: usize, nb: i32): void {
     const x5 = widen(h2, true);
     const x6 = widen(h3, false);
     const x7 = widen(h3, true);
-    const m = f32x4.max(
-      f32x4.max(f32x4.max(f32x4.abs(x0), f32x4.abs(x1)), f32x4.max(f32x4.abs(x2), f32x4.abs(x3))),
-      f32x4.max(f32x4.max(f32x4.abs(x4), f32x4.abs(x5)), f32x4.max(f32x4.abs(x6), f32x4.abs(x7))),
+    // The largest magnitude's bits: a NaN is above every other (its amax
+    // is NaN, and the test below fails).
+    const m = i32x4.max_u(
+      i32x4.max_u(
+        i32x4.max_u(v128.and(x0, abs), v128.and(x1, abs)),
+        i32x4.max_u(v128.and(x2, abs), v128.and(x3, abs)),
+      ),
+      i32x4.max_u(
+        i32x4.max_u(v128.and(x4, abs), v128.and(x5, abs)),
+        i32x4.max_u(v128.and(x6, abs), v128.and(x7, abs)),
+      ),
     );
-    // f32x4.max propagates NaN: a NaN anywhere makes it NaN, and the test fails.
-    const amax = maxLane(m);
+    const m2 = i32x4.max_u(m, i32x4.shuffle(m, m, 2, 3, 0, 1));
+    const amax = reinterpret<f32>(
+      i32x4.extract_lane(i32x4.max_u(m2, i32x4.shuffle(m2, m2, 1, 0, 3, 2)), 0),
+    );
     const d = amax / <f32>127.0;
     const id: f32 = d != 0 ? <f32>1.0 / d : 0;
     // Every |x·id| <= amax·id (rounding is monotonic), so below 127.5 every
@@ -162,15 +200,15 @@ export function encodeQ8_0Bf16(src: usize, dst: usize, nb: i32): void {
     const x7 = widen(h3, true);
     // C keeps the first value of the largest |x|: the largest value, or the
     // smallest, whichever is larger in magnitude; when both are (x and −x),
-    // which comes first decides, and the exact kernel looks. f32x4.min/max
-    // propagate NaN, which fails the range test below (C skips NaN).
-    const hi = maxLane(f32x4.max(
-      f32x4.max(f32x4.max(x0, x1), f32x4.max(x2, x3)),
-      f32x4.max(f32x4.max(x4, x5), f32x4.max(x6, x7)),
+    // which comes first decides, and the exact kernel looks, as it does for a
+    // block with a NaN (C skips NaN).
+    const hi = pmaxLane(f32x4.pmax(
+      f32x4.pmax(f32x4.pmax(x0, x1), f32x4.pmax(x2, x3)),
+      f32x4.pmax(f32x4.pmax(x4, x5), f32x4.pmax(x6, x7)),
     ));
-    const lo = minLane(f32x4.min(
-      f32x4.min(f32x4.min(x0, x1), f32x4.min(x2, x3)),
-      f32x4.min(f32x4.min(x4, x5), f32x4.min(x6, x7)),
+    const lo = pminLane(f32x4.pmin(
+      f32x4.pmin(f32x4.pmin(x0, x1), f32x4.pmin(x2, x3)),
+      f32x4.pmin(f32x4.pmin(x4, x5), f32x4.pmin(x6, x7)),
     ));
     const amax = hi > -lo ? hi : -lo;
     const max: f32 = amax == 0 ? 0 : hi > -lo ? hi : lo;
@@ -179,7 +217,10 @@ export function encodeQ8_0Bf16(src: usize, dst: usize, nb: i32): void {
     // Every x·id + half + 0.5 is then in (−0.5, 2·half + 1.5): the truncation
     // is the level, (int8_t) changes nothing (legacy_encode.ts). A NaN amax
     // fails the test.
-    if (!(amax * Mathf.abs(id) <= half + <f32>1.0) || (hi == -lo && hi != 0)) {
+    if (
+      !(amax * Mathf.abs(id) <= half + <f32>1.0) || (hi == -lo && hi != 0) ||
+      anyNaN(x0, x1, x2, x3, x4, x5, x6, x7)
+    ) {
       widenBf16(p, BLOCK, 32);
       if (half == 16) encodeQ5_0(BLOCK, y, 1);
       else encodeQ4_0(BLOCK, y, 1);
@@ -250,24 +291,23 @@ export function encodeQ5_0Bf16(src: usize, dst: usize, nb: i32): void {
     const x5 = widen(h2, true);
     const x6 = widen(h3, false);
     const x7 = widen(h3, true);
-    // f32x4.min/max propagate NaN: the range test below fails then.
-    const lo4 = f32x4.min(
-      f32x4.min(f32x4.min(x0, x1), f32x4.min(x2, x3)),
-      f32x4.min(f32x4.min(x4, x5), f32x4.min(x6, x7)),
-    );
-    const hi4 = f32x4.max(
-      f32x4.max(f32x4.max(x0, x1), f32x4.max(x2, x3)),
-      f32x4.max(f32x4.max(x4, x5), f32x4.max(x6, x7)),
-    );
-    const a = f32x4.min(lo4, i32x4.shuffle(lo4, lo4, 2, 3, 0, 1));
-    const min = f32x4.extract_lane(f32x4.min(a, i32x4.shuffle(a, a, 1, 0, 3, 2)), 0);
-    const c = f32x4.max(hi4, i32x4.shuffle(hi4, hi4, 2, 3, 0, 1));
-    const max = f32x4.extract_lane(f32x4.max(c, i32x4.shuffle(c, c, 1, 0, 3, 2)), 0);
+    // A block with a NaN takes the exact kernel (tested below).
+    const min = pminLane(f32x4.pmin(
+      f32x4.pmin(f32x4.pmin(x0, x1), f32x4.pmin(x2, x3)),
+      f32x4.pmin(f32x4.pmin(x4, x5), f32x4.pmin(x6, x7)),
+    ));
+    const max = pmaxLane(f32x4.pmax(
+      f32x4.pmax(f32x4.pmax(x0, x1), f32x4.pmax(x2, x3)),
+      f32x4.pmax(f32x4.pmax(x4, x5), f32x4.pmax(x6, x7)),
+    ));
     const d = (max - min) / top;
     const id: f32 = d != 0 ? <f32>1.0 / d : 0;
     // Without NaN, infinities and zero ends, C's scan finds the same min and
     // max; (max − min)·id <= top + 1 keeps every level in range (legacy_encode.ts).
-    if (!((max - min) * id <= top + <f32>1.0) || min == 0 || max == 0) {
+    if (
+      !((max - min) * id <= top + <f32>1.0) || min == 0 || max == 0 ||
+      anyNaN(x0, x1, x2, x3, x4, x5, x6, x7)
+    ) {
       widenBf16(p, BLOCK, 32);
       if (top == 31) encodeQ5_1(BLOCK, y, 1);
       else encodeQ4_1(BLOCK, y, 1);

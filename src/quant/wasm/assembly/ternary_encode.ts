@@ -160,16 +160,17 @@ export function encodeQ1_0(src: usize, dst: usize, nb: i32): void {
   // C sums |x| sequentially in f32, a chain of 128 dependent additions per
   // block: four blocks at a time run their chains side by side, lane k
   // block k's in C's order (each four values transposed by shuffles).
+  const abs = v128.load(ABS); // f32x4.abs rebuilds its mask at each use
   let b = 0;
   for (; b + 4 <= nb; b += 4) {
     const x = src + <usize>b * 512;
     let s = zero;
     for (let j = 0; j < 128; j += 4) {
       const p = x + <usize>j * 4;
-      const v0 = f32x4.abs(v128.load(p));
-      const v1 = f32x4.abs(v128.load(p + 512));
-      const v2 = f32x4.abs(v128.load(p + 1024));
-      const v3 = f32x4.abs(v128.load(p + 1536));
+      const v0 = v128.and(v128.load(p), abs);
+      const v1 = v128.and(v128.load(p + 512), abs);
+      const v2 = v128.and(v128.load(p + 1024), abs);
+      const v3 = v128.and(v128.load(p + 1536), abs);
       const a = i32x4.shuffle(v0, v1, 0, 4, 1, 5);
       const c = i32x4.shuffle(v2, v3, 0, 4, 1, 5);
       const e = i32x4.shuffle(v0, v1, 2, 6, 3, 7);
@@ -196,8 +197,9 @@ export function encodeQ1_0(src: usize, dst: usize, nb: i32): void {
   }
 }
 
-// encodeQ1_0's four sums of a lane group.
+// encodeQ1_0's four sums of a lane group, and the magnitude mask.
 const SUMS: usize = memory.data(16, 16);
+const ABS: usize = memory.data<i32>([0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff], 16);
 
 /** Q1_0's 16 bytes of signs at `y` + 2 for the 128 values at `x`. */
 @inline function signBits(x: usize, y: usize, zero: v128): void {
