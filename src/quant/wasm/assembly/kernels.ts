@@ -31,5 +31,5 @@ export function heapBase(): usize {
 }
 export { widenBf16 } from "./bf16_widen";
 export {
-  encodeQ4_0Bf16, encodeQ4_1Bf16, encodeQ5_0Bf16, encodeQ5_1Bf16, encodeQ8_0Bf16,
+  encodeQ1_0Bf16, encodeQ4_0Bf16, encodeQ4_1Bf16, encodeQ5_0Bf16, encodeQ5_1Bf16, encodeQ8_0Bf16,
 } from "./legacy_bf16";

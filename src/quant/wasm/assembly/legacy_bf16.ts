@@ -1,5 +1,5 @@
-// AssemblyScript: BF16 payload bytes straight to Q8_0, Q4_0, Q4_1, Q5_0 and
-// Q5_1 blocks, the same bytes as widening them (bf16_widen.ts) and running
+// AssemblyScript: BF16 payload bytes straight to Q8_0, Q4_0, Q4_1, Q5_0,
+// Q5_1 and Q1_0 blocks, the same bytes as widening them (bf16_widen.ts) and running
 // legacy_encode.ts' encoders, in one pass: each block's 32 values are widened
 // into eight locals (two unpacks per 16 bytes), its scale found and its
 // levels made from registers, with the loop constants read from memory once
@@ -11,6 +11,7 @@
 import { f32ToF16 } from "./common";
 import { encodeQ4_0, encodeQ4_1, encodeQ5_0, encodeQ5_1, encodeQ8_0 } from "./legacy_encode";
 import { widenBf16 } from "./bf16_widen";
+import { encodeQ1_0 } from "./ternary_encode";
 
 // One block widened, for the exact kernels.
 const BLOCK: usize = memory.data(32 * 4, 16);
@@ -347,4 +348,77 @@ export function encodeQ4_1Bf16(src: usize, dst: usize, nb: i32): void {
 /** Encode `nb` 32-value blocks of bf16 at `src` into Q5_1 (24 bytes each) at `dst`. */
 export function encodeQ5_1Bf16(src: usize, dst: usize, nb: i32): void {
   withMinBf16(src, dst, nb, 31, 24);
+}
+
+// encodeQ1_0Bf16's four sums, and one 128-value block widened for the exact kernel.
+const SUMS4: usize = memory.data(16, 16);
+const BLOCK128: usize = memory.data(128 * 4, 16);
+
+/** Add the magnitudes of four blocks' four values (one vector each) to `s`, value by value. */
+@inline function addTransposed(s: v128, v0: v128, v1: v128, v2: v128, v3: v128): v128 {
+  const a = i32x4.shuffle(v0, v1, 0, 4, 1, 5);
+  const c = i32x4.shuffle(v2, v3, 0, 4, 1, 5);
+  const e = i32x4.shuffle(v0, v1, 2, 6, 3, 7);
+  const g = i32x4.shuffle(v2, v3, 2, 6, 3, 7);
+  s = f32x4.add(s, i32x4.shuffle(a, c, 0, 1, 4, 5));
+  s = f32x4.add(s, i32x4.shuffle(a, c, 2, 3, 6, 7));
+  s = f32x4.add(s, i32x4.shuffle(e, g, 0, 1, 4, 5));
+  return f32x4.add(s, i32x4.shuffle(e, g, 2, 3, 6, 7));
+}
+
+/**
+ * Encode `nb` 128-value blocks of bf16 at `src` (256 bytes each) into Q1_0
+ * (18 bytes each) at `dst`: ternary_encode.ts' encodeQ1_0 on the widened
+ * values (four blocks' sequential |x| sums side by side, lane k block k's),
+ * widening as it reads.
+ */
+export function encodeQ1_0Bf16(src: usize, dst: usize, nb: i32): void {
+  const zero = f32x4.splat(0);
+  const abs = v128.load(K + 144);
+  let b = 0;
+  for (; b + 4 <= nb; b += 4) {
+    const x = src + <usize>b * 256;
+    let s = zero;
+    for (let j = 0; j < 128; j += 8) {
+      const p = x + <usize>j * 2;
+      const h0 = v128.load(p);
+      const h1 = v128.load(p + 256);
+      const h2 = v128.load(p + 512);
+      const h3 = v128.load(p + 768);
+      s = addTransposed(
+        s,
+        v128.and(widen(h0, false), abs),
+        v128.and(widen(h1, false), abs),
+        v128.and(widen(h2, false), abs),
+        v128.and(widen(h3, false), abs),
+      );
+      s = addTransposed(
+        s,
+        v128.and(widen(h0, true), abs),
+        v128.and(widen(h1, true), abs),
+        v128.and(widen(h2, true), abs),
+        v128.and(widen(h3, true), abs),
+      );
+    }
+    v128.store(SUMS4, f32x4.div(s, f32x4.splat(<f32>128.0)));
+    for (let k = 0; k < 4; k++) {
+      const y = dst + <usize>(b + k) * 18;
+      store<u16>(y, <u16>f32ToF16(load<f32>(SUMS4 + <usize>k * 4)));
+      const q = x + <usize>k * 256;
+      // Bit j of the 16 bytes: x[j] >= 0 (false for NaN).
+      for (let j = 0; j < 128; j += 16) {
+        const ha = v128.load(q + <usize>j * 2);
+        const hb = v128.load(q + <usize>j * 2 + 16);
+        const m = i8x16.narrow_i16x8_s(
+          i16x8.narrow_i32x4_s(f32x4.ge(widen(ha, false), zero), f32x4.ge(widen(ha, true), zero)),
+          i16x8.narrow_i32x4_s(f32x4.ge(widen(hb, false), zero), f32x4.ge(widen(hb, true), zero)),
+        );
+        store<u16>(y + 2 + <usize>(j >> 3), <u16>i8x16.bitmask(m));
+      }
+    }
+  }
+  for (; b < nb; b++) {
+    widenBf16(src + <usize>b * 256, BLOCK128, 128);
+    encodeQ1_0(BLOCK128, dst + <usize>b * 18, 1);
+  }
 }
