@@ -8,7 +8,7 @@
 // scale whose levels could leave the range the short rounding holds) is
 // widened to scratch and encoded by legacy_encode.ts' own kernel.
 
-import { f32ToF16 } from "./common";
+import { addTransposed, f32ToF16 } from "./common";
 import { encodeQ4_0, encodeQ4_1, encodeQ5_0, encodeQ5_1, encodeQ8_0 } from "./legacy_encode";
 import { widenBf16 } from "./bf16_widen";
 import { encodeQ1_0 } from "./ternary_encode";
@@ -105,85 +105,18 @@ const K: usize = memory.data<i32>([
   return i32x4.sub(f32x4.add(f32x4.trunc(v), magic), magic);
 }
 
-/** Encode `nb` 32-value blocks of bf16 at `src` (64 bytes each) into Q8_0 at `dst`. */
-export function encodeQ8_0Bf16(src: usize, dst: usize, nb: i32): void {
-  const half = v128.load(K);
-  const sign = v128.load(K + 16);
-  const magic = v128.load(K + 80);
-  const abs = v128.load(K + 144);
-  for (let b = 0; b < nb; b++) {
-    const p = src + <usize>b * 64;
-    const y = dst + <usize>b * 34;
-    const h0 = v128.load(p);
-    const h1 = v128.load(p + 16);
-    const h2 = v128.load(p + 32);
-    const h3 = v128.load(p + 48);
-    const x0 = widen(h0, false);
-    const x1 = widen(h0, true);
-    const x2 = widen(h1, false);
-    const x3 = widen(h1, true);
-    const x4 = widen(h2, false);
-    const x5 = widen(h2, true);
-    const x6 = widen(h3, false);
-    const x7 = widen(h3, true);
-    // The largest magnitude's bits: a NaN is above every other (its amax
-    // is NaN, and the test below fails).
-    const m = i32x4.max_u(
-      i32x4.max_u(
-        i32x4.max_u(v128.and(x0, abs), v128.and(x1, abs)),
-        i32x4.max_u(v128.and(x2, abs), v128.and(x3, abs)),
-      ),
-      i32x4.max_u(
-        i32x4.max_u(v128.and(x4, abs), v128.and(x5, abs)),
-        i32x4.max_u(v128.and(x6, abs), v128.and(x7, abs)),
-      ),
-    );
-    const m2 = i32x4.max_u(m, i32x4.shuffle(m, m, 2, 3, 0, 1));
-    const amax = reinterpret<f32>(
-      i32x4.extract_lane(i32x4.max_u(m2, i32x4.shuffle(m2, m2, 1, 0, 3, 2)), 0),
-    );
-    const d = amax / <f32>127.0;
-    const id: f32 = d != 0 ? <f32>1.0 / d : 0;
-    // Every |x·id| <= amax·id (rounding is monotonic), so below 127.5 every
-    // level is within ±127 and the rounding above applies.
-    if (!(amax * id < <f32>127.5)) {
-      widenBf16(p, BLOCK, 32);
-      encodeQ8_0(BLOCK, y, 1);
-      continue;
-    }
-    store<u16>(y, <u16>f32ToF16(d));
-    const idv = f32x4.splat(id);
-    v128.store(
-      y + 2,
-      sbytes(
-        roundAway(f32x4.mul(x0, idv), half, sign, magic),
-        roundAway(f32x4.mul(x1, idv), half, sign, magic),
-        roundAway(f32x4.mul(x2, idv), half, sign, magic),
-        roundAway(f32x4.mul(x3, idv), half, sign, magic),
-      ),
-    );
-    v128.store(
-      y + 18,
-      sbytes(
-        roundAway(f32x4.mul(x4, idv), half, sign, magic),
-        roundAway(f32x4.mul(x5, idv), half, sign, magic),
-        roundAway(f32x4.mul(x6, idv), half, sign, magic),
-        roundAway(f32x4.mul(x7, idv), half, sign, magic),
-      ),
-    );
-  }
-}
+// Block kinds of eachBlock (a constant at each call, so each kernel keeps its own branch).
+const Q8_0: i32 = 0;
+const Q4_0: i32 = 1;
+const Q5_0: i32 = 2;
+const Q4_1: i32 = 3;
+const Q5_1: i32 = 4;
 
 /**
- * The symmetric types from bf16 (Q5_0: `half` 16, Q4_0: 8): d = max / −half
- * for the first value of largest |x|, levels MIN(2·half − 1, (int8_t)(x·id +
- * half + 0.5)); see legacy_encode.ts' encodeSymmetric.
+ * The loop of the 32-value kernels: each block's 64 bf16 bytes at `src`
+ * widened into eight locals, then encoded as `kind` at `dst`.
  */
-@inline function symmetricBf16(src: usize, dst: usize, nb: i32, half: f32, blockBytes: usize): void {
-  const offset = v128.load(half == 16 ? K + 112 : K + 96);
-  const hiQ = v128.load(half == 16 ? K + 128 : K + 32);
-  const m15 = v128.load(K + 48);
-  const magic = v128.load(K + 80);
+@inline function eachBlock(src: usize, dst: usize, nb: i32, kind: i32, blockBytes: usize): void {
   for (let b = 0; b < nb; b++) {
     const p = src + <usize>b * 64;
     const y = dst + <usize>b * blockBytes;
@@ -199,10 +132,12 @@ export function encodeQ8_0Bf16(src: usize, dst: usize, nb: i32): void {
     const x5 = widen(h2, true);
     const x6 = widen(h3, false);
     const x7 = widen(h3, true);
-    // C keeps the first value of the largest |x|: the largest value, or the
-    // smallest, whichever is larger in magnitude; when both are (x and −x),
-    // which comes first decides, and the exact kernel looks, as it does for a
-    // block with a NaN (C skips NaN).
+    if (kind == Q8_0) {
+      q8Block(p, y, x0, x1, x2, x3, x4, x5, x6, x7);
+      continue;
+    }
+    // The others start from the block's largest and smallest values
+    // (pmin/pmax may skip a NaN: each tests for one).
     const hi = pmaxLane(f32x4.pmax(
       f32x4.pmax(f32x4.pmax(x0, x1), f32x4.pmax(x2, x3)),
       f32x4.pmax(f32x4.pmax(x4, x5), f32x4.pmax(x6, x7)),
@@ -211,34 +146,132 @@ export function encodeQ8_0Bf16(src: usize, dst: usize, nb: i32): void {
       f32x4.pmin(f32x4.pmin(x0, x1), f32x4.pmin(x2, x3)),
       f32x4.pmin(f32x4.pmin(x4, x5), f32x4.pmin(x6, x7)),
     ));
-    const amax = hi > -lo ? hi : -lo;
-    const max: f32 = amax == 0 ? 0 : hi > -lo ? hi : lo;
-    const d = max / -half;
-    const id: f32 = d != 0 ? <f32>1.0 / d : 0;
-    // Every x·id + half + 0.5 is then in (−0.5, 2·half + 1.5): the truncation
-    // is the level, (int8_t) changes nothing (legacy_encode.ts). A NaN amax
-    // fails the test.
-    if (
-      !(amax * Mathf.abs(id) <= half + <f32>1.0) || (hi == -lo && hi != 0) ||
-      anyNaN(x0, x1, x2, x3, x4, x5, x6, x7)
-    ) {
-      widenBf16(p, BLOCK, 32);
-      if (half == 16) encodeQ5_0(BLOCK, y, 1);
-      else encodeQ4_0(BLOCK, y, 1);
-      continue;
-    }
-    store<u16>(y, <u16>f32ToF16(d));
-    const idv = f32x4.splat(id);
-    const q0 = i32x4.min_s(truncSmall(f32x4.add(f32x4.mul(x0, idv), offset), magic), hiQ);
-    const q1 = i32x4.min_s(truncSmall(f32x4.add(f32x4.mul(x1, idv), offset), magic), hiQ);
-    const q2 = i32x4.min_s(truncSmall(f32x4.add(f32x4.mul(x2, idv), offset), magic), hiQ);
-    const q3 = i32x4.min_s(truncSmall(f32x4.add(f32x4.mul(x3, idv), offset), magic), hiQ);
-    const q4 = i32x4.min_s(truncSmall(f32x4.add(f32x4.mul(x4, idv), offset), magic), hiQ);
-    const q5 = i32x4.min_s(truncSmall(f32x4.add(f32x4.mul(x5, idv), offset), magic), hiQ);
-    const q6 = i32x4.min_s(truncSmall(f32x4.add(f32x4.mul(x6, idv), offset), magic), hiQ);
-    const q7 = i32x4.min_s(truncSmall(f32x4.add(f32x4.mul(x7, idv), offset), magic), hiQ);
-    pack(y + 2, ubytes(q0, q1, q2, q3), ubytes(q4, q5, q6, q7), half == 16, m15);
+    if (kind == Q4_0) symmetricBlock(p, y, 8, lo, hi, x0, x1, x2, x3, x4, x5, x6, x7);
+    else if (kind == Q5_0) symmetricBlock(p, y, 16, lo, hi, x0, x1, x2, x3, x4, x5, x6, x7);
+    else if (kind == Q4_1) withMinBlock(p, y, 15, lo, hi, x0, x1, x2, x3, x4, x5, x6, x7);
+    else withMinBlock(p, y, 31, lo, hi, x0, x1, x2, x3, x4, x5, x6, x7);
   }
+}
+
+/** One Q8_0 block (34 bytes at `y`) of the bf16 values at `p`, widened to x0..x7. */
+@inline function q8Block(
+  p: usize,
+  y: usize,
+  x0: v128,
+  x1: v128,
+  x2: v128,
+  x3: v128,
+  x4: v128,
+  x5: v128,
+  x6: v128,
+  x7: v128,
+): void {
+  const half = v128.load(K);
+  const sign = v128.load(K + 16);
+  const magic = v128.load(K + 80);
+  const abs = v128.load(K + 144);
+  // The largest magnitude's bits: a NaN is above every other (its amax
+  // is NaN, and the test below fails).
+  const m = i32x4.max_u(
+    i32x4.max_u(
+      i32x4.max_u(v128.and(x0, abs), v128.and(x1, abs)),
+      i32x4.max_u(v128.and(x2, abs), v128.and(x3, abs)),
+    ),
+    i32x4.max_u(
+      i32x4.max_u(v128.and(x4, abs), v128.and(x5, abs)),
+      i32x4.max_u(v128.and(x6, abs), v128.and(x7, abs)),
+    ),
+  );
+  const m2 = i32x4.max_u(m, i32x4.shuffle(m, m, 2, 3, 0, 1));
+  const amax = reinterpret<f32>(
+    i32x4.extract_lane(i32x4.max_u(m2, i32x4.shuffle(m2, m2, 1, 0, 3, 2)), 0),
+  );
+  const d = amax / <f32>127.0;
+  const id: f32 = d != 0 ? <f32>1.0 / d : 0;
+  // Every |x·id| <= amax·id (rounding is monotonic), so below 127.5 every
+  // level is within ±127 and the rounding above applies.
+  if (!(amax * id < <f32>127.5)) {
+    widenBf16(p, BLOCK, 32);
+    encodeQ8_0(BLOCK, y, 1);
+    return;
+  }
+  store<u16>(y, <u16>f32ToF16(d));
+  const idv = f32x4.splat(id);
+  v128.store(
+    y + 2,
+    sbytes(
+      roundAway(f32x4.mul(x0, idv), half, sign, magic),
+      roundAway(f32x4.mul(x1, idv), half, sign, magic),
+      roundAway(f32x4.mul(x2, idv), half, sign, magic),
+      roundAway(f32x4.mul(x3, idv), half, sign, magic),
+    ),
+  );
+  v128.store(
+    y + 18,
+    sbytes(
+      roundAway(f32x4.mul(x4, idv), half, sign, magic),
+      roundAway(f32x4.mul(x5, idv), half, sign, magic),
+      roundAway(f32x4.mul(x6, idv), half, sign, magic),
+      roundAway(f32x4.mul(x7, idv), half, sign, magic),
+    ),
+  );
+}
+
+/**
+ * One block of a symmetric type (Q5_0: `half` 16, Q4_0: 8): d = max / −half
+ * for the first value of largest |x|, levels MIN(2·half − 1, (int8_t)(x·id +
+ * half + 0.5)); see legacy_encode.ts' encodeSymmetric.
+ */
+@inline function symmetricBlock(
+  p: usize,
+  y: usize,
+  half: f32,
+  lo: f32,
+  hi: f32,
+  x0: v128,
+  x1: v128,
+  x2: v128,
+  x3: v128,
+  x4: v128,
+  x5: v128,
+  x6: v128,
+  x7: v128,
+): void {
+  const offset = v128.load(half == 16 ? K + 112 : K + 96);
+  const hiQ = v128.load(half == 16 ? K + 128 : K + 32);
+  const m15 = v128.load(K + 48);
+  const magic = v128.load(K + 80);
+  // C keeps the first value of the largest |x|: the largest value, or the
+  // smallest, whichever is larger in magnitude; when both are (x and −x),
+  // which comes first decides, and the exact kernel looks, as it does for a
+  // block with a NaN (C skips NaN).
+  const amax = hi > -lo ? hi : -lo;
+  const max: f32 = amax == 0 ? 0 : hi > -lo ? hi : lo;
+  const d = max / -half;
+  const id: f32 = d != 0 ? <f32>1.0 / d : 0;
+  // Every x·id + half + 0.5 is then in (−0.5, 2·half + 1.5): the truncation
+  // is the level, (int8_t) changes nothing (legacy_encode.ts). A NaN amax
+  // fails the test.
+  if (
+    !(amax * Mathf.abs(id) <= half + <f32>1.0) || (hi == -lo && hi != 0) ||
+    anyNaN(x0, x1, x2, x3, x4, x5, x6, x7)
+  ) {
+    widenBf16(p, BLOCK, 32);
+    if (half == 16) encodeQ5_0(BLOCK, y, 1);
+    else encodeQ4_0(BLOCK, y, 1);
+    return;
+  }
+  store<u16>(y, <u16>f32ToF16(d));
+  const idv = f32x4.splat(id);
+  const q0 = i32x4.min_s(truncSmall(f32x4.add(f32x4.mul(x0, idv), offset), magic), hiQ);
+  const q1 = i32x4.min_s(truncSmall(f32x4.add(f32x4.mul(x1, idv), offset), magic), hiQ);
+  const q2 = i32x4.min_s(truncSmall(f32x4.add(f32x4.mul(x2, idv), offset), magic), hiQ);
+  const q3 = i32x4.min_s(truncSmall(f32x4.add(f32x4.mul(x3, idv), offset), magic), hiQ);
+  const q4 = i32x4.min_s(truncSmall(f32x4.add(f32x4.mul(x4, idv), offset), magic), hiQ);
+  const q5 = i32x4.min_s(truncSmall(f32x4.add(f32x4.mul(x5, idv), offset), magic), hiQ);
+  const q6 = i32x4.min_s(truncSmall(f32x4.add(f32x4.mul(x6, idv), offset), magic), hiQ);
+  const q7 = i32x4.min_s(truncSmall(f32x4.add(f32x4.mul(x7, idv), offset), magic), hiQ);
+  pack(y + 2, ubytes(q0, q1, q2, q3), ubytes(q4, q5, q6, q7), half == 16, m15);
 }
 
 /**
@@ -256,115 +289,98 @@ export function encodeQ8_0Bf16(src: usize, dst: usize, nb: i32): void {
   store<u32>(y, <u32>i8x16.bitmask(i8x16.shl(a, 3)) | (<u32>i8x16.bitmask(i8x16.shl(c, 3)) << 16));
 }
 
-/** Encode `nb` 32-value blocks of bf16 at `src` into Q4_0 (18 bytes each) at `dst`. */
-export function encodeQ4_0Bf16(src: usize, dst: usize, nb: i32): void {
-  symmetricBf16(src, dst, nb, 8, 18);
-}
-
-/** Encode `nb` 32-value blocks of bf16 at `src` into Q5_0 (22 bytes each) at `dst`. */
-export function encodeQ5_0Bf16(src: usize, dst: usize, nb: i32): void {
-  symmetricBf16(src, dst, nb, 16, 22);
-}
-
 /**
- * The types with a min from bf16 (Q5_1: `top` 31, Q4_1: 15): d = (max −
+ * One block of a type with a min (Q5_1: `top` 31, Q4_1: 15): d = (max −
  * min) / top, levels (x − min)·id + 0.5 truncated (MIN 15 for Q4_1); see
  * legacy_encode.ts' encodeWithMin. A block with a NaN, an infinity or a zero
  * min or max (whose sign C takes from the first zero) takes the exact kernel.
  */
-@inline function withMinBf16(src: usize, dst: usize, nb: i32, top: f32, blockBytes: usize): void {
+@inline function withMinBlock(
+  p: usize,
+  y: usize,
+  top: f32,
+  min: f32,
+  max: f32,
+  x0: v128,
+  x1: v128,
+  x2: v128,
+  x3: v128,
+  x4: v128,
+  x5: v128,
+  x6: v128,
+  x7: v128,
+): void {
   const halfV = v128.load(K + 64);
   const m15 = v128.load(K + 48);
   const q15 = v128.load(K + 32);
   const magic = v128.load(K + 80);
-  for (let b = 0; b < nb; b++) {
-    const p = src + <usize>b * 64;
-    const y = dst + <usize>b * blockBytes;
-    const h0 = v128.load(p);
-    const h1 = v128.load(p + 16);
-    const h2 = v128.load(p + 32);
-    const h3 = v128.load(p + 48);
-    const x0 = widen(h0, false);
-    const x1 = widen(h0, true);
-    const x2 = widen(h1, false);
-    const x3 = widen(h1, true);
-    const x4 = widen(h2, false);
-    const x5 = widen(h2, true);
-    const x6 = widen(h3, false);
-    const x7 = widen(h3, true);
-    // A block with a NaN takes the exact kernel (tested below).
-    const min = pminLane(f32x4.pmin(
-      f32x4.pmin(f32x4.pmin(x0, x1), f32x4.pmin(x2, x3)),
-      f32x4.pmin(f32x4.pmin(x4, x5), f32x4.pmin(x6, x7)),
-    ));
-    const max = pmaxLane(f32x4.pmax(
-      f32x4.pmax(f32x4.pmax(x0, x1), f32x4.pmax(x2, x3)),
-      f32x4.pmax(f32x4.pmax(x4, x5), f32x4.pmax(x6, x7)),
-    ));
-    const d = (max - min) / top;
-    const id: f32 = d != 0 ? <f32>1.0 / d : 0;
-    // Without NaN, infinities and zero ends, C's scan finds the same min and
-    // max; (max − min)·id <= top + 1 keeps every level in range (legacy_encode.ts).
-    if (
-      !((max - min) * id <= top + <f32>1.0) || min == 0 || max == 0 ||
-      anyNaN(x0, x1, x2, x3, x4, x5, x6, x7)
-    ) {
-      widenBf16(p, BLOCK, 32);
-      if (top == 31) encodeQ5_1(BLOCK, y, 1);
-      else encodeQ4_1(BLOCK, y, 1);
-      continue;
-    }
-    store<u16>(y, <u16>f32ToF16(d));
-    store<u16>(y + 2, <u16>f32ToF16(min));
-    const idv = f32x4.splat(id);
-    const minv = f32x4.splat(min);
-    let q0 = truncSmall(f32x4.add(f32x4.mul(f32x4.sub(x0, minv), idv), halfV), magic);
-    let q1 = truncSmall(f32x4.add(f32x4.mul(f32x4.sub(x1, minv), idv), halfV), magic);
-    let q2 = truncSmall(f32x4.add(f32x4.mul(f32x4.sub(x2, minv), idv), halfV), magic);
-    let q3 = truncSmall(f32x4.add(f32x4.mul(f32x4.sub(x3, minv), idv), halfV), magic);
-    let q4 = truncSmall(f32x4.add(f32x4.mul(f32x4.sub(x4, minv), idv), halfV), magic);
-    let q5 = truncSmall(f32x4.add(f32x4.mul(f32x4.sub(x5, minv), idv), halfV), magic);
-    let q6 = truncSmall(f32x4.add(f32x4.mul(f32x4.sub(x6, minv), idv), halfV), magic);
-    let q7 = truncSmall(f32x4.add(f32x4.mul(f32x4.sub(x7, minv), idv), halfV), magic);
-    if (top != 31) {
-      q0 = i32x4.min_s(q0, q15);
-      q1 = i32x4.min_s(q1, q15);
-      q2 = i32x4.min_s(q2, q15);
-      q3 = i32x4.min_s(q3, q15);
-      q4 = i32x4.min_s(q4, q15);
-      q5 = i32x4.min_s(q5, q15);
-      q6 = i32x4.min_s(q6, q15);
-      q7 = i32x4.min_s(q7, q15);
-    }
-    pack(y + 4, ubytes(q0, q1, q2, q3), ubytes(q4, q5, q6, q7), top == 31, m15);
+  // A block with a NaN takes the exact kernel (tested below).
+  const d = (max - min) / top;
+  const id: f32 = d != 0 ? <f32>1.0 / d : 0;
+  // Without NaN, infinities and zero ends, C's scan finds the same min and
+  // max; (max − min)·id <= top + 1 keeps every level in range (legacy_encode.ts).
+  if (
+    !((max - min) * id <= top + <f32>1.0) || min == 0 || max == 0 ||
+    anyNaN(x0, x1, x2, x3, x4, x5, x6, x7)
+  ) {
+    widenBf16(p, BLOCK, 32);
+    if (top == 31) encodeQ5_1(BLOCK, y, 1);
+    else encodeQ4_1(BLOCK, y, 1);
+    return;
   }
+  store<u16>(y, <u16>f32ToF16(d));
+  store<u16>(y + 2, <u16>f32ToF16(min));
+  const idv = f32x4.splat(id);
+  const minv = f32x4.splat(min);
+  let q0 = truncSmall(f32x4.add(f32x4.mul(f32x4.sub(x0, minv), idv), halfV), magic);
+  let q1 = truncSmall(f32x4.add(f32x4.mul(f32x4.sub(x1, minv), idv), halfV), magic);
+  let q2 = truncSmall(f32x4.add(f32x4.mul(f32x4.sub(x2, minv), idv), halfV), magic);
+  let q3 = truncSmall(f32x4.add(f32x4.mul(f32x4.sub(x3, minv), idv), halfV), magic);
+  let q4 = truncSmall(f32x4.add(f32x4.mul(f32x4.sub(x4, minv), idv), halfV), magic);
+  let q5 = truncSmall(f32x4.add(f32x4.mul(f32x4.sub(x5, minv), idv), halfV), magic);
+  let q6 = truncSmall(f32x4.add(f32x4.mul(f32x4.sub(x6, minv), idv), halfV), magic);
+  let q7 = truncSmall(f32x4.add(f32x4.mul(f32x4.sub(x7, minv), idv), halfV), magic);
+  if (top != 31) {
+    q0 = i32x4.min_s(q0, q15);
+    q1 = i32x4.min_s(q1, q15);
+    q2 = i32x4.min_s(q2, q15);
+    q3 = i32x4.min_s(q3, q15);
+    q4 = i32x4.min_s(q4, q15);
+    q5 = i32x4.min_s(q5, q15);
+    q6 = i32x4.min_s(q6, q15);
+    q7 = i32x4.min_s(q7, q15);
+  }
+  pack(y + 4, ubytes(q0, q1, q2, q3), ubytes(q4, q5, q6, q7), top == 31, m15);
+}
+
+/** Encode `nb` 32-value blocks of bf16 at `src` (64 bytes each) into Q8_0 at `dst`. */
+export function encodeQ8_0Bf16(src: usize, dst: usize, nb: i32): void {
+  eachBlock(src, dst, nb, Q8_0, 34);
+}
+
+/** Encode `nb` 32-value blocks of bf16 at `src` into Q4_0 (18 bytes each) at `dst`. */
+export function encodeQ4_0Bf16(src: usize, dst: usize, nb: i32): void {
+  eachBlock(src, dst, nb, Q4_0, 18);
+}
+
+/** Encode `nb` 32-value blocks of bf16 at `src` into Q5_0 (22 bytes each) at `dst`. */
+export function encodeQ5_0Bf16(src: usize, dst: usize, nb: i32): void {
+  eachBlock(src, dst, nb, Q5_0, 22);
 }
 
 /** Encode `nb` 32-value blocks of bf16 at `src` into Q4_1 (20 bytes each) at `dst`. */
 export function encodeQ4_1Bf16(src: usize, dst: usize, nb: i32): void {
-  withMinBf16(src, dst, nb, 15, 20);
+  eachBlock(src, dst, nb, Q4_1, 20);
 }
 
 /** Encode `nb` 32-value blocks of bf16 at `src` into Q5_1 (24 bytes each) at `dst`. */
 export function encodeQ5_1Bf16(src: usize, dst: usize, nb: i32): void {
-  withMinBf16(src, dst, nb, 31, 24);
+  eachBlock(src, dst, nb, Q5_1, 24);
 }
 
 // encodeQ1_0Bf16's four sums, and one 128-value block widened for the exact kernel.
 const SUMS4: usize = memory.data(16, 16);
 const BLOCK128: usize = memory.data(128 * 4, 16);
-
-/** Add the magnitudes of four blocks' four values (one vector each) to `s`, value by value. */
-@inline function addTransposed(s: v128, v0: v128, v1: v128, v2: v128, v3: v128): v128 {
-  const a = i32x4.shuffle(v0, v1, 0, 4, 1, 5);
-  const c = i32x4.shuffle(v2, v3, 0, 4, 1, 5);
-  const e = i32x4.shuffle(v0, v1, 2, 6, 3, 7);
-  const g = i32x4.shuffle(v2, v3, 2, 6, 3, 7);
-  s = f32x4.add(s, i32x4.shuffle(a, c, 0, 1, 4, 5));
-  s = f32x4.add(s, i32x4.shuffle(a, c, 2, 3, 6, 7));
-  s = f32x4.add(s, i32x4.shuffle(e, g, 0, 1, 4, 5));
-  return f32x4.add(s, i32x4.shuffle(e, g, 2, 3, 6, 7));
-}
 
 /**
  * Encode `nb` 128-value blocks of bf16 at `src` (256 bytes each) into Q1_0

@@ -4,7 +4,7 @@
 // + 1, four values a lane group, packed in base 3 (TQ1_0) or two bits (TQ2_0,
 // and Q2_0's 64-value blocks); Q1_0 the sign bits and the mean |x|.
 
-import { f32ToF16, select4 } from "./common";
+import { addTransposed, f32ToF16, select4 } from "./common";
 import { bytes16, packTwoBits } from "./k_pack";
 
 // Scratch (static memory, 16-byte aligned).
@@ -167,18 +167,13 @@ export function encodeQ1_0(src: usize, dst: usize, nb: i32): void {
     let s = zero;
     for (let j = 0; j < 128; j += 4) {
       const p = x + <usize>j * 4;
-      const v0 = v128.and(v128.load(p), abs);
-      const v1 = v128.and(v128.load(p + 512), abs);
-      const v2 = v128.and(v128.load(p + 1024), abs);
-      const v3 = v128.and(v128.load(p + 1536), abs);
-      const a = i32x4.shuffle(v0, v1, 0, 4, 1, 5);
-      const c = i32x4.shuffle(v2, v3, 0, 4, 1, 5);
-      const e = i32x4.shuffle(v0, v1, 2, 6, 3, 7);
-      const g = i32x4.shuffle(v2, v3, 2, 6, 3, 7);
-      s = f32x4.add(s, i32x4.shuffle(a, c, 0, 1, 4, 5));
-      s = f32x4.add(s, i32x4.shuffle(a, c, 2, 3, 6, 7));
-      s = f32x4.add(s, i32x4.shuffle(e, g, 0, 1, 4, 5));
-      s = f32x4.add(s, i32x4.shuffle(e, g, 2, 3, 6, 7));
+      s = addTransposed(
+        s,
+        v128.and(v128.load(p), abs),
+        v128.and(v128.load(p + 512), abs),
+        v128.and(v128.load(p + 1024), abs),
+        v128.and(v128.load(p + 1536), abs),
+      );
     }
     v128.store(SUMS, f32x4.div(s, f32x4.splat(<f32>128.0)));
     for (let k = 0; k < 4; k++) {
