@@ -42,6 +42,10 @@ export class FileSource implements ByteSource {
   readonly size: number;
   #file: RuntimeFile;
   #closed = false;
+  // Where the handle's cursor is after the last read (undefined: unknown, e.g.
+  // after a failed read): a payload streamed in order needs no seek, which
+  // saves an asynchronous call per chunk (~0.1 CPU-s per GB of 1 MiB chunks).
+  #cursor: number | undefined = 0;
   // Seek-then-read is two calls on a shared cursor: chain them so concurrent
   // callers never interleave.
   #queue: Promise<unknown> = Promise.resolve();
@@ -87,7 +91,11 @@ export class FileSource implements ByteSource {
     // Recycled memory when a consumer released an earlier chunk: every byte is
     // overwritten below, or the read throws.
     const buffer = new Uint8Array(takeBuffer(length));
-    await this.#file.seek(offset, SEEK_START);
+    if (this.#cursor !== offset) {
+      this.#cursor = undefined;
+      await this.#file.seek(offset, SEEK_START);
+    }
+    this.#cursor = undefined;
     let filled = 0;
     while (filled < length) {
       const n = await this.#file.read(buffer.subarray(filled));
@@ -100,6 +108,7 @@ export class FileSource implements ByteSource {
       }
       filled += n;
     }
+    this.#cursor = offset + length;
     return buffer;
   }
 

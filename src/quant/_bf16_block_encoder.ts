@@ -2,7 +2,7 @@
 
 /**
  * Internal: a BF16 payload straight to a 32-value block type (Q8_0, Q4_0,
- * Q4_1, Q5_0, Q5_1) in the WebAssembly module, which widens the values to
+ * Q4_1, Q5_0, Q5_1) or Q1_0 (128 values) in the WebAssembly module, which widens the values to
  * f32 itself. On this path TensorDecoder's f32 pass, TensorEncoder's copy of
  * it into the module and a fresh output per batch were most of the work
  * besides the encoding (docs/BENCHMARKS.md, issue 33's speed figures); the
@@ -24,10 +24,11 @@ const BLOCK_BYTES: Readonly<Record<LegacyTarget, number>> = {
   Q4_1: 20,
   Q5_0: 22,
   Q5_1: 24,
+  Q1_0: 18,
 };
 
-/** BF16 bytes of one 32-value block. */
-const IN_BLOCK = 64;
+/** Values of one block of `target`. */
+const blockValues = (target: LegacyTarget): number => target === "Q1_0" ? 128 : 32;
 
 /** Incremental BF16 payload → legacy block payload encoder for one tensor. */
 export class Bf16BlockEncoder {
@@ -36,7 +37,9 @@ export class Bf16BlockEncoder {
   #encode: (target: LegacyTarget, bytes: Uint8Array, out: Uint8Array) => void;
   #blockBytes: number;
   #maxBlocks: number;
-  #carry = new Uint8Array(IN_BLOCK);
+  // BF16 bytes of one block.
+  #inBlock: number;
+  #carry: Uint8Array;
   #carryLen = 0;
   #consumed = 0;
 
@@ -55,7 +58,8 @@ export class Bf16BlockEncoder {
     if (source.dtype !== "BF16" || !Object.hasOwn(BLOCK_BYTES, target)) return undefined;
     const shape = source.shape;
     const cols = shape.length === 0 ? 1 : shape[shape.length - 1]!;
-    if (cols % 32 !== 0 || source.byteLength !== 2 * elementCount(shape)) return undefined;
+    const values = blockValues(target as LegacyTarget);
+    if (cols % values !== 0 || source.byteLength !== 2 * elementCount(shape)) return undefined;
     const wasm = kernelBackend() === "wasm" ? wasmKernels() : undefined;
     if (wasm === undefined) return undefined;
     return new Bf16BlockEncoder(source, target as LegacyTarget, wasm.encodeFromBf16, maxElements);
@@ -71,7 +75,10 @@ export class Bf16BlockEncoder {
     this.#target = target;
     this.#encode = encode;
     this.#blockBytes = BLOCK_BYTES[target];
-    this.#maxBlocks = Math.max(1, Math.floor(maxElements / 32));
+    const values = blockValues(target);
+    this.#inBlock = 2 * values;
+    this.#carry = new Uint8Array(this.#inBlock);
+    this.#maxBlocks = Math.max(1, Math.floor(maxElements / values));
   }
 
   /** Feed one payload chunk; `emit` receives encoded pieces (recycled memory, all written). */
@@ -84,19 +91,21 @@ export class Bf16BlockEncoder {
     }
     let off = 0;
     if (this.#carryLen > 0) {
-      const take = Math.min(IN_BLOCK - this.#carryLen, chunk.length);
+      const inBlock = this.#inBlock;
+      const take = Math.min(inBlock - this.#carryLen, chunk.length);
       this.#carry.set(chunk.subarray(0, take), this.#carryLen);
       this.#carryLen += take;
       off = take;
-      if (this.#carryLen < IN_BLOCK) return;
+      if (this.#carryLen < inBlock) return;
       this.#blocks(this.#carry, emit);
       this.#carryLen = 0;
     }
-    let whole = Math.floor((chunk.length - off) / IN_BLOCK);
+    const inBlock = this.#inBlock;
+    let whole = Math.floor((chunk.length - off) / inBlock);
     while (whole > 0) {
       const k = Math.min(whole, this.#maxBlocks);
-      this.#blocks(chunk.subarray(off, off + k * IN_BLOCK), emit);
-      off += k * IN_BLOCK;
+      this.#blocks(chunk.subarray(off, off + k * inBlock), emit);
+      off += k * inBlock;
       whole -= k;
     }
     if (off < chunk.length) {
@@ -115,7 +124,7 @@ export class Bf16BlockEncoder {
   }
 
   #blocks(bytes: Uint8Array, emit: EmitBytes): void {
-    const out = new Uint8Array(takeBuffer((bytes.length / IN_BLOCK) * this.#blockBytes));
+    const out = new Uint8Array(takeBuffer((bytes.length / this.#inBlock) * this.#blockBytes));
     this.#encode(this.#target, bytes, out);
     emit(out);
   }

@@ -92,3 +92,41 @@ Deno.test("shareChunk(): a chunk handed to several consumers is freed by the las
   releaseChunk(plain);
   assert.equal(plain.buffer.byteLength, 8);
 });
+
+Deno.test("FileSource.read(): in-order reads skip the seek, and reads out of order, concurrent or after the end still get their bytes", async () => {
+  const path = await Deno.makeTempFile();
+  try {
+    const bytes = Uint8Array.from({ length: 1000 }, (_, i) => (i * 7) % 251);
+    await Deno.writeFile(path, bytes);
+    const source = await openFileSource(path);
+    try {
+      const ranges: [number, number][] = [[0, 100], [100, 50], [150, 350], [10, 20], [30, 5]];
+      for (const [offset, length] of ranges) {
+        assert.deepEqual(
+          await source.read(offset, length),
+          bytes.subarray(offset, offset + length),
+        );
+      }
+      // Past the end: refused before any read; the next read is still right.
+      assert.throws(() => source.read(990, 20), RangeError);
+      assert.deepEqual(await source.read(35, 10), bytes.subarray(35, 45));
+      // Concurrent calls are queued in order, each at its own offset.
+      const all = await Promise.all(
+        [[900, 100], [0, 10], [10, 10], [500, 1]].map(([o, n]) => source.read(o!, n!)),
+      );
+      assert.deepEqual(all, [
+        bytes.subarray(900, 1000),
+        bytes.subarray(0, 10),
+        bytes.subarray(10, 20),
+        bytes.subarray(500, 501),
+      ]);
+      // The stream after reads elsewhere starts where it is asked to.
+      const chunks = await Array.fromAsync(source.stream(600, 700, 30));
+      assert.deepEqual(Uint8Array.from(chunks.flatMap((c) => [...c])), bytes.subarray(600, 700));
+    } finally {
+      await source.close();
+    }
+  } finally {
+    await Deno.remove(path);
+  }
+});

@@ -6,7 +6,7 @@ import { setKernelBackend } from "../../src/quant/kernels.ts";
 import type { TensorInfo } from "../../src/tensor.ts";
 import { kernelMix } from "./_kernel_mix.ts";
 
-const TARGETS = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1"] as const;
+const TARGETS = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q1_0"] as const;
 
 /** Run the encoder over `payload` cut into chunks of the given sizes (cycled). */
 function run(enc: Bf16BlockEncoder, payload: Uint8Array, sizes: number[]): Uint8Array {
@@ -30,7 +30,7 @@ function info(rows: number, cols: number): TensorInfo {
   return { name: "w", dtype: "BF16", shape: [rows, cols], byteLength: 2 * rows * cols };
 }
 
-Deno.test("BF16 straight to Q8_0/Q4_0/Q4_1/Q5_0/Q5_1 gives the bytes of decoding, then the TypeScript encoder", () => {
+Deno.test("BF16 straight to Q8_0/Q4_0/Q4_1/Q5_0/Q5_1/Q1_0 gives the bytes of decoding, then the TypeScript encoder", () => {
   // Every kind of value (NaN, ±inf, subnormals, ties, zeros of both signs),
   // in chunks that split blocks anywhere, and batches smaller than a chunk.
   const payload = encodeBf16(kernelMix(96 * 4096, 41));
@@ -47,6 +47,8 @@ Deno.test("BF16 straight to Q8_0/Q4_0/Q4_1/Q5_0/Q5_1 gives the bytes of decoding
 
 Deno.test("BF16 straight to a block type: only for whole-block rows, legacy targets and the wasm kernels", () => {
   assertEquals(Bf16BlockEncoder.for(info(4, 48), "Q8_0", 1024), undefined);
+  // Q1_0's blocks are 128 values: rows of 96 take the generic path.
+  assertEquals(Bf16BlockEncoder.for(info(4, 96), "Q1_0", 1024), undefined);
   assertEquals(Bf16BlockEncoder.for(info(4, 256), "Q4_K", 1024), undefined);
   assertEquals(
     Bf16BlockEncoder.for({ ...info(4, 256), dtype: "F16" }, "Q8_0", 1024),
@@ -70,4 +72,37 @@ Deno.test("BF16 straight to a block type: a payload too short or too long is ref
     () => long.push(new Uint8Array(payload.length + 64), () => {}),
     /payload exceeds its 2048 bytes/,
   );
+});
+
+Deno.test("BF16 straight to a block type: every bf16 value under a block maximum of 127, 8 or 31 (each tie of the short roundings), and x with −x as the largest", () => {
+  // Blocks of [M, then 31 values], the values every bf16 pattern with |x| <= M:
+  // with Q8_0's d = 127/127 = 1 (M = 127), Q4_0's id = −8/M, Q5_1's 31/(M − min)
+  // the products land on each half-integer the fast paths round; then blocks
+  // whose largest magnitude is both x and −x (which comes first decides Q4_0/Q5_0's d).
+  for (const top of [127, 8, 31]) {
+    const values: number[] = [];
+    for (let bits = 0; bits < 0x10000; bits++) {
+      const x = new Float32Array(new Uint32Array([bits << 16]).buffer)[0]!;
+      if (!(Math.abs(x) <= top)) continue;
+      if (values.length % 32 === 0) values.push(top);
+      values.push(x);
+    }
+    for (let i = 0; i < 64; i++) {
+      const block = Array.from({ length: 32 }, (_, j) => ((j * 7 + i) % 13) - 6);
+      block[(i * 5) % 32] = i % 2 === 0 ? 9 : -9;
+      block[(i * 11 + 3) % 32] = i % 2 === 0 ? -9 : 9;
+      values.push(...block);
+    }
+    // Whole rows of 128 (Q1_0's blocks), and a row count that is not a
+    // multiple of four (Q1_0's kernel takes four blocks at a time).
+    while (values.length % 128 !== 0 || (values.length / 128) % 4 === 0) values.push(0);
+    const f = new Float32Array(values);
+    const payload = encodeBf16(f);
+    const decoded = decodeBf16(payload);
+    for (const target of TARGETS) {
+      const expected = encodeBlocks(target, decoded, undefined, "typescript");
+      const enc = Bf16BlockEncoder.for(info(f.length / 128, 128), target, 1 << 12)!;
+      assertEquals(run(enc, payload, [1 << 20]), expected, `${target} under ${top}`);
+    }
+  }
 });

@@ -320,6 +320,12 @@ function writeValue(
       out.arrayElements += value.length;
       out.u32(elementType);
       out.u64(BigInt(value.length));
+      // A vocabulary's scores and token types (32,000+ numbers): in number
+      // arithmetic, not one BigInt conversion and range test per element
+      // (~0.1 CPU-s per header); same bytes, same refusals.
+      if (value.every((v) => typeof v === "number")) {
+        if (writeNumbers(out, elementType, value as number[])) return;
+      }
       for (const v of value) writeValue(out, key, elementType, v, arrayTypes, depth + 1);
       return;
     }
@@ -354,6 +360,40 @@ function writeValue(
       throw new TypeError(`Cannot encode GGUF: value type ${type} of "${key}" is invalid`);
     }
   }
+}
+
+/** The 8-, 16- and 32-bit integer types' ranges, as numbers (writeNumbers). */
+const SMALL_INT_RANGES: Readonly<Record<number, readonly [number, number]>> = {
+  [GgufValueType.UINT8]: [0, 255],
+  [GgufValueType.INT8]: [-128, 127],
+  [GgufValueType.UINT16]: [0, 65535],
+  [GgufValueType.INT16]: [-32768, 32767],
+  [GgufValueType.UINT32]: [0, 0xffffffff],
+  [GgufValueType.INT32]: [-0x80000000, 0x7fffffff],
+};
+
+/**
+ * An array of numbers of a 32-bit float or an 8- to 32-bit integer type, as
+ * writeValue writes them one by one; false (nothing written) for other types,
+ * or when an element does not fit (writeValue then names it).
+ */
+function writeNumbers(out: ByteWriter, type: number, values: readonly number[]): boolean {
+  if (type === GgufValueType.FLOAT32) {
+    for (const v of values) out.f32(v);
+    return true;
+  }
+  const range = SMALL_INT_RANGES[type];
+  if (range === undefined) return false;
+  const [lo, hi] = range;
+  for (const v of values) if (!Number.isInteger(v) || v < lo || v > hi) return false;
+  if (type === GgufValueType.UINT8 || type === GgufValueType.INT8) {
+    for (const v of values) out.u8(v & 0xff);
+  } else if (type === GgufValueType.UINT16 || type === GgufValueType.INT16) {
+    for (const v of values) out.u16(v & 0xffff);
+  } else {
+    for (const v of values) out.u32(v >>> 0);
+  }
+  return true;
 }
 
 const INT_RANGES: Readonly<Record<number, readonly [bigint, bigint]>> = {

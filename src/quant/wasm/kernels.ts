@@ -48,6 +48,12 @@ interface Exports {
   encodeQ4_0(src: number, dst: number, blocks: number): void;
   encodeQ4_1(src: number, dst: number, blocks: number): void;
   widenBf16(src: number, dst: number, n: number): void;
+  encodeQ8_0Bf16(src: number, dst: number, blocks: number): void;
+  encodeQ4_0Bf16(src: number, dst: number, blocks: number): void;
+  encodeQ4_1Bf16(src: number, dst: number, blocks: number): void;
+  encodeQ5_0Bf16(src: number, dst: number, blocks: number): void;
+  encodeQ5_1Bf16(src: number, dst: number, blocks: number): void;
+  encodeQ1_0Bf16(src: number, dst: number, blocks: number): void;
   encodeQ6K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeQ2K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeQ3K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
@@ -132,8 +138,8 @@ export type WeightedBlockEncoder = (
   importance?: Float32Array,
 ) => Uint8Array;
 
-/** The 32-value block types {@linkcode WasmKernels.encodeFromBf16} writes. */
-export type LegacyTarget = "Q8_0" | "Q4_0" | "Q4_1" | "Q5_0" | "Q5_1";
+/** The block types {@linkcode WasmKernels.encodeFromBf16} writes (32 values a block; Q1_0 128). */
+export type LegacyTarget = "Q8_0" | "Q4_0" | "Q4_1" | "Q5_0" | "Q5_1" | "Q1_0";
 
 /** The kernels the module provides. */
 export interface WasmKernels {
@@ -144,7 +150,7 @@ export interface WasmKernels {
   /** Q8_0 encoder (same contract and bytes as `encodeQ8_0` in q8_0.ts). */
   encodeQ8_0: BlockEncoder;
   /**
-   * Encode BF16 payload bytes (whole 32-value blocks: 64 bytes each) to
+   * Encode BF16 payload bytes (whole blocks: 64 bytes each, Q1_0's 256) to
    * `target` in `out`, widening them to f32 inside the module: the same bytes
    * as decoding them, then `target`'s encoder, without the host's f32 pass.
    */
@@ -319,29 +325,33 @@ function instantiate(): WasmKernels | null {
   const dst = new Uint8Array(exports.memory.buffer, outBase, SLICE);
   const bf16 = new Uint8Array(exports.memory.buffer, bf16Base, 2 * SLICE);
 
-  const legacy: Record<LegacyTarget, [(src: number, dst: number, blocks: number) => void, number]> =
-    {
-      Q8_0: [exports.encodeQ8_0, 34],
-      Q4_0: [exports.encodeQ4_0, 18],
-      Q4_1: [exports.encodeQ4_1, 20],
-      Q5_0: [exports.encodeQ5_0, 22],
-      Q5_1: [exports.encodeQ5_1, 24],
-    };
+  // Each kernel, its block's bytes, and its block's values.
+  const legacy: Record<
+    LegacyTarget,
+    [(src: number, dst: number, blocks: number) => void, number, number]
+  > = {
+    Q8_0: [exports.encodeQ8_0Bf16, 34, 32],
+    Q4_0: [exports.encodeQ4_0Bf16, 18, 32],
+    Q4_1: [exports.encodeQ4_1Bf16, 20, 32],
+    Q5_0: [exports.encodeQ5_0Bf16, 22, 32],
+    Q5_1: [exports.encodeQ5_1Bf16, 24, 32],
+    Q1_0: [exports.encodeQ1_0Bf16, 18, 128],
+  };
   const encodeFromBf16 = (target: LegacyTarget, bytes: Uint8Array, out: Uint8Array): void => {
-    const [run, blockBytes] = legacy[target];
-    const nb = bytes.length / 64;
+    const [run, blockBytes, blockValues] = legacy[target];
+    const inBlock = 2 * blockValues;
+    const nb = bytes.length / inBlock;
     if (!Number.isInteger(nb) || out.length < nb * blockBytes) {
       throw new RangeError(
-        `Cannot encode ${target} from bf16: ${bytes.length} bytes are not whole 32-value blocks, or the output is short`,
+        `Cannot encode ${target} from bf16: ${bytes.length} bytes are not whole ${blockValues}-value blocks, or the output is short`,
       );
     }
-    // Slices fit the f32 region (and the bf16 one) and the byte region.
-    const sliceBlocks = Math.min(SLICE / 32, Math.floor(SLICE / blockBytes));
+    // Slices fit the bf16 region and the byte region.
+    const sliceBlocks = Math.min(SLICE / blockValues, Math.floor(SLICE / blockBytes));
     for (let b = 0; b < nb; b += sliceBlocks) {
       const k = Math.min(sliceBlocks, nb - b);
-      bf16.set(bytes.subarray(b * 64, (b + k) * 64));
-      exports.widenBf16(bf16Base, base, 32 * k);
-      run(base, outBase, k);
+      bf16.set(bytes.subarray(b * inBlock, (b + k) * inBlock));
+      run(bf16Base, outBase, k);
       out.set(dst.subarray(0, k * blockBytes), b * blockBytes);
     }
   };

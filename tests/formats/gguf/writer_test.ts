@@ -30,6 +30,14 @@ const ALL_TYPES: [string, GgufKvInput][] = [
   ["v.arr.f32", { type: 9, value: [1.5, -2], arrayTypes: [6] }],
   ["v.arr.empty", { type: 9, value: [], arrayTypes: [4] }],
   ["v.arr.nested", { type: 9, value: [[1, 2], [3]], arrayTypes: [9, 5] }],
+  // Number arrays of each 8- to 32-bit type at its range's ends (writeNumbers).
+  ["v.arr.u8", { type: 9, value: [0, 255, 7], arrayTypes: [0] }],
+  ["v.arr.i8", { type: 9, value: [-128, 127, -1], arrayTypes: [1] }],
+  ["v.arr.u16", { type: 9, value: [0, 65535], arrayTypes: [2] }],
+  ["v.arr.i16", { type: 9, value: [-32768, 32767, -2], arrayTypes: [3] }],
+  ["v.arr.u32", { type: 9, value: [0, 0xffffffff], arrayTypes: [4] }],
+  ["v.arr.i32", { type: 9, value: [-0x80000000, 0x7fffffff, -3], arrayTypes: [5] }],
+  ["v.arr.i64", { type: 9, value: [-5, 2 ** 40], arrayTypes: [11] }],
 ];
 
 Deno.test("encodeGguf() output reads back with identical metadata and tensor bytes", async () => {
@@ -151,6 +159,18 @@ Deno.test("encodeGgufHeader() rejects what GGUF cannot hold", async (t) => {
       () => encodeGgufHeader([["k", { type: 4, value: 1.5 }]], []),
       TypeError,
       /does not fit type UINT32/,
+    ],
+    [
+      "an array element out of range",
+      () => encodeGgufHeader([["k", { type: 9, value: [1, -0x80000001, 2], arrayTypes: [5] }]], []),
+      TypeError,
+      /value of "k" does not fit type INT32/,
+    ],
+    [
+      "a float in an integer array",
+      () => encodeGgufHeader([["k", { type: 9, value: [0, 0.5], arrayTypes: [1] }]], []),
+      TypeError,
+      /value of "k" does not fit type INT8/,
     ],
     [
       "array without element type",

@@ -62,6 +62,22 @@ export function f16ToF32(h: i32): f32 {
   return reinterpret<f32>(sign | ((e + 112) << 23) | (m << 13));
 }
 
+/**
+ * `s` plus, value by value, four blocks' four values (vector k: block k's):
+ * lane k of the sum is block k's sequential sum (Q1_0's sum of |x|), the
+ * values transposed by shuffles.
+ */
+@inline export function addTransposed(s: v128, v0: v128, v1: v128, v2: v128, v3: v128): v128 {
+  const a = i32x4.shuffle(v0, v1, 0, 4, 1, 5);
+  const c = i32x4.shuffle(v2, v3, 0, 4, 1, 5);
+  const e = i32x4.shuffle(v0, v1, 2, 6, 3, 7);
+  const g = i32x4.shuffle(v2, v3, 2, 6, 3, 7);
+  s = f32x4.add(s, i32x4.shuffle(a, c, 0, 1, 4, 5));
+  s = f32x4.add(s, i32x4.shuffle(a, c, 2, 3, 6, 7));
+  s = f32x4.add(s, i32x4.shuffle(e, g, 0, 1, 4, 5));
+  return f32x4.add(s, i32x4.shuffle(e, g, 2, 3, 6, 7));
+}
+
 /** Four f32 lanes from four addresses (a transposing load, one lane at a time). */
 @inline export function gather4(p0: usize, p1: usize, p2: usize, p3: usize): v128 {
   let v = f32x4.splat(load<f32>(p0));

@@ -30,3 +30,6 @@ export function heapBase(): usize {
   return __heap_base;
 }
 export { widenBf16 } from "./bf16_widen";
+export {
+  encodeQ1_0Bf16, encodeQ4_0Bf16, encodeQ4_1Bf16, encodeQ5_0Bf16, encodeQ5_1Bf16, encodeQ8_0Bf16,
+} from "./legacy_bf16";

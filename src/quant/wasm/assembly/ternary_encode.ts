@@ -4,7 +4,7 @@
 // + 1, four values a lane group, packed in base 3 (TQ1_0) or two bits (TQ2_0,
 // and Q2_0's 64-value blocks); Q1_0 the sign bits and the mean |x|.
 
-import { f32ToF16, select4 } from "./common";
+import { addTransposed, f32ToF16, select4 } from "./common";
 import { bytes16, packTwoBits } from "./k_pack";
 
 // Scratch (static memory, 16-byte aligned).
@@ -157,22 +157,55 @@ export function encodeTq2_0(src: usize, dst: usize, nb: i32): void {
 /** Encode `nb` blocks of 128 f32 at `src` into Q1_0 (18 bytes each) at `dst`. */
 export function encodeQ1_0(src: usize, dst: usize, nb: i32): void {
   const zero = f32x4.splat(0);
-  for (let b = 0; b < nb; b++) {
+  // C sums |x| sequentially in f32, a chain of 128 dependent additions per
+  // block: four blocks at a time run their chains side by side, lane k
+  // block k's in C's order (each four values transposed by shuffles).
+  const abs = v128.load(ABS); // f32x4.abs rebuilds its mask at each use
+  let b = 0;
+  for (; b + 4 <= nb; b += 4) {
+    const x = src + <usize>b * 512;
+    let s = zero;
+    for (let j = 0; j < 128; j += 4) {
+      const p = x + <usize>j * 4;
+      s = addTransposed(
+        s,
+        v128.and(v128.load(p), abs),
+        v128.and(v128.load(p + 512), abs),
+        v128.and(v128.load(p + 1024), abs),
+        v128.and(v128.load(p + 1536), abs),
+      );
+    }
+    v128.store(SUMS, f32x4.div(s, f32x4.splat(<f32>128.0)));
+    for (let k = 0; k < 4; k++) {
+      const y = dst + <usize>(b + k) * 18;
+      store<u16>(y, <u16>f32ToF16(load<f32>(SUMS + <usize>k * 4)));
+      signBits(x + <usize>k * 512, y, zero);
+    }
+  }
+  for (; b < nb; b++) {
     const x = src + <usize>b * 512;
     const y = dst + <usize>b * 18;
-    // C sums |x| sequentially in f32.
     let sumAbs: f32 = 0;
     for (let j = 0; j < 128; j++) sumAbs += Mathf.abs(load<f32>(x + <usize>j * 4));
     store<u16>(y, <u16>f32ToF16(sumAbs / <f32>128.0));
-    // Bit j of the 16 bytes: x[j] >= 0 (false for NaN).
-    for (let j = 0; j < 128; j += 16) {
-      const p = x + <usize>j * 4;
-      const m = i8x16.narrow_i16x8_s(
-        i16x8.narrow_i32x4_s(f32x4.ge(v128.load(p), zero), f32x4.ge(v128.load(p + 16), zero)),
-        i16x8.narrow_i32x4_s(f32x4.ge(v128.load(p + 32), zero), f32x4.ge(v128.load(p + 48), zero)),
-      );
-      store<u16>(y + 2 + <usize>(j >> 3), <u16>i8x16.bitmask(m));
-    }
+    signBits(x, y, zero);
+  }
+}
+
+// encodeQ1_0's four sums of a lane group, and the magnitude mask.
+const SUMS: usize = memory.data(16, 16);
+const ABS: usize = memory.data<i32>([0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff], 16);
+
+/** Q1_0's 16 bytes of signs at `y` + 2 for the 128 values at `x`. */
+@inline function signBits(x: usize, y: usize, zero: v128): void {
+  // Bit j of the 16 bytes: x[j] >= 0 (false for NaN).
+  for (let j = 0; j < 128; j += 16) {
+    const p = x + <usize>j * 4;
+    const m = i8x16.narrow_i16x8_s(
+      i16x8.narrow_i32x4_s(f32x4.ge(v128.load(p), zero), f32x4.ge(v128.load(p + 16), zero)),
+      i16x8.narrow_i32x4_s(f32x4.ge(v128.load(p + 32), zero), f32x4.ge(v128.load(p + 48), zero)),
+    );
+    store<u16>(y + 2 + <usize>(j >> 3), <u16>i8x16.bitmask(m));
   }
 }
 
