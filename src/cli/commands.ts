@@ -1,26 +1,15 @@
 /**
- * The list of `apr` commands, in the order `apr --help` shows them.
+ * The list of `apr` commands, in the order `apr --help` shows them, every one
+ * loaded (for the help list and the tests; a run loads only its own:
+ * `_command_loader.ts`).
  *
  * @module
  */
 
 import type { CommandSpec } from "./command.ts";
-import { convertCommand, exportCommand } from "./convert_command.ts";
-import { diffCommand } from "./diff_command.ts";
-import { importCommand } from "./import_command.ts";
-import { pullCommand } from "./pull_command.ts";
-import { inspectCommand } from "./inspect_command.ts";
-import { tensorsCommand } from "./tensors_command.ts";
-import { validateCommand } from "./validate_command.ts";
+import { COMMAND_NAMES, loadCommand } from "./_command_loader.ts";
 
 /** Every command. */
-export const COMMANDS: readonly CommandSpec[] = [
-  importCommand,
-  pullCommand,
-  inspectCommand,
-  tensorsCommand,
-  validateCommand,
-  convertCommand,
-  exportCommand,
-  diffCommand,
-];
+export const COMMANDS: readonly CommandSpec[] = await Promise.all(
+  COMMAND_NAMES.map(async (name) => (await loadCommand(name))!),
+);

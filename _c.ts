@@ -1,0 +1,2 @@
+import "./src/cli/command.ts";
+import "./src/errors.ts";
