@@ -22,10 +22,8 @@ import { isStorageFailure } from "../io/storage_errors.ts";
 import { type CommandContext, commandHelp, type CommandSpec, parseCommandArgs } from "./command.ts";
 import { closest } from "./_suggest.ts";
 import { helpColumns, twoColumns, wrapLine } from "./_wrap.ts";
-import { inFlagTerms } from "./_convert_flags.ts";
 import { COMMAND_NAMES, loadCommand } from "./_command_loader.ts";
 import { ProgressDisplay, type ProgressMode } from "./progress_display.ts";
-import { setKernelBackend } from "../quant/kernels.ts";
 
 /** The version in deno.json, printed by `apr --version`. */
 export const VERSION: string = denoJson.version;
@@ -168,10 +166,13 @@ export async function main(args: readonly string[], io: MainIo = consoleIo()): P
       io.out(commandHelp(command, helpColumns(io.outColumns)));
       return 0;
     }
-    chooseKernels();
+    await chooseKernels();
     return await command.run(makeContext(io, command.name, values, warnings), values, positionals);
   } catch (error) {
-    return reportError(io, error, verbose, json, warnings);
+    // The flag table is the conversion flags' module: loaded by the commands
+    // that can fail in library terms, so only a usage error loads it here.
+    const { inFlagTerms } = await import("./_convert_flags.ts");
+    return reportError(io, error, verbose, json, warnings, inFlagTerms);
   }
 }
 
@@ -179,13 +180,13 @@ export async function main(args: readonly string[], io: MainIo = consoleIo()): P
  * `APR_KERNELS=typescript` runs the TypeScript kernels instead of the
  * WebAssembly ones (same bytes, slower): for benchmarks and comparisons.
  */
-function chooseKernels(): void {
+async function chooseKernels(): Promise<void> {
   const choice = Deno.env.get("APR_KERNELS");
   if (choice === undefined || choice === "") return;
   if (choice !== "wasm" && choice !== "typescript") {
     throw new UsageError(`APR_KERNELS is "${choice}": expected wasm or typescript`);
   }
-  setKernelBackend(choice);
+  (await import("../quant/kernels.ts")).setKernelBackend(choice);
 }
 
 function makeContext(
@@ -304,6 +305,7 @@ function reportError(
   verbose: boolean,
   json: boolean,
   warnings: readonly string[],
+  inFlagTerms: (message: string) => string,
 ): number {
   const userError = isUserError(error);
   const environment = !userError && isEnvironmentError(error);
