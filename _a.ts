@@ -1,1 +1,0 @@
-import "./src/cli/main.ts";

@@ -1,2 +1,0 @@
-import "./src/cli/command.ts";
-import "./src/errors.ts";
