@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { ModelFormatError } from "../../../src/errors.ts";
 import { ggufValueTypeName, parseGgufHeader } from "../../../src/formats/gguf/header.ts";
+import type { ByteSource } from "../../../src/io/byte_source.ts";
 import { openFileSource } from "../../../src/io/file_source.ts";
 import { RawGguf, rawHeader, sourceOf } from "./_raw_gguf.ts";
 
@@ -15,6 +16,25 @@ async function rejects(bytes: Uint8Array, pattern: RegExp, offset?: number): Pro
     if (offset !== undefined) assert.equal(e.offset, offset, e.message);
     return true;
   });
+}
+
+/** `source`, telling `onRead` of each read; it must never be streamed (headers are read). */
+function recording(
+  source: ByteSource,
+  onRead: (offset: number, length: number) => void,
+): ByteSource {
+  return {
+    name: source.name,
+    size: source.size,
+    read: (offset: number, length: number) => {
+      onRead(offset, length);
+      return source.read(offset, length);
+    },
+    stream: () => {
+      throw new Error("the header parser must not stream");
+    },
+    close: () => source.close(),
+  };
 }
 
 /** A valid file: two KV pairs and one F32 tensor of 4 elements. */
@@ -363,18 +383,7 @@ Deno.test("parseGgufHeader() refills past the first window without reading a byt
   // starting where the one before ended, every value as one read would give.
   const source = await openFileSource(new URL("ggml-vocab-gpt-2.gguf", DATA).pathname);
   const reads: [number, number][] = [];
-  const counting = {
-    name: source.name,
-    size: source.size,
-    read: (offset: number, length: number) => {
-      reads.push([offset, length]);
-      return source.read(offset, length);
-    },
-    stream: () => {
-      throw new Error("the header parser must not stream");
-    },
-    close: () => source.close(),
-  };
+  const counting = recording(source, (offset, length) => reads.push([offset, length]));
   try {
     const h = await parseGgufHeader(counting);
     assert.ok(reads.length > 2, `${reads.length} reads`);
@@ -428,18 +437,7 @@ Deno.test("parseGgufHeader() reads the vocabulary-only GPT-2 file (zero tensors)
 Deno.test("parseGgufHeader() reads only the header, in bounded windows", async () => {
   const source = await openFileSource(new URL("tiny-llama-f32.gguf", DATA).pathname);
   const reads: number[] = [];
-  const counting = {
-    name: source.name,
-    size: source.size,
-    read: (offset: number, length: number) => {
-      reads.push(length);
-      return source.read(offset, length);
-    },
-    stream: () => {
-      throw new Error("the header parser must not stream");
-    },
-    close: () => source.close(),
-  };
+  const counting = recording(source, (_offset, length) => reads.push(length));
   try {
     const h = await parseGgufHeader(counting);
     const total = reads.reduce((a, b) => a + b, 0);
