@@ -115,7 +115,7 @@ function hex(lines: string[]): Uint8Array {
   return out;
 }
 
-/** A lowercase hex digit's value (`toString(16)` wrote them). */
+/** A lowercase hex digit's value (as toString(16) wrote them). */
 function nibble(c: number): number {
   return c <= 0x39 ? c - 0x30 : c - 0x57;
 }
