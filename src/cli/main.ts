@@ -19,13 +19,11 @@ import {
   UsageError,
 } from "../errors.ts";
 import { isStorageFailure } from "../io/storage_errors.ts";
-import { type CommandContext, commandHelp, parseCommandArgs } from "./command.ts";
+import { type CommandContext, commandHelp, type CommandSpec, parseCommandArgs } from "./command.ts";
 import { closest } from "./_suggest.ts";
 import { helpColumns, twoColumns, wrapLine } from "./_wrap.ts";
-import { inFlagTerms } from "./_convert_flags.ts";
-import { COMMANDS } from "./commands.ts";
+import { COMMAND_NAMES, loadCommand } from "./_command_loader.ts";
 import { ProgressDisplay, type ProgressMode } from "./progress_display.ts";
-import { setKernelBackend } from "../quant/kernels.ts";
 
 /** The version in deno.json, printed by `apr --version`. */
 export const VERSION: string = denoJson.version;
@@ -87,7 +85,7 @@ function writeAll(stream: typeof Deno.stdout, text: string): void {
   while (written < bytes.length) written += stream.writeSync(bytes.subarray(written));
 }
 
-function mainHelp(columns: number): string {
+function mainHelp(columns: number, commands: readonly CommandSpec[]): string {
   return [
     ...wrapLine(
       `apr ${VERSION} — import models into the APR v2 format, streaming, in bounded memory`,
@@ -99,7 +97,7 @@ function mainHelp(columns: number): string {
     "Usage: apr COMMAND [OPTIONS]",
     "",
     "Commands:",
-    ...twoColumns(COMMANDS.map((c) => [c.name, c.summary]), columns, 12),
+    ...twoColumns(commands.map((c) => [c.name, c.summary]), columns, 12),
     "",
     "Every command takes --json, --quiet, --verbose and --help.",
     'Run "apr COMMAND --help" for its flags and examples.',
@@ -134,9 +132,10 @@ export async function main(args: readonly string[], io: MainIo = consoleIo()): P
   // `deno task apr -- inspect x` passes the "--" through: it ends no options here.
   const [name, ...rest] = args[0] === "--" ? args.slice(1) : args;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    const topic = name === "help" ? COMMANDS.find((c) => c.name === rest[0]) : undefined;
+    const topic = name === "help" && rest[0] !== undefined ? await loadCommand(rest[0]) : undefined;
     const columns = helpColumns(io.outColumns);
-    io.out(topic ? commandHelp(topic, columns) : mainHelp(columns));
+    if (topic) io.out(commandHelp(topic, columns));
+    else io.out(mainHelp(columns, (await import("./commands.ts")).COMMANDS));
     return name === undefined ? 2 : 0;
   }
   if (name === "--version" || name === "-V") {
@@ -150,12 +149,12 @@ export async function main(args: readonly string[], io: MainIo = consoleIo()): P
   }
   const verbose = rest.includes("--verbose") || rest.includes("-v");
   const json = rest.includes("--json");
-  const command = COMMANDS.find((c) => c.name === name);
   // Collected for --json documents, success or error alike.
   const warnings: string[] = [];
   try {
+    const command = await loadCommand(name);
     if (!command) {
-      const near = closest(name, COMMANDS.map((c) => c.name));
+      const near = closest(name, COMMAND_NAMES);
       throw new UsageError(
         `unknown command "${name}"${
           near ? `; did you mean "${near}"?` : ""
@@ -167,10 +166,13 @@ export async function main(args: readonly string[], io: MainIo = consoleIo()): P
       io.out(commandHelp(command, helpColumns(io.outColumns)));
       return 0;
     }
-    chooseKernels();
+    await chooseKernels();
     return await command.run(makeContext(io, command.name, values, warnings), values, positionals);
   } catch (error) {
-    return reportError(io, error, verbose, json, warnings);
+    // The flag table is the conversion flags' module: loaded by the commands
+    // that can fail in library terms, so only a usage error loads it here.
+    const { inFlagTerms } = await import("./_convert_flags.ts");
+    return reportError(io, error, verbose, json, warnings, inFlagTerms);
   }
 }
 
@@ -178,13 +180,13 @@ export async function main(args: readonly string[], io: MainIo = consoleIo()): P
  * `APR_KERNELS=typescript` runs the TypeScript kernels instead of the
  * WebAssembly ones (same bytes, slower): for benchmarks and comparisons.
  */
-function chooseKernels(): void {
+async function chooseKernels(): Promise<void> {
   const choice = Deno.env.get("APR_KERNELS");
   if (choice === undefined || choice === "") return;
   if (choice !== "wasm" && choice !== "typescript") {
     throw new UsageError(`APR_KERNELS is "${choice}": expected wasm or typescript`);
   }
-  setKernelBackend(choice);
+  (await import("../quant/kernels.ts")).setKernelBackend(choice);
 }
 
 function makeContext(
@@ -303,6 +305,7 @@ function reportError(
   verbose: boolean,
   json: boolean,
   warnings: readonly string[],
+  inFlagTerms: (message: string) => string,
 ): number {
   const userError = isUserError(error);
   const environment = !userError && isEnvironmentError(error);

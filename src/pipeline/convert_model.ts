@@ -10,18 +10,18 @@ import { checkOutputPaths, type PlannedOutput } from "../io/output_paths.ts";
 import { assertModelMatchesConfig } from "./model_shape_check.ts";
 import { DTYPES, elementCount } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
-import { AprSink } from "../formats/apr/sink.ts";
-import { AprLz4Sink } from "../formats/apr/lz4_sink.ts";
+import type { AprSink } from "../formats/apr/sink.ts";
+import type { AprLz4Sink } from "../formats/apr/lz4_sink.ts";
 import { lz4ReadersLine } from "../formats/apr/lz4_readers.ts";
 import { shardSetReadersLine } from "../formats/apr/shard_set_readers.ts";
-import { ShardedAprSink } from "../formats/apr/sharded_sink.ts";
+import type { ShardedAprSink } from "../formats/apr/sharded_sink.ts";
 import { GgufSink } from "../formats/gguf/sink.ts";
-import { SplitGgufSink } from "../formats/gguf/split_sink.ts";
+import type { SplitGgufSink } from "../formats/gguf/split_sink.ts";
 import type { GgufSplitReader } from "../formats/gguf/split.ts";
 import { ggufStorage, hasPaddedRows } from "../formats/gguf/tensor_storage.ts";
-import { QnatSink } from "../formats/qnat/sink.ts";
+import type { QnatSink } from "../formats/qnat/sink.ts";
 import { sourceIdentityOf } from "./source_identity.ts";
-import { SafetensorsSink } from "../formats/safetensors/writer.ts";
+import type { SafetensorsSink } from "../formats/safetensors/writer.ts";
 import {
   aprPresetRefusal,
   ImportanceSizeError,
@@ -563,7 +563,7 @@ async function convertPart(
       ? options.compress !== "lz4"
       : format === "gguf" && options.maxShardSize !== undefined;
     const sourceKey = resumable ? await sourceIdentityOf(model) : undefined;
-    const sink = await createSink(
+    const made = await createSink(
       format,
       output,
       // llama.cpp's converter files a checkpoint whose MXFP4 or NVFP4 it
@@ -586,25 +586,25 @@ async function convertPart(
     // server is not waited out; see abortable_reads.ts).
     if (options.signal) stream = stream.pipeThrough(abortableTensors(options.signal));
     await stream.pipeTo(
-      checkBeforeClose(sink, () => model.verify()),
+      checkBeforeClose(made.sink, () => model.verify()),
       options.signal ? { signal: options.signal } : {},
     );
     const written = header!;
     if (format === "apr") warnOnBf16(written, options.onWarning);
     // What APR's readers do with these outputs (issue 34 §3): said, never left silent.
-    if (sink instanceof ShardedAprSink && sink.result) {
-      options.onNote?.(shardSetReadersLine(sink.result.shards.length));
+    if (made.kind === "sharded-apr" && made.sink.result) {
+      options.onNote?.(shardSetReadersLine(made.sink.result.shards.length));
     }
-    if (sink instanceof AprLz4Sink) options.onNote?.(lz4ReadersLine());
+    if (made.kind === "apr-lz4") options.onNote?.(lz4ReadersLine());
     let dtypes: Record<string, number> = {};
     for (const t of written.tensors) dtypes[t.dtype] = (dtypes[t.dtype] ?? 0) + 1;
     let tensorBytes = written.tensors.reduce((s, t) => s + t.byteLength, 0);
     // QNAT converts as it writes (NF4 or F32 sections): report what it wrote.
-    if (sink instanceof QnatSink && sink.result) {
-      dtypes = { ...sink.result.dtypes };
-      tensorBytes = sink.result.tensorBytes;
+    if (made.kind === "qnat" && made.sink.result) {
+      dtypes = { ...made.sink.result.dtypes };
+      tensorBytes = made.sink.result.tensorBytes;
     }
-    const files = writtenPaths(sink, output);
+    const files = writtenPaths(made, output);
     return {
       output,
       format,
@@ -614,16 +614,16 @@ async function convertPart(
       tensorBytes,
       fileBytes: await sizeOfAll(files),
       files,
-      ...(sink instanceof SplitGgufSink ? { shards: [...sink.outputs] } : {}),
-      resumedTensors: sink instanceof AprSink || sink instanceof ShardedAprSink
-        ? sink.result?.resumedTensors ?? 0
-        : sink instanceof SplitGgufSink
-        ? sink.resumed.tensors
+      ...(made.kind === "split-gguf" ? { shards: [...made.sink.outputs] } : {}),
+      resumedTensors: made.kind === "apr" || made.kind === "sharded-apr"
+        ? made.sink.result?.resumedTensors ?? 0
+        : made.kind === "split-gguf"
+        ? made.sink.resumed.tensors
         : 0,
-      resumedBytes: sink instanceof AprSink || sink instanceof ShardedAprSink
-        ? sink.result?.resumedBytes ?? 0
-        : sink instanceof SplitGgufSink
-        ? sink.resumed.bytes
+      resumedBytes: made.kind === "apr" || made.kind === "sharded-apr"
+        ? made.sink.result?.resumedBytes ?? 0
+        : made.kind === "split-gguf"
+        ? made.sink.resumed.bytes
         : 0,
       dtypes,
       durationMs: Math.round(performance.now() - started),
@@ -804,10 +804,10 @@ function assertSentenceModulesRecorded(
 }
 
 /** The files a closed sink wrote. */
-function writtenPaths(sink: WritableStream<ModelChunk>, output: string): string[] {
-  if (sink instanceof SafetensorsSink || sink instanceof SplitGgufSink) return [...sink.outputs];
-  if (sink instanceof ShardedAprSink && sink.result) {
-    return [...sink.result.shards.map((s) => s.path), sink.result.manifestPath];
+function writtenPaths(made: MadeSink, output: string): string[] {
+  if (made.kind === "safetensors" || made.kind === "split-gguf") return [...made.sink.outputs];
+  if (made.kind === "sharded-apr" && made.sink.result) {
+    return [...made.sink.result.shards.map((s) => s.path), made.sink.result.manifestPath];
   }
   return [output];
 }
@@ -1230,7 +1230,22 @@ function representable(format: OutputFormat, info: TensorInfo): boolean {
   return format === "safetensors" ? spec.safetensors !== undefined : spec.ggufType !== undefined;
 }
 
-function createSink(
+/**
+ * The sink of a conversion, by kind. Each writer but GGUF's is loaded here, by
+ * the conversion that writes it: a GGUF conversion loads no APR, SafeTensors
+ * or QNAT code (start-up is paid by every run: docs/BENCHMARKS.md, "Fixed
+ * costs per run").
+ */
+type MadeSink =
+  | { kind: "apr"; sink: AprSink }
+  | { kind: "apr-lz4"; sink: AprLz4Sink }
+  | { kind: "sharded-apr"; sink: ShardedAprSink }
+  | { kind: "safetensors"; sink: SafetensorsSink }
+  | { kind: "gguf"; sink: GgufSink }
+  | { kind: "split-gguf"; sink: SplitGgufSink }
+  | { kind: "qnat"; sink: QnatSink };
+
+async function createSink(
   format: OutputFormat,
   output: string,
   options: ConvertOptions,
@@ -1239,17 +1254,21 @@ function createSink(
   quantizedAs: QuantizeTarget | undefined,
   lateKv: () => readonly (readonly [string, GgufKvInput])[],
   shardOf?: (name: string) => number | undefined,
-): Promise<WritableStream<ModelChunk>> {
+): Promise<MadeSink> {
   const source = sourceKey === undefined ? {} : { sourceKey };
   const common = {
     force: options.force === true,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   };
   switch (format) {
-    case "apr":
-      if (options.compress === "lz4") return AprLz4Sink.create(output, common);
+    case "apr": {
+      if (options.compress === "lz4") {
+        const { AprLz4Sink } = await import("../formats/apr/lz4_sink.ts");
+        return { kind: "apr-lz4", sink: await AprLz4Sink.create(output, common) };
+      }
       if (options.maxShardSize !== undefined) {
-        return ShardedAprSink.create(output, {
+        const { ShardedAprSink } = await import("../formats/apr/sharded_sink.ts");
+        const sink = await ShardedAprSink.create(output, {
           ...common,
           maxShardSize: options.maxShardSize,
           resume: options.resume === true,
@@ -1264,8 +1283,10 @@ function createSink(
             ...rowFallbackKey(options),
           }),
         });
+        return { kind: "sharded-apr", sink };
       }
-      return AprSink.create(output, {
+      const { AprSink } = await import("../formats/apr/sink.ts");
+      const sink = await AprSink.create(output, {
         ...common,
         resume: options.resume === true,
         ...source,
@@ -1278,11 +1299,16 @@ function createSink(
           ...rowFallbackKey(options),
         }),
       });
-    case "safetensors":
-      return SafetensorsSink.create(output, {
+      return { kind: "apr", sink };
+    }
+    case "safetensors": {
+      const { SafetensorsSink } = await import("../formats/safetensors/writer.ts");
+      const sink = await SafetensorsSink.create(output, {
         ...common,
         ...(options.maxShardSize !== undefined ? { maxShardSize: options.maxShardSize } : {}),
       });
+      return { kind: "safetensors", sink };
+    }
     case "gguf": {
       const preset = quantizedAs === undefined ? undefined : presetOf(quantizedAs, true);
       // The preset's mix names the file type; otherwise the sink derives it from the tensors.
@@ -1321,11 +1347,16 @@ function createSink(
       };
       if (shardOf !== undefined) {
         // llama-quantize --keep-split: the source's shards, OUT-0000i-of-0000N.gguf.
-        return SplitGgufSink.create(output, { ...ggufOptions, shardOf });
+        const { SplitGgufSink } = await import("../formats/gguf/split_sink.ts");
+        return {
+          kind: "split-gguf",
+          sink: await SplitGgufSink.create(output, { ...ggufOptions, shardOf }),
+        };
       }
       if (options.maxShardSize !== undefined) {
         // gguf-split's layout: OUT-0000i-of-0000N.gguf, loaded from the first.
-        return SplitGgufSink.create(output, {
+        const { SplitGgufSink } = await import("../formats/gguf/split_sink.ts");
+        const sink = await SplitGgufSink.create(output, {
           ...ggufOptions,
           maxShardSize: options.maxShardSize,
           resume: options.resume === true,
@@ -1338,15 +1369,19 @@ function createSink(
             ...imatrixKey(options),
           }),
         });
+        return { kind: "split-gguf", sink };
       }
-      return GgufSink.create(output, ggufOptions);
+      return { kind: "gguf", sink: await GgufSink.create(output, ggufOptions) };
     }
-    case "qnat":
-      return QnatSink.create(output, {
+    case "qnat": {
+      const { QnatSink } = await import("../formats/qnat/sink.ts");
+      const sink = await QnatSink.create(output, {
         ...common,
         ...(options.blockSize !== undefined ? { blockSize: options.blockSize } : {}),
         doubleQuant: options.doubleQuant === true,
       });
+      return { kind: "qnat", sink };
+    }
   }
 }
 

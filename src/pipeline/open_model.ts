@@ -7,7 +7,6 @@
 
 import { posix } from "../runtime/path.ts";
 import { HubUnreachableError, ModelFormatError, UsageError } from "../errors.ts";
-import { openApr } from "../formats/apr/reader.ts";
 import { openGguf } from "../formats/gguf/reader.ts";
 import {
   availableGgufTags,
@@ -15,28 +14,14 @@ import {
   isGgufSplitShard,
   openGgufSplit,
 } from "../formats/gguf/split.ts";
-import { openQnat } from "../formats/qnat/reader.ts";
-import { APR_MANIFEST_SUFFIX } from "../formats/apr/sharded_manifest.ts";
-import { isAprShard, openShardedApr } from "../formats/apr/sharded_reader.ts";
-import { openSafetensors } from "../formats/safetensors/reader.ts";
-import { refuseLoneQuantized } from "../quant/checkpoint/mod.ts";
-import {
-  openSafetensorsModel,
-  SAFETENSORS_INDEX_NAME,
-  SAFETENSORS_SINGLE_NAME,
-} from "../formats/safetensors/sharded.ts";
+import { APR_MANIFEST_SUFFIX } from "../formats/apr/manifest_suffix.ts";
 import { BlobSource } from "../io/blob_source.ts";
 import type { ByteSource } from "../io/byte_source.ts";
 import { openFileSource } from "../io/file_source.ts";
 import { BlobFolder } from "../io/blob_folder.ts";
-import { openHttpSource } from "../io/http_source.ts";
 import { abortableFiles } from "../io/abortable_reads.ts";
-import { openHubModelFiles } from "../sources/hub_files.ts";
-import { pullModel, type PullProgressEvent } from "../sources/hub_pull.ts";
-import { explainCachedFile } from "../sources/hub_cache.ts";
-import { unreachableWarning } from "../sources/hub_reach.ts";
+import type { PullProgressEvent } from "../sources/hub_pull.ts";
 import { DEFAULT_REVISION, formatHubRef, isHubRef, parseHubRef } from "../sources/hub_ref.ts";
-import { selectQuant } from "../sources/hub_select.ts";
 import { type HubSettings, hubSettingsFromEnv } from "../sources/hub_settings.ts";
 import {
   localSourceIdentity,
@@ -118,6 +103,7 @@ export async function openModel(
   if (isHubRef(text)) return await openHubModel(text, options);
   if (/^https?:\/\//i.test(text)) {
     const { timeouts } = options.hubSettings ?? hubSettingsFromEnv();
+    const { openHttpSource } = await import("../io/http_source.ts");
     return new Model(
       await openModelFile(await openHttpSource(text, { ...timeouts, ...waits(options) }), options),
       text,
@@ -165,12 +151,14 @@ async function openLocalModel(path: string, options: OpenModelOptions): Promise<
   if (path.toLowerCase().endsWith(APR_MANIFEST_SUFFIX)) {
     // A sharded APR set's manifest (APR_V2.md §8): the set as one model.
     const unix = path.replaceAll("\\", "/");
+    const { openShardedApr } = await import("../formats/apr/sharded_reader.ts");
     return await openShardedApr(new LocalModelFiles(posix.dirname(unix)), posix.basename(unix));
   }
   if (path.endsWith(".json")) {
     // A path to an index: its folder is the repository, its name the index.
     const folder = posix.dirname(path.replaceAll("\\", "/"));
     const files = new LocalModelFiles(folder);
+    const { openSafetensorsModel } = await safetensorsModels();
     return await openSafetensorsModel(files, {
       indexPath: posix.basename(path.replaceAll("\\", "/")),
       ...safetensorsOptions(options),
@@ -196,9 +184,12 @@ async function openWholeSet(
   path: string,
   options: OpenModelOptions,
 ): Promise<ModelReader> {
-  if (isAprShard(reader)) {
-    await reader.close();
-    return await openShardedApr(files, path);
+  if (reader.header.format === "apr") {
+    const { isAprShard, openShardedApr } = await import("../formats/apr/sharded_reader.ts");
+    if (isAprShard(reader)) {
+      await reader.close();
+      return await openShardedApr(files, path);
+    }
   }
   if (isGgufSplitShard(reader)) {
     await reader.close();
@@ -219,13 +210,18 @@ export async function openModelFolder(
   options: OpenModelOptions = {},
 ): Promise<ModelReader> {
   const listing = await files.list();
+  const { openSafetensorsModel, SAFETENSORS_INDEX_NAME, SAFETENSORS_SINGLE_NAME } =
+    await safetensorsModels();
   if (listing.includes(SAFETENSORS_INDEX_NAME) || listing.includes(SAFETENSORS_SINGLE_NAME)) {
     return await openSafetensorsModel(files, safetensorsOptions(options));
   }
   const manifests = listing.filter((p) =>
     !p.includes("/") && p.toLowerCase().endsWith(APR_MANIFEST_SUFFIX)
   );
-  if (manifests.length === 1) return await openShardedApr(files, manifests[0]!);
+  if (manifests.length === 1) {
+    const { openShardedApr } = await import("../formats/apr/sharded_reader.ts");
+    return await openShardedApr(files, manifests[0]!);
+  }
   const top = listing.filter((p) => !p.includes("/"));
   // One model per .apr file, split GGUF set or other GGUF (not a projector or imatrix).
   const models = [
@@ -286,18 +282,22 @@ export async function openModelFile(
     if (format === undefined && /\.gguf$/i.test(source.name)) format = "gguf";
     if (format === undefined && /\.apr$/i.test(source.name)) format = "apr";
     switch (format) {
+      // The readers of the other formats are loaded by the first file of
+      // theirs: a GGUF conversion loads no APR or QNAT code (start-up).
       case "apr":
-        return await openApr(source);
+        return await (await import("../formats/apr/reader.ts")).openApr(source);
       case "gguf":
         return await openGguf(source, { keepNames: options.keepNames === true });
       case "safetensors": {
+        const { openSafetensors } = await import("../formats/safetensors/reader.ts");
+        const { refuseLoneQuantized } = await import("../quant/checkpoint/mod.ts");
         const reader = await openSafetensors(source);
         // Closed with its source by the catch below.
         refuseLoneQuantized(reader.header.tensors, source.name);
         return reader;
       }
       case "qnat":
-        return await openQnat(source);
+        return await (await import("../formats/qnat/reader.ts")).openQnat(source);
       case undefined: {
         const hex = [...head.subarray(0, 8)].map((b) => b.toString(16).padStart(2, "0")).join(" ");
         throw new ModelFormatError(
@@ -330,6 +330,7 @@ async function openHubModel(text: string, options: OpenModelOptions): Promise<Mo
   } catch (error) {
     // No connection, and the cache holds the model: read it there, and say so.
     if (!(error instanceof HubUnreachableError)) throw error;
+    const { unreachableWarning } = await import("../sources/hub_reach.ts");
     let model: Model;
     try {
       model = await openCachedHubModel(text, { ...settings, offline: true }, options);
@@ -350,7 +351,9 @@ async function openStreamedHubModel(
 ): Promise<Model> {
   let ref = parseHubRef(text);
   const revision = options.revision ?? ref.revision;
+  const { openHubModelFiles } = await import("../sources/hub_files.ts");
   if (ref.quant !== undefined) {
+    const { selectQuant } = await import("../sources/hub_select.ts");
     // `:QUANT` names the file (or first shard) its repository listing shows.
     const root = await openHubModelFiles({ ...ref, path: undefined }, { settings, revision });
     ref = { ...ref, path: selectQuant(await root.list(), ref.quant)[0] };
@@ -391,10 +394,12 @@ async function openStreamedHubModel(
     );
   }
   if (isFile && ref.path!.toLowerCase().endsWith(APR_MANIFEST_SUFFIX)) {
+    const { openShardedApr } = await import("../formats/apr/sharded_reader.ts");
     return pinned(
       new Model(await openShardedApr(files, posix.basename(ref.path!)), text, verify, save),
     );
   }
+  const { openSafetensorsModel } = await safetensorsModels();
   const reader = isFile
     ? await openSafetensorsModel(files, {
       indexPath: posix.basename(ref.path!),
@@ -412,6 +417,7 @@ async function openCachedHubModel(
 ): Promise<Model> {
   const ref = parseHubRef(text);
   const revision = options.revision ?? ref.revision;
+  const { pullModel } = await import("../sources/hub_pull.ts");
   const pulled = await pullModel(ref, {
     settings,
     revision,
@@ -425,6 +431,7 @@ async function openCachedHubModel(
   try {
     reader = await openLocalModel(pulled.modelPath, options);
   } catch (error) {
+    const { explainCachedFile } = await import("../sources/hub_cache.ts");
     throw await explainCachedFile(error, pulled.snapshotPath);
   }
   return identified(new Model(reader, text), pulled.modelPath);
@@ -445,6 +452,15 @@ function warnings(options: OpenModelOptions): { onWarning?: (message: string) =>
 }
 
 /** What a SafeTensors checkpoint's reader takes of the options. */
+/**
+ * The SafeTensors model reader (a Hugging Face folder: its config, tokenizer
+ * and model card readers), loaded by the first such model opened: a GGUF or
+ * APR source does not load it (start-up: docs/BENCHMARKS.md, "Fixed costs per run").
+ */
+function safetensorsModels(): Promise<typeof import("../formats/safetensors/sharded.ts")> {
+  return import("../formats/safetensors/sharded.ts");
+}
+
 function safetensorsOptions(
   options: OpenModelOptions,
 ): { onWarning?: (message: string) => void; packedForGguf?: boolean } {

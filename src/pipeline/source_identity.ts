@@ -30,7 +30,7 @@
  * @module
  */
 
-import { createSha256 } from "../runtime/sha256.ts";
+import { Sha256State } from "../runtime/sha256_state.ts";
 import { dirname, join } from "../runtime/path.ts";
 import type { Model } from "./model.ts";
 import { type FileInfo, fs } from "../runtime/fs.ts";
@@ -112,7 +112,7 @@ async function identityOnce(
   path: string,
   members: readonly string[] | undefined,
 ): Promise<{ digest: string; newestChange: number }> {
-  const hash = createSha256().update("aprkit-source-1\n");
+  const hash = lineHash().update("aprkit-source-1\n");
   let newestChange = 0;
   const note = (info: FileInfo): void => {
     // ctime only: the kernel sets it (never in the future); mtime can be anything.
@@ -165,5 +165,30 @@ async function identityOnce(
  * @returns A sha256 hex digest.
  */
 export function pinnedSourceIdentity(name: string): string {
-  return createSha256().update("aprkit-source-pinned-1\n").update(name).digest("hex");
+  return lineHash().update("aprkit-source-pinned-1\n").update(name).digest("hex");
+}
+
+/** An incremental SHA-256 of text. */
+interface LineHash {
+  update(text: string): LineHash;
+  digest(encoding: "hex"): string;
+}
+
+/**
+ * SHA-256 of a few lines of text (names, sizes, times), with the resumable
+ * state (`sha256_state.ts`), the same digest as `createSha256()`'s: its
+ * `node:crypto` costs every run ~25 ms of start-up to load, and these lines
+ * are a few hundred bytes.
+ */
+function lineHash(): LineHash {
+  const state = new Sha256State();
+  const encoder = new TextEncoder();
+  const hash: LineHash = {
+    update(text) {
+      state.update(encoder.encode(text));
+      return hash;
+    },
+    digest: () => state.digestHex(),
+  };
+  return hash;
 }

@@ -1,8 +1,9 @@
 // This module is browser compatible.
 
 /**
- * Internal: the worker side of {@linkcode EncoderPool}. Receives
- * `{ ready: true }` once loaded, then for each `{ id, target, backend, values,
+ * Internal: the worker side of {@linkcode EncoderPool}. Receives the
+ * kernels' compiled module first (`{ module }`, with the WebAssembly kernels),
+ * answers `{ ready: true }` once loaded, then for each `{ id, target, backend, values,
  * importance? }` (values transferred) answers `{ id, bytes, values }` (both
  * transferred: the pool reuses the values' memory) or `{ id, error }`.
  *
@@ -11,6 +12,7 @@
 
 import { encodeBlocks } from "./_block_encoders.ts";
 import type { KernelBackend } from "./kernels.ts";
+import { useKernelsModule } from "./wasm/kernels.ts";
 
 // deno-lint-ignore no-explicit-any
 const scope = globalThis as any;
@@ -22,9 +24,14 @@ scope.onmessage = (
       backend: KernelBackend;
       values: Float32Array;
       importance?: Float32Array;
-    }
+    } | { module: WebAssembly.Module }
   >,
 ) => {
+  if ("module" in e.data) {
+    // The pool's compiled kernels: no base64 decoding and compiling here.
+    useKernelsModule(e.data.module);
+    return;
+  }
   const { id, target, backend, values, importance } = e.data;
   try {
     // This worker's own WebAssembly instance, made on its first job.

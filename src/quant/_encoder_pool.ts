@@ -13,6 +13,7 @@
 
 import { encodeBlocks } from "./_block_encoders.ts";
 import { type KernelBackend, kernelBackend } from "./kernels.ts";
+import { kernelsModule } from "./wasm/kernels.ts";
 import { markReleasable, releaseChunk } from "../io/byte_source.ts";
 
 /**
@@ -280,8 +281,12 @@ export class EncoderPool {
 
   #start(): void {
     this.#starts++;
+    // Compiled once, here, for every worker (and this thread's own share).
+    const module = kernelBackend() === "wasm" ? kernelsModule() : undefined;
     for (let i = 0; i < this.#size; i++) {
       const w = new Worker(this.#workerUrl, { type: "module" });
+      // Queued until the worker has loaded; read before any job.
+      if (module !== undefined) w.postMessage({ module });
       const slot: Slot = { worker: w, ready: false, queue: [] };
       w.onmessage = (
         e: MessageEvent<

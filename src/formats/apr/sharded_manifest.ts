@@ -15,6 +15,7 @@
  * @module
  */
 
+import { APR_MANIFEST_SUFFIX } from "./manifest_suffix.ts";
 import { ModelFormatError } from "../../errors.ts";
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../../io/json_depth.ts";
 import type { TensorInfo } from "../../tensor.ts";
@@ -26,8 +27,7 @@ export const APR_MAX_SHARDS = 10_000;
 /** Largest manifest read (it lists every tensor name twice): refused before reading. */
 export const APR_MAX_MANIFEST_BYTES = 250_000_000;
 
-/** The manifest file name suffix: `NAME.apr.manifest.json`. */
-export const APR_MANIFEST_SUFFIX = ".apr.manifest.json";
+export { APR_MANIFEST_SUFFIX };
 
 /** One shard in an {@linkcode AprShardManifest}. */
 export interface AprManifestShard {

@@ -147,6 +147,11 @@ export const GGUF_MAX_KEY_LENGTH = 65535;
  * counts against the file size with these minimums before allocating anything.
  */
 export const GGUF_MIN_KV_BYTES: number = 8 + 1 + 4 + 1;
+/**
+ * Array elements parsed as one item from the buffer: a refill parses at most
+ * this many again (_cursor.ts), and a slice of scalars needs at most 8 KiB.
+ */
+const ARRAY_SLICE = 1024;
 /** Fewest bytes one tensor info can occupy: name length (8) + 1-byte name + n_dims (4) + type (4) + offset (8). */
 export const GGUF_MIN_TENSOR_INFO_BYTES: number = 8 + 1 + 4 + 4 + 8;
 /** Size of magic + version + tensor count + KV count. */
@@ -212,108 +217,27 @@ export function parseGgufHeader(source: ByteSource | string): Promise<GgufHeader
 async function parseGgufSource(source: ByteSource): Promise<GgufHeader> {
   const c = new Cursor(source);
   const size = source.size;
-
-  // G1: magic. A file shorter than the magic is not a GGUF file either.
-  if (size < 4) {
-    throw c.fail(`not a GGUF file: ${size} bytes is too short for the magic "GGUF"`, 0);
-  }
-  await c.need(4, "magic");
-  const magicBytes = c.bytes(4);
-  if (
-    magicBytes[0] !== 0x47 || magicBytes[1] !== 0x47 || magicBytes[2] !== 0x55 ||
-    magicBytes[3] !== 0x46
-  ) {
-    throw c.fail(`not a GGUF file: magic is ${describeMagic(magicBytes)}, expected "GGUF"`, 0);
-  }
-
-  // G3 before G2: a big-endian file has its version in the high bytes.
-  await c.need(4, "version");
-  const version = c.u32();
-  const swapped = byteSwap32(version);
-  if (version > 0xffff && swapped >= 1 && swapped <= 3) {
-    throw c.fail(
-      `endianness mismatch: version reads as ${version}, which is ${swapped} byte-swapped ` +
-        `(a big-endian GGUF file); only little-endian files are supported`,
-      4,
-    );
-  }
-  if (version !== 2 && version !== 3) {
-    throw c.fail(
-      `unsupported version ${version}: only GGUF versions 2 and 3 are supported` +
-        (version === 1 ? " (version 1 is obsolete)" : ""),
-      4,
-    );
-  }
-
-  await c.need(16, "tensor and KV counts");
-  const rawTensorCount = c.u64();
-  const rawKvCount = c.u64();
-  // G4: counts checked against the file size before anything is allocated.
-  const available = size - FIXED_HEADER_BYTES;
-  if (rawTensorCount > BigInt(Math.floor(available / GGUF_MIN_TENSOR_INFO_BYTES))) {
-    throw c.fail(
-      `invalid tensor count ${rawTensorCount}: each tensor info needs at least ` +
-        `${GGUF_MIN_TENSOR_INFO_BYTES} bytes, and only ${available} bytes follow the counts`,
-      8,
-    );
-  }
-  if (rawKvCount > BigInt(Math.floor(available / GGUF_MIN_KV_BYTES))) {
-    throw c.fail(
-      `invalid KV count ${rawKvCount}: each KV pair needs at least ${GGUF_MIN_KV_BYTES} ` +
-        `bytes, and only ${available} bytes follow the counts`,
-      16,
-    );
-  }
-  if (rawTensorCount > BigInt(GGUF_MAX_TENSORS)) {
-    throw c.fail(
-      `too many tensors: ${rawTensorCount}, more than the ${GGUF_MAX_TENSORS} supported`,
-      8,
-    );
-  }
-  if (rawKvCount > BigInt(GGUF_MAX_KV_PAIRS)) {
-    throw c.fail(
-      `too many KV pairs: ${rawKvCount}, more than the ${GGUF_MAX_KV_PAIRS} supported`,
-      16,
-    );
-  }
-  const tensorCount = Number(rawTensorCount);
-  const kvCount = Number(rawKvCount);
-  const needed = tensorCount * GGUF_MIN_TENSOR_INFO_BYTES + kvCount * GGUF_MIN_KV_BYTES;
-  if (needed > available) {
-    throw c.fail(
-      `invalid counts: ${kvCount} KV pairs and ${tensorCount} tensor infos need at least ` +
-        `${needed} bytes, and only ${available} bytes follow the counts`,
-      8,
-    );
-  }
+  const { version, tensorCount, kvCount } = await c.one(() => readCounts(c, size));
 
   const kv = new Map<string, GgufKvEntry>();
   for (let i = 0; i < kvCount; i++) {
     const offset = c.position;
-    const key = await readString(c, `key of KV pair ${i}`, true);
-    // G6: keys identify values; an empty or repeated key is ambiguous.
-    if (key.length === 0) throw c.fail(`invalid key: KV pair ${i} has an empty key`, offset);
-    const first = kv.get(key);
-    if (first !== undefined) {
-      throw c.fail(
-        `invalid key: duplicate key "${key}" (first at byte ${first.offset})`,
-        offset,
-      );
-    }
-    await c.need(4, `value type of "${key}"`);
-    const typeOffset = c.position;
-    const type = c.u32();
-    if (type > 12) {
-      throw c.fail(
-        `invalid type: value type ${type} of key "${key}" (valid types are 0–12)`,
-        typeOffset,
-      );
-    }
+    const { key, type, value } = await c.one(() => readPairStart(c, i, kv));
     const arrayTypes: GgufValueType[] = [];
-    const value = await readValue(c, type as GgufValueType, key, 0, arrayTypes);
-    const entry: GgufKvEntry = type === GgufValueType.ARRAY
-      ? { type: type as GgufValueType, value, arrayTypes, offset }
-      : { type: type as GgufValueType, value, offset };
+    let entry: GgufKvEntry;
+    if (type === GgufValueType.ARRAY) {
+      const { type: elementType, values } = await c.one(() => readArrayHead(c, key, 1, arrayTypes));
+      // A vocabulary is MBs: its elements are parsed in slices, each from the
+      // buffer, so a refill repeats at most one slice (_cursor.ts).
+      await c.each(Math.ceil(values.length / ARRAY_SLICE), (k) => {
+        const from = k * ARRAY_SLICE;
+        const to = Math.min(values.length, from + ARRAY_SLICE);
+        readElements(c, elementType, key, 1, arrayTypes, values, from, to);
+      });
+      entry = { type, value: values, arrayTypes, offset };
+    } else {
+      entry = { type, value: value!, offset };
+    }
     kv.set(key, entry);
   }
 
@@ -341,9 +265,10 @@ async function parseGgufSource(source: ByteSource): Promise<GgufHeader> {
 
   const tensors: GgufTensorInfo[] = [];
   const names = new Map<string, number>();
-  for (let i = 0; i < tensorCount; i++) {
+  // As the KV pairs: a tensor's name is recorded only after its last read.
+  await c.each(tensorCount, (i) => {
     const infoOffset = c.position;
-    const name = await readString(c, `name of tensor info ${i}`, true);
+    const name = readString(c, `name of tensor info ${i}`, true);
     if (name.length === 0) {
       throw c.fail(`invalid tensor name: tensor info ${i} has an empty name`, infoOffset);
     }
@@ -352,8 +277,7 @@ async function parseGgufSource(source: ByteSource): Promise<GgufHeader> {
     if (firstAt !== undefined) {
       throw c.fail(`duplicate tensor "${name}" (first at byte ${firstAt})`, infoOffset);
     }
-    names.set(name, infoOffset);
-    await c.need(4, `n_dims of tensor "${name}"`);
+    c.need(4, `n_dims of tensor "${name}"`);
     const dimsOffset = c.position;
     const nDims = c.u32();
     // G11: ggml has at most 4 dimensions.
@@ -363,7 +287,7 @@ async function parseGgufSource(source: ByteSource): Promise<GgufHeader> {
         dimsOffset,
       );
     }
-    await c.need(8 * nDims + 12, `dimensions, type and offset of tensor "${name}"`);
+    c.need(8 * nDims + 12, `dimensions, type and offset of tensor "${name}"`);
     const ne: number[] = [];
     let nonZeroProduct = 1;
     for (let d = 0; d < nDims; d++) {
@@ -429,8 +353,9 @@ async function parseGgufSource(source: ByteSource): Promise<GgufHeader> {
     } catch (cause) {
       throw c.fail(`invalid shape for tensor "${name}": ${(cause as Error).message}`, dimsOffset);
     }
+    names.set(name, infoOffset);
     tensors.push({ name, ggmlType, dtype, ne, offset, byteLength, infoOffset });
-  }
+  });
 
   const headerEnd = c.position;
   const dataOffset = Math.ceil(headerEnd / alignment) * alignment;
@@ -471,10 +396,132 @@ async function parseGgufSource(source: ByteSource): Promise<GgufHeader> {
   return { version, kv, tensors, alignment, headerEnd, dataOffset };
 }
 
-async function readLength(c: Cursor, what: string): Promise<number> {
-  await c.need(8, `length of ${what}`);
+/**
+ * A KV pair's key (G6: not empty, not repeated) and value type, and its value
+ * unless it is an array (read by the caller in slices).
+ */
+function readPairStart(
+  c: Cursor,
+  i: number,
+  kv: ReadonlyMap<string, GgufKvEntry>,
+): { key: string; type: GgufValueType; value?: GgufValue } {
+  const offset = c.position;
+  const key = readString(c, `key of KV pair ${i}`, true);
+  // G6: keys identify values; an empty or repeated key is ambiguous.
+  if (key.length === 0) throw c.fail(`invalid key: KV pair ${i} has an empty key`, offset);
+  const first = kv.get(key);
+  if (first !== undefined) {
+    throw c.fail(
+      `invalid key: duplicate key "${key}" (first at byte ${first.offset})`,
+      offset,
+    );
+  }
+  c.need(4, `value type of "${key}"`);
+  const typeOffset = c.position;
+  const type = c.u32();
+  if (type > 12) {
+    throw c.fail(
+      `invalid type: value type ${type} of key "${key}" (valid types are 0–12)`,
+      typeOffset,
+    );
+  }
+  if (type === GgufValueType.ARRAY) return { key, type };
+  return {
+    key,
+    type: type as GgufValueType,
+    value: readValue(c, type as GgufValueType, key, 0, []),
+  };
+}
+
+/** Magic, version and counts (G1–G4): the fixed 24 bytes, checked before anything is allocated. */
+function readCounts(
+  c: Cursor,
+  size: number,
+): { version: number; tensorCount: number; kvCount: number } {
+  // G1: magic. A file shorter than the magic is not a GGUF file either.
+  if (size < 4) {
+    throw c.fail(`not a GGUF file: ${size} bytes is too short for the magic "GGUF"`, 0);
+  }
+  c.need(4, "magic");
+  const magicBytes = c.bytes(4);
+  if (
+    magicBytes[0] !== 0x47 || magicBytes[1] !== 0x47 || magicBytes[2] !== 0x55 ||
+    magicBytes[3] !== 0x46
+  ) {
+    throw c.fail(`not a GGUF file: magic is ${describeMagic(magicBytes)}, expected "GGUF"`, 0);
+  }
+
+  // G3 before G2: a big-endian file has its version in the high bytes.
+  c.need(4, "version");
+  const version = c.u32();
+  const swapped = byteSwap32(version);
+  if (version > 0xffff && swapped >= 1 && swapped <= 3) {
+    throw c.fail(
+      `endianness mismatch: version reads as ${version}, which is ${swapped} byte-swapped ` +
+        `(a big-endian GGUF file); only little-endian files are supported`,
+      4,
+    );
+  }
+  if (version !== 2 && version !== 3) {
+    throw c.fail(
+      `unsupported version ${version}: only GGUF versions 2 and 3 are supported` +
+        (version === 1 ? " (version 1 is obsolete)" : ""),
+      4,
+    );
+  }
+
+  c.need(16, "tensor and KV counts");
+  const rawTensorCount = c.u64();
+  const rawKvCount = c.u64();
+  // G4: counts checked against the file size before anything is allocated.
+  const available = size - FIXED_HEADER_BYTES;
+  if (rawTensorCount > BigInt(Math.floor(available / GGUF_MIN_TENSOR_INFO_BYTES))) {
+    throw c.fail(
+      `invalid tensor count ${rawTensorCount}: each tensor info needs at least ` +
+        `${GGUF_MIN_TENSOR_INFO_BYTES} bytes, and only ${available} bytes follow the counts`,
+      8,
+    );
+  }
+  if (rawKvCount > BigInt(Math.floor(available / GGUF_MIN_KV_BYTES))) {
+    throw c.fail(
+      `invalid KV count ${rawKvCount}: each KV pair needs at least ${GGUF_MIN_KV_BYTES} ` +
+        `bytes, and only ${available} bytes follow the counts`,
+      16,
+    );
+  }
+  if (rawTensorCount > BigInt(GGUF_MAX_TENSORS)) {
+    throw c.fail(
+      `too many tensors: ${rawTensorCount}, more than the ${GGUF_MAX_TENSORS} supported`,
+      8,
+    );
+  }
+  if (rawKvCount > BigInt(GGUF_MAX_KV_PAIRS)) {
+    throw c.fail(
+      `too many KV pairs: ${rawKvCount}, more than the ${GGUF_MAX_KV_PAIRS} supported`,
+      16,
+    );
+  }
+  const tensorCount = Number(rawTensorCount);
+  const kvCount = Number(rawKvCount);
+  const needed = tensorCount * GGUF_MIN_TENSOR_INFO_BYTES + kvCount * GGUF_MIN_KV_BYTES;
+  if (needed > available) {
+    throw c.fail(
+      `invalid counts: ${kvCount} KV pairs and ${tensorCount} tensor infos need at least ` +
+        `${needed} bytes, and only ${available} bytes follow the counts`,
+      8,
+    );
+  }
+  return { version, tensorCount, kvCount };
+}
+
+function readLength(c: Cursor, what: string): number {
+  if (!c.has(8)) c.need(8, `length of ${what}`);
   const at = c.position;
-  const n = c.u64();
+  // Two u32 halves, not a bigint: one length per vocabulary token.
+  const low = c.u32();
+  const high = c.u32();
+  if (high === 0 && low <= c.remaining) return low;
+  const n = (BigInt(high) << 32n) | BigInt(low);
   // G8: a length beyond the remaining bytes is a truncated (or corrupt) file.
   if (n > BigInt(c.remaining)) {
     throw c.fail(
@@ -485,9 +532,9 @@ async function readLength(c: Cursor, what: string): Promise<number> {
   return Number(n);
 }
 
-async function readString(c: Cursor, what: string, isKey = false): Promise<string> {
+function readString(c: Cursor, what: string, isKey = false): string {
   const at = c.position;
-  const n = await readLength(c, what);
+  const n = readLength(c, what);
   if (isKey && n > GGUF_MAX_KEY_LENGTH) {
     throw c.fail(`invalid key: ${what} is ${n} bytes, more than ${GGUF_MAX_KEY_LENGTH}`, at);
   }
@@ -499,7 +546,7 @@ async function readString(c: Cursor, what: string, isKey = false): Promise<strin
       at,
     );
   }
-  if (!c.has(n)) await c.need(n, what);
+  if (!c.has(n)) c.need(n, what);
   const bytes = c.bytes(n);
   // Short strings (vocabulary tokens) in JavaScript: TextDecoder.decode costs
   // a runtime call per string (_short_utf8.ts).
@@ -514,21 +561,21 @@ async function readString(c: Cursor, what: string, isKey = false): Promise<strin
   }
 }
 
-async function readValue(
+function readValue(
   c: Cursor,
   type: GgufValueType,
   key: string,
   depth: number,
   arrayTypes: GgufValueType[],
-): Promise<GgufValue> {
+): GgufValue {
   switch (type) {
     case GgufValueType.STRING:
-      return await readString(c, `string value of "${key}"`);
+      return readString(c, `string value of "${key}"`);
     case GgufValueType.ARRAY:
-      return await readArray(c, key, depth + 1, arrayTypes);
+      return readArray(c, key, depth + 1, arrayTypes);
     default: {
       const n = MIN_ELEMENT_BYTES[type]!;
-      if (!c.has(n)) await c.need(n, `${ggufValueTypeName(type)} value of "${key}"`);
+      if (!c.has(n)) c.need(n, `${ggufValueTypeName(type)} value of "${key}"`);
       return readScalar(c, type, key);
     }
   }
@@ -569,12 +616,27 @@ function readScalar(c: Cursor, type: GgufValueType, key: string): GgufValue {
   }
 }
 
-async function readArray(
+function readArray(
   c: Cursor,
   key: string,
   depth: number,
   arrayTypes: GgufValueType[],
-): Promise<GgufValue[]> {
+): GgufValue[] {
+  const { type, values } = readArrayHead(c, key, depth, arrayTypes);
+  readElements(c, type, key, depth, arrayTypes, values, 0, values.length);
+  return values;
+}
+
+/**
+ * An array's element type and count, checked (G7, G8, the element budgets)
+ * before its values are allocated, empty; its element type recorded in `arrayTypes`.
+ */
+function readArrayHead(
+  c: Cursor,
+  key: string,
+  depth: number,
+  arrayTypes: GgufValueType[],
+): { type: GgufValueType; values: GgufValue[] } {
   const at = c.position;
   // G7: bounded nesting.
   if (depth > GGUF_MAX_ARRAY_DEPTH) {
@@ -583,7 +645,7 @@ async function readArray(
       at,
     );
   }
-  await c.need(12, `array header of "${key}"`);
+  c.need(12, `array header of "${key}"`);
   const elementType = c.u32();
   if (elementType > 12) {
     throw c.fail(
@@ -615,19 +677,39 @@ async function readArray(
       at,
     );
   }
+  // Every level's element type, for the writer; a nested array records the
+  // type of the first inner array, as gguf-py's dump spells array_types.
   if (arrayTypes.length < depth) arrayTypes.push(elementType as GgufValueType);
-  const count = Number(rawCount);
-  const values: GgufValue[] = new Array(count);
-  const type = elementType as GgufValueType;
-  for (let i = 0; i < count; i++) {
-    if (type === GgufValueType.STRING || type === GgufValueType.ARRAY) {
-      values[i] = await readValue(c, type, key, depth, arrayTypes);
-    } else {
-      if (!c.has(minBytes)) await c.need(minBytes, `element ${i} of array "${key}"`);
-      values[i] = readScalar(c, type, key);
-    }
+  return { type: elementType as GgufValueType, values: new Array(Number(rawCount)) };
+}
+
+/** Elements `[from, to)` of an array of `type` whose head {@linkcode readArrayHead} read. */
+function readElements(
+  c: Cursor,
+  type: GgufValueType,
+  key: string,
+  depth: number,
+  arrayTypes: GgufValueType[],
+  values: GgufValue[],
+  from: number,
+  to: number,
+): void {
+  if (type === GgufValueType.STRING) {
+    const what = `string value of "${key}"`;
+    for (let i = from; i < to; i++) values[i] = readString(c, what);
+  } else if (type === GgufValueType.ARRAY) {
+    for (let i = from; i < to; i++) values[i] = readArray(c, key, depth + 1, arrayTypes);
+  } else if (type === GgufValueType.FLOAT32) {
+    // Scalars have a fixed size, which G8 found in the file: one check for all.
+    c.need((to - from) * 4, `elements of array "${key}"`);
+    for (let i = from; i < to; i++) values[i] = c.f32();
+  } else if (type === GgufValueType.INT32) {
+    c.need((to - from) * 4, `elements of array "${key}"`);
+    for (let i = from; i < to; i++) values[i] = c.i32();
+  } else {
+    c.need((to - from) * MIN_ELEMENT_BYTES[type]!, `elements of array "${key}"`);
+    for (let i = from; i < to; i++) values[i] = readScalar(c, type, key);
   }
-  return values;
 }
 
 function byteSwap32(v: number): number {

@@ -283,27 +283,23 @@ function writeValue(
   arrayTypes: readonly GgufValueType[],
   depth: number,
 ): void {
-  const bad = (): TypeError =>
-    new TypeError(
-      `Cannot encode GGUF: value of "${key}" does not fit type ${ggufValueTypeName(type)}`,
-    );
   switch (type) {
     case GgufValueType.STRING:
-      if (typeof value !== "string") throw bad();
+      if (typeof value !== "string") throw misfit(key, type);
       out.text(value);
       return;
     case GgufValueType.BOOL:
-      if (typeof value !== "boolean") throw bad();
+      if (typeof value !== "boolean") throw misfit(key, type);
       out.u8(value ? 1 : 0);
       return;
     case GgufValueType.FLOAT32:
     case GgufValueType.FLOAT64:
-      if (typeof value !== "number") throw bad();
+      if (typeof value !== "number") throw misfit(key, type);
       if (type === GgufValueType.FLOAT32) out.f32(value);
       else out.f64(value);
       return;
     case GgufValueType.ARRAY: {
-      if (!Array.isArray(value)) throw bad();
+      if (!Array.isArray(value)) throw misfit(key, type);
       const elementType = arrayTypes[depth];
       if (elementType === undefined) {
         throw new TypeError(`Cannot encode GGUF: array "${key}" needs its element type`);
@@ -330,15 +326,26 @@ function writeValue(
       return;
     }
     default: {
-      if (typeof value !== "number" && typeof value !== "bigint") throw bad();
+      const small = typeof value === "number" ? SMALL_INT_RANGES[type] : undefined;
+      if (small !== undefined) {
+        // The integer types up to 32 bits from a number (a vocabulary's token
+        // types: one per token) without a bigint per value; the same checks.
+        const v = value as number;
+        if (!Number.isInteger(v) || v < small[0] || v > small[1]) throw misfit(key, type);
+        if (type <= GgufValueType.INT8) out.u8(v & 0xff);
+        else if (type <= GgufValueType.INT16) out.u16(v & 0xffff);
+        else out.u32(v >>> 0);
+        return;
+      }
+      if (typeof value !== "number" && typeof value !== "bigint") throw misfit(key, type);
       const int = typeof value === "bigint"
         ? value
         : Number.isInteger(value)
         ? BigInt(value)
         : null;
-      if (int === null) throw bad();
+      if (int === null) throw misfit(key, type);
       const [lo, hi] = INT_RANGES[type] ?? [0n, -1n];
-      if (int < lo || int > hi) throw bad();
+      if (int < lo || int > hi) throw misfit(key, type);
       switch (type) {
         case GgufValueType.UINT8:
         case GgufValueType.INT8:
@@ -362,7 +369,13 @@ function writeValue(
   }
 }
 
-/** The 8-, 16- and 32-bit integer types' ranges, as numbers (writeNumbers). */
+function misfit(key: string, type: number): TypeError {
+  return new TypeError(
+    `Cannot encode GGUF: value of "${key}" does not fit type ${ggufValueTypeName(type)}`,
+  );
+}
+
+/** {@linkcode INT_RANGES} of the types up to 32 bits, as numbers (writeValue, writeNumbers). */
 const SMALL_INT_RANGES: Readonly<Record<number, readonly [number, number]>> = {
   [GgufValueType.UINT8]: [0, 255],
   [GgufValueType.INT8]: [-128, 127],

@@ -295,6 +295,8 @@ export type Nf4BlocksEncoder = (
 const SLICE = 1 << 16;
 
 let kernels: WasmKernels | null | undefined;
+/** The compiled module: null where WebAssembly cannot run. */
+let compiled: WebAssembly.Module | null | undefined;
 
 /** The WebAssembly kernels, or `undefined` where WebAssembly is unavailable. */
 export function wasmKernels(): WasmKernels | undefined {
@@ -302,12 +304,44 @@ export function wasmKernels(): WasmKernels | undefined {
   return kernels ?? undefined;
 }
 
+/**
+ * The kernels' compiled module, compiled once per thread (or given by
+ * {@linkcode useKernelsModule}); an encoder worker receives it from its pool
+ * instead of decoding and compiling 128 KiB of WebAssembly again, and shares
+ * the functions V8 has compiled already.
+ *
+ * @returns The module, or `undefined` where WebAssembly cannot run.
+ */
+export function kernelsModule(): WebAssembly.Module | undefined {
+  if (compiled === undefined) {
+    compiled = null;
+    if (LITTLE_ENDIAN && typeof WebAssembly === "object") {
+      try {
+        // Synchronous: V8 compiles each function on its first call.
+        compiled = new WebAssembly.Module(decodeBase64(KERNELS_WASM_BASE64));
+      } catch {
+        // CSP without wasm-unsafe-eval, or no SIMD support: the TypeScript kernels.
+      }
+    }
+  }
+  return compiled ?? undefined;
+}
+
+/**
+ * Instantiate the kernels from `module` (what {@linkcode kernelsModule}
+ * returned in another thread) rather than compile them here.
+ *
+ * @param module The kernels' compiled module.
+ */
+export function useKernelsModule(module: WebAssembly.Module): void {
+  if (compiled === undefined) compiled = module;
+}
+
 function instantiate(): WasmKernels | null {
-  if (!LITTLE_ENDIAN || typeof WebAssembly !== "object") return null;
+  const module = kernelsModule();
+  if (module === undefined) return null;
   let exports: Exports;
   try {
-    // Synchronous: the module is a few KiB, compiled in well under a millisecond.
-    const module = new WebAssembly.Module(decodeBase64(KERNELS_WASM_BASE64));
     exports = new WebAssembly.Instance(module, {}).exports as unknown as Exports;
   } catch {
     // CSP without wasm-unsafe-eval, or no SIMD support: the TypeScript kernels.

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { ModelFormatError } from "../../../src/errors.ts";
 import { ggufValueTypeName, parseGgufHeader } from "../../../src/formats/gguf/header.ts";
+import type { ByteSource } from "../../../src/io/byte_source.ts";
 import { openFileSource } from "../../../src/io/file_source.ts";
 import { RawGguf, rawHeader, sourceOf } from "./_raw_gguf.ts";
 
@@ -15,6 +16,25 @@ async function rejects(bytes: Uint8Array, pattern: RegExp, offset?: number): Pro
     if (offset !== undefined) assert.equal(e.offset, offset, e.message);
     return true;
   });
+}
+
+/** `source`, telling `onRead` of each read; it must never be streamed (headers are read). */
+function recording(
+  source: ByteSource,
+  onRead: (offset: number, length: number) => void,
+): ByteSource {
+  return {
+    name: source.name,
+    size: source.size,
+    read: (offset: number, length: number) => {
+      onRead(offset, length);
+      return source.read(offset, length);
+    },
+    stream: () => {
+      throw new Error("the header parser must not stream");
+    },
+    close: () => source.close(),
+  };
 }
 
 /** A valid file: two KV pairs and one F32 tensor of 4 elements. */
@@ -358,6 +378,44 @@ Deno.test("parseGgufHeader() reads example.gguf exactly as gguf-py dumps it", as
   }
 });
 
+Deno.test("parseGgufHeader() refills past the first window without reading a byte twice", async () => {
+  // The GPT-2 vocabulary is MBs of header: parsed from several reads, each
+  // starting where the one before ended, every value as one read would give.
+  const source = await openFileSource(new URL("ggml-vocab-gpt-2.gguf", DATA).pathname);
+  const reads: [number, number][] = [];
+  const counting = recording(source, (offset, length) => reads.push([offset, length]));
+  try {
+    const h = await parseGgufHeader(counting);
+    assert.ok(reads.length > 2, `${reads.length} reads`);
+    let end = 0;
+    for (const [offset, length] of reads) {
+      assert.equal(offset, end, "each read starts where the one before ended");
+      end = offset + length;
+    }
+    assert.equal(end, h.headerEnd);
+    const whole = await parseGgufHeader(sourceOf(await Deno.readFile(source.name)));
+    assert.deepEqual([...h.kv], [...whole.kv]);
+  } finally {
+    await source.close();
+  }
+});
+
+Deno.test("parseGgufHeader() refuses a bad element past the first window at its offset", async () => {
+  // 20 000 tokens of 8 bytes: the array runs past the 64 KiB first read, so
+  // its last token is parsed after refills; its bad UTF-8 is still refused
+  // with the string's own offset, and a short file still reads "truncated".
+  const tokens = rawHeader(0, 1).str("t").u32(9).u32(8).u64(20_000);
+  for (let i = 0; i < 19_999; i++) tokens.str(`tok${String(i).padStart(5, "0")}`);
+  const at = tokens.bytes().length;
+  const bad = tokens.u64(2).raw([0xc3, 0x28]).bytes();
+  await rejects(bad, /invalid string: string value of "t" is not valid UTF-8/, at + 8);
+  await rejects(
+    bad.subarray(0, at + 9),
+    /truncated: string value of "t" has length 2, but only 1 bytes remain in the file/,
+    at,
+  );
+});
+
 Deno.test("parseGgufHeader() reads the vocabulary-only GPT-2 file (zero tensors)", async () => {
   const source = await openFileSource(new URL("ggml-vocab-gpt-2.gguf", DATA).pathname);
   try {
@@ -379,18 +437,7 @@ Deno.test("parseGgufHeader() reads the vocabulary-only GPT-2 file (zero tensors)
 Deno.test("parseGgufHeader() reads only the header, in bounded windows", async () => {
   const source = await openFileSource(new URL("tiny-llama-f32.gguf", DATA).pathname);
   const reads: number[] = [];
-  const counting = {
-    name: source.name,
-    size: source.size,
-    read: (offset: number, length: number) => {
-      reads.push(length);
-      return source.read(offset, length);
-    },
-    stream: () => {
-      throw new Error("the header parser must not stream");
-    },
-    close: () => source.close(),
-  };
+  const counting = recording(source, (_offset, length) => reads.push(length));
   try {
     const h = await parseGgufHeader(counting);
     const total = reads.reduce((a, b) => a + b, 0);
