@@ -4,14 +4,11 @@
 // make_qx_quants (qx_quants.ts'): nmax 4 on each sub-block, then nmax 32 on
 // the sixteen scales.
 //
-// make_q3_quants refines each 16-value sub-block by sequential per-value
-// moves, so lanes cannot split a sub-block: as in k_scale_min.ts the
-// super-block is transposed (lane k of XT[i] is value i of sub-block 4g + k)
-// and each lane runs C's sequence with its branches as lane masks. A lane
-// whose pass changed nothing would change nothing again, so passes run until
-// no lane changes (at most five, as C).
+// The reference fit, make_q3_quants, is q3_quants.ts'. After either fit the
+// sixteen scales' 6-bit levels sit in LS, from which the scale bytes, each
+// sub-block's d and the requantized levels follow.
 
-import { f16ToF32, f32ToF16, nearestInt, select4, superBlockWeights } from "./common";
+import { f16ToF32, f32ToF16, superBlockWeights } from "./common";
 import { packTwoBits } from "./k_pack";
 import { loadGroups, SCALES, searchQx, winnerLevels } from "./qx_quants";
 import { Q3_SCALES, q3Group, q3Levels } from "./q3_quants";
@@ -21,46 +18,78 @@ const L: usize = memory.data(256, 16); // levels 0..7 of the super-block
 const WEIGHTS: usize = memory.data(256 * 4, 16); // the weighted fit's qw·sqrt(σ² + x²)
 const SW: usize = memory.data(16 * 4, 16); // each sub-block's total weight
 const LS: usize = memory.data(16, 16); // the scales' levels (0..63)
+const DV: usize = memory.data(16 * 4, 16); // each sub-block's d
 // The sixteen scales as group 0 of four (the others zero), then their weights.
 const SCALES_GROUP: usize = memory.data(2 * 64 * 4, 16);
 
-/** Sub-block j's 6-bit scale (0..63) from the 12 scale bytes at `s`. */
-@inline function getScale(s: usize, j: i32): i32 {
-  const lo = j < 8 ? <i32>load<u8>(s + j) & 15 : <i32>load<u8>(s + j - 8) >>> 4;
-  return lo | (((<i32>load<u8>(s + 8 + (j & 3)) >>> (2 * (j >> 2))) & 3) << 4);
+/**
+ * The sixteen 6-bit scale levels in LS (0..63) packed into the 12 scale bytes
+ * at `s`, as ggml: byte j < 8 holds level j's low four bits and level
+ * j + 8's above them; byte 8 + k holds bits 4..5 of levels k, k + 4, k + 8,
+ * k + 12 as its bit pairs 0..3.
+ */
+@inline function packScales(s: usize): void {
+  const a = load<u64>(LS);
+  const b = load<u64>(LS + 8);
+  const nibbles: u64 = 0x0f0f0f0f0f0f0f0f;
+  store<u64>(s, (a & nibbles) | ((b & nibbles) << 4));
+  const ha = (a >> 4) & 0x0303030303030303;
+  const hb = (b >> 4) & 0x0303030303030303;
+  const hi = (ha & 0xffffffff) | ((ha >> 32) << 2) | ((hb & 0xffffffff) << 4) | ((hb >> 32) << 6);
+  store<u32>(s + 8, <u32>hi);
 }
 
-/** Store sub-block j's 6-bit scale `l` in the 12 (zeroed) scale bytes at `s`. */
-@inline function putScale(s: usize, j: i32, l: i32): void {
-  if (j < 8) store<u8>(s + j, <u8>(l & 15));
-  else store<u8>(s + j - 8, load<u8>(s + j - 8) | <u8>((l & 15) << 4));
-  store<u8>(s + 8 + (j & 3), load<u8>(s + 8 + (j & 3)) | <u8>((l >> 4) << (2 * (j >> 2))));
+/** Each sub-block's d, `dAll · (level − 32)` as C computes it from the stored scale, to DV. */
+@inline function scaleDs(dAll: f32): void {
+  const v = v128.load(LS);
+  const lo = i16x8.extend_low_i8x16_u(v);
+  const hi = i16x8.extend_high_i8x16_u(v);
+  const d = f32x4.splat(dAll);
+  const off = i32x4.splat(32);
+  v128.store(DV, f32x4.mul(d, f32x4.convert_i32x4_s(i32x4.sub(i32x4.extend_low_i16x8_u(lo), off))));
+  v128.store(DV + 16, f32x4.mul(d, f32x4.convert_i32x4_s(i32x4.sub(i32x4.extend_high_i16x8_u(lo), off))));
+  v128.store(DV + 32, f32x4.mul(d, f32x4.convert_i32x4_s(i32x4.sub(i32x4.extend_low_i16x8_u(hi), off))));
+  v128.store(DV + 48, f32x4.mul(d, f32x4.convert_i32x4_s(i32x4.sub(i32x4.extend_high_i16x8_u(hi), off))));
+}
+
+/** Scales i..i+3 at `p` as int8_t(nearest_int(iscale·scale)), clamped to -32..31, plus 32. */
+@inline function scaleLevels4(p: usize, iscale: v128): v128 {
+  const t = f32x4.add(f32x4.mul(iscale, v128.load(p)), f32x4.splat(<f32>12582912.0));
+  const n = i32x4.sub(v128.and(t, i32x4.splat(0x7fffff)), i32x4.splat(0x400000));
+  const l = i32x4.shr_s(i32x4.shl(n, 24), 24);
+  return i32x4.add(i32x4.min_s(i32x4.max_s(l, i32x4.splat(-32)), i32x4.splat(31)), i32x4.splat(32));
 }
 
 /**
  * quantize_row_q3_K_ref's scales: the sixteen of make_q3_quants as 6-bit
- * fractions of the largest in magnitude (the first of equals), packed into
- * the 12 (zeroed) bytes at `s`, each value's level to L. Returns d's f16 bits.
+ * fractions of the largest in magnitude (the first of equals), their levels
+ * to LS. Returns d's f16 bits.
  */
-@inline function referenceScales(x: usize, s: usize): i32 {
-  for (let g = 0; g < 4; g++) q3Group(x, g);
+@inline function referenceScales(x: usize): i32 {
+  q3Group(x, 0);
+  q3Group(x, 1);
+  q3Group(x, 2);
+  q3Group(x, 3);
   let maxScale: f32 = 0;
   let amax: f32 = 0;
   for (let j = 0; j < 16; j++) {
     const sc = load<f32>(Q3_SCALES + <usize>j * 4);
-    if (Mathf.abs(sc) > amax) {
-      amax = Mathf.abs(sc);
-      maxScale = sc;
-    }
+    const more = Mathf.abs(sc) > amax;
+    amax = select<f32>(Mathf.abs(sc), amax, more);
+    maxScale = select<f32>(sc, maxScale, more);
   }
-  if (maxScale == 0) return 0;
+  if (maxScale == 0) {
+    v128.store(LS, i8x16.splat(0));
+    return 0;
+  }
   const iscale = <f32>-32.0 / maxScale;
-  for (let j = 0; j < 16; j++) {
-    // int8_t l = nearest_int(…); MAX(-32, MIN(31, l)) + 32.
-    let l = (nearestInt(iscale * load<f32>(Q3_SCALES + <usize>j * 4)) << 24) >> 24;
-    l = (l < -32 ? -32 : l > 31 ? 31 : l) + 32;
-    putScale(s, j, l);
-  }
+  const is = f32x4.splat(iscale);
+  const l01 = i16x8.narrow_i32x4_u(scaleLevels4(Q3_SCALES, is), scaleLevels4(Q3_SCALES + 16, is));
+  const l23 = i16x8.narrow_i32x4_u(
+    scaleLevels4(Q3_SCALES + 32, is),
+    scaleLevels4(Q3_SCALES + 48, is),
+  );
+  v128.store(LS, i8x16.narrow_i16x8_u(l01, l23));
   return f32ToF16(<f32>1.0 / iscale);
 }
 
@@ -68,10 +97,10 @@ const SCALES_GROUP: usize = memory.data(2 * 64 * 4, 16);
  * quantize_row_q3_K_impl's scales: each sub-block by make_qx_quants(16, 4)
  * weighted by `qw·sqrt(σ² + x²)` (σ² twice the block's mean square), then
  * the sixteen scales by make_qx_quants(16, 32) weighted by each sub-block's
- * total weight, packed into the 12 (zeroed) bytes at `s`. Returns d's f16
- * bits; the sub-blocks' levels are winnerLevels' (C's L where d is 0).
+ * total weight, their levels to LS. Returns d's f16 bits; the sub-blocks'
+ * levels are winnerLevels' (C's L where d is 0).
  */
-@inline function weightedScales(x: usize, s: usize, qw: usize): i32 {
+@inline function weightedScales(x: usize, qw: usize): i32 {
   superBlockWeights(x, qw, WEIGHTS, SW, 16, true);
   for (let g = 0; g < 4; g++) {
     const o = <usize>g * 256; // sub-blocks 4g..4g+3
@@ -84,7 +113,6 @@ const SCALES_GROUP: usize = memory.data(2 * 64 * 4, 16);
   loadGroups(SCALES_GROUP, SCALES_GROUP + 64 * 4);
   searchQx(32, 64);
   winnerLevels(SCALES_GROUP, 16, 32, LS);
-  for (let j = 0; j < 16; j++) putScale(s, j, <i32>load<u8>(LS + <usize>j));
   return f32ToF16(load<f32>(SCALES + 64));
 }
 
@@ -102,7 +130,7 @@ const RQ: usize = memory.data<i32>([
  * bytes to `out`: the narrowings saturate (to i16, then to 0..255), so below
  * 0 gives 0, and the byte minimum clamps above 7.
  */
-function requantize(x: usize, d: f32, out: usize): void {
+@inline function requantize(x: usize, d: f32, out: usize): void {
   const dv = f32x4.splat(d);
   const magic = v128.load(RQ);
   const mant = v128.load(RQ + 16);
@@ -149,6 +177,18 @@ function highBits(y: usize): void {
 }
 
 /**
+ * Sub-block j's levels + 4 to L: requantized with its d, or where d is 0 the
+ * fit's own levels, as C keeps them.
+ */
+@inline function subBlockLevels(x: usize, j: i32, qw: usize): void {
+  const d = load<f32>(DV + <usize>j * 4);
+  const out = L + <usize>j * 16;
+  if (d != 0) requantize(x + <usize>j * 64, d, out);
+  else if (qw != 0) winnerLevels(x + <usize>j * 64, j, 4, out);
+  else q3Levels(x, j, out);
+}
+
+/**
  * Encode `nb` super-blocks of f32 at `src` into Q3_K bytes at `dst`; with
  * importance weights (`qw` not 0: one per column of rows of `cols` values),
  * quantize_row_q3_K_impl.
@@ -157,25 +197,29 @@ export function encodeQ3K(src: usize, dst: usize, nb: i32, qw: usize, cols: i32)
   for (let b = 0; b < nb; b++) {
     const x = src + <usize>b * 1024;
     const y = dst + <usize>b * 110;
-    const s = y + 96;
-    store<u64>(s, 0);
-    store<u32>(s + 8, 0);
     const dBits = qw == 0
-      ? referenceScales(x, s)
-      : weightedScales(x, s, qw + <usize>((b * 256) % cols) * 4);
+      ? referenceScales(x)
+      : weightedScales(x, qw + <usize>((b * 256) % cols) * 4);
+    packScales(y + 96);
     store<u16>(y + 108, <u16>dBits);
     // Requantize every value with the stored scales.
-    const dAll = f16ToF32(dBits);
-    for (let j = 0; j < 16; j++) {
-      const d = dAll * <f32>(getScale(s, j) - 32);
-      if (d == 0) {
-        // C keeps make_q3_quants' levels, or make_qx_quants'.
-        if (qw != 0) winnerLevels(x + <usize>j * 64, j, 4, L + <usize>j * 16);
-        else q3Levels(x, j, L + <usize>j * 16);
-        continue;
-      }
-      requantize(x + <usize>j * 64, d, L + <usize>j * 16);
-    }
+    scaleDs(f16ToF32(dBits));
+    subBlockLevels(x, 0, qw);
+    subBlockLevels(x, 1, qw);
+    subBlockLevels(x, 2, qw);
+    subBlockLevels(x, 3, qw);
+    subBlockLevels(x, 4, qw);
+    subBlockLevels(x, 5, qw);
+    subBlockLevels(x, 6, qw);
+    subBlockLevels(x, 7, qw);
+    subBlockLevels(x, 8, qw);
+    subBlockLevels(x, 9, qw);
+    subBlockLevels(x, 10, qw);
+    subBlockLevels(x, 11, qw);
+    subBlockLevels(x, 12, qw);
+    subBlockLevels(x, 13, qw);
+    subBlockLevels(x, 14, qw);
+    subBlockLevels(x, 15, qw);
     highBits(y);
     packTwoBits(L, y + 32);
   }
