@@ -30,9 +30,7 @@ import { select4 } from "./common";
 const GROUP_MAX_EPS: f32 = <f32>1e-15;
 
 // Scratch (static memory, 16-byte aligned); rows of four lanes.
-const XR: usize = memory.data(16 * 16, 16); // the values, transposed
-const WR: usize = memory.data(16 * 16, 16); // w = x·x
-const WXR: usize = memory.data(16 * 16, 16); // w·x
+const XR: usize = memory.data(16 * 16, 16); // the values, transposed (w = x·x, recomputed)
 const TA: usize = memory.data(16 * 16, 16); // w·x·l of the current levels
 const TB: usize = memory.data(16 * 16, 16); // w·l·l of the current levels
 const LM: usize = memory.data(16 * 16, 16); // 0x4b400000 + the current levels
@@ -59,7 +57,7 @@ const CONSTS: usize = memory.data<i32>([
   return i32x4.min_s(i32x4.max_s(n, lo), hi);
 }
 
-/** Values i0..i0+3 of the four sub-blocks at `x` (64 bytes apart) as rows i0..i0+3, with w and w·x. */
+/** Values i0..i0+3 of the four sub-blocks at `x` (64 bytes apart) as rows i0..i0+3. */
 @inline function loadRows(x: usize, i0: usize): void {
   const p = x + i0 * 4;
   const r0 = v128.load(p);
@@ -70,18 +68,10 @@ const CONSTS: usize = memory.data<i32>([
   const lo23 = i32x4.shuffle(r2, r3, 0, 4, 1, 5);
   const hi01 = i32x4.shuffle(r0, r1, 2, 6, 3, 7);
   const hi23 = i32x4.shuffle(r2, r3, 2, 6, 3, 7);
-  row(i0, i32x4.shuffle(lo01, lo23, 0, 1, 4, 5));
-  row(i0 + 1, i32x4.shuffle(lo01, lo23, 2, 3, 6, 7));
-  row(i0 + 2, i32x4.shuffle(hi01, hi23, 0, 1, 4, 5));
-  row(i0 + 3, i32x4.shuffle(hi01, hi23, 2, 3, 6, 7));
-}
-
-/** Row `i`: the values `v`, w = v·v and w·v. */
-@inline function row(i: usize, v: v128): void {
-  v128.store(XR + i * 16, v);
-  const w = f32x4.mul(v, v);
-  v128.store(WR + i * 16, w);
-  v128.store(WXR + i * 16, f32x4.mul(w, v));
+  v128.store(XR + i0 * 16, i32x4.shuffle(lo01, lo23, 0, 1, 4, 5));
+  v128.store(XR + i0 * 16 + 16, i32x4.shuffle(lo01, lo23, 2, 3, 6, 7));
+  v128.store(XR + i0 * 16 + 32, i32x4.shuffle(hi01, hi23, 0, 1, 4, 5));
+  v128.store(XR + i0 * 16 + 48, i32x4.shuffle(hi01, hi23, 2, 3, 6, 7));
 }
 
 /** Row `i`'s values. */
@@ -151,11 +141,13 @@ function scanMax(): v128 {
   lo: v128,
   hi: v128,
 ): void {
-  const l = level(f32x4.mul(iscale, v128.load(XR + o)), magic, mant, bias, lo, hi);
+  const v = v128.load(XR + o);
+  const l = level(f32x4.mul(iscale, v), magic, mant, bias, lo, hi);
   v128.store(LM + o, i32x4.add(l, magic));
   const lf = f32x4.convert_i32x4_s(l);
-  v128.store(TA + o, f32x4.mul(v128.load(WXR + o), lf));
-  v128.store(TB + o, f32x4.mul(f32x4.mul(v128.load(WR + o), lf), lf));
+  const w = f32x4.mul(v, v);
+  v128.store(TA + o, f32x4.mul(f32x4.mul(w, v), lf));
+  v128.store(TB + o, f32x4.mul(f32x4.mul(w, lf), lf));
 }
 
 /** The sixteen terms at `p` summed in order from 0, as C's sums. */
@@ -191,7 +183,8 @@ function scanMax(): v128 {
   const sl2 = f32x4.sub(suml2, v128.load(TB + o));
   const magic = v128.load(CONSTS);
   const li = i32x4.sub(v128.load(LM + o), magic);
-  const t = f32x4.div(f32x4.mul(v128.load(XR + o), sl2), slx);
+  const v = v128.load(XR + o);
+  const t = f32x4.div(f32x4.mul(v, sl2), slx);
   const nl = level(
     t, magic, v128.load(CONSTS + 16), v128.load(CONSTS + 32), v128.load(CONSTS + 48),
     v128.load(CONSTS + 64),
@@ -199,8 +192,9 @@ function scanMax(): v128 {
   const moves = v128.and(f32x4.gt(slx, zero), i32x4.ne(nl, li));
   if (!v128.any_true(moves)) return false;
   const nlf = f32x4.convert_i32x4_s(nl);
-  const a = f32x4.mul(v128.load(WXR + o), nlf);
-  const b = f32x4.mul(f32x4.mul(v128.load(WR + o), nlf), nlf);
+  const w = f32x4.mul(v, v);
+  const a = f32x4.mul(f32x4.mul(w, v), nlf);
+  const b = f32x4.mul(f32x4.mul(w, nlf), nlf);
   const slxN = f32x4.add(slx, a);
   const sl2N = f32x4.add(sl2, b);
   const better = f32x4.gt(
