@@ -10,7 +10,7 @@
 // nothing again, so passes run until no lane changes (at most five, as C).
 //
 // Each value's move depends on the sums the moves before it left, but a move
-// is taken for about 1.5% of (value, sub-block) pairs. So a pass first asks,
+// is taken for about 2% of (value, sub-block) pairs. So a pass first asks,
 // for two values at a time and from the sums as they stand, whether any lane
 // might move (a test that never misses a move), and runs C's step for a value
 // only where it might (or where the step before changed the sums). The common
