@@ -10,8 +10,8 @@
 // by up to 10×: walking them side by side measured slower). The caller fills
 // the lanes (loadLane) and reads each lane's levels back (laneLevels).
 
-import { gather4, nearestInt4 } from "./common";
-import { gridBits, gridDim, levOf, mapOf, neighbours, oddOf } from "./iq_grids";
+import { nearestInt4 } from "./common";
+import { chunkedNeighbours, gridBits, gridDim, levOf, mapOf } from "./iq_grids";
 
 // Per value v (at most 32), lane k = sub-block k: the sign-folded values, the
 // weights, their square roots, the levels of the best candidate so far (i32)
@@ -47,60 +47,92 @@ export function laneLevels(k: i32, n: i32, l: usize): void {
 
 const FLT_MAX: f32 = <f32>3.4028234663852886e38;
 
+/** One coordinate's w·(scale·q − x)² for a chunk's four points (q at `q`; x, w splat from `x`, `w`). */
+@inline function term(q: usize, x: usize, w: usize, sv: v128): v128 {
+  const t = f32x4.sub(f32x4.mul(sv, v128.load(q)), v128.load32_splat(x));
+  return f32x4.mul(f32x4.mul(v128.load32_splat(w), t), t);
+}
+
 /**
  * iq2/iq3_find_best_neighbour for group `k` of lane `lane`: the first
  * smallest Σ w·(scale·q − x)² of its list (C's strict `<` in list order); the
  * point's levels go to the lane's levels at `out`.
+ *
+ * Four points at a time (the list's chunks, chunkedNeighbours): lane j of a
+ * chunk holds point 4c + j, and its distance is summed coordinate by
+ * coordinate, C's order for each point. Each lane keeps its first smallest
+ * (strict `<`); the list's first smallest is then the smallest value, and of
+ * the lanes holding it the earliest position.
  */
 function bestNeighbour(g: i32, k: i32, lane: i32, u: i32, scale: f32, out: usize): void {
   const dim = gridDim(g);
-  const odd = oddOf(g);
-  const list = neighbours(g, u);
-  const n = <i32>load<u16>(list);
+  const chunks = chunkedNeighbours(g, u);
+  const n = load<i32>(chunks);
   const xs = XT + <usize>(dim * k) * 16 + <usize>lane * 4;
   const ws = WAT + <usize>(dim * k) * 16 + <usize>lane * 4;
-  // The group's coordinates side by side (four of a point's per vector): each
-  // point's terms in one pass, then summed one by one in C's order.
   const sv = f32x4.splat(scale);
-  const x0 = gather4(xs, xs + 16, xs + 32, xs + 48);
-  const w0 = gather4(ws, ws + 16, ws + 32, ws + 48);
-  let best = FLT_MAX;
-  let index = -1;
+  let best = f32x4.splat(FLT_MAX);
+  let bestAt = i32x4.splat(0);
+  let at = i32x4(0, 1, 2, 3);
+  const four = i32x4.splat(4);
+  let c = chunks + 16;
+  const end = c + <usize>(((n + 3) >> 2) * dim * 16);
   if (dim == 4) {
-    for (let j = 1; j <= n; j++) {
-      const p = <i32>load<u16>(list + <usize>j * 2);
-      const t = f32x4.sub(f32x4.mul(sv, v128.load(odd + <usize>p * 16)), x0);
-      const e = f32x4.mul(f32x4.mul(w0, t), t);
-      const d2 = f32x4.extract_lane(e, 0) + f32x4.extract_lane(e, 1) + f32x4.extract_lane(e, 2) +
-        f32x4.extract_lane(e, 3);
-      if (d2 < best) {
-        best = d2;
-        index = p;
-      }
+    const x0 = v128.load32_splat(xs);
+    const x1 = v128.load32_splat(xs + 16);
+    const x2 = v128.load32_splat(xs + 32);
+    const x3 = v128.load32_splat(xs + 48);
+    const w0 = v128.load32_splat(ws);
+    const w1 = v128.load32_splat(ws + 16);
+    const w2 = v128.load32_splat(ws + 32);
+    const w3 = v128.load32_splat(ws + 48);
+    for (; c < end; c += 64) {
+      const t0 = f32x4.sub(f32x4.mul(sv, v128.load(c)), x0);
+      const t1 = f32x4.sub(f32x4.mul(sv, v128.load(c + 16)), x1);
+      const t2 = f32x4.sub(f32x4.mul(sv, v128.load(c + 32)), x2);
+      const t3 = f32x4.sub(f32x4.mul(sv, v128.load(c + 48)), x3);
+      const d2 = f32x4.add(
+        f32x4.add(
+          f32x4.add(f32x4.mul(f32x4.mul(w0, t0), t0), f32x4.mul(f32x4.mul(w1, t1), t1)),
+          f32x4.mul(f32x4.mul(w2, t2), t2),
+        ),
+        f32x4.mul(f32x4.mul(w3, t3), t3),
+      );
+      const lt = f32x4.lt(d2, best);
+      best = v128.bitselect(d2, best, lt);
+      bestAt = v128.bitselect(at, bestAt, lt);
+      at = i32x4.add(at, four);
     }
   } else {
-    const x1 = gather4(xs + 64, xs + 80, xs + 96, xs + 112);
-    const w1 = gather4(ws + 64, ws + 80, ws + 96, ws + 112);
-    for (let j = 1; j <= n; j++) {
-      const p = <i32>load<u16>(list + <usize>j * 2);
-      const q = odd + <usize>p * 32;
-      const t = f32x4.sub(f32x4.mul(sv, v128.load(q)), x0);
-      const e = f32x4.mul(f32x4.mul(w0, t), t);
-      const h = f32x4.sub(f32x4.mul(sv, v128.load(q + 16)), x1);
-      const f = f32x4.mul(f32x4.mul(w1, h), h);
-      const d2 = f32x4.extract_lane(e, 0) + f32x4.extract_lane(e, 1) + f32x4.extract_lane(e, 2) +
-        f32x4.extract_lane(e, 3) + f32x4.extract_lane(f, 0) + f32x4.extract_lane(f, 1) +
-        f32x4.extract_lane(f, 2) + f32x4.extract_lane(f, 3);
-      if (d2 < best) {
-        best = d2;
-        index = p;
-      }
+    for (; c < end; c += 128) {
+      let d2 = term(c, xs, ws, sv);
+      d2 = f32x4.add(d2, term(c + 16, xs + 16, ws + 16, sv));
+      d2 = f32x4.add(d2, term(c + 32, xs + 32, ws + 32, sv));
+      d2 = f32x4.add(d2, term(c + 48, xs + 48, ws + 48, sv));
+      d2 = f32x4.add(d2, term(c + 64, xs + 64, ws + 64, sv));
+      d2 = f32x4.add(d2, term(c + 80, xs + 80, ws + 80, sv));
+      d2 = f32x4.add(d2, term(c + 96, xs + 96, ws + 96, sv));
+      d2 = f32x4.add(d2, term(c + 112, xs + 112, ws + 112, sv));
+      const lt = f32x4.lt(d2, best);
+      best = v128.bitselect(d2, best, lt);
+      bestAt = v128.bitselect(at, bestAt, lt);
+      at = i32x4.add(at, four);
     }
   }
-  if (index < 0) index = load<u16>(list + 2); // non-finite distances (the TypeScript kernel throws)
+  let m = f32x4.min(best, v128.shuffle<i32>(best, best, 2, 3, 0, 1));
+  m = f32x4.min(m, v128.shuffle<i32>(m, m, 1, 0, 3, 2));
+  let index: i32;
+  if (f32x4.extract_lane(m, 0) < FLT_MAX) {
+    let p = v128.bitselect(bestAt, i32x4.splat(0x7fffffff), f32x4.eq(best, m));
+    p = i32x4.min_s(p, v128.shuffle<i32>(p, p, 2, 3, 0, 1));
+    p = i32x4.min_s(p, v128.shuffle<i32>(p, p, 1, 0, 3, 2));
+    index = <i32>load<u16>(<usize>load<u32>(chunks + 4) + <usize>(i32x4.extract_lane(p, 0) + 1) * 2);
+  } else {
+    index = <i32>load<u16>(<usize>load<u32>(chunks + 4) + 2); // non-finite distances (the TypeScript kernel throws)
+  }
   const lev = levOf(g);
-  const at = out + <usize>(dim * k) * 16 + <usize>lane * 4;
-  for (let i = 0; i < dim; i++) store<i32>(at + <usize>i * 16, <i32>load<i8>(lev + <usize>(index * dim + i)));
+  const at2 = out + <usize>(dim * k) * 16 + <usize>lane * 4;
+  for (let i = 0; i < dim; i++) store<i32>(at2 + <usize>i * 16, <i32>load<i8>(lev + <usize>(index * dim + i)));
 }
 
 /**
