@@ -178,10 +178,10 @@ const CMAP2: usize = memory.data(MAP8 * 4, 16);
 const CMAP3: usize = memory.data(MAP4 * 4, 16);
 const CMAP4: usize = memory.data(MAP4 * 4, 16);
 
-@inline function chunksOf(g: i32): usize {
+@inline export function chunksOf(g: i32): usize {
   return g == 0 ? CHUNKS0 : g == 1 ? CHUNKS1 : g == 2 ? CHUNKS2 : g == 3 ? CHUNKS3 : CHUNKS4;
 }
-@inline function cmapOf(g: i32): usize {
+@inline export function cmapOf(g: i32): usize {
   return g == 0 ? CMAP0 : g == 1 ? CMAP1 : g == 2 ? CMAP2 : g == 3 ? CMAP3 : CMAP4;
 }
 
@@ -196,7 +196,7 @@ const CMAP4: usize = memory.data(MAP4 * 4, 16);
   return m != 0 ? chunksOf(g) + <usize>(m - 1) : buildChunks(g, u);
 }
 
-function buildChunks(g: i32, u: i32): usize {
+export function buildChunks(g: i32, u: i32): usize {
   const list = neighbours(g, u);
   const n = <i32>load<u16>(list);
   const dim = gridDim(g);
