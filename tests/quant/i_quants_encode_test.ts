@@ -188,6 +188,14 @@ Deno.test("the WebAssembly i-quant encoders give the TypeScript encoders' (ggml'
       const two = long.subarray(0, 256 * 74);
       assertBlocks(type, encode(two, undefined, w37), ts(two, undefined, w37));
     });
+    // Values on a coarse lattice and weights with many zeros make neighbours'
+    // distances tie or nearly tie, where the grid searches' shortcut
+    // (iq_grid_search.ts, filteredNeighbour) must hand over to C's sums.
+    const ties = new Float32Array(256 * 24).map((_, i) => ((i * 7919) % 11 - 5) * 0.25);
+    const tw = new Float32Array(256 * 24).map((_, i) => i % 3 === 0 ? 0 : 1 + (i % 5));
+    await t.step(`${type} near ties`, () => {
+      assertBlocks(type, encode(ties, undefined, tw), ts(ties, undefined, tw));
+    });
     if (!unweighted) {
       throws(() => encode(INPUT.b), new RegExp(`Cannot encode ${type} without importance weights`));
     }

@@ -10,8 +10,8 @@
 // by up to 10×: walking them side by side measured slower). The caller fills
 // the lanes (loadLane) and reads each lane's levels back (laneLevels).
 
-import { gather4, nearestInt4 } from "./common";
-import { gridBits, gridDim, levOf, mapOf, neighbours, oddOf } from "./iq_grids";
+import { nearestInt4 } from "./common";
+import { buildChunks, chunksOf, cmapOf, gridBits, gridDim, levOf, mapOf } from "./iq_grids";
 
 // Per value v (at most 32), lane k = sub-block k: the sign-folded values, the
 // weights, their square roots, the levels of the best candidate so far (i32)
@@ -45,62 +45,226 @@ export function laneLevels(k: i32, n: i32, l: usize): void {
   for (let v = 0; v < n; v++) store<i8>(l + <usize>v, <i8>load<i32>(LT + <usize>v * 16 + <usize>k * 4));
 }
 
+// The searched grid's chunked lists (chunkedNeighbours' map and pool) and levels, set per search.
+let CMAP: usize = 0;
+let CHUNKS: usize = 0;
+let LEV: usize = 0;
+
+// bestNeighbour's shortcut: per group and lane the bound's sums (GS), and per
+// group and lane (slot lane·8 + k) the level vector + 1 whose A, B are cached
+// (ABU, 0: none) and the A, B chunks (AB; the longest list, IQ2_XS's 292
+// points, takes 73 chunks).
+const GS: usize = memory.data(8 * 48, 16);
+const ABU: usize = memory.data(32 * 4, 16);
+const AB_CHUNKS = 73;
+const AB_SLOT: usize = AB_CHUNKS * 32;
+const AB: usize = memory.data(32 * AB_CHUNKS * 32, 16);
+const TWO_E: f32 = <f32>(128.0 / 16777216.0); // 2E / W
+
 const FLT_MAX: f32 = <f32>3.4028234663852886e38;
 
+/** One coordinate's w·(scale·q − x)² for a chunk's four points (q at `q`; x, w splat from `x`, `w`). */
+@inline function term(q: usize, x: usize, w: usize, sv: v128): v128 {
+  const t = f32x4.sub(f32x4.mul(sv, v128.load(q)), v128.load32_splat(x));
+  return f32x4.mul(f32x4.mul(v128.load32_splat(w), t), t);
+}
+
 /**
- * iq2/iq3_find_best_neighbour for group `k` of lane `lane`: the first
- * smallest Σ w·(scale·q − x)² of its list (C's strict `<` in list order); the
- * point's levels go to the lane's levels at `out`.
+ * iq2/iq3_find_best_neighbour for group `k` of lane `lane`, summed as C: the
+ * first smallest Σ w·(scale·q − x)² of the list at `chunks`
+ * (chunkedNeighbours; C's strict `<` in list order); returns its grid index.
+ *
+ * Four points at a time (the list's chunks, chunkedNeighbours): lane j of a
+ * chunk holds point 4c + j, and its distance is summed coordinate by
+ * coordinate, C's order for each point. Each lane keeps its first smallest
+ * (strict `<`); the list's first smallest is then the smallest value, and of
+ * the lanes holding it the earliest position.
+ */
+@inline function exactNeighbour(dim: i32, k: i32, lane: i32, chunks: usize, scale: f32): i32 {
+  const n = load<i32>(chunks);
+  const xs = XT + <usize>(dim * k) * 16 + <usize>lane * 4;
+  const ws = WAT + <usize>(dim * k) * 16 + <usize>lane * 4;
+  const sv = f32x4.splat(scale);
+  let best = f32x4.splat(FLT_MAX);
+  let bestAt = i32x4.splat(0);
+  let at = i32x4(0, 1, 2, 3);
+  const four = i32x4.splat(4);
+  let c = chunks + 16;
+  const end = c + <usize>(((n + 3) >> 2) * dim * 16);
+  if (dim == 4) {
+    const x0 = v128.load32_splat(xs);
+    const x1 = v128.load32_splat(xs + 16);
+    const x2 = v128.load32_splat(xs + 32);
+    const x3 = v128.load32_splat(xs + 48);
+    const w0 = v128.load32_splat(ws);
+    const w1 = v128.load32_splat(ws + 16);
+    const w2 = v128.load32_splat(ws + 32);
+    const w3 = v128.load32_splat(ws + 48);
+    for (; c < end; c += 64) {
+      const t0 = f32x4.sub(f32x4.mul(sv, v128.load(c)), x0);
+      const t1 = f32x4.sub(f32x4.mul(sv, v128.load(c + 16)), x1);
+      const t2 = f32x4.sub(f32x4.mul(sv, v128.load(c + 32)), x2);
+      const t3 = f32x4.sub(f32x4.mul(sv, v128.load(c + 48)), x3);
+      const d2 = f32x4.add(
+        f32x4.add(
+          f32x4.add(f32x4.mul(f32x4.mul(w0, t0), t0), f32x4.mul(f32x4.mul(w1, t1), t1)),
+          f32x4.mul(f32x4.mul(w2, t2), t2),
+        ),
+        f32x4.mul(f32x4.mul(w3, t3), t3),
+      );
+      const lt = f32x4.lt(d2, best);
+      best = v128.bitselect(d2, best, lt);
+      bestAt = v128.bitselect(at, bestAt, lt);
+      at = i32x4.add(at, four);
+    }
+  } else {
+    for (; c < end; c += 128) {
+      let d2 = term(c, xs, ws, sv);
+      d2 = f32x4.add(d2, term(c + 16, xs + 16, ws + 16, sv));
+      d2 = f32x4.add(d2, term(c + 32, xs + 32, ws + 32, sv));
+      d2 = f32x4.add(d2, term(c + 48, xs + 48, ws + 48, sv));
+      d2 = f32x4.add(d2, term(c + 64, xs + 64, ws + 64, sv));
+      d2 = f32x4.add(d2, term(c + 80, xs + 80, ws + 80, sv));
+      d2 = f32x4.add(d2, term(c + 96, xs + 96, ws + 96, sv));
+      d2 = f32x4.add(d2, term(c + 112, xs + 112, ws + 112, sv));
+      const lt = f32x4.lt(d2, best);
+      best = v128.bitselect(d2, best, lt);
+      bestAt = v128.bitselect(at, bestAt, lt);
+      at = i32x4.add(at, four);
+    }
+  }
+  let m = f32x4.min(best, v128.shuffle<i32>(best, best, 2, 3, 0, 1));
+  m = f32x4.min(m, v128.shuffle<i32>(m, m, 1, 0, 3, 2));
+  let index: i32;
+  if (f32x4.extract_lane(m, 0) < FLT_MAX) {
+    let p = v128.bitselect(bestAt, i32x4.splat(0x7fffffff), f32x4.eq(best, m));
+    p = i32x4.min_s(p, v128.shuffle<i32>(p, p, 2, 3, 0, 1));
+    p = i32x4.min_s(p, v128.shuffle<i32>(p, p, 1, 0, 3, 2));
+    index = <i32>load<u16>(<usize>load<u32>(chunks + 4) + <usize>(i32x4.extract_lane(p, 0) + 1) * 2);
+  } else {
+    index = <i32>load<u16>(<usize>load<u32>(chunks + 4) + 2); // non-finite distances (the TypeScript kernel throws)
+  }
+  return index;
+}
+
+/**
+ * iq2/iq3_find_best_neighbour for group `k` of lane `lane`: the index C picks,
+ * the first smallest Σ w·(scale·q − x)² of the off-grid vector `u`'s list in
+ * C's f32 order; the point's levels go to the lane's levels at `out`.
+ *
+ * On the 8-value grids (lists of ~10–60 points) most calls need no such sum
+ * (filteredNeighbour); the 4-value grids' lists (~5–11 points) are summed
+ * (exactNeighbour), which measured as fast as the shortcut there. As a function of the point, the sum is
+ * s²·A − 2s·B + Σ w·x² (A = Σ w·q², B = Σ w·x·q), and the last term is the
+ * same for every point, so D = s²·A − 2s·B orders the points as the exact
+ * sums do, and A, B depend only on the group and the list: computed once per
+ * search and list (a group keeps its level vector for ~80% of the candidate
+ * scales). Rounding separates C's f32 sum from D + Σ w·x² by at most
+ * (dim + 7)·2⁻²⁴·W and the f32 D from the real one by (2·dim + 7)·2⁻²⁴·W,
+ * where W = Σ w·(s·qmax + |x|)² bounds every product and partial sum of both
+ * (qmax the grid's largest odd value, 5; the terms' errors are first-order
+ * bounds, well inside the factor left): together under E = 64·2⁻²⁴·W. A point
+ * whose D exceeds the smallest D by more than 2E has a C sum strictly above
+ * that point's, so it is not C's choice; when only the smallest is left, it is
+ * C's choice (its C sum strictly below every other). Otherwise (near ties,
+ * non-finite values) the sums are computed exactly as C does (exactNeighbour).
  */
 function bestNeighbour(g: i32, k: i32, lane: i32, u: i32, scale: f32, out: usize): void {
   const dim = gridDim(g);
-  const odd = oddOf(g);
-  const list = neighbours(g, u);
-  const n = <i32>load<u16>(list);
+  const m0 = load<i32>(CMAP + <usize>u * 4);
+  const chunks = m0 != 0 ? CHUNKS + <usize>(m0 - 1) : buildChunks(g, u);
+  let index = dim == 8 ? filteredNeighbour(k, lane, u, chunks, scale) : -1;
+  if (index < 0) index = exactNeighbour(dim, k, lane, chunks, scale);
+  const lev = LEV;
+  const at2 = out + <usize>(dim * k) * 16 + <usize>lane * 4;
+  for (let i = 0; i < dim; i++) store<i32>(at2 + <usize>i * 16, <i32>load<i8>(lev + <usize>(index * dim + i)));
+}
+
+/** bestNeighbour's shortcut for the 8-value grids: C's index, or −1 where the sums must decide. */
+function filteredNeighbour(k: i32, lane: i32, u: i32, chunks: usize, scale: f32): i32 {
+  const n = load<i32>(chunks);
+  const nc = (n + 3) >> 2;
+  const at = <usize>k * 48 + <usize>lane * 4;
+  const sq = scale * <f32>5;
+  const bound = sq * sq * load<f32>(GS + at) + <f32>2 * sq * load<f32>(GS + at + 16) + load<f32>(GS + at + 32);
+  if (!(scale > 0 && bound < <f32>1e30 && nc <= AB_CHUNKS)) return -1;
+  const slot = <usize>(lane * 8 + k);
+  const ab = AB + slot * AB_SLOT;
+  if (load<i32>(ABU + slot * 4) != u + 1) {
+    abTerms(8, k, lane, chunks + 16, nc, ab);
+    store<i32>(ABU + slot * 4, u + 1);
+  }
+  const s2 = f32x4.splat(scale * scale);
+  const s2x = f32x4.splat(<f32>2 * scale);
+  let best = f32x4.splat(FLT_MAX);
+  let bestAt = i32x4.splat(0);
+  let pos = i32x4(0, 1, 2, 3);
+  const four = i32x4.splat(4);
+  const end = ab + <usize>nc * 32;
+  for (let c = ab; c < end; c += 32) {
+    const d = f32x4.sub(f32x4.mul(s2, v128.load(c)), f32x4.mul(s2x, v128.load(c + 16)));
+    const lt = f32x4.lt(d, best);
+    best = v128.bitselect(d, best, lt);
+    bestAt = v128.bitselect(pos, bestAt, lt);
+    pos = i32x4.add(pos, four);
+  }
+  let m = f32x4.min(best, v128.shuffle<i32>(best, best, 2, 3, 0, 1));
+  m = f32x4.min(m, v128.shuffle<i32>(m, m, 1, 0, 3, 2));
+  const thr = f32x4.add(m, f32x4.splat(bound * TWO_E));
+  let near = i32x4.splat(0);
+  for (let c = ab; c < end; c += 32) {
+    const d = f32x4.sub(f32x4.mul(s2, v128.load(c)), f32x4.mul(s2x, v128.load(c + 16)));
+    near = i32x4.sub(near, f32x4.le(d, thr));
+  }
+  near = i32x4.add(near, v128.shuffle<i32>(near, near, 2, 3, 0, 1));
+  near = i32x4.add(near, v128.shuffle<i32>(near, near, 1, 0, 3, 2));
+  if (i32x4.extract_lane(near, 0) == 1) {
+    let p = v128.bitselect(bestAt, i32x4.splat(0x7fffffff), f32x4.eq(best, m));
+    p = i32x4.min_s(p, v128.shuffle<i32>(p, p, 2, 3, 0, 1));
+    p = i32x4.min_s(p, v128.shuffle<i32>(p, p, 1, 0, 3, 2));
+    return <i32>load<u16>(<usize>load<u32>(chunks + 4) + <usize>(i32x4.extract_lane(p, 0) + 1) * 2);
+  }
+  return -1;
+}
+
+/** A and B (Σ w·q², Σ w·x·q) of each of a list's `nc` chunks at `c`, for group `k` of lane `lane`, to `ab`. */
+function abTerms(dim: i32, k: i32, lane: i32, c: usize, nc: i32, ab: usize): void {
   const xs = XT + <usize>(dim * k) * 16 + <usize>lane * 4;
   const ws = WAT + <usize>(dim * k) * 16 + <usize>lane * 4;
-  // The group's coordinates side by side (four of a point's per vector): each
-  // point's terms in one pass, then summed one by one in C's order.
-  const sv = f32x4.splat(scale);
-  const x0 = gather4(xs, xs + 16, xs + 32, xs + 48);
-  const w0 = gather4(ws, ws + 16, ws + 32, ws + 48);
-  let best = FLT_MAX;
-  let index = -1;
-  if (dim == 4) {
-    for (let j = 1; j <= n; j++) {
-      const p = <i32>load<u16>(list + <usize>j * 2);
-      const t = f32x4.sub(f32x4.mul(sv, v128.load(odd + <usize>p * 16)), x0);
-      const e = f32x4.mul(f32x4.mul(w0, t), t);
-      const d2 = f32x4.extract_lane(e, 0) + f32x4.extract_lane(e, 1) + f32x4.extract_lane(e, 2) +
-        f32x4.extract_lane(e, 3);
-      if (d2 < best) {
-        best = d2;
-        index = p;
-      }
+  for (let j = 0; j < nc; j++) {
+    let a = f32x4.splat(0);
+    let b = f32x4.splat(0);
+    for (let i = 0; i < dim; i++) {
+      const q = v128.load(c + <usize>i * 16);
+      const w = v128.load32_splat(ws + <usize>i * 16);
+      const wq = f32x4.mul(w, q);
+      a = f32x4.add(a, f32x4.mul(wq, q));
+      b = f32x4.add(b, f32x4.mul(f32x4.mul(w, v128.load32_splat(xs + <usize>i * 16)), q));
     }
-  } else {
-    const x1 = gather4(xs + 64, xs + 80, xs + 96, xs + 112);
-    const w1 = gather4(ws + 64, ws + 80, ws + 96, ws + 112);
-    for (let j = 1; j <= n; j++) {
-      const p = <i32>load<u16>(list + <usize>j * 2);
-      const q = odd + <usize>p * 32;
-      const t = f32x4.sub(f32x4.mul(sv, v128.load(q)), x0);
-      const e = f32x4.mul(f32x4.mul(w0, t), t);
-      const h = f32x4.sub(f32x4.mul(sv, v128.load(q + 16)), x1);
-      const f = f32x4.mul(f32x4.mul(w1, h), h);
-      const d2 = f32x4.extract_lane(e, 0) + f32x4.extract_lane(e, 1) + f32x4.extract_lane(e, 2) +
-        f32x4.extract_lane(e, 3) + f32x4.extract_lane(f, 0) + f32x4.extract_lane(f, 1) +
-        f32x4.extract_lane(f, 2) + f32x4.extract_lane(f, 3);
-      if (d2 < best) {
-        best = d2;
-        index = p;
-      }
-    }
+    v128.store(ab + <usize>j * 32, a);
+    v128.store(ab + <usize>j * 32 + 16, b);
+    c += <usize>dim * 16;
   }
-  if (index < 0) index = load<u16>(list + 2); // non-finite distances (the TypeScript kernel throws)
-  const lev = levOf(g);
-  const at = out + <usize>(dim * k) * 16 + <usize>lane * 4;
-  for (let i = 0; i < dim; i++) store<i32>(at + <usize>i * 16, <i32>load<i8>(lev + <usize>(index * dim + i)));
+}
+
+/** Each group's Σ w, Σ w·|x|, Σ w·x² per lane (bestNeighbour's bound), to GS. */
+function groupSums(dim: i32, groups: i32): void {
+  for (let k = 0; k < groups; k++) {
+    let s0 = f32x4.splat(0);
+    let s1 = f32x4.splat(0);
+    let s2 = f32x4.splat(0);
+    for (let i = 0; i < dim; i++) {
+      const row = <usize>(dim * k + i) * 16;
+      const w = v128.load(WAT + row);
+      const x = f32x4.abs(v128.load(XT + row));
+      s0 = f32x4.add(s0, w);
+      s1 = f32x4.add(s1, f32x4.mul(w, x));
+      s2 = f32x4.add(s2, f32x4.mul(f32x4.mul(w, x), x));
+    }
+    v128.store(GS + <usize>k * 48, s0);
+    v128.store(GS + <usize>k * 48 + 16, s1);
+    v128.store(GS + <usize>k * 48 + 32, s2);
+  }
 }
 
 /**
@@ -186,8 +350,13 @@ export function searchGridScale4(
   starts: usize,
   out: usize,
 ): void {
+  CMAP = cmapOf(g);
+  CHUNKS = chunksOf(g);
+  LEV = levOf(g);
   const denom = v128.load(denoms);
   const groups = n / gridDim(g);
+  if (gridDim(g) == 8) groupSums(8, groups);
+  memory.fill(ABU, 0, 32 * 4);
   const zero = f32x4.splat(0);
   let best = zero;
   let scale = v128.load(starts);

@@ -158,3 +158,64 @@ export function neighbours(g: i32, u: i32): usize {
   return list;
 }
 
+
+// The grid searches' neighbour lists again, four points side by side
+// (iq_grid_search.ts walks them four distances at a time): per list a header
+// (count, address of the u16 list) and then, per four points, one f32x4 of
+// their odd values per coordinate, NaN in the lanes past the end (a NaN
+// distance never wins C's strict `<`). Grids 0–4 only; sized for every list
+// (at most 6561 of 8 levels, 4096 of 4), a list's chunks are built on first use.
+const CHUNKS0: usize = memory.data(6561 * 16 + (119552 + 3 * 6561) * 32, 16);
+const CHUNKS1: usize = memory.data(6561 * 16 + (187840 + 3 * 6561) * 32, 16);
+const CHUNKS2: usize = memory.data(6561 * 16 + (50304 + 3 * 6561) * 32, 16);
+const CHUNKS3: usize = memory.data(4096 * 16 + (22912 + 3 * 4096) * 16, 16);
+const CHUNKS4: usize = memory.data(4096 * 16 + (28416 + 3 * 4096) * 16, 16);
+const CHUNK_TOP: usize = memory.data(5 * 4, 16);
+// Packed level vector → byte offset + 1 of its chunked list, or 0 (not yet built).
+const CMAP0: usize = memory.data(MAP8 * 4, 16);
+const CMAP1: usize = memory.data(MAP8 * 4, 16);
+const CMAP2: usize = memory.data(MAP8 * 4, 16);
+const CMAP3: usize = memory.data(MAP4 * 4, 16);
+const CMAP4: usize = memory.data(MAP4 * 4, 16);
+
+@inline export function chunksOf(g: i32): usize {
+  return g == 0 ? CHUNKS0 : g == 1 ? CHUNKS1 : g == 2 ? CHUNKS2 : g == 3 ? CHUNKS3 : CHUNKS4;
+}
+@inline export function cmapOf(g: i32): usize {
+  return g == 0 ? CMAP0 : g == 1 ? CMAP1 : g == 2 ? CMAP2 : g == 3 ? CMAP3 : CMAP4;
+}
+
+/**
+ * The off-grid vector `u`'s neighbour list of grid `g` (0–4) in chunks of four
+ * points: at the result, i32 count, u32 address of the u16 list (count
+ * first, as neighbours() gives it), 8 bytes unused; then ⌈count/4⌉ chunks of
+ * `dim` f32x4 (coordinate i of points 4c…4c+3).
+ */
+@inline export function chunkedNeighbours(g: i32, u: i32): usize {
+  const m = load<i32>(cmapOf(g) + <usize>u * 4);
+  return m != 0 ? chunksOf(g) + <usize>(m - 1) : buildChunks(g, u);
+}
+
+export function buildChunks(g: i32, u: i32): usize {
+  const list = neighbours(g, u);
+  const n = <i32>load<u16>(list);
+  const dim = gridDim(g);
+  const odd = oddOf(g);
+  const top = load<i32>(CHUNK_TOP + <usize>g * 4);
+  const at = chunksOf(g) + <usize>top;
+  store<i32>(at, n);
+  store<u32>(at + 4, <u32>list);
+  const chunks = (n + 3) >> 2;
+  for (let c = 0; c < chunks; c++) {
+    for (let i = 0; i < dim; i++) {
+      for (let j = 0; j < 4; j++) {
+        const p = 4 * c + j;
+        const v = p < n ? load<f32>(odd + <usize>(<i32>load<u16>(list + <usize>(p + 1) * 2) * dim + i) * 4) : <f32>NaN;
+        store<f32>(at + 16 + <usize>((c * dim + i) * 4 + j) * 4, v);
+      }
+    }
+  }
+  store<i32>(CHUNK_TOP + <usize>g * 4, top + 16 + chunks * dim * 16);
+  store<i32>(cmapOf(g) + <usize>u * 4, top + 1);
+  return at;
+}
