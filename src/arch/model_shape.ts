@@ -20,9 +20,10 @@
  */
 
 import type { TensorInfo } from "../tensor.ts";
-import type { Family } from "./family.ts";
+import type { Family, MadeTensor } from "./family.ts";
 import { ggufTensorKind } from "./gguf_tensors.ts";
 import { keptNvfp4Tensors } from "./kept_blocks.ts";
+import { type Keys, keyShapeProblem } from "./key_shapes.ts";
 import { KvWriter, record } from "./kv.ts";
 import { hfToGgufName } from "./names.ts";
 import { familiesOfGguf } from "./registry.ts";
@@ -53,7 +54,15 @@ export interface ShapeProblem {
 }
 
 /** The sizes a shape follows from. */
-type Size = "hidden" | "heads" | "kvHeads" | "keyLength" | "valueLength" | "ff" | "experts";
+type Size =
+  | "hidden"
+  | "heads"
+  | "kvHeads"
+  | "keyLength"
+  | "valueLength"
+  | "ff"
+  | "experts"
+  | "vocab";
 
 /** The hyperparameters a shape follows from; `undefined`: not one number for the model. */
 interface Dims {
@@ -83,6 +92,8 @@ interface Dims {
   readonly valueLength?: number | undefined;
   readonly ff?: number | undefined;
   readonly experts?: number | undefined;
+  /** The token embedding's rows (`vocab_size`), where the config says them. */
+  readonly vocab?: number | undefined;
 }
 
 /** A tensor read as a kind (gguf-py's `MODEL_TENSOR`) of the architecture. */
@@ -233,6 +244,8 @@ function sizesOf(kind: string, d: Dims): string {
     ? ["hidden", "experts"]
     : kind.startsWith("FFN_")
     ? ["hidden", "ff"]
+    : kind === "TOKEN_EMBD"
+    ? ["vocab", "hidden"]
     : ["hidden"];
   const named = sizes.filter((s) => d[s] !== undefined).map((s) => `${d.labels[s]} ${d[s]}`);
   return d.labelPrefix + named.join(", ");
@@ -266,6 +279,8 @@ function expected(k: Kinded, d: Dims, arch: string): (number | undefined)[] | un
     const regular = !IRREGULAR_HEADS.has(arch);
     const rows = kind === "FFN_GATE_INP"
       ? d.experts
+      : kind === "TOKEN_EMBD"
+      ? d.vocab
       : kind === "ATTN_Q" && regular && head !== undefined
       ? d.heads! * head
       : kind === "ATTN_K" && regular && head !== undefined && d.kvHeads !== undefined
@@ -474,6 +489,7 @@ export function ggufShapeProblem(
       valueLength: `${arch}.attention.value_length`,
       ff: `${arch}.feed_forward_length`,
       experts: `${arch}.expert_count`,
+      vocab: "tokenizer.ggml.tokens",
     },
     labelPrefix: "",
     heads: num(kv(`${arch}.attention.head_count`)),
@@ -485,7 +501,38 @@ export function ggufShapeProblem(
     ff: num(kv(`${arch}.feed_forward_length`)),
     experts: num(kv(`${arch}.expert_count`)),
   };
-  return check(kinded, d, arch);
+  return check(kinded, d, arch) ??
+    keyShapeProblem(arch, { value: kv, source: () => [] }, keyed(kinded), d.required);
+}
+
+/** Tensors read as kinds, as the key-sized check reads them. */
+const keyed = (kinded: readonly Kinded[]) =>
+  kinded.map((k) => ({
+    name: k.t.name,
+    shape: k.t.shape,
+    kind: k.kind,
+    block: k.block,
+    suffix: k.suffix,
+    ...k.t.packed === true ? { packed: true } : {},
+    ...k.t.file === undefined ? {} : { file: k.t.file },
+  }));
+
+/**
+ * The keys a family writes from `config.json`, with the fields each came
+ * from; `undefined` when it writes no GGUF or cannot write these (its
+ * refusal is said where the GGUF is made).
+ */
+function familyKeys(family: Family, config: Readonly<Record<string, unknown>>): Keys | undefined {
+  const write = family.gguf?.writeKv;
+  if (write === undefined) return undefined;
+  const w = new KvWriter(config, family.ggufArchitecture);
+  try {
+    write(w);
+  } catch {
+    return undefined;
+  }
+  const entries = w.entries();
+  return { value: (key) => entries.get(key)?.value, source: (key) => w.sourceOf(key) };
 }
 
 /**
@@ -568,6 +615,7 @@ export function hfShapeProblem(
   const headsKey = sizeOf(h, SIZE_KEYS.heads);
   const heads = Array.isArray(perLayer) && new Set(perLayer).size > 1 ? undefined : headsKey?.value;
   const widthKey = family.hfWidthKeys?.intermediate_size ?? "intermediate_size";
+  const vocabKey = ["vocab_size", "n_vocab"].find((k) => num(h[k]) !== undefined) ?? "vocab_size";
   const expertsKey =
     ["num_local_experts", "num_experts", "n_routed_experts"].find((k) => num(h[k]) !== undefined) ??
       "num_experts";
@@ -590,6 +638,7 @@ export function hfShapeProblem(
       valueLength: "head_dim",
       ff: widthKey,
       experts: expertsKey,
+      vocab: vocabKey,
     },
     labelPrefix: "config.json: ",
     heads,
@@ -598,6 +647,9 @@ export function hfShapeProblem(
     // MoE models' dense width is the leading dense layers' (or none).
     ff: family.experts === undefined ? family.hfWidth?.(h) ?? numOrZero(h[widthKey]) : undefined,
     experts: num(h[expertsKey]),
+    // transformers builds the embedding from it, and llama.cpp loads it
+    // against the vocabulary the converter pads to it (Gemma 3's is trimmed).
+    vocab: family.embeddingRowsMayDiffer === true ? undefined : num(h[vocabKey]),
   };
   const prefix = family.experts?.prefix;
   const blocks = blockPattern(family);
@@ -627,7 +679,92 @@ export function hfShapeProblem(
       ...family.gguf?.transposed?.(t.name) === true ? { transposed: true } : {},
     });
   }
-  return check(kinded, d, arch) ?? unknownBlockTensor(family, config, kinded);
+  const keys = familyKeys(family, config);
+  const made = madeTensors(family, config, kinded);
+  return check(kinded, d, arch) ??
+    (keys === undefined
+      ? undefined
+      : keyShapeProblem(arch, keys, withMadeKinds(arch, keyed(kinded), made), d.required)) ??
+    (keys === undefined ? undefined : unsizedFfn(arch, keys, kinded, widthKey, h)) ??
+    unknownBlockTensor(family, config, kinded, made);
+}
+
+/**
+ * What the family makes itself (MLA's kv_b_proj, gpt-oss's experts, routers'
+ * biases, the SSM's reshaped tensors), a checkpoint's kept NVFP4 weights
+ * first; `undefined` when a tensor it needs is missing or mis-shaped (the
+ * GGUF layout says which when it is asked for; the other outputs do not
+ * need it).
+ */
+function madeTensors(
+  family: Family,
+  config: Readonly<Record<string, unknown>>,
+  kinded: readonly Kinded[],
+): readonly MadeTensor[] | undefined {
+  const infos = kinded.map((k) => k.t as ShapedTensor & TensorInfo);
+  try {
+    return [
+      ...keptNvfp4Tensors(infos, family),
+      ...family.gguf?.made?.(infos, new KvWriter(config, family.ggufArchitecture)) ?? [],
+    ];
+  } catch (error) {
+    if (error instanceof RangeError) return undefined;
+    throw error;
+  }
+}
+
+/** The kinds sized by the `ssm.*` and `shortconv.*` keys. */
+const KEY_SIZED = /^(SSM_|SHORTCONV_)/;
+
+/**
+ * A checkpoint's state-space tensors under the kind of the GGUF tensor the
+ * family makes of each (Qwen3.5's `linear_attn.conv1d`, LFM2's
+ * `conv.conv`, which no name table renames), for the key-sized check.
+ */
+function withMadeKinds(
+  arch: string,
+  tensors: ReturnType<typeof keyed>,
+  made: readonly MadeTensor[] | undefined,
+): ReturnType<typeof keyed> {
+  const kinds = new Map<string, { kind: string; suffix: string }>();
+  for (const m of made ?? []) {
+    const k = m.needs.length === 1 ? ggufTensorKind(arch, m.info.name) : undefined;
+    if (k !== undefined && KEY_SIZED.test(k.kind)) {
+      kinds.set(m.needs[0]!, { kind: k.kind, suffix: k.suffix });
+    }
+  }
+  return tensors.map((t) =>
+    t.kind === undefined && kinds.has(t.name) ? { ...t, ...kinds.get(t.name)! } : t
+  );
+}
+
+/** The dense feed-forward matrices, sized by `feed_forward_length`. */
+const DENSE_FFN = new Set(["FFN_GATE", "FFN_UP", "FFN_DOWN"]);
+
+/**
+ * A dense feed-forward tensor in a model whose keys would have no
+ * `feed_forward_length`: the converter writes the key only when the config
+ * has a width (`intermediate_size: null` leaves it out), and llama.cpp then
+ * loads the FFN as 0 wide and refuses the file; transformers cannot build
+ * the layer either.
+ */
+function unsizedFfn(
+  arch: string,
+  keys: Keys,
+  kinded: readonly Kinded[],
+  widthKey: string,
+  h: Readonly<Record<string, unknown>>,
+): ShapeProblem | undefined {
+  if (keys.value(`${arch}.feed_forward_length`) !== undefined) return undefined;
+  const t = kinded.find((k) => k.block !== undefined && DENSE_FFN.has(k.kind ?? ""))?.t;
+  if (t === undefined) return undefined;
+  return {
+    tensor: t.name,
+    ...t.file === undefined ? {} : { file: t.file },
+    reason: `shape ${fmt(t.shape)}, but config.json's ${widthKey} is ${
+      JSON.stringify(h[widthKey]) ?? "absent"
+    }, so the GGUF would have no ${arch}.feed_forward_length to load it by`,
+  };
 }
 
 /**
@@ -640,25 +777,12 @@ function unknownBlockTensor(
   family: Family,
   config: Readonly<Record<string, unknown>>,
   kinded: readonly Kinded[],
+  made: readonly MadeTensor[] | undefined,
 ): ShapeProblem | undefined {
-  const infos = kinded.map((k) => k.t as ShapedTensor & TensorInfo);
-  // One writer over the config for the family's hooks (made, kept, dropped).
+  if (made === undefined) return undefined;
+  // One writer over the config for the family's hooks (kept, dropped).
   const w = new KvWriter(config, family.ggufArchitecture);
-  let consumed: Set<string>;
-  try {
-    // What the family makes itself (MLA's kv_b_proj, gpt-oss's experts, routers' biases).
-    const made = [
-      // A checkpoint's kept NVFP4 weights with their scales, then the family's own.
-      ...keptNvfp4Tensors(infos, family),
-      ...family.gguf?.made?.(infos, w) ?? [],
-    ];
-    consumed = new Set(made.flatMap((m) => m.needs));
-  } catch (error) {
-    // A tensor it needs is missing or mis-shaped: the GGUF layout says which
-    // when it is asked for; the other outputs do not need it.
-    if (error instanceof RangeError) return undefined;
-    throw error;
-  }
+  const consumed = new Set(made.flatMap((m) => m.needs));
   const stacked = (family.experts?.stacked ?? []).map(([piece]) =>
     `${family.experts!.prefix}.${piece}`
   );
