@@ -142,10 +142,13 @@ function ssmShape(layout: SsmLayout, kind: string, suffix: string, s: Ssm): Axis
       return bias ? [heads] : undefined;
     case "SSM_IN":
       return layout === "mamba2" && !bias
-        ? [axis(grouped && s.inner && s.rank && 2 * s.inner + grouped + s.rank, I, G, S, R), axis(
-          s.hidden,
-          H,
-        )]
+        ? [
+          axis(grouped && s.inner && s.rank && 2 * s.inner + grouped + s.rank, I, G, S, R),
+          axis(
+            s.hidden,
+            H,
+          ),
+        ]
         : undefined;
     case "SSM_OUT":
       return bias ? undefined : [axis(s.hidden, H), axis(s.inner, I)];
@@ -153,8 +156,45 @@ function ssmShape(layout: SsmLayout, kind: string, suffix: string, s: Ssm): Axis
   return undefined;
 }
 
+/**
+ * Architectures whose query projection holds each head's query and output
+ * gate side by side (Qwen3-Next's gated attention): llama.cpp loads Q as
+ * 2 × heads × key_length rows, K and V as KV heads × key_length, and the
+ * output as heads × key_length columns — sizes the common check leaves
+ * unchecked for them.
+ */
+const GATED_QUERY = new Set(["qwen3next", "qwen35", "qwen35moe", "qwen4exp"]);
+
+/** A gated-query attention tensor's expected shape, or `undefined`. */
+function gatedAttentionShape(
+  kind: string,
+  suffix: string,
+  hidden: Axis,
+  heads: number | undefined,
+  kvHeads: number | undefined,
+  head: number | undefined,
+): Axis[] | undefined {
+  if (suffix !== ".weight" || head === undefined) return undefined;
+  const HC = "attention.head_count", KV = "attention.head_count_kv", K = "attention.key_length";
+  switch (kind) {
+    case "ATTN_Q":
+      return [axis(heads && 2 * heads * head, HC, K), hidden];
+    case "ATTN_K":
+    case "ATTN_V":
+      return [axis(kvHeads && kvHeads * head, KV, K), hidden];
+    case "ATTN_OUT":
+      return [hidden, axis(heads && heads * head, HC, K)];
+  }
+  return undefined;
+}
+
 /** The expected shape of a short convolution's kernel (LFM2). */
-function shortConvShape(kind: string, suffix: string, hidden: Axis, cache: Axis): Axis[] | undefined {
+function shortConvShape(
+  kind: string,
+  suffix: string,
+  hidden: Axis,
+  cache: Axis,
+): Axis[] | undefined {
   return kind === "SHORTCONV_CONV" && suffix === ".weight" ? [hidden, cache] : undefined;
 }
 
@@ -172,7 +212,10 @@ function said(arch: string, keys: Keys, names: readonly string[]): string {
 }
 
 /** Whether each layer attends, as a per-layer key says; `undefined`: no such key. */
-function attendingLayers(arch: string, keys: Keys): { key: string; attends: boolean[] } | undefined {
+function attendingLayers(
+  arch: string,
+  keys: Keys,
+): { key: string; attends: boolean[] } | undefined {
   const kv = keys.value(`${arch}.attention.head_count_kv`);
   if (Array.isArray(kv) && kv.every((x) => typeof x === "number")) {
     return { key: "attention.head_count_kv", attends: kv.map((x) => x > 0) };
@@ -230,9 +273,16 @@ export function keyShapeProblem(
   };
   const hidden = axis(ssm.hidden, "embedding_length");
   const cache = axis(key("shortconv.l_cache"), "shortconv.l_cache");
+  const heads = key("attention.head_count");
+  const kvList = keys.value(`${arch}.attention.head_count_kv`);
+  const kvOf = (block: number | undefined) =>
+    Array.isArray(kvList) ? count(kvList[block ?? -1]) : count(kvList);
+  const head = key("attention.key_length");
   for (const t of tensors) {
     if (t.kind === undefined || t.packed === true) continue;
-    const want = layout !== undefined
+    const want = GATED_QUERY.has(arch) && t.kind.startsWith("ATTN_")
+      ? gatedAttentionShape(t.kind, t.suffix, hidden, heads, kvOf(t.block), head)
+      : layout !== undefined
       ? ssmShape(layout, t.kind, t.suffix, ssm)
       : shortConvShape(t.kind, t.suffix, hidden, cache);
     if (want === undefined) continue;
@@ -244,7 +294,10 @@ export function keyShapeProblem(
     ) {
       continue;
     }
-    const names = want.flatMap((a) => a?.keys ?? []);
+    // The keys of the axes that differ (all of them when the rank does).
+    const names = want.flatMap((a, i) =>
+      a !== undefined && (shape.length !== sizes.length || shape[i] !== a.n) ? a.keys : []
+    );
     return {
       tensor: t.name,
       ...t.file === undefined ? {} : { file: t.file },

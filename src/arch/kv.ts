@@ -152,9 +152,15 @@ export class KvWriter {
     return this.#sources.get(key) ?? [];
   }
 
-  /** Record the fields read for `key` and start over. */
-  #sourced(key: string): string {
-    if (this.#read.length > 0) this.#sources.set(key, this.#read);
+  /**
+   * Record the fields read for `key` and start over: the one holding the
+   * key's value, if one does (`linear_conv_kernel_dim` for `ssm.conv_kernel`,
+   * not the layer count read before it), else all of them.
+   */
+  #sourced(key: string, value: unknown): string {
+    const exact = this.#read.filter((f) => this.hparams[f] === value);
+    const read = exact.length > 0 ? exact : this.#read;
+    if (read.length > 0) this.#sources.set(key, read);
     this.#read = [];
     return key;
   }
@@ -188,7 +194,7 @@ export class KvWriter {
       ? typeof value === "boolean"
       : typeof value === "number" && Number.isFinite(value);
     if (!ok) throw new RangeError(`config.json: ${suffix} is not a ${type.toLowerCase()}`);
-    this.#entries.set(this.#sourced(this.#key(suffix)), {
+    this.#entries.set(this.#sourced(this.#key(suffix), value), {
       type,
       value: value as number | string | boolean,
     });
@@ -196,7 +202,7 @@ export class KvWriter {
 
   /** Add `{arch}.<suffix>` as an array of `type`. */
   setArray(suffix: string, type: KvType, values: readonly (number | string | boolean)[]): void {
-    this.#entries.set(this.#sourced(this.#key(suffix)), {
+    this.#entries.set(this.#sourced(this.#key(suffix), values), {
       type: "ARRAY",
       array_types: [type],
       value: values,

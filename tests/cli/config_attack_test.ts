@@ -250,3 +250,104 @@ Deno.test("config attack: each count of a sample of families, set to a hostile v
     ok(refused >= n / 2, `${refused} of ${n} refused`);
   });
 });
+
+/**
+ * In-range but wrong values, which no count bound can refuse (found by
+ * `_config_probe.ts --wrong`): each was written with exit 0 as given, a file
+ * llama.cpp refuses to load (a kernel, state or head count its tensors do
+ * not have; no feed_forward_length) or runs as another model (a layer
+ * pattern that moves the attention layers). Now one line naming the file,
+ * the tensor, the config field with its value and what the tensor says.
+ */
+const WRONG: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
+  {
+    fixture: "families/hf/qwen35",
+    at: ["linear_conv_kernel_dim"],
+    value: 5,
+    error:
+      /linear_attn\.conv1d\.weight": shape \[128, 1, 4\] \(\[128, 4\] without its unit axes\), expected \[128, 5\] \(.*qwen35\.ssm\.conv_kernel 5 from config\.json's linear_conv_kernel_dim/,
+  },
+  {
+    fixture: "families/hf/qwen35",
+    at: ["layer_types"],
+    value: ["full_attention", "linear_attention", "linear_attention", "linear_attention"],
+    error:
+      /layer 0: no attention tensor, though qwen35\.attention\.recurrent_layers \[false,true,true,true\] from config\.json's layer_types.* makes it an attention layer/,
+  },
+  {
+    fixture: "families/hf/granite-hybrid",
+    at: ["layer_types"],
+    value: ["attention", "mamba", "mamba", "mamba"],
+    error: /layer 0: no attention tensor, though granitehybrid\.attention\.head_count_kv/,
+  },
+  {
+    fixture: "families/hf/jamba",
+    at: ["attn_layer_offset"],
+    value: 0,
+    error:
+      /layer 0: no attention tensor, though jamba\.attention\.head_count_kv .*attn_layer_offset/,
+  },
+  {
+    fixture: "families/hf/mamba",
+    at: ["state_size"],
+    value: 17,
+    error:
+      /A_log": shape \[128, 16\], expected \[128, 17\] \(mamba\.ssm\.state_size 17 from config\.json's state_size\)/,
+  },
+  {
+    fixture: "families/hf/bamba",
+    at: ["mamba_d_conv"],
+    value: 3,
+    error:
+      /mamba\.conv1d\.weight": .*granitehybrid\.ssm\.conv_kernel 3 from config\.json's mamba_d_conv/,
+  },
+  {
+    fixture: "families/hf/nemotron-h",
+    at: ["ssm_state_size"],
+    value: 17,
+    error: /nemotron_h\.ssm\.state_size 17 from config\.json's ssm_state_size/,
+  },
+  {
+    fixture: "families/hf/lfm2",
+    at: ["conv_L_cache"],
+    value: 4,
+    error:
+      /conv\.conv\.weight": .*expected \[64, 4\] \(.*lfm2\.shortconv\.l_cache 4 from config\.json's conv_L_cache/,
+  },
+  // The converter writes no feed_forward_length; llama.cpp refuses the file.
+  {
+    fixture: "families/hf/llama",
+    at: ["intermediate_size"],
+    value: null,
+    error:
+      /gate_proj\.weight": shape \[128, 64\], but config\.json's intermediate_size is null, so the GGUF would have no llama\.feed_forward_length/,
+  },
+  // A vocabulary padded past the embedding's rows: llama.cpp refuses the file.
+  {
+    fixture: "families/hf/llama",
+    at: ["vocab_size"],
+    value: 385,
+    error:
+      /embed_tokens\.weight": shape \[384, 64\], expected \[385, 64\] \(config\.json: vocab_size 385, hidden_size 64\)/,
+  },
+];
+
+Deno.test("config attack: an in-range value the tensors contradict is one line, exit 2, nothing written; apr validate fails its check", async () => {
+  await withTempDir(async (tmp) => {
+    let n = 0;
+    for (const c of WRONG) {
+      const what = `${c.fixture} ${c.at.join(".")}=${JSON.stringify(c.value)}`;
+      const folder = await mutated(join(tmp, `w${n++}`), c.fixture, c.at, c.value);
+      const out = join(tmp, `wrong${n}.gguf`);
+      const run = await apr(["convert", folder, "-o", out]);
+      await assertRefused(run, out, folder, what);
+      match(run.stderr, c.error, `${what}: ${run.stderr}`);
+      match(run.stderr, /which does not match the model's config/, what);
+    }
+    // apr validate reports it as its failed check, not a crash.
+    const folder = join(tmp, "w0");
+    const run = await apr(["validate", folder]);
+    equal(run.code, 2, run.stderr);
+    match(run.stderr, /tensors match the config: .*linear_conv_kernel_dim/);
+  });
+});
