@@ -70,6 +70,7 @@ const SSM_LAYOUTS: Readonly<Record<string, SsmLayout>> = {
   qwen3next: "gated-delta",
   qwen35: "gated-delta",
   qwen35moe: "gated-delta",
+  qwen4exp: "gated-delta",
   "kimi-linear": "kda",
 };
 
