@@ -189,6 +189,66 @@ function gatedAttentionShape(
   return undefined;
 }
 
+/**
+ * A mixture-of-experts model's feed-forward widths, which the common check
+ * leaves to the tensors (its dense layers are only the leading ones):
+ * llama.cpp loads the experts `expert_feed_forward_length` wide, the shared
+ * expert `expert_shared_feed_forward_length` wide, and the dense layers
+ * `feed_forward_length` wide (one number, or one per layer). Read off the
+ * down projections' columns, the one matrix no family fuses (gate and up
+ * are fused in some: Granite's shared `input_linear`). The two trailing axes
+ * of a stacked (or per-expert) matrix, `[rows, cols]`.
+ */
+function moeFfnShape(
+  kind: string,
+  suffix: string,
+  widths: { expert: Axis; shared: Axis; dense: Axis },
+): Axis[] | undefined {
+  if (suffix !== ".weight") return undefined;
+  const width = kind === "FFN_DOWN_EXP"
+    ? widths.expert
+    : kind === "FFN_DOWN_SHEXP"
+    ? widths.shared
+    : kind === "FFN_DOWN"
+    ? widths.dense
+    : undefined;
+  return width === undefined ? undefined : [undefined, width];
+}
+
+/**
+ * Multi-head latent attention's low-rank projections (DeepSeek-V2/V3,
+ * Kimi-Linear, MiniCPM3…), which the common check names only: llama.cpp
+ * loads the KV down-projection as `kv_lora_rank` + the rotated dimensions
+ * rows, its norm and the up-projection's columns as `kv_lora_rank`, and
+ * the query's down-projection, norm and up-projection by `q_lora_rank`.
+ */
+function mlaShape(
+  kind: string,
+  suffix: string,
+  hidden: Axis,
+  kvRank: number | undefined,
+  qRank: number | undefined,
+  rope: number | undefined,
+): Axis[] | undefined {
+  const KV = "attention.kv_lora_rank", Q = "attention.q_lora_rank", R = "rope.dimension_count";
+  if (suffix !== ".weight") return undefined;
+  switch (kind) {
+    case "ATTN_KV_A_MQA":
+      return [axis(kvRank && rope && kvRank + rope, KV, R), hidden];
+    case "ATTN_KV_A_NORM":
+      return [axis(kvRank, KV)];
+    case "ATTN_KV_B":
+      return [undefined, axis(kvRank, KV)];
+    case "ATTN_Q_A":
+      return [axis(qRank, Q), hidden];
+    case "ATTN_Q_A_NORM":
+      return [axis(qRank, Q)];
+    case "ATTN_Q_B":
+      return [undefined, axis(qRank, Q)];
+  }
+  return undefined;
+}
+
 /** The expected shape of a short convolution's kernel (LFM2). */
 function shortConvShape(
   kind: string,
@@ -279,15 +339,39 @@ export function keyShapeProblem(
   const kvOf = (block: number | undefined) =>
     Array.isArray(kvList) ? count(kvList[block ?? -1]) : count(kvList);
   const head = key("attention.key_length");
+  const moe = key("expert_count") !== undefined;
+  const ffList = keys.value(`${arch}.feed_forward_length`);
+
+  // Without a key of their own, the experts are feed_forward_length wide (Mixtral's).
+  const expertWidth = key("expert_feed_forward_length") === undefined && !Array.isArray(ffList)
+    ? axis(count(ffList), "feed_forward_length")
+    : axis(key("expert_feed_forward_length"), "expert_feed_forward_length");
+  const kvRank = key("attention.kv_lora_rank");
+  const qRank = key("attention.q_lora_rank");
+  const rope = key("rope.dimension_count");
+  const widths = (block: number | undefined) => ({
+    expert: expertWidth,
+    shared: axis(key("expert_shared_feed_forward_length"), "expert_shared_feed_forward_length"),
+    dense: axis(
+      Array.isArray(ffList) ? count(ffList[block ?? -1]) : count(ffList),
+      "feed_forward_length",
+    ),
+  });
   for (const t of tensors) {
     if (t.kind === undefined || t.packed === true) continue;
-    const want = GATED_QUERY.has(arch) && t.kind.startsWith("ATTN_")
+    const ffn = moe && t.kind.startsWith("FFN_") && t.block !== undefined;
+    const want = ffn
+      ? moeFfnShape(t.kind, t.suffix, widths(t.block))
+      : kvRank !== undefined && /^ATTN_(KV_A|KV_B|Q_A|Q_B)/.test(t.kind)
+      ? mlaShape(t.kind, t.suffix, hidden, kvRank, qRank, rope)
+      : GATED_QUERY.has(arch) && t.kind.startsWith("ATTN_")
       ? gatedAttentionShape(t.kind, t.suffix, hidden, heads, kvOf(t.block), head)
       : layout !== undefined
       ? ssmShape(layout, t.kind, t.suffix, ssm)
       : shortConvShape(t.kind, t.suffix, hidden, cache);
     if (want === undefined) continue;
-    const shape = t.shape.filter((n) => n !== 1);
+    // A feed-forward matrix by its trailing [rows, cols] (after any expert axis).
+    const shape = ffn ? t.shape.slice(-2) : t.shape.filter((n) => n !== 1);
     const sizes = want.map((a) => a?.n);
     if (
       shape.length === sizes.length &&
@@ -303,8 +387,10 @@ export function keyShapeProblem(
       tensor: t.name,
       ...t.file === undefined ? {} : { file: t.file },
       reason: `shape ${fmt(t.shape)}${
-        shape.length < t.shape.length ? ` (${fmt(shape)} without its unit axes)` : ""
-      }, expected ${fmt(sizes)} (${said(arch, keys, names)})`,
+        shape.length < t.shape.length && !ffn ? ` (${fmt(shape)} without its unit axes)` : ""
+      }, expected${ffn && t.shape.length > 2 ? " each expert's" : ""} ${fmt(sizes)} (${
+        said(arch, keys, names)
+      })`,
     };
   }
   return layerPatternProblem(arch, keys, tensors, layers);

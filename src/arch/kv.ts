@@ -103,6 +103,8 @@ export class KvWriter {
   readonly #options: KvWriterOptions;
   /** The config fields found since the last key was added: that key's sources. */
   #read: string[] = [];
+  /** Every config field found so far. */
+  readonly #everRead = new Set<string>();
   /** Each key's config fields, for messages ({@linkcode sourceOf}). */
   readonly #sources = new Map<string, readonly string[]>();
 
@@ -136,6 +138,7 @@ export class KvWriter {
     for (const key of keys) {
       if (!Object.hasOwn(this.hparams, key)) continue;
       if (!this.#read.includes(key)) this.#read.push(key);
+      this.#everRead.add(key);
       return this.hparams[key];
     }
     return undefined;
@@ -155,10 +158,15 @@ export class KvWriter {
   /**
    * Record the fields read for `key` and start over: the one holding the
    * key's value, if one does (`linear_conv_kernel_dim` for `ssm.conv_kernel`,
-   * not the layer count read before it), else all of them.
+   * not the layer count read before it; else one read earlier that does),
+   * else all read since the key before.
    */
   #sourced(key: string, value: unknown): string {
-    const exact = this.#read.filter((f) => this.hparams[f] === value);
+    const holding = (fields: readonly string[]) => fields.filter((f) => this.hparams[f] === value);
+    // A value read earlier and kept (DeepSeek-V2's kv_lora_rank) is found among all reads.
+    const exact = holding(this.#read).length > 0
+      ? holding(this.#read)
+      : holding([...this.#everRead]);
     const read = exact.length > 0 ? exact : this.#read;
     if (read.length > 0) this.#sources.set(key, read);
     this.#read = [];

@@ -493,7 +493,7 @@ const QWEN3VL_MMPROJ: MmprojSupport = {
     writeClipKv(w, sources);
     w.set("projector_type", "STRING", "qwen3vl_merger");
     w.set("use_gelu", "BOOL", true);
-    w.u32("vision.spatial_merge_size", w.hparams["spatial_merge_size"]);
+    w.u32("vision.spatial_merge_size", w.find("spatial_merge_size"));
     // The text config's, as the converter reads it (its default otherwise).
     const eps = record(sources.config["text_config"])?.["rms_norm_eps"];
     w.f32("vision.attention.layer_norm_epsilon", typeof eps === "number" ? eps : 1e-6);
@@ -609,7 +609,7 @@ const MISTRAL3_MMPROJ: MmprojSupport = {
     }
     writeClipKv(w, sources);
     w.set("projector_type", "STRING", "pixtral");
-    w.f32("vision.attention.layer_norm_epsilon", w.hparams["layer_norm_eps"]);
+    w.f32("vision.attention.layer_norm_epsilon", w.find("layer_norm_eps"));
     const act = w.hparams["hidden_act"];
     if (act === "silu") w.set("use_silu", "BOOL", true);
     else if (act === "gelu") w.set("use_gelu", "BOOL", true);

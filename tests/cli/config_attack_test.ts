@@ -314,6 +314,27 @@ const WRONG: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
     error:
       /conv\.conv\.weight": .*expected \[64, 4\] \(.*lfm2\.shortconv\.l_cache 4 from config\.json's conv_L_cache/,
   },
+  // The experts' and shared expert's widths of a MoE, and MLA's KV rank.
+  {
+    fixture: "families/hf/qwen3-next",
+    at: ["moe_intermediate_size"],
+    value: 33,
+    error:
+      /down_proj\.weight": shape \[64, 32\], expected \[\*, 33\] \(qwen3next\.expert_feed_forward_length 33 from config\.json's moe_intermediate_size\)/,
+  },
+  {
+    fixture: "families/hf/mixtral",
+    at: ["intermediate_size"],
+    value: 65,
+    error:
+      /experts\.0\.w2\.weight": shape \[64, 64\], expected \[\*, 65\] \(llama\.feed_forward_length 65 from config\.json's intermediate_size\)/,
+  },
+  {
+    fixture: "families/hf/deepseek3",
+    at: ["kv_lora_rank"],
+    value: 33,
+    error: /deepseek2\.attention\.kv_lora_rank 33 from config\.json's kv_lora_rank/,
+  },
   // The converter writes no feed_forward_length; llama.cpp refuses the file.
   {
     fixture: "families/hf/llama",
