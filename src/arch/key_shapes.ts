@@ -249,6 +249,34 @@ function mlaShape(
   return undefined;
 }
 
+/**
+ * Q, K and V fused in one matrix (Phi-3, DBRX, GPT-NeoX, Falcon, BLOOM,
+ * StarCoder's multi-query `c_attn`), which the common check leaves
+ * unsized: llama.cpp loads it as heads × key_length + KV heads ×
+ * (key_length + value_length) rows, by the keys the family writes (Falcon's
+ * `num_kv_heads`, GPT-BigCode's `multi_query` read as the converter reads
+ * them).
+ */
+function fusedQkvShape(
+  suffix: string,
+  hidden: Axis,
+  heads: number | undefined,
+  kvHeads: number | undefined,
+  keyLength: number | undefined,
+  valueLength: number | undefined,
+): Axis[] | undefined {
+  if (suffix !== ".weight" || heads === undefined || kvHeads === undefined) return undefined;
+  const head = keyLength ?? (hidden === undefined ? undefined : hidden.n / heads);
+  if (head === undefined || !Number.isInteger(head)) return undefined;
+  const value = valueLength ?? head;
+  const rows = heads * head + kvHeads * (head + value);
+  const keys = ["attention.head_count", "attention.head_count_kv"];
+  return [
+    axis(rows, ...keys, keyLength === undefined ? "embedding_length" : "attention.key_length"),
+    hidden,
+  ];
+}
+
 /** The expected shape of a short convolution's kernel (LFM2). */
 function shortConvShape(
   kind: string,
@@ -314,6 +342,8 @@ const MLA_ATTENDS = new Set(["ATTN_KV_A_MQA"]);
  * @param keys The model's keys (a GGUF's, or those its family writes from `config.json`).
  * @param tensors The tensors, read as kinds.
  * @param layers The layers every tensor must be in (not the multi-token-prediction ones).
+ * @param regularHeads Whether the architecture's attention rows are heads ×
+ * head size of one number (`model_shape.ts`'s `IRREGULAR_HEADS` are not).
  * @returns The first problem, or `undefined`.
  */
 export function keyShapeProblem(
@@ -321,6 +351,7 @@ export function keyShapeProblem(
   keys: Keys,
   tensors: readonly KeyedTensor[],
   layers: number,
+  regularHeads = true,
 ): KeyShapeProblem | undefined {
   const key = (k: string) => count(keys.value(`${arch}.${k}`));
   const layout = Object.hasOwn(SSM_LAYOUTS, arch) ? SSM_LAYOUTS[arch] : undefined;
@@ -364,6 +395,8 @@ export function keyShapeProblem(
       ? moeFfnShape(t.kind, t.suffix, widths(t.block))
       : kvRank !== undefined && /^ATTN_(KV_A|KV_B|Q_A|Q_B)/.test(t.kind)
       ? mlaShape(t.kind, t.suffix, hidden, kvRank, qRank, rope)
+      : t.kind === "ATTN_QKV" && regularHeads && layout === undefined
+      ? fusedQkvShape(t.suffix, hidden, heads, kvOf(t.block), head, key("attention.value_length"))
       : GATED_QUERY.has(arch) && t.kind.startsWith("ATTN_")
       ? gatedAttentionShape(t.kind, t.suffix, hidden, heads, kvOf(t.block), head)
       : layout !== undefined

@@ -502,14 +502,21 @@ export function ggufShapeProblem(
     experts: num(kv(`${arch}.expert_count`)),
   };
   return check(kinded, d, arch) ??
-    keyShapeProblem(arch, { value: kv, source: () => [] }, keyed(kinded), d.required);
+    keyShapeProblem(
+      arch,
+      { value: kv, source: () => [] },
+      keyed(kinded),
+      d.required,
+      !IRREGULAR_HEADS.has(arch),
+    );
 }
 
 /** Tensors read as kinds, as the key-sized check reads them. */
 const keyed = (kinded: readonly Kinded[]) =>
   kinded.map((k) => ({
     name: k.t.name,
-    shape: k.t.shape,
+    // A transposed tensor (GPT-2's Conv1D) as its matrix.
+    shape: k.transposed === true ? [...k.t.shape].reverse() : k.t.shape,
     kind: k.kind,
     block: k.block,
     suffix: k.suffix,
@@ -682,9 +689,13 @@ export function hfShapeProblem(
   const keys = familyKeys(family, config);
   const made = madeTensors(family, config, kinded);
   return check(kinded, d, arch) ??
-    (keys === undefined
-      ? undefined
-      : keyShapeProblem(arch, keys, withMadeKinds(arch, keyed(kinded), made), d.required)) ??
+    (keys === undefined ? undefined : keyShapeProblem(
+      arch,
+      keys,
+      withMadeKinds(arch, keyed(kinded), made),
+      d.required,
+      !IRREGULAR_HEADS.has(arch),
+    )) ??
     (keys === undefined ? undefined : unsizedFfn(arch, keys, kinded, widthKey, h)) ??
     unknownBlockTensor(family, config, kinded, made);
 }

@@ -335,6 +335,14 @@ const WRONG: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
     value: 33,
     error: /deepseek2\.attention\.kv_lora_rank 33 from config\.json's kv_lora_rank/,
   },
+  // Q, K and V fused: the KV heads' rows.
+  {
+    fixture: "families/hf/phi4",
+    at: ["num_key_value_heads"],
+    value: 3,
+    error:
+      /qkv_proj\.weight": shape \[\d+, 64\], expected \[\d+, 64\] \(.*phi3\.attention\.head_count_kv 3 from config\.json's num_key_value_heads/,
+  },
   // The converter writes no feed_forward_length; llama.cpp refuses the file.
   {
     fixture: "families/hf/llama",
