@@ -13,6 +13,7 @@
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { main, type MainIo } from "../../src/cli/main.ts";
+import { isCountLikeField } from "../../src/formats/safetensors/companion_limits.ts";
 import { parseGgufHeader } from "../../src/formats/gguf/header.ts";
 import { openFileSource } from "../../src/io/file_source.ts";
 import { exists, testdata, withTempDir } from "./_run_apr.ts";
@@ -379,4 +380,67 @@ Deno.test("config attack: an in-range value the tensors contradict is one line, 
     equal(run.code, 2, run.stderr);
     match(run.stderr, /tensors match the config: .*linear_conv_kernel_dim/);
   });
+});
+
+/**
+ * Integer fields of the families' config classes that size nothing aprkit
+ * builds: token ids and indices, context lengths and windows, scalars,
+ * seeds, the n-gram vocabulary base (Qwen4-exp checks its own), and the
+ * layer counts bounded by name (`first_k_dense_replace`).
+ */
+const NOT_COUNT_LIKE = new Set([
+  "altup_active_idx",
+  "bos_token_id",
+  "chunk_size_feed_forward",
+  "cls_token_id",
+  "dim_model_base",
+  "eod_token_id",
+  "eos_token_id",
+  "first_k_dense_replace",
+  "floor_scale",
+  "local_attention",
+  "make_ngram_vocab_size_divisible_by",
+  "mask_token_id",
+  "max_position_embeddings",
+  "max_seq_len",
+  "max_window_layers",
+  "moe_layer_end_index",
+  "moe_layer_start_index",
+  "n_positions",
+  "ngram_vocab_size_base",
+  "original_max_position_embeddings",
+  "pad_token_id",
+  "prefix_dense_sliding_window_pattern",
+  "pretraining_tp",
+  "query_pre_attn_scalar",
+  "scale_emb",
+  "seed",
+  "sep_token_id",
+  "sliding_window",
+  "sliding_window_pattern",
+  "sparse_pred_ignore_index",
+]);
+
+Deno.test("config attack: every integer field of the families' config classes is bounded as a count or named as no size", async () => {
+  // An integer as Python wrote it (`0.0` is a float's default): its source text.
+  const recorded = JSON.parse(
+    await Deno.readTextFile(testdata("arch/config_fields.json")),
+    (_key, value, context?: { source?: string }) =>
+      typeof value === "number" && /^-?\d+$/.test(context?.source ?? "") ? { int: value } : value,
+  );
+  const unclassified = new Set<string>();
+  let counts = 0;
+  for (const { fields } of Object.values(recorded.model_types) as { fields: object }[]) {
+    for (const [field, value] of Object.entries(fields)) {
+      if (value === null || typeof value !== "object" || !("int" in value)) continue;
+      if (isCountLikeField(field)) counts++;
+      else if (!NOT_COUNT_LIKE.has(field)) unclassified.add(field);
+    }
+  }
+  deepEqual([...unclassified].sort(), []);
+  ok(counts > 500, `${counts} count fields`);
+  // The spellings the name pattern used to miss, each bounded now.
+  for (const f of ["kv_lora_rank", "mamba_d_conv", "conv_L_cache", "H_cycles", "hc_mult"]) {
+    ok(isCountLikeField(f), f);
+  }
 });
