@@ -190,16 +190,17 @@ function gatedAttentionShape(
 }
 
 /**
- * A mixture-of-experts model's feed-forward widths, which the common check
- * leaves to the tensors (its dense layers are only the leading ones):
- * llama.cpp loads the experts `expert_feed_forward_length` wide, the shared
- * expert `expert_shared_feed_forward_length` wide, and the dense layers
- * `feed_forward_length` wide (one number, or one per layer). Read off the
- * down projections' columns, the one matrix no family fuses (gate and up
- * are fused in some: Granite's shared `input_linear`). The two trailing axes
- * of a stacked (or per-expert) matrix, `[rows, cols]`.
+ * The feed-forward widths the common check leaves to the tensors (a MoE's
+ * dense layers are only the leading ones; GLM's and Phi-3's gate and up are
+ * fused): llama.cpp loads the experts `expert_feed_forward_length` wide, the
+ * shared expert `expert_shared_feed_forward_length` (or `expert_shared_count`
+ * experts) wide, and the dense layers `feed_forward_length` wide (one
+ * number, or one per layer). Read off the down projections' columns, the
+ * one matrix no family fuses (gate and up are fused in some: Granite's
+ * shared `input_linear`). The two trailing axes of a stacked (or
+ * per-expert) matrix, `[rows, cols]`.
  */
-function moeFfnShape(
+function ffnDownShape(
   kind: string,
   suffix: string,
   widths: { expert: Axis; shared: Axis; dense: Axis },
@@ -276,6 +277,12 @@ function fusedQkvShape(
     hidden,
   ];
 }
+
+/**
+ * Architectures whose dense layers are not as wide as their keys say:
+ * Gemma 4's layers sharing KV have a double-wide MLP (`use_double_wide_mlp`).
+ */
+const VARYING_FF = new Set(["gemma4", "gemma4-assistant"]);
 
 /** The expected shape of a short convolution's kernel (LFM2). */
 function shortConvShape(
@@ -370,19 +377,25 @@ export function keyShapeProblem(
   const kvOf = (block: number | undefined) =>
     Array.isArray(kvList) ? count(kvList[block ?? -1]) : count(kvList);
   const head = key("attention.key_length");
-  const moe = key("expert_count") !== undefined;
   const ffList = keys.value(`${arch}.feed_forward_length`);
 
   // Without a key of their own, the experts are feed_forward_length wide (Mixtral's).
   const expertWidth = key("expert_feed_forward_length") === undefined && !Array.isArray(ffList)
     ? axis(count(ffList), "feed_forward_length")
     : axis(key("expert_feed_forward_length"), "expert_feed_forward_length");
+  // Without one for the shared experts, they are expert_shared_count experts side by side.
+  const sharedCount = key("expert_shared_count");
+  const sharedWidth = key("expert_shared_feed_forward_length") !== undefined
+    ? axis(key("expert_shared_feed_forward_length"), "expert_shared_feed_forward_length")
+    : sharedCount !== undefined && expertWidth !== undefined
+    ? axis(sharedCount * expertWidth.n, "expert_shared_count", ...expertWidth.keys)
+    : undefined;
   const kvRank = key("attention.kv_lora_rank");
   const qRank = key("attention.q_lora_rank");
   const rope = key("rope.dimension_count");
   const widths = (block: number | undefined) => ({
     expert: expertWidth,
-    shared: axis(key("expert_shared_feed_forward_length"), "expert_shared_feed_forward_length"),
+    shared: sharedWidth,
     dense: axis(
       Array.isArray(ffList) ? count(ffList[block ?? -1]) : count(ffList),
       "feed_forward_length",
@@ -390,9 +403,10 @@ export function keyShapeProblem(
   });
   for (const t of tensors) {
     if (t.kind === undefined || t.packed === true) continue;
-    const ffn = moe && t.kind.startsWith("FFN_") && t.block !== undefined;
+    // Dense models too where the common check leaves the width (GLM's fused gate and up).
+    const ffn = t.kind.startsWith("FFN_DOWN") && t.block !== undefined && !VARYING_FF.has(arch);
     const want = ffn
-      ? moeFfnShape(t.kind, t.suffix, widths(t.block))
+      ? ffnDownShape(t.kind, t.suffix, widths(t.block))
       : kvRank !== undefined && /^ATTN_(KV_A|KV_B|Q_A|Q_B)/.test(t.kind)
       ? mlaShape(t.kind, t.suffix, hidden, kvRank, qRank, rope)
       : t.kind === "ATTN_QKV" && regularHeads && layout === undefined
@@ -426,7 +440,44 @@ export function keyShapeProblem(
       })`,
     };
   }
-  return layerPatternProblem(arch, keys, tensors, layers);
+  return layerPatternProblem(arch, keys, tensors, layers) ??
+    leadingDenseProblem(arch, keys, tensors, layers);
+}
+
+/**
+ * A router where `leading_dense_block_count` makes a dense layer, or none
+ * in a later layer: llama.cpp loads the first that many layers' dense FFN
+ * and the others' experts (DeepSeek-V2/V3, GLM-4.5, dots.llm1…).
+ */
+function leadingDenseProblem(
+  arch: string,
+  keys: Keys,
+  tensors: readonly KeyedTensor[],
+  layers: number,
+): KeyShapeProblem | undefined {
+  const dense = count(keys.value(`${arch}.leading_dense_block_count`)) ??
+    (keys.value(`${arch}.leading_dense_block_count`) === 0 ? 0 : undefined);
+  if (dense === undefined) return undefined;
+  const routers = new Map<number, KeyedTensor>();
+  for (const t of tensors) {
+    if (t.kind === "FFN_GATE_INP" && t.block !== undefined && !routers.has(t.block)) {
+      routers.set(t.block, t);
+    }
+  }
+  if (routers.size === 0) return undefined;
+  const by = said(arch, keys, ["leading_dense_block_count"]);
+  for (let b = 0; b < layers; b++) {
+    const router = routers.get(b);
+    if ((router !== undefined) === (b >= dense)) continue;
+    return router !== undefined
+      ? {
+        tensor: router.name,
+        ...router.file === undefined ? {} : { file: router.file },
+        reason: `an expert router in layer ${b}, which ${by} makes a dense layer`,
+      }
+      : { tensor: `layer ${b}`, reason: `no expert router, though ${by} makes it a MoE layer` };
+  }
+  return undefined;
 }
 
 /** A layer whose attention tensors the per-layer key contradicts. */

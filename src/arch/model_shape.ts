@@ -340,7 +340,41 @@ function check(kinded: readonly Kinded[], d: Dims, arch: string): ShapeProblem |
       };
     }
   }
-  return d.everyBlockAttends ? missingAttention(kinded, d, arch) : undefined;
+  return misplacedPrediction(kinded, d) ??
+    (d.everyBlockAttends ? missingAttention(kinded, d, arch) : undefined);
+}
+
+/**
+ * A multi-token-prediction layer (its `eh_proj`) where the config counts a
+ * model layer, or a layer the config counts as a prediction layer without
+ * one: `num_hidden_layers` one lower made DeepSeek-V3's last layer its MTP
+ * layer, which the converter drops (a file of one layer fewer), exit 0.
+ */
+function misplacedPrediction(kinded: readonly Kinded[], d: Dims): ShapeProblem | undefined {
+  if (d.blocks === d.required) return undefined;
+  const heads = kinded.filter((k) => k.kind === "NEXTN_EH_PROJ" && k.block !== undefined);
+  for (const k of heads) {
+    if (k.block! >= d.required) continue;
+    return {
+      tensor: k.t.name,
+      ...k.t.file === undefined ? {} : { file: k.t.file },
+      reason:
+        `a multi-token-prediction tensor in layer ${k.block}, one of the model's ${d.required} ` +
+        `layers by ${d.blocksKey}`,
+    };
+  }
+  // A prediction layer may be left out of a checkpoint, but one that is there has its eh_proj.
+  const has = new Set(heads.map((k) => k.block!));
+  const held = kinded.find((k) =>
+    k.block !== undefined && k.block >= d.required && k.block < d.blocks && !has.has(k.block)
+  );
+  if (held === undefined) return undefined;
+  return {
+    tensor: held.t.name,
+    ...held.t.file === undefined ? {} : { file: held.t.file },
+    reason: `layer ${held.block} has no multi-token-prediction tensor (eh_proj), though ` +
+      `${d.blocksKey} makes it a prediction layer, which the converter drops`,
+  };
 }
 
 /**

@@ -336,6 +336,34 @@ const WRONG: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
     value: 33,
     error: /deepseek2\.attention\.kv_lora_rank 33 from config\.json's kv_lora_rank/,
   },
+  // The leading dense layers, the shared experts' count, a dense model's fused gate and up.
+  {
+    fixture: "families/hf/deepseek3",
+    at: ["first_k_dense_replace"],
+    value: 2,
+    error:
+      /an expert router in layer 1, which deepseek2\.leading_dense_block_count 2 from config\.json's first_k_dense_replace makes a dense layer/,
+  },
+  {
+    fixture: "families/hf/deepseek3",
+    at: ["n_shared_experts"],
+    value: 2,
+    error: /deepseek2\.expert_shared_count 2 from config\.json's n_shared_experts/,
+  },
+  {
+    fixture: "families/hf/glm4",
+    at: ["intermediate_size"],
+    value: 129,
+    error: /glm4\.feed_forward_length 129 from config\.json's intermediate_size/,
+  },
+  // The last layer read as the multi-token-prediction layer the converter drops.
+  {
+    fixture: "families/hf/deepseek3",
+    at: ["num_hidden_layers"],
+    value: 1,
+    error:
+      /layer 1 has no multi-token-prediction tensor \(eh_proj\), though config\.json's num_hidden_layers \+ num_nextn_predict_layers makes it a prediction layer/,
+  },
   // Q, K and V fused: the KV heads' rows.
   {
     fixture: "families/hf/phi4",

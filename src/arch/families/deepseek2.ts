@@ -59,7 +59,7 @@ export function writeDeepseek2Kv(w: KvWriter): void {
     writeTextModelKv,
   );
   const hasMoe = h["n_routed_experts"] != null;
-  const dense = h["first_k_dense_replace"] ??
+  const dense = w.find("first_k_dense_replace") ??
     (hasMoe ? 0 : w.need("num_hidden_layers"));
   w.u32("leading_dense_block_count", dense);
   const kvLora = Object.hasOwn(h, "kv_lora_rank") ? w.need("kv_lora_rank") : 512;
@@ -73,7 +73,10 @@ export function writeDeepseek2Kv(w: KvWriter): void {
   w.u32("attention.value_length_mla", w.need("v_head_dim"));
   w.u32("expert_feed_forward_length", w.need("moe_intermediate_size", "intermediate_size"));
   w.u32("expert_count", w.find("n_routed_experts"));
-  w.u32("expert_shared_count", Object.hasOwn(h, "n_shared_experts") ? h["n_shared_experts"] : 0);
+  w.u32(
+    "expert_shared_count",
+    Object.hasOwn(h, "n_shared_experts") ? w.find("n_shared_experts") : 0,
+  );
   w.f32("expert_weights_scale", w.find("routed_scaling_factor"));
   // Left out, transformers' default (V3: true, V2: false) rather than the
   // converter's none, which llama.cpp reads as false.
