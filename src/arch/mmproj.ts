@@ -1102,12 +1102,30 @@ export function mmprojKv(
   sources: MmprojSources,
   general: readonly (readonly [string, KvEntry])[],
 ): ReturnType<KvWriter["entries"]> {
+  return mmprojKvWriter(support, sources, general).entries();
+}
+
+/**
+ * The writer {@linkcode mmprojKv} fills: its keys, and the `vision_config`
+ * fields each came from (`KvWriter.sourceOf`), for messages.
+ *
+ * @param support The class's support.
+ * @param sources `config.json` and `preprocessor_config.json`.
+ * @param general The `general.*` keys, in order.
+ * @returns The filled writer.
+ * @throws {RangeError} When a config lacks what the converter needs.
+ */
+export function mmprojKvWriter(
+  support: MmprojSupport,
+  sources: MmprojSources,
+  general: readonly (readonly [string, KvEntry])[],
+): KvWriter {
   const w = new KvWriter(visionHparams(support, sources.config), "clip");
   w.set("general.type", "STRING", "mmproj");
   for (const [key, entry] of general) w.put(key, entry);
   w.fileType();
   support.writeKv(w, sources);
-  return w.entries();
+  return w;
 }
 
 /**

@@ -472,3 +472,61 @@ Deno.test("config attack: every integer field of the families' config classes is
     ok(isCountLikeField(f), f);
   }
 });
+
+/**
+ * In-range but wrong `vision_config` values for `--mmproj` (found by
+ * `_config_probe.ts --wrong --mmproj`): clip.cpp checks no tensor's shape,
+ * so each vision GGUF was written with exit 0 and failed (or read past a
+ * tensor) only when an image came. Now one line, exit 2, neither GGUF
+ * written.
+ */
+const WRONG_VISION: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
+  {
+    fixture: "multimodal/hf/gemma3-t5",
+    at: ["vision_config", "intermediate_size"],
+    value: 65,
+    error:
+      /tensor "v\.blk\.0\.ffn_down\.weight" of the vision GGUF: shape \[32, 64\], expected \[32, 65\] \(clip\.vision\.feed_forward_length 65 from config\.json's vision_config\.intermediate_size\)/,
+  },
+  {
+    fixture: "multimodal/hf/qwen2.5-vl-t5",
+    at: ["vision_config", "depth"],
+    value: 4,
+    error: /layer 3 of the vision GGUF: no tensor of it, though clip\.vision\.block_count 4/,
+  },
+  {
+    fixture: "multimodal/hf/idefics3-t5",
+    at: ["vision_config", "image_size"],
+    value: 64,
+    error: /"v\.position_embd\.weight" of the vision GGUF: shape \[16, 32\], expected \[64, 32\]/,
+  },
+  {
+    fixture: "multimodal/hf/mistral3-t5",
+    at: ["vision_config", "patch_size"],
+    value: 4,
+    error:
+      /"v\.patch_embd\.weight" of the vision GGUF: .*clip\.vision\.patch_size 4 from config\.json's vision_config\.patch_size/,
+  },
+  {
+    fixture: "multimodal/hf/gemma3-t5",
+    at: ["vision_config", "hidden_size"],
+    value: 48,
+    error: /clip\.vision\.embedding_length 48 from config\.json's vision_config\.hidden_size/,
+  },
+];
+
+Deno.test("config attack: an in-range vision_config value the tower contradicts is one line, exit 2, no text or vision GGUF written", async () => {
+  await withTempDir(async (tmp) => {
+    let n = 0;
+    for (const c of WRONG_VISION) {
+      const what = `${c.fixture} ${c.at.join(".")}=${JSON.stringify(c.value)}`;
+      const folder = await mutated(join(tmp, `v${n++}`), c.fixture, c.at, c.value);
+      const out = join(tmp, `text${n}.gguf`);
+      const mmproj = join(tmp, `vision${n}.gguf`);
+      const run = await apr(["convert", folder, "-o", out, "--mmproj", mmproj]);
+      await assertRefused(run, out, folder, what);
+      ok(!await exists(mmproj), `${what}: ${mmproj} was left`);
+      match(run.stderr, c.error, `${what}: ${run.stderr}`);
+    }
+  });
+});
