@@ -542,7 +542,33 @@ export function ggufShapeProblem(
       keyed(kinded),
       d.required,
       !IRREGULAR_HEADS.has(arch),
+    ) ??
+    tokenTypesProblem(
+      kinded,
+      num(kv("tokenizer.ggml.token_type_count")),
+      "tokenizer.ggml.token_type_count",
     );
+}
+
+/**
+ * BERT's token-type embedding against the count llama.cpp loads it by
+ * (`tokenizer.ggml.token_type_count`, which the converter writes from
+ * `type_vocab_size`): one row per type. A `type_vocab_size` off by one was
+ * written as given, a file llama.cpp refuses to load.
+ */
+function tokenTypesProblem(
+  kinded: readonly Kinded[],
+  types: number | undefined,
+  label: string,
+): ShapeProblem | undefined {
+  if (types === undefined) return undefined;
+  const t = kinded.find((k) => k.kind === "TOKEN_TYPES" && k.suffix === ".weight")?.t;
+  if (t === undefined || t.shape[0] === types) return undefined;
+  return {
+    tensor: t.name,
+    ...t.file === undefined ? {} : { file: t.file },
+    reason: `shape ${fmt(t.shape)}, expected ${fmt([types, t.shape[1]])} (${label} ${types})`,
+  };
 }
 
 /** Tensors read as kinds, as the key-sized check reads them. */
@@ -699,17 +725,26 @@ export function hfShapeProblem(
   );
   const kinded: Kinded[] = [];
   const rename = family.gguf?.sourceName;
+  // A base model saved without its `model.` prefix (sentence-transformers'
+  // Qwen2Model: `layers.N.*`, `embed_tokens`), read as the converter reads it:
+  // its layers were not counted, and a layer count one low wrote a GGUF of
+  // block_count 1 beside two blocks.
+  const bare = family.hfBlockPrefix === undefined &&
+    !tensors.some((t) => blocks.test(t.name)) && tensors.some((t) => /^layers\.\d+\./.test(t.name));
   for (const source of tensors) {
     // Read under the name the converter renames it to first (Qwen3.5's MTP layer).
     const t = rename === undefined ? source : { ...source, name: rename(source.name, h) };
-    const named = stacks?.name(t.name, h) ?? t.name;
-    const layer = blocks.exec(named);
+    const named = stacks?.name(bare ? `model.${t.name}` : t.name, h) ??
+      (bare ? `model.${t.name}` : t.name);
+    const base = family.gguf?.hfName?.(named) ?? baseModelName(family, named);
+    // A task head's layers under its base model's name too (BERT's `bert.encoder.layer.N`).
+    const layer = blocks.exec(named) ?? blocks.exec(base);
     const block = layer === null ? undefined : Number(layer[1]);
     const expert = perExpert?.exec(named);
     const stack = expert ? family.experts!.stacks.find((s) => s.hf === expert[2]) : undefined;
     const gguf = stack !== undefined
       ? `blk.${block}.${stack.gguf}.weight`
-      : hfToGgufName(family.gguf?.hfName?.(named) ?? baseModelName(family, named), family);
+      : hfToGgufName(base, family);
     const k = ggufTensorKind(arch, gguf);
     kinded.push({
       t,
@@ -731,6 +766,7 @@ export function hfShapeProblem(
       !IRREGULAR_HEADS.has(arch),
     )) ??
     (keys === undefined ? undefined : unsizedFfn(arch, keys, kinded, widthKey, h)) ??
+    tokenTypesProblem(kinded, num(h["type_vocab_size"]), "config.json: type_vocab_size") ??
     unknownBlockTensor(family, config, kinded, made);
 }
 
@@ -834,7 +870,9 @@ function unknownBlockTensor(
   for (const k of kinded) {
     if (k.kind !== undefined || k.block === undefined || k.t.packed === true) continue;
     const name = k.t.name;
-    const piece = name.slice(`${family.hfBlockPrefix ?? "model.layers"}.${k.block}.`.length);
+    const at = `${family.hfBlockPrefix ?? "model.layers"}.${k.block}.`;
+    // After the layer's prefix, wherever it is (a task head's `bert.` before it).
+    const piece = name.slice(Math.max(0, name.indexOf(at)) + at.length);
     if (consumed.has(name) || name.endsWith(".rotary_emb.inv_freq")) continue;
     if (family.hfKeptPiece?.(piece, w.hparams) === true) continue;
     if (

@@ -372,6 +372,34 @@ const WRONG: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
     error:
       /qkv_proj\.weight": shape \[\d+, 64\], expected \[\d+, 64\] \(.*phi3\.attention\.head_count_kv 3 from config\.json's num_key_value_heads/,
   },
+  // Embedders and rerankers: a base model saved without `model.`, a task head's
+  // `bert.`/`distilbert.` layers (their layers went uncounted), BERT's token types.
+  {
+    fixture: "embeddings/hf/qwen2-embed",
+    at: ["num_hidden_layers"],
+    value: 1,
+    error:
+      /tensor "layers\.1\.input_layernorm\.weight": layer 1, but the model has 1 \(config\.json's num_hidden_layers\)/,
+  },
+  {
+    fixture: "embeddings/hf/bert-mlm",
+    at: ["num_hidden_layers"],
+    value: 3,
+    error: /layer 2: no tensor of it, though config\.json's num_hidden_layers is 3/,
+  },
+  {
+    fixture: "embeddings/hf/distilbert-mlm",
+    at: ["hidden_dim"],
+    value: 65,
+    error: /lin2\.weight": .*bert\.feed_forward_length 65 from config\.json's hidden_dim/,
+  },
+  {
+    fixture: "embeddings/hf/bert-bge",
+    at: ["type_vocab_size"],
+    value: 3,
+    error:
+      /token_type_embeddings\.weight": shape \[2, \d+\], expected \[3, \d+\] \(config\.json: type_vocab_size 3\)/,
+  },
   // The converter writes no feed_forward_length; llama.cpp refuses the file.
   {
     fixture: "families/hf/llama",
