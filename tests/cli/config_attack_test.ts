@@ -418,21 +418,32 @@ const WRONG: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
   },
 ];
 
+/** One mutated copy per case at `tmp/<prefix>N`; with `mmproj`, the vision GGUF is asked for too. */
+async function assertWrongRefused(
+  tmp: string,
+  cases: readonly { fixture: string; at: Path; value: unknown; error: RegExp }[],
+  prefix: string,
+  mmproj: boolean,
+): Promise<void> {
+  let n = 0;
+  for (const c of cases) {
+    const what = `${c.fixture} ${c.at.join(".")}=${JSON.stringify(c.value)}`;
+    const folder = await mutated(join(tmp, `${prefix}${n++}`), c.fixture, c.at, c.value);
+    const out = join(tmp, `${prefix}-text${n}.gguf`);
+    const vision = join(tmp, `${prefix}-vision${n}.gguf`);
+    const run = await apr(["convert", folder, "-o", out, ...mmproj ? ["--mmproj", vision] : []]);
+    await assertRefused(run, out, folder, what);
+    ok(!await exists(vision), `${what}: ${vision} was left`);
+    match(run.stderr, c.error, `${what}: ${run.stderr}`);
+    match(run.stderr, /which does not match the model's config/, what);
+  }
+}
+
 Deno.test("config attack: an in-range value the tensors contradict is one line, exit 2, nothing written; apr validate fails its check", async () => {
   await withTempDir(async (tmp) => {
-    let n = 0;
-    for (const c of WRONG) {
-      const what = `${c.fixture} ${c.at.join(".")}=${JSON.stringify(c.value)}`;
-      const folder = await mutated(join(tmp, `w${n++}`), c.fixture, c.at, c.value);
-      const out = join(tmp, `wrong${n}.gguf`);
-      const run = await apr(["convert", folder, "-o", out]);
-      await assertRefused(run, out, folder, what);
-      match(run.stderr, c.error, `${what}: ${run.stderr}`);
-      match(run.stderr, /which does not match the model's config/, what);
-    }
+    await assertWrongRefused(tmp, WRONG, "w", false);
     // apr validate reports it as its failed check, not a crash.
-    const folder = join(tmp, "w0");
-    const run = await apr(["validate", folder]);
+    const run = await apr(["validate", join(tmp, "w0")]);
     equal(run.code, 2, run.stderr);
     match(run.stderr, /tensors match the config: .*linear_conv_kernel_dim/);
   });
@@ -544,17 +555,5 @@ const WRONG_VISION: { fixture: string; at: Path; value: unknown; error: RegExp }
 ];
 
 Deno.test("config attack: an in-range vision_config value the tower contradicts is one line, exit 2, no text or vision GGUF written", async () => {
-  await withTempDir(async (tmp) => {
-    let n = 0;
-    for (const c of WRONG_VISION) {
-      const what = `${c.fixture} ${c.at.join(".")}=${JSON.stringify(c.value)}`;
-      const folder = await mutated(join(tmp, `v${n++}`), c.fixture, c.at, c.value);
-      const out = join(tmp, `text${n}.gguf`);
-      const mmproj = join(tmp, `vision${n}.gguf`);
-      const run = await apr(["convert", folder, "-o", out, "--mmproj", mmproj]);
-      await assertRefused(run, out, folder, what);
-      ok(!await exists(mmproj), `${what}: ${mmproj} was left`);
-      match(run.stderr, c.error, `${what}: ${run.stderr}`);
-    }
-  });
+  await withTempDir((tmp) => assertWrongRefused(tmp, WRONG_VISION, "v", true));
 });
