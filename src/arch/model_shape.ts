@@ -755,16 +755,19 @@ export function hfShapeProblem(
       ...family.gguf?.transposed?.(t.name) === true ? { transposed: true } : {},
     });
   }
+  const common = check(kinded, d, arch);
+  if (common !== undefined) return common;
+  // Made only now: the keys are built from counts the common check has bounded
+  // (an MTP layer at 2^31 would make a recurrent-layer list that long).
   const keys = familyKeys(family, config);
   const made = madeTensors(family, config, kinded);
-  return check(kinded, d, arch) ??
-    (keys === undefined ? undefined : keyShapeProblem(
-      arch,
-      keys,
-      withMadeKinds(arch, keyed(kinded), made),
-      d.required,
-      !IRREGULAR_HEADS.has(arch),
-    )) ??
+  return (keys === undefined ? undefined : keyShapeProblem(
+    arch,
+    keys,
+    withMadeKinds(arch, keyed(kinded), made),
+    d.required,
+    !IRREGULAR_HEADS.has(arch),
+  )) ??
     (keys === undefined ? undefined : unsizedFfn(arch, keys, kinded, widthKey, h)) ??
     tokenTypesProblem(kinded, num(h["type_vocab_size"]), "config.json: type_vocab_size") ??
     unknownBlockTensor(family, config, kinded, made);
