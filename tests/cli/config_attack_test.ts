@@ -451,18 +451,21 @@ Deno.test("config attack: an in-range value the tensors contradict is one line, 
 
 /**
  * Integer fields of the families' config classes that size nothing aprkit
- * builds: token ids and indices, context lengths and windows, scalars,
+ * builds: token ids, indices and offsets (Gemma 3n's audio `vocab_offset`
+ * is an id, 262272), context lengths and windows, scalars,
  * seeds, the n-gram vocabulary base (Qwen4-exp checks its own), and the
  * layer counts bounded by name (`first_k_dense_replace`).
  */
 const NOT_COUNT_LIKE = new Set([
   "altup_active_idx",
+  "attn_layer_offset",
   "bos_token_id",
   "chunk_size_feed_forward",
   "cls_token_id",
   "dim_model_base",
   "eod_token_id",
   "eos_token_id",
+  "expert_layer_offset",
   "first_k_dense_replace",
   "floor_scale",
   "local_attention",

@@ -449,7 +449,7 @@ export function checkConfigValues(config: unknown, path: string, bounds: Checkpo
  * tests/cli/config_attack_test.ts.
  */
 const COUNT_LIKE =
-  /(^|_)(dim|size|heads|layers|experts|rank|groups?|kernel|conv|state|ssm|expand|cycles|count|mult|inputs?|iters|topk|k|cache|period|interval|step|offset|multiple_of|parts)$|^num_|^n_|^heads_|^hc_|^d_|^intermediate_size/i;
+  /(^|_)(dim|size|heads|layers|experts|rank|groups?|kernel|conv|state|ssm|expand|cycles|count|mult|inputs?|iters|topk|k|cache|period|interval|step|multiple_of|parts)$|^num_|^n_|^heads_|^hc_|^d_|^intermediate_size/i;
 
 /**
  * Whether a config field's name is a count's ({@linkcode COUNT_LIKE}), as
