@@ -839,14 +839,18 @@ function unsizedFfn(
   widthKey: string,
   h: Readonly<Record<string, unknown>>,
 ): ShapeProblem | undefined {
-  if (keys.value(`${arch}.feed_forward_length`) !== undefined) return undefined;
+  // A width the config has but not as a number (`null`, as transformers saves an
+  // unset one); a config without the field at all (hand-made ones) is left as before.
+  if (keys.value(`${arch}.feed_forward_length`) !== undefined || !Object.hasOwn(h, widthKey)) {
+    return undefined;
+  }
   const t = kinded.find((k) => k.block !== undefined && DENSE_FFN.has(k.kind ?? ""))?.t;
   if (t === undefined) return undefined;
   return {
     tensor: t.name,
     ...t.file === undefined ? {} : { file: t.file },
     reason: `shape ${fmt(t.shape)}, but config.json's ${widthKey} is ${
-      JSON.stringify(h[widthKey]) ?? "absent"
+      JSON.stringify(h[widthKey])
     }, so the GGUF would have no ${arch}.feed_forward_length to load it by`,
   };
 }
