@@ -101,6 +101,12 @@ export class KvWriter {
   #hfClass: string | undefined;
   readonly #entries = new Map<string, KvEntry>();
   readonly #options: KvWriterOptions;
+  /** The config fields found since the last key was added: that key's sources. */
+  #read: string[] = [];
+  /** Every config field found so far. */
+  readonly #everRead = new Set<string>();
+  /** Each key's config fields, for messages ({@linkcode sourceOf}). */
+  readonly #sources = new Map<string, readonly string[]>();
 
   /**
    * @param config The parsed `config.json`.
@@ -129,8 +135,42 @@ export class KvWriter {
 
   /** The first of `keys` the config has (`find_hparam(keys, optional=True)`). */
   find(...keys: string[]): unknown {
-    for (const key of keys) if (Object.hasOwn(this.hparams, key)) return this.hparams[key];
+    for (const key of keys) {
+      if (!Object.hasOwn(this.hparams, key)) continue;
+      if (!this.#read.includes(key)) this.#read.push(key);
+      this.#everRead.add(key);
+      return this.hparams[key];
+    }
     return undefined;
+  }
+
+  /**
+   * The config fields a key was made from: those found since the key before
+   * it was added (`conv_kernel` for `mamba.ssm.conv_kernel`); empty for a
+   * default or a value the family computed first. For messages only.
+   *
+   * @param key The full GGUF key.
+   */
+  sourceOf(key: string): readonly string[] {
+    return this.#sources.get(key) ?? [];
+  }
+
+  /**
+   * Record the fields read for `key` and start over: the one holding the
+   * key's value, if one does (`linear_conv_kernel_dim` for `ssm.conv_kernel`,
+   * not the layer count read before it; else one read earlier that does),
+   * else all read since the key before.
+   */
+  #sourced(key: string, value: unknown): string {
+    const holding = (fields: readonly string[]) => fields.filter((f) => this.hparams[f] === value);
+    // A value read earlier and kept (DeepSeek-V2's kv_lora_rank) is found among all reads.
+    const exact = holding(this.#read).length > 0
+      ? holding(this.#read)
+      : holding([...this.#everRead]);
+    const read = exact.length > 0 ? exact : this.#read;
+    if (read.length > 0) this.#sources.set(key, read);
+    this.#read = [];
+    return key;
   }
 
   /** A number the config must have (the converter raises without it). */
@@ -162,12 +202,19 @@ export class KvWriter {
       ? typeof value === "boolean"
       : typeof value === "number" && Number.isFinite(value);
     if (!ok) throw new RangeError(`config.json: ${suffix} is not a ${type.toLowerCase()}`);
-    this.#entries.set(this.#key(suffix), { type, value: value as number | string | boolean });
+    this.#entries.set(this.#sourced(this.#key(suffix), value), {
+      type,
+      value: value as number | string | boolean,
+    });
   }
 
   /** Add `{arch}.<suffix>` as an array of `type`. */
   setArray(suffix: string, type: KvType, values: readonly (number | string | boolean)[]): void {
-    this.#entries.set(this.#key(suffix), { type: "ARRAY", array_types: [type], value: values });
+    this.#entries.set(this.#sourced(this.#key(suffix), values), {
+      type: "ARRAY",
+      array_types: [type],
+      value: values,
+    });
   }
 
   /** Add a finished entry under its full key (from another writer). */
@@ -195,6 +242,7 @@ export class KvWriter {
     const parent = this.over(hparams);
     write(parent);
     for (const [key, entry] of parent.#entries) this.#entries.set(key, entry);
+    for (const [key, fields] of parent.#sources) this.#sources.set(key, fields);
   }
 
   /** `{arch}.<suffix>` as UINT32. */

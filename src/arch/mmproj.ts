@@ -506,7 +506,7 @@ const QWEN3VL_MMPROJ: MmprojSupport = {
     writeClipKv(w, sources);
     w.set("projector_type", "STRING", "qwen3vl_merger");
     w.set("use_gelu", "BOOL", true);
-    w.u32("vision.spatial_merge_size", w.hparams["spatial_merge_size"]);
+    w.u32("vision.spatial_merge_size", w.find("spatial_merge_size"));
     // The text config's, as the converter reads it (its default otherwise).
     const eps = record(sources.config["text_config"])?.["rms_norm_eps"];
     w.f32("vision.attention.layer_norm_epsilon", typeof eps === "number" ? eps : 1e-6);
@@ -622,7 +622,7 @@ const MISTRAL3_MMPROJ: MmprojSupport = {
     }
     writeClipKv(w, sources);
     w.set("projector_type", "STRING", "pixtral");
-    w.f32("vision.attention.layer_norm_epsilon", w.hparams["layer_norm_eps"]);
+    w.f32("vision.attention.layer_norm_epsilon", w.find("layer_norm_eps"));
     const act = w.hparams["hidden_act"];
     if (act === "silu") w.set("use_silu", "BOOL", true);
     else if (act === "gelu") w.set("use_gelu", "BOOL", true);
@@ -1115,12 +1115,30 @@ export function mmprojKv(
   sources: MmprojSources,
   general: readonly (readonly [string, KvEntry])[],
 ): ReturnType<KvWriter["entries"]> {
+  return mmprojKvWriter(support, sources, general).entries();
+}
+
+/**
+ * The writer {@linkcode mmprojKv} fills: its keys, and the `vision_config`
+ * fields each came from (`KvWriter.sourceOf`), for messages.
+ *
+ * @param support The class's support.
+ * @param sources `config.json` and `preprocessor_config.json`.
+ * @param general The `general.*` keys, in order.
+ * @returns The filled writer.
+ * @throws {RangeError} When a config lacks what the converter needs.
+ */
+export function mmprojKvWriter(
+  support: MmprojSupport,
+  sources: MmprojSources,
+  general: readonly (readonly [string, KvEntry])[],
+): KvWriter {
   const w = new KvWriter(visionHparams(support, sources.config), "clip");
   w.set("general.type", "STRING", "mmproj");
   for (const [key, entry] of general) w.put(key, entry);
   w.fileType();
   support.writeKv(w, sources);
-  return w.entries();
+  return w;
 }
 
 /**

@@ -20,9 +20,10 @@
  */
 
 import type { TensorInfo } from "../tensor.ts";
-import type { Family } from "./family.ts";
+import type { Family, MadeTensor } from "./family.ts";
 import { ggufTensorKind } from "./gguf_tensors.ts";
 import { keptNvfp4Tensors } from "./kept_blocks.ts";
+import { type Keys, keyShapeProblem } from "./key_shapes.ts";
 import { KvWriter, record } from "./kv.ts";
 import { hfToGgufName } from "./names.ts";
 import { familiesOfGguf } from "./registry.ts";
@@ -53,7 +54,15 @@ export interface ShapeProblem {
 }
 
 /** The sizes a shape follows from. */
-type Size = "hidden" | "heads" | "kvHeads" | "keyLength" | "valueLength" | "ff" | "experts";
+type Size =
+  | "hidden"
+  | "heads"
+  | "kvHeads"
+  | "keyLength"
+  | "valueLength"
+  | "ff"
+  | "experts"
+  | "vocab";
 
 /** The hyperparameters a shape follows from; `undefined`: not one number for the model. */
 interface Dims {
@@ -83,6 +92,8 @@ interface Dims {
   readonly valueLength?: number | undefined;
   readonly ff?: number | undefined;
   readonly experts?: number | undefined;
+  /** The token embedding's rows (`vocab_size`), where the config says them. */
+  readonly vocab?: number | undefined;
 }
 
 /** A tensor read as a kind (gguf-py's `MODEL_TENSOR`) of the architecture. */
@@ -233,6 +244,8 @@ function sizesOf(kind: string, d: Dims): string {
     ? ["hidden", "experts"]
     : kind.startsWith("FFN_")
     ? ["hidden", "ff"]
+    : kind === "TOKEN_EMBD"
+    ? ["vocab", "hidden"]
     : ["hidden"];
   const named = sizes.filter((s) => d[s] !== undefined).map((s) => `${d.labels[s]} ${d[s]}`);
   return d.labelPrefix + named.join(", ");
@@ -266,6 +279,8 @@ function expected(k: Kinded, d: Dims, arch: string): (number | undefined)[] | un
     const regular = !IRREGULAR_HEADS.has(arch);
     const rows = kind === "FFN_GATE_INP"
       ? d.experts
+      : kind === "TOKEN_EMBD"
+      ? d.vocab
       : kind === "ATTN_Q" && regular && head !== undefined
       ? d.heads! * head
       : kind === "ATTN_K" && regular && head !== undefined && d.kvHeads !== undefined
@@ -325,7 +340,41 @@ function check(kinded: readonly Kinded[], d: Dims, arch: string): ShapeProblem |
       };
     }
   }
-  return d.everyBlockAttends ? missingAttention(kinded, d, arch) : undefined;
+  return misplacedPrediction(kinded, d) ??
+    (d.everyBlockAttends ? missingAttention(kinded, d, arch) : undefined);
+}
+
+/**
+ * A multi-token-prediction layer (its `eh_proj`) where the config counts a
+ * model layer, or a layer the config counts as a prediction layer without
+ * one: `num_hidden_layers` one lower made DeepSeek-V3's last layer its MTP
+ * layer, which the converter drops (a file of one layer fewer), exit 0.
+ */
+function misplacedPrediction(kinded: readonly Kinded[], d: Dims): ShapeProblem | undefined {
+  if (d.blocks === d.required) return undefined;
+  const heads = kinded.filter((k) => k.kind === "NEXTN_EH_PROJ" && k.block !== undefined);
+  for (const k of heads) {
+    if (k.block! >= d.required) continue;
+    return {
+      tensor: k.t.name,
+      ...k.t.file === undefined ? {} : { file: k.t.file },
+      reason:
+        `a multi-token-prediction tensor in layer ${k.block}, one of the model's ${d.required} ` +
+        `layers by ${d.blocksKey}`,
+    };
+  }
+  // A prediction layer may be left out of a checkpoint, but one that is there has its eh_proj.
+  const has = new Set(heads.map((k) => k.block!));
+  const held = kinded.find((k) =>
+    k.block !== undefined && k.block >= d.required && k.block < d.blocks && !has.has(k.block)
+  );
+  if (held === undefined) return undefined;
+  return {
+    tensor: held.t.name,
+    ...held.t.file === undefined ? {} : { file: held.t.file },
+    reason: `layer ${held.block} has no multi-token-prediction tensor (eh_proj), though ` +
+      `${d.blocksKey} makes it a prediction layer, which the converter drops`,
+  };
 }
 
 /**
@@ -474,6 +523,7 @@ export function ggufShapeProblem(
       valueLength: `${arch}.attention.value_length`,
       ff: `${arch}.feed_forward_length`,
       experts: `${arch}.expert_count`,
+      vocab: "tokenizer.ggml.tokens",
     },
     labelPrefix: "",
     heads: num(kv(`${arch}.attention.head_count`)),
@@ -485,7 +535,71 @@ export function ggufShapeProblem(
     ff: num(kv(`${arch}.feed_forward_length`)),
     experts: num(kv(`${arch}.expert_count`)),
   };
-  return check(kinded, d, arch);
+  return check(kinded, d, arch) ??
+    keyShapeProblem(
+      arch,
+      { value: kv, source: () => [] },
+      keyed(kinded),
+      d.required,
+      !IRREGULAR_HEADS.has(arch),
+    ) ??
+    tokenTypesProblem(
+      kinded,
+      num(kv("tokenizer.ggml.token_type_count")),
+      "tokenizer.ggml.token_type_count",
+    );
+}
+
+/**
+ * BERT's token-type embedding against the count llama.cpp loads it by
+ * (`tokenizer.ggml.token_type_count`, which the converter writes from
+ * `type_vocab_size`): one row per type. A `type_vocab_size` off by one was
+ * written as given, a file llama.cpp refuses to load.
+ */
+function tokenTypesProblem(
+  kinded: readonly Kinded[],
+  types: number | undefined,
+  label: string,
+): ShapeProblem | undefined {
+  if (types === undefined) return undefined;
+  const t = kinded.find((k) => k.kind === "TOKEN_TYPES" && k.suffix === ".weight")?.t;
+  if (t === undefined || t.shape[0] === types) return undefined;
+  return {
+    tensor: t.name,
+    ...t.file === undefined ? {} : { file: t.file },
+    reason: `shape ${fmt(t.shape)}, expected ${fmt([types, t.shape[1]])} (${label} ${types})`,
+  };
+}
+
+/** Tensors read as kinds, as the key-sized check reads them. */
+const keyed = (kinded: readonly Kinded[]) =>
+  kinded.map((k) => ({
+    name: k.t.name,
+    // A transposed tensor (GPT-2's Conv1D) as its matrix.
+    shape: k.transposed === true ? [...k.t.shape].reverse() : k.t.shape,
+    kind: k.kind,
+    block: k.block,
+    suffix: k.suffix,
+    ...k.t.packed === true ? { packed: true } : {},
+    ...k.t.file === undefined ? {} : { file: k.t.file },
+  }));
+
+/**
+ * The keys a family writes from `config.json`, with the fields each came
+ * from; `undefined` when it writes no GGUF or cannot write these (its
+ * refusal is said where the GGUF is made).
+ */
+function familyKeys(family: Family, config: Readonly<Record<string, unknown>>): Keys | undefined {
+  const write = family.gguf?.writeKv;
+  if (write === undefined) return undefined;
+  const w = new KvWriter(config, family.ggufArchitecture);
+  try {
+    write(w);
+  } catch {
+    return undefined;
+  }
+  const entries = w.entries();
+  return { value: (key) => entries.get(key)?.value, source: (key) => w.sourceOf(key) };
 }
 
 /**
@@ -568,6 +682,7 @@ export function hfShapeProblem(
   const headsKey = sizeOf(h, SIZE_KEYS.heads);
   const heads = Array.isArray(perLayer) && new Set(perLayer).size > 1 ? undefined : headsKey?.value;
   const widthKey = family.hfWidthKeys?.intermediate_size ?? "intermediate_size";
+  const vocabKey = ["vocab_size", "n_vocab"].find((k) => num(h[k]) !== undefined) ?? "vocab_size";
   const expertsKey =
     ["num_local_experts", "num_experts", "n_routed_experts"].find((k) => num(h[k]) !== undefined) ??
       "num_experts";
@@ -590,6 +705,7 @@ export function hfShapeProblem(
       valueLength: "head_dim",
       ff: widthKey,
       experts: expertsKey,
+      vocab: vocabKey,
     },
     labelPrefix: "config.json: ",
     heads,
@@ -598,6 +714,9 @@ export function hfShapeProblem(
     // MoE models' dense width is the leading dense layers' (or none).
     ff: family.experts === undefined ? family.hfWidth?.(h) ?? numOrZero(h[widthKey]) : undefined,
     experts: num(h[expertsKey]),
+    // transformers builds the embedding from it, and llama.cpp loads it
+    // against the vocabulary the converter pads to it (Gemma 3's is trimmed).
+    vocab: family.embeddingRowsMayDiffer === true ? undefined : num(h[vocabKey]),
   };
   const prefix = family.experts?.prefix;
   const blocks = blockPattern(family);
@@ -606,17 +725,26 @@ export function hfShapeProblem(
   );
   const kinded: Kinded[] = [];
   const rename = family.gguf?.sourceName;
+  // A base model saved without its `model.` prefix (sentence-transformers'
+  // Qwen2Model: `layers.N.*`, `embed_tokens`), read as the converter reads it:
+  // its layers were not counted, and a layer count one low wrote a GGUF of
+  // block_count 1 beside two blocks.
+  const bare = family.hfBlockPrefix === undefined &&
+    !tensors.some((t) => blocks.test(t.name)) && tensors.some((t) => /^layers\.\d+\./.test(t.name));
   for (const source of tensors) {
     // Read under the name the converter renames it to first (Qwen3.5's MTP layer).
     const t = rename === undefined ? source : { ...source, name: rename(source.name, h) };
-    const named = stacks?.name(t.name, h) ?? t.name;
-    const layer = blocks.exec(named);
+    const named = stacks?.name(bare ? `model.${t.name}` : t.name, h) ??
+      (bare ? `model.${t.name}` : t.name);
+    const base = family.gguf?.hfName?.(named) ?? baseModelName(family, named);
+    // A task head's layers under its base model's name too (BERT's `bert.encoder.layer.N`).
+    const layer = blocks.exec(named) ?? blocks.exec(base);
     const block = layer === null ? undefined : Number(layer[1]);
     const expert = perExpert?.exec(named);
     const stack = expert ? family.experts!.stacks.find((s) => s.hf === expert[2]) : undefined;
     const gguf = stack !== undefined
       ? `blk.${block}.${stack.gguf}.weight`
-      : hfToGgufName(family.gguf?.hfName?.(named) ?? baseModelName(family, named), family);
+      : hfToGgufName(base, family);
     const k = ggufTensorKind(arch, gguf);
     kinded.push({
       t,
@@ -627,7 +755,104 @@ export function hfShapeProblem(
       ...family.gguf?.transposed?.(t.name) === true ? { transposed: true } : {},
     });
   }
-  return check(kinded, d, arch) ?? unknownBlockTensor(family, config, kinded);
+  const common = check(kinded, d, arch);
+  if (common !== undefined) return common;
+  // Made only now: the keys are built from counts the common check has bounded
+  // (an MTP layer at 2^31 would make a recurrent-layer list that long).
+  const keys = familyKeys(family, config);
+  const made = madeTensors(family, config, kinded);
+  return (keys === undefined ? undefined : keyShapeProblem(
+    arch,
+    keys,
+    withMadeKinds(arch, keyed(kinded), made),
+    d.required,
+    !IRREGULAR_HEADS.has(arch),
+  )) ??
+    (keys === undefined ? undefined : unsizedFfn(arch, keys, kinded, widthKey, h)) ??
+    tokenTypesProblem(kinded, num(h["type_vocab_size"]), "config.json: type_vocab_size") ??
+    unknownBlockTensor(family, config, kinded, made);
+}
+
+/**
+ * What the family makes itself (MLA's kv_b_proj, gpt-oss's experts, routers'
+ * biases, the SSM's reshaped tensors), a checkpoint's kept NVFP4 weights
+ * first; `undefined` when a tensor it needs is missing or mis-shaped (the
+ * GGUF layout says which when it is asked for; the other outputs do not
+ * need it).
+ */
+function madeTensors(
+  family: Family,
+  config: Readonly<Record<string, unknown>>,
+  kinded: readonly Kinded[],
+): readonly MadeTensor[] | undefined {
+  const infos = kinded.map((k) => k.t as ShapedTensor & TensorInfo);
+  try {
+    return [
+      ...keptNvfp4Tensors(infos, family),
+      ...family.gguf?.made?.(infos, new KvWriter(config, family.ggufArchitecture)) ?? [],
+    ];
+  } catch (error) {
+    if (error instanceof RangeError) return undefined;
+    throw error;
+  }
+}
+
+/** The kinds sized by the `ssm.*` and `shortconv.*` keys. */
+const KEY_SIZED = /^(SSM_|SHORTCONV_)/;
+
+/**
+ * A checkpoint's state-space tensors under the kind of the GGUF tensor the
+ * family makes of each (Qwen3.5's `linear_attn.conv1d`, LFM2's
+ * `conv.conv`, which no name table renames), for the key-sized check.
+ */
+function withMadeKinds(
+  arch: string,
+  tensors: ReturnType<typeof keyed>,
+  made: readonly MadeTensor[] | undefined,
+): ReturnType<typeof keyed> {
+  const kinds = new Map<string, { kind: string; suffix: string }>();
+  for (const m of made ?? []) {
+    const k = m.needs.length === 1 ? ggufTensorKind(arch, m.info.name) : undefined;
+    if (k !== undefined && KEY_SIZED.test(k.kind)) {
+      kinds.set(m.needs[0]!, { kind: k.kind, suffix: k.suffix });
+    }
+  }
+  return tensors.map((t) =>
+    t.kind === undefined && kinds.has(t.name) ? { ...t, ...kinds.get(t.name)! } : t
+  );
+}
+
+/** The dense feed-forward matrices, sized by `feed_forward_length`. */
+const DENSE_FFN = new Set(["FFN_GATE", "FFN_UP", "FFN_DOWN"]);
+
+/**
+ * A dense feed-forward tensor in a model whose keys would have no
+ * `feed_forward_length`: the converter writes the key only when the config
+ * has a width (`intermediate_size: null` leaves it out), and llama.cpp then
+ * loads the FFN as 0 wide and refuses the file; transformers cannot build
+ * the layer either.
+ */
+function unsizedFfn(
+  arch: string,
+  keys: Keys,
+  kinded: readonly Kinded[],
+  widthKey: string,
+  h: Readonly<Record<string, unknown>>,
+): ShapeProblem | undefined {
+  // A width the config has but not as a number (`null`, as transformers saves an
+  // unset one); a config without the field at all (hand-made ones) is left as before.
+  if (keys.value(`${arch}.feed_forward_length`) !== undefined || !Object.hasOwn(h, widthKey)) {
+    return undefined;
+  }
+  const t = kinded.find((k) => k.block !== undefined && DENSE_FFN.has(k.kind ?? ""))?.t;
+  if (t === undefined) return undefined;
+  return {
+    tensor: t.name,
+    ...t.file === undefined ? {} : { file: t.file },
+    reason: `shape ${fmt(t.shape)}, but config.json's ${widthKey} is ${
+      JSON.stringify(h[widthKey])
+    }, so the GGUF would have no ${arch}.feed_forward_length to load it by`,
+  };
 }
 
 /**
@@ -640,32 +865,21 @@ function unknownBlockTensor(
   family: Family,
   config: Readonly<Record<string, unknown>>,
   kinded: readonly Kinded[],
+  made: readonly MadeTensor[] | undefined,
 ): ShapeProblem | undefined {
-  const infos = kinded.map((k) => k.t as ShapedTensor & TensorInfo);
-  // One writer over the config for the family's hooks (made, kept, dropped).
+  if (made === undefined) return undefined;
+  // One writer over the config for the family's hooks (kept, dropped).
   const w = new KvWriter(config, family.ggufArchitecture);
-  let consumed: Set<string>;
-  try {
-    // What the family makes itself (MLA's kv_b_proj, gpt-oss's experts, routers' biases).
-    const made = [
-      // A checkpoint's kept NVFP4 weights with their scales, then the family's own.
-      ...keptNvfp4Tensors(infos, family),
-      ...family.gguf?.made?.(infos, w) ?? [],
-    ];
-    consumed = new Set(made.flatMap((m) => m.needs));
-  } catch (error) {
-    // A tensor it needs is missing or mis-shaped: the GGUF layout says which
-    // when it is asked for; the other outputs do not need it.
-    if (error instanceof RangeError) return undefined;
-    throw error;
-  }
+  const consumed = new Set(made.flatMap((m) => m.needs));
   const stacked = (family.experts?.stacked ?? []).map(([piece]) =>
     `${family.experts!.prefix}.${piece}`
   );
   for (const k of kinded) {
     if (k.kind !== undefined || k.block === undefined || k.t.packed === true) continue;
     const name = k.t.name;
-    const piece = name.slice(`${family.hfBlockPrefix ?? "model.layers"}.${k.block}.`.length);
+    const at = `${family.hfBlockPrefix ?? "model.layers"}.${k.block}.`;
+    // After the layer's prefix, wherever it is (a task head's `bert.` before it).
+    const piece = name.slice(Math.max(0, name.indexOf(at)) + at.length);
     if (consumed.has(name) || name.endsWith(".rotary_emb.inv_freq")) continue;
     if (family.hfKeptPiece?.(piece, w.hparams) === true) continue;
     if (

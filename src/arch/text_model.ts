@@ -97,8 +97,8 @@ export function writeTextModelKv(w: KvWriter): void {
     "expert_used_count",
     w.find("num_experts_per_tok", "num_experts_per_token", "top_k_experts"),
   );
-  w.u32("expert_group_count", w.hparams["n_group"]);
-  w.u32("expert_group_used_count", w.hparams["topk_group"]);
+  w.u32("expert_group_count", w.find("n_group"));
+  w.u32("expert_group_used_count", w.find("topk_group"));
   const scoring = expertScoringFunction(w);
   if (scoring != null) {
     const type = Object.hasOwn(GATING_FUNC, String(scoring))

@@ -12,15 +12,16 @@
  */
 
 import { DTYPES, tensorByteLength } from "../dtype.ts";
-import { UsageError } from "../errors.ts";
+import { ModelFormatError, UsageError } from "../errors.ts";
+import { clipShapeProblem } from "../arch/clip_shapes.ts";
 import {
   MMPROJ_CLASSES,
-  mmprojKv,
+  mmprojKvWriter,
   type MmprojPiece,
   mmprojSupport,
   visionHparams,
 } from "../arch/mmproj.ts";
-import { record } from "../arch/kv.ts";
+import { type KvWriter, record } from "../arch/kv.ts";
 import { MULTIMODAL_CLASSES } from "../arch/multimodal.ts";
 import { addToFloat32, keepRanges, mapFloats, reorderSegments } from "../arch/transforms.ts";
 import {
@@ -82,8 +83,9 @@ export function assertMmprojSupported(header: ModelHeader, location: string): vo
  * tower) stops the run before the text GGUF is written.
  */
 function assertVisionPlan(header: ModelHeader, location: string): void {
+  let plan: ReturnType<typeof planVision>;
   try {
-    planVision(header);
+    plan = planVision(header);
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
     throw new UsageError(
@@ -91,6 +93,23 @@ function assertVisionPlan(header: ModelHeader, location: string): void {
         error.message.replace(/^Cannot write the vision GGUF: /, "")
       }`,
       { cause: error },
+    );
+  }
+  // The tower against the keys made from its vision_config (clip.cpp checks no shape).
+  const kv = plan.writer.entries();
+  const problem = clipShapeProblem(
+    (key) => kv.get(key)?.value,
+    (key) => plan.writer.sourceOf(key),
+    plan.header.tensors,
+  );
+  if (problem !== undefined) {
+    const what = problem.tensor.startsWith("layer ")
+      ? problem.tensor
+      : `tensor "${problem.tensor}"`;
+    throw new ModelFormatError(
+      "SafeTensors",
+      location,
+      `${what} of the vision GGUF: ${problem.reason}, which does not match the model's config`,
     );
   }
 }
@@ -128,7 +147,7 @@ export function toVisionGguf(folder?: string): TransformStream<ModelChunk, Model
 function planVision(
   header: ModelHeader,
   folder?: string,
-): { header: ModelHeader; planned: Map<string, Planned[]> } {
+): { header: ModelHeader; planned: Map<string, Planned[]>; writer: KvWriter } {
   const metadata = header.metadata;
   const support = mmprojSupport(metadata.hf_architecture);
   if (support === undefined) throw new RangeError("no vision GGUF support for this model");
@@ -166,8 +185,10 @@ function planVision(
   }
   // The converter's general.* keys, as for the text GGUF, counted from these tensors.
   const general = generalMetadataOf(metadata, folder, parameterCounts(tensors));
-  const kv = mmprojKv(support, { config, preprocessor }, generalPairs(general));
+  const writer = mmprojKvWriter(support, { config, preprocessor }, generalPairs(general));
+  const kv = writer.entries();
   return {
+    writer,
     header: {
       ...header,
       tensors,

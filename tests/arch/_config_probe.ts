@@ -9,6 +9,13 @@
  * tests/arch/config_attack_test.ts.
  *
  *     deno run --allow-all tests/arch/_config_probe.ts [FOLDER_SUBSTRING…]
+ *
+ * `--wrong`: in-range but wrong values instead (an integer ±1 and doubled, a
+ * list reversed, rotated, or with one entry changed) — values a count
+ * check cannot refuse, only a comparison with the tensors. Prints each run
+ * that still wrote a file (`ok`), the field and the value: the candidates
+ * for tests/cli/config_attack_test.ts's consistency cases.
+ * `--mmproj`: convert with `--mmproj` (the vision/audio GGUF) instead.
  */
 
 import { convertModel } from "../../src/pipeline/convert_model.ts";
@@ -20,6 +27,8 @@ const ROOTS = rootsArg?.slice(8).split(",") ?? ["families/hf", "embeddings/hf", 
 const filters = Deno.args.filter((a) => !a.startsWith("--"));
 const showOk = Deno.args.includes("--ok");
 const formats = Deno.args.includes("--apr") ? ["gguf", "apr"] : ["gguf"];
+const wrong = Deno.args.includes("--wrong");
+const mmproj = Deno.args.includes("--mmproj");
 
 const NUMBER_VALUES: unknown[] = [-1, 0, 0.5, 2147483000, 1e300, "8", null, [4], {}];
 const ARRAY_VALUES = (a: unknown[]): unknown[] => [
@@ -58,7 +67,30 @@ function set(config: unknown, at: Path, value: unknown): unknown {
   return copy;
 }
 
-function values(v: unknown): unknown[] {
+/** In-range wrong values of a field: what only the tensors can contradict. */
+function wrongValues(v: unknown, at: Path): unknown[] {
+  // Token ids and context lengths are not sizes of any tensor.
+  const key = String(at[at.length - 1]);
+  if (/token_id|max_position|^max_|window|rope|seq_len|_ctx$/.test(key)) return [];
+  if (typeof v === "number") {
+    if (!Number.isInteger(v)) return [];
+    return v > 1 ? [v - 1, v + 1, 2 * v] : [v + 1, 2];
+  }
+  if (!Array.isArray(v) || v.length === 0) return [];
+  const out: unknown[] = [];
+  if (new Set(v.map((x) => JSON.stringify(x))).size > 1) {
+    out.push([...v].reverse(), [...v.slice(1), v[0]]);
+  }
+  // One entry changed to another the list holds, or ±1 for a number.
+  const other = v.find((x) => JSON.stringify(x) !== JSON.stringify(v[0]));
+  if (other !== undefined) out.push([other, ...v.slice(1)]);
+  else if (typeof v[0] === "number") out.push([v[0] + 1, ...v.slice(1)]);
+  else if (typeof v[0] === "boolean") out.push([!v[0], ...v.slice(1)]);
+  return out;
+}
+
+function values(v: unknown, at: Path): unknown[] {
+  if (wrong) return wrongValues(v, at);
   if (Array.isArray(v)) return ARRAY_VALUES(v);
   if (typeof v === "number") return NUMBER_VALUES;
   return OBJECT_VALUES;
@@ -106,24 +138,33 @@ for (const folder of folders) {
     Deno.writeTextFileSync(`${case_}/config.json`, JSON.stringify(config));
     const b0 = performance.now();
     try {
-      await convertModel(case_, `${tmp}/out.${format}`, { format: format as "gguf", force: true });
+      await convertModel(case_, `${tmp}/out.${format}`, {
+        format: format as "gguf",
+        force: true,
+        ...mmproj ? { mmproj: `${tmp}/mm.gguf` } : {},
+      });
     } catch (e) {
       console.log(JSON.stringify({ folder: name, format, base: String(e).slice(0, 120) }));
       continue;
     }
     const slow = 3 * (performance.now() - b0) + 500;
     for (const [at, v] of all) {
-      for (const value of values(v)) {
+      for (const value of values(v, at)) {
         Deno.writeTextFileSync(`${case_}/config.json`, JSON.stringify(set(config, at, value)));
         const out = `${tmp}/out.${format}`;
-        try {
-          Deno.removeSync(out, { recursive: true });
-        } catch { /* absent */ }
+        for (const old of [out, `${tmp}/mm.gguf`]) {
+          try {
+            Deno.removeSync(old, { recursive: true });
+          } catch { /* absent */ }
+        }
         const t0 = performance.now();
         let result = "ok";
         let message = "";
         try {
-          await convertModel(case_, out, { format: format as "gguf" });
+          await convertModel(case_, out, {
+            format: format as "gguf",
+            ...mmproj ? { mmproj: `${tmp}/mm.gguf` } : {},
+          });
         } catch (e) {
           result = isUserError(e) ? "refused" : "CRASH";
           message = `${(e as Error)?.constructor?.name}: ${(e as Error)?.message}`;
@@ -137,7 +178,7 @@ for (const folder of folders) {
         const ms = Math.round(performance.now() - t0);
         const rss = Math.round(Deno.memoryUsage().rss / 2 ** 20);
         if (
-          (result === "ok" ? showOk : result !== "refused") || ms > slow ||
+          (result === "ok" ? showOk || wrong : result !== "refused") || ms > slow ||
           message.includes("\n")
         ) {
           console.log(JSON.stringify({

@@ -307,3 +307,34 @@ Deno.test("model shape: DeepSeek-V4's published layout (layers.N, bare hyper-con
     await model.close();
   }
 });
+
+Deno.test("model shape: each converter GGUF with state-space layers, a short convolution or a per-layer attention pattern is refused when its kernel, state or pattern key is off", () => {
+  let checked = 0;
+  for (const m of MANIFESTS) {
+    const kv = (k: string) => m.kv.get(k);
+    for (const key of ["ssm.conv_kernel", "ssm.state_size", "shortconv.l_cache"]) {
+      const value = m.kv.get(`${m.arch}.${key}`);
+      if (typeof value !== "number") continue;
+      const off = (k: string) => k === `${m.arch}.${key}` ? value + 1 : kv(k);
+      assert.match(
+        ggufShapeProblem(m.arch, off, m.tensors)?.reason ?? "",
+        new RegExp(`${m.arch}\\.${key.replace(".", "\\.")} ${value + 1}`),
+        `${m.file} ${key}`,
+      );
+      checked++;
+    }
+    // The attention layers moved by one (a hybrid's head_count_kv list, 0 for an SSM layer).
+    const pattern = m.kv.get(`${m.arch}.attention.head_count_kv`);
+    if (!Array.isArray(pattern) || !pattern.includes(0) || pattern.every((x) => x === 0)) continue;
+    const moved = [pattern[pattern.length - 1], ...pattern.slice(0, -1)];
+    if (JSON.stringify(moved) === JSON.stringify(pattern)) continue;
+    const off = (k: string) => k === `${m.arch}.attention.head_count_kv` ? moved : kv(k);
+    assert.match(
+      ggufShapeProblem(m.arch, off, m.tensors)?.reason ?? "",
+      /attention/,
+      `${m.file} head_count_kv ${JSON.stringify(moved)}`,
+    );
+    checked++;
+  }
+  assert.ok(checked >= 20, `${checked} cases`);
+});

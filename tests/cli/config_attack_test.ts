@@ -13,6 +13,7 @@
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { main, type MainIo } from "../../src/cli/main.ts";
+import { isCountLikeField } from "../../src/formats/safetensors/companion_limits.ts";
 import { parseGgufHeader } from "../../src/formats/gguf/header.ts";
 import { openFileSource } from "../../src/io/file_source.ts";
 import { exists, testdata, withTempDir } from "./_run_apr.ts";
@@ -249,4 +250,313 @@ Deno.test("config attack: each count of a sample of families, set to a hostile v
     // The values are hostile: most are refused, not read as absent.
     ok(refused >= n / 2, `${refused} of ${n} refused`);
   });
+});
+
+/**
+ * In-range but wrong values, which no count bound can refuse (found by
+ * `_config_probe.ts --wrong`): each was written with exit 0 as given, a file
+ * llama.cpp refuses to load (a kernel, state or head count its tensors do
+ * not have; no feed_forward_length) or runs as another model (a layer
+ * pattern that moves the attention layers). Now one line naming the file,
+ * the tensor, the config field with its value and what the tensor says.
+ */
+const WRONG: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
+  {
+    fixture: "families/hf/qwen35",
+    at: ["linear_conv_kernel_dim"],
+    value: 5,
+    error:
+      /linear_attn\.conv1d\.weight": shape \[128, 1, 4\] \(\[128, 4\] without its unit axes\), expected \[128, 5\] \(.*qwen35\.ssm\.conv_kernel 5 from config\.json's linear_conv_kernel_dim/,
+  },
+  {
+    fixture: "families/hf/qwen35",
+    at: ["layer_types"],
+    value: ["full_attention", "linear_attention", "linear_attention", "linear_attention"],
+    error:
+      /layer 0: no attention tensor, though qwen35\.attention\.recurrent_layers \[false,true,true,true\] from config\.json's layer_types.* makes it an attention layer/,
+  },
+  {
+    fixture: "families/hf/granite-hybrid",
+    at: ["layer_types"],
+    value: ["attention", "mamba", "mamba", "mamba"],
+    error: /layer 0: no attention tensor, though granitehybrid\.attention\.head_count_kv/,
+  },
+  {
+    fixture: "families/hf/jamba",
+    at: ["attn_layer_offset"],
+    value: 0,
+    error:
+      /layer 0: no attention tensor, though jamba\.attention\.head_count_kv .*attn_layer_offset/,
+  },
+  {
+    fixture: "families/hf/mamba",
+    at: ["state_size"],
+    value: 17,
+    error:
+      /A_log": shape \[128, 16\], expected \[128, 17\] \(mamba\.ssm\.state_size 17 from config\.json's state_size\)/,
+  },
+  {
+    fixture: "families/hf/bamba",
+    at: ["mamba_d_conv"],
+    value: 3,
+    error:
+      /mamba\.conv1d\.weight": .*granitehybrid\.ssm\.conv_kernel 3 from config\.json's mamba_d_conv/,
+  },
+  {
+    fixture: "families/hf/nemotron-h",
+    at: ["ssm_state_size"],
+    value: 17,
+    error: /nemotron_h\.ssm\.state_size 17 from config\.json's ssm_state_size/,
+  },
+  {
+    fixture: "families/hf/lfm2",
+    at: ["conv_L_cache"],
+    value: 4,
+    error:
+      /conv\.conv\.weight": .*expected \[64, 4\] \(.*lfm2\.shortconv\.l_cache 4 from config\.json's conv_L_cache/,
+  },
+  // The experts' and shared expert's widths of a MoE, and MLA's KV rank.
+  {
+    fixture: "families/hf/qwen3-next",
+    at: ["moe_intermediate_size"],
+    value: 33,
+    error:
+      /down_proj\.weight": shape \[64, 32\], expected \[\*, 33\] \(qwen3next\.expert_feed_forward_length 33 from config\.json's moe_intermediate_size\)/,
+  },
+  {
+    fixture: "families/hf/mixtral",
+    at: ["intermediate_size"],
+    value: 65,
+    error:
+      /experts\.0\.w2\.weight": shape \[64, 64\], expected \[\*, 65\] \(llama\.feed_forward_length 65 from config\.json's intermediate_size\)/,
+  },
+  {
+    fixture: "families/hf/deepseek3",
+    at: ["kv_lora_rank"],
+    value: 33,
+    error: /deepseek2\.attention\.kv_lora_rank 33 from config\.json's kv_lora_rank/,
+  },
+  // The leading dense layers, the shared experts' count, a dense model's fused gate and up.
+  {
+    fixture: "families/hf/deepseek3",
+    at: ["first_k_dense_replace"],
+    value: 2,
+    error:
+      /an expert router in layer 1, which deepseek2\.leading_dense_block_count 2 from config\.json's first_k_dense_replace makes a dense layer/,
+  },
+  {
+    fixture: "families/hf/deepseek3",
+    at: ["n_shared_experts"],
+    value: 2,
+    error: /deepseek2\.expert_shared_count 2 from config\.json's n_shared_experts/,
+  },
+  {
+    fixture: "families/hf/glm4",
+    at: ["intermediate_size"],
+    value: 129,
+    error: /glm4\.feed_forward_length 129 from config\.json's intermediate_size/,
+  },
+  // The last layer read as the multi-token-prediction layer the converter drops.
+  {
+    fixture: "families/hf/deepseek3",
+    at: ["num_hidden_layers"],
+    value: 1,
+    error:
+      /layer 1 has no multi-token-prediction tensor \(eh_proj\), though config\.json's num_hidden_layers \+ num_nextn_predict_layers makes it a prediction layer/,
+  },
+  // Q, K and V fused: the KV heads' rows.
+  {
+    fixture: "families/hf/phi4",
+    at: ["num_key_value_heads"],
+    value: 3,
+    error:
+      /qkv_proj\.weight": shape \[\d+, 64\], expected \[\d+, 64\] \(.*phi3\.attention\.head_count_kv 3 from config\.json's num_key_value_heads/,
+  },
+  // Embedders and rerankers: a base model saved without `model.`, a task head's
+  // `bert.`/`distilbert.` layers (their layers went uncounted), BERT's token types.
+  {
+    fixture: "embeddings/hf/qwen2-embed",
+    at: ["num_hidden_layers"],
+    value: 1,
+    error:
+      /tensor "layers\.1\.input_layernorm\.weight": layer 1, but the model has 1 \(config\.json's num_hidden_layers\)/,
+  },
+  {
+    fixture: "embeddings/hf/bert-mlm",
+    at: ["num_hidden_layers"],
+    value: 3,
+    error: /layer 2: no tensor of it, though config\.json's num_hidden_layers is 3/,
+  },
+  {
+    fixture: "embeddings/hf/distilbert-mlm",
+    at: ["hidden_dim"],
+    value: 65,
+    error: /lin2\.weight": .*bert\.feed_forward_length 65 from config\.json's hidden_dim/,
+  },
+  {
+    fixture: "embeddings/hf/bert-bge",
+    at: ["type_vocab_size"],
+    value: 3,
+    error:
+      /token_type_embeddings\.weight": shape \[2, \d+\], expected \[3, \d+\] \(config\.json: type_vocab_size 3\)/,
+  },
+  // The converter writes no feed_forward_length; llama.cpp refuses the file.
+  {
+    fixture: "families/hf/llama",
+    at: ["intermediate_size"],
+    value: null,
+    error:
+      /gate_proj\.weight": shape \[128, 64\], but config\.json's intermediate_size is null, so the GGUF would have no llama\.feed_forward_length/,
+  },
+  // A vocabulary padded past the embedding's rows: llama.cpp refuses the file.
+  {
+    fixture: "families/hf/llama",
+    at: ["vocab_size"],
+    value: 385,
+    error:
+      /embed_tokens\.weight": shape \[384, 64\], expected \[385, 64\] \(config\.json: vocab_size 385, hidden_size 64\)/,
+  },
+];
+
+/** One mutated copy per case at `tmp/<prefix>N`; with `mmproj`, the vision GGUF is asked for too. */
+async function assertWrongRefused(
+  tmp: string,
+  cases: readonly { fixture: string; at: Path; value: unknown; error: RegExp }[],
+  prefix: string,
+  mmproj: boolean,
+): Promise<void> {
+  let n = 0;
+  for (const c of cases) {
+    const what = `${c.fixture} ${c.at.join(".")}=${JSON.stringify(c.value)}`;
+    const folder = await mutated(join(tmp, `${prefix}${n++}`), c.fixture, c.at, c.value);
+    const out = join(tmp, `${prefix}-text${n}.gguf`);
+    const vision = join(tmp, `${prefix}-vision${n}.gguf`);
+    const run = await apr(["convert", folder, "-o", out, ...mmproj ? ["--mmproj", vision] : []]);
+    await assertRefused(run, out, folder, what);
+    ok(!await exists(vision), `${what}: ${vision} was left`);
+    match(run.stderr, c.error, `${what}: ${run.stderr}`);
+    match(run.stderr, /which does not match the model's config/, what);
+  }
+}
+
+Deno.test("config attack: an in-range value the tensors contradict is one line, exit 2, nothing written; apr validate fails its check", async () => {
+  await withTempDir(async (tmp) => {
+    await assertWrongRefused(tmp, WRONG, "w", false);
+    // apr validate reports it as its failed check, not a crash.
+    const run = await apr(["validate", join(tmp, "w0")]);
+    equal(run.code, 2, run.stderr);
+    match(run.stderr, /tensors match the config: .*linear_conv_kernel_dim/);
+  });
+});
+
+/**
+ * Integer fields of the families' config classes that size nothing aprkit
+ * builds: token ids, indices and offsets (Gemma 3n's audio `vocab_offset`
+ * is an id, 262272), context lengths and windows, scalars,
+ * seeds, the n-gram vocabulary base (Qwen4-exp checks its own), and the
+ * layer counts bounded by name (`first_k_dense_replace`).
+ */
+const NOT_COUNT_LIKE = new Set([
+  "altup_active_idx",
+  "attn_layer_offset",
+  "bos_token_id",
+  "chunk_size_feed_forward",
+  "cls_token_id",
+  "dim_model_base",
+  "eod_token_id",
+  "eos_token_id",
+  "expert_layer_offset",
+  "first_k_dense_replace",
+  "floor_scale",
+  "local_attention",
+  "make_ngram_vocab_size_divisible_by",
+  "mask_token_id",
+  "max_position_embeddings",
+  "max_seq_len",
+  "max_window_layers",
+  "moe_layer_end_index",
+  "moe_layer_start_index",
+  "n_positions",
+  "ngram_vocab_size_base",
+  "original_max_position_embeddings",
+  "pad_token_id",
+  "prefix_dense_sliding_window_pattern",
+  "pretraining_tp",
+  "query_pre_attn_scalar",
+  "scale_emb",
+  "seed",
+  "sep_token_id",
+  "sliding_window",
+  "sliding_window_pattern",
+  "sparse_pred_ignore_index",
+]);
+
+Deno.test("config attack: every integer field of the families' config classes is bounded as a count or named as no size", async () => {
+  // An integer as Python wrote it (`0.0` is a float's default): its source text.
+  const recorded = JSON.parse(
+    await Deno.readTextFile(testdata("arch/config_fields.json")),
+    (_key, value, context?: { source?: string }) =>
+      typeof value === "number" && /^-?\d+$/.test(context?.source ?? "") ? { int: value } : value,
+  );
+  const unclassified = new Set<string>();
+  let counts = 0;
+  for (const { fields } of Object.values(recorded.model_types) as { fields: object }[]) {
+    for (const [field, value] of Object.entries(fields)) {
+      if (value === null || typeof value !== "object" || !("int" in value)) continue;
+      if (isCountLikeField(field)) counts++;
+      else if (!NOT_COUNT_LIKE.has(field)) unclassified.add(field);
+    }
+  }
+  deepEqual([...unclassified].sort(), []);
+  ok(counts > 500, `${counts} count fields`);
+  // The spellings the name pattern used to miss, each bounded now.
+  for (const f of ["kv_lora_rank", "mamba_d_conv", "conv_L_cache", "H_cycles", "hc_mult"]) {
+    ok(isCountLikeField(f), f);
+  }
+});
+
+/**
+ * In-range but wrong `vision_config` values for `--mmproj` (found by
+ * `_config_probe.ts --wrong --mmproj`): clip.cpp checks no tensor's shape,
+ * so each vision GGUF was written with exit 0 and failed (or read past a
+ * tensor) only when an image came. Now one line, exit 2, neither GGUF
+ * written.
+ */
+const WRONG_VISION: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
+  {
+    fixture: "multimodal/hf/gemma3-t5",
+    at: ["vision_config", "intermediate_size"],
+    value: 65,
+    error:
+      /tensor "v\.blk\.0\.ffn_down\.weight" of the vision GGUF: shape \[32, 64\], expected \[32, 65\] \(clip\.vision\.feed_forward_length 65 from config\.json's vision_config\.intermediate_size\)/,
+  },
+  {
+    fixture: "multimodal/hf/qwen2.5-vl-t5",
+    at: ["vision_config", "depth"],
+    value: 4,
+    error: /layer 3 of the vision GGUF: no tensor of it, though clip\.vision\.block_count 4/,
+  },
+  {
+    fixture: "multimodal/hf/idefics3-t5",
+    at: ["vision_config", "image_size"],
+    value: 64,
+    error: /"v\.position_embd\.weight" of the vision GGUF: shape \[16, 32\], expected \[64, 32\]/,
+  },
+  {
+    fixture: "multimodal/hf/mistral3-t5",
+    at: ["vision_config", "patch_size"],
+    value: 4,
+    error:
+      /"v\.patch_embd\.weight" of the vision GGUF: .*clip\.vision\.patch_size 4 from config\.json's vision_config\.patch_size/,
+  },
+  {
+    fixture: "multimodal/hf/gemma3-t5",
+    at: ["vision_config", "hidden_size"],
+    value: 48,
+    error: /clip\.vision\.embedding_length 48 from config\.json's vision_config\.hidden_size/,
+  },
+];
+
+Deno.test("config attack: an in-range vision_config value the tower contradicts is one line, exit 2, no text or vision GGUF written", async () => {
+  await withTempDir((tmp) => assertWrongRefused(tmp, WRONG_VISION, "v", true));
 });

@@ -173,7 +173,7 @@ const HF_CASES: [string, Parameters<typeof hfCase>[1], RegExp][] = [
   [
     "config.json's hidden size is not the tensors'",
     (_, config) => config.hidden_size = 128,
-    /shape \[384, 64\], expected \[\*, 128\] \(config\.json: hidden_size 128\)/,
+    /shape \[384, 64\], expected \[384, 128\] \(config\.json: vocab_size 384, hidden_size 128\)/,
   ],
   [
     "config.json counts more layers than there are",

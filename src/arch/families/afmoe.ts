@@ -38,12 +38,12 @@ import { DEEPSEEK_MOE_BLOCK } from "./deepseek2.ts";
 function writeAfmoeKv(w: KvWriter): void {
   const h = w.hparams;
   writeLlamaKv(w);
-  w.u32("expert_shared_count", h["num_shared_experts"]);
-  w.u32("expert_feed_forward_length", h["moe_intermediate_size"]);
-  w.u32("leading_dense_block_count", h["num_dense_layers"]);
+  w.u32("expert_shared_count", w.find("num_shared_experts"));
+  w.u32("expert_feed_forward_length", w.find("moe_intermediate_size"));
+  w.u32("leading_dense_block_count", w.find("num_dense_layers"));
   w.set("expert_weights_norm", "BOOL", h["route_norm"] ?? true);
-  w.f32("expert_weights_scale", h["route_scale"]);
-  w.u32("attention.sliding_window", h["sliding_window"]);
+  w.f32("expert_weights_scale", w.find("route_scale"));
+  w.u32("attention.sliding_window", w.find("sliding_window"));
 }
 
 /** llama.cpp's afmoe: every 4th layer global without RoPE, the others sliding with it. */

@@ -59,12 +59,12 @@ export function writeDeepseek2Kv(w: KvWriter): void {
     writeTextModelKv,
   );
   const hasMoe = h["n_routed_experts"] != null;
-  const dense = h["first_k_dense_replace"] ??
+  const dense = w.find("first_k_dense_replace") ??
     (hasMoe ? 0 : w.need("num_hidden_layers"));
   w.u32("leading_dense_block_count", dense);
   const kvLora = Object.hasOwn(h, "kv_lora_rank") ? w.need("kv_lora_rank") : 512;
   w.u32("vocab_size", w.need("vocab_size"));
-  w.u32("attention.q_lora_rank", h["q_lora_rank"]);
+  w.u32("attention.q_lora_rank", w.find("q_lora_rank"));
   const rope = w.need("qk_rope_head_dim");
   w.u32("attention.kv_lora_rank", kvLora);
   w.u32("attention.key_length", kvLora + rope);
@@ -72,9 +72,12 @@ export function writeDeepseek2Kv(w: KvWriter): void {
   w.u32("attention.key_length_mla", w.need("qk_nope_head_dim") + rope);
   w.u32("attention.value_length_mla", w.need("v_head_dim"));
   w.u32("expert_feed_forward_length", w.need("moe_intermediate_size", "intermediate_size"));
-  w.u32("expert_count", h["n_routed_experts"]);
-  w.u32("expert_shared_count", Object.hasOwn(h, "n_shared_experts") ? h["n_shared_experts"] : 0);
-  w.f32("expert_weights_scale", h["routed_scaling_factor"]);
+  w.u32("expert_count", w.find("n_routed_experts"));
+  w.u32(
+    "expert_shared_count",
+    Object.hasOwn(h, "n_shared_experts") ? w.find("n_shared_experts") : 0,
+  );
+  w.f32("expert_weights_scale", w.find("routed_scaling_factor"));
   // Left out, transformers' default (V3: true, V2: false) rather than the
   // converter's none, which llama.cpp reads as false.
   const norm = h["norm_topk_prob"] ?? isV3(h);

@@ -59,7 +59,7 @@ export function writeIndexerKv(w: KvWriter): void {
 /** `DeepseekV32Model.set_gguf_parameters`. */
 function writeDeepseek32Kv(w: KvWriter): void {
   writeMlaWithNextnKv(w);
-  w.u32("nextn_predict_layers", w.hparams["num_nextn_predict_layers"]);
+  w.u32("nextn_predict_layers", w.find("num_nextn_predict_layers"));
   writeIndexerKv(w);
 }
 

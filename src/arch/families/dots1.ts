@@ -31,7 +31,7 @@ import { QWEN_MOE_EXPERTS } from "./qwen2moe.ts";
 function writeDots1Kv(w: KvWriter): void {
   const h = w.hparams;
   writeTextModelKvScoredBy(w, "sigmoid");
-  w.u32("expert_feed_forward_length", h["moe_intermediate_size"]);
+  w.u32("expert_feed_forward_length", w.find("moe_intermediate_size"));
   w.u32("leading_dense_block_count", w.need("first_k_dense_replace"));
   w.u32("expert_shared_count", w.need("n_shared_experts"));
   w.f32("expert_weights_scale", w.need("routed_scaling_factor"));

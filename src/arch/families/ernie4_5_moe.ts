@@ -29,7 +29,7 @@ function writeErnieMoeKv(w: KvWriter): void {
   w.u32("expert_used_count", w.need("moe_k"));
   w.u32("interleave_moe_layer_step", w.need("moe_layer_interval"));
   w.u32("leading_dense_block_count", w.need("moe_layer_start_index"));
-  w.u32("expert_feed_forward_length", h["moe_intermediate_size"]);
+  w.u32("expert_feed_forward_length", w.find("moe_intermediate_size"));
   const shared = h["moe_num_shared_experts"];
   if (shared != null) {
     w.u32("expert_shared_count", shared);

@@ -74,15 +74,15 @@ export function writeGlm4MoeKv(w: KvWriter, rotaryByDefault = 0.5): void {
     writeTextModelKv,
   );
   w.u32("rope.dimension_count", glmRopeDims(w, rotaryByDefault));
-  w.u32("expert_count", h["n_routed_experts"]);
-  w.u32("expert_feed_forward_length", h["moe_intermediate_size"]);
-  w.u32("expert_shared_count", h["n_shared_experts"]);
-  w.u32("leading_dense_block_count", h["first_k_dense_replace"]);
+  w.u32("expert_count", w.find("n_routed_experts"));
+  w.u32("expert_feed_forward_length", w.find("moe_intermediate_size"));
+  w.u32("expert_shared_count", w.find("n_shared_experts"));
+  w.u32("leading_dense_block_count", w.find("first_k_dense_replace"));
   w.u32("expert_gating_func", GATING_FUNC["sigmoid"]);
-  w.f32("expert_weights_scale", h["routed_scaling_factor"]);
+  w.f32("expert_weights_scale", w.find("routed_scaling_factor"));
   // Left out, Glm4MoeConfig's default (true), which llama.cpp reads no key for.
   w.set("expert_weights_norm", "BOOL", h["norm_topk_prob"] ?? true);
-  w.u32("nextn_predict_layers", h["num_nextn_predict_layers"]);
+  w.u32("nextn_predict_layers", w.find("num_nextn_predict_layers"));
 }
 
 /**

@@ -35,7 +35,7 @@ function writeGlmDsaKv(w: KvWriter): void {
   const factor = w.rope["partial_rotary_factor"];
   const rope = w.need("qk_rope_head_dim");
   w.u32("rope.dimension_count", Math.trunc(rope * (typeof factor === "number" ? factor : 1)));
-  w.u32("nextn_predict_layers", w.hparams["num_nextn_predict_layers"]);
+  w.u32("nextn_predict_layers", w.find("num_nextn_predict_layers"));
   writeIndexerKv(w);
   const types = w.hparams["indexer_types"];
   if (Array.isArray(types)) {

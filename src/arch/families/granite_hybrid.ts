@@ -37,11 +37,11 @@ import { DT_BIAS_NAMES, mamba2Tensors, READ_BACK_REFUSAL, unclamped } from "./ma
  * `attn_layer_period`/`attn_layer_offset` (Bamba).
  */
 function attentionLayers(w: KvWriter): number[] {
-  const types = w.hparams["layer_types"] ?? w.hparams["layers_block_type"];
+  const types = w.find("layer_types") ?? w.find("layers_block_type");
   if (Array.isArray(types) && types.length > 0) {
     return types.flatMap((t, i) => t === "attention" || t === "full_attention" ? [i] : []);
   }
-  const indices = w.hparams["attn_layer_indices"];
+  const indices = w.find("attn_layer_indices");
   if (Array.isArray(indices) && indices.length > 0) return indices.map(Number);
   const period = w.num("attn_layer_period");
   const offset = w.num("attn_layer_offset") ?? (w.hparams["attn_layer_offset"] === 0 ? 0 : NaN);

@@ -24,6 +24,12 @@ const MAMBA_TENSORS = mambaTensors("mamba");
 function writeKv(w: KvWriter): void {
   const dModel = w.need("hidden_size", "mamba_d_model");
   const layers = w.need("num_hidden_layers");
+  w.u32("block_count", layers);
+  w.u32("context_length", w.need("max_position_embeddings", "n_ctx"));
+  w.u32("embedding_length", dModel);
+  w.u32("feed_forward_length", w.need("intermediate_size"));
+  w.u32("attention.head_count", w.need("num_attention_heads"));
+  // Read just before the list, so messages name them as its source (KvWriter.sourceOf).
   const kv = w.need("num_key_value_heads");
   const offset = w.need("attn_layer_offset");
   const period = w.need("attn_layer_period");
@@ -31,11 +37,6 @@ function writeKv(w: KvWriter): void {
     { length: layers },
     (_, i) => i >= offset && (i - offset) % period === 0 ? kv : 0,
   );
-  w.u32("block_count", layers);
-  w.u32("context_length", w.need("max_position_embeddings", "n_ctx"));
-  w.u32("embedding_length", dModel);
-  w.u32("feed_forward_length", w.need("intermediate_size"));
-  w.u32("attention.head_count", w.need("num_attention_heads"));
   w.setArray("attention.head_count_kv", "INT32", perLayer);
   w.u32("ssm.conv_kernel", or(w.find("mamba_d_conv"), 4));
   w.u32("ssm.inner_size", w.need("mamba_expand") * dModel);

@@ -143,7 +143,7 @@ function writeKv(w: KvWriter): void {
   w.u32("vocab_size", w.need("vocab_size"));
   w.u32("ssm.conv_kernel", layers.convKernel);
   w.u32("kda.head_dim", layers.kdaHeadDim);
-  w.u32("attention.q_lora_rank", h["q_lora_rank"]);
+  w.u32("attention.q_lora_rank", w.find("q_lora_rank"));
   w.u32("attention.kv_lora_rank", kvLora);
   w.u32("rope.dimension_count", rope);
   w.u32("attention.key_length", kvLora + rope);

@@ -51,14 +51,13 @@ function ropeDims(w: KvWriter, rope: unknown): number {
 
 /** `LagunaModel.set_gguf_parameters`. */
 function writeLagunaKv(w: KvWriter): void {
-  const h = w.hparams;
   writeTextModelKv(w);
   w.u32("vocab_size", w.need("vocab_size"));
   w.setArray("attention.head_count", "INT32", headsPerLayer(w));
   const window = w.num("sliding_window") ?? 0;
   if (window > 0) w.u32("attention.sliding_window", window);
-  w.u32("expert_feed_forward_length", h["moe_intermediate_size"]);
-  w.u32("expert_shared_feed_forward_length", h["shared_expert_intermediate_size"]);
+  w.u32("expert_feed_forward_length", w.find("moe_intermediate_size"));
+  w.u32("expert_shared_feed_forward_length", w.find("shared_expert_intermediate_size"));
   w.set("expert_weights_norm", "BOOL", true);
   w.f32("expert_weights_scale", w.need("moe_routed_scaling_factor"));
   w.u32("expert_gating_func", GATING_FUNC["sigmoid"]);

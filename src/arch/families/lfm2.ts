@@ -22,7 +22,7 @@ import { GATING_FUNC, writeTextModelKv } from "../text_model.ts";
 /** Whether each layer attends: `layer_types`, else `full_attn_idxs` (transformers' fallback). */
 function attends(w: KvWriter): boolean[] {
   const n = w.need("num_hidden_layers");
-  const types = w.hparams["layer_types"];
+  const types = w.find("layer_types");
   if (Array.isArray(types)) return types.map((t) => t !== "conv");
   const indices = w.hparams["full_attn_idxs"];
   const set = new Set(Array.isArray(indices) ? indices : []);

@@ -30,9 +30,9 @@ function slides(w: KvWriter): boolean {
 /** `MellumModel.set_gguf_parameters`. */
 function writeMellumKv(w: KvWriter): void {
   writeTextModelKv(w);
-  w.u32("expert_feed_forward_length", w.hparams["moe_intermediate_size"]);
+  w.u32("expert_feed_forward_length", w.find("moe_intermediate_size"));
   if (slides(w)) {
-    w.u32("attention.sliding_window", w.hparams["sliding_window"]);
+    w.u32("attention.sliding_window", w.find("sliding_window"));
     const types = w.hparams["layer_types"] as unknown[];
     w.setArray(
       "attention.sliding_window_pattern",

@@ -100,7 +100,7 @@ function writeMimo2Kv(w: KvWriter): void {
   w.u32("expert_feed_forward_length", w.need("moe_intermediate_size"));
   w.u32("rope.dimension_count", Math.trunc(w.need("head_dim") * rotary(w)));
   w.f32("attention.layer_norm_rms_epsilon", w.num("layernorm_epsilon") ?? EPSILON);
-  w.f32("attention.value_scale", h["attention_value_scale"]);
+  w.f32("attention.value_scale", w.find("attention_value_scale"));
   w.u32("nextn_predict_layers", NEXTN);
 }
 

@@ -42,7 +42,7 @@ function writeMiniCpm3Kv(w: KvWriter): void {
   w.u32("attention.head_count_kv", w.need("num_key_value_heads"));
   w.f32("attention.layer_norm_rms_epsilon", w.need("rms_norm_eps"));
   w.u32("vocab_size", w.need("vocab_size"));
-  w.u32("attention.q_lora_rank", w.hparams["q_lora_rank"]);
+  w.u32("attention.q_lora_rank", w.find("q_lora_rank"));
   w.u32("attention.kv_lora_rank", w.need("kv_lora_rank"));
   const rope = w.need("qk_rope_head_dim");
   w.u32("attention.key_length", w.need("qk_nope_head_dim") + rope);

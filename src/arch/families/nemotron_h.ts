@@ -68,6 +68,7 @@ const MOE_FIELDS = ["n_routed_experts", "num_experts_per_tok", "n_group", "topk_
 
 /** Per layer: `value` on the layers of `kinds`, else 0. */
 function perLayer(w: KvWriter, kinds: readonly Kind[], value: number): number[] {
+  w.find("hybrid_override_pattern", "layers_block_type"); // the list's source, for messages
   return pattern(w.hparams).map((k) => kinds.includes(k) ? value : 0);
 }
 

@@ -19,7 +19,7 @@ import { activation, SILU } from "../config_fields.ts";
 function writeOlmoKv(w: KvWriter): void {
   writeTextModelKv(w);
   w.f32("attention.layer_norm_epsilon", 1e-5);
-  w.f32("attention.clamp_kqv", w.hparams["clip_qkv"]);
+  w.f32("attention.clamp_kqv", w.find("clip_qkv"));
 }
 
 /** OLMo 1 (OLMo-1B/7B and their -hf conversions). */

@@ -17,7 +17,7 @@ import { activation, type ConfigFields, SILU } from "../config_fields.ts";
 function writeOlmo2Kv(w: KvWriter): void {
   writeTextModelKv(w);
   if (Object.hasOwn(w.hparams, "sliding_window")) {
-    w.u32("attention.sliding_window", w.hparams["sliding_window"]);
+    w.u32("attention.sliding_window", w.find("sliding_window"));
     const types = w.hparams["layer_types"];
     const layers = w.need("num_hidden_layers");
     const pattern = Array.isArray(types)

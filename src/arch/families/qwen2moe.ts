@@ -24,8 +24,8 @@ import {
 /** `Qwen2MoeModel.set_gguf_parameters`. */
 export function writeQwenMoeKv(w: KvWriter): void {
   writeTextModelKv(w);
-  w.u32("expert_feed_forward_length", w.hparams["moe_intermediate_size"]);
-  w.u32("expert_shared_feed_forward_length", w.hparams["shared_expert_intermediate_size"]);
+  w.u32("expert_feed_forward_length", w.find("moe_intermediate_size"));
+  w.u32("expert_shared_feed_forward_length", w.find("shared_expert_intermediate_size"));
 }
 
 /** Qwen MoE experts: per expert `mlp.experts.E.{down,gate,up}_proj`, or stacked. */

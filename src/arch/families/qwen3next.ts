@@ -81,7 +81,7 @@ export function writeQwen3NextKv(w: KvWriter): void {
   w.u32("ssm.group_count", w.need("linear_num_key_heads"));
   w.u32("ssm.time_step_rank", w.need("linear_num_value_heads"));
   w.u32("ssm.inner_size", w.need("linear_value_head_dim") * w.need("linear_num_value_heads"));
-  const types = w.hparams["layer_types"];
+  const types = w.find("layer_types");
   if (Array.isArray(types)) {
     const layers = w.need("num_hidden_layers");
     if (types.length !== layers) {

@@ -438,11 +438,35 @@ export function checkConfigValues(config: unknown, path: string, bounds: Checkpo
 /**
  * Names of config fields that size something, whatever the family calls
  * them and however deep (`global_head_dim`, `linear_num_value_heads`,
- * `moe_num_shared_experts`, `heads_per_ngram`, `per_layer_config.3.head_dim`): families build
+ * `moe_num_shared_experts`, `heads_per_ngram`, `per_layer_config.3.head_dim`,
+ * `kv_lora_rank`, `mamba_d_conv`, `conv_L_cache`, `mamba_n_groups`,
+ * `H_cycles`, `hc_mult`, `vocab_size_per_layer_input`, `block_multiple_of`,
+ * `intermediate_size_mlp`): families build
  * lists, rotary tables and strings from them, so each is bounded like the
- * named counts. A `max_*` field is a limit, not a size.
+ * named counts. A `max_*` field is a limit, not a size. Every integer field
+ * of the families' config classes (tests/testdata/arch/config_fields.json)
+ * is either one of these or named as no size in
+ * tests/cli/config_attack_test.ts.
  */
-const COUNT_LIKE = /(^|_)(dim|size|heads|layers|experts)$|^num_|^n_|^heads_/;
+const COUNT_LIKE =
+  /(^|_)(dim|size|heads|layers|experts|rank|groups?|kernel|conv|state|ssm|expand|cycles|count|mult|inputs?|iters|topk|k|cache|period|interval|step|multiple_of|parts)$|^num_|^n_|^heads_|^hc_|^d_|^intermediate_size/i;
+
+/**
+ * Whether a config field's name is a count's ({@linkcode COUNT_LIKE}), as
+ * {@linkcode checkConfigValues} bounds it at any depth.
+ *
+ * @example Usage
+ * ```ts
+ * import { isCountLikeField } from "./companion_limits.ts";
+ * console.assert(isCountLikeField("kv_lora_rank") && !isCountLikeField("max_position_embeddings"));
+ * ```
+ *
+ * @param key The field's name (its last segment).
+ * @returns Whether it is bounded as a count.
+ */
+export function isCountLikeField(key: string): boolean {
+  return COUNT_LIKE.test(key) && !key.startsWith("max_") && !CONTEXT_FIELDS.has(key);
+}
 
 /**
  * Refuse an integer of a count-like field ({@linkcode COUNT_LIKE}), at any
@@ -472,8 +496,7 @@ function checkCountLikeValues(
         pending.push([`${name}.`, inner]);
         continue;
       }
-      if (typeof v !== "number" || !Number.isInteger(v) || key.startsWith("max_")) continue;
-      if (!COUNT_LIKE.test(key) || CONTEXT_FIELDS.has(key)) continue;
+      if (typeof v !== "number" || !Number.isInteger(v) || !isCountLikeField(key)) continue;
       if (key.endsWith("layers") && v > bounds.layers) {
         throw fail(
           where,

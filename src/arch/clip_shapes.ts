@@ -1,0 +1,147 @@
+// This module is browser compatible.
+
+/**
+ * A vision GGUF's tower (`v.*`) against its `clip.vision.*` keys, which
+ * llama.cpp's `clip.cpp` builds its graph from without checking a tensor's
+ * shape when it loads it: a `vision_config` value that is in range but
+ * wrong (`hidden_size`, `intermediate_size`, `num_hidden_layers`,
+ * `num_attention_heads`, `patch_size`, `image_size`) made a file that
+ * fails inside the graph, or reads past a tensor, when an image comes. What
+ * every tower shares is checked: the width on the residual side of each
+ * norm, attention and feed-forward matrix and of the patch and position
+ * embeddings, the feed-forward width of the down projection, the blocks,
+ * heads that divide the width, the patch kernel, and an absolute position
+ * table of one row per patch (and a class token's).
+ *
+ * @module
+ */
+
+/** A vision GGUF tensor: GGUF name and row-major shape. */
+export interface ClipTensor {
+  readonly name: string;
+  readonly shape: readonly number[];
+}
+
+/** What a vision tensor (or block) is found to be, and why. */
+export interface ClipShapeProblem {
+  readonly tensor: string;
+  readonly reason: string;
+}
+
+const count = (v: unknown): number | undefined =>
+  typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : undefined;
+
+const fmt = (shape: readonly (number | undefined)[]) =>
+  `[${shape.map((d) => d ?? "*").join(", ")}]`;
+
+/** Block tensors whose last axis (columns) reads the tower's width. */
+const READS_WIDTH = /^v\.blk\.\d+\.(attn_q|attn_k|attn_v|attn_qkv|ffn_up|ffn_gate)\.weight$/;
+/** Block tensors as wide as the tower: norms (and their biases), the output projections' rows. */
+const WIDTH_VECTORS = /^v\.blk\.\d+\.(ln1|ln2)\.(weight|bias)$/;
+const WRITES_WIDTH = /^v\.blk\.\d+\.(attn_out|ffn_down)\.weight$/;
+
+/**
+ * Projectors whose position table is resized to each image's grid (LFM2-VL's
+ * SigLIP2 NaFlex), not one row per patch of `image_size`.
+ */
+const RESIZED_POSITIONS: ReadonlySet<unknown> = new Set(["lfm2"]);
+
+/**
+ * Check a vision GGUF's tower against its keys.
+ *
+ * @example Usage
+ * ```ts
+ * import { clipShapeProblem } from "./clip_shapes.ts";
+ * const kv = new Map<string, unknown>([["clip.vision.embedding_length", 32], ["clip.vision.block_count", 1]]);
+ * const problem = clipShapeProblem((k) => kv.get(k), () => [], [
+ *   { name: "v.blk.0.ln1.weight", shape: [16] },
+ * ]);
+ * console.assert(problem?.reason.includes("clip.vision.embedding_length 32"));
+ * ```
+ *
+ * @param kv The file's (or the plan's) keys.
+ * @param source The `config.json` fields a key was made from (empty when unknown).
+ * @param tensors The tensors, row-major.
+ * @returns The first problem, or `undefined`.
+ */
+export function clipShapeProblem(
+  kv: (key: string) => unknown,
+  source: (key: string) => readonly string[],
+  tensors: readonly ClipTensor[],
+): ClipShapeProblem | undefined {
+  const said = (...keys: string[]) =>
+    keys.map((k) => {
+      const from = source(k);
+      return `${k} ${JSON.stringify(kv(k))}${
+        from.length > 0 ? ` from config.json's vision_config.${from.join(", ")}` : ""
+      }`;
+    }).join(", ");
+  const E = "clip.vision.embedding_length", F = "clip.vision.feed_forward_length";
+  const B = "clip.vision.block_count", H = "clip.vision.attention.head_count";
+  const P = "clip.vision.patch_size", I = "clip.vision.image_size";
+  const width = count(kv(E));
+  const ff = count(kv(F));
+  const blocks = count(kv(B));
+  const heads = count(kv(H));
+  const patch = count(kv(P));
+  const image = count(kv(I));
+  const projector = kv("clip.projector_type");
+  const vision = tensors.filter((t) => t.name.startsWith("v."));
+  if (width === undefined || vision.length === 0) return undefined;
+  const wrong = (t: ClipTensor, want: readonly (number | undefined)[], ...keys: string[]) => ({
+    tensor: t.name,
+    reason: `shape ${fmt(t.shape)}, expected ${fmt(want)} (${said(...keys)})`,
+  });
+  if (heads !== undefined && width % heads !== 0) {
+    return {
+      tensor: vision[0]!.name,
+      reason: `${said(H)} does not divide ${said(E)}: no head size`,
+    };
+  }
+  const seen = new Set<number>();
+  for (const t of vision) {
+    const s = t.shape;
+    const block = /^v\.blk\.(\d+)\./.exec(t.name);
+    if (block !== null) {
+      const b = Number(block[1]);
+      if (blocks !== undefined && b >= blocks) {
+        return { tensor: t.name, reason: `layer ${b}, but the tower has ${said(B)}` };
+      }
+      seen.add(b);
+    }
+    if (WIDTH_VECTORS.test(t.name) && (s.length !== 1 || s[0] !== width)) {
+      return wrong(t, [width], E);
+    }
+    if (READS_WIDTH.test(t.name) && s[s.length - 1] !== width) {
+      return wrong(t, [undefined, width], E);
+    }
+    if (WRITES_WIDTH.test(t.name) && s[0] !== width) return wrong(t, [width, undefined], E);
+    if (/^v\.blk\.\d+\.ffn_down\.weight$/.test(t.name) && ff !== undefined && s[1] !== ff) {
+      return wrong(t, [width, ff], F);
+    }
+    if (t.name === "v.patch_embd.weight") {
+      // `[width, channels, patch, patch]`, or a linear embedding of flattened patches.
+      const kernel = s.length === 4 && patch !== undefined && (s[2] !== patch || s[3] !== patch);
+      if (s[0] !== width || kernel) {
+        return wrong(
+          t,
+          s.length === 4 ? [width, undefined, patch, patch] : [width, undefined],
+          E,
+          P,
+        );
+      }
+    }
+    if (t.name === "v.position_embd.weight" && s.length === 2) {
+      const grid = image !== undefined && patch !== undefined && !RESIZED_POSITIONS.has(projector)
+        ? (image / patch) ** 2
+        : undefined;
+      // One row per patch, and a class token's where the tower has one.
+      const rows = grid !== undefined && s[0] !== grid && s[0] !== grid + 1 ? grid : undefined;
+      if (s[1] !== width || rows !== undefined) return wrong(t, [rows ?? s[0], width], E, I, P);
+    }
+  }
+  for (let b = 0; b < (seen.size > 0 ? blocks ?? 0 : 0); b++) {
+    if (!seen.has(b)) return { tensor: `layer ${b}`, reason: `no tensor of it, though ${said(B)}` };
+  }
+  return undefined;
+}

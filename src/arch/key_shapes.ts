@@ -1,0 +1,517 @@
+// This module is browser compatible.
+
+/**
+ * The tensors the common shape check names only (`model_shape.ts`), against
+ * the `{arch}.*` keys llama.cpp sizes them by when it loads them (its
+ * `llama-model.cpp` `create_tensor` calls): a state-space layer's
+ * convolution, state and heads, a short convolution's cache, and which
+ * layers attend. A Hugging Face checkpoint is checked against the keys its
+ * family writes from `config.json`, so a config value that is in range but
+ * wrong (`linear_conv_kernel_dim: 5` beside 4-wide kernels, a `layer_types`
+ * that moves the attention layer) is refused before a file llama.cpp would
+ * refuse to load, or would run as another model, is written.
+ *
+ * Shapes are compared without their unit axes: a checkpoint's depthwise
+ * kernel `[channels, 1, kernel]` and Mamba-2's per-head `A` `[heads]` are
+ * the GGUF's `[channels, kernel]` and `[heads, 1]`.
+ *
+ * @module
+ */
+
+/** A tensor of the model, read as a kind of its architecture. */
+export interface KeyedTensor {
+  /** Its name in the file. */
+  readonly name: string;
+  /** Row-major shape, as the file holds it. */
+  readonly shape: readonly number[];
+  /** gguf-py's `MODEL_TENSOR` name, or `undefined`. */
+  readonly kind: string | undefined;
+  /** Its layer, or `undefined`. */
+  readonly block: number | undefined;
+  /** `.weight`, `.bias` or `""`. */
+  readonly suffix: string;
+  /** Its shape is the stored one, not the matrix's (kept packed): not checked. */
+  readonly packed?: boolean;
+  /** The file (shard) holding it, for the message. */
+  readonly file?: string;
+}
+
+/** What a key-sized tensor is found to be: the tensor (or layer) and why. */
+export interface KeyShapeProblem {
+  readonly tensor: string;
+  readonly file?: string;
+  readonly reason: string;
+}
+
+/** The model's keys: the value of a full key, and where it came from for the message. */
+export interface Keys {
+  value(key: string): unknown;
+  /** The `config.json` fields a key was made from (empty for a GGUF's own key). */
+  source(key: string): readonly string[];
+}
+
+/** How llama.cpp sizes a state-space layer's tensors from the `ssm.*` keys. */
+type SsmLayout = "mamba" | "mamba2" | "gated-delta" | "kda";
+
+/**
+ * Architectures with state-space layers, by how llama.cpp's loader sizes
+ * them: Mamba's (selective scan, per-channel state), Mamba-2's (per-head,
+ * grouped B and C), gated DeltaNet's (Qwen3-Next: per-key-head convolution
+ * channels) and Kimi's delta attention (separate q/k/v convolutions).
+ */
+const SSM_LAYOUTS: Readonly<Record<string, SsmLayout>> = {
+  mamba: "mamba",
+  jamba: "mamba",
+  mamba2: "mamba2",
+  granitehybrid: "mamba2",
+  "falcon-h1": "mamba2",
+  nemotron_h: "mamba2",
+  nemotron_h_moe: "mamba2",
+  qwen3next: "gated-delta",
+  qwen35: "gated-delta",
+  qwen35moe: "gated-delta",
+  qwen4exp: "gated-delta",
+  "kimi-linear": "kda",
+};
+
+/** An expected axis: its size and the keys it follows from; `undefined`: not checked. */
+type Axis = { readonly n: number; readonly keys: readonly string[] } | undefined;
+
+/** The `ssm.*` keys of a model, `undefined` where absent. */
+interface Ssm {
+  readonly hidden: number | undefined;
+  readonly conv: number | undefined;
+  readonly inner: number | undefined;
+  readonly state: number | undefined;
+  readonly rank: number | undefined;
+  readonly groups: number | undefined;
+}
+
+const count = (v: unknown): number | undefined =>
+  typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : undefined;
+
+/** An axis of `n` from `keys`, or `undefined` when a size is unknown. */
+function axis(n: number | undefined, ...keys: string[]): Axis {
+  return n === undefined || !Number.isFinite(n) ? undefined : { n, keys };
+}
+
+/** The expected shape (unit axes left out) of a state-space tensor, or `undefined`. */
+function ssmShape(layout: SsmLayout, kind: string, suffix: string, s: Ssm): Axis[] | undefined {
+  const H = "embedding_length", C = "ssm.conv_kernel", I = "ssm.inner_size";
+  const S = "ssm.state_size", R = "ssm.time_step_rank", G = "ssm.group_count";
+  const bias = suffix === ".bias";
+  if (layout === "kda") {
+    // Each of q, k, v has its own depthwise kernel: only the kernel is a key.
+    return kind.startsWith("SSM_CONV1D_") && !bias ? [undefined, axis(s.conv, C)] : undefined;
+  }
+  if (layout === "mamba") {
+    const inner = axis(s.inner, I);
+    switch (kind) {
+      case "SSM_IN":
+        return bias ? undefined : [axis(s.inner && 2 * s.inner, I), axis(s.hidden, H)];
+      case "SSM_CONV1D":
+        return bias ? [inner] : [inner, axis(s.conv, C)];
+      case "SSM_X":
+        return [axis(s.rank && s.state && s.rank + 2 * s.state, R, S), inner];
+      case "SSM_DT":
+        return bias ? [inner] : [inner, axis(s.rank, R)];
+      case "SSM_A":
+        return [inner, axis(s.state, S)];
+      case "SSM_D":
+        return [inner];
+      case "SSM_DT_NORM":
+        return [axis(s.rank, R)];
+      case "SSM_B_NORM":
+      case "SSM_C_NORM":
+        return [axis(s.state, S)];
+      case "SSM_OUT":
+        return bias ? undefined : [axis(s.hidden, H), inner];
+    }
+    return undefined;
+  }
+  // Mamba-2 and gated DeltaNet: per-head A, D and time step (heads: time_step_rank).
+  const heads = axis(s.rank, R);
+  const grouped = s.groups && s.state && 2 * s.groups * s.state;
+  const channels = axis(grouped && s.inner && grouped + s.inner, I, G, S);
+  switch (kind) {
+    case "SSM_CONV1D":
+      return bias ? [channels] : [channels, axis(s.conv, C)];
+    case "SSM_A":
+    case "SSM_D":
+      return [heads];
+    case "SSM_DT":
+      return bias ? [heads] : undefined;
+    case "SSM_IN":
+      return layout === "mamba2" && !bias
+        ? [
+          axis(grouped && s.inner && s.rank && 2 * s.inner + grouped + s.rank, I, G, S, R),
+          axis(
+            s.hidden,
+            H,
+          ),
+        ]
+        : undefined;
+    case "SSM_OUT":
+      return bias ? undefined : [axis(s.hidden, H), axis(s.inner, I)];
+  }
+  return undefined;
+}
+
+/**
+ * Architectures whose query projection holds each head's query and output
+ * gate side by side (Qwen3-Next's gated attention): llama.cpp loads Q as
+ * 2 × heads × key_length rows, K and V as KV heads × key_length, and the
+ * output as heads × key_length columns — sizes the common check leaves
+ * unchecked for them.
+ */
+const GATED_QUERY = new Set(["qwen3next", "qwen35", "qwen35moe", "qwen4exp"]);
+
+/** A gated-query attention tensor's expected shape, or `undefined`. */
+function gatedAttentionShape(
+  kind: string,
+  suffix: string,
+  hidden: Axis,
+  heads: number | undefined,
+  kvHeads: number | undefined,
+  head: number | undefined,
+): Axis[] | undefined {
+  if (suffix !== ".weight" || head === undefined) return undefined;
+  const HC = "attention.head_count", KV = "attention.head_count_kv", K = "attention.key_length";
+  switch (kind) {
+    case "ATTN_Q":
+      return [axis(heads && 2 * heads * head, HC, K), hidden];
+    case "ATTN_K":
+    case "ATTN_V":
+      return [axis(kvHeads && kvHeads * head, KV, K), hidden];
+    case "ATTN_OUT":
+      return [hidden, axis(heads && heads * head, HC, K)];
+  }
+  return undefined;
+}
+
+/**
+ * The feed-forward widths the common check leaves to the tensors (a MoE's
+ * dense layers are only the leading ones; GLM's and Phi-3's gate and up are
+ * fused): llama.cpp loads the experts `expert_feed_forward_length` wide, the
+ * shared expert `expert_shared_feed_forward_length` (or `expert_shared_count`
+ * experts) wide, and the dense layers `feed_forward_length` wide (one
+ * number, or one per layer). Read off the down projections' columns, the
+ * one matrix no family fuses (gate and up are fused in some: Granite's
+ * shared `input_linear`). The two trailing axes of a stacked (or
+ * per-expert) matrix, `[rows, cols]`.
+ */
+function ffnDownShape(
+  kind: string,
+  suffix: string,
+  widths: { expert: Axis; shared: Axis; dense: Axis },
+): Axis[] | undefined {
+  if (suffix !== ".weight") return undefined;
+  const width = kind === "FFN_DOWN_EXP"
+    ? widths.expert
+    : kind === "FFN_DOWN_SHEXP"
+    ? widths.shared
+    : kind === "FFN_DOWN"
+    ? widths.dense
+    : undefined;
+  return width === undefined ? undefined : [undefined, width];
+}
+
+/**
+ * Multi-head latent attention's low-rank projections (DeepSeek-V2/V3,
+ * Kimi-Linear, MiniCPM3…), which the common check names only: llama.cpp
+ * loads the KV down-projection as `kv_lora_rank` + the rotated dimensions
+ * rows, its norm and the up-projection's columns as `kv_lora_rank`, and
+ * the query's down-projection, norm and up-projection by `q_lora_rank`.
+ */
+function mlaShape(
+  kind: string,
+  suffix: string,
+  hidden: Axis,
+  kvRank: number | undefined,
+  qRank: number | undefined,
+  rope: number | undefined,
+): Axis[] | undefined {
+  const KV = "attention.kv_lora_rank", Q = "attention.q_lora_rank", R = "rope.dimension_count";
+  if (suffix !== ".weight") return undefined;
+  switch (kind) {
+    case "ATTN_KV_A_MQA":
+      return [axis(kvRank && rope && kvRank + rope, KV, R), hidden];
+    case "ATTN_KV_A_NORM":
+      return [axis(kvRank, KV)];
+    case "ATTN_KV_B":
+      return [undefined, axis(kvRank, KV)];
+    case "ATTN_Q_A":
+      return [axis(qRank, Q), hidden];
+    case "ATTN_Q_A_NORM":
+      return [axis(qRank, Q)];
+    case "ATTN_Q_B":
+      return [undefined, axis(qRank, Q)];
+  }
+  return undefined;
+}
+
+/**
+ * Q, K and V fused in one matrix (Phi-3, DBRX, GPT-NeoX, Falcon, BLOOM,
+ * StarCoder's multi-query `c_attn`), which the common check leaves
+ * unsized: llama.cpp loads it as heads × key_length + KV heads ×
+ * (key_length + value_length) rows, by the keys the family writes (Falcon's
+ * `num_kv_heads`, GPT-BigCode's `multi_query` read as the converter reads
+ * them).
+ */
+function fusedQkvShape(
+  suffix: string,
+  hidden: Axis,
+  heads: number | undefined,
+  kvHeads: number | undefined,
+  keyLength: number | undefined,
+  valueLength: number | undefined,
+): Axis[] | undefined {
+  if (suffix !== ".weight" || heads === undefined || kvHeads === undefined) return undefined;
+  const head = keyLength ?? (hidden === undefined ? undefined : hidden.n / heads);
+  if (head === undefined || !Number.isInteger(head)) return undefined;
+  const value = valueLength ?? head;
+  const rows = heads * head + kvHeads * (head + value);
+  const keys = ["attention.head_count", "attention.head_count_kv"];
+  return [
+    axis(rows, ...keys, keyLength === undefined ? "embedding_length" : "attention.key_length"),
+    hidden,
+  ];
+}
+
+/**
+ * Architectures whose dense layers are not as wide as their keys say:
+ * Gemma 4's layers sharing KV have a double-wide MLP (`use_double_wide_mlp`).
+ */
+const VARYING_FF = new Set(["gemma4", "gemma4-assistant"]);
+
+/** The expected shape of a short convolution's kernel (LFM2). */
+function shortConvShape(
+  kind: string,
+  suffix: string,
+  hidden: Axis,
+  cache: Axis,
+): Axis[] | undefined {
+  return kind === "SHORTCONV_CONV" && suffix === ".weight" ? [hidden, cache] : undefined;
+}
+
+const fmt = (shape: readonly (number | undefined)[]) =>
+  `[${shape.map((d) => d ?? "*").join(", ")}]`;
+
+/** `{arch}.ssm.conv_kernel 5 (config.json: linear_conv_kernel_dim)`, for each key an axis follows from. */
+function said(arch: string, keys: Keys, names: readonly string[]): string {
+  return [...new Set(names)].map((k) => {
+    const full = `${arch}.${k}`;
+    const from = keys.source(full);
+    const value = JSON.stringify(keys.value(full));
+    return `${full} ${value}${from.length > 0 ? ` from config.json's ${from.join(", ")}` : ""}`;
+  }).join("; ");
+}
+
+/** Whether each layer attends, as a per-layer key says; `undefined`: no such key. */
+function attendingLayers(
+  arch: string,
+  keys: Keys,
+): { key: string; attends: boolean[] } | undefined {
+  const kv = keys.value(`${arch}.attention.head_count_kv`);
+  if (Array.isArray(kv) && kv.every((x) => typeof x === "number")) {
+    return { key: "attention.head_count_kv", attends: kv.map((x) => x > 0) };
+  }
+  const recurrent = keys.value(`${arch}.attention.recurrent_layers`);
+  if (Array.isArray(recurrent) && recurrent.every((x) => typeof x === "boolean")) {
+    return { key: "attention.recurrent_layers", attends: recurrent.map((x) => !x) };
+  }
+  return undefined;
+}
+
+/**
+ * The tensors that make a layer an attention layer: its query or key
+ * projection, or in a model with MLA layers their low-rank KV projection
+ * (Kimi-Linear's delta-attention layers have q/k/v projections of their own).
+ */
+const ATTENDS = new Set(["ATTN_Q", "ATTN_K"]);
+const MLA_ATTENDS = new Set(["ATTN_KV_A_MQA"]);
+
+/**
+ * Check the state-space, short-convolution and layer-pattern tensors of a
+ * model against its keys.
+ *
+ * @example Usage
+ * ```ts
+ * import { keyShapeProblem } from "./key_shapes.ts";
+ * const kv = new Map<string, unknown>([["mamba.embedding_length", 4], ["mamba.ssm.conv_kernel", 5]]);
+ * const problem = keyShapeProblem("mamba", { value: (k) => kv.get(k), source: () => [] }, [
+ *   { name: "blk.0.ssm_conv1d.weight", shape: [8, 4], kind: "SSM_CONV1D", block: 0, suffix: ".weight" },
+ * ], 1);
+ * console.assert(problem?.reason.includes("mamba.ssm.conv_kernel 5"));
+ * ```
+ *
+ * @param arch `general.architecture`.
+ * @param keys The model's keys (a GGUF's, or those its family writes from `config.json`).
+ * @param tensors The tensors, read as kinds.
+ * @param layers The layers every tensor must be in (not the multi-token-prediction ones).
+ * @param regularHeads Whether the architecture's attention rows are heads ×
+ * head size of one number (`model_shape.ts`'s `IRREGULAR_HEADS` are not).
+ * @returns The first problem, or `undefined`.
+ */
+export function keyShapeProblem(
+  arch: string,
+  keys: Keys,
+  tensors: readonly KeyedTensor[],
+  layers: number,
+  regularHeads = true,
+): KeyShapeProblem | undefined {
+  const key = (k: string) => count(keys.value(`${arch}.${k}`));
+  const layout = Object.hasOwn(SSM_LAYOUTS, arch) ? SSM_LAYOUTS[arch] : undefined;
+  const ssm: Ssm = {
+    hidden: key("embedding_length"),
+    conv: key("ssm.conv_kernel"),
+    inner: key("ssm.inner_size"),
+    state: key("ssm.state_size"),
+    rank: key("ssm.time_step_rank"),
+    groups: key("ssm.group_count"),
+  };
+  const hidden = axis(ssm.hidden, "embedding_length");
+  const cache = axis(key("shortconv.l_cache"), "shortconv.l_cache");
+  const heads = key("attention.head_count");
+  const kvList = keys.value(`${arch}.attention.head_count_kv`);
+  const kvOf = (block: number | undefined) =>
+    Array.isArray(kvList) ? count(kvList[block ?? -1]) : count(kvList);
+  const head = key("attention.key_length");
+  const ffList = keys.value(`${arch}.feed_forward_length`);
+
+  // Without a key of their own, the experts are feed_forward_length wide (Mixtral's).
+  const expertWidth = key("expert_feed_forward_length") === undefined && !Array.isArray(ffList)
+    ? axis(count(ffList), "feed_forward_length")
+    : axis(key("expert_feed_forward_length"), "expert_feed_forward_length");
+  // Without one for the shared experts, they are expert_shared_count experts side by side.
+  const sharedCount = key("expert_shared_count");
+  const sharedWidth = key("expert_shared_feed_forward_length") !== undefined
+    ? axis(key("expert_shared_feed_forward_length"), "expert_shared_feed_forward_length")
+    : sharedCount !== undefined && expertWidth !== undefined
+    ? axis(sharedCount * expertWidth.n, "expert_shared_count", ...expertWidth.keys)
+    : undefined;
+  const kvRank = key("attention.kv_lora_rank");
+  const qRank = key("attention.q_lora_rank");
+  const rope = key("rope.dimension_count");
+  const widths = (block: number | undefined) => ({
+    expert: expertWidth,
+    shared: sharedWidth,
+    dense: axis(
+      Array.isArray(ffList) ? count(ffList[block ?? -1]) : count(ffList),
+      "feed_forward_length",
+    ),
+  });
+  for (const t of tensors) {
+    if (t.kind === undefined || t.packed === true) continue;
+    // Dense models too where the common check leaves the width (GLM's fused gate and up).
+    const ffn = t.kind.startsWith("FFN_DOWN") && t.block !== undefined && !VARYING_FF.has(arch);
+    const want = ffn
+      ? ffnDownShape(t.kind, t.suffix, widths(t.block))
+      : kvRank !== undefined && /^ATTN_(KV_A|KV_B|Q_A|Q_B)/.test(t.kind)
+      ? mlaShape(t.kind, t.suffix, hidden, kvRank, qRank, rope)
+      : t.kind === "ATTN_QKV" && regularHeads && layout === undefined
+      ? fusedQkvShape(t.suffix, hidden, heads, kvOf(t.block), head, key("attention.value_length"))
+      : GATED_QUERY.has(arch) && t.kind.startsWith("ATTN_")
+      ? gatedAttentionShape(t.kind, t.suffix, hidden, heads, kvOf(t.block), head)
+      : layout !== undefined
+      ? ssmShape(layout, t.kind, t.suffix, ssm)
+      : shortConvShape(t.kind, t.suffix, hidden, cache);
+    if (want === undefined) continue;
+    // A feed-forward matrix by its trailing [rows, cols] (after any expert axis).
+    const shape = ffn ? t.shape.slice(-2) : t.shape.filter((n) => n !== 1);
+    const sizes = want.map((a) => a?.n);
+    if (
+      shape.length === sizes.length &&
+      shape.every((n, i) => sizes[i] === undefined || sizes[i] === n)
+    ) {
+      continue;
+    }
+    // The keys of the axes that differ (all of them when the rank does).
+    const names = want.flatMap((a, i) =>
+      a !== undefined && (shape.length !== sizes.length || shape[i] !== a.n) ? a.keys : []
+    );
+    return {
+      tensor: t.name,
+      ...t.file === undefined ? {} : { file: t.file },
+      reason: `shape ${fmt(t.shape)}${
+        shape.length < t.shape.length && !ffn ? ` (${fmt(shape)} without its unit axes)` : ""
+      }, expected${ffn && t.shape.length > 2 ? " each expert's" : ""} ${fmt(sizes)} (${
+        said(arch, keys, names)
+      })`,
+    };
+  }
+  return layerPatternProblem(arch, keys, tensors, layers) ??
+    leadingDenseProblem(arch, keys, tensors, layers);
+}
+
+/**
+ * A router where `leading_dense_block_count` makes a dense layer, or none
+ * in a later layer: llama.cpp loads the first that many layers' dense FFN
+ * and the others' experts (DeepSeek-V2/V3, GLM-4.5, dots.llm1…).
+ */
+function leadingDenseProblem(
+  arch: string,
+  keys: Keys,
+  tensors: readonly KeyedTensor[],
+  layers: number,
+): KeyShapeProblem | undefined {
+  const dense = count(keys.value(`${arch}.leading_dense_block_count`)) ??
+    (keys.value(`${arch}.leading_dense_block_count`) === 0 ? 0 : undefined);
+  if (dense === undefined) return undefined;
+  const routers = new Map<number, KeyedTensor>();
+  for (const t of tensors) {
+    if (t.kind === "FFN_GATE_INP" && t.block !== undefined && !routers.has(t.block)) {
+      routers.set(t.block, t);
+    }
+  }
+  if (routers.size === 0) return undefined;
+  const by = said(arch, keys, ["leading_dense_block_count"]);
+  for (let b = 0; b < layers; b++) {
+    const router = routers.get(b);
+    if ((router !== undefined) === (b >= dense)) continue;
+    return router !== undefined
+      ? {
+        tensor: router.name,
+        ...router.file === undefined ? {} : { file: router.file },
+        reason: `an expert router in layer ${b}, which ${by} makes a dense layer`,
+      }
+      : { tensor: `layer ${b}`, reason: `no expert router, though ${by} makes it a MoE layer` };
+  }
+  return undefined;
+}
+
+/** A layer whose attention tensors the per-layer key contradicts. */
+function layerPatternProblem(
+  arch: string,
+  keys: Keys,
+  tensors: readonly KeyedTensor[],
+  layers: number,
+): KeyShapeProblem | undefined {
+  const pattern = attendingLayers(arch, keys);
+  if (pattern === undefined) return undefined;
+  const attending = new Map<number, KeyedTensor>();
+  const marks = tensors.some((t) => t.kind === "ATTN_KV_A_MQA") ? MLA_ATTENDS : ATTENDS;
+  for (const t of tensors) {
+    if (t.block === undefined || t.kind === undefined || !marks.has(t.kind)) continue;
+    if (!attending.has(t.block)) attending.set(t.block, t);
+  }
+  // A checkpoint fragment with no attention at all is not judged by its pattern.
+  if (attending.size === 0) return undefined;
+  const n = Math.min(layers, pattern.attends.length);
+  for (let b = 0; b < n; b++) {
+    const has = attending.get(b);
+    if ((has !== undefined) === pattern.attends[b]) continue;
+    const by = said(arch, keys, [pattern.key]);
+    return has !== undefined
+      ? {
+        tensor: has.name,
+        ...has.file === undefined ? {} : { file: has.file },
+        reason: `an attention tensor in layer ${b}, which ${by} gives no attention`,
+      }
+      : {
+        tensor: `layer ${b}`,
+        reason: `no attention tensor, though ${by} makes it an attention layer`,
+      };
+  }
+  return undefined;
+}
