@@ -666,7 +666,12 @@ const MISTRAL3_MMPROJ: MmprojSupport = {
   addedTokens: [IMG_BREAK],
   requiredTensors: [IMG_BREAK_TENSOR],
   shift: () => 0,
-  forcedType: QWEN25VL_MMPROJ.forcedType,
+  // MmprojModel.tensor_force_quant: the patch kernel and the patch merger
+  // F16 in an F16 file, else F32 (a BF16 checkpoint's too).
+  forcedType: (name, dtype) =>
+    /\.(patch_embd|patch_merger)\.weight/.test(name)
+      ? (dtype === "F16" ? "F16" : "F32")
+      : undefined,
   permuteHeads: (name, vision) => {
     if (!/^v\.blk\.\d+\.attn_[qk]\./.test(name)) return undefined;
     const heads = vision["num_attention_heads"];
