@@ -196,9 +196,9 @@ export async function assertMmprojAsConverter(
 }
 
 /**
- * Row `row` of the F32 tensor `name` of the checkpoint at `folder`, read
- * from its safetensors file (as its index places it) by hand: the values a
- * tensor aprkit takes from it must have.
+ * Row `row` of the F32 or BF16 tensor `name` of the checkpoint at `folder`,
+ * read from its safetensors file (as its index places it) by hand, as F32:
+ * the values a tensor aprkit takes from it must have.
  */
 export async function checkpointRow(
   folder: string,
@@ -213,10 +213,15 @@ export async function checkpointRow(
   const length = Number(new DataView(bytes.buffer).getBigUint64(0, true));
   const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
   const t = header[name] as { dtype: string; shape: number[]; data_offsets: [number, number] };
-  assert.equal(t.dtype, "F32", `${folder}: ${name}`);
+  assert.ok(t.dtype === "F32" || t.dtype === "BF16", `${folder}: ${name} is ${t.dtype}`);
+  const size = t.dtype === "F32" ? 4 : 2;
   const width = t.shape[1]!;
-  const start = 8 + length + t.data_offsets[0] + row * width * 4;
-  return new Float32Array(bytes.slice(start, start + width * 4).buffer);
+  const start = 8 + length + t.data_offsets[0] + row * width * size;
+  const data = bytes.slice(start, start + width * size);
+  if (size === 4) return new Float32Array(data.buffer);
+  // A BF16 value is the top half of the F32 one.
+  const halves = new Uint16Array(data.buffer);
+  return new Float32Array(Uint32Array.from(halves, (h) => h << 16).buffer);
 }
 
 /** A copy of the checkpoint folder `from` at `to`, with its config.json edited when `edit` is given. */

@@ -479,6 +479,35 @@ Deno.test("multimodal: a Llama 4 config llama.cpp's llama4 would run otherwise i
   });
 });
 
+Deno.test("multimodal: Mistral 3's --mmproj from BF16 weights: the patch kernel and patch merger F32 (the converter forces them), the rest as its --outtype bf16; the [IMG_BREAK] row F32", async () => {
+  await withTempDir(async (dir) => {
+    const source = `${DIR}/bf16/mistral3-t4`;
+    const theirs = await fixtureJson<GgufManifest>(
+      DIR,
+      "llama.cpp/mistral3-t4-bf16-mmproj-bf16.json",
+    );
+    const type = (name: string) => theirs.tensors.find((e) => e.name === name)?.type;
+    assert.equal(type("mm.patch_merger.weight"), "F32");
+    assert.equal(type("v.patch_embd.weight"), "F32");
+    assert.equal(type("mm.1.weight"), "BF16");
+    const mmproj = `${dir}/mmproj.gguf`;
+    await convertModel(source, `${dir}/text.gguf`, { mmproj });
+    const mine = await ggufDescription(mmproj);
+    const row = mine.file.tensors.get("v.token_embd.img_break");
+    assert.equal(row?.dtype, "F32");
+    assert.deepEqual(
+      new Float32Array(row.bytes.slice().buffer),
+      await checkpointRow(source, "language_model.model.embed_tokens.weight", 382),
+    );
+    // Every key, and every other tensor, equal to the converter's.
+    const others = {
+      ...mine,
+      tensors: mine.tensors.filter((t) => t.name !== "v.token_embd.img_break"),
+    };
+    assert.deepEqual(manifestDifferences(others, theirs), []);
+  });
+});
+
 Deno.test("multimodal: Mistral 3's --mmproj is refused, with no file, when the tokenizer has no [IMG_BREAK] (llama.cpp cannot load the vision GGUF without its row); found in tokenizer_config.json alone", async () => {
   await withTempDir(async (dir) => {
     const drop = (entries: { content: string }[]) =>
