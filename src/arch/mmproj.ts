@@ -12,6 +12,7 @@
  * (SigLIP), after llama.cpp's `Gemma3VisionModel` (conversion/gemma.py), and
  * Qwen2-VL and Qwen2.5-VL, after its `Qwen2VLVisionModel` (conversion/qwenvl.py),
  * and Mistral 3 (Pixtral), after its `LlavaVisionModel` (conversion/llava.py),
+ * plus the `[IMG_BREAK]` embedding row it leaves out of files from Hugging Face,
  * Llama 4, after its `Llama4VisionModel` (conversion/llama4.py), and Qwen3-VL,
  * after its `Qwen3VLVisionModel` (conversion/qwen3vl.py), and SmolVLM and
  * Idefics3, after its `SmolVLMModel` (conversion/smolvlm.py), LFM2-VL, after
@@ -80,15 +81,29 @@ export interface MmprojSupport {
   /**
    * The vision GGUF tensors made from a checkpoint tensor, in the converter's
    * order; none when it is not part of the vision GGUF (the language model,
-   * a tensor the converter skips). `vision` is {@linkcode visionHparams}'s.
+   * a tensor the converter skips). `vision` is {@linkcode visionHparams}'s;
+   * `tokenIds` the ids of {@linkcode MmprojSupport.addedTokens} the
+   * tokenizer has.
    *
-   * @throws {RangeError} When a tensor's shape is not one the split expects.
+   * @throws {RangeError} When a tensor's shape is not one the split expects,
+   * or a token it needs is not in `tokenIds`.
    */
   pieces(
     name: string,
     shape: readonly number[],
     vision?: Readonly<Record<string, unknown>>,
+    tokenIds?: Readonly<Record<string, number>>,
   ): readonly MmprojPiece[];
+  /**
+   * Added tokens whose ids {@linkcode MmprojSupport.pieces} needs, found as
+   * the converter's `get_token_id` finds them (`added_token_id.ts`).
+   */
+  readonly addedTokens?: readonly string[];
+  /**
+   * GGUF tensors llama.cpp's loader requires that the checkpoint might not
+   * give (checked after planning, so a file llama.cpp refuses is never written).
+   */
+  readonly requiredTensors?: readonly string[];
   /** Added to every value of a tensor (GGUF name) on the way (Gemma's `1 + w` norm). */
   shift(ggufName: string): number;
   /** The type the converter forces a tensor (GGUF name; source dtype) to, if any. */
@@ -594,17 +609,69 @@ function pixtralTensorName(name: string): string | undefined {
   );
 }
 
+/** The text model's token embedding, in either layout (transformers 4's Hub names, 5's module paths). */
+const TEXT_EMBEDDING = /^(?:model\.)?language_model\.(?:model\.)?embed_tokens\.weight$/;
+const IMG_BREAK = "[IMG_BREAK]";
+const IMG_BREAK_TENSOR = "v.token_embd.img_break";
+
+/**
+ * `v.token_embd.img_break`: the text embedding's `[IMG_BREAK]` row, which
+ * llama.cpp's pixtral graph appends after each row of image tokens (and
+ * refuses to load without). The converter writes it only from Mistral's own
+ * files (`tok_embeddings.weight`): from Hugging Face files its filter drops
+ * every `language_model.` tensor before `modify_tensors` sees the embedding.
+ * aprkit writes it from Hugging Face files too, where the converter would
+ * have (at the embedding's place in the tensor order), as F32 (the
+ * converter's type for every 1-D tensor).
+ */
+function imgBreakRow(
+  name: string,
+  shape: readonly number[],
+  tokenIds: Readonly<Record<string, number>> = {},
+): readonly MmprojPiece[] {
+  const id = tokenIds[IMG_BREAK];
+  if (id === undefined) {
+    throw new RangeError(
+      `its tokenizer has no ${IMG_BREAK} added token (tokenizer_config.json added_tokens_decoder, ` +
+        `tokenizer.json added_tokens), whose embedding row llama.cpp's pixtral projector needs ` +
+        `(${IMG_BREAK_TENSOR})`,
+    );
+  }
+  const [rows, width] = shape;
+  if (shape.length !== 2 || rows === undefined || width === undefined || id >= rows) {
+    throw new RangeError(
+      `Cannot take row ${id} (${IMG_BREAK}) of "${name}" [${shape}] for ${IMG_BREAK_TENSOR}`,
+    );
+  }
+  return [{
+    name: IMG_BREAK_TENSOR,
+    shape: [width],
+    ranges: [[id * width, (id + 1) * width]],
+    type: "F32",
+  }];
+}
+
 /**
  * Mistral 3's vision GGUF (Pixtral encoder, patch-merger projector), after
- * llama.cpp's `LlavaVisionModel` (conversion/llava.py). From Hugging Face
- * files the converter leaves out the `[IMG_BREAK]` embedding (its filter
- * drops every `language_model.` tensor first), and so does aprkit.
+ * llama.cpp's `LlavaVisionModel` (conversion/llava.py), with the
+ * `[IMG_BREAK]` row the converter leaves out from Hugging Face files
+ * ({@linkcode imgBreakRow}): the one difference from its file.
  */
 const MISTRAL3_MMPROJ: MmprojSupport = {
   source: "llama.cpp conversion/llava.py LlavaVisionModel (pixtral)",
-  pieces: (name, shape) => renamedWhole(pixtralTensorName(name), shape),
+  pieces: (name, shape, _vision, tokenIds) =>
+    TEXT_EMBEDDING.test(name)
+      ? imgBreakRow(name, shape, tokenIds)
+      : renamedWhole(pixtralTensorName(name), shape),
+  addedTokens: [IMG_BREAK],
+  requiredTensors: [IMG_BREAK_TENSOR],
   shift: () => 0,
-  forcedType: QWEN25VL_MMPROJ.forcedType,
+  // MmprojModel.tensor_force_quant: the patch kernel and the patch merger
+  // F16 in an F16 file, else F32 (a BF16 checkpoint's too).
+  forcedType: (name, dtype) =>
+    /\.(patch_embd|patch_merger)\.weight/.test(name)
+      ? (dtype === "F16" ? "F16" : "F32")
+      : undefined,
   permuteHeads: (name, vision) => {
     if (!/^v\.blk\.\d+\.attn_[qk]\./.test(name)) return undefined;
     const heads = vision["num_attention_heads"];

@@ -154,12 +154,13 @@ function planVision(
   const config = record(metadata["hf_config"]);
   if (config === undefined) throw new RangeError("Cannot write the vision GGUF: no config.json");
   const vision = visionHparams(support, config);
+  const tokenIds = tokenIdsOf(metadata["hf_mmproj_token_ids"]);
   const planned = new Map<string, Planned[]>();
   const tensors: TensorInfo[] = [];
   const seen = new Set<string>();
   for (const info of header.tensors) {
     const plans: Planned[] = [];
-    for (const piece of support.pieces(info.name, info.shape, vision)) {
+    for (const piece of support.pieces(info.name, info.shape, vision, tokenIds)) {
       if (seen.has(piece.name)) {
         throw new RangeError(`Cannot write the vision GGUF: two tensors are both "${piece.name}"`);
       }
@@ -175,6 +176,13 @@ function planVision(
   if (tensors.length === 0) {
     throw new RangeError(
       "Cannot write the vision GGUF: the checkpoint has no vision tower tensors",
+    );
+  }
+  const missing = support.requiredTensors?.filter((name) => !seen.has(name)) ?? [];
+  if (missing.length > 0) {
+    throw new RangeError(
+      `Cannot write the vision GGUF: nothing in the checkpoint gives ${missing.join(", ")}, ` +
+        "which llama.cpp needs to load it",
     );
   }
   const preprocessor = record(metadata["hf_preprocessor_config"]);
@@ -200,6 +208,15 @@ function planVision(
     },
     planned,
   };
+}
+
+/** The token ids the reader found for the support's `addedTokens` (`hf_mmproj_token_ids`). */
+function tokenIdsOf(value: unknown): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [token, id] of Object.entries(record(value) ?? {})) {
+    if (Number.isSafeInteger(id) && (id as number) >= 0) out[token] = id as number;
+  }
+  return out;
 }
 
 function planTensor(
@@ -239,7 +256,12 @@ function planTensor(
     ranges === undefined && reorder === undefined ? source : {
       info: { ...info, shape: piece.shape, byteLength: tensorByteLength(info.dtype, piece.shape) },
       open: () => {
-        const kept = ranges === undefined ? source.open() : keepRanges(source.open(), ranges);
+        const kept = ranges === undefined
+          ? source.open()
+          : ranges.length === 1 && source.slice !== undefined
+          // One row of a large tensor (Mistral 3's [IMG_BREAK] embedding): read only it.
+          ? source.slice(ranges[0]![0], ranges[0]![1])
+          : keepRanges(source.open(), ranges);
         return reorder === undefined
           ? kept
           : reorderSegments(kept, reorder.group * bytesPer, reorder.order, `"${info.name}"`);

@@ -150,7 +150,8 @@ export async function assertKeepsVision(
  * Convert `source` to `gguf` with `--mmproj` and fail unless the vision GGUF
  * equals `theirs` (tensors, keys and key order), the text GGUF still equals
  * `text` (but for the differences `accepted` allows), and one note names the
- * vision GGUF.
+ * vision GGUF. `added`: the F32 tensors aprkit writes beyond the converter's
+ * (Mistral 3's `[IMG_BREAK]` row), by name, with their values.
  */
 export async function assertMmprojAsConverter(
   source: string,
@@ -158,14 +159,28 @@ export async function assertMmprojAsConverter(
   theirs: GgufManifest,
   text: GgufManifest,
   accepted: (problem: string) => boolean = () => false,
+  added: Readonly<Record<string, Float32Array>> = {},
 ): Promise<void> {
   const mmproj = gguf.replace(/\.gguf$/, "-mmproj.gguf");
   const notes: string[] = [];
   const result = await convertModel(source, gguf, { mmproj, onNote: (m) => notes.push(m) });
   assert.equal(result.mmproj?.output, mmproj);
-  assert.equal(result.mmproj?.tensors, theirs.tensors.length);
+  const extra = Object.keys(added);
+  assert.equal(result.mmproj?.tensors, theirs.tensors.length + extra.length);
   const mine = await ggufDescription(mmproj);
-  fail(`${source} mmproj`, manifestDifferences(mine, theirs));
+  for (const name of extra) {
+    const t = mine.file.tensors.get(name);
+    assert.ok(t !== undefined, `${source} mmproj: no ${name}`);
+    assert.equal(t.dtype, "F32", name);
+    assert.deepEqual([...t.shape], [added[name]!.length], name);
+    assert.deepEqual(
+      new Float32Array(t.bytes.slice().buffer),
+      added[name],
+      `${source} mmproj: ${name}'s values`,
+    );
+  }
+  const asTheirs = { ...mine, tensors: mine.tensors.filter((t) => !extra.includes(t.name)) };
+  fail(`${source} mmproj`, manifestDifferences(asTheirs, theirs));
   // Key order too: the converter's.
   assert.deepEqual(mine.kv.map((e) => e.key), theirs.kv.map((e) => e.key));
   // The text GGUF is unchanged by --mmproj.
@@ -178,6 +193,35 @@ export async function assertMmprojAsConverter(
     1,
     notes.join("\n"),
   );
+}
+
+/**
+ * Row `row` of the F32 or BF16 tensor `name` of the checkpoint at `folder`,
+ * read from its safetensors file (as its index places it) by hand, as F32:
+ * the values a tensor aprkit takes from it must have.
+ */
+export async function checkpointRow(
+  folder: string,
+  name: string,
+  row: number,
+): Promise<Float32Array> {
+  const index = await fixtureJson<{ weight_map: Record<string, string> }>(
+    folder,
+    "model.safetensors.index.json",
+  );
+  const bytes = await Deno.readFile(`${folder}/${index.weight_map[name]}`);
+  const length = Number(new DataView(bytes.buffer).getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
+  const t = header[name] as { dtype: string; shape: number[]; data_offsets: [number, number] };
+  assert.ok(t.dtype === "F32" || t.dtype === "BF16", `${folder}: ${name} is ${t.dtype}`);
+  const size = t.dtype === "F32" ? 4 : 2;
+  const width = t.shape[1]!;
+  const start = 8 + length + t.data_offsets[0] + row * width * size;
+  const data = bytes.slice(start, start + width * size);
+  if (size === 4) return new Float32Array(data.buffer);
+  // A BF16 value is the top half of the F32 one.
+  const halves = new Uint16Array(data.buffer);
+  return new Float32Array(Uint32Array.from(halves, (h) => h << 16).buffer);
 }
 
 /** A copy of the checkpoint folder `from` at `to`, with its config.json edited when `edit` is given. */

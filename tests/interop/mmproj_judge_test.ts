@@ -52,6 +52,8 @@ Deno.test("mmproj judge: a reference for every fixture the test expects", () => 
     "glm4v-moe",
     "idefics3",
     "lfm2-vl",
+    "ministral3-vl",
+    "mistral3",
     "qwen2-vl",
     "qwen2.5-vl",
     "qwen3-vl",

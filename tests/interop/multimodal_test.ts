@@ -18,6 +18,7 @@ import { convertModel } from "../../src/pipeline/convert_model.ts";
 import type { QuantizeTarget } from "../../src/quant/plan_quantization.ts";
 import { runApr, sha256, testdata, withTempDir } from "../cli/_run_apr.ts";
 import { llamaLogProbs } from "./_llama_judge.ts";
+import { readGgufFile } from "./_files.ts";
 import {
   fail,
   type FamilyReference,
@@ -31,6 +32,7 @@ import {
   assertKeepsVision,
   assertMmprojAsConverter,
   assertRefused,
+  checkpointRow,
   convertFixtures,
   copyCheckpoint,
   fixtureJson,
@@ -320,6 +322,29 @@ const MMPROJ_FIXTURES: readonly (readonly [string, string])[] = [
 ];
 
 /**
+ * The `[IMG_BREAK]` row aprkit adds to Mistral 3's vision GGUF (the
+ * converter leaves it out from Hugging Face files; llama.cpp refuses the file
+ * without it): the text embedding's row at the token's id (382 in these
+ * fixtures' tokenizer.json `added_tokens`), read from the checkpoint.
+ */
+async function imgBreakRow(
+  family: string,
+  folder: string,
+): Promise<Record<string, Float32Array>> {
+  if (family !== "mistral3" && family !== "ministral3-vl") return {};
+  const tokenizer = await fixtureJson<{ added_tokens: { id: number; content: string }[] }>(
+    folder,
+    "tokenizer.json",
+  );
+  const id = tokenizer.added_tokens.find((t) => t.content === "[IMG_BREAK]")!.id;
+  assert.equal(id, 382);
+  const embedding = sourceNames(DIR, folder.split("/").pop()!).find((n) =>
+    n.endsWith("embed_tokens.weight")
+  )!;
+  return { "v.token_embd.img_break": await checkpointRow(folder, embedding, id) };
+}
+
+/**
  * Fixtures whose two key layouts are one: transformers 5.18 keeps Llama 4's
  * module paths as the Hub's names, and the converter reads both fixtures.
  */
@@ -367,6 +392,7 @@ Deno.test("multimodal: --mmproj writes the vision GGUF equal to llama.cpp's conv
             want,
             await manifest(name),
             (p) => accepted(name, p),
+            await imgBreakRow(family, `${DIR}/hf/${name}`),
           );
         });
       }
@@ -450,6 +476,67 @@ Deno.test("multimodal: a Llama 4 config llama.cpp's llama4 would run otherwise i
     }
     const apr = await runApr(["convert", `${dir}/attention_chunk_size`, "-o", `${dir}/kept.apr`]);
     assert.equal(apr.code, 0, apr.stderr);
+  });
+});
+
+Deno.test("multimodal: Mistral 3's --mmproj from BF16 weights: the patch kernel and patch merger F32 (the converter forces them), the rest as its --outtype bf16; the [IMG_BREAK] row F32", async () => {
+  await withTempDir(async (dir) => {
+    const source = `${DIR}/bf16/mistral3-t4`;
+    const theirs = await fixtureJson<GgufManifest>(
+      DIR,
+      "llama.cpp/mistral3-t4-bf16-mmproj-bf16.json",
+    );
+    const type = (name: string) => theirs.tensors.find((e) => e.name === name)?.type;
+    assert.equal(type("mm.patch_merger.weight"), "F32");
+    assert.equal(type("v.patch_embd.weight"), "F32");
+    assert.equal(type("mm.1.weight"), "BF16");
+    const mmproj = `${dir}/mmproj.gguf`;
+    await convertModel(source, `${dir}/text.gguf`, { mmproj });
+    const mine = await ggufDescription(mmproj);
+    const row = mine.file.tensors.get("v.token_embd.img_break");
+    assert.equal(row?.dtype, "F32");
+    assert.deepEqual(
+      new Float32Array(row.bytes.slice().buffer),
+      await checkpointRow(source, "language_model.model.embed_tokens.weight", 382),
+    );
+    // Every key, and every other tensor, equal to the converter's.
+    const others = {
+      ...mine,
+      tensors: mine.tensors.filter((t) => t.name !== "v.token_embd.img_break"),
+    };
+    assert.deepEqual(manifestDifferences(others, theirs), []);
+  });
+});
+
+Deno.test("multimodal: Mistral 3's --mmproj is refused, with no file, when the tokenizer has no [IMG_BREAK] (llama.cpp cannot load the vision GGUF without its row); found in tokenizer_config.json alone", async () => {
+  await withTempDir(async (dir) => {
+    const drop = (entries: { content: string }[]) =>
+      entries.filter((e) => e.content !== "[IMG_BREAK]");
+    const model = await copyCheckpoint(`${DIR}/hf/mistral3-t4`, `${dir}/m`);
+    const tokenizer = JSON.parse(await Deno.readTextFile(`${model}/tokenizer.json`));
+    tokenizer.added_tokens = drop(tokenizer.added_tokens);
+    await Deno.writeTextFile(`${model}/tokenizer.json`, JSON.stringify(tokenizer));
+    // tokenizer_config.json's added_tokens_decoder still names it: the converter looks there first.
+    const out = `${dir}/out`;
+    await Deno.mkdir(out);
+    const args = ["convert", model, "-o", `${out}/m.gguf`, "--mmproj", `${out}/mm.gguf`];
+    const run = await runApr(args);
+    assert.equal(run.code, 0, run.stderr);
+    const file = await readGgufFile(`${out}/mm.gguf`);
+    assert.equal(file.tensors.get("v.token_embd.img_break")?.shape[0], 64);
+    await Deno.remove(`${out}/m.gguf`);
+    await Deno.remove(`${out}/mm.gguf`);
+    const config = JSON.parse(await Deno.readTextFile(`${model}/tokenizer_config.json`));
+    config.added_tokens_decoder = Object.fromEntries(
+      Object.entries(config.added_tokens_decoder as Record<string, { content: string }>)
+        .filter(([, e]) => e.content !== "[IMG_BREAK]"),
+    );
+    await Deno.writeTextFile(`${model}/tokenizer_config.json`, JSON.stringify(config));
+    await assertRefused(
+      args,
+      /"[^"]*\/m": its tokenizer has no \[IMG_BREAK\] added token.*v\.token_embd\.img_break/,
+    );
+    assert.deepEqual([...Deno.readDirSync(out)].map((e) => e.name), []);
   });
 });
 

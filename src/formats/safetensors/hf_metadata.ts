@@ -70,6 +70,8 @@ import { MAX_MODEL_CARD_BYTES, readModelCard } from "./model_card.ts";
 import { sentenceDensePaths } from "./sentence_dense.ts";
 import { rerankerMetadata } from "../../arch/qwen3_reranker.ts";
 import { withSavedDefaults } from "../../arch/multimodal.ts";
+import { mmprojSupport } from "../../arch/mmproj.ts";
+import { addedTokenId } from "../../arch/added_token_id.ts";
 import { tokenizeAlike } from "../../tokenizer/pre_tokenizers.ts";
 import { architectureOfHf, familyOf, tiedByDefault } from "../../arch/registry.ts";
 import { tiktokenAsTokenizerJson, type TiktokenFacts } from "../../tokenizer/tiktoken_vocab.ts";
@@ -637,6 +639,16 @@ export function aprMetadataFromHf(files: HfCompanions): ModelMetadata {
   // The image processor's settings, for a vision GGUF (llama.cpp's --mmproj keys).
   const preprocessor = record(files.preprocessorConfig);
   if (preprocessor !== undefined) out["hf_preprocessor_config"] = preprocessor;
+  // The ids of the added tokens a vision GGUF takes embedding rows of (Mistral 3's [IMG_BREAK]).
+  const wanted = mmprojSupport(hfArchitecture)?.addedTokens ?? [];
+  if (wanted.length > 0) {
+    const ids: Record<string, number> = {};
+    for (const token of wanted) {
+      const id = addedTokenId(tokenizerConfig, files.tokenizer, token);
+      if (id !== undefined) ids[token] = id;
+    }
+    out["hf_mmproj_token_ids"] = ids;
+  }
   // The model card's keys, for the general.* GGUF keys (arch/hf_model_card.ts).
   if (files.modelCard !== undefined) out["model_card"] = files.modelCard;
   return out;

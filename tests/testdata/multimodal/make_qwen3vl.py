@@ -113,38 +113,40 @@ def make_checkpoints(names: list[str]) -> None:
 BF16 = OUT / "bf16" / "qwen3-vl-t4"
 
 
-def make_bf16_copy() -> None:
-    """`hf/qwen3-vl-t4` with its weights cast to BF16 (torch), as Qwen3-VL is published: the
+def make_bf16_copy(source: Path | None = None, dest: Path | None = None) -> None:
+    """`hf/qwen3-vl-t4` (or `source`) with its weights cast to BF16 (torch), as Qwen3-VL is published: the
     converter writes some vision tensors as F32 whatever the source (position embeddings, 1-D)."""
     import shutil
     import torch
     from safetensors.torch import load_file, save_file
-    source = OUT / "hf" / "qwen3-vl-t4"
-    if BF16.exists():
-        shutil.rmtree(BF16)
-    BF16.mkdir(parents=True)
+    source = source or OUT / "hf" / "qwen3-vl-t4"
+    dest = dest or BF16
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
     for f in sorted(source.iterdir()):
         if f.suffix == ".safetensors":
             tensors = {k: v.to(torch.bfloat16) for k, v in load_file(f).items()}
-            save_file(tensors, BF16 / f.name, metadata={"format": "pt"})
+            save_file(tensors, dest / f.name, metadata={"format": "pt"})
         else:
-            shutil.copy(f, BF16 / f.name)
-    print(f"bf16/{BF16.name}: BF16 copy of hf/{source.name}")
+            shutil.copy(f, dest / f.name)
+    print(f"bf16/{dest.name}: BF16 copy of hf/{source.name}")
 
 
-def make_bf16_manifest(ml, llama_cpp: str) -> None:
-    """The converter's `--mmproj --outtype bf16` of the BF16 copy."""
+def make_bf16_manifest(ml, llama_cpp: str, folder: Path | None = None, out_json: Path | None = None) -> None:
+    """The converter's `--mmproj --outtype bf16` of the BF16 copy (or of `folder`, into `out_json`)."""
     import subprocess
     import tempfile
     fam = ml.fam
+    folder = folder or BF16
+    out_json = out_json or OUT / "llama.cpp" / "qwen3-vl-t4-bf16-mmproj-bf16.json"
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "mmproj.gguf"
-        subprocess.run([sys.executable, str(Path(llama_cpp) / "convert_hf_to_gguf.py"), str(BF16), "--mmproj",
+        subprocess.run([sys.executable, str(Path(llama_cpp) / "convert_hf_to_gguf.py"), str(folder), "--mmproj",
                         "--outtype", "bf16", "--outfile", str(out)], capture_output=True, check=True)
         made_by = f"llama.cpp {fam.llama_cpp_commit(Path(llama_cpp))}: convert_hf_to_gguf.py --mmproj --outtype bf16"
-        (OUT / "llama.cpp" / "qwen3-vl-t4-bf16-mmproj-bf16.json").write_text(
-            json.dumps(fam.manifest(out, made_by), indent=1) + "\n")
-    print("bf16/qwen3-vl-t4: mmproj-bf16")
+        out_json.write_text(json.dumps(fam.manifest(out, made_by), indent=1) + "\n")
+    print(f"bf16/{folder.name}: {out_json.name}")
 
 
 def make_manifests(llama_cpp: str, names: list[str]) -> None:

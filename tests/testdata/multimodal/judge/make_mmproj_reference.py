@@ -17,7 +17,8 @@ different sizes (`PROCESSOR`). transformers' slow (PIL/numpy) image processor
 makes the pixel values; `get_image_features` of the checkpoint (eager
 attention, float32) gives the features the language model receives, for
 Qwen3-VL the main merger's followed by the deepstack mergers' along the
-width, as llama.cpp's mmproj output lays them out. Writes `<name>.json`:
+width, as llama.cpp's mmproj output lays them out, for Pixtral (Mistral 3)
+with the [IMG_BREAK] embedding between the rows (`with_image_breaks`). Writes `<name>.json`:
 the image's size and generator, the features' shape and values (float32,
 9 significant digits), and the largest magnitude (so a test can scale its
 tolerance).
@@ -69,6 +70,13 @@ FIXTURES: dict[str, tuple[str, int, dict]] = {
     # runs its own patch code on an image llama.cpp keeps (108 x 108: 81 tokens of 3 x 3 patches of 4).
     "gemma4-unified": ("families/hf/gemma4-unified", 108, {"inputs": "gemma4_unified_inputs"}),
     "idefics3": ("multimodal/hf/idefics3-t5", 32, {}),
+    # Pixtral: 64 x 64 (16 merged tokens; llama.cpp enlarges an image under 8, the fixture's
+    # processor would shrink one past its longest_edge of 32). "image_break": the [IMG_BREAK]
+    # token's embedding after each row of merged patches but the last (the processor's
+    # `[IMG] * w + [IMG_BREAK]` rows, the last break replaced by [IMG_END]), as the language
+    # model receives them and llama.cpp's pixtral graph lays them out.
+    "mistral3": ("multimodal/hf/mistral3-t5", 64, {"size": {"longest_edge": 64}, "image_break": True}),
+    "ministral3-vl": ("multimodal/hf/ministral3-vl-t5", 64, {"size": {"longest_edge": 64}, "image_break": True}),
 }
 
 
@@ -131,7 +139,26 @@ def gemma4_unified_inputs(folder: Path, image: np.ndarray) -> dict:
     return {"pixel_values": merged.unsqueeze(0), "image_position_ids": merged_pos.unsqueeze(0)}
 
 
+def with_image_breaks(model, folder: Path, feat: torch.Tensor, inputs: dict) -> torch.Tensor:
+    """Pixtral's features with the [IMG_BREAK] embedding (its id as PixtralProcessor finds it)
+    after each row of merged patches but the last."""
+    from transformers import AutoTokenizer
+    break_id = AutoTokenizer.from_pretrained(folder).convert_tokens_to_ids("[IMG_BREAK]")
+    embedding = model.get_input_embeddings()(torch.tensor([break_id]))
+    height, width = (int(v) for v in inputs["image_sizes"][0])
+    step = model.config.vision_config.patch_size * model.config.spatial_merge_size
+    rows = feat.reshape(height // step, width // step, feat.shape[-1])
+    parts = []
+    for i, row in enumerate(rows):
+        parts.append(row)
+        if i < rows.shape[0] - 1:
+            parts.append(embedding)
+    return torch.cat(parts)
+
+
 def features(folder: Path, image: np.ndarray, extra: dict) -> np.ndarray:
+    extra = dict(extra)
+    image_break = extra.pop("image_break", False)
     config = AutoConfig.from_pretrained(folder)
     model = getattr(transformers, config.architectures[0]).from_pretrained(
         folder, dtype=torch.float32, attn_implementation="eager").eval()
@@ -152,6 +179,9 @@ def features(folder: Path, image: np.ndarray, extra: dict) -> np.ndarray:
         # one tuple per tapped block, split per image: one image here
         parts = [d[0] if isinstance(d, (list, tuple)) else d for d in deepstack]
         feat = torch.cat([feat] + parts, dim=-1)
+    if image_break:
+        with torch.no_grad():
+            feat = with_image_breaks(model, folder, feat.reshape(-1, feat.shape[-1]), inputs)
     return feat.reshape(-1, feat.shape[-1]).numpy()
 
 
