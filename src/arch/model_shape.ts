@@ -352,7 +352,11 @@ function check(kinded: readonly Kinded[], d: Dims, arch: string): ShapeProblem |
  */
 function misplacedPrediction(kinded: readonly Kinded[], d: Dims): ShapeProblem | undefined {
   if (d.blocks === d.required) return undefined;
-  const heads = kinded.filter((k) => k.kind === "NEXTN_EH_PROJ" && k.block !== undefined);
+  // Under the family's GGUF name, or under the checkpoint's (DeepSeek-V3's
+  // `model.layers.61.eh_proj`, which its family does not map: the converter drops it).
+  const heads = kinded.filter((k) =>
+    k.block !== undefined && (k.kind === "NEXTN_EH_PROJ" || /\.eh_proj\.weight$/.test(k.t.name))
+  );
   for (const k of heads) {
     if (k.block! >= d.required) continue;
     return {

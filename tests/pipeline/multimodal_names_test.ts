@@ -260,9 +260,26 @@ Deno.test("Mistral 3's vision GGUF: Pixtral's names in both layouts, Q and K row
     ["multi_modal_projector.linear_2.weight", "mm.2.weight"],
     ["model.multi_modal_projector.norm.weight", "mm.input_norm.weight"],
     ["multi_modal_projector.patch_merger.merging_layer.weight", "mm.patch_merger.weight"],
-    ["language_model.model.embed_tokens.weight", undefined],
+    ["language_model.model.layers.0.self_attn.q_proj.weight", undefined],
   ];
   for (const [name, want] of names) assert.equal(m.pieces(name, [4, 4])[0]?.name, want, name);
+  // The text embedding gives the [IMG_BREAK] row llama.cpp's pixtral loader needs.
+  const ids = { "[IMG_BREAK]": 2 };
+  for (
+    const name of [
+      "language_model.model.embed_tokens.weight",
+      "model.language_model.embed_tokens.weight",
+    ]
+  ) {
+    const [row] = m.pieces(name, [4, 3], {}, ids);
+    assert.deepEqual(row, {
+      name: "v.token_embd.img_break",
+      shape: [3],
+      ranges: [[6, 9]],
+      type: "F32",
+    });
+    assert.throws(() => m.pieces(name, [4, 3], {}, {}), /no \[IMG_BREAK\] added token/);
+  }
   const vision = { num_attention_heads: 16 };
   assert.equal(m.permuteHeads?.("v.blk.0.attn_q.weight", vision), 16);
   assert.equal(m.permuteHeads?.("v.blk.0.attn_k.weight", vision), 16);
