@@ -44,7 +44,7 @@ const commit = new TextDecoder().decode(
   (await new Deno.Command("git", { args: ["-C", dir, "rev-parse", "HEAD"] }).output()).stdout,
 ).trim();
 
-function tableBytes(cName: string, width: number): Uint8Array {
+function tableBytes(cName: string, width: number): Uint8Array<ArrayBuffer> {
   const start = source.search(new RegExp(`GGML_TABLE_BEGIN\\(\\w+, ${cName}, `));
   if (start < 0) throw new Error(`table ${cName} not found`);
   const body = source.slice(source.indexOf("\n", start), source.indexOf("GGML_TABLE_END", start));
@@ -62,7 +62,7 @@ function tableBytes(cName: string, width: number): Uint8Array {
   return out;
 }
 
-async function sha256(bytes: Uint8Array): Promise<string> {
+async function sha256(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
   const d = await crypto.subtle.digest("SHA-256", bytes);
   return [...new Uint8Array(d)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }

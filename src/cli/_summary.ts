@@ -37,7 +37,10 @@ export function summarizeByDtype(header: ModelHeader): DtypeSummary[] {
     row.bytes += t.byteLength;
     rows.set(t.dtype, row);
   }
-  return [...rows.values()].sort((a, b) => b.bytes - a.bytes || a.dtype.localeCompare(b.dtype));
+  // Ties by code point, not localeCompare: the same order (and --json) under every locale.
+  return [...rows.values()].sort((a, b) =>
+    b.bytes - a.bytes || (a.dtype < b.dtype ? -1 : a.dtype > b.dtype ? 1 : 0)
+  );
 }
 
 /** Arrays longer than this are shown by their length only (vocabularies have 10^5 entries). */
