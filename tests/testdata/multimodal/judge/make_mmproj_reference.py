@@ -26,8 +26,10 @@ tolerance).
 For each audio tower (`AUDIO`) it writes `audio/<name>.json` the same way for
 one clip (`clip`: 1 s at 16 kHz, two sines, which the test repeats), from
 `get_audio_features` with transformers' default attention (sdpa; see
-`audio_features`): `embd` from log-mel features floored as llama.cpp floors
-them, `embd_stock_floor` from the feature extractor's own (see `log_mel`).
+`audio_features`). Gemma 4's conformer: `embd` from log-mel features floored as
+llama.cpp floors them, `embd_stock_floor` from the feature extractor's own (see
+`log_mel`). Gemma 4 Unified's embedder: `embd` from its extractor's frames of
+640 raw samples (llama.cpp's gemma4ua frames alike).
 """
 
 from __future__ import annotations
@@ -85,9 +87,10 @@ FIXTURES: dict[str, tuple[str, int, dict]] = {
     "ministral3-vl": ("multimodal/hf/ministral3-vl-t5", 64, {"size": {"longest_edge": 64}, "image_break": True}),
 }
 
-# name: checkpoint folder, for the audio towers judged (`audio_features`)
-AUDIO: dict[str, str] = {
-    "gemma4-audio": "families/hf/gemma4-audio",
+# name: (checkpoint folder, input features: "log-mel" or "waveform"), for the audio towers judged
+AUDIO: dict[str, tuple[str, str]] = {
+    "gemma4-audio": ("families/hf/gemma4-audio", "log-mel"),
+    "gemma4-unified": ("families/hf/gemma4-unified", "waveform"),
 }
 
 SAMPLE_RATE = 16000
@@ -222,13 +225,21 @@ def log_mel(samples: np.ndarray, floor: str) -> dict:
     return out
 
 
-def audio_features(folder: Path, floor: str) -> np.ndarray:
+def waveform_frames(samples: np.ndarray) -> dict:
+    """Gemma4UnifiedAudioFeatureExtractor's input features (its defaults: frames of 640 samples)."""
+    from transformers.models.gemma4_unified.feature_extraction_gemma4_unified import (
+        Gemma4UnifiedAudioFeatureExtractor,
+    )
+    return Gemma4UnifiedAudioFeatureExtractor()(samples, return_tensors="pt")
+
+
+def audio_features(folder: Path, floor: str | None) -> np.ndarray:
     """`get_audio_features`'s pooler output (the embedder's, what the language model receives).
     Default attention (sdpa), not eager: under eager transformers 5.18's Gemma 4 audio attention
     applies create_bidirectional_mask's additive float mask as a boolean one (masked_fill on
     mask.logical_not()), attending exactly where it should not (huggingface/transformers#48818):
     2.07 off llama.cpp on this clip where sdpa's boolean mask is 0.0021 off."""
-    inputs = log_mel(clip(), floor)
+    inputs = waveform_frames(clip()) if floor is None else log_mel(clip(), floor)
     config = AutoConfig.from_pretrained(folder)
     model = getattr(transformers, config.architectures[0]).from_pretrained(
         folder, dtype=torch.float32, attn_implementation="sdpa").eval()
@@ -246,22 +257,24 @@ def main(names: list[str]) -> None:
     for name in names or list(AUDIO):
         if name not in AUDIO:
             continue
-        feat = audio_features(DATA / AUDIO[name], "llama.cpp")
-        stock = audio_features(DATA / AUDIO[name], "stock")
+        folder, kind = AUDIO[name]
+        feat = audio_features(DATA / folder, "llama.cpp" if kind == "log-mel" else None)
         record = {
             "fixture": name,
-            "checkpoint": AUDIO[name],
+            "checkpoint": folder,
             "transformers": transformers.__version__,
             "audio": {"sample_rate": SAMPLE_RATE, "samples": SAMPLE_RATE,
                       "signal": "0.3 sin(2 pi 440 t) + 0.2 sin(2 pi 1250 t)"},
             "attn_implementation": "sdpa",
-            "mel_floor": "log(max(mel, 0.001)) (llama.cpp's); embd_stock_floor: log(mel + 0.001)",
+            "input_features": kind,
             "n_tokens": int(feat.shape[0]),
             "n_embd": int(feat.shape[1]),
             "max_abs": float(np.abs(feat).max()),
             "embd": values(feat),
-            "embd_stock_floor": values(stock),
         }
+        if kind == "log-mel":
+            record["mel_floor"] = "log(max(mel, 0.001)) (llama.cpp's); embd_stock_floor: log(mel + 0.001)"
+            record["embd_stock_floor"] = values(audio_features(DATA / folder, "stock"))
         (HERE / "audio").mkdir(exist_ok=True)
         (HERE / "audio" / f"{name}.json").write_text(json.dumps(record) + "\n")
         print(f"{name} (audio): {feat.shape[0]} x {feat.shape[1]}, max |x| {record['max_abs']:.4g}")
