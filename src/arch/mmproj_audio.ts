@@ -154,6 +154,9 @@ const GEMMA4A_ASSUMES: Readonly<Record<string, number | string>> = {
   residual_weight: 0.5,
   rms_norm_eps: 1e-6,
   hidden_act: "silu",
+  // The light convolution's left padding is 4 frames: another kernel gives a
+  // sequence of another length (3 aborts it, GGML_ASSERT(ggml_can_repeat)).
+  conv_kernel_size: 5,
 };
 
 /**

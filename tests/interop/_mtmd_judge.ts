@@ -60,7 +60,13 @@ export async function mtmdEmbed(text: string, mmproj: string, media: Media): Pro
     }
     const out = await new Deno.Command(program, {
       args,
-      env: { MTMD_EMBED_BACKENDS: prebuiltBins() },
+      // The libraries too: the program's run path names the folder it was
+      // built from, which may be another worktree's (and gone).
+      env: {
+        MTMD_EMBED_BACKENDS: prebuiltBins(),
+        LD_LIBRARY_PATH: prebuiltBins(),
+        DYLD_LIBRARY_PATH: prebuiltBins(),
+      },
       stdout: "piped",
       stderr: "piped",
     }).output();
@@ -160,6 +166,22 @@ export function lcgImage(side: number): Uint8Array {
   for (let i = 0; i < out.length; i++) {
     x = (1103515245n * x + 12345n) % 2147483648n;
     out[i] = Number((x >> 16n) & 255n);
+  }
+  return out;
+}
+
+/**
+ * The clip `tests/testdata/multimodal/judge/make_mmproj_reference.py` gave
+ * transformers' audio towers: 1 s at 16 kHz of 0.3 sin(2π·440 t) +
+ * 0.2 sin(2π·1250 t), computed in float64 (same operations, same order) and
+ * rounded to float32.
+ */
+export function sineClip(): Float32Array {
+  const rate = 16000;
+  const out = new Float32Array(rate);
+  for (let i = 0; i < rate; i++) {
+    const t = i / rate;
+    out[i] = 0.3 * Math.sin(2 * Math.PI * 440 * t) + 0.2 * Math.sin(2 * Math.PI * 1250 * t);
   }
   return out;
 }

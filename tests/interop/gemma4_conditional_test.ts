@@ -185,6 +185,12 @@ const MMPROJ_REFUSED: [
     /audio_config\.rms_norm_eps is 0\.00001; llama\.cpp's gemma4a .* assumes 0\.000001/,
   ],
   [
+    // Measured: a checkpoint with kernel 3 aborts llama.cpp, GGML_ASSERT(ggml_can_repeat(b, a)).
+    "gemma4-audio",
+    (c) => c["audio_config"]!["conv_kernel_size"] = 3,
+    /audio_config\.conv_kernel_size is 3; llama\.cpp's gemma4a audio encoder assumes 5/,
+  ],
+  [
     "gemma4-cg",
     (c) => c["vision_config"]!["pooling_kernel_size"] = 2,
     /vision_config\.pooling_kernel_size is 2; llama\.cpp's gemma4v assumes 3/,

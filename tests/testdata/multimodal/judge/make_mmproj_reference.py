@@ -22,6 +22,14 @@ with the [IMG_BREAK] embedding between the rows (`with_image_breaks`). Writes `<
 the image's size and generator, the features' shape and values (float32,
 9 significant digits), and the largest magnitude (so a test can scale its
 tolerance).
+
+For each audio tower (`AUDIO`) it writes `audio/<name>.json` the same way for
+one clip (`clip`: 1 s at 16 kHz, two sines, which the test repeats), from
+`get_audio_features` with transformers' default attention (sdpa; see
+`audio_features`). Gemma 4's conformer: `embd` from log-mel features floored as
+llama.cpp floors them, `embd_stock_floor` from the feature extractor's own (see
+`log_mel`). Gemma 4 Unified's embedder: `embd` from its extractor's frames of
+640 raw samples (llama.cpp's gemma4ua frames alike).
 """
 
 from __future__ import annotations
@@ -78,6 +86,14 @@ FIXTURES: dict[str, tuple[str, int, dict]] = {
     "mistral3": ("multimodal/hf/mistral3-t5", 64, {"size": {"longest_edge": 64}, "image_break": True}),
     "ministral3-vl": ("multimodal/hf/ministral3-vl-t5", 64, {"size": {"longest_edge": 64}, "image_break": True}),
 }
+
+# name: (checkpoint folder, input features: "log-mel" or "waveform"), for the audio towers judged
+AUDIO: dict[str, tuple[str, str]] = {
+    "gemma4-audio": ("families/hf/gemma4-audio", "log-mel"),
+    "gemma4-unified": ("families/hf/gemma4-unified", "waveform"),
+}
+
+SAMPLE_RATE = 16000
 
 
 def pixels(side: int) -> np.ndarray:
@@ -185,9 +201,86 @@ def features(folder: Path, image: np.ndarray, extra: dict) -> np.ndarray:
     return feat.reshape(-1, feat.shape[-1]).numpy()
 
 
+def clip() -> np.ndarray:
+    """1 s at 16 kHz: 0.3 sin(2 pi 440 t) + 0.2 sin(2 pi 1250 t), in float64, rounded to float32."""
+    t = np.arange(SAMPLE_RATE) / SAMPLE_RATE
+    return (0.3 * np.sin(2 * np.pi * 440 * t) + 0.2 * np.sin(2 * np.pi * 1250 * t)).astype(np.float32)
+
+
+def log_mel(samples: np.ndarray, floor: str) -> dict:
+    """Gemma4AudioFeatureExtractor's input features, with its defaults (the fixture has no audio
+    preprocessor config; llama.cpp hard-codes the same 320/160/512 frame, hop and FFT). "stock": its own log(mel + 0.001). "llama.cpp":
+    log(max(mel, 0.001)), the floor llama.cpp's Gemma 4 preprocessing hard-codes (same frames,
+    FFT, window and filters otherwise), made as max(log mel, log 0.001) from the extractor's
+    output with no floor; the clip's quiet bins are 0.69 apart between the two."""
+    from transformers import Gemma4AudioFeatureExtractor
+    extractor = Gemma4AudioFeatureExtractor()
+    if floor == "stock":
+        return extractor([samples], return_tensors="pt")
+    floor_value = float(extractor.mel_floor)
+    extractor.mel_floor = np.array(0.0)
+    with np.errstate(divide="ignore"):
+        out = extractor([samples], return_tensors="pt")
+    out["input_features"] = torch.clamp(out["input_features"], min=float(np.float32(np.log(floor_value))))
+    return out
+
+
+def waveform_frames(samples: np.ndarray) -> dict:
+    """Gemma4UnifiedAudioFeatureExtractor's input features (its defaults: frames of 640 samples)."""
+    from transformers.models.gemma4_unified.feature_extraction_gemma4_unified import (
+        Gemma4UnifiedAudioFeatureExtractor,
+    )
+    return Gemma4UnifiedAudioFeatureExtractor()(samples, return_tensors="pt")
+
+
+def audio_features(folder: Path, floor: str | None) -> np.ndarray:
+    """`get_audio_features`'s pooler output (the embedder's, what the language model receives).
+    Default attention (sdpa), not eager: under eager transformers 5.18's Gemma 4 audio attention
+    applies create_bidirectional_mask's additive float mask as a boolean one (masked_fill on
+    mask.logical_not()), attending exactly where it should not (huggingface/transformers#48818):
+    2.07 off llama.cpp on this clip where sdpa's boolean mask is 0.0021 off."""
+    inputs = waveform_frames(clip()) if floor is None else log_mel(clip(), floor)
+    config = AutoConfig.from_pretrained(folder)
+    model = getattr(transformers, config.architectures[0]).from_pretrained(
+        folder, dtype=torch.float32, attn_implementation="sdpa").eval()
+    with torch.no_grad():
+        out = model.model.get_audio_features(inputs["input_features"], inputs["input_features_mask"])
+    return out.pooler_output.reshape(-1, out.pooler_output.shape[-1]).numpy()
+
+
+def values(feat: np.ndarray) -> list[float]:
+    return [float(f"{v:.9g}") for v in feat.reshape(-1).tolist()]
+
+
 def main(names: list[str]) -> None:
     torch.manual_seed(0)
+    for name in names or list(AUDIO):
+        if name not in AUDIO:
+            continue
+        folder, kind = AUDIO[name]
+        feat = audio_features(DATA / folder, "llama.cpp" if kind == "log-mel" else None)
+        record = {
+            "fixture": name,
+            "checkpoint": folder,
+            "transformers": transformers.__version__,
+            "audio": {"sample_rate": SAMPLE_RATE, "samples": SAMPLE_RATE,
+                      "signal": "0.3 sin(2 pi 440 t) + 0.2 sin(2 pi 1250 t)"},
+            "attn_implementation": "sdpa",
+            "input_features": kind,
+            "n_tokens": int(feat.shape[0]),
+            "n_embd": int(feat.shape[1]),
+            "max_abs": float(np.abs(feat).max()),
+            "embd": values(feat),
+        }
+        if kind == "log-mel":
+            record["mel_floor"] = "log(max(mel, 0.001)) (llama.cpp's); embd_stock_floor: log(mel + 0.001)"
+            record["embd_stock_floor"] = values(audio_features(DATA / folder, "stock"))
+        (HERE / "audio").mkdir(exist_ok=True)
+        (HERE / "audio" / f"{name}.json").write_text(json.dumps(record) + "\n")
+        print(f"{name} (audio): {feat.shape[0]} x {feat.shape[1]}, max |x| {record['max_abs']:.4g}")
     for name in names or list(FIXTURES):
+        if name not in FIXTURES:
+            continue
         folder, side, extra = FIXTURES[name]
         feat = features(DATA / folder, pixels(side), extra)
         record = {
@@ -199,7 +292,7 @@ def main(names: list[str]) -> None:
             "n_tokens": int(feat.shape[0]),
             "n_embd": int(feat.shape[1]),
             "max_abs": float(np.abs(feat).max()),
-            "embd": [float(f"{v:.9g}") for v in feat.reshape(-1).tolist()],
+            "embd": values(feat),
         }
         (HERE / f"{name}.json").write_text(json.dumps(record) + "\n")
         print(f"{name}: {feat.shape[0]} x {feat.shape[1]}, max |x| {record['max_abs']:.4g}")
