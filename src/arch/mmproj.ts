@@ -105,6 +105,11 @@ export interface MmprojSupport {
    * give (checked after planning, so a file llama.cpp refuses is never written).
    */
   readonly requiredTensors?: readonly string[];
+  /**
+   * What llama.cpp computes otherwise than transformers from any such file,
+   * that no file can change: said in the note naming the vision GGUF.
+   */
+  readonly runtimeCaveat?: string;
   /** Added to every value of a tensor (GGUF name) on the way (Gemma's `1 + w` norm). */
   shift(ggufName: string): number;
   /** The type the converter forces a tensor (GGUF name; source dtype) to, if any. */
@@ -705,8 +710,8 @@ const MISTRAL3_MMPROJ: MmprojSupport = {
 // under `V_ENC_POST_ATTN_NORM` (ln2, "# llama4") and again, later, under Gemma 4's
 // `V_ENC_ATTN_POST_NORM`; the later entry wins, so the converter writes `attn_post_norm`,
 // which llama.cpp applies to the attention's output before the residual, without its bias,
-// and then no norm before the MLP: features 3.07 off transformers' (largest 3.16) on the
-// judge's image, 0.0017 with `ln2` (docs/INTEROP.md).
+// and then no norm before the MLP: features 2.35 off transformers' (largest 4.54) on the
+// judge's image, 0.0026 with `ln2` (docs/INTEROP.md).
 const LLAMA4_VISION_BLOCK: Readonly<Record<string, string>> = {
   "self_attn.q_proj": "attn_q",
   "self_attn.k_proj": "attn_k",
@@ -748,6 +753,9 @@ function llama4VisionName(name: string): string | undefined {
 const LLAMA4_MMPROJ: MmprojSupport = {
   source: "llama.cpp conversion/llama4.py Llama4VisionModel",
   pieces: (name, shape) => renamedWhole(llama4VisionName(name), shape),
+  // Its llama4 graph leaves out the second permute of transformers' pixel shuffle.
+  runtimeCaveat: "llama.cpp gives Llama 4's image tokens to the language model column by column " +
+    "(transformers: row by row)",
   shift: () => 0,
   forcedType: QWEN25VL_MMPROJ.forcedType,
   writeKv(w, sources) {

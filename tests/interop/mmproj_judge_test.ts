@@ -112,7 +112,17 @@ for (const ref of references) {
     try {
       const text = `${dir}/m.gguf`;
       const mmproj = `${dir}/mm.gguf`;
-      await convertModel(`${TESTDATA}${ref.checkpoint}`, text, { mmproj, onNote: () => {} });
+      const notes: string[] = [];
+      await convertModel(`${TESTDATA}${ref.checkpoint}`, text, {
+        mmproj,
+        onNote: (n) => notes.push(n),
+      });
+      // The user is told where llama.cpp's order is not transformers'.
+      assert.equal(
+        notes.some((n) => n.includes("column by column")),
+        COLUMN_MAJOR.has(ref.fixture),
+        notes.join("\n"),
+      );
       assert.equal(ref.image.width, ref.image.height);
       const run = await mtmdEmbed(text, mmproj, {
         image: lcgImage(ref.image.width),

@@ -77,11 +77,11 @@ FIXTURES: dict[str, tuple[str, int, dict]] = {
     # model receives them and llama.cpp's pixtral graph lays them out.
     "mistral3": ("multimodal/hf/mistral3-t5", 64, {"size": {"longest_edge": 64}, "image_break": True}),
     "ministral3-vl": ("multimodal/hf/ministral3-vl-t5", 64, {"size": {"longest_edge": 64}, "image_break": True}),
-    # Llama 4: one 32 x 32 tile (the tower's image_size), 16 patches pixel-shuffled into 4 tokens;
+    # Llama 4: one 64 x 64 tile (the tower's image_size), 64 patches pixel-shuffled into 16 tokens;
     # neither side tiles or resizes an image of the tile's size. Its processor needs torchvision:
     # `llama4_inputs` makes its one tile. "project": get_image_features stops at the vision
     # adapter; the model's forward applies multi_modal_projector, as llama.cpp's mmproj does.
-    "llama4": ("multimodal/hf/llama4-t5", 32, {"inputs": "llama4_inputs", "project": True}),
+    "llama4": ("multimodal/hf/llama4-t5", 64, {"inputs": "llama4_inputs", "project": True}),
 }
 
 
