@@ -18,7 +18,9 @@ makes the pixel values; `get_image_features` of the checkpoint (eager
 attention, float32) gives the features the language model receives, for
 Qwen3-VL the main merger's followed by the deepstack mergers' along the
 width, as llama.cpp's mmproj output lays them out, for Pixtral (Mistral 3)
-with the [IMG_BREAK] embedding between the rows (`with_image_breaks`). Writes `<name>.json`:
+with the [IMG_BREAK] embedding between the rows (`with_image_breaks`), for Llama 4 followed by
+its `multi_modal_projector` (its `get_image_features` stops at the vision adapter; `project`).
+Writes `<name>.json`:
 the image's size and generator, the features' shape and values (float32,
 9 significant digits), and the largest magnitude (so a test can scale its
 tolerance).
