@@ -118,7 +118,9 @@ function leftOutNote(count: number, hfClass: string, options: LanguageModelOptio
   const towers = entry?.towers ?? "the vision tower and projector";
   const tensors = `${towers} of this ${hfClass} (${count} tensors)`;
   if (options.mmproj !== undefined) {
-    return `${tensors} went to the vision GGUF "${options.mmproj}"; the output holds its language model`;
+    const caveat = mmprojSupport(hfClass)?.runtimeCaveat;
+    return `${tensors} went to the vision GGUF "${options.mmproj}"; the output holds its language model` +
+      (caveat === undefined ? "" : `. ${caveat}`);
   }
   const what = `${tensors} were left out; the output holds its language model`;
   if (options.format !== "gguf") {

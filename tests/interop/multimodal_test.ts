@@ -345,6 +345,22 @@ async function imgBreakRow(
 }
 
 /**
+ * The one name aprkit writes otherwise than the converter: Llama 4's vision
+ * blocks' pre-MLP norm, `ln2` (what llama.cpp's graph reads; the converter's
+ * `attn_post_norm` is Gemma 4's post-attention norm to it, see mmproj.ts).
+ */
+function asAprkitNames(family: string, tensors: GgufManifest["tensors"]): GgufManifest["tensors"] {
+  if (family !== "llama4") return tensors;
+  const renamed = tensors.map((t) => ({
+    ...t,
+    name: t.name.replace(/\.attn_post_norm\./, ".ln2."),
+  }));
+  // Every block's norm (3 blocks, weight and bias), and nothing else.
+  assert.equal(renamed.filter((t, i) => t.name !== tensors[i]!.name).length, 6);
+  return renamed;
+}
+
+/**
  * Fixtures whose two key layouts are one: transformers 5.18 keeps Llama 4's
  * module paths as the Hub's names, and the converter reads both fixtures.
  */
@@ -384,6 +400,7 @@ Deno.test("multimodal: --mmproj writes the vision GGUF equal to llama.cpp's conv
           const expectedName = `${title} ${layout.toUpperCase()}`;
           const want = {
             ...theirs,
+            tensors: asAprkitNames(family, theirs.tensors),
             kv: theirs.kv.map((e) => e.key === "general.name" ? { ...e, value: expectedName } : e),
           };
           await assertMmprojAsConverter(

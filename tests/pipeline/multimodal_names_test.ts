@@ -297,8 +297,9 @@ Deno.test("Llama 4's vision GGUF names: the encoder, adapter and projector in bo
     ["model.vision_model.layernorm_post.weight", "v.post_ln.weight"],
     ["vision_model.model.layers.7.self_attn.o_proj.bias", "v.blk.7.attn_out.bias"],
     [
+      // The pre-MLP norm under the name llama.cpp's graph reads (the converter: attn_post_norm).
       "model.vision_model.model.layers.0.post_attention_layernorm.weight",
-      "v.blk.0.attn_post_norm.weight",
+      "v.blk.0.ln2.weight",
     ],
     ["vision_model.model.layers.2.mlp.fc2.weight", "v.blk.2.ffn_down.weight"],
     ["vision_model.vision_adapter.mlp.fc1.weight", "mm.model.mlp.1.weight"],

@@ -256,15 +256,22 @@ def llama4(folder: Path):
     ids, excluded = bpe_tokenizer(folder, "llama3", LLAMA4_IMAGE_TOKENS)
     text = llama4_text_args(excluded)
     # 3 layers: the converter maps the adapter's fc1/fc2 through its per-block table.
-    vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=3, num_attention_heads=2,
-                  image_size=32, patch_size=8, vision_output_dim=fam.HIDDEN, projector_input_dim=fam.HIDDEN,
-                  projector_output_dim=fam.HIDDEN, pixel_shuffle_ratio=0.5)
+    # The dimensions relate as Scout's do (hidden 1408, intermediate 5632, adapter and
+    # projector 4096, text 5120): the pixel shuffle (ratio 0.5) gives hidden / 0.25 =
+    # intermediate_size channels, which the adapter's fc1 takes; fc1 gives projector_input_dim,
+    # fc2 keeps projector_output_dim (the same), which is the projector's vision_output_dim
+    # input; the projector gives the text width. Each differs from the others here. A 64-pixel
+    # tile of 8-pixel patches: 8 x 8 patches, 4 x 4 tokens after the shuffle (Scout: 12 x 12),
+    # so the order llama.cpp gives the tokens in is told apart from transformers' (INTEROP).
+    vision = dict(hidden_size=32, intermediate_size=128, num_hidden_layers=3, num_attention_heads=2,
+                  image_size=64, patch_size=8, vision_output_dim=48, projector_input_dim=48,
+                  projector_output_dim=48, pixel_shuffle_ratio=0.5)
     config = transformers.Llama4Config(
         text_config=text, vision_config=vision, image_token_index=ids["<|image|>"],
         boi_token_index=ids["<|image_start|>"], eoi_token_index=ids["<|image_end|>"])
-    pre = preprocessor(32, SIGLIP_MEAN, [0.5, 0.5, 0.5], image_processor_type="Llama4ImageProcessorFast",
+    pre = preprocessor(64, SIGLIP_MEAN, [0.5, 0.5, 0.5], image_processor_type="Llama4ImageProcessorFast",
                        processor_class="Llama4Processor", max_patches=4, resize_to_max_canvas=False)
-    pre["size"] = {"height": 32, "width": 32}
+    pre["size"] = {"height": 64, "width": 64}
     return config, transformers.Llama4ForConditionalGeneration, pre, excluded
 
 

@@ -18,7 +18,9 @@ makes the pixel values; `get_image_features` of the checkpoint (eager
 attention, float32) gives the features the language model receives, for
 Qwen3-VL the main merger's followed by the deepstack mergers' along the
 width, as llama.cpp's mmproj output lays them out, for Pixtral (Mistral 3)
-with the [IMG_BREAK] embedding between the rows (`with_image_breaks`). Writes `<name>.json`:
+with the [IMG_BREAK] embedding between the rows (`with_image_breaks`), for Llama 4 followed by
+its `multi_modal_projector` (its `get_image_features` stops at the vision adapter; `project`).
+Writes `<name>.json`:
 the image's size and generator, the features' shape and values (float32,
 9 significant digits), and the largest magnitude (so a test can scale its
 tolerance).
@@ -85,6 +87,11 @@ FIXTURES: dict[str, tuple[str, int, dict]] = {
     # model receives them and llama.cpp's pixtral graph lays them out.
     "mistral3": ("multimodal/hf/mistral3-t5", 64, {"size": {"longest_edge": 64}, "image_break": True}),
     "ministral3-vl": ("multimodal/hf/ministral3-vl-t5", 64, {"size": {"longest_edge": 64}, "image_break": True}),
+    # Llama 4: one 64 x 64 tile (the tower's image_size), 64 patches pixel-shuffled into 16 tokens;
+    # neither side tiles or resizes an image of the tile's size. Its processor needs torchvision:
+    # `llama4_inputs` makes its one tile. "project": get_image_features stops at the vision
+    # adapter; the model's forward applies multi_modal_projector, as llama.cpp's mmproj does.
+    "llama4": ("multimodal/hf/llama4-t5", 64, {"inputs": "llama4_inputs", "project": True}),
 }
 
 # name: (checkpoint folder, input features: "log-mel" or "waveform"), for the audio towers judged
@@ -155,6 +162,17 @@ def gemma4_unified_inputs(folder: Path, image: np.ndarray) -> dict:
     return {"pixel_values": merged.unsqueeze(0), "image_position_ids": merged_pos.unsqueeze(0)}
 
 
+def llama4_inputs(folder: Path, image: np.ndarray) -> dict:
+    """Llama4ImageProcessorFast's output for an image of its tile size: its best fit is that one
+    tile, so the resize and the padding leave it as it is and no global tile is added (only
+    images of more than one tile get one); rescaled and normalized, channels first, one tile."""
+    pre = json.loads((folder / "preprocessor_config.json").read_text())
+    assert image.shape[:2] == (pre["size"]["height"], pre["size"]["width"])
+    x = (image.astype(np.float32) * np.float32(pre["rescale_factor"]) - np.float32(pre["image_mean"])) \
+        / np.float32(pre["image_std"])
+    return {"pixel_values": torch.from_numpy(np.ascontiguousarray(x.transpose(2, 0, 1)))[None]}
+
+
 def with_image_breaks(model, folder: Path, feat: torch.Tensor, inputs: dict) -> torch.Tensor:
     """Pixtral's features with the [IMG_BREAK] embedding (its id as PixtralProcessor finds it)
     after each row of merged patches but the last."""
@@ -175,6 +193,7 @@ def with_image_breaks(model, folder: Path, feat: torch.Tensor, inputs: dict) -> 
 def features(folder: Path, image: np.ndarray, extra: dict) -> np.ndarray:
     extra = dict(extra)
     image_break = extra.pop("image_break", False)
+    project = extra.pop("project", False)
     config = AutoConfig.from_pretrained(folder)
     model = getattr(transformers, config.architectures[0]).from_pretrained(
         folder, dtype=torch.float32, attn_implementation="eager").eval()
@@ -183,10 +202,12 @@ def features(folder: Path, image: np.ndarray, extra: dict) -> np.ndarray:
     else:
         processor = AutoImageProcessor.from_pretrained(folder, backend="pil")
         inputs = processor(images=image, return_tensors="pt", **extra)
-    inner = model.model
+    inner = getattr(model, "model", model)  # Llama 4 holds its towers itself
     wanted = inspect.signature(inner.get_image_features).parameters
     with torch.no_grad():
         out = inner.get_image_features(**{k: v for k, v in inputs.items() if k in wanted})
+        if project:
+            out.pooler_output = inner.multi_modal_projector(out.last_hidden_state)
     feat = out.pooler_output
     if isinstance(feat, (list, tuple)):
         feat = torch.cat([f.reshape(-1, f.shape[-1]) for f in feat])
