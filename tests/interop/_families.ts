@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
-import { testdata, withTempDir } from "../cli/_run_apr.ts";
+import { runApr, testdata, withTempDir } from "../cli/_run_apr.ts";
 import { type GgufFile, readGgufFile, sameBytes, type StoredTensor } from "./_files.ts";
 
 /** Largest difference in log-probability accepted against transformers. */
@@ -171,8 +171,8 @@ export const NOT_YET_GGUF: Readonly<Record<string, string>> = {
  * why: what the loops require of every family does not hold for them.
  */
 export const OWN_TESTS: Readonly<Record<string, string>> = {
-  "gpt-oss-mxfp4": "gpt_oss_test.ts: its MXFP4 experts stay MXFP4 in GGUF, which llama-quantize " +
-    "does not requantize (no K-quant presets) and APR holds dequantized",
+  "gpt-oss-mxfp4": "gpt_oss_test.ts: its MXFP4 experts stay MXFP4 in GGUF (its presets are " +
+    "llama-quantize's with them kept MXFP4) and APR holds them dequantized",
   "deepseek4": "deepseek4_test.ts: llama.cpp runs its MXFP4 experts on Q8_0 activations (judged " +
     "with them decoded to F32), its presets are llama-quantize's with the experts kept MXFP4",
 };
@@ -507,6 +507,51 @@ export function expectedBack(family: string, name: string, bytes: Uint8Array): U
   const x = new Float32Array(bytes.slice().buffer);
   const out = x.map((v) => Math.fround(Math.fround(v + 1) - 1));
   return new Uint8Array(out.buffer);
+}
+
+/**
+ * A fixture whose GGUF holds MXFP4 experts (src/pipeline/kept_block_targets.ts): `apr convert
+ * --quantize Q4_K_M` and `Q5_K_S` keep them, equal to `llama-quantize
+ * --tensor-type exps=mxfp4` of the converter's f32 file sha256 for sha256 and
+ * say so in one note; with `--allow-requantize` Q4_K_M equals `llama-quantize
+ * --allow-requantize` (the experts quantized again, no note).
+ */
+export async function equalsKeptMxfp4Presets(
+  t: Deno.TestContext,
+  fixture: string,
+  experts: number,
+): Promise<void> {
+  await withTempDir(async (dir) => {
+    for (
+      const [type, args] of [
+        ["Q4_K_M", ["--quantize", "Q4_K_M"]],
+        ["Q5_K_S", ["--quantize", "Q5_K_S"]],
+        ["Q4_K_M-allow-requantize", ["--quantize", "Q4_K_M", "--allow-requantize"]],
+      ] as const
+    ) {
+      await t.step(type, async () => {
+        const out = `${dir}/${type}.gguf`;
+        const run = await runApr(["convert", familyDir(fixture), "-o", out, ...args]);
+        assert.equal(run.code, 0, run.stderr);
+        const theirs = await llamaCppManifest(fixture, type);
+        assert.ok(theirs?.file_sha256 !== undefined, `no llama-quantize ${type} manifest`);
+        const requantized = type.endsWith("allow-requantize");
+        assert.match(theirs.made_by, requantized ? /--allow-requantize/ : /exps=mxfp4/);
+        const mine = await ggufDescription(out);
+        assert.equal(
+          mine.tensors.filter((x) => x.type === "MXFP4").length,
+          requantized ? 0 : experts,
+        );
+        fail(`${fixture} ${type}`, manifestDifferences(mine, theirs));
+        fail(`${fixture} ${type}`, await fileDifference(out, theirs));
+        const notes = run.stdout.split("\n").filter((l) =>
+          l.startsWith("note: the routed experts")
+        );
+        assert.equal(notes.length, requantized ? 0 : 1, run.stdout);
+        if (!requantized) assert.match(notes[0]!, /--tensor-type exps=mxfp4/);
+      });
+    }
+  });
 }
 
 /**

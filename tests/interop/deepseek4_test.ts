@@ -25,6 +25,7 @@ import { assertOneLineError, runApr, withTempDir } from "../cli/_run_apr.ts";
 import { llamaLogProbs } from "./_llama_judge.ts";
 import {
   compareWithReference,
+  equalsKeptMxfp4Presets,
   fail,
   familyDir,
   type FamilyReference,
@@ -72,36 +73,8 @@ Deno.test("deepseek4: HF → GGUF is llama.cpp's converter's --outtype f32, bf16
   });
 });
 
-Deno.test("deepseek4: Q4_K_M and Q5_K_S keep the experts MXFP4, equal to llama-quantize --tensor-type exps=mxfp4, in a note; --allow-requantize equals llama-quantize's", async (t) => {
-  await withTempDir(async (dir) => {
-    for (
-      const [type, args] of [
-        ["Q4_K_M", ["--quantize", "Q4_K_M"]],
-        ["Q5_K_S", ["--quantize", "Q5_K_S"]],
-        ["Q4_K_M-allow-requantize", ["--quantize", "Q4_K_M", "--allow-requantize"]],
-      ] as const
-    ) {
-      await t.step(type, async () => {
-        const out = `${dir}/${type}.gguf`;
-        const run = await runApr(["convert", SOURCE, "-o", out, ...args]);
-        assert.equal(run.code, 0, run.stderr);
-        const theirs = await llamaCppManifest(FIXTURE, type);
-        assert.ok(theirs?.file_sha256 !== undefined, `no llama-quantize ${type} manifest`);
-        const requantized = type.endsWith("allow-requantize");
-        assert.match(theirs.made_by, requantized ? /--allow-requantize/ : /exps=mxfp4/);
-        const mine = await ggufDescription(out);
-        assert.equal(mine.tensors.filter((x) => x.type === "MXFP4").length, requantized ? 0 : 12);
-        fail(`${FIXTURE} ${type}`, manifestDifferences(mine, theirs));
-        fail(`${FIXTURE} ${type}`, await fileDifference(out, theirs));
-        const notes = run.stdout.split("\n").filter((l) =>
-          l.startsWith("note: the routed experts")
-        );
-        assert.equal(notes.length, requantized ? 0 : 1, run.stdout);
-        if (!requantized) assert.match(notes[0]!, /--tensor-type exps=mxfp4/);
-      });
-    }
-  });
-});
+Deno.test("deepseek4: Q4_K_M and Q5_K_S keep the experts MXFP4, equal to llama-quantize --tensor-type exps=mxfp4, in a note; --allow-requantize equals llama-quantize's", (t) =>
+  equalsKeptMxfp4Presets(t, FIXTURE, 12));
 
 /** The fixture copied to `dir/checkpoint`, its config.json changed by `edit`. */
 async function withConfig(
