@@ -76,6 +76,8 @@ import {
   toGgufLayout,
 } from "./gguf_layout.ts";
 import { languageModelOnly, languageModelView } from "./language_model.ts";
+import { forcedQ8_0, refuseForcedUnder } from "./fp8_as_q8_0.ts";
+import { inConverterReadOrder } from "./converter_read_order.ts";
 import {
   checkKeptBlocks,
   checkpointKept,
@@ -427,7 +429,12 @@ async function convertPart(
       assertMmprojSupported(model.header, location);
     }
     checkModelFor(model, location, format, options);
-    if (checkpointKept(model) === undefined) noteDequantized(model, options);
+    const ggufNames = format === "gguf" && options.keepNames !== true;
+    // DeepSeek-V4's FP8 matrices: Q8_0 under every outtype, as its converter writes them.
+    const forced = forcedQ8_0(model, ggufNames);
+    if (checkpointKept(model) === undefined && forced === undefined) {
+      noteDequantized(model, options);
+    }
     checkKeptBlocks(model, keptBlocksOptions(format, options), options.onNote);
     const split = options.keepSplit === true ? sourceSplit(model, location) : undefined;
     let header: ModelHeader | undefined;
@@ -437,7 +444,12 @@ async function convertPart(
     // keys), whether the preset is applied now or was when an APR was made.
     const quantizedAs = options.quantize ?? recordedPreset(model.header.metadata);
     let stream = model.chunks();
-    // An image-text-to-text checkpoint: its language model under the text
+    // A checkpoint's tensors in the order llama.cpp's converter reads them.
+    const shardOf = (model.reader as { shardOf?: (name: string) => string | undefined }).shardOf;
+    if (ggufNames && part !== "vision" && shardOf !== undefined) {
+      stream = stream.pipeThrough(inConverterReadOrder(shardOf));
+    }
+    // An image-text checkpoint: its language model under the text
     // family's names, the vision tower left out (kept on request for APR).
     const folderName = await hfFolderName(source, model.header.format);
     if (part === "vision") {
@@ -496,10 +508,11 @@ async function convertPart(
         }));
       }
     }
-    if (format === "apr" || options.quantize !== undefined) {
+    if (format === "apr" || options.quantize !== undefined || forced !== undefined) {
       stream = stream.pipeThrough(
         new QuantizeStream({
           to: options.quantize ?? "none",
+          ...(forced !== undefined ? { forcedTypes: forced } : {}),
           all: options.quantizeAll === true,
           ggufTypes: format === "gguf",
           ...(format === "gguf" && options.keepNames !== true &&
@@ -527,14 +540,16 @@ async function convertPart(
     }
     // Blocks kept as llama.cpp's converter keeps them stay so under --outtype
     // f32 too: a checkpoint's, or those a family makes (DeepSeek-V4's MXFP4 experts).
-    const ggufNames = format === "gguf" && options.keepNames !== true;
     const kept = keptBlocks(model, ggufNames);
     const keptAs = keptFileType(model, ggufNames, options.quantize ?? "none");
     if (format !== "apr") {
       const storage = (info: TensorInfo) =>
         options.float32
           // Integers (DeepSeek-V4's hash table) have no float form to decode to.
-          ? (info.dtype === kept || !DTYPES[info.dtype].isFloat ? "keep" : "F32")
+          ? (info.dtype === kept || !DTYPES[info.dtype].isFloat ||
+              forced?.get(info.name) === info.dtype
+            ? "keep"
+            : "F32")
           : format === "gguf"
           ? ggufStorage(info)
           : representable(format, info)
@@ -677,7 +692,9 @@ function noteDequantized(model: Model, options: ConvertOptions): void {
 function refuseGgufOf(model: Model, format: OutputFormat, options: ConvertOptions): void {
   if (format !== "gguf") return;
   const method = (model.reader as { quantMethod?: unknown }).quantMethod;
-  checkKeptBlocks(model, keptBlocksOptions(format, options));
+  const blocks = keptBlocksOptions(format, options);
+  checkKeptBlocks(model, blocks);
+  refuseForcedUnder(model, forcedQ8_0(model, blocks.ggufNames), blocks.quantize);
   const refusal = typeof method === "string" ? QUANT_METHODS.get(method)?.ggufRefusal : undefined;
   if (refusal !== undefined) {
     throw new UsageError(

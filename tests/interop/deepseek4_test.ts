@@ -76,6 +76,67 @@ Deno.test("deepseek4: HF → GGUF is llama.cpp's converter's --outtype f32, bf16
 Deno.test("deepseek4: Q4_K_M and Q5_K_S keep the experts MXFP4, equal to llama-quantize --tensor-type exps=mxfp4, in a note; --allow-requantize equals llama-quantize's", (t) =>
   equalsKeptMxfp4Presets(t, FIXTURE, 12));
 
+/** The published checkpoint's form: its non-expert projections FP8 (E4M3 + E8M0 `.scale`). */
+const FP8 = "deepseek4-fp8";
+
+Deno.test("deepseek4 FP8: the converter's --outtype f32, bf16 and q8_0 file, sha256 for sha256 (FP8 matrices dequantized with their block scales, Q8_0 under every outtype)", async (t) => {
+  await withTempDir(async (dir) => {
+    for (const type of ["f32", "bf16", "q8_0"] as const) {
+      await t.step(type, async () => {
+        const out = `${dir}/${type}.gguf`;
+        await convertModel(
+          familyDir(FP8),
+          out,
+          type === "f32" ? { float32: true } : { quantize: type },
+        );
+        const theirs = await llamaCppManifest(FP8, type);
+        assert.ok(theirs?.file_sha256 !== undefined, `no llama.cpp ${type} manifest`);
+        const mine = await ggufDescription(out);
+        // Not vacuous: 4 layers × 8 projections + 2 indexers' wq_b, Q8_0.
+        assert.equal(mine.tensors.filter((x) => x.type === "Q8_0").length, 34);
+        assert.ok(
+          mine.tensors.some((x) => x.name === "blk.1.indexer.attn_q_b.weight" && x.type === "Q8_0"),
+        );
+        fail(`${FP8} ${type}`, manifestDifferences(mine, theirs));
+        fail(`${FP8} ${type}`, await fileDifference(out, theirs));
+      });
+    }
+  });
+});
+
+Deno.test("deepseek4 FP8: a K-quant preset is refused in one line with no file (llama-quantize refuses the converter's Q8_0); its q8_0 GGUF with --allow-requantize equals llama-quantize --allow-requantize's", async () => {
+  await withTempDir(async (dir) => {
+    const out = `${dir}/q4.gguf`;
+    const refused = await runApr(["convert", familyDir(FP8), "-o", out, "--quantize", "Q4_K_M"]);
+    assertOneLineError(
+      refused,
+      /34 FP8 matrices as Q8_0/,
+      /requantizing from type q8_0/,
+      /--allow-requantize/,
+    );
+    await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    // The two steps the refusal names.
+    const q8 = `${dir}/q8_0.gguf`;
+    await convertModel(familyDir(FP8), q8, { quantize: "q8_0" });
+    const run = await runApr([
+      "convert",
+      q8,
+      "-o",
+      out,
+      "--quantize",
+      "Q4_K_M",
+      "--allow-requantize",
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    const theirs = await llamaCppManifest(FP8, "Q4_K_M-allow-requantize");
+    assert.ok(theirs?.file_sha256 !== undefined, "no llama-quantize --allow-requantize manifest");
+    assert.match(theirs.made_by, /--allow-requantize/);
+    const mine = await ggufDescription(out);
+    fail(`${FP8} Q4_K_M --allow-requantize`, manifestDifferences(mine, theirs));
+    fail(`${FP8} Q4_K_M --allow-requantize`, await fileDifference(out, theirs));
+  });
+});
+
 /** The fixture copied to `dir/checkpoint`, its config.json changed by `edit`. */
 async function withConfig(
   dir: string,

@@ -540,6 +540,7 @@ export const DEEPSEEK4: Family = {
     hfName: (name) => BARE_NAME.test(name) ? `${name}.weight` : name,
     fileType: MOSTLY_MXFP4_MOE,
     keepsSourceFloats: true,
+    fp8AsQ8_0: true,
   },
   ggufReadBackRefusal:
     "aprkit does not read a DeepSeek-V4 GGUF back into Hugging Face's layout (its experts are " +

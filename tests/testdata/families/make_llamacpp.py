@@ -95,7 +95,7 @@ QUANTIZED = ["Q4_K_M", "Q5_K_S"]
 # ("requantizing from type mxfp4 is disabled"): their presets are made keeping them, as
 # llama-quantize does when told to, and Q4_K_M also with --allow-requantize
 # (<family>-Q4_K_M-allow-requantize.json: the experts quantized again).
-KEEP_MXFP4_EXPERTS = {name: ["--tensor-type", "exps=mxfp4"] for name in ("deepseek4", "gpt-oss-mxfp4")}
+KEEP_MXFP4_EXPERTS = {name: ["--tensor-type", "exps=mxfp4"] for name in ("deepseek4", "gpt-oss-mxfp4", "deepseek4-fp8")}
 # Converter flags some checkpoints need. Qwen3-Next and Qwen3.5: the converter
 # counts multi-token-prediction layers from config.json's mtp_num_hidden_layers
 # or else from `mtp.*` tensors, and asserts when it finds neither, as in a
