@@ -155,41 +155,21 @@ async function withConfig(
 
 /**
  * The fixture's config.json as transformers 5.18 saves it
- * (`AutoConfig.from_pretrained(…).save_pretrained(…)`; these are the keys
- * that differ, compared key by key when written): the published
+ * (`AutoConfig.from_pretrained(…).save_pretrained(…)`, written by
+ * tests/testdata/families/make_transformers5_configs.py): the published
  * compress_ratios, num_hash_layers and rope_scaling folded into layer_types,
  * compress_rates, mlp_layer_types and rope_parameters.
  */
+const TRANSFORMERS5_CONFIG = JSON.parse(
+  Deno.readTextFileSync(
+    new URL("../testdata/families/transformers5/deepseek4.config.json", import.meta.url),
+  ),
+) as Record<string, unknown>;
+
+/** `config` replaced by {@linkcode TRANSFORMERS5_CONFIG}. */
 function transformers5Form(config: Record<string, unknown>): void {
-  delete config["compress_ratios"];
-  delete config["num_hash_layers"];
-  delete config["rope_scaling"];
-  config["layer_types"] = [
-    "sliding_attention",
-    "compressed_sparse_attention",
-    "heavily_compressed_attention",
-    "compressed_sparse_attention",
-  ];
-  config["compress_rates"] = {
-    compressed_sparse_attention: 4,
-    heavily_compressed_attention: 128,
-  };
-  config["mlp_layer_types"] = ["hash_moe", "moe", "moe", "moe"];
-  config["partial_rotary_factor"] = 0.125;
-  config["rope_parameters"] = {
-    compress: {
-      attention_factor: 1.0,
-      beta_fast: 32,
-      beta_slow: 1,
-      factor: 16.0,
-      original_max_position_embeddings: 16,
-      partial_rotary_factor: 0.125,
-      rope_theta: 160000.0,
-      rope_type: "yarn",
-      type: "yarn",
-    },
-    main: { partial_rotary_factor: 0.125, rope_theta: 10000.0, rope_type: "default" },
-  };
+  for (const key of Object.keys(config)) delete config[key];
+  Object.assign(config, structuredClone(TRANSFORMERS5_CONFIG));
 }
 
 Deno.test("deepseek4: llama.cpp runs aprkit's GGUF with its experts decoded to F32 as transformers computes it, from the published config.json and from transformers 5's; the MXFP4 file's figure is recorded", async () => {
