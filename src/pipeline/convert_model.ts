@@ -508,7 +508,14 @@ async function convertPart(
         }));
       }
     }
-    if (format === "apr" || options.quantize !== undefined || forced !== undefined) {
+    // The converter's file first (its forced Q8_0), which a preset then
+    // quantizes as llama-quantize quantizes that file.
+    if (forced !== undefined) {
+      stream = stream.pipeThrough(
+        new QuantizeStream({ to: "none", ggufTypes: true, forcedTypes: forced }),
+      );
+    }
+    if (format === "apr" || options.quantize !== undefined) {
       stream = stream.pipeThrough(
         new QuantizeStream({
           to: options.quantize ?? "none",
@@ -694,7 +701,7 @@ function refuseGgufOf(model: Model, format: OutputFormat, options: ConvertOption
   const method = (model.reader as { quantMethod?: unknown }).quantMethod;
   const blocks = keptBlocksOptions(format, options);
   checkKeptBlocks(model, blocks);
-  refuseForcedUnder(model, forcedQ8_0(model, blocks.ggufNames), blocks.quantize);
+  refuseForcedUnder(model, forcedQ8_0(model, blocks.ggufNames), blocks);
   const refusal = typeof method === "string" ? QUANT_METHODS.get(method)?.ggufRefusal : undefined;
   if (refusal !== undefined) {
     throw new UsageError(

@@ -43,29 +43,34 @@ export function forcedQ8_0(model: Model, ggufNames: boolean): Map<string, DType>
 }
 
 /**
- * Refuse a K-quant preset of such a model: llama-quantize, given the
- * converter's file, refuses to requantize its Q8_0 matrices, and with
- * `--allow-requantize` quantizes the Q8_0 values again, which this one
- * pass from the checkpoint's values would not give.
+ * Refuse a target llama-quantize has no file of for such a model before the
+ * output exists: given the converter's file, it refuses to requantize the
+ * Q8_0 matrices ("requantizing from type q8_0 is disabled") unless told to
+ * (`--allow-requantize`) or their type stays Q8_0 (`q8_0`; `mxfp4_moe` makes
+ * them Q8_0, checked tensor by tensor when planned). aprkit's single types
+ * (`q4_k`) quantize without that rule, so they are refused too.
  *
  * @param model The open model.
  * @param forced What {@linkcode forcedQ8_0} returned.
- * @param to The target.
- * @throws {UsageError} For a target other than the converter's outtypes.
+ * @param options The target and llama-quantize's `--allow-requantize`.
+ * @throws {UsageError} For a target llama-quantize refuses.
  */
 export function refuseForcedUnder(
   model: Model,
   forced: ReadonlyMap<string, DType> | undefined,
-  to: QuantizeTarget,
+  options: { readonly quantize: QuantizeTarget; readonly allowRequantize: boolean },
 ): void {
+  const to = options.quantize;
   if (forced === undefined || to === "none" || to === "f16" || to === "bf16") return;
   const preset = presetOf(to, true);
-  if (preset === "Q8_0") return;
+  if (preset === "Q8_0" || preset === "MXFP4_MOE") return;
+  if (preset !== undefined && options.allowRequantize) return;
   throw new UsageError(
     `Cannot convert "${model.location}" to gguf with quantize "${to}": llama.cpp's converter ` +
       `writes its ${forced.size} FP8 matrices as Q8_0 whatever the outtype, which llama-quantize ` +
-      'refuses to requantize ("requantizing from type q8_0 is disabled"); convert with ' +
-      `--quantize q8_0, then that GGUF with --quantize ${preset ?? to} --allow-requantize ` +
-      "(llama-quantize --allow-requantize's file)",
+      'refuses to requantize ("requantizing from type q8_0 is disabled")' +
+      (preset === undefined
+        ? ""
+        : "; --allow-requantize quantizes them again, as llama-quantize --allow-requantize does"),
   );
 }

@@ -511,46 +511,70 @@ export function expectedBack(family: string, name: string, bytes: Uint8Array): U
   return new Uint8Array(out.buffer);
 }
 
+/** The llama-quantize files of a model with MXFP4 experts, and what makes aprkit's. */
+const KEPT_MXFP4_PRESETS = {
+  // Experts kept MXFP4 (--tensor-type exps=mxfp4), said in a note.
+  "Q4_K_M": { args: ["--quantize", "Q4_K_M"], madeBy: /exps=mxfp4/, kept: true, note: true },
+  "Q5_K_S": { args: ["--quantize", "Q5_K_S"], madeBy: /exps=mxfp4/, kept: true, note: true },
+  // Experts quantized again.
+  "Q4_K_M-allow-requantize": {
+    args: ["--quantize", "Q4_K_M", "--allow-requantize"],
+    madeBy: /--allow-requantize/,
+    kept: false,
+    note: false,
+  },
+  // MXFP4 is the experts' type in this preset: nothing to keep or requantize.
+  "MXFP4_MOE": {
+    args: ["--quantize", "MXFP4_MOE"],
+    madeBy: /llama-quantize of the f32 file, MXFP4_MOE/,
+    kept: true,
+    note: false,
+  },
+} as const;
+
 /**
- * A fixture whose GGUF holds MXFP4 experts (src/pipeline/kept_block_targets.ts): `apr convert
- * --quantize Q4_K_M` and `Q5_K_S` keep them, equal to `llama-quantize
- * --tensor-type exps=mxfp4` of the converter's f32 file sha256 for sha256 and
- * say so in one note; with `--allow-requantize` Q4_K_M equals `llama-quantize
- * --allow-requantize` (the experts quantized again, no note).
+ * A fixture whose GGUF holds MXFP4 experts (src/pipeline/kept_block_targets.ts):
+ * `apr convert --quantize Q4_K_M` and `Q5_K_S` keep them, equal to
+ * `llama-quantize --tensor-type exps=mxfp4` of the converter's f32 file
+ * sha256 for sha256, and say so in one note; with `--allow-requantize`
+ * Q4_K_M equals `llama-quantize --allow-requantize` (the experts quantized
+ * again), and MXFP4_MOE plain `llama-quantize`'s, neither with the note.
+ *
+ * @param t The test.
+ * @param fixture The fixture (`hf/<fixture>/`, `llama.cpp/<fixture>-*.json`).
+ * @param experts Its MXFP4 expert stacks.
+ * @param presets The files to compare (default all).
  */
 export async function equalsKeptMxfp4Presets(
   t: Deno.TestContext,
   fixture: string,
   experts: number,
+  presets: readonly (keyof typeof KEPT_MXFP4_PRESETS)[] = [
+    "Q4_K_M",
+    "Q5_K_S",
+    "Q4_K_M-allow-requantize",
+    "MXFP4_MOE",
+  ],
 ): Promise<void> {
   await withTempDir(async (dir) => {
-    for (
-      const [type, args] of [
-        ["Q4_K_M", ["--quantize", "Q4_K_M"]],
-        ["Q5_K_S", ["--quantize", "Q5_K_S"]],
-        ["Q4_K_M-allow-requantize", ["--quantize", "Q4_K_M", "--allow-requantize"]],
-      ] as const
-    ) {
+    for (const type of presets) {
+      const { args, madeBy, kept, note } = KEPT_MXFP4_PRESETS[type];
       await t.step(type, async () => {
         const out = `${dir}/${type}.gguf`;
         const run = await runApr(["convert", familyDir(fixture), "-o", out, ...args]);
         assert.equal(run.code, 0, run.stderr);
         const theirs = await llamaCppManifest(fixture, type);
         assert.ok(theirs?.file_sha256 !== undefined, `no llama-quantize ${type} manifest`);
-        const requantized = type.endsWith("allow-requantize");
-        assert.match(theirs.made_by, requantized ? /--allow-requantize/ : /exps=mxfp4/);
+        assert.match(theirs.made_by, madeBy);
         const mine = await ggufDescription(out);
-        assert.equal(
-          mine.tensors.filter((x) => x.type === "MXFP4").length,
-          requantized ? 0 : experts,
-        );
+        assert.equal(mine.tensors.filter((x) => x.type === "MXFP4").length, kept ? experts : 0);
         fail(`${fixture} ${type}`, manifestDifferences(mine, theirs));
         fail(`${fixture} ${type}`, await fileDifference(out, theirs));
         const notes = run.stdout.split("\n").filter((l) =>
           l.startsWith("note: the routed experts")
         );
-        assert.equal(notes.length, requantized ? 0 : 1, run.stdout);
-        if (!requantized) assert.match(notes[0]!, /--tensor-type exps=mxfp4/);
+        assert.equal(notes.length, note ? 1 : 0, run.stdout);
+        if (note) assert.match(notes[0]!, /--tensor-type exps=mxfp4/);
       });
     }
   });

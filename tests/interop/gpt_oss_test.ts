@@ -106,7 +106,7 @@ Deno.test("gpt-oss MXFP4: llama.cpp runs aprkit's GGUF as transformers computes 
   });
 });
 
-Deno.test("gpt-oss MXFP4: Q4_K_M and Q5_K_S keep the experts MXFP4, equal to llama-quantize --tensor-type exps=mxfp4, in a note; --allow-requantize equals llama-quantize's", (t) =>
+Deno.test("gpt-oss MXFP4: Q4_K_M and Q5_K_S keep the experts MXFP4, equal to llama-quantize --tensor-type exps=mxfp4, in a note; --allow-requantize and MXFP4_MOE equal llama-quantize's", (t) =>
   equalsKeptMxfp4Presets(t, FIXTURE, 6));
 
 /** The fixture copied to `dir/name`, with one shard's bytes changed by `edit`. */

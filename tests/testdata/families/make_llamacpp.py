@@ -94,7 +94,8 @@ QUANTIZED = ["Q4_K_M", "Q5_K_S"]
 # gpt-oss's as the Hub publishes it), which llama-quantize refuses to requantize
 # ("requantizing from type mxfp4 is disabled"): their presets are made keeping them, as
 # llama-quantize does when told to, and Q4_K_M also with --allow-requantize
-# (<family>-Q4_K_M-allow-requantize.json: the experts quantized again).
+# (<family>-Q4_K_M-allow-requantize.json: the experts quantized again), and MXFP4_MOE as it
+# is (<family>-MXFP4_MOE.json: its experts' type is MXFP4, nothing requantized).
 KEEP_MXFP4_EXPERTS = {name: ["--tensor-type", "exps=mxfp4"] for name in ("deepseek4", "gpt-oss-mxfp4", "deepseek4-fp8")}
 # Converter flags some checkpoints need. Qwen3-Next and Qwen3.5: the converter
 # counts multi-token-prediction layers from config.json's mtp_num_hidden_layers
@@ -318,6 +319,9 @@ def main() -> None:
                                    capture_output=True, check=True)
                     files["Q4_K_M-allow-requantize"] = (
                         qpath, f"llama.cpp {commit}: llama-quantize --allow-requantize of the f32 file, Q4_K_M")
+                    qpath = Path(tmp) / f"{name}-MXFP4_MOE.gguf"
+                    subprocess.run([str(quantize), str(f32), str(qpath), "MXFP4_MOE"], capture_output=True, check=True)
+                    files["MXFP4_MOE"] = (qpath, f"llama.cpp {commit}: llama-quantize of the f32 file, MXFP4_MOE")
             for kind, (path, made_by) in files.items():
                 (out_dir / f"{name}-{kind}.json").write_text(json.dumps(manifest(path, made_by), indent=1) + "\n")
                 if kind in KEEP_GGUF.get(name, []):
