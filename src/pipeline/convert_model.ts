@@ -449,7 +449,7 @@ async function convertPart(
     if (ggufNames && part !== "vision" && shardOf !== undefined) {
       stream = stream.pipeThrough(inConverterReadOrder(shardOf));
     }
-    // An image-text checkpoint: its language model under the text
+    // An image-text-to-text checkpoint: its language model under the text
     // family's names, the vision tower left out (kept on request for APR).
     const folderName = await hfFolderName(source, model.header.format);
     if (part === "vision") {
