@@ -182,6 +182,12 @@ export interface GgufSupport {
    */
   readonly keepsSourceFloats?: boolean;
   /**
+   * Whether its converter class writes each matrix it dequantized from the
+   * checkpoint's FP8 blocks as Q8_0 whatever `--outtype` (DeepSeek-V4's
+   * `tensor_force_quant` on `_dsv4_fp8_dequantized`).
+   */
+  readonly fp8AsQ8_0?: boolean;
+  /**
    * Why llama.cpp could not run a config of the family as written (it reads
    * no key for something the config sets otherwise than it assumes), or
    * `undefined` when it can: such a model's GGUF is refused.

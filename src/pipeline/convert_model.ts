@@ -70,13 +70,21 @@ import { reorderQkRows } from "./qk_row_layout.ts";
 import {
   assertGgufFamily,
   assertGgufMadeTensors,
-  converterFileType,
   converterKeepsSourceFloats,
   converterQuantizesEveryMatrix,
   requireGgufVocabulary,
   toGgufLayout,
 } from "./gguf_layout.ts";
 import { languageModelOnly, languageModelView } from "./language_model.ts";
+import { forcedQ8_0, refuseForcedUnder } from "./fp8_as_q8_0.ts";
+import { inConverterReadOrder } from "./converter_read_order.ts";
+import {
+  checkKeptBlocks,
+  checkpointKept,
+  keptBlocks,
+  type KeptBlocksOptions,
+  keptFileType,
+} from "./kept_block_targets.ts";
 import { assertMmprojSupported, toVisionGguf } from "./vision_gguf.ts";
 import { assertReadsBack, fromGgufLayout } from "./hf_layout.ts";
 import { inLlamaQuantizeOrder } from "./llama_quantize_order.ts";
@@ -421,8 +429,13 @@ async function convertPart(
       assertMmprojSupported(model.header, location);
     }
     checkModelFor(model, location, format, options);
-    if (keptType(model) === undefined) noteDequantized(model, options);
-    if (format === "gguf" && options.keepNames !== true) noteKeptExperts(model, options);
+    const ggufNames = format === "gguf" && options.keepNames !== true;
+    // DeepSeek-V4's FP8 matrices: Q8_0 under every outtype, as its converter writes them.
+    const forced = forcedQ8_0(model, ggufNames);
+    if (checkpointKept(model) === undefined && forced === undefined) {
+      noteDequantized(model, options);
+    }
+    checkKeptBlocks(model, keptBlocksOptions(format, options), options.onNote);
     const split = options.keepSplit === true ? sourceSplit(model, location) : undefined;
     let header: ModelHeader | undefined;
     // APR output gets an explicit lm_head for tied embeddings (realizar needs
@@ -431,6 +444,11 @@ async function convertPart(
     // keys), whether the preset is applied now or was when an APR was made.
     const quantizedAs = options.quantize ?? recordedPreset(model.header.metadata);
     let stream = model.chunks();
+    // A checkpoint's tensors in the order llama.cpp's converter reads them.
+    const shardOf = (model.reader as { shardOf?: (name: string) => string | undefined }).shardOf;
+    if (ggufNames && part !== "vision" && shardOf !== undefined) {
+      stream = stream.pipeThrough(inConverterReadOrder(shardOf));
+    }
     // An image-text-to-text checkpoint: its language model under the text
     // family's names, the vision tower left out (kept on request for APR).
     const folderName = await hfFolderName(source, model.header.format);
@@ -490,10 +508,18 @@ async function convertPart(
         }));
       }
     }
+    // The converter's file first (its forced Q8_0), which a preset then
+    // quantizes as llama-quantize quantizes that file.
+    if (forced !== undefined) {
+      stream = stream.pipeThrough(
+        new QuantizeStream({ to: "none", ggufTypes: true, forcedTypes: forced }),
+      );
+    }
     if (format === "apr" || options.quantize !== undefined) {
       stream = stream.pipeThrough(
         new QuantizeStream({
           to: options.quantize ?? "none",
+          ...(forced !== undefined ? { forcedTypes: forced } : {}),
           all: options.quantizeAll === true,
           ggufTypes: format === "gguf",
           ...(format === "gguf" && options.keepNames !== true &&
@@ -521,16 +547,16 @@ async function convertPart(
     }
     // Blocks kept as llama.cpp's converter keeps them stay so under --outtype
     // f32 too: a checkpoint's, or those a family makes (DeepSeek-V4's MXFP4 experts).
-    const familyFileType = format === "gguf" && options.keepNames !== true
-      ? converterFileType(model.header.metadata)
-      : undefined;
-    const kept = keptType(model) ??
-      (familyFileType === KEPT_FILE_TYPES.MXFP4 ? "MXFP4" : undefined);
+    const kept = keptBlocks(model, ggufNames);
+    const keptAs = keptFileType(model, ggufNames, options.quantize ?? "none");
     if (format !== "apr") {
       const storage = (info: TensorInfo) =>
         options.float32
           // Integers (DeepSeek-V4's hash table) have no float form to decode to.
-          ? (info.dtype === kept || !DTYPES[info.dtype].isFloat ? "keep" : "F32")
+          ? (info.dtype === kept || !DTYPES[info.dtype].isFloat ||
+              forced?.get(info.name) === info.dtype
+            ? "keep"
+            : "F32")
           : format === "gguf"
           ? ggufStorage(info)
           : representable(format, info)
@@ -566,14 +592,8 @@ async function convertPart(
     const made = await createSink(
       format,
       output,
-      // llama.cpp's converter files a checkpoint whose MXFP4 or NVFP4 it
-      // keeps as MOSTLY_MXFP4_MOE or MOSTLY_NVFP4 under its float --outtype
-      // values; a family's class (DeepSeek-V4's) its own type under every one.
-      kept !== undefined && KEPT_OUTTYPES.has(options.quantize ?? "none")
-        ? { ...options, ggufFileType: options.ggufFileType ?? KEPT_FILE_TYPES[kept] }
-        : familyFileType !== undefined && PACKED_TARGETS.has(options.quantize ?? "none")
-        ? { ...options, ggufFileType: options.ggufFileType ?? familyFileType }
-        : options,
+      // llama.cpp's converter files a model with kept blocks under their type.
+      keptAs !== undefined ? { ...options, ggufFileType: options.ggufFileType ?? keptAs } : options,
       imatrix,
       sourceKey,
       quantizedAs,
@@ -648,24 +668,13 @@ async function convertPart(
   }
 }
 
-/**
- * A K-quant preset of a family whose converter writes MXFP4 experts
- * (DeepSeek-V4): they stay MXFP4, where llama-quantize stops unless told to
- * keep them or to quantize them again; say which of the two was done.
- */
-function noteKeptExperts(model: Model, options: ConvertOptions): void {
-  const to = options.quantize;
-  if (
-    converterFileType(model.header.metadata) !== KEPT_FILE_TYPES.MXFP4 ||
-    !isLlamaQuantizePreset(to) || PACKED_TARGETS.has(to!) || options.allowRequantize === true
-  ) {
-    return;
-  }
-  options.onNote?.(
-    "the routed experts stay MXFP4, as llama.cpp's converter writes them: the file is " +
-      "llama-quantize's with --tensor-type exps=mxfp4 (without it llama-quantize refuses: " +
-      '"requantizing from type mxfp4 is disabled"); --allow-requantize quantizes them again',
-  );
+/** What of a conversion decides what becomes of kept blocks. */
+function keptBlocksOptions(format: OutputFormat, options: ConvertOptions): KeptBlocksOptions {
+  return {
+    ggufNames: format === "gguf" && options.keepNames !== true,
+    quantize: options.quantize ?? "none",
+    allowRequantize: options.allowRequantize === true,
+  };
 }
 
 /** A quantized checkpoint kept in F32 is several times its source's size: say how to shrink it. */
@@ -682,41 +691,17 @@ function noteDequantized(model: Model, options: ConvertOptions): void {
   );
 }
 
-/** llama.cpp's `LLAMA_FTYPE_MOSTLY_MXFP4_MOE` and `LLAMA_FTYPE_MOSTLY_NVFP4`, by kept type. */
-const KEPT_FILE_TYPES = { MXFP4: 38, NVFP4: 39 } as const;
-
-/** The targets under which the converter files kept blocks as their type (its f32, f16, bf16). */
-const KEPT_OUTTYPES: ReadonlySet<QuantizeTarget> = new Set(["none", "f16", "bf16"]);
-
-/** Targets that write what llama.cpp's converter writes of a checkpoint with kept blocks. */
-const PACKED_TARGETS: ReadonlySet<QuantizeTarget> = new Set(["none", "f16", "bf16", "q8_0"]);
-
-/** The ggml type of a quantized checkpoint's blocks the reader serves as stored (for GGUF). */
-function keptType(model: Model): "MXFP4" | "NVFP4" | undefined {
-  const kept = (model.reader as { quantKept?: unknown }).quantKept;
-  return kept === "MXFP4" || kept === "NVFP4" ? kept : undefined;
-}
-
 /**
- * A quantized checkpoint whose method cannot go to GGUF, or cannot go under
- * the target asked for: llama.cpp's converter keeps gpt-oss's MXFP4 and
- * NVFP4 weights under its own --outtype values only, and llama-quantize
- * does not requantize them.
+ * A quantized checkpoint whose method cannot go to GGUF, or whose kept
+ * blocks cannot go under the target asked for (kept_block_targets.ts: NVFP4 under
+ * a K-quant preset).
  */
 function refuseGgufOf(model: Model, format: OutputFormat, options: ConvertOptions): void {
   if (format !== "gguf") return;
   const method = (model.reader as { quantMethod?: unknown }).quantMethod;
-  const target = options.quantize ?? "none";
-  const kept = keptType(model);
-  if (kept !== undefined && !PACKED_TARGETS.has(target)) {
-    throw new UsageError(
-      `Cannot convert "${model.location}" to gguf with quantize "${target}": its ${method} ` +
-        `weights stay ${kept} in GGUF, as llama.cpp's converter keeps ` +
-        `them, and llama-quantize does not requantize them; supported: ${
-          [...PACKED_TARGETS].join(", ")
-        }`,
-    );
-  }
+  const blocks = keptBlocksOptions(format, options);
+  checkKeptBlocks(model, blocks);
+  refuseForcedUnder(model, forcedQ8_0(model, blocks.ggufNames), blocks);
   const refusal = typeof method === "string" ? QUANT_METHODS.get(method)?.ggufRefusal : undefined;
   if (refusal !== undefined) {
     throw new UsageError(

@@ -258,10 +258,15 @@ export function sharedReads(reader: ModelReader, views: number): SharedViews {
     };
   });
   // What a quantized checkpoint's reader says of itself (convert_model.ts reads it).
-  const { quantMethod, quantKept } = reader as { quantMethod?: unknown; quantKept?: unknown };
+  const { quantMethod, quantKept, quantDequantized } = reader as {
+    quantMethod?: unknown;
+    quantKept?: unknown;
+    quantDequantized?: unknown;
+  };
   const readers = Array.from({ length: views }, (_, index): ModelReader => ({
     ...(quantMethod === undefined ? {} : { quantMethod }),
     ...(quantKept === undefined ? {} : { quantKept }),
+    ...(quantDequantized === undefined ? {} : { quantDequantized }),
     header: reader.header,
     // No `slice`: a random-access read would be a second read of the source;
     // transforms then take the payload in order (a head at a time for Q/K rows).

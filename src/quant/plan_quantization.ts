@@ -184,6 +184,12 @@ export interface QuantizeOptions {
    * @default {false}
    */
   sourceFloats?: boolean;
+  /**
+   * GGUF output: tensors (by GGUF name) whose type the converter class forces
+   * under each of its `--outtype` values (`none`, `f16`, `bf16`, `q8_0`):
+   * DeepSeek-V4's matrices dequantized from FP8, Q8_0 whatever the outtype.
+   */
+  forcedTypes?: ReadonlyMap<string, DType>;
 }
 
 /** How one tensor's payload is produced. */
@@ -308,7 +314,7 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
   }
   if (!spec.isFloat) return plan(INTEGER_WIDENING[dtype] ?? dtype, "integer");
   if (KEEP_QUANTIZED.has(dtype) || keptForGguf(info, options)) return plan(dtype, "copy");
-  const kept = sourceFloatPlan(info, options);
+  const kept = forcedPlan(info, options) ?? sourceFloatPlan(info, options);
   if (kept !== undefined) return kept;
   const target = TARGET_DTYPE[options.to ?? "none"];
   // GGUF F16/BF16 follow llama.cpp's converter (--outtype f16/bf16): every matrix
@@ -354,6 +360,23 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
 
 /** The targets that are llama.cpp converter `--outtype` values, which `sourceFloats` applies to. */
 const CONVERTER_OUTTYPES: ReadonlySet<QuantizeTarget> = new Set(["f16", "bf16", "q8_0"]);
+
+/**
+ * The plan of a tensor whose type the converter class forces under its
+ * `--outtype` values (`QuantizeOptions.forcedTypes`), or `undefined`.
+ */
+function forcedPlan(info: TensorInfo, options: QuantizeOptions): TensorPlan | undefined {
+  const to = options.ggufTypes === true ? options.forcedTypes?.get(info.name) : undefined;
+  const target = options.to ?? "none";
+  if (to === undefined || (target !== "none" && !CONVERTER_OUTTYPES.has(target))) return undefined;
+  if (to === info.dtype) return { source: info, info, action: "copy", quantized: false };
+  return {
+    source: info,
+    info: { ...info, dtype: to, byteLength: tensorByteLength(to, info.shape) },
+    action: "float",
+    quantized: false,
+  };
+}
 
 /**
  * The plan of an F32 or BF16 tensor a converter class keeps in its source
@@ -466,7 +489,8 @@ export function planModel(
     });
     checkPresetTypes(header, types, preset, options);
     plans = header.tensors.map((t, i) =>
-      sourceFloatPlan(t, options) ?? planPresetTensor(t, types[i], options)
+      forcedPlan(t, options) ?? sourceFloatPlan(t, options) ??
+        planPresetTensor(t, types[i], options)
     );
   }
   const metadata: ModelMetadata = { ...header.metadata };

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
-import { testdata, withTempDir } from "../cli/_run_apr.ts";
+import { runApr, testdata, withTempDir } from "../cli/_run_apr.ts";
 import { type GgufFile, readGgufFile, sameBytes, type StoredTensor } from "./_files.ts";
 
 /** Largest difference in log-probability accepted against transformers. */
@@ -171,8 +171,8 @@ export const NOT_YET_GGUF: Readonly<Record<string, string>> = {
  * why: what the loops require of every family does not hold for them.
  */
 export const OWN_TESTS: Readonly<Record<string, string>> = {
-  "gpt-oss-mxfp4": "gpt_oss_test.ts: its MXFP4 experts stay MXFP4 in GGUF, which llama-quantize " +
-    "does not requantize (no K-quant presets) and APR holds dequantized",
+  "gpt-oss-mxfp4": "gpt_oss_test.ts: its MXFP4 experts stay MXFP4 in GGUF (its presets are " +
+    "llama-quantize's with them kept MXFP4) and APR holds them dequantized",
   "deepseek4": "deepseek4_test.ts: llama.cpp runs its MXFP4 experts on Q8_0 activations (judged " +
     "with them decoded to F32), its presets are llama-quantize's with the experts kept MXFP4",
 };
@@ -325,6 +325,8 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   // Gemma4ForConditionalGeneration with an audio tower (F32, BF16): as gemma4-cg.
   "gemma4-audio",
   "gemma4-audio-bf16",
+  // deepseek4's with FP8 projections: their `.scale` too (deepseek4_test.ts).
+  "deepseek4-fp8",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */
@@ -507,6 +509,75 @@ export function expectedBack(family: string, name: string, bytes: Uint8Array): U
   const x = new Float32Array(bytes.slice().buffer);
   const out = x.map((v) => Math.fround(Math.fround(v + 1) - 1));
   return new Uint8Array(out.buffer);
+}
+
+/** The llama-quantize files of a model with MXFP4 experts, and what makes aprkit's. */
+const KEPT_MXFP4_PRESETS = {
+  // Experts kept MXFP4 (--tensor-type exps=mxfp4), said in a note.
+  "Q4_K_M": { args: ["--quantize", "Q4_K_M"], madeBy: /exps=mxfp4/, kept: true, note: true },
+  "Q5_K_S": { args: ["--quantize", "Q5_K_S"], madeBy: /exps=mxfp4/, kept: true, note: true },
+  // Experts quantized again.
+  "Q4_K_M-allow-requantize": {
+    args: ["--quantize", "Q4_K_M", "--allow-requantize"],
+    madeBy: /--allow-requantize/,
+    kept: false,
+    note: false,
+  },
+  // MXFP4 is the experts' type in this preset: nothing to keep or requantize.
+  "MXFP4_MOE": {
+    args: ["--quantize", "MXFP4_MOE"],
+    madeBy: /llama-quantize of the f32 file, MXFP4_MOE/,
+    kept: true,
+    note: false,
+  },
+} as const;
+
+/**
+ * A fixture whose GGUF holds MXFP4 experts (src/pipeline/kept_block_targets.ts):
+ * `apr convert --quantize Q4_K_M` and `Q5_K_S` keep them, equal to
+ * `llama-quantize --tensor-type exps=mxfp4` of the converter's f32 file
+ * sha256 for sha256, and say so in one note; with `--allow-requantize`
+ * Q4_K_M equals `llama-quantize --allow-requantize` (the experts quantized
+ * again), and MXFP4_MOE plain `llama-quantize`'s, neither with the note.
+ *
+ * @param t The test.
+ * @param fixture The fixture (`hf/<fixture>/`, `llama.cpp/<fixture>-*.json`).
+ * @param experts Its MXFP4 expert stacks.
+ * @param presets The files to compare (default all).
+ */
+export async function equalsKeptMxfp4Presets(
+  t: Deno.TestContext,
+  fixture: string,
+  experts: number,
+  presets: readonly (keyof typeof KEPT_MXFP4_PRESETS)[] = [
+    "Q4_K_M",
+    "Q5_K_S",
+    "Q4_K_M-allow-requantize",
+    "MXFP4_MOE",
+  ],
+): Promise<void> {
+  await withTempDir(async (dir) => {
+    for (const type of presets) {
+      const { args, madeBy, kept, note } = KEPT_MXFP4_PRESETS[type];
+      await t.step(type, async () => {
+        const out = `${dir}/${type}.gguf`;
+        const run = await runApr(["convert", familyDir(fixture), "-o", out, ...args]);
+        assert.equal(run.code, 0, run.stderr);
+        const theirs = await llamaCppManifest(fixture, type);
+        assert.ok(theirs?.file_sha256 !== undefined, `no llama-quantize ${type} manifest`);
+        assert.match(theirs.made_by, madeBy);
+        const mine = await ggufDescription(out);
+        assert.equal(mine.tensors.filter((x) => x.type === "MXFP4").length, kept ? experts : 0);
+        fail(`${fixture} ${type}`, manifestDifferences(mine, theirs));
+        fail(`${fixture} ${type}`, await fileDifference(out, theirs));
+        const notes = run.stdout.split("\n").filter((l) =>
+          l.startsWith("note: the routed experts")
+        );
+        assert.equal(notes.length, note ? 1 : 0, run.stdout);
+        if (note) assert.match(notes[0]!, /--tensor-type exps=mxfp4/);
+      });
+    }
+  });
 }
 
 /**

@@ -16,7 +16,11 @@
  *   f32`, GGUF → GGUF) and requires transformers' log-probs within 0.03
  *   there; the MXFP4 file itself is run and its figure printed;
  * - configs llama.cpp or its converter cannot take are refused in one line;
- * - a DeepSeek-V4 GGUF is not read back into Hugging Face's layout.
+ * - a DeepSeek-V4 GGUF is not read back into Hugging Face's layout;
+ * - `deepseek4-fp8` (the published FP8 projections: E4M3 + E8M0 `.scale`):
+ *   the converter's f32, bf16 and q8_0 files (those matrices Q8_0 under
+ *   every outtype), a K-quant preset refused as llama-quantize refuses the
+ *   converter's Q8_0, and with `--allow-requantize` llama-quantize's file.
  */
 
 import assert from "node:assert/strict";
@@ -25,6 +29,7 @@ import { assertOneLineError, runApr, withTempDir } from "../cli/_run_apr.ts";
 import { llamaLogProbs } from "./_llama_judge.ts";
 import {
   compareWithReference,
+  equalsKeptMxfp4Presets,
   fail,
   familyDir,
   type FamilyReference,
@@ -72,36 +77,54 @@ Deno.test("deepseek4: HF → GGUF is llama.cpp's converter's --outtype f32, bf16
   });
 });
 
-Deno.test("deepseek4: Q4_K_M and Q5_K_S keep the experts MXFP4, equal to llama-quantize --tensor-type exps=mxfp4, in a note; --allow-requantize equals llama-quantize's", async (t) => {
+Deno.test("deepseek4: Q4_K_M and Q5_K_S keep the experts MXFP4, equal to llama-quantize --tensor-type exps=mxfp4, in a note; --allow-requantize and MXFP4_MOE equal llama-quantize's", (t) =>
+  equalsKeptMxfp4Presets(t, FIXTURE, 12));
+
+/** The published checkpoint's form: its non-expert projections FP8 (E4M3 + E8M0 `.scale`). */
+const FP8 = "deepseek4-fp8";
+
+Deno.test("deepseek4 FP8: the converter's --outtype f32, bf16 and q8_0 file, sha256 for sha256 (FP8 matrices dequantized with their block scales, Q8_0 under every outtype)", async (t) => {
   await withTempDir(async (dir) => {
-    for (
-      const [type, args] of [
-        ["Q4_K_M", ["--quantize", "Q4_K_M"]],
-        ["Q5_K_S", ["--quantize", "Q5_K_S"]],
-        ["Q4_K_M-allow-requantize", ["--quantize", "Q4_K_M", "--allow-requantize"]],
-      ] as const
-    ) {
+    for (const type of ["f32", "bf16", "q8_0"] as const) {
       await t.step(type, async () => {
         const out = `${dir}/${type}.gguf`;
-        const run = await runApr(["convert", SOURCE, "-o", out, ...args]);
-        assert.equal(run.code, 0, run.stderr);
-        const theirs = await llamaCppManifest(FIXTURE, type);
-        assert.ok(theirs?.file_sha256 !== undefined, `no llama-quantize ${type} manifest`);
-        const requantized = type.endsWith("allow-requantize");
-        assert.match(theirs.made_by, requantized ? /--allow-requantize/ : /exps=mxfp4/);
-        const mine = await ggufDescription(out);
-        assert.equal(mine.tensors.filter((x) => x.type === "MXFP4").length, requantized ? 0 : 12);
-        fail(`${FIXTURE} ${type}`, manifestDifferences(mine, theirs));
-        fail(`${FIXTURE} ${type}`, await fileDifference(out, theirs));
-        const notes = run.stdout.split("\n").filter((l) =>
-          l.startsWith("note: the routed experts")
+        await convertModel(
+          familyDir(FP8),
+          out,
+          type === "f32" ? { float32: true } : { quantize: type },
         );
-        assert.equal(notes.length, requantized ? 0 : 1, run.stdout);
-        if (!requantized) assert.match(notes[0]!, /--tensor-type exps=mxfp4/);
+        const theirs = await llamaCppManifest(FP8, type);
+        assert.ok(theirs?.file_sha256 !== undefined, `no llama.cpp ${type} manifest`);
+        const mine = await ggufDescription(out);
+        // Not vacuous: 4 layers × 8 projections + 2 indexers' wq_b, Q8_0.
+        assert.equal(mine.tensors.filter((x) => x.type === "Q8_0").length, 34);
+        assert.ok(
+          mine.tensors.some((x) => x.name === "blk.1.indexer.attn_q_b.weight" && x.type === "Q8_0"),
+        );
+        fail(`${FP8} ${type}`, manifestDifferences(mine, theirs));
+        fail(`${FP8} ${type}`, await fileDifference(out, theirs));
       });
     }
   });
 });
+
+Deno.test("deepseek4 FP8: a K-quant preset is refused in one line with no file (llama-quantize refuses the converter's Q8_0)", async () => {
+  await withTempDir(async (dir) => {
+    const out = `${dir}/q4.gguf`;
+    const refused = await runApr(["convert", familyDir(FP8), "-o", out, "--quantize", "Q4_K_M"]);
+    assertOneLineError(
+      refused,
+      /34 FP8 matrices as Q8_0/,
+      /requantizing from type q8_0/,
+      /--allow-requantize/,
+    );
+    await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    assert.deepEqual([...Deno.readDirSync(dir)], []);
+  });
+});
+
+Deno.test("deepseek4 FP8: Q4_K_M with --allow-requantize equals llama-quantize --allow-requantize's file of the converter's, and MXFP4_MOE llama-quantize's (the Q8_0 matrices kept)", (t) =>
+  equalsKeptMxfp4Presets(t, FP8, 12, ["Q4_K_M-allow-requantize", "MXFP4_MOE"]));
 
 /** The fixture copied to `dir/checkpoint`, its config.json changed by `edit`. */
 async function withConfig(
@@ -121,41 +144,21 @@ async function withConfig(
 
 /**
  * The fixture's config.json as transformers 5.18 saves it
- * (`AutoConfig.from_pretrained(…).save_pretrained(…)`; these are the keys
- * that differ, compared key by key when written): the published
+ * (`AutoConfig.from_pretrained(…).save_pretrained(…)`, written by
+ * tests/testdata/families/make_transformers5_configs.py): the published
  * compress_ratios, num_hash_layers and rope_scaling folded into layer_types,
  * compress_rates, mlp_layer_types and rope_parameters.
  */
+const TRANSFORMERS5_CONFIG = JSON.parse(
+  Deno.readTextFileSync(
+    new URL("../testdata/families/transformers5/deepseek4.config.json", import.meta.url),
+  ),
+) as Record<string, unknown>;
+
+/** `config` replaced by {@linkcode TRANSFORMERS5_CONFIG}. */
 function transformers5Form(config: Record<string, unknown>): void {
-  delete config["compress_ratios"];
-  delete config["num_hash_layers"];
-  delete config["rope_scaling"];
-  config["layer_types"] = [
-    "sliding_attention",
-    "compressed_sparse_attention",
-    "heavily_compressed_attention",
-    "compressed_sparse_attention",
-  ];
-  config["compress_rates"] = {
-    compressed_sparse_attention: 4,
-    heavily_compressed_attention: 128,
-  };
-  config["mlp_layer_types"] = ["hash_moe", "moe", "moe", "moe"];
-  config["partial_rotary_factor"] = 0.125;
-  config["rope_parameters"] = {
-    compress: {
-      attention_factor: 1.0,
-      beta_fast: 32,
-      beta_slow: 1,
-      factor: 16.0,
-      original_max_position_embeddings: 16,
-      partial_rotary_factor: 0.125,
-      rope_theta: 160000.0,
-      rope_type: "yarn",
-      type: "yarn",
-    },
-    main: { partial_rotary_factor: 0.125, rope_theta: 10000.0, rope_type: "default" },
-  };
+  for (const key of Object.keys(config)) delete config[key];
+  Object.assign(config, structuredClone(TRANSFORMERS5_CONFIG));
 }
 
 Deno.test("deepseek4: llama.cpp runs aprkit's GGUF with its experts decoded to F32 as transformers computes it, from the published config.json and from transformers 5's; the MXFP4 file's figure is recorded", async () => {

@@ -7,10 +7,12 @@
  * transformers computes the checkpoint; APR holds the experts dequantized
  * (realizar has no gpt-oss model: Hugging Face names), and its GGUF export
  * runs as transformers computes too. What cannot be written as llama.cpp
- * does is refused in one line with exit code 2 and no file: a K-quant preset
- * (llama-quantize does not requantize MXFP4), a blocks/scales pair of the
- * wrong shapes, a truncated shard, and a gpt-oss GGUF back to SafeTensors or
- * APR. The same checkpoint's layout in BF16 (`gpt-oss-bf16`, transformers'
+ * does is refused in one line with exit code 2 and no file: a blocks/scales
+ * pair of the wrong shapes, a truncated shard, and a gpt-oss GGUF back to
+ * SafeTensors or APR. The K-quant presets keep the experts MXFP4 and equal
+ * `llama-quantize --tensor-type exps=mxfp4` (plain llama-quantize refuses:
+ * "requantizing from type mxfp4 is disabled"), in one note; with
+ * `--allow-requantize` they equal `llama-quantize --allow-requantize`. The same checkpoint's layout in BF16 (`gpt-oss-bf16`, transformers'
  * stacked experts) gives the converter's and llama-quantize's files too; the
  * F32 `gpt-oss` fixture is judged with the other families in
  * families_gguf_test.ts.
@@ -24,6 +26,7 @@ import { llamaLogProbs } from "./_llama_judge.ts";
 import {
   compareWithReference,
   equalsConverterFiles,
+  equalsKeptMxfp4Presets,
   fail,
   familyDir,
   familyReference,
@@ -103,15 +106,8 @@ Deno.test("gpt-oss MXFP4: llama.cpp runs aprkit's GGUF as transformers computes 
   });
 });
 
-Deno.test("gpt-oss MXFP4: a K-quant preset is refused (llama-quantize does not requantize MXFP4), in one line, with no file", async () => {
-  await withTempDir(async (dir) => {
-    const out = `${dir}/q4.gguf`;
-    const run = await runApr(["convert", SOURCE, "-o", out, "--quantize", "Q4_K_M"]);
-    assertOneLineError(run, /mxfp4/, /q8_0/);
-    await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
-    assert.deepEqual([...Deno.readDirSync(dir)], []);
-  });
-});
+Deno.test("gpt-oss MXFP4: Q4_K_M and Q5_K_S keep the experts MXFP4, equal to llama-quantize --tensor-type exps=mxfp4, in a note; --allow-requantize and MXFP4_MOE equal llama-quantize's", (t) =>
+  equalsKeptMxfp4Presets(t, FIXTURE, 6));
 
 /** The fixture copied to `dir/name`, with one shard's bytes changed by `edit`. */
 async function alteredCopy(

@@ -31,9 +31,13 @@
  * chat template (`models/templates/`, the Flash-0731 one for a folder naming
  * 0731) right after `general.architecture`, which a model's own replaces in
  * place; file type `MOSTLY_MXFP4_MOE` and each F32 tensor F32, each BF16
- * matrix BF16, whatever `--outtype` (`tensor_force_quant`). The K-quant
- * presets keep the experts MXFP4, as `llama-quantize --tensor-type
- * exps=mxfp4` does (plain llama-quantize refuses to requantize MXFP4).
+ * matrix BF16, whatever `--outtype` (`tensor_force_quant`); the published
+ * FP8 projections (E4M3 `.weight` + E8M0 `.scale` per 128×128 block, which
+ * the fp8 checkpoint reader dequantizes as `dequant_model` does) Q8_0,
+ * whatever `--outtype` too (`fp8AsQ8_0`). The K-quant presets keep the
+ * experts MXFP4, as `llama-quantize --tensor-type exps=mxfp4` does (plain
+ * llama-quantize refuses to requantize MXFP4), and refuse those Q8_0
+ * matrices without `--allow-requantize`, as llama-quantize does.
  *
  * llama.cpp's CPU kernel multiplies MXFP4 weights by activations rounded to
  * Q8_0, which moves expert and indexer choices: measured on the deepseek4
@@ -540,6 +544,7 @@ export const DEEPSEEK4: Family = {
     hfName: (name) => BARE_NAME.test(name) ? `${name}.weight` : name,
     fileType: MOSTLY_MXFP4_MOE,
     keepsSourceFloats: true,
+    fp8AsQ8_0: true,
   },
   ggufReadBackRefusal:
     "aprkit does not read a DeepSeek-V4 GGUF back into Hugging Face's layout (its experts are " +

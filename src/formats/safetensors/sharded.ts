@@ -108,6 +108,11 @@ export interface SafetensorsModelReader extends ModelReader {
    */
   readonly quantKept?: "MXFP4" | "NVFP4";
   /**
+   * The weights this reader makes by dequantizing a quantized checkpoint's
+   * groups (served as F32), by name, when it keeps none as stored.
+   */
+  readonly quantDequantized?: readonly string[];
+  /**
    * The shard (its path or URL) holding a tensor, for messages; `undefined`
    * for one the reader makes (a dequantized checkpoint's weights).
    */
@@ -510,13 +515,16 @@ async function dequantized(
   }
   if (result.method === undefined) return reader;
   const tensors = result.tensors;
+  const read = new Set(reader.tensors);
   return {
     header: { ...reader.header, tensors: tensors.map((t) => t.info) },
     tensors,
     shards: reader.shards,
     ...(reader.shardOf !== undefined ? { shardOf: reader.shardOf } : {}),
     quantMethod: result.method,
-    ...(result.kept !== undefined ? { quantKept: result.kept } : {}),
+    ...(result.kept !== undefined
+      ? { quantKept: result.kept }
+      : { quantDequantized: tensors.filter((t) => !read.has(t)).map((t) => t.info.name) }),
     close: () => reader.close(),
   };
 }

@@ -24,7 +24,7 @@ export const MAX_SCALE_BYTES = 64 * 1024 * 1024;
 /** Weight dtypes a scale applies to. */
 const WEIGHT_DTYPES = new Set(["F8_E4M3", "F8_E5M2", "I8", "F16", "BF16", "F32"]);
 /** Scale dtypes. */
-const SCALE_DTYPES = new Set(["F32", "F16", "BF16", "F64"]);
+const SCALE_DTYPES = new Set(["F32", "F16", "BF16", "F64", "F8_E8M0"]);
 
 /**
  * The dequantized entry for `weight` scaled by `scale`.
@@ -63,7 +63,7 @@ export function scaledEntry(
   if (!SCALE_DTYPES.has(scale.info.dtype)) {
     throw checkpointError(
       context,
-      `scale "${scale.info.name}" is ${scale.info.dtype}, expected F32, F16 or BF16`,
+      `scale "${scale.info.name}" is ${scale.info.dtype}, expected F32, F16, BF16 or F8_E8M0`,
     );
   }
   if (scale.info.byteLength > MAX_SCALE_BYTES) {

@@ -2313,6 +2313,59 @@ BF16_COPIES = {"gpt-oss-bf16": "gpt-oss", "qwen35-bf16": "qwen35",
                "gemma4-audio-bf16": "gemma4-audio"}
 
 
+# DeepSeek-V4's published non-expert projections are FP8 (E4M3 `.weight` + E8M0 `.scale`,
+# one per 128×128 block, `quantization_config` quant_method fp8, scale_fmt ue8m0); the
+# compressors' and the indexer's gate/kv/weights_proj stay BF16 (transformers'
+# DeepseekV4PreTrainedModel._keep_in_fp32_modules lists them as shipped without a scale).
+DEEPSEEK4_FP8_WEIGHTS = re.compile(
+    r"layers\.\d+\.(attn\.(wq_a|wq_b|wkv|wo_a|wo_b|indexer\.wq_b)|ffn\.shared_experts\.w[123])\.weight")
+DEEPSEEK4_FP8_CONFIG = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                        "scale_fmt": "ue8m0", "weight_block_size": [128, 128]}
+
+
+def fp8_block_quantize(w: torch.Tensor, block: int = 128) -> tuple[torch.Tensor, torch.Tensor]:
+    """`w` as DeepSeek's FP8 weights: per 128×128 block a power-of-two scale (E8M0, the
+    smallest 2^k with amax / 2^k <= 448) and the values divided by it rounded to E4M3."""
+    rows, cols = w.shape
+    br, bc = -(-rows // block), -(-cols // block)
+    scales = torch.empty(br, bc, dtype=torch.float32)
+    q = torch.empty(rows, cols, dtype=torch.float8_e4m3fn)
+    for i in range(br):
+        for j in range(bc):
+            tile = w[i * block:(i + 1) * block, j * block:(j + 1) * block].double()
+            amax = max(tile.abs().max().item(), 1e-30)
+            scale = 2.0 ** math.ceil(math.log2(amax / 448.0))
+            scales[i, j] = scale
+            q[i * block:(i + 1) * block, j * block:(j + 1) * block] = (tile / scale).float().to(torch.float8_e4m3fn)
+    return q, scales.to(torch.float8_e8m0fnu)
+
+
+def make_fp8_copy(name: str, copy: str) -> None:
+    """`hf/<copy>/`: `hf/<name>/` (DeepSeek-V4) with its non-expert projections stored as
+    the published checkpoint stores them (DEEPSEEK4_FP8_WEIGHTS, `fp8_block_quantize`) and
+    config.json's `quantization_config`. No reference run: it is there for the
+    converter's handling of FP8 weights (make_llamacpp.py)."""
+    source, folder = HERE / "hf" / name, HERE / "hf" / copy
+    if folder.exists():
+        shutil.rmtree(folder)
+    shutil.copytree(source, folder)
+
+    def pack(tensor_name: str, t: torch.Tensor) -> dict:
+        if not DEEPSEEK4_FP8_WEIGHTS.fullmatch(tensor_name):
+            return {tensor_name: t}
+        q, scale = fp8_block_quantize(t.float())
+        return {tensor_name: q, tensor_name.removesuffix(".weight") + ".scale": scale}
+
+    repack_shards(folder, pack)
+    config_path = folder / "config.json"
+    config = json.loads(config_path.read_text())
+    config["quantization_config"] = DEEPSEEK4_FP8_CONFIG
+    config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+
+
+FP8_COPIES = {"deepseek4-fp8": "deepseek4"}
+
+
 def make_mtp_copy(name: str, copy: str) -> None:
     """`hf/<copy>/`: `hf/<name>/` with its multi-token-prediction layer as the Hub's
     checkpoints hold it, in a shard of its own, seeded: GLM-4.5's past
@@ -2779,6 +2832,10 @@ def main() -> None:
         if not TRANSFORMERS_4 and (copy in names or name in names):
             make_bf16_copy(name, copy)
             print(f"{copy}: {name} in BF16")
+    for copy, name in FP8_COPIES.items():
+        if not TRANSFORMERS_4 and (copy in names or name in names):
+            make_fp8_copy(name, copy)
+            print(f"{copy}: {name} with FP8 non-expert projections")
     for copy, name in ASSISTANTS.items():
         if not TRANSFORMERS_4 and copy in names:
             make_assistant(copy, name)

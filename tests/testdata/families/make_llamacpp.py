@@ -90,11 +90,13 @@ VALUES_KEPT = (".ssm_a", ".per_dim_scale.weight", ".per_dim_k_scale.weight")
 # The converter's own --outtype values (beyond f32), and llama-quantize presets of its F32 file.
 OUTTYPES = ["bf16", "q8_0"]
 QUANTIZED = ["Q4_K_M", "Q5_K_S"]
-# Fixtures whose converter files hold MXFP4 experts for every --outtype (DeepSeek-V4's), which
-# llama-quantize refuses to requantize ("requantizing from type mxfp4 is disabled"): their
-# presets are made keeping them, as llama-quantize does when told to, and Q4_K_M also with
-# --allow-requantize (<family>-Q4_K_M-allow-requantize.json: the experts quantized again).
-KEEP_MXFP4_EXPERTS = {"deepseek4": ["--tensor-type", "exps=mxfp4"]}
+# Fixtures whose converter files hold MXFP4 experts for every --outtype (DeepSeek-V4's, and
+# gpt-oss's as the Hub publishes it), which llama-quantize refuses to requantize
+# ("requantizing from type mxfp4 is disabled"): their presets are made keeping them, as
+# llama-quantize does when told to, and Q4_K_M also with --allow-requantize
+# (<family>-Q4_K_M-allow-requantize.json: the experts quantized again), and MXFP4_MOE as it
+# is (<family>-MXFP4_MOE.json: its experts' type is MXFP4, nothing requantized).
+KEEP_MXFP4_EXPERTS = {name: ["--tensor-type", "exps=mxfp4"] for name in ("deepseek4", "gpt-oss-mxfp4", "deepseek4-fp8")}
 # Converter flags some checkpoints need. Qwen3-Next and Qwen3.5: the converter
 # counts multi-token-prediction layers from config.json's mtp_num_hidden_layers
 # or else from `mtp.*` tensors, and asserts when it finds neither, as in a
@@ -305,7 +307,7 @@ def main() -> None:
                     flags = KEEP_MXFP4_EXPERTS.get(name, [])
                     run = subprocess.run([str(quantize), *flags, str(f32), str(qpath), q], capture_output=True, text=True)
                     if run.returncode != 0:
-                        # gpt-oss's MXFP4 experts: "requantizing from type mxfp4 is disabled".
+                        # MXFP4 experts without KEEP_MXFP4_EXPERTS: "requantizing from type mxfp4 is disabled".
                         errors = [l.split(": ", 1)[-1] for l in run.stderr.splitlines() + run.stdout.splitlines() if "failed to quantize:" in l]
                         print(f"{name}: llama-quantize refused {q}: {(errors or ['?'])[-1]}")
                         (out_dir / f"{name}-{q}.json").unlink(missing_ok=True)
@@ -317,6 +319,9 @@ def main() -> None:
                                    capture_output=True, check=True)
                     files["Q4_K_M-allow-requantize"] = (
                         qpath, f"llama.cpp {commit}: llama-quantize --allow-requantize of the f32 file, Q4_K_M")
+                    qpath = Path(tmp) / f"{name}-MXFP4_MOE.gguf"
+                    subprocess.run([str(quantize), str(f32), str(qpath), "MXFP4_MOE"], capture_output=True, check=True)
+                    files["MXFP4_MOE"] = (qpath, f"llama.cpp {commit}: llama-quantize of the f32 file, MXFP4_MOE")
             for kind, (path, made_by) in files.items():
                 (out_dir / f"{name}-{kind}.json").write_text(json.dumps(manifest(path, made_by), indent=1) + "\n")
                 if kind in KEEP_GGUF.get(name, []):

@@ -1,0 +1,85 @@
+/**
+ * A SafeTensors checkpoint's tensors in the order llama.cpp's converter
+ * reads them: shard after shard, each shard's by name (gguf-py's
+ * `SafetensorsLocal`, as the safetensors library lists them), where aprkit's
+ * reader serves them by data offset. The two differ where a shard mixes
+ * dtypes (safetensors stores the wider ones first): DeepSeek-V4's FP8
+ * weights and their E8M0 scales after the F32/BF16 tensors of their layer.
+ * The entries (not their payloads) are held until the source's last
+ * tensor, then emitted in that order; each payload is opened when the sink
+ * reads it. A source already in that order passes through as it comes.
+ *
+ * @module
+ */
+
+import type { ModelChunk, TensorEntry, TensorInfo } from "../tensor.ts";
+
+/**
+ * The converter's reading order of `tensors`, or `undefined` when it is
+ * theirs already. A tensor with no shard of its own (one a quantized
+ * checkpoint's reader made) stays in the shard of the tensor before it.
+ *
+ * @param tensors The reader's tensors, in its order (shards in name order).
+ * @param shardOf The shard of a tensor the files hold.
+ * @returns The names in the converter's order, or `undefined`.
+ */
+export function converterReadOrder(
+  tensors: readonly TensorInfo[],
+  shardOf: (name: string) => string | undefined,
+): string[] | undefined {
+  const rank = new Map<string, number>();
+  let shard = 0;
+  let last: string | undefined;
+  const keyed = tensors.map((t) => {
+    const of = shardOf(t.name);
+    if (of !== undefined && of !== last) {
+      shard = rank.get(of) ?? rank.size;
+      rank.set(of, shard);
+      last = of;
+    }
+    return { name: t.name, shard };
+  });
+  const sorted = [...keyed].sort((a, b) =>
+    a.shard - b.shard || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+  );
+  return sorted.every((t, i) => t === keyed[i]) ? undefined : sorted.map((t) => t.name);
+}
+
+/**
+ * The transform.
+ *
+ * @param shardOf The shard of a tensor the files hold.
+ * @returns The transform.
+ */
+export function inConverterReadOrder(
+  shardOf: (name: string) => string | undefined,
+): TransformStream<ModelChunk, ModelChunk> {
+  const held = new Map<string, TensorEntry>();
+  let order: string[] | undefined;
+  return new TransformStream<ModelChunk, ModelChunk>({
+    transform(chunk, controller) {
+      if (chunk.type === "header") {
+        order = converterReadOrder(chunk.header.tensors, shardOf);
+        if (order === undefined) {
+          controller.enqueue(chunk);
+          return;
+        }
+        const byName = new Map(chunk.header.tensors.map((t) => [t.name, t]));
+        const tensors = order.map((name) => byName.get(name)!);
+        controller.enqueue({ type: "header", header: { ...chunk.header, tensors } });
+        return;
+      }
+      if (order === undefined) controller.enqueue(chunk);
+      else held.set(chunk.tensor.info.name, chunk.tensor);
+    },
+    flush(controller) {
+      for (const name of order ?? []) {
+        const entry = held.get(name);
+        if (entry === undefined) {
+          throw new TypeError(`Cannot reorder tensors: "${name}" never arrived`);
+        }
+        controller.enqueue({ type: "tensor", tensor: entry });
+      }
+    },
+  });
+}

@@ -1,0 +1,35 @@
+/**
+ * `converterReadOrder` (src/pipeline/converter_read_order.ts): a checkpoint's
+ * tensors as llama.cpp's converter reads them, shard after shard and each
+ * shard's by name (gguf-py's SafetensorsLocal), where aprkit's reader
+ * serves a mixed-dtype shard by data offset (the `deepseek4-fp8` fixture's
+ * files equal the converter's only so: tests/interop/deepseek4_test.ts).
+ */
+
+import assert from "node:assert/strict";
+import { converterReadOrder } from "../../src/pipeline/converter_read_order.ts";
+import type { TensorInfo } from "../../src/tensor.ts";
+
+const info = (name: string): TensorInfo => ({ name, dtype: "F32", shape: [1], byteLength: 4 });
+
+Deno.test("converter read order: each shard's tensors by name, shards kept in turn; a made tensor stays in its neighbour's shard", () => {
+  const shards = new Map([
+    ["a.norm.weight", "s1"],
+    ["a.wq.scale", "s1"],
+    ["a.wq.weight", "s1"],
+    ["b.norm.weight", "s2"],
+    ["b.wk.weight", "s2"],
+  ]);
+  // By data offset: F32 first, then the one-byte FP8 weights and scales.
+  const served = ["a.norm.weight", "z.weight", "a.wq.weight", "b.wk.weight", "b.norm.weight"];
+  assert.deepEqual(converterReadOrder(served.map(info), (n) => shards.get(n)), [
+    "a.norm.weight",
+    "a.wq.weight",
+    "z.weight",
+    "b.norm.weight",
+    "b.wk.weight",
+  ]);
+  // Already in that order: nothing to do.
+  const sorted = ["a.norm.weight", "a.wq.weight", "b.norm.weight", "b.wk.weight"];
+  assert.equal(converterReadOrder(sorted.map(info), (n) => shards.get(n)), undefined);
+});
