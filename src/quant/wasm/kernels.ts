@@ -57,6 +57,7 @@ interface Exports {
   encodeQ6K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeQ2K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeQ3K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
+  encodeQ3KBf16(src: number, dst: number, blocks: number): void;
   encodeTq1_0(src: number, dst: number, blocks: number): void;
   encodeTq2_0(src: number, dst: number, blocks: number): void;
   encodeQ1_0(src: number, dst: number, blocks: number): void;
@@ -367,7 +368,8 @@ function instantiate(): WasmKernels | null {
   const bf16 = new Uint8Array(exports.memory.buffer, bf16Base, 2 * SLICE);
 
   // A K-quant kernel (no importance weights) on bf16 at `src`: widened to the
-  // f32 region first (a slice of 256 super-blocks stays in cache).
+  // f32 region first (a slice of 256 super-blocks stays in cache), except
+  // Q3_K, whose kernel widens one super-block at a time.
   const widened = (
     run: (src: number, dst: number, blocks: number, qw: number, cols: number) => void,
   ) =>
@@ -387,7 +389,7 @@ function instantiate(): WasmKernels | null {
     Q5_1: [exports.encodeQ5_1Bf16, 24, 32],
     Q1_0: [exports.encodeQ1_0Bf16, 18, 128],
     Q2_K: [widened(exports.encodeQ2K), 84, 256],
-    Q3_K: [widened(exports.encodeQ3K), 110, 256],
+    Q3_K: [exports.encodeQ3KBf16, 110, 256],
     Q4_K: [widened(exports.encodeQ4K), 144, 256],
     Q5_K: [widened(exports.encodeQ5K), 176, 256],
     Q6_K: [widened(exports.encodeQ6K), 210, 256],
