@@ -126,6 +126,25 @@ export function takeBuffer(byteLength: number): ArrayBuffer {
 }
 
 /**
+ * Free kept buffers of lengths other than `n`, the longest-kept lengths
+ * first, until `n` more bytes fit: buffers of a length the run has moved on
+ * from (a Q6_K output head's pieces, ~0.4 MiB each) would otherwise hold the
+ * room for good, and every later chunk would be a new buffer, zeroed and
+ * faulted in (measured: every 1 MiB chunk and job of a Q3_K_S conversion).
+ */
+function makeRoom(n: number): void {
+  for (const [length, list] of RECYCLED) {
+    if (recycledBytes + n <= MAX_RECYCLED_BYTES) return;
+    if (length === n) continue;
+    while (list.length > 0 && recycledBytes + n > MAX_RECYCLED_BYTES) {
+      (list.pop() as ArrayBuffer & { transfer(length?: number): ArrayBuffer }).transfer(0);
+      recycledBytes -= length;
+    }
+    if (list.length === 0) RECYCLED.delete(length);
+  }
+}
+
+/**
  * Give a chunk's memory back now, if its producer marked it with
  * {@linkcode markReleasable}; otherwise do nothing. Call it only when done
  * with the chunk and holding no other view of it: the buffer is detached
@@ -150,6 +169,7 @@ export function releaseChunk(chunk: ArrayBufferView): void {
   const b = buffer as ArrayBuffer & { transfer?: (length?: number) => ArrayBuffer };
   if (typeof b.transfer !== "function" || b.detached) return;
   const n = b.byteLength;
+  if (n > 0 && n <= MAX_RECYCLED_BYTES) makeRoom(n);
   if (n > 0 && recycledBytes + n <= MAX_RECYCLED_BYTES) {
     // Same length: the memory moves to a new buffer without a copy.
     const kept = b.transfer();

@@ -1,84 +1,92 @@
 // This module is browser compatible.
 
 /**
- * Internal: a BF16 payload straight to a 32-value block type (Q8_0, Q4_0,
- * Q4_1, Q5_0, Q5_1) or Q1_0 (128 values) in the WebAssembly module, which widens the values to
- * f32 itself. On this path TensorDecoder's f32 pass, TensorEncoder's copy of
- * it into the module and a fresh output per batch were most of the work
- * besides the encoding (docs/BENCHMARKS.md, issue 33's speed figures); the
- * bytes are the same.
+ * Internal: a BF16 payload straight to a block type in the WebAssembly
+ * module, which widens the values to f32 itself: the 32-value types (Q8_0,
+ * Q4_0, Q4_1, Q5_0, Q5_1), Q1_0 (128 values), and the K-quants without
+ * importance weights, whose jobs go to the encoder workers as BF16 bytes. On
+ * this path TensorDecoder's f32 pass, TensorEncoder's copy of the f32 values
+ * into a job and the module's copy of them in (twice the bytes of BF16) were
+ * most of the work besides the encoding (docs/BENCHMARKS.md, issue 33's speed
+ * figures); the bytes are the same.
  *
  * @module
  */
 
-import { elementCount } from "../dtype.ts";
+import { DTYPES, elementCount } from "../dtype.ts";
 import type { TensorInfo } from "../tensor.ts";
 import { kernelBackend } from "./kernels.ts";
-import { type LegacyTarget, wasmKernels } from "./wasm/kernels.ts";
-import { takeBuffer } from "../io/byte_source.ts";
-import type { EmitBytes } from "./_tensor_encoder.ts";
+import { wasmKernels } from "./wasm/kernels.ts";
+import { encodeBlocks, isBf16Target } from "./_block_encoders.ts";
+import type { EncoderPool } from "./_encoder_pool.ts";
+import { markReleasable, takeBuffer } from "../io/byte_source.ts";
+import { type EmitBytes, jobBlocks } from "./_tensor_encoder.ts";
 
-const BLOCK_BYTES: Readonly<Record<LegacyTarget, number>> = {
-  Q8_0: 34,
-  Q4_0: 18,
-  Q4_1: 20,
-  Q5_0: 22,
-  Q5_1: 24,
-  Q1_0: 18,
-};
-
-/** Values of one block of `target`. */
-const blockValues = (target: LegacyTarget): number => target === "Q1_0" ? 128 : 32;
-
-/** Incremental BF16 payload → legacy block payload encoder for one tensor. */
+/** Incremental BF16 payload → block payload encoder for one tensor. */
 export class Bf16BlockEncoder {
   #source: TensorInfo;
-  #target: LegacyTarget;
-  #encode: (target: LegacyTarget, bytes: Uint8Array, out: Uint8Array) => void;
-  #blockBytes: number;
+  #target: string;
   #maxBlocks: number;
   // BF16 bytes of one block.
   #inBlock: number;
   #carry: Uint8Array;
   #carryLen = 0;
   #consumed = 0;
+  // With a pool: the job being filled (BF16 bytes), and values sent so far.
+  #pool: EncoderPool | undefined;
+  #share: string | undefined;
+  #job: Uint8Array | undefined;
+  #jobLen = 0;
+  #jobBytes = 0;
+  #sent = 0;
 
   /**
    * The encoder for `source` → `target`, or `undefined` when this path does
-   * not apply: not BF16 to a legacy type, rows that are not whole blocks (the
-   * generic path pads them), or no WebAssembly kernels in use.
+   * not apply: not BF16 to a type encoded from BF16 (`isBf16Target`), rows
+   * that are not whole blocks (the generic path pads them), or no WebAssembly
+   * kernels in use.
    *
-   * @param maxElements Largest batch of values encoded into one output piece.
+   * @param maxElements Largest batch of values encoded into one output piece in this thread.
+   * @param pool Workers for the jobs (K-quants: `worthAWorker`); in-thread when absent.
+   * @param share Names the tensor's values from their start, as for TensorEncoder.
    */
   static for(
     source: TensorInfo,
     target: string,
     maxElements: number,
+    pool?: EncoderPool,
+    share?: string,
   ): Bf16BlockEncoder | undefined {
-    if (source.dtype !== "BF16" || !Object.hasOwn(BLOCK_BYTES, target)) return undefined;
+    if (source.dtype !== "BF16" || !isBf16Target(target)) return undefined;
     const shape = source.shape;
+    const n = elementCount(shape);
     const cols = shape.length === 0 ? 1 : shape[shape.length - 1]!;
-    const values = blockValues(target as LegacyTarget);
-    if (cols % values !== 0 || source.byteLength !== 2 * elementCount(shape)) return undefined;
-    const wasm = kernelBackend() === "wasm" ? wasmKernels() : undefined;
-    if (wasm === undefined) return undefined;
-    return new Bf16BlockEncoder(source, target as LegacyTarget, wasm.encodeFromBf16, maxElements);
+    const values = DTYPES[target].blockElements;
+    if (cols % values !== 0 || source.byteLength !== 2 * n) return undefined;
+    if (kernelBackend() !== "wasm" || wasmKernels() === undefined) return undefined;
+    return new Bf16BlockEncoder(source, target, maxElements, pool, share);
   }
 
   private constructor(
     source: TensorInfo,
-    target: LegacyTarget,
-    encode: (target: LegacyTarget, bytes: Uint8Array, out: Uint8Array) => void,
+    target: string,
     maxElements: number,
+    pool: EncoderPool | undefined,
+    share: string | undefined,
   ) {
     this.#source = source;
     this.#target = target;
-    this.#encode = encode;
-    this.#blockBytes = BLOCK_BYTES[target];
-    const values = blockValues(target);
+    const values = DTYPES[target as keyof typeof DTYPES].blockElements;
     this.#inBlock = 2 * values;
     this.#carry = new Uint8Array(this.#inBlock);
     this.#maxBlocks = Math.max(1, Math.floor(maxElements / values));
+    this.#pool = pool;
+    this.#share = share;
+    if (pool !== undefined) {
+      // Jobs of as many bytes as TensorEncoder's f32 ones: twice the values.
+      const blocks = elementCount(source.shape) / values;
+      this.#jobBytes = jobBlocks(blocks, pool.size, 2) * this.#inBlock;
+    }
   }
 
   /** Feed one payload chunk; `emit` receives encoded pieces (recycled memory, all written). */
@@ -89,6 +97,10 @@ export class Bf16BlockEncoder {
         `Cannot decode tensor "${this.#source.name}": payload exceeds its ${this.#source.byteLength} bytes`,
       );
     }
+    if (this.#pool !== undefined) {
+      this.#fillJobs(chunk, emit);
+      return;
+    }
     let off = 0;
     if (this.#carryLen > 0) {
       const inBlock = this.#inBlock;
@@ -97,14 +109,14 @@ export class Bf16BlockEncoder {
       this.#carryLen += take;
       off = take;
       if (this.#carryLen < inBlock) return;
-      this.#blocks(this.#carry, emit);
+      emit(this.#encode(this.#carry));
       this.#carryLen = 0;
     }
     const inBlock = this.#inBlock;
     let whole = Math.floor((chunk.length - off) / inBlock);
     while (whole > 0) {
       const k = Math.min(whole, this.#maxBlocks);
-      this.#blocks(chunk.subarray(off, off + k * inBlock), emit);
+      emit(this.#encode(chunk.subarray(off, off + k * inBlock)));
       off += k * inBlock;
       whole -= k;
     }
@@ -116,16 +128,45 @@ export class Bf16BlockEncoder {
 
   /** Check that the payload was complete. */
   finish(): void {
-    if (this.#consumed !== this.#source.byteLength || this.#carryLen !== 0) {
+    if (this.#consumed !== this.#source.byteLength || this.#carryLen !== 0 || this.#jobLen !== 0) {
       throw new RangeError(
         `Cannot decode tensor "${this.#source.name}": payload ended after ${this.#consumed} of ${this.#source.byteLength} bytes`,
       );
     }
   }
 
-  #blocks(bytes: Uint8Array, emit: EmitBytes): void {
-    const out = new Uint8Array(takeBuffer((bytes.length / this.#inBlock) * this.#blockBytes));
-    this.#encode(this.#target, bytes, out);
-    emit(out);
+  #encode(bytes: Uint8Array): Uint8Array {
+    return encodeBlocks(this.#target, bytes, undefined, "wasm");
+  }
+
+  /**
+   * Copy the chunk into jobs (a copy the pool transfers to a worker: the
+   * chunk is the source's), each sent when full; the tensor's last one is as
+   * long as what is left, so every job is whole blocks.
+   */
+  #fillJobs(chunk: Uint8Array, emit: EmitBytes): void {
+    let off = 0;
+    while (off < chunk.length) {
+      if (this.#job === undefined) {
+        const left = this.#source.byteLength - 2 * this.#sent;
+        this.#job = markReleasable(new Uint8Array(takeBuffer(Math.min(this.#jobBytes, left))));
+        this.#jobLen = 0;
+      }
+      const job = this.#job;
+      const take = Math.min(job.length - this.#jobLen, chunk.length - off);
+      job.set(chunk.subarray(off, off + take), this.#jobLen);
+      this.#jobLen += take;
+      off += take;
+      if (this.#jobLen === job.length) {
+        const values = job.length / 2;
+        const share = this.#share === undefined
+          ? undefined
+          : `${this.#share}@${this.#sent}+${values}`;
+        this.#sent += values;
+        this.#job = undefined;
+        this.#jobLen = 0;
+        emit(this.#pool!.encode(this.#target, job, undefined, share));
+      }
+    }
   }
 }

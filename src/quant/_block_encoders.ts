@@ -21,7 +21,15 @@ import { encodeQ1_0, encodeQ2_0, encodeTq1_0, encodeTq2_0 } from "./ternary_enco
 import { encodeMxfp4 } from "./mxfp4_encoder.ts";
 import { I_QUANT_ENCODERS, type IQuantTarget } from "./i_quants_encode.ts";
 import { type KernelBackend, kernelBackend } from "./kernels.ts";
-import { type WasmKernels, wasmKernels, type WeightedKTarget } from "./wasm/kernels.ts";
+import {
+  type Bf16Target,
+  type WasmKernels,
+  wasmKernels,
+  type WeightedKTarget,
+} from "./wasm/kernels.ts";
+import { decodeBf16 } from "./bf16.ts";
+import { DTYPES } from "../dtype.ts";
+import { takeBuffer } from "../io/byte_source.ts";
 
 /** Dtypes encoded block by block. */
 export type BlockTarget =
@@ -171,17 +179,70 @@ export function isBlockTarget(target: string): target is BlockTarget {
   return Object.hasOwn(BLOCK_ENCODERS, target);
 }
 
+/** The block types encoded straight from BF16 payload bytes, without importance weights. */
+const BF16_TARGETS: ReadonlySet<string> = new Set<Bf16Target>([
+  "Q8_0",
+  "Q4_0",
+  "Q4_1",
+  "Q5_0",
+  "Q5_1",
+  "Q1_0",
+  "Q2_K",
+  "Q3_K",
+  "Q4_K",
+  "Q5_K",
+  "Q6_K",
+]);
+
+/**
+ * True when {@linkcode encodeBlocks} takes `target`'s values as BF16 payload
+ * bytes (the WebAssembly kernels widen them; without importance weights).
+ */
+export function isBf16Target(target: string): target is Bf16Target {
+  return BF16_TARGETS.has(target);
+}
+
+/**
+ * Whole blocks of BF16 payload bytes to `target`: widened inside the
+ * WebAssembly module (the same bytes as decoding them first), else decoded
+ * here for the TypeScript encoder. The output is recycled memory
+ * (`takeBuffer`), every byte written.
+ */
+function encodeBf16Blocks(
+  target: Bf16Target,
+  bytes: Uint8Array,
+  backend: KernelBackend,
+): Uint8Array {
+  const spec = DTYPES[target];
+  const out = new Uint8Array(
+    takeBuffer((bytes.length / (2 * spec.blockElements)) * spec.blockBytes),
+  );
+  const wasm = backend === "wasm" ? wasmKernels() : undefined;
+  if (wasm !== undefined) wasm.encodeFromBf16(target, bytes, out);
+  else blockEncoder(target, backend)(decodeBf16(bytes), out);
+  return out;
+}
+
 /**
  * Encode with {@linkcode blockEncoder}'s encoder for `target` in `backend`.
+ * `values` may be a BF16 payload (whole blocks) for a target
+ * {@linkcode isBf16Target} accepts, without importance weights: half the
+ * bytes to move to a worker and into the module.
  *
- * @throws {TypeError} For a target without a block encoder.
+ * @throws {TypeError} For a target without a block encoder, or BF16 bytes it cannot take.
  */
 export function encodeBlocks(
   target: string,
-  values: Float32Array,
+  values: Float32Array | Uint8Array,
   importance?: Float32Array,
   backend: KernelBackend = kernelBackend(),
 ): Uint8Array {
   if (!isBlockTarget(target)) throw new TypeError(`Cannot encode ${target} in blocks`);
-  return blockEncoder(target, backend)(values, undefined, importance);
+  if (values instanceof Float32Array) {
+    return blockEncoder(target, backend)(values, undefined, importance);
+  }
+  if (!isBf16Target(target) || importance !== undefined) {
+    throw new TypeError(`Cannot encode ${target} from BF16 bytes`);
+  }
+  return encodeBf16Blocks(target, values, backend);
 }

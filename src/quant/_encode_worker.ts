@@ -22,7 +22,7 @@ scope.onmessage = (
       id: number;
       target: string;
       backend: KernelBackend;
-      values: Float32Array;
+      values: Float32Array | Uint8Array;
       importance?: Float32Array;
     } | { module: WebAssembly.Module }
   >,

@@ -56,7 +56,7 @@ interface Job {
   // Kept until sent (transferred) to a worker that has started: if workers
   // cannot start (e.g. a compiled binary without the worker module), the job
   // is encoded here instead.
-  values: Float32Array;
+  values: Float32Array | Uint8Array;
   // Importance weights (copied to the worker: one array serves many jobs).
   importance: Float32Array | undefined;
   sent: boolean;
@@ -195,6 +195,7 @@ export class EncoderPool {
   /**
    * Encode `values` in a worker (transferred once the worker has started: do
    * not reuse the array). When workers cannot start, encodes in this thread.
+   * A Uint8Array is BF16 payload bytes (`encodeBlocks`).
    *
    * `share` names what the values are (a tensor and the range of its values)
    * when streams of one read may encode the same (several outputs whose
@@ -206,7 +207,7 @@ export class EncoderPool {
    */
   encode(
     target: string,
-    values: Float32Array,
+    values: Float32Array | Uint8Array,
     importance?: Float32Array,
     share?: string,
   ): Promise<Uint8Array> {
@@ -245,7 +246,11 @@ export class EncoderPool {
     job.bytes.then((b) => releaseChunk(markReleasable(b)), () => {});
   }
 
-  #encode(target: string, values: Float32Array, importance?: Float32Array): Promise<Uint8Array> {
+  #encode(
+    target: string,
+    values: Float32Array | Uint8Array,
+    importance?: Float32Array,
+  ): Promise<Uint8Array> {
     if (this.#workers.length === 0 && !this.#broken) this.#start();
     const turn = this.#next++ % (this.#workers.length + (this.#inThread ? 1 : 0));
     if (this.#broken || turn === this.#workers.length) {
@@ -290,7 +295,13 @@ export class EncoderPool {
       const slot: Slot = { worker: w, ready: false, queue: [] };
       w.onmessage = (
         e: MessageEvent<
-          { ready?: boolean; id: number; bytes?: Uint8Array; values?: Float32Array; error?: string }
+          {
+            ready?: boolean;
+            id: number;
+            bytes?: Uint8Array;
+            values?: Float32Array | Uint8Array;
+            error?: string;
+          }
         >,
       ) => {
         if (e.data.ready === true) {

@@ -46,6 +46,22 @@ const MIN_JOB_BLOCKS = 64;
  */
 const MAX_JOB_BLOCKS = 1024;
 
+/**
+ * Blocks per worker job for a tensor of `tensorBlocks` blocks: enough jobs to
+ * keep every worker busy on this tensor alone (the next tensor starts only
+ * when this one is written), but not tiny ones. The bound on a job's size is
+ * in bytes, so jobs of BF16 bytes (`valueBytes` 2) take twice the blocks of
+ * f32 ones.
+ *
+ * @param workers The pool's workers.
+ * @param valueBytes Bytes of one value in the job: 4 (f32) or 2 (BF16).
+ */
+export function jobBlocks(tensorBlocks: number, workers: number, valueBytes = 4): number {
+  const perJob = Math.ceil(tensorBlocks / (2 * workers));
+  const max = (MAX_JOB_BLOCKS * 4) / valueBytes;
+  return Math.min(max, Math.max(MIN_JOB_BLOCKS, perJob));
+}
+
 /** Incremental f32 → payload encoder for one tensor. */
 export class TensorEncoder {
   #target: EncodeTarget;
@@ -117,11 +133,7 @@ export class TensorEncoder {
         : (n / cols) * Math.ceil(cols / be);
       let stageBlocks = Math.max(1, Math.min(Math.floor(batchValues / be), tensorBlocks));
       if (pool !== undefined) {
-        // Enough jobs to keep every worker busy on this tensor alone (the next
-        // tensor starts only when this one is written), but not tiny ones.
-        const perJob = Math.ceil(tensorBlocks / (2 * pool.size));
-        const job = Math.min(MAX_JOB_BLOCKS, Math.max(MIN_JOB_BLOCKS, perJob));
-        stageBlocks = Math.max(1, Math.min(stageBlocks, job));
+        stageBlocks = Math.max(1, Math.min(stageBlocks, jobBlocks(tensorBlocks, pool.size)));
       }
       let stageValues = stageBlocks * be;
       if (importance !== undefined && usesImportance(target) && n > 0 && cols % be === 0) {

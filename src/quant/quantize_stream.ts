@@ -350,9 +350,9 @@ async function makeConverter(
   if (!isEncodeTarget(target)) {
     throw new TypeError(`Cannot quantize tensor "${plan.info.name}" to ${target}`);
   }
-  // BF16 to a 32-value type: widened and encoded in one WebAssembly pass.
+  // BF16 to a block type: widened and encoded in the WebAssembly module.
   if (plan.importance === undefined || !usesImportance(target)) {
-    const direct = Bf16BlockEncoder.for(plan.source, target, maxElements);
+    const direct = Bf16BlockEncoder.for(plan.source, target, maxElements, pool, share);
     if (direct !== undefined) {
       return { push: (b, emit) => direct.push(b, emit), finish: () => direct.finish() };
     }

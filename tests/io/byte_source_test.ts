@@ -76,6 +76,18 @@ Deno.test("takeBuffer() hands out released memory again, detached from the old v
   assert.equal(new Uint8Array(fresh)[0], 0);
 });
 
+Deno.test("releaseChunk() makes room for a released buffer by freeing kept ones of other lengths", () => {
+  // Four buffers of one length fill the room kept for reuse (4 MiB); one of
+  // another length released after them is kept, not freed: a run that has
+  // moved on to other lengths must not lose recycling for good.
+  const a = (1 << 20) - 3;
+  const b = (1 << 20) - 5; // lengths nothing else in this process uses
+  for (let i = 0; i < 4; i++) releaseChunk(markReleasable(new Uint8Array(a).fill(1)));
+  releaseChunk(markReleasable(new Uint8Array(b).fill(9)));
+  assert.equal(new Uint8Array(takeBuffer(b))[0], 9); // recycled
+  assert.equal(new Uint8Array(takeBuffer(a))[0], 1); // the others of length a stay
+});
+
 Deno.test("shareChunk(): a chunk handed to several consumers is freed by the last release only", () => {
   const chunk = markReleasable(new Uint8Array(64).fill(7));
   assert.equal(shareChunk(chunk, 3), true);

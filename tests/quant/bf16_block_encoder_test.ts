@@ -1,5 +1,6 @@
 import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict";
 import { Bf16BlockEncoder } from "../../src/quant/_bf16_block_encoder.ts";
+import { EncoderPool } from "../../src/quant/_encoder_pool.ts";
 import { decodeBf16, encodeBf16 } from "../../src/quant/bf16.ts";
 import { encodeBlocks } from "../../src/quant/_block_encoders.ts";
 import { setKernelBackend } from "../../src/quant/kernels.ts";
@@ -7,16 +8,30 @@ import type { TensorInfo } from "../../src/tensor.ts";
 import { kernelMix } from "./_kernel_mix.ts";
 
 const TARGETS = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q1_0"] as const;
+const K_TARGETS = ["Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"] as const;
 
-/** Run the encoder over `payload` cut into chunks of the given sizes (cycled). */
-function run(enc: Bf16BlockEncoder, payload: Uint8Array, sizes: number[]): Uint8Array {
-  const parts: Uint8Array[] = [];
+/** Cut `payload` into chunks of the given sizes (cycled) for `enc`; its pieces, in order. */
+function pieces(
+  enc: Bf16BlockEncoder,
+  payload: Uint8Array,
+  sizes: number[],
+): (Uint8Array | Promise<Uint8Array>)[] {
+  const parts: (Uint8Array | Promise<Uint8Array>)[] = [];
   for (let off = 0, i = 0; off < payload.length; i++) {
     const n = Math.min(sizes[i % sizes.length]!, payload.length - off);
-    enc.push(payload.subarray(off, off + n), (b) => parts.push(b as Uint8Array));
+    enc.push(payload.subarray(off, off + n), (b) => parts.push(b));
     off += n;
   }
   enc.finish();
+  return parts;
+}
+
+/** Run the encoder over `payload` cut into chunks of the given sizes (cycled). */
+function run(enc: Bf16BlockEncoder, payload: Uint8Array, sizes: number[]): Uint8Array {
+  return concat(pieces(enc, payload, sizes) as Uint8Array[]);
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((s, p) => s + p.length, 0));
   let at = 0;
   for (const p of parts) {
@@ -49,7 +64,10 @@ Deno.test("BF16 straight to a block type: only for whole-block rows, legacy targ
   assertEquals(Bf16BlockEncoder.for(info(4, 48), "Q8_0", 1024), undefined);
   // Q1_0's blocks are 128 values: rows of 96 take the generic path.
   assertEquals(Bf16BlockEncoder.for(info(4, 96), "Q1_0", 1024), undefined);
-  assertEquals(Bf16BlockEncoder.for(info(4, 256), "Q4_K", 1024), undefined);
+  // K-quant rows of 128 are padded to a super-block: the generic path.
+  assertEquals(Bf16BlockEncoder.for(info(4, 128), "Q4_K", 1024), undefined);
+  // Not (yet) encoded from BF16.
+  assertEquals(Bf16BlockEncoder.for(info(4, 256), "IQ4_XS", 1024), undefined);
   assertEquals(
     Bf16BlockEncoder.for({ ...info(4, 256), dtype: "F16" }, "Q8_0", 1024),
     undefined,
@@ -59,6 +77,31 @@ Deno.test("BF16 straight to a block type: only for whole-block rows, legacy targ
     assertEquals(Bf16BlockEncoder.for(info(4, 256), "Q8_0", 1024), undefined);
   } finally {
     setKernelBackend("wasm");
+  }
+});
+
+Deno.test("BF16 straight to Q2_K…Q6_K, in this thread and in workers, gives the bytes of decoding, then the TypeScript encoder", async () => {
+  // 40 rows of 768: jobs of 64 super-blocks (the smallest), so the last job
+  // is shorter (120 = 64 + 56); chunks that split super-blocks anywhere.
+  const payload = encodeBf16(kernelMix(40 * 768, 43));
+  const decoded = decodeBf16(payload);
+  const pool = new EncoderPool(1, 0, undefined, true);
+  pool.acquire();
+  try {
+    for (const target of K_TARGETS) {
+      const expected = encodeBlocks(target, decoded, undefined, "typescript");
+      for (const sizes of [[1 << 20], [1, 511, 513, 4097, 10_000]]) {
+        const alone = Bf16BlockEncoder.for(info(40, 768), target, 1 << 12)!;
+        assertEquals(run(alone, payload, sizes), expected, `${target} chunks ${sizes}`);
+        const pooled = Bf16BlockEncoder.for(info(40, 768), target, 1 << 12, pool, "w")!;
+        const parts = await Promise.all(pieces(pooled, payload, sizes));
+        ok(parts.length === 2, `${target}: ${parts.length} jobs`);
+        assertEquals(concat(parts), expected, `${target} in jobs, chunks ${sizes}`);
+      }
+    }
+  } finally {
+    pool.release();
+    pool.close();
   }
 });
 

@@ -57,6 +57,7 @@ interface Exports {
   encodeQ6K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeQ2K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
   encodeQ3K(src: number, dst: number, blocks: number, qw: number, cols: number): void;
+  encodeQ3KBf16(src: number, dst: number, blocks: number): void;
   encodeTq1_0(src: number, dst: number, blocks: number): void;
   encodeTq2_0(src: number, dst: number, blocks: number): void;
   encodeQ1_0(src: number, dst: number, blocks: number): void;
@@ -138,8 +139,14 @@ export type WeightedBlockEncoder = (
   importance?: Float32Array,
 ) => Uint8Array;
 
-/** The block types {@linkcode WasmKernels.encodeFromBf16} writes (32 values a block; Q1_0 128). */
+/** The 32-value block types {@linkcode WasmKernels.encodeFromBf16} writes (and Q1_0, 128). */
 export type LegacyTarget = "Q8_0" | "Q4_0" | "Q4_1" | "Q5_0" | "Q5_1" | "Q1_0";
+
+/** The super-block types {@linkcode WasmKernels.encodeFromBf16} writes (256 values a block). */
+export type KBf16Target = "Q2_K" | "Q3_K" | "Q4_K" | "Q5_K" | "Q6_K";
+
+/** Every type {@linkcode WasmKernels.encodeFromBf16} writes. */
+export type Bf16Target = LegacyTarget | KBf16Target;
 
 /** The kernels the module provides. */
 export interface WasmKernels {
@@ -150,11 +157,12 @@ export interface WasmKernels {
   /** Q8_0 encoder (same contract and bytes as `encodeQ8_0` in q8_0.ts). */
   encodeQ8_0: BlockEncoder;
   /**
-   * Encode BF16 payload bytes (whole blocks: 64 bytes each, Q1_0's 256) to
-   * `target` in `out`, widening them to f32 inside the module: the same bytes
-   * as decoding them, then `target`'s encoder, without the host's f32 pass.
+   * Encode BF16 payload bytes (whole blocks: 64 bytes each, Q1_0's 256, the
+   * K-quants' 512) to `target` in `out`, widening them to f32 inside the
+   * module: the same bytes as decoding them, then `target`'s encoder (the
+   * K-quants without importance weights), without the host's f32 pass.
    */
-  encodeFromBf16(target: LegacyTarget, bytes: Uint8Array, out: Uint8Array): void;
+  encodeFromBf16(target: Bf16Target, bytes: Uint8Array, out: Uint8Array): void;
   /** Q5_0 encoder (same contract and bytes as `encodeQ5_0` in q5_0.ts, no importance). */
   encodeQ5_0: BlockEncoder;
   /** Q5_1 encoder (same contract and bytes as `encodeQ5_1` in q5_0.ts, no importance). */
@@ -359,9 +367,19 @@ function instantiate(): WasmKernels | null {
   const dst = new Uint8Array(exports.memory.buffer, outBase, SLICE);
   const bf16 = new Uint8Array(exports.memory.buffer, bf16Base, 2 * SLICE);
 
+  // A K-quant kernel (no importance weights) on bf16 at `src`: widened to the
+  // f32 region first (a slice of 256 super-blocks stays in cache), except
+  // Q3_K, whose kernel widens one super-block at a time.
+  const widened = (
+    run: (src: number, dst: number, blocks: number, qw: number, cols: number) => void,
+  ) =>
+  (src: number, dst: number, blocks: number): void => {
+    exports.widenBf16(src, base, 256 * blocks);
+    run(base, dst, blocks, 0, 0);
+  };
   // Each kernel, its block's bytes, and its block's values.
   const legacy: Record<
-    LegacyTarget,
+    Bf16Target,
     [(src: number, dst: number, blocks: number) => void, number, number]
   > = {
     Q8_0: [exports.encodeQ8_0Bf16, 34, 32],
@@ -370,8 +388,13 @@ function instantiate(): WasmKernels | null {
     Q5_0: [exports.encodeQ5_0Bf16, 22, 32],
     Q5_1: [exports.encodeQ5_1Bf16, 24, 32],
     Q1_0: [exports.encodeQ1_0Bf16, 18, 128],
+    Q2_K: [widened(exports.encodeQ2K), 84, 256],
+    Q3_K: [exports.encodeQ3KBf16, 110, 256],
+    Q4_K: [widened(exports.encodeQ4K), 144, 256],
+    Q5_K: [widened(exports.encodeQ5K), 176, 256],
+    Q6_K: [widened(exports.encodeQ6K), 210, 256],
   };
-  const encodeFromBf16 = (target: LegacyTarget, bytes: Uint8Array, out: Uint8Array): void => {
+  const encodeFromBf16 = (target: Bf16Target, bytes: Uint8Array, out: Uint8Array): void => {
     const [run, blockBytes, blockValues] = legacy[target];
     const inBlock = 2 * blockValues;
     const nb = bytes.length / inBlock;

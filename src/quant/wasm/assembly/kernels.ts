@@ -21,7 +21,7 @@ export { encodeIq4Nl, encodeIq4Xs } from "./iq4_encode";
 export { encodeIq2S, encodeIq2Xs, encodeIq2Xxs, encodeIq3S, encodeIq3Xxs } from "./iq_grid_encode";
 export { encodeIq1M, encodeIq1S } from "./iq1_encode";
 export { encodeQ2K } from "./q2_k";
-export { encodeQ3K } from "./q3_k";
+export { encodeQ3K, encodeQ3KBf16 } from "./q3_k";
 export { encodeQ1_0, encodeQ2_0, encodeTq1_0, encodeTq2_0 } from "./ternary_encode";
 export { encodeMxfp4 } from "./mxfp4_encode";
 

@@ -12,6 +12,7 @@ import { f16ToF32, f32ToF16, superBlockWeights } from "./common";
 import { packTwoBits } from "./k_pack";
 import { loadGroups, SCALES, searchQx, winnerLevels } from "./qx_quants";
 import { Q3_SCALES, q3Group, q3Levels } from "./q3_quants";
+import { widenBf16 } from "./bf16_widen";
 
 // Scratch (static memory, 16-byte aligned).
 const L: usize = memory.data(256, 16); // levels 0..7 of the super-block
@@ -189,6 +190,36 @@ function highBits(y: usize): void {
 }
 
 /**
+ * The super-block of f32 at `x` into Q3_K bytes at `y`; with importance
+ * weights (`qw` not 0: the block's), quantize_row_q3_K_impl.
+ */
+@inline function encodeBlock(x: usize, y: usize, qw: usize): void {
+  const dBits = qw == 0 ? referenceScales(x) : weightedScales(x, qw);
+  packScales(y + 96);
+  store<u16>(y + 108, <u16>dBits);
+  // Requantize every value with the stored scales.
+  scaleDs(f16ToF32(dBits));
+  subBlockLevels(x, 0, qw);
+  subBlockLevels(x, 1, qw);
+  subBlockLevels(x, 2, qw);
+  subBlockLevels(x, 3, qw);
+  subBlockLevels(x, 4, qw);
+  subBlockLevels(x, 5, qw);
+  subBlockLevels(x, 6, qw);
+  subBlockLevels(x, 7, qw);
+  subBlockLevels(x, 8, qw);
+  subBlockLevels(x, 9, qw);
+  subBlockLevels(x, 10, qw);
+  subBlockLevels(x, 11, qw);
+  subBlockLevels(x, 12, qw);
+  subBlockLevels(x, 13, qw);
+  subBlockLevels(x, 14, qw);
+  subBlockLevels(x, 15, qw);
+  highBits(y);
+  packTwoBits(L, y + 32);
+}
+
+/**
  * Encode `nb` super-blocks of f32 at `src` into Q3_K bytes at `dst`; with
  * importance weights (`qw` not 0: one per column of rows of `cols` values),
  * quantize_row_q3_K_impl.
@@ -197,30 +228,22 @@ export function encodeQ3K(src: usize, dst: usize, nb: i32, qw: usize, cols: i32)
   for (let b = 0; b < nb; b++) {
     const x = src + <usize>b * 1024;
     const y = dst + <usize>b * 110;
-    const dBits = qw == 0
-      ? referenceScales(x)
-      : weightedScales(x, qw + <usize>((b * 256) % cols) * 4);
-    packScales(y + 96);
-    store<u16>(y + 108, <u16>dBits);
-    // Requantize every value with the stored scales.
-    scaleDs(f16ToF32(dBits));
-    subBlockLevels(x, 0, qw);
-    subBlockLevels(x, 1, qw);
-    subBlockLevels(x, 2, qw);
-    subBlockLevels(x, 3, qw);
-    subBlockLevels(x, 4, qw);
-    subBlockLevels(x, 5, qw);
-    subBlockLevels(x, 6, qw);
-    subBlockLevels(x, 7, qw);
-    subBlockLevels(x, 8, qw);
-    subBlockLevels(x, 9, qw);
-    subBlockLevels(x, 10, qw);
-    subBlockLevels(x, 11, qw);
-    subBlockLevels(x, 12, qw);
-    subBlockLevels(x, 13, qw);
-    subBlockLevels(x, 14, qw);
-    subBlockLevels(x, 15, qw);
-    highBits(y);
-    packTwoBits(L, y + 32);
+    encodeBlock(x, y, qw == 0 ? 0 : qw + <usize>((b * 256) % cols) * 4);
+  }
+}
+
+// One super-block widened from bf16.
+const XB: usize = memory.data(256 * 4, 16);
+
+/**
+ * Encode `nb` super-blocks of bf16 at `src` (512 bytes each) into Q3_K
+ * bytes at `dst`, as widening them to f32 and running encodeQ3K without
+ * importance weights: each super-block is widened into a static scratch,
+ * which stays in cache, and whose loads V8 checks at compile time.
+ */
+export function encodeQ3KBf16(src: usize, dst: usize, nb: i32): void {
+  for (let b = 0; b < nb; b++) {
+    widenBf16(src + <usize>b * 512, XB, 256);
+    encodeBlock(XB, dst + <usize>b * 110, 0);
   }
 }

@@ -219,33 +219,53 @@ function scanMax(): v128 {
   return v128.andnot(f32x4.gt(slx, f32x4.splat(0)), i32x4.eq(t, v128.load(LM + o)));
 }
 
-/**
- * The values at byte offsets `o` and `o + 16` of a pass. Returns whether a
- * lane moved, or `changed`.
- */
-@inline function pairStep(o: usize, changed: bool): bool {
+/** The values at byte offsets `o` and `o + 16` of a pass. Returns whether a lane moved. */
+@inline function pairStep(o: usize): bool {
   const sumlx = v128.load(ST);
   const suml2 = v128.load(ST + 16);
   const magic = v128.load(CONSTS);
   const m0 = mightMove(o, sumlx, suml2, magic);
   const m1 = mightMove(o + 16, sumlx, suml2, magic);
-  if (!v128.any_true(v128.or(m0, m1))) return changed;
+  if (!v128.any_true(v128.or(m0, m1))) return false;
   // The second value's test stands only while the sums do.
   const moved = v128.any_true(m0) && step(o);
-  if (moved || v128.any_true(m1)) return step(o + 16) || moved || changed;
-  return changed;
+  if (moved || v128.any_true(m1)) return step(o + 16) || moved;
+  return moved;
 }
 
-/** One pass of C's refinement over the group's sixteen values; returns whether a lane moved. */
-function q3Pass(): bool {
-  let changed = pairStep(0, false);
-  changed = pairStep(32, changed);
-  changed = pairStep(64, changed);
-  changed = pairStep(96, changed);
-  changed = pairStep(128, changed);
-  changed = pairStep(160, changed);
-  changed = pairStep(192, changed);
-  return pairStep(224, changed);
+/**
+ * Pair `p` (values 2p, 2p + 1) of a pass: tested unless nothing has moved in
+ * this pass (`moved` < 0) and the last move of the pass before was in an
+ * earlier pair (`last` < p). Then, in every lane, the sums and levels are the
+ * ones that pair and all after it were last tested with, and no move was
+ * taken: C's pass ends changing nothing, as the caller learns from the
+ * returned -2. Otherwise returns the last pair moved in so far (`moved`, or `p`).
+ */
+@inline function pairAt(p: i32, last: i32, moved: i32): i32 {
+  if (moved < 0 && last < p) return -2;
+  return pairStep(<usize>p * 32) ? p : moved;
+}
+
+/**
+ * One pass of C's refinement over the group's sixteen values, `last` the
+ * pair of the pass before's last move (7 for a first pass). Returns the pair
+ * of this pass's last move, or a negative number if nothing moved.
+ */
+function q3Pass(last: i32): i32 {
+  let moved = pairAt(0, last, -1);
+  moved = pairAt(1, last, moved);
+  if (moved == -2) return -1;
+  moved = pairAt(2, last, moved);
+  if (moved == -2) return -1;
+  moved = pairAt(3, last, moved);
+  if (moved == -2) return -1;
+  moved = pairAt(4, last, moved);
+  if (moved == -2) return -1;
+  moved = pairAt(5, last, moved);
+  if (moved == -2) return -1;
+  moved = pairAt(6, last, moved);
+  if (moved == -2) return -1;
+  return pairAt(7, last, moved);
 }
 
 /**
@@ -280,8 +300,11 @@ export function q3Group(x: usize, g: i32): void {
   firstLevel(240, iscale, magic, mant, bias, lo, hi);
   v128.store(ST, sum16(TA));
   v128.store(ST + 16, sum16(TB));
+  // Up to five passes, as C, until one changes nothing.
+  let last = 7;
   for (let itry = 0; itry < 5; itry++) {
-    if (!q3Pass()) break;
+    last = q3Pass(last);
+    if (last < 0) break;
   }
   const sumlx = v128.load(ST);
   const suml2 = v128.load(ST + 16);
