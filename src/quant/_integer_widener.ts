@@ -11,7 +11,7 @@
 import type { DType } from "../dtype.ts";
 import { DTYPES } from "../dtype.ts";
 import type { TensorInfo } from "../tensor.ts";
-import { WholeUnits } from "./_whole_units.ts";
+import { WholeUnits } from "../io/whole_units.ts";
 
 type Convert = (src: DataView, i: number, dst: DataView, j: number) => void;
 
@@ -23,14 +23,14 @@ export class IntegerWidener {
   #win: number;
   #wout: number;
   #convert: Convert;
-  #units: WholeUnits;
+  #units: WholeUnits<Uint8Array>;
   #element = 0;
 
   constructor(source: TensorInfo, target: DType) {
     this.#name = source.name;
     this.#win = DTYPES[source.dtype].blockBytes;
     this.#wout = DTYPES[target].blockBytes;
-    this.#units = new WholeUnits(this.#win);
+    this.#units = new WholeUnits(new Uint8Array(this.#win));
     const key = `${source.dtype}>${target}`;
     const table: Record<string, Convert> = {
       "BOOL>U8": (s, i, d, j) => d.setUint8(j, s.getUint8(i) === 0 ? 0 : 1),
@@ -60,7 +60,7 @@ export class IntegerWidener {
 
   /** Convert one chunk; `emit` receives the converted bytes. */
   push(chunk: Uint8Array, emit: (bytes: Uint8Array) => void): void {
-    this.#units.push(chunk, 0, (bytes, n) => emit(this.#run(bytes, n)));
+    for (const run of this.#units.take(chunk)) emit(this.#run(run, run.length / this.#win));
   }
 
   /** Check no partial element is left. */

@@ -14,7 +14,7 @@
 
 import type { DType } from "../dtype.ts";
 import { LITTLE_ENDIAN } from "./_bytes.ts";
-import { WholeUnits } from "./_whole_units.ts";
+import { WholeUnits } from "../io/whole_units.ts";
 
 interface Width {
   readonly bytes: 2 | 4;
@@ -51,7 +51,7 @@ const WIDTHS: Partial<Record<DType, Width>> = {
 export class RawAbsmax {
   #w: Width;
   #max = 0;
-  #units: WholeUnits;
+  #units: WholeUnits<Uint8Array>;
   #scratch: Uint8Array | undefined;
 
   /**
@@ -65,20 +65,23 @@ export class RawAbsmax {
 
   private constructor(w: Width) {
     this.#w = w;
-    this.#units = new WholeUnits(w.bytes);
+    this.#units = new WholeUnits(new Uint8Array(w.bytes));
   }
 
   /** Fold one payload chunk (any length, any alignment). */
   push(chunk: Uint8Array): void {
-    this.#units.push(chunk, 0, (body) => {
-      if (body.byteOffset % this.#w.bytes === 0) return this.#fold(body);
+    for (const body of this.#units.take(chunk)) {
+      if (body.byteOffset % this.#w.bytes === 0) {
+        this.#fold(body);
+        continue;
+      }
       // Typed views need aligned offsets: copy the rare misaligned chunk.
       if (this.#scratch === undefined || this.#scratch.length < body.length) {
         this.#scratch = new Uint8Array(body.length);
       }
       this.#scratch.set(body);
       this.#fold(this.#scratch.subarray(0, body.length));
-    });
+    }
   }
 
   #fold(bytes: Uint8Array): void {

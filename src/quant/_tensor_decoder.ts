@@ -15,7 +15,7 @@ import type { TensorInfo } from "../tensor.ts";
 import { type BlockDecodeFn, blockDecoder, noFloatForm } from "./_block_decoders.ts";
 import { decodeAprQ8 } from "./apr_q8.ts";
 import { markReleasable, releaseChunk, takeBuffer } from "../io/byte_source.ts";
-import { WholeUnits } from "./_whole_units.ts";
+import { WholeUnits } from "../io/whole_units.ts";
 
 /** Default upper bound on the values of one emitted batch (4 MiB of f32). */
 export const DEFAULT_MAX_CHUNK_ELEMENTS = 1 << 20;
@@ -31,7 +31,7 @@ export class TensorDecoder {
   #expectBytes: number;
   #consumed = 0;
   #emitted = 0;
-  #units: WholeUnits;
+  #units: WholeUnits<Uint8Array>;
   #maxBlocks: number;
   // APR_Q8: the scale prefix still to read, then the scale.
   #prefixLeft = 0;
@@ -69,7 +69,7 @@ export class TensorDecoder {
     }
     this.#blockBytes = spec.blockBytes;
     this.#blockElements = spec.blockElements;
-    this.#units = new WholeUnits(spec.blockBytes);
+    this.#units = new WholeUnits(new Uint8Array(spec.blockBytes));
     this.#maxBlocks = Math.max(1, Math.floor(maxChunkElements / spec.blockElements));
     if (spec.layout === "row_blocks" && this.#total > 0) {
       const cols = info.shape.length === 0 ? 1 : info.shape[info.shape.length - 1]!;
@@ -105,13 +105,14 @@ export class TensorDecoder {
       this.#scale = new DataView(this.#prefix.buffer, 0, 4).getFloat32(0, true);
     }
     const bb = this.#blockBytes;
-    this.#units.push(chunk, off, (bytes, blocks) => {
+    for (const run of this.#units.take(chunk, off)) {
+      const blocks = run.length / bb;
       for (let at = 0; at < blocks;) {
         const k = Math.min(blocks - at, this.#maxBlocks);
-        this.#blocks(bytes.subarray(at * bb, (at + k) * bb), k, emit);
+        this.#blocks(run.subarray(at * bb, (at + k) * bb), k, emit);
         at += k;
       }
-    });
+    }
   }
 
   /** Check that the payload was complete (and free the reused buffers). */
