@@ -114,6 +114,13 @@ export const TRANSLATE_OPTION: OptionSpec = {
     "APR's keys (default: as stored, GGUF names and every key; other formats are shown as they are)",
 };
 
+/** `--revision` of `apr inspect` and `apr tensors`. */
+export const REVISION_OPTION: OptionSpec = {
+  type: "string",
+  valueName: "R",
+  description: "Hub revision (branch, tag or commit)",
+};
+
 /** Where `--tensor-type` and `--tensor-type-file` are listed in command-line order. */
 const TENSOR_TYPE_ORDER = "tensor-type order";
 

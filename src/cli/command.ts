@@ -254,6 +254,26 @@ export function integerOption(values: OptionValues, name: string): number | unde
 }
 
 /**
+ * Parse a regular-expression flag such as `--filter 'layers\\.0\\.'`.
+ *
+ * @param values Parsed values.
+ * @param name Flag name.
+ * @returns The expression, or `undefined` when absent.
+ * @throws {UsageError} When the value is not a valid regular expression.
+ */
+export function regExpOption(values: OptionValues, name: string): RegExp | undefined {
+  const text = stringOption(values, name);
+  if (text === undefined) return undefined;
+  try {
+    return new RegExp(text);
+  } catch (error) {
+    throw new UsageError(`--${name} "${text}" is not a valid regular expression`, {
+      cause: error,
+    });
+  }
+}
+
+/**
  * node:util's parse errors are phrased for its own CLI ("To specify a
  * positional argument starting with a '-' …"): say it in one line of ours,
  * with a suggestion for a near miss.

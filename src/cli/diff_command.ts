@@ -14,7 +14,7 @@ import { openModel } from "../pipeline/open_model.ts";
 import { qkRowLayout, withQkRowLayout } from "../pipeline/qk_row_layout.ts";
 import type { TensorEntry } from "../tensor.ts";
 import { formatTable } from "./format.ts";
-import { type CommandSpec, stringOption } from "./command.ts";
+import { type CommandSpec, regExpOption, stringOption } from "./command.ts";
 
 interface DiffRow {
   name: string;
@@ -61,15 +61,7 @@ export const diffCommand: CommandSpec = {
     "apr diff model.safetensors model-q8.apr --tolerance 0.01",
   ],
   async run(ctx, values, [pathA, pathB]) {
-    const filterText = stringOption(values, "filter");
-    let filter: RegExp | undefined;
-    try {
-      filter = filterText === undefined ? undefined : new RegExp(filterText);
-    } catch (error) {
-      throw new UsageError(`--filter "${filterText}" is not a valid regular expression`, {
-        cause: error,
-      });
-    }
+    const filter = regExpOption(values, "filter");
     const toleranceText = stringOption(values, "tolerance") ?? "0";
     const tolerance = Number(toleranceText);
     // NaN would make every comparison false: every tensor "different".

@@ -12,7 +12,7 @@ import { formatBytes, formatCount, formatTable } from "./format.ts";
 import { parameterCount, shortenValue, summarizeByDtype } from "./_summary.ts";
 import { type CommandSpec, stringOption } from "./command.ts";
 import { ggufHeaderOf, ggufKvText, ggufKvView } from "./_gguf_view.ts";
-import { TRANSLATE_OPTION } from "./_convert_flags.ts";
+import { REVISION_OPTION, TRANSLATE_OPTION } from "./_convert_flags.ts";
 
 const FLAG_NAMES: Record<number, string> = {
   0x0001: "LZ4",
@@ -49,11 +49,7 @@ export const inspectCommand: CommandSpec = {
     "first items); --translate shows it as a conversion reads it (APR's keys).",
   options: {
     translate: TRANSLATE_OPTION,
-    revision: {
-      type: "string",
-      valueName: "R",
-      description: "Hub revision (branch, tag or commit)",
-    },
+    revision: REVISION_OPTION,
   },
   positionals: { min: 1, max: 1, names: "SOURCE" },
   examples: [

@@ -5,14 +5,13 @@
  * @module
  */
 
-import { UsageError } from "../errors.ts";
 import { AprReader } from "../formats/apr/reader.ts";
 import { openModel } from "../pipeline/open_model.ts";
 import { type TensorStats, tensorStats } from "../pipeline/tensor_stats.ts";
 import { formatBytes, formatTable } from "./format.ts";
-import { type CommandSpec, stringOption } from "./command.ts";
+import { type CommandSpec, regExpOption, stringOption } from "./command.ts";
 import { ggufTensorOffsets } from "./_gguf_view.ts";
-import { TRANSLATE_OPTION } from "./_convert_flags.ts";
+import { REVISION_OPTION, TRANSLATE_OPTION } from "./_convert_flags.ts";
 import type { GgufHeader } from "../formats/gguf/header.ts";
 
 /** The `tensors` command. */
@@ -33,11 +32,7 @@ export const tensorsCommand: CommandSpec = {
       description: "only tensors whose name matches this regular expression",
     },
     stats: { type: "boolean", description: "decode each tensor and report value statistics" },
-    revision: {
-      type: "string",
-      valueName: "R",
-      description: "Hub revision (branch, tag or commit)",
-    },
+    revision: REVISION_OPTION,
   },
   positionals: { min: 1, max: 1, names: "SOURCE" },
   examples: [
@@ -47,15 +42,7 @@ export const tensorsCommand: CommandSpec = {
     "apr tensors model.gguf --translate --filter 'layers\\.0\\.'   # Hugging Face names",
   ],
   async run(ctx, values, [source]) {
-    const filterText = stringOption(values, "filter");
-    let filter: RegExp | undefined;
-    try {
-      filter = filterText === undefined ? undefined : new RegExp(filterText);
-    } catch (error) {
-      throw new UsageError(`--filter "${filterText}" is not a valid regular expression`, {
-        cause: error,
-      });
-    }
+    const filter = regExpOption(values, "filter");
     const withStats = values.stats === true;
     const translate = values.translate === true;
     const model = await openModel(source!, {
@@ -121,7 +108,9 @@ export const tensorsCommand: CommandSpec = {
         ]),
       ]);
       ctx.out(`${table.join("\n")}\n`);
-      if (filter && rows.length === 0) ctx.warn(`no tensor name matches /${filterText}/`);
+      if (filter && rows.length === 0) {
+        ctx.warn(`no tensor name matches /${stringOption(values, "filter")}/`);
+      }
       return 0;
     } finally {
       await model.close();

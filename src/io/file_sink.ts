@@ -9,6 +9,7 @@
 import { createFreshFile, openExistingFile } from "./partial_file.ts";
 import { fs, type RuntimeFile, SEEK_START } from "../runtime/fs.ts";
 import { storageFailure } from "./storage_errors.ts";
+import { readFull } from "./_read_full.ts";
 
 /** Options of {@linkcode FileSink.open}. */
 export interface FileSinkOptions {
@@ -109,18 +110,7 @@ export class FileSink {
     return this.#run(async () => {
       const buffer = new Uint8Array(length);
       await this.#file.seek(offset, SEEK_START);
-      let filled = 0;
-      while (filled < length) {
-        const n = await this.#file.read(buffer.subarray(filled));
-        if (n === null) {
-          throw new RangeError(
-            `Cannot read "${this.path}": file ended at byte ${offset + filled}, expected ${
-              offset + length
-            }`,
-          );
-        }
-        filled += n;
-      }
+      await readFull(this.#file, buffer, this.path, offset);
       return buffer;
     });
   }

@@ -6,6 +6,7 @@
  */
 
 import { storageFailure } from "./storage_errors.ts";
+import { readFull } from "./_read_full.ts";
 import {
   assertRange,
   type ByteSource,
@@ -96,18 +97,7 @@ export class FileSource implements ByteSource {
       await this.#file.seek(offset, SEEK_START);
     }
     this.#cursor = undefined;
-    let filled = 0;
-    while (filled < length) {
-      const n = await this.#file.read(buffer.subarray(filled));
-      if (n === null) {
-        throw new RangeError(
-          `Cannot read "${this.name}": file ended at byte ${offset + filled}, expected ${
-            offset + length
-          } (was it truncated while open?)`,
-        );
-      }
-      filled += n;
-    }
+    await readFull(this.#file, buffer, this.name, offset, " (was it truncated while open?)");
     this.#cursor = offset + length;
     return buffer;
   }

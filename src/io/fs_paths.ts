@@ -16,11 +16,21 @@ import { type FileInfo, fs } from "../runtime/fs.ts";
  * @throws {Error} For failures other than "not found" (e.g. permission denied).
  */
 export async function pathExists(path: string): Promise<boolean> {
+  return (await lstatIfExists(path)) !== undefined;
+}
+
+/**
+ * What is at `path` (not following a link), or `undefined` when nothing is.
+ *
+ * @param path The path.
+ * @returns Its info, or `undefined`.
+ * @throws {Error} For failures other than "not found" (e.g. permission denied).
+ */
+export async function lstatIfExists(path: string): Promise<FileInfo | undefined> {
   try {
-    await fs.lstat(path);
-    return true;
+    return await fs.lstat(path);
   } catch (error) {
-    if (error instanceof fs.errors.NotFound) return false;
+    if (error instanceof fs.errors.NotFound) return undefined;
     throw error;
   }
 }
@@ -36,13 +46,8 @@ export async function pathExists(path: string): Promise<boolean> {
  * @throws {UsageError} When `path` exists and `force` is not set, or is not a regular file.
  */
 export async function assertOutputFree(path: string, force: boolean | undefined): Promise<void> {
-  let info: FileInfo;
-  try {
-    info = await fs.lstat(path);
-  } catch (error) {
-    if (error instanceof fs.errors.NotFound) return;
-    throw error;
-  }
+  const info = await lstatIfExists(path);
+  if (info === undefined) return;
   // What force cannot replace is said first: "use force" would not help.
   if (!info.isFile) {
     const what = info.isSymlink

@@ -116,6 +116,52 @@ export class LocalModelFiles implements ModelFiles {
 export const MAX_JSON_FILE_BYTES = 250_000_000;
 
 /**
+ * Read a file of a model repository whole, once `check` has seen its size:
+ * `check` throws for a file too large, so a hostile one is never read.
+ *
+ * @param files The repository.
+ * @param path The file's relative path (it must exist).
+ * @param check Sees the size before anything is read; throws to refuse it.
+ * @returns The bytes.
+ */
+export async function readCheckedFile(
+  files: ModelFiles,
+  path: string,
+  check: (size: number) => void,
+): Promise<Uint8Array> {
+  const source = await files.open(path);
+  try {
+    check(source.size);
+    return await source.read(0, source.size);
+  } finally {
+    await source.close();
+  }
+}
+
+/**
+ * {@linkcode readCheckedFile}, decoded as UTF-8.
+ *
+ * @param files The repository.
+ * @param path The file's relative path (it must exist).
+ * @param check Sees the size before anything is read; throws to refuse it.
+ * @returns The text.
+ * @throws {ModelFormatError} When the bytes are not UTF-8.
+ */
+export async function readCheckedText(
+  files: ModelFiles,
+  path: string,
+  check: (size: number) => void,
+): Promise<string> {
+  const bytes = await readCheckedFile(files, path, check);
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch (cause) {
+    // A malformed file, not a bug: one line naming it (issue 20 item 8).
+    throw new ModelFormatError("JSON", files.locate(path), "not valid UTF-8", { cause });
+  }
+}
+
+/**
  * Read a small file of a model repository whole, as text.
  *
  * @param files The repository.
@@ -129,23 +175,11 @@ export async function readTextFile(
   maxBytes: number = MAX_JSON_FILE_BYTES,
 ): Promise<string | undefined> {
   if (!(await files.list()).includes(path)) return undefined;
-  const source = await files.open(path);
-  try {
-    if (source.size > maxBytes) {
+  return await readCheckedText(files, path, (size) => {
+    if (size > maxBytes) {
       throw new RangeError(
-        `Cannot read "${
-          files.locate(path)
-        }": ${source.size} bytes is over the ${maxBytes}-byte limit`,
+        `Cannot read "${files.locate(path)}": ${size} bytes is over the ${maxBytes}-byte limit`,
       );
     }
-    const bytes = await source.read(0, source.size);
-    try {
-      return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-    } catch (cause) {
-      // A malformed file, not a bug: one line naming it (issue 20 item 8).
-      throw new ModelFormatError("JSON", files.locate(path), "not valid UTF-8", { cause });
-    }
-  } finally {
-    await source.close();
-  }
+  });
 }

@@ -24,7 +24,7 @@
  */
 
 import { HubAnswerError, ModelFormatError, UsageError } from "../errors.ts";
-import { assertOutputFree, removeIfExists } from "./fs_paths.ts";
+import { assertOutputFree, lstatIfExists, removeIfExists } from "./fs_paths.ts";
 import { type FileInfo, fs, type RuntimeFile } from "../runtime/fs.ts";
 import { storageFailure } from "./storage_errors.ts";
 
@@ -147,13 +147,8 @@ function busy(path: string): UsageError {
  * @throws {UsageError} When another process is writing it.
  */
 export async function assertNotLocked(path: string): Promise<void> {
-  let info: FileInfo;
-  try {
-    info = await fs.lstat(path);
-  } catch (error) {
-    if (error instanceof fs.errors.NotFound) return;
-    throw error;
-  }
+  const info = await lstatIfExists(path);
+  if (info === undefined) return;
   if (!LOCKING || !info.isFile) return; // a link or anything else is removed, never opened
   let probe: RuntimeFile;
   try {

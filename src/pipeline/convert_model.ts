@@ -1251,28 +1251,8 @@ async function createSink(
         const { AprLz4Sink } = await import("../formats/apr/lz4_sink.ts");
         return { kind: "apr-lz4", sink: await AprLz4Sink.create(output, common) };
       }
-      if (options.maxShardSize !== undefined) {
-        const { ShardedAprSink } = await import("../formats/apr/sharded_sink.ts");
-        const sink = await ShardedAprSink.create(output, {
-          ...common,
-          maxShardSize: options.maxShardSize,
-          resume: options.resume === true,
-          ...(options.onWarning !== undefined ? { onWarning: options.onWarning } : {}),
-          ...source,
-          ...(options.commitBytes !== undefined ? { commitBytes: options.commitBytes } : {}),
-          planKey: JSON.stringify({
-            quantize: options.quantize ?? "none",
-            all: options.quantizeAll === true,
-            keepNames: options.keepNames === true,
-            ...imatrixKey(options),
-            ...rowFallbackKey(options),
-          }),
-        });
-        return { kind: "sharded-apr", sink };
-      }
-      const { AprSink } = await import("../formats/apr/sink.ts");
-      const sink = await AprSink.create(output, {
-        ...common,
+      // Resuming, one file or shards: the journal's source and plan must match this run's.
+      const resumable = {
         resume: options.resume === true,
         ...source,
         ...(options.commitBytes !== undefined ? { commitBytes: options.commitBytes } : {}),
@@ -1283,7 +1263,19 @@ async function createSink(
           ...imatrixKey(options),
           ...rowFallbackKey(options),
         }),
-      });
+      };
+      if (options.maxShardSize !== undefined) {
+        const { ShardedAprSink } = await import("../formats/apr/sharded_sink.ts");
+        const sink = await ShardedAprSink.create(output, {
+          ...common,
+          maxShardSize: options.maxShardSize,
+          ...(options.onWarning !== undefined ? { onWarning: options.onWarning } : {}),
+          ...resumable,
+        });
+        return { kind: "sharded-apr", sink };
+      }
+      const { AprSink } = await import("../formats/apr/sink.ts");
+      const sink = await AprSink.create(output, { ...common, ...resumable });
       return { kind: "apr", sink };
     }
     case "safetensors": {

@@ -7,6 +7,7 @@
 
 import { posix } from "../runtime/path.ts";
 import { HubUnreachableError, ModelFormatError, UsageError } from "../errors.ts";
+import { hexBytes } from "../formats/_hex.ts";
 import { openGguf } from "../formats/gguf/reader.ts";
 import {
   availableGgufTags,
@@ -299,7 +300,7 @@ export async function openModelFile(
       case "qnat":
         return await (await import("../formats/qnat/reader.ts")).openQnat(source);
       case undefined: {
-        const hex = [...head.subarray(0, 8)].map((b) => b.toString(16).padStart(2, "0")).join(" ");
+        const hex = hexBytes(head.subarray(0, 8));
         throw new ModelFormatError(
           "model",
           source.name,

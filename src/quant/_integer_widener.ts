@@ -11,6 +11,7 @@
 import type { DType } from "../dtype.ts";
 import { DTYPES } from "../dtype.ts";
 import type { TensorInfo } from "../tensor.ts";
+import { WholeUnits } from "../io/whole_units.ts";
 
 type Convert = (src: DataView, i: number, dst: DataView, j: number) => void;
 
@@ -22,15 +23,14 @@ export class IntegerWidener {
   #win: number;
   #wout: number;
   #convert: Convert;
-  #carry: Uint8Array;
-  #carryLen = 0;
+  #units: WholeUnits<Uint8Array>;
   #element = 0;
 
   constructor(source: TensorInfo, target: DType) {
     this.#name = source.name;
     this.#win = DTYPES[source.dtype].blockBytes;
     this.#wout = DTYPES[target].blockBytes;
-    this.#carry = new Uint8Array(this.#win);
+    this.#units = new WholeUnits(new Uint8Array(this.#win));
     const key = `${source.dtype}>${target}`;
     const table: Record<string, Convert> = {
       "BOOL>U8": (s, i, d, j) => d.setUint8(j, s.getUint8(i) === 0 ? 0 : 1),
@@ -60,29 +60,12 @@ export class IntegerWidener {
 
   /** Convert one chunk; `emit` receives the converted bytes. */
   push(chunk: Uint8Array, emit: (bytes: Uint8Array) => void): void {
-    const win = this.#win;
-    let off = 0;
-    if (this.#carryLen > 0) {
-      const take = Math.min(win - this.#carryLen, chunk.length);
-      this.#carry.set(chunk.subarray(0, take), this.#carryLen);
-      this.#carryLen += take;
-      off = take;
-      if (this.#carryLen < win) return;
-      emit(this.#run(this.#carry, 1));
-      this.#carryLen = 0;
-    }
-    const n = Math.floor((chunk.length - off) / win);
-    if (n > 0) emit(this.#run(chunk.subarray(off, off + n * win), n));
-    off += n * win;
-    if (off < chunk.length) {
-      this.#carry.set(chunk.subarray(off));
-      this.#carryLen = chunk.length - off;
-    }
+    for (const run of this.#units.take(chunk)) emit(this.#run(run, run.length / this.#win));
   }
 
   /** Check no partial element is left. */
   finish(): void {
-    if (this.#carryLen !== 0) {
+    if (this.#units.partial) {
       throw new RangeError(`Cannot convert tensor "${this.#name}": payload ends inside an element`);
     }
   }

@@ -14,6 +14,7 @@
 
 import type { DType } from "../dtype.ts";
 import { LITTLE_ENDIAN } from "./_bytes.ts";
+import { WholeUnits } from "../io/whole_units.ts";
 
 interface Width {
   readonly bytes: 2 | 4;
@@ -50,8 +51,7 @@ const WIDTHS: Partial<Record<DType, Width>> = {
 export class RawAbsmax {
   #w: Width;
   #max = 0;
-  #carry: Uint8Array;
-  #carryLen = 0;
+  #units: WholeUnits<Uint8Array>;
   #scratch: Uint8Array | undefined;
 
   /**
@@ -65,37 +65,22 @@ export class RawAbsmax {
 
   private constructor(w: Width) {
     this.#w = w;
-    this.#carry = new Uint8Array(w.bytes);
+    this.#units = new WholeUnits(new Uint8Array(w.bytes));
   }
 
   /** Fold one payload chunk (any length, any alignment). */
   push(chunk: Uint8Array): void {
-    const size = this.#w.bytes;
-    let off = 0;
-    if (this.#carryLen > 0) {
-      const take = Math.min(size - this.#carryLen, chunk.length);
-      this.#carry.set(chunk.subarray(0, take), this.#carryLen);
-      this.#carryLen += take;
-      off = take;
-      if (this.#carryLen < size) return;
-      this.#fold(this.#carry);
-      this.#carryLen = 0;
-    }
-    const whole = Math.floor((chunk.length - off) / size) * size;
-    let body = chunk.subarray(off, off + whole);
-    if ((chunk.byteOffset + off) % size !== 0) {
+    for (const body of this.#units.take(chunk)) {
+      if (body.byteOffset % this.#w.bytes === 0) {
+        this.#fold(body);
+        continue;
+      }
       // Typed views need aligned offsets: copy the rare misaligned chunk.
-      if (this.#scratch === undefined || this.#scratch.length < whole) {
-        this.#scratch = new Uint8Array(whole);
+      if (this.#scratch === undefined || this.#scratch.length < body.length) {
+        this.#scratch = new Uint8Array(body.length);
       }
       this.#scratch.set(body);
-      body = this.#scratch.subarray(0, whole);
-    }
-    this.#fold(body);
-    const rest = chunk.length - off - whole;
-    if (rest > 0) {
-      this.#carry.set(chunk.subarray(chunk.length - rest));
-      this.#carryLen = rest;
+      this.#fold(this.#scratch.subarray(0, body.length));
     }
   }
 
@@ -119,7 +104,7 @@ export class RawAbsmax {
    * @throws {RangeError} When a value was cut short.
    */
   result(): number {
-    if (this.#carryLen !== 0) throw new RangeError("payload ended inside a value");
+    if (this.#units.partial) throw new RangeError("payload ended inside a value");
     return this.#w.decode(this.#max);
   }
 }

@@ -15,6 +15,7 @@ import type { TensorInfo } from "../tensor.ts";
 import { type BlockDecodeFn, blockDecoder, noFloatForm } from "./_block_decoders.ts";
 import { decodeAprQ8 } from "./apr_q8.ts";
 import { markReleasable, releaseChunk, takeBuffer } from "../io/byte_source.ts";
+import { WholeUnits } from "../io/whole_units.ts";
 
 /** Default upper bound on the values of one emitted batch (4 MiB of f32). */
 export const DEFAULT_MAX_CHUNK_ELEMENTS = 1 << 20;
@@ -30,11 +31,11 @@ export class TensorDecoder {
   #expectBytes: number;
   #consumed = 0;
   #emitted = 0;
-  #carry: Uint8Array;
-  #carryLen = 0;
+  #units: WholeUnits<Uint8Array>;
   #maxBlocks: number;
   // APR_Q8: the scale prefix still to read, then the scale.
   #prefixLeft = 0;
+  #prefix = new Uint8Array(4);
   #scale = 1;
   // Row padding of ggml block types.
   #cols = 0;
@@ -68,7 +69,7 @@ export class TensorDecoder {
     }
     this.#blockBytes = spec.blockBytes;
     this.#blockElements = spec.blockElements;
-    this.#carry = new Uint8Array(Math.max(4, spec.blockBytes));
+    this.#units = new WholeUnits(new Uint8Array(spec.blockBytes));
     this.#maxBlocks = Math.max(1, Math.floor(maxChunkElements / spec.blockElements));
     if (spec.layout === "row_blocks" && this.#total > 0) {
       const cols = info.shape.length === 0 ? 1 : info.shape[info.shape.length - 1]!;
@@ -95,35 +96,22 @@ export class TensorDecoder {
       );
     }
     let off = 0;
-    const len = chunk.length;
     if (this.#prefixLeft > 0) {
-      const take = Math.min(this.#prefixLeft, len);
-      this.#carry.set(chunk.subarray(0, take), 4 - this.#prefixLeft);
+      const take = Math.min(this.#prefixLeft, chunk.length);
+      this.#prefix.set(chunk.subarray(0, take), 4 - this.#prefixLeft);
       this.#prefixLeft -= take;
       off = take;
       if (this.#prefixLeft > 0) return;
-      this.#scale = new DataView(this.#carry.buffer, 0, 4).getFloat32(0, true);
+      this.#scale = new DataView(this.#prefix.buffer, 0, 4).getFloat32(0, true);
     }
     const bb = this.#blockBytes;
-    if (this.#carryLen > 0) {
-      const take = Math.min(bb - this.#carryLen, len - off);
-      this.#carry.set(chunk.subarray(off, off + take), this.#carryLen);
-      this.#carryLen += take;
-      off += take;
-      if (this.#carryLen < bb) return;
-      this.#blocks(this.#carry.subarray(0, bb), 1, emit);
-      this.#carryLen = 0;
-    }
-    let whole = Math.floor((len - off) / bb);
-    while (whole > 0) {
-      const k = Math.min(whole, this.#maxBlocks);
-      this.#blocks(chunk.subarray(off, off + k * bb), k, emit);
-      off += k * bb;
-      whole -= k;
-    }
-    if (off < len) {
-      this.#carry.set(chunk.subarray(off), 0);
-      this.#carryLen = len - off;
+    for (const run of this.#units.take(chunk, off)) {
+      const blocks = run.length / bb;
+      for (let at = 0; at < blocks;) {
+        const k = Math.min(blocks - at, this.#maxBlocks);
+        this.#blocks(run.subarray(at * bb, (at + k) * bb), k, emit);
+        at += k;
+      }
     }
   }
 
@@ -134,7 +122,7 @@ export class TensorDecoder {
     if (this.#dec !== undefined) releaseChunk(this.#dec);
     if (this.#rows !== undefined) releaseChunk(this.#rows);
     this.#dec = this.#rows = undefined;
-    if (this.#consumed !== this.#expectBytes || this.#carryLen !== 0 || this.#prefixLeft > 0) {
+    if (this.#consumed !== this.#expectBytes || this.#units.partial || this.#prefixLeft > 0) {
       throw new RangeError(
         `Cannot decode tensor "${this.#info.name}": payload ended after ${this.#consumed} of ${this.#expectBytes} bytes`,
       );

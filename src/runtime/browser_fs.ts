@@ -117,25 +117,16 @@ export function browserFileSystem(
   const partialOf = (path: string): BoundOutput | undefined =>
     path.endsWith(".partial") ? outputs.get(path.slice(0, -".partial".length)) : undefined;
   const folder = (path: string) => path === "." || path === "" || path === "/";
-  const info = (size: number, isDirectory = false): FileInfo => ({
-    isFile: !isDirectory,
-    isDirectory,
-    isSymlink: false,
-    size,
-    mtime: null,
-    dev: 0,
-    ino: null,
-  });
   const stat = (path: string): Promise<FileInfo> => {
-    if (folder(path)) return Promise.resolve(info(0, true));
+    if (folder(path)) return Promise.resolve(fileInfo(0, true));
     const final = outputs.get(path);
-    if (final?.done) return Promise.resolve(info(final.size));
+    if (final?.done) return Promise.resolve(fileInfo(final.size));
     const partial = partialOf(path);
     if (partial?.opened && !partial.done && !partial.dropped) {
-      return Promise.resolve(info(partial.size));
+      return Promise.resolve(fileInfo(partial.size));
     }
     const bytes = side.get(path);
-    if (bytes) return Promise.resolve(info(bytes.length));
+    if (bytes) return Promise.resolve(fileInfo(bytes.length));
     return Promise.reject(
       final || partial ? new errors.NotFound(`"${path}" is not written yet`) : refusal(path),
     );
@@ -229,6 +220,24 @@ export function browserFileSystem(
   };
 }
 
+/** What `stat` says of a file or folder here: its size and kind, nothing else known. */
+function fileInfo(size: number, isDirectory = false): FileInfo {
+  return {
+    isFile: !isDirectory,
+    isDirectory,
+    isSymlink: false,
+    size,
+    mtime: null,
+    dev: 0,
+    ino: null,
+  };
+}
+
+/** The position `seek(offset, whence)` moves to (whence 0: from the start, 1: from here, 2: from the end). */
+function seekTo(position: number, offset: number, whence: number, size: number): number {
+  return whence === 0 ? offset : whence === 1 ? position + offset : size + offset;
+}
+
 /** A handle on a bound output's partial: positioned writes to the picked file. */
 class BoundFile implements RuntimeFile {
   #path: string;
@@ -256,21 +265,11 @@ class BoundFile implements RuntimeFile {
     });
   }
   seek(offset: number, whence: number): Promise<number> {
-    if (whence === 0) this.#position = offset;
-    else if (whence === 1) this.#position += offset;
-    else this.#position = this.#target.size + offset;
+    this.#position = seekTo(this.#position, offset, whence, this.#target.size);
     return Promise.resolve(this.#position);
   }
   stat(): Promise<FileInfo> {
-    return Promise.resolve({
-      isFile: true,
-      isDirectory: false,
-      isSymlink: false,
-      size: this.#target.size,
-      mtime: null,
-      dev: 0,
-      ino: null,
-    });
+    return Promise.resolve(fileInfo(this.#target.size));
   }
   truncate(length = 0): Promise<void> {
     return this.#run(async (target) => {
@@ -338,23 +337,11 @@ class SideFile implements RuntimeFile {
     return Promise.resolve(data.length);
   }
   seek(offset: number, whence: number): Promise<number> {
-    this.#position = whence === 0
-      ? offset
-      : whence === 1
-      ? this.#position + offset
-      : this.#bytes().length + offset;
+    this.#position = seekTo(this.#position, offset, whence, this.#bytes().length);
     return Promise.resolve(this.#position);
   }
   stat(): Promise<FileInfo> {
-    return Promise.resolve({
-      isFile: true,
-      isDirectory: false,
-      isSymlink: false,
-      size: this.#bytes().length,
-      mtime: null,
-      dev: 0,
-      ino: null,
-    });
+    return Promise.resolve(fileInfo(this.#bytes().length));
   }
   truncate(length = 0): Promise<void> {
     const next = new Uint8Array(length);

@@ -18,6 +18,7 @@
 import { ContentDigest, type DigestProgress } from "../io/digest_source.ts";
 import { atomicWrite } from "./hub_cache.ts";
 import { fs } from "../runtime/fs.ts";
+import { SerialSaves } from "./_serial_saves.ts";
 
 /** Version of the file; another is ignored. */
 const VERSION = 1;
@@ -41,8 +42,7 @@ export class DigestCheckpoint {
   #digests = new Map<string, { sha256: string; size: number; digest: ContentDigest }>();
   #lastSavedBytes = 0;
   #removed = false;
-  #writing: Promise<void> | undefined;
-  #dirty = false;
+  #saves = new SerialSaves(() => this.#write());
 
   private constructor(path: string, commit: string, restored: Map<string, Saved>) {
     this.path = path;
@@ -97,14 +97,14 @@ export class DigestCheckpoint {
   /** Save now (waiting for a save in flight). */
   async flush(): Promise<void> {
     this.#save();
-    while (this.#writing !== undefined) await this.#writing;
+    await this.#saves.idle();
   }
 
   /** The checks passed (or failed for good): nothing to continue. */
   async remove(): Promise<void> {
     this.#removed = true;
     this.#digests.clear();
-    while (this.#writing !== undefined) await this.#writing;
+    await this.#saves.idle();
     await fs.remove(this.path).catch(() => {});
   }
 
@@ -116,43 +116,37 @@ export class DigestCheckpoint {
   }
 
   #save(): void {
-    if (this.#removed) return;
-    if (this.#writing !== undefined) {
-      this.#dirty = true;
-      return;
+    if (!this.#removed) this.#saves.request();
+  }
+
+  /** One save: the states as they are now; `false` when it is not written. */
+  async #write(): Promise<boolean> {
+    const files: Record<string, unknown> = {};
+    let total = 0;
+    for (const [file, { sha256, size, digest }] of this.#digests) {
+      const progress = digest.progress();
+      if (progress === undefined || progress.hashed === 0) continue;
+      total += progress.hashed;
+      files[file] = { sha256, size, ...progress };
     }
-    this.#writing = (async () => {
-      do {
-        this.#dirty = false;
-        const files: Record<string, unknown> = {};
-        let total = 0;
-        for (const [file, { sha256, size, digest }] of this.#digests) {
-          const progress = digest.progress();
-          if (progress === undefined || progress.hashed === 0) continue;
-          total += progress.hashed;
-          files[file] = { sha256, size, ...progress };
-        }
-        this.#lastSavedBytes = total;
-        // Keep what was restored but not reopened yet (a file this run has not reached).
-        for (const [file, saved] of this.#restored) {
-          if (!(file in files) && !this.#digests.has(file)) {
-            files[file] = { sha256: saved.sha256, size: saved.size, ...saved.progress };
-          }
-        }
-        if (this.#removed) return;
-        try {
-          await atomicWrite(
-            this.path,
-            JSON.stringify({ version: VERSION, commit: this.#commit, files }),
-          );
-        } catch {
-          // Not saved: a resume then hashes those files from their start.
-          return;
-        }
-      } while (this.#dirty);
-    })().finally(() => {
-      this.#writing = undefined;
-    });
+    this.#lastSavedBytes = total;
+    // Keep what was restored but not reopened yet (a file this run has not reached).
+    for (const [file, saved] of this.#restored) {
+      if (!(file in files) && !this.#digests.has(file)) {
+        files[file] = { sha256: saved.sha256, size: saved.size, ...saved.progress };
+      }
+    }
+    if (this.#removed) return false;
+    try {
+      await atomicWrite(
+        this.path,
+        JSON.stringify({ version: VERSION, commit: this.#commit, files }),
+      );
+    } catch {
+      // Not saved: a resume then hashes those files from their start.
+      return false;
+    }
+    return true;
   }
 }
 

@@ -34,6 +34,7 @@ import type { HttpSource } from "../io/http_source.ts";
 import type { HubCache } from "./hub_cache.ts";
 import { hashFile } from "../io/hash_file.ts";
 import { fs, type RuntimeFile, SEEK_START } from "../runtime/fs.ts";
+import { SerialSaves } from "./_serial_saves.ts";
 
 /** Size of the writes to disk and of the chunks hashed. */
 const WRITE_CHUNK_SIZE = 64 * 1024;
@@ -387,8 +388,7 @@ class PartsSaver {
   #path: string;
   #size: number;
   #parts: Part[];
-  #dirty = false;
-  #writing: Promise<void> | undefined;
+  #saves = new SerialSaves(() => this.#write());
   #error: unknown;
 
   constructor(path: string, size: number, parts: Part[]) {
@@ -398,36 +398,30 @@ class PartsSaver {
   }
 
   save(): void {
-    if (this.#writing !== undefined) {
-      this.#dirty = true;
-      return;
+    this.#saves.request();
+  }
+
+  async #write(): Promise<boolean> {
+    // Snapshot the ranges now: bytes written later are not yet promised.
+    const data = {
+      version: PARTS_VERSION,
+      size: this.#size,
+      parts: this.#parts.map((p) => ({ ...p })),
+    };
+    try {
+      await writeParts(this.#path, data);
+    } catch (error) {
+      this.#error = error;
+      return false;
     }
-    this.#writing = (async () => {
-      do {
-        this.#dirty = false;
-        // Snapshot the ranges now: bytes written later are not yet promised.
-        const data = {
-          version: PARTS_VERSION,
-          size: this.#size,
-          parts: this.#parts.map((p) => ({ ...p })),
-        };
-        try {
-          await writeParts(this.#path, data);
-        } catch (error) {
-          this.#error = error;
-          return;
-        }
-      } while (this.#dirty);
-    })().finally(() => {
-      this.#writing = undefined;
-    });
+    return true;
   }
 
   async flush(): Promise<void> {
-    await this.#writing;
-    if (this.#dirty) {
+    await this.#saves.idle();
+    if (this.#saves.pending) {
       this.save();
-      await this.#writing;
+      await this.#saves.idle();
     }
     if (this.#error !== undefined && isDiskFull(this.#error)) {
       throw new DiskFullError(this.#path, { cause: this.#error });

@@ -24,7 +24,7 @@ import { HubCache } from "./hub_cache.ts";
 import { reachHub } from "./hub_reach.ts";
 import { assertSafeRevision } from "./hub_names.ts";
 import { DEFAULT_REVISION, formatHubRef, type HubRef, parseHubRef } from "./hub_ref.ts";
-import { type HubSettings, hubSettingsFromEnv } from "./hub_settings.ts";
+import { hubClientOptions, type HubSettings, hubSettingsFromEnv } from "./hub_settings.ts";
 
 /** Options of {@linkcode openHubModelFiles}. */
 export interface HubModelFilesOptions extends RetryOptions {
@@ -82,12 +82,7 @@ export async function openHubModelFiles(
     );
   }
   const { settings: _s, revision: _r, checkpoint: _c, ...retry } = options;
-  const clientOptions = {
-    ...settings.timeouts,
-    ...retry,
-    endpoint: settings.endpoint,
-    token: settings.token,
-  };
+  const clientOptions = hubClientOptions(settings, retry);
   const client = new HubClient(clientOptions);
   // With the model cached, one short attempt tells an unreachable Hub; the
   // caller may then read the cache (HubUnreachableError, hub_reach.ts).

@@ -20,7 +20,7 @@ import { DEFAULT_REVISION, formatHubRef, type HubRef, parseHubRef } from "./hub_
 import { assertSafeRevision } from "./hub_names.ts";
 import { selectModelFiles, selectQuant } from "./hub_select.ts";
 import { MAX_JSON_FILE_BYTES } from "../io/model_files.ts";
-import { type HubSettings, hubSettingsFromEnv } from "./hub_settings.ts";
+import { hubClientOptions, type HubSettings, hubSettingsFromEnv } from "./hub_settings.ts";
 import { fs } from "../runtime/fs.ts";
 
 /** Ranges downloading at once by default: enough to fill a fast link, few enough for a laptop. */
@@ -138,12 +138,7 @@ export async function pullModel(
     onWarning: _w,
     ...retry
   } = options;
-  const clientOptions = {
-    ...settings.timeouts,
-    ...retry,
-    endpoint: settings.endpoint,
-    token: settings.token,
-  };
+  const clientOptions = hubClientOptions(settings, retry);
   const client = new HubClient(clientOptions);
   // With the model in the cache, an unreachable Hub is found out with one
   // short attempt and the cache is used, with a warning (hub_reach.ts).

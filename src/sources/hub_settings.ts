@@ -8,6 +8,7 @@
 
 import { join } from "../runtime/path.ts";
 import type { RetryOptions } from "../io/http_source.ts";
+import type { HubClientOptions } from "./hub_client.ts";
 import { fs } from "../runtime/fs.ts";
 import { envObject } from "../runtime/env.ts";
 
@@ -80,6 +81,18 @@ export function hubSettingsFromEnv(env: HubEnv = envObject()): HubSettings {
   }
   const offline = TRUE_VALUES.has((env.HF_HUB_OFFLINE ?? "").trim().toUpperCase());
   return { endpoint, token, home, cacheDir, offline, timeouts: timeoutsFromEnv(env) };
+}
+
+/**
+ * A Hub client's options under these settings: their time limits, the
+ * caller's retry options over them, then the endpoint and token.
+ *
+ * @param settings The Hub settings.
+ * @param retry The caller's retry options (retries, time limits, signal).
+ * @returns The options for `HubClient` and `reachHub`.
+ */
+export function hubClientOptions(settings: HubSettings, retry: RetryOptions): HubClientOptions {
+  return { ...settings.timeouts, ...retry, endpoint: settings.endpoint, token: settings.token };
 }
 
 /**

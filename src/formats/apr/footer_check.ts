@@ -16,6 +16,7 @@
  */
 
 import { ModelFormatError } from "../../errors.ts";
+import { hexWord } from "../_hex.ts";
 import type { ByteSource } from "../../io/byte_source.ts";
 import { crc32, crc32Combine } from "./crc32.ts";
 import { APR_FOOTER_SIZE } from "./layout.ts";
@@ -120,16 +121,12 @@ export class FooterCrcCheck {
         throw new ModelFormatError(
           "APR",
           this.name,
-          `footer CRC mismatch: stored 0x${hex(stored)}, the data gives 0x${
-            hex(crc)
+          `footer CRC mismatch: stored 0x${hexWord(stored)}, the data gives 0x${
+            hexWord(crc)
           }; the file is corrupt, and nothing was written from it`,
           { offset: end },
         );
       }
     }
   }
-}
-
-function hex(value: number): string {
-  return value.toString(16).padStart(8, "0");
 }

@@ -7,6 +7,7 @@
  */
 
 import { ModelFormatError } from "../../errors.ts";
+import { hexBytes, hexWord } from "../_hex.ts";
 import { crc32 } from "./crc32.ts";
 
 /** Size of the fixed header. */
@@ -186,7 +187,7 @@ export function parseAprHeader(
     throw new ModelFormatError("APR", path, reason, { offset });
   };
   if (bytes.length >= 4 && !APR_MAGIC.every((b, i) => bytes[i] === b)) {
-    const seen = [...bytes.subarray(0, 4)].map((b) => b.toString(16).padStart(2, "0")).join(" ");
+    const seen = hexBytes(bytes.subarray(0, 4));
     fail(`wrong magic: expected 41 50 52 00 ("APR\\0"), found ${seen}`, 0);
   }
   // aprender's older single-model format (e.g. tsp-*-aco.apr) starts "APR\0"
@@ -210,7 +211,7 @@ export function parseAprHeader(
   const actual = aprHeaderCrc(bytes);
   if (headerCrc !== actual) {
     fail(
-      `header CRC mismatch: stored 0x${hex(headerCrc)}, computed 0x${hex(actual)}`,
+      `header CRC mismatch: stored 0x${hexWord(headerCrc)}, computed 0x${hexWord(actual)}`,
       40,
     );
   }
@@ -239,8 +240,4 @@ export function parseAprHeader(
     dataOffset: readAprU64(view, 32, "data_offset", path, 32),
     headerCrc,
   };
-}
-
-function hex(n: number): string {
-  return n.toString(16).padStart(8, "0");
 }

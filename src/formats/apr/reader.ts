@@ -10,6 +10,7 @@
 
 import { tensorByteLength } from "../../dtype.ts";
 import { ModelFormatError } from "../../errors.ts";
+import { hexWord } from "../_hex.ts";
 import { type ByteSource, DEFAULT_CHUNK_SIZE } from "../../io/byte_source.ts";
 import { openSourceOf, withSourceOf } from "../../io/source_of.ts";
 import type { ModelHeader, ModelReader, TensorEntry, TensorInfo } from "../../tensor.ts";
@@ -189,20 +190,16 @@ async function validateAprSource(
   if (options.deep) {
     const footer = await reader.verifyFooter();
     list.items.push(
-      footer.ok ? { check: "footer CRC", ok: true, detail: `0x${hex(footer.stored)}` } : {
+      footer.ok ? { check: "footer CRC", ok: true, detail: `0x${hexWord(footer.stored)}` } : {
         check: "footer CRC",
         ok: false,
-        detail: `footer CRC mismatch: stored 0x${hex(footer.stored)}, computed 0x${
-          hex(footer.computed)
+        detail: `footer CRC mismatch: stored 0x${hexWord(footer.stored)}, computed 0x${
+          hexWord(footer.computed)
         }`,
       },
     );
   }
   return list.items;
-}
-
-function hex(n: number): string {
-  return n.toString(16).padStart(8, "0");
 }
 
 /**
@@ -320,7 +317,7 @@ export class AprReader implements ModelReader {
       throw new ModelFormatError(
         "APR",
         this.#source.name,
-        `footer CRC mismatch: stored 0x${hex(f.stored)}, computed 0x${hex(f.computed)}`,
+        `footer CRC mismatch: stored 0x${hexWord(f.stored)}, computed 0x${hexWord(f.computed)}`,
         { offset: this.fileSize - APR_FOOTER_SIZE },
       );
     }

@@ -13,21 +13,26 @@
 
 import type { DType } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
+import { LLAMA_FTYPES } from "../../quant/llama_presets.ts";
 
-/** llama.cpp's ftype for a model whose tensors are mostly of one ggml type. */
+/**
+ * llama.cpp's ftype for a model whose tensors are mostly of one ggml type: a
+ * quantized type's is its preset's (the K-quants' `_M` mix), from
+ * {@linkcode LLAMA_FTYPES}.
+ */
 const FILE_TYPE_OF: Partial<Record<DType, number>> = {
   F32: 0,
   F16: 1,
-  Q4_0: 2,
-  Q4_1: 3,
-  Q8_0: 7,
-  Q5_0: 8,
-  Q5_1: 9,
-  Q2_K: 10,
-  Q3_K: 12, // Q3_K_M
-  Q4_K: 15, // Q4_K_M
-  Q5_K: 17, // Q5_K_M
-  Q6_K: 18,
+  Q4_0: LLAMA_FTYPES.Q4_0,
+  Q4_1: LLAMA_FTYPES.Q4_1,
+  Q8_0: LLAMA_FTYPES.Q8_0,
+  Q5_0: LLAMA_FTYPES.Q5_0,
+  Q5_1: LLAMA_FTYPES.Q5_1,
+  Q2_K: LLAMA_FTYPES.Q2_K,
+  Q3_K: LLAMA_FTYPES.Q3_K_M,
+  Q4_K: LLAMA_FTYPES.Q4_K_M,
+  Q5_K: LLAMA_FTYPES.Q5_K_M,
+  Q6_K: LLAMA_FTYPES.Q6_K,
   BF16: 32,
 };
 

@@ -14,6 +14,7 @@ import type { ByteSource } from "../../io/byte_source.ts";
 import { withSourceOf } from "../../io/source_of.ts";
 import { type DType, dtypeFromGgufType, DTYPES, tensorByteLength } from "../../dtype.ts";
 import { Cursor } from "./_cursor.ts";
+import { hexBytes } from "../_hex.ts";
 import { ggmlTypeName } from "./_ggml_types.ts";
 
 /** GGUF metadata value type ids (FORMATS.md §3), spelled as llama.cpp's gguf-py spells them. */
@@ -717,7 +718,7 @@ function byteSwap32(v: number): number {
 }
 
 function describeMagic(bytes: Uint8Array): string {
-  const hex = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join(" ");
+  const hex = hexBytes(bytes);
   const printable = [...bytes].every((b) => b >= 0x20 && b < 0x7f);
   return printable ? `"${String.fromCharCode(...bytes)}" (${hex})` : hex;
 }

@@ -10,6 +10,7 @@
 
 import { elementCount } from "../../dtype.ts";
 import { ModelFormatError, UsageError } from "../../errors.ts";
+import { hexBytes } from "../_hex.ts";
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../../io/json_depth.ts";
 import { checkNf4BlockSize } from "../../quant/nf4.ts";
 
@@ -347,7 +348,7 @@ export function parseQnatHeader(
     throw new ModelFormatError("QNAT", path, reason, { offset });
   };
   if (bytes.length >= 4 && !QNAT_MAGIC.every((b, i) => bytes[i] === b)) {
-    const seen = [...bytes.subarray(0, 4)].map((b) => b.toString(16).padStart(2, "0")).join(" ");
+    const seen = hexBytes(bytes.subarray(0, 4));
     fail(`wrong magic: expected 51 4e 41 54 ("QNAT"), found ${seen}`, 0);
   }
   if (bytes.length < QNAT_HEADER_SIZE) {

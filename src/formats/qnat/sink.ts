@@ -47,6 +47,7 @@ import {
 import { assertOutputFree } from "../../io/fs_paths.ts";
 import { renameIntoPlace } from "../../io/partial_file.ts";
 import { fs } from "../../runtime/fs.ts";
+import { WholeUnits } from "../../io/whole_units.ts";
 
 /** Tensors with fewer elements stay F32 (norms, biases, tiny tables): NF4 gains nothing there. */
 export const QNAT_MIN_NF4_ELEMENTS = 1024;
@@ -199,29 +200,11 @@ async function forEachRun(
   blockSize: number,
   onRun: (run: Float32Array) => Promise<void> | void,
 ): Promise<void> {
-  const carry = new Float32Array(blockSize);
-  let carried = 0;
+  const units = new WholeUnits<Float32Array>(new Float32Array(blockSize));
   for await (const batch of decodeStream(info, entry.open())) {
-    let i = 0;
-    if (carried > 0) {
-      const take = Math.min(blockSize - carried, batch.length);
-      carry.set(batch.subarray(0, take), carried);
-      carried += take;
-      i = take;
-      if (carried === blockSize) {
-        await onRun(carry);
-        carried = 0;
-      }
-    }
-    const end = i + Math.floor((batch.length - i) / blockSize) * blockSize;
-    if (end > i) await onRun(batch.subarray(i, end));
-    i = end;
-    if (i < batch.length) {
-      carry.set(batch.subarray(i), 0);
-      carried = batch.length - i;
-    }
+    for (const run of units.take(batch)) await onRun(run);
   }
-  if (carried !== 0) {
+  if (units.partial) {
     throw new RangeError(`Cannot quantize tensor "${info.name}": its values end mid-block`);
   }
 }

@@ -127,42 +127,31 @@ export class CompanionBudget {
 /** Largest count a config field may hold: GGUF and APR store them as u32. */
 const MAX_COUNT = 0xffff_ffff;
 
-/** Config fields that count something (integers, 0 to 2^32 − 1), every spelling aprkit reads. */
-const COUNT_FIELDS: readonly string[] = [
-  "hidden_size",
-  "n_embd",
-  "d_model",
-  "hidden_dim",
-  "num_hidden_layers",
-  "n_layer",
-  "n_layers",
-  "num_layers",
-  "num_attention_heads",
-  "n_head",
-  "n_heads",
-  "num_heads",
-  "num_key_value_heads",
-  "n_kv_heads",
-  "num_kv_heads",
-  "vocab_size",
-  "n_vocab",
-  "intermediate_size",
-  "n_inner",
-  "ffn_dim",
-  "intermediate_dim",
+/** Spellings of the hidden width. */
+const WIDTH_FIELDS = ["hidden_size", "n_embd", "d_model"];
+/** Spellings of the model's layer count. */
+const MAIN_LAYER_FIELDS = ["num_hidden_layers", "n_layer", "n_layers", "num_layers"];
+/** Spellings of the attention head count. */
+const HEAD_FIELDS = ["num_attention_heads", "n_head", "n_heads"];
+/** Spellings of the vocabulary length. */
+const VOCAB_FIELDS = ["vocab_size", "n_vocab"];
+/**
+ * Count fields that are lengths of a sequence, not of anything aprkit
+ * builds: written as read, so not bounded by the checkpoint.
+ */
+const CONTEXT_FIELD_LIST = [
   "max_position_embeddings",
   "n_positions",
   "max_seq_len",
   "seq_length",
   "n_ctx",
-  "head_dim",
-  "num_local_experts",
-  "num_experts",
-  "n_routed_experts",
-  "num_experts_per_tok",
-  "moe_intermediate_size",
-  "moe_num_experts",
-  "moe_k",
+];
+/**
+ * Layer counts other than the model's: a vision tower's `depth`, and the
+ * multi-token-prediction, leading dense and KV-sharing layers the families
+ * add to or mark in per-layer lists.
+ */
+const PART_LAYER_FIELDS = [
   "depth",
   "num_layers_per_stack",
   "mtp_num_hidden_layers",
@@ -172,36 +161,38 @@ const COUNT_FIELDS: readonly string[] = [
   "num_dense_layers",
 ];
 
-/**
- * Count fields that are lengths of a sequence, not of anything aprkit
- * builds: written as read, so not bounded by the checkpoint.
- */
-const CONTEXT_FIELDS: ReadonlySet<string> = new Set([
-  "max_position_embeddings",
-  "n_positions",
-  "max_seq_len",
-  "seq_length",
-  "n_ctx",
-]);
+/** Config fields that count something (integers, 0 to 2^32 − 1), every spelling aprkit reads. */
+const COUNT_FIELDS: readonly string[] = [
+  ...WIDTH_FIELDS,
+  "hidden_dim",
+  ...MAIN_LAYER_FIELDS,
+  ...HEAD_FIELDS,
+  "num_heads",
+  "num_key_value_heads",
+  "n_kv_heads",
+  "num_kv_heads",
+  ...VOCAB_FIELDS,
+  "intermediate_size",
+  "n_inner",
+  "ffn_dim",
+  "intermediate_dim",
+  ...CONTEXT_FIELD_LIST,
+  "head_dim",
+  "num_local_experts",
+  "num_experts",
+  "n_routed_experts",
+  "num_experts_per_tok",
+  "moe_intermediate_size",
+  "moe_num_experts",
+  "moe_k",
+  ...PART_LAYER_FIELDS,
+];
 
-/**
- * Count fields that count layers (a vision tower's `depth` among them, and
- * the multi-token-prediction, leading dense and KV-sharing layers the
- * families add to or mark in per-layer lists).
- */
-const LAYER_FIELDS: ReadonlySet<string> = new Set([
-  "num_hidden_layers",
-  "n_layer",
-  "n_layers",
-  "num_layers",
-  "depth",
-  "num_layers_per_stack",
-  "mtp_num_hidden_layers",
-  "num_nextn_predict_layers",
-  "first_k_dense_replace",
-  "num_kv_shared_layers",
-  "num_dense_layers",
-]);
+/** {@linkcode CONTEXT_FIELD_LIST}, looked up. */
+const CONTEXT_FIELDS: ReadonlySet<string> = new Set(CONTEXT_FIELD_LIST);
+
+/** Count fields that count layers: the model's and its parts'. */
+const LAYER_FIELDS: ReadonlySet<string> = new Set([...MAIN_LAYER_FIELDS, ...PART_LAYER_FIELDS]);
 
 /**
  * Counts that are never 0 in a model with tensors: its layers, width, heads
@@ -210,18 +201,10 @@ const LAYER_FIELDS: ReadonlySet<string> = new Set([
  * two blocks' tensors, exit 0.
  */
 const NONZERO_FIELDS: ReadonlySet<string> = new Set([
-  "num_hidden_layers",
-  "n_layer",
-  "n_layers",
-  "num_layers",
-  "hidden_size",
-  "n_embd",
-  "d_model",
-  "num_attention_heads",
-  "n_head",
-  "n_heads",
-  "vocab_size",
-  "n_vocab",
+  ...MAIN_LAYER_FIELDS,
+  ...WIDTH_FIELDS,
+  ...HEAD_FIELDS,
+  ...VOCAB_FIELDS,
 ]);
 
 /** Config fields that are positive real numbers. */

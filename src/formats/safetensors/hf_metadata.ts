@@ -47,7 +47,7 @@
 
 import { ModelFormatError } from "../../errors.ts";
 import type { ModelMetadata } from "../../tensor.ts";
-import type { ModelFiles } from "../../io/model_files.ts";
+import { type ModelFiles, readCheckedFile, readCheckedText } from "../../io/model_files.ts";
 import {
   ggufTemplateName,
   ggufTokenizerFields,
@@ -851,28 +851,19 @@ async function readCompanion(
   template = false,
 ): Promise<string | undefined> {
   if (!listing.has(path)) return undefined;
-  const source = await files.open(path);
-  try {
-    // Checked before reading, so a hostile file cannot exhaust memory.
-    if (source.size > maxBytes) {
+  // Checked before reading, so a hostile file cannot exhaust memory.
+  return await readCheckedText(files, path, (size) => {
+    if (size > maxBytes) {
       throw new ModelFormatError(
         "JSON",
         files.locate(path),
-        `too large: ${source.size} bytes exceeds the ${maxBytes}-byte limit for this file`,
+        `too large: ${size} bytes exceeds the ${maxBytes}-byte limit for this file`,
       );
     }
-    budget.takeFile(source.size, files.locate(path));
+    budget.takeFile(size, files.locate(path));
     // A template file's bytes bound its characters: taken before it is read.
-    if (template) budget.takeTemplate(source.size, files.locate(path));
-    const bytes = await source.read(0, source.size);
-    try {
-      return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-    } catch (cause) {
-      throw new ModelFormatError("JSON", files.locate(path), "not valid UTF-8", { cause });
-    }
-  } finally {
-    await source.close();
-  }
+    if (template) budget.takeTemplate(size, files.locate(path));
+  });
 }
 
 function parseCompanion(
@@ -1169,28 +1160,24 @@ async function readSentencePiece(
   budget: CompanionBudget,
 ): Promise<SentencePieceModel | undefined> {
   if (!listing.has(path)) return undefined;
-  const source = await files.open(path);
+  const bytes = await readCheckedFile(files, path, (size) => {
+    if (size > MAX_SENTENCEPIECE_BYTES) {
+      throw new ModelFormatError(
+        "model",
+        files.locate(path),
+        `too large: ${size} bytes exceeds the ${MAX_SENTENCEPIECE_BYTES}-byte limit for tokenizer.model`,
+      );
+    }
+    budget.takeFile(size, files.locate(path));
+  });
   try {
-    if (source.size > MAX_SENTENCEPIECE_BYTES) {
-      throw new ModelFormatError(
-        "model",
-        files.locate(path),
-        `too large: ${source.size} bytes exceeds the ${MAX_SENTENCEPIECE_BYTES}-byte limit for tokenizer.model`,
-      );
-    }
-    budget.takeFile(source.size, files.locate(path));
-    const bytes = await source.read(0, source.size);
-    try {
-      return parseSentencePieceModel(bytes);
-    } catch (cause) {
-      throw new ModelFormatError(
-        "model",
-        files.locate(path),
-        `not a SentencePiece model: ${(cause as Error).message}`,
-        { cause },
-      );
-    }
-  } finally {
-    await source.close();
+    return parseSentencePieceModel(bytes);
+  } catch (cause) {
+    throw new ModelFormatError(
+      "model",
+      files.locate(path),
+      `not a SentencePiece model: ${(cause as Error).message}`,
+      { cause },
+    );
   }
 }

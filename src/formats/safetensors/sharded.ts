@@ -18,7 +18,7 @@ import {
   refuseUnlabelledQuantized,
 } from "../../quant/checkpoint/mod.ts";
 import { jsonHoldsMoreThan } from "../../io/json_depth.ts";
-import type { ModelFiles } from "../../io/model_files.ts";
+import { type ModelFiles, readCheckedFile } from "../../io/model_files.ts";
 import type {
   ModelHeader,
   ModelMetadata,
@@ -540,20 +540,16 @@ async function readIndex(
   path: string,
   fail: (reason: string, cause?: unknown) => ModelFormatError,
 ): Promise<SafetensorsIndex> {
-  const source = await files.open(path);
+  const bytes = await readCheckedFile(files, path, (size) => {
+    if (size > MAX_INDEX_BYTES) {
+      throw fail(`too large: ${size} bytes exceeds the ${MAX_INDEX_BYTES}-byte limit`);
+    }
+  });
   let text: string;
   try {
-    if (source.size > MAX_INDEX_BYTES) {
-      throw fail(`too large: ${source.size} bytes exceeds the ${MAX_INDEX_BYTES}-byte limit`);
-    }
-    const bytes = await source.read(0, source.size);
-    try {
-      text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-    } catch (cause) {
-      throw fail("invalid index: not valid UTF-8", cause);
-    }
-  } finally {
-    await source.close();
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch (cause) {
+    throw fail("invalid index: not valid UTF-8", cause);
   }
   // Checked before parsing: JSON.parse of millions of tiny entries takes minutes and gigabytes.
   if (jsonHoldsMoreThan(text, MAX_INDEX_ITEMS)) {

@@ -145,6 +145,54 @@ export function companion(
   return entry;
 }
 
+/** One quantized weight found by the tensor that marks it (`….qweight`, `….weight_scale`). */
+export interface AnchoredWeight {
+  /** The marking tensor's name. */
+  readonly name: string;
+  /** Its name without the marking suffix. */
+  readonly base: string;
+  /** The tensor `base + suffix`, or a one-line error naming the marking tensor. */
+  part(suffix: string): TensorEntry;
+  /** The tensor `base + suffix`, or `undefined` when the checkpoint has none. */
+  optional(suffix: string): TensorEntry | undefined;
+}
+
+/**
+ * Every tensor whose name ends in `suffix`, in order, with the lookups of
+ * the tensors beside it: how each method finds its quantized weights.
+ *
+ * @param tensors The checkpoint's tensors.
+ * @param suffix The suffix that marks a quantized weight.
+ * @param context For the error naming a missing companion.
+ * @returns One entry per marking tensor.
+ */
+export function anchoredWeights(
+  tensors: readonly TensorEntry[],
+  suffix: string,
+  context: QuantContext,
+): AnchoredWeight[] {
+  const byName = new Map(tensors.map((t) => [t.info.name, t]));
+  return tensors.filter((t) => t.info.name.endsWith(suffix)).map(({ info: { name } }) => {
+    const base = name.slice(0, -suffix.length);
+    return {
+      name,
+      base,
+      part: (s: string) => companion(byName, base + s, context, name),
+      optional: (s: string) => byName.get(base + s),
+    };
+  });
+}
+
+/** A dequantized (or kept) tensor and the checkpoint tensors it stands for. */
+export interface ReplacedGroup {
+  /** The new tensor. */
+  readonly entry: TensorEntry;
+  /** The names it replaces; it takes the place of the first of them. */
+  readonly replaces: readonly string[];
+  /** Further new tensors placed after it. */
+  readonly extra?: readonly TensorEntry[];
+}
+
 /**
  * Longest row a dequantized tensor may have (values): a row is the unit of
  * work, and a tile holds a few; real rows (input features, hidden sizes) are
@@ -165,11 +213,7 @@ export const MAX_ROW_VALUES = 1 << 20;
  */
 export function replaceGroups(
   tensors: readonly TensorEntry[],
-  groups: readonly {
-    readonly entry: TensorEntry;
-    readonly replaces: readonly string[];
-    readonly extra?: readonly TensorEntry[];
-  }[],
+  groups: readonly ReplacedGroup[],
   dropped: ReadonlySet<string>,
   context: QuantContext,
 ): TensorEntry[] {

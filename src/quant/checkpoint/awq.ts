@@ -17,21 +17,19 @@ import { DTYPES } from "../../dtype.ts";
 import type { TensorEntry } from "../../tensor.ts";
 import { f32Entry } from "./_f32_entry.ts";
 import {
+  anchoredWeights,
   checkpointError,
-  companion,
   configInt,
   type QuantContext,
   type QuantMethod,
   replaceGroups,
-  shapeText,
 } from "./_method.ts";
-import { floats, int32s, readColumns } from "./_read.ts";
+import { checkQweightTriple, type QweightTriple, readScaleColumns } from "./_qweight.ts";
+import { int32s, readColumns } from "./_read.ts";
 import { tileCache, tileRows } from "./_tiles.ts";
 
 /** Nibble of output column `8j + k` inside word `j`: AutoAWQ's reverse order. */
 const NIBBLE = [0, 4, 1, 5, 2, 6, 3, 7];
-/** Float types of `scales`. */
-const SCALE_DTYPES = new Set(["F16", "BF16", "F32"]);
 
 /** The AWQ method (GEMM packing). */
 export const AWQ: QuantMethod = {
@@ -52,54 +50,27 @@ export const AWQ: QuantMethod = {
     if (groupSize === 0 || groupSize < -1) {
       throw checkpointError(context, `group_size ${groupSize} is not positive`);
     }
-    const byName = new Map(tensors.map((t) => [t.info.name, t]));
-    const groups: { entry: TensorEntry; replaces: string[] }[] = [];
-    for (const { info: { name } } of tensors) {
-      if (!name.endsWith(".qweight")) continue;
-      const base = name.slice(0, -".qweight".length);
-      const part = (suffix: string) => companion(byName, base + suffix, context, name);
-      groups.push({
-        entry: awqEntry(
-          base + ".weight",
-          part(".qweight"),
-          part(".qzeros"),
-          part(".scales"),
-          groupSize,
-          context,
-        ),
-        replaces: [".qweight", ".qzeros", ".scales"].map((s) => base + s),
-      });
-    }
+    const groups = anchoredWeights(tensors, ".qweight", context).map(({ base, part }) => ({
+      entry: awqEntry(
+        base + ".weight",
+        { qweight: part(".qweight"), qzeros: part(".qzeros"), scales: part(".scales") },
+        groupSize,
+        context,
+      ),
+      replaces: [".qweight", ".qzeros", ".scales"].map((s) => base + s),
+    }));
     return replaceGroups(tensors, groups, new Set(), context);
   },
 };
 
 function awqEntry(
   name: string,
-  qweight: TensorEntry,
-  qzeros: TensorEntry,
-  scales: TensorEntry,
+  triple: QweightTriple,
   groupSize: number,
   context: QuantContext,
 ): TensorEntry {
-  const fail = (why: string) =>
-    checkpointError(
-      context,
-      `"${qweight.info.name}" ${shapeText(qweight.info.shape)}, "${qzeros.info.name}" ${
-        shapeText(qzeros.info.shape)
-      }, "${scales.info.name}" ${shapeText(scales.info.shape)}: ${why}`,
-    );
-  if (qweight.info.dtype !== "I32" || qzeros.info.dtype !== "I32") {
-    throw fail(
-      `qweight and qzeros must be I32 (found ${qweight.info.dtype}, ${qzeros.info.dtype})`,
-    );
-  }
-  if (!SCALE_DTYPES.has(scales.info.dtype)) {
-    throw fail(`scales must be F16, BF16 or F32 (found ${scales.info.dtype})`);
-  }
-  if ([qweight, qzeros, scales].some((t) => t.info.shape.length !== 2)) {
-    throw fail("each must have 2 dimensions");
-  }
+  const { qweight, qzeros, scales } = triple;
+  const fail = checkQweightTriple(triple, context);
   const inputs = qweight.info.shape[0]!;
   const words = qweight.info.shape[1]!;
   const outputs = words * 8;
@@ -127,17 +98,7 @@ function awqEntry(
           await readColumns(qweight, words * 4, 0, inputs, wordStart * 4, wordEnd * 4, scratch),
         ),
         zeros: int32s(await readColumns(qzeros, words * 4, 0, groups, wordStart * 4, wordEnd * 4)),
-        scales: floats(
-          scales.info.dtype,
-          await readColumns(
-            scales,
-            outputs * scaleBytes,
-            0,
-            groups,
-            start * scaleBytes,
-            end * scaleBytes,
-          ),
-        ),
+        scales: await readScaleColumns(scales, outputs, groups, start, end),
       };
     });
     return async (start, end, out) => {

@@ -14,8 +14,8 @@
 import type { TensorEntry } from "../../tensor.ts";
 import { f32Entry } from "./_f32_entry.ts";
 import {
+  anchoredWeights,
   checkpointError,
-  companion,
   count,
   type QuantContext,
   type QuantMethod,
@@ -30,17 +30,10 @@ export const BITNET: QuantMethod = {
   reference: "llama.cpp conversion/base.py dequant_bitnet; transformers integrations/bitnet.py",
   companions: [".weight_scale"],
   dequantize(tensors, context) {
-    const byName = new Map(tensors.map((t) => [t.info.name, t]));
-    const groups: { entry: TensorEntry; replaces: string[] }[] = [];
-    for (const { info: { name } } of tensors) {
-      if (!name.endsWith(".weight_scale")) continue;
-      const weightName = name.slice(0, -"_scale".length);
-      const weight = companion(byName, weightName, context, name);
-      groups.push({
-        entry: bitnetEntry(weightName, weight, byName.get(name)!, context),
-        replaces: [weightName, name],
-      });
-    }
+    const groups = anchoredWeights(tensors, ".weight_scale", context).map(({ base, part }) => ({
+      entry: bitnetEntry(base + ".weight", part(".weight"), part(".weight_scale"), context),
+      replaces: [base + ".weight", base + ".weight_scale"],
+    }));
     return replaceGroups(tensors, groups, new Set(), context);
   },
 };

@@ -29,12 +29,13 @@ import type { TensorEntry } from "../../tensor.ts";
 import { packedEntry } from "./_int_packed.ts";
 import { keptNvfp4, nvfp4Entry } from "./_nvfp4.ts";
 import {
+  anchoredWeights,
   blockSizes,
   checkpointError,
-  companion,
   count,
   type QuantContext,
   type QuantMethod,
+  type ReplacedGroup,
   replaceGroups,
   shapeText,
 } from "./_method.ts";
@@ -171,21 +172,18 @@ async function nvfp4Groups(
   tensors: readonly TensorEntry[],
   context: QuantContext,
   keep: boolean,
-): Promise<{ entry: TensorEntry; replaces: string[]; extra?: TensorEntry[] }[]> {
-  const byName = new Map(tensors.map((t) => [t.info.name, t]));
-  const groups: { entry: TensorEntry; replaces: string[]; extra?: TensorEntry[] }[] = [];
-  for (const { info: { name } } of tensors) {
-    if (!name.endsWith(".weight_packed")) continue;
-    const base = name.slice(0, -"_packed".length);
-    const part = (suffix: string) => companion(byName, base + suffix, context, name);
-    const factor = { tensor: part("_global_scale"), inverted: true };
-    const replaces = ["_packed", "_scale", "_global_scale"].map((s) => base + s);
+): Promise<ReplacedGroup[]> {
+  const groups: ReplacedGroup[] = [];
+  for (const { base, part, optional } of anchoredWeights(tensors, ".weight_packed", context)) {
+    const weight = base + ".weight";
+    const factor = { tensor: part(".weight_global_scale"), inverted: true };
+    const replaces = ["_packed", "_scale", "_global_scale"].map((s) => weight + s);
     if (keep) {
-      const input = byName.get(base.slice(0, -".weight".length) + ".input_global_scale");
+      const input = optional(".input_global_scale");
       const [entry, ...extra] = await keptNvfp4(
-        base,
-        part("_packed"),
-        part("_scale"),
+        weight,
+        part(".weight_packed"),
+        part(".weight_scale"),
         factor,
         input === undefined ? undefined : { tensor: input, inverted: true },
         context,
@@ -194,7 +192,7 @@ async function nvfp4Groups(
       continue;
     }
     groups.push({
-      entry: nvfp4Entry(base, part("_packed"), part("_scale"), factor, context),
+      entry: nvfp4Entry(weight, part(".weight_packed"), part(".weight_scale"), factor, context),
       replaces,
     });
   }
@@ -205,7 +203,7 @@ function scaledGroups(
   tensors: readonly TensorEntry[],
   scheme: Record<string, unknown>,
   context: QuantContext,
-): { entry: TensorEntry; replaces: string[] }[] {
+): ReplacedGroup[] {
   const blocks = blockSizes(
     context,
     scheme["strategy"] === "block" ? scheme["block_structure"] : undefined,
@@ -214,31 +212,24 @@ function scaledGroups(
   if (scheme["strategy"] === "block" && blocks === undefined) {
     throw checkpointError(context, "block strategy without a block_structure");
   }
-  const byName = new Map(tensors.map((t) => [t.info.name, t]));
-  const groups: { entry: TensorEntry; replaces: string[] }[] = [];
-  for (const { info: { name } } of tensors) {
-    if (name.endsWith(".weight_zero_point")) {
-      throw checkpointError(
-        context,
-        `tensor "${name}": asymmetric weights (a zero point) are not supported`,
-      );
-    }
-    if (!name.endsWith(".weight_scale")) continue;
-    const weightName = name.slice(0, -"_scale".length);
-    const weight = companion(byName, weightName, context, name);
-    groups.push({
-      entry: scaledEntry(weightName, weight, byName.get(name)!, blocks, context),
-      replaces: [weightName, name],
-    });
+  const zeroPoint = tensors.find((t) => t.info.name.endsWith(".weight_zero_point"));
+  if (zeroPoint !== undefined) {
+    throw checkpointError(
+      context,
+      `tensor "${zeroPoint.info.name}": asymmetric weights (a zero point) are not supported`,
+    );
   }
-  return groups;
+  return anchoredWeights(tensors, ".weight_scale", context).map(({ base, part }) => ({
+    entry: scaledEntry(base + ".weight", part(".weight"), part(".weight_scale"), blocks, context),
+    replaces: [base + ".weight", base + ".weight_scale"],
+  }));
 }
 
 async function packedGroups(
   tensors: readonly TensorEntry[],
   scheme: Record<string, unknown>,
   context: QuantContext,
-): Promise<{ entry: TensorEntry; replaces: string[] }[]> {
+): Promise<ReplacedGroup[]> {
   const bits = scheme["num_bits"];
   const groupSize = scheme["group_size"];
   if (bits !== 2 && bits !== 4 && bits !== 8) {
@@ -259,20 +250,17 @@ async function packedGroups(
       `pack-quantized type ${JSON.stringify(scheme["type"])} is not int`,
     );
   }
-  const byName = new Map(tensors.map((t) => [t.info.name, t]));
-  const groups: { entry: TensorEntry; replaces: string[] }[] = [];
-  for (const { info: { name } } of tensors) {
-    if (!name.endsWith(".weight_packed")) continue;
-    const base = name.slice(0, -"_packed".length);
-    const part = (suffix: string) => companion(byName, base + suffix, context, name);
-    const shapeTensor = part("_shape");
-    const zeroPoint = byName.get(base + "_zero_point");
+  const groups: ReplacedGroup[] = [];
+  for (const { base, part, optional } of anchoredWeights(tensors, ".weight_packed", context)) {
+    const weight = base + ".weight";
+    const shapeTensor = part(".weight_shape");
+    const zeroPoint = optional(".weight_zero_point");
     groups.push({
       entry: packedEntry(
-        base,
+        weight,
         {
-          packed: part("_packed"),
-          scale: part("_scale"),
+          packed: part(".weight_packed"),
+          scale: part(".weight_scale"),
           zeroPoint,
           shape: await weightShape(shapeTensor, context),
         },
@@ -281,7 +269,7 @@ async function packedGroups(
         context,
       ),
       replaces: ["_packed", "_scale", "_shape", ...(zeroPoint ? ["_zero_point"] : [])].map((s) =>
-        base + s
+        weight + s
       ),
     });
   }

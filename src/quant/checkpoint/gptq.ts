@@ -17,21 +17,20 @@ import { DTYPES } from "../../dtype.ts";
 import type { TensorEntry } from "../../tensor.ts";
 import { f32Entry } from "./_f32_entry.ts";
 import {
+  anchoredWeights,
   checkpointError,
-  companion,
   configInt,
   type QuantContext,
   type QuantMethod,
   replaceGroups,
   shapeText,
 } from "./_method.ts";
-import { floats, int32s, readColumns, readRange } from "./_read.ts";
+import { checkQweightTriple, type QweightTriple, readScaleColumns } from "./_qweight.ts";
+import { int32s, readColumns, readRange } from "./_read.ts";
 import { tileCache, tileRows } from "./_tiles.ts";
 
 /** Bit widths dequantized. */
 const BITS = [2, 4, 8];
-/** Float types of `scales`. */
-const SCALE_DTYPES = new Set(["F16", "BF16", "F32"]);
 
 /** The GPTQ method. */
 export const GPTQ: QuantMethod = {
@@ -52,13 +51,8 @@ export const GPTQ: QuantMethod = {
       );
     }
     const groupSize = configInt(context, "group_size", -1);
-    const byName = new Map(tensors.map((t) => [t.info.name, t]));
-    const groups: { entry: TensorEntry; replaces: string[] }[] = [];
-    for (const { info: { name } } of tensors) {
-      if (!name.endsWith(".qweight")) continue;
-      const base = name.slice(0, -".qweight".length);
-      const part = (suffix: string) => companion(byName, base + suffix, context, name);
-      const gIdx = byName.get(base + ".g_idx");
+    const groups = anchoredWeights(tensors, ".qweight", context).map(({ base, part, optional }) => {
+      const gIdx = optional(".g_idx");
       const layer: GptqLayer = {
         qweight: part(".qweight"),
         qzeros: part(".qzeros"),
@@ -68,21 +62,18 @@ export const GPTQ: QuantMethod = {
         zeroOffset: format === "gptq" ? 1 : 0,
         groupSize,
       };
-      groups.push({
+      return {
         entry: gptqEntry(base + ".weight", layer, context),
         replaces: [".qweight", ".qzeros", ".scales", ...(gIdx ? [".g_idx"] : [])].map((s) =>
           base + s
         ),
-      });
-    }
+      };
+    });
     return replaceGroups(tensors, groups, new Set(), context);
   },
 };
 
-interface GptqLayer {
-  qweight: TensorEntry;
-  qzeros: TensorEntry;
-  scales: TensorEntry;
+interface GptqLayer extends QweightTriple {
   gIdx: TensorEntry | undefined;
   bits: number;
   /** 1 for the v1 format, which stores zeros minus one. */
@@ -92,24 +83,7 @@ interface GptqLayer {
 
 function gptqEntry(name: string, layer: GptqLayer, context: QuantContext): TensorEntry {
   const { qweight, qzeros, scales, gIdx, bits } = layer;
-  const fail = (why: string) =>
-    checkpointError(
-      context,
-      `"${qweight.info.name}" ${shapeText(qweight.info.shape)}, "${qzeros.info.name}" ${
-        shapeText(qzeros.info.shape)
-      }, "${scales.info.name}" ${shapeText(scales.info.shape)}: ${why}`,
-    );
-  if (qweight.info.dtype !== "I32" || qzeros.info.dtype !== "I32") {
-    throw fail(
-      `qweight and qzeros must be I32 (found ${qweight.info.dtype}, ${qzeros.info.dtype})`,
-    );
-  }
-  if (!SCALE_DTYPES.has(scales.info.dtype)) {
-    throw fail(`scales must be F16, BF16 or F32 (found ${scales.info.dtype})`);
-  }
-  if ([qweight, qzeros, scales].some((t) => t.info.shape.length !== 2)) {
-    throw fail("each must have 2 dimensions");
-  }
+  const fail = checkQweightTriple(layer, context);
   const pack = 32 / bits;
   const packed = qweight.info.shape[0]!;
   const outputs = qweight.info.shape[1]!;
@@ -173,17 +147,7 @@ function gptqEntry(name: string, layer: GptqLayer, context: QuantContext): Tenso
           ),
         ),
         zeroWidth: Math.ceil(end / pack) - start / pack,
-        scales: floats(
-          scales.info.dtype,
-          await readColumns(
-            scales,
-            outputs * scaleBytes,
-            0,
-            groups,
-            start * scaleBytes,
-            end * scaleBytes,
-          ),
-        ),
+        scales: await readScaleColumns(scales, outputs, groups, start, end),
       };
     });
     return async (start, end, out) => {

@@ -26,10 +26,11 @@
 import type { TensorEntry } from "../../tensor.ts";
 import { isNvfp4Scale, keptNvfp4, nvfp4Entry } from "./_nvfp4.ts";
 import {
+  anchoredWeights,
   checkpointError,
-  companion,
   type QuantContext,
   type QuantMethod,
+  type ReplacedGroup,
   replaceGroups,
 } from "./_method.ts";
 import { scaledEntry } from "./_scaled.ts";
@@ -89,17 +90,15 @@ async function modeloptTensors(
   keep: boolean,
 ): Promise<TensorEntry[]> {
   checkAlgorithms(context);
-  const byName = new Map(tensors.map((t) => [t.info.name, t]));
-  const groups: { entry: TensorEntry; replaces: string[]; extra?: TensorEntry[] }[] = [];
+  const groups: ReplacedGroup[] = [];
   const dropped = new Set(
     tensors.map((t) => t.info.name).filter((n) => UNUSED.some((s) => n.endsWith(s))),
   );
-  for (const { info: { name } } of tensors) {
-    if (!name.endsWith(".weight_scale")) continue;
-    const weightName = name.slice(0, -"_scale".length);
-    const weight = companion(byName, weightName, context, name);
-    const scale = byName.get(name)!;
-    const factor = byName.get(name + "_2");
+  for (const { name, base, part, optional } of anchoredWeights(tensors, ".weight_scale", context)) {
+    const weightName = base + ".weight";
+    const weight = part(".weight");
+    const scale = part(".weight_scale");
+    const factor = optional(".weight_scale_2");
     if (isNvfp4Scale(scale)) {
       if (!modeloptNvfp4(context.config)) {
         throw checkpointError(
@@ -112,7 +111,7 @@ async function modeloptTensors(
       const f = factor === undefined ? { value: 1 } : { tensor: factor, inverted: false };
       const replaces = [weightName, name, ...(factor === undefined ? [] : [factor.info.name])];
       if (keep) {
-        const input = byName.get(weightName.slice(0, -".weight".length) + ".input_scale");
+        const input = optional(".input_scale");
         const [entry, ...extra] = await keptNvfp4(
           weightName,
           weight,

@@ -19,8 +19,8 @@ import type { TensorEntry } from "../../tensor.ts";
 import { decodeF4 } from "../float6_4.ts";
 import { f32Entry } from "./_f32_entry.ts";
 import {
+  anchoredWeights,
   checkpointError,
-  companion,
   type QuantContext,
   type QuantMethod,
   replaceGroups,
@@ -61,12 +61,11 @@ function pairs(
   tensors: readonly TensorEntry[],
   context: QuantContext,
 ): { base: string; blocks: TensorEntry; scales: TensorEntry }[] {
-  const byName = new Map(tensors.map((t) => [t.info.name, t]));
-  return tensors.filter((t) => t.info.name.endsWith("_blocks")).map((blocks) => {
-    const base = blocks.info.name.slice(0, -"_blocks".length);
-    const scales = companion(byName, base + "_scales", context, blocks.info.name);
-    return { base, blocks, scales };
-  });
+  return anchoredWeights(tensors, "_blocks", context).map(({ base, part }) => ({
+    base,
+    blocks: part("_blocks"),
+    scales: part("_scales"),
+  }));
 }
 
 /** Refuse a `*_blocks`/`*_scales` pair that is not MXFP4's shapes and types. */
