@@ -14,9 +14,10 @@ import { nearestInt4, select4, transpose4 } from "./common";
 
 const GROUP_MAX_EPS: f32 = <f32>1e-15;
 
-export const XT: usize = memory.data(16 * 16, 16); // transposed values
-export const W: usize = memory.data(16 * 16, 16); // transposed weights
-export const WX: usize = memory.data(16 * 16, 16); // w · x
+// One block: the loops read all three at one pointer (fewer address computations).
+export const XT: usize = memory.data(3 * 16 * 16, 16); // transposed values
+export const WX: usize = XT + 256; // w · x
+export const W: usize = XT + 512; // transposed weights
 // Per group (16 of a super-block, and slots 16..19 for a second search),
 // written by searchQx at the offset it is given.
 export const SCALES: usize = memory.data(20 * 4, 16); // the scale C returns
@@ -30,6 +31,7 @@ const CONSTS: usize = memory.data<i32>([
 ], 16);
 const LIMITS: usize = memory.data(4 * 16, 16); // -nmax, nmax - 1 as i32 and f32
 export const MAX: usize = memory.data(16, 16); // each group's max (loadGroups)
+let FINITE = true; // every value loadGroups loaded is finite
 const STATE: usize = memory.data(3 * 16, 16); // the search's scale, best, winning iscale
 const SUMS: usize = memory.data(2 * 16, 16); // one candidate's sums (exactSums)
 
@@ -42,31 +44,39 @@ const SUMS: usize = memory.data(2 * 16, 16); // one candidate's sums (exactSums)
 export function loadGroups(base: usize, w: usize): void {
   let max = f32x4.splat(0);
   let amax = max;
+  let bad = max;
   for (let i0 = 0; i0 < 16; i0 += 4) {
-    // Values i0..i0+3 of the four groups, transposed by shuffles.
+    // Values i0..i0+3 of the four groups, transposed by shuffles straight
+    // into rows i0..i0+3 of XT (and W).
     const p = base + <usize>i0 * 4;
-    transpose4(p, p + 64, p + 128, p + 192, TR);
+    transpose4(p, p + 64, p + 128, p + 192, XT + <usize>i0 * 16);
     if (w != 0) {
       const q = w + <usize>i0 * 4;
-      transpose4(q, q + 64, q + 128, q + 192, TR + 64);
+      transpose4(q, q + 64, q + 128, q + 192, W + <usize>i0 * 16);
     }
     for (let k = 0; k < 4; k++) {
       const i = i0 + k;
-      const v = v128.load(TR + <usize>k * 16);
-      v128.store(XT + <usize>i * 16, v);
+      const v = v128.load(XT + <usize>i * 16);
       const ax = f32x4.abs(v);
       const more = f32x4.gt(ax, amax);
       amax = select4(ax, amax, more);
       max = select4(v, max, more);
-      const wv = w != 0 ? v128.load(TR + 64 + <usize>k * 16) : f32x4.mul(v, v);
-      v128.store(W + <usize>i * 16, wv);
+      // v - v is NaN for an infinity or a NaN, 0 else.
+      bad = v128.or(bad, f32x4.sub(v, v));
+      let wv: v128;
+      if (w != 0) {
+        wv = v128.load(W + <usize>i * 16);
+      } else {
+        wv = f32x4.mul(v, v);
+        v128.store(W + <usize>i * 16, wv);
+      }
       v128.store(WX + <usize>i * 16, f32x4.mul(wv, v));
     }
   }
   v128.store(MAX, max);
+  FINITE = !v128.any_true(bad);
 }
 
-const TR: usize = memory.data(8 * 16, 16); // loadGroups' transposed rows
 
 
 /** Lanes where the group counts as all zero (amax < GROUP_MAX_EPS). */
@@ -161,10 +171,10 @@ const TR: usize = memory.data(8 * 16, 16); // loadGroups' transposed rows
   let sl2B = zero;
   let slxC = zero;
   let sl2C = zero;
-  for (let i = 0; i < 16; i++) {
-    const v = v128.load(XT + <usize>i * 16);
-    const wx = v128.load(WX + <usize>i * 16);
-    const wv = v128.load(W + <usize>i * 16);
+  for (let p = XT; p < XT + 256; p += 16) {
+    const v = v128.load(p);
+    const wx = v128.load(p, 256);
+    const wv = v128.load(p, 512);
     const lA = levelF(iscaleA, v, loF, hiF, lo, hi);
     const lB = levelF(iscaleB, v, loF, hiF, lo, hi);
     const lC = levelF(iscaleC, v, loF, hiF, lo, hi);
@@ -206,21 +216,17 @@ export function searchQx(nmax: i32, o: usize): void {
   // Where every value is finite, f32 rounding (levelF) and f32 clamps give
   // nearest_int's levels (|iscale·x| <= nmax + 1 in a group not all zero;
   // the others' sums are not used); else nearest_int's bit trick.
-  let bad = zero;
-  for (let i = 0; i < 16; i++) {
-    const v = v128.load(XT + <usize>i * 16);
-    bad = v128.or(bad, f32x4.ne(f32x4.sub(v, v), zero));
-  }
-  const finite = !v128.any_true(bad);
+  const finite = FINITE;
   // C's first pass (iscale = -nmax / max).
   const iscale = f32x4.div(loF, max);
   if (finite) {
     let slx = zero;
     let sl2 = zero;
-    for (let i = 0; i < 16; i++) {
-      const l = levelF(iscale, v128.load(XT + <usize>i * 16), loF, hiF, true, true);
-      slx = f32x4.add(slx, f32x4.mul(v128.load(WX + <usize>i * 16), l));
-      sl2 = f32x4.add(sl2, f32x4.mul(f32x4.mul(v128.load(W + <usize>i * 16), l), l));
+    for (let p = XT; p < XT + 256; p += 16) {
+      // |iscale·x| <= nmax(1 + 2^-24)^2: no level below -nmax.
+      const l = levelF(iscale, v128.load(p), loF, hiF, false, true);
+      slx = f32x4.add(slx, f32x4.mul(v128.load(p, 256), l));
+      sl2 = f32x4.add(sl2, f32x4.mul(f32x4.mul(v128.load(p, 512), l), l));
     }
     v128.store(SUMS, slx);
     v128.store(SUMS + 16, sl2);
@@ -239,12 +245,13 @@ export function searchQx(nmax: i32, o: usize): void {
   if (finite) {
     // Which clamps can bind: |iscale·x| <= (nmax + 0.1·is)(1 + 2^-23)^2, so
     // for is <= -6 (k < 4) every level is within -nmax + 1..nmax - 1 and for
-    // is < 0 (k < 9) none is below -nmax; a clamp that cannot bind is left
-    // out (the same levels, two operations fewer per value).
+    // is <= 4 (k < 13: nmax + 0.4 < nmax + 0.5) none is below -nmax; a clamp
+    // that cannot bind is left out (the same levels, an operation fewer per
+    // value).
     tripleQx(nm, 0, max, loF, hiF, false, false);
     tripleQx(nm, 3, max, loF, hiF, false, true);
     tripleQx(nm, 6, max, loF, hiF, false, true);
-    tripleQx(nm, 9, max, loF, hiF, true, true);
+    tripleQx(nm, 9, max, loF, hiF, false, true);
     tripleQx(nm, 12, max, loF, hiF, true, true);
     tripleQx(nm, 15, max, loF, hiF, true, true);
   } else {
