@@ -555,6 +555,74 @@ const WRONG_VISION: { fixture: string; at: Path; value: unknown; error: RegExp }
     value: 48,
     error: /clip\.vision\.embedding_length 48 from config\.json's vision_config\.hidden_size/,
   },
+  // Fields the converter writes no key of: image channels, temporal patch, merger in/out, Pixtral's head_dim.
+  {
+    fixture: "multimodal/hf/gemma3-t5",
+    at: ["vision_config", "num_channels"],
+    value: 4,
+    error:
+      /tensor "v\.patch_embd\.weight" of the vision GGUF: shape \[32, 3, 8, 8\], expected \[32, 4, 8, 8\] \(config\.json's vision_config\.num_channels 4\)/,
+  },
+  {
+    fixture: "multimodal/hf/glm4v-t5",
+    at: ["vision_config", "in_channels"],
+    value: 1,
+    error: /"v\.patch_embd\.weight" of the vision GGUF: .*vision_config\.in_channels 1\)/,
+  },
+  {
+    fixture: "multimodal/hf/qwen2.5-vl-t5",
+    at: ["vision_config", "temporal_patch_size"],
+    value: 3,
+    error:
+      /"v\.patch_embd\.weight" of the vision GGUF: a patch kernel of 2 frames, but config\.json's vision_config\.temporal_patch_size 3/,
+  },
+  {
+    fixture: "multimodal/hf/qwen2.5-vl-t5",
+    at: ["vision_config", "spatial_merge_size"],
+    value: 3,
+    error:
+      /"mm\.0\.weight" of the vision GGUF: shape \[128, 128\], expected \[128, 288\] \(config\.json's vision_config\.spatial_merge_size 3, clip\.vision\.embedding_length 32\)/,
+  },
+  {
+    fixture: "multimodal/hf/glm4v-t5",
+    at: ["vision_config", "spatial_merge_size"],
+    value: 3,
+    error:
+      /"mm\.patch_merger\.weight" of the vision GGUF: shape \[64, 32, 2, 2\], expected \[64, 32, 3, 3\]/,
+  },
+  {
+    fixture: "multimodal/hf/mistral3-t5",
+    at: ["spatial_merge_size"],
+    value: 3,
+    error:
+      /"mm\.patch_merger\.weight" of the vision GGUF: shape \[32, 128\], expected \[32, 288\] \(config\.json's spatial_merge_size 3/,
+  },
+  {
+    fixture: "multimodal/hf/qwen3.5-vl-t5",
+    at: ["vision_config", "out_hidden_size"],
+    value: 65,
+    error:
+      /"mm\.2\.weight" of the vision GGUF: shape \[64, 128\], expected \[65, 128\] \(config\.json's vision_config\.out_hidden_size 65\)/,
+  },
+  {
+    fixture: "multimodal/hf/glm4v-t5",
+    at: ["vision_config", "out_hidden_size"],
+    value: 65,
+    error: /"mm\.patch_merger\.weight" of the vision GGUF: .*vision_config\.out_hidden_size 65/,
+  },
+  {
+    fixture: "multimodal/hf/mistral3-t5",
+    at: ["vision_config", "head_dim"],
+    value: 8,
+    error:
+      /"v\.blk\.0\.attn_q\.weight" of the vision GGUF: 2 heads of 16 .*vision_config\.head_dim 8, which transformers rotates each head by/,
+  },
+  {
+    fixture: "multimodal/hf/idefics3-t5",
+    at: ["scale_factor"],
+    value: 3,
+    error: /"mm\.model\.fc\.weight" of the vision GGUF: .*config\.json's scale_factor 3/,
+  },
 ];
 
 Deno.test("config attack: an in-range vision_config value the tower contradicts is one line, exit 2, no text or vision GGUF written", async () => {
