@@ -57,6 +57,15 @@ export interface ExpertLayout {
   ) => boolean | undefined;
 }
 
+/** A key's value as config fields nobody writes imply it ({@linkcode GgufSupport.impliedKeys}). */
+export interface ImpliedKey {
+  /** The key after `{arch}.` (`ssm.inner_size`). */
+  readonly key: string;
+  readonly value: number;
+  /** The fields it follows from, with their values, for the message (`expand 3 × hidden_size 64`). */
+  readonly from: string;
+}
+
 /** A tensor a family adds for GGUF (e.g. `rope_freqs.weight`), made from the config alone. */
 export interface GeneratedTensor {
   /** GGUF name. */
@@ -258,6 +267,16 @@ export interface GgufSupport {
    * @param hfConfig The model's `config.json`.
    */
   extraBlocks?(hfConfig: Readonly<Record<string, unknown>>): number;
+  /**
+   * Sizes that config fields neither the converter nor llama.cpp reads
+   * still fix (Mamba's `expand`: transformers builds an inner width of
+   * `expand × hidden_size`, whatever `intermediate_size` says), as the keys
+   * they would make: the shape check compares the tensors with each as with
+   * the written key, so a field the tensors contradict is refused by name.
+   *
+   * @param hparams The model's `config.json` (`text_config` merged in).
+   */
+  impliedKeys?(hparams: Readonly<Record<string, unknown>>): readonly ImpliedKey[];
   /**
    * The checkpoint name the converter maps, where it renames before mapping
    * (Gemma 3n's `…_scale` parameters read as `…_scale.weight`).

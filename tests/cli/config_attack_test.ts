@@ -400,13 +400,210 @@ const WRONG: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
     error:
       /token_type_embeddings\.weight": shape \[2, \d+\], expected \[3, \d+\] \(config\.json: type_vocab_size 3\)/,
   },
+  // Experts stored stacked: Granite's fused input_linear (2 x ff rows) and
+  // output_linear, transformers 5's down_proj (gpt-oss's [experts, ff, hidden],
+  // read on its ff axis; Granite MoE SWA's, Gemma 4's), MXFP4 blocks unpacked.
+  {
+    fixture: "families/hf/granitemoe",
+    at: ["intermediate_size"],
+    value: 31,
+    error:
+      /block_sparse_moe\.input_linear\.weight": shape \[4, 64, 64\], expected each expert's \[62, \*\] \(granitemoe\.feed_forward_length 31 from config\.json's intermediate_size\)/,
+  },
+  {
+    fixture: "families/hf/granite-hybrid",
+    at: ["intermediate_size"],
+    value: 33,
+    error:
+      /input_linear\.weight": .*granitehybrid\.feed_forward_length 33 from config\.json's intermediate_size/,
+  },
+  {
+    fixture: "families/hf/granite-hybrid",
+    at: ["shared_intermediate_size"],
+    value: 63,
+    error:
+      /shared_mlp\.output_linear\.weight": shape \[64, 64\], expected \[\*, 63\] \(granitehybrid\.expert_shared_feed_forward_length 63 from config\.json's shared_intermediate_size\)/,
+  },
+  {
+    fixture: "families/hf/granitemoe-swa",
+    at: ["intermediate_size"],
+    value: 31,
+    error:
+      /experts\.down_proj": shape \[4, 64, 32\], expected each expert's \[\*, 31\] \(granite_swa\.feed_forward_length 31 from config\.json's intermediate_size\)/,
+  },
+  {
+    fixture: "families/hf/gpt-oss-bf16",
+    at: ["intermediate_size"],
+    value: 65,
+    error:
+      /experts\.down_proj": shape \[4, 64, 64\], expected each expert's \[\*, 65\] \(gpt-oss\.expert_feed_forward_length 65 from config\.json's intermediate_size\)/,
+  },
+  {
+    fixture: "families/hf/gpt-oss-mxfp4",
+    at: ["intermediate_size"],
+    value: 63,
+    error:
+      /down_proj_blocks": shape \[4, 64, 2, 16\] \(\[4, 64, 64\] as llama\.cpp loads it\), expected each expert's \[\*, 63\] \(gpt-oss\.expert_feed_forward_length 63/,
+  },
+  {
+    fixture: "families/hf/gemma4-moe",
+    at: ["moe_intermediate_size"],
+    value: 33,
+    error:
+      /experts\.down_proj": .*gemma4\.expert_feed_forward_length 33 from config\.json's moe_intermediate_size/,
+  },
+  // Sizes fields nobody writes still fix (transformers builds the model by them):
+  // Mamba's expand, Mamba-2's heads and head size, the hybrids' mamba_d_head and
+  // mamba_n_heads, MLA's head_dim (its rotary width) and qk_head_dim, DBRX's
+  // top-level copies of its nested sizes, and a head count that does not divide the width.
+  {
+    fixture: "families/hf/mamba",
+    at: ["expand"],
+    value: 3,
+    error:
+      /mixer\.A_log": shape \[128, 16\], expected \[192, 16\] \(mamba\.ssm\.inner_size 192 from config\.json's expand 3 × hidden_size 64\)/,
+  },
+  {
+    fixture: "families/hf/mamba2",
+    at: ["head_dim"],
+    value: 15,
+    error: /mamba2\.ssm\.inner_size 120 from config\.json's head_dim 15 × num_heads 8/,
+  },
+  {
+    fixture: "families/hf/mamba2",
+    at: ["num_heads"],
+    value: 7,
+    error: /mamba2\.ssm\.inner_size 112 from config\.json's head_dim 16 × num_heads 7/,
+  },
+  {
+    fixture: "families/hf/granite-hybrid",
+    at: ["mamba_d_head"],
+    value: 15,
+    error:
+      /mamba\.conv1d\.bias": shape \[160\], expected \[152\] \(granitehybrid\.ssm\.inner_size 120 from config\.json's mamba_d_head 15 × mamba_n_heads 8/,
+  },
+  {
+    fixture: "families/hf/falcon-h1",
+    at: ["mamba_n_heads"],
+    value: 5,
+    error:
+      /mamba\.A_log": shape \[6\], expected \[5\] \(falcon-h1\.ssm\.time_step_rank 5 from config\.json's mamba_n_heads 5\)/,
+  },
+  {
+    fixture: "families/hf/deepseek2",
+    at: ["head_dim"],
+    value: 9,
+    error:
+      /kv_a_proj_with_mqa\.weight": shape \[40, 64\], expected \[41, 64\] \(.*deepseek2\.rope\.dimension_count 9 from config\.json's head_dim 9\)/,
+  },
+  {
+    fixture: "families/hf/deepseek3",
+    at: ["qk_head_dim"],
+    value: 25,
+    error:
+      /q_b_proj\.weight": shape \[96, 32\], expected \[100, 32\] \(.*deepseek2\.attention\.key_length_mla 25 from config\.json's qk_head_dim 25\)/,
+  },
+  {
+    fixture: "families/hf/minicpm3",
+    at: ["qk_nope_head_dim"],
+    value: 17,
+    error:
+      /q_b_proj\.weight": shape \[96, 32\], expected \[100, 32\] \(.*minicpm3\.attention\.key_length 25/,
+  },
+  {
+    fixture: "families/hf/dbrx",
+    at: ["num_key_value_heads"],
+    value: 3,
+    error:
+      /Wqkv\.weight": shape \[128, 64\], expected \[160, 64\] \(.*dbrx\.attention\.head_count_kv 3 from config\.json's num_key_value_heads 3/,
+  },
+  {
+    fixture: "families/hf/dbrx",
+    at: ["ffn_config", "hidden_size"],
+    value: 65,
+    error:
+      /Wqkv\.weight": shape \[128, 64\], expected \[128, 65\] \(dbrx\.embedding_length 65 from config\.json's ffn_config\.hidden_size 65\)/,
+  },
+  {
+    fixture: "families/hf/dbrx",
+    at: ["n_heads"],
+    value: 3,
+    error:
+      /Wqkv\.weight": shape \[128, 64\], expected \[147, 64\] \(dbrx\.attention\.head_count 3 from config\.json's n_heads; dbrx\.attention\.head_count_kv 2 from config\.json's attn_config\.kv_n_heads/,
+  },
+  // Gemma 4 by its per-layer keys: sliding and full layers' head sizes, KV heads,
+  // the MLP widths (double in the layers sharing KV), the per-layer inputs.
+  {
+    fixture: "families/hf/gemma4",
+    at: ["head_dim"],
+    value: 15,
+    error:
+      /layers\.0\.self_attn\.k_norm\.weight": shape \[16\], expected \[15\] \(gemma4\.attention\.key_length_swa 15 from config\.json's head_dim/,
+  },
+  {
+    fixture: "families/hf/gemma4",
+    at: ["per_layer_config", "2", "head_dim"],
+    value: 31,
+    error:
+      /layers\.2\.self_attn\.k_norm\.weight": shape \[32\], expected \[31\] \(gemma4\.attention\.key_length 31 from config\.json's per_layer_config\.2\.head_dim/,
+  },
+  {
+    fixture: "families/hf/gemma4",
+    at: ["num_key_value_heads"],
+    value: 1,
+    error:
+      /layers\.0\.self_attn\.k_proj\.weight": shape \[32, 64\], expected \[16, 64\] \(gemma4\.attention\.head_count_kv 1 from config\.json's num_key_value_heads/,
+  },
+  {
+    fixture: "families/hf/gemma4",
+    at: ["num_attention_heads"],
+    value: 5,
+    error:
+      /o_proj\.weight": shape \[64, 64\], expected \[64, 80\] \(gemma4\.attention\.head_count 5/,
+  },
+  {
+    fixture: "families/hf/gemma4",
+    at: ["intermediate_size"],
+    value: 129,
+    error:
+      /layers\.0\.mlp\.gate_proj\.weight": shape \[128, 64\], expected \[129, 64\] \(gemma4\.feed_forward_length \[129,129,129,258,258,258\]/,
+  },
+  {
+    fixture: "families/hf/gemma4",
+    at: ["hidden_size_per_layer_input"],
+    value: 9,
+    error:
+      /per_layer_input_gate\.weight": shape \[8, 64\], expected \[9, 64\] \(gemma4\.embedding_length_per_layer_input 9 from config\.json's hidden_size_per_layer_input\)/,
+  },
+  {
+    fixture: "families/hf/gemma4-moe",
+    at: ["per_layer_config", "5", "num_key_value_heads"],
+    value: 2,
+    error:
+      /layers\.5\.self_attn\.k_proj\.weight": shape \[32, 64\], expected \[64, 64\] \(gemma4\.attention\.head_count_kv \[2,2,2,2,2,2\] from config\.json's .*per_layer_config\.5\.num_key_value_heads/,
+  },
+  {
+    fixture: "families/hf/gemma4-assistant",
+    at: ["backbone_hidden_size"],
+    value: 47,
+    error:
+      /"post_projection\.weight": shape \[48, 64\], expected \[47, 64\] \(gemma4-assistant\.embedding_length_out 47 from config\.json's backbone_hidden_size\)/,
+  },
+  // The converter writes no feed_forward_length without a width, left out or null.
+  {
+    fixture: "families/hf/llama",
+    at: ["intermediate_size"],
+    value: undefined,
+    error:
+      /gate_proj\.weight": shape \[128, 64\], but config\.json has no intermediate_size, so the GGUF would have no llama\.feed_forward_length/,
+  },
   // The converter writes no feed_forward_length; llama.cpp refuses the file.
   {
     fixture: "families/hf/llama",
     at: ["intermediate_size"],
     value: null,
     error:
-      /gate_proj\.weight": shape \[128, 64\], but config\.json's intermediate_size is null, so the GGUF would have no llama\.feed_forward_length/,
+      /gate_proj\.weight": shape \[128, 64\], but config\.json has intermediate_size null, so the GGUF would have no llama\.feed_forward_length/,
   },
   // A vocabulary padded past the embedding's rows: llama.cpp refuses the file.
   {

@@ -141,6 +141,8 @@ function writeKv(w: KvWriter): void {
   );
   w.setArray("attention.head_count_kv", "INT32", layers.full.map((f) => f ? 1 : 0));
   w.u32("vocab_size", w.need("vocab_size"));
+  w.cite("linear_conv_kernel_dim");
+  w.findIn("linear_attn_config", "short_conv_kernel_size");
   w.u32("ssm.conv_kernel", layers.convKernel);
   w.u32("kda.head_dim", layers.kdaHeadDim);
   w.u32("attention.q_lora_rank", w.find("q_lora_rank"));

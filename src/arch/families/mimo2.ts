@@ -94,6 +94,7 @@ function writeMimo2Kv(w: KvWriter): void {
   const swaKv = swaKvHeads(w);
   w.setArray("attention.head_count_kv", "INT32", hybrid.map((s) => s === 1 ? swaKv : kv));
   w.u32("attention.sliding_window", w.need("sliding_window"));
+  w.cite("hybrid_layer_pattern", "layer_types");
   w.setArray("attention.sliding_window_pattern", "INT32", hybrid);
   w.u32("attention.value_length", w.need("v_head_dim"));
   w.u32("expert_count", w.need("n_routed_experts"));
