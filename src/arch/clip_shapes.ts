@@ -162,6 +162,20 @@ const MLP_MERGERS: ReadonlySet<unknown> = new Set([
 /** Projectors whose last layer is `mm.2` (the merger's output, `out_hidden_size` rows). */
 const MERGER_OUT: ReadonlySet<unknown> = new Set(["qwen2.5vl_merger", "qwen3vl_merger"]);
 
+/**
+ * Axes sized by a `vision_config` field alone: Qwen3-VL's learned position
+ * table (`num_position_embeddings` rows), Llama 4's adapter
+ * (`projector_input_dim`, `projector_output_dim`) and projector
+ * (`vision_output_dim` columns).
+ */
+const AXIS_FIELDS: readonly (readonly [string, number, readonly string[]])[] = [
+  ["v.position_embd.weight", 0, ["num_position_embeddings"]],
+  ["mm.model.mlp.1.weight", 0, ["projector_input_dim"]],
+  ["mm.model.mlp.2.weight", 0, ["projector_output_dim"]],
+  ["mm.model.mlp.2.weight", 1, ["projector_output_dim"]],
+  ["mm.model.fc.weight", 1, ["vision_output_dim"]],
+];
+
 /** Projectors whose first layer reads `scale_factor`² patches shuffled into one. */
 const SHUFFLE_INPUT: Readonly<Record<string, { tensor: string; field: string }>> = {
   idefics3: { tensor: "mm.model.fc.weight", field: "scale_factor" },
@@ -176,7 +190,9 @@ const SHUFFLE_INPUT: Readonly<Record<string, { tensor: string; field: string }>>
  * converter splits Qwen-VL's `[width, channels, T, p, p]` kernel into `T`
  * tensors), the merger's input of `spatial_merge_size`² patches (and
  * Idefics3's and LFM2's shuffled `scale_factor`² ones), the merger's output
- * width (`out_hidden_size`), and Pixtral's `head_dim`, by which
+ * width (`out_hidden_size`), Qwen2-VL's MLP (`mlp_ratio` × width), the
+ * widths only the config says ({@linkcode AXIS_FIELDS}), a flattened
+ * patch embedding's `channels × patch²` columns, and Pixtral's `head_dim`, by which
  * transformers rotates what it splits as `hidden_size / num_attention_heads`.
  * Each was written with exit 0 beside tensors of another size; transformers
  * cannot load such a checkpoint (or rotates part of each head).
@@ -220,9 +236,17 @@ export function visionConfigProblem(
   });
   const kernels = tensors.filter((t) => /^v\.patch_embd\.weight(\.\d+)?$/.test(t.name));
   const channels = field("num_channels", "in_channels");
+  const patch = count(kv("clip.vision.patch_size"));
   for (const t of kernels) {
     if (channels !== undefined && t.shape.length === 4 && t.shape[1] !== channels.value) {
       return wrong(t, [t.shape[0], channels.value, t.shape[2], t.shape[3]], channels.label);
+    }
+    // A linear embedding of flattened patches (Llama 4's): channels × patch² columns.
+    const flat = channels !== undefined && patch !== undefined
+      ? channels.value * patch * patch
+      : undefined;
+    if (flat !== undefined && t.shape.length === 2 && t.shape[1] !== flat) {
+      return wrong(t, [t.shape[0], flat], `${channels!.label}, clip.vision.patch_size ${patch}`);
     }
   }
   const temporal = field("temporal_patch_size");
@@ -259,7 +283,30 @@ export function visionConfigProblem(
     const s = shuffled.shape;
     if (s[s.length - 1] !== width * scale ** 2) {
       const label = field(shuffle!.field)?.label ?? `clip.vision.projector.scale_factor ${scale}`;
-      return wrong(shuffled, [...s.slice(0, -1), width * scale ** 2], `${label}, width ${width}`);
+      return wrong(
+        shuffled,
+        [...s.slice(0, -1), width * scale ** 2],
+        `${label}, clip.vision.embedding_length ${width}`,
+      );
+    }
+  }
+  // Widths only the config says: each an axis of one tensor.
+  for (const [name, at, fields] of AXIS_FIELDS) {
+    const t = byName.get(name);
+    const f = t === undefined ? undefined : field(...fields);
+    if (t === undefined || f === undefined || t.shape[at] === f.value) continue;
+    return wrong(t, t.shape.map((n, i) => i === at ? f.value : n), f.label);
+  }
+  const mlp = field("mlp_ratio");
+  const down = tensors.find((t) => /^v\.blk\.0\.ffn_down\.weight$/.test(t.name));
+  if (mlp !== undefined && down !== undefined && width !== undefined) {
+    const ff = width * mlp.value;
+    if (down.shape[1] !== ff) {
+      return wrong(
+        down,
+        [down.shape[0], ff],
+        `${mlp.label} × clip.vision.embedding_length ${width}`,
+      );
     }
   }
   const out = field("out_hidden_size");

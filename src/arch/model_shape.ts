@@ -884,17 +884,16 @@ function madeTensors(
   }
 }
 
-/**
- * The kinds sized by the `ssm.*` and `shortconv.*` keys; a made down
- * projection (gpt-oss's experts, Granite 4.0-H's shared MLP) is checked
- * under its kind too, as the family makes it.
- */
+/** The kinds sized by the `ssm.*` and `shortconv.*` keys. */
 const KEY_SIZED = /^(SSM_|SHORTCONV_)/;
 
 /**
  * A checkpoint's state-space tensors under the kind of the GGUF tensor the
  * family makes of each (Qwen3.5's `linear_attn.conv1d`, LFM2's
- * `conv.conv`, which no name table renames), for the key-sized check.
+ * `conv.conv`, which no name table renames), for the key-sized check; a
+ * down projection the family makes (gpt-oss's experts, Granite 4.0-H's
+ * shared MLP) under its kind and with the shape it makes, so its width is
+ * read on the right axis.
  */
 function withMadeKinds(
   arch: string,

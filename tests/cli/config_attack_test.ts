@@ -815,6 +815,46 @@ const WRONG_VISION: { fixture: string; at: Path; value: unknown; error: RegExp }
       /"v\.blk\.0\.attn_q\.weight" of the vision GGUF: 2 heads of 16 .*vision_config\.head_dim 8, which transformers rotates each head by/,
   },
   {
+    fixture: "multimodal/hf/llama4-t5",
+    at: ["vision_config", "num_channels"],
+    value: 4,
+    error:
+      /"v\.patch_embd\.weight" of the vision GGUF: shape \[32, 192\], expected \[32, 256\] \(config\.json's vision_config\.num_channels 4, clip\.vision\.patch_size 8\)/,
+  },
+  {
+    fixture: "multimodal/hf/llama4-t5",
+    at: ["vision_config", "projector_input_dim"],
+    value: 65,
+    error: /"mm\.model\.mlp\.1\.weight" of the vision GGUF: shape \[64, 64\], expected \[65, 64\]/,
+  },
+  {
+    fixture: "multimodal/hf/llama4-t5",
+    at: ["vision_config", "vision_output_dim"],
+    value: 128,
+    error:
+      /"mm\.model\.fc\.weight" of the vision GGUF: shape \[64, 64\], expected \[64, 128\] \(config\.json's vision_config\.vision_output_dim 128\)/,
+  },
+  {
+    fixture: "multimodal/hf/qwen2-vl-t5",
+    at: ["vision_config", "mlp_ratio"],
+    value: 3,
+    error:
+      /"v\.blk\.0\.ffn_down\.weight" of the vision GGUF: shape \[32, 64\], expected \[32, 96\] \(config\.json's vision_config\.mlp_ratio 3 × clip\.vision\.embedding_length 32\)/,
+  },
+  {
+    fixture: "multimodal/hf/qwen3.5-vl-t5",
+    at: ["vision_config", "num_position_embeddings"],
+    value: 17,
+    error:
+      /"v\.position_embd\.weight" of the vision GGUF: shape \[16, 32\], expected \[17, 32\] \(config\.json's vision_config\.num_position_embeddings 17\)/,
+  },
+  {
+    fixture: "multimodal/hf/lfm2-vl-t5",
+    at: ["downsample_factor"],
+    value: 3,
+    error: /"mm\.input_norm\.weight" of the vision GGUF: shape \[128\], expected \[288\]/,
+  },
+  {
     fixture: "multimodal/hf/idefics3-t5",
     at: ["scale_factor"],
     value: 3,
