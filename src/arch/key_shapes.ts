@@ -578,7 +578,34 @@ export function keyShapeProblem(
     };
   }
   return layerPatternProblem(arch, keys, tensors, layers) ??
-    leadingDenseProblem(arch, keys, tensors, layers);
+    leadingDenseProblem(arch, keys, tensors, layers) ??
+    (gemma4 === undefined ? undefined : perLayerInputProblem(arch, keys, tensors));
+}
+
+/**
+ * Gemma 4's per-layer inputs where `embedding_length_per_layer_input` gives
+ * none, or none where it gives them a width: llama.cpp loads them by the
+ * key (and transformers builds them by `hidden_size_per_layer_input`).
+ */
+function perLayerInputProblem(
+  arch: string,
+  keys: Keys,
+  tensors: readonly KeyedTensor[],
+): KeyShapeProblem | undefined {
+  const width = keys.value(`${arch}.embedding_length_per_layer_input`);
+  if (typeof width !== "number") return undefined;
+  const gate = tensors.find((t) => t.kind === "PER_LAYER_INP_GATE");
+  // A fragment of a checkpoint without its layers is not judged by them.
+  if (!tensors.some((t) => t.kind === "ATTN_NORM")) return undefined;
+  if ((gate !== undefined) === (width > 0)) return undefined;
+  const by = said(arch, keys, ["embedding_length_per_layer_input"]);
+  return gate !== undefined
+    ? {
+      tensor: gate.name,
+      ...gate.file === undefined ? {} : { file: gate.file },
+      reason: `a per-layer input tensor, though ${by} gives the layers none`,
+    }
+    : { tensor: "layer 0", reason: `no per-layer input tensor, though ${by} gives it one` };
 }
 
 /**

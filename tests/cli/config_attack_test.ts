@@ -583,6 +583,13 @@ const WRONG: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
       /layers\.5\.self_attn\.k_proj\.weight": shape \[32, 64\], expected \[64, 64\] \(gemma4\.attention\.head_count_kv \[2,2,2,2,2,2\] from config\.json's .*per_layer_config\.5\.num_key_value_heads/,
   },
   {
+    fixture: "families/hf/gemma4-moe",
+    at: ["hidden_size_per_layer_input"],
+    value: 1,
+    error:
+      /layer 0: no per-layer input tensor, though gemma4\.embedding_length_per_layer_input 1 from config\.json's hidden_size_per_layer_input gives it one/,
+  },
+  {
     fixture: "families/hf/gemma4-assistant",
     at: ["backbone_hidden_size"],
     value: 47,
