@@ -285,6 +285,7 @@ function fusedQkvShape(
   kvHeads: number | undefined,
   keyLength: number | undefined,
   valueLength: number | undefined,
+  kvKeyed = true,
 ): Axis[] | undefined {
   if (suffix !== ".weight" || heads === undefined || kvHeads === undefined) return undefined;
   // transformers' `hidden_size // num_attention_heads` where no key says the head size.
@@ -292,7 +293,9 @@ function fusedQkvShape(
   if (head === undefined || head === 0) return undefined;
   const value = valueLength ?? head;
   const rows = heads * head + kvHeads * (head + value);
-  const keys = ["attention.head_count", "attention.head_count_kv"];
+  const keys = kvKeyed
+    ? ["attention.head_count", "attention.head_count_kv"]
+    : ["attention.head_count"];
   return [
     axis(rows, ...keys, keyLength === undefined ? "embedding_length" : "attention.key_length"),
     hidden,
@@ -545,7 +548,16 @@ export function keyShapeProblem(
       : kvRank !== undefined && /^ATTN_(KV_A|KV_B|Q_A|Q_B)/.test(t.kind)
       ? mlaShape(t.kind, t.suffix, hidden, kvRank, qRank, rope, mlaHeads)
       : t.kind === "ATTN_QKV" && regularHeads && layout === undefined
-      ? fusedQkvShape(t.suffix, hidden, heads, kvOf(t.block), head, key("attention.value_length"))
+      ? fusedQkvShape(
+        t.suffix,
+        hidden,
+        heads,
+        // Without the key, llama.cpp's (GPT-2's and GPT-NeoX's every head has its K and V).
+        kvList === undefined ? heads : kvOf(t.block),
+        head,
+        key("attention.value_length"),
+        kvList !== undefined,
+      )
       : GATED_QUERY.has(arch) && t.kind.startsWith("ATTN_")
       ? gatedAttentionShape(t.kind, t.suffix, hidden, heads, kvOf(t.block), head)
       : layout !== undefined

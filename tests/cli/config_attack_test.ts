@@ -531,6 +531,20 @@ const WRONG: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
     error:
       /Wqkv\.weight": shape \[128, 64\], expected \[147, 64\] \(dbrx\.attention\.head_count 3 from config\.json's n_heads; dbrx\.attention\.head_count_kv 2 from config\.json's attn_config\.kv_n_heads/,
   },
+  {
+    fixture: "families/hf/gpt2",
+    at: ["n_head"],
+    value: 3,
+    error:
+      /c_attn\.weight": shape \[64, 192\] \(\[192, 64\] as llama\.cpp loads it\), expected \[189, 64\] \(gpt2\.attention\.head_count 3 from config\.json's n_head; gpt2\.embedding_length 64 from config\.json's n_embd\)/,
+  },
+  {
+    fixture: "families/hf/glm4moe-lite",
+    at: ["qk_head_dim"],
+    value: 25,
+    error:
+      /q_b_proj\.weight": .*deepseek2\.attention\.key_length_mla 25 from config\.json's qk_head_dim 25/,
+  },
   // Gemma 4 by its per-layer keys: sliding and full layers' head sizes, KV heads,
   // the MLP widths (double in the layers sharing KV), the per-layer inputs.
   {

@@ -39,6 +39,7 @@ import type { TensorInfo } from "../../tensor.ts";
 import {
   type ExpertLayout,
   type Family,
+  type ImpliedKey,
   LLAMA_BLOCK,
   type MadeTensor,
   SHARED_EXPERT_APR_NAMES,
@@ -328,6 +329,21 @@ export const DEEPSEEK2_CONFIG_FIELDS = {
 } as const;
 
 /** DeepSeek-V2, V2-Lite, V2.5, V3, R1. */
+/**
+ * transformers sets `head_dim` (its rotary width) and `qk_head_dim` from the
+ * per-part sizes on loading: a saved value the tensors contradict is a
+ * broken checkpoint.
+ *
+ * @param h The config.
+ * @returns The keys they imply.
+ */
+export function deepseek2ImpliedKeys(h: Readonly<Record<string, unknown>>): ImpliedKey[] {
+  return impliedKeys(h, [
+    ["rope.dimension_count", "head_dim"],
+    ["attention.key_length_mla", "qk_head_dim"],
+  ]);
+}
+
 export const DEEPSEEK2: Family = {
   name: "deepseek2",
   apr: { rename: SHARED_EXPERT_APR_NAMES },
@@ -355,13 +371,7 @@ export const DEEPSEEK2: Family = {
   ggufRenamesOnly: false,
   gguf: {
     writeKv: writeDeepseek2Kv,
-    // transformers sets head_dim (its rotary width) and qk_head_dim from the per-part sizes
-    // on loading: a saved value the tensors contradict is a broken checkpoint.
-    impliedKeys: (h) =>
-      impliedKeys(h, [
-        ["rope.dimension_count", "head_dim"],
-        ["attention.key_length_mla", "qk_head_dim"],
-      ]),
+    impliedKeys: deepseek2ImpliedKeys,
     llamaKeys: true,
     unsupported: deepseek2Unsupported,
     made: deepseek2Made,
