@@ -532,6 +532,20 @@ const WRONG: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
       /Wqkv\.weight": shape \[128, 64\], expected \[147, 64\] \(dbrx\.attention\.head_count 3 from config\.json's n_heads; dbrx\.attention\.head_count_kv 2 from config\.json's attn_config\.kv_n_heads/,
   },
   {
+    fixture: "families/hf/hy-v4",
+    at: ["qk_head_dim"],
+    value: 25,
+    error:
+      /q_b_proj\.weight": .*hy_v4\.attention\.key_length_mla 25 from config\.json's qk_head_dim 25/,
+  },
+  {
+    fixture: "families/hf/kimi-linear",
+    at: ["head_dim"],
+    value: 9,
+    error:
+      /layers\.1\.self_attn\.kv_a_proj_with_mqa\.weight": shape \[40, 64\], expected \[41, 64\] \(.*kimi-linear\.rope\.dimension_count 9 from config\.json's head_dim 9\)/,
+  },
+  {
     fixture: "families/hf/gpt2",
     at: ["n_head"],
     value: 3,

@@ -39,7 +39,7 @@ import { scoreBiasReadName } from "../router_bias.ts";
 import { ssmTensors } from "../ssm.ts";
 import { scoringRefusal, writeTextModelKvScoredBy } from "../text_model.ts";
 import { activation, SILU } from "../config_fields.ts";
-import { deepseek2Made } from "./deepseek2.ts";
+import { deepseek2ImpliedKeys, deepseek2Made } from "./deepseek2.ts";
 
 /** The layers and KDA sizes transformers' `KimiLinearConfig` derives from either form of config.json. */
 interface KimiLayers {
@@ -325,6 +325,8 @@ export const KIMI_LINEAR: Family = {
   ggufRenamesOnly: false,
   gguf: {
     writeKv,
+    // As DeepSeek-V2's: transformers sets head_dim and qk_head_dim on loading.
+    impliedKeys: deepseek2ImpliedKeys,
     llamaKeys: true,
     unsupported,
     made: (tensors, w) => [
