@@ -64,16 +64,14 @@ function writeKv(w: KvWriter): void {
 
 /**
  * What transformers builds the SSM by and the converter does not read: the
- * heads (it divides the inner width by `mamba_d_head`), their product with
- * the head size, and `mamba_expand × hidden_size` without `mamba_d_ssm`.
+ * heads (it divides the inner width by `mamba_d_head`) and their product
+ * with the head size (`mamba_expand` is read without `mamba_d_ssm`, and
+ * ignored by both with it).
  */
 function falconH1Implied(h: Readonly<Record<string, unknown>>): readonly ImpliedKey[] {
   return impliedKeys(h, [
     ["ssm.time_step_rank", "mamba_n_heads"],
     ["ssm.inner_size", "mamba_d_head", "mamba_n_heads"],
-    ...typeof h["mamba_d_ssm"] === "number"
-      ? []
-      : [["ssm.inner_size", "mamba_expand", "hidden_size"] as const],
   ]);
 }
 
