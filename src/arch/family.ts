@@ -66,6 +66,14 @@ export interface ImpliedKey {
   readonly from: string;
 }
 
+/** The layers a config makes MoE layers ({@linkcode GgufSupport.moeLayers}). */
+export interface MoeLayers {
+  /** Per layer: whether it has experts. */
+  readonly moe: readonly boolean[];
+  /** The fields that say so, with their values, for the message. */
+  readonly from: string;
+}
+
 /** A tensor a family adds for GGUF (e.g. `rope_freqs.weight`), made from the config alone. */
 export interface GeneratedTensor {
   /** GGUF name. */
@@ -277,6 +285,15 @@ export interface GgufSupport {
    * @param hparams The model's `config.json` (`text_config` merged in).
    */
   impliedKeys?(hparams: Readonly<Record<string, unknown>>): readonly ImpliedKey[];
+  /**
+   * Which layers transformers builds with experts, where a field says it
+   * per layer and llama.cpp tells them by their tensors (Jamba's
+   * `expert_layer_period`): the shape check finds a router in exactly
+   * those. `undefined` when the config does not say.
+   *
+   * @param hparams The model's `config.json` (`text_config` merged in).
+   */
+  moeLayers?(hparams: Readonly<Record<string, unknown>>): MoeLayers | undefined;
   /**
    * The checkpoint name the converter maps, where it renames before mapping
    * (Gemma 3n's `…_scale` parameters read as `…_scale.weight`).

@@ -20,7 +20,7 @@
  */
 
 import type { TensorInfo } from "../tensor.ts";
-import type { Family, MadeTensor } from "./family.ts";
+import type { Family, MadeTensor, MoeLayers } from "./family.ts";
 import { ggufTensorKind } from "./gguf_tensors.ts";
 import { keptNvfp4Tensors } from "./kept_blocks.ts";
 import { type Keys, keyShapeProblem } from "./key_shapes.ts";
@@ -802,6 +802,7 @@ export function hfShapeProblem(
     ? undefined
     : byKeys(keys) ?? impliedProblem(family, h, keys, byKeys)) ??
     (keys === undefined ? undefined : unsizedFfn(arch, keys, kinded, widthKey, h)) ??
+    moeLayerProblem(family.gguf?.moeLayers?.(h), kinded, d.required) ??
     tokenTypesProblem(kinded, num(h["type_vocab_size"]), "config.json: type_vocab_size") ??
     unknownBlockTensor(family, config, kinded, made);
 }
@@ -826,6 +827,41 @@ function impliedProblem(
       source: (k) => k === full ? [implied.from] : keys.source(k),
     });
     if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+/**
+ * A router in a layer the config makes dense, or none in one it makes a MoE
+ * layer: llama.cpp runs the layers by their tensors, transformers builds
+ * them by the config (Jamba's `expert_layer_offset` off by one was written
+ * with exit 0).
+ */
+function moeLayerProblem(
+  layers: MoeLayers | undefined,
+  kinded: readonly Kinded[],
+  required: number,
+): ShapeProblem | undefined {
+  if (layers === undefined) return undefined;
+  const routers = new Map<number, ShapedTensor>();
+  for (const k of kinded) {
+    if (k.kind === "FFN_GATE_INP" && k.block !== undefined) routers.set(k.block, k.t);
+  }
+  // A checkpoint fragment without its routers is not judged by them.
+  if (routers.size === 0) return undefined;
+  for (let b = 0; b < Math.min(required, layers.moe.length); b++) {
+    const router = routers.get(b);
+    if ((router !== undefined) === layers.moe[b]) continue;
+    return router !== undefined
+      ? {
+        tensor: router.name,
+        ...router.file === undefined ? {} : { file: router.file },
+        reason: `an expert router in layer ${b}, which config.json's ${layers.from} makes dense`,
+      }
+      : {
+        tensor: `layer ${b}`,
+        reason: `no expert router, though config.json's ${layers.from} makes it a MoE layer`,
+      };
   }
   return undefined;
 }

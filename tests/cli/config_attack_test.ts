@@ -559,6 +559,29 @@ const WRONG: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
     error:
       /q_b_proj\.weight": .*deepseek2\.attention\.key_length_mla 25 from config\.json's qk_head_dim 25/,
   },
+  // Which layers have experts, where transformers builds them by the config and llama.cpp
+  // by the tensors.
+  {
+    fixture: "families/hf/jamba",
+    at: ["expert_layer_period"],
+    value: 3,
+    error:
+      /layers\.3\.feed_forward\.router\.weight": an expert router in layer 3, which config\.json's expert_layer_period 3, expert_layer_offset 1 makes dense/,
+  },
+  {
+    fixture: "families/hf/mimo2",
+    at: ["moe_layer_freq"],
+    value: [1, 1, 1, 1, 1, 1],
+    error:
+      /layer 0: no expert router, though config\.json's moe_layer_freq \[1,1,1,1,1,1\] makes it a MoE layer/,
+  },
+  {
+    fixture: "families/hf/hy-v3",
+    at: ["mlp_layer_types"],
+    value: ["sparse", "sparse"],
+    error:
+      /layer 0: no expert router, though config\.json's mlp_layer_types \["sparse","sparse"\] makes it a MoE layer/,
+  },
   // Gemma 4 by its per-layer keys: sliding and full layers' head sizes, KV heads,
   // the MLP widths (double in the layers sharing KV), the per-layer inputs.
   {

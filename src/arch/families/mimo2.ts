@@ -298,6 +298,12 @@ export const MIMO2: Family = {
   ggufRenamesOnly: false,
   gguf: {
     writeKv: writeMimo2Kv,
+    // transformers: experts where moe_layer_freq is 1.
+    moeLayers: (h) => {
+      const freq = h["moe_layer_freq"];
+      if (!Array.isArray(freq) || !freq.every((f) => f === 0 || f === 1)) return undefined;
+      return { moe: freq.map((f) => f === 1), from: `moe_layer_freq ${JSON.stringify(freq)}` };
+    },
     unsupported,
     made: mtpMade,
     extraBlocks: () => NEXTN,
