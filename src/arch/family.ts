@@ -57,6 +57,23 @@ export interface ExpertLayout {
   ) => boolean | undefined;
 }
 
+/** A key's value as config fields nobody writes imply it ({@linkcode GgufSupport.impliedKeys}). */
+export interface ImpliedKey {
+  /** The key after `{arch}.` (`ssm.inner_size`). */
+  readonly key: string;
+  readonly value: number;
+  /** The fields it follows from, with their values, for the message (`expand 3 × hidden_size 64`). */
+  readonly from: string;
+}
+
+/** The layers a config makes MoE layers ({@linkcode GgufSupport.moeLayers}). */
+export interface MoeLayers {
+  /** Per layer: whether it has experts. */
+  readonly moe: readonly boolean[];
+  /** The fields that say so, with their values, for the message. */
+  readonly from: string;
+}
+
 /** A tensor a family adds for GGUF (e.g. `rope_freqs.weight`), made from the config alone. */
 export interface GeneratedTensor {
   /** GGUF name. */
@@ -264,6 +281,25 @@ export interface GgufSupport {
    * @param hfConfig The model's `config.json`.
    */
   extraBlocks?(hfConfig: Readonly<Record<string, unknown>>): number;
+  /**
+   * Sizes that config fields neither the converter nor llama.cpp reads
+   * still fix (Mamba's `expand`: transformers builds an inner width of
+   * `expand × hidden_size`, whatever `intermediate_size` says), as the keys
+   * they would make: the shape check compares the tensors with each as with
+   * the written key, so a field the tensors contradict is refused by name.
+   *
+   * @param hparams The model's `config.json` (`text_config` merged in).
+   */
+  impliedKeys?(hparams: Readonly<Record<string, unknown>>): readonly ImpliedKey[];
+  /**
+   * Which layers transformers builds with experts, where a field says it
+   * per layer and llama.cpp tells them by their tensors (Jamba's
+   * `expert_layer_period`): the shape check finds a router in exactly
+   * those. `undefined` when the config does not say.
+   *
+   * @param hparams The model's `config.json` (`text_config` merged in).
+   */
+  moeLayers?(hparams: Readonly<Record<string, unknown>>): MoeLayers | undefined;
   /**
    * The checkpoint name the converter maps, where it renames before mapping
    * (Gemma 3n's `…_scale` parameters read as `…_scale.weight`).

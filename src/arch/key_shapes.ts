@@ -32,6 +32,8 @@ export interface KeyedTensor {
   readonly suffix: string;
   /** Its shape is the stored one, not the matrix's (kept packed): not checked. */
   readonly packed?: boolean;
+  /** The shape as the file stores it, where `shape` is its matrices' (transposed ones). */
+  readonly stored?: readonly number[];
   /** The file (shard) holding it, for the message. */
   readonly file?: string;
 }
@@ -206,6 +208,11 @@ function ffnDownShape(
   widths: { expert: Axis; shared: Axis; dense: Axis },
 ): Axis[] | undefined {
   if (suffix !== ".weight") return undefined;
+  // Gate and up fused (Granite's input_linear, transformers 5's gate_up_proj): twice the rows.
+  if (kind === "FFN_GATE_UP_EXP") {
+    const e = widths.expert;
+    return e === undefined ? undefined : [axis(2 * e.n, ...e.keys), undefined];
+  }
   const width = kind === "FFN_DOWN_EXP"
     ? widths.expert
     : kind === "FFN_DOWN_SHEXP"
@@ -230,22 +237,35 @@ function mlaShape(
   kvRank: number | undefined,
   qRank: number | undefined,
   rope: number | undefined,
+  heads: { n: number | undefined; qk: Axis; v: Axis },
 ): Axis[] | undefined {
   const KV = "attention.kv_lora_rank", Q = "attention.q_lora_rank", R = "rope.dimension_count";
+  const HC = "attention.head_count";
   if (suffix !== ".weight") return undefined;
+  const { n, qk, v } = heads;
   switch (kind) {
     case "ATTN_KV_A_MQA":
       return [axis(kvRank && rope && kvRank + rope, KV, R), hidden];
     case "ATTN_KV_A_NORM":
       return [axis(kvRank, KV)];
     case "ATTN_KV_B":
-      return [undefined, axis(kvRank, KV)];
+      // Each head's unrotated key and its value.
+      return [
+        axis(
+          n && qk && v && rope && n * (qk.n - rope + v.n),
+          HC,
+          ...qk?.keys ?? [],
+          R,
+          ...v?.keys ?? [],
+        ),
+        axis(kvRank, KV),
+      ];
     case "ATTN_Q_A":
       return [axis(qRank, Q), hidden];
     case "ATTN_Q_A_NORM":
       return [axis(qRank, Q)];
     case "ATTN_Q_B":
-      return [undefined, axis(qRank, Q)];
+      return [axis(n && qk && n * qk.n, HC, ...qk?.keys ?? []), axis(qRank, Q)];
   }
   return undefined;
 }
@@ -265,13 +285,17 @@ function fusedQkvShape(
   kvHeads: number | undefined,
   keyLength: number | undefined,
   valueLength: number | undefined,
+  kvKeyed = true,
 ): Axis[] | undefined {
   if (suffix !== ".weight" || heads === undefined || kvHeads === undefined) return undefined;
-  const head = keyLength ?? (hidden === undefined ? undefined : hidden.n / heads);
-  if (head === undefined || !Number.isInteger(head)) return undefined;
+  // transformers' `hidden_size // num_attention_heads` where no key says the head size.
+  const head = keyLength ?? (hidden === undefined ? undefined : Math.trunc(hidden.n / heads));
+  if (head === undefined || head === 0) return undefined;
   const value = valueLength ?? head;
   const rows = heads * head + kvHeads * (head + value);
-  const keys = ["attention.head_count", "attention.head_count_kv"];
+  const keys = kvKeyed
+    ? ["attention.head_count", "attention.head_count_kv"]
+    : ["attention.head_count"];
   return [
     axis(rows, ...keys, keyLength === undefined ? "embedding_length" : "attention.key_length"),
     hidden,
@@ -279,10 +303,95 @@ function fusedQkvShape(
 }
 
 /**
- * Architectures whose dense layers are not as wide as their keys say:
- * Gemma 4's layers sharing KV have a double-wide MLP (`use_double_wide_mlp`).
+ * Architectures whose dense layers are not as wide as one key says: Gemma
+ * 4's layers sharing KV have a double-wide MLP (`use_double_wide_mlp`),
+ * which its per-layer `feed_forward_length` says ({@linkcode gemma4Shape}).
  */
 const VARYING_FF = new Set(["gemma4", "gemma4-assistant"]);
+
+/** Gemma 4's keys, as {@linkcode gemma4Shape} reads them. */
+interface Gemma4Keys {
+  readonly hidden: Axis;
+  readonly heads: number | undefined;
+  /** Per layer: whether it is a sliding layer. */
+  readonly sliding: readonly boolean[] | undefined;
+  readonly headFull: number | undefined;
+  readonly headSwa: number | undefined;
+  readonly kv: (block: number) => number | undefined;
+  readonly ff: (block: number) => number | undefined;
+  /** `embedding_length_per_layer_input`, and the layers it is given to. */
+  readonly perLayer: number | undefined;
+  readonly layers: number | undefined;
+  /** An assistant's backbone width (`embedding_length_out`). */
+  readonly backbone: number | undefined;
+}
+
+/**
+ * Gemma 4's tensors by its per-layer keys, which the common check leaves
+ * (its heads are irregular): each layer's query, key and value heads as wide
+ * as a sliding layer's `key_length_swa` or a full layer's `key_length`
+ * (`head_dim`, `global_head_dim`), its KV heads per layer, its MLP as wide
+ * as `feed_forward_length` says for it (double in the layers sharing KV),
+ * the per-layer inputs (`hidden_size_per_layer_input` wide, one slice per
+ * layer in the per-layer embedding and projection), and an assistant's
+ * projections from and to its backbone (`backbone_hidden_size`).
+ */
+function gemma4Shape(
+  kind: string,
+  suffix: string,
+  block: number | undefined,
+  g: Gemma4Keys,
+): Axis[] | undefined {
+  if (suffix !== ".weight") return undefined;
+  const PL = "embedding_length_per_layer_input", B = "block_count";
+  const perLayer = axis(g.perLayer, PL);
+  const slices = axis(g.perLayer && g.layers && g.perLayer * g.layers, PL, B);
+  const O = "embedding_length_out";
+  switch (kind) {
+    // An assistant's projections from the backbone's embedding and hidden state, and back.
+    case "NEXTN_PROJ_PRE":
+      return [g.hidden, axis(g.backbone && 2 * g.backbone, O)];
+    case "NEXTN_PROJ_POST":
+      return [axis(g.backbone, O), g.hidden];
+    case "PER_LAYER_INP_GATE":
+      return [perLayer, g.hidden];
+    case "PER_LAYER_PROJ":
+      return [g.hidden, perLayer];
+    case "PER_LAYER_PROJ_NORM":
+      return [perLayer];
+    case "PER_LAYER_MODEL_PROJ":
+      return [slices, g.hidden];
+    case "PER_LAYER_TOKEN_EMBD":
+      return [undefined, slices];
+  }
+  if (block === undefined || g.sliding === undefined || block >= g.sliding.length) return undefined;
+  const swa = g.sliding[block]!;
+  const HK = swa ? "attention.key_length_swa" : "attention.key_length";
+  const SW = "attention.sliding_window_pattern";
+  const head = swa ? g.headSwa : g.headFull;
+  const heads = axis(g.heads && head && g.heads * head, "attention.head_count", HK, SW);
+  const kv = g.kv(block);
+  const kvRows = axis(kv && head && kv * head, "attention.head_count_kv", HK, SW);
+  const ff = axis(g.ff(block), "feed_forward_length");
+  switch (kind) {
+    case "ATTN_Q":
+      return [heads, g.hidden];
+    case "ATTN_K":
+    case "ATTN_V":
+      return [kvRows, g.hidden];
+    case "ATTN_OUT":
+      return [g.hidden, heads];
+    case "ATTN_Q_NORM":
+    case "ATTN_K_NORM":
+      return [axis(head, HK, SW)];
+    case "FFN_GATE":
+    case "FFN_UP":
+      return [ff, g.hidden];
+    case "FFN_DOWN":
+      return [g.hidden, ff];
+  }
+  return undefined;
+}
 
 /** The expected shape of a short convolution's kernel (LFM2). */
 function shortConvShape(
@@ -393,6 +502,31 @@ export function keyShapeProblem(
   const kvRank = key("attention.kv_lora_rank");
   const qRank = key("attention.q_lora_rank");
   const rope = key("rope.dimension_count");
+  // A query head (nope + rope) and a value head: DeepSeek-V2's `_mla` keys (its plain
+  // ones are the absorbed latent's), else the plain ones (MiniCPM3, older files).
+  const mlaHeads = {
+    n: heads,
+    qk: axis(key("attention.key_length_mla"), "attention.key_length_mla") ??
+      axis(key("attention.key_length"), "attention.key_length"),
+    v: key("attention.key_length_mla") !== undefined
+      ? axis(key("attention.value_length_mla"), "attention.value_length_mla")
+      : axis(key("attention.value_length"), "attention.value_length"),
+  };
+  const pattern = keys.value(`${arch}.attention.sliding_window_pattern`);
+  const gemma4: Gemma4Keys | undefined = !VARYING_FF.has(arch) ? undefined : {
+    hidden,
+    heads,
+    sliding: Array.isArray(pattern) && pattern.every((p) => typeof p === "boolean")
+      ? pattern as boolean[]
+      : undefined,
+    headFull: head,
+    headSwa: key("attention.key_length_swa"),
+    kv: kvOf,
+    ff: (block) => Array.isArray(ffList) ? count(ffList[block]) : count(ffList),
+    perLayer: key("embedding_length_per_layer_input"),
+    layers: key("block_count"),
+    backbone: key("embedding_length_out"),
+  };
   const widths = (block: number | undefined) => ({
     expert: expertWidth,
     shared: sharedWidth,
@@ -404,13 +538,26 @@ export function keyShapeProblem(
   for (const t of tensors) {
     if (t.kind === undefined || t.packed === true) continue;
     // Dense models too where the common check leaves the width (GLM's fused gate and up).
-    const ffn = t.kind.startsWith("FFN_DOWN") && t.block !== undefined && !VARYING_FF.has(arch);
-    const want = ffn
+    const ffn = t.block !== undefined &&
+      (t.kind === "FFN_GATE_UP_EXP" ||
+        t.kind.startsWith("FFN_DOWN") && (t.kind !== "FFN_DOWN" || !VARYING_FF.has(arch)));
+    const want = gemma4 !== undefined && !ffn
+      ? gemma4Shape(t.kind, t.suffix, t.block, gemma4)
+      : ffn
       ? ffnDownShape(t.kind, t.suffix, widths(t.block))
       : kvRank !== undefined && /^ATTN_(KV_A|KV_B|Q_A|Q_B)/.test(t.kind)
-      ? mlaShape(t.kind, t.suffix, hidden, kvRank, qRank, rope)
+      ? mlaShape(t.kind, t.suffix, hidden, kvRank, qRank, rope, mlaHeads)
       : t.kind === "ATTN_QKV" && regularHeads && layout === undefined
-      ? fusedQkvShape(t.suffix, hidden, heads, kvOf(t.block), head, key("attention.value_length"))
+      ? fusedQkvShape(
+        t.suffix,
+        hidden,
+        heads,
+        // Without the key, llama.cpp's (GPT-2's and GPT-NeoX's every head has its K and V).
+        kvList === undefined ? heads : kvOf(t.block),
+        head,
+        key("attention.value_length"),
+        kvList !== undefined,
+      )
       : GATED_QUERY.has(arch) && t.kind.startsWith("ATTN_")
       ? gatedAttentionShape(t.kind, t.suffix, hidden, heads, kvOf(t.block), head)
       : layout !== undefined
@@ -433,7 +580,9 @@ export function keyShapeProblem(
     return {
       tensor: t.name,
       ...t.file === undefined ? {} : { file: t.file },
-      reason: `shape ${fmt(t.shape)}${
+      reason: `shape ${fmt(t.stored ?? t.shape)}${
+        t.stored !== undefined ? ` (${fmt(t.shape)} as llama.cpp loads it)` : ""
+      }${
         shape.length < t.shape.length && !ffn ? ` (${fmt(shape)} without its unit axes)` : ""
       }, expected${ffn && t.shape.length > 2 ? " each expert's" : ""} ${fmt(sizes)} (${
         said(arch, keys, names)
@@ -441,7 +590,34 @@ export function keyShapeProblem(
     };
   }
   return layerPatternProblem(arch, keys, tensors, layers) ??
-    leadingDenseProblem(arch, keys, tensors, layers);
+    leadingDenseProblem(arch, keys, tensors, layers) ??
+    (gemma4 === undefined ? undefined : perLayerInputProblem(arch, keys, tensors));
+}
+
+/**
+ * Gemma 4's per-layer inputs where `embedding_length_per_layer_input` gives
+ * none, or none where it gives them a width: llama.cpp loads them by the
+ * key (and transformers builds them by `hidden_size_per_layer_input`).
+ */
+function perLayerInputProblem(
+  arch: string,
+  keys: Keys,
+  tensors: readonly KeyedTensor[],
+): KeyShapeProblem | undefined {
+  const width = keys.value(`${arch}.embedding_length_per_layer_input`);
+  if (typeof width !== "number") return undefined;
+  const gate = tensors.find((t) => t.kind === "PER_LAYER_INP_GATE");
+  // A fragment of a checkpoint without its layers is not judged by them.
+  if (!tensors.some((t) => t.kind === "ATTN_NORM")) return undefined;
+  if ((gate !== undefined) === (width > 0)) return undefined;
+  const by = said(arch, keys, ["embedding_length_per_layer_input"]);
+  return gate !== undefined
+    ? {
+      tensor: gate.name,
+      ...gate.file === undefined ? {} : { file: gate.file },
+      reason: `a per-layer input tensor, though ${by} gives the layers none`,
+    }
+    : { tensor: "layer 0", reason: `no per-layer input tensor, though ${by} gives it one` };
 }
 
 /**

@@ -145,6 +145,34 @@ export class KvWriter {
   }
 
   /**
+   * Record the fields the config has among `fields` as sources of the next
+   * key: a value computed from fields read earlier (`4 × hidden_size`).
+   *
+   * @param fields The fields.
+   */
+  cite(...fields: string[]): void {
+    for (const f of fields) this.find(f);
+  }
+
+  /**
+   * A field of a nested section (DBRX's `attn_config.kv_n_heads`, Gemma 4's
+   * `per_layer_config.2.head_dim`), recorded as its dotted path for the
+   * key it makes.
+   *
+   * @param path The sections, then the field.
+   */
+  findIn(...path: string[]): unknown {
+    let o: Record<string, unknown> | undefined = this.hparams;
+    for (const section of path.slice(0, -1)) o = record(o?.[section]);
+    const key = path[path.length - 1]!;
+    if (o === undefined || !Object.hasOwn(o, key)) return undefined;
+    const name = path.join(".");
+    if (!this.#read.includes(name)) this.#read.push(name);
+    this.#everRead.add(name);
+    return o[key];
+  }
+
+  /**
    * The config fields a key was made from: those found since the key before
    * it was added (`conv_kernel` for `mamba.ssm.conv_kernel`); empty for a
    * default or a value the family computed first. For messages only.
@@ -162,7 +190,7 @@ export class KvWriter {
    * else all read since the key before.
    */
   #sourced(key: string, value: unknown): string {
-    const holding = (fields: readonly string[]) => fields.filter((f) => this.hparams[f] === value);
+    const holding = (fields: readonly string[]) => fields.filter((f) => this.#field(f) === value);
     // A value read earlier and kept (DeepSeek-V2's kv_lora_rank) is found among all reads.
     const exact = holding(this.#read).length > 0
       ? holding(this.#read)
@@ -171,6 +199,15 @@ export class KvWriter {
     if (read.length > 0) this.#sources.set(key, read);
     this.#read = [];
     return key;
+  }
+
+  /** A recorded field's value: `section.field` for one {@linkcode findIn} read. */
+  #field(name: string): unknown {
+    if (Object.hasOwn(this.hparams, name)) return this.hparams[name];
+    const path = name.split(".");
+    let o: Record<string, unknown> | undefined = this.hparams;
+    for (const section of path.slice(0, -1)) o = record(o?.[section]);
+    return o?.[path[path.length - 1]!];
   }
 
   /** A number the config must have (the converter raises without it). */

@@ -20,7 +20,7 @@
  */
 
 import type { TensorInfo } from "../tensor.ts";
-import type { Family, MadeTensor } from "./family.ts";
+import type { Family, MadeTensor, MoeLayers } from "./family.ts";
 import { ggufTensorKind } from "./gguf_tensors.ts";
 import { keptNvfp4Tensors } from "./kept_blocks.ts";
 import { type Keys, keyShapeProblem } from "./key_shapes.ts";
@@ -107,6 +107,13 @@ interface Kinded {
   readonly perExpert?: boolean;
   /** Stored `[in, out]` (GPT-2's `Conv1D`): its shape is the matrix's reversed. */
   readonly transposed?: boolean;
+  /**
+   * Stacked experts stored `[experts, in, out]` (transformers 5's
+   * `gate_up_proj` `[experts, hidden, 2 × ff]` and `down_proj`
+   * `[experts, ff, hidden]` where the family's layout says so): each
+   * matrix is its last two axes swapped.
+   */
+  readonly matricesTransposed?: boolean;
 }
 
 /** 1-D tensors as wide as the residual stream. */
@@ -295,6 +302,12 @@ function expected(k: Kinded, d: Dims, arch: string): (number | undefined)[] | un
   return undefined;
 }
 
+/** A stack of matrices with each one transposed: its last two axes swapped. */
+function swapLast<T>(shape: readonly T[]): T[] {
+  const n = shape.length;
+  return n < 2 ? [...shape] : [...shape.slice(0, n - 2), shape[n - 1]!, shape[n - 2]!];
+}
+
 function mismatch(shape: readonly number[], want: readonly (number | undefined)[]): boolean {
   return shape.length !== want.length ||
     shape.some((n, i) => want[i] !== undefined ? n !== want[i] : !(n > 0));
@@ -321,6 +334,8 @@ function check(kinded: readonly Kinded[], d: Dims, arch: string): ShapeProblem |
       ? undefined
       : k.transposed === true && matrix !== undefined
       ? [...matrix].reverse()
+      : k.matricesTransposed === true && matrix !== undefined
+      ? swapLast(matrix)
       : matrix;
     if (want !== undefined && mismatch(k.t.shape, want)) {
       return {
@@ -579,8 +594,13 @@ function tokenTypesProblem(
 const keyed = (kinded: readonly Kinded[]) =>
   kinded.map((k) => ({
     name: k.t.name,
-    // A transposed tensor (GPT-2's Conv1D) as its matrix.
-    shape: k.transposed === true ? [...k.t.shape].reverse() : k.t.shape,
+    // A transposed tensor (GPT-2's Conv1D) as its matrix, stacked ones as theirs.
+    shape: k.transposed === true
+      ? [...k.t.shape].reverse()
+      : k.matricesTransposed === true
+      ? swapLast(k.t.shape)
+      : k.t.shape,
+    ...k.transposed === true || k.matricesTransposed === true ? { stored: k.t.shape } : {},
     kind: k.kind,
     block: k.block,
     suffix: k.suffix,
@@ -749,7 +769,8 @@ export function hfShapeProblem(
     const gguf = stack !== undefined
       ? `blk.${block}.${stack.gguf}.weight`
       : hfToGgufName(base, family);
-    const k = ggufTensorKind(arch, gguf);
+    const k = ggufTensorKind(arch, gguf) ??
+      (block === undefined ? undefined : stackedKind(family, arch, named, block));
     kinded.push({
       t,
       kind: k?.kind,
@@ -757,6 +778,10 @@ export function hfShapeProblem(
       suffix: k?.suffix ?? "",
       ...stack !== undefined ? { perExpert: true } : {},
       ...family.gguf?.transposed?.(t.name) === true ? { transposed: true } : {},
+      ...k !== undefined && "piece" in k &&
+          family.experts?.transposedStack?.(k.piece, t.shape, hidden) === true
+        ? { matricesTransposed: true }
+        : {},
     });
   }
   const common = check(kinded, d, arch);
@@ -765,16 +790,110 @@ export function hfShapeProblem(
   // (an MTP layer at 2^31 would make a recurrent-layer list that long).
   const keys = familyKeys(family, config);
   const made = madeTensors(family, config, kinded);
-  return (keys === undefined ? undefined : keyShapeProblem(
-    arch,
-    keys,
-    withMadeKinds(arch, keyed(kinded), made),
-    d.required,
-    !IRREGULAR_HEADS.has(arch),
-  )) ??
+  const byKeys = (k: Keys) =>
+    keyShapeProblem(
+      arch,
+      k,
+      withMadeKinds(arch, keyed(kinded), made),
+      d.required,
+      !IRREGULAR_HEADS.has(arch),
+    );
+  return (keys === undefined
+    ? undefined
+    : byKeys(keys) ?? impliedProblem(family, h, keys, byKeys)) ??
     (keys === undefined ? undefined : unsizedFfn(arch, keys, kinded, widthKey, h)) ??
+    moeLayerProblem(family.gguf?.moeLayers?.(h), kinded, d.required) ??
     tokenTypesProblem(kinded, num(h["type_vocab_size"]), "config.json: type_vocab_size") ??
     unknownBlockTensor(family, config, kinded, made);
+}
+
+/**
+ * The tensors against the sizes fields nobody writes imply
+ * ({@linkcode Family.gguf}'s `impliedKeys`): each in place of the key it
+ * would be, where it differs from the written one (which the tensors match).
+ */
+function impliedProblem(
+  family: Family,
+  h: Readonly<Record<string, unknown>>,
+  keys: Keys,
+  byKeys: (k: Keys) => ShapeProblem | undefined,
+): ShapeProblem | undefined {
+  const arch = family.ggufArchitecture;
+  for (const implied of family.gguf?.impliedKeys?.(h) ?? []) {
+    const full = `${arch}.${implied.key}`;
+    if (keys.value(full) === implied.value) continue;
+    const problem = byKeys({
+      value: (k) => k === full ? implied.value : keys.value(k),
+      source: (k) => k === full ? [implied.from] : keys.source(k),
+    });
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+/**
+ * A router in a layer the config makes dense, or none in one it makes a MoE
+ * layer: llama.cpp runs the layers by their tensors, transformers builds
+ * them by the config (Jamba's `expert_layer_offset` off by one was written
+ * with exit 0).
+ */
+function moeLayerProblem(
+  layers: MoeLayers | undefined,
+  kinded: readonly Kinded[],
+  required: number,
+): ShapeProblem | undefined {
+  if (layers === undefined) return undefined;
+  const routers = new Map<number, ShapedTensor>();
+  for (const k of kinded) {
+    if (k.kind === "FFN_GATE_INP" && k.block !== undefined) routers.set(k.block, k.t);
+  }
+  // A checkpoint fragment without its routers is not judged by them.
+  if (routers.size === 0) return undefined;
+  for (let b = 0; b < Math.min(required, layers.moe.length); b++) {
+    const router = routers.get(b);
+    if ((router !== undefined) === layers.moe[b]) continue;
+    return router !== undefined
+      ? {
+        tensor: router.name,
+        ...router.file === undefined ? {} : { file: router.file },
+        reason: `an expert router in layer ${b}, which config.json's ${layers.from} makes dense`,
+      }
+      : {
+        tensor: `layer ${b}`,
+        reason: `no expert router, though config.json's ${layers.from} makes it a MoE layer`,
+      };
+  }
+  return undefined;
+}
+
+/**
+ * The kind of an already-stacked expert tensor (transformers 5's
+ * `mlp.experts.down_proj`, Granite's `block_sparse_moe.output_linear`),
+ * which no name table renames: its GGUF stack's, or — split into gate and
+ * up stacks — the fused `FFN_GATE_UP_EXP`. Read so, the experts' width is
+ * checked as a per-expert checkpoint's is (Granite MoE's `intermediate_size`
+ * off by one was written as given).
+ */
+function stackedKind(
+  family: Family,
+  arch: string,
+  name: string,
+  block: number,
+): { kind: string; suffix: string; piece: string } | undefined {
+  const experts = family.experts;
+  if (experts?.stacked === undefined) return undefined;
+  const at = `${family.hfBlockPrefix ?? "model.layers"}.${block}.${experts.prefix}.`;
+  const i = name.indexOf(at);
+  if (i < 0) return undefined;
+  const rest = name.slice(i + at.length);
+  const piece = rest.endsWith(".weight") ? rest.slice(0, -7) : rest;
+  const targets = experts.stacked.find(([p]) => p === piece)?.[1];
+  if (targets === undefined) return undefined;
+  if (targets.length === 2) return { kind: "FFN_GATE_UP_EXP", suffix: ".weight", piece };
+  const k = targets.length === 1
+    ? ggufTensorKind(arch, `blk.${block}.${targets[0]}.weight`)
+    : undefined;
+  return k === undefined ? undefined : { kind: k.kind, suffix: k.suffix, piece };
 }
 
 /**
@@ -807,7 +926,10 @@ const KEY_SIZED = /^(SSM_|SHORTCONV_)/;
 /**
  * A checkpoint's state-space tensors under the kind of the GGUF tensor the
  * family makes of each (Qwen3.5's `linear_attn.conv1d`, LFM2's
- * `conv.conv`, which no name table renames), for the key-sized check.
+ * `conv.conv`, which no name table renames), for the key-sized check; a
+ * down projection the family makes (gpt-oss's experts, Granite 4.0-H's
+ * shared MLP) under its kind and with the shape it makes, so its width is
+ * read on the right axis.
  */
 function withMadeKinds(
   arch: string,
@@ -815,15 +937,34 @@ function withMadeKinds(
   made: readonly MadeTensor[] | undefined,
 ): ReturnType<typeof keyed> {
   const kinds = new Map<string, { kind: string; suffix: string }>();
+  const downs = new Map<string, { kind: string; suffix: string; shape: readonly number[] }>();
   for (const m of made ?? []) {
-    const k = m.needs.length === 1 ? ggufTensorKind(arch, m.info.name) : undefined;
-    if (k !== undefined && KEY_SIZED.test(k.kind)) {
+    const k = m.needs.length > 0 ? ggufTensorKind(arch, m.info.name) : undefined;
+    if (k !== undefined && m.needs.length === 1 && KEY_SIZED.test(k.kind)) {
       kinds.set(m.needs[0]!, { kind: k.kind, suffix: k.suffix });
+    } else if (k !== undefined && k.kind.startsWith("FFN_DOWN")) {
+      // Under its first source (an MXFP4 checkpoint's `_blocks`, its scales beside it).
+      downs.set(m.needs[0]!, { kind: k.kind, suffix: k.suffix, shape: m.info.shape });
     }
   }
-  return tensors.map((t) =>
-    t.kind === undefined && kinds.has(t.name) ? { ...t, ...kinds.get(t.name)! } : t
-  );
+  return tensors.map((t) => {
+    if (t.kind !== undefined) return t;
+    if (kinds.has(t.name)) return { ...t, ...kinds.get(t.name)! };
+    const down = downs.get(t.name);
+    if (down === undefined) return t;
+    // As the family makes it (gpt-oss's down_proj [experts, ff, hidden] transposed,
+    // or unpacked from MXFP4 blocks): the made shape is its matrices'.
+    const same = down.shape.length === t.shape.length &&
+      down.shape.every((n, i) => n === t.shape[i]);
+    const { packed: _packed, ...unpacked } = t;
+    return {
+      ...unpacked,
+      kind: down.kind,
+      suffix: down.suffix,
+      shape: down.shape,
+      ...same ? {} : { stored: t.shape },
+    };
+  });
 }
 
 /** The dense feed-forward matrices, sized by `feed_forward_length`. */
@@ -844,17 +985,17 @@ function unsizedFfn(
   h: Readonly<Record<string, unknown>>,
 ): ShapeProblem | undefined {
   // A width the config has but not as a number (`null`, as transformers saves an
-  // unset one); a config without the field at all (hand-made ones) is left as before.
-  if (keys.value(`${arch}.feed_forward_length`) !== undefined || !Object.hasOwn(h, widthKey)) {
-    return undefined;
-  }
+  // unset one), or leaves out (transformers then builds its default width).
+  if (keys.value(`${arch}.feed_forward_length`) !== undefined) return undefined;
   const t = kinded.find((k) => k.block !== undefined && DENSE_FFN.has(k.kind ?? ""))?.t;
   if (t === undefined) return undefined;
   return {
     tensor: t.name,
     ...t.file === undefined ? {} : { file: t.file },
-    reason: `shape ${fmt(t.shape)}, but config.json's ${widthKey} is ${
-      JSON.stringify(h[widthKey])
+    reason: `shape ${fmt(t.shape)}, but config.json ${
+      Object.hasOwn(h, widthKey)
+        ? `has ${widthKey} ${JSON.stringify(h[widthKey])}`
+        : `has no ${widthKey}`
     }, so the GGUF would have no ${arch}.feed_forward_length to load it by`,
   };
 }

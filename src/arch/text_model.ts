@@ -112,7 +112,7 @@ export function writeTextModelKv(w: KvWriter): void {
     }
     w.u32("expert_gating_func", type);
   }
-  const headDim = w.hparams["head_dim"];
+  const headDim = w.find("head_dim");
   if (headDim != null) {
     w.u32("attention.key_length", headDim);
     w.u32("attention.value_length", headDim);

@@ -13,7 +13,7 @@
 
 import { DTYPES, tensorByteLength } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
-import { clipShapeProblem } from "../arch/clip_shapes.ts";
+import { clipShapeProblem, visionConfigProblem } from "../arch/clip_shapes.ts";
 import {
   MMPROJ_CLASSES,
   mmprojKvWriter,
@@ -97,11 +97,17 @@ function assertVisionPlan(header: ModelHeader, location: string): void {
   }
   // The tower against the keys made from its vision_config (clip.cpp checks no shape).
   const kv = plan.writer.entries();
+  const top = record(header.metadata["hf_config"]) ?? {};
   const problem = clipShapeProblem(
     (key) => kv.get(key)?.value,
     (key) => plan.writer.sourceOf(key),
     plan.header.tensors,
-  );
+  ) ??
+    visionConfigProblem(
+      (key) => kv.get(key)?.value,
+      { vision: record(top["vision_config"]) ?? {}, top },
+      plan.header.tensors,
+    );
   if (problem !== undefined) {
     const what = problem.tensor.startsWith("layer ")
       ? problem.tensor

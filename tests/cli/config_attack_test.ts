@@ -400,13 +400,268 @@ const WRONG: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
     error:
       /token_type_embeddings\.weight": shape \[2, \d+\], expected \[3, \d+\] \(config\.json: type_vocab_size 3\)/,
   },
+  // Experts stored stacked: Granite's fused input_linear (2 x ff rows) and
+  // output_linear, transformers 5's down_proj (gpt-oss's [experts, ff, hidden],
+  // read on its ff axis; Granite MoE SWA's, Gemma 4's), MXFP4 blocks unpacked.
+  {
+    fixture: "families/hf/granitemoe",
+    at: ["intermediate_size"],
+    value: 31,
+    error:
+      /block_sparse_moe\.input_linear\.weight": shape \[4, 64, 64\], expected each expert's \[62, \*\] \(granitemoe\.feed_forward_length 31 from config\.json's intermediate_size\)/,
+  },
+  {
+    fixture: "families/hf/granite-hybrid",
+    at: ["intermediate_size"],
+    value: 33,
+    error:
+      /input_linear\.weight": .*granitehybrid\.feed_forward_length 33 from config\.json's intermediate_size/,
+  },
+  {
+    fixture: "families/hf/granite-hybrid",
+    at: ["shared_intermediate_size"],
+    value: 63,
+    error:
+      /shared_mlp\.output_linear\.weight": shape \[64, 64\], expected \[\*, 63\] \(granitehybrid\.expert_shared_feed_forward_length 63 from config\.json's shared_intermediate_size\)/,
+  },
+  {
+    fixture: "families/hf/granitemoe-swa",
+    at: ["intermediate_size"],
+    value: 31,
+    error:
+      /experts\.down_proj": shape \[4, 64, 32\], expected each expert's \[\*, 31\] \(granite_swa\.feed_forward_length 31 from config\.json's intermediate_size\)/,
+  },
+  {
+    fixture: "families/hf/gpt-oss-bf16",
+    at: ["intermediate_size"],
+    value: 65,
+    error:
+      /experts\.down_proj": shape \[4, 64, 64\], expected each expert's \[\*, 65\] \(gpt-oss\.expert_feed_forward_length 65 from config\.json's intermediate_size\)/,
+  },
+  {
+    fixture: "families/hf/gpt-oss-mxfp4",
+    at: ["intermediate_size"],
+    value: 63,
+    error:
+      /down_proj_blocks": shape \[4, 64, 2, 16\] \(\[4, 64, 64\] as llama\.cpp loads it\), expected each expert's \[\*, 63\] \(gpt-oss\.expert_feed_forward_length 63/,
+  },
+  {
+    fixture: "families/hf/gemma4-moe",
+    at: ["moe_intermediate_size"],
+    value: 33,
+    error:
+      /experts\.down_proj": .*gemma4\.expert_feed_forward_length 33 from config\.json's moe_intermediate_size/,
+  },
+  // Sizes fields nobody writes still fix (transformers builds the model by them):
+  // Mamba's expand, Mamba-2's heads and head size, the hybrids' mamba_d_head and
+  // mamba_n_heads, MLA's head_dim (its rotary width) and qk_head_dim, DBRX's
+  // top-level copies of its nested sizes, and a head count that does not divide the width.
+  {
+    fixture: "families/hf/mamba",
+    at: ["expand"],
+    value: 3,
+    error:
+      /mixer\.A_log": shape \[128, 16\], expected \[192, 16\] \(mamba\.ssm\.inner_size 192 from config\.json's expand 3 × hidden_size 64\)/,
+  },
+  {
+    fixture: "families/hf/mamba2",
+    at: ["head_dim"],
+    value: 15,
+    error: /mamba2\.ssm\.inner_size 120 from config\.json's head_dim 15 × num_heads 8/,
+  },
+  {
+    fixture: "families/hf/mamba2",
+    at: ["num_heads"],
+    value: 7,
+    error: /mamba2\.ssm\.inner_size 112 from config\.json's head_dim 16 × num_heads 7/,
+  },
+  {
+    fixture: "families/hf/granite-hybrid",
+    at: ["mamba_d_head"],
+    value: 15,
+    error:
+      /mamba\.conv1d\.bias": shape \[160\], expected \[152\] \(granitehybrid\.ssm\.inner_size 120 from config\.json's mamba_d_head 15 × mamba_n_heads 8/,
+  },
+  {
+    fixture: "families/hf/falcon-h1",
+    at: ["mamba_n_heads"],
+    value: 5,
+    error:
+      /mamba\.A_log": shape \[6\], expected \[5\] \(falcon-h1\.ssm\.time_step_rank 5 from config\.json's mamba_n_heads 5\)/,
+  },
+  {
+    fixture: "families/hf/deepseek2",
+    at: ["head_dim"],
+    value: 9,
+    error:
+      /kv_a_proj_with_mqa\.weight": shape \[40, 64\], expected \[41, 64\] \(.*deepseek2\.rope\.dimension_count 9 from config\.json's head_dim 9\)/,
+  },
+  {
+    fixture: "families/hf/deepseek3",
+    at: ["qk_head_dim"],
+    value: 25,
+    error:
+      /q_b_proj\.weight": shape \[96, 32\], expected \[100, 32\] \(.*deepseek2\.attention\.key_length_mla 25 from config\.json's qk_head_dim 25\)/,
+  },
+  {
+    fixture: "families/hf/minicpm3",
+    at: ["qk_nope_head_dim"],
+    value: 17,
+    error:
+      /q_b_proj\.weight": shape \[96, 32\], expected \[100, 32\] \(.*minicpm3\.attention\.key_length 25/,
+  },
+  {
+    fixture: "families/hf/dbrx",
+    at: ["num_key_value_heads"],
+    value: 3,
+    error:
+      /Wqkv\.weight": shape \[128, 64\], expected \[160, 64\] \(.*dbrx\.attention\.head_count_kv 3 from config\.json's num_key_value_heads 3/,
+  },
+  {
+    fixture: "families/hf/dbrx",
+    at: ["ffn_config", "hidden_size"],
+    value: 65,
+    error:
+      /Wqkv\.weight": shape \[128, 64\], expected \[128, 65\] \(dbrx\.embedding_length 65 from config\.json's ffn_config\.hidden_size 65\)/,
+  },
+  {
+    fixture: "families/hf/dbrx",
+    at: ["n_heads"],
+    value: 3,
+    error:
+      /Wqkv\.weight": shape \[128, 64\], expected \[147, 64\] \(dbrx\.attention\.head_count 3 from config\.json's n_heads; dbrx\.attention\.head_count_kv 2 from config\.json's attn_config\.kv_n_heads/,
+  },
+  {
+    fixture: "families/hf/hy-v4",
+    at: ["qk_head_dim"],
+    value: 25,
+    error:
+      /q_b_proj\.weight": .*hy_v4\.attention\.key_length_mla 25 from config\.json's qk_head_dim 25/,
+  },
+  {
+    fixture: "families/hf/kimi-linear",
+    at: ["head_dim"],
+    value: 9,
+    error:
+      /layers\.1\.self_attn\.kv_a_proj_with_mqa\.weight": shape \[40, 64\], expected \[41, 64\] \(.*kimi-linear\.rope\.dimension_count 9 from config\.json's head_dim 9\)/,
+  },
+  {
+    fixture: "families/hf/gpt2",
+    at: ["n_head"],
+    value: 3,
+    error:
+      /c_attn\.weight": shape \[64, 192\] \(\[192, 64\] as llama\.cpp loads it\), expected \[189, 64\] \(gpt2\.attention\.head_count 3 from config\.json's n_head; gpt2\.embedding_length 64 from config\.json's n_embd\)/,
+  },
+  {
+    fixture: "families/hf/glm4moe-lite",
+    at: ["qk_head_dim"],
+    value: 25,
+    error:
+      /q_b_proj\.weight": .*deepseek2\.attention\.key_length_mla 25 from config\.json's qk_head_dim 25/,
+  },
+  // Which layers have experts, where transformers builds them by the config and llama.cpp
+  // by the tensors.
+  {
+    fixture: "families/hf/jamba",
+    at: ["expert_layer_period"],
+    value: 3,
+    error:
+      /layers\.3\.feed_forward\.router\.weight": an expert router in layer 3, which config\.json's expert_layer_period 3, expert_layer_offset 1 makes dense/,
+  },
+  {
+    fixture: "families/hf/mimo2",
+    at: ["moe_layer_freq"],
+    value: [1, 1, 1, 1, 1, 1],
+    error:
+      /layer 0: no expert router, though config\.json's moe_layer_freq \[1,1,1,1,1,1\] makes it a MoE layer/,
+  },
+  {
+    fixture: "families/hf/hy-v3",
+    at: ["mlp_layer_types"],
+    value: ["sparse", "sparse"],
+    error:
+      /layer 0: no expert router, though config\.json's mlp_layer_types \["sparse","sparse"\] makes it a MoE layer/,
+  },
+  // Gemma 4 by its per-layer keys: sliding and full layers' head sizes, KV heads,
+  // the MLP widths (double in the layers sharing KV), the per-layer inputs.
+  {
+    fixture: "families/hf/gemma4",
+    at: ["head_dim"],
+    value: 15,
+    error:
+      /layers\.0\.self_attn\.k_norm\.weight": shape \[16\], expected \[15\] \(gemma4\.attention\.key_length_swa 15 from config\.json's head_dim/,
+  },
+  {
+    fixture: "families/hf/gemma4",
+    at: ["per_layer_config", "2", "head_dim"],
+    value: 31,
+    error:
+      /layers\.2\.self_attn\.k_norm\.weight": shape \[32\], expected \[31\] \(gemma4\.attention\.key_length 31 from config\.json's per_layer_config\.2\.head_dim/,
+  },
+  {
+    fixture: "families/hf/gemma4",
+    at: ["num_key_value_heads"],
+    value: 1,
+    error:
+      /layers\.0\.self_attn\.k_proj\.weight": shape \[32, 64\], expected \[16, 64\] \(gemma4\.attention\.head_count_kv 1 from config\.json's num_key_value_heads/,
+  },
+  {
+    fixture: "families/hf/gemma4",
+    at: ["num_attention_heads"],
+    value: 5,
+    error:
+      /o_proj\.weight": shape \[64, 64\], expected \[64, 80\] \(gemma4\.attention\.head_count 5/,
+  },
+  {
+    fixture: "families/hf/gemma4",
+    at: ["intermediate_size"],
+    value: 129,
+    error:
+      /layers\.0\.mlp\.gate_proj\.weight": shape \[128, 64\], expected \[129, 64\] \(gemma4\.feed_forward_length \[129,129,129,258,258,258\]/,
+  },
+  {
+    fixture: "families/hf/gemma4",
+    at: ["hidden_size_per_layer_input"],
+    value: 9,
+    error:
+      /per_layer_input_gate\.weight": shape \[8, 64\], expected \[9, 64\] \(gemma4\.embedding_length_per_layer_input 9 from config\.json's hidden_size_per_layer_input\)/,
+  },
+  {
+    fixture: "families/hf/gemma4-moe",
+    at: ["per_layer_config", "5", "num_key_value_heads"],
+    value: 2,
+    error:
+      /layers\.5\.self_attn\.k_proj\.weight": shape \[32, 64\], expected \[64, 64\] \(gemma4\.attention\.head_count_kv \[2,2,2,2,2,2\] from config\.json's .*per_layer_config\.5\.num_key_value_heads/,
+  },
+  {
+    fixture: "families/hf/gemma4-moe",
+    at: ["hidden_size_per_layer_input"],
+    value: 1,
+    error:
+      /layer 0: no per-layer input tensor, though gemma4\.embedding_length_per_layer_input 1 from config\.json's hidden_size_per_layer_input gives it one/,
+  },
+  {
+    fixture: "families/hf/gemma4-assistant",
+    at: ["backbone_hidden_size"],
+    value: 47,
+    error:
+      /"post_projection\.weight": shape \[48, 64\], expected \[47, 64\] \(gemma4-assistant\.embedding_length_out 47 from config\.json's backbone_hidden_size\)/,
+  },
+  // The converter writes no feed_forward_length without a width, left out or null.
+  {
+    fixture: "families/hf/llama",
+    at: ["intermediate_size"],
+    value: undefined,
+    error:
+      /gate_proj\.weight": shape \[128, 64\], but config\.json has no intermediate_size, so the GGUF would have no llama\.feed_forward_length/,
+  },
   // The converter writes no feed_forward_length; llama.cpp refuses the file.
   {
     fixture: "families/hf/llama",
     at: ["intermediate_size"],
     value: null,
     error:
-      /gate_proj\.weight": shape \[128, 64\], but config\.json's intermediate_size is null, so the GGUF would have no llama\.feed_forward_length/,
+      /gate_proj\.weight": shape \[128, 64\], but config\.json has intermediate_size null, so the GGUF would have no llama\.feed_forward_length/,
   },
   // A vocabulary padded past the embedding's rows: llama.cpp refuses the file.
   {
@@ -554,6 +809,114 @@ const WRONG_VISION: { fixture: string; at: Path; value: unknown; error: RegExp }
     at: ["vision_config", "hidden_size"],
     value: 48,
     error: /clip\.vision\.embedding_length 48 from config\.json's vision_config\.hidden_size/,
+  },
+  // Fields the converter writes no key of: image channels, temporal patch, merger in/out, Pixtral's head_dim.
+  {
+    fixture: "multimodal/hf/gemma3-t5",
+    at: ["vision_config", "num_channels"],
+    value: 4,
+    error:
+      /tensor "v\.patch_embd\.weight" of the vision GGUF: shape \[32, 3, 8, 8\], expected \[32, 4, 8, 8\] \(config\.json's vision_config\.num_channels 4\)/,
+  },
+  {
+    fixture: "multimodal/hf/glm4v-t5",
+    at: ["vision_config", "in_channels"],
+    value: 1,
+    error: /"v\.patch_embd\.weight" of the vision GGUF: .*vision_config\.in_channels 1\)/,
+  },
+  {
+    fixture: "multimodal/hf/qwen2.5-vl-t5",
+    at: ["vision_config", "temporal_patch_size"],
+    value: 3,
+    error:
+      /"v\.patch_embd\.weight" of the vision GGUF: a patch kernel of 2 frames, but config\.json's vision_config\.temporal_patch_size 3/,
+  },
+  {
+    fixture: "multimodal/hf/qwen2.5-vl-t5",
+    at: ["vision_config", "spatial_merge_size"],
+    value: 3,
+    error:
+      /"mm\.0\.weight" of the vision GGUF: shape \[128, 128\], expected \[128, 288\] \(config\.json's vision_config\.spatial_merge_size 3, clip\.vision\.embedding_length 32\)/,
+  },
+  {
+    fixture: "multimodal/hf/glm4v-t5",
+    at: ["vision_config", "spatial_merge_size"],
+    value: 3,
+    error:
+      /"mm\.patch_merger\.weight" of the vision GGUF: shape \[64, 32, 2, 2\], expected \[64, 32, 3, 3\]/,
+  },
+  {
+    fixture: "multimodal/hf/mistral3-t5",
+    at: ["spatial_merge_size"],
+    value: 3,
+    error:
+      /"mm\.patch_merger\.weight" of the vision GGUF: shape \[32, 128\], expected \[32, 288\] \(config\.json's spatial_merge_size 3/,
+  },
+  {
+    fixture: "multimodal/hf/qwen3.5-vl-t5",
+    at: ["vision_config", "out_hidden_size"],
+    value: 65,
+    error:
+      /"mm\.2\.weight" of the vision GGUF: shape \[64, 128\], expected \[65, 128\] \(config\.json's vision_config\.out_hidden_size 65\)/,
+  },
+  {
+    fixture: "multimodal/hf/glm4v-t5",
+    at: ["vision_config", "out_hidden_size"],
+    value: 65,
+    error: /"mm\.patch_merger\.weight" of the vision GGUF: .*vision_config\.out_hidden_size 65/,
+  },
+  {
+    fixture: "multimodal/hf/mistral3-t5",
+    at: ["vision_config", "head_dim"],
+    value: 8,
+    error:
+      /"v\.blk\.0\.attn_q\.weight" of the vision GGUF: 2 heads of 16 .*vision_config\.head_dim 8, which transformers rotates each head by/,
+  },
+  {
+    fixture: "multimodal/hf/llama4-t5",
+    at: ["vision_config", "num_channels"],
+    value: 4,
+    error:
+      /"v\.patch_embd\.weight" of the vision GGUF: shape \[32, 192\], expected \[32, 256\] \(config\.json's vision_config\.num_channels 4, clip\.vision\.patch_size 8\)/,
+  },
+  {
+    fixture: "multimodal/hf/llama4-t5",
+    at: ["vision_config", "projector_input_dim"],
+    value: 65,
+    error: /"mm\.model\.mlp\.1\.weight" of the vision GGUF: shape \[64, 64\], expected \[65, 64\]/,
+  },
+  {
+    fixture: "multimodal/hf/llama4-t5",
+    at: ["vision_config", "vision_output_dim"],
+    value: 128,
+    error:
+      /"mm\.model\.fc\.weight" of the vision GGUF: shape \[64, 64\], expected \[64, 128\] \(config\.json's vision_config\.vision_output_dim 128\)/,
+  },
+  {
+    fixture: "multimodal/hf/qwen2-vl-t5",
+    at: ["vision_config", "mlp_ratio"],
+    value: 3,
+    error:
+      /"v\.blk\.0\.ffn_down\.weight" of the vision GGUF: shape \[32, 64\], expected \[32, 96\] \(config\.json's vision_config\.mlp_ratio 3 × clip\.vision\.embedding_length 32\)/,
+  },
+  {
+    fixture: "multimodal/hf/qwen3.5-vl-t5",
+    at: ["vision_config", "num_position_embeddings"],
+    value: 17,
+    error:
+      /"v\.position_embd\.weight" of the vision GGUF: shape \[16, 32\], expected \[17, 32\] \(config\.json's vision_config\.num_position_embeddings 17\)/,
+  },
+  {
+    fixture: "multimodal/hf/lfm2-vl-t5",
+    at: ["downsample_factor"],
+    value: 3,
+    error: /"mm\.input_norm\.weight" of the vision GGUF: shape \[128\], expected \[288\]/,
+  },
+  {
+    fixture: "multimodal/hf/idefics3-t5",
+    at: ["scale_factor"],
+    value: 3,
+    error: /"mm\.model\.fc\.weight" of the vision GGUF: .*config\.json's scale_factor 3/,
   },
 ];
 

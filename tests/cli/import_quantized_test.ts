@@ -28,8 +28,17 @@ interface Tensor {
 
 const SIZE: Partial<Record<DType, number>> = { F32: 4, F16: 2, BF16: 2, I32: 4, U8: 1, F8_E4M3: 1 };
 
-/** A model folder: config.json with `quantization` and the tensors (zeros unless given). */
-async function model(dir: string, quantization: unknown, tensors: Tensor[]): Promise<string> {
+/**
+ * A model folder: config.json with `quantization` (and `sizes`: the widths
+ * its tensors have, as a real config states them) and the tensors (zeros
+ * unless given).
+ */
+async function model(
+  dir: string,
+  quantization: unknown,
+  tensors: Tensor[],
+  sizes: Record<string, number> = {},
+): Promise<string> {
   const folder = `${dir}/model`;
   await Deno.mkdir(folder);
   const config: Record<string, unknown> = {
@@ -40,6 +49,7 @@ async function model(dir: string, quantization: unknown, tensors: Tensor[]): Pro
     num_hidden_layers: 1,
     num_attention_heads: 1,
     vocab_size: 8,
+    ...sizes,
   };
   if (quantization !== undefined) config["quantization_config"] = quantization;
   await Deno.writeTextFile(`${folder}/config.json`, JSON.stringify(config));
@@ -410,6 +420,8 @@ Deno.test("apr import refuses an NVFP4 global scale of 0 (its reciprocal would m
         { name: "model.layers.0.mlp.down_proj.weight_scale", dtype: "F8_E4M3", shape: [8, 4] },
         { name: "model.layers.0.mlp.down_proj.weight_global_scale", dtype: "F32", shape: [1] },
       ],
+      // The down projection's 64 columns (without it, the shape check refuses first).
+      { intermediate_size: 64 },
     );
     for (const out of ["out.apr", "out.safetensors", "out.gguf"]) {
       const verb = out.endsWith(".apr") ? "import" : "convert";

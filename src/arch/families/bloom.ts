@@ -22,6 +22,7 @@ function writeBloomKv(w: KvWriter): void {
   const heads = w.need("n_head", "num_attention_heads");
   w.u32("context_length", w.num("seq_length") ?? hidden);
   w.u32("embedding_length", hidden);
+  w.cite("hidden_size", "n_embed");
   w.u32("feed_forward_length", 4 * hidden);
   w.u32("block_count", w.need("n_layer", "num_hidden_layers"));
   w.u32("attention.head_count", heads);

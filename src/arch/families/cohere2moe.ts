@@ -28,7 +28,7 @@ import { QWEN_MOE_EXPERTS } from "./qwen2moe.ts";
 
 /** The leading dense layers as the converter counts them (`mlp_layer_types`, else `first_k_dense_replace`). */
 function leadingDense(w: KvWriter): number {
-  const kinds = w.hparams["mlp_layer_types"];
+  const kinds = w.find("mlp_layer_types");
   if (!Array.isArray(kinds)) return w.num("first_k_dense_replace") ?? 0;
   const first = kinds.findIndex((k) => k !== "dense");
   return first === -1 ? kinds.length : first;
@@ -41,7 +41,7 @@ function writeCohere2MoeKv(w: KvWriter): void {
   writeTextModelKv(w);
   w.f32("logit_scale", w.need("logit_scale"));
   w.u32("attention.sliding_window", w.need("sliding_window"));
-  const types = h["layer_types"];
+  const types = w.find("layer_types");
   if (Array.isArray(types)) {
     w.setArray(
       "attention.sliding_window_pattern",

@@ -29,17 +29,18 @@
 
 import { DTYPES, tensorByteLength } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
-import type { Family, MadeTensor } from "../family.ts";
+import type { Family, ImpliedKey, MadeTensor } from "../family.ts";
 import { record } from "../kv.ts";
 import type { KvWriter } from "../kv.ts";
 import { columnsAsRows } from "../transforms.ts";
+import { impliedKeys, impliedProduct } from "../implied_keys.ts";
 
 /** DBRX's LayerNorm epsilon: torch's default, which the converter writes whatever the config. */
 const LAYER_NORM_EPS = 1e-5;
 
-/** A field of `attn_config` or `ffn_config`. */
+/** A field of `attn_config` or `ffn_config` (recorded as the source of the key it makes). */
 function sub(w: KvWriter, config: "attn_config" | "ffn_config", field: string): unknown {
-  return record(w.hparams[config])?.[field];
+  return w.findIn(config, field);
 }
 
 /** A number of `attn_config` or `ffn_config` the converter reads (it raises without). */
@@ -70,6 +71,21 @@ function writeDbrxKv(w: KvWriter): void {
   w.u32("expert_used_count", needSub(w, "ffn_config", "moe_top_k"));
   w.f32("attention.layer_norm_epsilon", LAYER_NORM_EPS);
   w.fileType();
+}
+
+/**
+ * The top-level copies transformers keeps of the nested sizes
+ * (`num_key_value_heads` of `attn_config.kv_n_heads`, `ffn_config.hidden_size`
+ * of `d_model`), which it overwrites on loading and the converter does not
+ * read: one the tensors contradict is a broken checkpoint.
+ */
+function dbrxImplied(h: Readonly<Record<string, unknown>>): readonly ImpliedKey[] {
+  const ffn = record(h["ffn_config"]) ?? {};
+  const width = impliedProduct(ffn, "embedding_length", "hidden_size");
+  return [
+    ...impliedKeys(h, [["attention.head_count_kv", "num_key_value_heads"]]),
+    ...width === undefined ? [] : [{ ...width, from: `ffn_config.${width.from}` }],
+  ];
 }
 
 /** What llama.cpp's dbrx graph computes otherwise than transformers, or `undefined`. */
@@ -176,6 +192,7 @@ export const DBRX: Family = {
   ggufRenamesOnly: false,
   gguf: {
     writeKv: writeDbrxKv,
+    impliedKeys: dbrxImplied,
     unsupported: dbrxUnsupported,
     made: dbrxExperts,
     quantizesEveryMatrix: true,

@@ -39,6 +39,7 @@ import type { TensorInfo } from "../../tensor.ts";
 import {
   type ExpertLayout,
   type Family,
+  type ImpliedKey,
   LLAMA_BLOCK,
   type MadeTensor,
   SHARED_EXPERT_APR_NAMES,
@@ -48,6 +49,7 @@ import type { KvWriter } from "../kv.ts";
 import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
 import { columnsAsRows, keepRanges } from "../transforms.ts";
 import { activation, SILU } from "../config_fields.ts";
+import { impliedKeys } from "../implied_keys.ts";
 
 /** `DeepseekV2Model.set_gguf_parameters` (its subclasses' too). */
 export function writeDeepseek2Kv(w: KvWriter): void {
@@ -67,8 +69,10 @@ export function writeDeepseek2Kv(w: KvWriter): void {
   w.u32("attention.q_lora_rank", w.find("q_lora_rank"));
   const rope = w.need("qk_rope_head_dim");
   w.u32("attention.kv_lora_rank", kvLora);
+  w.cite("kv_lora_rank", "qk_rope_head_dim");
   w.u32("attention.key_length", kvLora + rope);
   w.u32("attention.value_length", kvLora);
+  w.cite("qk_rope_head_dim");
   w.u32("attention.key_length_mla", w.need("qk_nope_head_dim") + rope);
   w.u32("attention.value_length_mla", w.need("v_head_dim"));
   w.u32("expert_feed_forward_length", w.need("moe_intermediate_size", "intermediate_size"));
@@ -325,6 +329,21 @@ export const DEEPSEEK2_CONFIG_FIELDS = {
 } as const;
 
 /** DeepSeek-V2, V2-Lite, V2.5, V3, R1. */
+/**
+ * transformers sets `head_dim` (its rotary width) and `qk_head_dim` from the
+ * per-part sizes on loading: a saved value the tensors contradict is a
+ * broken checkpoint.
+ *
+ * @param h The config.
+ * @returns The keys they imply.
+ */
+export function deepseek2ImpliedKeys(h: Readonly<Record<string, unknown>>): ImpliedKey[] {
+  return impliedKeys(h, [
+    ["rope.dimension_count", "head_dim"],
+    ["attention.key_length_mla", "qk_head_dim"],
+  ]);
+}
+
 export const DEEPSEEK2: Family = {
   name: "deepseek2",
   apr: { rename: SHARED_EXPERT_APR_NAMES },
@@ -352,6 +371,7 @@ export const DEEPSEEK2: Family = {
   ggufRenamesOnly: false,
   gguf: {
     writeKv: writeDeepseek2Kv,
+    impliedKeys: deepseek2ImpliedKeys,
     llamaKeys: true,
     unsupported: deepseek2Unsupported,
     made: deepseek2Made,

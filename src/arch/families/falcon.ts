@@ -35,6 +35,7 @@ function writeFalconKv(w: KvWriter): void {
   w.u32("context_length", FALCON_CONTEXT);
   w.set("tensor_data_layout", "STRING", "jploski");
   w.u32("embedding_length", hidden);
+  w.cite("hidden_size");
   w.u32("feed_forward_length", 4 * hidden);
   w.u32("block_count", w.need("num_hidden_layers", "n_layer"));
   w.u32("attention.head_count", w.need("num_attention_heads", "n_head"));

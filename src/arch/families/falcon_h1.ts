@@ -19,12 +19,13 @@
  */
 
 import { activation, SILU } from "../config_fields.ts";
-import { type Family, GLOBAL_NAMES, type MadeTensor } from "../family.ts";
+import { type Family, GLOBAL_NAMES, type ImpliedKey, type MadeTensor } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import type { TensorInfo } from "../../tensor.ts";
 import { clampRefusal, DT_BIAS_NAMES, mamba2Tensors, READ_BACK_REFUSAL } from "./mamba.ts";
 import { ssmTensors } from "../ssm.ts";
 import { scaleFloats } from "../transforms.ts";
+import { impliedKeys } from "../implied_keys.ts";
 
 /** The SSM's inner width (`mamba_d_ssm`, else `mamba_expand × hidden_size`) and group count. */
 function sizes(w: KvWriter): { inner: number; groups: number } {
@@ -59,6 +60,19 @@ function writeKv(w: KvWriter): void {
   w.u32("attention.key_length", w.need("head_dim"));
   w.u32("attention.value_length", w.need("head_dim"));
   w.f32("rope.freq_base", w.fullRope["rope_theta"] ?? w.need("rope_theta"));
+}
+
+/**
+ * What transformers builds the SSM by and the converter does not read: the
+ * heads (it divides the inner width by `mamba_d_head`) and their product
+ * with the head size (`mamba_expand` is read without `mamba_d_ssm`, and
+ * ignored by both with it).
+ */
+function falconH1Implied(h: Readonly<Record<string, unknown>>): readonly ImpliedKey[] {
+  return impliedKeys(h, [
+    ["ssm.time_step_rank", "mamba_n_heads"],
+    ["ssm.inner_size", "mamba_d_head", "mamba_n_heads"],
+  ]);
 }
 
 /** A config field's number (a multiplier list's entry), 1 where absent. */
@@ -252,7 +266,7 @@ export const FALCON_H1: Family = {
   tiedByDefault: false,
   ggufRenamesOnly: false,
   ggufReadBackRefusal: READ_BACK_REFUSAL.replace("a Mamba GGUF", "a Falcon-H1 GGUF"),
-  gguf: { writeKv, unsupported, made, ...DT_BIAS_NAMES },
+  gguf: { writeKv, unsupported, made, impliedKeys: falconH1Implied, ...DT_BIAS_NAMES },
   // The converter names tiiuae/Falcon-H1-1B-Base's tokenizer falcon-h1 by its hash.
   preTokenizer: "falcon-h1",
 };

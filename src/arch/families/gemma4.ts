@@ -62,7 +62,7 @@ export function withDefaultRope(w: KvWriter): KvWriter {
 
 /** The layer types (`layer_types`), which the converter requires. */
 function layerTypes(w: KvWriter): string[] {
-  const types = w.hparams["layer_types"];
+  const types = w.find("layer_types");
   if (!Array.isArray(types) || !types.every((t) => typeof t === "string")) {
     throw new RangeError("config.json has no layer_types");
   }
@@ -83,7 +83,10 @@ function fullLayerSetting(w: KvWriter, global: string, key: string): number | un
   const types = layerTypes(w);
   for (const [index, config] of Object.entries(perLayer)) {
     const value = record(config)?.[key];
-    if (types[Number(index)] === "full_attention" && typeof value === "number") return value;
+    if (types[Number(index)] === "full_attention" && typeof value === "number") {
+      // Read so, the key it makes names per_layer_config.N.<key> as its source.
+      return w.findIn("per_layer_config", index, key) as number;
+    }
   }
   return undefined;
 }
@@ -137,7 +140,7 @@ export function writeGemma4Kv(w: KvWriter): void {
   // The full layers rotate their whole head (the unrotated pairs by rope_freqs); the
   // converter reads the sliding layers' share from rope_parameters' top level.
   const swaShare = w.rope["partial_rotary_factor"];
-  w.u32("rope.dimension_count", headFull);
+  w.u32("rope.dimension_count", fullHeadDim(w));
   w.u32(
     "rope.dimension_count_swa",
     Math.trunc(headSwa * (typeof swaShare === "number" ? swaShare : 1)),

@@ -19,7 +19,13 @@
 import { type Family, SHARED_EXPERT_APR_NAMES } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { expertScoringFunction } from "../text_model.ts";
-import { DEEPSEEK2, deepseek2Made, deepseek2Unsupported, writeDeepseek2Kv } from "./deepseek2.ts";
+import {
+  DEEPSEEK2,
+  deepseek2ImpliedKeys,
+  deepseek2Made,
+  deepseek2Unsupported,
+  writeDeepseek2Kv,
+} from "./deepseek2.ts";
 import { GLM_SPECIAL_TOKENS, NEXTN_BLOCK, nextnLayers } from "./glm4moe.ts";
 
 /**
@@ -109,6 +115,7 @@ export const GLM4MOE_LITE: Family = {
   ggufRenamesOnly: false,
   gguf: {
     writeKv: writeGlm4MoeLiteKv,
+    impliedKeys: deepseek2ImpliedKeys,
     llamaKeys: true,
     unsupported,
     made: deepseek2Made,

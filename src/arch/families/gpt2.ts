@@ -60,6 +60,7 @@ function writeStarCoderKv(w: KvWriter): void {
   w.u32("feed_forward_length", 4 * w.need("n_embd", "hidden_size"));
   w.u32("block_count", w.need("n_layer", "num_hidden_layers"));
   w.u32("attention.head_count", w.need("n_head", "num_attention_heads"));
+  w.cite("multi_query");
   w.u32("attention.head_count_kv", 1);
   w.f32("attention.layer_norm_epsilon", w.need("layer_norm_epsilon"));
   w.fileType();

@@ -28,8 +28,9 @@ import type { KvWriter } from "../kv.ts";
 import { ssmTensors } from "../ssm.ts";
 import { keepRanges } from "../transforms.ts";
 import { GRANITE_MULTIPLIERS, writeGraniteKv } from "./granite.ts";
-import { GRANITEMOE_EXPERTS } from "./granitemoe.ts";
+import { GRANITEMOE_EXPERTS, writeSharedExpertWidth } from "./granitemoe.ts";
 import { DT_BIAS_NAMES, mamba2Tensors, READ_BACK_REFUSAL, unclamped } from "./mamba.ts";
+import { impliedKeys } from "../implied_keys.ts";
 
 /**
  * The attention layers (`GraniteHybridModel.get_attn_layers`): from
@@ -70,15 +71,12 @@ function sizes(w: KvWriter): { inner: number; groups: number } {
  */
 const writeKv = (rotates: boolean) => (w: KvWriter): void => {
   writeGraniteKv(w);
-  const shared = w.hparams["shared_intermediate_size"];
-  if (typeof shared === "number" && shared !== 0) {
-    w.u32("expert_shared_feed_forward_length", shared);
-  }
-  const { inner, groups } = sizes(w);
+  writeSharedExpertWidth(w);
   w.u32("ssm.conv_kernel", find(w, "conv_kernel", "d_conv"));
   w.u32("ssm.state_size", find(w, "state_size", "d_state", "state_dim", "ssm_state_size"));
-  w.u32("ssm.group_count", groups);
-  w.u32("ssm.inner_size", inner);
+  w.u32("ssm.group_count", sizes(w).groups);
+  // Read again here: the inner width's key names the fields it came from.
+  w.u32("ssm.inner_size", sizes(w).inner);
   w.u32("ssm.time_step_rank", find(w, "n_heads", "num_heads"));
   const attention = new Set(attentionLayers(w));
   const kv = w.need("num_key_value_heads", "n_head_kv");
@@ -231,6 +229,8 @@ export const GRANITE_HYBRID: Family = {
   preTokenizer: "dbrx",
   gguf: {
     writeKv: writeKv(false),
+    // transformers checks mamba_d_head × mamba_n_heads is the inner width; the converter reads neither.
+    impliedKeys: (h) => impliedKeys(h, [["ssm.inner_size", "mamba_d_head", "mamba_n_heads"]]),
     unsupported,
     llamaKeys: true,
     made: (tensors, w) => [

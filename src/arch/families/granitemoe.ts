@@ -71,7 +71,7 @@ function writeGraniteMoeSharedKv(w: KvWriter): void {
  * @param w The writer, over the model's `config.json`.
  */
 export function writeSharedExpertWidth(w: KvWriter): void {
-  const shared = w.hparams["shared_intermediate_size"];
+  const shared = w.find("shared_intermediate_size");
   // Python's truthiness: no key for a missing or zero width.
   if (typeof shared === "number" && shared !== 0) {
     w.u32("expert_shared_feed_forward_length", shared);

@@ -24,7 +24,7 @@
  */
 
 import type { TensorInfo } from "../../tensor.ts";
-import { type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
+import { type Family, LLAMA_BLOCK, type MadeTensor, type MoeLayers } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { GATING_FUNC, writeTextModelKv } from "../text_model.ts";
 import { activation, SILU } from "../config_fields.ts";
@@ -85,6 +85,24 @@ export const SHARED_MLP_APR_NAMES: readonly (readonly [string, string])[] = SHAR
   [, hf],
 ) => [hf, hf.replace("shared_mlp", "shared_expert")] as const);
 
+/**
+ * The MoE layers by `mlp_layer_types` (`sparse` or `dense` per layer), as
+ * transformers builds them.
+ *
+ * @param h The config.
+ * @returns The layers, or `undefined` without the field.
+ */
+function mlpLayerTypes(h: Readonly<Record<string, unknown>>): MoeLayers | undefined {
+  const types = h["mlp_layer_types"];
+  if (!Array.isArray(types) || !types.every((t) => t === "sparse" || t === "dense")) {
+    return undefined;
+  }
+  return {
+    moe: types.map((t) => t === "sparse"),
+    from: `mlp_layer_types ${JSON.stringify(types)}`,
+  };
+}
+
 /** Hy3, Hy3-preview. */
 export const HY_V3: Family = {
   name: "hy-v3",
@@ -114,7 +132,7 @@ export const HY_V3: Family = {
   permutesQk: false,
   tiedByDefault: false,
   ggufRenamesOnly: false,
-  gguf: { writeKv: writeHyV3Kv, unsupported, made: expertBias },
+  gguf: { writeKv: writeHyV3Kv, unsupported, made: expertBias, moeLayers: mlpLayerTypes },
   ggufReadBackRefusal:
     "aprkit does not read a Hy3 GGUF back into Hugging Face's layout (its router bias is renamed without a suffix, experts stacked); --keep-names keeps its GGUF tensors",
 };

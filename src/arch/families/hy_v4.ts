@@ -42,6 +42,7 @@ import { activation, SILU } from "../config_fields.ts";
 import {
   DEEPSEEK2_BLOCK,
   DEEPSEEK2_CONFIG_FIELDS,
+  deepseek2ImpliedKeys,
   deepseek2Made,
   writeDeepseek2Kv,
 } from "./deepseek2.ts";
@@ -164,6 +165,8 @@ export const HY_V4: Family = {
   experts: QWEN_MOE_EXPERTS,
   gguf: {
     writeKv: writeHyV4Kv,
+    // As DeepSeek-V2's: transformers sets head_dim and qk_head_dim on loading.
+    impliedKeys: deepseek2ImpliedKeys,
     llamaKeys: true,
     made: deepseek2Made,
     drops,

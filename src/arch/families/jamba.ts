@@ -116,5 +116,19 @@ export const JAMBA: Family = {
   gguf: {
     writeKv,
     made: (tensors, w) => ssmTensors(tensors, w, "model.layers", MAMBA_TENSORS),
+    // transformers: experts where layer % expert_layer_period == expert_layer_offset.
+    moeLayers: (h) => {
+      const [layers, period, offset] = [
+        h["num_hidden_layers"],
+        h["expert_layer_period"] ?? 2,
+        h["expert_layer_offset"] ?? 1,
+      ];
+      if (![layers, period, offset].every((n) => Number.isSafeInteger(n))) return undefined;
+      if ((period as number) <= 0) return undefined;
+      return {
+        moe: Array.from({ length: layers as number }, (_, i) => i % (period as number) === offset),
+        from: `expert_layer_period ${period}, expert_layer_offset ${offset}`,
+      };
+    },
   },
 };

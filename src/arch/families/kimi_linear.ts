@@ -39,7 +39,7 @@ import { scoreBiasReadName } from "../router_bias.ts";
 import { ssmTensors } from "../ssm.ts";
 import { scoringRefusal, writeTextModelKvScoredBy } from "../text_model.ts";
 import { activation, SILU } from "../config_fields.ts";
-import { deepseek2Made } from "./deepseek2.ts";
+import { deepseek2ImpliedKeys, deepseek2Made } from "./deepseek2.ts";
 
 /** The layers and KDA sizes transformers' `KimiLinearConfig` derives from either form of config.json. */
 interface KimiLayers {
@@ -141,6 +141,8 @@ function writeKv(w: KvWriter): void {
   );
   w.setArray("attention.head_count_kv", "INT32", layers.full.map((f) => f ? 1 : 0));
   w.u32("vocab_size", w.need("vocab_size"));
+  w.cite("linear_conv_kernel_dim");
+  w.findIn("linear_attn_config", "short_conv_kernel_size");
   w.u32("ssm.conv_kernel", layers.convKernel);
   w.u32("kda.head_dim", layers.kdaHeadDim);
   w.u32("attention.q_lora_rank", w.find("q_lora_rank"));
@@ -323,6 +325,8 @@ export const KIMI_LINEAR: Family = {
   ggufRenamesOnly: false,
   gguf: {
     writeKv,
+    // As DeepSeek-V2's: transformers sets head_dim and qk_head_dim on loading.
+    impliedKeys: deepseek2ImpliedKeys,
     llamaKeys: true,
     unsupported,
     made: (tensors, w) => [

@@ -38,7 +38,7 @@ function headsPerLayer(w: KvWriter): number[] {
 
 /** The layers before the first sparse one (`leading_dense_block_count`). */
 function leadingDense(w: KvWriter): number {
-  const kinds = w.hparams["mlp_layer_types"] as unknown[];
+  const kinds = w.find("mlp_layer_types") as unknown[];
   const first = kinds.findIndex((k) => k !== "dense");
   return first === -1 ? kinds.length : first;
 }

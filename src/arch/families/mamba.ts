@@ -22,6 +22,7 @@ import { activation, type ConfigFields, SILU } from "../config_fields.ts";
 import type { Family } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { oneColumn, squeezed, type SsmTensor, ssmTensors } from "../ssm.ts";
+import { impliedKeys } from "../implied_keys.ts";
 
 const BLOCKS = "backbone.layers";
 
@@ -142,6 +143,8 @@ export const MAMBA: Family = {
   ggufReadBackRefusal: READ_BACK_REFUSAL,
   gguf: {
     writeKv: writeMambaKv,
+    // transformers' inner width, whatever intermediate_size (which the converter writes) says.
+    impliedKeys: (h) => impliedKeys(h, [["ssm.inner_size", "expand", "hidden_size"]]),
     unsupported: mambaUnsupported,
     made: (tensors, w) => ssmTensors(tensors, w, BLOCKS, MAMBA_SSM),
   },
@@ -191,11 +194,12 @@ function mamba2Sizes(w: KvWriter): { dModel: number; inner: number; groups: numb
 
 /** `Mamba2Model.set_gguf_parameters`. */
 function writeMamba2Kv(w: KvWriter): void {
-  const { dModel, inner, groups } = mamba2Sizes(w);
-  const headDim = or(w.find("mamba_d_head", "head_dim"), 64);
-  writeSsmHead(w, dModel);
+  writeSsmHead(w, mamba2Sizes(w).dModel);
+  // Read again after the keys before: the inner width's key names the fields it came from.
+  const { inner, groups } = mamba2Sizes(w);
   w.u32("ssm.inner_size", inner);
   w.u32("ssm.state_size", or(w.find("state_size", "d_state"), 128));
+  const headDim = or(w.find("mamba_d_head", "head_dim"), 64);
   w.u32("ssm.time_step_rank", Math.trunc(inner / headDim));
   w.u32("ssm.group_count", groups);
   w.f32("attention.layer_norm_rms_epsilon", or(w.find("layer_norm_epsilon", "rms_norm_eps"), 1e-5));
@@ -290,6 +294,13 @@ export const MAMBA2: Family = {
   ],
   gguf: {
     writeKv: writeMamba2Kv,
+    // transformers' inner width and heads (the converter divides the inner width by head_dim).
+    impliedKeys: (h) =>
+      impliedKeys(h, [
+        ["ssm.inner_size", "expand", "hidden_size"],
+        ["ssm.inner_size", "head_dim", "num_heads"],
+        ["ssm.time_step_rank", "num_heads"],
+      ]),
     unsupported: mamba2Unsupported,
     made: (tensors, w) => ssmTensors(tensors, w, BLOCKS, MAMBA2_SSM),
     ...DT_BIAS_NAMES,

@@ -33,7 +33,7 @@ function writeMellumKv(w: KvWriter): void {
   w.u32("expert_feed_forward_length", w.find("moe_intermediate_size"));
   if (slides(w)) {
     w.u32("attention.sliding_window", w.find("sliding_window"));
-    const types = w.hparams["layer_types"] as unknown[];
+    const types = w.find("layer_types") as unknown[];
     w.setArray(
       "attention.sliding_window_pattern",
       "BOOL",

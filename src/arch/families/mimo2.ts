@@ -94,6 +94,7 @@ function writeMimo2Kv(w: KvWriter): void {
   const swaKv = swaKvHeads(w);
   w.setArray("attention.head_count_kv", "INT32", hybrid.map((s) => s === 1 ? swaKv : kv));
   w.u32("attention.sliding_window", w.need("sliding_window"));
+  w.cite("hybrid_layer_pattern", "layer_types");
   w.setArray("attention.sliding_window_pattern", "INT32", hybrid);
   w.u32("attention.value_length", w.need("v_head_dim"));
   w.u32("expert_count", w.need("n_routed_experts"));
@@ -297,6 +298,12 @@ export const MIMO2: Family = {
   ggufRenamesOnly: false,
   gguf: {
     writeKv: writeMimo2Kv,
+    // transformers: experts where moe_layer_freq is 1.
+    moeLayers: (h) => {
+      const freq = h["moe_layer_freq"];
+      if (!Array.isArray(freq) || !freq.every((f) => f === 0 || f === 1)) return undefined;
+      return { moe: freq.map((f) => f === 1), from: `moe_layer_freq ${JSON.stringify(freq)}` };
+    },
     unsupported,
     made: mtpMade,
     extraBlocks: () => NEXTN,

@@ -28,6 +28,7 @@ import type { KvWriter } from "../kv.ts";
 import { longRopeFactors } from "../rope_factors.ts";
 import { activation, SILU } from "../config_fields.ts";
 import { DEEPSEEK2_BLOCK, DEEPSEEK_MOE_BLOCK } from "./deepseek2.ts";
+import { impliedKeys } from "../implied_keys.ts";
 
 const MOE = new Set(DEEPSEEK_MOE_BLOCK.map(([g]) => g));
 
@@ -138,6 +139,12 @@ export const MINICPM3: Family = {
   ggufRenamesOnly: false,
   gguf: {
     writeKv: writeMiniCpm3Kv,
+    // As DeepSeek-V2's: head_dim is the rotary width, qk_head_dim nope + rope.
+    impliedKeys: (h) =>
+      impliedKeys(h, [["rope.dimension_count", "head_dim"], [
+        "attention.key_length",
+        "qk_head_dim",
+      ]]),
     llamaKeys: true,
     unsupported,
     generate: (w) => longRopeFactors(w, w.need("qk_rope_head_dim")),

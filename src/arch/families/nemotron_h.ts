@@ -86,10 +86,11 @@ function writeKv(w: KvWriter): void {
   const dense = isMoe(w.hparams) ? {} : Object.fromEntries(MOE_FIELDS.map((f) => [f, undefined]));
   const hparams = { ...w.hparams, ...dense, num_hidden_layers: layers };
   w.writeOver(hparams, writeGraniteKv);
-  const { inner: width, groups } = sizes(w);
   w.u32("ssm.conv_kernel", w.need("conv_kernel", "mamba_d_conv"));
   w.u32("ssm.state_size", w.need("ssm_state_size"));
-  w.u32("ssm.group_count", groups);
+  w.u32("ssm.group_count", sizes(w).groups);
+  // Read again here: the inner width's key names the fields it came from.
+  const width = sizes(w).inner;
   w.u32("ssm.inner_size", width);
   w.u32("ssm.time_step_rank", w.need("mamba_num_heads"));
   w.setArray("attention.head_count_kv", "INT32", perLayer(w, ["*"], w.need("num_key_value_heads")));

@@ -26,11 +26,13 @@ function writePhi2Kv(w: KvWriter): void {
   }
   w.u32("context_length", w.need("n_positions", "max_position_embeddings"));
   w.u32("embedding_length", hidden);
+  w.cite("hidden_size", "n_embd");
   w.u32("feed_forward_length", 4 * hidden);
   w.u32("block_count", w.need("num_hidden_layers", "n_layer"));
   w.u32("attention.head_count", heads);
   w.u32("attention.head_count_kv", heads);
   w.f32("attention.layer_norm_epsilon", w.need("layer_norm_epsilon", "layer_norm_eps"));
+  w.cite("partial_rotary_factor", "hidden_size", "n_embd", "num_attention_heads", "n_head");
   w.u32("rope.dimension_count", Math.trunc(Math.trunc(share * hidden) / heads));
   w.fileType();
   w.set("tokenizer.ggml.add_bos_token", "BOOL", false);

@@ -34,6 +34,7 @@ function writePhi3Kv(w: KvWriter): void {
   w.u32("attention.head_count", nHead);
   w.u32("attention.head_count_kv", w.need("num_key_value_heads", "n_head_kv"));
   w.f32("attention.layer_norm_rms_epsilon", w.need("rms_norm_eps"));
+  w.cite("partial_rotary_factor", "hidden_size", "n_embd", "num_attention_heads", "n_head");
   w.u32("rope.dimension_count", Math.trunc(Math.trunc(rot * nEmbd) / nHead));
   w.f32("rope.freq_base", w.fullRope["rope_theta"]);
   w.fileType();

@@ -531,7 +531,8 @@ def make_bitnet():
 def make_mxfp4():
     from transformers.integrations.mxfp4 import convert_moe_packed_tensors
     g = torch.Generator().manual_seed(9)
-    experts, hidden, inter = 2, 64, 48
+    # intermediate_size a multiple of the 32-value blocks: each expert's down_proj is ff wide.
+    experts, hidden, inter = 2, 64, 64
     tensors, values = {}, {}
     for proj, rows, cols in (("gate_up_proj", 2 * inter, hidden), ("down_proj", hidden, inter)):
         base = f"model.layers.0.mlp.experts.{proj}"
