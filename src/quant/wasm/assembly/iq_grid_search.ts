@@ -70,9 +70,29 @@ const FLT_MAX: f32 = <f32>3.4028234663852886e38;
 }
 
 /**
- * iq2/iq3_find_best_neighbour for group `k` of lane `lane`, summed as C: the
- * first smallest Σ w·(scale·q − x)² of the list at `chunks`
- * (chunkedNeighbours; C's strict `<` in list order); returns its grid index.
+ * The list position of the first smallest of a chunk walk's per-lane minima
+ * `best` (first smallest per lane at positions `bestAt`), or −1 when no
+ * distance is finite (the TypeScript kernel throws there).
+ */
+@inline function firstSmallest(best: v128, bestAt: v128): i32 {
+  let m = f32x4.min(best, v128.shuffle<i32>(best, best, 2, 3, 0, 1));
+  m = f32x4.min(m, v128.shuffle<i32>(m, m, 1, 0, 3, 2));
+  if (!(f32x4.extract_lane(m, 0) < FLT_MAX)) return -1;
+  let p = v128.bitselect(bestAt, i32x4.splat(0x7fffffff), f32x4.eq(best, m));
+  p = i32x4.min_s(p, v128.shuffle<i32>(p, p, 2, 3, 0, 1));
+  p = i32x4.min_s(p, v128.shuffle<i32>(p, p, 1, 0, 3, 2));
+  return i32x4.extract_lane(p, 0);
+}
+
+/** The grid index at list position `p` of the chunked list at `chunks` (its first when `p` is −1). */
+@inline function listIndex(chunks: usize, p: i32): i32 {
+  return <i32>load<u16>(<usize>load<u32>(chunks + 4) + <usize>(p < 0 ? 1 : p + 1) * 2);
+}
+
+/**
+ * iq2_find_best_neighbour for group `k` of lane `lane`, summed as C: the list
+ * position of the first smallest Σ w·(scale·q − x)² of the list at `chunks`
+ * (chunkedNeighbours; C's strict `<` in list order), −1 if none is finite.
  *
  * Four points at a time (the list's chunks, chunkedNeighbours): lane j of a
  * chunk holds point 4c + j, and its distance is summed coordinate by
@@ -80,26 +100,185 @@ const FLT_MAX: f32 = <f32>3.4028234663852886e38;
  * (strict `<`); the list's first smallest is then the smallest value, and of
  * the lanes holding it the earliest position.
  */
-@inline function exactNeighbour(dim: i32, k: i32, lane: i32, chunks: usize, scale: f32): i32 {
+@inline function exactNeighbour8(k: i32, lane: i32, chunks: usize, scale: f32): i32 {
   const n = load<i32>(chunks);
-  const xs = XT + <usize>(dim * k) * 16 + <usize>lane * 4;
-  const ws = WAT + <usize>(dim * k) * 16 + <usize>lane * 4;
+  const xs = XT + <usize>(8 * k) * 16 + <usize>lane * 4;
+  const ws = WAT + <usize>(8 * k) * 16 + <usize>lane * 4;
   const sv = f32x4.splat(scale);
   let best = f32x4.splat(FLT_MAX);
   let bestAt = i32x4.splat(0);
   let at = i32x4(0, 1, 2, 3);
   const four = i32x4.splat(4);
   let c = chunks + 16;
-  const end = c + <usize>(((n + 3) >> 2) * dim * 16);
-  if (dim == 4) {
-    const x0 = v128.load32_splat(xs);
-    const x1 = v128.load32_splat(xs + 16);
-    const x2 = v128.load32_splat(xs + 32);
-    const x3 = v128.load32_splat(xs + 48);
-    const w0 = v128.load32_splat(ws);
-    const w1 = v128.load32_splat(ws + 16);
-    const w2 = v128.load32_splat(ws + 32);
-    const w3 = v128.load32_splat(ws + 48);
+  const end = c + <usize>(((n + 3) >> 2) * 128);
+  for (; c < end; c += 128) {
+    let d2 = term(c, xs, ws, sv);
+    d2 = f32x4.add(d2, term(c + 16, xs + 16, ws + 16, sv));
+    d2 = f32x4.add(d2, term(c + 32, xs + 32, ws + 32, sv));
+    d2 = f32x4.add(d2, term(c + 48, xs + 48, ws + 48, sv));
+    d2 = f32x4.add(d2, term(c + 64, xs + 64, ws + 64, sv));
+    d2 = f32x4.add(d2, term(c + 80, xs + 80, ws + 80, sv));
+    d2 = f32x4.add(d2, term(c + 96, xs + 96, ws + 96, sv));
+    d2 = f32x4.add(d2, term(c + 112, xs + 112, ws + 112, sv));
+    const lt = f32x4.lt(d2, best);
+    best = v128.bitselect(d2, best, lt);
+    bestAt = v128.bitselect(at, bestAt, lt);
+    at = i32x4.add(at, four);
+  }
+  return firstSmallest(best, bestAt);
+}
+
+/**
+ * iq2/iq3_find_best_neighbour for group `k` of lane `lane`: the index C picks,
+ * the first smallest Σ w·(scale·q − x)² of the off-grid vector `u`'s list in
+ * C's f32 order; the point's levels go to the lane's levels at `out`.
+ *
+ * On the 8-value grids (lists of ~10–60 points) most calls need no such sum
+ * (filteredNeighbour). As a function of the point, the sum is
+ * s²·A − 2s·B + Σ w·x² (A = Σ w·q², B = Σ w·x·q), and the last term is the
+ * same for every point, so D = s²·A − 2s·B orders the points as the exact
+ * sums do, and A, B depend only on the group and the list: computed once per
+ * search and list (a group keeps its level vector for ~80% of the candidate
+ * scales). Rounding separates C's f32 sum from D + Σ w·x² by at most
+ * (dim + 7)·2⁻²⁴·W and the f32 D from the real one by (2·dim + 7)·2⁻²⁴·W,
+ * where W = Σ w·(s·qmax + |x|)² bounds every product and partial sum of both
+ * (qmax the grid's largest odd value, 5; the terms' errors are first-order
+ * bounds, well inside the factor left): together under E = 64·2⁻²⁴·W. A point
+ * whose D exceeds the smallest D by more than 2E has a C sum strictly above
+ * that point's, so it is not C's choice; when only the smallest is left, it is
+ * C's choice (its C sum strictly below every other). Otherwise (near ties,
+ * non-finite values) the sums are computed exactly as C does (exactNeighbour8).
+ * The 4-value grids' lists (~5–7 points) are summed as C does, and the pick
+ * kept with the scales where it stays C's (nearestKept; snap4 reuses it).
+ */
+function bestNeighbour(g: i32, k: i32, lane: i32, u: i32, scale: f32, out: usize): void {
+  const m0 = load<i32>(CMAP + <usize>u * 4);
+  const chunks = m0 != 0 ? CHUNKS + <usize>(m0 - 1) : buildChunks(g, u);
+  if (gridDim(g) == 4) {
+    nearestKept(k, lane, u, chunks, scale, out);
+    return;
+  }
+  let index = filteredNeighbour(k, lane, u, chunks, scale);
+  if (index < 0) index = listIndex(chunks, exactNeighbour8(k, lane, chunks, scale));
+  const lev = LEV + <usize>index * 8;
+  const at2 = out + <usize>(8 * k) * 16 + <usize>lane * 4;
+  for (let i = 0; i < 8; i++) store<i32>(at2 + <usize>i * 16, <i32>load<i8>(lev + <usize>i));
+}
+
+// The 4-value grids' kept picks (nearestKept), per group k and lane (at
+// k·16 + lane·4): the level vector searched (−1: none), the scales [lo, hi]
+// where its pick stays C's, and the pick's levels (rows as LT's); per group and
+// lane the margin K (KEEP_K, +∞ where the bound does not apply) and per lane
+// the candidate scales' range, widened (KEEP_S: lowest, then highest).
+const KEEP_U: usize = memory.data(8 * 16, 16);
+const KEEP_LO: usize = memory.data(8 * 16, 16);
+const KEEP_HI: usize = memory.data(8 * 16, 16);
+const KEEP_L: usize = memory.data(32 * 16, 16);
+const KEEP_K: usize = memory.data(8 * 16, 16);
+const KEEP_S: usize = memory.data(2 * 16, 16);
+const KEEP_AB: usize = memory.data(16 * 32, 16); // a list's A, B per chunk (at most 38 points: 10 chunks)
+const KEEP_C: f32 = <f32>(256.0 / 16777216.0); // K / (225·s_hi·Σw + 30·Σw|x| + Σw·x²/s_lo)
+const KEEP_WIDEN: f32 = <f32>1.25; // beyond the candidates, for the refinement's scale
+let keepOn: bool = true;
+let keepC: f32 = KEEP_C;
+let keepNarrow: f32 = <f32>(1.0 / 65536);
+
+/**
+ * The 4-value grids' kept picks: off (0), on (1, the default), or on with no
+ * rounding margin (2: K = 0 and the range's ends not narrowed, wrong on near
+ * ties). Tests only: the bytes of 0
+ * and 1 must be the same, and 2 must differ on near ties (the test sees a bound
+ * too loose).
+ */
+export function iqKeepNeighbours(mode: i32): void {
+  keepOn = mode != 0;
+  keepC = mode == 2 ? 0 : KEEP_C;
+  keepNarrow = mode == 2 ? 0 : <f32>(1.0 / 65536);
+}
+
+/**
+ * iq3_find_best_neighbour for group `k` of lane `lane`, off-grid vector `u`,
+ * summed as C (as exactNeighbour8, four coordinates): the pick's levels go to
+ * the lane's levels at `out`, and are kept with the scales where the pick
+ * stays C's, which snap4 then takes with no search while the group snaps to
+ * `u` (a group keeps its vector for ~80% of the candidate scales, and its pick
+ * for ~75%: counted on seeded rows).
+ *
+ * Point p's distance is d_p(s) = s²·A_p − 2s·B_p + Σ w·x² (A = Σ w·q², B =
+ * Σ w·x·q), so d_p(s) − d_pick(s) = s·(a_p·s − b_p) with a_p = A_p − A_pick,
+ * b_p = 2(B_p − B_pick). C's f32 sums are within E = 11·2⁻²⁴·W(s) of the real
+ * ones (W(s) = Σ w·(15s + |x|)², 15 the largest odd value; the first-order
+ * bound bestNeighbour uses), and the f32 A, B here within
+ * 16·2⁻²⁴·(225·s·Σw + 30·Σw|x|) of theirs after the differences, so for s in
+ * the widened candidate range [s_lo, s_hi] (KEEP_S) every other point's C sum
+ * is strictly above the pick's, and C's strict `<` keeps the pick, when
+ * a_p·s − b_p > K = 256·2⁻²⁴·(225·s_hi·Σw + 30·Σw|x| + Σw·x²/s_lo): s above
+ * (K + b_p)/a_p where a_p ≥ 0 (+∞ when a_p = 0 ≤ K + b_p: never; NaN when
+ * K + b_p = 0, which empties the range), below it where a_p < 0. The range
+ * kept is the intersection, narrowed by 2⁻¹⁶ for the rounding of its ends
+ * (each within 3·2⁻²⁴ of the real quotient). Not kept: non-finite distances,
+ * and groups whose sums make K infinite (KEEP_K).
+ */
+function nearestKept(k: i32, lane: i32, u: i32, chunks: usize, scale: f32, out: usize): void {
+  const n = load<i32>(chunks);
+  const xs = XT + <usize>(4 * k) * 16 + <usize>lane * 4;
+  const ws = WAT + <usize>(4 * k) * 16 + <usize>lane * 4;
+  const sv = f32x4.splat(scale);
+  const x0 = v128.load32_splat(xs);
+  const x1 = v128.load32_splat(xs + 16);
+  const x2 = v128.load32_splat(xs + 32);
+  const x3 = v128.load32_splat(xs + 48);
+  const w0 = v128.load32_splat(ws);
+  const w1 = v128.load32_splat(ws + 16);
+  const w2 = v128.load32_splat(ws + 32);
+  const w3 = v128.load32_splat(ws + 48);
+  const at = <usize>k * 16 + <usize>lane * 4;
+  const K = load<f32>(KEEP_K + at);
+  const keep = keepOn && K < <f32>1e30;
+  let best = f32x4.splat(FLT_MAX);
+  let bestAt = i32x4.splat(0);
+  let pos = i32x4(0, 1, 2, 3);
+  const four = i32x4.splat(4);
+  let c = chunks + 16;
+  const end = c + <usize>(((n + 3) >> 2) * 64);
+  if (keep) {
+    const v0 = f32x4.mul(w0, x0);
+    const v1 = f32x4.mul(w1, x1);
+    const v2 = f32x4.mul(w2, x2);
+    const v3 = f32x4.mul(w3, x3);
+    for (let ab = KEEP_AB; c < end; c += 64, ab += 32) {
+      const c0 = v128.load(c);
+      const c1 = v128.load(c + 16);
+      const c2 = v128.load(c + 32);
+      const c3 = v128.load(c + 48);
+      const t0 = f32x4.sub(f32x4.mul(sv, c0), x0);
+      const t1 = f32x4.sub(f32x4.mul(sv, c1), x1);
+      const t2 = f32x4.sub(f32x4.mul(sv, c2), x2);
+      const t3 = f32x4.sub(f32x4.mul(sv, c3), x3);
+      const d2 = f32x4.add(
+        f32x4.add(
+          f32x4.add(f32x4.mul(f32x4.mul(w0, t0), t0), f32x4.mul(f32x4.mul(w1, t1), t1)),
+          f32x4.mul(f32x4.mul(w2, t2), t2),
+        ),
+        f32x4.mul(f32x4.mul(w3, t3), t3),
+      );
+      const lt = f32x4.lt(d2, best);
+      best = v128.bitselect(d2, best, lt);
+      bestAt = v128.bitselect(pos, bestAt, lt);
+      pos = i32x4.add(pos, four);
+      v128.store(ab, f32x4.add(
+        f32x4.add(
+          f32x4.add(f32x4.mul(f32x4.mul(w0, c0), c0), f32x4.mul(f32x4.mul(w1, c1), c1)),
+          f32x4.mul(f32x4.mul(w2, c2), c2),
+        ),
+        f32x4.mul(f32x4.mul(w3, c3), c3),
+      ));
+      v128.store(ab + 16, f32x4.add(
+        f32x4.add(f32x4.add(f32x4.mul(v0, c0), f32x4.mul(v1, c1)), f32x4.mul(v2, c2)),
+        f32x4.mul(v3, c3),
+      ));
+    }
+  } else {
     for (; c < end; c += 64) {
       const t0 = f32x4.sub(f32x4.mul(sv, v128.load(c)), x0);
       const t1 = f32x4.sub(f32x4.mul(sv, v128.load(c + 16)), x1);
@@ -114,70 +293,45 @@ const FLT_MAX: f32 = <f32>3.4028234663852886e38;
       );
       const lt = f32x4.lt(d2, best);
       best = v128.bitselect(d2, best, lt);
-      bestAt = v128.bitselect(at, bestAt, lt);
-      at = i32x4.add(at, four);
-    }
-  } else {
-    for (; c < end; c += 128) {
-      let d2 = term(c, xs, ws, sv);
-      d2 = f32x4.add(d2, term(c + 16, xs + 16, ws + 16, sv));
-      d2 = f32x4.add(d2, term(c + 32, xs + 32, ws + 32, sv));
-      d2 = f32x4.add(d2, term(c + 48, xs + 48, ws + 48, sv));
-      d2 = f32x4.add(d2, term(c + 64, xs + 64, ws + 64, sv));
-      d2 = f32x4.add(d2, term(c + 80, xs + 80, ws + 80, sv));
-      d2 = f32x4.add(d2, term(c + 96, xs + 96, ws + 96, sv));
-      d2 = f32x4.add(d2, term(c + 112, xs + 112, ws + 112, sv));
-      const lt = f32x4.lt(d2, best);
-      best = v128.bitselect(d2, best, lt);
-      bestAt = v128.bitselect(at, bestAt, lt);
-      at = i32x4.add(at, four);
+      bestAt = v128.bitselect(pos, bestAt, lt);
+      pos = i32x4.add(pos, four);
     }
   }
-  let m = f32x4.min(best, v128.shuffle<i32>(best, best, 2, 3, 0, 1));
-  m = f32x4.min(m, v128.shuffle<i32>(m, m, 1, 0, 3, 2));
-  let index: i32;
-  if (f32x4.extract_lane(m, 0) < FLT_MAX) {
-    let p = v128.bitselect(bestAt, i32x4.splat(0x7fffffff), f32x4.eq(best, m));
-    p = i32x4.min_s(p, v128.shuffle<i32>(p, p, 2, 3, 0, 1));
-    p = i32x4.min_s(p, v128.shuffle<i32>(p, p, 1, 0, 3, 2));
-    index = <i32>load<u16>(<usize>load<u32>(chunks + 4) + <usize>(i32x4.extract_lane(p, 0) + 1) * 2);
-  } else {
-    index = <i32>load<u16>(<usize>load<u32>(chunks + 4) + 2); // non-finite distances (the TypeScript kernel throws)
+  const p = firstSmallest(best, bestAt);
+  const lev = LEV + <usize>listIndex(chunks, p) * 4;
+  const at2 = out + <usize>(4 * k) * 16 + <usize>lane * 4;
+  for (let i = 0; i < 4; i++) store<i32>(at2 + <usize>i * 16, <i32>load<i8>(lev + <usize>i));
+  store<i32>(KEEP_U + at, -1);
+  if (!keep || p < 0) return;
+  const pab = KEEP_AB + <usize>(p >> 2) * 32 + <usize>(p & 3) * 4;
+  const ap = v128.load32_splat(pab);
+  const bp = v128.load32_splat(pab + 16);
+  const kv = f32x4.splat(K);
+  const two = f32x4.splat(<f32>2);
+  const zero = f32x4.splat(0);
+  const self = i32x4.splat(p);
+  let lo = f32x4.splat(load<f32>(KEEP_S + <usize>lane * 4));
+  let hi = f32x4.splat(load<f32>(KEEP_S + 16 + <usize>lane * 4));
+  pos = i32x4(0, 1, 2, 3);
+  const abEnd = KEEP_AB + <usize>((n + 3) >> 2) * 32;
+  for (let ab = KEEP_AB; ab < abEnd; ab += 32) {
+    // Lanes past the list's end are NaN: no comparison holds there.
+    const a = f32x4.sub(v128.load(ab), ap);
+    const t = f32x4.div(f32x4.add(kv, f32x4.mul(two, f32x4.sub(v128.load(ab + 16), bp))), a);
+    const other = v128.not(i32x4.eq(pos, self));
+    lo = v128.bitselect(f32x4.max(lo, t), lo, v128.and(other, f32x4.ge(a, zero)));
+    hi = v128.bitselect(f32x4.min(hi, t), hi, v128.and(other, f32x4.lt(a, zero)));
+    pos = i32x4.add(pos, four);
   }
-  return index;
-}
-
-/**
- * iq2/iq3_find_best_neighbour for group `k` of lane `lane`: the index C picks,
- * the first smallest Σ w·(scale·q − x)² of the off-grid vector `u`'s list in
- * C's f32 order; the point's levels go to the lane's levels at `out`.
- *
- * On the 8-value grids (lists of ~10–60 points) most calls need no such sum
- * (filteredNeighbour); the 4-value grids' lists (~5–11 points) are summed
- * (exactNeighbour), which measured as fast as the shortcut there. As a function of the point, the sum is
- * s²·A − 2s·B + Σ w·x² (A = Σ w·q², B = Σ w·x·q), and the last term is the
- * same for every point, so D = s²·A − 2s·B orders the points as the exact
- * sums do, and A, B depend only on the group and the list: computed once per
- * search and list (a group keeps its level vector for ~80% of the candidate
- * scales). Rounding separates C's f32 sum from D + Σ w·x² by at most
- * (dim + 7)·2⁻²⁴·W and the f32 D from the real one by (2·dim + 7)·2⁻²⁴·W,
- * where W = Σ w·(s·qmax + |x|)² bounds every product and partial sum of both
- * (qmax the grid's largest odd value, 5; the terms' errors are first-order
- * bounds, well inside the factor left): together under E = 64·2⁻²⁴·W. A point
- * whose D exceeds the smallest D by more than 2E has a C sum strictly above
- * that point's, so it is not C's choice; when only the smallest is left, it is
- * C's choice (its C sum strictly below every other). Otherwise (near ties,
- * non-finite values) the sums are computed exactly as C does (exactNeighbour).
- */
-function bestNeighbour(g: i32, k: i32, lane: i32, u: i32, scale: f32, out: usize): void {
-  const dim = gridDim(g);
-  const m0 = load<i32>(CMAP + <usize>u * 4);
-  const chunks = m0 != 0 ? CHUNKS + <usize>(m0 - 1) : buildChunks(g, u);
-  let index = dim == 8 ? filteredNeighbour(k, lane, u, chunks, scale) : -1;
-  if (index < 0) index = exactNeighbour(dim, k, lane, chunks, scale);
-  const lev = LEV;
-  const at2 = out + <usize>(dim * k) * 16 + <usize>lane * 4;
-  for (let i = 0; i < dim; i++) store<i32>(at2 + <usize>i * 16, <i32>load<i8>(lev + <usize>(index * dim + i)));
+  lo = f32x4.max(lo, v128.shuffle<i32>(lo, lo, 2, 3, 0, 1));
+  lo = f32x4.max(lo, v128.shuffle<i32>(lo, lo, 1, 0, 3, 2));
+  hi = f32x4.min(hi, v128.shuffle<i32>(hi, hi, 2, 3, 0, 1));
+  hi = f32x4.min(hi, v128.shuffle<i32>(hi, hi, 1, 0, 3, 2));
+  store<f32>(KEEP_LO + at, f32x4.extract_lane(lo, 0) * (<f32>1 + keepNarrow));
+  store<f32>(KEEP_HI + at, f32x4.extract_lane(hi, 0) * (<f32>1 - keepNarrow));
+  const kl = KEEP_L + <usize>(4 * k) * 16 + <usize>lane * 4;
+  for (let i = 0; i < 4; i++) store<i32>(kl + <usize>i * 16, <i32>load<i8>(lev + <usize>i));
+  store<i32>(KEEP_U + at, u);
 }
 
 /** bestNeighbour's shortcut for the 8-value grids: C's index, or −1 where the sums must decide. */
@@ -268,6 +422,41 @@ function groupSums(dim: i32, groups: i32): void {
 }
 
 /**
+ * nearestKept's margins: each lane's candidate scales' range, widened by
+ * KEEP_WIDEN, to KEEP_S (as the search computes them: 1/id is monotonic in
+ * `is`), and each group's K to KEEP_K (+∞ where its sums are too large for the
+ * bound: not kept); every pick kept before is dropped.
+ */
+function keepBounds(kMaxQ: i32, isMax: i32, step: f32, denom: v128, groups: i32): void {
+  memory.fill(KEEP_U, 0xff, <usize>groups * 16);
+  const topI = 2 * kMaxQ - 1;
+  const top = <f32>topI;
+  const one = f32x4.splat(<f32>1);
+  const widen = f32x4.splat(KEEP_WIDEN);
+  const lo = f32x4.div(f32x4.div(one, f32x4.div(f32x4.splat(top + <f32>isMax * step), denom)), widen);
+  const hi = f32x4.mul(f32x4.div(one, f32x4.div(f32x4.splat(top + <f32>(-isMax) * step), denom)), widen);
+  v128.store(KEEP_S, lo);
+  v128.store(KEEP_S + 16, hi);
+  groupSums(4, groups);
+  const big = f32x4.splat(<f32>1e30);
+  const inf = f32x4.splat(Infinity);
+  const lanes = v128.and(f32x4.gt(lo, f32x4.splat(0)), f32x4.lt(hi, big));
+  for (let k = 0; k < groups; k++) {
+    const sw = v128.load(GS + <usize>k * 48);
+    const swx = v128.load(GS + <usize>k * 48 + 16);
+    const swx2 = v128.load(GS + <usize>k * 48 + 32);
+    const a = f32x4.mul(f32x4.splat(<f32>225), sw);
+    const b = f32x4.mul(f32x4.splat(<f32>15), swx);
+    const K = f32x4.mul(
+      f32x4.splat(keepC),
+      f32x4.add(f32x4.add(f32x4.mul(a, hi), f32x4.add(b, b)), f32x4.div(swx2, lo)),
+    );
+    const ok = v128.and(lanes, v128.and(v128.and(f32x4.lt(a, big), f32x4.lt(b, big)), f32x4.lt(K, big)));
+    v128.store(KEEP_K + <usize>k * 16, v128.bitselect(K, inf, ok));
+  }
+}
+
+/**
  * Snap group by group to levels at `id` and onto the grid, in the lanes of
  * each group's `mask` (`masks` + 16·k; all lanes when 0), writing the levels
  * to `out` and, when `onGrid` is not 0, the on-grid lanes there.
@@ -300,8 +489,24 @@ function snap4(g: i32, kMaxQ: i32, n: i32, id: v128, scale: v128, out: usize, on
     m = i32x4.replace_lane(m, 3, load<i32>(map + <usize>load<i32>(U + 12) * 4));
     const on = i32x4.gt_s(m, zero);
     if (onGrid != 0) v128.store(onGrid + <usize>k * 16, on);
-    const off = v128.andnot(mask, on);
+    let off = v128.andnot(mask, on);
     if (!v128.any_true(off)) continue;
+    if (dim == 4) {
+      // A kept pick (nearestKept) of the same vector, at a scale where it is still C's.
+      const at = <usize>k * 16;
+      const hit = v128.and(
+        v128.and(off, i32x4.eq(u, v128.load(KEEP_U + at))),
+        v128.and(f32x4.ge(scale, v128.load(KEEP_LO + at)), f32x4.le(scale, v128.load(KEEP_HI + at))),
+      );
+      if (v128.any_true(hit)) {
+        for (let i = 0; i < 4; i++) {
+          const row = <usize>(4 * k + i) * 16;
+          v128.store(out + row, v128.bitselect(v128.load(KEEP_L + row), v128.load(out + row), hit));
+        }
+        off = v128.andnot(off, hit);
+        if (!v128.any_true(off)) continue;
+      }
+    }
     v128.store(OFF, off);
     v128.store(SCALE, scale);
     for (let lane = 0; lane < 4; lane++) {
@@ -356,6 +561,7 @@ export function searchGridScale4(
   const denom = v128.load(denoms);
   const groups = n / gridDim(g);
   if (gridDim(g) == 8) groupSums(8, groups);
+  else keepBounds(kMaxQ, isMax, step, denom, groups);
   memory.fill(ABU, 0, 32 * 4);
   const zero = f32x4.splat(0);
   let best = zero;

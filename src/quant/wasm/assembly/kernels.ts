@@ -33,3 +33,4 @@ export { widenBf16 } from "./bf16_widen";
 export {
   encodeQ1_0Bf16, encodeQ4_0Bf16, encodeQ4_1Bf16, encodeQ5_0Bf16, encodeQ5_1Bf16, encodeQ8_0Bf16,
 } from "./legacy_bf16";
+export { iqKeepNeighbours } from "./iq_grid_search";
