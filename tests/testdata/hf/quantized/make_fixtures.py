@@ -16,7 +16,11 @@ expected.json:
   on CPU, else numpy from the published formula).
 - "llamacpp": per GGUF tensor, the sha256 of the float32 data of llama.cpp's
   convert_hf_to_gguf.py --outtype f32 output (for the methods it converts),
-  with the tokenizer's pre-tokenizer hash check answered "default".
+  the tokenizer's pre-tokenizer (a hash no published model has) named by its regex
+  as ../../families/make_llamacpp.py does ("qwen2").
+- "llamacpp_gguf": that same file described as ../../families/llama.cpp/*.json are:
+  its sha256 (`file_sha256`), every KV pair and every tensor (type, ne, sha256 of
+  its bytes) in file order, for the tests' whole-file comparison.
 - "llamacpp_nvfp4" (NVFP4 checkpoints, whose weights the converter keeps as ggml's
   NVFP4): per --outtype (f32, bf16, q8_0), `general.file_type` and per GGUF tensor its
   type, shape and the sha256 of its stored bytes; the NVFP4 ones also of their values
@@ -35,6 +39,7 @@ import json
 import os
 import runpy
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -148,19 +153,35 @@ def write(name: str, tensors: dict, quantization_config: dict, values: dict, ref
         expected["llamacpp_nvfp4"] = {outtype: run_llamacpp_nvfp4(folder, nvfp4, values, outtype)
                                       for outtype in ("f32", "bf16", "q8_0")}
     elif LLAMA is not None and tokenizer and llama:
-        expected["llamacpp"] = run_llamacpp(folder, {k: v for k, v in tensors.items()
-                                                     if not k.endswith(llama_drop)} if llama_drop else None,
-                                         llama_args)
+        expected["llamacpp"], expected["llamacpp_gguf"] = run_llamacpp(
+            folder, {k: v for k, v in tensors.items() if not k.endswith(llama_drop)} if llama_drop else None,
+            llama_args)
     (folder / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
+
+
+PRE_BY_REGEX = runpy.run_path(str(HERE.parents[1] / "families" / "make_llamacpp.py"))["PRE_BY_REGEX"]
 
 
 def convert(folder: Path, out: Path, args: tuple[str, ...]):
     """Run llama.cpp's convert_hf_to_gguf.py on `folder` into `out`, the tokenizer's
-    pre-tokenizer hash check answered "default" (gguf-py importable afterwards)."""
+    pre-tokenizer named by its regex where its hash is unknown (gguf-py importable afterwards)."""
     sys.path.insert(0, str(LLAMA))
     sys.path.insert(0, str(LLAMA / "gguf-py"))
     from conversion.base import TextModel  # noqa: E402
-    TextModel.get_vocab_base_pre = lambda self, tokenizer: "default"
+    if not hasattr(TextModel, "hash_pre"):
+        TextModel.hash_pre = TextModel.get_vocab_base_pre
+
+    def get_vocab_base_pre(self, tokenizer) -> str:
+        # The tiny vocabulary's hash is no published model's: named by its Split
+        # regex, as ../../families/make_llamacpp.py does (qwen2 for tiny-qwen2's);
+        # "default" for another (tiny-llama's: the NVFP4 manifests record no KV pair).
+        try:
+            return TextModel.hash_pre(self, tokenizer)
+        except NotImplementedError:
+            pre = json.loads((folder / "tokenizer.json").read_text())["pre_tokenizer"]
+            regexes = [s["pattern"]["Regex"] for s in pre.get("pretokenizers", [pre]) if s.get("type") == "Split"]
+            return PRE_BY_REGEX.get(regexes[0], "default") if len(regexes) == 1 else "default"
+    TextModel.get_vocab_base_pre = get_vocab_base_pre
     argv = sys.argv
     sys.argv = ["convert_hf_to_gguf.py", str(folder), "--outfile", str(out), *args]
     try:
@@ -178,13 +199,15 @@ def run_llamacpp(folder: Path, tensors: dict | None, args: tuple[str, ...]) -> d
     `tensors`: a single-file checkpoint to convert instead of the folder's (llama.cpp
     cannot map compressed-tensors' unused activation scales, so they are left out).
     """
-    if tensors is not None:
-        copy = Path(tempfile.mkdtemp())
-        for f in ("config.json", "tokenizer.json", "tokenizer_config.json"):
-            shutil.copy(folder / f, copy / f)
-        save_file(tensors, copy / "model.safetensors", metadata={"format": "pt"})
-        folder = copy
     with tempfile.TemporaryDirectory() as tmp:
+        if tensors is not None:
+            # The copy keeps the fixture's folder name: the converter's general.name.
+            copy = Path(tmp) / folder.name
+            copy.mkdir()
+            for f in ("config.json", "tokenizer.json", "tokenizer_config.json"):
+                shutil.copy(folder / f, copy / f)
+            save_file(tensors, copy / "model.safetensors", metadata={"format": "pt"})
+            folder = copy
         out = Path(tmp) / "out.gguf"
         convert(folder, out, ("--outtype", "f32", *args))
         import gguf  # noqa: E402
@@ -195,7 +218,35 @@ def run_llamacpp(folder: Path, tensors: dict | None, args: tuple[str, ...]) -> d
             data = np.asarray(t.data, dtype="<f4")
             result[t.name] = {"shape": [int(d) for d in reversed(t.shape.tolist())],
                               "sha256": hashlib.sha256(data.tobytes()).hexdigest()}
-        return dict(sorted(result.items()))
+        return dict(sorted(result.items())), gguf_manifest(out, reader, args)
+
+
+def gguf_manifest(path: Path, reader, args: tuple[str, ...]) -> dict:
+    """The converter's whole file, as tests/testdata/families/make_llamacpp.py describes
+    one: its sha256, every KV pair and every tensor (type, ne, sha256 of its bytes), in
+    file order."""
+    from gguf import GGUFValueType  # noqa: E402
+    commit = subprocess.run(["git", "-C", str(LLAMA), "log", "-1", "--format=%h"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+
+    def plain_value(v):
+        if isinstance(v, list):
+            return [plain_value(x) for x in v]
+        return v.item() if hasattr(v, "item") else v
+
+    kv = []
+    for field in reader.fields.values():
+        if field.name.startswith("GGUF."):
+            continue  # the header's own counts, not KV pairs
+        entry = {"key": field.name, "type": int(field.types[0])}
+        if field.types[0] == GGUFValueType.ARRAY:
+            entry["array_types"] = [int(t) for t in field.types[1:]]
+        entry["value"] = plain_value(field.contents())
+        kv.append(entry)
+    tensors = [{"name": t.name, "type": t.tensor_type.name, "ne": [int(n) for n in t.shape],
+                "sha256": hashlib.sha256(bytes(t.data.tobytes())).hexdigest()} for t in reader.tensors]
+    return {"made_by": f"llama.cpp {commit}: convert_hf_to_gguf.py --outtype f32 {' '.join(args)}".rstrip(),
+            "file_sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "kv": kv, "tensors": tensors}
 
 
 def run_llamacpp_nvfp4(folder: Path, names: dict[str, str], values: dict, outtype: str) -> dict:
