@@ -17,14 +17,15 @@ expected.json:
 - "llamacpp": per GGUF tensor, the sha256 of the float32 data of llama.cpp's
   convert_hf_to_gguf.py --outtype f32 output (for the methods it converts),
   the tokenizer's pre-tokenizer (a hash no published model has) named by its regex
-  as ../../families/make_llamacpp.py does ("qwen2").
+  as ../../families/make_llamacpp.py does ("qwen2"; tiny-llama's ByteLevel, "gpt-2").
 - "llamacpp_gguf": that same file described as ../../families/llama.cpp/*.json are:
   its sha256 (`file_sha256`), every KV pair and every tensor (type, ne, sha256 of
   its bytes) in file order, for the tests' whole-file comparison.
 - "llamacpp_nvfp4" (NVFP4 checkpoints, whose weights the converter keeps as ggml's
   NVFP4): per --outtype (f32, bf16, q8_0), `general.file_type` and per GGUF tensor its
   type, shape and the sha256 of its stored bytes; the NVFP4 ones also of their values
-  by gguf-py's dequantizer times `.scale`, checked equal to "values" here.
+  by gguf-py's dequantizer times `.scale`, checked equal to "values" here; and "gguf",
+  the whole file described as "llamacpp_gguf" is.
 
 The ModelOpt fixtures carry `hf_quant_config.json` (and no quantization_config) as
 NVIDIA's releases do; the NVFP4 ones are a one-layer Llama (tokenizer of
@@ -173,14 +174,18 @@ def convert(folder: Path, out: Path, args: tuple[str, ...]):
 
     def get_vocab_base_pre(self, tokenizer) -> str:
         # The tiny vocabulary's hash is no published model's: named by its Split
-        # regex, as ../../families/make_llamacpp.py does (qwen2 for tiny-qwen2's);
-        # "default" for another (tiny-llama's: the NVFP4 manifests record no KV pair).
+        # regex, as ../../families/make_llamacpp.py does (qwen2 for tiny-qwen2's).
         try:
             return TextModel.hash_pre(self, tokenizer)
         except NotImplementedError:
             pre = json.loads((folder / "tokenizer.json").read_text())["pre_tokenizer"]
-            regexes = [s["pattern"]["Regex"] for s in pre.get("pretokenizers", [pre]) if s.get("type") == "Split"]
-            return PRE_BY_REGEX.get(regexes[0], "default") if len(regexes) == 1 else "default"
+            steps = pre.get("pretokenizers", [pre])
+            regexes = [s["pattern"]["Regex"] for s in steps if s.get("type") == "Split"]
+            if len(regexes) == 1 and regexes[0] in PRE_BY_REGEX:
+                return PRE_BY_REGEX[regexes[0]]
+            if [(s.get("type"), s.get("use_regex")) for s in steps] == [("ByteLevel", True)]:
+                return "gpt-2"  # GPT-2's own: its regex inside ByteLevel (tiny-llama's)
+            raise
     TextModel.get_vocab_base_pre = get_vocab_base_pre
     argv = sys.argv
     sys.argv = ["convert_hf_to_gguf.py", str(folder), "--outfile", str(out), *args]
@@ -218,7 +223,7 @@ def run_llamacpp(folder: Path, tensors: dict | None, args: tuple[str, ...]) -> d
             data = np.asarray(t.data, dtype="<f4")
             result[t.name] = {"shape": [int(d) for d in reversed(t.shape.tolist())],
                               "sha256": hashlib.sha256(data.tobytes()).hexdigest()}
-        return dict(sorted(result.items())), gguf_manifest(out, reader, args)
+        return dict(sorted(result.items())), gguf_manifest(out, reader, ("--outtype", "f32", *args))
 
 
 def gguf_manifest(path: Path, reader, args: tuple[str, ...]) -> dict:
@@ -245,7 +250,7 @@ def gguf_manifest(path: Path, reader, args: tuple[str, ...]) -> dict:
         kv.append(entry)
     tensors = [{"name": t.name, "type": t.tensor_type.name, "ne": [int(n) for n in t.shape],
                 "sha256": hashlib.sha256(bytes(t.data.tobytes())).hexdigest()} for t in reader.tensors]
-    return {"made_by": f"llama.cpp {commit}: convert_hf_to_gguf.py --outtype f32 {' '.join(args)}".rstrip(),
+    return {"made_by": f"llama.cpp {commit}: convert_hf_to_gguf.py {' '.join(args)}",
             "file_sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "kv": kv, "tensors": tensors}
 
 
@@ -289,7 +294,8 @@ def run_llamacpp_nvfp4(folder: Path, names: dict[str, str], values: dict, outtyp
             tensors[t.name] = entry
         file_type = int(reader.fields["general.file_type"].contents())
         assert set(names) == {n for n, t in tensors.items() if t["type"] == "NVFP4"}
-        return {"general.file_type": file_type, "tensors": dict(sorted(tensors.items()))}
+        return {"general.file_type": file_type, "tensors": dict(sorted(tensors.items())),
+                "gguf": gguf_manifest(out, reader, ("--outtype", outtype))}
 
 
 # --- fp8 (transformers finegrained FP8; llama.cpp dequant_simple) -------------------
