@@ -160,7 +160,8 @@ def write(name: str, tensors: dict, quantization_config: dict, values: dict, ref
     (folder / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
 
 
-PRE_BY_REGEX = runpy.run_path(str(HERE.parents[1] / "families" / "make_llamacpp.py"))["PRE_BY_REGEX"]
+FAMILIES = runpy.run_path(str(HERE.parents[1] / "families" / "make_llamacpp.py"))
+PRE_BY_REGEX = FAMILIES["PRE_BY_REGEX"]
 
 
 def convert(folder: Path, out: Path, args: tuple[str, ...]):
@@ -223,35 +224,15 @@ def run_llamacpp(folder: Path, tensors: dict | None, args: tuple[str, ...]) -> d
             data = np.asarray(t.data, dtype="<f4")
             result[t.name] = {"shape": [int(d) for d in reversed(t.shape.tolist())],
                               "sha256": hashlib.sha256(data.tobytes()).hexdigest()}
-        return dict(sorted(result.items())), gguf_manifest(out, reader, ("--outtype", "f32", *args))
+        return dict(sorted(result.items())), gguf_manifest(out, ("--outtype", "f32", *args))
 
 
-def gguf_manifest(path: Path, reader, args: tuple[str, ...]) -> dict:
-    """The converter's whole file, as tests/testdata/families/make_llamacpp.py describes
-    one: its sha256, every KV pair and every tensor (type, ne, sha256 of its bytes), in
-    file order."""
-    from gguf import GGUFValueType  # noqa: E402
+def gguf_manifest(path: Path, args: tuple[str, ...]) -> dict:
+    """The converter's whole file, described by ../../families/make_llamacpp.py's `manifest`:
+    its sha256, every KV pair and every tensor (type, ne, sha256 of its bytes), in file order."""
     commit = subprocess.run(["git", "-C", str(LLAMA), "log", "-1", "--format=%h"],
                             capture_output=True, text=True, check=True).stdout.strip()
-
-    def plain_value(v):
-        if isinstance(v, list):
-            return [plain_value(x) for x in v]
-        return v.item() if hasattr(v, "item") else v
-
-    kv = []
-    for field in reader.fields.values():
-        if field.name.startswith("GGUF."):
-            continue  # the header's own counts, not KV pairs
-        entry = {"key": field.name, "type": int(field.types[0])}
-        if field.types[0] == GGUFValueType.ARRAY:
-            entry["array_types"] = [int(t) for t in field.types[1:]]
-        entry["value"] = plain_value(field.contents())
-        kv.append(entry)
-    tensors = [{"name": t.name, "type": t.tensor_type.name, "ne": [int(n) for n in t.shape],
-                "sha256": hashlib.sha256(bytes(t.data.tobytes())).hexdigest()} for t in reader.tensors]
-    return {"made_by": f"llama.cpp {commit}: convert_hf_to_gguf.py {' '.join(args)}",
-            "file_sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "kv": kv, "tensors": tensors}
+    return FAMILIES["manifest"](path, f"llama.cpp {commit}: convert_hf_to_gguf.py {' '.join(args)}")
 
 
 def run_llamacpp_nvfp4(folder: Path, names: dict[str, str], values: dict, outtype: str) -> dict:
@@ -295,7 +276,7 @@ def run_llamacpp_nvfp4(folder: Path, names: dict[str, str], values: dict, outtyp
         file_type = int(reader.fields["general.file_type"].contents())
         assert set(names) == {n for n, t in tensors.items() if t["type"] == "NVFP4"}
         return {"general.file_type": file_type, "tensors": dict(sorted(tensors.items())),
-                "gguf": gguf_manifest(out, reader, ("--outtype", outtype))}
+                "gguf": gguf_manifest(out, ("--outtype", outtype))}
 
 
 # --- fp8 (transformers finegrained FP8; llama.cpp dequant_simple) -------------------
