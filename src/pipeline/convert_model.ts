@@ -445,9 +445,12 @@ async function convertPart(
     const quantizedAs = options.quantize ?? recordedPreset(model.header.metadata);
     let stream = model.chunks();
     // A checkpoint's tensors in the order llama.cpp's converter reads them.
-    const shardOf = (model.reader as { shardOf?: (name: string) => string | undefined }).shardOf;
+    const { shardOf, quantDequantized } = model.reader as {
+      shardOf?: (name: string) => string | undefined;
+      quantDequantized?: readonly string[];
+    };
     if (ggufNames && part !== "vision" && shardOf !== undefined) {
-      stream = stream.pipeThrough(inConverterReadOrder(shardOf));
+      stream = stream.pipeThrough(inConverterReadOrder(shardOf, new Set(quantDequantized)));
     }
     // An image-text-to-text checkpoint: its language model under the text
     // family's names, the vision tower left out (kept on request for APR).

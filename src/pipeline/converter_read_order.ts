@@ -9,6 +9,12 @@
  * tensor, then emitted in that order; each payload is opened when the sink
  * reads it. A source already in that order passes through as it comes.
  *
+ * A weight the converter makes from a group of stored tensors under a name
+ * no file holds (GPTQ's `qweight`/`qzeros`/`scales`/`g_idx`, compressed-tensors'
+ * `weight_packed`…) it adds after every tensor it read (`dequant_model`'s
+ * `new_tensors`), in the order it read the groups; one whose name is stored
+ * (FP8's, BitNet's) keeps its place.
+ *
  * @module
  */
 
@@ -21,11 +27,14 @@ import type { ModelChunk, TensorEntry, TensorInfo } from "../tensor.ts";
  *
  * @param tensors The reader's tensors, in its order (shards in name order).
  * @param shardOf The shard of a tensor the files hold.
+ * @param made The weights a quantized checkpoint's reader made under names no
+ * file holds: after every other tensor, by shard then name.
  * @returns The names in the converter's order, or `undefined`.
  */
 export function converterReadOrder(
   tensors: readonly TensorInfo[],
   shardOf: (name: string) => string | undefined,
+  made: ReadonlySet<string> = new Set(),
 ): string[] | undefined {
   const rank = new Map<string, number>();
   let shard = 0;
@@ -37,10 +46,10 @@ export function converterReadOrder(
       rank.set(of, shard);
       last = of;
     }
-    return { name: t.name, shard };
+    return { name: t.name, shard, last: made.has(t.name) && of === undefined ? 1 : 0 };
   });
   const sorted = [...keyed].sort((a, b) =>
-    a.shard - b.shard || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+    a.last - b.last || a.shard - b.shard || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
   );
   return sorted.every((t, i) => t === keyed[i]) ? undefined : sorted.map((t) => t.name);
 }
@@ -49,17 +58,19 @@ export function converterReadOrder(
  * The transform.
  *
  * @param shardOf The shard of a tensor the files hold.
+ * @param made The weights a quantized checkpoint's reader made (see {@linkcode converterReadOrder}).
  * @returns The transform.
  */
 export function inConverterReadOrder(
   shardOf: (name: string) => string | undefined,
+  made: ReadonlySet<string> = new Set(),
 ): TransformStream<ModelChunk, ModelChunk> {
   const held = new Map<string, TensorEntry>();
   let order: string[] | undefined;
   return new TransformStream<ModelChunk, ModelChunk>({
     transform(chunk, controller) {
       if (chunk.type === "header") {
-        order = converterReadOrder(chunk.header.tensors, shardOf);
+        order = converterReadOrder(chunk.header.tensors, shardOf, made);
         if (order === undefined) {
           controller.enqueue(chunk);
           return;

@@ -33,3 +33,40 @@ Deno.test("converter read order: each shard's tensors by name, shards kept in tu
   const sorted = ["a.norm.weight", "a.wq.weight", "b.norm.weight", "b.wk.weight"];
   assert.equal(converterReadOrder(sorted.map(info), (n) => shards.get(n)), undefined);
 });
+
+Deno.test("converter read order: a weight made under a name no file holds goes after every tensor read, by shard then name", () => {
+  // GPTQ: `qweight`, `qzeros`, `scales`, `g_idx` become `.weight`, which the
+  // converter adds after the tensors it read (dequant_model's new_tensors).
+  const shards = new Map([
+    ["a.norm.weight", "s1"],
+    ["a.bias", "s1"],
+    ["b.norm.weight", "s2"],
+  ]);
+  const served = [
+    "a.wq.weight",
+    "a.wk.weight",
+    "a.norm.weight",
+    "a.bias",
+    "b.wv.weight",
+    "b.norm.weight",
+  ];
+  const made = new Set(["a.wq.weight", "a.wk.weight", "b.wv.weight"]);
+  assert.deepEqual(converterReadOrder(served.map(info), (n) => shards.get(n), made), [
+    "a.bias",
+    "a.norm.weight",
+    "b.norm.weight",
+    "a.wk.weight",
+    "a.wq.weight",
+    "b.wv.weight",
+  ]);
+  // One the files hold (FP8's dequantized weight) keeps its place by name.
+  shards.set("a.wq.weight", "s1");
+  assert.deepEqual(converterReadOrder(served.map(info), (n) => shards.get(n), made), [
+    "a.bias",
+    "a.norm.weight",
+    "a.wq.weight",
+    "b.norm.weight",
+    "a.wk.weight",
+    "b.wv.weight",
+  ]);
+});

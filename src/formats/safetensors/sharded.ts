@@ -200,12 +200,15 @@ class SingleFileReader implements SafetensorsModelReader {
   readonly header: ModelHeader;
   readonly shards: readonly string[] = [SAFETENSORS_SINGLE_NAME];
   readonly entry?: (index: number) => TensorEntry;
+  readonly shardOf: (tensor: string) => string | undefined;
   #inner: ModelReader;
 
-  constructor(inner: ModelReader, metadata: ModelMetadata) {
+  constructor(inner: ModelReader, metadata: ModelMetadata, location: string) {
     this.#inner = inner;
     this.header = { ...inner.header, metadata };
     if (inner.entry !== undefined) this.entry = (index) => inner.entry!(index);
+    const names = new Set(inner.header.tensors.map((t) => t.name));
+    this.shardOf = (tensor) => names.has(tensor) ? location : undefined;
   }
 
   /** The inner reader's entries, made on first use there. */
@@ -326,7 +329,7 @@ export async function openSafetensorsModel(
           : { ...reader.safetensorsHeader.metadata },
       );
       const model = await dequantized(
-        new SingleFileReader(reader, metadata),
+        new SingleFileReader(reader, metadata, files.name),
         config,
         files.name,
         options,

@@ -16,11 +16,16 @@ expected.json:
   on CPU, else numpy from the published formula).
 - "llamacpp": per GGUF tensor, the sha256 of the float32 data of llama.cpp's
   convert_hf_to_gguf.py --outtype f32 output (for the methods it converts),
-  with the tokenizer's pre-tokenizer hash check answered "default".
+  the tokenizer's pre-tokenizer (a hash no published model has) named by its regex
+  as ../../families/make_llamacpp.py does ("qwen2"; tiny-llama's ByteLevel, "gpt-2").
+- "llamacpp_gguf": that same file described as ../../families/llama.cpp/*.json are:
+  its sha256 (`file_sha256`), every KV pair and every tensor (type, ne, sha256 of
+  its bytes) in file order, for the tests' whole-file comparison.
 - "llamacpp_nvfp4" (NVFP4 checkpoints, whose weights the converter keeps as ggml's
   NVFP4): per --outtype (f32, bf16, q8_0), `general.file_type` and per GGUF tensor its
   type, shape and the sha256 of its stored bytes; the NVFP4 ones also of their values
-  by gguf-py's dequantizer times `.scale`, checked equal to "values" here.
+  by gguf-py's dequantizer times `.scale`, checked equal to "values" here; and "gguf",
+  the whole file described as "llamacpp_gguf" is.
 
 The ModelOpt fixtures carry `hf_quant_config.json` (and no quantization_config) as
 NVIDIA's releases do; the NVFP4 ones are a one-layer Llama (tokenizer of
@@ -35,6 +40,7 @@ import json
 import os
 import runpy
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -148,19 +154,40 @@ def write(name: str, tensors: dict, quantization_config: dict, values: dict, ref
         expected["llamacpp_nvfp4"] = {outtype: run_llamacpp_nvfp4(folder, nvfp4, values, outtype)
                                       for outtype in ("f32", "bf16", "q8_0")}
     elif LLAMA is not None and tokenizer and llama:
-        expected["llamacpp"] = run_llamacpp(folder, {k: v for k, v in tensors.items()
-                                                     if not k.endswith(llama_drop)} if llama_drop else None,
-                                         llama_args)
+        expected["llamacpp"], expected["llamacpp_gguf"] = run_llamacpp(
+            folder, {k: v for k, v in tensors.items() if not k.endswith(llama_drop)} if llama_drop else None,
+            llama_args)
     (folder / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
+
+
+FAMILIES = runpy.run_path(str(HERE.parents[1] / "families" / "make_llamacpp.py"))
+PRE_BY_REGEX = FAMILIES["PRE_BY_REGEX"]
 
 
 def convert(folder: Path, out: Path, args: tuple[str, ...]):
     """Run llama.cpp's convert_hf_to_gguf.py on `folder` into `out`, the tokenizer's
-    pre-tokenizer hash check answered "default" (gguf-py importable afterwards)."""
+    pre-tokenizer named by its regex where its hash is unknown (gguf-py importable afterwards)."""
     sys.path.insert(0, str(LLAMA))
     sys.path.insert(0, str(LLAMA / "gguf-py"))
     from conversion.base import TextModel  # noqa: E402
-    TextModel.get_vocab_base_pre = lambda self, tokenizer: "default"
+    if not hasattr(TextModel, "hash_pre"):
+        TextModel.hash_pre = TextModel.get_vocab_base_pre
+
+    def get_vocab_base_pre(self, tokenizer) -> str:
+        # The tiny vocabulary's hash is no published model's: named by its Split
+        # regex, as ../../families/make_llamacpp.py does (qwen2 for tiny-qwen2's).
+        try:
+            return TextModel.hash_pre(self, tokenizer)
+        except NotImplementedError:
+            pre = json.loads((folder / "tokenizer.json").read_text())["pre_tokenizer"]
+            steps = pre.get("pretokenizers", [pre])
+            regexes = [s["pattern"]["Regex"] for s in steps if s.get("type") == "Split"]
+            if len(regexes) == 1 and regexes[0] in PRE_BY_REGEX:
+                return PRE_BY_REGEX[regexes[0]]
+            if [(s.get("type"), s.get("use_regex")) for s in steps] == [("ByteLevel", True)]:
+                return "gpt-2"  # GPT-2's own: its regex inside ByteLevel (tiny-llama's)
+            raise
+    TextModel.get_vocab_base_pre = get_vocab_base_pre
     argv = sys.argv
     sys.argv = ["convert_hf_to_gguf.py", str(folder), "--outfile", str(out), *args]
     try:
@@ -178,13 +205,15 @@ def run_llamacpp(folder: Path, tensors: dict | None, args: tuple[str, ...]) -> d
     `tensors`: a single-file checkpoint to convert instead of the folder's (llama.cpp
     cannot map compressed-tensors' unused activation scales, so they are left out).
     """
-    if tensors is not None:
-        copy = Path(tempfile.mkdtemp())
-        for f in ("config.json", "tokenizer.json", "tokenizer_config.json"):
-            shutil.copy(folder / f, copy / f)
-        save_file(tensors, copy / "model.safetensors", metadata={"format": "pt"})
-        folder = copy
     with tempfile.TemporaryDirectory() as tmp:
+        if tensors is not None:
+            # The copy keeps the fixture's folder name: the converter's general.name.
+            copy = Path(tmp) / folder.name
+            copy.mkdir()
+            for f in ("config.json", "tokenizer.json", "tokenizer_config.json"):
+                shutil.copy(folder / f, copy / f)
+            save_file(tensors, copy / "model.safetensors", metadata={"format": "pt"})
+            folder = copy
         out = Path(tmp) / "out.gguf"
         convert(folder, out, ("--outtype", "f32", *args))
         import gguf  # noqa: E402
@@ -195,7 +224,15 @@ def run_llamacpp(folder: Path, tensors: dict | None, args: tuple[str, ...]) -> d
             data = np.asarray(t.data, dtype="<f4")
             result[t.name] = {"shape": [int(d) for d in reversed(t.shape.tolist())],
                               "sha256": hashlib.sha256(data.tobytes()).hexdigest()}
-        return dict(sorted(result.items()))
+        return dict(sorted(result.items())), gguf_manifest(out, ("--outtype", "f32", *args))
+
+
+def gguf_manifest(path: Path, args: tuple[str, ...]) -> dict:
+    """The converter's whole file, described by ../../families/make_llamacpp.py's `manifest`:
+    its sha256, every KV pair and every tensor (type, ne, sha256 of its bytes), in file order."""
+    commit = subprocess.run(["git", "-C", str(LLAMA), "log", "-1", "--format=%h"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    return FAMILIES["manifest"](path, f"llama.cpp {commit}: convert_hf_to_gguf.py {' '.join(args)}")
 
 
 def run_llamacpp_nvfp4(folder: Path, names: dict[str, str], values: dict, outtype: str) -> dict:
@@ -238,7 +275,8 @@ def run_llamacpp_nvfp4(folder: Path, names: dict[str, str], values: dict, outtyp
             tensors[t.name] = entry
         file_type = int(reader.fields["general.file_type"].contents())
         assert set(names) == {n for n, t in tensors.items() if t["type"] == "NVFP4"}
-        return {"general.file_type": file_type, "tensors": dict(sorted(tensors.items()))}
+        return {"general.file_type": file_type, "tensors": dict(sorted(tensors.items())),
+                "gguf": gguf_manifest(out, ("--outtype", outtype))}
 
 
 # --- fp8 (transformers finegrained FP8; llama.cpp dequant_simple) -------------------
