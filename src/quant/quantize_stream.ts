@@ -50,6 +50,52 @@ export interface QuantizeStreamOptions extends QuantizeOptions {
   workers?: number;
   /** Told the plan of every tensor once the header is planned (to report what changed). */
   onPlan?: (plans: readonly TensorPlan[]) => void;
+  /**
+   * Streams of one read converting at once (several outputs, `convert_many.ts`,
+   * each with the same count): each decodes and stages that fraction of one
+   * stream's batch, and sends its workers jobs that fraction of the size, so
+   * the batches and jobs of all of them together take what one stream's
+   * take (four outputs of one read: 1 MiB decoded batches and 256 KiB jobs).
+   * Every stream of the read must be given the same count: the pool shares a
+   * job between streams only when they cut the tensor alike.
+   *
+   * @default {1}
+   */
+  streams?: number;
+}
+
+/**
+ * Values a stream stages for the encoders at a time: one worker job's worth
+ * (`_tensor_encoder.ts` sends jobs of at most 1024 super-blocks), which
+ * {@linkcode QuantizeStreamOptions.streams} divides.
+ */
+const MAX_STAGED_VALUES = 1 << 18;
+
+/**
+ * Smallest batch a stream is cut to when several share a read: 64
+ * super-blocks, the smallest job worth sending to a worker.
+ */
+const MIN_SHARED_BATCH_VALUES = 1 << 14;
+
+/** Values decoded at a time, and staged for the encoders at a time. */
+interface Batches {
+  decode: number;
+  stage: number;
+}
+
+/**
+ * A stream's batch sizes: `maxElements` for one stream alone (its staging
+ * batch as before, the tensor encoder's own cap); with several streams of
+ * one read, a share of one stream's decoded batch and of one job each.
+ */
+function batchSizes(maxElements: number, streams: number): Batches {
+  if (streams === 1) return { decode: maxElements, stage: maxElements };
+  const share = (n: number) =>
+    Math.min(n, Math.max(MIN_SHARED_BATCH_VALUES, Math.floor(n / streams)));
+  return {
+    decode: share(maxElements),
+    stage: share(Math.min(maxElements, MAX_STAGED_VALUES)),
+  };
 }
 
 /** Most workers a stream may start. */
@@ -153,6 +199,11 @@ export class QuantizeStream extends TransformStream<ModelChunk, ModelChunk> {
         `Cannot quantize: maxChunkElements ${maxElements} is not a positive integer`,
       );
     }
+    const streams = options.streams ?? 1;
+    if (!Number.isSafeInteger(streams) || streams < 1) {
+      throw new RangeError(`Cannot quantize: streams ${streams} is not a positive integer`);
+    }
+    const batches = batchSizes(maxElements, streams);
     const workers = options.workers ?? defaultWorkers();
     if (!Number.isSafeInteger(workers) || workers < 0 || workers > MAX_WORKERS) {
       throw new RangeError(
@@ -209,7 +260,7 @@ export class QuantizeStream extends TransformStream<ModelChunk, ModelChunk> {
         if (poolFor(plan, pool) !== undefined) pool!.expect();
         controller.enqueue({
           type: "tensor",
-          tensor: convertEntry(chunk.tensor, plan, maxElements, pool),
+          tensor: convertEntry(chunk.tensor, plan, batches, pool),
         });
       },
     });
@@ -233,7 +284,7 @@ function poolFor(plan: TensorPlan, pool: EncoderPool | undefined): EncoderPool |
 function convertEntry(
   entry: TensorEntry,
   plan: TensorPlan,
-  maxElements: number,
+  batches: Batches,
   pool: EncoderPool | undefined,
 ): TensorEntry {
   if (plan.action === "copy") {
@@ -249,7 +300,7 @@ function convertEntry(
       convertedPayload(
         entry,
         plan,
-        maxElements,
+        batches,
         pool,
         (s) => (scale = s),
         undefined,
@@ -282,7 +333,7 @@ function convertEntry(
       return convertedPayload(
         { info: at.source, open: () => rest },
         { ...plan, source: at.source, info: at.target },
-        maxElements,
+        batches,
         pool,
         () => {},
         known,
@@ -336,7 +387,7 @@ async function absmaxPass(entry: TensorEntry, maxElements: number): Promise<numb
 async function makeConverter(
   entry: TensorEntry,
   plan: TensorPlan,
-  maxElements: number,
+  batches: Batches,
   pool: EncoderPool | undefined,
   onScale: (scale: number) => void,
   knownScale: number | undefined,
@@ -352,7 +403,7 @@ async function makeConverter(
   }
   // BF16 to a 32-value type: widened and encoded in one WebAssembly pass.
   if (plan.importance === undefined || !usesImportance(target)) {
-    const direct = Bf16BlockEncoder.for(plan.source, target, maxElements);
+    const direct = Bf16BlockEncoder.for(plan.source, target, batches.decode);
     if (direct !== undefined) {
       return { push: (b, emit) => direct.push(b, emit), finish: () => direct.finish() };
     }
@@ -362,18 +413,18 @@ async function makeConverter(
   // A restart brings the scale its first pass found (the prefix is written).
   const scale = knownScale ??
     (target === "APR_Q8" && plan.info.byteLength > 0
-      ? aprQ8Scale(await absmaxPass(entry, maxElements))
+      ? aprQ8Scale(await absmaxPass(entry, batches.decode))
       : 1);
   onScale(scale);
   // The encoder is done with each batch when push() returns (it copies what it
   // carries over, and copies what it sends to a worker): reuse one buffer.
-  const decoder = new TensorDecoder(plan.source, maxElements, true);
+  const decoder = new TensorDecoder(plan.source, batches.decode, true);
   const encoder = new TensorEncoder(
     target,
     plan.info.shape,
     scale,
     pool,
-    maxElements,
+    batches.stage,
     plan.importance,
     knownScale === undefined,
     share,
@@ -390,7 +441,7 @@ async function makeConverter(
 function convertedPayload(
   entry: TensorEntry,
   plan: TensorPlan,
-  maxElements: number,
+  batches: Batches,
   sharedPool: EncoderPool | undefined,
   onScale: (scale: number) => void,
   knownScale?: number,
@@ -430,7 +481,7 @@ function convertedPayload(
           converter = await makeConverter(
             entry,
             plan,
-            maxElements,
+            batches,
             pool,
             onScale,
             knownScale,
