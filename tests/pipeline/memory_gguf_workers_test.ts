@@ -73,11 +73,12 @@ Deno.test({
 });
 
 // Four outputs from one read (issue 33 item 5), default settings, within the
-// single output's bound: each output decodes, stages and sends jobs a quarter
-// of one output's size (QuantizeStreamOptions.streams), so their batches
-// together take one output's. Measured 136–139 MiB (148–151 with whole-size
-// batches each; 216 MiB while the bytes of jobs the outputs share were left
-// to the garbage collector).
+// single output's bound: each output decodes batches a quarter of one
+// output's and keeps a quarter of its jobs in flight
+// (QuantizeStreamOptions.streams), so together they hold what one output
+// holds. Measured 139–143 MiB (148–151 with a whole output's batches and jobs
+// each; 216 MiB while the bytes of jobs the outputs share were left to the
+// garbage collector).
 const FOUR_OUTPUTS_PEAK_RSS_LIMIT = DEFAULT_PEAK_RSS_LIMIT;
 
 Deno.test({

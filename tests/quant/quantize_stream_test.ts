@@ -212,14 +212,15 @@ Deno.test("QuantizeStream payloads equal the kernels' output for odd chunk sizes
 });
 
 Deno.test("QuantizeStream of one of several streams: smaller pieces, the same bytes", async () => {
-  // 64 rows of 4096 columns, in 1 MiB chunks: alone, one stream encodes
-  // 256 Ki-value batches; one of four (convert_many.ts), a quarter of that.
-  const info = f32Info("w", [64, 4096]);
-  const values = new Float32Array(64 * 4096).map((_, i) => Math.sin(i * 0.011) * (1 + (i % 5)));
+  // 256 rows of 4096 columns in one 4 MiB chunk: alone, a stream decodes and
+  // encodes the 1 Mi values at once; one of four (convert_many.ts), a
+  // quarter of them at a time.
+  const info = f32Info("w", [256, 4096]);
+  const values = new Float32Array(256 * 4096).map((_, i) => Math.sin(i * 0.011) * (1 + (i % 5)));
   const bytes = new Uint8Array(values.buffer);
   const want = encodeQ4K(values);
   const pieces = async (streams?: number) => {
-    const { entry } = memoryEntry(info, bytes, 1 << 20);
+    const { entry } = memoryEntry(info, bytes, 4 << 20);
     const out = await Array.fromAsync(
       modelStream({ format: "t", metadata: {}, tensors: [info] }, [entry])
         .pipeThrough(
@@ -233,14 +234,12 @@ Deno.test("QuantizeStream of one of several streams: smaller pieces, the same by
     );
     const tensor = out[1]!.type === "tensor" ? out[1]!.tensor : undefined;
     const parts = await Array.fromAsync(tensor!.open());
-    const got = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-    parts.reduce((at, p) => (got.set(p, at), at + p.length), 0);
-    assertEquals(got, want);
+    assertEquals(await readAll(ReadableStream.from(parts)), want);
     return Math.max(...parts.map((p) => p.length));
   };
-  // 256 Ki values of Q4_K are 144 KiB; a quarter, 36 KiB.
-  assertEquals(await pieces(), 147456);
-  assertEquals(await pieces(4), 36864);
+  // 1 Mi values of Q4_K are 576 KiB; a quarter, 144 KiB.
+  assertEquals(await pieces(), 589824);
+  assertEquals(await pieces(4), 147456);
   throws(() => new QuantizeStream({ to: "q4_k", streams: 0 }), /streams 0/);
 });
 
