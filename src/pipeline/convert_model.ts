@@ -545,6 +545,8 @@ async function convertPart(
             ? { llamaQuantize: llamaQuantizeParams(options) }
             : {}),
           ...(options.threads !== undefined ? { workers: options.threads } : {}),
+          // Several outputs of one read (convert_many.ts): batches sized to a share.
+          streams: (model.reader as { sharedBy?: number }).sharedBy ?? 1,
         }),
       );
     }

@@ -225,8 +225,11 @@ class SharedPayload {
 
 /** Views of one model sharing each tensor's read (see the module's note). */
 export interface SharedViews {
-  /** One reader per view, without `verify`; closing one does not close the model. */
-  readonly readers: readonly ModelReader[];
+  /**
+   * One reader per view, without `verify`; closing one does not close the
+   * model. `sharedBy` is the number of views.
+   */
+  readonly readers: readonly (ModelReader & { readonly sharedBy: number })[];
   /**
    * View `index`'s conversion ended early (it failed): the others stop
    * waiting for it.
@@ -263,10 +266,13 @@ export function sharedReads(reader: ModelReader, views: number): SharedViews {
     quantKept?: unknown;
     quantDequantized?: unknown;
   };
-  const readers = Array.from({ length: views }, (_, index): ModelReader => ({
+  const readers = Array.from({ length: views }, (_, index): ModelReader & { sharedBy: number } => ({
     ...(quantMethod === undefined ? {} : { quantMethod }),
     ...(quantKept === undefined ? {} : { quantKept }),
     ...(quantDequantized === undefined ? {} : { quantDequantized }),
+    // How many conversions read it at once: each sizes its batches to a share
+    // (convert_model.ts reads it; QuantizeStreamOptions.streams).
+    sharedBy: views,
     header: reader.header,
     // No `slice`: a random-access read would be a second read of the source;
     // transforms then take the payload in order (a head at a time for Q/K rows).

@@ -50,6 +50,57 @@ export interface QuantizeStreamOptions extends QuantizeOptions {
   workers?: number;
   /** Told the plan of every tensor once the header is planned (to report what changed). */
   onPlan?: (plans: readonly TensorPlan[]) => void;
+  /**
+   * Streams of one read converting at once (several outputs, `convert_many.ts`,
+   * each given the same count): each decodes batches that fraction of one
+   * stream's, stages no more than one worker job, and keeps that fraction of
+   * one stream's jobs in flight, so all of them together hold what one
+   * stream holds (four outputs of one read: 1 MiB decoded batches, one job
+   * in flight each instead of four).
+   *
+   * @default {1}
+   */
+  streams?: number;
+}
+
+/**
+ * Values staged for the encoders at a time by a stream that shares its read:
+ * one worker job's worth (`_tensor_encoder.ts` sends jobs of at most 1024
+ * super-blocks), the size of a job of one stream alone, so shared streams
+ * send as many jobs as single runs (smaller jobs measured ~10% more CPU).
+ */
+const MAX_SHARED_STAGE_VALUES = 1 << 18;
+
+/**
+ * Smallest decoded batch of a stream that shares its read: 64 super-blocks.
+ */
+const MIN_SHARED_BATCH_VALUES = 1 << 14;
+
+/** A stream's sizes: its share of one stream's memory (see QuantizeStreamOptions.streams). */
+interface Sizes {
+  /** Values decoded at a time. */
+  decode: number;
+  /** Values staged for the encoders at a time. */
+  stage: number;
+  /** Streams of the read. */
+  streams: number;
+}
+
+/**
+ * A stream's batch sizes: `maxElements` for one stream alone (its staging
+ * batch capped by the tensor encoder's jobs); with several streams of one
+ * read, a share of one stream's decoded batch, and one job staged.
+ */
+function sizesOf(maxElements: number, streams: number): Sizes {
+  if (streams === 1) return { decode: maxElements, stage: maxElements, streams };
+  return {
+    decode: Math.min(
+      maxElements,
+      Math.max(MIN_SHARED_BATCH_VALUES, Math.floor(maxElements / streams)),
+    ),
+    stage: Math.min(maxElements, MAX_SHARED_STAGE_VALUES),
+    streams,
+  };
 }
 
 /** Most workers a stream may start. */
@@ -153,6 +204,11 @@ export class QuantizeStream extends TransformStream<ModelChunk, ModelChunk> {
         `Cannot quantize: maxChunkElements ${maxElements} is not a positive integer`,
       );
     }
+    const streams = options.streams ?? 1;
+    if (!Number.isSafeInteger(streams) || streams < 1) {
+      throw new RangeError(`Cannot quantize: streams ${streams} is not a positive integer`);
+    }
+    const sizes = sizesOf(maxElements, streams);
     const workers = options.workers ?? defaultWorkers();
     if (!Number.isSafeInteger(workers) || workers < 0 || workers > MAX_WORKERS) {
       throw new RangeError(
@@ -209,7 +265,7 @@ export class QuantizeStream extends TransformStream<ModelChunk, ModelChunk> {
         if (poolFor(plan, pool) !== undefined) pool!.expect();
         controller.enqueue({
           type: "tensor",
-          tensor: convertEntry(chunk.tensor, plan, maxElements, pool),
+          tensor: convertEntry(chunk.tensor, plan, sizes, pool),
         });
       },
     });
@@ -233,7 +289,7 @@ function poolFor(plan: TensorPlan, pool: EncoderPool | undefined): EncoderPool |
 function convertEntry(
   entry: TensorEntry,
   plan: TensorPlan,
-  maxElements: number,
+  sizes: Sizes,
   pool: EncoderPool | undefined,
 ): TensorEntry {
   if (plan.action === "copy") {
@@ -249,7 +305,7 @@ function convertEntry(
       convertedPayload(
         entry,
         plan,
-        maxElements,
+        sizes,
         pool,
         (s) => (scale = s),
         undefined,
@@ -282,7 +338,7 @@ function convertEntry(
       return convertedPayload(
         { info: at.source, open: () => rest },
         { ...plan, source: at.source, info: at.target },
-        maxElements,
+        sizes,
         pool,
         () => {},
         known,
@@ -336,7 +392,7 @@ async function absmaxPass(entry: TensorEntry, maxElements: number): Promise<numb
 async function makeConverter(
   entry: TensorEntry,
   plan: TensorPlan,
-  maxElements: number,
+  sizes: Sizes,
   pool: EncoderPool | undefined,
   onScale: (scale: number) => void,
   knownScale: number | undefined,
@@ -352,7 +408,7 @@ async function makeConverter(
   }
   // BF16 to a block type: widened and encoded in the WebAssembly module.
   if (plan.importance === undefined || !usesImportance(target)) {
-    const direct = Bf16BlockEncoder.for(plan.source, target, maxElements, pool, share);
+    const direct = Bf16BlockEncoder.for(plan.source, target, sizes.decode, pool, share);
     if (direct !== undefined) {
       return { push: (b, emit) => direct.push(b, emit), finish: () => direct.finish() };
     }
@@ -362,18 +418,18 @@ async function makeConverter(
   // A restart brings the scale its first pass found (the prefix is written).
   const scale = knownScale ??
     (target === "APR_Q8" && plan.info.byteLength > 0
-      ? aprQ8Scale(await absmaxPass(entry, maxElements))
+      ? aprQ8Scale(await absmaxPass(entry, sizes.decode))
       : 1);
   onScale(scale);
   // The encoder is done with each batch when push() returns (it copies what it
   // carries over, and copies what it sends to a worker): reuse one buffer.
-  const decoder = new TensorDecoder(plan.source, maxElements, true);
+  const decoder = new TensorDecoder(plan.source, sizes.decode, true);
   const encoder = new TensorEncoder(
     target,
     plan.info.shape,
     scale,
     pool,
-    maxElements,
+    sizes.stage,
     plan.importance,
     knownScale === undefined,
     share,
@@ -390,7 +446,7 @@ async function makeConverter(
 function convertedPayload(
   entry: TensorEntry,
   plan: TensorPlan,
-  maxElements: number,
+  sizes: Sizes,
   sharedPool: EncoderPool | undefined,
   onScale: (scale: number) => void,
   knownScale?: number,
@@ -401,8 +457,11 @@ function convertedPayload(
   let converter: Converter | undefined;
   // Encoded pieces in payload order; promises while a worker encodes them.
   const pending: (Uint8Array | Promise<Uint8Array>)[] = [];
-  // Enough jobs in flight to keep every worker busy, and no more (bounded memory).
-  const maxPending = pool === undefined ? 1 : 2 * pool.encoders;
+  // Enough jobs in flight to keep every worker busy, and no more (bounded
+  // memory); streams sharing the pool share that number.
+  const maxPending = pool === undefined
+    ? 1
+    : Math.max(1, Math.floor(2 * pool.encoders / sizes.streams));
   let sourceDone = false;
   let released = false;
   // `abandoned`: the payload failed or was cancelled, so the run is likely
@@ -430,7 +489,7 @@ function convertedPayload(
           converter = await makeConverter(
             entry,
             plan,
-            maxElements,
+            sizes,
             pool,
             onScale,
             knownScale,

@@ -211,6 +211,38 @@ Deno.test("QuantizeStream payloads equal the kernels' output for odd chunk sizes
   }
 });
 
+Deno.test("QuantizeStream of one of several streams: smaller pieces, the same bytes", async () => {
+  // 256 rows of 4096 columns in one 4 MiB chunk: alone, a stream decodes and
+  // encodes the 1 Mi values at once; one of four (convert_many.ts), a
+  // quarter of them at a time.
+  const info = f32Info("w", [256, 4096]);
+  const values = new Float32Array(256 * 4096).map((_, i) => Math.sin(i * 0.011) * (1 + (i % 5)));
+  const bytes = new Uint8Array(values.buffer);
+  const want = encodeQ4K(values);
+  const pieces = async (streams?: number) => {
+    const { entry } = memoryEntry(info, bytes, 4 << 20);
+    const out = await Array.fromAsync(
+      modelStream({ format: "t", metadata: {}, tensors: [info] }, [entry])
+        .pipeThrough(
+          new QuantizeStream({
+            to: "q4_k",
+            all: true,
+            workers: 0,
+            ...(streams === undefined ? {} : { streams }),
+          }),
+        ),
+    );
+    const tensor = out[1]!.type === "tensor" ? out[1]!.tensor : undefined;
+    const parts = await Array.fromAsync(tensor!.open());
+    assertEquals(await readAll(ReadableStream.from(parts)), want);
+    return Math.max(...parts.map((p) => p.length));
+  };
+  // 1 Mi values of Q4_K are 576 KiB; a quarter, 144 KiB.
+  assertEquals(await pieces(), 589824);
+  assertEquals(await pieces(4), 147456);
+  throws(() => new QuantizeStream({ to: "q4_k", streams: 0 }), /streams 0/);
+});
+
 Deno.test("QuantizeStream opens nothing when the sink never opens a tensor", async () => {
   const info = f32Info("w", [2048]);
   const { entry, counter } = memoryEntry(info, new Uint8Array(8192), 1000);
