@@ -10,6 +10,8 @@
  * @module
  */
 
+import { withHeadDimDefault } from "./head_dim_defaults.ts";
+
 /** GGUF value types the families write, in gguf-py's spelling. */
 export type KvType = "UINT32" | "INT32" | "UINT64" | "FLOAT32" | "BOOL" | "STRING";
 
@@ -128,7 +130,7 @@ export class KvWriter {
       ? classes[0]
       : undefined;
     const text = record(config["text_config"]);
-    this.hparams = text === undefined ? config : { ...config, ...text };
+    this.hparams = withHeadDimDefault(text === undefined ? config : { ...config, ...text });
     this.arch = arch;
     this.rope = normalizedRope(this.hparams);
   }

@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { classifiedFields } from "../../src/arch/config_fields.ts";
 import { familyGgufRefusal, familyGgufWarnings } from "../../src/arch/gguf_plan.ts";
+import { HEAD_DIM_FROM_WIDTH } from "../../src/arch/head_dim_defaults.ts";
 import { KvWriter } from "../../src/arch/kv.ts";
 import { architectureOfHf, FAMILIES, familyOf } from "../../src/arch/registry.ts";
 import { runApr, withTempDir } from "../cli/_run_apr.ts";
@@ -430,4 +431,33 @@ Deno.test("config fields: norm_topk_prob left out is written as transformers' de
   assert.equal(await norm("deepseek2", "deepseek2", { norm_topk_prob: undefined }), undefined);
   assert.equal(await norm("glm4moe", "glm4moe", { norm_topk_prob: undefined }), true);
   assert.equal(await norm("glm4moe", "glm4moe", { norm_topk_prob: false }), false);
+});
+
+Deno.test("config fields: head_dim is filled in for exactly the classes transformers fills it in for", () => {
+  // The converter reads AutoConfig's to_dict(), which has head_dim =
+  // hidden_size // num_attention_heads for these classes even when config.json
+  // has none (Llama 3.1, Mistral 7B), and writes key_length/value_length from it.
+  const named = new Set([...FAMILIES.values()].flatMap((f) => f.hfModelTypes));
+  const recorded = Object.entries(RECORDED.model_types)
+    .filter(([type, c]) =>
+      named.has(type) &&
+      (c as { head_dim_when_absent?: unknown } | null)?.head_dim_when_absent ===
+        "hidden_size / num_attention_heads"
+    )
+    .map(([type]) => type)
+    .sort();
+  assert.deepEqual([...HEAD_DIM_FROM_WIDTH].sort(), recorded);
+  const w = new KvWriter(
+    { model_type: "llama", hidden_size: 96, num_attention_heads: 3 },
+    "llama",
+  );
+  assert.equal(w.find("head_dim"), 32);
+  const stated = new KvWriter({ model_type: "llama", hidden_size: 96, head_dim: 16 }, "llama");
+  assert.equal(stated.find("head_dim"), 16);
+  // A class with a constant default is left as config.json has it.
+  assert.equal(
+    new KvWriter({ model_type: "qwen3", hidden_size: 96, num_attention_heads: 3 }, "qwen3")
+      .find("head_dim"),
+    undefined,
+  );
 });

@@ -883,14 +883,15 @@ const WRONG_VISION: { fixture: string; at: Path; value: unknown; error: RegExp }
     fixture: "multimodal/hf/llama4-t5",
     at: ["vision_config", "projector_input_dim"],
     value: 65,
-    error: /"mm\.model\.mlp\.1\.weight" of the vision GGUF: shape \[64, 64\], expected \[65, 64\]/,
+    error:
+      /"mm\.model\.mlp\.1\.weight" of the vision GGUF: shape \[48, 128\], expected \[65, 128\]/,
   },
   {
     fixture: "multimodal/hf/llama4-t5",
     at: ["vision_config", "vision_output_dim"],
     value: 128,
     error:
-      /"mm\.model\.fc\.weight" of the vision GGUF: shape \[64, 64\], expected \[64, 128\] \(config\.json's vision_config\.vision_output_dim 128\)/,
+      /"mm\.model\.fc\.weight" of the vision GGUF: shape \[64, 48\], expected \[64, 128\] \(config\.json's vision_config\.vision_output_dim 128\)/,
   },
   {
     fixture: "multimodal/hf/qwen2-vl-t5",

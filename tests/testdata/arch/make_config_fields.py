@@ -7,7 +7,8 @@ default, as transformers 5.18 declares them.
     /work/tools/venv5/bin/python tests/testdata/arch/make_config_fields.py
 
 writes config_fields.json next to itself: model_type -> {class, fields: name -> default,
-aliases: config.json name -> field (the class's attribute_map)}. For a multimodal
+aliases: config.json name -> field (the class's attribute_map), head_dim_when_absent: what
+the class fills in for a config.json without head_dim}. For a multimodal
 model_type (a composite config with a `text_config`), `class`/`fields` are the text
 config's (llama.cpp's converter moves `text_config` to the top) and `outer` holds the
 composite's own fields. A model_type transformers does not know is recorded as null.
@@ -57,6 +58,22 @@ def describe(cls):
     return {"class": cls.__name__, "fields": dict(sorted(fields.items())), "aliases": aliases}
 
 
+def head_dim_when_absent(cls):
+    """What the class's to_dict() says of head_dim when config.json has none (the
+    converter reads AutoConfig's to_dict()): hidden_size / num_attention_heads, a
+    constant, or None (not filled in)."""
+    try:
+        small = cls(hidden_size=96, num_attention_heads=3).to_dict().get("head_dim")
+        large = cls(hidden_size=192, num_attention_heads=3).to_dict().get("head_dim")
+    except Exception:
+        return None
+    if small is None or large is None:
+        return None
+    if (small, large) == (32, 64):
+        return "hidden_size / num_attention_heads"
+    return small if small == large else None
+
+
 TEXT_OF_DRAFTERS = {"gemma4_assistant": "gemma4_text",
                     "gemma4_unified_assistant": "gemma4_unified_text"}
 
@@ -76,6 +93,7 @@ for model_type in sorted(set(model_types)):
         outer = entry
         entry = describe(text)
         entry["outer"] = outer
+    entry["head_dim_when_absent"] = head_dim_when_absent(text if "outer" in entry else cls)
     out["model_types"][model_type] = entry
 
 path = here / "config_fields.json"
