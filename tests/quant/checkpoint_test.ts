@@ -412,7 +412,11 @@ for (const name of NVFP4_FIXTURES) {
         // LlamaConfig's head_dim (hidden_size / heads), which transformers 5
         // fills in for the converter when config.json leaves it out, as these
         // fixtures' (and published Llama 3.1 checkpoints') do.
-        deepEqual(manifestDifferences(await ggufDescription(out), want.gguf), [], `${name} --outtype ${outtype} vs llama.cpp`);
+        deepEqual(
+          manifestDifferences(await ggufDescription(out), want.gguf),
+          [],
+          `${name} --outtype ${outtype} vs llama.cpp`,
+        );
       }
     });
   });
