@@ -20,7 +20,9 @@
  * - `deepseek4-fp8` (the published FP8 projections: E4M3 + E8M0 `.scale`):
  *   the converter's f32, bf16 and q8_0 files (those matrices Q8_0 under
  *   every outtype), a K-quant preset refused as llama-quantize refuses the
- *   converter's Q8_0, and with `--allow-requantize` llama-quantize's file.
+ *   converter's Q8_0, and with `--allow-requantize` llama-quantize's file;
+ *   llama.cpp runs that file (experts decoded to F32) within 0.03 of
+ *   transformers' run of the FP8 checkpoint (`FineGrainedFP8Config(dequantize=True)`).
  */
 
 import assert from "node:assert/strict";
@@ -213,6 +215,33 @@ Deno.test("deepseek4: llama.cpp runs aprkit's GGUF with its experts decoded to F
     console.log(
       `deepseek4: llama.cpp on the MXFP4 file, largest log-prob difference from transformers ` +
         `${figure.toFixed(4)}; experts in F32 ${worstDifference(ref, f32!.logprobs).toFixed(4)}`,
+    );
+  });
+});
+
+Deno.test("deepseek4 FP8: llama.cpp runs aprkit's GGUF (the FP8 projections Q8_0, as the converter writes them; experts decoded to F32) as transformers computes the FP8 checkpoint", async () => {
+  await withTempDir(async (dir) => {
+    // transformers' run of the FP8 folder, dequantized (E4M3 × E8M0, exact in F32).
+    const ref = await familyReference(FP8);
+    const packed = `${dir}/fp8.gguf`;
+    const decoded = `${dir}/decoded.gguf`;
+    await convertModel(familyDir(FP8), packed);
+    const run = await runApr(["convert", packed, "-o", decoded, "--keep-names", "--dtype", "f32"]);
+    assert.equal(run.code, 0, run.stderr);
+    // The Q8_0 projections' values are what llama.cpp computes with; only the
+    // experts' MXFP4 × Q8_0-activation kernel is taken out of the judgement.
+    assert.equal(
+      (await ggufDescription(packed)).tensors.filter((x) => x.type === "Q8_0").length,
+      34,
+    );
+    const [result] = await llamaLogProbs([
+      { path: decoded, ids: ref.sequence, positions: ref.positions, exact: true },
+    ]);
+    assert.equal(result!.error, undefined, result!.error);
+    fail(`${FP8}, FP8 projections as Q8_0`, compareWithReference(ref, result!.logprobs));
+    console.log(
+      `${FP8}: llama.cpp's largest log-prob difference from transformers ` +
+        worstDifference(ref, result!.logprobs).toFixed(4),
     );
   });
 });

@@ -2343,8 +2343,8 @@ def fp8_block_quantize(w: torch.Tensor, block: int = 128) -> tuple[torch.Tensor,
 def make_fp8_copy(name: str, copy: str) -> None:
     """`hf/<copy>/`: `hf/<name>/` (DeepSeek-V4) with its non-expert projections stored as
     the published checkpoint stores them (DEEPSEEK4_FP8_WEIGHTS, `fp8_block_quantize`) and
-    config.json's `quantization_config`. No reference run: it is there for the
-    converter's handling of FP8 weights (make_llamacpp.py)."""
+    config.json's `quantization_config`, for the converter's handling of FP8 weights
+    (make_llamacpp.py); `fp8_reference` runs it in transformers."""
     source, folder = HERE / "hf" / name, HERE / "hf" / copy
     if folder.exists():
         shutil.rmtree(folder)
@@ -2364,6 +2364,70 @@ def make_fp8_copy(name: str, copy: str) -> None:
 
 
 FP8_COPIES = {"deepseek4-fp8": "deepseek4"}
+
+
+def q8_0_as_written(w: torch.Tensor) -> torch.Tensor:
+    """`w`'s values after ggml's Q8_0 (gguf-py's `quantize_q8_0`): per 32 values along a
+    row d = amax / 127 in float32, q = roundf(x · (1/d)) (half away from zero), value
+    q · f16(d)."""
+    rows, cols = w.shape
+    blocks = w.reshape(rows, cols // 32, 32)
+    d = blocks.abs().amax(dim=-1, keepdim=True) / 127
+    inverse = torch.where(d > 0, 1 / torch.where(d > 0, d, torch.ones_like(d)), torch.zeros_like(d))
+    scaled = blocks * inverse
+    q = torch.sign(scaled) * torch.floor(scaled.abs() + 0.5)
+    return (q * d.half().float()).reshape(rows, cols)
+
+
+# transformers' names of the parameters DEEPSEEK4_FP8_WEIGHTS stores as FP8.
+DEEPSEEK4_FP8_PARAMETERS = re.compile(
+    r".*\.(self_attn\.(q_a_proj|q_b_proj|kv_proj|o_a_proj|o_b_proj)|indexer\.q_b_proj"
+    r"|shared_experts\.(gate|up|down)_proj)\.weight")
+
+
+def fp8_reference(name: str, copy: str) -> None:
+    """`reference/<copy>.json`: transformers' run of `hf/<copy>/` as a user without a GPU
+    loads it (`FineGrainedFP8Config(dequantize=True)`: each E4M3 block times its E8M0
+    scale, exact in float32), with those matrices' values then rounded as the
+    converter writes them (Q8_0 under every outtype, `q8_0_as_written`), from `<name>`'s
+    prompt. Q8_0 is what every GGUF of an FP8 checkpoint holds, and this tiny model's
+    indexer and expert choices are sensitive to it: the unrounded run is recorded in
+    `made_by`. transformers' FP8 loader needs `accelerate` importable (`pip install
+    --target DIR accelerate`, then `PYTHONPATH=DIR`)."""
+    ref = json.loads((HERE / "reference" / f"{name}.json").read_text())
+    model = getattr(transformers, ref["architecture"]).from_pretrained(
+        HERE / "hf" / copy, dtype=torch.float32, attn_implementation="eager",
+        quantization_config=transformers.FineGrainedFP8Config(dequantize=True)).eval()
+    _, unrounded = greedy_run(model, ref["prompt"])
+    rounded = 0
+    with torch.no_grad():
+        for parameter_name, p in model.named_parameters():
+            if DEEPSEEK4_FP8_PARAMETERS.fullmatch(parameter_name):
+                p.copy_(q8_0_as_written(p))
+                rounded += 1
+    assert rounded == 34, f"{copy}: {rounded} FP8 matrices"
+    greedy, rows = greedy_run(model, ref["prompt"])
+    margins = [float(r.topk(2).values[0] - r.topk(2).values[1]) for r in rows]
+    if min(margins) < MIN_MARGIN:
+        sys.exit(f"{copy}: greedy margins {margins} below {MIN_MARGIN} on {name}'s prompt")
+    steps = []
+    for r, g in zip(rows, greedy):
+        top = r.topk(TOP)
+        steps.append({
+            "greedy": g,
+            "top": [[int(i), round(float(v), 6)] for v, i in zip(top.values, top.indices)],
+        })
+    moved = max(abs(float(u[int(i)]) - v) for u, step in zip(unrounded, steps) for i, v in step["top"])
+    ref["family"] = copy
+    ref["made_by"] += (f"; {copy}: loaded with FineGrainedFP8Config(dequantize=True), its {rounded} FP8 "
+                       f"matrices rounded to Q8_0 as the converter writes them ({moved:.4f} from the "
+                       f"unrounded run), {name}'s prompt")
+    ref["greedy"] = greedy
+    ref["sequence"] = ref["prompt"] + greedy[:-1]
+    ref["greedy_margins"] = [round(m, 4) for m in margins]
+    ref["steps"] = steps
+    ref.pop("sensitivity", None)
+    (HERE / "reference" / f"{copy}.json").write_text(json.dumps(ref, indent=1) + "\n")
 
 
 def make_mtp_copy(name: str, copy: str) -> None:
@@ -2835,7 +2899,8 @@ def main() -> None:
     for copy, name in FP8_COPIES.items():
         if not TRANSFORMERS_4 and (copy in names or name in names):
             make_fp8_copy(name, copy)
-            print(f"{copy}: {name} with FP8 non-expert projections")
+            fp8_reference(name, copy)
+            print(f"{copy}: {name} with FP8 non-expert projections, and its reference")
     for copy, name in ASSISTANTS.items():
         if not TRANSFORMERS_4 and copy in names:
             make_assistant(copy, name)
