@@ -175,6 +175,8 @@ export const OWN_TESTS: Readonly<Record<string, string>> = {
     "llama-quantize's with them kept MXFP4) and APR holds them dequantized",
   "deepseek4": "deepseek4_test.ts: llama.cpp runs its MXFP4 experts on Q8_0 activations (judged " +
     "with them decoded to F32), its presets are llama-quantize's with the experts kept MXFP4",
+  "deepseek4-fp8": "deepseek4_test.ts: as deepseek4, and its FP8 projections are Q8_0 under " +
+    "every outtype (K-quant presets refused as llama-quantize refuses the converter's file)",
 };
 
 /**
