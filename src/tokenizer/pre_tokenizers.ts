@@ -354,7 +354,23 @@ export const PRE_TOKENIZERS: readonly PreTokenizerEntry[] = [
   { name: "kimi-k2", model: "moonshotai/Kimi-K2-Base" },
   { name: "superbpe", model: "UW/OLMo2-8B-SuperBPE-t180k" },
   { name: "afmoe", model: "arcee-ai/Trinity-Tokenizer" },
-  { name: "laguna", model: "poolside/Laguna-XS.2" },
+  {
+    name: "laguna",
+    model: "poolside/Laguna-XS.2",
+    // Newline runs (with their \r) start the next piece, then Qwen2's regex:
+    // llama.cpp cuts between newline and other characters ([^\n]+|[\n]+,
+    // custom code), which splits alike but for \r\n (its \r stays behind).
+    preTokenizer: sequence(
+      {
+        type: "Split",
+        pattern: { Regex: "(?:\\r?\\n)+(?!\\r?\\n)" },
+        behavior: "MergedWithNext",
+        invert: false,
+      },
+      splitStep(QWEN2),
+      byteLevel(false),
+    ),
+  },
 ];
 
 function record(value: unknown): Record<string, unknown> | undefined {

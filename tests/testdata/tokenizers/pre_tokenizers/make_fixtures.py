@@ -48,6 +48,7 @@ VOCAB = {
     "exaone-moe": ("qwen2", False),
     "minicpm5": ("qwen2", False),
     "ufakzeka": ("qwen2", False),
+    "laguna": ("qwen2", False),
     "bloom": ("gpt-2", False),
     "viking": ("gpt-2", False),
     "olmo": ("mpt", True),
