@@ -91,6 +91,14 @@ const O200K =
 const DEEPSEEK3_WORDS =
   "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
 const BLOOM = " ?[^(\\s|[.,!?…。，、।۔،])]+";
+/**
+ * Regexes whose matches leave nothing between them (every character that no
+ * other alternative takes is whitespace, which the last, `\s+`, takes): a
+ * `Split` that keeps the matches and removes the rest (`invert`, `Removed`:
+ * how tiktoken's conversions spell it, Xenova/gpt-4's and gpt-4o's, phi-4's,
+ * OLMo 3's, Granite 4.1's, MiniMax-M2.5's) cuts text as `Isolated` does.
+ */
+const GAPLESS: ReadonlySet<string> = new Set([LLAMA3, O200K]);
 
 /**
  * Every byte-level BPE pre-tokenizer name llama.cpp's converter can write
@@ -388,7 +396,12 @@ function stepName(step: Record<string, unknown>): string {
       const text = pattern?.["String"];
       const behavior = String(step["behavior"] ?? "?");
       const invert = step["invert"] === true ? ", inverted" : "";
-      if (typeof regex === "string") return `Split(${behavior}${invert}, ${regex})`;
+      if (typeof regex === "string") {
+        if (behavior === "Removed" && invert !== "" && GAPLESS.has(regex)) {
+          return `Split(Isolated, ${regex})`;
+        }
+        return `Split(${behavior}${invert}, ${regex})`;
+      }
       return `Split(${behavior}${invert}, string ${JSON.stringify(text)})`;
     }
     case "ByteLevel":

@@ -70,3 +70,30 @@ Deno.test("recognisePreTokenizer(): GPT-2's ByteLevel and StarCoder's digits are
   assert.equal(recognisePreTokenizer(bpe(null)), undefined);
   assert.equal(describePreTokenizer(bpe(null)), "no pre-tokenizer");
 });
+
+Deno.test("recognisePreTokenizer(): a Split that keeps its matches and removes the rest is its entry's only where the regex leaves nothing between matches", () => {
+  const bpe = (split: Record<string, unknown>) => ({
+    model: { type: "BPE" },
+    pre_tokenizer: {
+      type: "Sequence",
+      pretokenizers: [split, { type: "ByteLevel", add_prefix_space: false, use_regex: false }],
+    },
+  });
+  const llama3 = PRE_TOKENIZERS.find((e) => e.name === "smaug-bpe")!.preTokenizer as {
+    pretokenizers: { pattern: { Regex: string } }[];
+  };
+  const regex = llama3.pretokenizers[0]!.pattern.Regex;
+  // Xenova/gpt-4's and phi-4's spelling of Llama 3's regex (the fixture smaug-bpe-inverted.json).
+  const kept = { type: "Split", pattern: { Regex: regex }, behavior: "Removed", invert: true };
+  assert.equal(recognisePreTokenizer(bpe(kept))?.name, "smaug-bpe");
+  // Not inverted, Removed deletes the matches: nothing of the text would be left.
+  assert.equal(recognisePreTokenizer(bpe({ ...kept, invert: false })), undefined);
+  // DeepSeek-V3's digit step leaves everything but digits between its matches.
+  const digits = {
+    type: "Split",
+    pattern: { Regex: "\\p{N}{1,3}" },
+    behavior: "Removed",
+    invert: true,
+  };
+  assert.match(describePreTokenizer(bpe(digits)), /^Split\(Removed, inverted, /);
+});
