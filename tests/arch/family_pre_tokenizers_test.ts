@@ -87,20 +87,24 @@ function withSteps(
   };
 }
 
+/** The name aprkit writes for the family fixture's model with the steps of the entry for `name`. */
+async function writtenWithStepsOf(family: string, name: string): Promise<unknown> {
+  const config = await fixture(family, "config.json");
+  const tokenizer = await fixture(family, "tokenizer.json");
+  const tokenizerConfig = await fixture(family, "tokenizer_config.json");
+  const entry = entryOf(name);
+  const tok = withSteps(
+    tokenizer,
+    entry.preTokenizer,
+    entry.normalizer,
+    entry.ignoreMerges ?? false,
+  );
+  return aprMetadataFromHf({ config, tokenizer: tok, tokenizerConfig })["tokenizer.pre"];
+}
+
 for (const [name, published] of Object.entries(PUBLISHED)) {
   Deno.test(`${name}: ${published.model}'s tokenizer is written as ${published.pre}, as the converter names it`, async () => {
-    const config = await fixture(name, "config.json");
-    const tokenizer = await fixture(name, "tokenizer.json");
-    const tokenizerConfig = await fixture(name, "tokenizer_config.json");
-    const entry = entryOf(published.pre);
-    const tok = withSteps(
-      tokenizer,
-      entry.preTokenizer,
-      entry.normalizer,
-      entry.ignoreMerges ?? false,
-    );
-    const meta = aprMetadataFromHf({ config, tokenizer: tok, tokenizerConfig });
-    assert.equal(meta["tokenizer.pre"], published.pre);
+    assert.equal(await writtenWithStepsOf(name, published.pre), published.pre);
   });
 }
 
@@ -131,18 +135,7 @@ const PUBLISHED_UNLIKE_CONVERTER: Record<
 
 for (const [name, published] of Object.entries(PUBLISHED_UNLIKE_CONVERTER)) {
   Deno.test(`${name}: ${published.model}'s tokenizer is written as ${published.entry}, not the converter's ${published.converter}`, async () => {
-    const config = await fixture(name, "config.json");
-    const tokenizer = await fixture(name, "tokenizer.json");
-    const tokenizerConfig = await fixture(name, "tokenizer_config.json");
-    const entry = entryOf(published.entry);
-    const tok = withSteps(
-      tokenizer,
-      entry.preTokenizer,
-      entry.normalizer,
-      entry.ignoreMerges ?? false,
-    );
-    const meta = aprMetadataFromHf({ config, tokenizer: tok, tokenizerConfig });
-    assert.equal(meta["tokenizer.pre"], published.entry);
+    assert.equal(await writtenWithStepsOf(name, published.entry), published.entry);
     assert.ok(!tokenizeAlike(published.entry, published.converter));
   });
 }
