@@ -52,8 +52,8 @@ const KNOWN_DIFFERENCES: Record<string, Record<string, string>> = {
   },
 };
 
-/** The folder's other files: make_fixtures.py's summary and the converter's names. */
-const NOT_FIXTURES = new Set(["summary.json", "converter_names.json"]);
+/** The folder's other files: make_fixtures.py's summary, the converter's names, the census's chains. */
+const NOT_FIXTURES = new Set(["summary.json", "converter_names.json", "census_chains.json"]);
 
 async function fixtures(): Promise<[string, Fixture][]> {
   const out: [string, Fixture][] = [];

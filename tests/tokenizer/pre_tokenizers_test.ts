@@ -97,3 +97,27 @@ Deno.test("recognisePreTokenizer(): a Split that keeps its matches and removes t
   };
   assert.match(describePreTokenizer(bpe(digits)), /^Split\(Removed, inverted, /);
 });
+
+Deno.test("recognisePreTokenizer(): the published chains a census of Hub tokenizer.json files records are recognised as their entries (Laguna's, Nemotron 3's, Seed-Coder's, MiniCPM5's…)", async () => {
+  const census = JSON.parse(
+    await Deno.readTextFile(
+      new URL("../testdata/tokenizers/pre_tokenizers/census_chains.json", import.meta.url),
+    ),
+  ) as { chains: { pattern: string; models: string[]; entry: string; pre_tokenizer: unknown }[] };
+  assert.ok(census.chains.length >= 11);
+  for (const chain of census.chains) {
+    const entry = PRE_TOKENIZERS.find((e) => e.name === chain.entry)!;
+    const tokenizer = {
+      model: { type: "BPE", ignore_merges: entry.ignoreMerges === true },
+      normalizer: entry.normalizer === undefined || entry.normalizer === "none"
+        ? null
+        : { type: entry.normalizer },
+      pre_tokenizer: chain.pre_tokenizer,
+    };
+    assert.equal(
+      recognisePreTokenizer(tokenizer)?.name,
+      chain.entry,
+      `${chain.pattern} (${chain.models[0]})`,
+    );
+  }
+});
