@@ -3,6 +3,7 @@ import {
   describePreTokenizer,
   PRE_TOKENIZER_NAMES,
   PRE_TOKENIZERS,
+  type PreTokenizerEntry,
   recognisePreTokenizer,
 } from "../../src/tokenizer/pre_tokenizers.ts";
 
@@ -38,17 +39,21 @@ Deno.test("PRE_TOKENIZER_NAMES: every byte-level name llama.cpp's converter (de3
   for (const n of Object.keys(NOT_BYTE_LEVEL)) assert.ok(!PRE_TOKENIZER_NAMES.includes(n), n);
 });
 
+/** A tokenizer.json with the entry's normaliser and `ignore_merges`, and the given pre-tokenizer. */
+function withEntryFlags(e: PreTokenizerEntry, preTokenizer: unknown) {
+  return {
+    model: { type: "BPE", ignore_merges: e.ignoreMerges === true },
+    normalizer: e.normalizer === undefined || e.normalizer === "none"
+      ? null
+      : { type: e.normalizer },
+    pre_tokenizer: preTokenizer,
+  };
+}
+
 Deno.test("PRE_TOKENIZERS: each entry's own tokenizer.json structure is recognised as that entry, none hidden by an earlier one", () => {
   for (const e of PRE_TOKENIZERS) {
     if (e.preTokenizer === undefined) continue;
-    const tokenizer = {
-      model: { type: "BPE", ignore_merges: e.ignoreMerges === true },
-      normalizer: e.normalizer === undefined || e.normalizer === "none"
-        ? null
-        : { type: e.normalizer },
-      pre_tokenizer: e.preTokenizer,
-    };
-    assert.equal(recognisePreTokenizer(tokenizer)?.name, e.name);
+    assert.equal(recognisePreTokenizer(withEntryFlags(e, e.preTokenizer))?.name, e.name);
   }
 });
 
@@ -107,15 +112,8 @@ Deno.test("recognisePreTokenizer(): the published chains a census of Hub tokeniz
   assert.ok(census.chains.length >= 11);
   for (const chain of census.chains) {
     const entry = PRE_TOKENIZERS.find((e) => e.name === chain.entry)!;
-    const tokenizer = {
-      model: { type: "BPE", ignore_merges: entry.ignoreMerges === true },
-      normalizer: entry.normalizer === undefined || entry.normalizer === "none"
-        ? null
-        : { type: entry.normalizer },
-      pre_tokenizer: chain.pre_tokenizer,
-    };
     assert.equal(
-      recognisePreTokenizer(tokenizer)?.name,
+      recognisePreTokenizer(withEntryFlags(entry, chain.pre_tokenizer))?.name,
       chain.entry,
       `${chain.pattern} (${chain.models[0]})`,
     );
