@@ -91,6 +91,14 @@ const O200K =
 const DEEPSEEK3_WORDS =
   "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
 const BLOOM = " ?[^(\\s|[.,!?…。，、।۔،])]+";
+/**
+ * Regexes whose matches leave nothing between them (every character that no
+ * other alternative takes is whitespace, which the last, `\s+`, takes): a
+ * `Split` that keeps the matches and removes the rest (`invert`, `Removed`:
+ * how tiktoken's conversions spell it, Xenova/gpt-4's and gpt-4o's, phi-4's,
+ * OLMo 3's, Granite 4.1's, MiniMax-M2.5's) cuts text as `Isolated` does.
+ */
+const GAPLESS: ReadonlySet<string> = new Set([LLAMA3, O200K]);
 
 /**
  * Every byte-level BPE pre-tokenizer name llama.cpp's converter can write
@@ -354,7 +362,23 @@ export const PRE_TOKENIZERS: readonly PreTokenizerEntry[] = [
   { name: "kimi-k2", model: "moonshotai/Kimi-K2-Base" },
   { name: "superbpe", model: "UW/OLMo2-8B-SuperBPE-t180k" },
   { name: "afmoe", model: "arcee-ai/Trinity-Tokenizer" },
-  { name: "laguna", model: "poolside/Laguna-XS.2" },
+  {
+    name: "laguna",
+    model: "poolside/Laguna-XS.2",
+    // Newline runs (with their \r) start the next piece, then Qwen2's regex:
+    // llama.cpp cuts between newline and other characters ([^\n]+|[\n]+,
+    // custom code), which splits alike but for \r\n (its \r stays behind).
+    preTokenizer: sequence(
+      {
+        type: "Split",
+        pattern: { Regex: "(?:\\r?\\n)+(?!\\r?\\n)" },
+        behavior: "MergedWithNext",
+        invert: false,
+      },
+      splitStep(QWEN2),
+      byteLevel(false),
+    ),
+  },
 ];
 
 function record(value: unknown): Record<string, unknown> | undefined {
@@ -372,7 +396,12 @@ function stepName(step: Record<string, unknown>): string {
       const text = pattern?.["String"];
       const behavior = String(step["behavior"] ?? "?");
       const invert = step["invert"] === true ? ", inverted" : "";
-      if (typeof regex === "string") return `Split(${behavior}${invert}, ${regex})`;
+      if (typeof regex === "string") {
+        if (behavior === "Removed" && invert !== "" && GAPLESS.has(regex)) {
+          return `Split(Isolated, ${regex})`;
+        }
+        return `Split(${behavior}${invert}, ${regex})`;
+      }
       return `Split(${behavior}${invert}, string ${JSON.stringify(text)})`;
     }
     case "ByteLevel":

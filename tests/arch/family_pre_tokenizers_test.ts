@@ -14,7 +14,7 @@
 import assert from "node:assert/strict";
 import { aprToGgufKv } from "../../src/formats/gguf/metadata.ts";
 import { aprMetadataFromHf } from "../../src/formats/safetensors/hf_metadata.ts";
-import { PRE_TOKENIZERS } from "../../src/tokenizer/pre_tokenizers.ts";
+import { PRE_TOKENIZERS, tokenizeAlike } from "../../src/tokenizer/pre_tokenizers.ts";
 
 const fixture = async (family: string, file: string) =>
   JSON.parse(
@@ -49,15 +49,18 @@ const PUBLISHED: Record<string, { pre: string; model: string }> = {
   "lfm2-moe": { pre: "lfm2", model: "LiquidAI/LFM2.5-8B-A1B" },
   "falcon-h1": { pre: "falcon-h1", model: "tiiuae/Falcon-H1-1B-Base" },
   // Not named by the hash table's comments: GGUF metadata the converter wrote for
-  // published Granite 4.0 and Nemotron-H models, and dots.llm1's vocabulary (Qwen2.5's,
+  // published Granite 4.0 and Nemotron models, and dots.llm1's vocabulary (Qwen2.5's,
   // whose hash is qwen2): tests/testdata/tokenizers/pre_tokenizers/README.md, "Families".
   "granite-hybrid": { pre: "dbrx", model: "ibm-granite/granite-4.0-h-tiny (cl100k)" },
-  "nemotron-h": { pre: "pixtral", model: "nvidia/Nemotron-H-8B-Base-8K (Mistral's)" },
-  "nemotron-h-moe": {
-    pre: "pixtral",
-    model: "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 (Mistral's)",
-  },
+  // Llama 3's steps, which llama.cpp runs alike under pixtral (Nemotron-H-8B's own not seen;
+  // Nemotron 3's are Tekken's: PUBLISHED_UNLIKE_CONVERTER below).
+  "nemotron-h": { pre: "pixtral", model: "nvidia/Nemotron-H-8B-Base-8K (Llama 3's steps)" },
   "dots1": { pre: "qwen2", model: "rednote-hilab/dots.llm1.inst (Qwen2.5's)" },
+  // Tencent's GGUF of Hy-MT2-30B-A3B (hy_v3, Hy3's vocabulary) carries hunyuan-dense.
+  "hy-v3": { pre: "hunyuan-dense", model: "tencent/Hy3 (Hy-MT2-30B-A3B's GGUF)" },
+  "hy-v4": { pre: "hy_v4", model: "tencent/Hy4-preview" },
+  // The published steps (a census of Hub tokenizers), which the converter names laguna.
+  "laguna": { pre: "laguna", model: "poolside/Laguna-XS.2" },
 };
 
 /** The table entry that recognises a name (its own or one it tokenizes alike). */
@@ -84,20 +87,56 @@ function withSteps(
   };
 }
 
+/** The name aprkit writes for the family fixture's model with the steps of the entry for `name`. */
+async function writtenWithStepsOf(family: string, name: string): Promise<unknown> {
+  const config = await fixture(family, "config.json");
+  const tokenizer = await fixture(family, "tokenizer.json");
+  const tokenizerConfig = await fixture(family, "tokenizer_config.json");
+  const entry = entryOf(name);
+  const tok = withSteps(
+    tokenizer,
+    entry.preTokenizer,
+    entry.normalizer,
+    entry.ignoreMerges ?? false,
+  );
+  return aprMetadataFromHf({ config, tokenizer: tok, tokenizerConfig })["tokenizer.pre"];
+}
+
 for (const [name, published] of Object.entries(PUBLISHED)) {
   Deno.test(`${name}: ${published.model}'s tokenizer is written as ${published.pre}, as the converter names it`, async () => {
-    const config = await fixture(name, "config.json");
-    const tokenizer = await fixture(name, "tokenizer.json");
-    const tokenizerConfig = await fixture(name, "tokenizer_config.json");
-    const entry = entryOf(published.pre);
-    const tok = withSteps(
-      tokenizer,
-      entry.preTokenizer,
-      entry.normalizer,
-      entry.ignoreMerges ?? false,
-    );
-    const meta = aprMetadataFromHf({ config, tokenizer: tok, tokenizerConfig });
-    assert.equal(meta["tokenizer.pre"], published.pre);
+    assert.equal(await writtenWithStepsOf(name, published.pre), published.pre);
+  });
+}
+
+/**
+ * Published tokenizers whose steps llama.cpp splits as transformers does only
+ * under another name than the converter's, which aprkit writes instead:
+ * NVIDIA-Nemotron-3-Nano's tokenizer.json has Mistral Nemo's Tekken regex with
+ * `ignore_merges` (a census of Hub tokenizers, README "Families"); the
+ * converter names it `pixtral` by its hash, which llama.cpp runs with Llama
+ * 3's regex (69 of 84 texts as transformers on Llama 3's full vocabulary,
+ * against 84 under `tekken`).
+ */
+const PUBLISHED_UNLIKE_CONVERTER: Record<
+  string,
+  { entry: string; converter: string; model: string }
+> = {
+  "nemotron-h-moe": {
+    entry: "tekken",
+    converter: "pixtral",
+    model: "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+  },
+  "nemotron-h": {
+    entry: "tekken",
+    converter: "pixtral",
+    model: "NVIDIA Nemotron 3's (nvidia/NVIDIA-Nemotron-3-Nano-4B-BF16)",
+  },
+};
+
+for (const [name, published] of Object.entries(PUBLISHED_UNLIKE_CONVERTER)) {
+  Deno.test(`${name}: ${published.model}'s tokenizer is written as ${published.entry}, not the converter's ${published.converter}`, async () => {
+    assert.equal(await writtenWithStepsOf(name, published.entry), published.entry);
+    assert.ok(!tokenizeAlike(published.entry, published.converter));
   });
 }
 

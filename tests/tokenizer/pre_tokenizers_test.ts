@@ -3,6 +3,7 @@ import {
   describePreTokenizer,
   PRE_TOKENIZER_NAMES,
   PRE_TOKENIZERS,
+  type PreTokenizerEntry,
   recognisePreTokenizer,
 } from "../../src/tokenizer/pre_tokenizers.ts";
 
@@ -38,17 +39,21 @@ Deno.test("PRE_TOKENIZER_NAMES: every byte-level name llama.cpp's converter (de3
   for (const n of Object.keys(NOT_BYTE_LEVEL)) assert.ok(!PRE_TOKENIZER_NAMES.includes(n), n);
 });
 
+/** A tokenizer.json with the entry's normaliser and `ignore_merges`, and the given pre-tokenizer. */
+function withEntryFlags(e: PreTokenizerEntry, preTokenizer: unknown) {
+  return {
+    model: { type: "BPE", ignore_merges: e.ignoreMerges === true },
+    normalizer: e.normalizer === undefined || e.normalizer === "none"
+      ? null
+      : { type: e.normalizer },
+    pre_tokenizer: preTokenizer,
+  };
+}
+
 Deno.test("PRE_TOKENIZERS: each entry's own tokenizer.json structure is recognised as that entry, none hidden by an earlier one", () => {
   for (const e of PRE_TOKENIZERS) {
     if (e.preTokenizer === undefined) continue;
-    const tokenizer = {
-      model: { type: "BPE", ignore_merges: e.ignoreMerges === true },
-      normalizer: e.normalizer === undefined || e.normalizer === "none"
-        ? null
-        : { type: e.normalizer },
-      pre_tokenizer: e.preTokenizer,
-    };
-    assert.equal(recognisePreTokenizer(tokenizer)?.name, e.name);
+    assert.equal(recognisePreTokenizer(withEntryFlags(e, e.preTokenizer))?.name, e.name);
   }
 });
 
@@ -69,4 +74,48 @@ Deno.test("recognisePreTokenizer(): GPT-2's ByteLevel and StarCoder's digits are
   assert.equal(recognisePreTokenizer(bpe({ type: "Whitespace" })), undefined);
   assert.equal(recognisePreTokenizer(bpe(null)), undefined);
   assert.equal(describePreTokenizer(bpe(null)), "no pre-tokenizer");
+});
+
+Deno.test("recognisePreTokenizer(): a Split that keeps its matches and removes the rest is its entry's only where the regex leaves nothing between matches", () => {
+  const bpe = (split: Record<string, unknown>) => ({
+    model: { type: "BPE" },
+    pre_tokenizer: {
+      type: "Sequence",
+      pretokenizers: [split, { type: "ByteLevel", add_prefix_space: false, use_regex: false }],
+    },
+  });
+  const llama3 = PRE_TOKENIZERS.find((e) => e.name === "smaug-bpe")!.preTokenizer as {
+    pretokenizers: { pattern: { Regex: string } }[];
+  };
+  const regex = llama3.pretokenizers[0]!.pattern.Regex;
+  // Xenova/gpt-4's and phi-4's spelling of Llama 3's regex (the fixture smaug-bpe-inverted.json).
+  const kept = { type: "Split", pattern: { Regex: regex }, behavior: "Removed", invert: true };
+  assert.equal(recognisePreTokenizer(bpe(kept))?.name, "smaug-bpe");
+  // Not inverted, Removed deletes the matches: nothing of the text would be left.
+  assert.equal(recognisePreTokenizer(bpe({ ...kept, invert: false })), undefined);
+  // DeepSeek-V3's digit step leaves everything but digits between its matches.
+  const digits = {
+    type: "Split",
+    pattern: { Regex: "\\p{N}{1,3}" },
+    behavior: "Removed",
+    invert: true,
+  };
+  assert.match(describePreTokenizer(bpe(digits)), /^Split\(Removed, inverted, /);
+});
+
+Deno.test("recognisePreTokenizer(): the published chains a census of Hub tokenizer.json files records are recognised as their entries (Laguna's, Nemotron 3's, Seed-Coder's, MiniCPM5's…)", async () => {
+  const census = JSON.parse(
+    await Deno.readTextFile(
+      new URL("../testdata/tokenizers/pre_tokenizers/census_chains.json", import.meta.url),
+    ),
+  ) as { chains: { pattern: string; models: string[]; entry: string; pre_tokenizer: unknown }[] };
+  assert.ok(census.chains.length >= 11);
+  for (const chain of census.chains) {
+    const entry = PRE_TOKENIZERS.find((e) => e.name === chain.entry)!;
+    assert.equal(
+      recognisePreTokenizer(withEntryFlags(entry, chain.pre_tokenizer))?.name,
+      chain.entry,
+      `${chain.pattern} (${chain.models[0]})`,
+    );
+  }
 });

@@ -135,4 +135,9 @@ export const HY_V3: Family = {
   gguf: { writeKv: writeHyV3Kv, unsupported, made: expertBias, moeLayers: mlpLayerTypes },
   ggufReadBackRefusal:
     "aprkit does not read a Hy3 GGUF back into Hugging Face's layout (its router bias is renamed without a suffix, experts stacked); --keep-names keeps its GGUF tensors",
+  // No hash names Hy3's tokenizer, but Tencent's own GGUF of Hy-MT2-30B-A3B,
+  // a hy_v3 model with Hy3's 120832-token vocabulary and EOS, carries
+  // hunyuan-dense (Hunyuan-4B's hash): DeepSeek-V3's steps, which llama.cpp
+  // runs alike under that name (tests/testdata/tokenizers/pre_tokenizers/README.md).
+  preTokenizer: "hunyuan-dense",
 };

@@ -175,4 +175,7 @@ export const HY_V4: Family = {
   ggufReadBackRefusal:
     "aprkit does not read a Hy4 GGUF back into Hugging Face's layout (its kv_b_proj is split and " +
     "transposed per head, experts stacked); --keep-names keeps its GGUF tensors",
+  // The converter names tencent/Hy4-preview's tokenizer hy_v4 by its hash
+  // (DeepSeek-V3's steps, which llama.cpp runs alike under that name).
+  preTokenizer: "hy_v4",
 };

@@ -133,7 +133,9 @@ export const LAGUNA: Family = {
   },
   hfArchitectures: ["LagunaForCausalLM"],
   // poolside/Laguna-XS.2's hash: newline runs split off in custom code, then
-  // Qwen2's regex (tests/testdata/tokenizers/pre_tokenizers/README.md, "Families").
+  // Qwen2's regex. The published steps are recognised as laguna (the table's
+  // entry); another spelling is refused naming it
+  // (tests/testdata/tokenizers/pre_tokenizers/README.md, "Families").
   customPreTokenizer: "laguna",
   hfModelTypes: ["laguna"],
   ggufArchitecture: "laguna",

@@ -226,7 +226,10 @@ export const NEMOTRON_H: Family = {
   addBosToken: true,
   // The published tokenizer (131072 tokens, Mistral's) hashes as
   // mistral-community/pixtral-12b's: `pixtral`, which llama.cpp runs with
-  // Llama 3's regex and ignore_merges (aprkit's `llama-bpe`).
+  // Llama 3's regex and ignore_merges (aprkit's `llama-bpe`), so only a file
+  // with those steps is renamed. Nemotron 3's own has Tekken's steps, which
+  // aprkit writes `tekken` (llama.cpp splits them as transformers does only
+  // under that name).
   preTokenizer: "pixtral",
   permutesQk: true,
   tiedByDefault: false,

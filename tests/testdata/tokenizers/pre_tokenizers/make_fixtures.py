@@ -48,6 +48,7 @@ VOCAB = {
     "exaone-moe": ("qwen2", False),
     "minicpm5": ("qwen2", False),
     "ufakzeka": ("qwen2", False),
+    "laguna": ("qwen2", False),
     "bloom": ("gpt-2", False),
     "viking": ("gpt-2", False),
     "olmo": ("mpt", True),
@@ -58,7 +59,19 @@ VOCAB = {
     "falcon": ("falcon", True),
     "deepseek-llm": ("deepseek-llm", True),
     "deepseek-coder": ("deepseek-coder", True),
+    # The entry's Split spelled as tiktoken's conversions spell it (keep the matches, remove
+    # the rest): Xenova/gpt-4 and gpt-4o, phi-4, OLMo 3, Granite 4.1, MiniMax-M2.5.
+    "smaug-bpe@inverted": ("llama-bpe", False),
+    "gpt-4o@inverted": ("llama-bpe", False),
 }
+
+
+def inverted(pre: dict) -> dict:
+    """The pre-tokenizer with each Split keeping its matches and removing the rest."""
+    steps = pre["pretokenizers"] if pre.get("type") == "Sequence" else [pre]
+    steps = [dict(s, behavior="Removed", invert=True) if s["type"] == "Split" else s
+             for s in steps]
+    return {"type": "Sequence", "pretokenizers": steps}
 
 
 def table() -> dict:
@@ -176,6 +189,8 @@ def main() -> None:
         if only and key not in only:
             continue
         entry = entries[key.split("@")[0]]
+        if key.endswith("@inverted"):
+            entry = dict(entry, preTokenizer=inverted(entry["preTokenizer"]))
         gguf = models / f"ggml-vocab-{vocab_name}.gguf"
         if gguf not in vocabularies:
             vocabularies[gguf] = read_vocab(gguf)
@@ -186,6 +201,10 @@ def main() -> None:
         tj = tokenizer_json(tokens, merges, types, entry)
         tok, encodings = encode_all(tj, texts)
         ids = [e.ids for e in encodings]
+        if key.endswith("@inverted"):
+            # The same ids as the entry's own spelling: the regex leaves nothing between matches.
+            plain = tokenizer_json(tokens, merges, types, entries[key.split("@")[0]])
+            assert [e.ids for e in encode_all(plain, texts)[1]] == ids, key
         check = None
         if own:
             out = (models / f"ggml-vocab-{vocab_name}.gguf.out").read_text().split("\n")
