@@ -31,7 +31,7 @@ function layers(w: KvWriter): number {
 
 /** The query heads of each layer (`num_attention_heads_per_layer`, else the one count). */
 function headsPerLayer(w: KvWriter): number[] {
-  const heads = w.hparams["num_attention_heads_per_layer"];
+  const heads = w.find("num_attention_heads_per_layer");
   if (Array.isArray(heads) && heads.length > 0) return heads as number[];
   return Array.from({ length: layers(w) }, () => w.need("num_attention_heads"));
 }
