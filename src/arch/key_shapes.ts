@@ -87,6 +87,9 @@ interface Ssm {
   readonly state: number | undefined;
   readonly rank: number | undefined;
   readonly groups: number | undefined;
+  /** Kimi's delta attention: each head's width (`kda.head_dim`) and the heads (`attention.head_count`). */
+  readonly kdaHead?: number | undefined;
+  readonly heads?: number | undefined;
 }
 
 const count = (v: unknown): number | undefined =>
@@ -102,10 +105,7 @@ function ssmShape(layout: SsmLayout, kind: string, suffix: string, s: Ssm): Axis
   const H = "embedding_length", C = "ssm.conv_kernel", I = "ssm.inner_size";
   const S = "ssm.state_size", R = "ssm.time_step_rank", G = "ssm.group_count";
   const bias = suffix === ".bias";
-  if (layout === "kda") {
-    // Each of q, k, v has its own depthwise kernel: only the kernel is a key.
-    return kind.startsWith("SSM_CONV1D_") && !bias ? [undefined, axis(s.conv, C)] : undefined;
-  }
+  if (layout === "kda") return kdaShape(kind, bias, s);
   if (layout === "mamba") {
     const inner = axis(s.inner, I);
     switch (kind) {
@@ -155,6 +155,46 @@ function ssmShape(layout: SsmLayout, kind: string, suffix: string, s: Ssm): Axis
         : undefined;
     case "SSM_OUT":
       return bias ? undefined : [axis(s.hidden, H), axis(s.inner, I)];
+  }
+  return undefined;
+}
+
+/**
+ * Kimi's delta-attention layers as llama.cpp's kimi-linear loads them: q, k
+ * and v (and their depthwise kernels, `ssm.conv_kernel` long) and the
+ * output `attention.head_count` × `kda.head_dim` wide, the decay and gate
+ * projections through `kda.head_dim`, one β and A per head.
+ */
+function kdaShape(kind: string, bias: boolean, s: Ssm): Axis[] | undefined {
+  const D = "kda.head_dim", HC = "attention.head_count";
+  const head = axis(s.kdaHead, D);
+  const width = axis(s.kdaHead && s.heads && s.kdaHead * s.heads, D, HC);
+  const hidden = axis(s.hidden, "embedding_length");
+  switch (kind) {
+    case "SSM_CONV1D_Q":
+    case "SSM_CONV1D_K":
+    case "SSM_CONV1D_V":
+      return bias ? undefined : [width, axis(s.conv, "ssm.conv_kernel")];
+    case "ATTN_Q":
+    case "ATTN_K":
+    case "ATTN_V":
+      return bias ? undefined : [width, hidden];
+    case "ATTN_OUT":
+      return bias ? undefined : [hidden, width];
+    case "SSM_F_A":
+    case "SSM_G_A":
+      return [head, hidden];
+    case "SSM_F_B":
+    case "SSM_G_B":
+      return [width, head];
+    case "SSM_BETA":
+      return [axis(s.heads, HC), hidden];
+    case "SSM_A":
+      return [axis(s.heads, HC)];
+    case "SSM_DT":
+      return bias ? [width] : undefined;
+    case "SSM_NORM":
+      return [head];
   }
   return undefined;
 }
@@ -516,6 +556,8 @@ export function keyShapeProblem(
     state: key("ssm.state_size"),
     rank: key("ssm.time_step_rank"),
     groups: key("ssm.group_count"),
+    kdaHead: key("kda.head_dim"),
+    heads: key("attention.head_count"),
   };
   const hidden = axis(ssm.hidden, "embedding_length");
   const cache = axis(key("shortconv.l_cache"), "shortconv.l_cache");
@@ -608,6 +650,9 @@ export function keyShapeProblem(
       )
       : GATED_QUERY.has(arch) && t.kind.startsWith("ATTN_")
       ? gatedAttentionShape(t.kind, t.suffix, hidden, heads, kvOf(t.block), head)
+      : layout === "kda" && t.kind.startsWith("ATTN_")
+      // Kimi-Linear: the MLA layers' other attention tensors are sized by the common check.
+      ? (mlaBlocks.has(t.block) ? undefined : ssmShape(layout, t.kind, t.suffix, ssm))
       : perLayerHeads && t.kind.startsWith("ATTN_")
       ? perLayerHeadsShape(
         t.kind,

@@ -312,7 +312,7 @@ Deno.test("model shape: each converter GGUF with state-space layers, a short con
   let checked = 0;
   for (const m of MANIFESTS) {
     const kv = (k: string) => m.kv.get(k);
-    for (const key of ["ssm.conv_kernel", "ssm.state_size", "shortconv.l_cache"]) {
+    for (const key of ["ssm.conv_kernel", "ssm.state_size", "shortconv.l_cache", "kda.head_dim"]) {
       const value = m.kv.get(`${m.arch}.${key}`);
       if (typeof value !== "number") continue;
       const off = (k: string) => k === `${m.arch}.${key}` ? value + 1 : kv(k);

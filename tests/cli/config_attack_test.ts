@@ -683,6 +683,21 @@ const WRONG: Wrong[] = [
     error:
       /layer 3: no entry in laguna\.attention\.head_count \[4,2,4\] from config\.json's num_attention_heads_per_layer, though laguna\.block_count 4 from config\.json's num_hidden_layers counts it/,
   },
+  // The KV heads and head size, which the common check left to the per-layer query heads.
+  {
+    fixture: "families/hf/laguna",
+    at: ["num_key_value_heads"],
+    value: 3,
+    error:
+      /layers\.0\.self_attn\.k_proj\.weight": shape \[32, 64\], expected \[48, 64\] \(laguna\.attention\.head_count_kv 3 from config\.json's num_key_value_heads; laguna\.attention\.key_length 16 from config\.json's head_dim\)/,
+  },
+  {
+    fixture: "families/hf/laguna",
+    at: ["head_dim"],
+    value: 15,
+    error:
+      /k_proj\.weight": shape \[32, 64\], expected \[30, 64\] .*key_length 15 from config\.json's head_dim/,
+  },
   // MiMo-V2's sliding layers (twice the KV heads) moved in the pattern the converter
   // writes and in the one transformers reads alike: layer 4's K is a sliding layer's.
   {
@@ -715,6 +730,14 @@ const WRONG: Wrong[] = [
     value: 25,
     error:
       /layers\.1\.self_attn\.q_proj\.weight": shape \[96, 64\], expected \[100, 64\] \(.*kimi-linear\.attention\.key_length_mla 25 from config\.json's qk_head_dim 25\)/,
+  },
+  // Kimi-Linear's delta-attention layers by kda.head_dim × heads (only the kernel was sized).
+  {
+    fixture: "families/hf/kimi-linear",
+    at: ["linear_attn_config", "head_dim"],
+    value: 15,
+    error:
+      /layers\.0\.self_attn\.dt_bias": shape \[64\], expected \[60\] \(kimi-linear\.kda\.head_dim 15 from config\.json's linear_attn_config\.head_dim; kimi-linear\.attention\.head_count 4 from config\.json's num_attention_heads\)/,
   },
   // The converter writes no feed_forward_length without a width, left out or null.
   {

@@ -103,6 +103,21 @@ function unsupported(w: KvWriter): string | undefined {
     );
   }
   const swa = w.rope["sliding_attention"] as Record<string, unknown> | undefined;
+  // More rotated dimensions than a head has: transformers cannot apply them, and
+  // llama.cpp (which checks no bound for laguna) would rotate past the head.
+  for (
+    const [kind, rope] of [["full_attention", w.fullRope], ["sliding_attention", swa]] as const
+  ) {
+    if (rope == null) continue;
+    const dims = ropeDims(w, rope);
+    if (!(dims > 0 && dims <= w.need("head_dim"))) {
+      return why(
+        `rope_parameters.${kind}.partial_rotary_factor ` +
+          `${JSON.stringify(rope["partial_rotary_factor"])}, ${dims} rotated dimensions of a ` +
+          `${w.need("head_dim")}-wide head`,
+      );
+    }
+  }
   const swaType = swa?.["rope_type"] ?? "default";
   if (types.includes("sliding_attention") && swaType !== "default") {
     return why(
