@@ -5,11 +5,12 @@
  * the `{arch}.*` keys llama.cpp sizes them by when it loads them (its
  * `llama-model.cpp` `create_tensor` calls): a state-space layer's
  * convolution, state and heads, a short convolution's cache, attention
- * whose head counts are per-layer lists, and which layers attend. A Hugging Face checkpoint is checked against the keys its
- * family writes from `config.json`, so a config value that is in range but
- * wrong (`linear_conv_kernel_dim: 5` beside 4-wide kernels, a `layer_types`
- * that moves the attention layer) is refused before a file llama.cpp would
- * refuse to load, or would run as another model, is written.
+ * whose head counts are per-layer lists, and which layers attend. A Hugging
+ * Face checkpoint is checked against the keys its family writes from
+ * `config.json`, so a config value that is in range but wrong
+ * (`linear_conv_kernel_dim: 5` beside 4-wide kernels, a `layer_types` that
+ * moves the attention layer) is refused before a file llama.cpp would refuse
+ * to load, or would run as another model, is written.
  *
  * Shapes are compared without their unit axes: a checkpoint's depthwise
  * kernel `[channels, 1, kernel]` and Mamba-2's per-head `A` `[heads]` are
