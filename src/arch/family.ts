@@ -95,6 +95,12 @@ export interface LayerTensors {
   /** A layer with it and one without, for the message (`two LayerNorms`, `one`). */
   readonly with: string;
   readonly without: string;
+  /**
+   * Per layer, the rows transformers builds it with, where llama.cpp reads
+   * its width off the tensor (Laguna's attention gate: per head or per
+   * element, by `gating`).
+   */
+  readonly rows?: readonly number[];
 }
 
 /** A tensor a family adds for GGUF (e.g. `rope_freqs.weight`), made from the config alone. */
@@ -326,7 +332,8 @@ export interface GgufSupport {
   /**
    * Which layers transformers builds with a tensor that llama.cpp loads
    * when the file has it (Falcon's second LayerNorm, `ln_attn`, by
-   * `num_ln_in_parallel_attn`): the shape check finds one in exactly those.
+   * `num_ln_in_parallel_attn`), and with how many rows where llama.cpp reads
+   * them off the tensor: the shape check finds one in exactly those, so wide.
    *
    * @param hparams The model's `config.json` (`text_config` merged in).
    */

@@ -881,6 +881,15 @@ function layerTensorProblem(
   const none = layers.tensor.replace(/^an? /, "no ");
   for (let b = 0; b < Math.min(required, layers.has.length); b++) {
     const t = found.get(b);
+    const rows = layers.rows?.[b];
+    if (t !== undefined && rows !== undefined && t.shape[0] !== rows) {
+      return {
+        tensor: t.name,
+        ...t.file === undefined ? {} : { file: t.file },
+        reason: `shape ${fmt(t.shape)}, expected ${fmt([rows, ...t.shape.slice(1)])} ` +
+          `(config.json's ${layers.from})`,
+      };
+    }
     if ((t !== undefined) === layers.has[b]) continue;
     return t !== undefined
       ? {

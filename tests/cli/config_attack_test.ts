@@ -698,6 +698,15 @@ const WRONG: Wrong[] = [
     error:
       /k_proj\.weight": shape \[32, 64\], expected \[30, 64\] .*key_length 15 from config\.json's head_dim/,
   },
+  // Laguna's attention gate per element where the tensors have one row per head (llama.cpp
+  // takes either width off the tensor; transformers builds the config's).
+  {
+    fixture: "families/hf/laguna",
+    at: ["gating"],
+    value: "per-element",
+    error:
+      /layers\.0\.self_attn\.g_proj\.weight": shape \[4, 64\], expected \[64, 64\] \(config\.json's gating "per-element", num_attention_heads_per_layer \[4,2,4,4\], head_dim 16\)/,
+  },
   // MiMo-V2's sliding layers (twice the KV heads) moved in the pattern the converter
   // writes and in the one transformers reads alike: layer 4's K is a sliding layer's.
   {
