@@ -74,6 +74,35 @@ export interface MoeLayers {
   readonly from: string;
 }
 
+/**
+ * The layers a config gives a tensor of one kind, where llama.cpp tells
+ * them by their tensors ({@linkcode GgufSupport.layerTensors}).
+ */
+export interface LayerTensors {
+  /** gguf-py's `MODEL_TENSOR` name of the tensor (`ATTN_NORM_2`). */
+  readonly kind: string;
+  /**
+   * The kind a layer has in its place (`ATTN_NORM`): a checkpoint with
+   * neither is a fragment, not judged by them.
+   */
+  readonly instead: string;
+  /** Per layer: whether it has one. */
+  readonly has: readonly boolean[];
+  /** The fields that say so, with their values, for the message. */
+  readonly from: string;
+  /** The tensor with its article, for the message (`a second LayerNorm (ln_attn)`). */
+  readonly tensor: string;
+  /** A layer with it and one without, for the message (`two LayerNorms`, `one`). */
+  readonly with: string;
+  readonly without: string;
+  /**
+   * Per layer, the rows transformers builds it with, where llama.cpp reads
+   * its width off the tensor (Laguna's attention gate: per head or per
+   * element, by `gating`).
+   */
+  readonly rows?: readonly number[];
+}
+
 /** A tensor a family adds for GGUF (e.g. `rope_freqs.weight`), made from the config alone. */
 export interface GeneratedTensor {
   /** GGUF name. */
@@ -300,6 +329,15 @@ export interface GgufSupport {
    * @param hparams The model's `config.json` (`text_config` merged in).
    */
   moeLayers?(hparams: Readonly<Record<string, unknown>>): MoeLayers | undefined;
+  /**
+   * Which layers transformers builds with a tensor that llama.cpp loads
+   * when the file has it (Falcon's second LayerNorm, `ln_attn`, by
+   * `num_ln_in_parallel_attn`), and with how many rows where llama.cpp reads
+   * them off the tensor: the shape check finds one in exactly those, so wide.
+   *
+   * @param hparams The model's `config.json` (`text_config` merged in).
+   */
+  layerTensors?(hparams: Readonly<Record<string, unknown>>): LayerTensors | undefined;
   /**
    * The checkpoint name the converter maps, where it renames before mapping
    * (Gemma 3n's `…_scale` parameters read as `…_scale.weight`).

@@ -4,12 +4,13 @@
  * The tensors the common shape check names only (`model_shape.ts`), against
  * the `{arch}.*` keys llama.cpp sizes them by when it loads them (its
  * `llama-model.cpp` `create_tensor` calls): a state-space layer's
- * convolution, state and heads, a short convolution's cache, and which
- * layers attend. A Hugging Face checkpoint is checked against the keys its
- * family writes from `config.json`, so a config value that is in range but
- * wrong (`linear_conv_kernel_dim: 5` beside 4-wide kernels, a `layer_types`
- * that moves the attention layer) is refused before a file llama.cpp would
- * refuse to load, or would run as another model, is written.
+ * convolution, state and heads, a short convolution's cache, attention
+ * whose head counts are per-layer lists, and which layers attend. A Hugging
+ * Face checkpoint is checked against the keys its family writes from
+ * `config.json`, so a config value that is in range but wrong
+ * (`linear_conv_kernel_dim: 5` beside 4-wide kernels, a `layer_types` that
+ * moves the attention layer) is refused before a file llama.cpp would refuse
+ * to load, or would run as another model, is written.
  *
  * Shapes are compared without their unit axes: a checkpoint's depthwise
  * kernel `[channels, 1, kernel]` and Mamba-2's per-head `A` `[heads]` are
@@ -87,6 +88,9 @@ interface Ssm {
   readonly state: number | undefined;
   readonly rank: number | undefined;
   readonly groups: number | undefined;
+  /** Kimi's delta attention: each head's width (`kda.head_dim`) and the heads (`attention.head_count`). */
+  readonly kdaHead?: number | undefined;
+  readonly heads?: number | undefined;
 }
 
 const count = (v: unknown): number | undefined =>
@@ -102,10 +106,7 @@ function ssmShape(layout: SsmLayout, kind: string, suffix: string, s: Ssm): Axis
   const H = "embedding_length", C = "ssm.conv_kernel", I = "ssm.inner_size";
   const S = "ssm.state_size", R = "ssm.time_step_rank", G = "ssm.group_count";
   const bias = suffix === ".bias";
-  if (layout === "kda") {
-    // Each of q, k, v has its own depthwise kernel: only the kernel is a key.
-    return kind.startsWith("SSM_CONV1D_") && !bias ? [undefined, axis(s.conv, C)] : undefined;
-  }
+  if (layout === "kda") return kdaShape(kind, bias, s);
   if (layout === "mamba") {
     const inner = axis(s.inner, I);
     switch (kind) {
@@ -155,6 +156,46 @@ function ssmShape(layout: SsmLayout, kind: string, suffix: string, s: Ssm): Axis
         : undefined;
     case "SSM_OUT":
       return bias ? undefined : [axis(s.hidden, H), axis(s.inner, I)];
+  }
+  return undefined;
+}
+
+/**
+ * Kimi's delta-attention layers as llama.cpp's kimi-linear loads them: q, k
+ * and v (and their depthwise kernels, `ssm.conv_kernel` long) and the
+ * output `attention.head_count` × `kda.head_dim` wide, the decay and gate
+ * projections through `kda.head_dim`, one β and A per head.
+ */
+function kdaShape(kind: string, bias: boolean, s: Ssm): Axis[] | undefined {
+  const D = "kda.head_dim", HC = "attention.head_count";
+  const head = axis(s.kdaHead, D);
+  const width = axis(s.kdaHead && s.heads && s.kdaHead * s.heads, D, HC);
+  const hidden = axis(s.hidden, "embedding_length");
+  switch (kind) {
+    case "SSM_CONV1D_Q":
+    case "SSM_CONV1D_K":
+    case "SSM_CONV1D_V":
+      return bias ? undefined : [width, axis(s.conv, "ssm.conv_kernel")];
+    case "ATTN_Q":
+    case "ATTN_K":
+    case "ATTN_V":
+      return bias ? undefined : [width, hidden];
+    case "ATTN_OUT":
+      return bias ? undefined : [hidden, width];
+    case "SSM_F_A":
+    case "SSM_G_A":
+      return [head, hidden];
+    case "SSM_F_B":
+    case "SSM_G_B":
+      return [width, head];
+    case "SSM_BETA":
+      return [axis(s.heads, HC), hidden];
+    case "SSM_A":
+      return [axis(s.heads, HC)];
+    case "SSM_DT":
+      return bias ? [width] : undefined;
+    case "SSM_NORM":
+      return [head];
   }
   return undefined;
 }
@@ -266,6 +307,44 @@ function mlaShape(
       return [axis(qRank, Q)];
     case "ATTN_Q_B":
       return [axis(n && qk && n * qk.n, HC, ...qk?.keys ?? []), axis(qRank, Q)];
+    // Without a low-rank query (q_lora_rank null: DeepSeek-V2-Lite, Kimi-Linear), each
+    // head's query (nope + rope) straight from the residual stream.
+    case "ATTN_Q":
+      return [axis(n && qk && n * qk.n, HC, ...qk?.keys ?? []), hidden];
+  }
+  return undefined;
+}
+
+/**
+ * Attention whose head counts are given per layer (Laguna's query heads,
+ * MiMo-V2's KV heads, twice as many in its sliding layers), which the
+ * common check, reading one count, leaves: llama.cpp loads each layer's Q
+ * as its heads × `key_length` rows, K and V as its KV heads ×
+ * `key_length` / `value_length`, and the output as heads × `value_length`
+ * columns. A layer of no KV heads (a hybrid's recurrent one) is not an
+ * attention layer here ({@linkcode layerPatternProblem} judges those).
+ */
+function perLayerHeadsShape(
+  kind: string,
+  suffix: string,
+  hidden: Axis,
+  heads: Axis,
+  kv: Axis,
+  keyLength: Axis,
+  valueLength: Axis,
+): Axis[] | undefined {
+  if (suffix !== ".weight" || kv === undefined || keyLength === undefined) return undefined;
+  const times = (a: Axis, b: Axis) => a && b && axis(a.n * b.n, ...a.keys, ...b.keys);
+  const value = valueLength ?? keyLength;
+  switch (kind) {
+    case "ATTN_Q":
+      return [times(heads, keyLength), hidden];
+    case "ATTN_K":
+      return [times(kv, keyLength), hidden];
+    case "ATTN_V":
+      return [times(kv, value), hidden];
+    case "ATTN_OUT":
+      return [hidden, times(heads, value)];
   }
   return undefined;
 }
@@ -478,6 +557,8 @@ export function keyShapeProblem(
     state: key("ssm.state_size"),
     rank: key("ssm.time_step_rank"),
     groups: key("ssm.group_count"),
+    kdaHead: key("kda.head_dim"),
+    heads: key("attention.head_count"),
   };
   const hidden = axis(ssm.hidden, "embedding_length");
   const cache = axis(key("shortconv.l_cache"), "shortconv.l_cache");
@@ -485,6 +566,9 @@ export function keyShapeProblem(
   const kvList = keys.value(`${arch}.attention.head_count_kv`);
   const kvOf = (block: number | undefined) =>
     Array.isArray(kvList) ? count(kvList[block ?? -1]) : count(kvList);
+  const headsList = keys.value(`${arch}.attention.head_count`);
+  const headsOf = (block: number | undefined) =>
+    Array.isArray(headsList) ? count(headsList[block ?? -1]) : heads;
   const head = key("attention.key_length");
   const ffList = keys.value(`${arch}.feed_forward_length`);
 
@@ -535,6 +619,11 @@ export function keyShapeProblem(
       "feed_forward_length",
     ),
   });
+  // MLA's layers (Kimi-Linear's others are delta attention, with a query of their own).
+  const mlaBlocks = new Set(tensors.filter((t) => t.kind === "ATTN_KV_A_MQA").map((t) => t.block));
+  // Head counts given per layer, outside MLA (whose heads mlaShape reads).
+  const perLayerHeads = kvRank === undefined &&
+    (Array.isArray(headsList) || Array.isArray(kvList));
   for (const t of tensors) {
     if (t.kind === undefined || t.packed === true) continue;
     // Dense models too where the common check leaves the width (GLM's fused gate and up).
@@ -545,7 +634,9 @@ export function keyShapeProblem(
       ? gemma4Shape(t.kind, t.suffix, t.block, gemma4)
       : ffn
       ? ffnDownShape(t.kind, t.suffix, widths(t.block))
-      : kvRank !== undefined && /^ATTN_(KV_A|KV_B|Q_A|Q_B)/.test(t.kind)
+      : kvRank !== undefined &&
+          (/^ATTN_(KV_A|KV_B|Q_A|Q_B)/.test(t.kind) ||
+            t.kind === "ATTN_Q" && mlaBlocks.has(t.block))
       ? mlaShape(t.kind, t.suffix, hidden, kvRank, qRank, rope, mlaHeads)
       : t.kind === "ATTN_QKV" && regularHeads && layout === undefined
       ? fusedQkvShape(
@@ -560,6 +651,19 @@ export function keyShapeProblem(
       )
       : GATED_QUERY.has(arch) && t.kind.startsWith("ATTN_")
       ? gatedAttentionShape(t.kind, t.suffix, hidden, heads, kvOf(t.block), head)
+      : layout === "kda" && t.kind.startsWith("ATTN_")
+      // Kimi-Linear: the MLA layers' other attention tensors are sized by the common check.
+      ? (mlaBlocks.has(t.block) ? undefined : ssmShape(layout, t.kind, t.suffix, ssm))
+      : perLayerHeads && t.kind.startsWith("ATTN_")
+      ? perLayerHeadsShape(
+        t.kind,
+        t.suffix,
+        hidden,
+        axis(headsOf(t.block), "attention.head_count"),
+        axis(kvOf(t.block), "attention.head_count_kv"),
+        axis(head, "attention.key_length"),
+        axis(key("attention.value_length"), "attention.value_length"),
+      )
       : layout !== undefined
       ? ssmShape(layout, t.kind, t.suffix, ssm)
       : shortConvShape(t.kind, t.suffix, hidden, cache);
@@ -589,7 +693,8 @@ export function keyShapeProblem(
       })`,
     };
   }
-  return layerPatternProblem(arch, keys, tensors, layers) ??
+  return perLayerListProblem(arch, keys) ??
+    layerPatternProblem(arch, keys, tensors, layers) ??
     leadingDenseProblem(arch, keys, tensors, layers) ??
     (gemma4 === undefined ? undefined : perLayerInputProblem(arch, keys, tensors));
 }
@@ -652,6 +757,37 @@ function leadingDenseProblem(
         reason: `an expert router in layer ${b}, which ${by} makes a dense layer`,
       }
       : { tensor: `layer ${b}`, reason: `no expert router, though ${by} makes it a MoE layer` };
+  }
+  return undefined;
+}
+
+/** The head counts llama.cpp reads one per layer when given as a list (`get_key_or_arr`). */
+const PER_LAYER_LISTS = ["attention.head_count", "attention.head_count_kv"];
+
+/**
+ * A per-layer head count list of another length than `block_count`, which
+ * llama.cpp refuses to load ("wrong array length") and transformers
+ * refuses to build (Laguna's `num_attention_heads_per_layer` one short was
+ * written with exit 0).
+ */
+function perLayerListProblem(arch: string, keys: Keys): KeyShapeProblem | undefined {
+  const blocks = count(keys.value(`${arch}.block_count`));
+  if (blocks === undefined) return undefined;
+  for (const k of PER_LAYER_LISTS) {
+    const list = keys.value(`${arch}.${k}`);
+    if (!Array.isArray(list) || list.length === blocks) continue;
+    const by = said(arch, keys, [k]);
+    const layers = said(arch, keys, ["block_count"]);
+    return list.length < blocks
+      ? {
+        tensor: `layer ${list.length}`,
+        reason: `no entry in ${by}, though ${layers} counts it (llama.cpp reads one per layer)`,
+      }
+      : {
+        tensor: `layer ${blocks}`,
+        reason: `an entry in ${by}, though ${layers} counts no such layer (llama.cpp reads ` +
+          `one per layer)`,
+      };
   }
   return undefined;
 }

@@ -20,7 +20,7 @@
  */
 
 import type { TensorInfo } from "../tensor.ts";
-import type { Family, MadeTensor, MoeLayers } from "./family.ts";
+import type { Family, LayerTensors, MadeTensor, MoeLayers } from "./family.ts";
 import { ggufTensorKind } from "./gguf_tensors.ts";
 import { keptNvfp4Tensors } from "./kept_blocks.ts";
 import { type Keys, keyShapeProblem } from "./key_shapes.ts";
@@ -701,10 +701,10 @@ export function hfShapeProblem(
     : typeof h["num_nextn_predict_layers"] === "number"
     ? Math.max(0, h["num_nextn_predict_layers"] as number)
     : 0;
-  // Laguna's query heads vary by layer (num_attention_heads_per_layer): no one count to check.
-  const perLayer = h["num_attention_heads_per_layer"];
+  // Laguna's query heads are given per layer (num_attention_heads_per_layer): checked
+  // by the key they make (key_shapes.ts), which names them, not by num_attention_heads.
   const headsKey = sizeOf(h, SIZE_KEYS.heads);
-  const heads = Array.isArray(perLayer) && new Set(perLayer).size > 1 ? undefined : headsKey?.value;
+  const heads = Array.isArray(h["num_attention_heads_per_layer"]) ? undefined : headsKey?.value;
   const widthKey = family.hfWidthKeys?.intermediate_size ?? "intermediate_size";
   const vocabKey = ["vocab_size", "n_vocab"].find((k) => num(h[k]) !== undefined) ?? "vocab_size";
   const expertsKey =
@@ -803,6 +803,7 @@ export function hfShapeProblem(
     : byKeys(keys) ?? impliedProblem(family, h, keys, byKeys)) ??
     (keys === undefined ? undefined : unsizedFfn(arch, keys, kinded, widthKey, h)) ??
     moeLayerProblem(family.gguf?.moeLayers?.(h), kinded, d.required) ??
+    layerTensorProblem(family.gguf?.layerTensors?.(h), kinded, d.required) ??
     tokenTypesProblem(kinded, num(h["type_vocab_size"]), "config.json: type_vocab_size") ??
     unknownBlockTensor(family, config, kinded, made);
 }
@@ -843,24 +844,63 @@ function moeLayerProblem(
   required: number,
 ): ShapeProblem | undefined {
   if (layers === undefined) return undefined;
-  const routers = new Map<number, ShapedTensor>();
+  return layerTensorProblem(
+    {
+      kind: "FFN_GATE_INP",
+      // A checkpoint fragment without its routers is not judged by them.
+      instead: "FFN_GATE_INP",
+      has: layers.moe,
+      from: layers.from,
+      tensor: "an expert router",
+      with: "a MoE layer",
+      without: "dense",
+    },
+    kinded,
+    required,
+  );
+}
+
+/**
+ * A tensor of a kind in a layer the config builds without it, or none in
+ * one it builds with it ({@linkcode Family.gguf}'s `layerTensors`).
+ */
+function layerTensorProblem(
+  layers: LayerTensors | undefined,
+  kinded: readonly Kinded[],
+  required: number,
+): ShapeProblem | undefined {
+  if (layers === undefined) return undefined;
+  const found = new Map<number, ShapedTensor>();
+  let fragment = true;
   for (const k of kinded) {
-    if (k.kind === "FFN_GATE_INP" && k.block !== undefined) routers.set(k.block, k.t);
+    if (k.block === undefined) continue;
+    if (k.kind === layers.kind) found.set(k.block, k.t);
+    if (k.kind === layers.kind || k.kind === layers.instead) fragment = false;
   }
-  // A checkpoint fragment without its routers is not judged by them.
-  if (routers.size === 0) return undefined;
-  for (let b = 0; b < Math.min(required, layers.moe.length); b++) {
-    const router = routers.get(b);
-    if ((router !== undefined) === layers.moe[b]) continue;
-    return router !== undefined
+  if (fragment) return undefined;
+  const none = layers.tensor.replace(/^an? /, "no ");
+  for (let b = 0; b < Math.min(required, layers.has.length); b++) {
+    const t = found.get(b);
+    const rows = layers.rows?.[b];
+    if (t !== undefined && rows !== undefined && t.shape[0] !== rows) {
+      return {
+        tensor: t.name,
+        ...t.file === undefined ? {} : { file: t.file },
+        reason: `shape ${fmt(t.shape)}, expected ${fmt([rows, ...t.shape.slice(1)])} ` +
+          `(config.json's ${layers.from})`,
+      };
+    }
+    if ((t !== undefined) === layers.has[b]) continue;
+    return t !== undefined
       ? {
-        tensor: router.name,
-        ...router.file === undefined ? {} : { file: router.file },
-        reason: `an expert router in layer ${b}, which config.json's ${layers.from} makes dense`,
+        tensor: t.name,
+        ...t.file === undefined ? {} : { file: t.file },
+        reason: `${layers.tensor} in layer ${b}, which config.json's ${layers.from} makes ` +
+          layers.without,
       }
       : {
         tensor: `layer ${b}`,
-        reason: `no expert router, though config.json's ${layers.from} makes it a MoE layer`,
+        reason: `${none}, though config.json's ${layers.from} makes it ${layers.with}`,
       };
   }
   return undefined;

@@ -27,6 +27,13 @@ Deno.test("falcon: what llama.cpp's falcon cannot run as transformers does is re
   assert.match(falconRefusal({ bias: true })!, /bias true/);
   assert.match(falconRefusal({ parallel_attn: false })!, /parallel_attn false/);
   assert.match(falconRefusal({ ffn_hidden_size: 128 })!, /ffn_hidden_size 128.*256/);
+  // transformers knows one LayerNorm or two (the tensors say which: model_shape.ts).
+  assert.equal(falconRefusal({ num_ln_in_parallel_attn: 1 }), undefined);
+  assert.equal(falconRefusal({ num_ln_in_parallel_attn: null }), undefined);
+  assert.match(
+    falconRefusal({ num_ln_in_parallel_attn: 3 })!,
+    /num_ln_in_parallel_attn 3; transformers' Falcon builds one LayerNorm \(1\) or two \(2\)/,
+  );
   assert.match(
     falconRefusal({ rope_parameters: { rope_type: "default", rope_theta: 5e5 } })!,
     /rope_theta 500000/,

@@ -39,4 +39,17 @@ Deno.test("laguna: a config llama.cpp would not run as transformers does is refu
     })!,
     /rope_type "linear" for sliding_attention/,
   );
+  // More rotated dimensions than the 16-wide head has, or none.
+  const shares: [string, number, RegExp][] = [
+    [
+      "sliding_attention",
+      2,
+      /sliding_attention\.partial_rotary_factor 2, 32 rotated dimensions of a 16-wide head/,
+    ],
+    ["full_attention", 0.01, /full_attention\.partial_rotary_factor 0\.01, 0 rotated dimensions/],
+  ];
+  for (const [kind, share, want] of shares) {
+    const rope = { ...ROPE, [kind]: { ...ROPE[kind], partial_rotary_factor: share } };
+    assert.match(refusal({ rope_parameters: rope })!, want);
+  }
 });

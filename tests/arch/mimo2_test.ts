@@ -37,6 +37,10 @@ Deno.test("mimo2: a config llama.cpp would not run as transformers does is refus
     // transformers ignores hybrid_layer_pattern: it computes its default layer_types.
     [{ hybrid_layer_pattern: [0, 1, 1, 1, 1, 1] }, /hybrid_layer_pattern \[0,1,1,1,1,1\]/],
     [{ hybrid_layer_pattern: [0, 1, 1] }, /hybrid_layer_pattern/],
+    // Neither full (0) nor sliding (1): the converter gives it the full layers' KV heads
+    // (== 1), llama.cpp slides it (non-zero); transformers' layer_types agree on "full".
+    [{ hybrid_layer_pattern: [0, 1, 1, 1, 1, 2] }, /whose layer 5 is 2, neither 0/],
+    [{ hybrid_layer_pattern: [0, 1, 1, 1, 1, -1] }, /whose layer 5 is -1/],
     // …or the layer_types config.json gives it.
     [{ layer_types: Array(6).fill("full_attention") }, /layer_types \["full_attention"/],
     // transformers ignores rope_theta, swa_rope_theta and partial_rotary_factor (its

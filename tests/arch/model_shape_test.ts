@@ -312,7 +312,7 @@ Deno.test("model shape: each converter GGUF with state-space layers, a short con
   let checked = 0;
   for (const m of MANIFESTS) {
     const kv = (k: string) => m.kv.get(k);
-    for (const key of ["ssm.conv_kernel", "ssm.state_size", "shortconv.l_cache"]) {
+    for (const key of ["ssm.conv_kernel", "ssm.state_size", "shortconv.l_cache", "kda.head_dim"]) {
       const value = m.kv.get(`${m.arch}.${key}`);
       if (typeof value !== "number") continue;
       const off = (k: string) => k === `${m.arch}.${key}` ? value + 1 : kv(k);
@@ -337,4 +337,33 @@ Deno.test("model shape: each converter GGUF with state-space layers, a short con
     checked++;
   }
   assert.ok(checked >= 20, `${checked} cases`);
+});
+
+Deno.test("model shape: each converter GGUF with per-layer head counts is refused when layer 0's count is one more or the list one short", () => {
+  const archs = new Set<string>();
+  for (const m of MANIFESTS) {
+    const kv = (k: string) => m.kv.get(k);
+    for (const key of ["attention.head_count", "attention.head_count_kv"]) {
+      const full = `${m.arch}.${key}`;
+      const list = m.kv.get(full);
+      // Lists with SSM layers (0) are judged by their pattern (the test above).
+      if (!Array.isArray(list) || list.includes(0)) continue;
+      const more = [list[0] + 1, ...list.slice(1)];
+      const off = (k: string) => k === full ? more : kv(k);
+      assert.match(
+        ggufShapeProblem(m.arch, off, m.tensors)?.reason ?? "",
+        new RegExp(`${full.replaceAll(".", "\\.")} \\[${more.join(",")}\\]`),
+        `${m.file} ${key} ${JSON.stringify(more)}`,
+      );
+      const short = (k: string) => k === full ? list.slice(0, -1) : kv(k);
+      assert.match(
+        ggufShapeProblem(m.arch, short, m.tensors)?.reason ?? "",
+        /no entry in .*block_count/,
+        `${m.file} ${key} one short`,
+      );
+      archs.add(m.arch);
+    }
+  }
+  // Laguna's query heads, MiMo-V2's KV heads (Gemma 4's by its own check).
+  for (const arch of ["laguna", "mimo2"]) assert.ok(archs.has(arch), [...archs].join(", "));
 });

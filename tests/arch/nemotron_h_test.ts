@@ -82,4 +82,22 @@ Deno.test("nemotron-h: what llama.cpp's graph computes otherwise is refused", ()
     refusal(NEMOTRON_H_MOE, MOE, { num_nextn_predict_layers: 1 })!,
     /num_nextn_predict_layers 1/,
   );
+  // The converter folds the MTP layers as attention then MoE, whatever the config says.
+  for (const same of [["attention", "moe"], ["full_attention", "moe"], null]) {
+    assert.equal(refusal(NEMOTRON_H_MOE, MOE, { mtp_layers_block_type: same }), undefined);
+  }
+  assert.match(
+    refusal(NEMOTRON_H_MOE, MOE, { mtp_layers_block_type: ["moe", "full_attention"] })!,
+    /mtp_layers_block_type \["moe","full_attention"\].*attention, then MoE/,
+  );
+  assert.match(
+    refusal(NEMOTRON_H_MOE, MOE, { mtp_layers_block_type: ["full_attention"] })!,
+    /mtp_layers_block_type \["full_attention"\]/,
+  );
+  assert.match(
+    refusal(NEMOTRON_H_MOE, MOE, { mtp_hybrid_override_pattern: "E*" })!,
+    /mtp_hybrid_override_pattern "E\*"/,
+  );
+  // A dense model's converter writes no MTP layer: the field is not read.
+  assert.equal(refusal(NEMOTRON_H, DENSE, { mtp_layers_block_type: ["moe"] }), undefined);
 });

@@ -34,17 +34,28 @@ async function apr(args: string[]): Promise<{ code: number; stderr: string }> {
 
 type Path = readonly (string | number)[];
 
-/** A fixture's folder at `dir` (links to its files), `config.json` with `at` set to `value`. */
-async function mutated(dir: string, fixture: string, at: Path, value: unknown): Promise<string> {
+/**
+ * A fixture's folder at `dir` (links to its files), `config.json` with `at`
+ * set to `value` (and each of `also`, fields changed with it).
+ */
+async function mutated(
+  dir: string,
+  fixture: string,
+  at: Path,
+  value: unknown,
+  also: readonly (readonly [Path, unknown])[] = [],
+): Promise<string> {
   const source = testdata(fixture);
   await Deno.mkdir(dir);
   for await (const e of Deno.readDir(source)) {
     if (e.name !== "config.json") await Deno.symlink(join(source, e.name), join(dir, e.name));
   }
   const config = JSON.parse(await Deno.readTextFile(join(source, "config.json")));
-  let o = config;
-  for (const k of at.slice(0, -1)) o = o[k];
-  o[at[at.length - 1]!] = value;
+  for (const [path, v] of [[at, value] as const, ...also]) {
+    let o = config;
+    for (const k of path.slice(0, -1)) o = o[k];
+    o[path[path.length - 1]!] = v;
+  }
   await Deno.writeTextFile(join(dir, "config.json"), JSON.stringify(config));
   return dir;
 }
@@ -260,7 +271,16 @@ Deno.test("config attack: each count of a sample of families, set to a hostile v
  * pattern that moves the attention layers). Now one line naming the file,
  * the tensor, the config field with its value and what the tensor says.
  */
-const WRONG: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
+type Wrong = {
+  fixture: string;
+  at: Path;
+  value: unknown;
+  error: RegExp;
+  /** Fields changed with it (a pattern transformers reads beside the one the converter writes). */
+  also?: readonly (readonly [Path, unknown])[];
+};
+
+const WRONG: Wrong[] = [
   {
     fixture: "families/hf/qwen35",
     at: ["linear_conv_kernel_dim"],
@@ -647,6 +667,87 @@ const WRONG: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
     error:
       /"post_projection\.weight": shape \[48, 64\], expected \[47, 64\] \(gemma4-assistant\.embedding_length_out 47 from config\.json's backbone_hidden_size\)/,
   },
+  // Head counts given per layer: Laguna's query heads, one layer's off by one or the
+  // list one short (llama.cpp refuses the file; transformers the config).
+  {
+    fixture: "families/hf/laguna",
+    at: ["num_attention_heads_per_layer"],
+    value: [4, 2, 4, 3],
+    error:
+      /layers\.3\.self_attn\.o_proj\.weight": shape \[64, 64\], expected \[64, 48\] \(laguna\.attention\.head_count \[4,2,4,3\] from config\.json's num_attention_heads_per_layer; laguna\.attention\.value_length 16 from config\.json's head_dim\)/,
+  },
+  {
+    fixture: "families/hf/laguna",
+    at: ["num_attention_heads_per_layer"],
+    value: [4, 2, 4],
+    error:
+      /layer 3: no entry in laguna\.attention\.head_count \[4,2,4\] from config\.json's num_attention_heads_per_layer, though laguna\.block_count 4 from config\.json's num_hidden_layers counts it/,
+  },
+  // The KV heads and head size, which the common check left to the per-layer query heads.
+  {
+    fixture: "families/hf/laguna",
+    at: ["num_key_value_heads"],
+    value: 3,
+    error:
+      /layers\.0\.self_attn\.k_proj\.weight": shape \[32, 64\], expected \[48, 64\] \(laguna\.attention\.head_count_kv 3 from config\.json's num_key_value_heads; laguna\.attention\.key_length 16 from config\.json's head_dim\)/,
+  },
+  {
+    fixture: "families/hf/laguna",
+    at: ["head_dim"],
+    value: 15,
+    error:
+      /k_proj\.weight": shape \[32, 64\], expected \[30, 64\] .*key_length 15 from config\.json's head_dim/,
+  },
+  // Laguna's attention gate per element where the tensors have one row per head (llama.cpp
+  // takes either width off the tensor; transformers builds the config's).
+  {
+    fixture: "families/hf/laguna",
+    at: ["gating"],
+    value: "per-element",
+    error:
+      /layers\.0\.self_attn\.g_proj\.weight": shape \[4, 64\], expected \[64, 64\] \(config\.json's gating "per-element", num_attention_heads_per_layer \[4,2,4,4\], head_dim 16\)/,
+  },
+  // MiMo-V2's sliding layers (twice the KV heads) moved in the pattern the converter
+  // writes and in the one transformers reads alike: layer 4's K is a sliding layer's.
+  {
+    fixture: "families/hf/mimo2",
+    at: ["hybrid_layer_pattern"],
+    value: [0, 1, 1, 1, 0, 0],
+    also: [[["layer_types"], [
+      "full_attention",
+      "sliding_attention",
+      "sliding_attention",
+      "sliding_attention",
+      "full_attention",
+      "full_attention",
+    ]]],
+    error:
+      /layers\.4\.self_attn\.k_proj\.weight": shape \[48, 64\], expected \[24, 64\] \(mimo2\.attention\.head_count_kv \[1,2,2,2,1,1,2,2,2\] from config\.json's .*hybrid_layer_pattern/,
+  },
+  // Falcon's second LayerNorm (ln_attn), which llama.cpp uses wherever the file has one.
+  {
+    fixture: "families/hf/falcon",
+    at: ["num_ln_in_parallel_attn"],
+    value: 1,
+    error:
+      /h\.0\.ln_attn\.weight": a second LayerNorm \(ln_attn\) in layer 0, which config\.json's num_ln_in_parallel_attn 1 makes a layer of one \(input_layernorm\)/,
+  },
+  // MLA's query without a low-rank projection (q_lora_rank null), in the MLA layers only.
+  {
+    fixture: "families/hf/kimi-linear",
+    at: ["qk_head_dim"],
+    value: 25,
+    error:
+      /layers\.1\.self_attn\.q_proj\.weight": shape \[96, 64\], expected \[100, 64\] \(.*kimi-linear\.attention\.key_length_mla 25 from config\.json's qk_head_dim 25\)/,
+  },
+  // Kimi-Linear's delta-attention layers by kda.head_dim × heads (only the kernel was sized).
+  {
+    fixture: "families/hf/kimi-linear",
+    at: ["linear_attn_config", "head_dim"],
+    value: 15,
+    error:
+      /layers\.0\.self_attn\.dt_bias": shape \[64\], expected \[60\] \(kimi-linear\.kda\.head_dim 15 from config\.json's linear_attn_config\.head_dim; kimi-linear\.attention\.head_count 4 from config\.json's num_attention_heads\)/,
+  },
   // The converter writes no feed_forward_length without a width, left out or null.
   {
     fixture: "families/hf/llama",
@@ -676,14 +777,14 @@ const WRONG: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
 /** One mutated copy per case at `tmp/<prefix>N`; with `mmproj`, the vision GGUF is asked for too. */
 async function assertWrongRefused(
   tmp: string,
-  cases: readonly { fixture: string; at: Path; value: unknown; error: RegExp }[],
+  cases: readonly Wrong[],
   prefix: string,
   mmproj: boolean,
 ): Promise<void> {
   let n = 0;
   for (const c of cases) {
     const what = `${c.fixture} ${c.at.join(".")}=${JSON.stringify(c.value)}`;
-    const folder = await mutated(join(tmp, `${prefix}${n++}`), c.fixture, c.at, c.value);
+    const folder = await mutated(join(tmp, `${prefix}${n++}`), c.fixture, c.at, c.value, c.also);
     const out = join(tmp, `${prefix}-text${n}.gguf`);
     const vision = join(tmp, `${prefix}-vision${n}.gguf`);
     const run = await apr(["convert", folder, "-o", out, ...mmproj ? ["--mmproj", vision] : []]);
@@ -701,6 +802,47 @@ Deno.test("config attack: an in-range value the tensors contradict is one line, 
     const run = await apr(["validate", join(tmp, "w0")]);
     equal(run.code, 2, run.stderr);
     match(run.stderr, /tensors match the config: .*linear_conv_kernel_dim/);
+  });
+});
+
+/**
+ * In-range values no tensor contradicts but which llama.cpp (or its
+ * converter) hard-codes otherwise: written with exit 0 before. Now refused
+ * for GGUF in one line naming the field and what llama.cpp assumes; APR
+ * keeps the config as read.
+ */
+const HARD_CODED: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
+  // The converter gives a layer of 2 the full layers' KV heads; llama.cpp slides it.
+  {
+    fixture: "families/hf/mimo2",
+    at: ["hybrid_layer_pattern"],
+    value: [0, 1, 1, 1, 1, 2],
+    error:
+      /hybrid_layer_pattern \[0,1,1,1,1,2\], whose layer 5 is 2, neither 0 \(full attention\) nor 1 \(sliding\)/,
+  },
+  // The converter folds the MTP layers as attention, then MoE, whatever the config says.
+  {
+    fixture: "families/hf/nemotron-h-moe",
+    at: ["mtp_layers_block_type"],
+    value: ["moe", "full_attention"],
+    error:
+      /mtp_layers_block_type \["moe","full_attention"\]; llama\.cpp's converter folds .* as attention, then MoE/,
+  },
+];
+
+Deno.test("config attack: an in-range value llama.cpp hard-codes otherwise is one line for GGUF, exit 2, nothing written; APR keeps it", async () => {
+  await withTempDir(async (tmp) => {
+    let n = 0;
+    for (const c of HARD_CODED) {
+      const what = `${c.fixture} ${c.at.join(".")}=${JSON.stringify(c.value)}`;
+      const folder = await mutated(join(tmp, `h${n++}`), c.fixture, c.at, c.value);
+      const out = join(tmp, `h${n}.gguf`);
+      const run = await apr(["convert", folder, "-o", out]);
+      await assertRefused(run, out, folder, what);
+      match(run.stderr, c.error, `${what}: ${run.stderr}`);
+      const apr_ = join(tmp, `h${n}.apr`);
+      equal((await apr(["convert", folder, "-o", apr_])).code, 0, `${what} → APR`);
+    }
   });
 });
 

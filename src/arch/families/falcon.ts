@@ -12,7 +12,7 @@
  * @module
  */
 
-import type { Family } from "../family.ts";
+import type { Family, LayerTensors } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { activation, GELU } from "../config_fields.ts";
 import { unwrittenRopeRefusal } from "../fixed_rope.ts";
@@ -27,6 +27,42 @@ function kvHeads(w: KvWriter): number {
     return w.num("num_kv_heads", "n_head_kv") ?? heads;
   }
   return w.hparams["multi_query"] === false ? heads : 1;
+}
+
+/**
+ * How many LayerNorms transformers' `FalconDecoderLayer` builds before the
+ * parallel attention and MLP: two (`ln_attn`, `ln_mlp`) where
+ * `num_ln_in_parallel_attn` is 2 (its default with
+ * `new_decoder_architecture`), else one (`input_layernorm`).
+ */
+function lnCount(h: Readonly<Record<string, unknown>>): unknown {
+  const given = h["num_ln_in_parallel_attn"];
+  return given ?? (h["new_decoder_architecture"] === true ? 2 : 1);
+}
+
+/**
+ * The layers with a second LayerNorm (`ln_attn`, GGUF `attn_norm_2`), which
+ * llama.cpp's falcon uses whenever the file has one: exactly those
+ * `num_ln_in_parallel_attn` gives two (1 beside Falcon-40B's `ln_attn`
+ * was written with exit 0).
+ */
+function secondNorms(h: Readonly<Record<string, unknown>>): LayerTensors | undefined {
+  const layers = h["num_hidden_layers"] ?? h["n_layer"];
+  if (typeof layers !== "number" || !Number.isSafeInteger(layers) || layers <= 0) return undefined;
+  const two = h["parallel_attn"] !== false && lnCount(h) === 2;
+  const given = h["num_ln_in_parallel_attn"];
+  return {
+    kind: "ATTN_NORM_2",
+    instead: "ATTN_NORM",
+    has: Array.from({ length: layers }, () => two),
+    from: given == null
+      ? `new_decoder_architecture ${JSON.stringify(h["new_decoder_architecture"] ?? false)} ` +
+        `(no num_ln_in_parallel_attn)`
+      : `num_ln_in_parallel_attn ${JSON.stringify(given)}`,
+    tensor: "a second LayerNorm (ln_attn)",
+    with: "a layer of two (ln_attn, ln_mlp)",
+    without: "a layer of one (input_layernorm)",
+  };
 }
 
 /** `FalconModel.set_gguf_parameters`. */
@@ -57,6 +93,14 @@ function falconUnsupported(w: KvWriter): string | undefined {
   if (w.hparams["bias"] === true) return why("bias true", "no biases");
   if (w.hparams["parallel_attn"] === false) {
     return why("parallel_attn false", "attention and MLP in parallel");
+  }
+  // transformers' FalconDecoderLayer knows one or two; with the new
+  // architecture and another count it feeds its MLP nothing.
+  const norms = lnCount(w.hparams);
+  if (norms !== 1 && norms !== 2) {
+    return `its config.json has num_ln_in_parallel_attn ${JSON.stringify(norms)}; ` +
+      `transformers' Falcon builds one LayerNorm (1) or two (2), and llama.cpp's falcon ` +
+      `one, or two where the file has ln_attn`;
   }
   const hidden = w.need("hidden_size");
   const ff = w.num("ffn_hidden_size") ?? 4 * hidden;
@@ -113,10 +157,10 @@ export const FALCON: Family = {
       "num_kv_heads",
       "multi_query",
       "new_decoder_architecture",
-      "num_ln_in_parallel_attn",
       "layer_norm_epsilon",
     ],
-    checked: ["alibi", "bias", "parallel_attn", "ffn_hidden_size"],
+    // Against the tensors: ln_attn in exactly the layers it gives two LayerNorms.
+    checked: ["alibi", "bias", "parallel_attn", "ffn_hidden_size", "num_ln_in_parallel_attn"],
     assumed: [activation("activation", GELU, "gelu")],
   },
   hfArchitectures: ["FalconForCausalLM"],
@@ -148,5 +192,6 @@ export const FALCON: Family = {
     unsupported: falconUnsupported,
     rowBlocks: qkvByGroup,
     hfNameBack: oneNormBack,
+    layerTensors: secondNorms,
   },
 };

@@ -144,6 +144,8 @@ function writeKv(w: KvWriter): void {
   w.cite("linear_conv_kernel_dim");
   w.findIn("linear_attn_config", "short_conv_kernel_size");
   w.u32("ssm.conv_kernel", layers.convKernel);
+  w.findIn("linear_attn_config", "head_dim");
+  w.cite("linear_head_dim");
   w.u32("kda.head_dim", layers.kdaHeadDim);
   w.u32("attention.q_lora_rank", w.find("q_lora_rank"));
   w.u32("attention.kv_lora_rank", kvLora);

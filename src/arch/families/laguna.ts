@@ -17,7 +17,7 @@
  * @module
  */
 
-import { type Family, LLAMA_BLOCK } from "../family.ts";
+import { type Family, type LayerTensors, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { GATING_FUNC, writeTextModelKv } from "../text_model.ts";
 import { activation, SILU } from "../config_fields.ts";
@@ -31,9 +31,49 @@ function layers(w: KvWriter): number {
 
 /** The query heads of each layer (`num_attention_heads_per_layer`, else the one count). */
 function headsPerLayer(w: KvWriter): number[] {
-  const heads = w.hparams["num_attention_heads_per_layer"];
+  const heads = w.find("num_attention_heads_per_layer");
   if (Array.isArray(heads) && heads.length > 0) return heads as number[];
   return Array.from({ length: layers(w) }, () => w.need("num_attention_heads"));
+}
+
+/**
+ * Each layer's attention gate (`g_proj`) as transformers builds it: one row
+ * per head (`gating` true or "per-head") or per head element
+ * ("per-element"). llama.cpp takes either width off the tensor, so a
+ * `gating` the tensor contradicts would be written as given.
+ */
+function attentionGates(h: Readonly<Record<string, unknown>>): LayerTensors | undefined {
+  const gating = h["gating"];
+  const perHead = gating === true || gating === "per-head";
+  // Another value is refused for GGUF (unsupported).
+  if (!perHead && gating !== "per-element") return undefined;
+  const given = h["num_attention_heads_per_layer"];
+  const layers = h["num_hidden_layers"];
+  const heads = Array.isArray(given)
+    ? given
+    : typeof layers === "number" && Number.isSafeInteger(layers) && layers > 0
+    ? Array.from({ length: layers }, () => h["num_attention_heads"])
+    : [];
+  const head = h["head_dim"] ??
+    Math.trunc(Number(h["hidden_size"]) / Number(h["num_attention_heads"]));
+  const counts = [...heads, head];
+  if (heads.length === 0 || !counts.every((n) => Number.isSafeInteger(n) && (n as number) > 0)) {
+    return undefined;
+  }
+  const rows = (heads as number[]).map((n) => perHead ? n : n * (head as number));
+  const source = Array.isArray(given)
+    ? `num_attention_heads_per_layer ${JSON.stringify(given)}`
+    : `num_attention_heads ${h["num_attention_heads"]}`;
+  return {
+    kind: "ATTN_GATE",
+    instead: "ATTN_Q",
+    has: rows.map(() => true),
+    rows,
+    from: `gating ${JSON.stringify(gating)}, ${source}${perHead ? "" : `, head_dim ${head}`}`,
+    tensor: "an attention gate (g_proj)",
+    with: "a gated attention layer",
+    without: "an ungated one",
+  };
 }
 
 /** The layers before the first sparse one (`leading_dense_block_count`). */
@@ -103,6 +143,21 @@ function unsupported(w: KvWriter): string | undefined {
     );
   }
   const swa = w.rope["sliding_attention"] as Record<string, unknown> | undefined;
+  // More rotated dimensions than a head has: transformers cannot apply them, and
+  // llama.cpp (which checks no bound for laguna) would rotate past the head.
+  for (
+    const [kind, rope] of [["full_attention", w.fullRope], ["sliding_attention", swa]] as const
+  ) {
+    if (rope == null) continue;
+    const dims = ropeDims(w, rope);
+    if (!(dims > 0 && dims <= w.need("head_dim"))) {
+      return why(
+        `rope_parameters.${kind}.partial_rotary_factor ` +
+          `${JSON.stringify(rope["partial_rotary_factor"])}, ${dims} rotated dimensions of a ` +
+          `${w.need("head_dim")}-wide head`,
+      );
+    }
+  }
   const swaType = swa?.["rope_type"] ?? "default";
   if (types.includes("sliding_attention") && swaType !== "default") {
     return why(
@@ -124,6 +179,7 @@ export const LAGUNA: Family = {
       "num_attention_heads_per_layer",
       "sliding_window",
     ],
+    // gating also against the tensors: g_proj's rows per head or per element.
     checked: ["attention_bias", "gating", "mlp_layer_types", "layer_types"],
     assumed: [
       activation("hidden_act", SILU),
@@ -156,5 +212,6 @@ export const LAGUNA: Family = {
     llamaKeys: true,
     hfName: scoreBiasReadName,
     hfNameBack: scoreBiasHfName,
+    layerTensors: attentionGates,
   },
 };

@@ -92,6 +92,8 @@ function writeMimo2Kv(w: KvWriter): void {
   const hybrid = [...pattern(w), ...Array.from({ length: NEXTN }, () => 1)] as number[];
   const kv = w.need("num_key_value_heads");
   const swaKv = swaKvHeads(w);
+  // Which layers have the sliding layers' KV heads: the pattern's (for messages).
+  w.cite("hybrid_layer_pattern", "layer_types");
   w.setArray("attention.head_count_kv", "INT32", hybrid.map((s) => s === 1 ? swaKv : kv));
   w.u32("attention.sliding_window", w.need("sliding_window"));
   w.cite("hybrid_layer_pattern", "layer_types");
@@ -154,6 +156,14 @@ function unsupported(w: KvWriter): string | undefined {
   }
   const types = layerTypes(w);
   const hybrid = pattern(w);
+  const odd = hybrid.findIndex((s) => s !== 0 && s !== 1);
+  if (odd >= 0) {
+    return why(
+      `hybrid_layer_pattern ${JSON.stringify(hybrid)}, whose layer ${odd} is ` +
+        `${JSON.stringify(hybrid[odd])}, neither 0 (full attention) nor 1 (sliding): the ` +
+        `converter gives it the full layers' KV heads, llama.cpp slides any non-zero layer`,
+    );
+  }
   if (
     hybrid.length !== w.need("num_hidden_layers") ||
     hybrid.some((s, i) => (s === 1) !== (types[i] === SLIDING))

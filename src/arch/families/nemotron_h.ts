@@ -50,6 +50,38 @@ function pattern(hparams: Readonly<Record<string, unknown>>): Kind[] {
   return Array.isArray(given) ? given.map((t) => KINDS[String(t)] ?? (String(t) as Kind)) : [];
 }
 
+/**
+ * The multi-token-prediction layers' kinds `NemotronHModel` hard-codes:
+ * `mtp.layers.0` attention, `mtp.layers.1` MoE (transformers'
+ * `mtp_layers_block_type` default, which it builds none of).
+ */
+const MTP_PATTERN = "*E";
+
+/**
+ * The multi-token-prediction layers' kinds a config gives, as transformers
+ * reads them: `mtp_layers_block_type`, unless it is the default and the
+ * older `mtp_hybrid_override_pattern` is given; `undefined` where neither is.
+ */
+function mtpPattern(
+  hparams: Readonly<Record<string, unknown>>,
+): (Kind[] & { field: string; given: unknown }) | undefined {
+  const kinds = (field: string) => {
+    const given = hparams[field];
+    if (given == null) return undefined;
+    const list = typeof given === "string"
+      ? [...given] as Kind[]
+      : Array.isArray(given)
+      ? given.map((t) => KINDS[String(t)] ?? (String(t) as Kind))
+      : [String(given) as Kind];
+    return Object.assign(list, { field, given });
+  };
+  const list = kinds("mtp_layers_block_type");
+  const legacy = kinds("mtp_hybrid_override_pattern");
+  return legacy !== undefined && (list === undefined || list.join("") === MTP_PATTERN)
+    ? legacy
+    : list;
+}
+
 /** Whether a config is the MoE variant: its pattern has MoE layers. */
 function isMoe(hparams: Readonly<Record<string, unknown>>): boolean {
   return pattern(hparams).includes("E");
@@ -137,6 +169,12 @@ function unsupported(w: KvWriter): string | undefined {
       return `its config.json has moe_latent_size ${latent}; aprkit does not write the experts' ` +
         `latent projections (fc1/fc2_latent_proj) yet`;
     }
+    const mtpKinds = mtpPattern(w.hparams);
+    if (mtpKinds !== undefined && mtpKinds.join("") !== MTP_PATTERN) {
+      return `its config.json has ${mtpKinds.field} ${JSON.stringify(mtpKinds.given)}; ` +
+        `llama.cpp's converter folds Nemotron-H's multi-token-prediction layers into one ` +
+        `block as attention, then MoE (["full_attention","moe"], "${MTP_PATTERN}")`;
+    }
     const mtp = w.num("num_nextn_predict_layers") ?? 0;
     if (mtp > 0) {
       return `its config.json has num_nextn_predict_layers ${mtp}; aprkit does not write ` +
@@ -165,7 +203,13 @@ const NEMOTRON_H_FIELDS: ConfigFields = {
     "norm_topk_prob",
     "routed_scaling_factor",
   ],
-  checked: ["time_step_limit", "moe_latent_size", "num_nextn_predict_layers"],
+  checked: [
+    "time_step_limit",
+    "moe_latent_size",
+    "num_nextn_predict_layers",
+    // Against the attention-then-MoE layer the converter hard-codes (the MoE variant's).
+    "mtp_layers_block_type",
+  ],
   assumed: [
     activation("mamba_hidden_act", SILU),
     { field: "mlp_hidden_act", hfDefault: "relu2", llamaCpp: "relu2" },
@@ -187,7 +231,6 @@ const NEMOTRON_H_FIELDS: ConfigFields = {
     time_step_floor: "initialisation only",
     num_logits_to_keep: "how many positions transformers computes logits for",
     moe_shared_expert_overlap: "not read by transformers' NemotronH",
-    mtp_layers_block_type: "the multi-token-prediction layers', which transformers does not run",
   },
 };
 
