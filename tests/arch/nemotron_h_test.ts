@@ -82,21 +82,31 @@ Deno.test("nemotron-h: what llama.cpp's graph computes otherwise is refused", ()
     refusal(NEMOTRON_H_MOE, MOE, { num_nextn_predict_layers: 1 })!,
     /num_nextn_predict_layers 1/,
   );
-  // The converter folds the MTP layers as attention then MoE, whatever the config says.
+  // The converter folds the MTP layers as attention then MoE, whatever the config says:
+  // a model with MTP layers of other kinds is refused for that first.
+  const withMtp = { num_nextn_predict_layers: 1 };
   for (const same of [["attention", "moe"], ["full_attention", "moe"], null]) {
-    assert.equal(refusal(NEMOTRON_H_MOE, MOE, { mtp_layers_block_type: same }), undefined);
+    assert.match(
+      refusal(NEMOTRON_H_MOE, MOE, { ...withMtp, mtp_layers_block_type: same })!,
+      /num_nextn_predict_layers 1/,
+    );
   }
   assert.match(
-    refusal(NEMOTRON_H_MOE, MOE, { mtp_layers_block_type: ["moe", "full_attention"] })!,
+    refusal(NEMOTRON_H_MOE, MOE, { ...withMtp, mtp_layers_block_type: ["moe", "full_attention"] })!,
     /mtp_layers_block_type \["moe","full_attention"\].*attention, then MoE/,
   );
   assert.match(
-    refusal(NEMOTRON_H_MOE, MOE, { mtp_layers_block_type: ["full_attention"] })!,
+    refusal(NEMOTRON_H_MOE, MOE, { ...withMtp, mtp_layers_block_type: ["full_attention"] })!,
     /mtp_layers_block_type \["full_attention"\]/,
   );
   assert.match(
-    refusal(NEMOTRON_H_MOE, MOE, { mtp_hybrid_override_pattern: "E*" })!,
+    refusal(NEMOTRON_H_MOE, MOE, { ...withMtp, mtp_hybrid_override_pattern: "E*" })!,
     /mtp_hybrid_override_pattern "E\*"/,
+  );
+  // Without MTP layers nothing built reads the field.
+  assert.equal(
+    refusal(NEMOTRON_H_MOE, MOE, { mtp_layers_block_type: ["moe", "full_attention"] }),
+    undefined,
   );
   // A dense model's converter writes no MTP layer: the field is not read.
   assert.equal(refusal(NEMOTRON_H, DENSE, { mtp_layers_block_type: ["moe"] }), undefined);

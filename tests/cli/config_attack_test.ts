@@ -820,14 +820,6 @@ const HARD_CODED: { fixture: string; at: Path; value: unknown; error: RegExp }[]
     error:
       /hybrid_layer_pattern \[0,1,1,1,1,2\], whose layer 5 is 2, neither 0 \(full attention\) nor 1 \(sliding\)/,
   },
-  // The converter folds the MTP layers as attention, then MoE, whatever the config says.
-  {
-    fixture: "families/hf/nemotron-h-moe",
-    at: ["mtp_layers_block_type"],
-    value: ["moe", "full_attention"],
-    error:
-      /mtp_layers_block_type \["moe","full_attention"\]; llama\.cpp's converter folds .* as attention, then MoE/,
-  },
 ];
 
 Deno.test("config attack: an in-range value llama.cpp hard-codes otherwise is one line for GGUF, exit 2, nothing written; APR keeps it", async () => {

@@ -169,13 +169,15 @@ function unsupported(w: KvWriter): string | undefined {
       return `its config.json has moe_latent_size ${latent}; aprkit does not write the experts' ` +
         `latent projections (fc1/fc2_latent_proj) yet`;
     }
-    const mtpKinds = mtpPattern(w.hparams);
+    // Read only where there are MTP layers: with none, neither transformers nor
+    // llama.cpp builds what the field describes.
+    const mtp = w.num("num_nextn_predict_layers") ?? 0;
+    const mtpKinds = mtp > 0 ? mtpPattern(w.hparams) : undefined;
     if (mtpKinds !== undefined && mtpKinds.join("") !== MTP_PATTERN) {
       return `its config.json has ${mtpKinds.field} ${JSON.stringify(mtpKinds.given)}; ` +
         `llama.cpp's converter folds Nemotron-H's multi-token-prediction layers into one ` +
         `block as attention, then MoE (["full_attention","moe"], "${MTP_PATTERN}")`;
     }
-    const mtp = w.num("num_nextn_predict_layers") ?? 0;
     if (mtp > 0) {
       return `its config.json has num_nextn_predict_layers ${mtp}; aprkit does not write ` +
         `Nemotron-H's multi-token-prediction layer yet`;
