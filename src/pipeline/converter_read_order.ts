@@ -12,8 +12,10 @@
  * A weight the converter makes from a group of stored tensors under a name
  * no file holds (GPTQ's `qweight`/`qzeros`/`scales`/`g_idx`, compressed-tensors'
  * `weight_packed`…) it adds after every tensor it read (`dequant_model`'s
- * `new_tensors`), in the order it read the groups; one whose name is stored
- * (FP8's, BitNet's) keeps its place.
+ * `new_tensors`), in the order it read the tensor marking each group
+ * (`.qweight`, `.weight_packed`): by that tensor's shard and name, wherever
+ * the rest of its group is stored. One whose name is stored (FP8's,
+ * BitNet's) keeps its place.
  *
  * @module
  */
@@ -26,30 +28,43 @@ import type { ModelChunk, TensorEntry, TensorInfo } from "../tensor.ts";
  * checkpoint's reader made) stays in the shard of the tensor before it.
  *
  * @param tensors The reader's tensors, in its order (shards in name order).
- * @param shardOf The shard of a tensor the files hold.
+ * @param shardOf The shard of a tensor the files hold (paths or URLs of one
+ * folder: they sort as the shards' names).
  * @param made The weights a quantized checkpoint's reader made under names no
- * file holds: after every other tensor, by shard then name.
+ * file holds, each with the stored tensor marking its group when known:
+ * after every other tensor, by that tensor's shard then name (else by the
+ * shard of the tensor before it and its own name).
  * @returns The names in the converter's order, or `undefined`.
  */
 export function converterReadOrder(
   tensors: readonly TensorInfo[],
   shardOf: (name: string) => string | undefined,
-  made: ReadonlySet<string> = new Set(),
+  made: ReadonlyMap<string, string | undefined> = new Map(),
 ): string[] | undefined {
-  const rank = new Map<string, number>();
+  // Shards by name, as the converter reads them (the reader's order too),
+  // counting those whose every tensor went into a made one (its marks').
+  const shards = new Set<string>();
+  for (const name of [...tensors.map((t) => t.name), ...made.values()]) {
+    const of = name === undefined ? undefined : shardOf(name);
+    if (of !== undefined) shards.add(of);
+  }
+  const rank = new Map([...shards].sort().map((s, i) => [s, i]));
   let shard = 0;
-  let last: string | undefined;
   const keyed = tensors.map((t) => {
     const of = shardOf(t.name);
-    if (of !== undefined && of !== last) {
-      shard = rank.get(of) ?? rank.size;
-      rank.set(of, shard);
-      last = of;
+    if (of !== undefined) {
+      shard = rank.get(of)!;
+      return { name: t.name, key: t.name, shard, last: 0 };
     }
-    return { name: t.name, shard, last: made.has(t.name) && of === undefined ? 1 : 0 };
+    if (!made.has(t.name)) return { name: t.name, key: t.name, shard, last: 0 };
+    const mark = made.get(t.name);
+    const markShard = mark === undefined ? undefined : shardOf(mark);
+    return markShard === undefined
+      ? { name: t.name, key: t.name, shard, last: 1 }
+      : { name: t.name, key: mark!, shard: rank.get(markShard)!, last: 1 };
   });
   const sorted = [...keyed].sort((a, b) =>
-    a.last - b.last || a.shard - b.shard || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+    a.last - b.last || a.shard - b.shard || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
   );
   return sorted.every((t, i) => t === keyed[i]) ? undefined : sorted.map((t) => t.name);
 }
@@ -63,7 +78,7 @@ export function converterReadOrder(
  */
 export function inConverterReadOrder(
   shardOf: (name: string) => string | undefined,
-  made: ReadonlySet<string> = new Set(),
+  made: ReadonlyMap<string, string | undefined> = new Map(),
 ): TransformStream<ModelChunk, ModelChunk> {
   const held = new Map<string, TensorEntry>();
   let order: string[] | undefined;

@@ -261,15 +261,17 @@ export function sharedReads(reader: ModelReader, views: number): SharedViews {
     };
   });
   // What a quantized checkpoint's reader says of itself (convert_model.ts reads it).
-  const { quantMethod, quantKept, quantDequantized } = reader as {
+  const { quantMethod, quantKept, quantDequantized, quantMarkedBy } = reader as {
     quantMethod?: unknown;
     quantKept?: unknown;
     quantDequantized?: unknown;
+    quantMarkedBy?: unknown;
   };
   const readers = Array.from({ length: views }, (_, index): ModelReader & { sharedBy: number } => ({
     ...(quantMethod === undefined ? {} : { quantMethod }),
     ...(quantKept === undefined ? {} : { quantKept }),
     ...(quantDequantized === undefined ? {} : { quantDequantized }),
+    ...(quantMarkedBy === undefined ? {} : { quantMarkedBy }),
     // How many conversions read it at once: each sizes its batches to a share
     // (convert_model.ts reads it; QuantizeStreamOptions.streams).
     sharedBy: views,

@@ -61,6 +61,8 @@ const FIXTURES = [
   "gptq-4bit-actorder",
   "gptq-2bit",
   "gptq-8bit-v2",
+  // Two shards splitting groups: the converter orders the dequantized weights by their `.qweight`'s shard.
+  "gptq-4bit-sharded",
   "awq-gemm",
   "bitnet",
   "mxfp4-gpt-oss",
