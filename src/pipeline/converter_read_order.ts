@@ -5,9 +5,8 @@
  * reader serves them by data offset. The two differ where a shard mixes
  * dtypes (safetensors stores the wider ones first): DeepSeek-V4's FP8
  * weights and their E8M0 scales after the F32/BF16 tensors of their layer.
- * The entries (not their payloads) are held until the source's last
- * tensor, then emitted in that order; each payload is opened when the sink
- * reads it. A source already in that order passes through as it comes.
+ * Tensors are held until their turn (`reorder_tensors.ts`); a source
+ * already in that order passes through as it comes.
  *
  * A weight the converter makes from a group of stored tensors under a name
  * no file holds (GPTQ's `qweight`/`qzeros`/`scales`/`g_idx`, compressed-tensors'
@@ -20,7 +19,8 @@
  * @module
  */
 
-import type { ModelChunk, TensorEntry, TensorInfo } from "../tensor.ts";
+import type { ModelChunk, TensorInfo } from "../tensor.ts";
+import { reorderTensors } from "./reorder_tensors.ts";
 
 /**
  * The converter's reading order of `tensors`, or `undefined` when it is
@@ -70,7 +70,9 @@ export function converterReadOrder(
 }
 
 /**
- * The transform.
+ * The transform (held as {@linkcode reorderTensors} says: every made weight
+ * until the source's last tensor, a mixed-dtype shard's entries until their
+ * turn by name).
  *
  * @param shardOf The shard of a tensor the files hold.
  * @param made The weights a quantized checkpoint's reader made (see {@linkcode converterReadOrder}).
@@ -80,32 +82,5 @@ export function inConverterReadOrder(
   shardOf: (name: string) => string | undefined,
   made: ReadonlyMap<string, string | undefined> = new Map(),
 ): TransformStream<ModelChunk, ModelChunk> {
-  const held = new Map<string, TensorEntry>();
-  let order: string[] | undefined;
-  return new TransformStream<ModelChunk, ModelChunk>({
-    transform(chunk, controller) {
-      if (chunk.type === "header") {
-        order = converterReadOrder(chunk.header.tensors, shardOf, made);
-        if (order === undefined) {
-          controller.enqueue(chunk);
-          return;
-        }
-        const byName = new Map(chunk.header.tensors.map((t) => [t.name, t]));
-        const tensors = order.map((name) => byName.get(name)!);
-        controller.enqueue({ type: "header", header: { ...chunk.header, tensors } });
-        return;
-      }
-      if (order === undefined) controller.enqueue(chunk);
-      else held.set(chunk.tensor.info.name, chunk.tensor);
-    },
-    flush(controller) {
-      for (const name of order ?? []) {
-        const entry = held.get(name);
-        if (entry === undefined) {
-          throw new TypeError(`Cannot reorder tensors: "${name}" never arrived`);
-        }
-        controller.enqueue({ type: "tensor", tensor: entry });
-      }
-    },
-  });
+  return reorderTensors((tensors) => converterReadOrder(tensors, shardOf, made));
 }
