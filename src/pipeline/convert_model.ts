@@ -445,12 +445,14 @@ async function convertPart(
     const quantizedAs = options.quantize ?? recordedPreset(model.header.metadata);
     let stream = model.chunks();
     // A checkpoint's tensors in the order llama.cpp's converter reads them.
-    const { shardOf, quantDequantized } = model.reader as {
+    const { shardOf, quantDequantized, quantMarkedBy } = model.reader as {
       shardOf?: (name: string) => string | undefined;
       quantDequantized?: readonly string[];
+      quantMarkedBy?: ReadonlyMap<string, string>;
     };
     if (ggufNames && part !== "vision" && shardOf !== undefined) {
-      stream = stream.pipeThrough(inConverterReadOrder(shardOf, new Set(quantDequantized)));
+      const made = new Map((quantDequantized ?? []).map((n) => [n, quantMarkedBy?.get(n)]));
+      stream = stream.pipeThrough(inConverterReadOrder(shardOf, made));
     }
     // An image-text-to-text checkpoint: its language model under the text
     // family's names, the vision tower left out (kept on request for APR).

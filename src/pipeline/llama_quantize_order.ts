@@ -2,15 +2,16 @@
  * Tensors in the order llama-quantize writes them (llama-model-loader's
  * `weight_name_comparer`: whole-model tensors first, then block by block,
  * each by name), so a preset's GGUF is llama-quantize's file, order
- * included. The entries (not their payloads) are held until the source's
- * last tensor, then emitted sorted; each payload is opened when the sink
- * reads it.
+ * included. Tensors are held until their turn (`reorder_tensors.ts`): from
+ * a converter's order, whose whole-model `output_norm` comes after the
+ * blocks, every entry until the source's last tensor.
  *
  * @module
  */
 
 import { compareWeights } from "../quant/llama_presets.ts";
-import type { ModelChunk, TensorEntry } from "../tensor.ts";
+import type { ModelChunk } from "../tensor.ts";
+import { reorderTensors } from "./reorder_tensors.ts";
 
 /**
  * The transform. Tensor names are GGUF ones by then (after the family's
@@ -23,26 +24,5 @@ import type { ModelChunk, TensorEntry } from "../tensor.ts";
 export function inLlamaQuantizeOrder(
   compare: (a: string, b: string) => number = compareWeights,
 ): TransformStream<ModelChunk, ModelChunk> {
-  const held = new Map<string, TensorEntry>();
-  let order: string[] = [];
-  return new TransformStream<ModelChunk, ModelChunk>({
-    transform(chunk, controller) {
-      if (chunk.type === "header") {
-        const tensors = [...chunk.header.tensors].sort((a, b) => compare(a.name, b.name));
-        order = tensors.map((t) => t.name);
-        controller.enqueue({ type: "header", header: { ...chunk.header, tensors } });
-        return;
-      }
-      held.set(chunk.tensor.info.name, chunk.tensor);
-    },
-    flush(controller) {
-      for (const name of order) {
-        const entry = held.get(name);
-        if (entry === undefined) {
-          throw new TypeError(`Cannot reorder tensors: "${name}" never arrived`);
-        }
-        controller.enqueue({ type: "tensor", tensor: entry });
-      }
-    },
-  });
+  return reorderTensors((tensors) => tensors.map((t) => t.name).sort(compare));
 }

@@ -261,15 +261,20 @@ export function sharedReads(reader: ModelReader, views: number): SharedViews {
     };
   });
   // What a quantized checkpoint's reader says of itself (convert_model.ts reads it).
-  const { quantMethod, quantKept, quantDequantized } = reader as {
+  const { quantMethod, quantKept, quantDequantized, quantMarkedBy, shardOf } = reader as {
     quantMethod?: unknown;
     quantKept?: unknown;
     quantDequantized?: unknown;
+    quantMarkedBy?: unknown;
+    shardOf?: unknown;
   };
   const readers = Array.from({ length: views }, (_, index): ModelReader & { sharedBy: number } => ({
     ...(quantMethod === undefined ? {} : { quantMethod }),
     ...(quantKept === undefined ? {} : { quantKept }),
     ...(quantDequantized === undefined ? {} : { quantDequantized }),
+    ...(quantMarkedBy === undefined ? {} : { quantMarkedBy }),
+    // And where its tensors are stored: the converter's reading order needs it.
+    ...(shardOf === undefined ? {} : { shardOf }),
     // How many conversions read it at once: each sizes its batches to a share
     // (convert_model.ts reads it; QuantizeStreamOptions.streams).
     sharedBy: views,

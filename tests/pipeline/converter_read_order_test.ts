@@ -50,7 +50,7 @@ Deno.test("converter read order: a weight made under a name no file holds goes a
     "b.wv.weight",
     "b.norm.weight",
   ];
-  const made = new Set(["a.wq.weight", "a.wk.weight", "b.wv.weight"]);
+  const made = new Map(["a.wq.weight", "a.wk.weight", "b.wv.weight"].map((n) => [n, undefined]));
   assert.deepEqual(converterReadOrder(served.map(info), (n) => shards.get(n), made), [
     "a.bias",
     "a.norm.weight",
@@ -68,5 +68,35 @@ Deno.test("converter read order: a weight made under a name no file holds goes a
     "b.norm.weight",
     "a.wk.weight",
     "b.wv.weight",
+  ]);
+});
+
+Deno.test("converter read order: a made weight goes by the shard and name of the tensor marking its group, wherever its group begins", () => {
+  // GPTQ groups split by the shard boundary: the converter keys each made
+  // `.weight` by its `.qweight` (gptq-4bit-sharded, tests/quant/checkpoint_test.ts).
+  const shards = new Map([
+    ["a.norm.weight", "s1"],
+    ["o.g_idx", "s1"], // o's group begins in s1, its qweight is in s2
+    ["q.qweight", "s1"], // q's qweight in s1, the rest in s2
+    ["o.qweight", "s2"],
+    ["d.qweight", "s2"], // d wholly in s2, the first group there
+    ["b.norm.weight", "s2"],
+    ["x.qweight", "s3"], // s3 holds nothing else: every tensor of it went into x
+  ]);
+  // Each made tensor where the reader puts it: at its group's first member.
+  const served = ["a.norm.weight", "o.weight", "q.weight", "d.weight", "x.weight", "b.norm.weight"];
+  const made = new Map([
+    ["o.weight", "o.qweight"],
+    ["q.weight", "q.qweight"],
+    ["d.weight", "d.qweight"],
+    ["x.weight", "x.qweight"],
+  ]);
+  assert.deepEqual(converterReadOrder(served.map(info), (n) => shards.get(n), made), [
+    "a.norm.weight",
+    "b.norm.weight",
+    "q.weight",
+    "d.weight",
+    "o.weight",
+    "x.weight",
   ]);
 });

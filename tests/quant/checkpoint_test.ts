@@ -18,6 +18,7 @@ import { deepEqual, equal, ok } from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
+import { convertModels } from "../../src/pipeline/convert_many.ts";
 import { dequantizeCheckpoint } from "../../src/quant/checkpoint/mod.ts";
 import { decodeToFloat32 } from "../../src/quant/decode.ts";
 import type { TensorEntry } from "../../src/tensor.ts";
@@ -61,6 +62,8 @@ const FIXTURES = [
   "gptq-4bit-actorder",
   "gptq-2bit",
   "gptq-8bit-v2",
+  // Two shards splitting groups: the converter orders the dequantized weights by their `.qweight`'s shard.
+  "gptq-4bit-sharded",
   "awq-gemm",
   "bitnet",
   "mxfp4-gpt-oss",
@@ -152,6 +155,24 @@ for (
     });
   });
 }
+
+Deno.test("quantized checkpoint gptq-4bit-sharded: outputs from one read keep the converter's order of made weights", async () => {
+  // Shared reads (convert_many.ts) hand each conversion the reader's marks.
+  const { llamacpp_gguf: file } = await expected("gptq-4bit-sharded");
+  ok(file?.file_sha256 !== undefined);
+  await withTempDir(async (dir) => {
+    const outputs = [`${dir}/a.gguf`, `${dir}/b.gguf`];
+    await convertModels(folder("gptq-4bit-sharded"), outputs.map((output) => ({ output })), {
+      float32: true,
+    });
+    for (const out of outputs) {
+      fail(`${out} vs llama.cpp`, [
+        ...manifestDifferences(await ggufDescription(out), file),
+        ...await fileDifference(out, file),
+      ]);
+    }
+  });
+});
 
 Deno.test("quantized checkpoints: small tiles and restarts give the same values", async () => {
   for (

@@ -113,6 +113,11 @@ export interface SafetensorsModelReader extends ModelReader {
    */
   readonly quantDequantized?: readonly string[];
   /**
+   * Of those made under names no file holds, the stored tensor marking each
+   * one's group (`.qweight`…): llama.cpp's converter orders them by it.
+   */
+  readonly quantMarkedBy?: ReadonlyMap<string, string>;
+  /**
    * The shard (its path or URL) holding a tensor, for messages; `undefined`
    * for one the reader makes (a dequantized checkpoint's weights).
    */
@@ -525,9 +530,10 @@ async function dequantized(
     shards: reader.shards,
     ...(reader.shardOf !== undefined ? { shardOf: reader.shardOf } : {}),
     quantMethod: result.method,
-    ...(result.kept !== undefined
-      ? { quantKept: result.kept }
-      : { quantDequantized: tensors.filter((t) => !read.has(t)).map((t) => t.info.name) }),
+    ...(result.kept !== undefined ? { quantKept: result.kept } : {
+      quantDequantized: tensors.filter((t) => !read.has(t)).map((t) => t.info.name),
+      ...(result.made !== undefined ? { quantMarkedBy: result.made } : {}),
+    }),
     close: () => reader.close(),
   };
 }

@@ -187,7 +187,11 @@ export function anchoredWeights(
 export interface ReplacedGroup {
   /** The new tensor. */
   readonly entry: TensorEntry;
-  /** The names it replaces; it takes the place of the first of them. */
+  /**
+   * The names it replaces; it takes the place of the first of them in the
+   * reader's order. The first name is the stored tensor that marks the group
+   * (`.qweight`, `.weight_packed`…; see {@linkcode markedBy}).
+   */
   readonly replaces: readonly string[];
   /** Further new tensors placed after it. */
   readonly extra?: readonly TensorEntry[];
@@ -199,6 +203,25 @@ export interface ReplacedGroup {
  * under 2^18.
  */
 export const MAX_ROW_VALUES = 1 << 20;
+
+/**
+ * The tensor each group's new tensor was made from by {@linkcode replaceGroups}:
+ * a side table rather than a field, so an entry stays a plain
+ * {@linkcode TensorEntry} for every transform after the reader.
+ */
+const MARKS = new WeakMap<TensorEntry, string>();
+
+/**
+ * The stored tensor that marks the group `entry` was made from (the first
+ * of its `replaces`): llama.cpp's converter adds a weight it makes under a
+ * new name in the order it read these (`dequant_model`'s `new_tensors`).
+ *
+ * @param entry A tensor {@linkcode replaceGroups} returned.
+ * @returns The marking tensor's name, or `undefined` for one it did not make.
+ */
+export function markedBy(entry: TensorEntry): string | undefined {
+  return MARKS.get(entry);
+}
 
 /**
  * Swap groups for their dequantized tensors: each new tensor (and its
@@ -231,6 +254,7 @@ export function replaceGroups(
       );
     }
     for (const name of group.replaces) consumed.add(name);
+    MARKS.set(group.entry, group.replaces[0]!);
     const first = Math.min(...group.replaces.map((n) => at.get(n)!));
     placed.set(first, [group.entry, ...(group.extra ?? [])]);
   }

@@ -13,7 +13,7 @@
 
 import { ModelFormatError } from "../../errors.ts";
 import type { TensorEntry } from "../../tensor.ts";
-import type { QuantContext, QuantMethod } from "./_method.ts";
+import { markedBy, type QuantContext, type QuantMethod } from "./_method.ts";
 import { AWQ } from "./awq.ts";
 import { BITNET } from "./bitnet.ts";
 import { COMPRESSED_TENSORS } from "./compressed_tensors.ts";
@@ -142,6 +142,13 @@ export interface DequantizedCheckpoint {
   readonly method: string | undefined;
   /** The ggml type of the blocks kept as stored, for GGUF output (see {@linkcode QuantMethod.packedForGguf}). */
   readonly kept?: "MXFP4" | "NVFP4";
+  /**
+   * When dequantized: each tensor the method made (not one passed through
+   * as read), by name → the stored tensor that marks its group
+   * (`.qweight`…), by which llama.cpp's converter orders the weights it
+   * makes under new names.
+   */
+  readonly made?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -280,5 +287,11 @@ export async function dequantizeCheckpoint(
     );
   }
   checkMethodTensors(method, tensors, out, location);
-  return { tensors: out, method: method.name };
+  const read = new Set(tensors);
+  const made = new Map<string, string>();
+  for (const t of out) {
+    const mark = read.has(t) ? undefined : markedBy(t);
+    if (mark !== undefined) made.set(t.info.name, mark);
+  }
+  return { tensors: out, method: method.name, made };
 }

@@ -452,7 +452,8 @@ def pack_rows(q: np.ndarray, bits: int) -> np.ndarray:
     return out.view(np.int32)
 
 
-def make_gptq(name: str, bits: int, fmt: str, act_order: bool, group: int, seed: int):
+def make_gptq(name: str, bits: int, fmt: str, act_order: bool, group: int, seed: int,
+              shards: list[list[str]] | None = None):
     w = base_weights(seed)
     rng = np.random.default_rng(seed)
     maxq = 2 ** bits - 1
@@ -484,7 +485,28 @@ def make_gptq(name: str, bits: int, fmt: str, act_order: bool, group: int, seed:
     write(name, tensors, {"quant_method": "gptq", "bits": bits, "group_size": group,
                           "desc_act": act_order, "sym": False, "checkpoint_format": fmt,
                           "pack_dtype": "int32"}, values,
-          "numpy: scales[g_idx] * (q - zero), GPTQModel's dequantize_weight")
+          "numpy: scales[g_idx] * (q - zero), GPTQModel's dequantize_weight", shards=shards)
+
+
+def make_gptq_sharded():
+    """gptq-4bit-actorder's checkpoint (same seed, same values) in two shards whose
+    boundary splits groups: the converter adds each dequantized `.weight` after every
+    tensor it read, in the order of the `.qweight` names (shard, then name), so the
+    shard of the `.qweight` decides, not where the group begins. Here q_proj keeps its
+    qweight in shard 1 and the rest in shard 2 (as a state dict in module order splits),
+    o_proj the reverse (g_idx and qzeros in shard 1), and down_proj, wholly in shard 2,
+    is the first group there."""
+    layer = "model.layers.0."
+    group = (".qweight", ".qzeros", ".scales", ".g_idx")
+    first = ["model.embed_tokens.weight", layer + "input_layernorm.weight",
+             layer + "post_attention_layernorm.weight",
+             *(layer + f"self_attn.{p}_proj.bias" for p in "qkv"),
+             *(layer + m + s for m in ("mlp.up_proj", "self_attn.k_proj") for s in group),
+             layer + "self_attn.q_proj.qweight",
+             layer + "self_attn.o_proj.g_idx", layer + "self_attn.o_proj.qzeros"]
+    rest = [layer + m + s for m in LINEARS for s in group if layer + m + s not in first]
+    make_gptq("gptq-4bit-sharded", 4, "gptq", True, 32, 11,
+              shards=[first, rest + ["model.norm.weight"]])
 
 
 # --- AWQ GEMM (AutoAWQ packing) -------------------------------------------------
@@ -787,6 +809,7 @@ if __name__ == "__main__":
     make_gptq("gptq-4bit-actorder", 4, "gptq", True, 32, 11)
     make_gptq("gptq-2bit", 2, "gptq", False, 32, 12)
     make_gptq("gptq-8bit-v2", 8, "gptq_v2", False, 64, 13)
+    make_gptq_sharded()
     make_awq()
     make_bitnet()
     make_mxfp4()
