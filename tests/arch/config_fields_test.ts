@@ -21,6 +21,7 @@ interface ConfigClass {
   fields: Record<string, unknown>;
   aliases: Record<string, string>;
   outer?: ConfigClass;
+  when_absent?: Record<string, unknown>;
 }
 
 const RECORDED = JSON.parse(
@@ -443,10 +444,12 @@ Deno.test("config fields: the sizing defaults filled in are the ones config_fiel
   for (const [type, c] of Object.entries(RECORDED.model_types)) {
     const absent = (c as { when_absent?: Record<string, unknown> } | null)?.when_absent;
     assert.ok(c === null || absent !== undefined, `${type}: no when_absent recorded`);
-    if (!named.has(type) || absent === undefined || Object.keys(absent).length === 0) continue;
-    rules[type] = absent;
+    // null: the class leaves the field None (or derives it otherwise): nothing filled in.
+    const filled = Object.fromEntries(Object.entries(absent ?? {}).filter(([, r]) => r !== null));
+    if (!named.has(type) || Object.keys(filled).length === 0) continue;
+    rules[type] = filled;
     for (const [alias, field] of Object.entries(c!.aliases)) {
-      if (Object.hasOwn(absent, field)) ((aliases[type] ??= {})[field] ??= []).push(alias);
+      if (Object.hasOwn(filled, field)) ((aliases[type] ??= {})[field] ??= []).push(alias);
     }
   }
   assert.deepEqual(WHEN_ABSENT, rules, "src/arch/_config_defaults.ts: run make_config_fields.py");
@@ -457,6 +460,9 @@ Deno.test("config fields: the sizing defaults filled in are the ones config_fiel
   assert.equal(WHEN_ABSENT["qwen3"]!["head_dim"], 128);
   assert.equal(WHEN_ABSENT["gemma2"]!["head_dim"], 256);
   assert.equal(WHEN_ABSENT["deepseek_v3"]!["head_dim"], "qk_rope_head_dim");
+  // Mixtral's head_dim stays None (the converter writes no key_length): recorded, not filled.
+  assert.equal(RECORDED.model_types["mixtral"]!.when_absent!["head_dim"], null);
+  assert.equal(Object.hasOwn(WHEN_ABSENT["mixtral"]!, "head_dim"), false);
 });
 
 Deno.test("config fields: a sizing field config.json leaves out is read as transformers fills it in", () => {

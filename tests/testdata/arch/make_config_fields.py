@@ -9,7 +9,8 @@ default, as transformers 5.18 declares them.
 writes config_fields.json next to itself: model_type -> {class, fields: name -> default,
 aliases: config.json name -> field (the class's attribute_map), when_absent: what the class's
 to_dict() holds for each sizing field (head_dim, num_key_value_heads, the context length, the
-norm epsilons) and for rope_parameters when config.json leaves them out}, and
+norm epsilons; null: left None, or derived otherwise, so not filled in) and for rope_parameters
+when config.json leaves them out}, and
 src/arch/_config_defaults.ts, the when_absent rules as aprkit applies them. For a multimodal
 model_type (a composite config with a `text_config`), `class`/`fields` are the text
 config's (llama.cpp's converter moves `text_config` to the top) and `outer` holds the
@@ -173,11 +174,13 @@ def when_absent(cls, model_type):
             base = cls().to_dict()
         except Exception:
             return {}
-    out = {f: rule for f in SIZING if f in base and (rule := rule_of(cls, f, base)) is not None}
+    # None: the class has the field and leaves it None (nothing written), or derives it otherwise.
+    out = {f: rule_of(cls, f, base) for f in SIZING if f in base}
     if (rope := rope_when_absent(cls, base)) is not None:
         out["rope_parameters"] = rope
     for name, config in fixture_configs(model_type):
-        out = {f: rule for f, rule in out.items() if holds(cls, f, rule, name, config)}
+        out = {f: rule if rule is None or holds(cls, f, rule, name, config) else None
+               for f, rule in out.items()}
     return out
 
 
@@ -211,11 +214,12 @@ print(f"{len(out['model_types'])} model types -> {path}")
 # (attribute_map aliases) that also give each field.
 rules, aliases = {}, {}
 for model_type, entry in out["model_types"].items():
-    if entry and entry["when_absent"]:
-        rules[model_type] = entry["when_absent"]
+    filled = {f: rule for f, rule in (entry or {}).get("when_absent", {}).items() if rule is not None}
+    if filled:
+        rules[model_type] = filled
         named = {}
         for alias, field in entry["aliases"].items():
-            if field in entry["when_absent"]:
+            if field in filled:
                 named.setdefault(field, []).append(alias)
         if named:
             aliases[model_type] = named
