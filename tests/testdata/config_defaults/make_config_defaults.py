@@ -87,7 +87,24 @@ def loads(folder: Path) -> str | None:
         transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
         return None
     except Exception as e:  # noqa: BLE001
-        return (str(e).strip().splitlines() or [type(e).__name__])[0]
+        return first_mismatch(folder) or (str(e).strip().splitlines() or [type(e).__name__])[0]
+
+
+def first_mismatch(folder: Path) -> str | None:
+    """The first tensor whose shape differs from the model transformers builds from the config."""
+    from safetensors import safe_open
+
+    config = transformers.AutoConfig.from_pretrained(folder)
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(config)
+    built = {k: list(v.shape) for k, v in model.state_dict().items()}
+    for shard in sorted(folder.glob("*.safetensors")):
+        with safe_open(shard, "pt") as f:
+            for name in f.keys():
+                saved = list(f.get_slice(name).get_shape())
+                if name in built and built[name] != saved:
+                    return f"{name}: checkpoint {saved}, model {built[name]} (size mismatch)"
+    return None
 
 
 def main() -> None:
