@@ -10,7 +10,7 @@
  * @module
  */
 
-import { withHeadDimDefault } from "./head_dim_defaults.ts";
+import { withConfigDefaults } from "./config_defaults.ts";
 
 /** GGUF value types the families write, in gguf-py's spelling. */
 export type KvType = "UINT32" | "INT32" | "UINT64" | "FLOAT32" | "BOOL" | "STRING";
@@ -130,7 +130,7 @@ export class KvWriter {
       ? classes[0]
       : undefined;
     const text = record(config["text_config"]);
-    this.hparams = withHeadDimDefault(text === undefined ? config : { ...config, ...text });
+    this.hparams = withConfigDefaults(text === undefined ? config : { ...config, ...text });
     this.arch = arch;
     this.rope = normalizedRope(this.hparams);
   }

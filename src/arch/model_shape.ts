@@ -21,6 +21,7 @@
 
 import type { TensorInfo } from "../tensor.ts";
 import type { Family, LayerTensors, MadeTensor, MoeLayers } from "./family.ts";
+import { withConfigDefaults } from "./config_defaults.ts";
 import { ggufTensorKind } from "./gguf_tensors.ts";
 import { keptNvfp4Tensors } from "./kept_blocks.ts";
 import { type Keys, keyShapeProblem } from "./key_shapes.ts";
@@ -679,7 +680,11 @@ export function hfShapeProblem(
   tensors: readonly (ShapedTensor & TensorInfo)[],
 ): ShapeProblem | undefined {
   const text = record(config["text_config"]);
-  const h = text === undefined ? config : { ...config, ...text };
+  const given = text === undefined ? config : { ...config, ...text };
+  // Sizes as transformers reads them: a head_dim config.json leaves out is its class's default.
+  const h = withConfigDefaults(given);
+  const said = (field: string) =>
+    given[field] == null && h[field] != null ? `no ${field}, so transformers' default` : field;
   const arch = family.ggufArchitecture;
   // HRM-Text's L and H stacks, read as the blocks they become.
   const stacks = Object.hasOwn(HF_STACKS, arch) ? HF_STACKS[arch] : undefined;
@@ -724,9 +729,9 @@ export function hfShapeProblem(
     labels: {
       hidden: hiddenKey.key,
       heads: headsKey?.key ?? "num_attention_heads",
-      kvHeads: "num_key_value_heads",
-      keyLength: "head_dim",
-      valueLength: "head_dim",
+      kvHeads: said("num_key_value_heads"),
+      keyLength: said("head_dim"),
+      valueLength: said("head_dim"),
       ff: widthKey,
       experts: expertsKey,
       vocab: vocabKey,

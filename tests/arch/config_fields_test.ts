@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { classifiedFields } from "../../src/arch/config_fields.ts";
 import { familyGgufRefusal, familyGgufWarnings } from "../../src/arch/gguf_plan.ts";
-import { HEAD_DIM_FROM_WIDTH } from "../../src/arch/head_dim_defaults.ts";
+import { ABSENT_ALIASES, WHEN_ABSENT } from "../../src/arch/_config_defaults.ts";
 import { KvWriter } from "../../src/arch/kv.ts";
 import { architectureOfHf, FAMILIES, familyOf } from "../../src/arch/registry.ts";
 import { runApr, withTempDir } from "../cli/_run_apr.ts";
@@ -21,6 +21,7 @@ interface ConfigClass {
   fields: Record<string, unknown>;
   aliases: Record<string, string>;
   outer?: ConfigClass;
+  when_absent?: Record<string, unknown>;
 }
 
 const RECORDED = JSON.parse(
@@ -433,31 +434,80 @@ Deno.test("config fields: norm_topk_prob left out is written as transformers' de
   assert.equal(await norm("glm4moe", "glm4moe", { norm_topk_prob: false }), false);
 });
 
-Deno.test("config fields: head_dim is filled in for exactly the classes transformers fills it in for", () => {
-  // The converter reads AutoConfig's to_dict(), which has head_dim =
-  // hidden_size // num_attention_heads for these classes even when config.json
-  // has none (Llama 3.1, Mistral 7B), and writes key_length/value_length from it.
+Deno.test("config fields: the sizing defaults filled in are the ones config_fields.json records", () => {
+  // The converter reads AutoConfig's to_dict(), which has every field of the class: one
+  // config.json leaves out is its default (Qwen3's head_dim 128), or derived from others
+  // (Llama's hidden_size // num_attention_heads, DeepSeek's qk_rope_head_dim).
   const named = new Set([...FAMILIES.values()].flatMap((f) => f.hfModelTypes));
-  const recorded = Object.entries(RECORDED.model_types)
-    .filter(([type, c]) =>
-      named.has(type) &&
-      (c as { head_dim_when_absent?: unknown } | null)?.head_dim_when_absent ===
-        "hidden_size / num_attention_heads"
-    )
-    .map(([type]) => type)
-    .sort();
-  assert.deepEqual([...HEAD_DIM_FROM_WIDTH].sort(), recorded);
-  const w = new KvWriter(
-    { model_type: "llama", hidden_size: 96, num_attention_heads: 3 },
-    "llama",
-  );
-  assert.equal(w.find("head_dim"), 32);
-  const stated = new KvWriter({ model_type: "llama", hidden_size: 96, head_dim: 16 }, "llama");
-  assert.equal(stated.find("head_dim"), 16);
-  // A class with a constant default is left as config.json has it.
+  const rules: Record<string, unknown> = {};
+  const aliases: Record<string, Record<string, string[]>> = {};
+  for (const [type, c] of Object.entries(RECORDED.model_types)) {
+    const absent = (c as { when_absent?: Record<string, unknown> } | null)?.when_absent;
+    assert.ok(c === null || absent !== undefined, `${type}: no when_absent recorded`);
+    // null: the class leaves the field None (or derives it otherwise): nothing filled in.
+    const filled = Object.fromEntries(Object.entries(absent ?? {}).filter(([, r]) => r !== null));
+    if (!named.has(type) || Object.keys(filled).length === 0) continue;
+    rules[type] = filled;
+    for (const [alias, field] of Object.entries(c!.aliases)) {
+      if (Object.hasOwn(filled, field)) ((aliases[type] ??= {})[field] ??= []).push(alias);
+    }
+  }
+  assert.deepEqual(WHEN_ABSENT, rules, "src/arch/_config_defaults.ts: run make_config_fields.py");
+  assert.deepEqual(ABSENT_ALIASES, aliases);
+  // Every kind of rule is recorded for some class.
+  assert.equal(WHEN_ABSENT["llama"]!["head_dim"], "hidden_size / num_attention_heads");
+  assert.equal(WHEN_ABSENT["llama"]!["num_key_value_heads"], "num_attention_heads");
+  assert.equal(WHEN_ABSENT["qwen3"]!["head_dim"], 128);
+  assert.equal(WHEN_ABSENT["gemma2"]!["head_dim"], 256);
+  assert.equal(WHEN_ABSENT["deepseek_v3"]!["head_dim"], "qk_rope_head_dim");
+  // Mixtral's head_dim stays None (the converter writes no key_length): recorded, not filled.
+  assert.equal(RECORDED.model_types["mixtral"]!.when_absent!["head_dim"], null);
+  assert.equal(Object.hasOwn(WHEN_ABSENT["mixtral"]!, "head_dim"), false);
+});
+
+Deno.test("config fields: a sizing field config.json leaves out is read as transformers fills it in", () => {
+  const hp = (config: Record<string, unknown>) => new KvWriter(config, "x").hparams;
+  const llama = hp({ model_type: "llama", hidden_size: 96, num_attention_heads: 3 });
+  assert.equal(llama["head_dim"], 32);
+  assert.equal(llama["num_key_value_heads"], 3);
+  assert.equal(llama["max_position_embeddings"], 2048);
+  assert.equal(llama["rms_norm_eps"], 1e-6);
+  assert.deepEqual(llama["rope_parameters"], { rope_theta: 10000, rope_type: "default" });
+  // Stated values stay; a derived field given as null is derived (its __post_init__), a
+  // constant one given as null stays null (the dataclass default applies only when absent).
+  const stated = hp({
+    model_type: "llama",
+    hidden_size: 96,
+    num_attention_heads: 3,
+    head_dim: 16,
+    num_key_value_heads: null,
+  });
+  assert.equal(stated["head_dim"], 16);
+  assert.equal(stated["num_key_value_heads"], 3);
+  assert.equal(hp({ model_type: "qwen3", head_dim: null })["head_dim"], null);
+  assert.equal(hp({ model_type: "qwen3", hidden_size: 96 })["head_dim"], 128);
+  assert.equal(hp({ model_type: "deepseek_v3", qk_rope_head_dim: 8 })["head_dim"], 8);
+  // A derived field whose sources are missing too is left out.
+  assert.equal(Object.hasOwn(hp({ model_type: "llama" }), "head_dim"), false);
+  // Any RoPE key (or a field the class's dict would take in) and no rope_parameters is added.
+  assert.equal(hp({ model_type: "llama", rope_theta: 5e5 })["rope_parameters"], undefined);
   assert.equal(
-    new KvWriter({ model_type: "qwen3", hidden_size: 96, num_attention_heads: 3 }, "qwen3")
-      .find("head_dim"),
+    hp({ model_type: "phi3", partial_rotary_factor: 0.5 })["rope_parameters"],
     undefined,
   );
+  assert.deepEqual(hp({ model_type: "gemma3_text" })["rope_parameters"], {
+    sliding_attention: { rope_type: "default", rope_theta: 10000 },
+    full_attention: { rope_type: "default", rope_theta: 1000000 },
+  });
+  // An alias (attribute_map) of the field counts as the field.
+  assert.equal(hp({ model_type: "gpt2", max_position_embeddings: 64 })["n_positions"], undefined);
+  assert.equal(hp({ model_type: "gpt2" })["n_positions"], 1024);
+  // Read as saved by the converter (CONFIG_AS_SAVED): nothing filled in.
+  assert.equal(Object.hasOwn(hp({ model_type: "mimo_v2_flash" }), "rms_norm_eps"), false);
+  // The text config of a multimodal model is filled in by its own type.
+  const vl = hp({
+    model_type: "gemma3",
+    text_config: { model_type: "gemma3_text", hidden_size: 64, num_attention_heads: 4 },
+  });
+  assert.equal(vl["head_dim"], 256);
 });
