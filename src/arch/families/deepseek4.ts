@@ -111,7 +111,8 @@ function defaultTemplate(folderName: string | undefined): string {
 
 /** The published `compress_ratios`, one per layer (the MTP layer's after them). */
 function compressRatios(w: KvWriter): number[] {
-  const ratios = w.hparams["compress_ratios"];
+  // Found (not read directly), so the key names the field.
+  const ratios = w.find("compress_ratios");
   if (!Array.isArray(ratios) || !ratios.every((r) => Number.isSafeInteger(r))) {
     throw new RangeError("config.json has no list of integers for compress_ratios");
   }
