@@ -859,9 +859,25 @@ Deno.test("config attack: a DeepSeek-V4 or Qwen4-Exp size the tensors contradict
  * Sizes llama.cpp's qwen4exp hard-codes that transformers reads from the
  * config: one indexer key head (transformers raises on another), a PLE
  * embedding as wide as the hidden state (`ple_key`/`ple_value` load
- * `hidden_size` columns). Refused as the family's, naming the field.
+ * `hidden_size` columns); Gemma 4 audio's `gradient_clipping`, which
+ * transformers clamps the conformer's activations by and llama.cpp ignores
+ * (a value that binds: 1.46 off at 1 on the fixture). Refused naming the field.
  */
-const HARD_CODED: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
+const HARD_CODED: {
+  fixture: string;
+  at: Path;
+  value: unknown;
+  error: RegExp;
+  mmproj?: boolean;
+}[] = [
+  {
+    fixture: "families/hf/gemma4-audio",
+    at: ["audio_config", "gradient_clipping"],
+    value: 1,
+    mmproj: true,
+    error:
+      /audio_config\.gradient_clipping is 1; transformers clamps the audio encoder's activations to it, llama\.cpp's gemma4a clamps nothing \(the published 1e10 never binds\)/,
+  },
   {
     fixture: "families/hf/qwen4exp",
     at: ["indexer_kv_heads"],
@@ -878,15 +894,23 @@ const HARD_CODED: { fixture: string; at: Path; value: unknown; error: RegExp }[]
   },
 ];
 
-Deno.test("config attack: a Qwen4-Exp size llama.cpp hard-codes, set otherwise, is one line, exit 2, nothing written", async () => {
+Deno.test("config attack: a Qwen4-Exp size or Gemma 4 audio clipping llama.cpp hard-codes, set otherwise, is one line, exit 2, nothing written", async () => {
   await withTempDir(async (tmp) => {
     let n = 0;
     for (const c of HARD_CODED) {
       const what = `${c.fixture} ${c.at.join(".")}=${JSON.stringify(c.value)}`;
       const folder = await mutated(join(tmp, `h${n++}`), c.fixture, c.at, c.value);
       const out = join(tmp, `h${n}.gguf`);
-      const run = await apr(["convert", folder, "-o", out]);
+      const vision = join(tmp, `h${n}-vision.gguf`);
+      const run = await apr([
+        "convert",
+        folder,
+        "-o",
+        out,
+        ...c.mmproj ? ["--mmproj", vision] : [],
+      ]);
       await assertRefused(run, out, folder, what);
+      ok(!await exists(vision), `${what}: ${vision} was left`);
       match(run.stderr, c.error, what);
     }
   });
@@ -1109,6 +1133,97 @@ const WRONG_VISION: { fixture: string; at: Path; value: unknown; error: RegExp }
   },
 ];
 
+/**
+ * Gemma 4's towers under `--mmproj` (found by `_config_probe.ts --wrong
+ * --mmproj`): the vision attention's head size and KV heads, the position
+ * tables, the projection's input, the audio conformer's width, heads,
+ * layers, subsampling channels and output projection. Each off by one was
+ * written with exit 0.
+ */
+const WRONG_GEMMA4_TOWERS: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
+  {
+    fixture: "families/hf/gemma4-audio",
+    at: ["vision_config", "head_dim"],
+    value: 17,
+    error:
+      /"v\.blk\.0\.attn_k_norm\.weight" of the vision GGUF: shape \[16\], expected \[17\] \(config\.json's vision_config\.head_dim 17\)/,
+  },
+  {
+    fixture: "families/hf/gemma4-audio",
+    at: ["vision_config", "num_attention_heads"],
+    value: 4,
+    error:
+      /"v\.blk\.0\.attn_q\.weight" of the vision GGUF: shape \[32, 32\], expected \[64, \*\] \(config\.json's vision_config\.num_attention_heads 4 × vision_config\.head_dim 16\)/,
+  },
+  {
+    fixture: "families/hf/gemma4-audio",
+    at: ["vision_config", "num_key_value_heads"],
+    value: 1,
+    error:
+      /"v\.blk\.0\.attn_k\.weight" of the vision GGUF: shape \[32, 32\], expected \[16, \*\] \(config\.json's vision_config\.num_key_value_heads 1 × vision_config\.head_dim 16\)/,
+  },
+  {
+    fixture: "families/hf/gemma4-cg",
+    at: ["vision_config", "position_embedding_size"],
+    value: 63,
+    error:
+      /"v\.position_embd\.weight" of the vision GGUF: shape \[2, 64, 32\], expected \[2, 63, \*\] \(config\.json's vision_config\.position_embedding_size 63\)/,
+  },
+  {
+    fixture: "families/hf/gemma4-unified",
+    at: ["vision_config", "mm_posemb_size"],
+    value: 17,
+    error:
+      /"v\.position_embd\.weight" of the vision GGUF: shape \[2, 16, 32\], expected \[2, 17, \*\] \(config\.json's vision_config\.mm_posemb_size 17\)/,
+  },
+  {
+    fixture: "families/hf/gemma4-unified",
+    at: ["vision_config", "output_proj_dims"],
+    value: 33,
+    error:
+      /"mm\.input_projection\.weight" of the vision GGUF: shape \[64, 32\], expected \[\*, 33\] \(config\.json's vision_config\.output_proj_dims 33\)/,
+  },
+  {
+    fixture: "families/hf/gemma4-audio",
+    at: ["audio_config", "hidden_size"],
+    value: 33,
+    error:
+      /"a\.input_projection\.weight" of the vision GGUF: shape \[32, 128\], expected \[33, 128\] \(config\.json's audio_config\.subsampling_conv_channels \[128,4\], audio_config\.hidden_size 33\)/,
+  },
+  {
+    fixture: "families/hf/gemma4-audio",
+    at: ["audio_config", "num_attention_heads"],
+    value: 4,
+    error:
+      /"a\.blk\.0\.per_dim_scale\.weight" of the vision GGUF: shape \[16\], expected \[8\] \(config\.json's audio_config\.hidden_size 32 \/\/ num_attention_heads 4\)/,
+  },
+  {
+    fixture: "families/hf/gemma4-audio",
+    at: ["audio_config", "num_hidden_layers"],
+    value: 3,
+    error:
+      /layer 2 of the vision GGUF: no tensor of it in the audio tower, though config\.json's audio_config\.num_hidden_layers 3/,
+  },
+  {
+    fixture: "families/hf/gemma4-audio",
+    at: ["audio_config", "output_proj_dims"],
+    value: 33,
+    error:
+      /"a\.pre_encode\.out\.weight" of the vision GGUF: shape \[32, 32\], expected \[33, 32\] \(config\.json's audio_config\.output_proj_dims 33, audio_config\.hidden_size 32\)/,
+  },
+  {
+    fixture: "families/hf/gemma4-audio",
+    at: ["audio_config", "subsampling_conv_channels"],
+    value: [128, 5],
+    error:
+      /"a\.conv1d\.1\.weight" of the vision GGUF: shape \[4, 128, 3, 3\], expected \[5, 128, 3, 3\] \(config\.json's audio_config\.subsampling_conv_channels \[128,5\]\)/,
+  },
+];
+
 Deno.test("config attack: an in-range vision_config value the tower contradicts is one line, exit 2, no text or vision GGUF written", async () => {
   await withTempDir((tmp) => assertWrongRefused(tmp, WRONG_VISION, "v", true));
+});
+
+Deno.test("config attack: a Gemma 4 vision_config or audio_config size its towers contradict is one line, exit 2, no text or vision GGUF written", async () => {
+  await withTempDir((tmp) => assertWrongRefused(tmp, WRONG_GEMMA4_TOWERS, "g", true));
 });

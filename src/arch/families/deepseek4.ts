@@ -213,10 +213,13 @@ function writePublishedKv(w: KvWriter): void {
   w.u32("attention.output_lora_rank", w.need("o_lora_rank"));
   w.setArray("attention.compress_ratios", "INT32", compressRatios(w));
   w.f32("attention.compress_rope_freq_base", w.need("compress_rope_theta"));
+  // Read at the top: named exactly (o_groups may hold the same number).
+  w.computedFrom("hc_mult");
   w.u32("hyper_connection.count", hc);
   w.u32("hyper_connection.sinkhorn_iterations", w.need("hc_sinkhorn_iters"));
   w.f32("hyper_connection.epsilon", w.need("hc_eps"));
   w.u32("hash_layer_count", w.need("num_hash_layers"));
+  w.computedFrom("hidden_size", "hc_mult");
   w.u32("embedding_length_out", w.need("hidden_size") * hc);
 }
 
