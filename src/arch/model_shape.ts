@@ -20,7 +20,7 @@
  */
 
 import type { TensorInfo } from "../tensor.ts";
-import type { Family, MadeTensor, MoeLayers } from "./family.ts";
+import { type Family, type MadeTensor, type MoeLayers, TensorConfigMismatch } from "./family.ts";
 import { ggufTensorKind } from "./gguf_tensors.ts";
 import { keptNvfp4Tensors } from "./kept_blocks.ts";
 import { type Keys, keyShapeProblem } from "./key_shapes.ts";
@@ -789,7 +789,14 @@ export function hfShapeProblem(
   // Made only now: the keys are built from counts the common check has bounded
   // (an MTP layer at 2^31 would make a recurrent-layer list that long).
   const keys = familyKeys(family, config);
-  const made = madeTensors(family, config, kinded);
+  let made: readonly MadeTensor[] | undefined;
+  try {
+    made = madeTensors(family, config, kinded);
+  } catch (error) {
+    if (!(error instanceof TensorConfigMismatch)) throw error;
+    const file = kinded.find((k) => k.t.name === error.tensor)?.t.file;
+    return { tensor: error.tensor, ...file === undefined ? {} : { file }, reason: error.reason };
+  }
   const byKeys = (k: Keys) =>
     keyShapeProblem(
       arch,
@@ -915,7 +922,8 @@ function madeTensors(
       ...family.gguf?.made?.(infos, new KvWriter(config, family.ggufArchitecture)) ?? [],
     ];
   } catch (error) {
-    if (error instanceof RangeError) return undefined;
+    // A made tensor the config contradicts is the shape check's to report.
+    if (error instanceof RangeError && !(error instanceof TensorConfigMismatch)) return undefined;
     throw error;
   }
 }

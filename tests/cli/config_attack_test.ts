@@ -833,7 +833,15 @@ const WRONG_HYPER_CONNECTIONS: { fixture: string; at: Path; value: unknown; erro
     at: ["ngram_vocab_size_base"],
     value: 194,
     error:
-      /ngram_embedding\.shard_0\.weight": 512 rows \(its shards concatenated\), fewer than the 830 the n-gram heads index \(qwen4exp\.ple\.head_offsets .* from config\.json's ngram_vocab_size_base/,
+      /ngram_embedding\.shard_0\.weight": the n-gram table's 2 shards hold 512 rows, but config\.json's ngram_vocab_size_base 194, 4 heads \(ngram_size, heads_per_ngram\) and make_ngram_vocab_size_divisible_by 128 make 896/,
+  },
+  // Padded otherwise than transformers builds the table (llama.cpp loads it by its rows).
+  {
+    fixture: "families/hf/qwen4exp",
+    at: ["make_ngram_vocab_size_divisible_by"],
+    value: 127,
+    error:
+      /ngram_embedding\.shard_0\.weight": the n-gram table's 2 shards hold 512 rows, but config\.json's ngram_vocab_size_base 97, 4 heads \(ngram_size, heads_per_ngram\) and make_ngram_vocab_size_divisible_by 127 make 508, as transformers builds the table/,
   },
   {
     fixture: "families/hf/qwen4exp",

@@ -33,7 +33,7 @@
 
 import { tensorByteLength } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
-import type { Family, MadeTensor } from "../family.ts";
+import { type Family, type MadeTensor, TensorConfigMismatch } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import type { Caveat, ConfigFields } from "../config_fields.ts";
 import { concatPayloads, rangesInOrder } from "../transforms.ts";
@@ -293,7 +293,8 @@ const QWEN4EXP_FIELDS: ConfigFields = {
   irrelevant: {
     ...LINEAR_ATTENTION_FIELDS.irrelevant,
     make_ngram_vocab_size_divisible_by:
-      "pads the n-gram table's rows, which the tensor's shape carries",
+      "pads the n-gram table's rows, which the tensor's shape carries (a table of other rows, " +
+      "which transformers cannot load, is refused: pleTable)",
     split_ngram_parts: "how many shards the n-gram table is saved in; they are concatenated",
     number_of_conv_states: "transformers' cache layout, derived from ple_layer_ids",
   },
@@ -351,12 +352,19 @@ function qwen4ExpMade(tensors: readonly TensorInfo[], w: KvWriter): MadeTensor[]
       made.push(madeFrom(info, `${blk}.ple_conv1d.weight`, shape, (open) => open()));
     }
   }
-  if (shards.length > 0) made.push(pleTable(shards.sort((a, b) => a[0] - b[0]).map(([, i]) => i)));
+  if (shards.length > 0) {
+    made.push(pleTable(shards.sort((a, b) => a[0] - b[0]).map(([, i]) => i), w));
+  }
   return made;
 }
 
-/** The shards' rows one after another, as `per_layer_token_embd`. */
-function pleTable(shards: readonly TensorInfo[]): MadeTensor {
+/**
+ * The shards' rows one after another, as `per_layer_token_embd`: as many as
+ * transformers builds the table with (the heads' prime vocabularies, padded
+ * to `make_ngram_vocab_size_divisible_by`), else it cannot load the
+ * checkpoint its config describes (llama.cpp loads the table by its rows).
+ */
+function pleTable(shards: readonly TensorInfo[], w: KvWriter): MadeTensor {
   const first = shards[0]!;
   const cols = first.shape[1] ?? 0;
   for (const s of shards) {
@@ -368,6 +376,25 @@ function pleTable(shards: readonly TensorInfo[]): MadeTensor {
     }
   }
   const shape = [shards.reduce((n, s) => n + s.shape[0]!, 0), cols];
+  const p = ple(w);
+  const divisor = w.hparams["make_ngram_vocab_size_divisible_by"] ?? 128;
+  // Rows once the heads agree with its width (a width they contradict is the key check's).
+  if (
+    p !== undefined && cols === p.headDim && Number.isSafeInteger(divisor) &&
+    (divisor as number) > 0
+  ) {
+    const total = pleHeadVocabSizes(p.base, p.heads, 0).reduce((a, b) => a + b, 0);
+    const padded = Math.ceil(total / (divisor as number)) * (divisor as number);
+    if (shape[0] !== padded) {
+      throw new TensorConfigMismatch(
+        first.name,
+        `the n-gram table's ${shards.length} shards hold ${shape[0]} rows, but config.json's ` +
+          `ngram_vocab_size_base ${p.base}, ${p.heads} heads (ngram_size, heads_per_ngram) and ` +
+          `make_ngram_vocab_size_divisible_by ${divisor} make ${padded}, as transformers ` +
+          "builds the table",
+      );
+    }
+  }
   return {
     info: {
       name: "per_layer_token_embd.weight",
