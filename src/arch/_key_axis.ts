@@ -2,8 +2,9 @@
 
 /**
  * What the key-sized shape checks share (`key_shapes.ts`,
- * `hyper_connection_shapes.ts`): an expected axis and the keys it follows
- * from, and the message naming those keys with the config fields each came from.
+ * `hyper_connection_shapes.ts`; the count and shape words `gemma4_tower_shapes.ts`
+ * uses too): an expected axis and the keys it follows from, and the message
+ * naming those keys with the config fields each came from.
  *
  * @module
  */

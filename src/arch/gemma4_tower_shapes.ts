@@ -22,6 +22,7 @@
  * @module
  */
 
+import { count, fmt } from "./_key_axis.ts";
 import type { ClipShapeProblem, ClipTensor, VisionConfig } from "./clip_shapes.ts";
 import { record } from "./kv.ts";
 
@@ -30,12 +31,6 @@ interface Field {
   readonly value: number;
   readonly label: string;
 }
-
-const count = (v: unknown): number | undefined =>
-  typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : undefined;
-
-const fmt = (shape: readonly (number | undefined)[]) =>
-  `[${shape.map((d) => d ?? "*").join(", ")}]`;
 
 /** The first of `tensors` whose name `pattern` matches. */
 const first = (tensors: readonly ClipTensor[], pattern: RegExp) =>
