@@ -112,6 +112,23 @@ export interface GeneratedTensor {
 }
 
 /**
+ * A tensor a family makes that contradicts the config it is made by (Qwen4-Exp's
+ * n-gram table with other rows than its heads' vocabularies padded as the config
+ * says), thrown by {@linkcode GgufSupport.made}: the shape check reports it as
+ * the tensor's problem, before any output.
+ */
+export class TensorConfigMismatch extends RangeError {
+  /**
+   * @param tensor The checkpoint tensor's name.
+   * @param reason What is wrong, naming the config fields.
+   */
+  constructor(readonly tensor: string, readonly reason: string) {
+    super(`Cannot convert "${tensor}" to GGUF: ${reason}`);
+    this.name = "TensorConfigMismatch";
+  }
+}
+
+/**
  * A GGUF tensor a family makes itself from Hugging Face tensors, where a
  * rename or a stack is not enough (gpt-oss's transposed, interleaved
  * experts; its MXFP4 blocks repacked to ggml's layout).
@@ -268,7 +285,9 @@ export interface GgufSupport {
    * The tensors the family makes itself (see {@linkcode MadeTensor}), from
    * the model's tensors and `config.json`; the others are renamed or stacked.
    *
-   * @throws {RangeError} When a tensor it needs is missing or mis-shaped.
+   * @throws {RangeError} When a tensor it needs is missing or mis-shaped;
+   * a {@linkcode TensorConfigMismatch} when one contradicts the config (the
+   * shape check reports it, before any output).
    */
   made?(tensors: readonly TensorInfo[], w: KvWriter): readonly MadeTensor[];
   /**

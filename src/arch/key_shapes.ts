@@ -19,39 +19,19 @@
  * @module
  */
 
-/** A tensor of the model, read as a kind of its architecture. */
-export interface KeyedTensor {
-  /** Its name in the file. */
-  readonly name: string;
-  /** Row-major shape, as the file holds it. */
-  readonly shape: readonly number[];
-  /** gguf-py's `MODEL_TENSOR` name, or `undefined`. */
-  readonly kind: string | undefined;
-  /** Its layer, or `undefined`. */
-  readonly block: number | undefined;
-  /** `.weight`, `.bias` or `""`. */
-  readonly suffix: string;
-  /** Its shape is the stored one, not the matrix's (kept packed): not checked. */
-  readonly packed?: boolean;
-  /** The shape as the file stores it, where `shape` is its matrices' (transposed ones). */
-  readonly stored?: readonly number[];
-  /** The file (shard) holding it, for the message. */
-  readonly file?: string;
-}
+import {
+  type Axis,
+  axis,
+  count,
+  fmt,
+  type KeyedTensor,
+  type Keys,
+  type KeyShapeProblem,
+  said,
+} from "./_key_axis.ts";
+import { hyperConnectionLayerProblem, hyperConnectionShape } from "./hyper_connection_shapes.ts";
 
-/** What a key-sized tensor is found to be: the tensor (or layer) and why. */
-export interface KeyShapeProblem {
-  readonly tensor: string;
-  readonly file?: string;
-  readonly reason: string;
-}
-
-/** The model's keys: the value of a full key, and where it came from for the message. */
-export interface Keys {
-  value(key: string): unknown;
-  /** The `config.json` fields a key was made from (empty for a GGUF's own key). */
-  source(key: string): readonly string[];
-}
+export type { KeyedTensor, Keys, KeyShapeProblem } from "./_key_axis.ts";
 
 /** How llama.cpp sizes a state-space layer's tensors from the `ssm.*` keys. */
 type SsmLayout = "mamba" | "mamba2" | "gated-delta" | "kda";
@@ -77,9 +57,6 @@ const SSM_LAYOUTS: Readonly<Record<string, SsmLayout>> = {
   "kimi-linear": "kda",
 };
 
-/** An expected axis: its size and the keys it follows from; `undefined`: not checked. */
-type Axis = { readonly n: number; readonly keys: readonly string[] } | undefined;
-
 /** The `ssm.*` keys of a model, `undefined` where absent. */
 interface Ssm {
   readonly hidden: number | undefined;
@@ -91,14 +68,6 @@ interface Ssm {
   /** Kimi's delta attention: each head's width (`kda.head_dim`) and the heads (`attention.head_count`). */
   readonly kdaHead?: number | undefined;
   readonly heads?: number | undefined;
-}
-
-const count = (v: unknown): number | undefined =>
-  typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : undefined;
-
-/** An axis of `n` from `keys`, or `undefined` when a size is unknown. */
-function axis(n: number | undefined, ...keys: string[]): Axis {
-  return n === undefined || !Number.isFinite(n) ? undefined : { n, keys };
 }
 
 /** The expected shape (unit axes left out) of a state-space tensor, or `undefined`. */
@@ -482,19 +451,6 @@ function shortConvShape(
   return kind === "SHORTCONV_CONV" && suffix === ".weight" ? [hidden, cache] : undefined;
 }
 
-const fmt = (shape: readonly (number | undefined)[]) =>
-  `[${shape.map((d) => d ?? "*").join(", ")}]`;
-
-/** `{arch}.ssm.conv_kernel 5 (config.json: linear_conv_kernel_dim)`, for each key an axis follows from. */
-function said(arch: string, keys: Keys, names: readonly string[]): string {
-  return [...new Set(names)].map((k) => {
-    const full = `${arch}.${k}`;
-    const from = keys.source(full);
-    const value = JSON.stringify(keys.value(full));
-    return `${full} ${value}${from.length > 0 ? ` from config.json's ${from.join(", ")}` : ""}`;
-  }).join("; ");
-}
-
 /** Whether each layer attends, as a per-layer key says; `undefined`: no such key. */
 function attendingLayers(
   arch: string,
@@ -630,46 +586,49 @@ export function keyShapeProblem(
     const ffn = t.block !== undefined &&
       (t.kind === "FFN_GATE_UP_EXP" ||
         t.kind.startsWith("FFN_DOWN") && (t.kind !== "FFN_DOWN" || !VARYING_FF.has(arch)));
-    const want = gemma4 !== undefined && !ffn
-      ? gemma4Shape(t.kind, t.suffix, t.block, gemma4)
-      : ffn
-      ? ffnDownShape(t.kind, t.suffix, widths(t.block))
-      : kvRank !== undefined &&
-          (/^ATTN_(KV_A|KV_B|Q_A|Q_B)/.test(t.kind) ||
-            t.kind === "ATTN_Q" && mlaBlocks.has(t.block))
-      ? mlaShape(t.kind, t.suffix, hidden, kvRank, qRank, rope, mlaHeads)
-      : t.kind === "ATTN_QKV" && regularHeads && layout === undefined
-      ? fusedQkvShape(
-        t.suffix,
-        hidden,
-        heads,
-        // Without the key, llama.cpp's (GPT-2's and GPT-NeoX's every head has its K and V).
-        kvList === undefined ? heads : kvOf(t.block),
-        head,
-        key("attention.value_length"),
-        kvList !== undefined,
-      )
-      : GATED_QUERY.has(arch) && t.kind.startsWith("ATTN_")
-      ? gatedAttentionShape(t.kind, t.suffix, hidden, heads, kvOf(t.block), head)
-      : layout === "kda" && t.kind.startsWith("ATTN_")
-      // Kimi-Linear: the MLA layers' other attention tensors are sized by the common check.
-      ? (mlaBlocks.has(t.block) ? undefined : ssmShape(layout, t.kind, t.suffix, ssm))
-      : perLayerHeads && t.kind.startsWith("ATTN_")
-      ? perLayerHeadsShape(
-        t.kind,
-        t.suffix,
-        hidden,
-        axis(headsOf(t.block), "attention.head_count"),
-        axis(kvOf(t.block), "attention.head_count_kv"),
-        axis(head, "attention.key_length"),
-        axis(key("attention.value_length"), "attention.value_length"),
-      )
-      : layout !== undefined
-      ? ssmShape(layout, t.kind, t.suffix, ssm)
-      : shortConvShape(t.kind, t.suffix, hidden, cache);
-    if (want === undefined) continue;
-    // A feed-forward matrix by its trailing [rows, cols] (after any expert axis).
+    const expected = hyperConnectionShape(arch, t.kind, t.suffix, t.block, keys) ??
+      (gemma4 !== undefined && !ffn
+        ? gemma4Shape(t.kind, t.suffix, t.block, gemma4)
+        : ffn
+        ? ffnDownShape(t.kind, t.suffix, widths(t.block))
+        : kvRank !== undefined &&
+            (/^ATTN_(KV_A|KV_B|Q_A|Q_B)/.test(t.kind) ||
+              t.kind === "ATTN_Q" && mlaBlocks.has(t.block))
+        ? mlaShape(t.kind, t.suffix, hidden, kvRank, qRank, rope, mlaHeads)
+        : t.kind === "ATTN_QKV" && regularHeads && layout === undefined
+        ? fusedQkvShape(
+          t.suffix,
+          hidden,
+          heads,
+          // Without the key, llama.cpp's (GPT-2's and GPT-NeoX's every head has its K and V).
+          kvList === undefined ? heads : kvOf(t.block),
+          head,
+          key("attention.value_length"),
+          kvList !== undefined,
+        )
+        : GATED_QUERY.has(arch) && t.kind.startsWith("ATTN_")
+        ? gatedAttentionShape(t.kind, t.suffix, hidden, heads, kvOf(t.block), head)
+        : layout === "kda" && t.kind.startsWith("ATTN_")
+        // Kimi-Linear: the MLA layers' other attention tensors are sized by the common check.
+        ? (mlaBlocks.has(t.block) ? undefined : ssmShape(layout, t.kind, t.suffix, ssm))
+        : perLayerHeads && t.kind.startsWith("ATTN_")
+        ? perLayerHeadsShape(
+          t.kind,
+          t.suffix,
+          hidden,
+          axis(headsOf(t.block), "attention.head_count"),
+          axis(kvOf(t.block), "attention.head_count_kv"),
+          axis(head, "attention.key_length"),
+          axis(key("attention.value_length"), "attention.value_length"),
+        )
+        : layout !== undefined
+        ? ssmShape(layout, t.kind, t.suffix, ssm)
+        : shortConvShape(t.kind, t.suffix, hidden, cache));
+    if (expected === undefined) continue;
+    // A feed-forward matrix by its trailing [rows, cols] (after any expert axis);
+    // the others without their unit axes, expected ones too (one indexer head).
     const shape = ffn ? t.shape.slice(-2) : t.shape.filter((n) => n !== 1);
+    const want = ffn ? expected : expected.filter((a) => a?.n !== 1);
     const sizes = want.map((a) => a?.n);
     if (
       shape.length === sizes.length &&
@@ -695,6 +654,7 @@ export function keyShapeProblem(
   }
   return perLayerListProblem(arch, keys) ??
     layerPatternProblem(arch, keys, tensors, layers) ??
+    hyperConnectionLayerProblem(arch, keys, tensors, layers) ??
     leadingDenseProblem(arch, keys, tensors, layers) ??
     (gemma4 === undefined ? undefined : perLayerInputProblem(arch, keys, tensors));
 }

@@ -107,6 +107,8 @@ export class KvWriter {
   #read: string[] = [];
   /** Every config field found so far. */
   readonly #everRead = new Set<string>();
+  /** Whether the next key's sources are exactly those read ({@linkcode computedFrom}). */
+  #computed = false;
   /** Each key's config fields, for messages ({@linkcode sourceOf}). */
   readonly #sources = new Map<string, readonly string[]>();
 
@@ -157,6 +159,20 @@ export class KvWriter {
   }
 
   /**
+   * Record the fields the config has among `fields` as the only sources of
+   * the next key: a value computed from them that another field may hold
+   * by chance (Qwen4-Exp's PLE head width, 16 like its `head_dim`), which
+   * {@linkcode cite} would name instead.
+   *
+   * @param fields The fields.
+   */
+  computedFrom(...fields: string[]): void {
+    this.#read = [];
+    this.cite(...fields);
+    this.#computed = true;
+  }
+
+  /**
    * A field of a nested section (DBRX's `attn_config.kv_n_heads`, Gemma 4's
    * `per_layer_config.2.head_dim`), recorded as its dotted path for the
    * key it makes.
@@ -192,6 +208,12 @@ export class KvWriter {
    * else all read since the key before.
    */
   #sourced(key: string, value: unknown): string {
+    if (this.#computed) {
+      this.#computed = false;
+      if (this.#read.length > 0) this.#sources.set(key, this.#read);
+      this.#read = [];
+      return key;
+    }
     const holding = (fields: readonly string[]) => fields.filter((f) => this.#field(f) === value);
     // A value read earlier and kept (DeepSeek-V2's kv_lora_rank) is found among all reads.
     const exact = holding(this.#read).length > 0

@@ -160,6 +160,18 @@ const GEMMA4A_ASSUMES: Readonly<Record<string, number | string>> = {
 };
 
 /**
+ * transformers clamps the conformer's activations to ± `gradient_clipping`
+ * (around each feed-forward, attention and light convolution and at each
+ * layer's end); llama.cpp's `gemma4a` clamps nothing. The published 1e10
+ * never binds; a value that does changes transformers' output (the
+ * gemma4-audio fixture's tower, tests/testdata/families/
+ * measure_gemma4_audio_clipping.py: no difference at 1e6 or 10, 1.46 at 1,
+ * 2.50 at 0.5). Whether one binds depends on the input, so a value below
+ * the published one is refused.
+ */
+const GEMMA4A_LEAST_CLIPPING = 1e10;
+
+/**
  * What llama.cpp's `gemma4ua` (models/gemma4ua.cpp, clip.cpp) hard-codes for
  * the unified class's encoder-free audio: 640-sample frames (40 ms at 16 kHz,
  * `audio_embed_dim`) and the norm's epsilon.
@@ -172,7 +184,8 @@ const GEMMA4UA_ASSUMES: Readonly<Record<string, number | string>> = {
 /**
  * Refuse an audio tower llama.cpp would compute otherwise than transformers:
  * a field of {@linkcode GEMMA4A_ASSUMES} (the unified class's:
- * {@linkcode GEMMA4UA_ASSUMES}) with another value (absent: the default).
+ * {@linkcode GEMMA4UA_ASSUMES}) with another value (absent: the default),
+ * a `gradient_clipping` that may bind ({@linkcode GEMMA4A_LEAST_CLIPPING}).
  *
  * @throws {RangeError} Naming the field, its value and the one llama.cpp assumes.
  */
@@ -181,6 +194,17 @@ export function assertGemma4AudioAsLlamaCpp(
   projector: string,
 ): void {
   const assumes = projector === "gemma4ua" ? GEMMA4UA_ASSUMES : GEMMA4A_ASSUMES;
+  const clipping = audio["gradient_clipping"];
+  if (
+    projector === "gemma4a" && clipping !== undefined && clipping !== null &&
+    !(typeof clipping === "number" && clipping >= GEMMA4A_LEAST_CLIPPING)
+  ) {
+    throw new RangeError(
+      `config.json: audio_config.gradient_clipping is ${JSON.stringify(clipping)}; transformers ` +
+        `clamps the audio encoder's activations to it, llama.cpp's gemma4a clamps nothing ` +
+        "(the published 1e10 never binds)",
+    );
+  }
   for (const [key, assumed] of Object.entries(assumes)) {
     const v = audio[key];
     if (v === undefined || v === null || v === assumed) continue;

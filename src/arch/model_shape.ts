@@ -20,7 +20,13 @@
  */
 
 import type { TensorInfo } from "../tensor.ts";
-import type { Family, LayerTensors, MadeTensor, MoeLayers } from "./family.ts";
+import {
+  type Family,
+  type LayerTensors,
+  type MadeTensor,
+  type MoeLayers,
+  TensorConfigMismatch,
+} from "./family.ts";
 import { withConfigDefaults } from "./config_defaults.ts";
 import { ggufTensorKind } from "./gguf_tensors.ts";
 import { keptNvfp4Tensors } from "./kept_blocks.ts";
@@ -794,7 +800,14 @@ export function hfShapeProblem(
   // Made only now: the keys are built from counts the common check has bounded
   // (an MTP layer at 2^31 would make a recurrent-layer list that long).
   const keys = familyKeys(family, config);
-  const made = madeTensors(family, config, kinded);
+  let made: readonly MadeTensor[] | undefined;
+  try {
+    made = madeTensors(family, config, kinded);
+  } catch (error) {
+    if (!(error instanceof TensorConfigMismatch)) throw error;
+    const file = kinded.find((k) => k.t.name === error.tensor)?.t.file;
+    return { tensor: error.tensor, ...file === undefined ? {} : { file }, reason: error.reason };
+  }
   const byKeys = (k: Keys) =>
     keyShapeProblem(
       arch,
@@ -960,13 +973,24 @@ function madeTensors(
       ...family.gguf?.made?.(infos, new KvWriter(config, family.ggufArchitecture)) ?? [],
     ];
   } catch (error) {
-    if (error instanceof RangeError) return undefined;
+    // A made tensor the config contradicts is the shape check's to report.
+    if (error instanceof RangeError && !(error instanceof TensorConfigMismatch)) return undefined;
     throw error;
   }
 }
 
-/** The kinds sized by the `ssm.*` and `shortconv.*` keys. */
-const KEY_SIZED = /^(SSM_|SHORTCONV_)/;
+/**
+ * The kinds sized by the `ssm.*` and `shortconv.*` keys, DeepSeek-V4's hash
+ * tables and Qwen4-Exp's PLE convolution: made one from one checkpoint tensor.
+ */
+const KEY_SIZED = /^(SSM_|SHORTCONV_|FFN_GATE_TID2EID$|PLE_CONV1D$)/;
+
+/**
+ * Kinds made in another shape than their source's: Qwen4-Exp's indexer
+ * query and key (split from one `index_qk_proj`) and its n-gram table
+ * (its shards concatenated), checked as made.
+ */
+const MADE_SHAPED = /^(INDEXER_(Q|K)_PROJ|PER_LAYER_TOKEN_EMBD)$/;
 
 /**
  * A checkpoint's state-space tensors under the kind of the GGUF tensor the
@@ -983,32 +1007,45 @@ function withMadeKinds(
 ): ReturnType<typeof keyed> {
   const kinds = new Map<string, { kind: string; suffix: string }>();
   const downs = new Map<string, { kind: string; suffix: string; shape: readonly number[] }>();
+  const shaped = new Map<string, { kind: string; suffix: string; shape: readonly number[] }[]>();
   for (const m of made ?? []) {
     const k = m.needs.length > 0 ? ggufTensorKind(arch, m.info.name) : undefined;
-    if (k !== undefined && m.needs.length === 1 && KEY_SIZED.test(k.kind)) {
+    if (k !== undefined && MADE_SHAPED.test(k.kind)) {
+      // Under its first source (the first shard), each part of a split one.
+      const parts = shaped.get(m.needs[0]!) ?? [];
+      shaped.set(m.needs[0]!, [...parts, { kind: k.kind, suffix: k.suffix, shape: m.info.shape }]);
+    } else if (k !== undefined && m.needs.length === 1 && KEY_SIZED.test(k.kind)) {
       kinds.set(m.needs[0]!, { kind: k.kind, suffix: k.suffix });
     } else if (k !== undefined && k.kind.startsWith("FFN_DOWN")) {
       // Under its first source (an MXFP4 checkpoint's `_blocks`, its scales beside it).
       downs.set(m.needs[0]!, { kind: k.kind, suffix: k.suffix, shape: m.info.shape });
     }
   }
-  return tensors.map((t) => {
-    if (t.kind !== undefined) return t;
-    if (kinds.has(t.name)) return { ...t, ...kinds.get(t.name)! };
+  return tensors.flatMap((t) => {
+    if (t.kind !== undefined) return [t];
+    const kind = kinds.get(t.name);
+    if (kind?.kind === "FFN_GATE_TID2EID") {
+      // Integer ids, read as "packed" by their type: their shape is their own.
+      const { packed: _packed, ...ids } = t;
+      return [{ ...ids, ...kind }];
+    }
+    if (kind !== undefined) return [{ ...t, ...kind }];
+    const parts = shaped.get(t.name);
+    if (parts !== undefined) return parts.map((p) => ({ ...t, ...p, stored: t.shape }));
     const down = downs.get(t.name);
-    if (down === undefined) return t;
+    if (down === undefined) return [t];
     // As the family makes it (gpt-oss's down_proj [experts, ff, hidden] transposed,
     // or unpacked from MXFP4 blocks): the made shape is its matrices'.
     const same = down.shape.length === t.shape.length &&
       down.shape.every((n, i) => n === t.shape[i]);
     const { packed: _packed, ...unpacked } = t;
-    return {
+    return [{
       ...unpacked,
       kind: down.kind,
       suffix: down.suffix,
       shape: down.shape,
       ...same ? {} : { stored: t.shape },
-    };
+    }];
   });
 }
 

@@ -14,6 +14,7 @@
 import { DTYPES, tensorByteLength } from "../dtype.ts";
 import { ModelFormatError, UsageError } from "../errors.ts";
 import { clipShapeProblem, visionConfigProblem } from "../arch/clip_shapes.ts";
+import { gemma4TowerProblem } from "../arch/gemma4_tower_shapes.ts";
 import {
   MMPROJ_CLASSES,
   mmprojKvWriter,
@@ -98,16 +99,15 @@ function assertVisionPlan(header: ModelHeader, location: string): void {
   // The tower against the keys made from its vision_config (clip.cpp checks no shape).
   const kv = plan.writer.entries();
   const top = record(header.metadata["hf_config"]) ?? {};
+  const value = (key: string) => kv.get(key)?.value;
+  const config = { vision: record(top["vision_config"]) ?? {}, top };
   const problem = clipShapeProblem(
-    (key) => kv.get(key)?.value,
+    value,
     (key) => plan.writer.sourceOf(key),
     plan.header.tensors,
   ) ??
-    visionConfigProblem(
-      (key) => kv.get(key)?.value,
-      { vision: record(top["vision_config"]) ?? {}, top },
-      plan.header.tensors,
-    );
+    visionConfigProblem(value, config, plan.header.tensors) ??
+    gemma4TowerProblem(value, config, plan.header.tensors);
   if (problem !== undefined) {
     const what = problem.tensor.startsWith("layer ")
       ? problem.tensor

@@ -367,3 +367,51 @@ Deno.test("model shape: each converter GGUF with per-layer head counts is refuse
   // Laguna's query heads, MiMo-V2's KV heads (Gemma 4's by its own check).
   for (const arch of ["laguna", "mimo2"]) assert.ok(archs.has(arch), [...archs].join(", "));
 });
+
+Deno.test("model shape: the converter's DeepSeek-V4 and Qwen4-Exp GGUFs are refused when a key their tensors are sized by is off", () => {
+  const keys = [
+    "attention.head_count",
+    "attention.key_length",
+    "attention.q_lora_rank",
+    "attention.output_group_count",
+    "attention.output_lora_rank",
+    "attention.indexer.head_count",
+    "attention.indexer.key_length",
+    "hyper_connection.count",
+    "hyper_connection.low_rank",
+    "expert_used_count",
+    "ple.conv_kernel",
+    "embedding_length_per_layer_input",
+  ];
+  const seen = new Set<string>();
+  for (const m of MANIFESTS.filter((m) => m.arch === "deepseek4" || m.arch === "qwen4exp")) {
+    const kv = (k: string) => m.kv.get(k);
+    for (const key of keys) {
+      const value = m.kv.get(`${m.arch}.${key}`);
+      // Qwen4-Exp's expert_used_count sizes no tensor (it has no hash table).
+      if (typeof value !== "number" || (m.arch === "qwen4exp" && key === "expert_used_count")) {
+        continue;
+      }
+      const off = (k: string) => k === `${m.arch}.${key}` ? value + 1 : kv(k);
+      assert.match(
+        ggufShapeProblem(m.arch, off, m.tensors)?.reason ?? "",
+        new RegExp(`${m.arch}\\.${key.replaceAll(".", "\\.")} ${value + 1}`),
+        `${m.file} ${key}`,
+      );
+      seen.add(`${m.arch} ${key}`);
+    }
+    // DeepSeek-V4's compress ratios moved by a layer: compressors where the ratio gives none.
+    const ratios = m.kv.get(`${m.arch}.attention.compress_ratios`);
+    if (m.arch !== "deepseek4" || !Array.isArray(ratios)) continue;
+    const moved = [...ratios.slice(1), ratios[0]];
+    const off = (k: string) => k === `${m.arch}.attention.compress_ratios` ? moved : kv(k);
+    assert.match(
+      ggufShapeProblem(m.arch, off, m.tensors)?.reason ?? "",
+      /compress_ratios/,
+      `${m.file} compress_ratios ${JSON.stringify(moved)}`,
+    );
+    seen.add("deepseek4 compress_ratios");
+  }
+  // Each key of each architecture on at least one of its converter files.
+  assert.ok(seen.size >= 18, [...seen].join(", "));
+});

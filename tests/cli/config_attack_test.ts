@@ -806,12 +806,181 @@ Deno.test("config attack: an in-range value the tensors contradict is one line, 
 });
 
 /**
+ * The hyper-connection families' sizes (found by `_config_probe.ts --wrong`):
+ * DeepSeek-V4's attention (heads, head size, query and output ranks, output
+ * groups), its compressors and lightning indexer by each layer's compress
+ * ratio, its hash layers' tables; Qwen4-Exp's hyper-connections, QSA indexer
+ * and n-gram per-layer embedding. Each off by one was written with exit 0, a
+ * file llama.cpp refuses to load (its `create_tensor` sizes them by these keys).
+ */
+const WRONG_HYPER_CONNECTIONS: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
+  {
+    fixture: "families/hf/deepseek4",
+    at: ["head_dim"],
+    value: 63,
+    error:
+      /"layers\.0\.attn\.kv_norm\.weight": shape \[64\], expected \[63\] \(deepseek4\.attention\.key_length 63 from config\.json's head_dim\)/,
+  },
+  {
+    fixture: "families/hf/deepseek4",
+    at: ["num_attention_heads"],
+    value: 5,
+    error:
+      /"layers\.0\.attn\.attn_sink": shape \[4\], expected \[5\] \(deepseek4\.attention\.head_count 5 from config\.json's num_attention_heads\)/,
+  },
+  {
+    fixture: "families/hf/deepseek4",
+    at: ["q_lora_rank"],
+    value: 33,
+    error:
+      /"layers\.0\.attn\.q_norm\.weight": shape \[32\], expected \[33\] \(deepseek4\.attention\.q_lora_rank 33 from config\.json's q_lora_rank\)/,
+  },
+  {
+    fixture: "families/hf/deepseek4",
+    at: ["o_groups"],
+    value: 4,
+    error:
+      /"layers\.0\.attn\.wo_a\.weight": shape \[32, 128\], expected \[64, 64\] \(deepseek4\.attention\.output_group_count 4 from config\.json's o_groups/,
+  },
+  {
+    fixture: "families/hf/deepseek4",
+    at: ["o_lora_rank"],
+    value: 17,
+    error:
+      /"layers\.0\.attn\.wo_a\.weight": shape \[32, 128\], expected \[34, 128\] \(.*deepseek4\.attention\.output_lora_rank 17 from config\.json's o_lora_rank\)/,
+  },
+  {
+    fixture: "families/hf/deepseek4",
+    at: ["index_n_heads"],
+    value: 3,
+    error:
+      /"layers\.1\.attn\.indexer\.weights_proj\.weight": shape \[4, 64\], expected \[3, 64\] \(deepseek4\.attention\.indexer\.head_count 3 from config\.json's index_n_heads\)/,
+  },
+  {
+    fixture: "families/hf/deepseek4",
+    at: ["index_head_dim"],
+    value: 128,
+    error:
+      /"layers\.1\.attn\.indexer\.compressor\.ape": shape \[4, 128\], expected \[4, 256\] \(deepseek4\.attention\.indexer\.key_length 128 from config\.json's index_head_dim\)/,
+  },
+  // The hash layer's token → expert table: as many experts per token as it routes to.
+  {
+    fixture: "families/hf/deepseek4",
+    at: ["num_experts_per_tok"],
+    value: 3,
+    error:
+      /"layers\.0\.ffn\.gate\.tid2eid": shape \[384, 2\], expected \[\*, 3\] \(deepseek4\.expert_used_count 3 from config\.json's num_experts_per_tok\)/,
+  },
+  // Which layers compress (their compressor and indexer tensors), and by how much.
+  {
+    fixture: "families/hf/deepseek4",
+    at: ["compress_ratios"],
+    value: [4, 4, 128, 4, 0],
+    error:
+      /layer 0: no compressor tensor, though deepseek4\.attention\.compress_ratios \[4,4,128,4,0\] from config\.json's compress_ratios gives it one/,
+  },
+  {
+    fixture: "families/hf/deepseek4",
+    at: ["compress_ratios"],
+    value: [0, 128, 4, 4, 0],
+    error:
+      /"layers\.1\.attn\.compressor\.wgate\.weight": shape \[128, 64\], expected \[64, 64\] \(.*compress_ratios \[0,128,4,4,0\] from config\.json's compress_ratios\)/,
+  },
+  {
+    fixture: "families/hf/qwen4exp",
+    at: ["hc_count"],
+    value: 3,
+    error:
+      /"model\.hyper_connection_mixer\.hc_norm\.weight": shape \[128\], expected \[192\] \(qwen4exp\.hyper_connection\.count 3 from config\.json's hc_count; qwen4exp\.embedding_length 64/,
+  },
+  {
+    fixture: "families/hf/qwen4exp",
+    at: ["hc_lowrank"],
+    value: 15,
+    error:
+      /"model\.hyper_connection_mixer\.input_mix_weight_down\.weight": shape \[16, 128\], expected \[15, 128\] \(qwen4exp\.hyper_connection\.low_rank 15 from config\.json's hc_lowrank\)/,
+  },
+  {
+    fixture: "families/hf/qwen4exp-cg",
+    at: ["text_config", "hc_lowrank"],
+    value: 17,
+    error: /qwen4exp\.hyper_connection\.low_rank 17 from config\.json's hc_lowrank/,
+  },
+  // The indexer's queries and its one key, split from one index_qk_proj as llama.cpp loads them.
+  {
+    fixture: "families/hf/qwen4exp",
+    at: ["indexer_head_dim"],
+    value: 17,
+    error:
+      /"model\.layers\.3\.self_attn\.indexer\.index_qk_proj\.weight": shape \[48, 64\] \(\[14, 64\] as llama\.cpp loads it\), expected \[17, 64\] \(qwen4exp\.attention\.indexer\.key_length 17 from config\.json's indexer_head_dim\)/,
+  },
+  {
+    fixture: "families/hf/qwen4exp",
+    at: ["indexer_n_heads"],
+    value: 1,
+    error:
+      /index_qk_proj\.weight": shape \[48, 64\] \(\[32, 64\] as llama\.cpp loads it\), expected \[16, 64\]/,
+  },
+  // The n-gram table: each head's width, the rows its heads index, its layer and kernel.
+  {
+    fixture: "families/hf/qwen4exp",
+    at: ["heads_per_ngram"],
+    value: 1,
+    error:
+      /ngram_embedding\.shard_0\.weight": shape \[256, 16\] \(\[512, 16\] as llama\.cpp loads it\), expected \[\*, 32\] \(qwen4exp\.embedding_length_per_layer_input 32 from config\.json's ple_embed_dim, ngram_size, heads_per_ngram\)/,
+  },
+  {
+    fixture: "families/hf/qwen4exp",
+    at: ["ngram_vocab_size_base"],
+    value: 194,
+    error:
+      /ngram_embedding\.shard_0\.weight": the n-gram table's 2 shards hold 512 rows, but config\.json's ngram_vocab_size_base 194, 4 heads \(ngram_size, heads_per_ngram\) and make_ngram_vocab_size_divisible_by 128 make 896/,
+  },
+  // Padded otherwise than transformers builds the table (llama.cpp loads it by its rows).
+  {
+    fixture: "families/hf/qwen4exp",
+    at: ["make_ngram_vocab_size_divisible_by"],
+    value: 127,
+    error:
+      /ngram_embedding\.shard_0\.weight": the n-gram table's 2 shards hold 512 rows, but config\.json's ngram_vocab_size_base 97, 4 heads \(ngram_size, heads_per_ngram\) and make_ngram_vocab_size_divisible_by 127 make 508, as transformers builds the table/,
+  },
+  {
+    fixture: "families/hf/qwen4exp",
+    at: ["ple_layer_ids"],
+    value: [3],
+    error:
+      /"model\.layers\.1\.ple\.conv1d\.weight": a per-layer embedding \(PLE\) tensor in layer 1, which qwen4exp\.ple\.layers \[2\] from config\.json's ple_layer_ids gives none/,
+  },
+  {
+    fixture: "families/hf/qwen4exp",
+    at: ["ple_conv_kernel_size"],
+    value: 3,
+    error:
+      /"model\.layers\.1\.ple\.conv1d\.weight": shape \[128, 1, 4\] \(\[128, 4\] without its unit axes\), expected \[128, 3\] \(qwen4exp\.ple\.conv_kernel 3 from config\.json's ple_conv_kernel_size\)/,
+  },
+];
+
+Deno.test("config attack: a DeepSeek-V4 or Qwen4-Exp size the tensors contradict is one line, exit 2, nothing written", async () => {
+  await withTempDir((tmp) => assertWrongRefused(tmp, WRONG_HYPER_CONNECTIONS, "hc", false));
+});
+
+/**
  * In-range values no tensor contradicts but which llama.cpp (or its
  * converter) hard-codes otherwise: written with exit 0 before. Now refused
  * for GGUF in one line naming the field and what llama.cpp assumes; APR
- * keeps the config as read.
+ * keeps the config as read. Among them sizes llama.cpp's qwen4exp hard-codes
+ * that transformers reads from the config: one indexer key head (transformers
+ * raises on another), a PLE embedding as wide as the hidden state; Gemma 4
+ * audio's `gradient_clipping`, which transformers clamps the conformer's
+ * activations by and llama.cpp ignores (1.46 off at 1 on the fixture).
  */
-const HARD_CODED: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
+const HARD_CODED: {
+  fixture: string;
+  at: Path;
+  value: unknown;
+  error: RegExp;
+  mmproj?: boolean;
+}[] = [
   // The converter gives a layer of 2 the full layers' KV heads; llama.cpp slides it.
   {
     fixture: "families/hf/mimo2",
@@ -819,6 +988,28 @@ const HARD_CODED: { fixture: string; at: Path; value: unknown; error: RegExp }[]
     value: [0, 1, 1, 1, 1, 2],
     error:
       /hybrid_layer_pattern \[0,1,1,1,1,2\], whose layer 5 is 2, neither 0 \(full attention\) nor 1 \(sliding\)/,
+  },
+  {
+    fixture: "families/hf/gemma4-audio",
+    at: ["audio_config", "gradient_clipping"],
+    value: 1,
+    mmproj: true,
+    error:
+      /audio_config\.gradient_clipping is 1; transformers clamps the audio encoder's activations to it, llama\.cpp's gemma4a clamps nothing \(the published 1e10 never binds\)/,
+  },
+  {
+    fixture: "families/hf/qwen4exp",
+    at: ["indexer_kv_heads"],
+    value: 2,
+    error:
+      /config\.json has indexer_kv_heads 2; the QSA indexer has one key head \(transformers requires it, llama\.cpp's qwen4exp loads one\)/,
+  },
+  {
+    fixture: "families/hf/qwen4exp",
+    at: ["ple_embed_dim"],
+    value: 65,
+    error:
+      /config\.json has ple_embed_dim 65, not its hidden_size 64; llama\.cpp's qwen4exp reads the n-gram embedding hidden_size wide/,
   },
 ];
 
@@ -829,8 +1020,16 @@ Deno.test("config attack: an in-range value llama.cpp hard-codes otherwise is on
       const what = `${c.fixture} ${c.at.join(".")}=${JSON.stringify(c.value)}`;
       const folder = await mutated(join(tmp, `h${n++}`), c.fixture, c.at, c.value);
       const out = join(tmp, `h${n}.gguf`);
-      const run = await apr(["convert", folder, "-o", out]);
+      const vision = join(tmp, `h${n}-vision.gguf`);
+      const run = await apr([
+        "convert",
+        folder,
+        "-o",
+        out,
+        ...c.mmproj ? ["--mmproj", vision] : [],
+      ]);
       await assertRefused(run, out, folder, what);
+      ok(!await exists(vision), `${what}: ${vision} was left`);
       match(run.stderr, c.error, `${what}: ${run.stderr}`);
       const apr_ = join(tmp, `h${n}.apr`);
       equal((await apr(["convert", folder, "-o", apr_])).code, 0, `${what} → APR`);
@@ -1055,6 +1254,97 @@ const WRONG_VISION: { fixture: string; at: Path; value: unknown; error: RegExp }
   },
 ];
 
+/**
+ * Gemma 4's towers under `--mmproj` (found by `_config_probe.ts --wrong
+ * --mmproj`): the vision attention's head size and KV heads, the position
+ * tables, the projection's input, the audio conformer's width, heads,
+ * layers, subsampling channels and output projection. Each off by one was
+ * written with exit 0.
+ */
+const WRONG_GEMMA4_TOWERS: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
+  {
+    fixture: "families/hf/gemma4-audio",
+    at: ["vision_config", "head_dim"],
+    value: 17,
+    error:
+      /"v\.blk\.0\.attn_k_norm\.weight" of the vision GGUF: shape \[16\], expected \[17\] \(config\.json's vision_config\.head_dim 17\)/,
+  },
+  {
+    fixture: "families/hf/gemma4-audio",
+    at: ["vision_config", "num_attention_heads"],
+    value: 4,
+    error:
+      /"v\.blk\.0\.attn_q\.weight" of the vision GGUF: shape \[32, 32\], expected \[64, \*\] \(config\.json's vision_config\.num_attention_heads 4 × vision_config\.head_dim 16\)/,
+  },
+  {
+    fixture: "families/hf/gemma4-audio",
+    at: ["vision_config", "num_key_value_heads"],
+    value: 1,
+    error:
+      /"v\.blk\.0\.attn_k\.weight" of the vision GGUF: shape \[32, 32\], expected \[16, \*\] \(config\.json's vision_config\.num_key_value_heads 1 × vision_config\.head_dim 16\)/,
+  },
+  {
+    fixture: "families/hf/gemma4-cg",
+    at: ["vision_config", "position_embedding_size"],
+    value: 63,
+    error:
+      /"v\.position_embd\.weight" of the vision GGUF: shape \[2, 64, 32\], expected \[2, 63, \*\] \(config\.json's vision_config\.position_embedding_size 63\)/,
+  },
+  {
+    fixture: "families/hf/gemma4-unified",
+    at: ["vision_config", "mm_posemb_size"],
+    value: 17,
+    error:
+      /"v\.position_embd\.weight" of the vision GGUF: shape \[2, 16, 32\], expected \[2, 17, \*\] \(config\.json's vision_config\.mm_posemb_size 17\)/,
+  },
+  {
+    fixture: "families/hf/gemma4-unified",
+    at: ["vision_config", "output_proj_dims"],
+    value: 33,
+    error:
+      /"mm\.input_projection\.weight" of the vision GGUF: shape \[64, 32\], expected \[\*, 33\] \(config\.json's vision_config\.output_proj_dims 33\)/,
+  },
+  {
+    fixture: "families/hf/gemma4-audio",
+    at: ["audio_config", "hidden_size"],
+    value: 33,
+    error:
+      /"a\.input_projection\.weight" of the vision GGUF: shape \[32, 128\], expected \[33, 128\] \(config\.json's audio_config\.subsampling_conv_channels \[128,4\], audio_config\.hidden_size 33\)/,
+  },
+  {
+    fixture: "families/hf/gemma4-audio",
+    at: ["audio_config", "num_attention_heads"],
+    value: 4,
+    error:
+      /"a\.blk\.0\.per_dim_scale\.weight" of the vision GGUF: shape \[16\], expected \[8\] \(config\.json's audio_config\.hidden_size 32 \/\/ num_attention_heads 4\)/,
+  },
+  {
+    fixture: "families/hf/gemma4-audio",
+    at: ["audio_config", "num_hidden_layers"],
+    value: 3,
+    error:
+      /layer 2 of the vision GGUF: no tensor of it in the audio tower, though config\.json's audio_config\.num_hidden_layers 3/,
+  },
+  {
+    fixture: "families/hf/gemma4-audio",
+    at: ["audio_config", "output_proj_dims"],
+    value: 33,
+    error:
+      /"a\.pre_encode\.out\.weight" of the vision GGUF: shape \[32, 32\], expected \[33, 32\] \(config\.json's audio_config\.output_proj_dims 33, audio_config\.hidden_size 32\)/,
+  },
+  {
+    fixture: "families/hf/gemma4-audio",
+    at: ["audio_config", "subsampling_conv_channels"],
+    value: [128, 5],
+    error:
+      /"a\.conv1d\.1\.weight" of the vision GGUF: shape \[4, 128, 3, 3\], expected \[5, 128, 3, 3\] \(config\.json's audio_config\.subsampling_conv_channels \[128,5\]\)/,
+  },
+];
+
 Deno.test("config attack: an in-range vision_config value the tower contradicts is one line, exit 2, no text or vision GGUF written", async () => {
   await withTempDir((tmp) => assertWrongRefused(tmp, WRONG_VISION, "v", true));
+});
+
+Deno.test("config attack: a Gemma 4 vision_config or audio_config size its towers contradict is one line, exit 2, no text or vision GGUF written", async () => {
+  await withTempDir((tmp) => assertWrongRefused(tmp, WRONG_GEMMA4_TOWERS, "g", true));
 });

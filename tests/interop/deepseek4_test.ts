@@ -26,6 +26,8 @@
  */
 
 import assert from "node:assert/strict";
+import { KvWriter } from "../../src/arch/kv.ts";
+import { familyOf } from "../../src/arch/registry.ts";
 import { convertModel } from "../../src/pipeline/convert_model.ts";
 import { assertOneLineError, runApr, withTempDir } from "../cli/_run_apr.ts";
 import { llamaLogProbs } from "./_llama_judge.ts";
@@ -265,10 +267,15 @@ Deno.test("deepseek4: configs llama.cpp or its converter cannot take are refused
       },
       [/RoPE/, /compressed layers only/],
     ],
-    ["hc_mult 2", (c) => void (c["hc_mult"] = 2), [/hc_mult 2/, /4/]],
+    // On this 4-stream checkpoint the tensors contradict these first (the family's
+    // own refusal of each, for a checkpoint they agree with, is tested below).
+    ["hc_mult 2", (c) => void (c["hc_mult"] = 2), [
+      /hyper_connection\.count 2 from config\.json's hc_mult\)/,
+      /does not match the model's config/,
+    ]],
     ["a compress ratio of 8", (c) => void (c["compress_ratios"] = [0, 8, 128, 4, 0]), [
-      /compress_ratios/,
-      /0, 4, 128/,
+      /compress_ratios \[0,8,128,4,0\] from config\.json's compress_ratios/,
+      /does not match the model's config/,
     ]],
     ["softmax scoring", (c) => void (c["scoring_func"] = "softmax"), [/scoring_func/]],
   ];
@@ -283,6 +290,21 @@ Deno.test("deepseek4: configs llama.cpp or its converter cannot take are refused
       });
     });
   }
+});
+
+Deno.test("deepseek4: hc_mult other than 4 and a compress ratio llama.cpp does not load are the family's refusals", async () => {
+  const config = JSON.parse(await Deno.readTextFile(`${SOURCE}/config.json`));
+  const refusal = (edit: Record<string, unknown>) =>
+    familyOf("deepseek4")!.gguf!.unsupported!(new KvWriter({ ...config, ...edit }, "deepseek4"));
+  assert.equal(refusal({}), undefined);
+  assert.match(
+    refusal({ hc_mult: 2 }) ?? "",
+    /hc_mult 2; llama\.cpp's deepseek4 computes 4 hyper-connection streams/,
+  );
+  assert.match(
+    refusal({ compress_ratios: [0, 8, 128, 4, 0] }) ?? "",
+    /compress_ratios \[0,8,128,4,0\]; llama\.cpp's deepseek4 loads one of 0, 4, 128/,
+  );
 });
 
 Deno.test("deepseek4: its GGUF is refused for SafeTensors and APR output (not read back into Hugging Face's layout), in one line, with no file", async (t) => {

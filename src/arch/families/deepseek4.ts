@@ -111,7 +111,8 @@ function defaultTemplate(folderName: string | undefined): string {
 
 /** The published `compress_ratios`, one per layer (the MTP layer's after them). */
 function compressRatios(w: KvWriter): number[] {
-  const ratios = w.hparams["compress_ratios"];
+  // Found (not read directly), so the key names the field.
+  const ratios = w.find("compress_ratios");
   if (!Array.isArray(ratios) || !ratios.every((r) => Number.isSafeInteger(r))) {
     throw new RangeError("config.json has no list of integers for compress_ratios");
   }
@@ -212,10 +213,13 @@ function writePublishedKv(w: KvWriter): void {
   w.u32("attention.output_lora_rank", w.need("o_lora_rank"));
   w.setArray("attention.compress_ratios", "INT32", compressRatios(w));
   w.f32("attention.compress_rope_freq_base", w.need("compress_rope_theta"));
+  // Read at the top: named exactly (o_groups may hold the same number).
+  w.computedFrom("hc_mult");
   w.u32("hyper_connection.count", hc);
   w.u32("hyper_connection.sinkhorn_iterations", w.need("hc_sinkhorn_iters"));
   w.f32("hyper_connection.epsilon", w.need("hc_eps"));
   w.u32("hash_layer_count", w.need("num_hash_layers"));
+  w.computedFrom("hidden_size", "hc_mult");
   w.u32("embedding_length_out", w.need("hidden_size") * hc);
 }
 

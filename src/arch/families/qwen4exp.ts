@@ -33,7 +33,7 @@
 
 import { tensorByteLength } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
-import type { Family, MadeTensor } from "../family.ts";
+import { type Family, type MadeTensor, TensorConfigMismatch } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import type { Caveat, ConfigFields } from "../config_fields.ts";
 import { concatPayloads, rangesInOrder } from "../transforms.ts";
@@ -171,28 +171,39 @@ function writeQwen4ExpKv(w: KvWriter): void {
   w.setArray("attention.compress_ratios", "INT32", Array(layers).fill(0));
   const p = ple(w);
   if (p === undefined) return;
+  // Each sizing key names the fields it is computed from (the shape check's message).
+  w.computedFrom("ple_layer_ids");
   w.setArray("ple.layers", "INT32", [p.layer]);
+  w.computedFrom("ngram_size");
   w.u32("ple.ngram_size", p.ngram);
+  w.computedFrom("heads_per_ngram");
   w.u32("ple.heads_per_ngram", p.heads / (p.ngram - 1));
+  w.computedFrom("ple_conv_kernel_size");
   w.u32("ple.conv_kernel", w.hparams["ple_conv_kernel_size"] ?? 4);
+  w.computedFrom("eos_token_id");
   w.u32("ple.eos_token_id", pleEos(w));
   // The image-text class's image placeholder, which stands in for an image's positions in the hash.
   const image = w.hparams["image_token_id"];
   if (typeof image === "number") w.u32("ple.image_token_id", image);
+  w.computedFrom("ple_embed_dim", "ngram_size", "heads_per_ngram");
   w.u32("embedding_length_per_layer_input", p.headDim);
   const sizes = pleHeadVocabSizes(p.base, p.heads, 0);
   const offsets = sizes.map((_, i) => sizes.slice(0, i).reduce((a, b) => a + b, 0));
   const seed = typeof w.hparams["seed"] === "number" ? w.hparams["seed"] as number : 1234;
   const multipliers = pleMultipliers(w.need("vocab_size"), p.ngram, 0, seed);
+  w.computedFrom("vocab_size", "ngram_size", "seed");
   w.setArray("ple.layer_multipliers", "UINT64", multipliers.map(String));
+  w.computedFrom("ngram_vocab_size_base", "ngram_size", "heads_per_ngram");
   w.setArray("ple.head_offsets", "UINT64", offsets.map(String));
+  w.computedFrom("ngram_vocab_size_base", "ngram_size", "heads_per_ngram");
   w.setArray("ple.head_vocab_sizes", "UINT64", sizes.map(String));
 }
 
 /**
  * Qwen3.5's refusals, and what llama.cpp's qwen4exp hard-codes: a sigmoid
- * output gate on the linear attention, the QSA indexer, at most one PLE
- * layer, one EOS id for the PLE hash.
+ * output gate on the linear attention, the QSA indexer with one key head,
+ * at most one PLE layer, as wide as the hidden state, one EOS id for the
+ * PLE hash.
  */
 function unsupported(w: KvWriter): string | undefined {
   const base = qwen35Unsupported(w);
@@ -208,7 +219,20 @@ function unsupported(w: KvWriter): string | undefined {
     return "its config.json has no indexer_n_heads (no QSA indexer); llama.cpp's qwen4exp " +
       "needs the indexer";
   }
+  // transformers raises on another (the QSA indexer's one key head), llama.cpp loads one.
+  const kvHeads = w.hparams["indexer_kv_heads"] ?? 1;
+  if (kvHeads !== 1) {
+    return `its config.json has indexer_kv_heads ${JSON.stringify(kvHeads)}; the QSA indexer ` +
+      "has one key head (transformers requires it, llama.cpp's qwen4exp loads one)";
+  }
   const ids = w.hparams["ple_layer_ids"];
+  // llama.cpp's PLE projections read hidden_size wide (ple_key, ple_value: n_embd columns).
+  const embed = w.hparams["ple_embed_dim"] ?? w.hparams["hidden_size"];
+  if (Array.isArray(ids) && ids.length > 0 && embed !== w.hparams["hidden_size"]) {
+    return `its config.json has ple_embed_dim ${JSON.stringify(embed)}, not its hidden_size ` +
+      `${w.hparams["hidden_size"]}; llama.cpp's qwen4exp reads the n-gram embedding ` +
+      "hidden_size wide";
+  }
   if (Array.isArray(ids) && ids.length > 1) {
     return `its config.json has ple_layer_ids ${JSON.stringify(ids)}; llama.cpp's qwen4exp ` +
       "supports one PLE layer";
@@ -230,7 +254,7 @@ function unsupported(w: KvWriter): string | undefined {
  * token is selected: up to `budget + ratio − 1` tokens.
  */
 const QSA: Caveat = {
-  fields: ["indexer_budget", "indexer_compress_ratio", "indexer_kv_heads"],
+  fields: ["indexer_budget", "indexer_compress_ratio"],
   warn(w) {
     const budget = w.num("indexer_budget");
     const ratio = w.num("indexer_compress_ratio");
@@ -251,7 +275,6 @@ const QWEN4EXP_FIELDS: ConfigFields = {
     "indexer_n_heads",
     "indexer_head_dim",
     "ple_layer_ids",
-    "ple_embed_dim",
     "ple_conv_kernel_size",
     "ngram_size",
     "heads_per_ngram",
@@ -260,12 +283,18 @@ const QWEN4EXP_FIELDS: ConfigFields = {
     "num_experts",
     "num_experts_per_tok",
   ],
-  checked: [...LINEAR_ATTENTION_FIELDS.checked!, "output_gate_type"],
+  checked: [
+    ...LINEAR_ATTENTION_FIELDS.checked!,
+    "output_gate_type",
+    "indexer_kv_heads",
+    "ple_embed_dim",
+  ],
   caveats: [QSA],
   irrelevant: {
     ...LINEAR_ATTENTION_FIELDS.irrelevant,
     make_ngram_vocab_size_divisible_by:
-      "pads the n-gram table's rows, which the tensor's shape carries",
+      "pads the n-gram table's rows, which the tensor's shape carries (a table of other rows, " +
+      "which transformers cannot load, is refused: pleTable)",
     split_ngram_parts: "how many shards the n-gram table is saved in; they are concatenated",
     number_of_conv_states: "transformers' cache layout, derived from ple_layer_ids",
   },
@@ -323,12 +352,19 @@ function qwen4ExpMade(tensors: readonly TensorInfo[], w: KvWriter): MadeTensor[]
       made.push(madeFrom(info, `${blk}.ple_conv1d.weight`, shape, (open) => open()));
     }
   }
-  if (shards.length > 0) made.push(pleTable(shards.sort((a, b) => a[0] - b[0]).map(([, i]) => i)));
+  if (shards.length > 0) {
+    made.push(pleTable(shards.sort((a, b) => a[0] - b[0]).map(([, i]) => i), w));
+  }
   return made;
 }
 
-/** The shards' rows one after another, as `per_layer_token_embd`. */
-function pleTable(shards: readonly TensorInfo[]): MadeTensor {
+/**
+ * The shards' rows one after another, as `per_layer_token_embd`: as many as
+ * transformers builds the table with (the heads' prime vocabularies, padded
+ * to `make_ngram_vocab_size_divisible_by`), else it cannot load the
+ * checkpoint its config describes (llama.cpp loads the table by its rows).
+ */
+function pleTable(shards: readonly TensorInfo[], w: KvWriter): MadeTensor {
   const first = shards[0]!;
   const cols = first.shape[1] ?? 0;
   for (const s of shards) {
@@ -340,6 +376,25 @@ function pleTable(shards: readonly TensorInfo[]): MadeTensor {
     }
   }
   const shape = [shards.reduce((n, s) => n + s.shape[0]!, 0), cols];
+  const p = ple(w);
+  const divisor = w.hparams["make_ngram_vocab_size_divisible_by"] ?? 128;
+  // Rows once the heads agree with its width (a width they contradict is the key check's).
+  if (
+    p !== undefined && cols === p.headDim && Number.isSafeInteger(divisor) &&
+    (divisor as number) > 0
+  ) {
+    const total = pleHeadVocabSizes(p.base, p.heads, 0).reduce((a, b) => a + b, 0);
+    const padded = Math.ceil(total / (divisor as number)) * (divisor as number);
+    if (shape[0] !== padded) {
+      throw new TensorConfigMismatch(
+        first.name,
+        `the n-gram table's ${shards.length} shards hold ${shape[0]} rows, but config.json's ` +
+          `ngram_vocab_size_base ${p.base}, ${p.heads} heads (ngram_size, heads_per_ngram) and ` +
+          `make_ngram_vocab_size_divisible_by ${divisor} make ${padded}, as transformers ` +
+          "builds the table",
+      );
+    }
+  }
   return {
     info: {
       name: "per_layer_token_embd.weight",
