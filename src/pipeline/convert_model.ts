@@ -76,7 +76,7 @@ import {
   toGgufLayout,
 } from "./gguf_layout.ts";
 import { languageModelOnly, languageModelView } from "./language_model.ts";
-import { forcedQ8_0, refuseForcedUnder } from "./fp8_as_q8_0.ts";
+import { forcedQ8_0 } from "./fp8_as_q8_0.ts";
 import { inConverterReadOrder } from "./converter_read_order.ts";
 import {
   checkKeptBlocks,
@@ -697,16 +697,15 @@ function noteDequantized(model: Model, options: ConvertOptions): void {
 }
 
 /**
- * A quantized checkpoint whose method cannot go to GGUF, or whose kept
- * blocks cannot go under the target asked for (kept_block_targets.ts: NVFP4 under
- * a K-quant preset).
+ * A quantized checkpoint whose method cannot go to GGUF, or whose forced
+ * blocks cannot go under the target asked for (kept_block_targets.ts: FP8
+ * matrices the converter writes as Q8_0, under a K-quant target without
+ * `--allow-requantize`).
  */
 function refuseGgufOf(model: Model, format: OutputFormat, options: ConvertOptions): void {
   if (format !== "gguf") return;
   const method = (model.reader as { quantMethod?: unknown }).quantMethod;
-  const blocks = keptBlocksOptions(format, options);
-  checkKeptBlocks(model, blocks);
-  refuseForcedUnder(model, forcedQ8_0(model, blocks.ggufNames), blocks);
+  checkKeptBlocks(model, keptBlocksOptions(format, options));
   const refusal = typeof method === "string" ? QUANT_METHODS.get(method)?.ggufRefusal : undefined;
   if (refusal !== undefined) {
     throw new UsageError(

@@ -407,12 +407,19 @@ export interface PresetTypesOptions {
    * @default {false}
    */
   everyMatrix?: boolean;
+  /**
+   * Tensors whose blocks stay as they are (GGUF's kept MXFP4 and NVFP4
+   * without `--allow-requantize`): where the mix would choose another type,
+   * they are left out (`undefined`) as a `--tensor-type` naming them with
+   * their own type would leave them, and the per-layer counters skip them.
+   */
+  keep?: (info: TensorInfo) => boolean;
 }
 
 /**
  * The type each tensor gets under a preset, in header order: a ggml type for
  * the tensors llama-quantize quantizes, `undefined` for the others (1-D
- * tensors, norms, …), which stay unquantized.
+ * tensors, norms, …, and `keep`'s), which stay as they are or unquantized.
  *
  * @example Usage
  * ```ts
@@ -431,7 +438,7 @@ export interface PresetTypesOptions {
  * @param tensors The model's tensors, in any order.
  * @param metadata The model's metadata (architecture, layers, heads, experts).
  * @param preset The preset.
- * @param options APR mapping, importance matrix.
+ * @param options APR mapping, importance matrix, flags, kept tensors.
  * @returns One entry per tensor, in the order given.
  * @throws {RangeError} When a tensor's rows fit no type llama-quantize could
  * fall back to, or an MoE tensor's layer is out of range (as llama-quantize,
@@ -476,6 +483,14 @@ export function presetTensorTypes(
       continue;
     }
     const manual = overrideOf(params, name);
+    // A kept tensor the mix would give another type stays as llama-quantize's
+    // `--tensor-type NAME=ITS_TYPE` keeps it: chosen and counted by no rule.
+    if (
+      manual === undefined && params.pure !== true && options.keep?.(info) === true &&
+      fallback(name, cols, tensorType({ ...state }, name, cols, experts, preset)) !== info.dtype
+    ) {
+      continue;
+    }
     const chosen = manual ??
       (params.pure === true
         ? DEFAULT_TYPE[preset]

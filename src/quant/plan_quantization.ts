@@ -486,6 +486,9 @@ export function planModel(
       imatrix: options.importance !== undefined,
       ...(options.llamaQuantize !== undefined ? { params: options.llamaQuantize } : {}),
       ...(options.everyMatrix === true && ggufTypes ? { everyMatrix: true } : {}),
+      ...(options.llamaQuantize?.allowRequantize === true
+        ? {}
+        : { keep: (info: TensorInfo) => keptForGguf(info, options) }),
     });
     checkPresetTypes(header, types, preset, options);
     plans = header.tensors.map((t, i) =>
