@@ -7,7 +7,8 @@
  * and the FP8 matrices it forces to Q8_0 (fp8_as_q8_0.ts).
  *
  * - The converter's own outtypes (f32, f16, bf16, q8_0) write its file; kept
- *   blocks file the model under their type (f32, f16, bf16).
+ *   blocks file the model under their type (f32, f16, bf16). `q8_0` with
+ *   `--allow-requantize` is llama-quantize's Q8_0 file of it instead.
  * - A llama-quantize preset of the converter's file keeps MXFP4 and NVFP4
  *   blocks as `llama-quantize --tensor-type NAME=mxfp4|nvfp4` does, said in
  *   one note (plain llama-quantize refuses: "requantizing from type nvfp4 is
@@ -151,6 +152,22 @@ function refuseForcedQ8_0(model: Model, options: KeptBlocksOptions): void {
           "again, as llama-quantize --pure --allow-requantize does"
         : "--allow-requantize quantizes them again, as llama-quantize --allow-requantize does"),
   );
+}
+
+/**
+ * Whether `q8_0` with `--allow-requantize` asks for llama-quantize's Q8_0
+ * file of the converter's (kept MXFP4/NVFP4 blocks quantized again; its
+ * order, keys and file type) rather than the converter's `--outtype q8_0`,
+ * which keeps them and takes no llama-quantize flag. Never throws.
+ *
+ * @param model The open model.
+ * @param options What of the conversion decides.
+ * @returns True for a GGUF of a model with kept or forced blocks under `q8_0` and `--allow-requantize`.
+ */
+export function requantizedAsQ8_0(model: Model, options: KeptBlocksOptions): boolean {
+  return options.quantize === "q8_0" && options.allowRequantize &&
+    (keptBlocks(model, options.ggufNames) !== undefined ||
+      forcedQ8_0(model, options.ggufNames) !== undefined);
 }
 
 /**

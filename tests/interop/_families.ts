@@ -543,6 +543,13 @@ const KEPT_MXFP4_PRESETS = {
     kept: false,
     note: false,
   },
+  // q8_0 is the converter's --outtype q8_0 (experts kept); with --allow-requantize llama-quantize's.
+  "Q8_0-allow-requantize": {
+    args: ["--quantize", "q8_0", "--allow-requantize"],
+    madeBy: /--allow-requantize of the f32 file, Q8_0/,
+    kept: false,
+    note: false,
+  },
 } as const;
 
 /**
@@ -550,9 +557,9 @@ const KEPT_MXFP4_PRESETS = {
  * `apr convert --quantize Q4_K_M` and `Q5_K_S` (and Q4_K_M `--pure`) keep
  * them, equal to `llama-quantize --tensor-type exps=mxfp4` of the
  * converter's f32 file sha256 for sha256, and say so in one note; with
- * `--allow-requantize` Q4_K_M (and Q4_K_M `--pure`) equals `llama-quantize
- * --allow-requantize` (the experts quantized again), and MXFP4_MOE plain
- * `llama-quantize`'s, neither with the note.
+ * `--allow-requantize` Q4_K_M (and Q4_K_M `--pure`, and q8_0) equals
+ * `llama-quantize --allow-requantize` (the experts quantized again), and
+ * MXFP4_MOE plain `llama-quantize`'s, neither with the note.
  *
  * @param t The test.
  * @param fixture The fixture (`hf/<fixture>/`, `llama.cpp/<fixture>-*.json`).
@@ -570,6 +577,7 @@ export async function equalsKeptMxfp4Presets(
     "MXFP4_MOE",
     "Q4_K_M-pure",
     "Q4_K_M-pure-allow-requantize",
+    "Q8_0-allow-requantize",
   ],
 ): Promise<void> {
   await withTempDir(async (dir) => {

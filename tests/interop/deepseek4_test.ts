@@ -114,19 +114,32 @@ Deno.test("deepseek4 FP8: the converter's --outtype f32, bf16 and q8_0 file, sha
   });
 });
 
-Deno.test("deepseek4 FP8: a K-quant preset is refused in one line with no file (llama-quantize refuses the converter's Q8_0)", async () => {
-  await withTempDir(async (dir) => {
-    const out = `${dir}/q4.gguf`;
-    const refused = await runApr(["convert", familyDir(FP8), "-o", out, "--quantize", "Q4_K_M"]);
-    assertOneLineError(
-      refused,
-      /34 FP8 matrices as Q8_0/,
-      /requantizing from type q8_0/,
-      /--allow-requantize/,
-    );
-    await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
-    assert.deepEqual([...Deno.readDirSync(dir)], []);
-  });
+Deno.test("deepseek4 FP8: a K-quant preset, and the single type q4_k, refused in one line with no file (llama-quantize, --pure too, refuses the converter's Q8_0), naming the flags that quantize them again", async (t) => {
+  const cases = [
+    ["Q4_K_M", /--allow-requantize quantizes them again, as llama-quantize --allow-requantize/],
+    ["q4_k", /--quantize q4_k_m --pure --allow-requantize quantizes them again/],
+  ] as const;
+  for (const [quantize, again] of cases) {
+    await t.step(quantize, () =>
+      withTempDir(async (dir) => {
+        const out = `${dir}/out.gguf`;
+        const refused = await runApr([
+          "convert",
+          familyDir(FP8),
+          "-o",
+          out,
+          "--quantize",
+          quantize,
+        ]);
+        assertOneLineError(
+          refused,
+          /34 FP8 matrices as Q8_0/,
+          /requantizing from type q8_0 is disabled/,
+          again,
+        );
+        assert.deepEqual([...Deno.readDirSync(dir)], []);
+      }));
+  }
 });
 
 Deno.test("deepseek4 FP8: Q4_K_M with --allow-requantize (and --pure) equals llama-quantize --allow-requantize's file of the converter's, and MXFP4_MOE llama-quantize's (the Q8_0 matrices kept)", (t) =>
@@ -134,21 +147,8 @@ Deno.test("deepseek4 FP8: Q4_K_M with --allow-requantize (and --pure) equals lla
     "Q4_K_M-allow-requantize",
     "MXFP4_MOE",
     "Q4_K_M-pure-allow-requantize",
+    "Q8_0-allow-requantize",
   ]));
-
-Deno.test("deepseek4 FP8: the single type q4_k is refused in one line with no file, naming q4_k_m --pure --allow-requantize (llama-quantize --pure refuses the converter's Q8_0)", async () => {
-  await withTempDir(async (dir) => {
-    const out = `${dir}/q4_k.gguf`;
-    const refused = await runApr(["convert", familyDir(FP8), "-o", out, "--quantize", "q4_k"]);
-    assertOneLineError(
-      refused,
-      /34 FP8 matrices as Q8_0/,
-      /requantizing from type q8_0 is disabled/,
-      /--quantize q4_k_m --pure --allow-requantize quantizes them again/,
-    );
-    assert.deepEqual([...Deno.readDirSync(dir)], []);
-  });
-});
 
 /** The fixture copied to `dir/checkpoint`, its config.json changed by `edit`. */
 async function withConfig(

@@ -8,7 +8,8 @@
  * llama-quantize's file with `--tensor-type NAME=nvfp4` for each, and says so
  * in one note quoting that refusal; `--allow-requantize` equals llama-quantize
  * `--allow-requantize` (the weights quantized again, their `.scale` kept),
- * with no note. The single type q4_k keeps them too, in a note naming
+ * with no note — q8_0 too, which without it is the converter's `--outtype
+ * q8_0` (checkpoint_test.ts). The single type q4_k keeps them too, in a note naming
  * `--quantize q4_k_m --pure`, whose file is compared here.
  *
  * @module
@@ -51,7 +52,7 @@ for (const name of ["modelopt-nvfp4", "modelopt-mixed", "ct-nvfp4"]) {
     assert.deepEqual(refusals.map((r) => r.ftype), ["Q4_K_M", "MXFP4_MOE"]);
     for (const r of refusals) assert.equal(r.refused, "requantizing from type nvfp4 is disabled");
     const written = runs.filter((r) => r.gguf !== undefined);
-    assert.equal(written.length, 8);
+    assert.equal(written.length, 9);
     await withTempDir(async (dir) => {
       for (const run of written) {
         const label = [...run.flags, run.ftype].join(" ");

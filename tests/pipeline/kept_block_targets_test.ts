@@ -9,7 +9,11 @@
  */
 
 import assert from "node:assert/strict";
-import { checkKeptBlocks, keptBlocks } from "../../src/pipeline/kept_block_targets.ts";
+import {
+  checkKeptBlocks,
+  keptBlocks,
+  requantizedAsQ8_0,
+} from "../../src/pipeline/kept_block_targets.ts";
 import { openModel } from "../../src/pipeline/open_model.ts";
 import type { QuantizeTarget } from "../../src/quant/plan_quantization.ts";
 
@@ -61,6 +65,13 @@ Deno.test("kept blocks: NVFP4 weights stay NVFP4 under every GGUF target; a note
       assert.match(said[0]!, /"requantizing from type nvfp4 is disabled"/);
     }
     assert.deepEqual(notes("q4_k_m", true), []);
+    // q8_0 is the converter's file, llama-quantize's Q8_0 only when told to requantize.
+    const asQ8_0 = (quantize: QuantizeTarget, allowRequantize: boolean, ggufNames = true) =>
+      requantizedAsQ8_0(model, { ggufNames, quantize, allowRequantize });
+    assert.equal(asQ8_0("q8_0", true), true);
+    assert.equal(asQ8_0("q8_0", false), false);
+    assert.equal(asQ8_0("q4_k_m", true), false);
+    assert.equal(asQ8_0("q8_0", true, false), false);
     // A single type takes no llama-quantize flag: the note names the preset that is its file.
     assert.match(notes("q4_k")[0]!, /--quantize q4_k_m --pure is llama-quantize's --pure file/);
   } finally {
@@ -84,6 +95,10 @@ Deno.test("kept blocks: DeepSeek-V4's FP8 matrices (Q8_0 in the converter's file
     assert.throws(
       () => check("q4_k"),
       /requantizing from type q8_0 is disabled"\); --quantize q4_k_m --pure --allow-requantize/,
+    );
+    assert.equal(
+      requantizedAsQ8_0(model, { ggufNames: true, quantize: "q8_0", allowRequantize: true }),
+      true,
     );
     // Not under llama.cpp's names (--keep-names): nothing forced.
     checkKeptBlocks(model, { ggufNames: false, quantize: "q4_k", allowRequantize: false });

@@ -16,9 +16,9 @@ type, ne and sha256 in file order).
 The runs: plain Q4_K_M and MXFP4_MOE, which llama-quantize refuses ("requantizing
 from type nvfp4 is disabled"); Q4_K_M, Q5_K_S, Q6_K, IQ4_NL, MXFP4_MOE and
 `--pure` Q4_K_M with each NVFP4 weight kept by a `--tensor-type ^NAME$=nvfp4`
-(flags recorded as `--tensor-type NVFP4=nvfp4`, one per weight); and Q4_K_M and
-MXFP4_MOE with `--allow-requantize` (the NVFP4 weights decoded and quantized
-again; their `.scale` stays).
+(flags recorded as `--tensor-type NVFP4=nvfp4`, one per weight); and Q4_K_M,
+MXFP4_MOE and Q8_0 with `--allow-requantize` (the NVFP4 weights decoded and
+quantized again; their `.scale` stays).
 
 Tests and CI read only the committed JSON.
 """
@@ -46,6 +46,7 @@ RUNS = [
     ("Q4_K_M", [KEEP, "--pure"]),
     ("Q4_K_M", ["--allow-requantize"]),
     ("MXFP4_MOE", ["--allow-requantize"]),
+    ("Q8_0", ["--allow-requantize"]),
 ]
 
 # make_fixtures.py's converter run (its pre-tokenizer naming) and the families' manifest.
