@@ -76,7 +76,7 @@ import {
   toGgufLayout,
 } from "./gguf_layout.ts";
 import { languageModelOnly, languageModelView } from "./language_model.ts";
-import { forcedQ8_0, refuseForcedUnder } from "./fp8_as_q8_0.ts";
+import { forcedQ8_0 } from "./fp8_as_q8_0.ts";
 import { inConverterReadOrder } from "./converter_read_order.ts";
 import {
   checkKeptBlocks,
@@ -84,6 +84,7 @@ import {
   keptBlocks,
   type KeptBlocksOptions,
   keptFileType,
+  requantizedAsQ8_0,
 } from "./kept_block_targets.ts";
 import { assertMmprojSupported, toVisionGguf } from "./vision_gguf.ts";
 import { assertReadsBack, fromGgufLayout } from "./hf_layout.ts";
@@ -443,6 +444,9 @@ async function convertPart(
     // A GGUF of a preset's mix is llama-quantize's file (order, dimensions,
     // keys), whether the preset is applied now or was when an APR was made.
     const quantizedAs = options.quantize ?? recordedPreset(model.header.metadata);
+    // Kept blocks quantized again to Q8_0: llama-quantize's Q8_0 file, not the converter's.
+    const q8_0Again = requantizedAsQ8_0(model, keptBlocksOptions(format, options));
+    const byQuantize = isLlamaQuantizePreset(quantizedAs, q8_0Again);
     let stream = model.chunks();
     // A checkpoint's tensors in the order llama.cpp's converter reads them.
     const { shardOf, quantDequantized, quantMarkedBy } = model.reader as {
@@ -499,7 +503,7 @@ async function convertPart(
       );
       // A K-quant preset's file is llama-quantize's, tensor order included.
       // --keep-split writes them in the source's order, shard after shard.
-      if (isLlamaQuantizePreset(quantizedAs)) {
+      if (byQuantize) {
         stream = stream.pipeThrough(inLlamaQuantizeOrder(split?.compare));
       }
       if ((options.pruneLayers?.length ?? 0) > 0) {
@@ -527,11 +531,12 @@ async function convertPart(
           ...(forced !== undefined ? { forcedTypes: forced } : {}),
           all: options.quantizeAll === true,
           ggufTypes: format === "gguf",
-          ...(format === "gguf" && options.keepNames !== true &&
+          ...(format === "gguf" && options.keepNames !== true && !q8_0Again &&
               converterQuantizesEveryMatrix(model.header.metadata)
             ? { everyMatrix: true }
             : {}),
-          ...(format === "gguf" && options.keepNames !== true &&
+          ...(q8_0Again ? { llamaQuantizeQ8_0: true } : {}),
+          ...(format === "gguf" && options.keepNames !== true && !q8_0Again &&
               converterKeepsSourceFloats(model.header.metadata)
             ? { sourceFloats: true }
             : {}),
@@ -555,7 +560,9 @@ async function convertPart(
     // Blocks kept as llama.cpp's converter keeps them stay so under --outtype
     // f32 too: a checkpoint's, or those a family makes (DeepSeek-V4's MXFP4 experts).
     const kept = keptBlocks(model, ggufNames);
-    const keptAs = keptFileType(model, ggufNames, options.quantize ?? "none");
+    const keptAs = q8_0Again
+      ? undefined
+      : keptFileType(model, ggufNames, options.quantize ?? "none");
     if (format !== "apr") {
       const storage = (info: TensorInfo) =>
         options.float32
@@ -604,6 +611,7 @@ async function convertPart(
       imatrix,
       sourceKey,
       quantizedAs,
+      byQuantize,
       () => pruned === undefined ? [] : [prunedBlockCount(header!, pruned)],
       split?.shardOf,
     );
@@ -699,16 +707,15 @@ function noteDequantized(model: Model, options: ConvertOptions): void {
 }
 
 /**
- * A quantized checkpoint whose method cannot go to GGUF, or whose kept
- * blocks cannot go under the target asked for (kept_block_targets.ts: NVFP4 under
- * a K-quant preset).
+ * A quantized checkpoint whose method cannot go to GGUF, or whose forced
+ * blocks cannot go under the target asked for (kept_block_targets.ts: FP8
+ * matrices the converter writes as Q8_0, under a K-quant target without
+ * `--allow-requantize`).
  */
 function refuseGgufOf(model: Model, format: OutputFormat, options: ConvertOptions): void {
   if (format !== "gguf") return;
   const method = (model.reader as { quantMethod?: unknown }).quantMethod;
-  const blocks = keptBlocksOptions(format, options);
-  checkKeptBlocks(model, blocks);
-  refuseForcedUnder(model, forcedQ8_0(model, blocks.ggufNames), blocks);
+  checkKeptBlocks(model, keptBlocksOptions(format, options));
   const refusal = typeof method === "string" ? QUANT_METHODS.get(method)?.ggufRefusal : undefined;
   if (refusal !== undefined) {
     throw new UsageError(
@@ -1115,11 +1122,15 @@ function imatrixKey(options: ConvertOptions): { imatrix?: string } {
 /**
  * Whether GGUF output of this target is what llama-quantize writes (its
  * K-quant presets). Q8_0 is also the converter's own `--outtype q8_0`, and
- * follows the converter.
+ * follows the converter, unless it quantizes kept blocks again
+ * (`requantizedQ8_0`, kept_block_targets.ts).
  */
-function isLlamaQuantizePreset(to: QuantizeTarget | undefined): boolean {
+function isLlamaQuantizePreset(
+  to: QuantizeTarget | undefined,
+  requantizedQ8_0 = false,
+): boolean {
   const preset = to === undefined ? undefined : presetOf(to, true);
-  return preset !== undefined && preset !== "Q8_0";
+  return preset !== undefined && (preset !== "Q8_0" || requantizedQ8_0);
 }
 
 /** The K-quant preset an APR file's `quantization` record names, if any. */
@@ -1244,6 +1255,7 @@ async function createSink(
   imatrix: ImportanceMatrix | undefined,
   sourceKey: string | undefined,
   quantizedAs: QuantizeTarget | undefined,
+  byQuantize: boolean,
   lateKv: () => readonly (readonly [string, GgufKvInput])[],
   shardOf?: (name: string) => number | undefined,
 ): Promise<MadeSink> {
@@ -1304,7 +1316,6 @@ async function createSink(
           : options.quantize !== undefined
           ? OUTTYPE_FTYPES[options.quantize]
           : undefined);
-      const byQuantize = isLlamaQuantizePreset(quantizedAs);
       const ggufOptions = {
         ...common,
         keepNames: options.keepNames === true,

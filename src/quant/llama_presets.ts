@@ -407,12 +407,27 @@ export interface PresetTypesOptions {
    * @default {false}
    */
   everyMatrix?: boolean;
+  /**
+   * Tensors whose blocks stay as they are (GGUF's kept MXFP4 and NVFP4
+   * without `--allow-requantize`): where the mix would choose another type,
+   * they are left out (`undefined`) as a `--tensor-type` naming them with
+   * their own type would leave them, and the per-layer counters skip them.
+   */
+  keep?: (info: TensorInfo) => boolean;
+  /**
+   * Q8_0 is llama-quantize's file type (its `ggml_n_dims` and never-quantized
+   * list) rather than the converter's `--outtype q8_0`: kept blocks
+   * quantized again with `--allow-requantize`.
+   *
+   * @default {false}
+   */
+  llamaQuantizeQ8_0?: boolean;
 }
 
 /**
  * The type each tensor gets under a preset, in header order: a ggml type for
  * the tensors llama-quantize quantizes, `undefined` for the others (1-D
- * tensors, norms, …), which stay unquantized.
+ * tensors, norms, …, and `keep`'s), which stay as they are or unquantized.
  *
  * @example Usage
  * ```ts
@@ -431,7 +446,7 @@ export interface PresetTypesOptions {
  * @param tensors The model's tensors, in any order.
  * @param metadata The model's metadata (architecture, layers, heads, experts).
  * @param preset The preset.
- * @param options APR mapping, importance matrix.
+ * @param options APR mapping, importance matrix, flags, kept tensors.
  * @returns One entry per tensor, in the order given.
  * @throws {RangeError} When a tensor's rows fit no type llama-quantize could
  * fall back to, or an MoE tensor's layer is out of range (as llama-quantize,
@@ -455,7 +470,9 @@ export function presetTensorTypes(
   for (const i of order) {
     const info = tensors[i]!;
     const name = names[i]!;
-    if (!quantized(name, info.shape, preset, options.everyMatrix === true)) continue;
+    // Q8_0 is the converter's --outtype q8_0 unless it is llama-quantize's file type here.
+    const converterQ8_0 = preset === "Q8_0" && options.llamaQuantizeQ8_0 !== true;
+    if (!quantized(name, info.shape, preset, options.everyMatrix === true, converterQ8_0)) continue;
     // tensor_allows_quantization: the output left as it is (--leave-output-tensor).
     if (params.leaveOutputTensor === true && name === "output.weight") {
       result[i] = info.dtype;
@@ -476,6 +493,14 @@ export function presetTensorTypes(
       continue;
     }
     const manual = overrideOf(params, name);
+    // A kept tensor the mix would give another type stays as llama-quantize's
+    // `--tensor-type NAME=ITS_TYPE` keeps it: chosen and counted by no rule.
+    if (
+      manual === undefined && params.pure !== true && options.keep?.(info) === true &&
+      fallback(name, cols, tensorType({ ...state }, name, cols, experts, preset)) !== info.dtype
+    ) {
+      continue;
+    }
     const chosen = manual ??
       (params.pure === true
         ? DEFAULT_TYPE[preset]
@@ -640,26 +665,27 @@ function quantized(
   shape: readonly number[],
   preset: LlamaPreset,
   everyMatrix: boolean,
+  converterQ8_0: boolean,
 ): boolean {
   if (!name.endsWith("weight")) return false;
   // ggml_n_dims: trailing dimensions of size 1 do not count (ne runs innermost first).
-  // Q8_0 is the converter's --outtype q8_0, which counts numpy's dimensions:
+  // Q8_0 as the converter's --outtype q8_0 counts numpy's dimensions:
   // a one-row matrix (a reranker's `cls.output`) is quantized there.
-  let dims = preset === "Q8_0" ? shape.length : 0;
-  for (let i = 0; i < shape.length && preset !== "Q8_0"; i++) {
+  let dims = converterQ8_0 ? shape.length : 0;
+  for (let i = 0; i < shape.length && !converterQ8_0; i++) {
     if (shape[i]! > 1) {
       dims = shape.length - i;
       break;
     }
   }
   if (dims < 2) return false;
-  if (preset === "Q8_0" && everyMatrix) return !name.endsWith("_norm.weight");
-  if (preset === "Q8_0" ? keptInFloat32ByConverter(name) : keptInFloat32(name)) return false;
+  if (converterQ8_0 && everyMatrix) return !name.endsWith("_norm.weight");
+  if (converterQ8_0 ? keptInFloat32ByConverter(name) : keptInFloat32(name)) return false;
   if (
     ALSO_NOT_QUANTIZED_BY_LLAMA_QUANTIZE.some((p) => name.includes(p)) &&
-    !(preset === "Q8_0" && QUANTIZED_BY_CONVERTER.some((p) => name.includes(p)))
+    !(converterQ8_0 && QUANTIZED_BY_CONVERTER.some((p) => name.includes(p)))
   ) return false;
-  return preset === "Q8_0" || !NOT_QUANTIZED_BY_LLAMA_QUANTIZE.some((p) => name.includes(p));
+  return converterQ8_0 || !NOT_QUANTIZED_BY_LLAMA_QUANTIZE.some((p) => name.includes(p));
 }
 
 /** llama-quant.cpp's `tensor_category`: broad roles, by name. */

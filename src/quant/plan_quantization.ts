@@ -190,6 +190,14 @@ export interface QuantizeOptions {
    * DeepSeek-V4's matrices dequantized from FP8, Q8_0 whatever the outtype.
    */
   forcedTypes?: ReadonlyMap<string, DType>;
+  /**
+   * GGUF output whose Q8_0 is llama-quantize's file type, not the
+   * converter's `--outtype q8_0` (kept blocks quantized again with
+   * `--allow-requantize`): its tensors are the ones llama-quantize quantizes.
+   *
+   * @default {false}
+   */
+  llamaQuantizeQ8_0?: boolean;
 }
 
 /** How one tensor's payload is produced. */
@@ -486,6 +494,10 @@ export function planModel(
       imatrix: options.importance !== undefined,
       ...(options.llamaQuantize !== undefined ? { params: options.llamaQuantize } : {}),
       ...(options.everyMatrix === true && ggufTypes ? { everyMatrix: true } : {}),
+      ...(options.llamaQuantize?.allowRequantize === true
+        ? {}
+        : { keep: (info: TensorInfo) => keptForGguf(info, options) }),
+      ...(options.llamaQuantizeQ8_0 === true ? { llamaQuantizeQ8_0: true } : {}),
     });
     checkPresetTypes(header, types, preset, options);
     plans = header.tensors.map((t, i) =>

@@ -532,15 +532,36 @@ const KEPT_MXFP4_PRESETS = {
     kept: true,
     note: false,
   },
+  // The files the single type q4_k's note and refusal name.
+  "Q4_K_M-pure": {
+    args: ["--quantize", "Q4_K_M", "--pure"],
+    madeBy: /exps=mxfp4 --pure/,
+    kept: true,
+    note: true,
+  },
+  "Q4_K_M-pure-allow-requantize": {
+    args: ["--quantize", "Q4_K_M", "--pure", "--allow-requantize"],
+    madeBy: /--pure --allow-requantize/,
+    kept: false,
+    note: false,
+  },
+  // q8_0 is the converter's --outtype q8_0 (experts kept); with --allow-requantize llama-quantize's.
+  "Q8_0-allow-requantize": {
+    args: ["--quantize", "q8_0", "--allow-requantize"],
+    madeBy: /--allow-requantize of the f32 file, Q8_0/,
+    kept: false,
+    note: false,
+  },
 } as const;
 
 /**
  * A fixture whose GGUF holds MXFP4 experts (src/pipeline/kept_block_targets.ts):
- * `apr convert --quantize Q4_K_M` and `Q5_K_S` keep them, equal to
- * `llama-quantize --tensor-type exps=mxfp4` of the converter's f32 file
- * sha256 for sha256, and say so in one note; with `--allow-requantize`
- * Q4_K_M equals `llama-quantize --allow-requantize` (the experts quantized
- * again), and MXFP4_MOE plain `llama-quantize`'s, neither with the note.
+ * `apr convert --quantize Q4_K_M` and `Q5_K_S` (and Q4_K_M `--pure`) keep
+ * them, equal to `llama-quantize --tensor-type exps=mxfp4` of the
+ * converter's f32 file sha256 for sha256, and say so in one note; with
+ * `--allow-requantize` Q4_K_M (and Q4_K_M `--pure`, and q8_0) equals
+ * `llama-quantize --allow-requantize` (the experts quantized again), and
+ * MXFP4_MOE plain `llama-quantize`'s, neither with the note.
  *
  * @param t The test.
  * @param fixture The fixture (`hf/<fixture>/`, `llama.cpp/<fixture>-*.json`).
@@ -556,6 +577,9 @@ export async function equalsKeptMxfp4Presets(
     "Q5_K_S",
     "Q4_K_M-allow-requantize",
     "MXFP4_MOE",
+    "Q4_K_M-pure",
+    "Q4_K_M-pure-allow-requantize",
+    "Q8_0-allow-requantize",
   ],
 ): Promise<void> {
   await withTempDir(async (dir) => {
@@ -579,6 +603,37 @@ export async function equalsKeptMxfp4Presets(
         if (note) assert.match(notes[0]!, /--tensor-type exps=mxfp4/);
       });
     }
+  });
+}
+
+/**
+ * A fixture with MXFP4 experts under the single type q4_k (aprkit's own mix,
+ * which takes no llama-quantize flag): the experts stay as the converter's
+ * f32 file holds them, byte for byte, in one note naming `--quantize q4_k_m
+ * --pure` (whose file {@linkcode equalsKeptMxfp4Presets} compares with
+ * llama-quantize's).
+ *
+ * @param fixture The fixture (`hf/<fixture>/`, `llama.cpp/<fixture>-f32.json`).
+ * @param experts Its MXFP4 expert stacks.
+ */
+export async function keepsMxfp4UnderSingleType(fixture: string, experts: number): Promise<void> {
+  await withTempDir(async (dir) => {
+    const out = `${dir}/q4_k.gguf`;
+    const run = await runApr(["convert", familyDir(fixture), "-o", out, "--quantize", "q4_k"]);
+    assert.equal(run.code, 0, run.stderr);
+    const converter = (await llamaCppManifest(fixture, "f32"))!.tensors.filter((x) =>
+      x.type === "MXFP4"
+    );
+    const mine = (await ggufDescription(out)).tensors.filter((x) => x.type === "MXFP4");
+    assert.equal(mine.length, experts);
+    assert.deepEqual(
+      mine.map((x) => [x.name, x.sha256]).sort(),
+      converter.map((x) => [x.name, x.sha256]).sort(),
+    );
+    const notes = run.stdout.split("\n").filter((l) => l.startsWith("note: the routed experts"));
+    assert.equal(notes.length, 1, run.stdout);
+    assert.match(notes[0]!, /requantizing from type mxfp4 is disabled/);
+    assert.match(notes[0]!, /--quantize q4_k_m --pure is llama-quantize's --pure file/);
   });
 }
 

@@ -21,6 +21,8 @@
  *   the converter's f32, bf16 and q8_0 files (those matrices Q8_0 under
  *   every outtype), a K-quant preset refused as llama-quantize refuses the
  *   converter's Q8_0, and with `--allow-requantize` llama-quantize's file;
+ *   the single type q4_k refused too, naming `--quantize q4_k_m --pure
+ *   --allow-requantize` (llama-quantize's `--pure --allow-requantize` file);
  *   llama.cpp runs that file (experts decoded to F32) within 0.03 of
  *   transformers' run of the FP8 checkpoint (`FineGrainedFP8Config(dequantize=True)`).
  */
@@ -40,6 +42,7 @@ import {
   familyReference,
   fileDifference,
   ggufDescription,
+  keepsMxfp4UnderSingleType,
   llamaCppManifest,
   manifestDifferences,
 } from "./_families.ts";
@@ -84,6 +87,9 @@ Deno.test("deepseek4: HF → GGUF is llama.cpp's converter's --outtype f32, bf16
 Deno.test("deepseek4: Q4_K_M and Q5_K_S keep the experts MXFP4, equal to llama-quantize --tensor-type exps=mxfp4, in a note; --allow-requantize and MXFP4_MOE equal llama-quantize's", (t) =>
   equalsKeptMxfp4Presets(t, FIXTURE, 12));
 
+Deno.test("deepseek4: the single type q4_k keeps the experts as the converter writes them, in a note naming q4_k_m --pure", () =>
+  keepsMxfp4UnderSingleType(FIXTURE, 12));
+
 /** The published checkpoint's form: its non-expert projections FP8 (E4M3 + E8M0 `.scale`). */
 const FP8 = "deepseek4-fp8";
 
@@ -112,23 +118,41 @@ Deno.test("deepseek4 FP8: the converter's --outtype f32, bf16 and q8_0 file, sha
   });
 });
 
-Deno.test("deepseek4 FP8: a K-quant preset is refused in one line with no file (llama-quantize refuses the converter's Q8_0)", async () => {
-  await withTempDir(async (dir) => {
-    const out = `${dir}/q4.gguf`;
-    const refused = await runApr(["convert", familyDir(FP8), "-o", out, "--quantize", "Q4_K_M"]);
-    assertOneLineError(
-      refused,
-      /34 FP8 matrices as Q8_0/,
-      /requantizing from type q8_0/,
-      /--allow-requantize/,
-    );
-    await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
-    assert.deepEqual([...Deno.readDirSync(dir)], []);
-  });
+Deno.test("deepseek4 FP8: a K-quant preset, and the single type q4_k, refused in one line with no file (llama-quantize, --pure too, refuses the converter's Q8_0), naming the flags that quantize them again", async (t) => {
+  const cases = [
+    ["Q4_K_M", /--allow-requantize quantizes them again, as llama-quantize --allow-requantize/],
+    ["q4_k", /--quantize q4_k_m --pure --allow-requantize quantizes them again/],
+  ] as const;
+  for (const [quantize, again] of cases) {
+    await t.step(quantize, () =>
+      withTempDir(async (dir) => {
+        const out = `${dir}/out.gguf`;
+        const refused = await runApr([
+          "convert",
+          familyDir(FP8),
+          "-o",
+          out,
+          "--quantize",
+          quantize,
+        ]);
+        assertOneLineError(
+          refused,
+          /34 FP8 matrices as Q8_0/,
+          /requantizing from type q8_0 is disabled/,
+          again,
+        );
+        assert.deepEqual([...Deno.readDirSync(dir)], []);
+      }));
+  }
 });
 
-Deno.test("deepseek4 FP8: Q4_K_M with --allow-requantize equals llama-quantize --allow-requantize's file of the converter's, and MXFP4_MOE llama-quantize's (the Q8_0 matrices kept)", (t) =>
-  equalsKeptMxfp4Presets(t, FP8, 12, ["Q4_K_M-allow-requantize", "MXFP4_MOE"]));
+Deno.test("deepseek4 FP8: Q4_K_M with --allow-requantize (and --pure) equals llama-quantize --allow-requantize's file of the converter's, and MXFP4_MOE llama-quantize's (the Q8_0 matrices kept)", (t) =>
+  equalsKeptMxfp4Presets(t, FP8, 12, [
+    "Q4_K_M-allow-requantize",
+    "MXFP4_MOE",
+    "Q4_K_M-pure-allow-requantize",
+    "Q8_0-allow-requantize",
+  ]));
 
 /** The fixture copied to `dir/checkpoint`, its config.json changed by `edit`. */
 async function withConfig(

@@ -12,7 +12,9 @@
  * SafeTensors or APR. The K-quant presets keep the experts MXFP4 and equal
  * `llama-quantize --tensor-type exps=mxfp4` (plain llama-quantize refuses:
  * "requantizing from type mxfp4 is disabled"), in one note; with
- * `--allow-requantize` they equal `llama-quantize --allow-requantize`. The same checkpoint's layout in BF16 (`gpt-oss-bf16`, transformers'
+ * `--allow-requantize` they equal `llama-quantize --allow-requantize`; the
+ * single type q4_k keeps them too, in a note naming `--quantize q4_k_m
+ * --pure` (llama-quantize's `--pure` file, compared). The same checkpoint's layout in BF16 (`gpt-oss-bf16`, transformers'
  * stacked experts) gives the converter's and llama-quantize's files too; the
  * F32 `gpt-oss` fixture is judged with the other families in
  * families_gguf_test.ts.
@@ -32,6 +34,7 @@ import {
   familyReference,
   fileDifference,
   ggufDescription,
+  keepsMxfp4UnderSingleType,
   llamaCppManifest,
   manifestDifferences,
 } from "./_families.ts";
@@ -108,6 +111,9 @@ Deno.test("gpt-oss MXFP4: llama.cpp runs aprkit's GGUF as transformers computes 
 
 Deno.test("gpt-oss MXFP4: Q4_K_M and Q5_K_S keep the experts MXFP4, equal to llama-quantize --tensor-type exps=mxfp4, in a note; --allow-requantize and MXFP4_MOE equal llama-quantize's", (t) =>
   equalsKeptMxfp4Presets(t, FIXTURE, 6));
+
+Deno.test("gpt-oss MXFP4: the single type q4_k keeps the experts as the converter writes them, in a note naming q4_k_m --pure", () =>
+  keepsMxfp4UnderSingleType(FIXTURE, 6));
 
 /** The fixture copied to `dir/name`, with one shard's bytes changed by `edit`. */
 async function alteredCopy(

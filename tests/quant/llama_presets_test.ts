@@ -174,3 +174,43 @@ Deno.test("presetTensorTypes() reads Hugging Face names of llama-like models thr
   );
   assertEquals([...types.values()], ["Q6_K", "Q4_K", "Q6_K"]);
 });
+
+Deno.test("presetTensorTypes() leaves kept blocks out as a --tensor-type naming them with their own type does: chosen and counted by no rule", () => {
+  // Layers 0-11's attn_v and ffn_down NVFP4 (a checkpoint's kept blocks), the rest F32.
+  const nvfp4 = (x: TensorInfo): TensorInfo =>
+    /^blk\.([0-9]|1[01])\.(attn_v|ffn_down)\./.test(x.name) ? { ...x, dtype: "NVFP4" } : x;
+  const tensors = llama(32).map(nvfp4);
+  const meta = { architecture: "llama" };
+  const keep = (x: TensorInfo) => x.dtype === "NVFP4";
+  const kept = presetTensorTypes(tensors, meta, "Q4_K_M", { keep });
+  // llama-quantize told `--tensor-type ^NAME$=nvfp4` for each (already modelled and compared
+  // with llama-quantize's files in tests/pipeline/llama_quantize_options_test.ts).
+  const named = presetTensorTypes(tensors, meta, "Q4_K_M", {
+    params: {
+      tensorTypes: tensors.filter(keep).map((x) => ({
+        pattern: new RegExp(`^${x.name.replaceAll(".", "\\.")}$`),
+        type: "NVFP4" as const,
+      })),
+    },
+  });
+  assertEquals(
+    kept.map((type, i) => type ?? (keep(tensors[i]!) ? "NVFP4" : undefined)),
+    named,
+  );
+  // Not vacuous: the later layers' choices move with the counters that skip the kept ones
+  // (layers 12-31 are use_more_bits(i, 32)'s i = 0-19, not 12-31).
+  const counted = presetTensorTypes(tensors, meta, "Q4_K_M");
+  const moved = tensors.filter((x, i) => !keep(x) && counted[i] !== kept[i]).map((x) => x.name);
+  assertEquals(moved.length > 0, true);
+  // The mix's own type for a kept block (MXFP4 experts under MXFP4_MOE) is chosen and counted.
+  const experts = [t("blk.0.ffn_down_exps.weight", [8, 256, 512])].map((x) => ({
+    ...x,
+    dtype: "MXFP4" as const,
+  }));
+  assertEquals(
+    presetTensorTypes(experts, { architecture: "llama", num_experts: 8 }, "MXFP4_MOE", {
+      keep: () => true,
+    }),
+    ["MXFP4"],
+  );
+});

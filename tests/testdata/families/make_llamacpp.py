@@ -95,7 +95,10 @@ QUANTIZED = ["Q4_K_M", "Q5_K_S"]
 # ("requantizing from type mxfp4 is disabled"): their presets are made keeping them, as
 # llama-quantize does when told to, and Q4_K_M also with --allow-requantize
 # (<family>-Q4_K_M-allow-requantize.json: the experts quantized again), and MXFP4_MOE as it
-# is (<family>-MXFP4_MOE.json: its experts' type is MXFP4, nothing requantized).
+# is (<family>-MXFP4_MOE.json: its experts' type is MXFP4, nothing requantized); and --pure
+# Q4_K_M keeping them (-Q4_K_M-pure.json) and with --allow-requantize
+# (-Q4_K_M-pure-allow-requantize.json), the files aprkit's single type q4_k points to, and Q8_0
+# with --allow-requantize (-Q8_0-allow-requantize.json).
 KEEP_MXFP4_EXPERTS = {name: ["--tensor-type", "exps=mxfp4"] for name in ("deepseek4", "gpt-oss-mxfp4", "deepseek4-fp8")}
 # Converter flags some checkpoints need. Qwen3-Next and Qwen3.5: the converter
 # counts multi-token-prediction layers from config.json's mtp_num_hidden_layers
@@ -322,6 +325,23 @@ def main() -> None:
                     qpath = Path(tmp) / f"{name}-MXFP4_MOE.gguf"
                     subprocess.run([str(quantize), str(f32), str(qpath), "MXFP4_MOE"], capture_output=True, check=True)
                     files["MXFP4_MOE"] = (qpath, f"llama.cpp {commit}: llama-quantize of the f32 file, MXFP4_MOE")
+                    # What aprkit's single type q4_k names (kept_block_targets.ts): --pure Q4_K_M
+                    # keeping the experts, and --pure --allow-requantize.
+                    # And Q8_0 --allow-requantize: the experts quantized again (aprkit's q8_0 with
+                    # --allow-requantize; without it, the converter's --outtype q8_0).
+                    for kind, extra, ftype in (
+                            ("Q4_K_M-pure", [*KEEP_MXFP4_EXPERTS[name], "--pure"], "Q4_K_M"),
+                            ("Q4_K_M-pure-allow-requantize", ["--pure", "--allow-requantize"], "Q4_K_M"),
+                            ("Q8_0-allow-requantize", ["--allow-requantize"], "Q8_0")):
+                        qpath = Path(tmp) / f"{name}-{kind}.gguf"
+                        run = subprocess.run([str(quantize), *extra, str(f32), str(qpath), ftype],
+                                             capture_output=True, text=True)
+                        if run.returncode != 0:
+                            # DeepSeek-V4 FP8's Q8_0 without --allow-requantize.
+                            print(f"{name}: llama-quantize refused {kind}")
+                            (out_dir / f"{name}-{kind}.json").unlink(missing_ok=True)
+                            continue
+                        files[kind] = (qpath, f"llama.cpp {commit}: llama-quantize {' '.join(extra)} of the f32 file, {ftype}")
             for kind, (path, made_by) in files.items():
                 (out_dir / f"{name}-{kind}.json").write_text(json.dumps(manifest(path, made_by), indent=1) + "\n")
                 if kind in KEEP_GGUF.get(name, []):
