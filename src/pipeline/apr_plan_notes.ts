@@ -7,6 +7,8 @@
  * types APR has no code for (GGUF's Q5_K, Q8_0, Q5_0…), stored in a wider
  * type that holds their values exactly, or — the types aprkit decodes but
  * cannot encode (i-quants, ternary, FP4) — in F16 or the requested type.
+ * Also the one a GGUF export owes for a single K-quant type: which tensors
+ * took llama-quantize's fallback type.
  *
  * @module
  */
@@ -102,6 +104,37 @@ export function aprPlanNotes(
     );
   }
   return notes;
+}
+
+/**
+ * The note for a GGUF output of one K-quant type (`q4_k`, `q6_k`): tensors
+ * whose rows are not whole super-blocks get llama-quantize's fallback type
+ * (Q5_0, Q8_0…), encoded from the source; `undefined` when none do.
+ *
+ * @example Usage
+ * ```ts
+ * import { ggufRowFallbackNote } from "./apr_plan_notes.ts";
+ * const source = { name: "w", dtype: "F32" as const, shape: [4, 64], byteLength: 1024 };
+ * const note = ggufRowFallbackNote([{
+ *   source,
+ *   info: { ...source, dtype: "Q5_0", byteLength: 176 },
+ *   action: "float",
+ *   quantized: true,
+ *   rowFallbackFrom: "Q4_K",
+ * }]);
+ * console.assert(note!.startsWith("1 tensor(s) have rows of 64"));
+ * ```
+ *
+ * @param plans Every tensor's plan, in header order.
+ * @returns The note, one line, or `undefined`.
+ */
+export function ggufRowFallbackNote(plans: readonly TensorPlan[]): string | undefined {
+  const fellBack = plans.filter((p) => p.rowFallbackFrom !== undefined);
+  if (fellBack.length === 0) return undefined;
+  const widths = distinct(fellBack.map((p) => String(p.info.shape[p.info.shape.length - 1] ?? 1)));
+  return `${fellBack.length} tensor(s) have rows of ${widths}, not whole ` +
+    `${distinct(fellBack.map((p) => p.rowFallbackFrom!))} blocks (${names(fellBack)}); ` +
+    `written as ${distinct(fellBack.map((p) => p.info.dtype))}, llama-quantize's fallback`;
 }
 
 function distinct(values: readonly string[]): string {

@@ -39,7 +39,7 @@ import {
 } from "../quant/llama_quantize_params.ts";
 import { usesImportance } from "../quant/_block_encoders.ts";
 import { ROW_FALLBACKS, type RowFallback } from "../quant/apr_row_fallback.ts";
-import { aprPlanNotes } from "./apr_plan_notes.ts";
+import { aprPlanNotes, ggufRowFallbackNote } from "./apr_plan_notes.ts";
 import { hfToGgufName } from "../formats/gguf/names.ts";
 import { type ImportanceMatrix, readImportanceMatrix } from "./read_imatrix.ts";
 import { imatrixGgufKv } from "../formats/gguf/imatrix_kv.ts";
@@ -545,6 +545,14 @@ async function convertPart(
             ? {
               onPlan: (plans) =>
                 aprPlanNotes(plans, options.rowFallback).forEach((n) => options.onNote!(n)),
+            }
+            : format === "gguf" && options.onNote &&
+                (options.quantize === "q4_k" || options.quantize === "q6_k")
+            ? {
+              onPlan: (plans) => {
+                const note = ggufRowFallbackNote(plans);
+                if (note !== undefined) options.onNote!(note);
+              },
             }
             : {}),
           ...(importance !== undefined ? { importance } : {}),

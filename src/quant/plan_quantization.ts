@@ -21,6 +21,7 @@ import {
   presetDefaultType,
   presetTensorTypes,
   requiresImatrix,
+  rowFallbackType,
 } from "./llama_presets.ts";
 import { isEncodeTarget } from "./_tensor_encoder.ts";
 import { usesImportance } from "./_block_encoders.ts";
@@ -346,8 +347,11 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
     (options.all === true || converterFloat ||
       (!isNormOrBias(info.name) && elementCount(info.shape) >= MIN_QUANTIZE_ELEMENTS));
   if (eligible) {
+    // GGUF cannot hold row-padded K-quants: rows that are not whole blocks get
+    // llama-quantize's fallback type, encoded from the source (not from a
+    // padded K-quant decoded again at the sink).
     const to = options.ggufTypes === true
-      ? target
+      ? (DTYPES[target].ggufType !== undefined ? rowFallbackType(target, lastDim(info)) : target)
       : aprRowType(target, lastDim(info), options.rowFallback);
     const planned = plan(to, "float", target !== "F16" && target !== "BF16");
     return to === target ? planned : { ...planned, rowFallbackFrom: target };

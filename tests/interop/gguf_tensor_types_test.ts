@@ -53,6 +53,35 @@ Deno.test("row-padded Q4_K tensors go to GGUF as llama-quantize's Q5_0 with one 
   });
 });
 
+Deno.test("--quantize q4_k to GGUF: rows that are not whole super-blocks are llama-quantize's Q5_0 of the source values (not of a padded Q4_K), in one note", async () => {
+  await withTempDir(async (dir) => {
+    const notes: string[] = [];
+    const warnings: string[] = [];
+    const out = `${dir}/q4k.gguf`;
+    await convertModel(DEMO_MODEL, out, {
+      quantize: "q4_k",
+      onNote: (n) => notes.push(n),
+      onWarning: (w) => warnings.push(w),
+    });
+    assert.deepEqual(warnings, []);
+    assert.equal(notes.length, 1, notes.join("\n"));
+    assert.match(
+      notes[0]!,
+      /^15 tensor\(s\) have rows of .*, not whole Q4_K blocks .* written as Q5_0/,
+    );
+    const source = await readValues(DEMO_MODEL);
+    const stored = await readTensors(out, { keepNames: false });
+    let checked = 0;
+    for (const [name, t] of stored) {
+      if (t.dtype !== "Q5_0" || /[qk]_proj/.test(name)) continue;
+      // Encoded once, from the source: a padded Q4_K decoded again would differ.
+      assert.ok(sameBytes(t.bytes, encodeFromFloat32("Q5_0", source.get(name)!, t.shape)), name);
+      checked++;
+    }
+    assert.ok(checked >= 10, `${checked} Q5_0 tensors compared`);
+  });
+});
+
 Deno.test("padded Q6_K goes to GGUF as Q8_0, or F16 when rows are not whole 32-value blocks", async () => {
   await withTempDir(async (dir) => {
     const values = (n: number) => new Float32Array(n).map((_, i) => Math.sin(i));
