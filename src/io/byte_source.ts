@@ -110,6 +110,24 @@ export function shareChunk(chunk: ArrayBufferView, consumers: number): boolean {
 }
 
 /**
+ * Take over a chunk marked with {@linkcode markReleasable}, to reuse its
+ * memory (hand it to a worker, write output over it) instead of copying it:
+ * its buffer is then the caller's, and {@linkcode releaseChunk} of it does
+ * nothing. Only a chunk that spans its whole buffer and is not shared
+ * ({@linkcode shareChunk}) is taken.
+ *
+ * @param chunk A chunk received from a stream.
+ * @returns Whether the chunk is now the caller's.
+ */
+export function takeChunk(chunk: ArrayBufferView): boolean {
+  const buffer = chunk.buffer;
+  if (HOLDERS.has(buffer) || chunk.byteOffset !== 0 || chunk.byteLength !== buffer.byteLength) {
+    return false;
+  }
+  return RELEASABLE.delete(buffer);
+}
+
+/**
  * A buffer of `byteLength` bytes for a new chunk: one released earlier when
  * available (its memory is already mapped, so no page faults and zeroing,
  * which measured as seconds of system time per GiB), else a new one. Its

@@ -23,6 +23,7 @@ import { I_QUANT_ENCODERS, type IQuantTarget } from "./i_quants_encode.ts";
 import { type KernelBackend, kernelBackend } from "./kernels.ts";
 import { type Bf16Target, wasmKernels } from "./wasm/kernels.ts";
 import {
+  bf16Output,
   type BlockEncoder,
   encodeBf16InWasm,
   isBf16Target,
@@ -30,8 +31,6 @@ import {
   wasmWeightedEncoder,
 } from "./_wasm_block_encoders.ts";
 import { decodeBf16 } from "./bf16.ts";
-import { DTYPES } from "../dtype.ts";
-import { takeBuffer } from "../io/byte_source.ts";
 
 export { type BlockEncoder, isBf16Target };
 
@@ -128,21 +127,21 @@ export function isBlockTarget(target: string): target is BlockTarget {
 /**
  * Whole blocks of BF16 payload bytes to `target`: widened inside the
  * WebAssembly module (the same bytes as decoding them first), else decoded
- * here for the TypeScript encoder. The output is recycled memory
- * (`takeBuffer`), every byte written.
+ * here for the TypeScript encoder. The output is recycled memory, or the
+ * payload's own with `inPlace` (`bf16Output`), every byte written.
  */
 function encodeBf16Blocks(
   target: Bf16Target,
   bytes: Uint8Array,
   backend: KernelBackend,
+  inPlace: boolean,
 ): Uint8Array {
   const wasm = backend === "wasm" ? wasmKernels() : undefined;
-  if (wasm !== undefined) return encodeBf16InWasm(wasm, target, bytes);
-  const spec = DTYPES[target];
-  const out = new Uint8Array(
-    takeBuffer((bytes.length / (2 * spec.blockElements)) * spec.blockBytes),
-  );
-  blockEncoder(target, backend)(decodeBf16(bytes), out);
+  if (wasm !== undefined) return encodeBf16InWasm(wasm, target, bytes, inPlace);
+  // Decoded first, so an output over the payload is written after it is read.
+  const values = decodeBf16(bytes);
+  const out = bf16Output(target, bytes, inPlace);
+  blockEncoder(target, backend)(values, out);
   return out;
 }
 
@@ -152,6 +151,8 @@ function encodeBf16Blocks(
  * {@linkcode isBf16Target} accepts, without importance weights: half the
  * bytes to move to a worker and into the module.
  *
+ * @param inPlace BF16 bytes the caller owns: the output overwrites them
+ *   (`bf16Output` in `_wasm_block_encoders.ts`).
  * @throws {TypeError} For a target without a block encoder, or BF16 bytes it cannot take.
  */
 export function encodeBlocks(
@@ -159,6 +160,7 @@ export function encodeBlocks(
   values: Float32Array | Uint8Array,
   importance?: Float32Array,
   backend: KernelBackend = kernelBackend(),
+  inPlace = false,
 ): Uint8Array {
   if (!isBlockTarget(target)) throw new TypeError(`Cannot encode ${target} in blocks`);
   if (values instanceof Float32Array) {
@@ -167,5 +169,5 @@ export function encodeBlocks(
   if (!isBf16Target(target) || importance !== undefined) {
     throw new TypeError(`Cannot encode ${target} from BF16 bytes`);
   }
-  return encodeBf16Blocks(target, values, backend);
+  return encodeBf16Blocks(target, values, backend, inPlace);
 }

@@ -4,8 +4,9 @@
  * Internal: the worker side of {@linkcode EncoderPool}. Receives the
  * kernels' compiled module first (`{ module }`, with the WebAssembly kernels),
  * answers `{ ready: true }` once loaded, then for each `{ id, target, backend, values,
- * importance? }` (values transferred) answers `{ id, bytes, values }` (both
- * transferred: the pool reuses the values' memory) or `{ id, error }`.
+ * importance?, inPlace? }` (values transferred) answers `{ id, bytes, values }` (both
+ * transferred: the pool reuses the values' memory), `{ id, bytes }` when the
+ * bytes were written over the values (`inPlace`, BF16 bytes), or `{ id, error }`.
  *
  * It loads only the kernels' instance and the table of which kernel encodes
  * what (`_wasm_block_encoders.ts`): a job the module encodes, as every job of
@@ -27,6 +28,7 @@ interface Job {
   backend: KernelBackend;
   values: Float32Array | Uint8Array;
   importance?: Float32Array;
+  inPlace?: boolean;
 }
 
 // deno-lint-ignore no-explicit-any
@@ -35,6 +37,11 @@ const scope = globalThis as any;
 let encoders: Promise<typeof import("./_block_encoders.ts")> | undefined;
 
 function reply(id: number, bytes: Uint8Array, values: Float32Array | Uint8Array): void {
+  // Written over the values: one buffer back, none allocated here.
+  if (bytes.buffer === values.buffer) {
+    scope.postMessage({ id, bytes }, [bytes.buffer as ArrayBuffer]);
+    return;
+  }
   // The batch is done with: back to the pool by transfer, which reuses its
   // memory for a later batch (a fresh one per job costs page faults there,
   // and here megabytes per job pile up until this worker's GC runs).
@@ -46,10 +53,11 @@ function reply(id: number, bytes: Uint8Array, values: Float32Array | Uint8Array)
 
 /** A job the module cannot take alone: with the TypeScript encoders, loaded once. */
 async function encodeWithTypeScript(job: Job): Promise<void> {
-  const { id, target, backend, values, importance } = job;
+  const { id, target, backend, values, importance, inPlace } = job;
   try {
     encoders ??= import("./_block_encoders.ts");
-    reply(id, (await encoders).encodeBlocks(target, values, importance, backend), values);
+    const { encodeBlocks } = await encoders;
+    reply(id, encodeBlocks(target, values, importance, backend, inPlace), values);
   } catch (error) {
     scope.postMessage({ id, error: String(error) });
   }
@@ -65,7 +73,9 @@ scope.onmessage = (e: MessageEvent<Job | { module: WebAssembly.Module }>) => {
   let bytes: Uint8Array | undefined;
   try {
     // This worker's own WebAssembly instance, made on its first job.
-    if (job.backend === "wasm") bytes = encodeInWasm(job.target, job.values, job.importance);
+    if (job.backend === "wasm") {
+      bytes = encodeInWasm(job.target, job.values, job.importance, job.inPlace);
+    }
   } catch (error) {
     if (!(error instanceof KernelFallbackMissing)) {
       scope.postMessage({ id: job.id, error: String(error) });

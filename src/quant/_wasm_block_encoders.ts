@@ -104,18 +104,31 @@ export function isBf16Target(target: string): target is Bf16Target {
 }
 
 /**
- * Whole blocks of BF16 payload bytes to `target` in the module. The output is
- * recycled memory (`takeBuffer`), every byte written.
+ * The output of whole blocks of BF16 payload `bytes` encoded to `target`:
+ * recycled memory (`takeBuffer`), or with `inPlace` the start of the
+ * payload's own buffer, which the caller owns (no buffer to allocate, fault
+ * in and hand back: a block's bytes are fewer than its BF16 bytes, and each
+ * slice is read into the module before its output is written).
+ */
+export function bf16Output(target: Bf16Target, bytes: Uint8Array, inPlace: boolean): Uint8Array {
+  const spec = DTYPES[target];
+  const n = (bytes.length / (2 * spec.blockElements)) * spec.blockBytes;
+  return inPlace
+    ? new Uint8Array(bytes.buffer, bytes.byteOffset, n)
+    : new Uint8Array(takeBuffer(n));
+}
+
+/**
+ * Whole blocks of BF16 payload bytes to `target` in the module, every byte
+ * of the output ({@linkcode bf16Output}) written.
  */
 export function encodeBf16InWasm(
   wasm: WasmKernels,
   target: Bf16Target,
   bytes: Uint8Array,
+  inPlace = false,
 ): Uint8Array {
-  const spec = DTYPES[target];
-  const out = new Uint8Array(
-    takeBuffer((bytes.length / (2 * spec.blockElements)) * spec.blockBytes),
-  );
+  const out = bf16Output(target, bytes, inPlace);
   wasm.encodeFromBf16(target, bytes, out);
   return out;
 }
@@ -125,6 +138,7 @@ export function encodeBf16InWasm(
  * WebAssembly kernels (same bytes), when this thread's kernels instance can
  * take it without a TypeScript encoder.
  *
+ * @param inPlace BF16 bytes the caller owns: the output overwrites them ({@linkcode bf16Output}).
  * @returns The bytes, or `undefined` when the job needs a TypeScript encoder
  *   (no kernel for it, or weights a plain kernel does not take).
  * @throws {KernelFallbackMissing} When the kernel needs a TypeScript fallback
@@ -134,12 +148,13 @@ export function encodeInWasm(
   target: string,
   values: Float32Array | Uint8Array,
   importance: Float32Array | undefined,
+  inPlace = false,
 ): Uint8Array | undefined {
   const wasm = kernelsInstance();
   if (wasm === undefined) return undefined;
   if (!(values instanceof Float32Array)) {
     return isBf16Target(target) && importance === undefined
-      ? encodeBf16InWasm(wasm, target, values)
+      ? encodeBf16InWasm(wasm, target, values, inPlace)
       : undefined;
   }
   const weighted = wasmWeightedEncoder(wasm, target);
