@@ -153,11 +153,9 @@ export class Bf16BlockEncoder {
       if (this.#job === undefined) {
         const left = this.#source.byteLength - 2 * this.#sent;
         const size = Math.min(this.#jobBytes, left);
-        if (off === 0 && chunk.length === size && takeChunk(chunk)) {
-          // Not marked releasable again: the stream's releaseChunk() of it
-          // after this push must not free it; its bytes are marked when they
-          // come back from the pool (convertedPayload's emit).
-          this.#job = chunk;
+        const taken = off === 0 && chunk.length === size ? takeChunk(chunk) : undefined;
+        if (taken !== undefined) {
+          this.#job = taken;
           this.#jobLen = size;
           this.#send(emit);
           return;
