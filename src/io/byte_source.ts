@@ -110,6 +110,29 @@ export function shareChunk(chunk: ArrayBufferView, consumers: number): boolean {
 }
 
 /**
+ * Take over a chunk marked with {@linkcode markReleasable}, to hand its
+ * memory on (as a worker's job, say) instead of copying it: the memory moves
+ * to a new buffer (`ArrayBuffer.prototype.transfer`, no copy), returned as a
+ * view marked releasable, and `chunk` is left detached, so the producer's
+ * {@linkcode releaseChunk} of it does nothing. Only a chunk that spans its
+ * whole buffer and is not shared ({@linkcode shareChunk}) is taken.
+ *
+ * @param chunk A chunk received from a stream.
+ * @returns The chunk's bytes in a buffer of their own, or `undefined` when it
+ *   cannot be taken (copy it instead).
+ */
+export function takeChunk(chunk: Uint8Array): Uint8Array | undefined {
+  const buffer = chunk.buffer as ArrayBuffer & { transfer?: () => ArrayBuffer };
+  if (
+    typeof buffer.transfer !== "function" || HOLDERS.has(buffer) || chunk.byteOffset !== 0 ||
+    chunk.byteLength !== buffer.byteLength || !RELEASABLE.delete(buffer)
+  ) {
+    return undefined;
+  }
+  return markReleasable(new Uint8Array(buffer.transfer()));
+}
+
+/**
  * A buffer of `byteLength` bytes for a new chunk: one released earlier when
  * available (its memory is already mapped, so no page faults and zeroing,
  * which measured as seconds of system time per GiB), else a new one. Its

@@ -19,7 +19,7 @@ import { kernelBackend } from "./kernels.ts";
 import { wasmKernels } from "./wasm/kernels.ts";
 import { encodeBlocks, isBf16Target } from "./_block_encoders.ts";
 import type { EncoderPool } from "./_encoder_pool.ts";
-import { markReleasable, takeBuffer } from "../io/byte_source.ts";
+import { markReleasable, takeBuffer, takeChunk } from "../io/byte_source.ts";
 import { type EmitBytes, jobBlocks } from "./_tensor_encoder.ts";
 
 /** Incremental BF16 payload → block payload encoder for one tensor. */
@@ -142,14 +142,25 @@ export class Bf16BlockEncoder {
   /**
    * Copy the chunk into jobs (a copy the pool transfers to a worker: the
    * chunk is the source's), each sent when full; the tensor's last one is as
-   * long as what is left, so every job is whole blocks.
+   * long as what is left, so every job is whole blocks. A chunk that is
+   * exactly the next job and that the source lets go of (`takeChunk`: a
+   * file's read, not shared with another output) is the job itself, no copy:
+   * a tensor's reads and jobs are both 1 MiB from its start.
    */
   #fillJobs(chunk: Uint8Array, emit: EmitBytes): void {
     let off = 0;
     while (off < chunk.length) {
       if (this.#job === undefined) {
         const left = this.#source.byteLength - 2 * this.#sent;
-        this.#job = markReleasable(new Uint8Array(takeBuffer(Math.min(this.#jobBytes, left))));
+        const size = Math.min(this.#jobBytes, left);
+        const taken = off === 0 && chunk.length === size ? takeChunk(chunk) : undefined;
+        if (taken !== undefined) {
+          this.#job = taken;
+          this.#jobLen = size;
+          this.#send(emit);
+          return;
+        }
+        this.#job = markReleasable(new Uint8Array(takeBuffer(size)));
         this.#jobLen = 0;
       }
       const job = this.#job;
@@ -157,16 +168,18 @@ export class Bf16BlockEncoder {
       job.set(chunk.subarray(off, off + take), this.#jobLen);
       this.#jobLen += take;
       off += take;
-      if (this.#jobLen === job.length) {
-        const values = job.length / 2;
-        const share = this.#share === undefined
-          ? undefined
-          : `${this.#share}@${this.#sent}+${values}`;
-        this.#sent += values;
-        this.#job = undefined;
-        this.#jobLen = 0;
-        emit(this.#pool!.encode(this.#target, job, undefined, share));
-      }
+      if (this.#jobLen === job.length) this.#send(emit);
     }
+  }
+
+  /** Hand the full job to the pool. */
+  #send(emit: EmitBytes): void {
+    const job = this.#job!;
+    const values = job.length / 2;
+    const share = this.#share === undefined ? undefined : `${this.#share}@${this.#sent}+${values}`;
+    this.#sent += values;
+    this.#job = undefined;
+    this.#jobLen = 0;
+    emit(this.#pool!.encode(this.#target, job, undefined, share));
   }
 }

@@ -21,15 +21,18 @@ import { encodeQ1_0, encodeQ2_0, encodeTq1_0, encodeTq2_0 } from "./ternary_enco
 import { encodeMxfp4 } from "./mxfp4_encoder.ts";
 import { I_QUANT_ENCODERS, type IQuantTarget } from "./i_quants_encode.ts";
 import { type KernelBackend, kernelBackend } from "./kernels.ts";
+import { type Bf16Target, wasmKernels } from "./wasm/kernels.ts";
 import {
-  type Bf16Target,
-  type WasmKernels,
-  wasmKernels,
-  type WeightedKTarget,
-} from "./wasm/kernels.ts";
+  bf16Output,
+  type BlockEncoder,
+  encodeBf16InWasm,
+  isBf16Target,
+  wasmPlainEncoder,
+  wasmWeightedEncoder,
+} from "./_wasm_block_encoders.ts";
 import { decodeBf16 } from "./bf16.ts";
-import { DTYPES } from "../dtype.ts";
-import { takeBuffer } from "../io/byte_source.ts";
+
+export { type BlockEncoder, isBf16Target };
 
 /** Dtypes encoded block by block. */
 export type BlockTarget =
@@ -50,16 +53,6 @@ export type BlockTarget =
   | "Q2_0"
   | "MXFP4"
   | IQuantTarget;
-
-/**
- * Encode whole blocks; with `importance` (one weight per column of a row),
- * whole rows, weighting the error as `llama-quantize --imatrix` does.
- */
-export type BlockEncoder = (
-  values: Float32Array,
-  out?: Uint8Array,
-  importance?: Float32Array,
-) => Uint8Array;
 
 /**
  * Every block encoder, by target: a new ggml type is registered here (and in
@@ -107,56 +100,6 @@ export function usesImportance(target: string): boolean {
 }
 
 /**
- * The WebAssembly SIMD form of `target`'s encoder, if there is one: same bytes,
- * no importance weights (weighted encodes stay TypeScript).
- */
-function wasmEncoder(
-  target: BlockTarget,
-): ((v: Float32Array, out?: Uint8Array) => Uint8Array) | undefined {
-  const wasm = wasmKernels();
-  if (wasm === undefined) return undefined;
-  if (target === "APR_Q4") return wasm.encodeAprQ4;
-  if (target === "Q8_0") return wasm.encodeQ8_0;
-  if (target === "Q5_0") return wasm.encodeQ5_0;
-  if (target === "Q5_1") return wasm.encodeQ5_1;
-  if (target === "Q4_0") return wasm.encodeQ4_0;
-  if (target === "Q4_1") return wasm.encodeQ4_1;
-  if (target === "TQ1_0") return wasm.encodeTq1_0;
-  if (target === "TQ2_0") return wasm.encodeTq2_0;
-  if (target === "Q1_0") return wasm.encodeQ1_0;
-  if (target === "Q2_0") return wasm.encodeQ2_0;
-  if (target === "MXFP4") return wasm.encodeMxfp4;
-  return undefined;
-}
-
-/** The WebAssembly kernels that take importance weights too (the i-quants, Q2_K–Q6_K), by target. */
-const WEIGHTED_KERNELS: Readonly<Record<WeightedKTarget, keyof WasmKernels>> = {
-  Q2_K: "encodeQ2K",
-  Q3_K: "encodeQ3K",
-  Q4_K: "encodeQ4K",
-  Q5_K: "encodeQ5K",
-  Q6_K: "encodeQ6K",
-  IQ4_NL: "encodeIq4Nl",
-  IQ4_XS: "encodeIq4Xs",
-  IQ3_XXS: "encodeIq3Xxs",
-  IQ3_S: "encodeIq3S",
-  IQ2_XXS: "encodeIq2Xxs",
-  IQ2_XS: "encodeIq2Xs",
-  IQ2_S: "encodeIq2S",
-  IQ1_S: "encodeIq1S",
-  IQ1_M: "encodeIq1M",
-};
-
-/** The WebAssembly form of `target`'s encoder that takes importance weights too, if there is one. */
-function wasmWeightedEncoder(target: BlockTarget): BlockEncoder | undefined {
-  const name = Object.hasOwn(WEIGHTED_KERNELS, target)
-    ? WEIGHTED_KERNELS[target as WeightedKTarget]
-    : undefined;
-  const wasm = wasmKernels();
-  return name === undefined || wasm === undefined ? undefined : (wasm[name] as BlockEncoder);
-}
-
-/**
  * The encoder for `target` in `backend` (kernels.ts): the WebAssembly kernel
  * where there is one and no importance weights are given, else the table's.
  */
@@ -165,10 +108,12 @@ export function blockEncoder(
   backend: KernelBackend = kernelBackend(),
 ): BlockEncoder {
   const ts = BLOCK_ENCODERS[target];
+  const wasm = backend === "wasm" ? wasmKernels() : undefined;
+  if (wasm === undefined) return ts;
   // Kernels that take the importance weights too.
-  const weighted = backend === "wasm" ? wasmWeightedEncoder(target) : undefined;
+  const weighted = wasmWeightedEncoder(wasm, target);
   if (weighted !== undefined) return weighted;
-  const fast = backend === "wasm" ? wasmEncoder(target) : undefined;
+  const fast = wasmPlainEncoder(wasm, target);
   if (fast === undefined) return ts;
   return (values, out, importance) =>
     importance === undefined ? fast(values, out) : ts(values, out, importance);
@@ -179,47 +124,24 @@ export function isBlockTarget(target: string): target is BlockTarget {
   return Object.hasOwn(BLOCK_ENCODERS, target);
 }
 
-/** The block types encoded straight from BF16 payload bytes, without importance weights. */
-const BF16_TARGETS: ReadonlySet<string> = new Set<Bf16Target>([
-  "Q8_0",
-  "Q4_0",
-  "Q4_1",
-  "Q5_0",
-  "Q5_1",
-  "Q1_0",
-  "Q2_K",
-  "Q3_K",
-  "Q4_K",
-  "Q5_K",
-  "Q6_K",
-]);
-
-/**
- * True when {@linkcode encodeBlocks} takes `target`'s values as BF16 payload
- * bytes (the WebAssembly kernels widen them; without importance weights).
- */
-export function isBf16Target(target: string): target is Bf16Target {
-  return BF16_TARGETS.has(target);
-}
-
 /**
  * Whole blocks of BF16 payload bytes to `target`: widened inside the
  * WebAssembly module (the same bytes as decoding them first), else decoded
- * here for the TypeScript encoder. The output is recycled memory
- * (`takeBuffer`), every byte written.
+ * here for the TypeScript encoder. The output is recycled memory, or the
+ * payload's own with `inPlace` (`bf16Output`), every byte written.
  */
 function encodeBf16Blocks(
   target: Bf16Target,
   bytes: Uint8Array,
   backend: KernelBackend,
+  inPlace: boolean,
 ): Uint8Array {
-  const spec = DTYPES[target];
-  const out = new Uint8Array(
-    takeBuffer((bytes.length / (2 * spec.blockElements)) * spec.blockBytes),
-  );
   const wasm = backend === "wasm" ? wasmKernels() : undefined;
-  if (wasm !== undefined) wasm.encodeFromBf16(target, bytes, out);
-  else blockEncoder(target, backend)(decodeBf16(bytes), out);
+  if (wasm !== undefined) return encodeBf16InWasm(wasm, target, bytes, inPlace);
+  // Decoded first, so an output over the payload is written after it is read.
+  const values = decodeBf16(bytes);
+  const out = bf16Output(target, bytes, inPlace);
+  blockEncoder(target, backend)(values, out);
   return out;
 }
 
@@ -229,6 +151,8 @@ function encodeBf16Blocks(
  * {@linkcode isBf16Target} accepts, without importance weights: half the
  * bytes to move to a worker and into the module.
  *
+ * @param inPlace BF16 bytes the caller owns: the output overwrites them
+ *   (`bf16Output` in `_wasm_block_encoders.ts`).
  * @throws {TypeError} For a target without a block encoder, or BF16 bytes it cannot take.
  */
 export function encodeBlocks(
@@ -236,6 +160,7 @@ export function encodeBlocks(
   values: Float32Array | Uint8Array,
   importance?: Float32Array,
   backend: KernelBackend = kernelBackend(),
+  inPlace = false,
 ): Uint8Array {
   if (!isBlockTarget(target)) throw new TypeError(`Cannot encode ${target} in blocks`);
   if (values instanceof Float32Array) {
@@ -244,5 +169,5 @@ export function encodeBlocks(
   if (!isBf16Target(target) || importance !== undefined) {
     throw new TypeError(`Cannot encode ${target} from BF16 bytes`);
   }
-  return encodeBf16Blocks(target, values, backend);
+  return encodeBf16Blocks(target, values, backend, inPlace);
 }

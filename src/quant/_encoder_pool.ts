@@ -59,6 +59,8 @@ interface Job {
   values: Float32Array | Uint8Array;
   // Importance weights (copied to the worker: one array serves many jobs).
   importance: Float32Array | undefined;
+  // BF16 bytes whose encoding may overwrite them (see encode()).
+  inPlace: boolean;
   sent: boolean;
 }
 
@@ -195,7 +197,10 @@ export class EncoderPool {
   /**
    * Encode `values` in a worker (transferred once the worker has started: do
    * not reuse the array). When workers cannot start, encodes in this thread.
-   * A Uint8Array is BF16 payload bytes (`encodeBlocks`).
+   * A Uint8Array is BF16 payload bytes (`encodeBlocks`), which the pool owns
+   * from then on: unless shared (below), the bytes are written over them
+   * (`inPlace`), so a job costs no output buffer, and the one buffer goes back
+   * to the caller as the bytes' (released once written, it serves a later job).
    *
    * `share` names what the values are (a tensor and the range of its values)
    * when streams of one read may encode the same (several outputs whose
@@ -211,7 +216,11 @@ export class EncoderPool {
     importance?: Float32Array,
     share?: string,
   ): Promise<Uint8Array> {
-    if (share === undefined || this.#opens <= 1) return this.#encode(target, values, importance);
+    // In place only for one stream: a shared job's bytes are kept for the
+    // others (RECENT_JOBS), and a whole job's buffer each would be 5x the memory.
+    if (share === undefined || this.#opens <= 1) {
+      return this.#encode(target, values, importance, values instanceof Uint8Array);
+    }
     const key = `${target}|${importance === undefined ? "" : "w"}|${share}`;
     let job = this.#recent.get(key);
     if (job !== undefined) {
@@ -219,7 +228,7 @@ export class EncoderPool {
       job.takers++;
       releaseChunk(values);
     } else {
-      job = { bytes: this.#encode(target, values, importance), takers: 1 };
+      job = { bytes: this.#encode(target, values, importance, false), takers: 1 };
       job.bytes.catch(() => {}); // each taker awaits its own copy
       this.#recent.set(key, job);
       if (this.#recent.size > RECENT_JOBS) this.#forget(this.#recent.keys().next().value!);
@@ -249,15 +258,14 @@ export class EncoderPool {
   #encode(
     target: string,
     values: Float32Array | Uint8Array,
-    importance?: Float32Array,
+    importance: Float32Array | undefined,
+    inPlace: boolean,
   ): Promise<Uint8Array> {
     if (this.#workers.length === 0 && !this.#broken) this.#start();
     const turn = this.#next++ % (this.#workers.length + (this.#inThread ? 1 : 0));
     if (this.#broken || turn === this.#workers.length) {
       try {
-        const bytes = encodeBlocks(target, values, importance, kernelBackend());
-        releaseChunk(values);
-        return Promise.resolve(bytes);
+        return Promise.resolve(encodeHere(target, values, importance, kernelBackend(), inPlace));
       } catch (error) {
         return Promise.reject(error);
       }
@@ -266,7 +274,16 @@ export class EncoderPool {
     const slot = this.#workers[turn]!;
     return new Promise<Uint8Array>((resolve, reject) => {
       const backend = kernelBackend();
-      this.#jobs.set(id, { resolve, reject, target, backend, values, importance, sent: false });
+      this.#jobs.set(id, {
+        resolve,
+        reject,
+        target,
+        backend,
+        values,
+        importance,
+        inPlace,
+        sent: false,
+      });
       if (slot.ready) this.#send(slot, id);
       else slot.queue.push(id);
     });
@@ -277,9 +294,9 @@ export class EncoderPool {
     const job = this.#jobs.get(id);
     if (job === undefined) return;
     job.sent = true;
-    const { target, backend, values, importance } = job;
+    const { target, backend, values, importance, inPlace } = job;
     // Transferred, not copied; the worker sends the buffer back with the bytes.
-    slot.worker.postMessage({ id, target, backend, values, importance }, [
+    slot.worker.postMessage({ id, target, backend, values, importance, inPlace }, [
       values.buffer as ArrayBuffer,
     ]);
   }
@@ -338,8 +355,9 @@ export class EncoderPool {
             continue;
           }
           try {
-            job.resolve(encodeBlocks(job.target, job.values, job.importance, job.backend));
-            releaseChunk(job.values);
+            job.resolve(
+              encodeHere(job.target, job.values, job.importance, job.backend, job.inPlace),
+            );
           } catch (err) {
             job.reject(err instanceof Error ? err : new Error(String(err)));
           }
@@ -373,4 +391,17 @@ export class EncoderPool {
     for (const slot of this.#workers) slot.worker.terminate();
     this.#workers = [];
   }
+}
+
+/** Encode a job in this thread, and free its values unless the bytes were written over them. */
+function encodeHere(
+  target: string,
+  values: Float32Array | Uint8Array,
+  importance: Float32Array | undefined,
+  backend: KernelBackend,
+  inPlace: boolean,
+): Uint8Array {
+  const bytes = encodeBlocks(target, values, importance, backend, inPlace);
+  if (bytes.buffer !== values.buffer) releaseChunk(values);
+  return bytes;
 }

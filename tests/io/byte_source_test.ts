@@ -5,6 +5,7 @@ import {
   shareChunk,
   streamByReads,
   takeBuffer,
+  takeChunk,
 } from "../../src/io/byte_source.ts";
 import { openFileSource } from "../../src/io/file_source.ts";
 
@@ -103,6 +104,29 @@ Deno.test("shareChunk(): a chunk handed to several consumers is freed by the las
   assert.equal(shareChunk(plain, 2), false);
   releaseChunk(plain);
   assert.equal(plain.buffer.byteLength, 8);
+});
+
+Deno.test("takeChunk(): a releasable chunk's memory moves to a view of its own, and only such a chunk's", () => {
+  const chunk = markReleasable(new Uint8Array(64).fill(5));
+  const taken = takeChunk(chunk)!;
+  assert.equal(taken.length, 64);
+  assert.equal(taken[63], 5);
+  // The chunk is left detached: its producer's release does nothing.
+  assert.equal(chunk.buffer.byteLength, 0);
+  releaseChunk(chunk);
+  assert.equal(taken[0], 5);
+  // The taken view is releasable in turn (its memory is recycled).
+  releaseChunk(taken);
+  assert.equal(taken.buffer.byteLength, 0);
+  // Not taken: unmarked, shared with other consumers, or part of a buffer.
+  const plain = new Uint8Array(8);
+  assert.equal(takeChunk(plain), undefined);
+  const shared = markReleasable(new Uint8Array(8));
+  shareChunk(shared, 2);
+  assert.equal(takeChunk(shared), undefined);
+  const part = markReleasable(new Uint8Array(16)).subarray(0, 8);
+  assert.equal(takeChunk(part), undefined);
+  assert.equal(shared.buffer.byteLength + part.buffer.byteLength + plain.length, 32);
 });
 
 Deno.test("FileSource.read(): in-order reads skip the seek, and reads out of order, concurrent or after the end still get their bytes", async () => {

@@ -1,4 +1,5 @@
-import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict";
+import { deepStrictEqual as assertEquals, equal, ok, throws } from "node:assert/strict";
+import { markReleasable, releaseChunk, shareChunk } from "../../src/io/byte_source.ts";
 import { Bf16BlockEncoder } from "../../src/quant/_bf16_block_encoder.ts";
 import { EncoderPool } from "../../src/quant/_encoder_pool.ts";
 import { decodeBf16, encodeBf16 } from "../../src/quant/bf16.ts";
@@ -99,6 +100,47 @@ Deno.test("BF16 straight to Q2_K…Q6_K, in this thread and in workers, gives th
         assertEquals(concat(parts), expected, `${target} in jobs, chunks ${sizes}`);
       }
     }
+  } finally {
+    pool.release();
+    pool.close();
+  }
+});
+
+Deno.test("BF16 straight to Q6_K in jobs: a file's read chunk that is exactly a job is the job, its bytes written over it", async () => {
+  // 120 super-blocks: jobs of 64 and 56 (32,768 and 28,672 bytes), one for
+  // the worker and one for this thread.
+  const payload = encodeBf16(kernelMix(40 * 768, 44));
+  const expected = encodeBlocks("Q6_K", decodeBf16(payload), undefined, "typescript");
+  const pool = new EncoderPool(1, 0, undefined, true);
+  pool.acquire();
+  try {
+    const read = (from: number, to: number) => markReleasable(payload.slice(from, to));
+    const chunks = [read(0, 32_768), read(32_768, payload.length)];
+    const enc = Bf16BlockEncoder.for(info(40, 768), "Q6_K", 1 << 12, pool)!;
+    const parts: (Uint8Array | Promise<Uint8Array>)[] = [];
+    for (const chunk of chunks) {
+      enc.push(chunk, (b) => parts.push(b));
+      // As the stream does after each push: a taken chunk is not freed.
+      releaseChunk(chunk);
+    }
+    enc.finish();
+    const got = await Promise.all(parts);
+    assertEquals(concat(got), expected);
+    // Not copied: each chunk's memory moved to its job (the chunk is left
+    // detached), and this thread's bytes (the second job) are written over it.
+    for (const chunk of chunks) ok((chunk.buffer as ArrayBuffer).detached);
+    equal(got[1]!.buffer.byteLength, payload.length - 32_768);
+
+    // A chunk shared with another output (several outputs of one read) is copied.
+    const shared = read(0, 32_768);
+    shareChunk(shared, 2);
+    const copy = shared.slice();
+    const again = Bf16BlockEncoder.for(info(40, 768), "Q6_K", 1 << 12, pool)!;
+    const first: (Uint8Array | Promise<Uint8Array>)[] = [];
+    again.push(shared, (b) => first.push(b));
+    ok(!(shared.buffer as ArrayBuffer).detached);
+    assertEquals(shared, copy);
+    assertEquals(await first[0], expected.subarray(0, 64 * 210));
   } finally {
     pool.release();
     pool.close();

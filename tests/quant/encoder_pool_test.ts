@@ -1,10 +1,12 @@
-import { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { deepStrictEqual as assertEquals, rejects } from "node:assert/strict";
 import { EncoderPool } from "../../src/quant/_encoder_pool.ts";
 import { encodeQ4K } from "../../src/quant/q4_k.ts";
 import { encodeAprQ4 } from "../../src/quant/apr_q4.ts";
 import { encodeQ2K } from "../../src/quant/q2_k.ts";
 import { encodeQ3K } from "../../src/quant/q3_k.ts";
 import { encodeQ4_1 } from "../../src/quant/q4_0.ts";
+import { encodeQ6K } from "../../src/quant/q6_k.ts";
+import { setKernelBackend } from "../../src/quant/kernels.ts";
 
 const values = () => new Float32Array(512).map((_, i) => Math.sin(i * 0.37) * (1 + (i % 3)));
 
@@ -37,6 +39,38 @@ Deno.test("EncoderPool's workers run the Q2_K, Q3_K and Q4_1 encoders, importanc
       encodeQ4_1(values(), undefined, w()),
       encodeQ3K(values()),
     ]);
+  } finally {
+    pool.release();
+    pool.close();
+  }
+});
+
+Deno.test("EncoderPool's workers load the TypeScript encoders for the jobs the module cannot take alone", async () => {
+  // A worker loads the kernels' instance only; these jobs need a TypeScript
+  // encoder or fallback, which it loads on the first (the same bytes).
+  const pool = new EncoderPool(1);
+  pool.acquire();
+  try {
+    // A row longer than half the module's slice, with importance weights.
+    const cols = 65_536;
+    const row = () => new Float32Array(cols).map((_, i) => Math.sin(i * 0.011) * (1 + (i % 7)));
+    const w = new Float32Array(cols).map((_, i) => 0.25 + (i % 9));
+    // APR_Q4 with a partial last block (the module writes the whole ones first).
+    const tail = () => values().subarray(0, 500);
+    const got = await Promise.all([
+      pool.encode("Q6_K", row(), w),
+      pool.encode("APR_Q4", tail()),
+      pool.encode("Q4_K", values()),
+    ]);
+    assertEquals(got, [encodeQ6K(row(), undefined, w), encodeAprQ4(tail()), encodeQ4K(values())]);
+    // And the TypeScript backend, chosen in the calling thread, is followed.
+    setKernelBackend("typescript");
+    try {
+      assertEquals(await pool.encode("Q4_K", values()), encodeQ4K(values()));
+    } finally {
+      setKernelBackend("wasm");
+    }
+    await rejects(pool.encode("NO_SUCH", values()), /Cannot encode NO_SUCH/);
   } finally {
     pool.release();
     pool.close();
