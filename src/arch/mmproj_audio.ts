@@ -172,6 +172,15 @@ const GEMMA4A_ASSUMES: Readonly<Record<string, number | string>> = {
 const GEMMA4A_LEAST_CLIPPING = 1e10;
 
 /**
+ * transformers fills masked attention logits with
+ * `attention_invalid_logits_value` (published −1e9); llama.cpp's `gemma4a`
+ * masks with −∞. The logits are capped at ±50 (`attention_logit_cap`), and
+ * float32's `exp` is 0 below −104, so at or below −154 a masked position
+ * weighs exactly nothing in both; above it, it may weigh in transformers.
+ */
+const GEMMA4A_MOST_INVALID_LOGIT = -154;
+
+/**
  * What llama.cpp's `gemma4ua` (models/gemma4ua.cpp, clip.cpp) hard-codes for
  * the unified class's encoder-free audio: 640-sample frames (40 ms at 16 kHz,
  * `audio_embed_dim`) and the norm's epsilon.
@@ -185,7 +194,9 @@ const GEMMA4UA_ASSUMES: Readonly<Record<string, number | string>> = {
  * Refuse an audio tower llama.cpp would compute otherwise than transformers:
  * a field of {@linkcode GEMMA4A_ASSUMES} (the unified class's:
  * {@linkcode GEMMA4UA_ASSUMES}) with another value (absent: the default),
- * a `gradient_clipping` that may bind ({@linkcode GEMMA4A_LEAST_CLIPPING}).
+ * a `gradient_clipping` that may bind ({@linkcode GEMMA4A_LEAST_CLIPPING}),
+ * an `attention_invalid_logits_value` that may weigh masked positions
+ * ({@linkcode GEMMA4A_MOST_INVALID_LOGIT}).
  *
  * @throws {RangeError} Naming the field, its value and the one llama.cpp assumes.
  */
@@ -203,6 +214,18 @@ export function assertGemma4AudioAsLlamaCpp(
       `config.json: audio_config.gradient_clipping is ${JSON.stringify(clipping)}; transformers ` +
         `clamps the audio encoder's activations to it, llama.cpp's gemma4a clamps nothing ` +
         "(the published 1e10 never binds)",
+    );
+  }
+  const invalid = audio["attention_invalid_logits_value"];
+  if (
+    projector === "gemma4a" && invalid !== undefined && invalid !== null &&
+    !(typeof invalid === "number" && invalid <= GEMMA4A_MOST_INVALID_LOGIT)
+  ) {
+    throw new RangeError(
+      `config.json: audio_config.attention_invalid_logits_value is ${JSON.stringify(invalid)}; ` +
+        `transformers gives masked attention positions that logit, llama.cpp's gemma4a −∞ ` +
+        `(alike only at or below ${GEMMA4A_MOST_INVALID_LOGIT}: logits capped at 50, exp ` +
+        "underflowing below −104)",
     );
   }
   for (const [key, assumed] of Object.entries(assumes)) {

@@ -998,6 +998,14 @@ const HARD_CODED: {
       /audio_config\.gradient_clipping is 1; transformers clamps the audio encoder's activations to it, llama\.cpp's gemma4a clamps nothing \(the published 1e10 never binds\)/,
   },
   {
+    fixture: "families/hf/gemma4-audio",
+    at: ["audio_config", "attention_invalid_logits_value"],
+    value: -100,
+    mmproj: true,
+    error:
+      /audio_config\.attention_invalid_logits_value is -100; transformers gives masked attention positions that logit, llama\.cpp's gemma4a −∞/,
+  },
+  {
     fixture: "families/hf/qwen4exp",
     at: ["indexer_kv_heads"],
     value: 2,
