@@ -117,6 +117,9 @@ export class KvWriter {
    * @param arch `general.architecture`.
    * @param options What else the keys are derived from.
    */
+  /** Configs {@linkcode over} derives: transformers' defaults are not filled in again. */
+  static readonly #asSeen = new WeakSet<object>();
+
   constructor(
     config: Readonly<Record<string, unknown>>,
     arch: string,
@@ -132,7 +135,10 @@ export class KvWriter {
       ? classes[0]
       : undefined;
     const text = record(config["text_config"]);
-    this.hparams = withConfigDefaults(text === undefined ? config : { ...config, ...text });
+    const merged = text === undefined ? config : { ...config, ...text };
+    // A derived writer's hparams are the converter's already: a field its
+    // subclass popped (Granite's head_dim) must stay out, not be filled again.
+    this.hparams = KvWriter.#asSeen.has(config) ? merged : withConfigDefaults(merged);
     this.arch = arch;
     this.rope = normalizedRope(this.hparams);
   }
@@ -289,6 +295,7 @@ export class KvWriter {
    * hparams before a parent class reads them.
    */
   over(hparams: Readonly<Record<string, unknown>>): KvWriter {
+    KvWriter.#asSeen.add(hparams);
     const derived = new KvWriter(hparams, this.arch, this.#options);
     // Still the class config.json names, whatever `text_config` the hparams merged in.
     derived.#hfClass = this.#hfClass;
