@@ -472,7 +472,7 @@ export function presetTensorTypes(
     const name = names[i]!;
     // Q8_0 is the converter's --outtype q8_0 unless it is llama-quantize's file type here.
     const converterQ8_0 = preset === "Q8_0" && options.llamaQuantizeQ8_0 !== true;
-    if (!quantized(name, info.shape, preset, options.everyMatrix === true, converterQ8_0)) continue;
+    if (!quantized(name, info.shape, options.everyMatrix === true, converterQ8_0)) continue;
     // tensor_allows_quantization: the output left as it is (--leave-output-tensor).
     if (params.leaveOutputTensor === true && name === "output.weight") {
       result[i] = info.dtype;
@@ -663,7 +663,6 @@ export function compareWeights(a: string, b: string): number {
 function quantized(
   name: string,
   shape: readonly number[],
-  preset: LlamaPreset,
   everyMatrix: boolean,
   converterQ8_0: boolean,
 ): boolean {
