@@ -10,7 +10,6 @@
 // by up to 10×: walking them side by side measured slower). The caller fills
 // the lanes (loadLane) and reads each lane's levels back (laneLevels).
 
-import { nearestInt4 } from "./common";
 import { buildChunks, chunksOf, cmapOf, gridBits, gridDim, levOf, mapOf } from "./iq_grids";
 
 // Per value v (at most 32), lane k = sub-block k: the sign-folded values, the
@@ -34,6 +33,30 @@ const SUMS: usize = memory.data(2 * 16, 16); // fit4's Σ w·x·q and Σ w·q²
 // lane·4), the off-grid vector, its chunked list's address, the kept pick's
 // list position (−1: not kept).
 const QUEUE: usize = memory.data(32 * 16, 16);
+
+// The loops' constant vectors, loaded from here once per call rather than
+// written as constants: V8 rebuilds a v128.const at each use inside a loop
+// (three instructions; ~8% of snap4's samples), a loaded vector stays in a
+// register. Rows: f32 0.5, f32 1, f32 2, 12582912 (nearestInt4's), its mantissa
+// mask and bias, i32 4, i32 1.
+const CONST: usize = memory.data<i32>([
+  0x3f000000, 0x3f000000, 0x3f000000, 0x3f000000,
+  0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000,
+  0x40000000, 0x40000000, 0x40000000, 0x40000000,
+  0x4b400000, 0x4b400000, 0x4b400000, 0x4b400000,
+  0x7fffff, 0x7fffff, 0x7fffff, 0x7fffff,
+  0x400000, 0x400000, 0x400000, 0x400000,
+  4, 4, 4, 4,
+  1, 1, 1, 1,
+], 16);
+const C_HALF: usize = 0;
+const C_ONE: usize = 16;
+const C_TWO: usize = 32;
+const C_MAGIC: usize = 48;
+const C_MANT: usize = 64;
+const C_BIAS: usize = 80;
+const C_FOUR: usize = 96;
+const C_IONE: usize = 112;
 
 /** Lane `k`'s `n` values, weights and weights' roots, from the scalar scratch at `x`, `w`, `wa`. */
 export function loadLane(k: i32, n: i32, x: usize, w: usize, wa: usize): void {
@@ -243,7 +266,7 @@ function nearestKept(e: usize, out: usize): void {
   let best = f32x4.splat(FLT_MAX);
   let bestAt = i32x4.splat(0);
   let pos = i32x4(0, 1, 2, 3);
-  const four = i32x4.splat(4);
+  const four = v128.load(CONST + C_FOUR);
   let c = chunks + 16;
   const end = c + <usize>(((n + 3) >> 2) * 64);
   if (keep) {
@@ -326,9 +349,9 @@ function keepRange(e: usize): void {
   const ap = v128.load32_splat(pab);
   const bp = v128.load32_splat(pab + 16);
   const kv = f32x4.splat(load<f32>(KEEP_K + at));
-  const two = f32x4.splat(<f32>2);
+  const two = v128.load(CONST + C_TWO);
   const zero = f32x4.splat(0);
-  const four = i32x4.splat(4);
+  const four = v128.load(CONST + C_FOUR);
   const self = i32x4.splat(p);
   let lo = f32x4.splat(load<f32>(KEEP_S + lane));
   let hi = f32x4.splat(load<f32>(KEEP_S + 16 + lane));
@@ -493,8 +516,11 @@ function snap4(g: i32, kMaxQ: i32, n: i32, id: v128, scale: v128, out: usize, on
   const dim = gridDim(g);
   const bits = gridBits(g);
   const map = mapOf(g);
-  const half = f32x4.splat(<f32>0.5);
-  const one = f32x4.splat(<f32>1);
+  const half = v128.load(CONST + C_HALF);
+  const one = v128.load(CONST + C_ONE);
+  const magic = v128.load(CONST + C_MAGIC);
+  const mant = v128.load(CONST + C_MANT);
+  const bias = v128.load(CONST + C_BIAS);
   const zero = i32x4.splat(0);
   const top = i32x4.splat(kMaxQ - 1);
   const all = i32x4.splat(-1);
@@ -508,7 +534,9 @@ function snap4(g: i32, kMaxQ: i32, n: i32, id: v128, scale: v128, out: usize, on
     for (let i = 0; i < dim; i++) {
       const row = <usize>(dim * k + i) * 16;
       const x = v128.load(XT + row);
-      let l = nearestInt4(f32x4.mul(half, f32x4.sub(f32x4.mul(id, x), one)));
+      // nearestInt4, with its constants in registers.
+      const t = f32x4.add(f32x4.mul(half, f32x4.sub(f32x4.mul(id, x), one)), magic);
+      let l = i32x4.sub(v128.and(t, mant), bias);
       l = i32x4.max_s(zero, i32x4.min_s(top, l));
       v128.store(out + row, v128.bitselect(l, v128.load(out + row), mask));
       u = v128.or(u, i32x4.shl(l, bits * i));
@@ -567,7 +595,7 @@ function snap4(g: i32, kMaxQ: i32, n: i32, id: v128, scale: v128, out: usize, on
 function fit4(n: i32, l: usize): void {
   let sumqx = f32x4.splat(0);
   let sumq2 = f32x4.splat(0);
-  const one = i32x4.splat(1);
+  const one = v128.load(CONST + C_IONE);
   for (let v = 0; v < n; v++) {
     const row = <usize>v * 16;
     const w = v128.load(WT + row);
