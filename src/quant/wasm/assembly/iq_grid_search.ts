@@ -507,6 +507,17 @@ function keepBounds(kMaxQ: i32, isMax: i32, step: f32, denom: v128, groups: i32)
   }
 }
 
+/** One value row's levels at `id` (nearestInt4, its constants in registers), stored to `out` in `mask`'s lanes. */
+@inline function snapLevel(
+  row: usize, id: v128, half: v128, one: v128, magic: v128, mant: v128, bias: v128, zero: v128, top: v128,
+  out: usize, mask: v128,
+): v128 {
+  const t = f32x4.add(f32x4.mul(half, f32x4.sub(f32x4.mul(id, v128.load(XT + row)), one)), magic);
+  const l = i32x4.max_s(zero, i32x4.min_s(top, i32x4.sub(v128.and(t, mant), bias)));
+  v128.store(out + row, v128.bitselect(l, v128.load(out + row), mask));
+  return l;
+}
+
 /**
  * Snap group by group to levels at `id` and onto the grid, in the lanes of
  * each group's `mask` (`masks` + 16·k; all lanes when 0), writing the levels
@@ -531,15 +542,17 @@ function snap4(g: i32, kMaxQ: i32, n: i32, id: v128, scale: v128, out: usize, on
     const mask = masks == 0 ? all : v128.load(masks + <usize>k * 16);
     if (!v128.any_true(mask)) continue;
     let u = zero;
-    for (let i = 0; i < dim; i++) {
-      const row = <usize>(dim * k + i) * 16;
-      const x = v128.load(XT + row);
-      // nearestInt4, with its constants in registers.
-      const t = f32x4.add(f32x4.mul(half, f32x4.sub(f32x4.mul(id, x), one)), magic);
-      let l = i32x4.sub(v128.and(t, mant), bias);
-      l = i32x4.max_s(zero, i32x4.min_s(top, l));
-      v128.store(out + row, v128.bitselect(l, v128.load(out + row), mask));
-      u = v128.or(u, i32x4.shl(l, bits * i));
+    if (dim == 4) {
+      const r = <usize>k * 64;
+      u = snapLevel(r, id, half, one, magic, mant, bias, zero, top, out, mask);
+      u = v128.or(u, i32x4.shl(snapLevel(r + 16, id, half, one, magic, mant, bias, zero, top, out, mask), 3));
+      u = v128.or(u, i32x4.shl(snapLevel(r + 32, id, half, one, magic, mant, bias, zero, top, out, mask), 6));
+      u = v128.or(u, i32x4.shl(snapLevel(r + 48, id, half, one, magic, mant, bias, zero, top, out, mask), 9));
+    } else {
+      for (let i = 0; i < dim; i++) {
+        const row = <usize>(dim * k + i) * 16;
+        u = v128.or(u, i32x4.shl(snapLevel(row, id, half, one, magic, mant, bias, zero, top, out, mask), bits * i));
+      }
     }
     v128.store(U, u);
     let m = i32x4.splat(load<i32>(map + <usize>load<i32>(U) * 4));
