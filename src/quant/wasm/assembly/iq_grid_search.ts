@@ -10,7 +10,6 @@
 // by up to 10×: walking them side by side measured slower). The caller fills
 // the lanes (loadLane) and reads each lane's levels back (laneLevels).
 
-import { nearestInt4 } from "./common";
 import { buildChunks, chunksOf, cmapOf, gridBits, gridDim, levOf, mapOf } from "./iq_grids";
 
 // Per value v (at most 32), lane k = sub-block k: the sign-folded values, the
@@ -29,6 +28,35 @@ const U: usize = memory.data(16, 16);
 const OFF: usize = memory.data(16, 16);
 const SCALE: usize = memory.data(16, 16);
 const SUMS: usize = memory.data(2 * 16, 16); // fit4's Σ w·x·q and Σ w·q²
+// snap4's searches on the 4-value grids, queued while it snaps the groups (one
+// per group and lane, at most 32), 16 bytes each: the group and lane (k·16 +
+// lane·4), the off-grid vector, its chunked list's address, the kept pick's
+// list position (−1: not kept).
+const QUEUE: usize = memory.data(32 * 16, 16);
+
+// The loops' constant vectors, loaded from here once per call rather than
+// written as constants: V8 rebuilds a v128.const at each use inside a loop
+// (three instructions; ~8% of snap4's samples), a loaded vector stays in a
+// register. Rows: f32 0.5, f32 1, f32 2, 12582912 (nearestInt4's), its mantissa
+// mask and bias, i32 4, i32 1.
+const CONST: usize = memory.data<i32>([
+  0x3f000000, 0x3f000000, 0x3f000000, 0x3f000000,
+  0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000,
+  0x40000000, 0x40000000, 0x40000000, 0x40000000,
+  0x4b400000, 0x4b400000, 0x4b400000, 0x4b400000,
+  0x7fffff, 0x7fffff, 0x7fffff, 0x7fffff,
+  0x400000, 0x400000, 0x400000, 0x400000,
+  4, 4, 4, 4,
+  1, 1, 1, 1,
+], 16);
+const C_HALF: usize = 0;
+const C_ONE: usize = 16;
+const C_TWO: usize = 32;
+const C_MAGIC: usize = 48;
+const C_MANT: usize = 64;
+const C_BIAS: usize = 80;
+const C_FOUR: usize = 96;
+const C_IONE: usize = 112;
 
 /** Lane `k`'s `n` values, weights and weights' roots, from the scalar scratch at `x`, `w`, `wa`. */
 export function loadLane(k: i32, n: i32, x: usize, w: usize, wa: usize): void {
@@ -75,8 +103,9 @@ const FLT_MAX: f32 = <f32>3.4028234663852886e38;
  * distance is finite (the TypeScript kernel throws there).
  */
 @inline function firstSmallest(best: v128, bestAt: v128): i32 {
-  let m = f32x4.min(best, v128.shuffle<i32>(best, best, 2, 3, 0, 1));
-  m = f32x4.min(m, v128.shuffle<i32>(m, m, 1, 0, 3, 2));
+  // pmin (one instruction; f32x4.min's NaN and −0 rules take several): `best` holds no NaN.
+  let m = f32x4.pmin(best, v128.shuffle<i32>(best, best, 2, 3, 0, 1));
+  m = f32x4.pmin(m, v128.shuffle<i32>(m, m, 1, 0, 3, 2));
   if (!(f32x4.extract_lane(m, 0) < FLT_MAX)) return -1;
   let p = v128.bitselect(bestAt, i32x4.splat(0x7fffffff), f32x4.eq(best, m));
   p = i32x4.min_s(p, v128.shuffle<i32>(p, p, 2, 3, 0, 1));
@@ -148,16 +177,11 @@ const FLT_MAX: f32 = <f32>3.4028234663852886e38;
  * that point's, so it is not C's choice; when only the smallest is left, it is
  * C's choice (its C sum strictly below every other). Otherwise (near ties,
  * non-finite values) the sums are computed exactly as C does (exactNeighbour8).
- * The 4-value grids' lists (~5–7 points) are summed as C does, and the pick
- * kept with the scales where it stays C's (nearestKept; snap4 reuses it).
+ * The 4-value grids' searches are nearestKept's (snap4 queues them).
  */
 function bestNeighbour(g: i32, k: i32, lane: i32, u: i32, scale: f32, out: usize): void {
   const m0 = load<i32>(CMAP + <usize>u * 4);
   const chunks = m0 != 0 ? CHUNKS + <usize>(m0 - 1) : buildChunks(g, u);
-  if (gridDim(g) == 4) {
-    nearestKept(k, lane, u, chunks, scale, out);
-    return;
-  }
   let index = filteredNeighbour(k, lane, u, chunks, scale);
   if (index < 0) index = listIndex(chunks, exactNeighbour8(k, lane, chunks, scale));
   const lev = LEV + <usize>index * 8;
@@ -197,12 +221,13 @@ export function iqKeepNeighbours(mode: i32): void {
 }
 
 /**
- * iq3_find_best_neighbour for group `k` of lane `lane`, off-grid vector `u`,
- * summed as C (as exactNeighbour8, four coordinates): the pick's levels go to
- * the lane's levels at `out`, and are kept with the scales where the pick
- * stays C's, which snap4 then takes with no search while the group snaps to
- * `u` (a group keeps its vector for ~80% of the candidate scales, and its pick
- * for ~75%: counted on seeded rows).
+ * iq3_find_best_neighbour for the search queued at `e` (group k of lane `lane`,
+ * off-grid vector `u`, at the lane's scale in SCALE), summed as C (as
+ * exactNeighbour8, four coordinates): the pick's levels go to the lane's levels
+ * at `out`, and keepRange keeps them with the scales where the pick stays C's,
+ * which snap4 then takes with no search while the group snaps to `u` (a group
+ * keeps its vector for ~80% of the candidate scales, and its pick for ~75%:
+ * counted on seeded rows).
  *
  * Point p's distance is d_p(s) = s²·A_p − 2s·B_p + Σ w·x² (A = Σ w·q², B =
  * Σ w·x·q), so d_p(s) − d_pick(s) = s·(a_p·s − b_p) with a_p = A_p − A_pick,
@@ -219,11 +244,15 @@ export function iqKeepNeighbours(mode: i32): void {
  * (each within 3·2⁻²⁴ of the real quotient). Not kept: non-finite distances,
  * and groups whose sums make K infinite (KEEP_K).
  */
-function nearestKept(k: i32, lane: i32, u: i32, chunks: usize, scale: f32, out: usize): void {
+function nearestKept(e: usize, out: usize): void {
+  const at = <usize>load<i32>(e);
+  const chunks = <usize>load<u32>(e + 8);
   const n = load<i32>(chunks);
-  const xs = XT + <usize>(4 * k) * 16 + <usize>lane * 4;
-  const ws = WAT + <usize>(4 * k) * 16 + <usize>lane * 4;
-  const sv = f32x4.splat(scale);
+  // Group k's value i of lane `lane` is at 64k + 16i + 4·lane.
+  const row = ((at >> 4) << 6) + (at & 12);
+  const xs = XT + row;
+  const ws = WAT + row;
+  const sv = f32x4.splat(load<f32>(SCALE + (at & 12)));
   const x0 = v128.load32_splat(xs);
   const x1 = v128.load32_splat(xs + 16);
   const x2 = v128.load32_splat(xs + 32);
@@ -232,13 +261,12 @@ function nearestKept(k: i32, lane: i32, u: i32, chunks: usize, scale: f32, out: 
   const w1 = v128.load32_splat(ws + 16);
   const w2 = v128.load32_splat(ws + 32);
   const w3 = v128.load32_splat(ws + 48);
-  const at = <usize>k * 16 + <usize>lane * 4;
   const K = load<f32>(KEEP_K + at);
   const keep = keepOn && K < <f32>1e30;
   let best = f32x4.splat(FLT_MAX);
   let bestAt = i32x4.splat(0);
   let pos = i32x4(0, 1, 2, 3);
-  const four = i32x4.splat(4);
+  const four = v128.load(CONST + C_FOUR);
   let c = chunks + 16;
   const end = c + <usize>(((n + 3) >> 2) * 64);
   if (keep) {
@@ -246,7 +274,7 @@ function nearestKept(k: i32, lane: i32, u: i32, chunks: usize, scale: f32, out: 
     const v1 = f32x4.mul(w1, x1);
     const v2 = f32x4.mul(w2, x2);
     const v3 = f32x4.mul(w3, x3);
-    for (let ab = KEEP_AB; c < end; c += 64, ab += 32) {
+    for (let a = KEEP_AB; c < end; c += 64, a += 32) {
       const c0 = v128.load(c);
       const c1 = v128.load(c + 16);
       const c2 = v128.load(c + 32);
@@ -266,14 +294,14 @@ function nearestKept(k: i32, lane: i32, u: i32, chunks: usize, scale: f32, out: 
       best = v128.bitselect(d2, best, lt);
       bestAt = v128.bitselect(pos, bestAt, lt);
       pos = i32x4.add(pos, four);
-      v128.store(ab, f32x4.add(
+      v128.store(a, f32x4.add(
         f32x4.add(
           f32x4.add(f32x4.mul(f32x4.mul(w0, c0), c0), f32x4.mul(f32x4.mul(w1, c1), c1)),
           f32x4.mul(f32x4.mul(w2, c2), c2),
         ),
         f32x4.mul(f32x4.mul(w3, c3), c3),
       ));
-      v128.store(ab + 16, f32x4.add(
+      v128.store(a + 16, f32x4.add(
         f32x4.add(f32x4.add(f32x4.mul(v0, c0), f32x4.mul(v1, c1)), f32x4.mul(v2, c2)),
         f32x4.mul(v3, c3),
       ));
@@ -299,39 +327,62 @@ function nearestKept(k: i32, lane: i32, u: i32, chunks: usize, scale: f32, out: 
   }
   const p = firstSmallest(best, bestAt);
   const lev = LEV + <usize>listIndex(chunks, p) * 4;
-  const at2 = out + <usize>(4 * k) * 16 + <usize>lane * 4;
-  for (let i = 0; i < 4; i++) store<i32>(at2 + <usize>i * 16, <i32>load<i8>(lev + <usize>i));
+  const o = out + row;
+  for (let i = 0; i < 4; i++) store<i32>(o + <usize>i * 16, <i32>load<i8>(lev + <usize>i));
   store<i32>(KEEP_U + at, -1);
-  if (!keep || p < 0) return;
-  const pab = KEEP_AB + <usize>(p >> 2) * 32 + <usize>(p & 3) * 4;
+  store<i32>(e + 12, keep && p >= 0 ? p : -1);
+}
+
+/**
+ * nearestKept's second half for queue entry `e`: the scales where its pick stays
+ * C's, from the list's A, B (KEEP_AB), and the pick kept with them.
+ */
+function keepRange(e: usize): void {
+  const ab = KEEP_AB;
+  const p = load<i32>(e + 12);
+  if (p < 0) return;
+  const at = <usize>load<i32>(e);
+  const chunks = <usize>load<u32>(e + 8);
+  const n = load<i32>(chunks);
+  const lane = at & 12;
+  const pab = ab + <usize>(p >> 2) * 32 + <usize>(p & 3) * 4;
   const ap = v128.load32_splat(pab);
   const bp = v128.load32_splat(pab + 16);
-  const kv = f32x4.splat(K);
-  const two = f32x4.splat(<f32>2);
+  const kv = f32x4.splat(load<f32>(KEEP_K + at));
+  const two = v128.load(CONST + C_TWO);
   const zero = f32x4.splat(0);
+  const four = v128.load(CONST + C_FOUR);
   const self = i32x4.splat(p);
-  let lo = f32x4.splat(load<f32>(KEEP_S + <usize>lane * 4));
-  let hi = f32x4.splat(load<f32>(KEEP_S + 16 + <usize>lane * 4));
-  pos = i32x4(0, 1, 2, 3);
-  const abEnd = KEEP_AB + <usize>((n + 3) >> 2) * 32;
-  for (let ab = KEEP_AB; ab < abEnd; ab += 32) {
+  let lo = f32x4.splat(load<f32>(KEEP_S + lane));
+  let hi = f32x4.splat(load<f32>(KEEP_S + 16 + lane));
+  let pos = i32x4(0, 1, 2, 3);
+  const abEnd = ab + <usize>((n + 3) >> 2) * 32;
+  let nan = i32x4.splat(0);
+  for (let a = ab; a < abEnd; a += 32) {
     // Lanes past the list's end are NaN: no comparison holds there.
-    const a = f32x4.sub(v128.load(ab), ap);
-    const t = f32x4.div(f32x4.add(kv, f32x4.mul(two, f32x4.sub(v128.load(ab + 16), bp))), a);
-    const other = v128.not(i32x4.eq(pos, self));
-    lo = v128.bitselect(f32x4.max(lo, t), lo, v128.and(other, f32x4.ge(a, zero)));
-    hi = v128.bitselect(f32x4.min(hi, t), hi, v128.and(other, f32x4.lt(a, zero)));
+    const d = f32x4.sub(v128.load(a), ap);
+    const t = f32x4.div(f32x4.add(kv, f32x4.mul(two, f32x4.sub(v128.load(a + 16), bp))), d);
+    const same = i32x4.eq(pos, self);
+    const up = v128.andnot(f32x4.ge(d, zero), same);
+    const down = v128.andnot(f32x4.lt(d, zero), same);
+    // pmax/pmin are one instruction each (f32x4.max/min's NaN rules take several); a NaN
+    // bound (0/0: K + b_p = 0 where a_p = 0) empties the range instead.
+    lo = v128.bitselect(f32x4.pmax(lo, t), lo, up);
+    hi = v128.bitselect(f32x4.pmin(hi, t), hi, down);
+    nan = v128.or(nan, v128.and(v128.or(up, down), f32x4.ne(t, t)));
     pos = i32x4.add(pos, four);
   }
-  lo = f32x4.max(lo, v128.shuffle<i32>(lo, lo, 2, 3, 0, 1));
-  lo = f32x4.max(lo, v128.shuffle<i32>(lo, lo, 1, 0, 3, 2));
-  hi = f32x4.min(hi, v128.shuffle<i32>(hi, hi, 2, 3, 0, 1));
-  hi = f32x4.min(hi, v128.shuffle<i32>(hi, hi, 1, 0, 3, 2));
+  if (v128.any_true(nan)) return;
+  lo = f32x4.pmax(lo, v128.shuffle<i32>(lo, lo, 2, 3, 0, 1));
+  lo = f32x4.pmax(lo, v128.shuffle<i32>(lo, lo, 1, 0, 3, 2));
+  hi = f32x4.pmin(hi, v128.shuffle<i32>(hi, hi, 2, 3, 0, 1));
+  hi = f32x4.pmin(hi, v128.shuffle<i32>(hi, hi, 1, 0, 3, 2));
   store<f32>(KEEP_LO + at, f32x4.extract_lane(lo, 0) * (<f32>1 + keepNarrow));
   store<f32>(KEEP_HI + at, f32x4.extract_lane(hi, 0) * (<f32>1 - keepNarrow));
-  const kl = KEEP_L + <usize>(4 * k) * 16 + <usize>lane * 4;
+  const lev = LEV + <usize>listIndex(chunks, p) * 4;
+  const kl = KEEP_L + ((at >> 4) << 6) + lane;
   for (let i = 0; i < 4; i++) store<i32>(kl + <usize>i * 16, <i32>load<i8>(lev + <usize>i));
-  store<i32>(KEEP_U + at, u);
+  store<i32>(KEEP_U + at, load<i32>(e + 4));
 }
 
 /** bestNeighbour's shortcut for the 8-value grids: C's index, or −1 where the sums must decide. */
@@ -456,6 +507,17 @@ function keepBounds(kMaxQ: i32, isMax: i32, step: f32, denom: v128, groups: i32)
   }
 }
 
+/** One value row's levels at `id` (nearestInt4, its constants in registers), stored to `out` in `mask`'s lanes. */
+@inline function snapLevel(
+  row: usize, id: v128, half: v128, one: v128, magic: v128, mant: v128, bias: v128, zero: v128, top: v128,
+  out: usize, mask: v128,
+): v128 {
+  const t = f32x4.add(f32x4.mul(half, f32x4.sub(f32x4.mul(id, v128.load(XT + row)), one)), magic);
+  const l = i32x4.max_s(zero, i32x4.min_s(top, i32x4.sub(v128.and(t, mant), bias)));
+  v128.store(out + row, v128.bitselect(l, v128.load(out + row), mask));
+  return l;
+}
+
 /**
  * Snap group by group to levels at `id` and onto the grid, in the lanes of
  * each group's `mask` (`masks` + 16·k; all lanes when 0), writing the levels
@@ -465,22 +527,32 @@ function snap4(g: i32, kMaxQ: i32, n: i32, id: v128, scale: v128, out: usize, on
   const dim = gridDim(g);
   const bits = gridBits(g);
   const map = mapOf(g);
-  const half = f32x4.splat(<f32>0.5);
-  const one = f32x4.splat(<f32>1);
+  const half = v128.load(CONST + C_HALF);
+  const one = v128.load(CONST + C_ONE);
+  const magic = v128.load(CONST + C_MAGIC);
+  const mant = v128.load(CONST + C_MANT);
+  const bias = v128.load(CONST + C_BIAS);
   const zero = i32x4.splat(0);
   const top = i32x4.splat(kMaxQ - 1);
   const all = i32x4.splat(-1);
-  for (let k = 0; k < n / dim; k++) {
+  v128.store(SCALE, scale);
+  let queued = 0;
+  const groups = n / dim;
+  for (let k = 0; k < groups; k++) {
     const mask = masks == 0 ? all : v128.load(masks + <usize>k * 16);
     if (!v128.any_true(mask)) continue;
     let u = zero;
-    for (let i = 0; i < dim; i++) {
-      const row = <usize>(dim * k + i) * 16;
-      const x = v128.load(XT + row);
-      let l = nearestInt4(f32x4.mul(half, f32x4.sub(f32x4.mul(id, x), one)));
-      l = i32x4.max_s(zero, i32x4.min_s(top, l));
-      v128.store(out + row, v128.bitselect(l, v128.load(out + row), mask));
-      u = v128.or(u, i32x4.shl(l, bits * i));
+    if (dim == 4) {
+      const r = <usize>k * 64;
+      u = snapLevel(r, id, half, one, magic, mant, bias, zero, top, out, mask);
+      u = v128.or(u, i32x4.shl(snapLevel(r + 16, id, half, one, magic, mant, bias, zero, top, out, mask), 3));
+      u = v128.or(u, i32x4.shl(snapLevel(r + 32, id, half, one, magic, mant, bias, zero, top, out, mask), 6));
+      u = v128.or(u, i32x4.shl(snapLevel(r + 48, id, half, one, magic, mant, bias, zero, top, out, mask), 9));
+    } else {
+      for (let i = 0; i < dim; i++) {
+        const row = <usize>(dim * k + i) * 16;
+        u = v128.or(u, i32x4.shl(snapLevel(row, id, half, one, magic, mant, bias, zero, top, out, mask), bits * i));
+      }
     }
     v128.store(U, u);
     let m = i32x4.splat(load<i32>(map + <usize>load<i32>(U) * 4));
@@ -504,15 +576,31 @@ function snap4(g: i32, kMaxQ: i32, n: i32, id: v128, scale: v128, out: usize, on
           v128.store(out + row, v128.bitselect(v128.load(KEEP_L + row), v128.load(out + row), hit));
         }
         off = v128.andnot(off, hit);
-        if (!v128.any_true(off)) continue;
       }
+      // The searches left wait in a queue (no branch per lane: a lane's branch
+      // mispredicts often), run after every group is snapped.
+      v128.store(OFF, off);
+      for (let lane = 0; lane < 4; lane++) {
+        const e = QUEUE + <usize>queued * 16;
+        store<i32>(e, 16 * k + 4 * lane);
+        store<i32>(e + 4, load<i32>(U + <usize>lane * 4));
+        queued += load<i32>(OFF + <usize>lane * 4) & 1;
+      }
+      continue;
     }
     v128.store(OFF, off);
-    v128.store(SCALE, scale);
     for (let lane = 0; lane < 4; lane++) {
       const at = <usize>lane * 4;
       if (load<i32>(OFF + at) != 0) bestNeighbour(g, k, lane, load<i32>(U + at), load<f32>(SCALE + at), out);
     }
+  }
+  const qEnd = QUEUE + <usize>queued * 16;
+  for (let e = QUEUE; e < qEnd; e += 16) {
+    const u = load<i32>(e + 4);
+    const m0 = load<i32>(CMAP + <usize>u * 4);
+    store<u32>(e + 8, <u32>(m0 != 0 ? CHUNKS + <usize>(m0 - 1) : buildChunks(g, u)));
+    nearestKept(e, out);
+    keepRange(e);
   }
 }
 
@@ -520,7 +608,7 @@ function snap4(g: i32, kMaxQ: i32, n: i32, id: v128, scale: v128, out: usize, on
 function fit4(n: i32, l: usize): void {
   let sumqx = f32x4.splat(0);
   let sumq2 = f32x4.splat(0);
-  const one = i32x4.splat(1);
+  const one = v128.load(CONST + C_IONE);
   for (let v = 0; v < n; v++) {
     const row = <usize>v * 16;
     const w = v128.load(WT + row);
