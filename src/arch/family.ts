@@ -398,10 +398,11 @@ export interface GgufSupport {
    * of it along its first axis: a GGUF read back unstacks it into them.
    * `undefined` for a tensor not stacked so.
    *
-   * @param ggufName The GGUF tensor's name.
+   * @param name The GGUF tensor's name as the family's table maps it
+   * (`model.layers.0.self_attn.q_norm.weight`).
    * @param shape Its shape.
    */
-  unstacked?(ggufName: string, shape: readonly number[]): readonly string[] | undefined;
+  unstacked?(name: string, shape: readonly number[]): readonly string[] | undefined;
   /** Whole-model tensors stacked from numbered ones, emitted after the last of them. */
   readonly stacks?: readonly GlobalStack[];
   /**

@@ -178,10 +178,10 @@ function outputs(
     const prefix = `model.layers.${exps[1]}.${family.experts!.prefix}`;
     return unstacked(info, (e) => `${prefix}.${e}.${stack.hf}.weight`);
   }
-  const parts = family.gguf?.unstacked?.(info.name, info.shape);
-  if (parts !== undefined) return unstacked(info, (e) => parts[e]!);
   const mapped = ggufToHfName(info.name, family);
   const name = family.gguf?.hfNameBack?.(mapped, ggufNames) ?? mapped;
+  const parts = family.gguf?.unstacked?.(name, info.shape);
+  if (parts !== undefined) return unstacked(info, (e) => parts[e]!);
   if (family.gguf?.transposed?.(name) === true) return [transposedBack(info, name)];
   const order = family.gguf?.rowBlocks?.(name, info.shape, typeof heads === "number" ? heads : 0);
   if (order !== undefined) {

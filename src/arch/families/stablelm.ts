@@ -103,11 +103,15 @@ function stackHeadNorms(tensors: readonly TensorInfo[], w: KvWriter): MadeTensor
   return made;
 }
 
-const STACKED_NAME = /^blk\.(\d+)\.attn_([qk])_norm\.weight$/;
+/** `attn_q_norm` / `attn_k_norm` under the llama block's names (`LLAMA_BLOCK`). */
+const STACKED_NAME = /^model\.layers\.(\d+)\.self_attn\.([qk])_norm\.weight$/;
 
-/** The per-head norms a stacked `attn_q_norm` / `attn_k_norm` was made from, in order. */
-function headNormsOf(ggufName: string, shape: readonly number[]): readonly string[] | undefined {
-  const m = STACKED_NAME.exec(ggufName);
+/**
+ * The per-head norms a stacked `attn_q_norm` / `attn_k_norm` (named by
+ * `LLAMA_BLOCK`) was made from, in order.
+ */
+function headNormsOf(name: string, shape: readonly number[]): readonly string[] | undefined {
+  const m = STACKED_NAME.exec(name);
   if (m === null || shape.length !== 2) return undefined;
   const prefix = `model.layers.${m[1]}.self_attn.${m[2]}_layernorm.norms`;
   return Array.from({ length: shape[0]! }, (_, h) => `${prefix}.${h}.weight`);

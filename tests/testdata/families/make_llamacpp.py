@@ -57,6 +57,12 @@ converter refuses transformers' BitNetForCausalLM, which names them
 `self_attn.attn_sub_norm` and `mlp.ffn_sub_norm` (as microsoft's published
 checkpoints do): "Can not map tensor". Those two names are added to the map,
 for the GGUF tensors it gives the 1bitLLM ones (`attn_sub_norm`, `ffn_sub_norm`).
+
+A sixth, for StableLM 2 12B (`stablelm-qk`): `StableLMModel.modify_tensors`
+`return`s `_stack_qk_norm`'s generator from inside a generator, so the stacked
+`attn_q_norm`/`attn_k_norm` are never written and the converter stops on
+"Unprocessed norms" for every `qk_layernorm: true` checkpoint; the returned
+generator is yielded, as the code means (its stacking is left as it is).
 """
 
 from __future__ import annotations
