@@ -392,6 +392,17 @@ export interface GgufSupport {
    * @param heads The model's attention heads.
    */
   rowBlocks?(name: string, shape: readonly number[], heads: number): readonly number[] | undefined;
+  /**
+   * The checkpoint tensors a GGUF tensor the family's `made` stacked was made
+   * from (StableLM 2 12B's per-head Q/K norms), in order, each an equal slice
+   * of it along its first axis: a GGUF read back unstacks it into them.
+   * `undefined` for a tensor not stacked so.
+   *
+   * @param name The GGUF tensor's name as the family's table maps it
+   * (`model.layers.0.self_attn.q_norm.weight`).
+   * @param shape Its shape.
+   */
+  unstacked?(name: string, shape: readonly number[]): readonly string[] | undefined;
   /** Whole-model tensors stacked from numbered ones, emitted after the last of them. */
   readonly stacks?: readonly GlobalStack[];
   /**

@@ -2,7 +2,7 @@
  * A model read from GGUF turned back into its Hugging Face checkpoint's
  * tensors, for SafeTensors and APR output (issue 18 item 4): GGUF names the
  * reader left alone mapped with the family's table, stacked `*_exps`
- * experts unstacked expert by expert, Gemma's norms shifted back (`−1`),
+ * experts unstacked expert by expert (StableLM 2 12B's Q/K norms head by head), Gemma's norms shifted back (`−1`),
  * GPT-2's `Conv1D` weights transposed back to `[in, out]`, GPT-NeoX's Q/K/V
  * rows regrouped per head again, tensors the converter wrote as keys made
  * again from them (Apertus's xIELU scalars, after the others), and, for
@@ -175,10 +175,13 @@ function outputs(
   const exps = EXPS.exec(info.name);
   const stack = exps === null ? undefined : family.experts?.stacks.find((s) => s.gguf === exps[2]);
   if (exps !== null && stack !== undefined && info.shape.length === 3) {
-    return unstacked(info, `model.layers.${exps[1]}.${family.experts!.prefix}`, stack.hf);
+    const prefix = `model.layers.${exps[1]}.${family.experts!.prefix}`;
+    return unstacked(info, (e) => `${prefix}.${e}.${stack.hf}.weight`);
   }
   const mapped = ggufToHfName(info.name, family);
   const name = family.gguf?.hfNameBack?.(mapped, ggufNames) ?? mapped;
+  const parts = family.gguf?.unstacked?.(name, info.shape);
+  if (parts !== undefined) return unstacked(info, (e) => parts[e]!);
   if (family.gguf?.transposed?.(name) === true) return [transposedBack(info, name)];
   const order = family.gguf?.rowBlocks?.(name, info.shape, typeof heads === "number" ? heads : 0);
   if (order !== undefined) {
@@ -237,13 +240,16 @@ function transposedBack(info: TensorInfo, name: string): Out {
   };
 }
 
-/** One tensor per expert, each a contiguous slice of the stacked payload. */
-function unstacked(info: TensorInfo, prefix: string, piece: string): Out[] {
+/**
+ * One tensor per expert (or head), each a contiguous slice of the stacked
+ * payload, named by its index.
+ */
+function unstacked(info: TensorInfo, nameOf: (index: number) => string): Out[] {
   const [experts, ...rest] = info.shape as [number, ...number[]];
   const bytes = tensorByteLength(info.dtype, rest);
   return Array.from({ length: experts }, (_, e) => {
     const out: TensorInfo = {
-      name: `${prefix}.${e}.${piece}.weight`,
+      name: nameOf(e),
       dtype: info.dtype,
       shape: rest,
       byteLength: bytes,

@@ -15,7 +15,8 @@ import { OLMOE } from "../../src/arch/families/olmoe.ts";
 import { GRANITEMOE_SHARED } from "../../src/arch/families/granitemoe.ts";
 import { PHI2 } from "../../src/arch/families/phi2.ts";
 import { STABLELM } from "../../src/arch/families/stablelm.ts";
-import type { Family } from "../../src/arch/family.ts";
+import { type Family, TensorConfigMismatch } from "../../src/arch/family.ts";
+import type { TensorInfo } from "../../src/tensor.ts";
 import { KvWriter } from "../../src/arch/kv.ts";
 
 async function config(fixture: string): Promise<Record<string, unknown>> {
@@ -88,9 +89,37 @@ Deno.test("phi2: an MLP width, KV head count or Q/K norm the converter does not 
   assert.match(refusal(PHI2, base, { hidden_act: "relu" })!, /hidden_act "relu"/);
 });
 
-Deno.test("stablelm: StableLM 2 12B's per-head Q/K norms are refused (not stacked yet)", async () => {
-  const base = await config("stablelm");
-  assert.match(refusal(STABLELM, base, { qk_layernorm: true })!, /qk_layernorm true/);
+Deno.test("stablelm: StableLM 2 12B's per-head Q/K norms are stacked per layer in head order, and unstacked back; a count other than the heads is refused", async () => {
+  const base = await config("stablelm-qk");
+  assert.equal(refusal(STABLELM, base), undefined);
+  const norm = (layer: number, qk: string, head: number): TensorInfo => ({
+    name: `model.layers.${layer}.self_attn.${qk}_layernorm.norms.${head}.weight`,
+    dtype: "F32",
+    shape: [16],
+    byteLength: 64,
+  });
+  // Out of order in the checkpoint: stacked by head index.
+  const tensors = [3, 1, 0, 2].map((h) => norm(1, "q", h)).concat([
+    norm(1, "k", 1),
+    norm(1, "k", 0),
+  ]);
+  const made = STABLELM.gguf!.made!(tensors, writer(STABLELM, base));
+  assert.deepEqual(made.map((m) => [m.info.name, m.info.shape, m.info.byteLength]), [
+    ["blk.1.attn_q_norm.weight", [4, 16], 256],
+    ["blk.1.attn_k_norm.weight", [2, 16], 128],
+  ]);
+  assert.deepEqual(made[0]!.needs, [0, 1, 2, 3].map((h) => norm(1, "q", h).name));
+  assert.deepEqual(
+    STABLELM.gguf!.unstacked!("model.layers.1.self_attn.k_norm.weight", [2, 16]),
+    made[1]!.needs,
+  );
+  assert.equal(STABLELM.gguf!.unstacked!("model.layers.1.input_layernorm.weight", [64]), undefined);
+  assert.throws(
+    () => STABLELM.gguf!.made!(tensors.slice(1), writer(STABLELM, base)),
+    (e: unknown) =>
+      e instanceof TensorConfigMismatch &&
+      /layer 1 has 3 q_layernorm norms, config.json's num_attention_heads is 4/.test(e.reason),
+  );
 });
 
 Deno.test("olmo: clip_qkv written as attention.clamp_kqv, none without it; attention biases refused", async () => {

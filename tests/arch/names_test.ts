@@ -36,7 +36,8 @@ async function fixture(
 
 const GGUF_NAME =
   /^(blk\.\d+\.[a-z][a-z0-9_]*|token_embd|token_embd_norm|position_embd|output_norm|output)\.(weight|bias)$/;
-const EXPERT = /\.experts\.\d+\./;
+/** Per expert, or per head (StableLM 2 12B's Q/K norms, `q_layernorm.norms.H`). */
+const EXPERT = /\.(experts|norms)\.\d+\./;
 
 Deno.test("every fixture's tensors map to GGUF names and back, under its own family", async (t) => {
   for (const entry of Deno.readDirSync(FIXTURES)) {
@@ -56,7 +57,7 @@ Deno.test("every fixture's tensors map to GGUF names and back, under its own fam
         const read = family.gguf?.hfName?.(name) ?? name;
         const gguf = hfToGgufName(read, family);
         if (EXPERT.test(name)) {
-          // Stacked into one 3-D tensor per layer: no name of its own.
+          // Stacked into one tensor per layer: no name of its own.
           assert.equal(gguf, name);
           continue;
         }

@@ -106,6 +106,7 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
   },
   phi2: { rms_norm_eps: "as Command-R", rope_theta: "as GPT-NeoX" },
   stablelm: { rms_norm_eps: "as Command-R", rope_theta: "as GPT-NeoX" },
+  "stablelm-qk": { rms_norm_eps: "as Command-R", rope_theta: "as GPT-NeoX" },
   bloom: {
     rms_norm_eps: "as Command-R",
     intermediate_size: "BLOOM's config.json names no MLP width (4 × hidden, the GGUF's)",

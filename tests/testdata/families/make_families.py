@@ -1795,6 +1795,20 @@ FAMILIES["deepseek4"] = (
      "routed SwiGLU clamp": {"swiglu_limit": 100.0},
      "routed scaling": {"routed_scaling_factor": 1.0}},
 )
+# StableLM 2 12B's shape: per-head Q/K LayerNorms (qk_layernorm, one
+# weight-only LayerNorm per head, which the converter stacks per layer into
+# attn_q_norm/attn_k_norm [head_dim, heads]), attention and MLP in parallel
+# (no post-attention LayerNorm), no q/k/v biases, GQA, a quarter of each head
+# rotated, untied.
+FAMILIES["stablelm-qk"] = (
+    "StableLmConfig", "StableLmForCausalLM",
+    common(layer_norm_eps=1e-5, use_qkv_bias=False, use_parallel_residual=True,
+           qk_layernorm=True, rope_parameters=partial_rope(0.25),
+           **GPT2_SPECIALS),
+    "gpt2",
+    # (switching qk_layernorm off leaves its tensors unloadable: not an ablation)
+    {"partial rotary": {"rope_parameters": partial_rope(1.0)}},
+)
 
 
 def mxfp4_unpack(blocks: torch.Tensor, scales: torch.Tensor) -> torch.Tensor:
@@ -2614,7 +2628,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "qwen4exp": 530, "hrm-text": 531, "qwen4exp-cg": 532,
          "gemma4-dense": 570, "gemma4-unified": 571, "gemma4-assistant": 572,
          "gemma4-unified-assistant": 573,
-         "deepseek4": 580, "gemma4-audio": 590}
+         "deepseek4": 580, "gemma4-audio": 590,
+         "stablelm-qk": 9301}
 
 
 GEMMA4_PREPROCESSOR = {

