@@ -96,9 +96,14 @@ Deno.test("exaone-moe: what llama.cpp's exaone-moe would run otherwise is refuse
     }))!,
     /mlp_layer_types \["dense","sparse","dense","sparse"\]/,
   );
+  // One MTP layer is written (the exaone-moe-mtp fixture); more share mtp.fc and its norms.
+  assert.equal(
+    await refusal("exaone-moe", "exaone-moe", { num_nextn_predict_layers: 1 }),
+    undefined,
+  );
   assert.match(
-    (await refusal("exaone-moe", "exaone-moe", { num_nextn_predict_layers: 1 }))!,
-    /num_nextn_predict_layers 1: aprkit does not write EXAONE's multi-token-prediction layers/,
+    (await refusal("exaone-moe", "exaone-moe", { num_nextn_predict_layers: 2 }))!,
+    /num_nextn_predict_layers 2: the converter copies mtp\.fc and the MTP norms into every MTP layer/,
   );
   assert.match(
     (await refusal("exaone-moe", "exaone-moe", { scoring_func: "softmax" }))!,
