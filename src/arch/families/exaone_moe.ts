@@ -32,7 +32,7 @@ import { activation, SILU } from "../config_fields.ts";
 import { scoreBiasHfName, scoreBiasReadName } from "../router_bias.ts";
 import { DEEPSEEK_MOE_BLOCK } from "./deepseek2.ts";
 import { QWEN_MOE_EXPERTS } from "./qwen2moe.ts";
-import { NEXTN_BLOCK, nextnLayers } from "./glm4moe.ts";
+import { NEXTN_BLOCK, nextnLayers } from "../nextn.ts";
 import { mtpSourceNameCounted } from "./qwen3next.ts";
 import { slidingLayers, writeExaone4Kv } from "./exaone4.ts";
 

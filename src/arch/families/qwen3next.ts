@@ -34,7 +34,7 @@ import { type KvWriter, record } from "../kv.ts";
 import { mapFloats, rangesInOrder } from "../transforms.ts";
 import { activation, type Assumption, type ConfigFields, SILU } from "../config_fields.ts";
 import { EVERY_LAYER_MOE, QWEN_MOE_EXPERTS, writeQwenMoeKv } from "./qwen2moe.ts";
-import { NEXTN_BLOCK } from "./glm4moe.ts";
+import { NEXTN_BLOCK } from "../nextn.ts";
 
 /** The linear attention's sizes (`linear_*` of `config.json`). */
 export interface LinearAttention {
