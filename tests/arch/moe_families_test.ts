@@ -96,9 +96,14 @@ Deno.test("exaone-moe: what llama.cpp's exaone-moe would run otherwise is refuse
     }))!,
     /mlp_layer_types \["dense","sparse","dense","sparse"\]/,
   );
+  // One MTP layer is written (the exaone-moe-mtp fixture); more share mtp.fc and its norms.
+  assert.equal(
+    await refusal("exaone-moe", "exaone-moe", { num_nextn_predict_layers: 1 }),
+    undefined,
+  );
   assert.match(
-    (await refusal("exaone-moe", "exaone-moe", { num_nextn_predict_layers: 1 }))!,
-    /num_nextn_predict_layers 1: aprkit does not write EXAONE's multi-token-prediction layers/,
+    (await refusal("exaone-moe", "exaone-moe", { num_nextn_predict_layers: 2 }))!,
+    /num_nextn_predict_layers 2: the converter copies mtp\.fc and the MTP norms into every MTP layer/,
   );
   assert.match(
     (await refusal("exaone-moe", "exaone-moe", { scoring_func: "softmax" }))!,
@@ -262,4 +267,28 @@ Deno.test("dbrx: what llama.cpp's dbrx would run otherwise is refused, naming th
   const w = new KvWriter({ ...config, rope_parameters: undefined }, "dbrx");
   FAMILIES.get("dbrx")!.gguf!.writeKv(w);
   assert.deepEqual(w.entries().get("dbrx.rope.freq_base"), { type: "FLOAT32", value: 500000 });
+});
+
+Deno.test("hy-v3: MTP layers count into block_count and nextn_predict_layers; an MTP block's final_layernorm is read as shared_head.norm", async () => {
+  const config = JSON.parse(await Deno.readTextFile(`${FIXTURES}hy-v3-mtp/config.json`));
+  const hy = FAMILIES.get("hy-v3")!;
+  assert.equal(await refusal("hy-v3-mtp", "hy-v3", {}), undefined);
+  const w = new KvWriter(config, "hy_v3");
+  hy.gguf!.writeKv(w);
+  assert.deepEqual(w.entries().get("hy_v3.block_count"), { type: "UINT32", value: 3 });
+  assert.deepEqual(w.entries().get("hy_v3.nextn_predict_layers"), { type: "UINT32", value: 1 });
+  const name = hy.gguf!.sourceName!;
+  assert.equal(
+    name("model.layers.2.final_layernorm.weight", config),
+    "model.layers.2.shared_head.norm.weight",
+  );
+  // A trunk layer's name is left as it is.
+  assert.equal(
+    name("model.layers.1.final_layernorm.weight", config),
+    "model.layers.1.final_layernorm.weight",
+  );
+  const plain = new KvWriter({ ...config, num_nextn_predict_layers: 0 }, "hy_v3");
+  hy.gguf!.writeKv(plain);
+  assert.deepEqual(plain.entries().get("hy_v3.block_count"), { type: "UINT32", value: 2 });
+  assert.equal(plain.entries().get("hy_v3.nextn_predict_layers"), undefined);
 });

@@ -221,6 +221,8 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "hrm-text": "its fused gqkv_proj and gate_up_proj split, the stacks placed in blocks",
   "qwen3-next-mtp": "as qwen3-next",
   "hy-v4": "as deepseek2, the experts' gate_up_proj split into gate and up stacks",
+  "exaone-moe-mtp": "its MTP layers (mtp.*) renumbered after the trunk, counted in block_count",
+  "hy-v3-mtp": "as hy-v3",
 };
 
 /**
@@ -329,6 +331,10 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "gemma4-audio-bf16",
   // deepseek4's with FP8 projections: their `.scale` too (deepseek4_test.ts).
   "deepseek4-fp8",
+  // mtp.* renamed as the blocks after the trunk (read under another name).
+  "exaone-moe-mtp",
+  // As hy-v3; the MTP block's final_layernorm read as shared_head.norm.
+  "hy-v3-mtp",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

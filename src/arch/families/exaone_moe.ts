@@ -13,6 +13,11 @@
  * (`mlp.gate`) and its selection bias `mlp.e_score_correction_bias`
  * (`exp_probs_b.bias`, read back by name).
  *
+ * Multi-token prediction: the converter writes the `num_nextn_predict_layers`
+ * layers (`mtp.layers.i.*`, dense) as the blocks after the trunk, counted in
+ * `block_count`, and `mtp.fc`/`mtp.pre_fc_norm_*`/`mtp.norm` as their
+ * `nextn.*` tensors, as Qwen3.5's (`mtpSourceName`).
+ *
  * realizar has no EXAONE model: APR output keeps the checkpoint's tensors,
  * its shared experts under the name realizar's loader asks for.
  *
@@ -27,6 +32,8 @@ import { activation, SILU } from "../config_fields.ts";
 import { scoreBiasHfName, scoreBiasReadName } from "../router_bias.ts";
 import { DEEPSEEK_MOE_BLOCK } from "./deepseek2.ts";
 import { QWEN_MOE_EXPERTS } from "./qwen2moe.ts";
+import { NEXTN_BLOCK, nextnLayers } from "../nextn.ts";
+import { mtpSourceNameCounted } from "./qwen3next.ts";
 import { slidingLayers, writeExaone4Kv } from "./exaone4.ts";
 
 /**
@@ -37,6 +44,9 @@ import { slidingLayers, writeExaone4Kv } from "./exaone4.ts";
 function writeExaoneMoeKv(w: KvWriter): void {
   const h = w.hparams;
   writeTextModelKvScoredBy(w, "sigmoid", writeExaone4Kv);
+  // The class's block_count: the trunk and the MTP layers (the sliding-window
+  // pattern stays the trunk's).
+  w.u32("block_count", w.need("num_hidden_layers") + nextnLayers(h));
   const ff = w.need("moe_intermediate_size");
   const shared = w.need("num_shared_experts");
   w.u32("expert_feed_forward_length", ff);
@@ -78,12 +88,18 @@ function unsupported(w: KvWriter): string | undefined {
       `exaone-moe runs the first first_k_dense_replace (${dense}) layers dense, the rest sparse`;
   }
   const mtp = w.num("num_nextn_predict_layers") ?? 0;
-  if (mtp > 0) {
-    return `its config.json has num_nextn_predict_layers ${mtp}: aprkit does not write ` +
-      "EXAONE's multi-token-prediction layers (mtp.*) as the converter does yet";
+  if (mtp > 1) {
+    return `its config.json has num_nextn_predict_layers ${mtp}: the converter copies mtp.fc ` +
+      "and the MTP norms into every MTP layer, which aprkit does not yet (it writes one)";
   }
   return scoringRefusal(w, "sigmoid", "K-EXAONE");
 }
+
+/** Why a K-EXAONE GGUF with MTP layers is not read back. */
+const MTP_READ_BACK =
+  "aprkit does not read a K-EXAONE GGUF with multi-token-prediction layers back into Hugging " +
+  "Face's layout (its mtp.* tensors are renumbered after the trunk, counted in block_count); " +
+  "--keep-names keeps its GGUF tensors";
 
 /** K-EXAONE-236B-A23B. */
 export const EXAONE_MOE: Family = {
@@ -116,6 +132,7 @@ export const EXAONE_MOE: Family = {
     ...LLAMA_BLOCK,
     ...DEEPSEEK_MOE_BLOCK,
     ["exp_probs_b", "mlp.e_score_correction"],
+    ...NEXTN_BLOCK,
   ],
   experts: QWEN_MOE_EXPERTS,
   permutesQk: false,
@@ -127,5 +144,9 @@ export const EXAONE_MOE: Family = {
     generate: llama3RopeFreqs,
     hfName: scoreBiasReadName,
     hfNameBack: scoreBiasHfName,
+    sourceName: (name, h) => mtpSourceNameCounted(name, h, nextnLayers(h)),
+    extraBlocks: nextnLayers,
   },
+  ggufReadBackRefusalOf: (names) =>
+    [...names].some((n) => n.includes(".nextn.")) ? MTP_READ_BACK : undefined,
 };

@@ -45,22 +45,11 @@ import {
 } from "./deepseek2.ts";
 import { glmRopeDims, glmUnsupported } from "./glm4.ts";
 import { activation, SILU } from "../config_fields.ts";
+import { NEXTN_BLOCK, nextnLayers } from "../nextn.ts";
 
-/** The multi-token-prediction layers' own tensors (GLM-4.7-Flash's, DeepSeek-V3.2's and GLM-5's too). */
-export const NEXTN_BLOCK: readonly (readonly [string, string])[] = [
-  ["nextn.eh_proj", "eh_proj"],
-  ["nextn.embed_tokens", "embed_tokens"],
-  ["nextn.enorm", "enorm"],
-  ["nextn.hnorm", "hnorm"],
-  ["nextn.shared_head_head", "shared_head.head"],
-  ["nextn.shared_head_norm", "shared_head.norm"],
-];
-
-/** The multi-token-prediction layers the converter appends (`num_nextn_predict_layers`). */
-export function nextnLayers(hparams: Readonly<Record<string, unknown>>): number {
-  const n = hparams["num_nextn_predict_layers"];
-  return typeof n === "number" ? n : 0;
-}
+// Kept in a module of no family: GLM-4.5's imports lead back to Qwen3-Next's,
+// which needs them while this module is still loading.
+export { NEXTN_BLOCK, nextnLayers } from "../nextn.ts";
 
 /**
  * `Glm4MoeModel.set_gguf_parameters`, the rotary share of a head defaulting

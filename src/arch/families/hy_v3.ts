@@ -16,6 +16,12 @@
  * converter writes as its keys. llama.cpp tells dense from MoE layers by
  * their tensors, so any `mlp_layer_types` pattern runs as written.
  *
+ * Multi-token prediction: the converter writes the `num_nextn_predict_layers`
+ * layers past `num_hidden_layers` (GLM-4.5's layout, a whole MoE decoder
+ * block with `eh_proj`, `enorm`, `hnorm`) as `blk.N.nextn.*` and the block's
+ * own tensors, counted in `block_count`; the block's `final_layernorm` as
+ * `nextn.shared_head_norm`.
+ *
  * realizar has no Hy3 model: APR output keeps the checkpoint's tensors, the
  * router and shared MLP under the names realizar's MoE loader asks for
  * (`mlp.gate`, `mlp.shared_expert.*`).
@@ -29,10 +35,14 @@ import type { KvWriter } from "../kv.ts";
 import { GATING_FUNC, writeTextModelKv } from "../text_model.ts";
 import { activation, SILU } from "../config_fields.ts";
 import { QWEN_MOE_EXPERTS } from "./qwen2moe.ts";
+import { NEXTN_BLOCK, nextnLayers } from "../nextn.ts";
 
 /** `HYV3Model.set_gguf_parameters`. */
 function writeHyV3Kv(w: KvWriter): void {
-  writeTextModelKv(w);
+  const h = w.hparams;
+  const nextn = nextnLayers(h);
+  // block_count is the class's: the trunk and the MTP layers.
+  w.writeOver({ ...h, num_hidden_layers: w.need("num_hidden_layers") + nextn }, writeTextModelKv);
   const ff = w.need("moe_intermediate_size");
   w.u32("expert_feed_forward_length", ff);
   w.u32("expert_shared_feed_forward_length", ff * (w.num("num_shared_experts") ?? 1));
@@ -41,15 +51,22 @@ function writeHyV3Kv(w: KvWriter): void {
   w.set("expert_weights_norm", "BOOL", true);
   w.f32("expert_weights_scale", w.num("router_scaling_factor") ?? 1);
   w.u32("expert_gating_func", GATING_FUNC["sigmoid"]);
+  if (nextn > 0) w.u32("nextn_predict_layers", nextn);
+}
+
+const MTP_FINAL_NORM = /^model\.layers\.(\d+)\.final_layernorm\.weight$/;
+
+/** An MTP block's `final_layernorm` as `shared_head.norm`, as the converter reads it; every other name as it is. */
+function mtpFinalNorm(name: string, hparams: Readonly<Record<string, unknown>>): string {
+  const m = MTP_FINAL_NORM.exec(name);
+  const trunk = hparams["num_hidden_layers"];
+  return m !== null && typeof trunk === "number" && Number(m[1]) >= trunk
+    ? `model.layers.${m[1]}.shared_head.norm.weight`
+    : name;
 }
 
 /** What of a config llama.cpp's `hy_v3` would run otherwise than transformers, or `undefined`. */
 function unsupported(w: KvWriter): string | undefined {
-  const mtp = w.num("num_nextn_predict_layers") ?? 0;
-  if (mtp > 0) {
-    return `its config.json has num_nextn_predict_layers ${mtp}: aprkit does not write Hy3's ` +
-      "multi-token-prediction layers as the converter does yet";
-  }
   const type = w.fullRope["rope_type"] ?? "default";
   if (type !== "default") {
     return `its config.json has rope_type ${JSON.stringify(type)}; the converter writes no ` +
@@ -111,7 +128,12 @@ export const HY_V3: Family = {
   },
   source: "llama.cpp conversion/hunyuan.py HYV3Model; transformers HYV3ForCausalLM",
   configFields: {
-    written: ["moe_intermediate_size", "num_shared_experts", "router_scaling_factor"],
+    written: [
+      "moe_intermediate_size",
+      "num_shared_experts",
+      "router_scaling_factor",
+      "num_nextn_predict_layers",
+    ],
     checked: [],
     assumed: [activation("hidden_act", SILU)],
     irrelevant: {
@@ -127,12 +149,20 @@ export const HY_V3: Family = {
     ...LLAMA_BLOCK,
     ["ffn_gate_inp", "mlp.router.gate"],
     ...SHARED_MLP_BLOCK,
+    ...NEXTN_BLOCK,
   ],
   experts: QWEN_MOE_EXPERTS,
   permutesQk: false,
   tiedByDefault: false,
   ggufRenamesOnly: false,
-  gguf: { writeKv: writeHyV3Kv, unsupported, made: expertBias, moeLayers: mlpLayerTypes },
+  gguf: {
+    writeKv: writeHyV3Kv,
+    unsupported,
+    made: expertBias,
+    moeLayers: mlpLayerTypes,
+    sourceName: mtpFinalNorm,
+    extraBlocks: nextnLayers,
+  },
   ggufReadBackRefusal:
     "aprkit does not read a Hy3 GGUF back into Hugging Face's layout (its router bias is renamed without a suffix, experts stacked); --keep-names keeps its GGUF tensors",
   // No hash names Hy3's tokenizer, but Tencent's own GGUF of Hy-MT2-30B-A3B,

@@ -34,7 +34,7 @@ import { type KvWriter, record } from "../kv.ts";
 import { mapFloats, rangesInOrder } from "../transforms.ts";
 import { activation, type Assumption, type ConfigFields, SILU } from "../config_fields.ts";
 import { EVERY_LAYER_MOE, QWEN_MOE_EXPERTS, writeQwenMoeKv } from "./qwen2moe.ts";
-import { NEXTN_BLOCK } from "./glm4moe.ts";
+import { NEXTN_BLOCK } from "../nextn.ts";
 
 /** The linear attention's sizes (`linear_*` of `config.json`). */
 export interface LinearAttention {
@@ -375,9 +375,21 @@ const MTP_OWN: Readonly<Record<string, string>> = {
  * other name as it is.
  */
 export function mtpSourceName(name: string, hparams: Readonly<Record<string, unknown>>): string {
+  return mtpSourceNameCounted(name, hparams, mtpLayers(hparams));
+}
+
+/**
+ * {@linkcode mtpSourceName} where `count` MTP layers are counted otherwise
+ * (K-EXAONE's `num_nextn_predict_layers`).
+ */
+export function mtpSourceNameCounted(
+  name: string,
+  hparams: Readonly<Record<string, unknown>>,
+  count: number,
+): string {
   const bare = name.startsWith("model.mtp.") ? name.slice("model.".length) : name;
   const trunk = hparams["num_hidden_layers"];
-  if (!bare.startsWith("mtp.") || mtpLayers(hparams) === 0 || typeof trunk !== "number") {
+  if (!bare.startsWith("mtp.") || count === 0 || typeof trunk !== "number") {
     return name;
   }
   const layer = /^mtp\.layers\.(\d+)\.(.+)$/.exec(bare);

@@ -2452,7 +2452,9 @@ def make_mtp_copy(name: str, copy: str) -> None:
     (`fc`, `pre_fc_norm_embedding`, `pre_fc_norm_hidden`, `norm` and
     `layers.0.`, a full-attention decoder block), with `mtp_num_hidden_layers` 1 in
     config.json (Qwen3-Next's in that layout too, its config.json without the count, as
-    published). transformers does not build that layer (it ignores the tensors on load), so
+    published; K-EXAONE's too, counted by `num_nextn_predict_layers` 1, its MTP layer dense
+    as layer 0; Hy3's in GLM-4.5's layout, `final_layernorm` for `shared_head.norm`, no
+    head of its own). transformers does not build that layer (it ignores the tensors on load), so
     the reference is `<name>`'s, checked here by loading the copy."""
     from safetensors.torch import load_file
 
@@ -2469,8 +2471,11 @@ def make_mtp_copy(name: str, copy: str) -> None:
     for shard in sorted(set(index["weight_map"].values())):
         trunk.update(load_file(folder / shard))
     g = torch.Generator().manual_seed(MTP_SEEDS.get(copy, 1234))
-    qwen = copy in QWEN_MTP
-    # The last layer's block shapes (a full-attention one), new seeded values.
+    qwen = copy in QWEN_MTP or copy in EXAONE_MTP
+    # The last layer's block shapes (a full-attention one), new seeded values; K-EXAONE's
+    # MTP layer is dense, as its first layer (llama.cpp's exaone-moe loads it so).
+    if copy in EXAONE_MTP:
+        last = "model.layers.0."
     block = "mtp.layers.0." if qwen else f"model.layers.{layers}."
     mtp = {}
     for k, v in sorted(trunk.items()):
@@ -2478,18 +2483,28 @@ def make_mtp_copy(name: str, copy: str) -> None:
             mtp[block + k[len(last):]] = torch.randn(v.shape, generator=g) * WEIGHT_STD
     if qwen:
         mtp["mtp.fc.weight"] = torch.randn(hidden, 2 * hidden, generator=g) * WEIGHT_STD
-        # Qwen3.5 multiplies by 1 + w: norms near 0.
+        # Qwen3.5 multiplies by 1 + w: norms near 0; K-EXAONE's by w.
         for norm in ("pre_fc_norm_embedding", "pre_fc_norm_hidden", "norm"):
-            mtp[f"mtp.{norm}.weight"] = torch.randn(hidden, generator=g) * NORM_STD
-        if copy not in UNCOUNTED_MTP:
+            mtp[f"mtp.{norm}.weight"] = (copy in EXAONE_MTP) + torch.randn(hidden, generator=g) * NORM_STD
+        if copy in EXAONE_MTP:
+            config["num_nextn_predict_layers"] = 1
+            (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+        elif copy not in UNCOUNTED_MTP:
             config["mtp_num_hidden_layers"] = 1
             (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n")
     else:
         p = block
         mtp[p + "eh_proj.weight"] = torch.randn(hidden, 2 * hidden, generator=g) * WEIGHT_STD
-        for norm in ("enorm", "hnorm", "shared_head.norm"):
+        # Hy3's: its norm after the block is `final_layernorm`, and it shares the LM head.
+        hy = copy in HY_MTP
+        for norm in ("enorm", "hnorm", "final_layernorm" if hy else "shared_head.norm"):
             mtp[p + norm + ".weight"] = 1 + torch.randn(hidden, generator=g) * NORM_STD
-        mtp[p + "shared_head.head.weight"] = torch.randn(config["vocab_size"], hidden, generator=g) * WEIGHT_STD
+        if hy:
+            config["num_nextn_predict_layers"] = 1
+            (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+        else:
+            mtp[p + "shared_head.head.weight"] = torch.randn(
+                config["vocab_size"], hidden, generator=g) * WEIGHT_STD
     add_mtp_shard(name, copy, mtp)
 
 
@@ -2566,14 +2581,19 @@ def make_mimo_mtp_copy(name: str, copy: str) -> None:
 
 # Copies with multi-token-prediction layers (of the checkpoint made first).
 MTP_COPIES = {"glm4moe-mtp": "glm4moe", "qwen35-mtp": "qwen35", "qwen35-moe-mtp": "qwen35-moe",
-              "mimo2-mtp": "mimo2", "qwen3-next-mtp": "qwen3-next"}
+              "mimo2-mtp": "mimo2", "qwen3-next-mtp": "qwen3-next", "exaone-moe-mtp": "exaone-moe",
+              "hy-v3-mtp": "hy-v3"}
 # Those in Qwen3.5's layout (`mtp.*`).
 QWEN_MTP = {"qwen35-mtp", "qwen35-moe-mtp", "qwen3-next-mtp"}
+# K-EXAONE's: Qwen3.5's names, counted by num_nextn_predict_layers, a dense MTP layer.
+EXAONE_MTP = {"exaone-moe-mtp"}
+# Hy3's: GLM-4.5's layout with `final_layernorm`, counted by num_nextn_predict_layers.
+HY_MTP = {"hy-v3-mtp"}
 # Those whose config.json does not count the MTP layers, as Qwen3-Next's published ones
 # (the converter counts them from the tensors).
 UNCOUNTED_MTP = {"qwen3-next-mtp"}
 # The MTP layers' seeds (1234 for the copies made before seeds were set per copy).
-MTP_SEEDS = {"qwen3-next-mtp": 600}
+MTP_SEEDS = {"qwen3-next-mtp": 600, "exaone-moe-mtp": 9401, "hy-v3-mtp": 9402}
 MAKE_MTP_COPY = {"mimo2-mtp": make_mimo_mtp_copy}
 
 
