@@ -26,6 +26,15 @@
 
 /** f32 → f16 bits, round to nearest even (as aprkit's f32BitsToF16Bits and F16C). */
 export function f32ToF16(value: f32): i32 {
+  return f32ToF16Inline(value);
+}
+
+/**
+ * f32ToF16 written into the caller: for per-block loops that keep vectors in
+ * registers, which a call makes V8 spill and reload (every xmm register is
+ * caller-saved).
+ */
+@inline export function f32ToF16Inline(value: f32): i32 {
   const x = reinterpret<u32>(value);
   const sign = (x >>> 16) & 0x8000;
   const a = x & 0x7fffffff;

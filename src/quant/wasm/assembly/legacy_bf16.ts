@@ -8,7 +8,7 @@
 // scale whose levels could leave the range the short rounding holds) is
 // widened to scratch and encoded by legacy_encode.ts' own kernel.
 
-import { addTransposed, f32ToF16 } from "./common";
+import { addTransposed, f32ToF16, f32ToF16Inline } from "./common";
 import { encodeQ4_0, encodeQ4_1, encodeQ5_0, encodeQ5_1, encodeQ8_0 } from "./legacy_encode";
 import { widenBf16 } from "./bf16_widen";
 import { encodeQ1_0 } from "./ternary_encode";
@@ -195,7 +195,7 @@ const Q5_1: i32 = 4;
     encodeQ8_0(BLOCK, y, 1);
     return;
   }
-  store<u16>(y, <u16>f32ToF16(d));
+  store<u16>(y, <u16>f32ToF16Inline(d));
   const idv = f32x4.splat(id);
   v128.store(
     y + 2,
@@ -261,7 +261,7 @@ const Q5_1: i32 = 4;
     else encodeQ4_0(BLOCK, y, 1);
     return;
   }
-  store<u16>(y, <u16>f32ToF16(d));
+  store<u16>(y, <u16>f32ToF16Inline(d));
   const idv = f32x4.splat(id);
   const q0 = i32x4.min_s(truncSmall(f32x4.add(f32x4.mul(x0, idv), offset), magic), hiQ);
   const q1 = i32x4.min_s(truncSmall(f32x4.add(f32x4.mul(x1, idv), offset), magic), hiQ);
@@ -277,16 +277,20 @@ const Q5_1: i32 = 4;
 /**
  * Levels 0..15 (`five` false: 16 bytes of nibbles at `y`, level j + 16 in
  * the high nibble) or 0..31 (`five`: 4 bytes of fifth bits at `y`, then the
- * nibbles), from the 32 levels as bytes `a` (0..15) and `c` (16..31).
+ * nibbles), from the 32 levels as bytes `a` (0..15) and `c` (16..31). The
+ * shifts are 16-bit (one instruction; V8 builds an i8x16 shift from one and a
+ * mask): a nibble shifted by 4 moves no bit into the next byte, and of a
+ * byte shifted by 3 only bit 4 reaches a byte's top bit, which is all
+ * i8x16.bitmask reads, so the bytes are the same.
  */
 @inline function pack(y: usize, a: v128, c: v128, five: bool, m15: v128): void {
   if (!five) {
-    v128.store(y, v128.or(a, i8x16.shl(c, 4)));
+    v128.store(y, v128.or(a, i16x8.shl(c, 4)));
     return;
   }
-  v128.store(y + 4, v128.or(v128.and(a, m15), i8x16.shl(v128.and(c, m15), 4)));
+  v128.store(y + 4, v128.or(v128.and(a, m15), i16x8.shl(v128.and(c, m15), 4)));
   // Bit 4 of level j is bit j of qh: move it to each byte's top bit.
-  store<u32>(y, <u32>i8x16.bitmask(i8x16.shl(a, 3)) | (<u32>i8x16.bitmask(i8x16.shl(c, 3)) << 16));
+  store<u32>(y, <u32>i8x16.bitmask(i16x8.shl(a, 3)) | (<u32>i8x16.bitmask(i16x8.shl(c, 3)) << 16));
 }
 
 /**
@@ -328,8 +332,8 @@ const Q5_1: i32 = 4;
     else encodeQ4_1(BLOCK, y, 1);
     return;
   }
-  store<u16>(y, <u16>f32ToF16(d));
-  store<u16>(y + 2, <u16>f32ToF16(min));
+  store<u16>(y, <u16>f32ToF16Inline(d));
+  store<u16>(y + 2, <u16>f32ToF16Inline(min));
   const idv = f32x4.splat(id);
   const minv = f32x4.splat(min);
   let q0 = truncSmall(f32x4.add(f32x4.mul(f32x4.sub(x0, minv), idv), halfV), magic);
