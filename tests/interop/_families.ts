@@ -87,6 +87,17 @@ export async function llamaCppManifest(
   }
 }
 
+/** The largest log-prob difference from transformers over its likeliest tokens at every step. */
+export function worstDifference(ref: FamilyReference, logprobs: number[][]): number {
+  let worst = 0;
+  ref.steps.forEach((step, i) => {
+    for (const [token, expected] of step.top) {
+      worst = Math.max(worst, Math.abs((logprobs[i]?.[token] ?? -Infinity) - expected));
+    }
+  });
+  return worst;
+}
+
 /**
  * How a run's next-token log-probabilities differ from transformers': the
  * greedy token at every step, and every recorded top token's log-probability

@@ -38,28 +38,17 @@ import {
   equalsKeptMxfp4Presets,
   fail,
   familyDir,
-  type FamilyReference,
   familyReference,
   fileDifference,
   ggufDescription,
   keepsMxfp4UnderSingleType,
   llamaCppManifest,
   manifestDifferences,
+  worstDifference,
 } from "./_families.ts";
 
 const FIXTURE = "deepseek4";
 const SOURCE = familyDir(FIXTURE);
-
-/** The largest log-prob difference from transformers over its likeliest tokens at every step. */
-function worstDifference(ref: FamilyReference, logprobs: number[][]): number {
-  let worst = 0;
-  ref.steps.forEach((step, i) => {
-    for (const [token, expected] of step.top) {
-      worst = Math.max(worst, Math.abs((logprobs[i]?.[token] ?? -Infinity) - expected));
-    }
-  });
-  return worst;
-}
 
 Deno.test("deepseek4: HF → GGUF is llama.cpp's converter's --outtype f32, bf16 and q8_0 file, sha256 for sha256, MXFP4 experts included", async (t) => {
   await withTempDir(async (dir) => {

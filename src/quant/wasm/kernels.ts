@@ -19,10 +19,7 @@ import { LITTLE_ENDIAN } from "../_bytes.ts";
 import { encodeAprQ4 } from "../apr_q4.ts";
 import { decodeNf4Blocks, encodeNf4Blocks } from "../nf4.ts";
 import { KERNELS_WASM_BASE64 } from "./_kernels_wasm.ts";
-import { encodeIq4Nl, encodeIq4Xs } from "../iq4_encode.ts";
-import { encodeIq3S, encodeIq3Xxs } from "../iq3_encode.ts";
-import { encodeIq2S, encodeIq2Xs, encodeIq2Xxs } from "../iq2_encode.ts";
-import { encodeIq1M, encodeIq1S } from "../iq1_encode.ts";
+import { I_QUANT_ENCODERS } from "../i_quants_encode.ts";
 import { encodeQ2K } from "../q2_k.ts";
 import { encodeQ3K } from "../q3_k.ts";
 import { encodeQ6K } from "../q6_k.ts";
@@ -58,15 +55,7 @@ registerKernelFallbacks({
     Q4_K: encodeQ4K,
     Q5_K: encodeQ5K,
     Q6_K: encodeQ6K,
-    IQ4_NL: encodeIq4Nl,
-    IQ4_XS: encodeIq4Xs,
-    IQ3_XXS: encodeIq3Xxs,
-    IQ3_S: encodeIq3S,
-    IQ2_XXS: encodeIq2Xxs,
-    IQ2_XS: encodeIq2Xs,
-    IQ2_S: encodeIq2S,
-    IQ1_S: encodeIq1S,
-    IQ1_M: encodeIq1M,
+    ...I_QUANT_ENCODERS,
   },
   encodeAprQ4,
   encodeNf4Blocks,

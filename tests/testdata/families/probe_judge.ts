@@ -8,7 +8,7 @@
  */
 
 import { llamaLogProbs } from "../../interop/_llama_judge.ts";
-import type { FamilyReference } from "../../interop/_families.ts";
+import { type FamilyReference, worstDifference } from "../../interop/_families.ts";
 
 const [referencePath, gguf] = Deno.args;
 if (referencePath === undefined || gguf === undefined) {
@@ -22,15 +22,9 @@ const [result] = await llamaLogProbs([
 if (result?.error !== undefined) {
   console.log(JSON.stringify({ error: result.error }));
 } else {
-  let worst = 0;
-  let greedy = true;
-  ref.steps.forEach((step, i) => {
+  const greedy = ref.steps.every((step, i) => {
     const row = result!.logprobs[i]!;
-    const argmax = row.reduce((best, v, t) => (v > row[best]! ? t : best), 0);
-    if (argmax !== step.greedy) greedy = false;
-    for (const [token, expected] of step.top) {
-      worst = Math.max(worst, Math.abs((row[token] ?? -Infinity) - expected));
-    }
+    return row.reduce((best, v, t) => (v > row[best]! ? t : best), 0) === step.greedy;
   });
-  console.log(JSON.stringify({ worst, greedy }));
+  console.log(JSON.stringify({ worst: worstDifference(ref, result!.logprobs), greedy }));
 }
