@@ -29,15 +29,25 @@ import make_llamacpp as ml
 ROOT = Path(__file__).resolve().parents[3]
 SCALED = {"hidden_size": 1.5, "intermediate_size": 1.5, "moe_intermediate_size": 1.5,
           "shared_expert_intermediate_size": 1.5, "num_attention_heads": 1.5,
-          "num_key_value_heads": 1.5}
+          "num_key_value_heads": 1.5,
+          # Mamba-2 heads: heads × head_dim must stay hidden × expand.
+          "num_heads": 1.5, "mamba_n_heads": 1.5}
 
 
-def widened(args: dict) -> dict:
+# Widths the ×1.5 rule would break: DeepSeek-V4's MXFP4 experts need whole 32-value blocks.
+OVERRIDES = {"deepseek4": {"moe_intermediate_size": 64}}
+
+
+def widened(name: str, args: dict) -> dict:
     out = dict(args)
     for key, factor in SCALED.items():
         value = out.get(key)
         if isinstance(value, int) and value > 1:
             out[key] = int(value * factor)
+    # Laguna's per-layer query heads widen with the global count.
+    if isinstance(out.get("num_attention_heads_per_layer"), list):
+        out["num_attention_heads_per_layer"] = [int(n * 1.5) for n in out["num_attention_heads_per_layer"]]
+    out.update(OVERRIDES.get(name, {}))
     return out
 
 
@@ -71,7 +81,7 @@ def probe(llama_cpp: Path, out_dir: Path, name: str, seed: int) -> dict:
     shutil.copytree(Path(__file__).parent / "remote", work / "remote", dirs_exist_ok=True)
     mf.HERE = work
     config_cls, model_cls, args, tokenizer_kind, _ = mf.FAMILIES[name]
-    mf.FAMILIES[name] = (config_cls, model_cls, widened(args), tokenizer_kind, {})
+    mf.FAMILIES[name] = (config_cls, model_cls, widened(name, args), tokenizer_kind, {})
     try:
         mf.make(name, seed=seed)
     except BaseException as e:  # the script sys.exit()s on margins
@@ -88,7 +98,7 @@ def probe(llama_cpp: Path, out_dir: Path, name: str, seed: int) -> dict:
         theirs_path = None
         converter_error = converted.stderr.strip()[-300:]
     run = subprocess.run(["deno", "run", "-A", str(ROOT / "cli.ts"), "convert", str(folder), "-o",
-                          str(mine_path), "--dtype", "f32"], capture_output=True, text=True)
+                          str(mine_path), "--dtype", "f32", "--force"], capture_output=True, text=True)
     result = {"family": name}
     if run.returncode != 0:
         result["aprkit"] = f"exit {run.returncode}: {run.stderr.strip()[:300]}"
@@ -97,14 +107,26 @@ def probe(llama_cpp: Path, out_dir: Path, name: str, seed: int) -> dict:
     if run.returncode == 0 and theirs_path is not None:
         result["differences"] = differences(describe(mine_path), describe(theirs_path))[:8]
     if run.returncode == 0:
-        judged = subprocess.run(["deno", "run", "-A", str(ROOT / "tests/testdata/families/probe_judge.ts"),
-                                 str(work / "reference" / f"{name}.json"), str(mine_path)],
-                                capture_output=True, text=True)
-        try:
-            result["llama"] = json.loads(judged.stdout.strip().splitlines()[-1])
-        except Exception:
-            result["llama"] = {"error": judged.stderr.strip()[-300:]}
+        judged_path = mine_path
+        if "MXFP4" in run.stdout + run.stderr:
+            # llama.cpp runs MXFP4 experts on Q8_0 activations: judge them decoded, as
+            # deepseek4_test.ts and the gpt-oss tests do, and record the packed file's figure.
+            result["llama_mxfp4"] = judge(work / "reference" / f"{name}.json", mine_path)
+            judged_path = work / "decoded.gguf"
+            subprocess.run(["deno", "run", "-A", str(ROOT / "cli.ts"), "convert", str(mine_path), "-o",
+                            str(judged_path), "--keep-names", "--dtype", "f32", "--force"], check=True,
+                           capture_output=True)
+        result["llama"] = judge(work / "reference" / f"{name}.json", judged_path)
     return result
+
+
+def judge(reference: Path, gguf: Path) -> dict:
+    judged = subprocess.run(["deno", "run", "-A", str(ROOT / "tests/testdata/families/probe_judge.ts"),
+                             str(reference), str(gguf)], capture_output=True, text=True)
+    try:
+        return json.loads(judged.stdout.strip().splitlines()[-1])
+    except Exception:
+        return {"error": judged.stderr.strip()[-300:]}
 
 
 def main() -> None:
