@@ -80,6 +80,12 @@ VOCAB = {
 AFMOE_TEXTS = [
     "1" * 511,
     "7" * 1021,
+    "9" * 510,
+    "8" * 1020,
+    "6" * 509 + "b",
+    "1abc 2def 33ghi",
+    "x \t\r\n\ty !!! ???",
+    "\u3400\u3401\u3402 \uff76\uff80\uff76\uff85 \u2f00\u2f01\u2f02",
     "1234 12345 1234567 1,234,567.89 0.000123",
     "\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669\u0660\u0661 Arabic-Indic digits",
     "\uff11\uff12\uff13\uff14\uff15 fullwidth digits",
