@@ -2,8 +2,8 @@
  * The pre-tokenizer (`tokenizer.ggml.pre`) written for the published
  * tokenizers of the families added for issue 31: the name llama.cpp's
  * converter gives each by its hash (`get_vocab_base_pre`, de3ff81's
- * `conversion/base.py`), or a refusal where llama.cpp runs custom code whose
- * `tokenizer.json` form is not known here — never another name.
+ * `conversion/base.py`), or a refusal where llama.cpp runs custom code and
+ * the steps are not the published file's — never another name.
  *
  * Each case gives the fixture's tokenizer the published file's pre-tokenizer,
  * normaliser and `ignore_merges` (the steps of the table entry that names
