@@ -681,10 +681,9 @@ export interface Family {
   readonly preTokenizer?: string;
   /**
    * The `tokenizer.ggml.pre` name the converter gives the family's published
-   * tokenizer where llama.cpp splits it with custom code whose
-   * `tokenizer.json` form aprkit does not know (AFMoE's `afmoe`): such a
-   * tokenizer is refused for GGUF, and the refusal names this one for
-   * `--pre-tokenizer`.
+   * tokenizer where llama.cpp splits it with custom code (AFMoE's `afmoe`):
+   * a tokenizer.json with other steps than the published file's is refused
+   * for GGUF, and the refusal names this one for `--pre-tokenizer`.
    */
   readonly customPreTokenizer?: string;
   /**

@@ -361,7 +361,28 @@ export const PRE_TOKENIZERS: readonly PreTokenizerEntry[] = [
   { name: "chameleon", model: "facebook/chameleon-7b" },
   { name: "kimi-k2", model: "moonshotai/Kimi-K2-Base" },
   { name: "superbpe", model: "UW/OLMo2-8B-SuperBPE-t180k" },
-  { name: "afmoe", model: "arcee-ai/Trinity-Tokenizer" },
+  {
+    name: "afmoe",
+    model: "arcee-ai/Trinity-Tokenizer (and Trinity Large's published tokenizer.json)",
+    // Trinity's steps (published_chains.json): digit runs cut into chunks of
+    // 510, then an all-digit piece's leading one or two digits and groups of
+    // three (1234567 → 1 234 567), runs of CJK/kana, Thai, Lao, Khmer, Myanmar
+    // and Hangul, then DeepSeek-V3's words; llama.cpp's afmoe groups digits in
+    // custom code (\p{AFMoE_digits}) and lists the same script runs.
+    preTokenizer: sequence(
+      { type: "Digits", individual_digits: false },
+      splitStep("\\p{Nd}{1,510}(?=(?>\\p{Nd}{510})*(?:\\P{Nd}|$))|\\G\\p{Nd}{510}"),
+      splitStep("\\A\\p{Nd}{1,2}(?=\\p{Nd}{3}+\\z)"),
+      splitStep("\\A\\p{Nd}{3}|\\G\\p{Nd}{3}"),
+      splitStep(
+        "(?:[\\u4E00-\\u9FFF\\u3040-\\u309F\\u30A0-\\u30FF\\u3400-\\u4DBF\\uf900-\\uFAFF\\uFF65-\\uFF9F\\u2F00-\\u2FDF]+" +
+          "|[\\u0E00-\\u0E7F]+|[\\u0E80-\\u0EFF]+|[\\u1780-\\u17FF]+" +
+          "|[\\u1000-\\u109F\\uAA60-\\uAA7F\\uA9E0-\\uA9FF]+|[\\uAC00-\\uD7AF\\u1100-\\u11FF]+)",
+      ),
+      splitStep(DEEPSEEK3_WORDS),
+      byteLevel(false),
+    ),
+  },
   {
     name: "laguna",
     model: "poolside/Laguna-XS.2",

@@ -2,13 +2,15 @@
  * The pre-tokenizer (`tokenizer.ggml.pre`) written for the published
  * tokenizers of the families added for issue 31: the name llama.cpp's
  * converter gives each by its hash (`get_vocab_base_pre`, de3ff81's
- * `conversion/base.py`), or a refusal where llama.cpp runs custom code whose
- * `tokenizer.json` form is not known here — never another name.
+ * `conversion/base.py`), or a refusal where llama.cpp runs custom code and
+ * the steps are not the published file's — never another name.
  *
  * Each case gives the fixture's tokenizer the published file's pre-tokenizer,
  * normaliser and `ignore_merges` (the steps of the table entry that names
  * it, checked against published files and transformers' ids in
- * tests/testdata/tokenizers/pre_tokenizers/README.md).
+ * tests/testdata/tokenizers/pre_tokenizers/README.md); for the published
+ * files kept in published_chains.json (Trinity Large's, Seed-OSS's, Granite
+ * 4.0's), the file's own.
  */
 
 import assert from "node:assert/strict";
@@ -61,6 +63,9 @@ const PUBLISHED: Record<string, { pre: string; model: string }> = {
   "hy-v4": { pre: "hy_v4", model: "tencent/Hy4-preview" },
   // The published steps (a census of Hub tokenizers), which the converter names laguna.
   "laguna": { pre: "laguna", model: "poolside/Laguna-XS.2" },
+  // Published files whose converter hash is the name's (published_chains.json).
+  "afmoe": { pre: "afmoe", model: "arcee-ai/Trinity-Large-Base" },
+  "seed-oss": { pre: "seed-coder", model: "ByteDance-Seed/Seed-OSS-36B-Base" },
 };
 
 /** The table entry that recognises a name (its own or one it tokenizes alike). */
@@ -109,6 +114,62 @@ for (const [name, published] of Object.entries(PUBLISHED)) {
 }
 
 /**
+ * Published tokenizer.json files (published_chains.json: kept by
+ * 1cyberlangke1/tokkit, each hashed here as the converter hashes it) → the
+ * family fixture of their model and the name aprkit writes: the converter's
+ * (Granite 4.0-tiny-preview's refact, which llama.cpp runs alike with
+ * StarCoder's steps, gets `starcoder`).
+ */
+const PUBLISHED_FILES: Record<string, { family: string; written: string }> = {
+  "arcee-ai/Trinity-Large-Base": { family: "afmoe", written: "afmoe" },
+  "arcee-ai/Trinity-Large-Thinking": { family: "afmoe", written: "afmoe" },
+  "arcee-ai/Trinity-Large-TrueBase": { family: "afmoe", written: "afmoe" },
+  "ByteDance-Seed/Seed-OSS-36B-Base": { family: "seed-oss", written: "seed-coder" },
+  "ibm-granite/granite-4.0-350m-base": { family: "granite-hybrid", written: "dbrx" },
+  "ibm-granite/granite-4.0-tiny-preview": { family: "granite-hybrid", written: "starcoder" },
+  "ibm-granite/granite-4.0-tiny-base-preview": { family: "granite-hybrid", written: "starcoder" },
+};
+
+Deno.test("published tokenizer.json files of the issue-31 families are written under the converter's name for them, or one llama.cpp runs alike", async () => {
+  const published = JSON.parse(
+    await Deno.readTextFile(
+      new URL("../testdata/tokenizers/pre_tokenizers/published_chains.json", import.meta.url),
+    ),
+  ) as {
+    chains: {
+      model: string;
+      converter_name: string;
+      normalizer: unknown;
+      pre_tokenizer: unknown;
+      ignore_merges: boolean;
+    }[];
+  };
+  const checked: string[] = [];
+  for (const chain of published.chains) {
+    const to = PUBLISHED_FILES[chain.model];
+    if (to === undefined) continue;
+    const tokenizer = await fixture(to.family, "tokenizer.json");
+    const meta = aprMetadataFromHf({
+      config: await fixture(to.family, "config.json"),
+      tokenizer: {
+        ...tokenizer,
+        normalizer: chain.normalizer,
+        pre_tokenizer: chain.pre_tokenizer,
+        model: {
+          ...(tokenizer["model"] as Record<string, unknown>),
+          ignore_merges: chain.ignore_merges,
+        },
+      },
+      tokenizerConfig: await fixture(to.family, "tokenizer_config.json"),
+    });
+    assert.equal(meta["tokenizer.pre"], to.written, chain.model);
+    assert.ok(tokenizeAlike(to.written, chain.converter_name), chain.model);
+    checked.push(chain.model);
+  }
+  assert.deepEqual(checked.sort(), Object.keys(PUBLISHED_FILES).sort());
+});
+
+/**
  * Published tokenizers whose steps llama.cpp splits as transformers does only
  * under another name than the converter's, which aprkit writes instead:
  * NVIDIA-Nemotron-3-Nano's tokenizer.json has Mistral Nemo's Tekken regex with
@@ -142,8 +203,8 @@ for (const [name, published] of Object.entries(PUBLISHED_UNLIKE_CONVERTER)) {
 
 /**
  * Families whose published tokenizers llama.cpp splits with custom code
- * (`src/llama-vocab.cpp`, `src/unicode.cpp`): their `tokenizer.json` form is
- * not reachable offline, so the table has no steps for them. The regexes
+ * (`src/llama-vocab.cpp`, `src/unicode.cpp`): the table holds the published
+ * steps (Trinity's, Laguna's), and any other spelling is refused. The regexes
  * llama.cpp lists for the name, as `Split` steps, must match no entry (GGUF
  * output then refuses the tokenizer, naming its steps, unless
  * `--pre-tokenizer NAME` is given).

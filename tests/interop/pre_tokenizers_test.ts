@@ -7,7 +7,10 @@
  * vocabulary is the entry's own model's, those ids equal the ones llama.cpp
  * recorded from the published tokenizer (README.md there). aprkit must
  * recognise the entry's name, and llama.cpp (the judge, vocabulary only) must
- * tokenize every text of aprkit's GGUF as transformers does.
+ * tokenize every text of aprkit's GGUF as transformers does. A fixture made of
+ * a published tokenizer.json itself (`published`: Trinity Large's, Seed-OSS's,
+ * Granite 4.0's) is also judged under the name the converter gives it by its
+ * hash, where that is another.
  */
 
 import assert from "node:assert/strict";
@@ -26,6 +29,8 @@ const FIXTURES = new URL("../testdata/tokenizers/pre_tokenizers/", import.meta.u
 interface Fixture {
   name: string;
   vocabulary: string;
+  /** The published tokenizer.json the fixture is made of, and the converter's name for it. */
+  published?: { model: string; converter_name: string | null };
   texts: string[];
   ids: number[][];
   tokenizer: {
@@ -36,14 +41,16 @@ interface Fixture {
 
 /**
  * Texts where llama.cpp's regexes for the name split differently from the
- * Hugging Face regex they stand for, with the reason (fixture → text → why).
- * Each must still differ, so the list stays true.
+ * Hugging Face regex they stand for, with the reason (fixture's file → text →
+ * why). Each must still differ, so the list stays true.
  */
 const NFC =
   "the tokenizer.json normalises to NFC (e + U+0301 → é); llama.cpp applies no normaliser";
 const KNOWN_DIFFERENCES: Record<string, Record<string, string>> = {
   "command-r": { "e\u0301 decomposed accent": NFC },
   olmo: { "e\u0301 decomposed accent": NFC },
+  // ByteDance-Seed/Seed-OSS-36B-Base's published tokenizer.json normalises to NFC.
+  "seed-coder-seed-oss": { "e\u0301 decomposed accent": NFC },
   // poolside/Laguna-XS.2's steps (the converter writes laguna for them); no
   // name llama.cpp knows splits \r\n as they do.
   laguna: {
@@ -52,8 +59,16 @@ const KNOWN_DIFFERENCES: Record<string, Record<string, string>> = {
   },
 };
 
-/** The folder's other files: make_fixtures.py's summary, the converter's names, the census's chains. */
-const NOT_FIXTURES = new Set(["summary.json", "converter_names.json", "census_chains.json"]);
+/**
+ * The folder's other files: make_fixtures.py's summary, the converter's names,
+ * the census's chains and the published files' chains.
+ */
+const NOT_FIXTURES = new Set([
+  "summary.json",
+  "converter_names.json",
+  "census_chains.json",
+  "published_chains.json",
+]);
 
 async function fixtures(): Promise<[string, Fixture][]> {
   const out: [string, Fixture][] = [];
@@ -108,7 +123,7 @@ async function judge(jobs: Job[]): Promise<void> {
       fixture.texts,
       results[i]!,
       fixture.ids,
-      KNOWN_DIFFERENCES[fixture.name],
+      KNOWN_DIFFERENCES[key.split("-as-")[0]!],
     );
     report.push(...differences);
     console.log(`${key} (${name}): ${same}/${fixture.texts.length} as transformers`);
@@ -124,7 +139,13 @@ Deno.test("pre-tokenizer table: each fixture is recognised as its entry, and lla
     for (const [key, fixture] of all) {
       assert.equal(recognisePreTokenizer(fixture.tokenizer)?.name, fixture.name, key);
       jobs.push(await ggufOf(dir, key, fixture));
+      // The converter's name for the published file (Granite 4.0's dbrx), where another.
+      const converter = fixture.published?.converter_name;
+      if (typeof converter === "string" && converter !== fixture.name) {
+        jobs.push(await ggufOf(dir, `${key}-as-${converter}`, fixture, converter));
+      }
     }
+    assert.ok(jobs.some((j) => j.key === "smaug-bpe-granite-4.0-as-dbrx"));
     await judge(jobs);
   });
 });

@@ -5,6 +5,7 @@ import {
   PRE_TOKENIZERS,
   type PreTokenizerEntry,
   recognisePreTokenizer,
+  tokenizeAlike,
 } from "../../src/tokenizer/pre_tokenizers.ts";
 
 Deno.test("PRE_TOKENIZERS: one entry per name, each naming its published model", () => {
@@ -117,5 +118,40 @@ Deno.test("recognisePreTokenizer(): the published chains a census of Hub tokeniz
       chain.entry,
       `${chain.pattern} (${chain.models[0]})`,
     );
+  }
+});
+
+Deno.test("recognisePreTokenizer(): published tokenizer.json files (Trinity Large's, Seed-OSS's, Granite 4.0's) are recognised as an entry llama.cpp runs alike with the name the converter gives them by their hash", async () => {
+  const published = JSON.parse(
+    await Deno.readTextFile(
+      new URL("../testdata/tokenizers/pre_tokenizers/published_chains.json", import.meta.url),
+    ),
+  ) as {
+    chains: {
+      model: string;
+      converter_name: string;
+      entry: string;
+      normalizer: unknown;
+      pre_tokenizer: unknown;
+      ignore_merges: boolean;
+    }[];
+  };
+  const models = published.chains.map((c) => c.model);
+  for (
+    const model of [
+      "arcee-ai/Trinity-Large-Base",
+      "ByteDance-Seed/Seed-OSS-36B-Base",
+      "ibm-granite/granite-4.0-350m-base",
+    ]
+  ) assert.ok(models.includes(model), model);
+  for (const chain of published.chains) {
+    // The file's own normaliser, pre-tokenizer and ignore_merges, as published.
+    const tokenizer = {
+      model: { type: "BPE", ignore_merges: chain.ignore_merges },
+      normalizer: chain.normalizer,
+      pre_tokenizer: chain.pre_tokenizer,
+    };
+    assert.equal(recognisePreTokenizer(tokenizer)?.name, chain.entry, chain.model);
+    assert.ok(tokenizeAlike(chain.entry, chain.converter_name), `${chain.model}: ${chain.entry}`);
   }
 });

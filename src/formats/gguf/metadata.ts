@@ -567,8 +567,8 @@ function refuseUnknownPreTokenizer(metadata: ModelMetadata): never {
   const hint = custom === undefined
     ? ""
     : `; the converter's name for the published ${String(metadata.architecture)} tokenizer is ` +
-      `"${custom}" (llama.cpp splits it with custom code whose tokenizer.json form aprkit does ` +
-      `not know): preTokenizer: "${custom}" writes that name for it`;
+      `"${custom}" (llama.cpp splits it with custom code; aprkit recognises it only in the ` +
+      `published tokenizer.json's steps): preTokenizer: "${custom}" writes that name for it`;
   throw new UsageError(
     `Cannot write GGUF: tokenizer.json's pre-tokenizer (${
       typeof found === "string" ? found : "none recorded"
