@@ -1046,6 +1046,67 @@ Deno.test("config attack: an in-range value llama.cpp hard-codes otherwise is on
 });
 
 /**
+ * Laguna's global `num_attention_heads` beside `num_attention_heads_per_layer`:
+ * transformers builds each layer from the list and sizes heads by `head_dim`
+ * (its config always has one), and the converter's per-layer
+ * `attention.head_count` replaces the count `TextModel` wrote, with
+ * `key_length` from `head_dim`; so one off by one changes neither (the
+ * fixture's logits are equal in transformers 5.18 with 3, 4 and 5). Without
+ * the list it is every layer's count, which the tensors are checked against.
+ */
+Deno.test("config attack: Laguna's num_attention_heads beside num_attention_heads_per_layer changes nothing in the GGUF; without the list the tensors check it", async () => {
+  await withTempDir(async (tmp) => {
+    const base = join(tmp, "base.gguf");
+    equal((await apr(["convert", testdata("families/hf/laguna"), "-o", base])).code, 0);
+    for (const heads of [3, 5]) {
+      const folder = await mutated(join(tmp, `l${heads}`), "families/hf/laguna", [
+        "num_attention_heads",
+      ], heads);
+      const out = join(tmp, `l${heads}.gguf`);
+      equal((await apr(["convert", folder, "-o", out])).code, 0, `num_attention_heads ${heads}`);
+      deepEqual(
+        await ggufEverything(out),
+        await ggufEverything(base),
+        `num_attention_heads ${heads}`,
+      );
+    }
+    const folder = await mutated(
+      join(tmp, "nolist"),
+      "families/hf/laguna",
+      ["num_attention_heads_per_layer"],
+      undefined,
+    );
+    const out = join(tmp, "nolist.gguf");
+    const run = await apr(["convert", folder, "-o", out]);
+    await assertRefused(run, out, folder, "laguna without num_attention_heads_per_layer");
+    match(
+      run.stderr,
+      /layers\.1\.self_attn\.o_proj\.weight": shape \[64, 32\], expected \[64, 64\] \(config\.json: hidden_size 64, num_attention_heads 4/,
+    );
+  });
+});
+
+/** Every metadata pair but the name (from the folder's) and every tensor's bytes. */
+async function ggufEverything(path: string): Promise<unknown> {
+  const source = await openFileSource(path);
+  try {
+    const h = await parseGgufHeader(source);
+    const bytes = await Deno.readFile(path);
+    return {
+      kv: [...h.kv].filter(([k]) => k !== "general.name").map(([k, v]) => [k, v.value]),
+      tensors: h.tensors.map((t) => [
+        t.name,
+        t.dtype,
+        t.ne.join("x"),
+        bytes.subarray(h.dataOffset + t.offset, h.dataOffset + t.offset + t.byteLength),
+      ]),
+    };
+  } finally {
+    await source.close();
+  }
+}
+
+/**
  * Integer fields of the families' config classes that size nothing aprkit
  * builds: token ids, indices and offsets (Gemma 3n's audio `vocab_offset`
  * is an id, 262272), context lengths and windows, scalars,
