@@ -392,17 +392,27 @@ for (const run of OPTION_RUNS.filter((r) => r.source === "q8_0")) {
   });
 }
 
-Deno.test("apr convert of a quantized GGUF to a file type refuses requantizing without --allow-requantize: exit 2, one line, nothing written", async () => {
+/** `dir`/q8_0.gguf: aprkit's Q8_0 file of the model, equal to llama-quantize's (checked above). */
+async function q8_0Source(dir: string, model: "dense" | "moe"): Promise<void> {
+  await Deno.writeFile(`${dir}/f32.gguf`, sourceGguf(manifest(model)));
+  await convertModel(`${dir}/f32.gguf`, `${dir}/q8_0.gguf`, { quantize: "q8_0", threads: 0 });
+}
+
+Deno.test("apr convert of a quantized GGUF to a file type, or to the single type q4_k, refuses requantizing without --allow-requantize: exit 2, one line naming file, tensor, type and flag, nothing written", async () => {
   await withTempDir(async (dir) => {
-    await Deno.writeFile(`${dir}/f32.gguf`, sourceGguf(manifest("dense")));
-    await convertModel(`${dir}/f32.gguf`, `${dir}/q8_0.gguf`, { quantize: "q8_0", threads: 0 });
+    await q8_0Source(dir, "dense");
     const out = `${dir}/x.gguf`;
-    const run = await runApr(["convert", `${dir}/q8_0.gguf`, "--quantize", "Q4_K_M", "-o", out]);
-    assertOneLineError(
-      run,
-      /requantizing from type q8_0 is disabled, as in llama-quantize \(--allow-requantize decodes/,
-    );
-    await rejects(Deno.stat(out), Deno.errors.NotFound);
+    // output.weight: Q6_K in Q4_K_M's mix, Q4_K in its --pure file.
+    for (const [quantize, type] of [["Q4_K_M", "Q6_K"], ["q4_k", "Q4_K"]]) {
+      const run = await runApr(["convert", `${dir}/q8_0.gguf`, "--quantize", quantize!, "-o", out]);
+      assertOneLineError(
+        run,
+        `"${dir}/q8_0.gguf"`,
+        `tensor "output.weight" from Q8_0 to ${type}: requantizing from type q8_0 is disabled, ` +
+          "as in llama-quantize (--allow-requantize decodes",
+      );
+      await rejects(Deno.stat(out), Deno.errors.NotFound);
+    }
   });
 });
 
@@ -418,8 +428,7 @@ const REFUSED_Q4_K_M = OPTION_RUNS.find((r) =>
 for (const run of PURE_Q4_K_RUNS) {
   Deno.test(`convertModel() of llama-quantize's ${run.model} Q8_0 file to GGUF q4_k refuses as llama-quantize, and with allowRequantize equals llama-quantize --pure --allow-requantize Q4_K_M`, async () => {
     await withTempDir(async (dir) => {
-      await Deno.writeFile(`${dir}/f32.gguf`, sourceGguf(manifest(run.model)));
-      await convertModel(`${dir}/f32.gguf`, `${dir}/q8_0.gguf`, { quantize: "q8_0", threads: 0 });
+      await q8_0Source(dir, run.model);
       await rejects(
         convertModel(`${dir}/q8_0.gguf`, `${dir}/refused.gguf`, { quantize: "q4_k", threads: 0 }),
         (e: unknown) =>
@@ -437,18 +446,10 @@ for (const run of PURE_Q4_K_RUNS) {
   });
 }
 
-Deno.test("apr convert of a quantized GGUF to the single type q4_k refuses requantizing without --allow-requantize (exit 2, one line naming file, tensor, type and flag, nothing written), and writes it with", async () => {
+Deno.test("apr convert of a quantized GGUF to the single type q4_k with --allow-requantize writes llama-quantize's --pure --allow-requantize Q4_K_M file", async () => {
   await withTempDir(async (dir) => {
-    await Deno.writeFile(`${dir}/f32.gguf`, sourceGguf(manifest("dense")));
-    await convertModel(`${dir}/f32.gguf`, `${dir}/q8_0.gguf`, { quantize: "q8_0", threads: 0 });
+    await q8_0Source(dir, "dense");
     const out = `${dir}/x.gguf`;
-    const refused = await runApr(["convert", `${dir}/q8_0.gguf`, "--quantize", "q4_k", "-o", out]);
-    assertOneLineError(
-      refused,
-      `"${dir}/q8_0.gguf"`,
-      /tensor "output\.weight" from Q8_0 to Q4_K: requantizing from type q8_0 is disabled, as in llama-quantize \(--allow-requantize decodes/,
-    );
-    await rejects(Deno.stat(out), Deno.errors.NotFound);
     const written = await runApr([
       "convert",
       `${dir}/q8_0.gguf`,
