@@ -24,6 +24,7 @@ import { sourceIdentityOf } from "./source_identity.ts";
 import type { SafetensorsSink } from "../formats/safetensors/writer.ts";
 import {
   aprPresetRefusal,
+  ggufPresetOf,
   ImportanceSizeError,
   presetOf,
   QUANTIZE_TARGETS,
@@ -443,7 +444,11 @@ async function convertPart(
     // it); other formats tie it themselves, so a copy is dropped there.
     // A GGUF of a preset's mix is llama-quantize's file (order, dimensions,
     // keys), whether the preset is applied now or was when an APR was made.
-    const quantizedAs = options.quantize ?? recordedPreset(model.header.metadata);
+    // q4_k of a GGUF already quantized: llama-quantize's --pure Q4_K_M file.
+    const quantizedAs = format === "gguf" && options.quantize === "q4_k" &&
+        ggufPresetOf(model.header, "q4_k") !== undefined
+      ? "q4_k_m"
+      : options.quantize ?? recordedPreset(model.header.metadata);
     // Kept blocks quantized again to Q8_0: llama-quantize's Q8_0 file, not the converter's.
     const q8_0Again = requantizedAsQ8_0(model, keptBlocksOptions(format, options));
     const byQuantize = isLlamaQuantizePreset(quantizedAs, q8_0Again);
@@ -991,11 +996,18 @@ function checkOptions(format: OutputFormat, options: ConvertOptions): void {
       `quantize: "${options.quantize}" (a llama-quantize preset) works for GGUF and APR output, not ${format}`,
     );
   }
+  // The single type q4_k of a quantized GGUF is llama-quantize's --pure Q4_K_M
+  // of it (plan_quantization.ts), which requantizes only when told to.
+  const requantizeOnly = options.allowRequantize === true &&
+    !hasLlamaQuantizeFlags({ ...options, allowRequantize: false });
+  const takesFlags = presetOf(options.quantize ?? "none", true) !== undefined ||
+    (options.quantize === "q4_k" && requantizeOnly);
   if (hasLlamaQuantizeFlags(options)) {
-    if (format !== "gguf" || presetOf(options.quantize ?? "none", true) === undefined) {
+    if (format !== "gguf" || !takesFlags) {
       throw new UsageError(
         `${flagsGiven(options)}: for GGUF output with a llama-quantize file type only ` +
-          `(quantize: "q4_k_m", …), not ${format} with quantize: "${options.quantize ?? "none"}"`,
+          `(quantize: "q4_k_m", …; allowRequantize: true with "q4_k" too), not ${format} ` +
+          `with quantize: "${options.quantize ?? "none"}"`,
       );
     }
     llamaQuantizeParams(options);

@@ -17,7 +17,7 @@
  *   `--allow-requantize` (llama-quantize refuses it) unless the preset's
  *   type for it is Q8_0 (Q8_0, MXFP4_MOE).
  * - A single type (`q4_k`, aprkit's own mix, which takes no llama-quantize
- *   flag) keeps MXFP4 and NVFP4 blocks (one note naming the preset that is
+ *   flag but `--allow-requantize`, for a GGUF already in ggml blocks) keeps MXFP4 and NVFP4 blocks (one note naming the preset that is
  *   llama-quantize's file) and refuses the forced Q8_0, as llama-quantize
  *   `--pure` refuses to requantize it.
  *

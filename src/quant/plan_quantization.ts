@@ -486,7 +486,11 @@ export function planModel(
     );
   }
   const ggufTypes = options.ggufTypes === true;
-  const preset = presetOf(to, ggufTypes);
+  const preset = ggufTypes ? ggufPresetOf(header, to) : presetOf(to, false);
+  // q4_k's llama-quantize file is the --pure one.
+  if (preset !== undefined && presetOf(to, ggufTypes) === undefined) {
+    options = { ...options, llamaQuantize: { ...options.llamaQuantize, pure: true } };
+  }
   let plans: TensorPlan[];
   if (preset === undefined) {
     plans = header.tensors.map((t) => withImportance(planTensor(t, options), options));
@@ -516,6 +520,35 @@ export function planModel(
     metadata.total_size = plans.reduce((s, p) => s + p.info.byteLength, 0);
   }
   return { header: { ...header, metadata, tensors: plans.map((p) => p.info) }, plans };
+}
+
+/**
+ * The llama-quantize file type whose file a target's GGUF is:
+ * {@linkcode presetOf}'s, and for the single type `q4_k` of a source already
+ * in ggml blocks (a quantized GGUF) Q4_K_M, planned with `--pure`: a block
+ * tensor whose type changes is then refused as llama-quantize refuses it
+ * ("requantizing from type q8_0 is disabled") unless `allowRequantize`, and
+ * is its bytes with it. aprkit's own mix would decode and quantize such
+ * tensors again unasked (and keep Q6_K, and small matrices, where
+ * llama-quantize makes Q4_K). The MXFP4/NVFP4 blocks kept for GGUF do not
+ * count (kept_block_targets.ts says what becomes of them).
+ *
+ * @param header The incoming header.
+ * @param to The target.
+ * @returns The preset, or `undefined` for a single type of float tensors.
+ */
+export function ggufPresetOf(header: ModelHeader, to: QuantizeTarget): LlamaPreset | undefined {
+  if (to !== "q4_k") return presetOf(to, true);
+  const gguf = { ggufTypes: true };
+  return header.tensors.some((t) => isGgmlBlock(t.dtype) && !keptForGguf(t, gguf))
+    ? "Q4_K_M"
+    : undefined;
+}
+
+/** `ggml_is_quantized`: a ggml block type (not F32/F16/BF16, not APR's own). */
+function isGgmlBlock(dtype: DType): boolean {
+  const spec = DTYPES[dtype];
+  return spec.ggufType !== undefined && spec.blockElements > 1;
 }
 
 /**
@@ -603,8 +636,7 @@ function checkPresetTypes(
 
 /** `ggml_is_quantized(source) && source != target`: a ggml block type quantized again. */
 function requantized(source: DType, target: DType): boolean {
-  const spec = DTYPES[source];
-  return spec.ggufType !== undefined && spec.blockElements > 1 && source !== target;
+  return isGgmlBlock(source) && source !== target;
 }
 
 /**

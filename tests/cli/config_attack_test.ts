@@ -1046,6 +1046,130 @@ Deno.test("config attack: an in-range value llama.cpp hard-codes otherwise is on
 });
 
 /**
+ * Kimi-Linear's published layer plan (`linear_attn_config`, 1-based): the
+ * converter reads only `full_attn_layers` (every other layer delta
+ * attention); transformers sets `full_attn_layers`, then `kda_layers`, so a
+ * layer in neither fails its config validation, one past the end raises, and
+ * one in both is delta attention. Each was written with exit 0 as the
+ * converter reads it (layer 4 in both: latent attention), or refused for
+ * the wrong reason (0, past the end, in `full_attn_layers` only).
+ */
+const KIMI_LAYER_PLANS: { full: number[]; kda: number[]; error: RegExp }[] = [
+  {
+    full: [2, 4],
+    kda: [1],
+    error:
+      /linear_attn_config puts layer 3 in neither full_attn_layers nor kda_layers; each of the 4 layers \(from 1\) must be in one \(transformers refuses the config/,
+  },
+  {
+    full: [2, 4],
+    kda: [1, 3, 4],
+    error:
+      /linear_attn_config puts layer 4 in both full_attn_layers and kda_layers; .*\(transformers makes it delta attention, the converter latent attention\)/,
+  },
+  { full: [2, 4], kda: [1, 3, 5], error: /linear_attn_config\.kda_layers names layer 5 of 4/ },
+  { full: [2, 4], kda: [0, 1, 3], error: /linear_attn_config\.kda_layers is not a positive/ },
+  {
+    full: [2, 4, 6],
+    kda: [1, 3],
+    error: /linear_attn_config\.full_attn_layers names layer 6 of 4/,
+  },
+];
+
+Deno.test("config attack: a Kimi-Linear layer plan that does not put each layer in exactly one of full_attn_layers and kda_layers is one line for GGUF, exit 2, nothing written", async () => {
+  await withTempDir(async (tmp) => {
+    let n = 0;
+    for (const c of KIMI_LAYER_PLANS) {
+      const what = `kimi-linear full_attn_layers ${c.full}, kda_layers ${c.kda}`;
+      const folder = await mutated(
+        join(tmp, `k${n++}`),
+        "families/hf/kimi-linear",
+        ["linear_attn_config", "full_attn_layers"],
+        c.full,
+        [[["linear_attn_config", "kda_layers"], c.kda]],
+      );
+      const out = join(tmp, `k${n}.gguf`);
+      const run = await apr(["convert", folder, "-o", out]);
+      await assertRefused(run, out, folder, what);
+      match(run.stderr, c.error, `${what}: ${run.stderr}`);
+    }
+    // A layer named twice in one list is still in one: both readers agree, as published.
+    const twice = await mutated(
+      join(tmp, "twice"),
+      "families/hf/kimi-linear",
+      ["linear_attn_config", "full_attn_layers"],
+      [2, 4, 4],
+    );
+    const base = join(tmp, "base.gguf");
+    equal((await apr(["convert", testdata("families/hf/kimi-linear"), "-o", base])).code, 0);
+    const out = join(tmp, "twice.gguf");
+    equal((await apr(["convert", twice, "-o", out])).code, 0);
+    deepEqual(await ggufFacts(out), await ggufFacts(base));
+  });
+});
+
+/**
+ * Laguna's global `num_attention_heads` beside `num_attention_heads_per_layer`:
+ * transformers builds each layer from the list and sizes heads by `head_dim`
+ * (its config always has one), and the converter's per-layer
+ * `attention.head_count` replaces the count `TextModel` wrote, with
+ * `key_length` from `head_dim`; so one off by one changes neither (the
+ * fixture's logits are equal in transformers 5.18 with 3, 4 and 5). Without
+ * the list it is every layer's count, which the tensors are checked against.
+ */
+Deno.test("config attack: Laguna's num_attention_heads beside num_attention_heads_per_layer changes nothing in the GGUF; without the list the tensors check it", async () => {
+  await withTempDir(async (tmp) => {
+    const base = join(tmp, "base.gguf");
+    equal((await apr(["convert", testdata("families/hf/laguna"), "-o", base])).code, 0);
+    for (const heads of [3, 5]) {
+      const folder = await mutated(join(tmp, `l${heads}`), "families/hf/laguna", [
+        "num_attention_heads",
+      ], heads);
+      const out = join(tmp, `l${heads}.gguf`);
+      equal((await apr(["convert", folder, "-o", out])).code, 0, `num_attention_heads ${heads}`);
+      deepEqual(
+        await ggufEverything(out),
+        await ggufEverything(base),
+        `num_attention_heads ${heads}`,
+      );
+    }
+    const folder = await mutated(
+      join(tmp, "nolist"),
+      "families/hf/laguna",
+      ["num_attention_heads_per_layer"],
+      undefined,
+    );
+    const out = join(tmp, "nolist.gguf");
+    const run = await apr(["convert", folder, "-o", out]);
+    await assertRefused(run, out, folder, "laguna without num_attention_heads_per_layer");
+    match(
+      run.stderr,
+      /layers\.1\.self_attn\.o_proj\.weight": shape \[64, 32\], expected \[64, 64\] \(config\.json: hidden_size 64, num_attention_heads 4/,
+    );
+  });
+});
+
+/** Every metadata pair but the name (from the folder's) and every tensor's bytes. */
+async function ggufEverything(path: string): Promise<unknown> {
+  const source = await openFileSource(path);
+  try {
+    const h = await parseGgufHeader(source);
+    const bytes = await Deno.readFile(path);
+    return {
+      kv: [...h.kv].filter(([k]) => k !== "general.name").map(([k, v]) => [k, v.value]),
+      tensors: h.tensors.map((t) => [
+        t.name,
+        t.dtype,
+        t.ne.join("x"),
+        bytes.subarray(h.dataOffset + t.offset, h.dataOffset + t.offset + t.byteLength),
+      ]),
+    };
+  } finally {
+    await source.close();
+  }
+}
+
+/**
  * Integer fields of the families' config classes that size nothing aprkit
  * builds: token ids, indices and offsets (Gemma 3n's audio `vocab_offset`
  * is an id, 262272), context lengths and windows, scalars,

@@ -273,7 +273,15 @@ Deno.test("apr convert refuses llama-quantize's flags with a bad value, without 
       [["--quantize", "q4_k_m", "--tensor-type", "attn_q=f99"], /"f99" is not a ggml type/],
       [
         ["--pure"],
-        /--pure: for GGUF output with a llama-quantize file type only \(--quantize q4_k_m, …\), not gguf with --quantize none/,
+        /--pure: for GGUF output with a llama-quantize file type only \(--quantize q4_k_m, …; --allow-requantize with "q4_k" too\), not gguf with --quantize none/,
+      ],
+      [
+        ["--quantize", "q4_k", "--allow-requantize", "--pure"],
+        /--pure, --allow-requantize: for GGUF output with a llama-quantize file type only .*--quantize q4_k/,
+      ],
+      [
+        ["--quantize", "q4_k", "--allow-requantize", "--format", "apr"],
+        /--allow-requantize: for GGUF output .*not apr with --quantize q4_k/,
       ],
       [
         ["--quantize", "f16", "--leave-output-tensor"],
@@ -384,17 +392,76 @@ for (const run of OPTION_RUNS.filter((r) => r.source === "q8_0")) {
   });
 }
 
-Deno.test("apr convert of a quantized GGUF to a file type refuses requantizing without --allow-requantize: exit 2, one line, nothing written", async () => {
+/** `dir`/q8_0.gguf: aprkit's Q8_0 file of the model, equal to llama-quantize's (checked above). */
+async function q8_0Source(dir: string, model: "dense" | "moe"): Promise<void> {
+  await Deno.writeFile(`${dir}/f32.gguf`, sourceGguf(manifest(model)));
+  await convertModel(`${dir}/f32.gguf`, `${dir}/q8_0.gguf`, { quantize: "q8_0", threads: 0 });
+}
+
+Deno.test("apr convert of a quantized GGUF to a file type, or to the single type q4_k, refuses requantizing without --allow-requantize: exit 2, one line naming file, tensor, type and flag, nothing written", async () => {
   await withTempDir(async (dir) => {
-    await Deno.writeFile(`${dir}/f32.gguf`, sourceGguf(manifest("dense")));
-    await convertModel(`${dir}/f32.gguf`, `${dir}/q8_0.gguf`, { quantize: "q8_0", threads: 0 });
+    await q8_0Source(dir, "dense");
     const out = `${dir}/x.gguf`;
-    const run = await runApr(["convert", `${dir}/q8_0.gguf`, "--quantize", "Q4_K_M", "-o", out]);
-    assertOneLineError(
-      run,
-      /requantizing from type q8_0 is disabled, as in llama-quantize \(--allow-requantize decodes/,
-    );
-    await rejects(Deno.stat(out), Deno.errors.NotFound);
+    // output.weight: Q6_K in Q4_K_M's mix, Q4_K in its --pure file.
+    for (const [quantize, type] of [["Q4_K_M", "Q6_K"], ["q4_k", "Q4_K"]]) {
+      const run = await runApr(["convert", `${dir}/q8_0.gguf`, "--quantize", quantize!, "-o", out]);
+      assertOneLineError(
+        run,
+        `"${dir}/q8_0.gguf"`,
+        `tensor "output.weight" from Q8_0 to ${type}: requantizing from type q8_0 is disabled, ` +
+          "as in llama-quantize (--allow-requantize decodes",
+      );
+      await rejects(Deno.stat(out), Deno.errors.NotFound);
+    }
+  });
+});
+
+// The single type q4_k of a GGUF already quantized is llama-quantize's --pure
+// Q4_K_M of it: refused as llama-quantize refuses it, its bytes with the flag.
+const PURE_Q4_K_RUNS = OPTION_RUNS.filter((r) =>
+  r.source === "q8_0" && r.ftype === "Q4_K_M" && r.args.join(" ") === "--allow-requantize --pure"
+);
+const REFUSED_Q4_K_M = OPTION_RUNS.find((r) =>
+  r.source === "q8_0" && r.ftype === "Q4_K_M" && r.args.length === 0
+)!.refused!;
+
+for (const run of PURE_Q4_K_RUNS) {
+  Deno.test(`convertModel() of llama-quantize's ${run.model} Q8_0 file to GGUF q4_k refuses as llama-quantize, and with allowRequantize equals llama-quantize --pure --allow-requantize Q4_K_M`, async () => {
+    await withTempDir(async (dir) => {
+      await q8_0Source(dir, run.model);
+      await rejects(
+        convertModel(`${dir}/q8_0.gguf`, `${dir}/refused.gguf`, { quantize: "q4_k", threads: 0 }),
+        (e: unknown) =>
+          e instanceof UsageError && e.message.includes(REFUSED_Q4_K_M) &&
+          e.message.includes(`"${dir}/q8_0.gguf"`) && /tensor "[^"]+" from Q8_0/.test(e.message),
+      );
+      await rejects(Deno.stat(`${dir}/refused.gguf`), Deno.errors.NotFound);
+      await convertModel(`${dir}/q8_0.gguf`, `${dir}/out.gguf`, {
+        quantize: "q4_k",
+        allowRequantize: true,
+        threads: 0,
+      });
+      assertSameOutput(await outputOf(`${dir}/out.gguf`), run.outputs![0]!);
+    });
+  });
+}
+
+Deno.test("apr convert of a quantized GGUF to the single type q4_k with --allow-requantize writes llama-quantize's --pure --allow-requantize Q4_K_M file", async () => {
+  await withTempDir(async (dir) => {
+    await q8_0Source(dir, "dense");
+    const out = `${dir}/x.gguf`;
+    const written = await runApr([
+      "convert",
+      `${dir}/q8_0.gguf`,
+      "--quantize",
+      "q4_k",
+      "--allow-requantize",
+      "-o",
+      out,
+    ]);
+    assertEquals(written.code, 0, written.stderr);
+    const want = PURE_Q4_K_RUNS.find((r) => r.model === "dense")!.outputs![0]!;
+    assertSameOutput(await outputOf(out), want);
   });
 });
 

@@ -61,6 +61,43 @@ function positive(value: unknown, key: string): number {
 }
 
 /**
+ * The published plan: 1-based `full_attn_layers` (MLA) and `kda_layers`,
+ * each layer in exactly one. The converter reads only `full_attn_layers`
+ * (any other layer is KDA); transformers sets each list's layers in turn, so
+ * a layer in neither fails its config validation, one past the end raises,
+ * 0 wraps to the last layer, and one in both is KDA. A plan otherwise would
+ * be written as the converter reads it and run as another model, or as none.
+ */
+function publishedLayers(n: number, fullLayers: unknown[], kdaLayers: unknown[]): boolean[] {
+  const listed = (list: unknown[], key: string) =>
+    new Set(list.map((layer) => {
+      const at = positive(layer, `linear_attn_config.${key}`);
+      if (at > n) {
+        throw new RangeError(`config.json: linear_attn_config.${key} names layer ${at} of ${n}`);
+      }
+      return at;
+    }));
+  const full = listed(fullLayers, "full_attn_layers");
+  const kda = listed(kdaLayers, "kda_layers");
+  for (let at = 1; at <= n; at++) {
+    if (full.has(at) === kda.has(at)) {
+      const both = full.has(at);
+      throw new RangeError(
+        `config.json: linear_attn_config puts layer ${at} in ` +
+          (both
+            ? "both full_attn_layers and kda_layers"
+            : "neither full_attn_layers nor kda_layers") +
+          `; each of the ${n} layers (from 1) must be in one (` +
+          (both
+            ? "transformers makes it delta attention, the converter latent attention)"
+            : "transformers refuses the config, the converter makes it delta attention)"),
+      );
+    }
+  }
+  return Array.from({ length: n }, (_, i) => full.has(i + 1));
+}
+
+/**
  * `KimiLinearConfig.__post_init__`: `layer_types` if given, else
  * `linear_attn_config`'s 1-based `full_attn_layers`/`kda_layers`, else every
  * 4th layer from layer 4 on; the KDA sizes from `linear_attn_config` before
@@ -82,16 +119,7 @@ export function kimiLayers(hparams: Readonly<Record<string, unknown>>): KimiLaye
     }
     full = types.map((t) => t === "full_attention");
   } else if (Array.isArray(linear["full_attn_layers"]) && Array.isArray(linear["kda_layers"])) {
-    full = Array.from({ length: n }, () => false);
-    for (const layer of linear["full_attn_layers"] as unknown[]) {
-      const i = positive(layer, "linear_attn_config.full_attn_layers") - 1;
-      if (i >= n) {
-        throw new RangeError(
-          `config.json: linear_attn_config.full_attn_layers names layer ${i + 1} of ${n}`,
-        );
-      }
-      full[i] = true;
-    }
+    full = publishedLayers(n, linear["full_attn_layers"], linear["kda_layers"]);
   } else full = Array.from({ length: n }, (_, i) => i > 0 && i % 4 === 0);
   const mlp = hparams["mlp_layer_types"];
   let dense: boolean[];

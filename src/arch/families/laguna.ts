@@ -29,7 +29,15 @@ function layers(w: KvWriter): number {
   return w.need("num_hidden_layers");
 }
 
-/** The query heads of each layer (`num_attention_heads_per_layer`, else the one count). */
+/**
+ * The query heads of each layer (`num_attention_heads_per_layer`, else the
+ * one count). Beside the list, `num_attention_heads` computes nothing:
+ * transformers builds each layer from the list and sizes heads by
+ * `head_dim` (its config always has one), and the converter's per-layer
+ * `head_count` replaces the count `TextModel` wrote (key_length from
+ * `head_dim`); so it stays a written field, read only without the list
+ * (Laguna M.1), where the tensors are checked against it.
+ */
 function headsPerLayer(w: KvWriter): number[] {
   const heads = w.find("num_attention_heads_per_layer");
   if (Array.isArray(heads) && heads.length > 0) return heads as number[];

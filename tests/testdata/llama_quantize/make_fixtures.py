@@ -353,6 +353,9 @@ OPTION_RUNS = [
     ("dense", "q8_0", ["--allow-requantize", "--leave-output-tensor"], "Q5_K_S"),
     ("dense", "q8_0", ["--allow-requantize", "--pure"], "Q4_0"),
     ("moe", "q8_0", ["--allow-requantize"], "Q3_K_M"),
+    # aprkit's single type q4_k of a quantized GGUF is this --pure file (refused without the flag).
+    ("dense", "q8_0", ["--allow-requantize", "--pure"], "Q4_K_M"),
+    ("moe", "q8_0", ["--allow-requantize", "--pure"], "Q4_K_M"),
     ("dense", "f32", ["--tensor-type", "token_embd=q8_0", "--tensor-type", "output=q4_k"], "Q5_K_M"),
     ("dense", "split", [], "Q4_K_M"),
     ("dense", "split", ["--keep-split"], "Q4_K_M"),
