@@ -84,9 +84,38 @@ export function indexerUnsupported(w: KvWriter): string | undefined {
 }
 
 /**
+ * What of a YaRN config llama.cpp's `deepseek32` and `glm-dsa` scale
+ * otherwise than transformers, or `undefined`. llama.cpp takes YaRN's
+ * `mscale` as 1 on every architecture but `deepseek2` (src/llama-context.cpp
+ * reads it from `mscale_all_dim` for `LLM_ARCH_DEEPSEEK2` alone), so its
+ * rotated dims are scaled by mscale(1)/mscale(all) and every score by
+ * mscale(1)² (the graphs' `kq_scale`), where transformers scales them by
+ * `attention_factor` (else mscale(mscale)/mscale(all)) and mscale(all)²:
+ * equal for a factor above 1 only with both 1, as DeepSeek-V3.2's
+ * config.json has them. Measured on the deepseek32 fixture's weights with
+ * both 0.707 (DeepSeek-V2's): the converter's file 1.92 off transformers'
+ * log-probs; mscale 1 with mscale_all_dim 0.707: 0.67 (glm-dsa's with both
+ * 0.707: 3.00).
+ */
+export function yarnUnsupported(w: KvWriter): string | undefined {
+  const rope = w.rope;
+  if ((rope["rope_type"] ?? rope["type"]) !== "yarn") return undefined;
+  const factor = typeof rope["factor"] === "number" ? rope["factor"] : 1;
+  if (factor <= 1) return undefined;
+  const m = rope["mscale"] ?? null;
+  const all = rope["mscale_all_dim"] ?? null;
+  const attention = rope["attention_factor"] ?? null;
+  if (m === 1 && all === 1 && (attention === null || attention === 1)) return undefined;
+  return `its config.json has YaRN mscale ${JSON.stringify(m)} and mscale_all_dim ` +
+    `${JSON.stringify(all)}${attention === null ? "" : ` with attention_factor ${attention}`}: ` +
+    `llama.cpp's ${w.arch} scales attention as with both 1 (DeepSeek-V3.2's; it reads mscale ` +
+    `for deepseek2 alone): log-probs 0.7–3 apart from transformers' on the fixtures' weights`;
+}
+
+/**
  * What of a config llama.cpp's `deepseek32` cannot take, or `undefined`.
  */
-function configUnsupported(w: KvWriter): string | undefined {
+function unsupported(w: KvWriter): string | undefined {
   const mla = deepseek2Unsupported(w);
   if (mla !== undefined) return mla;
   if (w.hparams["q_lora_rank"] == null) {
@@ -100,25 +129,7 @@ function configUnsupported(w: KvWriter): string | undefined {
       "expert_gating_func, which llama.cpp's converter writes from it (published configs say " +
       '"sigmoid", as transformers scores)';
   }
-  return indexerUnsupported(w);
-}
-
-/**
- * Why no DeepSeek-V3.2 is written as GGUF. Measured on the deepseek32 fixture
- * (tests/testdata/families): llama.cpp runs the converter's own F32 file,
- * which aprkit's equals tensor for tensor (and the BF16/Q8_0/Q4_K_M/Q5_K_S
- * files too), 0.49–3.06 off transformers' log-probs; with `index_topk` above
- * the sequence (no token dropped) still 0.33–1.32, where the same weights
- * written as a deepseek2 file agree with transformers. So llama.cpp's
- * deepseek32 graph itself computes otherwise, whatever the indexer selects.
- */
-const GRAPH_DIFFERS = "llama.cpp's deepseek32 graph (the llama.cpp node-llama-cpp 3.22.1 " +
-  "runs) computes DeepseekV32ForCausalLM otherwise than transformers (log-probs 0.5–3 apart " +
-  "on a converted checkpoint, even with every token kept by the indexer)";
-
-/** What of a config llama.cpp cannot take first, then why none is written. */
-function unsupported(w: KvWriter): string {
-  return configUnsupported(w) ?? GRAPH_DIFFERS;
+  return yarnUnsupported(w) ?? indexerUnsupported(w);
 }
 
 /** The DSA indexer's tensors, as DeepSeek-V3.2 and GLM-5 name them. */

@@ -10,7 +10,9 @@
  * `partial_rotary_factor`, and `indexer_types` (which layers run their own
  * indexer, `"full"`, and which reuse the previous one's selection) written
  * as `attention.indexer.types`: without it llama.cpp assumes GLM-5.2's
- * pattern for a context of 2²⁰ tokens or more.
+ * pattern for a context of 2²⁰ tokens or more. Its indexer rotates adjacent
+ * pairs (transformers' `apply_rotary_pos_emb_interleave`, llama.cpp's NORM),
+ * not V3.2's halves; nothing is permuted either way.
  *
  * realizar has no GLM model: APR output keeps the checkpoint's tensors under
  * their Hugging Face names.
@@ -25,6 +27,7 @@ import {
   indexerUnsupported,
   writeIndexerKv,
   writeMlaWithNextnKv,
+  yarnUnsupported,
 } from "./deepseek32.ts";
 import { deepseek2Unsupported } from "./deepseek2.ts";
 import { GLM_SPECIAL_TOKENS } from "./glm4moe.ts";
@@ -47,27 +50,11 @@ function writeGlmDsaKv(w: KvWriter): void {
   }
 }
 
-/**
- * Why no GLM-5 is written as GGUF. Measured on the glm-dsa fixture
- * (tests/testdata/families): aprkit's files equal the converter's (F32,
- * BF16, Q8_0; llama-quantize's Q4_K_M, Q5_K_S), but llama.cpp runs them
- * 0.68–2.63 off transformers' log-probs (greedy tokens differ), as it runs
- * DeepSeek-V3.2 (deepseek32.ts).
- */
-const GRAPH_DIFFERS = "llama.cpp's glm-dsa graph (the llama.cpp node-llama-cpp 3.22.1 runs) " +
-  "computes GlmMoeDsaForCausalLM otherwise than transformers (log-probs 0.7–2.6 apart on a " +
-  "converted checkpoint)";
-
-/** What of a config llama.cpp cannot take first, then why none is written. */
-function unsupported(w: KvWriter): string {
-  return configUnsupported(w) ?? GRAPH_DIFFERS;
-}
-
 /** What of a config llama.cpp's `glm-dsa` cannot take, or `undefined`. */
-function configUnsupported(w: KvWriter): string | undefined {
+function unsupported(w: KvWriter): string | undefined {
   // Without scoring_func the converter writes no expert_gating_func, and
   // llama.cpp's glm-dsa takes a sigmoid, as transformers scores.
-  return deepseek2Unsupported(w, "sigmoid") ?? indexerUnsupported(w);
+  return deepseek2Unsupported(w, "sigmoid") ?? yarnUnsupported(w) ?? indexerUnsupported(w);
 }
 
 /** GLM-5. */

@@ -1180,24 +1180,35 @@ HUB_LAYER_TYPES = {"granite-hybrid": {"linear_attention": "mamba", "full_attenti
 # attention is sparse, so an indexer run otherwise would show. scoring_func
 # as the published config.json has it (not a DeepseekV32Config field; without
 # it the converter writes no expert_gating_func, which llama.cpp's deepseek32
-# requires).
+# requires). YaRN with mscale and mscale_all_dim 1, as DeepSeek-V3.2's
+# config.json has them (deepseek3's 0.707 are DeepSeek-V2's): llama.cpp's
+# deepseek32 reads mscale for deepseek2 alone and scales attention as with 1
+# (with 0.707 it runs the converter's file 1.92 off transformers).
+DEEPSEEK32_YARN = {**FAMILIES["deepseek3"][2]["rope_parameters"], "mscale": 1.0, "mscale_all_dim": 1.0}
 FAMILIES["deepseek32"] = (
     "DeepseekV32Config", "DeepseekV32ForCausalLM",
-    {**FAMILIES["deepseek3"][2], "index_topk": 16, "index_head_dim": 64, "index_n_heads": 8},
+    {**FAMILIES["deepseek3"][2], "index_topk": 16, "index_head_dim": 64, "index_n_heads": 8,
+     "rope_parameters": DEEPSEEK32_YARN},
     "llama3",
     {"rope scaling (yarn)": FAMILIES["deepseek3"][4]["rope scaling (yarn)"],
      "indexer top-k": {"index_topk": 2048},
      "routed scaling": FAMILIES["deepseek3"][4]["routed scaling"]},
 )
 
-# GLM-5's shape: deepseek32's MLA, indexer and sizes with GLM's tokenizer
-# and GLM-4.5's router (one expert group).
+# GLM-5's shape: deepseek32's MLA, indexer and sizes with GLM's tokenizer,
+# GLM-4.5's router (one expert group) and GLM-5's RoPE (no scaling, base
+# 10^6); layer 1 reuses layer 0's indexer selection (indexer_types, as
+# GLM-5.2's "shared" layers; it has no indexer tensors of its own, so no
+# ablation can switch it off, and llama.cpp can compute it only by sharing).
 FAMILIES["glm-dsa"] = (
     "GlmMoeDsaConfig", "GlmMoeDsaForCausalLM",
     {**FAMILIES["deepseek32"][2], "n_group": 1, "topk_group": 1,
+     "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0},
+     "indexer_types": ["full", "shared"],
      "pad_token_id": VOCAB - 10, "eos_token_id": [VOCAB - 10, VOCAB - 3, VOCAB - 1]},
     "glm",
-    {key: value for key, value in FAMILIES["deepseek32"][4].items()},
+    {"indexer top-k": FAMILIES["deepseek32"][4]["indexer top-k"],
+     "routed scaling": FAMILIES["deepseek32"][4]["routed scaling"]},
 )
 
 # Mellum 2's block: Qwen3-MoE's attention with per-head Q/K norms and
