@@ -32,6 +32,24 @@ Deno.test("deepseek2: a config llama.cpp would run otherwise than transformers i
   assert.match(refusal({ rope_interleave: false })!, /rope_interleave false/);
 });
 
+Deno.test("deepseek2: YaRN's mscale other than mscale_all_dim is refused (llama.cpp's deepseek2 reads only the latter), naming both", () => {
+  const yarn = CONFIG["rope_parameters"] as Record<string, unknown>;
+  const rope = (change: Record<string, unknown>) =>
+    refusal({ rope_parameters: { ...yarn, ...change } });
+  // The fixture: DeepSeek-V3's 0.707 and 0.707; Kimi-K2's 1 and 1.
+  assert.equal(rope({}), undefined);
+  assert.equal(rope({ mscale: 1, mscale_all_dim: 1 }), undefined);
+  // Measured 0.27 off transformers on the fixture's weights.
+  assert.match(
+    rope({ mscale: 1 })!,
+    /YaRN mscale 1 and mscale_all_dim 0\.707: llama\.cpp's deepseek2 reads only mscale_all_dim/,
+  );
+  assert.match(rope({ mscale: undefined })!, /YaRN mscale null and mscale_all_dim 0\.707/);
+  // Without mscale_all_dim both fall back to YaRN's own scale; at a factor of 1 nothing scales.
+  assert.equal(rope({ mscale: 1, mscale_all_dim: undefined }), undefined);
+  assert.equal(rope({ mscale: 1, factor: 1 }), undefined);
+});
+
 Deno.test("deepseek2: multi-token-prediction layers (from num_hidden_layers on) are dropped, as the converter drops them", () => {
   const w = new KvWriter({ ...CONFIG, num_hidden_layers: 61 }, "deepseek2");
   const drops = DEEPSEEK2.gguf!.drops!;

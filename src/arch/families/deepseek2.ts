@@ -108,6 +108,32 @@ function isV3(h: Readonly<Record<string, unknown>>): boolean {
 }
 
 /**
+ * YaRN's two magnitude scales as llama.cpp's deepseek2 can take them, or why
+ * not. transformers scales the rotated dims by mscale(`mscale`) /
+ * mscale(`mscale_all_dim`) and every score by mscale(`mscale_all_dim`)²;
+ * the converter writes only `mscale_all_dim` (as `yarn_log_multiplier`) and
+ * llama.cpp's deepseek2 uses it for both, so the two agree only when the
+ * config's are equal (DeepSeek-V2/V3's 0.707 and 0.707, Kimi-K2's 1 and 1).
+ * Measured on the deepseek3 fixture's weights: `mscale` 1 beside
+ * `mscale_all_dim` 0.707 runs 0.27 off transformers' log-probs.
+ */
+function yarnScaleUnsupported(w: KvWriter): string | undefined {
+  // deepseek32 and glm-dsa read neither (their own rule, yarnUnsupported).
+  if (w.arch !== "deepseek2") return undefined;
+  const rope = w.rope;
+  if ((rope["rope_type"] ?? rope["type"]) !== "yarn") return undefined;
+  const factor = typeof rope["factor"] === "number" ? rope["factor"] : 1;
+  const all = rope["mscale_all_dim"];
+  // Without mscale_all_dim transformers falls back to YaRN's plain scale, as llama.cpp does.
+  if (factor <= 1 || typeof all !== "number" || all === 0) return undefined;
+  const m = rope["mscale"];
+  if (m === all) return undefined;
+  return `its config.json has YaRN mscale ${JSON.stringify(m ?? null)} and mscale_all_dim ` +
+    `${all}: llama.cpp's ${w.arch} reads only mscale_all_dim and scales attention as if ` +
+    `mscale were equal to it (every published DeepSeek-V2/V3 config has them equal)`;
+}
+
+/**
  * What of a config llama.cpp's `deepseek2` (and `deepseek32`) would run
  * otherwise than transformers, or `undefined`.
  */
@@ -140,6 +166,8 @@ export function deepseek2Unsupported(
     return "its config.json has rope_interleave false: llama.cpp's deepseek2 rotates " +
       "adjacent pairs (rope_interleave true, every published DeepSeek model)";
   }
+  const yarn = yarnScaleUnsupported(w);
+  if (yarn !== undefined) return yarn;
   // V2's group_limited_greedy ranks groups by their best expert; llama.cpp's
   // deepseek2 by the sum of their best two (V3's noaux_tc), and with groups
   // written it always groups, which V2's greedy does not.
