@@ -70,6 +70,7 @@ import { reorderQkRows } from "./qk_row_layout.ts";
 import {
   assertGgufFamily,
   assertGgufMadeTensors,
+  converterConvertsAnyway,
   converterKeepsSourceFloats,
   converterQuantizesEveryMatrix,
   requireGgufVocabulary,
@@ -534,6 +535,10 @@ async function convertPart(
           ...(format === "gguf" && options.keepNames !== true && !q8_0Again &&
               converterQuantizesEveryMatrix(model.header.metadata)
             ? { everyMatrix: true }
+            : {}),
+          ...(format === "gguf" && options.keepNames !== true && !q8_0Again &&
+              converterConvertsAnyway(model.header.metadata) !== undefined
+            ? { convertedAnyway: converterConvertsAnyway(model.header.metadata)! }
             : {}),
           ...(q8_0Again ? { llamaQuantizeQ8_0: true } : {}),
           ...(format === "gguf" && options.keepNames !== true && !q8_0Again &&
