@@ -263,8 +263,10 @@ const NEMOTRON_H_FIELDS: ConfigFields = {
   ],
   checked: [
     "time_step_limit",
-    // Against the attention-then-MoE layer the converter hard-codes (the MoE variant's).
+    // Against the attention-then-MoE layer the converter hard-codes (the MoE variant's);
+    // the published configs' spelling too, which transformers reads into it.
     "mtp_layers_block_type",
+    "mtp_hybrid_override_pattern",
   ],
   assumed: [
     activation("mamba_hidden_act", SILU),
@@ -339,6 +341,9 @@ export const NEMOTRON_H: Family = {
     unsupported,
     llamaKeys: true,
     made: (tensors, w) => ssmTensors(tensors, w, BLOCKS, SSM),
+    // Multi-token-prediction tensors where config.json counts none (or the model is
+    // dense), left out as --no-mtp does: the converter could not map them.
+    drops: (name, w) => name.startsWith("mtp.") && mtpBlocks(w.hparams) === 0,
     ...DT_BIAS_NAMES,
   },
 };
@@ -361,8 +366,8 @@ export const NEMOTRON_H_MOE: Family = {
     ["ffn_down_shexp", "mixer.shared_experts.down_proj"],
     ["ffn_latent_down", "mixer.fc1_latent_proj"],
     ["ffn_latent_up", "mixer.fc2_latent_proj"],
-    // The multi-token-prediction block's own (mtpSourceName).
-    ...NEXTN_BLOCK,
+    // The multi-token-prediction block's own (mtpSourceName): it shares the embedding and head.
+    ...NEXTN_BLOCK.filter(([g]) => !["nextn.embed_tokens", "nextn.shared_head_head"].includes(g)),
     ["post_attention_norm", "post_attention_layernorm"],
   ],
   experts: {
