@@ -1051,6 +1051,21 @@ const HARD_CODED: {
     value: 65,
     error:
       /config\.json has ple_embed_dim 65, not its hidden_size 64; llama\.cpp's qwen4exp reads the n-gram embedding hidden_size wide/,
+  }, // transformers biases Nemotron-H MoE's shared expert and latent projections by it;
+  // llama.cpp loads no such bias.
+  {
+    fixture: "families/hf/nemotron-h-latent-mtp",
+    at: ["mlp_bias"],
+    value: true,
+    error:
+      /mlp_bias true; llama\.cpp's nemotron_h_moe loads no bias for the shared expert or the latent projections/,
+  },
+  // The converter folds Nemotron-H's MTP layers into one block (it asserts one).
+  {
+    fixture: "families/hf/nemotron-h-latent-mtp",
+    at: ["num_nextn_predict_layers"],
+    value: 2,
+    error: /num_nextn_predict_layers 2; llama\.cpp's converter folds .* into one block/,
   },
 ];
 
