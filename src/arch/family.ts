@@ -217,6 +217,16 @@ export interface GgufSupport {
    */
   readonly quantizesEveryMatrix?: boolean;
   /**
+   * Matrices (GGUF names) its converter class converts to its `--outtype`
+   * though the converter's F32 list names their kind: the list is matched
+   * with the block number of the checkpoint's name, which a tensor renamed
+   * into another block misses (Nemotron-H's multi-token-prediction router,
+   * `mtp.layers.1.mixer.gate` written as the block after the trunk's).
+   *
+   * @param hparams `config.json`.
+   */
+  convertedAnyway?(hparams: Readonly<Record<string, unknown>>): readonly string[];
+  /**
    * Write the family's `{arch}.*` keys and `general.file_type` (via
    * `w.fileType()`), in the order llama.cpp's converter's
    * `set_gguf_parameters` does.

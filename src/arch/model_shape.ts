@@ -69,6 +69,7 @@ type Size =
   | "valueLength"
   | "ff"
   | "experts"
+  | "latent"
   | "vocab";
 
 /** The hyperparameters a shape follows from; `undefined`: not one number for the model. */
@@ -99,6 +100,12 @@ interface Dims {
   readonly valueLength?: number | undefined;
   readonly ff?: number | undefined;
   readonly experts?: number | undefined;
+  /**
+   * The width the routed experts read and write, where it is not the hidden
+   * size (Nemotron 3 Super's LatentMoE: `moe_latent_size`, the latent
+   * projections between).
+   */
+  readonly latent?: number | undefined;
   /** The token embedding's rows (`vocab_size`), where the config says them. */
   readonly vocab?: number | undefined;
 }
@@ -157,6 +164,11 @@ const READ_RESIDUAL = new Set([
 ]);
 /** Matrices writing the residual stream (their rows are the hidden size). */
 const WRITE_RESIDUAL = new Set(["ATTN_OUT", "FFN_DOWN", "FFN_DOWN_SHEXP", "FFN_DOWN_EXP"]);
+/**
+ * A LatentMoE's projections into and out of the experts' width (`latent`,
+ * the hidden size where the config gives none, as llama.cpp loads them).
+ */
+const LATENT_PROJECTIONS = new Set(["MOE_LATENT_DOWN", "MOE_LATENT_UP"]);
 /** Stacked experts: a leading dimension of the expert count. */
 const EXPERT_STACKS = new Set([
   "FFN_GATE_EXP",
@@ -254,8 +266,12 @@ function sizesOf(kind: string, d: Dims): string {
     ? ["hidden"]
     : kind.startsWith("ATTN_")
     ? ["hidden", "heads", "kvHeads", "keyLength", "valueLength"]
-    : kind.endsWith("_EXP") || kind === "FFN_GATE_INP"
+    : kind.endsWith("_EXP")
+    ? ["hidden", "latent", "experts"]
+    : kind === "FFN_GATE_INP"
     ? ["hidden", "experts"]
+    : LATENT_PROJECTIONS.has(kind)
+    ? ["hidden", "latent"]
     : kind.startsWith("FFN_")
     ? ["hidden", "ff"]
     : kind === "TOKEN_EMBD"
@@ -279,13 +295,17 @@ function expected(k: Kinded, d: Dims, arch: string): (number | undefined)[] | un
     return undefined;
   }
   if (RESIDUAL_NORMS.has(kind)) return [d.hidden];
+  if (kind === "MOE_LATENT_DOWN") return [d.latent ?? d.hidden, d.hidden];
+  if (kind === "MOE_LATENT_UP") return [d.hidden, d.latent ?? d.hidden];
   const lead = stacked ? [d.experts] : [];
+  // Routed experts read and write the latent width where there is one.
+  const hidden = EXPERT_STACKS.has(kind) ? d.latent ?? d.hidden : d.hidden;
   if (WRITE_RESIDUAL.has(kind)) {
     const ff = kind === "FFN_DOWN" && !IRREGULAR_FF.has(arch) ? d.ff : undefined;
     const attn = kind === "ATTN_OUT" && !IRREGULAR_HEADS.has(arch) && d.heads !== undefined
       ? d.heads * (d.valueLength ?? d.keyLength ?? d.hidden / d.heads)
       : undefined;
-    return [...lead, d.hidden, ff ?? attn];
+    return [...lead, hidden, ff ?? attn];
   }
   if (READ_RESIDUAL.has(kind)) {
     const head = d.heads === undefined ? undefined : d.keyLength ?? d.hidden / d.heads;
@@ -304,7 +324,7 @@ function expected(k: Kinded, d: Dims, arch: string): (number | undefined)[] | un
       : (kind === "FFN_GATE" || kind === "FFN_UP") && !IRREGULAR_FF.has(arch)
       ? d.ff
       : undefined;
-    return [...lead, rows, d.hidden];
+    return [...lead, rows, hidden];
   }
   return undefined;
 }
@@ -549,6 +569,7 @@ export function ggufShapeProblem(
       valueLength: `${arch}.attention.value_length`,
       ff: `${arch}.feed_forward_length`,
       experts: `${arch}.expert_count`,
+      latent: `${arch}.moe_latent_size`,
       vocab: "tokenizer.ggml.tokens",
     },
     labelPrefix: "",
@@ -560,6 +581,7 @@ export function ggufShapeProblem(
     valueLength: num(kv(`${arch}.attention.value_length`)),
     ff: num(kv(`${arch}.feed_forward_length`)),
     experts: num(kv(`${arch}.expert_count`)),
+    latent: num(kv(`${arch}.moe_latent_size`)),
   };
   return check(kinded, d, arch) ??
     keyShapeProblem(
@@ -740,6 +762,7 @@ export function hfShapeProblem(
       valueLength: said("head_dim"),
       ff: widthKey,
       experts: expertsKey,
+      latent: "moe_latent_size",
       vocab: vocabKey,
     },
     labelPrefix: "config.json: ",
@@ -749,6 +772,7 @@ export function hfShapeProblem(
     // MoE models' dense width is the leading dense layers' (or none).
     ff: family.experts === undefined ? family.hfWidth?.(h) ?? numOrZero(h[widthKey]) : undefined,
     experts: num(h[expertsKey]),
+    latent: num(h["moe_latent_size"]),
     // transformers builds the embedding from it, and llama.cpp loads it
     // against the vocabulary the converter pads to it (Gemma 3's is trimmed).
     vocab: family.embeddingRowsMayDiffer === true ? undefined : num(h[vocabKey]),

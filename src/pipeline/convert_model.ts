@@ -71,6 +71,7 @@ import { reorderQkRows } from "./qk_row_layout.ts";
 import {
   assertGgufFamily,
   assertGgufMadeTensors,
+  converterConvertsAnyway,
   converterKeepsSourceFloats,
   converterQuantizesEveryMatrix,
   requireGgufVocabulary,
@@ -539,6 +540,10 @@ async function convertPart(
           ...(format === "gguf" && options.keepNames !== true && !q8_0Again &&
               converterQuantizesEveryMatrix(model.header.metadata)
             ? { everyMatrix: true }
+            : {}),
+          ...(format === "gguf" && options.keepNames !== true && !q8_0Again &&
+              converterConvertsAnyway(model.header.metadata) !== undefined
+            ? { convertedAnyway: converterConvertsAnyway(model.header.metadata)! }
             : {}),
           ...(q8_0Again ? { llamaQuantizeQ8_0: true } : {}),
           ...(format === "gguf" && options.keepNames !== true && !q8_0Again &&

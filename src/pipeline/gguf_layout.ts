@@ -68,6 +68,23 @@ export function converterQuantizesEveryMatrix(metadata: ModelMetadata): boolean 
 }
 
 /**
+ * The matrices (GGUF names) llama.cpp's converter converts to its
+ * `--outtype` though it keeps their kind in F32 elsewhere
+ * (`GgufSupport.convertedAnyway`): a Hugging Face model of such a family,
+ * written under GGUF names; `undefined` where there are none.
+ *
+ * @param metadata The model's metadata.
+ * @returns The names, e.g. Nemotron 3 Super's MTP router.
+ */
+export function converterConvertsAnyway(metadata: ModelMetadata): ReadonlySet<string> | undefined {
+  const hook = convertsFromHf(metadata)
+    ? familyOf(metadata.architecture)?.gguf?.convertedAnyway
+    : undefined;
+  const names = hook?.(record(metadata["hf_config"]) ?? {}) ?? [];
+  return names.length === 0 ? undefined : new Set(names);
+}
+
+/**
  * Whether llama.cpp's converter keeps each float tensor of this model in its
  * source type whatever its `--outtype` (`GgufSupport.keepsSourceFloats`): a
  * Hugging Face model of such a family, written under GGUF names.

@@ -49,8 +49,9 @@ const ROPE_TYPE: Readonly<Record<QkRowLayout, number>> = { interleaved: 0, hf: 2
  * Tensors under GGUF names (`--keep-names`) are left in GGUF's layout.
  */
 const QK_NAME =
-  // Nemotron-H's attention layers: backbone.layers.N.mixer.{q,k}_proj.
-  /^(?:model\.layers\.\d+\.self_attn|backbone\.layers\.\d+\.mixer)\.([qk])_proj\.(?:weight|bias|weight_scale)$/;
+  // Nemotron-H's attention layers: backbone.layers.N.mixer.{q,k}_proj, and its
+  // multi-token-prediction layer's, mtp.layers.0.mixer.{q,k}_proj.
+  /^(?:model\.layers\.\d+\.self_attn|(?:backbone|mtp)\.layers\.\d+\.mixer)\.([qk])_proj\.(?:weight|bias|weight_scale)$/;
 
 /** Target size of one batch of rows read from the source. */
 const BATCH_BYTES = 1 << 20;

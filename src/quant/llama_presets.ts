@@ -408,6 +408,12 @@ export interface PresetTypesOptions {
    */
   everyMatrix?: boolean;
   /**
+   * Matrices (GGUF names) the converter converts though its F32 list names
+   * their kind (Nemotron-H's multi-token-prediction router): Q8_0, the
+   * converter's `--outtype q8_0`, takes them.
+   */
+  convertedAnyway?: ReadonlySet<string>;
+  /**
    * Tensors whose blocks stay as they are (GGUF's kept MXFP4 and NVFP4
    * without `--allow-requantize`): where the mix would choose another type,
    * they are left out (`undefined`) as a `--tensor-type` naming them with
@@ -472,7 +478,8 @@ export function presetTensorTypes(
     const name = names[i]!;
     // Q8_0 is the converter's --outtype q8_0 unless it is llama-quantize's file type here.
     const converterQ8_0 = preset === "Q8_0" && options.llamaQuantizeQ8_0 !== true;
-    if (!quantized(name, info.shape, options.everyMatrix === true, converterQ8_0)) continue;
+    const every = options.everyMatrix === true || options.convertedAnyway?.has(name) === true;
+    if (!quantized(name, info.shape, every, converterQ8_0)) continue;
     // tensor_allows_quantization: the output left as it is (--leave-output-tensor).
     if (params.leaveOutputTensor === true && name === "output.weight") {
       result[i] = info.dtype;

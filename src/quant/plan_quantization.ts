@@ -176,6 +176,12 @@ export interface QuantizeOptions {
    */
   everyMatrix?: boolean;
   /**
+   * GGUF output: matrices (by GGUF name) the converter converts to its
+   * `--outtype` though its F32 list names their kind (Nemotron-H's
+   * multi-token-prediction router); presets keep them F32 as llama-quantize does.
+   */
+  convertedAnyway?: ReadonlySet<string>;
+  /**
    * GGUF output of an architecture whose converter class keeps each float
    * tensor in its source type whatever its `--outtype` (DeepSeek-V4's
    * `tensor_force_quant`): with `ggufTypes` and a target that is one of the
@@ -334,7 +340,8 @@ export function planTensor(info: TensorInfo, options: QuantizeOptions = {}): Ten
   // (gpt-oss's 2-D expert biases) is F32 whatever the --outtype.
   const matrix = info.shape.length >= 2 && info.name.endsWith(".weight") &&
     !isNormOrBias(info.name);
-  const everyMatrix = gguf && options.everyMatrix === true && matrix;
+  const everyMatrix = gguf && matrix &&
+    (options.everyMatrix === true || options.convertedAnyway?.has(info.name) === true);
   if (
     gguf && target !== undefined && !everyMatrix &&
     (keptInFloat32ByConverter(info.name) || !info.name.endsWith(".weight"))
@@ -502,6 +509,9 @@ export function planModel(
       imatrix: options.importance !== undefined,
       ...(options.llamaQuantize !== undefined ? { params: options.llamaQuantize } : {}),
       ...(options.everyMatrix === true && ggufTypes ? { everyMatrix: true } : {}),
+      ...(options.convertedAnyway !== undefined && ggufTypes
+        ? { convertedAnyway: options.convertedAnyway }
+        : {}),
       ...(options.llamaQuantize?.allowRequantize === true
         ? {}
         : { keep: (info: TensorInfo) => keptForGguf(info, options) }),

@@ -764,6 +764,22 @@ const WRONG: Wrong[] = [
     error:
       /gate_proj\.weight": shape \[128, 64\], but config\.json has intermediate_size null, so the GGUF would have no llama\.feed_forward_length/,
   },
+  // Nemotron 3 Super's LatentMoE: the routed experts are moe_latent_size wide (the
+  // hidden size without it), as llama.cpp loads them.
+  {
+    fixture: "families/hf/nemotron-h-latent-mtp",
+    at: ["moe_latent_size"],
+    value: 16,
+    error:
+      /experts\.0\.down_proj\.weight": shape \[32, 48\], expected \[16, \*\] \(config\.json: hidden_size 64, moe_latent_size 16, n_routed_experts 8\)/,
+  },
+  {
+    fixture: "families/hf/nemotron-h-latent-mtp",
+    at: ["moe_latent_size"],
+    value: null,
+    error:
+      /experts\.0\.down_proj\.weight": shape \[32, 48\], expected \[64, \*\] \(config\.json: hidden_size 64, n_routed_experts 8\)/,
+  },
   // A vocabulary padded past the embedding's rows: llama.cpp refuses the file.
   {
     fixture: "families/hf/llama",
@@ -802,6 +818,23 @@ Deno.test("config attack: an in-range value the tensors contradict is one line, 
     const run = await apr(["validate", join(tmp, "w0")]);
     equal(run.code, 2, run.stderr);
     match(run.stderr, /tensors match the config: .*linear_conv_kernel_dim/);
+  });
+});
+
+Deno.test("config attack: Nemotron-H's MTP layer where config.json counts none is left out, as the converter's --no-mtp", async () => {
+  await withTempDir(async (tmp) => {
+    const trunk = join(tmp, "trunk.gguf");
+    equal((await apr(["convert", testdata("families/hf/nemotron-h-latent"), "-o", trunk])).code, 0);
+    const folder = await mutated(
+      join(tmp, "m"),
+      "families/hf/nemotron-h-latent-mtp",
+      ["num_nextn_predict_layers"],
+      0,
+    );
+    const out = join(tmp, "out.gguf");
+    const run = await apr(["convert", folder, "-o", out]);
+    equal(run.code, 0, run.stderr);
+    deepEqual(await ggufFacts(out), await ggufFacts(trunk));
   });
 });
 
@@ -1018,6 +1051,21 @@ const HARD_CODED: {
     value: 65,
     error:
       /config\.json has ple_embed_dim 65, not its hidden_size 64; llama\.cpp's qwen4exp reads the n-gram embedding hidden_size wide/,
+  }, // transformers biases Nemotron-H MoE's shared expert and latent projections by it;
+  // llama.cpp loads no such bias.
+  {
+    fixture: "families/hf/nemotron-h-latent-mtp",
+    at: ["mlp_bias"],
+    value: true,
+    error:
+      /mlp_bias true; llama\.cpp's nemotron_h_moe loads no bias for the shared expert or the latent projections/,
+  },
+  // The converter folds Nemotron-H's MTP layers into one block (it asserts one).
+  {
+    fixture: "families/hf/nemotron-h-latent-mtp",
+    at: ["num_nextn_predict_layers"],
+    value: 2,
+    error: /num_nextn_predict_layers 2; llama\.cpp's converter folds .* into one block/,
   },
 ];
 

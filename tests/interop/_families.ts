@@ -230,6 +230,8 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "hy-v3-mtp": "as hy-v3",
   "deepseek32": "as deepseek2",
   "glm-dsa": "as deepseek2",
+  "nemotron-h-latent": "as nemotron-h-moe",
+  "nemotron-h-latent-mtp": "as nemotron-h-moe",
 };
 
 /**
@@ -342,6 +344,9 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "exaone-moe-mtp",
   // As hy-v3; the MTP block's final_layernorm read as shared_head.norm.
   "hy-v3-mtp",
+  // As nemotron-h-moe; the MTP layer's mtp.layers.{0,1}.* folded into the block after the trunk.
+  "nemotron-h-latent",
+  "nemotron-h-latent-mtp",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

@@ -93,6 +93,33 @@ const NEMOTRON_H_LAYER = (moe: boolean) => (l: number): string[] => {
 };
 
 /**
+ * Nemotron 3 Super's layers ("MEMEM*E"): Mamba-2 (0), LatentMoE (1: the
+ * router and shared expert on the hidden state, 8 experts between the latent
+ * projections), attention (5).
+ */
+const NEMOTRON_H_LATENT_LAYER = (l: number): string[] => {
+  const p = `backbone.layers.${l}`;
+  const mixer = l === 0
+    ? mamba2Mixer(`${p}.mixer`)
+    : l === 5
+    ? weights(`${p}.mixer`, ["q_proj", "k_proj", "v_proj", "o_proj"])
+    : [
+      `${p}.mixer.gate.weight`,
+      `${p}.mixer.gate.e_score_correction_bias`,
+      ...weights(`${p}.mixer`, ["fc1_latent_proj", "fc2_latent_proj", "shared_experts.up_proj"]),
+      ...[0, 1, 2, 3, 4, 5, 6, 7].map((e) => `${p}.mixer.experts.${e}.up_proj.weight`),
+    ];
+  return [`${p}.norm.weight`, ...mixer];
+};
+
+/** Nemotron 3 Super's multi-token-prediction layer, kept under the checkpoint's `mtp.*` names. */
+const NEMOTRON_H_MTP = [
+  ...weights("mtp.layers.0", ["enorm", "hnorm", "eh_proj", "norm", "mixer.q_proj"]),
+  ...weights("mtp.layers.1", ["norm", "mixer.fc1_latent_proj", "mixer.gate", "final_layernorm"]),
+  "mtp.layers.1.mixer.experts.7.down_proj.weight",
+];
+
+/**
  * GPT-2's block, StarCoder's too: Conv1D weights stay [in, out] (GPT-2) as
  * transformers stores them.
  */
@@ -312,6 +339,18 @@ const CHECKPOINT_NAMED: Readonly<
     block: NEMOTRON_H_LAYER(true),
     rope: false,
     checked: [0, 1, 3],
+  },
+  "nemotron-h-latent": {
+    globals: MAMBA_GLOBALS,
+    block: NEMOTRON_H_LATENT_LAYER,
+    rope: false,
+    checked: [0, 1, 5],
+  },
+  "nemotron-h-latent-mtp": {
+    globals: [...MAMBA_GLOBALS, ...NEMOTRON_H_MTP],
+    block: NEMOTRON_H_LATENT_LAYER,
+    rope: false,
+    checked: [0, 1, 5],
   },
   // Attention and Mamba-2 side by side in every layer, the multipliers unfolded.
   "falcon-h1": {

@@ -1,5 +1,6 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { type LlamaPreset, presetTensorTypes } from "../../src/quant/llama_presets.ts";
+import { planTensor } from "../../src/quant/plan_quantization.ts";
 import type { ModelMetadata, TensorInfo } from "../../src/tensor.ts";
 
 // llama_tensor_get_type (llama.cpp c392e50) on synthetic models: which type
@@ -213,4 +214,32 @@ Deno.test("presetTensorTypes() leaves kept blocks out as a --tensor-type naming 
     }),
     ["MXFP4"],
   );
+});
+
+Deno.test("presetTensorTypes() gives the converter's Q8_0 to a router it converts anyway, and keeps the others F32", () => {
+  const routers = [
+    t("blk.0.ffn_gate_inp.weight", [8, 256]),
+    t("blk.1.ffn_gate_inp.weight", [8, 256]),
+  ];
+  const tensors = llama(2, routers);
+  const converted = new Set(["blk.1.ffn_gate_inp.weight"]);
+  const types = presetTensorTypes(tensors, { architecture: "llama" }, "Q8_0", {
+    convertedAnyway: converted,
+  });
+  const of = new Map(tensors.map((x, i) => [x.name, types[i]]));
+  assertEquals(of.get("blk.0.ffn_gate_inp.weight"), undefined);
+  assertEquals(of.get("blk.1.ffn_gate_inp.weight"), "Q8_0");
+  // llama-quantize's presets never quantize a router, whatever the converter did.
+  const q4 = presetTensorTypes(tensors, { architecture: "llama" }, "Q4_K_M", {
+    convertedAnyway: converted,
+  });
+  assertEquals(q4[tensors.length - 1], undefined);
+});
+
+Deno.test("planTensor() converts a router the converter converts anyway to BF16, as --outtype bf16", () => {
+  const router = t("blk.7.ffn_gate_inp.weight", [8, 64]);
+  const bf16 = (options: object) =>
+    planTensor(router, { to: "bf16", ggufTypes: true, ...options }).info.dtype;
+  assertEquals(bf16({}), "F32");
+  assertEquals(bf16({ convertedAnyway: new Set([router.name]) }), "BF16");
 });

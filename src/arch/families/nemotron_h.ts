@@ -17,12 +17,22 @@
  * (`mamba_n_groups`, `mamba_d_conv`, `mamba_dt_limit`), which transformers
  * renames on load and the converter finds with its prefix, are read too.
  *
+ * Nemotron 3 Super's LatentMoE (`moe_latent_size`): the routed experts run in
+ * a narrower space, `mixer.fc1_latent_proj` down to it and `fc2_latent_proj`
+ * back (GGUF `ffn_latent_down`, `ffn_latent_up`), the router and the shared
+ * expert on the hidden state. Its multi-token-prediction layer (`mtp.layers.0`
+ * the input fusion and an attention layer, `mtp.layers.1` a MoE layer and the
+ * final norm) the converter folds into one block after the trunk, counted in
+ * `block_count`, attention and MoE in the per-layer lists (`mtpSourceName`);
+ * llama.cpp loads it only for speculative decoding.
+ *
  * @module
  */
 
 import { activation, type ConfigFields, SILU } from "../config_fields.ts";
 import type { Family } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
+import { NEXTN_BLOCK, nextnLayers } from "../nextn.ts";
 import { scoreBiasHfName, scoreBiasReadName } from "../router_bias.ts";
 import { ssmTensors } from "../ssm.ts";
 import { writeGraniteKv } from "./granite.ts";
@@ -87,6 +97,36 @@ function isMoe(hparams: Readonly<Record<string, unknown>>): boolean {
   return pattern(hparams).includes("E");
 }
 
+/**
+ * The blocks the converter appends for the multi-token-prediction layers:
+ * `num_nextn_predict_layers` (one, which it folds both `mtp.layers` into) for
+ * the MoE variant; a dense model's converter writes none.
+ */
+function mtpBlocks(hparams: Readonly<Record<string, unknown>>): number {
+  return isMoe(hparams) ? Math.max(0, nextnLayers(hparams)) : 0;
+}
+
+/**
+ * `mtp.layers.0.*` and `mtp.layers.1.*` as the block after the trunk, as
+ * `NemotronHModel.modify_tensors` renames them: the input fusion's tensors
+ * and the two norms of their own under GLM-4.5's names, the rest as the
+ * block's mixer.
+ */
+const MTP_RENAMES: Readonly<Record<string, string>> = {
+  "mtp.layers.0.enorm.weight": "enorm.weight",
+  "mtp.layers.0.hnorm.weight": "hnorm.weight",
+  "mtp.layers.0.eh_proj.weight": "eh_proj.weight",
+  "mtp.layers.1.norm.weight": "post_attention_layernorm.weight",
+  "mtp.layers.1.final_layernorm.weight": "shared_head.norm.weight",
+};
+
+/** A multi-token-prediction tensor under the name the converter maps it by; others as they are. */
+function mtpSourceName(name: string, hparams: Readonly<Record<string, unknown>>): string {
+  const m = /^mtp\.layers\.[01]\.(.+)$/.exec(name);
+  if (m === null || mtpBlocks(hparams) === 0) return name;
+  return `${BLOCKS}.${pattern(hparams).length}.${MTP_RENAMES[name] ?? m[1]}`;
+}
+
 /** The SSM's inner width (`mamba_num_heads × mamba_head_dim`) and group count. */
 function sizes(w: KvWriter): { inner: number; groups: number } {
   return {
@@ -98,19 +138,27 @@ function sizes(w: KvWriter): { inner: number; groups: number } {
 /** The MoE variant's fields that TextModel's keys read (expert and group counts). */
 const MOE_FIELDS = ["n_routed_experts", "num_experts_per_tok", "n_group", "topk_group"];
 
-/** Per layer: `value` on the layers of `kinds`, else 0. */
+/**
+ * Per layer: `value` on the layers of `kinds`, else 0; the
+ * multi-token-prediction block is both an attention and a MoE layer.
+ */
 function perLayer(w: KvWriter, kinds: readonly Kind[], value: number): number[] {
   w.find("hybrid_override_pattern", "layers_block_type"); // the list's source, for messages
-  return pattern(w.hparams).map((k) => kinds.includes(k) ? value : 0);
+  const mtp = kinds.some((k) => MTP_PATTERN.includes(k)) ? value : 0;
+  return [
+    ...pattern(w.hparams).map((k) => kinds.includes(k) ? value : 0),
+    ...Array<number>(mtpBlocks(w.hparams)).fill(mtp),
+  ];
 }
 
 /**
  * `NemotronHModel.set_gguf_parameters`: `GraniteHybridModel`'s keys (Granite's
  * without multipliers, the SSM's, no rotation and a 2²⁰ context), the head
- * sizes, and the feed-forward width per layer; the MoE variant's expert keys.
+ * sizes, and the feed-forward width per layer; the MoE variant's expert keys,
+ * the latent width and the multi-token-prediction block.
  */
 function writeKv(w: KvWriter): void {
-  const layers = pattern(w.hparams).length;
+  const layers = pattern(w.hparams).length + mtpBlocks(w.hparams);
   // The converter counts the layers from the pattern. A dense model's
   // config.json as transformers 5 saves it holds NemotronHConfig's MoE
   // defaults, which the published dense configs (and so the converter's
@@ -145,6 +193,10 @@ function writeKv(w: KvWriter): void {
   w.set("expert_weights_norm", "BOOL", w.hparams["norm_topk_prob"] === true);
   w.f32("expert_weights_scale", w.need("routed_scaling_factor"));
   w.u32("expert_group_count", w.need("n_group"));
+  const latent = w.hparams["moe_latent_size"];
+  if (latent != null) w.u32("moe_latent_size", w.need("moe_latent_size"));
+  const mtp = mtpBlocks(w.hparams);
+  if (mtp > 0) w.u32("nextn_predict_layers", mtp);
 }
 
 function unsupported(w: KvWriter): string | undefined {
@@ -164,10 +216,11 @@ function unsupported(w: KvWriter): string | undefined {
   const clamped = clampRefusal(w, w.hparams["time_step_limit"] ?? w.hparams["mamba_dt_limit"]);
   if (clamped !== undefined) return clamped;
   if (isMoe(w.hparams)) {
-    const latent = w.hparams["moe_latent_size"];
-    if (latent !== undefined && latent !== null) {
-      return `its config.json has moe_latent_size ${latent}; aprkit does not write the experts' ` +
-        `latent projections (fc1/fc2_latent_proj) yet`;
+    // transformers gives the shared expert and the latent projections biases by it;
+    // llama.cpp's nemotron_h_moe loads none.
+    if (w.hparams["mlp_bias"] === true) {
+      return "its config.json has mlp_bias true; llama.cpp's nemotron_h_moe loads no bias for " +
+        "the shared expert or the latent projections, which transformers adds";
     }
     // Read only where there are MTP layers: with none, neither transformers nor
     // llama.cpp builds what the field describes.
@@ -178,9 +231,9 @@ function unsupported(w: KvWriter): string | undefined {
         `llama.cpp's converter folds Nemotron-H's multi-token-prediction layers into one ` +
         `block as attention, then MoE (["full_attention","moe"], "${MTP_PATTERN}")`;
     }
-    if (mtp > 0) {
-      return `its config.json has num_nextn_predict_layers ${mtp}; aprkit does not write ` +
-        `Nemotron-H's multi-token-prediction layer yet`;
+    if (mtp > 1) {
+      return `its config.json has num_nextn_predict_layers ${mtp}; llama.cpp's converter ` +
+        `folds Nemotron-H's multi-token-prediction layers into one block (it asserts 1)`;
     }
   }
   return undefined;
@@ -204,13 +257,16 @@ const NEMOTRON_H_FIELDS: ConfigFields = {
     "n_shared_experts",
     "norm_topk_prob",
     "routed_scaling_factor",
+    "moe_latent_size",
+    // As nextn_predict_layers and the block after the trunk (one; more refused).
+    "num_nextn_predict_layers",
   ],
   checked: [
     "time_step_limit",
-    "moe_latent_size",
-    "num_nextn_predict_layers",
-    // Against the attention-then-MoE layer the converter hard-codes (the MoE variant's).
+    // Against the attention-then-MoE layer the converter hard-codes (the MoE variant's);
+    // the published configs' spelling too, which transformers reads into it.
     "mtp_layers_block_type",
+    "mtp_hybrid_override_pattern",
   ],
   assumed: [
     activation("mamba_hidden_act", SILU),
@@ -285,6 +341,9 @@ export const NEMOTRON_H: Family = {
     unsupported,
     llamaKeys: true,
     made: (tensors, w) => ssmTensors(tensors, w, BLOCKS, SSM),
+    // Multi-token-prediction tensors where config.json counts none (or the model is
+    // dense), left out as --no-mtp does: the converter could not map them.
+    drops: (name, w) => name.startsWith("mtp.") && mtpBlocks(w.hparams) === 0,
     ...DT_BIAS_NAMES,
   },
 };
@@ -305,6 +364,11 @@ export const NEMOTRON_H_MOE: Family = {
     ["exp_probs_b", "mixer.gate.e_score_correction"],
     ["ffn_up_shexp", "mixer.shared_experts.up_proj"],
     ["ffn_down_shexp", "mixer.shared_experts.down_proj"],
+    ["ffn_latent_down", "mixer.fc1_latent_proj"],
+    ["ffn_latent_up", "mixer.fc2_latent_proj"],
+    // The multi-token-prediction block's own (mtpSourceName): it shares the embedding and head.
+    ...NEXTN_BLOCK.filter(([g]) => !["nextn.embed_tokens", "nextn.shared_head_head"].includes(g)),
+    ["post_attention_norm", "post_attention_layernorm"],
   ],
   experts: {
     prefix: "mixer.experts",
@@ -317,5 +381,10 @@ export const NEMOTRON_H_MOE: Family = {
     ...NEMOTRON_H.gguf!,
     hfName: (name) => DT_BIAS_NAMES.hfName(scoreBiasReadName(name)),
     hfNameBack: (name) => scoreBiasHfName(DT_BIAS_NAMES.hfNameBack(name)),
+    sourceName: mtpSourceName,
+    extraBlocks: mtpBlocks,
+    // The converter's F32 list is matched with block 1 (mtp.layers.1's number).
+    convertedAnyway: (h) =>
+      mtpBlocks(h) > 0 ? [`blk.${pattern(h).length}.ffn_gate_inp.weight`] : [],
   },
 };

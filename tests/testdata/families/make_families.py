@@ -1405,7 +1405,7 @@ FAMILIES["nemotron-h-moe"] = (
            pad_token_id=VOCAB - 1, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
     "llama3", {},
 )
-HUB_PATTERN = {"nemotron-h", "nemotron-h-moe"}
+HUB_PATTERN = {"nemotron-h", "nemotron-h-moe", "nemotron-h-latent"}
 # Falcon-H1's shape (Falcon-H1-0.5B): attention and Mamba-2 side by side in
 # every layer, then a SwiGLU MLP; the SSM 1.5× the hidden size (mamba_d_ssm
 # 96, 6 heads of 16), RoPE at θ 10¹¹, and µP multipliers, which the converter
@@ -1819,6 +1819,27 @@ FAMILIES["stablelm-qk"] = (
     "gpt2",
     # (switching qk_layernorm off leaves its tensors unloadable: not an ablation)
     {"partial rotary": {"rope_parameters": partial_rope(1.0)}},
+)
+# Nemotron 3 Super's shape (NVIDIA-Nemotron-3-Super-120B-A12B): nemotron-h-moe's
+# Mamba-2 and attention layers in Super's order ("MEMEM*E"), 4 groups of
+# state (Super has 8), and its LatentMoE: each MoE layer's routed experts run
+# in a latent space (fc1_latent_proj down to 32 wide, half the hidden size as
+# Super's 1024 is a quarter of 4096; fc2_latent_proj back up), the router and
+# the shared expert on the hidden state; 8 ReLU² experts (top 3, MLP 48, as
+# Super's experts are wider than its latent) plus a shared one (96), sigmoid
+# router with e_score_correction_bias perturbed, normalized weights ×5 (Super's
+# routed_scaling_factor), one group.
+FAMILIES["nemotron-h-latent"] = (
+    "NemotronHConfig", "NemotronHForCausalLM",
+    common(layers_block_type=["linear_attention", "moe", "linear_attention", "moe", "linear_attention",
+                              "full_attention", "moe"],
+           head_dim=HEAD_DIM, mamba_num_heads=8, mamba_head_dim=16, n_groups=4, ssm_state_size=16,
+           conv_kernel=4, expand=2, mlp_hidden_act="relu2", use_mamba_kernels=False,
+           n_routed_experts=8, num_experts_per_tok=3, moe_intermediate_size=48, moe_latent_size=32,
+           moe_shared_expert_intermediate_size=96, n_shared_experts=1, n_group=1, topk_group=1,
+           norm_topk_prob=True, routed_scaling_factor=5.0,
+           pad_token_id=VOCAB - 1, bos_token_id=VOCAB - 2, eos_token_id=VOCAB - 1),
+    "llama3", {"routed scaling": {"routed_scaling_factor": 1.0}},
 )
 
 
@@ -2590,10 +2611,53 @@ def make_mimo_mtp_copy(name: str, copy: str) -> None:
     add_mtp_shard(name, copy, mtp)
 
 
+def make_nemotron_mtp_copy(name: str, copy: str) -> None:
+    """`hf/<copy>/`: `hf/<name>/` (Nemotron 3 Super's shape) with the multi-token-prediction
+    layer Nemotron 3 Super publishes, seeded, in a shard of its own: `mtp.layers.0.` the
+    input fusion (`enorm`, `hnorm`, `eh_proj`) and an attention layer (`norm`,
+    `mixer.{q,k,v,o}_proj`), `mtp.layers.1.` a latent MoE layer (`norm`, the router with its
+    `e_score_correction_bias`, the experts, the latent projections, the shared expert) and
+    `final_layernorm` (vLLM's nemotron_h_mtp.py names them); config.json as published:
+    `num_nextn_predict_layers` 1 and `mtp_hybrid_override_pattern` "*E" (for the
+    `mtp_layers_block_type` transformers 5 writes). transformers ignores `mtp.*`
+    (`_keys_to_ignore_on_load_unexpected`): the reference is `<name>`'s, checked."""
+    from safetensors.torch import load_file
+
+    source, folder = HERE / "hf" / name, HERE / "hf" / copy
+    if folder.exists():
+        shutil.rmtree(folder)
+    shutil.copytree(source, folder)
+    config_path = folder / "config.json"
+    config = json.loads(config_path.read_text())
+    pattern, hidden = config["hybrid_override_pattern"], config["hidden_size"]
+    config["num_nextn_predict_layers"] = 1
+    config.pop("mtp_layers_block_type", None)
+    config["mtp_hybrid_override_pattern"] = "*E"
+    config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    index = json.loads((folder / "model.safetensors.index.json").read_text())
+    trunk = {}
+    for shard in sorted(set(index["weight_map"].values())):
+        trunk.update(load_file(folder / shard))
+    g = torch.Generator().manual_seed(MTP_SEEDS[copy])
+    mtp = {}
+    # The shapes of the trunk's last attention and MoE layers, new seeded values.
+    for i, kind in enumerate("*E"):
+        last = f"backbone.layers.{pattern.rindex(kind)}."
+        for k, v in sorted(trunk.items()):
+            if k.startswith(last):
+                t = torch.randn(v.shape, generator=g)
+                mtp[f"mtp.layers.{i}." + k[len(last):]] = (
+                    t * WEIGHT_STD if v.ndim == 2 else t * BIAS_STD if k.endswith("bias") else 1 + t * NORM_STD)
+    mtp["mtp.layers.0.eh_proj.weight"] = torch.randn(hidden, 2 * hidden, generator=g) * WEIGHT_STD
+    for norm in ("mtp.layers.0.enorm", "mtp.layers.0.hnorm", "mtp.layers.1.final_layernorm"):
+        mtp[norm + ".weight"] = 1 + torch.randn(hidden, generator=g) * NORM_STD
+    add_mtp_shard(name, copy, mtp)
+
+
 # Copies with multi-token-prediction layers (of the checkpoint made first).
 MTP_COPIES = {"glm4moe-mtp": "glm4moe", "qwen35-mtp": "qwen35", "qwen35-moe-mtp": "qwen35-moe",
               "mimo2-mtp": "mimo2", "qwen3-next-mtp": "qwen3-next", "exaone-moe-mtp": "exaone-moe",
-              "hy-v3-mtp": "hy-v3"}
+              "hy-v3-mtp": "hy-v3", "nemotron-h-latent-mtp": "nemotron-h-latent"}
 # Those in Qwen3.5's layout (`mtp.*`).
 QWEN_MTP = {"qwen35-mtp", "qwen35-moe-mtp", "qwen3-next-mtp"}
 # K-EXAONE's: Qwen3.5's names, counted by num_nextn_predict_layers, a dense MTP layer.
@@ -2604,8 +2668,9 @@ HY_MTP = {"hy-v3-mtp"}
 # (the converter counts them from the tensors).
 UNCOUNTED_MTP = {"qwen3-next-mtp"}
 # The MTP layers' seeds (1234 for the copies made before seeds were set per copy).
-MTP_SEEDS = {"qwen3-next-mtp": 600, "exaone-moe-mtp": 9401, "hy-v3-mtp": 9402}
-MAKE_MTP_COPY = {"mimo2-mtp": make_mimo_mtp_copy}
+MTP_SEEDS = {"qwen3-next-mtp": 600, "exaone-moe-mtp": 9401, "hy-v3-mtp": 9402,
+             "nemotron-h-latent-mtp": 9502}
+MAKE_MTP_COPY = {"mimo2-mtp": make_mimo_mtp_copy, "nemotron-h-latent-mtp": make_nemotron_mtp_copy}
 
 
 def make_unknown() -> None:
@@ -2660,7 +2725,8 @@ SEEDS = {"smollm3": 23, "seed-oss": 24, "olmo3": 25, "ernie4_5": 23, "ernie4_5-m
          "gemma4-dense": 570, "gemma4-unified": 571, "gemma4-assistant": 572,
          "gemma4-unified-assistant": 573,
          "deepseek4": 580, "gemma4-audio": 590,
-         "stablelm-qk": 9301}
+         "stablelm-qk": 9301,
+         "nemotron-h-latent": 9501}
 
 
 GEMMA4_PREPROCESSOR = {
