@@ -25,8 +25,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "apertus": {
     "num_key_value_heads": "num_attention_heads",
@@ -38,8 +38,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
       "factor": 8.0,
       "original_max_position_embeddings": 8192,
       "low_freq_factor": 1.0,
-      "high_freq_factor": 4.0
-    }
+      "high_freq_factor": 4.0,
+    },
   },
   "arcee": {
     "head_dim": "hidden_size / num_attention_heads",
@@ -48,8 +48,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "bamba": {
     "num_key_value_heads": 8,
@@ -58,12 +58,12 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "rope_theta": 10000.0,
       "partial_rotary_factor": 0.5,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "bert": {
     "max_position_embeddings": 512,
-    "layer_norm_eps": 1e-12
+    "layer_norm_eps": 1e-12,
   },
   "bitnet": {
     "num_key_value_heads": 5,
@@ -71,15 +71,15 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 500000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "bloom": {
-    "layer_norm_epsilon": 1e-05
+    "layer_norm_epsilon": 1e-05,
   },
   "camembert": {
     "max_position_embeddings": 512,
-    "layer_norm_eps": 1e-12
+    "layer_norm_eps": 1e-12,
   },
   "cohere": {
     "num_key_value_heads": "num_attention_heads",
@@ -87,8 +87,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "layer_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 500000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "cohere2": {
     "head_dim": "hidden_size / num_attention_heads",
@@ -97,8 +97,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "layer_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "cohere2_moe": {
     "head_dim": 128,
@@ -107,14 +107,14 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "layer_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_type": "default",
-      "rope_theta": 10000.0
-    }
+      "rope_theta": 10000.0,
+    },
   },
   "dbrx": {
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "deepseek_v2": {
     "head_dim": "qk_rope_head_dim",
@@ -123,8 +123,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "deepseek_v3": {
     "head_dim": "qk_rope_head_dim",
@@ -133,8 +133,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "deepseek_v32": {
     "head_dim": "qk_rope_head_dim",
@@ -143,8 +143,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "deepseek_v4": {
     "head_dim": 512,
@@ -155,17 +155,17 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
       "main": {
         "rope_type": "default",
         "rope_theta": 10000.0,
-        "partial_rotary_factor": 0.125
+        "partial_rotary_factor": 0.125,
       },
       "compress": {
         "rope_theta": 160000.0,
         "rope_type": "default",
-        "partial_rotary_factor": 0.125
-      }
-    }
+        "partial_rotary_factor": 0.125,
+      },
+    },
   },
   "distilbert": {
-    "max_position_embeddings": 512
+    "max_position_embeddings": 512,
   },
   "dots1": {
     "num_key_value_heads": 32,
@@ -173,8 +173,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "ernie4_5": {
     "head_dim": 128,
@@ -183,8 +183,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 500000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "ernie4_5_moe": {
     "num_key_value_heads": 4,
@@ -192,8 +192,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 500000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "eurobert": {
     "head_dim": "hidden_size / num_attention_heads",
@@ -202,8 +202,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "exaone4": {
     "num_key_value_heads": 32,
@@ -211,8 +211,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "exaone_moe": {
     "num_key_value_heads": 32,
@@ -220,16 +220,16 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "falcon": {
     "max_position_embeddings": 2048,
     "layer_norm_epsilon": 1e-05,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "falcon_h1": {
     "num_key_value_heads": 8,
@@ -237,11 +237,11 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "falcon_mamba": {
-    "layer_norm_epsilon": 1e-05
+    "layer_norm_epsilon": 1e-05,
   },
   "gemma": {
     "head_dim": 256,
@@ -250,8 +250,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "gemma2": {
     "head_dim": 256,
@@ -260,8 +260,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "gemma3": {
     "head_dim": 256,
@@ -271,13 +271,13 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "sliding_attention": {
         "rope_type": "default",
-        "rope_theta": 10000.0
+        "rope_theta": 10000.0,
       },
       "full_attention": {
         "rope_type": "default",
-        "rope_theta": 1000000.0
-      }
-    }
+        "rope_theta": 1000000.0,
+      },
+    },
   },
   "gemma3_text": {
     "head_dim": 256,
@@ -287,13 +287,13 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "sliding_attention": {
         "rope_type": "default",
-        "rope_theta": 10000.0
+        "rope_theta": 10000.0,
       },
       "full_attention": {
         "rope_type": "default",
-        "rope_theta": 1000000.0
-      }
-    }
+        "rope_theta": 1000000.0,
+      },
+    },
   },
   "gemma3n": {
     "head_dim": 256,
@@ -303,13 +303,13 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "sliding_attention": {
         "rope_type": "default",
-        "rope_theta": 10000.0
+        "rope_theta": 10000.0,
       },
       "full_attention": {
         "rope_type": "default",
-        "rope_theta": 1000000.0
-      }
-    }
+        "rope_theta": 1000000.0,
+      },
+    },
   },
   "gemma3n_text": {
     "head_dim": 256,
@@ -319,13 +319,13 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "sliding_attention": {
         "rope_type": "default",
-        "rope_theta": 10000.0
+        "rope_theta": 10000.0,
       },
       "full_attention": {
         "rope_type": "default",
-        "rope_theta": 1000000.0
-      }
-    }
+        "rope_theta": 1000000.0,
+      },
+    },
   },
   "gemma4": {
     "head_dim": 256,
@@ -335,14 +335,14 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "sliding_attention": {
         "rope_type": "default",
-        "rope_theta": 10000.0
+        "rope_theta": 10000.0,
       },
       "full_attention": {
         "rope_type": "proportional",
         "partial_rotary_factor": 0.25,
-        "rope_theta": 1000000.0
-      }
-    }
+        "rope_theta": 1000000.0,
+      },
+    },
   },
   "gemma4_assistant": {
     "head_dim": 256,
@@ -352,14 +352,14 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "sliding_attention": {
         "rope_type": "default",
-        "rope_theta": 10000.0
+        "rope_theta": 10000.0,
       },
       "full_attention": {
         "rope_type": "proportional",
         "partial_rotary_factor": 0.25,
-        "rope_theta": 1000000.0
-      }
-    }
+        "rope_theta": 1000000.0,
+      },
+    },
   },
   "gemma4_text": {
     "head_dim": 256,
@@ -369,14 +369,14 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "sliding_attention": {
         "rope_type": "default",
-        "rope_theta": 10000.0
+        "rope_theta": 10000.0,
       },
       "full_attention": {
         "rope_type": "proportional",
         "partial_rotary_factor": 0.25,
-        "rope_theta": 1000000.0
-      }
-    }
+        "rope_theta": 1000000.0,
+      },
+    },
   },
   "gemma4_unified": {
     "head_dim": 256,
@@ -386,14 +386,14 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "sliding_attention": {
         "rope_type": "default",
-        "rope_theta": 10000.0
+        "rope_theta": 10000.0,
       },
       "full_attention": {
         "rope_type": "proportional",
         "partial_rotary_factor": 0.25,
-        "rope_theta": 1000000.0
-      }
-    }
+        "rope_theta": 1000000.0,
+      },
+    },
   },
   "gemma4_unified_assistant": {
     "head_dim": 256,
@@ -403,14 +403,14 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "sliding_attention": {
         "rope_type": "default",
-        "rope_theta": 10000.0
+        "rope_theta": 10000.0,
       },
       "full_attention": {
         "rope_type": "proportional",
         "partial_rotary_factor": 0.25,
-        "rope_theta": 1000000.0
-      }
-    }
+        "rope_theta": 1000000.0,
+      },
+    },
   },
   "glm": {
     "head_dim": 128,
@@ -420,8 +420,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "rope_theta": 10000.0,
       "partial_rotary_factor": 0.5,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "glm4": {
     "head_dim": 128,
@@ -431,8 +431,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "rope_theta": 10000.0,
       "partial_rotary_factor": 0.5,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "glm4_moe": {
     "num_key_value_heads": 8,
@@ -441,8 +441,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "rope_theta": 10000.0,
       "partial_rotary_factor": 0.5,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "glm4_moe_lite": {
     "num_key_value_heads": 20,
@@ -450,8 +450,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "glm4v": {
     "num_key_value_heads": 2,
@@ -459,8 +459,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "glm4v_moe": {
     "num_key_value_heads": 8,
@@ -469,8 +469,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "rope_theta": 10000.0,
       "partial_rotary_factor": 0.5,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "glm4v_moe_text": {
     "num_key_value_heads": 8,
@@ -479,8 +479,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "rope_theta": 10000.0,
       "partial_rotary_factor": 0.5,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "glm4v_text": {
     "num_key_value_heads": 2,
@@ -488,8 +488,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "glm_moe_dsa": {
     "head_dim": "qk_rope_head_dim",
@@ -498,16 +498,16 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "gpt2": {
     "n_positions": 1024,
-    "layer_norm_epsilon": 1e-05
+    "layer_norm_epsilon": 1e-05,
   },
   "gpt_bigcode": {
     "n_positions": 1024,
-    "layer_norm_epsilon": 1e-05
+    "layer_norm_epsilon": 1e-05,
   },
   "gpt_neox": {
     "max_position_embeddings": 2048,
@@ -515,8 +515,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "rope_theta": 10000.0,
       "partial_rotary_factor": 0.25,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "gpt_oss": {
     "head_dim": 64,
@@ -530,8 +530,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
       "beta_slow": 1.0,
       "truncate": false,
       "original_max_position_embeddings": 4096,
-      "rope_theta": 150000.0
-    }
+      "rope_theta": 150000.0,
+    },
   },
   "granite": {
     "num_key_value_heads": "num_attention_heads",
@@ -539,8 +539,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "granite_swa": {
     "num_key_value_heads": 4,
@@ -548,8 +548,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "granitemoe": {
     "num_key_value_heads": "num_attention_heads",
@@ -557,8 +557,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "granitemoe_swa": {
     "num_key_value_heads": "num_attention_heads",
@@ -566,16 +566,16 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "granitemoehybrid": {
     "max_position_embeddings": 2048,
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "granitemoeshared": {
     "num_key_value_heads": "num_attention_heads",
@@ -583,8 +583,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "hrm_text": {
     "head_dim": 128,
@@ -592,8 +592,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "hunyuan_v1_dense": {
     "num_key_value_heads": "num_attention_heads",
@@ -601,8 +601,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "hunyuan_v1_moe": {
     "num_key_value_heads": "num_attention_heads",
@@ -610,8 +610,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "hy_v3": {
     "head_dim": 128,
@@ -620,8 +620,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 11158840.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "hy_v4": {
     "head_dim": "qk_rope_head_dim",
@@ -630,8 +630,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "idefics3": {
     "head_dim": "hidden_size / num_attention_heads",
@@ -640,8 +640,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "jais2": {
     "head_dim": "hidden_size / num_attention_heads",
@@ -650,18 +650,18 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "layer_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "jamba": {
     "num_key_value_heads": 8,
     "max_position_embeddings": 262144,
-    "rms_norm_eps": 1e-06
+    "rms_norm_eps": 1e-06,
   },
   "kimi_linear": {
     "head_dim": "qk_rope_head_dim",
     "num_key_value_heads": 32,
-    "rms_norm_eps": 1e-05
+    "rms_norm_eps": 1e-05,
   },
   "laguna": {
     "head_dim": 128,
@@ -672,14 +672,14 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
       "full_attention": {
         "rope_type": "default",
         "rope_theta": 500000.0,
-        "partial_rotary_factor": 0.5
+        "partial_rotary_factor": 0.5,
       },
       "sliding_attention": {
         "rope_type": "default",
         "rope_theta": 10000.0,
-        "partial_rotary_factor": 1.0
-      }
-    }
+        "partial_rotary_factor": 1.0,
+      },
+    },
   },
   "lfm2": {
     "num_key_value_heads": 8,
@@ -687,8 +687,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 1000000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "lfm2_moe": {
     "num_key_value_heads": 8,
@@ -696,8 +696,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 1000000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "lfm2_vl": {
     "num_key_value_heads": 8,
@@ -705,8 +705,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 1000000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "llama": {
     "head_dim": "hidden_size / num_attention_heads",
@@ -715,8 +715,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "llama4": {
     "head_dim": 128,
@@ -725,8 +725,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 500000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "llama4_text": {
     "head_dim": 128,
@@ -735,15 +735,15 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 500000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "mamba": {
-    "layer_norm_epsilon": 1e-05
+    "layer_norm_epsilon": 1e-05,
   },
   "mamba2": {
     "head_dim": 64,
-    "layer_norm_epsilon": 1e-05
+    "layer_norm_epsilon": 1e-05,
   },
   "mellum": {
     "head_dim": 128,
@@ -753,13 +753,13 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "full_attention": {
         "rope_type": "default",
-        "rope_theta": 500000.0
+        "rope_theta": 500000.0,
       },
       "sliding_attention": {
         "rope_type": "default",
-        "rope_theta": 10000.0
-      }
-    }
+        "rope_theta": 10000.0,
+      },
+    },
   },
   "mimo_v2_flash": {
     "head_dim": 192,
@@ -770,14 +770,14 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
       "full_attention": {
         "rope_type": "default",
         "rope_theta": 5000000.0,
-        "partial_rotary_factor": 0.334
+        "partial_rotary_factor": 0.334,
       },
       "sliding_attention": {
         "rope_type": "default",
         "rope_theta": 10000.0,
-        "partial_rotary_factor": 0.334
-      }
-    }
+        "partial_rotary_factor": 0.334,
+      },
+    },
   },
   "minicpm3": {
     "head_dim": "qk_rope_head_dim",
@@ -786,14 +786,14 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "minimax_m2": {
     "head_dim": 128,
     "num_key_value_heads": 8,
     "max_position_embeddings": 196608,
-    "rms_norm_eps": 1e-06
+    "rms_norm_eps": 1e-06,
   },
   "ministral3": {
     "head_dim": 128,
@@ -811,8 +811,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
       "mscale_all_dim": 1.0,
       "mscale": 1.0,
       "llama_4_scaling_beta": 0.1,
-      "rope_type": "yarn"
-    }
+      "rope_type": "yarn",
+    },
   },
   "mistral": {
     "head_dim": "hidden_size / num_attention_heads",
@@ -821,8 +821,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "mistral3": {
     "head_dim": "hidden_size / num_attention_heads",
@@ -831,8 +831,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "mixtral": {
     "num_key_value_heads": 8,
@@ -840,8 +840,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 1000000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "modernbert": {
     "max_position_embeddings": 8192,
@@ -849,13 +849,13 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "sliding_attention": {
         "rope_type": "default",
-        "rope_theta": 10000.0
+        "rope_theta": 10000.0,
       },
       "full_attention": {
         "rope_type": "default",
-        "rope_theta": 160000.0
-      }
-    }
+        "rope_theta": 160000.0,
+      },
+    },
   },
   "nemotron": {
     "head_dim": "hidden_size / num_attention_heads",
@@ -864,14 +864,14 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "rope_theta": 10000.0,
       "partial_rotary_factor": 0.5,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "nemotron_h": {
     "head_dim": 128,
     "num_key_value_heads": 8,
     "max_position_embeddings": 4096,
-    "layer_norm_epsilon": 1e-05
+    "layer_norm_epsilon": 1e-05,
   },
   "nomic_bert": {
     "head_dim": "hidden_size / num_attention_heads",
@@ -879,16 +879,16 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "layer_norm_eps": 1e-12,
     "rope_parameters": {
       "rope_theta": 1000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "olmo": {
     "num_key_value_heads": "num_attention_heads",
     "max_position_embeddings": 2048,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "olmo2": {
     "num_key_value_heads": "num_attention_heads",
@@ -896,8 +896,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "olmo3": {
     "num_key_value_heads": "num_attention_heads",
@@ -906,13 +906,13 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "sliding_attention": {
         "rope_type": "default",
-        "rope_theta": 500000.0
+        "rope_theta": 500000.0,
       },
       "full_attention": {
         "rope_type": "default",
-        "rope_theta": 500000.0
-      }
-    }
+        "rope_theta": 500000.0,
+      },
+    },
   },
   "olmoe": {
     "num_key_value_heads": "num_attention_heads",
@@ -920,8 +920,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "phi": {
     "num_key_value_heads": "num_attention_heads",
@@ -930,8 +930,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "rope_theta": 10000.0,
       "partial_rotary_factor": 0.5,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "phi3": {
     "num_key_value_heads": "num_attention_heads",
@@ -940,8 +940,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "rope_theta": 10000.0,
       "partial_rotary_factor": 1.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "qwen2": {
     "num_key_value_heads": 32,
@@ -949,8 +949,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "qwen2_5_vl": {
     "num_key_value_heads": 8,
@@ -958,8 +958,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 1000000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "qwen2_moe": {
     "num_key_value_heads": 16,
@@ -967,8 +967,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "qwen2_vl": {
     "num_key_value_heads": 8,
@@ -976,8 +976,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 1000000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "qwen3": {
     "head_dim": 128,
@@ -986,8 +986,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "qwen3_5": {
     "head_dim": 256,
@@ -997,8 +997,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "rope_theta": 10000.0,
       "partial_rotary_factor": 0.25,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "qwen3_5_moe": {
     "head_dim": 256,
@@ -1008,8 +1008,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "rope_theta": 10000.0,
       "partial_rotary_factor": 0.25,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "qwen3_5_moe_text": {
     "head_dim": 256,
@@ -1019,8 +1019,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "rope_theta": 10000.0,
       "partial_rotary_factor": 0.25,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "qwen3_5_text": {
     "head_dim": 256,
@@ -1030,8 +1030,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "rope_theta": 10000.0,
       "partial_rotary_factor": 0.25,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "qwen3_moe": {
     "num_key_value_heads": 4,
@@ -1039,8 +1039,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "qwen3_next": {
     "head_dim": 256,
@@ -1050,8 +1050,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "rope_theta": 10000.0,
       "partial_rotary_factor": 0.25,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "qwen3_vl": {
     "head_dim": 128,
@@ -1060,8 +1060,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 500000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "qwen3_vl_moe": {
     "head_dim": "hidden_size / num_attention_heads",
@@ -1070,8 +1070,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 500000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "qwen4_exp": {
     "head_dim": 256,
@@ -1080,8 +1080,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "qwen4_exp_text": {
     "head_dim": 256,
@@ -1090,12 +1090,12 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "roberta": {
     "max_position_embeddings": 512,
-    "layer_norm_eps": 1e-12
+    "layer_norm_eps": 1e-12,
   },
   "seed_oss": {
     "head_dim": 128,
@@ -1104,8 +1104,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "smollm3": {
     "num_key_value_heads": 4,
@@ -1113,8 +1113,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 2000000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "smolvlm": {
     "head_dim": "hidden_size / num_attention_heads",
@@ -1123,8 +1123,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "solar_open": {
     "head_dim": 128,
@@ -1133,8 +1133,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-05,
     "rope_parameters": {
       "rope_theta": 1000000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "stablelm": {
     "num_key_value_heads": 32,
@@ -1143,8 +1143,8 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rope_parameters": {
       "rope_theta": 10000.0,
       "partial_rotary_factor": 0.25,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "starcoder2": {
     "num_key_value_heads": 2,
@@ -1152,12 +1152,12 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "norm_epsilon": 1e-05,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
+      "rope_type": "default",
+    },
   },
   "xlm-roberta": {
     "max_position_embeddings": 512,
-    "layer_norm_eps": 1e-12
+    "layer_norm_eps": 1e-12,
   },
   "youtu": {
     "head_dim": "qk_rope_head_dim",
@@ -1166,21 +1166,22 @@ export const WHEN_ABSENT: Readonly<Record<string, Readonly<Record<string, Absent
     "rms_norm_eps": 1e-06,
     "rope_parameters": {
       "rope_theta": 10000.0,
-      "rope_type": "default"
-    }
-  }
+      "rope_type": "default",
+    },
+  },
 };
 
 /** model_type -> field -> the other config.json names of that field (`attribute_map`). */
-export const ABSENT_ALIASES: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = {
-  "gpt2": {
-    "n_positions": [
-      "max_position_embeddings"
-    ]
-  },
-  "gpt_bigcode": {
-    "n_positions": [
-      "max_position_embeddings"
-    ]
-  }
-};
+export const ABSENT_ALIASES: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> =
+  {
+    "gpt2": {
+      "n_positions": [
+        "max_position_embeddings",
+      ],
+    },
+    "gpt_bigcode": {
+      "n_positions": [
+        "max_position_embeddings",
+      ],
+    },
+  };
