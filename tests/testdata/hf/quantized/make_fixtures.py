@@ -29,7 +29,10 @@ expected.json:
 
 The ModelOpt fixtures carry `hf_quant_config.json` (and no quantization_config) as
 NVIDIA's releases do; the NVFP4 ones are a one-layer Llama (tokenizer of
-examples/tiny-llama): llama.cpp's qwen2 graph does not apply NVFP4's `.scale`.
+examples/tiny-llama): llama.cpp's qwen2 graph does not apply NVFP4's `.scale`;
+modelopt-nvfp4-moe is a two-layer Qwen3-MoE (the tokenizer of
+../../families/hf/qwen3-moe, seed 9521) with NVFP4 experts one module each, which
+the converter stacks per layer and projection with a `.scale` per expert.
 Run one fixture alone by naming its function: `make_fixtures.py LLAMA make_ct_nvfp4`.
 
 Tests and CI read only the committed outputs.
@@ -240,7 +243,8 @@ def run_llamacpp_nvfp4(folder: Path, names: dict[str, str], values: dict, outtyp
 
     The NVFP4 tensors stay NVFP4 with a per-tensor `.scale`: gguf-py's NVFP4 dequantizer
     times that scale must give `values` (the published formula) bit for bit; `names` maps
-    each GGUF weight to its checkpoint tensor. Recorded: `general.file_type`, and per tensor
+    each GGUF weight to its checkpoint tensor (a stack of experts: to theirs in expert
+    order, each expert times its own value of the stacked `.scale`). Recorded: `general.file_type`, and per tensor
     its ggml type, shape, the sha256 of its stored bytes and, for the NVFP4 weights, of
     its dequantized float32 values (in the checkpoint's row order: a Llama's Q/K rows
     permuted back).
@@ -260,9 +264,12 @@ def run_llamacpp_nvfp4(folder: Path, names: dict[str, str], values: dict, outtyp
             if t.tensor_type == gguf.GGMLQuantizationType.NVFP4:
                 deq = dequantize(np.asarray(t.data), t.tensor_type).astype(np.float32)
                 scale = by_name.get(t.name.replace(".weight", ".scale"))
+                stacked = isinstance(names[t.name], list)  # experts: one .scale value each
                 if scale is not None:
-                    deq = deq * np.float32(np.asarray(scale.data)[0])
-                want = values[names[t.name]].numpy()
+                    s = np.asarray(scale.data, dtype=np.float32)
+                    deq = deq * (s[:, None, None] if stacked else s[0])
+                want = (np.stack([values[n].numpy() for n in names[t.name]]) if stacked
+                        else values[names[t.name]].numpy())
                 heads = {"attn_q": config["num_attention_heads"], "attn_k": config["num_key_value_heads"]}
                 part = t.name.split(".")[2]
                 if config["model_type"] == "llama" and part in heads:
@@ -793,6 +800,82 @@ def make_ct_nvfp4():
         config=NVFP4_CONFIG, nvfp4=names, tokenizer_from=LLAMA_TOKENIZER)
 
 
+# A tiny Qwen3-MoE (llama.cpp's qwen3moe graph applies the per-expert .scale of
+# stacked NVFP4 experts, build_moe_ffn's *_exps_s) as ModelOpt exports it
+# (nvidia/Qwen3-30B-A3B-NVFP4): every projection NVFP4, experts one per module
+# (`mlp.experts.N.gate_proj`), the router and lm_head left out. The converter
+# stacks each layer's experts per projection (_flush_nvfp4_experts), their
+# weight_scale_2 and input_scale into [n_expert] F32 tensors.
+NVFP4_MOE_CONFIG = {
+    "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 64,
+    "intermediate_size": 128, "moe_intermediate_size": 128,  # ggml's NVFP4 blocks hold 64 values
+    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "num_hidden_layers": 2,
+    "num_local_experts": 4, "num_experts_per_tok": 2, "norm_topk_prob": True, "decoder_sparse_step": 1,
+    "mlp_only_layers": [], "vocab_size": 384, "max_position_embeddings": 512, "rms_norm_eps": 1e-6,
+    "rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}, "attention_bias": False,
+    "use_sliding_window": False, "sliding_window": None, "tie_word_embeddings": False,
+    "bos_token_id": None, "eos_token_id": None, "hidden_act": "silu", "torch_dtype": "bfloat16",
+}
+# The tiny Qwen tokenizer of the qwen3-moe family fixture (384 tokens).
+MOE_TOKENIZER = HERE.parents[1] / "families" / "hf" / "qwen3-moe"
+MOE_LINEARS = ["self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"]
+MOE_EXPERT_GGUF = {"gate_proj": "ffn_gate_exps", "up_proj": "ffn_up_exps", "down_proj": "ffn_down_exps"}
+
+
+def make_modelopt_nvfp4_moe():
+    c = NVFP4_MOE_CONFIG
+    h, ff, experts, layers = c["hidden_size"], c["moe_intermediate_size"], c["num_local_experts"], c["num_hidden_layers"]
+    q, kv = c["num_attention_heads"] * c["head_dim"], c["num_key_value_heads"] * c["head_dim"]
+    g = torch.Generator().manual_seed(9521)
+    shapes = {"model.embed_tokens.weight": (c["vocab_size"], h), "lm_head.weight": (c["vocab_size"], h),
+              "model.norm.weight": (h,)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        shapes.update({p + "input_layernorm.weight": (h,), p + "post_attention_layernorm.weight": (h,),
+                       p + "self_attn.q_proj.weight": (q, h), p + "self_attn.k_proj.weight": (kv, h),
+                       p + "self_attn.v_proj.weight": (kv, h), p + "self_attn.o_proj.weight": (h, q),
+                       p + "self_attn.q_norm.weight": (c["head_dim"],),
+                       p + "self_attn.k_norm.weight": (c["head_dim"],), p + "mlp.gate.weight": (experts, h)})
+        for e in range(experts):
+            shapes.update({f"{p}mlp.experts.{e}.gate_proj.weight": (ff, h),
+                           f"{p}mlp.experts.{e}.up_proj.weight": (ff, h),
+                           f"{p}mlp.experts.{e}.down_proj.weight": (h, ff)})
+    w = {}
+    for name, shape in shapes.items():
+        t = torch.randn(shape, generator=g) * 0.1
+        w[name] = 1 + t if name.endswith("norm.weight") else t
+    tensors, values, names = {}, {}, {}
+    quantized = {k for k in w if any(f".{m}.weight" in k for m in MOE_LINEARS) or ".mlp.experts." in k}
+    for k in sorted(quantized):
+        packed, scale, s2 = nvfp4_quantize(w[k].numpy())
+        base = k.removesuffix(".weight")
+        tensors[k] = torch.from_numpy(packed)
+        tensors[base + ".weight_scale"] = torch.from_numpy(scale).view(torch.float8_e4m3fn)
+        tensors[base + ".weight_scale_2"] = torch.tensor(s2, dtype=torch.float32)
+        # Each module's own activation scale: the stacked .input_scale keeps the experts' order.
+        tensors[base + ".input_scale"] = torch.tensor(0.0078125 * (1 + len(values) / 64), dtype=torch.float32)
+        values[k] = nvfp4_values(packed, scale, s2)
+        bid = int(k.split(".")[2])
+        part = k.split(".")[-2]
+        if ".mlp.experts." in k:
+            stack = f"blk.{bid}.{MOE_EXPERT_GGUF[part]}.weight"
+            names[stack] = [f"model.layers.{bid}.mlp.experts.{e}.{part}.weight" for e in range(experts)]
+        else:
+            names[f"blk.{bid}.{GGUF_NAMES['self_attn.' + part]}.weight"] = k
+    for i in range(layers):
+        tensors[f"model.layers.{i}.self_attn.k_proj.k_scale"] = torch.tensor(0.0625, dtype=torch.float32)
+        tensors[f"model.layers.{i}.self_attn.v_proj.v_scale"] = torch.tensor(0.03125, dtype=torch.float32)
+    tensors.update(plain(w, quantized))
+    write("modelopt-nvfp4-moe", tensors, None, values,
+          "numpy: E2M1(code) * E4M3(weight_scale) * weight_scale_2, NVIDIA's NVFP4; equal to gguf-py's "
+          "NVFP4 dequantizer times .scale (per expert for the stacked experts) on llama.cpp's converter output",
+          config=NVFP4_MOE_CONFIG, nvfp4=names, tokenizer_from=MOE_TOKENIZER,
+          hf_quant_config={"producer": {"name": "modelopt", "version": "0.33.0"},
+                           "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8",
+                                            "group_size": 16,
+                                            "exclude_modules": ["lm_head", "model.layers.*.mlp.gate"]}})
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 2:  # only the named fixtures
         for name in sys.argv[2:]:
@@ -817,3 +900,4 @@ if __name__ == "__main__":
     make_modelopt_nvfp4()
     make_modelopt_mixed()
     make_ct_nvfp4()
+    make_modelopt_nvfp4_moe()
