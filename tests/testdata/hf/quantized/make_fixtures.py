@@ -677,6 +677,19 @@ def nvfp4_values(packed: np.ndarray, scale: np.ndarray, s2: np.float32) -> torch
     return torch.from_numpy((v * s2 + np.float32(0)).astype(np.float32))
 
 
+def modelopt_nvfp4(tensors: dict, values: dict, k: str, w: torch.Tensor, input_scale: float | None):
+    """ModelOpt's NVFP4 export of weight `k` into `tensors` (U8 codes, E4M3 weight_scale, F32
+    weight_scale_2, and input_scale when given), its values by the published formula into `values`."""
+    packed, scale, s2 = nvfp4_quantize(w.numpy())
+    base = k.removesuffix(".weight")
+    tensors[k] = torch.from_numpy(packed)
+    tensors[base + ".weight_scale"] = torch.from_numpy(scale).view(torch.float8_e4m3fn)
+    tensors[base + ".weight_scale_2"] = torch.tensor(s2, dtype=torch.float32)
+    if input_scale is not None:
+        tensors[base + ".input_scale"] = torch.tensor(input_scale, dtype=torch.float32)
+    values[k] = nvfp4_values(packed, scale, s2)
+
+
 # A tiny Llama (the tokenizer of examples/tiny-llama): llama.cpp's llama graph applies
 # the NVFP4 weights' per-tensor .scale (its qwen2 graph does not), and the converter
 # permutes the Q/K rows of NVFP4 weights and their scales as of float ones.
@@ -712,13 +725,7 @@ def make_modelopt_nvfp4():
     quantized = {f"model.layers.0.{m}.weight" for m in LINEARS}
     for m in LINEARS:
         k = f"model.layers.0.{m}.weight"
-        packed, scale, s2 = nvfp4_quantize(w[k].numpy())
-        base = k.removesuffix(".weight")
-        tensors[k] = torch.from_numpy(packed)
-        tensors[base + ".weight_scale"] = torch.from_numpy(scale).view(torch.float8_e4m3fn)
-        tensors[base + ".weight_scale_2"] = torch.tensor(s2, dtype=torch.float32)
-        tensors[base + ".input_scale"] = torch.tensor(0.0078125, dtype=torch.float32)
-        values[k] = nvfp4_values(packed, scale, s2)
+        modelopt_nvfp4(tensors, values, k, w[k], 0.0078125)
         names[f"blk.0.{GGUF_NAMES[m]}.weight"] = k
     tensors["model.layers.0.self_attn.k_proj.k_scale"] = torch.tensor(0.0625, dtype=torch.float32)
     tensors["model.layers.0.self_attn.v_proj.v_scale"] = torch.tensor(0.03125, dtype=torch.float32)
@@ -750,11 +757,7 @@ def make_modelopt_mixed():
             values[k] = q.to(torch.float32) * s[:, None]
             layers[base] = {"quant_algo": "FP8"}
         else:
-            packed, scale, s2 = nvfp4_quantize(w[k].numpy())
-            tensors[k] = torch.from_numpy(packed)
-            tensors[base + ".weight_scale"] = torch.from_numpy(scale).view(torch.float8_e4m3fn)
-            tensors[base + ".weight_scale_2"] = torch.tensor(s2, dtype=torch.float32)
-            values[k] = nvfp4_values(packed, scale, s2)
+            modelopt_nvfp4(tensors, values, k, w[k], None)
             names[f"blk.0.{GGUF_NAMES[m]}.weight"] = k
             layers[base] = {"quant_algo": "NVFP4", "group_size": 16}
         tensors[base + ".input_scale"] = torch.tensor(0.0078125, dtype=torch.float32)
@@ -847,14 +850,8 @@ def make_modelopt_nvfp4_moe():
     tensors, values, names = {}, {}, {}
     quantized = {k for k in w if any(f".{m}.weight" in k for m in MOE_LINEARS) or ".mlp.experts." in k}
     for k in sorted(quantized):
-        packed, scale, s2 = nvfp4_quantize(w[k].numpy())
-        base = k.removesuffix(".weight")
-        tensors[k] = torch.from_numpy(packed)
-        tensors[base + ".weight_scale"] = torch.from_numpy(scale).view(torch.float8_e4m3fn)
-        tensors[base + ".weight_scale_2"] = torch.tensor(s2, dtype=torch.float32)
         # Each module's own activation scale: the stacked .input_scale keeps the experts' order.
-        tensors[base + ".input_scale"] = torch.tensor(0.0078125 * (1 + len(values) / 64), dtype=torch.float32)
-        values[k] = nvfp4_values(packed, scale, s2)
+        modelopt_nvfp4(tensors, values, k, w[k], 0.0078125 * (1 + len(values) / 64))
         bid = int(k.split(".")[2])
         part = k.split(".")[-2]
         if ".mlp.experts." in k:
