@@ -412,6 +412,32 @@ Deno.test("apr convert refuses NVFP4 to GGUF for a family whose llama.cpp graph 
   });
 });
 
+Deno.test("apr convert refuses NVFP4 experts to GGUF for a MoE family whose llama.cpp graph ignores their .scale (qwen2moe), in one line, with no file", async () => {
+  await withTempDir(async (dir) => {
+    const folder = `${dir}/qwen2moe-nvfp4`;
+    await Deno.mkdir(folder);
+    const source = testdata("hf/quantized/modelopt-nvfp4-moe");
+    for (const e of Deno.readDirSync(source)) {
+      await Deno.copyFile(`${source}/${e.name}`, `${folder}/${e.name}`);
+    }
+    const config = JSON.parse(await Deno.readTextFile(`${folder}/config.json`));
+    // Qwen2-MoE without a shared expert, as llama.cpp's qwen2moe computes it (norm_topk_prob false).
+    Object.assign(config, {
+      architectures: ["Qwen2MoeForCausalLM"],
+      model_type: "qwen2_moe",
+      shared_expert_intermediate_size: 0,
+      norm_topk_prob: false,
+    });
+    await Deno.writeTextFile(`${folder}/config.json`, JSON.stringify(config));
+    const run = await runApr(["convert", folder, "-o", `${dir}/out.gguf`]);
+    assertOneLineError(
+      run,
+      "NVFP4 weight \"model.layers.0.mlp.experts.0.down_proj.weight\" to GGUF: llama.cpp's qwen2moe graph does not multiply in NVFP4's per-tensor scale",
+    );
+    deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["qwen2moe-nvfp4"], "nothing written");
+  });
+});
+
 Deno.test("apr import refuses an NVFP4 global scale of 0 (its reciprocal would make every weight infinite)", async () => {
   await withTempDir(async (dir) => {
     const folder = await model(

@@ -30,13 +30,14 @@ const POSITIONS = [0, 3, 6, 9];
 
 /**
  * The fixtures and their vocabulary sizes: the dense Llamas (256 tokens), and
- * a Qwen3-MoE whose experts the converter stacks (384).
+ * Qwen3-MoEs whose experts the converter stacks (384).
  */
 const FIXTURES: [string, number][] = [
   ["modelopt-nvfp4", 256],
   ["modelopt-mixed", 256],
   ["ct-nvfp4", 256],
   ["modelopt-nvfp4-moe", 384],
+  ["ct-nvfp4-moe", 384],
 ];
 
 for (const [name, vocab] of FIXTURES) {

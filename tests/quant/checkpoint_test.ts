@@ -72,13 +72,20 @@ const FIXTURES = [
   "modelopt-mixed",
   "ct-nvfp4",
   "modelopt-nvfp4-moe",
+  "ct-nvfp4-moe",
 ];
 
 /**
  * NVFP4 fixtures: llama.cpp's converter keeps their weights as NVFP4
- * (`llamacpp_nvfp4`); the MoE one's experts stacked, a `.scale` per expert.
+ * (`llamacpp_nvfp4`); the MoE ones' experts stacked, a `.scale` per expert.
  */
-const NVFP4_FIXTURES = ["modelopt-nvfp4", "modelopt-mixed", "ct-nvfp4", "modelopt-nvfp4-moe"];
+const NVFP4_FIXTURES = [
+  "modelopt-nvfp4",
+  "modelopt-mixed",
+  "ct-nvfp4",
+  "modelopt-nvfp4-moe",
+  "ct-nvfp4-moe",
+];
 
 const COMPANION =
   /(_scale_inv|\.weight_scale|\.weight_scale_2|_global_scale|\.k_scale|\.v_scale|\.input_scale|\.weight_packed|\.weight_shape|\.weight_zero_point|\.qweight|\.qzeros|\.scales|\.g_idx|_blocks|_scales)$/;
@@ -189,6 +196,7 @@ Deno.test("quantized checkpoints: small tiles and restarts give the same values"
       "modelopt-nvfp4",
       "modelopt-mixed",
       "ct-nvfp4",
+      "ct-nvfp4-moe",
     ]
   ) {
     const want = await expected(name);
@@ -409,7 +417,7 @@ for (const name of NVFP4_FIXTURES) {
         equal(sha256(values), entry.dequantized_sha256, `${hfNames} vs ${tensor} from llama.cpp`);
         checked++;
       }
-      // Two layers of four attention weights and three expert stacks in the MoE.
+      // Layers of four attention weights and three expert stacks in the MoEs (two, one).
       equal(checked, { "modelopt-mixed": 3, "modelopt-nvfp4-moe": 14 }[name] ?? 7);
     } finally {
       await model.close();

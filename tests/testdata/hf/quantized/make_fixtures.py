@@ -32,7 +32,8 @@ NVIDIA's releases do; the NVFP4 ones are a one-layer Llama (tokenizer of
 examples/tiny-llama): llama.cpp's qwen2 graph does not apply NVFP4's `.scale`;
 modelopt-nvfp4-moe is a two-layer Qwen3-MoE (the tokenizer of
 ../../families/hf/qwen3-moe, seed 9521) with NVFP4 experts one module each, which
-the converter stacks per layer and projection with a `.scale` per expert.
+the converter stacks per layer and projection with a `.scale` per expert;
+ct-nvfp4-moe the same as compressed-tensors writes it (one layer, seed 9522).
 Run one fixture alone by naming its function: `make_fixtures.py LLAMA make_ct_nvfp4`.
 
 Tests and CI read only the committed outputs.
@@ -771,32 +772,40 @@ def make_modelopt_mixed():
                                             "quantized_layers": layers}})
 
 
+def ct_nvfp4(tensors: dict, values: dict, k: str, w: torch.Tensor):
+    """compressed-tensors' NVFP4 (nvfp4-pack-quantized) of weight `k` into `tensors`, its
+    values by the published formula into `values`."""
+    packed, scale, s2 = nvfp4_quantize(w.numpy())
+    # compressed-tensors stores the reciprocal, 1 / s2, as weight_global_scale; the
+    # converter (and so aprkit) multiplies by 1 / global rounded to f32.
+    global_scale = np.float32(1.0) / s2
+    inv = np.float32(np.float32(1.0) / global_scale)
+    tensors[k + "_packed"] = torch.from_numpy(packed)
+    tensors[k + "_scale"] = torch.from_numpy(scale).view(torch.float8_e4m3fn)
+    tensors[k + "_global_scale"] = torch.tensor([global_scale], dtype=torch.float32)
+    tensors[k.removesuffix(".weight") + ".input_global_scale"] = torch.tensor([448.0 * 6 / 4], dtype=torch.float32)
+    values[k] = nvfp4_values(packed, scale, inv)
+
+
+CT_NVFP4_GROUP = {"targets": ["Linear"], "format": "nvfp4-pack-quantized",
+                  "weights": {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16,
+                              "symmetric": True, "dynamic": False},
+                  "input_activations": {"num_bits": 4, "type": "float", "strategy": "tensor_group",
+                                        "group_size": 16, "symmetric": True, "dynamic": "local"}}
+
+
 def make_ct_nvfp4():
     w = nvfp4_base(16)
     tensors, values, names = {}, {}, {}
     quantized = {f"model.layers.0.{m}.weight" for m in LINEARS}
     for m in LINEARS:
         k = f"model.layers.0.{m}.weight"
-        packed, scale, s2 = nvfp4_quantize(w[k].numpy())
-        # compressed-tensors stores the reciprocal, 1 / s2, as weight_global_scale; the
-        # converter (and so aprkit) multiplies by 1 / global rounded to f32.
-        global_scale = np.float32(1.0) / s2
-        inv = np.float32(np.float32(1.0) / global_scale)
-        tensors[k + "_packed"] = torch.from_numpy(packed)
-        tensors[k + "_scale"] = torch.from_numpy(scale).view(torch.float8_e4m3fn)
-        tensors[k + "_global_scale"] = torch.tensor([global_scale], dtype=torch.float32)
-        tensors[k.removesuffix(".weight") + ".input_global_scale"] = torch.tensor([448.0 * 6 / 4], dtype=torch.float32)
-        values[k] = nvfp4_values(packed, scale, inv)
+        ct_nvfp4(tensors, values, k, w[k])
         names[f"blk.0.{GGUF_NAMES[m]}.weight"] = k
     tensors.update(plain(w, quantized))
-    group = {"targets": ["Linear"], "format": "nvfp4-pack-quantized",
-             "weights": {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16,
-                         "symmetric": True, "dynamic": False},
-             "input_activations": {"num_bits": 4, "type": "float", "strategy": "tensor_group",
-                                   "group_size": 16, "symmetric": True, "dynamic": "local"}}
     write("ct-nvfp4", tensors, {
         "quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized",
-        "quantization_status": "compressed", "config_groups": {"group_0": group},
+        "quantization_status": "compressed", "config_groups": {"group_0": CT_NVFP4_GROUP},
         "ignore": ["lm_head"]}, values,
         "numpy: E2M1(code) * E4M3(weight_scale) * f32(1 / weight_global_scale); equal to gguf-py's "
         "NVFP4 dequantizer times .scale on llama.cpp's converter output",
@@ -825,11 +834,11 @@ MOE_LINEARS = ["self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self
 MOE_EXPERT_GGUF = {"gate_proj": "ffn_gate_exps", "up_proj": "ffn_up_exps", "down_proj": "ffn_down_exps"}
 
 
-def make_modelopt_nvfp4_moe():
-    c = NVFP4_MOE_CONFIG
+def nvfp4_moe_weights(c: dict, seed: int) -> dict[str, torch.Tensor]:
+    """Seeded float32 weights of the tiny Qwen3-MoE `c`, experts one module each."""
     h, ff, experts, layers = c["hidden_size"], c["moe_intermediate_size"], c["num_local_experts"], c["num_hidden_layers"]
     q, kv = c["num_attention_heads"] * c["head_dim"], c["num_key_value_heads"] * c["head_dim"]
-    g = torch.Generator().manual_seed(9521)
+    g = torch.Generator().manual_seed(seed)
     shapes = {"model.embed_tokens.weight": (c["vocab_size"], h), "lm_head.weight": (c["vocab_size"], h),
               "model.norm.weight": (h,)}
     for i in range(layers):
@@ -847,19 +856,33 @@ def make_modelopt_nvfp4_moe():
     for name, shape in shapes.items():
         t = torch.randn(shape, generator=g) * 0.1
         w[name] = 1 + t if name.endswith("norm.weight") else t
+    return w
+
+
+def nvfp4_moe_names(k: str, experts: int, names: dict):
+    """The GGUF weight holding `k`: its own, or its layer's stack of experts (all of them)."""
+    bid, part = int(k.split(".")[2]), k.split(".")[-2]
+    if ".mlp.experts." in k:
+        stack = f"blk.{bid}.{MOE_EXPERT_GGUF[part]}.weight"
+        names[stack] = [f"model.layers.{bid}.mlp.experts.{e}.{part}.weight" for e in range(experts)]
+    else:
+        names[f"blk.{bid}.{GGUF_NAMES['self_attn.' + part]}.weight"] = k
+
+
+def nvfp4_moe_quantized(w: dict) -> set[str]:
+    return {k for k in w if any(f".{m}.weight" in k for m in MOE_LINEARS) or ".mlp.experts." in k}
+
+
+def make_modelopt_nvfp4_moe():
+    c = NVFP4_MOE_CONFIG
+    w = nvfp4_moe_weights(c, 9521)
     tensors, values, names = {}, {}, {}
-    quantized = {k for k in w if any(f".{m}.weight" in k for m in MOE_LINEARS) or ".mlp.experts." in k}
+    quantized = nvfp4_moe_quantized(w)
     for k in sorted(quantized):
         # Each module's own activation scale: the stacked .input_scale keeps the experts' order.
         modelopt_nvfp4(tensors, values, k, w[k], 0.0078125 * (1 + len(values) / 64))
-        bid = int(k.split(".")[2])
-        part = k.split(".")[-2]
-        if ".mlp.experts." in k:
-            stack = f"blk.{bid}.{MOE_EXPERT_GGUF[part]}.weight"
-            names[stack] = [f"model.layers.{bid}.mlp.experts.{e}.{part}.weight" for e in range(experts)]
-        else:
-            names[f"blk.{bid}.{GGUF_NAMES['self_attn.' + part]}.weight"] = k
-    for i in range(layers):
+        nvfp4_moe_names(k, c["num_local_experts"], names)
+    for i in range(c["num_hidden_layers"]):
         tensors[f"model.layers.{i}.self_attn.k_proj.k_scale"] = torch.tensor(0.0625, dtype=torch.float32)
         tensors[f"model.layers.{i}.self_attn.v_proj.v_scale"] = torch.tensor(0.03125, dtype=torch.float32)
     tensors.update(plain(w, quantized))
@@ -871,6 +894,27 @@ def make_modelopt_nvfp4_moe():
                            "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8",
                                             "group_size": 16,
                                             "exclude_modules": ["lm_head", "model.layers.*.mlp.gate"]}})
+
+
+def make_ct_nvfp4_moe():
+    """The Qwen3-MoE as compressed-tensors (llm-compressor) exports it (RedHatAI's
+    Qwen3-30B-A3B-NVFP4): one layer, the converter renames its tensors to ModelOpt's and
+    stacks the experts as for modelopt-nvfp4-moe."""
+    c = {**NVFP4_MOE_CONFIG, "num_hidden_layers": 1}
+    w = nvfp4_moe_weights(c, 9522)
+    tensors, values, names = {}, {}, {}
+    quantized = nvfp4_moe_quantized(w)
+    for k in sorted(quantized):
+        ct_nvfp4(tensors, values, k, w[k])
+        nvfp4_moe_names(k, c["num_local_experts"], names)
+    tensors.update(plain(w, quantized))
+    write("ct-nvfp4-moe", tensors, {
+        "quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized",
+        "quantization_status": "compressed", "config_groups": {"group_0": CT_NVFP4_GROUP},
+        "ignore": ["lm_head", "re:.*mlp.gate$"]}, values,
+        "numpy: E2M1(code) * E4M3(weight_scale) * f32(1 / weight_global_scale); equal to gguf-py's "
+        "NVFP4 dequantizer times .scale (per expert for the stacked experts) on llama.cpp's converter output",
+        config=c, nvfp4=names, tokenizer_from=MOE_TOKENIZER)
 
 
 if __name__ == "__main__":
@@ -898,3 +942,4 @@ if __name__ == "__main__":
     make_modelopt_mixed()
     make_ct_nvfp4()
     make_modelopt_nvfp4_moe()
+    make_ct_nvfp4_moe()
