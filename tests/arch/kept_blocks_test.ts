@@ -165,6 +165,30 @@ Deno.test("kept NVFP4: stacked experts stream expert by expert, repacked as one;
   deepEqual([...new Float32Array(scale)], [0.25, 0.5]);
 });
 
+Deno.test("kept NVFP4: experts in a checkpoint's name order (experts.10 before experts.2) stack in expert order, when the last one read arrives", () => {
+  const ids = Array.from({ length: 11 }, (_, e) => e).sort((a, b) => `${a}`.localeCompare(`${b}`));
+  const made = keptNvfp4Tensors(
+    [
+      ...ids.slice(0, -1).flatMap((e) => expert(0, e, "up_proj")),
+      info("model.layers.0.self_attn.o_proj.weight", "U8", [64, 32]),
+      info("model.layers.0.self_attn.o_proj.weight_scale", "F8_E4M3", [64, 4]),
+      ...expert(0, ids.at(-1)!, "up_proj"),
+    ],
+    QWEN3MOE,
+    { num_local_experts: 11 },
+  );
+  deepEqual(made.map((m) => m.info.name), ["blk.0.attn_output.weight", "blk.0.ffn_up_exps.weight"]);
+  deepEqual(
+    made[1]!.needs.filter((n) => n.endsWith(".weight")),
+    Array.from({ length: 11 }, (_, e) => `model.layers.0.mlp.experts.${e}.up_proj.weight`),
+  );
+  // Layer 1's one expert of eleven never completes: refused at the end.
+  throws(
+    () => keptNvfp4Tensors(expert(1, 0, "up_proj"), QWEN3MOE, { num_local_experts: 11 }),
+    /layer 1: expert 1's up_proj is missing \(11 experts expected\)/,
+  );
+});
+
 Deno.test("kept NVFP4: experts the converter cannot stack are refused, naming why", async (t) => {
   await t.step("an expert missing", () => {
     throws(
