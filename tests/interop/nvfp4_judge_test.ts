@@ -30,7 +30,7 @@ const POSITIONS = [0, 3, 6, 9];
 
 /**
  * The fixtures and their vocabulary sizes: the dense Llamas (256 tokens), and
- * Qwen3-MoEs whose experts the converter stacks (384).
+ * Qwen3-MoEs and a Mellum 2 whose experts the converter stacks (384).
  */
 const FIXTURES: [string, number][] = [
   ["modelopt-nvfp4", 256],
@@ -38,6 +38,7 @@ const FIXTURES: [string, number][] = [
   ["ct-nvfp4", 256],
   ["modelopt-nvfp4-moe", 384],
   ["ct-nvfp4-moe", 384],
+  ["modelopt-nvfp4-mellum", 384],
 ];
 
 for (const [name, vocab] of FIXTURES) {

@@ -73,6 +73,7 @@ const FIXTURES = [
   "ct-nvfp4",
   "modelopt-nvfp4-moe",
   "ct-nvfp4-moe",
+  "modelopt-nvfp4-mellum",
 ];
 
 /**
@@ -85,6 +86,7 @@ const NVFP4_FIXTURES = [
   "ct-nvfp4",
   "modelopt-nvfp4-moe",
   "ct-nvfp4-moe",
+  "modelopt-nvfp4-mellum",
 ];
 
 const COMPANION =

@@ -33,7 +33,8 @@ examples/tiny-llama): llama.cpp's qwen2 graph does not apply NVFP4's `.scale`;
 modelopt-nvfp4-moe is a two-layer Qwen3-MoE (the tokenizer of
 ../../families/hf/qwen3-moe, seed 9521) with NVFP4 experts one module each, which
 the converter stacks per layer and projection with a `.scale` per expert;
-ct-nvfp4-moe the same as compressed-tensors writes it (one layer, seed 9522).
+ct-nvfp4-moe the same as compressed-tensors writes it (one layer, seed 9522), and
+modelopt-nvfp4-mellum a one-layer Mellum 2 (Qwen3-MoE's block, seed 9523).
 Run one fixture alone by naming its function: `make_fixtures.py LLAMA make_ct_nvfp4`.
 
 Tests and CI read only the committed outputs.
@@ -917,6 +918,33 @@ def make_ct_nvfp4_moe():
         config=c, nvfp4=names, tokenizer_from=MOE_TOKENIZER)
 
 
+def make_modelopt_nvfp4_mellum():
+    """Mellum 2 (llama.cpp's mellum graph applies the experts' .scale too): Qwen3-MoE's
+    block with a sliding window on the layers `layer_types` names; one layer."""
+    c = {**NVFP4_MOE_CONFIG, "architectures": ["MellumForCausalLM"], "model_type": "mellum",
+         "num_hidden_layers": 1, "layer_types": ["sliding_attention"], "mlp_layer_types": ["sparse"],
+         "sliding_window": 16,
+         "rope_parameters": {t: {"rope_theta": 10000.0, "rope_type": "default"}
+                             for t in ("full_attention", "sliding_attention")}}
+    for k in ("use_sliding_window", "decoder_sparse_step", "mlp_only_layers"):
+        c.pop(k)
+    w = nvfp4_moe_weights(c, 9523)
+    tensors, values, names = {}, {}, {}
+    quantized = nvfp4_moe_quantized(w)
+    for k in sorted(quantized):
+        modelopt_nvfp4(tensors, values, k, w[k], 0.0078125 * (1 + len(values) / 64))
+        nvfp4_moe_names(k, c["num_local_experts"], names)
+    tensors.update(plain(w, quantized))
+    write("modelopt-nvfp4-mellum", tensors, None, values,
+          "numpy: E2M1(code) * E4M3(weight_scale) * weight_scale_2, NVIDIA's NVFP4; equal to gguf-py's "
+          "NVFP4 dequantizer times .scale (per expert for the stacked experts) on llama.cpp's converter output",
+          config=c, nvfp4=names, tokenizer_from=MOE_TOKENIZER,
+          hf_quant_config={"producer": {"name": "modelopt", "version": "0.33.0"},
+                           "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": None,
+                                            "group_size": 16,
+                                            "exclude_modules": ["lm_head", "model.layers.*.mlp.gate"]}})
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 2:  # only the named fixtures
         for name in sys.argv[2:]:
@@ -943,3 +971,4 @@ if __name__ == "__main__":
     make_ct_nvfp4()
     make_modelopt_nvfp4_moe()
     make_ct_nvfp4_moe()
+    make_modelopt_nvfp4_mellum()
