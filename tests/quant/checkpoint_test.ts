@@ -51,6 +51,19 @@ interface Expected {
   }>;
 }
 
+/**
+ * NVFP4 fixtures: llama.cpp's converter keeps their weights as NVFP4
+ * (`llamacpp_nvfp4`); the MoE ones' experts stacked, a `.scale` per expert.
+ */
+const NVFP4_FIXTURES = [
+  "modelopt-nvfp4",
+  "modelopt-mixed",
+  "ct-nvfp4",
+  "modelopt-nvfp4-moe",
+  "ct-nvfp4-moe",
+  "modelopt-nvfp4-mellum",
+];
+
 const FIXTURES = [
   "fp8-block",
   "fp8-block-edge",
@@ -68,25 +81,7 @@ const FIXTURES = [
   "bitnet",
   "mxfp4-gpt-oss",
   "modelopt-fp8",
-  "modelopt-nvfp4",
-  "modelopt-mixed",
-  "ct-nvfp4",
-  "modelopt-nvfp4-moe",
-  "ct-nvfp4-moe",
-  "modelopt-nvfp4-mellum",
-];
-
-/**
- * NVFP4 fixtures: llama.cpp's converter keeps their weights as NVFP4
- * (`llamacpp_nvfp4`); the MoE ones' experts stacked, a `.scale` per expert.
- */
-const NVFP4_FIXTURES = [
-  "modelopt-nvfp4",
-  "modelopt-mixed",
-  "ct-nvfp4",
-  "modelopt-nvfp4-moe",
-  "ct-nvfp4-moe",
-  "modelopt-nvfp4-mellum",
+  ...NVFP4_FIXTURES,
 ];
 
 const COMPANION =

@@ -874,48 +874,52 @@ def nvfp4_moe_quantized(w: dict) -> set[str]:
     return {k for k in w if any(f".{m}.weight" in k for m in MOE_LINEARS) or ".mlp.experts." in k}
 
 
-def make_modelopt_nvfp4_moe():
-    c = NVFP4_MOE_CONFIG
-    w = nvfp4_moe_weights(c, 9521)
+def write_nvfp4_moe(name: str, c: dict, seed: int, ct: bool = False, kv_cache: bool = False):
+    """An NVFP4 MoE fixture of config `c`: every projection NVFP4 as ModelOpt exports it (or, with
+    `ct`, compressed-tensors), with ModelOpt's KV-cache scales when `kv_cache`."""
+    w = nvfp4_moe_weights(c, seed)
     tensors, values, names = {}, {}, {}
     quantized = nvfp4_moe_quantized(w)
     for k in sorted(quantized):
-        # Each module's own activation scale: the stacked .input_scale keeps the experts' order.
-        modelopt_nvfp4(tensors, values, k, w[k], 0.0078125 * (1 + len(values) / 64))
+        if ct:
+            ct_nvfp4(tensors, values, k, w[k])
+        else:
+            # Each module's own activation scale: the stacked .input_scale keeps the experts' order.
+            modelopt_nvfp4(tensors, values, k, w[k], 0.0078125 * (1 + len(values) / 64))
         nvfp4_moe_names(k, c["num_local_experts"], names)
-    for i in range(c["num_hidden_layers"]):
+    for i in range(c["num_hidden_layers"] if kv_cache else 0):
         tensors[f"model.layers.{i}.self_attn.k_proj.k_scale"] = torch.tensor(0.0625, dtype=torch.float32)
         tensors[f"model.layers.{i}.self_attn.v_proj.v_scale"] = torch.tensor(0.03125, dtype=torch.float32)
     tensors.update(plain(w, quantized))
-    write("modelopt-nvfp4-moe", tensors, None, values,
-          "numpy: E2M1(code) * E4M3(weight_scale) * weight_scale_2, NVIDIA's NVFP4; equal to gguf-py's "
-          "NVFP4 dequantizer times .scale (per expert for the stacked experts) on llama.cpp's converter output",
-          config=NVFP4_MOE_CONFIG, nvfp4=names, tokenizer_from=MOE_TOKENIZER,
+    judged = ("equal to gguf-py's NVFP4 dequantizer times .scale (per expert for the stacked experts) "
+              "on llama.cpp's converter output")
+    if ct:
+        write(name, tensors, {
+            "quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized",
+            "quantization_status": "compressed", "config_groups": {"group_0": CT_NVFP4_GROUP},
+            "ignore": ["lm_head", "re:.*mlp.gate$"]}, values,
+            "numpy: E2M1(code) * E4M3(weight_scale) * f32(1 / weight_global_scale); " + judged,
+            config=c, nvfp4=names, tokenizer_from=MOE_TOKENIZER)
+        return
+    write(name, tensors, None, values,
+          "numpy: E2M1(code) * E4M3(weight_scale) * weight_scale_2, NVIDIA's NVFP4; " + judged,
+          config=c, nvfp4=names, tokenizer_from=MOE_TOKENIZER,
           hf_quant_config={"producer": {"name": "modelopt", "version": "0.33.0"},
-                           "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8",
+                           "quantization": {"quant_algo": "NVFP4",
+                                            "kv_cache_quant_algo": "FP8" if kv_cache else None,
                                             "group_size": 16,
                                             "exclude_modules": ["lm_head", "model.layers.*.mlp.gate"]}})
+
+
+def make_modelopt_nvfp4_moe():
+    write_nvfp4_moe("modelopt-nvfp4-moe", NVFP4_MOE_CONFIG, 9521, kv_cache=True)
 
 
 def make_ct_nvfp4_moe():
     """The Qwen3-MoE as compressed-tensors (llm-compressor) exports it (RedHatAI's
     Qwen3-30B-A3B-NVFP4): one layer, the converter renames its tensors to ModelOpt's and
     stacks the experts as for modelopt-nvfp4-moe."""
-    c = {**NVFP4_MOE_CONFIG, "num_hidden_layers": 1}
-    w = nvfp4_moe_weights(c, 9522)
-    tensors, values, names = {}, {}, {}
-    quantized = nvfp4_moe_quantized(w)
-    for k in sorted(quantized):
-        ct_nvfp4(tensors, values, k, w[k])
-        nvfp4_moe_names(k, c["num_local_experts"], names)
-    tensors.update(plain(w, quantized))
-    write("ct-nvfp4-moe", tensors, {
-        "quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized",
-        "quantization_status": "compressed", "config_groups": {"group_0": CT_NVFP4_GROUP},
-        "ignore": ["lm_head", "re:.*mlp.gate$"]}, values,
-        "numpy: E2M1(code) * E4M3(weight_scale) * f32(1 / weight_global_scale); equal to gguf-py's "
-        "NVFP4 dequantizer times .scale (per expert for the stacked experts) on llama.cpp's converter output",
-        config=c, nvfp4=names, tokenizer_from=MOE_TOKENIZER)
+    write_nvfp4_moe("ct-nvfp4-moe", {**NVFP4_MOE_CONFIG, "num_hidden_layers": 1}, 9522, ct=True)
 
 
 def make_modelopt_nvfp4_mellum():
@@ -928,21 +932,7 @@ def make_modelopt_nvfp4_mellum():
                              for t in ("full_attention", "sliding_attention")}}
     for k in ("use_sliding_window", "decoder_sparse_step", "mlp_only_layers"):
         c.pop(k)
-    w = nvfp4_moe_weights(c, 9523)
-    tensors, values, names = {}, {}, {}
-    quantized = nvfp4_moe_quantized(w)
-    for k in sorted(quantized):
-        modelopt_nvfp4(tensors, values, k, w[k], 0.0078125 * (1 + len(values) / 64))
-        nvfp4_moe_names(k, c["num_local_experts"], names)
-    tensors.update(plain(w, quantized))
-    write("modelopt-nvfp4-mellum", tensors, None, values,
-          "numpy: E2M1(code) * E4M3(weight_scale) * weight_scale_2, NVIDIA's NVFP4; equal to gguf-py's "
-          "NVFP4 dequantizer times .scale (per expert for the stacked experts) on llama.cpp's converter output",
-          config=c, nvfp4=names, tokenizer_from=MOE_TOKENIZER,
-          hf_quant_config={"producer": {"name": "modelopt", "version": "0.33.0"},
-                           "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": None,
-                                            "group_size": 16,
-                                            "exclude_modules": ["lm_head", "model.layers.*.mlp.gate"]}})
+    write_nvfp4_moe("modelopt-nvfp4-mellum", c, 9523)
 
 
 if __name__ == "__main__":
