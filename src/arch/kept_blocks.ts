@@ -182,12 +182,6 @@ function stackedExperts(stack: ExpertStack, family: Family, count: number): Made
     }
     experts.push(kept);
   }
-  if (stack.experts.size !== n) {
-    throw new RangeError(
-      `Cannot stack the NVFP4 experts of layer ${layer}: ${stack.experts.size} ${proj} ` +
-        `weights, expected ${n}`,
-    );
-  }
   const one = experts[0]!.weight;
   const odd = experts.find((k) => k.weight.shape.join() !== one.shape.join());
   if (odd !== undefined) {
@@ -219,21 +213,18 @@ function stackedExperts(stack: ExpertStack, family: Family, count: number): Made
   ) {
     const present = factors.filter((f) => f !== undefined);
     if (present.length === 0) continue;
+    // Each expert's place among the sources, -1 for one without a factor.
+    const at = factors.map((f) => f === undefined ? -1 : present.indexOf(f));
     made.push({
       info: { name: stem + suffix, dtype: "F32", shape: [n], byteLength: 4 * n },
       needs: present.map((f) => f.name),
       first: true,
-      open: (sources) => {
-        let next = 0;
-        return concatPayloads(
-          factors.map((f) =>
-            f === undefined ? () => ReadableStream.from([ONE_F32.slice()]) : (() => {
-              const source = sources[next++]!;
-              return () => source.open();
-            })()
+      open: (sources) =>
+        concatPayloads(
+          at.map((i) =>
+            i < 0 ? () => ReadableStream.from([ONE_F32.slice()]) : () => sources[i]!.open()
           ),
-        );
-      },
+        ),
     });
   }
   return made;
