@@ -426,9 +426,11 @@ export interface GgufSupport {
   /**
    * llama.cpp's graph for the architecture multiplies each attention and
    * feed-forward weight's `.scale` tensor into its product (`build_lora_mm`
-   * with the `*_s` tensors). An NVFP4 checkpoint's weights are kept for GGUF
-   * only then: the converter writes their per-tensor factor as `.scale`,
-   * and a graph that ignores it computes with weights off by that factor.
+   * with the `*_s` tensors) and, in a MoE graph, each stacked expert's
+   * (`build_moe_ffn` with `*_exps_s`). An NVFP4 checkpoint's weights are kept
+   * for GGUF only then: the converter writes their per-tensor factor as
+   * `.scale` (per expert for stacked experts), and a graph that ignores it
+   * computes with weights off by that factor.
    */
   readonly nvfp4Scales?: boolean;
   /**

@@ -993,7 +993,7 @@ function madeTensors(
   const infos = kinded.map((k) => k.t as ShapedTensor & TensorInfo);
   try {
     return [
-      ...keptNvfp4Tensors(infos, family),
+      ...keptNvfp4Tensors(infos, family, config),
       ...family.gguf?.made?.(infos, new KvWriter(config, family.ggufArchitecture)) ?? [],
     ];
   } catch (error) {

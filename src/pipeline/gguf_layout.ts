@@ -446,7 +446,7 @@ function planLayout(
   );
   const made = [
     // A checkpoint's kept NVFP4 weights, in any family; then the family's own.
-    ...keptNvfp4Tensors(header.tensors, family),
+    ...keptNvfp4Tensors(header.tensors, family, config.hparams),
     ...familyMade(header, family, config, location),
   ];
   const consumed = new Set(made.flatMap((m) => m.needs));
@@ -460,7 +460,12 @@ function planLayout(
     const last = m.needs[m.needs.length - 1]!;
     madeAfter.set(last, [...(madeAfter.get(last) ?? []), out]);
   }
-  const experts = expertGroups(header.tensors, family, metadata);
+  // Experts the made tensors stack (NVFP4's) are not stacked again.
+  const experts = expertGroups(
+    header.tensors.filter((t) => !consumed.has(t.name)),
+    family,
+    metadata,
+  );
   const globalStacks = globalStackOutputs(header.tensors, family);
   const hparams = config.hparams;
   for (const info of header.tensors) {

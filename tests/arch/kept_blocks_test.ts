@@ -10,7 +10,7 @@
 import { deepEqual, throws } from "node:assert/strict";
 import { keptNvfp4Tensors } from "../../src/arch/kept_blocks.ts";
 import { familyOf } from "../../src/arch/registry.ts";
-import type { TensorInfo } from "../../src/tensor.ts";
+import type { TensorEntry, TensorInfo } from "../../src/tensor.ts";
 
 const LLAMA = familyOf("llama")!;
 
@@ -19,16 +19,20 @@ function info(name: string, dtype: TensorInfo["dtype"], shape: number[]): Tensor
 }
 
 Deno.test("kept NVFP4: weight, then .scale and .input_scale when the checkpoint has them, first", () => {
-  const made = keptNvfp4Tensors([
-    info("model.layers.0.mlp.up_proj.weight", "U8", [128, 32]),
-    info("model.layers.0.mlp.up_proj.weight_scale", "F8_E4M3", [128, 4]),
-    info("model.layers.0.mlp.up_proj.weight_scale_2", "F32", [1]),
-    info("model.layers.0.mlp.up_proj.input_scale", "F32", [1]),
-    // A factor of 1 the checkpoint left out (or quant/ dropped): no .scale.
-    info("model.layers.0.mlp.down_proj.weight", "U8", [64, 64]),
-    info("model.layers.0.mlp.down_proj.weight_scale", "F8_E4M3", [64, 8]),
-    info("model.norm.weight", "F32", [64]),
-  ], LLAMA);
+  const made = keptNvfp4Tensors(
+    [
+      info("model.layers.0.mlp.up_proj.weight", "U8", [128, 32]),
+      info("model.layers.0.mlp.up_proj.weight_scale", "F8_E4M3", [128, 4]),
+      info("model.layers.0.mlp.up_proj.weight_scale_2", "F32", [1]),
+      info("model.layers.0.mlp.up_proj.input_scale", "F32", [1]),
+      // A factor of 1 the checkpoint left out (or quant/ dropped): no .scale.
+      info("model.layers.0.mlp.down_proj.weight", "U8", [64, 64]),
+      info("model.layers.0.mlp.down_proj.weight_scale", "F8_E4M3", [64, 8]),
+      info("model.norm.weight", "F32", [64]),
+    ],
+    LLAMA,
+    {},
+  );
   deepEqual(made.map((m) => [m.info.name, m.info.dtype, m.info.shape, m.needs, m.first]), [
     [
       "blk.0.ffn_up.weight",
@@ -49,24 +53,201 @@ Deno.test("kept NVFP4: weight, then .scale and .input_scale when the checkpoint 
   ]);
 });
 
-Deno.test("kept NVFP4: experts (the converter stacks them) are refused, naming the weight", () => {
-  throws(
-    () =>
-      keptNvfp4Tensors([
-        info("model.layers.0.mlp.experts.0.up_proj.weight", "U8", [64, 32]),
-        info("model.layers.0.mlp.experts.0.up_proj.weight_scale", "F8_E4M3", [64, 4]),
-      ], LLAMA),
-    /NVFP4 weight "model\.layers\.0\.mlp\.experts\.0\.up_proj\.weight" to GGUF: NVFP4 experts are not supported yet/,
+const QWEN3MOE = familyOf("qwen3moe")!;
+
+/** One NVFP4 expert weight's codes and scales (`rows` × 64 values), ModelOpt's names. */
+function expert(layer: number, e: number, proj: string, rows = 64): TensorInfo[] {
+  const base = `model.layers.${layer}.mlp.experts.${e}.${proj}`;
+  return [
+    info(`${base}.weight`, "U8", [rows, 32]),
+    info(`${base}.weight_scale`, "F8_E4M3", [rows, 4]),
+  ];
+}
+
+Deno.test("kept NVFP4: a layer's experts stacked per projection when its last expert arrives, a .scale per expert (1 where one has none), first", async () => {
+  const made = keptNvfp4Tensors(
+    [
+      ...expert(0, 0, "down_proj"),
+      info("model.layers.0.mlp.experts.0.down_proj.weight_scale_2", "F32", [1]),
+      ...expert(0, 0, "up_proj", 128),
+      // Expert 1's factor was 1 (left out): the stacked .scale holds 1 for it.
+      ...expert(0, 1, "down_proj"),
+      // A dense weight between them is written where it is, as the converter does.
+      info("model.layers.0.self_attn.o_proj.weight", "U8", [64, 32]),
+      info("model.layers.0.self_attn.o_proj.weight_scale", "F8_E4M3", [64, 4]),
+      ...expert(0, 1, "up_proj", 128),
+    ],
+    QWEN3MOE,
+    { num_experts: 2 },
   );
+  const down = [0, 1].flatMap((e) => [
+    `model.layers.0.mlp.experts.${e}.down_proj.weight`,
+    `model.layers.0.mlp.experts.${e}.down_proj.weight_scale`,
+  ]);
+  const up = down.map((n) => n.replace("down_proj", "up_proj"));
+  deepEqual(made.map((m) => [m.info.name, m.info.dtype, m.info.shape, m.needs, m.first]), [
+    ["blk.0.ffn_down_exps.weight", "NVFP4", [2, 64, 64], down, true],
+    [
+      "blk.0.ffn_down_exps.scale",
+      "F32",
+      [2],
+      ["model.layers.0.mlp.experts.0.down_proj.weight_scale_2"],
+      true,
+    ],
+    [
+      "blk.0.attn_output.weight",
+      "NVFP4",
+      [64, 64],
+      ["model.layers.0.self_attn.o_proj.weight", "model.layers.0.self_attn.o_proj.weight_scale"],
+      true,
+    ],
+    // No expert has a factor: no .scale, as the converter's np.allclose(scales, 1.0).
+    ["blk.0.ffn_up_exps.weight", "NVFP4", [2, 128, 64], up, true],
+  ]);
+  // Expert 1's value is 1, as the converter's default for a missing weight_scale_2.
+  const quarter = new Uint8Array(new Float32Array([0.25]).buffer);
+  const entry: TensorEntry = {
+    info: info("s", "F32", [1]),
+    open: () => ReadableStream.from([quarter.slice()]),
+  };
+  const scale = await new Response(made[1]!.open([entry])).arrayBuffer();
+  deepEqual([...new Float32Array(scale)], [0.25, 1]);
+});
+
+Deno.test("kept NVFP4: stacked experts stream expert by expert, repacked as one; their .scale in expert order", async () => {
+  const made = keptNvfp4Tensors(
+    [1, 0].flatMap((e) => [
+      ...expert(0, e, "gate_proj", 1),
+      info(`model.layers.0.mlp.experts.${e}.gate_proj.weight_scale_2`, "F32", [1]),
+    ]),
+    QWEN3MOE,
+    {},
+  );
+  // Without an expert count the converter stacks at the end, in expert order.
+  deepEqual(made.map((m) => m.info.name), [
+    "blk.0.ffn_gate_exps.weight",
+    "blk.0.ffn_gate_exps.scale",
+  ]);
+  const opened: number[] = [];
+  const bytes = (data: Uint8Array, id = -1): TensorEntry => ({
+    info: info("x", "U8", [data.length]),
+    open: () => {
+      opened.push(id);
+      return ReadableStream.from([data.slice()]);
+    },
+  });
+  // Expert 0's codes 1, 2, 1, 2…, expert 1's 3, 4…; scales 0x38 + e, sign bits set (dropped).
+  const sources = [0, 1].flatMap((e) => [
+    bytes(new Uint8Array(32).fill(e === 0 ? 0x21 : 0x43), e),
+    bytes(new Uint8Array(4).fill(0xb8 + e), e),
+  ]);
+  // One expert at a time: expert 1's payloads are opened only once expert 0's are done.
+  const reader = made[0]!.open(sources).getReader();
+  const first = await reader.read();
+  deepEqual([first.value?.length, opened], [36, [0, 0]]);
+  const second = await reader.read();
+  deepEqual([second.value?.length, opened], [36, [0, 0, 1, 1]]);
+  deepEqual((await reader.read()).done, true);
+  const weight = new Uint8Array(await new Response(made[0]!.open(sources)).arrayBuffer());
+  deepEqual(weight.length, 72);
+  deepEqual([...weight.subarray(0, 4)], [0x38, 0x38, 0x38, 0x38]);
+  deepEqual([...weight.subarray(36, 40)], [0x39, 0x39, 0x39, 0x39]);
+  // ggml's byte j holds values j (low) and j + 8 (high): 1 and 1, then 2 and 2.
+  deepEqual([weight[4], weight[5], weight[40], weight[41]], [0x11, 0x22, 0x33, 0x44]);
+  deepEqual(made[0]!.needs, [
+    "model.layers.0.mlp.experts.0.gate_proj.weight",
+    "model.layers.0.mlp.experts.0.gate_proj.weight_scale",
+    "model.layers.0.mlp.experts.1.gate_proj.weight",
+    "model.layers.0.mlp.experts.1.gate_proj.weight_scale",
+  ]);
+  const f32 = (v: number) => bytes(new Uint8Array(new Float32Array([v]).buffer));
+  const scale = await new Response(made[1]!.open([f32(0.25), f32(0.5)])).arrayBuffer();
+  deepEqual([...new Float32Array(scale)], [0.25, 0.5]);
+});
+
+Deno.test("kept NVFP4: experts in a checkpoint's name order (experts.10 before experts.2) stack in expert order, when the last one read arrives", () => {
+  const ids = Array.from({ length: 11 }, (_, e) => e).sort((a, b) => `${a}`.localeCompare(`${b}`));
+  const made = keptNvfp4Tensors(
+    [
+      ...ids.slice(0, -1).flatMap((e) => expert(0, e, "up_proj")),
+      info("model.layers.0.self_attn.o_proj.weight", "U8", [64, 32]),
+      info("model.layers.0.self_attn.o_proj.weight_scale", "F8_E4M3", [64, 4]),
+      ...expert(0, ids.at(-1)!, "up_proj"),
+    ],
+    QWEN3MOE,
+    { num_local_experts: 11 },
+  );
+  deepEqual(made.map((m) => m.info.name), ["blk.0.attn_output.weight", "blk.0.ffn_up_exps.weight"]);
+  deepEqual(
+    made[1]!.needs.filter((n) => n.endsWith(".weight")),
+    Array.from({ length: 11 }, (_, e) => `model.layers.0.mlp.experts.${e}.up_proj.weight`),
+  );
+  // Layer 1's one expert of eleven never completes: refused at the end.
+  throws(
+    () => keptNvfp4Tensors(expert(1, 0, "up_proj"), QWEN3MOE, { num_local_experts: 11 }),
+    /layer 1: expert 1's up_proj is missing \(11 experts expected\)/,
+  );
+});
+
+Deno.test("kept NVFP4: experts the converter cannot stack are refused, naming why", async (t) => {
+  await t.step("an expert missing", () => {
+    throws(
+      () =>
+        keptNvfp4Tensors([...expert(0, 0, "up_proj"), ...expert(0, 2, "up_proj")], QWEN3MOE, {
+          num_experts: 3,
+        }),
+      /Cannot stack the NVFP4 experts of layer 0: expert 1's up_proj is missing \(3 experts expected\)/,
+    );
+  });
+  await t.step("experts of unequal shapes", () => {
+    throws(
+      () =>
+        keptNvfp4Tensors([...expert(0, 0, "up_proj"), ...expert(0, 1, "up_proj", 128)], QWEN3MOE, {
+          num_experts: 2,
+        }),
+      /experts of layer 0: "model\.layers\.0\.mlp\.experts\.1\.up_proj\.weight" is \[128,32\]/,
+    );
+  });
+  await t.step("Mixtral's w1/w2/w3 (the converter cannot name them)", () => {
+    throws(
+      () =>
+        keptNvfp4Tensors(
+          [
+            info("model.layers.0.block_sparse_moe.experts.0.w1.weight", "U8", [64, 32]),
+            info("model.layers.0.block_sparse_moe.experts.0.w1.weight_scale", "F8_E4M3", [64, 4]),
+          ],
+          familyOf("mixtral")!,
+          { num_local_experts: 1 },
+        ),
+      /"model\.layers\.0\.block_sparse_moe\.experts\.0\.w1\.weight" to GGUF: llama\.cpp's converter stacks NVFP4 experts named ….experts.N.gate_proj, up_proj or down_proj only/,
+    );
+  });
+  await t.step("a family whose experts are not mlp.experts", () => {
+    throws(
+      () =>
+        keptNvfp4Tensors(expert(0, 0, "up_proj"), familyOf("mixtral")!, { num_local_experts: 1 }),
+      /the mixtral family has no GGUF name for model\.layers\.0\.mlp\.experts\.up_proj\.weight/,
+    );
+  });
+  await t.step("a MoE family whose graph ignores the experts' .scale (qwen2moe)", () => {
+    throws(
+      () => keptNvfp4Tensors(expert(0, 0, "up_proj"), familyOf("qwen2moe")!, { num_experts: 1 }),
+      /llama\.cpp's qwen2moe graph does not multiply in NVFP4's per-tensor scale.*qwen3moe/,
+    );
+  });
 });
 
 Deno.test("kept NVFP4: refused for a family whose llama.cpp graph ignores .scale (qwen2's feed-forward), naming those it is kept for", () => {
   throws(
     () =>
-      keptNvfp4Tensors([
-        info("model.layers.0.mlp.up_proj.weight", "U8", [128, 32]),
-        info("model.layers.0.mlp.up_proj.weight_scale", "F8_E4M3", [128, 4]),
-      ], familyOf("qwen2")!),
+      keptNvfp4Tensors(
+        [
+          info("model.layers.0.mlp.up_proj.weight", "U8", [128, 32]),
+          info("model.layers.0.mlp.up_proj.weight_scale", "F8_E4M3", [128, 4]),
+        ],
+        familyOf("qwen2")!,
+        {},
+      ),
     /llama\.cpp's qwen2 graph does not multiply in NVFP4's per-tensor scale \(\.scale\).*supported for llama, mistral, mixtral, mistral3, qwen3[^;]*; APR/,
   );
 });

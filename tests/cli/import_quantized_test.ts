@@ -391,24 +391,54 @@ Deno.test("apr convert refuses NVFP4 rows GGUF's 64-value blocks cannot hold, na
   });
 });
 
+/** A copy of a quantized fixture in `dir/name`, its config.json's fields replaced by `fields`. */
+async function relabelled(
+  dir: string,
+  fixture: string,
+  name: string,
+  fields: Record<string, unknown>,
+): Promise<string> {
+  const folder = `${dir}/${name}`;
+  await Deno.mkdir(folder);
+  const source = testdata(`hf/quantized/${fixture}`);
+  for (const e of Deno.readDirSync(source)) {
+    await Deno.copyFile(`${source}/${e.name}`, `${folder}/${e.name}`);
+  }
+  const config = JSON.parse(await Deno.readTextFile(`${folder}/config.json`));
+  await Deno.writeTextFile(`${folder}/config.json`, JSON.stringify({ ...config, ...fields }));
+  return folder;
+}
+
 Deno.test("apr convert refuses NVFP4 to GGUF for a family whose llama.cpp graph ignores its .scale, in one line, with no file", async () => {
   await withTempDir(async (dir) => {
-    const folder = `${dir}/qwen2-nvfp4`;
-    await Deno.mkdir(folder);
-    const source = testdata("hf/quantized/ct-nvfp4");
-    for (const e of Deno.readDirSync(source)) {
-      await Deno.copyFile(`${source}/${e.name}`, `${folder}/${e.name}`);
-    }
-    const config = JSON.parse(await Deno.readTextFile(`${folder}/config.json`));
-    config.architectures = ["Qwen2ForCausalLM"];
-    config.model_type = "qwen2";
-    await Deno.writeTextFile(`${folder}/config.json`, JSON.stringify(config));
+    const folder = await relabelled(dir, "ct-nvfp4", "qwen2-nvfp4", {
+      architectures: ["Qwen2ForCausalLM"],
+      model_type: "qwen2",
+    });
     const run = await runApr(["convert", folder, "-o", `${dir}/out.gguf`]);
     assertOneLineError(
       run,
       "llama.cpp's qwen2 graph does not multiply in NVFP4's per-tensor scale",
     );
     deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["qwen2-nvfp4"], "nothing written");
+  });
+});
+
+Deno.test("apr convert refuses NVFP4 experts to GGUF for a MoE family whose llama.cpp graph ignores their .scale (qwen2moe), in one line, with no file", async () => {
+  await withTempDir(async (dir) => {
+    // Qwen2-MoE without a shared expert, as llama.cpp's qwen2moe computes it (norm_topk_prob false).
+    const folder = await relabelled(dir, "modelopt-nvfp4-moe", "qwen2moe-nvfp4", {
+      architectures: ["Qwen2MoeForCausalLM"],
+      model_type: "qwen2_moe",
+      shared_expert_intermediate_size: 0,
+      norm_topk_prob: false,
+    });
+    const run = await runApr(["convert", folder, "-o", `${dir}/out.gguf`]);
+    assertOneLineError(
+      run,
+      "NVFP4 weight \"model.layers.0.mlp.experts.0.down_proj.weight\" to GGUF: llama.cpp's qwen2moe graph does not multiply in NVFP4's per-tensor scale",
+    );
+    deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["qwen2moe-nvfp4"], "nothing written");
   });
 });
 

@@ -5,7 +5,9 @@
  * weights stay NVFP4 as the converter keeps them (the same tensors as its
  * output, `tests/quant/checkpoint_test.ts`), loads and runs, and its
  * next-token log-probabilities agree with the same model dequantized by
- * aprkit (APR import, then F32 GGUF) run by the same llama.cpp.
+ * aprkit (APR import, then F32 GGUF) run by the same llama.cpp. The MoE
+ * fixture's experts are stacked with a `.scale` per expert, which llama.cpp's
+ * qwen3moe graph multiplies in (`build_moe_ffn`).
  *
  * @module
  */
@@ -22,11 +24,24 @@ import { llamaLogProbs } from "./_llama_judge.ts";
  */
 const NVFP4_LOGPROB_TOLERANCE = 0.05;
 
-/** Token ids of the fixtures' 256-token vocabulary, and the positions compared. */
+/** Token ids within every fixture's vocabulary, and the positions compared. */
 const IDS = [1, 17, 42, 99, 250, 31, 200, 7, 64, 128];
 const POSITIONS = [0, 3, 6, 9];
 
-for (const name of ["modelopt-nvfp4", "modelopt-mixed", "ct-nvfp4"]) {
+/**
+ * The fixtures and their vocabulary sizes: the dense Llamas (256 tokens), and
+ * Qwen3-MoEs and a Mellum 2 whose experts the converter stacks (384).
+ */
+const FIXTURES: [string, number][] = [
+  ["modelopt-nvfp4", 256],
+  ["modelopt-mixed", 256],
+  ["ct-nvfp4", 256],
+  ["modelopt-nvfp4-moe", 384],
+  ["ct-nvfp4-moe", 384],
+  ["modelopt-nvfp4-mellum", 384],
+];
+
+for (const [name, vocab] of FIXTURES) {
   Deno.test(`NVFP4 checkpoint ${name}: llama.cpp runs aprkit's NVFP4 GGUF as the same model dequantized`, async () => {
     await withTempDir(async (dir) => {
       const source = testdata(`hf/quantized/${name}`);
@@ -44,8 +59,8 @@ for (const name of ["modelopt-nvfp4", "modelopt-mixed", "ct-nvfp4"]) {
       assert.equal(kept.length, POSITIONS.length);
       let worst = 0;
       for (let p = 0; p < POSITIONS.length; p++) {
-        assert.equal(kept[p]!.length, 256);
-        for (let t = 0; t < 256; t++) {
+        assert.equal(kept[p]!.length, vocab);
+        for (let t = 0; t < vocab; t++) {
           worst = Math.max(worst, Math.abs(kept[p]![t]! - reference[p]![t]!));
         }
         // The likeliest next token is the same.

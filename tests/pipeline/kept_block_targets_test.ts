@@ -1,7 +1,8 @@
 /**
  * The rule for blocks llama.cpp's converter keeps or forces
  * (src/pipeline/kept_block_targets.ts), on the gpt-oss checkpoint as the Hub
- * publishes it (MXFP4 experts), a ModelOpt NVFP4 one and DeepSeek-V4's FP8
+ * publishes it (MXFP4 experts), ModelOpt NVFP4 ones (dense, and MoE with
+ * stacked NVFP4 experts) and DeepSeek-V4's FP8
  * one (Q8_0 in the converter's file): which targets say that the blocks stay,
  * and which are refused (the files themselves are compared with
  * llama-quantize's in tests/interop/gpt_oss_test.ts, deepseek4_test.ts and
@@ -45,39 +46,44 @@ Deno.test("kept blocks: MXFP4 experts stay MXFP4 under every GGUF target; a note
   }
 });
 
-Deno.test("kept blocks: NVFP4 weights stay NVFP4 under every GGUF target; a note where llama-quantize needs --tensor-type NAME=nvfp4, MXFP4_MOE included", async () => {
-  const source = new URL("../testdata/hf/quantized/modelopt-nvfp4", import.meta.url).pathname;
-  const model = await openModel(source, { packedForGguf: true });
-  try {
-    assert.equal(keptBlocks(model, true), "NVFP4");
-    const notes = (quantize: QuantizeTarget, allowRequantize = false) => {
-      const said: string[] = [];
-      checkKeptBlocks(model, { ggufNames: true, quantize, allowRequantize }, (n) => said.push(n));
-      return said;
-    };
-    for (const to of ["none", "f16", "bf16", "q8_0"] as const) assert.deepEqual(notes(to), [], to);
-    // No preset makes NVFP4: each keeps them as llama-quantize told to, MXFP4_MOE too.
-    for (const to of ["q4_k_m", "q5_k_s", "iq4_xs", "mxfp4_moe"] as const) {
-      const said = notes(to);
-      assert.equal(said.length, 1, to);
-      assert.match(said[0]!, /modelopt NVFP4 weights stay NVFP4/);
-      assert.match(said[0]!, /--tensor-type NAME=nvfp4 for each/);
-      assert.match(said[0]!, /"requantizing from type nvfp4 is disabled"/);
+// The dense Llama, and the Qwen3-MoE whose NVFP4 experts the converter stacks.
+for (const fixture of ["modelopt-nvfp4", "modelopt-nvfp4-moe"]) {
+  Deno.test(`kept blocks: NVFP4 weights stay NVFP4 under every GGUF target; a note where llama-quantize needs --tensor-type NAME=nvfp4, MXFP4_MOE included (${fixture})`, async () => {
+    const source = new URL(`../testdata/hf/quantized/${fixture}`, import.meta.url).pathname;
+    const model = await openModel(source, { packedForGguf: true });
+    try {
+      assert.equal(keptBlocks(model, true), "NVFP4");
+      const notes = (quantize: QuantizeTarget, allowRequantize = false) => {
+        const said: string[] = [];
+        checkKeptBlocks(model, { ggufNames: true, quantize, allowRequantize }, (n) => said.push(n));
+        return said;
+      };
+      for (const to of ["none", "f16", "bf16", "q8_0"] as const) {
+        assert.deepEqual(notes(to), [], to);
+      }
+      // No preset makes NVFP4: each keeps them as llama-quantize told to, MXFP4_MOE too.
+      for (const to of ["q4_k_m", "q5_k_s", "iq4_xs", "mxfp4_moe"] as const) {
+        const said = notes(to);
+        assert.equal(said.length, 1, to);
+        assert.match(said[0]!, /modelopt NVFP4 weights stay NVFP4/);
+        assert.match(said[0]!, /--tensor-type NAME=nvfp4 for each/);
+        assert.match(said[0]!, /"requantizing from type nvfp4 is disabled"/);
+      }
+      assert.deepEqual(notes("q4_k_m", true), []);
+      // q8_0 is the converter's file, llama-quantize's Q8_0 only when told to requantize.
+      const asQ8_0 = (quantize: QuantizeTarget, allowRequantize: boolean, ggufNames = true) =>
+        requantizedAsQ8_0(model, { ggufNames, quantize, allowRequantize });
+      assert.equal(asQ8_0("q8_0", true), true);
+      assert.equal(asQ8_0("q8_0", false), false);
+      assert.equal(asQ8_0("q4_k_m", true), false);
+      assert.equal(asQ8_0("q8_0", true, false), false);
+      // A single type takes no llama-quantize flag: the note names the preset that is its file.
+      assert.match(notes("q4_k")[0]!, /--quantize q4_k_m --pure is llama-quantize's --pure file/);
+    } finally {
+      await model.close();
     }
-    assert.deepEqual(notes("q4_k_m", true), []);
-    // q8_0 is the converter's file, llama-quantize's Q8_0 only when told to requantize.
-    const asQ8_0 = (quantize: QuantizeTarget, allowRequantize: boolean, ggufNames = true) =>
-      requantizedAsQ8_0(model, { ggufNames, quantize, allowRequantize });
-    assert.equal(asQ8_0("q8_0", true), true);
-    assert.equal(asQ8_0("q8_0", false), false);
-    assert.equal(asQ8_0("q4_k_m", true), false);
-    assert.equal(asQ8_0("q8_0", true, false), false);
-    // A single type takes no llama-quantize flag: the note names the preset that is its file.
-    assert.match(notes("q4_k")[0]!, /--quantize q4_k_m --pure is llama-quantize's --pure file/);
-  } finally {
-    await model.close();
-  }
-});
+  });
+}
 
 Deno.test("kept blocks: DeepSeek-V4's FP8 matrices (Q8_0 in the converter's file) refused where llama-quantize refuses them, a single type naming q4_k_m --pure --allow-requantize", async () => {
   const source = new URL("../testdata/families/hf/deepseek4-fp8", import.meta.url).pathname;

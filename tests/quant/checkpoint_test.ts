@@ -51,6 +51,19 @@ interface Expected {
   }>;
 }
 
+/**
+ * NVFP4 fixtures: llama.cpp's converter keeps their weights as NVFP4
+ * (`llamacpp_nvfp4`); the MoE ones' experts stacked, a `.scale` per expert.
+ */
+const NVFP4_FIXTURES = [
+  "modelopt-nvfp4",
+  "modelopt-mixed",
+  "ct-nvfp4",
+  "modelopt-nvfp4-moe",
+  "ct-nvfp4-moe",
+  "modelopt-nvfp4-mellum",
+];
+
 const FIXTURES = [
   "fp8-block",
   "fp8-block-edge",
@@ -68,13 +81,8 @@ const FIXTURES = [
   "bitnet",
   "mxfp4-gpt-oss",
   "modelopt-fp8",
-  "modelopt-nvfp4",
-  "modelopt-mixed",
-  "ct-nvfp4",
+  ...NVFP4_FIXTURES,
 ];
-
-/** NVFP4 fixtures: llama.cpp's converter keeps their weights as NVFP4 (`llamacpp_nvfp4`). */
-const NVFP4_FIXTURES = ["modelopt-nvfp4", "modelopt-mixed", "ct-nvfp4"];
 
 const COMPANION =
   /(_scale_inv|\.weight_scale|\.weight_scale_2|_global_scale|\.k_scale|\.v_scale|\.input_scale|\.weight_packed|\.weight_shape|\.weight_zero_point|\.qweight|\.qzeros|\.scales|\.g_idx|_blocks|_scales)$/;
@@ -185,6 +193,7 @@ Deno.test("quantized checkpoints: small tiles and restarts give the same values"
       "modelopt-nvfp4",
       "modelopt-mixed",
       "ct-nvfp4",
+      "ct-nvfp4-moe",
     ]
   ) {
     const want = await expected(name);
@@ -341,7 +350,7 @@ Deno.test("quantized checkpoint gptq: without g_idx, groups follow group_size", 
   }
 });
 
-for (const name of ["gptq-4bit-actorder", "ct-nvfp4"]) {
+for (const name of ["gptq-4bit-actorder", "ct-nvfp4", "modelopt-nvfp4-moe"]) {
   Deno.test(`quantized checkpoint ${name}: a SafeTensors output holds the dequantized weights under their names`, async () => {
     const want = await expected(name);
     await withTempDir(async (dir) => {
@@ -393,13 +402,20 @@ for (const name of NVFP4_FIXTURES) {
       let checked = 0;
       for (const [tensor, entry] of Object.entries(gguf.tensors)) {
         if (entry.type !== "NVFP4") continue;
-        const hfName = Object.keys(want.values).find((n) => n.endsWith(GGUF_LINEAR[tensor]!))!;
-        const values = await model.tensor(hfName).toFloat32();
-        deepEqual(model.tensor(hfName).info.shape, entry.shape, tensor);
-        equal(sha256(values), entry.dequantized_sha256, `${hfName} vs ${tensor} from llama.cpp`);
+        // A stacked tensor is its experts' values one after another.
+        const hfNames = checkpointNames(tensor, entry.shape, Object.keys(want.values));
+        const parts = [];
+        for (const hfName of hfNames) {
+          deepEqual(model.tensor(hfName).info.shape, entry.shape.slice(-2), tensor);
+          parts.push(await model.tensor(hfName).toFloat32());
+        }
+        const values = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+        parts.forEach((p, i) => values.set(p, i * p.length));
+        equal(sha256(values), entry.dequantized_sha256, `${hfNames} vs ${tensor} from llama.cpp`);
         checked++;
       }
-      equal(checked, name === "modelopt-mixed" ? 3 : 7);
+      // Layers of four attention weights and three expert stacks in the MoEs (two, one).
+      equal(checked, { "modelopt-mixed": 3, "modelopt-nvfp4-moe": 14 }[name] ?? 7);
     } finally {
       await model.close();
     }
@@ -443,16 +459,35 @@ for (const name of NVFP4_FIXTURES) {
   });
 }
 
-/** The GGUF weight names of the fixtures' linear layers, by checkpoint suffix. */
+/** The GGUF weight names of the fixtures' linear layers (after `blk.N.`), by checkpoint suffix. */
 const GGUF_LINEAR: Record<string, string> = {
-  "blk.0.attn_q.weight": "self_attn.q_proj.weight",
-  "blk.0.attn_k.weight": "self_attn.k_proj.weight",
-  "blk.0.attn_v.weight": "self_attn.v_proj.weight",
-  "blk.0.attn_output.weight": "self_attn.o_proj.weight",
-  "blk.0.ffn_gate.weight": "mlp.gate_proj.weight",
-  "blk.0.ffn_up.weight": "mlp.up_proj.weight",
-  "blk.0.ffn_down.weight": "mlp.down_proj.weight",
+  "attn_q.weight": "self_attn.q_proj.weight",
+  "attn_k.weight": "self_attn.k_proj.weight",
+  "attn_v.weight": "self_attn.v_proj.weight",
+  "attn_output.weight": "self_attn.o_proj.weight",
+  "ffn_gate.weight": "mlp.gate_proj.weight",
+  "ffn_up.weight": "mlp.up_proj.weight",
+  "ffn_down.weight": "mlp.down_proj.weight",
+  "ffn_gate_exps.weight": "gate_proj.weight",
+  "ffn_up_exps.weight": "up_proj.weight",
+  "ffn_down_exps.weight": "down_proj.weight",
 };
+
+/**
+ * The checkpoint weights an NVFP4 GGUF tensor holds: one, or a stack's
+ * experts 0…n−1 (`[n, rows, cols]`).
+ */
+function checkpointNames(tensor: string, shape: number[], names: string[]): string[] {
+  const [, layer, rest] = /^blk\.(\d+)\.(.*)$/.exec(tensor)!;
+  const suffix = GGUF_LINEAR[rest!]!;
+  if (shape.length === 3) {
+    return Array.from(
+      { length: shape[0]! },
+      (_, e) => `model.layers.${layer}.mlp.experts.${e}.${suffix}`,
+    );
+  }
+  return [names.find((n) => n === `model.layers.${layer}.${suffix}`)!];
+}
 
 Deno.test("quantized checkpoint modelopt: hf_quant_config.json's fields in config.json's quantization_config read alike", async () => {
   for (const name of ["modelopt-fp8", "modelopt-nvfp4", "modelopt-mixed"]) {

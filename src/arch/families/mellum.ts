@@ -81,7 +81,8 @@ export const MELLUM: Family = {
   permutesQk: false,
   tiedByDefault: false,
   ggufRenamesOnly: false,
-  gguf: { writeKv: writeMellumKv, unsupported },
+  // mellum's graph multiplies the attention weights' .scale and each stacked expert's (NVFP4).
+  gguf: { writeKv: writeMellumKv, unsupported, nvfp4Scales: true },
   // The converter names JetBrains/Mellum2-12B-A2.5B-Base's tokenizer mellum2 by its hash.
   preTokenizer: "mellum2",
 };

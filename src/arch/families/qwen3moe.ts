@@ -48,5 +48,7 @@ export const QWEN3MOE: Family = {
   permutesQk: false,
   tiedByDefault: false,
   ggufRenamesOnly: false,
-  gguf: { writeKv: writeQwenMoeKv },
+  // qwen3moe's graph multiplies the attention weights' .scale and, in
+  // build_moe_ffn, each stacked expert's (ffn_*_exps.scale).
+  gguf: { writeKv: writeQwenMoeKv, nvfp4Scales: true },
 };

@@ -29,7 +29,12 @@ expected.json:
 
 The ModelOpt fixtures carry `hf_quant_config.json` (and no quantization_config) as
 NVIDIA's releases do; the NVFP4 ones are a one-layer Llama (tokenizer of
-examples/tiny-llama): llama.cpp's qwen2 graph does not apply NVFP4's `.scale`.
+examples/tiny-llama): llama.cpp's qwen2 graph does not apply NVFP4's `.scale`;
+modelopt-nvfp4-moe is a two-layer Qwen3-MoE (the tokenizer of
+../../families/hf/qwen3-moe, seed 9521) with NVFP4 experts one module each, which
+the converter stacks per layer and projection with a `.scale` per expert;
+ct-nvfp4-moe the same as compressed-tensors writes it (one layer, seed 9522), and
+modelopt-nvfp4-mellum a one-layer Mellum 2 (Qwen3-MoE's block, seed 9523).
 Run one fixture alone by naming its function: `make_fixtures.py LLAMA make_ct_nvfp4`.
 
 Tests and CI read only the committed outputs.
@@ -240,7 +245,8 @@ def run_llamacpp_nvfp4(folder: Path, names: dict[str, str], values: dict, outtyp
 
     The NVFP4 tensors stay NVFP4 with a per-tensor `.scale`: gguf-py's NVFP4 dequantizer
     times that scale must give `values` (the published formula) bit for bit; `names` maps
-    each GGUF weight to its checkpoint tensor. Recorded: `general.file_type`, and per tensor
+    each GGUF weight to its checkpoint tensor (a stack of experts: to theirs in expert
+    order, each expert times its own value of the stacked `.scale`). Recorded: `general.file_type`, and per tensor
     its ggml type, shape, the sha256 of its stored bytes and, for the NVFP4 weights, of
     its dequantized float32 values (in the checkpoint's row order: a Llama's Q/K rows
     permuted back).
@@ -260,9 +266,12 @@ def run_llamacpp_nvfp4(folder: Path, names: dict[str, str], values: dict, outtyp
             if t.tensor_type == gguf.GGMLQuantizationType.NVFP4:
                 deq = dequantize(np.asarray(t.data), t.tensor_type).astype(np.float32)
                 scale = by_name.get(t.name.replace(".weight", ".scale"))
+                stacked = isinstance(names[t.name], list)  # experts: one .scale value each
                 if scale is not None:
-                    deq = deq * np.float32(np.asarray(scale.data)[0])
-                want = values[names[t.name]].numpy()
+                    s = np.asarray(scale.data, dtype=np.float32)
+                    deq = deq * (s[:, None, None] if stacked else s[0])
+                want = (np.stack([values[n].numpy() for n in names[t.name]]) if stacked
+                        else values[names[t.name]].numpy())
                 heads = {"attn_q": config["num_attention_heads"], "attn_k": config["num_key_value_heads"]}
                 part = t.name.split(".")[2]
                 if config["model_type"] == "llama" and part in heads:
@@ -670,6 +679,19 @@ def nvfp4_values(packed: np.ndarray, scale: np.ndarray, s2: np.float32) -> torch
     return torch.from_numpy((v * s2 + np.float32(0)).astype(np.float32))
 
 
+def modelopt_nvfp4(tensors: dict, values: dict, k: str, w: torch.Tensor, input_scale: float | None):
+    """ModelOpt's NVFP4 export of weight `k` into `tensors` (U8 codes, E4M3 weight_scale, F32
+    weight_scale_2, and input_scale when given), its values by the published formula into `values`."""
+    packed, scale, s2 = nvfp4_quantize(w.numpy())
+    base = k.removesuffix(".weight")
+    tensors[k] = torch.from_numpy(packed)
+    tensors[base + ".weight_scale"] = torch.from_numpy(scale).view(torch.float8_e4m3fn)
+    tensors[base + ".weight_scale_2"] = torch.tensor(s2, dtype=torch.float32)
+    if input_scale is not None:
+        tensors[base + ".input_scale"] = torch.tensor(input_scale, dtype=torch.float32)
+    values[k] = nvfp4_values(packed, scale, s2)
+
+
 # A tiny Llama (the tokenizer of examples/tiny-llama): llama.cpp's llama graph applies
 # the NVFP4 weights' per-tensor .scale (its qwen2 graph does not), and the converter
 # permutes the Q/K rows of NVFP4 weights and their scales as of float ones.
@@ -705,13 +727,7 @@ def make_modelopt_nvfp4():
     quantized = {f"model.layers.0.{m}.weight" for m in LINEARS}
     for m in LINEARS:
         k = f"model.layers.0.{m}.weight"
-        packed, scale, s2 = nvfp4_quantize(w[k].numpy())
-        base = k.removesuffix(".weight")
-        tensors[k] = torch.from_numpy(packed)
-        tensors[base + ".weight_scale"] = torch.from_numpy(scale).view(torch.float8_e4m3fn)
-        tensors[base + ".weight_scale_2"] = torch.tensor(s2, dtype=torch.float32)
-        tensors[base + ".input_scale"] = torch.tensor(0.0078125, dtype=torch.float32)
-        values[k] = nvfp4_values(packed, scale, s2)
+        modelopt_nvfp4(tensors, values, k, w[k], 0.0078125)
         names[f"blk.0.{GGUF_NAMES[m]}.weight"] = k
     tensors["model.layers.0.self_attn.k_proj.k_scale"] = torch.tensor(0.0625, dtype=torch.float32)
     tensors["model.layers.0.self_attn.v_proj.v_scale"] = torch.tensor(0.03125, dtype=torch.float32)
@@ -743,11 +759,7 @@ def make_modelopt_mixed():
             values[k] = q.to(torch.float32) * s[:, None]
             layers[base] = {"quant_algo": "FP8"}
         else:
-            packed, scale, s2 = nvfp4_quantize(w[k].numpy())
-            tensors[k] = torch.from_numpy(packed)
-            tensors[base + ".weight_scale"] = torch.from_numpy(scale).view(torch.float8_e4m3fn)
-            tensors[base + ".weight_scale_2"] = torch.tensor(s2, dtype=torch.float32)
-            values[k] = nvfp4_values(packed, scale, s2)
+            modelopt_nvfp4(tensors, values, k, w[k], None)
             names[f"blk.0.{GGUF_NAMES[m]}.weight"] = k
             layers[base] = {"quant_algo": "NVFP4", "group_size": 16}
         tensors[base + ".input_scale"] = torch.tensor(0.0078125, dtype=torch.float32)
@@ -761,36 +773,166 @@ def make_modelopt_mixed():
                                             "quantized_layers": layers}})
 
 
+def ct_nvfp4(tensors: dict, values: dict, k: str, w: torch.Tensor):
+    """compressed-tensors' NVFP4 (nvfp4-pack-quantized) of weight `k` into `tensors`, its
+    values by the published formula into `values`."""
+    packed, scale, s2 = nvfp4_quantize(w.numpy())
+    # compressed-tensors stores the reciprocal, 1 / s2, as weight_global_scale; the
+    # converter (and so aprkit) multiplies by 1 / global rounded to f32.
+    global_scale = np.float32(1.0) / s2
+    inv = np.float32(np.float32(1.0) / global_scale)
+    tensors[k + "_packed"] = torch.from_numpy(packed)
+    tensors[k + "_scale"] = torch.from_numpy(scale).view(torch.float8_e4m3fn)
+    tensors[k + "_global_scale"] = torch.tensor([global_scale], dtype=torch.float32)
+    tensors[k.removesuffix(".weight") + ".input_global_scale"] = torch.tensor([448.0 * 6 / 4], dtype=torch.float32)
+    values[k] = nvfp4_values(packed, scale, inv)
+
+
+CT_NVFP4_GROUP = {"targets": ["Linear"], "format": "nvfp4-pack-quantized",
+                  "weights": {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16,
+                              "symmetric": True, "dynamic": False},
+                  "input_activations": {"num_bits": 4, "type": "float", "strategy": "tensor_group",
+                                        "group_size": 16, "symmetric": True, "dynamic": "local"}}
+
+
 def make_ct_nvfp4():
     w = nvfp4_base(16)
     tensors, values, names = {}, {}, {}
     quantized = {f"model.layers.0.{m}.weight" for m in LINEARS}
     for m in LINEARS:
         k = f"model.layers.0.{m}.weight"
-        packed, scale, s2 = nvfp4_quantize(w[k].numpy())
-        # compressed-tensors stores the reciprocal, 1 / s2, as weight_global_scale; the
-        # converter (and so aprkit) multiplies by 1 / global rounded to f32.
-        global_scale = np.float32(1.0) / s2
-        inv = np.float32(np.float32(1.0) / global_scale)
-        tensors[k + "_packed"] = torch.from_numpy(packed)
-        tensors[k + "_scale"] = torch.from_numpy(scale).view(torch.float8_e4m3fn)
-        tensors[k + "_global_scale"] = torch.tensor([global_scale], dtype=torch.float32)
-        tensors[k.removesuffix(".weight") + ".input_global_scale"] = torch.tensor([448.0 * 6 / 4], dtype=torch.float32)
-        values[k] = nvfp4_values(packed, scale, inv)
+        ct_nvfp4(tensors, values, k, w[k])
         names[f"blk.0.{GGUF_NAMES[m]}.weight"] = k
     tensors.update(plain(w, quantized))
-    group = {"targets": ["Linear"], "format": "nvfp4-pack-quantized",
-             "weights": {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16,
-                         "symmetric": True, "dynamic": False},
-             "input_activations": {"num_bits": 4, "type": "float", "strategy": "tensor_group",
-                                   "group_size": 16, "symmetric": True, "dynamic": "local"}}
     write("ct-nvfp4", tensors, {
         "quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized",
-        "quantization_status": "compressed", "config_groups": {"group_0": group},
+        "quantization_status": "compressed", "config_groups": {"group_0": CT_NVFP4_GROUP},
         "ignore": ["lm_head"]}, values,
         "numpy: E2M1(code) * E4M3(weight_scale) * f32(1 / weight_global_scale); equal to gguf-py's "
         "NVFP4 dequantizer times .scale on llama.cpp's converter output",
         config=NVFP4_CONFIG, nvfp4=names, tokenizer_from=LLAMA_TOKENIZER)
+
+
+# A tiny Qwen3-MoE (llama.cpp's qwen3moe graph applies the per-expert .scale of
+# stacked NVFP4 experts, build_moe_ffn's *_exps_s) as ModelOpt exports it
+# (nvidia/Qwen3-30B-A3B-NVFP4): every projection NVFP4, experts one per module
+# (`mlp.experts.N.gate_proj`), the router and lm_head left out. The converter
+# stacks each layer's experts per projection (_flush_nvfp4_experts), their
+# weight_scale_2 and input_scale into [n_expert] F32 tensors.
+NVFP4_MOE_CONFIG = {
+    "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 64,
+    "intermediate_size": 128, "moe_intermediate_size": 128,  # ggml's NVFP4 blocks hold 64 values
+    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "num_hidden_layers": 2,
+    "num_local_experts": 4, "num_experts_per_tok": 2, "norm_topk_prob": True, "decoder_sparse_step": 1,
+    "mlp_only_layers": [], "vocab_size": 384, "max_position_embeddings": 512, "rms_norm_eps": 1e-6,
+    "rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}, "attention_bias": False,
+    "use_sliding_window": False, "sliding_window": None, "tie_word_embeddings": False,
+    "bos_token_id": None, "eos_token_id": None, "hidden_act": "silu", "torch_dtype": "bfloat16",
+}
+# The tiny Qwen tokenizer of the qwen3-moe family fixture (384 tokens).
+MOE_TOKENIZER = HERE.parents[1] / "families" / "hf" / "qwen3-moe"
+MOE_LINEARS = ["self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"]
+MOE_EXPERT_GGUF = {"gate_proj": "ffn_gate_exps", "up_proj": "ffn_up_exps", "down_proj": "ffn_down_exps"}
+
+
+def nvfp4_moe_weights(c: dict, seed: int) -> dict[str, torch.Tensor]:
+    """Seeded float32 weights of the tiny Qwen3-MoE `c`, experts one module each."""
+    h, ff, experts, layers = c["hidden_size"], c["moe_intermediate_size"], c["num_local_experts"], c["num_hidden_layers"]
+    q, kv = c["num_attention_heads"] * c["head_dim"], c["num_key_value_heads"] * c["head_dim"]
+    g = torch.Generator().manual_seed(seed)
+    shapes = {"model.embed_tokens.weight": (c["vocab_size"], h), "lm_head.weight": (c["vocab_size"], h),
+              "model.norm.weight": (h,)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        shapes.update({p + "input_layernorm.weight": (h,), p + "post_attention_layernorm.weight": (h,),
+                       p + "self_attn.q_proj.weight": (q, h), p + "self_attn.k_proj.weight": (kv, h),
+                       p + "self_attn.v_proj.weight": (kv, h), p + "self_attn.o_proj.weight": (h, q),
+                       p + "self_attn.q_norm.weight": (c["head_dim"],),
+                       p + "self_attn.k_norm.weight": (c["head_dim"],), p + "mlp.gate.weight": (experts, h)})
+        for e in range(experts):
+            shapes.update({f"{p}mlp.experts.{e}.gate_proj.weight": (ff, h),
+                           f"{p}mlp.experts.{e}.up_proj.weight": (ff, h),
+                           f"{p}mlp.experts.{e}.down_proj.weight": (h, ff)})
+    w = {}
+    for name, shape in shapes.items():
+        t = torch.randn(shape, generator=g) * 0.1
+        w[name] = 1 + t if name.endswith("norm.weight") else t
+    return w
+
+
+def nvfp4_moe_names(k: str, experts: int, names: dict):
+    """The GGUF weight holding `k`: its own, or its layer's stack of experts (all of them)."""
+    bid, part = int(k.split(".")[2]), k.split(".")[-2]
+    if ".mlp.experts." in k:
+        stack = f"blk.{bid}.{MOE_EXPERT_GGUF[part]}.weight"
+        names[stack] = [f"model.layers.{bid}.mlp.experts.{e}.{part}.weight" for e in range(experts)]
+    else:
+        names[f"blk.{bid}.{GGUF_NAMES['self_attn.' + part]}.weight"] = k
+
+
+def nvfp4_moe_quantized(w: dict) -> set[str]:
+    return {k for k in w if any(f".{m}.weight" in k for m in MOE_LINEARS) or ".mlp.experts." in k}
+
+
+def write_nvfp4_moe(name: str, c: dict, seed: int, ct: bool = False, kv_cache: bool = False):
+    """An NVFP4 MoE fixture of config `c`: every projection NVFP4 as ModelOpt exports it (or, with
+    `ct`, compressed-tensors), with ModelOpt's KV-cache scales when `kv_cache`."""
+    w = nvfp4_moe_weights(c, seed)
+    tensors, values, names = {}, {}, {}
+    quantized = nvfp4_moe_quantized(w)
+    for k in sorted(quantized):
+        if ct:
+            ct_nvfp4(tensors, values, k, w[k])
+        else:
+            # Each module's own activation scale: the stacked .input_scale keeps the experts' order.
+            modelopt_nvfp4(tensors, values, k, w[k], 0.0078125 * (1 + len(values) / 64))
+        nvfp4_moe_names(k, c["num_local_experts"], names)
+    for i in range(c["num_hidden_layers"] if kv_cache else 0):
+        tensors[f"model.layers.{i}.self_attn.k_proj.k_scale"] = torch.tensor(0.0625, dtype=torch.float32)
+        tensors[f"model.layers.{i}.self_attn.v_proj.v_scale"] = torch.tensor(0.03125, dtype=torch.float32)
+    tensors.update(plain(w, quantized))
+    judged = ("equal to gguf-py's NVFP4 dequantizer times .scale (per expert for the stacked experts) "
+              "on llama.cpp's converter output")
+    if ct:
+        write(name, tensors, {
+            "quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized",
+            "quantization_status": "compressed", "config_groups": {"group_0": CT_NVFP4_GROUP},
+            "ignore": ["lm_head", "re:.*mlp.gate$"]}, values,
+            "numpy: E2M1(code) * E4M3(weight_scale) * f32(1 / weight_global_scale); " + judged,
+            config=c, nvfp4=names, tokenizer_from=MOE_TOKENIZER)
+        return
+    write(name, tensors, None, values,
+          "numpy: E2M1(code) * E4M3(weight_scale) * weight_scale_2, NVIDIA's NVFP4; " + judged,
+          config=c, nvfp4=names, tokenizer_from=MOE_TOKENIZER,
+          hf_quant_config={"producer": {"name": "modelopt", "version": "0.33.0"},
+                           "quantization": {"quant_algo": "NVFP4",
+                                            "kv_cache_quant_algo": "FP8" if kv_cache else None,
+                                            "group_size": 16,
+                                            "exclude_modules": ["lm_head", "model.layers.*.mlp.gate"]}})
+
+
+def make_modelopt_nvfp4_moe():
+    write_nvfp4_moe("modelopt-nvfp4-moe", NVFP4_MOE_CONFIG, 9521, kv_cache=True)
+
+
+def make_ct_nvfp4_moe():
+    """The Qwen3-MoE as compressed-tensors (llm-compressor) exports it (RedHatAI's
+    Qwen3-30B-A3B-NVFP4): one layer, the converter renames its tensors to ModelOpt's and
+    stacks the experts as for modelopt-nvfp4-moe."""
+    write_nvfp4_moe("ct-nvfp4-moe", {**NVFP4_MOE_CONFIG, "num_hidden_layers": 1}, 9522, ct=True)
+
+
+def make_modelopt_nvfp4_mellum():
+    """Mellum 2 (llama.cpp's mellum graph applies the experts' .scale too): Qwen3-MoE's
+    block with a sliding window on the layers `layer_types` names; one layer."""
+    c = {**NVFP4_MOE_CONFIG, "architectures": ["MellumForCausalLM"], "model_type": "mellum",
+         "num_hidden_layers": 1, "layer_types": ["sliding_attention"], "mlp_layer_types": ["sparse"],
+         "sliding_window": 16,
+         "rope_parameters": {t: {"rope_theta": 10000.0, "rope_type": "default"}
+                             for t in ("full_attention", "sliding_attention")}}
+    for k in ("use_sliding_window", "decoder_sparse_step", "mlp_only_layers"):
+        c.pop(k)
+    write_nvfp4_moe("modelopt-nvfp4-mellum", c, 9523)
 
 
 if __name__ == "__main__":
@@ -817,3 +959,6 @@ if __name__ == "__main__":
     make_modelopt_nvfp4()
     make_modelopt_mixed()
     make_ct_nvfp4()
+    make_modelopt_nvfp4_moe()
+    make_ct_nvfp4_moe()
+    make_modelopt_nvfp4_mellum()

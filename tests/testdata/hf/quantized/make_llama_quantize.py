@@ -5,7 +5,9 @@ Run with the lead's venv (gguf-py) from the repository root, after make_fixtures
     PYTHONPATH=/work/tools/llama.cpp/gguf-py /work/tools/venv5/bin/python \\
         tests/testdata/hf/quantized/make_llama_quantize.py /work/tools/llama.cpp
 
-For each NVFP4 fixture (modelopt-nvfp4, modelopt-mixed, ct-nvfp4) it runs the
+For each NVFP4 fixture (modelopt-nvfp4, modelopt-mixed, ct-nvfp4, and
+modelopt-nvfp4-moe, whose experts the converter stacks; name some after the
+llama.cpp path to run only those) it runs the
 converter (`convert_hf_to_gguf.py --outtype f32`, as make_fixtures.py does) and
 `build/bin/llama-quantize` of that file, and writes `llama_quantize.json` beside
 the checkpoint: per run its flags, its file type and either the refusal
@@ -33,7 +35,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 LLAMA = Path(sys.argv[1])
-FIXTURES = ["modelopt-nvfp4", "modelopt-mixed", "ct-nvfp4"]
+FIXTURES = ["modelopt-nvfp4", "modelopt-mixed", "ct-nvfp4", "modelopt-nvfp4-moe"]
 KEEP = "--tensor-type NVFP4=nvfp4"
 RUNS = [
     ("Q4_K_M", []),
@@ -84,7 +86,8 @@ def run(f32: Path, out: Path, ftype: str, flags: list[str], kept: list[str]) -> 
 
 
 def main() -> None:
-    for name in FIXTURES:
+    # Only the fixtures named after the llama.cpp path, when any are.
+    for name in sys.argv[2:] or FIXTURES:
         folder = HERE / name
         with tempfile.TemporaryDirectory() as tmp:
             f32 = Path(tmp) / "f32.gguf"
