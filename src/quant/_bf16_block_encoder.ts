@@ -5,8 +5,8 @@
  * module, which widens the values to f32 itself: the 32-value types (Q8_0,
  * Q4_0, Q4_1, Q5_0, Q5_1), Q1_0 (128 values), the K-quants without
  * importance weights, whose jobs go to the encoder workers as BF16 bytes, and
- * F16 (`bf16_to_f16.ts`, llama-quantize's conversion, ~3 times the speed of
- * decoding to f32 first; docs/BENCHMARKS.md, "F16 and BF16 from BF16"). On
+ * F16 (`bf16_to_f16.ts`, llama-quantize's conversion: a whole F16 run in
+ * half the CPU-seconds; docs/BENCHMARKS.md, "F16 and BF16 from BF16"). On
  * this path TensorDecoder's f32 pass, TensorEncoder's copy of the f32 values
  * into a job and the module's copy of them in (twice the bytes of BF16) were
  * most of the work besides the encoding (docs/BENCHMARKS.md, issue 33's speed
