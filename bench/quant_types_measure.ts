@@ -149,6 +149,10 @@ if (import.meta.main) {
         [...baseline, "convert", bf16, "-o", ours, "--quantize", type, ...im, "--force"],
         [ours],
       );
+      // Removed before this tree's run: replacing the file just written (its
+      // pages still dirty) charged that run 3.2–3.6 CPU-s for the 0.4B F16
+      // against 1.4 alone (docs/BENCHMARKS.md, "F16 and BF16 from BF16").
+      if (base !== undefined) await Deno.remove(ours);
       const a = await measure(
         [...apr, "convert", bf16, "-o", ours, "--quantize", type, ...im, "--force"],
         [ours],

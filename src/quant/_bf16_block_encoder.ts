@@ -3,8 +3,10 @@
 /**
  * Internal: a BF16 payload straight to a block type in the WebAssembly
  * module, which widens the values to f32 itself: the 32-value types (Q8_0,
- * Q4_0, Q4_1, Q5_0, Q5_1), Q1_0 (128 values), and the K-quants without
- * importance weights, whose jobs go to the encoder workers as BF16 bytes. On
+ * Q4_0, Q4_1, Q5_0, Q5_1), Q1_0 (128 values), the K-quants without
+ * importance weights, whose jobs go to the encoder workers as BF16 bytes, and
+ * F16 (`bf16_to_f16.ts`, llama-quantize's conversion: a whole F16 run in
+ * half the CPU-seconds; docs/BENCHMARKS.md, "F16 and BF16 from BF16"). On
  * this path TensorDecoder's f32 pass, TensorEncoder's copy of the f32 values
  * into a job and the module's copy of them in (twice the bytes of BF16) were
  * most of the work besides the encoding (docs/BENCHMARKS.md, issue 33's speed
@@ -18,6 +20,7 @@ import type { TensorInfo } from "../tensor.ts";
 import { kernelBackend } from "./kernels.ts";
 import { wasmKernels } from "./wasm/kernels.ts";
 import { encodeBlocks, isBf16Target } from "./_block_encoders.ts";
+import { encodeBf16InWasm } from "./_wasm_block_encoders.ts";
 import type { EncoderPool } from "./_encoder_pool.ts";
 import { markReleasable, takeBuffer, takeChunk } from "../io/byte_source.ts";
 import { type EmitBytes, jobBlocks } from "./_tensor_encoder.ts";
@@ -136,6 +139,8 @@ export class Bf16BlockEncoder {
   }
 
   #encode(bytes: Uint8Array): Uint8Array {
+    // F16 is no block type of encodeBlocks' table; only the module converts it from BF16.
+    if (this.#target === "F16") return encodeBf16InWasm(wasmKernels()!, "F16", bytes);
     return encodeBlocks(this.#target, bytes, undefined, "wasm");
   }
 

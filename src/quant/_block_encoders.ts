@@ -131,7 +131,7 @@ export function isBlockTarget(target: string): target is BlockTarget {
  * payload's own with `inPlace` (`bf16Output`), every byte written.
  */
 function encodeBf16Blocks(
-  target: Bf16Target,
+  target: Bf16Target & BlockTarget,
   bytes: Uint8Array,
   backend: KernelBackend,
   inPlace: boolean,

@@ -80,7 +80,10 @@ export function wasmPlainEncoder(wasm: WasmKernels, target: string): KernelEncod
     : undefined;
 }
 
-/** The block types encoded straight from BF16 payload bytes, without importance weights. */
+/**
+ * The types encoded straight from BF16 payload bytes, without importance
+ * weights: block types, and F16 (blocks of one value, never a worker's job).
+ */
 const BF16_TARGETS: ReadonlySet<string> = new Set<Bf16Target>([
   "Q8_0",
   "Q4_0",
@@ -93,6 +96,7 @@ const BF16_TARGETS: ReadonlySet<string> = new Set<Bf16Target>([
   "Q4_K",
   "Q5_K",
   "Q6_K",
+  "F16",
 ]);
 
 /**

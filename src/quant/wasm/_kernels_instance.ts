@@ -60,6 +60,7 @@ interface Exports {
   encodeAprQ4(src: number, dst: number, blocks: number): void;
   encodeF16(src: number, dst: number, n: number): void;
   encodeBf16(src: number, dst: number, n: number): void;
+  encodeF16FromBf16(src: number, dst: number, n: number): void;
   decodeQ4K(src: number, dst: number, blocks: number): void;
   decodeQ6K(src: number, dst: number, blocks: number): void;
   decodeQ8_0(src: number, dst: number, blocks: number): void;
@@ -128,8 +129,8 @@ export type LegacyTarget = "Q8_0" | "Q4_0" | "Q4_1" | "Q5_0" | "Q5_1" | "Q1_0";
 /** The super-block types {@linkcode WasmKernels.encodeFromBf16} writes (256 values a block). */
 export type KBf16Target = "Q2_K" | "Q3_K" | "Q4_K" | "Q5_K" | "Q6_K";
 
-/** Every type {@linkcode WasmKernels.encodeFromBf16} writes. */
-export type Bf16Target = LegacyTarget | KBf16Target;
+/** Every type {@linkcode WasmKernels.encodeFromBf16} writes (F16: a block of one value). */
+export type Bf16Target = LegacyTarget | KBf16Target | "F16";
 
 /** The kernels the module provides. */
 export interface WasmKernels {
@@ -144,6 +145,8 @@ export interface WasmKernels {
    * K-quants' 512) to `target` in `out`, widening them to f32 inside the
    * module: the same bytes as decoding them, then `target`'s encoder (the
    * K-quants without importance weights), without the host's f32 pass.
+   * F16 (any number of values) is llama-quantize's conversion, whose NaN is
+   * 0x7e00 with its sign (`encodeF16` keeps the top payload bits).
    */
   encodeFromBf16(target: Bf16Target, bytes: Uint8Array, out: Uint8Array): void;
   /** Q5_0 encoder (same contract and bytes as `encodeQ5_0` in q5_0.ts, no importance). */
@@ -414,6 +417,7 @@ function instantiate(module: WebAssembly.Module): WasmKernels | null {
     Q4_K: [widened(exports.encodeQ4K), 144, 256],
     Q5_K: [widened(exports.encodeQ5K), 176, 256],
     Q6_K: [widened(exports.encodeQ6K), 210, 256],
+    F16: [exports.encodeF16FromBf16, 2, 1],
   };
   const encodeFromBf16 = (target: Bf16Target, bytes: Uint8Array, out: Uint8Array): void => {
     const [run, blockBytes, blockValues] = legacy[target];

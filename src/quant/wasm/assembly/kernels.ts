@@ -17,6 +17,7 @@ export {
 } from "./iq_decode";
 export { encodeNf4 } from "./nf4_encode";
 export { encodeBf16, encodeF16 } from "./half_encode";
+export { encodeF16FromBf16 } from "./bf16_to_f16";
 export { encodeIq4Nl, encodeIq4Xs } from "./iq4_encode";
 export { encodeIq2S, encodeIq2Xs, encodeIq2Xxs, encodeIq3S, encodeIq3Xxs } from "./iq_grid_encode";
 export { encodeIq1M, encodeIq1S } from "./iq1_encode";
