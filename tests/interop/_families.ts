@@ -196,8 +196,6 @@ export const OWN_TESTS: Readonly<Record<string, string>> = {
  */
 export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "gpt-oss": "transposed, split and MXFP4 experts",
-  "deepseek2": "kv_b_proj split per head into attn_k_b (transposed) and attn_v_b",
-  "deepseek3": "as deepseek2",
   "glm4moe": "the router bias renamed to exp_probs_b.bias, experts stacked",
   "glm4moe-mtp": "as glm4moe",
   "qwen3-next": "ssm_a is −exp(A_log), in_proj_qkvz split into attn_qkv and attn_gate",
@@ -209,7 +207,6 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "qwen35-mtp": "as qwen35",
   "qwen35-moe-mtp": "as qwen35",
   "solar-open": "as glm4moe",
-  "glm4moe-lite": "as deepseek2 (GLM-4.7-Flash is written as llama.cpp's deepseek2)",
   granitemoe: "experts split from input_linear into gate and up stacks",
   "granitemoe-shared": "as granitemoe",
   "granite-hybrid": "as mamba (its Mamba-2 layers), experts stacked",
@@ -217,7 +214,6 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "lfm2": "its short convolution squeezed, shortconv names not mapped back",
   "jamba": "as mamba (its Mamba layers), experts stacked",
   "granitemoe-swa": "experts stacked (gate_up_proj kept fused as ffn_gate_up_exps)",
-  "youtu": "as deepseek2 (Youtu-LLM is written as llama.cpp's deepseek2)",
   "dbrx": "the experts' w2 transposed expert by expert",
   "hy-v3": "the router bias renamed to exp_probs_b (no suffix), experts stacked",
   "nemotron-h": "as mamba (its Mamba-2 layers)",

@@ -138,6 +138,37 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
       "attention.head_count_kv a per-layer array, which a GGUF import does not read as one count",
   },
   "gemma4-dense": { head_dim: "as gemma4", intermediate_size: "as gemma4" },
+  deepseek2: {
+    num_kv_heads: "MLA is written as MQA over the latent: head_count_kv 1, key_length " +
+      "kv_lora_rank + qk_rope_head_dim (the per-head sizes are *_length_mla), which a GGUF " +
+      "import reads as APR's num_kv_heads and head_dim",
+    head_dim: "as num_kv_heads",
+  },
+  deepseek3: {
+    hf_architecture: "llama.cpp files DeepSeek-V2 and V3 alike as deepseek2: the GGUF names " +
+      "no class",
+    hf_model_type: "as hf_architecture",
+    num_kv_heads: "as deepseek2",
+    head_dim: "as deepseek2",
+  },
+  youtu: {
+    architecture: "llama.cpp files Youtu-LLM as deepseek2: nothing in the GGUF tells them apart",
+    hf_architecture: "as architecture",
+    hf_model_type: "as architecture",
+    num_kv_heads: "as deepseek2",
+    head_dim: "as deepseek2",
+    moe_intermediate_size: "DeepseekV2Model writes intermediate_size as " +
+      "expert_feed_forward_length for a model without experts",
+  },
+  "glm4moe-lite": {
+    architecture:
+      "llama.cpp files GLM-4.7-Flash as deepseek2: nothing in the GGUF tells them apart",
+    hf_architecture: "as architecture",
+    hf_model_type: "as architecture",
+    num_layers: "the converter counts the multi-token-prediction layers in block_count",
+    num_kv_heads: "as deepseek2",
+    head_dim: "as deepseek2",
+  },
 };
 
 /** How a GGUF import's metadata differs from the Hugging Face import's, in the family's fields. */

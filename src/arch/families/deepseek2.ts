@@ -28,6 +28,9 @@
  * so nothing is permuted. Multi-token-prediction layers (V3's layer 61, past
  * `num_hidden_layers`) are dropped, as the converter drops them.
  *
+ * A GGUF read back joins `attn_k_b` and `attn_v_b` into `kv_b_proj` again
+ * (`joinedBack`), exactly: the split only moves values.
+ *
  * realizar has no DeepSeek model: APR output keeps the checkpoint's tensors
  * under their Hugging Face names.
  *
@@ -40,6 +43,7 @@ import {
   type ExpertLayout,
   type Family,
   type ImpliedKey,
+  type JoinedTensor,
   LLAMA_BLOCK,
   type MadeTensor,
   SHARED_EXPERT_APR_NAMES,
@@ -49,6 +53,7 @@ import type { KvWriter } from "../kv.ts";
 import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
 import { columnsAsRows, keepRanges } from "../transforms.ts";
 import { activation, SILU } from "../config_fields.ts";
+import { GATE_SCORE_BIAS, scoreBiasHfName } from "../router_bias.ts";
 import { impliedKeys } from "../implied_keys.ts";
 
 /** `DeepseekV2Model.set_gguf_parameters` (its subclasses' too). */
@@ -257,6 +262,34 @@ function splitKvB(
   ];
 }
 
+const K_B = /^blk\.(\d+)\.attn_k_b\.weight$/;
+
+/**
+ * `kv_b_proj` joined again from `attn_k_b` (each head's key rows,
+ * transposed back) and `attn_v_b` (its value rows), head by head: the
+ * inverse of {@linkcode splitKvB}.
+ *
+ * @param tensors The GGUF's tensors.
+ * @returns One join per layer with both parts.
+ */
+export function deepseek2JoinedBack(tensors: readonly TensorInfo[]): JoinedTensor[] {
+  const names = new Map(tensors.map((t) => [t.name, t]));
+  return tensors.flatMap((kB): JoinedTensor[] => {
+    const layer = K_B.exec(kB.name)?.[1];
+    const vB = names.get(`blk.${layer}.attn_v_b.weight`);
+    if (layer === undefined || vB === undefined) return [];
+    // attn_k_b [heads, kv_lora, nope], attn_v_b [heads, v, kv_lora].
+    const [heads = 0, kvLora = 0, nope = 0] = kB.shape;
+    const v = vB.shape[1] ?? 0;
+    return [{
+      name: `model.layers.${layer}.self_attn.kv_b_proj.weight`,
+      shape: [heads * (nope + v), kvLora],
+      parts: [{ name: kB.name, transposed: true }, { name: vB.name }],
+      blocks: heads,
+    }];
+  });
+}
+
 const LAYER = /^model\.layers\.(\d+)\./;
 
 /**
@@ -363,7 +396,8 @@ export const DEEPSEEK2: Family = {
   // Kimi-K2 (model_type kimi_k2): EOS stays config.json's (DeepseekV2Model writes no other).
   tiktoken: KIMI_TIKTOKEN,
   ggufRopeType: "norm",
-  blockNames: DEEPSEEK2_BLOCK,
+  // The router bias by the name `made` gives it, for a GGUF read back.
+  blockNames: [...DEEPSEEK2_BLOCK, GATE_SCORE_BIAS],
   experts: DEEPSEEK_EXPERTS,
   permutesQk: false,
   hfRopeInterleaved: true,
@@ -376,7 +410,14 @@ export const DEEPSEEK2: Family = {
     unsupported: deepseek2Unsupported,
     made: deepseek2Made,
     drops,
+    joinedBack: deepseek2JoinedBack,
+    hfNameBack: scoreBiasHfName,
   },
-  ggufReadBackRefusal:
-    "aprkit does not read a DeepSeek GGUF back into Hugging Face's layout (its kv_b_proj is split and transposed per head); --keep-names keeps its GGUF tensors",
+  // A family spreading this one with a GGUF layout of its own (DeepSeek-V3.2's
+  // deepseek32, its DSA indexer and MTP layers) does not read back by it.
+  ggufReadBackRefusalOf: (_names, metadata) =>
+    metadata === undefined || metadata.architecture === "deepseek2"
+      ? undefined
+      : `aprkit does not read a ${metadata.architecture} GGUF back into Hugging Face's ` +
+        `layout (DeepSeek's, with tensors of its own); --keep-names keeps its GGUF tensors`,
 };

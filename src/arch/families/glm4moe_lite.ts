@@ -22,6 +22,7 @@ import { expertScoringFunction } from "../text_model.ts";
 import {
   DEEPSEEK2,
   deepseek2ImpliedKeys,
+  deepseek2JoinedBack,
   deepseek2Made,
   deepseek2Unsupported,
   writeDeepseek2Kv,
@@ -120,9 +121,9 @@ export const GLM4MOE_LITE: Family = {
     unsupported,
     made: deepseek2Made,
     extraBlocks: nextnLayers,
+    joinedBack: deepseek2JoinedBack,
+    hfNameBack: DEEPSEEK2.gguf!.hfNameBack!,
   },
   preTokenizer: "glm4",
   specialTokensByName: GLM_SPECIAL_TOKENS,
-  ggufReadBackRefusal:
-    "aprkit does not read a GLM-4.7-Flash GGUF back into Hugging Face's layout (its kv_b_proj is split and transposed per head); --keep-names keeps its GGUF tensors",
 };
