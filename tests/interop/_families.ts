@@ -196,8 +196,7 @@ export const OWN_TESTS: Readonly<Record<string, string>> = {
  */
 export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "gpt-oss": "transposed, split and MXFP4 experts",
-  "glm4moe": "the router bias renamed to exp_probs_b.bias, experts stacked",
-  "glm4moe-mtp": "as glm4moe",
+  "glm4moe-mtp": "its multi-token-prediction layers (blk.N.nextn.*) not mapped back",
   "qwen3-next": "ssm_a is −exp(A_log), in_proj_qkvz split into attn_qkv and attn_gate",
   "mamba": "A_log is held as ssm_a = −exp(A_log), which log gives back only to within rounding",
   "mamba2": "as mamba",
@@ -206,7 +205,6 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "qwen35-moe": "as qwen35",
   "qwen35-mtp": "as qwen35",
   "qwen35-moe-mtp": "as qwen35",
-  "solar-open": "as glm4moe",
   granitemoe: "experts split from input_linear into gate and up stacks",
   "granitemoe-shared": "as granitemoe",
   "granite-hybrid": "as mamba (its Mamba-2 layers), experts stacked",

@@ -160,12 +160,19 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
     moe_intermediate_size: "DeepseekV2Model writes intermediate_size as " +
       "expert_feed_forward_length for a model without experts",
   },
+  glm4moe: { num_layers: "as glm4moe-lite" },
+  "solar-open": {
+    architecture: "llama.cpp files Solar Open as glm4moe: nothing in the GGUF tells them apart",
+    hf_architecture: "as architecture",
+    hf_model_type: "as architecture",
+  },
   "glm4moe-lite": {
     architecture:
       "llama.cpp files GLM-4.7-Flash as deepseek2: nothing in the GGUF tells them apart",
     hf_architecture: "as architecture",
     hf_model_type: "as architecture",
-    num_layers: "the converter counts the multi-token-prediction layers in block_count",
+    num_layers: "the converter counts the multi-token-prediction layers in block_count " +
+      "(num_nextn_predict_layers), which a GGUF import reads as APR's num_layers",
     num_kv_heads: "as deepseek2",
     head_dim: "as deepseek2",
   },

@@ -290,6 +290,23 @@ export function deepseek2JoinedBack(tensors: readonly TensorInfo[]): JoinedTenso
   });
 }
 
+/**
+ * Why a GGUF with multi-token-prediction layers (`blk.N.nextn.*`, which
+ * GLM's converters keep) is not read back, or `undefined` without them.
+ *
+ * @param model The model, for the message (`a GLM-4.5`).
+ * @returns The refusal of a GGUF's tensor names.
+ */
+export function nextnReadBackRefusal(
+  model: string,
+): (names: ReadonlySet<string>) => string | undefined {
+  return (names) =>
+    [...names].some((n) => n.includes(".nextn."))
+      ? `aprkit does not read ${model} GGUF with multi-token-prediction layers ` +
+        `(blk.N.nextn.*) back into Hugging Face's layout; --keep-names keeps its GGUF tensors`
+      : undefined;
+}
+
 const LAYER = /^model\.layers\.(\d+)\./;
 
 /**
@@ -415,9 +432,10 @@ export const DEEPSEEK2: Family = {
   },
   // A family spreading this one with a GGUF layout of its own (DeepSeek-V3.2's
   // deepseek32, its DSA indexer and MTP layers) does not read back by it.
-  ggufReadBackRefusalOf: (_names, metadata) =>
+  // GLM-4.7-Flash's GGUF, read as this family's, keeps its MTP layers.
+  ggufReadBackRefusalOf: (names, metadata) =>
     metadata === undefined || metadata.architecture === "deepseek2"
-      ? undefined
+      ? nextnReadBackRefusal("a DeepSeek (GLM-4.7-Flash)")(names)
       : `aprkit does not read a ${metadata.architecture} GGUF back into Hugging Face's ` +
         `layout (DeepSeek's, with tensors of its own); --keep-names keeps its GGUF tensors`,
 };

@@ -25,6 +25,7 @@ import {
   deepseek2JoinedBack,
   deepseek2Made,
   deepseek2Unsupported,
+  nextnReadBackRefusal,
   writeDeepseek2Kv,
 } from "./deepseek2.ts";
 import { GLM_SPECIAL_TOKENS, NEXTN_BLOCK, nextnLayers } from "./glm4moe.ts";
@@ -126,4 +127,5 @@ export const GLM4MOE_LITE: Family = {
   },
   preTokenizer: "glm4",
   specialTokensByName: GLM_SPECIAL_TOKENS,
+  ggufReadBackRefusalOf: nextnReadBackRefusal("a GLM-4.7-Flash"),
 };
