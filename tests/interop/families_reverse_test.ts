@@ -166,6 +166,12 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
     hf_architecture: "as architecture",
     hf_model_type: "as architecture",
   },
+  "granitemoe-shared": {
+    architecture: "llama.cpp files Granite MoE with a shared expert as granitemoe; its GGUF " +
+      "reads back as Granite MoE's (the shared expert's tensors joined back too)",
+    hf_architecture: "as architecture",
+    hf_model_type: "as architecture",
+  },
   "glm4moe-lite": {
     architecture:
       "llama.cpp files GLM-4.7-Flash as deepseek2: nothing in the GGUF tells them apart",

@@ -17,8 +17,15 @@
 
 import { tensorByteLength } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
-import { type ExpertLayout, type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
+import {
+  type ExpertLayout,
+  type Family,
+  type JoinedTensor,
+  LLAMA_BLOCK,
+  type MadeTensor,
+} from "../family.ts";
 import type { KvWriter } from "../kv.ts";
+import { rowsJoinedBack, stackedExpertsBack } from "../split_back.ts";
 import { keepRanges } from "../transforms.ts";
 import { GRANITE, writeGraniteKv } from "./granite.ts";
 
@@ -36,6 +43,22 @@ export const GRANITEMOE_EXPERTS: ExpertLayout = {
   ],
 };
 
+/**
+ * A GGUF read back: the experts' `input_linear` joined from the gate and up
+ * stacks expert by expert, `output_linear` from `ffn_down_exps`, and a
+ * shared expert's (`GraniteMoeShared`, whose GGUF llama.cpp files as
+ * granitemoe too) from its gate and up rows.
+ */
+function granitemoeJoinedBack(tensors: readonly TensorInfo[]): JoinedTensor[] {
+  return [
+    ...stackedExpertsBack(GRANITEMOE_EXPERTS, tensors),
+    ...rowsJoinedBack([
+      ["shared_mlp.input_linear", ["ffn_gate_shexp", "ffn_up_shexp"]],
+      ["shared_mlp.output_linear", ["ffn_down_shexp"]],
+    ], tensors),
+  ];
+}
+
 /** Granite 3.0 1B-A400M, 3B-A800M. */
 export const GRANITEMOE: Family = {
   ...GRANITE,
@@ -52,10 +75,7 @@ export const GRANITEMOE: Family = {
   ],
   experts: GRANITEMOE_EXPERTS,
   ggufRenamesOnly: false,
-  ggufReadBackRefusal: "aprkit does not read a Granite MoE GGUF back into Hugging Face's layout " +
-    "(its experts' input_linear is split into gate and up stacks); --keep-names keeps its GGUF " +
-    "tensors",
-  gguf: { writeKv: writeGraniteKv, llamaKeys: true },
+  gguf: { writeKv: writeGraniteKv, llamaKeys: true, joinedBack: granitemoeJoinedBack },
 };
 
 /** `GraniteMoeModel.set_gguf_parameters` with a shared expert. */
@@ -117,5 +137,10 @@ export const GRANITEMOE_SHARED: Family = {
   hfArchitectures: ["GraniteMoeSharedForCausalLM"],
   hfModelTypes: ["granitemoeshared"],
   blockNames: [...GRANITEMOE.blockNames, ["ffn_down_shexp", "shared_mlp.output_linear"]],
-  gguf: { writeKv: writeGraniteMoeSharedKv, llamaKeys: true, made: sharedHalves },
+  gguf: {
+    writeKv: writeGraniteMoeSharedKv,
+    llamaKeys: true,
+    made: sharedHalves,
+    joinedBack: granitemoeJoinedBack,
+  },
 };
