@@ -92,16 +92,20 @@ export function stackedExpertsBack(
  * console.assert(join!.name === "model.layers.1.mlp.gate_up_proj.weight" && join!.shape[0] === 16);
  * ```
  *
- * @param pieces The piece after `model.layers.N.` → the GGUF names it is split into, in order.
+ * @param pieces The piece after the layer's prefix → the GGUF names it is split into, in order.
  * @param tensors The GGUF's tensors.
+ * @param hfName The checkpoint's name of a layer's piece (HRM-Text's stacks'); absent:
+ * `model.layers.N.<piece>.weight`.
  * @returns One join per layer and piece whose parts are all there.
  */
 export function rowsJoinedBack(
   pieces: readonly (readonly [string, readonly string[]])[],
   tensors: readonly TensorInfo[],
+  hfName: (layer: number, piece: string) => string = (layer, piece) =>
+    `model.layers.${layer}.${piece}.weight`,
 ): JoinedTensor[] {
   return joined(tensors, pieces, (layer, piece, parts) => ({
-    name: `model.layers.${layer}.${piece}.weight`,
+    name: hfName(Number(layer), piece),
     shape: [parts.reduce((n, p) => n + (p.shape[0] ?? 0), 0), ...parts[0]!.shape.slice(1)],
     parts: parts.map((p) => ({ name: p.name })),
     blocks: 1,

@@ -220,7 +220,6 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "mimo2-mtp": "as mimo2, its MTP layers renumbered after the trunk",
   "kimi-linear": "ssm_a is −exp(A_log), MLA's kv_b_proj split per head, experts stacked",
   "qwen4exp": "as qwen35, the n-gram table's shards concatenated, its hash constants as keys",
-  "hrm-text": "its fused gqkv_proj and gate_up_proj split, the stacks placed in blocks",
   "qwen3-next-mtp": "as qwen3-next",
   "hy-v4": "as deepseek2, the experts' gate_up_proj split into gate and up stacks",
   "exaone-moe-mtp": "its MTP layers (mtp.*) renumbered after the trunk, counted in block_count",

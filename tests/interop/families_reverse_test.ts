@@ -172,6 +172,10 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
     hf_architecture: "as architecture",
     hf_model_type: "as architecture",
   },
+  "hrm-text": {
+    num_kv_heads: "HRM-Text's config.json names no num_key_value_heads (transformers takes " +
+      "the heads) and the converter writes no head_count_kv",
+  },
   "glm4moe-lite": {
     architecture:
       "llama.cpp files GLM-4.7-Flash as deepseek2: nothing in the GGUF tells them apart",
