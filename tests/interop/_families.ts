@@ -209,7 +209,6 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "bamba": "as mamba (its Mamba-2 layers)",
   "lfm2": "its short convolution squeezed, shortconv names not mapped back",
   "jamba": "as mamba (its Mamba layers), experts stacked",
-  "dbrx": "the experts' w2 transposed expert by expert",
   "hy-v3": "the router bias renamed to exp_probs_b (no suffix), experts stacked",
   "nemotron-h": "as mamba (its Mamba-2 layers)",
   "nemotron-h-moe": "as mamba (its Mamba-2 layers), experts stacked",

@@ -176,6 +176,12 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
     num_kv_heads: "HRM-Text's config.json names no num_key_value_heads (transformers takes " +
       "the heads) and the converter writes no head_count_kv",
   },
+  dbrx: {
+    intermediate_size: "DBRX's config.json nests it in ffn_config (ffn_hidden_size), which the " +
+      "Hugging Face import does not read; the GGUF's feed_forward_length has it",
+    num_experts: "as intermediate_size (ffn_config.moe_num_experts)",
+    num_experts_per_tok: "as intermediate_size (ffn_config.moe_top_k)",
+  },
   "glm4moe-lite": {
     architecture:
       "llama.cpp files GLM-4.7-Flash as deepseek2: nothing in the GGUF tells them apart",
