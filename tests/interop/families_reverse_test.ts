@@ -182,6 +182,13 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
     num_experts: "as intermediate_size (ffn_config.moe_num_experts)",
     num_experts_per_tok: "as intermediate_size (ffn_config.moe_top_k)",
   },
+  lfm2: {
+    num_kv_heads: "LFM2's attention.head_count_kv is a per-layer array (0 for a convolution " +
+      "layer), which a GGUF import does not read as one count",
+    intermediate_size: "the GGUF's feed_forward_length is the width transformers builds " +
+      "(block_auto_adjust_ff_dim); the Hugging Face import records config.json's block_ff_dim",
+  },
+  "lfm2-moe": { num_kv_heads: "as lfm2" },
   "glm4moe-lite": {
     architecture:
       "llama.cpp files GLM-4.7-Flash as deepseek2: nothing in the GGUF tells them apart",
