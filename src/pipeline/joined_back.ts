@@ -78,11 +78,11 @@ export function joinedBack(
   tensors: readonly TensorInfo[],
 ): JoinedBack {
   const byName = new Map(tensors.map((t) => [t.name, t]));
+  const order = new Map(tensors.map((t, i) => [t.name, i]));
   const held = new Map<string, TensorEntry>();
   const outputs = new Map<string, JoinedOutput[]>();
   for (const join of joins) {
     const parts = join.parts.map((p) => ({ ...p, info: byName.get(p.name)! }));
-    const order = new Map(tensors.map((t, i) => [t.name, i]));
     const last = parts.reduce((a, b) => order.get(a.name)! >= order.get(b.name)! ? a : b);
     for (const part of parts) outputs.set(part.name, []);
     // Each part's type where all are one element type; F32 otherwise (block-quantized parts).

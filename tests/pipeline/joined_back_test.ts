@@ -7,7 +7,11 @@
  */
 
 import assert from "node:assert/strict";
-import { deepseek2JoinedBack, deepseek2Made } from "../../src/arch/families/deepseek2.ts";
+import {
+  DEEPSEEK2,
+  deepseek2JoinedBack,
+  deepseek2Made,
+} from "../../src/arch/families/deepseek2.ts";
 import { KvWriter } from "../../src/arch/kv.ts";
 import { tensorByteLength } from "../../src/dtype.ts";
 import { joinedBack, joinedBackProblem } from "../../src/pipeline/joined_back.ts";
@@ -123,5 +127,31 @@ Deno.test("joinedBackProblem() names the parts that do not join", () => {
   assert.match(
     joinedBackProblem(joins, [k, odd])!,
     /"blk\.0\.attn_k_b\.weight" \[2,6,4\] and "blk\.0\.attn_v_b\.weight" \[3,5,6\] do not join into model\.layers\.0\.self_attn\.kv_b_proj\.weight/,
+  );
+});
+
+Deno.test("deepseek2JoinedBack() names an older converter's whole attn_kv_b back; a GGUF with it and the split parts is refused", () => {
+  const whole: TensorInfo = {
+    name: "blk.3.attn_kv_b.weight",
+    dtype: "F32",
+    shape: [18, 6],
+    byteLength: 432,
+  };
+  assert.deepEqual(deepseek2JoinedBack([whole]), [{
+    name: "model.layers.3.self_attn.kv_b_proj.weight",
+    shape: [18, 6],
+    parts: [{ name: whole.name }],
+    blocks: 1,
+  }]);
+  const refusal = DEEPSEEK2.ggufReadBackRefusalOf!;
+  const metadata = { architecture: "deepseek2" };
+  assert.equal(refusal(new Set([whole.name]), metadata), undefined);
+  assert.match(
+    refusal(new Set([whole.name, "blk.3.attn_k_b.weight"]), metadata)!,
+    /holds kv_b_proj twice .*--keep-names/,
+  );
+  assert.match(
+    refusal(new Set(["blk.0.attn_k_b.weight"]), { architecture: "deepseek32" })!,
+    /does not read a deepseek32 GGUF/,
   );
 });

@@ -263,31 +263,52 @@ function splitKvB(
 }
 
 const K_B = /^blk\.(\d+)\.attn_k_b\.weight$/;
+const KV_B_GGUF = /^blk\.(\d+)\.attn_kv_b\.weight$/;
 
 /**
  * `kv_b_proj` joined again from `attn_k_b` (each head's key rows,
  * transposed back) and `attn_v_b` (its value rows), head by head: the
- * inverse of {@linkcode splitKvB}.
+ * inverse of {@linkcode splitKvB}. A GGUF of an older converter, from
+ * before the split, holds it whole, as `attn_kv_b` (which llama.cpp still
+ * loads): named back.
  *
  * @param tensors The GGUF's tensors.
- * @returns One join per layer with both parts.
+ * @returns One join per layer with both parts, or with `attn_kv_b`.
  */
 export function deepseek2JoinedBack(tensors: readonly TensorInfo[]): JoinedTensor[] {
   const names = new Map(tensors.map((t) => [t.name, t]));
-  return tensors.flatMap((kB): JoinedTensor[] => {
-    const layer = K_B.exec(kB.name)?.[1];
+  return tensors.flatMap((info): JoinedTensor[] => {
+    const whole = KV_B_GGUF.exec(info.name)?.[1];
+    if (whole !== undefined) {
+      const name = `model.layers.${whole}.self_attn.kv_b_proj.weight`;
+      return [{ name, shape: info.shape, parts: [{ name: info.name }], blocks: 1 }];
+    }
+    const layer = K_B.exec(info.name)?.[1];
     const vB = names.get(`blk.${layer}.attn_v_b.weight`);
     if (layer === undefined || vB === undefined) return [];
     // attn_k_b [heads, kv_lora, nope], attn_v_b [heads, v, kv_lora].
-    const [heads = 0, kvLora = 0, nope = 0] = kB.shape;
+    const [heads = 0, kvLora = 0, nope = 0] = info.shape;
     const v = vB.shape[1] ?? 0;
     return [{
       name: `model.layers.${layer}.self_attn.kv_b_proj.weight`,
       shape: [heads * (nope + v), kvLora],
-      parts: [{ name: kB.name, transposed: true }, { name: vB.name }],
+      parts: [{ name: info.name, transposed: true }, { name: vB.name }],
       blocks: heads,
     }];
   });
+}
+
+/**
+ * Why a GGUF that holds `kv_b_proj` both whole and split (an older
+ * converter's) is not read back, or `undefined`.
+ */
+function twiceWrittenKvB(names: ReadonlySet<string>): string | undefined {
+  const both = [...names].some((n) => KV_B_GGUF.test(n)) && [...names].some((n) => K_B.test(n));
+  return both
+    ? "aprkit does not read a DeepSeek GGUF that holds kv_b_proj twice (attn_kv_b beside " +
+      "attn_k_b and attn_v_b, an older converter's) back into Hugging Face's layout; " +
+      "--keep-names keeps its GGUF tensors"
+    : undefined;
 }
 
 /**
@@ -435,7 +456,7 @@ export const DEEPSEEK2: Family = {
   // GLM-4.7-Flash's GGUF, read as this family's, keeps its MTP layers.
   ggufReadBackRefusalOf: (names, metadata) =>
     metadata === undefined || metadata.architecture === "deepseek2"
-      ? nextnReadBackRefusal("a DeepSeek (GLM-4.7-Flash)")(names)
+      ? nextnReadBackRefusal("a DeepSeek (GLM-4.7-Flash)")(names) ?? twiceWrittenKvB(names)
       : `aprkit does not read a ${metadata.architecture} GGUF back into Hugging Face's ` +
         `layout (DeepSeek's, with tensors of its own); --keep-names keeps its GGUF tensors`,
 };
