@@ -443,6 +443,14 @@ export interface GgufSupport {
    * @param metadata The GGUF's metadata (its keys in `gguf_metadata`).
    */
   joinedBack?(tensors: readonly TensorInfo[], metadata: ModelMetadata): readonly JoinedTensor[];
+  /**
+   * The `config.json` fields `made` reads, from a GGUF's keys, for a model
+   * read back from GGUF (an APR file of one keeps no `config.json`) and
+   * written as GGUF again (DeepSeek's per-head sizes, to split `kv_b_proj`).
+   *
+   * @param key A key's value by its name after `{arch}.`, `undefined` when the GGUF has none.
+   */
+  hfConfigBack?(key: (name: string) => unknown): Readonly<Record<string, unknown>>;
   /** Whole-model tensors stacked from numbered ones, emitted after the last of them. */
   readonly stacks?: readonly GlobalStack[];
   /**

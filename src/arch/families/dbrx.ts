@@ -221,6 +221,14 @@ export const DBRX: Family = {
     made: dbrxExperts,
     quantizesEveryMatrix: true,
     joinedBack: dbrxJoinedBack,
+    // The sizes dbrxExperts reads, for a GGUF read back and written again.
+    hfConfigBack: (key) => ({
+      d_model: key("embedding_length"),
+      ffn_config: {
+        moe_num_experts: key("expert_count"),
+        ffn_hidden_size: key("feed_forward_length"),
+      },
+    }),
   },
   // The converter names databricks/dbrx-base's tokenizer dbrx by its hash.
   preTokenizer: "dbrx",

@@ -299,6 +299,24 @@ export function deepseek2JoinedBack(tensors: readonly TensorInfo[]): JoinedTenso
 }
 
 /**
+ * The sizes {@linkcode splitKvB} reads, from a GGUF's keys (`key_length_mla`
+ * is `qk_nope_head_dim` + `qk_rope_head_dim`).
+ *
+ * @param key A key's value by its name after `deepseek2.`.
+ * @returns The config fields the GGUF gives.
+ */
+export function deepseek2ConfigBack(key: (name: string) => unknown): Record<string, unknown> {
+  const [heads, qk, rope, v] = [
+    "attention.head_count",
+    "attention.key_length_mla",
+    "rope.dimension_count",
+    "attention.value_length_mla",
+  ].map(key);
+  if (typeof qk !== "number" || typeof rope !== "number") return {};
+  return { num_attention_heads: heads, qk_nope_head_dim: qk - rope, v_head_dim: v };
+}
+
+/**
  * Why a GGUF that holds `kv_b_proj` both whole and split (an older
  * converter's) is not read back, or `undefined`.
  */
@@ -450,6 +468,7 @@ export const DEEPSEEK2: Family = {
     drops,
     joinedBack: deepseek2JoinedBack,
     hfNameBack: scoreBiasHfName,
+    hfConfigBack: deepseek2ConfigBack,
   },
   // A family spreading this one with a GGUF layout of its own (DeepSeek-V3.2's
   // deepseek32, its DSA indexer and MTP layers) does not read back by it.

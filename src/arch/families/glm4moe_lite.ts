@@ -124,6 +124,7 @@ export const GLM4MOE_LITE: Family = {
     extraBlocks: nextnLayers,
     joinedBack: deepseek2JoinedBack,
     hfNameBack: DEEPSEEK2.gguf!.hfNameBack!,
+    hfConfigBack: DEEPSEEK2.gguf!.hfConfigBack!,
   },
   preTokenizer: "glm4",
   specialTokensByName: GLM_SPECIAL_TOKENS,

@@ -52,10 +52,7 @@ export const GRANITEMOE_EXPERTS: ExpertLayout = {
 function granitemoeJoinedBack(tensors: readonly TensorInfo[]): JoinedTensor[] {
   return [
     ...stackedExpertsBack(GRANITEMOE_EXPERTS, tensors),
-    ...rowsJoinedBack([
-      ["shared_mlp.input_linear", ["ffn_gate_shexp", "ffn_up_shexp"]],
-      ["shared_mlp.output_linear", ["ffn_down_shexp"]],
-    ], tensors),
+    ...rowsJoinedBack([["shared_mlp.input_linear", ["ffn_gate_shexp", "ffn_up_shexp"]]], tensors),
   ];
 }
 
@@ -72,10 +69,18 @@ export const GRANITEMOE: Family = {
   blockNames: [
     ...LLAMA_BLOCK.filter(([gguf]) => !gguf.startsWith("ffn_") || gguf === "ffn_norm"),
     ["ffn_gate_inp", "block_sparse_moe.router.layer"],
+    // A shared expert's (GraniteMoeShared's, whose GGUF reads back as this family's).
+    ["ffn_down_shexp", "shared_mlp.output_linear"],
   ],
   experts: GRANITEMOE_EXPERTS,
   ggufRenamesOnly: false,
-  gguf: { writeKv: writeGraniteKv, llamaKeys: true, joinedBack: granitemoeJoinedBack },
+  gguf: {
+    writeKv: writeGraniteKv,
+    llamaKeys: true,
+    // A shared expert's halves, for an APR of a GraniteMoeShared GGUF written as GGUF again.
+    made: sharedHalves,
+    joinedBack: granitemoeJoinedBack,
+  },
 };
 
 /** `GraniteMoeModel.set_gguf_parameters` with a shared expert. */
@@ -136,7 +141,6 @@ export const GRANITEMOE_SHARED: Family = {
   },
   hfArchitectures: ["GraniteMoeSharedForCausalLM"],
   hfModelTypes: ["granitemoeshared"],
-  blockNames: [...GRANITEMOE.blockNames, ["ffn_down_shexp", "shared_mlp.output_linear"]],
   gguf: {
     writeKv: writeGraniteMoeSharedKv,
     llamaKeys: true,

@@ -203,5 +203,7 @@ export const HRM_TEXT: Family = {
     made: hrmMade,
     joinedBack: hrmJoinedBack,
     hfNameBack,
+    // The stacks' size hrmMade reads, for a GGUF read back and written again.
+    hfConfigBack: (key) => ({ num_layers_per_stack: key("hrm.layers_per_stack") }),
   },
 };
