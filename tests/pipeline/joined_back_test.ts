@@ -12,6 +12,7 @@ import {
   deepseek2JoinedBack,
   deepseek2Made,
 } from "../../src/arch/families/deepseek2.ts";
+import { HRM_TEXT } from "../../src/arch/families/hrm_text.ts";
 import { KvWriter } from "../../src/arch/kv.ts";
 import { tensorByteLength } from "../../src/dtype.ts";
 import { joinedBack, joinedBackProblem } from "../../src/pipeline/joined_back.ts";
@@ -154,4 +155,14 @@ Deno.test("deepseek2JoinedBack() names an older converter's whole attn_kv_b back
     refusal(new Set(["blk.0.attn_k_b.weight"]), { architecture: "deepseek32" })!,
     /does not read a deepseek32 GGUF/,
   );
+});
+
+Deno.test("HRM_TEXT refuses to read back a GGUF without hrm.layers_per_stack, which places its blocks in the stacks", () => {
+  const refusal = HRM_TEXT.ggufReadBackRefusalOf!;
+  assert.match(
+    refusal(new Set(), { gguf_metadata: {} })!,
+    /without hrm_text\.hrm\.layers_per_stack/,
+  );
+  const key = { "hrm_text.hrm.layers_per_stack": { type: "UINT32", value: 2 } };
+  assert.equal(refusal(new Set(), { gguf_metadata: key }), undefined);
 });

@@ -160,13 +160,18 @@ const HRM_PIECES: readonly (readonly [string, readonly string[]])[] = [
  * L stack's blocks first, then the H stack's), the fused ones joined.
  */
 function hrmJoinedBack(tensors: readonly TensorInfo[], metadata: ModelMetadata): JoinedTensor[] {
-  const key = record(record(metadata.gguf_metadata)?.["hrm_text.hrm.layers_per_stack"]);
-  const perStack = key?.["value"];
-  if (typeof perStack !== "number") return [];
+  const perStack = layersPerStackOf(metadata);
+  if (perStack === undefined) return [];
   return rowsJoinedBack(HRM_PIECES, tensors, (layer, piece) => {
     const [stack, index] = layer < perStack ? ["L", layer] : ["H", layer - perStack];
     return `model.${stack}_module.layers.${index}.${piece}.weight`;
   });
+}
+
+/** A GGUF's `hrm.layers_per_stack`, or `undefined` when it has none. */
+function layersPerStackOf(metadata: ModelMetadata | undefined): number | undefined {
+  const key = record(record(metadata?.gguf_metadata)?.["hrm_text.hrm.layers_per_stack"]);
+  return typeof key?.["value"] === "number" ? key["value"] : undefined;
 }
 
 /** `z_L_init`, which the converter writes as `hrm.z_l_init`, named back. */
@@ -206,4 +211,11 @@ export const HRM_TEXT: Family = {
     // The stacks' size hrmMade reads, for a GGUF read back and written again.
     hfConfigBack: (key) => ({ num_layers_per_stack: key("hrm.layers_per_stack") }),
   },
+  // Its blocks go back to the L and H stacks by this key.
+  ggufReadBackRefusalOf: (_names, metadata) =>
+    layersPerStackOf(metadata) === undefined
+      ? "aprkit does not read an HRM-Text GGUF without hrm_text.hrm.layers_per_stack back " +
+        "into Hugging Face's layout (its blocks' stacks are not known); --keep-names keeps " +
+        "its GGUF tensors"
+      : undefined,
 };
