@@ -208,6 +208,37 @@ export interface GlobalStack {
   readonly gguf: string;
 }
 
+/**
+ * A checkpoint tensor joined again from the GGUF tensors the converter split
+ * it into ({@linkcode GgufSupport.joinedBack}). Each part is cut into
+ * `blocks` equal blocks along its first axis; the tensor is every part's
+ * first block in the parts' order, then every part's second, and so on
+ * (DeepSeek's `kv_b_proj`: per head, the key rows, then the value rows; one
+ * block: the parts one after another).
+ */
+export interface JoinedTensor {
+  /** The checkpoint tensor's name. */
+  readonly name: string;
+  /** Its shape. */
+  readonly shape: readonly number[];
+  /** The GGUF tensors it is joined from, in order, each once. */
+  readonly parts: readonly JoinedPart[];
+  /** Blocks each part is cut into. */
+  readonly blocks: number;
+}
+
+/** A GGUF tensor that is a part of a {@linkcode JoinedTensor}. */
+export interface JoinedPart {
+  /** Its GGUF name. */
+  readonly name: string;
+  /**
+   * Whether the converter transposed each block, a matrix of the part's last
+   * two axes (DeepSeek's `attn_k_b`: `[kv_lora, nope]` per head, the
+   * checkpoint's `[nope, kv_lora]`), so it is transposed back.
+   */
+  readonly transposed?: boolean;
+}
+
 /** What a family needs to be written as llama.cpp's GGUF. */
 export interface GgufSupport {
   /**
@@ -413,6 +444,23 @@ export interface GgufSupport {
    * @param shape Its shape.
    */
   unstacked?(name: string, shape: readonly number[]): readonly string[] | undefined;
+  /**
+   * The checkpoint tensors a GGUF read back joins from several GGUF tensors,
+   * where the family's `made` split one (DeepSeek's `kv_b_proj` from
+   * `attn_k_b` and `attn_v_b`); their parts are read back as nothing else.
+   *
+   * @param tensors The GGUF's tensors.
+   * @param metadata The GGUF's metadata (its keys in `gguf_metadata`).
+   */
+  joinedBack?(tensors: readonly TensorInfo[], metadata: ModelMetadata): readonly JoinedTensor[];
+  /**
+   * The `config.json` fields `made` reads, from a GGUF's keys, for a model
+   * read back from GGUF (an APR file of one keeps no `config.json`) and
+   * written as GGUF again (DeepSeek's per-head sizes, to split `kv_b_proj`).
+   *
+   * @param key A key's value by its name after `{arch}.`, `undefined` when the GGUF has none.
+   */
+  hfConfigBack?(key: (name: string) => unknown): Readonly<Record<string, unknown>>;
   /** Whole-model tensors stacked from numbered ones, emitted after the last of them. */
   readonly stacks?: readonly GlobalStack[];
   /**

@@ -420,6 +420,17 @@ function sourceNamer(
   return (name) => rename(name, hparams);
 }
 
+/**
+ * A model read back from GGUF (its keys in `gguf_metadata`, no `config.json`):
+ * the config fields its family's `made` reads, from those keys
+ * (`GgufSupport.hfConfigBack`).
+ */
+function configBack(metadata: ModelMetadata, family: Family): Record<string, unknown> {
+  const kv = record(metadata.gguf_metadata) ?? {};
+  const key = (name: string) => record(kv[`${family.ggufArchitecture}.${name}`])?.["value"];
+  return { ...family.gguf?.hfConfigBack?.(key) };
+}
+
 /** The output header, the generated tensors, and the outputs in order. */
 function planLayout(
   header: ModelHeader,
@@ -440,7 +451,7 @@ function planLayout(
   // follow their last source. Until the `first` ones are out, every entry
   // that arrives is held (entries, not payloads).
   const config = new KvWriter(
-    record(metadata["hf_config"]) ?? {},
+    record(metadata["hf_config"]) ?? configBack(metadata, family),
     family.ggufArchitecture,
     kvOptions(metadata),
   );

@@ -3,7 +3,8 @@
  * tensors, for SafeTensors and APR output (issue 18 item 4): GGUF names the
  * reader left alone mapped with the family's table, stacked `*_exps`
  * experts unstacked expert by expert (StableLM 2 12B's Q/K norms head by head), Gemma's norms shifted back (`−1`),
- * GPT-2's `Conv1D` weights transposed back to `[in, out]`, GPT-NeoX's Q/K/V
+ * GPT-2's `Conv1D` weights transposed back to `[in, out]`, tensors the
+ * converter split joined again (`joined_back.ts`), GPT-NeoX's Q/K/V
  * rows regrouped per head again, tensors the converter wrote as keys made
  * again from them (Apertus's xIELU scalars, after the others), and, for
  * SafeTensors, the tensors llama.cpp's converter generated
@@ -16,7 +17,7 @@
 
 import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import { UsageError } from "../errors.ts";
-import type { Family } from "../arch/family.ts";
+import type { Family, JoinedTensor } from "../arch/family.ts";
 import { record } from "../arch/kv.ts";
 import { ggufToHfName } from "../arch/names.ts";
 import { familyOfGguf } from "../arch/registry.ts";
@@ -29,6 +30,7 @@ import {
 } from "../arch/transforms.ts";
 import type { ModelChunk, ModelHeader, ModelMetadata, TensorEntry, TensorInfo } from "../tensor.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
+import { type JoinedBack, joinedBack, joinedBackProblem } from "./joined_back.ts";
 
 /** Tensors the converter makes from the config; transformers makes them itself. */
 const GENERATED = new Set([
@@ -74,8 +76,15 @@ export function assertReadsBack(header: ModelHeader, location: string, format: s
 /** Why a GGUF model's family cannot read it back, or `undefined` (see {@linkcode Family}). */
 function readBackRefusal(header: ModelHeader): string | undefined {
   const family = ggufFamily(header);
-  return family?.ggufReadBackRefusal ??
+  const refusal = family?.ggufReadBackRefusal ??
     family?.ggufReadBackRefusalOf?.(new Set(header.tensors.map((t) => t.name)), header.metadata);
+  if (refusal !== undefined || family === undefined) return refusal;
+  return joinedBackProblem(joinsOf(family, header), header.tensors);
+}
+
+/** The tensors the family joins from several GGUF tensors (`joined_back.ts`). */
+function joinsOf(family: Family, header: ModelHeader): readonly JoinedTensor[] {
+  return family.gguf?.joinedBack?.(header.tensors, header.metadata) ?? [];
 }
 
 interface Out {
@@ -94,6 +103,7 @@ export function fromGgufLayout(
   options: { dropGenerated?: boolean } = {},
 ): TransformStream<ModelChunk, ModelChunk> {
   let plan = new Map<string, Out[]>();
+  let joins: JoinedBack | undefined;
   let active = false;
   // Tensors made again from the GGUF's keys (Apertus's xIELU scalars), after the others.
   let fromKeys: TensorEntry[] = [];
@@ -115,10 +125,11 @@ export function fromGgufLayout(
           heads: header.metadata.num_heads,
           ggufNames: new Set(header.tensors.map((t) => t.name)),
         };
+        joins = joinedBack(joinsOf(family, header), header.tensors);
         plan = new Map(
           header.tensors.map((info) => [
             info.name,
-            outputs(info, family, model, options.dropGenerated),
+            joins!.outputsOf(info.name) ?? outputs(info, family, model, options.dropGenerated),
           ]),
         );
         fromKeys = keyTensors(family, header.metadata);
@@ -140,6 +151,7 @@ export function fromGgufLayout(
         controller.enqueue(chunk);
         return;
       }
+      joins?.hold(chunk.tensor);
       for (const out of plan.get(chunk.tensor.info.name) ?? []) {
         controller.enqueue({ type: "tensor", tensor: out.make(chunk.tensor) });
       }

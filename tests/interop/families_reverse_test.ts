@@ -138,6 +138,67 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
       "attention.head_count_kv a per-layer array, which a GGUF import does not read as one count",
   },
   "gemma4-dense": { head_dim: "as gemma4", intermediate_size: "as gemma4" },
+  deepseek2: {
+    num_kv_heads: "MLA is written as MQA over the latent: head_count_kv 1, key_length " +
+      "kv_lora_rank + qk_rope_head_dim (the per-head sizes are *_length_mla), which a GGUF " +
+      "import reads as APR's num_kv_heads and head_dim",
+    head_dim: "as num_kv_heads",
+  },
+  deepseek3: {
+    hf_architecture: "llama.cpp files DeepSeek-V2 and V3 alike as deepseek2: the GGUF names " +
+      "no class",
+    hf_model_type: "as hf_architecture",
+    num_kv_heads: "as deepseek2",
+    head_dim: "as deepseek2",
+  },
+  youtu: {
+    architecture: "llama.cpp files Youtu-LLM as deepseek2: nothing in the GGUF tells them apart",
+    hf_architecture: "as architecture",
+    hf_model_type: "as architecture",
+    num_kv_heads: "as deepseek2",
+    head_dim: "as deepseek2",
+    moe_intermediate_size: "DeepseekV2Model writes intermediate_size as " +
+      "expert_feed_forward_length for a model without experts",
+  },
+  glm4moe: { num_layers: "as glm4moe-lite" },
+  "solar-open": {
+    architecture: "llama.cpp files Solar Open as glm4moe: nothing in the GGUF tells them apart",
+    hf_architecture: "as architecture",
+    hf_model_type: "as architecture",
+  },
+  "granitemoe-shared": {
+    architecture: "llama.cpp files Granite MoE with a shared expert as granitemoe; its GGUF " +
+      "reads back as Granite MoE's (the shared expert's tensors joined back too)",
+    hf_architecture: "as architecture",
+    hf_model_type: "as architecture",
+  },
+  "hrm-text": {
+    num_kv_heads: "HRM-Text's config.json names no num_key_value_heads (transformers takes " +
+      "the heads) and the converter writes no head_count_kv",
+  },
+  dbrx: {
+    intermediate_size: "DBRX's config.json nests it in ffn_config (ffn_hidden_size), which the " +
+      "Hugging Face import does not read; the GGUF's feed_forward_length has it",
+    num_experts: "as intermediate_size (ffn_config.moe_num_experts)",
+    num_experts_per_tok: "as intermediate_size (ffn_config.moe_top_k)",
+  },
+  lfm2: {
+    num_kv_heads: "LFM2's attention.head_count_kv is a per-layer array (0 for a convolution " +
+      "layer), which a GGUF import does not read as one count",
+    intermediate_size: "the GGUF's feed_forward_length is the width transformers builds " +
+      "(block_auto_adjust_ff_dim); the Hugging Face import records config.json's block_ff_dim",
+  },
+  "lfm2-moe": { num_kv_heads: "as lfm2" },
+  "glm4moe-lite": {
+    architecture:
+      "llama.cpp files GLM-4.7-Flash as deepseek2: nothing in the GGUF tells them apart",
+    hf_architecture: "as architecture",
+    hf_model_type: "as architecture",
+    num_layers: "the converter counts the multi-token-prediction layers in block_count " +
+      "(num_nextn_predict_layers), which a GGUF import reads as APR's num_layers",
+    num_kv_heads: "as deepseek2",
+    head_dim: "as deepseek2",
+  },
 };
 
 /** How a GGUF import's metadata differs from the Hugging Face import's, in the family's fields. */
@@ -212,7 +273,7 @@ Deno.test("families: a GGUF aprkit does not read back is refused for SafeTensors
           const run = await runApr(["convert", gguf, "-o", out]);
           assertOneLineError(
             run,
-            /DeepSeek|GLM-4\.5|GLM-5|Qwen3-Next|Qwen3\.5|Mamba|Granite MoE|Granite 4\.0-H|Bamba|LFM2|Jamba|Youtu|DBRX|Hy3|Nemotron-H|Falcon-H1|MiniCPM3|MiMo-V2-Flash|Kimi Linear|Qwen4-Exp|HRM-Text|Hy4|K-EXAONE/,
+            /DeepSeek|GLM-4\.5|GLM-5|Qwen3-Next|Qwen3\.5|Mamba|Granite 4\.0-H|Bamba|Jamba|Hy3|Nemotron-H|Falcon-H1|MiniCPM3|MiMo-V2-Flash|Kimi Linear|Qwen4-Exp|Hy4|K-EXAONE/,
             /--keep-names/,
           );
           await assert.rejects(Deno.stat(out), Deno.errors.NotFound);

@@ -29,7 +29,7 @@
 
 import { DTYPES, tensorByteLength } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
-import type { Family, ImpliedKey, MadeTensor } from "../family.ts";
+import type { Family, ImpliedKey, JoinedTensor, MadeTensor } from "../family.ts";
 import { record } from "../kv.ts";
 import type { KvWriter } from "../kv.ts";
 import { columnsAsRows } from "../transforms.ts";
@@ -161,6 +161,30 @@ function dbrxExperts(tensors: readonly TensorInfo[], w: KvWriter): MadeTensor[] 
   });
 }
 
+const STACKS = /^blk\.(\d+)\.(ffn_gate_exps|ffn_up_exps|ffn_down_exps)\.weight$/;
+const FLAT = { ffn_gate_exps: "w1", ffn_up_exps: "v1", ffn_down_exps: "w2" } as const;
+
+/**
+ * A GGUF read back: each stack as the flat `[experts × ffn_hidden_size,
+ * d_model]` matrix again, `w2` transposed back expert by expert (the inverse
+ * of {@linkcode dbrxExperts}).
+ */
+function dbrxJoinedBack(tensors: readonly TensorInfo[]): JoinedTensor[] {
+  return tensors.flatMap((info): JoinedTensor[] => {
+    const m = STACKS.exec(info.name);
+    if (m === null || info.shape.length !== 3) return [];
+    const kind = m[2] as keyof typeof FLAT;
+    const [experts, rows, cols] = info.shape as [number, number, number];
+    const down = kind === "ffn_down_exps";
+    return [{
+      name: `transformer.blocks.${m[1]}.ffn.experts.mlp.${FLAT[kind]}`,
+      shape: down ? [experts * cols, rows] : [experts * rows, cols],
+      parts: [{ name: info.name, transposed: down }],
+      blocks: experts,
+    }];
+  });
+}
+
 /** DBRX Base, DBRX Instruct. */
 export const DBRX: Family = {
   name: "dbrx",
@@ -196,9 +220,16 @@ export const DBRX: Family = {
     unsupported: dbrxUnsupported,
     made: dbrxExperts,
     quantizesEveryMatrix: true,
+    joinedBack: dbrxJoinedBack,
+    // The sizes dbrxExperts reads, for a GGUF read back and written again.
+    hfConfigBack: (key) => ({
+      d_model: key("embedding_length"),
+      ffn_config: {
+        moe_num_experts: key("expert_count"),
+        ffn_hidden_size: key("feed_forward_length"),
+      },
+    }),
   },
-  ggufReadBackRefusal:
-    "aprkit does not read a DBRX GGUF back into Hugging Face's layout (its experts' w2 is transposed expert by expert); --keep-names keeps its GGUF tensors",
   // The converter names databricks/dbrx-base's tokenizer dbrx by its hash.
   preTokenizer: "dbrx",
 };

@@ -28,6 +28,9 @@
  * so nothing is permuted. Multi-token-prediction layers (V3's layer 61, past
  * `num_hidden_layers`) are dropped, as the converter drops them.
  *
+ * A GGUF read back joins `attn_k_b` and `attn_v_b` into `kv_b_proj` again
+ * (`joinedBack`), exactly: the split only moves values.
+ *
  * realizar has no DeepSeek model: APR output keeps the checkpoint's tensors
  * under their Hugging Face names.
  *
@@ -40,6 +43,7 @@ import {
   type ExpertLayout,
   type Family,
   type ImpliedKey,
+  type JoinedTensor,
   LLAMA_BLOCK,
   type MadeTensor,
   SHARED_EXPERT_APR_NAMES,
@@ -49,6 +53,7 @@ import type { KvWriter } from "../kv.ts";
 import { expertScoringFunction, writeTextModelKv } from "../text_model.ts";
 import { columnsAsRows, keepRanges } from "../transforms.ts";
 import { activation, SILU } from "../config_fields.ts";
+import { GATE_SCORE_BIAS, scoreBiasHfName } from "../router_bias.ts";
 import { impliedKeys } from "../implied_keys.ts";
 
 /** `DeepseekV2Model.set_gguf_parameters` (its subclasses' too). */
@@ -285,6 +290,90 @@ function splitKvB(
   ];
 }
 
+const K_B = /^blk\.(\d+)\.attn_k_b\.weight$/;
+const KV_B_GGUF = /^blk\.(\d+)\.attn_kv_b\.weight$/;
+
+/**
+ * `kv_b_proj` joined again from `attn_k_b` (each head's key rows,
+ * transposed back) and `attn_v_b` (its value rows), head by head: the
+ * inverse of {@linkcode splitKvB}. A GGUF of an older converter, from
+ * before the split, holds it whole, as `attn_kv_b` (which llama.cpp still
+ * loads): named back.
+ *
+ * @param tensors The GGUF's tensors.
+ * @returns One join per layer with both parts, or with `attn_kv_b`.
+ */
+export function deepseek2JoinedBack(tensors: readonly TensorInfo[]): JoinedTensor[] {
+  const names = new Map(tensors.map((t) => [t.name, t]));
+  return tensors.flatMap((info): JoinedTensor[] => {
+    const whole = KV_B_GGUF.exec(info.name)?.[1];
+    if (whole !== undefined) {
+      const name = `model.layers.${whole}.self_attn.kv_b_proj.weight`;
+      return [{ name, shape: info.shape, parts: [{ name: info.name }], blocks: 1 }];
+    }
+    const layer = K_B.exec(info.name)?.[1];
+    const vB = names.get(`blk.${layer}.attn_v_b.weight`);
+    if (layer === undefined || vB === undefined) return [];
+    // attn_k_b [heads, kv_lora, nope], attn_v_b [heads, v, kv_lora].
+    const [heads = 0, kvLora = 0, nope = 0] = info.shape;
+    const v = vB.shape[1] ?? 0;
+    return [{
+      name: `model.layers.${layer}.self_attn.kv_b_proj.weight`,
+      shape: [heads * (nope + v), kvLora],
+      parts: [{ name: info.name, transposed: true }, { name: vB.name }],
+      blocks: heads,
+    }];
+  });
+}
+
+/**
+ * The sizes {@linkcode splitKvB} reads, from a GGUF's keys (`key_length_mla`
+ * is `qk_nope_head_dim` + `qk_rope_head_dim`).
+ *
+ * @param key A key's value by its name after `deepseek2.`.
+ * @returns The config fields the GGUF gives.
+ */
+export function deepseek2ConfigBack(key: (name: string) => unknown): Record<string, unknown> {
+  const [heads, qk, rope, v] = [
+    "attention.head_count",
+    "attention.key_length_mla",
+    "rope.dimension_count",
+    "attention.value_length_mla",
+  ].map(key);
+  if (typeof qk !== "number" || typeof rope !== "number") return {};
+  return { num_attention_heads: heads, qk_nope_head_dim: qk - rope, v_head_dim: v };
+}
+
+/**
+ * Why a GGUF that holds `kv_b_proj` both whole and split (an older
+ * converter's) is not read back, or `undefined`.
+ */
+function twiceWrittenKvB(names: ReadonlySet<string>): string | undefined {
+  const both = [...names].some((n) => KV_B_GGUF.test(n)) && [...names].some((n) => K_B.test(n));
+  return both
+    ? "aprkit does not read a DeepSeek GGUF that holds kv_b_proj twice (attn_kv_b beside " +
+      "attn_k_b and attn_v_b, an older converter's) back into Hugging Face's layout; " +
+      "--keep-names keeps its GGUF tensors"
+    : undefined;
+}
+
+/**
+ * Why a GGUF with multi-token-prediction layers (`blk.N.nextn.*`, which
+ * GLM's converters keep) is not read back, or `undefined` without them.
+ *
+ * @param model The model, for the message (`a GLM-4.5`).
+ * @returns The refusal of a GGUF's tensor names.
+ */
+export function nextnReadBackRefusal(
+  model: string,
+): (names: ReadonlySet<string>) => string | undefined {
+  return (names) =>
+    [...names].some((n) => n.includes(".nextn."))
+      ? `aprkit does not read ${model} GGUF with multi-token-prediction layers ` +
+        `(blk.N.nextn.*) back into Hugging Face's layout; --keep-names keeps its GGUF tensors`
+      : undefined;
+}
+
 const LAYER = /^model\.layers\.(\d+)\./;
 
 /**
@@ -391,7 +480,8 @@ export const DEEPSEEK2: Family = {
   // Kimi-K2 (model_type kimi_k2): EOS stays config.json's (DeepseekV2Model writes no other).
   tiktoken: KIMI_TIKTOKEN,
   ggufRopeType: "norm",
-  blockNames: DEEPSEEK2_BLOCK,
+  // The router bias by the name `made` gives it, for a GGUF read back.
+  blockNames: [...DEEPSEEK2_BLOCK, GATE_SCORE_BIAS],
   experts: DEEPSEEK_EXPERTS,
   permutesQk: false,
   hfRopeInterleaved: true,
@@ -404,7 +494,16 @@ export const DEEPSEEK2: Family = {
     unsupported: deepseek2Unsupported,
     made: deepseek2Made,
     drops,
+    joinedBack: deepseek2JoinedBack,
+    hfNameBack: scoreBiasHfName,
+    hfConfigBack: deepseek2ConfigBack,
   },
-  ggufReadBackRefusal:
-    "aprkit does not read a DeepSeek GGUF back into Hugging Face's layout (its kv_b_proj is split and transposed per head); --keep-names keeps its GGUF tensors",
+  // A family spreading this one with a GGUF layout of its own (DeepSeek-V3.2's
+  // deepseek32, its DSA indexer and MTP layers) does not read back by it.
+  // GLM-4.7-Flash's GGUF, read as this family's, keeps its MTP layers.
+  ggufReadBackRefusalOf: (names, metadata) =>
+    metadata === undefined || metadata.architecture === "deepseek2"
+      ? nextnReadBackRefusal("a DeepSeek (GLM-4.7-Flash)")(names) ?? twiceWrittenKvB(names)
+      : `aprkit does not read a ${metadata.architecture} GGUF back into Hugging Face's ` +
+        `layout (DeepSeek's, with tensors of its own); --keep-names keeps its GGUF tensors`,
 };

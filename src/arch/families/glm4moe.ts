@@ -41,11 +41,13 @@ import {
   DEEPSEEK_EXPERTS,
   DEEPSEEK_MOE_BLOCK,
   DEEPSEEK_MOE_FIELDS,
+  nextnReadBackRefusal,
   scoreCorrectionBias,
 } from "./deepseek2.ts";
 import { glmRopeDims, glmUnsupported } from "./glm4.ts";
 import { activation, SILU } from "../config_fields.ts";
 import { NEXTN_BLOCK, nextnLayers } from "../nextn.ts";
+import { GATE_SCORE_BIAS, scoreBiasHfName } from "../router_bias.ts";
 
 // Kept in a module of no family: GLM-4.5's imports lead back to Qwen3-Next's,
 // which needs them while this module is still loading.
@@ -130,6 +132,8 @@ export const GLM4MOE: Family = {
     ["post_attention_norm", "post_attention_layernorm"],
     ...DEEPSEEK_MOE_BLOCK,
     ...NEXTN_BLOCK,
+    // The router bias by the name `made` gives it, for a GGUF read back.
+    GATE_SCORE_BIAS,
   ],
   experts: DEEPSEEK_EXPERTS,
   permutesQk: false,
@@ -140,9 +144,9 @@ export const GLM4MOE: Family = {
     unsupported: (w) => glm4MoeUnsupported(w),
     made: glm4moeMade,
     extraBlocks: nextnLayers,
+    hfNameBack: scoreBiasHfName,
   },
   preTokenizer: "glm4",
   specialTokensByName: GLM_SPECIAL_TOKENS,
-  ggufReadBackRefusal:
-    "aprkit does not read a GLM-4.5 GGUF back into Hugging Face's layout (its router bias is renamed and its experts stacked); --keep-names keeps its GGUF tensors",
+  ggufReadBackRefusalOf: nextnReadBackRefusal("a GLM-4.5"),
 };

@@ -22,8 +22,10 @@ import { expertScoringFunction } from "../text_model.ts";
 import {
   DEEPSEEK2,
   deepseek2ImpliedKeys,
+  deepseek2JoinedBack,
   deepseek2Made,
   deepseek2Unsupported,
+  nextnReadBackRefusal,
   writeDeepseek2Kv,
 } from "./deepseek2.ts";
 import { GLM_SPECIAL_TOKENS, NEXTN_BLOCK, nextnLayers } from "./glm4moe.ts";
@@ -120,9 +122,11 @@ export const GLM4MOE_LITE: Family = {
     unsupported,
     made: deepseek2Made,
     extraBlocks: nextnLayers,
+    joinedBack: deepseek2JoinedBack,
+    hfNameBack: DEEPSEEK2.gguf!.hfNameBack!,
+    hfConfigBack: DEEPSEEK2.gguf!.hfConfigBack!,
   },
   preTokenizer: "glm4",
   specialTokensByName: GLM_SPECIAL_TOKENS,
-  ggufReadBackRefusal:
-    "aprkit does not read a GLM-4.7-Flash GGUF back into Hugging Face's layout (its kv_b_proj is split and transposed per head); --keep-names keeps its GGUF tensors",
+  ggufReadBackRefusalOf: nextnReadBackRefusal("a GLM-4.7-Flash"),
 };

@@ -18,10 +18,18 @@
  * @module
  */
 
-import { type Family, LLAMA_BLOCK } from "../family.ts";
+import { type ExpertLayout, type Family, LLAMA_BLOCK } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { GRANITE, GRANITE_MULTIPLIERS, writeGraniteKv } from "./granite.ts";
 import { writeSharedExpertWidth } from "./granitemoe.ts";
+import { stackedExpertsBack } from "../split_back.ts";
+
+/** Its experts, transformers 5's stacked ones (`gate_up_proj` kept fused in GGUF). */
+const GRANITEMOE_SWA_EXPERTS: ExpertLayout = {
+  prefix: "block_sparse_moe.experts",
+  stacks: [],
+  stacked: [["gate_up_proj", ["ffn_gate_up_exps"]], ["down_proj", ["ffn_down_exps"]]],
+};
 
 /** `GraniteSWAModel.set_gguf_parameters`. */
 function writeGraniteSwaKv(w: KvWriter): void {
@@ -113,14 +121,12 @@ export const GRANITEMOE_SWA: Family = {
     ["ffn_up_shexp", "shared_mlp.input_linear"],
     ["ffn_down_shexp", "shared_mlp.output_linear"],
   ],
-  experts: {
-    prefix: "block_sparse_moe.experts",
-    stacks: [],
-    stacked: [["gate_up_proj", ["ffn_gate_up_exps"]], ["down_proj", ["ffn_down_exps"]]],
-  },
+  experts: GRANITEMOE_SWA_EXPERTS,
   tiedByDefault: false,
   ggufRenamesOnly: false,
-  ggufReadBackRefusal: "aprkit does not read a Granite MoE SWA GGUF back into Hugging Face's " +
-    "layout (its experts are stacked); --keep-names keeps its GGUF tensors",
-  gguf: { ...GRANITE_SWA.gguf!, writeKv: writeGraniteMoeSwaKv },
+  gguf: {
+    ...GRANITE_SWA.gguf!,
+    writeKv: writeGraniteMoeSwaKv,
+    joinedBack: (tensors) => stackedExpertsBack(GRANITEMOE_SWA_EXPERTS, tensors),
+  },
 };

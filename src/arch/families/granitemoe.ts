@@ -17,8 +17,15 @@
 
 import { tensorByteLength } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
-import { type ExpertLayout, type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
+import {
+  type ExpertLayout,
+  type Family,
+  type JoinedTensor,
+  LLAMA_BLOCK,
+  type MadeTensor,
+} from "../family.ts";
 import type { KvWriter } from "../kv.ts";
+import { rowsJoinedBack, stackedExpertsBack } from "../split_back.ts";
 import { keepRanges } from "../transforms.ts";
 import { GRANITE, writeGraniteKv } from "./granite.ts";
 
@@ -36,6 +43,19 @@ export const GRANITEMOE_EXPERTS: ExpertLayout = {
   ],
 };
 
+/**
+ * A GGUF read back: the experts' `input_linear` joined from the gate and up
+ * stacks expert by expert, `output_linear` from `ffn_down_exps`, and a
+ * shared expert's (`GraniteMoeShared`, whose GGUF llama.cpp files as
+ * granitemoe too) from its gate and up rows.
+ */
+function granitemoeJoinedBack(tensors: readonly TensorInfo[]): JoinedTensor[] {
+  return [
+    ...stackedExpertsBack(GRANITEMOE_EXPERTS, tensors),
+    ...rowsJoinedBack([["shared_mlp.input_linear", ["ffn_gate_shexp", "ffn_up_shexp"]]], tensors),
+  ];
+}
+
 /** Granite 3.0 1B-A400M, 3B-A800M. */
 export const GRANITEMOE: Family = {
   ...GRANITE,
@@ -49,13 +69,18 @@ export const GRANITEMOE: Family = {
   blockNames: [
     ...LLAMA_BLOCK.filter(([gguf]) => !gguf.startsWith("ffn_") || gguf === "ffn_norm"),
     ["ffn_gate_inp", "block_sparse_moe.router.layer"],
+    // A shared expert's (GraniteMoeShared's, whose GGUF reads back as this family's).
+    ["ffn_down_shexp", "shared_mlp.output_linear"],
   ],
   experts: GRANITEMOE_EXPERTS,
   ggufRenamesOnly: false,
-  ggufReadBackRefusal: "aprkit does not read a Granite MoE GGUF back into Hugging Face's layout " +
-    "(its experts' input_linear is split into gate and up stacks); --keep-names keeps its GGUF " +
-    "tensors",
-  gguf: { writeKv: writeGraniteKv, llamaKeys: true },
+  gguf: {
+    writeKv: writeGraniteKv,
+    llamaKeys: true,
+    // A shared expert's halves, for an APR of a GraniteMoeShared GGUF written as GGUF again.
+    made: sharedHalves,
+    joinedBack: granitemoeJoinedBack,
+  },
 };
 
 /** `GraniteMoeModel.set_gguf_parameters` with a shared expert. */
@@ -116,6 +141,10 @@ export const GRANITEMOE_SHARED: Family = {
   },
   hfArchitectures: ["GraniteMoeSharedForCausalLM"],
   hfModelTypes: ["granitemoeshared"],
-  blockNames: [...GRANITEMOE.blockNames, ["ffn_down_shexp", "shared_mlp.output_linear"]],
-  gguf: { writeKv: writeGraniteMoeSharedKv, llamaKeys: true, made: sharedHalves },
+  gguf: {
+    writeKv: writeGraniteMoeSharedKv,
+    llamaKeys: true,
+    made: sharedHalves,
+    joinedBack: granitemoeJoinedBack,
+  },
 };

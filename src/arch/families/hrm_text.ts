@@ -19,9 +19,10 @@
  */
 
 import { tensorByteLength } from "../../dtype.ts";
-import type { TensorInfo } from "../../tensor.ts";
-import { type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
-import type { KvWriter } from "../kv.ts";
+import type { ModelMetadata, TensorInfo } from "../../tensor.ts";
+import { type Family, type JoinedTensor, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
+import { type KvWriter, record } from "../kv.ts";
+import { rowsJoinedBack } from "../split_back.ts";
 import { writeTextModelKv } from "../text_model.ts";
 import { activation, type Caveat, SILU } from "../config_fields.ts";
 import { rangesInOrder } from "../transforms.ts";
@@ -146,6 +147,38 @@ function hrmMade(tensors: readonly TensorInfo[], w: KvWriter): MadeTensor[] {
   return made;
 }
 
+/** The stacks' pieces and the GGUF tensors `hrmMade` makes of them, for a GGUF read back. */
+const HRM_PIECES: readonly (readonly [string, readonly string[]])[] = [
+  ["attn.gqkv_proj", ["attn_gate", "attn_q", "attn_k", "attn_v"]],
+  ["mlp.gate_up_proj", ["ffn_gate", "ffn_up"]],
+  ["attn.o_proj", ["attn_output"]],
+  ["mlp.down_proj", ["ffn_down"]],
+];
+
+/**
+ * A GGUF read back: each block's tensors into its stack's layer again (the
+ * L stack's blocks first, then the H stack's), the fused ones joined.
+ */
+function hrmJoinedBack(tensors: readonly TensorInfo[], metadata: ModelMetadata): JoinedTensor[] {
+  const perStack = layersPerStackOf(metadata);
+  if (perStack === undefined) return [];
+  return rowsJoinedBack(HRM_PIECES, tensors, (layer, piece) => {
+    const [stack, index] = layer < perStack ? ["L", layer] : ["H", layer - perStack];
+    return `model.${stack}_module.layers.${index}.${piece}.weight`;
+  });
+}
+
+/** A GGUF's `hrm.layers_per_stack`, or `undefined` when it has none. */
+function layersPerStackOf(metadata: ModelMetadata | undefined): number | undefined {
+  const key = record(record(metadata?.gguf_metadata)?.["hrm_text.hrm.layers_per_stack"]);
+  return typeof key?.["value"] === "number" ? key["value"] : undefined;
+}
+
+/** `z_L_init`, which the converter writes as `hrm.z_l_init`, named back. */
+function hfNameBack(name: string): string {
+  return name === "hrm.z_l_init" ? "model.z_L_init" : name;
+}
+
 /** HRM-Text (DFM-Mimir). */
 export const HRM_TEXT: Family = {
   name: "hrm_text",
@@ -169,8 +202,20 @@ export const HRM_TEXT: Family = {
   permutesQk: false,
   tiedByDefault: false,
   ggufRenamesOnly: false,
-  gguf: { writeKv: writeHrmKv, unsupported, made: hrmMade },
-  ggufReadBackRefusal:
-    "aprkit does not read an HRM-Text GGUF back into Hugging Face's layout (its fused " +
-    "gqkv_proj and gate_up_proj are split); --keep-names keeps its GGUF tensors",
+  gguf: {
+    writeKv: writeHrmKv,
+    unsupported,
+    made: hrmMade,
+    joinedBack: hrmJoinedBack,
+    hfNameBack,
+    // The stacks' size hrmMade reads, for a GGUF read back and written again.
+    hfConfigBack: (key) => ({ num_layers_per_stack: key("hrm.layers_per_stack") }),
+  },
+  // Its blocks go back to the L and H stacks by this key.
+  ggufReadBackRefusalOf: (_names, metadata) =>
+    layersPerStackOf(metadata) === undefined
+      ? "aprkit does not read an HRM-Text GGUF without hrm_text.hrm.layers_per_stack back " +
+        "into Hugging Face's layout (its blocks' stacks are not known); --keep-names keeps " +
+        "its GGUF tensors"
+      : undefined,
 };

@@ -13,7 +13,8 @@
  * @module
  */
 
-import type { Family } from "../family.ts";
+import type { TensorInfo } from "../../tensor.ts";
+import type { Family, JoinedTensor } from "../family.ts";
 import { expertBiasHfName, expertBiasReadName } from "../router_bias.ts";
 import { KvWriter } from "../kv.ts";
 import { squeezed, ssmTensors } from "../ssm.ts";
@@ -58,6 +59,35 @@ function writeKv(w: KvWriter): void {
   w.u32("feed_forward_length", ffWidth(w));
 }
 
+const SHORTCONV = /^blk\.(\d+)\.shortconv\.(in_proj|out_proj)\.weight$/;
+const SHORTCONV_CONV = /^blk\.(\d+)\.shortconv\.conv\.weight$/;
+
+/**
+ * A GGUF's short-convolution projections (`blk.N.shortconv.in_proj`, names
+ * with a dot, which the block table cannot map back) named back.
+ */
+function shortconvNameBack(name: string): string {
+  return name.replace(SHORTCONV, "model.layers.$1.conv.$2.weight");
+}
+
+/**
+ * A GGUF read back: the squeezed short convolution, `[channels, kernel]`, as
+ * the checkpoint's `[channels, 1, kernel]` (the same bytes).
+ */
+function convJoinedBack(tensors: readonly TensorInfo[]): JoinedTensor[] {
+  return tensors.flatMap((info): JoinedTensor[] => {
+    const layer = SHORTCONV_CONV.exec(info.name)?.[1];
+    const [channels, kernel] = info.shape;
+    if (layer === undefined || info.shape.length !== 2) return [];
+    return [{
+      name: `model.layers.${layer}.conv.conv.weight`,
+      shape: [channels!, 1, kernel!],
+      parts: [{ name: info.name }],
+      blocks: 1,
+    }];
+  });
+}
+
 /** LFM2. */
 export const LFM2: Family = {
   name: "lfm2",
@@ -100,15 +130,14 @@ export const LFM2: Family = {
   permutesQk: false,
   tiedByDefault: true,
   ggufRenamesOnly: false,
-  ggufReadBackRefusal: "aprkit does not read an LFM2 GGUF back into Hugging Face's layout (its " +
-    "short convolution is squeezed, its shortconv names are not mapped back); --keep-names " +
-    "keeps its GGUF tensors",
   gguf: {
     writeKv,
     made: (tensors, w) =>
       ssmTensors(tensors, w, "model.layers", [
         { piece: "conv.conv.weight", gguf: "shortconv.conv.weight", shape: squeezed },
       ]),
+    joinedBack: convJoinedBack,
+    hfNameBack: shortconvNameBack,
   },
   // The converter names LiquidAI/LFM2.5-350M's tokenizer lfm2 by its hash.
   preTokenizer: "lfm2",
@@ -166,12 +195,11 @@ export const LFM2_MOE: Family = {
     ],
   },
   tiedByDefault: true,
-  ggufReadBackRefusal: LFM2.ggufReadBackRefusal!.replace("an LFM2 GGUF", "an LFM2-MoE GGUF"),
   gguf: {
     ...LFM2.gguf!,
     writeKv: writeMoeKv,
     hfName: expertBiasReadName,
-    hfNameBack: expertBiasHfName,
+    hfNameBack: (name) => expertBiasHfName(shortconvNameBack(name)),
   },
   // The converter names LiquidAI/LFM2.5-8B-A1B's tokenizer lfm2 by its hash.
   preTokenizer: "lfm2",

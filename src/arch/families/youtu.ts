@@ -37,6 +37,4 @@ export const YOUTU: Family = {
   hfArchitectures: ["YoutuForCausalLM"],
   hfModelTypes: ["youtu"],
   tiedByDefault: true,
-  ggufReadBackRefusal:
-    "aprkit does not read a Youtu GGUF back into Hugging Face's layout (it is written as llama.cpp's deepseek2: its kv_b_proj is split and transposed per head); --keep-names keeps its GGUF tensors",
 };
