@@ -346,6 +346,8 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   "exaone-moe-mtp",
   // As hy-v3; the MTP block's final_layernorm read as shared_head.norm.
   "hy-v3-mtp",
+  // As exaone-moe-mtp; mtp.fc and the MTP norms copied into both MTP layers.
+  "exaone-moe-mtp2",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

@@ -15,8 +15,9 @@
  *
  * Multi-token prediction: the converter writes the `num_nextn_predict_layers`
  * layers (`mtp.layers.i.*`, dense) as the blocks after the trunk, counted in
- * `block_count`, and `mtp.fc`/`mtp.pre_fc_norm_*`/`mtp.norm` as their
- * `nextn.*` tensors, as Qwen3.5's (`mtpSourceName`).
+ * `block_count`, and `mtp.fc`/`mtp.pre_fc_norm_*`/`mtp.norm` as the
+ * `nextn.*` tensors of every one of them (a copy in each; Qwen3.5 writes
+ * them in the first only).
  *
  * realizar has no EXAONE model: APR output keeps the checkpoint's tensors,
  * its shared experts under the name realizar's loader asks for.
@@ -32,8 +33,7 @@ import { activation, SILU } from "../config_fields.ts";
 import { scoreBiasHfName, scoreBiasReadName } from "../router_bias.ts";
 import { DEEPSEEK_MOE_BLOCK } from "./deepseek2.ts";
 import { QWEN_MOE_EXPERTS } from "./qwen2moe.ts";
-import { NEXTN_BLOCK, nextnLayers } from "../nextn.ts";
-import { mtpSourceNameCounted } from "./qwen3next.ts";
+import { mtpSourceNames, NEXTN_BLOCK, nextnLayers } from "../nextn.ts";
 import { slidingLayers, writeExaone4Kv } from "./exaone4.ts";
 
 /**
@@ -87,11 +87,6 @@ function unsupported(w: KvWriter): string | undefined {
     return `its config.json has mlp_layer_types ${JSON.stringify(kinds)}; llama.cpp's ` +
       `exaone-moe runs the first first_k_dense_replace (${dense}) layers dense, the rest sparse`;
   }
-  const mtp = w.num("num_nextn_predict_layers") ?? 0;
-  if (mtp > 1) {
-    return `its config.json has num_nextn_predict_layers ${mtp}: the converter copies mtp.fc ` +
-      "and the MTP norms into every MTP layer, which aprkit does not yet (it writes one)";
-  }
   return scoringRefusal(w, "sigmoid", "K-EXAONE");
 }
 
@@ -144,7 +139,7 @@ export const EXAONE_MOE: Family = {
     generate: llama3RopeFreqs,
     hfName: scoreBiasReadName,
     hfNameBack: scoreBiasHfName,
-    sourceName: (name, h) => mtpSourceNameCounted(name, h, nextnLayers(h)),
+    sourceName: (name, h) => mtpSourceNames(name, h, nextnLayers(h), "every"),
     extraBlocks: nextnLayers,
   },
   ggufReadBackRefusalOf: (names) =>
