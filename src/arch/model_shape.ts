@@ -33,7 +33,7 @@ import { keptNvfp4Tensors } from "./kept_blocks.ts";
 import { type Keys, keyShapeProblem } from "./key_shapes.ts";
 import { KvWriter, record } from "./kv.ts";
 import { hfToGgufName } from "./names.ts";
-import { sourceNamer } from "./nextn.ts";
+import { sourceNamer, trunkLayers } from "./nextn.ts";
 import { familiesOfGguf } from "./registry.ts";
 
 /** A tensor as a file holds it. */
@@ -534,7 +534,7 @@ export function ggufShapeProblem(
   const d: Dims = {
     blocks,
     // A drafter made of prediction layers only (Gemma 4's assistants) needs them all.
-    required: nextn >= blocks ? blocks : blocks - nextn,
+    required: trunkLayers(blocks, nextn),
     // Layers reusing an earlier layer's KV (Gemma 4's, which have no K/V of their own).
     kvSharedFrom: blocks - (num(kv(`${arch}.attention.shared_kv_layers`)) ?? 0),
     blocksKey: stored !== undefined ? `2 × ${arch}.hrm.layers_per_stack` : `${arch}.block_count`,

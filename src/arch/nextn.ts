@@ -95,3 +95,116 @@ export function sourceNamer(
     return typeof named === "string" ? [named] : named;
   };
 }
+
+/** A GGUF tensor of an MTP block's own (`blk.N.nextn.*`). */
+const NEXTN_TENSOR = /^blk\.(\d+)\.nextn\./;
+
+/**
+ * The first MTP block of a GGUF, read from its tensor names (the lowest
+ * block with `nextn.*` tensors: the first has them in every layout), or
+ * `undefined` without one.
+ *
+ * @param ggufNames The GGUF's tensor names.
+ * @returns The trunk's block count.
+ */
+export function firstNextnBlock(ggufNames: ReadonlySet<string>): number | undefined {
+  let first: number | undefined;
+  for (const name of ggufNames) {
+    const m = NEXTN_TENSOR.exec(name);
+    if (m !== null && (first === undefined || Number(m[1]) < first)) first = Number(m[1]);
+  }
+  return first;
+}
+
+/** {@linkcode MTP_OWN} backwards: the block's piece → the module's own tensor. */
+const MTP_OWN_BACK: ReadonlyMap<string, string> = new Map(
+  Object.entries(MTP_OWN).map(([own, piece]) => [piece, own]),
+);
+
+/**
+ * The inverse of {@linkcode mtpSourceNames}, for a GGUF read back into
+ * Hugging Face's layout: a name of a block from the first MTP block on
+ * (`ggufNames`' {@linkcode firstNextnBlock}, N) as the checkpoint's `mtp.*`
+ * name — `model.layers.{N + i}.*` as `mtp.layers.i.*`, each block's
+ * `eh_proj`/`enorm`/`hnorm`/`shared_head.norm` as `mtp.fc`/… (several GGUF
+ * tensors under one name where the converter copied it into every block;
+ * the read-back checks that they agree). Every other name as it is.
+ *
+ * @param name The name the family's table gives (`model.layers.5.eh_proj.weight`).
+ * @param ggufNames The GGUF's tensor names.
+ * @returns The checkpoint's name.
+ */
+export function mtpHfName(name: string, ggufNames: ReadonlySet<string> | undefined): string {
+  const m = /^model\.layers\.(\d+)\.(.+)$/.exec(name);
+  const trunk = m === null || ggufNames === undefined ? undefined : firstNextnBlock(ggufNames);
+  if (m === null || trunk === undefined || Number(m[1]) < trunk) return name;
+  const own = /^(.+)\.(weight|bias)$/.exec(m[2]!);
+  const piece = own === null ? undefined : MTP_OWN_BACK.get(own[1]!);
+  return piece !== undefined
+    ? `mtp.${piece}.${own![2]}`
+    : `mtp.layers.${Number(m[1]) - trunk}.${m[2]}`;
+}
+
+/**
+ * The trunk's layers of a GGUF with MTP blocks, as a Hugging Face import
+ * counts them (`num_hidden_layers`): `block_count` less
+ * `nextn_predict_layers`, unless the file is all MTP layers (Gemma 4's
+ * drafters, whose every layer is one); `num_layers` as it is otherwise.
+ *
+ * @param numLayers The GGUF's `block_count`.
+ * @param nextn Its `nextn_predict_layers`.
+ * @returns The trunk's layers.
+ */
+export function trunkLayers(numLayers: number, nextn: number | undefined): number {
+  return nextn !== undefined && nextn > 0 && nextn < numLayers ? numLayers - nextn : numLayers;
+}
+
+/**
+ * What config.json says of the MTP layers, from the GGUF keys of a model
+ * read back from GGUF (an APR file imported from one, under Hugging Face
+ * names, has no config.json): the trunk as `num_hidden_layers`, the MTP
+ * layers as each family counts them (`num_nextn_predict_layers`,
+ * `mtp_num_hidden_layers`), so `sourceName` renames the `mtp.*` tensors the
+ * read-back named; `{}` without MTP layers.
+ *
+ * @param kv The GGUF's keys as APR metadata holds them (`gguf_metadata`).
+ * @returns The config fields.
+ */
+export function ggufMtpHparams(
+  kv: Readonly<Record<string, unknown>>,
+): Readonly<Record<string, number>> {
+  const value = (key: string) => {
+    const entry = kv[key];
+    return typeof entry === "object" && entry !== null
+      ? (entry as Record<string, unknown>)["value"]
+      : undefined;
+  };
+  const arch = value("general.architecture");
+  const blocks = value(`${arch}.block_count`);
+  const nextn = value(`${arch}.nextn_predict_layers`);
+  if (typeof blocks !== "number" || typeof nextn !== "number") return {};
+  const trunk = trunkLayers(blocks, nextn);
+  if (trunk === blocks) return {};
+  return {
+    num_hidden_layers: trunk,
+    num_nextn_predict_layers: nextn,
+    mtp_num_hidden_layers: nextn,
+  };
+}
+
+/**
+ * The `block_count` to export for `num_layers`: the GGUF's own where
+ * `num_layers` is its trunk (a model read back from a GGUF with MTP blocks,
+ * see {@linkcode trunkLayers}), so the blocks come back; else `num_layers`.
+ *
+ * @param numLayers The model's `num_layers`.
+ * @param blocks The GGUF's `block_count`, if it came from one.
+ * @param nextn Its `nextn_predict_layers`.
+ * @returns The block count.
+ */
+export function blockCountOf(numLayers: unknown, blocks: unknown, nextn: unknown): unknown {
+  return typeof blocks === "number" && typeof nextn === "number" &&
+      blocks !== numLayers && trunkLayers(blocks, nextn) === numLayers
+    ? blocks
+    : numLayers;
+}

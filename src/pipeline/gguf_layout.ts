@@ -29,7 +29,7 @@ import { KvWriter, record } from "../arch/kv.ts";
 import { keptNvfp4Tensors } from "../arch/kept_blocks.ts";
 import { hfToGgufName } from "../arch/names.ts";
 import { multimodalTextRefusal } from "../arch/multimodal.ts";
-import { sourceNamer } from "../arch/nextn.ts";
+import { ggufMtpHparams, sourceNamer } from "../arch/nextn.ts";
 import { familyOf, ggufFamilyList } from "../arch/registry.ts";
 import {
   addToFloat32,
@@ -323,9 +323,13 @@ export function toGgufLayout(
         // then says nothing of it, so it is counted here too.
         const counted = withTensorCounts(metadata, chunk.header.tensors.map((t) => t.name));
         const source = counted === metadata ? chunk.header : { ...chunk.header, metadata: counted };
+        // A model read back from GGUF has no config.json: its MTP counts are the GGUF's.
+        const config = record(counted["hf_config"]);
         sourceNames = sourceNamer(
           family!,
-          new KvWriter(record(counted["hf_config"]) ?? {}, family!.ggufArchitecture).hparams,
+          config === undefined
+            ? ggufMtpHparams(record(counted.gguf_metadata) ?? {})
+            : new KvWriter(config, family!.ggufArchitecture).hparams,
         );
         const header = sourceNames === undefined ? source : {
           ...source,

@@ -232,7 +232,6 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "hrm-text": "its fused gqkv_proj and gate_up_proj split, the stacks placed in blocks",
   "qwen3-next-mtp": "as qwen3-next",
   "hy-v4": "as deepseek2, the experts' gate_up_proj split into gate and up stacks",
-  "exaone-moe-mtp": "its MTP layers (mtp.*) renumbered after the trunk, counted in block_count",
   "hy-v3-mtp": "as hy-v3",
 };
 

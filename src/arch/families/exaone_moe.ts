@@ -33,7 +33,7 @@ import { activation, SILU } from "../config_fields.ts";
 import { scoreBiasHfName, scoreBiasReadName } from "../router_bias.ts";
 import { DEEPSEEK_MOE_BLOCK } from "./deepseek2.ts";
 import { QWEN_MOE_EXPERTS } from "./qwen2moe.ts";
-import { mtpSourceNames, NEXTN_BLOCK, nextnLayers } from "../nextn.ts";
+import { mtpHfName, mtpSourceNames, NEXTN_BLOCK, nextnLayers } from "../nextn.ts";
 import { slidingLayers, writeExaone4Kv } from "./exaone4.ts";
 
 /**
@@ -90,12 +90,6 @@ function unsupported(w: KvWriter): string | undefined {
   return scoringRefusal(w, "sigmoid", "K-EXAONE");
 }
 
-/** Why a K-EXAONE GGUF with MTP layers is not read back. */
-const MTP_READ_BACK =
-  "aprkit does not read a K-EXAONE GGUF with multi-token-prediction layers back into Hugging " +
-  "Face's layout (its mtp.* tensors are renumbered after the trunk, counted in block_count); " +
-  "--keep-names keeps its GGUF tensors";
-
 /** K-EXAONE-236B-A23B. */
 export const EXAONE_MOE: Family = {
   name: "exaone-moe",
@@ -138,10 +132,8 @@ export const EXAONE_MOE: Family = {
     unsupported,
     generate: llama3RopeFreqs,
     hfName: scoreBiasReadName,
-    hfNameBack: scoreBiasHfName,
+    hfNameBack: (name, ggufNames) => mtpHfName(scoreBiasHfName(name), ggufNames),
     sourceName: (name, h) => mtpSourceNames(name, h, nextnLayers(h), "every"),
     extraBlocks: nextnLayers,
   },
-  ggufReadBackRefusalOf: (names) =>
-    [...names].some((n) => n.includes(".nextn.")) ? MTP_READ_BACK : undefined,
 };

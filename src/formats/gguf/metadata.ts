@@ -33,6 +33,7 @@ import { aprRopeTypeOfGguf } from "../../arch/gguf_rope.ts";
 import { poolingOfGguf } from "../../arch/pooling.ts";
 import { FILE_TYPE_KEY } from "../../arch/kv.ts";
 import { familyOf, familyOfGguf } from "../../arch/registry.ts";
+import { blockCountOf } from "../../arch/nextn.ts";
 import { generalMetadataOf, generalPairs, parameterCounts } from "../../arch/hf_model_card.ts";
 
 /** Arrays longer than this are left out of `gguf_metadata` (vocabularies belong in `tokenizer.*`). */
@@ -361,7 +362,11 @@ export function aprToGgufKv(
       const { field, type } = fields.get(suffix)!;
       // vocab_size is implied by the token list; LlamaModel's families write it, below.
       if (field === "vocab_size") continue;
-      set(`${arch}.${suffix}`, type, metadata[field]);
+      set(
+        `${arch}.${suffix}`,
+        type,
+        suffix === "block_count" ? exportedBlockCount(metadata, verbatim, arch) : metadata[field],
+      );
       if (converted && suffix === "attention.key_length") {
         set(`${arch}.attention.value_length`, GgufValueType.UINT32, metadata.head_dim);
       }
@@ -678,4 +683,20 @@ function fromJson(v: unknown, types: readonly GgufValueType[]): GgufValue {
     return BigInt(v);
   }
   return v as GgufValue;
+}
+
+/**
+ * `num_layers` as `block_count`, with the MTP blocks a read-back into Hugging
+ * Face's layout left out of it (`hf_layout.ts`) counted again.
+ */
+function exportedBlockCount(metadata: ModelMetadata, verbatim: unknown, arch: string): unknown {
+  const entry = (key: string) =>
+    typeof verbatim === "object" && verbatim !== null
+      ? (verbatim as Record<string, { value?: unknown } | undefined>)[key]?.value
+      : undefined;
+  return blockCountOf(
+    metadata.num_layers,
+    entry(`${arch}.block_count`),
+    entry(`${arch}.nextn_predict_layers`),
+  );
 }
