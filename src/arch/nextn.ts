@@ -122,27 +122,44 @@ const MTP_OWN_BACK: ReadonlyMap<string, string> = new Map(
 );
 
 /**
- * The inverse of {@linkcode mtpSourceNames}, for a GGUF read back into
- * Hugging Face's layout: a name of a block from the first MTP block on
- * (`ggufNames`' {@linkcode firstNextnBlock}, N) as the checkpoint's `mtp.*`
- * name — `model.layers.{N + i}.*` as `mtp.layers.i.*`, each block's
- * `eh_proj`/`enorm`/`hnorm`/`shared_head.norm` as `mtp.fc`/… (several GGUF
- * tensors under one name where the converter copied it into every block;
- * the read-back checks that they agree). Every other name as it is.
+ * A name of a block from the first MTP block on (`ggufNames`'
+ * {@linkcode firstNextnBlock}, N), for a GGUF read back into Hugging Face's
+ * layout, under the checkpoint's own MTP module: `model.layers.{N + i}.*` as
+ * `{layers}.i.*` (MiMo-V2-Flash's `model.mtp.layers`). Every other name as it is.
  *
  * @param name The name the family's table gives (`model.layers.5.eh_proj.weight`).
+ * @param ggufNames The GGUF's tensor names.
+ * @param layers The checkpoint's MTP layers' module.
+ * @returns The checkpoint's name.
+ */
+export function mtpLayerHfName(
+  name: string,
+  ggufNames: ReadonlySet<string> | undefined,
+  layers: string,
+): string {
+  const m = /^model\.layers\.(\d+)\.(.+)$/.exec(name);
+  const trunk = m === null || ggufNames === undefined ? undefined : firstNextnBlock(ggufNames);
+  if (m === null || trunk === undefined || Number(m[1]) < trunk) return name;
+  return `${layers}.${Number(m[1]) - trunk}.${m[2]}`;
+}
+
+/**
+ * The inverse of {@linkcode mtpSourceNames}, for a GGUF read back into
+ * Hugging Face's layout: an MTP block's (see {@linkcode mtpLayerHfName})
+ * `eh_proj`/`enorm`/`hnorm`/`shared_head.norm` as `mtp.fc`/… (several GGUF
+ * tensors under one name where the converter copied it into every block;
+ * the read-back checks that they agree), its other tensors under
+ * `mtp.layers.i`. Every other name as it is.
+ *
+ * @param name The name the family's table gives.
  * @param ggufNames The GGUF's tensor names.
  * @returns The checkpoint's name.
  */
 export function mtpHfName(name: string, ggufNames: ReadonlySet<string> | undefined): string {
-  const m = /^model\.layers\.(\d+)\.(.+)$/.exec(name);
-  const trunk = m === null || ggufNames === undefined ? undefined : firstNextnBlock(ggufNames);
-  if (m === null || trunk === undefined || Number(m[1]) < trunk) return name;
-  const own = /^(.+)\.(weight|bias)$/.exec(m[2]!);
+  const layer = mtpLayerHfName(name, ggufNames, "mtp.layers");
+  const own = /^mtp\.layers\.\d+\.(.+)\.(weight|bias)$/.exec(layer);
   const piece = own === null ? undefined : MTP_OWN_BACK.get(own[1]!);
-  return piece !== undefined
-    ? `mtp.${piece}.${own![2]}`
-    : `mtp.layers.${Number(m[1]) - trunk}.${m[2]}`;
+  return piece === undefined ? layer : `mtp.${piece}.${own![2]}`;
 }
 
 /**

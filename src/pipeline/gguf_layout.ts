@@ -323,13 +323,9 @@ export function toGgufLayout(
         // then says nothing of it, so it is counted here too.
         const counted = withTensorCounts(metadata, chunk.header.tensors.map((t) => t.name));
         const source = counted === metadata ? chunk.header : { ...chunk.header, metadata: counted };
-        // A model read back from GGUF has no config.json: its MTP counts are the GGUF's.
-        const config = record(counted["hf_config"]);
         sourceNames = sourceNamer(
           family!,
-          config === undefined
-            ? ggufMtpHparams(record(counted.gguf_metadata) ?? {})
-            : new KvWriter(config, family!.ggufArchitecture).hparams,
+          new KvWriter(layoutConfig(counted), family!.ggufArchitecture).hparams,
         );
         const header = sourceNames === undefined ? source : {
           ...source,
@@ -404,6 +400,16 @@ async function withTensorKeys(
   return { ...header, metadata: { ...header.metadata, [TENSOR_KEY_VALUES]: values } };
 }
 
+/**
+ * The config the layout reads: `config.json`, or for a model read back from
+ * GGUF (an APR file imported from one, under Hugging Face names), which has
+ * none, the MTP counts of the GGUF's keys (`ggufMtpHparams`), where its MTP
+ * layers' tensors are placed from.
+ */
+function layoutConfig(metadata: ModelMetadata): Readonly<Record<string, unknown>> {
+  return record(metadata["hf_config"]) ?? ggufMtpHparams(record(metadata.gguf_metadata) ?? {});
+}
+
 /** The output header, the generated tensors, and the outputs in order. */
 function planLayout(
   header: ModelHeader,
@@ -423,11 +429,7 @@ function planLayout(
   // Tensors the family makes itself: the `first` ones lead, the others
   // follow their last source. Until the `first` ones are out, every entry
   // that arrives is held (entries, not payloads).
-  const config = new KvWriter(
-    record(metadata["hf_config"]) ?? {},
-    family.ggufArchitecture,
-    kvOptions(metadata),
-  );
+  const config = new KvWriter(layoutConfig(metadata), family.ggufArchitecture, kvOptions(metadata));
   const made = [
     // A checkpoint's kept NVFP4 weights, in any family; then the family's own.
     ...keptNvfp4Tensors(header.tensors, family),

@@ -19,7 +19,7 @@ import { UsageError } from "../errors.ts";
 import type { Family } from "../arch/family.ts";
 import { record } from "../arch/kv.ts";
 import { ggufToHfName } from "../arch/names.ts";
-import { firstNextnBlock, trunkLayers } from "../arch/nextn.ts";
+import { trunkLayers } from "../arch/nextn.ts";
 import { familyOfGguf } from "../arch/registry.ts";
 import {
   addToFloat32,
@@ -40,6 +40,7 @@ const GENERATED = new Set([
 ]);
 
 const EXPS = /^blk\.(\d+)\.([a-z_]+_exps)\.weight$/;
+const GGUF_BLOCK_TENSOR = /^blk\.\d+\./;
 
 /** The family of a GGUF model (llama.cpp files Mixtral as `llama`: `familyOfGguf`). */
 function ggufFamily(header: ModelHeader): Family | undefined {
@@ -143,9 +144,11 @@ export function fromGgufLayout(
           hf_architecture: family.hfArchitectures[0]!,
           hf_model_type: family.hfModelTypes[0]!,
         };
-        const metadata = firstNextnBlock(model.ggufNames) === undefined
-          ? named
-          : withTrunkLayers(named);
+        // Counted once: not again for a model read back already (an APR file
+        // imported from GGUF, under Hugging Face names, on its way to GGUF).
+        const metadata = header.tensors.some((t) => GGUF_BLOCK_TENSOR.test(t.name))
+          ? withTrunkLayers(named)
+          : named;
         controller.enqueue({ type: "header", header: { ...header, metadata, tensors } });
         return;
       }

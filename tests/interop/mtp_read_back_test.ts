@@ -1,9 +1,10 @@
 /**
- * Multi-token-prediction layers read back from GGUF (issue 31): a K-EXAONE
- * GGUF whose converter copied `mtp.fc` and the MTP norms into each of its
- * MTP blocks (`exaone-moe-mtp2`) gives the checkpoint's one `mtp.*` tensor
- * of each, from a quantized file too, and is written again as the converter
- * writes it (GGUF → APR → GGUF); copies that disagree are refused, naming
+ * Multi-token-prediction layers read back from GGUF (issue 31): a GGUF with
+ * MTP blocks, imported under Hugging Face names, is written again as the
+ * converter writes it (GGUF → APR → GGUF); a K-EXAONE GGUF whose converter
+ * copied `mtp.fc` and the MTP norms into each of its MTP blocks
+ * (`exaone-moe-mtp2`) gives the checkpoint's one `mtp.*` tensor of each,
+ * from a quantized file too, and copies that disagree are refused, naming
  * them. families_reverse_test.ts compares the F32 read-back with the
  * checkpoint, as for every family.
  */
@@ -36,21 +37,34 @@ async function payloadRange(path: string, name: string): Promise<[number, number
   }
 }
 
-Deno.test("exaone-moe-mtp2: GGUF → APR → GGUF writes the MTP blocks again as the converter does, mtp.fc and the norms copied into each", async () => {
+/** The fixtures with MTP blocks aprkit reads back, and where their MTP layers are in the checkpoint. */
+const MTP_FIXTURES: Readonly<Record<string, string>> = {
+  "exaone-moe-mtp": "mtp.layers.0.mlp.up_proj.weight",
+  "exaone-moe-mtp2": "mtp.layers.1.mlp.up_proj.weight",
+  "hy-v3-mtp": "model.layers.2.final_layernorm.weight",
+  "glm4moe-mtp": "model.layers.2.shared_head.head.weight",
+  "mimo2-mtp": "model.mtp.layers.2.pre_mlp_layernorm.weight",
+};
+
+Deno.test("MTP fixtures: GGUF → APR → GGUF writes the MTP blocks again as the converter does (exaone-moe-mtp2: mtp.fc and the norms copied into each)", async (t) => {
   await withTempDir(async (dir) => {
-    await convertModel(familyDir(FAMILY), `${dir}/m.gguf`);
-    await convertModel(`${dir}/m.gguf`, `${dir}/m.apr`);
-    const names = [...(await readTensors(`${dir}/m.apr`)).keys()];
-    assert.ok(names.includes("mtp.fc.weight") && names.includes("mtp.layers.1.mlp.up_proj.weight"));
-    assert.ok(!names.some((n) => n.includes("nextn")), "the APR file holds the checkpoint's names");
-    await convertModel(`${dir}/m.apr`, `${dir}/again.gguf`);
-    const theirs = await llamaCppManifest(FAMILY, "f32");
-    fail(
-      FAMILY,
-      manifestDifferences(await ggufDescription(`${dir}/again.gguf`), theirs!, {
-        tensorOrder: false,
-      }),
-    );
+    for (const [family, mtpTensor] of Object.entries(MTP_FIXTURES)) {
+      await t.step(family, async () => {
+        await convertModel(familyDir(family), `${dir}/${family}.gguf`);
+        await convertModel(`${dir}/${family}.gguf`, `${dir}/${family}.apr`);
+        const names = [...(await readTensors(`${dir}/${family}.apr`)).keys()];
+        assert.ok(names.includes(mtpTensor), `no ${mtpTensor} in the APR file`);
+        assert.ok(!names.some((n) => n.includes("nextn") || n.startsWith("blk.")));
+        await convertModel(`${dir}/${family}.apr`, `${dir}/${family}-again.gguf`);
+        const theirs = await llamaCppManifest(family, "f32");
+        fail(
+          family,
+          manifestDifferences(await ggufDescription(`${dir}/${family}-again.gguf`), theirs!, {
+            tensorOrder: false,
+          }),
+        );
+      });
+    }
   });
 });
 

@@ -46,6 +46,7 @@ import {
 import { glmRopeDims, glmUnsupported } from "./glm4.ts";
 import { activation, SILU } from "../config_fields.ts";
 import { NEXTN_BLOCK, nextnLayers } from "../nextn.ts";
+import { GATE_SCORE_BIAS, scoreBiasHfName } from "../router_bias.ts";
 
 // Kept in a module of no family: GLM-4.5's imports lead back to Qwen3-Next's,
 // which needs them while this module is still loading.
@@ -129,6 +130,8 @@ export const GLM4MOE: Family = {
     ...LLAMA_BLOCK.filter(([g]) => g !== "ffn_norm"),
     ["post_attention_norm", "post_attention_layernorm"],
     ...DEEPSEEK_MOE_BLOCK,
+    // Written by glm4moeMade; named back by hfNameBack.
+    GATE_SCORE_BIAS,
     ...NEXTN_BLOCK,
   ],
   experts: DEEPSEEK_EXPERTS,
@@ -139,10 +142,9 @@ export const GLM4MOE: Family = {
     writeKv: (w) => writeGlm4MoeKv(w),
     unsupported: (w) => glm4MoeUnsupported(w),
     made: glm4moeMade,
+    hfNameBack: scoreBiasHfName,
     extraBlocks: nextnLayers,
   },
   preTokenizer: "glm4",
   specialTokensByName: GLM_SPECIAL_TOKENS,
-  ggufReadBackRefusal:
-    "aprkit does not read a GLM-4.5 GGUF back into Hugging Face's layout (its router bias is renamed and its experts stacked); --keep-names keeps its GGUF tensors",
 };

@@ -45,6 +45,4 @@ export const SOLAR_OPEN: Family = {
     ["unk", "<unk>"],
     ["bos", "<|startoftext|>"],
   ],
-  ggufReadBackRefusal:
-    "aprkit does not read a Solar Open GGUF back into Hugging Face's layout (its router bias is renamed and its experts stacked, as GLM-4.5's); --keep-names keeps its GGUF tensors",
 };
