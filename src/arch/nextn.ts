@@ -11,6 +11,7 @@
  * @module
  */
 
+import type { ModelMetadata } from "../tensor.ts";
 import type { Family } from "./family.ts";
 
 /** The multi-token-prediction layers' own tensors (GLM-4.7-Flash's, DeepSeek-V3.2's and GLM-5's too). */
@@ -176,6 +177,25 @@ export function trunkLayers(numLayers: number, nextn: number | undefined): numbe
   return nextn !== undefined && nextn > 0 && nextn < numLayers ? numLayers - nextn : numLayers;
 }
 
+/** A GGUF's `block_count` and `nextn_predict_layers`, from the keys APR metadata keeps (`gguf_metadata`). */
+function ggufCounts(
+  metadata: ModelMetadata,
+): { blocks: number; nextn: number } | undefined {
+  const kv = metadata.gguf_metadata;
+  const value = (key: string) => {
+    const entry = typeof kv === "object" && kv !== null && !Array.isArray(kv)
+      ? (kv as Record<string, unknown>)[key]
+      : undefined;
+    return typeof entry === "object" && entry !== null
+      ? (entry as Record<string, unknown>)["value"]
+      : undefined;
+  };
+  const arch = value("general.architecture");
+  const blocks = value(`${arch}.block_count`);
+  const nextn = value(`${arch}.nextn_predict_layers`);
+  return typeof blocks === "number" && typeof nextn === "number" ? { blocks, nextn } : undefined;
+}
+
 /**
  * What config.json says of the MTP layers, from the GGUF keys of a model
  * read back from GGUF (an APR file imported from one, under Hugging Face
@@ -184,44 +204,34 @@ export function trunkLayers(numLayers: number, nextn: number | undefined): numbe
  * `mtp_num_hidden_layers`), so `sourceName` renames the `mtp.*` tensors the
  * read-back named; `{}` without MTP layers.
  *
- * @param kv The GGUF's keys as APR metadata holds them (`gguf_metadata`).
+ * @param metadata The model's metadata (its `gguf_metadata`).
  * @returns The config fields.
  */
-export function ggufMtpHparams(
-  kv: Readonly<Record<string, unknown>>,
-): Readonly<Record<string, number>> {
-  const value = (key: string) => {
-    const entry = kv[key];
-    return typeof entry === "object" && entry !== null
-      ? (entry as Record<string, unknown>)["value"]
-      : undefined;
-  };
-  const arch = value("general.architecture");
-  const blocks = value(`${arch}.block_count`);
-  const nextn = value(`${arch}.nextn_predict_layers`);
-  if (typeof blocks !== "number" || typeof nextn !== "number") return {};
-  const trunk = trunkLayers(blocks, nextn);
-  if (trunk === blocks) return {};
+export function ggufMtpHparams(metadata: ModelMetadata): Readonly<Record<string, number>> {
+  const counts = ggufCounts(metadata);
+  if (counts === undefined) return {};
+  const trunk = trunkLayers(counts.blocks, counts.nextn);
+  if (trunk === counts.blocks) return {};
   return {
     num_hidden_layers: trunk,
-    num_nextn_predict_layers: nextn,
-    mtp_num_hidden_layers: nextn,
+    num_nextn_predict_layers: counts.nextn,
+    mtp_num_hidden_layers: counts.nextn,
   };
 }
 
 /**
- * The `block_count` to export for `num_layers`: the GGUF's own where
- * `num_layers` is its trunk (a model read back from a GGUF with MTP blocks,
- * see {@linkcode trunkLayers}), so the blocks come back; else `num_layers`.
+ * The blocks of a model's GGUF: `num_layers`, with the MTP blocks a
+ * read-back into Hugging Face's layout left out of it (`num_layers` then
+ * being the GGUF's trunk, see {@linkcode trunkLayers}) counted again.
  *
- * @param numLayers The model's `num_layers`.
- * @param blocks The GGUF's `block_count`, if it came from one.
- * @param nextn Its `nextn_predict_layers`.
- * @returns The block count.
+ * @param metadata The model's metadata (`num_layers`, `gguf_metadata`).
+ * @returns The block count, or `num_layers` as it is.
  */
-export function blockCountOf(numLayers: unknown, blocks: unknown, nextn: unknown): unknown {
-  return typeof blocks === "number" && typeof nextn === "number" &&
-      blocks !== numLayers && trunkLayers(blocks, nextn) === numLayers
-    ? blocks
-    : numLayers;
+export function blockCountOf(metadata: ModelMetadata): unknown {
+  const counts = ggufCounts(metadata);
+  const layers = metadata.num_layers;
+  return counts !== undefined && counts.blocks !== layers &&
+      trunkLayers(counts.blocks, counts.nextn) === layers
+    ? counts.blocks
+    : layers;
 }

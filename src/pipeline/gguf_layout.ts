@@ -407,7 +407,7 @@ async function withTensorKeys(
  * layers' tensors are placed from.
  */
 function layoutConfig(metadata: ModelMetadata): Readonly<Record<string, unknown>> {
-  return record(metadata["hf_config"]) ?? ggufMtpHparams(record(metadata.gguf_metadata) ?? {});
+  return record(metadata["hf_config"]) ?? ggufMtpHparams(metadata);
 }
 
 /** The output header, the generated tensors, and the outputs in order. */

@@ -46,7 +46,7 @@ const MTP_FIXTURES: Readonly<Record<string, string>> = {
   "mimo2-mtp": "model.mtp.layers.2.pre_mlp_layernorm.weight",
 };
 
-Deno.test("MTP fixtures: GGUF → APR → GGUF writes the MTP blocks again as the converter does (exaone-moe-mtp2: mtp.fc and the norms copied into each)", async (t) => {
+Deno.test("MTP fixtures: GGUF → APR → GGUF, GGUF → GGUF and GGUF → Q4_K_M write the MTP blocks as the converter and llama-quantize do (exaone-moe-mtp2: mtp.fc and the norms copied into each)", async (t) => {
   await withTempDir(async (dir) => {
     for (const [family, mtpTensor] of Object.entries(MTP_FIXTURES)) {
       await t.step(family, async () => {
@@ -62,6 +62,23 @@ Deno.test("MTP fixtures: GGUF → APR → GGUF writes the MTP blocks again as th
           manifestDifferences(await ggufDescription(`${dir}/${family}-again.gguf`), theirs!, {
             tensorOrder: false,
           }),
+        );
+        // GGUF → GGUF goes through the same read-back: unchanged, and quantized as
+        // llama-quantize quantizes the file (its MTP blocks counted among the layers).
+        await convertModel(`${dir}/${family}.gguf`, `${dir}/${family}-copy.gguf`);
+        fail(
+          family,
+          manifestDifferences(await ggufDescription(`${dir}/${family}-copy.gguf`), theirs!),
+        );
+        await convertModel(`${dir}/${family}.gguf`, `${dir}/${family}-q4.gguf`, {
+          quantize: "q4_k_m",
+        });
+        fail(
+          `${family} Q4_K_M`,
+          manifestDifferences(
+            await ggufDescription(`${dir}/${family}-q4.gguf`),
+            (await llamaCppManifest(family, "Q4_K_M"))!,
+          ),
         );
       });
     }

@@ -365,7 +365,8 @@ export function aprToGgufKv(
       set(
         `${arch}.${suffix}`,
         type,
-        suffix === "block_count" ? exportedBlockCount(metadata, verbatim, arch) : metadata[field],
+        // The MTP blocks a read-back into Hugging Face's layout left out of num_layers.
+        suffix === "block_count" ? blockCountOf(metadata) : metadata[field],
       );
       if (converted && suffix === "attention.key_length") {
         set(`${arch}.attention.value_length`, GgufValueType.UINT32, metadata.head_dim);
@@ -683,20 +684,4 @@ function fromJson(v: unknown, types: readonly GgufValueType[]): GgufValue {
     return BigInt(v);
   }
   return v as GgufValue;
-}
-
-/**
- * `num_layers` as `block_count`, with the MTP blocks a read-back into Hugging
- * Face's layout left out of it (`hf_layout.ts`) counted again.
- */
-function exportedBlockCount(metadata: ModelMetadata, verbatim: unknown, arch: string): unknown {
-  const entry = (key: string) =>
-    typeof verbatim === "object" && verbatim !== null
-      ? (verbatim as Record<string, { value?: unknown } | undefined>)[key]?.value
-      : undefined;
-  return blockCountOf(
-    metadata.num_layers,
-    entry(`${arch}.block_count`),
-    entry(`${arch}.nextn_predict_layers`),
-  );
 }
