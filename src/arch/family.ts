@@ -344,11 +344,16 @@ export interface GgufSupport {
    * the converter renames it first (Qwen3.5's multi-token-prediction layer,
    * `mtp.layers.0.*` and `mtp.fc`, as the block after the trunk): the GGUF
    * layout and the shape check see this name; APR keeps the checkpoint's.
+   * Several names where the converter writes a copy under each (K-EXAONE's
+   * `mtp.fc` in every MTP layer): the source is read once per copy.
    *
    * @param name The tensor's Hugging Face name.
    * @param hparams `config.json` (a multimodal model's `text_config` merged in).
    */
-  sourceName?(name: string, hparams: Readonly<Record<string, unknown>>): string;
+  sourceName?(
+    name: string,
+    hparams: Readonly<Record<string, unknown>>,
+  ): string | readonly string[];
   /**
    * `config.json` with what the converter counts from the checkpoint's tensor
    * names where the config says nothing (Qwen3-Next's multi-token-prediction

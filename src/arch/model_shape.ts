@@ -33,6 +33,7 @@ import { keptNvfp4Tensors } from "./kept_blocks.ts";
 import { type Keys, keyShapeProblem } from "./key_shapes.ts";
 import { KvWriter, record } from "./kv.ts";
 import { hfToGgufName } from "./names.ts";
+import { sourceNamer, trunkLayers } from "./nextn.ts";
 import { familiesOfGguf } from "./registry.ts";
 
 /** A tensor as a file holds it. */
@@ -553,7 +554,7 @@ export function ggufShapeProblem(
   const d: Dims = {
     blocks,
     // A drafter made of prediction layers only (Gemma 4's assistants) needs them all.
-    required: nextn >= blocks ? blocks : blocks - nextn,
+    required: trunkLayers(blocks, nextn),
     // Layers reusing an earlier layer's KV (Gemma 4's, which have no K/V of their own).
     kvSharedFrom: blocks - (num(kv(`${arch}.attention.shared_kv_layers`)) ?? 0),
     blocksKey: stored !== undefined ? `2 × ${arch}.hrm.layers_per_stack` : `${arch}.block_count`,
@@ -783,16 +784,19 @@ export function hfShapeProblem(
     `${blocks.source}${prefix.replaceAll(".", "\\.")}\\.\\d+\\.(.+)\\.weight$`,
   );
   const kinded: Kinded[] = [];
-  const rename = family.gguf?.sourceName;
+  const rename = sourceNamer(family, h);
   // A base model saved without its `model.` prefix (sentence-transformers'
   // Qwen2Model: `layers.N.*`, `embed_tokens`), read as the converter reads it:
   // its layers were not counted, and a layer count one low wrote a GGUF of
   // block_count 1 beside two blocks.
   const bare = family.hfBlockPrefix === undefined &&
     !tensors.some((t) => blocks.test(t.name)) && tensors.some((t) => /^layers\.\d+\./.test(t.name));
-  for (const source of tensors) {
-    // Read under the name the converter renames it to first (Qwen3.5's MTP layer).
-    const t = rename === undefined ? source : { ...source, name: rename(source.name, h) };
+  // Read under the names the converter renames them to first (Qwen3.5's MTP
+  // layer; K-EXAONE's mtp.fc, one copy per MTP layer).
+  const read = rename === undefined
+    ? tensors
+    : tensors.flatMap((source) => rename(source.name).map((name) => ({ ...source, name })));
+  for (const t of read) {
     const named = stacks?.name(bare ? `model.${t.name}` : t.name, h) ??
       (bare ? `model.${t.name}` : t.name);
     const base = family.gguf?.hfName?.(named) ?? baseModelName(family, named);

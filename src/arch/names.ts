@@ -63,7 +63,8 @@ function tables(family: Family | undefined): Tables {
   return t;
 }
 
-const GGUF_BLOCK = /^blk\.(\d+)\.([a-z][a-z0-9_]*)\.(weight|bias)$/;
+// A block's piece may be dotted (`nextn.eh_proj`, an MTP block's own tensor).
+const GGUF_BLOCK = /^blk\.(\d+)\.([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*)\.(weight|bias)$/;
 const ANY_GLOBAL = /^(.+)\.(weight|bias)$/;
 
 /** A family, or its architecture name (`"phi3"`), or the GGUF architecture it is filed under. */

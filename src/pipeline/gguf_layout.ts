@@ -29,6 +29,7 @@ import { KvWriter, record } from "../arch/kv.ts";
 import { keptNvfp4Tensors } from "../arch/kept_blocks.ts";
 import { hfToGgufName } from "../arch/names.ts";
 import { multimodalTextRefusal } from "../arch/multimodal.ts";
+import { ggufMtpHparams, sourceNamer } from "../arch/nextn.ts";
 import { familyOf, ggufFamilyList } from "../arch/registry.ts";
 import {
   addToFloat32,
@@ -296,8 +297,9 @@ export function toGgufLayout(
     keys: Map<string, TensorEntry>;
   } | undefined;
   let family: Family | undefined;
-  // The family's renaming of checkpoint tensors before the layout (Qwen3.5's MTP layer).
-  let sourceName: ((name: string) => string) | undefined;
+  // The family's renaming of checkpoint tensors before the layout (Qwen3.5's MTP
+  // layer; K-EXAONE's mtp.fc, under one name per MTP layer).
+  let sourceNames: ((name: string) => readonly string[]) | undefined;
   const start = (header: ModelHeader, controller: TransformStreamDefaultController<ModelChunk>) => {
     const planned = planLayout(header, family!, where(header.metadata));
     outputs = planned.outputs;
@@ -338,10 +340,15 @@ export function toGgufLayout(
         // then says nothing of it, so it is counted here too.
         const counted = withTensorCounts(metadata, chunk.header.tensors.map((t) => t.name));
         const source = counted === metadata ? chunk.header : { ...chunk.header, metadata: counted };
-        sourceName = sourceNamer(counted, family!);
-        const header = sourceName === undefined ? source : {
+        sourceNames = sourceNamer(
+          family!,
+          new KvWriter(layoutConfig(counted, family!), family!.ggufArchitecture).hparams,
+        );
+        const header = sourceNames === undefined ? source : {
           ...source,
-          tensors: source.tensors.map((t) => ({ ...t, name: sourceName!(t.name) })),
+          tensors: source.tensors.flatMap((t) =>
+            sourceNames!(t.name).map((name) => ({ ...t, name }))
+          ),
         };
         const names = tensorKeyNames(header.tensors, family!);
         if (names.size > 0) {
@@ -359,22 +366,27 @@ export function toGgufLayout(
         controller.enqueue(chunk);
         return;
       }
-      const tensor = sourceName === undefined ? chunk.tensor : {
-        ...chunk.tensor,
-        info: { ...chunk.tensor.info, name: sourceName(chunk.tensor.info.name) },
-      };
-      if (waiting === undefined) {
-        emit(tensor, controller);
-        return;
+      // A copy's entry opens the same payload (read once per copy).
+      const tensors = sourceNames === undefined
+        ? [chunk.tensor]
+        : sourceNames(chunk.tensor.info.name).map((name) => ({
+          ...chunk.tensor,
+          info: { ...chunk.tensor.info, name },
+        }));
+      for (const tensor of tensors) {
+        if (waiting === undefined) {
+          emit(tensor, controller);
+          continue;
+        }
+        waiting.chunks.push(tensor);
+        const name = tensor.info.name;
+        if (waiting.names.has(name)) waiting.keys.set(name, tensor);
+        if (waiting.keys.size < waiting.names.size) continue;
+        const { header, chunks, names, keys } = waiting;
+        waiting = undefined;
+        start(await withTensorKeys(header, [...names].map((n) => keys.get(n)!)), controller);
+        for (const tensor of chunks) emit(tensor, controller);
       }
-      waiting.chunks.push(tensor);
-      const name = tensor.info.name;
-      if (waiting.names.has(name)) waiting.keys.set(name, tensor);
-      if (waiting.keys.size < waiting.names.size) return;
-      const { header, chunks, names, keys } = waiting;
-      waiting = undefined;
-      start(await withTensorKeys(header, [...names].map((n) => keys.get(n)!)), controller);
-      for (const tensor of chunks) emit(tensor, controller);
     },
     flush() {
       if (waiting !== undefined) {
@@ -406,18 +418,18 @@ async function withTensorKeys(
 }
 
 /**
- * The family's renaming of the checkpoint's tensors before anything else
- * (`GgufSupport.sourceName`), over its `config.json`, or `undefined`.
+ * The config the layout reads: `config.json`, or for a model read back from
+ * GGUF (an APR file imported from one, under Hugging Face names), which has
+ * none, the MTP counts of the GGUF's keys (`ggufMtpHparams`), where its MTP
+ * layers' tensors are placed from, and the sizes its family's split needs
+ * (`configBack`).
  */
-function sourceNamer(
+function layoutConfig(
   metadata: ModelMetadata,
-  family: Family,
-): ((name: string) => string) | undefined {
-  const rename = family.gguf?.sourceName;
-  if (rename === undefined) return undefined;
-  const hparams =
-    new KvWriter(record(metadata["hf_config"]) ?? {}, family.ggufArchitecture).hparams;
-  return (name) => rename(name, hparams);
+  family?: Family,
+): Readonly<Record<string, unknown>> {
+  return record(metadata["hf_config"]) ??
+    { ...ggufMtpHparams(metadata), ...(family && configBack(metadata, family)) };
 }
 
 /**
@@ -451,7 +463,7 @@ function planLayout(
   // follow their last source. Until the `first` ones are out, every entry
   // that arrives is held (entries, not payloads).
   const config = new KvWriter(
-    record(metadata["hf_config"]) ?? configBack(metadata, family),
+    layoutConfig(metadata, family),
     family.ggufArchitecture,
     kvOptions(metadata),
   );

@@ -20,6 +20,7 @@ import { UsageError } from "../errors.ts";
 import type { Family, JoinedTensor } from "../arch/family.ts";
 import { record } from "../arch/kv.ts";
 import { ggufToHfName } from "../arch/names.ts";
+import { trunkLayers } from "../arch/nextn.ts";
 import { familyOfGguf } from "../arch/registry.ts";
 import {
   addToFloat32,
@@ -29,6 +30,7 @@ import {
   transposedShape,
 } from "../arch/transforms.ts";
 import type { ModelChunk, ModelHeader, ModelMetadata, TensorEntry, TensorInfo } from "../tensor.ts";
+import { agreedCopies } from "./agreed_copies.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
 import { type JoinedBack, joinedBack, joinedBackProblem } from "./joined_back.ts";
 
@@ -40,6 +42,7 @@ const GENERATED = new Set([
 ]);
 
 const EXPS = /^blk\.(\d+)\.([a-z_]+_exps)\.weight$/;
+const GGUF_BLOCK_TENSOR = /^blk\.\d+\./;
 
 /** The family of a GGUF model (llama.cpp files Mixtral as `llama`: `familyOfGguf`). */
 function ggufFamily(header: ModelHeader): Family | undefined {
@@ -104,6 +107,11 @@ export function fromGgufLayout(
 ): TransformStream<ModelChunk, ModelChunk> {
   let plan = new Map<string, Out[]>();
   let joins: JoinedBack | undefined;
+  // Outputs several GGUF tensors give (the converter's copies of one tensor):
+  // name → the copies' GGUF names, and the copies made so far.
+  let copies = new Map<string, readonly string[]>();
+  const arrived = new Map<string, TensorEntry[]>();
+  let location = "the model";
   let active = false;
   // Tensors made again from the GGUF's keys (Apertus's xIELU scalars), after the others.
   let fromKeys: TensorEntry[] = [];
@@ -132,18 +140,26 @@ export function fromGgufLayout(
             joins!.outputsOf(info.name) ?? outputs(info, family, model, options.dropGenerated),
           ]),
         );
+        location = String(header.metadata.source ?? "the model");
+        copies = copiedTensors(plan, location);
+        arrived.clear();
         fromKeys = keyTensors(family, header.metadata);
         const tensors = [
-          ...[...plan.values()].flat().map((o) => o.info),
+          ...withoutEarlierCopies([...plan.values()].flat().map((o) => o.info)),
           ...fromKeys.map((e) => e.info),
         ];
         // A llama GGUF with stacked experts is Mixtral: say so, so later stages use its layout.
-        const metadata = family.name === header.metadata.architecture ? header.metadata : {
+        const named = family.name === header.metadata.architecture ? header.metadata : {
           ...header.metadata,
           architecture: family.name,
           hf_architecture: family.hfArchitectures[0]!,
           hf_model_type: family.hfModelTypes[0]!,
         };
+        // Counted once: not again for a model read back already (an APR file
+        // imported from GGUF, under Hugging Face names, on its way to GGUF).
+        const metadata = header.tensors.some((t) => GGUF_BLOCK_TENSOR.test(t.name))
+          ? withTrunkLayers(named)
+          : named;
         controller.enqueue({ type: "header", header: { ...header, metadata, tensors } });
         return;
       }
@@ -153,10 +169,86 @@ export function fromGgufLayout(
       }
       joins?.hold(chunk.tensor);
       for (const out of plan.get(chunk.tensor.info.name) ?? []) {
-        controller.enqueue({ type: "tensor", tensor: out.make(chunk.tensor) });
+        const tensor = out.make(chunk.tensor);
+        const of = copies.get(tensor.info.name);
+        if (of === undefined) {
+          controller.enqueue({ type: "tensor", tensor });
+          continue;
+        }
+        // Entries are held (not payloads) until the last copy; its output reads them all.
+        const made = [...arrived.get(tensor.info.name) ?? [], tensor];
+        arrived.set(tensor.info.name, made);
+        if (made.length < of.length) continue;
+        arrived.delete(tensor.info.name);
+        controller.enqueue({ type: "tensor", tensor: agreed(made, of, location) });
       }
     },
   });
+}
+
+/**
+ * The outputs several GGUF tensors give under one name (the converter's
+ * copies of one checkpoint tensor: K-EXAONE's `mtp.fc` in every MTP block),
+ * each with its copies' GGUF names in file order.
+ *
+ * @throws {UsageError} When the copies differ in type or shape.
+ */
+function copiedTensors(
+  plan: ReadonlyMap<string, Out[]>,
+  location: string,
+): Map<string, readonly string[]> {
+  const of = new Map<string, { gguf: string; info: TensorInfo }[]>();
+  for (const [gguf, outs] of plan) {
+    for (const { info } of outs) of.set(info.name, [...of.get(info.name) ?? [], { gguf, info }]);
+  }
+  const copies = new Map<string, readonly string[]>();
+  for (const [name, sources] of of) {
+    if (sources.length < 2) continue;
+    const [one, ...rest] = sources;
+    const other = rest.find(({ info }) =>
+      info.dtype !== one!.info.dtype || info.shape.join() !== one!.info.shape.join()
+    );
+    if (other !== undefined) throw copiesDiffer(location, name, one!.gguf, other.gguf);
+    copies.set(name, sources.map((s) => s.gguf));
+  }
+  return copies;
+}
+
+/** The header's tensors with each name once, where its last copy arrives. */
+function withoutEarlierCopies(infos: readonly TensorInfo[]): TensorInfo[] {
+  const last = new Map(infos.map((info, i) => [info.name, i]));
+  return infos.filter((info, i) => last.get(info.name) === i);
+}
+
+/** The one tensor of its copies, read from the first and checked against the others. */
+function agreed(made: readonly TensorEntry[], ggufNames: readonly string[], location: string) {
+  const name = made[0]!.info.name;
+  return {
+    info: made[0]!.info,
+    open: () =>
+      agreedCopies(made, (i) => copiesDiffer(location, name, ggufNames[0]!, ggufNames[i]!)),
+  };
+}
+
+function copiesDiffer(location: string, name: string, one: string, other: string): UsageError {
+  return new UsageError(
+    `Cannot read "${location}" back into Hugging Face's layout: its tensors "${one}" and ` +
+      `"${other}", the converter's copies of "${name}", differ; --keep-names keeps its GGUF tensors`,
+  );
+}
+
+/**
+ * `num_layers` as a Hugging Face import counts them: the trunk's, without
+ * the multi-token-prediction blocks `block_count` counts (the GGUF's keys
+ * keep it, for export: `blockCountOf`).
+ */
+function withTrunkLayers(metadata: ModelMetadata): ModelMetadata {
+  const kv = record(metadata.gguf_metadata) ?? {};
+  const arch = record(kv["general.architecture"])?.["value"];
+  const nextn = record(kv[`${arch}.nextn_predict_layers`])?.["value"];
+  if (typeof metadata.num_layers !== "number" || typeof nextn !== "number") return metadata;
+  const layers = trunkLayers(metadata.num_layers, nextn);
+  return layers === metadata.num_layers ? metadata : { ...metadata, num_layers: layers };
 }
 
 /**
@@ -188,7 +280,12 @@ function outputs(
   const stack = exps === null ? undefined : family.experts?.stacks.find((s) => s.gguf === exps[2]);
   if (exps !== null && stack !== undefined && info.shape.length === 3) {
     const prefix = `model.layers.${exps[1]}.${family.experts!.prefix}`;
-    return unstacked(info, (e) => `${prefix}.${e}.${stack.hf}.weight`);
+    const back = family.gguf?.hfNameBack;
+    return unstacked(info, (e) => {
+      const name = `${prefix}.${e}.${stack.hf}.weight`;
+      // An MTP block's experts under the checkpoint's mtp.layers.i.
+      return back === undefined ? name : back(name, ggufNames);
+    });
   }
   const mapped = ggufToHfName(info.name, family);
   const name = family.gguf?.hfNameBack?.(mapped, ggufNames) ?? mapped;

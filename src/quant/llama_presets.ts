@@ -25,6 +25,7 @@ import { type DType, DTYPES } from "../dtype.ts";
 import type { ModelMetadata, TensorInfo } from "../tensor.ts";
 import { hfToGgufName } from "../arch/names.ts";
 import { familyOf } from "../arch/registry.ts";
+import { blockCountOf } from "../arch/nextn.ts";
 
 /** llama-quantize's file types (its `QUANT_OPTIONS` that quantize), in llama.cpp's spelling. */
 export type LlamaPreset =
@@ -594,10 +595,12 @@ function modelState(
   // llama-quantize counts every block of the GGUF (n_layer_all): with the
   // layers the converter appends past num_hidden_layers (GLM-4.5's MTP).
   const config = metadata.hf_config;
-  const extra = config !== null && typeof config === "object" && !Array.isArray(config)
+  const hasConfig = config !== null && typeof config === "object" && !Array.isArray(config);
+  const extra = hasConfig
     ? familyOf(arch)?.gguf?.extraBlocks?.(config as Record<string, unknown>) ?? 0
     : 0;
-  const layers = positive(metadata.num_layers);
+  // A model read back from GGUF has no config: its MTP blocks are the GGUF's.
+  const layers = positive(hasConfig ? metadata.num_layers : blockCountOf(metadata));
   const nLayer = layers !== undefined ? layers + extra : maxLayer + 1;
   const nExpert = positive(metadata.num_experts) ?? 0;
   const heads = positive(metadata.num_heads);

@@ -190,7 +190,6 @@ export const OWN_TESTS: Readonly<Record<string, string>> = {
  */
 export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "gpt-oss": "transposed, split and MXFP4 experts",
-  "glm4moe-mtp": "its multi-token-prediction layers (blk.N.nextn.*) not mapped back",
   "qwen3-next": "ssm_a is −exp(A_log), in_proj_qkvz split into attn_qkv and attn_gate",
   "mamba": "A_log is held as ssm_a = −exp(A_log), which log gives back only to within rounding",
   "mamba2": "as mamba",
@@ -202,19 +201,14 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "granite-hybrid": "as mamba (its Mamba-2 layers), experts stacked",
   "bamba": "as mamba (its Mamba-2 layers)",
   "jamba": "as mamba (its Mamba layers), experts stacked",
-  "hy-v3": "the router bias renamed to exp_probs_b (no suffix), experts stacked",
   "nemotron-h": "as mamba (its Mamba-2 layers)",
   "nemotron-h-moe": "as mamba (its Mamba-2 layers), experts stacked",
   "falcon-h1": "as mamba (its Mamba-2 layers), µP multipliers folded into the weights",
   "minicpm3": "no RoPE base, value length or muP scales in the file to rebuild config.json from",
-  "mimo2": "the router bias renamed to exp_probs_b.bias, experts stacked",
-  "mimo2-mtp": "as mimo2, its MTP layers renumbered after the trunk",
   "kimi-linear": "ssm_a is −exp(A_log), MLA's kv_b_proj split per head, experts stacked",
   "qwen4exp": "as qwen35, the n-gram table's shards concatenated, its hash constants as keys",
   "qwen3-next-mtp": "as qwen3-next",
   "hy-v4": "as deepseek2, the experts' gate_up_proj split into gate and up stacks",
-  "exaone-moe-mtp": "its MTP layers (mtp.*) renumbered after the trunk, counted in block_count",
-  "hy-v3-mtp": "as hy-v3",
   "deepseek32": "as deepseek2",
   "glm-dsa": "as deepseek2",
   "nemotron-h-latent": "as nemotron-h-moe",
@@ -334,6 +328,8 @@ export const NOT_RENAMED_FIXTURES: ReadonlySet<string> = new Set([
   // As nemotron-h-moe; the MTP layer's mtp.layers.{0,1}.* folded into the block after the trunk.
   "nemotron-h-latent",
   "nemotron-h-latent-mtp",
+  // As exaone-moe-mtp; mtp.fc and the MTP norms copied into both MTP layers.
+  "exaone-moe-mtp2",
 ]);
 
 /** The families aprkit converts: every fixture but the ones it refuses so far. */

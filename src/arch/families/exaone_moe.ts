@@ -15,8 +15,9 @@
  *
  * Multi-token prediction: the converter writes the `num_nextn_predict_layers`
  * layers (`mtp.layers.i.*`, dense) as the blocks after the trunk, counted in
- * `block_count`, and `mtp.fc`/`mtp.pre_fc_norm_*`/`mtp.norm` as their
- * `nextn.*` tensors, as Qwen3.5's (`mtpSourceName`).
+ * `block_count`, and `mtp.fc`/`mtp.pre_fc_norm_*`/`mtp.norm` as the
+ * `nextn.*` tensors of every one of them (a copy in each; Qwen3.5 writes
+ * them in the first only).
  *
  * realizar has no EXAONE model: APR output keeps the checkpoint's tensors,
  * its shared experts under the name realizar's loader asks for.
@@ -32,8 +33,7 @@ import { activation, SILU } from "../config_fields.ts";
 import { scoreBiasHfName, scoreBiasReadName } from "../router_bias.ts";
 import { DEEPSEEK_MOE_BLOCK } from "./deepseek2.ts";
 import { QWEN_MOE_EXPERTS } from "./qwen2moe.ts";
-import { NEXTN_BLOCK, nextnLayers } from "../nextn.ts";
-import { mtpSourceNameCounted } from "./qwen3next.ts";
+import { mtpHfName, mtpSourceNames, NEXTN_BLOCK, nextnLayers } from "../nextn.ts";
 import { slidingLayers, writeExaone4Kv } from "./exaone4.ts";
 
 /**
@@ -87,19 +87,8 @@ function unsupported(w: KvWriter): string | undefined {
     return `its config.json has mlp_layer_types ${JSON.stringify(kinds)}; llama.cpp's ` +
       `exaone-moe runs the first first_k_dense_replace (${dense}) layers dense, the rest sparse`;
   }
-  const mtp = w.num("num_nextn_predict_layers") ?? 0;
-  if (mtp > 1) {
-    return `its config.json has num_nextn_predict_layers ${mtp}: the converter copies mtp.fc ` +
-      "and the MTP norms into every MTP layer, which aprkit does not yet (it writes one)";
-  }
   return scoringRefusal(w, "sigmoid", "K-EXAONE");
 }
-
-/** Why a K-EXAONE GGUF with MTP layers is not read back. */
-const MTP_READ_BACK =
-  "aprkit does not read a K-EXAONE GGUF with multi-token-prediction layers back into Hugging " +
-  "Face's layout (its mtp.* tensors are renumbered after the trunk, counted in block_count); " +
-  "--keep-names keeps its GGUF tensors";
 
 /** K-EXAONE-236B-A23B. */
 export const EXAONE_MOE: Family = {
@@ -143,10 +132,8 @@ export const EXAONE_MOE: Family = {
     unsupported,
     generate: llama3RopeFreqs,
     hfName: scoreBiasReadName,
-    hfNameBack: scoreBiasHfName,
-    sourceName: (name, h) => mtpSourceNameCounted(name, h, nextnLayers(h)),
+    hfNameBack: (name, ggufNames) => mtpHfName(scoreBiasHfName(name), ggufNames),
+    sourceName: (name, h) => mtpSourceNames(name, h, nextnLayers(h), "every"),
     extraBlocks: nextnLayers,
   },
-  ggufReadBackRefusalOf: (names) =>
-    [...names].some((n) => n.includes(".nextn.")) ? MTP_READ_BACK : undefined,
 };

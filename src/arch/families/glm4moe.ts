@@ -41,7 +41,6 @@ import {
   DEEPSEEK_EXPERTS,
   DEEPSEEK_MOE_BLOCK,
   DEEPSEEK_MOE_FIELDS,
-  nextnReadBackRefusal,
   scoreCorrectionBias,
 } from "./deepseek2.ts";
 import { glmRopeDims, glmUnsupported } from "./glm4.ts";
@@ -131,6 +130,8 @@ export const GLM4MOE: Family = {
     ...LLAMA_BLOCK.filter(([g]) => g !== "ffn_norm"),
     ["post_attention_norm", "post_attention_layernorm"],
     ...DEEPSEEK_MOE_BLOCK,
+    // Written by glm4moeMade; named back by hfNameBack.
+    GATE_SCORE_BIAS,
     ...NEXTN_BLOCK,
     // The router bias by the name `made` gives it, for a GGUF read back.
     GATE_SCORE_BIAS,
@@ -143,10 +144,10 @@ export const GLM4MOE: Family = {
     writeKv: (w) => writeGlm4MoeKv(w),
     unsupported: (w) => glm4MoeUnsupported(w),
     made: glm4moeMade,
+    hfNameBack: scoreBiasHfName,
     extraBlocks: nextnLayers,
     hfNameBack: scoreBiasHfName,
   },
   preTokenizer: "glm4",
   specialTokensByName: GLM_SPECIAL_TOKENS,
-  ggufReadBackRefusalOf: nextnReadBackRefusal("a GLM-4.5"),
 };

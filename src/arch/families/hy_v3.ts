@@ -35,7 +35,7 @@ import type { KvWriter } from "../kv.ts";
 import { GATING_FUNC, writeTextModelKv } from "../text_model.ts";
 import { activation, SILU } from "../config_fields.ts";
 import { QWEN_MOE_EXPERTS } from "./qwen2moe.ts";
-import { NEXTN_BLOCK, nextnLayers } from "../nextn.ts";
+import { firstNextnBlock, NEXTN_BLOCK, nextnLayers } from "../nextn.ts";
 
 /** `HYV3Model.set_gguf_parameters`. */
 function writeHyV3Kv(w: KvWriter): void {
@@ -75,7 +75,25 @@ function unsupported(w: KvWriter): string | undefined {
   return undefined;
 }
 
+/** The inverse of {@linkcode mtpFinalNorm}, for a GGUF read back: an MTP block's (from the first with `nextn.*` tensors) `shared_head.norm` as its `final_layernorm`. */
+function mtpFinalNormBack(name: string, ggufNames: ReadonlySet<string> | undefined): string {
+  const m = /^model\.layers\.(\d+)\.shared_head\.norm\.weight$/.exec(name);
+  const trunk = m === null || ggufNames === undefined ? undefined : firstNextnBlock(ggufNames);
+  return trunk !== undefined && Number(m![1]) >= trunk
+    ? `model.layers.${m![1]}.final_layernorm.weight`
+    : name;
+}
+
 const EXPERT_BIAS = /^model\.layers\.(\d+)\.mlp\.expert_bias$/;
+const EXP_PROBS_B = /^blk\.(\d+)\.exp_probs_b$/;
+
+/** A GGUF read back: `blk.N.exp_probs_b` (no suffix, which the block table cannot map) as the router's `mlp.expert_bias`. */
+function hfNameBack(name: string, ggufNames?: ReadonlySet<string>): string {
+  const bias = EXP_PROBS_B.exec(name);
+  return bias !== null
+    ? `model.layers.${bias[1]}.mlp.expert_bias`
+    : mtpFinalNormBack(name, ggufNames);
+}
 
 /** The router's selection bias as `blk.N.exp_probs_b`, without a suffix, as the converter names it. */
 function expertBias(tensors: readonly TensorInfo[]): MadeTensor[] {
@@ -161,10 +179,9 @@ export const HY_V3: Family = {
     made: expertBias,
     moeLayers: mlpLayerTypes,
     sourceName: mtpFinalNorm,
+    hfNameBack,
     extraBlocks: nextnLayers,
   },
-  ggufReadBackRefusal:
-    "aprkit does not read a Hy3 GGUF back into Hugging Face's layout (its router bias is renamed without a suffix, experts stacked); --keep-names keeps its GGUF tensors",
   // No hash names Hy3's tokenizer, but Tencent's own GGUF of Hy-MT2-30B-A3B,
   // a hy_v3 model with Hy3's 120832-token vocabulary and EOS, carries
   // hunyuan-dense (Hunyuan-4B's hash): DeepSeek-V3's steps, which llama.cpp

@@ -41,7 +41,8 @@ import { type Family, LLAMA_BLOCK, type MadeTensor } from "../family.ts";
 import { type KvWriter, record } from "../kv.ts";
 import { scoringRefusal, writeTextModelKv } from "../text_model.ts";
 import { activation, SILU } from "../config_fields.ts";
-import { GATE_SCORE_BIAS, scoreBiasReadName } from "../router_bias.ts";
+import { GATE_SCORE_BIAS, scoreBiasHfName, scoreBiasReadName } from "../router_bias.ts";
+import { mtpLayerHfName } from "../nextn.ts";
 import { ERNIE_EXPERTS } from "./ernie4_5_moe.ts";
 
 /** `MimoV2Model._n_nextn`: the MTP layers the converter counts, whatever the checkpoint holds. */
@@ -217,6 +218,21 @@ function readName(name: string): string {
   return name.endsWith(".attention_sink_bias") ? `${name}.weight` : scoreBiasReadName(name);
 }
 
+/**
+ * The inverse of {@linkcode readName}, for a GGUF read back, with the MTP
+ * blocks (past the trunk) under `model.mtp.layers.i`, their `ffn_norm` as
+ * `pre_mlp_layernorm` (a trunk layer's is `post_attention_layernorm`).
+ */
+function hfNameBack(name: string, ggufNames?: ReadonlySet<string>): string {
+  const mtp = mtpLayerHfName(name, ggufNames, "model.mtp.layers");
+  const named = mtp === name
+    ? name
+    : mtp.replace(".post_attention_layernorm.", ".pre_mlp_layernorm.");
+  return named.endsWith(".attention_sink_bias.weight")
+    ? named.slice(0, -".weight".length)
+    : scoreBiasHfName(named);
+}
+
 /** The block: Llama's, the sinks, the router, the MTP layers' own tensors. */
 const BLOCK: readonly (readonly [string, string])[] = [
   ...LLAMA_BLOCK,
@@ -318,7 +334,6 @@ export const MIMO2: Family = {
     made: mtpMade,
     extraBlocks: () => NEXTN,
     hfName: readName,
+    hfNameBack,
   },
-  ggufReadBackRefusal:
-    "aprkit does not read a MiMo-V2-Flash GGUF back into Hugging Face's layout (its router bias is renamed, experts stacked, MTP layers renumbered); --keep-names keeps its GGUF tensors",
 };

@@ -34,7 +34,7 @@ import { type KvWriter, record } from "../kv.ts";
 import { mapFloats, rangesInOrder } from "../transforms.ts";
 import { activation, type Assumption, type ConfigFields, SILU } from "../config_fields.ts";
 import { EVERY_LAYER_MOE, QWEN_MOE_EXPERTS, writeQwenMoeKv } from "./qwen2moe.ts";
-import { NEXTN_BLOCK } from "../nextn.ts";
+import { mtpSourceNames, NEXTN_BLOCK } from "../nextn.ts";
 
 /** The linear attention's sizes (`linear_*` of `config.json`). */
 export interface LinearAttention {
@@ -360,43 +360,17 @@ export function countedMtpConfig(
     : { ...config, text_config: { ...text, mtp_num_hidden_layers: count } };
 }
 
-/** The MTP module's own tensors, as the converter's `_QwenMtpMixin` renames them. */
-const MTP_OWN: Readonly<Record<string, string>> = {
-  fc: "eh_proj",
-  pre_fc_norm_embedding: "enorm",
-  pre_fc_norm_hidden: "hnorm",
-  norm: "shared_head.norm",
-};
-
 /**
  * A multi-token-prediction tensor as the block after the trunk, as the
- * converter reads it (`mtp.layers.i.*` → `model.layers.{N + i}.*`, `mtp.fc`
- * → `model.layers.N.eh_proj`…), where config.json counts MTP layers; every
- * other name as it is.
+ * converter's `_QwenMtpMixin` reads it (`mtp.layers.i.*` →
+ * `model.layers.{N + i}.*`, `mtp.fc` → `model.layers.N.eh_proj`…), where
+ * config.json counts MTP layers; every other name as it is.
  */
-export function mtpSourceName(name: string, hparams: Readonly<Record<string, unknown>>): string {
-  return mtpSourceNameCounted(name, hparams, mtpLayers(hparams));
-}
-
-/**
- * {@linkcode mtpSourceName} where `count` MTP layers are counted otherwise
- * (K-EXAONE's `num_nextn_predict_layers`).
- */
-export function mtpSourceNameCounted(
+export function mtpSourceName(
   name: string,
   hparams: Readonly<Record<string, unknown>>,
-  count: number,
-): string {
-  const bare = name.startsWith("model.mtp.") ? name.slice("model.".length) : name;
-  const trunk = hparams["num_hidden_layers"];
-  if (!bare.startsWith("mtp.") || count === 0 || typeof trunk !== "number") {
-    return name;
-  }
-  const layer = /^mtp\.layers\.(\d+)\.(.+)$/.exec(bare);
-  if (layer !== null) return `model.layers.${trunk + Number(layer[1])}.${layer[2]}`;
-  const own = /^mtp\.([a-z_]+)\.(weight|bias)$/.exec(bare);
-  const piece = own === null ? undefined : MTP_OWN[own[1]!];
-  return piece === undefined ? name : `model.layers.${trunk}.${piece}.${own![2]}`;
+): string | readonly string[] {
+  return mtpSourceNames(name, hparams, mtpLayers(hparams), "first");
 }
 
 /**

@@ -33,6 +33,7 @@ import { aprRopeTypeOfGguf } from "../../arch/gguf_rope.ts";
 import { poolingOfGguf } from "../../arch/pooling.ts";
 import { FILE_TYPE_KEY } from "../../arch/kv.ts";
 import { familyOf, familyOfGguf } from "../../arch/registry.ts";
+import { blockCountOf } from "../../arch/nextn.ts";
 import { generalMetadataOf, generalPairs, parameterCounts } from "../../arch/hf_model_card.ts";
 
 /** Arrays longer than this are left out of `gguf_metadata` (vocabularies belong in `tokenizer.*`). */
@@ -361,7 +362,12 @@ export function aprToGgufKv(
       const { field, type } = fields.get(suffix)!;
       // vocab_size is implied by the token list; LlamaModel's families write it, below.
       if (field === "vocab_size") continue;
-      set(`${arch}.${suffix}`, type, metadata[field]);
+      set(
+        `${arch}.${suffix}`,
+        type,
+        // The MTP blocks a read-back into Hugging Face's layout left out of num_layers.
+        suffix === "block_count" ? blockCountOf(metadata) : metadata[field],
+      );
       if (converted && suffix === "attention.key_length") {
         set(`${arch}.attention.value_length`, GgufValueType.UINT32, metadata.head_dim);
       }

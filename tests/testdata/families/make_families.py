@@ -2484,8 +2484,9 @@ def make_mtp_copy(name: str, copy: str) -> None:
     (`fc`, `pre_fc_norm_embedding`, `pre_fc_norm_hidden`, `norm` and
     `layers.0.`, a full-attention decoder block), with `mtp_num_hidden_layers` 1 in
     config.json (Qwen3-Next's in that layout too, its config.json without the count, as
-    published; K-EXAONE's too, counted by `num_nextn_predict_layers` 1, its MTP layer dense
-    as layer 0; Hy3's in GLM-4.5's layout, `final_layernorm` for `shared_head.norm`, no
+    published; K-EXAONE's too, counted by `num_nextn_predict_layers` 1 (2 for
+    `exaone-moe-mtp2`, `mtp.layers.{0,1}.` sharing `fc` and the norms, which the converter
+    copies into both), its MTP layers dense as layer 0; Hy3's in GLM-4.5's layout, `final_layernorm` for `shared_head.norm`, no
     head of its own). transformers does not build that layer (it ignores the tensors on load), so
     the reference is `<name>`'s, checked here by loading the copy."""
     from safetensors.torch import load_file
@@ -2508,18 +2509,20 @@ def make_mtp_copy(name: str, copy: str) -> None:
     # MTP layer is dense, as its first layer (llama.cpp's exaone-moe loads it so).
     if copy in EXAONE_MTP:
         last = "model.layers.0."
-    block = "mtp.layers.0." if qwen else f"model.layers.{layers}."
+    count = MTP_LAYERS.get(copy, 1)
     mtp = {}
-    for k, v in sorted(trunk.items()):
-        if k.startswith(last):
-            mtp[block + k[len(last):]] = torch.randn(v.shape, generator=g) * WEIGHT_STD
+    for i in range(count):
+        block = f"mtp.layers.{i}." if qwen else f"model.layers.{layers + i}."
+        for k, v in sorted(trunk.items()):
+            if k.startswith(last):
+                mtp[block + k[len(last):]] = torch.randn(v.shape, generator=g) * WEIGHT_STD
     if qwen:
         mtp["mtp.fc.weight"] = torch.randn(hidden, 2 * hidden, generator=g) * WEIGHT_STD
         # Qwen3.5 multiplies by 1 + w: norms near 0; K-EXAONE's by w.
         for norm in ("pre_fc_norm_embedding", "pre_fc_norm_hidden", "norm"):
             mtp[f"mtp.{norm}.weight"] = (copy in EXAONE_MTP) + torch.randn(hidden, generator=g) * NORM_STD
         if copy in EXAONE_MTP:
-            config["num_nextn_predict_layers"] = 1
+            config["num_nextn_predict_layers"] = count
             (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n")
         elif copy not in UNCOUNTED_MTP:
             config["mtp_num_hidden_layers"] = 1
@@ -2657,11 +2660,12 @@ def make_nemotron_mtp_copy(name: str, copy: str) -> None:
 # Copies with multi-token-prediction layers (of the checkpoint made first).
 MTP_COPIES = {"glm4moe-mtp": "glm4moe", "qwen35-mtp": "qwen35", "qwen35-moe-mtp": "qwen35-moe",
               "mimo2-mtp": "mimo2", "qwen3-next-mtp": "qwen3-next", "exaone-moe-mtp": "exaone-moe",
-              "hy-v3-mtp": "hy-v3", "nemotron-h-latent-mtp": "nemotron-h-latent"}
+              "hy-v3-mtp": "hy-v3", "nemotron-h-latent-mtp": "nemotron-h-latent",
+              "exaone-moe-mtp2": "exaone-moe"}
 # Those in Qwen3.5's layout (`mtp.*`).
 QWEN_MTP = {"qwen35-mtp", "qwen35-moe-mtp", "qwen3-next-mtp"}
 # K-EXAONE's: Qwen3.5's names, counted by num_nextn_predict_layers, a dense MTP layer.
-EXAONE_MTP = {"exaone-moe-mtp"}
+EXAONE_MTP = {"exaone-moe-mtp", "exaone-moe-mtp2"}
 # Hy3's: GLM-4.5's layout with `final_layernorm`, counted by num_nextn_predict_layers.
 HY_MTP = {"hy-v3-mtp"}
 # Those whose config.json does not count the MTP layers, as Qwen3-Next's published ones
@@ -2669,7 +2673,9 @@ HY_MTP = {"hy-v3-mtp"}
 UNCOUNTED_MTP = {"qwen3-next-mtp"}
 # The MTP layers' seeds (1234 for the copies made before seeds were set per copy).
 MTP_SEEDS = {"qwen3-next-mtp": 600, "exaone-moe-mtp": 9401, "hy-v3-mtp": 9402,
-             "nemotron-h-latent-mtp": 9502}
+             "nemotron-h-latent-mtp": 9502, "exaone-moe-mtp2": 9511}
+# The MTP layers of a copy with more than one.
+MTP_LAYERS = {"exaone-moe-mtp2": 2}
 MAKE_MTP_COPY = {"mimo2-mtp": make_mimo_mtp_copy, "nemotron-h-latent-mtp": make_nemotron_mtp_copy}
 
 
