@@ -133,8 +133,6 @@ export const GLM4MOE: Family = {
     // Written by glm4moeMade; named back by hfNameBack.
     GATE_SCORE_BIAS,
     ...NEXTN_BLOCK,
-    // The router bias by the name `made` gives it, for a GGUF read back.
-    GATE_SCORE_BIAS,
   ],
   experts: DEEPSEEK_EXPERTS,
   permutesQk: false,
@@ -146,7 +144,6 @@ export const GLM4MOE: Family = {
     made: glm4moeMade,
     hfNameBack: scoreBiasHfName,
     extraBlocks: nextnLayers,
-    hfNameBack: scoreBiasHfName,
   },
   preTokenizer: "glm4",
   specialTokensByName: GLM_SPECIAL_TOKENS,
