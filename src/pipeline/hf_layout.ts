@@ -109,11 +109,12 @@ interface Out {
  * The transform: a pass-through for models that did not come from GGUF or
  * whose family aprkit does not know.
  *
- * @param options `dropGenerated`: leave out the converter's generated tensors.
+ * @param options `dropGenerated`: leave out the converter's generated tensors;
+ * `dequantizeNvfp4`: NVFP4 weights as F32 times their `.scale` (`nvfp4_back.ts`).
  * @returns The transform.
  */
 export function fromGgufLayout(
-  options: { dropGenerated?: boolean } = {},
+  options: { dropGenerated?: boolean; dequantizeNvfp4?: boolean } = {},
 ): TransformStream<ModelChunk, ModelChunk> {
   let plan = new Map<string, Out[]>();
   let joins: JoinedBack | undefined;
@@ -140,12 +141,15 @@ export function fromGgufLayout(
           ggufNames: new Set(header.tensors.map((t) => t.name)),
         };
         joins = joinedBack(joinsOf(family, header), header.tensors);
-        nvfp4 = nvfp4Back(header.tensors, ggufNameOf(header));
+        // GGUF output keeps the NVFP4 blocks and their scales as they are.
+        nvfp4 = options.dequantizeNvfp4 === true
+          ? nvfp4Back(header.tensors, ggufNameOf(header))
+          : undefined;
         const outputsOf = (info: TensorInfo) => outputs(info, family, model, options.dropGenerated);
         plan = new Map(
           header.tensors.map((info) => [
             info.name,
-            joins!.outputsOf(info.name) ?? nvfp4!.outputsOf(info.name, outputsOf) ??
+            joins!.outputsOf(info.name) ?? nvfp4?.outputsOf(info.name, outputsOf) ??
               outputsOf(info),
           ]),
         );

@@ -29,7 +29,7 @@ const hf = (name: string) => testdata(`hf/quantized/${name}`);
 /** Every tensor of `a` and `b`: the same names, and values equal to the bit. */
 async function assertSameValues(a: string, b: string, options: { keepNames?: boolean } = {}) {
   const ours = await openModel(a, options);
-  const want = await openModel(b);
+  const want = await openModel(b, options);
   try {
     const names = (m: typeof ours) => m.header.tensors.map((t) => t.name).sort();
     assert.deepEqual(names(ours), names(want));
@@ -146,6 +146,20 @@ Deno.test("--keep-names keeps an NVFP4 GGUF's tensors as they are: the blocks de
       assert.ok(kept.header.tensors.some((t) => t.name === "blk.0.ffn_down_exps.input_scale"));
     } finally {
       await kept.close();
+    }
+  });
+});
+
+Deno.test("GGUF → GGUF keeps the NVFP4 blocks with their .scale and .input_scale", async () => {
+  await withTempDir(async (dir) => {
+    for (const name of ["modelopt-nvfp4", "modelopt-nvfp4-moe"]) {
+      await convertModel(hf(name), `${dir}/${name}.gguf`);
+      await convertModel(`${dir}/${name}.gguf`, `${dir}/${name}.again.gguf`);
+      const before = await nvfp4Of(`${dir}/${name}.gguf`);
+      assert.deepEqual(await nvfp4Of(`${dir}/${name}.again.gguf`), before);
+      await assertSameValues(`${dir}/${name}.again.gguf`, `${dir}/${name}.gguf`, {
+        keepNames: true,
+      });
     }
   });
 });
