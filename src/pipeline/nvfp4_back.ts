@@ -156,7 +156,7 @@ export function nvfp4Back(tensors: readonly TensorInfo[], ggufName: GgufNameOf):
       };
       let entry: TensorEntry | undefined;
       // One scaled entry for all of the weight's outputs (its experts); the pair is then let go.
-      const scaled = () => {
+      const once = () => {
         if (entry !== undefined) return entry;
         entry = scaledEntry(
           info,
@@ -167,7 +167,7 @@ export function nvfp4Back(tensors: readonly TensorInfo[], ggufName: GgufNameOf):
         if (scale !== undefined) held.delete(scale);
         return entry;
       };
-      return outputs(info).map((out) => ({ info: out.info, make: () => out.make(scaled()) }));
+      return outputs(info).map((out) => ({ info: out.info, make: () => out.make(once()) }));
     },
     hold(entry) {
       if (members.has(entry.info.name)) held.set(entry.info.name, entry);
