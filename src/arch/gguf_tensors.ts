@@ -114,6 +114,11 @@ function* templates(
  * scales, NVFP4's).
  */
 const SUFFIXES: readonly string[] = [".weight", ".bias", ".scale"];
+/**
+ * A GGUF's suffixes: those, and `.input_scale` (an NVFP4 weight's activation
+ * scale, which llama.cpp's loader reads beside it).
+ */
+const GGUF_SUFFIXES: readonly string[] = [...SUFFIXES, ".input_scale"];
 
 /** The name without a suffix, then without each of `suffixes` it ends with. */
 function* bases(
@@ -153,7 +158,7 @@ export function ggufTensorKind(
   const listed = ggufTensorKinds(arch);
   if (listed === undefined) return undefined;
   const kinds = extra.length === 0 ? listed : new Set([...listed, ...extra]);
-  for (const [base, suffix] of bases(name)) {
+  for (const [base, suffix] of bases(name, GGUF_SUFFIXES)) {
     for (const [template, block] of templates(base)) {
       // A template with {bid} is a block's, a plain one a whole-model tensor's.
       if ((block === undefined) === template.includes("{bid}")) continue;

@@ -287,8 +287,9 @@ function expected(k: Kinded, d: Dims, arch: string): (number | undefined)[] | un
   const kind = k.kind;
   if (kind === undefined) return undefined;
   const stacked = EXPERT_STACKS.has(kind) && k.perExpert !== true;
-  // A per-tensor or per-expert factor (`.scale`): sized by what it scales, not checked.
-  if (k.suffix === ".scale") return undefined;
+  // A per-tensor or per-expert factor (`.scale`, NVFP4's `.input_scale`): sized by what it
+  // scales, not checked.
+  if (k.suffix === ".scale" || k.suffix === ".input_scale") return undefined;
   if (k.suffix === ".bias") {
     if (WRITE_RESIDUAL.has(kind) || RESIDUAL_NORMS.has(kind)) {
       return stacked ? [d.experts, d.hidden] : [d.hidden];

@@ -481,7 +481,10 @@ async function convertPart(
     // first (issue 18 item 4); SafeTensors drops the tensors the converter
     // generated, which transformers computes itself.
     if (options.keepNames !== true) {
-      stream = stream.pipeThrough(fromGgufLayout({ dropGenerated: format === "safetensors" }));
+      stream = stream.pipeThrough(fromGgufLayout({
+        dropGenerated: format === "safetensors",
+        dequantizeNvfp4: format !== "gguf",
+      }));
     }
     // APR keeps the tensors realizar looks up; other formats the checkpoint's own.
     stream = stream.pipeThrough(

@@ -9,7 +9,8 @@
  * again from them (Apertus's xIELU scalars, after the others), and, for
  * SafeTensors, the tensors llama.cpp's converter generated
  * (`rope_freqs`, LongRoPE factors), which transformers computes itself,
- * dropped (APR keeps them, so its GGUF export has them again). Q/K rows are
+ * dropped, and NVFP4 weights dequantized with their `.scale`
+ * (`nvfp4_back.ts`) (APR keeps them, so its GGUF export has them again). Q/K rows are
  * un-permuted afterwards by `reorderQkRows("hf")`.
  *
  * @module
@@ -19,7 +20,7 @@ import { DTYPES, elementCount, tensorByteLength } from "../dtype.ts";
 import { UsageError } from "../errors.ts";
 import type { Family, JoinedTensor } from "../arch/family.ts";
 import { record } from "../arch/kv.ts";
-import { ggufToHfName } from "../arch/names.ts";
+import { ggufToHfName, hfToGgufName } from "../arch/names.ts";
 import { trunkLayers } from "../arch/nextn.ts";
 import { familyOfGguf } from "../arch/registry.ts";
 import {
@@ -33,6 +34,7 @@ import type { ModelChunk, ModelHeader, ModelMetadata, TensorEntry, TensorInfo } 
 import { agreedCopies } from "./agreed_copies.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
 import { type JoinedBack, joinedBack, joinedBackProblem } from "./joined_back.ts";
+import { type Nvfp4Back, nvfp4Back, nvfp4BackProblem } from "./nvfp4_back.ts";
 
 /** Tensors the converter makes from the config; transformers makes them itself. */
 const GENERATED = new Set([
@@ -82,7 +84,18 @@ function readBackRefusal(header: ModelHeader): string | undefined {
   const refusal = family?.ggufReadBackRefusal ??
     family?.ggufReadBackRefusalOf?.(new Set(header.tensors.map((t) => t.name)), header.metadata);
   if (refusal !== undefined || family === undefined) return refusal;
-  return joinedBackProblem(joinsOf(family, header), header.tensors);
+  const joins = joinsOf(family, header);
+  return joinedBackProblem(joins, header.tensors) ??
+    nvfp4BackProblem(
+      header.tensors,
+      new Set(joins.flatMap((j) => j.parts.map((p) => p.name))),
+      ggufNameOf(header),
+    );
+}
+
+/** The GGUF name of a tensor the reader named (Hugging Face names for llama-like architectures). */
+function ggufNameOf(header: ModelHeader): (name: string) => string {
+  return (name) => hfToGgufName(name, header.metadata.architecture ?? undefined);
 }
 
 /** The tensors the family joins from several GGUF tensors (`joined_back.ts`). */
@@ -99,11 +112,12 @@ interface Out {
  * The transform: a pass-through for models that did not come from GGUF or
  * whose family aprkit does not know.
  *
- * @param options `dropGenerated`: leave out the converter's generated tensors.
+ * @param options `dropGenerated`: leave out the converter's generated tensors;
+ * `dequantizeNvfp4`: NVFP4 weights as F32 times their `.scale` (`nvfp4_back.ts`).
  * @returns The transform.
  */
 export function fromGgufLayout(
-  options: { dropGenerated?: boolean } = {},
+  options: { dropGenerated?: boolean; dequantizeNvfp4?: boolean } = {},
 ): TransformStream<ModelChunk, ModelChunk> {
   let plan = new Map<string, Out[]>();
   let joins: JoinedBack | undefined;
@@ -112,6 +126,7 @@ export function fromGgufLayout(
   let copies = new Map<string, readonly string[]>();
   const arrived = new Map<string, TensorEntry[]>();
   let location = "the model";
+  let nvfp4: Nvfp4Back | undefined;
   let active = false;
   // Tensors made again from the GGUF's keys (Apertus's xIELU scalars), after the others.
   let fromKeys: TensorEntry[] = [];
@@ -134,10 +149,16 @@ export function fromGgufLayout(
           ggufNames: new Set(header.tensors.map((t) => t.name)),
         };
         joins = joinedBack(joinsOf(family, header), header.tensors);
+        // GGUF output keeps the NVFP4 blocks and their scales as they are.
+        nvfp4 = options.dequantizeNvfp4 === true
+          ? nvfp4Back(header.tensors, ggufNameOf(header))
+          : undefined;
+        const outputsOf = (info: TensorInfo) => outputs(info, family, model, options.dropGenerated);
         plan = new Map(
           header.tensors.map((info) => [
             info.name,
-            joins!.outputsOf(info.name) ?? outputs(info, family, model, options.dropGenerated),
+            joins!.outputsOf(info.name) ?? nvfp4?.outputsOf(info.name, outputsOf) ??
+              outputsOf(info),
           ]),
         );
         location = String(header.metadata.source ?? "the model");
@@ -168,6 +189,7 @@ export function fromGgufLayout(
         return;
       }
       joins?.hold(chunk.tensor);
+      nvfp4?.hold(chunk.tensor);
       for (const out of plan.get(chunk.tensor.info.name) ?? []) {
         const tensor = out.make(chunk.tensor);
         const of = copies.get(tensor.info.name);
