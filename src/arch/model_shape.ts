@@ -1009,6 +1009,9 @@ function madeTensors(
  */
 const KEY_SIZED = /^(SSM_|SHORTCONV_|FFN_GATE_TID2EID$|PLE_CONV1D$)/;
 
+/** The suffixes of a kept NVFP4 weight's per-tensor factors (`kept_blocks.ts`). */
+const NVFP4_FACTOR = /^\.(scale|input_scale)$/;
+
 /**
  * Kinds made in another shape than their source's: Qwen4-Exp's indexer
  * query and key (split from one `index_qk_proj`) and its n-gram table
@@ -1038,7 +1041,11 @@ function withMadeKinds(
       // Under its first source (the first shard), each part of a split one.
       const parts = shaped.get(m.needs[0]!) ?? [];
       shaped.set(m.needs[0]!, [...parts, { kind: k.kind, suffix: k.suffix, shape: m.info.shape }]);
-    } else if (k !== undefined && m.needs.length === 1 && KEY_SIZED.test(k.kind)) {
+    } else if (
+      k !== undefined && m.needs.length === 1 && KEY_SIZED.test(k.kind) &&
+      // Not a kept NVFP4 weight's per-tensor factors (Nemotron-H's ssm_in.scale).
+      !NVFP4_FACTOR.test(k.suffix)
+    ) {
       kinds.set(m.needs[0]!, { kind: k.kind, suffix: k.suffix });
     } else if (k !== undefined && k.kind.startsWith("FFN_DOWN")) {
       // Under its first source (an MXFP4 checkpoint's `_blocks`, its scales beside it).

@@ -167,6 +167,7 @@ def write(name: str, tensors: dict, quantization_config: dict, values: dict, ref
 
 FAMILIES = runpy.run_path(str(HERE.parents[1] / "families" / "make_llamacpp.py"))
 PRE_BY_REGEX = FAMILIES["PRE_BY_REGEX"]
+FAMILY_PRE = FAMILIES["FAMILY_PRE"]
 
 
 def convert(folder: Path, out: Path, args: tuple[str, ...]):
@@ -188,7 +189,10 @@ def convert(folder: Path, out: Path, args: tuple[str, ...]):
             steps = pre.get("pretokenizers", [pre])
             regexes = [s["pattern"]["Regex"] for s in steps if s.get("type") == "Split"]
             if len(regexes) == 1 and regexes[0] in PRE_BY_REGEX:
-                return PRE_BY_REGEX[regexes[0]]
+                # Under the name the family's published tokenizer hashes to (Nemotron-H's pixtral).
+                name = PRE_BY_REGEX[regexes[0]]
+                architecture = (self.hparams.get("architectures") or [""])[0]
+                return FAMILY_PRE.get((name, architecture), name)
             if [(s.get("type"), s.get("use_regex")) for s in steps] == [("ByteLevel", True)]:
                 return "gpt-2"  # GPT-2's own: its regex inside ByteLevel (tiny-llama's)
             raise
@@ -274,7 +278,7 @@ def run_llamacpp_nvfp4(folder: Path, names: dict[str, str], values: dict, outtyp
                         else values[names[t.name]].numpy())
                 heads = {"attn_q": config["num_attention_heads"], "attn_k": config["num_key_value_heads"]}
                 part = t.name.split(".")[2]
-                if config["model_type"] == "llama" and part in heads:
+                if config["model_type"] in ("llama", "nemotron_h") and part in heads:
                     # Back from the converter's RoPE row permutation to the checkpoint's rows.
                     rows, cols = want.shape
                     deq = deq.reshape(heads[part], rows // heads[part] // 2, 2, cols).swapaxes(1, 2)
@@ -935,6 +939,65 @@ def make_modelopt_nvfp4_mellum():
     write_nvfp4_moe("modelopt-nvfp4-mellum", c, 9523)
 
 
+# A tiny Nemotron 3 Nano (NemotronHForCausalLM with MoE layers, "MEM*E": Mamba-2, MoE,
+# attention) as ModelOpt exports it: the Mamba, attention, shared-expert and expert
+# projections NVFP4, whose .scale llama.cpp's nemotron_h_moe graph multiplies in; the
+# router and lm_head left out. Its experts (`mixer.experts.N.up_proj`, ReLU², no gate)
+# are stacked by the converter as Qwen3-MoE's; config.json counts them as n_routed_experts,
+# which _generate_nvfp4_tensors does not read, so it stacks them after every other weight.
+NEMOTRON_H_FAMILY = HERE.parents[1] / "families" / "hf" / "nemotron-h-moe"
+NEMOTRON_H_GGUF = {"mixer.in_proj": "ssm_in", "mixer.out_proj": "ssm_out", "mixer.q_proj": "attn_q",
+                   "mixer.k_proj": "attn_k", "mixer.v_proj": "attn_v", "mixer.o_proj": "attn_output",
+                   "mixer.shared_experts.up_proj": "ffn_up_shexp",
+                   "mixer.shared_experts.down_proj": "ffn_down_shexp"}
+
+
+def make_modelopt_nvfp4_nemotron_h():
+    """The nemotron-h-moe family fixture's model with 64-wide experts (ggml's NVFP4 blocks hold
+    64 values), seed 9561: its SSM parameters and norms kept, every projection drawn anew."""
+    from safetensors.torch import load_file
+    c = json.loads((NEMOTRON_H_FAMILY / "config.json").read_text())
+    c["moe_intermediate_size"] = 64
+    family = {}
+    for f in sorted(NEMOTRON_H_FAMILY.glob("*.safetensors")):
+        family.update(load_file(f))
+    g = torch.Generator().manual_seed(9561)
+    ff, h = c["moe_intermediate_size"], c["hidden_size"]
+    w = {}
+    for k, v in sorted(family.items()):
+        shape = tuple(v.shape)
+        if ".experts." in k and ".shared_experts." not in k:
+            shape = (ff, h) if k.endswith("up_proj.weight") else (h, ff)
+        if v.ndim == 2 and "conv1d" not in k:
+            w[k] = torch.randn(shape, generator=g) * 0.1
+        else:
+            w[k] = v.clone()
+    tensors, values, names = {}, {}, {}
+    quantized = {k for k in w if k.startswith("backbone.layers.") and w[k].ndim == 2
+                 and not k.endswith("mixer.gate.weight")}
+    for k in sorted(quantized):
+        modelopt_nvfp4(tensors, values, k, w[k], 0.0078125 * (1 + len(values) / 64))
+        bid, part = int(k.split(".")[2]), k.split(".", 3)[3].removesuffix(".weight")
+        if ".mixer.experts." in k:
+            proj = part.split(".")[-1]
+            names[f"blk.{bid}.ffn_{proj.removesuffix('_proj')}_exps.weight"] = [
+                f"backbone.layers.{bid}.mixer.experts.{e}.{proj}.weight" for e in range(c["n_routed_experts"])]
+        else:
+            names[f"blk.{bid}.{NEMOTRON_H_GGUF[part]}.weight"] = k
+    tensors.update(plain(w, quantized))
+    for k in w:  # The SSM's A_log and D in F32, as the published checkpoints keep them.
+        if k.endswith(("mixer.A_log", "mixer.D")):
+            tensors[k] = w[k]
+    write("modelopt-nvfp4-nemotron-h", tensors, None, values,
+          "numpy: E2M1(code) * E4M3(weight_scale) * weight_scale_2, NVIDIA's NVFP4; equal to gguf-py's "
+          "NVFP4 dequantizer times .scale (per expert for the stacked experts) on llama.cpp's converter output",
+          config=c, nvfp4=names, tokenizer_from=NEMOTRON_H_FAMILY,
+          hf_quant_config={"producer": {"name": "modelopt", "version": "0.33.0"},
+                           "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": None,
+                                            "group_size": 16,
+                                            "exclude_modules": ["lm_head", "backbone.layers.*.mixer.gate"]}})
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 2:  # only the named fixtures
         for name in sys.argv[2:]:
@@ -962,3 +1025,4 @@ if __name__ == "__main__":
     make_modelopt_nvfp4_moe()
     make_ct_nvfp4_moe()
     make_modelopt_nvfp4_mellum()
+    make_modelopt_nvfp4_nemotron_h()
