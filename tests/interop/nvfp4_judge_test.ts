@@ -26,13 +26,14 @@ const NVFP4_LOGPROB_TOLERANCE = 0.05;
 
 /**
  * Nemotron-H's: its Mamba-2 layers (the projections into and out of the
- * scan NVFP4 too) carry the activations' Q8_0 rounding further. Measured:
- * 0.061 for the NVFP4 file, and 0.072 for the same dequantized model stored
- * as Q8_0 (every matrix, so its activations rounded alike) against its F32
- * file in the same llama.cpp; the NVFP4 file is within what that rounding
- * alone gives (a `.scale` left out would multiply a product by ~1e4).
+ * scan NVFP4 too) carry the activations' Q8_0 rounding further. Measured,
+ * Nano's shape then Super's (latent experts): 0.061 and 0.070 for the NVFP4
+ * files, and 0.072 and 0.139 for the same dequantized models stored as Q8_0
+ * (every matrix, so their activations rounded alike) against their F32 files
+ * in the same llama.cpp; the NVFP4 files are within what that rounding alone
+ * gives (a `.scale` left out would multiply a product by ~1e4).
  */
-const NEMOTRON_H_LOGPROB_TOLERANCE = 0.07;
+const NEMOTRON_H_LOGPROB_TOLERANCE = 0.08;
 
 /** Token ids within every fixture's vocabulary, and the positions compared. */
 const IDS = [1, 17, 42, 99, 250, 31, 200, 7, 64, 128];
@@ -53,6 +54,7 @@ const FIXTURES: [string, number][] = [
   ["ct-nvfp4-moe", 384],
   ["modelopt-nvfp4-mellum", 384],
   ["modelopt-nvfp4-nemotron-h", 384],
+  ["modelopt-nvfp4-nemotron-h-latent", 384],
 ];
 
 for (const [name, vocab] of FIXTURES) {
@@ -78,15 +80,23 @@ for (const [name, vocab] of FIXTURES) {
       const [kept, reference] = [runs[0]!.logprobs, runs[1]!.logprobs];
       assert.equal(kept.length, POSITIONS.length);
       let worst = 0;
+      let tops = 0;
       for (let p = 0; p < POSITIONS.length; p++) {
         assert.equal(kept[p]!.length, vocab);
         for (let t = 0; t < vocab; t++) {
           worst = Math.max(worst, Math.abs(kept[p]![t]! - reference[p]![t]!));
         }
-        // The likeliest next token is the same.
+        // The likeliest next token is the same, where the reference's leads the
+        // next by more than the differences allowed could close (Super's shape has
+        // a near-tie, 0.021 apart, at one position).
         const top = (row: number[]) => row.indexOf(Math.max(...row));
-        assert.equal(top(kept[p]!), top(reference[p]!), `position ${POSITIONS[p]}`);
+        const [first, second] = [...reference[p]!].sort((a, b) => b - a);
+        if (first! - second! > 2 * tolerance) {
+          assert.equal(top(kept[p]!), top(reference[p]!), `position ${POSITIONS[p]}`);
+          tops++;
+        }
       }
+      assert.ok(tops > 0, "no position with a clear likeliest token");
       assert.ok(
         worst <= tolerance,
         `largest log-prob difference ${worst} over ${tolerance}`,

@@ -44,6 +44,7 @@ for (
     "ct-nvfp4",
     "modelopt-nvfp4-moe",
     "modelopt-nvfp4-nemotron-h",
+    "modelopt-nvfp4-nemotron-h-latent",
   ]
 ) {
   const source = testdata(`hf/quantized/${name}`);

@@ -63,6 +63,7 @@ const NVFP4_FIXTURES = [
   "ct-nvfp4-moe",
   "modelopt-nvfp4-mellum",
   "modelopt-nvfp4-nemotron-h",
+  "modelopt-nvfp4-nemotron-h-latent",
 ];
 
 const FIXTURES = [
@@ -417,12 +418,14 @@ for (const name of NVFP4_FIXTURES) {
       }
       // Layers of four attention weights and three expert stacks in the MoEs (two, one).
       // Nemotron-H's "MEM*E": two Mamba layers' in/out, one attention, two MoE layers'
-      // shared expert and two stacks.
-      equal(
-        checked,
-        { "modelopt-mixed": 3, "modelopt-nvfp4-moe": 14, "modelopt-nvfp4-nemotron-h": 16 }[name] ??
-          7,
-      );
+      // shared expert and two stacks ("MEMEM*E": three, one, three).
+      const counts: Record<string, number> = {
+        "modelopt-mixed": 3,
+        "modelopt-nvfp4-moe": 14,
+        "modelopt-nvfp4-nemotron-h": 16,
+        "modelopt-nvfp4-nemotron-h-latent": 22,
+      };
+      equal(checked, counts[name] ?? 7);
     } finally {
       await model.close();
     }

@@ -34,7 +34,10 @@ modelopt-nvfp4-moe is a two-layer Qwen3-MoE (the tokenizer of
 ../../families/hf/qwen3-moe, seed 9521) with NVFP4 experts one module each, which
 the converter stacks per layer and projection with a `.scale` per expert;
 ct-nvfp4-moe the same as compressed-tensors writes it (one layer, seed 9522), and
-modelopt-nvfp4-mellum a one-layer Mellum 2 (Qwen3-MoE's block, seed 9523).
+modelopt-nvfp4-mellum a one-layer Mellum 2 (Qwen3-MoE's block, seed 9523);
+modelopt-nvfp4-nemotron-h and modelopt-nvfp4-nemotron-h-latent are Nemotron 3 Nano's
+and Super's shapes (the nemotron-h-moe and nemotron-h-latent family fixtures with
+64-wide experts, seeds 9561 and 9562), Mamba, attention and experts NVFP4.
 Run one fixture alone by naming its function: `make_fixtures.py LLAMA make_ct_nvfp4`.
 
 Tests and CI read only the committed outputs.
@@ -952,29 +955,33 @@ NEMOTRON_H_GGUF = {"mixer.in_proj": "ssm_in", "mixer.out_proj": "ssm_out", "mixe
                    "mixer.shared_experts.down_proj": "ffn_down_shexp"}
 
 
-def make_modelopt_nvfp4_nemotron_h():
-    """The nemotron-h-moe family fixture's model with 64-wide experts (ggml's NVFP4 blocks hold
-    64 values), seed 9561: its SSM parameters and norms kept, every projection drawn anew."""
+def write_nvfp4_nemotron_h(name: str, family: Path, seed: int, **config):
+    """A Nemotron-H family fixture's model (`family`) with `config` changed (64-wide experts:
+    ggml's NVFP4 blocks hold 64 values), its SSM parameters and norms kept, every projection
+    drawn anew from `seed`; all but the router and the latent projections NVFP4."""
     from safetensors.torch import load_file
-    c = json.loads((NEMOTRON_H_FAMILY / "config.json").read_text())
-    c["moe_intermediate_size"] = 64
-    family = {}
-    for f in sorted(NEMOTRON_H_FAMILY.glob("*.safetensors")):
-        family.update(load_file(f))
-    g = torch.Generator().manual_seed(9561)
-    ff, h = c["moe_intermediate_size"], c["hidden_size"]
+    c = {**json.loads((family / "config.json").read_text()), **config}
+    weights = {}
+    for f in sorted(family.glob("*.safetensors")):
+        weights.update(load_file(f))
+    g = torch.Generator().manual_seed(seed)
+    h, ff, latent = c["hidden_size"], c["moe_intermediate_size"], c.get("moe_latent_size") or c["hidden_size"]
+    shexp = c["moe_shared_expert_intermediate_size"]
+    shapes = {".shared_experts.up_proj.weight": (shexp, h), ".shared_experts.down_proj.weight": (h, shexp),
+              ".fc1_latent_proj.weight": (latent, h), ".fc2_latent_proj.weight": (h, latent)}
     w = {}
-    for k, v in sorted(family.items()):
-        shape = tuple(v.shape)
+    for k, v in sorted(weights.items()):
+        shape = next((s for end, s in shapes.items() if k.endswith(end)), tuple(v.shape))
         if ".experts." in k and ".shared_experts." not in k:
-            shape = (ff, h) if k.endswith("up_proj.weight") else (h, ff)
+            shape = (ff, latent) if k.endswith("up_proj.weight") else (latent, ff)
         if v.ndim == 2 and "conv1d" not in k:
             w[k] = torch.randn(shape, generator=g) * 0.1
         else:
             w[k] = v.clone()
     tensors, values, names = {}, {}, {}
+    # The router and the latent projections: llama.cpp's graph multiplies them without a .scale.
     quantized = {k for k in w if k.startswith("backbone.layers.") and w[k].ndim == 2
-                 and not k.endswith("mixer.gate.weight")}
+                 and not k.endswith(("mixer.gate.weight", "_latent_proj.weight"))}
     for k in sorted(quantized):
         modelopt_nvfp4(tensors, values, k, w[k], 0.0078125 * (1 + len(values) / 64))
         bid, part = int(k.split(".")[2]), k.split(".", 3)[3].removesuffix(".weight")
@@ -988,14 +995,29 @@ def make_modelopt_nvfp4_nemotron_h():
     for k in w:  # The SSM's A_log and D in F32, as the published checkpoints keep them.
         if k.endswith(("mixer.A_log", "mixer.D")):
             tensors[k] = w[k]
-    write("modelopt-nvfp4-nemotron-h", tensors, None, values,
+    write(name, tensors, None, values,
           "numpy: E2M1(code) * E4M3(weight_scale) * weight_scale_2, NVIDIA's NVFP4; equal to gguf-py's "
           "NVFP4 dequantizer times .scale (per expert for the stacked experts) on llama.cpp's converter output",
-          config=c, nvfp4=names, tokenizer_from=NEMOTRON_H_FAMILY,
+          config=c, nvfp4=names, tokenizer_from=family,
           hf_quant_config={"producer": {"name": "modelopt", "version": "0.33.0"},
                            "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": None,
                                             "group_size": 16,
-                                            "exclude_modules": ["lm_head", "backbone.layers.*.mixer.gate"]}})
+                                            "exclude_modules": ["lm_head", "backbone.layers.*.mixer.gate",
+                                                                "backbone.layers.*.mixer.fc1_latent_proj",
+                                                                "backbone.layers.*.mixer.fc2_latent_proj"]}})
+
+
+def make_modelopt_nvfp4_nemotron_h():
+    """Nemotron 3 Nano's shape (the nemotron-h-moe family fixture, "MEM*E"), seed 9561."""
+    write_nvfp4_nemotron_h("modelopt-nvfp4-nemotron-h", NEMOTRON_H_FAMILY, 9561, moe_intermediate_size=64)
+
+
+def make_modelopt_nvfp4_nemotron_h_latent():
+    """Nemotron 3 Super's LatentMoE (the nemotron-h-latent family fixture, "MEMEM*E"), seed 9562:
+    its experts NVFP4 in a 64-wide latent space, the latent projections BF16."""
+    write_nvfp4_nemotron_h("modelopt-nvfp4-nemotron-h-latent", NEMOTRON_H_FAMILY.parent / "nemotron-h-latent",
+                           9562, moe_intermediate_size=64, moe_latent_size=64,
+                           moe_shared_expert_intermediate_size=64)
 
 
 if __name__ == "__main__":
@@ -1026,3 +1048,4 @@ if __name__ == "__main__":
     make_ct_nvfp4_moe()
     make_modelopt_nvfp4_mellum()
     make_modelopt_nvfp4_nemotron_h()
+    make_modelopt_nvfp4_nemotron_h_latent()
