@@ -98,6 +98,15 @@ export function keptNvfp4Tensors(
     }
     const expert = EXPERT.exec(weight.name);
     if (expert !== null) {
+      // The converter keys a stack by the number after any `.layers.`: a
+      // multi-token-prediction layer's experts (Nemotron-H's mtp.layers.1)
+      // would join that trunk layer's, under a name its map does not have.
+      if (!weight.name.startsWith(`${family.hfBlockPrefix ?? "model.layers"}.`)) {
+        throw new RangeError(
+          `Cannot convert NVFP4 weight "${weight.name}" to GGUF: llama.cpp's converter stacks ` +
+            "NVFP4 experts of the model's own layers only",
+        );
+      }
       const layer = Number(LAYER.exec(weight.name)?.[1] ?? 0);
       const key = `${layer}.${expert[2]}`;
       const stack = stacks.get(key) ?? { layer, proj: expert[2]!, experts: new Map() };

@@ -308,3 +308,19 @@ Deno.test("kept NVFP4: Nemotron-H's router and latent projections refused, which
     });
   }
 });
+
+Deno.test("kept NVFP4: Nemotron-H's multi-token-prediction experts refused (the converter would stack them with the trunk layer of the same number)", () => {
+  throws(
+    () =>
+      keptNvfp4Tensors(
+        [
+          ...nemotron(1, "mixer.experts.0.up_proj"),
+          info("mtp.layers.1.mixer.experts.0.up_proj.weight", "U8", [64, 32]),
+          info("mtp.layers.1.mixer.experts.0.up_proj.weight_scale", "F8_E4M3", [64, 4]),
+        ],
+        NEMOTRON_H_MOE,
+        { num_nextn_predict_layers: 1 },
+      ),
+    /"mtp\.layers\.1\.mixer\.experts\.0\.up_proj\.weight" to GGUF: llama\.cpp's converter stacks NVFP4 experts of the model's own layers only/,
+  );
+});
