@@ -11,8 +11,13 @@
  * (`….experts.N.gate_proj|up_proj|down_proj`) are stacked per projection
  * into one `[experts, rows, cols]` NVFP4 tensor with `[experts]` F32
  * `.scale` and `.input_scale` (`_flush_nvfp4_experts`), written when the
- * layer's last expert of that projection is reached. The same mechanism as
- * a family's own made tensors (gpt-oss's MXFP4 experts).
+ * layer's last expert of that projection is reached (a family's experts
+ * under its own layout, Nemotron-H's `mixer.experts.N.up_proj|down_proj`,
+ * under the name the converter maps `model.layers.L.mlp.experts.PROJ` to).
+ * Only for families whose llama.cpp graph multiplies `.scale` in
+ * (`GgufSupport.nvfp4Scales`), less the tensors it multiplies without it
+ * (`nvfp4Unscaled`). The same mechanism as a family's own made tensors
+ * (gpt-oss's MXFP4 experts).
  *
  * @module
  */

@@ -1037,15 +1037,13 @@ function withMadeKinds(
   const shaped = new Map<string, { kind: string; suffix: string; shape: readonly number[] }[]>();
   for (const m of made ?? []) {
     const k = m.needs.length > 0 ? ggufTensorKind(arch, m.info.name) : undefined;
+    // A kept NVFP4 weight's per-tensor factors (Nemotron-H's ssm_in.scale) size nothing.
+    if (k !== undefined && NVFP4_FACTOR.test(k.suffix)) continue;
     if (k !== undefined && MADE_SHAPED.test(k.kind)) {
       // Under its first source (the first shard), each part of a split one.
       const parts = shaped.get(m.needs[0]!) ?? [];
       shaped.set(m.needs[0]!, [...parts, { kind: k.kind, suffix: k.suffix, shape: m.info.shape }]);
-    } else if (
-      k !== undefined && m.needs.length === 1 && KEY_SIZED.test(k.kind) &&
-      // Not a kept NVFP4 weight's per-tensor factors (Nemotron-H's ssm_in.scale).
-      !NVFP4_FACTOR.test(k.suffix)
-    ) {
+    } else if (k !== undefined && m.needs.length === 1 && KEY_SIZED.test(k.kind)) {
       kinds.set(m.needs[0]!, { kind: k.kind, suffix: k.suffix });
     } else if (k !== undefined && k.kind.startsWith("FFN_DOWN")) {
       // Under its first source (an MXFP4 checkpoint's `_blocks`, its scales beside it).
