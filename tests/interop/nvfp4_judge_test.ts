@@ -31,7 +31,7 @@ const NVFP4_LOGPROB_TOLERANCE = 0.05;
  * files, and 0.072 and 0.139 for the same dequantized models stored as Q8_0
  * (every matrix, so their activations rounded alike) against their F32 files
  * in the same llama.cpp; the NVFP4 files are within what that rounding alone
- * gives (a `.scale` left out would multiply a product by ~1e4).
+ * gives (a `.scale` left out would multiply a product by 5,600 to 8,100).
  */
 const NEMOTRON_H_LOGPROB_TOLERANCE = 0.08;
 
