@@ -487,6 +487,12 @@ export interface GgufSupport {
    */
   readonly nvfp4Scales?: boolean;
   /**
+   * Of a family whose graph applies `.scale` (`nvfp4Scales`), the GGUF
+   * tensors (`blk.N.KIND.weight`'s KIND) it multiplies without it, each with
+   * where: an NVFP4 weight of one of them is refused for GGUF.
+   */
+  readonly nvfp4Unscaled?: Readonly<Record<string, string>>;
+  /**
    * Whether the family's GGUF carries a sentence embedder's `Dense`
    * projections (EmbeddingGemma's `dense_2`, `dense_3`); a model with them
    * is refused for the others, whose files would not embed as it does.

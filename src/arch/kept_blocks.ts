@@ -11,8 +11,13 @@
  * (`….experts.N.gate_proj|up_proj|down_proj`) are stacked per projection
  * into one `[experts, rows, cols]` NVFP4 tensor with `[experts]` F32
  * `.scale` and `.input_scale` (`_flush_nvfp4_experts`), written when the
- * layer's last expert of that projection is reached. The same mechanism as
- * a family's own made tensors (gpt-oss's MXFP4 experts).
+ * layer's last expert of that projection is reached (a family's experts
+ * under its own layout, Nemotron-H's `mixer.experts.N.up_proj|down_proj`,
+ * under the name the converter maps `model.layers.L.mlp.experts.PROJ` to).
+ * Only for families whose llama.cpp graph multiplies `.scale` in
+ * (`GgufSupport.nvfp4Scales`), less the tensors it multiplies without it
+ * (`nvfp4Unscaled`). The same mechanism as a family's own made tensors
+ * (gpt-oss's MXFP4 experts).
  *
  * @module
  */
@@ -86,8 +91,27 @@ export function keptNvfp4Tensors(
       scale2: byName.get(`${weight.name}_scale_2`),
       inputScale: byName.get(`${base}.input_scale`),
     };
+    const kind = /^blk\.\d+\.(.+)\.weight$/.exec(hfToGgufName(weight.name, family))?.[1];
+    const unscaled = kind === undefined ? undefined : family.gguf?.nvfp4Unscaled?.[kind];
+    if (unscaled !== undefined) {
+      throw new RangeError(
+        `Cannot convert NVFP4 weight "${weight.name}" to GGUF: llama.cpp's ` +
+          `${family.ggufArchitecture} graph multiplies ${kind} without its per-tensor scale ` +
+          `(.scale; ${unscaled}), so the converter's file of it computes wrong values; APR and ` +
+          "SafeTensors outputs dequantize it",
+      );
+    }
     const expert = EXPERT.exec(weight.name);
     if (expert !== null) {
+      // The converter keys a stack by the number after any `.layers.`: a
+      // multi-token-prediction layer's experts (Nemotron-H's mtp.layers.1)
+      // would join that trunk layer's, under a name its map does not have.
+      if (!weight.name.startsWith(`${family.hfBlockPrefix ?? "model.layers"}.`)) {
+        throw new RangeError(
+          `Cannot convert NVFP4 weight "${weight.name}" to GGUF: llama.cpp's converter stacks ` +
+            "NVFP4 experts of the model's own layers only",
+        );
+      }
       const layer = Number(LAYER.exec(weight.name)?.[1] ?? 0);
       const key = `${layer}.${expert[2]}`;
       const stack = stacks.get(key) ?? { layer, proj: expert[2]!, experts: new Map() };
@@ -158,16 +182,19 @@ function keptWeight(kept: KeptWeight, family: Family): MadeTensor[] {
  */
 function stackedExperts(stack: ExpertStack, family: Family, count: number): MadeTensor[] {
   const { layer, proj } = stack;
+  // The converter maps model.layers.L.mlp.experts.PROJ.weight, the name its
+  // families' own stacking gives (Nemotron-H's too, for its mixer.experts).
   const layout = family.experts;
-  const gguf = layout?.prefix === "mlp.experts" &&
-      (family.hfBlockPrefix ?? "model.layers") === "model.layers"
-    ? layout.stacks.find((s) => s.hf === proj)?.gguf
+  const blocks = family.hfBlockPrefix ?? "model.layers";
+  const under = `${blocks}.${layer}.${layout?.prefix}.`;
+  const gguf = [...stack.experts.values()].every((k) => k.weight.name.startsWith(under))
+    ? layout?.stacks.find((s) => s.hf === proj)?.gguf
     : undefined;
   if (gguf === undefined) {
     throw new RangeError(
       `Cannot stack the NVFP4 experts of layer ${layer} for GGUF: the ${family.name} family ` +
-        `has no GGUF name for model.layers.${layer}.mlp.experts.${proj}.weight, the name ` +
-        "llama.cpp's converter stacks them under",
+        `has no GGUF name for its experts' ${proj}, which llama.cpp's converter stacks as ` +
+        `model.layers.${layer}.mlp.experts.${proj}.weight`,
     );
   }
   const n = count > 0 ? count : stack.experts.size;

@@ -1014,6 +1014,9 @@ function madeTensors(
  */
 const KEY_SIZED = /^(SSM_|SHORTCONV_|FFN_GATE_TID2EID$|PLE_CONV1D$)/;
 
+/** The suffixes of a kept NVFP4 weight's per-tensor factors (`kept_blocks.ts`). */
+const NVFP4_FACTOR = /^\.(scale|input_scale)$/;
+
 /**
  * Kinds made in another shape than their source's: Qwen4-Exp's indexer
  * query and key (split from one `index_qk_proj`) and its n-gram table
@@ -1039,6 +1042,8 @@ function withMadeKinds(
   const shaped = new Map<string, { kind: string; suffix: string; shape: readonly number[] }[]>();
   for (const m of made ?? []) {
     const k = m.needs.length > 0 ? ggufTensorKind(arch, m.info.name) : undefined;
+    // A kept NVFP4 weight's per-tensor factors (Nemotron-H's ssm_in.scale) size nothing.
+    if (k !== undefined && NVFP4_FACTOR.test(k.suffix)) continue;
     if (k !== undefined && MADE_SHAPED.test(k.kind)) {
       // Under its first source (the first shard), each part of a split one.
       const parts = shaped.get(m.needs[0]!) ?? [];

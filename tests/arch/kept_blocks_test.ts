@@ -226,7 +226,7 @@ Deno.test("kept NVFP4: experts the converter cannot stack are refused, naming wh
     throws(
       () =>
         keptNvfp4Tensors(expert(0, 0, "up_proj"), familyOf("mixtral")!, { num_local_experts: 1 }),
-      /the mixtral family has no GGUF name for model\.layers\.0\.mlp\.experts\.up_proj\.weight/,
+      /the mixtral family has no GGUF name for its experts' up_proj, which llama\.cpp's converter stacks as model\.layers\.0\.mlp\.experts\.up_proj\.weight/,
     );
   });
   await t.step("a MoE family whose graph ignores the experts' .scale (qwen2moe)", () => {
@@ -249,5 +249,78 @@ Deno.test("kept NVFP4: refused for a family whose llama.cpp graph ignores .scale
         {},
       ),
     /llama\.cpp's qwen2 graph does not multiply in NVFP4's per-tensor scale \(\.scale\).*supported for llama, mistral, mixtral, mistral3, qwen3[^;]*; APR/,
+  );
+});
+
+const NEMOTRON_H_MOE = familyOf("nemotron_h_moe")!;
+
+/** One NVFP4 weight of a Nemotron-H block (`backbone.layers.L.PIECE`), `rows` × 64 values. */
+function nemotron(layer: number, piece: string, rows = 64): TensorInfo[] {
+  const base = `backbone.layers.${layer}.${piece}`;
+  return [
+    info(`${base}.weight`, "U8", [rows, 32]),
+    info(`${base}.weight_scale`, "F8_E4M3", [rows, 4]),
+  ];
+}
+
+Deno.test("kept NVFP4: Nemotron-H's mixer.experts (ReLU², no gate) stacked as the converter's model.layers.L.mlp.experts names them, after every other weight (it reads no n_routed_experts)", () => {
+  const made = keptNvfp4Tensors(
+    [
+      ...nemotron(1, "mixer.experts.0.up_proj"),
+      ...nemotron(1, "mixer.experts.0.down_proj"),
+      ...nemotron(1, "mixer.experts.1.up_proj"),
+      ...nemotron(1, "mixer.experts.1.down_proj"),
+      ...nemotron(1, "mixer.shared_experts.up_proj"),
+      ...nemotron(0, "mixer.in_proj", 328),
+    ],
+    NEMOTRON_H_MOE,
+    { n_routed_experts: 2 },
+  );
+  deepEqual(made.map((m) => [m.info.name, m.info.shape]), [
+    ["blk.1.ffn_up_shexp.weight", [64, 64]],
+    ["blk.0.ssm_in.weight", [328, 64]],
+    ["blk.1.ffn_up_exps.weight", [2, 64, 64]],
+    ["blk.1.ffn_down_exps.weight", [2, 64, 64]],
+  ]);
+});
+
+Deno.test("kept NVFP4: Nemotron-H's router and latent projections refused, which its graph multiplies without their .scale", async (t) => {
+  for (
+    const [piece, kind, why] of [
+      ["mixer.gate", "ffn_gate_inp", "the router's build_lora_mm is given none"],
+      [
+        "mixer.fc1_latent_proj",
+        "ffn_latent_down",
+        "the latent projections are a plain ggml_mul_mat",
+      ],
+      ["mixer.fc2_latent_proj", "ffn_latent_up", "the latent projections are a plain ggml_mul_mat"],
+    ] as const
+  ) {
+    await t.step(piece, () => {
+      throws(
+        () => keptNvfp4Tensors(nemotron(1, piece), NEMOTRON_H_MOE, {}),
+        new RegExp(
+          `"backbone\\.layers\\.1\\.${piece.replaceAll(".", "\\.")}\\.weight" to GGUF: ` +
+            `llama\\.cpp's nemotron_h_moe graph multiplies ${kind} without its per-tensor scale ` +
+            `\\(\\.scale; ${why}\\)`,
+        ),
+      );
+    });
+  }
+});
+
+Deno.test("kept NVFP4: Nemotron-H's multi-token-prediction experts refused (the converter would stack them with the trunk layer of the same number)", () => {
+  throws(
+    () =>
+      keptNvfp4Tensors(
+        [
+          ...nemotron(1, "mixer.experts.0.up_proj"),
+          info("mtp.layers.1.mixer.experts.0.up_proj.weight", "U8", [64, 32]),
+          info("mtp.layers.1.mixer.experts.0.up_proj.weight_scale", "F8_E4M3", [64, 4]),
+        ],
+        NEMOTRON_H_MOE,
+        { num_nextn_predict_layers: 1 },
+      ),
+    /"mtp\.layers\.1\.mixer\.experts\.0\.up_proj\.weight" to GGUF: llama\.cpp's converter stacks NVFP4 experts of the model's own layers only/,
   );
 });

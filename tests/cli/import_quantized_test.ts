@@ -442,6 +442,44 @@ Deno.test("apr convert refuses NVFP4 experts to GGUF for a MoE family whose llam
   });
 });
 
+Deno.test("apr convert refuses an NVFP4 latent projection of Nemotron 3 Super to GGUF (llama.cpp multiplies it without its .scale), in one line, with no file", async () => {
+  await withTempDir(async (dir) => {
+    const folder = await relabelled(dir, "modelopt-nvfp4-nemotron-h-latent", "super-nvfp4", {});
+    // Layer 1's fc1_latent_proj ([64, 64], BF16 in the fixture) NVFP4 as its shared
+    // expert's up_proj is ([64, 64] too): that weight's codes and scales under its name.
+    const file = `${folder}/model.safetensors`;
+    const bytes = await Deno.readFile(file);
+    const length = Number(new DataView(bytes.buffer).getBigUint64(0, true));
+    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
+    const data = (name: string) => {
+      const [begin, end] = header[name].data_offsets as [number, number];
+      return bytes.subarray(8 + length + begin, 8 + length + end);
+    };
+    const from = "backbone.layers.1.mixer.shared_experts.up_proj";
+    const to = "backbone.layers.1.mixer.fc1_latent_proj";
+    const tensors = Object.keys(header).filter((n) => n !== "__metadata__" && n !== `${to}.weight`)
+      .map((name) => ({
+        name,
+        dtype: header[name].dtype,
+        shape: header[name].shape,
+        data: data(name),
+      }));
+    for (const suffix of [".weight", ".weight_scale", ".weight_scale_2", ".input_scale"]) {
+      const t = tensors.find((x) => x.name === from + suffix)!;
+      tensors.push({ ...t, name: to + suffix });
+    }
+    await Deno.writeFile(file, encodeSafetensors({ tensors }));
+    const run = await runApr(["convert", folder, "-o", `${dir}/out.gguf`]);
+    assertOneLineError(
+      run,
+      `NVFP4 weight "${to}.weight" to GGUF: llama.cpp's nemotron_h_moe graph multiplies ` +
+        "ffn_latent_down without its per-tensor scale (.scale; the latent projections are a plain " +
+        "ggml_mul_mat)",
+    );
+    deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["super-nvfp4"], "nothing written");
+  });
+});
+
 Deno.test("apr import refuses an NVFP4 global scale of 0 (its reciprocal would make every weight infinite)", async () => {
   await withTempDir(async (dir) => {
     const folder = await model(

@@ -24,13 +24,27 @@ import { llamaLogProbs } from "./_llama_judge.ts";
  */
 const NVFP4_LOGPROB_TOLERANCE = 0.05;
 
+/**
+ * Nemotron-H's: its Mamba-2 layers (the projections into and out of the
+ * scan NVFP4 too) carry the activations' Q8_0 rounding further. Measured,
+ * Nano's shape then Super's (latent experts): 0.061 and 0.070 for the NVFP4
+ * files, and 0.072 and 0.139 for the same dequantized models stored as Q8_0
+ * (every matrix, so their activations rounded alike) against their F32 files
+ * in the same llama.cpp; the NVFP4 files are within what that rounding alone
+ * gives (a `.scale` left out would multiply a product by 5,600 to 8,100).
+ */
+const NEMOTRON_H_LOGPROB_TOLERANCE = 0.08;
+
 /** Token ids within every fixture's vocabulary, and the positions compared. */
 const IDS = [1, 17, 42, 99, 250, 31, 200, 7, 64, 128];
 const POSITIONS = [0, 3, 6, 9];
 
 /**
  * The fixtures and their vocabulary sizes: the dense Llamas (256 tokens), and
- * Qwen3-MoEs and a Mellum 2 whose experts the converter stacks (384).
+ * Qwen3-MoEs, a Mellum 2 and a Nemotron 3 Nano whose experts the converter
+ * stacks (384). Nemotron-H's NVFP4 file is the converter's `--outtype f32`
+ * one: as stored (aprkit's default), its BF16 Mamba convolution stays BF16,
+ * which llama.cpp's `ssm_conv` aborts on (F32 only; the converter forces it).
  */
 const FIXTURES: [string, number][] = [
   ["modelopt-nvfp4", 256],
@@ -39,14 +53,22 @@ const FIXTURES: [string, number][] = [
   ["modelopt-nvfp4-moe", 384],
   ["ct-nvfp4-moe", 384],
   ["modelopt-nvfp4-mellum", 384],
+  ["modelopt-nvfp4-nemotron-h", 384],
+  ["modelopt-nvfp4-nemotron-h-latent", 384],
 ];
 
 for (const [name, vocab] of FIXTURES) {
   Deno.test(`NVFP4 checkpoint ${name}: llama.cpp runs aprkit's NVFP4 GGUF as the same model dequantized`, async () => {
+    const nemotron = name.includes("nemotron-h");
+    const tolerance = nemotron ? NEMOTRON_H_LOGPROB_TOLERANCE : NVFP4_LOGPROB_TOLERANCE;
     await withTempDir(async (dir) => {
       const source = testdata(`hf/quantized/${name}`);
       const nvfp4 = `${dir}/nvfp4.gguf`;
-      await convertModel(source, nvfp4);
+      await convertModel(
+        source,
+        nvfp4,
+        nemotron ? { float32: true } : {},
+      );
       const apr = `${dir}/m.apr`;
       await convertModel(source, apr);
       const dequantized = `${dir}/f32.gguf`;
@@ -58,18 +80,26 @@ for (const [name, vocab] of FIXTURES) {
       const [kept, reference] = [runs[0]!.logprobs, runs[1]!.logprobs];
       assert.equal(kept.length, POSITIONS.length);
       let worst = 0;
+      let tops = 0;
       for (let p = 0; p < POSITIONS.length; p++) {
         assert.equal(kept[p]!.length, vocab);
         for (let t = 0; t < vocab; t++) {
           worst = Math.max(worst, Math.abs(kept[p]![t]! - reference[p]![t]!));
         }
-        // The likeliest next token is the same.
+        // The likeliest next token is the same, where the reference's leads the
+        // next by more than the differences allowed could close (Super's shape has
+        // a near-tie, 0.021 apart, at one position).
         const top = (row: number[]) => row.indexOf(Math.max(...row));
-        assert.equal(top(kept[p]!), top(reference[p]!), `position ${POSITIONS[p]}`);
+        const [first, second] = [...reference[p]!].sort((a, b) => b - a);
+        if (first! - second! > 2 * tolerance) {
+          assert.equal(top(kept[p]!), top(reference[p]!), `position ${POSITIONS[p]}`);
+          tops++;
+        }
       }
+      assert.ok(tops > 0, "no position with a clear likeliest token");
       assert.ok(
-        worst <= NVFP4_LOGPROB_TOLERANCE,
-        `largest log-prob difference ${worst} over ${NVFP4_LOGPROB_TOLERANCE}`,
+        worst <= tolerance,
+        `largest log-prob difference ${worst} over ${tolerance}`,
       );
     });
   });

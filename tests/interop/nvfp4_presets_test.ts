@@ -37,7 +37,16 @@ interface QuantizeRun {
 
 const KEEP = "--tensor-type NVFP4=nvfp4";
 
-for (const name of ["modelopt-nvfp4", "modelopt-mixed", "ct-nvfp4", "modelopt-nvfp4-moe"]) {
+for (
+  const name of [
+    "modelopt-nvfp4",
+    "modelopt-mixed",
+    "ct-nvfp4",
+    "modelopt-nvfp4-moe",
+    "modelopt-nvfp4-nemotron-h",
+    "modelopt-nvfp4-nemotron-h-latent",
+  ]
+) {
   const source = testdata(`hf/quantized/${name}`);
   const read = async () =>
     JSON.parse(await Deno.readTextFile(`${source}/llama_quantize.json`)) as {

@@ -62,6 +62,8 @@ const NVFP4_FIXTURES = [
   "modelopt-nvfp4-moe",
   "ct-nvfp4-moe",
   "modelopt-nvfp4-mellum",
+  "modelopt-nvfp4-nemotron-h",
+  "modelopt-nvfp4-nemotron-h-latent",
 ];
 
 const FIXTURES = [
@@ -415,7 +417,15 @@ for (const name of NVFP4_FIXTURES) {
         checked++;
       }
       // Layers of four attention weights and three expert stacks in the MoEs (two, one).
-      equal(checked, { "modelopt-mixed": 3, "modelopt-nvfp4-moe": 14 }[name] ?? 7);
+      // Nemotron-H's "MEM*E": two Mamba layers' in/out, one attention, two MoE layers'
+      // shared expert and two stacks ("MEMEM*E": three, one, three).
+      const counts: Record<string, number> = {
+        "modelopt-mixed": 3,
+        "modelopt-nvfp4-moe": 14,
+        "modelopt-nvfp4-nemotron-h": 16,
+        "modelopt-nvfp4-nemotron-h-latent": 22,
+      };
+      equal(checked, counts[name] ?? 7);
     } finally {
       await model.close();
     }
@@ -459,18 +469,26 @@ for (const name of NVFP4_FIXTURES) {
   });
 }
 
-/** The GGUF weight names of the fixtures' linear layers (after `blk.N.`), by checkpoint suffix. */
+/**
+ * The GGUF weight names of the fixtures' linear layers (after `blk.N.`), by
+ * checkpoint module: Llama's and Qwen3-MoE's under `model.layers.N`,
+ * Nemotron-H's mixers under `backbone.layers.N`.
+ */
 const GGUF_LINEAR: Record<string, string> = {
-  "attn_q.weight": "self_attn.q_proj.weight",
-  "attn_k.weight": "self_attn.k_proj.weight",
-  "attn_v.weight": "self_attn.v_proj.weight",
-  "attn_output.weight": "self_attn.o_proj.weight",
+  "attn_q.weight": "(self_attn|mixer).q_proj.weight",
+  "attn_k.weight": "(self_attn|mixer).k_proj.weight",
+  "attn_v.weight": "(self_attn|mixer).v_proj.weight",
+  "attn_output.weight": "(self_attn|mixer).o_proj.weight",
   "ffn_gate.weight": "mlp.gate_proj.weight",
   "ffn_up.weight": "mlp.up_proj.weight",
   "ffn_down.weight": "mlp.down_proj.weight",
-  "ffn_gate_exps.weight": "gate_proj.weight",
-  "ffn_up_exps.weight": "up_proj.weight",
-  "ffn_down_exps.weight": "down_proj.weight",
+  "ffn_up_shexp.weight": "mixer.shared_experts.up_proj.weight",
+  "ffn_down_shexp.weight": "mixer.shared_experts.down_proj.weight",
+  "ssm_in.weight": "mixer.in_proj.weight",
+  "ssm_out.weight": "mixer.out_proj.weight",
+  "ffn_gate_exps.weight": "(mlp|mixer).experts.(\\d+).gate_proj.weight",
+  "ffn_up_exps.weight": "(mlp|mixer).experts.(\\d+).up_proj.weight",
+  "ffn_down_exps.weight": "(mlp|mixer).experts.(\\d+).down_proj.weight",
 };
 
 /**
@@ -479,14 +497,18 @@ const GGUF_LINEAR: Record<string, string> = {
  */
 function checkpointNames(tensor: string, shape: number[], names: string[]): string[] {
   const [, layer, rest] = /^blk\.(\d+)\.(.*)$/.exec(tensor)!;
-  const suffix = GGUF_LINEAR[rest!]!;
+  const module = new RegExp(
+    `^(model|backbone)\\.layers\\.${layer}\\.${GGUF_LINEAR[rest!]!.replaceAll(".", "\\.")}$`,
+  );
+  const found = names.filter((n) => module.test(n));
   if (shape.length === 3) {
-    return Array.from(
-      { length: shape[0]! },
-      (_, e) => `model.layers.${layer}.mlp.experts.${e}.${suffix}`,
-    );
+    const expert = (n: string) => Number(module.exec(n)![3]);
+    const experts = found.sort((a, b) => expert(a) - expert(b));
+    deepEqual(experts.map(expert), Array.from({ length: shape[0]! }, (_, e) => e), tensor);
+    return experts;
   }
-  return [names.find((n) => n === `model.layers.${layer}.${suffix}`)!];
+  equal(found.length, 1, tensor);
+  return found;
 }
 
 Deno.test("quantized checkpoint modelopt: hf_quant_config.json's fields in config.json's quantization_config read alike", async () => {

@@ -386,5 +386,14 @@ export const NEMOTRON_H_MOE: Family = {
     // The converter's F32 list is matched with block 1 (mtp.layers.1's number).
     convertedAnyway: (h) =>
       mtpBlocks(h) > 0 ? [`blk.${pattern(h).length}.ffn_gate_inp.weight`] : [],
+    // NVFP4 (Nemotron 3's published form): the graph multiplies the Mamba, attention,
+    // shared-expert and head weights' .scale (build_lora_mm) and each stacked expert's
+    // (build_moe_ffn *_exps_s), not those of build_ffn_layer's router and latent projections.
+    nvfp4Scales: true,
+    nvfp4Unscaled: {
+      ffn_gate_inp: "the router's build_lora_mm is given none",
+      ffn_latent_down: "the latent projections are a plain ggml_mul_mat",
+      ffn_latent_up: "the latent projections are a plain ggml_mul_mat",
+    },
   },
 };

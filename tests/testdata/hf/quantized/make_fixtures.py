@@ -34,7 +34,10 @@ modelopt-nvfp4-moe is a two-layer Qwen3-MoE (the tokenizer of
 ../../families/hf/qwen3-moe, seed 9521) with NVFP4 experts one module each, which
 the converter stacks per layer and projection with a `.scale` per expert;
 ct-nvfp4-moe the same as compressed-tensors writes it (one layer, seed 9522), and
-modelopt-nvfp4-mellum a one-layer Mellum 2 (Qwen3-MoE's block, seed 9523).
+modelopt-nvfp4-mellum a one-layer Mellum 2 (Qwen3-MoE's block, seed 9523);
+modelopt-nvfp4-nemotron-h and modelopt-nvfp4-nemotron-h-latent are Nemotron 3 Nano's
+and Super's shapes (the nemotron-h-moe and nemotron-h-latent family fixtures with
+64-wide experts, seeds 9561 and 9562), Mamba, attention and experts NVFP4.
 Run one fixture alone by naming its function: `make_fixtures.py LLAMA make_ct_nvfp4`.
 
 Tests and CI read only the committed outputs.
@@ -167,6 +170,7 @@ def write(name: str, tensors: dict, quantization_config: dict, values: dict, ref
 
 FAMILIES = runpy.run_path(str(HERE.parents[1] / "families" / "make_llamacpp.py"))
 PRE_BY_REGEX = FAMILIES["PRE_BY_REGEX"]
+FAMILY_PRE = FAMILIES["FAMILY_PRE"]
 
 
 def convert(folder: Path, out: Path, args: tuple[str, ...]):
@@ -188,7 +192,10 @@ def convert(folder: Path, out: Path, args: tuple[str, ...]):
             steps = pre.get("pretokenizers", [pre])
             regexes = [s["pattern"]["Regex"] for s in steps if s.get("type") == "Split"]
             if len(regexes) == 1 and regexes[0] in PRE_BY_REGEX:
-                return PRE_BY_REGEX[regexes[0]]
+                # Under the name the family's published tokenizer hashes to (Nemotron-H's pixtral).
+                name = PRE_BY_REGEX[regexes[0]]
+                architecture = (self.hparams.get("architectures") or [""])[0]
+                return FAMILY_PRE.get((name, architecture), name)
             if [(s.get("type"), s.get("use_regex")) for s in steps] == [("ByteLevel", True)]:
                 return "gpt-2"  # GPT-2's own: its regex inside ByteLevel (tiny-llama's)
             raise
@@ -274,7 +281,7 @@ def run_llamacpp_nvfp4(folder: Path, names: dict[str, str], values: dict, outtyp
                         else values[names[t.name]].numpy())
                 heads = {"attn_q": config["num_attention_heads"], "attn_k": config["num_key_value_heads"]}
                 part = t.name.split(".")[2]
-                if config["model_type"] == "llama" and part in heads:
+                if config["model_type"] in ("llama", "nemotron_h") and part in heads:
                     # Back from the converter's RoPE row permutation to the checkpoint's rows.
                     rows, cols = want.shape
                     deq = deq.reshape(heads[part], rows // heads[part] // 2, 2, cols).swapaxes(1, 2)
@@ -935,6 +942,84 @@ def make_modelopt_nvfp4_mellum():
     write_nvfp4_moe("modelopt-nvfp4-mellum", c, 9523)
 
 
+# A tiny Nemotron 3 Nano (NemotronHForCausalLM with MoE layers, "MEM*E": Mamba-2, MoE,
+# attention) as ModelOpt exports it: the Mamba, attention, shared-expert and expert
+# projections NVFP4, whose .scale llama.cpp's nemotron_h_moe graph multiplies in; the
+# router and lm_head left out. Its experts (`mixer.experts.N.up_proj`, ReLU², no gate)
+# are stacked by the converter as Qwen3-MoE's; config.json counts them as n_routed_experts,
+# which _generate_nvfp4_tensors does not read, so it stacks them after every other weight.
+NEMOTRON_H_FAMILY = HERE.parents[1] / "families" / "hf" / "nemotron-h-moe"
+NEMOTRON_H_GGUF = {"mixer.in_proj": "ssm_in", "mixer.out_proj": "ssm_out", "mixer.q_proj": "attn_q",
+                   "mixer.k_proj": "attn_k", "mixer.v_proj": "attn_v", "mixer.o_proj": "attn_output",
+                   "mixer.shared_experts.up_proj": "ffn_up_shexp",
+                   "mixer.shared_experts.down_proj": "ffn_down_shexp"}
+
+
+def write_nvfp4_nemotron_h(name: str, family: Path, seed: int, **config):
+    """A Nemotron-H family fixture's model (`family`) with `config` changed (64-wide experts:
+    ggml's NVFP4 blocks hold 64 values), its SSM parameters and norms kept, every projection
+    drawn anew from `seed`; all but the router and the latent projections NVFP4."""
+    from safetensors.torch import load_file
+    c = {**json.loads((family / "config.json").read_text()), **config}
+    weights = {}
+    for f in sorted(family.glob("*.safetensors")):
+        weights.update(load_file(f))
+    g = torch.Generator().manual_seed(seed)
+    h, ff, latent = c["hidden_size"], c["moe_intermediate_size"], c.get("moe_latent_size") or c["hidden_size"]
+    shexp = c["moe_shared_expert_intermediate_size"]
+    shapes = {".shared_experts.up_proj.weight": (shexp, h), ".shared_experts.down_proj.weight": (h, shexp),
+              ".fc1_latent_proj.weight": (latent, h), ".fc2_latent_proj.weight": (h, latent)}
+    w = {}
+    for k, v in sorted(weights.items()):
+        shape = next((s for end, s in shapes.items() if k.endswith(end)), tuple(v.shape))
+        if ".experts." in k and ".shared_experts." not in k:
+            shape = (ff, latent) if k.endswith("up_proj.weight") else (latent, ff)
+        if v.ndim == 2 and "conv1d" not in k:
+            w[k] = torch.randn(shape, generator=g) * 0.1
+        else:
+            w[k] = v.clone()
+    tensors, values, names = {}, {}, {}
+    # The router and the latent projections: llama.cpp's graph multiplies them without a .scale.
+    quantized = {k for k in w if k.startswith("backbone.layers.") and w[k].ndim == 2
+                 and not k.endswith(("mixer.gate.weight", "_latent_proj.weight"))}
+    for k in sorted(quantized):
+        modelopt_nvfp4(tensors, values, k, w[k], 0.0078125 * (1 + len(values) / 64))
+        bid, part = int(k.split(".")[2]), k.split(".", 3)[3].removesuffix(".weight")
+        if ".mixer.experts." in k:
+            proj = part.split(".")[-1]
+            names[f"blk.{bid}.ffn_{proj.removesuffix('_proj')}_exps.weight"] = [
+                f"backbone.layers.{bid}.mixer.experts.{e}.{proj}.weight" for e in range(c["n_routed_experts"])]
+        else:
+            names[f"blk.{bid}.{NEMOTRON_H_GGUF[part]}.weight"] = k
+    tensors.update(plain(w, quantized))
+    for k in w:  # The SSM's A_log and D in F32, as the published checkpoints keep them.
+        if k.endswith(("mixer.A_log", "mixer.D")):
+            tensors[k] = w[k]
+    write(name, tensors, None, values,
+          "numpy: E2M1(code) * E4M3(weight_scale) * weight_scale_2, NVIDIA's NVFP4; equal to gguf-py's "
+          "NVFP4 dequantizer times .scale (per expert for the stacked experts) on llama.cpp's converter output",
+          config=c, nvfp4=names, tokenizer_from=family,
+          hf_quant_config={"producer": {"name": "modelopt", "version": "0.33.0"},
+                           "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": None,
+                                            "group_size": 16,
+                                            "exclude_modules": ["lm_head", "backbone.layers.*.mixer.gate",
+                                                                "backbone.layers.*.mixer.fc1_latent_proj",
+                                                                "backbone.layers.*.mixer.fc2_latent_proj"]}})
+
+
+def make_modelopt_nvfp4_nemotron_h():
+    """Nemotron 3 Nano's shape (the nemotron-h-moe family fixture, "MEM*E"), seed 9561."""
+    write_nvfp4_nemotron_h("modelopt-nvfp4-nemotron-h", NEMOTRON_H_FAMILY, 9561, moe_intermediate_size=64)
+
+
+def make_modelopt_nvfp4_nemotron_h_latent():
+    """Nemotron 3 Super's LatentMoE (the nemotron-h-latent family fixture, "MEMEM*E"), seed 9562:
+    its experts NVFP4 in a 64-wide latent space, the latent projections BF16."""
+    write_nvfp4_nemotron_h("modelopt-nvfp4-nemotron-h-latent", NEMOTRON_H_FAMILY.parent / "nemotron-h-latent",
+                           9562, moe_intermediate_size=64, moe_latent_size=64,
+                           moe_shared_expert_intermediate_size=64)
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 2:  # only the named fixtures
         for name in sys.argv[2:]:
@@ -962,3 +1047,5 @@ if __name__ == "__main__":
     make_modelopt_nvfp4_moe()
     make_ct_nvfp4_moe()
     make_modelopt_nvfp4_mellum()
+    make_modelopt_nvfp4_nemotron_h()
+    make_modelopt_nvfp4_nemotron_h_latent()

@@ -6,7 +6,7 @@ Run with the lead's venv (gguf-py) from the repository root, after make_fixtures
         tests/testdata/hf/quantized/make_llama_quantize.py /work/tools/llama.cpp
 
 For each NVFP4 fixture (modelopt-nvfp4, modelopt-mixed, ct-nvfp4, and
-modelopt-nvfp4-moe, whose experts the converter stacks; name some after the
+modelopt-nvfp4-moe and modelopt-nvfp4-nemotron-h(-latent), whose experts the converter stacks; name some after the
 llama.cpp path to run only those) it runs the
 converter (`convert_hf_to_gguf.py --outtype f32`, as make_fixtures.py does) and
 `build/bin/llama-quantize` of that file, and writes `llama_quantize.json` beside
@@ -35,7 +35,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 LLAMA = Path(sys.argv[1])
-FIXTURES = ["modelopt-nvfp4", "modelopt-mixed", "ct-nvfp4", "modelopt-nvfp4-moe"]
+FIXTURES = ["modelopt-nvfp4", "modelopt-mixed", "ct-nvfp4", "modelopt-nvfp4-moe", "modelopt-nvfp4-nemotron-h",
+            "modelopt-nvfp4-nemotron-h-latent"]
 KEEP = "--tensor-type NVFP4=nvfp4"
 RUNS = [
     ("Q4_K_M", []),
