@@ -42,9 +42,9 @@ const POSITIONS = [0, 3, 6, 9];
 /**
  * The fixtures and their vocabulary sizes: the dense Llamas (256 tokens), and
  * Qwen3-MoEs, a Mellum 2 and a Nemotron 3 Nano whose experts the converter
- * stacks (384). Nemotron-H's NVFP4 file is the converter's `--outtype f32`
- * one: as stored (aprkit's default), its BF16 Mamba convolution stays BF16,
- * which llama.cpp's `ssm_conv` aborts on (F32 only; the converter forces it).
+ * stacks (384). Each is converted as stored (aprkit's default): Nemotron-H's
+ * BF16 tensors stay BF16 but its Mamba convolution, which llama.cpp's
+ * `ssm_conv` takes in F32 only (the converter forces it, and so does aprkit).
  */
 const FIXTURES: [string, number][] = [
   ["modelopt-nvfp4", 256],
@@ -64,11 +64,9 @@ for (const [name, vocab] of FIXTURES) {
     await withTempDir(async (dir) => {
       const source = testdata(`hf/quantized/${name}`);
       const nvfp4 = `${dir}/nvfp4.gguf`;
-      await convertModel(
-        source,
-        nvfp4,
-        nemotron ? { float32: true } : {},
-      );
+      // As stored (aprkit's default): Nemotron-H's BF16 Mamba convolution is
+      // written F32, as the converter forces it (ggml's ssm_conv takes F32 only).
+      await convertModel(source, nvfp4);
       const apr = `${dir}/m.apr`;
       await convertModel(source, apr);
       const dequantized = `${dir}/f32.gguf`;

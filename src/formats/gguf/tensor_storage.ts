@@ -5,7 +5,11 @@
  *
  * - 1-D tensors (norms, biases) and `*_norm.weight` are F32, as llama.cpp's
  *   converter writes them: ggml-cpu's norm and add kernels assert an F32
- *   operand, so a BF16 norm aborts llama.cpp.
+ *   operand, so a BF16 norm aborts llama.cpp. So are the float tensors the
+ *   converter writes F32 under every `--outtype` (Mamba's and LFM2's
+ *   convolutions, whose `ggml_ssm_conv` asserts F32 too; MoE routers, …):
+ *   a BF16 checkpoint kept as stored gives the converter's `--outtype bf16`
+ *   types, never a file llama.cpp aborts on.
  * - ggml block types whose rows are not whole blocks (a Q4_K matrix with
  *   rows of 128 values, padded per row as realizar decodes it) cannot exist
  *   in GGUF (ggml requires `ne[0]` to be a multiple of the block size): they
@@ -19,7 +23,7 @@
 
 import { DTYPES } from "../../dtype.ts";
 import type { TensorInfo } from "../../tensor.ts";
-import { rowFallbackType } from "../../quant/llama_presets.ts";
+import { keptInFloat32ByConverter, rowFallbackType } from "../../quant/llama_presets.ts";
 
 /** What a tensor becomes in GGUF: its own type, or decoded and written as another. */
 export type GgufStorage = "keep" | "F32" | "F16" | "Q5_0" | "Q5_1" | "Q8_0";
@@ -59,5 +63,14 @@ export function ggufStorage(info: TensorInfo): GgufStorage {
   }
   const isNorm = /(_norm|layernorm)\.weight$/.test(info.name);
   if (spec.isFloat && info.dtype !== "F32" && (info.shape.length <= 1 || isNorm)) return "F32";
+  // Half-precision tensors the converter writes F32 whatever the outtype; block
+  // types (a GGUF's own choice, copied verbatim GGUF to GGUF) are left alone.
+  // The converter's own test too: a name without a .weight (or LoRA) suffix
+  // (Mamba-2's ssm_d) is F32.
+  const unsuffixed = !/\.(weight|lora_a|lora_b)$/.test(info.name);
+  if (
+    spec.layout === "elements" && spec.isFloat && info.dtype !== "F32" &&
+    (unsuffixed || keptInFloat32ByConverter(info.name))
+  ) return "F32";
   return "keep";
 }
