@@ -593,7 +593,7 @@ async function convertPart(
             ? "keep"
             : "F32")
           : format === "gguf"
-          ? ggufStorage(info)
+          ? ggufStorage(info, { asStored: (options.quantize ?? "none") === "none" })
           : representable(format, info)
           ? "keep"
           : "F32";

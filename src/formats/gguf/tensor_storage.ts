@@ -7,9 +7,10 @@
  *   converter writes them: ggml-cpu's norm and add kernels assert an F32
  *   operand, so a BF16 norm aborts llama.cpp. So are the float tensors the
  *   converter writes F32 under every `--outtype` (Mamba's and LFM2's
- *   convolutions, whose `ggml_ssm_conv` asserts F32 too; MoE routers, …):
- *   a BF16 checkpoint kept as stored gives the converter's `--outtype bf16`
- *   types, never a file llama.cpp aborts on.
+ *   convolutions, whose `ggml_ssm_conv` asserts F32 too; MoE routers, …)
+ *   when a model is kept as stored, so a BF16 checkpoint never gives a file
+ *   llama.cpp aborts on (a type asked for is planned as the converter plans
+ *   it, DBRX's BF16 router included).
  * - ggml block types whose rows are not whole blocks (a Q4_K matrix with
  *   rows of 128 values, padded per row as realizar decodes it) cannot exist
  *   in GGUF (ggml requires `ne[0]` to be a multiple of the block size): they
@@ -52,9 +53,10 @@ export function hasPaddedRows(info: TensorInfo): boolean {
  * ```
  *
  * @param info The tensor as it reaches the GGUF writer.
+ * @param options `asStored`: no type was asked for (`--quantize` absent or `none`).
  * @returns `"keep"`, or the float type to decode it to.
  */
-export function ggufStorage(info: TensorInfo): GgufStorage {
+export function ggufStorage(info: TensorInfo, options: { asStored?: boolean } = {}): GgufStorage {
   const spec = DTYPES[info.dtype];
   if (spec.ggufType === undefined) return "F32";
   if (hasPaddedRows(info)) {
@@ -63,14 +65,14 @@ export function ggufStorage(info: TensorInfo): GgufStorage {
   }
   const isNorm = /(_norm|layernorm)\.weight$/.test(info.name);
   if (spec.isFloat && info.dtype !== "F32" && (info.shape.length <= 1 || isNorm)) return "F32";
-  // Half-precision tensors the converter writes F32 whatever the outtype; block
-  // types (a GGUF's own choice, copied verbatim GGUF to GGUF) are left alone.
-  // The converter's own test too: a name without a .weight (or LoRA) suffix
-  // (Mamba-2's ssm_d) is F32.
+  // Kept as stored (no type asked for, which plans these itself): half-precision
+  // tensors the converter's list writes F32 whatever the outtype, and names
+  // without a .weight (or LoRA) suffix (Mamba-2's ssm_d), its own test too.
+  // Block types (a GGUF's own choice, copied verbatim GGUF to GGUF) are left alone.
   const unsuffixed = !/\.(weight|lora_a|lora_b)$/.test(info.name);
   if (
-    spec.layout === "elements" && spec.isFloat && info.dtype !== "F32" &&
-    (unsuffixed || keptInFloat32ByConverter(info.name))
+    options.asStored === true && spec.layout === "elements" && spec.isFloat &&
+    info.dtype !== "F32" && (unsuffixed || keptInFloat32ByConverter(info.name))
   ) return "F32";
   return "keep";
 }

@@ -10,11 +10,12 @@ import type { DType } from "../../../src/dtype.ts";
 import { tensorByteLength } from "../../../src/dtype.ts";
 import { ggufStorage } from "../../../src/formats/gguf/tensor_storage.ts";
 
-function storage(name: string, dtype: DType, shape: number[]) {
-  return ggufStorage({ name, dtype, shape, byteLength: tensorByteLength(dtype, shape) });
+function storage(name: string, dtype: DType, shape: number[], asStored = true) {
+  const info = { name, dtype, shape, byteLength: tensorByteLength(dtype, shape) };
+  return ggufStorage(info, { asStored });
 }
 
-Deno.test("ggufStorage: BF16 tensors the converter always writes F32 become F32; matrices keep BF16", () => {
+Deno.test("ggufStorage: kept as stored, BF16 tensors the converter always writes F32 become F32; matrices keep BF16", () => {
   // Norms and other 1-D tensors, as before.
   assert.equal(storage("blk.0.attn_norm.weight", "BF16", [64]), "F32");
   assert.equal(storage("blk.0.ssm_norm.weight", "BF16", [1, 128]), "F32");
@@ -29,4 +30,7 @@ Deno.test("ggufStorage: BF16 tensors the converter always writes F32 become F32;
   assert.equal(storage("blk.0.attn_q.weight", "F16", [64, 64]), "keep");
   assert.equal(storage("blk.0.ssm_conv1d.weight", "F32", [160, 4]), "keep");
   assert.equal(storage("blk.0.ffn_gate_inp.weight", "Q8_0", [64, 32]), "keep");
+  // A type asked for is planned as the converter plans it (DBRX's router stays BF16 there).
+  assert.equal(storage("blk.0.ffn_gate_inp.weight", "BF16", [64, 8], false), "keep");
+  assert.equal(storage("blk.0.attn_norm.weight", "BF16", [64], false), "F32");
 });
