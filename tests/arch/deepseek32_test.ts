@@ -77,3 +77,13 @@ Deno.test("deepseek32: a YaRN llama.cpp would scale otherwise is refused by the 
     assert.equal(apr.code, 0, apr.stderr);
   });
 });
+
+Deno.test("glm-dsa: a GGUF's keys give kv_b_proj's per-head sizes back with a partial_rotary_factor (rope.dimension_count its share of qk_rope_head_dim)", () => {
+  const h = { ...GLM5, rope_parameters: { rope_theta: 1e6, partial_rotary_factor: 0.5 } };
+  const w = new KvWriter(h, "glm-dsa");
+  GLM_DSA.gguf!.writeKv(w);
+  const kv = w.entries();
+  assert.equal(kv.get("glm-dsa.rope.dimension_count")?.value, 4);
+  const back = GLM_DSA.gguf!.hfConfigBack!((name) => kv.get(`glm-dsa.${name}`)?.value);
+  assert.deepEqual(back, { num_attention_heads: 4, qk_nope_head_dim: 16, v_head_dim: 16 });
+});

@@ -209,8 +209,6 @@ export const NOT_READ_BACK: Readonly<Record<string, string>> = {
   "qwen4exp": "as qwen35, the n-gram table's shards concatenated, its hash constants as keys",
   "qwen3-next-mtp": "as qwen3-next",
   "hy-v4": "as deepseek2, the experts' gate_up_proj split into gate and up stacks",
-  "deepseek32": "as deepseek2",
-  "glm-dsa": "as deepseek2",
   "nemotron-h-latent": "as nemotron-h-moe",
   "nemotron-h-latent-mtp": "as nemotron-h-moe",
 };

@@ -199,6 +199,8 @@ const NOT_IN_GGUF: Readonly<Record<string, Readonly<Record<string, string>>>> = 
     num_kv_heads: "as deepseek2",
     head_dim: "as deepseek2",
   },
+  deepseek32: { num_kv_heads: "as deepseek2", head_dim: "as deepseek2" },
+  "glm-dsa": { num_kv_heads: "as deepseek2", head_dim: "as deepseek2" },
   mimo2: {
     num_kv_heads: "the sliding layers' own KV heads make attention.head_count_kv a per-layer " +
       "array, which a GGUF import does not read as one count",
@@ -280,7 +282,7 @@ Deno.test("families: a GGUF aprkit does not read back is refused for SafeTensors
           const run = await runApr(["convert", gguf, "-o", out]);
           assertOneLineError(
             run,
-            /DeepSeek|GLM-5|Qwen3-Next|Qwen3\.5|Mamba|Granite 4\.0-H|Bamba|Jamba|Nemotron-H|Falcon-H1|MiniCPM3|Kimi Linear|Qwen4-Exp|Hy4/,
+            /Qwen3-Next|Qwen3\.5|Mamba|Granite 4\.0-H|Bamba|Jamba|Nemotron-H|Falcon-H1|MiniCPM3|Kimi Linear|Qwen4-Exp|Hy4/,
             /--keep-names/,
           );
           await assert.rejects(Deno.stat(out), Deno.errors.NotFound);

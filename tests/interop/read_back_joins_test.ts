@@ -31,6 +31,8 @@ const FAMILIES = [
   "hrm-text",
   "lfm2",
   "lfm2-moe",
+  "deepseek32",
+  "glm-dsa",
 ];
 
 Deno.test("families: a BF16 GGUF of a family read back by joins gives the checkpoint's tensors in BF16, bit for bit", async (t) => {

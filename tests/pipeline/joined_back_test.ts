@@ -12,6 +12,8 @@ import {
   deepseek2JoinedBack,
   deepseek2Made,
 } from "../../src/arch/families/deepseek2.ts";
+import { DEEPSEEK32 } from "../../src/arch/families/deepseek32.ts";
+import { GLM_DSA } from "../../src/arch/families/glm_dsa.ts";
 import { HRM_TEXT } from "../../src/arch/families/hrm_text.ts";
 import { KvWriter } from "../../src/arch/kv.ts";
 import { tensorByteLength } from "../../src/dtype.ts";
@@ -151,10 +153,22 @@ Deno.test("deepseek2JoinedBack() names an older converter's whole attn_kv_b back
     refusal(new Set([whole.name, "blk.3.attn_k_b.weight"]), metadata)!,
     /holds kv_b_proj twice .*--keep-names/,
   );
+  // A family spreading DeepSeek-V2's under an architecture of its own, without a rule of its own.
   assert.match(
-    refusal(new Set(["blk.0.attn_k_b.weight"]), { architecture: "deepseek32" })!,
-    /does not read a deepseek32 GGUF/,
+    refusal(new Set(["blk.0.attn_k_b.weight"]), { architecture: "deepseek-other" })!,
+    /does not read a deepseek-other GGUF/,
   );
+  // DeepSeek-V3.2's and GLM-5's rule: read back, MTP blocks too, unless kv_b_proj is there twice.
+  for (const family of [DEEPSEEK32, GLM_DSA]) {
+    const names = new Set(["blk.0.attn_k_b.weight", "blk.2.nextn.eh_proj.weight"]);
+    const own = { architecture: family.ggufArchitecture };
+    assert.equal(family.ggufReadBackRefusal, undefined);
+    assert.equal(family.ggufReadBackRefusalOf!(names, own), undefined);
+    assert.match(
+      family.ggufReadBackRefusalOf!(new Set([whole.name, "blk.3.attn_k_b.weight"]), own)!,
+      /holds kv_b_proj twice/,
+    );
+  }
 });
 
 Deno.test("HRM_TEXT refuses to read back a GGUF without hrm.layers_per_stack, which places its blocks in the stacks", () => {

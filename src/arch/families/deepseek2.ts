@@ -328,18 +328,26 @@ export function deepseek2JoinedBack(tensors: readonly TensorInfo[]): JoinedTenso
 
 /**
  * The sizes {@linkcode splitKvB} reads, from a GGUF's keys (`key_length_mla`
- * is `qk_nope_head_dim` + `qk_rope_head_dim`).
+ * is `qk_nope_head_dim` + `qk_rope_head_dim`, `key_length` `kv_lora_rank` +
+ * `qk_rope_head_dim`).
  *
- * @param key A key's value by its name after `deepseek2.`.
+ * @param key A key's value by its name after the architecture's (`deepseek2.`).
  * @returns The config fields the GGUF gives.
  */
 export function deepseek2ConfigBack(key: (name: string) => unknown): Record<string, unknown> {
-  const [heads, qk, rope, v] = [
+  const [heads, qk, latentKey, kvLora, dims, v] = [
     "attention.head_count",
     "attention.key_length_mla",
+    "attention.key_length",
+    "attention.kv_lora_rank",
     "rope.dimension_count",
     "attention.value_length_mla",
   ].map(key);
+  // The whole qk_rope_head_dim is key_length less the latent: GLM-5's
+  // rope.dimension_count is its partial_rotary_factor's share of it.
+  const rope = typeof latentKey === "number" && typeof kvLora === "number"
+    ? latentKey - kvLora
+    : dims;
   if (typeof qk !== "number" || typeof rope !== "number") return {};
   return { num_attention_heads: heads, qk_nope_head_dim: qk - rope, v_head_dim: v };
 }
@@ -347,8 +355,11 @@ export function deepseek2ConfigBack(key: (name: string) => unknown): Record<stri
 /**
  * Why a GGUF that holds `kv_b_proj` both whole and split (an older
  * converter's) is not read back, or `undefined`.
+ *
+ * @param names The GGUF's tensor names.
+ * @returns The refusal, or `undefined`.
  */
-function twiceWrittenKvB(names: ReadonlySet<string>): string | undefined {
+export function twiceWrittenKvB(names: ReadonlySet<string>): string | undefined {
   const both = [...names].some((n) => KV_B_GGUF.test(n)) && [...names].some((n) => K_B.test(n));
   return both
     ? "aprkit does not read a DeepSeek GGUF that holds kv_b_proj twice (attn_kv_b beside " +
@@ -498,8 +509,8 @@ export const DEEPSEEK2: Family = {
     hfNameBack: scoreBiasHfName,
     hfConfigBack: deepseek2ConfigBack,
   },
-  // A family spreading this one with a GGUF layout of its own (DeepSeek-V3.2's
-  // deepseek32, its DSA indexer and MTP layers) does not read back by it.
+  // A family spreading this one under a GGUF architecture of its own reads
+  // back by its own rule (DeepSeek-V3.2's and GLM-5's set one), or not at all.
   // GLM-4.7-Flash's GGUF, read as this family's, keeps its MTP layers.
   ggufReadBackRefusalOf: (names, metadata) =>
     metadata === undefined || metadata.architecture === "deepseek2"

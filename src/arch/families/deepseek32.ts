@@ -18,6 +18,15 @@
  * experts) and counts them into `block_count`; llama.cpp loads a file
  * without them too (transformers builds none, so a model it saved has none).
  *
+ * A GGUF reads back as DeepSeek-V2's does (`kv_b_proj` joined again, the
+ * router bias and experts unstacked), the indexer's tensors under their
+ * names again, and the MTP blocks as the checkpoint holds them: layers past
+ * the trunk (`model.layers.61.*`), their own tensors under the names
+ * {@linkcode NEXTN_BLOCK} gives. The indexer's `weights_proj`, which the
+ * converter writes F32, reads back F32 as the GGUF holds it, as the norms
+ * and routers do: exact for any checkpoint, but no longer BF16 where the
+ * checkpoint had it so (the GGUF does not say).
+ *
  * realizar has no DeepSeek model: APR output keeps the checkpoint's tensors
  * under their Hugging Face names.
  *
@@ -30,11 +39,15 @@ import {
   DEEPSEEK2,
   DEEPSEEK2_BLOCK,
   DEEPSEEK2_CONFIG_FIELDS,
+  deepseek2ConfigBack,
+  deepseek2JoinedBack,
   deepseek2Made,
   deepseek2Unsupported,
+  twiceWrittenKvB,
   writeDeepseek2Kv,
 } from "./deepseek2.ts";
-import { NEXTN_BLOCK, nextnLayers } from "./glm4moe.ts";
+import { NEXTN_BLOCK, nextnLayers } from "../nextn.ts";
+import { GATE_SCORE_BIAS, scoreBiasHfName } from "../router_bias.ts";
 
 /**
  * `DeepseekV2Model.set_gguf_parameters` with `block_count` counting the
@@ -167,12 +180,17 @@ export const DEEPSEEK32: Family = {
   hfArchitectures: ["DeepseekV32ForCausalLM"],
   hfModelTypes: ["deepseek_v32"],
   ggufArchitecture: "deepseek32",
-  blockNames: [...DEEPSEEK2_BLOCK, ...INDEXER_BLOCK, ...NEXTN_BLOCK],
+  blockNames: [...DEEPSEEK2_BLOCK, GATE_SCORE_BIAS, ...INDEXER_BLOCK, ...NEXTN_BLOCK],
   gguf: {
     writeKv: writeDeepseek32Kv,
     llamaKeys: true,
     unsupported,
     made: deepseek2Made,
     extraBlocks: nextnLayers,
+    joinedBack: deepseek2JoinedBack,
+    hfNameBack: scoreBiasHfName,
+    hfConfigBack: deepseek2ConfigBack,
   },
+  // The MTP blocks read back as the layers the checkpoint holds them as.
+  ggufReadBackRefusalOf: twiceWrittenKvB,
 };

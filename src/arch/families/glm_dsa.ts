@@ -12,7 +12,8 @@
  * as `attention.indexer.types`: without it llama.cpp assumes GLM-5.2's
  * pattern for a context of 2²⁰ tokens or more. Its indexer rotates adjacent
  * pairs (transformers' `apply_rotary_pos_emb_interleave`, llama.cpp's NORM),
- * not V3.2's halves; nothing is permuted either way.
+ * not V3.2's halves; nothing is permuted either way. A GGUF reads back as
+ * DeepSeek-V3.2's does (its layers sharing an indexer have no indexer tensors).
  *
  * realizar has no GLM model: APR output keeps the checkpoint's tensors under
  * their Hugging Face names.
@@ -72,6 +73,4 @@ export const GLM_DSA: Family = {
   gguf: { ...DEEPSEEK32.gguf!, writeKv: writeGlmDsaKv, unsupported },
   preTokenizer: "glm4",
   specialTokensByName: GLM_SPECIAL_TOKENS,
-  ggufReadBackRefusal:
-    "aprkit does not read a GLM-5 GGUF back into Hugging Face's layout (its kv_b_proj is split and transposed per head); --keep-names keeps its GGUF tensors",
 };
