@@ -98,8 +98,9 @@ export function keptNvfp4Tensors(
       throw new RangeError(
         `Cannot convert NVFP4 weight "${weight.name}" to GGUF: llama.cpp's ` +
           `${family.ggufArchitecture} graph uses ${kind} without its per-tensor scale ` +
-          `(.scale; ${unscaled}), so the converter's file of it does not compute as the ` +
-          "checkpoint does; APR and SafeTensors outputs dequantize it",
+          `(.scale; ${unscaled}): llama.cpp refuses the converter's file of it (its .scale and ` +
+          ".input_scale are tensors it does not load) or computes it unscaled; APR and " +
+          "SafeTensors outputs dequantize it",
       );
     }
     const expert = EXPERT.exec(weight.name);

@@ -343,16 +343,16 @@ Deno.test("kept NVFP4: a MoE router refused in every family that keeps NVFP4 (bu
   ) {
     await t.step(family, () => {
       const f = familyOf(family)!;
+      const name = router.replaceAll(".", "\\.");
       throws(
         () => keptNvfp4Tensors(nvfp4(router, 4), f, { num_local_experts: 4 }),
         new RegExp(
-          `^RangeError: Cannot convert NVFP4 weight "${
-            router.replaceAll(".", "\\.")
-          }\\.weight" to GGUF: ` +
+          `^RangeError: Cannot convert NVFP4 weight "${name}\\.weight" to GGUF: ` +
             `llama\\.cpp's ${f.ggufArchitecture} graph uses ffn_gate_inp without its per-tensor ` +
             "scale \\(\\.scale; build_moe_ffn's router build_lora_mm is given none, and none is " +
-            "loaded\\), so the converter's file of it does not compute as the checkpoint does; APR " +
-            "and SafeTensors outputs dequantize it$",
+            "loaded\\): llama\\.cpp refuses the converter's file of it \\(its \\.scale and " +
+            "\\.input_scale are tensors it does not load\\) or computes it unscaled; APR and " +
+            "SafeTensors outputs dequantize it$",
         ),
       );
     });
