@@ -488,8 +488,10 @@ export interface GgufSupport {
   readonly nvfp4Scales?: boolean;
   /**
    * Of a family whose graph applies `.scale` (`nvfp4Scales`), the GGUF
-   * tensors (`blk.N.KIND.weight`'s KIND) it multiplies without it, each with
-   * where: an NVFP4 weight of one of them is refused for GGUF.
+   * tensors (`blk.N.KIND.weight`'s KIND, or a whole-model tensor's base name)
+   * it uses without it, each with where: an NVFP4 weight of one of them is
+   * refused for GGUF (`NVFP4_UNSCALED` lists those of llama.cpp's shared
+   * graph code).
    */
   readonly nvfp4Unscaled?: Readonly<Record<string, string>>;
   /**
@@ -838,6 +840,20 @@ export interface Family {
    */
   readonly bpeTokenTypeCount?: boolean;
 }
+
+/**
+ * The tensors llama.cpp's shared graph code uses without their NVFP4
+ * `.scale` in every family (`GgufSupport.nvfp4Unscaled`): `build_moe_ffn`
+ * multiplies the router with `build_lora_mm` given no scale, and
+ * `build_inp_embd` takes the embeddings' rows with `ggml_get_rows`; neither
+ * `.scale` is among those `llama_model::load_tensors` loads (ModelOpt's
+ * exports keep both unquantized; the converter would repack them as any
+ * other weight).
+ */
+export const NVFP4_UNSCALED: Readonly<Record<string, string>> = {
+  ffn_gate_inp: "build_moe_ffn's router build_lora_mm is given none, and none is loaded",
+  token_embd: "build_inp_embd takes its rows with ggml_get_rows, and none is loaded",
+};
 
 /** Whole-model tensors of every family: GGUF base name → Hugging Face base name. */
 export const GLOBAL_NAMES: readonly (readonly [string, string])[] = [

@@ -91,13 +91,15 @@ export function keptNvfp4Tensors(
       scale2: byName.get(`${weight.name}_scale_2`),
       inputScale: byName.get(`${base}.input_scale`),
     };
-    const kind = /^blk\.\d+\.(.+)\.weight$/.exec(hfToGgufName(weight.name, family))?.[1];
+    // A block tensor's KIND, or a whole-model tensor's base name (token_embd).
+    const kind = /^(?:blk\.\d+\.)?(.+)\.weight$/.exec(hfToGgufName(weight.name, family))?.[1];
     const unscaled = kind === undefined ? undefined : family.gguf?.nvfp4Unscaled?.[kind];
     if (unscaled !== undefined) {
       throw new RangeError(
         `Cannot convert NVFP4 weight "${weight.name}" to GGUF: llama.cpp's ` +
-          `${family.ggufArchitecture} graph multiplies ${kind} without its per-tensor scale ` +
-          `(.scale; ${unscaled}), so the converter's file of it computes wrong values; APR and ` +
+          `${family.ggufArchitecture} graph uses ${kind} without its per-tensor scale ` +
+          `(.scale; ${unscaled}): llama.cpp refuses the converter's file of it (its .scale and ` +
+          ".input_scale are tensors it does not load) or computes it unscaled; APR and " +
           "SafeTensors outputs dequantize it",
       );
     }

@@ -9,7 +9,7 @@
 
 import { deepEqual, throws } from "node:assert/strict";
 import { keptNvfp4Tensors } from "../../src/arch/kept_blocks.ts";
-import { familyOf } from "../../src/arch/registry.ts";
+import { FAMILIES, familyOf } from "../../src/arch/registry.ts";
 import type { TensorEntry, TensorInfo } from "../../src/tensor.ts";
 
 const LLAMA = familyOf("llama")!;
@@ -301,7 +301,7 @@ Deno.test("kept NVFP4: Nemotron-H's router and latent projections refused, which
         () => keptNvfp4Tensors(nemotron(1, piece), NEMOTRON_H_MOE, {}),
         new RegExp(
           `"backbone\\.layers\\.1\\.${piece.replaceAll(".", "\\.")}\\.weight" to GGUF: ` +
-            `llama\\.cpp's nemotron_h_moe graph multiplies ${kind} without its per-tensor scale ` +
+            `llama\\.cpp's nemotron_h_moe graph uses ${kind} without its per-tensor scale ` +
             `\\(\\.scale; ${why}\\)`,
         ),
       );
@@ -323,4 +323,85 @@ Deno.test("kept NVFP4: Nemotron-H's multi-token-prediction experts refused (the 
       ),
     /"mtp\.layers\.1\.mixer\.experts\.0\.up_proj\.weight" to GGUF: llama\.cpp's converter stacks NVFP4 experts of the model's own layers only/,
   );
+});
+
+/** One NVFP4 weight (`NAME.weight` codes and scales), `rows` × 64 values. */
+function nvfp4(base: string, rows = 64): TensorInfo[] {
+  return [
+    info(`${base}.weight`, "U8", [rows, 32]),
+    info(`${base}.weight_scale`, "F8_E4M3", [rows, 4]),
+  ];
+}
+
+Deno.test("kept NVFP4: a MoE router refused in every family that keeps NVFP4 (build_moe_ffn multiplies it without a .scale, and llama.cpp loads none)", async (t) => {
+  for (
+    const [family, router] of [
+      ["qwen3moe", "model.layers.0.mlp.gate"],
+      ["mellum", "model.layers.0.mlp.gate"],
+      ["mixtral", "model.layers.0.block_sparse_moe.gate"],
+    ] as const
+  ) {
+    await t.step(family, () => {
+      const f = familyOf(family)!;
+      const name = router.replaceAll(".", "\\.");
+      throws(
+        () => keptNvfp4Tensors(nvfp4(router, 4), f, { num_local_experts: 4 }),
+        new RegExp(
+          `^RangeError: Cannot convert NVFP4 weight "${name}\\.weight" to GGUF: ` +
+            `llama\\.cpp's ${f.ggufArchitecture} graph uses ffn_gate_inp without its per-tensor ` +
+            "scale \\(\\.scale; build_moe_ffn's router build_lora_mm is given none, and none is " +
+            "loaded\\): llama\\.cpp refuses the converter's file of it \\(its \\.scale and " +
+            "\\.input_scale are tensors it does not load\\) or computes it unscaled; APR and " +
+            "SafeTensors outputs dequantize it$",
+        ),
+      );
+    });
+  }
+});
+
+Deno.test("kept NVFP4: the embeddings refused in every family that keeps NVFP4 (build_inp_embd takes their rows without a .scale)", async (t) => {
+  const keeping = [...FAMILIES.values()].filter((f) => f.gguf?.nvfp4Scales === true);
+  deepEqual(keeping.map((f) => f.name), [
+    "llama",
+    "mistral",
+    "mixtral",
+    "mistral3",
+    "qwen3",
+    "qwen3moe",
+    "ministral3",
+    "mellum",
+    "nemotron_h_moe",
+  ]);
+  for (const family of keeping) {
+    const embeddings = family.name === "nemotron_h_moe"
+      ? "backbone.embeddings"
+      : "model.embed_tokens";
+    await t.step(family.name, () => {
+      throws(
+        () => keptNvfp4Tensors(nvfp4(embeddings), family, {}),
+        new RegExp(
+          `"${embeddings.replace(".", "\\.")}\\.weight" to GGUF: llama\\.cpp's ` +
+            `${family.ggufArchitecture} graph uses token_embd without its per-tensor scale ` +
+            "\\(\\.scale; build_inp_embd takes its rows with ggml_get_rows, and none is loaded\\)",
+        ),
+      );
+    });
+  }
+});
+
+Deno.test("kept NVFP4: the attention, dense feed-forward and head weights of a family that keeps NVFP4 keep it (their graphs multiply each .scale)", () => {
+  const made = keptNvfp4Tensors(
+    [
+      ...nvfp4("model.layers.0.self_attn.q_proj"),
+      ...nvfp4("model.layers.0.mlp.up_proj"),
+      ...nvfp4("lm_head"),
+    ],
+    familyOf("qwen3")!,
+    {},
+  );
+  deepEqual(made.map((m) => m.info.name), [
+    "blk.0.attn_q.weight",
+    "blk.0.ffn_up.weight",
+    "output.weight",
+  ]);
 });

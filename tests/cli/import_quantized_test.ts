@@ -447,36 +447,59 @@ Deno.test("apr convert refuses an NVFP4 latent projection of Nemotron 3 Super to
     const folder = await relabelled(dir, "modelopt-nvfp4-nemotron-h-latent", "super-nvfp4", {});
     // Layer 1's fc1_latent_proj ([64, 64], BF16 in the fixture) NVFP4 as its shared
     // expert's up_proj is ([64, 64] too): that weight's codes and scales under its name.
-    const file = `${folder}/model.safetensors`;
-    const bytes = await Deno.readFile(file);
-    const length = Number(new DataView(bytes.buffer).getBigUint64(0, true));
-    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
-    const data = (name: string) => {
-      const [begin, end] = header[name].data_offsets as [number, number];
-      return bytes.subarray(8 + length + begin, 8 + length + end);
-    };
-    const from = "backbone.layers.1.mixer.shared_experts.up_proj";
     const to = "backbone.layers.1.mixer.fc1_latent_proj";
-    const tensors = Object.keys(header).filter((n) => n !== "__metadata__" && n !== `${to}.weight`)
-      .map((name) => ({
-        name,
-        dtype: header[name].dtype,
-        shape: header[name].shape,
-        data: data(name),
-      }));
-    for (const suffix of [".weight", ".weight_scale", ".weight_scale_2", ".input_scale"]) {
-      const t = tensors.find((x) => x.name === from + suffix)!;
-      tensors.push({ ...t, name: to + suffix });
-    }
-    await Deno.writeFile(file, encodeSafetensors({ tensors }));
+    await madeNvfp4(folder, "backbone.layers.1.mixer.shared_experts.up_proj", to);
     const run = await runApr(["convert", folder, "-o", `${dir}/out.gguf`]);
     assertOneLineError(
       run,
-      `NVFP4 weight "${to}.weight" to GGUF: llama.cpp's nemotron_h_moe graph multiplies ` +
+      `NVFP4 weight "${to}.weight" to GGUF: llama.cpp's nemotron_h_moe graph uses ` +
         "ffn_latent_down without its per-tensor scale (.scale; the latent projections are a plain " +
         "ggml_mul_mat)",
     );
     deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["super-nvfp4"], "nothing written");
+  });
+});
+
+/**
+ * Replaces `to.weight` in `folder`'s model.safetensors by an NVFP4 weight:
+ * `from`'s codes, scales, `weight_scale_2` and `input_scale` (its first
+ * `rows` rows of codes and scales when given) under `to`'s name.
+ */
+async function madeNvfp4(folder: string, from: string, to: string, rows?: number): Promise<void> {
+  const file = `${folder}/model.safetensors`;
+  const bytes = await Deno.readFile(file);
+  const length = Number(new DataView(bytes.buffer).getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
+  const tensors = Object.keys(header).filter((n) => n !== "__metadata__" && n !== `${to}.weight`)
+    .map((name) => {
+      const [begin, end] = header[name].data_offsets as [number, number];
+      const data = bytes.subarray(8 + length + begin, 8 + length + end);
+      return { name, dtype: header[name].dtype as DType, shape: header[name].shape, data };
+    });
+  for (const suffix of [".weight", ".weight_scale", ".weight_scale_2", ".input_scale"]) {
+    const t = tensors.find((x) => x.name === from + suffix)!;
+    const cut = rows !== undefined && t.shape.length === 2;
+    const shape = cut ? [rows, t.shape[1]] : t.shape;
+    const data = cut ? t.data.subarray(0, rows * t.shape[1]) : t.data;
+    tensors.push({ ...t, name: to + suffix, shape, data });
+  }
+  await Deno.writeFile(file, encodeSafetensors({ tensors }));
+}
+
+Deno.test("apr convert refuses an NVFP4 MoE router to GGUF (llama.cpp's build_moe_ffn multiplies it without its .scale), in one line, with no file", async () => {
+  await withTempDir(async (dir) => {
+    const folder = await relabelled(dir, "modelopt-nvfp4-moe", "router-nvfp4", {});
+    // Layer 0's router ([4, 64], BF16 in the fixture) NVFP4: the first 4 rows of its q_proj.
+    const to = "model.layers.0.mlp.gate";
+    await madeNvfp4(folder, "model.layers.0.self_attn.q_proj", to, 4);
+    const run = await runApr(["convert", folder, "-o", `${dir}/out.gguf`]);
+    assertOneLineError(
+      run,
+      `NVFP4 weight "${to}.weight" to GGUF: llama.cpp's qwen3moe graph uses ffn_gate_inp ` +
+        "without its per-tensor scale (.scale; build_moe_ffn's router build_lora_mm is given " +
+        "none, and none is loaded)",
+    );
+    deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["router-nvfp4"], "nothing written");
   });
 });
 

@@ -9,7 +9,13 @@
  * @module
  */
 
-import { type Family, type GgufSupport, LLAMA_BLOCK, type SentencePieceFacts } from "../family.ts";
+import {
+  type Family,
+  type GgufSupport,
+  LLAMA_BLOCK,
+  NVFP4_UNSCALED,
+  type SentencePieceFacts,
+} from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { llama3RopeFreqs } from "../rope_factors.ts";
 import { writeTextModelKv } from "../text_model.ts";
@@ -29,8 +35,10 @@ export const LLAMA_GGUF: GgufSupport = {
   writeKv: writeLlamaKv,
   llamaKeys: true,
   generate: llama3RopeFreqs,
-  // src/models/llama.cpp and mistral3.cpp pass every `*_s` scale.
+  // src/models/llama.cpp and mistral3.cpp pass every `*_s` scale, but for
+  // build_moe_ffn's router (Mixtral's) and the embeddings.
   nvfp4Scales: true,
+  nvfp4Unscaled: NVFP4_UNSCALED,
 };
 
 /** `LlamaModel.set_vocab`'s SentencePiece step, shared likewise. */

@@ -13,7 +13,7 @@
  * @module
  */
 
-import { type Family, LLAMA_BLOCK } from "../family.ts";
+import { type Family, LLAMA_BLOCK, NVFP4_UNSCALED } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { writeTextModelKv } from "../text_model.ts";
 import { activation, SILU } from "../config_fields.ts";
@@ -81,8 +81,9 @@ export const MELLUM: Family = {
   permutesQk: false,
   tiedByDefault: false,
   ggufRenamesOnly: false,
-  // mellum's graph multiplies the attention weights' .scale and each stacked expert's (NVFP4).
-  gguf: { writeKv: writeMellumKv, unsupported, nvfp4Scales: true },
+  // mellum's graph multiplies the attention weights' .scale and each stacked expert's (NVFP4),
+  // not the router's.
+  gguf: { writeKv: writeMellumKv, unsupported, nvfp4Scales: true, nvfp4Unscaled: NVFP4_UNSCALED },
   // The converter names JetBrains/Mellum2-12B-A2.5B-Base's tokenizer mellum2 by its hash.
   preTokenizer: "mellum2",
 };

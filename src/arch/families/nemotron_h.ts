@@ -30,7 +30,7 @@
  */
 
 import { activation, type ConfigFields, SILU } from "../config_fields.ts";
-import type { Family } from "../family.ts";
+import { type Family, NVFP4_UNSCALED } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { NEXTN_BLOCK, nextnLayers } from "../nextn.ts";
 import { scoreBiasHfName, scoreBiasReadName } from "../router_bias.ts";
@@ -391,6 +391,7 @@ export const NEMOTRON_H_MOE: Family = {
     // (build_moe_ffn *_exps_s), not those of build_ffn_layer's router and latent projections.
     nvfp4Scales: true,
     nvfp4Unscaled: {
+      ...NVFP4_UNSCALED,
       ffn_gate_inp: "the router's build_lora_mm is given none",
       ffn_latent_down: "the latent projections are a plain ggml_mul_mat",
       ffn_latent_up: "the latent projections are a plain ggml_mul_mat",

@@ -12,7 +12,7 @@
  * @module
  */
 
-import { type Family, LLAMA_BLOCK } from "../family.ts";
+import { type Family, LLAMA_BLOCK, NVFP4_UNSCALED } from "../family.ts";
 import type { KvWriter } from "../kv.ts";
 import { headlessHfName, writePooledTextModelKv } from "../pooling.ts";
 import {
@@ -54,6 +54,7 @@ export const QWEN3: Family = {
     // A re-quantized Qwen3-Reranker GGUF's `cls.output` stays as it is (see globalNames).
     hfName: (name) => name.startsWith("cls.") ? name : headlessHfName(name),
     nvfp4Scales: true,
+    nvfp4Unscaled: NVFP4_UNSCALED,
     unsupported: rerankRefusal,
     made: rerankTensors,
   },

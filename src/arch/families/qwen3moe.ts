@@ -8,7 +8,7 @@
  * @module
  */
 
-import { type Family, LLAMA_BLOCK } from "../family.ts";
+import { type Family, LLAMA_BLOCK, NVFP4_UNSCALED } from "../family.ts";
 import { EVERY_LAYER_MOE, QWEN_MOE_EXPERTS, writeQwenMoeKv } from "./qwen2moe.ts";
 import { activation, type ConfigFields, ignoredSlidingWindow, SILU } from "../config_fields.ts";
 
@@ -49,6 +49,6 @@ export const QWEN3MOE: Family = {
   tiedByDefault: false,
   ggufRenamesOnly: false,
   // qwen3moe's graph multiplies the attention weights' .scale and, in
-  // build_moe_ffn, each stacked expert's (ffn_*_exps.scale).
-  gguf: { writeKv: writeQwenMoeKv, nvfp4Scales: true },
+  // build_moe_ffn, each stacked expert's (ffn_*_exps.scale), not the router's.
+  gguf: { writeKv: writeQwenMoeKv, nvfp4Scales: true, nvfp4Unscaled: NVFP4_UNSCALED },
 };
