@@ -797,6 +797,12 @@ export function hfShapeProblem(
   const read = rename === undefined
     ? tensors
     : tensors.flatMap((source) => rename(source.name).map((name) => ({ ...source, name })));
+  // Each renamed tensor's checkpoint name, for a message naming what the checkpoint holds.
+  const origin = new Map(
+    rename === undefined
+      ? []
+      : tensors.flatMap((source) => rename(source.name).map((name) => [name, source.name])),
+  );
   for (const t of read) {
     const named = stacks?.name(bare ? `model.${t.name}` : t.name, h) ??
       (bare ? `model.${t.name}` : t.name);
@@ -824,7 +830,9 @@ export function hfShapeProblem(
         : {},
     });
   }
-  const common = check(kinded, d, arch);
+  const common = check(kinded, d, arch) ??
+    mtpBlocksProblem(kinded, layers, extra, h, (name) => origin.get(name) ?? name) ??
+    uncountedMtp(family, config, h, kinded, extra);
   if (common !== undefined) return common;
   // Made only now: the keys are built from counts the common check has bounded
   // (an MTP layer at 2^31 would make a recurrent-layer list that long).
@@ -853,6 +861,81 @@ export function hfShapeProblem(
     layerTensorProblem(family.gguf?.layerTensors?.(h), kinded, d.required) ??
     tokenTypesProblem(kinded, num(h["type_vocab_size"]), "config.json: type_vocab_size") ??
     unknownBlockTensor(family, config, kinded, made);
+}
+
+/**
+ * The multi-token-prediction blocks a checkpoint holds, against the count
+ * config.json gives and `block_count` includes (`extraBlocks`): none (a
+ * trunk-only checkpoint) or every one. With the first but not the next,
+ * llama.cpp refuses the file (its GLM-4.5 loader requires every MTP block
+ * once the first is there; K-EXAONE's and Qwen3.5's require them all), and
+ * llama.cpp's converter writes it with exit 0 (num_nextn_predict_layers 2
+ * beside GLM-4.5's one MTP layer: `blk.3.attn_norm.weight` not found).
+ *
+ * @param kinded The tensors, read under the converter's names.
+ * @param layers The trunk's layers.
+ * @param extra The MTP blocks the family counts.
+ * @param h config.json.
+ * @param source A tensor's name in the checkpoint.
+ */
+function mtpBlocksProblem(
+  kinded: readonly Kinded[],
+  layers: number,
+  extra: number,
+  h: Readonly<Record<string, unknown>>,
+  source: (name: string) => string,
+): ShapeProblem | undefined {
+  // By the layers' own tensors: K-EXAONE's converter copies mtp.fc into every counted block.
+  const held = new Map<number, string>();
+  for (const k of kinded) {
+    const name = source(k.t.name);
+    if (k.block === undefined || k.block < layers || held.has(k.block)) continue;
+    if (/layers\.\d+\./.test(name)) {
+      held.set(k.block, name.replace(/^(.*?layers\.\d+)\..*$/, "$1.*"));
+    }
+  }
+  if (held.size === 0 || held.size === extra) return undefined;
+  const missing = Array.from({ length: extra }, (_, i) => layers + i).find((b) => !held.has(b))!;
+  const field = ["num_nextn_predict_layers", "mtp_num_hidden_layers"].find((k) => h[k] === extra);
+  return {
+    tensor: `layer ${missing}`,
+    reason:
+      `no tensor of it, though ${
+        field === undefined ? "the family counts" : `config.json's ${field} is`
+      } ${extra} and the checkpoint holds ${held.size} multi-token-prediction ` +
+      `layer${held.size === 1 ? "" : "s"} (${[...held.values()].join(", ")}): ` +
+      `llama.cpp will not load a file missing one`,
+  };
+}
+
+/**
+ * An `mtp.layers.*` tensor where the family counts MTP blocks but
+ * config.json counts none, and the family does not leave it out (Nemotron-H
+ * does, as the converter's `--no-mtp`): written under its checkpoint name,
+ * a tensor llama.cpp refuses (K-EXAONE with num_nextn_predict_layers 0:
+ * "wrong number of tensors; expected 77, got 62").
+ */
+function uncountedMtp(
+  family: Family,
+  config: Readonly<Record<string, unknown>>,
+  h: Readonly<Record<string, unknown>>,
+  kinded: readonly Kinded[],
+  extra: number,
+): ShapeProblem | undefined {
+  if (extra > 0 || family.gguf?.extraBlocks === undefined) return undefined;
+  const w = new KvWriter(config, family.ggufArchitecture);
+  const k = kinded.find((k) =>
+    /^(?:model\.)?mtp\.layers\.\d+\./.test(k.t.name) && family.gguf?.drops?.(k.t.name, w) !== true
+  );
+  if (k === undefined) return undefined;
+  const field = ["mtp_num_hidden_layers", "num_nextn_predict_layers"].find((f) => f in h) ??
+    "num_nextn_predict_layers";
+  return {
+    tensor: k.t.name,
+    ...k.t.file === undefined ? {} : { file: k.t.file },
+    reason: `a multi-token-prediction layer's tensor, though config.json's ${field} is ` +
+      `${JSON.stringify(h[field] ?? null)}: llama.cpp will not load the file it makes`,
+  };
 }
 
 /**
