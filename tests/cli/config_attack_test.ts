@@ -839,6 +839,93 @@ Deno.test("config attack: Nemotron-H's MTP layer where config.json counts none i
 });
 
 /**
+ * Multi-token-prediction layers config.json overstates (issue 31): each was
+ * written with exit 0, as llama.cpp's converter writes it, and llama.cpp
+ * refused the file (GLM-4.5 with num_nextn_predict_layers 2 beside its one
+ * MTP layer: "check_tensor_dims: tensor 'blk.3.attn_norm.weight' not
+ * found"; Qwen3.5, Qwen3-Next, Hy3 and K-EXAONE alike). Understated: K-EXAONE
+ * with 0 wrote its mtp.* tensors raw ("wrong number of tensors; expected 77,
+ * got 62"); the others were already refused (a layer past the count), or
+ * left out or counted from the tensors, as the converter does (below).
+ */
+const WRONG_MTP: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
+  {
+    fixture: "families/hf/glm4moe-mtp",
+    at: ["num_nextn_predict_layers"],
+    value: 2,
+    error:
+      /layer 3: no tensor of it, though config\.json's num_nextn_predict_layers is 2 and the checkpoint holds 1 multi-token-prediction layer \(model\.layers\.2\.\*\): llama\.cpp will not load/,
+  },
+  {
+    fixture: "families/hf/hy-v3-mtp",
+    at: ["num_nextn_predict_layers"],
+    value: 2,
+    error:
+      /layer 3: .*num_nextn_predict_layers is 2 and the checkpoint holds 1 .*\(model\.layers\.2\.\*\)/,
+  },
+  // K-EXAONE's converter copies mtp.fc into every counted block: counted by the layers' own tensors.
+  {
+    fixture: "families/hf/exaone-moe-mtp2",
+    at: ["num_nextn_predict_layers"],
+    value: 3,
+    error:
+      /layer 6: .*num_nextn_predict_layers is 3 and the checkpoint holds 2 multi-token-prediction layers \(mtp\.layers\.0\.\*, mtp\.layers\.1\.\*\)/,
+  },
+  {
+    fixture: "families/hf/qwen35-mtp",
+    at: ["mtp_num_hidden_layers"],
+    value: 2,
+    error:
+      /layer 5: .*mtp_num_hidden_layers is 2 and the checkpoint holds 1 .*\(mtp\.layers\.0\.\*\)/,
+  },
+  {
+    fixture: "families/hf/qwen3-next-mtp",
+    at: ["mtp_num_hidden_layers"],
+    value: 2,
+    error: /layer 5: .*mtp_num_hidden_layers is 2 and the checkpoint holds 1 /,
+  },
+  {
+    fixture: "families/hf/exaone-moe-mtp",
+    at: ["num_nextn_predict_layers"],
+    value: 0,
+    error:
+      /"mtp\.layers\.0\.input_layernorm\.weight": a multi-token-prediction layer's tensor, though config\.json's num_nextn_predict_layers is 0/,
+  },
+  {
+    fixture: "families/hf/exaone-moe-mtp2",
+    at: ["num_nextn_predict_layers"],
+    value: 1,
+    error: /"model\.layers\.5\.input_layernorm\.weight": layer 5, but the model has 5/,
+  },
+  {
+    fixture: "families/hf/glm4moe-mtp",
+    at: ["num_nextn_predict_layers"],
+    value: 0,
+    error: /"model\.layers\.2\.eh_proj\.weight": layer 2, but the model has 2/,
+  },
+];
+
+Deno.test("config attack: MTP layers config.json counts more or fewer of than the checkpoint holds are one line, exit 2, nothing written", async () => {
+  await withTempDir(async (tmp) => {
+    await assertWrongRefused(tmp, WRONG_MTP, "mtp", false);
+  });
+});
+
+Deno.test("config attack: a Qwen3.5 checkpoint's MTP layer config.json counts none of is counted from the tensors, as the converter counts it", async () => {
+  await withTempDir(async (tmp) => {
+    const counted = join(tmp, "counted.gguf");
+    equal((await apr(["convert", testdata("families/hf/qwen35-mtp"), "-o", counted])).code, 0);
+    const folder = await mutated(join(tmp, "q"), "families/hf/qwen35-mtp", [
+      "mtp_num_hidden_layers",
+    ], 0);
+    const out = join(tmp, "out.gguf");
+    const run = await apr(["convert", folder, "-o", out]);
+    equal(run.code, 0, run.stderr);
+    deepEqual(await ggufFacts(out), await ggufFacts(counted));
+  });
+});
+
+/**
  * The hyper-connection families' sizes (found by `_config_probe.ts --wrong`):
  * DeepSeek-V4's attention (heads, head size, query and output ranks, output
  * groups), its compressors and lightning indexer by each layer's compress
