@@ -831,8 +831,7 @@ export function hfShapeProblem(
     });
   }
   const common = check(kinded, d, arch) ??
-    mtpBlocksProblem(kinded, layers, extra, h, (name) => origin.get(name) ?? name) ??
-    uncountedMtp(family, config, h, kinded, extra);
+    mtpBlocksProblem(kinded, { layers, extra }, h, (name) => origin.get(name) ?? name);
   if (common !== undefined) return common;
   // Made only now: the keys are built from counts the common check has bounded
   // (an MTP layer at 2^31 would make a recurrent-layer list that long).
@@ -865,26 +864,24 @@ export function hfShapeProblem(
 
 /**
  * The multi-token-prediction blocks a checkpoint holds, against the count
- * config.json gives and `block_count` includes (`extraBlocks`): none (a
- * trunk-only checkpoint) or every one. With the first but not the next,
- * llama.cpp refuses the file (its GLM-4.5 loader requires every MTP block
- * once the first is there; K-EXAONE's and Qwen3.5's require them all), and
- * llama.cpp's converter writes it with exit 0 (num_nextn_predict_layers 2
- * beside GLM-4.5's one MTP layer: `blk.3.attn_norm.weight` not found).
+ * config.json gives and `block_count` includes (`extraBlocks`): every one,
+ * or none (a trunk-only checkpoint, as transformers saves Qwen3.5). With the
+ * first but not the next, llama.cpp refuses the file and llama.cpp's
+ * converter writes it with exit 0 (num_nextn_predict_layers 2 beside
+ * GLM-4.5's one MTP layer: `blk.3.attn_norm.weight` not found).
  *
  * @param kinded The tensors, read under the converter's names.
- * @param layers The trunk's layers.
- * @param extra The MTP blocks the family counts.
+ * @param count The trunk's layers and the MTP blocks the family counts.
  * @param h config.json.
  * @param source A tensor's name in the checkpoint.
  */
 function mtpBlocksProblem(
   kinded: readonly Kinded[],
-  layers: number,
-  extra: number,
+  count: { layers: number; extra: number },
   h: Readonly<Record<string, unknown>>,
   source: (name: string) => string,
 ): ShapeProblem | undefined {
+  const { layers, extra } = count;
   // By the layers' own tensors: K-EXAONE's converter copies mtp.fc into every counted block.
   const held = new Map<number, string>();
   for (const k of kinded) {
@@ -905,36 +902,6 @@ function mtpBlocksProblem(
       } ${extra} and the checkpoint holds ${held.size} multi-token-prediction ` +
       `layer${held.size === 1 ? "" : "s"} (${[...held.values()].join(", ")}): ` +
       `llama.cpp will not load a file missing one`,
-  };
-}
-
-/**
- * An `mtp.layers.*` tensor where the family counts MTP blocks but
- * config.json counts none, and the family does not leave it out (Nemotron-H
- * does, as the converter's `--no-mtp`): written under its checkpoint name,
- * a tensor llama.cpp refuses (K-EXAONE with num_nextn_predict_layers 0:
- * "wrong number of tensors; expected 77, got 62").
- */
-function uncountedMtp(
-  family: Family,
-  config: Readonly<Record<string, unknown>>,
-  h: Readonly<Record<string, unknown>>,
-  kinded: readonly Kinded[],
-  extra: number,
-): ShapeProblem | undefined {
-  if (extra > 0 || family.gguf?.extraBlocks === undefined) return undefined;
-  const w = new KvWriter(config, family.ggufArchitecture);
-  const k = kinded.find((k) =>
-    /^(?:model\.)?mtp\.layers\.\d+\./.test(k.t.name) && family.gguf?.drops?.(k.t.name, w) !== true
-  );
-  if (k === undefined) return undefined;
-  const field = ["mtp_num_hidden_layers", "num_nextn_predict_layers"].find((f) => f in h) ??
-    "num_nextn_predict_layers";
-  return {
-    tensor: k.t.name,
-    ...k.t.file === undefined ? {} : { file: k.t.file },
-    reason: `a multi-token-prediction layer's tensor, though config.json's ${field} is ` +
-      `${JSON.stringify(h[field] ?? null)}: llama.cpp will not load the file it makes`,
   };
 }
 
