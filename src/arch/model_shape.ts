@@ -33,7 +33,7 @@ import { keptNvfp4Tensors } from "./kept_blocks.ts";
 import { type Keys, keyShapeProblem } from "./key_shapes.ts";
 import { KvWriter, record } from "./kv.ts";
 import { hfToGgufName } from "./names.ts";
-import { sourceNamer, trunkLayers } from "./nextn.ts";
+import { mtpCountLabel, sourceNamer, trunkLayers } from "./nextn.ts";
 import { familiesOfGguf } from "./registry.ts";
 
 /** A tensor as a file holds it. */
@@ -891,15 +891,15 @@ function mtpBlocksProblem(
       held.set(k.block, name.replace(/^(.*?layers\.\d+)\..*$/, "$1.*"));
     }
   }
-  if (held.size === 0 || held.size === extra) return undefined;
+  // Without extraBlocks the converter drops them (DeepSeek-V3's).
+  if (extra === 0 || held.size === 0 || held.size === extra) return undefined;
   const missing = Array.from({ length: extra }, (_, i) => layers + i).find((b) => !held.has(b))!;
-  const field = ["num_nextn_predict_layers", "mtp_num_hidden_layers"].find((k) => h[k] === extra);
   return {
     tensor: `layer ${missing}`,
     reason:
       `no tensor of it, though ${
-        field === undefined ? "the family counts" : `config.json's ${field} is`
-      } ${extra} and the checkpoint holds ${held.size} multi-token-prediction ` +
+        mtpCountLabel(h, extra)
+      } is ${extra} and the checkpoint holds ${held.size} multi-token-prediction ` +
       `layer${held.size === 1 ? "" : "s"} (${[...held.values()].join(", ")}): ` +
       `llama.cpp will not load a file missing one`,
   };

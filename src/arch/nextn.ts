@@ -97,11 +97,18 @@ export function sourceNamer(
   };
 }
 
-/** The config field a family's MTP count comes from, for a message. */
-function mtpField(hparams: Readonly<Record<string, unknown>>, count: number): string {
-  return ["num_nextn_predict_layers", "mtp_num_hidden_layers"].find((k) =>
+/**
+ * Where a family's MTP count comes from, for a message: the config field
+ * holding `count` (`config.json's num_nextn_predict_layers`), or the
+ * family's own (MiMo-V2's 3).
+ */
+export function mtpCountLabel(hparams: Readonly<Record<string, unknown>>, count: number): string {
+  const field = ["num_nextn_predict_layers", "mtp_num_hidden_layers"].find((k) =>
     (hparams[k] ?? 0) === count
-  ) ?? "its multi-token-prediction layer count";
+  );
+  return field === undefined
+    ? "the family's multi-token-prediction layer count"
+    : `config.json's ${field}`;
 }
 
 /**
@@ -132,7 +139,7 @@ export function mtpCountRefusal(
   if (extra === 0) {
     const kept = names.find((n) => /^(?:model\.)?mtp\.layers\.\d+\./.test(n) && !dropped(n));
     if (kept === undefined) return undefined;
-    return `its config.json's ${mtpField(hparams, 0)} is 0 and the checkpoint holds ` +
+    return `its ${mtpCountLabel(hparams, 0)} is 0 and the checkpoint holds ` +
       `multi-token-prediction layers ("${kept}"): written under their own names, a file ` +
       `llama.cpp's ${family.ggufArchitecture} does not load`;
   }
@@ -145,7 +152,7 @@ export function mtpCountRefusal(
     })
   );
   if (held) return undefined;
-  return `its config.json's ${mtpField(hparams, extra)} is ${extra} and the checkpoint holds no ` +
+  return `its ${mtpCountLabel(hparams, extra)} is ${extra} and the checkpoint holds no ` +
     `multi-token-prediction layer: llama.cpp's ${family.ggufArchitecture} loads every MTP ` +
     `block block_count counts, and refuses the file without blk.${trunk}; set it to 0 to ` +
     `write the model without them`;
