@@ -376,6 +376,14 @@ export interface GgufSupport {
    */
   extraBlocks?(hfConfig: Readonly<Record<string, unknown>>): number;
   /**
+   * llama.cpp loads every MTP block `extraBlocks` counts, held or not: its
+   * loader has no trunk-only case (GLM-4.5's, Hy3's, MiMo-V2's load a file
+   * without them), so a checkpoint without them is refused for GGUF
+   * (Qwen3.5 with `mtp_num_hidden_layers` 1 and no `mtp.*`: "missing tensor
+   * 'blk.4.attn_norm.weight'").
+   */
+  mtpBlocksRequired?: boolean;
+  /**
    * Sizes that config fields neither the converter nor llama.cpp reads
    * still fix (Mamba's `expand`: transformers builds an inner width of
    * `expand × hidden_size`, whatever `intermediate_size` says), as the keys

@@ -33,7 +33,7 @@ import { keptNvfp4Tensors } from "./kept_blocks.ts";
 import { type Keys, keyShapeProblem } from "./key_shapes.ts";
 import { KvWriter, record } from "./kv.ts";
 import { hfToGgufName } from "./names.ts";
-import { sourceNamer, trunkLayers } from "./nextn.ts";
+import { mtpCountLabel, sourceNamer, trunkLayers } from "./nextn.ts";
 import { familiesOfGguf } from "./registry.ts";
 
 /** A tensor as a file holds it. */
@@ -797,6 +797,12 @@ export function hfShapeProblem(
   const read = rename === undefined
     ? tensors
     : tensors.flatMap((source) => rename(source.name).map((name) => ({ ...source, name })));
+  // Each renamed tensor's checkpoint name, for a message naming what the checkpoint holds.
+  const origin = new Map(
+    rename === undefined
+      ? []
+      : tensors.flatMap((source) => rename(source.name).map((name) => [name, source.name])),
+  );
   for (const t of read) {
     const named = stacks?.name(bare ? `model.${t.name}` : t.name, h) ??
       (bare ? `model.${t.name}` : t.name);
@@ -824,7 +830,8 @@ export function hfShapeProblem(
         : {},
     });
   }
-  const common = check(kinded, d, arch);
+  const common = check(kinded, d, arch) ??
+    mtpBlocksProblem(kinded, { layers, extra }, h, (name) => origin.get(name) ?? name);
   if (common !== undefined) return common;
   // Made only now: the keys are built from counts the common check has bounded
   // (an MTP layer at 2^31 would make a recurrent-layer list that long).
@@ -853,6 +860,49 @@ export function hfShapeProblem(
     layerTensorProblem(family.gguf?.layerTensors?.(h), kinded, d.required) ??
     tokenTypesProblem(kinded, num(h["type_vocab_size"]), "config.json: type_vocab_size") ??
     unknownBlockTensor(family, config, kinded, made);
+}
+
+/**
+ * The multi-token-prediction blocks a checkpoint holds, against the count
+ * config.json gives and `block_count` includes (`extraBlocks`): every one,
+ * or none (a trunk-only checkpoint, as transformers saves Qwen3.5). With the
+ * first but not the next, llama.cpp refuses the file and llama.cpp's
+ * converter writes it with exit 0 (num_nextn_predict_layers 2 beside
+ * GLM-4.5's one MTP layer: `blk.3.attn_norm.weight` not found).
+ *
+ * @param kinded The tensors, read under the converter's names.
+ * @param count The trunk's layers and the MTP blocks the family counts.
+ * @param h config.json.
+ * @param source A tensor's name in the checkpoint.
+ */
+function mtpBlocksProblem(
+  kinded: readonly Kinded[],
+  count: { layers: number; extra: number },
+  h: Readonly<Record<string, unknown>>,
+  source: (name: string) => string,
+): ShapeProblem | undefined {
+  const { layers, extra } = count;
+  // By the layers' own tensors: K-EXAONE's converter copies mtp.fc into every counted block.
+  const held = new Map<number, string>();
+  for (const k of kinded) {
+    const name = source(k.t.name);
+    if (k.block === undefined || k.block < layers || held.has(k.block)) continue;
+    if (/layers\.\d+\./.test(name)) {
+      held.set(k.block, name.replace(/^(.*?layers\.\d+)\..*$/, "$1.*"));
+    }
+  }
+  // Without extraBlocks the converter drops them (DeepSeek-V3's).
+  if (extra === 0 || held.size === 0 || held.size === extra) return undefined;
+  const missing = Array.from({ length: extra }, (_, i) => layers + i).find((b) => !held.has(b))!;
+  return {
+    tensor: `layer ${missing}`,
+    reason:
+      `no tensor of it, though ${
+        mtpCountLabel(h, extra)
+      } is ${extra} and the checkpoint holds ${held.size} multi-token-prediction ` +
+      `layer${held.size === 1 ? "" : "s"} (${[...held.values()].join(", ")}): ` +
+      `llama.cpp will not load a file missing one`,
+  };
 }
 
 /**

@@ -97,6 +97,67 @@ export function sourceNamer(
   };
 }
 
+/**
+ * Where a family's MTP count comes from, for a message: the config field
+ * holding `count` (`config.json's num_nextn_predict_layers`), or the
+ * family's own (MiMo-V2's 3).
+ */
+export function mtpCountLabel(hparams: Readonly<Record<string, unknown>>, count: number): string {
+  const field = ["num_nextn_predict_layers", "mtp_num_hidden_layers"].find((k) =>
+    (hparams[k] ?? 0) === count
+  );
+  return field === undefined
+    ? "the family's multi-token-prediction layer count"
+    : `config.json's ${field}`;
+}
+
+/**
+ * Why a checkpoint's MTP layers and the count config.json gives cannot make
+ * a GGUF llama.cpp loads (the converter writes the first with exit 0 and
+ * fails on the second): no MTP layer where llama.cpp loads every MTP block
+ * `block_count` counts (`mtpBlocksRequired`; GLM-4.5's, Hy3's, MiMo-V2's
+ * load a file without them), or `mtp.layers.*` tensors where config.json
+ * counts none and the family keeps them (written under their checkpoint
+ * names: K-EXAONE's, "wrong number of tensors"). Some but not all held is
+ * the shape check's (`model_shape.ts`).
+ *
+ * @param family The family.
+ * @param hparams `config.json` (a multimodal model's `text_config` merged in).
+ * @param names The checkpoint's tensor names.
+ * @param dropped Whether the family's GGUF leaves a tensor out (`drops`).
+ * @returns The reason, or `undefined`.
+ */
+export function mtpCountRefusal(
+  family: Family,
+  hparams: Readonly<Record<string, unknown>>,
+  names: readonly string[],
+  dropped: (name: string) => boolean,
+): string | undefined {
+  const extra = family.gguf?.extraBlocks?.(hparams);
+  const trunk = hparams["num_hidden_layers"];
+  if (extra === undefined || typeof trunk !== "number") return undefined;
+  if (extra === 0) {
+    const kept = names.find((n) => /^(?:model\.)?mtp\.layers\.\d+\./.test(n) && !dropped(n));
+    if (kept === undefined) return undefined;
+    return `its ${mtpCountLabel(hparams, 0)} is 0 and the checkpoint holds ` +
+      `multi-token-prediction layers ("${kept}"): written under their own names, a file ` +
+      `llama.cpp's ${family.ggufArchitecture} does not load`;
+  }
+  if (family.gguf?.mtpBlocksRequired !== true) return undefined;
+  const rename = sourceNamer(family, hparams);
+  const held = names.some((source) =>
+    (rename?.(source) ?? [source]).some((name) => {
+      const m = /(?:^|\.)layers\.(\d+)\./.exec(name);
+      return m !== null && Number(m[1]) >= trunk;
+    })
+  );
+  if (held) return undefined;
+  return `its ${mtpCountLabel(hparams, extra)} is ${extra} and the checkpoint holds no ` +
+    `multi-token-prediction layer: llama.cpp's ${family.ggufArchitecture} loads every MTP ` +
+    `block block_count counts, and refuses the file without blk.${trunk}; set it to 0 to ` +
+    `write the model without them`;
+}
+
 /** A GGUF tensor of an MTP block's own (`blk.N.nextn.*`). */
 const NEXTN_TENSOR = /^blk\.(\d+)\.nextn\./;
 

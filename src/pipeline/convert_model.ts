@@ -71,6 +71,7 @@ import { reorderQkRows } from "./qk_row_layout.ts";
 import {
   assertGgufFamily,
   assertGgufMadeTensors,
+  assertGgufMtpBlocks,
   converterConvertsAnyway,
   converterKeepsSourceFloats,
   converterQuantizesEveryMatrix,
@@ -796,6 +797,7 @@ function checkModelFor(
   if (format === "gguf" && options.keepNames !== true) {
     assertGgufFamily(model.header.metadata, location, options.onWarning);
     assertGgufMadeTensors(model.header, location);
+    assertGgufMtpBlocks(model.header, location);
   }
   if (format !== "gguf" && options.keepNames !== true) {
     assertReadsBack(model.header, location, format);

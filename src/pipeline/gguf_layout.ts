@@ -29,7 +29,7 @@ import { KvWriter, record } from "../arch/kv.ts";
 import { keptNvfp4Tensors } from "../arch/kept_blocks.ts";
 import { hfToGgufName } from "../arch/names.ts";
 import { multimodalTextRefusal } from "../arch/multimodal.ts";
-import { ggufMtpHparams, sourceNamer } from "../arch/nextn.ts";
+import { ggufMtpHparams, mtpCountRefusal, sourceNamer } from "../arch/nextn.ts";
 import { familyOf, ggufFamilyList } from "../arch/registry.ts";
 import {
   addToFloat32,
@@ -191,6 +191,32 @@ export function assertGgufMadeTensors(header: ModelHeader, location: string): vo
     // A tensor missing or mis-shaped: the layout names it, under the names
     // it places (Qwen3.5's MTP layer renamed).
     if (error instanceof ModelFormatError) throw error;
+  }
+}
+
+/**
+ * Refuse, before the output exists, a checkpoint whose MTP layers and
+ * config.json's count make a file llama.cpp does not load (see
+ * `mtpCountRefusal`).
+ *
+ * @param header The model's header (a Hugging Face checkpoint's).
+ * @param location The source, for the message.
+ * @throws {UsageError} Naming the source, the config field and its count.
+ */
+export function assertGgufMtpBlocks(header: ModelHeader, location: string): void {
+  const family = familyOf(header.metadata.architecture);
+  const config = record(header.metadata["hf_config"]);
+  if (!convertsFromHf(header.metadata) || family === undefined || config === undefined) return;
+  const text = record(config["text_config"]);
+  const w = new KvWriter(config, family.ggufArchitecture, kvOptions(header.metadata));
+  const refusal = mtpCountRefusal(
+    family,
+    text === undefined ? config : { ...config, ...text },
+    header.tensors.map((t) => t.name),
+    (name) => family.gguf?.drops?.(name, w) === true,
+  );
+  if (refusal !== undefined) {
+    throw new UsageError(`Cannot convert "${location}" to GGUF: ${refusal}`);
   }
 }
 

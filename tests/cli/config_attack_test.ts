@@ -839,6 +839,167 @@ Deno.test("config attack: Nemotron-H's MTP layer where config.json counts none i
 });
 
 /**
+ * Multi-token-prediction layers config.json overstates (issue 31): each was
+ * written with exit 0, as llama.cpp's converter writes it, and llama.cpp
+ * refused the file (GLM-4.5 with num_nextn_predict_layers 2 beside its one
+ * MTP layer: "check_tensor_dims: tensor 'blk.3.attn_norm.weight' not
+ * found"; Qwen3.5, Qwen3-Next, Hy3 and K-EXAONE alike; Nemotron 3 Super's
+ * was refused by its family, now by the count). Understated: already refused (a layer past the count), or left out or
+ * counted from the tensors as the converter does (below, and GGUF_MTP).
+ */
+const WRONG_MTP: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
+  {
+    fixture: "families/hf/glm4moe-mtp",
+    at: ["num_nextn_predict_layers"],
+    value: 2,
+    error:
+      /layer 3: no tensor of it, though config\.json's num_nextn_predict_layers is 2 and the checkpoint holds 1 multi-token-prediction layer \(model\.layers\.2\.\*\): llama\.cpp will not load/,
+  },
+  {
+    fixture: "families/hf/hy-v3-mtp",
+    at: ["num_nextn_predict_layers"],
+    value: 2,
+    error:
+      /layer 3: .*num_nextn_predict_layers is 2 and the checkpoint holds 1 .*\(model\.layers\.2\.\*\)/,
+  },
+  // K-EXAONE's converter copies mtp.fc into every counted block: counted by the layers' own tensors.
+  {
+    fixture: "families/hf/exaone-moe-mtp2",
+    at: ["num_nextn_predict_layers"],
+    value: 3,
+    error:
+      /layer 6: .*num_nextn_predict_layers is 3 and the checkpoint holds 2 multi-token-prediction layers \(mtp\.layers\.0\.\*, mtp\.layers\.1\.\*\)/,
+  },
+  {
+    fixture: "families/hf/qwen35-mtp",
+    at: ["mtp_num_hidden_layers"],
+    value: 2,
+    error:
+      /layer 5: .*mtp_num_hidden_layers is 2 and the checkpoint holds 1 .*\(mtp\.layers\.0\.\*\)/,
+  },
+  {
+    fixture: "families/hf/qwen3-next-mtp",
+    at: ["mtp_num_hidden_layers"],
+    value: 2,
+    error: /layer 5: .*mtp_num_hidden_layers is 2 and the checkpoint holds 1 /,
+  },
+  // Nemotron 3 Super's two mtp.layers fold into one block: 2 counts a second.
+  {
+    fixture: "families/hf/nemotron-h-latent-mtp",
+    at: ["num_nextn_predict_layers"],
+    value: 2,
+    error:
+      /layer 8: .*num_nextn_predict_layers is 2 and the checkpoint holds 1 .*\(mtp\.layers\.0\.\*\)/,
+  },
+  {
+    fixture: "families/hf/exaone-moe-mtp2",
+    at: ["num_nextn_predict_layers"],
+    value: 1,
+    error: /"model\.layers\.5\.input_layernorm\.weight": layer 5, but the model has 5/,
+  },
+  {
+    fixture: "families/hf/glm4moe-mtp",
+    at: ["num_nextn_predict_layers"],
+    value: 0,
+    error: /"model\.layers\.2\.eh_proj\.weight": layer 2, but the model has 2/,
+  },
+];
+
+Deno.test("config attack: MTP layers config.json counts more or fewer of than the checkpoint holds are one line, exit 2, nothing written", async () => {
+  await withTempDir(async (tmp) => {
+    await assertWrongRefused(tmp, WRONG_MTP, "mtp", false);
+  });
+});
+
+/**
+ * Counts a Hugging Face model may have, but not its family's GGUF (each
+ * written with exit 0 before, a file llama.cpp refused): no MTP layer where
+ * llama.cpp's loader needs every block `block_count` counts (Qwen3.5 as
+ * transformers saves it, with `mtp_num_hidden_layers` 1: "missing tensor
+ * 'blk.4.attn_norm.weight'"; K-EXAONE, Nemotron 3 Super alike), and K-EXAONE's
+ * `mtp.*` where config.json counts none (written under their own names:
+ * "wrong number of tensors; expected 77, got 62"; the converter fails).
+ */
+const GGUF_MTP: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
+  {
+    fixture: "families/hf/qwen35",
+    at: ["mtp_num_hidden_layers"],
+    value: 1,
+    error:
+      /to GGUF: its config\.json's mtp_num_hidden_layers is 1 and the checkpoint holds no multi-token-prediction layer: llama\.cpp's qwen35 loads every MTP block block_count counts, and refuses the file without blk\.4/,
+  },
+  {
+    fixture: "families/hf/exaone-moe",
+    at: ["num_nextn_predict_layers"],
+    value: 1,
+    error: /num_nextn_predict_layers is 1 and the checkpoint holds no .*exaone-moe .*blk\.4/,
+  },
+  {
+    fixture: "families/hf/nemotron-h-latent",
+    at: ["num_nextn_predict_layers"],
+    value: 1,
+    error: /num_nextn_predict_layers is 1 and the checkpoint holds no .*nemotron_h_moe .*blk\.7/,
+  },
+  {
+    fixture: "families/hf/exaone-moe-mtp",
+    at: ["num_nextn_predict_layers"],
+    value: 0,
+    error:
+      /num_nextn_predict_layers is 0 and the checkpoint holds multi-token-prediction layers \("mtp\.layers\.0\.[a-z_.]+"\): written under their own names/,
+  },
+];
+
+Deno.test("config attack: MTP layers missing where llama.cpp needs them, or kept where config.json counts none, are one line for GGUF, exit 2, nothing written; APR keeps them", async () => {
+  await withTempDir(async (tmp) => {
+    let n = 0;
+    for (const c of GGUF_MTP) {
+      const what = `${c.fixture} ${c.at.join(".")}=${JSON.stringify(c.value)}`;
+      const folder = await mutated(join(tmp, `g${n++}`), c.fixture, c.at, c.value);
+      const out = join(tmp, `g${n}.gguf`);
+      const run = await apr(["convert", folder, "-o", out]);
+      await assertRefused(run, out, folder, what);
+      match(run.stderr, c.error, `${what}: ${run.stderr}`);
+      equal(
+        (await apr(["convert", folder, "-o", join(tmp, `g${n}.apr`)])).code,
+        0,
+        `${what} → APR`,
+      );
+    }
+  });
+});
+
+Deno.test("config attack: a Hy3 checkpoint without the MTP layer config.json counts is written trunk-only, as llama.cpp loads it", async () => {
+  await withTempDir(async (tmp) => {
+    const folder = await mutated(
+      join(tmp, "h"),
+      "families/hf/hy-v3",
+      ["num_nextn_predict_layers"],
+      1,
+    );
+    const out = join(tmp, "out.gguf");
+    const run = await apr(["convert", folder, "-o", out]);
+    equal(run.code, 0, run.stderr);
+    const facts = await ggufFacts(out) as { blocks: number; tensors: string[] };
+    equal(facts.blocks, 3);
+    ok(!facts.tensors.some((t) => t.startsWith("blk.2.")), facts.tensors.join(", "));
+  });
+});
+
+Deno.test("config attack: a Qwen3.5 checkpoint's MTP layer config.json counts none of is counted from the tensors, as the converter counts it", async () => {
+  await withTempDir(async (tmp) => {
+    const counted = join(tmp, "counted.gguf");
+    equal((await apr(["convert", testdata("families/hf/qwen35-mtp"), "-o", counted])).code, 0);
+    const folder = await mutated(join(tmp, "q"), "families/hf/qwen35-mtp", [
+      "mtp_num_hidden_layers",
+    ], 0);
+    const out = join(tmp, "out.gguf");
+    const run = await apr(["convert", folder, "-o", out]);
+    equal(run.code, 0, run.stderr);
+    deepEqual(await ggufFacts(out), await ggufFacts(counted));
+  });
+});
+
+/**
  * The hyper-connection families' sizes (found by `_config_probe.ts --wrong`):
  * DeepSeek-V4's attention (heads, head size, query and output ranks, output
  * groups), its compressors and lightning indexer by each layer's compress
@@ -1059,13 +1220,6 @@ const HARD_CODED: {
     value: true,
     error:
       /mlp_bias true; llama\.cpp's nemotron_h_moe loads no bias for the shared expert or the latent projections/,
-  },
-  // The converter folds Nemotron-H's MTP layers into one block (it asserts one).
-  {
-    fixture: "families/hf/nemotron-h-latent-mtp",
-    at: ["num_nextn_predict_layers"],
-    value: 2,
-    error: /num_nextn_predict_layers 2; llama\.cpp's converter folds .* into one block/,
   },
 ];
 

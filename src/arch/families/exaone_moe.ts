@@ -135,5 +135,6 @@ export const EXAONE_MOE: Family = {
     hfNameBack: (name, ggufNames) => mtpHfName(scoreBiasHfName(name), ggufNames),
     sourceName: (name, h) => mtpSourceNames(name, h, nextnLayers(h), "every"),
     extraBlocks: nextnLayers,
+    mtpBlocksRequired: true,
   },
 };

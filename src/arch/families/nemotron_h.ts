@@ -383,6 +383,7 @@ export const NEMOTRON_H_MOE: Family = {
     hfNameBack: (name) => scoreBiasHfName(DT_BIAS_NAMES.hfNameBack(name)),
     sourceName: mtpSourceName,
     extraBlocks: mtpBlocks,
+    mtpBlocksRequired: true,
     // The converter's F32 list is matched with block 1 (mtp.layers.1's number).
     convertedAnyway: (h) =>
       mtpBlocks(h) > 0 ? [`blk.${pattern(h).length}.ffn_gate_inp.weight`] : [],

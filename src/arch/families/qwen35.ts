@@ -206,6 +206,7 @@ const GGUF = {
   drops: dropsMtp,
   countedConfig: countedMtpConfig,
   extraBlocks: mtpLayers,
+  mtpBlocksRequired: true,
 };
 
 /** Qwen3.5 dense (0.8B–27B). */

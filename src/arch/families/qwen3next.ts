@@ -438,6 +438,7 @@ export const QWEN3NEXT: Family = {
     drops: dropsMtp,
     countedConfig: countedMtpConfig,
     extraBlocks: mtpLayers,
+    mtpBlocksRequired: true,
   },
   ggufReadBackRefusal: LINEAR_ATTENTION_READ_BACK,
 };
