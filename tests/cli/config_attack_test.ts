@@ -914,20 +914,13 @@ Deno.test("config attack: MTP layers config.json counts more or fewer of than th
 /**
  * Counts a Hugging Face model may have, but not its family's GGUF (each
  * written with exit 0 before, a file llama.cpp refused): no MTP layer where
- * llama.cpp's loader needs every block `block_count` counts (Qwen3.5 as
- * transformers saves it, with `mtp_num_hidden_layers` 1: "missing tensor
- * 'blk.4.attn_norm.weight'"; K-EXAONE, Nemotron 3 Super alike), and K-EXAONE's
+ * llama.cpp's loader needs every block `block_count` counts (K-EXAONE,
+ * Nemotron 3 Super: "missing tensor 'blk.4.attn_norm.weight'"; Qwen3.5's is
+ * written as `--no-mtp` writes it, below), and K-EXAONE's
  * `mtp.*` where config.json counts none (written under their own names:
  * "wrong number of tensors; expected 77, got 62"; the converter fails).
  */
 const GGUF_MTP: { fixture: string; at: Path; value: unknown; error: RegExp }[] = [
-  {
-    fixture: "families/hf/qwen35",
-    at: ["mtp_num_hidden_layers"],
-    value: 1,
-    error:
-      /to GGUF: its config\.json's mtp_num_hidden_layers is 1 and the checkpoint holds no multi-token-prediction layer: llama\.cpp's qwen35 loads every MTP block block_count counts, and refuses the file without blk\.4/,
-  },
   {
     fixture: "families/hf/exaone-moe",
     at: ["num_nextn_predict_layers"],
@@ -982,6 +975,23 @@ Deno.test("config attack: a Hy3 checkpoint without the MTP layer config.json cou
     const facts = await ggufFacts(out) as { blocks: number; tensors: string[] };
     equal(facts.blocks, 3);
     ok(!facts.tensors.some((t) => t.startsWith("blk.2.")), facts.tensors.join(", "));
+  });
+});
+
+Deno.test("config attack: a Qwen3.5 checkpoint as transformers saves a fine-tune (mtp_num_hidden_layers 1, no mtp.* tensor) is written as the converter's --no-mtp writes it, a file llama.cpp loads", async () => {
+  await withTempDir(async (tmp) => {
+    const trunk = join(tmp, "trunk.gguf");
+    equal((await apr(["convert", testdata("families/hf/qwen35"), "-o", trunk])).code, 0);
+    const folder = await mutated(
+      join(tmp, "q"),
+      "families/hf/qwen35",
+      ["mtp_num_hidden_layers"],
+      1,
+    );
+    const out = join(tmp, "out.gguf");
+    const run = await apr(["convert", folder, "-o", out]);
+    equal(run.code, 0, run.stderr);
+    deepEqual(await ggufFacts(out), await ggufFacts(trunk));
   });
 });
 

@@ -340,20 +340,25 @@ export function mtpLayers(hparams: Readonly<Record<string, unknown>>): number {
  * has none (or 0), as the converter's `_QwenMtpMixin` counts them: the highest
  * `mtp.layers.N` plus one (Qwen3-Next publishes no count). Without such a
  * tensor the config stays as it is (the converter then stops on an assertion
- * unless `--no-mtp`; aprkit leaves `mtp.*` out, as `--no-mtp` does).
+ * unless `--no-mtp`; aprkit leaves `mtp.*` out, as `--no-mtp` does). A count
+ * without any `mtp.*` tensor (a fine-tune saved by transformers, which models
+ * no MTP layer, keeps the published config's 1) becomes 0: the model as the
+ * converter's `--no-mtp` writes it, where its count would make a file
+ * llama.cpp refuses ("missing tensor 'blk.N.attn_norm.weight'").
  */
 export function countedMtpConfig(
   config: Readonly<Record<string, unknown>>,
   names: readonly string[],
 ): Readonly<Record<string, unknown>> {
   const text = record(config["text_config"]);
-  if (mtpLayers({ ...config, ...text }) > 0) return config;
   let count = 0;
   for (const name of names) {
     const m = /^(?:model\.)?mtp\.layers\.(\d+)\./.exec(name);
     if (m !== null) count = Math.max(count, Number(m[1]) + 1);
   }
-  if (count === 0) return config;
+  const counted = mtpLayers({ ...config, ...text });
+  if (counted > 0 && (count > 0 || names.some((n) => dropsMtp(n)))) return config;
+  if (counted === 0 && count === 0) return config;
   // Where the converter reads it: a multimodal config's text_config.
   return text === undefined
     ? { ...config, mtp_num_hidden_layers: count }
