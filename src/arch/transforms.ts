@@ -512,7 +512,13 @@ export function zeroBytes(length: number): ReadableStream<Uint8Array> {
   }, { highWaterMark: 0 });
 }
 
-function concat(...parts: Uint8Array[]): Uint8Array {
+/**
+ * The parts' bytes one after another, in a new array.
+ *
+ * @param parts The byte arrays.
+ * @returns Their concatenation.
+ */
+export function concat(...parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const p of parts) {

@@ -9,6 +9,7 @@
  * @module
  */
 
+import { concat } from "../arch/transforms.ts";
 import type { TensorEntry } from "../tensor.ts";
 
 /** A copy being read: its reader and the bytes read past the last comparison. */
@@ -27,14 +28,7 @@ async function take(other: Other, length: number): Promise<Uint8Array> {
     parts.push(value);
     have += value.length;
   }
-  const all = parts.length === 1 ? parts[0]! : new Uint8Array(have);
-  if (parts.length > 1) {
-    let at = 0;
-    for (const p of parts) {
-      all.set(p, at);
-      at += p.length;
-    }
-  }
+  const all = parts.length === 1 ? parts[0]! : concat(...parts);
   other.rest = all.subarray(Math.min(length, all.length));
   return all.subarray(0, Math.min(length, all.length));
 }

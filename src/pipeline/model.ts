@@ -10,6 +10,7 @@
 
 import { UsageError } from "../errors.ts";
 import { decodeToFloat32 } from "../quant/decode.ts";
+import { wholePayload } from "./whole_payload.ts";
 import {
   type ModelChunk,
   modelChunks,
@@ -55,24 +56,8 @@ export class ModelTensor {
    * @throws {RangeError} When the payload is longer or shorter than the tensor's size.
    * @throws {ModelFormatError} When the source is truncated or its bytes fail a check.
    */
-  async bytes(): Promise<Uint8Array> {
-    const out = new Uint8Array(this.info.byteLength);
-    let offset = 0;
-    for await (const chunk of this.#entry.open()) {
-      if (offset + chunk.length > out.length) {
-        throw new RangeError(
-          `Cannot read tensor "${this.info.name}": payload longer than its size`,
-        );
-      }
-      out.set(chunk, offset);
-      offset += chunk.length;
-    }
-    if (offset !== out.length) {
-      throw new RangeError(
-        `Cannot read tensor "${this.info.name}": payload ended after ${offset} of ${out.length} bytes`,
-      );
-    }
-    return out;
+  bytes(): Promise<Uint8Array> {
+    return wholePayload(this.#entry.open(), this.info.byteLength, this.info.name);
   }
 
   /**

@@ -25,6 +25,7 @@ import { elementCount, tensorByteLength } from "../dtype.ts";
 import { decodeStream } from "../quant/decode.ts";
 import type { TensorEntry, TensorInfo } from "../tensor.ts";
 import type { JoinedOutput } from "./joined_back.ts";
+import { wholePayload } from "./whole_payload.ts";
 
 /** F32 values per ggml NVFP4 block, and the block's bytes. */
 const BLOCK_VALUES = 64;
@@ -238,15 +239,7 @@ function scaled(
 
 /** A small F32 tensor's values (a `.scale`: one per weight or expert). */
 async function readF32(entry: TensorEntry): Promise<Float32Array> {
-  const bytes = new Uint8Array(entry.info.byteLength);
-  let at = 0;
-  for await (const chunk of entry.open()) {
-    bytes.set(chunk.subarray(0, bytes.length - at), at);
-    at += chunk.length;
-  }
-  if (at !== bytes.length) {
-    throw new RangeError(`Cannot read "${entry.info.name}": ${at} bytes, expected ${bytes.length}`);
-  }
+  const bytes = await wholePayload(entry.open(), entry.info.byteLength, entry.info.name);
   // Little-endian on every platform Deno runs on.
   return new Float32Array(bytes.buffer);
 }

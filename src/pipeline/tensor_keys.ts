@@ -13,6 +13,7 @@ import { elementCount } from "../dtype.ts";
 import type { Family } from "../arch/family.ts";
 import type { TensorEntry, TensorInfo } from "../tensor.ts";
 import { decodedBytes } from "./dequantize_stream.ts";
+import { wholePayload } from "./whole_payload.ts";
 
 /**
  * The most values one such tensor may have: they are scalars, and each is
@@ -59,18 +60,11 @@ export async function readTensorKeyValues(
 ): Promise<Record<string, number[]>> {
   const out: Record<string, number[]> = {};
   for (const entry of entries) {
-    const bytes = new Uint8Array(elementCount(entry.info.shape) * 4);
-    let at = 0;
-    for await (const chunk of decodedBytes(entry, "F32")) {
-      if (at + chunk.length > bytes.length) {
-        throw new RangeError(`Cannot read tensor "${entry.info.name}": its payload runs long`);
-      }
-      bytes.set(chunk, at);
-      at += chunk.length;
-    }
-    if (at !== bytes.length) {
-      throw new RangeError(`Cannot read tensor "${entry.info.name}": its payload ends early`);
-    }
+    const bytes = await wholePayload(
+      decodedBytes(entry, "F32"),
+      elementCount(entry.info.shape) * 4,
+      entry.info.name,
+    );
     out[entry.info.name] = [...new Float32Array(bytes.buffer)];
   }
   return out;
